@@ -1,0 +1,139 @@
+"""Typed event model shared by every parser, the recorder and the views.
+
+One :class:`Event` is one thing that happened in a run: a line of
+``run_agent.log``, an assistant text block, a tool call, a graded submission...
+Every event carries
+
+* its **run** (``run_key`` = ``host/run_id/task_id``; an SForge run id alone can
+  hold many tasks and run ids repeat across hosts),
+* its **origin** (``source`` = path relative to the run directory or an absolute
+  path for a bare transcript, ``generation`` = inode + hash of the first 4 KiB so
+  a truncated/rewritten file is a new generation, ``offset`` = byte offset of the
+  record in the file, ``sub`` = index of the event within that record),
+* its **time** (``t`` epoch seconds UTC, ``t_source`` one of ``observed`` /
+  ``recorded`` / ``interpolated``; ``None`` until aligned).
+
+The identity ``event_id`` is a hash of (run_key, source, generation, offset,
+sub): re-ingesting the same bytes yields the same ids, so the recorder's
+``INSERT OR IGNORE`` adds nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from enum import Enum
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Kind(str, Enum):
+    """Event kinds (vocabulary of architecture.md)."""
+
+    # run lifecycle (run_agent.log, started_at, final_result.json, ...)
+    RUN_CONFIG = "run_config"
+    RUN_START = "run_start"
+    RUN_END = "run_end"
+    SEGMENT_START = "segment_start"  # "Running agent" / "Resuming agent" / init
+    SEGMENT_END = "segment_end"  # "Agent exited", __SFORGE_EXIT__<n>, result event
+    RESUME = "resume"  # auto-resume ("Resuming agent (attempt k/100 ...)")
+    LOG = "log"  # any other harness log line
+    INFRA_ERROR = "infra_error"  # ERROR line (+ its traceback lines)
+    # agent transcript
+    SESSION_INIT = "session_init"
+    AGENT_MESSAGE = "agent_message"
+    USER_MESSAGE = "user_message"
+    THINKING = "thinking"
+    TOOL_CALL = "tool_call"
+    TOOL_RESULT = "tool_result"
+    STOP_HOOK_BLOCK = "stop_hook_block"
+    COMPACTION = "compaction"
+    SYSTEM = "system"  # other system / progress / hook records
+    TOKEN_USAGE = "token_usage"  # usage-only records (e.g. Codex token_count)
+    AGENT_RESULT = "agent_result"  # Claude ``result`` event (segment totals, cost)
+    AGENT_ERROR = "agent_error"
+    # submissions and grading
+    SUBMISSION_SENT = "submission_sent"  # sforge-submit call (agent) / auto-eval tick
+    JUDGE_RESULT = "judge_result"  # graded report.json (or failed grading)
+    AUTO_EVAL_SAMPLE = "auto_eval_sample"
+    AUTO_EVAL_ERROR = "auto_eval_error"
+    GAME_STEP = "game_step"
+    GAME_RESULT = "game_result"
+    # live side
+    CONTAINER_STATE = "container_state"
+    RESOURCE_SAMPLE = "resource_sample"
+    ALARM = "alarm"
+    # user
+    ANNOTATION = "annotation"
+    # bad input, kept with its bytes
+    PARSE_ERROR = "parse_error"
+
+
+class TimeSource(str, Enum):
+    OBSERVED = "observed"
+    RECORDED = "recorded"
+    INTERPOLATED = "interpolated"
+
+
+class Usage(BaseModel):
+    """Token use of one model call (tokens, not thousands)."""
+
+    model_config = ConfigDict(frozen=True)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+class Event(BaseModel):
+    """One event of one run. See the module docstring for identity and time.
+
+    ``data`` holds the kind-specific payload as plain JSON (tool input, tool
+    output text, report fields...); ``raw`` holds the original bytes only for
+    ``parse_error`` events (nothing is dropped silently).
+    """
+
+    model_config = ConfigDict(use_enum_values=True)
+
+    run_key: str = ""
+    kind: Kind
+    source: str
+    generation: str = ""
+    offset: int = 0
+    sub: int = 0
+    t: Optional[float] = None
+    t_source: Optional[TimeSource] = None
+    summary: str = ""
+    level: Optional[str] = None
+    segment: Optional[int] = None
+    agent_format: Optional[str] = None
+    message_id: Optional[str] = None
+    tool_use_id: Optional[str] = None
+    parent_tool_use_id: Optional[str] = None
+    tool_name: Optional[str] = None
+    is_error: Optional[bool] = None
+    round: Optional[str] = None
+    model: Optional[str] = None
+    usage: Optional[Usage] = None
+    stated_cost_usd: Optional[float] = None
+    data: dict[str, Any] = Field(default_factory=dict)
+    raw: Optional[bytes] = None
+
+    def event_id(self) -> str:
+        """Stable identity: 16 hex chars of sha1(run_key, source, generation, offset, sub)."""
+        return event_id(self.run_key, self.source, self.generation, self.offset, self.sub)
+
+
+def event_id(run_key: str, source: str, generation: str, offset: int, sub: int) -> str:
+    h = hashlib.sha1(f"{run_key}\x1f{source}\x1f{generation}\x1f{offset}\x1f{sub}".encode())
+    return h.hexdigest()[:16]
+
+
+def one_line(text: Any, width: int = 160) -> str:
+    """Collapse whitespace of ``text`` into one line cut to ``width`` chars (… marks a cut)."""
+    if text is None:
+        return ""
+    if not isinstance(text, str):
+        text = str(text)
+    s = " ".join(text.split())
+    return s if len(s) <= width else s[: width - 1] + "…"
