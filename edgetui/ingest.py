@@ -1,0 +1,453 @@
+"""Recording runs into the database: run directories, runs roots and bare transcripts.
+
+``ingest_paths`` is what ``edgetui ingest`` calls. Each line-oriented source
+is streamed by byte offset through its parser and committed in batches
+together with its cursor (see :mod:`edgetui.recorder`); after the files, the
+run's submissions are replaced, times aligned (:mod:`edgetui.align`),
+best-so-far computed under the task's selection policy
+(:mod:`replay.selection`) and the run's aggregates refreshed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Optional
+
+from .align import align_run
+from .events import Event
+from .parsers.base import file_generation, iter_lines, parse_error
+from .records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
+from .recorder import Recorder
+
+BATCH_EVENTS = 20000
+ABORT_THRESHOLD_S = float(os.environ.get("SFORGE_VIZ_ABORT_THRESHOLD", 7200))  # SForge visualizer default
+
+ProgressFn = Callable[[int], None]  # called with bytes consumed since the last call
+
+
+@dataclass
+class IngestReport:
+    """What one ingest did; ``messages`` are one-line notes (bad input, skipped files)."""
+
+    runs: list[str] = field(default_factory=list)
+    events_offered: int = 0
+    bytes_read: int = 0
+    messages: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+    @property
+    def recorded_anything(self) -> bool:
+        return bool(self.runs)
+
+
+# ---------------------------------------------------------------------------- line sources
+
+def ingest_lines(
+    rec: Recorder,
+    run_key: str,
+    path: Path,
+    source: str,
+    make_parser: Callable[[str, str, Optional[dict]], object],
+    report: IngestReport,
+    progress: Optional[ProgressFn] = None,
+) -> int:
+    """Stream ``path`` from its saved cursor through a LineParser; returns events offered.
+
+    A new file generation (truncated / rewritten file) restarts at byte 0 with
+    fresh ids. Parse errors are recorded as events and noted once per file in
+    ``report.messages``.
+    """
+    try:
+        st = path.stat()
+    except OSError as e:
+        report.messages.append(f"{path}: cannot read ({e.strerror})")
+        return 0
+    gen = file_generation(path)
+    if gen is None:
+        if st.st_size:
+            report.messages.append(f"{path}: no complete line yet; skipped")
+        return 0
+    cur = rec.get_cursor(run_key, source)
+    start, state = 0, None
+    if cur and cur["generation"] == gen and cur["offset"] is not None and cur["offset"] <= st.st_size:
+        if cur["done"] and cur["size"] == st.st_size:
+            if progress:
+                progress(st.st_size)
+            return 0
+        start, state = cur["offset"], cur["state"]
+    parser = make_parser(source, gen, state)
+    batch: list[Event] = []
+    offered = 0
+    n_errors = 0
+    first_error: Optional[str] = None
+    last_end = start
+    consumed = start
+    if progress and start:
+        progress(start)
+
+    def cursor(done: bool) -> dict:
+        ro = parser.resume_offset()
+        return dict(path=str(path), generation=gen, offset=ro if ro is not None else last_end,
+                    state=parser.state(), size=st.st_size, mtime=st.st_mtime, inode=st.st_ino, done=done)
+
+    with open(path, "rb") as fp:
+        for line in iter_lines(fp, start, final=True):
+            if line.too_long:
+                evs = [parse_error(source, gen, line.offset, line.data,
+                                   f"line longer than 20 MB ({line.end - line.offset} bytes); first 64 KiB kept")]
+            else:
+                evs = parser.feed(line.data, line.offset)
+            for e in evs:
+                if e.kind == "parse_error":
+                    n_errors += 1
+                    if first_error is None:
+                        first_error = e.summary
+            batch.extend(evs)
+            last_end = line.end
+            if len(batch) >= BATCH_EVENTS:
+                rec.commit_batch(run_key, batch, cursor(False))
+                offered += len(batch)
+                batch = []
+                if progress:
+                    progress(last_end - consumed)
+                    consumed = last_end
+        tail = parser.finish()
+        for e in tail:
+            if e.kind == "parse_error":
+                n_errors += 1
+                first_error = first_error or e.summary
+        batch.extend(tail)
+        rec.commit_batch(run_key, batch, cursor(True))
+        offered += len(batch)
+    if progress:
+        progress(st.st_size - consumed)
+    report.bytes_read += st.st_size - start
+    if n_errors:
+        more = f" (+{n_errors - 1} more)" if n_errors > 1 else ""
+        report.messages.append(f"{first_error}{more}")
+    return offered
+
+
+def _transcript_parser_factory(fmt: str):
+    from .parsers.detect import parser_for
+
+    def make(source: str, gen: str, state: Optional[dict]):
+        return parser_for(fmt, source, gen, state)
+
+    return make
+
+
+def detect_file_format(path: Path) -> str:
+    from .parsers.detect import detect_format
+
+    try:
+        with open(path, "rb") as fp:
+            head = fp.read(65536)
+    except OSError:
+        return "unknown"
+    return detect_format(head, path.name)
+
+
+# ---------------------------------------------------------------------------- prices
+
+def load_price_file(path: Optional[Path] = None) -> dict[str, dict[str, float]]:
+    """Price table: ``path``, else ``<user config dir>/edgetui/prices.json``, else the bundled one."""
+    import platformdirs
+
+    candidates = [path] if path else [Path(platformdirs.user_config_dir("edgetui")) / "prices.json"]
+    candidates.append(Path(__file__).with_name("prices.json"))
+    for c in candidates:
+        if c and c.exists():
+            data = json.loads(c.read_text())
+            return {k: v for k, v in data.items() if not k.startswith("_")}
+    return {}
+
+
+# ---------------------------------------------------------------------------- aggregates
+
+def _sub_row(s: SubmissionRecord) -> dict:
+    d = s.model_dump()
+    d["tests"] = [t for t in d.pop("tests", [])]
+    d.pop("seen_at", None)
+    return d
+
+
+def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
+                 subs: list[SubmissionRecord], transcript_source: Optional[str],
+                 fallback_end: Optional[float] = None) -> None:
+    """Submissions + best-so-far, time alignment and the run's aggregate columns."""
+    from replay.selection import best_so_far, entry_from_submission, is_score_task
+
+    conn = rec.conn
+    # submission time: agent rounds by submitted_at, auto by tick / submitted_at, games by order
+    tick_t = dict(conn.execute(
+        "SELECT round, min(t) FROM events WHERE run_key = ? AND kind = 'submission_sent' AND round IS NOT NULL "
+        "AND source = 'auto_eval_ticks.log' GROUP BY round", [run_key]).fetchall())
+
+    def sub_time(s: SubmissionRecord) -> Optional[float]:
+        return s.submitted_at or tick_t.get(s.round) or s.seen_at or s.graded_at
+
+    ordered = sorted(subs, key=lambda s: (sub_time(s) is None, sub_time(s) or 0.0, s.kind, s.n or 0, s.round))
+    ordered = [s for s in ordered if s.kind != "manual"] + [s for s in ordered if s.kind == "manual"]
+    counted = [s for s in ordered if s.kind != "manual" and s.status != "in_flight"]
+    steps = best_so_far([entry_from_submission(s) for s in counted], task.score_direction, task.selection)
+    step_of = {s.round: st for s, st in zip(counted, steps)}
+    start = info.started_at
+    rows = []
+    for s in ordered:
+        d = _sub_row(s)
+        d["seen_at"] = s.seen_at
+        t = sub_time(s)
+        d["t"] = t
+        d["elapsed_s"] = (t - start) if (t is not None and start is not None) else None
+        stp = step_of.get(s.round)
+        d["is_new_best"] = bool(stp.is_new_best) if stp else False
+        d["best_round"] = stp.best_round if stp else None
+        d["best_score"] = _finite(stp.best_score) if stp else None
+        d["best_pass_rate"] = stp.best_pass_rate if stp else None
+        rows.append(d)
+    rec.replace_submissions(run_key, rows)
+    align_run(conn, run_key, transcript_source, started_at=info.started_at, ended_at=info.ended_at,
+              fallback_end=fallback_end)
+
+    best = steps[-1] if steps else None
+    final = info.final or {}
+    best_round = final.get("best_round") if final.get("best_round") else (best.best_round if best else None)
+    best_score = final.get("best_score") if final.get("best_score") is not None else (best.best_score if best else None)
+    best_pr = final.get("best_pass_rate") if final.get("best_pass_rate") is not None else (best.best_pass_rate if best else None)
+    best_0_100 = None
+    if best_round:
+        r = conn.execute("SELECT score_0_100 FROM submissions WHERE run_key = ? AND round = ?",
+                         [run_key, best_round]).fetchone()
+        best_0_100 = r[0] if r else None
+    agg = conn.execute(
+        """SELECT count(*), count(*) FILTER (kind = 'parse_error'), count(*) FILTER (kind = 'tool_call'),
+                  sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens),
+                  max(t), min(t)
+           FROM events WHERE run_key = ?""", [run_key]).fetchone()
+    stated = conn.execute(
+        "SELECT sum(stated_cost_usd) FROM events WHERE run_key = ? AND stated_cost_usd IS NOT NULL",
+        [run_key]).fetchone()[0]
+    cost = conn.execute(
+        """SELECT sum(coalesce(e.input_tokens,0) * p.input_per_mtok + coalesce(e.output_tokens,0) * p.output_per_mtok
+                      + coalesce(e.cache_read_tokens,0) * p.cache_read_per_mtok
+                      + coalesce(e.cache_write_tokens,0) * p.cache_write_per_mtok) / 1e6
+           FROM events e
+           JOIN LATERAL (SELECT * FROM prices WHERE e.model LIKE prices.model_pattern
+                         ORDER BY length(model_pattern) DESC LIMIT 1) p ON TRUE
+           WHERE e.run_key = ? AND e.input_tokens IS NOT NULL""", [run_key]).fetchone()[0]
+    n_agent = sum(1 for s in subs if s.kind in ("agent", "legacy"))
+    n_auto = sum(1 for s in subs if s.kind == "auto")
+    n_game = sum(1 for s in subs if s.kind == "game")
+    last_event = agg[7]
+    if info.final is not None:
+        status = "finished"
+    elif info.layout == "transcript":
+        status = "transcript"
+    else:
+        activity = max([x for x in (last_event, info.started_at) if x is not None], default=None)
+        status = "aborted" if activity is None or time.time() - activity > ABORT_THRESHOLD_S else "running"
+    started = info.started_at if info.started_at is not None else agg[8]
+    rec.update_run(
+        run_key,
+        status=status, best_round=best_round or None, best_score=_finite(best_score), best_pass_rate=best_pr,
+        best_score_0_100=best_0_100, agent_submissions=n_agent, auto_submissions=n_auto, game_sessions=n_game,
+        n_events=agg[0], n_parse_errors=agg[1], n_tool_calls=agg[2], input_tokens=agg[3], output_tokens=agg[4],
+        cache_read_tokens=agg[5], cache_write_tokens=agg[6], cost_usd=cost, stated_cost_usd=stated,
+        last_event_at=last_event, started_at=started,
+        selection=task.selection, score_direction=task.score_direction, policy_assumed=task.assumed,
+        score_task=is_score_task(task.parser, task.score_direction == "minimize", task.game_mode)
+        or (task.assumed and any(s.score is not None or s.score_flag for s in subs)),
+    )
+
+
+def _finite(v):
+    import math
+
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+# ---------------------------------------------------------------------------- orchestration
+
+TRANSCRIPT_NAMES = ("agent_output.txt",)
+
+
+def ingest_paths(
+    conn,
+    paths: Iterable[Path],
+    *,
+    tasks_dir: Optional[Path] = None,
+    host: str = "local",
+    is_sample: bool = False,
+    prices: Optional[Path] = None,
+    progress: Optional[ProgressFn] = None,
+    on_total: Optional[Callable[[int], None]] = None,
+) -> IngestReport:
+    """Record every run found under ``paths`` (task dirs, run dirs, runs roots, transcript files).
+
+    Returns an :class:`IngestReport`; bad input never raises here, it becomes
+    parse-error events and one-line ``messages``.
+    """
+    from .parsers.sforge_dir import discover, load_tasks, resolve_tasks_dir
+
+    rec = Recorder(conn)
+    rec.load_prices(load_price_file(prices))
+    report = IngestReport()
+    tdir = resolve_tasks_dir(tasks_dir)
+    tasks = load_tasks(tdir) if tdir else {}
+    jobs: list[tuple[str, object]] = []
+    for p in paths:
+        p = Path(p).expanduser()
+        if not p.exists():
+            report.messages.append(f"{p}: no such file or directory")
+            report.failed.append(str(p))
+            continue
+        if p.is_file():
+            jobs.append(("transcript", p))
+            continue
+        locs = discover(p, host=host)
+        if not locs:
+            report.messages.append(f"{p}: no SForge run directory found (no task dir with run_agent.log, "
+                                   "started_at, final_result.json, evolve_state.json or submissions/)")
+            report.failed.append(str(p))
+        jobs.extend(("run", loc) for loc in locs)
+    if on_total:
+        total = 0
+        for kind, obj in jobs:
+            if kind == "transcript":
+                total += _size(obj)
+            else:
+                total += sum(_size(obj.task_dir / n) for n in (*TRANSCRIPT_NAMES, "run_agent.log", "auto_eval_ticks.log"))
+        on_total(total)
+    for kind, obj in jobs:
+        try:
+            if kind == "transcript":
+                key = ingest_transcript(rec, obj, report, host=host, is_sample=is_sample, progress=progress)
+            else:
+                key = ingest_run(rec, obj, tasks, report, is_sample=is_sample, progress=progress)
+            if key:
+                report.runs.append(key)
+        except Exception as e:  # keep going with the other runs; one line per failure
+            if os.environ.get("EDGETUI_DEBUG"):
+                raise
+            where = obj if kind == "transcript" else obj.task_dir
+            report.messages.append(f"{where}: could not record: {' '.join(str(e).split())}")
+            report.failed.append(str(where))
+    return report
+
+
+def _size(p: Path) -> int:
+    try:
+        return p.stat().st_size
+    except OSError:
+        return 0
+
+
+def ingest_transcript(rec: Recorder, path: Path, report: IngestReport, *, host: str = "local",
+                      is_sample: bool = False, progress: Optional[ProgressFn] = None) -> Optional[str]:
+    """Record a bare transcript file as run ``host/<file stem>/transcript``."""
+    fmt = detect_file_format(path)
+    if fmt == "unknown":
+        if _size(path) == 0:
+            report.messages.append(f"{path}: empty file; recorded as an empty transcript")
+        else:
+            report.messages.append(f"{path}: format not recognised; lines kept as parse errors")
+        fmt = "claude_stream"  # every non-JSON line becomes a parse_error event with its bytes
+    run_id, task_id = path.stem, "transcript"
+    key = make_run_key(host, run_id, task_id)
+    info = RunInfo(host=host, run_id=run_id, task_id=task_id, run_dir=str(path.resolve()), layout="transcript",
+                   agent_format=fmt, is_sample=is_sample)
+    task = TaskInfo(task_id=task_id)
+    rec.upsert_run(key, info)
+    source = path.name
+    n = ingest_lines(rec, key, path, source, _transcript_parser_factory(fmt), report, progress)
+    report.events_offered += n
+    _fill_model_agent(rec, key, info)
+    finalize_run(rec, key, info, task, [], source, fallback_end=path.stat().st_mtime)
+    return key
+
+
+def _fill_model_agent(rec: Recorder, key: str, info: RunInfo) -> None:
+    if info.model is None:
+        row = rec.conn.execute(
+            "SELECT model FROM events WHERE run_key = ? AND model IS NOT NULL AND model NOT LIKE '<%' "
+            "ORDER BY \"offset\" LIMIT 1", [key]).fetchone()
+        if row:
+            info.model = row[0]
+            rec.update_run(key, model=row[0])
+    if info.agent is None and info.agent_format:
+        agent = {"claude_stream": "claude-code", "claude_session": "claude-code", "codex_text": "codex",
+                 "codex_json": "codex", "codex_rollout": "codex", "opencode": "opencode"}.get(info.agent_format)
+        if agent:
+            info.agent = agent
+            rec.update_run(key, agent=agent)
+
+
+def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_sample: bool = False,
+               progress: Optional[ProgressFn] = None) -> Optional[str]:
+    """Record one SForge task directory (one run)."""
+    from .parsers import sforge_dir as sd
+
+    info = sd.read_run_info(loc)
+    info.is_sample = is_sample
+    for s in sd.secrets_of(loc) if hasattr(sd, "secrets_of") else []:
+        rec.add_secret(s)
+    key = make_run_key(info.host, info.run_id, info.task_id)
+    task = sd.task_info(info.task_id, tasks)
+    rec.upsert_task(task)
+    task_dir = Path(loc.task_dir)
+    # whole-file sources (small JSON / text files)
+    file_events = sd.file_events(loc, info) if hasattr(sd, "file_events") else []
+    transcript = task_dir / "agent_output.txt"
+    fmt = None
+    if transcript.exists():
+        fmt = detect_file_format(transcript)
+        if fmt == "unknown":
+            fmt = {"codex": "codex_text", "opencode": "opencode"}.get(info.agent or "", "claude_stream")
+        info.agent_format = fmt
+    rec.upsert_run(key, info)
+    rec.commit_batch(key, file_events)
+    report.events_offered += len(file_events)
+    off = info.utc_offset_s
+    log = task_dir / "run_agent.log"
+    if log.exists():
+        report.events_offered += ingest_lines(
+            rec, key, log, "run_agent.log",
+            lambda src, gen, st: sd.RunAgentLogParser(src, gen, off, st), report, progress)
+    ticks = task_dir / "auto_eval_ticks.log"
+    if ticks.exists():
+        report.events_offered += ingest_lines(
+            rec, key, ticks, "auto_eval_ticks.log",
+            lambda src, gen, st: sd.AutoEvalTicksParser(src, gen, off, st), report, progress)
+    if fmt:
+        report.events_offered += ingest_lines(rec, key, transcript, "agent_output.txt",
+                                              _transcript_parser_factory(fmt), report, progress)
+    subs = sd.read_submissions(task_dir)
+    for s in subs:
+        if s.error and s.status in ("bad_report",):
+            report.messages.append(s.error)
+    sub_events = sd.submission_events(task_dir, subs, off)
+    rec.commit_batch(key, sub_events)
+    report.events_offered += len(sub_events)
+    _fill_model_agent(rec, key, info)
+    finalize_run(rec, key, info, task, subs, "agent_output.txt" if fmt else None)
+    return key
+
+
+def ingest_samples(db_path: Path, quiet: bool = True) -> IngestReport:
+    """Record the bundled sample runs (tagged as samples) into ``db_path``."""
+    from .db import open_db
+    from .samples import samples_dir
+
+    d = samples_dir()
+    conn = open_db(db_path)
+    try:
+        return ingest_paths(conn, [d / "runs"], tasks_dir=d / "tasks", is_sample=True)
+    finally:
+        conn.close()

@@ -1,0 +1,412 @@
+"""Line parsers for SForge host logs: ``run_agent.log``, ``run_instance.log``, ``auto_eval_ticks.log``.
+
+Facts used (sforge-format.md §2.5, §3.2, §5.4, §5.5, §6.7):
+
+* ``run_agent.log`` / ``run_instance.log`` are Python logging output
+  ``YYYY-MM-DD HH:MM:SS,mmm - LEVEL - message`` in **host local time** (naive).
+  A message can span several lines; the continuation lines carry no prefix
+  (tracebacks after ``ERROR`` records, exception texts in warnings).
+* ``auto_eval_ticks.log`` lines are ``[YYYY-MM-DDTHH:MM:SS] submitted N bytes ->
+  <sid> round=auto-K`` or ``[...] error: <text>``, host local time, seconds.
+
+Local times become epoch UTC with the host's UTC offset (``local = UTC +
+offset``), derived once per run from ``started_at`` (see
+:func:`edgetui.parsers.sforge_dir.read_started_at`). Without an offset the
+times are read as UTC and every event carries ``data.tz_assumed = True``.
+
+Event mapping of :class:`RunAgentLogParser`:
+
+==============================================  ======================================
+line                                            events
+==============================================  ======================================
+``Running agent: <cmd>... (timeout=Ns)``        SEGMENT_START (segment 0)
+``Resuming agent (attempt k/100, Ns left): ..`` RESUME + SEGMENT_START (segment k)
+``Agent exited after X.Xs, will resume``        SEGMENT_END (``will_resume`` true)
+``Agent exited after only X.Xs ... not resum``  SEGMENT_END (``will_resume`` false)
+``Agent finished: runtime=..., timed_out=...``  SEGMENT_END of the open segment with
+                                                ``agent_finished`` true (the run's end
+                                                itself is RUN_END from final_result.json);
+                                                LOG when no segment is open
+``ERROR``/``CRITICAL`` record + unprefixed      one INFRA_ERROR (``data.traceback``); the
+lines that follow                               record is held open until the next record
+                                                (``resume_offset()``) or ``finish()``
+unprefixed line after a non-error record        LOG with ``data.continuation_of`` = offset
+                                                of that record (multi-line message)
+any other record                                LOG with its level
+unprefixed line before any record               parse_error
+==============================================  ======================================
+
+Message texts pass through :func:`redact_text` (``KEY=value`` assignments,
+``sk-...`` keys, bearer tokens, URL passwords), so a command line that carries
+a credential never reaches the database.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+from ..events import Event, Kind, TimeSource, one_line
+from .base import BOM, parse_error
+
+#: Longest traceback text kept in one INFRA_ERROR event (the rest is cut, flagged).
+MAX_TRACEBACK_CHARS = 64 * 1024
+
+_LOG_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}),(\d{3}) - ([A-Z]+) - ?(.*)$", re.S)
+_TICK_RE = re.compile(r"^\[(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\] ?(.*)$", re.S)
+_RUNNING_RE = re.compile(r"^Running agent: (.*?)(?:\.\.\. \(timeout=(\d+)s\))?$", re.S)
+_RESUMING_RE = re.compile(r"^Resuming agent \(attempt (\d+)/(\d+), (-?\d+)s left\)(?::\s?(.*?))?(?:\.\.\.)?$", re.S)
+_EXITED_RE = re.compile(r"^Agent exited after ([\d.]+)s, will resume")
+_EXITED_ONLY_RE = re.compile(r"^Agent exited after only ([\d.]+)s")
+_FINISHED_RE = re.compile(r"^Agent finished: runtime=([\d.]+)s, timed_out=(\w+), resumes=(\d+)")
+_SUBMITTED_RE = re.compile(r"^submitted (\d+) bytes -> (\S+) round=(\S+)\s*$")
+_TICK_ERROR_RE = re.compile(r"^error: ?(.*)$", re.S)
+
+# --------------------------------------------------------------------------- secrets in text
+
+_SENSITIVE_WORD = r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)"
+_TEXT_SECRET_RES: list[tuple[re.Pattern[str], str]] = [
+    # NAME=value where NAME mentions a secret (env assignments in commands, -e flags)
+    (re.compile(r"(\b[A-Za-z0-9_]*" + _SENSITIVE_WORD + r"[A-Za-z0-9_]*=)(\"[^\"]*\"|'[^']*'|[^\s\"']+)", re.I), r"\1<redacted>"),
+    # "api_key": "..." style JSON / Python dict text
+    (re.compile(r"([\"']?[A-Za-z0-9_]*" + _SENSITIVE_WORD + r"[A-Za-z0-9_]*[\"']?\s*:\s*)([\"'])[^\"']+\2", re.I), r"\1\2<redacted>\2"),
+    (re.compile(r"(\bBearer\s+)[A-Za-z0-9._~+/=-]{8,}", re.I), r"\1<redacted>"),
+    (re.compile(r"(://[^/\s:@]+:)[^@\s/]+@"), r"\1<redacted>@"),
+    (re.compile(r"\bsk-[A-Za-z0-9_-]{12,}"), "<redacted>"),
+    (re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}"), "<redacted>"),
+    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"), "<redacted>"),
+    (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), "<redacted>"),
+    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), "<redacted>"),
+    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), "<redacted>"),
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"), "<redacted>"),
+]
+
+
+def redact_text(text: str) -> str:
+    """Replace credential-looking parts of free text with ``<redacted>``."""
+    if not text or len(text) < 8:
+        return text
+    for rx, repl in _TEXT_SECRET_RES:
+        text = rx.sub(repl, text)
+    return text
+
+
+# --------------------------------------------------------------------------- time
+
+
+def local_to_epoch(fields: tuple[str, ...], millis: int, utc_offset_s: Optional[float]) -> float:
+    """Epoch UTC of a naive host-local time given as (Y, m, d, H, M, S) strings.
+
+    Raises ``ValueError`` for an impossible date. ``utc_offset_s`` None = UTC.
+    """
+    y, mo, d, h, mi, s = (int(x) for x in fields)
+    naive_utc = datetime(y, mo, d, h, mi, s, tzinfo=timezone.utc).timestamp() + millis / 1000.0
+    return naive_utc - (utc_offset_s or 0.0)
+
+
+def _decode(line: bytes) -> str:
+    if line.endswith(b"\r"):
+        line = line[:-1]
+    return line.decode("utf-8", errors="replace")
+
+
+def _num(text: Optional[str]) -> Optional[float]:
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+# --------------------------------------------------------------------------- run_agent.log
+
+
+class RunAgentLogParser:
+    """LineParser for ``run_agent.log`` (and, with ``error_kind=Kind.LOG``, ``run_instance.log``).
+
+    ``state()`` = ``{"segment", "seg_open", "resumes", "last"}`` where ``last``
+    describes the previous record (offset, level, t, segment) for continuation
+    lines. While an ERROR record is open, ``state()`` is the state *before* it
+    and ``resume_offset()`` its first byte.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        generation: str,
+        utc_offset_s: Optional[float],
+        state: Optional[dict[str, Any]] = None,
+        *,
+        error_kind: Kind = Kind.INFRA_ERROR,
+    ) -> None:
+        self.source = source
+        self.generation = generation
+        self.utc_offset_s = utc_offset_s
+        self.error_kind = error_kind
+        st = state or {}
+        self.segment: Optional[int] = st.get("segment")
+        self.seg_open: bool = bool(st.get("seg_open", False))
+        self.resumes: int = int(st.get("resumes", 0) or 0)
+        self.last: Optional[dict[str, Any]] = st.get("last")
+        self._open: Optional[dict[str, Any]] = None
+        self._snap: Optional[dict[str, Any]] = None
+
+    # -- protocol
+
+    def state(self) -> dict[str, Any]:
+        if self._snap is not None:
+            return dict(self._snap)
+        return self._state_now()
+
+    def resume_offset(self) -> Optional[int]:
+        return self._open["offset"] if self._open is not None else None
+
+    def finish(self) -> list[Event]:
+        return self._close()
+
+    def feed(self, line: bytes, offset: int) -> list[Event]:
+        if offset == 0 and line.startswith(BOM):
+            line = line[len(BOM):]
+        text = _decode(line)
+        m = _LOG_RE.match(text)
+        if m is None:
+            return self._continuation(text, line, offset)
+        out = self._close()
+        try:
+            t = local_to_epoch(m.group(1, 2, 3, 4, 5, 6), int(m.group(7)), self.utc_offset_s)
+        except ValueError as e:
+            self.last = None
+            out.append(parse_error(self.source, self.generation, offset, line, f"bad timestamp: {e}"))
+            return out
+        level = m.group(8)
+        msg = m.group(9)
+        if level in ("ERROR", "CRITICAL"):
+            self._snap = self._state_now()
+            self._open = {"offset": offset, "t": t, "level": level, "message": msg, "lines": [], "size": 0, "cut": False}
+            self.last = {"offset": offset, "level": level, "t": t, "segment": self._cur_segment(), "error": True}
+            return out
+        out.extend(self._record(t, level, msg, offset))
+        return out
+
+    # -- internals
+
+    def _state_now(self) -> dict[str, Any]:
+        return {"segment": self.segment, "seg_open": self.seg_open, "resumes": self.resumes, "last": self.last}
+
+    def _cur_segment(self) -> Optional[int]:
+        return self.segment if self.seg_open else None
+
+    def _ev(self, kind: Kind, t: float, level: str, msg: str, offset: int, sub: int = 0, **kw: Any) -> Event:
+        data = kw.pop("data", {})
+        data.setdefault("message", msg)
+        if self.utc_offset_s is None:
+            data["tz_assumed"] = True
+        return Event(
+            kind=kind,
+            source=self.source,
+            generation=self.generation,
+            offset=offset,
+            sub=sub,
+            t=t,
+            t_source=TimeSource.RECORDED,
+            level=level,
+            summary=kw.pop("summary", None) or one_line(msg),
+            data=data,
+            **kw,
+        )
+
+    def _record(self, t: float, level: str, msg: str, offset: int) -> list[Event]:
+        msg = redact_text(msg)
+        self.last = {"offset": offset, "level": level, "t": t, "segment": self._cur_segment(), "error": False}
+        m = _RUNNING_RE.match(msg)
+        if m:
+            self.segment, self.seg_open = 0, True
+            self.last["segment"] = 0
+            data = {"cmd": m.group(1), "timeout_s": _num(m.group(2))}
+            return [self._ev(Kind.SEGMENT_START, t, level, msg, offset, segment=0, data=data, summary="segment 0 started")]
+        m = _RESUMING_RE.match(msg)
+        if m:
+            k = int(m.group(1))
+            self.segment, self.seg_open, self.resumes = k, True, max(self.resumes, k)
+            self.last["segment"] = k
+            data = {"attempt": k, "max_attempts": int(m.group(2)), "remaining_s": _num(m.group(3)), "cmd": m.group(4)}
+            left = f", {m.group(3)}s left" if m.group(3) else ""
+            return [
+                self._ev(Kind.RESUME, t, level, msg, offset, 0, segment=k, data=dict(data), summary=f"auto-resume {k}/{m.group(2)}{left}"),
+                self._ev(Kind.SEGMENT_START, t, level, msg, offset, 1, segment=k, data=dict(data), summary=f"segment {k} started"),
+            ]
+        m = _EXITED_RE.match(msg) or _EXITED_ONLY_RE.match(msg)
+        if m and self.segment is not None:
+            seg = self.segment
+            self.seg_open = False
+            will = m.re is _EXITED_RE
+            data = {"elapsed_s": _num(m.group(1)), "will_resume": will}
+            return [self._ev(Kind.SEGMENT_END, t, level, msg, offset, segment=seg, data=data, summary=f"segment {seg} ended after {m.group(1)}s")]
+        m = _FINISHED_RE.match(msg)
+        if m:
+            data = {
+                "agent_finished": True,
+                "runtime_s": _num(m.group(1)),
+                "timed_out": m.group(2) == "True",
+                "resumes": int(m.group(3)),
+            }
+            if self.seg_open and self.segment is not None:
+                seg = self.segment
+                self.seg_open = False
+                return [self._ev(Kind.SEGMENT_END, t, level, msg, offset, segment=seg, data=data, summary=one_line(msg))]
+            return [self._ev(Kind.LOG, t, level, msg, offset, data=data)]
+        return [self._ev(Kind.LOG, t, level, msg, offset, segment=self._cur_segment())]
+
+    def _continuation(self, text: str, raw: bytes, offset: int) -> list[Event]:
+        if self._open is not None:
+            o = self._open
+            if not o["cut"]:
+                if o["size"] + len(text) + 1 > MAX_TRACEBACK_CHARS:
+                    o["cut"] = True
+                else:
+                    o["lines"].append(text)
+                    o["size"] += len(text) + 1
+            return []
+        if self.last is None:
+            if not text.strip():
+                return []
+            return [parse_error(self.source, self.generation, offset, raw, "line without a 'YYYY-MM-DD HH:MM:SS,mmm - LEVEL - ' prefix")]
+        if not text.strip():
+            return []
+        last = self.last
+        msg = redact_text(text)
+        return [
+            Event(
+                kind=Kind.LOG,
+                source=self.source,
+                generation=self.generation,
+                offset=offset,
+                t=last.get("t"),
+                t_source=TimeSource.RECORDED,
+                level=last.get("level"),
+                segment=last.get("segment"),
+                summary=one_line(msg),
+                data={"message": msg, "continuation_of": last.get("offset"), **({"tz_assumed": True} if self.utc_offset_s is None else {})},
+            )
+        ]
+
+    def _close(self) -> list[Event]:
+        o = self._open
+        if o is None:
+            return []
+        self._open = None
+        self._snap = None
+        lines = list(o["lines"])
+        while lines and not lines[-1].strip():
+            lines.pop()
+        msg = redact_text(o["message"])
+        tb = redact_text("\n".join(lines)) if lines else None
+        exc = next((ln.strip() for ln in reversed(lines) if ln.strip()), None) if lines else None
+        head = msg.strip()
+        if (not head or head.startswith("Traceback")) and exc:
+            head = exc
+        data: dict[str, Any] = {"message": msg, "traceback": tb, "exception": exc}
+        if o["cut"]:
+            data["traceback_truncated"] = True
+        if self.error_kind != Kind.INFRA_ERROR:
+            data["error"] = True
+        ev = self._ev(self.error_kind, o["t"], o["level"], msg, o["offset"], segment=self._cur_segment(), data=data, summary=one_line(head))
+        return [ev]
+
+
+# --------------------------------------------------------------------------- auto_eval_ticks.log
+
+
+class AutoEvalTicksParser:
+    """LineParser for ``auto_eval_ticks.log`` (one line per auto-eval tick, no multi-line records).
+
+    ``submitted N bytes -> <sid> round=auto-K`` → SUBMISSION_SENT (``round``,
+    ``data.submission_id``, ``data.bytes``, ``data.kind = "auto"``);
+    ``error: <text>`` → AUTO_EVAL_ERROR; any other ``[ts] text`` → LOG;
+    an unprefixed line after a record → LOG with ``data.continuation_of``
+    (exception texts with newlines); before any record → parse_error.
+    """
+
+    def __init__(self, source: str, generation: str, utc_offset_s: Optional[float], state: Optional[dict[str, Any]] = None) -> None:
+        self.source = source
+        self.generation = generation
+        self.utc_offset_s = utc_offset_s
+        self.last: Optional[dict[str, Any]] = (state or {}).get("last")
+
+    def state(self) -> dict[str, Any]:
+        return {"last": self.last}
+
+    def resume_offset(self) -> Optional[int]:
+        return None
+
+    def finish(self) -> list[Event]:
+        return []
+
+    def feed(self, line: bytes, offset: int) -> list[Event]:
+        if offset == 0 and line.startswith(BOM):
+            line = line[len(BOM):]
+        text = _decode(line)
+        tz = {"tz_assumed": True} if self.utc_offset_s is None else {}
+        m = _TICK_RE.match(text)
+        if m is None:
+            if not text.strip():
+                return []
+            if self.last is None:
+                return [parse_error(self.source, self.generation, offset, line, "line without a '[YYYY-MM-DDTHH:MM:SS]' prefix")]
+            msg = redact_text(text)
+            return [
+                Event(
+                    kind=Kind.LOG,
+                    source=self.source,
+                    generation=self.generation,
+                    offset=offset,
+                    t=self.last.get("t"),
+                    t_source=TimeSource.RECORDED,
+                    level=self.last.get("level"),
+                    summary=one_line(msg),
+                    data={"message": msg, "continuation_of": self.last.get("offset"), **tz},
+                )
+            ]
+        try:
+            t = local_to_epoch(m.group(1, 2, 3, 4, 5, 6), 0, self.utc_offset_s)
+        except ValueError as e:
+            self.last = None
+            return [parse_error(self.source, self.generation, offset, line, f"bad timestamp: {e}")]
+        msg = redact_text(m.group(7))
+        common = dict(source=self.source, generation=self.generation, offset=offset, t=t, t_source=TimeSource.RECORDED)
+        sm = _SUBMITTED_RE.match(msg)
+        if sm:
+            self.last = {"offset": offset, "t": t, "level": "INFO"}
+            sid = sm.group(2)
+            rnd = sm.group(3)
+            data = {
+                "message": msg,
+                "submission_id": None if sid == "?" else sid,
+                "bytes": int(sm.group(1)),
+                "kind": "auto",
+                **tz,
+            }
+            return [
+                Event(
+                    kind=Kind.SUBMISSION_SENT,
+                    round=None if rnd == "?" else rnd,
+                    level="INFO",
+                    summary=one_line(f"auto-eval submitted {rnd} ({sm.group(1)} bytes)"),
+                    data=data,
+                    **common,
+                )
+            ]
+        em = _TICK_ERROR_RE.match(msg)
+        if em:
+            self.last = {"offset": offset, "t": t, "level": "ERROR"}
+            return [
+                Event(
+                    kind=Kind.AUTO_EVAL_ERROR,
+                    level="ERROR",
+                    summary=one_line(f"auto-eval error: {em.group(1)}"),
+                    data={"message": em.group(1), **tz},
+                    **common,
+                )
+            ]
+        self.last = {"offset": offset, "t": t, "level": None}
+        return [Event(kind=Kind.LOG, summary=one_line(msg), data={"message": msg, **tz}, **common)]

@@ -1,0 +1,329 @@
+"""The Recorder: the only writer of the edgetui DuckDB file.
+
+* Events are appended in batches through an Arrow table (``INSERT OR IGNORE``
+  on the stable ``event_id``), never row by row; re-ingesting the same bytes
+  adds nothing.
+* A batch of events and the source cursor that follows it are committed in one
+  transaction, so an ingest killed at any moment (even ``kill -9``) resumes at
+  the last committed cursor and ends with exactly the rows of an uninterrupted
+  ingest.
+* Secrets are scrubbed before anything is written: known secret values
+  (run_config ``api_key``, secret-looking ``extra_env`` values, the judge
+  admin secret) and API-key-shaped strings are replaced by ``<redacted>``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence
+
+import duckdb
+import orjson
+import pyarrow as pa
+
+from .events import Event
+from .records import RunInfo, SubmissionRecord, TaskInfo
+from .schema import migrate
+
+REDACTED = "<redacted>"
+#: API-key-shaped strings scrubbed wherever they appear (Anthropic / OpenAI style keys).
+_KEY_RE = re.compile(r"\b(sk-(?:ant-)?[A-Za-z0-9_\-]{16,})")
+
+EVENT_COLUMNS = [
+    ("event_id", pa.string()),
+    ("run_key", pa.string()),
+    ("kind", pa.string()),
+    ("t", pa.float64()),
+    ("t_source", pa.string()),
+    ("source", pa.string()),
+    ("generation", pa.string()),
+    ("offset", pa.int64()),
+    ("sub", pa.int32()),
+    ("summary", pa.string()),
+    ("level", pa.string()),
+    ("segment", pa.int32()),
+    ("agent_format", pa.string()),
+    ("message_id", pa.string()),
+    ("tool_use_id", pa.string()),
+    ("parent_tool_use_id", pa.string()),
+    ("tool_name", pa.string()),
+    ("is_error", pa.bool_()),
+    ("round", pa.string()),
+    ("model", pa.string()),
+    ("input_tokens", pa.int64()),
+    ("output_tokens", pa.int64()),
+    ("cache_read_tokens", pa.int64()),
+    ("cache_write_tokens", pa.int64()),
+    ("stated_cost_usd", pa.float64()),
+    ("data", pa.string()),
+    ("raw", pa.binary()),
+]
+_EVENT_SCHEMA = pa.schema(EVENT_COLUMNS)
+_EVENT_COLS_SQL = ", ".join(f'"{c}"' for c, _ in EVENT_COLUMNS)
+
+
+def _dumps(obj: Any) -> str:
+    return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
+
+
+class Recorder:
+    """Single writer of one DuckDB database file.
+
+    ``Recorder(conn)`` wraps an open read-write connection (see
+    :func:`edgetui.db.open_db`); the schema is migrated on construction.
+    """
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection):
+        self.conn = conn
+        migrate(conn)
+        self.secrets: set[str] = set()
+        self._load_default_secrets()
+
+    # ------------------------------------------------------------------ secrets
+    def _load_default_secrets(self) -> None:
+        env = os.environ.get("SFORGE_ADMIN_SECRET")
+        if env:
+            self.add_secret(env)
+
+    def add_secret(self, value: Optional[str]) -> None:
+        """Remember a secret value; it is replaced by ``<redacted>`` in everything written."""
+        if value and isinstance(value, str) and len(value) >= 6 and value != REDACTED:
+            self.secrets.add(value)
+
+    def scrub(self, text: Optional[str]) -> Optional[str]:
+        if not text:
+            return text
+        for s in self.secrets:
+            if s in text:
+                text = text.replace(s, REDACTED)
+        if "sk-" in text:
+            text = _KEY_RE.sub(REDACTED, text)
+        return text
+
+    def _scrub_bytes(self, raw: Optional[bytes]) -> Optional[bytes]:
+        if not raw:
+            return raw
+        for s in self.secrets:
+            b = s.encode()
+            if b in raw:
+                raw = raw.replace(b, REDACTED.encode())
+        if b"sk-" in raw:
+            raw = re.sub(rb"\bsk-(?:ant-)?[A-Za-z0-9_\-]{16,}", REDACTED.encode(), raw)
+        return raw
+
+    # ------------------------------------------------------------------ events
+    def events_table(self, run_key: str, events: Sequence[Event]) -> pa.Table:
+        cols: dict[str, list] = {c: [] for c, _ in EVENT_COLUMNS}
+        scrub = self.scrub
+        for e in events:
+            rk = e.run_key or run_key
+            u = e.usage
+            cols["event_id"].append(e.event_id() if e.run_key else _eid(rk, e))
+            cols["run_key"].append(rk)
+            cols["kind"].append(e.kind if isinstance(e.kind, str) else e.kind.value)
+            cols["t"].append(e.t)
+            ts = e.t_source
+            cols["t_source"].append(ts if (ts is None or isinstance(ts, str)) else ts.value)
+            cols["source"].append(e.source)
+            cols["generation"].append(e.generation)
+            cols["offset"].append(e.offset)
+            cols["sub"].append(e.sub)
+            cols["summary"].append(scrub(e.summary))
+            cols["level"].append(e.level)
+            cols["segment"].append(e.segment)
+            cols["agent_format"].append(e.agent_format)
+            cols["message_id"].append(e.message_id)
+            cols["tool_use_id"].append(e.tool_use_id)
+            cols["parent_tool_use_id"].append(e.parent_tool_use_id)
+            cols["tool_name"].append(e.tool_name)
+            cols["is_error"].append(e.is_error)
+            cols["round"].append(e.round)
+            cols["model"].append(e.model)
+            cols["input_tokens"].append(u.input_tokens if u else None)
+            cols["output_tokens"].append(u.output_tokens if u else None)
+            cols["cache_read_tokens"].append(u.cache_read_tokens if u else None)
+            cols["cache_write_tokens"].append(u.cache_write_tokens if u else None)
+            cols["stated_cost_usd"].append(e.stated_cost_usd)
+            cols["data"].append(scrub(_dumps(e.data)) if e.data else None)
+            cols["raw"].append(self._scrub_bytes(e.raw))
+        return pa.table(cols, schema=_EVENT_SCHEMA)
+
+    def insert_events(self, run_key: str, events: Sequence[Event]) -> int:
+        """Append events (``INSERT OR IGNORE``); returns the number of rows offered."""
+        if not events:
+            return 0
+        tbl = self.events_table(run_key, events)
+        self.conn.register("_edgetui_batch", tbl)
+        try:
+            self.conn.execute(
+                f"INSERT OR IGNORE INTO events ({_EVENT_COLS_SQL}) SELECT {_EVENT_COLS_SQL} FROM _edgetui_batch"
+            )
+        finally:
+            self.conn.unregister("_edgetui_batch")
+        return len(events)
+
+    # ------------------------------------------------------------------ cursors
+    def get_cursor(self, run_key: str, source: str) -> Optional[dict[str, Any]]:
+        row = self.conn.execute(
+            'SELECT generation, "offset", state, size, mtime, inode, done, path FROM source_cursors '
+            "WHERE run_key = ? AND source = ?",
+            [run_key, source],
+        ).fetchone()
+        if not row:
+            return None
+        return {
+            "generation": row[0],
+            "offset": row[1],
+            "state": json.loads(row[2]) if row[2] else None,
+            "size": row[3],
+            "mtime": row[4],
+            "inode": row[5],
+            "done": row[6],
+            "path": row[7],
+        }
+
+    def set_cursor(
+        self,
+        run_key: str,
+        source: str,
+        *,
+        path: str,
+        generation: str,
+        offset: int,
+        state: Optional[dict],
+        size: int,
+        mtime: float,
+        inode: int,
+        done: bool,
+    ) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO source_cursors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [run_key, source, path, generation, offset, _dumps(state) if state is not None else None,
+             size, mtime, inode, done, time.time()],
+        )
+
+    def commit_batch(self, run_key: str, events: Sequence[Event], cursor: Optional[dict] = None) -> None:
+        """Insert ``events`` and set the source cursor in one transaction."""
+        self.conn.execute("BEGIN TRANSACTION")
+        try:
+            self.insert_events(run_key, events)
+            if cursor is not None:
+                self.set_cursor(run_key, **cursor)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    # ------------------------------------------------------------------ runs, tasks, submissions
+    def upsert_task(self, task: TaskInfo) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [task.task_id, task.name, task.category, task.selection, task.score_direction,
+             _dumps(task.rescale) if task.rescale else None, task.parser, task.game_mode,
+             task.eval_timeout, task.source_path, task.assumed],
+        )
+
+    def upsert_run(self, run_key: str, info: RunInfo, **extra: Any) -> None:
+        """Insert or update the descriptive columns of a run (aggregates are set by ``update_run``)."""
+        cfg = self.scrub(_dumps(info.config)) if info.config is not None else None
+        fin = self.scrub(_dumps(info.final)) if info.final is not None else None
+        exists = self.conn.execute("SELECT 1 FROM runs WHERE run_key = ?", [run_key]).fetchone()
+        vals = dict(
+            host=info.host, run_id=info.run_id, task_id=info.task_id, run_dir=info.run_dir,
+            layout=info.layout, agent=info.agent, model=info.model, agent_format=info.agent_format,
+            timeout_s=info.timeout_s, eval_interval_s=info.eval_interval_s, started_at=info.started_at,
+            ended_at=info.ended_at, utc_offset_s=info.utc_offset_s, infra_error=info.infra_error,
+            resume_count=info.resume_count, is_sample=info.is_sample, config=cfg, final=fin,
+            ingested_at=time.time(),
+        )
+        vals.update(extra)
+        if exists:
+            sets = ", ".join(f"{k} = ?" for k in vals)
+            self.conn.execute(f"UPDATE runs SET {sets} WHERE run_key = ?", [*vals.values(), run_key])
+        else:
+            cols = ", ".join(["run_key", *vals])
+            qs = ", ".join("?" for _ in range(len(vals) + 1))
+            self.conn.execute(f"INSERT INTO runs ({cols}) VALUES ({qs})", [run_key, *vals.values()])
+
+    def update_run(self, run_key: str, **vals: Any) -> None:
+        if not vals:
+            return
+        sets = ", ".join(f"{k} = ?" for k in vals)
+        self.conn.execute(f"UPDATE runs SET {sets} WHERE run_key = ?", [*vals.values(), run_key])
+
+    def replace_submissions(self, run_key: str, subs: Iterable[dict[str, Any]]) -> None:
+        """Replace all submissions and test results of a run (rows as dicts of column -> value)."""
+        subs = list(subs)
+        self.conn.execute("BEGIN TRANSACTION")
+        try:
+            self.conn.execute("DELETE FROM test_results WHERE run_key = ?", [run_key])
+            self.conn.execute("DELETE FROM submissions WHERE run_key = ?", [run_key])
+            tests_rows = []
+            sub_rows = []
+            for s in subs:
+                tests = s.pop("tests", [])
+                s["run_key"] = run_key
+                for k in ("summary", "error"):
+                    s[k] = self.scrub(s.get(k))
+                s["metrics"] = self.scrub(_dumps(s.get("metrics") or {}))
+                sub_rows.append(s)
+                for i, tr in enumerate(tests):
+                    tests_rows.append(
+                        (run_key, s["round"], i, tr.get("name"), tr.get("status"), self.scrub(tr.get("message")),
+                         tr.get("score"), tr.get("weight"), tr.get("origin"))
+                    )
+            if sub_rows:
+                cols = list(sub_rows[0].keys())
+                tbl = pa.Table.from_pylist(sub_rows)
+                self.conn.register("_edgetui_subs", tbl)
+                try:
+                    collist = ", ".join(f'"{c}"' for c in cols)
+                    self.conn.execute(f"INSERT INTO submissions ({collist}) SELECT {collist} FROM _edgetui_subs")
+                finally:
+                    self.conn.unregister("_edgetui_subs")
+            if tests_rows:
+                tbl = pa.table(
+                    list(zip(*tests_rows)),
+                    names=["run_key", "round", "idx", "name", "status", "message", "score", "weight", "origin"],
+                )
+                self.conn.register("_edgetui_tests", tbl)
+                try:
+                    self.conn.execute("INSERT INTO test_results SELECT * FROM _edgetui_tests")
+                finally:
+                    self.conn.unregister("_edgetui_tests")
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def load_prices(self, prices: dict[str, dict[str, float]]) -> None:
+        """Replace the price table: ``{model_pattern: {input, output, cache_read, cache_write}}`` USD per Mtok."""
+        self.conn.execute("BEGIN TRANSACTION")
+        self.conn.execute("DELETE FROM prices")
+        for pat, p in prices.items():
+            self.conn.execute(
+                "INSERT INTO prices VALUES (?, ?, ?, ?, ?)",
+                [pat, p.get("input", 0.0), p.get("output", 0.0), p.get("cache_read", 0.0), p.get("cache_write", 0.0)],
+            )
+        self.conn.execute("COMMIT")
+
+    def add_annotation(self, run_key: str, text: str, *, event_id: Optional[str] = None,
+                       t: Optional[float] = None, tags: str = "") -> str:
+        import uuid
+
+        aid = uuid.uuid4().hex[:16]
+        self.conn.execute(
+            "INSERT INTO annotations VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [aid, run_key, event_id, t, self.scrub(text), tags, time.time()],
+        )
+        return aid
+
+
+def _eid(run_key: str, e: Event) -> str:
+    from .events import event_id
+
+    return event_id(run_key, e.source, e.generation, e.offset, e.sub)

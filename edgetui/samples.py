@@ -1,0 +1,18 @@
+"""Where the bundled sample runs live (shipped as package data ``edgetui.sample_runs``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def samples_dir() -> Path:
+    """Directory holding ``runs/`` and ``tasks/`` of the generated sample runs."""
+    try:
+        from importlib.resources import files
+
+        p = Path(str(files("edgetui.sample_runs")))
+        if (p / "runs").is_dir():
+            return p
+    except (ModuleNotFoundError, TypeError):
+        pass
+    return Path(__file__).resolve().parent.parent / "sample_runs"

@@ -1,0 +1,128 @@
+"""DuckDB schema of the edgetui database, versioned and migrated on open.
+
+Tables (all times epoch seconds UTC, DOUBLE; pass rates 0–1; scores raw task
+units unless named ``*_0_100``):
+
+* ``meta(key, value)`` — ``schema_version`` among others.
+* ``runs`` — one row per run (host + run id + task id); aggregates are
+  recomputed by the recorder after every ingest of that run.
+* ``tasks`` — task settings (selection policy, score direction, rescale...).
+* ``events`` — every event (see :mod:`edgetui.events`); ``event_id`` is stable.
+* ``submissions`` / ``test_results`` — graded rounds and their per-test rows,
+  with best-so-far under the task's selection policy.
+* ``annotations`` — user notes on a run / event / time.
+* ``source_cursors`` — how far each source file of each run has been recorded
+  (generation + byte offset + parser state), committed with the events.
+* ``prices`` — the editable price table (USD per million tokens).
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+SCHEMA_VERSION = 1
+
+_V1 = [
+    """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
+    """CREATE TABLE IF NOT EXISTS runs (
+        run_key VARCHAR PRIMARY KEY,
+        host VARCHAR NOT NULL, run_id VARCHAR NOT NULL, task_id VARCHAR NOT NULL,
+        run_dir VARCHAR, layout VARCHAR, agent VARCHAR, model VARCHAR, agent_format VARCHAR,
+        timeout_s DOUBLE, eval_interval_s DOUBLE,
+        started_at DOUBLE, ended_at DOUBLE, last_event_at DOUBLE, utc_offset_s DOUBLE,
+        status VARCHAR, infra_error BOOLEAN, resume_count INTEGER, is_sample BOOLEAN DEFAULT FALSE,
+        selection VARCHAR, score_direction VARCHAR, policy_assumed BOOLEAN, score_task BOOLEAN,
+        best_round VARCHAR, best_score DOUBLE, best_pass_rate DOUBLE, best_score_0_100 DOUBLE,
+        agent_submissions INTEGER, auto_submissions INTEGER, game_sessions INTEGER,
+        n_events BIGINT, n_parse_errors BIGINT, n_tool_calls BIGINT,
+        input_tokens BIGINT, output_tokens BIGINT, cache_read_tokens BIGINT, cache_write_tokens BIGINT,
+        cost_usd DOUBLE, stated_cost_usd DOUBLE,
+        config JSON, final JSON, ingested_at DOUBLE
+    )""",
+    """CREATE TABLE IF NOT EXISTS tasks (
+        task_id VARCHAR PRIMARY KEY, name VARCHAR, category VARCHAR,
+        selection VARCHAR, score_direction VARCHAR, rescale JSON, parser VARCHAR,
+        game_mode BOOLEAN, eval_timeout INTEGER, source_path VARCHAR, assumed BOOLEAN
+    )""",
+    """CREATE TABLE IF NOT EXISTS events (
+        event_id VARCHAR PRIMARY KEY,
+        run_key VARCHAR NOT NULL, kind VARCHAR NOT NULL,
+        t DOUBLE, t_source VARCHAR,
+        source VARCHAR NOT NULL, generation VARCHAR, "offset" BIGINT, sub INTEGER,
+        summary VARCHAR, level VARCHAR, segment INTEGER, agent_format VARCHAR,
+        message_id VARCHAR, tool_use_id VARCHAR, parent_tool_use_id VARCHAR, tool_name VARCHAR,
+        is_error BOOLEAN, round VARCHAR, model VARCHAR,
+        input_tokens BIGINT, output_tokens BIGINT, cache_read_tokens BIGINT, cache_write_tokens BIGINT,
+        stated_cost_usd DOUBLE,
+        data JSON, raw BLOB
+    )""",
+    """CREATE TABLE IF NOT EXISTS submissions (
+        run_key VARCHAR NOT NULL, round VARCHAR NOT NULL, kind VARCHAR, n INTEGER,
+        submission_id VARCHAR, status VARCHAR,
+        t DOUBLE, elapsed_s DOUBLE,
+        submitted_at DOUBLE, graded_at DOUBLE, seen_at DOUBLE,
+        pass_rate DOUBLE, score DOUBLE, score_flag VARCHAR, score_0_100 DOUBLE, max_score DOUBLE,
+        valid BOOLEAN, total_tests INTEGER, passed INTEGER, failed INTEGER, errors INTEGER,
+        timed_out BOOLEAN, runtime_s DOUBLE, summary VARCHAR, metrics JSON, error VARCHAR,
+        is_new_best BOOLEAN, best_round VARCHAR, best_score DOUBLE, best_pass_rate DOUBLE,
+        PRIMARY KEY (run_key, round)
+    )""",
+    """CREATE TABLE IF NOT EXISTS test_results (
+        run_key VARCHAR NOT NULL, round VARCHAR NOT NULL, idx INTEGER NOT NULL,
+        name VARCHAR, status VARCHAR, message VARCHAR, score DOUBLE, weight DOUBLE, origin VARCHAR,
+        PRIMARY KEY (run_key, round, idx)
+    )""",
+    """CREATE TABLE IF NOT EXISTS annotations (
+        annotation_id VARCHAR PRIMARY KEY, run_key VARCHAR NOT NULL, event_id VARCHAR,
+        t DOUBLE, text VARCHAR, tags VARCHAR, created_at DOUBLE
+    )""",
+    """CREATE TABLE IF NOT EXISTS source_cursors (
+        run_key VARCHAR NOT NULL, source VARCHAR NOT NULL, path VARCHAR,
+        generation VARCHAR, "offset" BIGINT, state JSON, size BIGINT, mtime DOUBLE, inode BIGINT,
+        done BOOLEAN, updated_at DOUBLE,
+        PRIMARY KEY (run_key, source)
+    )""",
+    """CREATE TABLE IF NOT EXISTS prices (
+        model_pattern VARCHAR PRIMARY KEY, input_per_mtok DOUBLE, output_per_mtok DOUBLE,
+        cache_read_per_mtok DOUBLE, cache_write_per_mtok DOUBLE
+    )""",
+    """CREATE INDEX IF NOT EXISTS events_run ON events(run_key)""",
+]
+
+#: version -> statements bringing the schema from version-1 to version.
+MIGRATIONS: dict[int, list[str]] = {1: _V1}
+
+
+def current_version(conn: duckdb.DuckDBPyConnection) -> int:
+    has_meta = conn.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'"
+    ).fetchone()[0]
+    if not has_meta:
+        return 0
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def migrate(conn: duckdb.DuckDBPyConnection) -> int:
+    """Bring the database to :data:`SCHEMA_VERSION`; returns the version found before.
+
+    Raises ``RuntimeError`` if the file was written by a newer edgetui.
+    """
+    found = current_version(conn)
+    if found > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"database schema version {found} is newer than this edgetui ({SCHEMA_VERSION}); upgrade edgetui"
+        )
+    for v in range(found + 1, SCHEMA_VERSION + 1):
+        conn.execute("BEGIN TRANSACTION")
+        try:
+            for stmt in MIGRATIONS[v]:
+                conn.execute(stmt)
+            conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(v)]
+            )
+            conn.execute("COMMIT")
+        except Exception:
+            conn.execute("ROLLBACK")
+            raise
+    return found
