@@ -182,12 +182,14 @@ def _emit(res, fmt: str) -> None:
         from rich.console import Console
         from rich.table import Table
 
-        t = Table(show_lines=False, header_style="bold")
+        con = Console()
+        width = con.width if con.is_terminal else 250
+        t = Table(show_lines=False, header_style="bold", box=None, pad_edge=False)
         for c in res.columns:
-            t.add_column(c, overflow="fold")
+            t.add_column(c, no_wrap=True, overflow="ellipsis", max_width=60)
         for r in res.rows:
             t.add_row(*["" if v is None else _short(v) for v in r])
-        Console(width=max(120, Console().width)).print(t)
+        Console(width=width).print(t)
         print(f"({len(res.rows)} row{'s' if len(res.rows) != 1 else ''})")
 
 

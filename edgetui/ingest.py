@@ -91,7 +91,7 @@ def ingest_lines(
 
     def cursor(done: bool) -> dict:
         ro = parser.resume_offset()
-        return dict(path=str(path), generation=gen, offset=ro if ro is not None else last_end,
+        return dict(source=source, path=str(path), generation=gen, offset=ro if ro is not None else last_end,
                     state=parser.state(), size=st.st_size, mtime=st.st_mtime, inode=st.st_ino, done=done)
 
     with open(path, "rb") as fp:
@@ -211,6 +211,7 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         d["best_pass_rate"] = stp.best_pass_rate if stp else None
         rows.append(d)
     rec.replace_submissions(run_key, rows)
+    _apply_usage_updates(conn, run_key)
     align_run(conn, run_key, transcript_source, started_at=info.started_at, ended_at=info.ended_at,
               fallback_end=fallback_end)
 
@@ -265,6 +266,27 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     )
 
 
+def _apply_usage_updates(conn, run_key: str) -> None:
+    """Claude Code repeats a message's usage on each of its lines and the later lines can carry
+    larger (final) counts; the parser marks those as ``data.usage_update``. The first event of
+    the message (the one carrying usage) gets the largest counts seen, so each message is
+    counted once, with its final numbers (idempotent)."""
+    conn.execute(
+        """UPDATE events SET
+             input_tokens = greatest(events.input_tokens, u.i), output_tokens = greatest(events.output_tokens, u.o),
+             cache_read_tokens = greatest(events.cache_read_tokens, u.cr),
+             cache_write_tokens = greatest(events.cache_write_tokens, u.cw)
+           FROM (SELECT message_id,
+                        max((data->'$.usage_update'->>'input_tokens')::BIGINT) AS i,
+                        max((data->'$.usage_update'->>'output_tokens')::BIGINT) AS o,
+                        max((data->'$.usage_update'->>'cache_read_tokens')::BIGINT) AS cr,
+                        max((data->'$.usage_update'->>'cache_write_tokens')::BIGINT) AS cw
+                 FROM events WHERE run_key = ? AND message_id IS NOT NULL
+                   AND (data->'$.usage_update') IS NOT NULL GROUP BY message_id) u
+           WHERE events.run_key = ? AND events.message_id = u.message_id AND events.input_tokens IS NOT NULL""",
+        [run_key, run_key])
+
+
 def _finite(v):
     import math
 
@@ -276,6 +298,8 @@ def _finite(v):
 # ---------------------------------------------------------------------------- orchestration
 
 TRANSCRIPT_NAMES = ("agent_output.txt",)
+#: sources streamed by byte offset; every other source of a run dir is a whole file
+LINE_SOURCES = ("run_agent.log", "auto_eval_ticks.log", "agent_output.txt")
 
 
 def ingest_paths(
@@ -389,21 +413,57 @@ def _fill_model_agent(rec: Recorder, key: str, info: RunInfo) -> None:
             rec.update_run(key, agent=agent)
 
 
+def raw_secrets(task_dir: Path) -> set[str]:
+    """Secret values found in a run's files before redaction: run_config.json ``api_key``,
+    secret-looking ``extra_env`` values, and the judge admin secret of the log dir
+    (``<log_dir>/.judge-admin-secret``, sforge-format.md §11). Used to scrub every
+    other text (a key echoed by the agent) before it is written."""
+    from .parsers.base import loads_lenient
+
+    found: set[str] = set()
+    secretish = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "AUTH")
+
+    def walk(o, key=""):
+        if isinstance(o, dict):
+            for k, v in o.items():
+                walk(v, str(k))
+        elif isinstance(o, list):
+            for v in o:
+                walk(v, key)
+        elif isinstance(o, str) and any(m in key.upper() for m in secretish):
+            v = o.removesuffix("...")
+            if len(v) >= 6 and v != "<redacted>":
+                found.add(v)
+
+    for cfg in (task_dir / "run_config.json", task_dir.parent / "run_config.json"):
+        try:
+            walk(loads_lenient(cfg.read_bytes()))
+        except (OSError, ValueError):
+            pass
+    for up in list(task_dir.parents)[:5]:
+        f = up / ".judge-admin-secret"
+        try:
+            v = f.read_text().strip()
+        except OSError:
+            continue
+        if v:
+            found.add(v)
+    return found
+
+
 def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_sample: bool = False,
                progress: Optional[ProgressFn] = None) -> Optional[str]:
-    """Record one SForge task directory (one run)."""
+    """Record one SForge task directory (one run): every file of sforge-format.md §2–§5."""
     from .parsers import sforge_dir as sd
 
+    task_dir = Path(loc.task_dir)
+    for secret in raw_secrets(task_dir):
+        rec.add_secret(secret)
     info = sd.read_run_info(loc)
     info.is_sample = is_sample
-    for s in sd.secrets_of(loc) if hasattr(sd, "secrets_of") else []:
-        rec.add_secret(s)
     key = make_run_key(info.host, info.run_id, info.task_id)
     task = sd.task_info(info.task_id, tasks)
     rec.upsert_task(task)
-    task_dir = Path(loc.task_dir)
-    # whole-file sources (small JSON / text files)
-    file_events = sd.file_events(loc, info) if hasattr(sd, "file_events") else []
     transcript = task_dir / "agent_output.txt"
     fmt = None
     if transcript.exists():
@@ -412,29 +472,30 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
             fmt = {"codex": "codex_text", "opencode": "opencode"}.get(info.agent or "", "claude_stream")
         info.agent_format = fmt
     rec.upsert_run(key, info)
-    rec.commit_batch(key, file_events)
-    report.events_offered += len(file_events)
     off = info.utc_offset_s
-    log = task_dir / "run_agent.log"
-    if log.exists():
-        report.events_offered += ingest_lines(
-            rec, key, log, "run_agent.log",
-            lambda src, gen, st: sd.RunAgentLogParser(src, gen, off, st), report, progress)
-    ticks = task_dir / "auto_eval_ticks.log"
-    if ticks.exists():
-        report.events_offered += ingest_lines(
-            rec, key, ticks, "auto_eval_ticks.log",
-            lambda src, gen, st: sd.AutoEvalTicksParser(src, gen, off, st), report, progress)
+    for name, cls in (("run_agent.log", sd.RunAgentLogParser), ("auto_eval_ticks.log", sd.AutoEvalTicksParser)):
+        f = task_dir / name
+        if f.exists():
+            report.events_offered += ingest_lines(
+                rec, key, f, name, lambda src, gen, st, cls=cls: cls(src, gen, off, st), report, progress)
     if fmt:
         report.events_offered += ingest_lines(rec, key, transcript, "agent_output.txt",
                                               _transcript_parser_factory(fmt), report, progress)
+    last_log_t = rec.conn.execute(
+        "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [key]).fetchone()[0]
     subs = sd.read_submissions(task_dir)
     for s in subs:
-        if s.error and s.status in ("bad_report",):
+        if s.error and s.status == "bad_report":
             report.messages.append(s.error)
-    sub_events = sd.submission_events(task_dir, subs, off)
-    rec.commit_batch(key, sub_events)
-    report.events_offered += len(sub_events)
+    file_events: list[Event] = []
+    file_events += sd.run_config_events(task_dir)
+    file_events += sd.started_at_events(task_dir)
+    file_events += sd.submission_events(task_dir, subs, off)
+    file_events += sd.evolve_state_events(task_dir)
+    file_events += sd.history_events(task_dir)
+    file_events += sd.final_result_events(task_dir, info.started_at, last_log_t)
+    rec.replace_file_events(key, file_events, line_sources=LINE_SOURCES)
+    report.events_offered += len(file_events)
     _fill_model_agent(rec, key, info)
     finalize_run(rec, key, info, task, subs, "agent_output.txt" if fmt else None)
     return key

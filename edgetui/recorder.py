@@ -166,6 +166,33 @@ class Recorder:
             self.conn.unregister("_edgetui_batch")
         return len(events)
 
+    def replace_file_events(self, run_key: str, events: Sequence[Event], line_sources: Sequence[str]) -> None:
+        """Set the events of the run's whole-file sources (JSON files, submission folders).
+
+        Such events describe the files as they are now: events of an older
+        version of such a file (a round re-graded after a judge restart, a
+        grading that finished since the last ingest) are deleted in the same
+        transaction. Line sources and database-only kinds (annotation, alarm,
+        container_state, resource_sample) are never touched.
+        """
+        tbl = self.events_table(run_key, events)
+        self.conn.execute("BEGIN TRANSACTION")
+        self.conn.register("_edgetui_files", tbl)
+        try:
+            srcs = ", ".join("'" + s.replace("'", "''") + "'" for s in line_sources) or "''"
+            self.conn.execute(
+                f"DELETE FROM events WHERE run_key = ? AND source NOT IN ({srcs}) "
+                "AND kind NOT IN ('annotation', 'alarm', 'container_state', 'resource_sample') "
+                "AND event_id NOT IN (SELECT event_id FROM _edgetui_files)", [run_key])
+            self.conn.execute(
+                f"INSERT OR IGNORE INTO events ({_EVENT_COLS_SQL}) SELECT {_EVENT_COLS_SQL} FROM _edgetui_files")
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        finally:
+            self.conn.unregister("_edgetui_files")
+
     # ------------------------------------------------------------------ cursors
     def get_cursor(self, run_key: str, source: str) -> Optional[dict[str, Any]]:
         row = self.conn.execute(

@@ -136,3 +136,24 @@ def test_examples():
     assert [rescale(r, spec) for r in (0, 5, 10, 15, 20, 25, 30, 99)] == [0.0, 10.0, 20.0, 50.0, 80.0, 90.0, 100.0, 100.0]
     for raw in (0, 5, 10, 15, 20, 25, 30, 99):
         check(raw, spec)
+
+
+GRID_RAWS = [-1.0, 0, 0.0, 0.04999, 0.05, 0.5, 1, 1.0, 1.5, 2.0, 5.0, 10.0, 20.0, 30.0, 1e9]
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_rescale_matches_sforge_boundary_grid(kind):
+    """Deterministic grid: every guard boundary (0, 0.05, 1, each param) and every band."""
+    import itertools
+
+    grids = [(-1.0, 0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0)] * 4
+    for baseline, second, third, fourth in itertools.product(*grids):
+        for order in ("asc", "desc"):
+            b, r30, r1, sa = (baseline, second, third, fourth)
+            if order == "desc":
+                b, r30, r1, sa = fourth, third, second, baseline
+            spec = {"kind": kind, "lower": b, "upper": sa, "baseline": b, "expert": sa,
+                    "rank30": r30, "rank1": r1, "super_anchor": sa,
+                    "anchor_raw": r30, "anchor_score": r1}
+            for raw in GRID_RAWS + [b, r30, r1, sa]:
+                check(raw, spec)

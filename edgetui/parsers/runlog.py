@@ -296,11 +296,11 @@ class RunAgentLogParser:
             return []
         self._open = None
         self._snap = None
-        lines = list(o["lines"])
+        lines = [redact_text(ln) for ln in o["lines"]]
         while lines and not lines[-1].strip():
             lines.pop()
         msg = redact_text(o["message"])
-        tb = redact_text("\n".join(lines)) if lines else None
+        tb = "\n".join(lines) if lines else None
         exc = next((ln.strip() for ln in reversed(lines) if ln.strip()), None) if lines else None
         head = msg.strip()
         if (not head or head.startswith("Traceback")) and exc:

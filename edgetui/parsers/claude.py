@@ -1,0 +1,1303 @@
+"""Claude Code transcripts: ``--output-format stream-json --verbose`` and session files.
+
+Two :class:`~edgetui.parsers.base.LineParser` implementations share one record
+handler (same message / content-block mapping):
+
+* :class:`ClaudeStreamParser` (``agent_format = "claude_stream"``) — what SForge
+  stores in ``agent_output.txt`` (sforge-format.md §6.2): ``system``/``assistant``
+  /``user``/``result`` records, ``__SFORGE_EXIT__<n>`` exit markers, non-JSON
+  noise.
+* :class:`ClaudeSessionParser` (``agent_format = "claude_session"``) — Claude
+  Code's own ``~/.claude/projects/<project>/<session>.jsonl``: ``user``/
+  ``assistant``/``system``/``summary``/``progress``/``file-history-snapshot``/...
+  records with ``timestamp``, ``uuid``, ``parentUuid``, ``isSidechain``,
+  ``sessionId``.
+
+Mapping (one line -> events with ``sub`` = 0, 1, ...):
+
+* ``system/init`` -> ``session_init`` (data: session_id, model, cwd, tools
+  (count), claude_code_version, permissionMode, mcp_servers). Segments: the
+  first segment is 0; a later *header* record (``init`` or a ``SessionStart``
+  startup/resume hook) after the current segment saw its ``init`` or ended, or
+  any record after an ``__SFORGE_EXIT__`` marker, starts segment n+1 and emits a
+  ``segment_start`` first. Exception: an ``init`` that follows a
+  ``compact_boundary`` with the same session_id in a segment that has not ended
+  stays in the segment (a re-announcement, not a new process).
+* ``__SFORGE_EXIT__<n>`` (also glued to the end of an unterminated line) ->
+  ``segment_end`` with ``data.exit_code``.
+* ``result`` -> ``agent_result`` (``stated_cost_usd`` = total_cost_usd; the
+  segment totals stay in ``data.usage``, *not* in ``Event.usage``, so summing
+  ``Event.usage`` never double counts) + ``segment_end`` (``data.reason = "result"``).
+* ``system/compact_boundary`` -> ``compaction`` (``data.phase = "boundary"``);
+  the compaction summary user message (``isCompactSummary`` or text starting
+  ``This session is being continued from a previous conversation``) ->
+  ``compaction`` (``data.phase = "summary"``). Other system subtypes and any
+  other valid JSON object -> ``system`` with the whole record as ``data``.
+* ``assistant`` content blocks -> ``agent_message`` / ``thinking`` /
+  ``tool_call`` (also ``server_tool_use`` / ``mcp_tool_use``). Usage is attached
+  to the first event of a ``message.id`` only; a later line of the same message
+  whose usage differs (session files grow ``output_tokens`` line by line) puts
+  the newer numbers in ``data.usage_update`` of its first event. An assistant
+  record with no content block but usage becomes one ``token_usage`` event.
+* Assistant records carrying ``error`` (or ``isApiErrorMessage`` /
+  ``is_api_error_message``) are synthetic API-error messages: their text blocks
+  become ``agent_error`` **instead of** ``agent_message`` (``is_error`` true,
+  ``data.error`` = the error code, ``data.text`` = the message).
+* ``user``: ``tool_result`` blocks -> ``tool_result`` (``data.content`` text
+  joined from str or list blocks, non-text blocks as ``[image]`` etc.); text
+  blocks (or a plain-string content) -> ``user_message``, ``stop_hook_block``
+  when the text starts with ``Stop hook feedback``, ``compaction`` for summaries.
+* sforge-submit: a ``tool_call`` whose ``input.command`` invokes
+  ``sforge-submit`` gets ``data.sforge_submit = True`` and ``data.submit_mode``
+  (``submit`` / ``details`` / ``list``); its ``tool_result`` (paired through the
+  parser state) or any ``tool_result`` containing ``Round: agent-N`` gets
+  ``round`` and ``data.submit_result`` = :func:`parse_sforge_submit_output`.
+* Subagents: ``parent_tool_use_id`` from the record (stream-json), from
+  ``progress``/``agent_progress`` records (nested subagent messages are expanded
+  with the progress record's ``parentToolUseID``), and for session-file
+  ``isSidechain`` records from the most recent open main-thread ``Task``/``Agent``
+  call; when none is known a placeholder ``agent:<agentId>`` or ``sidechain`` is
+  used (never a real tool-use id) and ``data.sidechain`` is true.
+* ``timestamp`` (ISO 8601 or epoch s/ms) -> ``t`` + ``t_source = "recorded"``.
+* Blank lines are skipped; non-JSON, invalid UTF-8, non-object JSON ->
+  ``parse_error`` (raw bytes kept). ``feed`` never raises.
+
+Events are built without pydantic validation (see :func:`_fast_event`); every
+field is given its declared type here and the tests check the round trip through
+``Event.model_validate``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import datetime, timezone
+from typing import Any, Callable, Optional
+
+import orjson
+
+from ..events import Event, Kind, TimeSource, Usage, one_line
+from .base import finite_or_none, loads_lenient, parse_error
+
+__all__ = [
+    "ClaudeStreamParser",
+    "ClaudeSessionParser",
+    "detect_claude_format",
+    "parse_sforge_submit_output",
+    "FORMATS",
+]
+
+# ----------------------------------------------------------------------------- constants
+
+K_SESSION_INIT = Kind.SESSION_INIT.value
+K_SEGMENT_START = Kind.SEGMENT_START.value
+K_SEGMENT_END = Kind.SEGMENT_END.value
+K_AGENT_MESSAGE = Kind.AGENT_MESSAGE.value
+K_USER_MESSAGE = Kind.USER_MESSAGE.value
+K_THINKING = Kind.THINKING.value
+K_TOOL_CALL = Kind.TOOL_CALL.value
+K_TOOL_RESULT = Kind.TOOL_RESULT.value
+K_STOP_HOOK = Kind.STOP_HOOK_BLOCK.value
+K_COMPACTION = Kind.COMPACTION.value
+K_SYSTEM = Kind.SYSTEM.value
+K_TOKEN_USAGE = Kind.TOKEN_USAGE.value
+K_AGENT_RESULT = Kind.AGENT_RESULT.value
+K_AGENT_ERROR = Kind.AGENT_ERROR.value
+T_RECORDED = TimeSource.RECORDED.value
+
+STATE_VERSION = 1
+#: message ids remembered for usage dedupe (lines of one message are adjacent,
+#: parallel subagents interleave a few)
+RECENT_MESSAGES = 64
+#: sforge-submit tool_use ids remembered until their result arrives
+RECENT_SUBMITS = 64
+RECENT_AGENT_CALLS = 32
+#: summaries collapse at most this many characters of a long text
+SUMMARY_SCAN = 1200
+SUMMARY_WIDTH = 160
+
+EXIT_PREFIX = b"__SFORGE_EXIT__"
+_EXIT_RE = re.compile(rb"__SFORGE_EXIT__(-?\d+)[ \t\r]*$")
+COMPACT_SUMMARY_PREFIX = "This session is being continued from a previous conversation"
+STOP_HOOK_PREFIX = "Stop hook feedback"
+AGENT_TOOLS = frozenset(("Task", "Agent"))
+TOOL_CALL_BLOCKS = frozenset(("tool_use", "server_tool_use", "mcp_tool_use"))
+
+# ----------------------------------------------------------------------------- fast events
+
+#: every field in declaration order (so dumps keep the model's key order); the
+#: required ``kind``/``source`` and the factory-made ``data`` are always overwritten
+_EVENT_DEFAULTS: dict[str, Any] = {
+    _name: (None if (_field.is_required() or _field.default_factory is not None) else _field.default)
+    for _name, _field in Event.model_fields.items()
+}
+
+_new_event = Event.__new__
+_setattr = object.__setattr__
+
+
+def _fast_event(d: dict[str, Any]) -> Event:
+    """Build an Event from a dict whose values already have the model's types.
+
+    Equivalent to ``Event.model_construct(**d)`` (same ``__dict__``, fields set,
+    no extra / private) but ~6x cheaper. Enum fields must be given as their plain
+    string values (the model uses ``use_enum_values``).
+    """
+    full = _EVENT_DEFAULTS.copy()
+    full.update(d)
+    if "data" not in d or full["data"] is None:
+        full["data"] = {}
+    ev = _new_event(Event)
+    _setattr(ev, "__dict__", full)
+    _setattr(ev, "__pydantic_fields_set__", set(d))
+    _setattr(ev, "__pydantic_extra__", None)
+    _setattr(ev, "__pydantic_private__", None)
+    return ev
+
+
+def _validated_event(d: dict[str, Any]) -> Event:
+    return Event(**d)
+
+
+def _self_check() -> Callable[[dict[str, Any]], Event]:
+    """Use the fast path only if it yields exactly what validation yields."""
+    probe = {
+        "kind": K_TOOL_CALL,
+        "source": "s",
+        "generation": "g",
+        "offset": 3,
+        "sub": 1,
+        "t": 1.5,
+        "t_source": T_RECORDED,
+        "summary": "x",
+        "usage": Usage(input_tokens=1),
+        "data": {"input": {"a": 1}},
+    }
+    try:
+        a = _fast_event(dict(probe))
+        b = Event(**probe)
+        if a == b and list(a.model_dump().items()) == list(b.model_dump().items()) and type(a.kind) is str:
+            return _fast_event
+    except Exception:  # pragma: no cover - pydantic internals changed
+        pass
+    return _validated_event  # pragma: no cover
+
+
+_make_event = _self_check()
+
+# ----------------------------------------------------------------------------- small helpers
+
+
+def _str(x: Any) -> Optional[str]:
+    if x is None or isinstance(x, str):
+        return x
+    if isinstance(x, (dict, list)):
+        return orjson.dumps(x).decode()
+    return str(x)
+
+
+def _summ(text: Any, width: int = SUMMARY_WIDTH) -> str:
+    """one_line() that only looks at the first SUMMARY_SCAN chars of a long text."""
+    if text is None:
+        return ""
+    if not isinstance(text, str):
+        text = str(text)
+    if len(text) <= SUMMARY_SCAN:
+        return one_line(text, width)
+    s = one_line(text[:SUMMARY_SCAN], width)
+    if not s.endswith("…"):
+        s = (s[: width - 1] if len(s) >= width else s) + "…"
+    return s
+
+
+def _int(x: Any) -> int:
+    if isinstance(x, bool):
+        return int(x)
+    if isinstance(x, int):
+        return x
+    if isinstance(x, float) and math.isfinite(x):
+        return int(x)
+    return 0
+
+
+def _usage(u: Any) -> Optional[Usage]:
+    if not isinstance(u, dict):
+        return None
+    return Usage(
+        input_tokens=_int(u.get("input_tokens")),
+        output_tokens=_int(u.get("output_tokens")),
+        cache_read_tokens=_int(u.get("cache_read_input_tokens")),
+        cache_write_tokens=_int(u.get("cache_creation_input_tokens")),
+    )
+
+
+def _usage_tuple(u: Usage) -> list[int]:
+    return [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens]
+
+
+def parse_timestamp(v: Any) -> Optional[float]:
+    """ISO 8601 string (``Z`` or offset; naive = UTC) or epoch s / ms -> epoch seconds UTC."""
+    if isinstance(v, str):
+        s = v.strip()
+        if not s:
+            return None
+        if s[-1] in "Zz":
+            s = s[:-1] + "+00:00"
+        try:
+            dt = datetime.fromisoformat(s)
+        except ValueError:
+            try:
+                return parse_timestamp(float(s))
+            except ValueError:
+                return None
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=timezone.utc)
+        return dt.timestamp()
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    f = float(v)
+    if not math.isfinite(f) or f <= 0:
+        return None
+    if f > 1e11:  # milliseconds
+        f /= 1000.0
+    return f
+
+
+def _block_text(block: Any) -> str:
+    """Text of one content block (tool_result content element)."""
+    if isinstance(block, str):
+        return block
+    if not isinstance(block, dict):
+        return "" if block is None else str(block)
+    t = block.get("type")
+    if t == "text":
+        x = block.get("text")
+        return x if isinstance(x, str) else ("" if x is None else str(x))
+    return f"[{t or 'block'}]"
+
+
+def content_text(content: Any) -> str:
+    """Text of a tool_result ``content``: a str, or a list of blocks joined by newlines."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(_block_text(b) for b in content)
+    return _block_text(content)
+
+
+_BRIEF_KEYS = ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt", "skill", "notebook_path")
+
+
+def _tool_brief(inp: Any) -> str:
+    if isinstance(inp, dict):
+        for k in _BRIEF_KEYS:
+            v = inp.get(k)
+            if isinstance(v, str) and v:
+                return v
+        if not inp:
+            return ""
+        try:
+            return orjson.dumps(inp)[:SUMMARY_SCAN].decode("utf-8", "replace")
+        except TypeError:
+            return str(inp)[:SUMMARY_SCAN]
+    if inp is None:
+        return ""
+    return str(inp)[:SUMMARY_SCAN]
+
+
+# ----------------------------------------------------------------------------- sforge-submit
+
+_SPLIT_CMD = re.compile(r"[;&|\n(){}`'\"]+|\$\(")
+_ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_WRAPPERS = frozenset(("time", "nohup", "env", "timeout", "stdbuf", "bash", "sh", "exec", "command", "sudo", "xargs", "then", "do", "else", "!"))
+
+
+def sforge_submit_mode(command: Any) -> Optional[str]:
+    """``"submit"`` / ``"details"`` / ``"list"`` when a shell command runs sforge-submit, else None.
+
+    The command is split at shell separators (``; & | ( ) { } ` ' "`` newlines,
+    ``$(``); a piece invokes sforge-submit when its first word after
+    ``VAR=value`` assignments and wrappers (``timeout 600``, ``bash -c`` ...) is
+    ``sforge-submit`` or a path ending in ``/sforge-submit``.
+    """
+    if isinstance(command, list):
+        command = " ".join(str(c) for c in command)
+    if not isinstance(command, str) or "sforge-submit" not in command:
+        return None
+    found: Optional[str] = None
+    for piece in _SPLIT_CMD.split(command):
+        if "sforge-submit" not in piece:
+            continue
+        words = piece.split()
+        i = 0
+        while i < len(words):
+            w = words[i]
+            if _ENV_ASSIGN.match(w) or w in _WRAPPERS or w.startswith("-") or w.replace(".", "").isdigit():
+                i += 1
+                continue
+            break
+        if i >= len(words):
+            continue
+        w = words[i]
+        if w != "sforge-submit" and not w.endswith("/sforge-submit"):
+            continue
+        args = words[i + 1 :]
+        mode = "submit"
+        if "--list" in args or "-l" in args:
+            mode = "list"
+        elif "--details" in args or "-d" in args:
+            mode = "details"
+        if found is None or (found == "list" and mode != "list"):
+            found = mode  # a real submission wins over a --list in the same command
+    return found
+
+
+_RE_ROUND = re.compile(r"^\s*Round:\s*(\S+)(?:\s*\(remaining submissions:\s*(-?\d+)\))?", re.M)
+_RE_RESULTS = re.compile(r"^\s*(\S+) Results\s*$", re.M)
+_RE_ERROR_BLOCK = re.compile(r"^\s*(\S+): ERROR\s*$", re.M)
+_RE_ERROR_LINE = re.compile(r"^\s*ERROR: (.*\S)\s*$", re.M)
+_RE_VALID = re.compile(r"^\s*Valid:\s*(\S+)", re.M)
+_RE_SCORE = re.compile(r"^\s*Score:\s*(\S+)", re.M)
+_RE_PASS_RATE = re.compile(r"^\s*Pass rate:\s*(-?[\d.]+(?:[eE][-+]?\d+)?)%", re.M)
+_RE_PASSED = re.compile(r"^\s*Passed:\s*(\d+)/(\d+)", re.M)
+_RE_COOLDOWN = re.compile(r"^\s*COOLDOWN:\s*(.*?)\s*$", re.M)
+_RE_LIMIT = re.compile(r"^\s*SUBMISSION LIMIT REACHED:\s*(.*?)\s*$", re.M)
+_RE_TOTAL_SUB = re.compile(r"^\s*Total submissions:\s*(\d+)", re.M)
+_RE_BEST_RATE = re.compile(r"^\s*Best pass rate:\s*(-?[\d.]+(?:[eE][-+]?\d+)?)%", re.M)
+_RE_BEST_SCORE = re.compile(r"^\s*Best score:\s*(\S+)", re.M)
+_RE_MORE = re.compile(r"^\s*\.\.\. and (\d+) more\s*$")
+_RULE = "=" * 40
+
+
+def _pct(s: str) -> Optional[float]:
+    try:
+        f = float(s)
+    except ValueError:
+        return None
+    return round(f / 100.0, 6) if math.isfinite(f) else None
+
+
+def _num(s: str) -> tuple[Optional[float], Optional[str]]:
+    try:
+        return finite_or_none(float(s))
+    except ValueError:
+        return None, "non_numeric"
+
+
+def _indented_block(lines: list[str], header: str) -> Optional[list[str]]:
+    """Lines after a ``  <header>`` line up to the next blank / rule / less-indented line."""
+    for i, ln in enumerate(lines):
+        if ln.strip() == header and (len(ln) - len(ln.lstrip())) <= 2:
+            out = []
+            for nxt in lines[i + 1 :]:
+                st = nxt.strip()
+                if not st or st.startswith(_RULE) or (len(nxt) - len(nxt.lstrip())) < 4:
+                    break
+                out.append(st)
+            return out
+    return None
+
+
+def parse_sforge_submit_output(text: str) -> dict[str, Any]:
+    """Parse what ``sforge-submit`` printed (sforge-format.md §5.2); ``{}`` when nothing is recognised.
+
+    Keys (present only when found):
+
+    * ``mode``: ``"submit"`` or ``"list"``; ``status``: ``"completed"`` (results
+      block), ``"error"`` (``agent-N: ERROR`` block), ``"rejected"``
+      (``COOLDOWN:`` / ``SUBMISSION LIMIT REACHED:``), ``"failed"`` (an
+      ``ERROR: ...`` line of the script), ``"pending"`` (submitted, no result
+      printed — e.g. the shell tool timed out);
+    * ``round`` (``agent-N``), ``remaining`` (int), ``valid`` (bool; true unless
+      ``Valid: no``), ``score`` (float; ``score_flag`` when not finite),
+      ``pass_rate`` (0–1 from ``Pass rate: NN.N%``), ``passed``, ``total``,
+      ``summary``, ``metrics`` (dict of str), ``failed`` (list of names),
+      ``failed_more`` (int), ``all_passed`` (bool), ``error`` (text),
+      ``rejected`` (``"cooldown"`` / ``"limit"``) with ``detail``;
+    * list mode: ``total_submissions``, ``best_pass_rate`` (0–1), ``best_score``,
+      ``entries`` = [{round, status, valid, pass_rate, score, summary}].
+    """
+    if not isinstance(text, str) or not text:
+        return {}
+    out: dict[str, Any] = {}
+    if "Submission History" in text:
+        out["mode"] = "list"
+        _parse_history(text, out)
+        return out
+
+    m = _RE_ROUND.search(text)
+    if m:
+        out["round"] = m.group(1)
+        if m.group(2) is not None:
+            out["remaining"] = int(m.group(2))
+    res = _RE_RESULTS.search(text)
+    err_block = _RE_ERROR_BLOCK.search(text)
+    lines = text.splitlines()
+    if res:
+        out["status"] = "completed"
+        label = res.group(1)
+        if "round" not in out and label != "submission":
+            out["round"] = label
+        v = _RE_VALID.search(text)
+        out["valid"] = not (v and v.group(1).lower() in ("no", "false"))
+        m = _RE_SCORE.search(text)
+        if m:
+            score, flag = _num(m.group(1))
+            out["score"] = score
+            if flag:
+                out["score_flag"] = flag
+        m = _RE_PASS_RATE.search(text)
+        if m:
+            out["pass_rate"] = _pct(m.group(1))
+        m = _RE_PASSED.search(text)
+        if m:
+            out["passed"] = int(m.group(1))
+            out["total"] = int(m.group(2))
+        block = _indented_block(lines, "Summary:")
+        if block:
+            out["summary"] = "\n".join(block)
+        block = _indented_block(lines, "Metrics:")
+        if block:
+            metrics = {}
+            for ln in block:
+                k, sep, v2 = ln.partition(":")
+                if sep:
+                    metrics[k.strip()] = v2.strip()
+            out["metrics"] = metrics
+        block = _indented_block(lines, "Failed checks:")
+        if block is None:
+            block = _indented_block(lines, "Failed tests:")
+        if block is not None:
+            failed = []
+            for ln in block:
+                mm = _RE_MORE.match(ln)
+                if mm:
+                    out["failed_more"] = int(mm.group(1))
+                elif ln.startswith("- "):
+                    failed.append(ln[2:])
+            out["failed"] = failed
+        if "All tests passed!" in text:
+            out["all_passed"] = True
+    elif err_block:
+        out["status"] = "error"
+        label = err_block.group(1)
+        if "round" not in out and label != "submission":
+            out["round"] = label
+        err_lines = []
+        for ln in text[err_block.end() :].splitlines():
+            st = ln.strip()
+            if st.startswith(_RULE):
+                if err_lines:
+                    break
+                continue
+            if not st and not err_lines:
+                continue
+            err_lines.append(st)
+        out["error"] = "\n".join(err_lines).strip()
+    else:
+        m = _RE_LIMIT.search(text)
+        m2 = _RE_COOLDOWN.search(text)
+        if m or m2:
+            out["status"] = "rejected"
+            out["rejected"] = "limit" if m else "cooldown"
+            out["detail"] = (m or m2).group(1)  # type: ignore[union-attr]
+        else:
+            m = _RE_ERROR_LINE.search(text)
+            if m:
+                out["status"] = "failed"
+                out["error"] = m.group(1)
+            elif "round" in out or "Submitting for evaluation" in text:
+                out["status"] = "pending"
+    if out:
+        out["mode"] = "submit"
+    return out
+
+
+def _parse_history(text: str, out: dict[str, Any]) -> None:
+    m = _RE_TOTAL_SUB.search(text)
+    if m:
+        out["total_submissions"] = int(m.group(1))
+    m = _RE_BEST_RATE.search(text)
+    if m:
+        out["best_pass_rate"] = _pct(m.group(1))
+    m = _RE_BEST_SCORE.search(text)
+    if m:
+        out["best_score"] = _num(m.group(1))[0]
+    entries = []
+    in_table = False
+    for ln in text.splitlines():
+        st = ln.strip()
+        if not in_table:
+            if st.startswith("ROUND") and "PASS_RATE" in st:
+                in_table = True
+            continue
+        if not st:
+            if entries:
+                break
+            continue
+        if st.startswith("-----") or st.startswith(_RULE):
+            continue
+        parts = st.split(None, 5)
+        if len(parts) < 5:
+            continue
+        rnd, status, valid, rate, score = parts[:5]
+        entries.append(
+            {
+                "round": None if rnd == "-" else rnd,
+                "status": None if status == "-" else status,
+                "valid": valid != "no",
+                "pass_rate": _pct(rate[:-1]) if rate.endswith("%") else None,
+                "score": None if score == "-" else _num(score)[0],
+                "summary": parts[5] if len(parts) > 5 else "",
+            }
+        )
+    out["entries"] = entries
+
+
+def _submit_summary(r: dict[str, Any]) -> str:
+    if r.get("mode") == "list":
+        n = r.get("total_submissions")
+        best = r.get("best_pass_rate")
+        s = f"sforge-submit --list: {n if n is not None else '?'} submissions"
+        if best is not None:
+            s += f", best pass rate {best * 100:.1f}%"
+        if r.get("best_score") is not None:
+            s += f", best score {r['best_score']:g}"
+        return s
+    label = r.get("round") or "submission"
+    st = r.get("status")
+    if st == "completed":
+        parts = []
+        if r.get("valid") is False:
+            parts.append("INVALID")
+        if r.get("score") is not None:
+            parts.append(f"score {r['score']:g}")
+        if r.get("pass_rate") is not None:
+            parts.append(f"pass {r['pass_rate'] * 100:.1f}%")
+        if r.get("total") is not None:
+            parts.append(f"({r.get('passed')}/{r['total']})")
+        return f"{label}: " + (" ".join(parts) or "completed")
+    if st == "error":
+        return f"{label}: ERROR {r.get('error', '')}"
+    if st == "rejected":
+        return f"sforge-submit rejected ({r.get('rejected')}): {r.get('detail', '')}"
+    if st == "failed":
+        return f"sforge-submit failed: {r.get('error', '')}"
+    return f"{label}: submitted, no result in output"
+
+
+# ----------------------------------------------------------------------------- parsers
+
+
+class _ClaudeParser:
+    """Shared record handling of the stream-json and session-file parsers."""
+
+    agent_format = "claude_stream"
+    #: SessionStart startup/resume hooks open a new segment (stream-json only)
+    _hook_segments = True
+
+    def __init__(self, source: str, generation: str, state: Optional[dict[str, Any]] = None) -> None:
+        self.source = source
+        self.generation = generation
+        st = state or {}
+        self._segment: int = int(st.get("segment", 0))
+        self._seg_init: bool = bool(st.get("seg_init", False))
+        self._seg_ended: bool = bool(st.get("seg_ended", False))
+        self._after_exit: bool = bool(st.get("after_exit", False))
+        self._after_compact: bool = bool(st.get("after_compact", False))
+        self._seg_session: Optional[str] = st.get("seg_session")
+        self._msgs: dict[str, list[int]] = {m[0]: list(m[1:]) for m in st.get("msgs", []) if m}
+        self._submits: dict[str, str] = {k: v for k, v in st.get("submits", [])}
+        self._agent_calls: list[str] = list(st.get("agent_calls", []))
+        self._session_id: Optional[str] = st.get("session_id")
+        # per-line scratch
+        self._out: list[Event] = []
+        self._offset = 0
+        self._t: Optional[float] = None
+
+    # -- protocol ------------------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "v": STATE_VERSION,
+            "segment": self._segment,
+            "seg_init": self._seg_init,
+            "seg_ended": self._seg_ended,
+            "after_exit": self._after_exit,
+            "after_compact": self._after_compact,
+            "seg_session": self._seg_session,
+            "msgs": [[k, *v] for k, v in self._msgs.items()],
+            "submits": [[k, v] for k, v in self._submits.items()],
+            "agent_calls": list(self._agent_calls),
+            "session_id": self._session_id,
+        }
+
+    def resume_offset(self) -> Optional[int]:
+        return None
+
+    def finish(self) -> list[Event]:
+        return []
+
+    def feed(self, line: bytes, offset: int) -> list[Event]:
+        self._out = out = []
+        self._offset = offset
+        self._t = None
+        try:
+            self._feed(line)
+        except Exception as exc:  # never raise on bad input
+            del out[:]
+            out.append(self._perr(line, f"unhandled record: {type(exc).__name__}: {exc}"))
+        return out
+
+    # -- line level ------------------------------------------------------------------
+
+    def _perr(self, raw: bytes, reason: str) -> Event:
+        ev = parse_error(self.source, self.generation, self._offset, raw, reason, sub=len(self._out))
+        ev.agent_format = self.agent_format
+        ev.segment = self._segment
+        return ev
+
+    def _feed(self, line: bytes) -> None:
+        if line[:15] == EXIT_PREFIX:
+            m = _EXIT_RE.match(line)
+            if m and m.start() == 0:
+                self._exit_marker(int(m.group(1)))
+                return
+        try:
+            obj = loads_lenient(line)
+        except ValueError as exc:
+            if not line.strip():
+                return  # blank line: nothing to record
+            m = _EXIT_RE.search(line) if EXIT_PREFIX in line else None
+            if m:
+                # marker glued to an unterminated last record of the segment
+                head = line[: m.start()]
+                if head.strip():
+                    try:
+                        hobj = loads_lenient(head)
+                    except ValueError as exc2:
+                        self._out.append(self._perr(head, f"not JSON: {exc2}"))
+                    else:
+                        if isinstance(hobj, dict):
+                            self._record(hobj)
+                        else:
+                            self._out.append(self._perr(head, "JSON value is not an object"))
+                self._exit_marker(int(m.group(1)))
+                return
+            reason = "invalid UTF-8" if isinstance(exc, UnicodeDecodeError) else f"not JSON: {exc}"
+            self._out.append(self._perr(line, reason))
+            return
+        if not isinstance(obj, dict):
+            self._out.append(self._perr(line, f"JSON value is not an object ({type(obj).__name__})"))
+            return
+        self._record(obj)
+
+    def _exit_marker(self, code: int) -> None:
+        self._seg_ended = True
+        self._after_exit = True
+        self._emit(
+            K_SEGMENT_END,
+            f"agent process exited with code {code}",
+            is_error=code != 0,
+            level="error" if code != 0 else None,
+            data={"reason": "exit_marker", "exit_code": code},
+        )
+
+    # -- emit --------------------------------------------------------------------------
+
+    def _emit(self, kind: str, summary: str, **fields: Any) -> dict[str, Any]:
+        d = {
+            "kind": kind,
+            "source": self.source,
+            "generation": self.generation,
+            "offset": self._offset,
+            "sub": len(self._out),
+            "agent_format": self.agent_format,
+            "segment": self._segment,
+            "summary": summary,
+        }
+        if self._t is not None:
+            d["t"] = self._t
+            d["t_source"] = T_RECORDED
+        d.update(fields)
+        self._out.append(_make_event(d))
+        return d
+
+    def _new_segment(self) -> None:
+        self._segment += 1
+        self._seg_init = False
+        self._seg_ended = False
+        self._after_exit = False
+        self._after_compact = False
+        self._seg_session = None
+        self._emit(K_SEGMENT_START, f"segment {self._segment} starts", data={"segment": self._segment})
+
+    # -- records -----------------------------------------------------------------------
+
+    def _record(self, o: dict[str, Any]) -> None:
+        ts = o.get("timestamp")
+        if ts is not None:
+            self._t = parse_timestamp(ts)
+        typ = o.get("type")
+        if self._after_exit:
+            self._new_segment()
+        self._pre_record(o, typ)
+        if typ == "assistant":
+            self._after_compact = False
+            self._assistant(o, self._parent(o))
+        elif typ == "user":
+            self._user(o, self._parent(o))
+        elif typ == "system":
+            self._system(o)
+        elif typ == "result":
+            self._after_compact = False
+            self._result(o)
+        else:
+            self._other(o, typ)
+
+    def _pre_record(self, o: dict[str, Any], typ: Any) -> None:
+        """Hook for the session parser (session changes)."""
+
+    def _parent(self, o: dict[str, Any]) -> Optional[str]:
+        return _str(o.get("parent_tool_use_id"))
+
+    def _common(self, o: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+        u = o.get("uuid")
+        if u is not None:
+            data["uuid"] = u
+        return data
+
+    # system ------------------------------------------------------------------------------
+
+    def _system(self, o: dict[str, Any]) -> None:
+        sub = o.get("subtype")
+        if sub == "init":
+            self._init(o)
+            return
+        if (sub == "hook_started" or sub == "hook_response") and self._hook_segments:
+            if o.get("hook_event") == "SessionStart":
+                name = o.get("hook_name")
+                if not (isinstance(name, str) and (name.endswith(":compact") or name.endswith(":clear"))):
+                    if self._seg_init or self._seg_ended:
+                        self._new_segment()
+        if sub == "compact_boundary":
+            meta = o.get("compact_metadata")
+            if meta is None:
+                meta = o.get("compactMetadata")
+            data = {"phase": "boundary", "subtype": sub}
+            if isinstance(meta, dict):
+                data["trigger"] = meta.get("trigger")
+                data["pre_tokens"] = meta.get("pre_tokens", meta.get("preTokens"))
+                data["metadata"] = meta
+            if o.get("content") is not None:
+                data["content"] = o.get("content")
+            self._after_compact = True
+            trig = data.get("trigger")
+            pre = data.get("pre_tokens")
+            s = "context compacted" + (f" ({trig})" if trig else "") + (f", {pre} tokens before" if pre is not None else "")
+            self._emit(K_COMPACTION, s, data=self._common(o, data))
+            return
+        level = None
+        if sub == "api_retry":
+            level = "warning"
+            s = f"API retry {o.get('attempt', '?')}/{o.get('max_retries', '?')}: {o.get('error', '')} (status {o.get('error_status', '?')})"
+        elif sub in ("hook_started", "hook_response"):
+            s = f"{sub} {o.get('hook_name', '')}"
+            if sub == "hook_response":
+                s += f" exit {o.get('exit_code')} {o.get('outcome', '')}"
+        elif sub in ("task_started", "task_notification", "task_updated"):
+            s = f"{sub} {o.get('task_id', '')} {o.get('status', '') or ''} {o.get('description', '') or o.get('summary', '') or ''}"
+        elif sub == "turn_duration":
+            s = f"turn duration {o.get('durationMs')} ms"
+        else:
+            detail = o.get("content") or o.get("message") or o.get("text") or ""
+            s = f"system/{sub}" + (f": {_summ(detail, 120)}" if isinstance(detail, str) and detail else "")
+        data = o if "subtype" in o else {"subtype": None, **o}
+        self._emit(
+            K_SYSTEM,
+            _summ(s),
+            level=level,
+            tool_use_id=_str(o.get("tool_use_id")),
+            data=data,
+        )
+
+    def _init(self, o: dict[str, Any]) -> None:
+        sid = _str(o.get("session_id"))
+        if self._seg_ended or self._seg_init:
+            same_process = self._after_compact and not self._seg_ended and sid is not None and sid == self._seg_session
+            if not same_process:
+                self._new_segment()
+        self._seg_init = True
+        self._seg_session = sid
+        self._after_compact = False
+        tools = o.get("tools")
+        model = _str(o.get("model"))
+        mcp = o.get("mcp_servers")
+        data = {
+            "session_id": sid,
+            "model": model,
+            "cwd": o.get("cwd"),
+            "tools": len(tools) if isinstance(tools, list) else None,
+            "claude_code_version": o.get("claude_code_version"),
+            "permissionMode": o.get("permissionMode"),
+        }
+        if isinstance(mcp, list) and mcp:
+            data["mcp_servers"] = mcp
+        s = f"init {model or '?'} (Claude Code {data['claude_code_version'] or '?'}, {data['tools'] if data['tools'] is not None else '?'} tools) cwd={data['cwd'] or '?'}"
+        self._emit(K_SESSION_INIT, _summ(s), model=model, data=self._common(o, data))
+
+    # result -------------------------------------------------------------------------------
+
+    def _result(self, o: dict[str, Any]) -> None:
+        cost, _flag = finite_or_none(o.get("total_cost_usd"))
+        is_error = bool(o.get("is_error"))
+        sub = o.get("subtype")
+        data: dict[str, Any] = {"subtype": sub, "is_error": is_error}
+        for k in (
+            "duration_ms",
+            "duration_api_ms",
+            "num_turns",
+            "result",
+            "usage",
+            "modelUsage",
+            "total_cost_usd",
+            "stop_reason",
+            "terminal_reason",
+            "api_error_status",
+            "permission_denials",
+            "session_id",
+            "errors",
+        ):
+            if k in o:
+                data[k] = o[k]
+        model = None
+        mu = o.get("modelUsage")
+        if isinstance(mu, dict) and len(mu) == 1:
+            model = _str(next(iter(mu)))
+        res = o.get("result")
+        s = f"result {sub}{' (error)' if is_error else ''}: {o.get('num_turns', '?')} turns"
+        if cost is not None:
+            s += f", ${cost:.4f}"
+        if o.get("duration_ms") is not None:
+            s += f", {o.get('duration_ms')} ms"
+        if isinstance(res, str) and res:
+            s += " — " + res[:SUMMARY_SCAN]
+        self._emit(
+            K_AGENT_RESULT,
+            _summ(s),
+            is_error=is_error,
+            level="error" if is_error else None,
+            stated_cost_usd=cost,
+            model=model,
+            data=self._common(o, data),
+        )
+        self._seg_ended = True
+        self._emit(
+            K_SEGMENT_END,
+            f"segment {self._segment} ended: result {sub}{' (error)' if is_error else ''}",
+            is_error=is_error,
+            data={"reason": "result", "subtype": sub, "is_error": is_error},
+        )
+
+    # assistant ----------------------------------------------------------------------------
+
+    def _assistant(self, o: dict[str, Any], parent: Optional[str]) -> None:
+        msg = o.get("message")
+        if not isinstance(msg, dict):
+            msg = {}
+        mid = _str(msg.get("id"))
+        model = _str(msg.get("model"))
+        content = msg.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        elif not isinstance(content, list):
+            content = []
+        error = o.get("error")
+        api_error = error is not None or bool(o.get("isApiErrorMessage")) or bool(o.get("is_api_error_message"))
+
+        usage = _usage(msg.get("usage"))
+        attach: Optional[Usage] = None
+        update: Optional[dict[str, int]] = None
+        if usage is not None:
+            if mid is None:
+                attach = usage
+            else:
+                tup = _usage_tuple(usage)
+                prev = self._msgs.get(mid)
+                if prev is None:
+                    attach = usage
+                    self._msgs[mid] = tup
+                    if len(self._msgs) > RECENT_MESSAGES:
+                        del self._msgs[next(iter(self._msgs))]
+                elif prev != tup:
+                    self._msgs[mid] = tup
+                    update = usage.model_dump()
+
+        sidechain = o.get("isSidechain") is True
+        uuid = o.get("uuid")
+        # fields of the first event of this record only
+        first_fields: Optional[dict[str, Any]] = {}
+        if attach is not None:
+            first_fields["usage"] = attach
+        first_data: dict[str, Any] = {}
+        if update is not None:
+            first_data["usage_update"] = update
+        if api_error and error is not None:
+            first_data["error"] = _str(error)
+
+        for block in content:
+            if not isinstance(block, dict):
+                block = {"type": "text", "text": _str(block) or ""}
+            bt = block.get("type")
+            data: dict[str, Any]
+            fields: dict[str, Any]
+            if bt == "text":
+                text = block.get("text")
+                text = text if isinstance(text, str) else (_str(text) or "")
+                if api_error:
+                    data = {"text": text, "error": _str(error) or "api_error"}
+                    kind, s = K_AGENT_ERROR, f"API error ({data['error']}): {_summ(text, 130)}"
+                    fields = {"is_error": True, "level": "error"}
+                else:
+                    data = {"text": text}
+                    kind, s, fields = K_AGENT_MESSAGE, _summ(text), {}
+            elif bt == "thinking" or bt == "redacted_thinking":
+                text = block.get("thinking")
+                text = text if isinstance(text, str) else ""
+                data = {"text": text, "redacted": bt == "redacted_thinking"}
+                if block.get("signature") or block.get("data"):
+                    data["signed"] = True
+                if text:
+                    s = _summ(text)
+                else:
+                    s = "[redacted thinking]" if bt == "redacted_thinking" else "[thinking: signature only]"
+                kind, fields = K_THINKING, {}
+            elif bt in TOOL_CALL_BLOCKS:
+                name = _str(block.get("name")) or ""
+                inp = block.get("input")
+                tid = _str(block.get("id"))
+                data = {"input": inp}
+                if bt != "tool_use":
+                    data["block_type"] = bt
+                if block.get("server_name") is not None:
+                    data["server_name"] = block.get("server_name")
+                s = f"{name}: {_tool_brief(inp)}"
+                cmd = inp.get("command") if isinstance(inp, dict) else None
+                if cmd is not None:
+                    mode = sforge_submit_mode(cmd)
+                    if mode is not None:
+                        data["sforge_submit"] = True
+                        data["submit_mode"] = mode
+                        s = f"sforge-submit{' --list' if mode == 'list' else ''} ({name}): {_tool_brief(inp)}"
+                        if tid is not None:
+                            self._submits[tid] = mode
+                            if len(self._submits) > RECENT_SUBMITS:
+                                del self._submits[next(iter(self._submits))]
+                if tid is not None and name in AGENT_TOOLS and parent is None and not sidechain:
+                    self._agent_calls.append(tid)
+                    if len(self._agent_calls) > RECENT_AGENT_CALLS:
+                        del self._agent_calls[0]
+                kind, fields = K_TOOL_CALL, {"tool_use_id": tid, "tool_name": name}
+                s = _summ(s)
+            elif isinstance(bt, str) and bt.endswith("_tool_result"):
+                # server-side tool results inside an assistant message (web search...)
+                c = block.get("content")
+                data = {"block_type": bt, "content": content_text(c) if isinstance(c, (str, list)) else "", "block": block}
+                kind = K_TOOL_RESULT
+                fields = {"tool_use_id": _str(block.get("tool_use_id")), "is_error": False}
+                s = _summ(f"{bt}: {data['content']}")
+            else:
+                data = {"block_type": bt, "block": block}
+                kind, fields, s = K_SYSTEM, {}, _summ(f"assistant block {bt}")
+            if uuid is not None:
+                data["uuid"] = uuid
+            if sidechain:
+                data["sidechain"] = True
+            if first_fields is not None:
+                fields.update(first_fields)
+                data.update(first_data)
+                first_fields = None
+            self._emit(kind, s, message_id=mid, model=model, parent_tool_use_id=parent, data=data, **fields)
+
+        if first_fields is not None:
+            # no content block at all
+            data = self._common(o, first_data)
+            if sidechain:
+                data["sidechain"] = True
+            if api_error:
+                data.setdefault("error", _str(error) or "api_error")
+                data["text"] = ""
+                self._emit(K_AGENT_ERROR, f"API error ({data['error']})", is_error=True, level="error",
+                           message_id=mid, model=model, parent_tool_use_id=parent, data=data, **first_fields)
+            elif usage is not None:
+                self._emit(K_TOKEN_USAGE, "usage of an assistant message without content", message_id=mid,
+                           model=model, parent_tool_use_id=parent, data=data, **first_fields)
+            else:
+                # neither content nor usage: keep the record visible
+                self._emit(K_SYSTEM, "assistant record without content", message_id=mid, model=model,
+                           parent_tool_use_id=parent, data={"type": "assistant", "record": o})
+
+    # user ----------------------------------------------------------------------------------
+
+    def _user(self, o: dict[str, Any], parent: Optional[str]) -> None:
+        msg = o.get("message")
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if content is None and isinstance(o.get("content"), (str, list)):
+            content = o.get("content")
+        sidechain = o.get("isSidechain") is True
+        compact_summary = o.get("isCompactSummary") is True
+        extra: dict[str, Any] = {}
+        if o.get("uuid") is not None:
+            extra["uuid"] = o.get("uuid")
+        if sidechain:
+            extra["sidechain"] = True
+        if o.get("isMeta") is True:
+            extra["is_meta"] = True
+        if o.get("isSynthetic") is True:
+            extra["synthetic"] = True
+
+        if isinstance(content, str):
+            self._user_text(content, parent, compact_summary, extra)
+            return
+        start = len(self._out)
+        if isinstance(content, list):
+            self._user_blocks(content, parent, compact_summary, extra)
+        if len(self._out) == start:
+            self._emit(K_SYSTEM, "user record without content", parent_tool_use_id=parent,
+                       data={"type": "user", "record": o})
+
+    def _user_blocks(self, content: list, parent: Optional[str], compact_summary: bool, extra: dict[str, Any]) -> None:
+        for block in content:
+            if isinstance(block, str):
+                self._user_text(block, parent, compact_summary, extra)
+                continue
+            if not isinstance(block, dict):
+                self._user_text(_str(block) or "", parent, compact_summary, extra)
+                continue
+            bt = block.get("type")
+            if bt == "tool_result":
+                self._tool_result(block, parent, extra)
+            elif bt == "text":
+                t = block.get("text")
+                self._user_text(t if isinstance(t, str) else (_str(t) or ""), parent, compact_summary, extra)
+            else:
+                data = dict(extra)
+                data["block_type"] = bt
+                data["text"] = _block_text(block)
+                if bt != "image":
+                    data["block"] = block
+                self._emit(K_USER_MESSAGE, _summ(data["text"]), parent_tool_use_id=parent, data=data)
+
+    def _user_text(self, text: str, parent: Optional[str], compact_summary: bool, extra: dict[str, Any]) -> None:
+        data = dict(extra)
+        data["text"] = text
+        if compact_summary or text.startswith(COMPACT_SUMMARY_PREFIX):
+            data["phase"] = "summary"
+            self._after_compact = True
+            self._emit(K_COMPACTION, _summ("compaction summary: " + text[:SUMMARY_SCAN]), parent_tool_use_id=parent, data=data)
+        elif text.startswith(STOP_HOOK_PREFIX):
+            self._emit(K_STOP_HOOK, _summ(text), parent_tool_use_id=parent, data=data)
+        else:
+            self._emit(K_USER_MESSAGE, _summ(text), parent_tool_use_id=parent, data=data)
+
+    def _tool_result(self, block: dict[str, Any], parent: Optional[str], extra: dict[str, Any]) -> None:
+        tid = _str(block.get("tool_use_id"))
+        text = content_text(block.get("content"))
+        is_error = bool(block.get("is_error"))
+        data = dict(extra)
+        data["content"] = text
+        rnd = None
+        sub_mode = self._submits.pop(tid, None) if tid is not None else None
+        if sub_mode is not None or "Round: agent-" in text:
+            r = parse_sforge_submit_output(text)
+            if r:
+                data["sforge_submit"] = True
+                if sub_mode is not None:
+                    data["submit_mode"] = sub_mode
+                data["submit_result"] = r
+                rnd = r.get("round")
+                s = _submit_summary(r)
+            else:
+                s = text
+        else:
+            s = text
+        if tid is not None and tid in self._agent_calls:
+            self._agent_calls.remove(tid)
+        if is_error:
+            s = "error: " + (s[:SUMMARY_SCAN] if isinstance(s, str) else "")
+        self._emit(
+            K_TOOL_RESULT,
+            _summ(s),
+            tool_use_id=tid,
+            is_error=is_error,
+            level="error" if is_error else None,
+            round=rnd,
+            parent_tool_use_id=parent,
+            data=data,
+        )
+
+    # other -----------------------------------------------------------------------------------
+
+    def _other(self, o: dict[str, Any], typ: Any) -> None:
+        data = o if "type" in o else {"type": None, **o}
+        detail = ""
+        if typ == "rate_limit_event":
+            info = o.get("rate_limit_info")
+            if isinstance(info, dict):
+                detail = f"{info.get('status', '')} {info.get('rateLimitType', '')}"
+        elif typ == "summary":
+            detail = o.get("summary") or ""
+        s = f"{typ}" + (f": {detail}" if detail else "")
+        self._emit(K_SYSTEM, _summ(s), data=data)
+
+
+class ClaudeStreamParser(_ClaudeParser):
+    """Claude Code ``-p --output-format stream-json --verbose`` (SForge ``agent_output.txt``)."""
+
+    agent_format = "claude_stream"
+
+
+class ClaudeSessionParser(_ClaudeParser):
+    """Claude Code session files (``~/.claude/projects/<project>/<session>.jsonl``).
+
+    Besides the shared mapping: the first record carrying a ``sessionId`` and
+    the envelope (``version`` / ``cwd``; not ``queue-operation``) emits a
+    ``session_init`` (data: session_id, cwd, claude_code_version (= ``version``),
+    gitBranch, entrypoint; model unknown at that point); a later change of
+    ``sessionId`` starts a new segment (``segment_start`` + ``session_init``).
+    ``progress`` records become ``system`` events (``tool_use_id`` =
+    ``toolUseID``); an ``agent_progress`` record holding a subagent message is
+    expanded like a top-level message with ``parent_tool_use_id`` =
+    ``parentToolUseID``.
+    """
+
+    agent_format = "claude_session"
+    _hook_segments = False
+
+    def _pre_record(self, o: dict[str, Any], typ: Any) -> None:
+        sid = o.get("sessionId")
+        if not isinstance(sid, str) or not sid or sid == self._session_id:
+            return
+        if "version" not in o and "cwd" not in o:
+            return  # queue-operation & co.: wait for a record with the full envelope
+        if self._session_id is not None:
+            self._new_segment()
+        self._session_id = sid
+        self._seg_init = True
+        self._seg_session = sid
+        data = {
+            "session_id": sid,
+            "model": None,
+            "cwd": o.get("cwd"),
+            "tools": None,
+            "claude_code_version": o.get("version"),
+            "permissionMode": o.get("permissionMode"),
+            "gitBranch": o.get("gitBranch"),
+            "entrypoint": o.get("entrypoint"),
+        }
+        s = f"session {sid} (Claude Code {data['claude_code_version'] or '?'}) cwd={data['cwd'] or '?'}"
+        self._emit(K_SESSION_INIT, _summ(s), data=data)
+
+    def _parent(self, o: dict[str, Any]) -> Optional[str]:
+        p = o.get("parent_tool_use_id")
+        if p is not None:
+            return _str(p)
+        if o.get("isSidechain") is True:
+            if self._agent_calls:
+                return self._agent_calls[-1]
+            aid = o.get("agentId")
+            return f"agent:{aid}" if aid else "sidechain"
+        return None
+
+    def _other(self, o: dict[str, Any], typ: Any) -> None:
+        if typ == "progress":
+            pdata = o.get("data")
+            ptype = pdata.get("type") if isinstance(pdata, dict) else None
+            if ptype == "agent_progress":
+                inner = pdata.get("message")
+                if isinstance(inner, dict) and inner.get("type") in ("assistant", "user") and isinstance(inner.get("message"), dict):
+                    parent = _str(o.get("parentToolUseID")) or _str(pdata.get("parentToolUseID")) or "sidechain"
+                    rec = inner
+                    if "timestamp" in inner:
+                        t = parse_timestamp(inner.get("timestamp"))
+                        if t is not None:
+                            self._t = t
+                    if inner.get("type") == "assistant":
+                        self._assistant(rec, parent)
+                    else:
+                        self._user(rec, parent)
+                    return
+            s = f"progress {ptype or ''}"
+            if isinstance(pdata, dict):
+                hn = pdata.get("hookName")
+                if hn:
+                    s += f" {hn}"
+            self._emit(K_SYSTEM, _summ(s), tool_use_id=_str(o.get("toolUseID")), data=o)
+            return
+        super()._other(o, typ)
+
+
+FORMATS: dict[str, type[_ClaudeParser]] = {
+    "claude_stream": ClaudeStreamParser,
+    "claude_session": ClaudeSessionParser,
+}
+
+# ----------------------------------------------------------------------------- detection
+
+_SESSION_ONLY_TYPES = frozenset(
+    ("summary", "file-history-snapshot", "progress", "queue-operation", "attachment", "last-prompt", "custom-title")
+)
+_STREAM_TYPES = frozenset(("system", "assistant", "user", "result", "rate_limit_event", "stream_event"))
+
+
+def _classify(o: dict[str, Any]) -> Optional[str]:
+    typ = o.get("type")
+    if not isinstance(typ, str):
+        return None
+    if "sessionId" in o or "parentUuid" in o:
+        return "claude_session"
+    if typ == "summary" and "leafUuid" in o:
+        return "claude_session"
+    if "session_id" in o and typ in _STREAM_TYPES:
+        return "claude_stream"
+    if typ in _SESSION_ONLY_TYPES and ("messageId" in o or "snapshot" in o or "uuid" in o):
+        return "claude_session"
+    return None
+
+
+def detect_claude_format(head: bytes) -> Optional[str]:
+    """``"claude_stream"`` / ``"claude_session"`` / None from the first bytes (~64 KiB) of a file.
+
+    Looks at the first complete JSON-object lines (non-JSON noise lines are
+    skipped); the first record that is decisive wins. When no line is complete
+    (a huge first record) falls back to key patterns in the raw bytes.
+    """
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    lines = head.split(b"\n")
+    complete = lines[:-1] if len(lines) > 1 else []
+    for ln in complete[:200]:
+        s = ln.strip()
+        if not s.startswith(b"{"):
+            continue
+        try:
+            o = orjson.loads(s)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(o, dict):
+            fmt = _classify(o)
+            if fmt:
+                return fmt
+    # partial first record: key patterns
+    probe = head[:65536]
+    if not probe.lstrip().startswith(b"{") and b"\n{" not in probe:
+        return None
+    if b'"type":"session_meta"' in probe or b'"sessionID"' in probe:
+        return None  # Codex rollout / OpenCode
+    if b'"parentUuid":' in probe or b'"sessionId":"' in probe:
+        return "claude_session"
+    if b'"session_id":"' in probe and re.search(rb'"type":\s*"(system|assistant|user|result)"', probe):
+        return "claude_stream"
+    return None

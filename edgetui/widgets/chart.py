@@ -1,0 +1,357 @@
+"""Score chart: best-so-far step line, submissions, time budget and a time cursor.
+
+The figure is drawn with plotext (its master figure, so only ever on the UI
+thread, inside ``render_line``), converted from ANSI to Rich segments once per
+(data, size), and cached. The time cursor is an overlay on the cached lines:
+moving it costs one column of a few strips, never a plotext build.
+
+Coordinates: x is elapsed **hours** from ``x_min = 0`` to :attr:`ScoreChart.x_max`;
+plotext centres the limits on the first and last canvas cells, so elapsed
+``e`` seconds sits at column ``canvas_left + round(e/3600 / x_max × (canvas_width − 1))``
+(:meth:`ScoreChart.column_for`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.geometry import Size
+from textual.strip import Strip
+from textual.widget import Widget
+
+__all__ = ["ChartData", "ScoreChart", "chart_data"]
+
+CURSOR_STYLE = Style(color="bright_yellow", bold=True)
+CURSOR_BG = Style(bgcolor="grey30")
+BEST_COLOR = "green"
+AGENT_COLOR = "bright_yellow"
+AUTO_COLOR = "blue"
+BUDGET_COLOR = "red"
+AXES_COLOR = 244
+AGENT_MARKER = "◆"
+AUTO_MARKER = "•"
+_SENTINEL = 1e100
+
+
+@dataclass
+class ChartData:
+    """What the chart draws, in chart units (x: elapsed hours; y: score or pass rate %)."""
+
+    best: list[tuple[float, float]] = field(default_factory=list)  # step line points
+    agent: list[tuple[float, float]] = field(default_factory=list)
+    auto: list[tuple[float, float]] = field(default_factory=list)
+    budget_h: Optional[float] = None
+    x_max: float = 1.0
+    y_label: str = "score"
+    policy: str = ""
+
+    @property
+    def empty(self) -> bool:
+        return not (self.best or self.agent or self.auto)
+
+
+def _num(v: Any) -> Optional[float]:
+    if v is None or isinstance(v, bool):
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) and abs(f) < _SENTINEL else None
+
+
+def chart_data(
+    head: Mapping[str, Any],
+    subs: Sequence[Mapping[str, Any]],
+    *,
+    end_elapsed_s: Optional[float] = None,
+) -> ChartData:
+    """Chart series from a run header (:func:`edgetui.store.run_header`) and its submissions.
+
+    Score tasks (``runs.score_task``) plot raw scores, others pass rate × 100.
+    The best-so-far line follows the submissions' ``best_score`` /
+    ``best_pass_rate`` (the running best under the task's selection policy) and
+    runs on to ``end_elapsed_s``. Agent (and game) rounds and auto-eval samples
+    are separate series so they get different markers.
+    """
+    start = head.get("started_at") or head.get("first_t") or 0.0
+    score_task = head.get("score_task")
+    if score_task is None:
+        score_task = (head.get("selection") or "pass_rate_first") != "pass_rate_first" and any(
+            s.get("score") is not None for s in subs
+        )
+
+    def own(s: Mapping[str, Any]) -> Optional[float]:
+        if score_task:
+            return _num(s.get("score"))
+        pr = _num(s.get("pass_rate"))
+        return None if pr is None else pr * 100
+
+    def best_of(s: Mapping[str, Any]) -> Optional[float]:
+        if score_task:
+            return _num(s.get("best_score"))
+        pr = _num(s.get("best_pass_rate"))
+        return None if pr is None else pr * 100
+
+    def x_of(s: Mapping[str, Any]) -> Optional[float]:
+        e = _num(s.get("elapsed_s"))
+        if e is None:
+            t = _num(s.get("t")) or _num(s.get("submitted_at")) or _num(s.get("graded_at"))
+            e = None if t is None else t - start
+        return None if e is None else e / 3600.0
+
+    d = ChartData(y_label="score" if score_task else "pass %")
+    d.policy = str(head.get("selection") or head.get("task_selection") or "")
+    prev: Optional[float] = None
+    last_x = 0.0
+    for s in subs:
+        x = x_of(s)
+        if x is None:
+            continue
+        last_x = max(last_x, x)
+        v = own(s)
+        if v is not None:
+            (d.auto if s.get("kind") == "auto" else d.agent).append((x, v))
+        b = best_of(s)
+        if b is None:
+            continue
+        if prev is not None and b != prev:
+            d.best.append((x, prev))
+        if prev is None or b != prev:
+            d.best.append((x, b))
+        prev = b
+    end_h = (end_elapsed_s or 0.0) / 3600.0
+    if d.best and end_h > d.best[-1][0]:
+        d.best.append((end_h, d.best[-1][1]))
+    budget = _num(head.get("timeout_s"))
+    d.budget_h = budget / 3600.0 if budget else None
+    x_max = max(end_h, last_x, d.budget_h * 1.03 if d.budget_h else 0.0)
+    d.x_max = x_max if x_max > 0 else 1.0
+    return d
+
+
+def _nice_step(span: float, n: int) -> float:
+    raw = span / max(1, n)
+    mag = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
+    for m in (1, 2, 2.5, 5, 10):
+        if m * mag >= raw:
+            return m * mag
+    return 10 * mag
+
+
+def _y_limits(values: Iterable[float]) -> tuple[float, float]:
+    vs = list(values)
+    if not vs:
+        return 0.0, 100.0
+    lo, hi = min(vs), max(vs)
+    if hi - lo < 1e-9:
+        pad = abs(hi) * 0.1 or 1.0
+        return lo - pad, hi + pad
+    pad = (hi - lo) * 0.08
+    return lo - pad, hi + pad
+
+
+def _hour_ticks(x_max: float, max_ticks: int) -> tuple[list[float], list[str]]:
+    for step in (0.25, 0.5, 1, 2, 3, 4, 6, 12, 24, 48):
+        if x_max / step <= max(1, max_ticks):
+            break
+    n = int(x_max / step + 1e-9)
+    pos = [k * step for k in range(n + 1)]
+    labels = []
+    for p in pos:
+        if step < 1:
+            h, m = divmod(round(p * 60), 60)
+            labels.append(f"{h}h{m:02d}" if m else f"{h}h")
+        else:
+            labels.append(f"{p:g}h")
+    return pos, labels
+
+
+def _fmt_tick(v: float, step: float) -> str:
+    if step >= 1:
+        return f"{v:.0f}"
+    digits = max(0, -math.floor(math.log10(step)) + (0 if step * 10 ** -math.floor(math.log10(step)) == 1 else 1))
+    return f"{v:.{min(digits, 4)}f}"
+
+
+@dataclass
+class _Built:
+    size: Size
+    lines: list[str]  # ANSI, one per row
+    canvas: tuple[int, int, int, int]  # left, top, width, height
+    strips: Optional[list[Strip]] = None
+
+
+class ScoreChart(Widget):
+    """The score-over-time chart with a vertical time cursor (see module docstring)."""
+
+    DEFAULT_CSS = """
+    ScoreChart { height: 14; min-height: 5; }
+    """
+
+    def __init__(self, *, id: Optional[str] = None, classes: Optional[str] = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.data: ChartData = ChartData()
+        self.cursor_elapsed: Optional[float] = None
+        self._built: Optional[_Built] = None
+
+    # ------------------------------------------------------------------ API
+
+    def set_data(self, data: ChartData) -> None:
+        self.data = data
+        self._built = None
+        self.refresh()
+
+    def set_cursor(self, elapsed_s: Optional[float]) -> None:
+        """Put the time cursor at ``elapsed_s`` (``None`` hides it); repaints only the chart."""
+        if elapsed_s == self.cursor_elapsed:
+            return
+        self.cursor_elapsed = elapsed_s
+        self.refresh()
+
+    @property
+    def x_range(self) -> tuple[float, float]:
+        """(x_min, x_max) in elapsed hours."""
+        return 0.0, self.data.x_max
+
+    @property
+    def canvas(self) -> Optional[tuple[int, int, int, int]]:
+        """(left, top, width, height) of the plot canvas inside the widget's content, once sized."""
+        b = self._ensure_built()
+        return b.canvas if b else None
+
+    def column_for(self, elapsed_s: float) -> Optional[int]:
+        """Content column of elapsed ``elapsed_s`` seconds (clamped to the canvas)."""
+        c = self.canvas
+        if c is None:
+            return None
+        left, _top, width, _h = c
+        lo, hi = self.x_range
+        frac = (elapsed_s / 3600.0 - lo) / (hi - lo) if hi > lo else 0.0
+        frac = min(1.0, max(0.0, frac))
+        return left + int(math.floor(frac * (width - 1) + 0.5))
+
+    @property
+    def cursor_column(self) -> Optional[int]:
+        """Content column of the time cursor (``None`` when hidden or not laid out)."""
+        if self.cursor_elapsed is None:
+            return None
+        return self.column_for(self.cursor_elapsed)
+
+    # ------------------------------------------------------------------ build
+
+    def _ensure_built(self) -> Optional[_Built]:
+        size = self.content_size
+        if size.width < 10 or size.height < 3:
+            return None
+        if self._built is None or self._built.size != size:
+            self._built = self._build(size)
+        return self._built
+
+    def _build(self, size: Size) -> _Built:
+        import plotext as plt
+
+        d = self.data
+        w, h = size.width, size.height
+        f = plt.figure
+        f.clear()
+        f.theme("simple")
+        f.plot_size(w, h)
+        ys = [y for _, y in d.best] + [y for _, y in d.agent] + [y for _, y in d.auto]
+        lo, hi = _y_limits(ys)
+        if d.y_label.startswith("pass"):
+            lo, hi = max(lo, -2.0), min(hi, 102.0)
+        f.ruler("x").lim(0.0, d.x_max)
+        f.ruler("y").lim(lo, hi)
+        rows = max(1, (h - 3) // 2)
+        step = _nice_step(hi - lo, rows)
+        first = math.ceil(lo / step) * step
+        yt = [first + k * step for k in range(int((hi - first) / step + 1e-9) + 1)]
+        f.ruler("y").ticks(yt, [_fmt_tick(v, step) for v in yt])
+        xt, xl = _hour_ticks(d.x_max, max(2, (w - 8) // 7))
+        f.ruler("x").ticks(xt, xl)
+        f.axes(pixel=(AXES_COLOR, "default"))
+        f.ruler("both").pixel((AXES_COLOR, "default"))
+        if d.budget_h is not None:
+            f.line(d.budget_h, orientation="vertical", pixel=(BUDGET_COLOR, "default"), style="dotted")
+        if d.best:
+            s = f.signal([x for x, _ in d.best], [y for _, y in d.best],
+                         marker=plt.marker("braille", pixel=BEST_COLOR))
+            s.lines()
+            f.draw(s)
+        if d.auto:
+            f.draw(f.signal([x for x, _ in d.auto], [y for _, y in d.auto],
+                            marker=plt.marker(AUTO_MARKER, pixel=AUTO_COLOR)))
+        if d.agent:
+            f.draw(f.signal([x for x, _ in d.agent], [y for _, y in d.agent],
+                            marker=plt.marker(AGENT_MARKER, pixel=AGENT_COLOR)))
+        m = f.build()
+        lines = m.string().split("\n")[:h]
+        canvas = self._canvas_of(f, lines)
+        return _Built(size, lines, canvas)
+
+    @staticmethod
+    def _canvas_of(f: Any, lines: list[str]) -> tuple[int, int, int, int]:
+        try:
+            (left, top), (cw, ch) = f._parts.canvas.position(), f._parts.canvas.size()
+            return int(left), int(top), int(cw), int(ch)
+        except Exception:  # plotext internals moved: read the frame corners instead
+            plain = [Text.from_ansi(x).plain for x in lines]
+            top = next((i for i, x in enumerate(plain) if "┌" in x), 0)
+            bottom = next((i for i, x in enumerate(plain) if "└" in x), len(plain) - 1)
+            left = plain[bottom].find("└") + 1
+            right = plain[bottom].rfind("┘")
+            return left, top + 1, max(1, right - left), max(1, bottom - top - 1)
+
+    def _strips(self, b: _Built) -> list[Strip]:
+        if b.strips is None:
+            console = self.app.console
+            out = []
+            for line in b.lines:
+                segs = []
+                for seg in Text.from_ansi(line).render(console):
+                    st = seg.style
+                    if st is not None and st.bgcolor is not None:  # keep the app's background
+                        st = Style(color=st.color, bold=st.bold, dim=st.dim, italic=st.italic)
+                    segs.append(Segment(seg.text, st))
+                out.append(Strip(segs).crop_extend(0, b.size.width, None))
+            while len(out) < b.size.height:
+                out.append(Strip.blank(b.size.width))
+            b.strips = out
+        return b.strips
+
+    # ------------------------------------------------------------------ render
+
+    def render_line(self, y: int) -> Strip:
+        b = self._ensure_built()
+        width = self.content_size.width
+        if b is None:
+            return Strip.blank(width)
+        strips = self._strips(b)
+        if y >= len(strips):
+            return Strip.blank(width)
+        strip = strips[y]
+        col = self.cursor_column
+        left, top, _cw, ch = b.canvas
+        if col is None or not (top - 1 <= y <= top + ch):
+            return strip
+        parts = strip.divide([col, col + 1, strip.cell_length])
+        if len(parts) < 3:
+            return strip
+        before, mid, after = parts[0], parts[1], parts[2]
+        ch_text = mid.text or " "
+        if y == top - 1:
+            seg = Segment("▼", CURSOR_STYLE)
+        elif y == top + ch:
+            seg = Segment("▲", CURSOR_STYLE)
+        elif ch_text.strip() == "" or ch_text in "⠀":
+            seg = Segment("│", CURSOR_STYLE)
+        else:
+            base = next(iter(mid), Segment(ch_text)).style or Style()
+            seg = Segment(ch_text, base + CURSOR_BG)
+        return Strip.join([before, Strip([seg], 1), after])

@@ -1,0 +1,168 @@
+"""Number, time and kind formatting shared by the widgets (pure functions, no I/O)."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+from replay.cursor import format_elapsed
+
+__all__ = [
+    "KIND_LABEL",
+    "KIND_STYLE",
+    "STATUS_STYLE",
+    "fmt_count",
+    "fmt_elapsed",
+    "fmt_pct",
+    "fmt_score",
+    "fmt_usd",
+    "fmt_utc",
+    "kind_label",
+    "kind_style",
+]
+
+fmt_elapsed = format_elapsed
+
+#: Short labels of event kinds for the 12-column kind column.
+KIND_LABEL = {
+    "run_config": "config",
+    "run_start": "run start",
+    "run_end": "run end",
+    "segment_start": "segment ▶",
+    "segment_end": "segment ■",
+    "resume": "resume",
+    "log": "log",
+    "infra_error": "INFRA ERR",
+    "session_init": "session",
+    "agent_message": "message",
+    "user_message": "user",
+    "thinking": "thinking",
+    "tool_call": "tool call",
+    "tool_result": "tool result",
+    "stop_hook_block": "stop hook",
+    "compaction": "compaction",
+    "system": "system",
+    "token_usage": "tokens",
+    "agent_result": "agent result",
+    "agent_error": "agent error",
+    "submission_sent": "submit →",
+    "judge_result": "graded",
+    "auto_eval_sample": "auto-eval",
+    "auto_eval_error": "auto-eval err",
+    "game_step": "game step",
+    "game_result": "game graded",
+    "container_state": "container",
+    "resource_sample": "resources",
+    "alarm": "ALARM",
+    "annotation": "note",
+    "parse_error": "parse error",
+}
+
+#: Rich styles of event kinds (ANSI colour names so Textual themes map them).
+KIND_STYLE = {
+    "tool_call": "cyan",
+    "tool_result": "dim",
+    "thinking": "magenta italic",
+    "agent_message": "",
+    "user_message": "blue",
+    "judge_result": "bold green",
+    "game_result": "bold green",
+    "submission_sent": "yellow",
+    "auto_eval_sample": "green",
+    "infra_error": "bold red",
+    "agent_error": "red",
+    "auto_eval_error": "red",
+    "parse_error": "red",
+    "alarm": "bold red",
+    "stop_hook_block": "yellow",
+    "resume": "bold yellow",
+    "segment_start": "bold blue",
+    "segment_end": "blue",
+    "run_start": "bold blue",
+    "run_end": "bold blue",
+    "compaction": "yellow",
+    "log": "dim",
+    "system": "dim",
+    "token_usage": "dim",
+    "resource_sample": "dim",
+    "container_state": "blue",
+    "annotation": "bold yellow",
+}
+
+STATUS_STYLE = {
+    "running": "bold green",
+    "completed": "green",
+    "finished": "green",
+    "aborted": "red",
+    "failed": "red",
+    "error": "red",
+    "infra_error": "red",
+    "stalled": "yellow",
+}
+
+
+def kind_label(kind: Optional[str]) -> str:
+    return KIND_LABEL.get(kind or "", (kind or "?").replace("_", " "))
+
+
+def kind_style(kind: Optional[str]) -> str:
+    return KIND_STYLE.get(kind or "", "")
+
+
+def _finite(v: Any) -> Optional[float]:
+    if v is None or isinstance(v, bool):
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def fmt_score(v: Any) -> str:
+    """A raw score with up to 4 significant digits (``67.25``, ``0.1235``, ``12,345``); ``–`` if none."""
+    f = _finite(v)
+    if f is None:
+        return "–"
+    if abs(f) >= 1e4:
+        return f"{f:,.0f}" if abs(f) < 1e9 else f"{f:.3g}"
+    s = f"{f:.4g}"
+    return s if "e" not in s else f"{f:.3g}"
+
+
+def fmt_pct(pass_rate: Any) -> str:
+    """A 0–1 pass rate as percent: ``85%``, ``85.5%``; ``–`` if none."""
+    f = _finite(pass_rate)
+    if f is None:
+        return "–"
+    p = f * 100
+    return f"{p:.0f}%" if abs(p - round(p)) < 0.05 else f"{p:.1f}%"
+
+
+def fmt_count(n: Any) -> str:
+    """``950``, ``12.3k``, ``4.5M``, ``1.2B``."""
+    f = _finite(n)
+    if f is None:
+        return "–"
+    a = abs(f)
+    for unit, div in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if a >= div:
+            v = f / div
+            return f"{v:.1f}{unit}" if abs(v) < 100 else f"{v:.0f}{unit}"
+    return f"{f:.0f}"
+
+
+def fmt_usd(v: Any) -> str:
+    f = _finite(v)
+    if f is None:
+        return "–"
+    return f"${f:,.2f}" if abs(f) < 1e5 else f"${f:,.0f}"
+
+
+def fmt_utc(t: Any) -> str:
+    """Epoch seconds as ``2026-01-01 12:34:56Z``."""
+    f = _finite(t)
+    if f is None:
+        return "–"
+    return datetime.fromtimestamp(f, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")

@@ -1,0 +1,137 @@
+"""Run header: run id, task, model, status, best score, tokens, dollars.
+
+Renders the header dict of :func:`edgetui.store.run_header` (no I/O). Text
+wraps between fields, never inside one, so nothing is cut at 80 columns.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from rich.text import Text
+from textual.widget import Widget
+
+from .fmt import STATUS_STYLE, fmt_count, fmt_pct, fmt_score, fmt_usd
+
+SEP = "  "
+
+
+def _fields(head: dict[str, Any], compact: bool) -> tuple[list[Text], list[Text]]:
+    """(identity fields, figures fields) as separate Texts, wrapped as units."""
+    ident: list[Text] = []
+    run = Text()
+    run.append("▍", style="bold bright_magenta")
+    run.append(str(head.get("run_id") or "?"), style="bold")
+    host = head.get("host")
+    if host and host != "local":
+        run.append(f" @{host}", style="dim")
+    ident.append(run)
+    task = Text(str(head.get("task_id") or "?"), style="bold cyan")
+    name = head.get("task_name")
+    if name and not compact and name != head.get("task_id"):
+        task.append(f" · {name}", style="cyan")
+    ident.append(task)
+    model = head.get("model")
+    agent = head.get("agent")
+    if model or agent:
+        m = Text(str(model or agent), style="")
+        if agent and model and not compact:
+            m.append(f" ({agent})", style="dim")
+        ident.append(m)
+    status = head.get("status") or "unknown"
+    st = Text("● ", style=STATUS_STYLE.get(status, "dim"))
+    st.append(status, style=STATUS_STYLE.get(status, ""))
+    if head.get("is_sample"):
+        st.append(" sample", style="dim italic")
+    ident.append(st)
+
+    figs: list[Text] = []
+    best = Text("best ", style="dim")
+    score_task = head.get("score_task")
+    if score_task or (score_task is None and head.get("best_score") is not None):
+        best.append(fmt_score(head.get("best_score")), style="bold green")
+        if head.get("best_pass_rate") is not None:
+            best.append(f" pass {fmt_pct(head.get('best_pass_rate'))}", style="green")
+    else:
+        best.append(fmt_pct(head.get("best_pass_rate")), style="bold green")
+        if head.get("best_score") is not None:
+            best.append(f" score {fmt_score(head.get('best_score'))}", style="green")
+    if head.get("best_round"):
+        best.append(f" ({head['best_round']})", style="dim")
+    figs.append(best)
+    sel = head.get("selection") or head.get("task_selection")
+    if sel and not compact:
+        s = Text(str(sel), style="dim")
+        if head.get("policy_assumed") or head.get("task_assumed"):
+            s.append(" (assumed)", style="dim italic")
+        figs.append(s)
+    tok = Text("tokens ", style="dim")
+    tok.append(fmt_count(head.get("tokens") or 0), style="bold")
+    if not compact:
+        tok.append(
+            f" (in {fmt_count(head.get('tok_input'))} · out {fmt_count(head.get('tok_output'))}"
+            f" · cache r {fmt_count(head.get('tok_cache_read'))} w {fmt_count(head.get('tok_cache_write'))})",
+            style="dim",
+        )
+    figs.append(tok)
+    cost, stated = head.get("cost_usd"), head.get("stated_cost_usd")
+    if cost is not None or stated is not None:
+        d = Text()
+        if cost is not None:
+            d.append(fmt_usd(cost), style="bold yellow")
+            if stated is not None:
+                d.append(f" · stated {fmt_usd(stated)}", style="yellow")
+        else:
+            d.append(fmt_usd(stated), style="bold yellow")
+            d.append(" stated", style="dim")
+        figs.append(d)
+    return ident, figs
+
+
+def header_text(head: Optional[dict[str, Any]], width: int) -> Text:
+    """The header as Text lines for a given width (fields wrap as whole units)."""
+    if not head:
+        return Text("loading run…", style="dim")
+    compact = width < 110
+    out = Text()
+    for group in _fields(head, compact):
+        line_len = 0
+        for k, f in enumerate(group):
+            w = f.cell_len
+            if k and line_len + len(SEP) + w > width:
+                out.append("\n")
+                line_len = 0
+            elif k:
+                out.append(SEP)
+                line_len += len(SEP)
+            out.append_text(f)
+            line_len += w
+        out.append("\n")
+    out.rstrip()
+    return out
+
+
+class RunHeader(Widget):
+    """Two (or, when narrow, three or four) lines describing the run; height follows content."""
+
+    DEFAULT_CSS = """
+    RunHeader { height: auto; padding: 0 1; background: $panel; }
+    """
+
+    def __init__(self, *, id: Optional[str] = None, classes: Optional[str] = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.head: Optional[dict[str, Any]] = None
+
+    def set_header(self, head: Optional[dict[str, Any]]) -> None:
+        self.head = head
+        self.refresh(layout=True)
+
+    def text(self, width: Optional[int] = None) -> Text:
+        """What the widget shows at ``width`` (default: its content width)."""
+        return header_text(self.head, width or max(20, self.content_region.width or 80))
+
+    def render(self) -> Text:
+        return self.text()
+
+    def get_content_height(self, container, viewport, width: int) -> int:
+        return len(header_text(self.head, max(20, width)).split("\n"))

@@ -1,0 +1,377 @@
+"""Timeline cursor over one run's events: the time logic of the replay screen.
+
+No Textual here: the cursor is plain state plus pure moves, so it is tested
+without a terminal and shared by the live and replay views.
+
+**Order.** The cursor walks the events in the order they are given; the views
+load them with :func:`edgetui.store.run_events`, whose order is the timeline
+order of edgetui: ``t`` ascending with untimed events (``t IS NULL``) last, then
+the source order (sources ranked by their earliest ``t``, then by name), then
+byte ``offset`` and ``sub`` within the source (then ``event_id``).
+
+**Elapsed.** ``elapsed = t − start`` where ``start`` is ``runs.started_at``, or
+the first event's ``t`` when the run has no start. Untimed events (after all
+timed ones) have no elapsed of their own; for time moves and for the chart
+cursor they sit at the last known elapsed (:meth:`ReplayCursor.position`), so
+positions never decrease along the timeline.
+
+**Moves.** Every move returns ``True`` when the selected event changed.
+
+* step ±n, first / last;
+* previous / next *submission*: ``judge_result`` events (one per graded round,
+  carrying ``round``; ``game_result`` for game sessions) — the moment the grade came back, which is when the curve
+  changes (``submission_sent`` only says a round went out);
+* previous / next *new best*: ``judge_result`` events whose round has
+  ``is_new_best`` in the ``submissions`` table;
+* jump to an elapsed time: the last event at or before it;
+* search: case-insensitive substring over summary (and data text when given,
+  or matches computed by the database, see :func:`edgetui.store.search_events`),
+  then next / previous match, cycling;
+* play: :meth:`ReplayCursor.advance` moves the play head by ``dt × speed``
+  seconds of run time and selects the last event at or before the head. The
+  caller owns the clock (``dt`` is wall-clock seconds since its last tick).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+__all__ = [
+    "SPEEDS",
+    "SUBMISSION_KINDS",
+    "ReplayCursor",
+    "format_elapsed",
+    "parse_elapsed",
+    "subagent_depths",
+]
+
+#: Play speeds (run seconds per wall second) cycled by the UI.
+SPEEDS: tuple[int, ...] = (1, 10, 60, 600)
+#: Event kinds that mark a graded round on the timeline (game sessions end in ``game_result``).
+SUBMISSION_KINDS: tuple[str, ...] = ("judge_result", "game_result")
+
+
+# ---------------------------------------------------------------------------- elapsed text
+
+
+def format_elapsed(seconds: Optional[float]) -> str:
+    """``h:mm:ss`` (hours unbounded: ``13:05:09``); ``-`` for ``None``; a leading ``-`` when negative."""
+    if seconds is None:
+        return "-"
+    sign = "-" if seconds < 0 else ""
+    s = int(abs(seconds))
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{sign}{h}:{m:02d}:{sec:02d}"
+
+
+_UNIT = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
+_UNITS_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*([dhms])")
+
+
+def parse_elapsed(text: str) -> float:
+    """Seconds from an elapsed-time string; raises ``ValueError`` when unreadable.
+
+    Accepts unit strings ``3h20m``, ``95m``, ``1.5h``, ``2h 5m 10s``, ``45s``,
+    ``1d2h``; clock strings ``2:15:00`` (h:mm:ss) and ``2:15`` (h:mm — hours
+    first, as the event list shows time); plain numbers are seconds (``5400``).
+    """
+    s = (text or "").strip().lower().replace(" ", "")
+    if not s:
+        raise ValueError("empty time")
+    if ":" in s:
+        parts = s.split(":")
+        if len(parts) > 3 or any(not p for p in parts):
+            raise ValueError(f"cannot read time {text!r}: use h:mm:ss or h:mm")
+        try:
+            nums = [float(p) for p in parts]
+        except ValueError:
+            raise ValueError(f"cannot read time {text!r}: use h:mm:ss or h:mm") from None
+        if len(nums) == 2:
+            nums.append(0.0)
+        h, m, sec = nums
+        return h * 3600 + m * 60 + sec
+    try:
+        return float(s)
+    except ValueError:
+        pass
+    pos = 0
+    total = 0.0
+    for m in _UNITS_RE.finditer(s):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * _UNIT[m.group(2)]
+        pos = m.end()
+    if pos != len(s) or pos == 0:
+        raise ValueError(f"cannot read time {text!r}: try 3h20m, 95m, 2:15:00 or seconds")
+    return total
+
+
+# ---------------------------------------------------------------------------- structure
+
+
+def subagent_depths(
+    kind: Sequence[str],
+    tool_use_id: Sequence[Optional[str]],
+    parent_tool_use_id: Sequence[Optional[str]],
+) -> list[int]:
+    """Nesting depth of each event: 0 on the main thread, 1 inside a subagent, 2 inside its subagent...
+
+    An event with ``parent_tool_use_id`` sits one level under the tool call
+    that launched its subagent (itself possibly inside a subagent).
+    """
+    call_depth: dict[str, int] = {}
+    out = [0] * len(kind)
+    for i, parent in enumerate(parent_tool_use_id):
+        d = 0 if parent is None else call_depth.get(parent, 0) + 1
+        out[i] = d
+        if kind[i] == "tool_call":
+            tid = tool_use_id[i]
+            if tid is not None and tid not in call_depth:
+                call_depth[tid] = d
+    return out
+
+
+# ---------------------------------------------------------------------------- the cursor
+
+
+class ReplayCursor:
+    """Selection + play head over one run's timeline.
+
+    ``events`` is any object with parallel sequences ``t``, ``kind`` and
+    ``round`` (optional: ``summary``, ``event_id``, ``tool_use_id``,
+    ``parent_tool_use_id``), e.g. :class:`edgetui.store.EventColumns`, in
+    timeline order. ``submissions`` are row mappings with ``round`` and
+    ``is_new_best``. ``start`` is the run's start (epoch seconds); ``texts``
+    optional per-event search text (e.g. the data JSON) matched with the summary.
+    """
+
+    def __init__(
+        self,
+        events: Any,
+        submissions: Iterable[Mapping[str, Any]] = (),
+        *,
+        start: Optional[float] = None,
+        texts: Optional[Sequence[Optional[str]]] = None,
+    ) -> None:
+        self.events = events
+        self.kind: Sequence[str] = events.kind
+        self.round: Sequence[Optional[str]] = getattr(events, "round", None) or [None] * len(events.kind)
+        self.summary: Sequence[Optional[str]] = getattr(events, "summary", None) or [None] * len(events.kind)
+        self.texts = texts
+        ts: Sequence[Optional[float]] = events.t
+        self.n = len(self.kind)
+        if start is None:
+            start = next((t for t in ts if t is not None), None)
+        self.start: Optional[float] = start
+        base = start if start is not None else 0.0
+        #: elapsed seconds of each event (``None`` if untimed)
+        self.elapsed: list[Optional[float]] = [None if t is None else t - base for t in ts]
+        #: elapsed carried forward over untimed events (non-decreasing; used for time moves)
+        self._pos: list[float] = []
+        last = next((e for e in self.elapsed if e is not None), 0.0)
+        for e in self.elapsed:
+            if e is not None and e > last:
+                last = e
+            self._pos.append(last)
+        self.end_elapsed: float = self._pos[-1] if self._pos else 0.0
+
+        best_rounds = {s.get("round") for s in submissions if s.get("is_new_best")}
+        self.submission_idx: list[int] = [
+            i for i, k in enumerate(self.kind) if k in SUBMISSION_KINDS
+        ]
+        self.new_best_idx: list[int] = [
+            i for i in self.submission_idx if self.round[i] is not None and self.round[i] in best_rounds
+        ]
+        tu = getattr(events, "tool_use_id", None)
+        pu = getattr(events, "parent_tool_use_id", None)
+        self.depth: list[int] = (
+            subagent_depths(self.kind, tu, pu) if tu is not None and pu is not None else [0] * self.n
+        )
+
+        self.index: int = 0
+        self.play_head: float = self._pos[0] if self._pos else 0.0
+        self.playing: bool = False
+        self.speed: int = SPEEDS[0]
+        self.query: str = ""
+        self.matches: list[int] = []
+
+    # ------------------------------------------------------------------ state
+
+    def __len__(self) -> int:
+        return self.n
+
+    def position(self, index: Optional[int] = None) -> float:
+        """Elapsed seconds of event ``index`` (default: the selected one), carried forward if untimed."""
+        i = self.index if index is None else index
+        return self._pos[i] if self.n else 0.0
+
+    @property
+    def selected_elapsed(self) -> Optional[float]:
+        """Elapsed seconds of the selected event itself (``None`` if it has no time)."""
+        return self.elapsed[self.index] if self.n else None
+
+    @property
+    def at_end(self) -> bool:
+        """The play head has reached the last timed event (or the last event is selected)."""
+        return self.n == 0 or self.index == self.n - 1 or self.play_head >= self.end_elapsed
+
+    def select(self, index: int) -> bool:
+        """Select event ``index`` (clamped); the play head moves to its position."""
+        if self.n == 0:
+            return False
+        index = max(0, min(self.n - 1, index))
+        changed = index != self.index
+        self.index = index
+        self.play_head = self._pos[index]
+        return changed
+
+    # ------------------------------------------------------------------ steps
+
+    def step(self, n: int = 1) -> bool:
+        return self.select(self.index + n)
+
+    def first(self) -> bool:
+        return self.select(0)
+
+    def last(self) -> bool:
+        return self.select(self.n - 1)
+
+    @staticmethod
+    def _next_in(marks: Sequence[int], index: int) -> Optional[int]:
+        k = bisect_right(marks, index)
+        return marks[k] if k < len(marks) else None
+
+    @staticmethod
+    def _prev_in(marks: Sequence[int], index: int) -> Optional[int]:
+        k = bisect_left(marks, index)
+        return marks[k - 1] if k > 0 else None
+
+    def next_submission(self) -> bool:
+        i = self._next_in(self.submission_idx, self.index)
+        return self.select(i) if i is not None else False
+
+    def prev_submission(self) -> bool:
+        i = self._prev_in(self.submission_idx, self.index)
+        return self.select(i) if i is not None else False
+
+    def next_new_best(self) -> bool:
+        i = self._next_in(self.new_best_idx, self.index)
+        return self.select(i) if i is not None else False
+
+    def prev_new_best(self) -> bool:
+        i = self._prev_in(self.new_best_idx, self.index)
+        return self.select(i) if i is not None else False
+
+    # ------------------------------------------------------------------ time
+
+    def _last_at(self, elapsed: float) -> int:
+        """Index of the last event at or before ``elapsed`` (0 if none is)."""
+        return max(0, bisect_right(self._pos, elapsed) - 1)
+
+    def jump_to(self, elapsed: float) -> bool:
+        """Select the last event at or before ``elapsed`` seconds; the play head goes to ``elapsed``."""
+        if self.n == 0:
+            return False
+        i = self._last_at(elapsed)
+        changed = i != self.index
+        self.index = i
+        self.play_head = elapsed
+        return changed
+
+    def play(self) -> None:
+        self.playing = True
+        if self.index >= self.n - 1 or self.play_head >= self.end_elapsed:
+            self.select(0)  # replay from the start when at the end
+
+    def pause(self) -> None:
+        self.playing = False
+
+    def toggle_play(self) -> bool:
+        """Start or stop playing; returns the new ``playing``."""
+        self.pause() if self.playing else self.play()
+        return self.playing
+
+    def cycle_speed(self, direction: int = 1) -> int:
+        """Next (``+1``) or previous (``-1``) speed of :data:`SPEEDS`, wrapping; returns it."""
+        k = SPEEDS.index(self.speed) if self.speed in SPEEDS else 0
+        self.speed = SPEEDS[(k + direction) % len(SPEEDS)]
+        return self.speed
+
+    def set_speed(self, speed: int) -> None:
+        self.speed = speed
+
+    def advance(self, dt_seconds: float, speed: Optional[float] = None) -> bool:
+        """Move the play head by ``dt_seconds × speed`` of run time and select the last event at or before it.
+
+        ``speed`` defaults to :attr:`speed`. Stops playing when the head reaches
+        the last timed event. Returns ``True`` if the selection changed.
+        """
+        if self.n == 0:
+            self.playing = False
+            return False
+        sp = self.speed if speed is None else speed
+        self.play_head += dt_seconds * sp
+        i = self._last_at(self.play_head)
+        # never jump back over events the user stepped onto (untimed tail, equal times)
+        if i < self.index and self._pos[self.index] <= self.play_head:
+            i = self.index
+        changed = i != self.index
+        self.index = i
+        if self.play_head >= self.end_elapsed:
+            self.playing = False
+        return changed
+
+    # ------------------------------------------------------------------ search
+
+    def search(self, query: str, matches: Optional[Iterable[int]] = None) -> int:
+        """Set the search and select the first match at or after the selection (wrapping).
+
+        ``matches`` (event indices) comes from the database when given (see
+        :func:`edgetui.store.search_events`); otherwise the summary and
+        :attr:`texts` are matched here, case-insensitively. Returns the number
+        of matches.
+        """
+        self.query = query or ""
+        if matches is not None:
+            self.matches = sorted(set(matches))
+        else:
+            q = self.query.lower()
+            if not q:
+                self.matches = []
+            else:
+                texts = self.texts
+                out = []
+                for i in range(self.n):
+                    s = self.summary[i]
+                    if s and q in s.lower():
+                        out.append(i)
+                    elif texts is not None and texts[i] and q in texts[i].lower():
+                        out.append(i)
+                self.matches = out
+        if self.matches:
+            k = bisect_left(self.matches, self.index)
+            self.select(self.matches[k % len(self.matches)])
+        return len(self.matches)
+
+    def next_match(self) -> bool:
+        if not self.matches:
+            return False
+        k = bisect_right(self.matches, self.index)
+        return self.select(self.matches[k % len(self.matches)])
+
+    def prev_match(self) -> bool:
+        if not self.matches:
+            return False
+        k = bisect_left(self.matches, self.index)
+        return self.select(self.matches[(k - 1) % len(self.matches)])
+
+    @property
+    def match_number(self) -> Optional[int]:
+        """1-based number of the selected event among the matches (``None`` if it is not one)."""
+        k = bisect_left(self.matches, self.index)
+        if k < len(self.matches) and self.matches[k] == self.index:
+            return k + 1
+        return None
