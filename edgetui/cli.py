@@ -19,14 +19,15 @@ from typing import Optional, Sequence
 from . import __version__
 
 
-def _add_db(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", type=Path, default=None, help="database file (default: user data dir, or $EDGETUI_DB)")
+def _add_db(p: argparse.ArgumentParser, top: bool = False) -> None:
+    # sub-commands use SUPPRESS so `edgetui --db X cmd` and `edgetui cmd --db X` both work
+    p.add_argument("--db", type=Path, default=None if top else argparse.SUPPRESS, help="database file (default: user data dir, or $EDGETUI_DB)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="edgetui", description="Supervise and replay SForge / EdgeBench agent runs.")
     ap.add_argument("--version", action="version", version=f"edgetui {__version__}")
-    _add_db(ap)
+    _add_db(ap, top=True)
     sub = ap.add_subparsers(dest="cmd")
 
     p = sub.add_parser("ingest", help="record run directories, runs roots or transcript files")

@@ -23,7 +23,7 @@ from .parsers.base import file_generation, iter_lines, parse_error
 from .records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
 from .recorder import Recorder
 
-BATCH_EVENTS = 20000
+BATCH_EVENTS = int(os.environ.get("EDGETUI_BATCH_EVENTS", 20000))  # events per committed batch
 ABORT_THRESHOLD_S = float(os.environ.get("SFORGE_VIZ_ABORT_THRESHOLD", 7200))  # SForge visualizer default
 
 ProgressFn = Callable[[int], None]  # called with bytes consumed since the last call

@@ -43,6 +43,7 @@ __all__ = [
     "submission",
     "test_results",
     "task",
+    "tool_events",
 ]
 
 #: ORDER BY clause of the timeline (see the module docstring). ``source_rank``
@@ -352,3 +353,19 @@ def test_results(conn: duckdb.DuckDBPyConnection, run_key: str, round: str) -> l
 
 
 test_results.__test__ = False  # type: ignore[attr-defined]  # not a pytest test when imported into one
+
+
+def tool_events(conn: duckdb.DuckDBPyConnection, run_key: str, tool_use_id: str) -> list[dict[str, Any]]:
+    """The tool call and tool result(s) sharing ``tool_use_id`` (``data`` parsed), call first."""
+    with conn.cursor() as cur:
+        cur.execute(
+            """SELECT event_id, kind, t, tool_name, is_error, round, summary, data FROM events
+               WHERE run_key = ? AND tool_use_id = ? AND kind IN ('tool_call', 'tool_result')
+               ORDER BY kind = 'tool_result', t NULLS LAST, "offset", sub""",
+            [run_key, tool_use_id],
+        )
+        rows = _rows(cur)
+    for r in rows:
+        d = _json(r.get("data"))
+        r["data"] = d if isinstance(d, dict) else {}
+    return rows

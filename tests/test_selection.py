@@ -63,8 +63,8 @@ scores = st.one_of(
 )
 
 
-def _opt(strategy, *, missing_weight: bool = True):
-    return st.one_of(st.just(MISSING), strategy) if missing_weight else strategy
+def _opt(strategy):
+    return st.one_of(st.just(MISSING), strategy)
 
 
 @st.composite

@@ -1,0 +1,197 @@
+"""Virtualised event list (Line API): one row per event, any number of events.
+
+Only the visible rows are rendered (``render_line``), each from the parallel
+columns of the timeline cursor, so 50,000 events cost no more than 50. Columns:
+a mark gutter (``★`` new best, ``◆`` graded round, ``✗`` error), elapsed
+``h:mm:ss``, kind, one-line summary; subagent events (``parent_tool_use_id``)
+are indented under the call that launched them. The widget owns no state
+beyond the selected row: the screen moves the cursor and calls :meth:`select`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from .fmt import fmt_elapsed, kind_label, kind_style
+
+__all__ = ["EventList"]
+
+KIND_W = 12
+TIME_W = 8
+_ERROR_KINDS = {"infra_error", "parse_error", "agent_error", "auto_eval_error", "alarm"}
+_GRADED = {"judge_result", "game_result"}
+
+
+class EventList(ScrollView, can_focus=True, inherit_bindings=False):
+    """Rows of a :class:`replay.cursor.ReplayCursor` timeline; keys belong to the screen."""
+
+    COMPONENT_CLASSES = {"event-list--cursor", "event-list--match"}
+
+    DEFAULT_CSS = """
+    EventList { background: $surface; scrollbar-size-vertical: 1; }
+    EventList > .event-list--cursor { background: $primary 45%; text-style: bold; }
+    EventList:focus > .event-list--cursor { background: $primary 80%; }
+    EventList > .event-list--match { background: $warning 35%; }
+    """
+
+    class Clicked(Message):
+        """A row was clicked."""
+
+        def __init__(self, index: int) -> None:
+            self.index = index
+            super().__init__()
+
+    def __init__(self, *, id: Optional[str] = None, classes: Optional[str] = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.timeline: Any = None
+        self.selected: int = 0
+        self.query_text: str = ""
+        self._new_best: set[int] = set()
+        self._cache: LRUCache[tuple, Strip] = LRUCache(512)
+
+    # ------------------------------------------------------------------ API
+
+    @property
+    def count(self) -> int:
+        return 0 if self.timeline is None else self.timeline.n
+
+    def set_timeline(self, timeline: Any, selected: int = 0) -> None:
+        """Show the events of a :class:`~replay.cursor.ReplayCursor` (its columns, elapsed, depth)."""
+        self.timeline = timeline
+        self._new_best = set(getattr(timeline, "new_best_idx", ()))
+        self._cache.clear()
+        self.virtual_size = Size(self.size.width, self.count)
+        self.selected = -1
+        self.select(selected, center=True)
+        self.refresh()
+
+    def set_query(self, query: str) -> None:
+        """Highlight ``query`` (case-insensitive) in the summaries."""
+        if query != self.query_text:
+            self.query_text = query
+            self._cache.clear()
+            self.refresh()
+
+    def select(self, index: int, *, center: bool = False) -> None:
+        """Select row ``index`` and scroll it into view (centred if ``center`` or if it was far away)."""
+        n = self.count
+        if n == 0:
+            self.selected = 0
+            return
+        index = max(0, min(n - 1, index))
+        old = self.selected
+        self.selected = index
+        height = max(1, self.scrollable_content_region.height or self.size.height or 1)
+        top = int(self.scroll_y)
+        if center or not (top - 1 <= index <= top + height):
+            target = index - height // 3
+        elif index < top:
+            target = index
+        elif index >= top + height:
+            target = index - height + 1
+        else:
+            target = top
+        target = max(0, min(target, max(0, n - height)))
+        if target != top:
+            self.scroll_to(y=target, animate=False, immediate=True)
+            self.refresh()
+        else:
+            if 0 <= old < n:
+                self.refresh_line(old)
+            self.refresh_line(index)
+
+    def on_click(self, event: Any) -> None:
+        y = event.y + int(self.scroll_y)
+        if 0 <= y < self.count:
+            self.post_message(self.Clicked(y))
+
+    # ------------------------------------------------------------------ render
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width or self.size.width
+        index = int(self.scroll_y) + y
+        if self.timeline is None or index >= self.count:
+            return Strip.blank(width, self.rich_style)
+        sel = index == self.selected
+        key = (index, width, sel, self.has_focus if sel else False)
+        strip = self._cache.get(key)
+        if strip is None:
+            strip = self._row(index, width, sel)
+            self._cache[key] = strip
+        return strip
+
+    def _row(self, i: int, width: int, selected: bool) -> Strip:
+        tl = self.timeline
+        ev = tl.events
+        kind = tl.kind[i]
+        base = self.rich_style
+        row_style = self.get_component_rich_style("event-list--cursor") if selected else Style()
+        dim = Style(dim=True)
+
+        def st(s: str | Style) -> Style:
+            s = Style.parse(s) if isinstance(s, str) else s
+            return base + s + row_style
+
+        is_err = bool(ev.is_error[i]) if hasattr(ev, "is_error") else False
+        if i in self._new_best:
+            mark, mstyle = "★", "bold bright_yellow"
+        elif kind in _GRADED:
+            mark, mstyle = "◆", "green"
+        elif is_err or kind in _ERROR_KINDS:
+            mark, mstyle = "✗", "bold red"
+        else:
+            mark, mstyle = " ", ""
+        segs = [Segment(mark, st(mstyle))]
+        el = tl.elapsed[i]
+        segs.append(Segment(fmt_elapsed(el).rjust(TIME_W) + " ", st(dim)))
+        kw = KIND_W if width >= 60 else 8
+        lab = kind_label(kind)
+        lab = (lab[: kw - 1] + "…") if len(lab) > kw else lab.ljust(kw)
+        kstyle = kind_style(kind)
+        if is_err and kind == "tool_result":
+            kstyle = "red"
+        segs.append(Segment(lab + " ", st(kstyle)))
+        d = tl.depth[i] if tl.depth else 0
+        if d:
+            segs.append(Segment("┆ " * (d - 1) + "↳ ", st("dim cyan")))
+        summary = (tl.summary[i] or "").replace("\n", " ").replace("\r", " ")
+        sstyle = "red" if is_err or kind in _ERROR_KINDS else ("bold" if kind in _GRADED else ("dim" if kind in ("tool_result", "log", "system") else ""))
+        q = self.query_text.lower()
+        if q and q in summary.lower():
+            low = summary.lower()
+            pos = 0
+            mstyle_q = self.get_component_rich_style("event-list--match")
+            while True:
+                k = low.find(q, pos)
+                if k < 0:
+                    break
+                if k > pos:
+                    segs.append(Segment(summary[pos:k], st(sstyle)))
+                segs.append(Segment(summary[k : k + len(q)], st(sstyle) + mstyle_q))
+                pos = k + len(q)
+            if pos < len(summary):
+                segs.append(Segment(summary[pos:], st(sstyle)))
+        else:
+            segs.append(Segment(summary, st(sstyle)))
+        strip = Strip(segs).crop_extend(0, width, base + row_style)
+        return strip
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache.clear()
+
+    def on_focus(self, event: Any) -> None:
+        self._cache.clear()
+        self.refresh()
+
+    def on_blur(self, event: Any) -> None:
+        self._cache.clear()
+        self.refresh()

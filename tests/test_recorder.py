@@ -1,0 +1,224 @@
+"""Recorder and ingest: idempotency, kill -9 resume, secrets, bad input, the DB holder."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from edgetui.cli import main
+from edgetui.db import DatabaseBusy, HolderServer, ask_holder, open_db
+from edgetui.ingest import ingest_paths
+
+from helpers_stream import stream_lines
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _write(path: Path, lines: list[bytes], end: bytes = b"\n") -> Path:
+    path.write_bytes(b"".join(l + end for l in lines))
+    return path
+
+
+def _count(db: Path, sql: str):
+    c = duckdb.connect(str(db), read_only=True)
+    try:
+        return c.execute(sql).fetchall()
+    finally:
+        c.close()
+
+
+def test_reingest_same_bytes_adds_nothing(tmp_path, db_path):
+    f = _write(tmp_path / "t.jsonl", stream_lines(50))
+    assert main(["--db", str(db_path), "ingest", "-q", str(f)]) == 0
+    n1 = _count(db_path, "SELECT count(*), count(DISTINCT event_id) FROM events")[0]
+    assert n1[0] == n1[1] and n1[0] > 150
+    assert main(["--db", str(db_path), "ingest", "-q", str(f)]) == 0
+    # a copy of the same bytes elsewhere also maps to the same run and rows
+    other = tmp_path / "copy"
+    other.mkdir()
+    g = other / "t.jsonl"
+    g.write_bytes(f.read_bytes())
+    assert main(["--db", str(db_path), "ingest", "-q", str(g)]) == 0
+    assert _count(db_path, "SELECT count(*) FROM events")[0][0] == n1[0]
+
+
+def test_usage_counted_once_per_message(tmp_path, db_path):
+    f = _write(tmp_path / "t.jsonl", stream_lines(20))
+    main(["--db", str(db_path), "ingest", "-q", str(f)])
+    # 20 messages, each split over two lines repeating usage: counted once each
+    (inp, out, cr, cw, stated), = _count(db_path, "SELECT input_tokens, output_tokens, cache_read_tokens, "
+                                         "cache_write_tokens, stated_cost_usd FROM runs")
+    assert (inp, out, cr, cw) == (200, 100, 2000, 140)
+    assert stated == pytest.approx(1.5)
+
+
+def _big_transcript(path: Path, turns: int) -> Path:
+    lines: list[bytes] = []
+    for seg in range(3):
+        lines += stream_lines(turns, tag=f"seg{seg}")
+    lines.insert(5, b"WARNING: not json at all")
+    return _write(path, lines)
+
+
+def test_kill9_then_resume_equals_uninterrupted(tmp_path):
+    f = _big_transcript(tmp_path / "big.jsonl", 6000)
+    clean = tmp_path / "clean.duckdb"
+    killed = tmp_path / "killed.duckdb"
+    assert main(["--db", str(clean), "ingest", "-q", str(f)]) == 0
+    env = dict(os.environ, EDGETUI_BATCH_EVENTS="500")
+    code = f"from edgetui.cli import main; main(['--db', {str(killed)!r}, 'ingest', '-q', {str(f)!r}])"
+    kills = 0
+    for delay in (1.2, 2.0):
+        p = subprocess.Popen([sys.executable, "-c", code], env=env)
+        time.sleep(delay)
+        if p.poll() is None:
+            os.kill(p.pid, signal.SIGKILL)
+            kills += 1
+        p.wait()
+    assert kills >= 1, "ingest finished before it could be killed; make the input bigger"
+    # after the kill(s): the partial database opens, then a normal run completes it
+    assert main(["--db", str(killed), "ingest", "-q", str(f)]) == 0
+    c = duckdb.connect(str(killed))
+    c.execute(f"ATTACH '{clean}' AS clean (READ_ONLY)")
+    cols = ("event_id, run_key, kind, t, t_source, source, generation, \"offset\", sub, summary, level, segment, "
+            "message_id, tool_use_id, parent_tool_use_id, round, input_tokens, output_tokens, data, raw")
+    a = c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM events EXCEPT SELECT {cols} FROM clean.events)").fetchone()[0]
+    b = c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM clean.events EXCEPT SELECT {cols} FROM events)").fetchone()[0]
+    n = c.execute("SELECT count(*) FROM events").fetchone()[0]
+    rcols = "run_key, n_events, input_tokens, output_tokens, stated_cost_usd, status"
+    r = c.execute(f"SELECT count(*) FROM (SELECT {rcols} FROM runs EXCEPT SELECT {rcols} FROM clean.runs)").fetchone()[0]
+    assert (a, b, r) == (0, 0, 0)
+    assert n == c.execute("SELECT count(*) FROM clean.events").fetchone()[0] > 50000
+
+
+def test_bad_input_kept_as_parse_errors(tmp_path, db_path, capsys):
+    good = stream_lines(3)
+    raw_bad = b"\xff\xfe not utf8 \x00"
+    huge = b'{"type": "user", "x": "' + b"y" * (21 * 1024 * 1024) + b'"}'
+    lines = [good[0], b"bash: warning: setlocale: LC_ALL", raw_bad, huge, *good[1:], b'{"type": "assistant", "mess']
+    f = tmp_path / "bad.jsonl"
+    f.write_bytes(b"\xef\xbb\xbf" + b"\r\n".join(lines))  # BOM, CRLF, truncated last line
+    rc = main(["--db", str(db_path), "ingest", "-q", str(f)])
+    assert rc == 0
+    err = capsys.readouterr().err
+    assert "bad.jsonl @ byte" in err and "Traceback" not in err
+    rows = _count(db_path, "SELECT \"offset\", raw FROM events WHERE kind = 'parse_error' ORDER BY \"offset\"")
+    offsets = [r[0] for r in rows]
+    # offsets are byte offsets in the file (BOM = 3 bytes, CRLF line ends)
+    off = 3
+    expect = []
+    for l in lines:
+        if l in (lines[1], lines[2], lines[3], lines[-1]):
+            expect.append(off)
+        off += len(l) + 2
+    assert offsets == expect
+    assert rows[1][1] == raw_bad
+    assert rows[2][1].startswith(b'{"type": "user"') and len(rows[2][1]) == 64 * 1024
+    # the good lines still loaded
+    assert _count(db_path, "SELECT count(*) FROM events WHERE kind = 'tool_call'")[0][0] == 3
+
+
+def test_empty_and_missing_files(tmp_path, db_path, capsys):
+    e = tmp_path / "empty.jsonl"
+    e.write_bytes(b"")
+    assert main(["--db", str(db_path), "ingest", "-q", str(e)]) == 0
+    assert main(["--db", str(db_path), "ingest", "-q", str(tmp_path / "nope")]) == 1
+    err = capsys.readouterr().err
+    assert "nope: no such file or directory" in err and "Traceback" not in err
+
+
+def _plant_run(root: Path, secret: str, admin: str) -> Path:
+    td = root / "runs" / "r1" / "gitlet"
+    (td / "submissions" / "agent-1").mkdir(parents=True)
+    (root / ".judge-admin-secret").write_text(admin + "\n")
+    cfg = {"task_id": "gitlet", "agent": "claude-code", "model": "claude-opus-4-8", "timeout": 3600,
+           "api_key": secret, "extra_env": {"MY_API_TOKEN": secret, "PLAIN": "hello"}}
+    (td / "run_config.json").write_text(json.dumps(cfg))
+    (td.parent / "run_config.json").write_text(json.dumps({"run_id": "r1", "tasks": {"gitlet": cfg}}))
+    (td / "started_at").write_text("2026-07-17T14:00:00\n1784296800.0\n")
+    (td / "run_agent.log").write_text(
+        "2026-07-17 14:00:01,000 - INFO - Running agent: claude -p ... (timeout=3600s)\n"
+        f"2026-07-17 14:00:02,000 - INFO - using key {secret} and admin {admin}\n")
+    lines = stream_lines(2)
+    lines.insert(2, json.dumps({"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_x", "content": f"env: KEY={secret} ADMIN={admin}"}]}}).encode())
+    _write(td / "agent_output.txt", lines)
+    (td / "submissions" / "agent-1" / "report.json").write_text(json.dumps(
+        {"task_id": "gitlet", "submission_id": "abc", "total_tests": 1, "passed": 1, "failed": 0, "errors": 0,
+         "pass_rate": 1.0, "score": None, "summary": f"ok {secret}", "submitted_at": 1784296900.0}))
+    return root / "runs"
+
+
+def test_secrets_never_stored_or_exported(tmp_path, db_path):
+    secret = "sk-ant-api03-PLANTEDplantedPLANTED0123456789"
+    admin = "adminSECRETvalue-9f8e7d6c5b4a"
+    runs = _plant_run(tmp_path / "logs", secret, admin)
+    assert main(["--db", str(db_path), "ingest", "-q", str(runs)]) == 0
+    assert _count(db_path, "SELECT count(*) FROM runs")[0][0] == 1
+    out = tmp_path / "export"
+    assert main(["--db", str(db_path), "export", str(out)]) == 0
+    blobs = [db_path.read_bytes()] + [p.read_bytes() for p in out.rglob("*") if p.is_file()]
+    wal = Path(str(db_path) + ".wal")
+    if wal.exists():
+        blobs.append(wal.read_bytes())
+    for b in blobs:
+        assert secret.encode() not in b and secret[:20].encode() not in b
+        assert admin.encode() not in b
+    # the non-secret value is still there
+    assert _count(db_path, "SELECT count(*) FROM runs WHERE config::VARCHAR LIKE '%hello%'")[0][0] == 1
+
+
+def test_second_process_reads_through_holder(tmp_path, db_path, capsys):
+    f = _write(tmp_path / "t.jsonl", stream_lines(5))
+    assert main(["--db", str(db_path), "ingest", "-q", str(f)]) == 0
+    capsys.readouterr()
+    holder_code = (
+        "import sys,time;from edgetui.db import open_db,HolderServer;"
+        f"c=open_db({str(db_path)!r});h=HolderServer(c,{str(db_path)!r});print('ready',flush=True);time.sleep(60)"
+    )
+    p = subprocess.Popen([sys.executable, "-c", holder_code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        with pytest.raises(DatabaseBusy) as ei:
+            open_db(db_path, read_only=True)
+        assert str(p.pid) in str(ei.value)
+        # `edgetui sql` and `edgetui runs` still answer, through the holder
+        assert main(["--db", str(db_path), "sql", "SELECT count(*) AS n FROM events", "--format", "json"]) == 0
+        out = capsys.readouterr().out
+        assert json.loads(out)[0]["n"] > 10
+        assert main(["--db", str(db_path), "runs", "--format", "csv"]) == 0
+        assert "t,transcript" in capsys.readouterr().out
+        # writes are not forwarded
+        assert main(["--db", str(db_path), "sql", "DELETE FROM events"]) == 2
+        assert "only read-only statements" in capsys.readouterr().err
+    finally:
+        p.kill()
+        p.wait()
+    # with the holder gone without cleanup and the file free again, plain reads work
+    assert main(["--db", str(db_path), "sql", "SELECT count(*) FROM runs", "--format", "csv"]) == 0
+
+
+def test_busy_without_holder_names_pid_and_snapshot(tmp_path, db_path, capsys):
+    f = _write(tmp_path / "t.jsonl", stream_lines(5))
+    assert main(["--db", str(db_path), "ingest", "-q", str(f)]) == 0
+    capsys.readouterr()
+    code = f"import time,duckdb;c=duckdb.connect({str(db_path)!r});print('ready',flush=True);time.sleep(60)"
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        assert main(["--db", str(db_path), "sql", "SELECT 1"]) == 2
+        err = capsys.readouterr().err
+        assert f"process {p.pid}" in err and "--snapshot" in err
+        assert main(["--db", str(db_path), "sql", "SELECT count(*) AS n FROM runs", "--format", "json", "--snapshot"]) == 0
+        assert json.loads(capsys.readouterr().out)[0]["n"] == 1
+    finally:
+        p.kill()
+        p.wait()
