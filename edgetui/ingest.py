@@ -23,7 +23,8 @@ from .parsers.base import file_generation, iter_lines, parse_error
 from .records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
 from .recorder import Recorder
 
-BATCH_EVENTS = int(os.environ.get("EDGETUI_BATCH_EVENTS", 20000))  # events per committed batch
+BATCH_EVENTS = int(os.environ.get("EDGETUI_BATCH_EVENTS", 20000))  # events per committed batch (at most)
+BATCH_BYTES = 8 * 1024 * 1024  # source bytes per committed batch (at most): bounds memory per batch
 ABORT_THRESHOLD_S = float(os.environ.get("SFORGE_VIZ_ABORT_THRESHOLD", 7200))  # SForge visualizer default
 
 ProgressFn = Callable[[int], None]  # called with bytes consumed since the last call
@@ -85,6 +86,7 @@ def ingest_lines(
     n_errors = 0
     first_error: Optional[str] = None
     last_end = start
+    batch_start = start
     consumed = start
     if progress and start:
         progress(start)
@@ -108,10 +110,11 @@ def ingest_lines(
                         first_error = e.summary
             batch.extend(evs)
             last_end = line.end
-            if len(batch) >= BATCH_EVENTS:
+            if len(batch) >= BATCH_EVENTS or last_end - batch_start >= BATCH_BYTES:
                 rec.commit_batch(run_key, batch, cursor(False))
                 offered += len(batch)
                 batch = []
+                batch_start = last_end
                 if progress:
                     progress(last_end - consumed)
                     consumed = last_end

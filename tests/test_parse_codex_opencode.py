@@ -173,8 +173,25 @@ def test_rollout_counts_match_independent_json(path: Path):
     # every event carries its line's recorded time as an epoch float
     for e in events:
         assert isinstance(e.t, float) and e.t_source == "recorded"
-        assert e.t == pytest.approx(ts[e.offset], abs=1e-6)
+        assert e.t == pytest.approx(ts[e.offset], rel=0, abs=1e-6)
     assert len(of_kind(events, Kind.SESSION_INIT)) == sum(1 for _, o in rec if o["type"] == "session_meta")
+    # lines without an event: event_msg mirrors of response items, and exec/patch ends that come
+    # before their output (their exit code / duration go into that output's tool_result)
+    out_offset = {}
+    for off, o in rec:
+        p = o.get("payload") or {}
+        if o["type"] == "response_item" and p.get("type") in ("function_call_output", "custom_tool_call_output"):
+            out_offset[p["call_id"]] = off
+    silent = set()
+    for off, o in rec:
+        p = o.get("payload") or {}
+        if o["type"] != "event_msg":
+            continue
+        if p.get("type") in ("agent_message", "user_message", "agent_reasoning"):
+            silent.add(off)
+        elif p.get("type") in ("exec_command_end", "patch_apply_end") and out_offset.get(p.get("call_id"), -1) > off:
+            silent.add(off)
+    assert {off for off, _ in rec} - {e.offset for e in events} == silent
 
 
 @needs_corpus
@@ -274,8 +291,8 @@ def test_opencode_counts_match_independent_json(path: Path):
     assert [e.data["exit_code"] for e in results] == [o["part"]["state"]["metadata"]["exit"] for o in done]
     assert [e.data["content"] for e in results] == [o["part"]["state"]["output"] for o in done]
     assert [e.data["command"] for e in calls] == [o["part"]["state"]["input"]["command"] for o in tools]
-    assert [e.t for e in calls] == pytest.approx([o["part"]["state"]["time"]["start"] / 1000 for o in tools])
-    assert [e.t for e in results] == pytest.approx([o["part"]["state"]["time"]["end"] / 1000 for o in done])
+    assert [e.t for e in calls] == pytest.approx([o["part"]["state"]["time"]["start"] / 1000 for o in tools], rel=0, abs=1e-6)
+    assert [e.t for e in results] == pytest.approx([o["part"]["state"]["time"]["end"] / 1000 for o in done], rel=0, abs=1e-6)
     tok = of_kind(events, Kind.TOKEN_USAGE)
     assert len(tok) == len(finishes)
     for e, o in zip(tok, finishes):
@@ -291,7 +308,7 @@ def test_opencode_counts_match_independent_json(path: Path):
         assert e.data["session_id"] in sids
         assert isinstance(e.t, float) and e.t_source == "recorded"
         if e.kind not in (Kind.TOOL_CALL.value, Kind.TOOL_RESULT.value):
-            assert e.t == pytest.approx(ts[e.offset])
+            assert e.t == pytest.approx(ts[e.offset], rel=0, abs=1e-6)
 
 
 # ----------------------------------------------------------------------------- detection
@@ -403,6 +420,31 @@ def test_state_round_trip_matches_single_pass(path: Path, parser_cls):
         assert held == 0
 
 
+def _exit_stream(record: dict) -> bytes:
+    line = json.dumps(record).encode()
+    return b"\n".join([line, b"noise", b"__SFORGE_EXIT__3", line, line + b"__SFORGE_EXIT__0", line, b""])
+
+
+SYNTHETIC_ROUND_TRIP = [
+    ("codex_text_multiline", CodexTextParser, lambda: MULTILINE_TEXT),
+    ("codex_json_exits", CodexJsonParser, lambda: _exit_stream({"type": "thread.started", "thread_id": "t"})),
+    ("rollout_exits", CodexRolloutParser, lambda: _exit_stream(
+        {"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "s"}})),
+    ("opencode_exits", OpenCodeParser, lambda: _exit_stream(
+        {"type": "step_start", "timestamp": 5, "sessionID": "s", "part": {}})),
+]
+
+
+@pytest.mark.parametrize("name,parser_cls,make", SYNTHETIC_ROUND_TRIP, ids=[c[0] for c in SYNTHETIC_ROUND_TRIP])
+def test_state_round_trip_synthetic(name, parser_cls, make):
+    data = make()
+    whole = [e.model_dump() for e in parse_bytes(parser_cls, data, source="src")]
+    assert any(e["kind"] == "segment_start" for e in whole)
+    for cut in range(len(list(iter_lines(io.BytesIO(data)))) + 1):
+        events, _ = split_round_trip(parser_cls, data, cut)
+        assert [e.model_dump() for e in events] == whole, f"cut at line {cut}"
+
+
 # ----------------------------------------------------------------------------- Codex text fixtures
 
 
@@ -501,13 +543,16 @@ def test_codex_text_noise_invalid_utf8_and_truncated_block():
     assert parser.resume_offset() is None and parser.finish() == []
 
 
+MULTILINE_TEXT = (
+    b"OpenAI Codex v0.130.0 (research preview)\n--------\nmodel: m\n--------\n"
+    b"exec\n/bin/bash -lc 'cat > a.txt <<EOF\nfor f in /tmp/x\nEOF' in /home/agent/w\n"
+    b" exited -1 in 2m 3s:\npartial output__SFORGE_EXIT__124\n"
+    b"thinking\nsomething after the marker\n"
+)
+
+
 def test_codex_text_multiline_command_and_glued_exit_marker():
-    text = (
-        b"OpenAI Codex v0.130.0 (research preview)\n--------\nmodel: m\n--------\n"
-        b"exec\n/bin/bash -lc 'cat > a.txt <<EOF\nfor f in /tmp/x\nEOF' in /home/agent/w\n"
-        b" exited -1 in 2m 3s:\npartial output__SFORGE_EXIT__124\n"
-        b"thinking\nsomething after the marker\n"
-    )
+    text = MULTILINE_TEXT
     events = parse_bytes(CodexTextParser, text)
     call = of_kind(events, Kind.TOOL_CALL)[0]
     assert call.data["command"] == "/bin/bash -lc 'cat > a.txt <<EOF\nfor f in /tmp/x\nEOF'"
@@ -620,7 +665,7 @@ def test_rollout_repeated_token_count_and_pairing_across_resume():
     p = CodexRolloutParser("src", "gen")
     first = feed_lines(p, [tc(10), tc(10), call, end])
     assert first[0].usage.input_tokens == 7 and first[1].usage is None and first[1].data["repeat"]
-    assert first[0].t == pytest.approx(iso_epoch("2026-01-01T00:00:01.500Z"))
+    assert first[0].t == pytest.approx(iso_epoch("2026-01-01T00:00:01.500Z"), rel=0, abs=1e-6)
     assert len(first) == 3  # exec_command_end lends its data, no event of its own
     resumed = CodexRolloutParser("src", "gen", json.loads(json.dumps(p.state())))
     res = resumed.feed(outp, 1000)[0]
@@ -630,10 +675,11 @@ def test_rollout_repeated_token_count_and_pairing_across_resume():
 
 
 def test_iso_to_epoch():
-    assert iso_to_epoch("2026-07-11T17:18:23.720Z") == pytest.approx(iso_epoch("2026-07-11T17:18:23.720Z"))
-    assert iso_to_epoch("2026-07-11T17:18:23Z") == pytest.approx(iso_epoch("2026-07-11T17:18:23.000Z"))
+    assert iso_to_epoch("2026-07-11T17:18:23.720Z") == pytest.approx(iso_epoch("2026-07-11T17:18:23.720Z"), rel=0, abs=1e-6)
+    assert iso_to_epoch("2026-07-11T17:18:23Z") == pytest.approx(iso_epoch("2026-07-11T17:18:23.000Z"), rel=0, abs=1e-6)
     assert iso_to_epoch("2026-07-11T17:18:23.1234567+00:00") == pytest.approx(
-        iso_epoch("2026-07-11T17:18:23.123456Z"))
+        iso_epoch("2026-07-11T17:18:23.123456Z"), rel=0, abs=1e-6)
+    assert iso_to_epoch("2026-07-11T22:48:23+05:30") == pytest.approx(iso_epoch("2026-07-11T17:18:23.000Z"), rel=0, abs=1e-6)
     assert iso_to_epoch("not a time") is None and iso_to_epoch(12) is None
 
 
@@ -646,9 +692,18 @@ def test_opencode_error_and_running_tool():
                                                                    "error": "no such file"}}}).encode(),
         json.dumps({"type": "error", "timestamp": 4000, "sessionID": "s",
                     "error": {"name": "APIError", "data": {"message": "rate limited"}}}).encode(),
+        json.dumps({"type": "step_finish", "timestamp": 5000, "sessionID": "s2", "part": {
+            "reason": "stop", "cost": 0.5, "tokens": {"input": 1, "output": 2, "reasoning": 3,
+                                                      "cache": {"read": 4, "write": 5}}}}).encode(),
     ]
     out = feed_lines(OpenCodeParser("src", "gen"), lines)
-    assert [e.kind for e in out] == ["session_init", "tool_call", "tool_call", "tool_result", "agent_error"]
+    assert [e.kind for e in out] == ["session_init", "tool_call", "tool_call", "tool_result", "agent_error",
+                                     "segment_start", "session_init", "token_usage"]
+    tok = out[-1]
+    assert (tok.usage.input_tokens, tok.usage.output_tokens, tok.usage.cache_read_tokens,
+            tok.usage.cache_write_tokens) == (1, 2, 4, 5)
+    assert tok.data["reasoning_tokens"] == 3 and tok.stated_cost_usd == 0.5 and tok.segment == 1
+    assert tok.data["session_id"] == "s2" and tok.t == 5.0
     assert out[1].t == 2.0 and out[1].data["command"] == "ls"
     assert out[3].is_error and out[3].data["content"] == "no such file" and out[3].t == 3.0
     assert out[4].data["message"] == "rate limited" and out[4].data["name"] == "APIError"

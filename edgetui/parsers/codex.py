@@ -1279,7 +1279,7 @@ class CodexTextParser:
         while end and not body_lines[end - 1].strip():
             end -= 1
         content = "\n".join(body_lines[:end])
-        is_error = False
+        is_error = exit_code != 0
         res_data: dict[str, Any] = {
             "content": content,
             "exit_code": exit_code,

@@ -240,6 +240,8 @@ def render_detail(detail: Optional[dict[str, Any]]) -> RenderableType:
 class EventDetail(VerticalScroll):
     """Scrollable detail pane; :meth:`show` replaces its content."""
 
+    ALLOW_MAXIMIZE = True
+
     DEFAULT_CSS = """
     EventDetail { background: $surface; padding: 0 1; scrollbar-size-vertical: 1; }
     EventDetail > Static { width: 1fr; }

@@ -1,0 +1,161 @@
+"""Replay screen speed on a 50,000-event run, measured through the running app (headless).
+
+Builds a synthetic 12-hour run (the builder of ``tests/test_replay_cursor.py``)
+in a temp DuckDB file, opens ``EdgeTUIApp(db, run_key)`` with ``run_test`` and
+prints:
+
+* first paint: app start (entering ``run_test``) until the replay screen is
+  mounted, its event list holds every event and the first frame showing it
+  has been composed;
+* step: median of 50 ``j`` key presses, each from posting the key event to
+  the app until the next frame after the selection moved is composed (list
+  rows, chart cursor, status: everything the key changes);
+* jump to last: one ``G`` press, same measure (the list scrolls 50,000 rows);
+* also: next submission, a 600× play tick, a database search.
+
+Frames are timed by wrapping ``App._display`` (called with every composed
+update, also headless), so Pilot's idle waits (~20 ms granularity) are not
+counted. The detail pane fills in after a 50 ms debounce and is not part of
+the step figure; its load is timed separately ("detail shown").
+
+Targets: first paint < 1 s, step < 50 ms, jump to last < 100 ms.
+
+Usage: ``.venv/bin/python bench/bench_replay.py [--events N] [--size WxH]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # the synthetic-run builder lives with the tests
+
+TARGETS = {"first paint": 1.0, "step (median of 50)": 0.050, "jump to last": 0.100}
+
+
+async def measure(db: Path, run_key: str, size: tuple[int, int]) -> dict[str, float]:
+    from edgetui.app import EdgeTUIApp
+    from edgetui.screens.replay import ReplayScreen
+    from edgetui.widgets import EventList
+
+    out: dict[str, float] = {}
+    clock_now = [0.0]
+    app = EdgeTUIApp(db, run_key, clock=lambda: clock_now[0])
+    frames: list[float] = []
+    display = app._display
+
+    def timed_display(screen, renderable):
+        if renderable is not None:
+            frames.append(time.perf_counter())
+        return display(screen, renderable)
+
+    app._display = timed_display  # type: ignore[method-assign]
+
+    async def frame_after(t: float) -> float:
+        while not frames or frames[-1] <= t:
+            await asyncio.sleep(0)
+        return next(f for f in frames if f > t)
+
+    async def key(k: str, moved) -> float:
+        """Seconds from posting key ``k`` to the first frame composed after ``moved()`` holds."""
+        t = time.perf_counter()
+        app.simulate_key(k)
+        while not moved():
+            await asyncio.sleep(0)
+        t_moved = time.perf_counter()
+        return await frame_after(t_moved) - t
+
+    t0 = time.perf_counter()
+    async with app.run_test(size=size) as pilot:
+        while not (isinstance(app.screen, ReplayScreen) and app.screen.cursor is not None
+                   and app.screen.query_one(EventList).count > 0):
+            await asyncio.sleep(0)
+        out["first paint"] = await frame_after(time.perf_counter()) - t0
+        screen = app.screen
+        n = screen.cursor.n
+        await pilot.pause(0.2)
+
+        steps = []
+        for _ in range(50):
+            i = screen.cursor.index
+            steps.append(await key("j", lambda: screen.cursor.index == i + 1))
+            await asyncio.sleep(0.005)
+        out["step (median of 50)"] = statistics.median(steps)
+        out["step (max of 50)"] = max(steps)
+
+        detail = screen.query_one("#detail")
+        t = time.perf_counter()
+        i = screen.cursor.index
+        await key("j", lambda: screen.cursor.index == i + 1)
+        while detail.detail is None or detail.detail["event"]["event_id"] != screen.cursor.events.event_id[i + 1]:
+            await asyncio.sleep(0)
+        out["detail shown (after 50 ms debounce)"] = await frame_after(time.perf_counter()) - t
+
+        out["jump to last"] = await key("G", lambda: screen.cursor.index == n - 1)
+        await pilot.pause(0.1)
+        out["jump to first"] = await key("g", lambda: screen.cursor.index == 0)
+        await pilot.pause(0.1)
+        out["next submission"] = await key("right_square_bracket", lambda: screen.cursor.index > 0)
+        await pilot.pause(0.1)
+
+        await pilot.press("s", "s", "s", "space")
+        ticks = []
+        for _ in range(20):
+            clock_now[0] += 0.05
+            t = time.perf_counter()
+            screen.play_tick()
+            ticks.append(await frame_after(time.perf_counter()) - t)
+            await asyncio.sleep(0.005)
+        out["play tick at 600× (median)"] = statistics.median(ticks)
+        await pilot.press("space")
+
+        t = time.perf_counter()
+        await pilot.press("slash", *"needle", "enter")
+        while screen.cursor.query != "needle":
+            await asyncio.sleep(0)
+        out[f"search ({len(screen.cursor.matches)} matches)"] = await frame_after(time.perf_counter()) - t
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--events", type=int, default=50_000)
+    ap.add_argument("--size", default="160x48")
+    args = ap.parse_args()
+    w, h = (int(x) for x in args.size.split("x"))
+
+    from test_replay_cursor import build_synthetic_run
+
+    t = time.perf_counter()
+    import plotext  # noqa: F401  (import cost reported separately: it is paid before the app starts)
+    import_s = time.perf_counter() - t
+
+    with tempfile.TemporaryDirectory(prefix="edgetui-bench-") as d:
+        db = Path(d) / "bench.duckdb"
+        t = time.perf_counter()
+        rk = build_synthetic_run(db, args.events, run_id="bench-run")
+        build_s = time.perf_counter() - t
+        print(f"built {args.events:,}-event run in {build_s:.1f} s (plotext import {import_s * 1000:.0f} ms)")
+        res = asyncio.run(measure(db, rk, (w, h)))
+
+    ok = True
+    print(f"\nreplay bench, {args.events:,} events, terminal {w}x{h}")
+    for name, v in res.items():
+        target = TARGETS.get(name)
+        mark = ""
+        if target is not None:
+            good = v < target
+            ok &= good
+            mark = f"  target < {target * 1000:.0f} ms  {'OK' if good else 'MISSED'}"
+        print(f"  {name:<28} {v * 1000:8.1f} ms{mark}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

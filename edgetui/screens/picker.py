@@ -1,0 +1,147 @@
+"""Run picker: every recorded run, filtered as you type; Enter opens the replay."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from edgetui import store
+
+from ..widgets.fmt import STATUS_STYLE, fmt_count, fmt_pct, fmt_score, fmt_usd, fmt_utc
+
+__all__ = ["PickerScreen"]
+
+
+class RunsLoaded(Message):
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+        super().__init__()
+
+
+class PickerScreen(Screen):
+    """Type to filter (words match run key, model, agent, status); ↑/↓ choose; Enter opens."""
+
+    BINDINGS = [
+        Binding("down", "move(1)", "down", show=False),
+        Binding("up", "move(-1)", "up", show=False),
+        Binding("pagedown", "move(10)", "page down", show=False),
+        Binding("pageup", "move(-10)", "page up", show=False),
+        Binding("enter", "open", "open run", key_display="enter", priority=True),
+        Binding("escape", "clear_or_quit", "clear / quit", key_display="esc"),
+        Binding("f5", "reload", "reload"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[dict[str, Any]] = []
+        self.shown: list[dict[str, Any]] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="picker-title")
+        yield Input(placeholder="type to filter runs: words match run id, task, host, model, agent, status",
+                    id="filter")
+        yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        yield Static(id="picker-empty")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        t = self.query_one(DataTable)
+        t.add_columns("run id", "task", "model", "status", "best", "pass", "subs", "events", "cost", "started (UTC)")
+        self.query_one("#picker-empty").display = False
+        title = Text()
+        title.append("edgetui ", style="bold bright_magenta")
+        title.append("replay · ", style="dim")
+        title.append(str(getattr(self.app, "db_path", "")), style="dim")
+        self.query_one("#picker-title", Static).update(title)
+        self.query_one("#filter", Input).focus()
+        self.reload()
+
+    @work(thread=True, exclusive=True, group="picker-load", exit_on_error=False)
+    def reload(self) -> None:
+        try:
+            rows = store.list_runs(self.app.conn)  # type: ignore[attr-defined]
+        except Exception as e:
+            self.app.call_from_thread(self.notify, f"cannot list runs: {e}", severity="error")
+            rows = []
+        self.post_message(RunsLoaded(rows))
+
+    def action_reload(self) -> None:
+        self.reload()
+
+    @on(RunsLoaded)
+    def _on_runs(self, msg: RunsLoaded) -> None:
+        self.rows = msg.rows
+        empty = self.query_one("#picker-empty", Static)
+        if not msg.rows:
+            empty.display = True
+            note = getattr(self.app, "empty_note", None)
+            empty.update(Text(note or "No runs recorded in this database yet — loading sample runs…", style="dim italic"))
+            self.app.handle_empty()  # type: ignore[attr-defined]
+        else:
+            empty.display = False
+        self._fill()
+
+    def _fill(self) -> None:
+        text = self.query_one("#filter", Input).value
+        self.shown = store.filter_runs(self.rows, text)
+        t = self.query_one(DataTable)
+        t.clear()
+        for r in self.shown:
+            st = r.get("status") or "?"
+            score_task = r.get("score_task")
+            best = fmt_score(r.get("best_score")) if score_task or r.get("best_score") is not None else "–"
+            subs = f"{r.get('agent_submissions') or 0}+{r.get('auto_submissions') or 0}"
+            cost = r.get("cost_usd") if r.get("cost_usd") is not None else r.get("stated_cost_usd")
+            t.add_row(
+                Text(str(r.get("run_id")), style="bold"),
+                Text(str(r.get("task_id")), style="cyan"),
+                str(r.get("model") or r.get("agent") or "–"),
+                Text(st, style=STATUS_STYLE.get(st, "")),
+                Text(best, style="green", justify="right"),
+                Text(fmt_pct(r.get("best_pass_rate")), justify="right"),
+                Text(subs, justify="right"),
+                Text(fmt_count(r.get("n_events")), justify="right"),
+                Text(fmt_usd(cost), style="yellow", justify="right"),
+                fmt_utc(r.get("started_at")),
+                key=r["run_key"],
+            )
+        t.border_title = f"runs {len(self.shown):,}" + (f" of {len(self.rows):,}" if len(self.shown) != len(self.rows) else "")
+
+    @on(Input.Changed, "#filter")
+    def _on_filter(self) -> None:
+        self._fill()
+
+    def action_move(self, n: int) -> None:
+        t = self.query_one(DataTable)
+        if t.row_count:
+            t.move_cursor(row=max(0, min(t.row_count - 1, t.cursor_row + n)))
+
+    @property
+    def selected_run_key(self) -> Optional[str]:
+        t = self.query_one(DataTable)
+        if not t.row_count or not (0 <= t.cursor_row < len(self.shown)):
+            return None
+        return self.shown[t.cursor_row]["run_key"]
+
+    def action_open(self) -> None:
+        rk = self.selected_run_key
+        if rk:
+            self.app.open_run(rk)  # type: ignore[attr-defined]
+
+    @on(DataTable.RowSelected)
+    def _on_row(self, event: DataTable.RowSelected) -> None:
+        self.action_open()
+
+    def action_clear_or_quit(self) -> None:
+        f = self.query_one("#filter", Input)
+        if f.value:
+            f.value = ""
+        else:
+            self.app.exit()

@@ -1,0 +1,552 @@
+"""Replay screen: step or play through a recorded run with the score chart's time cursor.
+
+Data flow: thread workers read through :mod:`edgetui.store` (one cursor per
+call) and post messages; the handlers here own the :class:`ReplayCursor` and
+hand plain data to the widgets (which do no I/O). The detail of the selected
+event is fetched after a short debounce so holding ``j`` stays fast on runs of
+tens of thousands of events.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Iterable, Optional
+
+from rich.table import Table
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, Horizontal, Vertical
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Input, Static
+
+from edgetui import store
+from replay.cursor import SPEEDS, ReplayCursor, format_elapsed, parse_elapsed
+
+from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
+
+__all__ = ["ReplayScreen", "HelpScreen", "REPLAY_KEYS", "replay_commands"]
+
+#: Tick of the play timer (seconds of wall time).
+PLAY_TICK = 1 / 20
+#: Debounce before loading the selected event's detail (paused / playing).
+DETAIL_DELAY = 0.05
+DETAIL_DELAY_PLAYING = 0.3
+NARROW_WIDTH = 120
+SHORT_HEIGHT = 36
+
+STEP = Binding.Group("step", compact=True)
+SUB = Binding.Group("sub", compact=True)
+BEST = Binding.Group("best", compact=True)
+MATCH = Binding.Group("match", compact=True)
+
+#: (keys, what they do) for the help screen, in reading order.
+REPLAY_KEYS: list[tuple[str, str]] = [
+    ("j ↓ →  /  k ↑ ←", "next / previous event"),
+    ("pgdn / pgup", "a page of events forward / back"),
+    ("]  /  [", "next / previous graded submission"),
+    ("}  b  /  {  B", "next / previous new best"),
+    ("g home  /  G end", "first / last event"),
+    ("space", "play / pause (run time advances at the speed)"),
+    ("s  +  /  -", "faster / slower: 1× 10× 60× 600×"),
+    ("t", "jump to an elapsed time: 3h20m · 2:15:00 · 2:15 (h:mm) · 95m · 5400"),
+    ("/", "search summaries and event data (case-insensitive)"),
+    ("n  /  N", "next / previous match"),
+    ("d", "show / hide the detail pane"),
+    ("enter", "maximise the detail pane (esc restores)"),
+    ("c", "show / hide the chart"),
+    ("ctrl+p", "command palette"),
+    ("?", "this help"),
+    ("q", "back to the run picker (quit when the run was opened directly)"),
+]
+
+
+class RunLoaded(Message):
+    def __init__(self, header: dict, cursor: ReplayCursor, subs: list[dict]) -> None:
+        self.header, self.cursor, self.subs = header, cursor, subs
+        super().__init__()
+
+
+class LoadFailed(Message):
+    def __init__(self, error: str) -> None:
+        self.error = error
+        super().__init__()
+
+
+class DetailLoaded(Message):
+    def __init__(self, index: int, detail: Optional[dict]) -> None:
+        self.index, self.detail = index, detail
+        super().__init__()
+
+
+class SearchDone(Message):
+    def __init__(self, query: str, indices: list[int]) -> None:
+        self.query, self.indices = query, indices
+        super().__init__()
+
+
+class PromptInput(Input):
+    """The one-line prompt under the list (search, jump to time); esc cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
+
+    class Cancelled(Message):
+        pass
+
+    def action_cancel(self) -> None:
+        self.post_message(self.Cancelled())
+
+
+class HelpScreen(ModalScreen[None]):
+    """Keys of the replay screen."""
+
+    BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "close")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > Vertical { width: auto; max-width: 100%; height: auto; max-height: 100%;
+        border: round $primary; background: $panel; padding: 0 1; }
+    """
+
+    def __init__(self, keys: Iterable[tuple[str, str]], title: str = "Replay keys") -> None:
+        super().__init__()
+        self.keys = list(keys)
+        self.title_text = title
+
+    def compose(self) -> ComposeResult:
+        t = Table(box=None, show_header=False, padding=(0, 2))
+        t.add_column(style="bold cyan", no_wrap=True)
+        t.add_column()
+        for k, what in self.keys:
+            t.add_row(k, what)
+        with Vertical() as v:
+            v.border_title = self.title_text
+            v.border_subtitle = "esc closes"
+            yield Static(t)
+
+    def action_dismiss(self) -> None:  # type: ignore[override]
+        self.dismiss(None)
+
+
+class ReplayScreen(Screen):
+    """Header, score chart, event list and detail of one run; keys in :data:`REPLAY_KEYS`."""
+
+    BINDINGS = [
+        Binding("j,down,right", "step(1)", "next", key_display="j", group=STEP),
+        Binding("k,up,left", "step(-1)", "prev", key_display="k", group=STEP),
+        Binding("pagedown", "page(1)", "page down", show=False),
+        Binding("pageup", "page(-1)", "page up", show=False),
+        Binding("left_square_bracket", "submission(-1)", "prev submission", key_display="[", group=SUB),
+        Binding("right_square_bracket", "submission(1)", "next submission", key_display="]", group=SUB),
+        Binding("left_curly_bracket,B", "new_best(-1)", "prev best", key_display="{", group=BEST),
+        Binding("right_curly_bracket,b", "new_best(1)", "next best", key_display="}", group=BEST),
+        Binding("g,home", "first", "first", show=False),
+        Binding("G,end", "last", "last", show=False),
+        Binding("space", "play", "play", key_display="space"),
+        Binding("s,plus", "speed(1)", "speed", key_display="s"),
+        Binding("minus", "speed(-1)", "slower", show=False),
+        Binding("t", "prompt('time')", "time"),
+        Binding("slash", "prompt('search')", "search", key_display="/"),
+        Binding("n", "match(1)", "next match", show=False, group=MATCH),
+        Binding("N", "match(-1)", "prev match", show=False, group=MATCH),
+        Binding("d", "toggle_detail", "detail"),
+        Binding("c", "toggle_chart", "chart", show=False),
+        Binding("enter", "maximize_detail", "zoom", show=False),
+        Binding("escape", "restore", "restore", show=False),
+        Binding("question_mark", "help", "help", key_display="?"),
+        Binding("q", "back", "back"),
+    ]
+
+    def __init__(
+        self,
+        run_key: str,
+        *,
+        clock: Optional[Callable[[], float]] = None,
+        direct: bool = False,
+        name: Optional[str] = None,
+    ) -> None:
+        super().__init__(name=name)
+        self.run_key = run_key
+        self.clock = clock or time.monotonic
+        self.direct = direct
+        self.cursor: Optional[ReplayCursor] = None
+        self.header: Optional[dict] = None
+        self.subs: list[dict] = []
+        self.prompt_mode: Optional[str] = None
+        self.show_detail: Optional[bool] = None  # None: automatic (hidden when narrow)
+        self._play_timer: Optional[Timer] = None
+        self._detail_timer: Optional[Timer] = None
+        self._last_tick: float = 0.0
+        self._detail_for: int = -1
+        self.loaded_at: Optional[float] = None
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        yield RunHeader(id="header")
+        yield ScoreChart(id="chart")
+        with Container(id="body"):
+            yield EventList(id="events")
+            yield EventDetail(id="detail")
+        yield PromptInput(id="prompt")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#prompt").display = False
+        chart = self.query_one(ScoreChart)
+        chart.border_title = "score"
+        events = self.query_one(EventList)
+        events.border_title = "events"
+        events.loading = True
+        self.query_one(EventDetail).border_title = "detail"
+        self._play_timer = self.set_interval(PLAY_TICK, self.play_tick, pause=True)
+        self._apply_layout()
+        self._load_run()
+
+    def on_resize(self) -> None:
+        self._apply_layout()
+
+    def _apply_layout(self) -> None:
+        w, h = self.size
+        narrow = w < NARROW_WIDTH
+        self.set_class(narrow, "-narrow")
+        self.set_class(h < SHORT_HEIGHT, "-short")
+        show = self.show_detail if self.show_detail is not None else not narrow
+        self.set_class(not show, "-no-detail")
+
+    @property
+    def detail_visible(self) -> bool:
+        return not self.has_class("-no-detail")
+
+    # ------------------------------------------------------------------ loading
+
+    @work(thread=True, exclusive=True, group="replay-load", exit_on_error=False)
+    def _load_run(self) -> None:
+        try:
+            conn = self.app.conn  # type: ignore[attr-defined]
+            head = store.run_header(conn, self.run_key)
+            if head is None:
+                self.post_message(LoadFailed(f"no run {self.run_key!r} in this database"))
+                return
+            events = store.run_events(conn, self.run_key)
+            subs = store.submissions(conn, self.run_key)
+            start = head.get("started_at") or head.get("first_t")
+            cur = ReplayCursor(events, subs, start=start)
+            self.post_message(RunLoaded(head, cur, subs))
+        except Exception as e:  # shown, never crashes the app
+            self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
+
+    @on(RunLoaded)
+    def _on_run_loaded(self, msg: RunLoaded) -> None:
+        self.header, self.cursor, self.subs = msg.header, msg.cursor, msg.subs
+        self.query_one(RunHeader).set_header(msg.header)
+        chart = self.query_one(ScoreChart)
+        data = chart_data(msg.header, msg.subs, end_elapsed_s=msg.cursor.end_elapsed)
+        chart.set_data(data)
+        legend = Text()
+        legend.append("━ best", style="green")
+        legend.append("  ◆ agent", style="bright_yellow")
+        legend.append("  • auto-eval", style="blue")
+        if data.budget_h:
+            legend.append("  ┊ budget", style="red")
+        legend.append("  │ cursor", style="bold bright_yellow")
+        chart.border_subtitle = legend.markup
+        chart.border_title = f"{data.y_label} · best-so-far" + (f" ({data.policy})" if data.policy else "")
+        events = self.query_one(EventList)
+        events.loading = False
+        events.set_timeline(msg.cursor, msg.cursor.index)
+        events.focus()
+        self.loaded_at = time.perf_counter()
+        self._moved(True)
+
+    @on(LoadFailed)
+    def _on_load_failed(self, msg: LoadFailed) -> None:
+        events = self.query_one(EventList)
+        events.loading = False
+        self.query_one(EventDetail).show(None)
+        self.query_one("#detail-body", Static).update(Text(msg.error, style="bold red"))
+        self.notify(msg.error, title="cannot open run", severity="error", timeout=8)
+
+    # ------------------------------------------------------------------ after every move
+
+    def _moved(self, changed: bool = True) -> None:
+        cur = self.cursor
+        if cur is None:
+            return
+        self.query_one(EventList).select(cur.index)
+        self.query_one(ScoreChart).set_cursor(cur.position())
+        self._update_status()
+        if changed or self._detail_for != cur.index:
+            self._schedule_detail()
+
+    def _update_status(self) -> None:
+        cur = self.cursor
+        if cur is None:
+            return
+        events = self.query_one(EventList)
+        events.border_title = f"events {cur.index + 1:,}/{cur.n:,}"
+        state = "▶" if cur.playing else "⏸"
+        sub = Text()
+        sub.append(f"{state} {cur.speed}×", style="bold green" if cur.playing else "")
+        sub.append(f"  {format_elapsed(cur.play_head if cur.playing else cur.position())}")
+        if cur.query:
+            num = cur.match_number
+            sub.append(f"  /{cur.query} ", style="yellow")
+            sub.append(f"{num if num else '–'}/{len(cur.matches)}", style="yellow")
+        events.border_subtitle = sub.markup
+
+    def _schedule_detail(self) -> None:
+        if self._detail_timer is not None:
+            self._detail_timer.stop()
+        if not self.detail_visible:
+            return
+        delay = DETAIL_DELAY_PLAYING if self.cursor and self.cursor.playing else DETAIL_DELAY
+        self._detail_timer = self.set_timer(delay, self._request_detail)
+
+    def _request_detail(self) -> None:
+        cur = self.cursor
+        if cur is None or cur.n == 0:
+            return
+        i = cur.index
+        self._detail_for = i
+        self._fetch_detail(i, cur.events.event_id[i], cur.elapsed[i])
+
+    @work(thread=True, exclusive=True, group="replay-detail", exit_on_error=False)
+    def _fetch_detail(self, index: int, event_id: str, elapsed: Optional[float]) -> None:
+        try:
+            conn = self.app.conn  # type: ignore[attr-defined]
+            ev = store.event_detail(conn, event_id)
+            detail: dict[str, Any] = {"event": ev, "elapsed": elapsed}
+            if ev is not None:
+                if ev.get("tool_use_id") and ev.get("kind") in ("tool_call", "tool_result"):
+                    detail["pair"] = [
+                        e for e in store.tool_events(conn, self.run_key, ev["tool_use_id"])
+                        if e["event_id"] != event_id
+                    ]
+                if ev.get("kind") in ("judge_result", "game_result") and ev.get("round"):
+                    detail["submission"] = store.submission(conn, self.run_key, ev["round"])
+                    detail["tests"] = store.test_results(conn, self.run_key, ev["round"])
+            self.post_message(DetailLoaded(index, detail))
+        except Exception as e:
+            self.post_message(DetailLoaded(index, {"event": {"kind": "parse_error", "summary": f"cannot load detail: {e}"}}))
+
+    @on(DetailLoaded)
+    def _on_detail(self, msg: DetailLoaded) -> None:
+        if self.cursor is not None and msg.index == self.cursor.index:
+            self.query_one(EventDetail).show(msg.detail)
+
+    # ------------------------------------------------------------------ moves
+
+    def _do(self, move: Callable[[], bool], what: str = "") -> None:
+        if self.cursor is None:
+            return
+        changed = move()
+        if not changed and what:
+            self.notify(what, timeout=2)
+        self._moved(changed)
+
+    def action_step(self, n: int) -> None:
+        self._do(lambda: self.cursor.step(n))
+
+    def action_page(self, direction: int) -> None:
+        h = max(1, self.query_one(EventList).scrollable_content_region.height - 1)
+        self._do(lambda: self.cursor.step(direction * h))
+
+    def action_submission(self, direction: int) -> None:
+        c = self.cursor
+        self._do(c.next_submission if direction > 0 else c.prev_submission,
+                 "no later submission" if direction > 0 else "no earlier submission") if c else None
+
+    def action_new_best(self, direction: int) -> None:
+        c = self.cursor
+        self._do(c.next_new_best if direction > 0 else c.prev_new_best,
+                 "no later new best" if direction > 0 else "no earlier new best") if c else None
+
+    def action_first(self) -> None:
+        self._do(lambda: self.cursor.first())
+
+    def action_last(self) -> None:
+        self._do(lambda: self.cursor.last())
+
+    def action_match(self, direction: int) -> None:
+        c = self.cursor
+        if c is None:
+            return
+        if not c.query:
+            self.notify("no search yet: press /", timeout=2)
+            return
+        self._do(c.next_match if direction > 0 else c.prev_match, "no match")
+
+    # ------------------------------------------------------------------ play
+
+    def action_play(self) -> None:
+        c = self.cursor
+        if c is None:
+            return
+        c.toggle_play()
+        if c.playing:
+            self._last_tick = self.clock()
+            self._play_timer.resume()
+        else:
+            self._play_timer.pause()
+        self._moved(False)
+
+    def action_speed(self, direction: int) -> None:
+        if self.cursor is None:
+            return
+        sp = self.cursor.cycle_speed(direction)
+        self._update_status()
+        self.notify(f"speed {sp}×  ({' '.join(f'{s}×' for s in SPEEDS)})", timeout=1.5)
+
+    def play_tick(self) -> None:
+        """One play step: advance the cursor by the clock time since the last tick × speed."""
+        c = self.cursor
+        if c is None or not c.playing:
+            return
+        now = self.clock()
+        dt, self._last_tick = now - self._last_tick, now
+        changed = c.advance(max(0.0, dt))
+        if not c.playing and self._play_timer is not None:
+            self._play_timer.pause()
+        self._moved(changed)
+
+    # ------------------------------------------------------------------ prompt
+
+    def action_prompt(self, mode: str) -> None:
+        if self.cursor is None:
+            return
+        p = self.query_one(PromptInput)
+        self.prompt_mode = mode
+        if mode == "search":
+            p.placeholder = "search summaries and data…  (enter: find · esc: cancel)"
+            p.value = self.cursor.query
+        else:
+            p.placeholder = "jump to elapsed time: 3h20m · 2:15:00 · 2:15 · 95m · 5400  (esc: cancel)"
+            p.value = ""
+        p.display = True
+        p.focus()
+
+    def _close_prompt(self) -> None:
+        p = self.query_one(PromptInput)
+        p.display = False
+        self.prompt_mode = None
+        self.query_one(EventList).focus()
+
+    @on(PromptInput.Cancelled)
+    def _on_prompt_cancel(self) -> None:
+        self._close_prompt()
+
+    @on(Input.Submitted, "#prompt")
+    def _on_prompt(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        mode = self.prompt_mode
+        if mode == "time":
+            try:
+                secs = parse_elapsed(text)
+            except ValueError as e:
+                self.notify(str(e), severity="error", timeout=4)
+                return
+            self._close_prompt()
+            self._do(lambda: self.cursor.jump_to(secs))
+            return
+        self._close_prompt()
+        if mode == "search":
+            if not text:
+                self.cursor.search("")
+                self.query_one(EventList).set_query("")
+                self._update_status()
+                return
+            self._search(text)
+
+    @work(thread=True, exclusive=True, group="replay-search", exit_on_error=False)
+    def _search(self, query: str) -> None:
+        conn = self.app.conn  # type: ignore[attr-defined]
+        cur = self.cursor
+        ids = store.search_events(conn, self.run_key, query)
+        idx = [i for i in (cur.events.index_of(e) for e in ids) if i is not None]
+        self.post_message(SearchDone(query, idx))
+
+    @on(SearchDone)
+    def _on_search(self, msg: SearchDone) -> None:
+        c = self.cursor
+        n = c.search(msg.query, msg.indices)
+        self.query_one(EventList).set_query(msg.query)
+        if n:
+            self.notify(f"{n:,} match{'es' if n != 1 else ''} for “{msg.query}” (n/N to cycle)", timeout=2)
+        else:
+            self.notify(f"no match for “{msg.query}”", severity="warning", timeout=3)
+        self._moved(True)
+
+    # ------------------------------------------------------------------ panes
+
+    def action_toggle_detail(self) -> None:
+        self.show_detail = not self.detail_visible
+        self._apply_layout()
+        if self.detail_visible:
+            self._schedule_detail()
+
+    def action_toggle_chart(self) -> None:
+        chart = self.query_one(ScoreChart)
+        chart.display = not chart.display
+
+    def action_maximize_detail(self) -> None:
+        if self.maximized is not None:
+            self.action_restore()
+            return
+        if not self.detail_visible:
+            self.show_detail = True
+            self._apply_layout()
+            self._schedule_detail()
+        detail = self.query_one(EventDetail)
+        if self.maximize(detail, container=False):
+            detail.focus()  # ↑/↓ scroll the detail; j/k still step through events
+
+    def action_restore(self) -> None:
+        """Undo a maximised pane (esc)."""
+        if self.maximized is not None:
+            self.minimize()
+            self.query_one(EventList).focus()
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(REPLAY_KEYS))
+
+    def action_back(self) -> None:
+        if self.maximized is not None:
+            self.action_restore()
+            return
+        if self._play_timer is not None:
+            self._play_timer.pause()
+        if self.direct or len(self.app.screen_stack) <= 2:
+            self.app.exit()
+        else:
+            self.app.pop_screen()
+
+    @on(EventList.Clicked)
+    def _on_clicked(self, msg: EventList.Clicked) -> None:
+        self._do(lambda: self.cursor.select(msg.index))
+
+
+def replay_commands(screen: ReplayScreen) -> list[tuple[str, str, Callable[[], Any]]]:
+    """(title, help, callback) of the replay actions for the command palette."""
+    return [
+        ("Replay: next event", "step forward (j)", lambda: screen.action_step(1)),
+        ("Replay: previous event", "step back (k)", lambda: screen.action_step(-1)),
+        ("Replay: next submission", "next graded round (])", lambda: screen.action_submission(1)),
+        ("Replay: previous submission", "previous graded round ([)", lambda: screen.action_submission(-1)),
+        ("Replay: next new best", "next round that beat the best so far (})", lambda: screen.action_new_best(1)),
+        ("Replay: previous new best", "previous new best ({)", lambda: screen.action_new_best(-1)),
+        ("Replay: first event", "go to the start (g)", screen.action_first),
+        ("Replay: last event", "go to the end (G)", screen.action_last),
+        ("Replay: play / pause", "play at the current speed (space)", screen.action_play),
+        ("Replay: faster", "cycle 1× 10× 60× 600× (s)", lambda: screen.action_speed(1)),
+        ("Replay: slower", "cycle back (-)", lambda: screen.action_speed(-1)),
+        ("Replay: jump to time", "elapsed time like 3h20m (t)", lambda: screen.action_prompt("time")),
+        ("Replay: search", "summaries and data (/)", lambda: screen.action_prompt("search")),
+        ("Replay: next match", "n", lambda: screen.action_match(1)),
+        ("Replay: previous match", "N", lambda: screen.action_match(-1)),
+        ("Replay: toggle detail", "d", screen.action_toggle_detail),
+        ("Replay: toggle chart", "c", screen.action_toggle_chart),
+        ("Replay: keys", "help (?)", screen.action_help),
+    ]
