@@ -1696,25 +1696,34 @@ def solve_components(s100: int, nominal: dict) -> dict:
     def cl(v):
         return max(0, min(1000, int(round(v))))
 
-    c = {k: cl(nominal[k] * 10) for k in GW_W}
-    for _ in range(200):
-        rest = s100 - 4 * c["detection"] - 2 * c["localisation"]
-        p = max(0, min(1000, int(round((rest - c["false_alarm"]) / 3))))
-        f = rest - 3 * p
-        if 0 <= f <= 1000:
-            c["parameter_estimation"], c["false_alarm"] = p, f
-            return c
-        if f > 1000:   # need more elsewhere
-            if c["detection"] < 1000:
-                c["detection"] += 1
-            else:
-                c["localisation"] += 1
-        else:
-            if c["detection"] > 0:
-                c["detection"] -= 1
-            else:
-                c["localisation"] -= 1
-    raise RuntimeError("component solve failed")
+    d, l, f0 = cl(nominal["detection"] * 10), cl(nominal["localisation"] * 10), cl(nominal["false_alarm"] * 10)
+    rest = s100 - 4 * d - 2 * l
+    if rest > 4000:
+        dd = min(1000 - d, -(-(rest - 4000) // 4))
+        d += dd
+        rest -= 4 * dd
+        if rest > 4000:
+            dl = -(-(rest - 4000) // 2)
+            l += dl
+            rest -= 2 * dl
+    if rest < 0:
+        dd = min(d, -(-(-rest) // 4))
+        d -= dd
+        rest += 4 * dd
+        if rest < 0:
+            dl = -(-(-rest) // 2)
+            l -= dl
+            rest += 2 * dl
+    p = max(0, min(1000, int(round((rest - f0) / 3))))
+    f = rest - 3 * p
+    if f > 1000:
+        p += -(-(f - 1000) // 3)
+    elif f < 0:
+        p -= -(-(-f) // 3)
+    f = rest - 3 * p
+    c = {"detection": d, "parameter_estimation": p, "localisation": l, "false_alarm": f}
+    assert all(0 <= v <= 1000 for v in c.values()) and sum(GW_W[k] * v for k, v in c.items()) == s100, (s100, c)
+    return c
 
 
 class GWScorer:
@@ -2473,6 +2482,7 @@ class GWRun(RunBase):
         self.write("run_agent.log", self.log.text())
         self.auto.write()
         data, index = self.out.render()
+        self.index = index
         (self.tdir / "agent_output.txt").write_bytes(data)
         fr = self.final_result("claude-code", self.model, hist, hist["agent_submissions"] + hist["auto_submissions"],
                                hist["agent_submissions"], hist["auto_submissions"], True, runtime, len(archive), 1)
@@ -2657,8 +2667,13 @@ def write_truth(run: RunBase, common: dict, specific: dict, index: list) -> dict
     return truth
 
 
+def write_task(root: Path, task: dict):
+    (root / "tasks" / f"{task['task_id']}.json").write_text(json.dumps(task, indent=2, ensure_ascii=False) + "\n")
+
+
 def build_gw(root: Path) -> dict:
     task = gw_task()
+    write_task(root, task)
     run = GWRun(root, task)
     spec = run.build()
     data = (run.tdir / "agent_output.txt").read_bytes()
@@ -2672,4 +2687,46 @@ def build_gw(root: Path) -> dict:
                             "k8s backend (pod names, __SFORGE_EXIT__ marker, container clock skew)",
                             "auto-resume after an API error (second init in the same file)",
                             "cooldown rejection, --list, shell-tool timeout, drain at the end"]}
-    return write_truth(run, common, spec, spec.pop("index", None) or run.index if hasattr(run, "index") else [])
+    return write_truth(run, common, spec, run.index)
+
+
+# ---------------------------------------------------------------------------
+# Entry point
+# ---------------------------------------------------------------------------
+
+BENCHMARK_YAML = """# synthetic benchmark metadata so that sforge.harness.task_spec can load these tasks
+name: edgebench
+base_images:
+  python311_sci:
+    image: python:3.11-slim
+    setup_cmds:
+      - pip install numpy scipy healpy pyyaml
+  python311:
+    image: python:3.11-slim
+    setup_cmds:
+      - pip install pytest
+"""
+
+BUILDERS = []   # filled below: (name, function(root) -> truth)
+
+
+def main(argv=None) -> int:
+    import sys
+    argv = sys.argv[1:] if argv is None else argv
+    only = set(argv)
+    for name in OWNED:
+        p = HERE / name
+        if p.is_dir():
+            shutil.rmtree(p)
+        elif p.exists():
+            p.unlink()
+    (HERE / "tasks").mkdir()
+    (HERE / "tasks" / "BENCHMARK.yaml").write_text(BENCHMARK_YAML)
+    truths = []
+    for name, fn in BUILDERS:
+        if only and name not in only:
+            continue
+        truths.append(fn(HERE))
+    if not only:
+        write_readme(HERE, truths)
+    return 0

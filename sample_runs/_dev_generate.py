@@ -1,0 +1,2742 @@
+#!/usr/bin/env python3
+"""Generate the synthetic SForge sample runs committed under ``sample_runs/``.
+
+Everything written by this script is GENERATED: seeded, synthetic, and not
+real agent output.  The shapes follow SForge 1.1.0 (``sforge`` on PyPI) and
+the Claude Code / Codex transcript formats described in
+``/work/shared/docs/sforge-format.md``; the text content is invented.
+
+Usage::
+
+    python sample_runs/generate.py          # rewrites tasks/, runs/, _truth/, README.md
+
+Properties:
+
+* stdlib only, fixed seed, no wall-clock reads: the output is byte-for-byte
+  identical on every run (file mtimes are not part of the contract — SForge
+  readers must not rely on them, and git does not keep them);
+* ground truth for tests lives in ``_truth/<run_id>__<task_id>.json`` (never
+  inside a run directory), see ``README.md`` for its format;
+* ``check_with_sforge.py`` loads the result with SForge's own scanner,
+  parsers, grader, selection and rescale code.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import io
+import json
+import math
+import random
+import shutil
+import tarfile
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SEED = 20260312
+RULE = "=" * 40
+UTC = timezone.utc
+EPOCH0 = datetime(1970, 1, 1, tzinfo=UTC)
+
+# Every top-level output this script owns (deleted and rewritten on each run).
+OWNED = ("tasks", "runs", "_truth", "README.md")
+
+
+# ---------------------------------------------------------------------------
+# Small helpers
+# ---------------------------------------------------------------------------
+
+
+def jdump(obj) -> str:
+    """JSON as SForge writes its files: indent=2, ensure_ascii=False, no newline."""
+    return json.dumps(obj, indent=2, ensure_ascii=False)
+
+
+def jline(obj) -> str:
+    """Compact JSON as Claude Code prints stream-json lines."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def q6(t: float) -> float:
+    """Quantise an epoch to microseconds (what we store in truth files)."""
+    return round(t, 6)
+
+
+def epoch_of(y, mo, d, h=0, mi=0, s=0, offset_min=0) -> float:
+    tz = timezone(timedelta(minutes=offset_min))
+    return datetime(y, mo, d, h, mi, s, tzinfo=tz).timestamp()
+
+
+class Clock:
+    """Formats epochs in a host's local time (fixed UTC offset, no DST)."""
+
+    def __init__(self, offset_min: int):
+        self.offset_min = offset_min
+        self.tz = timezone(timedelta(minutes=offset_min))
+
+    @property
+    def offset_str(self) -> str:
+        sign = "+" if self.offset_min >= 0 else "-"
+        m = abs(self.offset_min)
+        return f"{sign}{m // 60:02d}:{m % 60:02d}"
+
+    def dt(self, t: float) -> datetime:
+        return (EPOCH0 + timedelta(microseconds=round(t * 1e6))).astimezone(self.tz)
+
+    def log_ts(self, t: float) -> str:
+        d = self.dt(t)
+        return d.strftime("%Y-%m-%d %H:%M:%S") + ",%03d" % (d.microsecond // 1000)
+
+    def iso_s(self, t: float) -> str:
+        return self.dt(t).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def utc_iso_ms(t: float) -> str:
+    d = EPOCH0 + timedelta(microseconds=round(t * 1e6))
+    return d.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (d.microsecond // 1000)
+
+
+B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+class Ids:
+    """Deterministic identifier factory (one per run)."""
+
+    def __init__(self, seed: int):
+        self.R = random.Random(seed)
+
+    def uuid(self) -> str:
+        h = "%032x" % self.R.getrandbits(128)
+        h = h[:12] + "4" + h[13:16] + "89ab"[int(h[16], 16) % 4] + h[17:]
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+    def b62(self, n: int) -> str:
+        return "".join(self.R.choice(B62) for _ in range(n))
+
+    def toolu(self) -> str:
+        return "toolu_01" + self.b62(22)
+
+    def msg(self) -> str:
+        return "msg_01" + self.b62(22)
+
+    def hexn(self, n: int) -> str:
+        return "".join(self.R.choice("0123456789abcdef") for _ in range(n))
+
+    def signature(self) -> str:
+        raw = bytes(self.R.getrandbits(8) for _ in range(self.R.randint(150, 260)))
+        return base64.b64encode(b"\x12\x08" + raw).decode()
+
+
+def jq_num(v) -> str:
+    """Number text as jq prints it (shortest repr, integral floats without .0)."""
+    if v is None:
+        return "null"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "null"
+        if v == int(v) and abs(v) < 1e17:
+            return str(int(v))
+        return repr(v)
+    return str(v)
+
+
+def jq_pct(rate: float) -> str:
+    """`$r * 100 | . * 10 | floor / 10` as printed by jq."""
+    return jq_num(math.floor(rate * 100 * 10) / 10)
+
+
+def tokens_of(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def tiny_targz(files: list[tuple[str, str]]) -> bytes:
+    """Deterministic tar.gz (fixed mtimes, gzip mtime 0)."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tf:
+        for name, text in files:
+            data = text.encode()
+            ti = tarfile.TarInfo(name)
+            ti.size = len(data)
+            ti.mtime = 1767225600
+            ti.mode = 0o644
+            ti.uname = ti.gname = "agent"
+            ti.uid = ti.gid = 1000
+            tf.addfile(ti, io.BytesIO(data))
+    out = io.BytesIO()
+    with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as gz:
+        gz.write(raw.getvalue())
+    return out.getvalue()
+
+
+class TextFile:
+    """Collects lines with the true epoch at which each line was written."""
+
+    def __init__(self):
+        self.items: list[tuple[str, float]] = []
+
+    def add(self, line: str, t: float):
+        self.items.append((line, t))
+
+    def render(self) -> tuple[bytes, list[list]]:
+        buf = io.BytesIO()
+        index = []
+        for line, t in self.items:
+            index.append([buf.tell(), q6(t)])
+            buf.write(line.encode("utf-8") + b"\n")
+        return buf.getvalue(), index
+
+
+class RunLog:
+    """run_agent.log / run_instance.log writer (Python logging format)."""
+
+    def __init__(self, clock: Clock):
+        self.clock = clock
+        self.lines: list[tuple[float, str]] = []
+
+    def log(self, t: float, level: str, msg: str):
+        self.lines.append((t, f"{self.clock.log_ts(t)} - {level} - {msg}"))
+
+    def info(self, t, msg):
+        self.log(t, "INFO", msg)
+
+    def warning(self, t, msg):
+        self.log(t, "WARNING", msg)
+
+    def error(self, t, msg):
+        self.log(t, "ERROR", msg)
+
+    def text(self) -> str:
+        return "".join(line + "\n" for _, line in self.lines)
+
+
+# ---------------------------------------------------------------------------
+# Verbatim replicas of SForge 1.1.0 generated texts (stdlib-only generator;
+# check_with_sforge.py compares them with the installed package).
+# ---------------------------------------------------------------------------
+
+NODE_INSTALL_CMD = (
+    "sudo -E bash -c 'NODE_MIRROR=${SFORGE_NODEJS_MIRROR_URL:-https://nodejs.org/dist} && "
+    "curl -fsSL $NODE_MIRROR/v20.18.0/node-v20.18.0-linux-x64.tar.xz | "
+    "tar -xJ -C /usr/local --strip-components=1'"
+)
+CODEX_CONFIG_CMD = '''if [ -n "$OPENAI_BASE_URL" ]; then
+    mkdir -p ~/.codex
+    cat > ~/.codex/config.toml << EOF
+model_provider = "sforge-proxy"
+model_verbosity = "medium"
+model = "${CODEX_MODEL:-gpt-5.5}"
+
+[model_providers.sforge-proxy]
+name = "sforge-proxy"
+base_url = "${OPENAI_BASE_URL}"
+env_key = "OPENAI_API_KEY"
+EOF
+fi'''
+
+CLAUDE_RUN = ('claude -p "$(cat /tmp/agent_prompt.md)" --output-format stream-json'
+              " --verbose --dangerously-skip-permissions")
+CLAUDE_RESUME = ('claude --continue -p "Continue working." --output-format stream-json'
+                 " --verbose --dangerously-skip-permissions")
+CODEX_RUN = 'codex exec --dangerously-bypass-approvals-and-sandbox "$(cat /tmp/agent_prompt.md)"'
+CODEX_RESUME = 'codex exec resume --last --dangerously-bypass-approvals-and-sandbox "Continue working."'
+
+STOP_HOOK_SH = r"""#!/bin/bash
+cat >/dev/null
+echo '{"decision":"block","reason":"Do not stop. Continue working on the implementation."}'
+"""
+STOP_HOOK_FEEDBACK = ("Stop hook feedback:\n[/tmp/sforge-stop-hook.sh]: "
+                      "Do not stop. Continue working on the implementation.")
+
+
+def claude_settings_json() -> str:
+    return json.dumps({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": "/tmp/sforge-stop-hook.sh"}]}]}}, indent=2)
+
+
+def codex_hooks_json() -> str:
+    return json.dumps({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": "/tmp/sforge-codex-stop-hook.sh", "timeout": 30,
+         "statusMessage": "SForge stop hook"}]}]}}, indent=2)
+
+
+CODEX_CONFIG_APPEND = """\n[features]\nhooks = true\n"""
+
+
+def evolve_prompt(query: str, submit_paths, internet=True, max_submissions=None,
+                  submission_cooldown=None) -> str:
+    submit_files_note = ""
+    if submit_paths:
+        paths_str = ", ".join(f"`{p}`" for p in submit_paths)
+        submit_files_note = (
+            f"\n### Submitted Files\n\n"
+            f"Only the following paths are submitted for evaluation: {paths_str}\n\n"
+            f"**Keep these files in a compilable/runnable state at all times.** "
+            f"A background process periodically auto-evaluates your code — if the "
+            f"submitted files are broken, incomplete, or contain syntax errors at "
+            f"that moment, the auto-evaluation will fail. Write changes to disk "
+            f"promptly and ensure the submitted files always represent your current "
+            f"best solution.\n"
+        )
+    network_note = ""
+    if not internet:
+        network_note = (
+            "\n### Network Environment\n\n"
+            "**This environment has NO internet access.** "
+            "Only the judge server and the AI API are reachable. "
+            "Do not attempt to download packages, fetch remote resources, "
+            "or access external URLs — all dependencies are pre-installed "
+            "in the workspace.\n"
+        )
+    budget_note = ""
+    if max_submissions is not None or submission_cooldown is not None:
+        parts = []
+        if max_submissions is not None:
+            parts.append(
+                f"- You have a **limited number of submissions ({max_submissions} total)**. "
+                f"Plan carefully and validate locally before submitting."
+            )
+        if submission_cooldown is not None:
+            parts.append(
+                f"- There is a **minimum interval of {submission_cooldown}s** between submissions."
+            )
+        budget_note = "\n### Submission Limits\n\n" + "\n".join(parts) + "\n"
+    how_to_test = (
+        "### How to Test Your Code\n\n"
+        "- Run `sforge-submit` to submit your current code for evaluation. "
+        "It will package the files, send them to the judge server, and return "
+        "results showing score, pass rate, and a summary of findings.\n"
+        "- Run `sforge-submit --details` to submit and see detailed per-test results.\n"
+        "- Run `sforge-submit --list` to view all previous submissions and "
+        "their scores for this run.\n\n"
+        "You should use these regularly to check your progress and identify issues.\n"
+    )
+    return (
+        "## Iterative Evaluation Mode\n\n"
+        "You are working with iterative test feedback. "
+        "After implementing code, you can submit your work for evaluation at any "
+        "time to see which tests pass and which fail, then iterate based on the results.\n\n"
+        f"{how_to_test}"
+        f"{submit_files_note}"
+        f"{budget_note}"
+        f"{network_note}\n"
+        "### Strategy\n\n"
+        "- **Implement incrementally**: Complete one module/project at a time\n"
+        "- **Read test feedback carefully**: Failed test names often hint at what's broken\n"
+        "- **Iterate**: Fix failing tests based on the feedback, then submit again\n\n"
+        "### Scoring\n\n"
+        "- Your **best score** across all submissions is your final score\n"
+        "- You don't lose points for failed attempts — experimentation is encouraged\n\n"
+        "---\n\n"
+        f"{query}\n"
+    )
+
+
+def game_prompt(query: str, internet=True) -> str:
+    network_note = ""
+    if not internet:
+        network_note = (
+            "## Network Environment\n\n"
+            "**This environment has NO internet access.** Only the game server "
+            "(`GAME_SERVER_URL`) and the AI API are reachable; everything else "
+            "is iptables-blocked. **Do not** attempt to search the web, fetch "
+            "walkthroughs, or download external resources — those calls will "
+            "time out and waste your turns. Solve the game through gameplay.\n\n"
+            "---\n\n"
+        )
+    return (
+        "## Game Mode\n\n"
+        "You are playing an **interactive fiction game** via an HTTP API. "
+        "Send commands to the game server and maximize your score.\n\n"
+        "---\n\n"
+        f"{network_note}"
+        "## Game Server HTTP API\n\n"
+        "The server URL is available in the `GAME_SERVER_URL` environment variable.\n\n"
+        "### Start a new game\n"
+        "```\n"
+        "POST {GAME_SERVER_URL}/new\n"
+        "Body: {}\n"
+        'Response: {"session_id": "abc123", "observation": "...", "score": 0, '
+        '"peak_score": 0, "max_score": 350, "done": false, "moves": 0}\n'
+        "```\n\n"
+        "### Take an action\n"
+        "```\n"
+        "POST {GAME_SERVER_URL}/{session_id}/step\n"
+        'Body: {"action": "go north"}\n'
+        'Response: {"session_id": "...", "observation": "...", "score": 5, '
+        '"peak_score": 5, "max_score": 350, "done": false, "moves": 1}\n'
+        "```\n\n"
+        "### Check status\n"
+        "```\n"
+        "GET {GAME_SERVER_URL}/{session_id}/status\n"
+        'Response: {"session_id": "...", "score": 5, "peak_score": 5, '
+        '"max_score": 350, "done": false, "moves": 1}\n'
+        "```\n\n"
+        "### Close session\n"
+        "```\n"
+        "POST {GAME_SERVER_URL}/{session_id}/close\n"
+        'Response: {"session_id": "...", "final_score": 5, "peak_score": 5, '
+        '"max_score": 350, "moves": 50}\n'
+        "```\n\n"
+        "### Score fields\n"
+        "- `score` — the score you currently have in this session.\n"
+        "- `peak_score` — the highest score you reached so far in this session "
+        "(useful in games where score can decrease).\n"
+        "- `max_score` — the theoretical maximum score for the game (constant). "
+        "Your goal is to get `score` as close to `max_score` as possible.\n\n"
+        "---\n\n"
+        "## Tips\n\n"
+        "- Interactive fiction games accept natural language commands: "
+        '"go north", "take lamp", "examine door", "open mailbox", "read leaflet", etc.\n'
+        "- `look` describes the current room. Moving in a direction that doesn't exist gives a failure message.\n"
+        "- The game has puzzles — read descriptions carefully and experiment.\n"
+        "- You can start multiple game sessions to explore different strategies.\n"
+        "- **Keypress prompts**: Some games pause with prompts like "
+        '`(Press SPACE to Continue)` or `[press BACKSPACE to return to game]`. '
+        "When you see these in the observation, send a **single space** `\" \"` as "
+        "the next action to dismiss them. These are Z-machine interactive prompts "
+        "that require a single-character response, not a regular text command.\n\n"
+        "---\n\n"
+        "## Environment\n\n"
+        "- `GAME_SERVER_URL` environment variable is pre-set.\n"
+        "- Use `curl`, `urllib.request`, or `http.client` for HTTP requests.\n"
+        "- Python 3.10 stdlib is available.\n\n"
+        "---\n\n"
+        "## Rules\n\n"
+        "- All game interaction must go through the HTTP API.\n"
+        "- You may start multiple game sessions to explore.\n"
+        "- Maximize your score across all sessions.\n\n"
+        "## Scoring\n\n"
+        "- Your **best score** across all game sessions is your final result, "
+        "normalized against `max_score` (the game's theoretical maximum).\n"
+        "- You don't lose points for failed sessions — experimentation is encouraged.\n\n"
+        "---\n\n"
+        f"{query}\n"
+    )
+
+
+def eval_script(eval_cmd: str) -> str:
+    lines = [
+        "#!/bin/bash",
+        "set -uxo pipefail",
+        'echo ">>>>> Start Test Output"',
+        f"{eval_cmd} 2>&1",
+        "EXIT_CODE=$?",
+        'echo ">>>>> End Test Output"',
+        'echo "Exit code: $EXIT_CODE"',
+        "exit 0",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def k8s_name(name: str) -> str:
+    parts = name.split(".")
+    if len(parts) == 4 and parts[0] == "sforge":
+        role, task_id, run_id = parts[1], parts[2], parts[3]
+        task_id = task_id[:15].rstrip("-").rstrip("_")
+        name = f"{role}.{task_id}.{run_id}"
+    s = name.lower().replace("_", "-").replace(".", "-")
+    return s.strip("-")[:63].rstrip("-")
+
+
+# sforge-submit is copied verbatim from the installed package text at
+# generation time if available; otherwise this marker file is written.  To stay
+# stdlib-only and self-contained the script text is embedded below.
+SFORGE_SUBMIT_SH = r"""#!/bin/bash
+set -e
+
+LIST_MODE=0
+DETAILS_MODE=0
+for arg in "$@"; do
+    case "$arg" in
+        --list|-l) LIST_MODE=1 ;;
+        --details|-d) DETAILS_MODE=1 ;;
+        -h|--help)
+            echo "Usage: sforge-submit [OPTIONS]"
+            echo ""
+            echo "Submit current code to the judge server for evaluation."
+            echo "Results include score, pass rate, and a summary of findings."
+            echo ""
+            echo "Options:"
+            echo "  --list, -l      List all previous submissions and scores for this run"
+            echo "  --details, -d   Submit and show detailed per-test results (triggers a new submission)"
+            echo "  -h, --help      Show this help message"
+            exit 0
+            ;;
+        *)
+            echo "ERROR: Unknown option: $arg" >&2
+            echo "Run 'sforge-submit --help' for usage." >&2
+            exit 1
+            ;;
+    esac
+done
+
+JUDGE_URL="${SFORGE_JUDGE_URL}"
+TOKEN="${SFORGE_TOKEN}"
+PATCH_DIR="${SFORGE_PATCH_DIR:-$(pwd)}"
+STATE_FILE="/tmp/sforge_state.json"
+
+if [ -z "$JUDGE_URL" ]; then
+    echo "ERROR: SFORGE_JUDGE_URL not set" >&2
+    exit 1
+fi
+if [ -z "$TOKEN" ]; then
+    echo "ERROR: SFORGE_TOKEN not set" >&2
+    exit 1
+fi
+
+if [ "$LIST_MODE" -eq 1 ]; then
+    HIST=$(curl -s -m 30 "$JUDGE_URL/api/v1/history?token=$TOKEN")
+    if [ -z "$HIST" ]; then
+        echo "ERROR: No response from judge server" >&2
+        exit 1
+    fi
+    BEST_RATE=$(echo "$HIST" | jq -r '.best_pass_rate // 0')
+    BEST_SCORE=$(echo "$HIST" | jq -r '.best_score // "N/A"')
+    COUNT=$(echo "$HIST" | jq -r '.entries | length')
+    echo ""
+    echo "========================================"
+    echo "  Submission History"
+    echo "  Total submissions: $COUNT"
+    echo "  Best pass rate: $(jq -n --argjson r "$BEST_RATE" '$r * 100 | . * 10 | floor / 10')%"
+    if [ "$BEST_SCORE" != "N/A" ] && [ "$BEST_SCORE" != "null" ]; then
+        echo "  Best score: $BEST_SCORE"
+    fi
+    echo "========================================"
+    echo ""
+    if [ "$COUNT" -gt 0 ]; then
+        printf "  %-14s %-10s %-8s %-12s %-10s %s\n" "ROUND" "STATUS" "VALID" "PASS_RATE" "SCORE" "SUMMARY"
+        printf "  %-14s %-10s %-8s %-12s %-10s %s\n" "-----" "------" "-----" "---------" "-----" "-------"
+        echo "$HIST" | jq -r '.entries[] | select(.type == "submission") |
+            "  " +
+            ((.round // "-") | . + " " * ([14 - length, 0] | max)) + " " +
+            ((.status // "-") | . + " " * ([10 - length, 0] | max)) + " " +
+            (if .valid == false then "no" else "yes" end | . + " " * ([8 - length, 0] | max)) + " " +
+            (if .pass_rate != null then (.pass_rate * 100 * 10 | floor / 10 | tostring + "%") else "-" end | . + " " * ([12 - length, 0] | max)) + " " +
+            (if .score != null then (.score | tostring) else "-" end | . + " " * ([10 - length, 0] | max)) + " " +
+            ((.summary // "-") | if length > 40 then .[:37] + "..." else . end)'
+    fi
+    echo ""
+    exit 0
+fi
+
+# ── Archive ──
+
+cd "$PATCH_DIR"
+ARCHIVE_FILE=$(mktemp --suffix=.tar.gz)
+TAR_PATHS="${SFORGE_SUBMIT_PATHS:-.}"
+if [ -n "${SFORGE_SUBMIT_PATHS:-}" ]; then
+    EXISTING_PATHS=""
+    for p in $SFORGE_SUBMIT_PATHS; do
+        [ -e "$p" ] && EXISTING_PATHS="$EXISTING_PATHS $p"
+    done
+    TAR_PATHS="${EXISTING_PATHS# }"
+fi
+if [ -z "$TAR_PATHS" ]; then
+    tar czf "$ARCHIVE_FILE" --files-from /dev/null
+else
+    tar czf "$ARCHIVE_FILE" --exclude='.git' ${SFORGE_SUBMIT_EXCLUDE_FLAGS:-} $TAR_PATHS
+fi
+ARCHIVE_SIZE=$(wc -c < "$ARCHIVE_FILE")
+
+echo ""
+echo "========================================"
+echo "  Submitting for evaluation"
+echo "  Archive size: $ARCHIVE_SIZE bytes"
+echo "  Waiting for test results..."
+echo "========================================"
+echo ""
+
+# ── Submit + poll ──
+
+HTTP_CODE=$(curl -s -o /tmp/_submit_resp.json -w '%{http_code}' -m 120 -X POST "$JUDGE_URL/api/v1/submit" \
+    -F "token=$TOKEN" \
+    -F "archive=@$ARCHIVE_FILE")
+rm -f "$ARCHIVE_FILE"
+SUBMIT_RESP=$(cat /tmp/_submit_resp.json)
+
+if [ "$HTTP_CODE" = "429" ]; then
+    DETAIL=$(echo "$SUBMIT_RESP" | jq -r '.detail // empty')
+    if echo "$DETAIL" | grep -qi "budget\|exhausted"; then
+        echo "SUBMISSION LIMIT REACHED: $DETAIL" >&2
+        echo "$DETAIL"
+    else
+        echo "COOLDOWN: $DETAIL" >&2
+        echo "$DETAIL"
+    fi
+    exit 1
+fi
+
+SUBMISSION_ID=$(echo "$SUBMIT_RESP" | jq -r '.submission_id // empty')
+ROUND_ID=$(echo "$SUBMIT_RESP" | jq -r '.round_id // empty')
+REMAINING=$(echo "$SUBMIT_RESP" | jq -r '.remaining_submissions // empty')
+if [ -z "$SUBMISSION_ID" ]; then
+    echo "ERROR: Failed to submit to judge server (HTTP $HTTP_CODE)" >&2
+    echo "$SUBMIT_RESP" >&2
+    exit 1
+fi
+
+if [ -n "$ROUND_ID" ]; then
+    if [ -n "$REMAINING" ] && [ "$REMAINING" != "null" ]; then
+        echo "  Round: $ROUND_ID  (remaining submissions: $REMAINING)"
+    else
+        echo "  Round: $ROUND_ID"
+    fi
+    echo ""
+fi
+
+for _ in $(seq 1 720); do
+    sleep 10
+    RESULT=$(curl -s -m 30 "$JUDGE_URL/api/v1/result/$SUBMISSION_ID" 2>/dev/null || true)
+    STATUS=$(echo "$RESULT" | jq -r '.status // empty')
+    if [ "$STATUS" = "completed" ] || [ "$STATUS" = "error" ]; then
+        break
+    fi
+done
+
+STATUS=$(echo "$RESULT" | jq -r '.status // empty')
+if [ "$STATUS" != "completed" ] && [ "$STATUS" != "error" ]; then
+    echo "ERROR: Evaluation timed out or judge unreachable" >&2
+    exit 1
+fi
+
+# ── Parse + update display cache + print ──
+
+TS=$(date +%s)
+ERROR_MSG=$(echo "$RESULT" | jq -r '.error // empty')
+
+if [ -n "$ERROR_MSG" ]; then
+    CURRENT_RATE=0
+    CURRENT_SCORE="null"
+    PASSED=0
+    TOTAL=0
+    FAILED=0
+else
+    REPORT=$(echo "$RESULT" | jq -r '.report')
+    PASSED=$(echo "$REPORT" | jq -r '.passed')
+    TOTAL=$(echo "$REPORT" | jq -r '.total_tests')
+    FAILED=$(echo "$REPORT" | jq -r '.failed')
+    CURRENT_RATE=$(echo "$REPORT" | jq -r '.pass_rate')
+    CURRENT_SCORE=$(echo "$REPORT" | jq -r '.score // null')
+    VALID=$(echo "$REPORT" | jq -r '.valid // true')
+    SUMMARY=$(echo "$REPORT" | jq -r '.summary // empty')
+fi
+
+# Update local state file (display-only cache — not used for final scoring)
+if [ ! -f "$STATE_FILE" ]; then
+    echo '{"best_pass_rate": 0, "best_score": null, "best_round": "", "submissions": []}' > "$STATE_FILE"
+fi
+TMP=$(mktemp)
+jq --arg round "${ROUND_ID:-unknown}" \
+   --argjson ts "$TS" \
+   --argjson rate "$CURRENT_RATE" \
+   --argjson score "$CURRENT_SCORE" \
+   '
+   .submissions += [{kind: "agent", round: $round, at: $ts, pass_rate: $rate, score: $score}]
+   | if $rate > (.best_pass_rate // 0) then
+       .best_pass_rate = $rate | .best_round = $round | .best_score = $score
+     else . end
+   ' "$STATE_FILE" > "$TMP" && mv "$TMP" "$STATE_FILE"
+
+if [ -n "$ERROR_MSG" ]; then
+    echo "========================================"
+    echo "  ${ROUND_ID:-submission}: ERROR"
+    echo "  $ERROR_MSG"
+    echo "========================================"
+else
+    echo "========================================"
+    echo "  ${ROUND_ID:-submission} Results"
+    echo "========================================"
+    if [ "$VALID" = "false" ]; then
+        echo "  Valid:       no"
+    fi
+    if [ "$CURRENT_SCORE" != "null" ]; then
+        echo "  Score:       $CURRENT_SCORE"
+    fi
+    if [ "$TOTAL" -gt 0 ] 2>/dev/null; then
+        PASS_PCT=$(jq -n --argjson r "$CURRENT_RATE" '$r * 100 | . * 10 | floor / 10')
+        echo "  Pass rate:   ${PASS_PCT}%"
+        echo "  Passed:      $PASSED/$TOTAL"
+    fi
+    if [ -n "$SUMMARY" ]; then
+        echo ""
+        echo "  Summary:"
+        echo "    $SUMMARY"
+    fi
+    # Show metrics if present
+    METRICS=$(echo "$REPORT" | jq -r '.metrics // empty')
+    if [ -n "$METRICS" ] && [ "$METRICS" != "{}" ] && [ "$METRICS" != "null" ]; then
+        echo ""
+        echo "  Metrics:"
+        echo "$REPORT" | jq -r '.metrics | to_entries[] | "    \(.key): \(.value)"'
+    fi
+    echo ""
+    # Show failed items (from details if available, else from test_details)
+    DETAIL_FAILURES=$(echo "$REPORT" | jq -r '[.details[]? | select(.status != "PASSED")] | length')
+    if [ "$DETAIL_FAILURES" -gt 0 ] 2>/dev/null; then
+        echo "  Failed checks:"
+        echo "$REPORT" | jq -r '.details[] | select(.status != "PASSED") | .name' | head -20 | while read -r t; do echo "    - $t"; done
+        if [ "$DETAIL_FAILURES" -gt 20 ] 2>/dev/null; then
+            echo "    ... and $((DETAIL_FAILURES - 20)) more"
+        fi
+    else
+        FAILED_TESTS=$(echo "$REPORT" | jq -r '.test_details[]? | select(.status != "PASSED") | .name')
+        if [ -n "$FAILED_TESTS" ]; then
+            echo "  Failed tests:"
+            echo "$FAILED_TESTS" | head -20 | while read -r t; do echo "    - $t"; done
+        else
+            if [ "$TOTAL" -gt 0 ] 2>/dev/null; then
+                echo "  All tests passed!"
+            fi
+        fi
+    fi
+    # Show full details if --details flag
+    if [ "$DETAILS_MODE" -eq 1 ]; then
+        HAS_DETAILS=$(echo "$REPORT" | jq -r '.details | length')
+        if [ "$HAS_DETAILS" -gt 0 ] 2>/dev/null; then
+            echo ""
+            echo "  Details:"
+            echo "$REPORT" | jq -r '.details[] | "    [\(.status)] \(.name)\(if .message then ": " + .message else "" end)"'
+        fi
+    fi
+    echo "========================================"
+    echo ""
+fi
+"""
+
+
+# ---------------------------------------------------------------------------
+# sforge-submit printed output (mirrors the bash/jq script above)
+# ---------------------------------------------------------------------------
+
+
+def submit_header_lines(archive_size: int) -> list[str]:
+    return ["", RULE, "  Submitting for evaluation", f"  Archive size: {archive_size} bytes",
+            "  Waiting for test results...", RULE, ""]
+
+
+def submit_round_lines(round_id: str, remaining) -> list[str]:
+    if remaining is not None:
+        return [f"  Round: {round_id}  (remaining submissions: {remaining})", ""]
+    return [f"  Round: {round_id}", ""]
+
+
+def submit_result_lines(round_id: str, rep: dict, details_mode=False) -> list[str]:
+    """`rep` is the API view of report.json (no score_0_100)."""
+    out = [RULE, f"  {round_id} Results", RULE]
+    # NB: the script reads VALID with `jq -r '.valid // true'`, and jq's `//`
+    # treats false as missing, so "Valid: no" is never printed in practice.
+    if rep.get("score") is not None:
+        out.append(f"  Score:       {jq_num(rep['score'])}")
+    total = rep.get("total_tests", 0)
+    if total > 0:
+        out.append(f"  Pass rate:   {jq_pct(rep['pass_rate'])}%")
+        out.append(f"  Passed:      {rep['passed']}/{total}")
+    if rep.get("summary"):
+        out += ["", "  Summary:", f"    {rep['summary']}"]
+    metrics = rep.get("metrics") or {}
+    if metrics:
+        out += ["", "  Metrics:"]
+        for k, v in metrics.items():
+            out.append(f"    {k}: {v if isinstance(v, str) else jq_num(v)}")
+    out.append("")
+    fails = [d["name"] for d in rep.get("details", []) if d["status"] != "PASSED"]
+    if fails:
+        out.append("  Failed checks:")
+        out += [f"    - {n}" for n in fails[:20]]
+        if len(fails) > 20:
+            out.append(f"    ... and {len(fails) - 20} more")
+    else:
+        tfails = [d["name"] for d in rep.get("test_details", []) if d["status"] != "PASSED"]
+        if tfails:
+            out.append("  Failed tests:")
+            out += [f"    - {n}" for n in tfails[:20]]
+        elif total > 0:
+            out.append("  All tests passed!")
+    if details_mode and rep.get("details"):
+        out += ["", "  Details:"]
+        for d in rep["details"]:
+            msg = f": {d['message']}" if d.get("message") is not None else ""
+            out.append(f"    [{d['status']}] {d['name']}{msg}")
+    out += [RULE, ""]
+    return out
+
+
+def submit_list_lines(view: dict) -> list[str]:
+    """`sforge-submit --list` (agent view of /history)."""
+    entries = view["entries"]
+    out = ["", RULE, "  Submission History", f"  Total submissions: {len(entries)}",
+           f"  Best pass rate: {jq_pct(view['best_pass_rate'] or 0)}%"]
+    if view.get("best_score") is not None:
+        out.append(f"  Best score: {jq_num(view['best_score'])}")
+    out += [RULE, ""]
+    if entries:
+        out.append("  %-14s %-10s %-8s %-12s %-10s %s" % ("ROUND", "STATUS", "VALID", "PASS_RATE", "SCORE", "SUMMARY"))
+        out.append("  %-14s %-10s %-8s %-12s %-10s %s" % ("-----", "------", "-----", "---------", "-----", "-------"))
+        for e in entries:
+            if e.get("type") != "submission":
+                continue
+            pr = "-" if e.get("pass_rate") is None else jq_pct(e["pass_rate"]) + "%"
+            sc = "-" if e.get("score") is None else jq_num(e["score"])
+            summ = e.get("summary") or "-"
+            if len(summ) > 40:
+                summ = summ[:37] + "..."
+            valid = "no" if e.get("valid") is False else "yes"
+            out.append("  " + e["round"].ljust(14) + " " + e["status"].ljust(10) + " " + valid.ljust(8)
+                       + " " + pr.ljust(12) + " " + sc.ljust(10) + " " + summ)
+    out.append("")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Grading replicas (sforge.harness.grading / selection / score_rescale)
+# ---------------------------------------------------------------------------
+
+
+def rescale(spec: dict | None, raw):
+    if not spec or "kind" not in spec or raw is None:
+        return None
+    if isinstance(raw, float) and not math.isfinite(raw):
+        return None
+    raw = float(raw)
+
+    def clip(v, lo=0.0, hi=100.0):
+        return v if math.isnan(v) else max(lo, min(hi, v))
+
+    k = spec["kind"]
+    if k == "linear":
+        lo, hi = spec["lower"], spec["upper"]
+        return math.nan if hi == lo else clip(100.0 * (raw - lo) / (hi - lo))
+    if k == "piecewise_min":
+        b, r30, r1, sa = spec["baseline"], spec["rank30"], spec["rank1"], spec["super_anchor"]
+        if raw <= 0 or raw >= b:
+            return 0.0
+        if raw >= r30:
+            return clip(20.0 * (b - raw) / (b - r30), 0.0, 20.0)
+        if raw >= r1:
+            return clip(20.0 + 60.0 * (r30 - raw) / (r30 - r1), 20.0, 80.0)
+        if raw >= sa:
+            return clip(80.0 + 20.0 * (r1 - raw) / (r1 - sa), 80.0, 100.0)
+        return 100.0
+    raise ValueError(k)
+
+
+def select_best(entries: list[dict], direction="maximize", policy="pass_rate_first") -> dict:
+    done = [e for e in entries if e.get("type", "submission") in ("submission", "game")
+            and e.get("status") in (None, "completed")]
+
+    def better(s, old):
+        return old is None or (s < old if direction == "minimize" else s > old)
+
+    best_score, best_pr, best_round = None, 0.0, ""
+    if policy == "score_first":
+        for e in done:
+            s = e.get("score")
+            if s is None:
+                continue
+            if better(s, best_score):
+                best_score, best_pr, best_round = s, e.get("pass_rate", 0.0) or 0.0, e.get("round", "")
+    elif policy == "pass_rate_first":
+        for e in done:
+            pr = e.get("pass_rate", 0.0) or 0.0
+            s = e.get("score") if e.get("score") is not None else e.get("max_score")
+            new = False
+            if pr < 1.0 or best_pr < 1.0:
+                if pr > best_pr:
+                    best_pr, best_score, new = pr, (s if s is not None else pr), True
+            elif s is not None and better(s, best_score):
+                best_score, new = s, True
+            if new:
+                best_round = e.get("round", "")
+    else:
+        raise ValueError(policy)
+    return {"best_score": best_score, "best_pass_rate": best_pr, "best_round": best_round}
+
+
+def report_dict(task_id, sid, g: dict, timed_out, runtime, submitted_at, score_0_100) -> dict:
+    """EvalReport.to_dict() key order."""
+    return {
+        "task_id": task_id,
+        "submission_id": sid,
+        "total_tests": g["total_tests"],
+        "passed": g["passed"],
+        "failed": g["failed"],
+        "errors": g["errors"],
+        "pass_rate": g["pass_rate"],
+        "score": g["score"],
+        "score_0_100": score_0_100,
+        "timed_out": timed_out,
+        "runtime_seconds": runtime,
+        "test_details": g["test_details"],
+        "valid": g["valid"],
+        "summary": g["summary"],
+        "details": g["details"],
+        "metrics": g["metrics"],
+        "submitted_at": submitted_at,
+    }
+
+
+def grade_structured(data: dict) -> dict:
+    raw = data.get("details", [])
+    details = [{"name": d.get("name", ""), "status": d.get("status", ""), "message": d.get("message"),
+                "score": d.get("score"), "weight": d.get("weight")} for d in raw]
+    if raw:
+        passed = sum(1 for d in raw if d.get("status") == "PASSED")
+        failed = sum(1 for d in raw if d.get("status") == "FAILED")
+        errors = sum(1 for d in raw if d.get("status") == "ERROR")
+        total = len(raw)
+    else:
+        passed, failed = data.get("passed", 0), data.get("failed", 0)
+        errors, total = data.get("errors", 0), data.get("total_tests", 0)
+    pr = data.get("pass_rate")
+    if pr is None:
+        pr = passed / total if total > 0 else 0.0
+    return {"total_tests": total, "passed": passed, "failed": failed, "errors": errors, "pass_rate": pr,
+            "score": data.get("score"), "test_details": [], "valid": data.get("valid", True),
+            "summary": data.get("summary"), "details": details, "metrics": data.get("metrics", {})}
+
+
+def grade_legacy(results: list[dict], score=None) -> dict:
+    """results already in parser order (named passed, failed, error)."""
+    total = len(results)
+    passed = sum(1 for r in results if r["status"] == "PASSED")
+    failed = sum(1 for r in results if r["status"] == "FAILED")
+    errors = sum(1 for r in results if r["status"] == "ERROR")
+    if total:
+        summary = f"{passed}/{total} tests passed"
+        bad = [r["name"] for r in results if r["status"] != "PASSED"]
+        if bad:
+            summary += f". Failed: {', '.join(bad[:10])}"
+            if len(bad) > 10:
+                summary += f" (+{len(bad) - 10} more)"
+    else:
+        summary = "No tests found"
+    return {"total_tests": total, "passed": passed, "failed": failed, "errors": errors,
+            "pass_rate": passed / total if total else 0.0, "score": score,
+            "test_details": [dict(r) for r in results], "valid": True, "summary": summary,
+            "details": [{"name": r["name"], "status": r["status"], "message": None, "score": None,
+                         "weight": None} for r in results],
+            "metrics": {}}
+
+
+EMPTY_GRADE = {"total_tests": 0, "passed": 0, "failed": 0, "errors": 0, "pass_rate": 0.0, "score": None,
+               "test_details": [], "valid": True, "summary": None, "details": [], "metrics": {}}
+
+
+def history_entry(sid, task_id, round_id, rep: dict | None, status="completed") -> dict:
+    e = {"type": "submission", "status": status, "submission_id": sid, "task_id": task_id, "round": round_id}
+    if rep is not None:
+        e.update({"pass_rate": rep["pass_rate"], "score": rep["score"], "passed": rep["passed"],
+                  "failed": rep["failed"], "total_tests": rep["total_tests"], "valid": rep["valid"],
+                  "summary": rep["summary"]})
+    return e
+
+
+def api_report(rep: dict) -> dict:
+    r = dict(rep)
+    r.pop("score_0_100", None)
+    return r
+
+
+# ---------------------------------------------------------------------------
+# Judge side: one folder per graded round
+# ---------------------------------------------------------------------------
+
+
+class Judge:
+    """Writes submissions/<round>/ exactly in the order and shape of judge_submission()."""
+
+    def __init__(self, task: dict, clock: Clock, backend: str, ids: Ids, R: random.Random,
+                 task_dir: Path, benchmark="edgebench"):
+        self.task, self.clock, self.backend, self.ids, self.R = task, clock, backend, ids, R
+        self.task_dir = task_dir
+        self.benchmark = benchmark
+        self.rounds: list[dict] = []          # creation order (= judge history order)
+
+    def container_name(self, sid):
+        return f"{self.benchmark}.judge.{self.task['task_id']}.{sid}"
+
+    def grade(self, round_id: str, kind: str, t_post: float, archive_size: int, eval_runtime: float,
+              test_output: str | None, graded: dict | None, *, allowed_files: list[str],
+              timed_out=False, failure: str | None = None, nan_score=False, archive_bytes: bytes | None = None
+              ) -> dict:
+        R = self.R
+        sid = self.ids.hexn(12)
+        d = self.task_dir / "submissions" / round_id
+        d.mkdir(parents=True, exist_ok=True)
+        log = RunLog(self.clock)
+        submitted_at = q6(t_post + R.uniform(0.04, 0.35))
+        t = submitted_at
+        name = self.container_name(sid)
+        info = {"round": round_id, "kind": kind, "submission_id": sid, "post_epoch": q6(t_post),
+                "grading_start_epoch": submitted_at, "archive_size": archive_size}
+        if failure:
+            t += R.uniform(0.3, 0.9)
+            log.error(t, failure)
+            t += 0.01
+            (d / "run_instance.log").write_text(log.text())
+            info.update(grading_end_epoch=q6(t), completed_epoch=q6(t + 0.01), report=None, has_report=False)
+            rep_api = dict(report_dict(self.task["task_id"], sid, EMPTY_GRADE, False, 0.0, submitted_at, None))
+            rep_api.pop("score_0_100")
+            info["api_report"] = rep_api
+            info["history"] = history_entry(sid, self.task["task_id"], round_id, rep_api)
+            self.rounds.append(info)
+            return info
+        t += R.uniform(4.0, 11.0) if self.backend == "k8s" else R.uniform(0.6, 1.6)
+        cid = self.ids.uuid() if self.backend == "k8s" else self.ids.hexn(64)
+        log.info(t, f"Judge container started: {cid}")
+        t += R.uniform(0.005, 0.03)
+        if archive_bytes is not None:
+            (d / "submission.tar.gz").write_bytes(archive_bytes)
+        log.info(t, f"Archive saved ({archive_size} bytes)")
+        t += R.uniform(0.2, 0.7)
+        (d / "allowed_files.txt").write_text("\n".join(allowed_files) + "\n")
+        log.info(t, f"Archive extracted: {len(allowed_files)} file(s) allowed, 0 rejected")
+        t += R.uniform(0.05, 0.2)
+        (d / "eval.sh").write_text(eval_script(self.task["judge"]["eval_cmd"]))
+        log.info(t, "Running eval script...")
+        t += eval_runtime + R.uniform(0.01, 0.05)
+        (d / "test_output.txt").write_text(test_output)
+        log.info(t, f"Test runtime: {eval_runtime:.2f}s, timed_out: {timed_out}")
+        s100 = rescale(self.task["judge"].get("rescale"), graded["score"])
+        if nan_score:
+            graded = dict(graded, score=math.nan)
+            s100 = None
+        rep = report_dict(self.task["task_id"], sid, graded, timed_out, eval_runtime, submitted_at, s100)
+        t += R.uniform(0.002, 0.02)
+        (d / "report.json").write_text(jdump(rep))
+        log.info(t, f"Result: {rep['passed']}/{rep['total_tests']} passed (pass_rate={rep['pass_rate']:.2%})")
+        t_end = t
+        t += 0.001
+        if self.backend == "k8s":
+            pod = k8s_name(name)
+            log.info(t, f"Deleting pod {pod}...")
+            t += R.uniform(15.1, 16.4)
+            log.info(t, f"Pod {pod} deleted.")
+        else:
+            log.info(t, f"Stopping container {name}...")
+            t += R.uniform(10.1, 10.6)
+            log.info(t, f"Removing container {name}...")
+            t += R.uniform(0.05, 0.3)
+            log.info(t, f"Container {name} removed.")
+        (d / "run_instance.log").write_text(log.text())
+        info.update(grading_end_epoch=q6(t_end), completed_epoch=q6(t + 0.002), report=rep, has_report=True,
+                    api_report=api_report(rep))
+        info["history"] = history_entry(sid, self.task["task_id"], round_id, info["api_report"])
+        self.rounds.append(info)
+        return info
+
+    def history(self, run_id, policy, direction, at: float | None = None) -> dict:
+        """Admin view of /history at time `at` (None = everything finished)."""
+        entries = []
+        for r in self.rounds:
+            if at is not None and r["post_epoch"] > at:
+                continue
+            if at is not None and r["completed_epoch"] > at:
+                entries.append({"type": "submission", "status": "running", "submission_id": r["submission_id"],
+                                "task_id": self.task["task_id"], "round": r["round"]})
+            else:
+                entries.append(r["history"])
+        best = select_best(entries, direction, policy)
+        return {"run_id": run_id, "best_score": best["best_score"], "best_pass_rate": best["best_pass_rate"],
+                "best_round": best["best_round"],
+                "agent_submissions": sum(1 for e in entries if (e.get("round") or "").startswith("agent-")),
+                "auto_submissions": sum(1 for e in entries if (e.get("round") or "").startswith("auto-")),
+                "entries": entries}
+
+    def agent_view(self, run_id, policy, direction, at: float) -> dict:
+        full = self.history(run_id, policy, direction, at)
+        entries = [e for e in full["entries"] if not (e.get("round") or "").startswith("auto-")]
+        best = select_best(entries, direction, policy)
+        return {"run_id": run_id, "best_score": best["best_score"], "best_pass_rate": best["best_pass_rate"],
+                "best_round": best["best_round"],
+                "agent_submissions": sum(1 for e in entries if e.get("type") == "submission"),
+                "auto_submissions": 0, "entries": entries}
+
+
+# ---------------------------------------------------------------------------
+# Claude Code stream-json simulator
+# ---------------------------------------------------------------------------
+
+PRICING = {  # $/Mtok: input, output, cache write (5m), cache read  (synthetic price table)
+    "claude-opus-4-8": (5.0, 25.0, 6.25, 0.50),
+    "glm-5.1": (1.0, 3.2, 1.0, 0.20),
+}
+CLAUDE_TOOLS = ["Task", "Bash", "Glob", "Grep", "ExitPlanMode", "Read", "Edit", "Write", "NotebookEdit",
+                "WebFetch", "TodoWrite", "WebSearch", "BashOutput", "KillShell", "Skill", "SlashCommand"]
+
+
+class Claude:
+    """Emits Claude Code `--output-format stream-json --verbose` lines with true times.
+
+    * one API message = several lines sharing message.id, each repeating the usage;
+    * `timestamp` on user events (2.1.14x+ behaviour) and optionally on assistant events;
+    * container clock skew applied to those timestamps only.
+    """
+
+    def __init__(self, ids: Ids, R: random.Random, out: TextFile, *, model: str, version: str, cwd: str,
+                 tools: list[str], user_ts=True, asst_ts=False, skew=0.0, api_key_source="ANTHROPIC_API_KEY",
+                 subagent_tool="Task"):
+        self.ids, self.R, self.out = ids, R, out
+        self.model, self.version, self.cwd, self.tools = model, version, cwd, tools
+        self.user_ts, self.asst_ts, self.skew = user_ts, asst_ts, skew
+        self.api_key_source = api_key_source
+        self.subagent_tool = subagent_tool
+        self.t = 0.0
+        self.session = ""
+        self.ctx: dict = {}
+        self.pending: dict = {}
+        self.seg: dict | None = None
+        self.segments: list[dict] = []
+        self.stats = {"init": 0, "assistant_lines": 0, "user_lines": 0, "result": 0, "thinking_blocks": 0,
+                      "text_blocks": 0, "tool_uses": {}, "tool_results": 0, "tool_results_list_content": 0,
+                      "tool_results_error": 0, "stop_hook_feedback": 0, "compact_boundary": 0,
+                      "subagent_events": 0, "noise_lines": 0, "message_ids": 0}
+        self.totals = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
+                       "cache_read_input_tokens": 0, "cost_usd": 0.0}
+        self.events: list[dict] = []   # notable events for the truth file
+
+    # -- plumbing ----------------------------------------------------------
+    def emit(self, obj):
+        self.out.add(jline(obj), self.t)
+
+    def raw(self, text: str):
+        self.out.add(text, self.t)
+        self.stats["noise_lines"] += 1
+
+    def ts(self) -> str:
+        return utc_iso_ms(self.t + self.skew)
+
+    def start_segment(self, t: float, session_id: str, prompt_tokens: int, resumed_ctx: int = 0):
+        self.t = t
+        self.session = session_id
+        self.seg = {"start": t, "api_ms": 0.0, "turns": 0, "in": 0, "out": 0, "cw": 0, "cr": 0, "cost": 0.0}
+        self.ctx = {None: 0}
+        self.pending = {None: 15800 + prompt_tokens + resumed_ctx}
+
+    def init(self, delay: float):
+        self.t += delay
+        self.stats["init"] += 1
+        self.emit({"type": "system", "subtype": "init", "cwd": self.cwd, "session_id": self.session,
+                   "tools": self.tools, "mcp_servers": [], "model": self.model,
+                   "permissionMode": "bypassPermissions",
+                   "slash_commands": ["compact", "context", "cost", "init", "output-style:new", "pr-comments",
+                                      "release-notes", "todos", "review", "security-review"],
+                   "apiKeySource": self.api_key_source, "claude_code_version": self.version,
+                   "output_style": "default", "agents": ["general-purpose", "statusline-setup", "output-style-setup"],
+                   "skills": [], "plugins": [], "uuid": self.ids.uuid()})
+        self.events.append({"kind": "init", "epoch": q6(self.t), "session_id": self.session})
+
+    # -- API messages ------------------------------------------------------
+    def api(self, blocks: list, parent: str | None = None, latency=(2.0, 7.0), synthetic_error: str | None = None
+            ) -> list[str]:
+        """blocks: ("thinking", text) | ("text", text) | ("tool", name, input). Returns tool ids."""
+        R = self.R
+        self.ctx.setdefault(parent, 0)
+        self.pending.setdefault(parent, 0)
+        out_tok = 0
+        for b in blocks:
+            if b[0] in ("thinking", "text"):
+                out_tok += tokens_of(b[1])
+            else:
+                out_tok += tokens_of(json.dumps(b[2])) + 12
+        cw = self.pending[parent]
+        cr = self.ctx[parent]
+        inp = R.randint(1, 9)
+        usage = {"input_tokens": inp, "cache_creation_input_tokens": cw, "cache_read_input_tokens": cr,
+                 "cache_creation": {"ephemeral_5m_input_tokens": cw, "ephemeral_1h_input_tokens": 0},
+                 "output_tokens": out_tok, "service_tier": "standard"}
+        mid = self.ids.msg()
+        t0 = self.t
+        self.t += R.uniform(*latency)
+        tool_ids = []
+        for b in blocks:
+            if b[0] == "thinking":
+                self.t += len(b[1]) / R.uniform(160.0, 300.0)
+                block = {"type": "thinking", "thinking": b[1], "signature": self.ids.signature()}
+                self.stats["thinking_blocks"] += 1
+            elif b[0] == "text":
+                self.t += len(b[1]) / R.uniform(140.0, 260.0)
+                block = {"type": "text", "text": b[1]}
+                self.stats["text_blocks"] += 1
+            else:
+                tid = self.ids.toolu()
+                self.t += len(json.dumps(b[2])) / R.uniform(220.0, 420.0) + 0.2
+                block = {"type": "tool_use", "id": tid, "name": b[1], "input": b[2]}
+                tool_ids.append(tid)
+                self.stats["tool_uses"][b[1]] = self.stats["tool_uses"].get(b[1], 0) + 1
+            msg = {"model": self.model, "id": mid, "type": "message", "role": "assistant", "content": [block],
+                   "stop_reason": None, "stop_sequence": None, "usage": usage, "context_management": None}
+            ev = {"type": "assistant", "message": msg, "parent_tool_use_id": parent, "session_id": self.session,
+                  "uuid": self.ids.uuid()}
+            if self.asst_ts:
+                ev["timestamp"] = self.ts()
+            self.emit(ev)
+            self.stats["assistant_lines"] += 1
+            if parent:
+                self.stats["subagent_events"] += 1
+        self.stats["message_ids"] += 1
+        self.ctx[parent] = cr + cw + out_tok
+        self.pending[parent] = 0
+        pi, po, pw, pr = PRICING[self.model]
+        cost = (inp * pi + out_tok * po + cw * pw + cr * pr) / 1e6
+        s = self.seg
+        s["api_ms"] += (self.t - t0) * 1000
+        s["turns"] += 1 if parent is None else 0
+        s["in"] += inp
+        s["out"] += out_tok
+        s["cw"] += cw
+        s["cr"] += cr
+        s["cost"] += cost
+        for k, v in (("input_tokens", inp), ("output_tokens", out_tok), ("cache_creation_input_tokens", cw),
+                     ("cache_read_input_tokens", cr)):
+            self.totals[k] += v
+        self.totals["cost_usd"] += cost
+        return tool_ids
+
+    def tool_result(self, tid: str, content, *, is_error=False, parent=None, dt=0.0, tur=None):
+        self.t += dt
+        ev = {"type": "user", "message": {"role": "user", "content": [
+            {"tool_use_id": tid, "type": "tool_result", "content": content, "is_error": is_error}]},
+              "parent_tool_use_id": parent, "session_id": self.session, "uuid": self.ids.uuid()}
+        if self.user_ts:
+            ev["timestamp"] = self.ts()
+        if tur is not None:
+            ev["tool_use_result"] = tur
+        self.emit(ev)
+        self.stats["user_lines"] += 1
+        self.stats["tool_results"] += 1
+        if isinstance(content, list):
+            self.stats["tool_results_list_content"] += 1
+        if is_error:
+            self.stats["tool_results_error"] += 1
+        if parent:
+            self.stats["subagent_events"] += 1
+        text = content if isinstance(content, str) else "".join(c["text"] for c in content)
+        self.pending[parent] = self.pending.get(parent, 0) + tokens_of(text) + 8
+
+    def user_text(self, text: str, *, parent=None, dt=0.0, synthetic=False, as_string=False):
+        self.t += dt
+        content = text if as_string else [{"type": "text", "text": text}]
+        ev = {"type": "user", "message": {"role": "user", "content": content}, "parent_tool_use_id": parent,
+              "session_id": self.session, "uuid": self.ids.uuid()}
+        if self.user_ts:
+            ev["timestamp"] = self.ts()
+        if synthetic:
+            ev["isSynthetic"] = True
+        self.emit(ev)
+        self.stats["user_lines"] += 1
+        if parent:
+            self.stats["subagent_events"] += 1
+        self.pending[parent] = self.pending.get(parent, 0) + tokens_of(text) + 4
+
+    def stop_hook(self, dt=1.2):
+        self.user_text(STOP_HOOK_FEEDBACK, dt=dt, synthetic=True)
+        self.stats["stop_hook_feedback"] += 1
+        self.events.append({"kind": "stop_hook_feedback", "epoch": q6(self.t)})
+
+    def compact(self, summary: str):
+        self.t += self.R.uniform(40.0, 95.0)      # summarisation call
+        pre = self.ctx[None] + self.pending[None]
+        self.emit({"type": "system", "subtype": "compact_boundary", "session_id": self.session,
+                   "uuid": self.ids.uuid(), "compact_metadata": {"trigger": "auto", "pre_tokens": pre}})
+        self.stats["compact_boundary"] += 1
+        self.events.append({"kind": "compact_boundary", "epoch": q6(self.t), "pre_tokens": pre})
+        self.t += 0.05
+        self.user_text("This session is being continued from a previous conversation that ran out of context. "
+                       "The conversation is summarized below:\n" + summary, as_string=True)
+        self.ctx[None] = 0
+        self.pending[None] = 15800 + tokens_of(summary) + 900
+
+    def result(self, text: str, *, is_error=False, subtype="success", api_error_status=None):
+        s = self.seg
+        self.t += 0.02
+        dur = int((self.t - s["start"]) * 1000)
+        pi, po, pw, pr = PRICING[self.model]
+        ev = {"type": "result", "subtype": subtype, "is_error": is_error, "duration_ms": dur,
+              "duration_api_ms": int(s["api_ms"]), "num_turns": s["turns"], "result": text,
+              "session_id": self.session, "total_cost_usd": s["cost"],
+              "usage": {"input_tokens": s["in"], "cache_creation_input_tokens": s["cw"],
+                        "cache_read_input_tokens": s["cr"], "output_tokens": s["out"],
+                        "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+                        "service_tier": "standard",
+                        "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": s["cw"]}},
+              "modelUsage": {self.model: {"inputTokens": s["in"], "outputTokens": s["out"],
+                                          "cacheReadInputTokens": s["cr"], "cacheCreationInputTokens": s["cw"],
+                                          "webSearchRequests": 0, "costUSD": s["cost"], "contextWindow": 200000,
+                                          "maxOutputTokens": 32000}},
+              "permission_denials": [], "uuid": self.ids.uuid()}
+        if api_error_status is not None:
+            ev["api_error_status"] = api_error_status
+            ev["terminal_reason"] = "api_error"
+        self.emit(ev)
+        self.stats["result"] += 1
+        self.events.append({"kind": "result", "epoch": q6(self.t), "is_error": is_error,
+                            "total_cost_usd": s["cost"], "duration_ms": dur})
+
+    def synthetic_api_error(self, text: str, error: str):
+        self.t += self.R.uniform(30.0, 90.0)      # retries inside the CLI
+        zero = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0}, "service_tier": None,
+                "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0}}
+        ev = {"type": "assistant", "message": {"id": self.ids.uuid(), "container": None, "model": "<synthetic>",
+                                               "role": "assistant", "stop_reason": "stop_sequence",
+                                               "stop_sequence": "", "type": "message", "usage": zero,
+                                               "content": [{"type": "text", "text": text}],
+                                               "context_management": None},
+              "parent_tool_use_id": None, "session_id": self.session, "uuid": self.ids.uuid(), "error": error,
+              "isApiErrorMessage": True}
+        self.emit(ev)
+        self.stats["assistant_lines"] += 1
+        self.events.append({"kind": "api_error", "epoch": q6(self.t)})
+
+    def end_segment(self, t_end: float, how: str):
+        s = dict(self.seg)
+        s["end"] = t_end
+        s["ended_by"] = how
+        s["session_id"] = self.session
+        self.segments.append(s)
+
+
+def bash_tur(stdout: str, stderr: str = "") -> dict:
+    return {"stdout": stdout, "stderr": stderr, "interrupted": False, "isImage": False,
+            "noOutputExpected": False}
+
+
+def read_result(lines: list[str], start: int) -> str:
+    return "\n".join(f"{start + i}\t{ln}" for i, ln in enumerate(lines))
+
+
+# ---------------------------------------------------------------------------
+# Synthetic domain text (gravitational-wave search task)
+# ---------------------------------------------------------------------------
+
+GW_CWD = "/workspace/gw_search"
+GW_FILES = ["config.yaml", "run_search.py", "search/__init__.py", "search/bank.py", "search/coincidence.py",
+            "search/localize.py", "search/matched_filter.py", "search/pe.py", "search/pipeline.py",
+            "search/psd.py", "search/triggers.py", "search/whiten.py"]
+GW_CODE = {
+    "search/psd.py": [
+        "import numpy as np", "from scipy import signal", "",
+        "def estimate_psd(strain, fs, seglen=4.0, method=\"median\"):",
+        "    nperseg = int(seglen * fs)",
+        "    f, pxx = signal.welch(strain, fs=fs, nperseg=nperseg, noverlap=nperseg // 2, average=method)",
+        "    return f, np.maximum(pxx, 1e-50)", "",
+        "def sliding_psd(strain, fs, window=64.0, step=16.0):",
+        "    out = []", "    n = int(window * fs)", "    for start in range(0, len(strain) - n + 1, int(step * fs)):",
+        "        out.append(estimate_psd(strain[start:start + n], fs)[1])", "    return np.array(out)",
+    ],
+    "search/whiten.py": [
+        "import numpy as np", "from .psd import estimate_psd, sliding_psd", "",
+        "def whiten(strain, fs, psd=None, taper=8.0):",
+        "    if psd is None:", "        _, psd = estimate_psd(strain, fs)",
+        "    win = signal.windows.tukey(len(strain), alpha=2 * taper * fs / len(strain))",
+        "    spec = np.fft.rfft(strain * win)", "    freqs = np.fft.rfftfreq(len(strain), 1 / fs)",
+        "    asd = np.sqrt(np.interp(freqs, np.linspace(0, fs / 2, len(psd)), psd))",
+        "    return np.fft.irfft(spec / asd, n=len(strain))", "",
+        "def gate_glitches(x, fs, thresh=25.0, half_width=0.25):",
+        "    loud = np.flatnonzero(np.abs(x) > thresh)", "    for idx in loud:",
+        "        lo, hi = max(0, idx - int(half_width * fs)), idx + int(half_width * fs)",
+        "        x[lo:hi] *= signal.windows.tukey(hi - lo, 0.5)", "    return x",
+    ],
+    "search/bank.py": [
+        "import numpy as np", "from dataclasses import dataclass", "",
+        "@dataclass", "class Template:", "    mchirp: float", "    q: float", "    f_low: float = 20.0", "",
+        "def build_bank(mc_min=5.0, mc_max=40.0, q_max=4.0, minimal_match=0.97):",
+        "    mcs = np.geomspace(mc_min, mc_max, int(180 * (1 - minimal_match) ** -0.5 / 6))",
+        "    qs = np.linspace(1.0, q_max, 7)", "    return [Template(m, q) for m in mcs for q in qs]",
+    ],
+    "search/matched_filter.py": [
+        "import numpy as np", "from .bank import Template", "",
+        "def snr_series(data_f, tmpl_f, psd, df):",
+        "    corr = np.fft.irfft(data_f * np.conj(tmpl_f) / psd) * 4 * df",
+        "    sigma = np.sqrt(4 * df * np.sum(np.abs(tmpl_f) ** 2 / psd))", "    return np.abs(corr) / sigma", "",
+        "def chisq_veto(snr, data_f, tmpl_f, psd, bins=16):",
+        "    edges = np.linspace(0, len(tmpl_f), bins + 1).astype(int)", "    chi = 0.0",
+        "    for lo, hi in zip(edges[:-1], edges[1:]):",
+        "        part = np.fft.irfft(data_f[lo:hi] * np.conj(tmpl_f[lo:hi]) / psd[lo:hi])",
+        "        chi += np.max(np.abs(part)) ** 2", "    return chi / (2 * bins - 2)",
+    ],
+    "search/coincidence.py": [
+        "import numpy as np", "", "MAX_DT = 0.010  # light travel time H1-L1 plus margin", "",
+        "def coincide(trigs_h, trigs_l, snr_min=5.5):",
+        "    pairs = []", "    for th in trigs_h:", "        if th.snr < snr_min:", "            continue",
+        "        for tl in trigs_l:",
+        "            if abs(th.t - tl.t) < MAX_DT and tl.snr >= snr_min:",
+        "                pairs.append((th, tl, np.hypot(th.snr, tl.snr)))", "    return pairs",
+    ],
+    "search/localize.py": [
+        "import numpy as np", "import healpy as hp", "",
+        "def skymap(dt, snr_h, snr_l, nside=64):",
+        "    npix = hp.nside2npix(nside)", "    theta, phi = hp.pix2ang(nside, np.arange(npix))",
+        "    model_dt = 0.0100 * np.cos(theta)", "    sigma = 0.0006 * 10.0 / np.hypot(snr_h, snr_l)",
+        "    logp = -0.5 * ((dt - model_dt) / sigma) ** 2", "    p = np.exp(logp - logp.max())",
+        "    return p / p.sum()",
+    ],
+    "search/pe.py": [
+        "import numpy as np", "", "def estimate(candidate, bank):",
+        "    best = max(candidate.matches, key=lambda m: m.snr)",
+        "    return {\"mchirp\": best.template.mchirp, \"q\": best.template.q, \"tc\": best.t}",
+    ],
+    "search/triggers.py": [
+        "import json", "", "def write_triggers(cands, path):", "    rows = []", "    for c in cands:",
+        "        rows.append({\"injection_id\": c.injection_id, \"gps\": c.t, \"snr\": round(c.snr, 3),",
+        "                     \"far\": c.far, \"mchirp\": c.mchirp, \"skymap\": c.skymap_path})",
+        "    with open(path, \"w\") as fh:", "        json.dump(rows, fh)",
+    ],
+    "search/pipeline.py": [
+        "import numpy as np", "from .psd import sliding_psd", "from .whiten import whiten, gate_glitches",
+        "from .bank import build_bank", "from .matched_filter import snr_series, chisq_veto",
+        "from .coincidence import coincide", "from .triggers import write_triggers", "",
+        "def run(strain_dir, out_dir, cfg):", "    bank = build_bank(**cfg[\"bank\"])",
+        "    for chunk in load_chunks(strain_dir):", "        white = {ifo: whiten(x, chunk.fs) for ifo, x in chunk.data.items()}",
+        "        trigs = {ifo: filter_bank(white[ifo], bank, cfg) for ifo in white}",
+        "        cands = coincide(trigs[\"H1\"], trigs[\"L1\"], cfg[\"snr_min\"])",
+        "    write_triggers(cands, f\"{out_dir}/triggers.json\")",
+    ],
+    "run_search.py": [
+        "import argparse", "import yaml", "from search import pipeline", "",
+        "def main():", "    ap = argparse.ArgumentParser()", "    ap.add_argument(\"--strain\", required=True)",
+        "    ap.add_argument(\"--out\", required=True)", "    args = ap.parse_args()",
+        "    cfg = yaml.safe_load(open(\"config.yaml\"))", "    pipeline.run(args.strain, args.out, cfg)", "",
+        "if __name__ == \"__main__\":", "    main()",
+    ],
+}
+GW_IDEAS = [
+    "tune the chi-squared veto bin count", "tighten the bank's minimal match in the low chirp-mass corner",
+    "lengthen the whitening taper to 16 s", "cluster triggers over a 0.2 s window instead of 0.5 s",
+    "raise the single-detector SNR floor for the background estimate", "add a phase-consistency cut",
+    "rescale the sky-map width by the measured timing error", "drop templates above q=3.5",
+    "recompute the PSD every 32 s instead of 64 s", "re-rank candidates by reweighted SNR",
+    "smooth the sky map with a 2-pixel Gaussian", "use the loudest template's tc instead of the bin centre",
+    "cap the number of candidates per 4096-s chunk", "fix the off-by-one in the FFT frequency grid",
+]
+GW_COMPONENTS = ["detection", "localisation", "parameter_estimation", "false_alarm"]
+
+
+def gw_code(path: str, R: random.Random, n: int) -> tuple[list[str], int]:
+    body = list(GW_CODE.get(path, GW_CODE["search/pe.py"]))
+    extra = [f"    # tuned {R.choice(['2026-03-12', 'run', 'dev set'])}: {R.choice(GW_IDEAS)}",
+             f"    thresh = {R.uniform(4.5, 8.5):.2f}", f"    n_bins = {R.choice([8, 12, 16, 20, 24])}"]
+    while len(body) < n:
+        body += extra
+    start = R.randint(1, 40)
+    return body[:n], start
+
+
+def gw_local_eval(R: random.Random, proxy: float, n=120) -> str:
+    rec = min(n, int(n * (0.55 + proxy / 250) + R.randint(-3, 3)))
+    return (f"loaded {n} dev injections (seed {R.randint(1, 99)})\n"
+            f"detection:    {rec}/{n} recovered ({100 * rec / n:.1f}%)\n"
+            f"localisation: median 90% area {R.randint(180, 1400)} deg2\n"
+            f"pe:           median |dMc/Mc| {R.uniform(0.6, 9.0):.2f}%\n"
+            f"background:   {R.randint(0, 14)} triggers / 10 days\n"
+            f"proxy composite: {proxy + R.uniform(-2.5, 2.5):.2f}")
+
+
+# ---------------------------------------------------------------------------
+# Shared run scaffolding
+# ---------------------------------------------------------------------------
+
+
+def jqv(x):
+    """A number after a round trip through jq (integral floats print as ints)."""
+    if isinstance(x, float) and math.isfinite(x) and x == int(x):
+        return int(x)
+    return x
+
+
+def run_config(task_id, agent, model, timeout, eval_interval, internet, judge_url, *, work_cpu=None,
+               work_mem=None, judge_cpu=None, judge_mem=None, max_submissions=None, cooldown=None,
+               api_base_url=None, api_key=False, extra_env=None, disable_auto_eval=False) -> dict:
+    d = {"task_id": task_id, "agent": agent, "model": model, "effort": None, "timeout": timeout,
+         "eval_interval": eval_interval, "disable_stop_hook": False, "disable_auto_eval": disable_auto_eval,
+         "disable_auto_resume": False, "internet": internet, "judge_url": judge_url,
+         "work_cpu_limit": work_cpu, "work_mem_limit": work_mem, "judge_cpu_limit": judge_cpu,
+         "judge_mem_limit": judge_mem, "max_submissions": max_submissions, "submission_cooldown": cooldown}
+    if api_base_url:
+        d["api_base_url"] = api_base_url
+    if api_key:
+        d["api_key"] = "<redacted>"
+    if extra_env:
+        d["extra_env"] = extra_env
+    return d
+
+
+NPM_OUT_CLAUDE = ("\nadded 3 packages in {s}s\n\n2 packages are looking for funding\n  run `npm fund` for details\n"
+                  "npm notice\nnpm notice New major version of npm available! 10.8.2 -> 11.4.2\n"
+                  "npm notice Changelog: https://github.com/npm/cli/releases/tag/v11.4.2\n"
+                  "npm notice To update run: npm install -g npm@11.4.2\nnpm notice\n")
+NPM_OUT_CODEX = "\nadded 1 package in {s}s\n"
+
+
+class RunBase:
+    """Common writer for one <run_id>/<task_id> directory plus its truth record."""
+
+    def __init__(self, root: Path, run_id: str, task: dict, clock: Clock, backend: str, seed: int,
+                 ip: str | None = None):
+        self.root, self.run_id, self.task, self.clock, self.backend = root, run_id, task, clock, backend
+        self.task_id = task["task_id"]
+        self.ip = ip
+        self.run_root = root / "runs" / ip / run_id if ip else root / "runs" / run_id
+        self.tdir = self.run_root / self.task_id
+        self.tdir.mkdir(parents=True, exist_ok=True)
+        self.R = random.Random(seed)          # timing / scores
+        self.RC = random.Random(seed + 7)     # text content
+        self.ids = Ids(seed + 13)
+        self.log = RunLog(clock)
+        self.container = f"sforge.run.{self.task_id}.{run_id}"
+        self.notes: list[str] = []
+
+    def rel(self) -> str:
+        return str(self.tdir.relative_to(self.root))
+
+    def write(self, name: str, text: str):
+        (self.tdir / name).write_text(text)
+
+    def write_configs(self, cfg: dict, experiment: str | None = None, stagger=None, experiment_yaml: str | None = None):
+        self.cfg = cfg
+        self.write("run_config.json", jdump(cfg))
+        (self.run_root / "run_config.json").write_text(jdump(
+            {"run_id": self.run_id, "experiment": experiment, "stagger": stagger, "tasks": {self.task_id: cfg}}))
+        if experiment_yaml:
+            (self.run_root / "experiment.yaml").write_text(experiment_yaml)
+
+    def setup(self, t0: float, *, agent: str, install_cmds: list[str], install_outs: list[str], game=False,
+              internet=True, judge_url="http://host.docker.internal:8080", stale_chain: str | None = None,
+              eval_interval=0, prompt: str = "", net_ip="172.17.0.3") -> dict:
+        """run_agent.log lines up to 'Running agent'. Returns key times."""
+        R, L = self.R, self.log
+        t = t0
+        if stale_chain:
+            L.info(t, f"Removing stale iptables chain: {stale_chain}")
+            t += R.uniform(0.2, 0.5)
+        t += R.uniform(0.05, 0.4)
+        L.info(t, "Images ready")
+        t += R.uniform(0.03, 0.12)
+        L.info(t, "Registered session with judge server")
+        if not internet:
+            t += R.uniform(0.01, 0.05)
+            L.info(t, "Resolved api.anthropic.com -> ['160.79.104.10']")
+            t += 0.001
+            L.info(t, "Network isolation enabled: preflight passed")
+        t += R.uniform(18.0, 42.0) if self.backend == "k8s" else R.uniform(0.8, 2.2)
+        L.info(t, f"Container started: {self.container} (judge_url={judge_url})")
+        for i, cmd in enumerate(install_cmds):
+            t += 0.002
+            L.info(t, f"Install step {i + 1}/{len(install_cmds)}: {cmd}")
+            dur = R.uniform(9.0, 16.0) if i == 0 else R.uniform(14.0, 31.0) if i == 1 else R.uniform(0.2, 0.6)
+            t += dur
+            L.info(t, f"Install step {i + 1} done ({dur:.1f}s)")
+        self.write("install_output.txt", "\n".join(install_outs))
+        t += 0.003
+        L.info(t, "Agent installation complete")
+        times = {"container_started": None}
+        if not game:
+            self.write("_sforge-submit.sh", SFORGE_SUBMIT_SH)
+            t += R.uniform(0.3, 0.9)
+            L.info(t, "Installed sforge-submit script")
+        if agent.startswith("codex"):
+            self.write("_codex-stop-hook.sh", "#!/bin/bash\ncat >/dev/null\n"
+                       "echo '{\"decision\":\"block\",\"reason\":\"Do not stop. Continue working on the implementation.\"}'\n")
+            t += R.uniform(0.3, 0.9)
+            L.info(t, "Installed Codex stop hook")
+            self.write("_codex_hooks.json", codex_hooks_json())
+            self.write("_codex_config_append.toml", CODEX_CONFIG_APPEND)
+            t += R.uniform(0.4, 1.2)
+            L.info(t, "Configured Codex hooks")
+        else:
+            self.write("_stop-hook.sh", STOP_HOOK_SH)
+            t += R.uniform(0.3, 0.9)
+            L.info(t, "Installed Claude Code stop hook")
+            self.write("_claude_settings.json", claude_settings_json())
+            t += R.uniform(0.4, 1.2)
+            L.info(t, "Configured Claude Code settings with hooks")
+        t_ae = None
+        if not game and eval_interval:
+            t += 0.001
+            t_ae = t
+            L.info(t, f"Host-side auto-eval started (interval={eval_interval}s)")
+        if not internet:
+            t += R.uniform(0.01, 0.05)
+            L.info(t, "Resolved api.anthropic.com -> ['160.79.104.10']")
+            t += R.uniform(0.6, 1.4)
+            self.chain = "SFORGE_" + self.ids.hexn(12)
+            L.info(t, f"Network isolation applied: chain={self.chain}, ip={net_ip}, ip6=None, allowed=2 endpoints")
+        self.write("agent_prompt.md", prompt)
+        t += R.uniform(0.3, 1.1)
+        L.info(t, f"Prompt written ({len(prompt)} bytes)")
+        t += R.uniform(0.001, 0.004)
+        started = q6(t)
+        self.write("started_at", f"{self.clock.iso_s(started)}\n{started!r}\n")
+        return {"t": t, "t_ae": t_ae, "started_at": started}
+
+    def final_result(self, agent, model, hist_or_best: dict, total, agent_subs, auto_subs, timed_out, runtime,
+                     archive_size, resumes, *, legacy=False) -> dict:
+        d = {"agent": agent, "task": self.task_id, "run_id": self.run_id, "model": model}
+        if not legacy:
+            d["effort"] = None
+        d.update({"best_pass_rate": hist_or_best["best_pass_rate"], "best_round": hist_or_best["best_round"],
+                  "total_rounds": total, "agent_submissions": agent_subs, "auto_submissions": auto_subs,
+                  "timed_out": timed_out, "runtime_seconds": runtime, "archive_size_bytes": archive_size})
+        if not legacy:
+            d["resume_count"] = resumes
+        if hist_or_best.get("best_score") is not None:
+            d["best_score"] = float(hist_or_best["best_score"])
+        self.write("final_result.json", jdump(d))
+        return d
+
+
+class AutoEval:
+    """Host-side auto-eval thread: ticks every `interval` s after the previous tick finished."""
+
+    def __init__(self, run: RunBase, t_start: float, interval: int, extract=(1.0, 2.6)):
+        self.run, self.interval, self.extract = run, interval, extract
+        self.next_start = t_start + interval
+        self.R = random.Random(run.R.random())
+        self.n = 0
+        self.lines: list[str] = []
+        self.ticks: list[dict] = []
+        self.stopped_at: float | None = None
+
+    def pending_post(self) -> float:
+        if not hasattr(self, "_dur") or self._dur_for != self.next_start:
+            self._dur = self.R.uniform(*self.extract)
+            self._dur_for = self.next_start
+        return self.next_start + self._dur
+
+    def flush(self, upto: float, fire) -> None:
+        """Run every tick whose POST happens before `upto`. fire(round, t_post) -> judge info."""
+        while self.stopped_at is None or self.pending_post() < self.stopped_at:
+            t_post = self.pending_post()
+            if t_post > upto:
+                return
+            self.n += 1
+            rid = f"auto-{self.n}"
+            info = fire(rid, t_post)
+            t_resp = info["grading_start_epoch"] + self.R.uniform(0.005, 0.04)
+            self.lines.append(f"[{self.run.clock.iso_s(t_resp)}] submitted {info['archive_size']} bytes -> "
+                              f"{info['submission_id']} round={rid}")
+            info["tick_log_epoch"] = q6(t_resp)
+            info["tick_start_epoch"] = q6(self.next_start)
+            self.ticks.append(info)
+            self.next_start = t_resp + self.interval
+        return
+
+    def stop(self, t: float, fire):
+        self.flush(t, fire)
+        self.stopped_at = t
+
+    def write(self):
+        self.run.write("auto_eval_ticks.log", "".join(s + "\n" for s in self.lines))
+
+
+# ---------------------------------------------------------------------------
+# Run 1: 12-hour gravitational-wave search (score task, score_first)
+# ---------------------------------------------------------------------------
+
+GW_W = {"detection": 4, "parameter_estimation": 3, "localisation": 2, "false_alarm": 1}   # tenths
+GW_MOMENTS = [
+    {"h": 2.55, "files": ["search/psd.py", "search/whiten.py"], "new_file": None,
+     "realisation": "False alarms were eating every threshold gain because the PSD was a plain mean over the "
+                    "whole 4096-s chunk: loud glitches inflated it and non-stationary stretches were mis-whitened. "
+                    "Switched to a median-averaged Welch PSD on 64-s sliding windows plus glitch gating.",
+     "text": "Stepping back before touching another threshold. For two hours every gain in detection has been "
+             "cancelled by new false alarms, and the missed/false lists share one feature: they cluster in the "
+             "chunks with loud glitches. I estimate the PSD as a plain mean over the whole 4096-s chunk, so a "
+             "single glitch inflates it and the quiet, non-stationary stretches around it are mis-whitened. The "
+             "problem is not the template bank or the veto, it's the noise model. New plan: median-averaged Welch "
+             "PSD on 64-s sliding windows, gate loud transients before filtering, and leave every threshold "
+             "exactly where it is so the effect is measurable."},
+    {"h": 4.35, "files": ["search/coincidence.py", "search/matched_filter.py"], "new_file": "search/coherent.py",
+     "realisation": "Requiring coincident single-detector triggers above SNR 5.5 threw away every signal that is "
+                    "quiet in one detector; replaced coincidence with a coherent two-detector network statistic "
+                    "(time-of-flight window + phase consistency).",
+     "text": "Rethinking detection from scratch. The missed-injection list is dominated by signals with network "
+             "SNR above 9 that are simply quiet in L1: I require each detector to cross SNR 5.5 on its own and "
+             "then look for coincidences, so anything weak in one detector never becomes a candidate. That is the "
+             "wrong question. A coherent network statistic (sum of squared SNRs within the 10 ms light-travel "
+             "window, with a phase-consistency check) ranks exactly those signals. This means replacing "
+             "search/coincidence.py with a coherent stage, not tuning it."},
+    {"h": 8.75, "files": ["search/pe.py", "search/bank.py"], "new_file": "search/refine.py",
+     "realisation": "Parameter estimation reported the template-bank grid point, whose chirp-mass spacing is "
+                    "coarser than the scorer's tolerance; added a per-candidate local maximisation of the match over "
+                    "(Mc, q, tc, phi) instead of refining the bank.",
+     "text": "The subagent's breakdown settles it: the parameter-estimation error is the bank spacing. I report the "
+             "grid point of the loudest template as the estimate, and the chirp-mass step of the bank is larger "
+             "than the error the scorer tolerates, so no amount of bank tuning fixes it cheaply. Instead of a "
+             "denser bank I should refine each candidate: start from the peak template and maximise the match "
+             "locally over (Mc, q, tc, phi) with a few Nelder-Mead iterations. That is cheap per candidate and "
+             "attacks the error directly."},
+]
+GW_SMALL_TARGETS = [(0.5, "agent"), (0.7, "agent"), (0.95, "agent"), (1.45, "agent"), (1.75, "agent"),
+                    (2.05, "agent"), (2.3, "agent"), (3.2, "agent"), (3.55, "agent"), (3.85, "agent"),
+                    (4.1, "agent"), (5.0, "auto"), (5.5, "agent"), (5.9, "agent"), (6.35, "agent"),
+                    (6.75, "agent"), (7.15, "auto"), (7.55, "agent"), (8.15, "agent"), (9.5, "agent"),
+                    (10.1, "agent"), (10.75, "agent"), (11.25, "agent")]
+
+
+def gw_nominal(h, m1, m2, m3, h_m2):
+    det = 63.6 + 0.8 * min(1.0, h / 3.0)
+    if m2:
+        det = 79.4 + 10.0 * min(1.0, max(0.0, h - h_m2) / 2.6)
+    loc = 20.0 + 20.0 * (1 - math.exp(-h / 4.0)) + (6.0 if m1 else 0.0)
+    fa = 58.0 + 3.0 * min(1.0, h / 3.0) + (16.0 if m1 else 0.0) + 2.0 * min(1.0, max(0.0, h - 6.0) / 5.0)
+    pe = 24.0 + 14.0 * (1 - math.exp(-h / 3.5)) + (5.0 if m1 else 0.0) + (13.0 if m3 else 0.0)
+    return {"detection": det, "localisation": loc, "false_alarm": fa, "parameter_estimation": pe}
+
+
+def solve_components(s100: int, nominal: dict) -> dict:
+    """Integer tenths per component with sum(w*c) == s100 exactly (score in hundredths)."""
+    if s100 <= 0:
+        return {k: 0 for k in GW_W}
+
+    def cl(v):
+        return max(0, min(1000, int(round(v))))
+
+    d, l, f0 = cl(nominal["detection"] * 10), cl(nominal["localisation"] * 10), cl(nominal["false_alarm"] * 10)
+    rest = s100 - 4 * d - 2 * l
+    if rest > 4000:
+        dd = min(1000 - d, -(-(rest - 4000) // 4))
+        d += dd
+        rest -= 4 * dd
+        if rest > 4000:
+            dl = -(-(rest - 4000) // 2)
+            l += dl
+            rest -= 2 * dl
+    if rest < 0:
+        dd = min(d, -(-(-rest) // 4))
+        d -= dd
+        rest += 4 * dd
+        if rest < 0:
+            dl = -(-(-rest) // 2)
+            l -= dl
+            rest += 2 * dl
+    p = max(0, min(1000, int(round((rest - f0) / 3))))
+    f = rest - 3 * p
+    if f > 1000:
+        p += -(-(f - 1000) // 3)
+    elif f < 0:
+        p -= -(-(-f) // 3)
+    f = rest - 3 * p
+    c = {"detection": d, "parameter_estimation": p, "localisation": l, "false_alarm": f}
+    assert all(0 <= v <= 1000 for v in c.values()) and sum(GW_W[k] * v for k, v in c.items()) == s100, (s100, c)
+    return c
+
+
+class GWScorer:
+    def __init__(self, R: random.Random):
+        self.R = R
+        h_m2 = GW_MOMENTS[1]["h"]
+        targets = [{"h": h, "who": who} for h, who in GW_SMALL_TARGETS]
+        targets += [{"h": m["h"], "who": "moment", "moment": i} for i, m in enumerate(GW_MOMENTS)]
+        targets.sort(key=lambda x: x["h"])
+        first_h = 0.33
+        rows = [{"h": first_h, "who": "first"}] + targets
+        for r in rows:
+            flags = [r["h"] >= m["h"] for m in GW_MOMENTS]
+            r["nominal"] = gw_nominal(r["h"], *flags, h_m2)
+            r["N"] = sum(GW_W[k] * r["nominal"][k] for k in GW_W) * 10   # hundredths
+        n0, n1 = rows[0]["N"], rows[-1]["N"]
+        for r in rows:
+            r["v"] = int(round(4280 + (r["N"] - n0) * (6700 - 4280) / (n1 - n0)))
+        for a, b in zip(rows, rows[1:]):
+            assert b["v"] > a["v"] + 4, (a, b)
+        for r in rows:
+            r["comps"] = solve_components(r["v"], r["nominal"])
+        self.first = rows[0]
+        self.targets = rows[1:]
+        self.best = None
+        self.best_comps = None
+        self.new_bests: list[dict] = []
+
+    def _below(self, kind: str, forced: str | None) -> dict:
+        R = self.R
+        best = self.best
+        if forced == "crash":
+            return {"type": "crash", "s100": None, "comps": None}
+        if forced == "invalid":
+            return {"type": "invalid", "s100": 0, "comps": {k: 0 for k in GW_W}}
+        r = R.random()
+        if kind == "auto":
+            typ = "broken" if r < 0.08 else "below"
+            d = int(R.expovariate(1 / 260.0)) + 15
+        else:
+            typ = "broken" if r < 0.09 else "below"
+            d = int(R.uniform(10, 420)) if r < 0.75 else int(R.uniform(420, 1350))
+        if typ == "broken":
+            s = int(R.uniform(1100, 3400))
+            nominal = {k: self.best_comps[k] / 10 * R.uniform(0.25, 0.75) for k in GW_W}
+        else:
+            d = min(d, best - 50)
+            s = best - max(5, d)
+            drop = [R.random() + 0.05 for _ in GW_W]
+            tot = sum(drop)
+            nominal = {}
+            for (k, w), fr in zip(GW_W.items(), drop):
+                nominal[k] = max(0.0, self.best_comps[k] / 10 - (fr / tot) * (best - s) / 100 / (w / 10))
+        return {"type": typ, "s100": s, "comps": solve_components(s, nominal)}
+
+    def assign(self, kind: str, h: float, *, moment: int | None = None, forced: str | None = None) -> dict:
+        if self.best is None:
+            row = self.first
+            self.best, self.best_comps = row["v"], row["comps"]
+            out = {"type": "best", "s100": row["v"], "comps": row["comps"], "new_best": True, "prev_best": None,
+                   "prev_comps": None}
+            self.new_bests.append(out)
+            return out
+        if forced is None and self.targets:
+            tgt = self.targets[0]
+            ok = (tgt["who"] == "moment" and moment == tgt["moment"]) or \
+                 (tgt["who"] == kind and moment is None and h >= tgt["h"])
+            if ok:
+                self.targets.pop(0)
+                prev, prev_c = self.best, self.best_comps
+                self.best, self.best_comps = tgt["v"], tgt["comps"]
+                out = {"type": "best", "s100": tgt["v"], "comps": tgt["comps"], "new_best": True,
+                       "prev_best": prev, "prev_comps": prev_c, "moment": tgt.get("moment")}
+                self.new_bests.append(out)
+                return out
+            if moment is not None:
+                raise RuntimeError(f"moment {moment} submitted before pending target {tgt}")
+        out = self._below(kind, forced)
+        out.update(new_best=False, prev_best=self.best)
+        return out
+
+
+def gw_eval_output(outcome: dict, runtime: float, R: random.Random, task: dict) -> tuple[str, dict]:
+    eval_cmd = task["judge"]["eval_cmd"]
+    pre = ["+ echo '>>>>> Start Test Output'", ">>>>> Start Test Output"]
+    pre += ["+ " + part.strip() for part in eval_cmd.split("&&")]
+    n_tmpl = R.randint(900, 1900)
+    body = ["[evaluate] strain: 2 detectors x 12 chunks x 4096 s, fs=4096 Hz; 400 blind injections",
+            "[evaluate] running submission: python run_search.py --strain /opt/judge/data/strain --out /tmp/eval_out",
+            f"[run_search] bank: {n_tmpl} templates"]
+    post = ["+ EXIT_CODE=0", "+ echo '>>>>> End Test Output'", ">>>>> End Test Output",
+            "+ echo 'Exit code: 0'", "Exit code: 0"]
+    if outcome["type"] == "crash":
+        body += ["Traceback (most recent call last):",
+                 '  File "/workspace/gw_search/run_search.py", line 3, in <module>',
+                 "    from search import pipeline",
+                 '  File "/workspace/gw_search/search/pipeline.py", line 9, in <module>',
+                 "    from .triggers import write_triggers, TriggerRow",
+                 "ImportError: cannot import name 'TriggerRow' from 'search.triggers' "
+                 "(/workspace/gw_search/search/triggers.py)",
+                 "[evaluate] submission exited with code 1; no triggers to score"]
+        post = [p.replace("EXIT_CODE=0", "EXIT_CODE=1").replace("code: 0", "code: 1") for p in post]
+        text = "\n".join(pre[:2] + pre[2:] + body + post) + "\n"
+        return text, dict(EMPTY_GRADE)
+    comps = outcome["comps"]
+    s100 = outcome["s100"]
+    det, loc, pe, fa = (comps["detection"] / 10, comps["localisation"] / 10,
+                        comps["parameter_estimation"] / 10, comps["false_alarm"] / 10)
+    rec = int(round(4 * det))
+    n_fa = int(round(60 * (1 - fa / 100)))
+    if outcome["type"] == "invalid":
+        bad = R.randint(120, 330)
+        data = {"valid": False, "score": 0.0,
+                "summary": f"invalid submission: triggers.json has {bad} rows without an injection_id",
+                "details": [{"name": k, "status": "FAILED", "message": "not scored (invalid output)",
+                             "score": 0.0, "weight": GW_W[k] / 10} for k in GW_COMPONENTS],
+                "metrics": {"injections": 400, "rows_rejected": bad}}
+        body += [f"[run_search] wrote {R.randint(380, 460)} candidates to /tmp/eval_out/triggers.json",
+                 f"[evaluate] schema check failed: {bad} rows without injection_id"]
+    else:
+        msgs = {"detection": f"recovered {rec}/400 injections at FAR <= 1/month",
+                "localisation": f"median 90% credible area {2000 * (1 - loc / 100) + 40:.0f} deg2",
+                "parameter_estimation": f"median |dMc/Mc| = {12 * (1 - pe / 100) + 0.3:.2f}%",
+                "false_alarm": f"{n_fa} background triggers above threshold in 30 days"}
+        vals = {"detection": det, "localisation": loc, "parameter_estimation": pe, "false_alarm": fa}
+        data = {"valid": True, "score": s100 / 100,
+                "summary": (f"composite {s100 / 100:.2f} (detection {det:.1f}, localisation {loc:.1f}, "
+                            f"parameter_estimation {pe:.1f}, false_alarm {fa:.1f})"),
+                "details": [{"name": k, "status": "PASSED" if vals[k] >= 60.0 else "FAILED", "message": msgs[k],
+                             "score": vals[k], "weight": GW_W[k] / 10} for k in GW_COMPONENTS],
+                "metrics": {"injections": 400, "recovered": rec, "background_days": 30, "false_alarms": n_fa,
+                            "eval_wall_seconds": round(runtime - R.uniform(1.0, 3.0), 1)}}
+        body += [f"[run_search] wrote {R.randint(380, 520)} candidates to /tmp/eval_out/triggers.json",
+                 f"[evaluate] matched {rec}/400 injections (|dt| < 50 ms)",
+                 f"[evaluate] background: 30 days of time slides, {n_fa} triggers above threshold"]
+    body += [">>>>> Start Structured Result", json.dumps(data, indent=2), ">>>>> End Structured Result"]
+    text = "\n".join(pre + body + post) + "\n"
+    return text, grade_structured(data)
+
+
+GW_QUERY = """# Gravitational-wave signal search (synthetic task description)
+
+You are given two detectors' worth of calibrated strain (`data/strain/`, H1 and L1, 4096 Hz, 4096-s
+chunks) from a simulated observing run with realistic non-stationary noise and glitches. Blind
+compact-binary injections are hidden in the judge's copy of the data.
+
+Write a search pipeline in `search/` driven by `run_search.py --strain <dir> --out <dir>` that writes
+`<out>/triggers.json`: one row per candidate with `injection_id` (the GPS second of the candidate, as
+an integer string), `gps`, `snr`, `far` (per year), `mchirp`, `q`, and a sky-map path.
+
+The judge runs your pipeline on 400 blind injections plus 30 days of time-slid background and reports a
+composite score (0-100) with four components:
+
+- `detection` (weight 0.4): fraction of injections recovered at FAR <= 1/month
+- `parameter_estimation` (weight 0.3): accuracy of chirp mass and mass ratio
+- `localisation` (weight 0.2): size of the 90% credible sky area
+- `false_alarm` (weight 0.1): background triggers above your own threshold
+
+`tools/local_eval.py` scores your pipeline on a small public dev set. Runtime limit: 15 minutes per
+evaluation on 4 CPUs."""
+
+
+def gw_task() -> dict:
+    return {
+        "task_id": "gw_signal_search",
+        "name": "Gravitational-wave compact-binary signal search",
+        "base_image": "python311_sci",
+        "platform": "linux/amd64",
+        "cwd": GW_CWD,
+        "submit_paths": ["search", "run_search.py", "config.yaml"],
+        "submit_exclude": ["tests/", "data/"],
+        "internet": True,
+        "game_mode": False,
+        "category": "Scientific Computing",
+        "work": {"agent_query": GW_QUERY, "image_tag": "5b1f0c7d2e94", "cpu_limit": 4, "mem_limit": "16g"},
+        "judge": {
+            "eval_cmd": ("cd /workspace/gw_search && python /opt/judge/evaluate.py --submission /workspace/gw_search "
+                         "--injections /opt/judge/data/blind_o4_400.hdf5 --background-days 30"),
+            "eval_timeout": 900,
+            "parser": "structured_json",
+            "score_direction": "maximize",
+            "selection": "score_first",
+            "rescale": {"kind": "linear", "lower": 10.0, "upper": 90.0},
+            "image_tag": "a41c9e07b3d2",
+            "cpu_limit": 4,
+            "mem_limit": "8g",
+        },
+    }
+
+
+class GWRun(RunBase):
+    RUN_ID = "opus48-edge-3-20260312005800"
+    EVENTS = [(0.06, "subagent1"), (1.2, "crash_cooldown"), (1.6, "stop_hook"), (1.9, "invalid"),
+              (2.55, "moment0"), (3.05, "compact"), (3.9, "stop_hook"), (4.35, "moment1"),
+              (5.25, "api_error"), (6.2, "list"), (6.5, "stop_hook"), (7.0, "compact"),
+              (7.7, "shell_timeout"), (8.45, "subagent2"), (8.75, "moment2"), (9.45, "invalid"),
+              (9.65, "stop_hook"), (10.3, "compact"), (11.45, "stop_hook"), (11.93, "final")]
+
+    def __init__(self, root: Path, task: dict):
+        super().__init__(root, self.RUN_ID, task, Clock(480), "k8s", SEED + 101)
+        self.model = "claude-opus-4-8"
+        self.skew = 1.37
+        self.judge_url = "http://10.128.0.12:8080"
+        self.timeout, self.interval, self.cooldown = 43200, 1800, 120
+        self.agent_n = 0
+        self.last_accept = None
+        self.state = {"best_pass_rate": 0, "best_score": None, "best_round": "", "submissions": []}
+        self.subs: dict[str, dict] = {}
+        self.rejections: list[dict] = []
+        self.moments: list[dict] = []
+        self.killed = False
+        self.t_kill = float("inf")
+        self.last: dict | None = None
+        self.events = list(self.EVENTS)
+        self.auto_specials = [(6.1, "invalid")]
+        self.files = list(GW_FILES)
+        self.pending_text: str | None = None
+
+    # -- helpers -------------------------------------------------------------
+    def h(self, t):
+        return (t - self.started) / 3600.0
+
+    def archive_size(self, t):
+        return int(2100 + 95 * len(self.files) + 55 * self.h(t) + self.R.randint(-40, 40))
+
+    def runtime_for(self, outcome):
+        if outcome["type"] == "crash":
+            return self.R.uniform(5.0, 9.0)
+        return self.R.uniform(58.0, 140.0)
+
+    def grade(self, rid, kind, t_post, outcome, runtime):
+        text, graded = gw_eval_output(outcome, runtime, self.RC, self.task)
+        info = self.judge.grade(rid, kind, t_post, self.archive_size(t_post), runtime, text, graded,
+                                allowed_files=sorted(self.files))
+        info["outcome"] = outcome
+        info["elapsed_hours"] = round(self.h(info["grading_start_epoch"]), 4)
+        self.subs[rid] = info
+        return info
+
+    def fire_auto(self, rid, t_post):
+        h = self.h(t_post)
+        forced = None
+        if self.auto_specials and h >= self.auto_specials[0][0]:
+            forced = self.auto_specials.pop(0)[1]
+        outcome = self.scorer.assign("auto", h, forced=forced)
+        return self.grade(rid, "auto", t_post, outcome, self.runtime_for(outcome))
+
+    def flush_autos(self, upto):
+        self.auto.flush(upto, self.fire_auto)
+
+    # -- agent actions -------------------------------------------------------
+    def step(self, tool, inp, result, *, exec_s=(0.05, 0.3), is_error=False, tur=None, pre=(), latency=(2.0, 7.0)):
+        cl = self.cl
+        tid = cl.api(list(pre) + [("tool", tool, inp)], latency=latency)[0]
+        dt = self.R.uniform(*exec_s) if isinstance(exec_s, tuple) else exec_s
+        cl.tool_result(tid, result, is_error=is_error, dt=dt, tur=tur)
+        return tid
+
+    def take_pre(self, think_p=0.35) -> list:
+        pre = []
+        if self.RC.random() < think_p:
+            pre.append(("thinking", self.thinking()))
+        if self.pending_text:
+            pre.append(("text", self.pending_text))
+            self.pending_text = None
+        return pre
+
+    def thinking(self) -> str:
+        R = self.RC
+        best = self.scorer.best / 100 if self.scorer.best else 0
+        parts = [f"Best is {best:.2f}.",
+                 f"The {R.choice(GW_COMPONENTS)} component is the one with the most headroom per hour of work.",
+                 f"If I {R.choice(GW_IDEAS)}, the local proxy should move by maybe {R.uniform(0.2, 1.5):.1f}.",
+                 "The dev set is only 120 injections, so differences below ~1 point are noise.",
+                 f"Last eval took {R.randint(60, 140)} s; keep the pipeline under the 15-minute limit.",
+                 "I should keep the submitted files runnable at all times because of the auto-eval.",
+                 f"Check whether the {R.choice(['whitening', 'veto', 'clustering', 'sky map', 'bank'])} change "
+                 f"interacts with the threshold ({R.uniform(4.5, 8.5):.2f})."]
+        R.shuffle(parts)
+        return " ".join(parts[:R.randint(2, 5)])
+
+    def action(self):
+        R = self.RC
+        kind = R.choices(["read", "edit", "grep", "local", "misc", "todo"], [26, 34, 10, 20, 8, 2])[0]
+        path = R.choice([f for f in self.files if f.endswith(".py")])
+        full = f"{GW_CWD}/{path}"
+        pre = self.take_pre()
+        if kind == "read":
+            lines, start = gw_code(path, R, R.randint(12, 40))
+            inp = {"file_path": full} if R.random() < 0.5 else {"file_path": full, "offset": start, "limit": len(lines)}
+            content = read_result(lines, start)
+            self.step("Read", inp, content, pre=pre,
+                      tur={"type": "text", "file": {"filePath": full, "content": "\n".join(lines),
+                                                    "numLines": len(lines), "startLine": start,
+                                                    "totalLines": start + len(lines) + R.randint(0, 60)}})
+        elif kind == "edit":
+            lines, _ = gw_code(path, R, 14)
+            old = R.choice([ln for ln in lines if ln.strip()])
+            new = old + f"  # {R.choice(GW_IDEAS)}" if R.random() < 0.5 else old.replace("0", "1", 1)
+            if new == old:
+                new = old + "  # revisit"
+            if R.random() < 0.04:
+                msg = f"String to replace not found in file.\nString: {old}"
+                self.step("Edit", {"file_path": full, "old_string": old, "new_string": new},
+                          f"<tool_use_error>{msg}</tool_use_error>", is_error=True, pre=pre, tur="Error: " + msg)
+            else:
+                self.step("Edit", {"file_path": full, "old_string": old, "new_string": new},
+                          f"The file {full} has been updated successfully.", pre=pre,
+                          tur={"filePath": full, "oldString": old, "newString": new, "replaceAll": False,
+                               "userModified": False})
+        elif kind == "grep":
+            pat = R.choice(["snr_min", "thresh", "chisq", "psd", "tc", "far", "nside", "minimal_match"])
+            hits = [f"{p}:{R.randint(3, 120)}:    {pat} = {R.uniform(0.1, 9.0):.3f}"
+                    for p in R.sample([f for f in self.files if f.endswith('.py')], R.randint(1, 4))]
+            out = "\n".join(hits)
+            self.step("Bash", {"command": f"cd {GW_CWD} && grep -rn \"{pat}\" search/ run_search.py | head -20",
+                               "description": f"Find uses of {pat}"}, out, exec_s=(0.05, 0.4), pre=pre,
+                      tur=bash_tur(out))
+        elif kind == "local":
+            proxy = (self.scorer.best or 4280) / 100 - R.uniform(-1.0, 3.0)
+            if R.random() < 0.06:
+                out = ("Exit code 1\nTraceback (most recent call last):\n"
+                       f'  File "{GW_CWD}/tools/local_eval.py", line 41, in <module>\n'
+                       "    res = run_pipeline(cfg)\n"
+                       f'  File "{GW_CWD}/search/whiten.py", line {R.randint(10, 40)}, in whiten\n'
+                       "    return np.fft.irfft(spec / asd, n=len(strain))\n"
+                       "ValueError: operands could not be broadcast together with shapes (8193,) (4097,)")
+                self.step("Bash", {"command": f"cd {GW_CWD} && python tools/local_eval.py --subset dev --n 120",
+                                   "description": "Run local dev evaluation", "timeout": 300000}, out,
+                          exec_s=(6.0, 14.0), is_error=True, pre=pre, tur="Error: " + out[len("Exit code 1\n"):])
+            else:
+                out = gw_local_eval(R, proxy)
+                self.step("Bash", {"command": f"cd {GW_CWD} && python tools/local_eval.py --subset dev --n 120",
+                                   "description": "Run local dev evaluation", "timeout": 300000}, out,
+                          exec_s=(22.0, 95.0), pre=pre, tur=bash_tur(out))
+        elif kind == "misc":
+            n = R.randint(6, 14)
+            out = "." * n + f"{' ' * (70 - n)}[100%]\n{n} passed in {R.uniform(1.5, 6.0):.2f}s"
+            self.step("Bash", {"command": f"cd {GW_CWD} && python -m pytest -q tests/test_units.py",
+                               "description": "Run unit tests"}, out, exec_s=(2.0, 7.0), pre=pre,
+                      tur=bash_tur(out))
+        else:
+            todos = [{"content": R.choice(GW_IDEAS).capitalize(), "status": st,
+                      "activeForm": "Working on " + R.choice(GW_IDEAS)} for st in ("completed", "in_progress", "pending")]
+            self.step("TodoWrite", {"todos": todos},
+                      "Todos have been modified successfully. Ensure that you continue to use the todo list to track "
+                      "your progress. Please proceed with the current tasks if applicable", pre=pre,
+                      tur={"oldTodos": [], "newTodos": todos})
+
+    def reaction(self, info) -> str:
+        R = self.RC
+        o, rid = info["outcome"], info["round"]
+        if o["type"] == "crash":
+            return (f"{rid} came back without a score: the judge's run hit an ImportError (search/pipeline.py still "
+                    "imports TriggerRow, which I renamed). Fixing the import right away.")
+        best = self.scorer.best / 100
+        if o["type"] == "invalid":
+            return (f"{rid} was marked invalid ({info['api_report']['summary']}). The writer drops injection_id for "
+                    "candidates that merged during clustering; restoring the field.")
+        s = o["s100"] / 100
+        if o["new_best"]:
+            prev = o["prev_best"] / 100 if o["prev_best"] else None
+            pb = o["prev_comps"] or o["comps"]
+            diffs = sorted(GW_COMPONENTS, key=lambda k: o["comps"][k] - pb[k], reverse=True)
+            k = diffs[0]
+            head = f"{rid}: new best {s:.2f}" + (f" (previous best {prev:.2f})." if prev else ".")
+            return (f"{head} {k} moved {pb[k] / 10:.1f} -> {o['comps'][k] / 10:.1f}. Keeping it; next I'll "
+                    f"{R.choice(GW_IDEAS)}.")
+        bc = self.scorer.best_comps
+        k = min(GW_COMPONENTS, key=lambda c: o["comps"][c] - bc[c])
+        what = ("That change hurt" if o["type"] == "broken" else R.choice(["Slightly worse", "No gain", "Worse"]))
+        return (f"{rid}: {s:.2f}, below the best {best:.2f}. {what}: {k} {bc[k] / 10:.1f} -> {o['comps'][k] / 10:.1f}. "
+                f"{R.choice(['Reverting that part.', 'Reverting and trying the next idea.', 'Keeping the refactor, undoing the tweak.', 'Going back to the best config.'])}")
+
+    def submit(self, *, moment=None, forced=None, runtime=None, details=False, pre=()):
+        cl, R = self.cl, self.R
+        cmd = "sforge-submit --details" if details else "sforge-submit"
+        tid = cl.api(list(pre) + [("tool", "Bash", {"command": f"cd {GW_CWD} && {cmd}",
+                                                    "description": "Submit current code for evaluation",
+                                                    "timeout": 600000})])[0]
+        t_call = cl.t
+        t_post = t_call + R.uniform(0.9, 2.4)
+        if t_post > self.t_kill:
+            self.killed = True
+            return None
+        size = self.archive_size(t_post)
+        header = submit_header_lines(size)
+        if self.last_accept is not None and t_post - self.last_accept < self.cooldown:
+            wait = int(self.cooldown - (t_post - self.last_accept)) + 1
+            detail = (f"Submission cooldown active — wait {wait}s before next submission. "
+                      "Continue working on improvements and submit again later.")
+            out = "\n".join(header + [detail, f"COOLDOWN: {detail}"])
+            cl.tool_result(tid, "Exit code 1\n" + out.strip("\n"), is_error=True, dt=t_post + 0.08 - cl.t,
+                           tur="Error: Exit code 1\n" + out.strip("\n"))
+            self.rejections.append({"reason": "cooldown", "tool_use_id": tid, "call_epoch": q6(t_call),
+                                    "post_epoch": q6(t_post), "wait_seconds": wait})
+            return {"rejected": True, "wait": wait}
+        self.flush_autos(t_post)
+        self.agent_n += 1
+        rid = f"agent-{self.agent_n}"
+        self.last_accept = t_post + 0.02
+        h = self.h(t_post)
+        outcome = self.scorer.assign("agent", h, moment=moment, forced=forced)
+        info = self.grade(rid, "agent", t_post, outcome, runtime or self.runtime_for(outcome))
+        info["submit_call_epoch"] = q6(t_call)
+        info["tool_use_id"] = tid
+        t_ret = info["grading_start_epoch"] + R.uniform(0.005, 0.03)
+        k = math.ceil((info["completed_epoch"] - t_ret) / 10.03)
+        t_seen = t_ret + k * 10.03 + R.uniform(0.01, 0.08)
+        if t_seen - t_call > 600:
+            t_to = t_call + 600 + R.uniform(0.05, 0.3)
+            partial = "\n".join(header + submit_round_lines(rid, None)).strip("\n")
+            cl.tool_result(tid, "Command timed out after 10m 0s\n" + partial, is_error=True, dt=t_to - cl.t,
+                           tur="Error: Command timed out after 10m 0s\n" + partial)
+            info["shell_tool_timeout"] = True
+            info["result_seen_epoch"] = None
+            self.last = info
+            return info
+        if t_seen > self.t_kill:
+            self.killed = True
+            cl.t = t_seen
+            info["result_seen_epoch"] = None
+            return info
+        at = int(t_seen + self.skew)
+        rep = info["api_report"]
+        rate, score = jqv(rep["pass_rate"]), jqv(rep["score"])
+        self.state["submissions"].append({"kind": "agent", "round": rid, "at": at, "pass_rate": rate,
+                                          "score": score})
+        if rate > self.state["best_pass_rate"]:
+            self.state.update(best_pass_rate=rate, best_round=rid, best_score=score)
+        info["result_seen_epoch"] = q6(t_seen)
+        info["evolve_at"] = at
+        content = "\n".join(header + submit_round_lines(rid, None) + submit_result_lines(rid, rep, details)).strip("\n")
+        cl.tool_result(tid, content, dt=t_seen + R.uniform(0.15, 0.4) - cl.t, tur=bash_tur(content))
+        self.last = info
+        self.pending_text = self.reaction(info)
+        return info
+
+    def normal_cycle(self, forced=None):
+        for _ in range(self.RC.choice([1, 2, 2, 3, 3, 3, 4])):
+            self.action()
+            if self.cl.t > self.t_kill:
+                return
+        self.submit(pre=self.take_pre(0.2), forced=forced)
+
+    # -- special events ------------------------------------------------------
+    def subagent(self, desc, prompt, steps, final, intro):
+        cl = self.cl
+        tid = cl.api(self.take_pre(0.3) + [("text", intro), ("tool", "Task", {"description": desc, "prompt": prompt,
+                                                                              "subagent_type": "general-purpose"})])[0]
+        cl.user_text(prompt, parent=tid, dt=0.4)
+        for name, inp, res, dt in steps:
+            sid = cl.api([("tool", name, inp)], parent=tid, latency=(1.5, 4.0))[0]
+            cl.tool_result(sid, res, parent=tid, dt=dt, tur=bash_tur(res) if name == "Bash" else None)
+        cl.api([("text", final)], parent=tid, latency=(2.0, 5.0))
+        cl.tool_result(tid, [{"type": "text", "text": final}], dt=0.5)
+        self.subagent_ids.append(tid)
+
+    def moment(self, i):
+        cl, R = self.cl, self.RC
+        m = GW_MOMENTS[i]
+        think = (f"Best is stuck around {self.scorer.best / 100:.2f}. Listing what the last dozen rounds changed: "
+                 "thresholds, veto bins, clustering windows. All local optimisations of the same structure. "
+                 "Before another tweak, re-check the assumption the structure rests on. "
+                 + m["realisation"])
+        pre = [("thinking", think)]
+        if self.pending_text:
+            pre.append(("text", self.pending_text))
+            self.pending_text = None
+        line_index = len(self.out.items)
+        tid = cl.api(pre + [("text", m["text"]), ("tool", "Read", {"file_path": f"{GW_CWD}/{m['files'][0]}"})],
+                     latency=(6.0, 14.0))[0]
+        # locate the text line we just emitted
+        msg_line = None
+        for j in range(line_index, len(self.out.items)):
+            if '"type":"text"' in self.out.items[j][0] and m["text"][:40] in self.out.items[j][0]:
+                msg_line = j
+        lines, start = gw_code(m["files"][0], R, 30)
+        cl.tool_result(tid, read_result(lines, start), dt=0.12)
+        self.moment_msg.append((i, msg_line))
+        for f in m["files"][1:]:
+            lines, start = gw_code(f, R, 25)
+            self.step("Read", {"file_path": f"{GW_CWD}/{f}"}, read_result(lines, start))
+        if m["new_file"]:
+            code = "\n".join(["import numpy as np", "", f"# {m['realisation'][:90]}"] +
+                             [f"def stage_{j}(x, fs, cfg):\n    return x" for j in range(6)])
+            path = f"{GW_CWD}/{m['new_file']}"
+            self.step("Write", {"file_path": path, "content": code}, f"File created successfully at: {path}",
+                      tur={"type": "create", "filePath": path, "content": code})
+            self.files.append(m["new_file"])
+            self.files.sort()
+        for _ in range(3):
+            f = R.choice(m["files"])
+            old = R.choice([ln for ln in GW_CODE[f] if ln.strip()])
+            self.step("Edit", {"file_path": f"{GW_CWD}/{f}", "old_string": old, "new_string": old + "  # reworked"},
+                      f"The file {GW_CWD}/{f} has been updated successfully.", pre=self.take_pre(0.5))
+        proxy = self.scorer.best / 100 + 3.5
+        out = gw_local_eval(R, proxy)
+        self.step("Bash", {"command": f"cd {GW_CWD} && python tools/local_eval.py --subset dev --n 120",
+                           "description": "Run local dev evaluation", "timeout": 300000}, out,
+                  exec_s=(110.0, 190.0), tur=bash_tur(out))
+        before = self.scorer.best
+        info = self.submit(moment=i, pre=[("text", "The dev proxy jumped. Submitting to confirm on the blind set.")])
+        self.moments.append({"index": i, "round": info["round"], "score_before": before / 100,
+                             "score_after": info["outcome"]["s100"] / 100, "realisation": m["realisation"],
+                             "planned_hours": m["h"], "text": m["text"]})
+
+    def handle(self, ev):
+        cl, R = self.cl, self.RC
+        if ev == "subagent1":
+            listing = ("H1-4096-chunk-000.npy\nH1-4096-chunk-001.npy\n...\nL1-4096-chunk-011.npy\nmeta.json")
+            self.subagent(
+                "Survey strain data layout",
+                f"Look at {GW_CWD}/data and tools/local_eval.py. Report: file format and sampling rate of the strain, "
+                "how chunks are named, what metadata exists, and exactly what local_eval.py expects in triggers.json. "
+                "Keep it under 200 words.",
+                [("Bash", {"command": f"ls {GW_CWD}/data/strain | head; cat {GW_CWD}/data/strain/meta.json",
+                           "description": "List strain files"}, listing + '\n{"fs": 4096, "chunk_seconds": 4096, '
+                                                                          '"ifos": ["H1", "L1"], "gps_start": 1400000000}', 0.2),
+                 ("Read", {"file_path": f"{GW_CWD}/tools/local_eval.py"},
+                  read_result(["import json", "import numpy as np", "", "def score(rows, truth):",
+                               "    ...  # matches rows to injections by |gps - t_inj| < 0.05"], 1), 0.1)],
+                "Strain: 12 chunks per detector, numpy float64 arrays, 4096 Hz, 4096 s each, GPS start in meta.json. "
+                "local_eval.py matches triggers.json rows to injections by |gps - t_inj| < 50 ms, requires "
+                "injection_id, snr, far, mchirp, q; FAR threshold 1/month; sky maps optional locally.",
+                "I'll have a subagent survey the data layout while I read the local evaluator.")
+        elif ev == "crash_cooldown":
+            self.normal_cycle(forced="crash")
+            # quick fix, resubmit too early -> COOLDOWN
+            self.step("Edit", {"file_path": f"{GW_CWD}/search/pipeline.py",
+                               "old_string": "from .triggers import write_triggers, TriggerRow",
+                               "new_string": "from .triggers import write_triggers"},
+                      f"The file {GW_CWD}/search/pipeline.py has been updated successfully.", pre=self.take_pre(0.0))
+            r = self.submit(pre=[("text", "Fixed; resubmitting.")])
+            if r and r.get("rejected"):
+                wait = r["wait"] + 3
+                self.step("Bash", {"command": f"sleep {wait}", "description": "Wait for the submission cooldown",
+                                   "timeout": 200000}, "", exec_s=float(wait),
+                          pre=[("text", f"Cooldown is {self.cooldown}s between submissions; waiting {wait}s.")],
+                          tur=bash_tur(""))
+                self.submit()
+        elif ev == "invalid":
+            self.normal_cycle(forced="invalid")
+        elif ev == "stop_hook":
+            best = self.scorer.best / 100
+            pre = self.take_pre(0.3)
+            cl.api(pre + [("text", f"Summary so far: best composite {best:.2f}. The pipeline is stable and all "
+                                  "submitted files are in a runnable state. Remaining ideas are small threshold "
+                                  "tweaks with diminishing returns, so this is a reasonable place to stop.")])
+            cl.stop_hook(dt=R.uniform(0.6, 1.8))
+            self.pending_text = R.choice(["Continuing — there is still time budget, so back to the missed-injection list.",
+                                          "Understood, continuing with the next improvement.",
+                                          "Continuing. Next target: the weakest component."])
+        elif ev.startswith("moment"):
+            self.moment(int(ev[-1]))
+        elif ev == "compact":
+            best = self.scorer.best / 100
+            cl.compact(f"Task: gravitational-wave search pipeline in {GW_CWD}/search, scored by a composite of "
+                       f"detection, parameter_estimation, localisation and false_alarm. Best so far {best:.2f} "
+                       f"after {self.agent_n} agent submissions. Key decisions: " +
+                       "; ".join(m["realisation"][:80] for m in GW_MOMENTS[:len(self.moments)]) +
+                       ". Files: " + ", ".join(self.files) + ". Keep submissions under 15 minutes of runtime.")
+        elif ev == "list":
+            view = self.judge.agent_view(self.run_id, "score_first", "maximize", self.cl.t + 8.0)
+            out = "\n".join(submit_list_lines(view)).strip("\n")
+            self.step("Bash", {"command": "sforge-submit --list", "description": "List previous submissions"},
+                      out, exec_s=(0.3, 0.9), pre=self.take_pre(0.2) + [("text", "Checking the submission history.")],
+                      tur=bash_tur(out))
+            self.list_calls.append(q6(self.cl.t))
+        elif ev == "shell_timeout":
+            for _ in range(2):
+                self.action()
+            self.submit(runtime=884.3, pre=[("text", "Submitting the larger bank (evaluation will be slow).")])
+            self.pending_text = ("The sforge-submit call hit my 10-minute tool timeout; the round was still consumed "
+                                 "and will be graded. The larger bank is too slow anyway — reverting to the previous "
+                                 "bank size.")
+        elif ev == "subagent2":
+            self.subagent(
+                "Break down parameter-estimation errors",
+                f"In {GW_CWD}, run tools/local_eval.py --subset dev --n 120 --dump-pe /tmp/pe.csv and analyse the "
+                "chirp-mass errors per injection: how do they relate to the template bank spacing? Report numbers.",
+                [("Bash", {"command": f"cd {GW_CWD} && python tools/local_eval.py --subset dev --n 120 --dump-pe /tmp/pe.csv",
+                           "description": "Dump PE errors"}, gw_local_eval(R, self.scorer.best / 100), 75.0),
+                 ("Bash", {"command": "python -c \"import pandas as pd; d=pd.read_csv('/tmp/pe.csv'); "
+                                      "print(d.describe())\"", "description": "Summarise PE errors"},
+                  "       dmc_rel     bank_step\ncount  97.000     97.000\nmean    0.041      0.043\n"
+                  "50%     0.037      0.041\nmax     0.118      0.090", 2.1)],
+                "Chirp-mass relative errors (median 3.7%) track the bank's local chirp-mass step (median 4.1%) almost "
+                "one-to-one (correlation 0.93). The estimate is the grid point of the loudest template; errors are "
+                "dominated by grid spacing, not by noise.",
+                "Before tuning PE further I'll have a subagent quantify where the errors come from.")
+        elif ev == "final":
+            while cl.t < self.t_kill - 260 and not self.killed:
+                self.action()
+            if not self.killed:
+                cl.t = max(cl.t, self.t_kill - self.R.uniform(50.0, 70.0) - 8.0)
+                self.submit(pre=self.take_pre(0.0) + [("text", "Submitting the final cleanup.")])
+
+    # -- segments ------------------------------------------------------------
+    def opening(self):
+        cl, R = self.cl, self.RC
+        listing = ("total 40\ndrwxr-xr-x 1 agent agent 4096 Mar 12 08:58 .\n-rw-r--r-- 1 agent agent 2210 TASK.md\n"
+                   "drwxr-xr-x 1 agent agent 4096 data\ndrwxr-xr-x 1 agent agent 4096 search\n"
+                   "drwxr-xr-x 1 agent agent 4096 tests\ndrwxr-xr-x 1 agent agent 4096 tools\n---\n" + GW_QUERY[:900])
+        self.step("Bash", {"command": f"cd {GW_CWD} && ls -la && sed -n 1,60p TASK.md",
+                           "description": "List workspace and read the task"}, listing,
+                  pre=[("thinking", "Long-horizon task, 12 hours, scored on a blind set. First understand the data "
+                                    "and the local evaluator, then get a complete but simple pipeline submitted early "
+                                    "so there is a baseline, then iterate."),
+                       ("text", "I'll start by reading the task description and surveying the workspace.")],
+                  tur=bash_tur(listing))
+        self.handle("subagent1")
+        self.events = [e for e in self.events if e[1] != "subagent1"]
+        todos = [{"content": c, "status": "pending", "activeForm": a} for c, a in [
+            ("Baseline pipeline: PSD, whitening, bank, matched filter, coincidence", "Building the baseline"),
+            ("Submit baseline", "Submitting baseline"), ("Improve detection", "Improving detection"),
+            ("Sky localisation", "Working on localisation"), ("Parameter estimation", "Working on PE")]]
+        self.step("TodoWrite", {"todos": todos}, "Todos have been modified successfully. Ensure that you continue to "
+                  "use the todo list to track your progress. Please proceed with the current tasks if applicable",
+                  tur={"oldTodos": [], "newTodos": todos})
+        for f in ["search/psd.py", "search/whiten.py", "search/bank.py", "search/matched_filter.py",
+                  "search/coincidence.py", "search/localize.py", "search/pe.py", "search/triggers.py",
+                  "search/pipeline.py", "run_search.py"]:
+            code = "\n".join(GW_CODE[f])
+            path = f"{GW_CWD}/{f}"
+            self.step("Write", {"file_path": path, "content": code}, f"File created successfully at: {path}",
+                      pre=self.take_pre(0.25), tur={"type": "create", "filePath": path, "content": code})
+        err = ("Exit code 1\nTraceback (most recent call last):\n  File \"/workspace/gw_search/tools/local_eval.py\", "
+               "line 12, in <module>\n    from search import pipeline\n  File \"/workspace/gw_search/search/pipeline.py\", "
+               "line 9, in <module>\n    def run(strain_dir, out_dir, cfg):\nNameError: name 'load_chunks' is not defined")
+        self.step("Bash", {"command": f"cd {GW_CWD} && python tools/local_eval.py --subset dev --n 120",
+                           "description": "First local evaluation", "timeout": 300000}, err, exec_s=(3.0, 5.0),
+                  is_error=True, tur="Error: " + err[len("Exit code 1\n"):])
+        self.step("Edit", {"file_path": f"{GW_CWD}/search/pipeline.py", "old_string": "def run(strain_dir, out_dir, cfg):",
+                           "new_string": "from .io import load_chunks\n\ndef run(strain_dir, out_dir, cfg):"},
+                  f"The file {GW_CWD}/search/pipeline.py has been updated successfully.",
+                  pre=[("text", "Missing loader import; fixing.")])
+        out = gw_local_eval(R, 41.0)
+        self.step("Bash", {"command": f"cd {GW_CWD} && python tools/local_eval.py --subset dev --n 120",
+                           "description": "Local evaluation", "timeout": 300000}, out, exec_s=(70.0, 110.0),
+                  tur=bash_tur(out))
+        self.submit(pre=[("text", "Baseline runs end to end. Submitting it to get a first blind score.")])
+
+    def agent_loop(self, seg_end: float):
+        while not self.killed and self.cl.t < seg_end and self.cl.t < self.t_kill:
+            h = self.h(self.cl.t)
+            if self.events and h >= self.events[0][0]:
+                ev = self.events.pop(0)[1]
+                if ev == "api_error":
+                    return "api_error"
+                self.handle(ev)
+                continue
+            self.normal_cycle()
+        return "timeout"
+
+    # -- whole run -----------------------------------------------------------
+    def build(self):
+        R = self.R
+        task = self.task
+        cfg = run_config(self.task_id, "claude-code", self.model, self.timeout, self.interval, True, self.judge_url,
+                         work_cpu=4, work_mem="16g", judge_cpu=4, judge_mem="8g", cooldown=self.cooldown)
+        self.write_configs(cfg, experiment="experiments/opus48-edge.yaml", stagger=600,
+                           experiment_yaml=("# synthetic experiment file (copied by sforge run --experiment)\n"
+                                            "model:\n  model: claude-opus-4-8\ndefaults:\n  agent: claude-code\n"
+                                            "  backend: k8s\n  judge_url: http://10.128.0.12:8080\n  timeout: 43200\n"
+                                            "  eval_interval: 1800\n  submission_cooldown: 120\n  cpu_limit: 4\n"
+                                            "  work_mem_limit: 16g\n  judge_mem_limit: 8g\nstagger: 600\n"
+                                            "tasks:\n  gw_signal_search: {}\n"))
+        prompt = evolve_prompt(task["work"]["agent_query"], task["submit_paths"], True, None, self.cooldown)
+        t0 = epoch_of(2026, 3, 12, 8, 58, 1, 480) + 0.183
+        s = self.setup(t0, agent="claude-code", install_cmds=[NODE_INSTALL_CMD,
+                       "sudo -E npm install -g @anthropic-ai/claude-code@2.1.159"],
+                       install_outs=["", NPM_OUT_CLAUDE.format(s=23)], judge_url=self.judge_url,
+                       eval_interval=self.interval, prompt=prompt)
+        self.started = s["started_at"]
+        self.judge = Judge(task, self.clock, "k8s", self.ids, R, self.tdir)
+        self.scorer = GWScorer(R)
+        self.auto = AutoEval(self, s["t_ae"], self.interval, extract=(1.8, 4.2))
+        self.out = TextFile()
+        self.cl = Claude(self.ids, R, self.out, model=self.model, version="2.1.159", cwd=GW_CWD,
+                         tools=CLAUDE_TOOLS, skew=self.skew)
+        self.subagent_ids, self.moment_msg, self.list_calls = [], [], []
+        self.prev_best_comps = None
+        cmd = f"{CLAUDE_RUN} --model {self.model}"
+        t = s["t"] + 0.001
+        self.log.info(t, f"Running agent: {cmd[:200]}... (timeout={self.timeout:.0f}s)")
+        seg1_start = t + 0.04
+        self.cl.start_segment(seg1_start, self.ids.uuid(), tokens_of(prompt))
+        self.cl.init(R.uniform(2.2, 3.4))
+        self.opening()
+        how = self.agent_loop(float("inf"))
+        assert how == "api_error"
+        self.cl.synthetic_api_error('API Error: 529 {"type":"error","error":{"type":"overloaded_error",'
+                                    '"message":"Overloaded"}}', "server_error")
+        self.cl.result('API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+                       is_error=True, api_error_status=529)
+        self.cl.t += 0.35
+        self.cl.raw("__SFORGE_EXIT__1")
+        t_exit = self.cl.t + 0.04
+        self.cl.end_segment(t_exit, "exit (API error), resumed")
+        e1 = t_exit - seg1_start
+        remaining = self.timeout - e1
+        self.log.info(t_exit + 0.001, f"Agent exited after {e1:.1f}s, will resume")
+        rcmd = f"{CLAUDE_RESUME} --model {self.model}"
+        self.log.info(t_exit + 0.002, f"Resuming agent (attempt 1/100, {remaining:.0f}s left): {rcmd[:200]}...")
+        seg2_start = t_exit + 0.045
+        self.t_kill = seg2_start + int(remaining) + 0.31
+        self.cl.start_segment(seg2_start, self.ids.uuid(), 12, resumed_ctx=self.cl.ctx[None])
+        self.cl.init(R.uniform(2.5, 4.0))
+        self.pending_text = (f"Resuming after the API interruption. Last round was agent-{self.agent_n}; best so far "
+                             f"{self.scorer.best / 100:.2f}. Re-reading my notes before continuing.")
+        self.step("Read", {"file_path": f"{GW_CWD}/NOTES.md"},
+                  read_result([f"- best {self.scorer.best / 100:.2f}", "- coherent stage in search/coherent.py",
+                               "- next: localisation (sky map width), PE"], 1), pre=self.take_pre(0.0))
+        self.agent_loop(float("inf"))
+        # cut everything the agent would have printed after the kill
+        self.out.items = [it for it in self.out.items if it[1] <= self.t_kill]
+        self.cl.end_segment(self.t_kill, "timeout (killed)")
+        e2 = self.t_kill - seg2_start
+        runtime = e1 + e2
+        L = self.log
+        t = self.t_kill + 0.012
+        L.info(t, f"Agent finished: runtime={runtime:.1f}s, timed_out=True, resumes=1")
+        self.auto.stop(t, self.fire_auto)
+        t += 0.001
+        L.info(t, "Auto-eval thread stopped")
+        files = [(f"{f}", "\n".join(GW_CODE.get(f, ["# synthetic"])) + "\n") for f in sorted(self.files)
+                 if f.endswith(".py") or f.endswith(".yaml")]
+        archive = tiny_targz(files)
+        (self.tdir / "final_archive.tar.gz").write_bytes(archive)
+        t += R.uniform(2.5, 4.5)
+        L.info(t, f"Final archive: {len(archive)} bytes")
+        self.write("evolve_state.json", jdump(self.state))
+        t += R.uniform(0.6, 1.4)
+        L.info(t, "Work container processes stopped")
+        while True:
+            t += R.uniform(0.01, 0.05)
+            hist = self.judge.history(self.run_id, "score_first", "maximize", at=t)
+            pending = [e for e in hist["entries"] if e["status"] == "running"]
+            if not pending:
+                break
+            L.info(t, f"Draining {len(pending)} pending judge evals...")
+            self.drain_lines = getattr(self, "drain_lines", 0) + 1
+            t += 15.0
+        t += R.uniform(0.01, 0.05)
+        hist = self.judge.history(self.run_id, "score_first", "maximize", at=t)
+        self.write("run_history.json", jdump(hist))
+        L.info(t + 0.002, f"Done: best={hist['best_pass_rate']:.2%} (round {hist['best_round']!r}), "
+                          f"agent_subs={hist['agent_submissions']}, auto_subs={hist['auto_submissions']}, "
+                          f"resumes=1, runtime={runtime:.1f}s")
+        pod = k8s_name(self.container)
+        t += 0.01
+        L.info(t, f"Deleting pod {pod}...")
+        t += R.uniform(15.5, 17.5)
+        L.info(t, f"Pod {pod} deleted.")
+        self.write("run_agent.log", self.log.text())
+        self.auto.write()
+        data, index = self.out.render()
+        self.index = index
+        (self.tdir / "agent_output.txt").write_bytes(data)
+        fr = self.final_result("claude-code", self.model, hist, hist["agent_submissions"] + hist["auto_submissions"],
+                               hist["agent_submissions"], hist["auto_submissions"], True, runtime, len(archive), 1)
+        self.runtime = runtime
+        return self.truth(index, hist, fr, seg1_start, seg2_start, t_exit)
+
+    def truth(self, index, hist, fr, seg1_start, seg2_start, t_exit) -> dict:
+        rounds = []
+        best, nb = None, 0
+        for info in self.judge.rounds:
+            o = info["outcome"]
+            s = info["report"]["score"] if info["report"] else None
+            new = s is not None and (best is None or s > best)
+            if new:
+                best, nb = s, nb + 1
+            rounds.append({
+                "round": info["round"], "kind": info["kind"], "submission_id": info["submission_id"],
+                "submit_call_epoch": info.get("submit_call_epoch"), "tool_use_id": info.get("tool_use_id"),
+                "post_epoch": info["post_epoch"], "grading_start_epoch": info["grading_start_epoch"],
+                "grading_end_epoch": info["grading_end_epoch"], "completed_epoch": info["completed_epoch"],
+                "result_seen_epoch": info.get("result_seen_epoch"), "evolve_at": info.get("evolve_at"),
+                "tick_log_epoch": info.get("tick_log_epoch"), "elapsed_hours": info["elapsed_hours"],
+                "score": s, "score_0_100": info["report"]["score_0_100"] if info["report"] else None,
+                "pass_rate": info["report"]["pass_rate"] if info["report"] else 0.0,
+                "valid": info["report"]["valid"] if info["report"] else None, "outcome": o["type"],
+                "components": ({k: v / 10 for k, v in o["comps"].items()} if o.get("comps") else None),
+                "new_best": new, "best_so_far": best, "shell_tool_timeout": info.get("shell_tool_timeout", False),
+            })
+        index_by_line = index
+        moments = []
+        for m in self.moments:
+            line = dict(self.moment_msg)[m["index"]]
+            r = next(x for x in rounds if x["round"] == m["round"])
+            moments.append({"round": m["round"], "elapsed_hours": r["elapsed_hours"],
+                            "message_line_index": line, "message_byte_offset": index_by_line[line][0],
+                            "message_epoch": index_by_line[line][1], "score_before": m["score_before"],
+                            "score_after": m["score_after"], "jump": round(m["score_after"] - m["score_before"], 2),
+                            "realisation": m["realisation"], "message_text": m["text"]})
+        agent_rounds = [r for r in rounds if r["kind"] == "agent"]
+        auto_rounds = [r for r in rounds if r["kind"] == "auto"]
+        return {
+            "segments": [{"start_epoch": q6(seg1_start), "end_epoch": q6(t_exit), "ended_by": "exit (API error 529), auto-resumed",
+                          "session_id": self.cl.segments[0]["session_id"]},
+                         {"start_epoch": q6(seg2_start), "end_epoch": q6(self.t_kill), "ended_by": "timeout (killed by harness)",
+                          "session_id": self.cl.segments[1]["session_id"]}],
+            "rounds": rounds,
+            "rejected_submissions": self.rejections,
+            "sforge_submit_list_calls": self.list_calls,
+            "reframing_moments": moments,
+            "expected": {
+                "best_round": hist["best_round"], "best_score": hist["best_score"],
+                "best_pass_rate": hist["best_pass_rate"],
+                "best_score_0_100": next(r["score_0_100"] for r in rounds if r["round"] == hist["best_round"]),
+                "first_best_score": next(r["score"] for r in rounds if r["new_best"]),
+                "agent_rounds": len(agent_rounds), "auto_rounds": len(auto_rounds), "total_rounds": len(rounds),
+                "graded_attempts": len(rounds), "new_bests": nb,
+                "rounds_without_report": [info["round"] for info in self.judge.rounds if not info["has_report"]],
+                "rounds_with_null_score": [r["round"] for r in rounds if r["score"] is None],
+                "invalid_rounds": [r["round"] for r in rounds if r["valid"] is False],
+                "agent_rounds_without_result_in_transcript": [r["round"] for r in agent_rounds if r["result_seen_epoch"] is None],
+                "runtime_seconds": self.runtime, "resume_count": 1, "timed_out": True,
+                "detection_component_jump": {"from": 64.0, "to": 89.4, "between_hours": [GW_MOMENTS[1]["h"], 7.2]},
+            },
+            "transcript": {"format": "claude-code stream-json", "claude_code_version": "2.1.159",
+                           "stats": self.cl.stats, "usage_totals": self.cl.totals,
+                           "segments_cost_usd": [sg["cost"] for sg in self.cl.segments],
+                           "subagent_tool_use_ids": self.subagent_ids,
+                           "events": self.cl.events,
+                           "user_event_timestamps": "present (container clock = true time + container_clock_skew_seconds)",
+                           "assistant_event_timestamps": "absent",
+                           "k8s_exit_markers": ["__SFORGE_EXIT__1"]},
+            "container_clock_skew_seconds": self.skew,
+            "drain_log_lines": getattr(self, "drain_lines", 0),
+        }
+
+
+# ---------------------------------------------------------------------------
+# Transcript analysis (for truth files)
+# ---------------------------------------------------------------------------
+
+
+def analyse_claude(data: bytes) -> dict:
+    st = {"lines": 0, "json_lines": 0, "noise_lines": [], "events": {}, "init_events": 0, "result_events": [],
+          "tool_uses": {}, "tool_results": 0, "tool_results_string_content": 0, "tool_results_list_content": 0,
+          "tool_results_is_error": 0, "thinking_blocks": 0, "text_blocks": 0, "stop_hook_feedback": 0,
+          "compact_boundary": 0, "subagent_events": 0, "assistant_lines": 0, "unique_message_ids": 0,
+          "message_ids_split_over_several_lines": 0, "sforge_submit_calls": 0, "sforge_submit_list_calls": 0,
+          "user_string_content_events": 0}
+    usage = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    cost = 0.0
+    seen: dict[str, int] = {}
+    off = 0
+    for raw in data.split(b"\n")[:-1]:
+        st["lines"] += 1
+        line_off = off
+        off += len(raw) + 1
+        try:
+            ev = json.loads(raw)
+        except json.JSONDecodeError:
+            st["noise_lines"].append({"byte_offset": line_off, "text": raw.decode()})
+            continue
+        st["json_lines"] += 1
+        key = ev.get("type") + ("/" + ev["subtype"] if ev.get("subtype") else "")
+        st["events"][key] = st["events"].get(key, 0) + 1
+        if key == "system/init":
+            st["init_events"] += 1
+        if key == "system/compact_boundary":
+            st["compact_boundary"] += 1
+        if ev.get("type") == "result":
+            st["result_events"].append({"byte_offset": line_off, "is_error": ev["is_error"],
+                                        "total_cost_usd": ev["total_cost_usd"], "duration_ms": ev["duration_ms"]})
+        if ev.get("parent_tool_use_id"):
+            st["subagent_events"] += 1
+        if ev.get("type") == "assistant":
+            st["assistant_lines"] += 1
+            m = ev["message"]
+            if m["id"] in seen:
+                seen[m["id"]] += 1
+            else:
+                seen[m["id"]] = 1
+                u = m.get("usage") or {}
+                for k in usage:
+                    usage[k] += u.get(k, 0) or 0
+                if m.get("model") in PRICING:
+                    pi, po, pw, pr = PRICING[m["model"]]
+                    cost += (u["input_tokens"] * pi + u["output_tokens"] * po +
+                             u["cache_creation_input_tokens"] * pw + u["cache_read_input_tokens"] * pr) / 1e6
+            for b in m["content"]:
+                if b["type"] == "thinking":
+                    st["thinking_blocks"] += 1
+                elif b["type"] == "text":
+                    st["text_blocks"] += 1
+                elif b["type"] == "tool_use":
+                    st["tool_uses"][b["name"]] = st["tool_uses"].get(b["name"], 0) + 1
+                    cmd = str(b["input"].get("command", ""))
+                    if "sforge-submit" in cmd:
+                        if "--list" in cmd or " -l" in cmd:
+                            st["sforge_submit_list_calls"] += 1
+                        else:
+                            st["sforge_submit_calls"] += 1
+        if ev.get("type") == "user":
+            c = ev["message"]["content"]
+            if isinstance(c, str):
+                st["user_string_content_events"] += 1
+                continue
+            for b in c:
+                if b.get("type") == "tool_result":
+                    st["tool_results"] += 1
+                    if isinstance(b["content"], list):
+                        st["tool_results_list_content"] += 1
+                    else:
+                        st["tool_results_string_content"] += 1
+                    if b.get("is_error"):
+                        st["tool_results_is_error"] += 1
+                elif b.get("type") == "text" and b["text"].startswith("Stop hook feedback"):
+                    st["stop_hook_feedback"] += 1
+    st["unique_message_ids"] = len(seen)
+    st["message_ids_split_over_several_lines"] = sum(1 for v in seen.values() if v > 1)
+    st["usage_totals_deduped_by_message_id"] = usage
+    st["cost_usd_from_usage"] = round(cost, 6)
+    return st
+
+
+def write_truth(run: RunBase, common: dict, specific: dict, index: list) -> dict:
+    data = (run.tdir / "agent_output.txt").read_bytes()
+    truth = {
+        "generated_by": "sample_runs/generate.py", "synthetic": True, "seed": SEED,
+        "run_id": run.run_id, "task_id": run.task_id, "path": run.rel(),
+        "layout": "grouped (<ip>/<run_id>/<task>)" if run.ip else "flat (<run_id>/<task>)", "ip": run.ip or "",
+        "host_utc_offset": run.clock.offset_str, "host_utc_offset_seconds": run.clock.offset_min * 60,
+        "backend": run.backend,
+        "task": {k: run.task["judge"].get(k) for k in ("parser", "selection", "score_direction", "rescale")},
+    }
+    truth.update(common)
+    truth["agent_output"] = {"bytes": len(data), "lines": len(index),
+                             "line_epochs_doc": "[byte_offset_of_line_start, true_epoch_when_written]",
+                             "line_epochs": index}
+    truth.update(specific)
+    name = f"{run.run_id}__{run.task_id}.json"
+    (run.root / "_truth").mkdir(exist_ok=True)
+    (run.root / "_truth" / name).write_text(json.dumps(truth, indent=1, ensure_ascii=False) + "\n")
+    return truth
+
+
+def write_task(root: Path, task: dict):
+    (root / "tasks" / f"{task['task_id']}.json").write_text(json.dumps(task, indent=2, ensure_ascii=False) + "\n")
+
+
+def build_gw(root: Path) -> dict:
+    task = gw_task()
+    write_task(root, task)
+    run = GWRun(root, task)
+    spec = run.build()
+    data = (run.tdir / "agent_output.txt").read_bytes()
+    spec["transcript"]["analysis"] = analyse_claude(data)
+    spec["transcript"]["events"] = [e for e in spec["transcript"]["events"] if e["epoch"] <= run.t_kill]
+    for k in ("stats",):
+        spec["transcript"].pop(k, None)
+    spec["transcript"].pop("usage_totals", None)
+    common = {"agent": "claude-code", "model": run.model, "started_at_epoch": run.started,
+              "exercises": ["12-hour score task (structured_json, score_first, linear rescale)",
+                            "k8s backend (pod names, __SFORGE_EXIT__ marker, container clock skew)",
+                            "auto-resume after an API error (second init in the same file)",
+                            "cooldown rejection, --list, shell-tool timeout, drain at the end"]}
+    return write_truth(run, common, spec, run.index)
+
+
+# ---------------------------------------------------------------------------
+# Entry point
+# ---------------------------------------------------------------------------
+
+BENCHMARK_YAML = """# synthetic benchmark metadata so that sforge.harness.task_spec can load these tasks
+name: edgebench
+base_images:
+  python311_sci:
+    image: python:3.11-slim
+    setup_cmds:
+      - pip install numpy scipy healpy pyyaml
+  python311:
+    image: python:3.11-slim
+    setup_cmds:
+      - pip install pytest
+"""
+
+BUILDERS = []   # filled below: (name, function(root) -> truth)
+
+
+def main(argv=None) -> int:
+    import sys
+    argv = sys.argv[1:] if argv is None else argv
+    only = set(argv)
+    for name in OWNED:
+        p = HERE / name
+        if p.is_dir():
+            shutil.rmtree(p)
+        elif p.exists():
+            p.unlink()
+    (HERE / "tasks").mkdir()
+    (HERE / "tasks" / "BENCHMARK.yaml").write_text(BENCHMARK_YAML)
+    truths = []
+    for name, fn in BUILDERS:
+        if only and name not in only:
+            continue
+        truths.append(fn(HERE))
+    if not only:
+        write_readme(HERE, truths)
+    return 0
+
+
+def write_readme(root, truths):
+    pass
+
+
+BUILDERS += [("gw", build_gw)]
+
+if __name__ == "__main__":
+    raise SystemExit(main())
