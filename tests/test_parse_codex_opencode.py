@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
@@ -168,8 +167,9 @@ def test_rollout_counts_match_independent_json(path: Path):
     usage = [e for e in of_kind(events, Kind.TOKEN_USAGE) if e.usage is not None]
     assert len(usage) == len(token_counts)
     for e, u in zip(usage, token_counts):
+        # edgetui convention: input_tokens is uncached input (reported input - cached)
         assert (e.usage.input_tokens, e.usage.output_tokens, e.usage.cache_read_tokens) == (
-            u["input_tokens"], u["output_tokens"], u["cached_input_tokens"])
+            u["input_tokens"] - u["cached_input_tokens"], u["output_tokens"], u["cached_input_tokens"])
     # every event carries its line's recorded time as an epoch float
     for e in events:
         assert isinstance(e.t, float) and e.t_source == "recorded"
@@ -255,7 +255,7 @@ def test_exec_json_counts_match_independent_json(path: Path):
     assert len(of_kind(events, Kind.AGENT_MESSAGE)) == messages
     tok = of_kind(events, Kind.TOKEN_USAGE)
     assert [(e.usage.input_tokens, e.usage.output_tokens, e.usage.cache_read_tokens) for e in tok] == [
-        (u["input_tokens"], u["output_tokens"], u["cached_input_tokens"]) for u in usages]
+        (u["input_tokens"] - u["cached_input_tokens"], u["output_tokens"], u["cached_input_tokens"]) for u in usages]
     assert tok[0].data["cumulative"] is None  # first turn: nothing to compare with
     assert all(e.t is None for e in events)  # the stream has no clock
 
@@ -629,7 +629,8 @@ def test_exec_json_cumulative_usage():
     assert [e.data["cumulative"] for e in out] == [None, True, False]
     assert out[1].data["delta"]["input_tokens"] == 150 and out[1].data["delta"]["output_tokens"] == 20
     assert "delta" not in out[2].data
-    assert out[1].usage.input_tokens == 250  # as reported
+    assert out[1].usage.input_tokens == 150  # cumulative turn: only this turn's increase is counted
+    assert out[1].data["raw_usage"]["input_tokens"] == 250  # as reported
 
 
 def test_exec_json_items_without_start_and_submit():

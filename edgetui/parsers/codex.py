@@ -182,11 +182,18 @@ def _int_or_none(v: Any) -> Optional[int]:
 
 
 def _usage_from(d: Any) -> Optional[Usage]:
-    """OpenAI-style usage dict → :class:`Usage` (``input_tokens`` includes cached input, as reported)."""
+    """OpenAI-style usage dict → :class:`Usage` in edgetui's convention.
+
+    OpenAI reports ``input_tokens`` *including* cached input; edgetui's
+    ``Usage.input_tokens`` is uncached input (Claude's convention), so the cached
+    part is moved to ``cache_read_tokens`` only (input = reported input − cached,
+    never below 0). ``data.raw_usage`` keeps the numbers as reported.
+    """
     if not isinstance(d, dict):
         return None
+    cached = _int_or_none(d.get("cached_input_tokens")) or 0
     return Usage(
-        input_tokens=_int_or_none(d.get("input_tokens")) or 0,
+        input_tokens=max(0, (_int_or_none(d.get("input_tokens")) or 0) - cached),
         output_tokens=_int_or_none(d.get("output_tokens")) or 0,
         cache_read_tokens=_int_or_none(d.get("cached_input_tokens")) or 0,
         cache_write_tokens=_int_or_none(d.get("cache_write_input_tokens")) or 0,
@@ -418,7 +425,9 @@ class CodexJsonParser(_JsonLinesParser):
             if cumulative:
                 data["delta"] = {k: cur[k] - (prev.get(k) or 0) for k in _USAGE_KEYS}
         self._st["prev_usage"] = cur
-        return self._ev(Kind.TOKEN_USAGE, offset, usage=_usage_from(raw), data=data,
+        # cumulative turn usage: count only this turn's increase
+        usage = _usage_from(data["delta"]) if data.get("cumulative") else _usage_from(raw)
+        return self._ev(Kind.TOKEN_USAGE, offset, usage=usage, data=data,
                         summary=one_line(f"turn usage: in {cur['input_tokens']} (cached {cur['cached_input_tokens']})"
                                          f" out {cur['output_tokens']}"
                                          + (" (cumulative)" if data.get("cumulative") else "")))

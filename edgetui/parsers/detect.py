@@ -66,7 +66,7 @@ def _classify(obj: dict[str, Any]) -> Optional[str]:
         return "codex_json"  # early `codex exec --json` ({"id", "msg": {...}})
     if "sessionId" in obj or "parentUuid" in obj or typ in _CLAUDE_SESSION_TYPES:
         return "claude_session"
-    if "session_id" in obj and (typ in _CLAUDE_STREAM_TYPES or isinstance(typ, str)):
+    if "session_id" in obj and isinstance(typ, str):  # system/assistant/user/result/hook/rate-limit events
         return "claude_stream"
     if typ in ("assistant", "user") and isinstance(obj.get("message"), dict):
         return "claude_stream" if "uuid" not in obj else "claude_session"
