@@ -1134,7 +1134,7 @@ class Claude:
         """blocks: ("thinking", text) | ("text", text) | ("tool", name, input). Returns tool ids."""
         R = self.R
         self.ctx.setdefault(parent, 0)
-        self.pending.setdefault(parent, 0)
+        self.pending.setdefault(parent, 0 if parent is None else 11800)   # subagent system prompt + tools
         out_tok = 0
         for b in blocks:
             if b[0] in ("thinking", "text"):
@@ -1276,7 +1276,14 @@ class Claude:
                             "total_cost_usd": s["cost"], "duration_ms": dur})
 
     def synthetic_api_error(self, text: str, error: str):
-        self.t += self.R.uniform(30.0, 90.0)      # retries inside the CLI
+        # the CLI retries the overloaded API a few times (system/api_retry events) before giving up
+        for attempt in range(1, 4):
+            self.t += self.R.uniform(5.0, 20.0)
+            self.emit({"type": "system", "subtype": "api_retry", "attempt": attempt, "max_retries": 10,
+                       "retry_delay_ms": round(500.0 * 2 ** attempt + self.R.uniform(0, 100), 3),
+                       "error_status": 529, "error": "overloaded", "session_id": self.session,
+                       "uuid": self.ids.uuid()})
+        self.t += self.R.uniform(10.0, 30.0)      # the last retry inside the CLI
         zero = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
                 "cache_read_input_tokens": 0,
                 "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0}, "service_tier": None,
@@ -1920,7 +1927,7 @@ class GWRun(RunBase):
               (2.55, "moment0"), (3.9, "stop_hook"), (4.35, "moment1"),
               (5.25, "api_error"), (6.2, "list"), (6.5, "stop_hook"),
               (7.7, "shell_timeout"), (8.45, "subagent2"), (8.75, "moment2"), (9.45, "invalid"),
-              (9.65, "stop_hook"), (11.45, "stop_hook"), (11.93, "final")]
+              (9.65, "stop_hook"), (11.45, "stop_hook"), (11.8, "final")]
 
     def __init__(self, root: Path, task: dict):
         super().__init__(root, self.RUN_ID, task, Clock(480), "k8s", SEED + 101)
@@ -2322,7 +2329,9 @@ class GWRun(RunBase):
             while cl.t < self.t_kill - 260 and not self.killed:
                 self.action()
             if not self.killed:
-                cl.t = max(cl.t, self.t_kill - self.R.uniform(50.0, 70.0) - 8.0)
+                target = self.t_kill - self.R.uniform(62.0, 75.0)
+                assert cl.t < target, "final submission would not be in flight at the kill"
+                cl.t = target
                 self.submit(pre=self.take_pre(0.0) + [("text", "Submitting the final cleanup.")])
 
     # -- segments ------------------------------------------------------------
@@ -3722,3 +3731,542 @@ def build_vrp(root: Path) -> dict:
                             "real (tiny) submission.tar.gz files whose sizes match the logs",
                             "host UTC offset -04:00"]}
     return write_truth(run, common, run.truth(), run.index)
+
+
+# ---------------------------------------------------------------------------
+# Run 4: game mode (HTTP text adventure), claude-code-2.1.214 + glm-5.1
+# ---------------------------------------------------------------------------
+
+GAME_CWD = "/workspace/game"
+GAME_QUERY = """# Lantern Cove (synthetic interactive-fiction task)
+
+Play the text adventure *Lantern Cove* through the game API and reach the highest score you can
+(maximum 350). Keep notes of the map and puzzles in `notes.md`; only the game score counts."""
+GAME_ROOMS = ["Harbour Steps", "Net Loft", "Chandlery", "Tide Cave", "Lighthouse Base", "Lamp Room", "Cliff Path",
+              "Smugglers' Passage", "Chapel Ruins", "Flooded Crypt", "Keeper's Cottage", "Boathouse"]
+GAME_ACTIONS = ["look", "north", "south", "east", "west", "up", "down", "take lantern", "light lantern", "open hatch",
+                "read logbook", "take rope", "tie rope to post", "examine nets", "inventory", "take brass key",
+                "unlock door with brass key", "push barrel", "take oilcan", "oil hinge", "pull lever", "wait",
+                "climb ladder", "search rubble", "take silver bell", "ring bell", "give coin to ferryman", "swim"]
+
+
+def game_task() -> dict:
+    return {
+        "task_id": "lantern_cove_adventure",
+        "name": "Lantern Cove text adventure",
+        "base_image": "python311",
+        "platform": "linux/amd64",
+        "cwd": GAME_CWD,
+        "submit_paths": ["notes.md"],
+        "internet": True,
+        "game_mode": True,
+        "category": "Interactive Fiction",
+        "work": {"agent_query": GAME_QUERY, "image_tag": "e3b1d9f0a4c8"},
+        "judge": {"eval_cmd": "true", "eval_timeout": 60, "parser": "structured_json",
+                  "score_direction": "maximize", "selection": "pass_rate_first",
+                  "game_server_cmd": "python /opt/game/server.py --port 8000 --story /opt/game/lantern_cove.z5",
+                  "image_tag": "7f0c2a5e9b13"},
+    }
+
+
+GAME_PLAN = [  # start_h, moves, final, peak, ending
+    (0.06, 22, 15, 15, "closed"), (0.25, 38, 35, 40, "done"), (0.52, 55, 80, 80, "closed"),
+    (0.82, 80, 135, 135, "done"), (1.16, 30, 60, 70, "closed"), (1.36, None, None, None, "in_flight")]
+
+
+class GameRun(RunBase):
+    RUN_ID = "glm51-game-20260420"
+
+    def __init__(self, root: Path, task: dict):
+        super().__init__(root, self.RUN_ID, task, Clock(0), "docker", SEED + 404)
+        self.model = "glm-5.1"
+        self.timeout = 5400
+        self.sessions: list[dict] = []
+
+    def h(self, t):
+        return (t - self.started) / 3600.0
+
+    def make_steps(self, n, final, peak, done, R):
+        """Score path reaching `peak` then ending at `final`."""
+        steps, score, pk = [], 0, 0
+        gains = sorted(R.sample(range(2, n - 2), 6))
+        inc = [peak // 6] * 5 + [peak - 5 * (peak // 6)]
+        room = R.choice(GAME_ROOMS)
+        for m in range(1, n + 1):
+            a = R.choice(GAME_ACTIONS)
+            if a in ("north", "south", "east", "west", "up", "down", "climb ladder"):
+                room = R.choice(GAME_ROOMS)
+            if gains and m == gains[0]:
+                score += inc.pop(0)
+                gains.pop(0)
+                obs = f"{room}\nDone. [Your score has just gone up.]"
+            else:
+                obs = f"{room}\n" + R.choice(["You see nothing special.", "The wind howls through the gaps.",
+                                              "It's too dark to see much.", "Taken.", "Nothing happens.",
+                                              "You can't go that way.", "The lantern flickers.",
+                                              "Water drips from the ceiling."])
+            if m == n and final < score:
+                score = final
+                obs = f"{room}\nThe floor gives way beneath you.\n\n    *** You have died ***"
+            pk = max(pk, score)
+            steps.append({"move": m, "action": a, "observation": obs, "score": score, "peak_score": pk,
+                          "max_score": 350, "done": bool(done and m == n)})
+        return steps
+
+    def build(self):
+        R, RC = self.R, self.RC
+        task = self.task
+        extra = {"ANTHROPIC_DEFAULT_OPUS_MODEL": "glm-5.1", "ANTHROPIC_DEFAULT_SONNET_MODEL": "glm-5.1",
+                 "ANTHROPIC_DEFAULT_HAIKU_MODEL": "glm-5.1", "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "200000",
+                 "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "80"}
+        cfg = run_config(self.task_id, "claude-code-2.1.214", self.model, self.timeout, 1800, True,
+                         "http://host.docker.internal:8080", api_base_url="https://llm-gateway.example.internal/anthropic",
+                         api_key=True, extra_env=extra)
+        self.write_configs(cfg)
+        prompt = game_prompt(task["work"]["agent_query"])
+        t0 = epoch_of(2026, 4, 20, 6, 40, 11, 0) + 0.094
+        s = self.setup(t0, agent="claude-code-2.1.214", game=True,
+                       install_cmds=[NODE_INSTALL_CMD, "sudo -E npm install -g @anthropic-ai/claude-code@2.1.214"],
+                       install_outs=["", NPM_OUT_CLAUDE.format(s=26)], stale_chain="SFORGE_" + self.ids.hexn(12),
+                       prompt=prompt)
+        self.started = s["started_at"]
+        self.out = TextFile()
+        cl = self.cl = Claude(self.ids, R, self.out, model=self.model, version="2.1.214", cwd=GAME_CWD,
+                              tools=[t if t != "Task" else "Agent" for t in CLAUDE_TOOLS], asst_ts=True,
+                              api_key_source="none", subagent_tool="Agent")
+        cmd = (f"{CLAUDE_RUN} --model {self.model} --exclude-dynamic-system-prompt-sections"
+               """ --settings '{"includeGitInstructions":false}'""")
+        t = s["t"] + 0.001
+        self.log.info(t, f"Running agent: {cmd[:200]}... (timeout={self.timeout:.0f}s)")
+        seg = t + 0.03
+        t_kill = seg + self.timeout + 0.25
+        cl.start_segment(seg, self.ids.uuid(), tokens_of(prompt))
+        cl.init(R.uniform(2.0, 3.0))
+
+        def step(tool, inp, res, dt, pre=(), is_error=False, latency=(3.0, 11.0)):
+            tid = cl.api(list(pre) + [("tool", tool, inp)], latency=latency)[0]
+            cl.tool_result(tid, res, dt=dt, is_error=is_error, tur=bash_tur(res) if tool == "Bash" else None)
+            return tid
+
+        play = ("import json, os, sys, urllib.request\nURL = os.environ['GAME_SERVER_URL']\n\n"
+                "def post(path, body):\n    req = urllib.request.Request(URL + path, json.dumps(body).encode(), "
+                "{'Content-Type': 'application/json'})\n    return json.load(urllib.request.urlopen(req))\n\n"
+                "if sys.argv[1] == 'new':\n    print(json.dumps(post('/new', {})))\nelif sys.argv[1] == 'close':\n"
+                "    print(json.dumps(post(f'/{sys.argv[2]}/close', {})))\nelse:\n    sid = sys.argv[2]\n"
+                "    for a in sys.argv[3:]:\n        r = post(f'/{sid}/step', {'action': a})\n"
+                "        print(f\"> {a}\\n{r['observation']}\\n[score {r['score']}/{r['max_score']} moves {r['moves']}]\")\n")
+        step("Write", {"file_path": f"{GAME_CWD}/play.py", "content": play},
+             f"File created successfully at: {GAME_CWD}/play.py", 0.05,
+             pre=[("thinking", "Write a small client so each tool call can send several moves."),
+                  ("text", "I'll write a tiny client for the game API first.")])
+        sub_dir = self.tdir / "submissions"
+        sub_dir.mkdir(exist_ok=True)
+        hist_entries = []
+        for gi, (start_h, n, final, peak, ending) in enumerate(GAME_PLAN, 1):
+            while self.h(cl.t) < start_h:
+                step("Edit", {"file_path": f"{GAME_CWD}/notes.md", "old_string": "## Map",
+                              "new_string": f"## Map\n- {RC.choice(GAME_ROOMS)} -> {RC.choice(GAME_ROOMS)}"},
+                     f"The file {GAME_CWD}/notes.md has been updated successfully.", 0.05,
+                     pre=[("thinking", RC.choice(["Update the map before the next attempt.",
+                                                  "The bell puzzle needs the rope first.",
+                                                  "Dying in the crypt costs the points from the chapel."]))],
+                     latency=(25.0, 75.0))
+            sid = self.ids.hexn(12)
+            new_obs = {"session_id": sid, "observation": "LANTERN COVE\nAn interactive fiction.\n\nHarbour Steps",
+                       "score": 0, "peak_score": 0, "max_score": 350, "done": False, "moves": 0}
+            step("Bash", {"command": "python3 play.py new", "description": "Start a game session"},
+                 json.dumps(new_obs), R.uniform(2.0, 6.0), pre=[("text", f"Starting session {gi}.")])
+            if n is None:
+                n = 40
+            steps = self.make_steps(n, final if final is not None else 10**9, peak or 50,
+                                    ending == "done", RC)
+            if ending == "in_flight":
+                steps = self.make_steps(400, 10**9, 60, False, RC)
+            d = sub_dir / f"game-{gi}"
+            d.mkdir()
+            step_lines, step_times = [], []
+            i = 0
+            while i < len(steps) and cl.t < t_kill:
+                batch = steps[i:i + RC.randint(4, 11)]
+                tid = cl.api([("tool", "Bash", {"command": "python3 play.py step " + sid + " " +
+                                                " ".join(json.dumps(b["action"]) for b in batch),
+                                                "description": "Send moves"})], latency=(8.0, 30.0))[0]
+                tt = cl.t
+                for b in batch:
+                    tt += R.uniform(0.15, 0.6)
+                    if tt > t_kill:
+                        break
+                    step_lines.append(json.dumps(b, ensure_ascii=False))
+                    step_times.append(q6(tt))
+                out = "\n".join(f"> {b['action']}\n{b['observation']}\n[score {b['score']}/350 moves {b['move']}]"
+                                for b in batch[:len(step_times) - i])
+                i += len(batch)
+                if tt > t_kill:
+                    break
+                cl.tool_result(tid, out, dt=tt - cl.t + 0.05, tur=bash_tur(out))
+                if RC.random() < 0.3:
+                    cl.api([("text", RC.choice(["Score went up — the lantern matters.", "Dead end; backtracking.",
+                                                "Noting the route in notes.md later."]))])
+            (d / "steps.jsonl").write_text("".join(x + "\n" for x in step_lines))
+            sess = {"round": f"game-{gi}", "session_id": sid, "start_epoch": None, "step_epochs": step_times,
+                    "moves": len(step_lines), "ending": ending}
+            if ending in ("closed", "done"):
+                last = steps[-1]
+                if ending == "closed":
+                    res = {"session_id": sid, "final_score": last["score"], "peak_score": last["peak_score"],
+                           "max_score": 350, "moves": last["move"]}
+                    step("Bash", {"command": f"python3 play.py close {sid}", "description": "Close session"},
+                         json.dumps(res), R.uniform(1.0, 3.0))
+                t_arch = cl.t + R.uniform(0.2, 2.0)
+                entry = {"type": "game", "round": f"game-{gi}", "session_id": sid, "task_id": self.task_id,
+                         "max_score": 350, "peak_score": last["peak_score"], "final_score": last["score"],
+                         "score": last["score"], "moves": last["move"], "steps": steps,
+                         "pass_rate": last["score"] / 350}
+                (d / "game_result.json").write_text(jdump(entry))
+                hist_entries.append(entry)
+                sess.update(archived_epoch=q6(t_arch), final_score=last["score"], peak_score=last["peak_score"])
+            self.sessions.append(sess)
+            if gi == 3:
+                tid = cl.api([("text", "Let me have a subagent consolidate the map from my notes."),
+                              ("tool", "Agent", {"description": "Consolidate map", "subagent_type": "general-purpose",
+                                                 "prompt": f"Read {GAME_CWD}/notes.md and produce a compact room graph "
+                                                           "with unexplored exits marked."})])[0]
+                cl.user_text(f"Read {GAME_CWD}/notes.md and produce a compact room graph with unexplored exits marked.",
+                             parent=tid, dt=0.3)
+                rid2 = cl.api([("tool", "Read", {"file_path": f"{GAME_CWD}/notes.md"})], parent=tid)[0]
+                cl.tool_result(rid2, read_result(["## Map", "- Harbour Steps -> Net Loft", "- Tide Cave -> ?"], 1),
+                               parent=tid, dt=0.1)
+                summary = ("Harbour Steps - Net Loft - Chandlery; Tide Cave (exit east unexplored); Lighthouse Base - "
+                           "Lamp Room (needs lit lantern); Chapel Ruins - Flooded Crypt (deadly without rope).")
+                cl.api([("text", summary)], parent=tid)
+                cl.tool_result(tid, [{"type": "text", "text": summary}], dt=0.4)
+            if gi == 4:
+                cl.api([("text", "135 points is a solid result and the remaining puzzles look expensive. "
+                                 "I'll stop here.")])
+                cl.stop_hook()
+        self.out.items = [it for it in self.out.items if it[1] <= t_kill]
+        cl.end_segment(t_kill, "timeout (killed)")
+        runtime = t_kill - seg
+        L = self.log
+        t = t_kill + 0.01
+        L.info(t, f"Agent finished: runtime={runtime:.1f}s, timed_out=True, resumes=0")
+        archive = tiny_targz([("notes.md", "# Lantern Cove notes\n## Map\n- Harbour Steps -> Net Loft\n")])
+        (self.tdir / "final_archive.tar.gz").write_bytes(archive)
+        t += R.uniform(0.6, 1.2)
+        L.info(t, f"Final archive: {len(archive)} bytes")
+        t += 30.0
+        L.warning(t, "Failed to close active game sessions")
+        best = select_best(hist_entries, "maximize", "pass_rate_first")
+        hist = {"run_id": self.run_id, "best_score": best["best_score"], "best_pass_rate": best["best_pass_rate"],
+                "best_round": best["best_round"], "agent_submissions": 0, "auto_submissions": 0,
+                "entries": hist_entries}
+        self.write("game_history.json", jdump(hist))
+        bs = float(best["best_score"])
+        L.info(t + 0.02, f"Done (game): best_score={bs} ({best['best_round']}), sessions={len(hist_entries)}, "
+                         f"resumes=0, runtime={runtime:.1f}s")
+        t += 0.03
+        L.info(t, f"Stopping container {self.container}...")
+        t += R.uniform(10.1, 10.5)
+        L.info(t, f"Removing container {self.container}...")
+        t += R.uniform(0.2, 0.5)
+        L.info(t, f"Container {self.container} removed.")
+        self.write("run_agent.log", self.log.text())
+        data, index = self.out.render()
+        self.index = index
+        (self.tdir / "agent_output.txt").write_bytes(data)
+        self.final_result("claude-code-2.1.214", self.model, hist, len(hist_entries), len(hist_entries), 0, True,
+                          runtime, len(archive), 0)
+        self.hist, self.runtime, self.seg = hist, runtime, (seg, t_kill)
+
+    def truth(self) -> dict:
+        return {"segments": [{"start_epoch": q6(self.seg[0]), "end_epoch": q6(self.seg[1]),
+                              "ended_by": "timeout (killed by harness)"}],
+                "game_sessions": self.sessions,
+                "expected": {"best_round": self.hist["best_round"], "best_score": self.hist["best_score"],
+                             "best_pass_rate": self.hist["best_pass_rate"], "archived_sessions": len(self.hist["entries"]),
+                             "game_folders": len(self.sessions), "in_flight_rounds": [s["round"] for s in self.sessions
+                                                                                     if s["ending"] == "in_flight"],
+                             "runtime_seconds": self.runtime, "resume_count": 0, "timed_out": True}}
+
+
+def build_game(root: Path) -> dict:
+    task = game_task()
+    write_task(root, task)
+    run = GameRun(root, task)
+    run.build()
+    spec = run.truth()
+    spec["transcript"] = {"format": "claude-code stream-json", "claude_code_version": "2.1.214",
+                          "analysis": analyse_claude((run.tdir / "agent_output.txt").read_bytes()),
+                          "user_event_timestamps": "present", "assistant_event_timestamps": "present",
+                          "subagent_tool_name": "Agent"}
+    common = {"agent": "claude-code-2.1.214", "model": run.model, "started_at_epoch": run.started,
+              "exercises": ["game mode: game-N folders with steps.jsonl (no timestamps) and game_result.json",
+                            "one in-flight session (steps.jsonl only) because close-all failed",
+                            "game_history.json instead of run_history.json; no auto-eval, no sforge-submit",
+                            "Game Mode prompt; claude-code-2.1.214 with a non-Anthropic model via api_base_url",
+                            "cache-opt flags make the logged command longer than 200 chars (truncated)",
+                            "timestamps on assistant AND user events; subagent via the `Agent` tool",
+                            "host UTC offset +00:00"]}
+    return write_truth(run, common, spec, run.index)
+
+
+# ---------------------------------------------------------------------------
+# Run 5: tiny legacy run (integer round folders, old stop hook that evaluated)
+# ---------------------------------------------------------------------------
+
+
+class LegacyRun(RunBase):
+    RUN_ID = "legacy-evolve-0115"
+
+    def __init__(self, root: Path, task: dict):
+        super().__init__(root, self.RUN_ID, task, Clock(480), "docker", SEED + 505)
+        self.model = "claude-sonnet-4-5"
+        self.container = f"sforge.evolve.{self.task_id}.{self.RUN_ID}"
+
+    def build(self):
+        R, L = self.R, self.log
+        t0 = epoch_of(2026, 1, 15, 10, 2, 40, 480) + 0.611
+        t = t0
+        L.info(t, "Images ready")
+        t += 1.3
+        L.info(t, f"Container started: {self.container}")
+        t += 24.0
+        L.info(t, "Agent installation complete")
+        t += 0.8
+        L.info(t, "Installed evolve stop hook (evaluates on stop)")
+        t += 0.6
+        prompt = "## Iterative Evaluation Mode (legacy)\n\n---\n\n" + GL_QUERY + "\n"
+        self.write("agent_prompt.md", prompt)
+        L.info(t, f"Prompt written ({len(prompt)} bytes)")
+        started = q6(t + 0.002)
+        self.write("started_at", f"{self.clock.iso_s(started)}\n{started!r}\n")
+        self.started = started
+        cmd = f"{CLAUDE_RUN} --model {self.model}"
+        L.info(started + 0.001, f"Running agent: {cmd[:200]}... (timeout=3600s)")
+        out = TextFile()
+        cl = Claude(self.ids, R, out, model=self.model, version="1.0.128", cwd=GL_CWD,
+                    tools=["Task", "Bash", "Glob", "Grep", "LS", "Read", "Edit", "MultiEdit", "Write", "TodoWrite"],
+                    user_ts=False)
+        PRICING.setdefault(self.model, (3.0, 15.0, 3.75, 0.30))
+        cl.start_segment(started + 0.03, self.ids.uuid(), tokens_of(prompt))
+        cl.init(2.4)
+        unlock = gl_unlock(random.Random(SEED + 506))
+        rounds, daemon, best, best_n = [], [], 0.0, 0
+        judge = Judge(self.task, self.clock, "docker", self.ids, R, self.tdir)
+        for n, hh in enumerate([0.28, 0.55, 0.83], 1):
+            while (cl.t - started) / 3600 < hh:
+                tid = cl.api([("tool", "Edit", {"file_path": f"{GL_CWD}/gitlet/commands.py",
+                                                "old_string": "    return None", "new_string": "    return ids"})],
+                             latency=(20.0, 60.0))[0]
+                cl.tool_result(tid, f"The file {GL_CWD}/gitlet/commands.py has been updated successfully.", dt=0.1)
+            cl.api([("text", "Implementation step done; stopping for evaluation.")])
+            st = gl_statuses(unlock, hh * 2.4, R)
+            runtime = R.uniform(9.0, 15.0)
+            info = judge.grade(str(n), "agent", cl.t + 0.5, 4100 + 300 * n, runtime, gl_pytest_output(st, runtime),
+                               gl_grade(st), allowed_files=["gitlet/__init__.py", "gitlet/commands.py"])
+            rep = json.loads((self.tdir / "submissions" / str(n) / "report.json").read_text())
+            rep.pop("score_0_100")   # pre-rescale harness
+            (self.tdir / "submissions" / str(n) / "report.json").write_text(jdump(rep))
+            best = max(best, rep["pass_rate"])
+            pct = math.floor(rep["pass_rate"] * 1000) / 10
+            fb = (f"Stop hook feedback:\n[/tmp/evolve-stop-hook.sh]: Submitting round {n} for evaluation...\n"
+                  f"Pass rate: {pct}%\nPassed: {rep['passed']}/{rep['total_tests']}\n"
+                  f"Best score: {math.floor(best * 1000) / 10}% (round {best_n})\nContinue improving the implementation.")
+            cl.user_text(fb, dt=info["completed_epoch"] - cl.t + 0.5, synthetic=False)
+            rounds.append({"round": str(n), "folder_kind": "legacy integer (visualizer treats as agent)",
+                           "submitted_at": info["grading_start_epoch"], "pass_rate": rep["pass_rate"],
+                           "stop_hook_feedback_epoch": q6(cl.t)})
+            daemon.append(f"{self.clock.iso_s(info['grading_start_epoch']).replace('T', ' ')} auto-eval: snapshot "
+                          f"{n} queued")
+        cl.api([("text", "Stopping: implementation is at a good state.")])
+        cl.result("Stopping: implementation is at a good state.")
+        t_end = cl.t + 0.2
+        runtime = t_end - (started + 0.03)
+        L.info(t_end + 0.001, f"Agent finished: runtime={runtime:.1f}s, timed_out=False, resumes=0")
+        L.info(t_end + 2.1, f"Removing container {self.container}...")
+        L.info(t_end + 2.6, f"Container {self.container} removed.")
+        self.write("run_agent.log", L.text())
+        self.write("auto_eval_daemon.log", "".join(x + "\n" for x in daemon))
+        data, index = out.render()
+        self.index = index
+        (self.tdir / "agent_output.txt").write_bytes(data)
+        state = {"best_pass_rate": jqv(best), "best_score": None, "best_round": str(max(
+            range(1, 4), key=lambda i: rounds[i - 1]["pass_rate"])),
+                 "submissions": [{"kind": "agent", "round": r["round"], "at": int(r["stop_hook_feedback_epoch"]),
+                                  "pass_rate": jqv(r["pass_rate"]), "score": None} for r in rounds]}
+        self.write("evolve_state.json", jdump(state))
+        hist = {"best_pass_rate": best, "best_round": state["best_round"], "best_score": None}
+        self.final_result("claude-code", self.model, hist, 3, 3, 0, False, runtime, 0, 0, legacy=True)
+        self.rounds, self.runtime = rounds, runtime
+        return {"rounds": rounds,
+                "expected": {"best_round": state["best_round"], "best_pass_rate": best, "total_rounds": 3,
+                             "integer_round_folders": ["1", "2", "3"], "runtime_seconds": runtime},
+                "transcript": {"format": "claude-code stream-json (old 1.0.x shape)", "claude_code_version": "1.0.128",
+                               "analysis": analyse_claude(data),
+                               "note": "stop-hook feedback carries the OLD evaluating-hook text with pass rates"}}
+
+
+def build_legacy(root: Path) -> dict:
+    run = LegacyRun(root, gl_task())
+    spec = run.build()
+    common = {"agent": "claude-code", "model": run.model, "started_at_epoch": run.started,
+              "exercises": ["legacy integer round folders 1/2/3 (no run_history.json, no run_config.json)",
+                            "reports without score_0_100", "auto_eval_daemon.log instead of auto_eval_ticks.log",
+                            "old stop hook feedback that contains 'Submitting round N for evaluation' and pass rates",
+                            "final_result.json without effort/resume_count", "sforge.evolve.* container name"]}
+    return write_truth(run, common, spec, run.index)
+
+
+
+# ---------------------------------------------------------------------------
+# README
+# ---------------------------------------------------------------------------
+
+
+def _fmt_h(h):
+    return f"{h:.2f} h"
+
+
+def write_readme(root: Path, truths: list[dict]):
+    by = {t["run_id"]: t for t in truths}
+    gw = by[GWRun.RUN_ID]
+    L = []
+    A = L.append
+    A("# sample_runs — GENERATED synthetic SForge runs")
+    A("")
+    A("**Everything in this folder except `generate.py`, `check_with_sforge.py` and `__init__.py` is GENERATED by")
+    A("`generate.py`: seeded, synthetic data in the shapes SForge 1.1.0 writes. None of it is real agent output,")
+    A("none of it was copied from real transcripts, and the task descriptions are invented.** Regenerate with")
+    A("")
+    A("```")
+    A("python sample_runs/generate.py          # stdlib only, fixed seed, byte-for-byte identical output")
+    A("python sample_runs/check_with_sforge.py # loads every run with SForge's own scanner/parsers (needs sforge)")
+    A("```")
+    A("")
+    A("`generate.py` deletes and rewrites `tasks/`, `runs/`, `_truth/` and this README. It reads no clock:")
+    A("all times are derived from fixed epochs. File mtimes are meaningless (git does not keep them); every")
+    A("time a reader may legitimately use is inside the files, and the true times are in `_truth/`.")
+    A("")
+    A("## Layout")
+    A("")
+    A("```")
+    A("tasks/<task_id>.json + tasks/BENCHMARK.yaml      task specs (§8 fields; loadable by sforge.harness.task_spec)")
+    A("runs/<run_id>/<task_id>/...                      flat SForge layout")
+    A("runs/<ip>/<run_id>/<task_id>/...                 machine-grouped layout (run 3)")
+    A("_truth/<run_id>__<task_id>.json                  ground truth for tests (never inside a run dir)")
+    A("```")
+    A("")
+    A("## Runs")
+    A("")
+    A("| # | path | agent / model | task (parser, selection, direction) | budget | host UTC offset | rounds agent+auto (total) | best |")
+    A("|---|---|---|---|---|---|---|---|")
+    for i, t in enumerate(truths, 1):
+        e = t["expected"]
+        task = t["task"]
+        rounds = (f"{e.get('agent_rounds', e.get('archived_sessions', e.get('total_rounds')))}+{e.get('auto_rounds', 0)}"
+                  f" ({e.get('total_rounds', e.get('game_folders'))})")
+        best = e.get("best_score")
+        best_s = (f"{best} ({e['best_round']})" if best is not None and task["parser"] != "pytest_v"
+                  else f"{100 * e['best_pass_rate']:.2f}% ({e['best_round']})")
+        budget = _fmt_h(e["runtime_seconds"] / 3600)
+        A(f"| {i} | `{t['path']}` | {t['agent']} / {t['model']} | {t['task_id']} ({task['parser']}, "
+          f"{task['selection']}, {task['score_direction'] or 'maximize'}) | {budget} | {t['host_utc_offset']} | "
+          f"{rounds} | {best_s} |")
+    A("")
+    for i, t in enumerate(truths, 1):
+        A(f"**Run {i} — `{t['run_id']}`** exercises:")
+        for x in t["exercises"]:
+            A(f"- {x}")
+        A("")
+    e = gw["expected"]
+    A("### Run 1 in numbers (the EdgeBench gravitational-wave case, re-created synthetically)")
+    A("")
+    A(f"- {e['graded_attempts']} graded attempts ({e['agent_rounds']} `agent-N` via sforge-submit + "
+      f"{e['auto_rounds']} `auto-N` every 30 min); best score rises from {e['first_best_score']} to "
+      f"{e['best_score']} (`{e['best_round']}`, rescaled {e['best_score_0_100']}) with only {e['new_bests']} new bests.")
+    A(f"- Composite score = 0.4·detection + 0.3·parameter_estimation + 0.2·localisation + 0.1·false_alarm; "
+      f"the `detection` component jumps from 64 to ~89 between {e['detection_component_jump']['between_hours'][0]} h "
+      f"and {e['detection_component_jump']['between_hours'][1]} h.")
+    A(f"- Null-score round (evaluator crash): {', '.join(e['rounds_with_null_score'])}; invalid rounds "
+      f"(`valid: false`, score 0): {', '.join(e['invalid_rounds'])}; agent rounds whose result never reached the "
+      f"transcript: {', '.join(e['agent_rounds_without_result_in_transcript'])} (10-minute Bash tool timeout, and "
+      f"the round in flight when the harness killed the agent).")
+    an = gw["transcript"]["analysis"]
+    A(f"- agent_output.txt: {gw['agent_output']['bytes']:,} bytes, {an['lines']} lines, {an['init_events']} init "
+      f"events, {len(an['result_events'])} result event, {an['unique_message_ids']} API messages "
+      f"({an['message_ids_split_over_several_lines']} split over several lines), tool uses {an['tool_uses']}, "
+      f"{an['tool_results_is_error']} error tool results, {an['tool_results_list_content']} list-content tool "
+      f"results, {an['stop_hook_feedback']} stop-hook feedbacks, {an['compact_boundary']} auto-compactions, "
+      f"{an['subagent_events']} subagent events, {an['sforge_submit_calls']} sforge-submit calls "
+      f"({len(gw['rejected_submissions'])} rejected by COOLDOWN) and {an['sforge_submit_list_calls']} `--list`.")
+    A("")
+    A("### Planted reframing moments (run 1)")
+    A("")
+    A("Each is an assistant text message that re-thinks the approach, followed by a rewrite and a submission")
+    A("that jumps the best score. Offsets point at the JSON line holding the text block.")
+    A("")
+    A("| elapsed | round | best before → after | agent_output.txt byte offset | what the agent realised |")
+    A("|---|---|---|---|---|")
+    for m in gw["reframing_moments"]:
+        A(f"| {m['elapsed_hours']:.2f} h | `{m['round']}` | {m['score_before']:.2f} → {m['score_after']:.2f} "
+          f"(+{m['jump']:.2f}) | {m['message_byte_offset']} | {m['realisation']} |")
+    A("")
+    A("## Ground truth: `_truth/<run_id>__<task_id>.json`")
+    A("")
+    A("One JSON object per run (written with `indent=1`). Common keys:")
+    A("")
+    A("- `run_id`, `task_id`, `path` (relative to `sample_runs/`), `layout`, `ip`, `backend`, `agent`, `model`,")
+    A("  `task` (parser, selection, score_direction, rescale), `exercises`;")
+    A("- `host_utc_offset` / `host_utc_offset_seconds`: the timezone of the naive local times in `run_agent.log`,")
+    A("  `run_instance.log`, `auto_eval_ticks.log` and line 1 of `started_at`;")
+    A("- `started_at_epoch`; `segments`: `[{start_epoch, end_epoch, ended_by, session_id?}]` (agent segments);")
+    A("- `agent_output`: `{bytes, lines, line_epochs}` where `line_epochs` is a list of `[byte_offset, epoch]`, one")
+    A("  per line of `agent_output.txt` (byte offset of the line start; true epoch at which the line was written);")
+    A("- `rounds` (non-game runs): one object per graded round in judge creation order with `round`, `kind`,")
+    A("  `submission_id`, `submit_call_epoch` (agent rounds: the sforge-submit tool call), `post_epoch` (upload),")
+    A("  `grading_start_epoch` (= report.json `submitted_at`), `grading_end_epoch` (report written),")
+    A("  `completed_epoch` (judge status completed, after judge-container cleanup), `result_seen_epoch` (agent")
+    A("  printed the result; null if it never did), `evolve_at` (evolve_state `at`), `tick_log_epoch` (auto")
+    A("  rounds), `elapsed_hours`, `score`, `pass_rate`, `new_best`, `best_so_far` and run-specific fields")
+    A("  (run 1: `components`, `outcome`; run 2: `has_report`, `timed_out`, `score` = \"NaN\" for the NaN round);")
+    A("- `expected`: what a correct reader should conclude (best round/score/pass rate under the task's policy,")
+    A("  agent/auto/total round counts, new-best count, special rounds, runtime, resume count);")
+    A("- `transcript`: format, version, timestamp conventions, and `analysis` (event counts, tool-use counts,")
+    A("  usage totals deduplicated by `message.id`, noise lines, result events with `total_cost_usd`);")
+    A("- run 1 also has `reframing_moments` (round, elapsed hours, message byte offset and epoch, score before/")
+    A("  after, realisation, full message text), `rejected_submissions`, `sforge_submit_list_calls`,")
+    A("  `container_clock_skew_seconds`; run 4 has `game_sessions` (true epoch of every game step).")
+    A("")
+    A("## Deliberate quirks and documented assumptions")
+    A("")
+    A("- Claude Code 2.1.159 is assumed to put `timestamp` on user events only (as 2.1.138/2.1.143 do) and")
+    A("  2.1.214 on both assistant and user events (as 2.1.220 does). Run 1's pod clock runs "
+      f"{gw['container_clock_skew_seconds']} s ahead of the host, so its `timestamp` and evolve_state `at` values are")
+    A("  skewed by that much; the truth epochs are host time.")
+    A("- Stop-hook feedback text is `Stop hook feedback:\\n[/tmp/sforge-stop-hook.sh]: Do not stop. Continue")
+    A("  working on the implementation.`; the Bash tool timeout result text, Codex `thinking` / `tokens used`")
+    A("  lines and the legacy `auto_eval_daemon.log` line format are plausible guesses, not verified formats.")
+    A("- sforge-submit output mirrors the script in `sforge/harness/evolve_scripts.py`, including its jq quirk:")
+    A("  `jq -r '.valid // true'` turns `false` into `true`, so `Valid: no` is never printed.")
+    A("- Run 2's NaN score token is planted: SForge's pytest_v parser cannot produce one. It sits in the last")
+    A("  agent round, whose evaluation hung until `eval_timeout` and finished after run_agent gave up draining,")
+    A("  so `run_history.json` still lists that round as `running` (consistent with the judge API, which cannot")
+    A("  serialise NaN).")
+    A("- `submission.tar.gz` is omitted to keep the repo small, except in run 3 where tiny real archives are")
+    A("  stored (their sizes match `Archive size`, `Archive saved` and the tick log). `final_archive.tar.gz` files")
+    A("  are tiny real archives whose size matches `Final archive: N bytes`.")
+    A("- `tasks/gitlet_vcs.json` has no `score_direction`/`rescale` on purpose: the visualizer treats any task whose")
+    A("  judge names a `score_direction` as a score task. Run 2's `final_result.json` `best_score` equals its best")
+    A("  pass rate (0-1) because SForge's `pass_rate_first` stores the pass rate as best score when no score exists.")
+    A("- Run 4 sets `SFORGE_CLAUDE_CACHE_OPT` on the host (hence the cache-opt flags in the logged command); the")
+    A("  gateway URL in its run_config.json is a placeholder.")
+    A("- Usage numbers and costs are synthetic (opus-4-8 priced like Opus 4.1 here); they are consistent with the")
+    A("  `result` events but not with any real price list.")
+    (root / "README.md").write_text("\n".join(L) + "\n")
+
+
+BUILDERS += [("gw", build_gw), ("gitlet", build_gitlet), ("vrp", build_vrp), ("game", build_game),
+             ("legacy", build_legacy)]
+
+if __name__ == "__main__":
+    raise SystemExit(main())

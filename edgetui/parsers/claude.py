@@ -1108,6 +1108,8 @@ class _ClaudeParser:
         is_error = bool(block.get("is_error"))
         data = dict(extra)
         data["content"] = text
+        if isinstance(block.get("content"), list):
+            data["content_blocks"] = len(block["content"])  # tool result given as a list of blocks
         rnd = None
         sub_mode = self._submits.pop(tid, None) if tid is not None else None
         if sub_mode is not None or "Round: agent-" in text:
