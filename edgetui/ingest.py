@@ -107,7 +107,7 @@ def ingest_lines(
                 if e.kind == "parse_error":
                     n_errors += 1
                     if first_error is None:
-                        first_error = e.summary
+                        first_error = _err_line(path, e)
             batch.extend(evs)
             last_end = line.end
             if len(batch) >= BATCH_EVENTS or last_end - batch_start >= BATCH_BYTES:
@@ -122,7 +122,7 @@ def ingest_lines(
         for e in tail:
             if e.kind == "parse_error":
                 n_errors += 1
-                first_error = first_error or e.summary
+                first_error = first_error or _err_line(path, e)
         batch.extend(tail)
         rec.commit_batch(run_key, batch, cursor(True))
         offered += len(batch)
@@ -130,9 +130,15 @@ def ingest_lines(
         progress(st.st_size - consumed)
     report.bytes_read += st.st_size - start
     if n_errors:
-        more = f" (+{n_errors - 1} more)" if n_errors > 1 else ""
+        more = f" (+{n_errors - 1} more bad record(s), kept as parse_error events)" if n_errors > 1 else \
+            " (kept as a parse_error event)"
         report.messages.append(f"{first_error}{more}")
     return offered
+
+
+def _err_line(path: Path, e: Event) -> str:
+    reason = (e.data or {}).get("reason") or e.summary
+    return f"{path} @ byte {e.offset}: {' '.join(str(reason).split())[:160]}"
 
 
 def _transcript_parser_factory(fmt: str):
