@@ -25,6 +25,8 @@ from .recorder import Recorder
 
 BATCH_EVENTS = int(os.environ.get("EDGETUI_BATCH_EVENTS", 20000))  # events per committed batch (at most)
 BATCH_BYTES = 8 * 1024 * 1024  # source bytes per committed batch (at most): bounds memory per batch
+#: DuckDB buffer limit while ingesting (keeps peak RSS under ~400 MB whatever the file size)
+INGEST_MEMORY_LIMIT = os.environ.get("EDGETUI_INGEST_MEMORY_LIMIT", "128MB")
 ABORT_THRESHOLD_S = float(os.environ.get("SFORGE_VIZ_ABORT_THRESHOLD", 7200))  # SForge visualizer default
 
 ProgressFn = Callable[[int], None]  # called with bytes consumed since the last call
@@ -96,36 +98,54 @@ def ingest_lines(
         return dict(source=source, path=str(path), generation=gen, offset=ro if ro is not None else last_end,
                     state=parser.state(), size=st.st_size, mtime=st.st_mtime, inode=st.st_ino, done=done)
 
-    with open(path, "rb") as fp:
-        for line in iter_lines(fp, start, final=True):
-            if line.too_long:
-                evs = [parse_error(source, gen, line.offset, line.data,
-                                   f"line longer than 20 MB ({line.end - line.offset} bytes); first 64 KiB kept")]
-            else:
-                evs = parser.feed(line.data, line.offset)
-            for e in evs:
+    # Batches are committed by one writer thread while this thread parses the next batch
+    # (DuckDB releases the GIL while inserting); at most one batch waits, in file order, so
+    # memory stays bounded and each committed cursor follows exactly the events before it.
+    from concurrent.futures import ThreadPoolExecutor
+
+    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edgetui-writer")
+    pending = None
+
+    def submit(events: list, cur: dict) -> None:
+        nonlocal pending
+        if pending is not None:
+            pending.result()
+        pending = writer.submit(rec.commit_batch, run_key, events, cur)
+
+    try:
+        with open(path, "rb") as fp:
+            for line in iter_lines(fp, start, final=True):
+                if line.too_long:
+                    evs = [parse_error(source, gen, line.offset, line.data,
+                                       f"line longer than 20 MB ({line.end - line.offset} bytes); first 64 KiB kept")]
+                else:
+                    evs = parser.feed(line.data, line.offset)
+                for e in evs:
+                    if e.kind == "parse_error":
+                        n_errors += 1
+                        if first_error is None:
+                            first_error = _err_line(path, e)
+                batch.extend(evs)
+                last_end = line.end
+                if len(batch) >= BATCH_EVENTS or last_end - batch_start >= BATCH_BYTES:
+                    submit(batch, cursor(False))
+                    offered += len(batch)
+                    batch = []
+                    batch_start = last_end
+                    if progress:
+                        progress(last_end - consumed)
+                        consumed = last_end
+            tail = parser.finish()
+            for e in tail:
                 if e.kind == "parse_error":
                     n_errors += 1
-                    if first_error is None:
-                        first_error = _err_line(path, e)
-            batch.extend(evs)
-            last_end = line.end
-            if len(batch) >= BATCH_EVENTS or last_end - batch_start >= BATCH_BYTES:
-                rec.commit_batch(run_key, batch, cursor(False))
-                offered += len(batch)
-                batch = []
-                batch_start = last_end
-                if progress:
-                    progress(last_end - consumed)
-                    consumed = last_end
-        tail = parser.finish()
-        for e in tail:
-            if e.kind == "parse_error":
-                n_errors += 1
-                first_error = first_error or _err_line(path, e)
-        batch.extend(tail)
-        rec.commit_batch(run_key, batch, cursor(True))
-        offered += len(batch)
+                    first_error = first_error or _err_line(path, e)
+            batch.extend(tail)
+            submit(batch, cursor(True))
+            pending.result()
+            offered += len(batch)
+    finally:
+        writer.shutdown(wait=True)
     if progress:
         progress(st.st_size - consumed)
     report.bytes_read += st.st_size - start
@@ -327,11 +347,21 @@ def ingest_paths(
     Returns an :class:`IngestReport`; bad input never raises here, it becomes
     parse-error events and one-line ``messages``.
     """
-    from .parsers.sforge_dir import discover, load_tasks, resolve_tasks_dir
-
     rec = Recorder(conn)
     rec.load_prices(load_price_file(prices))
     report = IngestReport()
+    old_limit = conn.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    conn.execute(f"SET memory_limit = '{INGEST_MEMORY_LIMIT}'")
+    try:
+        _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report)
+    finally:
+        conn.execute(f"SET memory_limit = '{old_limit}'")
+    return report
+
+
+def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report) -> None:
+    from .parsers.sforge_dir import discover, load_tasks, resolve_tasks_dir
+
     tdir = resolve_tasks_dir(tasks_dir)
     tasks = load_tasks(tdir) if tdir else {}
     jobs: list[tuple[str, object]] = []
@@ -372,7 +402,6 @@ def ingest_paths(
             where = obj if kind == "transcript" else obj.task_dir
             report.messages.append(f"{where}: could not record: {' '.join(str(e).split())}")
             report.failed.append(str(where))
-    return report
 
 
 def _size(p: Path) -> int:
