@@ -57,12 +57,20 @@ def ingest_lines(
     make_parser: Callable[[str, str, Optional[dict]], object],
     report: IngestReport,
     progress: Optional[ProgressFn] = None,
+    *,
+    final: bool = True,
+    observed_t: Optional[float] = None,
 ) -> int:
     """Stream ``path`` from its saved cursor through a LineParser; returns events offered.
 
     A new file generation (truncated / rewritten file) restarts at byte 0 with
     fresh ids. Parse errors are recorded as events and noted once per file in
     ``report.messages``.
+
+    Live tailing passes ``final=False`` (a half-written last line waits for its
+    newline; the cursor stays before it) and ``observed_t`` (epoch UTC of
+    arrival): events without a recorded time get ``t = observed_t`` and
+    ``t_source = 'observed'``.
     """
     try:
         st = path.stat()
@@ -114,12 +122,17 @@ def ingest_lines(
 
     try:
         with open(path, "rb") as fp:
-            for line in iter_lines(fp, start, final=True):
+            for line in iter_lines(fp, start, final=final):
                 if line.too_long:
                     evs = [parse_error(source, gen, line.offset, line.data,
                                        f"line longer than 20 MB ({line.end - line.offset} bytes); first 64 KiB kept")]
                 else:
                     evs = parser.feed(line.data, line.offset)
+                if observed_t is not None:
+                    for e in evs:
+                        if e.t is None:
+                            e.t = observed_t
+                            e.t_source = "observed"
                 for e in evs:
                     if e.kind == "parse_error":
                         n_errors += 1
@@ -135,13 +148,13 @@ def ingest_lines(
                     if progress:
                         progress(last_end - consumed)
                         consumed = last_end
-            tail = parser.finish()
+            tail = parser.finish() if final else []
             for e in tail:
                 if e.kind == "parse_error":
                     n_errors += 1
                     first_error = first_error or _err_line(path, e)
             batch.extend(tail)
-            submit(batch, cursor(True))
+            submit(batch, cursor(final))
             pending.result()
             offered += len(batch)
     finally:
