@@ -1,0 +1,87 @@
+"""Shapes shared by the live core and the live views (no Textual, no I/O).
+
+Statuses follow SForge's own rules (sforge-format.md §10.1), refined:
+
+* ``running`` — no ``final_result.json``; the work container is running (or,
+  with no container information, the run grew within ``abort_after_s``);
+* ``grading`` — running, and at least one judge container of this run is up
+  (or a submission folder has no ``report.json`` yet);
+* ``finished`` — ``final_result.json`` parses;
+* ``aborted`` — no final result, no running container, no growth for
+  ``abort_after_s`` (default 7200 s, SForge's ``SFORGE_VIZ_ABORT_THRESHOLD``);
+* ``gone`` — the work container vanished while the run was running.
+
+``infra_error`` is a flag any status can carry (an ERROR line in run_agent.log).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pydantic import BaseModel, Field
+
+STATUSES = ("running", "grading", "finished", "aborted", "gone")
+
+
+class ContainerInfo(BaseModel):
+    """One container as seen in one engine listing (docker SDK ``containers.list(all=True)``)."""
+
+    id: str
+    name: str
+    role: str  # work | judge | game | other
+    task_id: Optional[str] = None
+    run_id: Optional[str] = None  # work containers: from the name sforge.run.<task>.<run>
+    submission_id: Optional[str] = None  # judge containers: <benchmark>.judge.<task>.<submission_id>
+    state: str = ""  # running | exited | dead | created | paused | restarting | removing
+    exit_code: Optional[int] = None
+    oom_killed: bool = False
+    restart_count: int = 0
+    started_at: Optional[float] = None  # epoch UTC
+    finished_at: Optional[float] = None
+    cpu_percent: Optional[float] = None  # of one core (100 = one core busy)
+    mem_bytes: Optional[int] = None
+    mem_limit_bytes: Optional[int] = None
+    host: str = "local"
+
+
+class Alarm(BaseModel):
+    """One raised alarm; also recorded as an ``alarm`` event of its run."""
+
+    run_key: str
+    rule: str  # stall | no_new_best | container_exit | oom | container_gone | infra_error | resume_loop | judge_error | grading_failed
+    severity: str = "warning"  # warning | critical
+    t: float  # epoch UTC when raised
+    message: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class LiveRun(BaseModel):
+    """What the runs screen shows for one run (host + run id + task id)."""
+
+    run_key: str
+    host: str = "local"
+    run_id: str
+    task_id: str
+    run_dir: Optional[str] = None
+    agent: Optional[str] = None
+    model: Optional[str] = None
+    status: str = "running"
+    infra_error: bool = False
+    flags: list[str] = Field(default_factory=list)  # e.g. ["infra", "oom", "alarm:stall"]
+    started_at: Optional[float] = None
+    elapsed_s: Optional[float] = None
+    budget_s: Optional[float] = None  # run_config.json timeout
+    best_display: Optional[float] = None  # score (score tasks) or pass rate × 100
+    best_round: Optional[str] = None
+    score_task: bool = False
+    agent_submissions: int = 0
+    auto_submissions: int = 0
+    last_event_at: Optional[float] = None
+    tokens: int = 0
+    cost_usd: Optional[float] = None
+    cpu_percent: Optional[float] = None
+    mem_bytes: Optional[int] = None
+    container: Optional[ContainerInfo] = None
+    judges_running: int = 0
+    alarms: list[Alarm] = Field(default_factory=list)
+    message: Optional[str] = None  # one-line state note (e.g. "run directory deleted")
