@@ -1,0 +1,67 @@
+"""Every real transcript in ../shared/data/transcript-corpus ingests without error, with
+counts checked against independent counting (plain json), and the schema migrates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from edgetui.cli import main
+from edgetui.schema import SCHEMA_VERSION, migrate
+
+
+def _files(corpus: Path) -> list[Path]:
+    return sorted(p for p in corpus.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".txt"))
+
+
+def test_every_corpus_file_ingests(corpus, tmp_path, capsys):
+    db = tmp_path / "c.duckdb"
+    files = _files(corpus)
+    assert len(files) >= 17
+    assert main(["--db", str(db), "ingest", "-q", *map(str, files)]) == 0
+    out = capsys.readouterr()
+    assert "could not record" not in out.err and "Traceback" not in out.err
+    assert f"recorded {len(files)} run(s)" in out.out
+    c = duckdb.connect(str(db), read_only=True)
+    for f in files:
+        key = f"local/{f.stem}/transcript"
+        lines = [l for l in f.read_bytes().splitlines() if l.strip()]
+        non_json = 0
+        tool_ids: set[str] = set()
+        for l in lines:
+            try:
+                o = json.loads(l)
+            except ValueError:
+                non_json += 1
+                continue
+            msg = o.get("message") if isinstance(o, dict) else None
+            if isinstance(o, dict) and o.get("type") == "assistant" and isinstance(msg, dict) \
+                    and isinstance(msg.get("content"), list):
+                tool_ids |= {b["id"] for b in msg["content"] if isinstance(b, dict) and b.get("type") == "tool_use"}
+        got_err = c.execute("SELECT count(*) FROM events WHERE run_key = ? AND kind = 'parse_error'", [key]).fetchone()[0]
+        assert got_err == non_json, f.name
+        # every line that holds an event is recorded at its own byte offset
+        n_offsets = c.execute("SELECT count(DISTINCT \"offset\") FROM events WHERE run_key = ? AND source = ?",
+                              [key, f.name]).fetchone()[0]
+        assert 0 < n_offsets <= len(lines), f.name
+        if tool_ids and "/A/" in str(f):
+            got = {r[0] for r in c.execute("SELECT DISTINCT tool_use_id FROM events WHERE run_key = ? AND kind = 'tool_call'",
+                                            [key]).fetchall()}
+            assert got == tool_ids, f.name
+        # every event has a time after alignment (recorded or interpolated)
+        assert c.execute("SELECT count(*) FROM events WHERE run_key = ? AND t IS NULL", [key]).fetchone()[0] == 0, f.name
+
+
+def test_migration_from_empty_and_refusal_of_newer(tmp_path, capsys):
+    db = tmp_path / "m.duckdb"
+    c = duckdb.connect(str(db))
+    assert migrate(c) == 0
+    assert migrate(c) == SCHEMA_VERSION
+    c.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION + 1)])
+    c.close()
+    assert main(["--db", str(db), "ingest", "-q", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "newer than this edgetui" in err and "Traceback" not in err
