@@ -181,8 +181,8 @@ def _align_transcript(conn, run_key, source, started_at, ended_at, fallback_end,
 
 
 def _fill_other_sources(conn, run_key, transcript_source, started_at, st: AlignStats) -> None:
-    """Events of other files without a time take the time of the previous timed event of that
-    file (or the run start): e.g. game steps, history snapshots."""
+    """Events of other files without any time take the time of the previous timed event of that
+    file (or the run start): e.g. game steps. Times a parser placed are kept."""
     rows = conn.execute(
         'SELECT event_id, source, t, t_source FROM events WHERE run_key = ? AND source IS DISTINCT FROM ? '
         'ORDER BY source, "offset", sub',
@@ -193,11 +193,11 @@ def _fill_other_sources(conn, run_key, transcript_source, started_at, st: AlignS
     for eid, src, t, tsrc in rows:
         if src != cur_src:
             cur_src, last_t = src, None
-        if t is not None and tsrc in ("recorded", "observed"):
+        if t is not None:  # recorded, observed, or placed by its parser (e.g. a file's mtime)
             last_t = t
             continue
         val = last_t if last_t is not None else started_at
-        if val is not None and (t is None or tsrc == "interpolated") and t != val:
+        if val is not None:
             ids.append(eid)
             ts.append(val)
     if ids:

@@ -545,11 +545,25 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
     file_events += sd.evolve_state_events(task_dir)
     file_events += sd.history_events(task_dir)
     file_events += sd.final_result_events(task_dir, info.started_at, last_log_t)
+    _place_mtime_events(file_events, info.started_at, info.ended_at or last_log_t)
     rec.replace_file_events(key, file_events, line_sources=LINE_SOURCES)
     report.events_offered += len(file_events)
     _fill_model_agent(rec, key, info)
     finalize_run(rec, key, info, task, subs, "agent_output.txt" if fmt else None)
     return key
+
+
+def _place_mtime_events(events: list[Event], start: Optional[float], end: Optional[float]) -> None:
+    """Whole-file events timed by file mtime (t_source 'interpolated') keep it only when it falls
+    inside the run (±1 h); a copied or checked-out run dir has meaningless mtimes, so
+    run_config.json is then placed at the run start and the end-of-run files at the run end."""
+    if start is None:
+        return
+    hi = (end if end is not None else start) + 3600
+    for e in events:
+        if e.t_source != "interpolated" or e.t is None or start - 3600 <= e.t <= hi:
+            continue
+        e.t = start if e.kind == "run_config" else (end if end is not None else start)
 
 
 def ingest_samples(db_path: Path, quiet: bool = True) -> IngestReport:
