@@ -76,6 +76,68 @@ def _dumps(obj: Any) -> str:
     return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
 
 
+class Scrubber:
+    """Replaces known secret values and API-key-shaped strings by ``<redacted>``."""
+
+    def __init__(self, secrets: Iterable[str] = ()):
+        self.secrets: set[str] = set(secrets)
+
+    def scrub(self, text: Optional[str]) -> Optional[str]:
+        if not text:
+            return text
+        for s in self.secrets:
+            if s in text:
+                text = text.replace(s, REDACTED)
+        if "sk-" in text:
+            text = _KEY_RE.sub(REDACTED, text)
+        return text
+
+    def scrub_bytes(self, raw: Optional[bytes]) -> Optional[bytes]:
+        if not raw:
+            return raw
+        for s in self.secrets:
+            b = s.encode()
+            if b in raw:
+                raw = raw.replace(b, REDACTED.encode())
+        if b"sk-" in raw:
+            raw = re.sub(rb"\bsk-(?:ant-)?[A-Za-z0-9_\-]{16,}", REDACTED.encode(), raw)
+        return raw
+
+
+def events_to_table(run_key: str, events: Sequence[Event], scrubber: Scrubber) -> pa.Table:
+    """Arrow table of ``events`` in :data:`EVENT_COLUMNS` order, secrets scrubbed.
+
+    Column-wise construction (one attrgetter per event, then list
+    comprehensions per column): this is on the ingest hot path. Pure function,
+    also used in the ingest's parsing process.
+    """
+    if not events:
+        return _EVENT_SCHEMA.empty_table()
+    rows = [_GET(e) for e in events]
+    (rks, kinds, ts, tsrcs, srcs, gens, offs, subs, summs, levels, segs, fmts, mids, tids, ptids, tnames,
+     errs, rounds, models, usages, costs, datas, raws) = map(list, zip(*rows))
+    rks = [rk or run_key for rk in rks]
+    ids = [_event_id(rk, s, g, o, sb) for rk, s, g, o, sb in zip(rks, srcs, gens, offs, subs)]
+    kinds = [k if type(k) is str else k.value for k in kinds]
+    tsrcs = [x if (x is None or type(x) is str) else x.value for x in tsrcs]
+    scrub = scrubber.scrub
+    summs = [scrub(x) for x in summs]
+    datas = [scrub(_dumps(d)) if d else None for d in datas]
+    raws = [scrubber.scrub_bytes(r) if r else r for r in raws]
+    cols = {
+        "event_id": ids, "run_key": rks, "kind": kinds, "t": ts, "t_source": tsrcs, "source": srcs,
+        "generation": gens, "offset": offs, "sub": subs, "summary": summs, "level": levels, "segment": segs,
+        "agent_format": fmts, "message_id": mids, "tool_use_id": tids, "parent_tool_use_id": ptids,
+        "tool_name": tnames, "is_error": errs, "round": rounds, "model": models,
+        "input_tokens": [u.input_tokens if u else None for u in usages],
+        "output_tokens": [u.output_tokens if u else None for u in usages],
+        "cache_read_tokens": [u.cache_read_tokens if u else None for u in usages],
+        "cache_write_tokens": [u.cache_write_tokens if u else None for u in usages],
+        "stated_cost_usd": costs, "data": datas, "raw": raws,
+    }
+    return pa.table(cols, schema=_EVENT_SCHEMA)
+
+
 class Recorder:
     """Single writer of one DuckDB database file.
 
@@ -86,7 +148,8 @@ class Recorder:
     def __init__(self, conn: duckdb.DuckDBPyConnection):
         self.conn = conn
         migrate(conn)
-        self.secrets: set[str] = set()
+        self.scrubber = Scrubber()
+        self.secrets: set[str] = self.scrubber.secrets  # the same set
         self._load_default_secrets()
 
     # ------------------------------------------------------------------ secrets
@@ -101,64 +164,22 @@ class Recorder:
             self.secrets.add(value)
 
     def scrub(self, text: Optional[str]) -> Optional[str]:
-        if not text:
-            return text
-        for s in self.secrets:
-            if s in text:
-                text = text.replace(s, REDACTED)
-        if "sk-" in text:
-            text = _KEY_RE.sub(REDACTED, text)
-        return text
-
-    def _scrub_bytes(self, raw: Optional[bytes]) -> Optional[bytes]:
-        if not raw:
-            return raw
-        for s in self.secrets:
-            b = s.encode()
-            if b in raw:
-                raw = raw.replace(b, REDACTED.encode())
-        if b"sk-" in raw:
-            raw = re.sub(rb"\bsk-(?:ant-)?[A-Za-z0-9_\-]{16,}", REDACTED.encode(), raw)
-        return raw
+        return self.scrubber.scrub(text)
 
     # ------------------------------------------------------------------ events
     def events_table(self, run_key: str, events: Sequence[Event]) -> pa.Table:
-        """Arrow table of ``events`` in :data:`EVENT_COLUMNS` order, secrets scrubbed.
-
-        Column-wise construction (one attrgetter per event, then list
-        comprehensions per column): this is on the ingest hot path.
-        """
-        if not events:
-            return _EVENT_SCHEMA.empty_table()
-        rows = [_GET(e) for e in events]
-        (rks, kinds, ts, tsrcs, srcs, gens, offs, subs, summs, levels, segs, fmts, mids, tids, ptids, tnames,
-         errs, rounds, models, usages, costs, datas, raws) = map(list, zip(*rows))
-        rks = [rk or run_key for rk in rks]
-        ids = [_event_id(rk, s, g, o, sb) for rk, s, g, o, sb in zip(rks, srcs, gens, offs, subs)]
-        kinds = [k if type(k) is str else k.value for k in kinds]
-        tsrcs = [x if (x is None or type(x) is str) else x.value for x in tsrcs]
-        scrub = self.scrub
-        summs = [scrub(x) for x in summs]
-        datas = [scrub(_dumps(d)) if d else None for d in datas]
-        raws = [self._scrub_bytes(r) if r else r for r in raws]
-        cols = {
-            "event_id": ids, "run_key": rks, "kind": kinds, "t": ts, "t_source": tsrcs, "source": srcs,
-            "generation": gens, "offset": offs, "sub": subs, "summary": summs, "level": levels, "segment": segs,
-            "agent_format": fmts, "message_id": mids, "tool_use_id": tids, "parent_tool_use_id": ptids,
-            "tool_name": tnames, "is_error": errs, "round": rounds, "model": models,
-            "input_tokens": [u.input_tokens if u else None for u in usages],
-            "output_tokens": [u.output_tokens if u else None for u in usages],
-            "cache_read_tokens": [u.cache_read_tokens if u else None for u in usages],
-            "cache_write_tokens": [u.cache_write_tokens if u else None for u in usages],
-            "stated_cost_usd": costs, "data": datas, "raw": raws,
-        }
-        return pa.table(cols, schema=_EVENT_SCHEMA)
+        return events_to_table(run_key, events, self.scrubber)
 
     def insert_events(self, run_key: str, events: Sequence[Event]) -> int:
         """Append events (``INSERT OR IGNORE``); returns the number of rows offered."""
         if not events:
             return 0
-        tbl = self.events_table(run_key, events)
+        return self.insert_table(self.events_table(run_key, events))
+
+    def insert_table(self, tbl: pa.Table) -> int:
+        """Append an events Arrow table built by :func:`events_to_table` (``INSERT OR IGNORE``)."""
+        if tbl.num_rows == 0:
+            return 0
         self.conn.register("_edgetui_batch", tbl)
         try:
             self.conn.execute(
@@ -166,7 +187,7 @@ class Recorder:
             )
         finally:
             self.conn.unregister("_edgetui_batch")
-        return len(events)
+        return tbl.num_rows
 
     def replace_file_events(self, run_key: str, events: Sequence[Event], line_sources: Sequence[str]) -> None:
         """Set the events of the run's whole-file sources (JSON files, submission folders).
@@ -235,11 +256,14 @@ class Recorder:
              size, mtime, inode, done, time.time()],
         )
 
-    def commit_batch(self, run_key: str, events: Sequence[Event], cursor: Optional[dict] = None) -> None:
-        """Insert ``events`` and set the source cursor in one transaction."""
+    def commit_batch(self, run_key: str, events: Sequence[Event] | pa.Table, cursor: Optional[dict] = None) -> None:
+        """Insert ``events`` (or an events Arrow table) and set the source cursor in one transaction."""
         self.conn.execute("BEGIN TRANSACTION")
         try:
-            self.insert_events(run_key, events)
+            if isinstance(events, pa.Table):
+                self.insert_table(events)
+            else:
+                self.insert_events(run_key, events)
             if cursor is not None:
                 self.set_cursor(run_key, **cursor)
             self.conn.execute("COMMIT")

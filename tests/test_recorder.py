@@ -222,3 +222,28 @@ def test_busy_without_holder_names_pid_and_snapshot(tmp_path, db_path, capsys):
     finally:
         p.kill()
         p.wait()
+
+
+def test_parsing_process_gives_the_same_rows(tmp_path, monkeypatch):
+    """Big transcripts are parsed in a second process; the rows must be identical."""
+    import edgetui.ingest as ingest_mod
+
+    f = _big_transcript(tmp_path / "mid.jsonl", 800)
+    single = tmp_path / "single.duckdb"
+    multi = tmp_path / "multi.duckdb"
+    monkeypatch.setenv("EDGETUI_NO_MP", "1")
+    assert main(["--db", str(single), "ingest", "-q", str(f)]) == 0
+    monkeypatch.delenv("EDGETUI_NO_MP")
+    monkeypatch.setattr(ingest_mod, "MP_MIN_BYTES", 1)
+    monkeypatch.setattr(ingest_mod, "BATCH_BYTES", 64 * 1024)  # many batches through the queue
+    called = []
+    real = ingest_mod._ingest_lines_mp
+    monkeypatch.setattr(ingest_mod, "_ingest_lines_mp", lambda *a, **k: called.append(1) or real(*a, **k))
+    assert main(["--db", str(multi), "ingest", "-q", str(f)]) == 0
+    assert called
+    c = duckdb.connect(str(multi))
+    c.execute(f"ATTACH '{single}' AS s (READ_ONLY)")
+    cols = "event_id, kind, t, t_source, \"offset\", sub, summary, data, raw, input_tokens, segment"
+    assert c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM events EXCEPT SELECT {cols} FROM s.events)").fetchone()[0] == 0
+    assert c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM s.events EXCEPT SELECT {cols} FROM events)").fetchone()[0] == 0
+    assert c.execute("SELECT count(*) FROM events").fetchone()[0] > 7000
