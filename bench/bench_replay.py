@@ -47,36 +47,40 @@ async def measure(db: Path, run_key: str, size: tuple[int, int]) -> dict[str, fl
     out: dict[str, float] = {}
     clock_now = [0.0]
     app = EdgeTUIApp(db, run_key, clock=lambda: clock_now[0])
-    frames: list[float] = []
+    frames: list[tuple[float, object]] = []  # (time, selected index shown by that frame)
     display = app._display
+
+    def shown() -> object:
+        scr = app.screen
+        cur = getattr(scr, "cursor", None)
+        return None if cur is None else (cur.index, cur.play_head, cur.query)
 
     def timed_display(screen, renderable):
         if renderable is not None:
-            frames.append(time.perf_counter())
+            frames.append((time.perf_counter(), shown()))
         return display(screen, renderable)
 
     app._display = timed_display  # type: ignore[method-assign]
 
-    async def frame_after(t: float) -> float:
-        while not frames or frames[-1] <= t:
+    async def frame_where(t0: float, ok, timeout: float = 10.0) -> float:
+        """Seconds from ``t0`` to the first frame composed after ``t0`` whose state satisfies ``ok``."""
+        while True:
+            for t, state in frames:
+                if t > t0 and state is not None and ok(state):
+                    return t - t0
+            if time.perf_counter() - t0 > timeout:
+                raise TimeoutError("no such frame")
             await asyncio.sleep(0)
-        return next(f for f in frames if f > t)
 
-    async def key(k: str, moved) -> float:
-        """Seconds from posting key ``k`` to the first frame composed after ``moved()`` holds."""
+    async def key(k: str, ok) -> float:
         t = time.perf_counter()
         app.simulate_key(k)
-        while not moved():
-            await asyncio.sleep(0)
-        t_moved = time.perf_counter()
-        return await frame_after(t_moved) - t
+        return await frame_where(t, ok)
 
     t0 = time.perf_counter()
     async with app.run_test(size=size) as pilot:
-        while not (isinstance(app.screen, ReplayScreen) and app.screen.cursor is not None
-                   and app.screen.query_one(EventList).count > 0):
-            await asyncio.sleep(0)
-        out["first paint"] = await frame_after(time.perf_counter()) - t0
+        out["first paint"] = await frame_where(
+            t0, lambda s: isinstance(app.screen, ReplayScreen) and app.screen.query_one(EventList).count > 0)
         screen = app.screen
         n = screen.cursor.n
         await pilot.pause(0.2)
@@ -84,24 +88,30 @@ async def measure(db: Path, run_key: str, size: tuple[int, int]) -> dict[str, fl
         steps = []
         for _ in range(50):
             i = screen.cursor.index
-            steps.append(await key("j", lambda: screen.cursor.index == i + 1))
+            steps.append(await key("j", lambda s, i=i: s[0] == i + 1))
             await asyncio.sleep(0.005)
         out["step (median of 50)"] = statistics.median(steps)
         out["step (max of 50)"] = max(steps)
 
         detail = screen.query_one("#detail")
-        t = time.perf_counter()
+        if not screen.detail_visible:  # narrow terminals start without the detail pane
+            await pilot.press("d")
+            await pilot.pause(0.2)
         i = screen.cursor.index
-        await key("j", lambda: screen.cursor.index == i + 1)
-        while detail.detail is None or detail.detail["event"]["event_id"] != screen.cursor.events.event_id[i + 1]:
+        t = time.perf_counter()
+        app.simulate_key("j")
+        want = screen.cursor.events.event_id[i + 1]
+        while detail.detail is None or detail.detail["event"]["event_id"] != want:
+            if time.perf_counter() - t > 10:
+                raise TimeoutError("detail never shown")
             await asyncio.sleep(0)
-        out["detail shown (after 50 ms debounce)"] = await frame_after(time.perf_counter()) - t
+        out["detail shown (after 50 ms debounce)"] = (await frame_where(time.perf_counter(), lambda s: True)) + (time.perf_counter() - t)
 
-        out["jump to last"] = await key("G", lambda: screen.cursor.index == n - 1)
+        out["jump to last"] = await key("G", lambda s: s[0] == n - 1)
         await pilot.pause(0.1)
-        out["jump to first"] = await key("g", lambda: screen.cursor.index == 0)
+        out["jump to first"] = await key("g", lambda s: s[0] == 0)
         await pilot.pause(0.1)
-        out["next submission"] = await key("right_square_bracket", lambda: screen.cursor.index > 0)
+        out["next submission"] = await key("right_square_bracket", lambda s: s[0] > 0)
         await pilot.pause(0.1)
 
         await pilot.press("s", "s", "s", "space")
@@ -110,16 +120,17 @@ async def measure(db: Path, run_key: str, size: tuple[int, int]) -> dict[str, fl
             clock_now[0] += 0.05
             t = time.perf_counter()
             screen.play_tick()
-            ticks.append(await frame_after(time.perf_counter()) - t)
+            head = screen.cursor.play_head
+            ticks.append(await frame_where(t, lambda s, head=head: s[1] == head))
             await asyncio.sleep(0.005)
         out["play tick at 600× (median)"] = statistics.median(ticks)
         await pilot.press("space")
 
+        await pilot.press("slash", *"needle")
         t = time.perf_counter()
-        await pilot.press("slash", *"needle", "enter")
-        while screen.cursor.query != "needle":
-            await asyncio.sleep(0)
-        out[f"search ({len(screen.cursor.matches)} matches)"] = await frame_after(time.perf_counter()) - t
+        app.simulate_key("enter")
+        took = await frame_where(t, lambda s: s[2] == "needle")
+        out[f"search ({len(screen.cursor.matches)} matches)"] = took
     return out
 
 

@@ -16,7 +16,6 @@ closed around the hook so it can open the file itself.
 from __future__ import annotations
 
 import time
-from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
@@ -25,7 +24,7 @@ from textual import work
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
-from .db import DatabaseBusy, open_db, snapshot_copy
+from .db import DatabaseBusy, HolderServer, open_db, snapshot_copy
 from .screens.picker import PickerScreen
 from .screens.replay import ReplayScreen, replay_commands
 
@@ -67,13 +66,15 @@ class EdgeTUIApp(App):
         self.snapshot: bool = False
         self.empty_note: Optional[str] = None
         self._empty_done = False
-        self.started_at = time.perf_counter()
 
     # ------------------------------------------------------------------ database
 
     def _open(self) -> duckdb.DuckDBPyConnection:
         try:
-            return open_db(self.db_path, read_only=self.read_only)
+            conn = open_db(self.db_path, read_only=self.read_only)
+            if not self.read_only:
+                self._serve(conn)
+            return conn
         except DatabaseBusy as e:
             self.snapshot = True
             self.notify(f"{e}\nShowing a read-only snapshot.", title="database busy", severity="warning",
@@ -91,7 +92,22 @@ class EdgeTUIApp(App):
         else:
             self.push_screen(PickerScreen())
 
+    def _serve(self, conn: duckdb.DuckDBPyConnection) -> None:
+        """Answer `edgetui sql` / `edgetui runs` from other terminals while this app holds the file."""
+        self._stop_serving()
+        try:
+            self.holder = HolderServer(conn, self.db_path)
+        except OSError as e:  # no socket: other processes get the PID + --snapshot message instead
+            self.holder = None
+            self.notify(f"cannot serve other edgetui commands: {e}", severity="warning", timeout=6)
+
+    def _stop_serving(self) -> None:
+        if getattr(self, "holder", None) is not None:
+            self.holder.close()
+            self.holder = None
+
     def on_unmount(self) -> None:
+        self._stop_serving()
         if self.conn is not None:
             try:
                 self.conn.close()
@@ -118,6 +134,7 @@ class EdgeTUIApp(App):
     def _run_on_empty(self) -> None:
         note: Optional[str] = None
         try:
+            self._stop_serving()
             if self.conn is not None:
                 self.conn.close()
             note = self.on_empty(self.db_path)

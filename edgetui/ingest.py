@@ -369,16 +369,16 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     best_0_100 = None
     if best_round:
         r = conn.execute("SELECT score_0_100 FROM submissions WHERE run_key = ? AND round = ?",
-                         [run_key, best_round]).fetchone()
-        best_0_100 = r[0] if r else None
+                         [run_key, best_round]).fetchall()
+        best_0_100 = r[0][0] if r else None
     agg = conn.execute(
         """SELECT count(*), count(*) FILTER (kind = 'parse_error'), count(*) FILTER (kind = 'tool_call'),
                   sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens),
                   max(t), min(t)
-           FROM events WHERE run_key = ?""", [run_key]).fetchone()
+           FROM events WHERE run_key = ?""", [run_key]).fetchall()[0]
     stated = conn.execute(
         "SELECT sum(stated_cost_usd) FROM events WHERE run_key = ? AND stated_cost_usd IS NOT NULL",
-        [run_key]).fetchone()[0]
+        [run_key]).fetchall()[0][0]
     cost = conn.execute(
         """SELECT sum(coalesce(e.input_tokens,0) * p.input_per_mtok + coalesce(e.output_tokens,0) * p.output_per_mtok
                       + coalesce(e.cache_read_tokens,0) * p.cache_read_per_mtok
@@ -386,7 +386,7 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
            FROM events e
            JOIN LATERAL (SELECT * FROM prices WHERE e.model LIKE prices.model_pattern
                          ORDER BY length(model_pattern) DESC LIMIT 1) p ON TRUE
-           WHERE e.run_key = ? AND e.input_tokens IS NOT NULL""", [run_key]).fetchone()[0]
+           WHERE e.run_key = ? AND e.input_tokens IS NOT NULL""", [run_key]).fetchall()[0][0]
     n_agent = sum(1 for s in subs if s.kind in ("agent", "legacy"))
     n_auto = sum(1 for s in subs if s.kind == "auto")
     n_game = sum(1 for s in subs if s.kind == "game")
@@ -467,7 +467,7 @@ def ingest_paths(
     rec = Recorder(conn)
     rec.load_prices(load_price_file(prices))
     report = IngestReport()
-    old_limit = conn.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    old_limit = conn.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
     conn.execute(f"SET memory_limit = '{INGEST_MEMORY_LIMIT}'")
     try:
         _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report)
@@ -556,10 +556,10 @@ def _fill_model_agent(rec: Recorder, key: str, info: RunInfo) -> None:
     if info.model is None:
         row = rec.conn.execute(
             "SELECT model FROM events WHERE run_key = ? AND model IS NOT NULL AND model NOT LIKE '<%' "
-            "ORDER BY \"offset\" LIMIT 1", [key]).fetchone()
+            "ORDER BY \"offset\" LIMIT 1", [key]).fetchall()
         if row:
-            info.model = row[0]
-            rec.update_run(key, model=row[0])
+            info.model = row[0][0]
+            rec.update_run(key, model=row[0][0])
     if info.agent is None and info.agent_format:
         agent = {"claude_stream": "claude-code", "claude_session": "claude-code", "codex_text": "codex",
                  "codex_json": "codex", "codex_rollout": "codex", "opencode": "opencode"}.get(info.agent_format)
@@ -637,7 +637,7 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
         report.events_offered += ingest_lines(rec, key, transcript, "agent_output.txt",
                                               _transcript_parser_factory(fmt), report, progress, mp_fmt=fmt)
     last_log_t = rec.conn.execute(
-        "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [key]).fetchone()[0]
+        "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [key]).fetchall()[0][0]
     subs = sd.read_submissions(task_dir)
     for s in subs:
         if s.error and s.status == "bad_report":

@@ -222,9 +222,10 @@ class Recorder:
             'SELECT generation, "offset", state, size, mtime, inode, done, path FROM source_cursors '
             "WHERE run_key = ? AND source = ?",
             [run_key, source],
-        ).fetchone()
+        ).fetchall()
         if not row:
             return None
+        row = row[0]
         return {
             "generation": row[0],
             "offset": row[1],
@@ -284,7 +285,7 @@ class Recorder:
         """Insert or update the descriptive columns of a run (aggregates are set by ``update_run``)."""
         cfg = self.scrub(_dumps(info.config)) if info.config is not None else None
         fin = self.scrub(_dumps(info.final)) if info.final is not None else None
-        exists = self.conn.execute("SELECT 1 FROM runs WHERE run_key = ?", [run_key]).fetchone()
+        exists = self.conn.execute("SELECT 1 FROM runs WHERE run_key = ?", [run_key]).fetchall()
         vals = dict(
             host=info.host, run_id=info.run_id, task_id=info.task_id, run_dir=info.run_dir,
             layout=info.layout, agent=info.agent, model=info.model, agent_format=info.agent_format,

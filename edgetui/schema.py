@@ -96,11 +96,11 @@ MIGRATIONS: dict[int, list[str]] = {1: _V1}
 def current_version(conn: duckdb.DuckDBPyConnection) -> int:
     has_meta = conn.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'"
-    ).fetchone()[0]
+    ).fetchall()[0][0]
     if not has_meta:
         return 0
-    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    return int(row[0]) if row else 0
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+    return int(row[0][0]) if row else 0
 
 
 def migrate(conn: duckdb.DuckDBPyConnection) -> int:

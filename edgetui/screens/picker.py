@@ -53,7 +53,7 @@ class PickerScreen(Screen):
 
     def on_mount(self) -> None:
         t = self.query_one(DataTable)
-        t.add_columns("run id", "task", "model", "status", "best", "pass", "subs", "events", "cost", "started (UTC)")
+        t.add_columns("run id", "task", "best", "pass", "status", "model", "subs", "events", "cost", "started (UTC)")
         self.query_one("#picker-empty").display = False
         title = Text()
         title.append("edgetui ", style="bold bright_magenta")
@@ -102,10 +102,10 @@ class PickerScreen(Screen):
             t.add_row(
                 Text(str(r.get("run_id")), style="bold"),
                 Text(str(r.get("task_id")), style="cyan"),
-                str(r.get("model") or r.get("agent") or "–"),
-                Text(st, style=STATUS_STYLE.get(st, "")),
                 Text(best, style="green", justify="right"),
                 Text(fmt_pct(r.get("best_pass_rate")), justify="right"),
+                Text(st, style=STATUS_STYLE.get(st, "")),
+                str(r.get("model") or r.get("agent") or "–"),
                 Text(subs, justify="right"),
                 Text(fmt_count(r.get("n_events")), justify="right"),
                 Text(fmt_usd(cost), style="yellow", justify="right"),

@@ -17,7 +17,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Container, Horizontal, Vertical
+from textual.containers import Container, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
@@ -106,8 +106,9 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > Vertical { width: auto; max-width: 100%; height: auto; max-height: 100%;
-        border: round $primary; background: $panel; padding: 0 1; }
+    HelpScreen > Vertical { width: 96; max-width: 100%; height: auto; max-height: 100%;
+        border: round $accent; background: $panel; padding: 0 1; }
+    HelpScreen Static { width: 100%; height: auto; }
     """
 
     def __init__(self, keys: Iterable[tuple[str, str]], title: str = "Replay keys") -> None:
@@ -178,6 +179,7 @@ class ReplayScreen(Screen):
         self.show_detail: Optional[bool] = None  # None: automatic (hidden when narrow)
         self._play_timer: Optional[Timer] = None
         self._detail_timer: Optional[Timer] = None
+        self._detail_pending = False
         self._last_tick: float = 0.0
         self._detail_for: int = -1
         self.loaded_at: Optional[float] = None
@@ -298,14 +300,21 @@ class ReplayScreen(Screen):
         events.border_subtitle = sub.markup
 
     def _schedule_detail(self) -> None:
+        """Load the selected event's detail soon: debounced when stepping, throttled when playing."""
+        playing = self.cursor is not None and self.cursor.playing
+        if playing and self._detail_pending:
+            return  # the pending load will pick up the latest selection
         if self._detail_timer is not None:
             self._detail_timer.stop()
         if not self.detail_visible:
+            self._detail_pending = False
             return
-        delay = DETAIL_DELAY_PLAYING if self.cursor and self.cursor.playing else DETAIL_DELAY
-        self._detail_timer = self.set_timer(delay, self._request_detail)
+        self._detail_pending = True
+        self._detail_timer = self.set_timer(DETAIL_DELAY_PLAYING if playing else DETAIL_DELAY,
+                                            self._request_detail)
 
     def _request_detail(self) -> None:
+        self._detail_pending = False
         cur = self.cursor
         if cur is None or cur.n == 0:
             return
@@ -356,13 +365,17 @@ class ReplayScreen(Screen):
 
     def action_submission(self, direction: int) -> None:
         c = self.cursor
-        self._do(c.next_submission if direction > 0 else c.prev_submission,
-                 "no later submission" if direction > 0 else "no earlier submission") if c else None
+        if c is not None:
+            fwd = direction > 0
+            self._do(c.next_submission if fwd else c.prev_submission,
+                     "no later submission" if fwd else "no earlier submission")
 
     def action_new_best(self, direction: int) -> None:
         c = self.cursor
-        self._do(c.next_new_best if direction > 0 else c.prev_new_best,
-                 "no later new best" if direction > 0 else "no earlier new best") if c else None
+        if c is not None:
+            fwd = direction > 0
+            self._do(c.next_new_best if fwd else c.prev_new_best,
+                     "no later new best" if fwd else "no earlier new best")
 
     def action_first(self) -> None:
         self._do(lambda: self.cursor.first())

@@ -136,12 +136,13 @@ def chart_data(
 
 
 def _nice_step(span: float, n: int) -> float:
+    """A 1/2/2.5/5 × 10^k tick step giving about ``n`` ticks over ``span``."""
     raw = span / max(1, n)
-    mag = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
-    for m in (1, 2, 2.5, 5, 10):
-        if m * mag >= raw:
-            return m * mag
-    return 10 * mag
+    if raw <= 0:
+        return 1.0
+    mag = 10 ** math.floor(math.log10(raw))
+    steps = [m * mag for m in (0.5, 1, 2, 2.5, 5, 10)]
+    return min(steps, key=lambda st: (abs(span / st - n), -st))
 
 
 def _y_limits(values: Iterable[float]) -> tuple[float, float]:
@@ -270,6 +271,8 @@ class ScoreChart(Widget):
         f.ruler("y").lim(lo, hi)
         rows = max(1, (h - 3) // 2)
         step = _nice_step(hi - lo, rows)
+        while (hi - lo) / step > max(1, h - 3):  # never more ticks than canvas rows
+            step *= 2
         first = math.ceil(lo / step) * step
         yt = [first + k * step for k in range(int((hi - first) / step + 1e-9) + 1)]
         f.ruler("y").ticks(yt, [_fmt_tick(v, step) for v in yt])

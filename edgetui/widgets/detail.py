@@ -219,8 +219,10 @@ def render_detail(detail: Optional[dict[str, Any]]) -> RenderableType:
 
     toks = [(k, ev.get(f"{k}_tokens")) for k in ("input", "output", "cache_read", "cache_write")]
     if any(v is not None for _, v in toks) or ev.get("stated_cost_usd") is not None:
-        tk = Text("tokens ", style="dim")
-        tk.append("  ".join(f"{k.replace('_', ' ')} {fmt_count(v or 0)}" for k, v in toks))
+        names = {"input": "in", "output": "out", "cache_read": "cache read", "cache_write": "cache write"}
+        tk = Text(" · ".join(f"{names[k]} {fmt_count(v or 0)}" for k, v in toks))
+        if ev.get("model"):
+            tk.append(f"  ({ev['model']})", style="dim")
         if ev.get("stated_cost_usd") is not None:
             tk.append(f"  stated {fmt_usd(ev['stated_cost_usd'])}", style="yellow")
         parts.append(_section("Token use", "bold yellow"))

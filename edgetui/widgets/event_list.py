@@ -109,7 +109,10 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             self.refresh_line(index)
 
     def on_click(self, event: Any) -> None:
-        y = event.y + int(self.scroll_y)
+        off = event.get_content_offset(self)
+        if off is None:  # border or scrollbar
+            return
+        y = off.y + int(self.scroll_y)
         if 0 <= y < self.count:
             self.post_message(self.Clicked(y))
 
@@ -133,7 +136,11 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         ev = tl.events
         kind = tl.kind[i]
         base = self.rich_style
-        row_style = self.get_component_rich_style("event-list--cursor") if selected else Style()
+        if selected:  # keep the kind colours: take only background and weight from the cursor style
+            cs = self.get_component_rich_style("event-list--cursor")
+            row_style = Style(bgcolor=cs.bgcolor, bold=cs.bold)
+        else:
+            row_style = Style()
         dim = Style(dim=True)
 
         def st(s: str | Style) -> Style:
@@ -175,7 +182,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
                     break
                 if k > pos:
                     segs.append(Segment(summary[pos:k], st(sstyle)))
-                segs.append(Segment(summary[k : k + len(q)], st(sstyle) + mstyle_q))
+                segs.append(Segment(summary[k : k + len(q)], st(sstyle) + Style(bgcolor=mstyle_q.bgcolor)))
                 pos = k + len(q)
             if pos < len(summary):
                 segs.append(Segment(summary[pos:], st(sstyle)))

@@ -66,8 +66,8 @@ def _fields(head: dict[str, Any], compact: bool) -> tuple[list[Text], list[Text]
             s.append(" (assumed)", style="dim italic")
         figs.append(s)
     tok = Text("tokens ", style="dim")
-    tok.append(fmt_count(head.get("tokens") or 0), style="bold")
-    if not compact:
+    tok.append(fmt_count(head.get("tokens")) if head.get("tokens") else "–", style="bold")
+    if not compact and head.get("tokens"):
         tok.append(
             f" (in {fmt_count(head.get('tok_input'))} · out {fmt_count(head.get('tok_output'))}"
             f" · cache r {fmt_count(head.get('tok_cache_read'))} w {fmt_count(head.get('tok_cache_write'))})",

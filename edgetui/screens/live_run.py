@@ -1,0 +1,977 @@
+"""Live run screen: the replay screen of one run, following the run as it grows.
+
+It *is* a :class:`~edgetui.screens.replay.ReplayScreen` (same header, chart,
+event list, detail, keys), plus:
+
+* **pinned to now** — the selection sits on the newest event and follows new
+  events until the user moves it; moving back to the last event (``G``/end)
+  pins it again. While unpinned the list does not scroll by itself and its
+  border says ``▼ N new``.
+* **incremental reload** — on every :class:`~edgetui.screens.runs.RunsUpdated`
+  (and ``r``) a thread worker asks the store how many events the run has now;
+  when only events at or after the newest known time were added (the usual
+  case while a run is watched), only that tail is read and appended; anything
+  else (events inserted earlier, a re-graded round) reloads the run. The chart
+  is rebuilt from the new submissions and grows to "now".
+* a **live status** line from the :class:`~edgetui.live.model.LiveRun`
+  snapshot (status, elapsed / budget, last event age, judges, container, CPU /
+  memory), the run's **alarms**, and a **submissions** table (round, elapsed,
+  pass rate, score, new best ★, status; Enter jumps to the graded event).
+* container **actions** through an injected :class:`LiveActions`: ``x`` stop
+  and ``K`` kill (both after a confirmation), ``e`` a shell in the work
+  container and ``o`` a run file in ``$PAGER``, both with the app suspended.
+
+The screen never touches Docker or files itself: everything outside goes
+through ``actions`` (tests pass recording fakes).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import time
+from typing import Any, Callable, Iterable, Optional, Protocol, Sequence, runtime_checkable
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult, SuspendNotSupported
+from textual.binding import Binding
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.containers import Container, Horizontal
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from edgetui import store
+from edgetui.live.model import Alarm, LiveRun
+from replay.cursor import ReplayCursor, format_elapsed
+
+from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
+from ..widgets.fmt import fmt_pct, fmt_score
+from ..widgets.runs_table import budget_bar, fmt_age, fmt_bytes, fmt_hm, status_text
+from .confirm import ChoiceScreen, ConfirmScreen
+from .replay import NARROW_WIDTH, HelpScreen, LoadFailed, PromptInput, ReplayScreen, RunLoaded
+
+__all__ = [
+    "LIVE_KEYS",
+    "LiveActions",
+    "LiveRunScreen",
+    "RUN_FILES",
+    "ScreenCommands",
+    "SubmissionsTable",
+    "SupervisorActions",
+    "confirm_container_action",
+    "open_run_file",
+    "open_shell",
+]
+
+#: Files of a task directory offered by ``o`` (name, what it holds).
+RUN_FILES: tuple[tuple[str, str], ...] = (
+    ("run_agent.log", "harness log: segments, resumes, errors"),
+    ("agent_output.txt", "agent transcript"),
+    ("final_result.json", "final result (absent while running)"),
+    ("evolve_state.json", "submission counter and times"),
+    ("run_history.json", "judge history"),
+    ("run_config.json", "run configuration (secrets redacted)"),
+    ("install_output.txt", "agent install output"),
+    ("started_at", "start time"),
+)
+
+#: (keys, what they do) for the help screen.
+LIVE_KEYS: list[tuple[str, str]] = [
+    ("j ↓ →  /  k ↑ ←", "next / previous event (moving unpins from now)"),
+    ("G end", "back to now: the newest event, following new ones"),
+    ("g home", "first event"),
+    ("pgdn / pgup", "a page of events forward / back"),
+    ("]  /  [", "next / previous graded submission"),
+    ("}  b  /  {  B", "next / previous new best"),
+    ("/  n  N", "search summaries and data; next / previous match"),
+    ("t", "jump to an elapsed time: 3h20m · 2:15:00 · 95m"),
+    ("space  s", "play from the selection / speed (replay keys)"),
+    ("d  c  u", "show / hide detail, chart, submissions"),
+    ("enter", "maximise the detail pane (in the submissions table: jump to that round)"),
+    ("a", "all alarms of this run"),
+    ("r f5", "read the whole run again now (new events also arrive by themselves)"),
+    ("x", "stop the work container (asks first)"),
+    ("K", "kill the work container (asks first)"),
+    ("e", "shell in the work container (docker exec -it … sh), app suspended"),
+    ("o", "open a run file in $PAGER, app suspended"),
+    ("ctrl+p", "command palette"),
+    ("?", "this help"),
+    ("q", "back to the runs"),
+]
+
+
+# ---------------------------------------------------------------------------- injected effects
+
+
+@runtime_checkable
+class LiveActions(Protocol):
+    """What the live screens may do outside the app; implemented by the live core.
+
+    ``stop`` / ``kill`` act on the run's work container and may block (they
+    are called in a thread worker); they raise on failure (the message is
+    shown). ``shell_argv`` returns the command that opens an interactive shell
+    in the work container (e.g. ``["docker", "exec", "-it", id, "sh"]``, or
+    through ssh for a remote host), ``None`` when there is no running
+    container. ``file_path`` returns a local path to open in ``$PAGER`` for a
+    file of the task directory (see :data:`RUN_FILES`), ``None`` when absent
+    or not reachable.
+    """
+
+    def stop(self, run_key: str) -> Any: ...
+
+    def kill(self, run_key: str) -> Any: ...
+
+    def shell_argv(self, run_key: str) -> Optional[Sequence[str]]: ...
+
+    def file_path(self, run_key: str, name: str) -> Optional[Any]: ...
+
+
+_LIVE_STATES = ("running", "paused", "restarting")
+
+
+class SupervisorActions:
+    """:class:`LiveActions` over the live core's ``Supervisor`` (duck-typed, no import).
+
+    The supervisor acts on container names or ids and answers one-line
+    outcomes (``"stopped …"`` / ``"could not stop …: …"``) without raising;
+    here the run's work container comes from the supervisor's newest snapshot
+    (``last_runs``) and a failed outcome becomes an exception, which the
+    screens show as an error.
+    """
+
+    def __init__(self, supervisor: Any) -> None:
+        self.sup = supervisor
+
+    def container(self, run_key: str) -> Optional[str]:
+        for r in list(getattr(self.sup, "last_runs", None) or []):
+            if r.run_key == run_key and r.container is not None:
+                return r.container.id or r.container.name
+        return None
+
+    def _act(self, run_key: str, fn: Callable[[str], str]) -> str:
+        c = self.container(run_key)
+        if c is None:
+            raise RuntimeError(f"no work container known for {run_key}")
+        out = str(fn(c) or "")
+        if out.startswith("could not") or "disabled" in out:
+            raise RuntimeError(out)
+        return out
+
+    def stop(self, run_key: str) -> str:
+        return self._act(run_key, self.sup.stop_container)
+
+    def kill(self, run_key: str) -> str:
+        return self._act(run_key, self.sup.kill_container)
+
+    def shell_argv(self, run_key: str) -> Optional[Sequence[str]]:
+        c = self.container(run_key)
+        return None if c is None else self.sup.shell_command(c)
+
+    def file_path(self, run_key: str, name: str) -> Optional[Any]:
+        p = self.sup.run_file_path(run_key, name)
+        return p if p is not None and os.path.isfile(p) else None
+
+
+def _container_label(live: Optional[LiveRun]) -> str:
+    c = live.container if live else None
+    if c is None:
+        return "the work container"
+    return f"{c.name} ({c.id[:12]})"
+
+
+def confirm_container_action(screen: Screen, actions: Optional[LiveActions], run_key: str,
+                             live: Optional[LiveRun], kind: str) -> None:
+    """Ask, then ``actions.stop`` / ``actions.kill`` the run's work container in a thread worker."""
+    if actions is None:
+        screen.notify("Container actions are not available here (no live supervisor).", severity="warning",
+                      timeout=4)
+        return
+    c = live.container if live else None
+    if live is not None and (c is None or c.state not in _LIVE_STATES):
+        screen.notify(f"{run_key}: no running work container to {kind}.", severity="warning", timeout=4)
+        return
+    target = _container_label(live)
+    msg = Text()
+    if kind == "kill":
+        msg.append("Kill ", style="bold red")
+        msg.append(target, style="bold")
+        msg.append(" now (SIGKILL)?\n\n", style="bold red")
+        msg.append("The agent gets no chance to save anything; ", style="")
+    else:
+        msg.append("Stop ", style="bold yellow")
+        msg.append(target, style="bold")
+        msg.append("?\n\n")
+        msg.append("docker stop: SIGTERM, then SIGKILL after the grace period. ", style="")
+    msg.append(f"The run {run_key} ends without a final_result.json and shows as aborted.", style="dim")
+
+    def answered(yes: Optional[bool]) -> None:
+        if not yes:
+            screen.notify(f"{kind} cancelled", timeout=2)
+            return
+        fn = actions.kill if kind == "kill" else actions.stop
+
+        def run() -> None:
+            try:
+                out = fn(run_key)
+            except Exception as e:  # shown, never crashes the app
+                screen.app.call_from_thread(
+                    screen.notify, f"{kind} {target} failed: {e}", severity="error", timeout=8)
+                return
+            note = out if isinstance(out, str) and out else f"{kind} sent to {target}"
+            screen.app.call_from_thread(screen.notify, note, timeout=4)
+
+        screen.run_worker(run, thread=True, group=f"container-{kind}", exit_on_error=False,
+                          name=f"{kind} {run_key}")
+
+    title = "Kill the work container" if kind == "kill" else "Stop the work container"
+    screen.app.push_screen(
+        ConfirmScreen(title, msg, confirm_label="Kill" if kind == "kill" else "Stop", danger=kind == "kill"),
+        answered,
+    )
+
+
+def _run_suspended(screen: Screen, argv: Sequence[str], what: str,
+                   run_command: Callable[[Sequence[str]], int]) -> Optional[int]:
+    """Run ``argv`` with the app suspended (terminal handed over); returns its exit code."""
+    try:
+        with screen.app.suspend():
+            rc = run_command(list(argv))
+    except SuspendNotSupported:
+        screen.notify(f"Cannot hand the terminal over here: run `{shlex.join(argv)}` yourself.",
+                      severity="error", timeout=8)
+        return None
+    except (OSError, subprocess.SubprocessError) as e:
+        screen.notify(f"{what}: cannot run {argv[0]}: {e}", severity="error", timeout=8)
+        return None
+    screen.app.refresh()
+    if rc:
+        screen.notify(f"{what} exited with status {rc}", severity="warning", timeout=4)
+    return rc
+
+
+def open_shell(screen: Screen, actions: Optional[LiveActions], run_key: str,
+               run_command: Callable[[Sequence[str]], int] = subprocess.call) -> None:
+    """``e``: a shell in the work container, app suspended."""
+    if actions is None:
+        screen.notify("Shells are not available here (no live supervisor).", severity="warning", timeout=4)
+        return
+    try:
+        argv = actions.shell_argv(run_key)
+    except Exception as e:
+        screen.notify(f"cannot open a shell: {e}", severity="error", timeout=6)
+        return
+    if not argv:
+        screen.notify(f"{run_key}: no running work container to open a shell in.", severity="warning", timeout=4)
+        return
+    _run_suspended(screen, argv, "shell", run_command)
+
+
+def pager_argv(path: Any) -> list[str]:
+    """``$PAGER path`` (``less +G`` — start at the end — when ``$PAGER`` is unset)."""
+    pager = os.environ.get("PAGER")
+    base = shlex.split(pager) if pager else ["less", "+G"]
+    return [*base, str(path)]
+
+
+def open_run_file(screen: Screen, actions: Optional[LiveActions], run_key: str,
+                  run_command: Callable[[Sequence[str]], int] = subprocess.call) -> None:
+    """``o``: choose a file of the task directory, then open it in ``$PAGER`` with the app suspended."""
+    if actions is None:
+        screen.notify("Run files are not available here (no live supervisor).", severity="warning", timeout=4)
+        return
+    paths: dict[str, Any] = {}
+    choices = []
+    for name, desc in RUN_FILES:
+        try:
+            p = actions.file_path(run_key, name)
+        except Exception:
+            p = None
+        if p is not None:
+            paths[name] = p
+        choices.append((name, desc if p is not None else "not there", p is not None))
+    if not paths:
+        screen.notify(f"{run_key}: no run file is reachable from here.", severity="warning", timeout=4)
+        return
+
+    def chosen(name: Optional[str]) -> None:
+        if name and name in paths:
+            _run_suspended(screen, pager_argv(paths[name]), name, run_command)
+
+    screen.app.push_screen(ChoiceScreen(f"Open a file of {run_key}", choices), chosen)
+
+
+# ---------------------------------------------------------------------------- palette
+
+
+class ScreenCommands(Provider):
+    """Command palette entries of the active screen's ``palette_commands()`` (title, help, callback)."""
+
+    def _commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
+        f = getattr(self.screen, "palette_commands", None)
+        return list(f()) if callable(f) else []
+
+    async def discover(self) -> Hits:
+        for title, help, cb in self._commands():
+            yield DiscoveryHit(title, cb, help=help)
+
+    async def search(self, query: str) -> Hits:
+        m = self.matcher(query)
+        for title, help, cb in self._commands():
+            score = m.match(title)
+            if score > 0:
+                yield Hit(score, m.highlight(title), cb, help=help)
+
+
+# ---------------------------------------------------------------------------- messages
+
+
+class LiveLoaded(Message):
+    """A (re)load of the run: ``full`` when the whole run was read, else ``added`` events were appended."""
+
+    def __init__(self, base: Optional[ReplayCursor], header: dict, cursor: ReplayCursor, subs: list[dict],
+                 full: bool) -> None:
+        self.base, self.header, self.cursor, self.subs, self.full = base, header, cursor, subs, full
+        super().__init__()
+
+
+class LiveIdle(Message):
+    """A reload found nothing new."""
+
+
+class LiveWaiting(Message):
+    """The run is not in the database yet."""
+
+    def __init__(self, note: str) -> None:
+        self.note = note
+        super().__init__()
+
+
+def _subs_sig(subs: Iterable[dict]) -> dict[str, tuple]:
+    return {
+        s.get("round"): (s.get("status"), s.get("score"), s.get("pass_rate"), s.get("is_new_best"),
+                         s.get("graded_at"), s.get("t"))
+        for s in subs
+    }
+
+
+def _tail_sql() -> str:
+    cols = ", ".join(f'ev."{c}"' for c in store.EVENT_LIST_COLUMNS)
+    return f"""
+        WITH ev AS (SELECT * FROM events WHERE run_key = $rk),
+             _src AS (SELECT source, row_number() OVER (ORDER BY min(t) ASC NULLS LAST, source) AS source_rank
+                      FROM ev GROUP BY source)
+        SELECT {cols} FROM ev JOIN _src ON _src.source = ev.source
+        WHERE ev.t >= $t0 OR ev.t IS NULL
+        ORDER BY {store.EVENT_ORDER_SQL}
+    """
+
+
+def tail_start(ev: Any) -> tuple[int, Optional[float]]:
+    """(k, t0): events ``[k:]`` are those at or after the newest timed event ``t0`` (plus untimed ones).
+
+    ``(0, None)`` when no event has a time.
+    """
+    t = ev.t
+    last = len(t) - 1
+    while last >= 0 and t[last] is None:
+        last -= 1
+    if last < 0:
+        return 0, None
+    t0 = t[last]
+    k = last
+    while k > 0 and t[k - 1] is not None and t[k - 1] >= t0:
+        k -= 1
+    return k, t0
+
+
+def load_increment(conn: Any, run_key: str, base: Optional[ReplayCursor], base_subs: list[dict]
+                   ) -> tuple[str, Optional[dict], Optional[ReplayCursor], list[dict]]:
+    """Read what changed since ``base``: ``("idle"|"tail"|"full"|"missing", header, cursor, subs)``.
+
+    ``tail``: events at or after the newest known time (and untimed ones) were
+    re-read and appended to the unchanged prefix; ``full``: the run was read
+    again (first load, events inserted earlier, a submission changed, the start
+    moved). Pure store reads on fresh cursors: safe in a thread worker.
+    """
+    subs = store.submissions(conn, run_key)
+    if base is not None:
+        ev = base.events
+        n = len(ev)
+        k, t0 = tail_start(ev)
+        with conn.cursor() as cur:
+            if t0 is None:
+                total, before = cur.execute("SELECT count(*), 0 FROM events WHERE run_key = ?", [run_key]).fetchone()
+            else:
+                total, before = cur.execute(
+                    "SELECT count(*), count(*) FILTER (WHERE t < ?) FROM events WHERE run_key = ?", [t0, run_key]
+                ).fetchone()
+        old_sig, new_sig = _subs_sig(base_subs), _subs_sig(subs)
+        subs_appended = all(new_sig.get(r) == s for r, s in old_sig.items())
+        if total == n and new_sig == old_sig:
+            return "idle", None, None, subs
+        head = store.run_header(conn, run_key)
+        if head is None:
+            return "missing", None, None, subs
+        start = head.get("started_at") or head.get("first_t")
+        if t0 is not None and before == k and subs_appended and start == base.start:
+            with conn.cursor() as cur:
+                tbl = cur.sql(_tail_sql(), params={"rk": run_key, "t0": t0}).to_arrow_table()
+            merged = store.EventColumns()
+            for name in store.EVENT_LIST_COLUMNS:
+                setattr(merged, name, list(getattr(ev, name)[:k]) + tbl.column(name).to_pylist())
+            if len(merged) == head["n_events"]:
+                return "tail", head, ReplayCursor(merged, subs, start=start), subs
+    head = store.run_header(conn, run_key)
+    if head is None:
+        return "missing", None, None, subs
+    events = store.run_events(conn, run_key)
+    subs = store.submissions(conn, run_key)
+    start = head.get("started_at") or head.get("first_t")
+    return "full", head, ReplayCursor(events, subs, start=start), subs
+
+
+# ---------------------------------------------------------------------------- submissions table
+
+
+_SUB_STATUS = {
+    "graded": ("graded", "green"),
+    "failed_grading": ("failed", "bold red"),
+    "bad_report": ("bad report", "red"),
+    "in_flight": ("grading…", "cyan"),
+}
+
+
+class SubmissionsTable(DataTable):
+    """Graded rounds, newest first: round, elapsed, pass rate, score, ★ new best, status."""
+
+    DEFAULT_CSS = """
+    SubmissionsTable { scrollbar-size-vertical: 1; }
+    """
+
+    def __init__(self, *, id: Optional[str] = None, classes: Optional[str] = None) -> None:
+        super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
+        self.rounds: list[str] = []
+        self._sig: Any = None
+
+    def on_mount(self) -> None:
+        for label, key, w, just in (("round", "round", 9, "left"), ("elapsed", "elapsed", 8, "right"),
+                                    ("pass", "pass", 6, "right"), ("score", "score", 9, "right"),
+                                    ("★", "best", 1, "left"), ("status", "status", 10, "left")):
+            self.add_column(Text(label, style="bold", justify=just), width=w, key=key)  # type: ignore[arg-type]
+
+    @property
+    def selected_round(self) -> Optional[str]:
+        if not self.rounds or not (0 <= self.cursor_row < len(self.rounds)):
+            return None
+        return self.rounds[self.cursor_row]
+
+    def set_submissions(self, subs: Sequence[dict], start: Optional[float]) -> None:
+        rows = list(reversed(list(subs)))
+        sig = [tuple(sorted((k, repr(v)) for k, v in s.items() if k != "metrics")) for s in rows]
+        if sig == self._sig:
+            return
+        self._sig = sig
+        keep = self.selected_round if self.cursor_row > 0 else None  # on the newest row: follow new ones
+        self.clear()
+        self.rounds = []
+        for s in rows:
+            rnd = str(s.get("round"))
+            el = s.get("elapsed_s")
+            if el is None and start is not None:
+                t = s.get("t") or s.get("submitted_at") or s.get("graded_at")
+                el = None if t is None else t - start
+            label, style = _SUB_STATUS.get(s.get("status") or "", (str(s.get("status") or "–"), "dim"))
+            if s.get("status") == "graded" and s.get("valid") is False:
+                label, style = "invalid", "yellow"
+            new_best = bool(s.get("is_new_best"))
+            self.add_row(
+                Text(rnd, style="bold" if s.get("kind") != "auto" else "blue"),
+                Text(format_elapsed(el), justify="right", style="dim"),
+                Text(fmt_pct(s.get("pass_rate")), justify="right"),
+                Text(fmt_score(s.get("score")), justify="right", style="bold green" if new_best else ""),
+                Text("★" if new_best else "", style="bold bright_yellow"),
+                Text(label, style=style),
+                key=rnd,
+            )
+            self.rounds.append(rnd)
+        if keep in self.rounds:
+            self.move_cursor(row=self.rounds.index(keep), animate=False)
+        else:
+            self.move_cursor(row=0, animate=False, scroll=False)
+            self.scroll_to(y=0, animate=False)
+
+
+# ---------------------------------------------------------------------------- live status
+
+
+def _wrap_units(fields: Sequence[Text], width: int, sep: str = "  ") -> Text:
+    """Fields joined by ``sep``, wrapping between fields, never inside one (a field longer than the width is cut)."""
+    out = Text()
+    line = 0
+    for k, f in enumerate(fields):
+        if f.cell_len > width:
+            f = f.copy()
+            f.truncate(width, overflow="ellipsis")
+        if k and line + len(sep) + f.cell_len > width:
+            out.append("\n")
+            line = 0
+        elif k:
+            out.append(sep)
+            line += len(sep)
+        out.append_text(f)
+        line += f.cell_len
+    return out
+
+
+def live_status_text(live: Optional[LiveRun], now: float, width: int) -> Text:
+    """The live line(s) of a run: status, elapsed / budget, last event, judges, container, resources."""
+    if live is None:
+        return Text("not watched live: no snapshot of this run from the supervisor yet", style="dim italic")
+    compact = width < NARROW_WIDTH
+    fields: list[Text] = [status_text(live, compact=False)]
+    el = Text("⏱ ", style="dim")
+    el.append(fmt_hm(live.elapsed_s), style="bold")
+    el.append(("/" if compact else " / ") + fmt_hm(live.budget_s), style="dim")
+    if live.budget_s and not compact:
+        el.append(" ")
+        el.append_text(budget_bar(live.elapsed_s, live.budget_s, 8))
+    fields.append(el)
+    age = None if live.last_event_at is None else now - live.last_event_at
+    last = Text("last " if compact else "last event ", style="dim")
+    last.append(fmt_age(age), style="bold" if age is None or age < 600 else "bold red")
+    last.append(" ago" if age is not None else "", style="dim")
+    fields.append(last)
+    if live.judges_running:
+        fields.append(Text(f"grading: {live.judges_running} judge{'s' if live.judges_running > 1 else ''}",
+                           style="bold cyan"))
+    c = live.container
+    if c is not None:
+        ct = Text("ctr " if compact else "container ", style="dim")
+        if not compact:
+            ct.append(c.name, style="")
+            ct.append(" ")
+        st_style = "green" if c.state == "running" else "bold red"
+        ct.append(c.state or "?", style=st_style)
+        if c.exit_code is not None and c.state != "running":
+            ct.append(f" exit {c.exit_code}", style="red")
+        if c.oom_killed:
+            ct.append(" OOM", style="bold red")
+        if c.restart_count:
+            ct.append(f" restarts {c.restart_count}", style="yellow")
+        fields.append(ct)
+    if live.cpu_percent is not None or live.mem_bytes is not None:
+        r = Text()
+        if live.cpu_percent is not None:
+            r.append("cpu ", style="dim")
+            r.append(f"{live.cpu_percent:.0f}%")
+        if live.mem_bytes is not None:
+            r.append("  mem " if live.cpu_percent is not None else "mem ", style="dim")
+            r.append(fmt_bytes(live.mem_bytes))
+            if live.container and live.container.mem_limit_bytes:
+                r.append(f"/{fmt_bytes(live.container.mem_limit_bytes)}", style="dim")
+        fields.append(r)
+    if live.message:
+        fields.append(Text(live.message, style="italic yellow"))
+    return _wrap_units(fields, max(20, width))
+
+
+def alarm_line(a: Alarm, now: float) -> Text:
+    t = Text("⚠ ", style="bold red" if a.severity == "critical" else "bold yellow")
+    t.append(f"{fmt_age(now - a.t)} ago ", style="dim")
+    t.append(a.rule, style="bold")
+    t.append("  " + a.message)
+    return t
+
+
+# ---------------------------------------------------------------------------- the screen
+
+
+class LiveRunScreen(ReplayScreen):
+    """The replay screen of ``run_key`` following the run live (module docstring)."""
+
+    COMMANDS = {ScreenCommands}
+
+    BINDINGS = [
+        Binding("G,end", "last", "now", key_display="G"),
+        Binding("left_curly_bracket,B", "new_best(-1)", "prev best", show=False),
+        Binding("right_curly_bracket,b", "new_best(1)", "next best", show=False),
+        Binding("d", "toggle_detail", "detail", show=False),
+        Binding("space", "play", "play", show=False),
+        Binding("s,plus", "speed(1)", "speed", show=False),
+        Binding("t", "prompt('time')", "time", show=False),
+        Binding("u", "toggle_subs", "subs", show=False),
+        Binding("a", "alarms", "alarms", show=False),
+        Binding("r,f5", "refresh_live", "reload", show=False),
+        Binding("x", "stop_container", "stop"),
+        Binding("K", "kill_container", "kill"),
+        Binding("e", "shell", "shell"),
+        Binding("o", "open_file", "file"),
+    ]
+
+    CSS = """
+    LiveRunScreen #live-status { height: auto; padding: 0 1; background: $panel; }
+    LiveRunScreen #live-alarms { height: auto; max-height: 4; padding: 0 1; background: $error 25%; display: none; }
+    LiveRunScreen.-has-alarms #live-alarms { display: block; }
+    LiveRunScreen #top { height: 16; }
+    LiveRunScreen.-short #top { height: 9; }
+    LiveRunScreen #top #chart { width: 1fr; height: 1fr; }
+    LiveRunScreen #events { overflow-x: hidden; }
+    LiveRunScreen #subs { width: 58; height: 1fr; border: round $primary 40%; border-title-color: $text; }
+    LiveRunScreen #subs:focus { border: round $accent; }
+    LiveRunScreen.-no-subs #subs { display: none; }
+    LiveRunScreen.-no-chart #top #chart { display: none; }
+    LiveRunScreen.-no-chart #subs { width: 1fr; }
+    LiveRunScreen.-no-chart.-no-subs #top { display: none; }
+    """
+
+    def __init__(
+        self,
+        run_key: str,
+        *,
+        actions: Optional[LiveActions] = None,
+        live: Optional[LiveRun] = None,
+        now: Callable[[], float] = time.time,
+        run_command: Callable[[Sequence[str]], int] = subprocess.call,
+        clock: Optional[Callable[[], float]] = None,
+        name: Optional[str] = None,
+    ) -> None:
+        super().__init__(run_key, clock=clock, direct=False, name=name)
+        self.actions = actions
+        self.live = live
+        self.now = now
+        self.run_command = run_command
+        #: the selection follows the newest event
+        self.pinned: bool = True
+        #: events added since the selection left the newest event
+        self.new_count: int = 0
+        self.show_subs: Optional[bool] = None  # None: automatic (shown when wide)
+        self.show_chart: bool = True
+        self.waiting_note: Optional[str] = None
+        self.reloads: dict[str, int] = {"full": 0, "tail": 0, "idle": 0}
+        self._refreshing = False
+        self._busy = False
+        self._again = False
+        self._again_full = False
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        yield RunHeader(id="header")
+        yield Static(id="live-status")
+        yield Static(id="live-alarms")
+        with Horizontal(id="top"):
+            yield ScoreChart(id="chart")
+            yield SubmissionsTable(id="subs")
+        with Container(id="body"):
+            yield EventList(id="events")
+            yield EventDetail(id="detail")
+        yield PromptInput(id="prompt")
+        yield Footer()
+
+    def on_mount(self) -> None:  # runs before ReplayScreen.on_mount (Textual calls both)
+        self.query_one(SubmissionsTable).border_title = "submissions"
+        self.set_interval(1.0, self._tick)
+        self._show_live()
+
+    def _apply_layout(self) -> None:
+        super()._apply_layout()
+        narrow = self.size.width < NARROW_WIDTH
+        subs = self.show_subs if self.show_subs is not None else not narrow
+        chart = self.show_chart and not (narrow and subs)  # narrow: submissions take the chart's place
+        self.set_class(not subs, "-no-subs")
+        self.set_class(not chart, "-no-chart")
+
+    def action_toggle_subs(self) -> None:
+        narrow = self.size.width < NARROW_WIDTH
+        cur = self.show_subs if self.show_subs is not None else not narrow
+        self.show_subs = not cur
+        self._apply_layout()
+
+    def action_toggle_chart(self) -> None:
+        narrow = self.size.width < NARROW_WIDTH
+        if narrow and self.show_chart and self.has_class("-no-chart"):
+            self.show_subs = False  # narrow, submissions in the chart's place: bring the chart back
+        else:
+            self.show_chart = not self.show_chart
+        self._apply_layout()
+
+    # ------------------------------------------------------------------ live data in
+
+    def update_runs(self, runs: Sequence[LiveRun], messages: Sequence[str] = ()) -> None:
+        """A new supervisor snapshot: take this run's row and look for new events."""
+        for r in runs:
+            if r.run_key == self.run_key:
+                self.live = r
+                break
+        self._show_live()
+        self.refresh_live()
+
+    def _tick(self) -> None:
+        self._show_live()
+
+    def _show_live(self) -> None:
+        now = self.now()
+        width = max(20, self.size.width - 2)
+        self.query_one("#live-status", Static).update(live_status_text(self.live, now, width))
+        alarms = sorted(self.live.alarms, key=lambda a: a.t, reverse=True) if self.live else []
+        self.set_class(bool(alarms), "-has-alarms")
+        if alarms:
+            narrow = self.size.width < NARROW_WIDTH
+            shown = alarms[: 1 if narrow or self.has_class("-short") else 3]
+            t = Text()
+            for k, a in enumerate(shown):
+                if k:
+                    t.append("\n")
+                line = alarm_line(a, now)
+                if line.cell_len > width:
+                    line.truncate(width, overflow="ellipsis")
+                t.append_text(line)
+            if len(alarms) > len(shown):
+                t.append(f"\n… {len(alarms) - len(shown)} more (a: all alarms)" if not narrow
+                         else f"  (+{len(alarms) - len(shown)}, a)", style="dim")
+            self.query_one("#live-alarms", Static).update(t)
+
+    # ------------------------------------------------------------------ loading
+
+    def _load_run(self) -> None:  # called by ReplayScreen.on_mount
+        self.query_one(EventList).loading = True
+        self.refresh_live()
+
+    def refresh_live(self, full: bool = False) -> None:
+        """Look for new events now (one reload worker at a time; a request while busy runs after it).
+
+        ``full`` reads the whole run again instead of only what was appended.
+        """
+        if self._busy:
+            self._again = True
+            self._again_full = self._again_full or full
+            return
+        self._busy = True
+        self._again = False
+        self._again_full = False
+        self._reload(None if full else self.cursor, list(self.subs))
+
+    def action_refresh_live(self) -> None:
+        """``r``: read the whole run again (also catches rows rewritten in place)."""
+        self.refresh_live(full=True)
+
+    @work(thread=True, exclusive=False, group="live-reload", exit_on_error=False)
+    def _reload(self, base: Optional[ReplayCursor], base_subs: list[dict]) -> None:
+        try:
+            conn = self.app.conn  # type: ignore[attr-defined]
+            how, head, cur, subs = load_increment(conn, self.run_key, base, base_subs)
+        except Exception as e:
+            self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
+            self.post_message(LiveIdle())
+            return
+        if how == "idle":
+            self.post_message(LiveIdle())
+        elif how == "missing":
+            self.post_message(LiveWaiting(f"waiting for {self.run_key} to be recorded…"))
+        else:
+            self.post_message(LiveLoaded(base, head, cur, subs, full=how == "full"))
+
+    def _done(self) -> None:
+        self._busy = False
+        if self._again:
+            self.refresh_live(full=self._again_full)
+
+    @on(LiveIdle)
+    def _on_idle(self) -> None:
+        self.reloads["idle"] += 1
+        self._done()
+
+    @on(LiveWaiting)
+    def _on_waiting(self, msg: LiveWaiting) -> None:
+        self.waiting_note = msg.note
+        events = self.query_one(EventList)
+        events.loading = False
+        events.border_title = "events"
+        events.border_subtitle = Text(msg.note, style="italic").markup
+        self._done()
+
+    def _chart_data(self) -> Any:
+        head = dict(self.header or {})
+        if not head.get("timeout_s") and self.live and self.live.budget_s:
+            head["timeout_s"] = self.live.budget_s
+        end = self.cursor.end_elapsed if self.cursor else 0.0
+        if self.live and self.live.status in ("running", "grading") and self.live.elapsed_s:
+            end = max(end, self.live.elapsed_s)
+        return chart_data(head, self.subs, end_elapsed_s=end)
+
+    @on(LiveLoaded)
+    def _on_live_loaded(self, msg: LiveLoaded) -> None:
+        self.waiting_note = None
+        self.reloads["full" if msg.full else "tail"] += 1
+        try:
+            if self.cursor is None:
+                self._first_load(msg)
+            else:
+                self._apply_reload(msg)
+        finally:
+            self._done()
+
+    def _first_load(self, msg: LiveLoaded) -> None:
+        ReplayScreen._on_run_loaded(self, RunLoaded(msg.header, msg.cursor, msg.subs))
+        self.query_one(ScoreChart).set_data(self._chart_data())
+        self.query_one(SubmissionsTable).set_submissions(msg.subs, msg.cursor.start)
+        self._update_subs_title()
+        self.pinned = True
+        self.new_count = 0
+        msg.cursor.last()
+        self._moved(True)
+        self.call_after_refresh(self._follow)
+
+    def _apply_reload(self, msg: LiveLoaded) -> None:
+        old, new = self.cursor, msg.cursor
+        assert old is not None
+        added = max(0, new.n - old.n)
+        new.speed = old.speed
+        if old.query:
+            ids = [old.events.event_id[j] for j in old.matches]
+            new.query = old.query
+            new.matches = sorted(i for i in (new.events.index_of(e) for e in ids) if i is not None)
+        if self.pinned:
+            new.last()
+        else:
+            sel = old.events.event_id[old.index] if old.n else None
+            i = new.events.index_of(sel) if sel is not None else None
+            new.select(i if i is not None else min(old.index, max(0, new.n - 1)))
+            self.new_count += added
+            if old.playing:
+                new.playing, new.play_head = True, old.play_head
+        changed = (new.n != old.n) or (new.index != old.index)
+        self.cursor, self.header, self.subs = new, msg.header, msg.subs
+        self.query_one(RunHeader).set_header(msg.header)
+        self.query_one(ScoreChart).set_data(self._chart_data())
+        self.query_one(SubmissionsTable).set_submissions(msg.subs, new.start)
+        self._update_subs_title()
+        events = self.query_one(EventList)
+        top = events.scroll_y
+        events.set_timeline(new, new.index)
+        if not self.pinned:
+            events.scroll_to(y=top, animate=False, immediate=True)
+        self._refreshing = True
+        try:
+            self._moved(changed)
+        finally:
+            self._refreshing = False
+        if self.pinned:
+            self.call_after_refresh(self._follow)
+
+    def _follow(self) -> None:
+        """Scroll the list to the selected (newest) event once the new virtual size is laid out.
+
+        ``EventList.select`` right after ``set_timeline`` with more rows is clamped to the
+        old scroll range; selecting again after the refresh reaches the bottom.
+        """
+        if self.cursor is not None and self.pinned:
+            self.query_one(EventList).select(self.cursor.index)
+
+    def _update_subs_title(self) -> None:
+        t = self.query_one(SubmissionsTable)
+        n_agent = sum(1 for s in self.subs if s.get("kind") != "auto")
+        n_auto = len(self.subs) - n_agent
+        t.border_title = f"submissions {n_agent} agent · {n_auto} auto"
+
+    # ------------------------------------------------------------------ pinning
+
+    def _moved(self, changed: bool = True) -> None:
+        cur = self.cursor
+        if cur is not None and not self._refreshing:
+            at_end = cur.n == 0 or cur.index >= cur.n - 1
+            self.pinned = at_end
+            if at_end:
+                self.new_count = 0
+        super()._moved(changed)
+
+    def _update_status(self) -> None:
+        cur = self.cursor
+        if cur is None:
+            return
+        events = self.query_one(EventList)
+        events.border_title = f"events {cur.index + 1:,}/{cur.n:,}"
+        sub = Text()
+        if self.pinned:
+            sub.append("● now", style="bold green")
+        elif self.new_count:
+            sub.append(f" ▼ {self.new_count:,} new ", style="bold black on yellow")
+            sub.append(" G: now", style="yellow")
+        else:
+            sub.append("⏸ paused here", style="yellow")
+            sub.append(" · G: now", style="dim")
+        if cur.playing:
+            sub.append(f"  ▶ {cur.speed}×", style="bold green")
+        sub.append(f"  {format_elapsed(cur.play_head if cur.playing else cur.position())}")
+        if cur.query:
+            num = cur.match_number
+            sub.append(f"  /{cur.query} ", style="yellow")
+            sub.append(f"{num if num else '–'}/{len(cur.matches)}", style="yellow")
+        events.border_subtitle = sub.markup
+
+    @on(DataTable.RowSelected, "#subs")
+    def _on_sub_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        cur = self.cursor
+        rnd = self.query_one(SubmissionsTable).selected_round
+        if cur is None or rnd is None:
+            return
+        idx = next((i for i in cur.submission_idx if cur.round[i] == rnd), None)
+        if idx is None:
+            self.notify(f"{rnd}: no graded event in the timeline yet", timeout=3)
+            return
+        self._do(lambda: cur.select(idx))
+        self.query_one(EventList).focus()
+
+    # ------------------------------------------------------------------ actions
+
+    def action_stop_container(self) -> None:
+        confirm_container_action(self, self.actions, self.run_key, self.live, "stop")
+
+    def action_kill_container(self) -> None:
+        confirm_container_action(self, self.actions, self.run_key, self.live, "kill")
+
+    def action_shell(self) -> None:
+        open_shell(self, self.actions, self.run_key, self.run_command)
+
+    def action_open_file(self) -> None:
+        open_run_file(self, self.actions, self.run_key, self.run_command)
+
+    def action_alarms(self) -> None:
+        from .runs import AlarmsScreen
+
+        alarms = list(self.live.alarms) if self.live else []
+        if not alarms:
+            self.notify("no alarm on this run", timeout=2)
+            return
+        self.app.push_screen(AlarmsScreen(alarms, self.now(), title=f"Alarms of {self.run_key}"))
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(LIVE_KEYS, title="Live run keys"))
+
+    def action_back(self) -> None:
+        if self.maximized is not None:
+            self.action_restore()
+            return
+        if self._play_timer is not None:
+            self._play_timer.pause()
+        if len(self.app.screen_stack) <= 2:
+            self.app.exit()
+        else:
+            self.app.pop_screen()
+
+    def palette_commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
+        return [
+            ("Live: back to now", "follow the newest event (G)", self.action_last),
+            ("Live: reload events", "read the whole run again (r)", self.action_refresh_live),
+            ("Live: stop the work container", "docker stop, asks first (x)", self.action_stop_container),
+            ("Live: kill the work container", "docker kill, asks first (K)", self.action_kill_container),
+            ("Live: shell in the work container", "docker exec -it … sh (e)", self.action_shell),
+            ("Live: open a run file", "run_agent.log, agent_output.txt… in $PAGER (o)", self.action_open_file),
+            ("Live: toggle submissions", "u", self.action_toggle_subs),
+            ("Live: alarms of this run", "a", self.action_alarms),
+            ("Live: keys", "help (?)", self.action_help),
+        ]

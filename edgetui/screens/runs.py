@@ -1,0 +1,562 @@
+"""Runs screen: every live run in one table — the app's home while anything is live.
+
+Data comes in only through :class:`RunsUpdated` (a list of
+:class:`~edgetui.live.model.LiveRun` snapshots plus supervisor notes), posted
+by the supervisor's thread worker; :meth:`RunsScreen.update_runs` is the same
+entry point as a method. The screen keeps the newest snapshot, sorts and
+filters it in memory and hands rows to :class:`~edgetui.widgets.runs_table.RunsTable`.
+
+Alarms are loud: a red banner with the count and the latest alarm, a toast
+for every new alarm (error severity and a bell for critical ones), and ``a``
+lists them all. Enter opens the :class:`~edgetui.screens.live_run.LiveRunScreen`
+of the selected run; ``x`` / ``K`` / ``e`` / ``o`` act on the selected run
+like they do there.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+from rich.table import Table
+from rich.text import Text
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from edgetui.live.model import Alarm, LiveRun
+
+from ..widgets.fmt import fmt_count, fmt_usd
+from ..widgets.runs_table import (
+    SORT_KEYS,
+    STATUS_COLORS,
+    RunsTable,
+    filter_runs,
+    fmt_age,
+    sort_runs,
+    status_text,
+    tier_for,
+)
+from .live_run import (
+    LiveActions,
+    LiveRunScreen,
+    ScreenCommands,
+    _wrap_units,
+    confirm_container_action,
+    open_run_file,
+    open_shell,
+)
+from .replay import HelpScreen
+
+__all__ = [
+    "AlarmsScreen",
+    "MessagesScreen",
+    "RUNS_KEYS",
+    "RunsScreen",
+    "RunsUpdated",
+    "dispatch_runs_updated",
+]
+
+#: Supervisor notes kept for ``m``.
+MAX_MESSAGES = 500
+#: Toasts for new alarms in one update before the rest are summed up.
+MAX_ALARM_TOASTS = 3
+
+RUNS_KEYS: list[tuple[str, str]] = [
+    ("↑ ↓  pgup pgdn", "choose a run"),
+    ("enter", "open the live run (chart, events, submissions, alarms)"),
+    ("s  /  S", "sort by the next column / reverse the order"),
+    ("/", "filter: words match run id, task, model, agent, status, host, flags"),
+    ("esc", "clear the filter"),
+    ("a", "all alarms, newest first"),
+    ("m", "supervisor notes"),
+    ("x  /  K", "stop / kill the selected run's work container (asks first)"),
+    ("e", "shell in the selected run's work container (app suspended)"),
+    ("o", "open a run file in $PAGER (app suspended)"),
+    ("ctrl+p", "command palette"),
+    ("?", "this help"),
+    ("q", "quit (back, when the runs were opened over another screen)"),
+    ("", ""),
+    ("status", "● running · grading · finished · aborted · gone; ⚠N alarms, ⚑ infra error, OOM"),
+    ("subs · last", "agent / auto-eval submissions · age of the run's last event"),
+]
+
+
+class RunsUpdated(Message):
+    """A supervisor snapshot: every run it watches, and its new notes (one line each)."""
+
+    def __init__(self, runs: Sequence[LiveRun], messages: Sequence[str] = ()) -> None:
+        self.runs = list(runs)
+        self.messages = list(messages)
+        super().__init__()
+
+
+def dispatch_runs_updated(app: App, runs: Sequence[LiveRun], messages: Sequence[str] = ()) -> int:
+    """Hand a snapshot to every screen of the stack that takes one (``update_runs``); returns how many."""
+    n = 0
+    for screen in list(app.screen_stack):
+        upd = getattr(screen, "update_runs", None)
+        if callable(upd):
+            upd(runs, messages)
+            n += 1
+    return n
+
+
+# ---------------------------------------------------------------------------- modals
+
+
+class _ListModal(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,a,m", "dismiss", "close")]
+    DEFAULT_CSS = """
+    _ListModal { align: center middle; background: $background 60%; }
+    _ListModal > Vertical { width: 90%; max-width: 140; height: auto; max-height: 90%;
+        border: round $error; background: $panel; padding: 0 1; }
+    _ListModal.-notes > Vertical { border: round $primary; }
+    _ListModal VerticalScroll { height: auto; max-height: 100%; }
+    """
+
+    def __init__(self, title: str, body: Any, *, notes: bool = False) -> None:
+        super().__init__(classes="-notes" if notes else "")
+        self.title_text = title
+        self.body = body
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as v:
+            v.border_title = self.title_text
+            v.border_subtitle = "esc closes"
+            with VerticalScroll():
+                yield Static(self.body)
+
+    def action_dismiss(self) -> None:  # type: ignore[override]
+        self.dismiss(None)
+
+
+class AlarmsScreen(_ListModal):
+    """Alarms, newest first: age, severity, rule, run, message."""
+
+    def __init__(self, alarms: Iterable[Alarm], now: float, title: str = "Alarms") -> None:
+        alarms = sorted(alarms, key=lambda a: a.t, reverse=True)
+        t = Table(box=None, show_header=True, header_style="bold", padding=(0, 1), expand=True)
+        t.add_column("age", justify="right", no_wrap=True)
+        t.add_column("", no_wrap=True)
+        t.add_column("rule", no_wrap=True)
+        t.add_column("run", no_wrap=True, overflow="ellipsis", max_width=44)
+        t.add_column("message", ratio=1)
+        for a in alarms:
+            crit = a.severity == "critical"
+            t.add_row(fmt_age(now - a.t), Text("⚠", style="bold red" if crit else "bold yellow"),
+                      Text(a.rule, style="bold"), Text(a.run_key, style="cyan"), a.message)
+        super().__init__(f"{title} ({len(alarms)})", t)
+
+
+class MessagesScreen(_ListModal):
+    """The supervisor's notes, newest last."""
+
+    def __init__(self, messages: Sequence[str]) -> None:
+        body = Text("\n".join(messages) if messages else "no notes yet", style="" if messages else "dim")
+        super().__init__(f"Supervisor notes ({len(messages)})", body, notes=True)
+
+
+# ---------------------------------------------------------------------------- the screen
+
+
+class RunsScreen(Screen):
+    """Table of live runs; keys in :data:`RUNS_KEYS`."""
+
+    COMMANDS = {ScreenCommands}
+
+    BINDINGS = [
+        Binding("enter", "open", "open", key_display="enter"),
+        Binding("s", "sort(1)", "sort"),
+        Binding("S", "reverse", "reverse", show=False),
+        Binding("slash", "filter", "filter", key_display="/"),
+        Binding("escape", "clear_filter", "clear filter", show=False),
+        Binding("a", "alarms", "alarms"),
+        Binding("m", "messages", "notes", show=False),
+        Binding("x", "stop_container", "stop"),
+        Binding("K", "kill_container", "kill"),
+        Binding("e", "shell", "shell", show=False),
+        Binding("o", "open_file", "file", show=False),
+        Binding("question_mark", "help", "help", key_display="?"),
+        Binding("q", "quit_or_back", "quit"),
+    ]
+
+    CSS = """
+    RunsScreen #runs-title { height: auto; padding: 0 1; background: $panel; }
+    RunsScreen #alarm-banner { height: auto; max-height: 2; padding: 0 1; background: $error; color: $text;
+        text-style: bold; display: none; }
+    RunsScreen.-alarms #alarm-banner { display: block; }
+    RunsScreen #runs-filter { border: tall $accent 60%; height: 3; }
+    RunsScreen #runs-table { height: 1fr; border: round $primary 40%; border-title-color: $text;
+        border-subtitle-color: $text-muted; }
+    RunsScreen #runs-table:focus { border: round $accent; }
+    RunsScreen #runs-empty { height: auto; padding: 1 2; display: none; }
+    RunsScreen.-empty #runs-empty { display: block; }
+    RunsScreen #runs-selected { height: auto; max-height: 3; padding: 0 1; background: $panel; }
+    RunsScreen #runs-notes { height: 1; padding: 0 1; color: $text-muted; }
+    """
+
+    def __init__(
+        self,
+        *,
+        actions: Optional[LiveActions] = None,
+        now: Callable[[], float] = time.time,
+        run_command: Callable[[Sequence[str]], int] = subprocess.call,
+        runs: Sequence[LiveRun] = (),
+        name: Optional[str] = None,
+    ) -> None:
+        super().__init__(name=name)
+        self.actions = actions
+        self.now = now
+        self.run_command = run_command
+        self.runs: list[LiveRun] = list(runs)
+        self.shown: list[LiveRun] = []
+        self.messages: list[str] = []
+        self.sort_index = 0
+        self.reverse = False
+        self.filter_text = ""
+        self.updates = 0
+        self.seen_alarms: set[tuple[str, str]] = set()
+        self._first_alarms = True
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="runs-title")
+        yield Static(id="alarm-banner")
+        yield Input(placeholder="filter runs: words match run id, task, model, agent, status, host, flags "
+                                "(enter keeps · esc clears)", id="runs-filter")
+        yield RunsTable(id="runs-table")
+        yield Static(id="runs-empty")
+        yield Static(id="runs-selected")
+        yield Static(id="runs-notes")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#runs-filter", Input).display = False
+        self.query_one(RunsTable).focus()
+        self.set_interval(1.0, self._tick)
+        self._render_all()
+
+    def on_resize(self) -> None:
+        self._render_all()
+
+    @property
+    def sort_key(self) -> str:
+        return SORT_KEYS[self.sort_index][0]
+
+    @property
+    def by_key(self) -> dict[str, LiveRun]:
+        return {r.run_key: r for r in self.runs}
+
+    @property
+    def selected_run_key(self) -> Optional[str]:
+        return self.query_one(RunsTable).selected_run_key
+
+    @property
+    def selected_run(self) -> Optional[LiveRun]:
+        rk = self.selected_run_key
+        return self.by_key.get(rk) if rk else None
+
+    # ------------------------------------------------------------------ data in
+
+    @on(RunsUpdated)
+    def _on_runs_updated(self, msg: RunsUpdated) -> None:
+        """Posted to this screen (thread-safe from a worker): update every screen that shows live data."""
+        msg.stop()
+        dispatch_runs_updated(self.app, msg.runs, msg.messages)
+        if self not in self.app.screen_stack:  # not pushed yet / already popped: still keep the data
+            self.update_runs(msg.runs, msg.messages)
+
+    def update_runs(self, runs: Sequence[LiveRun], messages: Sequence[str] = ()) -> None:
+        """Take a new snapshot (replaces the previous one) and new supervisor notes."""
+        self.runs = list(runs)
+        self.updates += 1
+        recent = set(self.messages[-50:])
+        for m in messages:
+            if m and m not in recent:
+                self.messages.append(m)
+                recent.add(m)
+        del self.messages[:-MAX_MESSAGES]
+        self._raise_alarms()
+        if self.is_mounted and self.is_current:
+            self._render_all()
+
+    def _raise_alarms(self) -> None:
+        alarms = [a for r in self.runs for a in r.alarms]
+        # an alarm is new when its (run, rule) was not raised in the previous snapshot, so a
+        # standing alarm whose text or time is refreshed by the supervisor does not toast again
+        keys = {(a.run_key, a.rule) for a in alarms}
+        new = [a for a in alarms if (a.run_key, a.rule) not in self.seen_alarms]
+        self.seen_alarms = keys
+        if not new or not self.is_mounted:
+            return
+        new.sort(key=lambda a: a.t)
+        crit = any(a.severity == "critical" for a in new)
+        if self._first_alarms and len(new) > 1:
+            latest = new[-1]
+            self.notify(f"{len(new)} alarms on {len({a.run_key for a in new})} runs; latest: "
+                        f"{latest.run_key} {latest.rule}: {latest.message}\n(a: list them)",
+                        title="alarms", severity="error" if crit else "warning", timeout=10)
+        else:
+            for a in new[-MAX_ALARM_TOASTS:]:
+                self.notify(f"{a.run_key}\n{a.message}", title=f"alarm · {a.rule}",
+                            severity="error" if a.severity == "critical" else "warning", timeout=10)
+            if len(new) > MAX_ALARM_TOASTS:
+                self.notify(f"… and {len(new) - MAX_ALARM_TOASTS} more (a: list them)", title="alarms",
+                            severity="warning", timeout=10)
+        self._first_alarms = False
+        if crit:
+            self.app.bell()
+
+    def _tick(self) -> None:
+        if self.runs and self.is_current:
+            self._render_all()
+
+    def on_screen_resume(self) -> None:
+        self._render_all()
+
+    # ------------------------------------------------------------------ render
+
+    def _render_all(self) -> None:
+        now = self.now()
+        width = max(20, self.size.width)
+        table = self.query_one(RunsTable)
+        self.shown = sort_runs(filter_runs(self.runs, self.filter_text), self.sort_key, self.reverse, now=now)
+        tier = tier_for(width)
+        table.show(self.shown, now, tier=tier, sort_key=self.sort_key, reverse=self.reverse,
+                   available=max(20, width - 2 - 1))
+        label = SORT_KEYS[self.sort_index][1]
+        title = f"runs {len(self.shown):,}" + (f" of {len(self.runs):,}" if len(self.shown) != len(self.runs) else "")
+        table.border_title = title
+        sub = Text()
+        sub.append(f"sort {label} {'▼' if self.reverse else '▲'}", style="")
+        if self.filter_text:
+            sub.append(f"  /{self.filter_text}", style="yellow")
+        table.border_subtitle = sub.markup
+        self.query_one("#runs-title", Static).update(self._title_text(width - 2))
+        self._render_banner(now, width - 2)
+        self._render_selected(now, width - 2)
+        self._render_empty()
+        notes = self.query_one("#runs-notes", Static)
+        if self.messages:
+            t = Text("› ", style="dim")
+            t.append(self.messages[-1])
+            if len(self.messages) > 1:
+                t.append(f"   (m: {len(self.messages)} notes)", style="dim")
+            t.truncate(max(10, width - 2), overflow="ellipsis")
+            notes.update(t)
+        else:
+            notes.update(Text("› waiting for the supervisor…" if not self.updates else "", style="dim"))
+
+    def _title_text(self, width: int) -> Text:
+        counts: dict[str, int] = {}
+        for r in self.runs:
+            counts[r.status] = counts.get(r.status, 0) + 1
+        head = Text()
+        head.append("edgetui ", style="bold bright_magenta")
+        head.append("live", style="bold")
+        fields = [head, Text(f"{len(self.runs)} run{'s' if len(self.runs) != 1 else ''}", style="bold")]
+        for st in ("running", "grading", "aborted", "gone", "finished"):
+            if counts.get(st):
+                t = Text("● ", style=STATUS_COLORS.get(st, ""))
+                t.append(f"{counts[st]} {st}", style=STATUS_COLORS.get(st, ""))
+                fields.append(t)
+        n_alarms = sum(len(r.alarms) for r in self.runs)
+        if n_alarms:
+            fields.append(Text(f"⚠ {n_alarms} alarm{'s' if n_alarms != 1 else ''}", style="bold red"))
+        cost = sum(r.cost_usd for r in self.runs if r.cost_usd is not None)
+        tokens = sum(r.tokens for r in self.runs)
+        if cost:
+            fields.append(Text(fmt_usd(cost), style="yellow"))
+        if tokens:
+            fields.append(Text(f"{fmt_count(tokens)} tok", style="dim"))
+        return _wrap_units(fields, max(20, width), sep=" · ")
+
+    def _render_banner(self, now: float, width: int) -> None:
+        alarms = [a for r in self.runs for a in r.alarms]
+        self.set_class(bool(alarms), "-alarms")
+        if not alarms:
+            return
+        latest = max(alarms, key=lambda a: a.t)
+        n_runs = len({a.run_key for a in alarms})
+        t = Text()
+        t.append(f"⚠ {len(alarms)} alarm{'s' if len(alarms) != 1 else ''}")
+        t.append(f" on {n_runs} run{'s' if n_runs != 1 else ''}" if n_runs > 1 else "")
+        t.append(f" · latest {fmt_age(now - latest.t)} ago: ")
+        t.append(f"{latest.rule} ", style="underline")
+        run = self.by_key.get(latest.run_key)
+        who = latest.run_key if width >= 120 or run is None else run.task_id
+        t.append(f"{who} — {latest.message}", style="not bold")
+        t.append("  (a: list)", style="not bold")
+        self.query_one("#alarm-banner", Static).update(t)
+
+    def _render_selected(self, now: float, width: int) -> None:
+        r = self.selected_run
+        box = self.query_one("#runs-selected", Static)
+        if r is None:
+            box.update("")
+            return
+        fields: list[Text] = []
+        ident = Text(r.run_key, style="bold")
+        fields.append(ident)
+        if r.model or r.agent:
+            m = Text(r.model or r.agent or "")
+            if r.model and r.agent:
+                m.append(f" ({r.agent})", style="dim")
+            fields.append(m)
+        fields.append(status_text(r))
+        if r.best_round:
+            fields.append(Text(f"best at {r.best_round}", style="dim"))
+        if r.judges_running:
+            fields.append(Text(f"{r.judges_running} judge{'s' if r.judges_running > 1 else ''} grading",
+                               style="cyan"))
+        c = r.container
+        if c is not None:
+            ct = Text(f"{c.name} ", style="dim")
+            ct.append(c.state or "?", style="green" if c.state == "running" else "red")
+            fields.append(ct)
+        if r.alarms:
+            a = max(r.alarms, key=lambda x: x.t)
+            fields.append(Text(f"⚠ {a.rule}: {a.message}", style="bold red"))
+        if r.message:
+            fields.append(Text(r.message, style="italic yellow"))
+        box.update(_wrap_units(fields, max(20, width)))
+
+    def _render_empty(self) -> None:
+        empty = not self.shown
+        self.set_class(empty, "-empty")
+        if not empty:
+            return
+        if self.runs:
+            text = Text(f"No run matches “{self.filter_text}”. esc clears the filter.", style="italic")
+        elif self.updates:
+            text = Text("No live run found yet: the supervisor is watching; runs appear here as they start.",
+                        style="italic")
+        else:
+            text = Text("Waiting for the supervisor's first look at runs and containers…", style="dim italic")
+        self.query_one("#runs-empty", Static).update(text)
+
+    @on(DataTable.RowHighlighted, "#runs-table")
+    def _on_highlight(self) -> None:
+        self._render_selected(self.now(), max(20, self.size.width - 2))
+
+    # ------------------------------------------------------------------ sort / filter
+
+    def action_sort(self, step: int = 1) -> None:
+        self.sort_index = (self.sort_index + step) % len(SORT_KEYS)
+        self._render_all()
+        self.notify(f"sort by {SORT_KEYS[self.sort_index][1]} (s: next · S: reverse)", timeout=1.5)
+
+    def action_reverse(self) -> None:
+        self.reverse = not self.reverse
+        self._render_all()
+
+    def action_filter(self) -> None:
+        f = self.query_one("#runs-filter", Input)
+        f.display = True  # inline, so the input is focusable before the next style pass
+        f.value = self.filter_text
+        self.set_focus(f)  # now, not later: keys typed right after / go to the input
+
+    @on(Input.Changed, "#runs-filter")
+    def _on_filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value.strip()
+        self._render_all()
+
+    @on(Input.Submitted, "#runs-filter")
+    def _on_filter_submitted(self) -> None:
+        self.query_one("#runs-filter", Input).display = False
+        self.query_one(RunsTable).focus()
+
+    def action_clear_filter(self) -> None:
+        f = self.query_one("#runs-filter", Input)
+        was = f.display or self.filter_text
+        f.display = False
+        if f.value:
+            f.value = ""
+        self.filter_text = ""
+        self.query_one(RunsTable).focus()
+        if was:
+            self._render_all()
+
+    # ------------------------------------------------------------------ open / act
+
+    @on(DataTable.RowSelected, "#runs-table")
+    def _on_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open()
+
+    def action_open(self) -> None:
+        rk = self.selected_run_key
+        if rk:
+            self.open_run(rk)
+
+    def open_run(self, run_key: str) -> None:
+        """Push the live run screen of ``run_key`` (with this screen's actions and the newest snapshot)."""
+        self.app.push_screen(LiveRunScreen(run_key, actions=self.actions, live=self.by_key.get(run_key),
+                                           now=self.now, run_command=self.run_command))
+
+    def _need_selection(self) -> Optional[str]:
+        rk = self.selected_run_key
+        if rk is None:
+            self.notify("no run selected", timeout=2)
+        return rk
+
+    def action_stop_container(self) -> None:
+        rk = self._need_selection()
+        if rk:
+            confirm_container_action(self, self.actions, rk, self.by_key.get(rk), "stop")
+
+    def action_kill_container(self) -> None:
+        rk = self._need_selection()
+        if rk:
+            confirm_container_action(self, self.actions, rk, self.by_key.get(rk), "kill")
+
+    def action_shell(self) -> None:
+        rk = self._need_selection()
+        if rk:
+            open_shell(self, self.actions, rk, self.run_command)
+
+    def action_open_file(self) -> None:
+        rk = self._need_selection()
+        if rk:
+            open_run_file(self, self.actions, rk, self.run_command)
+
+    def action_alarms(self) -> None:
+        alarms = [a for r in self.runs for a in r.alarms]
+        if not alarms:
+            self.notify("no alarm", timeout=2)
+            return
+        self.app.push_screen(AlarmsScreen(alarms, self.now()))
+
+    def action_messages(self) -> None:
+        self.app.push_screen(MessagesScreen(self.messages))
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(RUNS_KEYS, title="Runs keys"))
+
+    def action_quit_or_back(self) -> None:
+        if len(self.app.screen_stack) <= 2:
+            self.app.exit()
+        else:
+            self.app.pop_screen()
+
+    def palette_commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
+        return [
+            ("Runs: open the selected run", "enter", self.action_open),
+            ("Runs: sort by the next column", "s", self.action_sort),
+            ("Runs: reverse the sort", "S", self.action_reverse),
+            ("Runs: filter", "/", self.action_filter),
+            ("Runs: all alarms", "a", self.action_alarms),
+            ("Runs: supervisor notes", "m", self.action_messages),
+            ("Runs: stop the selected work container", "asks first (x)", self.action_stop_container),
+            ("Runs: kill the selected work container", "asks first (K)", self.action_kill_container),
+            ("Runs: shell in the selected work container", "e", self.action_shell),
+            ("Runs: open a run file", "o", self.action_open_file),
+            ("Runs: keys", "?", self.action_help),
+        ]

@@ -1,0 +1,756 @@
+"""Live views through Textual's Pilot: runs table (status, sort, filter, alarms), live run screen
+(pinned to now, incremental reload, "N new", submissions), container actions behind a confirmation,
+layouts at 80×24 and 160×48.
+
+Data: runs written with the real :class:`edgetui.recorder.Recorder` into a DuckDB file, and
+:class:`edgetui.live.model.LiveRun` snapshots handed to the screens in :class:`RunsUpdated`
+messages, as the supervisor's worker will. Container effects go to a recording fake
+(:class:`FakeActions`); the real Docker effects are the live core's tests.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+import pytest
+from rich.text import Text
+from textual.app import App
+
+from edgetui import store
+from edgetui.db import open_db
+from edgetui.events import Event, Usage
+from edgetui.live.model import Alarm, ContainerInfo, LiveRun
+from edgetui.recorder import Recorder
+from edgetui.records import RunInfo, TaskInfo, make_run_key
+from edgetui.screens.confirm import ChoiceScreen, ConfirmScreen
+from edgetui.screens.live_run import LiveRunScreen, SubmissionsTable, SupervisorActions, load_increment, tail_start
+from edgetui.screens.runs import AlarmsScreen, RunsScreen, RunsUpdated, dispatch_runs_updated
+from edgetui.widgets import EventList, RunHeader, ScoreChart
+from edgetui.widgets.runs_table import (
+    RunsTable,
+    budget_bar,
+    filter_runs,
+    fmt_age,
+    fmt_hm,
+    sort_runs,
+    status_text,
+)
+
+APP_TCSS = Path(__file__).resolve().parents[1] / "edgetui" / "app.tcss"
+T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
+NOW = T0 + 5 * 3600 + 12 * 60  # 5:12 into the runs
+
+
+# ---------------------------------------------------------------------------- database builders
+
+
+def _settle(conn) -> None:
+    """Close a pending result (DuckDB 2.0 refuses ``register`` after an unfinished ``fetchone``)."""
+    conn.execute("SELECT 1").fetchall()
+
+
+class LiveRunWriter:
+    """Writes one growing run through the Recorder: events every ``step`` seconds, graded rounds."""
+
+    def __init__(self, conn, run_id: str, task_id: str, *, start: float = T0, step: float = 30.0,
+                 score_task: bool = True, model: str = "claude-opus-4", status: str = "running") -> None:
+        self.conn = conn
+        self.rec = Recorder(conn)
+        _settle(conn)
+        self.rk = make_run_key("local", run_id, task_id)
+        self.run_id, self.task_id = run_id, task_id
+        self.start, self.step = start, step
+        self.score_task = score_task
+        self.i = 0
+        self.off = 0
+        self.subs: list[dict] = []
+        self.best: Optional[float] = None
+        self.rec.upsert_task(TaskInfo(task_id=task_id, name=task_id.replace("-", " "), selection="score_first"
+                                      if score_task else "pass_rate_first", assumed=False))
+        _settle(conn)
+        self.rec.upsert_run(self.rk, RunInfo(host="local", run_id=run_id, task_id=task_id, agent="claude",
+                                             model=model, timeout_s=12 * 3600.0, started_at=start, layout="flat"),
+                            status=status, score_task=score_task,
+                            selection="score_first" if score_task else "pass_rate_first")
+        _settle(conn)
+
+    def attach(self, conn) -> "LiveRunWriter":
+        """Write through ``conn`` from now on (e.g. a cursor of the app's connection)."""
+        self.conn = conn
+        self.rec = Recorder(conn)
+        _settle(conn)
+        return self
+
+    def t_of(self, i: int) -> float:
+        return self.start + 5.0 + i * self.step
+
+    def add(self, n: int) -> list[str]:
+        """Append ``n`` events (a graded agent round every 20th); returns their summaries."""
+        events = []
+        graded = False
+        for _ in range(n):
+            i = self.i
+            kind = ("thinking", "tool_call", "tool_result", "agent_message")[i % 4]
+            summary = f"{kind} #{i}"
+            kw: dict[str, Any] = {}
+            src = "agent_output.txt"
+            if i and i % 20 == 0:
+                kind = "judge_result"
+                rnd = f"agent-{len(self.subs) + 1}"
+                score = round(40.0 + 2.5 * len(self.subs), 2)
+                new_best = self.best is None or score > self.best
+                self.best = max(score, self.best or score)
+                self.subs.append(dict(round=rnd, kind="agent", n=len(self.subs) + 1, status="graded",
+                                      t=self.t_of(i), elapsed_s=self.t_of(i) - self.start, pass_rate=0.5,
+                                      score=score, valid=True, is_new_best=new_best, best_round=rnd,
+                                      best_score=self.best, best_pass_rate=0.5, summary="10/20 passed"))
+                summary = f"{rnd} graded: score {score}"
+                kw = dict(round=rnd, data={"round": rnd, "score": score})
+                src = f"submissions/{rnd}/report.json"
+                graded = True
+            elif kind == "agent_message":
+                kw = dict(message_id=f"m{i}", model="claude-opus-4",
+                          usage=Usage(input_tokens=1000, output_tokens=200))
+            events.append(Event(run_key=self.rk, kind=kind, source=src, offset=self.off, sub=0, t=self.t_of(i),
+                                summary=summary, **kw))
+            self.off += 100
+            self.i += 1
+        self.rec.insert_events(self.rk, events)
+        _settle(self.conn)
+        if graded:
+            self.rec.replace_submissions(self.rk, [dict(s) for s in self.subs])
+            _settle(self.conn)
+        self.rec.update_run(self.rk, n_events=self.i, last_event_at=self.t_of(self.i - 1),
+                            best_score=self.best, agent_submissions=len(self.subs))
+        _settle(self.conn)
+        return [e.summary for e in events]
+
+    @property
+    def last_t(self) -> float:
+        return self.t_of(self.i - 1)
+
+
+def live(rk_or_writer: Any, **kw: Any) -> LiveRun:
+    """A LiveRun snapshot (defaults: running, 5:12 of 12:00, a running work container)."""
+    if isinstance(rk_or_writer, LiveRunWriter):
+        w = rk_or_writer
+        kw.setdefault("last_event_at", w.last_t)
+        kw.setdefault("best_display", w.best)
+        kw.setdefault("agent_submissions", len(w.subs))
+        kw.setdefault("score_task", w.score_task)
+        rk = w.rk
+    else:
+        rk = rk_or_writer
+    host, run_id, task_id = rk.split("/", 2)
+    kw.setdefault("status", "running")
+    kw.setdefault("elapsed_s", 5 * 3600 + 12 * 60)
+    kw.setdefault("budget_s", 12 * 3600)
+    kw.setdefault("model", "claude-opus-4")
+    kw.setdefault("agent", "claude")
+    kw.setdefault("started_at", T0)
+    if "container" not in kw and kw["status"] in ("running", "grading"):
+        kw["container"] = ContainerInfo(id="c0ffee" + "0" * 58, name=f"sforge.run.{task_id}.{run_id}",
+                                        role="work", state="running")
+    return LiveRun(run_key=rk, host=host, run_id=run_id, task_id=task_id, **kw)
+
+
+def alarm(rk: str, rule: str = "stall", t: float = NOW - 60, severity: str = "warning",
+          message: str = "no agent action for 25 min") -> Alarm:
+    return Alarm(run_key=rk, rule=rule, severity=severity, t=t, message=message)
+
+
+class FakeActions:
+    """Records what the screens ask the live core to do."""
+
+    def __init__(self, files: Sequence[str] = ("run_agent.log", "agent_output.txt")) -> None:
+        self.calls: list[tuple[str, str]] = []
+        self.files = set(files)
+
+    def stop(self, run_key: str) -> None:
+        self.calls.append(("stop", run_key))
+
+    def kill(self, run_key: str) -> None:
+        self.calls.append(("kill", run_key))
+
+    def shell_argv(self, run_key: str) -> Optional[list[str]]:
+        self.calls.append(("shell", run_key))
+        return ["docker", "exec", "-it", "c0ffee", "sh"]
+
+    def file_path(self, run_key: str, name: str) -> Optional[str]:
+        return f"/runs/{run_key}/{name}" if name in self.files else None
+
+
+class LiveApp(App):
+    """A small app holding the DuckDB connection (screens read ``app.conn``) with the Runs screen as home."""
+
+    CSS_PATH = str(APP_TCSS)
+
+    def __init__(self, db_path: Path, *, actions: Any = None, now: Callable[[], float] = lambda: NOW,
+                 run_command: Callable[[Sequence[str]], int] = lambda argv: 0) -> None:
+        super().__init__()
+        self.db_path = db_path
+        self.conn = open_db(db_path)
+        self.actions = actions
+        self._now = now
+        self.run_command = run_command
+
+    def on_mount(self) -> None:
+        self.push_screen(RunsScreen(actions=self.actions, now=self._now, run_command=self.run_command))
+
+    def on_unmount(self) -> None:
+        self.conn.close()
+
+
+async def wait_for(pilot, cond: Callable[[], bool], timeout: float = 10.0) -> None:
+    t0 = time.monotonic()
+    while not cond():
+        if time.monotonic() - t0 > timeout:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.02)
+
+
+def table_rows(screen: RunsScreen) -> list[list[str]]:
+    t = screen.query_one(RunsTable)
+    return [[c.plain if isinstance(c, Text) else str(c) for c in t.get_row_at(i)] for i in range(t.row_count)]
+
+
+def col(screen: RunsScreen, key: str) -> list[str]:
+    t = screen.query_one(RunsTable)
+    return [c.plain if isinstance(c, Text) else str(c) for c in t.get_column(key)]
+
+
+async def post_runs(pilot, runs: list[LiveRun], messages: Sequence[str] = ()) -> None:
+    runs_screen = next(s for s in pilot.app.screen_stack if isinstance(s, RunsScreen))
+    runs_screen.post_message(RunsUpdated(runs, list(messages)))
+    await pilot.pause()
+    await pilot.pause()
+
+
+@pytest.fixture
+def db(tmp_path) -> tuple[Path, dict[str, LiveRunWriter]]:
+    path = tmp_path / "live.duckdb"
+    conn = open_db(path)
+    writers = {
+        "gw": LiveRunWriter(conn, "run-a-20260101000000", "gw-detect"),
+        "sat": LiveRunWriter(conn, "run-b-20260101000000", "sat-solver", score_task=False, model="gpt-5"),
+        "old": LiveRunWriter(conn, "run-c-20260101000000", "tsp-heuristic", status="finished"),
+    }
+    writers["gw"].add(120)
+    writers["sat"].add(30)
+    writers["old"].add(45)
+    conn.close()
+    return path, writers
+
+
+def snapshot(writers: dict[str, LiveRunWriter], **over: dict) -> list[LiveRun]:
+    base = {
+        "gw": dict(status="running", tokens=2_400_000, cost_usd=88.5, cpu_percent=130.0, mem_bytes=3 * 1024**3),
+        "sat": dict(status="grading", judges_running=1, model="gpt-5", agent="codex", tokens=400_000, cost_usd=12.25, best_display=85.0),
+        "old": dict(status="finished", elapsed_s=12 * 3600, tokens=9_000_000, cost_usd=412.0, container=None),
+    }
+    out = []
+    for k, w in writers.items():
+        kw = {**base[k], **over.get(k, {})}
+        out.append(live(w, **kw))
+    return out
+
+
+# ---------------------------------------------------------------------------- pure helpers
+
+
+def test_formatting_helpers():
+    assert [fmt_age(x) for x in (None, -3, 0, 12, 59, 60, 240, 3599, 3600, 7500, 36000, 100000, 400000)] == [
+        "–", "0s", "0s", "12s", "59s", "1m", "4m", "59m", "1h00", "2h05", "10h", "27h", "4d"]
+    assert fmt_hm(5 * 3600 + 12 * 60 + 59) == "5:12" and fmt_hm(12 * 3600) == "12:00" and fmt_hm(None) == "–"
+    assert budget_bar(6 * 3600, 12 * 3600, 6).plain == "███░░░"
+    assert budget_bar(13 * 3600, 12 * 3600, 6).plain == "██████"
+    assert budget_bar(None, 12 * 3600, 4).plain == "    "
+    r = live("local/r/t", alarms=[alarm("local/r/t")], infra_error=True, flags=["infra", "oom", "alarm:stall"])
+    assert status_text(r).plain == "● running ⚠1 ⚑infra OOM"
+    assert status_text(r, compact=True).plain == "● running ⚠1 ⚑ OOM"
+
+
+def test_sort_and_filter_pure():
+    a = live("local/r1/alpha", status="finished", best_display=50.0, score_task=True)
+    b = live("local/r2/beta", status="running", best_display=70.0, score_task=True, model="gpt-5")
+    c = live("local/r3/gamma", status="gone", best_display=None)
+    d = live("local/r4/delta", status="aborted", best_display=60.0, alarms=[alarm("local/r4/delta")])
+    assert [r.task_id for r in sort_runs([a, b, c, d])] == ["delta", "gamma", "beta", "alpha"]
+    assert [r.task_id for r in sort_runs([a, b, c, d], "best")] == ["alpha", "delta", "beta", "gamma"]
+    assert [r.task_id for r in sort_runs([a, b, c, d], "best", reverse=True)] == ["beta", "delta", "alpha", "gamma"]
+    assert [r.task_id for r in filter_runs([a, b, c, d], "gpt")] == ["beta"]
+    assert [r.task_id for r in filter_runs([a, b, c, d], "R1 fin")] == ["alpha"]
+    assert [r.task_id for r in filter_runs([a, b, c, d], "alarm")] == ["delta"]
+
+
+def test_incremental_load_appends_only_the_tail(tmp_path):
+    path = tmp_path / "inc.duckdb"
+    conn = open_db(path)
+    w = LiveRunWriter(conn, "r1", "gw-detect")
+    w.add(50)
+    how, head, cur, subs = load_increment(conn, w.rk, None, [])
+    assert how == "full" and cur.n == 50
+    how, *_ = load_increment(conn, w.rk, cur, subs)
+    assert how == "idle"
+    w.add(7)
+    how, head, cur2, subs2 = load_increment(conn, w.rk, cur, subs)
+    assert how == "tail" and cur2.n == 57
+    ref = store.run_events(conn, w.rk)
+    assert cur2.events.event_id == ref.event_id
+    # an event inserted before the newest known time forces a full reload, still in timeline order
+    w.rec.insert_events(w.rk, [Event(run_key=w.rk, kind="log", source="run_agent.log", offset=0, sub=0,
+                                     t=w.t_of(3) + 1, summary="late harness line")])
+    _settle(conn)
+    how, head, cur3, _ = load_increment(conn, w.rk, cur2, subs2)
+    assert how == "full" and cur3.events.event_id == store.run_events(conn, w.rk).event_id
+    k, t0 = tail_start(cur3.events)
+    assert t0 == w.last_t and k == cur3.n - 1
+    conn.close()
+
+
+# ---------------------------------------------------------------------------- runs screen
+
+
+@pytest.mark.asyncio
+async def test_rows_status_and_title(db):
+    path, writers = db
+    app = LiveApp(path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        screen = app.screen
+        assert screen.query_one("#runs-empty").display  # waiting for the first snapshot
+        await post_runs(pilot, snapshot(writers), ["watching /runs (3 runs)"])
+        rows = table_rows(screen)
+        assert len(rows) == 3
+        status = dict(zip(col(screen, "task"), col(screen, "status")))
+        assert status["gw-detect"].startswith("● running")
+        assert status["sat-solver"].startswith("● grading")
+        assert status["tsp-heuristic"].startswith("● finished")
+        best = dict(zip(col(screen, "task"), col(screen, "best")))
+        assert best["sat-solver"] == "85%" and best["gw-detect"] == "50"
+        elapsed = dict(zip(col(screen, "task"), col(screen, "elapsed")))
+        assert elapsed["gw-detect"].startswith("5:12 / 12:00")
+        last = dict(zip(col(screen, "task"), col(screen, "last")))
+        assert last["gw-detect"] == fmt_age(NOW - writers["gw"].last_t)
+        assert dict(zip(col(screen, "task"), col(screen, "cost")))["tsp-heuristic"] == "$412.00"
+        assert dict(zip(col(screen, "task"), col(screen, "subs")))["gw-detect"] == "5/0"
+        title = screen.query_one("#runs-title").render().plain
+        assert "3 runs" in title and "1 running" in title and "1 grading" in title
+        assert "watching /runs" in screen.query_one("#runs-notes").render().plain
+        assert not screen.query_one("#alarm-banner").display
+
+
+@pytest.mark.asyncio
+async def test_sort_cycle_reverse_and_filter(db):
+    path, writers = db
+    app = LiveApp(path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        screen = app.screen
+        await post_runs(pilot, snapshot(writers))
+        assert col(screen, "task") == ["gw-detect", "sat-solver", "tsp-heuristic"]  # status order
+        await pilot.press("s")  # run id
+        assert screen.sort_key == "run_id"
+        assert col(screen, "run_id")[0].startswith("run-a")
+        await pilot.press("S")
+        assert col(screen, "run_id")[0].startswith("run-c")
+        assert "▼" in str(screen.query_one(RunsTable).columns["run_id"].label)
+        await pilot.press("s", "s", "s", "s")  # task, model, elapsed, best
+        assert screen.sort_key == "best"
+        await pilot.press("S")  # ascending again
+        assert col(screen, "task") == ["tsp-heuristic", "gw-detect", "sat-solver"]
+        # filter as you type; the table keeps only matching runs
+        await pilot.press("slash")
+        assert screen.query_one("#runs-filter").has_focus
+        await pilot.press(*"gpt")
+        assert col(screen, "task") == ["sat-solver"]
+        assert "1 of 3" in str(screen.query_one(RunsTable).border_title)
+        await pilot.press("enter")  # keep the filter, back to the table
+        assert screen.query_one(RunsTable).has_focus and screen.filter_text == "gpt"
+        await pilot.press("escape")
+        assert len(col(screen, "task")) == 3 and screen.filter_text == ""
+        await pilot.press("slash", *"finished")
+        assert col(screen, "task") == ["tsp-heuristic"]
+
+
+@pytest.mark.asyncio
+async def test_alarms_are_loud(db):
+    path, writers = db
+    app = LiveApp(path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        screen = app.screen
+        await post_runs(pilot, snapshot(writers))
+        rk = writers["sat"].rk
+        snap = snapshot(writers, sat=dict(alarms=[alarm(rk, "judge_error", severity="critical",
+                                                         message="judge container exited 137")]))
+        await post_runs(pilot, snap)
+        banner = screen.query_one("#alarm-banner")
+        assert banner.display
+        text = banner.render().plain
+        assert "1 alarm" in text and "judge_error" in text and "exited 137" in text
+        assert any("exited 137" in n.message for n in app._notifications)
+        assert col(screen, "task")[0] == "sat-solver"  # runs with alarms sort first
+        assert "⚠1" in col(screen, "status")[0]
+        n_toasts = len(app._notifications)
+        await post_runs(pilot, snap)  # the same alarm again: no new toast
+        assert len(app._notifications) == n_toasts
+        await pilot.press("a")
+        assert isinstance(app.screen, AlarmsScreen)
+        await pilot.press("escape")
+        assert isinstance(app.screen, RunsScreen)
+
+
+@pytest.mark.asyncio
+async def test_enter_opens_live_run_pinned_and_new_events_stream_in(db):
+    path, writers = db
+    app = LiveApp(path)
+    w = writers["gw"]
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        await post_runs(pilot, snapshot(writers))
+        screen = app.screen
+        assert screen.selected_run_key == w.rk
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
+        run = app.screen
+        assert run.run_key == w.rk and run.live is not None and run.live.status == "running"
+        assert run.pinned and run.cursor.n == 120 and run.cursor.index == 119
+        lst = run.query_one(EventList)
+        assert lst.selected == 119
+        assert "● now" in str(lst.border_subtitle)
+        assert "● running" in run.query_one("#live-status").render().plain
+        subs = run.query_one(SubmissionsTable)
+        assert subs.row_count == 5 and subs.rounds[0] == "agent-5"
+        assert "★" in str(subs.get_row_at(0)[4])
+        chart = run.query_one(ScoreChart)
+        assert len(chart.data.agent) == 5
+        # new events recorded + a refresh message: they appear, the selection follows them
+        w.attach(app.conn.cursor())
+        added = w.add(25)  # includes two graded rounds (agent-6, agent-7)
+        await post_runs(pilot, snapshot(writers))
+        await wait_for(pilot, lambda: run.cursor.n == 145)
+        await pilot.pause()
+        assert run.reloads["tail"] >= 1
+        assert run.pinned and run.cursor.index == 144 and lst.selected == 144
+        assert run.cursor.summary[-1] == added[-1]
+        top = int(lst.scroll_y)
+        assert top <= 144 < top + lst.scrollable_content_region.height  # auto-scrolled to the bottom
+        assert subs.row_count == 7 and subs.rounds[0] == "agent-7"
+        assert len(chart.data.agent) == 7  # the chart grew in place
+        # q goes back to the runs table
+        await pilot.press("q")
+        assert isinstance(app.screen, RunsScreen)
+
+
+@pytest.mark.asyncio
+async def test_new_marker_when_not_at_the_bottom(db):
+    path, writers = db
+    app = LiveApp(path)
+    w = writers["gw"]
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        await post_runs(pilot, snapshot(writers))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
+        run = app.screen
+        lst = run.query_one(EventList)
+        page = lst.scrollable_content_region.height - 1
+        await pilot.press("pageup", "pageup", "k")
+        await pilot.pause()
+        at = 119 - 2 * page - 1
+        assert not run.pinned and run.cursor.index == at
+        sel_id = run.cursor.events.event_id[at]
+        scroll = lst.scroll_y
+        w.attach(app.conn.cursor())
+        w.add(12)
+        await post_runs(pilot, snapshot(writers))
+        await wait_for(pilot, lambda: run.cursor.n == 132)
+        await pilot.pause()
+        assert not run.pinned
+        assert run.cursor.index == at and run.cursor.events.event_id[at] == sel_id
+        assert lst.scroll_y == scroll  # no auto-scroll away from what the user reads
+        assert run.new_count == 12
+        assert "12 new" in str(lst.border_subtitle)
+        w.add(3)
+        await post_runs(pilot, snapshot(writers))
+        await wait_for(pilot, lambda: run.cursor.n == 135)
+        await pilot.pause()
+        assert run.new_count == 15 and "15 new" in str(lst.border_subtitle)
+        await pilot.press("G")  # back to now: pinned again, marker gone
+        assert run.pinned and run.new_count == 0 and run.cursor.index == 134
+        assert "● now" in str(lst.border_subtitle)
+        w.add(2)
+        await post_runs(pilot, snapshot(writers))
+        await wait_for(pilot, lambda: run.cursor.n == 137)
+        await pilot.pause()
+        assert run.cursor.index == 136 and run.new_count == 0
+        n_full = run.reloads["full"]
+        await pilot.press("r")  # read the whole run again: same timeline, still following now
+        await wait_for(pilot, lambda: run.reloads["full"] == n_full + 1)
+        await pilot.pause()
+        assert run.cursor.n == 137 and run.cursor.index == 136 and run.pinned
+        assert run.cursor.events.event_id == store.run_events(app.conn, w.rk).event_id
+
+
+@pytest.mark.asyncio
+async def test_enter_on_a_submission_jumps_to_its_graded_event(db):
+    path, writers = db
+    app = LiveApp(path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        await post_runs(pilot, snapshot(writers))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
+        run = app.screen
+        subs = run.query_one(SubmissionsTable)
+        subs.focus()
+        await pilot.press("down", "enter")  # agent-4
+        await pilot.pause()
+        cur = run.cursor
+        assert cur.kind[cur.index] == "judge_result" and cur.round[cur.index] == "agent-4"
+        assert not run.pinned
+
+
+# ---------------------------------------------------------------------------- actions
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("where", ["runs", "run"])
+async def test_stop_asks_first_and_calls_only_after_confirming(db, where):
+    path, writers = db
+    fake = FakeActions()
+    app = LiveApp(path, actions=fake)
+    rk = writers["gw"].rk
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        await post_runs(pilot, snapshot(writers))
+        if where == "run":
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
+        home = app.screen
+        # cancelled with n, with esc, and with enter on the focused Cancel button: nothing happens
+        for cancel in ("n", "escape", "enter"):
+            await pilot.press("x")
+            assert isinstance(app.screen, ConfirmScreen)
+            assert "sforge.run.gw-detect" in app.screen.query_one("#confirm-body").render().plain
+            await pilot.press(cancel)
+            await pilot.pause()
+            assert app.screen is home
+        await pilot.pause(0.1)
+        assert fake.calls == []
+        await pilot.press("x")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: fake.calls == [("stop", rk)])
+        await pilot.press("K")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.click("#confirm")
+        await wait_for(pilot, lambda: fake.calls == [("stop", rk), ("kill", rk)])
+        assert app.screen is home
+
+
+@pytest.mark.asyncio
+async def test_stop_is_refused_without_a_running_container(db):
+    path, writers = db
+    fake = FakeActions()
+    app = LiveApp(path, actions=fake)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        await post_runs(pilot, snapshot(writers))
+        screen = app.screen
+        screen.query_one(RunsTable).select_run(writers["old"].rk)
+        await pilot.press("x")
+        assert app.screen is screen and fake.calls == []
+        assert any("no running work container" in n.message for n in app._notifications)
+
+
+@pytest.mark.asyncio
+async def test_shell_and_pager_run_with_the_app_suspended(db, monkeypatch):
+    path, writers = db
+    fake = FakeActions()
+    ran: list[list[str]] = []
+    app = LiveApp(path, actions=fake, run_command=lambda argv: ran.append(list(argv)) or 0)
+    suspended: list[bool] = []
+
+    @contextmanager
+    def fake_suspend():
+        suspended.append(True)
+        yield
+
+    monkeypatch.setattr(app, "suspend", fake_suspend)
+    monkeypatch.setenv("PAGER", "less -R")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        await post_runs(pilot, snapshot(writers))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
+        await pilot.press("e")
+        assert ran == [["docker", "exec", "-it", "c0ffee", "sh"]] and suspended == [True]
+        await pilot.press("o")
+        assert isinstance(app.screen, ChoiceScreen)
+        await pilot.press("down", "enter")  # run_agent.log, then agent_output.txt
+        await pilot.pause()
+        assert ran[-1] == ["less", "-R", f"/runs/{writers['gw'].rk}/agent_output.txt"]
+        assert len(suspended) == 2 and isinstance(app.screen, LiveRunScreen)
+
+
+# ---------------------------------------------------------------------------- sizes
+
+
+def _visible_ok(widget, width: int) -> None:
+    region = widget.region
+    assert region.width > 0 and region.height > 0
+    assert region.right <= width
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_layouts_fit(db, size):
+    path, writers = db
+    app = LiveApp(path)
+    w, h = size
+    rk = writers["gw"].rk
+    snap = snapshot(writers, gw=dict(alarms=[alarm(rk), alarm(rk, "no_new_best", t=NOW - 30,
+                                                          message="no new best for 3h")]))
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        await post_runs(pilot, snap, ["watching /runs"])
+        screen = app.screen
+        table = screen.query_one(RunsTable)
+        assert table.row_count == 3
+        # every column fits in the table without scrolling sideways
+        assert table.virtual_size.width <= table.scrollable_content_region.width
+        title = screen.query_one("#runs-title")
+        _visible_ok(title, w)
+        assert "3 runs" in title.render().plain
+        assert screen.query_one("#alarm-banner").region.height >= 1
+        assert table.region.height >= 5
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
+        await pilot.pause()
+        run = app.screen
+        header = run.query_one(RunHeader)
+        _visible_ok(header, w)
+        lines = header.text(header.content_region.width).plain.split("\n")
+        assert header.content_region.height == len(lines)  # the header is not cut
+        assert all(len(x) <= header.content_region.width for x in lines)
+        status = run.query_one("#live-status")
+        _visible_ok(status, w)
+        assert "5:12" in status.render().plain
+        assert run.query_one("#live-alarms").region.height >= 1
+        lst = run.query_one(EventList)
+        assert lst.scrollable_content_region.height >= 4
+        top = int(lst.scroll_y)
+        assert top <= run.cursor.index < top + lst.scrollable_content_region.height
+        if w >= 120:
+            assert run.query_one(SubmissionsTable).region.width > 0
+            assert run.query_one(ScoreChart).region.width > 60
+        else:
+            assert run.query_one(SubmissionsTable).region.width == 0  # hidden: u swaps it with the chart
+            await pilot.press("u")
+            assert run.query_one(SubmissionsTable).region.width > 0
+            assert run.query_one(ScoreChart).region.width == 0
+            await pilot.press("u")
+            assert run.query_one(ScoreChart).region.width > 0
+
+
+@pytest.mark.asyncio
+async def test_dispatch_reaches_every_live_screen(db):
+    path, writers = db
+    app = LiveApp(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        await post_runs(pilot, snapshot(writers))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
+        rk = writers["gw"].rk
+        n = dispatch_runs_updated(app, snapshot(writers, gw=dict(status="gone", container=None)), ["x"])
+        assert n == 2
+        await pilot.pause()
+        assert app.screen.live.status == "gone"
+        assert "● gone" in app.screen.query_one("#live-status").render().plain
+        runs_screen = next(s for s in app.screen_stack if isinstance(s, RunsScreen))
+        assert runs_screen.by_key[rk].status == "gone"
+
+
+@pytest.mark.asyncio
+async def test_live_run_waits_for_a_run_not_recorded_yet(db):
+    path, writers = db
+    app = LiveApp(path)
+    rk = "local/run-new/new-task"
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        await post_runs(pilot, snapshot(writers) + [live(rk, last_event_at=None)])
+        assert app.screen.query_one(RunsTable).select_run(rk)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.waiting_note is not None)
+        run = app.screen
+        assert run.cursor is None and "waiting" in str(run.query_one(EventList).border_subtitle)
+        w = LiveRunWriter(app.conn.cursor(), "run-new", "new-task")
+        w.add(10)
+        await post_runs(pilot, snapshot(writers) + [live(w)])
+        await wait_for(pilot, lambda: run.cursor is not None and run.cursor.n == 10)
+        await pilot.pause()
+        assert run.pinned and run.cursor.index == 9 and run.waiting_note is None
+
+
+@pytest.mark.asyncio
+async def test_palette_offers_the_live_commands(db):
+    from textual.command import CommandPalette
+
+    path, writers = db
+    fake = FakeActions()
+    app = LiveApp(path, actions=fake)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        await post_runs(pilot, snapshot(writers))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"stop the work")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: fake.calls == [("stop", writers["gw"].rk)])
+
+
+def test_supervisor_actions_adapter(tmp_path):
+    (tmp_path / "run_agent.log").write_text("x")
+
+    class FakeSupervisor:
+        def __init__(self) -> None:
+            self.last_runs = [live("local/r1/t1"), live("local/r2/t2", status="finished", container=None)]
+            self.calls: list[tuple[str, str]] = []
+
+        def stop_container(self, c: str) -> str:
+            self.calls.append(("stop", c))
+            return f"stopped {c}"
+
+        def kill_container(self, c: str) -> str:
+            self.calls.append(("kill", c))
+            return f"could not kill {c}: gone"
+
+        def shell_command(self, c: str) -> list[str]:
+            return ["docker", "exec", "-it", c, "bash"]
+
+        def run_file_path(self, run_key: str, name: str):
+            return tmp_path / name
+
+    sup = FakeSupervisor()
+    acts = SupervisorActions(sup)
+    cid = sup.last_runs[0].container.id
+    assert acts.stop("local/r1/t1") == f"stopped {cid}"
+    with pytest.raises(RuntimeError, match="could not kill"):
+        acts.kill("local/r1/t1")
+    with pytest.raises(RuntimeError, match="no work container"):
+        acts.stop("local/r2/t2")
+    assert sup.calls == [("stop", cid), ("kill", cid)]
+    assert acts.shell_argv("local/r1/t1") == ["docker", "exec", "-it", cid, "bash"]
+    assert acts.shell_argv("local/r2/t2") is None
+    assert acts.file_path("local/r1/t1", "run_agent.log") == tmp_path / "run_agent.log"
+    assert acts.file_path("local/r1/t1", "final_result.json") is None
