@@ -24,9 +24,9 @@ from .records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
 from .recorder import Recorder
 
 BATCH_EVENTS = int(os.environ.get("EDGETUI_BATCH_EVENTS", 20000))  # events per committed batch (at most)
-BATCH_BYTES = 8 * 1024 * 1024  # source bytes per committed batch (at most): bounds memory per batch
+BATCH_BYTES = 6 * 1024 * 1024  # source bytes per committed batch (at most): bounds memory per batch
 #: DuckDB buffer limit while ingesting (keeps peak RSS under ~400 MB whatever the file size)
-INGEST_MEMORY_LIMIT = os.environ.get("EDGETUI_INGEST_MEMORY_LIMIT", "128MB")
+INGEST_MEMORY_LIMIT = os.environ.get("EDGETUI_INGEST_MEMORY_LIMIT", "112MB")
 ABORT_THRESHOLD_S = float(os.environ.get("SFORGE_VIZ_ABORT_THRESHOLD", 7200))  # SForge visualizer default
 
 ProgressFn = Callable[[int], None]  # called with bytes consumed since the last call
@@ -236,7 +236,7 @@ def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: 
     import pyarrow as pa
 
     ctx = mp.get_context("spawn")
-    q = ctx.Queue(maxsize=2)
+    q = ctx.Queue(maxsize=1)
     child = ctx.Process(target=_child_parse, daemon=True,
                         args=(q, str(path), start, fmt, source, gen, state, run_key, sorted(rec.secrets)))
     child.start()
