@@ -249,14 +249,14 @@ def cmd_export(db: Path, args) -> int:
 
 
 def resolve_run(conn, spec: str, host: Optional[str] = None) -> str:
-    """Map RUN (task dir path, RUN_ID or RUN_ID/TASK_ID, optional host) to a run_key.
+    """Map RUN (task dir / run dir / transcript path, RUN_ID or RUN_ID/TASK_ID, optional host) to a run_key.
 
     Raises ``LookupError`` listing the candidates when ambiguous or unknown.
     """
     p = Path(spec)
-    if p.exists() and p.is_dir():
+    if p.exists():  # a task dir, a run dir (several tasks) or a transcript file
         rows = conn.execute("SELECT run_key FROM runs WHERE run_dir = ?", [str(p.resolve())]).fetchall()
-        if not rows:
+        if not rows and p.is_dir():
             rows = conn.execute("SELECT run_key FROM runs WHERE run_dir LIKE ?", [str(p.resolve()) + "/%"]).fetchall()
     else:
         run_id, _, task_id = spec.partition("/")
