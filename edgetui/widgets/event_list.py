@@ -80,6 +80,11 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             self._cache.clear()
             self.refresh()
 
+    def on_resize(self, event) -> None:
+        """Keep the selected row in view when the list gets shorter (detail pane shown, small terminal)."""
+        if self.count:
+            self.call_after_refresh(self.select, self.selected)
+
     def select(self, index: int, *, center: bool = False) -> None:
         """Select row ``index`` and scroll it into view (centred if ``center`` or if it was far away)."""
         n = self.count
