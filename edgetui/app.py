@@ -25,6 +25,7 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 
 from .db import DatabaseBusy, HolderServer, open_db, snapshot_copy
+from .live.model import LiveRun
 from .screens.picker import PickerScreen
 from .screens.replay import ReplayScreen, replay_commands
 
@@ -41,6 +42,29 @@ def default_on_empty(db_path: Path) -> Optional[str]:
     return None
 
 
+class LiveConfig:
+    """Live supervision settings from the command line (see README "Live supervision").
+
+    ``runs_dirs``: runs roots to watch; ``home``: open the runs screen at once
+    (``edgetui watch`` / explicit ``--runs-dir``) instead of only when a live run
+    is found; ``docker``: watch the local engine; the rest go to
+    :class:`edgetui.live.supervisor.Supervisor`.
+    """
+
+    def __init__(self, runs_dirs: list[Path], *, home: bool = False, judge_url: Optional[str] = None,
+                 on_alarm: Optional[str] = None, poll: bool = False, docker: bool = True,
+                 tasks_dir: Optional[Path] = None, interval: float = 2.0, host: str = "local") -> None:
+        self.runs_dirs = runs_dirs
+        self.home = home
+        self.judge_url = judge_url
+        self.on_alarm = on_alarm
+        self.poll = poll
+        self.docker = docker
+        self.tasks_dir = tasks_dir
+        self.interval = interval
+        self.host = host
+
+
 class EdgeTUIApp(App):
     """edgetui's terminal app (see the module docstring)."""
 
@@ -55,8 +79,14 @@ class EdgeTUIApp(App):
         read_only: bool = False,
         clock: Optional[Callable[[], float]] = None,
         on_empty: Optional[Callable[[Path], Optional[str]]] = None,
+        live: Optional[LiveConfig] = None,
     ) -> None:
         super().__init__()
+        self.live = live
+        self.supervisor: Any = None
+        self._live_thread: Any = None
+        self._live_stop: Any = None
+        self._runs_screen_shown = False
         self.db_path = Path(db_path).expanduser()
         self.run_key = run_key
         self.read_only = read_only
@@ -91,6 +121,55 @@ class EdgeTUIApp(App):
             self.push_screen(ReplayScreen(self.run_key, clock=self.clock, direct=True))
         else:
             self.push_screen(PickerScreen())
+        if self.live is not None and not self.snapshot and not self.read_only:
+            self._start_live()
+
+    # ------------------------------------------------------------------ live supervision
+
+    def _start_live(self) -> None:
+        from .live.supervisor import Supervisor
+        from .screens.live_run import SupervisorActions
+
+        cfg = self.live
+        self.supervisor = Supervisor(self.conn, cfg.runs_dirs, docker_client="auto" if cfg.docker else None,
+                                     judge_url=cfg.judge_url, on_alarm_cmd=cfg.on_alarm, tasks_dir=cfg.tasks_dir,
+                                     host=cfg.host)
+        self.live_actions = SupervisorActions(self.supervisor)
+        if cfg.home:
+            self._show_runs_screen()
+        sup = self.supervisor
+
+        def on_update(runs: list[LiveRun]) -> None:
+            from .screens.runs import RunsUpdated
+
+            self.post_message(RunsUpdated(list(runs), list(sup.messages)))
+
+        self._live_thread, self._live_stop = sup.start(interval=cfg.interval, on_update=on_update, poll=cfg.poll)
+
+    def _show_runs_screen(self) -> None:
+        from .screens.runs import RunsScreen
+
+        if not self._runs_screen_shown:
+            self._runs_screen_shown = True
+            self.push_screen(RunsScreen(actions=self.live_actions))
+
+    def on_runs_updated(self, message: Any) -> None:
+        """A supervisor refresh: the runs screen becomes home as soon as anything is live."""
+        from .screens.runs import dispatch_runs_updated
+
+        if not self._runs_screen_shown and any(r.status in ("running", "grading") for r in message.runs):
+            self._show_runs_screen()
+            self.call_after_refresh(dispatch_runs_updated, self, message.runs, message.messages)
+        dispatch_runs_updated(self, message.runs, message.messages)
+
+    def _stop_live(self) -> None:
+        if self._live_stop is not None:
+            self._live_stop.set()
+            self._live_thread.join(timeout=10)
+            self._live_stop = None
+        if self.supervisor is not None:
+            self.supervisor.close()
+            self.supervisor = None
 
     def _serve(self, conn: duckdb.DuckDBPyConnection) -> None:
         """Answer `edgetui sql` / `edgetui runs` from other terminals while this app holds the file."""
@@ -107,6 +186,7 @@ class EdgeTUIApp(App):
             self.holder = None
 
     def on_unmount(self) -> None:
+        self._stop_live()
         self._stop_serving()
         if self.conn is not None:
             try:
@@ -125,8 +205,8 @@ class EdgeTUIApp(App):
 
     def handle_empty(self) -> None:
         """Run the ``on_empty`` hook once (in a thread), then reload the picker."""
-        if self._empty_done:
-            return
+        if self._empty_done or (self.live is not None and self.live.home):
+            return  # `edgetui watch` records what it watches, not the samples
         self._empty_done = True
         self._run_on_empty()
 
@@ -163,7 +243,13 @@ class EdgeTUIApp(App):
             for title, help, cb in replay_commands(screen):
                 yield SystemCommand(title, help, cb)
         if not isinstance(screen, PickerScreen) and any(isinstance(s, PickerScreen) for s in self.screen_stack):
-            yield SystemCommand("Runs", "back to the run picker", self.pop_screen)
+            yield SystemCommand("Recorded runs", "the run picker (replay any recorded run)", self._to_picker)
+        if self.supervisor is not None and not self._runs_screen_shown:
+            yield SystemCommand("Live runs", "the runs screen of live supervision", self._show_runs_screen)
+
+    def _to_picker(self) -> None:
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, PickerScreen):
+            self.pop_screen()
 
 
 def run_app(db_path: Path | str, run_key: Optional[str] = None, **kwargs: Any) -> None:

@@ -24,11 +24,36 @@ def _add_db(p: argparse.ArgumentParser, top: bool = False) -> None:
     p.add_argument("--db", type=Path, default=None if top else argparse.SUPPRESS, help="database file (default: user data dir, or $EDGETUI_DB)")
 
 
+def _add_live(p: argparse.ArgumentParser, top: bool = True) -> None:
+    d = None if top else argparse.SUPPRESS
+    p.add_argument("--runs-dir", action="append", type=Path, default=d,
+                   help="runs root to watch (repeatable; default $SFORGE_LOG_DIR/runs or ./logs/runs if present)")
+    p.add_argument("--judge-url", default=d, help="poll this SForge judge's /history (never registers or submits)")
+    p.add_argument("--on-alarm", default=d, metavar="COMMAND", help="run COMMAND with each alarm as JSON on stdin")
+    p.add_argument("--poll", action="store_true", default=False if top else argparse.SUPPRESS,
+                   help="stat-poll the runs roots (network mounts) instead of file notifications")
+    p.add_argument("--no-docker", action="store_true", default=False if top else argparse.SUPPRESS,
+                   help="do not watch the local Docker engine")
+    if top:
+        p.add_argument("--tasks-dir", type=Path, default=None, help="SForge task JSONs (default $SFORGE_TASKS_DIR or ./tasks)")
+
+
+def default_runs_dirs() -> list[Path]:
+    """``$SFORGE_LOG_DIR/runs`` else ``./logs/runs`` (SForge's own default), when it exists."""
+    base = Path(os.environ.get("SFORGE_LOG_DIR", "logs")).expanduser()
+    return [base / "runs"] if (base / "runs").is_dir() else []
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="edgetui", description="Supervise and replay SForge / EdgeBench agent runs.")
     ap.add_argument("--version", action="version", version=f"edgetui {__version__}")
     _add_db(ap, top=True)
+    _add_live(ap)
     sub = ap.add_subparsers(dest="cmd")
+
+    p = sub.add_parser("watch", help="supervise live runs: the runs screen (also the default when a run is live)")
+    _add_db(p)
+    _add_live(p, top=False)
 
     p = sub.add_parser("ingest", help="record run directories, runs roots or transcript files")
     _add_db(p)
@@ -74,7 +99,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     db = args.db or default_db_path()
     try:
         if args.cmd is None:
-            return cmd_app(db)
+            return cmd_app(db, args)
         return globals()[f"cmd_{args.cmd}"](db, args)
     except KeyboardInterrupt:
         print("edgetui: interrupted", file=sys.stderr)
@@ -91,10 +116,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 # ---------------------------------------------------------------------------- commands
 
-def cmd_app(db: Path) -> int:
+def _live_config(args, home: bool):
+    from .app import LiveConfig
+
+    dirs = args.runs_dir or default_runs_dirs()
+    for d in dirs:
+        if not d.is_dir():
+            raise FileNotFoundError(f"--runs-dir {d}: no such directory")
+    if not dirs and not home:
+        return None
+    return LiveConfig(dirs, home=home or bool(args.runs_dir), judge_url=args.judge_url, on_alarm=args.on_alarm,
+                      poll=args.poll, docker=not args.no_docker, tasks_dir=getattr(args, "tasks_dir", None))
+
+
+def cmd_app(db: Path, args=None) -> int:
     from .app import run_app
 
-    run_app(db)
+    run_app(db, live=_live_config(args, home=False) if args is not None else None)
+    return 0
+
+
+def cmd_watch(db: Path, args) -> int:
+    from .app import run_app
+
+    run_app(db, live=_live_config(args, home=True))
     return 0
 
 
