@@ -30,7 +30,6 @@ import multiprocessing as mp
 import os
 import resource
 import shutil
-import statistics
 import sys
 import tempfile
 import threading

@@ -90,6 +90,8 @@ def ingest_lines(
         return 0
     cur = rec.get_cursor(run_key, source)
     start, state = 0, None
+    if cur and cur["generation"] and cur["generation"].startswith(gen + "."):
+        gen = cur["generation"]  # a generation derived by the live tailer (file rewritten with the same first line)
     if cur and cur["generation"] == gen and cur["offset"] is not None and cur["offset"] <= st.st_size:
         if cur["done"] and cur["size"] == st.st_size:
             if progress:

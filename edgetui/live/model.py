@@ -9,6 +9,9 @@ Statuses follow SForge's own rules (sforge-format.md §10.1), refined:
 * ``finished`` — ``final_result.json`` parses;
 * ``aborted`` — no final result, no running container, no growth for
   ``abort_after_s`` (default 7200 s, SForge's ``SFORGE_VIZ_ABORT_THRESHOLD``);
+  with container information, a work container that exited (``container_grace_s``
+  after the exit, and unless run_agent.log shows the harness ending the run:
+  ``Agent finished`` → drain → cleanup) counts as no growth: SForge's own rule;
 * ``gone`` — the work container vanished while the run was running.
 
 ``infra_error`` is a flag any status can carry (an ERROR line in run_agent.log).
@@ -85,3 +88,17 @@ class LiveRun(BaseModel):
     judges_running: int = 0
     alarms: list[Alarm] = Field(default_factory=list)
     message: Optional[str] = None  # one-line state note (e.g. "run directory deleted")
+    # --- added by the live core (additive; older views ignore them)
+    best_pass_rate: Optional[float] = None  # 0–1
+    best_score: Optional[float] = None  # raw task units
+    best_score_0_100: Optional[float] = None
+    game_sessions: int = 0
+    n_events: int = 0
+    resume_count: int = 0
+    pending_tool_calls: int = 0  # tool calls without their tool result (current segment)
+    last_growth_at: Optional[float] = None  # transcript last grew (observed) / its mtime
+    judges: list[ContainerInfo] = Field(default_factory=list)  # judge containers of this run, as listed
+    games_running: int = 0
+    grading_rounds: list[str] = Field(default_factory=list)  # submission folders still being graded
+    active_alarms: list[str] = Field(default_factory=list)  # rules whose condition holds now
+    deleted: bool = False  # the run directory disappeared (status kept)

@@ -1,0 +1,388 @@
+"""Alarm rules of the live supervisor (core, no Textual, no Docker).
+
+* :class:`AlarmSettings` — every threshold is a user setting with a default;
+  :func:`load_settings` reads them from ``<user config dir>/edgetui/alarms.toml``
+  (or ``.json``, or an explicit path). Unknown keys are rejected with a
+  one-line message naming the file.
+* :class:`RunFacts` — what the supervisor knows about one run at one instant
+  (plain data, filled by :mod:`edgetui.live.supervisor`).
+* :func:`evaluate` — the conditions that hold now (pure function of facts,
+  settings and ``now``). Each condition has a stable ``key``: a condition
+  *episode* is the time its key stays in the evaluated set.
+* :class:`AlarmBook` — turns conditions into alarms: an alarm is raised once
+  per episode (when its key appears), not at every refresh; the episode ends
+  when the key is absent from one evaluation.
+* :class:`AlarmCommand` — runs the user's ``--on-alarm`` command with the
+  alarm as JSON on stdin (non-blocking; failures become one-line notes).
+
+Rules (``Alarm.rule``):
+
+==================  ==========================================================
+stall               no transcript growth for ``stall_after_s`` while no tool
+                    call is pending (a tool call without its tool result — a
+                    long command, a sforge-submit waiting for grading — is
+                    not a stall, unless pending for ``stall_pending_max_s``)
+no_new_best         no new best-so-far for ``no_new_best_after_s`` (counted
+                    from the last new best, else from the run start)
+container_exit      work container exited (not OOM) without final_result.json
+oom                 work container OOM-killed (``State.OOMKilled``)
+container_gone      work container vanished without final_result.json
+infra_error         ERROR record in run_agent.log (one alarm per burst of
+                    errors; a burst ends after ``infra_error_quiet_s``)
+resume_loop         ``resume_loop_count`` auto-resumes within
+                    ``resume_loop_window_s``
+judge_error         the judge history reports a grading error for a round,
+                    or the auto-eval tick log reports an error
+grading_failed      a submission folder without report.json once its judge
+                    container is gone (or its judge log ended), or a history
+                    entry completed with total_tests 0 and no summary
+==================  ==========================================================
+
+Container alarms wait ``container_grace_s`` (the CLI writes
+final_result.json seconds after removing the container) and are not raised
+while the harness is visibly ending the run (``Agent finished`` seen in
+run_agent.log) until ``finish_grace_s`` has passed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..events import Event, Kind, TimeSource, one_line
+from .model import Alarm
+
+ALARM_SOURCE = "live/alarms"
+
+RULES = ("stall", "no_new_best", "container_exit", "oom", "container_gone", "infra_error", "resume_loop",
+         "judge_error", "grading_failed")
+CRITICAL_RULES = {"oom", "container_exit", "container_gone", "infra_error"}
+
+
+class AlarmSettings(BaseModel):
+    """Thresholds of the alarm rules and the supervisor's timings (all seconds)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stall_after_s: float = Field(900.0, description="no transcript growth for this long (no tool call pending) = stall")
+    stall_pending_max_s: Optional[float] = Field(
+        10800.0, description="a tool call pending longer than this no longer excuses silence (None = always excuses)")
+    no_new_best_after_s: float = Field(7200.0, description="no new best-so-far for this long")
+    resume_loop_count: int = Field(3, description="this many auto-resumes ...")
+    resume_loop_window_s: float = Field(1800.0, description="... within this window = resume loop")
+    infra_error_quiet_s: float = Field(600.0, description="ERROR lines closer than this belong to one alarm")
+    container_grace_s: float = Field(60.0, description="wait for final_result.json after a work container ends")
+    finish_grace_s: float = Field(1500.0, description="after 'Agent finished': drain (<= 15 min) + cleanup allowance")
+    grading_grace_s: float = Field(10.0, description="judge container gone this long without report.json = failed")
+    abort_after_s: float = Field(
+        float(os.environ.get("SFORGE_VIZ_ABORT_THRESHOLD", 7200)),
+        description="no growth for this long and no running container = aborted (SForge's threshold)")
+    # timings of the supervisor itself
+    discovery_interval_s: float = Field(2.0, description="rescan the runs roots at most this often")
+    docker_interval_s: float = Field(1.0, description="list the engine's containers at most this often")
+    docker_retry_s: float = Field(5.0, description="retry an unavailable engine this often")
+    stats_interval_s: float = Field(10.0, description="CPU/memory sample of each running work container (0 = off)")
+    finalize_interval_s: float = Field(
+        300.0, description="full recompute (alignment, exact tokens/cost) of a growing run at most this often; "
+                           "live token/cost figures are added up as lines arrive")
+    finalize_min_interval_s: float = Field(2.0, description="... and after a submission/final file change")
+    max_finalize_per_poll: int = Field(8, description="aggregate recomputations per refresh (the rest wait)")
+    judge_interval_s: float = Field(30.0, description="judge /history poll per run")
+    judge_timeout_s: float = Field(3.0, description="HTTP timeout of one /history request")
+
+
+def settings_path() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("edgetui")) / "alarms.toml"
+
+
+def load_settings(path: Optional[Path] = None, messages: Optional[list[str]] = None) -> AlarmSettings:
+    """Settings from ``path`` (TOML or JSON), else the user config dir
+    (``alarms.toml`` or ``alarms.json``), else the defaults.
+
+    A bad file never raises: its problem is appended to ``messages`` (one
+    line) and the defaults are used.
+    """
+    if path is None:
+        base = settings_path()
+        cands = [base, base.with_suffix(".json")]
+    else:
+        cands = [Path(path).expanduser()]
+    for p in cands:
+        if not p.exists():
+            if path is not None and messages is not None:
+                messages.append(f"{p}: no such settings file; using default alarm settings")
+            continue
+        try:
+            raw = p.read_bytes()
+            if p.suffix.lower() == ".json":
+                data = json.loads(raw or b"{}")
+            else:
+                import tomllib
+
+                data = tomllib.loads(raw.decode("utf-8"))
+            if isinstance(data, dict) and isinstance(data.get("alarms"), dict):
+                data = {**{k: v for k, v in data.items() if k != "alarms"}, **data["alarms"]}
+            return AlarmSettings(**data)
+        except (OSError, ValueError, ValidationError, TypeError) as e:
+            if messages is not None:
+                err = e.errors()[0] if isinstance(e, ValidationError) else None
+                why = f"{'.'.join(map(str, err['loc']))}: {err['msg']}" if err else str(e)
+                messages.append(one_line(f"{p}: {why}; using default alarm settings", 240))
+            return AlarmSettings()
+    return AlarmSettings()
+
+
+# ---------------------------------------------------------------------------- facts and conditions
+
+
+@dataclass
+class RunFacts:
+    """One run at one instant, as the supervisor sees it (times epoch UTC)."""
+
+    run_key: str
+    status: str = "running"
+    finished: bool = False
+    deleted: bool = False
+    started_at: Optional[float] = None
+    first_seen: Optional[float] = None
+    has_transcript: bool = False
+    last_growth_t: Optional[float] = None  # transcript growth (observed) or its mtime
+    pending_calls: int = 0
+    oldest_pending_t: Optional[float] = None
+    last_new_best_t: Optional[float] = None
+    best_round: Optional[str] = None
+    resume_times: list[float] = field(default_factory=list)
+    error_times: list[float] = field(default_factory=list)  # run_agent.log ERROR records
+    last_error_msg: Optional[str] = None
+    ending_since: Optional[float] = None  # 'Agent finished' seen (observed time)
+    # work container (None = no container information for this run)
+    container_id: Optional[str] = None
+    container_name: Optional[str] = None
+    container_state: Optional[str] = None  # running | exited | dead | ... | gone
+    container_exit_code: Optional[int] = None
+    container_oom: bool = False
+    container_ended_t: Optional[float] = None  # when seen exited / gone
+    # grading
+    failed_rounds: dict[str, str] = field(default_factory=dict)  # round -> reason (folder / history)
+    judge_errors: dict[str, str] = field(default_factory=dict)  # round -> error text (history)
+    tick_error_times: list[float] = field(default_factory=list)
+    last_tick_error: Optional[str] = None
+
+
+@dataclass
+class Condition:
+    rule: str
+    key: str
+    message: str
+    severity: str = "warning"
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+def fmt_age(s: float) -> str:
+    s = max(0, int(s))
+    if s < 120:
+        return f"{s}s"
+    if s < 7200:
+        return f"{s // 60}m {s % 60:02d}s"
+    return f"{s // 3600}h {(s % 3600) // 60:02d}m"
+
+
+def _bursts(times: list[float], quiet: float) -> list[float]:
+    """Start times of bursts: a time starts a burst if the previous one is more than ``quiet`` before."""
+    out: list[float] = []
+    prev = None
+    for t in sorted(times):
+        if prev is None or t - prev > quiet:
+            out.append(t)
+        prev = t
+    return out
+
+
+def evaluate(f: RunFacts, s: AlarmSettings, now: float) -> list[Condition]:
+    """Conditions holding for run ``f`` at ``now``.
+
+    Finished and deleted runs have none; aborted runs only the container rules
+    (an exit or OOM kill is what made them aborted).
+    """
+    out: list[Condition] = []
+    if f.finished or f.deleted:
+        return out
+    ending_grace = f.ending_since is not None and now - f.ending_since < s.finish_grace_s
+    cid = (f.container_id or "")[:12]
+    # ---- work container
+    if f.container_oom:
+        out.append(Condition("oom", f"oom:{cid}", f"work container {f.container_name} was OOM-killed"
+                             + (f" (exit {f.container_exit_code})" if f.container_exit_code is not None else ""),
+                             "critical", {"container": f.container_name, "exit_code": f.container_exit_code}))
+    elif f.container_state in ("exited", "dead") and f.container_ended_t is not None:
+        if now - f.container_ended_t >= s.container_grace_s and not ending_grace:
+            out.append(Condition("container_exit", f"container_exit:{cid}",
+                                 f"work container {f.container_name} exited with code {f.container_exit_code} "
+                                 "and no final_result.json", "critical",
+                                 {"container": f.container_name, "exit_code": f.container_exit_code}))
+    elif f.container_state == "gone" and f.container_ended_t is not None:
+        if now - f.container_ended_t >= s.container_grace_s and not ending_grace:
+            out.append(Condition("container_gone", f"container_gone:{cid}",
+                                 f"work container {f.container_name} vanished without final_result.json",
+                                 "critical", {"container": f.container_name}))
+    if f.status not in ("running", "grading", "gone"):
+        return out  # aborted: only what happened to its container
+    container_alive = f.container_state in (None, "running", "restarting", "paused", "created")
+    # ---- stall
+    if f.has_transcript and container_alive and f.ending_since is None and f.last_growth_t is not None:
+        idle = now - f.last_growth_t
+        if idle >= s.stall_after_s:
+            pending_ok = f.pending_calls > 0 and (
+                s.stall_pending_max_s is None or f.oldest_pending_t is None
+                or now - f.oldest_pending_t < s.stall_pending_max_s)
+            if not pending_ok:
+                why = "no tool call pending" if f.pending_calls == 0 else \
+                    f"tool call pending for {fmt_age(now - (f.oldest_pending_t or now))}"
+                out.append(Condition("stall", "stall", f"no transcript growth for {fmt_age(idle)} ({why})",
+                                     "warning", {"idle_s": round(idle, 1), "pending_calls": f.pending_calls}))
+    # ---- no new best
+    ref = f.last_new_best_t if f.last_new_best_t is not None else (f.started_at or f.first_seen)
+    if ref is not None and f.ending_since is None and container_alive:
+        age = now - ref
+        if age >= s.no_new_best_after_s:
+            what = f"since {f.best_round}" if f.last_new_best_t is not None and f.best_round else "since the run started"
+            out.append(Condition("no_new_best", "no_new_best", f"no new best for {fmt_age(age)} ({what})", "warning",
+                                 {"since_s": round(age, 1), "best_round": f.best_round}))
+    # ---- infra errors (one alarm per burst)
+    if f.error_times:
+        start = _bursts(f.error_times, s.infra_error_quiet_s)[-1]
+        out.append(Condition("infra_error", f"infra_error@{int(start)}",
+                             one_line(f"ERROR in run_agent.log: {f.last_error_msg or '?'}", 200), "critical",
+                             {"first_t": start, "count": len(f.error_times)}))
+    # ---- resume loop
+    k = max(1, s.resume_loop_count)
+    rt = sorted(f.resume_times)
+    if len(rt) >= k and rt[-1] - rt[-k] <= s.resume_loop_window_s and now - rt[-1] <= s.resume_loop_window_s:
+        out.append(Condition("resume_loop", "resume_loop",
+                             f"{k} auto-resumes within {fmt_age(rt[-1] - rt[-k])} (last {fmt_age(now - rt[-1])} ago)",
+                             "warning", {"resumes": len(rt), "window_s": s.resume_loop_window_s}))
+    # ---- grading
+    for rnd, err in sorted(f.judge_errors.items()):
+        out.append(Condition("judge_error", f"grading:{rnd}", one_line(f"judge error on {rnd}: {err}", 200),
+                             "warning", {"round": rnd}))
+    for rnd, why in sorted(f.failed_rounds.items()):
+        if rnd in f.judge_errors:
+            continue
+        out.append(Condition("grading_failed", f"grading:{rnd}", one_line(f"grading of {rnd} failed: {why}", 200),
+                             "warning", {"round": rnd}))
+    if f.tick_error_times:
+        start = _bursts(f.tick_error_times, s.infra_error_quiet_s)[-1]
+        out.append(Condition("judge_error", f"auto_eval@{int(start)}",
+                             one_line(f"auto-eval error: {f.last_tick_error or '?'}", 200), "warning",
+                             {"first_t": start}))
+    return out
+
+
+# ---------------------------------------------------------------------------- episodes
+
+
+class AlarmBook:
+    """Raises each condition once per episode; remembers what is active per run."""
+
+    def __init__(self) -> None:
+        self.active: dict[str, set[str]] = {}
+        self.history: dict[str, list[Alarm]] = {}
+
+    def preload(self, run_key: str, keys: set[str], alarms: list[Alarm]) -> None:
+        """Alarms recorded by an earlier session: their keys count as active until seen false once."""
+        self.active.setdefault(run_key, set()).update(keys)
+        hist = self.history.setdefault(run_key, [])
+        hist[:0] = alarms
+        del hist[:-50]
+
+    def update(self, run_key: str, conds: list[Condition], now: float) -> list[Alarm]:
+        prev = self.active.get(run_key, set())
+        new: list[Alarm] = []
+        keys = set()
+        for c in conds:
+            keys.add(c.key)
+            if c.key in prev:
+                continue
+            new.append(Alarm(run_key=run_key, rule=c.rule, severity=c.severity, t=now, message=c.message,
+                             data={"rule": c.rule, "severity": c.severity, "key": c.key, **c.data}))
+        self.active[run_key] = keys
+        if new:
+            hist = self.history.setdefault(run_key, [])
+            hist.extend(new)
+            del hist[:-50]
+        return new
+
+
+def alarm_event(a: Alarm, seq: int = 0) -> Event:
+    """The ``alarm`` event recording ``a`` (stable id from run, key and time)."""
+    gen = hashlib.sha1(str(a.data.get("key", a.rule)).encode()).hexdigest()[:16]
+    return Event(run_key=a.run_key, kind=Kind.ALARM, source=ALARM_SOURCE, generation=gen,
+                 offset=int(a.t * 1000), sub=seq, t=a.t, t_source=TimeSource.OBSERVED,
+                 level="critical" if a.severity == "critical" else "warning", summary=one_line(f"alarm {a.rule}: {a.message}"),
+                 data={**a.data, "message": a.message})
+
+
+# ---------------------------------------------------------------------------- --on-alarm command
+
+
+class AlarmCommand:
+    """Runs ``cmd`` (through the shell) once per alarm with the alarm JSON on stdin.
+
+    Never blocks the caller and never raises: a command that cannot start or
+    exits non-zero becomes a one-line note in :attr:`notes` (collected by the
+    supervisor into its messages).
+    """
+
+    def __init__(self, cmd: Optional[str]):
+        self.cmd = cmd
+        self.procs: list[tuple[subprocess.Popen, str]] = []
+        self.notes: list[str] = []
+
+    def fire(self, payload: dict[str, Any]) -> None:
+        if not self.cmd:
+            return
+        data = json.dumps(payload, default=str).encode() + b"\n"
+        try:
+            p = subprocess.Popen(self.cmd, shell=True, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, start_new_session=True)
+        except OSError as e:
+            self.notes.append(one_line(f"--on-alarm command could not start: {e.strerror or e}", 200))
+            return
+        try:
+            assert p.stdin is not None
+            p.stdin.write(data)  # < 64 KiB: fits the pipe buffer, never blocks
+            p.stdin.close()
+        except OSError:
+            pass  # the command did not read its stdin: its business
+        self.procs.append((p, str(payload.get("rule"))))
+        self.reap()
+
+    def reap(self) -> None:
+        keep = []
+        for p, rule in self.procs:
+            rc = p.poll()
+            if rc is None:
+                keep.append((p, rule))
+            elif rc != 0:
+                self.notes.append(f"--on-alarm command exited with status {rc} (alarm {rule})")
+        self.procs = keep
+
+    def wait(self, timeout: float = 5.0) -> None:
+        """Wait for started commands (tests, shutdown)."""
+        end = time.monotonic() + timeout
+        for p, _ in self.procs:
+            try:
+                p.wait(max(0.0, end - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        self.reap()

@@ -1,0 +1,383 @@
+"""The local Docker engine as a source for the live supervisor (core, no Textual).
+
+Cost model (sforge-format.md §10.3, §12.12): one container listing per
+refresh — ``client.containers.list(all=True, sparse=True)``, i.e. one
+``GET /containers/json`` without the per-container inspect the SDK does by
+default — names, state and exit code come from that listing. A work
+container is inspected once when first seen (memory limit, start time, the
+``SFORGE_TOKEN`` of its environment for judge polling) and once per state
+change (``State.OOMKilled``, ``ExitCode``, ``FinishedAt``); judge and game
+containers are never inspected. CPU/memory samples of running work
+containers come from a background thread (``stats(stream=False,
+one_shot=True)``, CPU from the difference of two samples), at most every
+``stats_interval_s`` per container. 150 containers stay cheap.
+
+Never raises to its caller: an unreachable engine is reported as a one-line
+:attr:`DockerWatch.error` and retried every ``retry_s``.
+
+Container names (sforge-format.md §7.1):
+
+* work ``sforge.run.<task_id>.<run_id>`` (legacy ``sforge.evolve.<task>.<run>``);
+* judge ``<benchmark>.judge.<task_id>.<submission_id>``;
+* game ``sforge.game.<task_id>.<session_id>``.
+
+Task ids and run ids may contain dots, so a work container is joined to a run
+by computing the names the run's containers would have (:func:`work_names`),
+not by splitting the name; :func:`parse_name` is only a best guess for
+containers of runs not (yet) discovered.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import Any, Optional
+
+from ..events import one_line
+from .model import ContainerInfo
+
+_EXITED_RE = re.compile(r"^Exited \((-?\d+)\)")
+_SUBMISSION_ID_RE = re.compile(r"^[0-9a-f]{6,64}$")
+
+
+def work_names(task_id: str, run_id: str) -> tuple[str, str]:
+    """Names of a run's work container: current and legacy."""
+    return f"sforge.run.{task_id}.{run_id}", f"sforge.evolve.{task_id}.{run_id}"
+
+
+def parse_name(name: str) -> dict[str, Optional[str]]:
+    """Role and ids guessed from a container name (see the module docstring for the caveat)."""
+    out: dict[str, Optional[str]] = {"role": "other", "task_id": None, "run_id": None, "submission_id": None}
+    for prefix in ("sforge.run.", "sforge.evolve."):
+        if name.startswith(prefix):
+            rest = name[len(prefix):]
+            task, _, run = rest.partition(".")
+            out.update(role="work", task_id=task or None, run_id=run or None)
+            return out
+    if name.startswith("sforge.game."):
+        rest = name[len("sforge.game."):]
+        task, _, sid = rest.rpartition(".")
+        out.update(role="game", task_id=task or None, submission_id=sid or None)
+        return out
+    if ".judge." in name:
+        _, _, rest = name.partition(".judge.")
+        task, _, sid = rest.rpartition(".")
+        if task and sid:
+            out.update(role="judge", task_id=task, submission_id=sid)
+        return out
+    return out
+
+
+def parse_docker_time(v: Any) -> Optional[float]:
+    """Epoch of a Docker RFC 3339 timestamp (nanoseconds allowed); the zero time → None."""
+    if not isinstance(v, str) or not v or v.startswith("0001-"):
+        return None
+    s = v.strip()
+    if s.endswith("Z"):
+        s = s[:-1] + "+00:00"
+    m = re.match(r"^(.*?\.\d{1,6})\d*(.*)$", s)
+    if m:
+        s = m.group(1) + m.group(2)
+    try:
+        return datetime.fromisoformat(s).timestamp()
+    except ValueError:
+        return None
+
+
+def _env_value(env: Any, key: str) -> Optional[str]:
+    if isinstance(env, list):
+        pre = key + "="
+        for item in env:
+            if isinstance(item, str) and item.startswith(pre):
+                return item[len(pre):]
+    return None
+
+
+def _short_error(e: BaseException) -> str:
+    """One line for an engine error, without the SDK's long reprs."""
+    txt = str(e)
+    if "Connection refused" in txt or "ConnectionRefused" in txt:
+        return "connection refused"
+    if "No such file or directory" in txt or "FileNotFoundError" in txt:
+        return "socket not found"
+    if "Permission denied" in txt:
+        return "permission denied on the Docker socket"
+    if "timed out" in txt.lower():
+        return "timed out"
+    return one_line(f"{type(e).__name__}: {txt}", 160)
+
+
+class StatsSampler:
+    """Background CPU/memory sampling of a set of containers (one thread + a small pool)."""
+
+    def __init__(self, api, interval_s: float, workers: int = 4):
+        self.api = api
+        self.interval_s = interval_s
+        self.one_shot = True
+        self._targets: dict[str, str] = {}
+        self._prev: dict[str, tuple[float, int]] = {}
+        self._latest: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="edgetui-stats")
+        self._thread = threading.Thread(target=self._loop, name="edgetui-stats-loop", daemon=True)
+        self._thread.start()
+
+    def set_targets(self, targets: dict[str, str]) -> None:
+        with self._lock:
+            self._targets = dict(targets)
+            for cid in list(self._prev):
+                if cid not in targets:
+                    self._prev.pop(cid, None)
+
+    def take(self) -> dict[str, dict[str, Any]]:
+        """Samples taken since the last call, by container id."""
+        with self._lock:
+            out, self._latest = self._latest, {}
+        return out
+
+    def close(self) -> None:
+        self._stop.set()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            t0 = time.monotonic()
+            with self._lock:
+                ids = list(self._targets)
+            if ids:
+                try:
+                    list(self._pool.map(self._sample, ids))
+                except RuntimeError:  # pool shut down
+                    return
+            self._stop.wait(max(0.2, self.interval_s - (time.monotonic() - t0)))
+
+    def _sample(self, cid: str) -> None:
+        try:
+            if self.one_shot:
+                try:
+                    st = self.api.stats(cid, stream=False, one_shot=True)
+                except Exception as e:  # noqa: BLE001
+                    if type(e).__name__ != "InvalidVersion":
+                        raise
+                    self.one_shot = False  # engine API < 1.41: the slower two-sample call
+                    st = self.api.stats(cid, stream=False)
+            else:
+                st = self.api.stats(cid, stream=False)
+        except Exception:  # noqa: BLE001 - a container that just went away, an engine hiccup
+            return
+        now = time.time()
+        mono = time.monotonic()
+        cpu_total = (((st or {}).get("cpu_stats") or {}).get("cpu_usage") or {}).get("total_usage")
+        mem = (st or {}).get("memory_stats") or {}
+        usage = mem.get("usage")
+        stats = mem.get("stats") or {}
+        if isinstance(usage, int):
+            usage -= int(stats.get("inactive_file", stats.get("total_inactive_file", stats.get("cache", 0))) or 0)
+            usage = max(0, usage)
+        limit = mem.get("limit") if isinstance(mem.get("limit"), int) else None
+        cpu = None
+        with self._lock:
+            prev = self._prev.get(cid)
+            if isinstance(cpu_total, int):
+                if prev is not None and mono > prev[0]:
+                    cpu = max(0.0, (cpu_total - prev[1]) / ((mono - prev[0]) * 1e9) * 100.0)
+                self._prev[cid] = (mono, cpu_total)
+            if cpu is not None or usage is not None:
+                self._latest[cid] = {"t": now, "cpu_percent": cpu, "mem_bytes": usage, "mem_limit_bytes": limit}
+
+
+class DockerWatch:
+    """Listing, joining helpers, samples and actions for one Docker engine.
+
+    ``client``: a ``docker.DockerClient``, ``"auto"`` (``docker.from_env()``,
+    created lazily and re-created after failures) or ``None`` (disabled).
+    """
+
+    def __init__(self, client: Any = "auto", *, host: str = "local", retry_s: float = 5.0,
+                 stats_interval_s: float = 10.0, clock=time.time):
+        self._auto = client == "auto"
+        self.client = None if self._auto else client
+        self.enabled = client is not None
+        self.host = host
+        self.retry_s = retry_s
+        self.stats_interval_s = stats_interval_s
+        self.clock = clock
+        self.error: Optional[str] = None  # one line while the engine is unreachable
+        self.available = False
+        self.listed_at: Optional[float] = None
+        self._next_try = 0.0
+        self._inspected: dict[str, dict[str, Any]] = {}  # id -> facts from inspect (per state)
+        self._sampler: Optional[StatsSampler] = None
+        self._shell_cache: dict[str, str] = {}
+        self.containers: dict[str, ContainerInfo] = {}  # id -> info (last successful listing)
+        self.by_name: dict[str, ContainerInfo] = {}
+
+    # ------------------------------------------------------------------ engine
+    def _ensure_client(self) -> bool:
+        if self.client is not None:
+            return True
+        if not self._auto:
+            return False
+        try:
+            import docker
+
+            self.client = docker.from_env(timeout=10)
+            return True
+        except Exception as e:  # noqa: BLE001 - no engine, bad DOCKER_HOST...
+            self.error = f"docker unavailable: {_short_error(e)}"
+            return False
+
+    def refresh(self) -> bool:
+        """List the engine's containers once; False (and :attr:`error` set) when unreachable."""
+        if not self.enabled:
+            return False
+        now = time.monotonic()
+        if not self.available and now < self._next_try:
+            return False
+        if not self._ensure_client():
+            self._next_try = now + self.retry_s
+            self.available = False
+            return False
+        try:
+            raw = self.client.api.containers(all=True)
+        except Exception as e:  # noqa: BLE001 - engine stopped, socket gone, timeout
+            was = self.available
+            self.available = False
+            self.error = f"docker unavailable: {_short_error(e)}" + ("; retrying" if was else "")
+            self._next_try = now + self.retry_s
+            if self._auto:
+                try:
+                    self.client.close()
+                except Exception:  # noqa: BLE001
+                    pass
+                self.client = None
+                self._close_sampler()
+            return False
+        self.available = True
+        self.error = None
+        self.listed_at = self.clock()
+        infos: dict[str, ContainerInfo] = {}
+        for attrs in raw or []:
+            info = self._info(attrs)
+            if info is not None:
+                infos[info.id] = info
+        for cid in list(self._inspected):
+            if cid not in infos:
+                self._inspected.pop(cid, None)
+        self.containers = infos
+        self.by_name = {c.name: c for c in infos.values()}
+        return True
+
+    def _info(self, attrs: dict[str, Any]) -> Optional[ContainerInfo]:
+        names = attrs.get("Names") or []
+        name = (names[0] if names else "").lstrip("/")
+        if not name:
+            return None
+        p = parse_name(name)
+        if p["role"] == "other":
+            return None
+        state = str(attrs.get("State") or "")
+        status = str(attrs.get("Status") or "")
+        m = _EXITED_RE.match(status)
+        info = ContainerInfo(id=str(attrs.get("Id") or ""), name=name, role=p["role"] or "other",
+                             task_id=p["task_id"], run_id=p["run_id"], submission_id=p["submission_id"],
+                             state=state, exit_code=int(m.group(1)) if m else None, host=self.host)
+        if info.role == "work":
+            self._fill_inspect(info)
+        return info
+
+    def _fill_inspect(self, info: ContainerInfo) -> None:
+        """Inspect a work container when new or when its state changed; cached otherwise."""
+        cached = self._inspected.get(info.id)
+        if cached is None or cached.get("_state") != info.state:
+            facts: dict[str, Any] = {"_state": info.state}
+            if cached is not None:
+                facts["token"] = cached.get("token")
+            try:
+                a = self.client.api.inspect_container(info.id)
+                st = a.get("State") or {}
+                facts.update(
+                    oom_killed=bool(st.get("OOMKilled")),
+                    exit_code=st.get("ExitCode") if info.state not in ("running", "created") else None,
+                    started_at=parse_docker_time(st.get("StartedAt")),
+                    finished_at=parse_docker_time(st.get("FinishedAt")) if info.state not in ("running",) else None,
+                    restart_count=int(a.get("RestartCount") or 0),
+                    mem_limit=((a.get("HostConfig") or {}).get("Memory") or None),
+                )
+                tok = _env_value((a.get("Config") or {}).get("Env"), "SFORGE_TOKEN")
+                if tok:
+                    facts["token"] = tok
+            except Exception:  # noqa: BLE001 - removed between list and inspect
+                facts["_state"] = None  # try again next listing
+            self._inspected[info.id] = cached = facts
+        info.oom_killed = bool(cached.get("oom_killed"))
+        if cached.get("exit_code") is not None:
+            info.exit_code = cached["exit_code"]
+        info.started_at = cached.get("started_at")
+        info.finished_at = cached.get("finished_at")
+        info.restart_count = cached.get("restart_count") or 0
+        info.mem_limit_bytes = cached.get("mem_limit")
+
+    def token_of(self, container_id: str) -> Optional[str]:
+        """``SFORGE_TOKEN`` from the work container's environment (read once, at its first inspect)."""
+        return (self._inspected.get(container_id) or {}).get("token")
+
+    # ------------------------------------------------------------------ stats
+    def sample(self, running_work_ids: dict[str, str]) -> dict[str, dict[str, Any]]:
+        """Hand the running work containers to the sampler; returns the samples taken since the last call."""
+        if not self.available or self.stats_interval_s <= 0 or self.client is None:
+            return {}
+        if self._sampler is None:
+            self._sampler = StatsSampler(self.client.api, self.stats_interval_s)
+        self._sampler.set_targets(running_work_ids)
+        return self._sampler.take()
+
+    def _close_sampler(self) -> None:
+        if self._sampler is not None:
+            self._sampler.close()
+            self._sampler = None
+
+    def close(self) -> None:
+        self._close_sampler()
+
+    # ------------------------------------------------------------------ actions (never raise)
+    def _container(self, name_or_id: str):
+        if not self._ensure_client():
+            raise RuntimeError(self.error or "docker unavailable")
+        return self.client.containers.get(name_or_id)
+
+    def stop_container(self, name_or_id: str, timeout: int = 10) -> str:
+        """``docker stop``; returns a one-line outcome."""
+        try:
+            self._container(name_or_id).stop(timeout=timeout)
+            return f"stopped {name_or_id}"
+        except Exception as e:  # noqa: BLE001
+            return f"could not stop {name_or_id}: {_short_error(e)}"
+
+    def kill_container(self, name_or_id: str, signal: str = "SIGKILL") -> str:
+        """``docker kill``; returns a one-line outcome."""
+        try:
+            self._container(name_or_id).kill(signal=signal)
+            return f"killed {name_or_id}"
+        except Exception as e:  # noqa: BLE001
+            return f"could not kill {name_or_id}: {_short_error(e)}"
+
+    def shell_command(self, name_or_id: str) -> list[str]:
+        """argv opening an interactive shell in the container: bash when it has one, else sh."""
+        shell = self._shell_cache.get(name_or_id)
+        if shell is None:
+            shell = "sh"
+            try:
+                c = self._container(name_or_id)
+                r = c.exec_run(["sh", "-c", "command -v bash"], stdout=True, stderr=False)
+                if r.exit_code == 0 and r.output.strip():
+                    shell = "bash"
+                key = c.id
+            except Exception:  # noqa: BLE001 - stopped container, no sh: fall back to sh
+                key = name_or_id
+            self._shell_cache[name_or_id] = self._shell_cache[key] = shell
+        return ["docker", "exec", "-it", name_or_id, shell]

@@ -1,0 +1,195 @@
+"""Read-only polling of the SForge judge's ``/api/v1/history`` (sforge-format.md §4, §4.8, §12.5).
+
+* The token is the work container's ``SFORGE_TOKEN`` (read by
+  :class:`~edgetui.live.docker_watch.DockerWatch` from the container's
+  environment); the admin secret comes from ``SFORGE_ADMIN_SECRET`` or
+  ``<log_dir>/.judge-admin-secret`` (1.1.0). Without a secret the agent view
+  is fetched (auto rounds hidden).
+* Only ``GET /api/v1/history`` is ever called: never register, never submit
+  (a supervisor token would restart the round counters and overwrite folders).
+* Requests run on a small thread pool with a short timeout; a judge that does
+  not answer becomes one line in :attr:`JudgePoller.error` and is retried at
+  the next interval — the supervisor keeps going.
+* Neither the token nor the secret is ever put in a message or the database
+  (callers add both to the recorder's secrets so any echo is scrubbed).
+
+Entry classification (§4.4, §12.5): ``error`` key → judge error; status
+``completed`` with ``total_tests`` 0 and a null ``summary`` → failed grading;
+``running``/``queued`` → grading in progress.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+from ..events import one_line
+
+
+def read_admin_secret(candidates: Iterable[Path]) -> Optional[str]:
+    """``SFORGE_ADMIN_SECRET``, else the first readable ``.judge-admin-secret`` among ``candidates``."""
+    env = os.environ.get("SFORGE_ADMIN_SECRET")
+    if env:
+        return env.strip()
+    for c in candidates:
+        try:
+            v = Path(c).read_text().strip()
+        except OSError:
+            continue
+        if v:
+            return v
+    return None
+
+
+def secret_candidates(roots: Iterable[Path]) -> list[Path]:
+    """Where a log dir's ``.judge-admin-secret`` can be, for runs roots given as ``<log_dir>/runs``,
+    ``<log_dir>`` or a machine-grouped root."""
+    out: list[Path] = []
+    for r in roots:
+        r = Path(r).expanduser()
+        for d in (r, r.parent, r.parent.parent):
+            p = d / ".judge-admin-secret"
+            if p not in out:
+                out.append(p)
+    return out
+
+
+@dataclass
+class HistoryView:
+    """What one /history answer says about one run."""
+
+    fetched_at: float
+    ok: bool = True
+    message: Optional[str] = None
+    running: list[str] = field(default_factory=list)  # rounds still grading
+    judge_errors: dict[str, str] = field(default_factory=dict)  # round -> error text
+    failed: dict[str, str] = field(default_factory=dict)  # round -> reason
+    best_round: Optional[str] = None
+    best_pass_rate: Optional[float] = None
+    best_score: Optional[float] = None
+    agent_submissions: int = 0
+    auto_submissions: int = 0
+    n_entries: int = 0
+
+
+def classify_history(h: Any, now: float) -> HistoryView:
+    """:class:`HistoryView` of a parsed /history object."""
+    v = HistoryView(fetched_at=now)
+    if not isinstance(h, dict):
+        v.ok, v.message = False, "judge history: not a JSON object"
+        return v
+    entries = h.get("entries") if isinstance(h.get("entries"), list) else []
+    v.n_entries = len(entries)
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict):
+            continue
+        rnd = str(e.get("round") or e.get("submission_id") or f"#{i + 1}")
+        status = e.get("status")
+        if e.get("error"):
+            v.judge_errors[rnd] = one_line(str(e.get("error")), 200)
+        elif status in ("running", "queued"):
+            v.running.append(rnd)
+        elif status == "completed" and e.get("type", "submission") == "submission" \
+                and e.get("total_tests") in (0, None) and e.get("summary") is None:
+            v.failed[rnd] = "judge reported 0 tests and no summary"
+    v.best_round = h.get("best_round") or None
+    v.best_pass_rate = h.get("best_pass_rate") if isinstance(h.get("best_pass_rate"), (int, float)) else None
+    v.best_score = h.get("best_score") if isinstance(h.get("best_score"), (int, float)) else None
+    v.agent_submissions = int(h.get("agent_submissions") or 0)
+    v.auto_submissions = int(h.get("auto_submissions") or 0)
+    return v
+
+
+def fetch_history(base_url: str, token: str, admin_secret: Optional[str], timeout: float) -> Any:
+    """GET ``/api/v1/history`` (raises on HTTP / network / JSON errors, with secret-free messages)."""
+    q = {"token": token}
+    if admin_secret:
+        q["admin_secret"] = admin_secret
+    url = base_url.rstrip("/") + "/api/v1/history?" + urllib.parse.urlencode(q)
+    req = urllib.request.Request(url, headers={"Accept": "application/json"}, method="GET")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:  # noqa: S310 - user-given judge URL
+            body = r.read(64 << 20)
+    except urllib.error.HTTPError as e:
+        raise RuntimeError(f"HTTP {e.code}") from None
+    except urllib.error.URLError as e:
+        reason = getattr(e, "reason", e)
+        raise RuntimeError(one_line(str(getattr(reason, "strerror", None) or reason), 120)) from None
+    except (TimeoutError, OSError) as e:
+        raise RuntimeError("timed out" if isinstance(e, TimeoutError) else (e.strerror or type(e).__name__)) from None
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise RuntimeError("answer is not JSON") from None
+
+
+class JudgePoller:
+    """Polls /history for each run that has a token, every ``interval_s``, on a thread pool."""
+
+    def __init__(self, url: str, admin_secret: Optional[str], *, interval_s: float = 30.0, timeout_s: float = 3.0,
+                 workers: int = 4, clock=time.time):
+        self.url = url.rstrip("/")
+        self.admin_secret = admin_secret
+        self.interval_s = interval_s
+        self.timeout_s = timeout_s
+        self.clock = clock
+        self.error: Optional[str] = None  # one line while the judge does not answer
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="edgetui-judge")
+        self._inflight: dict[str, Future] = {}
+        self._next: dict[str, float] = {}
+        self.views: dict[str, HistoryView] = {}
+        self._lock = threading.Lock()
+        self._fail_streak = 0
+
+    def poll(self, tokens: dict[str, str]) -> dict[str, HistoryView]:
+        """Start due requests for ``{run_key: token}``; return views that arrived since the last call."""
+        now = self.clock()
+        arrived: dict[str, HistoryView] = {}
+        for key, fut in list(self._inflight.items()):
+            if not fut.done():
+                continue
+            del self._inflight[key]
+            try:
+                view = classify_history(fut.result(), now)
+                self._fail_streak = 0
+                self.error = None
+            except Exception as e:  # noqa: BLE001 - network, HTTP, JSON: one line
+                self._fail_streak += 1
+                self.error = one_line(f"judge {self.url}: {e}", 200)
+                view = HistoryView(fetched_at=now, ok=False, message=self.error)
+            self.views[key] = view
+            arrived[key] = view
+        backoff = min(300.0, self.interval_s * (2 ** min(self._fail_streak, 4))) if self._fail_streak else self.interval_s
+        for key, tok in tokens.items():
+            if key in self._inflight or not tok:
+                continue
+            if now < self._next.get(key, 0.0):
+                continue
+            self._next[key] = now + backoff
+            try:
+                self._inflight[key] = self._pool.submit(fetch_history, self.url, tok, self.admin_secret,
+                                                        self.timeout_s)
+            except RuntimeError:  # pool shut down
+                break
+        return arrived
+
+    def wait(self, timeout: float = 5.0) -> None:
+        """Wait for requests in flight (tests)."""
+        end = time.monotonic() + timeout
+        for fut in list(self._inflight.values()):
+            try:
+                fut.result(max(0.0, end - time.monotonic()))
+            except Exception:  # noqa: BLE001
+                pass
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)

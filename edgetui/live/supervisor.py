@@ -1,0 +1,1319 @@
+"""Live supervision of SForge runs on this host (core: no Textual).
+
+:class:`Supervisor` watches one or more runs roots and the local Docker engine
+and keeps the database current while runs are going:
+
+* **discovery** of run directories appearing under the roots (flat
+  ``<root>/<run_id>/<task>`` and machine-grouped ``<root>/<ip>/<run_id>/<task>``
+  layouts, :func:`edgetui.parsers.sforge_dir.discover`), at most every
+  ``discovery_interval_s``;
+* **tailing** of ``agent_output.txt``, ``run_agent.log`` and
+  ``auto_eval_ticks.log`` of every run by byte offset from the recorder's
+  cursors (:mod:`edgetui.live.tail`: one transaction per refresh for all runs,
+  half-written lines wait, truncated/replaced files become new generations,
+  arriving lines are stamped ``observed``);
+* **submissions**: new ``submissions/<round>/`` folders and their
+  ``report.json`` (and the run's other whole files: ``final_result.json``,
+  ``started_at``, ``evolve_state.json``, histories) re-run the file part of
+  :func:`edgetui.ingest.ingest_run` for that run, then
+  :func:`~edgetui.ingest.finalize_run` (best-so-far, alignment, aggregates);
+  runs that only grew are finalized at most every ``finalize_interval_s``;
+* **containers**: one engine listing per refresh
+  (:class:`~edgetui.live.docker_watch.DockerWatch`); work containers are
+  joined by name, judge containers through the submission folder's
+  ``run_instance.log`` ("Judge container started: <id>"), ``report.json``
+  ``submission_id`` or the auto-eval tick's submission id (never by task name
+  alone), game containers by session id (or the only game run of that task);
+  state changes are recorded as ``container_state`` events, CPU/memory samples
+  as ``resource_sample`` events (observed times);
+* **judge history** (optional ``judge_url``), **statuses**, **alarms**
+  (:mod:`edgetui.live.alarms`, recorded as ``alarm`` events and passed to the
+  ``on_alarm_cmd``).
+
+Nothing here raises to the caller: problems become one-line
+:attr:`Supervisor.messages` or a run's :attr:`LiveRun.message`. The engine
+going away, a judge that does not answer, a run directory deleted while
+watched, a transcript truncated — the supervisor keeps going and nothing
+recorded is lost.
+
+Threading: the supervisor uses its own cursor of ``conn`` (DuckDB
+connections are not shared across threads); views reading the database
+from another thread should use their own ``conn.cursor()`` too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from stat import S_ISDIR as stat_isdir
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional
+
+from ..events import Event, Kind, TimeSource, one_line
+from ..ingest import LINE_SOURCES, _fill_model_agent, detect_file_format, finalize_run, load_price_file, raw_secrets
+from ..parsers import sforge_dir as sd
+from ..parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch
+from ..records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
+from ..recorder import Recorder
+from .alarms import AlarmBook, AlarmCommand, AlarmSettings, RunFacts, alarm_event, evaluate
+from .docker_watch import DockerWatch, work_names
+from .judge import JudgePoller, read_admin_secret, secret_candidates
+from .model import Alarm, ContainerInfo, LiveRun
+from .tail import Tailer, TailSource, settle
+
+TRANSCRIPT = "agent_output.txt"
+RUN_LOG = "run_agent.log"
+TICKS = "auto_eval_ticks.log"
+DOCKER_SOURCE = "live/docker"
+#: whole files of a task dir whose appearance/change re-runs the file part of the ingest
+WHOLE_FILES = ("final_result.json", "started_at", "run_config.json", "evolve_state.json", "run_history.json",
+               "game_history.json")
+FULL_CHECK_S = 60.0  # present whole files / graded rounds are re-checked this often (overwrites)
+MESSAGE_TTL_S = 600.0  # a run's transient one-line message (new generation, refresh problem) shows this long
+
+_LOG_HEAD_RE = re.compile(rb"^(?:\xef\xbb\xbf)?(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}),(\d{3}) - ([A-Z]+) - ?(.*)$")
+_ENDING_RE = re.compile(r"^(?:Agent finished: |Run interrupted by user|Done: |Done \(game\))")
+_JUDGE_STARTED_RE = re.compile(rb"Judge container started: ([0-9a-f]{12,64})")
+_JUDGE_DONE_RE = re.compile(rb" - INFO - Container \S+ removed\.|Removing container |Failed to remove container ")
+_JUDGE_ERR_RE = re.compile(rb"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} - (?:ERROR|CRITICAL) - (.*)$", re.M)
+_STATUS_ORDER = {"running": 0, "grading": 0, "gone": 1, "aborted": 2, "finished": 3}
+
+
+def _local_utc_offset() -> float:
+    off = datetime.now().astimezone().utcoffset()
+    return off.total_seconds() if off is not None else 0.0
+
+
+def _sig(p: Path) -> Optional[tuple]:
+    try:
+        st = os.stat(p)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _kind(e: Event) -> str:
+    k = e.kind
+    return k if type(k) is str else k.value
+
+
+@dataclass
+class RoundState:
+    """One ``submissions/<round>/`` folder as watched."""
+
+    name: str
+    kind: str
+    first_seen: float
+    report_sig: Optional[tuple] = None
+    log_sig: Optional[tuple] = None
+    has_report: bool = False
+    container_ids: set[str] = field(default_factory=set)
+    log_terminal: bool = False  # judge cleanup or an ERROR record in run_instance.log
+    log_error: Optional[str] = None
+    terminal_seen: Optional[float] = None
+    judge_gone_since: Optional[float] = None
+    judge_seen: bool = False  # its judge container was listed by the local engine at least once
+    sid: Optional[str] = None
+    failed: Optional[str] = None  # reason, once the grading is known to have failed
+    in_flight: bool = False
+
+
+@dataclass
+class RunState:
+    key: str
+    loc: sd.RunLocation
+    info: RunInfo
+    task: TaskInfo
+    first_seen: float
+    fmt: Optional[str] = None
+    sources: dict[str, TailSource] = field(default_factory=dict)
+    file_sigs: dict[str, Optional[tuple]] = field(default_factory=dict)
+    last_full_check: float = 0.0
+    subs_sig: Optional[tuple] = None
+    rounds: dict[str, RoundState] = field(default_factory=dict)
+    subs: list[SubmissionRecord] = field(default_factory=list)
+    # transcript / logs
+    pending: dict[str, float] = field(default_factory=dict)
+    last_growth_t: Optional[float] = None
+    last_activity_t: Optional[float] = None
+    resume_times: list[float] = field(default_factory=list)
+    error_times: list[float] = field(default_factory=list)
+    last_error_msg: Optional[str] = None
+    ending_since: Optional[float] = None
+    tick_sids: dict[str, str] = field(default_factory=dict)  # submission id -> round
+    tick_error_times: list[float] = field(default_factory=list)
+    last_tick_error: Optional[str] = None
+    # containers
+    container: Optional[ContainerInfo] = None
+    container_seen_id: Optional[str] = None
+    container_state: Optional[str] = None  # last recorded (running/exited/.../gone)
+    container_ended_t: Optional[float] = None
+    judges: list[ContainerInfo] = field(default_factory=list)
+    games: list[ContainerInfo] = field(default_factory=list)
+    judge_states: dict[str, str] = field(default_factory=dict)
+    cpu_percent: Optional[float] = None
+    mem_bytes: Optional[int] = None
+    token: Optional[str] = None
+    history: Any = None
+    # database side
+    row: dict[str, Any] = field(default_factory=dict)
+    last_new_best_t: Optional[float] = None
+    new_events: int = 0
+    last_event_t: Optional[float] = None
+    tok_delta: list[int] = field(default_factory=lambda: [0, 0, 0, 0])  # tokens since the last finalize
+    cost_delta: float = 0.0
+    dir_sig: Optional[int] = None
+    dirty_files: bool = True
+    dirty_finalize: bool = False
+    last_finalize: float = 0.0
+    recorded_status: Optional[str] = None
+    # state
+    status: str = "running"
+    deleted: bool = False
+    message: Optional[str] = None
+    message_t: float = 0.0  # when set; transient messages are shown for MESSAGE_TTL_S
+    message_sticky: bool = False
+    fmt_pending: bool = False  # agent_output.txt exists but its format cannot be told yet
+    conds: list = field(default_factory=list)
+
+    td: Optional[Path] = None  # the task dir (cached; loc.task_dir)
+
+    @property
+    def task_dir(self) -> Path:
+        if self.td is None or self.td != self.loc.task_dir:
+            self.td = Path(self.loc.task_dir)
+        return self.td
+
+    @property
+    def finished(self) -> bool:
+        return self.info.final is not None
+
+
+class Supervisor:
+    """Watches runs roots + the local engine; :meth:`poll_once` is one refresh.
+
+    ``docker_client``: ``"auto"`` (``docker.from_env()``; an unreachable engine
+    is a state message, retried), a ``docker.DockerClient``, or ``None`` (files
+    only). ``judge_url`` enables /history polling. ``clock`` gives "now" (epoch
+    UTC; tests inject one). ``host`` names this machine in run keys.
+    """
+
+    def __init__(self, conn, runs_dirs: Iterable[Path | str], *, docker_client: Any = "auto",
+                 judge_url: Optional[str] = None, settings: Optional[AlarmSettings] = None,
+                 on_alarm_cmd: Optional[str] = None, clock: Callable[[], float] = time.time, host: str = "local",
+                 tasks_dir: Optional[Path | str] = None, prices: Optional[Path] = None):
+        self.conn = conn.cursor()  # our own connection: the supervisor may run in a worker thread
+        self.rec = Recorder(self.conn)
+        self.roots = [Path(r).expanduser() for r in runs_dirs]
+        self.settings = settings or AlarmSettings()
+        self.clock = clock
+        self.host = host
+        self.notes: deque[tuple[float, str]] = deque(maxlen=200)
+        self.messages: list[str] = []
+        self._poll_notes: list[str] = []
+        tdir = sd.resolve_tasks_dir(tasks_dir)
+        terr: list[str] = []
+        self.tasks = sd.load_tasks(tdir, terr) if tdir else {}
+        for m in terr:
+            self._note(m)
+        try:
+            self.rec.load_prices(load_price_file(prices))
+        except Exception as e:  # noqa: BLE001 - a bad price file: costs stay empty
+            self._note(one_line(f"price table not loaded: {e}", 200))
+        self.tailer = Tailer(self.rec)
+        self.docker = DockerWatch(docker_client, host=host, retry_s=self.settings.docker_retry_s,
+                                  stats_interval_s=self.settings.stats_interval_s, clock=clock) \
+            if docker_client is not None else None
+        self.judge: Optional[JudgePoller] = None
+        if judge_url:
+            secret = read_admin_secret(secret_candidates(self.roots))
+            self.rec.add_secret(secret)
+            self.judge = JudgePoller(judge_url, secret, interval_s=self.settings.judge_interval_s,
+                                     timeout_s=self.settings.judge_timeout_s, clock=clock)
+        self.book = AlarmBook()
+        self.alarm_cmd = AlarmCommand(on_alarm_cmd)
+        self.runs: dict[str, RunState] = {}
+        self.last_alarms: list[Alarm] = []
+        self.unattributed: list[ContainerInfo] = []  # judge/game containers not joined to a run
+        self.last_runs: list[LiveRun] = []
+        self._last_discovery = float("-inf")
+        self._last_docker = float("-inf")
+        self._live_events: list[Event] = []
+        self._seq = 0
+        self._polls = 0
+        self.behind = False  # a catch-up did not finish in the last refresh
+        self.last_tail = None  # TailResult of the last refresh (diagnostics)
+        self._failed = False
+        self._closed = False
+        self.poll_delay_s = 1.0
+        self._price_rows: Optional[list] = None
+        self._price_cache: dict[str, Optional[tuple]] = {}
+        self._wake = threading.Event()
+        self._lock = threading.RLock()
+
+    # ================================================================== public API
+    def poll_once(self) -> list[LiveRun]:
+        """One refresh: discovery, tails, submissions, containers, judge, statuses, alarms."""
+        with self._lock:
+            self._poll_notes = []
+            now = self.clock()
+            try:
+                self._poll(now)
+            except Exception as e:  # noqa: BLE001 - never die; one line
+                if os.environ.get("EDGETUI_DEBUG"):
+                    raise
+                self._note(one_line(f"refresh failed: {type(e).__name__}: {e}", 240))
+                self._failed = True
+            else:
+                self._failed = False
+            self._polls += 1
+            self.messages = self._state_messages() + self._poll_notes
+            return self.last_runs
+
+    def run_forever(self, interval: float = 2.0, stop_event: Optional[threading.Event] = None,
+                    on_update: Optional[Callable[[list[LiveRun]], None]] = None, *, poll: bool = False,
+                    min_interval: float = 0.3, poll_delay_s: float = 1.0) -> None:
+        """Refresh until ``stop_event`` is set: every ``interval`` seconds, earlier when a watched file
+        changes (``watchfiles``; ``poll=True`` forces stat polling every ``poll_delay_s``, for network
+        mounts where inotify sees nothing), never more often than ``min_interval``. ``on_update`` gets
+        each refresh's runs; its errors are noted. Never raises (errors become messages)."""
+        stop = stop_event or threading.Event()
+        self.poll_delay_s = poll_delay_s
+        watcher = threading.Thread(target=self._watch_files, args=(stop, poll, interval), daemon=True,
+                                   name="edgetui-live-watch")
+        watcher.start()
+        try:
+            while not stop.is_set():
+                t0 = time.monotonic()
+                self._wake.clear()  # before the refresh: a change during it wakes the next one at once
+                runs = self.poll_once()
+                if on_update is not None:
+                    try:
+                        on_update(runs)
+                    except Exception as e:  # noqa: BLE001
+                        self._note(one_line(f"update callback failed: {type(e).__name__}: {e}", 200))
+                elapsed = time.monotonic() - t0
+                if self.behind:  # catching up: continue at once
+                    stop.wait(0.01)
+                    continue
+                end = t0 + (min(interval, 2.0) if self._failed else interval)  # a failed refresh retries soon
+                while not stop.is_set() and not self._wake.is_set() and time.monotonic() < end:
+                    self._wake.wait(min(0.5, max(0.0, end - time.monotonic())))
+                spent = time.monotonic() - t0
+                if spent < min_interval:
+                    stop.wait(min_interval - spent)
+        finally:
+            stop.set()
+            self._wake.set()
+            watcher.join(timeout=5)
+
+    def start(self, interval: float = 2.0, on_update: Optional[Callable[[list[LiveRun]], None]] = None,
+              *, poll: bool = False) -> tuple[threading.Thread, threading.Event]:
+        """:meth:`run_forever` in a daemon thread; returns (thread, stop event)."""
+        stop = threading.Event()
+        th = threading.Thread(target=self.run_forever, args=(interval, stop, on_update), kwargs={"poll": poll},
+                              daemon=True, name="edgetui-live")
+        th.start()
+        return th, stop
+
+    def close(self) -> None:
+        """Stop background helpers (stats sampler, judge pool) and close our cursor; the connection
+        given to the constructor stays open (it is the caller's). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.docker is not None:
+            self.docker.close()
+        if self.judge is not None:
+            self.judge.close()
+        self.alarm_cmd.reap()
+        with self._lock:
+            try:  # save the live cursors (they are saved every few seconds while running)
+                self.tailer.flush([src for rs in self.runs.values() for src in rs.sources.values()], self.clock())
+            except Exception as e:  # noqa: BLE001 - at worst a few seconds of lines are re-read (same ids)
+                self._note(one_line(f"could not save cursors: {e}", 200))
+        try:
+            self.conn.close()  # our cursor only; the caller's connection stays open
+        except Exception:  # noqa: BLE001
+            pass
+
+    # ---- actions for the views
+    def stop_container(self, name_or_id: str, timeout: int = 10) -> str:
+        """Stop a container (``docker stop``); returns a one-line outcome, never raises."""
+        if self.docker is None:
+            return "docker is disabled"
+        return self.docker.stop_container(name_or_id, timeout)
+
+    def kill_container(self, name_or_id: str) -> str:
+        """Kill a container (``docker kill``); returns a one-line outcome, never raises."""
+        if self.docker is None:
+            return "docker is disabled"
+        return self.docker.kill_container(name_or_id)
+
+    def shell_command(self, container: str) -> list[str]:
+        """argv for an interactive shell in ``container`` (``docker exec -it <id> bash|sh``)."""
+        if self.docker is None:
+            return ["docker", "exec", "-it", container, "sh"]
+        return self.docker.shell_command(container)
+
+    def run_file_path(self, run_key: str, name: str) -> Optional[Path]:
+        """Path of a file of a run's task dir (``agent_output.txt``, ``submissions/agent-3/report.json``...),
+        or None for an unknown run or a name leaving the task dir."""
+        rs = self.runs.get(run_key)
+        if rs is None:
+            cur = self.conn.cursor()  # callable from a view thread while a refresh runs
+            try:
+                rows = cur.execute("SELECT run_dir FROM runs WHERE run_key = ?", [run_key]).fetchall()
+            finally:
+                cur.close()
+            if not rows or not rows[0][0]:
+                return None
+            base = Path(rows[0][0])
+        else:
+            base = rs.task_dir
+        p = (base / name)
+        try:
+            p.resolve().relative_to(base.resolve())
+        except ValueError:
+            return None
+        return p
+
+    # ================================================================== messages
+    @staticmethod
+    def _set_message(rs: RunState, msg: str, now: float, sticky: bool = False) -> None:
+        rs.message, rs.message_t, rs.message_sticky = msg, now, sticky
+
+    def _note(self, msg: str) -> None:
+        t = self.clock()
+        if any(m == msg and t - mt < 300 for mt, m in list(self.notes)[-20:]):
+            return
+        self.notes.append((t, msg))
+        self._poll_notes.append(msg)
+
+    def _state_messages(self) -> list[str]:
+        out = []
+        if self.docker is not None and self.docker.error:
+            out.append(self.docker.error)
+        if self.judge is not None and self.judge.error:
+            out.append(self.judge.error)
+        if self.behind:
+            out.append("catching up with existing files…")
+        return out
+
+    # ================================================================== one refresh
+    def _poll(self, now: float) -> None:
+        s = self.settings
+        self._live_events = []
+        if now - self._last_discovery >= s.discovery_interval_s:
+            self._last_discovery = now
+            self._discover(now)
+        # docker listing
+        docker_ok = False
+        if self.docker is not None:
+            if now - self._last_docker >= s.docker_interval_s or not self.docker.available:
+                self._last_docker = now
+                docker_ok = self.docker.refresh()
+            else:
+                docker_ok = self.docker.available
+        # files of each run (cheap stats), then all tails in one transaction
+        sources: list[TailSource] = []
+        for rs in self.runs.values():
+            try:
+                self._check_run_files(rs, now)
+            except Exception as e:  # noqa: BLE001
+                self._set_message(rs, one_line(f"could not check files: {type(e).__name__}: {e}", 200), now)
+            if not rs.deleted:
+                sources.extend(rs.sources.values())
+        # containers before the tails: a new work container's SFORGE_TOKEN becomes a secret
+        # (scrubbed) before any line echoing it is recorded
+        if self.docker is not None and docker_ok:
+            try:
+                self._join_containers(now)
+                self._sample_stats(now)
+            except Exception as e:  # noqa: BLE001
+                self._note(one_line(f"could not join containers: {type(e).__name__}: {e}", 200))
+        try:
+            tres = self.tailer.poll(sources, now)
+        except Exception as e:  # noqa: BLE001 - e.g. database error: nothing committed, retried next refresh
+            self._note(one_line(f"tail failed: {type(e).__name__}: {e}", 240))
+            tres = None
+        self.last_tail = tres
+        if tres is not None:
+            self.behind = tres.behind
+            for m in tres.messages:
+                self._note(m)
+            for (key, source), evs in tres.events.items():
+                rs = self.runs.get(key)
+                if rs is not None:
+                    self._observe(rs, source, evs, now)
+            for key, source in tres.grown:
+                rs = self.runs.get(key)
+                if rs is None:
+                    continue
+                rs.last_activity_t = now
+                rs.dirty_finalize = True
+                if source == TRANSCRIPT:
+                    rs.last_growth_t = now
+            for key, source in tres.caught_up:
+                rs = self.runs.get(key)
+                if rs is not None:
+                    rs.dirty_finalize = True
+            for key, source in tres.new_generation:
+                rs = self.runs.get(key)
+                if rs is not None:
+                    self._set_message(rs, f"{source} truncated or replaced: new generation", now)
+        # judge history
+        if self.judge is not None:
+            self._poll_judge(now)
+        # gradings in flight / failed
+        listed = {c.id[:12] for c in self.docker.containers.values()
+                  if c.state in ("running", "created", "restarting", "paused")} if (self.docker and docker_ok) else set()
+        for rs in self.runs.values():
+            if not rs.deleted:
+                self._grading_state(rs, now, docker_ok, listed)
+        # file refresh + finalize (throttled)
+        self._refresh_and_finalize(now)
+        # statuses, alarms
+        self.last_alarms = []
+        for rs in self.runs.values():
+            try:
+                rs.status = self._status(rs, now, docker_ok)
+                self._alarms(rs, now)
+            except Exception as e:  # noqa: BLE001
+                self._set_message(rs, one_line(f"could not evaluate: {type(e).__name__}: {e}", 200), now)
+        self._record_statuses()
+        if self._live_events:
+            try:
+                settle(self.conn)
+                self.rec.insert_events("", self._live_events)
+            except Exception as e:  # noqa: BLE001
+                self._note(one_line(f"could not record live events: {e}", 200))
+        self.alarm_cmd.reap()
+        for n in self.alarm_cmd.notes:
+            self._note(n)
+        self.alarm_cmd.notes = []
+        self.last_runs = [self._live_run(rs, now) for rs in sorted(self.runs.values(), key=lambda r: r.key)]
+
+    # ================================================================== discovery
+    def _discover(self, now: float) -> None:
+        found: dict[str, sd.RunLocation] = {}
+        for root in self.roots:
+            if not root.exists():
+                self._note(f"{root}: runs root not found (waiting for it)")
+                continue
+            try:
+                for loc in sd.discover(root, host=self.host):
+                    found.setdefault(loc.run_key, loc)
+            except OSError as e:
+                self._note(one_line(f"{root}: cannot scan ({e.strerror or e})", 200))
+        for key, loc in found.items():
+            rs = self.runs.get(key)
+            if rs is None:
+                try:
+                    self._register(loc, now)
+                except Exception as e:  # noqa: BLE001 - one bad run must not stop the others
+                    if os.environ.get("EDGETUI_DEBUG"):
+                        raise
+                    self._note(one_line(f"{loc.task_dir}: could not watch: {type(e).__name__}: {e}", 240))
+            elif rs.deleted and Path(loc.task_dir).is_dir():
+                rs.deleted = False  # the directory came back (e.g. restored): tail it again
+                self._set_message(rs, "run directory reappeared", now)
+                rs.loc = loc
+                for src in rs.sources.values():
+                    src.sig = None
+                rs.dirty_files = True
+
+    def _register(self, loc: sd.RunLocation, now: float) -> None:
+        task_dir = Path(loc.task_dir)
+        for secret in raw_secrets(task_dir):
+            self.rec.add_secret(secret)
+        info = sd.read_run_info(loc)
+        key = make_run_key(info.host, info.run_id, info.task_id)
+        task = sd.task_info(info.task_id, self.tasks)
+        self.rec.upsert_task(task)
+        rs = RunState(key=key, loc=loc, info=info, task=task, first_seen=now)
+        rs.fmt = self._detect_format(rs, now)
+        info.agent_format = rs.fmt
+        self.rec.upsert_run(key, info)
+        self._load_known(rs, now)
+        for name in (TRANSCRIPT, RUN_LOG, TICKS):
+            if (task_dir / name).exists():
+                self._add_source(rs, name, catchup=True)
+        t_mtime = _mtime(task_dir / TRANSCRIPT)
+        if t_mtime is not None:
+            rs.last_growth_t = min(now, t_mtime)
+        rs.last_activity_t = max([x for x in (rs.last_growth_t, _mtime(task_dir / RUN_LOG), _mtime(task_dir / TICKS),
+                                               info.started_at) if x is not None], default=None)
+        if rs.last_activity_t is not None:
+            rs.last_activity_t = min(now, rs.last_activity_t)
+        for name in WHOLE_FILES:
+            rs.file_sigs[name] = _sig(task_dir / name)
+        rs.last_full_check = now
+        self.runs[key] = rs
+
+    def _detect_format(self, rs: RunState, now: float) -> Optional[str]:
+        p = rs.task_dir / TRANSCRIPT
+        try:
+            st = p.stat()
+        except OSError:
+            return None
+        fmt = detect_file_format(p)
+        if fmt == "unknown":
+            if st.st_size < 4096 and now - st.st_mtime < 120:
+                return None  # too little to tell yet (noise lines before the first record)
+            fmt = {"codex": "codex_text", "opencode": "opencode"}.get(rs.info.agent or "", "claude_stream")
+        return fmt
+
+    def _load_known(self, rs: RunState, now: float) -> None:
+        """What earlier sessions recorded: the run row, pending tool calls, resumes, errors, alarms, containers."""
+        c = self.conn
+        key = rs.key
+        self._load_row(rs)
+        cur = self.rec.get_cursor(key, TRANSCRIPT)
+        if cur and cur.get("generation"):
+            rows = c.execute(
+                """SELECT tool_use_id FROM events WHERE run_key = ? AND source = ? AND generation = ?
+                   AND kind = 'tool_call' AND tool_use_id IS NOT NULL
+                   AND segment IS NOT DISTINCT FROM (SELECT max(segment) FROM events WHERE run_key = ? AND source = ?
+                                                     AND generation = ?)
+                   AND tool_use_id NOT IN (SELECT tool_use_id FROM events WHERE run_key = ? AND kind = 'tool_result'
+                                           AND tool_use_id IS NOT NULL)""",
+                [key, TRANSCRIPT, cur["generation"], key, TRANSCRIPT, cur["generation"], key]).fetchall()
+            rs.pending = {r[0]: now for r in rows}
+        # facts of the current generation of each log (a re-run in place truncates them)
+        gens = {}
+        for src_name in (RUN_LOG, TICKS):
+            cu = self.rec.get_cursor(key, src_name)
+            gens[src_name] = cu["generation"] if cu and cu.get("generation") else ""
+        for kind, t, summ in c.execute(
+                "SELECT kind, t, summary FROM events WHERE run_key = ? AND ((source = ? AND generation = ?) "
+                "OR (source = ? AND generation = ?)) "
+                "AND kind IN ('resume', 'infra_error', 'auto_eval_error') AND t IS NOT NULL ORDER BY t",
+                [key, RUN_LOG, gens[RUN_LOG], TICKS, gens[TICKS]]).fetchall():
+            if kind == "resume":
+                rs.resume_times.append(t)
+            elif kind == "infra_error":
+                rs.error_times.append(t)
+                rs.last_error_msg = summ
+            elif kind == "auto_eval_error":
+                rs.tick_error_times.append(t)
+                rs.last_tick_error = summ
+        fin = c.execute("SELECT min(t) FROM events WHERE run_key = ? AND source = ? AND generation = ? "
+                        "AND kind = 'segment_end' AND data->>'$.agent_finished' = 'true'",
+                        [key, RUN_LOG, gens[RUN_LOG]]).fetchone()
+        if fin and fin[0] is not None:
+            rs.ending_since = fin[0]
+        for sid, rnd in c.execute("SELECT data->>'$.submission_id', round FROM events WHERE run_key = ? AND source = ? "
+                                  "AND kind = 'submission_sent'", [key, TICKS]).fetchall():
+            if sid and rnd:
+                rs.tick_sids[sid] = rnd
+        # alarms of earlier sessions: their episodes count as still active until seen false once
+        rows = c.execute("SELECT t, data FROM events WHERE run_key = ? AND kind = 'alarm' ORDER BY t", [key]).fetchall()
+        if rows:
+            import json
+
+            alarms, keys = [], set()
+            for t, data in rows[-50:]:
+                try:
+                    d = json.loads(data) if data else {}
+                except ValueError:
+                    d = {}
+                keys.add(str(d.get("key") or d.get("rule")))
+                alarms.append(Alarm(run_key=key, rule=str(d.get("rule") or "?"), severity=str(d.get("severity") or "warning"),
+                                    t=t, message=str(d.get("message") or ""), data=d))
+            self.book.preload(key, keys, alarms)
+        # the last recorded state of the work container (so a container that vanished while nobody watched is "gone")
+        row = c.execute("SELECT data->>'$.id', data->>'$.state', t FROM events WHERE run_key = ? AND kind = 'container_state' "
+                        "AND data->>'$.role' = 'work' ORDER BY t DESC LIMIT 1", [key]).fetchone()
+        if row and row[0]:
+            rs.container_seen_id, rs.container_state = row[0], row[1]
+            if row[1] in ("exited", "dead", "gone"):
+                rs.container_ended_t = row[2]
+
+    def _load_row(self, rs: RunState) -> None:
+        cols = ("best_round", "best_score", "best_pass_rate", "best_score_0_100", "score_task", "agent_submissions",
+                "auto_submissions", "game_sessions", "n_events", "input_tokens", "output_tokens", "cache_read_tokens",
+                "cache_write_tokens", "cost_usd", "stated_cost_usd", "last_event_at", "agent", "model", "started_at",
+                "resume_count", "ended_at")
+        r = self.conn.execute(f"SELECT {', '.join(cols)} FROM runs WHERE run_key = ?", [rs.key]).fetchone()
+        rs.row = dict(zip(cols, r)) if r else {}
+        b = self.conn.execute("SELECT max(t) FROM submissions WHERE run_key = ? AND is_new_best", [rs.key]).fetchone()
+        rs.last_new_best_t = b[0] if b else None
+        rs.new_events = 0
+        rs.tok_delta = [0, 0, 0, 0]
+        rs.cost_delta = 0.0
+
+    def _add_source(self, rs: RunState, name: str, catchup: bool) -> None:
+        path = rs.task_dir / name
+        if name == TRANSCRIPT:
+            from ..parsers.detect import parser_for
+
+            def make(source, gen, state, rs=rs):
+                return parser_for(rs.fmt or "claude_stream", source, gen, state)
+            hook = None
+        elif name == RUN_LOG:
+            def make(source, gen, state, rs=rs):
+                return RunAgentLogParser(source, gen, self._utc_offset(rs), state)
+            hook = self._run_log_hook
+        else:
+            def make(source, gen, state, rs=rs):
+                return AutoEvalTicksParser(source, gen, self._utc_offset(rs), state)
+            hook = None
+        src = TailSource(run_key=rs.key, source=name, path=path, make_parser=make, line_hook=hook,
+                         on_new_generation=self._new_generation)
+        if not catchup:
+            src.catchup_until = 0  # the file appeared while watching: every line is observed
+        rs.sources[name] = src
+
+    def _utc_offset(self, rs: RunState) -> Optional[float]:
+        if rs.info.utc_offset_s is not None:
+            return rs.info.utc_offset_s
+        if rs.loc.host == self.host:
+            return _local_utc_offset()  # written by this host: its local time
+        return None
+
+    def _price(self, model: Optional[str]) -> Optional[tuple]:
+        """USD per Mtok (in, out, cache read, cache write) for ``model``: the longest matching LIKE pattern
+        of the price table, as :func:`edgetui.ingest.finalize_run` does."""
+        if not model:
+            return None
+        if model in self._price_cache:
+            return self._price_cache[model]
+        if self._price_rows is None:
+            try:
+                rows = self.conn.execute("SELECT model_pattern, input_per_mtok, output_per_mtok, cache_read_per_mtok, "
+                                         "cache_write_per_mtok FROM prices").fetchall()
+            except Exception:  # noqa: BLE001
+                rows = []
+            pats = []
+            for pat, *p in rows:
+                rx = "".join(".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in pat)
+                pats.append((len(pat), re.compile(rx + r"\Z", re.S), tuple(float(x or 0.0) for x in p)))
+            pats.sort(key=lambda x: -x[0])
+            self._price_rows = pats
+        hit = next((p for _, rx, p in self._price_rows if rx.match(model)), None)
+        self._price_cache[model] = hit
+        return hit
+
+    # ================================================================== per-run files
+    def _check_run_files(self, rs: RunState, now: float) -> None:
+        td = rs.task_dir
+        try:
+            dst = os.stat(td)
+        except OSError:
+            dst = None
+        if dst is None or not stat_isdir(dst.st_mode):
+            if not rs.deleted:
+                rs.deleted = True
+                self._set_message(rs, "run directory deleted", now, sticky=True)
+                self._note(f"{rs.key}: run directory deleted ({td}); its records are kept")
+            return
+        full = now - rs.last_full_check >= FULL_CHECK_S
+        if full:
+            rs.last_full_check = now
+        # a file appearing changes the task dir's mtime; a recent mtime is re-checked (coarse clocks)
+        dir_changed = dst.st_mtime_ns != rs.dir_sig or time.time() - dst.st_mtime < 2.0
+        rs.dir_sig = dst.st_mtime_ns
+        if dir_changed or full or rs.fmt_pending:
+            for name in (TRANSCRIPT, RUN_LOG, TICKS):
+                if name not in rs.sources and os.path.exists(os.path.join(td, name)):
+                    if name == TRANSCRIPT and rs.fmt is None:
+                        rs.fmt = self._detect_format(rs, now)
+                        rs.fmt_pending = rs.fmt is None
+                        if rs.fmt is None:
+                            continue
+                        rs.info.agent_format = rs.fmt
+                        self.rec.update_run(rs.key, agent_format=rs.fmt)
+                    self._add_source(rs, name, catchup=False)
+        # whole files: missing ones when the dir changed, present ones every FULL_CHECK_S,
+        # an unparsable final_result.json (mid-write) at every refresh
+        for name in WHOLE_FILES:
+            old = rs.file_sigs.get(name)
+            if old is None and not (dir_changed or full):
+                continue
+            if old is not None and not full and not (name == "final_result.json" and not rs.finished):
+                continue
+            new = _sig(os.path.join(td, name))
+            if new != old:
+                rs.file_sigs[name] = new
+                rs.dirty_files = True
+        self._scan_submissions(rs, now, full)
+
+    def _scan_submissions(self, rs: RunState, now: float, full: bool) -> None:
+        sub_dir = rs.task_dir / "submissions"
+        sig = _sig(sub_dir)
+        changed = False
+        if sig != rs.subs_sig or (sig is not None and time.time() - sig[1] / 1e9 < 2.0):
+            rs.subs_sig = sig
+            names: dict[str, float] = {}
+            try:
+                for e in os.scandir(sub_dir):
+                    if e.is_dir() and not e.name.startswith("."):
+                        try:
+                            names[e.name] = min(now, e.stat().st_mtime)
+                        except OSError:
+                            names[e.name] = now
+            except OSError:
+                pass
+            for n, born in names.items():
+                if n not in rs.rounds:
+                    parsed = sd._parse_round(n)
+                    if parsed is None:
+                        continue
+                    rs.rounds[n] = RoundState(name=n, kind=parsed[0], first_seen=born)
+                    changed = True
+            for n in list(rs.rounds):
+                if n not in names:
+                    del rs.rounds[n]
+                    changed = True
+        for rd in rs.rounds.values():
+            if rd.has_report and not full:
+                continue
+            entry = sub_dir / rd.name
+            rep = _sig(entry / ("game_result.json" if rd.kind == "game" else "report.json"))
+            if rep != rd.report_sig:
+                rd.report_sig = rep
+                rd.has_report = rep is not None
+                changed = True
+            if not rd.has_report and rd.kind != "game":
+                ls = _sig(entry / "run_instance.log")
+                if ls != rd.log_sig:
+                    rd.log_sig = ls
+                    self._read_instance_log(rd, entry / "run_instance.log", now)
+                    changed = True
+        if changed:
+            rs.dirty_files = True
+
+    def _read_instance_log(self, rd: RoundState, p: Path, now: float) -> None:
+        try:
+            with open(p, "rb") as fp:
+                data = fp.read(4 << 20)
+        except OSError:
+            return
+        rd.container_ids.update(m.decode() for m in _JUDGE_STARTED_RE.findall(data))
+        errs = _JUDGE_ERR_RE.findall(data)
+        if errs:
+            rd.log_error = one_line(errs[-1].decode("utf-8", "replace"), 200)
+        if (errs or _JUDGE_DONE_RE.search(data)) and not rd.log_terminal:
+            rd.log_terminal = True
+            rd.terminal_seen = now
+
+    def _new_generation(self, src: TailSource) -> None:
+        """A log was truncated / replaced (a re-run in place): forget the facts of its old content."""
+        rs = self.runs.get(src.run_key)
+        if rs is None:
+            return
+        if src.source == TRANSCRIPT:
+            rs.pending.clear()
+        elif src.source == RUN_LOG:
+            rs.resume_times, rs.error_times, rs.ending_since, rs.last_error_msg = [], [], None, None
+        elif src.source == TICKS:
+            rs.tick_error_times, rs.last_tick_error = [], None
+
+    # ================================================================== observing new lines
+    def _run_log_hook(self, src: TailSource, line: bytes, offset: int) -> None:
+        rs = self.runs.get(src.run_key)
+        if rs is None:
+            return
+        m = _LOG_HEAD_RE.match(line)
+        if not m:
+            return
+        level = m.group(8)
+        msg = m.group(9).decode("utf-8", "replace")
+        try:
+            t = local_to_epoch(tuple(g.decode() for g in m.group(1, 2, 3, 4, 5, 6)), int(m.group(7)),
+                               self._utc_offset(rs))
+        except ValueError:
+            t = self.clock()
+        if level in (b"ERROR", b"CRITICAL"):
+            rs.error_times.append(t)
+            rs.last_error_msg = one_line(msg, 200)
+        elif _ENDING_RE.match(msg) and rs.ending_since is None:
+            rs.ending_since = t
+
+    def _observe(self, rs: RunState, source: str, evs: list[Event], now: float) -> None:
+        rs.new_events += len(evs)
+        for e in evs:
+            if e.t is not None and (rs.last_event_t is None or e.t > rs.last_event_t):
+                rs.last_event_t = e.t
+        if source == TRANSCRIPT:
+            pend = rs.pending
+            td = rs.tok_delta
+            for e in evs:
+                u = e.usage
+                if u is not None:
+                    td[0] += u.input_tokens
+                    td[1] += u.output_tokens
+                    td[2] += u.cache_read_tokens
+                    td[3] += u.cache_write_tokens
+                    pr = self._price(e.model or rs.info.model)
+                    if pr is not None:
+                        rs.cost_delta += (u.input_tokens * pr[0] + u.output_tokens * pr[1]
+                                          + u.cache_read_tokens * pr[2] + u.cache_write_tokens * pr[3]) / 1e6
+                k = _kind(e)
+                if k == "tool_call" and e.tool_use_id:
+                    pend[e.tool_use_id] = e.t if e.t is not None and e.t_source == "observed" else now
+                elif k == "tool_result" and e.tool_use_id:
+                    pend.pop(e.tool_use_id, None)
+                elif k in ("session_init", "segment_start"):
+                    pend.clear()  # a new segment: calls of the old one never get results
+        elif source == RUN_LOG:
+            for e in evs:
+                if _kind(e) == "resume" and e.t is not None:
+                    rs.resume_times.append(e.t)
+        elif source == TICKS:
+            for e in evs:
+                k = _kind(e)
+                if k == "submission_sent" and e.round:
+                    sid = (e.data or {}).get("submission_id")
+                    if sid:
+                        rs.tick_sids[sid] = e.round
+                elif k == "auto_eval_error" and e.t is not None:
+                    rs.tick_error_times.append(e.t)
+                    rs.last_tick_error = one_line((e.data or {}).get("message") or e.summary, 200)
+
+    # ================================================================== containers
+    def _record(self, rs: RunState, kind: Kind, t: float, summary: str, data: dict, gen: str) -> None:
+        self._seq += 1
+        self._live_events.append(Event(run_key=rs.key, kind=kind, source=DOCKER_SOURCE, generation=gen[:16],
+                                       offset=int(t * 1000), sub=self._seq % 100000, t=t,
+                                       t_source=TimeSource.OBSERVED, summary=one_line(summary), data=data))
+
+    def _container_event(self, rs: RunState, c: ContainerInfo, state: str, now: float) -> None:
+        data = {"id": c.id, "name": c.name, "role": c.role, "state": state, "exit_code": c.exit_code,
+                "oom_killed": c.oom_killed, "host": c.host}
+        if c.submission_id:
+            data["submission_id"] = c.submission_id
+        extra = f" (exit {c.exit_code})" if state in ("exited", "dead") and c.exit_code is not None else ""
+        if c.oom_killed:
+            extra += " OOM-killed"
+        self._record(rs, Kind.CONTAINER_STATE, now, f"{c.role} container {c.name}: {state}{extra}", data, c.id)
+
+    def _join_containers(self, now: float) -> None:
+        dw = self.docker
+        assert dw is not None
+        by_name = dw.by_name
+        # work containers, by the names each run's container would have
+        for rs in self.runs.values():
+            c = None
+            for n in work_names(rs.info.task_id, rs.info.run_id):
+                c = by_name.get(n)
+                if c is not None:
+                    break
+            if c is not None and rs.loc.host != self.host and any(
+                    r.loc.host == self.host and r.info.task_id == rs.info.task_id and r.info.run_id == rs.info.run_id
+                    for r in self.runs.values() if r is not rs):
+                c = None  # the local run of that name owns it
+            if c is not None:
+                c = c.model_copy()
+                c.task_id, c.run_id = rs.info.task_id, rs.info.run_id
+                prev = rs.container_state
+                if c.id != rs.container_seen_id or prev != c.state or (c.oom_killed and not (rs.container and rs.container.oom_killed)):
+                    if c.state in ("exited", "dead"):
+                        if prev not in ("exited", "dead") or c.id != rs.container_seen_id:
+                            rs.container_ended_t = now
+                    else:
+                        rs.container_ended_t = None
+                    self._container_event(rs, c, c.state, now)
+                rs.container_seen_id = c.id
+                rs.container_state = c.state
+                if rs.container is not None and rs.container.id == c.id:
+                    c.cpu_percent, c.mem_bytes = rs.container.cpu_percent, rs.container.mem_bytes
+                rs.container = c
+                if rs.token is None:
+                    tok = dw.token_of(c.id)
+                    if tok:
+                        rs.token = tok
+                        self.rec.add_secret(tok)
+            elif rs.container_seen_id is not None and rs.container_state != "gone":
+                gone = rs.container or ContainerInfo(id=rs.container_seen_id, name=work_names(rs.info.task_id, rs.info.run_id)[0],
+                                                     role="work", host=self.host)
+                gone = gone.model_copy(update={"state": "gone", "cpu_percent": None, "mem_bytes": None})
+                rs.container = gone
+                rs.container_state = "gone"
+                rs.container_ended_t = now
+                self._container_event(rs, gone, "gone", now)
+        # judge containers: by the container ids in run_instance.log, else the submission id
+        by_cid: dict[str, tuple[RunState, RoundState]] = {}
+        by_sid: dict[str, tuple[RunState, Optional[str]]] = {}
+        for rs in self.runs.values():
+            for rd in rs.rounds.values():
+                for cid in rd.container_ids:
+                    by_cid[cid[:12]] = (rs, rd)
+                if rd.sid:
+                    by_sid[rd.sid] = (rs, rd.name)
+            for sid, rnd in rs.tick_sids.items():
+                by_sid.setdefault(sid, (rs, rnd))
+        judges: dict[str, list[ContainerInfo]] = {}
+        games: dict[str, list[ContainerInfo]] = {}
+        unattributed: list[ContainerInfo] = []
+        for c in dw.containers.values():
+            if c.role == "judge":
+                hit = by_cid.get(c.id[:12])
+                owner = hit[0] if hit else None
+                if owner is None and c.submission_id in by_sid:
+                    cand = by_sid[c.submission_id][0]
+                    if cand.info.task_id == c.task_id:
+                        owner = cand
+                if owner is None:
+                    unattributed.append(c)
+                else:
+                    judges.setdefault(owner.key, []).append(c)
+            elif c.role == "game":
+                owner = None
+                if c.submission_id in by_sid:
+                    owner = by_sid[c.submission_id][0]
+                else:
+                    cands = [r for r in self.runs.values() if r.info.task_id == c.task_id and not r.finished
+                             and (r.task.game_mode or any(rd.kind == "game" for rd in r.rounds.values()))]
+                    if len(cands) == 1:
+                        owner = cands[0]
+                if owner is None:
+                    unattributed.append(c)
+                else:
+                    games.setdefault(owner.key, []).append(c)
+        self.unattributed = unattributed
+        for rs in self.runs.values():
+            new_j = judges.get(rs.key, [])
+            new_g = games.get(rs.key, [])
+            seen = {}
+            for c in new_j + new_g:
+                seen[c.id] = c.state
+                if rs.judge_states.get(c.id) != c.state:
+                    self._container_event(rs, c, c.state, now)
+            for cid in rs.judge_states:
+                if cid not in seen:
+                    old = next((c for c in rs.judges + rs.games if c.id == cid), None)
+                    if old is not None:
+                        self._container_event(rs, old.model_copy(update={"state": "gone"}), "gone", now)
+            rs.judge_states = seen
+            rs.judges, rs.games = new_j, new_g
+
+    def _sample_stats(self, now: float) -> None:
+        dw = self.docker
+        targets = {rs.container.id: rs.key for rs in self.runs.values()
+                   if rs.container is not None and rs.container.state == "running" and not rs.deleted}
+        samples = dw.sample(targets)
+        for cid, smp in samples.items():
+            rs = self.runs.get(targets.get(cid, ""))
+            if rs is None or rs.container is None:
+                continue
+            rs.container.cpu_percent = smp.get("cpu_percent")
+            rs.container.mem_bytes = smp.get("mem_bytes")
+            if smp.get("mem_limit_bytes") and not rs.container.mem_limit_bytes:
+                rs.container.mem_limit_bytes = smp.get("mem_limit_bytes")
+            rs.cpu_percent, rs.mem_bytes = smp.get("cpu_percent"), smp.get("mem_bytes")
+            cpu = smp.get("cpu_percent")
+            mem = smp.get("mem_bytes")
+            summ = f"cpu {cpu:.0f}%" if cpu is not None else "cpu ?"
+            summ += f", mem {mem / 2**20:.0f} MiB" if mem is not None else ""
+            self._record(rs, Kind.RESOURCE_SAMPLE, now, summ,
+                         {"container": rs.container.name, "id": cid, "cpu_percent": cpu, "mem_bytes": mem,
+                          "mem_limit_bytes": smp.get("mem_limit_bytes"), "sampled_at": smp.get("t")},
+                         "stats:" + cid)
+
+    # ================================================================== judge
+    def _poll_judge(self, now: float) -> None:
+        tokens = {rs.key: rs.token for rs in self.runs.values()
+                  if rs.token and not rs.deleted and not rs.finished}
+        for key, view in self.judge.poll(tokens).items():
+            rs = self.runs.get(key)
+            if rs is not None and view.ok:
+                rs.history = view
+
+    # ================================================================== gradings
+    def _grading_state(self, rs: RunState, now: float, docker_ok: bool, all_ids: set[str]) -> None:
+        s = self.settings
+        live_ids = {c.id[:12] for c in rs.judges if c.state in ("running", "created", "restarting", "paused")}
+        limit = float(rs.task.eval_timeout or 600) + 900.0
+        for rd in rs.rounds.values():
+            if rd.kind in ("game", "manual") or rd.has_report:
+                rd.in_flight = False
+                if rd.has_report:
+                    rd.failed = None
+                continue
+            judge_up = any(cid[:12] in live_ids or cid[:12] in all_ids for cid in rd.container_ids)
+            failed = None
+            if judge_up:
+                rd.judge_gone_since = None
+                rd.judge_seen = True
+            elif docker_ok and rd.judge_seen:  # seen on this engine, now gone (a judge on another engine
+                # or cluster is never seen here: only its log and the stale rule apply)
+                if rd.judge_gone_since is None:
+                    rd.judge_gone_since = now
+                if now - rd.judge_gone_since >= s.grading_grace_s:
+                    failed = rd.log_error or "judge container gone without report.json"
+            if failed is None and rd.log_terminal and rd.terminal_seen is not None and not judge_up \
+                    and now - rd.terminal_seen >= s.grading_grace_s:
+                failed = rd.log_error or "judge finished without report.json"
+            if failed is None and not judge_up and now - rd.first_seen > limit and rd.log_sig is not None:
+                failed = f"no report.json after {int(now - rd.first_seen)} s"
+            if failed is not None and rd.failed is None:
+                rd.failed = failed
+                rs.dirty_files = True
+            rd.in_flight = failed is None and rd.failed is None
+
+    # ================================================================== database refresh
+    def _refresh_and_finalize(self, now: float) -> None:
+        s = self.settings
+        due: list[tuple[int, float, RunState]] = []
+        for rs in self.runs.values():
+            if rs.deleted:
+                continue
+            if rs.dirty_files and now - rs.last_finalize >= s.finalize_min_interval_s:
+                due.append((0, rs.last_finalize, rs))
+            elif rs.dirty_finalize and now - rs.last_finalize >= s.finalize_interval_s:
+                due.append((1, rs.last_finalize, rs))
+        due.sort(key=lambda x: (x[0], x[1]))
+        for _, _, rs in due[: max(1, s.max_finalize_per_poll)]:
+            try:
+                if rs.dirty_files:
+                    self._refresh_files(rs)
+                else:
+                    self._finalize(rs)
+                if rs.message and rs.message.startswith("could not refresh"):
+                    rs.message = None
+            except Exception as e:  # noqa: BLE001 - one run's trouble stays with that run
+                if os.environ.get("EDGETUI_DEBUG"):
+                    raise
+                self._set_message(rs, one_line(f"could not refresh: {type(e).__name__}: {e}", 200), now)
+            rs.last_finalize = now
+            rs.dirty_files = rs.dirty_finalize = False
+
+    def _refresh_files(self, rs: RunState) -> None:
+        """The whole-file part of :func:`edgetui.ingest.ingest_run` for one run, then finalize."""
+        td = rs.task_dir
+        for secret in raw_secrets(td):
+            self.rec.add_secret(secret)
+        info = sd.read_run_info(rs.loc)
+        info.agent_format = rs.fmt
+        if info.utc_offset_s is None and rs.info.utc_offset_s is not None:
+            info.utc_offset_s = rs.info.utc_offset_s
+        rs.info = info
+        self.rec.upsert_run(rs.key, info)
+        subs = sd.read_submissions(td)
+        in_flight = {n for n, rd in rs.rounds.items() if rd.in_flight}
+        for srec in subs:
+            rd = rs.rounds.get(srec.round)
+            if srec.round in in_flight:
+                srec.status, srec.error = "in_flight", None
+            if rd is not None and srec.submission_id:
+                rd.sid = srec.submission_id
+        off = info.utc_offset_s
+        last_log_t = self.conn.execute(
+            "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [rs.key]).fetchone()[0]
+        graded = [x for x in subs if x.status != "in_flight" or x.kind == "game"]
+        file_events: list[Event] = []
+        file_events += sd.run_config_events(td)
+        file_events += sd.started_at_events(td)
+        file_events += sd.submission_events(td, graded, off)
+        file_events += sd.evolve_state_events(td)
+        file_events += sd.history_events(td)
+        file_events += sd.final_result_events(td, info.started_at, last_log_t)
+        settle(self.conn)
+        self.rec.replace_file_events(rs.key, file_events, line_sources=LINE_SOURCES)
+        rs.subs = subs
+        self._finalize(rs)
+
+    def _finalize(self, rs: RunState) -> None:
+        _fill_model_agent(self.rec, rs.key, rs.info)
+        settle(self.conn)
+        finalize_run(self.rec, rs.key, rs.info, rs.task, rs.subs, TRANSCRIPT if rs.fmt else None)
+        self._load_row(rs)
+        rs.recorded_status = None  # finalize_run wrote its own status: write ours again
+
+    def _record_statuses(self) -> None:
+        todo = [rs for rs in self.runs.values() if not rs.deleted and rs.recorded_status != rs.status]
+        if not todo:
+            return
+        import pyarrow as pa
+
+        tbl = pa.table({"run_key": [rs.key for rs in todo], "status": [rs.status for rs in todo]})
+        try:
+            settle(self.conn)
+            self.conn.register("_edgetui_live_status", tbl)
+            try:
+                self.conn.execute("UPDATE runs SET status = s.status FROM _edgetui_live_status s "
+                                  "WHERE runs.run_key = s.run_key")
+            finally:
+                self.conn.unregister("_edgetui_live_status")
+            for rs in todo:
+                rs.recorded_status = rs.status
+        except Exception as e:  # noqa: BLE001
+            self._note(one_line(f"could not record run statuses: {e}", 200))
+
+    # ================================================================== status
+    def _status(self, rs: RunState, now: float, docker_ok: bool) -> str:
+        s = self.settings
+        if rs.deleted:
+            return rs.status
+        if rs.finished:
+            return "finished"
+        grading = any(rd.in_flight for rd in rs.rounds.values()) or any(j.state == "running" for j in rs.judges) or \
+            bool(rs.history is not None and rs.history.running)
+        ending = rs.ending_since is not None and now - rs.ending_since < s.finish_grace_s
+        known = docker_ok and rs.loc.host == self.host
+        if known and rs.container_state == "gone" and rs.container_ended_t is not None:
+            if ending or now - rs.container_ended_t < s.container_grace_s:
+                return "grading" if grading else "running"
+            return "gone"
+        if known and rs.container is not None and rs.container.state:
+            st = rs.container.state
+            if st in ("running", "restarting", "paused"):
+                return "grading" if grading else "running"
+            if ending or (rs.container_ended_t is not None and now - rs.container_ended_t < s.container_grace_s):
+                return "grading" if grading else "running"
+            if st == "created" and now - rs.first_seen < s.container_grace_s:
+                return "running"
+            return "aborted"
+        acts = [x for x in (rs.last_activity_t, rs.last_growth_t, rs.info.started_at,
+                            max((rd.first_seen for rd in rs.rounds.values()), default=None)) if x is not None]
+        if acts and now - max(acts) < s.abort_after_s:
+            return "grading" if grading else "running"
+        return "aborted"
+
+    # ================================================================== alarms
+    def _facts(self, rs: RunState, now: float) -> RunFacts:
+        c = rs.container
+        hist = rs.history
+        failed = {n: rd.failed for n, rd in rs.rounds.items() if rd.failed}
+        jerr: dict[str, str] = {}
+        if hist is not None:
+            jerr.update(hist.judge_errors)
+            for n, why in hist.failed.items():
+                failed.setdefault(n, why)
+        oldest = min(rs.pending.values()) if rs.pending else None
+        return RunFacts(
+            run_key=rs.key, status=rs.status, finished=rs.finished, deleted=rs.deleted,
+            started_at=rs.info.started_at, first_seen=rs.first_seen, has_transcript=TRANSCRIPT in rs.sources,
+            last_growth_t=rs.last_growth_t, pending_calls=len(rs.pending), oldest_pending_t=oldest,
+            last_new_best_t=rs.last_new_best_t, best_round=rs.row.get("best_round"),
+            resume_times=rs.resume_times, error_times=rs.error_times, last_error_msg=rs.last_error_msg,
+            ending_since=rs.ending_since,
+            container_id=c.id if c else rs.container_seen_id, container_name=c.name if c else None,
+            container_state=(c.state if c else None) if (self.docker is not None and self.docker.available) else
+            (rs.container_state if rs.container_state == "gone" else None),
+            container_exit_code=c.exit_code if c else None, container_oom=bool(c and c.oom_killed),
+            container_ended_t=rs.container_ended_t, failed_rounds=failed, judge_errors=jerr,
+            tick_error_times=rs.tick_error_times, last_tick_error=rs.last_tick_error,
+        )
+
+    def _alarms(self, rs: RunState, now: float) -> None:
+        if rs.deleted:
+            return
+        facts = self._facts(rs, now)
+        rs.conds = evaluate(facts, self.settings, now)
+        new = self.book.update(rs.key, rs.conds, now)
+        for a in new:
+            self._seq += 1
+            ev = alarm_event(a, self._seq % 100000)
+            self._live_events.append(ev)
+            self.last_alarms.append(a)
+            self.alarm_cmd.fire({**a.model_dump(), "run_id": rs.info.run_id, "task_id": rs.info.task_id,
+                                 "host": rs.loc.host, "status": rs.status, "run_dir": str(rs.task_dir)})
+
+    # ================================================================== snapshots
+    def _live_run(self, rs: RunState, now: float) -> LiveRun:
+        from replay.selection import display_value
+
+        row = rs.row
+        info = rs.info
+        started = info.started_at if info.started_at is not None else row.get("started_at")
+        final = info.final or {}
+        if rs.status == "finished":
+            end = info.ended_at or row.get("ended_at")
+            if end is None and started is not None and isinstance(final.get("runtime_seconds"), (int, float)):
+                end = started + final["runtime_seconds"]
+        elif rs.status in ("aborted", "gone"):
+            end = rs.container_ended_t or rs.last_activity_t
+        else:
+            end = now
+        elapsed = (end - started) if (started is not None and end is not None) else None
+        score_task = bool(row.get("score_task"))
+        best_display = display_value(row.get("best_score"), row.get("best_pass_rate"), score_task)
+        toks = sum(int(row.get(k) or 0) for k in ("input_tokens", "output_tokens", "cache_read_tokens",
+                                                   "cache_write_tokens")) + sum(rs.tok_delta)
+        cost = row.get("cost_usd") if row.get("cost_usd") is not None else row.get("stated_cost_usd")
+        if rs.cost_delta:
+            cost = (cost or 0.0) + rs.cost_delta
+        infra = bool(rs.error_times)  # ERROR-level records only (not " - ERROR - " quoted inside other lines)
+        flags: list[str] = []
+        if infra:
+            flags.append("infra")
+        c = rs.container
+        if c is not None:
+            if c.oom_killed:
+                flags.append("oom")
+            elif c.state in ("exited", "dead") and rs.status != "finished":
+                flags.append(f"exit:{c.exit_code}" if c.exit_code is not None else "exited")
+        if rs.status == "gone":
+            flags.append("gone")
+        if rs.deleted:
+            flags.append("deleted")
+        active = []
+        for cond in rs.conds:
+            if cond.rule not in active:
+                active.append(cond.rule)
+        flags.extend(f"alarm:{r}" for r in active)
+        last_ev = max([x for x in (row.get("last_event_at"), rs.last_event_t) if x is not None], default=None)
+        grading_rounds = sorted(n for n, rd in rs.rounds.items() if rd.in_flight)
+        resume_count = info.resume_count if (rs.finished and info.resume_count is not None) else len(rs.resume_times)
+        return LiveRun.model_construct(
+            run_key=rs.key, host=rs.loc.host, run_id=info.run_id, task_id=info.task_id, run_dir=str(rs.task_dir),
+            agent=info.agent or row.get("agent"), model=info.model or row.get("model"), status=rs.status,
+            infra_error=infra, flags=flags, started_at=started, elapsed_s=elapsed, budget_s=info.timeout_s,
+            best_display=best_display, best_round=row.get("best_round"), score_task=score_task,
+            agent_submissions=int(row.get("agent_submissions") or 0),
+            auto_submissions=int(row.get("auto_submissions") or 0), last_event_at=last_ev, tokens=toks,
+            cost_usd=cost, cpu_percent=c.cpu_percent if c is not None and c.state == "running" else None,
+            mem_bytes=c.mem_bytes if c is not None and c.state == "running" else None,
+            container=c, judges_running=sum(1 for j in rs.judges if j.state == "running"),
+            alarms=list(self.book.history.get(rs.key, []))[-20:],
+            message=rs.message if (rs.message_sticky or now - rs.message_t < MESSAGE_TTL_S) else None,
+            best_pass_rate=row.get("best_pass_rate"), best_score=row.get("best_score"),
+            best_score_0_100=row.get("best_score_0_100"), game_sessions=int(row.get("game_sessions") or 0),
+            n_events=int(row.get("n_events") or 0) + rs.new_events, resume_count=int(resume_count or 0),
+            pending_tool_calls=len(rs.pending), last_growth_at=rs.last_growth_t, judges=list(rs.judges),
+            games_running=sum(1 for g in rs.games if g.state == "running"), grading_rounds=grading_rounds,
+            active_alarms=active, deleted=rs.deleted,
+        )
+
+    # ================================================================== file watching
+    def _watch_files(self, stop: threading.Event, force_polling: bool, interval: float) -> None:
+        """Set the wake event whenever something changes under a runs root (restarts on errors)."""
+        try:
+            import watchfiles
+        except ImportError:  # pragma: no cover - a dependency
+            return
+        while not stop.is_set():
+            roots = [str(r) for r in self.roots if r.exists()]
+            if not roots:
+                stop.wait(interval)
+                continue
+            try:
+                for _changes in watchfiles.watch(*roots, stop_event=stop, force_polling=force_polling,
+                                                 poll_delay_ms=int(self.poll_delay_s * 1000), debounce=400, step=50,
+                                                 rust_timeout=int(max(interval, 1.0) * 1000), yield_on_timeout=True,
+                                                 raise_interrupt=False, ignore_permission_denied=True):
+                    if _changes:
+                        self._wake.set()
+                    if stop.is_set():
+                        return
+                    if any(not Path(r).exists() for r in roots) or len(roots) != sum(1 for r in self.roots if r.exists()):
+                        break  # a root came or went: watch the new set
+            except Exception as e:  # noqa: BLE001 - root deleted, inotify limits...
+                with self._lock:
+                    self._note(one_line(f"file watching paused: {type(e).__name__}: {e}", 200))
+                stop.wait(interval)
+
+
+def _mtime(p: Path) -> Optional[float]:
+    try:
+        return p.stat().st_mtime
+    except OSError:
+        return None
