@@ -14,8 +14,8 @@ events get ``t`` by interpolation between **anchors**:
 * events whose format recorded a timestamp are anchors themselves.
 
 Between anchors, ``t`` is linear in the line index (position in the file);
-anchors that would make time run backwards are dropped (greedy, earliest
-wins). Recorded and observed times are never overwritten. The result is
+anchors that would make time run backwards are dropped (the largest consistent
+set is kept). Recorded and observed times are never overwritten. The result is
 deterministic, so re-running it after an interrupted ingest gives the same rows.
 """
 
@@ -60,15 +60,33 @@ def _interp(positions: list[int], anchors: list[tuple[int, float]]) -> list[Opti
 
 
 def _monotone(anchors: list[tuple[int, float]]) -> tuple[list[tuple[int, float]], int]:
-    anchors = sorted(anchors)
-    kept: list[tuple[int, float]] = []
-    dropped = 0
-    for p, t in anchors:
-        if kept and (t < kept[-1][1] or p == kept[-1][0]):
-            dropped += 1
+    """Keep the largest set of anchors whose times never decrease with position
+    (longest non-decreasing subsequence, O(n log n)), so one wrong anchor costs
+    one anchor, not every later one. Ties in position keep the first."""
+    pts: list[tuple[int, float]] = []
+    for p, t in sorted(anchors):
+        if pts and pts[-1][0] == p:
             continue
-        kept.append((p, t))
-    return kept, dropped
+        pts.append((p, t))
+    tails: list[float] = []  # smallest tail time of a subsequence of each length
+    tail_idx: list[int] = []
+    prev = [-1] * len(pts)
+    for i, (_, t) in enumerate(pts):
+        k = bisect.bisect_right(tails, t)
+        if k == len(tails):
+            tails.append(t)
+            tail_idx.append(i)
+        else:
+            tails[k] = t
+            tail_idx[k] = i
+        prev[i] = tail_idx[k - 1] if k else -1
+    kept: list[tuple[int, float]] = []
+    i = tail_idx[-1] if tail_idx else -1
+    while i >= 0:
+        kept.append(pts[i])
+        i = prev[i]
+    kept.reverse()
+    return kept, len(anchors) - len(kept)
 
 
 def align_run(
@@ -114,7 +132,7 @@ def _align_transcript(conn, run_key, source, started_at, ended_at, fallback_end,
     for r in rows:
         if r[4] in ("recorded", "observed") and r[3] is not None:
             anchors.append((pos_of_offset[r[2]], r[3]))
-    has_recorded = bool(anchors)
+    recorded_pos = {p for p, _ in anchors}
     # segment starts / ends from run_agent.log
     log = conn.execute(
         "SELECT kind, t, data->>'$.event' FROM events WHERE run_key = ? AND source = 'run_agent.log' "
@@ -128,16 +146,18 @@ def _align_transcript(conn, run_key, source, started_at, ended_at, fallback_end,
     init_pos = [pos_of_offset[r[2]] for r in rows if r[1] == "session_init"]
     # dedupe init positions (several events may share a line)
     init_pos = sorted(set(init_pos))
-    if not has_recorded:
-        for k, p in enumerate(init_pos):
-            if k < len(seg_starts):
-                anchors.append((p, seg_starts[k]))
-        # segment k ends on the line before init k+1
-        for k, t_end in enumerate(seg_ends):
-            if k + 1 < len(init_pos):
-                anchors.append((init_pos[k + 1] - 1, t_end))
-        if not init_pos and seg_starts:
-            anchors.append((0, seg_starts[0]))
+    # Formats that stamp only some records (Claude Code stamps user events) still need the
+    # harness anchors for the rest, so all anchors are used together; monotone filtering
+    # resolves conflicts (earliest position wins).
+    for k, p in enumerate(init_pos):
+        if k < len(seg_starts):
+            anchors.append((p, seg_starts[k]))
+    # segment k ends on the line before init k+1
+    for k, t_end in enumerate(seg_ends):
+        if k + 1 < len(init_pos):
+            anchors.append((init_pos[k + 1] - 1, t_end))
+    if not init_pos and seg_starts:
+        anchors.append((0, seg_starts[0]))
     # submissions
     subs = {
         r[0]: r[1:]
@@ -150,24 +170,24 @@ def _align_transcript(conn, run_key, source, started_at, ended_at, fallback_end,
     for r in rows:
         if r[1] == "tool_call" and r[5] and r[7] in ("true", "True", "1"):
             call_pos[r[5]] = pos_of_offset[r[2]]
-    if not has_recorded:
-        for r in rows:
-            if r[1] == "tool_result" and r[6] and r[6] in subs and r[5] in call_pos:
-                submitted_at, seen_at, graded_at, runtime_s = subs[r[6]]
-                if submitted_at is not None:
-                    anchors.append((call_pos[r[5]], submitted_at - UPLOAD_LEAD_S))
-                res_t = seen_at
-                if res_t is None and graded_at is not None:
-                    res_t = graded_at + RESULT_POLL_S
-                if res_t is None and submitted_at is not None and runtime_s is not None:
-                    res_t = submitted_at + runtime_s + RESULT_POLL_S
-                if res_t is not None:
-                    anchors.append((pos_of_offset[r[2]], res_t))
-        end = ended_at
-        if end is None and seg_ends and len(seg_ends) >= len(init_pos) > 0:
-            end = seg_ends[-1]
-        if end is not None:
-            anchors.append((last_pos, end))
+    for r in rows:
+        if r[1] == "tool_result" and r[6] and r[6] in subs and r[5] in call_pos:
+            submitted_at, seen_at, graded_at, runtime_s = subs[r[6]]
+            if submitted_at is not None:
+                anchors.append((call_pos[r[5]], submitted_at - UPLOAD_LEAD_S))
+            res_t = seen_at
+            if res_t is None and submitted_at is not None and runtime_s is not None:
+                res_t = submitted_at + runtime_s + RESULT_POLL_S
+            if (res_t is None and graded_at is not None and submitted_at is not None
+                    and submitted_at <= graded_at <= submitted_at + 3 * 3600):  # a plausible report mtime
+                res_t = graded_at + RESULT_POLL_S
+            if res_t is not None and pos_of_offset[r[2]] not in recorded_pos:
+                anchors.append((pos_of_offset[r[2]], res_t))
+    end = ended_at
+    if end is None and seg_ends and len(seg_ends) >= len(init_pos) > 0:
+        end = seg_ends[-1]
+    if end is not None:
+        anchors.append((last_pos, end))
     if not anchors and fallback_end is not None:
         anchors = [(0, fallback_end - last_pos), (last_pos, fallback_end)]
     kept, dropped = _monotone(anchors)
