@@ -98,6 +98,9 @@ def ingest_lines(
                 progress(st.st_size)
             return 0
         start, state = cur["offset"], cur["state"]
+    if start:
+        rec.conn.execute('DELETE FROM events WHERE run_key = ? AND source = ? AND "offset" >= ? AND sub >= ?',
+                         [run_key, source, start, TAIL_SUB])
     if (mp_fmt and final and observed_t is None and st.st_size - start >= MP_MIN_BYTES
             and not os.environ.get("EDGETUI_NO_MP")):
         return _ingest_lines_mp(rec, run_key, path, source, gen, start, state, st, mp_fmt, report, progress)
@@ -133,7 +136,7 @@ def ingest_lines(
 
     try:
         with open(path, "rb") as fp:
-            for line in iter_lines(fp, start, final=final):
+            for line in iter_lines(fp, start, final=False):
                 if line.too_long:
                     evs = [parse_error(source, gen, line.offset, line.data,
                                        f"line longer than 20 MB ({line.end - line.offset} bytes); first 64 KiB kept")]
@@ -159,13 +162,20 @@ def ingest_lines(
                     if progress:
                         progress(last_end - consumed)
                         consumed = last_end
-            tail = parser.finish() if final else []
+            has_tail = False
+            if final:
+                tail, has_tail = _tail_events(fp, last_end, make_parser, source, gen, parser.state())
+                if not has_tail:
+                    tail = parser.finish()
+            else:
+                tail = []
             for e in tail:
                 if e.kind == "parse_error":
                     n_errors += 1
                     first_error = first_error or _err_line(path, e)
+            cur_final = cursor(final and not has_tail)  # the cursor stays before an unterminated line
             batch.extend(tail)
-            submit(batch, cursor(final))
+            submit(batch, cur_final)
             pending.result()
             offered += len(batch)
     finally:
@@ -181,6 +191,34 @@ def ingest_lines(
 
 
 MP_MIN_BYTES = 32 * 1024 * 1024
+#: ``sub`` offset of parse errors from a file's unterminated last line: such a line may still be
+#: growing (a live or copied-while-running file), so the cursor stays before it and these rows are
+#: replaced when the file is read again.
+TAIL_SUB = 1 << 20
+
+
+def _tail_events(fp, last_end: int, make_parser, source: str, gen: str, state) -> tuple[list[Event], bool]:
+    """Events of the bytes after the last newline (an unterminated last line), parsed by a copy of the
+    parser (built from ``state``) so the main parser and its cursor stay before that line.
+    Returns (events, has_tail)."""
+    from .parsers.base import MAX_LINE_BYTES, RAW_KEEP
+
+    fp.seek(last_end)
+    data = fp.read(MAX_LINE_BYTES + 1)
+    if not data:
+        return [], False
+    tail_parser = make_parser(source, gen, state)
+    if len(data) > MAX_LINE_BYTES:
+        evs = [parse_error(source, gen, last_end, data[:RAW_KEEP], "unterminated last line longer than 20 MB")]
+    else:
+        line = data[:-1] if data.endswith(b"\r") else data
+        evs = tail_parser.feed(line, last_end)
+    evs += tail_parser.finish()
+    for e in evs:
+        if e.kind == "parse_error":
+            e.sub += TAIL_SUB
+            e.data = {**(e.data or {}), "unterminated_last_line": True}
+    return evs, True
 
 
 def _child_parse(q, path: str, start: int, fmt: str, source: str, gen: str, state, run_key: str,
@@ -198,17 +236,18 @@ def _child_parse(q, path: str, start: int, fmt: str, source: str, gen: str, stat
         n_err, first_err = 0, None
         last_end = batch_start = start
 
-        def send(events, done: bool) -> None:
+        def send(events, done: bool, state=None) -> None:
             tbl = events_to_table(run_key, events, scrubber)
             sink = pa.BufferOutputStream()
             with pa.ipc.new_stream(sink, tbl.schema) as w:
                 w.write_table(tbl)
             ro = parser.resume_offset()
-            cur = dict(offset=ro if ro is not None else last_end, state=parser.state(), done=done)
+            cur = dict(offset=ro if ro is not None else last_end, state=state if state is not None else parser.state(),
+                       done=done)
             q.put(("batch", sink.getvalue().to_pybytes(), len(events), cur, last_end, n_err, first_err))
 
         with open(path, "rb") as fp:
-            for line in iter_lines(fp, start, final=True):
+            for line in iter_lines(fp, start, final=False):
                 if line.too_long:
                     evs = [parse_error(source, gen, line.offset, line.data,
                                        f"line longer than 20 MB ({line.end - line.offset} bytes); first 64 KiB kept")]
@@ -224,8 +263,17 @@ def _child_parse(q, path: str, start: int, fmt: str, source: str, gen: str, stat
                 if len(batch) >= BATCH_EVENTS or last_end - batch_start >= BATCH_BYTES:
                     send(batch, False)
                     batch, batch_start = [], last_end
-        batch.extend(parser.finish())
-        send(batch, True)
+            tail, has_tail = _tail_events(fp, last_end, lambda s_, g_, st_: parser_for(fmt, s_, g_, st_),
+                                          source, gen, parser.state())
+        if not has_tail:
+            tail = parser.finish()
+        for e in tail:
+            if e.kind == "parse_error":
+                n_err += 1
+                first_err = first_err or _err_line(Path(path), e)
+        cur_state = parser.state()
+        batch.extend(tail)
+        send(batch, not has_tail, state=cur_state)
         q.put(("done",))
     except BaseException as e:  # reported by the parent as a one-line message
         q.put(("error", " ".join(str(e).split()) or type(e).__name__))

@@ -247,3 +247,28 @@ def test_parsing_process_gives_the_same_rows(tmp_path, monkeypatch):
     assert c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM events EXCEPT SELECT {cols} FROM s.events)").fetchone()[0] == 0
     assert c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM s.events EXCEPT SELECT {cols} FROM events)").fetchone()[0] == 0
     assert c.execute("SELECT count(*) FROM events").fetchone()[0] > 7000
+
+
+@pytest.mark.parametrize("mp", [False, True])
+def test_growing_file_reingested_loses_nothing(tmp_path, monkeypatch, mp):
+    """A transcript copied while it was being written ends mid-line; ingesting the complete file
+    later must give exactly the rows of ingesting the complete file once."""
+    import edgetui.ingest as ingest_mod
+
+    if mp:
+        monkeypatch.setattr(ingest_mod, "MP_MIN_BYTES", 1)
+    full = b"".join(l + b"\n" for l in stream_lines(40))
+    cut = full.rfind(b"\n", 0, len(full) // 2) + 30  # 30 bytes into a line
+    f = tmp_path / "grow.jsonl"
+    f.write_bytes(full[:cut])
+    db = tmp_path / "grow.duckdb"
+    ref = tmp_path / "ref.duckdb"
+    assert main(["--db", str(db), "ingest", "-q", str(f)]) == 0
+    assert _count(db, "SELECT count(*) FROM events WHERE kind = 'parse_error'")[0][0] == 1  # the cut line, kept
+    f.write_bytes(full)
+    assert main(["--db", str(db), "ingest", "-q", str(f)]) == 0
+    assert main(["--db", str(ref), "ingest", "-q", str(f)]) == 0
+    cols = "event_id, kind, \"offset\", sub, summary, data, raw"
+    got = set(_count(db, f"SELECT {cols} FROM events"))
+    want = set(_count(ref, f"SELECT {cols} FROM events"))
+    assert got == want and len(want) == 40 * 3 + 2 + 1  # no parse error left, nothing lost
