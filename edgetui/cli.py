@@ -177,6 +177,10 @@ def _print_report(rep) -> None:
 
 
 def cmd_ingest(db: Path, args) -> int:
+    if args.tasks_dir is not None and not args.tasks_dir.is_dir():
+        raise FileNotFoundError(f"--tasks-dir {args.tasks_dir}: no such directory")
+    if args.prices is not None and not args.prices.is_file():
+        raise FileNotFoundError(f"--prices {args.prices}: no such file")
     rep = _progress_ingest(db, args.paths, tasks_dir=args.tasks_dir, host=args.host, sample=args.sample,
                            prices=args.prices, quiet=args.quiet)
     _print_report(rep)
@@ -255,6 +259,8 @@ def _short(v) -> str:
 
 
 def cmd_sql(db: Path, args) -> int:
+    if not args.query.strip():
+        raise ValueError("empty query; e.g. edgetui sql \"SELECT run_id, task_id, status FROM runs\"")
     _emit(_query(db, args.query, args.snapshot), args.format)
     return 0
 

@@ -39,7 +39,8 @@ class DatabaseBusy(Exception):
         who = f"process {pid}" if pid else "another process"
         super().__init__(
             f"{path} is held by {who}{(': ' + detail) if detail else ''}; "
-            f"run the command with --snapshot to read a copy, or stop {who}"
+            f"`edgetui sql` and `edgetui runs` read it through that process or, with --snapshot, "
+            f"from a copy; other commands need {who} to stop first"
         )
 
 
@@ -74,6 +75,8 @@ def open_db(path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnect
     except duckdb.Error as e:  # IOException / ConnectionException
         if _is_lock_error(e):
             raise DatabaseBusy(path, _holder_pid(e)) from None
+        if "not a valid DuckDB database" in str(e) or "in-memory database in read-only" in str(e):
+            raise ValueError(f"{path} is not an edgetui (DuckDB) database") from None
         raise
     if not read_only:
         migrate(conn)
@@ -88,6 +91,9 @@ def snapshot_copy(path: Path | str) -> duckdb.DuckDBPyConnection:
     """
     path = Path(path).expanduser()
     tmp = Path(tempfile.mkdtemp(prefix="edgetui-snapshot-"))
+    import atexit
+
+    atexit.register(shutil.rmtree, tmp, True)  # the copy lives as long as this process
     dst = tmp / path.name
     shutil.copy2(path, dst)
     wal = Path(str(path) + ".wal")

@@ -358,7 +358,15 @@ def load_price_file(path: Optional[Path] = None) -> dict[str, dict[str, float]]:
     candidates.append(Path(__file__).with_name("prices.json"))
     for c in candidates:
         if c and c.exists():
-            data = json.loads(c.read_text())
+            try:
+                data = json.loads(c.read_text(encoding="utf-8"))
+                if not isinstance(data, dict) or not all(
+                        isinstance(v, dict) and all(isinstance(x, (int, float)) for x in v.values())
+                        for k, v in data.items() if not k.startswith("_")):
+                    raise ValueError('expected {"model-pattern%": {"input": USD, "output": USD, '
+                                     '"cache_read": USD, "cache_write": USD}, ...} (USD per million tokens)')
+            except (ValueError, UnicodeDecodeError) as e:
+                raise ValueError(f"price table {c}: {' '.join(str(e).split())[:200]}") from None
             return {k: v for k, v in data.items() if not k.startswith("_")}
     return {}
 
@@ -384,7 +392,13 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         "SELECT round, min(t) FROM events WHERE run_key = ? AND kind = 'submission_sent' AND round IS NOT NULL "
         "AND source = 'auto_eval_ticks.log' GROUP BY round", [run_key]).fetchall())
 
+    run_end = info.ended_at or conn.execute(
+        "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [run_key]).fetchall()[0][0]
+    game_t = _game_times(subs, info.started_at, run_end)
+
     def sub_time(s: SubmissionRecord) -> Optional[float]:
+        if s.round in game_t:
+            return game_t[s.round]
         return s.submitted_at or tick_t.get(s.round) or s.seen_at or s.graded_at
 
     ordered = sorted(subs, key=lambda s: (sub_time(s) is None, sub_time(s) or 0.0, s.kind, s.n or 0, s.round))
@@ -410,6 +424,8 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     _apply_usage_updates(conn, run_key)
     align_run(conn, run_key, transcript_source, started_at=info.started_at, ended_at=info.ended_at,
               fallback_end=fallback_end)
+    if game_t:
+        _place_game_events(conn, run_key, game_t, info.started_at)
 
     best = steps[-1] if steps else None
     final = info.final or {}
@@ -460,6 +476,46 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         score_task=is_score_task(task.parser, task.score_direction == "minimize", task.game_mode)
         or (task.assumed and any(s.score is not None or s.score_flag for s in subs)),
     )
+
+
+def _game_times(subs: list[SubmissionRecord], start: Optional[float], end: Optional[float]) -> dict[str, float]:
+    """Time of each game session (game folders carry no timestamps; SForge's visualizer uses file
+    mtimes). A mtime inside the run (±1 h) is kept; otherwise (a copied or checked-out run dir)
+    sessions are spread evenly over the run in the order of N. Approximate by nature."""
+    games = sorted((s for s in subs if s.kind == "game"), key=lambda s: s.n or 0)
+    if not games or start is None:
+        return {}
+    end = end if end is not None and end > start else start + 3600
+    plausible = all(s.graded_at is not None and start - 3600 <= s.graded_at <= end + 3600 for s in games)
+    if plausible:
+        return {s.round: s.graded_at for s in games}
+    return {s.round: start + (end - start) * (i + 1) / (len(games) + 1) for i, s in enumerate(games)}
+
+
+def _place_game_events(conn, run_key: str, game_t: dict[str, float], start: Optional[float]) -> None:
+    """Game result events at their session's time; steps spread between the previous session's
+    time and it, in file order (t_source 'interpolated')."""
+    prev = start
+    ids: list[str] = []
+    ts: list[float] = []
+    for rnd, t_end in sorted(game_t.items(), key=lambda kv: kv[1]):
+        rows = conn.execute(
+            "SELECT event_id, kind FROM events WHERE run_key = ? AND source LIKE ? AND t_source <> 'recorded' "
+            "ORDER BY \"offset\", sub", [run_key, f"submissions/{rnd}/%"]).fetchall()
+        steps = [r[0] for r in rows if r[1] == "game_step"]
+        t0 = prev if prev is not None else t_end
+        for i, eid in enumerate(steps):
+            ids.append(eid)
+            ts.append(t0 + (t_end - t0) * (i + 1) / (len(steps) + 1))
+        for eid, kind in rows:
+            if kind != "game_step":
+                ids.append(eid)
+                ts.append(t_end)
+        prev = t_end
+    if ids:
+        from .align import _write_times
+
+        _write_times(conn, ids, ts)
 
 
 def _apply_usage_updates(conn, run_key: str) -> None:
@@ -667,8 +723,7 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
     info = sd.read_run_info(loc)
     info.is_sample = is_sample
     key = make_run_key(info.host, info.run_id, info.task_id)
-    task = sd.task_info(info.task_id, tasks)
-    rec.upsert_task(task)
+    task = rec.task_for(sd.task_info(info.task_id, tasks))
     transcript = task_dir / "agent_output.txt"
     fmt = None
     if transcript.exists():

@@ -273,6 +273,27 @@ class Recorder:
             raise
 
     # ------------------------------------------------------------------ runs, tasks, submissions
+    def get_task(self, task_id: str) -> Optional[TaskInfo]:
+        rows = self.conn.execute(
+            "SELECT task_id, name, category, selection, score_direction, rescale, parser, game_mode, eval_timeout, "
+            "source_path, assumed FROM tasks WHERE task_id = ?", [task_id]).fetchall()
+        if not rows:
+            return None
+        r = rows[0]
+        return TaskInfo(task_id=r[0], name=r[1], category=r[2], selection=r[3] or "pass_rate_first",
+                        score_direction=r[4] or "maximize", rescale=json.loads(r[5]) if r[5] else None,
+                        parser=r[6], game_mode=bool(r[7]), eval_timeout=r[8], source_path=r[9], assumed=bool(r[10]))
+
+    def task_for(self, task: TaskInfo) -> TaskInfo:
+        """Record ``task`` unless it is only assumed (no task JSON this time) while settings read from
+        a task JSON are already recorded: then those are kept and returned."""
+        if task.assumed:
+            known = self.get_task(task.task_id)
+            if known is not None and not known.assumed:
+                return known
+        self.upsert_task(task)
+        return task
+
     def upsert_task(self, task: TaskInfo) -> None:
         self.conn.execute(
             "INSERT OR REPLACE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

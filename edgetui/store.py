@@ -88,6 +88,7 @@ RUN_LIST_COLUMNS = (
     "best_score_0_100",
     "agent_submissions",
     "auto_submissions",
+    "game_sessions",
     "n_events",
     "cost_usd",
     "stated_cost_usd",

@@ -534,8 +534,7 @@ class Supervisor:
             self.rec.add_secret(secret)
         info = sd.read_run_info(loc)
         key = make_run_key(info.host, info.run_id, info.task_id)
-        task = sd.task_info(info.task_id, self.tasks)
-        self.rec.upsert_task(task)
+        task = self.rec.task_for(sd.task_info(info.task_id, self.tasks))
         rs = RunState(key=key, loc=loc, info=info, task=task, first_seen=now)
         rs.fmt = self._detect_format(rs, now)
         info.agent_format = rs.fmt

@@ -97,7 +97,8 @@ class PickerScreen(Screen):
             st = r.get("status") or "?"
             score_task = r.get("score_task")
             best = fmt_score(r.get("best_score")) if score_task or r.get("best_score") is not None else "–"
-            subs = f"{r.get('agent_submissions') or 0}+{r.get('auto_submissions') or 0}"
+            subs = (f"{r['game_sessions']} games" if r.get("game_sessions")
+                    else f"{r.get('agent_submissions') or 0}+{r.get('auto_submissions') or 0}")
             cost = r.get("cost_usd") if r.get("cost_usd") is not None else r.get("stated_cost_usd")
             t.add_row(
                 Text(str(r.get("run_id")), style="bold"),
