@@ -90,6 +90,7 @@ class PickerScreen(Screen):
 
     def _fill(self) -> None:
         text = self.query_one("#filter", Input).value
+        self._shown_for = text
         self.shown = store.filter_runs(self.rows, text)
         t = self.query_one(DataTable)
         t.clear()
@@ -132,6 +133,8 @@ class PickerScreen(Screen):
         return self.shown[t.cursor_row]["run_key"]
 
     def action_open(self) -> None:
+        if self.query_one("#filter", Input).value != getattr(self, "_shown_for", None):
+            self._fill()  # Enter typed right after the filter: apply it before choosing
         rk = self.selected_run_key
         if rk:
             self.app.open_run(rk)  # type: ignore[attr-defined]
