@@ -267,10 +267,12 @@ def cmd_sql(db: Path, args) -> int:
 
 RUNS_SQL = """
 SELECT run_id, task_id, host, coalesce(agent, '') AS agent, coalesce(model, '') AS model, status,
-       CASE WHEN infra_error THEN 'infra' ELSE '' END || CASE WHEN is_sample THEN ' sample' ELSE '' END AS flags,
+       concat_ws(' ', CASE WHEN infra_error THEN 'infra' END, CASE WHEN is_sample THEN 'sample' END,
+                 CASE WHEN policy_assumed THEN 'policy-assumed' END,
+                 CASE WHEN n_parse_errors > 0 THEN n_parse_errors || '-bad-records' END) AS flags,
        round((coalesce(last_event_at, started_at) - started_at) / 3600.0, 2) AS elapsed_h,
        round(timeout_s / 3600.0, 2) AS budget_h,
-       CASE WHEN score_task THEN printf('%.4g', best_score) ELSE printf('%.1f%%', 100 * best_pass_rate) END AS best,
+       CASE WHEN score_task THEN printf('%.6g', best_score) ELSE printf('%.1f%%', 100 * best_pass_rate) END AS best,
        best_round, agent_submissions AS agent_subs, auto_submissions AS auto_subs, n_events AS events,
        coalesce(input_tokens, 0) + coalesce(output_tokens, 0) + coalesce(cache_read_tokens, 0)
          + coalesce(cache_write_tokens, 0) AS tokens,

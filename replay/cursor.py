@@ -294,10 +294,12 @@ class ReplayCursor:
         self.pause() if self.playing else self.play()
         return self.playing
 
-    def cycle_speed(self, direction: int = 1) -> int:
-        """Next (``+1``) or previous (``-1``) speed of :data:`SPEEDS`, wrapping; returns it."""
+    def cycle_speed(self, direction: int = 1, *, wrap: bool = True) -> int:
+        """Next (``+1``) or previous (``-1``) speed of :data:`SPEEDS`; wraps around unless ``wrap`` is
+        false (then it stops at the slowest / fastest); returns it."""
         k = SPEEDS.index(self.speed) if self.speed in SPEEDS else 0
-        self.speed = SPEEDS[(k + direction) % len(SPEEDS)]
+        k = (k + direction) % len(SPEEDS) if wrap else max(0, min(len(SPEEDS) - 1, k + direction))
+        self.speed = SPEEDS[k]
         return self.speed
 
     def set_speed(self, speed: int) -> None:

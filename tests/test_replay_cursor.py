@@ -355,6 +355,8 @@ def test_play_with_clock(cur):
     cur.advance(10**6)
     assert not cur.playing and cur.at_end
     assert cur.cycle_speed() == 1 and cur.cycle_speed(-1) == 600
+    assert cur.cycle_speed(-1, wrap=False) == 60 and cur.set_speed(1) is None
+    assert cur.cycle_speed(-1, wrap=False) == 1
 
 
 def test_search_cycles(cur):

@@ -409,7 +409,8 @@ class ReplayScreen(Screen):
     def action_speed(self, direction: int) -> None:
         if self.cursor is None:
             return
-        sp = self.cursor.cycle_speed(direction)
+        # `s` / `+` cycle upwards (600× wraps to 1×); `-` slows down and stops at 1×
+        sp = self.cursor.cycle_speed(direction, wrap=direction > 0)
         self._update_status()
         self.notify(f"speed {sp}×  ({' '.join(f'{s}×' for s in SPEEDS)})", timeout=1.5)
 
@@ -554,7 +555,7 @@ def replay_commands(screen: ReplayScreen) -> list[tuple[str, str, Callable[[], A
         ("Replay: last event", "go to the end (G)", screen.action_last),
         ("Replay: play / pause", "play at the current speed (space)", screen.action_play),
         ("Replay: faster", "cycle 1× 10× 60× 600× (s)", lambda: screen.action_speed(1)),
-        ("Replay: slower", "cycle back (-)", lambda: screen.action_speed(-1)),
+        ("Replay: slower", "one speed down, to 1× (-)", lambda: screen.action_speed(-1)),
         ("Replay: jump to time", "elapsed time like 3h20m (t)", lambda: screen.action_prompt("time")),
         ("Replay: search", "summaries and data (/)", lambda: screen.action_prompt("search")),
         ("Replay: next match", "n", lambda: screen.action_match(1)),

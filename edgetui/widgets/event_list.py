@@ -155,6 +155,8 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         is_err = bool(ev.is_error[i]) if hasattr(ev, "is_error") else False
         if i in self._new_best:
             mark, mstyle = "★", "bold bright_yellow"
+        elif kind in _GRADED and is_err:
+            mark, mstyle = "✗", "bold red"  # a failed grading
         elif kind in _GRADED:
             mark, mstyle = "◆", "green"
         elif is_err or kind in _ERROR_KINDS:
