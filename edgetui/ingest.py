@@ -182,12 +182,17 @@ def ingest_lines(
         writer.shutdown(wait=True)
     if progress:
         progress(st.st_size - consumed)
-    report.bytes_read += st.st_size - start
+    _note_read(report, st.st_size - start, n_errors, first_error)
+    return offered
+
+
+def _note_read(report: IngestReport, nbytes: int, n_errors: int, first_error: Optional[str]) -> None:
+    """Count the bytes read and note a file's bad records once (first one + how many more)."""
+    report.bytes_read += nbytes
     if n_errors:
         more = f" (+{n_errors - 1} more bad record(s), kept as parse_error events)" if n_errors > 1 else \
             " (kept as a parse_error event)"
         report.messages.append(f"{first_error}{more}")
-    return offered
 
 
 MP_MIN_BYTES = 32 * 1024 * 1024
@@ -315,11 +320,7 @@ def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: 
             child.kill()
     if progress:
         progress(st.st_size - consumed)
-    report.bytes_read += st.st_size - start
-    if n_err:
-        more = f" (+{n_err - 1} more bad record(s), kept as parse_error events)" if n_err > 1 else \
-            " (kept as a parse_error event)"
-        report.messages.append(f"{first_err}{more}")
+    _note_read(report, st.st_size - start, n_err, first_err)
     return offered
 
 
@@ -747,19 +748,31 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
     for s in subs:
         if s.error and s.status == "bad_report":
             report.messages.append(s.error)
-    file_events: list[Event] = []
-    file_events += sd.run_config_events(task_dir)
-    file_events += sd.started_at_events(task_dir)
-    file_events += sd.submission_events(task_dir, subs, off)
-    file_events += sd.evolve_state_events(task_dir)
-    file_events += sd.history_events(task_dir)
-    file_events += sd.final_result_events(task_dir, info.started_at, last_log_t)
-    _place_mtime_events(file_events, info.started_at, info.ended_at or last_log_t)
+    file_events = whole_file_events(task_dir, subs, info, last_log_t)
     rec.replace_file_events(key, file_events, line_sources=LINE_SOURCES)
     report.events_offered += len(file_events)
     _fill_model_agent(rec, key, info)
     finalize_run(rec, key, info, task, subs, "agent_output.txt" if fmt else None)
     return key
+
+
+def whole_file_events(task_dir: Path, subs: list[SubmissionRecord], info: RunInfo,
+                      last_log_t: Optional[float]) -> list[Event]:
+    """Events of a run's whole-file sources (run_config.json, started_at, submission folders,
+    evolve_state.json, histories, final_result.json), mtime-timed ones placed inside the run.
+    Shared by the offline ingest and the live supervisor."""
+    from .parsers import sforge_dir as sd
+
+    off = info.utc_offset_s
+    events: list[Event] = []
+    events += sd.run_config_events(task_dir)
+    events += sd.started_at_events(task_dir)
+    events += sd.submission_events(task_dir, subs, off)
+    events += sd.evolve_state_events(task_dir)
+    events += sd.history_events(task_dir)
+    events += sd.final_result_events(task_dir, info.started_at, last_log_t)
+    _place_mtime_events(events, info.started_at, info.ended_at or last_log_t)
+    return events
 
 
 def _place_mtime_events(events: list[Event], start: Optional[float], end: Optional[float]) -> None:

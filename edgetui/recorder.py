@@ -18,7 +18,7 @@ import json
 import os
 import re
 import time
-from pathlib import Path
+
 from typing import Any, Iterable, Optional, Sequence
 
 import duckdb
@@ -26,7 +26,7 @@ import orjson
 import pyarrow as pa
 
 from .events import Event, event_id as _event_id
-from .records import RunInfo, SubmissionRecord, TaskInfo
+from .records import RunInfo, TaskInfo
 from .schema import migrate
 
 REDACTED = "<redacted>"

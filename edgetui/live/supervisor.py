@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from ..events import Event, Kind, TimeSource, one_line
-from ..ingest import LINE_SOURCES, _fill_model_agent, detect_file_format, finalize_run, load_price_file, raw_secrets
+from ..ingest import LINE_SOURCES, _fill_model_agent, detect_file_format, finalize_run, load_price_file, raw_secrets, whole_file_events
 from ..parsers import sforge_dir as sd
 from ..parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch
 from ..records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
@@ -297,7 +297,6 @@ class Supervisor:
                         on_update(runs)
                     except Exception as e:  # noqa: BLE001
                         self._note(one_line(f"update callback failed: {type(e).__name__}: {e}", 200))
-                elapsed = time.monotonic() - t0
                 if self.behind:  # catching up: continue at once
                     stop.wait(0.01)
                     continue
@@ -1103,17 +1102,10 @@ class Supervisor:
                 srec.status, srec.error = "in_flight", None
             if rd is not None and srec.submission_id:
                 rd.sid = srec.submission_id
-        off = info.utc_offset_s
         last_log_t = self.conn.execute(
             "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [rs.key]).fetchone()[0]
         graded = [x for x in subs if x.status != "in_flight" or x.kind == "game"]
-        file_events: list[Event] = []
-        file_events += sd.run_config_events(td)
-        file_events += sd.started_at_events(td)
-        file_events += sd.submission_events(td, graded, off)
-        file_events += sd.evolve_state_events(td)
-        file_events += sd.history_events(td)
-        file_events += sd.final_result_events(td, info.started_at, last_log_t)
+        file_events = whole_file_events(td, graded, info, last_log_t)
         settle(self.conn)
         self.rec.replace_file_events(rs.key, file_events, line_sources=LINE_SOURCES)
         rs.subs = subs
