@@ -1,0 +1,72 @@
+"""The whole live path through the real app: Textual Pilot over EdgeTUIApp in live mode, the real
+supervisor, a real Docker container appending to a real run directory, and the stop action
+stopping that container."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from test_live_docker import APPEND_LOOP, engine, image, make_run, start_work, token  # noqa: F401 (fixtures)
+
+from edgetui.app import EdgeTUIApp, LiveConfig
+from edgetui.screens.confirm import ConfirmScreen
+from edgetui.screens.live_run import LiveRunScreen
+from edgetui.screens.runs import RunsScreen
+from edgetui.widgets.event_list import EventList
+from edgetui.widgets.runs_table import RunsTable
+
+
+async def _until(pilot, pred, timeout: float = 15.0, what: str = "condition"):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            if pred():
+                return
+        except Exception:  # widgets not mounted yet
+            pass
+        await pilot.pause(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _rows(screen) -> list[str]:
+    t = screen.query_one(RunsTable)
+    return [" ".join(str(getattr(c, "plain", c)) for c in t.get_row_at(i)) for i in range(t.row_count)]
+
+
+@pytest.mark.asyncio
+async def test_live_app_over_a_real_container(tmp_path, engine, image, token):  # noqa: F811
+    root = tmp_path / "runs"
+    root.mkdir()
+    task = f"{token}_task"
+    td = make_run(root, "live1", task)
+    container = start_work(engine, image, task, "live1", td, APPEND_LOOP)
+    app = EdgeTUIApp(tmp_path / "live.duckdb", live=LiveConfig([root], home=True, interval=0.5),
+                     on_empty=lambda p: None)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _until(pilot, lambda: isinstance(app.screen, RunsScreen), what="runs screen")
+        screen = app.screen
+        await _until(pilot, lambda: any("live1" in r and "running" in r for r in _rows(screen)),
+                     what="the run listed as running")
+        await pilot.press("enter")
+        await _until(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None,
+                     what="live run screen")
+        run = app.screen
+        n0 = run.cursor.n
+        # the container keeps appending: new events reach the screen while pinned to now
+        await _until(pilot, lambda: run.cursor.n >= n0 + 5, timeout=10, what="new events on screen")
+        assert run.pinned and run.query_one(EventList).selected == run.cursor.n - 1
+        # stop action, confirmed: the real container stops
+        await pilot.press("x")
+        await _until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="confirmation")
+        await pilot.press("y")
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            container.reload()
+            if container.status != "running":
+                break
+            await asyncio.sleep(0.5)
+        assert container.status != "running"
