@@ -130,10 +130,16 @@ class EdgeTUIApp(App):
         from .live.supervisor import Supervisor
         from .screens.live_run import SupervisorActions
 
+        from .live.alarms import load_settings
+
         cfg = self.live
+        notes: list[str] = []
+        settings = load_settings(messages=notes)  # <user config dir>/edgetui/alarms.toml or .json
         self.supervisor = Supervisor(self.conn, cfg.runs_dirs, docker_client="auto" if cfg.docker else None,
                                      judge_url=cfg.judge_url, on_alarm_cmd=cfg.on_alarm, tasks_dir=cfg.tasks_dir,
-                                     host=cfg.host)
+                                     host=cfg.host, settings=settings)
+        for n in notes:
+            self.notify(n, title="alarm settings", severity="warning", timeout=10)
         self.live_actions = SupervisorActions(self.supervisor)
         if cfg.home:
             self._show_runs_screen()

@@ -153,7 +153,8 @@ class _Handler(socketserver.StreamRequestHandler):
             sql = req["sql"]
             if not _READ_ONLY_START.match(sql):
                 raise ValueError(
-                    f"the database is held by edgetui process {os.getpid()}; only read-only statements are forwarded to it"
+                    f"the database is held by edgetui process {os.getpid()}; only read-only statements "
+                    "(SELECT, WITH, FROM, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN, PRAGMA, VALUES, TABLE) are forwarded to it"
                 )
             res = run_query(self.server.conn, sql, req.get("params"))  # type: ignore[attr-defined]
             reply = {"columns": res.columns, "rows": [[_jsonable(v) for v in r] for r in res.rows]}

@@ -146,6 +146,8 @@ def live(rk_or_writer: Any, **kw: Any) -> LiveRun:
         rk = rk_or_writer
     host, run_id, task_id = rk.split("/", 2)
     kw.setdefault("status", "running")
+    # alarms given to a snapshot are current unless the test says which rules still hold
+    kw.setdefault("active_alarms", sorted({a.rule for a in kw.get("alarms", [])}))
     kw.setdefault("elapsed_s", 5 * 3600 + 12 * 60)
     kw.setdefault("budget_s", 12 * 3600)
     kw.setdefault("model", "claude-opus-4")
@@ -754,3 +756,20 @@ def test_supervisor_actions_adapter(tmp_path):
     assert acts.shell_argv("local/r2/t2") is None
     assert acts.file_path("local/r1/t1", "run_agent.log") == tmp_path / "run_agent.log"
     assert acts.file_path("local/r1/t1", "final_result.json") is None
+
+
+
+@pytest.mark.asyncio
+async def test_cleared_alarms_are_not_counted(db):
+    """An alarm whose condition no longer holds stays in the list but is not counted or flagged."""
+    path, writers = db
+    app = LiveApp(path)
+    rk = writers["gw"].rk
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        await post_runs(pilot, snapshot(writers, gw=dict(alarms=[alarm(rk)], active_alarms=[])))
+        screen = app.screen
+        assert not screen.query_one("#alarm-banner").display
+        assert not any("⚠" in c for row in table_rows(screen) for c in row)
+        await post_runs(pilot, snapshot(writers, gw=dict(alarms=[alarm(rk)])))
+        await wait_for(pilot, lambda: screen.query_one("#alarm-banner").display)

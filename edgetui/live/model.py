@@ -101,4 +101,10 @@ class LiveRun(BaseModel):
     games_running: int = 0
     grading_rounds: list[str] = Field(default_factory=list)  # submission folders still being graded
     active_alarms: list[str] = Field(default_factory=list)  # rules whose condition holds now
+
+    @property
+    def current_alarms(self) -> list[Alarm]:
+        """Raised alarms whose condition still holds (``alarms`` keeps the recent history too)."""
+        active = set(self.active_alarms)
+        return [a for a in self.alarms if a.rule in active]
     deleted: bool = False  # the run directory disappeared (status kept)

@@ -336,6 +336,16 @@ class Supervisor:
                 self.tailer.flush([src for rs in self.runs.values() for src in rs.sources.values()], self.clock())
             except Exception as e:  # noqa: BLE001 - at worst a few seconds of lines are re-read (same ids)
                 self._note(one_line(f"could not save cursors: {e}", 200))
+            # runs-table aggregates are refreshed at most every few minutes while watching: bring every
+            # run's row up to date before leaving, keeping the live status
+            for rs in list(self.runs.values()):
+                if rs.deleted:
+                    continue
+                try:
+                    self._finalize(rs)
+                except Exception as e:  # noqa: BLE001
+                    self._note(one_line(f"could not update {rs.key}: {e}", 200))
+            self._record_statuses()
         try:
             self.conn.close()  # our cursor only; the caller's connection stays open
         except Exception:  # noqa: BLE001

@@ -367,7 +367,7 @@ class RunsScreen(Screen):
                 t = Text("● ", style=STATUS_COLORS.get(st, ""))
                 t.append(f"{counts[st]} {st}", style=STATUS_COLORS.get(st, ""))
                 fields.append(t)
-        n_alarms = sum(len(r.alarms) for r in self.runs)
+        n_alarms = sum(len(r.current_alarms) for r in self.runs)
         if n_alarms:
             fields.append(Text(f"⚠ {n_alarms} alarm{'s' if n_alarms != 1 else ''}", style="bold red"))
         cost = sum(r.cost_usd for r in self.runs if r.cost_usd is not None)
@@ -379,7 +379,7 @@ class RunsScreen(Screen):
         return _wrap_units(fields, max(20, width), sep=" · ")
 
     def _render_banner(self, now: float, width: int) -> None:
-        alarms = [a for r in self.runs for a in r.alarms]
+        alarms = [a for r in self.runs for a in r.current_alarms]  # cleared alarms stay in the `a` list only
         self.set_class(bool(alarms), "-alarms")
         if not alarms:
             return
@@ -421,8 +421,8 @@ class RunsScreen(Screen):
             ct = Text(f"{c.name} ", style="dim")
             ct.append(c.state or "?", style="green" if c.state == "running" else "red")
             fields.append(ct)
-        if r.alarms:
-            a = max(r.alarms, key=lambda x: x.t)
+        if r.current_alarms:
+            a = max(r.current_alarms, key=lambda x: x.t)
             fields.append(Text(f"⚠ {a.rule}: {a.message}", style="bold red"))
         if r.message:
             fields.append(Text(r.message, style="italic yellow"))

@@ -148,7 +148,7 @@ def status_text(run: LiveRun, *, compact: bool = False) -> Text:
     st = run.status or "?"
     t = Text("● ", style=STATUS_COLORS.get(st, "dim"))
     t.append(st, style=STATUS_COLORS.get(st, ""))
-    n_alarms = len(run.alarms)
+    n_alarms = len(run.current_alarms)
     if n_alarms:
         t.append(f" ⚠{n_alarms}", style="bold red")
     for f in _flags(run):
@@ -237,7 +237,7 @@ def tier_for(width: int) -> str:
 
 def _sort_value(run: LiveRun, key: str, now: float) -> Any:
     if key == "status":
-        return (0 if run.alarms else 1, STATUS_RANK.get(run.status, 9), -(run.elapsed_s or 0.0))
+        return (0 if run.current_alarms else 1, STATUS_RANK.get(run.status, 9), -(run.elapsed_s or 0.0))
     if key == "run_id":
         return (run.run_id, run.host)
     if key == "task":
@@ -288,7 +288,7 @@ def filter_runs(runs: Iterable[LiveRun], text: Optional[str]) -> list[LiveRun]:
         hay = " ".join(
             str(x or "")
             for x in (r.run_key, r.run_id, r.task_id, r.model, r.agent, r.status, r.host, *r.flags,
-                      "infra" if r.infra_error else "", "alarm" if r.alarms else "")
+                      "infra" if r.infra_error else "", "alarm" if r.current_alarms else "")
         ).lower()
         if all(w in hay for w in words):
             out.append(r)
