@@ -441,7 +441,8 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     agg = conn.execute(
         """SELECT count(*), count(*) FILTER (kind = 'parse_error'), count(*) FILTER (kind = 'tool_call'),
                   sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens),
-                  max(t), min(t)
+                  max(t) FILTER (kind NOT IN ('resource_sample', 'container_state', 'alarm', 'annotation')),
+                  min(t)
            FROM events WHERE run_key = ?""", [run_key]).fetchall()[0]
     stated = conn.execute(
         "SELECT sum(stated_cost_usd) FROM events WHERE run_key = ? AND stated_cost_usd IS NOT NULL",
