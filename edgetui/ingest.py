@@ -21,6 +21,7 @@ from .align import align_run
 from .events import Event
 from .parsers.base import file_generation, iter_lines, parse_error
 from .records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
+from .parse_worker import TAIL_SUB, _err_line, _tail_events, child_parse
 from .recorder import Recorder
 
 BATCH_EVENTS = int(os.environ.get("EDGETUI_BATCH_EVENTS", 20000))  # events per committed batch (at most)
@@ -195,93 +196,8 @@ def _note_read(report: IngestReport, nbytes: int, n_errors: int, first_error: Op
         report.messages.append(f"{first_error}{more}")
 
 
+#: Files with more than this left to read are parsed in a second process (see ingest_lines).
 MP_MIN_BYTES = 32 * 1024 * 1024
-#: ``sub`` offset of parse errors from a file's unterminated last line: such a line may still be
-#: growing (a live or copied-while-running file), so the cursor stays before it and these rows are
-#: replaced when the file is read again.
-TAIL_SUB = 1 << 20
-
-
-def _tail_events(fp, last_end: int, make_parser, source: str, gen: str, state) -> tuple[list[Event], bool]:
-    """Events of the bytes after the last newline (an unterminated last line), parsed by a copy of the
-    parser (built from ``state``) so the main parser and its cursor stay before that line.
-    Returns (events, has_tail)."""
-    from .parsers.base import MAX_LINE_BYTES, RAW_KEEP
-
-    fp.seek(last_end)
-    data = fp.read(MAX_LINE_BYTES + 1)
-    if not data:
-        return [], False
-    tail_parser = make_parser(source, gen, state)
-    if len(data) > MAX_LINE_BYTES:
-        evs = [parse_error(source, gen, last_end, data[:RAW_KEEP], "unterminated last line longer than 20 MB")]
-    else:
-        line = data[:-1] if data.endswith(b"\r") else data
-        evs = tail_parser.feed(line, last_end)
-    evs += tail_parser.finish()
-    for e in evs:
-        if e.kind == "parse_error":
-            e.sub += TAIL_SUB
-            e.data = {**(e.data or {}), "unterminated_last_line": True}
-    return evs, True
-
-
-def _child_parse(q, path: str, start: int, fmt: str, source: str, gen: str, state, run_key: str,
-                 secrets: list[str]) -> None:
-    """Parsing process: lines -> events -> Arrow IPC bytes, one message per batch, in file order."""
-    import pyarrow as pa
-
-    from .parsers.detect import parser_for
-    from .recorder import Scrubber, events_to_table
-
-    try:
-        scrubber = Scrubber(secrets)
-        parser = parser_for(fmt, source, gen, state)
-        batch: list[Event] = []
-        n_err, first_err = 0, None
-        last_end = batch_start = start
-
-        def send(events, done: bool, state=None) -> None:
-            tbl = events_to_table(run_key, events, scrubber)
-            sink = pa.BufferOutputStream()
-            with pa.ipc.new_stream(sink, tbl.schema) as w:
-                w.write_table(tbl)
-            ro = parser.resume_offset()
-            cur = dict(offset=ro if ro is not None else last_end, state=state if state is not None else parser.state(),
-                       done=done)
-            q.put(("batch", sink.getvalue().to_pybytes(), len(events), cur, last_end, n_err, first_err))
-
-        with open(path, "rb") as fp:
-            for line in iter_lines(fp, start, final=False):
-                if line.too_long:
-                    evs = [parse_error(source, gen, line.offset, line.data,
-                                       f"line longer than 20 MB ({line.end - line.offset} bytes); first 64 KiB kept")]
-                else:
-                    evs = parser.feed(line.data, line.offset)
-                for e in evs:
-                    if e.kind == "parse_error":
-                        n_err += 1
-                        if first_err is None:
-                            first_err = _err_line(Path(path), e)
-                batch.extend(evs)
-                last_end = line.end
-                if len(batch) >= BATCH_EVENTS or last_end - batch_start >= BATCH_BYTES:
-                    send(batch, False)
-                    batch, batch_start = [], last_end
-            tail, has_tail = _tail_events(fp, last_end, lambda s_, g_, st_: parser_for(fmt, s_, g_, st_),
-                                          source, gen, parser.state())
-        if not has_tail:
-            tail = parser.finish()
-        for e in tail:
-            if e.kind == "parse_error":
-                n_err += 1
-                first_err = first_err or _err_line(Path(path), e)
-        cur_state = parser.state()
-        batch.extend(tail)
-        send(batch, not has_tail, state=cur_state)
-        q.put(("done",))
-    except BaseException as e:  # reported by the parent as a one-line message
-        q.put(("error", " ".join(str(e).split()) or type(e).__name__))
 
 
 def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: str, start: int, state,
@@ -292,8 +208,9 @@ def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: 
 
     ctx = mp.get_context("spawn")
     q = ctx.Queue(maxsize=1)
-    child = ctx.Process(target=_child_parse, daemon=True,
-                        args=(q, str(path), start, fmt, source, gen, state, run_key, sorted(rec.secrets)))
+    child = ctx.Process(target=child_parse, daemon=True,
+                        args=(q, str(path), start, fmt, source, gen, state, run_key, sorted(rec.secrets),
+                              BATCH_EVENTS, BATCH_BYTES))
     child.start()
     offered, consumed = 0, start
     n_err, first_err = 0, None
@@ -322,11 +239,6 @@ def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: 
         progress(st.st_size - consumed)
     _note_read(report, st.st_size - start, n_err, first_err)
     return offered
-
-
-def _err_line(path: Path, e: Event) -> str:
-    reason = (e.data or {}).get("reason") or e.summary
-    return f"{path} @ byte {e.offset}: {' '.join(str(reason).split())[:160]}"
 
 
 def _transcript_parser_factory(fmt: str):

@@ -1,0 +1,105 @@
+"""The ingest's parsing process: lines -> typed events -> Arrow IPC batches.
+
+Kept free of DuckDB (and of the recorder) so the second process stays small;
+also holds the unterminated-last-line handling shared with the single-process
+path in :mod:`edgetui.ingest`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .events import Event
+from .parsers.base import iter_lines, parse_error
+
+def _err_line(path: Path, e: Event) -> str:
+    reason = (e.data or {}).get("reason") or e.summary
+    return f"{path} @ byte {e.offset}: {' '.join(str(reason).split())[:160]}"
+
+
+#: ``sub`` offset of parse errors from a file's unterminated last line: such a line may still be
+#: growing (a live or copied-while-running file), so the cursor stays before it and these rows are
+#: replaced when the file is read again.
+TAIL_SUB = 1 << 20
+
+
+def _tail_events(fp, last_end: int, make_parser, source: str, gen: str, state) -> tuple[list[Event], bool]:
+    """Events of the bytes after the last newline (an unterminated last line), parsed by a copy of the
+    parser (built from ``state``) so the main parser and its cursor stay before that line.
+    Returns (events, has_tail)."""
+    from .parsers.base import MAX_LINE_BYTES, RAW_KEEP
+
+    fp.seek(last_end)
+    data = fp.read(MAX_LINE_BYTES + 1)
+    if not data:
+        return [], False
+    tail_parser = make_parser(source, gen, state)
+    if len(data) > MAX_LINE_BYTES:
+        evs = [parse_error(source, gen, last_end, data[:RAW_KEEP], "unterminated last line longer than 20 MB")]
+    else:
+        line = data[:-1] if data.endswith(b"\r") else data
+        evs = tail_parser.feed(line, last_end)
+    evs += tail_parser.finish()
+    for e in evs:
+        if e.kind == "parse_error":
+            e.sub += TAIL_SUB
+            e.data = {**(e.data or {}), "unterminated_last_line": True}
+    return evs, True
+
+
+def child_parse(q, path: str, start: int, fmt: str, source: str, gen: str, state, run_key: str,
+                secrets: list[str], batch_events: int, batch_bytes: int) -> None:
+    """Parsing process: lines -> events -> Arrow IPC bytes, one message per batch, in file order."""
+    import pyarrow as pa
+
+    from .parsers.detect import parser_for
+    from .batches import Scrubber, events_to_table
+
+    try:
+        scrubber = Scrubber(secrets)
+        parser = parser_for(fmt, source, gen, state)
+        batch: list[Event] = []
+        n_err, first_err = 0, None
+        last_end = batch_start = start
+
+        def send(events, done: bool, state=None) -> None:
+            tbl = events_to_table(run_key, events, scrubber)
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_stream(sink, tbl.schema) as w:
+                w.write_table(tbl)
+            ro = parser.resume_offset()
+            cur = dict(offset=ro if ro is not None else last_end, state=state if state is not None else parser.state(),
+                       done=done)
+            q.put(("batch", sink.getvalue().to_pybytes(), len(events), cur, last_end, n_err, first_err))
+
+        with open(path, "rb") as fp:
+            for line in iter_lines(fp, start, final=False):
+                if line.too_long:
+                    evs = [parse_error(source, gen, line.offset, line.data,
+                                       f"line longer than 20 MB ({line.end - line.offset} bytes); first 64 KiB kept")]
+                else:
+                    evs = parser.feed(line.data, line.offset)
+                for e in evs:
+                    if e.kind == "parse_error":
+                        n_err += 1
+                        if first_err is None:
+                            first_err = _err_line(Path(path), e)
+                batch.extend(evs)
+                last_end = line.end
+                if len(batch) >= batch_events or last_end - batch_start >= batch_bytes:
+                    send(batch, False)
+                    batch, batch_start = [], last_end
+            tail, has_tail = _tail_events(fp, last_end, lambda s_, g_, st_: parser_for(fmt, s_, g_, st_),
+                                          source, gen, parser.state())
+        if not has_tail:
+            tail = parser.finish()
+        for e in tail:
+            if e.kind == "parse_error":
+                n_err += 1
+                first_err = first_err or _err_line(Path(path), e)
+        cur_state = parser.state()
+        batch.extend(tail)
+        send(batch, not has_tail, state=cur_state)
+        q.put(("done",))
+    except BaseException as e:  # reported by the parent as a one-line message
+        q.put(("error", " ".join(str(e).split()) or type(e).__name__))
