@@ -41,7 +41,7 @@ class Term:
             subprocess.run(["tmux", "send-keys", "-t", self.name, k], check=True)
             time.sleep(0.15)
 
-    def wait_for(self, text: str, timeout: float = 20.0) -> str:
+    def wait_for(self, text: str, timeout: float = 40.0) -> str:
         end = time.time() + timeout
         s = ""
         while time.time() < end:

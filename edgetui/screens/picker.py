@@ -25,6 +25,9 @@ class RunsLoaded(Message):
         super().__init__()
 
 
+PICKER_COLUMNS = ("run id", "task", "best", "pass", "status", "model", "subs", "events", "cost", "started (UTC)")
+
+
 class PickerScreen(Screen):
     """Type to filter (words match run key, model, agent, status); ↑/↓ choose; Enter opens."""
 
@@ -53,7 +56,7 @@ class PickerScreen(Screen):
 
     def on_mount(self) -> None:
         t = self.query_one(DataTable)
-        t.add_columns("run id", "task", "best", "pass", "status", "model", "subs", "events", "cost", "started (UTC)")
+        t.add_columns(*PICKER_COLUMNS)
         self.query_one("#picker-empty").display = False
         title = Text()
         title.append("edgetui ", style="bold bright_magenta")
@@ -93,7 +96,7 @@ class PickerScreen(Screen):
         self._shown_for = text
         self.shown = store.filter_runs(self.rows, text)
         t = self.query_one(DataTable)
-        t.clear()
+        rows = []
         for r in self.shown:
             st = r.get("status") or "?"
             score_task = r.get("score_task")
@@ -101,19 +104,26 @@ class PickerScreen(Screen):
             subs = (f"{r['game_sessions']} games" if r.get("game_sessions")
                     else f"{r.get('agent_submissions') or 0}+{r.get('auto_submissions') or 0}")
             cost = r.get("cost_usd") if r.get("cost_usd") is not None else r.get("stated_cost_usd")
-            t.add_row(
+            rows.append((r["run_key"], [
                 Text(str(r.get("run_id")), style="bold"),
                 Text(str(r.get("task_id")), style="cyan"),
                 Text(best, style="green", justify="right"),
                 Text(fmt_pct(r.get("best_pass_rate")), justify="right"),
                 Text(st, style=STATUS_STYLE.get(st, "")),
-                str(r.get("model") or r.get("agent") or "–"),
+                Text(str(r.get("model") or r.get("agent") or "–")),
                 Text(subs, justify="right"),
                 Text(fmt_count(r.get("n_events")), justify="right"),
                 Text(fmt_usd(cost), style="yellow", justify="right"),
-                fmt_utc(r.get("started_at")),
-                key=r["run_key"],
-            )
+                Text(fmt_utc(r.get("started_at"))),
+            ]))
+        # explicit column widths from the cells: the table never depends on deferred auto-width
+        # (under load it could keep the header widths and cut every value)
+        widths = [max([len(label)] + [cells[i].cell_len for _, cells in rows]) for i, label in enumerate(PICKER_COLUMNS)]
+        t.clear(columns=True)
+        for label, w in zip(PICKER_COLUMNS, widths):
+            t.add_column(label, width=w)
+        for key, cells in rows:
+            t.add_row(*cells, key=key)
         t.border_title = f"runs {len(self.shown):,}" + (f" of {len(self.rows):,}" if len(self.shown) != len(self.rows) else "")
 
     @on(Input.Changed, "#filter")
