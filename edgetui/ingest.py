@@ -19,9 +19,9 @@ from typing import Callable, Iterable, Optional
 
 from .align import align_run
 from .events import Event
-from .parsers.base import file_generation, iter_lines, parse_error
+from .parsers.base import file_generation, iter_lines
 from .records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
-from .parse_worker import TAIL_SUB, _err_line, _tail_events, child_parse
+from .parse_worker import TAIL_SUB, _err_line, _tail_events, child_parse, line_events
 from .recorder import Recorder
 
 BATCH_EVENTS = int(os.environ.get("EDGETUI_BATCH_EVENTS", 20000))  # events per committed batch (at most)
@@ -138,11 +138,7 @@ def ingest_lines(
     try:
         with open(path, "rb") as fp:
             for line in iter_lines(fp, start, final=False):
-                if line.too_long:
-                    evs = [parse_error(source, gen, line.offset, line.data,
-                                       f"line longer than 20 MB ({line.end - line.offset} bytes); first 64 KiB kept")]
-                else:
-                    evs = parser.feed(line.data, line.offset)
+                evs = line_events(parser, line, source, gen)
                 if observed_t is not None:
                     for e in evs:
                         if e.t is None:

@@ -12,6 +12,14 @@ from pathlib import Path
 from .events import Event
 from .parsers.base import iter_lines, parse_error
 
+def line_events(parser, line, source: str, gen: str) -> list[Event]:
+    """Events of one complete line (a line over 20 MB becomes a parse_error keeping its first 64 KiB)."""
+    if line.too_long:
+        return [parse_error(source, gen, line.offset, line.data,
+                            f"line longer than 20 MB ({line.end - line.offset} bytes); first 64 KiB kept")]
+    return parser.feed(line.data, line.offset)
+
+
 def _err_line(path: Path, e: Event) -> str:
     reason = (e.data or {}).get("reason") or e.summary
     return f"{path} @ byte {e.offset}: {' '.join(str(reason).split())[:160]}"
@@ -74,11 +82,7 @@ def child_parse(q, path: str, start: int, fmt: str, source: str, gen: str, state
 
         with open(path, "rb") as fp:
             for line in iter_lines(fp, start, final=False):
-                if line.too_long:
-                    evs = [parse_error(source, gen, line.offset, line.data,
-                                       f"line longer than 20 MB ({line.end - line.offset} bytes); first 64 KiB kept")]
-                else:
-                    evs = parser.feed(line.data, line.offset)
+                evs = line_events(parser, line, source, gen)
                 for e in evs:
                     if e.kind == "parse_error":
                         n_err += 1

@@ -23,6 +23,7 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
+from .fmt import _finite
 
 __all__ = ["ChartData", "ScoreChart", "chart_data"]
 
@@ -56,13 +57,9 @@ class ChartData:
 
 
 def _num(v: Any) -> Optional[float]:
-    if v is None or isinstance(v, bool):
-        return None
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) and abs(f) < _SENTINEL else None
+    """A plottable number: finite (:func:`fmt._finite`) and below the visualizer's 1e100 sentinel."""
+    f = _finite(v)
+    return f if f is not None and abs(f) < _SENTINEL else None
 
 
 def chart_data(
