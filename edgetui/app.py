@@ -140,7 +140,10 @@ class EdgeTUIApp(App):
                                      host=cfg.host, settings=settings)
         for n in notes:
             self.notify(n, title="alarm settings", severity="warning", timeout=10)
-        self.live_actions = SupervisorActions(self.supervisor)
+        if getattr(self, "live_actions", None) is not None:
+            self.live_actions.sup = self.supervisor  # screens keep their actions object across a restart
+        else:
+            self.live_actions = SupervisorActions(self.supervisor)
         if cfg.home:
             self._show_runs_screen()
         sup = self.supervisor
@@ -219,7 +222,10 @@ class EdgeTUIApp(App):
     @work(thread=True, exclusive=True, group="on-empty", exit_on_error=False)
     def _run_on_empty(self) -> None:
         note: Optional[str] = None
+        live_was_on = self.supervisor is not None
         try:
+            if live_was_on:  # the supervisor writes through this connection: pause it meanwhile
+                self._stop_live()
             self._stop_serving()
             if self.conn is not None:
                 self.conn.close()
@@ -232,6 +238,8 @@ class EdgeTUIApp(App):
             except Exception as e:
                 note = f"cannot reopen {self.db_path}: {e}"
         self.empty_note = note
+        if live_was_on and self.conn is not None:
+            self.call_from_thread(self._start_live)
         self.call_from_thread(self._after_empty)
 
     def _after_empty(self) -> None:

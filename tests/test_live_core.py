@@ -696,3 +696,102 @@ def test_rerun_in_place_truncating_run_agent_log_forgets_the_old_facts(env):
     r = sup.poll_once()[0]
     assert r.active_alarms == [] and not r.infra_error and r.resume_count == 0
     assert "run_agent.log truncated or replaced" in (r.message or "")
+
+
+# ---------------------------------------------------------------------------- session 2: ack, budget, rows, gradings
+
+
+def test_acknowledged_alarm_stops_counting_is_recorded_and_survives_a_restart(env):
+    root, conn, clock, mk = env
+    make_run(root, "quiet", transcript=[init_line(), text_line(1)])
+    make_run(root, "other", transcript=[init_line(), text_line(1)])
+    settings = fast_settings(stall_after_s=900, no_new_best_after_s=1e9)
+    sup = mk(settings=settings)
+    sup.poll_once()
+    clock.advance(901)
+    runs = sup.poll_once()
+    q, o = one(runs, "quiet"), one(runs, "other")
+    assert [a.rule for a in q.current_alarms] == ["stall"] and [a.rule for a in o.current_alarms] == ["stall"]
+    assert sup.acknowledge_alarms(q.run_key) == 1
+    assert sup.acknowledge_alarms(q.run_key) == 0  # nothing left to acknowledge
+    runs = sup.poll_once()
+    q, o = one(runs, "quiet"), one(runs, "other")
+    assert q.current_alarms == [] and [a.rule for a in q.acked_alarms] == ["stall"]
+    assert "ack:stall" in q.flags and "alarm:stall" not in q.flags
+    assert q.active_alarms == ["stall"]  # the condition still holds
+    assert [a.rule for a in o.current_alarms] == ["stall"]  # the other run is untouched
+    acks = conn.execute("SELECT data->>'$.rule', data->>'$.key' FROM events WHERE run_key = ? AND kind = 'alarm' "
+                        "AND data->>'$.ack' = 'true'", [q.run_key]).fetchall()
+    assert acks == [("stall", "stall")]
+    # a restart keeps the acknowledgement of the episode that is still going on
+    sup.close()
+    sup2 = mk(settings=settings)
+    runs = sup2.poll_once()
+    q = one(runs, "quiet")
+    assert q.current_alarms == [] and [a.rule for a in q.acked_alarms] == ["stall"]
+    # the condition clears, then a new silence is a new episode: loud again
+    with open(root / "quiet" / "taskA" / "agent_output.txt", "ab") as f:
+        f.write(text_line(2) + b"\n")
+    assert one(sup2.poll_once(), "quiet").active_alarms == []
+    clock.advance(901)
+    q = one(sup2.poll_once(), "quiet")
+    assert [a.rule for a in q.current_alarms] == ["stall"] and q.acked_alarms == []
+    # acknowledging every run at once
+    assert sup2.acknowledge_alarms() == 2
+    assert all(r.current_alarms == [] for r in sup2.poll_once())
+
+
+def test_over_budget_flag_only_while_running_past_the_timeout(env):
+    root, conn, clock, mk = env
+    now = time.time()
+    for name, age in (("late", 7300), ("early", 1800)):
+        td = make_run(root, name, transcript=[init_line(), text_line(1)], config={"timeout": 7200})
+        (td / "started_at").write_text(time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(now - age))
+                                       + f"\n{now - age}\n")
+    sup = mk(settings=fast_settings(stall_after_s=1e9, no_new_best_after_s=1e9))
+    runs = sup.poll_once()
+    late, early = one(runs, "late"), one(runs, "early")
+    assert late.budget_s == 7200 and late.elapsed_s > 7200 and "over_budget" in late.flags
+    assert early.elapsed_s < 7200 and "over_budget" not in early.flags
+    # a finished run past its budget is not flagged (it ended)
+    (root / "late" / "taskA" / "final_result.json").write_text(json.dumps({"runtime_seconds": 7300}))
+    assert "over_budget" not in one(sup.poll_once(), "late").flags
+
+
+def test_runs_row_gets_live_figures_between_full_recomputations(env):
+    root, conn, clock, mk = env
+    td = make_run(root, "grow", transcript=[init_line(), text_line(1)])
+    sup = mk(settings=fast_settings(finalize_interval_s=1e9, row_refresh_s=10, stall_after_s=1e9,
+                                    no_new_best_after_s=1e9))
+    r = sup.poll_once()[0]
+
+    def row():
+        return conn.execute("SELECT n_events, input_tokens, output_tokens, last_event_at FROM runs WHERE run_key = ?",
+                            [r.run_key]).fetchall()[0]
+
+    base = row()
+    with open(td / "agent_output.txt", "ab") as f:
+        for i in range(2, 7):
+            f.write(text_line(i) + b"\n")
+    clock.advance(11)
+    r = sup.poll_once()[0]
+    n, inp, out, last = row()
+    assert n == base[0] + 5 == r.n_events
+    assert inp == (base[1] or 0) + 50 and out == (base[2] or 0) + 25
+    assert last is not None and last >= (base[3] or 0)
+    # the same figures as a full recomputation (close of the supervisor)
+    sup.close()
+    assert row()[:3] == (n, inp, out)
+
+
+def test_submission_folder_with_nothing_in_it_fails_after_the_eval_timeout(env):
+    root, conn, clock, mk = env
+    td = make_run(root, transcript=[init_line()])
+    (td / "submissions" / "agent-1").mkdir(parents=True)  # no run_instance.log, no report, no judge
+    sup = mk(settings=fast_settings(stall_after_s=1e9, no_new_best_after_s=1e9))
+    r = sup.poll_once()[0]
+    assert r.status == "grading" and r.grading_rounds == ["agent-1"] and r.active_alarms == []
+    clock.advance(600 + 900 + 5)  # default eval timeout 600 s + 15 min
+    r = sup.poll_once()[0]
+    assert r.status == "running" and r.grading_rounds == []
+    assert r.active_alarms == ["grading_failed"] and "no report.json after" in r.alarms[-1].message

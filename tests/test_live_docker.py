@@ -307,6 +307,48 @@ def test_actions_stop_kill_and_shell(live, engine, image, token):
     runs = wait_for(sup, lambda rs: all(r.container.state == "exited" for r in rs), what="stopped")
     assert {r.container.name for r in runs} == {c1.name, c2.name}
     assert sup.stop_container("no-such-container-" + token).startswith("could not stop")
+    # the operator's own stop/kill: aborted, flagged, recorded, but no container_exit alarm
+    runs = wait_for(sup, lambda rs: all(r.status == "aborted" for r in rs), what="aborted")
+    r1, r2 = by_key(runs, "/r1/"), by_key(runs, "/r2/")
+    assert "stopped" in r1.flags and "killed" in r2.flags
+    assert not any(f.startswith("exit:") for f in r1.flags + r2.flags)
+    assert r1.active_alarms == [] and r2.active_alarms == []
+    assert alarm_rules(conn, r1.run_key) == [] and alarm_rules(conn, r2.run_key) == []
+    ops = conn.execute("SELECT data->>'$.operator' FROM events WHERE run_key = ? AND kind = 'container_state' "
+                       "AND data->>'$.operator' IS NOT NULL", [r1.run_key]).fetchall()
+    assert ops == [("stop",)]
+    # a restart remembers who stopped it
+    sup2 = make()
+    r1b = by_key(sup2.poll_once(), "/r1/")
+    assert r1b.status == "aborted" and "stopped" in r1b.flags and r1b.active_alarms == []
+    # look-alike: the same container exiting by itself (not asked) raises container_exit
+    c3 = start_work(engine, image, task, "r3", make_run(root, "r3", task), "sleep 1; exit 0")
+    runs = wait_for(sup, lambda rs: by_key(rs, "/r3/") is not None and by_key(rs, "/r3/").active_alarms,
+                    timeout=20, what="r3 exit alarm")
+    assert by_key(runs, "/r3/").active_alarms == ["container_exit"] and c3.name == by_key(runs, "/r3/").container.name
+
+
+def test_submission_folder_whose_judge_never_appears_fails(live, engine, image, token):
+    root, conn, make = live
+    task = f"{token}_nojudge"
+    td = make_run(root, "r1", task)
+    start_work(engine, image, task, "r1", td, "sleep 600")
+    sup = make(settings=settings(grading_start_grace_s=3))
+    wait_for(sup, lambda rs: rs and rs[0].status == "running", what="running")
+    # a judge of this run is seen on this engine (judges run here) ...
+    j1 = engine.containers.run(image, ["sleep", "600"], name=f"edgebench.judge.{task}.0e0e0e0e0e0e", detach=True)
+    sub1 = td / "submissions" / "agent-1"
+    sub1.mkdir(parents=True)
+    (sub1 / "run_instance.log").write_text(log_line(time.time(), "INFO", f"Judge container started: {j1.id}"))
+    wait_for(sup, lambda rs: rs[0].judges_running == 1, what="judge joined")
+    # ... and a second round's folder never gets one, nor a report
+    (td / "submissions" / "agent-2").mkdir(parents=True)
+    runs = wait_for(sup, lambda rs: "agent-2" in rs[0].grading_rounds, what="agent-2 grading")
+    assert runs[0].active_alarms == []
+    runs = wait_for(sup, lambda rs: "grading_failed" in rs[0].active_alarms, timeout=15, what="grading_failed")
+    r = runs[0]
+    assert r.grading_rounds == ["agent-1"]  # the round whose judge is up is still grading
+    assert "no judge container appeared" in r.alarms[-1].message and r.alarms[-1].data["round"] == "agent-2"
 
 
 class _Flaky:

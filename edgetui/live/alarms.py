@@ -25,8 +25,9 @@ stall               no transcript growth for ``stall_after_s`` while no tool
 no_new_best         no new best-so-far for ``no_new_best_after_s`` (counted
                     from the last new best, else from the run start)
 container_exit      work container exited (not OOM) without final_result.json
+                    (not when the operator stopped or killed it from edgetui)
 oom                 work container OOM-killed (``State.OOMKilled``)
-container_gone      work container vanished without final_result.json
+container_gone      work container vanished without final_result.json (idem)
 infra_error         ERROR record in run_agent.log (one alarm per burst of
                     errors; a burst ends after ``infra_error_quiet_s``)
 resume_loop         ``resume_loop_count`` auto-resumes within
@@ -34,8 +35,12 @@ resume_loop         ``resume_loop_count`` auto-resumes within
 judge_error         the judge history reports a grading error for a round,
                     or the auto-eval tick log reports an error
 grading_failed      a submission folder without report.json once its judge
-                    container is gone (or its judge log ended), or a history
-                    entry completed with total_tests 0 and no summary
+                    container is gone (or its judge log ended), or when no
+                    judge container ever appeared for it on an engine that
+                    runs this harness's judges (``grading_start_grace_s``),
+                    or still none after the task's eval timeout + 15 min;
+                    or a history entry completed with total_tests 0 and no
+                    summary
 ==================  ==========================================================
 
 Container alarms wait ``container_grace_s`` (the CLI writes
@@ -82,6 +87,9 @@ class AlarmSettings(BaseModel):
     container_grace_s: float = Field(60.0, description="wait for final_result.json after a work container ends")
     finish_grace_s: float = Field(1500.0, description="after 'Agent finished': drain (<= 15 min) + cleanup allowance")
     grading_grace_s: float = Field(10.0, description="judge container gone this long without report.json = failed")
+    grading_start_grace_s: float = Field(
+        300.0, description="a submission folder whose judge container never appeared this long (on an engine "
+                           "where judges are seen) without report.json = failed")
     abort_after_s: float = Field(
         float(os.environ.get("SFORGE_VIZ_ABORT_THRESHOLD", 7200)),
         description="no growth for this long and no running container = aborted (SForge's threshold)")
@@ -94,6 +102,9 @@ class AlarmSettings(BaseModel):
         300.0, description="full recompute (alignment, exact tokens/cost) of a growing run at most this often; "
                            "live token/cost figures are added up as lines arrive")
     finalize_min_interval_s: float = Field(2.0, description="... and after a submission/final file change")
+    row_refresh_s: float = Field(
+        10.0, description="live figures of a growing run's runs-table row (events, last event, tokens, cost) "
+                          "are written this often")
     max_finalize_per_poll: int = Field(8, description="aggregate recomputations per refresh (the rest wait)")
     judge_interval_s: float = Field(30.0, description="judge /history poll per run")
     judge_timeout_s: float = Field(3.0, description="HTTP timeout of one /history request")
@@ -172,6 +183,7 @@ class RunFacts:
     container_exit_code: Optional[int] = None
     container_oom: bool = False
     container_ended_t: Optional[float] = None  # when seen exited / gone
+    operator_action: Optional[str] = None  # "stop" / "kill": the operator ended this container from edgetui
     # grading
     failed_rounds: dict[str, str] = field(default_factory=dict)  # round -> reason (folder / history)
     judge_errors: dict[str, str] = field(default_factory=dict)  # round -> error text (history)
@@ -224,6 +236,8 @@ def evaluate(f: RunFacts, s: AlarmSettings, now: float) -> list[Condition]:
         out.append(Condition("oom", f"oom:{cid}", f"work container {f.container_name} was OOM-killed"
                              + (f" (exit {f.container_exit_code})" if f.container_exit_code is not None else ""),
                              "critical", {"container": f.container_name, "exit_code": f.container_exit_code}))
+    elif f.operator_action is not None and f.container_state in ("exited", "dead", "gone"):
+        pass  # the operator stopped or killed it (asked and confirmed): expected, not an alarm
     elif f.container_state in ("exited", "dead") and f.container_ended_t is not None:
         if now - f.container_ended_t >= s.container_grace_s and not ending_grace:
             out.append(Condition("container_exit", f"container_exit:{cid}",
@@ -321,6 +335,39 @@ class AlarmBook:
             hist.extend(new)
             del hist[:-50]
         return new
+
+
+    def acknowledge(self, run_key: str, keys: Optional[set[str]], now: float) -> list[Alarm]:
+        """Mark the newest alarm of each active condition of ``run_key`` (only ``keys`` when given)
+        as acknowledged at ``now``; returns the alarms newly acknowledged. An acknowledged alarm
+        stops counting (banner, row) until its condition clears and is raised again."""
+        active = self.active.get(run_key, set())
+        want = active if keys is None else (active & set(keys))
+        latest: dict[str, Alarm] = {}
+        for a in self.history.get(run_key, []):
+            if a.key in want and (a.key not in latest or a.t >= latest[a.key].t):
+                latest[a.key] = a
+        out = []
+        for a in latest.values():
+            if a.acked_at is None:
+                a.acked_at = now
+                out.append(a)
+        return out
+
+    def restore_ack(self, run_key: str, key: str, t: float) -> None:
+        """An acknowledgement recorded by an earlier session (applies to alarms raised before ``t``)."""
+        for a in self.history.get(run_key, []):
+            if a.key == key and a.t <= t and a.acked_at is None:
+                a.acked_at = t
+
+
+def ack_event(a: Alarm, now: float, seq: int = 0) -> Event:
+    """The ``alarm`` event recording that the operator acknowledged ``a`` (``data.ack`` true)."""
+    gen = hashlib.sha1(("ack:" + a.key).encode()).hexdigest()[:16]
+    return Event(run_key=a.run_key, kind=Kind.ALARM, source=ALARM_SOURCE, generation=gen,
+                 offset=int(now * 1000), sub=seq, t=now, t_source=TimeSource.OBSERVED, level="info",
+                 summary=one_line(f"alarm {a.rule} acknowledged: {a.message}"),
+                 data={"ack": True, "key": a.key, "rule": a.rule, "raised_at": a.t, "message": a.message})
 
 
 def alarm_event(a: Alarm, seq: int = 0) -> Event:

@@ -56,6 +56,12 @@ class Alarm(BaseModel):
     t: float  # epoch UTC when raised
     message: str
     data: dict[str, Any] = Field(default_factory=dict)
+    acked_at: Optional[float] = None  # epoch UTC when the operator acknowledged it (``A``); None = not yet
+
+    @property
+    def key(self) -> str:
+        """The condition key of its episode (``data["key"]``, else the rule)."""
+        return str(self.data.get("key") or self.rule)
 
 
 class LiveRun(BaseModel):
@@ -102,9 +108,28 @@ class LiveRun(BaseModel):
     grading_rounds: list[str] = Field(default_factory=list)  # submission folders still being graded
     active_alarms: list[str] = Field(default_factory=list)  # rules whose condition holds now
 
+    deleted: bool = False  # the run directory disappeared (status kept)
+    active_keys: list[str] = Field(default_factory=list)  # condition keys holding now (one per episode)
+    operator_action: Optional[str] = None  # "stop" / "kill" when the operator ended the work container
+
+    def _holding(self) -> list[Alarm]:
+        """The newest raised alarm of each condition that still holds (acknowledged or not)."""
+        keys = set(self.active_keys)
+        rules = set(self.active_alarms)
+        latest: dict[str, Alarm] = {}
+        for a in self.alarms:
+            if (a.key in keys) if keys else (a.rule in rules):
+                if a.key not in latest or a.t >= latest[a.key].t:
+                    latest[a.key] = a
+        return sorted(latest.values(), key=lambda a: a.t)
+
     @property
     def current_alarms(self) -> list[Alarm]:
-        """Raised alarms whose condition still holds (``alarms`` keeps the recent history too)."""
-        active = set(self.active_alarms)
-        return [a for a in self.alarms if a.rule in active]
-    deleted: bool = False  # the run directory disappeared (status kept)
+        """Raised alarms whose condition still holds and that nobody acknowledged yet
+        (``alarms`` keeps the recent history too)."""
+        return [a for a in self._holding() if a.acked_at is None]
+
+    @property
+    def acked_alarms(self) -> list[Alarm]:
+        """Alarms whose condition still holds but which the operator acknowledged."""
+        return [a for a in self._holding() if a.acked_at is not None]

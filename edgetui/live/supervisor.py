@@ -60,7 +60,7 @@ from ..parsers import sforge_dir as sd
 from ..parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch
 from ..records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
 from ..recorder import Recorder
-from .alarms import AlarmBook, AlarmCommand, AlarmSettings, RunFacts, alarm_event, evaluate
+from .alarms import AlarmBook, AlarmCommand, AlarmSettings, RunFacts, ack_event, alarm_event, evaluate
 from .docker_watch import DockerWatch, work_names
 from .judge import JudgePoller, read_admin_secret, secret_candidates
 from .model import Alarm, ContainerInfo, LiveRun
@@ -153,6 +153,8 @@ class RunState:
     container_seen_id: Optional[str] = None
     container_state: Optional[str] = None  # last recorded (running/exited/.../gone)
     container_ended_t: Optional[float] = None
+    operator_action: Optional[str] = None  # "stop" / "kill" asked by the operator for the current container
+    operator_t: Optional[float] = None
     judges: list[ContainerInfo] = field(default_factory=list)
     games: list[ContainerInfo] = field(default_factory=list)
     judge_states: dict[str, str] = field(default_factory=dict)
@@ -172,6 +174,7 @@ class RunState:
     dirty_finalize: bool = False
     last_finalize: float = 0.0
     recorded_status: Optional[str] = None
+    _row_sig: Optional[tuple] = None  # live figures last written to the runs row
     # state
     status: str = "running"
     deleted: bool = False
@@ -255,6 +258,9 @@ class Supervisor:
         self._price_cache: dict[str, Optional[tuple]] = {}
         self._wake = threading.Event()
         self._lock = threading.RLock()
+        self._operator: dict[str, tuple[str, float]] = {}  # container id/name -> (stop|kill, when asked)
+        self._judges_here = False  # a judge container of a watched run was listed by this engine
+        self._last_rows = float("-inf")
 
     # ================================================================== public API
     def poll_once(self) -> list[LiveRun]:
@@ -353,16 +359,51 @@ class Supervisor:
 
     # ---- actions for the views
     def stop_container(self, name_or_id: str, timeout: int = 10) -> str:
-        """Stop a container (``docker stop``); returns a one-line outcome, never raises."""
+        """Stop a container (``docker stop``); returns a one-line outcome, never raises.
+
+        The run whose work container this is shows as aborted with the flag
+        ``stopped`` and raises no container_exit / container_gone alarm (the
+        operator asked for it); the request is recorded as a container_state event."""
         if self.docker is None:
             return "docker is disabled"
-        return self.docker.stop_container(name_or_id, timeout)
+        return self._operator_act(name_or_id, "stop", lambda: self.docker.stop_container(name_or_id, timeout))
 
     def kill_container(self, name_or_id: str) -> str:
-        """Kill a container (``docker kill``); returns a one-line outcome, never raises."""
+        """Kill a container (``docker kill``); returns a one-line outcome, never raises (as :meth:`stop_container`,
+        flag ``killed``)."""
         if self.docker is None:
             return "docker is disabled"
-        return self.docker.kill_container(name_or_id)
+        return self._operator_act(name_or_id, "kill", lambda: self.docker.kill_container(name_or_id))
+
+    def _operator_act(self, name_or_id: str, kind: str, fn: Callable[[], str]) -> str:
+        self._operator[name_or_id] = (kind, self.clock())  # before acting: the exit may be listed at once
+        out = str(fn() or "")
+        if out.startswith("could not"):
+            self._operator.pop(name_or_id, None)
+        self._wake.set()
+        return out
+
+    def acknowledge_alarms(self, run_key: Optional[str] = None, keys: Optional[Iterable[str]] = None) -> int:
+        """Acknowledge the alarms that hold now: of ``run_key`` (all runs when None), only the
+        condition ``keys`` when given. Acknowledged alarms stop counting in banners and rows until
+        their condition clears and is raised again; each acknowledgement is recorded as an
+        ``alarm`` event with ``data.ack = true``. Returns how many were acknowledged; never raises."""
+        with self._lock:
+            now = self.clock()
+            evs = []
+            for key in ([run_key] if run_key is not None else list(self.book.active)):
+                for a in self.book.acknowledge(key, set(keys) if keys is not None else None, now):
+                    self._seq += 1
+                    evs.append(ack_event(a, now, self._seq % 100000))
+            if evs:
+                try:
+                    settle(self.conn)
+                    self.rec.insert_events("", evs)
+                except Exception as e:  # noqa: BLE001
+                    self._note(one_line(f"could not record acknowledgements: {e}", 200))
+                now2 = self.clock()
+                self.last_runs = [self._live_run(rs, now2) for rs in sorted(self.runs.values(), key=lambda r: r.key)]
+            return len(evs)
 
     def shell_command(self, container: str) -> list[str]:
         """argv for an interactive shell in ``container`` (``docker exec -it <id> bash|sh``)."""
@@ -496,6 +537,9 @@ class Supervisor:
             except Exception as e:  # noqa: BLE001
                 self._set_message(rs, one_line(f"could not evaluate: {type(e).__name__}: {e}", 200), now)
         self._record_statuses()
+        if now - self._last_rows >= s.row_refresh_s:
+            self._last_rows = now
+            self._record_rows()
         if self._live_events:
             try:
                 settle(self.conn)
@@ -625,16 +669,21 @@ class Supervisor:
         if rows:
             import json
 
-            alarms, keys = [], set()
-            for t, data in rows[-50:]:
+            alarms, keys, acks = [], set(), []
+            for t, data in rows[-100:]:
                 try:
                     d = json.loads(data) if data else {}
                 except ValueError:
                     d = {}
+                if d.get("ack"):
+                    acks.append((str(d.get("key") or d.get("rule")), t))
+                    continue
                 keys.add(str(d.get("key") or d.get("rule")))
                 alarms.append(Alarm(run_key=key, rule=str(d.get("rule") or "?"), severity=str(d.get("severity") or "warning"),
                                     t=t, message=str(d.get("message") or ""), data=d))
-            self.book.preload(key, keys, alarms)
+            self.book.preload(key, keys, alarms[-50:])
+            for k, t in acks:
+                self.book.restore_ack(key, k, t)
         # the last recorded state of the work container (so a container that vanished while nobody watched is "gone")
         row = c.execute("SELECT data->>'$.id', data->>'$.state', t FROM events WHERE run_key = ? AND kind = 'container_state' "
                         "AND data->>'$.role' = 'work' ORDER BY t DESC LIMIT 1", [key]).fetchone()
@@ -642,6 +691,11 @@ class Supervisor:
             rs.container_seen_id, rs.container_state = row[0], row[1]
             if row[1] in ("exited", "dead", "gone"):
                 rs.container_ended_t = row[2]
+            op = c.execute("SELECT data->>'$.operator', t FROM events WHERE run_key = ? AND kind = 'container_state' "
+                           "AND data->>'$.id' = ? AND data->>'$.operator' IS NOT NULL ORDER BY t DESC LIMIT 1",
+                           [key, row[0]]).fetchall()
+            if op:
+                rs.operator_action, rs.operator_t = op[0][0], op[0][1]
 
     def _load_row(self, rs: RunState) -> None:
         cols = ("best_round", "best_score", "best_pass_rate", "best_score_0_100", "score_task", "agent_submissions",
@@ -902,6 +956,18 @@ class Supervisor:
             extra += " OOM-killed"
         self._record(rs, Kind.CONTAINER_STATE, now, f"{c.role} container {c.name}: {state}{extra}", data, c.id)
 
+    def _operator_seen(self, rs: RunState, c: ContainerInfo, now: float) -> None:
+        """Attach a pending operator stop/kill of container ``c`` to its run (recorded once)."""
+        if not self._operator:
+            return
+        for ref in list(self._operator):
+            if ref == c.name or (len(ref) >= 12 and c.id.startswith(ref)):
+                kind, t = self._operator.pop(ref)
+                rs.operator_action, rs.operator_t = kind, t
+                self._record(rs, Kind.CONTAINER_STATE, now, f"work container {c.name}: {kind} asked by the operator",
+                             {"id": c.id, "name": c.name, "role": "work", "state": c.state, "operator": kind,
+                              "host": c.host}, c.id)
+
     def _join_containers(self, now: float) -> None:
         dw = self.docker
         assert dw is not None
@@ -920,6 +986,9 @@ class Supervisor:
             if c is not None:
                 c = c.model_copy()
                 c.task_id, c.run_id = rs.info.task_id, rs.info.run_id
+                if c.id != rs.container_seen_id and rs.container_seen_id is not None:
+                    rs.operator_action = rs.operator_t = None  # a new container (auto-resume, re-run)
+                self._operator_seen(rs, c, now)
                 prev = rs.container_state
                 if c.id != rs.container_seen_id or prev != c.state or (c.oom_killed and not (rs.container and rs.container.oom_killed)):
                     if c.state in ("exited", "dead"):
@@ -990,6 +1059,8 @@ class Supervisor:
             new_j = judges.get(rs.key, [])
             new_g = games.get(rs.key, [])
             seen = {}
+            if new_j:
+                self._judges_here = True
             for c in new_j + new_g:
                 seen[c.id] = c.state
                 if rs.judge_states.get(c.id) != c.state:
@@ -1059,8 +1130,12 @@ class Supervisor:
             if failed is None and rd.log_terminal and rd.terminal_seen is not None and not judge_up \
                     and now - rd.terminal_seen >= s.grading_grace_s:
                 failed = rd.log_error or "judge finished without report.json"
-            if failed is None and not judge_up and now - rd.first_seen > limit and rd.log_sig is not None:
-                failed = f"no report.json after {int(now - rd.first_seen)} s"
+            if failed is None and not judge_up and not rd.judge_seen and docker_ok and self._judges_here \
+                    and rs.loc.host == self.host and now - rd.first_seen >= s.grading_start_grace_s:
+                failed = rd.log_error or (f"no judge container appeared in {int(now - rd.first_seen)} s "
+                                          "and no report.json")
+            if failed is None and not judge_up and now - rd.first_seen > limit:
+                failed = rd.log_error or f"no report.json after {int(now - rd.first_seen)} s"
             if failed is not None and rd.failed is None:
                 rd.failed = failed
                 rs.dirty_files = True
@@ -1148,6 +1223,48 @@ class Supervisor:
         except Exception as e:  # noqa: BLE001
             self._note(one_line(f"could not record run statuses: {e}", 200))
 
+    def _record_rows(self) -> None:
+        """Bring the live figures of each growing run's ``runs`` row up to date (events, last event,
+        tokens, cost: the recorded aggregates plus what arrived since), in one UPDATE. The full
+        recomputation (alignment, exact per-message usage) still runs every ``finalize_interval_s``."""
+        rows = []
+        for rs in self.runs.values():
+            if rs.deleted or not (rs.new_events or rs.cost_delta or any(rs.tok_delta)):
+                continue
+            r = rs.row
+            sig = (rs.new_events, tuple(rs.tok_delta), rs.cost_delta, rs.last_event_t)
+            if rs._row_sig == sig:
+                continue
+            last = max([x for x in (r.get("last_event_at"), rs.last_event_t) if x is not None], default=None)
+            cost = r.get("cost_usd")
+            if rs.cost_delta:
+                cost = (cost or 0.0) + rs.cost_delta
+            rows.append((rs, sig, {
+                "run_key": rs.key, "n_events": int(r.get("n_events") or 0) + rs.new_events, "last_event_at": last,
+                "input_tokens": int(r.get("input_tokens") or 0) + rs.tok_delta[0],
+                "output_tokens": int(r.get("output_tokens") or 0) + rs.tok_delta[1],
+                "cache_read_tokens": int(r.get("cache_read_tokens") or 0) + rs.tok_delta[2],
+                "cache_write_tokens": int(r.get("cache_write_tokens") or 0) + rs.tok_delta[3],
+                "cost_usd": cost}))
+        if not rows:
+            return
+        import pyarrow as pa
+
+        cols = list(rows[0][2])
+        tbl = pa.table({c: [x[2][c] for x in rows] for c in cols})
+        try:
+            settle(self.conn)
+            self.conn.register("_edgetui_live_rows", tbl)
+            try:
+                sets = ", ".join(f"{c} = s.{c}" for c in cols if c != "run_key")
+                self.conn.execute(f"UPDATE runs SET {sets} FROM _edgetui_live_rows s WHERE runs.run_key = s.run_key")
+            finally:
+                self.conn.unregister("_edgetui_live_rows")
+            for rs, sig, _ in rows:
+                rs._row_sig = sig
+        except Exception as e:  # noqa: BLE001
+            self._note(one_line(f"could not update the runs table: {e}", 200))
+
     # ================================================================== status
     def _status(self, rs: RunState, now: float, docker_ok: bool) -> str:
         s = self.settings
@@ -1201,6 +1318,7 @@ class Supervisor:
             (rs.container_state if rs.container_state == "gone" else None),
             container_exit_code=c.exit_code if c else None, container_oom=bool(c and c.oom_killed),
             container_ended_t=rs.container_ended_t, failed_rounds=failed, judge_errors=jerr,
+            operator_action=rs.operator_action if (c is not None and rs.operator_action) else None,
             tick_error_times=rs.tick_error_times, last_tick_error=rs.last_tick_error,
         )
 
@@ -1250,17 +1368,24 @@ class Supervisor:
         if c is not None:
             if c.oom_killed:
                 flags.append("oom")
+            elif c.state in ("exited", "dead", "gone") and rs.status != "finished" and rs.operator_action:
+                flags.append("stopped" if rs.operator_action == "stop" else "killed")
             elif c.state in ("exited", "dead") and rs.status != "finished":
                 flags.append(f"exit:{c.exit_code}" if c.exit_code is not None else "exited")
-        if rs.status == "gone":
+        if rs.status == "gone" and not rs.operator_action:
             flags.append("gone")
         if rs.deleted:
             flags.append("deleted")
-        active = []
+        if elapsed is not None and info.timeout_s and elapsed > info.timeout_s and rs.status in ("running", "grading"):
+            flags.append("over_budget")
+        active, keys = [], []
         for cond in rs.conds:
+            keys.append(cond.key)
             if cond.rule not in active:
                 active.append(cond.rule)
-        flags.extend(f"alarm:{r}" for r in active)
+        acked = {a.key for a in self.book.history.get(rs.key, []) if a.acked_at is not None and a.key in keys}
+        for r in active:
+            flags.append(f"ack:{r}" if all(cd.key in acked for cd in rs.conds if cd.rule == r) else f"alarm:{r}")
         last_ev = max([x for x in (row.get("last_event_at"), rs.last_event_t) if x is not None], default=None)
         grading_rounds = sorted(n for n, rd in rs.rounds.items() if rd.in_flight)
         resume_count = info.resume_count if (rs.finished and info.resume_count is not None) else len(rs.resume_times)
@@ -1281,7 +1406,7 @@ class Supervisor:
             n_events=int(row.get("n_events") or 0) + rs.new_events, resume_count=int(resume_count or 0),
             pending_tool_calls=len(rs.pending), last_growth_at=rs.last_growth_t, judges=list(rs.judges),
             games_running=sum(1 for g in rs.games if g.state == "running"), grading_rounds=grading_rounds,
-            active_alarms=active, deleted=rs.deleted,
+            active_alarms=active, deleted=rs.deleted, active_keys=keys, operator_action=rs.operator_action,
         )
 
     # ================================================================== file watching

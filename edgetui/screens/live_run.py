@@ -61,6 +61,7 @@ __all__ = [
     "ScreenCommands",
     "SubmissionsTable",
     "SupervisorActions",
+    "acknowledge_alarms",
     "confirm_container_action",
     "open_run_file",
     "open_shell",
@@ -92,6 +93,7 @@ LIVE_KEYS: list[tuple[str, str]] = [
     ("d  c  u", "show / hide detail, chart, submissions"),
     ("enter", "maximise the detail pane (in the submissions table: jump to that round)"),
     ("a", "all alarms of this run"),
+    ("A", "acknowledge this run's alarms (they stop counting until raised again)"),
     ("r f5", "read the whole run again now (new events also arrive by themselves)"),
     ("x", "stop the work container (asks first)"),
     ("K", "kill the work container (asks first)"),
@@ -127,6 +129,10 @@ class LiveActions(Protocol):
     def shell_argv(self, run_key: str) -> Optional[Sequence[str]]: ...
 
     def file_path(self, run_key: str, name: str) -> Optional[Any]: ...
+
+    def acknowledge(self, run_key: Optional[str]) -> int:
+        """Acknowledge the alarms holding now (of one run, or of all runs when None); returns how many."""
+        ...
 
 
 _LIVE_STATES = ("running", "paused", "restarting")
@@ -173,6 +179,9 @@ class SupervisorActions:
     def file_path(self, run_key: str, name: str) -> Optional[Any]:
         p = self.sup.run_file_path(run_key, name)
         return p if p is not None and os.path.isfile(p) else None
+
+    def acknowledge(self, run_key: Optional[str]) -> int:
+        return int(self.sup.acknowledge_alarms(run_key))
 
 
 def _container_label(live: Optional[LiveRun]) -> str:
@@ -231,6 +240,29 @@ def confirm_container_action(screen: Screen, actions: Optional[LiveActions], run
         ConfirmScreen(title, msg, confirm_label="Kill" if kind == "kill" else "Stop", danger=kind == "kill"),
         answered,
     )
+
+
+def acknowledge_alarms(screen: Screen, actions: Optional[LiveActions], run_key: Optional[str],
+                       on_done: Optional[Callable[[], None]] = None) -> None:
+    """``A``: acknowledge the holding alarms of ``run_key`` (all runs when None) in a thread worker;
+    they stop counting in banners and rows until raised again (the acknowledgement is recorded)."""
+    if actions is None or not hasattr(actions, "acknowledge"):
+        screen.notify("Alarms can only be acknowledged while supervising.", severity="warning", timeout=4)
+        return
+    what = run_key or "all runs"
+
+    def run() -> None:
+        try:
+            n = actions.acknowledge(run_key)
+        except Exception as e:  # shown, never crashes the app
+            screen.app.call_from_thread(screen.notify, f"could not acknowledge: {e}", severity="error", timeout=8)
+            return
+        note = f"acknowledged {n} alarm{'s' if n != 1 else ''} of {what}" if n else f"no alarm to acknowledge on {what}"
+        screen.app.call_from_thread(screen.notify, note, timeout=3)
+        if on_done is not None:
+            screen.app.call_from_thread(on_done)
+
+    screen.run_worker(run, thread=True, group="alarm-ack", exit_on_error=False, name=f"ack {what}")
 
 
 def _run_suspended(screen: Screen, argv: Sequence[str], what: str,
@@ -578,11 +610,19 @@ def live_status_text(live: Optional[LiveRun], now: float, width: int) -> Text:
     return _wrap_units(fields, max(20, width))
 
 
-def alarm_line(a: Alarm, now: float) -> Text:
-    t = Text("⚠ ", style="bold red" if a.severity == "critical" else "bold yellow")
+def alarm_line(a: Alarm, now: float, state: str = "holding") -> Text:
+    """One alarm: ``⚠ 3m ago stall  message``; ``state`` = holding | acked | cleared (the last two dim,
+    marked ``✓ acknowledged`` / ``cleared``)."""
+    loud = state == "holding"
+    t = Text("⚠ " if loud else ("✓ " if state == "acked" else "· "),
+             style=("bold red" if a.severity == "critical" else "bold yellow") if loud else "dim")
     t.append(f"{fmt_age(now - a.t)} ago ", style="dim")
-    t.append(a.rule, style="bold")
-    t.append("  " + a.message)
+    t.append(a.rule, style="bold" if loud else "dim bold")
+    if state == "acked":
+        t.append(" (acknowledged)", style="dim")
+    elif state == "cleared":
+        t.append(" (cleared)", style="dim")
+    t.append("  " + a.message, style="" if loud else "dim")
     return t
 
 
@@ -604,6 +644,7 @@ class LiveRunScreen(ReplayScreen):
         Binding("t", "prompt('time')", "time", show=False),
         Binding("u", "toggle_subs", "subs", show=False),
         Binding("a", "alarms", "alarms", show=False),
+        Binding("A", "ack_alarms", "ack", show=False),
         Binding("r,f5", "refresh_live", "reload", show=False),
         Binding("x", "stop_container", "stop"),
         Binding("K", "kill_container", "kill"),
@@ -615,6 +656,7 @@ class LiveRunScreen(ReplayScreen):
     LiveRunScreen #live-status { height: auto; padding: 0 1; background: $panel; }
     LiveRunScreen #live-alarms { height: auto; max-height: 4; padding: 0 1; background: $error 25%; display: none; }
     LiveRunScreen.-has-alarms #live-alarms { display: block; }
+    LiveRunScreen.-quiet-alarms #live-alarms { background: $panel; }
     LiveRunScreen #top { height: 16; }
     LiveRunScreen.-short #top { height: 9; }
     LiveRunScreen #top #chart { width: 1fr; height: 1fr; }
@@ -716,8 +758,16 @@ class LiveRunScreen(ReplayScreen):
         now = self.now()
         width = max(20, self.size.width - 2)
         self.query_one("#live-status", Static).update(live_status_text(self.live, now, width))
-        alarms = sorted(self.live.alarms, key=lambda a: a.t, reverse=True) if self.live else []
+        live = self.live
+        current = live.current_alarms if live else []
+        acked = live.acked_alarms if live else []
+        holding = {id(a) for a in current}
+        ack_ids = {id(a) for a in acked}
+        # loud ones first (newest first), then acknowledged, then cleared
+        alarms = sorted(live.alarms, key=lambda a: (0 if id(a) in holding else (1 if id(a) in ack_ids else 2), -a.t)) \
+            if live else []
         self.set_class(bool(alarms), "-has-alarms")
+        self.set_class(bool(alarms) and not current, "-quiet-alarms")
         if alarms:
             narrow = self.size.width < NARROW_WIDTH
             shown = alarms[: 1 if narrow or self.has_class("-short") else 3]
@@ -725,7 +775,7 @@ class LiveRunScreen(ReplayScreen):
             for k, a in enumerate(shown):
                 if k:
                     t.append("\n")
-                line = alarm_line(a, now)
+                line = alarm_line(a, now, "holding" if id(a) in holding else ("acked" if id(a) in ack_ids else "cleared"))
                 if line.cell_len > width:
                     line.truncate(width, overflow="ellipsis")
                 t.append_text(line)
@@ -947,7 +997,14 @@ class LiveRunScreen(ReplayScreen):
         if not alarms:
             self.notify("no alarm on this run", timeout=2)
             return
-        self.app.push_screen(AlarmsScreen(alarms, self.now(), title=f"Alarms of {self.run_key}"))
+        self.app.push_screen(AlarmsScreen(alarms, self.now(), title=f"Alarms of {self.run_key}",
+                                          on_ack=self.action_ack_alarms))
+
+    def action_ack_alarms(self) -> None:
+        acknowledge_alarms(self, self.actions, self.run_key, on_done=self._after_ack)
+
+    def _after_ack(self) -> None:
+        self._show_live()
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(LIVE_KEYS, title="Live run keys"))

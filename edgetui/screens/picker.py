@@ -78,6 +78,11 @@ class PickerScreen(Screen):
     def action_reload(self) -> None:
         self.reload()
 
+    def on_screen_resume(self) -> None:
+        """Back on top (e.g. from the runs screen or a replay): the list may have grown or changed."""
+        if self.is_mounted:
+            self.reload()
+
     @on(RunsLoaded)
     def _on_runs(self, msg: RunsLoaded) -> None:
         self.rows = msg.rows
@@ -92,6 +97,7 @@ class PickerScreen(Screen):
         self._fill()
 
     def _fill(self) -> None:
+        keep = self.selected_run_key
         text = self.query_one("#filter", Input).value
         self._shown_for = text
         self.shown = store.filter_runs(self.rows, text)
@@ -124,6 +130,11 @@ class PickerScreen(Screen):
             t.add_column(label, width=w)
         for key, cells in rows:
             t.add_row(*cells, key=key)
+        if keep is not None:  # a reload keeps the selected run selected
+            for i, (key, _) in enumerate(rows):
+                if key == keep:
+                    t.move_cursor(row=i, animate=False)
+                    break
         t.border_title = f"runs {len(self.shown):,}" + (f" of {len(self.rows):,}" if len(self.shown) != len(self.rows) else "")
 
     @on(Input.Changed, "#filter")

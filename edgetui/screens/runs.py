@@ -43,6 +43,7 @@ from ..widgets.runs_table import (
     tier_for,
 )
 from .live_run import (
+    acknowledge_alarms,
     LiveActions,
     LiveRunScreen,
     ScreenCommands,
@@ -73,7 +74,8 @@ RUNS_KEYS: list[tuple[str, str]] = [
     ("s  /  S", "sort by the next column / reverse the order"),
     ("/", "filter: words match run id, task, model, agent, status, host, flags"),
     ("esc", "clear the filter"),
-    ("a", "all alarms, newest first"),
+    ("a", "all alarms, newest first (A there: acknowledge them all)"),
+    ("A", "acknowledge the selected run's alarms (they stop counting until raised again)"),
     ("m", "supervisor notes"),
     ("x  /  K", "stop / kill the selected run's work container (asks first)"),
     ("e", "shell in the selected run's work container (app suspended)"),
@@ -82,7 +84,8 @@ RUNS_KEYS: list[tuple[str, str]] = [
     ("?", "this help"),
     ("q", "quit (back, when the runs were opened over another screen)"),
     ("", ""),
-    ("status", "● running · grading · finished · aborted · gone; ⚠N alarms, ⚑ infra error, OOM"),
+    ("status", "● running · grading · finished · aborted · gone; ⚠N alarms, ✓N acknowledged, ⚑ infra error, "
+               "OOM, stopped/killed (by you), over budget"),
     ("subs · last", "agent / auto-eval submissions · age of the run's last event"),
 ]
 
@@ -111,7 +114,7 @@ def dispatch_runs_updated(app: App, runs: Sequence[LiveRun], messages: Sequence[
 
 
 class _ListModal(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,a,m", "dismiss", "close")]
+    BINDINGS = [Binding("escape,q,a,m", "dismiss", "close"), Binding("A", "ack", "acknowledge", show=False)]
     DEFAULT_CSS = """
     _ListModal { align: center middle; background: $background 60%; }
     _ListModal > Vertical { width: 90%; max-width: 140; height: auto; max-height: 90%;
@@ -135,23 +138,43 @@ class _ListModal(ModalScreen[None]):
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)
 
+    def action_ack(self) -> None:
+        pass
+
 
 class AlarmsScreen(_ListModal):
-    """Alarms, newest first: age, severity, rule, run, message."""
+    """Alarms, newest first: age, severity, rule, run, acknowledged, message. ``A`` calls ``on_ack``
+    (acknowledge the alarms shown) and closes."""
 
-    def __init__(self, alarms: Iterable[Alarm], now: float, title: str = "Alarms") -> None:
+    def __init__(self, alarms: Iterable[Alarm], now: float, title: str = "Alarms",
+                 on_ack: Optional[Callable[[], None]] = None) -> None:
         alarms = sorted(alarms, key=lambda a: a.t, reverse=True)
+        self.on_ack = on_ack
         t = Table(box=None, show_header=True, header_style="bold", padding=(0, 1), expand=True)
         t.add_column("age", justify="right", no_wrap=True)
         t.add_column("", no_wrap=True)
         t.add_column("rule", no_wrap=True)
         t.add_column("run", no_wrap=True, overflow="ellipsis", max_width=44)
+        t.add_column("ack", no_wrap=True)
         t.add_column("message", ratio=1)
+        self.lines: list[str] = []  # plain text of each row (what the table shows)
         for a in alarms:
             crit = a.severity == "critical"
-            t.add_row(fmt_age(now - a.t), Text("⚠", style="bold red" if crit else "bold yellow"),
-                      Text(a.rule, style="bold"), Text(a.run_key, style="cyan"), a.message)
+            ack = Text(f"✓ {fmt_age(now - a.acked_at)}", style="dim") if a.acked_at is not None else Text("–", style="dim")
+            cells = [Text(fmt_age(now - a.t)), Text("⚠", style="bold red" if crit else "bold yellow"),
+                     Text(a.rule, style="bold"), Text(a.run_key, style="cyan"), ack, Text(a.message)]
+            t.add_row(*cells)
+            self.lines.append(" ".join(c.plain for c in cells))
         super().__init__(f"{title} ({len(alarms)})", t)
+
+    def on_mount(self) -> None:
+        if self.on_ack is not None:
+            self.query_one(Vertical).border_subtitle = "A acknowledges · esc closes"
+
+    def action_ack(self) -> None:
+        if self.on_ack is not None:
+            self.dismiss(None)
+            self.on_ack()
 
 
 class MessagesScreen(_ListModal):
@@ -177,6 +200,7 @@ class RunsScreen(Screen):
         Binding("slash", "filter", "filter", key_display="/"),
         Binding("escape", "clear_filter", "clear filter", show=False),
         Binding("a", "alarms", "alarms"),
+        Binding("A", "ack_alarms", "ack", show=False),
         Binding("m", "messages", "notes", show=False),
         Binding("x", "stop_container", "stop"),
         Binding("K", "kill_container", "kill"),
@@ -532,7 +556,17 @@ class RunsScreen(Screen):
         if not alarms:
             self.notify("no alarm", timeout=2)
             return
-        self.app.push_screen(AlarmsScreen(alarms, self.now()))
+        self.app.push_screen(AlarmsScreen(alarms, self.now(), on_ack=self._ack_all))
+
+    def _ack_all(self) -> None:
+        acknowledge_alarms(self, self.actions, None, on_done=self._render_all)
+
+    def action_ack_alarms(self) -> None:
+        rk = self.selected_run_key
+        if rk is None:
+            self.notify("no run selected", timeout=2)
+            return
+        acknowledge_alarms(self, self.actions, rk, on_done=self._render_all)
 
     def action_messages(self) -> None:
         self.app.push_screen(MessagesScreen(self.messages))

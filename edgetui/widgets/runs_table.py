@@ -4,7 +4,9 @@ Pure helpers (tested without a terminal) turn a snapshot into cells:
 
 * :func:`status_text` — ``● running`` coloured by status (running green,
   grading cyan, finished dim, aborted yellow, gone red) with flags: ``⚠N``
-  alarms (red), ``⚑`` infra error, ``OOM``;
+  unacknowledged alarms (red), ``✓N`` acknowledged ones still holding (dim),
+  ``⚑`` infra error, ``OOM``, ``stopped`` / ``killed`` (by the operator),
+  ``over budget``;
 * :func:`fmt_hm` / :func:`budget_bar` — elapsed and budget as ``h:mm`` plus a
   small bar (green, yellow past 75 %, red past the budget);
 * :func:`fmt_age` — age of the last event: ``12s``, ``4m``, ``2h05``, ``16h``, ``3d``;
@@ -133,7 +135,7 @@ def _flags(run: LiveRun) -> list[str]:
     if run.infra_error:
         out.append("infra")
     for f in run.flags:
-        if f.startswith("alarm:"):
+        if f.startswith(("alarm:", "ack:")):
             continue
         if f not in out:
             out.append(f)
@@ -151,11 +153,18 @@ def status_text(run: LiveRun, *, compact: bool = False) -> Text:
     n_alarms = len(run.current_alarms)
     if n_alarms:
         t.append(f" ⚠{n_alarms}", style="bold red")
+    n_acked = len(run.acked_alarms)
+    if n_acked:
+        t.append(f" ✓{n_acked}", style="dim yellow")  # holding, acknowledged
     for f in _flags(run):
         if f == "infra":
             t.append(" ⚑" if compact else " ⚑infra", style="red")
         elif f == "oom":
             t.append(" OOM", style="bold red")
+        elif f in ("stopped", "killed"):
+            t.append(f" {f[:1]}" if compact else f" {f}", style="yellow")  # by the operator
+        elif f == "over_budget":
+            t.append(" ⏱" if compact else " over budget", style="bold red")
         else:
             t.append(f" {f[:1]}" if compact else f" {f}", style="red")
     return t
@@ -308,11 +317,11 @@ def row_cells(run: LiveRun, now: float, tier: str = "w") -> dict[str, Text]:
     sep = "/" if compact else " / "
     el = Text(fmt_hm(run.elapsed_s))
     el.append(sep + fmt_hm(run.budget_s), style="dim")
+    if run.budget_s and run.elapsed_s and run.elapsed_s > run.budget_s:
+        el.stylize("bold red", 0, len(fmt_hm(run.elapsed_s)))
     if tier == "w" and run.budget_s:
         el.append(" ")
         el.append_text(budget_bar(run.elapsed_s, run.budget_s, 6))
-    elif run.budget_s and run.elapsed_s and run.elapsed_s > run.budget_s:
-        el.stylize("bold red", 0, len(fmt_hm(run.elapsed_s)))
     cells["elapsed"] = el
     cells["best"] = Text(fmt_best(run), style="bold green" if run.best_display is not None else "dim", justify="right")
     cells["subs"] = Text(f"{run.agent_submissions}/{run.auto_submissions}", justify="right")
