@@ -114,6 +114,8 @@ class LiveRun(BaseModel):
 
     def _holding(self) -> list[Alarm]:
         """The newest raised alarm of each condition that still holds (acknowledged or not)."""
+        if not self.alarms or not (self.active_keys or self.active_alarms):
+            return []
         keys = set(self.active_keys)
         rules = set(self.active_alarms)
         latest: dict[str, Alarm] = {}

@@ -48,7 +48,7 @@ from edgetui.live.model import Alarm, LiveRun
 from replay.cursor import ReplayCursor, format_elapsed
 
 from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
-from ..widgets.fmt import fmt_pct, fmt_score
+from ..widgets.fmt import fmt_pct, fmt_score, set_static
 from ..widgets.runs_table import budget_bar, fmt_age, fmt_bytes, fmt_hm, status_text
 from .confirm import ChoiceScreen, ConfirmScreen
 from .replay import NARROW_WIDTH, HelpScreen, LoadFailed, PromptInput, ReplayScreen, RunLoaded
@@ -757,7 +757,7 @@ class LiveRunScreen(ReplayScreen):
     def _show_live(self) -> None:
         now = self.now()
         width = max(20, self.size.width - 2)
-        self.query_one("#live-status", Static).update(live_status_text(self.live, now, width))
+        set_static(self.query_one("#live-status", Static), live_status_text(self.live, now, width))
         live = self.live
         current = live.current_alarms if live else []
         acked = live.acked_alarms if live else []
@@ -782,7 +782,7 @@ class LiveRunScreen(ReplayScreen):
             if len(alarms) > len(shown):
                 t.append(f"\n… {len(alarms) - len(shown)} more (a: all alarms)" if not narrow
                          else f"  (+{len(alarms) - len(shown)}, a)", style="dim")
-            self.query_one("#live-alarms", Static).update(t)
+            set_static(self.query_one("#live-alarms", Static), t)
 
     # ------------------------------------------------------------------ loading
 

@@ -31,7 +31,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from edgetui.live.model import Alarm, LiveRun
 
-from ..widgets.fmt import fmt_count, fmt_usd
+from ..widgets.fmt import fmt_count, fmt_usd, set_static
 from ..widgets.runs_table import (
     SORT_KEYS,
     STATUS_COLORS,
@@ -308,7 +308,7 @@ class RunsScreen(Screen):
                 recent.add(m)
         del self.messages[:-MAX_MESSAGES]
         self._raise_alarms()
-        if self.is_mounted and self.is_current:
+        if self.is_mounted and self._on_top:
             self._render_all()
 
     def _raise_alarms(self) -> None:
@@ -339,11 +339,20 @@ class RunsScreen(Screen):
             self.app.bell()
 
     def _tick(self) -> None:
-        if self.runs and self.is_current:
+        if self.runs and self._on_top:
             self._render_all()
 
     def on_screen_resume(self) -> None:
         self._render_all()
+
+    @property
+    def _on_top(self) -> bool:
+        """Shown and on top (Textual's ``is_current`` is also true for the screen just below the top one:
+        rendering this table under the live run screen would cost a core share for nothing)."""
+        try:
+            return self.app.screen is self
+        except Exception:  # noqa: BLE001 - no screen stack yet / any more
+            return False
 
     # ------------------------------------------------------------------ render
 
@@ -363,7 +372,7 @@ class RunsScreen(Screen):
         if self.filter_text:
             sub.append(f"  /{self.filter_text}", style="yellow")
         table.border_subtitle = sub.markup
-        self.query_one("#runs-title", Static).update(self._title_text(width - 2))
+        set_static(self.query_one("#runs-title", Static), self._title_text(width - 2))
         self._render_banner(now, width - 2)
         self._render_selected(now, width - 2)
         self._render_empty()
@@ -374,9 +383,9 @@ class RunsScreen(Screen):
             if len(self.messages) > 1:
                 t.append(f"   (m: {len(self.messages)} notes)", style="dim")
             t.truncate(max(10, width - 2), overflow="ellipsis")
-            notes.update(t)
+            set_static(notes, t)
         else:
-            notes.update(Text("› waiting for the supervisor…" if not self.updates else "", style="dim"))
+            set_static(notes, Text("› waiting for the supervisor…" if not self.updates else "", style="dim"))
 
     def _title_text(self, width: int) -> Text:
         counts: dict[str, int] = {}
@@ -418,13 +427,13 @@ class RunsScreen(Screen):
         who = latest.run_key if width >= 120 or run is None else run.task_id
         t.append(f"{who} — {latest.message}", style="not bold")
         t.append("  (a: list)", style="not bold")
-        self.query_one("#alarm-banner", Static).update(t)
+        set_static(self.query_one("#alarm-banner", Static), t)
 
     def _render_selected(self, now: float, width: int) -> None:
         r = self.selected_run
         box = self.query_one("#runs-selected", Static)
         if r is None:
-            box.update("")
+            set_static(box, "")
             return
         fields: list[Text] = []
         ident = Text(r.run_key, style="bold")
@@ -450,7 +459,7 @@ class RunsScreen(Screen):
             fields.append(Text(f"⚠ {a.rule}: {a.message}", style="bold red"))
         if r.message:
             fields.append(Text(r.message, style="italic yellow"))
-        box.update(_wrap_units(fields, max(20, width)))
+        set_static(box, _wrap_units(fields, max(20, width)))
 
     def _render_empty(self) -> None:
         empty = not self.shown
@@ -464,7 +473,7 @@ class RunsScreen(Screen):
                         style="italic")
         else:
             text = Text("Waiting for the supervisor's first look at runs and containers…", style="dim italic")
-        self.query_one("#runs-empty", Static).update(text)
+        set_static(self.query_one("#runs-empty", Static), text)
 
     @on(DataTable.RowHighlighted, "#runs-table")
     def _on_highlight(self) -> None:

@@ -166,3 +166,26 @@ def fmt_utc(t: Any) -> str:
     if f is None:
         return "–"
     return datetime.fromtimestamp(f, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def set_static(widget: Any, content: Any) -> bool:
+    """``widget.update(content)`` only when the content changed (plain text and styles); without a
+    layout pass when the number of lines is unchanged (the widget keeps its size). Returns whether it
+    updated. Saves a screen-wide layout refresh per update on screens refreshed several times a second."""
+    if isinstance(content, str):
+        sig: Any = ("s", content)
+        lines = content.count("\n")
+    else:
+        plain = getattr(content, "plain", None)
+        if plain is None:
+            widget.update(content)
+            return True
+        sig = (plain, str(getattr(content, "style", "")),
+               tuple((s.start, s.end, str(s.style)) for s in getattr(content, "spans", ())))
+        lines = plain.count("\n")
+    old = getattr(widget, "_edgetui_sig", None)
+    if old is not None and old[0] == sig:
+        return False
+    widget.update(content, layout=old is None or old[1] != lines)
+    widget._edgetui_sig = (sig, lines)
+    return True

@@ -170,6 +170,11 @@ def status_text(run: LiveRun, *, compact: bool = False) -> Text:
     return t
 
 
+def _cell_sig(c: Text) -> tuple:
+    """What a cell shows (text and styles): equal signatures need no repaint."""
+    return (c.plain, str(c.style), tuple((s.start, s.end, str(s.style)) for s in c.spans))
+
+
 def _cut(s: str, n: int) -> str:
     """``s`` cut to ``n`` cells with a trailing ``…``."""
     return s if len(s) <= n else (s[: max(0, n - 1)] + "…")
@@ -365,6 +370,27 @@ class RunsTable(DataTable):
         self.run_keys: list[str] = []
         self._layout: tuple = ()
         self._cells: dict[str, tuple] = {}
+        # per-cell render cache that survives updates of OTHER cells (DataTable's own cell cache is
+        # keyed on a table-wide update counter, so one changed cell re-renders every visible cell)
+        self._cell_ver: dict[tuple, int] = {}
+        self._gen = 0
+        self._cell_cache: dict[tuple, Any] = {}
+
+    def _render_cell(self, row_index: int, column_index: int, base_style: Any, width: int,
+                     cursor: bool = False, hover: bool = False) -> Any:
+        if row_index < 0 or column_index < 0:  # header / labels: DataTable's own path
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        rk = self._row_locations.get_key(row_index)
+        ck = self._column_locations.get_key(column_index)
+        key = (self._gen, rk, ck, self._cell_ver.get((rk, ck), 0), row_index, base_style, width, cursor, hover,
+               self._show_hover_cursor, self._pseudo_class_state)
+        hit = self._cell_cache.get(key)
+        if hit is None:
+            if len(self._cell_cache) > 20000:
+                self._cell_cache.clear()
+            hit = self._cell_cache[key] = super()._render_cell(row_index, column_index, base_style, width,
+                                                                cursor, hover)
+        return hit
 
     @property
     def selected_run_key(self) -> Optional[str]:
@@ -422,17 +448,21 @@ class RunsTable(DataTable):
 
         if layout == self._layout and new_keys == self.run_keys:
             for rk, row in zip(new_keys, fitted):
-                sig = tuple((c.plain, str(c.style), tuple((s.start, s.end, str(s.style)) for s in c.spans))
-                            for c in (row[k] for k in keys))
+                sig = tuple(_cell_sig(row[k]) for k in keys)
                 old = self._cells.get(rk)
                 if old == sig:
                     continue
-                for k in keys:
-                    self.update_cell(rk, k, row[k])
+                for j, k in enumerate(keys):
+                    if old is None or old[j] != sig[j]:  # only the cells that changed
+                        self._cell_ver[(rk, k)] = self._cell_ver.get((rk, k), 0) + 1  # == (RowKey, ColumnKey)
+                        self.update_cell(rk, k, row[k])
                 self._cells[rk] = sig
             return
 
         scroll_y = self.scroll_y
+        self._gen += 1  # rows re-added: every cached cell render is stale
+        self._cell_ver.clear()
+        self._cell_cache.clear()
         self.clear(columns=layout != self._layout)
         if layout != self._layout:
             for k in keys:
@@ -443,8 +473,7 @@ class RunsTable(DataTable):
         self._cells = {}
         for rk, row in zip(new_keys, fitted):
             self.add_row(*(row[k] for k in keys), key=rk)
-            self._cells[rk] = tuple((c.plain, str(c.style), tuple((s.start, s.end, str(s.style)) for s in c.spans))
-                                    for c in (row[k] for k in keys))
+            self._cells[rk] = tuple(_cell_sig(row[k]) for k in keys)
         self.run_keys = new_keys
         if selected in new_keys:
             idx = new_keys.index(selected)
