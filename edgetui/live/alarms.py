@@ -94,6 +94,9 @@ class AlarmSettings(BaseModel):
         float(os.environ.get("SFORGE_VIZ_ABORT_THRESHOLD", 7200)),
         description="no growth for this long and no running container = aborted (SForge's threshold)")
     # timings of the supervisor itself
+    min_refresh_s: float = Field(
+        float(os.environ.get("EDGETUI_MIN_REFRESH_S", 0.5)),
+        description="refreshes woken by file changes come at most this often (busy runs: lines are batched)")
     discovery_interval_s: float = Field(2.0, description="rescan the runs roots at most this often")
     docker_interval_s: float = Field(1.0, description="list the engine's containers at most this often")
     docker_retry_s: float = Field(5.0, description="retry an unavailable engine this often")

@@ -283,12 +283,14 @@ class Supervisor:
 
     def run_forever(self, interval: float = 2.0, stop_event: Optional[threading.Event] = None,
                     on_update: Optional[Callable[[list[LiveRun]], None]] = None, *, poll: bool = False,
-                    min_interval: float = 0.3, poll_delay_s: float = 1.0) -> None:
+                    min_interval: Optional[float] = None, poll_delay_s: float = 1.0) -> None:
         """Refresh until ``stop_event`` is set: every ``interval`` seconds, earlier when a watched file
         changes (``watchfiles``; ``poll=True`` forces stat polling every ``poll_delay_s``, for network
         mounts where inotify sees nothing), never more often than ``min_interval``. ``on_update`` gets
         each refresh's runs; its errors are noted. Never raises (errors become messages)."""
         stop = stop_event or threading.Event()
+        if min_interval is None:
+            min_interval = self.settings.min_refresh_s
         self.poll_delay_s = poll_delay_s
         watcher = threading.Thread(target=self._watch_files, args=(stop, poll, interval), daemon=True,
                                    name="edgetui-live-watch")

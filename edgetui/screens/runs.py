@@ -246,6 +246,7 @@ class RunsScreen(Screen):
         self.filter_text = ""
         self.updates = 0
         self.seen_alarms: set[tuple[str, str]] = set()
+        self._rendered_at = float("-inf")
         self._first_alarms = True
 
     # ------------------------------------------------------------------ layout
@@ -339,7 +340,9 @@ class RunsScreen(Screen):
             self.app.bell()
 
     def _tick(self) -> None:
-        if self.runs and self._on_top:
+        """Ages and elapsed times move with the clock: re-render once a second, unless a snapshot
+        did within the last second (busy supervisors send several a second)."""
+        if self.runs and self._on_top and time.monotonic() - self._rendered_at >= 0.9:
             self._render_all()
 
     def on_screen_resume(self) -> None:
@@ -357,6 +360,7 @@ class RunsScreen(Screen):
     # ------------------------------------------------------------------ render
 
     def _render_all(self) -> None:
+        self._rendered_at = time.monotonic()
         now = self.now()
         width = max(20, self.size.width)
         table = self.query_one(RunsTable)
