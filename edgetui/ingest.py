@@ -21,13 +21,15 @@ from .align import align_run
 from .events import Event
 from .parsers.base import file_generation, iter_lines
 from .records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
-from .parse_worker import TAIL_SUB, _err_line, _tail_events, child_parse, line_events
+from .parse_worker import TAIL_SUB, _err_line, _tail_events, child_parse, fewer_collections, line_events
 from .recorder import Recorder
 
 BATCH_EVENTS = int(os.environ.get("EDGETUI_BATCH_EVENTS", 20000))  # events per committed batch (at most)
 BATCH_BYTES = 6 * 1024 * 1024  # source bytes per committed batch (at most): bounds memory per batch
+CHILD_BATCH_BYTES = 1024 * 1024  # source bytes per batch sent by the parsing process
 #: DuckDB buffer limit while ingesting (keeps peak RSS under ~400 MB whatever the file size)
 INGEST_MEMORY_LIMIT = os.environ.get("EDGETUI_INGEST_MEMORY_LIMIT", "112MB")
+INGEST_CHECKPOINT = os.environ.get("EDGETUI_INGEST_CHECKPOINT", "16MB")  # WAL between checkpoints (more = more memory)
 ABORT_THRESHOLD_S = float(os.environ.get("SFORGE_VIZ_ABORT_THRESHOLD", 7200))  # SForge visualizer default
 
 ProgressFn = Callable[[int], None]  # called with bytes consumed since the last call
@@ -136,7 +138,7 @@ def ingest_lines(
         pending = writer.submit(rec.commit_batch, run_key, events, cur)
 
     try:
-        with open(path, "rb") as fp:
+        with open(path, "rb") as fp, fewer_collections():
             for line in iter_lines(fp, start, final=False):
                 evs = line_events(parser, line, source, gen)
                 if observed_t is not None:
@@ -203,26 +205,45 @@ def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: 
     import pyarrow as pa
 
     ctx = mp.get_context("spawn")
-    q = ctx.Queue(maxsize=1)
+    q = ctx.Queue(maxsize=4)
+    # the parsing process sends small batches (1 MB of source: its memory stays ~100 MB and its
+    # caches warm); this process commits several at once (BATCH_BYTES), fewer transactions
     child = ctx.Process(target=child_parse, daemon=True,
                         args=(q, str(path), start, fmt, source, gen, state, run_key, sorted(rec.secrets),
-                              BATCH_EVENTS, BATCH_BYTES))
+                              BATCH_EVENTS, CHILD_BATCH_BYTES))
     child.start()
     offered, consumed = 0, start
     n_err, first_err = 0, None
     if progress and start:
         progress(start)
+    tables: list = []  # received, not committed yet (in file order)
+    held_from = prev_end = start
+    last_cur: dict = {}
+
+    def commit() -> None:
+        nonlocal tables
+        if not tables:
+            return
+        tbl = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+        rec.commit_batch(run_key, tbl, dict(source=source, path=str(path), generation=gen, size=st.st_size,
+                                            mtime=st.st_mtime, inode=st.st_ino, **last_cur))
+        tables = []
+
     try:
         while True:
             msg = q.get()
             if msg[0] == "done":
+                commit()
                 break
             if msg[0] == "error":
                 raise RuntimeError(f"{path}: parsing failed: {msg[1]}")
             _, ipc, n, cur, end, n_err, first_err = msg
-            tbl = pa.ipc.open_stream(ipc).read_all()
-            rec.commit_batch(run_key, tbl, dict(source=source, path=str(path), generation=gen, size=st.st_size,
-                                                mtime=st.st_mtime, inode=st.st_ino, **cur))
+            if not tables:
+                held_from = prev_end
+            tables.append(pa.ipc.open_stream(ipc).read_all())
+            last_cur, prev_end = cur, end
+            if end - held_from >= BATCH_BYTES:
+                commit()  # the events and the cursor after them, in one transaction
             offered += n
             if progress:
                 progress(end - consumed)
@@ -483,12 +504,15 @@ def ingest_paths(
     rec = Recorder(conn)
     rec.load_prices(load_price_file(prices))
     report = IngestReport()
-    old_limit = conn.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    old_limit, old_ckpt = conn.execute("SELECT current_setting('memory_limit'), "
+                                       "current_setting('checkpoint_threshold')").fetchall()[0]
     conn.execute(f"SET memory_limit = '{INGEST_MEMORY_LIMIT}'")
+    conn.execute(f"SET checkpoint_threshold = '{INGEST_CHECKPOINT}'")
     try:
         _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report)
     finally:
         conn.execute(f"SET memory_limit = '{old_limit}'")
+        conn.execute(f"SET checkpoint_threshold = '{old_ckpt}'")
     return report
 
 

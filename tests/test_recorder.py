@@ -235,7 +235,13 @@ def test_parsing_process_gives_the_same_rows(tmp_path, monkeypatch):
     assert main(["--db", str(single), "ingest", "-q", str(f)]) == 0
     monkeypatch.delenv("EDGETUI_NO_MP")
     monkeypatch.setattr(ingest_mod, "MP_MIN_BYTES", 1)
-    monkeypatch.setattr(ingest_mod, "BATCH_BYTES", 64 * 1024)  # many batches through the queue
+    monkeypatch.setattr(ingest_mod, "BATCH_BYTES", 64 * 1024)  # many commits ...
+    monkeypatch.setattr(ingest_mod, "CHILD_BATCH_BYTES", 16 * 1024)  # ... of several batches from the queue
+    commits = []
+    real_commit = ingest_mod.Recorder.commit_batch
+    monkeypatch.setattr(ingest_mod.Recorder, "commit_batch",
+                        lambda self, rk, ev, cur=None: commits.append((getattr(ev, "num_rows", None), cur and cur["offset"]))
+                        or real_commit(self, rk, ev, cur))
     called = []
     real = ingest_mod._ingest_lines_mp
     monkeypatch.setattr(ingest_mod, "_ingest_lines_mp", lambda *a, **k: called.append(1) or real(*a, **k))
@@ -247,6 +253,12 @@ def test_parsing_process_gives_the_same_rows(tmp_path, monkeypatch):
     assert c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM events EXCEPT SELECT {cols} FROM s.events)").fetchone()[0] == 0
     assert c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM s.events EXCEPT SELECT {cols} FROM events)").fetchone()[0] == 0
     assert c.execute("SELECT count(*) FROM events").fetchone()[0] > 7000
+    # several queue batches per transaction, each with the cursor after its last line; same final cursor
+    offs = [o for _, o in commits if o is not None]
+    assert len(offs) >= 10 and offs == sorted(offs)
+    assert f.stat().st_size // len(offs) >= 64 * 1024 * 0.9  # commits of ~BATCH_BYTES, not of 16 KiB
+    q = 'SELECT "offset", done, size FROM {}source_cursors'
+    assert c.execute(q.format("")).fetchall() == c.execute(q.format("s.")).fetchall() == [(f.stat().st_size, True, f.stat().st_size)]
 
 
 @pytest.mark.parametrize("mp", [False, True])
