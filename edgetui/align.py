@@ -112,27 +112,40 @@ def align_run(
     return st
 
 
+_RECORDED = "e.t_source IN ('recorded', 'observed') AND e.t IS NOT NULL"
+
+
 def _align_transcript(conn, run_key, source, started_at, ended_at, fallback_end, st: AlignStats) -> None:
-    rows = conn.execute(
-        'SELECT event_id, kind, "offset", t, t_source, tool_use_id, round, data->>\'$.sforge_submit\' '
-        "FROM events WHERE run_key = ? AND source = ? ORDER BY \"offset\", sub",
-        [run_key, source],
-    ).fetchall()
-    if not rows:
+    """Anchors in Python (few, plus one per line with a recorded time), line positions and the
+    interpolation in DuckDB: memory stays bounded whatever the transcript's size."""
+    n_ev, n_lines = conn.execute(
+        'SELECT count(*), count(DISTINCT "offset") FROM events WHERE run_key = ? AND source = ?',
+        [run_key, source]).fetchall()[0]
+    if not n_ev:
         return
-    st.events = len(rows)
-    # position = line index
-    pos_of_offset: dict[int, int] = {}
-    for r in rows:
-        if r[2] not in pos_of_offset:
-            pos_of_offset[r[2]] = len(pos_of_offset)
-    last_pos = len(pos_of_offset) - 1
-    anchors: list[tuple[int, float]] = []
-    # recorded times inside the transcript
-    for r in rows:
-        if r[4] in ("recorded", "observed") and r[3] is not None:
-            anchors.append((pos_of_offset[r[2]], r[3]))
-    recorded_pos = {p for p, _ in anchors}
+    st.events = n_ev
+    last_pos = n_lines - 1
+    # position = line index (rank of the line's byte offset)
+    conn.execute(
+        'CREATE OR REPLACE TEMP TABLE _edgetui_pos AS SELECT "offset", '
+        '(row_number() OVER (ORDER BY "offset") - 1)::BIGINT AS pos '
+        'FROM (SELECT DISTINCT "offset" FROM events WHERE run_key = ? AND source = ?)', [run_key, source])
+    try:
+        _align_with_positions(conn, run_key, source, started_at, ended_at, fallback_end, st, last_pos)
+    finally:
+        conn.execute("DROP TABLE IF EXISTS _edgetui_pos")
+        conn.execute("DROP TABLE IF EXISTS _edgetui_anchors")
+
+
+def _align_with_positions(conn, run_key, source, started_at, ended_at, fallback_end, st: AlignStats,
+                          last_pos: int) -> None:
+    where = "e.run_key = ? AND e.source = ?"
+    args = [run_key, source]
+    join = 'JOIN _edgetui_pos p ON p."offset" = e."offset"'
+    # recorded times inside the transcript (one anchor per line: its first recorded event)
+    anchors: list[tuple[int, float]] = conn.execute(
+        f'SELECT p.pos, arg_min(e.t, e.sub) FROM events e {join} WHERE {where} AND {_RECORDED} '
+        "GROUP BY p.pos ORDER BY p.pos", args).fetchall()
     # segment starts / ends from run_agent.log
     log = conn.execute(
         "SELECT kind, t, data->>'$.event' FROM events WHERE run_key = ? AND source = 'run_agent.log' "
@@ -143,9 +156,9 @@ def _align_transcript(conn, run_key, source, started_at, ended_at, fallback_end,
     seg_ends = [t for k, t, _ in log if k == "segment_end"]
     if not seg_starts and started_at is not None:
         seg_starts = [started_at]
-    init_pos = [pos_of_offset[r[2]] for r in rows if r[1] == "session_init"]
-    # dedupe init positions (several events may share a line)
-    init_pos = sorted(set(init_pos))
+    init_pos = [r[0] for r in conn.execute(
+        f"SELECT DISTINCT p.pos FROM events e {join} WHERE {where} AND e.kind = 'session_init' ORDER BY p.pos",
+        args).fetchall()]
     # Formats that stamp only some records (Claude Code stamps user events) still need the
     # harness anchors for the rest, so all anchors are used together; monotone filtering
     # resolves conflicts (earliest position wins).
@@ -158,7 +171,7 @@ def _align_transcript(conn, run_key, source, started_at, ended_at, fallback_end,
             anchors.append((init_pos[k + 1] - 1, t_end))
     if not init_pos and seg_starts:
         anchors.append((0, seg_starts[0]))
-    # submissions
+    # submissions: the sforge-submit call and its result
     subs = {
         r[0]: r[1:]
         for r in conn.execute(
@@ -166,23 +179,30 @@ def _align_transcript(conn, run_key, source, started_at, ended_at, fallback_end,
             [run_key],
         ).fetchall()
     }
-    call_pos: dict[str, int] = {}
-    for r in rows:
-        if r[1] == "tool_call" and r[5] and r[7] in ("true", "True", "1"):
-            call_pos[r[5]] = pos_of_offset[r[2]]
-    for r in rows:
-        if r[1] == "tool_result" and r[6] and r[6] in subs and r[5] in call_pos:
-            submitted_at, seen_at, graded_at, runtime_s = subs[r[6]]
+    if subs:
+        call_pos = dict(conn.execute(
+            f"SELECT e.tool_use_id, min(p.pos) FROM events e {join} WHERE {where} AND e.kind = 'tool_call' "
+            "AND e.tool_use_id IS NOT NULL AND e.data->>'$.sforge_submit' IN ('true', 'True', '1') "
+            "GROUP BY e.tool_use_id", args).fetchall())
+        results = conn.execute(
+            f"SELECT e.tool_use_id, e.round, p.pos, EXISTS (SELECT 1 FROM events e2 WHERE e2.run_key = e.run_key "
+            f"AND e2.source = e.source AND e2.\"offset\" = e.\"offset\" AND {_RECORDED.replace('e.', 'e2.')}) "
+            f"FROM events e {join} WHERE {where} AND e.kind = 'tool_result' AND e.round IS NOT NULL "
+            'ORDER BY e."offset", e.sub', args).fetchall() if call_pos else []
+        for tid, rnd, pos, recorded in results:
+            if rnd not in subs or tid not in call_pos:
+                continue
+            submitted_at, seen_at, graded_at, runtime_s = subs[rnd]
             if submitted_at is not None:
-                anchors.append((call_pos[r[5]], submitted_at - UPLOAD_LEAD_S))
+                anchors.append((call_pos[tid], submitted_at - UPLOAD_LEAD_S))
             res_t = seen_at
             if res_t is None and submitted_at is not None and runtime_s is not None:
                 res_t = submitted_at + runtime_s + RESULT_POLL_S
             if (res_t is None and graded_at is not None and submitted_at is not None
                     and submitted_at <= graded_at <= submitted_at + 3 * 3600):  # a plausible report mtime
                 res_t = graded_at + RESULT_POLL_S
-            if res_t is not None and pos_of_offset[r[2]] not in recorded_pos:
-                anchors.append((pos_of_offset[r[2]], res_t))
+            if res_t is not None and not recorded:
+                anchors.append((pos, res_t))
     end = ended_at
     if end is None and seg_ends and len(seg_ends) >= len(init_pos) > 0:
         end = seg_ends[-1]
@@ -191,13 +211,30 @@ def _align_transcript(conn, run_key, source, started_at, ended_at, fallback_end,
     if not anchors and fallback_end is not None:
         anchors = [(0, fallback_end - last_pos), (last_pos, fallback_end)]
     kept, dropped = _monotone(anchors)
+    del anchors
     st.anchors, st.dropped_anchors = len(kept), dropped
-    todo = [(r[0], pos_of_offset[r[2]]) for r in rows if r[4] not in ("recorded", "observed")]
-    if not todo or not kept:
+    if not kept:
         return
-    ts = _interp([p for _, p in todo], kept)
-    _write_times(conn, [e for e, _ in todo], ts)
-    st.interpolated = len(todo)
+    # piecewise-linear in the line position between kept anchors, flat outside (as _interp), in SQL
+    conn.register("_edgetui_anchor_rows", pa.table({"pos": pa.array([a[0] for a in kept], pa.int64()),
+                                                   "t": pa.array([a[1] for a in kept], pa.float64())}))
+    try:
+        conn.execute("CREATE OR REPLACE TEMP TABLE _edgetui_anchors AS SELECT * FROM _edgetui_anchor_rows")
+    finally:
+        conn.unregister("_edgetui_anchor_rows")
+    n = conn.execute(
+        f"""UPDATE events SET t = x.t_new, t_source = 'interpolated' FROM (
+              SELECT q.event_id,
+                     CASE WHEN q.p0 IS NULL THEN q.t1 WHEN q.p1 IS NULL OR q.p1 = q.p0 THEN q.t0
+                          ELSE q.t0 + (q.t1 - q.t0) * (q.pos - q.p0) / (q.p1 - q.p0) END AS t_new
+              FROM (SELECT w.*, b.pos AS p1, b.t AS t1
+                    FROM (SELECT v.event_id, v.pos, a.pos AS p0, a.t AS t0
+                          FROM (SELECT e.event_id, p.pos FROM events e {join}
+                                WHERE {where} AND (e.t_source IS NULL OR e.t_source NOT IN ('recorded', 'observed'))) v
+                          ASOF LEFT JOIN _edgetui_anchors a ON v.pos >= a.pos) w
+                    ASOF LEFT JOIN _edgetui_anchors b ON w.pos <= b.pos) q) x
+            WHERE events.event_id = x.event_id AND x.t_new IS NOT NULL""", args).fetchall()
+    st.interpolated = int(n[0][0]) if n and n[0] and n[0][0] is not None else 0
 
 
 def _fill_other_sources(conn, run_key, transcript_source, started_at, st: AlignStats) -> None:
