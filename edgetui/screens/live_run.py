@@ -565,7 +565,8 @@ def live_status_text(live: Optional[LiveRun], now: float, width: int) -> Text:
     compact = width < NARROW_WIDTH
     fields: list[Text] = [status_text(live, compact=False)]
     el = Text("⏱ ", style="dim")
-    el.append(fmt_hm(live.elapsed_s), style="bold")
+    over = bool(live.budget_s and live.elapsed_s and live.elapsed_s > live.budget_s)
+    el.append(fmt_hm(live.elapsed_s), style="bold red" if over else "bold")
     el.append(("/" if compact else " / ") + fmt_hm(live.budget_s), style="dim")
     if live.budget_s and not compact:
         el.append(" ")

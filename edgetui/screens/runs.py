@@ -85,7 +85,7 @@ RUNS_KEYS: list[tuple[str, str]] = [
     ("q", "quit (back, when the runs were opened over another screen)"),
     ("", ""),
     ("status", "● running · grading · finished · aborted · gone; ⚠N alarms, ✓N acknowledged, ⚑ infra error, "
-               "OOM, stopped/killed (by you), over budget"),
+               "OOM, stopped/killed (by you), over (budget)"),
     ("subs · last", "agent / auto-eval submissions · age of the run's last event"),
 ]
 
@@ -448,6 +448,8 @@ class RunsScreen(Screen):
                 m.append(f" ({r.agent})", style="dim")
             fields.append(m)
         fields.append(status_text(r))
+        if "over_budget" in r.flags and r.elapsed_s and r.budget_s:
+            fields.append(Text(f"over budget by {fmt_age(r.elapsed_s - r.budget_s)}", style="bold red"))
         if r.best_round:
             fields.append(Text(f"best at {r.best_round}", style="dim"))
         if r.judges_running:

@@ -6,7 +6,7 @@ Pure helpers (tested without a terminal) turn a snapshot into cells:
   grading cyan, finished dim, aborted yellow, gone red) with flags: ``⚠N``
   unacknowledged alarms (red), ``✓N`` acknowledged ones still holding (dim),
   ``⚑`` infra error, ``OOM``, ``stopped`` / ``killed`` (by the operator),
-  ``over budget``;
+  ``over`` (budget);
 * :func:`fmt_hm` / :func:`budget_bar` — elapsed and budget as ``h:mm`` plus a
   small bar (green, yellow past 75 %, red past the budget);
 * :func:`fmt_age` — age of the last event: ``12s``, ``4m``, ``2h05``, ``16h``, ``3d``;
@@ -164,7 +164,7 @@ def status_text(run: LiveRun, *, compact: bool = False) -> Text:
         elif f in ("stopped", "killed"):
             t.append(f" {f[:1]}" if compact else f" {f}", style="yellow")  # by the operator
         elif f == "over_budget":
-            t.append(" ⏱" if compact else " over budget", style="bold red")
+            t.append(" over", style="bold red")  # running past its budget (the elapsed cell is red too)
         else:
             t.append(f" {f[:1]}" if compact else f" {f}", style="red")
     return t
