@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable, Optional
 import duckdb
 from textual import work
 from textual.app import App, SystemCommand
+from textual.binding import Binding
 from textual.screen import Screen
 
 from .db import DatabaseBusy, HolderServer, open_db, snapshot_copy
@@ -65,11 +66,18 @@ class LiveConfig:
         self.host = host
 
 
+def _runs_screen_type() -> type:
+    from .screens.runs import RunsScreen
+
+    return RunsScreen
+
+
 class EdgeTUIApp(App):
     """edgetui's terminal app (see the module docstring)."""
 
     CSS_PATH = "app.tcss"
     TITLE = "edgetui"
+    BINDINGS = [Binding("f2", "live_runs", "live runs", show=False)]
 
     def __init__(
         self,
@@ -207,8 +215,33 @@ class EdgeTUIApp(App):
     # ------------------------------------------------------------------ navigation
 
     def open_run(self, run_key: str) -> None:
-        """Open the replay of ``run_key`` over the picker."""
+        """Open ``run_key`` over the picker: the live run screen when the supervisor watches it, else
+        its replay."""
+        sup = self.supervisor
+        live = next((r for r in (getattr(sup, "last_runs", None) or []) if r.run_key == run_key), None)
+        if live is not None:
+            from .screens.live_run import LiveRunScreen
+
+            self.push_screen(LiveRunScreen(run_key, actions=self.live_actions, live=live))
+            return
         self.push_screen(ReplayScreen(run_key, clock=self.clock))
+
+    def action_live_runs(self) -> None:
+        """``F2``: the runs screen of live supervision (back to it when it is in the stack)."""
+        from .screens.runs import RunsScreen, dispatch_runs_updated
+
+        if self.supervisor is None:
+            self.notify("Not supervising: start with `edgetui watch` (or --runs-dir) to watch live runs.",
+                        severity="warning", timeout=5)
+            return
+        if any(isinstance(s, RunsScreen) for s in self.screen_stack):
+            while not isinstance(self.screen, RunsScreen):
+                self.pop_screen()
+            return
+        self._runs_screen_shown = True
+        self.push_screen(RunsScreen(actions=self.live_actions))
+        sup = self.supervisor
+        self.call_after_refresh(dispatch_runs_updated, self, list(sup.last_runs), list(sup.messages))
 
     # ------------------------------------------------------------------ empty database
 
@@ -258,8 +291,8 @@ class EdgeTUIApp(App):
                 yield SystemCommand(title, help, cb)
         if not isinstance(screen, PickerScreen) and any(isinstance(s, PickerScreen) for s in self.screen_stack):
             yield SystemCommand("Recorded runs", "the run picker (replay any recorded run)", self._to_picker)
-        if self.supervisor is not None and not self._runs_screen_shown:
-            yield SystemCommand("Live runs", "the runs screen of live supervision", self._show_runs_screen)
+        if self.supervisor is not None and not isinstance(screen, _runs_screen_type()):
+            yield SystemCommand("Live runs", "the runs screen of live supervision (F2)", self.action_live_runs)
 
     def _to_picker(self) -> None:
         while len(self.screen_stack) > 1 and not isinstance(self.screen, PickerScreen):

@@ -235,11 +235,27 @@ def _emit(res, fmt: str) -> None:
         con = Console()
         width = con.width if con.is_terminal else 250
         t = Table(show_lines=False, header_style="bold", box=None, pad_edge=False)
-        for c in res.columns:
-            t.add_column(c, no_wrap=True, overflow="ellipsis", max_width=60)
-        for r in res.rows:
-            t.add_row(*["" if v is None else _short(v) for v in r])
-        Console(width=width).print(t)
+        cells = [["" if v is None else _short(v) for v in r] for r in res.rows]
+        cols = list(res.columns)
+        if cells:  # a column empty in every row says nothing here (csv/json keep every column)
+            keep = [j for j in range(len(cols)) if any(row[j] for row in cells)]
+            cols = [cols[j] for j in keep]
+            cells = [[row[j] for j in keep] for row in cells]
+        longest = [max([len(row[j]) for row in cells] + [len(c)]) for j, c in enumerate(cols)]
+        # numbers, flags and short ids (<= 16 cells) are never cut; the long text columns share the rest
+        # (at least 10 cells each)
+        short = sum(w + 2 for w in longest if w <= 16)
+        n_long = sum(1 for w in longest if w > 16)
+        share = max(10, min(60, (width - short) // n_long - 2)) if n_long else 60
+        for c, w in zip(cols, longest):
+            if w <= 16:
+                t.add_column(c, no_wrap=True, min_width=w)
+            else:
+                t.add_column(c, no_wrap=True, overflow="ellipsis", max_width=share, min_width=min(w, share))
+        for row in cells:
+            t.add_row(*row)
+        need = short + n_long * (share + 2)
+        Console(width=max(width, need)).print(t)  # never drop a column: wider than the terminal if it must
         print(f"({len(res.rows)} row{'s' if len(res.rows) != 1 else ''})")
 
 
@@ -269,7 +285,9 @@ RUNS_SQL = """
 SELECT run_id, task_id, host, coalesce(agent, '') AS agent, coalesce(model, '') AS model, status,
        concat_ws(' ', CASE WHEN infra_error THEN 'infra' END, CASE WHEN is_sample THEN 'sample' END,
                  CASE WHEN policy_assumed THEN 'policy-assumed' END,
-                 CASE WHEN n_parse_errors > 0 THEN n_parse_errors || '-bad-records' END) AS flags,
+                 CASE WHEN n_parse_errors > 0 THEN n_parse_errors || '-bad-records' END,
+                 CASE WHEN status IN ('running', 'grading') AND timeout_s > 0 AND started_at IS NOT NULL
+                      AND epoch(current_timestamp) - started_at > timeout_s THEN 'over-budget' END) AS flags,
        round((coalesce(last_event_at, started_at) - started_at) / 3600.0, 2) AS elapsed_h,
        round(timeout_s / 3600.0, 2) AS budget_h,
        CASE WHEN score_task THEN printf('%.6g', best_score) ELSE printf('%.1f%%', 100 * best_pass_rate) END AS best,

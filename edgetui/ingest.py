@@ -533,8 +533,13 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
             continue
         locs = discover(p, host=host)
         if not locs:
+            found = _transcripts_under(p)  # a folder of bare transcripts (e.g. ~/.claude/projects/...)
+            if found:
+                jobs.extend(("transcript", f) for f in found)
+                continue
             report.messages.append(f"{p}: no SForge run directory found (no task dir with run_agent.log, "
-                                   "started_at, final_result.json, evolve_state.json or submissions/)")
+                                   "started_at, final_result.json, evolve_state.json or submissions/) "
+                                   "and no agent transcript (.jsonl / .json / .txt) in it")
             report.failed.append(str(p))
         jobs.extend(("run", loc) for loc in locs)
     if on_total:
@@ -559,6 +564,21 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
             where = obj if kind == "transcript" else obj.task_dir
             report.messages.append(f"{where}: could not record: {' '.join(str(e).split())}")
             report.failed.append(str(where))
+
+
+TRANSCRIPT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".txt")
+
+
+def _transcripts_under(d: Path) -> list[Path]:
+    """Agent transcript files under ``d`` (recursive, hidden entries skipped), in path order: files with
+    a transcript suffix whose first bytes look like a known format (:func:`detect_file_format`)."""
+    out = []
+    for f in sorted(d.rglob("*")):
+        if any(part.startswith(".") for part in f.relative_to(d).parts) or not f.is_file():
+            continue
+        if f.suffix.lower() in TRANSCRIPT_SUFFIXES and detect_file_format(f) != "unknown":
+            out.append(f)
+    return out
 
 
 def _size(p: Path) -> int:

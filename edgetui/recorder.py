@@ -24,12 +24,24 @@ import duckdb
 import pyarrow as pa
 
 from .events import Event
+from .parsers.runlog import PROVISIONAL_SUB
 from .records import RunInfo, TaskInfo
 from .schema import migrate
 
 from .batches import (  # noqa: F401  (re-exported: the recorder's batch format)
     _EVENT_COLS_SQL, _EVENT_SCHEMA, EVENT_COLUMNS, REDACTED, Scrubber, _dumps, events_to_table,
 )
+
+
+def _has_final_errors(tbl: pa.Table) -> bool:
+    """Does this batch hold a completed (not provisional) run-log ERROR record?"""
+    import pyarrow.compute as pc
+
+    kinds = tbl.column("kind")
+    if not pc.any(pc.equal(kinds, "infra_error")).as_py():
+        return False
+    return bool(pc.any(pc.and_(pc.equal(kinds, "infra_error"),
+                               pc.not_equal(tbl.column("sub"), PROVISIONAL_SUB))).as_py())
 
 
 class Recorder:
@@ -76,6 +88,11 @@ class Recorder:
             return 0
         self.conn.register("_edgetui_batch", tbl)
         try:
+            if _has_final_errors(tbl):  # a held ERROR record completed: its provisional row goes
+                self.conn.execute(
+                    "DELETE FROM events WHERE sub = ? AND event_id IN (SELECT e.event_id FROM events e JOIN "
+                    "_edgetui_batch b ON e.run_key = b.run_key AND e.source = b.source AND e.\"offset\" = b.\"offset\" "
+                    "WHERE e.sub = ? AND b.sub <> ?)", [PROVISIONAL_SUB] * 3)
             self.conn.execute(
                 f"INSERT OR IGNORE INTO events ({_EVENT_COLS_SQL}) SELECT {_EVENT_COLS_SQL} FROM _edgetui_batch"
             )

@@ -6,13 +6,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
+# ../shared beside the clone (as in CI); EDGETUI_SHARED_DATA points elsewhere (e.g. a clone under /tmp)
+SHARED_DATA = Path(os.environ.get("EDGETUI_SHARED_DATA") or ROOT.parent / "shared" / "data")
 CORPUS = SHARED_DATA / "transcript-corpus"
 
 
 def need_corpus() -> Path:
     if not CORPUS.is_dir():
-        pytest.skip(f"../shared/data not present ({CORPUS}); corpus tests need the shared data beside the clone")
+        pytest.skip(f"../shared/data not present ({CORPUS}); corpus tests need the shared data beside the clone "
+                    "(or EDGETUI_SHARED_DATA=/path/to/shared/data)")
     return CORPUS
 
 

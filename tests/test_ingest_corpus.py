@@ -65,3 +65,23 @@ def test_migration_from_empty_and_refusal_of_newer(tmp_path, capsys):
     assert main(["--db", str(db), "ingest", "-q", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "newer than this edgetui" in err and "Traceback" not in err
+
+
+def test_a_folder_of_bare_transcripts_ingests_like_its_files(corpus, tmp_path, capsys):
+    files = _files(corpus)
+    by_folder, by_files = tmp_path / "folder.duckdb", tmp_path / "files.duckdb"
+    assert main(["--db", str(by_folder), "ingest", "-q", str(corpus)]) == 0
+    assert main(["--db", str(by_files), "ingest", "-q", *map(str, files)]) == 0
+    import duckdb
+
+    c = duckdb.connect(str(by_folder))
+    c.execute(f"ATTACH '{by_files}' AS f (READ_ONLY)")
+    assert c.execute("SELECT count(*) FROM runs").fetchone()[0] == len(files)
+    for q in ("SELECT event_id FROM {p}events EXCEPT SELECT event_id FROM {o}events",):
+        assert c.execute(q.format(p="", o="f.")).fetchall() == [] and c.execute(q.format(p="f.", o="")).fetchall() == []
+    # a folder with neither run directories nor transcripts: a clear one-line refusal, exit 1
+    empty = tmp_path / "nothing"
+    (empty / "sub").mkdir(parents=True)
+    (empty / "sub" / "notes.md").write_text("# not a transcript\n")
+    assert main(["--db", str(tmp_path / "e.duckdb"), "ingest", "-q", str(empty)]) == 1
+    assert "no agent transcript" in capsys.readouterr().err

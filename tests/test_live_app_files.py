@@ -84,3 +84,14 @@ async def test_picker_behind_the_runs_screen_lists_runs_that_appeared_later(tmp_
         from textual.widgets import DataTable
 
         assert picker.query_one(DataTable).row_count == len(picker.shown) >= 1
+        # Enter on a watched run opens it live (not a static replay); F2 leads back to the live runs
+        from edgetui.screens.live_run import LiveRunScreen
+
+        row = next(i for i, r in enumerate(picker.shown) if r.get("run_id") == "late1")
+        picker.query_one(DataTable).move_cursor(row=row)
+        picker.action_open()
+        await _until(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.run_key.endswith("/late1/taskA"),
+                     what="live run screen from the picker")
+        await pilot.press("f2")
+        await _until(pilot, lambda: isinstance(app.screen, RunsScreen), what="F2: runs screen")
+        await _until(pilot, lambda: any("late1" in r for r in _rows(app.screen)), what="runs listed after F2")

@@ -795,3 +795,27 @@ def test_submission_folder_with_nothing_in_it_fails_after_the_eval_timeout(env):
     r = sup.poll_once()[0]
     assert r.status == "running" and r.grading_rounds == []
     assert r.active_alarms == ["grading_failed"] and "no report.json after" in r.alarms[-1].message
+
+
+def test_error_as_the_last_log_line_is_recorded_at_once_then_completed(env):
+    root, conn, clock, mk = env
+    t = time.time() - 30
+    td = make_run(root, "err", log=log_line(t, "INFO", "Images ready") + log_line(t + 1, "ERROR", "Error: judge down"),
+                  transcript=[init_line()])
+    sup = mk(settings=fast_settings(stall_after_s=1e9, no_new_best_after_s=1e9))
+    r = sup.poll_once()[0]
+    assert r.active_alarms == ["infra_error"]
+    q = ("SELECT summary, sub, data->>'$.traceback', data->>'$.provisional' FROM events WHERE run_key = ? "
+         "AND kind = 'infra_error' ORDER BY sub")
+    clock.advance(3)  # the log stays quiet: the held ERROR record is recorded as it stands
+    sup.poll_once()
+    rows = conn.execute(q, [r.run_key]).fetchall()
+    assert len(rows) == 1 and "judge down" in rows[0][0] and rows[0][2] is None and rows[0][3] == "true"
+    assert conn.execute("SELECT infra_error FROM runs WHERE run_key = ?", [r.run_key]).fetchall() == [(True,)]
+    # its traceback arrives, then the next record: the complete event replaces the provisional one
+    with open(td / "run_agent.log", "a") as f:
+        f.write("Traceback (most recent call last):\n  File \"x.py\", line 1\nConnectionError: refused\n")
+        f.write(log_line(t + 5, "INFO", "Agent exited after 4.0s, will resume"))
+    sup.poll_once()
+    rows = conn.execute(q, [r.run_key]).fetchall()
+    assert len(rows) == 1 and rows[0][3] is None and "ConnectionError: refused" in rows[0][2]

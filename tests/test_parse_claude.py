@@ -30,7 +30,7 @@ from edgetui.parsers.claude import (
     sforge_submit_mode,
 )
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from conftest import SHARED_DATA as DATA  # noqa: E402 (../shared/data or EDGETUI_SHARED_DATA)
 CORPUS = DATA / "transcript-corpus"
 STREAM_DIR = CORPUS / "A"
 SESSION_DIR = CORPUS / "B"

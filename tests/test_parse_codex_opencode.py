@@ -25,7 +25,7 @@ from edgetui.parsers.codex import CodexJsonParser, CodexRolloutParser, CodexText
 from edgetui.parsers.detect import FORMATS, detect_format, parser_for
 from edgetui.parsers.opencode import OpenCodeParser
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from conftest import SHARED_DATA as DATA  # noqa: E402 (../shared/data or EDGETUI_SHARED_DATA)
 CORPUS = DATA / "transcript-corpus"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "codex_text"
 SKIP_REASON = f"shared data folder absent ({DATA}); CI keeps ../shared beside the clone"

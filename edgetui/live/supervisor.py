@@ -174,6 +174,7 @@ class RunState:
     dirty_finalize: bool = False
     last_finalize: float = 0.0
     recorded_status: Optional[str] = None
+    recorded_infra: Optional[bool] = None
     _row_sig: Optional[tuple] = None  # live figures last written to the runs row
     # state
     status: str = "running"
@@ -1203,25 +1204,28 @@ class Supervisor:
         settle(self.conn)
         finalize_run(self.rec, rs.key, rs.info, rs.task, rs.subs, TRANSCRIPT if rs.fmt else None)
         self._load_row(rs)
-        rs.recorded_status = None  # finalize_run wrote its own status: write ours again
+        rs.recorded_status = rs.recorded_infra = None  # finalize_run wrote its own row: write ours again
 
     def _record_statuses(self) -> None:
-        todo = [rs for rs in self.runs.values() if not rs.deleted and rs.recorded_status != rs.status]
+        todo = [rs for rs in self.runs.values() if not rs.deleted and
+                (rs.recorded_status != rs.status or rs.recorded_infra != bool(rs.error_times))]
         if not todo:
             return
         import pyarrow as pa
 
-        tbl = pa.table({"run_key": [rs.key for rs in todo], "status": [rs.status for rs in todo]})
+        tbl = pa.table({"run_key": [rs.key for rs in todo], "status": [rs.status for rs in todo],
+                        "infra": [bool(rs.error_times) for rs in todo]})
         try:
             settle(self.conn)
             self.conn.register("_edgetui_live_status", tbl)
-            try:
-                self.conn.execute("UPDATE runs SET status = s.status FROM _edgetui_live_status s "
-                                  "WHERE runs.run_key = s.run_key")
+            try:  # the infra flag too: an ERROR line arriving live (the file scan runs on submission changes)
+                self.conn.execute("UPDATE runs SET status = s.status, infra_error = coalesce(runs.infra_error, FALSE) "
+                                  "OR s.infra FROM _edgetui_live_status s WHERE runs.run_key = s.run_key")
             finally:
                 self.conn.unregister("_edgetui_live_status")
             for rs in todo:
                 rs.recorded_status = rs.status
+                rs.recorded_infra = bool(rs.error_times)
         except Exception as e:  # noqa: BLE001
             self._note(one_line(f"could not record run statuses: {e}", 200))
 

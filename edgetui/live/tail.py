@@ -140,6 +140,9 @@ class TailSource:
     last_growth_t: Optional[float] = None  # when new complete lines were last recorded
     mtime: Optional[float] = None
     size: int = 0
+    read_t: float = float("-inf")  # when bytes were last read
+    held: Optional[Event] = None  # the open record's event as it stands (RunAgentLogParser.peek_open)
+    provisional: Optional[tuple] = None  # (generation, offset) of the held record recorded provisionally
 
     @property
     def state(self) -> Optional[dict]:
@@ -225,6 +228,7 @@ class Tailer:
             sig = (st.st_size, st.st_mtime_ns, st.st_ino)
             if sig == src.sig:
                 self._maybe_save(src, now, saves, cursors, force=False)
+                self._maybe_provisional(src, now, all_events, res)
                 continue
             if not src.loaded:
                 self._load(src, st.st_size)
@@ -269,6 +273,8 @@ class Tailer:
             src.delivered = max(upd["offset"], upd["deliver_from"])
             src.sig, src.fingerprint = upd["sig"], upd["fingerprint"]
             src.mtime, src.size = upd["mtime"], upd["size"]
+            src.read_t = now
+            src.held = upd["held"]
             if upd["new_lines"]:
                 src.last_growth_t = now
         for src, gen, off, state in saves:
@@ -276,6 +282,21 @@ class Tailer:
         res.n_events = len(all_events)
         res.cursors_saved = len(cursors)
         return res
+
+    #: a held multi-line record (an ERROR that may get traceback lines) is recorded provisionally once
+    #: its file has been quiet this long
+    HOLD_FLUSH_S = 2.0
+
+    def _maybe_provisional(self, src: TailSource, now: float, events: list[Event], res: TailResult) -> None:
+        """Record the held record of a quiet source as it stands (``RunAgentLogParser.peek_open``):
+        an ERROR that is the log's last line is seen at once, not when the next line arrives."""
+        ev = src.held
+        if ev is None or now - src.read_t < self.HOLD_FLUSH_S or src.provisional == (src.gen, ev.offset):
+            return
+        ev.run_key = src.run_key
+        src.provisional = (src.gen, ev.offset)
+        events.append(ev)
+        res.events.setdefault((src.run_key, src.source), []).append(ev)
 
     def _maybe_save(self, src: TailSource, now: float, saves: list, cursors: list, force: bool) -> None:
         """Save an idle source's live position when its cursor lags (the file stopped changing)."""
@@ -409,7 +430,9 @@ class Tailer:
                     or now - src.saved_t >= self.cursor_interval_s)
             # data left beyond the read limit must be read at the next refresh even if the file
             # does not change; a half-written last line waits for the write that completes it
+            peek = getattr(parser, "peek_open", None) if ro is not None else None
             upd = {"gen": gen, "offset": new_off, "state": parser.state() if ro is not None else None,
+                   "held": peek() if peek is not None else None,
                    "parser_obj": parser, "parser": parser if ro is None else None, "save": save,
                    "deliver_from": src.delivered if gen == src.gen else 0,
                    "sig": sig if not more else (-1, 0, 0), "fingerprint": fingerprint, "mtime": st.st_mtime,

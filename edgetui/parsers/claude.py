@@ -845,7 +845,8 @@ class _ClaudeParser:
         }
         if isinstance(mcp, list) and mcp:
             data["mcp_servers"] = mcp
-        s = f"init {model or '?'} (Claude Code {data['claude_code_version'] or '?'}, {data['tools'] if data['tools'] is not None else '?'} tools) cwd={data['cwd'] or '?'}"
+        ver = f" {data['claude_code_version']}" if data['claude_code_version'] else ""
+        s = f"init {model or '?'} (Claude Code{ver}, {data['tools'] if data['tools'] is not None else '?'} tools) cwd={data['cwd'] or '?'}"
         self._emit(K_SESSION_INIT, _summ(s), model=model, data=self._common(o, data))
 
     # result -------------------------------------------------------------------------------
@@ -1199,7 +1200,8 @@ class ClaudeSessionParser(_ClaudeParser):
             "gitBranch": o.get("gitBranch"),
             "entrypoint": o.get("entrypoint"),
         }
-        s = f"session {sid} (Claude Code {data['claude_code_version'] or '?'}) cwd={data['cwd'] or '?'}"
+        ver = f" {data['claude_code_version']}" if data['claude_code_version'] else ""
+        s = f"session {sid} (Claude Code{ver}) cwd={data['cwd'] or '?'}"
         self._emit(K_SESSION_INIT, _summ(s), data=data)
 
     def _parent(self, o: dict[str, Any]) -> Optional[str]:

@@ -121,6 +121,10 @@ def _num(text: Optional[str]) -> Optional[float]:
 # --------------------------------------------------------------------------- run_agent.log
 
 
+#: ``sub`` of a provisional ERROR record (see :meth:`RunAgentLogParser.peek_open`).
+PROVISIONAL_SUB = 1 << 21
+
+
 class RunAgentLogParser:
     """LineParser for ``run_agent.log`` (and, with ``error_kind=Kind.LOG``, ``run_instance.log``).
 
@@ -163,6 +167,24 @@ class RunAgentLogParser:
 
     def finish(self) -> list[Event]:
         return self._close()
+
+    def peek_open(self) -> Optional[Event]:
+        """The event the held ERROR record would give if it ended now (``None`` when none is held),
+        with ``sub`` = :data:`PROVISIONAL_SUB` so that it never collides with the final one. The live
+        tailer records it when the log stays quiet (an ERROR as the log's last line would otherwise
+        wait for the next line); the final record replaces it (:meth:`Recorder.insert_table`)."""
+        if self._open is None:
+            return None
+        o = dict(self._open)
+        snap = (self._open, self._snap, self.last)
+        try:
+            ev = self._close()[0]
+        finally:
+            self._open, self._snap, self.last = snap
+            self._open = o
+        ev.sub = PROVISIONAL_SUB
+        ev.data = {**(ev.data or {}), "provisional": True}
+        return ev
 
     def feed(self, line: bytes, offset: int) -> list[Event]:
         if offset == 0 and line.startswith(BOM):

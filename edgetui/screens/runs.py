@@ -313,7 +313,7 @@ class RunsScreen(Screen):
             self._render_all()
 
     def _raise_alarms(self) -> None:
-        alarms = [a for r in self.runs for a in r.alarms]
+        alarms = [a for r in self.runs for a in r.current_alarms]  # not cleared / acknowledged ones
         # an alarm is new when its (run, rule) was not raised in the previous snapshot, so a
         # standing alarm whose text or time is refreshed by the supervisor does not toast again
         keys = {(a.run_key, a.rule) for a in alarms}
@@ -447,7 +447,7 @@ class RunsScreen(Screen):
             if r.model and r.agent:
                 m.append(f" ({r.agent})", style="dim")
             fields.append(m)
-        fields.append(status_text(r))
+        fields.append(status_text(r, budget=False))
         if "over_budget" in r.flags and r.elapsed_s and r.budget_s:
             fields.append(Text(f"over budget by {fmt_age(r.elapsed_s - r.budget_s)}", style="bold red"))
         if r.best_round:

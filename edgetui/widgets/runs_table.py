@@ -142,10 +142,11 @@ def _flags(run: LiveRun) -> list[str]:
     return out
 
 
-def status_text(run: LiveRun, *, compact: bool = False) -> Text:
+def status_text(run: LiveRun, *, compact: bool = False, budget: bool = True) -> Text:
     """``● running ⚠2 ⚑infra`` — status coloured, then alarm count and flags in red.
 
-    ``compact`` keeps the flag symbols only (``⚑`` for infra, first letter for others).
+    ``compact`` keeps the flag symbols only (``⚑`` for infra, first letter for others);
+    ``budget=False`` leaves out the over-budget flag (a caller that says it in words).
     """
     st = run.status or "?"
     t = Text("● ", style=STATUS_COLORS.get(st, "dim"))
@@ -164,7 +165,8 @@ def status_text(run: LiveRun, *, compact: bool = False) -> Text:
         elif f in ("stopped", "killed"):
             t.append(f" {f[:1]}" if compact else f" {f}", style="yellow")  # by the operator
         elif f == "over_budget":
-            t.append(" over", style="bold red")  # running past its budget (the elapsed cell is red too)
+            if budget:
+                t.append(" over", style="bold red")  # running past its budget (the elapsed cell is red too)
         else:
             t.append(f" {f[:1]}" if compact else f" {f}", style="red")
     return t
@@ -239,8 +241,8 @@ SORT_KEYS: tuple[tuple[str, str], ...] = (
 #: Caps of text columns per tier.
 _CAPS = {
     "n": {"task": 18, "status": 13},
-    "m": {"run_id": 18, "task": 18, "model": 16, "status": 16},
-    "w": {"run_id": 30, "task": 24, "model": 24, "status": 22},
+    "m": {"run_id": 18, "task": 18, "model": 16, "status": 20},
+    "w": {"run_id": 30, "task": 24, "model": 24, "status": 30},
 }
 
 
