@@ -97,17 +97,21 @@ def align_run(
     started_at: Optional[float] = None,
     ended_at: Optional[float] = None,
     fallback_end: Optional[float] = None,
+    live_end: Optional[float] = None,
 ) -> AlignStats:
     """Assign interpolated ``t`` to the run's events that have none (or an interpolated one).
 
     ``transcript_source`` is the events.source of the agent transcript (None when
     the run has none). ``fallback_end`` (epoch UTC, e.g. the transcript's mtime)
     anchors a bare transcript without any other time; such a transcript then
-    spans one second per line ending there.
+    spans one second per line ending there. ``live_end`` (epoch UTC, the
+    transcript's last write, for a run still going on) anchors its last line when
+    no run end is known: lines that were already there when the supervisor first
+    saw the file spread up to it instead of piling up at the segment start.
     """
     st = AlignStats()
     if transcript_source:
-        _align_transcript(conn, run_key, transcript_source, started_at, ended_at, fallback_end, st)
+        _align_transcript(conn, run_key, transcript_source, started_at, ended_at, fallback_end, st, live_end)
     _fill_other_sources(conn, run_key, transcript_source, started_at, st)
     return st
 
@@ -115,7 +119,8 @@ def align_run(
 _RECORDED = "e.t_source IN ('recorded', 'observed') AND e.t IS NOT NULL"
 
 
-def _align_transcript(conn, run_key, source, started_at, ended_at, fallback_end, st: AlignStats) -> None:
+def _align_transcript(conn, run_key, source, started_at, ended_at, fallback_end, st: AlignStats,
+                      live_end: Optional[float] = None) -> None:
     """Anchors in Python (few, plus one per line with a recorded time), line positions and the
     interpolation in DuckDB: memory stays bounded whatever the transcript's size."""
     n_ev, n_lines = conn.execute(
@@ -131,14 +136,14 @@ def _align_transcript(conn, run_key, source, started_at, ended_at, fallback_end,
         '(row_number() OVER (ORDER BY "offset") - 1)::BIGINT AS pos '
         'FROM (SELECT DISTINCT "offset" FROM events WHERE run_key = ? AND source = ?)', [run_key, source])
     try:
-        _align_with_positions(conn, run_key, source, started_at, ended_at, fallback_end, st, last_pos)
+        _align_with_positions(conn, run_key, source, started_at, ended_at, fallback_end, st, last_pos, live_end)
     finally:
         conn.execute("DROP TABLE IF EXISTS _edgetui_pos")
         conn.execute("DROP TABLE IF EXISTS _edgetui_anchors")
 
 
 def _align_with_positions(conn, run_key, source, started_at, ended_at, fallback_end, st: AlignStats,
-                          last_pos: int) -> None:
+                          last_pos: int, live_end: Optional[float] = None) -> None:
     where = "e.run_key = ? AND e.source = ?"
     args = [run_key, source]
     join = 'JOIN _edgetui_pos p ON p."offset" = e."offset"'
@@ -206,6 +211,8 @@ def _align_with_positions(conn, run_key, source, started_at, ended_at, fallback_
     end = ended_at
     if end is None and seg_ends and len(seg_ends) >= len(init_pos) > 0:
         end = seg_ends[-1]
+    if end is None:
+        end = live_end
     if end is not None:
         anchors.append((last_pos, end))
     if not anchors and fallback_end is not None:

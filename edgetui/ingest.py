@@ -312,8 +312,9 @@ def _sub_row(s: SubmissionRecord) -> dict:
 
 def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
                  subs: list[SubmissionRecord], transcript_source: Optional[str],
-                 fallback_end: Optional[float] = None) -> None:
-    """Submissions + best-so-far, time alignment and the run's aggregate columns."""
+                 fallback_end: Optional[float] = None, live_end: Optional[float] = None) -> None:
+    """Submissions + best-so-far, time alignment and the run's aggregate columns (``fallback_end`` /
+    ``live_end``: see :func:`edgetui.align.align_run`)."""
     from replay.selection import best_so_far, entry_from_submission, is_score_task
 
     conn = rec.conn
@@ -353,7 +354,7 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     rec.replace_submissions(run_key, rows)
     _apply_usage_updates(conn, run_key)
     align_run(conn, run_key, transcript_source, started_at=info.started_at, ended_at=info.ended_at,
-              fallback_end=fallback_end)
+              fallback_end=fallback_end, live_end=live_end)
     if game_t:
         _place_game_events(conn, run_key, game_t, info.started_at)
 

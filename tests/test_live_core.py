@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import shutil
 import socket
 import threading
@@ -819,3 +820,20 @@ def test_error_as_the_last_log_line_is_recorded_at_once_then_completed(env):
     sup.poll_once()
     rows = conn.execute(q, [r.run_key]).fetchall()
     assert len(rows) == 1 and rows[0][3] is None and "ConnectionError: refused" in rows[0][2]
+
+
+def test_lines_present_at_first_sight_spread_up_to_the_transcripts_last_write(env):
+    root, conn, clock, mk = env
+    now = time.time()
+    start, last_write = now - 3600, now - 600
+    td = make_run(root, "seen", log=log_line(start, "INFO", "Running agent: claude -p ... (timeout=43200s)"),
+                  transcript=[init_line()] + [text_line(i) for i in range(1, 10)])
+    (td / "started_at").write_text(time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(start)) + f"\n{start}\n")
+    os.utime(td / "agent_output.txt", (last_write, last_write))
+    sup = mk(settings=fast_settings(stall_after_s=1e9, no_new_best_after_s=1e9))
+    r = sup.poll_once()[0]
+    ts = [t for (t,) in conn.execute("SELECT t FROM events WHERE run_key = ? AND source = 'agent_output.txt' "
+                                     'ORDER BY "offset", sub', [r.run_key]).fetchall()]
+    assert ts[0] == pytest.approx(start, abs=1) and ts[-1] == pytest.approx(last_write, abs=1)
+    assert ts == sorted(ts) and start + 1000 < ts[len(ts) // 2] < last_write - 1000  # spread, not piled up
+    assert r.last_event_at == pytest.approx(last_write, abs=1)

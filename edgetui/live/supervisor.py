@@ -1202,7 +1202,11 @@ class Supervisor:
     def _finalize(self, rs: RunState) -> None:
         _fill_model_agent(self.rec, rs.key, rs.info)
         settle(self.conn)
-        finalize_run(self.rec, rs.key, rs.info, rs.task, rs.subs, TRANSCRIPT if rs.fmt else None)
+        live_end = None
+        if rs.fmt and not rs.finished:  # a run going on: its transcript's last write ends the known lines
+            live_end = _mtime(rs.task_dir / TRANSCRIPT)
+        finalize_run(self.rec, rs.key, rs.info, rs.task, rs.subs, TRANSCRIPT if rs.fmt else None,
+                     live_end=live_end)
         self._load_row(rs)
         rs.recorded_status = rs.recorded_infra = None  # finalize_run wrote its own row: write ours again
 
