@@ -401,3 +401,22 @@ def test_empty_cursor():
     c = ReplayCursor(store.EventColumns())
     assert not c.step() and not c.next_submission() and not c.advance(10, 600)
     assert c.search("x") == 0 and c.position() == 0.0
+
+
+def test_detail_shows_a_one_line_text_once_and_a_long_text_in_full():
+    from rich.console import Console
+
+    from edgetui.widgets.detail import render_detail
+
+    def plain(ev):
+        con = Console(width=100, record=True, file=__import__("io").StringIO())
+        con.print(render_detail({"event": ev, "elapsed": 5.0}))
+        return con.export_text()
+
+    short = plain({"kind": "log", "summary": "Images ready", "data": {"message": "Images ready"},
+                   "source": "run_agent.log", "offset": 0, "t": 1.0})
+    assert short.count("Images ready") == 1
+    long_text = "line one of a longer message\nline two with more detail"
+    full = plain({"kind": "agent_message", "summary": "line one of a longer message …",
+                  "data": {"text": long_text}, "source": "agent_output.txt", "offset": 9, "t": 1.0})
+    assert "line two with more detail" in full and "── Message" in full

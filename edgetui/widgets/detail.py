@@ -211,7 +211,9 @@ def render_detail(detail: Optional[dict[str, Any]]) -> RenderableType:
         used.update(data.keys())
     else:
         txt = _text_of(data)
-        if txt is not None:
+        if txt is not None and " ".join(txt.split()) == " ".join(str(ev.get("summary") or "").split()):
+            used.update(_TEXT_KEYS)  # a one-line text already shown whole as the summary
+        elif txt is not None:
             label = {"thinking": "Thinking", "agent_message": "Message", "user_message": "User"}.get(kind, "Text")
             parts.append(_section(label, "bold magenta" if kind == "thinking" else "bold"))
             parts += _plain(txt, "italic" if kind == "thinking" else "")
