@@ -1435,7 +1435,8 @@ class Supervisor:
                 for _changes in watchfiles.watch(*roots, stop_event=stop, force_polling=force_polling,
                                                  poll_delay_ms=int(self.poll_delay_s * 1000), debounce=400, step=50,
                                                  rust_timeout=int(max(interval, 1.0) * 1000), yield_on_timeout=True,
-                                                 raise_interrupt=False, ignore_permission_denied=True):
+                                                 raise_interrupt=False, ignore_permission_denied=True,
+                                                 watch_filter=None):  # any change wakes us: no per-path filter
                     if _changes:
                         self._wake.set()
                     if stop.is_set():
