@@ -130,23 +130,17 @@ def _align_transcript(conn, run_key, source, started_at, ended_at, fallback_end,
         return
     st.events = n_ev
     last_pos = n_lines - 1
-    # position = line index (rank of the line's byte offset)
-    conn.execute(
-        'CREATE OR REPLACE TEMP TABLE _edgetui_pos AS SELECT "offset", '
-        '(row_number() OVER (ORDER BY "offset") - 1)::BIGINT AS pos '
-        'FROM (SELECT DISTINCT "offset" FROM events WHERE run_key = ? AND source = ?)', [run_key, source])
-    try:
-        _align_with_positions(conn, run_key, source, started_at, ended_at, fallback_end, st, last_pos, live_end)
-    finally:
-        conn.execute("DROP TABLE IF EXISTS _edgetui_pos")
-        conn.execute("DROP TABLE IF EXISTS _edgetui_anchors")
+    _align_with_positions(conn, run_key, source, started_at, ended_at, fallback_end, st, last_pos, live_end)
 
 
 def _align_with_positions(conn, run_key, source, started_at, ended_at, fallback_end, st: AlignStats,
                           last_pos: int, live_end: Optional[float] = None) -> None:
     where = "e.run_key = ? AND e.source = ?"
-    args = [run_key, source]
-    join = 'JOIN _edgetui_pos p ON p."offset" = e."offset"'
+    # position = line index (rank of the line's byte offset); a subquery, not a temp table: no catalog
+    # change per run (a live supervisor re-aligns a run after every graded submission)
+    join = ('JOIN (SELECT "offset", (row_number() OVER (ORDER BY "offset") - 1)::BIGINT AS pos FROM '
+            '(SELECT DISTINCT "offset" FROM events WHERE run_key = ? AND source = ?)) p ON p."offset" = e."offset"')
+    args = [run_key, source, run_key, source]  # the join's, then the where's
     # recorded times inside the transcript (one anchor per line: its first recorded event)
     anchors: list[tuple[int, float]] = conn.execute(
         f'SELECT p.pos, arg_min(e.t, e.sub) FROM events e {join} WHERE {where} AND {_RECORDED} '
@@ -223,12 +217,18 @@ def _align_with_positions(conn, run_key, source, started_at, ended_at, fallback_
     if not kept:
         return
     # piecewise-linear in the line position between kept anchors, flat outside (as _interp), in SQL
-    conn.register("_edgetui_anchor_rows", pa.table({"pos": pa.array([a[0] for a in kept], pa.int64()),
-                                                   "t": pa.array([a[1] for a in kept], pa.float64())}))
+    conn.register("_edgetui_anchors", pa.table({"pos": pa.array([a[0] for a in kept], pa.int64()),
+                                               "t": pa.array([a[1] for a in kept], pa.float64())}))
     try:
-        conn.execute("CREATE OR REPLACE TEMP TABLE _edgetui_anchors AS SELECT * FROM _edgetui_anchor_rows")
+        n = _interpolate_sql(conn, join, where, args)
     finally:
-        conn.unregister("_edgetui_anchor_rows")
+        conn.unregister("_edgetui_anchors")
+    st.interpolated = n
+
+
+def _interpolate_sql(conn, join: str, where: str, args: list) -> int:
+    """Piecewise-linear t between the registered ``_edgetui_anchors`` (pos, t), flat outside; returns
+    the number of events whose time changed (a re-alignment rewrites only those)."""
     n = conn.execute(
         f"""UPDATE events SET t = x.t_new, t_source = 'interpolated' FROM (
               SELECT q.event_id,
@@ -240,8 +240,10 @@ def _align_with_positions(conn, run_key, source, started_at, ended_at, fallback_
                                 WHERE {where} AND (e.t_source IS NULL OR e.t_source NOT IN ('recorded', 'observed'))) v
                           ASOF LEFT JOIN _edgetui_anchors a ON v.pos >= a.pos) w
                     ASOF LEFT JOIN _edgetui_anchors b ON w.pos <= b.pos) q) x
-            WHERE events.event_id = x.event_id AND x.t_new IS NOT NULL""", args).fetchall()
-    st.interpolated = int(n[0][0]) if n and n[0] and n[0][0] is not None else 0
+            WHERE events.event_id = x.event_id AND x.t_new IS NOT NULL
+              AND (events.t IS DISTINCT FROM x.t_new OR events.t_source IS DISTINCT FROM 'interpolated')""",
+        args).fetchall()
+    return int(n[0][0]) if n and n[0] and n[0][0] is not None else 0
 
 
 def _fill_other_sources(conn, run_key, transcript_source, started_at, st: AlignStats) -> None:
