@@ -837,3 +837,42 @@ def test_lines_present_at_first_sight_spread_up_to_the_transcripts_last_write(en
     assert ts[0] == pytest.approx(start, abs=1) and ts[-1] == pytest.approx(last_write, abs=1)
     assert ts == sorted(ts) and start + 1000 < ts[len(ts) // 2] < last_write - 1000  # spread, not piled up
     assert r.last_event_at == pytest.approx(last_write, abs=1)
+
+
+def test_live_refresh_rereads_only_changed_submission_folders_and_matches_an_offline_ingest(env, tmp_path, monkeypatch):
+    from edgetui.ingest import ingest_paths
+    from edgetui.parsers import sforge_dir as sd
+
+    root, conn, clock, mk = env
+    td = make_run(root, transcript=[init_line(), text_line(1)])
+    for i in range(1, 6):
+        sub = td / "submissions" / f"agent-{i}"
+        sub.mkdir(parents=True)
+        _report(sub / "report.json", submission_id=f"{i:012x}", pass_rate=i / 10, passed=i, failed=10 - i,
+                summary=f"{i}/10 tests passed", submitted_at=time.time() - 600 + i)
+    read: list[str] = []
+    real = sd.submission_events
+    monkeypatch.setattr(sd, "submission_events", lambda d, recs, off: read.extend(r.round for r in recs) or real(d, recs, off))
+    sup = mk()
+    sup.poll_once()
+    assert sorted(read) == [f"agent-{i}" for i in range(1, 6)]
+    # a new folder and a re-graded one: only those two are read again
+    read.clear()
+    sub6 = td / "submissions" / "agent-6"
+    sub6.mkdir()
+    _report(sub6 / "report.json", submission_id="6" * 12, pass_rate=0.9, passed=9, failed=1, summary="9/10 tests passed")
+    time.sleep(0.01)
+    _report(td / "submissions" / "agent-2" / "report.json", submission_id="2" * 12, pass_rate=0.8, passed=8, failed=2,
+            summary="8/10 tests passed")
+    clock.advance(5)
+    r = sup.poll_once()[0]
+    assert sorted(read) == ["agent-2", "agent-6"]
+    assert r.best_display == pytest.approx(90.0)
+    # the same submission events as recording the directory offline
+    monkeypatch.setattr(sd, "submission_events", real)
+    off = open_db(tmp_path / "offline.duckdb")
+    ingest_paths(off, [root])
+    q = ("SELECT event_id, kind, round, summary, data FROM events WHERE source LIKE 'submissions/%' "
+         "AND run_key = ? ORDER BY event_id")
+    assert conn.execute(q, [r.run_key]).fetchall() == off.execute(q, [r.run_key]).fetchall()
+    off.close()
