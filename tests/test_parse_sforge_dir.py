@@ -728,3 +728,34 @@ def test_run_config_events_without_secrets(tmp_path: Path) -> None:
     (ev,) = run_config_events(td)
     assert ev.kind == "run_config" and ev.data["config"]["timeout"] == 7200 and ev.source == "run_config.json"
     assert read_run_info(discover(td)[0]).timeout_s == 7200
+
+
+def test_read_submissions_cache_rereads_changed_folders_only(tmp_path, monkeypatch):
+    import json as _json
+    import time as _time
+
+    from edgetui.parsers import sforge_dir as sd
+
+    td = tmp_path / "run" / "task"
+    for i in (1, 2, 3):
+        d = td / "submissions" / f"agent-{i}"
+        d.mkdir(parents=True)
+        (d / "report.json").write_text(_json.dumps({"pass_rate": i / 10, "passed": i, "total_tests": 10,
+                                                    "submitted_at": 1000.0 + i, "test_details": []}))
+    read = []
+    real = sd._read_report_folder
+    monkeypatch.setattr(sd, "_read_report_folder", lambda e, r: read.append(e.name) or real(e, r))
+    cache: dict = {}
+    first = sd.read_submissions(td, cache=cache)
+    assert sorted(read) == ["agent-1", "agent-2", "agent-3"]
+    read.clear()
+    _time.sleep(0.01)
+    (td / "submissions" / "agent-2" / "report.json").write_text(_json.dumps(
+        {"pass_rate": 0.9, "passed": 9, "total_tests": 10, "submitted_at": 1002.0, "test_details": []}))
+    import shutil
+
+    shutil.rmtree(td / "submissions" / "agent-3")
+    again = sd.read_submissions(td, cache=cache)
+    assert read == ["agent-2"] and sorted(cache) == ["agent-1", "agent-2"]
+    assert [r.model_dump() for r in again] == [r.model_dump() for r in sd.read_submissions(td)]
+    assert [r.pass_rate for r in again] == [0.1, 0.9] and first[1].pass_rate == 0.2

@@ -177,6 +177,7 @@ class RunState:
     recorded_infra: Optional[bool] = None
     _row_sig: Optional[tuple] = None  # live figures last written to the runs row
     sub_cache: dict[str, tuple] = field(default_factory=dict)  # round -> (folder signature, its events)
+    rec_cache: dict[str, tuple] = field(default_factory=dict)  # round -> (folder signature, its record)
     # state
     status: str = "running"
     deleted: bool = False
@@ -1183,7 +1184,7 @@ class Supervisor:
             info.utc_offset_s = rs.info.utc_offset_s
         rs.info = info
         self.rec.upsert_run(rs.key, info)
-        subs = sd.read_submissions(td)
+        subs = sd.read_submissions(td, cache=rs.rec_cache)  # unchanged folders are not read again
         in_flight = {n for n, rd in rs.rounds.items() if rd.in_flight}
         for srec in subs:
             rd = rs.rounds.get(srec.round)
@@ -1201,8 +1202,6 @@ class Supervisor:
         rs.subs = subs
         self._finalize(rs)
 
-    _FOLDER_FILES = ("report.json", "run_instance.log", "test_output.txt", "game_result.json", "steps.jsonl")
-
     def _submission_events(self, rs: RunState, recs: list[SubmissionRecord]) -> list[Event]:
         """:func:`sd.submission_events` of ``recs``, re-reading only the folders whose files or record
         changed since the last refresh (a 12-hour run has ~250 folders; re-reading all of them at
@@ -1215,7 +1214,7 @@ class Supervisor:
         todo: list[tuple[SubmissionRecord, tuple]] = []
         for rec in recs:
             entry = td / "submissions" / rec.round
-            key = (rec.model_dump_json(), off, tuple(_sig(os.path.join(entry, n)) for n in self._FOLDER_FILES))
+            key = (rec.model_dump_json(), off, sd.folder_signature(entry))
             hit = cache.get(rec.round)
             if hit is not None and hit[0] == key:
                 keep[rec.round] = hit

@@ -731,30 +731,57 @@ def _read_game_folder(entry: Path, rec: SubmissionRecord) -> None:
         _fill_game(rec, last)
 
 
-def read_submissions(task_dir: Path) -> list[SubmissionRecord]:
+#: The files of a submission folder whose size / mtime / inode make its signature (read_submissions cache).
+FOLDER_FILES = ("report.json", "run_instance.log", "test_output.txt", "game_result.json", "steps.jsonl")
+
+
+def folder_signature(entry: Path) -> tuple:
+    """(size, mtime_ns, inode) of each of :data:`FOLDER_FILES` in a submission folder (None when absent)."""
+    out = []
+    for name in FOLDER_FILES:
+        try:
+            st = os.stat(os.path.join(entry, name))
+            out.append((st.st_size, st.st_mtime_ns, st.st_ino))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+def read_submissions(task_dir: Path, cache: Optional[dict[str, tuple]] = None) -> list[SubmissionRecord]:
     """One record per ``submissions/<round>/`` folder (agent-N, auto-N, game-N, manual-N, legacy integers).
 
     Other folder names are ignored (as the visualizer does). Sorted by time
     (``submitted_at``, else ``seen_at``, else ``graded_at``; unknown last), then
-    kind and N. Never raises.
+    kind and N. Never raises. ``cache`` (a dict the caller keeps between calls,
+    e.g. the live supervisor) skips re-reading folders whose files did not
+    change (:func:`folder_signature`).
     """
     task_dir = Path(task_dir)
     out: list[SubmissionRecord] = []
     seen = _evolve_seen(task_dir)
+    fresh: dict[str, tuple] = {}
     for entry in _subdirs(task_dir / "submissions"):
         parsed = _parse_round(entry.name)
         if parsed is None:
             continue
         kind, n = parsed
-        rec = SubmissionRecord(round=entry.name, kind=kind, n=n)
-        try:
-            if kind == "game":
-                _read_game_folder(entry, rec)
-            else:
-                _read_report_folder(entry, rec)
-        except Exception as e:  # noqa: BLE001 - last resort: one bad folder must not stop the run
-            rec.status = "bad_report"
-            rec.error = one_line(f"submissions/{entry.name}: {type(e).__name__}: {e}", 240)
+        sig = folder_signature(entry) if cache is not None else None
+        hit = cache.get(entry.name) if cache is not None else None
+        if hit is not None and hit[0] == sig:
+            rec = hit[1].model_copy()
+            fresh[entry.name] = hit
+        else:
+            rec = SubmissionRecord(round=entry.name, kind=kind, n=n)
+            try:
+                if kind == "game":
+                    _read_game_folder(entry, rec)
+                else:
+                    _read_report_folder(entry, rec)
+            except Exception as e:  # noqa: BLE001 - last resort: one bad folder must not stop the run
+                rec.status = "bad_report"
+                rec.error = one_line(f"submissions/{entry.name}: {type(e).__name__}: {e}", 240)
+            if cache is not None:
+                fresh[entry.name] = (sig, rec.model_copy())
         if kind in ("agent", "legacy") and entry.name in seen:
             rec.seen_at = seen[entry.name]
         out.append(rec)
@@ -764,6 +791,9 @@ def read_submissions(task_dir: Path) -> list[SubmissionRecord]:
         return (t is None, t or 0.0, _KIND_ORDER.get(r.kind, 9), r.n or 0, r.round)
 
     out.sort(key=key)
+    if cache is not None:
+        cache.clear()
+        cache.update(fresh)
     return out
 
 
