@@ -773,3 +773,19 @@ async def test_cleared_alarms_are_not_counted(db):
         assert not any("⚠" in c for row in table_rows(screen) for c in row)
         await post_runs(pilot, snapshot(writers, gw=dict(alarms=[alarm(rk)])))
         await wait_for(pilot, lambda: screen.query_one("#alarm-banner").display)
+
+
+@pytest.mark.asyncio
+async def test_a_snapshot_arriving_before_the_live_run_screen_is_composed_is_kept_not_a_crash(db):
+    path, writers = db
+    app = LiveApp(path)
+    w = writers["gw"]
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        snap = snapshot(writers)
+        screen = LiveRunScreen(w.rk, live=None, now=lambda: NOW)
+        app.push_screen(screen)
+        dispatch_runs_updated(app, snap)  # same tick: the screen is in the stack but not composed yet
+        assert screen.live is not None and screen.live.run_key == w.rk
+        await wait_for(pilot, lambda: screen.is_mounted and screen.cursor is not None)
+        assert "● running" in screen.query_one("#live-status").render().plain

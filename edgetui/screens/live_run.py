@@ -749,6 +749,8 @@ class LiveRunScreen(ReplayScreen):
             if r.run_key == self.run_key:
                 self.live = r
                 break
+        if not self.is_mounted:  # pushed but not composed yet: on_mount shows what is kept here
+            return
         self._show_live()
         self.refresh_live()
 
