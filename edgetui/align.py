@@ -40,25 +40,6 @@ class AlignStats:
     interpolated: int = 0
 
 
-def _interp(positions: list[int], anchors: list[tuple[int, float]]) -> list[Optional[float]]:
-    """Piecewise-linear t for each position (sorted), holding flat outside the anchors."""
-    if not anchors:
-        return [None] * len(positions)
-    ap = [a[0] for a in anchors]
-    at = [a[1] for a in anchors]
-    out: list[Optional[float]] = []
-    for p in positions:
-        i = bisect.bisect_right(ap, p)
-        if i == 0:
-            out.append(at[0])
-        elif i >= len(ap):
-            out.append(at[-1])
-        else:
-            p0, p1, t0, t1 = ap[i - 1], ap[i], at[i - 1], at[i]
-            out.append(t0 if p1 == p0 else t0 + (t1 - t0) * (p - p0) / (p1 - p0))
-    return out
-
-
 def _monotone(anchors: list[tuple[int, float]]) -> tuple[list[tuple[int, float]], int]:
     """Keep the largest set of anchors whose times never decrease with position
     (longest non-decreasing subsequence, O(n log n)), so one wrong anchor costs
@@ -130,11 +111,6 @@ def _align_transcript(conn, run_key, source, started_at, ended_at, fallback_end,
         return
     st.events = n_ev
     last_pos = n_lines - 1
-    _align_with_positions(conn, run_key, source, started_at, ended_at, fallback_end, st, last_pos, live_end)
-
-
-def _align_with_positions(conn, run_key, source, started_at, ended_at, fallback_end, st: AlignStats,
-                          last_pos: int, live_end: Optional[float] = None) -> None:
     where = "e.run_key = ? AND e.source = ?"
     # position = line index (rank of the line's byte offset); a subquery, not a temp table: no catalog
     # change per run (a live supervisor re-aligns a run after every graded submission)
@@ -212,11 +188,10 @@ def _align_with_positions(conn, run_key, source, started_at, ended_at, fallback_
     if not anchors and fallback_end is not None:
         anchors = [(0, fallback_end - last_pos), (last_pos, fallback_end)]
     kept, dropped = _monotone(anchors)
-    del anchors
     st.anchors, st.dropped_anchors = len(kept), dropped
     if not kept:
         return
-    # piecewise-linear in the line position between kept anchors, flat outside (as _interp), in SQL
+    # piecewise-linear in the line position between kept anchors, flat outside them, in SQL
     conn.register("_edgetui_anchors", pa.table({"pos": pa.array([a[0] for a in kept], pa.int64()),
                                                "t": pa.array([a[1] for a in kept], pa.float64())}))
     try:

@@ -55,12 +55,12 @@ _GET = __import__("operator").attrgetter(
     "usage", "stated_cost_usd", "data", "raw")
 
 
-def _dumps(obj: Any) -> str:
-    return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
-
-
 def _dumps_b(obj: Any) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS, default=str)
+
+
+def _dumps(obj: Any) -> str:
+    return _dumps_b(obj).decode()
 
 
 class Scrubber:

@@ -29,7 +29,6 @@ BATCH_BYTES = 6 * 1024 * 1024  # source bytes per committed batch (at most): bou
 CHILD_BATCH_BYTES = 1024 * 1024  # source bytes per batch sent by the parsing process
 #: DuckDB buffer limit while ingesting (keeps peak RSS under ~400 MB whatever the file size)
 INGEST_MEMORY_LIMIT = os.environ.get("EDGETUI_INGEST_MEMORY_LIMIT", "112MB")
-INGEST_CHECKPOINT = os.environ.get("EDGETUI_INGEST_CHECKPOINT", "16MB")  # WAL between checkpoints (more = more memory)
 ABORT_THRESHOLD_S = float(os.environ.get("SFORGE_VIZ_ABORT_THRESHOLD", 7200))  # SForge visualizer default
 
 ProgressFn = Callable[[int], None]  # called with bytes consumed since the last call
@@ -505,15 +504,12 @@ def ingest_paths(
     rec = Recorder(conn)
     rec.load_prices(load_price_file(prices))
     report = IngestReport()
-    old_limit, old_ckpt = conn.execute("SELECT current_setting('memory_limit'), "
-                                       "current_setting('checkpoint_threshold')").fetchall()[0]
+    old_limit = conn.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
     conn.execute(f"SET memory_limit = '{INGEST_MEMORY_LIMIT}'")
-    conn.execute(f"SET checkpoint_threshold = '{INGEST_CHECKPOINT}'")
     try:
         _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report)
     finally:
         conn.execute(f"SET memory_limit = '{old_limit}'")
-        conn.execute(f"SET checkpoint_threshold = '{old_ckpt}'")
     return report
 
 

@@ -82,8 +82,6 @@ def child_parse(q, path: str, start: int, fmt: str, source: str, gen: str, state
     from .batches import Scrubber, events_to_table
 
     try:
-        gc.freeze()  # a short-lived process: see fewer_collections
-        gc.set_threshold(200_000, 50, 50)
         scrubber = Scrubber(secrets)
         parser = parser_for(fmt, source, gen, state)
         batch: list[Event] = []
@@ -100,7 +98,7 @@ def child_parse(q, path: str, start: int, fmt: str, source: str, gen: str, state
                        done=done)
             q.put(("batch", sink.getvalue().to_pybytes(), len(events), cur, last_end, n_err, first_err))
 
-        with open(path, "rb") as fp:
+        with open(path, "rb") as fp, fewer_collections():
             for line in iter_lines(fp, start, final=False):
                 evs = line_events(parser, line, source, gen)
                 for e in evs:

@@ -37,10 +37,7 @@ def _has_final_errors(tbl: pa.Table) -> bool:
     """Does this batch hold a completed (not provisional) run-log ERROR record?"""
     import pyarrow.compute as pc
 
-    kinds = tbl.column("kind")
-    if not pc.any(pc.equal(kinds, "infra_error")).as_py():
-        return False
-    return bool(pc.any(pc.and_(pc.equal(kinds, "infra_error"),
+    return bool(pc.any(pc.and_(pc.equal(tbl.column("kind"), "infra_error"),
                                pc.not_equal(tbl.column("sub"), PROVISIONAL_SUB))).as_py())
 
 

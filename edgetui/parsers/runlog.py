@@ -175,13 +175,11 @@ class RunAgentLogParser:
         wait for the next line); the final record replaces it (:meth:`Recorder.insert_table`)."""
         if self._open is None:
             return None
-        o = dict(self._open)
-        snap = (self._open, self._snap, self.last)
+        held = (self._open, self._snap)  # _close only clears these two (it reads the record, never edits it)
         try:
             ev = self._close()[0]
         finally:
-            self._open, self._snap, self.last = snap
-            self._open = o
+            self._open, self._snap = held
         ev.sub = PROVISIONAL_SUB
         ev.data = {**(ev.data or {}), "provisional": True}
         return ev
