@@ -707,21 +707,18 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
 
 
 def whole_file_events(task_dir: Path, subs: list[SubmissionRecord], info: RunInfo,
-                      last_log_t: Optional[float],
-                      submission_events: Optional[Callable[[list[SubmissionRecord]], list[Event]]] = None
-                      ) -> list[Event]:
+                      last_log_t: Optional[float], sub_cache: Optional[dict] = None) -> list[Event]:
     """Events of a run's whole-file sources (run_config.json, started_at, submission folders,
     evolve_state.json, histories, final_result.json), mtime-timed ones placed inside the run.
-    Shared by the offline ingest and the live supervisor (which passes ``submission_events``: a
-    cached :func:`edgetui.parsers.sforge_dir.submission_events` that re-reads changed folders only)."""
+    Shared by the offline ingest and the live supervisor (which keeps ``sub_cache``: see
+    :func:`edgetui.parsers.sforge_dir.submission_events`)."""
     from .parsers import sforge_dir as sd
 
     off = info.utc_offset_s
     events: list[Event] = []
     events += sd.run_config_events(task_dir)
     events += sd.started_at_events(task_dir)
-    events += (submission_events(subs) if submission_events is not None
-               else sd.submission_events(task_dir, subs, off))
+    events += sd.submission_events(task_dir, subs, off, cache=sub_cache)
     events += sd.evolve_state_events(task_dir)
     events += sd.history_events(task_dir)
     events += sd.final_result_events(task_dir, info.started_at, last_log_t)

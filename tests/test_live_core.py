@@ -851,8 +851,8 @@ def test_live_refresh_rereads_only_changed_submission_folders_and_matches_an_off
         _report(sub / "report.json", submission_id=f"{i:012x}", pass_rate=i / 10, passed=i, failed=10 - i,
                 summary=f"{i}/10 tests passed", submitted_at=time.time() - 600 + i)
     read: list[str] = []
-    real = sd.submission_events
-    monkeypatch.setattr(sd, "submission_events", lambda d, recs, off: read.extend(r.round for r in recs) or real(d, recs, off))
+    real = sd._folder_events  # what reads a folder's files into events (the cache skips it)
+    monkeypatch.setattr(sd, "_folder_events", lambda d, recs, off: read.extend(r.round for r in recs) or real(d, recs, off))
     sup = mk()
     sup.poll_once()
     assert sorted(read) == [f"agent-{i}" for i in range(1, 6)]
@@ -869,7 +869,7 @@ def test_live_refresh_rereads_only_changed_submission_folders_and_matches_an_off
     assert sorted(read) == ["agent-2", "agent-6"]
     assert r.best_display == pytest.approx(90.0)
     # the same submission events as recording the directory offline
-    monkeypatch.setattr(sd, "submission_events", real)
+    monkeypatch.setattr(sd, "_folder_events", real)
     off = open_db(tmp_path / "offline.duckdb")
     ingest_paths(off, [root])
     q = ("SELECT event_id, kind, round, summary, data FROM events WHERE source LIKE 'submissions/%' "

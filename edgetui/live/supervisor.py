@@ -1184,7 +1184,7 @@ class Supervisor:
             info.utc_offset_s = rs.info.utc_offset_s
         rs.info = info
         self.rec.upsert_run(rs.key, info)
-        subs = sd.read_submissions(td, cache=rs.rec_cache)  # unchanged folders are not read again
+        subs = sd.read_submissions(td, cache=rs.rec_cache)  # unchanged folders are not read again (nor below)
         in_flight = {n for n, rd in rs.rounds.items() if rd.in_flight}
         for srec in subs:
             rd = rs.rounds.get(srec.round)
@@ -1195,37 +1195,11 @@ class Supervisor:
         last_log_t = self.conn.execute(
             "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [rs.key]).fetchone()[0]
         graded = [x for x in subs if x.status != "in_flight" or x.kind == "game"]
-        file_events = whole_file_events(td, graded, info, last_log_t,
-                                        submission_events=lambda recs: self._submission_events(rs, recs))
+        file_events = whole_file_events(td, graded, info, last_log_t, sub_cache=rs.sub_cache)
         settle(self.conn)
         self.rec.replace_file_events(rs.key, file_events, line_sources=LINE_SOURCES)
         rs.subs = subs
         self._finalize(rs)
-
-    def _submission_events(self, rs: RunState, recs: list[SubmissionRecord]) -> list[Event]:
-        """:func:`sd.submission_events` of ``recs``, re-reading only the folders whose files or record
-        changed since the last refresh (a 12-hour run has ~250 folders; re-reading all of them at
-        every new submission cost ~80 ms). Copies are returned: callers may re-time them."""
-        td = rs.task_dir
-        off = rs.info.utc_offset_s
-        cache = rs.sub_cache
-        keep: dict[str, tuple] = {}
-        out: list[Event] = []
-        todo: list[tuple[SubmissionRecord, tuple]] = []
-        for rec in recs:
-            entry = td / "submissions" / rec.round
-            key = (rec.model_dump_json(), off, sd.folder_signature(entry))
-            hit = cache.get(rec.round)
-            if hit is not None and hit[0] == key:
-                keep[rec.round] = hit
-            else:
-                todo.append((rec, key))
-        for rec, key in todo:
-            keep[rec.round] = (key, sd.submission_events(td, [rec], off))
-        rs.sub_cache = keep
-        for rec in recs:
-            out.extend(e.model_copy() for e in keep[rec.round][1])
-        return out
 
     def _finalize(self, rs: RunState) -> None:
         _fill_model_agent(self.rec, rs.key, rs.info)

@@ -48,7 +48,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from ..events import Event, Kind, TimeSource, one_line
 from ..records import RunInfo, SubmissionRecord, TaskInfo, TestResult, make_run_key
@@ -747,6 +747,38 @@ def folder_signature(entry: Path) -> tuple:
     return tuple(out)
 
 
+def _cached(cache: Optional[dict[str, tuple]], fresh: dict[str, tuple], name: str, key: Any,
+            build: Callable[[], Any]) -> Any:
+    """``build()`` unless ``cache`` holds ``name`` under the same ``key``; what is used goes into ``fresh``
+    (which replaces the cache afterwards, so folders that vanished drop out)."""
+    hit = cache.get(name) if cache is not None else None
+    if hit is not None and hit[0] == key:
+        fresh[name] = hit
+        return hit[1]
+    value = build()
+    fresh[name] = (key, value)
+    return value
+
+
+def _replace(cache: Optional[dict[str, tuple]], fresh: dict[str, tuple]) -> None:
+    if cache is not None:
+        cache.clear()
+        cache.update(fresh)
+
+
+def _read_folder(entry: Path, kind: str, n: Optional[int]) -> SubmissionRecord:
+    rec = SubmissionRecord(round=entry.name, kind=kind, n=n)
+    try:
+        if kind == "game":
+            _read_game_folder(entry, rec)
+        else:
+            _read_report_folder(entry, rec)
+    except Exception as e:  # noqa: BLE001 - last resort: one bad folder must not stop the run
+        rec.status = "bad_report"
+        rec.error = one_line(f"submissions/{entry.name}: {type(e).__name__}: {e}", 240)
+    return rec
+
+
 def read_submissions(task_dir: Path, cache: Optional[dict[str, tuple]] = None) -> list[SubmissionRecord]:
     """One record per ``submissions/<round>/`` folder (agent-N, auto-N, game-N, manual-N, legacy integers).
 
@@ -765,23 +797,11 @@ def read_submissions(task_dir: Path, cache: Optional[dict[str, tuple]] = None) -
         if parsed is None:
             continue
         kind, n = parsed
-        sig = folder_signature(entry) if cache is not None else None
-        hit = cache.get(entry.name) if cache is not None else None
-        if hit is not None and hit[0] == sig:
-            rec = hit[1].model_copy()
-            fresh[entry.name] = hit
-        else:
-            rec = SubmissionRecord(round=entry.name, kind=kind, n=n)
-            try:
-                if kind == "game":
-                    _read_game_folder(entry, rec)
-                else:
-                    _read_report_folder(entry, rec)
-            except Exception as e:  # noqa: BLE001 - last resort: one bad folder must not stop the run
-                rec.status = "bad_report"
-                rec.error = one_line(f"submissions/{entry.name}: {type(e).__name__}: {e}", 240)
-            if cache is not None:
-                fresh[entry.name] = (sig, rec.model_copy())
+        if cache is None:
+            rec = _read_folder(entry, kind, n)
+        else:  # the cached record stays as read; the caller gets a copy (seen_at is set below)
+            rec = _cached(cache, fresh, entry.name, folder_signature(entry),
+                          lambda: _read_folder(entry, kind, n)).model_copy()
         if kind in ("agent", "legacy") and entry.name in seen:
             rec.seen_at = seen[entry.name]
         out.append(rec)
@@ -791,9 +811,7 @@ def read_submissions(task_dir: Path, cache: Optional[dict[str, tuple]] = None) -
         return (t is None, t or 0.0, _KIND_ORDER.get(r.kind, 9), r.n or 0, r.round)
 
     out.sort(key=key)
-    if cache is not None:
-        cache.clear()
-        cache.update(fresh)
+    _replace(cache, fresh)
     return out
 
 
@@ -882,8 +900,11 @@ def _step_events(entry: Path, rel_dir: str, rnd: str) -> list[Event]:
 _KEPT_INSTANCE_PREFIXES = ("Result:", "Test runtime:", "Judge container started:")
 
 
-def submission_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offset_s: Optional[float]) -> list[Event]:
+def submission_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offset_s: Optional[float],
+                      cache: Optional[dict[str, tuple]] = None) -> list[Event]:
     """Events of the submission folders described by ``records`` (from :func:`read_submissions`).
+    ``cache`` (kept by the caller between calls, e.g. the live supervisor) re-reads only the folders
+    whose files or record changed; the events returned are then copies (callers may re-time them).
 
     Per non-game record one JUDGE_RESULT (``round`` set; ``data`` = pass_rate,
     score, valid, summary, ``failing`` (first 50 non-passing test names),
@@ -900,6 +921,19 @@ def submission_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_o
     GAME_STEP per steps.jsonl line (no time).
     """
     task_dir = Path(task_dir)
+    if cache is None:
+        return _folder_events(task_dir, records, utc_offset_s)
+    fresh: dict[str, tuple] = {}
+    out: list[Event] = []
+    for rec in records:
+        key = (rec.model_dump_json(), utc_offset_s, folder_signature(task_dir / "submissions" / rec.round))
+        evs = _cached(cache, fresh, rec.round, key, lambda rec=rec: _folder_events(task_dir, [rec], utc_offset_s))
+        out.extend(e.model_copy() for e in evs)
+    _replace(cache, fresh)
+    return out
+
+
+def _folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offset_s: Optional[float]) -> list[Event]:
     out: list[Event] = []
     for rec in records:
         entry = task_dir / "submissions" / rec.round
