@@ -66,12 +66,6 @@ class LiveConfig:
         self.host = host
 
 
-def _runs_screen_type() -> type:
-    from .screens.runs import RunsScreen
-
-    return RunsScreen
-
-
 class EdgeTUIApp(App):
     """edgetui's terminal app (see the module docstring)."""
 
@@ -95,6 +89,7 @@ class EdgeTUIApp(App):
         self._live_thread: Any = None
         self._live_stop: Any = None
         self._runs_screen_shown = False
+        self.live_actions: Any = None  # kept across a supervisor restart (screens hold it)
         self.db_path = Path(db_path).expanduser()
         self.run_key = run_key
         self.read_only = read_only
@@ -148,7 +143,7 @@ class EdgeTUIApp(App):
                                      host=cfg.host, settings=settings)
         for n in notes:
             self.notify(n, title="alarm settings", severity="warning", timeout=10)
-        if getattr(self, "live_actions", None) is not None:
+        if self.live_actions is not None:
             self.live_actions.sup = self.supervisor  # screens keep their actions object across a restart
         else:
             self.live_actions = SupervisorActions(self.supervisor)
@@ -291,7 +286,9 @@ class EdgeTUIApp(App):
                 yield SystemCommand(title, help, cb)
         if not isinstance(screen, PickerScreen) and any(isinstance(s, PickerScreen) for s in self.screen_stack):
             yield SystemCommand("Recorded runs", "the run picker (replay any recorded run)", self._to_picker)
-        if self.supervisor is not None and not isinstance(screen, _runs_screen_type()):
+        from .screens.runs import RunsScreen
+
+        if self.supervisor is not None and not isinstance(screen, RunsScreen):
             yield SystemCommand("Live runs", "the runs screen of live supervision (F2)", self.action_live_runs)
 
     def _to_picker(self) -> None:

@@ -63,7 +63,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..events import Event, Kind, TimeSource, one_line
-from .model import Alarm
+from .model import Alarm, newest_per_key
 
 ALARM_SOURCE = "live/alarms"
 
@@ -346,13 +346,9 @@ class AlarmBook:
         stops counting (banner, row) until its condition clears and is raised again."""
         active = self.active.get(run_key, set())
         want = active if keys is None else (active & set(keys))
-        latest: dict[str, Alarm] = {}
-        for a in self.history.get(run_key, []):
-            if a.key in want and (a.key not in latest or a.t >= latest[a.key].t):
-                latest[a.key] = a
         out = []
-        for a in latest.values():
-            if a.acked_at is None:
+        for k, a in newest_per_key(self.history.get(run_key, [])).items():
+            if k in want and a.acked_at is None:
                 a.acked_at = now
                 out.append(a)
         return out

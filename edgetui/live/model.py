@@ -19,7 +19,7 @@ Statuses follow SForge's own rules (sforge-format.md §10.1), refined:
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 from pydantic import BaseModel, Field
 
@@ -62,6 +62,17 @@ class Alarm(BaseModel):
     def key(self) -> str:
         """The condition key of its episode (``data["key"]``, else the rule)."""
         return str(self.data.get("key") or self.rule)
+
+
+def newest_per_key(alarms: Iterable[Alarm]) -> dict[str, Alarm]:
+    """The newest raised alarm of each condition key (``Alarm.key``): the one that stands for its
+    current episode (acknowledging, counting, flags)."""
+    latest: dict[str, Alarm] = {}
+    for a in alarms:
+        k = a.key
+        if k not in latest or a.t >= latest[k].t:
+            latest[k] = a
+    return latest
 
 
 class LiveRun(BaseModel):
@@ -118,12 +129,8 @@ class LiveRun(BaseModel):
             return []
         keys = set(self.active_keys)
         rules = set(self.active_alarms)
-        latest: dict[str, Alarm] = {}
-        for a in self.alarms:
-            if (a.key in keys) if keys else (a.rule in rules):
-                if a.key not in latest or a.t >= latest[a.key].t:
-                    latest[a.key] = a
-        return sorted(latest.values(), key=lambda a: a.t)
+        holding = [a for k, a in newest_per_key(self.alarms).items() if ((k in keys) if keys else (a.rule in rules))]
+        return sorted(holding, key=lambda a: a.t)
 
     @property
     def current_alarms(self) -> list[Alarm]:

@@ -63,7 +63,7 @@ from ..recorder import Recorder
 from .alarms import AlarmBook, AlarmCommand, AlarmSettings, RunFacts, ack_event, alarm_event, evaluate
 from .docker_watch import DockerWatch, work_names
 from .judge import JudgePoller, read_admin_secret, secret_candidates
-from .model import Alarm, ContainerInfo, LiveRun
+from .model import Alarm, ContainerInfo, LiveRun, newest_per_key
 from .tail import Tailer, TailSource, settle
 
 TRANSCRIPT = "agent_output.txt"
@@ -154,7 +154,6 @@ class RunState:
     container_state: Optional[str] = None  # last recorded (running/exited/.../gone)
     container_ended_t: Optional[float] = None
     operator_action: Optional[str] = None  # "stop" / "kill" asked by the operator for the current container
-    operator_t: Optional[float] = None
     judges: list[ContainerInfo] = field(default_factory=list)
     games: list[ContainerInfo] = field(default_factory=list)
     judge_states: dict[str, str] = field(default_factory=dict)
@@ -261,7 +260,7 @@ class Supervisor:
         self._price_cache: dict[str, Optional[tuple]] = {}
         self._wake = threading.Event()
         self._lock = threading.RLock()
-        self._operator: dict[str, tuple[str, float]] = {}  # container id/name -> (stop|kill, when asked)
+        self._operator: dict[str, str] = {}  # container id/name -> "stop" | "kill" asked, not yet seen
         self._judges_here = False  # a judge container of a watched run was listed by this engine
         self._last_rows = float("-inf")
 
@@ -381,7 +380,7 @@ class Supervisor:
         return self._operator_act(name_or_id, "kill", lambda: self.docker.kill_container(name_or_id))
 
     def _operator_act(self, name_or_id: str, kind: str, fn: Callable[[], str]) -> str:
-        self._operator[name_or_id] = (kind, self.clock())  # before acting: the exit may be listed at once
+        self._operator[name_or_id] = kind  # before acting: the exit may be listed at once
         out = str(fn() or "")
         if out.startswith("could not"):
             self._operator.pop(name_or_id, None)
@@ -696,11 +695,11 @@ class Supervisor:
             rs.container_seen_id, rs.container_state = row[0], row[1]
             if row[1] in ("exited", "dead", "gone"):
                 rs.container_ended_t = row[2]
-            op = c.execute("SELECT data->>'$.operator', t FROM events WHERE run_key = ? AND kind = 'container_state' "
+            op = c.execute("SELECT data->>'$.operator' FROM events WHERE run_key = ? AND kind = 'container_state' "
                            "AND data->>'$.id' = ? AND data->>'$.operator' IS NOT NULL ORDER BY t DESC LIMIT 1",
                            [key, row[0]]).fetchall()
             if op:
-                rs.operator_action, rs.operator_t = op[0][0], op[0][1]
+                rs.operator_action = op[0][0]
 
     def _load_row(self, rs: RunState) -> None:
         cols = ("best_round", "best_score", "best_pass_rate", "best_score_0_100", "score_task", "agent_submissions",
@@ -967,8 +966,7 @@ class Supervisor:
             return
         for ref in list(self._operator):
             if ref == c.name or (len(ref) >= 12 and c.id.startswith(ref)):
-                kind, t = self._operator.pop(ref)
-                rs.operator_action, rs.operator_t = kind, t
+                kind = rs.operator_action = self._operator.pop(ref)
                 self._record(rs, Kind.CONTAINER_STATE, now, f"work container {c.name}: {kind} asked by the operator",
                              {"id": c.id, "name": c.name, "role": "work", "state": c.state, "operator": kind,
                               "host": c.host}, c.id)
@@ -992,7 +990,7 @@ class Supervisor:
                 c = c.model_copy()
                 c.task_id, c.run_id = rs.info.task_id, rs.info.run_id
                 if c.id != rs.container_seen_id and rs.container_seen_id is not None:
-                    rs.operator_action = rs.operator_t = None  # a new container (auto-resume, re-run)
+                    rs.operator_action = None  # a new container (auto-resume, re-run)
                 self._operator_seen(rs, c, now)
                 prev = rs.container_state
                 if c.id != rs.container_seen_id or prev != c.state or (c.oom_killed and not (rs.container and rs.container.oom_killed)):
@@ -1217,23 +1215,36 @@ class Supervisor:
                 (rs.recorded_status != rs.status or rs.recorded_infra != bool(rs.error_times))]
         if not todo:
             return
-        import pyarrow as pa
-
-        tbl = pa.table({"run_key": [rs.key for rs in todo], "status": [rs.status for rs in todo],
-                        "infra": [bool(rs.error_times) for rs in todo]})
-        try:
-            settle(self.conn)
-            self.conn.register("_edgetui_live_status", tbl)
-            try:  # the infra flag too: an ERROR line arriving live (the file scan runs on submission changes)
-                self.conn.execute("UPDATE runs SET status = s.status, infra_error = coalesce(runs.infra_error, FALSE) "
-                                  "OR s.infra FROM _edgetui_live_status s WHERE runs.run_key = s.run_key")
-            finally:
-                self.conn.unregister("_edgetui_live_status")
+        # the infra flag too: an ERROR line arriving live (the file scan runs on submission changes)
+        if self._update_runs({"run_key": [rs.key for rs in todo], "status": [rs.status for rs in todo],
+                              "infra": [bool(rs.error_times) for rs in todo]},
+                             "status = s.status, infra_error = coalesce(runs.infra_error, FALSE) OR s.infra",
+                             "run statuses"):
             for rs in todo:
                 rs.recorded_status = rs.status
                 rs.recorded_infra = bool(rs.error_times)
+
+    def _update_runs(self, columns: dict[str, list], sets: str, what: str) -> bool:
+        """``UPDATE runs SET <sets>`` from one row per run (``columns`` incl. ``run_key``, the row
+        aliased ``s``) in one statement; a failure is a note. Returns whether it was written."""
+        import pyarrow as pa
+
+        try:
+            settle(self.conn)
+            self.conn.register("_edgetui_live_update", pa.table(columns))
+            try:
+                self.conn.execute(f"UPDATE runs SET {sets} FROM _edgetui_live_update s WHERE runs.run_key = s.run_key")
+            finally:
+                self.conn.unregister("_edgetui_live_update")
+            return True
         except Exception as e:  # noqa: BLE001
-            self._note(one_line(f"could not record run statuses: {e}", 200))
+            self._note(one_line(f"could not record {what}: {e}", 200))
+            return False
+
+    @staticmethod
+    def _last_event_t(rs: RunState) -> Optional[float]:
+        """The run's last event time: the recorded row's, or a newer one tailed since."""
+        return max([x for x in (rs.row.get("last_event_at"), rs.last_event_t) if x is not None], default=None)
 
     def _record_rows(self) -> None:
         """Bring the live figures of each growing run's ``runs`` row up to date (events, last event,
@@ -1247,7 +1258,7 @@ class Supervisor:
             sig = (rs.new_events, tuple(rs.tok_delta), rs.cost_delta, rs.last_event_t)
             if rs._row_sig == sig:
                 continue
-            last = max([x for x in (r.get("last_event_at"), rs.last_event_t) if x is not None], default=None)
+            last = self._last_event_t(rs)
             cost = r.get("cost_usd")
             if rs.cost_delta:
                 cost = (cost or 0.0) + rs.cost_delta
@@ -1260,22 +1271,11 @@ class Supervisor:
                 "cost_usd": cost}))
         if not rows:
             return
-        import pyarrow as pa
-
         cols = list(rows[0][2])
-        tbl = pa.table({c: [x[2][c] for x in rows] for c in cols})
-        try:
-            settle(self.conn)
-            self.conn.register("_edgetui_live_rows", tbl)
-            try:
-                sets = ", ".join(f"{c} = s.{c}" for c in cols if c != "run_key")
-                self.conn.execute(f"UPDATE runs SET {sets} FROM _edgetui_live_rows s WHERE runs.run_key = s.run_key")
-            finally:
-                self.conn.unregister("_edgetui_live_rows")
+        if self._update_runs({c: [x[2][c] for x in rows] for c in cols},
+                             ", ".join(f"{c} = s.{c}" for c in cols if c != "run_key"), "the runs table's live figures"):
             for rs, sig, _ in rows:
                 rs._row_sig = sig
-        except Exception as e:  # noqa: BLE001
-            self._note(one_line(f"could not update the runs table: {e}", 200))
 
     # ================================================================== status
     def _status(self, rs: RunState, now: float, docker_ok: bool) -> str:
@@ -1395,10 +1395,12 @@ class Supervisor:
             keys.append(cond.key)
             if cond.rule not in active:
                 active.append(cond.rule)
-        acked = {a.key for a in self.book.history.get(rs.key, []) if a.acked_at is not None and a.key in keys}
+        # acknowledged = the newest alarm of the condition's episode was acknowledged (as the banner counts)
+        acked = {k for k, a in newest_per_key(self.book.history.get(rs.key, [])).items()
+                 if k in keys and a.acked_at is not None}
         for r in active:
             flags.append(f"ack:{r}" if all(cd.key in acked for cd in rs.conds if cd.rule == r) else f"alarm:{r}")
-        last_ev = max([x for x in (row.get("last_event_at"), rs.last_event_t) if x is not None], default=None)
+        last_ev = self._last_event_t(rs)
         grading_rounds = sorted(n for n, rd in rs.rounds.items() if rd.in_flight)
         resume_count = info.resume_count if (rs.finished and info.resume_count is not None) else len(rs.resume_times)
         return LiveRun.model_construct(

@@ -114,7 +114,7 @@ def dispatch_runs_updated(app: App, runs: Sequence[LiveRun], messages: Sequence[
 
 
 class _ListModal(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,a,m", "dismiss", "close"), Binding("A", "ack", "acknowledge", show=False)]
+    BINDINGS = [Binding("escape,q,a,m", "dismiss", "close")]
     DEFAULT_CSS = """
     _ListModal { align: center middle; background: $background 60%; }
     _ListModal > Vertical { width: 90%; max-width: 140; height: auto; max-height: 90%;
@@ -138,13 +138,12 @@ class _ListModal(ModalScreen[None]):
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)
 
-    def action_ack(self) -> None:
-        pass
-
 
 class AlarmsScreen(_ListModal):
     """Alarms, newest first: age, severity, rule, run, acknowledged, message. ``A`` calls ``on_ack``
     (acknowledge the alarms shown) and closes."""
+
+    BINDINGS = [Binding("A", "ack", "acknowledge", show=False)]
 
     def __init__(self, alarms: Iterable[Alarm], now: float, title: str = "Alarms",
                  on_ack: Optional[Callable[[], None]] = None) -> None:
