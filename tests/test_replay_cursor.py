@@ -420,3 +420,16 @@ def test_detail_shows_a_one_line_text_once_and_a_long_text_in_full():
     full = plain({"kind": "agent_message", "summary": "line one of a longer message …",
                   "data": {"text": long_text}, "source": "agent_output.txt", "offset": 9, "t": 1.0})
     assert "line two with more detail" in full and "── Message" in full
+
+
+def test_event_marks_errors_alarms_but_not_acknowledgements():
+    from edgetui.widgets.event_list import event_mark
+
+    assert event_mark("judge_result", False, None, True)[0] == "★"
+    assert event_mark("judge_result", False, None, False)[0] == "◆"
+    assert event_mark("judge_result", True, None, False)[0] == "✗"  # failed grading
+    assert event_mark("alarm", False, "critical", False)[0] == "✗"
+    assert event_mark("infra_error", False, "ERROR", False)[0] == "✗"
+    assert event_mark("alarm", False, "info", False)[0] == " "  # an acknowledgement is not an error
+    assert event_mark("tool_result", True, None, False)[0] == "✗"
+    assert event_mark("agent_message", False, None, False)[0] == " "

@@ -27,6 +27,18 @@ __all__ = ["EventList"]
 KIND_W = 12
 TIME_W = 8
 _ERROR_KINDS = {"infra_error", "parse_error", "agent_error", "auto_eval_error", "alarm"}
+
+
+def event_mark(kind: str, is_error: bool, level: Optional[str], new_best: bool) -> tuple[str, str]:
+    """Gutter mark and its style: ``★`` new best, ``◆`` graded round (``✗`` when its grading failed),
+    ``✗`` errors and alarms (not an ``info`` record of an error kind, e.g. an alarm's acknowledgement)."""
+    if new_best:
+        return "★", "bold bright_yellow"
+    if kind in _GRADED:
+        return ("✗", "bold red") if is_error else ("◆", "green")
+    if is_error or (kind in _ERROR_KINDS and level != "info"):
+        return "✗", "bold red"
+    return " ", ""
 _GRADED = {"judge_result", "game_result"}
 
 
@@ -153,16 +165,8 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             return base + s + row_style
 
         is_err = bool(ev.is_error[i]) if hasattr(ev, "is_error") else False
-        if i in self._new_best:
-            mark, mstyle = "★", "bold bright_yellow"
-        elif kind in _GRADED and is_err:
-            mark, mstyle = "✗", "bold red"  # a failed grading
-        elif kind in _GRADED:
-            mark, mstyle = "◆", "green"
-        elif is_err or kind in _ERROR_KINDS:
-            mark, mstyle = "✗", "bold red"
-        else:
-            mark, mstyle = " ", ""
+        level = ev.level[i] if hasattr(ev, "level") else None
+        mark, mstyle = event_mark(kind, is_err, level, i in self._new_best)
         segs = [Segment(mark, st(mstyle))]
         el = tl.elapsed[i]
         segs.append(Segment(fmt_elapsed(el).rjust(TIME_W) + " ", st(dim)))
@@ -177,7 +181,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         if d:
             segs.append(Segment("┆ " * (d - 1) + "↳ ", st("dim cyan")))
         summary = (tl.summary[i] or "").replace("\n", " ").replace("\r", " ")
-        sstyle = "red" if is_err or kind in _ERROR_KINDS else ("bold" if kind in _GRADED else ("dim" if kind in ("tool_result", "log", "system") else ""))
+        sstyle = "red" if mark == "✗" else ("bold" if kind in _GRADED else ("dim" if kind in ("tool_result", "log", "system") else ""))
         q = self.query_text.lower()
         if q and q in summary.lower():
             low = summary.lower()

@@ -166,7 +166,7 @@ def status_text(run: LiveRun, *, compact: bool = False, budget: bool = True) -> 
             t.append(f" {f[:1]}" if compact else f" {f}", style="yellow")  # by the operator
         elif f == "over_budget":
             if budget:
-                t.append(" over", style="bold red")  # running past its budget (the elapsed cell is red too)
+                t.append(" o" if compact else " over", style="bold red")  # running past its budget (the elapsed cell is red too)
         else:
             t.append(f" {f[:1]}" if compact else f" {f}", style="red")
     return t
@@ -240,7 +240,7 @@ SORT_KEYS: tuple[tuple[str, str], ...] = (
 )
 #: Caps of text columns per tier.
 _CAPS = {
-    "n": {"task": 18, "status": 13},
+    "n": {"task": 18, "status": 16},
     "m": {"run_id": 18, "task": 18, "model": 16, "status": 20},
     "w": {"run_id": 30, "task": 24, "model": 24, "status": 30},
 }
