@@ -25,7 +25,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from .db import DatabaseBusy, HolderServer, open_db, snapshot_copy
+from .db import DatabaseBusy, HolderServer, close_when_idle, open_db, snapshot_copy
 from .live.model import LiveRun
 from .screens.picker import PickerScreen
 from .screens.replay import ReplayScreen, replay_commands
@@ -200,12 +200,8 @@ class EdgeTUIApp(App):
     def on_unmount(self) -> None:
         self._stop_live()
         self._stop_serving()
-        if self.conn is not None:
-            try:
-                self.conn.close()
-            except Exception:
-                pass
-            self.conn = None
+        close_when_idle(self.conn)  # a view's worker may still be reading
+        self.conn = None
 
     # ------------------------------------------------------------------ navigation
 
@@ -255,8 +251,8 @@ class EdgeTUIApp(App):
             if live_was_on:  # the supervisor writes through this connection: pause it meanwhile
                 self._stop_live()
             self._stop_serving()
-            if self.conn is not None:
-                self.conn.close()
+            if not close_when_idle(self.conn):
+                raise RuntimeError("the database is still busy with a view's query")
             note = self.on_empty(self.db_path)
         except Exception as e:  # the hook's failure is a message, not a crash
             note = f"Could not record the sample runs: {type(e).__name__}: {e}"

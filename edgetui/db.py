@@ -20,6 +20,7 @@ import socket
 import socketserver
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -81,6 +82,30 @@ def open_db(path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnect
     if not read_only:
         migrate(conn)
     return conn
+
+
+def close_when_idle(conn: Optional[duckdb.DuckDBPyConnection], timeout: float = 10.0) -> bool:
+    """Close ``conn`` once no cursor made from it is mid-query; wait up to ``timeout`` seconds.
+
+    DuckDB (2.x) refuses to close a connection while a cursor taken from it runs a query
+    (``ResourceInUseException``, "connection is busy") instead of waiting; a view's worker thread
+    may still be reading when the app quits. Returns True when closed, False when still busy at
+    the deadline (the process exit then closes it). Never raises for a busy or already closed
+    connection.
+    """
+    if conn is None:
+        return True
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            conn.close()
+            return True
+        except duckdb.ConnectionException:  # already closed
+            return True
+        except duckdb.Error as e:
+            if "busy" not in str(e) or time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
 
 
 def snapshot_copy(path: Path | str) -> duckdb.DuckDBPyConnection:

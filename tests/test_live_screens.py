@@ -20,7 +20,7 @@ from rich.text import Text
 from textual.app import App
 
 from edgetui import store
-from edgetui.db import open_db
+from edgetui.db import close_when_idle, open_db
 from edgetui.events import Event, Usage
 from edgetui.live.model import Alarm, ContainerInfo, LiveRun
 from edgetui.recorder import Recorder
@@ -203,7 +203,7 @@ class LiveApp(App):
         self.push_screen(RunsScreen(actions=self.actions, now=self._now, run_command=self.run_command))
 
     def on_unmount(self) -> None:
-        self.conn.close()
+        assert close_when_idle(self.conn)  # a worker may still be reading when the test ends
 
 
 async def wait_for(pilot, cond: Callable[[], bool], timeout: float = 10.0) -> None:

@@ -284,3 +284,33 @@ def test_growing_file_reingested_loses_nothing(tmp_path, monkeypatch, mp):
     got = set(_count(db, f"SELECT {cols} FROM events"))
     want = set(_count(ref, f"SELECT {cols} FROM events"))
     assert got == want and len(want) == 40 * 3 + 2 + 1  # no parse error left, nothing lost
+
+
+def test_close_when_idle_waits_for_a_cursor_mid_query_and_then_closes(tmp_path):
+    """DuckDB refuses to close a connection whose cursor is mid-query; the app's quit path waits."""
+    import threading
+
+    import duckdb
+
+    from edgetui.db import close_when_idle
+
+    conn = duckdb.connect(str(tmp_path / "busy.duckdb"))
+    started, result = threading.Event(), {}
+
+    def reader() -> None:
+        with conn.cursor() as cur:
+            started.set()
+            result["n"] = cur.execute("SELECT count(*) FROM range(400000000) t(i) WHERE i % 7 = 0").fetchall()[0][0]
+
+    th = threading.Thread(target=reader)
+    th.start()
+    started.wait()
+    time.sleep(0.05)
+    with pytest.raises(duckdb.Error, match="busy"):  # the behaviour the helper exists for
+        conn.close()
+    assert close_when_idle(conn, timeout=60)
+    th.join()
+    assert result["n"] == 57142858  # the reader finished its query; nothing was cut off
+    with pytest.raises(duckdb.Error):
+        conn.execute("SELECT 1")  # and the connection is really closed
+    assert close_when_idle(conn)  # closing twice is not an error
