@@ -294,6 +294,7 @@ def main(argv=None) -> int:
         import pstats
 
         pstats.Stats(prof).sort_stats("tottime").print_stats(30)
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(45)
     sup.close()
     conn.close()
     if args.keep:

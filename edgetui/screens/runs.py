@@ -27,7 +27,7 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import Footer, Input, Static
 
 from edgetui.live.model import Alarm, LiveRun
 
@@ -480,7 +480,7 @@ class RunsScreen(Screen):
             text = Text("Waiting for the supervisor's first look at runs and containers…", style="dim italic")
         set_static(self.query_one("#runs-empty", Static), text)
 
-    @on(DataTable.RowHighlighted, "#runs-table")
+    @on(RunsTable.RowHighlighted, "#runs-table")
     def _on_highlight(self) -> None:
         self._render_selected(self.now(), max(20, self.size.width - 2))
 
@@ -524,8 +524,8 @@ class RunsScreen(Screen):
 
     # ------------------------------------------------------------------ open / act
 
-    @on(DataTable.RowSelected, "#runs-table")
-    def _on_row_selected(self, event: DataTable.RowSelected) -> None:
+    @on(RunsTable.RowSelected, "#runs-table")
+    def _on_row_selected(self, event: RunsTable.RowSelected) -> None:
         event.stop()
         self.action_open()
 

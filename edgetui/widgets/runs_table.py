@@ -12,10 +12,10 @@ Pure helpers (tested without a terminal) turn a snapshot into cells:
 * :func:`fmt_age` — age of the last event: ``12s``, ``4m``, ``2h05``, ``16h``, ``3d``;
 * :func:`sort_runs` / :func:`filter_runs` — the runs screen's sort and type-ahead filter.
 
-:class:`RunsTable` is a :class:`~textual.widgets.DataTable` whose columns
+:class:`RunsTable` is a line-API table whose columns
 follow the width (three tiers; text columns shrink before the table scrolls
 sideways). Updates keep the selected run selected and, when the rows are the
-same, only repaint the cells that changed.
+same, only the rows whose cells changed are drawn again.
 """
 
 from __future__ import annotations
@@ -24,8 +24,15 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
-from textual.widgets import DataTable
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from edgetui.live.model import LiveRun
 
@@ -360,39 +367,99 @@ def _fit(key: str, cell: Text, width: int) -> Text:
 # ---------------------------------------------------------------------------- widget
 
 
-class RunsTable(DataTable):
-    """Rows of live runs; the runs screen decides order, filter and tier (:meth:`show`)."""
+@dataclass
+class ColumnInfo:
+    """A shown column: key, header label (with the sort arrow) and width in cells."""
 
-    DEFAULT_CSS = """
-    RunsTable { height: 1fr; scrollbar-size-vertical: 1; }
+    key: str
+    label: Text
+    width: int
+
+
+class RunsTable(ScrollView, can_focus=True):
+    """Rows of live runs; the runs screen decides order, filter and tier (:meth:`show`).
+
+    A line-API widget (not a DataTable): each visible row is one :class:`~textual.strip.Strip`,
+    cached per row until its cells, its cursor / zebra state or the layout change, so a refresh
+    where 150 busy rows change costs the rows on screen whose text changed, not a render per
+    cell. Keys: up/down, page up/down, home/end, enter (opens: :class:`RunsTable.RowSelected`);
+    a click highlights a row, a click on the highlighted row opens it.
     """
 
-    def __init__(self, *, id: Optional[str] = None, classes: Optional[str] = None) -> None:
-        super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
-        self.run_keys: list[str] = []
-        self._layout: tuple = ()
-        self._cells: dict[str, tuple] = {}
-        # per-cell render cache that survives updates of OTHER cells (DataTable's own cell cache is
-        # keyed on a table-wide update counter, so one changed cell re-renders every visible cell)
-        self._cell_ver: dict[tuple, int] = {}
-        self._gen = 0
-        self._cell_cache: dict[tuple, Any] = {}
+    COMPONENT_CLASSES = {"runs-table--header", "runs-table--cursor", "runs-table--even-row"}
+    DEFAULT_CSS = """
+    RunsTable { height: 1fr; scrollbar-size-vertical: 1; background: $surface; color: $foreground; }
+    RunsTable:focus { background-tint: $foreground 5%; }
+    RunsTable > .runs-table--header { text-style: bold; background: $panel; color: $foreground; }
+    RunsTable > .runs-table--even-row { background: $surface-lighten-1 50%; }
+    RunsTable:dark > .runs-table--even-row { background: $surface-darken-1 40%; }
+    RunsTable > .runs-table--cursor { background: $block-cursor-blurred-background;
+        color: $block-cursor-blurred-foreground; text-style: $block-cursor-blurred-text-style; }
+    RunsTable:focus > .runs-table--cursor { background: $block-cursor-background;
+        color: $block-cursor-foreground; text-style: $block-cursor-text-style; }
+    """
+    BINDINGS = [
+        Binding("enter", "select_cursor", "open", show=False),
+        Binding("up", "cursor_up", "up", show=False),
+        Binding("down", "cursor_down", "down", show=False),
+        Binding("pageup", "page_up", "page up", show=False),
+        Binding("pagedown", "page_down", "page down", show=False),
+        Binding("home", "first", "first", show=False),
+        Binding("end", "last", "last", show=False),
+        Binding("left", "scroll_left", "left", show=False),
+        Binding("right", "scroll_right", "right", show=False),
+    ]
 
-    def _render_cell(self, row_index: int, column_index: int, base_style: Any, width: int,
-                     cursor: bool = False, hover: bool = False) -> Any:
-        if row_index < 0 or column_index < 0:  # header / labels: DataTable's own path
-            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
-        rk = self._row_locations.get_key(row_index)
-        ck = self._column_locations.get_key(column_index)
-        key = (self._gen, rk, ck, self._cell_ver.get((rk, ck), 0), row_index, base_style, width, cursor, hover,
-               self._show_hover_cursor, self._pseudo_class_state)
-        hit = self._cell_cache.get(key)
-        if hit is None:
-            if len(self._cell_cache) > 20000:
-                self._cell_cache.clear()
-            hit = self._cell_cache[key] = super()._render_cell(row_index, column_index, base_style, width,
-                                                                cursor, hover)
-        return hit
+    class RowHighlighted(Message):
+        """The cursor moved to ``run_key`` (row ``cursor_row``)."""
+
+        def __init__(self, table: "RunsTable", run_key: Optional[str], cursor_row: int) -> None:
+            super().__init__()
+            self.table, self.run_key, self.cursor_row = table, run_key, cursor_row
+
+        @property
+        def control(self) -> "RunsTable":
+            return self.table
+
+    class RowSelected(Message):
+        """Enter (or a click on the highlighted row) on ``run_key``."""
+
+        def __init__(self, table: "RunsTable", run_key: str) -> None:
+            super().__init__()
+            self.table, self.run_key = table, run_key
+
+        @property
+        def control(self) -> "RunsTable":
+            return self.table
+
+    cell_padding = 1
+
+    def __init__(self, *, id: Optional[str] = None, classes: Optional[str] = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.run_keys: list[str] = []
+        self.cursor_row = 0
+        self.columns: dict[str, ColumnInfo] = {}
+        self._layout: tuple = ()
+        self._rows: dict[str, dict[str, Text]] = {}  # run key -> fitted cells
+        self._cells: dict[str, tuple] = {}  # run key -> cell signatures (what the row shows)
+        self._strips: dict[str, tuple[tuple, Strip]] = {}  # run key -> (render token, full-width row)
+        self._header: Optional[tuple[tuple, Strip]] = None
+        self._total_width = 0
+
+    # ------------------------------------------------------------------ DataTable-like reading
+
+    @property
+    def row_count(self) -> int:
+        return len(self.run_keys)
+
+    def get_row_at(self, index: int) -> list[Text]:
+        """Cells of row ``index`` in column order (as shown: fitted to the column widths)."""
+        row = self._rows[self.run_keys[index]]
+        return [row[k] for k in self.columns]
+
+    def get_column(self, key: str) -> list[Text]:
+        """Cells of column ``key``, top to bottom."""
+        return [self._rows[rk][key] for rk in self.run_keys]
 
     @property
     def selected_run_key(self) -> Optional[str]:
@@ -400,6 +467,8 @@ class RunsTable(DataTable):
         if not self.run_keys or not (0 <= self.cursor_row < len(self.run_keys)):
             return None
         return self.run_keys[self.cursor_row]
+
+    # ------------------------------------------------------------------ data in
 
     def _widths(self, keys: Sequence[str], rows: list[dict[str, Text]], tier: str, labels: dict[str, str],
                 available: int) -> dict[str, int]:
@@ -444,49 +513,179 @@ class RunsTable(DataTable):
         for k in keys:  # the arrow must not widen a fitted column past its label
             widths[k] = max(widths[k], len(shown_labels[k]))
         layout = (tuple(keys), tuple(widths[k] for k in keys), tuple(shown_labels[k] for k in keys))
-        new_keys = [r.run_key for r in runs]
-        fitted = [{k: _fit(k, row[k], widths[k]) for k in keys} for row in raw]
         selected = self.selected_run_key
-
-        if layout == self._layout and new_keys == self.run_keys:
-            for rk, row in zip(new_keys, fitted):
-                sig = tuple(_cell_sig(row[k]) for k in keys)
-                old = self._cells.get(rk)
-                if old == sig:
-                    continue
-                for j, k in enumerate(keys):
-                    if old is None or old[j] != sig[j]:  # only the cells that changed
-                        self._cell_ver[(rk, k)] = self._cell_ver.get((rk, k), 0) + 1  # == (RowKey, ColumnKey)
-                        self.update_cell(rk, k, row[k])
-                self._cells[rk] = sig
-            return
-
-        scroll_y = self.scroll_y
-        self._gen += 1  # rows re-added: every cached cell render is stale
-        self._cell_ver.clear()
-        self._cell_cache.clear()
-        self.clear(columns=layout != self._layout)
+        new_keys = [r.run_key for r in runs]
+        changed = False
         if layout != self._layout:
-            for k in keys:
-                c = _COL[k]
-                lab = Text(shown_labels[k], style="bold", justify=c.justify)  # type: ignore[arg-type]
-                self.add_column(lab, width=widths[k], key=k)
             self._layout = layout
-        self._cells = {}
-        for rk, row in zip(new_keys, fitted):
-            self.add_row(*(row[k] for k in keys), key=rk)
-            self._cells[rk] = tuple(_cell_sig(row[k]) for k in keys)
+            self.columns = {k: ColumnInfo(k, Text(shown_labels[k], style="bold", justify=_COL[k].justify),  # type: ignore[arg-type]
+                                          widths[k]) for k in keys}
+            self._total_width = sum(widths[k] + 2 * self.cell_padding for k in keys)
+            self._strips.clear()
+            self._header = None
+            changed = True
+        if new_keys != self.run_keys:
+            changed = True
+        rows: dict[str, dict[str, Text]] = {}
+        sigs: dict[str, tuple] = {}
+        dirty: list[int] = []  # rows (same order as before) whose cells changed
+        for i, (rk, row) in enumerate(zip(new_keys, raw)):
+            fitted = {k: _fit(k, row[k], widths[k]) for k in keys}
+            rows[rk] = fitted
+            sigs[rk] = tuple(_cell_sig(fitted[k]) for k in keys)
+            if not changed and self._cells.get(rk) != sigs[rk]:
+                dirty.append(i)
+        self._rows, self._cells = rows, sigs
+        for rk in [k for k in self._strips if k not in rows]:
+            del self._strips[rk]
         self.run_keys = new_keys
-        if selected in new_keys:
-            idx = new_keys.index(selected)
-            self.scroll_y = scroll_y
-            self.move_cursor(row=idx, animate=False, scroll=True)
-        elif new_keys:
-            self.move_cursor(row=0, animate=False)
+        self.virtual_size = Size(self._total_width, len(new_keys) + 1)
+        old_row = self.cursor_row
+        self.cursor_row = new_keys.index(selected) if selected in rows else 0
+        if self.cursor_row != old_row or selected != self.selected_run_key:
+            changed = True
+            self._scroll_cursor_into_view()
+            self.post_message(self.RowHighlighted(self, self.selected_run_key, self.cursor_row))
+        if changed:
+            self.refresh()
+        else:
+            self._refresh_rows(dirty)
+
+    def _refresh_rows(self, indices: Iterable[int]) -> None:
+        """Draw these rows again (those on screen; the others are drawn when scrolled to)."""
+        top = int(self.scroll_y)
+        bottom = top + max(1, self.scrollable_content_region.height - 1)
+        for i in indices:
+            if top <= i < bottom:
+                self.refresh_lines(i + 1)  # virtual line: the header is line 0
 
     def select_run(self, run_key: str) -> bool:
         """Put the cursor on ``run_key``; ``False`` when it is not shown."""
         if run_key not in self.run_keys:
             return False
-        self.move_cursor(row=self.run_keys.index(run_key), animate=False)
+        self.move_cursor(self.run_keys.index(run_key))
         return True
+
+    # ------------------------------------------------------------------ cursor
+
+    def move_cursor(self, row: int) -> None:
+        """Put the cursor on row ``row`` (clamped), scroll it into view, post :class:`RowHighlighted`."""
+        if not self.run_keys:
+            return
+        row = max(0, min(len(self.run_keys) - 1, row))
+        if row != self.cursor_row:
+            self._refresh_rows((self.cursor_row, row))
+            self.cursor_row = row
+            self.post_message(self.RowHighlighted(self, self.selected_run_key, row))
+        self._scroll_cursor_into_view()
+
+    def _scroll_cursor_into_view(self) -> None:
+        visible = max(1, self.scrollable_content_region.height - 1)  # under the header
+        y = int(self.scroll_y)
+        if self.cursor_row < y:
+            self.scroll_to(y=self.cursor_row, animate=False, immediate=True)
+        elif self.cursor_row >= y + visible:
+            self.scroll_to(y=self.cursor_row - visible + 1, animate=False, immediate=True)
+
+    def action_cursor_up(self) -> None:
+        self.move_cursor(self.cursor_row - 1)
+
+    def action_cursor_down(self) -> None:
+        self.move_cursor(self.cursor_row + 1)
+
+    def action_page_up(self) -> None:
+        self.move_cursor(self.cursor_row - max(1, self.scrollable_content_region.height - 2))
+
+    def action_page_down(self) -> None:
+        self.move_cursor(self.cursor_row + max(1, self.scrollable_content_region.height - 2))
+
+    def action_first(self) -> None:
+        self.move_cursor(0)
+
+    def action_last(self) -> None:
+        self.move_cursor(len(self.run_keys) - 1)
+
+    def action_select_cursor(self) -> None:
+        rk = self.selected_run_key
+        if rk is not None:
+            self.post_message(self.RowSelected(self, rk))
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None or offset.y < 1:
+            return
+        row = int(self.scroll_y) + offset.y - 1
+        if not (0 <= row < len(self.run_keys)):
+            return
+        event.stop()
+        if row == self.cursor_row or event.chain > 1:
+            self.move_cursor(row)
+            self.action_select_cursor()
+        else:
+            self.move_cursor(row)
+
+    def on_focus(self) -> None:
+        self._strips.clear()  # the cursor's style follows the focus
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self._strips.clear()
+        self.refresh()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._strips.clear()
+        self._header = None
+
+    # ------------------------------------------------------------------ rendering
+
+    def _join(self, cells: Iterable[Text], style: Style) -> Strip:
+        """One full-width line: each cell padded to its column, on ``style`` (the row's background)."""
+        console = self.app.console
+        pad = " " * self.cell_padding
+        line = Text(no_wrap=True, overflow="crop", end="")
+        for cell, col in zip(cells, self.columns.values()):
+            line.append(pad)
+            gap = col.width - cell.cell_len
+            justify = cell.justify or _COL[col.key].justify
+            if gap > 0 and justify == "right":
+                line.append(" " * gap)
+            line.append_text(cell)
+            if gap > 0 and justify != "right":
+                line.append(" " * gap)
+            line.append(pad)
+        segments = list(Segment.apply_style(line.render(console), style))
+        return Strip(segments).adjust_cell_length(self._total_width, style)
+
+    def _row_strip(self, index: int) -> Strip:
+        rk = self.run_keys[index]
+        cursor = index == self.cursor_row
+        token = (self._cells.get(rk), cursor, index % 2)
+        hit = self._strips.get(rk)
+        if hit is not None and hit[0] == token:
+            return hit[1]
+        if cursor:
+            style = self.get_component_rich_style("runs-table--cursor")
+        elif index % 2:
+            style = self.get_component_rich_style("runs-table--even-row")
+        else:
+            style = Style()
+        row = self._rows[rk]
+        strip = self._join((row[k] for k in self.columns), style)
+        self._strips[rk] = (token, strip)
+        return strip
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        scroll_x, scroll_y = int(self.scroll_x), int(self.scroll_y)
+        if y == 0:
+            if self._header is None or self._header[0] != self._layout:
+                style = self.get_component_rich_style("runs-table--header")
+                self._header = (self._layout, self._join((c.label for c in self.columns.values()), style))
+            strip = self._header[1]
+        else:
+            index = scroll_y + y - 1
+            if not (0 <= index < len(self.run_keys)):
+                return Strip.blank(width, self.rich_style)
+            strip = self._row_strip(index)
+        return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)

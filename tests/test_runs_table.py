@@ -1,0 +1,116 @@
+"""The runs table widget on its own (Pilot, real terminal rendering): keys, mouse, scrolling with a
+fixed header, rows redrawn when their cells change and only then, the selection kept across updates."""
+
+from __future__ import annotations
+
+
+import pytest
+from textual.app import App
+
+from edgetui.live.model import LiveRun
+from edgetui.widgets.runs_table import RunsTable
+
+NOW = 1_790_000_000.0
+
+
+def runs(n: int, k: int = 0) -> list[LiveRun]:
+    return [LiveRun(run_key=f"local/r{i:03d}/t{i}", run_id=f"r{i:03d}", task_id=f"t{i}", model="claude-opus-4-8",
+                    status="running", elapsed_s=3600.0, budget_s=43200.0, tokens=1000 * (i + 1) + k,
+                    cost_usd=1.0 + k, last_event_at=NOW - 5) for i in range(n)]
+
+
+class TableApp(App):
+    def __init__(self) -> None:
+        super().__init__()
+        self.selected: list[str] = []
+        self.highlighted: list[str] = []
+
+    def compose(self):
+        yield RunsTable(id="t")
+
+    def on_runs_table_row_selected(self, msg: RunsTable.RowSelected) -> None:
+        self.selected.append(msg.run_key)
+
+    def on_runs_table_row_highlighted(self, msg: RunsTable.RowHighlighted) -> None:
+        self.highlighted.append(msg.run_key)
+
+
+
+def visible_text(table: RunsTable) -> list[str]:
+    """The table's lines as drawn (header first)."""
+    return [table.render_line(y).text for y in range(table.scrollable_content_region.height)]
+
+
+@pytest.mark.asyncio
+async def test_keys_scroll_under_a_fixed_header_and_enter_selects():
+    app = TableApp()
+    async with app.run_test(size=(120, 20)) as pilot:
+        t = app.query_one(RunsTable)
+        t.focus()
+        t.show(runs(100), NOW)
+        await pilot.pause()
+        lines = visible_text(t)
+        assert lines[0].split()[:2] == ["run", "id"] and "r000" in lines[1]
+        await pilot.press("end")
+        await pilot.pause()
+        lines = visible_text(t)
+        assert lines[0].split()[:2] == ["run", "id"]  # the header stays on top
+        assert "r099" in lines[-1] and t.selected_run_key == "local/r099/t99"
+        await pilot.press("up", "up")
+        assert t.selected_run_key == "local/r097/t97"
+        await pilot.press("home")
+        await pilot.pause()
+        assert "r000" in visible_text(t)[1]
+        await pilot.press("pagedown")
+        assert t.cursor_row == t.scrollable_content_region.height - 2
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.selected == [t.selected_run_key]
+        assert app.highlighted[-1] == t.selected_run_key
+
+
+@pytest.mark.asyncio
+async def test_click_highlights_then_a_second_click_opens():
+    app = TableApp()
+    async with app.run_test(size=(120, 20)) as pilot:
+        t = app.query_one(RunsTable)
+        t.show(runs(10), NOW)
+        await pilot.pause()
+        await pilot.click(RunsTable, offset=(5, 4))  # line 4 = row 3 under the header
+        await pilot.pause()
+        assert t.selected_run_key == "local/r003/t3" and app.selected == []
+        await pilot.click(RunsTable, offset=(5, 4))
+        await pilot.pause()
+        assert app.selected == ["local/r003/t3"]
+        await pilot.click(RunsTable, offset=(5, 0))  # the header opens nothing
+        await pilot.pause()
+        assert app.selected == ["local/r003/t3"]
+
+
+@pytest.mark.asyncio
+async def test_rows_are_redrawn_when_their_cells_change_and_selection_survives_reorder():
+    app = TableApp()
+    async with app.run_test(size=(120, 20)) as pilot:
+        t = app.query_one(RunsTable)
+        t.show(runs(5), NOW)
+        await pilot.pause()
+        t.select_run("local/r002/t2")
+        before = visible_text(t)
+        strip_ids = {rk: id(t._strips[rk][1]) for rk in t._strips}
+        t.show(runs(5), NOW)  # the same cells: nothing is drawn again
+        await pilot.pause()
+        assert visible_text(t) == before
+        assert all(id(t._strips[rk][1]) == v for rk, v in strip_ids.items())
+        new = runs(5, k=7)  # every row's tokens and dollars change
+        t.show(new, NOW)
+        await pilot.pause()
+        after = visible_text(t)
+        assert "$8.00" in after[1] and "$1.00" not in after[1]
+        t.show(list(reversed(new)), NOW)  # new order: the selected run stays selected
+        await pilot.pause()
+        assert t.selected_run_key == "local/r002/t2" and t.cursor_row == 2
+        assert "r004" in visible_text(t)[1]
+        t.show(new[:2], NOW)  # the selected run is gone: the cursor goes to the first row
+        await pilot.pause()
+        assert t.selected_run_key == "local/r000/t0" and t.row_count == 2
+        assert [c.plain for c in t.get_column("run_id")] == ["r000", "r001"]
