@@ -40,6 +40,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+def machine_reference_s() -> float:
+    """CPU seconds of a fixed pure-Python loop (10 million additions), best of 3: printed beside the
+    CPU shares so that figures from machines of different speed can be compared (a share of one
+    core is a share of THIS machine's core)."""
+    best = float("inf")
+    for _ in range(3):
+        t = time.process_time()
+        s = 0
+        for i in range(10_000_000):
+            s += i
+        best = min(best, time.process_time() - t)
+    return best
+
+
 def _line(i: int, k: int) -> bytes:
     tag = f"{i}-{k}"
     m = k % 3
@@ -283,7 +297,9 @@ def main(argv=None) -> int:
     print(f"startup: catch-up {catchup_s:.1f} s, first full refresh of every run done after {startup_s:.1f} s")
     print(f"lines appended {len(log)}, recorded {len(lags)}, not recorded {missing}; events in db {n_ev}")
     print(f"lag append->db: p50 {pct(50) * 1000:.0f} ms, p95 {pct(95) * 1000:.0f} ms, max {lags[-1] * 1000 if lags else float('nan'):.0f} ms")
-    print(f"cpu: {cpu:.1f} s over {wall:.1f} s wall = {100 * cpu / wall:.1f} % of one core (writer process excluded)")
+    print(f"cpu: {cpu:.1f} s over {wall:.1f} s wall = {100 * cpu / wall:.1f} % of one core (writer process excluded); "
+          f"user {r1.ru_utime - r0.ru_utime:.1f} s, system {r1.ru_stime - r0.ru_stime:.1f} s; "
+          f"machine reference: 10M-step Python loop {machine_reference_s():.2f} s")
     print(f"refreshes {polls[0]} (mean {1000 * polls[1] / max(1, polls[0]):.0f} ms), finalizes {finalizes[0]}")
     cur_mb = int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) / 1024 \
         if os.path.exists("/proc/self/status") else float("nan")

@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_live import make_runs, writer  # noqa: E402
+from bench_live import machine_reference_s, make_runs, writer  # noqa: E402
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -212,7 +212,7 @@ async def run(args) -> int:
     print(f"phase 2 live run screen (run 0): {len(lag2)} lines, not shown {miss2}; lag append->screen p50 "
           f"{pct(lag2, 50) * 1000:.0f} ms, p95 {pct(lag2, 95) * 1000:.0f} ms, max {lag2[-1] * 1000 if lag2 else float('nan'):.0f} ms")
     print(f"cpu: {cpu:.1f} s over {wall:.1f} s wall = {100 * cpu / wall:.1f} % of one core (app + supervisor; "
-          f"writer excluded); peak RSS {peak:.0f} MiB")
+          f"writer excluded); peak RSS {peak:.0f} MiB; machine reference: 10M-step Python loop {machine_reference_s():.2f} s")
     ok = lag1 and lag2 and pct(lag1, 95) < 1.0 and pct(lag2, 95) < 1.0 and cpu / wall < 0.25
     print("targets (p95 < 1 s on both screens, < 25 % of one core):", "met" if ok else "NOT met")
     if args.keep:

@@ -18,10 +18,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from textual.app import App  # noqa: E402
 
 from edgetui.live.model import LiveRun  # noqa: E402
+from bench_live import machine_reference_s  # noqa: E402
 from edgetui.widgets.runs_table import RunsTable  # noqa: E402
 
 
@@ -66,7 +68,8 @@ def main() -> None:
     show = statistics.median(r[1] for r in rounds)
     print(f"runs table, {a.runs} busy rows at 160x48: {total * 1000:.1f} ms CPU per refresh "
           f"(building cells {show * 1000:.1f} ms, rendering and compositing {(total - show) * 1000:.1f} ms); "
-          f"rounds: {', '.join(f'{r[0] * 1000:.1f}' for r in rounds)} ms")
+          f"rounds: {', '.join(f'{r[0] * 1000:.1f}' for r in rounds)} ms; "
+          f"machine reference: 10M-step Python loop {machine_reference_s():.2f} s")
 
 
 if __name__ == "__main__":

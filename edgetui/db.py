@@ -79,8 +79,6 @@ def open_db(path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnect
         if "not a valid DuckDB database" in str(e) or "in-memory database in read-only" in str(e):
             raise ValueError(f"{path} is not an edgetui (DuckDB) database") from None
         raise
-    if os.environ.get("EDGETUI_THREADS"):
-        conn.execute(f"SET threads = {int(os.environ['EDGETUI_THREADS'])}")
     if not read_only:
         migrate(conn)
     return conn
