@@ -114,3 +114,31 @@ async def test_rows_are_redrawn_when_their_cells_change_and_selection_survives_r
         await pilot.pause()
         assert t.selected_run_key == "local/r000/t0" and t.row_count == 2
         assert [c.plain for c in t.get_column("run_id")] == ["r000", "r001"]
+
+
+@pytest.mark.asyncio
+async def test_rows_off_screen_are_built_when_scrolled_to_and_a_wider_number_widens_its_column():
+    app = TableApp()
+    async with app.run_test(size=(120, 12)) as pilot:  # ~9 rows on screen of 60
+        t = app.query_one(RunsTable)
+        t.show(runs(60), NOW)
+        await pilot.pause()
+        newer = runs(60, k=5)
+        t.show(newer, NOW)  # same rows and layout: only the rows on screen are built
+        await pilot.pause()
+        assert "local/r059/t59" in t._stale and "local/r000/t0" not in t._stale
+        assert "$6.00" in visible_text(t)[1]
+        await pilot.press("end")  # scrolled to: the stale rows show the newest snapshot
+        await pilot.pause()
+        assert "r059" in visible_text(t)[-1] and "$6.00" in visible_text(t)[-1]
+        assert "local/r059/t59" not in t._stale
+        # reading a column gives the newest cells of every row, on screen or not
+        assert all(c.plain == "$6.00" for c in t.get_column("cost"))
+        width = t.columns["cost"].width
+        wide = runs(60, k=5)
+        wide[59].cost_usd = 123456.0  # a row on screen needs a wider cost column: every row is measured
+        t.show(wide, NOW)
+        await pilot.pause()
+        assert t.columns["cost"].width > width
+        cell = t.get_column("cost")[59].plain
+        assert "…" not in cell and cell.replace(",", "").startswith("$123456")

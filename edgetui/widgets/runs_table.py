@@ -21,6 +21,7 @@ same, only the rows whose cells changed are drawn again.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
@@ -445,6 +446,12 @@ class RunsTable(ScrollView, can_focus=True):
         self._strips: dict[str, tuple[tuple, Strip]] = {}  # run key -> (render token, full-width row)
         self._header: Optional[tuple[tuple, Strip]] = None
         self._total_width = 0
+        self._runs: dict[str, LiveRun] = {}  # the latest snapshot of each shown run
+        self._now, self._tier = 0.0, "w"
+        self._stale: set[str] = set()  # rows whose cells were not rebuilt from the latest snapshot
+        self._shrunk: set[str] = set()  # text columns cut to fit the width
+        self._layout_in: tuple = ()
+        self._widths_t = float("-inf")
 
     # ------------------------------------------------------------------ DataTable-like reading
 
@@ -454,12 +461,12 @@ class RunsTable(ScrollView, can_focus=True):
 
     def get_row_at(self, index: int) -> list[Text]:
         """Cells of row ``index`` in column order (as shown: fitted to the column widths)."""
-        row = self._rows[self.run_keys[index]]
+        row = self._fresh(self.run_keys[index])
         return [row[k] for k in self.columns]
 
     def get_column(self, key: str) -> list[Text]:
         """Cells of column ``key``, top to bottom."""
-        return [self._rows[rk][key] for rk in self.run_keys]
+        return [self._fresh(rk)[key] for rk in self.run_keys]
 
     @property
     def selected_run_key(self) -> Optional[str]:
@@ -489,6 +496,11 @@ class RunsTable(ScrollView, can_focus=True):
             total -= 1
         return w
 
+    #: column widths follow the content of every row at most this often (and whenever the rows, the
+    #: tier, the sort label or the width change, or a row on screen needs a wider column); between
+    #: those, only the rows on screen are built, the others when scrolled to
+    WIDTHS_EVERY_S = 5.0
+
     def show(
         self,
         runs: Sequence[LiveRun],
@@ -505,17 +517,72 @@ class RunsTable(ScrollView, can_focus=True):
         for k in keys:
             c = _COL[k]
             labels[k] = (c.narrow_label or c.label) if tier == "n" else c.label
-        raw = [row_cells(r, now, tier) for r in runs]
-        avail = available if available is not None else max(20, (self.size.width or 160) - 1)
-        widths = self._widths(keys, raw, tier, labels, avail)
         arrow = " ▼" if reverse else " ▲"
         shown_labels = {k: labels[k] + (arrow if k == sort_key else "") for k in keys}
+        avail = available if available is not None else max(20, (self.size.width or 160) - 1)
+        layout_in = (tuple(keys), tuple(shown_labels[k] for k in keys), avail, tier)
+        new_keys = [r.run_key for r in runs]
+        self._runs = {r.run_key: r for r in runs}
+        self._now, self._tier = now, tier
+        if (layout_in != self._layout_in or new_keys != self.run_keys
+                or time.monotonic() - self._widths_t >= self.WIDTHS_EVERY_S
+                or not self._show_on_screen(new_keys, keys)):
+            self._show_all(runs, new_keys, keys, labels, shown_labels, avail, tier, layout_in)
+
+    def _show_on_screen(self, new_keys: list[str], keys: list[str]) -> bool:
+        """Same rows, same layout: build only the rows on screen (the others go stale). False when a
+        row on screen needs a wider column (then every row is measured)."""
+        top = int(self.scroll_y)
+        bottom = min(len(new_keys), top + max(1, self.scrollable_content_region.height - 1))
+        caps = _CAPS[self._tier]
+        built: list[tuple[int, str, dict[str, Text]]] = []
+        for i in range(top, bottom):
+            rk = new_keys[i]
+            row = row_cells(self._runs[rk], self._now, self._tier)
+            for k in keys:
+                w = self.columns[k].width
+                if row[k].cell_len > w and k not in self._shrunk and w < caps.get(k, 10**6):
+                    return False
+            built.append((i, rk, row))
+        dirty: list[int] = []
+        for i, rk, row in built:
+            if self._set_row(rk, row):
+                dirty.append(i)
+        self._stale.update(new_keys[:top])
+        self._stale.update(new_keys[bottom:])
+        self._refresh_rows(dirty)
+        return True
+
+    def _set_row(self, rk: str, row: dict[str, Text]) -> bool:
+        """Fit ``row`` (uncut cells) to the columns and keep it; True when what it shows changed."""
+        fitted = {k: _fit(k, row[k], c.width) for k, c in self.columns.items()}
+        sig = tuple(_cell_sig(fitted[k]) for k in self.columns)
+        self._stale.discard(rk)
+        self._rows[rk] = fitted
+        if self._cells.get(rk) == sig:
+            return False
+        self._cells[rk] = sig
+        return True
+
+    def _fresh(self, rk: str) -> dict[str, Text]:
+        """The fitted cells of ``rk``, built now when they went stale off screen."""
+        if rk in self._stale:
+            self._set_row(rk, row_cells(self._runs[rk], self._now, self._tier))
+        return self._rows[rk]
+
+    def _show_all(self, runs: Sequence[LiveRun], new_keys: list[str], keys: list[str], labels: dict[str, str],
+                  shown_labels: dict[str, str], avail: int, tier: str, layout_in: tuple) -> None:
+        raw = [row_cells(r, self._now, tier) for r in runs]
+        widths = self._widths(keys, raw, tier, labels, avail)
+        caps = _CAPS[tier]
+        self._shrunk = {k for k in keys if widths[k] < min(max((r[k].cell_len for r in raw), default=0),
+                                                             caps.get(k, 10**6))}
         for k in keys:  # the arrow must not widen a fitted column past its label
             widths[k] = max(widths[k], len(shown_labels[k]))
         layout = (tuple(keys), tuple(widths[k] for k in keys), tuple(shown_labels[k] for k in keys))
+        self._layout_in, self._widths_t = layout_in, time.monotonic()
         selected = self.selected_run_key
-        new_keys = [r.run_key for r in runs]
-        changed = False
+        changed = new_keys != self.run_keys
         if layout != self._layout:
             self._layout = layout
             self.columns = {k: ColumnInfo(k, Text(shown_labels[k], style="bold", justify=_COL[k].justify),  # type: ignore[arg-type]
@@ -523,25 +590,18 @@ class RunsTable(ScrollView, can_focus=True):
             self._total_width = sum(widths[k] + 2 * self.cell_padding for k in keys)
             self._strips.clear()
             self._header = None
+            self._cells.clear()
             changed = True
-        if new_keys != self.run_keys:
-            changed = True
-        rows: dict[str, dict[str, Text]] = {}
-        sigs: dict[str, tuple] = {}
-        dirty: list[int] = []  # rows (same order as before) whose cells changed
-        for i, (rk, row) in enumerate(zip(new_keys, raw)):
-            fitted = {k: _fit(k, row[k], widths[k]) for k in keys}
-            rows[rk] = fitted
-            sigs[rk] = tuple(_cell_sig(fitted[k]) for k in keys)
-            if not changed and self._cells.get(rk) != sigs[rk]:
-                dirty.append(i)
-        self._rows, self._cells = rows, sigs
-        for rk in [k for k in self._strips if k not in rows]:
-            del self._strips[rk]
+        keep = set(new_keys)
+        for d in (self._rows, self._cells, self._strips):
+            for rk in [k for k in d if k not in keep]:
+                del d[rk]
+        self._stale.clear()
+        dirty = [i for i, (rk, row) in enumerate(zip(new_keys, raw)) if self._set_row(rk, row)]
         self.run_keys = new_keys
         self.virtual_size = Size(self._total_width, len(new_keys) + 1)
         old_row = self.cursor_row
-        self.cursor_row = new_keys.index(selected) if selected in rows else 0
+        self.cursor_row = new_keys.index(selected) if selected in keep else 0
         if self.cursor_row != old_row or selected != self.selected_run_key:
             changed = True
             self._scroll_cursor_into_view()
@@ -659,6 +719,7 @@ class RunsTable(ScrollView, can_focus=True):
 
     def _row_strip(self, index: int) -> Strip:
         rk = self.run_keys[index]
+        row = self._fresh(rk)
         cursor = index == self.cursor_row
         token = (self._cells.get(rk), cursor, index % 2)
         hit = self._strips.get(rk)
@@ -670,7 +731,6 @@ class RunsTable(ScrollView, can_focus=True):
             style = self.get_component_rich_style("runs-table--even-row")
         else:
             style = Style()
-        row = self._rows[rk]
         strip = self._join((row[k] for k in self.columns), style)
         self._strips[rk] = (token, strip)
         return strip
