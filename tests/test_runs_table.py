@@ -142,3 +142,4 @@ async def test_rows_off_screen_are_built_when_scrolled_to_and_a_wider_number_wid
         assert t.columns["cost"].width > width
         cell = t.get_column("cost")[59].plain
         assert "…" not in cell and cell.replace(",", "").startswith("$123456")
+

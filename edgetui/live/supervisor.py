@@ -54,6 +54,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
+import pyarrow as pa
+
+from replay.selection import display_value
+
 from ..events import Event, Kind, TimeSource, one_line
 from ..ingest import LINE_SOURCES, _fill_model_agent, detect_file_format, finalize_run, load_price_file, raw_secrets, whole_file_events
 from ..parsers import sforge_dir as sd
@@ -1227,8 +1231,6 @@ class Supervisor:
     def _update_runs(self, columns: dict[str, list], sets: str, what: str) -> bool:
         """``UPDATE runs SET <sets>`` from one row per run (``columns`` incl. ``run_key``, the row
         aliased ``s``) in one statement; a failure is a note. Returns whether it was written."""
-        import pyarrow as pa
-
         try:
             settle(self.conn)
             self.conn.register("_edgetui_live_update", pa.table(columns))
@@ -1350,8 +1352,6 @@ class Supervisor:
 
     # ================================================================== snapshots
     def _live_run(self, rs: RunState, now: float) -> LiveRun:
-        from replay.selection import display_value
-
         row = rs.row
         info = rs.info
         started = info.started_at if info.started_at is not None else row.get("started_at")

@@ -843,7 +843,7 @@ class LiveRunScreen(ReplayScreen):
         events = self.query_one(EventList)
         events.loading = False
         events.border_title = "events"
-        events.border_subtitle = Text(msg.note, style="italic").markup
+        events.border_subtitle = Text(msg.note, style="italic")
         self._done()
 
     def _chart_data(self) -> Any:
@@ -963,7 +963,7 @@ class LiveRunScreen(ReplayScreen):
             num = cur.match_number
             sub.append(f"  /{cur.query} ", style="yellow")
             sub.append(f"{num if num else '–'}/{len(cur.matches)}", style="yellow")
-        events.border_subtitle = sub.markup
+        events.border_subtitle = sub
 
     @on(DataTable.RowSelected, "#subs")
     def _on_sub_selected(self, event: DataTable.RowSelected) -> None:

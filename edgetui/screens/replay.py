@@ -254,7 +254,7 @@ class ReplayScreen(Screen):
         if data.budget_h:
             legend.append("  ┊ budget", style="red")
         legend.append("  │ cursor", style="bold bright_yellow")
-        chart.border_subtitle = legend.markup
+        chart.border_subtitle = legend  # a Text: no markup parsing at every render
         chart.border_title = f"{data.y_label} · best-so-far" + (f" ({data.policy})" if data.policy else "")
         events = self.query_one(EventList)
         events.loading = False
@@ -297,7 +297,7 @@ class ReplayScreen(Screen):
             num = cur.match_number
             sub.append(f"  /{cur.query} ", style="yellow")
             sub.append(f"{num if num else '–'}/{len(cur.matches)}", style="yellow")
-        events.border_subtitle = sub.markup
+        events.border_subtitle = sub
 
     def _schedule_detail(self) -> None:
         """Load the selected event's detail soon: debounced when stepping, throttled when playing."""

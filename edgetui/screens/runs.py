@@ -374,7 +374,7 @@ class RunsScreen(Screen):
         sub.append(f"sort {label} {'▼' if self.reverse else '▲'}", style="")
         if self.filter_text:
             sub.append(f"  /{self.filter_text}", style="yellow")
-        table.border_subtitle = sub.markup
+        table.border_subtitle = sub
         set_static(self.query_one("#runs-title", Static), self._title_text(width - 2))
         self._render_banner(now, width - 2)
         self._render_selected(now, width - 2)

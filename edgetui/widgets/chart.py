@@ -132,6 +132,25 @@ def chart_data(
     return d
 
 
+def _same_drawing(old: ChartData, new: ChartData, columns: int) -> bool:
+    """True when ``new`` differs from ``old`` only by less than one of ``columns`` chart columns in x
+    range and in the x of the best line's last point (its run-on to "now")."""
+    if columns <= 0 or old.x_max <= 0:
+        return False
+    col_h = old.x_max / columns
+    if (old.agent != new.agent or old.auto != new.auto or old.budget_h != new.budget_h
+            or old.y_label != new.y_label or old.policy != new.policy or len(old.best) != len(new.best)
+            or abs(new.x_max - old.x_max) >= col_h):
+        return False
+    if old.best[:-1] != new.best[:-1]:
+        return False
+    if old.best:
+        (ox, oy), (nx, ny) = old.best[-1], new.best[-1]
+        if oy != ny or abs(nx - ox) >= col_h:
+            return False
+    return True
+
+
 def _nice_step(span: float, n: int) -> float:
     """A 1/2/2.5/5 × 10^k tick step giving about ``n`` ticks over ``span``."""
     raw = span / max(1, n)
@@ -201,6 +220,11 @@ class ScoreChart(Widget):
     # ------------------------------------------------------------------ API
 
     def set_data(self, data: ChartData) -> None:
+        """Draw ``data``. A live run's new data that would draw the same picture (only the line's
+        run-on to "now" or the x range moved, by less than one column) keeps the current drawing:
+        building a plotext figure costs tens of ms, and "now" moves every second."""
+        if self._built is not None and _same_drawing(self.data, data, self._built.canvas[2]):
+            return
         self.data = data
         self._built = None
         self.refresh()
