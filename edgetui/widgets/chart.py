@@ -233,8 +233,10 @@ class ScoreChart(Widget):
         """Put the time cursor at ``elapsed_s`` (``None`` hides it); repaints only the chart."""
         if elapsed_s == self.cursor_elapsed:
             return
+        before = self.cursor_column if self._built is not None else -1
         self.cursor_elapsed = elapsed_s
-        self.refresh()
+        if before == -1 or self.cursor_column != before:  # the same column: nothing to draw again
+            self.refresh()
 
     @property
     def x_range(self) -> tuple[float, float]:
@@ -343,7 +345,9 @@ class ScoreChart(Widget):
                     if st is not None and st.bgcolor is not None:  # keep the app's background
                         st = Style(color=st.color, bold=st.bold, dim=st.dim, italic=st.italic)
                     segs.append(Segment(seg.text, st))
-                out.append(Strip(segs).crop_extend(0, b.size.width, None))
+                # plotext colours cell by cell: merged runs of one style make every later strip
+                # operation (cursor overlay, crop, Textual's per-line styling) several times cheaper
+                out.append(Strip(list(Segment.simplify(segs))).crop_extend(0, b.size.width, None))
             while len(out) < b.size.height:
                 out.append(Strip.blank(b.size.width))
             b.strips = out
