@@ -143,3 +143,19 @@ async def test_rows_off_screen_are_built_when_scrolled_to_and_a_wider_number_wid
         cell = t.get_column("cost")[59].plain
         assert "…" not in cell and cell.replace(",", "").startswith("$123456")
 
+
+
+@pytest.mark.asyncio
+async def test_set_border_sets_only_what_changed_and_notices_direct_assignments():
+    from rich.text import Text
+
+    from edgetui.widgets.fmt import set_border
+
+    app = TableApp()
+    async with app.run_test(size=(60, 10)):
+        t = app.query_one(RunsTable)
+        assert set_border(t, "runs 3", Text("sort status ▲", style="dim"))
+        assert not set_border(t, "runs 3", Text("sort status ▲", style="dim"))  # unchanged: no repaint
+        assert set_border(t, subtitle=Text("sort status ▲", style="yellow"))  # a style change counts
+        t.border_title = "someone else"
+        assert set_border(t, "runs 3") and t.border_title == "runs 3"

@@ -48,7 +48,7 @@ from edgetui.live.model import Alarm, LiveRun
 from replay.cursor import ReplayCursor, format_elapsed
 
 from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
-from ..widgets.fmt import fmt_pct, fmt_score, set_static
+from ..widgets.fmt import fmt_pct, fmt_score, set_border, set_static
 from ..widgets.runs_table import budget_bar, fmt_age, fmt_bytes, fmt_hm, status_text
 from .confirm import ChoiceScreen, ConfirmScreen
 from .replay import NARROW_WIDTH, HelpScreen, LoadFailed, PromptInput, ReplayScreen, RunLoaded
@@ -842,8 +842,7 @@ class LiveRunScreen(ReplayScreen):
         self.waiting_note = msg.note
         events = self.query_one(EventList)
         events.loading = False
-        events.border_title = "events"
-        events.border_subtitle = Text(msg.note, style="italic")
+        set_border(events, "events", Text(msg.note, style="italic"))
         self._done()
 
     def _chart_data(self) -> Any:
@@ -928,7 +927,7 @@ class LiveRunScreen(ReplayScreen):
         t = self.query_one(SubmissionsTable)
         n_agent = sum(1 for s in self.subs if s.get("kind") != "auto")
         n_auto = len(self.subs) - n_agent
-        t.border_title = f"submissions {n_agent} agent · {n_auto} auto"
+        set_border(t, f"submissions {n_agent} agent · {n_auto} auto")
 
     # ------------------------------------------------------------------ pinning
 
@@ -946,7 +945,7 @@ class LiveRunScreen(ReplayScreen):
         if cur is None:
             return
         events = self.query_one(EventList)
-        events.border_title = f"events {cur.index + 1:,}/{cur.n:,}"
+        set_border(events, f"events {cur.index + 1:,}/{cur.n:,}")
         sub = Text()
         if self.pinned:
             sub.append("● now", style="bold green")
@@ -963,7 +962,7 @@ class LiveRunScreen(ReplayScreen):
             num = cur.match_number
             sub.append(f"  /{cur.query} ", style="yellow")
             sub.append(f"{num if num else '–'}/{len(cur.matches)}", style="yellow")
-        events.border_subtitle = sub
+        set_border(events, subtitle=sub)
 
     @on(DataTable.RowSelected, "#subs")
     def _on_sub_selected(self, event: DataTable.RowSelected) -> None:

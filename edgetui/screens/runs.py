@@ -31,7 +31,7 @@ from textual.widgets import Footer, Input, Static
 
 from edgetui.live.model import Alarm, LiveRun
 
-from ..widgets.fmt import fmt_count, fmt_usd, set_static
+from ..widgets.fmt import fmt_count, fmt_usd, set_border, set_static
 from ..widgets.runs_table import (
     SORT_KEYS,
     STATUS_COLORS,
@@ -369,12 +369,11 @@ class RunsScreen(Screen):
                    available=max(20, width - 2 - 1))
         label = SORT_KEYS[self.sort_index][1]
         title = f"runs {len(self.shown):,}" + (f" of {len(self.runs):,}" if len(self.shown) != len(self.runs) else "")
-        table.border_title = title
         sub = Text()
         sub.append(f"sort {label} {'▼' if self.reverse else '▲'}", style="")
         if self.filter_text:
             sub.append(f"  /{self.filter_text}", style="yellow")
-        table.border_subtitle = sub
+        set_border(table, title, sub)
         set_static(self.query_one("#runs-title", Static), self._title_text(width - 2))
         self._render_banner(now, width - 2)
         self._render_selected(now, width - 2)

@@ -6,10 +6,13 @@ import math
 from datetime import datetime, timezone
 from typing import Any, Optional
 
+from rich.text import Text
+
 from replay.cursor import format_elapsed
 
 __all__ = [
     "KIND_LABEL",
+    "set_border",
     "KIND_STYLE",
     "STATUS_STYLE",
     "fmt_count",
@@ -189,3 +192,23 @@ def set_static(widget: Any, content: Any) -> bool:
     widget.update(content, layout=old is None or old[1] != lines)
     widget._edgetui_sig = (sig, lines)
     return True
+
+
+def set_border(widget: Any, title: Any = None, subtitle: Any = None) -> bool:
+    """Set ``widget``'s border title / subtitle (str or Text; ``None`` leaves one as it is) only when
+    what it shows changed: each assignment repaints the whole widget, so a table refreshed twice a
+    second would otherwise redraw every row it shows. Returns whether anything was set."""
+    done = False
+    for attr, value in (("border_title", title), ("border_subtitle", subtitle)):
+        if value is None:
+            continue
+        sig = (value.plain, str(value.style), tuple((s.start, s.end, str(s.style)) for s in value.spans)) \
+            if isinstance(value, Text) else value
+        key = f"_edgetui_{attr}"
+        held = getattr(widget, key, None)  # (what we set, the label object Textual made of it)
+        if held is not None and held[0] == sig and held[1] is getattr(widget, f"_{attr}", None):
+            continue  # unchanged, and nobody else set the label since
+        setattr(widget, attr, value)
+        setattr(widget, key, (sig, getattr(widget, f"_{attr}", None)))
+        done = True
+    return done
