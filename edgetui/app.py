@@ -156,6 +156,13 @@ class EdgeTUIApp(App):
 
             self.post_message(RunsUpdated(list(runs), list(sup.messages)))
 
+        def on_events(run_keys: set[str]) -> None:
+            from .screens.runs import EventsRecorded
+
+            self.post_message(EventsRecorded(run_keys))
+
+        sup.on_events = on_events
+
         self._live_thread, self._live_stop = sup.start(interval=cfg.interval, on_update=on_update, poll=cfg.poll)
 
     def _show_runs_screen(self) -> None:
@@ -164,6 +171,11 @@ class EdgeTUIApp(App):
         if not self._runs_screen_shown:
             self._runs_screen_shown = True
             self.push_screen(RunsScreen(actions=self.live_actions))
+
+    def on_events_recorded(self, message: Any) -> None:
+        from .screens.runs import dispatch_events_recorded
+
+        dispatch_events_recorded(self, message.run_keys)
 
     def on_runs_updated(self, message: Any) -> None:
         """A supervisor refresh: the runs screen becomes home as soon as anything is live."""

@@ -189,6 +189,33 @@ def test_growing_transcript_is_tailed_by_offset_with_observed_times(env):
     assert one(runs, "run1").n_events >= expected_events(lines)
 
 
+def test_views_hear_of_committed_events_before_the_refresh_ends(env):
+    """``on_events`` gets the run keys whose new events were just committed (before finalizing and
+    the snapshot), and is not called when nothing new was recorded."""
+    root, conn, clock, mk = env
+    td = make_run(root, transcript=[init_line(), text_line(1)])
+    make_run(root, run_id="run2", transcript=[init_line("s2")])
+    sup = mk()
+    heard: list[tuple[set, int]] = []
+
+    def on_events(keys: set) -> None:  # what a view would then read is already in the database
+        heard.append((set(keys), count(conn, "SELECT count(*) FROM events WHERE source = 'agent_output.txt'")))
+
+    sup.on_events = on_events
+    runs = sup.poll_once()
+    key1 = one(runs, "run1").run_key
+    assert heard and {key1, one(runs, "run2").run_key} <= heard[0][0]
+    heard.clear()
+    sup.poll_once()
+    assert heard == []  # nothing new
+    with open(td / "agent_output.txt", "ab") as f:
+        f.write(text_line(2) + b"\n")
+    before = count(conn, "SELECT count(*) FROM events WHERE source = 'agent_output.txt'")
+    sup.poll_once()
+    assert [k for k, _ in heard] == [{key1}]  # only the run that grew
+    assert heard[0][1] > before  # committed before the callback
+
+
 def test_truncated_or_replaced_transcript_is_a_new_generation(env):
     root, conn, clock, mk = env
     lines = [init_line("s1"), text_line(1), text_line(2), text_line(3)]

@@ -27,7 +27,7 @@ from edgetui.recorder import Recorder
 from edgetui.records import RunInfo, TaskInfo, make_run_key
 from edgetui.screens.confirm import ChoiceScreen, ConfirmScreen
 from edgetui.screens.live_run import LiveRunScreen, SubmissionsTable, SupervisorActions, load_increment, tail_start
-from edgetui.screens.runs import AlarmsScreen, RunsScreen, RunsUpdated, dispatch_runs_updated
+from edgetui.screens.runs import AlarmsScreen, RunsScreen, RunsUpdated, dispatch_events_recorded, dispatch_runs_updated
 from edgetui.widgets import EventList, RunHeader, ScoreChart
 from edgetui.widgets.runs_table import (
     RunsTable,
@@ -446,6 +446,31 @@ async def test_enter_opens_live_run_pinned_and_new_events_stream_in(db):
         # q goes back to the runs table
         await pilot.press("q")
         assert isinstance(app.screen, RunsScreen)
+
+
+@pytest.mark.asyncio
+async def test_events_recorded_reloads_the_live_run_before_any_snapshot(db):
+    """The supervisor's mid-refresh "events recorded" reaches the run's screen, which reads them
+    without waiting for the snapshot; another run's events do not make it read."""
+    path, writers = db
+    app = LiveApp(path)
+    w = writers["gw"]
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        await post_runs(pilot, snapshot(writers))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
+        run = app.screen
+        n0 = run.cursor.n
+        w.attach(app.conn.cursor())
+        w.add(3)
+        loads = dict(run.reloads)
+        assert dispatch_events_recorded(app, {writers["old"].rk}) >= 1  # not this run: nothing read
+        await pilot.pause(0.3)
+        assert run.reloads == loads and run.cursor.n == n0
+        dispatch_events_recorded(app, {w.rk})
+        await wait_for(pilot, lambda: run.cursor.n == n0 + 3)
+        assert run.pinned and run.cursor.index == n0 + 2
 
 
 @pytest.mark.asyncio

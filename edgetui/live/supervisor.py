@@ -218,6 +218,9 @@ class Supervisor:
                  tasks_dir: Optional[Path | str] = None, prices: Optional[Path] = None):
         self.conn = conn.cursor()  # our own connection: the supervisor may run in a worker thread
         self.rec = Recorder(self.conn)
+        #: called (from the refresh's thread) with the run keys whose new events were just committed,
+        #: before the rest of the refresh; the snapshot callback comes at its end
+        self.on_events: Optional[Callable[[set[str]], None]] = None
         self.roots = [Path(r).expanduser() for r in runs_dirs]
         self.settings = settings or AlarmSettings()
         self.clock = clock
@@ -501,6 +504,11 @@ class Supervisor:
             self._note(one_line(f"tail failed: {type(e).__name__}: {e}", 240))
             tres = None
         self.last_tail = tres
+        if tres is not None and tres.events and self.on_events is not None:
+            try:  # views showing these runs read the new events now, not after the rest of the refresh
+                self.on_events({key for key, _source in tres.events})
+            except Exception as e:  # noqa: BLE001
+                self._note(one_line(f"events callback failed: {type(e).__name__}: {e}", 200))
         if tres is not None:
             self.behind = tres.behind
             for m in tres.messages:

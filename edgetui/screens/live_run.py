@@ -754,6 +754,11 @@ class LiveRunScreen(ReplayScreen):
         self._show_live()
         self.refresh_live()
 
+    def events_recorded(self, run_keys: set[str]) -> None:
+        """New events of these runs were committed: read ours now (the snapshot follows later)."""
+        if self.run_key in run_keys and self.is_mounted:
+            self.refresh_live()
+
     def _tick(self) -> None:
         self._show_live()
 

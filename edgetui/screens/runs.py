@@ -99,6 +99,27 @@ class RunsUpdated(Message):
         super().__init__()
 
 
+class EventsRecorded(Message):
+    """The supervisor committed new events of these runs (posted mid-refresh, before the snapshot:
+    a live run screen reads them at once instead of after the refresh's other work)."""
+
+    def __init__(self, run_keys: Iterable[str]) -> None:
+        self.run_keys = set(run_keys)
+        super().__init__()
+
+
+def dispatch_events_recorded(app: App, run_keys: Iterable[str]) -> int:
+    """Tell every screen of the stack that takes it (``events_recorded``); returns how many."""
+    keys = set(run_keys)
+    n = 0
+    for screen in list(app.screen_stack):
+        fn = getattr(screen, "events_recorded", None)
+        if callable(fn):
+            fn(keys)
+            n += 1
+    return n
+
+
 def dispatch_runs_updated(app: App, runs: Sequence[LiveRun], messages: Sequence[str] = ()) -> int:
     """Hand a snapshot to every screen of the stack that takes one (``update_runs``); returns how many."""
     n = 0
