@@ -471,6 +471,11 @@ async def test_events_recorded_reloads_the_live_run_before_any_snapshot(db):
         dispatch_events_recorded(app, {w.rk})
         await wait_for(pilot, lambda: run.cursor.n == n0 + 3)
         assert run.pinned and run.cursor.index == n0 + 2
+        # the header's dollars follow the snapshot (the runs row is written only every few seconds)
+        header = run.query_one(RunHeader)
+        assert "$88.50" in header.text(160).plain
+        await post_runs(pilot, snapshot(writers, gw=dict(cost_usd=91.25)))
+        await wait_for(pilot, lambda: "$91.25" in header.text(160).plain)
 
 
 @pytest.mark.asyncio

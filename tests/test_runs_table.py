@@ -159,3 +159,19 @@ async def test_set_border_sets_only_what_changed_and_notices_direct_assignments(
         assert set_border(t, subtitle=Text("sort status ▲", style="yellow"))  # a style change counts
         t.border_title = "someone else"
         assert set_border(t, "runs 3") and t.border_title == "runs 3"
+
+
+@pytest.mark.asyncio
+async def test_the_selected_row_stays_on_screen_when_the_table_gets_shorter():
+    app = TableApp()
+    async with app.run_test(size=(120, 30)) as pilot:
+        t = app.query_one(RunsTable)
+        t.focus()
+        t.show(runs(60), NOW)
+        await pilot.pause()
+        await pilot.press("end")
+        await pilot.pause()
+        t.styles.height = 10  # what opening the filter bar does to the runs table
+        await pilot.pause()
+        await pilot.pause()
+        assert any("r059" in line for line in visible_text(t))

@@ -752,7 +752,19 @@ class LiveRunScreen(ReplayScreen):
         if not self.is_mounted:  # pushed but not composed yet: on_mount shows what is kept here
             return
         self._show_live()
+        self._set_header()
         self.refresh_live()
+
+    def _set_header(self) -> None:
+        """The recorded header with the live dollars: the runs row's cost is written every
+        ``row_refresh_s``, the snapshot's adds what was tailed since (tokens are summed from the
+        events, so they are current already)."""
+        if self.header is None:
+            return
+        head = dict(self.header)
+        if self.live is not None and self.live.cost_usd is not None:
+            head["cost_usd"] = self.live.cost_usd
+        self.query_one(RunHeader).set_header(head)
 
     def events_recorded(self, run_keys: set[str]) -> None:
         """New events of these runs were committed: read ours now (the snapshot follows later)."""
@@ -873,6 +885,7 @@ class LiveRunScreen(ReplayScreen):
 
     def _first_load(self, msg: LiveLoaded) -> None:
         ReplayScreen._on_run_loaded(self, RunLoaded(msg.header, msg.cursor, msg.subs))
+        self._set_header()
         self.query_one(ScoreChart).set_data(self._chart_data())
         self.query_one(SubmissionsTable).set_submissions(msg.subs, msg.cursor.start)
         self._update_subs_title()
@@ -902,7 +915,7 @@ class LiveRunScreen(ReplayScreen):
                 new.playing, new.play_head = True, old.play_head
         changed = (new.n != old.n) or (new.index != old.index)
         self.cursor, self.header, self.subs = new, msg.header, msg.subs
-        self.query_one(RunHeader).set_header(msg.header)
+        self._set_header()
         self.query_one(ScoreChart).set_data(self._chart_data())
         self.query_one(SubmissionsTable).set_submissions(msg.subs, new.start)
         self._update_subs_title()

@@ -123,6 +123,8 @@ class RunHeader(Widget):
         self.head: Optional[dict[str, Any]] = None
 
     def set_header(self, head: Optional[dict[str, Any]]) -> None:
+        if head == self.head:
+            return
         self.head = head
         self.refresh(layout=True)
 

@@ -684,6 +684,10 @@ class RunsTable(ScrollView, can_focus=True):
         else:
             self.move_cursor(row)
 
+    def on_resize(self) -> None:
+        """Smaller (e.g. the filter bar opened above): the selected row stays on screen."""
+        self.call_after_refresh(self._scroll_cursor_into_view)
+
     def on_focus(self) -> None:
         self._strips.clear()  # the cursor's style follows the focus
         self.refresh()
