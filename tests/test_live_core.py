@@ -903,3 +903,26 @@ def test_live_refresh_rereads_only_changed_submission_folders_and_matches_an_off
          "AND run_key = ? ORDER BY event_id")
     assert conn.execute(q, [r.run_key]).fetchall() == off.execute(q, [r.run_key]).fetchall()
     off.close()
+
+
+def test_quitting_brings_only_changed_runs_rows_up_to_date(env):
+    """close() re-finalizes the runs that changed since their last full refresh, not every run
+    (quitting with 150 watched runs took seconds), and their rows are complete afterwards."""
+    root, conn, clock, mk = env
+    make_run(root, transcript=[init_line(), text_line(1)])
+    td2 = make_run(root, run_id="run2", transcript=[init_line("s2"), text_line(1, "s2")])
+    sup = mk(settings=fast_settings(finalize_interval_s=3600, finalize_min_interval_s=3600))
+    for _ in range(3):
+        runs = sup.poll_once()
+    key2 = one(runs, "run2").run_key
+    done: list[str] = []
+    orig = sup._finalize
+    sup._finalize = lambda rs: (done.append(rs.key), orig(rs))[1]
+    with open(td2 / "agent_output.txt", "ab") as f:
+        f.write(text_line(2, "s2") + b"\n")
+    sup.poll_once()  # tailed; its full refresh waits (finalize interval of an hour)
+    assert done == []
+    sup.close()
+    assert done == [key2]  # only the run that grew
+    n = count(conn, "SELECT n_events FROM runs WHERE run_key = ?", key2)
+    assert n == count(conn, "SELECT count(*) FROM events WHERE run_key = ?", key2)

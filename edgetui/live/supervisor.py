@@ -353,10 +353,11 @@ class Supervisor:
                 self.tailer.flush([src for rs in self.runs.values() for src in rs.sources.values()], self.clock())
             except Exception as e:  # noqa: BLE001 - at worst a few seconds of lines are re-read (same ids)
                 self._note(one_line(f"could not save cursors: {e}", 200))
-            # runs-table aggregates are refreshed at most every few minutes while watching: bring every
-            # run's row up to date before leaving, keeping the live status
+            # runs-table aggregates are refreshed at most every few minutes while watching: bring the
+            # row of every run that changed since its last full refresh up to date before leaving,
+            # keeping the live status (the others are current: quitting stays quick with many runs)
             for rs in list(self.runs.values()):
-                if rs.deleted:
+                if rs.deleted or not (rs.dirty_files or rs.dirty_finalize or rs.new_events):
                     continue
                 try:
                     self._finalize(rs)

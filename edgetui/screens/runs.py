@@ -40,7 +40,6 @@ from ..widgets.runs_table import (
     fmt_age,
     sort_runs,
     status_text,
-    tier_for,
 )
 from .live_run import (
     acknowledge_alarms,
@@ -385,8 +384,7 @@ class RunsScreen(Screen):
         width = max(20, self.size.width)
         table = self.query_one(RunsTable)
         self.shown = sort_runs(filter_runs(self.runs, self.filter_text), self.sort_key, self.reverse, now=now)
-        tier = tier_for(width)
-        table.show(self.shown, now, tier=tier, sort_key=self.sort_key, reverse=self.reverse,
+        table.show(self.shown, now, tier="auto", sort_key=self.sort_key, reverse=self.reverse,
                    available=max(20, width - 2 - 1))
         label = SORT_KEYS[self.sort_index][1]
         title = f"runs {len(self.shown):,}" + (f" of {len(self.runs):,}" if len(self.shown) != len(self.runs) else "")

@@ -217,7 +217,7 @@ class Col:
 
 #: All columns, in display order.
 COLUMNS: tuple[Col, ...] = (
-    Col("run_id", "run id", "mw", 10, shrink=True),
+    Col("run_id", "run id", "nmw", 10, shrink=True),
     Col("task", "task", "nmw", 8, shrink=True),
     Col("model", "agent/model", "mw", 8, shrink=True),
     Col("status", "status", "nmw", 9),
@@ -248,7 +248,7 @@ SORT_KEYS: tuple[tuple[str, str], ...] = (
 )
 #: Caps of text columns per tier.
 _CAPS = {
-    "n": {"task": 18, "status": 16},
+    "n": {"run_id": 18, "task": 18, "status": 16},
     "m": {"run_id": 18, "task": 18, "model": 16, "status": 20},
     "w": {"run_id": 30, "task": 24, "model": 24, "status": 30},
 }
@@ -511,23 +511,31 @@ class RunsTable(ScrollView, can_focus=True):
         reverse: bool = False,
         available: Optional[int] = None,
     ) -> None:
-        """Show ``runs`` in this order; keeps the selected run selected when it is still shown."""
-        keys = [c.key for c in COLUMNS if tier in c.tiers]
-        labels = {}
-        for k in keys:
-            c = _COL[k]
-            labels[k] = (c.narrow_label or c.label) if tier == "n" else c.label
-        arrow = " ▼" if reverse else " ▲"
-        shown_labels = {k: labels[k] + (arrow if k == sort_key else "") for k in keys}
+        """Show ``runs`` in this order; keeps the selected run selected when it is still shown.
+
+        ``tier``: ``w`` / ``m`` / ``n`` (see :data:`COLUMNS`), or ``auto``: the widest tier whose
+        columns fit ``available`` cells (text columns shrunk to their minimum) for these rows.
+        """
         avail = available if available is not None else max(20, (self.size.width or 160) - 1)
-        layout_in = (tuple(keys), tuple(shown_labels[k] for k in keys), avail, tier)
+        layout_in = (tier, sort_key, reverse, avail)
         new_keys = [r.run_key for r in runs]
         self._runs = {r.run_key: r for r in runs}
-        self._now, self._tier = now, tier
+        self._now = now
         if (layout_in != self._layout_in or new_keys != self.run_keys
                 or time.monotonic() - self._widths_t >= self.WIDTHS_EVERY_S
-                or not self._show_on_screen(new_keys, keys)):
-            self._show_all(runs, new_keys, keys, labels, shown_labels, avail, tier, layout_in)
+                or not self._show_on_screen(new_keys, list(self.columns))):
+            pad = 2 * self.cell_padding
+            for t in (("w", "m", "n") if tier == "auto" else (tier,)):
+                keys = [c.key for c in COLUMNS if t in c.tiers]
+                labels = {k: ((_COL[k].narrow_label or _COL[k].label) if t == "n" else _COL[k].label) for k in keys}
+                arrow = " ▼" if reverse else " ▲"
+                shown_labels = {k: labels[k] + (arrow if k == sort_key else "") for k in keys}
+                raw = [row_cells(r, now, t) for r in runs]
+                widths = self._widths(keys, raw, t, labels, avail)
+                if sum(max(widths[k], len(shown_labels[k])) + pad for k in keys) <= avail:
+                    break
+            self._tier = t
+            self._show_all(new_keys, keys, shown_labels, raw, widths, layout_in)
 
     def _show_on_screen(self, new_keys: list[str], keys: list[str]) -> bool:
         """Same rows, same layout: build only the rows on screen (the others go stale). False when a
@@ -570,11 +578,11 @@ class RunsTable(ScrollView, can_focus=True):
             self._set_row(rk, row_cells(self._runs[rk], self._now, self._tier))
         return self._rows[rk]
 
-    def _show_all(self, runs: Sequence[LiveRun], new_keys: list[str], keys: list[str], labels: dict[str, str],
-                  shown_labels: dict[str, str], avail: int, tier: str, layout_in: tuple) -> None:
-        raw = [row_cells(r, self._now, tier) for r in runs]
-        widths = self._widths(keys, raw, tier, labels, avail)
-        caps = _CAPS[tier]
+    def _show_all(self, new_keys: list[str], keys: list[str], shown_labels: dict[str, str],
+                  raw: list[dict[str, Text]], widths: dict[str, int], layout_in: tuple) -> None:
+        """Every row measured and built (``raw``: uncut cells of ``self._tier``)."""
+        widths = dict(widths)
+        caps = _CAPS[self._tier]
         self._shrunk = {k for k in keys if widths[k] < min(max((r[k].cell_len for r in raw), default=0),
                                                              caps.get(k, 10**6))}
         for k in keys:  # the arrow must not widen a fitted column past its label
