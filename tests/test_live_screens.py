@@ -819,3 +819,40 @@ async def test_a_snapshot_arriving_before_the_live_run_screen_is_composed_is_kep
         assert screen.live is not None and screen.live.run_key == w.rk
         await wait_for(pilot, lambda: screen.is_mounted and screen.cursor is not None)
         assert "● running" in screen.query_one("#live-status").render().plain
+
+
+@pytest.mark.asyncio
+async def test_help_scrolls_when_the_terminal_is_short(db):
+    """At 80x24 the runs keys do not fit: the help overlay scrolls with the keys (it used to be cut)."""
+    from textual.containers import VerticalScroll
+
+    from edgetui.screens.replay import HelpScreen
+
+    path, writers = db
+    app = LiveApp(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.pause()
+        box = app.screen.query_one(VerticalScroll)
+        assert box.has_focus and box.max_scroll_y > 0 and box.scroll_y == 0
+        await pilot.press("end")
+        await pilot.pause(0.3)
+        assert box.scroll_y == box.max_scroll_y
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+
+
+@pytest.mark.asyncio
+async def test_q_says_quit_when_the_runs_screen_is_home_and_quits(db):
+    path, writers = db
+    app = LiveApp(path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        screen = app.screen
+        assert screen.check_action("quit_or_back", ("quit",)) is True
+        assert screen.check_action("quit_or_back", ("back",)) is False  # the footer shows "q quit"
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.return_code == 0  # app.exit() was called

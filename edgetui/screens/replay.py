@@ -17,7 +17,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Container, Vertical
+from textual.containers import Container, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
@@ -106,8 +106,8 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > Vertical { width: 96; max-width: 100%; height: auto; max-height: 100%;
-        border: round $accent; background: $panel; padding: 0 1; }
+    HelpScreen > VerticalScroll { width: 96; max-width: 100%; height: auto; max-height: 100%;
+        border: round $accent; background: $panel; padding: 0 1; scrollbar-size-vertical: 1; }
     HelpScreen Static { width: 100%; height: auto; }
     """
 
@@ -122,10 +122,13 @@ class HelpScreen(ModalScreen[None]):
         t.add_column()
         for k, what in self.keys:
             t.add_row(k, what)
-        with Vertical() as v:
+        with VerticalScroll() as v:  # scrolls (arrows, page keys) when the terminal is short
             v.border_title = self.title_text
-            v.border_subtitle = "esc closes"
+            v.border_subtitle = "↑↓ scroll · esc closes"
             yield Static(t)
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).focus()
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)

@@ -81,7 +81,7 @@ RUNS_KEYS: list[tuple[str, str]] = [
     ("o", "open a run file in $PAGER (app suspended)"),
     ("ctrl+p", "command palette"),
     ("?", "this help"),
-    ("q", "quit (back, when the runs were opened over another screen)"),
+    ("q", "back to the recorded runs when they are below (edgetui watch), else quit"),
     ("", ""),
     ("status", "● running · grading · finished · aborted · gone; ⚠N alarms, ✓N acknowledged, ⚑ infra error, "
                "OOM, stopped/killed (by you), over (budget)"),
@@ -226,7 +226,8 @@ class RunsScreen(Screen):
         Binding("e", "shell", "shell", show=False),
         Binding("o", "open_file", "file", show=False),
         Binding("question_mark", "help", "help", key_display="?"),
-        Binding("q", "quit_or_back", "quit"),
+        Binding("q", "quit_or_back('back')", "back"),  # over the recorded runs (edgetui watch)
+        Binding("q", "quit_or_back('quit')", "quit"),  # the app's only screen: the footer says which
     ]
 
     CSS = """
@@ -606,11 +607,20 @@ class RunsScreen(Screen):
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(RUNS_KEYS, title="Runs keys"))
 
-    def action_quit_or_back(self) -> None:
-        if len(self.app.screen_stack) <= 2:
-            self.app.exit()
-        else:
+    @property
+    def _over_another_screen(self) -> bool:
+        return len(self.app.screen_stack) > 2
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> Optional[bool]:
+        if action == "quit_or_back" and parameters:  # one q binding shows: back or quit
+            return (parameters[0] == "back") == self._over_another_screen
+        return True
+
+    def action_quit_or_back(self, what: str = "") -> None:
+        if self._over_another_screen:
             self.app.pop_screen()
+        else:
+            self.app.exit()
 
     def palette_commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
         return [
