@@ -856,3 +856,26 @@ async def test_q_says_quit_when_the_runs_screen_is_home_and_quits(db):
         await pilot.press("q")
         await pilot.pause()
         assert app.return_code == 0  # app.exit() was called
+
+
+@pytest.mark.asyncio
+async def test_a_runs_screen_opened_again_keeps_sort_filter_and_selection(db):
+    """q back to the recorded runs, then F2: the runs view comes back as it was left."""
+    path, writers = db
+    app = LiveApp(path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        await post_runs(pilot, snapshot(writers))
+        await pilot.press("s", "s", "S")
+        first = app.screen
+        first.query_one(RunsTable).select_run(writers["sat"].rk)
+        sort, rev = first.sort_index, first.reverse
+        assert (sort, rev) != (0, False)
+        app.pop_screen()
+        await pilot.pause()
+        again = RunsScreen(now=lambda: NOW)
+        app.push_screen(again)
+        await wait_for(pilot, lambda: app.screen is again)
+        await post_runs(pilot, snapshot(writers))
+        assert (again.sort_index, again.reverse) == (sort, rev)
+        assert again.selected_run_key == writers["sat"].rk

@@ -268,6 +268,7 @@ class RunsScreen(Screen):
         self.seen_alarms: set[tuple[str, str]] = set()
         self._rendered_at = float("-inf")
         self._first_alarms = True
+        self._reselect: Optional[str] = None  # the run selected when this view was last left
 
     # ------------------------------------------------------------------ layout
 
@@ -286,7 +287,24 @@ class RunsScreen(Screen):
         self.query_one("#runs-filter", Input).display = False
         self.query_one(RunsTable).focus()
         self.set_interval(1.0, self._tick)
+        view = getattr(self.app, "runs_view", None)  # left with q, back with F2: same sort / filter / run
+        if view:
+            self.sort_index, self.reverse, self.filter_text = view["sort"], view["reverse"], view["filter"]
+            self._reselect = view.get("run")
         self._render_all()
+
+    def on_screen_suspend(self) -> None:  # popped (q) or covered: keep the view for the next one
+        self._keep_view()
+
+    def on_unmount(self) -> None:
+        self._keep_view()
+
+    def _keep_view(self) -> None:
+        try:
+            self.app.runs_view = {"sort": self.sort_index, "reverse": self.reverse, "filter": self.filter_text,  # type: ignore[attr-defined]
+                                  "run": self.query_one(RunsTable).selected_run_key}
+        except Exception:  # noqa: BLE001 - the app is shutting down
+            pass
 
     def on_resize(self) -> None:
         self._render_all()
@@ -387,6 +405,8 @@ class RunsScreen(Screen):
         self.shown = sort_runs(filter_runs(self.runs, self.filter_text), self.sort_key, self.reverse, now=now)
         table.show(self.shown, now, tier="auto", sort_key=self.sort_key, reverse=self.reverse,
                    available=max(20, width - 2 - 1))
+        if self._reselect and table.select_run(self._reselect):
+            self._reselect = None
         label = SORT_KEYS[self.sort_index][1]
         title = f"runs {len(self.shown):,}" + (f" of {len(self.runs):,}" if len(self.shown) != len(self.runs) else "")
         sub = Text()
