@@ -879,3 +879,20 @@ async def test_a_runs_screen_opened_again_keeps_sort_filter_and_selection(db):
         await post_runs(pilot, snapshot(writers))
         assert (again.sort_index, again.reverse) == (sort, rev)
         assert again.selected_run_key == writers["sat"].rk
+
+
+@pytest.mark.asyncio
+async def test_sort_cycles_only_through_columns_shown(db):
+    path, writers = db
+    app = LiveApp(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        await post_runs(pilot, snapshot(writers))
+        screen = app.screen
+        shown = set(screen.query_one(RunsTable).columns)
+        assert "tokens" not in shown  # the narrow layout hides it
+        seen = []
+        for _ in range(12):
+            await pilot.press("s")
+            seen.append(screen.sort_key)
+        assert set(seen) <= shown and "status" in seen and len(set(seen)) >= 5

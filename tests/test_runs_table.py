@@ -175,3 +175,14 @@ async def test_the_selected_row_stays_on_screen_when_the_table_gets_shorter():
         await pilot.pause()
         await pilot.pause()
         assert any("r059" in line for line in visible_text(t))
+
+
+def test_run_ids_and_tasks_sort_with_numbers_as_numbers():
+    from edgetui.widgets.runs_table import sort_runs
+
+    rs = runs(12)
+    for r in rs:
+        r.run_id = r.run_id.replace("r0", "bench-").replace("bench-0", "bench-")  # bench-0 … bench-11
+    order = [r.run_id for r in sort_runs(rs, "run_id", now=NOW)]
+    assert order[:4] == ["bench-0", "bench-1", "bench-2", "bench-3"] and order[-1] == "bench-11"
+    assert [r.task_id for r in sort_runs(rs, "task", now=NOW)][-2:] == ["t10", "t11"]

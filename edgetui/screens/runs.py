@@ -526,7 +526,12 @@ class RunsScreen(Screen):
     # ------------------------------------------------------------------ sort / filter
 
     def action_sort(self, step: int = 1) -> None:
-        self.sort_index = (self.sort_index + step) % len(SORT_KEYS)
+        """Next sort key among the columns shown (a narrow terminal hides some)."""
+        shown = set(self.query_one(RunsTable).columns) or {k for k, _ in SORT_KEYS}
+        for _ in range(len(SORT_KEYS)):
+            self.sort_index = (self.sort_index + step) % len(SORT_KEYS)
+            if SORT_KEYS[self.sort_index][0] in shown:
+                break
         self._render_all()
         self.notify(f"sort by {SORT_KEYS[self.sort_index][1]} (s: next · S: reverse)", timeout=1.5)
 

@@ -21,6 +21,7 @@ same, only the rows whose cells changed are drawn again.
 from __future__ import annotations
 
 import math
+import re
 import time
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
@@ -259,13 +260,18 @@ def tier_for(width: int) -> str:
     return "n" if width < 120 else ("m" if width < 150 else "w")
 
 
+def _natural(s: Optional[str]) -> tuple:
+    """Sort key putting ``bench-2`` before ``bench-10`` (digit runs compare as numbers)."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", s or "") if p)
+
+
 def _sort_value(run: LiveRun, key: str, now: float) -> Any:
     if key == "status":
         return (0 if run.current_alarms else 1, STATUS_RANK.get(run.status, 9), -(run.elapsed_s or 0.0))
     if key == "run_id":
-        return (run.run_id, run.host)
+        return (_natural(run.run_id), run.host)
     if key == "task":
-        return run.task_id
+        return _natural(run.task_id)
     if key == "model":
         return (run.model or run.agent or None)
     if key == "elapsed":
