@@ -224,6 +224,20 @@ def col(screen: RunsScreen, key: str) -> list[str]:
     return [c.plain if isinstance(c, Text) else str(c) for c in t.get_column(key)]
 
 
+async def runs_home(pilot, writers: dict) -> None:
+    """Wait for the runs screen, then give it a snapshot of every writer's run."""
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, RunsScreen))
+    await post_runs(pilot, snapshot(writers))
+
+
+async def open_selected_run(pilot) -> LiveRunScreen:
+    """Enter on the runs screen; the live run screen once its run is loaded."""
+    app = pilot.app
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
+    return app.screen
+
+
 async def post_runs(pilot, runs: list[LiveRun], messages: Sequence[str] = ()) -> None:
     runs_screen = next(s for s in pilot.app.screen_stack if isinstance(s, RunsScreen))
     runs_screen.post_message(RunsUpdated(runs, list(messages)))
@@ -412,13 +426,10 @@ async def test_enter_opens_live_run_pinned_and_new_events_stream_in(db):
     app = LiveApp(path)
     w = writers["gw"]
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
-        await post_runs(pilot, snapshot(writers))
+        await runs_home(pilot, writers)
         screen = app.screen
         assert screen.selected_run_key == w.rk
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
-        run = app.screen
+        run = await open_selected_run(pilot)
         assert run.run_key == w.rk and run.live is not None and run.live.status == "running"
         assert run.pinned and run.cursor.n == 120 and run.cursor.index == 119
         lst = run.query_one(EventList)
@@ -456,11 +467,8 @@ async def test_events_recorded_reloads_the_live_run_before_any_snapshot(db):
     app = LiveApp(path)
     w = writers["gw"]
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
-        await post_runs(pilot, snapshot(writers))
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
-        run = app.screen
+        await runs_home(pilot, writers)
+        run = await open_selected_run(pilot)
         n0 = run.cursor.n
         w.attach(app.conn.cursor())
         w.add(3)
@@ -484,11 +492,8 @@ async def test_new_marker_when_not_at_the_bottom(db):
     app = LiveApp(path)
     w = writers["gw"]
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
-        await post_runs(pilot, snapshot(writers))
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
-        run = app.screen
+        await runs_home(pilot, writers)
+        run = await open_selected_run(pilot)
         lst = run.query_one(EventList)
         page = lst.scrollable_content_region.height - 1
         await pilot.press("pageup", "pageup", "k")
@@ -533,11 +538,8 @@ async def test_enter_on_a_submission_jumps_to_its_graded_event(db):
     path, writers = db
     app = LiveApp(path)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
-        await post_runs(pilot, snapshot(writers))
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
-        run = app.screen
+        await runs_home(pilot, writers)
+        run = await open_selected_run(pilot)
         subs = run.query_one(SubmissionsTable)
         subs.focus()
         await pilot.press("down", "enter")  # agent-4
@@ -558,11 +560,9 @@ async def test_stop_asks_first_and_calls_only_after_confirming(db, where):
     app = LiveApp(path, actions=fake)
     rk = writers["gw"].rk
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
-        await post_runs(pilot, snapshot(writers))
+        await runs_home(pilot, writers)
         if where == "run":
-            await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
+            await open_selected_run(pilot)
         home = app.screen
         # cancelled with n, with esc, and with enter on the focused Cancel button: nothing happens
         for cancel in ("n", "escape", "enter"):
@@ -590,8 +590,7 @@ async def test_stop_is_refused_without_a_running_container(db):
     fake = FakeActions()
     app = LiveApp(path, actions=fake)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
-        await post_runs(pilot, snapshot(writers))
+        await runs_home(pilot, writers)
         screen = app.screen
         screen.query_one(RunsTable).select_run(writers["old"].rk)
         await pilot.press("x")
@@ -615,10 +614,8 @@ async def test_shell_and_pager_run_with_the_app_suspended(db, monkeypatch):
     monkeypatch.setattr(app, "suspend", fake_suspend)
     monkeypatch.setenv("PAGER", "less -R")
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
-        await post_runs(pilot, snapshot(writers))
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
+        await runs_home(pilot, writers)
+        await open_selected_run(pilot)
         await pilot.press("e")
         assert ran == [["docker", "exec", "-it", "c0ffee", "sh"]] and suspended == [True]
         await pilot.press("o")
@@ -660,8 +657,7 @@ async def test_layouts_fit(db, size):
         assert "3 runs" in title.render().plain
         assert screen.query_one("#alarm-banner").region.height >= 1
         assert table.region.height >= 5
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
+        await open_selected_run(pilot)
         await pilot.pause()
         run = app.screen
         header = run.query_one(RunHeader)
@@ -694,10 +690,8 @@ async def test_dispatch_reaches_every_live_screen(db):
     path, writers = db
     app = LiveApp(path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
-        await post_runs(pilot, snapshot(writers))
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
+        await runs_home(pilot, writers)
+        await open_selected_run(pilot)
         rk = writers["gw"].rk
         n = dispatch_runs_updated(app, snapshot(writers, gw=dict(status="gone", container=None)), ["x"])
         assert n == 2
@@ -737,10 +731,8 @@ async def test_palette_offers_the_live_commands(db):
     fake = FakeActions()
     app = LiveApp(path, actions=fake)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
-        await post_runs(pilot, snapshot(writers))
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
+        await runs_home(pilot, writers)
+        await open_selected_run(pilot)
         await pilot.press("ctrl+p")
         await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"stop the work")
@@ -864,8 +856,7 @@ async def test_a_runs_screen_opened_again_keeps_sort_filter_and_selection(db):
     path, writers = db
     app = LiveApp(path)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
-        await post_runs(pilot, snapshot(writers))
+        await runs_home(pilot, writers)
         await pilot.press("s", "s", "S")
         first = app.screen
         first.query_one(RunsTable).select_run(writers["sat"].rk)
@@ -886,8 +877,7 @@ async def test_sort_cycles_only_through_columns_shown(db):
     path, writers = db
     app = LiveApp(path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
-        await post_runs(pilot, snapshot(writers))
+        await runs_home(pilot, writers)
         screen = app.screen
         shown = set(screen.query_one(RunsTable).columns)
         assert "tokens" not in shown  # the narrow layout hides it

@@ -41,14 +41,21 @@ def visible_text(table: RunsTable) -> list[str]:
     return [table.render_line(y).text for y in range(table.scrollable_content_region.height)]
 
 
+async def shown(pilot, rows: list[LiveRun], focus: bool = False) -> RunsTable:
+    """The app's table showing ``rows`` (focused when asked), once drawn."""
+    t = pilot.app.query_one(RunsTable)
+    if focus:
+        t.focus()
+    t.show(rows, NOW)
+    await pilot.pause()
+    return t
+
+
 @pytest.mark.asyncio
 async def test_keys_scroll_under_a_fixed_header_and_enter_selects():
     app = TableApp()
     async with app.run_test(size=(120, 20)) as pilot:
-        t = app.query_one(RunsTable)
-        t.focus()
-        t.show(runs(100), NOW)
-        await pilot.pause()
+        t = await shown(pilot, runs(100), focus=True)
         lines = visible_text(t)
         assert lines[0].split()[:2] == ["run", "id"] and "r000" in lines[1]
         await pilot.press("end")
@@ -73,9 +80,7 @@ async def test_keys_scroll_under_a_fixed_header_and_enter_selects():
 async def test_click_highlights_then_a_second_click_opens():
     app = TableApp()
     async with app.run_test(size=(120, 20)) as pilot:
-        t = app.query_one(RunsTable)
-        t.show(runs(10), NOW)
-        await pilot.pause()
+        t = await shown(pilot, runs(10))
         await pilot.click(RunsTable, offset=(5, 4))  # line 4 = row 3 under the header
         await pilot.pause()
         assert t.selected_run_key == "local/r003/t3" and app.selected == []
@@ -91,9 +96,7 @@ async def test_click_highlights_then_a_second_click_opens():
 async def test_rows_are_redrawn_when_their_cells_change_and_selection_survives_reorder():
     app = TableApp()
     async with app.run_test(size=(120, 20)) as pilot:
-        t = app.query_one(RunsTable)
-        t.show(runs(5), NOW)
-        await pilot.pause()
+        t = await shown(pilot, runs(5))
         t.select_run("local/r002/t2")
         before = visible_text(t)
         strip_ids = {rk: id(t._strips[rk][1]) for rk in t._strips}
@@ -120,9 +123,7 @@ async def test_rows_are_redrawn_when_their_cells_change_and_selection_survives_r
 async def test_rows_off_screen_are_built_when_scrolled_to_and_a_wider_number_widens_its_column():
     app = TableApp()
     async with app.run_test(size=(120, 12)) as pilot:  # ~9 rows on screen of 60
-        t = app.query_one(RunsTable)
-        t.show(runs(60), NOW)
-        await pilot.pause()
+        t = await shown(pilot, runs(60))
         newer = runs(60, k=5)
         t.show(newer, NOW)  # same rows and layout: only the rows on screen are built
         await pilot.pause()
@@ -165,10 +166,7 @@ async def test_set_border_sets_only_what_changed_and_notices_direct_assignments(
 async def test_the_selected_row_stays_on_screen_when_the_table_gets_shorter():
     app = TableApp()
     async with app.run_test(size=(120, 30)) as pilot:
-        t = app.query_one(RunsTable)
-        t.focus()
-        t.show(runs(60), NOW)
-        await pilot.pause()
+        t = await shown(pilot, runs(60), focus=True)
         await pilot.press("end")
         await pilot.pause()
         t.styles.height = 10  # what opening the filter bar does to the runs table

@@ -107,27 +107,25 @@ class EventsRecorded(Message):
         super().__init__()
 
 
-def dispatch_events_recorded(app: App, run_keys: Iterable[str]) -> int:
-    """Tell every screen of the stack that takes it (``events_recorded``); returns how many."""
-    keys = set(run_keys)
+def _to_screens(app: App, method: str, *args: Any) -> int:
+    """Call ``method(*args)`` on every screen of the stack that has it; returns how many."""
     n = 0
     for screen in list(app.screen_stack):
-        fn = getattr(screen, "events_recorded", None)
+        fn = getattr(screen, method, None)
         if callable(fn):
-            fn(keys)
+            fn(*args)
             n += 1
     return n
+
+
+def dispatch_events_recorded(app: App, run_keys: Iterable[str]) -> int:
+    """Tell every screen of the stack that takes it (``events_recorded``); returns how many."""
+    return _to_screens(app, "events_recorded", set(run_keys))
 
 
 def dispatch_runs_updated(app: App, runs: Sequence[LiveRun], messages: Sequence[str] = ()) -> int:
     """Hand a snapshot to every screen of the stack that takes one (``update_runs``); returns how many."""
-    n = 0
-    for screen in list(app.screen_stack):
-        upd = getattr(screen, "update_runs", None)
-        if callable(upd):
-            upd(runs, messages)
-            n += 1
-    return n
+    return _to_screens(app, "update_runs", runs, messages)
 
 
 # ---------------------------------------------------------------------------- modals
@@ -293,13 +291,8 @@ class RunsScreen(Screen):
             self._reselect = view.get("run")
         self._render_all()
 
-    def on_screen_suspend(self) -> None:  # popped (q) or covered: keep the view for the next one
-        self._keep_view()
-
-    def on_unmount(self) -> None:
-        self._keep_view()
-
-    def _keep_view(self) -> None:
+    def on_screen_suspend(self) -> None:
+        """Popped (q) or covered: the view is kept for the next runs screen (F2)."""
         try:
             self.app.runs_view = {"sort": self.sort_index, "reverse": self.reverse, "filter": self.filter_text,  # type: ignore[attr-defined]
                                   "run": self.query_one(RunsTable).selected_run_key}

@@ -13,6 +13,7 @@ from replay.cursor import format_elapsed
 __all__ = [
     "KIND_LABEL",
     "set_border",
+    "text_sig",
     "KIND_STYLE",
     "STATUS_STYLE",
     "fmt_count",
@@ -171,6 +172,12 @@ def fmt_utc(t: Any) -> str:
     return datetime.fromtimestamp(f, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
+def text_sig(text: Any) -> tuple:
+    """What a Rich ``Text`` shows (plain text, base style, styled spans): equal signatures draw alike."""
+    return (text.plain, str(getattr(text, "style", "")),
+            tuple((s.start, s.end, str(s.style)) for s in getattr(text, "spans", ())))
+
+
 def set_static(widget: Any, content: Any) -> bool:
     """``widget.update(content)`` only when the content changed (plain text and styles); without a
     layout pass when the number of lines is unchanged (the widget keeps its size). Returns whether it
@@ -183,8 +190,7 @@ def set_static(widget: Any, content: Any) -> bool:
         if plain is None:
             widget.update(content)
             return True
-        sig = (plain, str(getattr(content, "style", "")),
-               tuple((s.start, s.end, str(s.style)) for s in getattr(content, "spans", ())))
+        sig = text_sig(content)
         lines = plain.count("\n")
     old = getattr(widget, "_edgetui_sig", None)
     if old is not None and old[0] == sig:
@@ -202,8 +208,7 @@ def set_border(widget: Any, title: Any = None, subtitle: Any = None) -> bool:
     for attr, value in (("border_title", title), ("border_subtitle", subtitle)):
         if value is None:
             continue
-        sig = (value.plain, str(value.style), tuple((s.start, s.end, str(s.style)) for s in value.spans)) \
-            if isinstance(value, Text) else value
+        sig = text_sig(value) if isinstance(value, Text) else value
         key = f"_edgetui_{attr}"
         held = getattr(widget, key, None)  # (what we set, the label object Textual made of it)
         if held is not None and held[0] == sig and held[1] is getattr(widget, f"_{attr}", None):

@@ -38,7 +38,7 @@ from textual.strip import Strip
 
 from edgetui.live.model import LiveRun
 
-from .fmt import fmt_count, fmt_score, fmt_usd
+from .fmt import fmt_count, fmt_score, fmt_usd, text_sig
 
 __all__ = [
     "COLUMNS",
@@ -54,7 +54,6 @@ __all__ = [
     "row_cells",
     "sort_runs",
     "status_text",
-    "tier_for",
 ]
 
 #: Colour of each live status (sforge-format.md §10.1, edgetui.live.model).
@@ -181,11 +180,6 @@ def status_text(run: LiveRun, *, compact: bool = False, budget: bool = True) -> 
     return t
 
 
-def _cell_sig(c: Text) -> tuple:
-    """What a cell shows (text and styles): equal signatures need no repaint."""
-    return (c.plain, str(c.style), tuple((s.start, s.end, str(s.style)) for s in c.spans))
-
-
 def _cut(s: str, n: int) -> str:
     """``s`` cut to ``n`` cells with a trailing ``…``."""
     return s if len(s) <= n else (s[: max(0, n - 1)] + "…")
@@ -253,11 +247,6 @@ _CAPS = {
     "m": {"run_id": 18, "task": 18, "model": 16, "status": 20},
     "w": {"run_id": 30, "task": 24, "model": 24, "status": 30},
 }
-
-
-def tier_for(width: int) -> str:
-    """``n`` below 120 columns, ``m`` below 150, ``w`` from 150."""
-    return "n" if width < 120 else ("m" if width < 150 else "w")
 
 
 def _natural(s: Optional[str]) -> tuple:
@@ -484,12 +473,15 @@ class RunsTable(ScrollView, can_focus=True):
     # ------------------------------------------------------------------ data in
 
     def _widths(self, keys: Sequence[str], rows: list[dict[str, Text]], tier: str, labels: dict[str, str],
-                available: int) -> dict[str, int]:
+                available: int) -> tuple[dict[str, int], set[str]]:
+        """Column widths for ``rows`` (content, capped per tier, at least the label), text columns
+        shrunk until ``available`` cells hold them; and the columns that were shrunk."""
         caps = _CAPS[tier]
         w: dict[str, int] = {}
         for k in keys:
             content = max((r[k].cell_len for r in rows), default=0)
             w[k] = max(len(labels[k]), min(content, caps.get(k, 10**6)))
+        natural = dict(w)
         pad = 2 * self.cell_padding
         total = sum(w.values()) + pad * len(keys)
         # shrink the text columns (widest first) until the table fits
@@ -500,7 +492,7 @@ class RunsTable(ScrollView, can_focus=True):
                 break
             w[k] -= 1
             total -= 1
-        return w
+        return w, {k for k in keys if w[k] < natural[k]}
 
     #: column widths follow the content of every row at most this often (and whenever the rows, the
     #: tier, the sort label or the width change, or a row on screen needs a wider column); between
@@ -537,17 +529,18 @@ class RunsTable(ScrollView, can_focus=True):
                 arrow = " ▼" if reverse else " ▲"
                 shown_labels = {k: labels[k] + (arrow if k == sort_key else "") for k in keys}
                 raw = [row_cells(r, now, t) for r in runs]
-                widths = self._widths(keys, raw, t, labels, avail)
+                widths, shrunk = self._widths(keys, raw, t, labels, avail)
                 if sum(max(widths[k], len(shown_labels[k])) + pad for k in keys) <= avail:
                     break
             self._tier = t
+            self._shrunk = shrunk
             self._show_all(new_keys, keys, shown_labels, raw, widths, layout_in)
 
     def _show_on_screen(self, new_keys: list[str], keys: list[str]) -> bool:
         """Same rows, same layout: build only the rows on screen (the others go stale). False when a
         row on screen needs a wider column (then every row is measured)."""
         top = int(self.scroll_y)
-        bottom = min(len(new_keys), top + max(1, self.scrollable_content_region.height - 1))
+        bottom = min(len(new_keys), top + self._visible_rows)
         caps = _CAPS[self._tier]
         built: list[tuple[int, str, dict[str, Text]]] = []
         for i in range(top, bottom):
@@ -570,7 +563,7 @@ class RunsTable(ScrollView, can_focus=True):
     def _set_row(self, rk: str, row: dict[str, Text]) -> bool:
         """Fit ``row`` (uncut cells) to the columns and keep it; True when what it shows changed."""
         fitted = {k: _fit(k, row[k], c.width) for k, c in self.columns.items()}
-        sig = tuple(_cell_sig(fitted[k]) for k in self.columns)
+        sig = tuple(text_sig(fitted[k]) for k in self.columns)
         self._stale.discard(rk)
         self._rows[rk] = fitted
         if self._cells.get(rk) == sig:
@@ -588,9 +581,6 @@ class RunsTable(ScrollView, can_focus=True):
                   raw: list[dict[str, Text]], widths: dict[str, int], layout_in: tuple) -> None:
         """Every row measured and built (``raw``: uncut cells of ``self._tier``)."""
         widths = dict(widths)
-        caps = _CAPS[self._tier]
-        self._shrunk = {k for k in keys if widths[k] < min(max((r[k].cell_len for r in raw), default=0),
-                                                             caps.get(k, 10**6))}
         for k in keys:  # the arrow must not widen a fitted column past its label
             widths[k] = max(widths[k], len(shown_labels[k]))
         layout = (tuple(keys), tuple(widths[k] for k in keys), tuple(shown_labels[k] for k in keys))
@@ -628,7 +618,7 @@ class RunsTable(ScrollView, can_focus=True):
     def _refresh_rows(self, indices: Iterable[int]) -> None:
         """Draw these rows again (those on screen; the others are drawn when scrolled to)."""
         top = int(self.scroll_y)
-        bottom = top + max(1, self.scrollable_content_region.height - 1)
+        bottom = top + self._visible_rows
         for i in indices:
             if top <= i < bottom:
                 self.refresh_lines(i + 1)  # virtual line: the header is line 0
@@ -653,8 +643,13 @@ class RunsTable(ScrollView, can_focus=True):
             self.post_message(self.RowHighlighted(self, self.selected_run_key, row))
         self._scroll_cursor_into_view()
 
+    @property
+    def _visible_rows(self) -> int:
+        """Rows on screen under the header."""
+        return max(1, self.scrollable_content_region.height - 1)
+
     def _scroll_cursor_into_view(self) -> None:
-        visible = max(1, self.scrollable_content_region.height - 1)  # under the header
+        visible = self._visible_rows
         y = int(self.scroll_y)
         if self.cursor_row < y:
             self.scroll_to(y=self.cursor_row, animate=False, immediate=True)
@@ -668,10 +663,10 @@ class RunsTable(ScrollView, can_focus=True):
         self.move_cursor(self.cursor_row + 1)
 
     def action_page_up(self) -> None:
-        self.move_cursor(self.cursor_row - max(1, self.scrollable_content_region.height - 2))
+        self.move_cursor(self.cursor_row - max(1, self._visible_rows - 1))
 
     def action_page_down(self) -> None:
-        self.move_cursor(self.cursor_row + max(1, self.scrollable_content_region.height - 2))
+        self.move_cursor(self.cursor_row + max(1, self._visible_rows - 1))
 
     def action_first(self) -> None:
         self.move_cursor(0)
