@@ -25,6 +25,7 @@ from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, Static
@@ -394,7 +395,10 @@ class RunsScreen(Screen):
         self._rendered_at = time.monotonic()
         now = self.now()
         width = max(20, self.size.width)
-        table = self.query_one(RunsTable)
+        try:
+            table = self.query_one(RunsTable)
+        except NoMatches:  # a snapshot arriving while the app shuts down (children already removed)
+            return
         self.shown = sort_runs(filter_runs(self.runs, self.filter_text), self.sort_key, self.reverse, now=now)
         table.show(self.shown, now, tier="auto", sort_key=self.sort_key, reverse=self.reverse,
                    available=max(20, width - 2 - 1))
