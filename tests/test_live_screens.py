@@ -141,6 +141,7 @@ def live(rk_or_writer: Any, **kw: Any) -> LiveRun:
         kw.setdefault("best_display", w.best)
         kw.setdefault("agent_submissions", len(w.subs))
         kw.setdefault("score_task", w.score_task)
+        kw.setdefault("n_events", w.i)  # as the supervisor counts them: recorded + tailed since
         rk = w.rk
     else:
         rk = rk_or_writer
@@ -886,3 +887,40 @@ async def test_sort_cycles_only_through_columns_shown(db):
             await pilot.press("s")
             seen.append(screen.sort_key)
         assert set(seen) <= shown and "status" in seen and len(set(seen)) >= 5
+
+
+@pytest.mark.asyncio
+async def test_snapshot_reads_again_only_when_the_run_changed(db):
+    """New lines come with ``events_recorded``; a snapshot that says nothing new about the run does not
+    make the live run screen query the database, one with a new submission, more events or an alarm does."""
+    path, writers = db
+    app = LiveApp(path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await runs_home(pilot, writers)
+        run = await open_selected_run(pilot)
+        await post_runs(pilot, snapshot(writers))  # the first snapshot the screen sees sets what it compares
+        await wait_for(pilot, lambda: not run._busy)
+
+        def reads() -> int:
+            return sum(run.reloads.values())
+
+        n0 = reads()
+        for _ in range(3):  # the same figures again (as at every refresh of a quiet run)
+            await post_runs(pilot, snapshot(writers))
+        await pilot.pause(0.2)
+        assert reads() == n0
+        w = writers["gw"]
+        w.attach(app.conn.cursor())
+        w.add(3)  # more events than the screen holds
+        await post_runs(pilot, snapshot(writers))
+        await wait_for(pilot, lambda: run.cursor.n == w.i)
+        n1 = reads()
+        assert n1 > n0
+        await post_runs(pilot, snapshot(writers, gw={"alarms": [alarm(w.rk)]}))  # an alarm: read again
+        await wait_for(pilot, lambda: reads() > n1)
+        n2 = reads()
+        run.events_recorded({"local/other/run"})  # another run's lines: nothing to read here
+        await pilot.pause(0.2)
+        assert reads() == n2
+        run.events_recorded({w.rk})
+        await wait_for(pilot, lambda: reads() > n2)

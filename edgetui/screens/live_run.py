@@ -630,6 +630,23 @@ def alarm_line(a: Alarm, now: float, state: str = "holding") -> Text:
 # ---------------------------------------------------------------------------- the screen
 
 
+#: a supervisor snapshot with nothing new for this run still reads the database after this many seconds
+SNAPSHOT_RELOAD_S = 5.0
+
+
+def _snapshot_sig(live: Optional[LiveRun]) -> Any:
+    """The figures of a snapshot row that mean the run's recorded events or submissions changed
+    other than by tailed lines (those are announced by ``events_recorded``)."""
+    if live is None:
+        return None
+    c = live.container
+    return (live.status, live.agent_submissions, live.auto_submissions, live.game_sessions, live.best_round,
+            live.best_display, tuple(live.grading_rounds), live.started_at, live.deleted,
+            len(live.alarms), live.alarms[-1].t if live.alarms else None,
+            tuple((a.acked_at is not None) for a in live.alarms),
+            (c.state, c.exit_code, c.oom_killed, c.restart_count) if c is not None else None, live.operator_action)
+
+
 class LiveRunScreen(ReplayScreen):
     """The replay screen of ``run_key`` following the run live (module docstring)."""
 
@@ -698,6 +715,8 @@ class LiveRunScreen(ReplayScreen):
         self._busy = False
         self._again = False
         self._again_full = False
+        self._snap_sig: Any = None  # what of the last snapshot decides a reload (_snapshot_sig)
+        self._last_reload_t = float("-inf")  # monotonic time of the last reload request
 
     # ------------------------------------------------------------------ layout
 
@@ -753,7 +772,16 @@ class LiveRunScreen(ReplayScreen):
             return
         self._show_live()
         self._set_header()
-        self.refresh_live()
+        # new transcript / log lines come with ``events_recorded`` (right after their commit); the
+        # snapshot reads again only when what it says about the run changed (a graded submission,
+        # a status, an alarm, the container), the run has more events than the screen holds, or
+        # nothing was read for SNAPSHOT_RELOAD_S (events the
+        # supervisor writes outside the tail commit, e.g. resource samples)
+        sig = _snapshot_sig(self.live)
+        behind = self.live is not None and self.cursor is not None and self.live.n_events > self.cursor.n
+        if behind or sig != self._snap_sig or time.monotonic() - self._last_reload_t >= SNAPSHOT_RELOAD_S:
+            self._snap_sig = sig
+            self.refresh_live()
 
     def _set_header(self) -> None:
         """The recorded header with the live dollars: the runs row's cost is written every
@@ -815,6 +843,7 @@ class LiveRunScreen(ReplayScreen):
 
         ``full`` reads the whole run again instead of only what was appended.
         """
+        self._last_reload_t = time.monotonic()
         if self._busy:
             self._again = True
             self._again_full = self._again_full or full

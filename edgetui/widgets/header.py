@@ -121,12 +121,18 @@ class RunHeader(Widget):
     def __init__(self, *, id: Optional[str] = None, classes: Optional[str] = None) -> None:
         super().__init__(id=id, classes=classes)
         self.head: Optional[dict[str, Any]] = None
+        self._lines: Optional[int] = None  # line count at the last layout (None: never laid out)
 
     def set_header(self, head: Optional[dict[str, Any]]) -> None:
+        """Show ``head`` (a run header dict, see :func:`header_text`). A layout pass (screen-wide in
+        Textual) only when the number of lines changes; otherwise only this widget is repainted
+        (a live run's dollars change at every refresh)."""
         if head == self.head:
             return
         self.head = head
-        self.refresh(layout=True)
+        lines = len(header_text(head, max(20, self.content_region.width or 80)).split("\n"))
+        self.refresh(layout=lines != self._lines)
+        self._lines = lines
 
     def text(self, width: Optional[int] = None) -> Text:
         """What the widget shows at ``width`` (default: its content width)."""
@@ -136,4 +142,5 @@ class RunHeader(Widget):
         return self.text()
 
     def get_content_height(self, container, viewport, width: int) -> int:
-        return len(header_text(self.head, max(20, width)).split("\n"))
+        self._lines = len(header_text(self.head, max(20, width)).split("\n"))
+        return self._lines
