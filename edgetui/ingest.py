@@ -311,9 +311,11 @@ def _sub_row(s: SubmissionRecord) -> dict:
 
 def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
                  subs: list[SubmissionRecord], transcript_source: Optional[str],
-                 fallback_end: Optional[float] = None, live_end: Optional[float] = None) -> None:
+                 fallback_end: Optional[float] = None, live_end: Optional[float] = None,
+                 align: bool = True) -> None:
     """Submissions + best-so-far, time alignment and the run's aggregate columns (``fallback_end`` /
-    ``live_end``: see :func:`edgetui.align.align_run`)."""
+    ``live_end``: see :func:`edgetui.align.align_run`). ``align=False`` skips the time alignment (a
+    live run already aligned whose new events all carry a time: re-aligning would change nothing)."""
     from replay.selection import best_so_far, entry_from_submission, is_score_task
 
     conn = rec.conn
@@ -352,8 +354,9 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         rows.append(d)
     rec.replace_submissions(run_key, rows)
     _apply_usage_updates(conn, run_key)
-    align_run(conn, run_key, transcript_source, started_at=info.started_at, ended_at=info.ended_at,
-              fallback_end=fallback_end, live_end=live_end)
+    if align:
+        align_run(conn, run_key, transcript_source, started_at=info.started_at, ended_at=info.ended_at,
+                  fallback_end=fallback_end, live_end=live_end)
     if game_t:
         _place_game_events(conn, run_key, game_t, info.started_at)
 

@@ -926,3 +926,27 @@ def test_quitting_brings_only_changed_runs_rows_up_to_date(env):
     assert done == [key2]  # only the run that grew
     n = count(conn, "SELECT n_events FROM runs WHERE run_key = ?", key2)
     assert n == count(conn, "SELECT count(*) FROM events WHERE run_key = ?", key2)
+
+
+def test_tail_commit_plain_insert_then_or_ignore_on_a_key_conflict(tmp_path):
+    """Tailed lines are committed with a plain INSERT; a batch holding an event recorded already (a
+    restart from an older cursor) is redone with INSERT OR IGNORE: the new rows land, none twice."""
+    from edgetui.events import Event
+    from edgetui.live.tail import Tailer
+    from edgetui.recorder import Recorder
+
+    conn = open_db(tmp_path / "t.duckdb")
+    tailer = Tailer(Recorder(conn))
+
+    def evs(lo: int, hi: int) -> list[Event]:
+        return [Event(run_key="local/r/t", kind="agent_message", source="agent_output.txt", generation="g1",
+                      offset=100 * i, sub=0, t=1.0e9 + i, summary=f"line {i}") for i in range(lo, hi)]
+
+    tailer._commit(evs(0, 5), [])
+    assert tailer.redone == 0
+    tailer._commit(evs(3, 8), [])  # 3 and 4 are recorded already
+    assert tailer.redone == 1
+    rows = conn.execute("SELECT summary, count(*) FROM events GROUP BY summary ORDER BY min(\"offset\")").fetchall()
+    assert rows == [(f"line {i}", 1) for i in range(8)]
+    tailer._commit(evs(8, 9), [])
+    assert tailer.redone == 1 and conn.execute("SELECT count(*) FROM events").fetchone()[0] == 9

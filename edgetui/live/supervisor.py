@@ -43,6 +43,7 @@ from another thread should use their own ``conn.cursor()`` too.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import threading
@@ -189,6 +190,7 @@ class RunState:
     message_sticky: bool = False
     fmt_pending: bool = False  # agent_output.txt exists but its format cannot be told yet
     conds: list = field(default_factory=list)
+    aligned: Optional[tuple] = None  # (finished, started_at, ended_at) at the last time alignment (see _finalize)
 
     td: Optional[Path] = None  # the task dir (cached; loc.task_dir)
 
@@ -270,6 +272,10 @@ class Supervisor:
         self._operator: dict[str, str] = {}  # container id/name -> "stop" | "kill" asked, not yet seen
         self._judges_here = False  # a judge container of a watched run was listed by this engine
         self._last_rows = float("-inf")
+        self._watching = False  # the file watcher is running (it reports new directories)
+        self._rediscover = False  # the watcher saw a path added outside every known task dir
+        self._known_dirs: frozenset[str] = frozenset()  # the task dirs of the watched runs (str paths)
+        self._gc_frozen = False
 
     # ================================================================== public API
     def poll_once(self) -> list[LiveRun]:
@@ -317,6 +323,12 @@ class Supervisor:
                 if self.behind:  # catching up: continue at once
                     stop.wait(0.01)
                     continue
+                if not self._gc_frozen:
+                    # caught up: what was built so far (parsers, tables, caches) lives as long as the
+                    # supervisor; out of the collector's full scans, which otherwise walk it again and
+                    # again while hundreds of lines a second come and go
+                    gc.freeze()
+                    self._gc_frozen = True
                 end = t0 + (min(interval, 2.0) if self._failed else interval)  # a failed refresh retries soon
                 while not stop.is_set() and not self._wake.is_set() and time.monotonic() < end:
                     self._wake.wait(min(0.5, max(0.0, end - time.monotonic())))
@@ -471,7 +483,11 @@ class Supervisor:
     def _poll(self, now: float) -> None:
         s = self.settings
         self._live_events = []
-        if now - self._last_discovery >= s.discovery_interval_s:
+        # while the file watcher runs, a new run is noticed by it (a path added outside the known task
+        # dirs) and the full rescan is only a safety net; without it, rescan every discovery_interval_s
+        every = max(s.discovery_interval_s, WATCHED_DISCOVERY_S) if self._watching else s.discovery_interval_s
+        if self._rediscover or now - self._last_discovery >= every:
+            self._rediscover = False
             self._last_discovery = now
             self._discover(now)
         # docker listing
@@ -570,6 +586,19 @@ class Supervisor:
         self.last_runs = [self._live_run(rs, now) for rs in sorted(self.runs.values(), key=lambda r: r.key)]
 
     # ================================================================== discovery
+    def _known(self, path: str) -> bool:
+        """Is ``path`` inside (or equal to) the task dir of a watched run? (from the watcher's thread)"""
+        known = self._known_dirs
+        p = os.path.abspath(path)
+        for _ in range(8):
+            if p in known:
+                return True
+            parent = os.path.dirname(p)
+            if parent == p:
+                break
+            p = parent
+        return False
+
     def _discover(self, now: float) -> None:
         found: dict[str, sd.RunLocation] = {}
         for root in self.roots:
@@ -597,6 +626,7 @@ class Supervisor:
                 for src in rs.sources.values():
                     src.sig = None
                 rs.dirty_files = True
+        self._known_dirs = frozenset(os.path.abspath(rs.task_dir) for rs in self.runs.values())
 
     def _register(self, loc: sd.RunLocation, now: float) -> None:
         task_dir = Path(loc.task_dir)
@@ -1218,8 +1248,15 @@ class Supervisor:
         live_end = None
         if rs.fmt and not rs.finished:  # a run going on: its transcript's last write ends the known lines
             live_end = _mtime(rs.task_dir / TRANSCRIPT)
+        # once aligned, a live run's new lines carry their observed time: aligning again (a third of a
+        # finalize) would change nothing unless some event still has no time (a file just read, a
+        # catch-up that went on) or the run's start / end / finish changed (new anchors)
+        anchors = (rs.finished, rs.info.started_at, rs.info.ended_at)
+        align = rs.aligned != anchors or bool(self.conn.execute(
+            "SELECT 1 FROM events WHERE run_key = ? AND t IS NULL LIMIT 1", [rs.key]).fetchall())
         finalize_run(self.rec, rs.key, rs.info, rs.task, rs.subs, TRANSCRIPT if rs.fmt else None,
-                     live_end=live_end)
+                     live_end=live_end, align=align)
+        rs.aligned = anchors
         self._load_row(rs)
         rs.recorded_status = rs.recorded_infra = None  # finalize_run wrote its own row: write ours again
 
@@ -1452,14 +1489,23 @@ class Supervisor:
                                                  watch_filter=None):  # any change wakes us: no per-path filter
                     if _changes:
                         self._wake.set()
+                        self._watching = True
+                        if not self._rediscover and any(ch == watchfiles.Change.added and not self._known(p)
+                                                        for ch, p in _changes):
+                            self._rediscover = True
                     if stop.is_set():
                         return
                     if any(not Path(r).exists() for r in roots) or len(roots) != sum(1 for r in self.roots if r.exists()):
                         break  # a root came or went: watch the new set
             except Exception as e:  # noqa: BLE001 - root deleted, inotify limits...
+                self._watching = False
                 with self._lock:
                     self._note(one_line(f"file watching paused: {type(e).__name__}: {e}", 200))
                 stop.wait(interval)
+
+
+#: seconds between full rescans of the runs roots while the file watcher reports new directories
+WATCHED_DISCOVERY_S = 30.0
 
 
 def _mtime(p: Path) -> Optional[float]:
