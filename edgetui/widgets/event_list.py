@@ -79,7 +79,6 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         """Show the events of a :class:`~replay.cursor.ReplayCursor` (its columns, elapsed, depth)."""
         self.timeline = timeline
         self._new_best = set(getattr(timeline, "new_best_idx", ()))
-        self._cache.clear()
         self.virtual_size = Size(self.size.width, self.count)
         self.selected = -1
         self.select(selected, center=True)
@@ -141,7 +140,11 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         if self.timeline is None or index >= self.count:
             return Strip.blank(width, self.rich_style)
         sel = index == self.selected
-        key = (index, width, sel, self.has_focus if sel else False)
+        tl = self.timeline
+        # keyed by the event (not its row number): a live reload that appends events or re-reads the
+        # tail keeps the rows already drawn; everything a row shows besides its event is in the key
+        key = (tl.events.event_id[index], tl.elapsed[index], tl.depth[index] if tl.depth else 0,
+               index in self._new_best, width, sel, self.has_focus if sel else False)
         strip = self._cache.get(key)
         if strip is None:
             strip = self._row(index, width, sel)

@@ -439,6 +439,7 @@ class RunsTable(ScrollView, can_focus=True):
         self._rows: dict[str, dict[str, Text]] = {}  # run key -> fitted cells
         self._cells: dict[str, tuple] = {}  # run key -> cell signatures (what the row shows)
         self._strips: dict[str, tuple[tuple, Strip]] = {}  # run key -> (render token, full-width row)
+        self._seg_cache: dict[tuple, list[Segment]] = {}  # one padded cell's segments (_cell_segments)
         self._header: Optional[tuple[tuple, Strip]] = None
         self._total_width = 0
         self._runs: dict[str, LiveRun] = {}  # the latest snapshot of each shown run
@@ -708,26 +709,41 @@ class RunsTable(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._strips.clear()
+        self._seg_cache.clear()
         self._header = None
 
     # ------------------------------------------------------------------ rendering
 
-    def _join(self, cells: Iterable[Text], style: Style) -> Strip:
-        """One full-width line: each cell padded to its column, on ``style`` (the row's background)."""
-        console = self.app.console
+    def _cell_segments(self, cell: Text, width: int, justify: str) -> list[Segment]:
+        """The segments of one cell padded to its column (``width`` cells plus the cell padding), without
+        the row's style; cached by what the cell shows (most cells of a busy row are the same at the
+        next refresh: only its age, tokens and dollars move)."""
+        key = (text_sig(cell), width, justify, self.cell_padding)
+        hit = self._seg_cache.get(key)
+        if hit is not None:
+            return hit
         pad = " " * self.cell_padding
         line = Text(no_wrap=True, overflow="crop", end="")
+        line.append(pad)
+        gap = width - cell.cell_len
+        if gap > 0 and justify == "right":
+            line.append(" " * gap)
+        line.append_text(cell)
+        if gap > 0 and justify != "right":
+            line.append(" " * gap)
+        line.append(pad)
+        segs = list(line.render(self.app.console))
+        if len(self._seg_cache) >= 4096:
+            self._seg_cache.clear()
+        self._seg_cache[key] = segs
+        return segs
+
+    def _join(self, cells: Iterable[Text], style: Style) -> Strip:
+        """One full-width line: each cell padded to its column, on ``style`` (the row's background)."""
+        segments: list[Segment] = []
         for cell, col in zip(cells, self.columns.values()):
-            line.append(pad)
-            gap = col.width - cell.cell_len
-            justify = cell.justify or _COL[col.key].justify
-            if gap > 0 and justify == "right":
-                line.append(" " * gap)
-            line.append_text(cell)
-            if gap > 0 and justify != "right":
-                line.append(" " * gap)
-            line.append(pad)
-        segments = list(Segment.apply_style(line.render(console), style))
+            segments.extend(self._cell_segments(cell, col.width, cell.justify or _COL[col.key].justify))
+        segments = list(Segment.apply_style(segments, style))
         return Strip(segments).adjust_cell_length(self._total_width, style)
 
     def _row_strip(self, index: int) -> Strip:
