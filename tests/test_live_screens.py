@@ -325,6 +325,20 @@ def test_incremental_load_appends_only_the_tail(tmp_path):
     assert how == "full" and cur3.events.event_id == store.run_events(conn, w.rk).event_id
     k, t0 = tail_start(cur3.events)
     assert t0 == w.last_t and k == cur3.n - 1
+    # given the last header (only lines were tailed), a tail read keeps it and the submissions but
+    # brings its event count and last time up to date: the same timeline as a read of everything
+    w.add(5)  # no graded round among these
+    how, head4, cur4, subs4 = load_increment(conn, w.rk, cur3, subs2, header=head)
+    ref_how, ref_head, ref_cur, _ = load_increment(conn, w.rk, cur3, subs2)
+    assert how == ref_how == "tail" and cur4.events.event_id == ref_cur.events.event_id
+    assert head4["n_events"] == ref_head["n_events"] == cur4.n and head4["last_t"] == ref_head["last_t"]
+    assert subs4 == subs2
+    # a late event breaks the plain append: a light read falls back to reading everything
+    w.rec.insert_events(w.rk, [Event(run_key=w.rk, kind="log", source="run_agent.log", offset=1, sub=0,
+                                     t=w.t_of(4) + 1, summary="another late line")])
+    _settle(conn)
+    how, _, cur5, _ = load_increment(conn, w.rk, cur4, subs4, header=head4)
+    assert how == "full" and cur5.events.event_id == store.run_events(conn, w.rk).event_id
     conn.close()
 
 

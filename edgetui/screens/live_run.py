@@ -419,16 +419,22 @@ def tail_start(ev: Any) -> tuple[int, Optional[float]]:
     return k, t0
 
 
-def load_increment(conn: Any, run_key: str, base: Optional[ReplayCursor], base_subs: list[dict]
+def load_increment(conn: Any, run_key: str, base: Optional[ReplayCursor], base_subs: list[dict],
+                   header: Optional[dict] = None
                    ) -> tuple[str, Optional[dict], Optional[ReplayCursor], list[dict]]:
     """Read what changed since ``base``: ``("idle"|"tail"|"full"|"missing", header, cursor, subs)``.
 
     ``tail``: events at or after the newest known time (and untimed ones) were
     re-read and appended to the unchanged prefix; ``full``: the run was read
     again (first load, events inserted earlier, a submission changed, the start
-    moved). Pure store reads on fresh cursors: safe in a thread worker.
+    moved). ``header`` (the last one read, with ``base`` and ``base_subs``): the
+    caller knows that neither the submissions nor the run row changed (only lines
+    were tailed), so a tail read keeps them (its ``n_events`` / ``last_t`` are
+    brought up to date) instead of four more queries. Pure store reads on fresh
+    cursors: safe in a thread worker.
     """
-    subs = store.submissions(conn, run_key)
+    light = header is not None and base is not None
+    subs = list(base_subs) if light else store.submissions(conn, run_key)
     if base is not None:
         ev = base.events
         n = len(ev)
@@ -444,7 +450,7 @@ def load_increment(conn: Any, run_key: str, base: Optional[ReplayCursor], base_s
         subs_appended = all(new_sig.get(r) == s for r, s in old_sig.items())
         if total == n and new_sig == old_sig:
             return "idle", None, None, subs
-        head = store.run_header(conn, run_key)
+        head = dict(header) if light else store.run_header(conn, run_key)
         if head is None:
             return "missing", None, None, subs
         start = head.get("started_at") or head.get("first_t")
@@ -454,8 +460,15 @@ def load_increment(conn: Any, run_key: str, base: Optional[ReplayCursor], base_s
             merged = store.EventColumns()
             for name in store.EVENT_LIST_COLUMNS:
                 setattr(merged, name, list(getattr(ev, name)[:k]) + tbl.column(name).to_pylist())
-            if len(merged) == head["n_events"]:
+            if light:
+                head["n_events"] = total
+                ts = [x for x in merged.t if x is not None]
+                if ts:
+                    head["last_t"] = max(ts[-1], head.get("last_t") or ts[-1])
+            if len(merged) == (total if light else head["n_events"]):
                 return "tail", head, ReplayCursor(merged, subs, start=start), subs
+        if light:  # not a plain append after all: read everything
+            return load_increment(conn, run_key, base, base_subs)
     head = store.run_header(conn, run_key)
     if head is None:
         return "missing", None, None, subs
@@ -632,6 +645,8 @@ def alarm_line(a: Alarm, now: float, state: str = "holding") -> Text:
 
 #: a supervisor snapshot with nothing new for this run still reads the database after this many seconds
 SNAPSHOT_RELOAD_S = 5.0
+#: reads of tailed lines keep the header and submissions read less than this many seconds ago
+HEADER_REFRESH_S = 3.0
 
 
 def _snapshot_sig(live: Optional[LiveRun]) -> Any:
@@ -716,6 +731,8 @@ class LiveRunScreen(ReplayScreen):
         self._again = False
         self._again_full = False
         self._snap_sig: Any = None  # what of the last snapshot decides a reload (_snapshot_sig)
+        self._header_t = float("-inf")  # monotonic time the header and submissions were last read
+        self._need_full_header = True  # the snapshot said the run row / submissions changed
         self._last_reload_t = float("-inf")  # monotonic time of the last reload request
 
     # ------------------------------------------------------------------ layout
@@ -780,6 +797,8 @@ class LiveRunScreen(ReplayScreen):
         sig = _snapshot_sig(self.live)
         behind = self.live is not None and self.cursor is not None and self.live.n_events > self.cursor.n
         if behind or sig != self._snap_sig or time.monotonic() - self._last_reload_t >= SNAPSHOT_RELOAD_S:
+            if sig != self._snap_sig:
+                self._need_full_header = True
             self._snap_sig = sig
             self.refresh_live()
 
@@ -851,17 +870,24 @@ class LiveRunScreen(ReplayScreen):
         self._busy = True
         self._again = False
         self._again_full = False
-        self._reload(None if full else self.cursor, list(self.subs))
+        # only lines were tailed since the last full read (less than HEADER_REFRESH_S ago): keep the
+        # header and submissions (the snapshot brings the live dollars; tokens follow within seconds)
+        light = (not full and not self._need_full_header and self.header is not None
+                 and time.monotonic() - self._header_t < HEADER_REFRESH_S)
+        if not light:
+            self._need_full_header = False
+            self._header_t = time.monotonic()
+        self._reload(None if full else self.cursor, list(self.subs), self.header if light else None)
 
     def action_refresh_live(self) -> None:
         """``r``: read the whole run again (also catches rows rewritten in place)."""
         self.refresh_live(full=True)
 
     @work(thread=True, exclusive=False, group="live-reload", exit_on_error=False)
-    def _reload(self, base: Optional[ReplayCursor], base_subs: list[dict]) -> None:
+    def _reload(self, base: Optional[ReplayCursor], base_subs: list[dict], header: Optional[dict] = None) -> None:
         try:
             conn = self.app.conn  # type: ignore[attr-defined]
-            how, head, cur, subs = load_increment(conn, self.run_key, base, base_subs)
+            how, head, cur, subs = load_increment(conn, self.run_key, base, base_subs, header)
         except Exception as e:
             self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
             self.post_message(LiveIdle())
