@@ -647,6 +647,8 @@ def alarm_line(a: Alarm, now: float, state: str = "holding") -> Text:
 SNAPSHOT_RELOAD_S = 5.0
 #: reads of tailed lines keep the header and submissions read less than this many seconds ago
 HEADER_REFRESH_S = 3.0
+#: while pinned to now, the detail pane follows the newest event at most this often (seconds)
+LIVE_DETAIL_S = 1.0
 
 
 def _snapshot_sig(live: Optional[LiveRun]) -> Any:
@@ -986,6 +988,13 @@ class LiveRunScreen(ReplayScreen):
             self._refreshing = False
         if self.pinned:
             self.call_after_refresh(self._follow)
+
+    def _detail_throttle_s(self) -> Optional[float]:
+        """While new events move the selection (pinned to now), the detail follows at most every
+        LIVE_DETAIL_S: each load is a database read and a layout pass of the screen."""
+        if self._refreshing:
+            return LIVE_DETAIL_S
+        return super()._detail_throttle_s()
 
     def _follow(self) -> None:
         """Scroll the list to the selected (newest) event once the new virtual size is laid out.

@@ -304,8 +304,8 @@ class ReplayScreen(Screen):
 
     def _schedule_detail(self) -> None:
         """Load the selected event's detail soon: debounced when stepping, throttled when playing."""
-        playing = self.cursor is not None and self.cursor.playing
-        if playing and self._detail_pending:
+        throttle = self._detail_throttle_s()
+        if throttle is not None and self._detail_pending:
             return  # the pending load will pick up the latest selection
         if self._detail_timer is not None:
             self._detail_timer.stop()
@@ -313,8 +313,13 @@ class ReplayScreen(Screen):
             self._detail_pending = False
             return
         self._detail_pending = True
-        self._detail_timer = self.set_timer(DETAIL_DELAY_PLAYING if playing else DETAIL_DELAY,
+        self._detail_timer = self.set_timer(throttle if throttle is not None else DETAIL_DELAY,
                                             self._request_detail)
+
+    def _detail_throttle_s(self) -> Optional[float]:
+        """Seconds between detail loads while the selection moves by itself (playing), else None
+        (a move by the user: debounced by DETAIL_DELAY only)."""
+        return DETAIL_DELAY_PLAYING if self.cursor is not None and self.cursor.playing else None
 
     def _request_detail(self) -> None:
         self._detail_pending = False
