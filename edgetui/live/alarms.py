@@ -97,7 +97,9 @@ class AlarmSettings(BaseModel):
     min_refresh_s: float = Field(
         float(os.environ.get("EDGETUI_MIN_REFRESH_S", 0.5)),
         description="refreshes woken by file changes come at most this often (busy runs: lines are batched)")
-    discovery_interval_s: float = Field(2.0, description="rescan the runs roots at most this often")
+    discovery_interval_s: float = Field(
+        2.0, description="rescan the runs roots at most this often (while the file watcher runs, new runs "
+                         "come from the paths it sees added and the full rescan is every 30 s)")
     docker_interval_s: float = Field(1.0, description="list the engine's containers at most this often")
     docker_retry_s: float = Field(5.0, description="retry an unavailable engine this often")
     stats_interval_s: float = Field(10.0, description="CPU/memory sample of each running work container (0 = off)")
