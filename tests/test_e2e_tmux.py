@@ -77,6 +77,7 @@ def test_replay_sample_run_in_tmux(sample_db):
         cur, total = line.split("events ")[1].split(" ")[0].split("/")
         assert cur == total
         t.keys("/")
+        t.wait_for("search summaries and data")  # the prompt has the focus: typed keys go to it, not to the replay
         t.keys("Stepping back", "Enter")
         s = t.wait_for("Stepping back before touching another threshold")
         t.keys("q")
