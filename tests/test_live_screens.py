@@ -938,3 +938,30 @@ async def test_snapshot_reads_again_only_when_the_run_changed(db):
         assert reads() == n2
         run.events_recorded({w.rk})
         await wait_for(pilot, lambda: reads() > n2)
+
+
+@pytest.mark.asyncio
+async def test_header_tokens_follow_new_lines_within_the_header_refresh(db, monkeypatch):
+    """Reads of tailed lines keep the header for HEADER_REFRESH_S at most: an idle read (nothing new)
+    must not count as the header's refresh (seen in a trial: tokens frozen while dollars moved)."""
+    import edgetui.screens.live_run as lr
+
+    monkeypatch.setattr(lr, "HEADER_REFRESH_S", 0.3)
+    path, writers = db
+    app = LiveApp(path)
+    w = writers["gw"]
+    async with app.run_test(size=(160, 48)) as pilot:
+        await runs_home(pilot, writers)
+        run = await open_selected_run(pilot)
+        w.attach(app.conn.cursor())
+        for _ in range(3):
+            await pilot.pause(0.4)
+            run.refresh_live()  # nothing new: an idle read
+            await wait_for(pilot, lambda: not run._busy)
+            w.add(4)  # an agent_message with usage among every 4 events
+            run.events_recorded({w.rk})
+            await wait_for(pilot, lambda: run.cursor.n == w.i)
+            await wait_for(pilot, lambda: not run._busy)
+        ref = store.run_header(app.conn, w.rk)
+        await wait_for(pilot, lambda: (run.header or {}).get("tokens") == ref["tokens"], timeout=3)
+        assert run.header["n_events"] == w.i

@@ -364,8 +364,9 @@ class LiveLoaded(Message):
     """A (re)load of the run: ``full`` when the whole run was read, else ``added`` events were appended."""
 
     def __init__(self, base: Optional[ReplayCursor], header: dict, cursor: ReplayCursor, subs: list[dict],
-                 full: bool) -> None:
+                 full: bool, fresh_header: bool = True) -> None:
         self.base, self.header, self.cursor, self.subs, self.full = base, header, cursor, subs, full
+        self.fresh_header = fresh_header  # header and submissions read now (False: kept from the last read)
         super().__init__()
 
 
@@ -876,9 +877,6 @@ class LiveRunScreen(ReplayScreen):
         # header and submissions (the snapshot brings the live dollars; tokens follow within seconds)
         light = (not full and not self._need_full_header and self.header is not None
                  and time.monotonic() - self._header_t < HEADER_REFRESH_S)
-        if not light:
-            self._need_full_header = False
-            self._header_t = time.monotonic()
         self._reload(None if full else self.cursor, list(self.subs), self.header if light else None)
 
     def action_refresh_live(self) -> None:
@@ -899,7 +897,7 @@ class LiveRunScreen(ReplayScreen):
         elif how == "missing":
             self.post_message(LiveWaiting(f"waiting for {self.run_key} to be recorded…"))
         else:
-            self.post_message(LiveLoaded(base, head, cur, subs, full=how == "full"))
+            self.post_message(LiveLoaded(base, head, cur, subs, full=how == "full", fresh_header=header is None))
 
     def _done(self) -> None:
         self._busy = False
@@ -932,6 +930,9 @@ class LiveRunScreen(ReplayScreen):
     def _on_live_loaded(self, msg: LiveLoaded) -> None:
         self.waiting_note = None
         self.reloads["full" if msg.full else "tail"] += 1
+        if msg.fresh_header:  # (an idle read leaves the header as old as it was)
+            self._need_full_header = False
+            self._header_t = time.monotonic()
         try:
             if self.cursor is None:
                 self._first_load(msg)
