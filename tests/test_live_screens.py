@@ -30,6 +30,7 @@ from edgetui.screens.live_run import LiveRunScreen, SubmissionsTable, Supervisor
 from edgetui.screens.runs import AlarmsScreen, RunsScreen, RunsUpdated, dispatch_events_recorded, dispatch_runs_updated
 from edgetui.widgets import EventList, RunHeader, ScoreChart
 from edgetui.widgets.runs_table import (
+    COLUMNS,
     RunsTable,
     budget_bar,
     filter_runs,
@@ -965,3 +966,35 @@ async def test_header_tokens_follow_new_lines_within_the_header_refresh(db, monk
         ref = store.run_header(app.conn, w.rk)
         await wait_for(pilot, lambda: (run.header or {}).get("tokens") == ref["tokens"], timeout=3)
         assert run.header["n_events"] == w.i
+
+
+@pytest.mark.asyncio
+async def test_narrow_runs_table_adds_the_wider_columns_that_fit(db):
+    """Where the narrow tier leaves room (a trial at 80 columns saw 16 blank columns and no tokens),
+    the wider tiers' columns that fit are shown too, in display order; none that would fit is left out."""
+    path, writers = db
+    app = LiveApp(path)
+    async with app.run_test(size=(90, 24)) as pilot:
+        await runs_home(pilot, {"gw": writers["gw"]})
+        await pilot.pause(0.2)
+        t = pilot.app.screen.query_one(RunsTable)
+        assert t._tier == "n"  # the medium tier (with agent/model) does not fit at 90
+        cols = list(t.columns)
+        extra = [k for k in cols if "n" not in next(c for c in COLUMNS if c.key == k).tiers]
+        assert extra, cols  # at least one wider column was added (cpu here)
+        assert cols == [c.key for c in COLUMNS if c.key in cols]  # display order kept
+        pad = 2 * t.cell_padding
+        left = (t.size.width - 1) - sum(c.width + pad for c in t.columns.values())
+        assert left >= 0
+        header = t.render_line(0).text
+        for k in extra:
+            assert t.columns[k].label.plain.split()[0] in header
+        # nothing that would fit was left out: every missing extra column is wider than what is left
+        for k in RunsTable.EXTRA_COLUMNS:
+            if k not in cols:
+                col = next(c for c in COLUMNS if c.key == k)
+                assert len(col.narrow_label or col.label) + pad > left, (k, left)
+        await pilot.resize_terminal(60, 24)
+        await post_runs(pilot, snapshot({"gw": writers["gw"]}))
+        await pilot.pause(0.2)
+        assert not [k for k in t.columns if k in RunsTable.EXTRA_COLUMNS]

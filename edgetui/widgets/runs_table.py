@@ -533,9 +533,37 @@ class RunsTable(ScrollView, can_focus=True):
                 widths, shrunk = self._widths(keys, raw, t, labels, avail)
                 if sum(max(widths[k], len(shown_labels[k])) + pad for k in keys) <= avail:
                     break
+            if tier == "auto" and t != "w":
+                keys = self._add_fitting(keys, widths, shown_labels, raw, t, avail, sort_key, reverse)
             self._tier = t
             self._shrunk = shrunk
             self._show_all(new_keys, keys, shown_labels, raw, widths, layout_in)
+
+    #: columns of wider tiers added, in this order, to a narrower tier's when they fit the space left
+    EXTRA_COLUMNS = ("tokens", "model", "cpu", "mem")
+
+    def _add_fitting(self, keys: list[str], widths: dict[str, int], shown_labels: dict[str, str],
+                     raw: list[dict[str, Text]], tier: str, avail: int, sort_key: Optional[str],
+                     reverse: bool) -> list[str]:
+        """``keys`` plus the EXTRA_COLUMNS that fit in what the tier's columns leave of ``avail``
+        (display order kept); ``widths`` / ``shown_labels`` get their entries."""
+        pad = 2 * self.cell_padding
+        used = sum(max(widths[k], len(shown_labels[k])) + pad for k in keys)
+        out = set(keys)
+        for k in self.EXTRA_COLUMNS:
+            if k in out:
+                continue
+            col = _COL[k]
+            label = ((col.narrow_label or col.label) if tier == "n" else col.label) + (
+                (" ▼" if reverse else " ▲") if k == sort_key else "")
+            content = max((r[k].cell_len for r in raw), default=0)
+            w = max(len(label), min(content, _CAPS[tier].get(k, 16)))
+            if used + w + pad <= avail:
+                out.add(k)
+                widths[k] = w
+                shown_labels[k] = label
+                used += w + pad
+        return [c.key for c in COLUMNS if c.key in out]
 
     def _show_on_screen(self, new_keys: list[str], keys: list[str]) -> bool:
         """Same rows, same layout: build only the rows on screen (the others go stale). False when a
