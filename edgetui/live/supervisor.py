@@ -219,12 +219,14 @@ class Supervisor:
                  on_alarm_cmd: Optional[str] = None, clock: Callable[[], float] = time.time, host: str = "local",
                  tasks_dir: Optional[Path | str] = None, prices: Optional[Path] = None):
         self.conn = conn.cursor()  # our own connection: the supervisor may run in a worker thread
+        self.settings = settings or AlarmSettings()
+        if self.settings.duckdb_threads > 0:  # a setting of the database (shared with the views' cursors)
+            self.conn.execute(f"SET threads = {int(self.settings.duckdb_threads)}")
         self.rec = Recorder(self.conn)
         #: called (from the refresh's thread) with the run keys whose new events were just committed,
         #: before the rest of the refresh; the snapshot callback comes at its end
         self.on_events: Optional[Callable[[set[str]], None]] = None
         self.roots = [Path(r).expanduser() for r in runs_dirs]
-        self.settings = settings or AlarmSettings()
         self.clock = clock
         self.host = host
         self.notes: deque[tuple[float, str]] = deque(maxlen=200)

@@ -412,7 +412,10 @@ class Tailer:
             n_lines = n_new = 0
             catchup = src.catchup_until or 0
             hook = src.line_hook
-            for line in iter_lines(bounded, offset, final=False):
+            # read blocks about the size of what is new: a 1 MiB read() allocates 1 MiB (an mmap and
+            # its page faults) even when a few hundred bytes are left, at every refresh of every file
+            chunk = min(1 << 20, max(1 << 16, st.st_size - offset + 1))
+            for line in iter_lines(bounded, offset, final=False, chunk=chunk):
                 if line.too_long:
                     evs = [parse_error(src.source, gen, line.offset, line.data,
                                        f"line longer than 20 MB ({line.end - line.offset} bytes); first 64 KiB kept")]
