@@ -953,12 +953,12 @@ def test_tail_commit_plain_insert_then_or_ignore_on_a_key_conflict(tmp_path):
 
 
 def test_supervisor_sets_duckdb_threads_from_its_settings(tmp_path):
-    """Supervising runs many small queries per refresh: the database gets the setting's thread count
-    (1 by default; 0 keeps DuckDB's own)."""
+    """The setting's thread count goes to the database (shared with the views' cursors); 0, the
+    default, keeps DuckDB's own."""
     conn = open_db(tmp_path / "th.duckdb")
     default = conn.execute("SELECT current_setting('threads')").fetchone()[0]
-    Supervisor(conn, [tmp_path / "runs"], docker_client=None, settings=AlarmSettings(duckdb_threads=0)).close()
-    assert conn.execute("SELECT current_setting('threads')").fetchone()[0] == default
     Supervisor(conn, [tmp_path / "runs"], docker_client=None).close()
+    assert conn.execute("SELECT current_setting('threads')").fetchone()[0] == default
+    Supervisor(conn, [tmp_path / "runs"], docker_client=None, settings=AlarmSettings(duckdb_threads=1)).close()
     assert conn.execute("SELECT current_setting('threads')").fetchone()[0] == 1
     assert conn.cursor().execute("SELECT current_setting('threads')").fetchone()[0] == 1  # the views' cursors too
