@@ -461,11 +461,11 @@ def load_increment(conn: Any, run_key: str, base: Optional[ReplayCursor], base_s
             merged = store.EventColumns()
             for name in store.EVENT_LIST_COLUMNS:
                 setattr(merged, name, list(getattr(ev, name)[:k]) + tbl.column(name).to_pylist())
-            if light:
+            if light:  # timeline order: the last timed event is the newest (untimed ones come after)
                 head["n_events"] = total
-                ts = [x for x in merged.t if x is not None]
-                if ts:
-                    head["last_t"] = max(ts[-1], head.get("last_t") or ts[-1])
+                last_t = next((x for x in reversed(merged.t) if x is not None), None)
+                if last_t is not None:
+                    head["last_t"] = max(last_t, head.get("last_t") or last_t)
             if len(merged) == (total if light else head["n_events"]):
                 return "tail", head, ReplayCursor(merged, subs, start=start), subs
         if light:  # not a plain append after all: read everything
@@ -795,8 +795,8 @@ class LiveRunScreen(ReplayScreen):
         # new transcript / log lines come with ``events_recorded`` (right after their commit); the
         # snapshot reads again only when what it says about the run changed (a graded submission,
         # a status, an alarm, the container), the run has more events than the screen holds, or
-        # nothing was read for SNAPSHOT_RELOAD_S (events the
-        # supervisor writes outside the tail commit, e.g. resource samples)
+        # nothing was read for SNAPSHOT_RELOAD_S (events the supervisor writes outside the tail
+        # commit, e.g. resource samples)
         sig = _snapshot_sig(self.live)
         behind = self.live is not None and self.cursor is not None and self.live.n_events > self.cursor.n
         if behind or sig != self._snap_sig or time.monotonic() - self._last_reload_t >= SNAPSHOT_RELOAD_S:

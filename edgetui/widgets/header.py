@@ -122,6 +122,7 @@ class RunHeader(Widget):
         super().__init__(id=id, classes=classes)
         self.head: Optional[dict[str, Any]] = None
         self._lines: Optional[int] = None  # line count at the last layout (None: never laid out)
+        self._text: Optional[tuple] = None  # (head, width, Text): the last header_text, for render
 
     def set_header(self, head: Optional[dict[str, Any]]) -> None:
         """Show ``head`` (a run header dict, see :func:`header_text`). A layout pass (screen-wide in
@@ -130,17 +131,24 @@ class RunHeader(Widget):
         if head == self.head:
             return
         self.head = head
-        lines = len(header_text(head, max(20, self.content_region.width or 80)).split("\n"))
+        lines = len(self.text().split("\n"))
         self.refresh(layout=lines != self._lines)
         self._lines = lines
 
     def text(self, width: Optional[int] = None) -> Text:
-        """What the widget shows at ``width`` (default: its content width)."""
-        return header_text(self.head, width or max(20, self.content_region.width or 80))
+        """What the widget shows at ``width`` (default: its content width); built once per header
+        and width (set_header counts its lines, render draws it)."""
+        width = width or max(20, self.content_region.width or 80)
+        hit = self._text
+        if hit is not None and hit[0] is self.head and hit[1] == width:
+            return hit[2]
+        out = header_text(self.head, width)
+        self._text = (self.head, width, out)
+        return out
 
     def render(self) -> Text:
         return self.text()
 
     def get_content_height(self, container, viewport, width: int) -> int:
-        self._lines = len(header_text(self.head, max(20, width)).split("\n"))
+        self._lines = len(self.text(max(20, width)).split("\n"))
         return self._lines

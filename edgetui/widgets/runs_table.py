@@ -348,6 +348,14 @@ def row_cells(run: LiveRun, now: float, tier: str = "w") -> dict[str, Text]:
     return cells
 
 
+def _label(key: str, tier: str, sort_key: Optional[str] = None, reverse: bool = False) -> str:
+    """A column's header label in ``tier`` (the narrow tier's short one), with the sort arrow when
+    ``key`` is ``sort_key``."""
+    col = _COL[key]
+    label = (col.narrow_label or col.label) if tier == "n" else col.label
+    return label + ((" ▼" if reverse else " ▲") if key == sort_key else "")
+
+
 def _fit(key: str, cell: Text, width: int) -> Text:
     """``cell`` cut to ``width`` cells (run ids keep both ends)."""
     if cell.cell_len <= width:
@@ -526,9 +534,8 @@ class RunsTable(ScrollView, can_focus=True):
             pad = 2 * self.cell_padding
             for t in (("w", "m", "n") if tier == "auto" else (tier,)):
                 keys = [c.key for c in COLUMNS if t in c.tiers]
-                labels = {k: ((_COL[k].narrow_label or _COL[k].label) if t == "n" else _COL[k].label) for k in keys}
-                arrow = " ▼" if reverse else " ▲"
-                shown_labels = {k: labels[k] + (arrow if k == sort_key else "") for k in keys}
+                labels = {k: _label(k, t) for k in keys}
+                shown_labels = {k: _label(k, t, sort_key, reverse) for k in keys}
                 raw = [row_cells(r, now, t) for r in runs]
                 widths, shrunk = self._widths(keys, raw, t, labels, avail)
                 if sum(max(widths[k], len(shown_labels[k])) + pad for k in keys) <= avail:
@@ -553,9 +560,7 @@ class RunsTable(ScrollView, can_focus=True):
         for k in self.EXTRA_COLUMNS:
             if k in out:
                 continue
-            col = _COL[k]
-            label = ((col.narrow_label or col.label) if tier == "n" else col.label) + (
-                (" ▼" if reverse else " ▲") if k == sort_key else "")
+            label = _label(k, tier, sort_key, reverse)
             content = max((r[k].cell_len for r in raw), default=0)
             w = max(len(label), min(content, _CAPS[tier].get(k, 16)))
             if used + w + pad <= avail:
