@@ -998,3 +998,19 @@ async def test_narrow_runs_table_adds_the_wider_columns_that_fit(db):
         await post_runs(pilot, snapshot({"gw": writers["gw"]}))
         await pilot.pause(0.2)
         assert not [k for k in t.columns if k in RunsTable.EXTRA_COLUMNS]
+
+
+@pytest.mark.asyncio
+async def test_live_status_after_its_widgets_are_gone_is_dropped(db):
+    """A snapshot or the 1 s tick reaching the live run screen while the app shuts down (its children
+    already removed: seen once in CI) is dropped, not a NoMatches error."""
+    path, writers = db
+    app = LiveApp(path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await runs_home(pilot, writers)
+        run = await open_selected_run(pilot)
+        await run.query_one("#live-status").remove()
+        run._show_live()  # the tick
+        run.update_runs(snapshot(writers))  # a snapshot
+        await pilot.pause()
+        assert isinstance(app.screen, LiveRunScreen)

@@ -39,6 +39,7 @@ from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Container, Horizontal
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
@@ -827,7 +828,11 @@ class LiveRunScreen(ReplayScreen):
     def _show_live(self) -> None:
         now = self.now()
         width = max(20, self.size.width - 2)
-        set_static(self.query_one("#live-status", Static), live_status_text(self.live, now, width))
+        try:
+            status = self.query_one("#live-status", Static)
+        except NoMatches:  # a snapshot or tick arriving while the app shuts down (children already removed)
+            return
+        set_static(status, live_status_text(self.live, now, width))
         live = self.live
         current = live.current_alarms if live else []
         acked = live.acked_alarms if live else []
