@@ -343,6 +343,53 @@ def test_incremental_load_appends_only_the_tail(tmp_path):
     conn.close()
 
 
+def test_tail_read_keeps_the_timeline_order_across_sources(tmp_path):
+    """run_events_since orders the re-read events as run_events does: ties on t by the sources'
+    earliest times (a source whose first timed event arrives in the tail included), untimed last."""
+    conn = open_db(tmp_path / "order.duckdb")
+    w = LiveRunWriter(conn, "r1", "gw-detect")
+    rec = w.rec
+    seq = [0]
+
+    def ev(src: str, t: Optional[float], off: int, sub: int = 0) -> Event:
+        seq[0] += 1
+        return Event(run_key=w.rk, kind="log", source=src, offset=off, sub=sub, t=t, summary=f"e{seq[0]}")
+
+    def put(*evs: Event) -> None:
+        rec.insert_events(w.rk, list(evs))
+        _settle(conn)
+
+    # b.log starts earlier than a.log: at equal times b.log's lines come first, whatever the name
+    put(ev("b.log", T0 + 1, 0), ev("a.log", T0 + 2, 0), ev("a.log", T0 + 5, 10), ev("b.log", T0 + 5, 10),
+        ev("c.log", None, 0))
+    base = store.run_events(conn, w.rk)
+    assert base.source[2:4] == ["b.log", "a.log"]  # the tie at T0 + 5
+    steps = [
+        # more at the newest time (re-read with the tail), in every source, untimed ones included
+        [ev("a.log", T0 + 5, 20), ev("b.log", T0 + 5, 20, 1), ev("b.log", T0 + 5, 20, 0), ev("c.log", None, 5)],
+        # a new source whose first timed event ties with others; the untimed c.log gets its first time
+        [ev("d.log", T0 + 7, 0), ev("a.log", T0 + 7, 30), ev("c.log", T0 + 7, 9), ev("b.log", T0 + 7, 30)],
+        [ev("d.log", T0 + 8, 5), ev("d.log", None, 7), ev("a.log", T0 + 8, 40)],
+    ]
+    for new in steps:
+        put(*new)
+        got = store.run_events_since(conn, w.rk, base)
+        assert got is not None
+        tl, total = got
+        ref = store.run_events(conn, w.rk)
+        assert total == len(ref) == len(tl)
+        for name in store.EVENT_LIST_COLUMNS:
+            assert getattr(tl, name) == getattr(ref, name), name
+        assert tl.source_min() == ref.source_min()
+        base = tl
+    # an event before the newest time: not a plain append
+    put(ev("a.log", T0 + 3, 50))
+    assert store.run_events_since(conn, w.rk, base) is None
+    # no timed event at all: nothing to start from
+    assert store.run_events_since(conn, w.rk, store.EventColumns.from_rows([{"event_id": "x", "t": None}])) is None
+    conn.close()
+
+
 # ---------------------------------------------------------------------------- runs screen
 
 

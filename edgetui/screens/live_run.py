@@ -391,34 +391,7 @@ def _subs_sig(subs: Iterable[dict]) -> dict[str, tuple]:
     }
 
 
-def _tail_sql() -> str:
-    cols = ", ".join(f'ev."{c}"' for c in store.EVENT_LIST_COLUMNS)
-    return f"""
-        WITH ev AS (SELECT * FROM events WHERE run_key = $rk),
-             _src AS (SELECT source, row_number() OVER (ORDER BY min(t) ASC NULLS LAST, source) AS source_rank
-                      FROM ev GROUP BY source)
-        SELECT {cols} FROM ev JOIN _src ON _src.source = ev.source
-        WHERE ev.t >= $t0 OR ev.t IS NULL
-        ORDER BY {store.EVENT_ORDER_SQL}
-    """
-
-
-def tail_start(ev: Any) -> tuple[int, Optional[float]]:
-    """(k, t0): events ``[k:]`` are those at or after the newest timed event ``t0`` (plus untimed ones).
-
-    ``(0, None)`` when no event has a time.
-    """
-    t = ev.t
-    last = len(t) - 1
-    while last >= 0 and t[last] is None:
-        last -= 1
-    if last < 0:
-        return 0, None
-    t0 = t[last]
-    k = last
-    while k > 0 and t[k - 1] is not None and t[k - 1] >= t0:
-        k -= 1
-    return k, t0
+tail_start = store.tail_start  # (k, t0) of a timeline: where a tail read starts
 
 
 def load_increment(conn: Any, run_key: str, base: Optional[ReplayCursor], base_subs: list[dict],
@@ -439,36 +412,27 @@ def load_increment(conn: Any, run_key: str, base: Optional[ReplayCursor], base_s
     subs = list(base_subs) if light else store.submissions(conn, run_key)
     if base is not None:
         ev = base.events
-        n = len(ev)
-        k, t0 = tail_start(ev)
-        with conn.cursor() as cur:
-            if t0 is None:
-                total, before = cur.execute("SELECT count(*), 0 FROM events WHERE run_key = ?", [run_key]).fetchone()
-            else:
-                total, before = cur.execute(
-                    "SELECT count(*), count(*) FILTER (WHERE t < ?) FROM events WHERE run_key = ?", [t0, run_key]
-                ).fetchone()
         old_sig, new_sig = _subs_sig(base_subs), _subs_sig(subs)
-        subs_appended = all(new_sig.get(r) == s for r, s in old_sig.items())
-        if total == n and new_sig == old_sig:
+        with conn.cursor() as cur:
+            total = cur.execute("SELECT count(*) FROM events WHERE run_key = ?", [run_key]).fetchall()[0][0]
+        if total == len(ev) and new_sig == old_sig:
             return "idle", None, None, subs
-        head = dict(header) if light else store.run_header(conn, run_key)
-        if head is None:
-            return "missing", None, None, subs
-        start = head.get("started_at") or head.get("first_t")
-        if t0 is not None and before == k and subs_appended and start == base.start:
-            with conn.cursor() as cur:
-                tbl = cur.sql(_tail_sql(), params={"rk": run_key, "t0": t0}).to_arrow_table()
-            merged = store.EventColumns()
-            for name in store.EVENT_LIST_COLUMNS:
-                setattr(merged, name, list(getattr(ev, name)[:k]) + tbl.column(name).to_pylist())
-            if light:  # timeline order: the last timed event is the newest (untimed ones come after)
-                head["n_events"] = total
-                last_t = next((x for x in reversed(merged.t) if x is not None), None)
-                if last_t is not None:
-                    head["last_t"] = max(last_t, head.get("last_t") or last_t)
-            if len(merged) == (total if light else head["n_events"]):
-                return "tail", head, ReplayCursor(merged, subs, start=start), subs
+        subs_appended = all(new_sig.get(r) == s for r, s in old_sig.items())
+        grown = store.run_events_since(conn, run_key, ev, total=total) if subs_appended else None
+        if grown is not None:
+            merged, total = grown
+            head = dict(header) if light else store.run_header(conn, run_key)
+            if head is None:
+                return "missing", None, None, subs
+            start = head.get("started_at") or head.get("first_t")
+            if start == base.start:
+                if light:  # timeline order: the last timed event is the newest (untimed ones come after)
+                    head["n_events"] = total
+                    last_t = next((x for x in reversed(merged.t) if x is not None), None)
+                    if last_t is not None:
+                        head["last_t"] = max(last_t, head.get("last_t") or last_t)
+                if light or head["n_events"] == total:
+                    return "tail", head, ReplayCursor(merged, subs, start=start), subs
         if light:  # not a plain append after all: read everything
             return load_increment(conn, run_key, base, base_subs)
     head = store.run_header(conn, run_key)
