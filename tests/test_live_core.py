@@ -265,6 +265,97 @@ def test_truncated_or_replaced_transcript_is_a_new_generation(env):
         expected_events(grown)
 
 
+def _fds_on(path: Path) -> int:
+    """Open descriptors of this process on ``path`` (also a deleted one: '<path> (deleted)')."""
+    n = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target == str(path) or target == f"{path} (deleted)":
+            n += 1
+    return n
+
+
+def test_tail_keeps_one_handle_per_file_and_the_bytes_before_the_cursor(env):
+    """Between refreshes a growing file keeps one open handle and the bytes just before the cursor
+    (what tells a rewrite) are kept in memory: they equal the file's. A file rewritten in place (same
+    inode, larger) is a new generation; a replaced file gets a new handle (the old one is closed);
+    a deleted run directory and closing the supervisor leave no handle."""
+    from edgetui.live.tail import FINGERPRINT_BYTES
+
+    root, conn, clock, mk = env
+    lines = [init_line("s1")] + [text_line(i) for i in range(1, 40)]
+    td = make_run(root, transcript=lines)
+    tpath = td / "agent_output.txt"
+    sup = mk()
+    sup.poll_once()
+    rs = next(iter(sup.runs.values()))
+    src = rs.sources["agent_output.txt"]
+    q = "SELECT count(DISTINCT generation), count(*) FROM events WHERE run_key = ? AND source = 'agent_output.txt'"
+    n = expected_events(lines)
+    for i in range(40, 46):  # a line per refresh, then a half-written one that waits for its newline
+        with open(tpath, "ab") as f:
+            f.write(text_line(i) + (b"\n" if i < 45 else b""))
+        n += expected_events([text_line(i)]) if i < 45 else 0
+        sup.poll_once()
+        data = tpath.read_bytes()
+        assert src.offset == (len(data) if i < 45 else data.rindex(b"\n") + 1)
+        assert src.fingerprint == data[max(0, src.offset - FINGERPRINT_BYTES):src.offset]
+        assert _fds_on(tpath) == 1
+    assert conn.execute(q, [rs.key]).fetchone() == (1, n)
+    with open(tpath, "ab") as f:
+        f.write(b"\n")  # the half-written line completes
+    sup.poll_once()
+    n += expected_events([text_line(45)])
+    assert conn.execute(q, [rs.key]).fetchone() == (1, n)
+    # rewritten in place: same inode, larger, same first line, other bytes before the cursor
+    ino = tpath.stat().st_ino
+    rewritten = [init_line("s1")] + [text_line(100 + i) for i in range(60)]
+    tpath.write_bytes(b"".join(x + b"\n" for x in rewritten))
+    assert tpath.stat().st_ino == ino and tpath.stat().st_size > src.offset
+    sup.poll_once()
+    assert conn.execute(q, [rs.key]).fetchone() == (2, n + expected_events(rewritten))
+    assert any("new generation" in m for m in sup.messages)
+    # replaced (a rename over it): a new handle on the new file, the old one closed
+    tmp = tpath.with_suffix(".new")
+    tmp.write_bytes(b"".join(x + b"\n" for x in [init_line("s3"), text_line(1, "s3")]))
+    tmp.replace(tpath)
+    sup.poll_once()
+    assert _fds_on(tpath) == 1
+    assert conn.execute(q, [rs.key]).fetchone()[0] == 3
+    shutil.rmtree(td.parent)
+    sup.poll_once()
+    assert rs.deleted and _fds_on(tpath) == 0
+
+
+def test_tail_closes_the_least_recently_read_handle_beyond_max_open(tmp_path):
+    from edgetui.live.tail import Tailer, TailSource
+    from edgetui.recorder import Recorder
+
+    conn = open_db(tmp_path / "h.duckdb")
+    tailer = Tailer(Recorder(conn), max_open=2)
+    srcs = []
+    for i in range(3):
+        p = tmp_path / f"f{i}.jsonl"
+        p.write_bytes(init_line(f"s{i}") + b"\n")
+        srcs.append(TailSource(run_key=f"local/r{i}/t", source="agent_output.txt", path=p,
+                               make_parser=lambda source, gen, state: parser_for("claude_stream", source, gen, state)))
+    tailer.poll(srcs, 1.0e9)
+    assert [s.fp is not None for s in srcs] == [False, True, True]
+    assert sum(_fds_on(s.path) for s in srcs) == 2
+    with open(srcs[0].path, "ab") as f:
+        f.write(text_line(1, "s0") + b"\n")
+    tailer.poll(srcs, 1.0e9 + 1)  # f0 read again: f1 is now the least recently read
+    assert [s.fp is not None for s in srcs] == [True, False, True]
+    assert conn.execute("SELECT count(*) FROM events WHERE run_key = 'local/r0/t'").fetchone()[0] == \
+        expected_events([init_line("s0"), text_line(1, "s0")])
+    tailer.close()
+    assert sum(_fds_on(s.path) for s in srcs) == 0
+    conn.close()
+
+
 def test_discovery_flat_and_grouped_layouts_and_new_run_dirs(env):
     root, conn, clock, mk = env
     make_run(root, "flat1", "t1", transcript=[init_line()])

@@ -367,6 +367,7 @@ class Supervisor:
                 self.tailer.flush([src for rs in self.runs.values() for src in rs.sources.values()], self.clock())
             except Exception as e:  # noqa: BLE001 - at worst a few seconds of lines are re-read (same ids)
                 self._note(one_line(f"could not save cursors: {e}", 200))
+            self.tailer.close()
             # runs-table aggregates are refreshed at most every few minutes while watching: bring the
             # row of every run that changed since its last full refresh up to date before leaving,
             # keeping the live status (the others are current: quitting stays quick with many runs)
@@ -821,6 +822,8 @@ class Supervisor:
         if dst is None or not stat_isdir(dst.st_mode):
             if not rs.deleted:
                 rs.deleted = True
+                for src in rs.sources.values():  # a kept handle would hold the deleted files' space
+                    self.tailer.release(src)
                 self._set_message(rs, "run directory deleted", now, sticky=True)
                 self._note(f"{rs.key}: run directory deleted ({td}); its records are kept")
             return
