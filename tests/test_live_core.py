@@ -1053,3 +1053,23 @@ def test_supervisor_sets_duckdb_threads_from_its_settings(tmp_path):
     Supervisor(conn, [tmp_path / "runs"], docker_client=None, settings=AlarmSettings(duckdb_threads=1)).close()
     assert conn.execute("SELECT current_setting('threads')").fetchone()[0] == 1
     assert conn.cursor().execute("SELECT current_setting('threads')").fetchone()[0] == 1  # the views' cursors too
+
+
+def test_live_run_from_is_model_construct_and_names_a_missing_field(env):
+    """The snapshot builder gives what LiveRun.model_construct gives for the supervisor's own
+    snapshots (same fields, fields set, dump), and refuses values without every field."""
+    from edgetui.live.model import LiveRun, live_run_from
+
+    root, conn, clock, mk = env
+    make_run(root, transcript=[init_line(), call_line(1)])
+    sup = mk()
+    r = sup.poll_once()[0]
+    ref = LiveRun.model_construct(**dict(r.__dict__))
+    assert r == ref and r.model_fields_set == ref.model_fields_set and r.model_dump() == ref.model_dump()
+    assert r.pending_tool_calls == 1 and r.status == "running"
+    values = dict(r.__dict__)
+    del values["flags"]
+    with pytest.raises(ValueError, match="flags"):
+        live_run_from(values)
+    with pytest.raises(ValueError, match="nonsense"):
+        live_run_from({**r.__dict__, "nonsense": 1})

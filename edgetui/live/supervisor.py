@@ -68,7 +68,7 @@ from ..recorder import Recorder
 from .alarms import AlarmBook, AlarmCommand, AlarmSettings, RunFacts, ack_event, alarm_event, evaluate
 from .docker_watch import DockerWatch, work_names
 from .judge import JudgePoller, read_admin_secret, secret_candidates
-from .model import Alarm, ContainerInfo, LiveRun, newest_per_key
+from .model import Alarm, ContainerInfo, LiveRun, live_run_from, newest_per_key
 from .tail import Tailer, TailSource, settle
 
 TRANSCRIPT = "agent_output.txt"
@@ -1454,7 +1454,7 @@ class Supervisor:
         last_ev = self._last_event_t(rs)
         grading_rounds = sorted(n for n, rd in rs.rounds.items() if rd.in_flight)
         resume_count = info.resume_count if (rs.finished and info.resume_count is not None) else len(rs.resume_times)
-        return LiveRun.model_construct(
+        return live_run_from(dict(
             run_key=rs.key, host=rs.loc.host, run_id=info.run_id, task_id=info.task_id, run_dir=str(rs.task_dir),
             agent=info.agent or row.get("agent"), model=info.model or row.get("model"), status=rs.status,
             infra_error=infra, flags=flags, started_at=started, elapsed_s=elapsed, budget_s=info.timeout_s,
@@ -1472,7 +1472,7 @@ class Supervisor:
             pending_tool_calls=len(rs.pending), last_growth_at=rs.last_growth_t, judges=list(rs.judges),
             games_running=sum(1 for g in rs.games if g.state == "running"), grading_rounds=grading_rounds,
             active_alarms=active, deleted=rs.deleted, active_keys=keys, operator_action=rs.operator_action,
-        )
+        ))
 
     # ================================================================== file watching
     def _watch_files(self, stop: threading.Event, force_polling: bool, interval: float) -> None:
