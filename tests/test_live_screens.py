@@ -550,6 +550,33 @@ async def test_events_recorded_reloads_the_live_run_before_any_snapshot(db):
 
 
 @pytest.mark.asyncio
+async def test_snapshot_figures_wait_for_the_tick_and_a_status_change_shows_at_once(db):
+    """A snapshot that only moves figures (dollars) is drawn with the next 1 s tick, not in a frame
+    of its own; one that changes what the run is (status) is drawn at once."""
+    path, writers = db
+    app = LiveApp(path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await runs_home(pilot, writers)
+        run = await open_selected_run(pilot)
+        header = run.query_one(RunHeader)
+        status = run.query_one("#live-status")
+        await post_runs(pilot, snapshot(writers, gw=dict(cost_usd=91.25)))
+        await wait_for(pilot, lambda: "$91.25" in header.text(160).plain)  # drawn by a tick at the latest
+        run._tick_timer.pause()  # the test ticks by hand
+        run._tick()
+        runs_screen = next(s for s in app.screen_stack if isinstance(s, RunsScreen))
+        runs_screen.post_message(RunsUpdated(snapshot(writers, gw=dict(cost_usd=93.5))))
+        await wait_for(pilot, lambda: run.live is not None and run.live.cost_usd == 93.5)
+        assert run._live_dirty and "$91.25" in header.text(160).plain  # waits for the tick
+        run._tick()
+        assert not run._live_dirty and "$93.50" in header.text(160).plain
+        runs_screen.post_message(RunsUpdated(snapshot(writers, gw=dict(cost_usd=93.5, status="grading",
+                                                                        judges_running=1))))
+        await wait_for(pilot, lambda: run.live is not None and run.live.status == "grading")
+        assert "grading" in status.render().plain and not run._live_dirty  # at once, no tick needed
+
+
+@pytest.mark.asyncio
 async def test_new_marker_when_not_at_the_bottom(db):
     path, writers = db
     app = LiveApp(path)

@@ -196,8 +196,9 @@ class RunState:
 
     @property
     def task_dir(self) -> Path:
-        if self.td is None or self.td != self.loc.task_dir:
-            self.td = Path(self.loc.task_dir)
+        td = self.loc.task_dir
+        if self.td is None or (self.td is not td and self.td != td):  # same object: no Path comparison
+            self.td = td if isinstance(td, Path) else Path(td)
         return self.td
 
     @property
@@ -1297,7 +1298,8 @@ class Supervisor:
     @staticmethod
     def _last_event_t(rs: RunState) -> Optional[float]:
         """The run's last event time: the recorded row's, or a newer one tailed since."""
-        return max([x for x in (rs.row.get("last_event_at"), rs.last_event_t) if x is not None], default=None)
+        a, b = rs.row.get("last_event_at"), rs.last_event_t
+        return b if a is None else (a if b is None or a >= b else b)
 
     def _record_rows(self) -> None:
         """Bring the live figures of each growing run's ``runs`` row up to date (events, last event,
@@ -1448,7 +1450,7 @@ class Supervisor:
                 active.append(cond.rule)
         # acknowledged = the newest alarm of the condition's episode was acknowledged (as the banner counts)
         acked = {k for k, a in newest_per_key(self.book.history.get(rs.key, [])).items()
-                 if k in keys and a.acked_at is not None}
+                 if k in keys and a.acked_at is not None} if keys else set()
         for r in active:
             flags.append(f"ack:{r}" if all(cd.key in acked for cd in rs.conds if cd.rule == r) else f"alarm:{r}")
         last_ev = self._last_event_t(rs)

@@ -613,8 +613,9 @@ def alarm_line(a: Alarm, now: float, state: str = "holding") -> Text:
 SNAPSHOT_RELOAD_S = 5.0
 #: reads of tailed lines keep the header and submissions read less than this many seconds ago
 HEADER_REFRESH_S = 3.0
-#: while pinned to now, the detail pane follows the newest event at most this often (seconds)
-LIVE_DETAIL_S = 1.0
+#: while pinned to now, the detail pane follows the newest event at most this often (seconds): each
+#: follow is a database read and a layout of the pane (8-12 ms of the main thread at 160x48)
+LIVE_DETAIL_S = 2.0
 
 
 def _snapshot_sig(live: Optional[LiveRun]) -> Any:
@@ -702,6 +703,7 @@ class LiveRunScreen(ReplayScreen):
         self._header_t = float("-inf")  # monotonic time the header and submissions were last read
         self._need_full_header = True  # the snapshot said the run row / submissions changed
         self._last_reload_t = float("-inf")  # monotonic time of the last reload request
+        self._live_dirty = False  # a snapshot's figures (tokens, dollars, ages) wait for the next tick
 
     # ------------------------------------------------------------------ layout
 
@@ -720,7 +722,7 @@ class LiveRunScreen(ReplayScreen):
 
     def on_mount(self) -> None:  # runs before ReplayScreen.on_mount (Textual calls both)
         self.query_one(SubmissionsTable).border_title = "submissions"
-        self.set_interval(1.0, self._tick)
+        self._tick_timer = self.set_interval(1.0, self._tick)
         self._show_live()
 
     def _apply_layout(self) -> None:
@@ -755,14 +757,18 @@ class LiveRunScreen(ReplayScreen):
                 break
         if not self.is_mounted:  # pushed but not composed yet: on_mount shows what is kept here
             return
-        self._show_live()
-        self._set_header()
+        sig = _snapshot_sig(self.live)
+        if sig != self._snap_sig:  # a status, alarm, submission or container change shows at once
+            self._show_live()
+            self._set_header()
+            self._live_dirty = False
+        else:  # only figures moved: drawn with the next 1 s tick (one frame, not one per snapshot)
+            self._live_dirty = True
         # new transcript / log lines come with ``events_recorded`` (right after their commit); the
         # snapshot reads again only when what it says about the run changed (a graded submission,
         # a status, an alarm, the container), the run has more events than the screen holds, or
         # nothing was read for SNAPSHOT_RELOAD_S (events the supervisor writes outside the tail
         # commit, e.g. resource samples)
-        sig = _snapshot_sig(self.live)
         behind = self.live is not None and self.cursor is not None and self.live.n_events > self.cursor.n
         if behind or sig != self._snap_sig or time.monotonic() - self._last_reload_t >= SNAPSHOT_RELOAD_S:
             if sig != self._snap_sig:
@@ -788,6 +794,9 @@ class LiveRunScreen(ReplayScreen):
 
     def _tick(self) -> None:
         self._show_live()
+        if self._live_dirty:
+            self._live_dirty = False
+            self._set_header()
 
     def _show_live(self) -> None:
         now = self.now()
@@ -973,7 +982,10 @@ class LiveRunScreen(ReplayScreen):
         old scroll range; selecting again after the refresh reaches the bottom.
         """
         if self.cursor is not None and self.pinned:
-            self.query_one(EventList).select(self.cursor.index)
+            lst = self.query_one(EventList)
+            top, height = int(lst.scroll_y), lst.scrollable_content_region.height
+            if not (top <= self.cursor.index < top + height):  # in view already: no second frame
+                lst.select(self.cursor.index)
 
     def _update_subs_title(self) -> None:
         t = self.query_one(SubmissionsTable)

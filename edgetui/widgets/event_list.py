@@ -119,7 +119,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         if target != top:
             self.scroll_to(y=target, animate=False, immediate=True)
             self.refresh()
-        else:
+        elif old != index:
             if 0 <= old < n:
                 self.refresh_line(old)
             self.refresh_line(index)
