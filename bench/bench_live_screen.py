@@ -19,7 +19,10 @@ process and submissions are those of ``bench/bench_live.py``. Two phases of
 
 "Screen refresh" = Textual's ``call_after_refresh`` after the widget update
 (the frame that shows it has been composed). Printed: p50 / p95 / max per
-phase, CPU share of one core of the app process (writer excluded), peak RSS.
+phase, CPU share of one core of the app process (writer excluded), by phase and by
+thread (the supervisor's ``edgetui-live``, Textual's main thread, the screen's
+thread workers, DuckDB's and other unnamed threads; from ``/proc/self/task``),
+peak RSS.
 Target: p95 under 1 s, under 25 % of one core (the issue's live targets).
 """
 
@@ -43,6 +46,27 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_live import machine_reference_s, make_runs, writer  # noqa: E402
+
+
+def thread_cpu() -> dict[str, tuple[str, float]]:
+    """CPU seconds (user + system) of each thread of this process: {tid: (name, seconds)}; Python
+    threads by their name, the others (DuckDB's, watchfiles' inotify) as "duckdb/other"."""
+    import threading
+
+    names = {str(t.native_id): t.name for t in threading.enumerate()}
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        name = names.get(tid, "duckdb/other")
+        if name.startswith(("asyncio_", "ThreadPool")):
+            name = "screen workers"
+        out[tid] = (name, (int(fields[11]) + int(fields[12])) / tick)
+    return out
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -142,12 +166,14 @@ async def run(args) -> int:
         await asyncio.sleep(0.5)
         runs_frames.clear()
         r0 = resource.getrusage(resource.RUSAGE_SELF)
+        th0 = thread_cpu()
         w0 = time.time()
         go.set()
         half = args.seconds / 2
         await asyncio.sleep(half)
         t_switch = time.time()
         r_sw = resource.getrusage(resource.RUSAGE_SELF)
+        th1 = thread_cpu()
         runs_screen.open_run(key0)
         while not (isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None):
             await pilot.pause(0.05)
@@ -157,6 +183,7 @@ async def run(args) -> int:
         await asyncio.sleep(2.0)  # the last lines land
         wall = time.time() - w0
         r1 = resource.getrusage(resource.RUSAGE_SELF)
+        th2 = thread_cpu()
     proc.join()
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     cpu1 = (r_sw.ru_utime - r0.ru_utime) + (r_sw.ru_stime - r0.ru_stime)
@@ -218,6 +245,16 @@ async def run(args) -> int:
           f"writer excluded); peak RSS {peak:.0f} MiB; machine reference: 10M-step Python loop {machine_reference_s():.2f} s")
     print(f"cpu by phase: runs screen {100 * cpu1 / wall1:.1f} %, live run screen "
           f"{100 * (cpu - cpu1) / max(1e-9, wall - wall1):.1f} % of one core")
+    by: dict[str, list[float]] = {}
+    for tid, (name, c2) in th2.items():
+        c0 = th0.get(tid, (name, 0.0))[1]
+        c1 = th1.get(tid, (name, c0))[1]
+        acc = by.setdefault(name, [0.0, 0.0])
+        acc[0] += c1 - c0
+        acc[1] += c2 - c1
+    print("cpu by thread (runs screen / live run screen, % of one core): " + ", ".join(
+        f"{n} {100 * a / wall1:.1f} / {100 * b / max(1e-9, wall - wall1):.1f}"
+        for n, (a, b) in sorted(by.items(), key=lambda kv: -sum(kv[1])) if a + b >= 0.05))
     ok = lag1 and lag2 and pct(lag1, 95) < 1.0 and pct(lag2, 95) < 1.0 and cpu / wall < 0.25
     print("targets (p95 < 1 s on both screens, < 25 % of one core):", "met" if ok else "NOT met")
     if args.keep:
