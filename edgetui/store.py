@@ -260,14 +260,7 @@ class EventColumns:
         """Earliest ``t`` of each source (epoch seconds UTC; ``None``: the source has no timed event),
         computed once per timeline (the timeline is not changed in place)."""
         if self._source_min is None:
-            mins: dict[str, Optional[float]] = {}
-            for s, t in zip(self.source, self.t):
-                m = mins.get(s)
-                if t is not None and (m is None or t < m):
-                    mins[s] = t
-                elif s not in mins:
-                    mins[s] = None
-            self._source_min = mins
+            self._source_min = _fold_source_min({}, zip(self.source, self.t))
         return self._source_min
 
     def index_of(self, event_id: str) -> Optional[int]:
@@ -303,6 +296,18 @@ def run_events(conn: duckdb.DuckDBPyConnection, run_key: str) -> EventColumns:
     for name in EVENT_LIST_COLUMNS:
         setattr(out, name, tbl.column(name).to_pylist())
     return out
+
+
+def _fold_source_min(mins: dict[str, Optional[float]], pairs: Iterable[tuple[str, Optional[float]]]
+                     ) -> dict[str, Optional[float]]:
+    """``mins`` updated with (source, t) pairs: each source's earliest t (``None`` while untimed)."""
+    for s, t in pairs:
+        m = mins.get(s)
+        if t is not None and (m is None or t < m):
+            mins[s] = t
+        elif s not in mins:
+            mins[s] = None
+    return mins
 
 
 def source_ranks(source_min: dict[str, Optional[float]]) -> dict[str, int]:
@@ -367,13 +372,7 @@ def run_events_since(conn: duckdb.DuckDBPyConnection, run_key: str, base: EventC
         return None  # events were added (or removed) before t0: not a plain append
     mins = {s: m for s, m in base.source_min().items() if m is not None and m < t0}  # the kept events'
     i_t, i_src = EVENT_LIST_COLUMNS.index("t"), EVENT_LIST_COLUMNS.index("source")
-    for r in rows:
-        s, tt = r[i_src], r[i_t]
-        m = mins.get(s)
-        if tt is not None and (m is None or tt < m):
-            mins[s] = tt
-        elif s not in mins:
-            mins[s] = None
+    _fold_source_min(mins, ((r[i_src], r[i_t]) for r in rows))
     rows.sort(key=_timeline_key(source_ranks(mins)))
     out = EventColumns()
     for j, name in enumerate(EVENT_LIST_COLUMNS):
