@@ -577,6 +577,21 @@ async def test_snapshot_figures_wait_for_the_tick_and_a_status_change_shows_at_o
 
 
 @pytest.mark.asyncio
+async def test_j_and_k_move_the_runs_table_cursor(db):
+    """j/k step the runs table as they step the live run screen (a trial pressed j, then Enter)."""
+    path, writers = db
+    app = LiveApp(path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await runs_home(pilot, writers)
+        t = app.screen.query_one(RunsTable)
+        first = t.selected_run_key
+        await pilot.press("j")
+        assert t.cursor_row == 1 and t.selected_run_key != first
+        await pilot.press("k")
+        assert t.cursor_row == 0 and t.selected_run_key == first
+
+
+@pytest.mark.asyncio
 async def test_new_marker_when_not_at_the_bottom(db):
     path, writers = db
     app = LiveApp(path)

@@ -404,8 +404,8 @@ class RunsTable(ScrollView, can_focus=True):
     """
     BINDINGS = [
         Binding("enter", "select_cursor", "open", show=False),
-        Binding("up", "cursor_up", "up", show=False),
-        Binding("down", "cursor_down", "down", show=False),
+        Binding("up,k", "cursor_up", "up", show=False),  # j/k as on the live run screen
+        Binding("down,j", "cursor_down", "down", show=False),
         Binding("pageup", "page_up", "page up", show=False),
         Binding("pagedown", "page_down", "page down", show=False),
         Binding("home", "first", "first", show=False),
