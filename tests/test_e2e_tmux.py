@@ -26,19 +26,24 @@ def _need_tmux() -> None:
 class Term:
     def __init__(self, cmd: str, width: int = 160, height: int = 48):
         self.name = f"edgetui-e2e-{uuid.uuid4().hex[:8]}"
-        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), cmd],
+        # a tmux server of its own (-L): a shared default server that exits as the previous test's
+        # session ends refused the next new-session once ("server exited unexpectedly")
+        self.tmux = ["tmux", "-L", self.name]
+        subprocess.run([*self.tmux, "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), cmd],
                        check=True, env={**os.environ, "TERM": "xterm-256color"})
+        self.socket = subprocess.run([*self.tmux, "display-message", "-p", "#{socket_path}"],
+                                     capture_output=True, text=True).stdout.strip()
 
     def screen(self) -> str:
-        r = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True)
+        r = subprocess.run([*self.tmux, "capture-pane", "-p", "-t", self.name], capture_output=True, text=True)
         return r.stdout
 
     def alive(self) -> bool:
-        return subprocess.run(["tmux", "has-session", "-t", self.name], capture_output=True).returncode == 0
+        return subprocess.run([*self.tmux, "has-session", "-t", self.name], capture_output=True).returncode == 0
 
     def keys(self, *keys: str) -> None:
         for k in keys:
-            subprocess.run(["tmux", "send-keys", "-t", self.name, k], check=True)
+            subprocess.run([*self.tmux, "send-keys", "-t", self.name, k], check=True)
             time.sleep(0.15)
 
     def wait_for(self, text: str, timeout: float = 40.0) -> str:
@@ -52,7 +57,12 @@ class Term:
         raise AssertionError(f"{text!r} not on screen after {timeout}s:\n{s}")
 
     def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+        subprocess.run([*self.tmux, "kill-server"], capture_output=True)
+        if self.socket:
+            try:
+                os.unlink(self.socket)
+            except OSError:
+                pass
 
 
 @pytest.fixture
