@@ -389,3 +389,33 @@ async def test_unknown_run_says_so(db):
     async with EdgeTUIApp(path, "local/nope/nope").run_test(size=(100, 30)) as pilot:
         await pilot.pause(0.3)
         assert isinstance(pilot.app.screen, ReplayScreen) and pilot.app.screen.cursor is None
+
+
+@pytest.mark.asyncio
+async def test_event_list_time_column_fits_runs_past_999_hours_and_before_their_start():
+    """Elapsed times wider than h:mm:ss's 8 columns (a run 6,345 h on, events 5,014 h before the
+    start) widen the time column for every row, so the kind column stays aligned."""
+    from textual.app import App, ComposeResult
+
+    from edgetui.store import EventColumns
+    from replay.cursor import ReplayCursor
+
+    start = 1_767_225_600.0
+    offs = [-5014 * 3600.0 - 5, 10.0, 6345 * 3600.0 + 49]
+    rows = [{"event_id": f"e{i}", "kind": "agent_message", "t": start + dt, "source": "agent_output.txt",
+             "offset": i, "sub": 0, "summary": f"row {i}"} for i, dt in enumerate(offs)]
+    cur = ReplayCursor(EventColumns.from_rows(rows), [], start=start)
+
+    class One(App):
+        def compose(self) -> ComposeResult:
+            yield EventList()
+
+    app = One()
+    async with app.run_test(size=(100, 10)) as pilot:
+        lst = app.query_one(EventList)
+        lst.set_timeline(cur, 0)
+        await pilot.pause()
+        texts = [lst.render_line(y).text for y in range(3)]
+        assert [t.split()[0] for t in texts] == ["-5014:00:05", "0:00:10", "6345:00:49"]
+        cols = {t.index("row ") for t in texts}
+        assert len(cols) == 1, texts  # the columns after the time start at the same place on every row

@@ -42,6 +42,16 @@ def event_mark(kind: str, is_error: bool, level: Optional[str], new_best: bool) 
 _GRADED = {"judge_result", "game_result"}
 
 
+def _elapsed_ends(elapsed) -> list[float]:
+    """The first and last known elapsed times of a timeline (seconds; timeline order is time order,
+    so these are its smallest and largest): what the elapsed column must fit."""
+    if not elapsed:
+        return []
+    first = next((x for x in elapsed if x is not None), None)
+    last = next((x for x in reversed(elapsed) if x is not None), None)
+    return [x for x in (first, last) if x is not None]
+
+
 class EventList(ScrollView, can_focus=True, inherit_bindings=False):
     """Rows of a :class:`replay.cursor.ReplayCursor` timeline; keys belong to the screen."""
 
@@ -68,6 +78,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self.query_text: str = ""
         self._new_best: set[int] = set()
         self._cache: LRUCache[tuple, Strip] = LRUCache(512)
+        self._time_w = TIME_W  # the elapsed column: wider for runs past 999 h or far before their start
 
     # ------------------------------------------------------------------ API
 
@@ -79,6 +90,10 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         """Show the events of a :class:`~replay.cursor.ReplayCursor` (its columns, elapsed, depth)."""
         self.timeline = timeline
         self._new_best = set(getattr(timeline, "new_best_idx", ()))
+        time_w = max([TIME_W] + [len(fmt_elapsed(x)) for x in _elapsed_ends(getattr(timeline, "elapsed", None))])
+        if time_w != self._time_w:
+            self._time_w = time_w
+            self._cache.clear()
         self.virtual_size = Size(self.size.width, self.count)
         self.selected = -1
         self.select(selected, center=True)
@@ -172,7 +187,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         mark, mstyle = event_mark(kind, is_err, level, i in self._new_best)
         segs = [Segment(mark, st(mstyle))]
         el = tl.elapsed[i]
-        segs.append(Segment(fmt_elapsed(el).rjust(TIME_W) + " ", st(dim)))
+        segs.append(Segment(fmt_elapsed(el).rjust(self._time_w) + " ", st(dim)))
         kw = KIND_W if width >= 60 else 8
         lab = kind_label(kind)
         lab = (lab[: kw - 1] + "…") if len(lab) > kw else lab.ljust(kw)
