@@ -124,6 +124,22 @@ class Event(BaseModel):
         return event_id(self.run_key, self.source, self.generation, self.offset, self.sub)
 
 
+_setattr = object.__setattr__
+
+
+def trusted_instance(cls: type, values: dict[str, Any], fields_set: set[str]) -> Any:
+    """An instance of the pydantic model ``cls`` whose ``__dict__`` is ``values`` (every field, values
+    already of the model's types), no validation: the end of pydantic's ``model_construct`` without
+    its per-field loop. For models without extra fields, private attributes or post-init; callers
+    check once that it gives what ``model_construct`` / validation gives (and fall back otherwise)."""
+    m = cls.__new__(cls)
+    _setattr(m, "__dict__", values)
+    _setattr(m, "__pydantic_fields_set__", fields_set)
+    _setattr(m, "__pydantic_extra__", None)
+    _setattr(m, "__pydantic_private__", None)
+    return m
+
+
 def event_id(run_key: str, source: str, generation: str, offset: int, sub: int) -> str:
     h = hashlib.sha1(f"{run_key}\x1f{source}\x1f{generation}\x1f{offset}\x1f{sub}".encode())
     return h.hexdigest()[:16]

@@ -87,13 +87,14 @@ def base_generation(gen: Optional[str]) -> Optional[str]:
 
 
 class _Bounded:
-    """A read-only view of a binary file that ends after ``limit`` bytes."""
+    """A read-only view of a binary file that ends after ``limit`` bytes (``hit_limit`` once a read
+    met it) or at the ``available`` bytes its stat gave, whichever comes first."""
 
-    def __init__(self, fp, limit: int, available: Optional[int] = None):
+    def __init__(self, fp, limit: int, available: int):
         self.fp = fp
         self.left = limit
         # bytes the file held at its stat: reading stops there without a read() that finds the end
-        self.available = limit + 1 if available is None else available
+        self.available = available
         self.hit_limit = False
         self.first: Optional[tuple[int, bytes]] = None  # (position, bytes) of the first block read
         self.pos = 0
@@ -524,6 +525,6 @@ def _fingerprint(fp, new_off: int, offset: int, first: Optional[tuple[int, bytes
         if len(new) >= n:
             return new[len(new) - n:]
         if before is not None and len(before) >= min(FINGERPRINT_BYTES, offset):
-            return (before + new)[-n:] if n else b""
+            return (before + new)[-n:]  # n > 0 here: len(new) < n
     fp.seek(new_off - n)
     return fp.read(n)

@@ -76,7 +76,7 @@ from typing import Any, Callable, Optional
 
 import orjson
 
-from ..events import Event, Kind, TimeSource, Usage, one_line
+from ..events import Event, Kind, TimeSource, Usage, one_line, trusted_instance
 from .base import finite_or_none, loads_lenient, parse_error
 
 __all__ = [
@@ -132,8 +132,6 @@ _EVENT_DEFAULTS: dict[str, Any] = {
     for _name, _field in Event.model_fields.items()
 }
 
-_new_event = Event.__new__
-_setattr = object.__setattr__
 
 
 def _fast_event(d: dict[str, Any]) -> Event:
@@ -147,12 +145,7 @@ def _fast_event(d: dict[str, Any]) -> Event:
     full.update(d)
     if "data" not in d or full["data"] is None:
         full["data"] = {}
-    ev = _new_event(Event)
-    _setattr(ev, "__dict__", full)
-    _setattr(ev, "__pydantic_fields_set__", set(d))
-    _setattr(ev, "__pydantic_extra__", None)
-    _setattr(ev, "__pydantic_private__", None)
-    return ev
+    return trusted_instance(Event, full, set(d))
 
 
 def _validated_event(d: dict[str, Any]) -> Event:
