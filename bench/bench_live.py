@@ -198,9 +198,9 @@ def main(argv=None) -> int:
     finalizes = [0]
     orig_fin = sup._finalize
 
-    def counted(rs):
+    def counted(rs, **kw):
         finalizes[0] += 1
-        return orig_fin(rs)
+        return orig_fin(rs, **kw)
 
     sup._finalize = counted
     # catch up with the existing history first (not measured)

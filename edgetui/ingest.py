@@ -312,10 +312,14 @@ def _sub_row(s: SubmissionRecord) -> dict:
 def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
                  subs: list[SubmissionRecord], transcript_source: Optional[str],
                  fallback_end: Optional[float] = None, live_end: Optional[float] = None,
-                 align: bool = True) -> None:
+                 align: bool = True, aggregates: bool = True) -> None:
     """Submissions + best-so-far, time alignment and the run's aggregate columns (``fallback_end`` /
     ``live_end``: see :func:`edgetui.align.align_run`). ``align=False`` skips the time alignment (a
-    live run already aligned whose new events all carry a time: re-aligning would change nothing)."""
+    live run already aligned whose new events all carry a time: re-aligning would change nothing).
+    ``aggregates=False`` writes the submissions and the run's best-so-far / submission counts only:
+    the exact per-message usage, the event counts, tokens, cost and the recorded status stay as the
+    last full call left them (the live supervisor after a new graded submission, when its live
+    figures are current and the full recomputation runs on its own schedule)."""
     from replay.selection import best_so_far, entry_from_submission, is_score_task
 
     conn = rec.conn
@@ -353,7 +357,8 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         d["best_pass_rate"] = stp.best_pass_rate if stp else None
         rows.append(d)
     rec.replace_submissions(run_key, rows)
-    _apply_usage_updates(conn, run_key)
+    if aggregates:
+        _apply_usage_updates(conn, run_key)
     if align:
         align_run(conn, run_key, transcript_source, started_at=info.started_at, ended_at=info.ended_at,
                   fallback_end=fallback_end, live_end=live_end)
@@ -370,26 +375,39 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         r = conn.execute("SELECT score_0_100 FROM submissions WHERE run_key = ? AND round = ?",
                          [run_key, best_round]).fetchall()
         best_0_100 = r[0][0] if r else None
-    agg = conn.execute(
-        """SELECT count(*), count(*) FILTER (kind = 'parse_error'), count(*) FILTER (kind = 'tool_call'),
-                  sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens),
-                  max(t) FILTER (kind NOT IN ('resource_sample', 'container_state', 'alarm', 'annotation')),
-                  min(t)
-           FROM events WHERE run_key = ?""", [run_key]).fetchall()[0]
-    stated = conn.execute(
-        "SELECT sum(stated_cost_usd) FROM events WHERE run_key = ? AND stated_cost_usd IS NOT NULL",
-        [run_key]).fetchall()[0][0]
-    cost = conn.execute(
-        """SELECT sum(coalesce(e.input_tokens,0) * p.input_per_mtok + coalesce(e.output_tokens,0) * p.output_per_mtok
-                      + coalesce(e.cache_read_tokens,0) * p.cache_read_per_mtok
-                      + coalesce(e.cache_write_tokens,0) * p.cache_write_per_mtok) / 1e6
-           FROM events e
-           JOIN LATERAL (SELECT * FROM prices WHERE e.model LIKE prices.model_pattern
-                         ORDER BY length(model_pattern) DESC LIMIT 1) p ON TRUE
-           WHERE e.run_key = ? AND e.input_tokens IS NOT NULL""", [run_key]).fetchall()[0][0]
+    if aggregates:
+        agg = conn.execute(
+            """SELECT count(*), count(*) FILTER (kind = 'parse_error'), count(*) FILTER (kind = 'tool_call'),
+                      sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens),
+                      max(t) FILTER (kind NOT IN ('resource_sample', 'container_state', 'alarm', 'annotation')),
+                      min(t)
+               FROM events WHERE run_key = ?""", [run_key]).fetchall()[0]
+        stated = conn.execute(
+            "SELECT sum(stated_cost_usd) FROM events WHERE run_key = ? AND stated_cost_usd IS NOT NULL",
+            [run_key]).fetchall()[0][0]
+        cost = conn.execute(
+            """SELECT sum(coalesce(e.input_tokens,0) * p.input_per_mtok + coalesce(e.output_tokens,0) * p.output_per_mtok
+                          + coalesce(e.cache_read_tokens,0) * p.cache_read_per_mtok
+                          + coalesce(e.cache_write_tokens,0) * p.cache_write_per_mtok) / 1e6
+               FROM events e
+               JOIN LATERAL (SELECT * FROM prices WHERE e.model LIKE prices.model_pattern
+                             ORDER BY length(model_pattern) DESC LIMIT 1) p ON TRUE
+               WHERE e.run_key = ? AND e.input_tokens IS NOT NULL""", [run_key]).fetchall()[0][0]
     n_agent = sum(1 for s in subs if s.kind in ("agent", "legacy"))
     n_auto = sum(1 for s in subs if s.kind == "auto")
     n_game = sum(1 for s in subs if s.kind == "game")
+    sub_cols = dict(
+        best_round=best_round or None, best_score=_finite(best_score), best_pass_rate=best_pr,
+        best_score_0_100=best_0_100, agent_submissions=n_agent, auto_submissions=n_auto, game_sessions=n_game,
+        selection=task.selection, score_direction=task.score_direction, policy_assumed=task.assumed,
+        score_task=is_score_task(task.parser, task.score_direction == "minimize", task.game_mode)
+        or (task.assumed and any(s.score is not None or s.score_flag for s in subs)),
+    )
+    if not aggregates:
+        if info.started_at is not None:
+            sub_cols["started_at"] = info.started_at
+        rec.update_run(run_key, **sub_cols)
+        return
     last_event = agg[7]
     if info.final is not None:
         status = "finished"
@@ -400,15 +418,10 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         status = "aborted" if activity is None or time.time() - activity > ABORT_THRESHOLD_S else "running"
     started = info.started_at if info.started_at is not None else agg[8]
     rec.update_run(
-        run_key,
-        status=status, best_round=best_round or None, best_score=_finite(best_score), best_pass_rate=best_pr,
-        best_score_0_100=best_0_100, agent_submissions=n_agent, auto_submissions=n_auto, game_sessions=n_game,
+        run_key, status=status, **sub_cols,
         n_events=agg[0], n_parse_errors=agg[1], n_tool_calls=agg[2], input_tokens=agg[3], output_tokens=agg[4],
         cache_read_tokens=agg[5], cache_write_tokens=agg[6], cost_usd=cost, stated_cost_usd=stated,
         last_event_at=last_event, started_at=started,
-        selection=task.selection, score_direction=task.score_direction, policy_assumed=task.assumed,
-        score_task=is_score_task(task.parser, task.score_direction == "minimize", task.game_mode)
-        or (task.assumed and any(s.score is not None or s.score_flag for s in subs)),
     )
 
 

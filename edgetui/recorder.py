@@ -105,32 +105,43 @@ class Recorder:
                 pass
         return tbl.num_rows
 
-    def replace_file_events(self, run_key: str, events: Sequence[Event], line_sources: Sequence[str]) -> None:
+    def replace_file_events(self, run_key: str, events: Sequence[Event], line_sources: Sequence[str]) -> int:
         """Set the events of the run's whole-file sources (JSON files, submission folders).
 
         Such events describe the files as they are now: events of an older
         version of such a file (a round re-graded after a judge restart, a
         grading that finished since the last ingest) are deleted in the same
         transaction. Line sources and database-only kinds (annotation, alarm,
-        container_state, resource_sample) are never touched.
+        container_state, resource_sample) are never touched. Returns the change in the run's
+        number of events (rows inserted minus rows deleted).
         """
-        tbl = self.events_table(run_key, events)
+        # the ids already recorded, then only the difference is written: a refresh after one new
+        # graded round deletes nothing and inserts that round's events (an anti-join DELETE and an
+        # INSERT OR IGNORE of every file event cost ~15 ms a refresh)
+        srcs = ", ".join("'" + s.replace("'", "''") + "'" for s in line_sources) or "''"
+        where = (f"run_key = ? AND source NOT IN ({srcs}) "
+                 "AND kind NOT IN ('annotation', 'alarm', 'container_state', 'resource_sample')")
         self.conn.execute("BEGIN TRANSACTION")
-        self.conn.register("_edgetui_files", tbl)
         try:
-            srcs = ", ".join("'" + s.replace("'", "''") + "'" for s in line_sources) or "''"
-            self.conn.execute(
-                f"DELETE FROM events WHERE run_key = ? AND source NOT IN ({srcs}) "
-                "AND kind NOT IN ('annotation', 'alarm', 'container_state', 'resource_sample') "
-                "AND event_id NOT IN (SELECT event_id FROM _edgetui_files)", [run_key])
-            self.conn.execute(
-                f"INSERT OR IGNORE INTO events ({_EVENT_COLS_SQL}) SELECT {_EVENT_COLS_SQL} FROM _edgetui_files")
+            have = {r[0] for r in self.conn.execute(f"SELECT event_id FROM events WHERE {where}", [run_key]).fetchall()}
+            tbl = self.events_table(run_key, events)
+            ids = tbl.column("event_id").to_pylist()
+            gone = sorted(have.difference(ids))
+            if gone:
+                self.conn.execute(f"DELETE FROM events WHERE {where} AND event_id IN (SELECT unnest(?))",
+                                  [run_key, gone])
+            fresh, seen = [], set(have)
+            for i, eid in enumerate(ids):
+                if eid not in seen:
+                    seen.add(eid)
+                    fresh.append(i)
+            if fresh:  # known to be new: a plain INSERT (an INSERT OR IGNORE of one row costs ~8 ms here)
+                self.insert_table(tbl if len(fresh) == len(ids) else tbl.take(fresh), ignore=False)
             self.conn.execute("COMMIT")
+            return len(fresh) - len(gone)
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
-        finally:
-            self.conn.unregister("_edgetui_files")
 
     # ------------------------------------------------------------------ cursors
     def get_cursor(self, run_key: str, source: str) -> Optional[dict[str, Any]]:

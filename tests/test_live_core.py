@@ -903,6 +903,40 @@ def test_runs_row_gets_live_figures_between_full_recomputations(env):
     assert row()[:3] == (n, inp, out)
 
 
+def test_graded_submission_between_full_recomputations_updates_the_best_at_once(env, monkeypatch):
+    """A new graded round of a run going on gets a submissions-only finalize (the event counts,
+    tokens and cost recomputation waits for its schedule), yet the row's best-so-far and
+    submission count are current at once and its event count matches the events table."""
+    import edgetui.live.supervisor as sup_mod
+
+    root, conn, clock, mk = env
+    td = make_run(root, "grow", transcript=[init_line(), text_line(1)])
+    sup = mk(settings=fast_settings(finalize_interval_s=1e9, row_refresh_s=0, stall_after_s=1e9,
+                                    no_new_best_after_s=1e9))
+    r = sup.poll_once()[0]
+    calls: list[bool] = []
+    real = sup_mod.finalize_run
+    monkeypatch.setattr(sup_mod, "finalize_run", lambda *a, **kw: (calls.append(kw.get("aggregates", True)),
+                                                                    real(*a, **kw))[1])
+    with open(td / "agent_output.txt", "ab") as f:
+        f.write(text_line(2) + b"\n")
+    sub = td / "submissions" / "agent-1"
+    sub.mkdir(parents=True)
+    _report(sub / "report.json")
+    clock.advance(3)
+    r = sup.poll_once()[0]
+    assert calls == [False]
+    assert r.best_display == pytest.approx(70.0) and r.agent_submissions == 1
+    row = conn.execute("SELECT best_round, agent_submissions, n_events FROM runs WHERE run_key = ?",
+                       [r.run_key]).fetchone()
+    n = count(conn, "SELECT count(*) FROM events WHERE run_key = ?", r.run_key)
+    assert row == ("agent-1", 1, n) and r.n_events == n
+    # the full recomputation still comes (here: on close) and agrees
+    sup.close()
+    assert calls == [False, True]
+    assert count(conn, "SELECT n_events FROM runs WHERE run_key = ?", r.run_key) == n
+
+
 def test_submission_folder_with_nothing_in_it_fails_after_the_eval_timeout(env):
     root, conn, clock, mk = env
     td = make_run(root, transcript=[init_line()])

@@ -177,6 +177,7 @@ class RunState:
     dirty_files: bool = True
     dirty_finalize: bool = False
     last_finalize: float = 0.0
+    last_full_finalize: float = 0.0  # the last finalize that recomputed the aggregates (see _refresh_files)
     recorded_status: Optional[str] = None
     recorded_infra: Optional[bool] = None
     _row_sig: Optional[tuple] = None  # live figures last written to the runs row
@@ -748,15 +749,26 @@ class Supervisor:
             if op:
                 rs.operator_action = op[0][0]
 
-    def _load_row(self, rs: RunState) -> None:
+    #: runs-row columns that only a full finalize recomputes (the live deltas are added to them)
+    _AGG_COLS = ("n_events", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd",
+                 "stated_cost_usd", "last_event_at")
+
+    def _load_row(self, rs: RunState, aggregates: bool = True) -> None:
+        """Read the run's runs row into ``rs.row`` (and reset the live deltas). ``aggregates=False``
+        (after a submissions-only finalize) keeps the aggregate columns and their deltas as they are."""
         cols = ("best_round", "best_score", "best_pass_rate", "best_score_0_100", "score_task", "agent_submissions",
-                "auto_submissions", "game_sessions", "n_events", "input_tokens", "output_tokens", "cache_read_tokens",
-                "cache_write_tokens", "cost_usd", "stated_cost_usd", "last_event_at", "agent", "model", "started_at",
-                "resume_count", "ended_at")
+                "auto_submissions", "game_sessions", "agent", "model", "started_at", "resume_count", "ended_at")
+        if aggregates:
+            cols += self._AGG_COLS
         r = self.conn.execute(f"SELECT {', '.join(cols)} FROM runs WHERE run_key = ?", [rs.key]).fetchone()
-        rs.row = dict(zip(cols, r)) if r else {}
+        if aggregates:
+            rs.row = dict(zip(cols, r)) if r else {}
+        else:
+            rs.row = {**rs.row, **(dict(zip(cols, r)) if r else {})}
         b = self.conn.execute("SELECT max(t) FROM submissions WHERE run_key = ? AND is_new_best", [rs.key]).fetchone()
         rs.last_new_best_t = b[0] if b else None
+        if not aggregates:
+            return
         rs.new_events = 0
         rs.tok_delta = [0, 0, 0, 0]
         rs.cost_delta = 0.0
@@ -1202,13 +1214,14 @@ class Supervisor:
                 continue
             if rs.dirty_files and now - rs.last_finalize >= s.finalize_min_interval_s:
                 due.append((0, rs.last_finalize, rs))
-            elif rs.dirty_finalize and now - rs.last_finalize >= s.finalize_interval_s:
-                due.append((1, rs.last_finalize, rs))
+            elif rs.dirty_finalize and now - rs.last_full_finalize >= s.finalize_interval_s:
+                due.append((1, rs.last_full_finalize, rs))
         due.sort(key=lambda x: (x[0], x[1]))
         for _, _, rs in due[: max(1, s.max_finalize_per_poll)]:
+            full = True
             try:
                 if rs.dirty_files:
-                    self._refresh_files(rs)
+                    full = self._refresh_files(rs, now)
                 else:
                     self._finalize(rs)
                 if rs.message and rs.message.startswith("could not refresh"):
@@ -1218,10 +1231,19 @@ class Supervisor:
                     raise
                 self._set_message(rs, one_line(f"could not refresh: {type(e).__name__}: {e}", 200), now)
             rs.last_finalize = now
-            rs.dirty_files = rs.dirty_finalize = False
+            rs.dirty_files = False
+            if full:  # (a submissions-only refresh leaves a growing run's full recomputation due as it was)
+                rs.last_full_finalize = now
+                rs.dirty_finalize = False
 
-    def _refresh_files(self, rs: RunState) -> None:
-        """The whole-file part of :func:`edgetui.ingest.ingest_run` for one run, then finalize."""
+    def _refresh_files(self, rs: RunState, now: Optional[float] = None) -> bool:
+        """The whole-file part of :func:`edgetui.ingest.ingest_run` for one run, then finalize.
+
+        A run going on whose aggregates were recomputed less than ``finalize_interval_s`` ago (and
+        whose time anchors did not change) gets a submissions-only finalize: a new graded round
+        updates its submissions and best-so-far at once, while its event counts, tokens and cost
+        stay the recorded ones plus the live deltas (the full recomputation is a third of a
+        refresh and runs on its own schedule). Returns whether the finalize was a full one."""
         td = rs.task_dir
         for secret in raw_secrets(td):
             self.rec.add_secret(secret)
@@ -1244,11 +1266,21 @@ class Supervisor:
         graded = [x for x in subs if x.status != "in_flight" or x.kind == "game"]
         file_events = whole_file_events(td, graded, info, last_log_t, sub_cache=rs.sub_cache)
         settle(self.conn)
-        self.rec.replace_file_events(rs.key, file_events, line_sources=LINE_SOURCES)
+        added = self.rec.replace_file_events(rs.key, file_events, line_sources=LINE_SOURCES)
         rs.subs = subs
-        self._finalize(rs)
+        now = self.clock() if now is None else now
+        full = (rs.finished or rs.last_full_finalize <= 0 or now - rs.last_full_finalize >= self.settings.finalize_interval_s
+                or rs.aligned != (rs.finished, info.started_at, info.ended_at))
+        if full:
+            self._finalize(rs)
+        else:
+            rs.new_events += added
+            self._finalize(rs, aggregates=False)
+        return full
 
-    def _finalize(self, rs: RunState) -> None:
+    def _finalize(self, rs: RunState, aggregates: bool = True) -> None:
+        """:func:`edgetui.ingest.finalize_run` for one run, then its runs row read back
+        (``aggregates=False``: see :meth:`_refresh_files`)."""
         _fill_model_agent(self.rec, rs.key, rs.info)
         settle(self.conn)
         live_end = None
@@ -1261,10 +1293,11 @@ class Supervisor:
         align = rs.aligned != anchors or bool(self.conn.execute(
             "SELECT 1 FROM events WHERE run_key = ? AND t IS NULL LIMIT 1", [rs.key]).fetchall())
         finalize_run(self.rec, rs.key, rs.info, rs.task, rs.subs, TRANSCRIPT if rs.fmt else None,
-                     live_end=live_end, align=align)
+                     live_end=live_end, align=align, aggregates=aggregates)
         rs.aligned = anchors
-        self._load_row(rs)
-        rs.recorded_status = rs.recorded_infra = None  # finalize_run wrote its own row: write ours again
+        self._load_row(rs, aggregates=aggregates)
+        if aggregates:
+            rs.recorded_status = rs.recorded_infra = None  # finalize_run wrote its own row: write ours again
 
     def _record_statuses(self) -> None:
         todo = [rs for rs in self.runs.values() if not rs.deleted and
