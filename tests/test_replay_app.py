@@ -419,3 +419,46 @@ async def test_event_list_time_column_fits_runs_past_999_hours_and_before_their_
         assert [t.split()[0] for t in texts] == ["-5014:00:05", "0:00:10", "6345:00:49"]
         cols = {t.index("row ") for t in texts}
         assert len(cols) == 1, texts  # the columns after the time start at the same place on every row
+
+
+@pytest.mark.asyncio
+async def test_event_list_grows_without_a_screen_layout_and_scrolls_to_new_rows_at_once():
+    """A live reload with more rows (the scrollbar shown before and after) changes only the scroll
+    range: no layout of the screen is queued, the scrollbar knows the new length and the newest
+    row can be selected into view in the same frame; a list that first needs its scrollbar
+    still gets a layout."""
+    from textual.app import App, ComposeResult
+
+    from edgetui.store import EventColumns
+    from replay.cursor import ReplayCursor
+
+    start = 1_767_225_600.0
+
+    def cursor(n: int) -> ReplayCursor:
+        rows = [{"event_id": f"e{i}", "kind": "agent_message", "t": start + i, "source": "agent_output.txt",
+                 "offset": i, "sub": 0, "summary": f"row {i}"} for i in range(n)]
+        return ReplayCursor(EventColumns.from_rows(rows), [], start=start)
+
+    class One(App):
+        def compose(self) -> ComposeResult:
+            yield EventList()
+
+    app = One()
+    async with app.run_test(size=(100, 12)) as pilot:
+        lst = app.query_one(EventList)
+        lst.set_timeline(cursor(5), 4)  # fits: no scrollbar yet
+        await pilot.pause()
+        assert not lst.show_vertical_scrollbar
+        layouts = lst._layout_updates
+        lst.set_timeline(cursor(40), 39)  # now it needs one: laid out
+        assert lst._layout_updates == layouts + 1
+        await pilot.pause()
+        assert lst.show_vertical_scrollbar and lst.vertical_scrollbar.window_virtual_size == 40
+        layouts = lst._layout_updates
+        lst.set_timeline(cursor(60), 59)
+        assert lst._layout_updates == layouts
+        assert lst.virtual_size.height == 60 and lst.vertical_scrollbar.window_virtual_size == 60
+        h = lst.scrollable_content_region.height
+        assert lst.max_scroll_y == 60 - h and int(lst.scroll_y) == 60 - h  # the newest row is in view now
+        await pilot.pause()
+        assert lst.render_line(h - 1).text.split()[-1] == "59"

@@ -94,7 +94,18 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         if time_w != self._time_w:
             self._time_w = time_w
             self._cache.clear()
-        self.virtual_size = Size(self.size.width, self.count)
+        vs = Size(self.size.width, self.count)
+        if (vs != self.virtual_size and self.show_vertical_scrollbar and vs.width == self.virtual_size.width
+                and vs.height > self.scrollable_content_region.height):
+            # more (or fewer) rows, the vertical scrollbar shown before and after: only the scroll
+            # range and the scrollbar change, as Textual's own Widget._size_updated(layout=False)
+            # does it; assigning virtual_size (a layout=True reactive) would lay out the whole
+            # screen again for every live reload (~10 ms a frame, and a second frame for the
+            # scrollbar), while the list keeps its size
+            self.set_reactive(EventList.virtual_size, vs)
+            self._scroll_update(vs)
+        else:
+            self.virtual_size = vs
         self.selected = -1
         self.select(selected, center=True)
         self.refresh()
