@@ -160,7 +160,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--history", type=int, default=300, help="lines already in each transcript")
     ap.add_argument("--interval", type=float, default=1.0, help="run_forever interval")
-    ap.add_argument("--min-interval", type=float, default=None, help="run_forever min_interval (default: the min_refresh_s setting, 0.5 s)")
+    ap.add_argument("--min-interval", type=float, default=None, help="run_forever min_interval (default: the min_refresh_s setting, 0.6 s)")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
     ap.add_argument("--profile", action="store_true", help="cProfile the supervisor thread (top 30)")
     ap.add_argument("--memory-limit", default=None, help="DuckDB memory_limit for the run, e.g. 128MB")

@@ -161,8 +161,8 @@ def test_growing_transcript_is_tailed_by_offset_with_observed_times(env):
     assert sup.last_tail.bytes_read == 0
     assert n_src() == expected_events(lines[:2])
 
-    # the newline of the half line arrives, plus two more lines
-    clock.advance(10)
+    # the newline of the half line arrives, plus two more lines (once the cursor row is due again)
+    clock.advance(sup.tailer.cursor_interval_s + 1)
     rest = lines[2][25:] + b"\n" + lines[3] + b"\n" + lines[4] + b"\n"
     with open(tpath, "ab") as f:
         f.write(rest)

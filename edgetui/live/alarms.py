@@ -95,7 +95,7 @@ class AlarmSettings(BaseModel):
         description="no growth for this long and no running container = aborted (SForge's threshold)")
     # timings of the supervisor itself
     min_refresh_s: float = Field(
-        float(os.environ.get("EDGETUI_MIN_REFRESH_S", 0.5)),
+        float(os.environ.get("EDGETUI_MIN_REFRESH_S", 0.6)),
         description="refreshes woken by file changes come at most this often (busy runs: lines are batched)")
     duckdb_threads: int = Field(
         0, description="DuckDB worker threads of the database while supervising (every refresh runs many "
