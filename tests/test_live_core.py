@@ -189,6 +189,39 @@ def test_growing_transcript_is_tailed_by_offset_with_observed_times(env):
     assert one(runs, "run1").n_events >= expected_events(lines)
 
 
+def test_a_call_read_with_its_timed_result_is_never_listed_after_it(env):
+    """Claude Code writes a tool_result with its own timestamp right after the untimed tool_use:
+    read together, the call's observed time (the read's) is lowered to the result's recorded one,
+    so the timeline keeps the file's order; a stale recorded time (a copied line) lowers nothing."""
+    from edgetui import store
+
+    root, conn, clock, mk = env
+    td = make_run(root, transcript=[init_line(), text_line(1)])
+    sup = mk()
+    key = sup.poll_once()[0].run_key
+    clock.advance(5)
+    iso = lambda t: time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
+    result = json.loads(result_line(1))
+    result["timestamp"] = iso(clock() - 0.4)  # written 0.4 s before this read
+    stale = json.loads(result_line(2))
+    stale["timestamp"] = iso(clock() - 5 * 3600)
+    with open(td / "agent_output.txt", "ab") as f:
+        f.write(call_line(1) + b"\n" + j(result) + b"\n" + call_line(2) + b"\n" + j(stale) + b"\n")
+    t_read = clock()
+    sup.poll_once()
+    rows = {(r[0], r[1]): (r[2], r[3]) for r in conn.execute(
+        "SELECT kind, tool_use_id, t, t_source FROM events WHERE run_key = ? AND tool_use_id IS NOT NULL",
+        [key]).fetchall()}
+    call1, res1 = rows[("tool_call", "toolu_1")], rows[("tool_result", "toolu_1")]
+    assert res1[1] == "recorded" and call1[1] == "observed"
+    assert call1[0] <= res1[0] < t_read
+    call2 = rows[("tool_call", "toolu_2")]
+    assert call2[1] == "observed" and abs(call2[0] - t_read) < 2  # not 5 h back
+    order = [(k, tid) for k, tid in zip(store.run_events(conn, key).kind, store.run_events(conn, key).tool_use_id)
+             if tid == "toolu_1"]
+    assert order == [("tool_call", "toolu_1"), ("tool_result", "toolu_1")]
+
+
 def test_views_hear_of_committed_events_before_the_refresh_ends(env):
     """``on_events`` gets the run keys whose new events were just committed (before finalizing and
     the snapshot), and is not called when nothing new was recorded."""

@@ -38,7 +38,13 @@ generation as usual. Old generations' events stay in the database.
 Time. Lines that were already in a file when this tailer first saw it keep
 ``t`` unset (aligned later by interpolation); lines that arrive while
 watching get ``t = observed_t`` with ``t_source = 'observed'`` when their
-parser gave no time.
+parser gave no time. An observed time is an upper bound (the line was written
+before it was read): when a later line of the same read carries its own recent
+time (a Claude Code ``tool_result`` with its ``timestamp``, written right
+after the untimed ``tool_use``) that is earlier, the observed time is lowered
+to it, so the file's order holds in the timeline (a call is never listed after
+its result). A recorded time more than :data:`OBSERVED_CLAMP_S` before the read
+(a stale or copied line) lowers nothing.
 """
 
 from __future__ import annotations
@@ -84,6 +90,25 @@ def settle(conn) -> None:
 def base_generation(gen: Optional[str]) -> Optional[str]:
     """The first-line generation a (possibly derived) generation belongs to."""
     return gen.split(".", 1)[0] if gen else gen
+
+
+#: a recorded time at most this long before the read bounds the observed times of earlier lines
+OBSERVED_CLAMP_S = 30.0
+
+
+def _clamp_observed(events: list[Event], now: float) -> None:
+    """Lower each observed time (epoch seconds UTC) to the earliest recent recorded time of a later
+    event of the same read (``events`` in file order): see the module's "Time"."""
+    low = float("inf")
+    for e in reversed(events):
+        t = e.t
+        if t is None:
+            continue
+        if e.t_source == "observed":
+            if t > low:
+                e.t = low
+        elif now - OBSERVED_CLAMP_S <= t < low:
+            low = t
 
 
 class _Bounded:
@@ -493,6 +518,8 @@ class Tailer:
             n_lines += 1
             if line.end > catchup:
                 n_new += 1
+        if observe and events:
+            _clamp_observed(events, now)
         ro = parser.resume_offset()
         new_off = ro if ro is not None else last_end
         if last_end > src.hook_mark:
