@@ -433,3 +433,30 @@ def test_event_marks_errors_alarms_but_not_acknowledgements():
     assert event_mark("alarm", False, "info", False)[0] == " "  # an acknowledgement is not an error
     assert event_mark("tool_result", True, None, False)[0] == "✗"
     assert event_mark("agent_message", False, None, False)[0] == " "
+
+
+def test_report_detail_gives_failing_test_names_the_width_and_says_manual_rounds_are_not_counted():
+    """Failing tests without messages get the pane's width for their names (a trial saw them cut at
+    19 characters beside an empty column); a manual round's "best so far" says it is not counted
+    instead of dashes; a NaN score is no score in the result's summary."""
+    from rich.console import Console
+
+    from edgetui.parsers.sforge_dir import SubmissionRecord, _result_summary
+    from edgetui.widgets.detail import render_detail
+
+    def plain(detail):
+        con = Console(width=100, record=True, file=__import__("io").StringIO())
+        con.print(render_detail(detail))
+        return con.export_text()
+
+    name = "tests/test_checkout_restores_the_working_tree.py::test_detached"
+    ev = {"kind": "judge_result", "summary": "manual-1 graded", "data": {"round": "manual-1"},
+          "source": "submissions/manual-1/report.json", "offset": 0, "t": 1.0, "round": "manual-1"}
+    sub = {"round": "manual-1", "kind": "manual", "status": "graded", "pass_rate": 0.5, "best_score": None,
+           "best_pass_rate": None, "best_round": None, "is_new_best": False}
+    out = plain({"event": ev, "elapsed": 5.0, "submission": sub,
+                 "tests": [{"name": name, "status": "FAILED", "message": None}, {"name": "ok", "status": "PASSED"}]})
+    assert name in out
+    assert "not counted (a manual submission)" in out and "– · pass –" not in out
+    rec = SubmissionRecord(round="agent-36", kind="agent", status="graded", pass_rate=0.893, score=float("nan"))
+    assert _result_summary(rec) == "agent-36 graded, pass 89.3%, score –"

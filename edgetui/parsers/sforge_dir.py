@@ -857,7 +857,9 @@ def _result_summary(rec: SubmissionRecord) -> str:
     parts = [f"{rec.round} graded"]
     if rec.pass_rate is not None:
         parts.append(f"pass {rec.pass_rate * 100:.1f}%")
-    if rec.score is not None:
+    if rec.score is not None and not math.isfinite(rec.score):
+        parts.append("score –")  # a report's NaN / inf score: no score, not the word "nan"
+    elif rec.score is not None:
         parts.append(f"score {rec.score:g}" + (f"/{rec.max_score:g}" if rec.max_score is not None else ""))
     elif rec.score_flag:
         parts.append(f"score {rec.score_flag}")

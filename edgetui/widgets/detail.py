@@ -123,8 +123,12 @@ def _report(sub: dict[str, Any], tests: Optional[list[dict[str, Any]]], data: di
     if sub:
         nb = Text("★ new best" if sub.get("is_new_best") else "no", style="bold bright_yellow" if sub.get("is_new_best") else "dim")
         t.add_row("new best", nb)
-        t.add_row("best so far", Text(
-            f"{fmt_score(sub.get('best_score'))} · pass {fmt_pct(sub.get('best_pass_rate'))} ({sub.get('best_round') or '–'})"))
+        if sub.get("kind") == "manual":  # `sforge eval` rounds: SForge's visualizer ignores them (sforge-format.md §3.1)
+            t.add_row("best so far", Text("not counted (a manual submission)", style="dim"))
+        else:
+            t.add_row("best so far", Text(
+                f"{fmt_score(sub.get('best_score'))} · pass {fmt_pct(sub.get('best_pass_rate'))} "
+                f"({sub.get('best_round') or '–'})"))
     err = g("error")
     if err:
         t.add_row("error", Text(str(err), style="red"))
@@ -135,12 +139,16 @@ def _report(sub: dict[str, Any], tests: Optional[list[dict[str, Any]]], data: di
     if tests is not None:
         if failing:
             out.append(_section(f"Failing tests ({len(failing)} of {len(tests)})", "bold red"))
+            shown = failing[:MAX_TESTS]
+            messages = any(x.get("message") for x in shown)
             ft = Table(box=None, show_header=False, padding=(0, 1), expand=True)
-            ft.add_column(style="red", no_wrap=True, ratio=2)
+            ft.add_column(style="red", no_wrap=True, ratio=3)
             ft.add_column(style="dim", no_wrap=True)
-            ft.add_column(ratio=3, overflow="fold")
-            for x in failing[:MAX_TESTS]:
-                ft.add_row(str(x.get("name") or "?"), str(x.get("status") or ""), str(x.get("message") or ""))
+            if messages:  # (without any, the names get the whole width)
+                ft.add_column(ratio=2, overflow="fold")
+            for x in shown:
+                cells = [str(x.get("name") or "?"), str(x.get("status") or "")]
+                ft.add_row(*cells, *([str(x.get("message") or "")] if messages else []))
             out.append(ft)
             if len(failing) > MAX_TESTS:
                 out.append(Text(f"… {len(failing) - MAX_TESTS} more failing", style="dim italic"))
