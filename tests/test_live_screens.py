@@ -1103,3 +1103,28 @@ async def test_live_status_after_its_widgets_are_gone_is_dropped(db):
         run.update_runs(snapshot(writers))  # a snapshot
         await pilot.pause()
         assert isinstance(app.screen, LiveRunScreen)
+
+
+@pytest.mark.asyncio
+async def test_footer_leaves_out_the_palette_key_when_narrow_also_after_a_resize_while_covered(db):
+    """At 80 columns the footer's keys ran under its "^p palette": narrow screens leave it out (ctrl+p
+    still opens the palette); a runs screen resized while a run covered it fits on its return."""
+    from textual.widgets import Footer
+
+    path, writers = db
+    app = LiveApp(path)
+    async with app.run_test(size=(130, 30)) as pilot:
+        await runs_home(pilot, writers)
+        runs = app.screen
+        assert runs.query_one(Footer).show_command_palette
+        run = await open_selected_run(pilot)
+        assert run.query_one(Footer).show_command_palette
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert not run.query_one(Footer).show_command_palette
+        await pilot.press("q")
+        await wait_for(pilot, lambda: app.screen is runs)
+        assert not runs.query_one(Footer).show_command_palette
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "CommandPalette"

@@ -134,6 +134,17 @@ class HelpScreen(ModalScreen[None]):
         self.dismiss(None)
 
 
+#: below this width the footer leaves out its "^p palette" (ctrl+p still opens it; ? lists it): at 80
+#: columns the keys ran under it. (Textual's compact footer glues a key group to the next key.)
+FOOTER_PALETTE_WIDTH = 96
+
+
+def fit_footer(screen: Screen, width: int) -> None:
+    """Make the screen's footer fit ``width`` columns: without the palette key when narrow."""
+    for f in screen.query(Footer):
+        f.show_command_palette = width >= FOOTER_PALETTE_WIDTH
+
+
 class ReplayScreen(Screen):
     """Header, score chart, event list and detail of one run; keys in :data:`REPLAY_KEYS`."""
 
@@ -213,8 +224,12 @@ class ReplayScreen(Screen):
     def on_resize(self) -> None:
         self._apply_layout()
 
+    def on_screen_resume(self) -> None:
+        fit_footer(self, self.app.size.width)  # (a resize while covered reached only the top screen)
+
     def _apply_layout(self) -> None:
         w, h = self.size
+        fit_footer(self, w)
         narrow = w < NARROW_WIDTH
         self.set_class(narrow, "-narrow")
         self.set_class(h < SHORT_HEIGHT, "-short")

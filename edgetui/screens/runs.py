@@ -52,7 +52,7 @@ from .live_run import (
     open_run_file,
     open_shell,
 )
-from .replay import HelpScreen
+from .replay import HelpScreen, fit_footer
 
 __all__ = [
     "AlarmsScreen",
@@ -286,6 +286,7 @@ class RunsScreen(Screen):
         self.query_one("#runs-filter", Input).display = False
         self.query_one(RunsTable).focus()
         self.set_interval(1.0, self._tick)
+        fit_footer(self, self.size.width)
         view = getattr(self.app, "runs_view", None)  # left with q, back with F2: same sort / filter / run
         if view:
             self.sort_index, self.reverse, self.filter_text = view["sort"], view["reverse"], view["filter"]
@@ -301,6 +302,7 @@ class RunsScreen(Screen):
             pass
 
     def on_resize(self) -> None:
+        fit_footer(self, self.size.width)
         self._render_all()
 
     @property
@@ -378,6 +380,7 @@ class RunsScreen(Screen):
             self._render_all()
 
     def on_screen_resume(self) -> None:
+        fit_footer(self, self.app.size.width)  # (a resize while covered reached only the top screen)
         self._render_all()
 
     @property
