@@ -1128,3 +1128,50 @@ async def test_footer_leaves_out_the_palette_key_when_narrow_also_after_a_resize
         await pilot.press("ctrl+p")
         await pilot.pause()
         assert type(app.screen).__name__ == "CommandPalette"
+
+
+@pytest.mark.asyncio
+async def test_short_terminal_collapses_the_empty_chart_until_the_first_graded_submission(db):
+    """At 80x24 an empty chart took 9 of the 24 rows from the events: with nothing graded yet the
+    top area collapses (the status line says c shows the chart), c brings it back and keeps it,
+    and in a collapsed view the first graded submission brings it back by itself."""
+    from edgetui.widgets import ScoreChart
+
+    path, writers = db
+    app = LiveApp(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        w = LiveRunWriter(app.conn.cursor(), "run-new", "new-task")
+        w.add(10)  # no graded round yet (one comes every 20th event)
+        await post_runs(pilot, snapshot(writers) + [live(w)])
+        assert app.screen.query_one(RunsTable).select_run(w.rk)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
+        await pilot.pause()
+        run = app.screen
+        lst = run.query_one(EventList)
+        assert run.has_class("-top-collapsed") and run.query_one("#top").region.height == 0
+        assert lst.scrollable_content_region.height >= 14
+        assert "c: chart" in run.query_one("#live-status").render().plain
+        await pilot.press("c")
+        await pilot.pause()
+        assert not run.has_class("-top-collapsed") and run.query_one(ScoreChart).region.height > 0
+        await pilot.press("c")  # the user's choice from now on: hidden, with no hint
+        await pilot.pause()
+        assert run.query_one(ScoreChart).region.height == 0 and not run.has_class("-top-collapsed")
+    app = LiveApp(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        w2 = LiveRunWriter(app.conn.cursor(), "run-new2", "new-task")
+        w2.add(10)
+        await post_runs(pilot, snapshot(writers) + [live(w2)])
+        assert app.screen.query_one(RunsTable).select_run(w2.rk)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None)
+        run = app.screen
+        await wait_for(pilot, lambda: run.has_class("-top-collapsed"))
+        w2.add(15)  # the 20th event is a graded round: the snapshot counts it
+        await post_runs(pilot, snapshot(writers) + [live(w2)])
+        await wait_for(pilot, lambda: bool(run.subs))
+        await pilot.pause()
+        assert not run.has_class("-top-collapsed") and run.query_one(ScoreChart).region.height > 0

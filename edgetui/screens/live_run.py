@@ -52,7 +52,7 @@ from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
 from ..widgets.fmt import fmt_pct, fmt_score, set_border, set_static
 from ..widgets.runs_table import budget_bar, fmt_age, fmt_bytes, fmt_hm, status_text
 from .confirm import ChoiceScreen, ConfirmScreen
-from .replay import NARROW_WIDTH, HelpScreen, LoadFailed, PromptInput, ReplayScreen, RunLoaded
+from .replay import NARROW_WIDTH, SHORT_HEIGHT, HelpScreen, LoadFailed, PromptInput, ReplayScreen, RunLoaded
 
 __all__ = [
     "LIVE_KEYS",
@@ -693,6 +693,8 @@ class LiveRunScreen(ReplayScreen):
         self.new_count: int = 0
         self.show_subs: Optional[bool] = None  # None: automatic (shown when wide)
         self.show_chart: bool = True
+        #: the user chose what the top area shows (c / u): no automatic collapse any more
+        self._top_chosen: bool = False
         self.waiting_note: Optional[str] = None
         self.reloads: dict[str, int] = {"full": 0, "tail": 0, "idle": 0}
         self._refreshing = False
@@ -730,16 +732,38 @@ class LiveRunScreen(ReplayScreen):
         narrow = self.size.width < NARROW_WIDTH
         subs = self.show_subs if self.show_subs is not None else not narrow
         chart = self.show_chart and not (narrow and subs)  # narrow: submissions take the chart's place
+        # a short terminal and nothing graded yet: an empty chart would take 9 of 24 rows from the
+        # events; the top area comes back with the first submission (or with c / u)
+        collapsed = (self.size.height < SHORT_HEIGHT and self.cursor is not None and not self.subs
+                     and not self._top_chosen)
+        if collapsed:
+            subs = chart = False
+        hint = collapsed != self.has_class("-top-collapsed")
+        self.set_class(collapsed, "-top-collapsed")
+        if hint:
+            self._show_live()  # the status line's hint comes and goes with the collapse
         self.set_class(not subs, "-no-subs")
         self.set_class(not chart, "-no-chart")
 
     def action_toggle_subs(self) -> None:
+        if self.has_class("-top-collapsed"):
+            self._top_chosen = True
+            self.show_subs = True
+            self._apply_layout()
+            return
+        self._top_chosen = True
         narrow = self.size.width < NARROW_WIDTH
         cur = self.show_subs if self.show_subs is not None else not narrow
         self.show_subs = not cur
         self._apply_layout()
 
     def action_toggle_chart(self) -> None:
+        if self.has_class("-top-collapsed"):  # the automatic collapse: c shows the chart
+            self._top_chosen = True
+            self.show_chart = True
+            self._apply_layout()
+            return
+        self._top_chosen = True
         narrow = self.size.width < NARROW_WIDTH
         if narrow and self.show_chart and self.has_class("-no-chart"):
             self.show_subs = False  # narrow, submissions in the chart's place: bring the chart back
@@ -805,7 +829,10 @@ class LiveRunScreen(ReplayScreen):
             status = self.query_one("#live-status", Static)
         except NoMatches:  # a snapshot or tick arriving while the app shuts down (children already removed)
             return
-        set_static(status, live_status_text(self.live, now, width))
+        text = live_status_text(self.live, now, width)
+        if self.has_class("-top-collapsed"):
+            text.append("  · nothing graded yet (c: chart)", style="dim")
+        set_static(status, text)
         live = self.live
         current = live.current_alarms if live else []
         acked = live.acked_alarms if live else []
@@ -921,6 +948,7 @@ class LiveRunScreen(ReplayScreen):
 
     def _first_load(self, msg: LiveLoaded) -> None:
         ReplayScreen._on_run_loaded(self, RunLoaded(msg.header, msg.cursor, msg.subs))
+        self._apply_layout()  # (a short terminal and nothing graded yet: the top area collapses)
         self._set_header()
         self.query_one(ScoreChart).set_data(self._chart_data())
         self.query_one(SubmissionsTable).set_submissions(msg.subs, msg.cursor.start)
@@ -950,7 +978,10 @@ class LiveRunScreen(ReplayScreen):
             if old.playing:
                 new.playing, new.play_head = True, old.play_head
         changed = (new.n != old.n) or (new.index != old.index)
+        had_subs = bool(self.subs)
         self.cursor, self.header, self.subs = new, msg.header, msg.subs
+        if had_subs != bool(self.subs):
+            self._apply_layout()  # the first graded submission brings back a collapsed top area
         self._set_header()
         self.query_one(ScoreChart).set_data(self._chart_data())
         self.query_one(SubmissionsTable).set_submissions(msg.subs, new.start)
