@@ -222,6 +222,32 @@ def test_a_call_read_with_its_timed_result_is_never_listed_after_it(env):
     assert order == [("tool_call", "toolu_1"), ("tool_result", "toolu_1")]
 
 
+def test_events_timed_days_before_the_run_start_are_pointed_out_once(env):
+    """Lines copied from another run keep their recorded timestamps (here 5 days old): the run's
+    message and the supervisor's notes say so once (the timeline keeps them where they are); a
+    run whose events all come after its start says nothing."""
+    root, conn, clock, mk = env
+    old = json.loads(result_line(1))
+    old["timestamp"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 5 * 86400))
+    t0 = time.time() - 60
+    for run_id, lines in (("run1", [init_line(), call_line(1), j(old), text_line(2)]),
+                          ("run2", [init_line("s2"), text_line(1, "s2")])):
+        td = make_run(root, run_id=run_id, transcript=lines)
+        (td / "started_at").write_text(time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t0)) + f"\n{t0}\n")
+    sup = mk()
+    runs = sup.poll_once()
+    assert all(rs.info.started_at is not None for rs in sup.runs.values())
+    r1, r2 = one(runs, "run1"), one(runs, "run2")
+    # the recorded line and the two untimed ones before it (interpolated up to it)
+    assert r1.message and "3 events timed over a day before the run's start" in r1.message
+    assert r2.message is None
+    notes = [m for _, m in sup.notes if "before the run's start" in m]
+    assert len(notes) == 1 and r1.run_key in notes[0]
+    clock.advance(3)
+    sup.poll_once()
+    assert len([m for _, m in sup.notes if "before the run's start" in m]) == 1  # once
+
+
 def test_views_hear_of_committed_events_before_the_refresh_ends(env):
     """``on_events`` gets the run keys whose new events were just committed (before finalizing and
     the snapshot), and is not called when nothing new was recorded."""

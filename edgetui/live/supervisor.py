@@ -79,6 +79,8 @@ DOCKER_SOURCE = "live/docker"
 WHOLE_FILES = ("final_result.json", "started_at", "run_config.json", "evolve_state.json", "run_history.json",
                "game_history.json")
 FULL_CHECK_S = 60.0  # present whole files / graded rounds are re-checked this often (overwrites)
+#: events timed this long before their run's start are pointed out (see Supervisor._check_early_events)
+EARLY_EVENT_S = 86400.0
 MESSAGE_TTL_S = 600.0  # a run's transient one-line message (new generation, refresh problem) shows this long
 
 _LOG_HEAD_RE = re.compile(rb"^(?:\xef\xbb\xbf)?(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}),(\d{3}) - ([A-Z]+) - ?(.*)$")
@@ -178,6 +180,7 @@ class RunState:
     dirty_finalize: bool = False
     last_finalize: float = 0.0
     last_full_finalize: float = 0.0  # the last finalize that recomputed the aggregates (see _refresh_files)
+    early_events: int = 0  # events timed long before the run's start, last said (see _finalize)
     recorded_status: Optional[str] = None
     recorded_infra: Optional[bool] = None
     _row_sig: Optional[tuple] = None  # live figures last written to the runs row
@@ -1298,6 +1301,22 @@ class Supervisor:
         self._load_row(rs, aggregates=aggregates)
         if aggregates:
             rs.recorded_status = rs.recorded_infra = None  # finalize_run wrote its own row: write ours again
+            self._check_early_events(rs)
+
+    def _check_early_events(self, rs: RunState) -> None:
+        """Say so when events are timed more than EARLY_EVENT_S before the run's start: recorded
+        timestamps of lines copied from another run (a sample copied to try live mode) put them
+        thousands of hours before it, where the timeline shows them; nothing is changed."""
+        start = rs.info.started_at
+        if start is None:
+            return
+        n = self.conn.execute("SELECT count(*) FROM events WHERE run_key = ? AND t < ?",
+                              [rs.key, start - EARLY_EVENT_S]).fetchall()[0][0]
+        if n and n != rs.early_events:
+            msg = f"{n} event{'s' if n != 1 else ''} timed over a day before the run's start (copied lines?)"
+            self._set_message(rs, msg, self.clock())
+            self._note(f"{rs.key}: {msg}")
+        rs.early_events = n
 
     def _record_statuses(self) -> None:
         todo = [rs for rs in self.runs.values() if not rs.deleted and
