@@ -51,7 +51,7 @@ def main() -> None:
             rs.sub_cache.clear()
             rs.rec_cache.clear()
         t = time.perf_counter()
-        sup._refresh_files(rs)
+        sup._refresh_files(rs, sup.clock())
         return time.perf_counter() - t
 
     warm = [timed(False) for _ in range(a.repeat)]

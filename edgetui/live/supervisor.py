@@ -1239,7 +1239,7 @@ class Supervisor:
                 rs.last_full_finalize = now
                 rs.dirty_finalize = False
 
-    def _refresh_files(self, rs: RunState, now: Optional[float] = None) -> bool:
+    def _refresh_files(self, rs: RunState, now: float) -> bool:
         """The whole-file part of :func:`edgetui.ingest.ingest_run` for one run, then finalize.
 
         A run going on whose aggregates were recomputed less than ``finalize_interval_s`` ago (and
@@ -1271,7 +1271,6 @@ class Supervisor:
         settle(self.conn)
         added = self.rec.replace_file_events(rs.key, file_events, line_sources=LINE_SOURCES)
         rs.subs = subs
-        now = self.clock() if now is None else now
         full = (rs.finished or rs.last_full_finalize <= 0 or now - rs.last_full_finalize >= self.settings.finalize_interval_s
                 or rs.aligned != (rs.finished, info.started_at, info.ended_at))
         if full:

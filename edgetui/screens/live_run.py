@@ -746,24 +746,22 @@ class LiveRunScreen(ReplayScreen):
         self.set_class(not chart, "-no-chart")
 
     def action_toggle_subs(self) -> None:
-        if self.has_class("-top-collapsed"):
-            self._top_chosen = True
+        self._top_chosen = True
+        if self.has_class("-top-collapsed"):  # the automatic collapse: u shows the submissions
             self.show_subs = True
             self._apply_layout()
             return
-        self._top_chosen = True
         narrow = self.size.width < NARROW_WIDTH
         cur = self.show_subs if self.show_subs is not None else not narrow
         self.show_subs = not cur
         self._apply_layout()
 
     def action_toggle_chart(self) -> None:
+        self._top_chosen = True
         if self.has_class("-top-collapsed"):  # the automatic collapse: c shows the chart
-            self._top_chosen = True
             self.show_chart = True
             self._apply_layout()
             return
-        self._top_chosen = True
         narrow = self.size.width < NARROW_WIDTH
         if narrow and self.show_chart and self.has_class("-no-chart"):
             self.show_subs = False  # narrow, submissions in the chart's place: bring the chart back

@@ -224,9 +224,6 @@ class ReplayScreen(Screen):
     def on_resize(self) -> None:
         self._apply_layout()
 
-    def on_screen_resume(self) -> None:
-        fit_footer(self, self.app.size.width)  # (a resize while covered reached only the top screen)
-
     def _apply_layout(self) -> None:
         w, h = self.size
         fit_footer(self, w)

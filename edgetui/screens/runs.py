@@ -380,7 +380,6 @@ class RunsScreen(Screen):
             self._render_all()
 
     def on_screen_resume(self) -> None:
-        fit_footer(self, self.app.size.width)  # (a resize while covered reached only the top screen)
         self._render_all()
 
     @property
