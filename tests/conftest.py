@@ -11,10 +11,23 @@ SHARED_DATA = Path(os.environ.get("EDGETUI_SHARED_DATA") or ROOT.parent / "share
 CORPUS = SHARED_DATA / "transcript-corpus"
 
 
+def pytest_sessionstart(session) -> None:
+    """Find or install the system tools the tests drive (busybox-static, tmux): see prereqs.py."""
+    import prereqs
+
+    prereqs.session_start()
+
+
+def shared_data_reason(path: Path) -> str:
+    """Skip reason of a test that reads the shared data folder (not part of the project)."""
+    return (f"needs {path}: the shared data folder of real public agent transcripts and EdgeBench tables, "
+            "used as test data and not shipped with edgetui (put it at ../shared/data beside the clone or set "
+            "EDGETUI_SHARED_DATA=/path/to/shared/data); the rest of the suite runs without it")
+
+
 def need_corpus() -> Path:
     if not CORPUS.is_dir():
-        pytest.skip(f"../shared/data not present ({CORPUS}); corpus tests need the shared data beside the clone "
-                    "(or EDGETUI_SHARED_DATA=/path/to/shared/data)")
+        pytest.skip(shared_data_reason(CORPUS))
     return CORPUS
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -12,15 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from prereqs import need
+
 EDGETUI = Path(sys.executable).parent / "edgetui"
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _need_tmux() -> None:
-    if shutil.which("tmux") is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("tmux is required under CI (.ci/run installs it)")
-        pytest.skip("tmux not installed")
+    need("tmux")  # installed when the session starts where allowed (prereqs.py); else skip / fail under CI
 
 
 class Term:

@@ -30,7 +30,7 @@ from edgetui.parsers.claude import (
     sforge_submit_mode,
 )
 
-from conftest import SHARED_DATA as DATA  # noqa: E402 (../shared/data or EDGETUI_SHARED_DATA)
+from conftest import SHARED_DATA as DATA, shared_data_reason  # noqa: E402 (../shared/data or EDGETUI_SHARED_DATA)
 CORPUS = DATA / "transcript-corpus"
 STREAM_DIR = CORPUS / "A"
 SESSION_DIR = CORPUS / "B"
@@ -42,7 +42,7 @@ def corpus_files(folder: Path) -> list[Path]:
 
 def need(path: Path) -> Path:
     if not path.exists():
-        pytest.skip(f"../shared/data not present: {path} (expected beside the clone)")
+        pytest.skip(shared_data_reason(path))
     return path
 
 

@@ -25,10 +25,10 @@ from edgetui.parsers.codex import CodexJsonParser, CodexRolloutParser, CodexText
 from edgetui.parsers.detect import FORMATS, detect_format, parser_for
 from edgetui.parsers.opencode import OpenCodeParser
 
-from conftest import SHARED_DATA as DATA  # noqa: E402 (../shared/data or EDGETUI_SHARED_DATA)
+from conftest import SHARED_DATA as DATA, shared_data_reason  # noqa: E402 (../shared/data or EDGETUI_SHARED_DATA)
 CORPUS = DATA / "transcript-corpus"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "codex_text"
-SKIP_REASON = f"shared data folder absent ({DATA}); CI keeps ../shared beside the clone"
+SKIP_REASON = shared_data_reason(DATA)
 
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=SKIP_REASON)
 
@@ -198,7 +198,7 @@ def test_rollout_counts_match_independent_json(path: Path):
 def test_rollout_scout_patches_and_failures():
     path = CORPUS / "C" / "scout-rollout-0.142.4-tui.jsonl"
     if not path.exists():
-        pytest.skip("scout rollout not in corpus")
+        pytest.skip(shared_data_reason(CORPUS) + " (scout rollout not in it)")
     events = parse_file(CodexRolloutParser, path)
     patches = [e for e in of_kind(events, Kind.TOOL_CALL) if e.tool_name == "apply_patch"]
     assert len(patches) == 2
@@ -215,7 +215,7 @@ def test_rollout_scout_patches_and_failures():
 def test_rollout_beam_failed_commands():
     path = CORPUS / "C" / "beam-rollout-0.122.0-alpha.13.jsonl"
     if not path.exists():
-        pytest.skip("beam rollout not in corpus")
+        pytest.skip(shared_data_reason(CORPUS) + " (beam rollout not in it)")
     events = parse_file(CodexRolloutParser, path)
     failed = [e for e in of_kind(events, Kind.TOOL_RESULT) if e.is_error]
     assert sorted(e.data["exit_code"] for e in failed) == [2, 128, 128]
@@ -264,7 +264,7 @@ def test_exec_json_counts_match_independent_json(path: Path):
 def test_exec_json_failed_command_and_todo():
     path = CORPUS / "C" / "llmtaste-exec-json-turn2-todo-filechange-cmd.jsonl"
     if not path.exists():
-        pytest.skip("exec-json turn2 file not in corpus")
+        pytest.skip(shared_data_reason(CORPUS) + " (exec-json turn2 file not in it)")
     events = parse_file(CodexJsonParser, path)
     failed = [e for e in of_kind(events, Kind.TOOL_RESULT) if e.is_error]
     assert len(failed) == 1 and failed[0].data["exit_code"] == 1

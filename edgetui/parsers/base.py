@@ -176,7 +176,8 @@ def loads_lenient(data: bytes | str) -> Any:
     """Parse JSON allowing Python's NaN / Infinity / -Infinity tokens (sforge-format.md §12.3).
 
     Fast path with orjson; on failure falls back to the stdlib parser which
-    accepts the non-standard numbers. Raises ``ValueError`` on invalid JSON.
+    accepts the non-standard numbers; integers beyond 64 bits (which orjson can
+    neither read nor write) become floats. Raises ``ValueError`` on invalid JSON.
     """
     try:
         return orjson.loads(data)
@@ -185,7 +186,12 @@ def loads_lenient(data: bytes | str) -> Any:
 
         if isinstance(data, bytes):
             data = data.decode("utf-8", errors="strict")
-        return json.loads(data)
+        return json.loads(data, parse_int=_int_64)
+
+
+def _int_64(text: str) -> int | float:
+    v = int(text)
+    return v if -(2 ** 63) <= v < 2 ** 64 else float(v)
 
 
 def finite_or_none(value: Any) -> tuple[Optional[float], Optional[str]]:
