@@ -25,7 +25,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from .db import DatabaseBusy, HolderServer, close_when_idle, open_db, snapshot_copy
+from .db import DatabaseBusy, HolderServer, SocketDirError, close_when_idle, open_db, snapshot_copy
 from .live.model import LiveRun
 from .screens.picker import PickerScreen
 from .screens.replay import ReplayScreen, replay_commands
@@ -200,7 +200,7 @@ class EdgeTUIApp(App):
         self._stop_serving()
         try:
             self.holder = HolderServer(conn, self.db_path)
-        except OSError as e:  # no socket: other processes get the PID + --snapshot message instead
+        except (OSError, SocketDirError) as e:  # no socket: other processes get the PID + --snapshot message
             self.holder = None
             self.notify(f"cannot serve other edgetui commands: {e}", severity="warning", timeout=6)
 

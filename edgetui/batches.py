@@ -3,18 +3,14 @@ parsing process, which stays small)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterable, Optional, Sequence
 
 import orjson
 import pyarrow as pa
 
 from .events import Event, event_id as _event_id
+from .redact import REDACTED, data_may_hold, has_keyword, has_keyword_text, items_that_may_hold, redact_bytes, redact_obj, redact_text  # noqa: F401 - REDACTED re-exported
 
-REDACTED = "<redacted>"
-#: API-key-shaped strings scrubbed wherever they appear (Anthropic / OpenAI style keys).
-_KEY_RE = re.compile(r"\b(sk-(?:ant-)?[A-Za-z0-9_\-]{16,})")
-_KEY_RE_B = re.compile(rb"\bsk-(?:ant-)?[A-Za-z0-9_\-]{16,}")
 
 EVENT_COLUMNS = [
     ("event_id", pa.string()),
@@ -64,33 +60,75 @@ def _dumps(obj: Any) -> str:
 
 
 class Scrubber:
-    """Replaces known secret values and API-key-shaped strings by ``<redacted>``."""
+    """Replaces known secret values and every secret :mod:`edgetui.redact` recognises by
+    ``<redacted>`` (one pattern set for every text, ``data`` object and raw line)."""
 
     def __init__(self, secrets: Iterable[str] = ()):
         self.secrets: set[str] = set(secrets)
         self._bsecrets: list[bytes] = []
 
     def scrub(self, text: Optional[str]) -> Optional[str]:
-        if not text:
-            return text
-        for s in self.secrets:
-            if s in text:
-                text = text.replace(s, REDACTED)
-        if "sk-" in text:
-            text = _KEY_RE.sub(REDACTED, text)
-        return text
+        return redact_text(text, self.secrets)
+
+    def _known_bytes(self) -> list[bytes]:
+        if len(self._bsecrets) != len(self.secrets):  # secrets are added while a live run is watched
+            self._bsecrets = [s.encode() for s in self.secrets if s]
+        return self._bsecrets
 
     def scrub_bytes(self, raw: Optional[bytes]) -> Optional[bytes]:
         if not raw:
             return raw
-        if len(self._bsecrets) != len(self.secrets):  # secrets are added while a live run is watched
-            self._bsecrets = [s.encode() for s in self.secrets if s]
-        for b in self._bsecrets:
-            if b in raw:
-                raw = raw.replace(b, REDACTED.encode())
-        if b"sk-" in raw:
-            raw = _KEY_RE_B.sub(REDACTED.encode(), raw)
-        return raw
+        if not has_keyword(raw) and not any(b in raw for b in self._known_bytes()):
+            return raw
+        return redact_bytes(raw, self.secrets)
+
+    def dumps_data(self, data: Any) -> Optional[bytes]:
+        """``data`` serialised as JSON bytes, its decoded strings redacted *before* serialising
+        (a key after an escaped newline is found); None for empty data."""
+        if not data:
+            return None
+        blob = _dumps_b(data)
+        if data_may_hold(blob) or any(b in blob for b in self._known_bytes()):
+            clean = redact_obj(data, self.secrets)
+            if clean is not data:
+                blob = _dumps_b(clean)
+        return blob
+
+    def column_hits(self, items: list, kind: str) -> set[int]:
+        """Indices of ``items`` that may hold a secret (see :func:`edgetui.redact.items_that_may_hold`),
+        known secret values included."""
+        hits = items_that_may_hold(items, kind)
+        if self.secrets:
+            known = self.secrets if kind == "text" else self._known_bytes()
+            hits.update(i for i, x in enumerate(items) if x and any(k in x for k in known))
+        return hits
+
+    def scrub_column(self, items: list) -> list:
+        hits = self.column_hits(items, "text")
+        if not hits:
+            return items
+        return [self.scrub(x) if i in hits else x for i, x in enumerate(items)]
+
+    def batch_may_hold(self, joined: str) -> bool:
+        """Could any text joined here hold a secret? (False: skip them all.)"""
+        return has_keyword_text(joined) or any(x in joined for x in self.secrets)
+
+    def batch_may_hold_bytes(self, joined: bytes) -> bool:
+        return has_keyword(joined) or any(b in joined for b in self._known_bytes())
+
+    def batch_may_hold_data(self, joined: bytes) -> bool:
+        return data_may_hold(joined) or any(b in joined for b in self._known_bytes())
+
+    def redo_data(self, data: Any, blob: bytes) -> bytes:
+        """``blob`` (``data`` serialised) again from redacted strings when it may hold a secret."""
+        if data_may_hold(blob) or any(b in blob for b in self._known_bytes()):
+            clean = redact_obj(data, self.secrets)
+            if clean is not data:
+                return _dumps_b(clean)
+        return blob
+
+    def scrub_obj(self, obj: Any) -> Any:
+        return redact_obj(obj, self.secrets)
 
 
 def events_to_table(run_key: str, events: Sequence[Event], scrubber: Scrubber) -> pa.Table:
@@ -109,13 +147,21 @@ def events_to_table(run_key: str, events: Sequence[Event], scrubber: Scrubber) -
     ids = [_event_id(rk, s, g, o, sb) for rk, s, g, o, sb in zip(rks, srcs, gens, offs, subs)]
     kinds = [k if type(k) is str else k.value for k in kinds]
     tsrcs = [x if (x is None or type(x) is str) else x.value for x in tsrcs]
-    scrub = scrubber.scrub
-    summs = [scrub(x) for x in summs]
-    scrub_b = scrubber.scrub_bytes
+    # secrets out: one prefilter pass (RE2, edgetui.redact) over each column of the batch, and
+    # only the items where it matched are redacted one by one
+    summs, tnames, models, rounds = (scrubber.scrub_column(col) for col in (summs, tnames, models, rounds))
     # data as UTF-8 JSON bytes -> an Arrow binary array cast to string: no Python str round trip
-    # (encoding ~150 MB of str per 200 MB transcript was a third of this function's time)
-    datas = pa.array([scrub_b(_dumps_b(d)) if d else None for d in datas], pa.binary()).cast(pa.string())
-    raws = [scrub_b(r) if r else r for r in raws]
+    # (encoding ~150 MB of str per 200 MB transcript was a third of this function's time); its
+    # decoded strings are redacted before serialising
+    blobs = [_dumps_b(d) if d else None for d in datas]
+    for i in scrubber.column_hits(blobs, "data"):
+        clean = scrubber.scrub_obj(datas[i])
+        if clean is not datas[i]:
+            blobs[i] = _dumps_b(clean)
+    datas = pa.array(blobs, pa.binary()).cast(pa.string())
+    if any(raws):
+        for i in scrubber.column_hits(raws, "bytes"):
+            raws[i] = scrubber.scrub_bytes(raws[i])
     cols = {
         "event_id": ids, "run_key": rks, "kind": kinds, "t": ts, "t_source": tsrcs, "source": srcs,
         "generation": gens, "offset": offs, "sub": subs, "summary": summs, "level": levels, "segment": segs,

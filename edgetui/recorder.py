@@ -231,8 +231,8 @@ class Recorder:
 
     def upsert_run(self, run_key: str, info: RunInfo, **extra: Any) -> None:
         """Insert or update the descriptive columns of a run (aggregates are set by ``update_run``)."""
-        cfg = self.scrub(_dumps(info.config)) if info.config is not None else None
-        fin = self.scrub(_dumps(info.final)) if info.final is not None else None
+        cfg = _dumps(self.scrubber.scrub_obj(info.config)) if info.config is not None else None
+        fin = _dumps(self.scrubber.scrub_obj(info.final)) if info.final is not None else None
         exists = self.conn.execute("SELECT 1 FROM runs WHERE run_key = ?", [run_key]).fetchall()
         vals = dict(
             host=info.host, run_id=info.run_id, task_id=info.task_id, run_dir=info.run_dir,
@@ -271,11 +271,12 @@ class Recorder:
                 s["run_key"] = run_key
                 for k in ("summary", "error"):
                     s[k] = self.scrub(s.get(k))
-                s["metrics"] = self.scrub(_dumps(s.get("metrics") or {}))
+                s["metrics"] = _dumps(self.scrubber.scrub_obj(s.get("metrics") or {}))
                 sub_rows.append(s)
                 for i, tr in enumerate(tests):
                     tests_rows.append(
-                        (run_key, s["round"], i, tr.get("name"), tr.get("status"), self.scrub(tr.get("message")),
+                        (run_key, s["round"], i, self.scrub(tr.get("name")), tr.get("status"),
+                         self.scrub(tr.get("message")),
                          tr.get("score"), tr.get("weight"), tr.get("origin"))
                     )
             if sub_rows:

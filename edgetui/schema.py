@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import duckdb
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _V1 = [
     """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
@@ -90,7 +90,10 @@ _V1 = [
 ]
 
 #: version -> statements bringing the schema from version-1 to version.
-MIGRATIONS: dict[int, list[str]] = {1: _V1}
+#: 2: secrets re-scrubbed with the rules of :mod:`edgetui.redact` (the data step is
+#: :func:`edgetui.rescrub.rescrub_database`, run by :func:`migrate` in the same transaction,
+#: then the file is rewritten by :func:`edgetui.db.open_db`)
+MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: ["INSERT OR REPLACE INTO meta VALUES ('rewrite_pending', '1')"]}
 
 
 def current_version(conn: duckdb.DuckDBPyConnection) -> int:
@@ -100,13 +103,27 @@ def current_version(conn: duckdb.DuckDBPyConnection) -> int:
     if not has_meta:
         return 0
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
-    return int(row[0][0]) if row else 0
+    if not row:
+        return 0
+    try:
+        return int(row[0][0])
+    except (TypeError, ValueError):
+        raise ValueError(f"the database's schema version {row[0][0]!r} is not a number: not a database "
+                         "edgetui wrote, or a damaged one") from None
+
+
+def rewrite_pending(conn: duckdb.DuckDBPyConnection) -> bool:
+    """Does the file still need the rewrite of the version-2 migration (:mod:`edgetui.rescrub`)?"""
+    if current_version(conn) < 2:
+        return False
+    return bool(conn.execute("SELECT count(*) FROM meta WHERE key = 'rewrite_pending'").fetchall()[0][0])
 
 
 def migrate(conn: duckdb.DuckDBPyConnection) -> int:
     """Bring the database to :data:`SCHEMA_VERSION`; returns the version found before.
 
-    Raises ``RuntimeError`` if the file was written by a newer edgetui.
+    Raises ``RuntimeError`` if the file was written by a newer edgetui, ``ValueError``
+    when its version is not a number.
     """
     found = current_version(conn)
     if found > SCHEMA_VERSION:
@@ -118,6 +135,10 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> int:
         try:
             for stmt in MIGRATIONS[v]:
                 conn.execute(stmt)
+            if v == 2 and found >= 1:  # rows written by an earlier version: scrub them again
+                from .rescrub import rescrub_database
+
+                rescrub_database(conn)
             conn.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(v)]
             )

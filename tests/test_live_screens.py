@@ -10,6 +10,7 @@ messages, as the supervisor's worker will. Container effects go to a recording f
 
 from __future__ import annotations
 
+import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -704,11 +705,23 @@ async def test_stop_is_refused_without_a_running_container(db):
 
 
 @pytest.mark.asyncio
-async def test_shell_and_pager_run_with_the_app_suspended(db, monkeypatch):
+async def test_shell_and_pager_run_with_the_app_suspended(db, monkeypatch, tmp_path):
     path, writers = db
     fake = FakeActions()
+    real = tmp_path / "agent_output.txt"  # the file the pager is asked for holds a secret
+    real.write_text("line 1\nexport GITHUB_TOKEN=ghp_" + "Zq9x" * 9 + "\nline 3\n")
+    fake.file_path = lambda run_key, name: str(real) if name == "agent_output.txt" else (  # type: ignore
+        f"/runs/{run_key}/{name}" if name in fake.files else None)
     ran: list[list[str]] = []
-    app = LiveApp(path, actions=fake, run_command=lambda argv: ran.append(list(argv)) or 0)
+    shown: list[str] = []
+
+    def run_command(argv):
+        ran.append(list(argv))
+        if argv[-1].endswith("agent_output.txt"):
+            shown.append(open(argv[-1]).read())
+        return 0
+
+    app = LiveApp(path, actions=fake, run_command=run_command)
     suspended: list[bool] = []
 
     @contextmanager
@@ -727,7 +740,10 @@ async def test_shell_and_pager_run_with_the_app_suspended(db, monkeypatch):
         assert isinstance(app.screen, ChoiceScreen)
         await pilot.press("down", "enter")  # run_agent.log, then agent_output.txt
         await pilot.pause()
-        assert ran[-1] == ["less", "-R", f"/runs/{writers['gw'].rk}/agent_output.txt"]
+        # the pager gets a private redacted copy, removed afterwards, never the file itself
+        assert ran[-1][:2] == ["less", "-R"] and ran[-1][2] != str(real)
+        assert ran[-1][2].endswith("/agent_output.txt") and not os.path.exists(ran[-1][2])
+        assert shown == ["line 1\nexport GITHUB_TOKEN=<redacted>\nline 3\n"]
         assert len(suspended) == 2 and isinstance(app.screen, LiveRunScreen)
 
 

@@ -63,6 +63,8 @@ from typing import Any, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..events import Event, Kind, TimeSource, one_line
+from ..parsers.base import read_regular
+from ..redact import redact_obj
 from .model import Alarm, newest_per_key
 
 ALARM_SOURCE = "live/alarms"
@@ -143,7 +145,7 @@ def load_settings(path: Optional[Path] = None, messages: Optional[list[str]] = N
                 messages.append(f"{p}: no such settings file; using default alarm settings")
             continue
         try:
-            raw = p.read_bytes()
+            raw = read_regular(p)
             if p.suffix.lower() == ".json":
                 data = json.loads(raw or b"{}")
             else:
@@ -403,7 +405,7 @@ class AlarmCommand:
     def fire(self, payload: dict[str, Any]) -> None:
         if not self.cmd:
             return
-        data = json.dumps(payload, default=str).encode() + b"\n"
+        data = json.dumps(redact_obj(payload), default=str).encode() + b"\n"  # no secret leaves
         try:
             p = subprocess.Popen(self.cmd, shell=True, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL, start_new_session=True)

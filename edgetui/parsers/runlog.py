@@ -49,6 +49,7 @@ from typing import Any, Optional
 
 from ..events import Event, Kind, TimeSource, one_line
 from .base import BOM, parse_error
+from ..redact import redact_text as _redact
 
 #: Longest traceback text kept in one INFRA_ERROR event (the rest is cut, flagged).
 MAX_TRACEBACK_CHARS = 64 * 1024
@@ -65,31 +66,9 @@ _TICK_ERROR_RE = re.compile(r"^error: ?(.*)$", re.S)
 
 # --------------------------------------------------------------------------- secrets in text
 
-_SENSITIVE_WORD = r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)"
-_TEXT_SECRET_RES: list[tuple[re.Pattern[str], str]] = [
-    # NAME=value where NAME mentions a secret (env assignments in commands, -e flags)
-    (re.compile(r"(\b[A-Za-z0-9_]*" + _SENSITIVE_WORD + r"[A-Za-z0-9_]*=)(\"[^\"]*\"|'[^']*'|[^\s\"']+)", re.I), r"\1<redacted>"),
-    # "api_key": "..." style JSON / Python dict text
-    (re.compile(r"([\"']?[A-Za-z0-9_]*" + _SENSITIVE_WORD + r"[A-Za-z0-9_]*[\"']?\s*:\s*)([\"'])[^\"']+\2", re.I), r"\1\2<redacted>\2"),
-    (re.compile(r"(\bBearer\s+)[A-Za-z0-9._~+/=-]{8,}", re.I), r"\1<redacted>"),
-    (re.compile(r"(://[^/\s:@]+:)[^@\s/]+@"), r"\1<redacted>@"),
-    (re.compile(r"\bsk-[A-Za-z0-9_-]{12,}"), "<redacted>"),
-    (re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}"), "<redacted>"),
-    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"), "<redacted>"),
-    (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), "<redacted>"),
-    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), "<redacted>"),
-    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), "<redacted>"),
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"), "<redacted>"),
-]
-
-
 def redact_text(text: str) -> str:
-    """Replace credential-looking parts of free text with ``<redacted>``."""
-    if not text or len(text) < 8:
-        return text
-    for rx, repl in _TEXT_SECRET_RES:
-        text = rx.sub(repl, text)
-    return text
+    """Replace secrets in free text with ``<redacted>`` (:func:`edgetui.redact.redact_text`)."""
+    return _redact(text)  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------- time

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import time
 from typing import Any, Callable, Iterable, Optional, Protocol, Sequence, runtime_checkable
@@ -45,6 +46,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from edgetui import store
+from edgetui.redact import redacted_copy
 from edgetui.live.model import Alarm, LiveRun
 from replay.cursor import ReplayCursor, format_elapsed
 
@@ -331,7 +333,15 @@ def open_run_file(screen: Screen, actions: Optional[LiveActions], run_key: str,
 
     def chosen(name: Optional[str]) -> None:
         if name and name in paths:
-            _run_suspended(screen, pager_argv(paths[name]), name, run_command)
+            try:  # the pager sees a copy with secrets redacted, never the file itself
+                view = redacted_copy(paths[name])
+            except OSError as e:
+                screen.notify(f"cannot open {name}: {e.strerror or e}", severity="error", timeout=6)
+                return
+            try:
+                _run_suspended(screen, pager_argv(view), name, run_command)
+            finally:
+                shutil.rmtree(os.path.dirname(view), ignore_errors=True)
 
     screen.app.push_screen(ChoiceScreen(f"Open a file of {run_key}", choices), chosen)
 
