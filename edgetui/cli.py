@@ -84,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(p)
     p.add_argument("out", type=Path)
 
+    p = sub.add_parser("check", help="check the database file fully (header, catalog, every block read)")
+    _add_db(p)
+
     p = sub.add_parser("replay", help="replay a recorded run (RUN = run dir, RUN_ID or RUN_ID/TASK_ID)")
     _add_db(p)
     p.add_argument("run")
@@ -184,7 +187,19 @@ def cmd_ingest(db: Path, args) -> int:
     rep = _progress_ingest(db, args.paths, tasks_dir=args.tasks_dir, host=args.host, sample=args.sample,
                            prices=args.prices, quiet=args.quiet)
     _print_report(rep)
-    return 0 if rep.recorded_anything else 1
+    return 0 if rep.recorded_anything and not rep.failed else 1  # any path that failed: non-zero
+
+
+def cmd_check(db: Path, args) -> int:
+    """``edgetui check``: 0 when the file is sound, 1 with one line per problem; never writes."""
+    from .db import check_database
+
+    problems = check_database(db)
+    for p in problems:
+        print(f"edgetui: {p}", file=sys.stderr)
+    if not problems:
+        print(f"{db}: sound (header, catalog and every table read)")
+    return 1 if problems else 0
 
 
 def cmd_samples(db: Path, args) -> int:
@@ -199,6 +214,7 @@ def cmd_samples(db: Path, args) -> int:
 def _query(db: Path, sql: str, snapshot: bool = False, params=None):
     """Run read-only SQL: own read-only connection, else through the holder, else a snapshot copy."""
     from .db import DatabaseBusy, ask_holder, open_db, run_query, snapshot_copy
+    from .holder import HolderEnded
 
     if not db.exists():
         raise FileNotFoundError(f"no database at {db}; record runs first with `edgetui ingest PATH` or `edgetui samples`")
@@ -207,6 +223,10 @@ def _query(db: Path, sql: str, snapshot: bool = False, params=None):
     except DatabaseBusy as busy:
         try:
             return ask_holder(db, sql, params)
+        except HolderEnded as gone:
+            if not snapshot:
+                raise RuntimeError(str(gone)) from None
+            conn = snapshot_copy(db)
         except ConnectionError:
             if not snapshot:
                 raise busy from None
@@ -229,34 +249,82 @@ def _emit(res, fmt: str) -> None:
             w.writerow([_plain(v) for v in r])
         sys.stdout.write(buf.getvalue())
     else:
-        from rich.console import Console
-        from rich.table import Table
+        _print_table(res)
 
-        con = Console()
-        width = con.width if con.is_terminal else 250
-        t = Table(show_lines=False, header_style="bold", box=None, pad_edge=False)
-        cells = [["" if v is None else _short(v) for v in r] for r in res.rows]
-        cols = list(res.columns)
-        if cells:  # a column empty in every row says nothing here (csv/json keep every column)
-            keep = [j for j in range(len(cols)) if any(row[j] for row in cells)]
-            cols = [cols[j] for j in keep]
-            cells = [[row[j] for j in keep] for row in cells]
-        longest = [max([len(row[j]) for row in cells] + [len(c)]) for j, c in enumerate(cols)]
-        # numbers, flags and short ids (<= 16 cells) are never cut; the long text columns share the rest
-        # (at least 10 cells each)
-        short = sum(w + 2 for w in longest if w <= 16)
-        n_long = sum(1 for w in longest if w > 16)
-        share = max(10, min(60, (width - short) // n_long - 2)) if n_long else 60
-        for c, w in zip(cols, longest):
-            if w <= 16:
-                t.add_column(c, no_wrap=True, min_width=w)
-            else:
-                t.add_column(c, no_wrap=True, overflow="ellipsis", max_width=share, min_width=min(w, share))
-        for row in cells:
-            t.add_row(*row)
-        need = short + n_long * (share + 2)
-        Console(width=max(width, need)).print(t)  # never drop a column: wider than the terminal if it must
-        print(f"({len(res.rows)} row{'s' if len(res.rows) != 1 else ''})")
+
+def visible(s: str) -> str:
+    """``s`` with control characters shown, never sent to the terminal: ESC as ``\\x1b``, a
+    newline as ``\\n``, a tab as ``\\t`` (ANSI / OSC sequences in transcripts would retitle the
+    terminal or write to its clipboard)."""
+    if s.isprintable():
+        return s
+    out = []
+    for ch in s:
+        o = ord(ch)
+        if ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif o < 32 or o == 127 or 0x80 <= o < 0xA0:
+            out.append(f"\\x{o:02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _print_table(res) -> None:
+    """The table for a terminal: cell text literal (no markup), control characters shown
+    escaped, fitted to the terminal's width: long text columns are cut with "…" first (down to
+    8 cells), then the rightmost columns are left out, and a last line names them."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    con = Console()
+    width = con.width if con.is_terminal else int(os.environ.get("COLUMNS") or 250)
+    cells = [[visible("" if v is None else _short(v)) for v in r] for r in res.rows]
+    cols = [visible(str(c)) for c in res.columns]
+    if cells:  # a column empty in every row says nothing here (csv/json keep every column)
+        keep = [j for j in range(len(cols)) if any(row[j] for row in cells)]
+        cols = [cols[j] for j in keep]
+        cells = [[row[j] for j in keep] for row in cells]
+    longest = [max([len(row[j]) for row in cells] + [len(c)]) for j, c in enumerate(cols)]
+    gap = 2
+
+    def layout(n: int) -> list[int]:
+        """Widths of the first ``n`` columns: numbers, flags and short ids (<= 16 cells) whole; the
+        long text columns share what is left, the narrower ones first (at least 8 cells each)."""
+        ws = list(longest[:n])
+        long_cols = sorted((j for j in range(n) if ws[j] > 16), key=lambda j: ws[j])
+        budget = width - sum(w for j, w in enumerate(ws) if j not in long_cols) - gap * (n - 1)
+        for i, j in enumerate(long_cols):
+            ws[j] = min(longest[j], max(8, budget // (len(long_cols) - i)))
+            budget -= ws[j]
+        return ws
+
+    n = len(cols)
+    widths = layout(n)
+    while n > 1 and sum(widths) + gap * (n - 1) > width:
+        n -= 1
+        widths = layout(n)
+    left_out = cols[n:]
+    cols = cols[:n]
+    cut = [c for j, c in enumerate(cols) if widths[j] < longest[j]]
+    t = Table(show_lines=False, header_style="bold", box=None, pad_edge=False, padding=(0, gap // 2),
+              collapse_padding=True)
+    for c, w in zip(cols, widths):
+        t.add_column(Text(c), no_wrap=True, overflow="ellipsis", max_width=w, min_width=min(w, len(c)))
+    for row in cells:
+        t.add_row(*(Text(x) for x in row[:len(cols)]))
+    Console(width=width, highlight=False).print(t)
+    notes = [f"{len(res.rows)} row{'s' if len(res.rows) != 1 else ''}"]
+    if cut:
+        notes.append("cut to fit: " + ", ".join(cut))
+    if left_out:
+        notes.append("not shown (too wide): " + ", ".join(left_out) + "; --format csv or json shows every column")
+    print("(" + "; ".join(notes) + ")")
 
 
 def _plain(v):
@@ -282,16 +350,17 @@ def cmd_sql(db: Path, args) -> int:
 
 
 RUNS_SQL = """
-SELECT run_id, task_id, host, coalesce(agent, '') AS agent, coalesce(model, '') AS model, status,
+SELECT run_id, task_id, status,
+       CASE WHEN score_task THEN printf('%.6g', best_score) ELSE printf('%.1f%%', 100 * best_pass_rate) END AS best,
+       round((coalesce(last_event_at, started_at) - started_at) / 3600.0, 2) AS elapsed_h,
+       round(timeout_s / 3600.0, 2) AS budget_h,
+       agent_submissions AS agent_subs, auto_submissions AS auto_subs,
        concat_ws(' ', CASE WHEN infra_error THEN 'infra' END, CASE WHEN is_sample THEN 'sample' END,
                  CASE WHEN policy_assumed THEN 'policy-assumed' END,
                  CASE WHEN n_parse_errors > 0 THEN n_parse_errors || '-bad-records' END,
                  CASE WHEN status IN ('running', 'grading') AND timeout_s > 0 AND started_at IS NOT NULL
                       AND epoch(current_timestamp) - started_at > timeout_s THEN 'over-budget' END) AS flags,
-       round((coalesce(last_event_at, started_at) - started_at) / 3600.0, 2) AS elapsed_h,
-       round(timeout_s / 3600.0, 2) AS budget_h,
-       CASE WHEN score_task THEN printf('%.6g', best_score) ELSE printf('%.1f%%', 100 * best_pass_rate) END AS best,
-       best_round, agent_submissions AS agent_subs, auto_submissions AS auto_subs, n_events AS events,
+       coalesce(model, '') AS model, coalesce(agent, '') AS agent, host, best_round, n_events AS events,
        coalesce(input_tokens, 0) + coalesce(output_tokens, 0) + coalesce(cache_read_tokens, 0)
          + coalesce(cache_write_tokens, 0) AS tokens,
        round(cost_usd, 2) AS cost_usd, round(stated_cost_usd, 2) AS stated_usd

@@ -2,33 +2,28 @@
 
 DuckDB allows one read-write process *or* many read-only ones per file, never
 both. The process that holds the file read-write (the app, ``watch``, a long
-``ingest``) starts a :class:`HolderServer`: a Unix socket in a 0700 directory
-(only the user can connect) answering read-only SQL from other edgetui
-commands (``sql``, ``runs``). A process that can open neither the file nor
+``ingest``) starts a :class:`~edgetui.holder.HolderServer`: a Unix socket in a
+0700 directory (only the user can connect) answering read-only SQL from other
+edgetui commands (``sql``, ``runs``); see :mod:`edgetui.holder` for its limits. A process that can open neither the file nor
 the socket gets :class:`DatabaseBusy` naming the holder's PID; the CLI then
 offers ``--snapshot`` (a read-only copy of the file).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 import shutil
-import socket
-import socketserver
 import tempfile
-import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import duckdb
 import platformdirs
 
-from .schema import migrate
+from .rescrub import rewrite_file
+from .schema import SCHEMA_VERSION, current_version, migrate, rewrite_pending
 
 
 class DatabaseBusy(Exception):
@@ -63,12 +58,60 @@ def _is_lock_error(err: Exception) -> bool:
     return "lock" in s.lower() and ("Conflicting" in s or "Could not set lock" in s)
 
 
+class DatabaseDamaged(ValueError):
+    """The file fails the cheap checks made before opening it (never written into)."""
+
+
+def check_header(path: Path) -> Optional[str]:
+    """The cheap check of a DuckDB file's header: its magic, and its size against the block count
+    of its newest database header (DuckDB's storage format: a 4 KiB main header, then two 4 KiB
+    database headers of checksum, iteration, meta block, free list, block count, block size…).
+    Returns a one-line reason when the file is damaged (e.g. truncated), else None; formats it
+    does not recognise pass (DuckDB itself then decides)."""
+    import struct
+
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            head = f.read(12288)
+    except OSError as e:
+        return f"cannot read it ({e.strerror or e})"
+    if size == 0:
+        return None
+    if len(head) < 12288 or head[8:12] != b"DUCK":
+        return "not a DuckDB database file (no DuckDB header)"
+    best = None
+    for off in (4096, 8192):
+        iteration, _meta, _free, blocks, block_size = struct.unpack_from("<QQQQQ", head, off + 8)
+        if best is None or iteration > best[0]:
+            best = (iteration, blocks, block_size)
+    _, blocks, block_size = best  # type: ignore[misc]
+    if not (4096 <= block_size <= (1 << 24) and block_size & (block_size - 1) == 0) or blocks > (1 << 40):
+        return None  # a layout this check does not know
+    need = 12288 + blocks * block_size
+    if size < need:
+        return (f"damaged: the file is {size} bytes but its header counts {blocks} blocks of {block_size} bytes "
+                f"({need} bytes); it was cut short (copied while written, or a full disk). "
+                "It is left untouched; `edgetui check` tells more")
+    return None
+
+
 def open_db(path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Open (and migrate, when writable) the database at ``path``.
 
-    Raises :class:`DatabaseBusy` when another process holds the file.
+    Before anything is written the file passes cheap checks: its header against its size
+    (:func:`check_header`), then, opened read-only, a readable catalog with edgetui's schema
+    marker (the ``meta`` table). Raises :class:`DatabaseBusy` when another process holds the
+    file, :class:`DatabaseDamaged` for a damaged file and ``ValueError`` for another
+    application's DuckDB database (both left byte for byte as they were).
     """
     path = Path(path).expanduser()
+    if path.exists() and path.stat().st_size > 0:
+        why = check_header(path)
+        if why:
+            raise DatabaseDamaged(f"{path}: {why}")
+        if not read_only:
+            _check_catalog(path)
     if not read_only:
         path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -79,9 +122,78 @@ def open_db(path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnect
         if "not a valid DuckDB database" in str(e) or "in-memory database in read-only" in str(e):
             raise ValueError(f"{path} is not an edgetui (DuckDB) database") from None
         raise
-    if not read_only:
-        migrate(conn)
+    if read_only:
+        if 0 < current_version(conn) < SCHEMA_VERSION or rewrite_pending(conn):
+            # written by an earlier version: migrate (secrets re-scrubbed) before anything is read
+            conn.close()
+            open_db(path).close()
+            return open_db(path, read_only=True)
+        return conn
+    migrate(conn)
+    if rewrite_pending(conn):  # the file still holds blocks of the values the migration replaced
+        conn.close()
+        try:
+            rewrite_file(path)
+        except (duckdb.Error, OSError) as e:
+            raise RuntimeError(f"{path}: could not rewrite the database after re-scrubbing its secrets: {e}") from None
+        conn = duckdb.connect(str(path))
     return conn
+
+
+def _check_catalog(path: Path) -> None:
+    """Open ``path`` read-only: the catalog must be readable and, when the file holds tables, one
+    of them must be edgetui's ``meta`` (another application's database is never written into)."""
+    try:
+        ro = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as e:
+        if _is_lock_error(e):
+            raise DatabaseBusy(path, _holder_pid(e)) from None
+        if "not a valid DuckDB database" in str(e):
+            raise ValueError(f"{path} is not an edgetui (DuckDB) database") from None
+        raise DatabaseDamaged(f"{path}: damaged, cannot be opened ({' '.join(str(e).split())[:200]}); "
+                              "it is left untouched") from None
+    try:
+        try:
+            tables = [r[0] for r in ro.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+        except duckdb.Error as e:
+            raise DatabaseDamaged(f"{path}: damaged, its catalog cannot be read ({' '.join(str(e).split())[:200]}); "
+                                  "it is left untouched") from None
+    finally:
+        ro.close()
+    if tables and "meta" not in tables:
+        shown = ", ".join(sorted(tables)[:5]) + (" …" if len(tables) > 5 else "")
+        raise ValueError(f"{path} is a DuckDB database of another application (tables {shown}; no edgetui "
+                         "schema marker): edgetui does not write into it; choose another --db path")
+
+
+def check_database(path: Path | str) -> list[str]:
+    """The full check (``edgetui check``): the header, the catalog, then every column of every
+    table read (DuckDB verifies each block's checksum as it reads it). Returns the problems
+    found, one line each (empty: the file is sound). Never writes."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        return [f"{path}: no such file"]
+    why = check_header(path)
+    if why:
+        return [f"{path}: {why}"]
+    problems = []
+    try:
+        conn = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as e:
+        return [f"{path}: cannot be opened: {' '.join(str(e).split())[:200]}"]
+    try:
+        tables = [r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+        if "meta" not in tables:
+            problems.append(f"{path}: no edgetui schema marker (the meta table)")
+        for t in tables:
+            q = '"' + t.replace('"', '""') + '"'
+            try:
+                conn.execute(f"SELECT count(*), sum(hash(COLUMNS(*))) FROM {q}").fetchall()
+            except duckdb.Error as e:
+                problems.append(f"{path}: table {t}: {' '.join(str(e).split())[:200]}")
+    finally:
+        conn.close()
+    return problems
 
 
 def close_when_idle(conn: Optional[duckdb.DuckDBPyConnection], timeout: float = 10.0) -> bool:
@@ -131,117 +243,7 @@ def snapshot_copy(path: Path | str) -> duckdb.DuckDBPyConnection:
 
 
 # ---------------------------------------------------------------------------- holder socket
-
-def socket_path(db_path: Path | str) -> Path:
-    """Socket path for a database: ``<runtime dir>/edgetui/<sha1(db path)[:16]>.sock`` (dir mode 0700)."""
-    base = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()) / f"edgetui-{os.getuid()}"
-    h = hashlib.sha1(str(Path(db_path).expanduser().resolve()).encode()).hexdigest()[:16]
-    return base / f"{h}.sock"
-
-
-_READ_ONLY_START = re.compile(r"^\s*(select|with|from|describe|show|summarize|explain|pragma|values|table)\b", re.I)
-
-
-def _jsonable(v: Any) -> Any:
-    if v is None or isinstance(v, (bool, int, str)):
-        return v
-    if isinstance(v, float):
-        return v if v == v and v not in (float("inf"), float("-inf")) else None
-    if isinstance(v, (bytes, bytearray)):
-        return f"<{len(v)} bytes>"
-    return str(v)
-
-
-@dataclass
-class QueryResult:
-    columns: list[str]
-    rows: list[tuple]
-
-
-def run_query(conn: duckdb.DuckDBPyConnection, sql: str, params: Optional[list] = None) -> QueryResult:
-    cur = conn.cursor()
-    try:
-        rel = cur.execute(sql, params or [])
-        if rel.description is None:
-            return QueryResult([], [])
-        cols = [d[0] for d in rel.description]
-        return QueryResult(cols, [tuple(r) for r in rel.fetchall()])
-    finally:
-        cur.close()
-
-
-class _Handler(socketserver.StreamRequestHandler):
-    def handle(self) -> None:  # one JSON request line -> one JSON reply line
-        line = self.rfile.readline(10 * 1024 * 1024)
-        try:
-            req = json.loads(line)
-            sql = req["sql"]
-            if not _READ_ONLY_START.match(sql):
-                raise ValueError(
-                    f"the database is held by edgetui process {os.getpid()}; only read-only statements "
-                    "(SELECT, WITH, FROM, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN, PRAGMA, VALUES, TABLE) are forwarded to it"
-                )
-            res = run_query(self.server.conn, sql, req.get("params"))  # type: ignore[attr-defined]
-            reply = {"columns": res.columns, "rows": [[_jsonable(v) for v in r] for r in res.rows]}
-        except Exception as e:  # reply with the error, never crash the holder
-            reply = {"error": " ".join(str(e).split())}
-        self.wfile.write(json.dumps(reply).encode() + b"\n")
-
-
-class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
-
-
-class HolderServer:
-    """Serve read-only SQL on :func:`socket_path` while this process holds ``db_path``."""
-
-    def __init__(self, conn: duckdb.DuckDBPyConnection, db_path: Path | str):
-        self.path = socket_path(db_path)
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(self.path.parent, 0o700)
-        if self.path.exists():
-            self.path.unlink()
-        old = os.umask(0o177)
-        try:
-            self.server = _Server(str(self.path), _Handler)
-        finally:
-            os.umask(old)
-        self.server.conn = conn  # type: ignore[attr-defined]
-        self.thread = threading.Thread(target=self.server.serve_forever, name="edgetui-holder", daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
-            pass
-
-
-def ask_holder(db_path: Path | str, sql: str, params: Optional[list] = None, timeout: float = 30.0) -> QueryResult:
-    """Run read-only ``sql`` in the process holding ``db_path``.
-
-    Raises ``ConnectionError`` if no holder answers and ``RuntimeError`` with the
-    holder's one-line error message if the query failed there.
-    """
-    p = socket_path(db_path)
-    if not p.exists():
-        raise ConnectionError("no edgetui process is serving this database")
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(timeout)
-        try:
-            s.connect(str(p))
-        except OSError as e:
-            raise ConnectionError(str(e)) from None
-        s.sendall(json.dumps({"sql": sql, "params": params or []}).encode() + b"\n")
-        buf = b""
-        while not buf.endswith(b"\n"):
-            chunk = s.recv(1 << 20)
-            if not chunk:
-                break
-            buf += chunk
-    reply = json.loads(buf)
-    if "error" in reply:
-        raise RuntimeError(reply["error"])
-    return QueryResult(reply["columns"], [tuple(r) for r in reply["rows"]])
+# (edgetui.holder; re-exported here, where callers have always found them)
+from .holder import (  # noqa: E402,F401
+    HolderServer, QueryResult, SocketDirError, ask_holder, check_read_only, run_query, socket_path,
+)

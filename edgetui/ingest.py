@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Optional
 
 from .align import align_run
 from .events import Event
-from .parsers.base import file_generation, iter_lines
+from .parsers.base import file_generation, iter_lines, open_regular, read_regular
 from .records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
 from .parse_worker import TAIL_SUB, _err_line, _tail_events, child_parse, fewer_collections, line_events
 from .recorder import Recorder
@@ -137,7 +137,7 @@ def ingest_lines(
         pending = writer.submit(rec.commit_batch, run_key, events, cur)
 
     try:
-        with open(path, "rb") as fp, fewer_collections():
+        with open_regular(path) as fp, fewer_collections():
             for line in iter_lines(fp, start, final=False):
                 evs = line_events(parser, line, source, gen)
                 if observed_t is not None:
@@ -209,7 +209,7 @@ def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: 
     # caches warm); this process commits several at once (BATCH_BYTES), fewer transactions
     child = ctx.Process(target=child_parse, daemon=True,
                         args=(q, str(path), start, fmt, source, gen, state, run_key, sorted(rec.secrets),
-                              BATCH_EVENTS, CHILD_BATCH_BYTES))
+                              BATCH_EVENTS, CHILD_BATCH_BYTES, os.getpid()))
     child.start()
     offered, consumed = 0, start
     n_err, first_err = 0, None
@@ -270,7 +270,7 @@ def detect_file_format(path: Path) -> str:
     from .parsers.detect import detect_format
 
     try:
-        with open(path, "rb") as fp:
+        with open_regular(path) as fp:
             head = fp.read(65536)
     except OSError:
         return "unknown"
@@ -288,7 +288,7 @@ def load_price_file(path: Optional[Path] = None) -> dict[str, dict[str, float]]:
     for c in candidates:
         if c and c.exists():
             try:
-                data = json.loads(c.read_text(encoding="utf-8"))
+                data = json.loads(read_regular(c).decode("utf-8"))
                 if not isinstance(data, dict) or not all(
                         isinstance(v, dict) and all(isinstance(x, (int, float)) for x in v.values())
                         for k, v in data.items() if not k.startswith("_")):
@@ -572,11 +572,62 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
             if key:
                 report.runs.append(key)
         except Exception as e:  # keep going with the other runs; one line per failure
+            if _is_interrupt(e):  # ctrl+c inside a DuckDB statement: stop the whole ingest
+                raise KeyboardInterrupt from None
             if os.environ.get("EDGETUI_DEBUG"):
                 raise
             where = obj if kind == "transcript" else obj.task_dir
+            nospace = _no_space(e, rec)
+            if nospace:  # nothing more can be written: say so and stop
+                report.messages.append(f"{where}: could not record: {nospace}")
+                report.failed.append(str(where))
+                raise OSError(nospace) from None
             report.messages.append(f"{where}: could not record: {' '.join(str(e).split())}")
             report.failed.append(str(where))
+
+
+def _is_interrupt(e: BaseException) -> bool:
+    """DuckDB turns a ctrl+c during a statement into ``InterruptException`` ("Query interrupted")."""
+    import duckdb
+
+    x: Optional[BaseException] = e
+    for _ in range(6):  # the failed ROLLBACK after an interrupted statement hides it as its context
+        if x is None:
+            return False
+        if isinstance(x, (duckdb.InterruptException, KeyboardInterrupt)) or "Query interrupted" in str(x):
+            return True
+        x = x.__cause__ or x.__context__
+    return False
+
+
+def _no_space(e: BaseException, rec) -> Optional[str]:
+    """A one-line "no space left" message when ``e`` (or its cause) is a full disk, else None.
+    DuckDB reports a failed write and then, on rollback, "cannot rollback - no transaction is active"."""
+    import errno
+
+    chain: list[BaseException] = []
+    x: Optional[BaseException] = e
+    while x is not None and len(chain) < 5:
+        chain.append(x)
+        x = x.__cause__ or x.__context__
+    text = " ".join(str(c) for c in chain)
+    full = any(isinstance(c, OSError) and c.errno == errno.ENOSPC for c in chain) or \
+        "No space left on device" in text or "cannot rollback - no transaction is active" in text
+    if not full:
+        return None
+    try:
+        path = rec.conn.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()") \
+            .fetchall()[0][0]
+    except Exception:  # noqa: BLE001 - the message is the point
+        path = "the database's file system"
+    try:
+        st = os.statvfs(os.path.dirname(path) or ".")
+        free = st.f_bavail * st.f_frsize
+        if free > 64 << 20 and "No space left" not in text:
+            return None  # a real rollback error, not a full disk
+    except OSError:
+        pass
+    return f"no space left on the device of {path}: free some space and run the ingest again (it resumes)"
 
 
 TRANSCRIPT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".txt")
@@ -665,13 +716,13 @@ def raw_secrets(task_dir: Path) -> set[str]:
 
     for cfg in (task_dir / "run_config.json", task_dir.parent / "run_config.json"):
         try:
-            walk(loads_lenient(cfg.read_bytes()))
+            walk(loads_lenient(read_regular(cfg)))
         except (OSError, ValueError):
             pass
     for up in list(task_dir.parents)[:5]:
         f = up / ".judge-admin-secret"
         try:
-            v = f.read_text().strip()
+            v = read_regular(f).decode("utf-8", "replace").strip()
         except OSError:
             continue
         if v:
@@ -693,7 +744,7 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
     task = rec.task_for(sd.task_info(info.task_id, tasks))
     transcript = task_dir / "agent_output.txt"
     fmt = None
-    if transcript.exists():
+    if _regular_or_note(transcript, report):
         fmt = detect_file_format(transcript)
         if fmt == "unknown":
             fmt = {"codex": "codex_text", "opencode": "opencode"}.get(info.agent or "", "claude_stream")
@@ -702,7 +753,7 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
     off = info.utc_offset_s
     for name, cls in (("run_agent.log", sd.RunAgentLogParser), ("auto_eval_ticks.log", sd.AutoEvalTicksParser)):
         f = task_dir / name
-        if f.exists():
+        if _regular_or_note(f, report):
             report.events_offered += ingest_lines(
                 rec, key, f, name, lambda src, gen, st, cls=cls: cls(src, gen, off, st), report, progress)
     if fmt:
@@ -720,6 +771,22 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
     _fill_model_agent(rec, key, info)
     finalize_run(rec, key, info, task, subs, "agent_output.txt" if fmt else None)
     return key
+
+
+def _regular_or_note(f: Path, report) -> bool:
+    """Is ``f`` a regular file to read? A FIFO, socket or device there is skipped with a one-line
+    note (opening a FIFO would block the ingest)."""
+    import stat
+
+    try:
+        mode = f.stat().st_mode
+    except OSError:
+        return False
+    if stat.S_ISREG(mode):
+        return True
+    what = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+    report.messages.append(f"{f}: skipped, {what} (only regular files are read)")
+    return False
 
 
 def whole_file_events(task_dir: Path, subs: list[SubmissionRecord], info: RunInfo,

@@ -8,11 +8,13 @@ path in :mod:`edgetui.ingest`.
 from __future__ import annotations
 
 import gc
+import os
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
 from .events import Event
-from .parsers.base import iter_lines, parse_error
+from .parsers.base import iter_lines, open_regular, parse_error
 
 @contextmanager
 def fewer_collections():
@@ -30,12 +32,7 @@ def fewer_collections():
         gc.unfreeze()
 
 
-def line_events(parser, line, source: str, gen: str) -> list[Event]:
-    """Events of one complete line (a line over 20 MB becomes a parse_error keeping its first 64 KiB)."""
-    if line.too_long:
-        return [parse_error(source, gen, line.offset, line.data,
-                            f"line longer than 20 MB ({line.end - line.offset} bytes); first 64 KiB kept")]
-    return parser.feed(line.data, line.offset)
+from .parsers.base import line_events  # noqa: E402,F401 - the long-line rule, shared with the live tailer
 
 
 def _err_line(path: Path, e: Event) -> str:
@@ -61,10 +58,13 @@ def _tail_events(fp, last_end: int, make_parser, source: str, gen: str, state) -
         return [], False
     tail_parser = make_parser(source, gen, state)
     if len(data) > MAX_LINE_BYTES:
-        evs = [parse_error(source, gen, last_end, data[:RAW_KEEP], "unterminated last line longer than 20 MB")]
+        evs = [parse_error(source, gen, last_end, data[:RAW_KEEP],
+                           f"unterminated last line longer than {MAX_LINE_BYTES >> 20} MiB")]
     else:
-        line = data[:-1] if data.endswith(b"\r") else data
-        evs = tail_parser.feed(line, last_end)
+        from .parsers.base import Line
+
+        body = data[:-1] if data.endswith(b"\r") else data
+        evs = line_events(tail_parser, Line(last_end, body, last_end + len(data)), source, gen)
     evs += tail_parser.finish()
     for e in evs:
         if e.kind == "parse_error":
@@ -73,10 +73,38 @@ def _tail_events(fp, last_end: int, make_parser, source: str, gen: str, state) -
     return evs, True
 
 
+def die_with_parent(parent_pid: int) -> None:
+    """Make this process end when its parent does (Linux ``PR_SET_PDEATHSIG`` = SIGKILL), so a
+    ``kill -9`` of ``edgetui ingest`` leaves no parsing process (nor, through it, multiprocessing's
+    resource tracker) behind. Where prctl is unavailable, a thread polls the parent instead."""
+    import signal
+    import threading
+
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl failed")
+    except (OSError, AttributeError):
+        def watch() -> None:
+            while os.getppid() == parent_pid:
+                time.sleep(0.5)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="edgetui-parent-watch", daemon=True).start()
+    if os.getppid() != parent_pid:  # the parent died before the prctl took effect
+        os._exit(1)
+
+
 def child_parse(q, path: str, start: int, fmt: str, source: str, gen: str, state, run_key: str,
-                secrets: list[str], batch_events: int, batch_bytes: int) -> None:
+                secrets: list[str], batch_events: int, batch_bytes: int, parent_pid: int = 0) -> None:
     """Parsing process: lines -> events -> Arrow IPC bytes, one message per batch, in file order."""
     import pyarrow as pa
+
+    if parent_pid:
+        die_with_parent(parent_pid)
 
     from .parsers.detect import parser_for
     from .batches import Scrubber, events_to_table
@@ -98,7 +126,7 @@ def child_parse(q, path: str, start: int, fmt: str, source: str, gen: str, state
                        done=done)
             q.put(("batch", sink.getvalue().to_pybytes(), len(events), cur, last_end, n_err, first_err))
 
-        with open(path, "rb") as fp, fewer_collections():
+        with open_regular(path) as fp, fewer_collections():
             for line in iter_lines(fp, start, final=False):
                 evs = line_events(parser, line, source, gen)
                 for e in evs:

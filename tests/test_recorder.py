@@ -27,10 +27,10 @@ def _write(path: Path, lines: list[bytes], end: bytes = b"\n") -> Path:
     return path
 
 
-def _count(db: Path, sql: str):
+def _count(db: Path, sql: str, *params):
     c = duckdb.connect(str(db), read_only=True)
     try:
-        return c.execute(sql).fetchall()
+        return c.execute(sql, list(params)).fetchall()
     finally:
         c.close()
 
@@ -115,13 +115,21 @@ def test_bad_input_kept_as_parse_errors(tmp_path, db_path, capsys):
     # offsets are byte offsets in the file (BOM = 3 bytes, CRLF line ends)
     off = 3
     expect = []
+    huge_off = None
     for l in lines:
-        if l in (lines[1], lines[2], lines[3], lines[-1]):
+        if l in (lines[1], lines[2], lines[-1]):
             expect.append(off)
+        if l is huge:
+            huge_off = off
         off += len(l) + 2
     assert offsets == expect
     assert rows[1][1] == raw_bad
-    assert rows[2][1].startswith(b'{"type": "user"') and len(rows[2][1]) == 64 * 1024
+    # the 21 MB line is parsed under the long-line rule: its payload keeps head and tail, and the
+    # event says the line's full size and byte range
+    data = json.loads(_count(db_path, 'SELECT data FROM events WHERE "offset" = ?', huge_off)[0][0])
+    assert data["long_line"]["bytes"] == len(huge) + 2 and data["long_line"]["range"] == [huge_off,
+                                                                                        huge_off + len(huge) + 2]
+    assert data["long_line"]["cut"] and len(json.dumps(data)) < 600_000
     # the good lines still loaded
     assert _count(db_path, "SELECT count(*) FROM events WHERE kind = 'tool_call'")[0][0] == 3
 

@@ -60,9 +60,11 @@ import pyarrow as pa
 from replay.selection import display_value
 
 from ..events import Event, Kind, TimeSource, one_line
+from ..redact import redact_text
 from ..ingest import LINE_SOURCES, _fill_model_agent, detect_file_format, finalize_run, load_price_file, raw_secrets, whole_file_events
 from ..parsers import sforge_dir as sd
 from ..parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch
+from ..parsers.base import open_regular
 from ..records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
 from ..recorder import Recorder
 from .alarms import AlarmBook, AlarmCommand, AlarmSettings, RunFacts, ack_event, alarm_event, evaluate
@@ -468,9 +470,10 @@ class Supervisor:
     # ================================================================== messages
     @staticmethod
     def _set_message(rs: RunState, msg: str, now: float, sticky: bool = False) -> None:
-        rs.message, rs.message_t, rs.message_sticky = msg, now, sticky
+        rs.message, rs.message_t, rs.message_sticky = redact_text(msg), now, sticky
 
     def _note(self, msg: str) -> None:
+        msg = redact_text(msg) or ""
         t = self.clock()
         if any(m == msg and t - mt < 300 for mt, m in list(self.notes)[-20:]):
             return
@@ -921,7 +924,7 @@ class Supervisor:
 
     def _read_instance_log(self, rd: RoundState, p: Path, now: float) -> None:
         try:
-            with open(p, "rb") as fp:
+            with open_regular(p) as fp:
                 data = fp.read(4 << 20)
         except OSError:
             return

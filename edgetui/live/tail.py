@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,7 +61,8 @@ import duckdb
 import pyarrow as pa
 
 from ..events import Event
-from ..parsers.base import GENERATION_PREFIX_BYTES, generation_of_head, iter_lines, parse_error
+from ..parsers.base import (GENERATION_PREFIX_BYTES, MAX_LINE_BYTES, RAW_KEEP, Line, generation_of_head, iter_lines, open_regular,
+                            line_events)
 from ..recorder import Recorder, _dumps
 
 #: bytes just before the cursor compared at each change to notice a rewritten file (kept as they are)
@@ -190,6 +192,10 @@ class TailSource:
     size: int = 0
     read_t: float = float("-inf")  # when bytes were last read
     held: Optional[Event] = None  # the open record's event as it stands (RunAgentLogParser.peek_open)
+    long_at: Optional[int] = None  # a line longer than one read starts here: read it whole next time
+    not_regular: bool = False  # the path is a FIFO, socket or device (said once)
+    cut_at: Optional[int] = None  # truncated: the line start at or before the new end (kept recorded)
+    skip: Optional[list] = None  # [offset, scanned_to, head, tail] of a line over MAX_LINE_BYTES
     provisional: Optional[tuple] = None  # (generation, offset) of the held record recorded provisionally
 
     @property
@@ -236,7 +242,7 @@ class Tailer:
             self._open[id(src)] = src  # most recently read last
             return src.fp
         self.release(src)
-        fp = open(src.path, "rb")
+        fp = open_regular(src.path)
         src.fp, src.fp_ino = fp, ino
         self._open[id(src)] = src
         while len(self._open) > max(1, self.max_open):
@@ -310,6 +316,12 @@ class Tailer:
                 self.release(src)
                 continue
             src.exists = True
+            if not stat.S_ISREG(st.st_mode):  # a FIFO would block the whole supervisor: never opened
+                if not src.not_regular:
+                    src.not_regular = True
+                    res.messages.append(f"{src.path}: skipped, not a regular file (a FIFO, socket or device)")
+                continue
+            src.not_regular = False
             sig = (st.st_size, st.st_mtime_ns, st.st_ino)
             if sig == src.sig:
                 self._maybe_save(src, now, saves, cursors, force=False)
@@ -444,6 +456,10 @@ class Tailer:
     def _read(self, src: TailSource, st: os.stat_result, now: float, limit: int, observe: bool,
               res: TailResult) -> Optional[tuple[dict, list[Event], int]]:
         sig = (st.st_size, st.st_mtime_ns, st.st_ino)
+        drained: list[Event] = []
+        if (src.fp is not None and src.fp_ino != (st.st_dev, st.st_ino) and src.parser is not None
+                and src.gen is not None):
+            drained = self._drain_replaced(src, now, observe)  # lines written just before a rename
         fp = self._handle(src, st)
         if src.parser is not None:
             gen, offset, state = src.gen, src.offset, None
@@ -454,7 +470,8 @@ class Tailer:
         need_new = src.force_new
         if gen is not None and not need_new:
             if offset > st.st_size or src.offset > st.st_size:
-                need_new = True  # truncated
+                need_new = True  # truncated: what is left before the cut stays recorded, once
+                src.cut_at = _line_start_at_or_before(fp, st.st_size)
             elif src.offset > 0 and src.fingerprint is not None and src.gen == gen:
                 n = len(src.fingerprint)
                 fp.seek(src.offset - n)
@@ -484,15 +501,40 @@ class Tailer:
                 src.hook_mark = 0
                 src.force_new = False
                 offset, state = 0, None
+                cut, src.cut_at = src.cut_at, None
+                if cut and base_generation(old) == head_gen and cut <= st.st_size:
+                    # truncated mid-file under the same first line: the lines before the cut are the
+                    # old generation's (recorded once); the derived generation starts at the cut
+                    offset = cut
+                    msg = res.messages.pop()
+                    res.messages.append(msg.replace("truncated or replaced", f"truncated at byte {cut}"))
                 if src.on_new_generation is not None:
                     src.on_new_generation(src)
         if src.parser is not None and gen == src.gen and offset == src.offset:
             parser = src.parser
         else:
             parser = src.make_parser(src.source, gen, state)
+        events: list[Event] = drained
+        start = offset
+        if src.skip is not None and (src.skip[0] != offset or gen != src.gen):
+            src.skip = None
+        if src.skip is not None:  # a line over MAX_LINE_BYTES: look for its end in the new bytes only
+            end = self._scan_long_line(src, fp, st.st_size)
+            if end is None:
+                return None
+            head, tail = src.skip[2], src.skip[3]
+            src.skip = src.long_at = None
+            long_evs = line_events(parser, Line(offset, head, end, too_long=True, tail=tail), src.source, gen)
+            if observe and end > (src.catchup_until or 0):
+                for e in long_evs:
+                    if e.t is None:
+                        e.t, e.t_source = now, "observed"
+            events.extend(long_evs)
+            offset = end
+        elif src.long_at == offset:  # a long line in progress: read it whole (the long-line rule)
+            limit = max(limit, MAX_LINE_BYTES + (2 << 20))
         src.parser = None  # in use: valid again only once this read is committed
         bounded = _Bounded(fp, limit, max(0, st.st_size - offset))
-        events: list[Event] = []
         last_end = offset
         n_lines = n_new = 0
         catchup = src.catchup_until or 0
@@ -501,13 +543,9 @@ class Tailer:
         # its page faults) even when a few hundred bytes are left, at every refresh of every file
         chunk = min(1 << 20, max(1 << 16, st.st_size - offset + 1))
         for line in iter_lines(bounded, offset, final=False, chunk=chunk):
-            if line.too_long:
-                evs = [parse_error(src.source, gen, line.offset, line.data,
-                                   f"line longer than 20 MB ({line.end - line.offset} bytes); first 64 KiB kept")]
-            else:
-                evs = parser.feed(line.data, line.offset)
-                if hook is not None and line.offset >= src.hook_mark:
-                    hook(src, line.data, line.offset)
+            evs = line_events(parser, line, src.source, gen)  # the long-line rule, as offline
+            if not line.too_long and hook is not None and line.offset >= src.hook_mark:
+                hook(src, line.data, line.offset)
             if observe and line.end > catchup:
                 for e in evs:
                     if e.t is None:
@@ -518,6 +556,19 @@ class Tailer:
             n_lines += 1
             if line.end > catchup:
                 n_new += 1
+        if n_lines == 0 and bounded.hit_limit and start == offset:  # no line ends within this read
+            if src.long_at != offset:
+                src.long_at = offset  # the next read takes the whole line (up to MAX_LINE_BYTES)
+            else:  # longer than MAX_LINE_BYTES: from now on only the new bytes are scanned for its end
+                fp.seek(offset)
+                head = fp.read(RAW_KEEP)
+                src.skip = [offset, offset + bounded.pos - offset if bounded.pos > offset else offset, head, b""]
+                src.skip[1] = max(src.skip[1], offset)
+                tail_from = max(offset, src.skip[1] - RAW_KEEP)
+                fp.seek(tail_from)
+                src.skip[3] = fp.read(src.skip[1] - tail_from)
+        elif n_lines:
+            src.long_at = None
         if observe and events:
             _clamp_observed(events, now)
         ro = parser.resume_offset()
@@ -541,7 +592,75 @@ class Tailer:
                "sig": sig if not more else (-1, 0, 0), "fingerprint": fingerprint, "mtime": st.st_mtime,
                "size": st.st_size, "end": last_end, "start": offset, "lines": n_lines, "new_lines": n_new,
                "more": more}
-        return upd, events, last_end - offset
+        return upd, events, last_end - start
+
+    def _drain_replaced(self, src: TailSource, now: float, observe: bool) -> list[Event]:
+        """The complete lines the replaced file (still open as ``src.fp``) got after ``src.offset``,
+        read before switching to the file now at the path; ``src``'s live position moves past them
+        (same generation). A rename-replace otherwise loses what was written just before it."""
+        fp = src.fp
+        parser = src.parser
+        out: list[Event] = []
+        try:
+            fp.seek(0, os.SEEK_END)
+            end = fp.tell()
+            if end <= src.offset:
+                return out
+            last = src.offset
+            for line in iter_lines(_Bounded(fp, end - src.offset, end - src.offset), src.offset, final=False):
+                evs = line_events(parser, line, src.source, src.gen)  # type: ignore[arg-type]
+                if observe:
+                    for e in evs:
+                        if e.t is None:
+                            e.t, e.t_source = now, "observed"
+                out.extend(evs)
+                last = line.end
+            if last > src.offset:
+                n = min(FINGERPRINT_BYTES, last)
+                fp.seek(last - n)
+                src.fingerprint = fp.read(n)
+                src.offset = last
+        except OSError:
+            return out
+        return out
+
+    #: bytes of a line over MAX_LINE_BYTES scanned for its end per refresh (a 1 GB line without a
+    #: newline costs a few reads, then nothing until the file grows)
+    SKIP_SCAN_BYTES = 64 << 20
+
+    def _scan_long_line(self, src: TailSource, fp, size: int) -> Optional[int]:
+        """Continue the search for the newline ending ``src.skip``'s line; returns the offset just
+        after it, or None (``src.skip`` keeps where the search stopped and the line's last bytes)."""
+        off, pos, head, tail = src.skip  # type: ignore[misc]
+        stop = min(size, pos + self.SKIP_SCAN_BYTES)
+        fp.seek(pos)
+        while pos < stop:
+            block = fp.read(min(1 << 20, stop - pos))
+            if not block:
+                break
+            nl = block.find(b"\n")
+            if nl >= 0:
+                src.skip = [off, pos + nl + 1, head, (tail + block[:nl])[-RAW_KEEP:]]
+                return pos + nl + 1
+            tail = (tail + block)[-RAW_KEEP:]
+            pos += len(block)
+        src.skip = [off, pos, head, tail]
+        return None
+
+
+def _line_start_at_or_before(fp, size: int) -> int:
+    """Offset just after the last newline in the first ``size`` bytes of ``fp`` (0 when none):
+    where the lines that survive a truncation to ``size`` end."""
+    pos = size
+    while pos > 0:
+        n = min(1 << 20, pos)
+        fp.seek(pos - n)
+        block = fp.read(n)
+        nl = block.rfind(b"\n")
+        if nl >= 0:
+            return pos - n + nl + 1
+        pos -= n
+    return 0
 
 
 def _fingerprint(fp, new_off: int, offset: int, first: Optional[tuple[int, bytes]], before: Optional[bytes]) -> bytes:

@@ -17,10 +17,18 @@ import orjson
 
 from ..events import Event, Kind, one_line
 
-#: Lines longer than this are kept as a parse_error (their first RAW_KEEP bytes
-#: are stored) instead of being decoded; the rest of the file still loads.
-MAX_LINE_BYTES = 20 * 1024 * 1024
-#: How many raw bytes of a bad record are kept in the database.
+# --- the long-line rule: one rule for offline ingest and live tailing (line_events) -------------
+#: Lines up to this size are recorded whole.
+LINE_WHOLE_MAX = 4 * 1024 * 1024
+#: Lines up to this size are still parsed into their events; any string of such a line longer
+#: than PAYLOAD_HEAD + PAYLOAD_TAIL characters (a 15 MB tool result) keeps its head and tail,
+#: and the event's ``data["long_line"]`` gives the line's full size and byte range.
+MAX_LINE_BYTES = 64 * 1024 * 1024
+PAYLOAD_HEAD = 128 * 1024
+PAYLOAD_TAIL = 128 * 1024
+#: Lines longer than MAX_LINE_BYTES become a parse_error keeping their first and last RAW_KEEP
+#: bytes, the full size and byte range; the rest of the file still loads.
+#: How many raw bytes of a bad record are kept in the database (head; a too-long line also its tail).
 RAW_KEEP = 64 * 1024
 GENERATION_PREFIX_BYTES = 4096
 BOM = b"\xef\xbb\xbf"
@@ -58,6 +66,89 @@ class Line:
     data: bytes  # without the trailing "\n" (and without "\r")
     end: int  # offset just after the line terminator
     too_long: bool = False
+    tail: bytes = b""  # a too-long line's last RAW_KEEP bytes
+
+
+def _cut_strings(obj: Any, path: str, cuts: list[dict]) -> Any:
+    if isinstance(obj, str):
+        if len(obj) > PAYLOAD_HEAD + PAYLOAD_TAIL:
+            n = len(obj) - PAYLOAD_HEAD - PAYLOAD_TAIL
+            cuts.append({"path": path or "$", "chars": len(obj)})
+            return f"{obj[:PAYLOAD_HEAD]}\n[… {n} characters cut (long line): head and tail kept …]\n{obj[-PAYLOAD_TAIL:]}"
+        return obj
+    if isinstance(obj, dict):
+        return {k: _cut_strings(v, f"{path}.{k}" if path else str(k), cuts) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_cut_strings(v, f"{path}[{i}]", cuts) for i, v in enumerate(obj)]
+    return obj
+
+
+def line_events(parser: "LineParser", line: Line, source: str, gen: str) -> list[Event]:
+    """Events of one complete line under the long-line rule (offline ingest and live tail alike).
+
+    Up to :data:`LINE_WHOLE_MAX` bytes: the parser's events as they are. Up to
+    :data:`MAX_LINE_BYTES`: parsed, then every string of each event's ``data`` longer
+    than :data:`PAYLOAD_HEAD` + :data:`PAYLOAD_TAIL` characters keeps its head and tail,
+    ``data["long_line"] = {"bytes": N, "range": [offset, end], "cut": [{"path", "chars"}]}``
+    (byte offsets in the file: the full line can be read back from there). Longer: one
+    ``parse_error`` keeping the first and last :data:`RAW_KEEP` bytes, with the same
+    ``long_line`` facts. Never raises for bad input (parsers never do).
+    """
+    size = line.end - line.offset
+    if line.too_long:
+        ev = parse_error(source, gen, line.offset, line.data + (b"\n[...]\n" + line.tail if line.tail else b""),
+                         f"line of {size} bytes, over the {MAX_LINE_BYTES >> 20} MiB parsed; first and last "
+                         f"{RAW_KEEP >> 10} KiB kept")
+        ev.raw = line.data[:RAW_KEEP] + (b"\n[...]\n" + line.tail[-RAW_KEEP:] if line.tail else b"")
+        ev.data = {**(ev.data or {}), "long_line": {"bytes": size, "range": [line.offset, line.end]}}  # with its newline
+        return [ev]
+    evs = parser.feed(line.data, line.offset)
+    if len(line.data) > LINE_WHOLE_MAX:
+        for e in evs:
+            cuts: list[dict] = []
+            if e.data:
+                e.data = _cut_strings(e.data, "", cuts)
+            if e.raw and len(e.raw) > 2 * RAW_KEEP:
+                e.raw = e.raw[:RAW_KEEP] + b"\n[...]\n" + e.raw[-RAW_KEEP:]
+            e.data = {**(e.data or {}), "long_line": {"bytes": size, "range": [line.offset, line.end], "cut": cuts}}
+    return evs
+
+
+class NotRegularFile(OSError):
+    """A run file that is a FIFO, socket or device: never read (opening a FIFO would block)."""
+
+
+def open_regular(path: str | os.PathLike) -> BinaryIO:
+    """Open ``path`` for binary reading only if it is a regular file.
+
+    Opened non-blocking, so a FIFO (``mkfifo agent_output.txt``) does not hang the
+    caller, then checked with ``fstat``. Raises :class:`NotRegularFile` (an
+    ``OSError`` whose message says what the file is) or any other ``OSError``.
+    """
+    import stat as _stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not _stat.S_ISREG(mode):
+            what = ("a FIFO" if _stat.S_ISFIFO(mode) else "a socket" if _stat.S_ISSOCK(mode)
+                    else "a device" if _stat.S_ISCHR(mode) or _stat.S_ISBLK(mode) else "a directory"
+                    if _stat.S_ISDIR(mode) else "not a regular file")
+            raise NotRegularFile(f"{path}: skipped, {what} (only regular files are read)")
+        if hasattr(os, "O_NONBLOCK"):
+            import fcntl
+
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
+def read_regular(path: str | os.PathLike) -> bytes:
+    """The bytes of a regular file (:func:`open_regular`'s errors)."""
+    with open_regular(path) as fp:
+        return fp.read()
 
 
 def file_generation(path: str | os.PathLike) -> Optional[str]:
@@ -71,7 +162,7 @@ def file_generation(path: str | os.PathLike) -> Optional[str]:
     ``size < offset`` and an inode change as a new generation.
     """
     try:
-        with open(path, "rb") as fp:
+        with open_regular(path) as fp:
             head = fp.read(GENERATION_PREFIX_BYTES)
     except OSError:
         return None
@@ -119,8 +210,10 @@ def iter_lines(fp: BinaryIO, start: int = 0, *, final: bool = True, chunk: int =
             nl = block.find(b"\n")
             if nl < 0:
                 buf_start += len(block)
+                skipping.tail = (skipping.tail + block)[-RAW_KEEP:]
                 continue
             skipping.end = buf_start + nl + 1
+            skipping.tail = (skipping.tail + block[:nl])[-RAW_KEEP:]
             yield skipping
             skipping = None
             buf = block[nl + 1 :]
@@ -137,7 +230,7 @@ def iter_lines(fp: BinaryIO, start: int = 0, *, final: bool = True, chunk: int =
                 data = data[:-1]
             off = buf_start + start_i
             if len(data) > MAX_LINE_BYTES:
-                yield Line(off, data[:RAW_KEEP], buf_start + nl + 1, too_long=True)
+                yield Line(off, data[:RAW_KEEP], buf_start + nl + 1, too_long=True, tail=data[-RAW_KEEP:])
             else:
                 yield Line(off, data, buf_start + nl + 1)
             start_i = nl + 1
@@ -145,7 +238,7 @@ def iter_lines(fp: BinaryIO, start: int = 0, *, final: bool = True, chunk: int =
             buf = buf[start_i:]
             buf_start += start_i
         if len(buf) > MAX_LINE_BYTES:
-            skipping = Line(buf_start, buf[:RAW_KEEP], -1, too_long=True)
+            skipping = Line(buf_start, buf[:RAW_KEEP], -1, too_long=True, tail=buf[-RAW_KEEP:])
             buf_start += len(buf)
             buf = b""
     if skipping is not None:

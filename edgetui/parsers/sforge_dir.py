@@ -52,7 +52,8 @@ from typing import Any, Callable, Iterable, Optional
 
 from ..events import Event, Kind, TimeSource, one_line
 from ..records import RunInfo, SubmissionRecord, TaskInfo, TestResult, make_run_key
-from .base import BOM, LineParser, file_generation, finite_or_none, iter_lines, loads_lenient, parse_error
+from .base import (BOM, LineParser, file_generation, finite_or_none, iter_lines, loads_lenient, open_regular,
+                   parse_error, read_regular)
 from .runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch, redact_text
 
 __all__ = [
@@ -222,7 +223,7 @@ def _read_json(path: Path, rel: str) -> _Json:
     j.exists = True
     j.mtime = st.st_mtime
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except OSError as e:
         j.error = one_line(f"{rel}: unreadable: {e}", 240)
         return j
@@ -300,7 +301,7 @@ def parse_line_file(path: Path, parser: LineParser, source: str, generation: str
     """Run a finished line file through ``parser`` (offline). Missing file → ``[]``."""
     out: list[Event] = []
     try:
-        fp = open(path, "rb")
+        fp = open_regular(path)
     except OSError:
         return out
     with fp:
@@ -393,7 +394,7 @@ def read_started_at(task_dir: Path) -> Optional[StartedAt]:
     """
     p = task_dir / "started_at"
     try:
-        raw = p.read_bytes()
+        raw = read_regular(p)
     except OSError:
         return None
     sa = StartedAt(raw=raw, mtime=_mtime(p))
@@ -440,7 +441,7 @@ _AGENT_PEEK = (("claude", "claude-code"), ("codex", "codex"), ("opencode", "open
 def _scan_run_agent_log(path: Path) -> _LogScan:
     s = _LogScan()
     try:
-        fp = open(path, "rb")
+        fp = open_regular(path)
     except OSError:
         return s
     s.exists = True
@@ -680,7 +681,7 @@ def _last_step(path: Path) -> tuple[Optional[dict[str, Any]], int]:
     last: Optional[dict[str, Any]] = None
     n = 0
     try:
-        fp = open(path, "rb")
+        fp = open_regular(path)
     except OSError:
         return None, 0
     with fp:
@@ -874,7 +875,7 @@ def _step_events(entry: Path, rel_dir: str, rnd: str) -> list[Event]:
     gen = file_generation(p) or ""
     out: list[Event] = []
     try:
-        fp = open(p, "rb")
+        fp = open_regular(p)
     except OSError:
         return out
     with fp:

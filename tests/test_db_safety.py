@@ -1,0 +1,145 @@
+"""The database file is never written into when it fails the cheap checks; interrupts and full
+disks stop an ingest with a clear line and a non-zero status; no orphan outlives the ingest."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from edgetui.cli import main
+from edgetui.db import DatabaseDamaged, check_database, open_db
+
+CLI = [sys.executable, "-m", "edgetui.cli"]
+SAMPLE_RUN = Path(__file__).resolve().parents[1] / "sample_runs" / "runs" / "judge-demo-001"
+
+
+def _good_db(tmp_path) -> Path:
+    db = tmp_path / "good.duckdb"
+    assert main(["--db", str(db), "ingest", "-q", str(SAMPLE_RUN)]) == 0
+    return db
+
+
+def test_a_truncated_database_is_refused_untouched(tmp_path, capsys):
+    db = _good_db(tmp_path)
+    capsys.readouterr()
+    data = db.read_bytes()
+    cut = tmp_path / "cut.duckdb"
+    cut.write_bytes(data[: len(data) // 2])
+    before = cut.read_bytes()
+    with pytest.raises(DatabaseDamaged, match="cut short"):
+        open_db(cut)
+    for argv in (["ingest", "-q", str(SAMPLE_RUN)], ["runs"], ["sql", "SELECT count(*) FROM events"]):
+        assert main(["--db", str(cut), *argv]) == 2, argv
+        err = capsys.readouterr().err
+        assert "damaged" in err and err.count("\n") == 1, err
+    assert cut.read_bytes() == before and not Path(str(cut) + ".wal").exists()
+    assert main(["--db", str(cut), "check"]) == 1
+    assert "cut short" in capsys.readouterr().err
+    assert check_database(db) == []
+    assert main(["--db", str(db), "check"]) == 0
+
+
+def test_another_applications_duckdb_file_is_refused(tmp_path, capsys):
+    other = tmp_path / "other.duckdb"
+    c = duckdb.connect(str(other))
+    c.execute("CREATE TABLE customers (id INTEGER, name VARCHAR)")
+    c.execute("INSERT INTO customers VALUES (1, 'a')")
+    c.close()
+    before = other.read_bytes()
+    assert main(["--db", str(other), "ingest", "-q", str(SAMPLE_RUN)]) == 2
+    err = capsys.readouterr().err
+    assert "another application" in err and "customers" in err and err.count("\n") == 1
+    assert other.read_bytes() == before
+    c = duckdb.connect(str(other), read_only=True)
+    assert [r[0] for r in c.execute("SELECT table_name FROM duckdb_tables()").fetchall()] == ["customers"]
+    c.close()
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                stat = Path(f"/proc/{d}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(d))
+    return out
+
+
+def _big_transcript(path: Path, mb: int = 60) -> None:
+    line = (b'{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"text","text":"'
+            + b"y" * 2000 + b'"}]}}\n')
+    with open(path, "wb") as f:
+        n = 0
+        while f.tell() < mb << 20:
+            f.write(line.replace(b"%d", str(n).encode()))
+            n += 1
+
+
+def test_kill_9_of_the_ingest_leaves_no_parsing_process(tmp_path):
+    tr = tmp_path / "big.jsonl"
+    _big_transcript(tr)
+    p = subprocess.Popen([*CLI, "--db", str(tmp_path / "k.duckdb"), "ingest", "-q", str(tr)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    kids: list[int] = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not kids:
+        time.sleep(0.1)
+        kids = _children(p.pid)
+    assert kids, "no parsing process started"
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    deadline = time.monotonic() + 10
+    alive = kids
+    while time.monotonic() < deadline and alive:
+        time.sleep(0.1)
+        alive = [k for k in kids if Path(f"/proc/{k}").exists()
+                 and Path(f"/proc/{k}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+    assert alive == [], "orphans outlived the ingest"
+
+
+def test_ctrl_c_during_the_ingest_exits_130(tmp_path):
+    tr = tmp_path / "big.jsonl"
+    _big_transcript(tr, 40)
+    for delay in (0.0, 0.3, 0.8):
+        db = tmp_path / f"c{delay}.duckdb"
+        p = subprocess.Popen([*CLI, "--db", str(db), "ingest", "-q", str(tr), str(tr)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while not db.exists() and time.monotonic() < deadline:  # the ingest is under way (not Python's start)
+            time.sleep(0.02)
+        time.sleep(delay)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        if p.returncode == 0 and "recorded" in out:
+            continue  # finished before the signal (a fast machine): nothing to test at this delay
+        assert p.returncode == 130, (delay, p.returncode, err)
+        assert "could not record" not in err and "Traceback" not in err
+
+
+def test_a_full_disk_is_said_and_exits_non_zero(tmp_path):
+    if os.geteuid() != 0 or subprocess.run(["which", "mount"], capture_output=True).returncode != 0:
+        pytest.skip("needs root to mount a small tmpfs as a full disk")
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(mnt)], capture_output=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode().strip()}")
+    try:
+        tr = tmp_path / "big.jsonl"
+        _big_transcript(tr, 40)
+        p = subprocess.run([*CLI, "--db", str(mnt / "full.duckdb"), "ingest", "-q", str(tr)],
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode != 0, p.stdout
+        assert "no space left" in p.stderr and "cannot rollback" not in p.stderr, p.stderr
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)

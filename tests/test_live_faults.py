@@ -1,0 +1,171 @@
+"""Live tailing under hostile files: nothing lost, nothing recorded twice, nothing stuck.
+
+Real files and a real DuckDB database; the supervisor is driven refresh by refresh.
+Each case failed before its fix (issue: reliability, live items): a line over the
+per-refresh read limit, a 200 MB line without a newline (sparse), a FIFO named
+agent_output.txt, lines written just before a rename-replace, a mid-file truncation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import duckdb
+
+from edgetui.parsers.base import LINE_WHOLE_MAX, PAYLOAD_HEAD, PAYLOAD_TAIL
+from test_live_core import env, init_line, make_run, result_line, text_line  # noqa: F401 (fixture)
+
+
+def _big_result_line(i: int, size: int) -> bytes:
+    return json.dumps({"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "x" * (size - 10) + "END-OF-IT",
+         "is_error": False}]}, "parent_tool_use_id": None, "session_id": "s1"}).encode()
+
+
+def _events(conn, key, source="agent_output.txt"):
+    return conn.execute('SELECT kind, "offset", sub, summary FROM events WHERE run_key = ? AND source = ? '
+                        'ORDER BY "offset", sub', [key, source]).fetchall()
+
+
+def _offline(tmp_path, td) -> list[tuple]:
+    db = tmp_path / "offline.duckdb"
+    r = subprocess.run([sys.executable, "-m", "edgetui.cli", "--db", str(db), "ingest", "-q", str(td)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    c = duckdb.connect(str(db), read_only=True)
+    try:
+        return c.execute('SELECT kind, "offset", sub, summary FROM events WHERE source = ? ORDER BY "offset", sub',
+                         ["agent_output.txt"]).fetchall()
+    finally:
+        c.close()
+
+
+def test_a_6_mb_tool_result_and_the_lines_after_it_are_recorded_live_as_offline(env, tmp_path):
+    root, conn, clock, mk = env
+    td = make_run(root, transcript=[init_line(), text_line(1)])
+    sup = mk()
+    sup.poll_once()
+    key = sup.last_runs[0].run_key
+    tpath = td / "agent_output.txt"
+    big = _big_result_line(1, 6 << 20)
+    with open(tpath, "ab") as f:
+        f.write(big + b"\n" + b"".join(text_line(i) + b"\n" for i in range(2, 12)))
+    for _ in range(4):  # the long line needs a read of its own, then the rest
+        sup.poll_once()
+    live = _events(conn, key)
+    assert len([e for e in live if e[0] == "agent_message"]) == 11
+    res = conn.execute("SELECT data FROM events WHERE run_key = ? AND kind = 'tool_result'", [key]).fetchone()[0]
+    data = json.loads(res)
+    # the long-line rule: head and tail kept, the line's size and byte range said
+    ll = data["long_line"]  # bytes: the line with its newline, range [start, end) in the file
+    assert ll["bytes"] == len(big) + 1 == ll["range"][1] - ll["range"][0]
+    assert len(big) > LINE_WHOLE_MAX and len(res) < 2 * (PAYLOAD_HEAD + PAYLOAD_TAIL) + 4096
+    assert "END-OF-IT" in res and "characters cut" in res
+    # offline ingest of the same files records the same events
+    assert _offline(tmp_path, td) == live
+
+
+def test_a_line_without_end_costs_nothing_once_scanned_then_is_recorded_when_it_ends(env):
+    root, conn, clock, mk = env
+    td = make_run(root, transcript=[init_line(), text_line(1)])
+    tpath = td / "agent_output.txt"
+    sup = mk()
+    sup.poll_once()
+    key = sup.last_runs[0].run_key
+    start = tpath.stat().st_size
+    with open(tpath, "r+b") as f:  # a 200 MB sparse run of zero bytes, no newline
+        f.truncate(start + (200 << 20))
+    reads = []
+    for _ in range(8):
+        sup.poll_once()
+        reads.append(sup.last_tail.bytes_read)
+    t0 = time.monotonic()
+    for _ in range(3):
+        sup.poll_once()
+    idle = (time.monotonic() - t0) / 3
+    assert idle < 0.2, idle  # scanned once: a refresh with nothing new does not read it again
+    with open(tpath, "ab") as f:
+        f.write(b"\n" + text_line(2) + b"\n")
+    for _ in range(3):
+        sup.poll_once()
+    ev = _events(conn, key)
+    perr = [e for e in ev if e[0] == "parse_error" and e[1] == start]
+    assert len(perr) == 1 and "over the 64 MiB parsed" in perr[0][3]
+    data = json.loads(conn.execute("SELECT data FROM events WHERE run_key = ? AND kind = 'parse_error'",
+                                   [key]).fetchone()[0])
+    assert data["long_line"] == {"bytes": (200 << 20) + 1, "range": [start, start + (200 << 20) + 1]}
+    assert len([e for e in ev if e[0] == "agent_message"]) == 2  # the line after it too
+
+
+def test_a_fifo_named_agent_output_never_hangs_the_supervisor_nor_the_ingest(env, tmp_path):
+    root, conn, clock, mk = env
+    td = make_run(root, run_id="fifo", transcript=None)
+    os.mkfifo(td / "agent_output.txt")
+    ok = make_run(root, run_id="ok", transcript=[init_line(), text_line(1)])
+    sup = mk()
+    done = threading.Event()
+    t = threading.Thread(target=lambda: (sup.poll_once(), sup.poll_once(), done.set()), daemon=True)
+    t.start()
+    assert done.wait(20), "the supervisor hung on a FIFO"
+    keys = {r.run_key: r for r in sup.last_runs}
+    ok_key = [k for k in keys if "/ok/" in k][0]
+    assert conn.execute("SELECT count(*) FROM events WHERE run_key = ? AND kind = 'agent_message'",
+                        [ok_key]).fetchone()[0] == 1
+    assert sum("not a regular file" in m for _, m in sup.notes) == 1
+    r = subprocess.run([sys.executable, "-m", "edgetui.cli", "--db", str(tmp_path / "o.duckdb"), "ingest", "-q",
+                        str(td)], capture_output=True, text=True, timeout=60)
+    assert "FIFO" in r.stderr and "Traceback" not in r.stderr
+    assert ok.exists()
+
+
+def test_lines_written_just_before_a_rename_replace_are_recorded(env):
+    root, conn, clock, mk = env
+    td = make_run(root, transcript=[init_line(), text_line(1), text_line(2)])
+    tpath = td / "agent_output.txt"
+    sup = mk()
+    sup.poll_once()
+    key = sup.last_runs[0].run_key
+    with open(tpath, "ab") as f:  # five more lines, then the file is replaced by another one
+        f.write(b"".join(text_line(i) + b"\n" for i in range(3, 8)))
+    new = tpath.with_suffix(".new")
+    new.write_bytes(init_line("s2") + b"\n" + text_line(100, "s2") + b"\n")
+    os.replace(new, tpath)
+    sup.poll_once()
+    sup.poll_once()
+    texts = {e[3] for e in _events(conn, key) if e[0] == "agent_message"}
+    for i in range(1, 8):
+        assert any(f"step {i}" in s for s in texts), i
+    assert any("step 100" in s for s in texts)
+
+
+def test_a_mid_file_truncation_keeps_the_lines_before_the_cut_recorded_once(env):
+    root, conn, clock, mk = env
+    lines = [init_line()] + [text_line(i) for i in range(1, 11)] + [result_line(1)]
+    td = make_run(root, transcript=lines)
+    tpath = td / "agent_output.txt"
+    sup = mk()
+    sup.poll_once()
+    key = sup.last_runs[0].run_key
+    before = conn.execute("SELECT count(*), sum(output_tokens) FROM events WHERE run_key = ? "
+                          "AND kind = 'agent_message'", [key]).fetchone()
+    assert before == (10, 50)
+    cut = sum(len(x) + 1 for x in lines[:6]) + 7  # in the middle of the 7th line
+    with open(tpath, "r+b") as f:
+        f.truncate(cut)
+    sup.poll_once()
+    with open(tpath, "ab") as f:
+        f.write(b"\n" + text_line(50) + b"\n")
+    sup.poll_once()
+    sup.poll_once()
+    rows = conn.execute("SELECT summary FROM events WHERE run_key = ? AND kind = 'agent_message'", [key]).fetchall()
+    summaries = [r[0] for r in rows]
+    for i in range(1, 6):  # the surviving messages: once each
+        assert summaries.count(f"thinking about step {i}") == 1, (i, summaries)
+    assert summaries.count("thinking about step 50") == 1
+    assert summaries.count("thinking about step 9") == 1  # the cut-away ones stay from before
+    assert any("truncated at byte" in m for _, m in sup.notes), list(sup.notes)
