@@ -15,6 +15,8 @@ closed around the hook so it can open the file itself.
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
@@ -82,8 +84,10 @@ class EdgeTUIApp(App):
         clock: Optional[Callable[[], float]] = None,
         on_empty: Optional[Callable[[Path], Optional[str]]] = None,
         live: Optional[LiveConfig] = None,
+        start_at: Optional[float] = None,
     ) -> None:
         super().__init__()
+        self.start_at = start_at
         self.live = live
         self.supervisor: Any = None
         self._live_thread: Any = None
@@ -121,7 +125,7 @@ class EdgeTUIApp(App):
             self.exit(return_code=1, message=f"edgetui: cannot open {self.db_path}: {e}")
             return
         if self.run_key:
-            self.push_screen(ReplayScreen(self.run_key, clock=self.clock, direct=True))
+            self.push_screen(ReplayScreen(self.run_key, clock=self.clock, direct=True, start_at=self.start_at))
         else:
             self.push_screen(PickerScreen())
         if self.live is not None and not self.snapshot and not self.read_only:
@@ -304,8 +308,26 @@ class EdgeTUIApp(App):
             self.pop_screen()
 
 
+def terminal_problem() -> Optional[str]:
+    """Why the app cannot draw here (stdout or stdin not a terminal, ``TERM=dumb``), else None."""
+    if not sys.stdout.isatty():
+        return ("the app needs a terminal, and stdout is not one (a pipe or a file): for output into "
+                "pipes use `edgetui runs`, `edgetui sql` or `edgetui export`")
+    if not sys.stdin.isatty():
+        return "the app needs a terminal, and stdin is not one"
+    if os.environ.get("TERM", "") in ("dumb", "unknown"):
+        return (f"TERM={os.environ.get('TERM')}: the app needs a terminal that can move the cursor "
+                "(set TERM, e.g. TERM=xterm-256color); `edgetui runs` / `edgetui sql` work here")
+    return None
+
+
 def run_app(db_path: Path | str, run_key: Optional[str] = None, **kwargs: Any) -> None:
-    """Run the app in the terminal: the picker, or the replay of ``run_key`` when given."""
+    """Run the app in the terminal: the picker, or the replay of ``run_key`` when given
+    (``start_at``: elapsed seconds to open at). Raises ``RuntimeError`` (one line) when stdout
+    or stdin is not a terminal or ``TERM=dumb``; ``NO_COLOR`` is honoured (Textual)."""
+    why = terminal_problem()
+    if why:
+        raise RuntimeError(why)
     app = EdgeTUIApp(db_path, run_key, **kwargs)
     app.run()
     if app.return_code:

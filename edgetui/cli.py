@@ -26,16 +26,17 @@ def _add_db(p: argparse.ArgumentParser, top: bool = False) -> None:
 
 def _add_live(p: argparse.ArgumentParser, top: bool = True) -> None:
     d = None if top else argparse.SUPPRESS
-    p.add_argument("--runs-dir", action="append", type=Path, default=d,
+    p.add_argument("--runs-dir", action="append", type=Path, default=d, metavar="DIR",
                    help="runs root to watch (repeatable; default $SFORGE_LOG_DIR/runs or ./logs/runs if present)")
-    p.add_argument("--judge-url", default=d, help="poll this SForge judge's /history (never registers or submits)")
+    p.add_argument("--judge-url", default=d, metavar="URL",
+                   help="poll this SForge judge's /history (never registers or submits)")
     p.add_argument("--on-alarm", default=d, metavar="COMMAND", help="run COMMAND with each alarm as JSON on stdin")
     p.add_argument("--poll", action="store_true", default=False if top else argparse.SUPPRESS,
                    help="stat-poll the runs roots (network mounts) instead of file notifications")
     p.add_argument("--no-docker", action="store_true", default=False if top else argparse.SUPPRESS,
                    help="do not watch the local Docker engine")
-    if top:
-        p.add_argument("--tasks-dir", type=Path, default=None, help="SForge task JSONs (default $SFORGE_TASKS_DIR or ./tasks)")
+    p.add_argument("--tasks-dir", type=Path, default=d, metavar="DIR",
+                   help="SForge task JSONs (default $SFORGE_TASKS_DIR or ./tasks)")
 
 
 def default_runs_dirs() -> list[Path]:
@@ -44,54 +45,98 @@ def default_runs_dirs() -> list[Path]:
     return [base / "runs"] if (base / "runs").is_dir() else []
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a suggestion for a mistyped command (``edgetui ingets`` -> did you mean
+    ``ingest``?) and each command's own usage on its errors."""
+
+    def error(self, message: str):  # type: ignore[override]
+        import difflib
+        import re
+
+        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if m:
+            choices = re.findall(r"'?([\w-]+)'?", m.group(2))
+            near = difflib.get_close_matches(m.group(1), choices, n=1)
+            message = f"unknown command {m.group(1)!r}" + (f"; did you mean {near[0]!r}?" if near else "") + \
+                f" (commands: {', '.join(choices)})"
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _cmd(sub, name: str, summary: str, example: str, extra: str = "") -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=summary, description=summary + (f"\n\n{extra}" if extra else ""),
+                          epilog=f"example:\n  {example}", formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="edgetui", description="Supervise and replay SForge / EdgeBench agent runs.")
+    ap = _Parser(prog="edgetui", description="Supervise and replay SForge / EdgeBench agent runs. Without a "
+                 "command: the app (the run picker; the live runs screen when a watched run is live).",
+                 epilog="examples:\n  edgetui --db demo.duckdb          the app on the bundled samples\n"
+                        "  edgetui ingest logs/runs          record every run under a runs root\n"
+                        "  edgetui watch --runs-dir logs/runs  supervise them live\n"
+                        "  edgetui sql \"SELECT task_id, best_score FROM runs\"",
+                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--version", action="version", version=f"edgetui {__version__}")
     _add_db(ap, top=True)
     _add_live(ap)
-    sub = ap.add_subparsers(dest="cmd")
+    sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
 
-    p = sub.add_parser("watch", help="supervise live runs: the runs screen (also the default when a run is live)")
+    p = _cmd(sub, "watch", "supervise live runs: the runs screen (also the default when a run is live)",
+             "edgetui watch --runs-dir logs/runs --judge-url http://127.0.0.1:8000")
     _add_db(p)
     _add_live(p, top=False)
 
-    p = sub.add_parser("ingest", help="record run directories, runs roots or transcript files")
+    p = _cmd(sub, "ingest", "record run directories, runs roots or transcript files",
+             "edgetui ingest logs/runs ~/.claude/projects/x/session.jsonl",
+             "Re-running is cheap and adds nothing already recorded; an interrupted ingest resumes where it stopped.")
     _add_db(p)
-    p.add_argument("paths", nargs="+", type=Path)
-    p.add_argument("--tasks-dir", type=Path, default=None, help="SForge task JSONs (default $SFORGE_TASKS_DIR or ./tasks)")
+    p.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                   help="a task dir, a run dir, a runs root (logs/runs, or <ip>/<run_id>/<task>), a transcript file "
+                        "or a folder of transcripts")
+    p.add_argument("--tasks-dir", type=Path, default=None, metavar="DIR",
+                   help="SForge task JSONs (default $SFORGE_TASKS_DIR or ./tasks)")
     p.add_argument("--host", default="local", help="host name for runs in flat layouts (default: local)")
     p.add_argument("--sample", action="store_true", help="tag the runs as samples (left out of aggregates)")
-    p.add_argument("--prices", type=Path, default=None, help="price table JSON (USD per million tokens)")
+    p.add_argument("--prices", type=Path, default=None, metavar="FILE",
+                   help="price table JSON (USD per million tokens)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
-    p = sub.add_parser("samples", help="record the bundled sample runs (tagged as samples)")
+    p = _cmd(sub, "samples", "record the bundled sample runs (tagged as samples)", "edgetui --db demo.duckdb samples")
     _add_db(p)
-    p.add_argument("--quiet", "-q", action="store_true")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
-    p = sub.add_parser("runs", help="table of recorded runs")
+    p = _cmd(sub, "runs", "table of recorded runs (fitted to the terminal; csv and json complete)",
+             "edgetui runs --no-samples --format csv > runs.csv")
     _add_db(p)
     p.add_argument("--no-samples", action="store_true", help="hide sample runs")
-    p.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    p.add_argument("--format", choices=["table", "csv", "json"], default="table", help="output format (default: table)")
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
 
-    p = sub.add_parser("sql", help="run one SQL query")
+    p = _cmd(sub, "sql", "run one read-only SQL query on the database",
+             "edgetui sql \"SELECT kind, count(*) FROM events GROUP BY ALL ORDER BY 2 DESC\"")
     _add_db(p)
-    p.add_argument("query")
-    p.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    p.add_argument("query", metavar="QUERY", help="the SQL (DuckDB dialect; quote it for the shell)")
+    p.add_argument("--format", choices=["table", "csv", "json"], default="table", help="output format (default: table)")
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
 
-    p = sub.add_parser("export", help="export every table as Parquet into a directory")
+    p = _cmd(sub, "export", "export every table as Parquet into a directory", "edgetui export ./edgetui-export")
     _add_db(p)
-    p.add_argument("out", type=Path)
+    p.add_argument("out", type=Path, metavar="DIR", help="directory to write (created if missing)")
 
-    p = sub.add_parser("check", help="check the database file fully (header, catalog, every block read)")
+    p = _cmd(sub, "check", "check the database file fully (header, catalog, every block read; never writes)",
+             "edgetui --db demo.duckdb check")
     _add_db(p)
 
-    p = sub.add_parser("replay", help="replay a recorded run (RUN = run dir, RUN_ID or RUN_ID/TASK_ID)")
+    p = _cmd(sub, "replay", "replay a recorded run", "edgetui replay opus48-edge --at 3h20m",
+             "RUN is a task or run directory, a transcript file (recorded first if needed), a RUN_ID or "
+             "RUN_ID/TASK_ID, or a unique prefix of a run id or a task name.")
     _add_db(p)
-    p.add_argument("run")
-    p.add_argument("--host", default=None)
-    p.add_argument("--tasks-dir", type=Path, default=None)
+    p.add_argument("run", metavar="RUN", help="run dir, transcript, RUN_ID[/TASK_ID], or a unique prefix")
+    p.add_argument("--at", default=None, metavar="TIME",
+                   help="open at this elapsed time (3h20m, 2:15 = h:mm, 95m, seconds); past the end: the end")
+    p.add_argument("--host", default=None, help="only runs of this host")
+    p.add_argument("--tasks-dir", type=Path, default=None, metavar="DIR",
+                   help="SForge task JSONs for a run directory recorded now")
     return ap
 
 
@@ -110,6 +155,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as e:  # one line, no traceback
+        from .ingest import _is_interrupt
+
+        if _is_interrupt(e):  # ctrl+c inside a DuckDB statement (DuckDB raises its own exception)
+            print("edgetui: interrupted", file=sys.stderr)
+            return 130
         if os.environ.get("EDGETUI_DEBUG"):
             raise
         msg = " ".join(str(e).split()) or type(e).__name__
@@ -148,34 +198,52 @@ def cmd_watch(db: Path, args) -> int:
 
 def _progress_ingest(db: Path, paths, *, tasks_dir=None, host="local", sample=False, prices=None, quiet=False):
     from .db import open_db
-    from .ingest import ingest_paths
 
     conn = open_db(db)
+
+    def count() -> int:
+        return conn.execute("SELECT count(*) FROM events").fetchone()[0]
+
+    before = count()
     try:
-        if quiet or not sys.stderr.isatty():
-            return ingest_paths(conn, paths, tasks_dir=tasks_dir, host=host, is_sample=sample, prices=prices)
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
-
-        with Progress(TextColumn("[bold]recording"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                      TimeRemainingColumn(), transient=True) as prog:
-            task = prog.add_task("ingest", total=None)
-
-            def on_total(n: int) -> None:
-                prog.update(task, total=n)
-
-            def on_bytes(n: int) -> None:
-                prog.advance(task, n)
-
-            return ingest_paths(conn, paths, tasks_dir=tasks_dir, host=host, is_sample=sample, prices=prices,
-                                progress=on_bytes, on_total=on_total)
+        rep = _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet)
+        rep.new_events = max(0, count() - before)  # type: ignore[attr-defined]
+        return rep
     finally:
         conn.close()
+
+
+def _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet):
+    from .ingest import ingest_paths
+
+    if quiet or not sys.stderr.isatty():
+        return ingest_paths(conn, paths, tasks_dir=tasks_dir, host=host, is_sample=sample, prices=prices)
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
+    with Progress(TextColumn("[bold]recording"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                  TimeRemainingColumn(), transient=True) as prog:
+        task = prog.add_task("ingest", total=None)
+
+        def on_total(n: int) -> None:
+            prog.update(task, total=n)
+
+        def on_bytes(n: int) -> None:
+            prog.advance(task, n)
+
+        return ingest_paths(conn, paths, tasks_dir=tasks_dir, host=host, is_sample=sample, prices=prices,
+                            progress=on_bytes, on_total=on_total)
 
 
 def _print_report(rep) -> None:
     for m in rep.messages:
         print(f"edgetui: {m}", file=sys.stderr)
-    print(f"recorded {len(rep.runs)} run(s), {rep.events_offered} event(s) read, "
+    new = getattr(rep, "new_events", None)
+    if new == 0 and rep.runs:
+        print(f"nothing new: {len(rep.runs)} run(s) already recorded ({rep.events_offered} event(s) read, "
+              f"{rep.bytes_read / 1e6:.1f} MB)")
+        return
+    added = f", {new} new event(s)" if new is not None else ""
+    print(f"recorded {len(rep.runs)} run(s){added}, {rep.events_offered} event(s) read, "
           f"{rep.bytes_read / 1e6:.1f} MB")
 
 
@@ -274,6 +342,10 @@ def visible(s: str) -> str:
     return "".join(out)
 
 
+#: colours of a run's status in tables (left out under NO_COLOR or TERM=dumb, by Rich)
+_STATUS_COLOUR = {"running": "green", "grading": "cyan", "finished": "blue", "aborted": "red", "gone": "magenta"}
+
+
 def _print_table(res) -> None:
     """The table for a terminal: cell text literal (no markup), control characters shown
     escaped, fitted to the terminal's width: long text columns are cut with "…" first (down to
@@ -316,15 +388,19 @@ def _print_table(res) -> None:
               collapse_padding=True)
     for c, w in zip(cols, widths):
         t.add_column(Text(c), no_wrap=True, overflow="ellipsis", max_width=w, min_width=min(w, len(c)))
+    status_col = cols.index("status") if "status" in cols else -1
     for row in cells:
-        t.add_row(*(Text(x) for x in row[:len(cols)]))
+        t.add_row(*(Text(x, style=_STATUS_COLOUR.get(x, "") if j == status_col else "")
+                    for j, x in enumerate(row[:len(cols)])))
     Console(width=width, highlight=False).print(t)
     notes = [f"{len(res.rows)} row{'s' if len(res.rows) != 1 else ''}"]
     if cut:
         notes.append("cut to fit: " + ", ".join(cut))
     if left_out:
         notes.append("not shown (too wide): " + ", ".join(left_out) + "; --format csv or json shows every column")
-    print("(" + "; ".join(notes) + ")")
+    import textwrap
+
+    print("\n".join(textwrap.wrap("(" + "; ".join(notes) + ")", width=max(20, width))))
 
 
 def _plain(v):
@@ -410,6 +486,23 @@ def resolve_run(conn, spec: str, host: Optional[str] = None) -> str:
             params.append(host)
         rows = conn.execute(q + " ORDER BY run_key", params).fetchall()
     keys = [r[0] for r in rows]
+    if not keys and not p.exists():  # a unique prefix of a run id, else of a task name
+        run_id, _, task_id = spec.partition("/")
+        for col, val in (("run_id", run_id if not task_id else None), ("task_id", spec)):
+            if not val:
+                continue
+            q = f"SELECT run_key FROM runs WHERE starts_with({col}, ?)"
+            params = [val]
+            if host:
+                q += " AND host = ?"
+                params.append(host)
+            keys = [r[0] for r in conn.execute(q + " ORDER BY run_key", params).fetchall()]
+            if keys:
+                break
+        if task_id and not keys:
+            keys = [r[0] for r in conn.execute(
+                "SELECT run_key FROM runs WHERE starts_with(run_id, ?) AND starts_with(task_id, ?) ORDER BY run_key",
+                [run_id, task_id]).fetchall()]
     if not keys:
         raise LookupError(f"no recorded run matches {spec!r}; see `edgetui runs`")
     if len(keys) > 1:
@@ -424,12 +517,20 @@ def cmd_replay(db: Path, args) -> int:
     p = Path(args.run)
     if p.exists():
         _progress_ingest(db, [p], tasks_dir=args.tasks_dir, host=args.host or "local", quiet=True)
+    at = None
+    if args.at is not None:
+        from replay.cursor import parse_elapsed
+
+        try:
+            at = parse_elapsed(args.at)
+        except ValueError:
+            raise ValueError(f"--at {args.at!r}: not a time; e.g. 3h20m, 2:15 (h:mm), 95m or seconds") from None
     conn = open_db(db, read_only=True)
     try:
         key = resolve_run(conn, args.run, args.host)
     finally:
         conn.close()
-    run_app(db, key)
+    run_app(db, key, start_at=at)
     return 0
 
 

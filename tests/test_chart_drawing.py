@@ -44,3 +44,141 @@ async def test_score_chart_keeps_its_drawing_while_now_moves_less_than_a_column(
         assert chart._ensure_built() is not rebuilt
         assert any("70" in line for line in rebuilt.lines) is False
         assert any("70" in line for line in chart._ensure_built().lines)
+
+
+# ---------------------------------------------------------------------------- the sample at 80x24
+
+GW_RUN = "opus48-edge-3-20260312005800"
+
+
+@pytest.fixture(scope="module")
+def gw_db(tmp_path_factory):
+    from pathlib import Path
+
+    from edgetui.cli import main
+    from edgetui.db import open_db
+
+    root = Path(__file__).resolve().parents[1] / "sample_runs"
+    db = tmp_path_factory.mktemp("gw") / "gw.duckdb"
+    assert main(["--db", str(db), "ingest", "-q", "--sample", "--tasks-dir", str(root / "tasks"),
+                 str(root / "runs" / GW_RUN)]) == 0
+    conn = open_db(db, read_only=True)
+    rk = conn.execute("SELECT run_key FROM runs WHERE run_id = ?", [GW_RUN]).fetchone()[0]
+    conn.close()
+    return db, rk
+
+
+def _y_ticks_of(chart) -> list[float]:
+    """The numbers written left of the canvas, read from the rendered strips."""
+    left, top, _w, h = chart.canvas
+    out = []
+    for y in range(top, top + h):
+        label = "".join(seg.text for seg in chart.render_line(y)).replace("┤", " ").replace("│", " ")[:left]
+        label = label.strip()
+        if label:
+            out.append(float(label))
+    return out
+
+
+def _cell_styles(chart, symbol: str):
+    styles = set()
+    for y in range(chart.size.height):
+        for seg in chart.render_line(y):
+            if symbol in seg.text and seg.style is not None and seg.style.color is not None:
+                styles.add(seg.style.color)
+    return styles
+
+
+@pytest.mark.asyncio
+async def test_the_gw_climb_is_readable_at_80x24_with_colours_matching_the_legend(gw_db):
+    """At 80x24 the 42.8 -> 67.0 climb gets at least three evenly spaced ticks between 40 and 70
+    (a few 0.0 scores drawn as ▼ at the edge instead of stretching the range), and every ◆ is
+    drawn in the colour the legend gives ◆ (read from the rendered strips, not a constant)."""
+    from edgetui.app import EdgeTUIApp
+    from edgetui.screens.replay import ReplayScreen
+    from edgetui.widgets import ScoreChart
+
+    db, rk = gw_db
+    app = EdgeTUIApp(db, rk)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(300):
+            if isinstance(app.screen, ReplayScreen) and app.screen.cursor is not None:
+                break
+            await pilot.pause(0.02)
+        await pilot.pause(0.1)
+        chart = app.screen.query_one(ScoreChart)
+        ticks = _y_ticks_of(chart)
+        inside = [t for t in ticks if 40 <= t <= 70]
+        assert len(inside) >= 3, ticks
+        gaps = {round(b - a, 6) for a, b in zip(ticks, ticks[1:])}
+        assert len(gaps) == 1, ticks  # evenly spaced
+        assert chart.data.outliers > 0 and _cell_styles(chart, "▼")  # the low scores, at the edge
+        from rich.text import Text
+
+        legend = chart.border_subtitle
+        legend = legend if isinstance(legend, Text) else Text.from_markup(legend)  # as the border shows it
+        from rich.style import Style
+
+        def color(st):  # the colour's number: Textual writes color(11) back as ansi_bright_yellow
+            c = (st if isinstance(st, Style) else Style.parse(str(st).replace("ansi_", ""))).color
+            return None if c is None else c.number
+
+        legend_diamond = {color(sp.style) for sp in legend.spans if "◆" in legend.plain[sp.start:sp.end]}
+        drawn = {c.number for c in _cell_styles(chart, "◆")}
+        assert drawn and drawn == legend_diamond, (drawn, legend_diamond)
+        legend_dot = {color(sp.style) for sp in legend.spans if "•" in legend.plain[sp.start:sp.end]}
+        assert {c.number for c in _cell_styles(chart, "•")} <= legend_dot
+        # v: pass rate, then the rescaled score, then back
+        modes = []
+        for _ in range(3):
+            await pilot.press("v")
+            await pilot.pause(0.05)
+            modes.append(chart.data.mode)
+        assert modes == ["pass", "rescaled", "score"]
+
+
+@pytest.mark.asyncio
+async def test_no_empty_chart_for_a_bare_transcript_and_events_first_when_tiny(gw_db, tmp_path):
+    from pathlib import Path
+
+    from edgetui.app import EdgeTUIApp
+    from edgetui.cli import main
+    from edgetui.db import open_db
+    from edgetui.screens.replay import ReplayScreen
+    from edgetui.widgets import EventList, ScoreChart
+
+    tr = tmp_path / "t.jsonl"
+    tr.write_text("".join(
+        '{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"text","text":"step %d"}]}}\n'
+        % (i, i) for i in range(30)))
+    db = tmp_path / "bare.duckdb"
+    assert main(["--db", str(db), "ingest", "-q", str(tr)]) == 0
+    conn = open_db(db, read_only=True)
+    rk = conn.execute("SELECT run_key FROM runs").fetchone()[0]
+    conn.close()
+
+    async def shown(db: Path, rk: str, size) -> tuple[bool, int]:
+        app = EdgeTUIApp(db, rk)
+        async with app.run_test(size=size) as pilot:
+            for _ in range(300):
+                if isinstance(app.screen, ReplayScreen) and app.screen.cursor is not None:
+                    break
+                await pilot.pause(0.02)
+            await pilot.pause(0.1)
+            chart = app.screen.query_one(ScoreChart)
+            events = app.screen.query_one(EventList)
+            visible = chart.display and chart.region.height > 0
+            rows = events.region.height - 2
+            if not visible:
+                await pilot.press("c")  # c still brings it back
+                await pilot.pause(0.05)
+                assert chart.region.height > 0
+            return visible, rows
+
+    visible, rows = await shown(db, rk, (160, 48))
+    assert not visible and rows >= 30  # nothing graded: no 9-row empty chart
+    db2, rk2 = gw_db
+    visible, rows = await shown(db2, rk2, (40, 12))
+    assert not visible and rows >= 4  # a tiny terminal shows events first
+    visible, rows = await shown(db2, rk2, (80, 24))
+    assert visible

@@ -27,33 +27,40 @@ through ``actions`` (tests pass recording fakes).
 
 from __future__ import annotations
 
-import os
-import shlex
-import shutil
 import subprocess
 import time
-from typing import Any, Callable, Iterable, Optional, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from rich.text import Text
 from textual import on, work
-from textual.app import ComposeResult, SuspendNotSupported
+from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Container, Horizontal
 from textual.css.query import NoMatches
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from edgetui import store
-from edgetui.redact import redacted_copy
 from edgetui.live.model import Alarm, LiveRun
 from replay.cursor import ReplayCursor, format_elapsed
 
 from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
 from ..widgets.fmt import fmt_pct, fmt_score, set_border, set_static
 from ..widgets.runs_table import budget_bar, fmt_age, fmt_bytes, fmt_hm, status_text
-from .confirm import ChoiceScreen, ConfirmScreen
+from .live_common import (  # noqa: F401 - re-exported: where callers have always found them
+    RUN_FILES,
+    AlarmsScreen,
+    LiveActions,
+    ScreenCommands,
+    SupervisorActions,
+    _wrap_units,
+    acknowledge_alarms,
+    alarm_states,
+    confirm_container_action,
+    open_run_file,
+    open_shell,
+    pager_argv,
+)
 from .replay import NARROW_WIDTH, SHORT_HEIGHT, HelpScreen, LoadFailed, PromptInput, ReplayScreen, RunLoaded
 
 __all__ = [
@@ -70,18 +77,6 @@ __all__ = [
     "open_shell",
 ]
 
-#: Files of a task directory offered by ``o`` (name, what it holds).
-RUN_FILES: tuple[tuple[str, str], ...] = (
-    ("run_agent.log", "harness log: segments, resumes, errors"),
-    ("agent_output.txt", "agent transcript"),
-    ("final_result.json", "final result (absent while running)"),
-    ("evolve_state.json", "submission counter and times"),
-    ("run_history.json", "judge history"),
-    ("run_config.json", "run configuration (secrets redacted)"),
-    ("install_output.txt", "agent install output"),
-    ("started_at", "start time"),
-)
-
 #: (keys, what they do) for the help screen.
 LIVE_KEYS: list[tuple[str, str]] = [
     ("j ↓ →  /  k ↑ ←", "next / previous event (moving unpins from now)"),
@@ -94,6 +89,7 @@ LIVE_KEYS: list[tuple[str, str]] = [
     ("t", "jump to an elapsed time: 3h20m · 2:15:00 · 95m"),
     ("space  s", "play from the selection / speed (replay keys)"),
     ("d  c  u", "show / hide detail, chart, submissions"),
+    ("v", "chart: score / pass rate / rescaled 0–100"),
     ("enter", "maximise the detail pane (in the submissions table: jump to that round)"),
     ("a", "all alarms of this run"),
     ("A", "acknowledge this run's alarms (they stop counting until raised again)"),
@@ -106,269 +102,6 @@ LIVE_KEYS: list[tuple[str, str]] = [
     ("?", "this help"),
     ("q", "back to the runs"),
 ]
-
-
-# ---------------------------------------------------------------------------- injected effects
-
-
-@runtime_checkable
-class LiveActions(Protocol):
-    """What the live screens may do outside the app; implemented by the live core.
-
-    ``stop`` / ``kill`` act on the run's work container and may block (they
-    are called in a thread worker); they raise on failure (the message is
-    shown). ``shell_argv`` returns the command that opens an interactive shell
-    in the work container (e.g. ``["docker", "exec", "-it", id, "sh"]``, or
-    through ssh for a remote host), ``None`` when there is no running
-    container. ``file_path`` returns a local path to open in ``$PAGER`` for a
-    file of the task directory (see :data:`RUN_FILES`), ``None`` when absent
-    or not reachable.
-    """
-
-    def stop(self, run_key: str) -> Any: ...
-
-    def kill(self, run_key: str) -> Any: ...
-
-    def shell_argv(self, run_key: str) -> Optional[Sequence[str]]: ...
-
-    def file_path(self, run_key: str, name: str) -> Optional[Any]: ...
-
-    def acknowledge(self, run_key: Optional[str]) -> int:
-        """Acknowledge the alarms holding now (of one run, or of all runs when None); returns how many."""
-        ...
-
-
-_LIVE_STATES = ("running", "paused", "restarting")
-
-
-class SupervisorActions:
-    """:class:`LiveActions` over the live core's ``Supervisor`` (duck-typed, no import).
-
-    The supervisor acts on container names or ids and answers one-line
-    outcomes (``"stopped …"`` / ``"could not stop …: …"``) without raising;
-    here the run's work container comes from the supervisor's newest snapshot
-    (``last_runs``) and a failed outcome becomes an exception, which the
-    screens show as an error.
-    """
-
-    def __init__(self, supervisor: Any) -> None:
-        self.sup = supervisor
-
-    def container(self, run_key: str) -> Optional[str]:
-        for r in list(getattr(self.sup, "last_runs", None) or []):
-            if r.run_key == run_key and r.container is not None:
-                return r.container.id or r.container.name
-        return None
-
-    def _act(self, run_key: str, fn: Callable[[str], str]) -> str:
-        c = self.container(run_key)
-        if c is None:
-            raise RuntimeError(f"no work container known for {run_key}")
-        out = str(fn(c) or "")
-        if out.startswith("could not") or "disabled" in out:
-            raise RuntimeError(out)
-        return out
-
-    def stop(self, run_key: str) -> str:
-        return self._act(run_key, self.sup.stop_container)
-
-    def kill(self, run_key: str) -> str:
-        return self._act(run_key, self.sup.kill_container)
-
-    def shell_argv(self, run_key: str) -> Optional[Sequence[str]]:
-        c = self.container(run_key)
-        return None if c is None else self.sup.shell_command(c)
-
-    def file_path(self, run_key: str, name: str) -> Optional[Any]:
-        p = self.sup.run_file_path(run_key, name)
-        return p if p is not None and os.path.isfile(p) else None
-
-    def acknowledge(self, run_key: Optional[str]) -> int:
-        return int(self.sup.acknowledge_alarms(run_key))
-
-
-def _container_label(live: Optional[LiveRun]) -> str:
-    c = live.container if live else None
-    if c is None:
-        return "the work container"
-    return f"{c.name} ({c.id[:12]})"
-
-
-def confirm_container_action(screen: Screen, actions: Optional[LiveActions], run_key: str,
-                             live: Optional[LiveRun], kind: str) -> None:
-    """Ask, then ``actions.stop`` / ``actions.kill`` the run's work container in a thread worker."""
-    if actions is None:
-        screen.notify("Container actions are not available here (no live supervisor).", severity="warning",
-                      timeout=4)
-        return
-    c = live.container if live else None
-    if live is not None and (c is None or c.state not in _LIVE_STATES):
-        screen.notify(f"{run_key}: no running work container to {kind}.", severity="warning", timeout=4)
-        return
-    target = _container_label(live)
-    msg = Text()
-    if kind == "kill":
-        msg.append("Kill ", style="bold red")
-        msg.append(target, style="bold")
-        msg.append(" now (SIGKILL)?\n\n", style="bold red")
-        msg.append("The agent gets no chance to save anything; ", style="")
-    else:
-        msg.append("Stop ", style="bold yellow")
-        msg.append(target, style="bold")
-        msg.append("?\n\n")
-        msg.append("docker stop: SIGTERM, then SIGKILL after the grace period. ", style="")
-    msg.append(f"The run {run_key} ends without a final_result.json and shows as aborted.", style="dim")
-
-    def answered(yes: Optional[bool]) -> None:
-        if not yes:
-            screen.notify(f"{kind} cancelled", timeout=2)
-            return
-        fn = actions.kill if kind == "kill" else actions.stop
-
-        def run() -> None:
-            try:
-                out = fn(run_key)
-            except Exception as e:  # shown, never crashes the app
-                screen.app.call_from_thread(
-                    screen.notify, f"{kind} {target} failed: {e}", severity="error", timeout=8)
-                return
-            note = out if isinstance(out, str) and out else f"{kind} sent to {target}"
-            screen.app.call_from_thread(screen.notify, note, timeout=4)
-
-        screen.run_worker(run, thread=True, group=f"container-{kind}", exit_on_error=False,
-                          name=f"{kind} {run_key}")
-
-    title = "Kill the work container" if kind == "kill" else "Stop the work container"
-    screen.app.push_screen(
-        ConfirmScreen(title, msg, confirm_label="Kill" if kind == "kill" else "Stop", danger=kind == "kill"),
-        answered,
-    )
-
-
-def acknowledge_alarms(screen: Screen, actions: Optional[LiveActions], run_key: Optional[str],
-                       on_done: Optional[Callable[[], None]] = None) -> None:
-    """``A``: acknowledge the holding alarms of ``run_key`` (all runs when None) in a thread worker;
-    they stop counting in banners and rows until raised again (the acknowledgement is recorded)."""
-    if actions is None or not hasattr(actions, "acknowledge"):
-        screen.notify("Alarms can only be acknowledged while supervising.", severity="warning", timeout=4)
-        return
-    what = run_key or "all runs"
-
-    def run() -> None:
-        try:
-            n = actions.acknowledge(run_key)
-        except Exception as e:  # shown, never crashes the app
-            screen.app.call_from_thread(screen.notify, f"could not acknowledge: {e}", severity="error", timeout=8)
-            return
-        note = f"acknowledged {n} alarm{'s' if n != 1 else ''} of {what}" if n else f"no alarm to acknowledge on {what}"
-        screen.app.call_from_thread(screen.notify, note, timeout=3)
-        if on_done is not None:
-            screen.app.call_from_thread(on_done)
-
-    screen.run_worker(run, thread=True, group="alarm-ack", exit_on_error=False, name=f"ack {what}")
-
-
-def _run_suspended(screen: Screen, argv: Sequence[str], what: str,
-                   run_command: Callable[[Sequence[str]], int]) -> Optional[int]:
-    """Run ``argv`` with the app suspended (terminal handed over); returns its exit code."""
-    try:
-        with screen.app.suspend():
-            rc = run_command(list(argv))
-    except SuspendNotSupported:
-        screen.notify(f"Cannot hand the terminal over here: run `{shlex.join(argv)}` yourself.",
-                      severity="error", timeout=8)
-        return None
-    except (OSError, subprocess.SubprocessError) as e:
-        screen.notify(f"{what}: cannot run {argv[0]}: {e}", severity="error", timeout=8)
-        return None
-    screen.app.refresh()
-    if rc:
-        screen.notify(f"{what} exited with status {rc}", severity="warning", timeout=4)
-    return rc
-
-
-def open_shell(screen: Screen, actions: Optional[LiveActions], run_key: str,
-               run_command: Callable[[Sequence[str]], int] = subprocess.call) -> None:
-    """``e``: a shell in the work container, app suspended."""
-    if actions is None:
-        screen.notify("Shells are not available here (no live supervisor).", severity="warning", timeout=4)
-        return
-    try:
-        argv = actions.shell_argv(run_key)
-    except Exception as e:
-        screen.notify(f"cannot open a shell: {e}", severity="error", timeout=6)
-        return
-    if not argv:
-        screen.notify(f"{run_key}: no running work container to open a shell in.", severity="warning", timeout=4)
-        return
-    _run_suspended(screen, argv, "shell", run_command)
-
-
-def pager_argv(path: Any) -> list[str]:
-    """``$PAGER path`` (``less +G`` — start at the end — when ``$PAGER`` is unset)."""
-    pager = os.environ.get("PAGER")
-    base = shlex.split(pager) if pager else ["less", "+G"]
-    return [*base, str(path)]
-
-
-def open_run_file(screen: Screen, actions: Optional[LiveActions], run_key: str,
-                  run_command: Callable[[Sequence[str]], int] = subprocess.call) -> None:
-    """``o``: choose a file of the task directory, then open it in ``$PAGER`` with the app suspended."""
-    if actions is None:
-        screen.notify("Run files are not available here (no live supervisor).", severity="warning", timeout=4)
-        return
-    paths: dict[str, Any] = {}
-    choices = []
-    for name, desc in RUN_FILES:
-        try:
-            p = actions.file_path(run_key, name)
-        except Exception:
-            p = None
-        if p is not None:
-            paths[name] = p
-        choices.append((name, desc if p is not None else "not there", p is not None))
-    if not paths:
-        screen.notify(f"{run_key}: no run file is reachable from here.", severity="warning", timeout=4)
-        return
-
-    def chosen(name: Optional[str]) -> None:
-        if name and name in paths:
-            try:  # the pager sees a copy with secrets redacted, never the file itself
-                view = redacted_copy(paths[name])
-            except OSError as e:
-                screen.notify(f"cannot open {name}: {e.strerror or e}", severity="error", timeout=6)
-                return
-            try:
-                _run_suspended(screen, pager_argv(view), name, run_command)
-            finally:
-                shutil.rmtree(os.path.dirname(view), ignore_errors=True)
-
-    screen.app.push_screen(ChoiceScreen(f"Open a file of {run_key}", choices), chosen)
-
-
-# ---------------------------------------------------------------------------- palette
-
-
-class ScreenCommands(Provider):
-    """Command palette entries of the active screen's ``palette_commands()`` (title, help, callback)."""
-
-    def _commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
-        f = getattr(self.screen, "palette_commands", None)
-        return list(f()) if callable(f) else []
-
-    async def discover(self) -> Hits:
-        for title, help, cb in self._commands():
-            yield DiscoveryHit(title, cb, help=help)
-
-    async def search(self, query: str) -> Hits:
-        m = self.matcher(query)
-        for title, help, cb in self._commands():
-            score = m.match(title)
-            if score > 0:
-                yield Hit(score, m.highlight(title), cb, help=help)
-
-
-# ---------------------------------------------------------------------------- messages
 
 
 class LiveLoaded(Message):
@@ -526,25 +259,6 @@ class SubmissionsTable(DataTable):
 
 
 # ---------------------------------------------------------------------------- live status
-
-
-def _wrap_units(fields: Sequence[Text], width: int, sep: str = "  ") -> Text:
-    """Fields joined by ``sep``, wrapping between fields, never inside one (a field longer than the width is cut)."""
-    out = Text()
-    line = 0
-    for k, f in enumerate(fields):
-        if f.cell_len > width:
-            f = f.copy()
-            f.truncate(width, overflow="ellipsis")
-        if k and line + len(sep) + f.cell_len > width:
-            out.append("\n")
-            line = 0
-        elif k:
-            out.append(sep)
-            line += len(sep)
-        out.append_text(f)
-        line += f.cell_len
-    return out
 
 
 def live_status_text(live: Optional[LiveRun], now: float, width: int) -> Text:
@@ -937,7 +651,10 @@ class LiveRunScreen(ReplayScreen):
         end = self.cursor.end_elapsed if self.cursor else 0.0
         if self.live and self.live.status in ("running", "grading") and self.live.elapsed_s:
             end = max(end, self.live.elapsed_s)
-        return chart_data(head, self.subs, end_elapsed_s=end)
+        return chart_data(head, self.subs, end_elapsed_s=end, mode=self.chart_mode)
+
+    def _chart_hidden(self) -> bool:  # the live screen lays out its top area itself (-no-chart)
+        return False
 
     @on(LiveLoaded)
     def _on_live_loaded(self, msg: LiveLoaded) -> None:
@@ -958,7 +675,7 @@ class LiveRunScreen(ReplayScreen):
         ReplayScreen._on_run_loaded(self, RunLoaded(msg.header, msg.cursor, msg.subs))
         self._apply_layout()  # (a short terminal and nothing graded yet: the top area collapses)
         self._set_header()
-        self.query_one(ScoreChart).set_data(self._chart_data())
+        self._draw_chart()
         self.query_one(SubmissionsTable).set_submissions(msg.subs, msg.cursor.start)
         self._update_subs_title()
         self.pinned = True
@@ -991,7 +708,7 @@ class LiveRunScreen(ReplayScreen):
         if had_subs != bool(self.subs):
             self._apply_layout()  # the first graded submission brings back a collapsed top area
         self._set_header()
-        self.query_one(ScoreChart).set_data(self._chart_data())
+        self._draw_chart()
         self.query_one(SubmissionsTable).set_submissions(msg.subs, new.start)
         self._update_subs_title()
         events = self.query_one(EventList)
@@ -1096,14 +813,13 @@ class LiveRunScreen(ReplayScreen):
         open_run_file(self, self.actions, self.run_key, self.run_command)
 
     def action_alarms(self) -> None:
-        from .runs import AlarmsScreen
 
         alarms = list(self.live.alarms) if self.live else []
         if not alarms:
             self.notify("no alarm on this run", timeout=2)
             return
         self.app.push_screen(AlarmsScreen(alarms, self.now(), title=f"Alarms of {self.run_key}",
-                                          on_ack=self.action_ack_alarms))
+                                          on_ack=self.action_ack_alarms, states=alarm_states([self.live])))
 
     def action_ack_alarms(self) -> None:
         acknowledge_alarms(self, self.actions, self.run_key, on_done=self._after_ack)

@@ -27,6 +27,7 @@ from edgetui import store
 from replay.cursor import SPEEDS, ReplayCursor, format_elapsed, parse_elapsed
 
 from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
+from ..widgets.chart import legend_text
 
 __all__ = ["ReplayScreen", "HelpScreen", "REPLAY_KEYS", "replay_commands"]
 
@@ -37,6 +38,8 @@ DETAIL_DELAY = 0.05
 DETAIL_DELAY_PLAYING = 0.3
 NARROW_WIDTH = 120
 SHORT_HEIGHT = 36
+#: under this many rows the chart is left out until ``c``: the events come first
+TINY_HEIGHT = 20
 
 STEP = Binding.Group("step", compact=True)
 SUB = Binding.Group("sub", compact=True)
@@ -57,7 +60,8 @@ REPLAY_KEYS: list[tuple[str, str]] = [
     ("n  /  N", "next / previous match"),
     ("d", "show / hide the detail pane"),
     ("enter", "maximise the detail pane (esc restores)"),
-    ("c", "show / hide the chart"),
+    ("c", "show / hide the chart (left out when the terminal is under 20 rows or nothing is graded)"),
+    ("v", "chart: score / pass rate / rescaled 0–100 (those the run has); ▼▲ mark scores off the scale"),
     ("ctrl+p", "command palette"),
     ("?", "this help"),
     ("q", "back to the run picker (quit when the run was opened directly)"),
@@ -168,6 +172,7 @@ class ReplayScreen(Screen):
         Binding("N", "match(-1)", "prev match", show=False, group=MATCH),
         Binding("d", "toggle_detail", "detail"),
         Binding("c", "toggle_chart", "chart", show=False),
+        Binding("v", "chart_mode", "score/pass/rescaled", show=False),
         Binding("enter", "maximize_detail", "zoom", show=False),
         Binding("escape", "restore", "restore", show=False),
         Binding("question_mark", "help", "help", key_display="?"),
@@ -181,9 +186,11 @@ class ReplayScreen(Screen):
         clock: Optional[Callable[[], float]] = None,
         direct: bool = False,
         name: Optional[str] = None,
+        start_at: Optional[float] = None,
     ) -> None:
         super().__init__(name=name)
         self.run_key = run_key
+        self.start_at = start_at  # elapsed seconds to open at (edgetui replay --at)
         self.clock = clock or time.monotonic
         self.direct = direct
         self.cursor: Optional[ReplayCursor] = None
@@ -191,6 +198,9 @@ class ReplayScreen(Screen):
         self.subs: list[dict] = []
         self.prompt_mode: Optional[str] = None
         self.show_detail: Optional[bool] = None  # None: automatic (hidden when narrow)
+        self.chart_choice: Optional[bool] = None  # None: automatic (hidden when tiny or nothing graded)
+        self.chart_mode: Optional[str] = None  # score / pass / rescaled (v); None: the task's own
+        self._chart_texts: tuple[str, str] = ("", "")
         self._play_timer: Optional[Timer] = None
         self._detail_timer: Optional[Timer] = None
         self._detail_pending = False
@@ -232,6 +242,14 @@ class ReplayScreen(Screen):
         self.set_class(h < SHORT_HEIGHT, "-short")
         show = self.show_detail if self.show_detail is not None else not narrow
         self.set_class(not show, "-no-detail")
+        self.set_class(self._chart_hidden(), "-chart-hidden")
+
+    def _chart_hidden(self) -> bool:
+        """Is the chart left out? Your ``c`` decides; else it is when the terminal is tiny (under
+        :data:`TINY_HEIGHT` rows: the events come first) or the run has nothing graded to draw."""
+        if self.chart_choice is not None:
+            return not self.chart_choice
+        return self.size.height < TINY_HEIGHT or (self.cursor is not None and not self.subs)
 
     @property
     def detail_visible(self) -> bool:
@@ -259,20 +277,17 @@ class ReplayScreen(Screen):
     def _on_run_loaded(self, msg: RunLoaded) -> None:
         self.header, self.cursor, self.subs = msg.header, msg.cursor, msg.subs
         self.query_one(RunHeader).set_header(msg.header)
-        chart = self.query_one(ScoreChart)
-        data = chart_data(msg.header, msg.subs, end_elapsed_s=msg.cursor.end_elapsed)
-        chart.set_data(data)
-        legend = Text()
-        legend.append("━ best", style="green")
-        legend.append("  ◆ agent", style="bright_yellow")
-        legend.append("  • auto-eval", style="blue")
-        if data.budget_h:
-            legend.append("  ┊ budget", style="red")
-        legend.append("  │ cursor", style="bold bright_yellow")
-        chart.border_subtitle = legend  # a Text: no markup parsing at every render
-        chart.border_title = f"{data.y_label} · best-so-far" + (f" ({data.policy})" if data.policy else "")
+        self._draw_chart()
+        self._apply_layout()  # (nothing graded: no empty chart)
         events = self.query_one(EventList)
         events.loading = False
+        if self.start_at is not None:  # edgetui replay RUN --at 3h20m
+            at, self.start_at = self.start_at, None
+            end = msg.cursor.end_elapsed or 0.0
+            msg.cursor.jump_to(min(at, end))
+            if at > end:
+                self.notify(f"{format_elapsed(at)} is past the run's end ({format_elapsed(end)}): at its last event",
+                            timeout=6)
         events.set_timeline(msg.cursor, msg.cursor.index)
         events.focus()
         self.loaded_at = time.perf_counter()
@@ -303,7 +318,8 @@ class ReplayScreen(Screen):
         if cur is None:
             return
         events = self.query_one(EventList)
-        events.border_title = f"events {cur.index + 1:,}/{cur.n:,}"
+        events.border_title = f"events {cur.index + 1:,}/{cur.n:,}" + (
+            " · c: chart" if self.has_class("-chart-hidden") else "")
         state = "▶" if cur.playing else "⏸"
         sub = Text()
         sub.append(f"{state} {cur.speed}×", style="bold green" if cur.playing else "")
@@ -410,7 +426,13 @@ class ReplayScreen(Screen):
         if not c.query:
             self.notify("no search yet: press /", timeout=2)
             return
-        self._do(c.next_match if direction > 0 else c.prev_match, "no match")
+        if not c.matches:
+            self.notify(f"no match for “{c.query}”", timeout=2)
+            return
+        moved = (c.next_match if direction > 0 else c.prev_match)()
+        if not moved:  # one match, already selected: it stays, and says so
+            self.notify(f"the only match for “{c.query}” (1/1)", timeout=2)
+        self._moved(moved)
 
     # ------------------------------------------------------------------ play
 
@@ -522,8 +544,33 @@ class ReplayScreen(Screen):
             self._schedule_detail()
 
     def action_toggle_chart(self) -> None:
+        self.chart_choice = self._chart_hidden()  # hidden -> shown, shown -> hidden
+        self._apply_layout()
+        self._update_status()
+
+    def action_chart_mode(self) -> None:
+        """``v``: the chart's quantity, in turn score / pass rate / rescaled (those the run has)."""
         chart = self.query_one(ScoreChart)
-        chart.display = not chart.display
+        modes = chart.data.modes or (chart.data.mode,)
+        cur = chart.data.mode if chart.data.mode in modes else modes[0]
+        self.chart_mode = modes[(modes.index(cur) + 1) % len(modes)]
+        self._draw_chart()
+        self.notify(f"chart: {chart.data.y_label}", timeout=2)
+
+    def _chart_data(self) -> Any:
+        end = self.cursor.end_elapsed if self.cursor is not None else 0.0
+        return chart_data(self.header or {}, self.subs, end_elapsed_s=end, mode=self.chart_mode)
+
+    def _draw_chart(self) -> None:
+        chart = self.query_one(ScoreChart)
+        data = self._chart_data()
+        chart.set_data(data)
+        legend = legend_text(data)  # a Text: no markup parsing at every render
+        title = f"{data.y_label} · best-so-far" + (f" ({data.policy})" if data.policy else "")
+        if self._chart_texts != (legend.plain, title):  # (a live reload redraws the same often)
+            self._chart_texts = (legend.plain, title)
+            chart.border_subtitle = legend
+            chart.border_title = title
 
     def action_maximize_detail(self) -> None:
         if self.maximized is not None:

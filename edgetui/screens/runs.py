@@ -19,18 +19,16 @@ import subprocess
 import time
 from typing import Any, Callable, Iterable, Optional, Sequence
 
-from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from edgetui.live.model import Alarm, LiveRun
+from edgetui.live.model import LiveRun
 
 from ..widgets.fmt import fmt_count, fmt_usd, set_border, set_static
 from ..widgets.runs_table import (
@@ -42,6 +40,7 @@ from ..widgets.runs_table import (
     sort_runs,
     status_text,
 )
+from .live_common import AlarmsScreen, MessagesScreen, alarm_states
 from .live_run import (
     acknowledge_alarms,
     LiveActions,
@@ -127,80 +126,6 @@ def dispatch_events_recorded(app: App, run_keys: Iterable[str]) -> int:
 def dispatch_runs_updated(app: App, runs: Sequence[LiveRun], messages: Sequence[str] = ()) -> int:
     """Hand a snapshot to every screen of the stack that takes one (``update_runs``); returns how many."""
     return _to_screens(app, "update_runs", runs, messages)
-
-
-# ---------------------------------------------------------------------------- modals
-
-
-class _ListModal(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,a,m", "dismiss", "close")]
-    DEFAULT_CSS = """
-    _ListModal { align: center middle; background: $background 60%; }
-    _ListModal > Vertical { width: 90%; max-width: 140; height: auto; max-height: 90%;
-        border: round $error; background: $panel; padding: 0 1; }
-    _ListModal.-notes > Vertical { border: round $primary; }
-    _ListModal VerticalScroll { height: auto; max-height: 100%; }
-    """
-
-    def __init__(self, title: str, body: Any, *, notes: bool = False) -> None:
-        super().__init__(classes="-notes" if notes else "")
-        self.title_text = title
-        self.body = body
-
-    def compose(self) -> ComposeResult:
-        with Vertical() as v:
-            v.border_title = self.title_text
-            v.border_subtitle = "esc closes"
-            with VerticalScroll():
-                yield Static(self.body)
-
-    def action_dismiss(self) -> None:  # type: ignore[override]
-        self.dismiss(None)
-
-
-class AlarmsScreen(_ListModal):
-    """Alarms, newest first: age, severity, rule, run, acknowledged, message. ``A`` calls ``on_ack``
-    (acknowledge the alarms shown) and closes."""
-
-    BINDINGS = [Binding("A", "ack", "acknowledge", show=False)]
-
-    def __init__(self, alarms: Iterable[Alarm], now: float, title: str = "Alarms",
-                 on_ack: Optional[Callable[[], None]] = None) -> None:
-        alarms = sorted(alarms, key=lambda a: a.t, reverse=True)
-        self.on_ack = on_ack
-        t = Table(box=None, show_header=True, header_style="bold", padding=(0, 1), expand=True)
-        t.add_column("age", justify="right", no_wrap=True)
-        t.add_column("", no_wrap=True)
-        t.add_column("rule", no_wrap=True)
-        t.add_column("run", no_wrap=True, overflow="ellipsis", max_width=44)
-        t.add_column("ack", no_wrap=True)
-        t.add_column("message", ratio=1)
-        self.lines: list[str] = []  # plain text of each row (what the table shows)
-        for a in alarms:
-            crit = a.severity == "critical"
-            ack = Text(f"✓ {fmt_age(now - a.acked_at)}", style="dim") if a.acked_at is not None else Text("–", style="dim")
-            cells = [Text(fmt_age(now - a.t)), Text("⚠", style="bold red" if crit else "bold yellow"),
-                     Text(a.rule, style="bold"), Text(a.run_key, style="cyan"), ack, Text(a.message)]
-            t.add_row(*cells)
-            self.lines.append(" ".join(c.plain for c in cells))
-        super().__init__(f"{title} ({len(alarms)})", t)
-
-    def on_mount(self) -> None:
-        if self.on_ack is not None:
-            self.query_one(Vertical).border_subtitle = "A acknowledges · esc closes"
-
-    def action_ack(self) -> None:
-        if self.on_ack is not None:
-            self.dismiss(None)
-            self.on_ack()
-
-
-class MessagesScreen(_ListModal):
-    """The supervisor's notes, newest last."""
-
-    def __init__(self, messages: Sequence[str]) -> None:
-        body = Text("\n".join(messages) if messages else "no notes yet", style="" if messages else "dim")
-        super().__init__(f"Supervisor notes ({len(messages)})", body, notes=True)
 
 
 # ---------------------------------------------------------------------------- the screen
@@ -613,7 +538,7 @@ class RunsScreen(Screen):
         if not alarms:
             self.notify("no alarm", timeout=2)
             return
-        self.app.push_screen(AlarmsScreen(alarms, self.now(), on_ack=self._ack_all))
+        self.app.push_screen(AlarmsScreen(alarms, self.now(), on_ack=self._ack_all, states=alarm_states(self.runs)))
 
     def _ack_all(self) -> None:
         acknowledge_alarms(self, self.actions, None, on_done=self._render_all)

@@ -25,18 +25,49 @@ from textual.strip import Strip
 from textual.widget import Widget
 from .fmt import _finite
 
-__all__ = ["ChartData", "ScoreChart", "chart_data"]
+__all__ = ["ChartData", "MODES", "ScoreChart", "chart_data", "fitted_range", "legend_text", "series_style"]
 
 CURSOR_STYLE = Style(color="bright_yellow", bold=True)
 CURSOR_BG = Style(bgcolor="grey30")
-BEST_COLOR = "green"
-AGENT_COLOR = "bright_yellow"
-AUTO_COLOR = "blue"
-BUDGET_COLOR = "red"
+#: series colours as 256-colour codes: plotext takes the code, the legend the same code as a Rich
+#: colour, so the two can never disagree (plotext ignores colour names it does not know)
+BEST_COLOR = 2  # green
+AGENT_COLOR = 11  # bright yellow
+AUTO_COLOR = 12  # bright blue
+BUDGET_COLOR = 1  # red
 AXES_COLOR = 244
 AGENT_MARKER = "◆"
 AUTO_MARKER = "•"
+LOW_MARKER = "▼"  # a score below the fitted range, drawn at its lower edge
+HIGH_MARKER = "▲"  # above it, at the upper edge
+#: more markers than this (or two per canvas column) are thinned: per column the lowest and highest
+THIN_ABOVE = 200
 _SENTINEL = 1e100
+
+#: the y quantities the chart can show (``v`` cycles them): raw score, pass rate, rescaled 0-100
+MODES = ("score", "pass", "rescaled")
+MODE_LABELS = {"score": "score", "pass": "pass %", "rescaled": "rescaled 0–100"}
+
+
+def series_style(color: int, bold: bool = False) -> Style:
+    """The Rich style of a series colour (legend, tests): the code plotext draws with."""
+    return Style(color=f"color({color})", bold=bold)
+
+
+def legend_text(data: "ChartData") -> Text:
+    """The chart's legend, in the very colours of its series."""
+    legend = Text()
+    legend.append("━ best", style=series_style(BEST_COLOR))
+    legend.append(f"  {AGENT_MARKER} agent", style=series_style(AGENT_COLOR))
+    legend.append(f"  {AUTO_MARKER} auto-eval", style=series_style(AUTO_COLOR))
+    if data.outliers:
+        legend.append(f"  {LOW_MARKER}{HIGH_MARKER} off scale", style="dim")
+    if data.budget_h:
+        legend.append("  ┊ budget", style=series_style(BUDGET_COLOR))
+    legend.append("  │ cursor", style="bold bright_yellow")
+    if len(data.modes) > 1:
+        legend.append("  v: " + "/".join(MODE_LABELS[m].split()[0] for m in data.modes), style="dim")
+    return legend
 
 
 @dataclass
@@ -50,6 +81,9 @@ class ChartData:
     x_max: float = 1.0
     y_label: str = "score"
     policy: str = ""
+    mode: str = "score"  # one of MODES
+    modes: tuple[str, ...] = ()  # the modes this run has data for
+    outliers: int = 0  # raw scores off the fitted y range (fitted_range): drawn as ▼ / ▲ at its edge
 
     @property
     def empty(self) -> bool:
@@ -67,14 +101,17 @@ def chart_data(
     subs: Sequence[Mapping[str, Any]],
     *,
     end_elapsed_s: Optional[float] = None,
+    mode: Optional[str] = None,
 ) -> ChartData:
     """Chart series from a run header (:func:`edgetui.store.run_header`) and its submissions.
 
-    Score tasks (``runs.score_task``) plot raw scores, others pass rate × 100.
-    The best-so-far line follows the submissions' ``best_score`` /
-    ``best_pass_rate`` (the running best under the task's selection policy) and
-    runs on to ``end_elapsed_s``. Agent (and game) rounds and auto-eval samples
-    are separate series so they get different markers.
+    ``mode`` picks the y quantity (:data:`MODES`): ``score`` (the task's raw score),
+    ``pass`` (pass rate × 100) or ``rescaled`` (SForge's 0–100 rescaled score); by
+    default score for score tasks (``runs.score_task``), else pass rate. The
+    best-so-far line is the running best under the task's selection policy as the
+    submissions record it (``best_round``; SForge selection.py semantics), shown in
+    the chosen quantity, run on to ``end_elapsed_s``. Agent (and game) rounds and
+    auto-eval samples are separate series so they get different markers.
     """
     start = head.get("started_at") or head.get("first_t") or 0.0
     score_task = head.get("score_task")
@@ -82,18 +119,30 @@ def chart_data(
         score_task = (head.get("selection") or "pass_rate_first") != "pass_rate_first" and any(
             s.get("score") is not None for s in subs
         )
+    modes = tuple(m for m, key in (("score", "score"), ("pass", "pass_rate"), ("rescaled", "score_0_100"))
+                  if any(_num(s.get(key)) is not None for s in subs))
+    if mode not in MODES:
+        mode = "score" if score_task else "pass"
+    by_round = {s.get("round"): s for s in subs}
 
-    def own(s: Mapping[str, Any]) -> Optional[float]:
-        if score_task:
+    def value(s: Optional[Mapping[str, Any]]) -> Optional[float]:
+        if s is None:
+            return None
+        if mode == "score":
             return _num(s.get("score"))
+        if mode == "rescaled":
+            return _num(s.get("score_0_100"))
         pr = _num(s.get("pass_rate"))
         return None if pr is None else pr * 100
 
     def best_of(s: Mapping[str, Any]) -> Optional[float]:
-        if score_task:
+        if mode == "score" and score_task:
             return _num(s.get("best_score"))
-        pr = _num(s.get("best_pass_rate"))
-        return None if pr is None else pr * 100
+        if mode == "pass" and not score_task:
+            pr = _num(s.get("best_pass_rate"))
+            return None if pr is None else pr * 100
+        br = s.get("best_round")  # the best round's own value in the chosen quantity
+        return value(by_round.get(br)) if br else None
 
     def x_of(s: Mapping[str, Any]) -> Optional[float]:
         e = _num(s.get("elapsed_s"))
@@ -102,7 +151,7 @@ def chart_data(
             e = None if t is None else t - start
         return None if e is None else e / 3600.0
 
-    d = ChartData(y_label="score" if score_task else "pass %")
+    d = ChartData(y_label=MODE_LABELS[mode], mode=mode, modes=modes)
     d.policy = str(head.get("selection") or head.get("task_selection") or "")
     prev: Optional[float] = None
     last_x = 0.0
@@ -111,7 +160,7 @@ def chart_data(
         if x is None:
             continue
         last_x = max(last_x, x)
-        v = own(s)
+        v = value(s)
         if v is not None:
             (d.auto if s.get("kind") == "auto" else d.agent).append((x, v))
         b = best_of(s)
@@ -129,6 +178,8 @@ def chart_data(
     d.budget_h = budget / 3600.0 if budget else None
     x_max = max(end_h, last_x, d.budget_h * 1.03 if d.budget_h else 0.0)
     d.x_max = x_max if x_max > 0 else 1.0
+    lo, hi = fitted_range([y for _, y in d.best], [y for _, y in d.agent] + [y for _, y in d.auto])
+    d.outliers = sum(1 for _, y in d.agent + d.auto if not lo <= y <= hi)
     return d
 
 
@@ -140,6 +191,7 @@ def _same_drawing(old: ChartData, new: ChartData, columns: int) -> bool:
     col_h = old.x_max / columns
     if (old.agent != new.agent or old.auto != new.auto or old.budget_h != new.budget_h
             or old.y_label != new.y_label or old.policy != new.policy or len(old.best) != len(new.best)
+            or old.mode != new.mode
             or abs(new.x_max - old.x_max) >= col_h):
         return False
     if old.best[:-1] != new.best[:-1]:
@@ -161,6 +213,33 @@ def _nice_step(span: float, n: int) -> float:
     return min(steps, key=lambda st: (abs(span / st - n), -st))
 
 
+def _quantile(sorted_vs: Sequence[float], q: float) -> float:
+    i = q * (len(sorted_vs) - 1)
+    a = int(math.floor(i))
+    b = min(a + 1, len(sorted_vs) - 1)
+    return sorted_vs[a] + (sorted_vs[b] - sorted_vs[a]) * (i - a)
+
+
+def fitted_range(best: Sequence[float], raw: Sequence[float]) -> tuple[float, float]:
+    """The y range drawn: the whole best-so-far line and the middle half of the raw scores (their
+    quartiles), padded by 5 %. Scores outside it are drawn as ▼ / ▲ at its edge: a few 0.0
+    submissions, or a long tail of weak ones, must not squash a 42.8 -> 67.0 climb into a row."""
+    raw_s = sorted(raw)
+    vs = list(best)
+    if len(raw_s) >= 8:
+        vs += [_quantile(raw_s, 0.25), _quantile(raw_s, 0.75)]
+    else:
+        vs += raw_s
+    if not vs:
+        return 0.0, 100.0
+    lo, hi = min(vs), max(vs)
+    if hi - lo < 1e-9:
+        pad = abs(hi) * 0.1 or 1.0
+        return lo - pad, hi + pad
+    pad = (hi - lo) * 0.05
+    return lo - pad, hi + pad
+
+
 def _y_limits(values: Iterable[float]) -> tuple[float, float]:
     vs = list(values)
     if not vs:
@@ -171,6 +250,46 @@ def _y_limits(values: Iterable[float]) -> tuple[float, float]:
         return lo - pad, hi + pad
     pad = (hi - lo) * 0.08
     return lo - pad, hi + pad
+
+
+def _y_ticks(lo: float, hi: float, rows: int) -> tuple[float, float, float]:
+    """(lo, hi, step): the range widened to whole tick steps, with evenly spaced ticks one canvas
+    row apart at the closest (never two on one row) and at most six of them."""
+    span = max(hi - lo, 1e-9)
+    for _ in range(40):
+        step = _nice_step_at_least(max(span / max(1, rows - 1), span / 5))
+        a, b = math.floor(lo / step + 1e-9) * step, math.ceil(hi / step - 1e-9) * step
+        if b <= a:
+            b = a + step
+        if (b - a) / step <= rows - 1:
+            return a, b, step
+        span = b - a
+    return lo, hi, span
+
+
+def _nice_step_at_least(x: float) -> float:
+    """The smallest 1 / 2 / 2.5 / 5 × 10^k not below ``x``."""
+    mag = 10 ** math.floor(math.log10(x)) if x > 0 else 1.0
+    for m in (1, 2, 2.5, 5, 10):
+        if m * mag >= x * (1 - 1e-9):
+            return m * mag
+    return 10 * mag
+
+
+def _thin(pts: Sequence[tuple[float, float]], x_max: float, cols: int) -> list[tuple[float, float]]:
+    """At most the lowest and the highest point of each of ``cols`` columns (crowded markers)."""
+    if len(pts) <= 2:
+        return list(pts)
+    buckets: dict[int, list[tuple[float, float]]] = {}
+    for x, y in pts:
+        buckets.setdefault(int(x / x_max * cols) if x_max > 0 else 0, []).append((x, y))
+    out = []
+    for b in buckets.values():
+        lo_p, hi_p = min(b, key=lambda p: p[1]), max(b, key=lambda p: p[1])
+        out.append(lo_p)
+        if hi_p is not lo_p:
+            out.append(hi_p)
+    return sorted(out)
 
 
 def _hour_ticks(x_max: float, max_ticks: int) -> tuple[list[float], list[str]]:
@@ -286,17 +405,16 @@ class ScoreChart(Widget):
         f.clear()
         f.theme("simple")
         f.plot_size(w, h)
-        ys = [y for _, y in d.best] + [y for _, y in d.agent] + [y for _, y in d.auto]
-        lo, hi = _y_limits(ys)
-        if d.y_label.startswith("pass"):
+        lo, hi = fitted_range([y for _, y in d.best], [y for _, y in d.agent] + [y for _, y in d.auto])
+        if d.mode != "score":
             lo, hi = max(lo, -2.0), min(hi, 102.0)
+        rows = max(2, h - 3)  # canvas rows (frame top and bottom, x labels)
+        lo, hi, step = _y_ticks(lo, hi, rows)
+        if d.mode != "score":
+            lo, hi = max(lo, -2.0 if lo < 0 else lo), min(hi, 102.0 if hi > 100 else hi)
         f.ruler("x").lim(0.0, d.x_max)
         f.ruler("y").lim(lo, hi)
-        rows = max(1, (h - 3) // 2)
-        step = _nice_step(hi - lo, rows)
-        while (hi - lo) / step > max(1, h - 3):  # never more ticks than canvas rows
-            step *= 2
-        first = math.ceil(lo / step) * step
+        first = math.ceil(lo / step - 1e-9) * step
         yt = [first + k * step for k in range(int((hi - first) / step + 1e-9) + 1)]
         f.ruler("y").ticks(yt, [_fmt_tick(v, step) for v in yt])
         xt, xl = _hour_ticks(d.x_max, max(2, (w - 8) // 7))
@@ -305,17 +423,23 @@ class ScoreChart(Widget):
         f.ruler("both").pixel((AXES_COLOR, "default"))
         if d.budget_h is not None:
             f.line(d.budget_h, orientation="vertical", pixel=(BUDGET_COLOR, "default"), style="dotted")
-        if d.best:
-            s = f.signal([x for x, _ in d.best], [y for _, y in d.best],
-                         marker=plt.marker("braille", pixel=BEST_COLOR))
+        cols = max(1, w - 8)
+        for pts, mk, color in ((d.auto, AUTO_MARKER, AUTO_COLOR), (d.agent, AGENT_MARKER, AGENT_COLOR)):
+            inside = [(x, y) for x, y in pts if lo <= y <= hi]
+            low = [(x, lo) for x, y in pts if y < lo]
+            high = [(x, hi) for x, y in pts if y > hi]
+            if len(inside) > THIN_ABOVE or len(inside) > 2 * cols:
+                inside = _thin(inside, d.x_max, cols)
+            for group, sym in ((inside, mk), (_thin(low, d.x_max, cols), LOW_MARKER),
+                               (_thin(high, d.x_max, cols), HIGH_MARKER)):
+                if group:
+                    f.draw(f.signal([x for x, _ in group], [y for _, y in group],
+                                    marker=plt.marker(sym, pixel=(color, "default"))))
+        if d.best:  # drawn last: the best-so-far line stays on top of the markers
+            s = f.signal([x for x, _ in d.best], [min(hi, max(lo, y)) for _, y in d.best],
+                         marker=plt.marker("braille", pixel=(BEST_COLOR, "default")))
             s.lines()
             f.draw(s)
-        if d.auto:
-            f.draw(f.signal([x for x, _ in d.auto], [y for _, y in d.auto],
-                            marker=plt.marker(AUTO_MARKER, pixel=AUTO_COLOR)))
-        if d.agent:
-            f.draw(f.signal([x for x, _ in d.agent], [y for _, y in d.agent],
-                            marker=plt.marker(AGENT_MARKER, pixel=AGENT_COLOR)))
         m = f.build()
         lines = m.string().split("\n")[:h]
         canvas = self._canvas_of(f, lines)

@@ -1,0 +1,425 @@
+"""What the live screens share: actions on a run's work container and files, the command
+palette's provider, the alarms and notes lists.
+
+The runs screen and the live run screen both use these, so they live here and the two
+screens import in one direction only (runs -> live_run -> replay), checked by the
+import-linter contracts in ``pyproject.toml``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+from typing import Any, Callable, Iterable, Optional, Protocol, Sequence, runtime_checkable
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult, SuspendNotSupported
+from textual.binding import Binding
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
+
+from edgetui.live.model import Alarm, LiveRun
+from edgetui.redact import redacted_copy
+
+from ..widgets.runs_table import fmt_age
+from .confirm import ChoiceScreen, ConfirmScreen
+
+#: Files of a task directory offered by ``o`` (name, what it holds).
+RUN_FILES: tuple[tuple[str, str], ...] = (
+    ("run_agent.log", "harness log: segments, resumes, errors"),
+    ("agent_output.txt", "agent transcript"),
+    ("final_result.json", "final result (absent while running)"),
+    ("evolve_state.json", "submission counter and times"),
+    ("run_history.json", "judge history"),
+    ("run_config.json", "run configuration (secrets redacted)"),
+    ("install_output.txt", "agent install output"),
+    ("started_at", "start time"),
+)
+
+# ---------------------------------------------------------------------------- injected effects
+
+
+@runtime_checkable
+class LiveActions(Protocol):
+    """What the live screens may do outside the app; implemented by the live core.
+
+    ``stop`` / ``kill`` act on the run's work container and may block (they
+    are called in a thread worker); they raise on failure (the message is
+    shown). ``shell_argv`` returns the command that opens an interactive shell
+    in the work container (e.g. ``["docker", "exec", "-it", id, "sh"]``, or
+    through ssh for a remote host), ``None`` when there is no running
+    container. ``file_path`` returns a local path to open in ``$PAGER`` for a
+    file of the task directory (see :data:`RUN_FILES`), ``None`` when absent
+    or not reachable.
+    """
+
+    def stop(self, run_key: str) -> Any: ...
+
+    def kill(self, run_key: str) -> Any: ...
+
+    def shell_argv(self, run_key: str) -> Optional[Sequence[str]]: ...
+
+    def file_path(self, run_key: str, name: str) -> Optional[Any]: ...
+
+    def acknowledge(self, run_key: Optional[str]) -> int:
+        """Acknowledge the alarms holding now (of one run, or of all runs when None); returns how many."""
+        ...
+
+
+_LIVE_STATES = ("running", "paused", "restarting")
+
+
+class SupervisorActions:
+    """:class:`LiveActions` over the live core's ``Supervisor`` (duck-typed, no import).
+
+    The supervisor acts on container names or ids and answers one-line
+    outcomes (``"stopped …"`` / ``"could not stop …: …"``) without raising;
+    here the run's work container comes from the supervisor's newest snapshot
+    (``last_runs``) and a failed outcome becomes an exception, which the
+    screens show as an error.
+    """
+
+    def __init__(self, supervisor: Any) -> None:
+        self.sup = supervisor
+
+    def container(self, run_key: str) -> Optional[str]:
+        for r in list(getattr(self.sup, "last_runs", None) or []):
+            if r.run_key == run_key and r.container is not None:
+                return r.container.id or r.container.name
+        return None
+
+    def _act(self, run_key: str, fn: Callable[[str], str]) -> str:
+        c = self.container(run_key)
+        if c is None:
+            raise RuntimeError(f"no work container known for {run_key}")
+        out = str(fn(c) or "")
+        if out.startswith("could not") or "disabled" in out:
+            raise RuntimeError(out)
+        return out
+
+    def stop(self, run_key: str) -> str:
+        return self._act(run_key, self.sup.stop_container)
+
+    def kill(self, run_key: str) -> str:
+        return self._act(run_key, self.sup.kill_container)
+
+    def shell_argv(self, run_key: str) -> Optional[Sequence[str]]:
+        c = self.container(run_key)
+        return None if c is None else self.sup.shell_command(c)
+
+    def file_path(self, run_key: str, name: str) -> Optional[Any]:
+        p = self.sup.run_file_path(run_key, name)
+        return p if p is not None and os.path.isfile(p) else None
+
+    def acknowledge(self, run_key: Optional[str]) -> int:
+        return int(self.sup.acknowledge_alarms(run_key))
+
+
+def _container_label(live: Optional[LiveRun]) -> str:
+    c = live.container if live else None
+    if c is None:
+        return "the work container"
+    return f"{c.name} ({c.id[:12]})"
+
+
+def confirm_container_action(screen: Screen, actions: Optional[LiveActions], run_key: str,
+                             live: Optional[LiveRun], kind: str) -> None:
+    """Ask, then ``actions.stop`` / ``actions.kill`` the run's work container in a thread worker."""
+    if actions is None:
+        screen.notify("Container actions are not available here (no live supervisor).", severity="warning",
+                      timeout=4)
+        return
+    c = live.container if live else None
+    if live is not None and (c is None or c.state not in _LIVE_STATES):
+        screen.notify(f"{run_key}: no running work container to {kind}.", severity="warning", timeout=4)
+        return
+    target = _container_label(live)
+    msg = Text()
+    if kind == "kill":
+        msg.append("Kill ", style="bold red")
+        msg.append(target, style="bold")
+        msg.append(" now (SIGKILL)?\n\n", style="bold red")
+        msg.append("The agent gets no chance to save anything; ", style="")
+    else:
+        msg.append("Stop ", style="bold yellow")
+        msg.append(target, style="bold")
+        msg.append("?\n\n")
+        msg.append("docker stop: SIGTERM, then SIGKILL after the grace period. ", style="")
+    msg.append(f"The run {run_key} ends without a final_result.json and shows as aborted.", style="dim")
+
+    def answered(yes: Optional[bool]) -> None:
+        if not yes:
+            screen.notify(f"{kind} cancelled", timeout=2)
+            return
+        fn = actions.kill if kind == "kill" else actions.stop
+
+        def run() -> None:
+            try:
+                out = fn(run_key)
+            except Exception as e:  # shown, never crashes the app
+                screen.app.call_from_thread(
+                    screen.notify, f"{kind} {target} failed: {e}", severity="error", timeout=8)
+                return
+            note = out if isinstance(out, str) and out else f"{kind} sent to {target}"
+            screen.app.call_from_thread(screen.notify, note, timeout=4)
+
+        screen.run_worker(run, thread=True, group=f"container-{kind}", exit_on_error=False,
+                          name=f"{kind} {run_key}")
+
+    title = "Kill the work container" if kind == "kill" else "Stop the work container"
+    screen.app.push_screen(
+        ConfirmScreen(title, msg, confirm_label="Kill" if kind == "kill" else "Stop", danger=kind == "kill"),
+        answered,
+    )
+
+
+def acknowledge_alarms(screen: Screen, actions: Optional[LiveActions], run_key: Optional[str],
+                       on_done: Optional[Callable[[], None]] = None) -> None:
+    """``A``: acknowledge the holding alarms of ``run_key`` (all runs when None) in a thread worker;
+    they stop counting in banners and rows until raised again (the acknowledgement is recorded)."""
+    if actions is None or not hasattr(actions, "acknowledge"):
+        screen.notify("Alarms can only be acknowledged while supervising.", severity="warning", timeout=4)
+        return
+    what = run_key or "all runs"
+
+    def run() -> None:
+        try:
+            n = actions.acknowledge(run_key)
+        except Exception as e:  # shown, never crashes the app
+            screen.app.call_from_thread(screen.notify, f"could not acknowledge: {e}", severity="error", timeout=8)
+            return
+        note = f"acknowledged {n} alarm{'s' if n != 1 else ''} of {what}" if n else f"no alarm to acknowledge on {what}"
+        screen.app.call_from_thread(screen.notify, note, timeout=3)
+        if on_done is not None:
+            screen.app.call_from_thread(on_done)
+
+    screen.run_worker(run, thread=True, group="alarm-ack", exit_on_error=False, name=f"ack {what}")
+
+
+def _run_suspended(screen: Screen, argv: Sequence[str], what: str,
+                   run_command: Callable[[Sequence[str]], int]) -> Optional[int]:
+    """Run ``argv`` with the app suspended (terminal handed over); returns its exit code."""
+    try:
+        with screen.app.suspend():
+            rc = run_command(list(argv))
+    except SuspendNotSupported:
+        screen.notify(f"Cannot hand the terminal over here: run `{shlex.join(argv)}` yourself.",
+                      severity="error", timeout=8)
+        return None
+    except (OSError, subprocess.SubprocessError) as e:
+        screen.notify(f"{what}: cannot run {argv[0]}: {e}", severity="error", timeout=8)
+        return None
+    screen.app.refresh()
+    if rc:
+        screen.notify(f"{what} exited with status {rc}", severity="warning", timeout=4)
+    return rc
+
+
+def open_shell(screen: Screen, actions: Optional[LiveActions], run_key: str,
+               run_command: Callable[[Sequence[str]], int] = subprocess.call) -> None:
+    """``e``: a shell in the work container, app suspended."""
+    if actions is None:
+        screen.notify("Shells are not available here (no live supervisor).", severity="warning", timeout=4)
+        return
+    try:
+        argv = actions.shell_argv(run_key)
+    except Exception as e:
+        screen.notify(f"cannot open a shell: {e}", severity="error", timeout=6)
+        return
+    if not argv:
+        screen.notify(f"{run_key}: no running work container to open a shell in.", severity="warning", timeout=4)
+        return
+    _run_suspended(screen, argv, "shell", run_command)
+
+
+def pager_argv(path: Any) -> list[str]:
+    """``$PAGER path`` (``less +G`` — start at the end — when ``$PAGER`` is unset)."""
+    pager = os.environ.get("PAGER")
+    base = shlex.split(pager) if pager else ["less", "+G"]
+    return [*base, str(path)]
+
+
+def open_run_file(screen: Screen, actions: Optional[LiveActions], run_key: str,
+                  run_command: Callable[[Sequence[str]], int] = subprocess.call) -> None:
+    """``o``: choose a file of the task directory, then open it in ``$PAGER`` with the app suspended."""
+    if actions is None:
+        screen.notify("Run files are not available here (no live supervisor).", severity="warning", timeout=4)
+        return
+    paths: dict[str, Any] = {}
+    choices = []
+    for name, desc in RUN_FILES:
+        try:
+            p = actions.file_path(run_key, name)
+        except Exception:
+            p = None
+        if p is not None:
+            paths[name] = p
+        choices.append((name, desc if p is not None else "not there", p is not None))
+    if not paths:
+        screen.notify(f"{run_key}: no run file is reachable from here.", severity="warning", timeout=4)
+        return
+
+    def chosen(name: Optional[str]) -> None:
+        if name and name in paths:
+            try:  # the pager sees a copy with secrets redacted, never the file itself
+                view = redacted_copy(paths[name])
+            except OSError as e:
+                screen.notify(f"cannot open {name}: {e.strerror or e}", severity="error", timeout=6)
+                return
+            try:
+                _run_suspended(screen, pager_argv(view), name, run_command)
+            finally:
+                shutil.rmtree(os.path.dirname(view), ignore_errors=True)
+
+    screen.app.push_screen(ChoiceScreen(f"Open a file of {run_key}", choices), chosen)
+
+
+# ---------------------------------------------------------------------------- palette
+
+
+class ScreenCommands(Provider):
+    """Command palette entries of the active screen's ``palette_commands()`` (title, help, callback)."""
+
+    def _commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
+        f = getattr(self.screen, "palette_commands", None)
+        return list(f()) if callable(f) else []
+
+    async def discover(self) -> Hits:
+        for title, help, cb in self._commands():
+            yield DiscoveryHit(title, cb, help=help)
+
+    async def search(self, query: str) -> Hits:
+        m = self.matcher(query)
+        for title, help, cb in self._commands():
+            score = m.match(title)
+            if score > 0:
+                yield Hit(score, m.highlight(title), cb, help=help)
+
+
+# ---------------------------------------------------------------------------- messages
+
+
+def _wrap_units(fields: Sequence[Text], width: int, sep: str = "  ") -> Text:
+    """Fields joined by ``sep``, wrapping between fields, never inside one (a field longer than the width is cut)."""
+    out = Text()
+    line = 0
+    for k, f in enumerate(fields):
+        if f.cell_len > width:
+            f = f.copy()
+            f.truncate(width, overflow="ellipsis")
+        if k and line + len(sep) + f.cell_len > width:
+            out.append("\n")
+            line = 0
+        elif k:
+            out.append(sep)
+            line += len(sep)
+        out.append_text(f)
+        line += f.cell_len
+    return out
+
+
+# ---------------------------------------------------------------------------- modals
+
+
+class _ListModal(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,a,m", "dismiss", "close")]
+    DEFAULT_CSS = """
+    _ListModal { align: center middle; background: $background 60%; }
+    _ListModal > Vertical { width: 90%; max-width: 140; height: auto; max-height: 90%;
+        border: round $error; background: $panel; padding: 0 1; }
+    _ListModal.-notes > Vertical { border: round $primary; }
+    _ListModal VerticalScroll { height: auto; max-height: 100%; }
+    """
+
+    def __init__(self, title: str, body: Any, *, notes: bool = False) -> None:
+        super().__init__(classes="-notes" if notes else "")
+        self.title_text = title
+        self.body = body
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as v:
+            v.border_title = self.title_text
+            v.border_subtitle = "esc closes"
+            with VerticalScroll():
+                yield Static(self.body)
+
+    def action_dismiss(self) -> None:  # type: ignore[override]
+        self.dismiss(None)
+
+
+def alarm_states(runs: Iterable[LiveRun]) -> dict[int, str]:
+    """``id(alarm)`` -> ``holding`` | ``acked`` | ``cleared`` for every alarm of ``runs`` (as the live
+    run screen's header marks them)."""
+    out: dict[int, str] = {}
+    for r in runs:
+        holding = {id(a) for a in r.current_alarms}
+        acked = {id(a) for a in r.acked_alarms}
+        for a in r.alarms:
+            out[id(a)] = "holding" if id(a) in holding else ("acked" if id(a) in acked else "cleared")
+    return out
+
+
+class AlarmsScreen(_ListModal):
+    """Alarms, newest first: age, severity, rule, run, state, message. The state is ``holding``
+    (its condition holds), ``✓ <age>`` (acknowledged) or ``cleared`` (its condition no longer
+    holds: the row is dim), as the live run screen's header marks them. ``A`` calls ``on_ack``
+    (acknowledge the alarms shown) and closes."""
+
+    BINDINGS = [Binding("A", "ack", "acknowledge", show=False)]
+
+    def __init__(self, alarms: Iterable[Alarm], now: float, title: str = "Alarms",
+                 on_ack: Optional[Callable[[], None]] = None, states: Optional[dict[int, str]] = None) -> None:
+        alarms = sorted(alarms, key=lambda a: a.t, reverse=True)
+        self.on_ack = on_ack
+        t = Table(box=None, show_header=True, header_style="bold", padding=(0, 1), expand=True)
+        t.add_column("age", justify="right", no_wrap=True)
+        t.add_column("", no_wrap=True)
+        t.add_column("rule", no_wrap=True)
+        t.add_column("run", no_wrap=True, overflow="ellipsis", max_width=44)
+        t.add_column("state", no_wrap=True)
+        t.add_column("message", ratio=1)
+        self.lines: list[str] = []  # plain text of each row (what the table shows)
+        for a in alarms:
+            crit = a.severity == "critical"
+            state = (states or {}).get(id(a))
+            if a.acked_at is not None and state != "cleared":
+                st = Text(f"✓ {fmt_age(now - a.acked_at)}", style="dim")
+            elif state == "cleared":
+                st = Text("cleared", style="dim")
+            elif state == "holding":
+                st = Text("holding", style="bold")
+            else:
+                st = Text("–", style="dim")
+            dim = "dim" if state == "cleared" else ""
+            cells = [Text(fmt_age(now - a.t), style=dim),
+                     Text("⚠" if state != "cleared" else "·",
+                          style="dim" if dim else ("bold red" if crit else "bold yellow")),
+                     Text(a.rule, style=dim or "bold"), Text(a.run_key, style=dim or "cyan"), st,
+                     Text(a.message, style=dim)]
+            t.add_row(*cells)
+            self.lines.append(" ".join(c.plain for c in cells))
+        super().__init__(f"{title} ({len(alarms)})", t)
+
+    def on_mount(self) -> None:
+        if self.on_ack is not None:
+            self.query_one(Vertical).border_subtitle = "A acknowledges · esc closes"
+
+    def action_ack(self) -> None:
+        if self.on_ack is not None:
+            self.dismiss(None)
+            self.on_ack()
+
+
+class MessagesScreen(_ListModal):
+    """The supervisor's notes, newest last."""
+
+    def __init__(self, messages: Sequence[str]) -> None:
+        body = Text("\n".join(messages) if messages else "no notes yet", style="" if messages else "dim")
+        super().__init__(f"Supervisor notes ({len(messages)})", body, notes=True)
+
+

@@ -1,0 +1,228 @@
+"""The CLI and the app as a newcomer meets them: help, typos, fitting tables, literal cells,
+prefixes, --at, terminals that are not terminals, and small honest messages."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from edgetui.cli import build_parser, main, resolve_run
+from edgetui.db import open_db
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "sample_runs"
+CLI = [sys.executable, "-m", "edgetui.cli"]
+
+
+@pytest.fixture(scope="module")
+def samples_db(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("fc") / "s.duckdb"
+    assert main(["--db", str(db), "samples", "-q"]) == 0
+    return db
+
+
+def _in_pty(argv: list[str], cols: int, env: dict | None = None, timeout: float = 60) -> str:
+    """Run ``argv`` with a real terminal of ``cols`` columns as stdout; returns what it printed."""
+    import fcntl
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, cols, 0, 0))
+    full_env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
+    full_env.update({"TERM": "xterm-256color", **(env or {})})
+    p = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=full_env, close_fds=True)
+    os.close(slave)
+    out = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r, _, _ = select.select([master], [], [], 0.2)
+        if r:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        elif p.poll() is not None:
+            break
+    p.wait(timeout=10)
+    os.close(master)
+    return out.decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def test_every_command_has_a_description_help_on_its_arguments_and_an_example(capsys):
+    ap = build_parser()
+    sub = next(a for a in ap._actions if a.__class__.__name__ == "_SubParsersAction")
+    for name, p in sub.choices.items():
+        text = p.format_help()
+        assert p.description and len(p.description) > 10, name
+        assert "example:" in text and "edgetui" in text.split("example:")[1], name
+        for a in p._actions:
+            if a.dest not in ("help",) and a.help is None:
+                pytest.fail(f"{name}: argument {a.dest} has no help")
+    # a typo names the command meant, with exit status 2
+    with pytest.raises(SystemExit) as e:
+        main(["ingets", "x"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "did you mean 'ingest'" in err
+    # an error inside a command shows that command's usage
+    with pytest.raises(SystemExit):
+        main(["sql"])
+    assert "usage: edgetui sql" in capsys.readouterr().err
+    # every live option works after the command too
+    args = build_parser().parse_args(["watch", "--tasks-dir", "/tmp", "--no-docker"])
+    assert args.tasks_dir == Path("/tmp") and args.no_docker
+
+
+@pytest.mark.parametrize("cols", [80, 160])
+def test_runs_and_sql_fit_the_terminal(samples_db, cols):
+    out = _in_pty([*CLI, "--db", str(samples_db), "runs"], cols)
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    assert len(lines) >= 7, out
+    import re
+
+    plain = [re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", ln) for ln in lines]
+    assert max(len(ln) for ln in plain) <= cols, plain
+    assert "run_id" in plain[0] and "best" in plain[0]
+    if cols == 80:
+        note = " ".join(plain[-3:])
+        assert "not shown" in note and "--format" in note and "cut to fit" in note
+    csv_out = subprocess.run([*CLI, "--db", str(samples_db), "runs", "--format", "csv"], capture_output=True,
+                             text=True).stdout
+    assert "stated_usd" in csv_out.splitlines()[0]  # piped: complete
+    out = _in_pty([*CLI, "--db", str(samples_db), "sql", "SELECT summary, data FROM events LIMIT 20"], cols)
+    plain = [re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", ln) for ln in out.splitlines() if ln.strip()]
+    assert max(len(ln) for ln in plain) <= cols
+
+
+def test_cells_are_literal_and_control_characters_escaped(samples_db):
+    q = ("SELECT '[bold]x[/bold]' AS a, '[image]' AS b, 'x' || chr(27) || ']0;owned' || chr(7) AS c, "
+         "'[/tmp/sforge-stop-hook.sh]' AS d, 'two' || chr(10) || 'lines' AS e")
+    out = _in_pty([*CLI, "--db", str(samples_db), "sql", q], 160)
+    assert "[bold]x[/bold]" in out and "[image]" in out and "[/tmp/sforge-stop-hook.sh]" in out
+    assert "\\x1b]0;owned\\x07" in out and "\x1b]0;" not in out
+    assert "two\\nlines" in out
+    # the whole sample events table prints (it held markup-like text that failed before)
+    r = subprocess.run([*CLI, "--db", str(samples_db), "sql", "SELECT * FROM events"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_no_color_is_honoured_in_tables(samples_db):
+    coloured = _in_pty([*CLI, "--db", str(samples_db), "runs"], 160)
+    plain = _in_pty([*CLI, "--db", str(samples_db), "runs"], 160, env={"NO_COLOR": "1"})
+    import re
+
+    colour = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|38;5;\d+)m")  # foreground colours
+    assert colour.search(coloured), coloured[:300]
+    assert not colour.search(plain) and "run_id" in plain
+    dumb = _in_pty([*CLI, "--db", str(samples_db), "runs"], 160, env={"TERM": "dumb"})
+    assert "\x1b[" not in dumb and "run_id" in dumb
+
+
+def test_the_app_refuses_a_pipe_and_a_dumb_terminal(samples_db):
+    r = subprocess.run([*CLI, "--db", str(samples_db)], capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                       timeout=60)
+    assert r.returncode == 2 and "needs a terminal" in r.stderr and "\x1b" not in r.stdout
+    assert r.stderr.count("\n") == 1
+    out = _in_pty([*CLI, "--db", str(samples_db)], 100, env={"TERM": "dumb"}, timeout=30)
+    assert "TERM=dumb" in out and "\x1b[?1049h" not in out  # never switched to the alternate screen
+
+
+def test_replay_takes_a_unique_prefix_and_lists_an_ambiguous_one(samples_db):
+    conn = open_db(samples_db, read_only=True)
+    try:
+        assert resolve_run(conn, "opus48").endswith("/gw_signal_search")
+        assert resolve_run(conn, "gw_sig").endswith("/gw_signal_search")  # a task name's prefix
+        assert "vrp_route_planner" in resolve_run(conn, "gpt55-codex")
+        with pytest.raises(LookupError) as e:
+            resolve_run(conn, "gitlet")  # two runs of that task
+        assert "ambiguous" in str(e.value) and str(e.value).count("gitlet_vcs") == 2
+        with pytest.raises(LookupError):
+            resolve_run(conn, "zzz-nothing")
+    finally:
+        conn.close()
+
+
+@pytest.mark.asyncio
+async def test_replay_at_a_time_and_past_the_end(samples_db):
+    from edgetui.app import EdgeTUIApp
+    from edgetui.screens.replay import ReplayScreen
+
+    conn = open_db(samples_db, read_only=True)
+    rk = resolve_run(conn, "opus48")
+    conn.close()
+    for at, expect_note in ((3 * 3600 + 20 * 60, False), (99 * 3600, True)):
+        app = EdgeTUIApp(samples_db, rk, start_at=at)
+        async with app.run_test(size=(120, 40)) as pilot:
+            for _ in range(300):
+                if isinstance(app.screen, ReplayScreen) and app.screen.cursor is not None:
+                    break
+                await pilot.pause(0.02)
+            await pilot.pause(0.1)
+            cur = app.screen.cursor
+            pos = cur.position()
+            if expect_note:
+                assert cur.index == cur.n - 1
+                assert any("past the run's end" in n.message for n in app._notifications)
+            else:
+                assert pos <= at and (cur.index + 1 == cur.n or cur.position(cur.index + 1) > at)
+                assert at - pos < 1800
+
+
+@pytest.mark.asyncio
+async def test_a_single_search_match_stays_selected(samples_db):
+    from edgetui.app import EdgeTUIApp
+    from edgetui.screens.replay import ReplayScreen
+
+    conn = open_db(samples_db, read_only=True)
+    rk = resolve_run(conn, "judge-demo")
+    conn.close()
+    app = EdgeTUIApp(samples_db, rk)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(300):
+            if isinstance(app.screen, ReplayScreen) and app.screen.cursor is not None:
+                break
+            await pilot.pause(0.02)
+        cur = app.screen.cursor
+        cur.search("Final archive")
+        assert len(cur.matches) == 1
+        app.screen._moved(True)
+        where = cur.index
+        await pilot.press("n")
+        await pilot.pause(0.05)
+        assert cur.index == where
+        assert any("the only match" in n.message for n in app._notifications)
+        assert not any(n.message == "no match" for n in app._notifications)
+
+
+def test_alarm_list_marks_cleared_alarms():
+    from edgetui.live.model import Alarm
+    from edgetui.screens.live_common import AlarmsScreen
+
+    now = time.time()
+    a1 = Alarm(run_key="h/r/t", rule="stall", t=now - 600, message="no growth for 15 min")
+    a2 = Alarm(run_key="h/r/t", rule="oom", t=now - 60, message="killed", severity="critical")
+    s = AlarmsScreen([a1, a2], now, states={id(a1): "cleared", id(a2): "holding"})
+    by_rule = {ln.split()[2]: ln for ln in s.lines}
+    assert "cleared" in by_rule["stall"] and "holding" in by_rule["oom"]
+
+
+def test_a_no_op_re_ingest_says_nothing_new(tmp_path, capsys):
+    db = tmp_path / "n.duckdb"
+    run = SAMPLES / "runs" / "judge-demo-001"
+    assert main(["--db", str(db), "ingest", "-q", str(run)]) == 0
+    first = capsys.readouterr().out
+    assert "new event(s)" in first and "nothing new" not in first
+    assert main(["--db", str(db), "ingest", "-q", str(run)]) == 0
+    again = capsys.readouterr().out
+    assert again.startswith("nothing new: 1 run(s) already recorded")
