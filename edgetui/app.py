@@ -203,10 +203,20 @@ class EdgeTUIApp(App):
         """Answer `edgetui sql` / `edgetui runs` from other terminals while this app holds the file."""
         self._stop_serving()
         try:
-            self.holder = HolderServer(conn, self.db_path)
+            self.holder = HolderServer(conn, self.db_path, on_request=self._holder_request)
         except (OSError, SocketDirError) as e:  # no socket: other processes get the PID + --snapshot message
             self.holder = None
             self.notify(f"cannot serve other edgetui commands: {e}", severity="warning", timeout=6)
+
+    def _holder_request(self, req: dict) -> dict:
+        """A typed write from another edgetui process (forget, tag): through the supervisor when
+        one runs (between its refreshes), else on this app's connection."""
+        from .runops import apply_request
+
+        sup = self.supervisor
+        if sup is not None:
+            return sup.apply_request(req)
+        return apply_request(self.conn, req) if self.conn is not None else {"error": "no database open"}
 
     def _stop_serving(self) -> None:
         if getattr(self, "holder", None) is not None:

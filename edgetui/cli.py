@@ -100,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prices", type=Path, default=None, metavar="FILE",
                    help="price table JSON (USD per million tokens)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--unforget", action="store_true", help="record runs forgotten with `edgetui forget` again")
 
     p = _cmd(sub, "samples", "record the bundled sample runs (tagged as samples)", "edgetui --db demo.duckdb samples")
     _add_db(p)
@@ -109,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
              "edgetui runs --no-samples --format csv > runs.csv")
     _add_db(p)
     p.add_argument("--no-samples", action="store_true", help="hide sample runs")
+    p.add_argument("--tag", action="append", default=None, metavar="NAME", help="only runs with this tag (repeatable)")
     p.add_argument("--format", choices=["table", "csv", "json"], default="table", help="output format (default: table)")
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
 
@@ -122,6 +124,23 @@ def build_parser() -> argparse.ArgumentParser:
     p = _cmd(sub, "export", "export every table as Parquet into a directory", "edgetui export ./edgetui-export")
     _add_db(p)
     p.add_argument("out", type=Path, metavar="DIR", help="directory to write (created if missing)")
+
+    p = _cmd(sub, "forget", "forget a recorded run (its files stay; a later scan does not bring it back)",
+             "edgetui forget opus48-edge-3 --yes",
+             "Everything recorded of the run goes; a tombstone keeps ingests and watched roots from recording it "
+             "again until `edgetui ingest --unforget PATH`. Works while the app holds the database.")
+    _add_db(p)
+    p.add_argument("run", metavar="RUN", help="run dir, RUN_ID[/TASK_ID], or a unique prefix")
+    p.add_argument("--host", default=None, help="only runs of this host")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask (needed when stdin is not a terminal)")
+
+    p = _cmd(sub, "tag", "give a run a name (shown by `edgetui runs`, matched by its --tag filter)",
+             "edgetui tag opus48-edge-3 baseline", "Works while the app holds the database.")
+    _add_db(p)
+    p.add_argument("run", metavar="RUN", help="run dir, RUN_ID[/TASK_ID], or a unique prefix")
+    p.add_argument("name", metavar="NAME", help="the tag: letters, digits and _ . : + -")
+    p.add_argument("--remove", action="store_true", help="take the tag away instead")
+    p.add_argument("--host", default=None, help="only runs of this host")
 
     p = _cmd(sub, "check", "check the database file fully (header, catalog, every block read; never writes)",
              "edgetui --db demo.duckdb check")
@@ -196,7 +215,8 @@ def cmd_watch(db: Path, args) -> int:
     return 0
 
 
-def _progress_ingest(db: Path, paths, *, tasks_dir=None, host="local", sample=False, prices=None, quiet=False):
+def _progress_ingest(db: Path, paths, *, tasks_dir=None, host="local", sample=False, prices=None, quiet=False,
+                     unforget=False):
     from .db import open_db
 
     conn = open_db(db)
@@ -206,18 +226,19 @@ def _progress_ingest(db: Path, paths, *, tasks_dir=None, host="local", sample=Fa
 
     before = count()
     try:
-        rep = _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet)
+        rep = _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet, unforget)
         rep.new_events = max(0, count() - before)  # type: ignore[attr-defined]
         return rep
     finally:
         conn.close()
 
 
-def _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet):
+def _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet, unforget=False):
     from .ingest import ingest_paths
 
     if quiet or not sys.stderr.isatty():
-        return ingest_paths(conn, paths, tasks_dir=tasks_dir, host=host, is_sample=sample, prices=prices)
+        return ingest_paths(conn, paths, tasks_dir=tasks_dir, host=host, is_sample=sample, prices=prices,
+                            unforget=unforget)
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
     with Progress(TextColumn("[bold]recording"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
@@ -231,7 +252,7 @@ def _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet):
             prog.advance(task, n)
 
         return ingest_paths(conn, paths, tasks_dir=tasks_dir, host=host, is_sample=sample, prices=prices,
-                            progress=on_bytes, on_total=on_total)
+                            progress=on_bytes, on_total=on_total, unforget=unforget)
 
 
 def _print_report(rep) -> None:
@@ -253,7 +274,7 @@ def cmd_ingest(db: Path, args) -> int:
     if args.prices is not None and not args.prices.is_file():
         raise FileNotFoundError(f"--prices {args.prices}: no such file")
     rep = _progress_ingest(db, args.paths, tasks_dir=args.tasks_dir, host=args.host, sample=args.sample,
-                           prices=args.prices, quiet=args.quiet)
+                           prices=args.prices, quiet=args.quiet, unforget=args.unforget)
     _print_report(rep)
     return 0 if rep.recorded_anything and not rep.failed else 1  # any path that failed: non-zero
 
@@ -434,19 +455,120 @@ SELECT run_id, task_id, status,
        concat_ws(' ', CASE WHEN infra_error THEN 'infra' END, CASE WHEN is_sample THEN 'sample' END,
                  CASE WHEN policy_assumed THEN 'policy-assumed' END,
                  CASE WHEN n_parse_errors > 0 THEN n_parse_errors || '-bad-records' END,
+                 CASE WHEN n_messages = 0 AND agent_format IS NOT NULL THEN 'no-turns' END,
                  CASE WHEN status IN ('running', 'grading') AND timeout_s > 0 AND started_at IS NOT NULL
                       AND epoch(current_timestamp) - started_at > timeout_s THEN 'over-budget' END) AS flags,
        coalesce(model, '') AS model, coalesce(agent, '') AS agent, host, best_round, n_events AS events,
        coalesce(input_tokens, 0) + coalesce(output_tokens, 0) + coalesce(cache_read_tokens, 0)
          + coalesce(cache_write_tokens, 0) AS tokens,
-       round(cost_usd, 2) AS cost_usd, round(stated_cost_usd, 2) AS stated_usd
+       round(cost_usd, 2) AS cost_usd, round(stated_cost_usd, 2) AS stated_usd,
+       coalesce((SELECT string_agg(tag, ' ' ORDER BY tag) FROM run_tags g WHERE g.run_key = runs.run_key), '') AS tags
 FROM runs {where} ORDER BY started_at DESC NULLS LAST, run_id, task_id
 """
 
 
 def cmd_runs(db: Path, args) -> int:
-    where = "WHERE NOT coalesce(is_sample, FALSE)" if args.no_samples else ""
-    _emit(_query(db, RUNS_SQL.format(where=where), args.snapshot), args.format)
+    conds, params = [], []
+    if args.no_samples:
+        conds.append("NOT coalesce(is_sample, FALSE)")
+    for tag in args.tag or []:
+        conds.append("run_key IN (SELECT run_key FROM run_tags WHERE tag = ?)")
+        params.append(tag)
+    where = ("WHERE " + " AND ".join(conds)) if conds else ""
+    _emit(_query(db, RUNS_SQL.format(where=where), args.snapshot, params=params or None), args.format)
+    return 0
+
+
+class _HolderConn:
+    """Enough of a DuckDB connection (``execute(...).fetchall()``) to resolve a run through the
+    holder's read-only SQL while it holds the file."""
+
+    def __init__(self, db: Path):
+        self.db = db
+
+    def execute(self, sql: str, params=None):
+        from .holder import ask_holder
+
+        rows = ask_holder(self.db, sql, list(params or [])).rows
+
+        class _R:
+            def fetchall(self_inner):
+                return rows
+
+            def fetchone(self_inner):
+                return rows[0] if rows else None
+        return _R()
+
+
+def _write_op(db: Path, spec: str, host: Optional[str], op, describe=None):
+    """Resolve RUN and carry out ``op(conn, run_key)`` on the file, or as a typed request to the
+    process holding it (``op.__name__`` names the request). Returns (run_key, result)."""
+    from .db import DatabaseBusy, open_db
+    from .holder import ask_holder_op
+
+    try:
+        conn = open_db(db)
+    except DatabaseBusy as busy:
+        hc = _HolderConn(db)
+        try:
+            key = resolve_run(hc, spec, host)
+        except ConnectionError:
+            raise busy from None
+        if describe is not None:
+            describe(hc, key)
+        return key, ask_holder_op(db, op(None, key))
+    try:
+        key = resolve_run(conn, spec, host)
+        if describe is not None:
+            describe(conn, key)
+        from .runops import apply_request
+
+        reply = apply_request(conn, op(conn, key))
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return key, reply["ok"]
+    finally:
+        conn.close()
+
+
+def cmd_forget(db: Path, args) -> int:
+    """``edgetui forget RUN``: asks first (``--yes`` skips it; needed without a terminal)."""
+    if not db.exists():
+        raise FileNotFoundError(f"no database at {db}")
+
+    def confirm(conn, key: str) -> None:
+        if args.yes:
+            return
+        if not sys.stdin.isatty():
+            raise RuntimeError(f"forgetting {key} needs --yes when stdin is not a terminal")
+        row = conn.execute("SELECT count(*) FROM events WHERE run_key = ?", [key]).fetchone()
+        n = row[0] if row else 0
+        answer = input(f"Forget run {key} ({n} events)? Its files stay; a scan will not record it again "
+                       f"(`edgetui ingest --unforget PATH` will). [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            raise KeyboardInterrupt
+
+    try:
+        key, n = _write_op(db, args.run, args.host, lambda conn, k: {"op": "forget", "run_key": k}, confirm)
+    except KeyboardInterrupt:
+        print("nothing forgotten")
+        return 1
+    print(f"forgot {key} ({n} events); its files are untouched")
+    return 0
+
+
+def cmd_tag(db: Path, args) -> int:
+    from .runops import check_tag
+
+    if not db.exists():
+        raise FileNotFoundError(f"no database at {db}")
+    check_tag(args.name)
+    op = "untag" if args.remove else "tag"
+    key, changed = _write_op(db, args.run, args.host, lambda conn, k: {"op": op, "run_key": k, "tag": args.name})
+    if args.remove:
+        print(f"{key}: tag {args.name!r} " + ("removed" if changed else "was not there"))
+    else:
+        print(f"{key}: tagged {args.name!r}" + ("" if changed else " (already)"))
     return 0
 
 

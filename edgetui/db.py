@@ -63,9 +63,10 @@ class DatabaseDamaged(ValueError):
 
 
 def check_header(path: Path) -> Optional[str]:
-    """The cheap check of a DuckDB file's header: its magic, and its size against the block count
-    of its newest database header (DuckDB's storage format: a 4 KiB main header, then two 4 KiB
-    database headers of checksum, iteration, meta block, free list, block count, block size…).
+    """The cheap check of a DuckDB file's header: its magic, and its size against where its newest
+    database header says the catalog and the free list are (DuckDB's storage format: a 4 KiB main
+    header, then two 4 KiB database headers of checksum, iteration, meta block, free list, block
+    count, block size…).
     Returns a one-line reason when the file is damaged (e.g. truncated), else None; formats it
     does not recognise pass (DuckDB itself then decides)."""
     import struct
@@ -82,16 +83,25 @@ def check_header(path: Path) -> Optional[str]:
         return "not a DuckDB database file (no DuckDB header)"
     best = None
     for off in (4096, 8192):
-        iteration, _meta, _free, blocks, block_size = struct.unpack_from("<QQQQQ", head, off + 8)
+        iteration, meta, free, blocks, block_size = struct.unpack_from("<QQQQQ", head, off + 8)
         if best is None or iteration > best[0]:
-            best = (iteration, blocks, block_size)
-    _, blocks, block_size = best  # type: ignore[misc]
-    if not (4096 <= block_size <= (1 << 24) and block_size & (block_size - 1) == 0) or blocks > (1 << 40):
+            best = (iteration, meta, free, block_size)
+    _, meta, free, block_size = best  # type: ignore[misc]
+    if not (4096 <= block_size <= (1 << 24) and block_size & (block_size - 1) == 0):
         return None  # a layout this check does not know
-    need = 12288 + blocks * block_size
+    # the catalog's first block and the free list's (block pointers: the id in the low 56 bits) must
+    # lie inside the file. (The header's block count cannot be used: DuckDB truncates free blocks at
+    # the end of the file without lowering it.)
+    if (size - 12288) % block_size:  # DuckDB writes whole blocks: a size between them was cut
+        return (f"damaged: the file is {size} bytes, not a whole number of its {block_size}-byte blocks; it was "
+                "cut short (copied while written, or a full disk). It is left untouched; `edgetui check` tells more")
+    ids = [p & ((1 << 56) - 1) for p in (meta, free) if p != (1 << 64) - 1]
+    if not ids:
+        return None
+    need = 12288 + (max(ids) + 1) * block_size
     if size < need:
-        return (f"damaged: the file is {size} bytes but its header counts {blocks} blocks of {block_size} bytes "
-                f"({need} bytes); it was cut short (copied while written, or a full disk). "
+        return (f"damaged: the file is {size} bytes but its catalog is at block {max(ids)} of {block_size} bytes "
+                f"(needs {need} bytes); it was cut short (copied while written, or a full disk). "
                 "It is left untouched; `edgetui check` tells more")
     return None
 

@@ -40,9 +40,11 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import duckdb
+
+from .runops import apply_request
 
 MAX_PENDING = 16
 REQUEST_TIMEOUT_S = 5.0
@@ -232,11 +234,17 @@ def answer(conn: duckdb.DuckDBPyConnection, sql: str, params: Optional[list] = N
 class HolderServer:
     """Serve read-only SQL on :func:`socket_path` while this process holds ``db_path``.
 
+    Besides read-only SQL it carries out typed requests (``{"op": "forget" | "unforget" | "tag" |
+    "untag", …}``: :mod:`edgetui.runops`) for processes that cannot open the file themselves.
     Raises :class:`SocketDirError` when no private socket directory exists.
     """
 
-    def __init__(self, conn: duckdb.DuckDBPyConnection, db_path: Path | str):
+    def __init__(self, conn: duckdb.DuckDBPyConnection, db_path: Path | str,
+                 on_request: Optional[Callable[[dict], dict]] = None):
         self.conn = conn
+        #: carries out a typed request (default: :func:`edgetui.runops.apply_request` on ``conn``);
+        #: the app passes one that also tells its supervisor (a forgotten run stops being watched)
+        self.on_request = on_request
         self.path = socket_path(db_path, create=True)
         try:
             os.lstat(self.path)
@@ -355,7 +363,10 @@ class HolderServer:
             try:
                 try:
                     req = json.loads(line)
-                    reply = answer(self.conn, req["sql"], req.get("params"))
+                    if "op" in req:  # a typed write (forget, tag…): carried out by the holder itself
+                        reply = self.on_request(req) if self.on_request else apply_request(self.conn, req)
+                    else:
+                        reply = answer(self.conn, req["sql"], req.get("params"))
                 except (ValueError, KeyError, TypeError) as e:
                     reply = {"error": f"bad request: {' '.join(str(e).split())}"}
                 s.setblocking(True)
@@ -387,6 +398,37 @@ class HolderServer:
             self.path.unlink()
         except FileNotFoundError:
             pass
+
+
+def ask_holder_op(db_path: Path | str, req: dict, timeout: float = 60.0) -> Any:
+    """Send one typed request (:data:`edgetui.runops.OPS`) to the holder; returns its ``ok`` value.
+    Raises ``ConnectionError`` when no holder answers and ``RuntimeError`` with its one-line error."""
+    try:
+        p = socket_path(db_path)
+    except SocketDirError as e:
+        raise ConnectionError(str(e)) from None
+    if not p.exists():
+        raise ConnectionError("no edgetui process is serving this database")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        try:
+            s.connect(str(p))
+            s.sendall(json.dumps(req).encode() + b"\n")
+            buf = b""
+            while not buf.endswith(b"\n"):
+                chunk = s.recv(1 << 16)
+                if not chunk:
+                    break
+                buf += chunk
+        except OSError as e:
+            raise ConnectionError(str(e)) from None
+    try:
+        reply = json.loads(buf)
+    except ValueError:
+        raise HolderEnded("the edgetui process holding the database ended before answering") from None
+    if "error" in reply:
+        raise RuntimeError(reply["error"])
+    return reply.get("ok")
 
 
 def ask_holder(db_path: Path | str, sql: str, params: Optional[list] = None, timeout: float = 60.0) -> QueryResult:

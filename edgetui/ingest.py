@@ -380,7 +380,7 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
             """SELECT count(*), count(*) FILTER (kind = 'parse_error'), count(*) FILTER (kind = 'tool_call'),
                       sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens),
                       max(t) FILTER (kind NOT IN ('resource_sample', 'container_state', 'alarm', 'annotation')),
-                      min(t)
+                      min(t), count(*) FILTER (kind IN ('agent_message', 'user_message'))
                FROM events WHERE run_key = ?""", [run_key]).fetchall()[0]
         stated = conn.execute(
             "SELECT sum(stated_cost_usd) FROM events WHERE run_key = ? AND stated_cost_usd IS NOT NULL",
@@ -421,7 +421,7 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         run_key, status=status, **sub_cols,
         n_events=agg[0], n_parse_errors=agg[1], n_tool_calls=agg[2], input_tokens=agg[3], output_tokens=agg[4],
         cache_read_tokens=agg[5], cache_write_tokens=agg[6], cost_usd=cost, stated_cost_usd=stated,
-        last_event_at=last_event, started_at=started,
+        last_event_at=last_event, started_at=started, n_messages=agg[9],
     )
 
 
@@ -511,11 +511,13 @@ def ingest_paths(
     prices: Optional[Path] = None,
     progress: Optional[ProgressFn] = None,
     on_total: Optional[Callable[[int], None]] = None,
+    unforget: bool = False,
 ) -> IngestReport:
     """Record every run found under ``paths`` (task dirs, run dirs, runs roots, transcript files).
 
-    Returns an :class:`IngestReport`; bad input never raises here, it becomes
-    parse-error events and one-line ``messages``.
+    Runs forgotten with ``edgetui forget`` (:mod:`edgetui.runops`) are skipped with a note,
+    unless ``unforget`` (their tombstones are then removed). Returns an :class:`IngestReport`;
+    bad input never raises here, it becomes parse-error events and one-line ``messages``.
     """
     rec = Recorder(conn)
     rec.load_prices(load_price_file(prices))
@@ -523,14 +525,15 @@ def ingest_paths(
     old_limit = conn.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
     conn.execute(f"SET memory_limit = '{INGEST_MEMORY_LIMIT}'")
     try:
-        _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report)
+        _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget)
     finally:
         conn.execute(f"SET memory_limit = '{old_limit}'")
     return report
 
 
-def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report) -> None:
+def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget=False) -> None:
     from .parsers.sforge_dir import discover, load_tasks, resolve_tasks_dir
+    from .runops import forgotten, unforget_run
 
     tdir = resolve_tasks_dir(tasks_dir)
     tasks = load_tasks(tdir) if tdir else {}
@@ -546,27 +549,41 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
             continue
         locs = discover(p, host=host)
         if not locs:
-            found = _transcripts_under(p)  # a folder of bare transcripts (e.g. ~/.claude/projects/...)
+            found = _transcripts_under(p, report.messages)  # a folder of bare transcripts (~/.claude/projects/…)
             if found:
-                jobs.extend(("transcript", f) for f in found)
+                jobs.extend(("folder-transcript", f) for f in found)
                 continue
             report.messages.append(f"{p}: no SForge run directory found (no task dir with run_agent.log, "
                                    "started_at, final_result.json, evolve_state.json or submissions/) "
                                    "and no agent transcript (.jsonl / .json / .txt) in it")
             report.failed.append(str(p))
         jobs.extend(("run", loc) for loc in locs)
+    gone = forgotten(rec.conn)
+    if gone:
+        kept = []
+        for kind, obj in jobs:
+            key = getattr(obj, "run_key", None) if kind == "run" else None
+            if key in gone:
+                if not unforget:
+                    report.messages.append(f"{obj.task_dir}: skipped, forgotten with `edgetui forget` "  # type: ignore
+                                           "(`edgetui ingest --unforget PATH` records it again)")
+                    continue
+                unforget_run(rec.conn, key)
+            kept.append((kind, obj))
+        jobs = kept
     if on_total:
         total = 0
         for kind, obj in jobs:
-            if kind == "transcript":
+            if kind in ("transcript", "folder-transcript"):
                 total += _size(obj)
             else:
                 total += sum(_size(obj.task_dir / n) for n in (*TRANSCRIPT_NAMES, "run_agent.log", "auto_eval_ticks.log"))
         on_total(total)
     for kind, obj in jobs:
         try:
-            if kind == "transcript":
-                key = ingest_transcript(rec, obj, report, host=host, is_sample=is_sample, progress=progress)
+            if kind in ("transcript", "folder-transcript"):
+                key = ingest_transcript(rec, obj, report, host=host, is_sample=is_sample, progress=progress,
+                                        from_folder=kind == "folder-transcript")
             else:
                 key = ingest_run(rec, obj, tasks, report, is_sample=is_sample, progress=progress)
             if key:
@@ -576,7 +593,7 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
                 raise KeyboardInterrupt from None
             if os.environ.get("EDGETUI_DEBUG"):
                 raise
-            where = obj if kind == "transcript" else obj.task_dir
+            where = obj if kind in ("transcript", "folder-transcript") else obj.task_dir
             nospace = _no_space(e, rec)
             if nospace:  # nothing more can be written: say so and stop
                 report.messages.append(f"{where}: could not record: {nospace}")
@@ -633,15 +650,19 @@ def _no_space(e: BaseException, rec) -> Optional[str]:
 TRANSCRIPT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".txt")
 
 
-def _transcripts_under(d: Path) -> list[Path]:
+def _transcripts_under(d: Path, notes: Optional[list[str]] = None) -> list[Path]:
     """Agent transcript files under ``d`` (recursive, hidden entries skipped), in path order: files with
-    a transcript suffix whose first bytes look like a known format (:func:`detect_file_format`)."""
+    a transcript suffix whose first bytes look like a known format (:func:`detect_file_format`).
+    Files with such a suffix that are binary are named in ``notes`` (skipped, never runs)."""
     out = []
     for f in sorted(d.rglob("*")):
         if any(part.startswith(".") for part in f.relative_to(d).parts) or not f.is_file():
             continue
-        if f.suffix.lower() in TRANSCRIPT_SUFFIXES and detect_file_format(f) != "unknown":
-            out.append(f)
+        if f.suffix.lower() in TRANSCRIPT_SUFFIXES:
+            if detect_file_format(f) != "unknown":
+                out.append(f)
+            elif notes is not None and _binary_head(f):
+                notes.append(f"{f}: skipped, not an agent transcript (binary content)")
     return out
 
 
@@ -652,15 +673,49 @@ def _size(p: Path) -> int:
         return 0
 
 
+def _binary_head(path: Path) -> bool:
+    """Does the file start like binary data (a NUL byte, or invalid UTF-8 in its first 4 KiB)?"""
+    from .parsers.base import open_regular
+
+    try:
+        with open_regular(path) as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    if b"\x00" in head:
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return e.start < len(head) - 4  # (a multi-byte character cut at the 4 KiB edge is fine)
+    return False
+
+
+def _say_no_turns(rec: Recorder, key: str, where: Path, report: IngestReport) -> None:
+    """A transcript that gave no agent or user message says so (and is flagged ``no-turns``)."""
+    row = rec.conn.execute("SELECT n_messages, agent_format FROM runs WHERE run_key = ?", [key]).fetchall()
+    if row and row[0][0] == 0 and row[0][1]:
+        report.messages.append(f"{where}: no agent or user message recognised (0 turns); flagged no-turns")
+
+
 def ingest_transcript(rec: Recorder, path: Path, report: IngestReport, *, host: str = "local",
-                      is_sample: bool = False, progress: Optional[ProgressFn] = None) -> Optional[str]:
-    """Record a bare transcript file as run ``host/<file stem>/transcript``."""
+                      is_sample: bool = False, progress: Optional[ProgressFn] = None,
+                      from_folder: bool = False) -> Optional[str]:
+    """Record a bare transcript file as run ``host/<file stem>/transcript``. An empty file is
+    reported and not recorded; a binary one (unknown format, binary head) is refused (a failed
+    path; in a folder only skipped with a note)."""
+    if _size(path) == 0:
+        report.messages.append(f"{path}: empty file; nothing recorded")
+        return None
     fmt = detect_file_format(path)
     if fmt == "unknown":
-        if _size(path) == 0:
-            report.messages.append(f"{path}: empty file; recorded as an empty transcript")
-        else:
-            report.messages.append(f"{path}: format not recognised; lines kept as parse errors")
+        if _binary_head(path):  # a picture, an archive…: not a transcript; never a run of garbage
+            report.messages.append(f"{path}: skipped, not an agent transcript (binary content: NUL bytes or "
+                                   "invalid UTF-8 in its first 4 KiB)")
+            if not from_folder:
+                report.failed.append(str(path))
+            return None
+        report.messages.append(f"{path}: format not recognised; lines kept as parse errors")
         fmt = "claude_stream"  # every non-JSON line becomes a parse_error event with its bytes
     run_id, task_id = path.stem, "transcript"
     key = make_run_key(host, run_id, task_id)
@@ -673,6 +728,7 @@ def ingest_transcript(rec: Recorder, path: Path, report: IngestReport, *, host: 
     report.events_offered += n
     _fill_model_agent(rec, key, info)
     finalize_run(rec, key, info, task, [], source, fallback_end=path.stat().st_mtime)
+    _say_no_turns(rec, key, path, report)
     return key
 
 
@@ -770,6 +826,8 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
     report.events_offered += len(file_events)
     _fill_model_agent(rec, key, info)
     finalize_run(rec, key, info, task, subs, "agent_output.txt" if fmt else None)
+    if fmt:
+        _say_no_turns(rec, key, transcript, report)
     return key
 
 

@@ -14,13 +14,16 @@ units unless named ``*_0_100``):
 * ``source_cursors`` — how far each source file of each run has been recorded
   (generation + byte offset + parser state), committed with the events.
 * ``prices`` — the editable price table (USD per million tokens).
+* ``tombstones`` — runs forgotten with ``edgetui forget`` (their raw files untouched; a scan of a
+  watched root skips them until ``edgetui ingest --unforget``).
+* ``run_tags`` — names given to runs with ``edgetui tag``.
 """
 
 from __future__ import annotations
 
 import duckdb
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _V1 = [
     """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
@@ -93,7 +96,15 @@ _V1 = [
 #: 2: secrets re-scrubbed with the rules of :mod:`edgetui.redact` (the data step is
 #: :func:`edgetui.rescrub.rescrub_database`, run by :func:`migrate` in the same transaction,
 #: then the file is rewritten by :func:`edgetui.db.open_db`)
-MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: ["INSERT OR REPLACE INTO meta VALUES ('rewrite_pending', '1')"]}
+#: 3: forgotten runs (tombstones: a scan of a watched root does not bring them back) and run tags
+MIGRATIONS: dict[int, list[str]] = {
+    1: _V1,
+    2: [],  # the data step, for files of version 1 only: see migrate()
+    3: ["""CREATE TABLE IF NOT EXISTS tombstones (run_key VARCHAR PRIMARY KEY, run_dir VARCHAR, forgotten_at DOUBLE)""",
+        """CREATE TABLE IF NOT EXISTS run_tags (run_key VARCHAR NOT NULL, tag VARCHAR NOT NULL, created_at DOUBLE,
+           PRIMARY KEY (run_key, tag))""",
+        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS n_messages BIGINT"],
+}
 
 
 def current_version(conn: duckdb.DuckDBPyConnection) -> int:
@@ -135,10 +146,11 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> int:
         try:
             for stmt in MIGRATIONS[v]:
                 conn.execute(stmt)
-            if v == 2 and found >= 1:  # rows written by an earlier version: scrub them again
+            if v == 2 and found == 1:  # rows written by an earlier version: scrub them again
                 from .rescrub import rescrub_database
 
                 rescrub_database(conn)
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('rewrite_pending', '1')")
             conn.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(v)]
             )

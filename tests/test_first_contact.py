@@ -226,3 +226,41 @@ def test_a_no_op_re_ingest_says_nothing_new(tmp_path, capsys):
     assert main(["--db", str(db), "ingest", "-q", str(run)]) == 0
     again = capsys.readouterr().out
     assert again.startswith("nothing new: 1 run(s) already recorded")
+
+
+def test_binary_and_empty_files_are_not_runs_and_zero_turns_is_said(tmp_path, capsys):
+    db = tmp_path / "b.duckdb"
+    png = tmp_path / "pic.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40)
+    assert main(["--db", str(db), "ingest", "-q", str(png)]) == 1
+    err = capsys.readouterr().err
+    assert "pic.png: skipped, not an agent transcript" in err
+    empty1, empty2 = tmp_path / "a" / "x.jsonl", tmp_path / "b" / "x.jsonl"
+    for e in (empty1, empty2):
+        e.parent.mkdir()
+        e.write_bytes(b"")
+    assert main(["--db", str(db), "ingest", "-q", str(empty1), str(empty2)]) == 1
+    assert capsys.readouterr().err.count("empty file; nothing recorded") == 2
+    # in a folder: the binary file is skipped with a note, the transcripts are recorded
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "pic.json").write_bytes(b"\x00\x01\x02binary")
+    (folder / "t.jsonl").write_text('{"type":"system","subtype":"init","session_id":"s"}\n'
+                                    '{"type":"assistant","message":{"id":"m1","role":"assistant",'
+                                    '"content":[{"type":"text","text":"hi"}]}}\n')
+    init_only = tmp_path / "init-only.jsonl"
+    init_only.write_text('{"type":"system","subtype":"init","session_id":"s2","model":"m"}\n')
+    assert main(["--db", str(db), "ingest", "-q", str(folder), str(init_only)]) == 0
+    err = capsys.readouterr().err
+    assert "pic.json: skipped" in err and "init-only.jsonl: no agent or user message recognised" in err
+    c = open_db(db, read_only=True)
+    try:
+        runs = dict(c.execute("SELECT run_id, n_messages FROM runs").fetchall())
+    finally:
+        c.close()
+    assert runs == {"t": 1, "init-only": 0}
+    assert main(["--db", str(db), "runs", "--format", "json"]) == 0
+    import json
+
+    flags = {r["run_id"]: r["flags"] for r in json.loads(capsys.readouterr().out)}
+    assert "no-turns" in flags["init-only"] and "no-turns" not in flags["t"]

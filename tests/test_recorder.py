@@ -137,7 +137,8 @@ def test_bad_input_kept_as_parse_errors(tmp_path, db_path, capsys):
 def test_empty_and_missing_files(tmp_path, db_path, capsys):
     e = tmp_path / "empty.jsonl"
     e.write_bytes(b"")
-    assert main(["--db", str(db_path), "ingest", "-q", str(e)]) == 0
+    assert main(["--db", str(db_path), "ingest", "-q", str(e)]) == 1  # the only path, and nothing recorded
+    assert "empty.jsonl: empty file; nothing recorded" in capsys.readouterr().err
     assert main(["--db", str(db_path), "ingest", "-q", str(tmp_path / "nope")]) == 1
     err = capsys.readouterr().err
     assert "nope: no such file or directory" in err and "Traceback" not in err

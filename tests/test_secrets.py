@@ -236,7 +236,9 @@ def test_old_database_is_rescrubbed_and_rewritten(tmp_path):
         assert raw == '{"x":"<redacted>"}'
         assert conn.execute("SELECT config FROM runs").fetchone()[0] == '{"env":{"GH":"<redacted>"}}'
         assert conn.execute("SELECT message FROM test_results").fetchone()[0] == REDACTED
-        assert dict(conn.execute("SELECT key, value FROM meta").fetchall()) == {"schema_version": "2"}
+        from edgetui.schema import SCHEMA_VERSION
+
+        assert dict(conn.execute("SELECT key, value FROM meta").fetchall()) == {"schema_version": str(SCHEMA_VERSION)}
     finally:
         conn.close()
     assert sec.encode() not in p.read_bytes()

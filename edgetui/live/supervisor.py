@@ -611,7 +611,15 @@ class Supervisor:
         return False
 
     def _discover(self, now: float) -> None:
+        from ..runops import forgotten
+
         found: dict[str, sd.RunLocation] = {}
+        try:
+            gone = forgotten(self.rec.conn)  # runs forgotten with `edgetui forget` stay forgotten
+        except Exception:  # noqa: BLE001 - a database without the table (never: migrated on open)
+            gone = set()
+        for key in [k for k in self.runs if k in gone]:
+            self.forget(key)
         for root in self.roots:
             if not root.exists():
                 self._note(f"{root}: runs root not found (waiting for it)")
@@ -622,6 +630,8 @@ class Supervisor:
             except OSError as e:
                 self._note(one_line(f"{root}: cannot scan ({e.strerror or e})", 200))
         for key, loc in found.items():
+            if key in gone:
+                continue
             rs = self.runs.get(key)
             if rs is None:
                 try:
@@ -638,6 +648,29 @@ class Supervisor:
                     src.sig = None
                 rs.dirty_files = True
         self._known_dirs = frozenset(os.path.abspath(rs.task_dir) for rs in self.runs.values())
+
+    def apply_request(self, req: dict) -> dict:
+        """A typed request from another process (:func:`edgetui.runops.apply_request`), carried out
+        between two refreshes; a forgotten run stops being watched at once."""
+        from ..runops import apply_request
+
+        with self._lock:
+            if req.get("op") == "forget" and isinstance(req.get("run_key"), str):
+                self.forget(req["run_key"])
+            return apply_request(self.rec.conn, req)
+
+    def forget(self, run_key: str) -> None:
+        """Stop watching ``run_key`` (forgotten with ``edgetui forget``): its file handles close and
+        it leaves the snapshot; nothing more of it is recorded."""
+        rs = self.runs.pop(run_key, None)
+        if rs is None:
+            return
+        for src in rs.sources.values():
+            try:
+                self.tailer.release(src)
+            except Exception:  # noqa: BLE001
+                pass
+        self._note(f"{run_key}: forgotten; no longer watched")
 
     def _register(self, loc: sd.RunLocation, now: float) -> None:
         task_dir = Path(loc.task_dir)

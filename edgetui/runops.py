@@ -1,0 +1,128 @@
+"""Forgetting and tagging runs: the writes a user asks for by name, never as SQL.
+
+* :func:`forget_run` removes everything recorded of a run (events, submissions, test
+  results, cursors, annotations, tags, its row) and leaves a **tombstone**: the raw files
+  are never touched, and neither an ingest of a root that holds the run nor a scan of a
+  watched root brings it back, until ``edgetui ingest --unforget PATH`` (:func:`unforget_run`).
+* :func:`tag_run` / :func:`untag_run` give runs names (``run_tags``), shown by ``edgetui runs``
+  and matched by its ``--tag`` filter.
+
+While another process holds the database, these travel over the holder socket as typed
+requests (``{"op": "forget", "run_key": …}``; :func:`apply_request`) that the holder carries
+out itself (:mod:`edgetui.holder`).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any, Optional
+
+import duckdb
+
+#: tables whose rows belong to one run (``run_key``), emptied by forget
+RUN_TABLES = ("events", "submissions", "test_results", "source_cursors", "annotations", "run_tags")
+_TAG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,63}$")
+
+
+def _tx(conn: duckdb.DuckDBPyConnection, fn) -> Any:
+    cur = conn.cursor()
+    try:
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            out = fn(cur)
+            cur.execute("COMMIT")
+            return out
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+    finally:
+        cur.close()
+
+
+def forget_run(conn: duckdb.DuckDBPyConnection, run_key: str, now: Optional[float] = None) -> int:
+    """Forget ``run_key``: its records go, a tombstone stays (epoch UTC ``now``). Returns the
+    number of events removed. Raises ``LookupError`` when no such run is recorded."""
+    def go(cur) -> int:
+        row = cur.execute("SELECT run_dir FROM runs WHERE run_key = ?", [run_key]).fetchall()
+        if not row:
+            raise LookupError(f"no recorded run {run_key!r}")
+        n = cur.execute("SELECT count(*) FROM events WHERE run_key = ?", [run_key]).fetchone()[0]
+        for t in RUN_TABLES:
+            cur.execute(f"DELETE FROM {t} WHERE run_key = ?", [run_key])
+        cur.execute("DELETE FROM runs WHERE run_key = ?", [run_key])
+        cur.execute("INSERT OR REPLACE INTO tombstones VALUES (?, ?, ?)", [run_key, row[0][0], now or time.time()])
+        return int(n)
+    return _tx(conn, go)
+
+
+def unforget_run(conn: duckdb.DuckDBPyConnection, run_key: str) -> bool:
+    """Remove ``run_key``'s tombstone (the next ingest or scan records it again). Returns whether
+    there was one."""
+    def go(cur) -> bool:
+        n = cur.execute("SELECT count(*) FROM tombstones WHERE run_key = ?", [run_key]).fetchone()[0]
+        cur.execute("DELETE FROM tombstones WHERE run_key = ?", [run_key])
+        return bool(n)
+    return _tx(conn, go)
+
+
+def forgotten(conn: duckdb.DuckDBPyConnection) -> set[str]:
+    """Run keys with a tombstone."""
+    return {r[0] for r in conn.execute("SELECT run_key FROM tombstones").fetchall()}
+
+
+def check_tag(tag: str) -> str:
+    """``tag`` if it is a valid name (letters, digits, ``_ . : + -``, up to 64), else ``ValueError``."""
+    if not _TAG_RE.match(tag or ""):
+        raise ValueError(f"tag {tag!r}: use letters, digits and _ . : + - (up to 64, starting with a letter or digit)")
+    return tag
+
+
+def tag_run(conn: duckdb.DuckDBPyConnection, run_key: str, tag: str, now: Optional[float] = None) -> bool:
+    """Give ``run_key`` the name ``tag``; returns False when it had it already. Raises
+    ``LookupError`` for an unknown run, ``ValueError`` for a bad name."""
+    check_tag(tag)
+
+    def go(cur) -> bool:
+        if not cur.execute("SELECT 1 FROM runs WHERE run_key = ?", [run_key]).fetchall():
+            raise LookupError(f"no recorded run {run_key!r}")
+        if cur.execute("SELECT 1 FROM run_tags WHERE run_key = ? AND tag = ?", [run_key, tag]).fetchall():
+            return False
+        cur.execute("INSERT INTO run_tags VALUES (?, ?, ?)", [run_key, tag, now or time.time()])
+        return True
+    return _tx(conn, go)
+
+
+def untag_run(conn: duckdb.DuckDBPyConnection, run_key: str, tag: str) -> bool:
+    """Take the name ``tag`` from ``run_key``; returns whether it had it."""
+    def go(cur) -> bool:
+        n = cur.execute("SELECT count(*) FROM run_tags WHERE run_key = ? AND tag = ?", [run_key, tag]).fetchone()[0]
+        cur.execute("DELETE FROM run_tags WHERE run_key = ? AND tag = ?", [run_key, tag])
+        return bool(n)
+    return _tx(conn, go)
+
+
+#: the typed requests the holder carries out for other processes
+OPS = ("forget", "unforget", "tag", "untag")
+
+
+def apply_request(conn: duckdb.DuckDBPyConnection, req: dict) -> dict:
+    """Carry out one typed request (``{"op": …, "run_key": …, "tag": …}``); the reply is
+    ``{"ok": value}`` or ``{"error": one line}``. Never raises."""
+    op = req.get("op")
+    key = req.get("run_key")
+    try:
+        if op not in OPS or not isinstance(key, str):
+            raise ValueError(f"unknown request {op!r}")
+        if op == "forget":
+            return {"ok": forget_run(conn, key)}
+        if op == "unforget":
+            return {"ok": unforget_run(conn, key)}
+        tag = req.get("tag")
+        if not isinstance(tag, str):
+            raise ValueError("a tag request needs a tag")
+        return {"ok": tag_run(conn, key, tag) if op == "tag" else untag_run(conn, key, tag)}
+    except (LookupError, ValueError) as e:
+        return {"error": str(e).strip("'\"")}
+    except duckdb.Error as e:
+        return {"error": " ".join(str(e).split())}
