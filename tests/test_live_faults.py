@@ -169,3 +169,53 @@ def test_a_mid_file_truncation_keeps_the_lines_before_the_cut_recorded_once(env)
     assert summaries.count("thinking about step 50") == 1
     assert summaries.count("thinking about step 9") == 1  # the cut-away ones stay from before
     assert any("truncated at byte" in m for _, m in sup.notes), list(sup.notes)
+
+
+def _ist_line(t: float, level: str, msg: str) -> str:
+    """A run_agent.log line as a runner in Asia/Kolkata (+05:30) writes it."""
+    import datetime as _dt
+
+    local = _dt.datetime.fromtimestamp(t, _dt.timezone(_dt.timedelta(hours=5, minutes=30)))
+    return local.strftime("%Y-%m-%d %H:%M:%S") + f",{int((t % 1) * 1000):03d} - {level} - {msg}\n"
+
+
+def test_live_times_use_the_runs_own_offset_and_agree_with_offline(env, tmp_path):
+    """Runner at +05:30, edgetui in UTC: lines tailed before started_at exists, and after, get the
+    run's offset (from its own files), never the process's; live and offline agree by SQL."""
+    import datetime as _dt
+
+    root, conn, clock, mk = env
+    t0 = time.time() - 120
+    td = make_run(root, run_id="tz", log=_ist_line(t0, "INFO", "Images ready"), transcript=[init_line()])
+    log = td / "run_agent.log"
+    sup = mk()
+    sup.poll_once()
+    keys = [r.run_key for r in sup.last_runs if "/tz/" in r.run_key]
+    assert keys, (sup.last_runs, list(sup.notes))
+    key = keys[0]
+    with open(log, "a") as f:
+        f.write(_ist_line(t0 + 30, "INFO", "Container started: sforge.run.taskA.tz"))
+    sup.poll_once()
+    # started_at: local ISO time (the runner's) + epoch (sforge-format.md §2)
+    local = _dt.datetime.fromtimestamp(t0 + 40, _dt.timezone(_dt.timedelta(hours=5, minutes=30)))
+    (td / "started_at").write_text(local.strftime("%Y-%m-%dT%H:%M:%S") + "\n" + f"{t0 + 40:.3f}\n")
+    with open(log, "a") as f:
+        f.write(_ist_line(t0 + 45, "INFO", "Running agent: claude-code... (timeout=3600s)"))
+    for _ in range(3):
+        sup.poll_once()
+    live = conn.execute("SELECT \"offset\", t FROM events WHERE run_key = ? AND source = 'run_agent.log' "
+                        "AND t_source = 'recorded' ORDER BY \"offset\"", [key]).fetchall()
+    assert len(live) == 3
+    for (off, t), want in zip(live, (t0, t0 + 30, t0 + 45)):
+        assert abs(t - want) < 1.0, (off, t - want)  # not 5.5 h in the future
+    sup.close()
+    db = tmp_path / "offline.duckdb"
+    r = subprocess.run([sys.executable, "-m", "edgetui.cli", "--db", str(db), "ingest", "-q", str(td)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    c = duckdb.connect(str(db), read_only=True)
+    offline = c.execute("SELECT \"offset\", t FROM events WHERE source = 'run_agent.log' AND t_source = 'recorded' "
+                        "ORDER BY \"offset\"").fetchall()
+    c.close()
+    assert [o for o, _ in offline] == [o for o, _ in live]
+    assert all(abs(a[1] - b[1]) < 1e-3 for a, b in zip(offline, live))

@@ -835,11 +835,25 @@ class Supervisor:
         rs.sources[name] = src
 
     def _utc_offset(self, rs: RunState) -> Optional[float]:
-        if rs.info.utc_offset_s is not None:
-            return rs.info.utc_offset_s
-        if rs.loc.host == self.host:
-            return _local_utc_offset()  # written by this host: its local time
-        return None
+        """The run's own UTC offset (its ``started_at``, else its log's clock against the log's mtime:
+        :func:`edgetui.parsers.sforge_dir.infer_log_offset`), never this process's time zone; None
+        (UTC) while the run has told nothing yet. When it becomes known or changes, the run's
+        recorded log times are moved (:meth:`_retime`)."""
+        return rs.info.utc_offset_s
+
+    def _retime(self, rs: RunState, old: Optional[float], new: Optional[float]) -> None:
+        """The run's offset changed from ``old`` to ``new`` (None = UTC): its log lines recorded with
+        the old one are moved, and its live log parsers use the new one from now on."""
+        shift = (old or 0.0) - (new or 0.0)
+        if shift:
+            self.rec.conn.execute(
+                "UPDATE events SET t = t + ? WHERE run_key = ? AND source IN ('run_agent.log', 'auto_eval_ticks.log') "
+                "AND t_source = 'recorded'", [shift, rs.key])
+        for name in (RUN_LOG, TICKS):
+            src = rs.sources.get(name)
+            if src is not None and src.parser is not None:
+                src.parser.utc_offset_s = new
+        rs.dirty_files = True
 
     def _price(self, model: Optional[str]) -> Optional[tuple]:
         """USD per Mtok (in, out, cache read, cache write) for ``model``: the longest matching LIKE pattern
@@ -1290,6 +1304,8 @@ class Supervisor:
         info.agent_format = rs.fmt
         if info.utc_offset_s is None and rs.info.utc_offset_s is not None:
             info.utc_offset_s = rs.info.utc_offset_s
+        elif info.utc_offset_s != rs.info.utc_offset_s:  # started_at (or the log) told the run's offset
+            self._retime(rs, rs.info.utc_offset_s, info.utc_offset_s)
         rs.info = info
         self.rec.upsert_run(rs.key, info)
         subs = sd.read_submissions(td, cache=rs.rec_cache)  # unchanged folders are not read again (nor below)

@@ -425,6 +425,34 @@ def read_started_at(task_dir: Path) -> Optional[StartedAt]:
     return sa
 
 
+_LOG_STAMP_RE = re.compile(rb"^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}),\d{3} - ", re.M)
+
+
+def infer_log_offset(path: Path) -> Optional[float]:
+    """The UTC offset (seconds, 15-minute steps) of the host that writes ``run_agent.log``, from
+    the file itself: its last line's naive local time against the file's mtime (the moment that
+    line was written). For a run without ``started_at`` (which gives the offset exactly,
+    sforge-format.md §2): never the offset of the process edgetui runs in. None when the log
+    has no timed line, or the two are more than 14 h apart (a copied file's mtime)."""
+    try:
+        with open_regular(path) as f:
+            st = os.fstat(f.fileno())
+            f.seek(max(0, st.st_size - 65536))
+            tail = f.read()
+    except OSError:
+        return None
+    stamps = _LOG_STAMP_RE.findall(tail)
+    if not stamps:
+        return None
+    y, mo, d, h, mi, sec = (int(x) for x in stamps[-1])
+    try:
+        naive = datetime(y, mo, d, h, mi, sec, tzinfo=timezone.utc).timestamp()
+    except ValueError:
+        return None
+    off = round((naive - st.st_mtime) / 900.0) * 900.0
+    return float(off) if abs(off) <= 14 * 3600 else None
+
+
 @dataclass
 class _LogScan:
     exists: bool = False
@@ -529,6 +557,8 @@ def read_run_info(loc: RunLocation) -> RunInfo:
     final = sanitize(fj.value) if fj.ok and isinstance(fj.value, dict) else None
     scan = _scan_run_agent_log(td / "run_agent.log")
     offset = sa.utc_offset_s if sa else None
+    if offset is None:  # no started_at yet (or a crash before it): the log's own clock against its mtime
+        offset = infer_log_offset(td / "run_agent.log")
 
     info = RunInfo(
         host=loc.host,
