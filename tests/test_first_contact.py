@@ -264,3 +264,32 @@ def test_binary_and_empty_files_are_not_runs_and_zero_turns_is_said(tmp_path, ca
 
     flags = {r["run_id"]: r["flags"] for r in json.loads(capsys.readouterr().out)}
     assert "no-turns" in flags["init-only"] and "no-turns" not in flags["t"]
+
+
+def test_pass_rate_tasks_show_a_pass_rate_not_a_score(samples_db):
+    """SForge stores the pass rate as best_score when a task has no score: a pass-rate task's
+    header and a round's "best so far" show the pass rate only (a score task shows both)."""
+    from rich.console import Console
+
+    from edgetui import store
+    from edgetui.widgets.detail import _report
+    from edgetui.widgets.header import header_text
+
+    conn = open_db(samples_db, read_only=True)
+    try:
+        rk = resolve_run(conn, "7c1e94d2a0b3")  # gitlet_vcs: pass_rate_first, no score
+        head = store.run_header(conn, rk)
+        sub = [s for s in store.submissions(conn, rk) if s.get("kind") == "agent"][-1]
+        gw = store.run_header(conn, resolve_run(conn, "opus48"))
+    finally:
+        conn.close()
+    assert not head["score_task"] and head["best_score"] == head["best_pass_rate"]
+    text = header_text(head, 160).plain
+    assert "best 95.3%" in text and " score " not in text
+    assert "pass 50%" in header_text(gw, 160).plain and "best 67" in header_text(gw, 160).plain
+    con = Console(width=120, record=True)
+    for part in _report(sub, [], {}):
+        con.print(part)
+    shown = con.export_text()
+    line = next(ln for ln in shown.splitlines() if "best so far" in ln)
+    assert "pass " in line and "·" not in line, line

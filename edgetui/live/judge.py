@@ -100,7 +100,14 @@ def classify_history(h: Any, now: float) -> HistoryView:
             v.running.append(rnd)
         elif status == "completed" and e.get("type", "submission") == "submission" \
                 and e.get("total_tests") in (0, None) and e.get("summary") is None:
-            v.failed[rnd] = "judge reported 0 tests and no summary"
+            # the judge's own words first: a timed-out evaluation says so (its report's timed_out)
+            if e.get("timed_out"):
+                rt = e.get("runtime") if isinstance(e.get("runtime"), (int, float)) else e.get("runtime_s")
+                v.failed[rnd] = "evaluation timed out (the judge's timed_out: true" + (
+                    f", after {rt:.0f} s)" if isinstance(rt, (int, float)) else ")")
+            else:
+                words = next((str(e[k]) for k in ("message", "stderr", "detail") if e.get(k)), None)
+                v.failed[rnd] = one_line(f"judge: {words}", 200) if words else "judge reported 0 tests and no summary"
     v.best_round = h.get("best_round") or None
     v.best_pass_rate = h.get("best_pass_rate") if isinstance(h.get("best_pass_rate"), (int, float)) else None
     v.best_score = h.get("best_score") if isinstance(h.get("best_score"), (int, float)) else None

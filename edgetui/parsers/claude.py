@@ -679,7 +679,12 @@ class _ClaudeParser:
                             self._out.append(self._perr(head, "JSON value is not an object"))
                 self._exit_marker(int(m.group(1)))
                 return
-            reason = "invalid UTF-8" if isinstance(exc, UnicodeDecodeError) else f"not JSON: {exc}"
+            if isinstance(exc, UnicodeDecodeError):
+                reason = "invalid UTF-8"
+            elif line.lstrip()[:1] in (b"{", b"["):
+                reason = f"not JSON: {exc}"
+            else:  # a plain text line (the CLI's own error, e.g. "API Error: 529 … Overloaded"): its words
+                reason = "not JSON, the agent CLI wrote: " + " ".join(line.decode("utf-8", "replace").split())[:200]
             self._out.append(self._perr(line, reason))
             return
         if not isinstance(obj, dict):

@@ -126,9 +126,12 @@ def _report(sub: dict[str, Any], tests: Optional[list[dict[str, Any]]], data: di
         if sub.get("kind") == "manual":  # `sforge eval` rounds: SForge's visualizer ignores them (sforge-format.md §3.1)
             t.add_row("best so far", Text("not counted (a manual submission)", style="dim"))
         else:
+            bs, bp = sub.get("best_score"), sub.get("best_pass_rate")
+            # a pass-rate task: SForge stores the pass rate as best_score (no score of its own)
+            passrate_only = bs is None or (bp is not None and abs(float(bs) - float(bp)) < 1e-12)
             t.add_row("best so far", Text(
-                f"{fmt_score(sub.get('best_score'))} · pass {fmt_pct(sub.get('best_pass_rate'))} "
-                f"({sub.get('best_round') or '–'})"))
+                (f"pass {fmt_pct(bp)}" if passrate_only else f"{fmt_score(bs)} · pass {fmt_pct(bp)}")
+                + f" ({sub.get('best_round') or '–'})"))
     err = g("error")
     if err:
         t.add_row("error", Text(str(err), style="red"))

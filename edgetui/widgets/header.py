@@ -52,10 +52,8 @@ def _fields(head: dict[str, Any], compact: bool) -> tuple[list[Text], list[Text]
         best.append(fmt_score(head.get("best_score")), style="bold green")
         if head.get("best_pass_rate") is not None:
             best.append(f" pass {fmt_pct(head.get('best_pass_rate'))}", style="green")
-    else:
+    else:  # a pass-rate task: SForge stores the pass rate as best_score when the task has no score
         best.append(fmt_pct(head.get("best_pass_rate")), style="bold green")
-        if head.get("best_score") is not None:
-            best.append(f" score {fmt_score(head.get('best_score'))}", style="green")
     if head.get("best_round"):
         best.append(f" ({head['best_round']})", style="dim")
     figs.append(best)
