@@ -409,10 +409,13 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         rec.update_run(run_key, **sub_cols)
         return
     last_event = agg[7]
+    reason = None
     if info.final is not None:
         status = "finished"
     elif info.layout == "transcript":
         status = "transcript"
+    elif info.harness_error and info.log_mtime is not None and time.time() - info.log_mtime >= HARNESS_QUIET_S:
+        status, reason = "aborted", f"harness ended before the agent started: {info.harness_error}"
     else:
         activity = max([x for x in (last_event, info.started_at) if x is not None], default=None)
         status = "aborted" if activity is None or time.time() - activity > ABORT_THRESHOLD_S else "running"
@@ -421,8 +424,12 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         run_key, status=status, **sub_cols,
         n_events=agg[0], n_parse_errors=agg[1], n_tool_calls=agg[2], input_tokens=agg[3], output_tokens=agg[4],
         cache_read_tokens=agg[5], cache_write_tokens=agg[6], cost_usd=cost, stated_cost_usd=stated,
-        last_event_at=last_event, started_at=started, n_messages=agg[9],
+        last_event_at=last_event, started_at=started, n_messages=agg[9], status_reason=reason,
     )
+
+
+#: a run_agent.log that ends on an ERROR and has not changed for this long: the harness has ended
+HARNESS_QUIET_S = 60.0
 
 
 def _game_times(subs: list[SubmissionRecord], start: Optional[float], end: Optional[float]) -> dict[str, float]:

@@ -59,6 +59,10 @@ class RunInfo(BaseModel):
     is_sample: bool = False
     infra_error: bool = False
     resume_count: Optional[int] = None
+    #: the harness's own last words when it ended before the agent started: the ERROR message of
+    #: run_agent.log's last record (a crash in run_agent, e.g. SForge 1.1.0's early errors), else None
+    harness_error: Optional[str] = None
+    log_mtime: Optional[float] = None  # run_agent.log's mtime (epoch UTC)
 
 
 class TestResult(BaseModel):

@@ -103,7 +103,8 @@ MIGRATIONS: dict[int, list[str]] = {
     3: ["""CREATE TABLE IF NOT EXISTS tombstones (run_key VARCHAR PRIMARY KEY, run_dir VARCHAR, forgotten_at DOUBLE)""",
         """CREATE TABLE IF NOT EXISTS run_tags (run_key VARCHAR NOT NULL, tag VARCHAR NOT NULL, created_at DOUBLE,
            PRIMARY KEY (run_key, tag))""",
-        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS n_messages BIGINT"],
+        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS n_messages BIGINT",
+        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS status_reason VARCHAR"],
 }
 
 

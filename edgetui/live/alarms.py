@@ -200,6 +200,8 @@ class RunFacts:
     judge_errors: dict[str, str] = field(default_factory=dict)  # round -> error text (history)
     tick_error_times: list[float] = field(default_factory=list)
     last_tick_error: Optional[str] = None
+    ended_t: Optional[float] = None  # final_result.json written (epoch UTC; finished runs)
+    harness_error: Optional[str] = None  # the harness ended before the agent started: its words
 
 
 @dataclass
@@ -238,8 +240,20 @@ def evaluate(f: RunFacts, s: AlarmSettings, now: float) -> list[Condition]:
     (an exit or OOM kill is what made them aborted).
     """
     out: list[Condition] = []
-    if f.finished or f.deleted:
+    if f.deleted:
         return out
+    if f.finished:
+        # a run that ENDED by an infrastructure error (SForge logs the ERROR, removes the work
+        # container and writes final_result.json within a second) raises its alarm, once per run
+        if f.error_times and f.ended_t is not None and max(f.error_times) >= f.ended_t - 60:
+            out.append(Condition("infra_error", "infra_error@end",
+                                 one_line(f"run ended by an infrastructure error: {f.last_error_msg or '?'}", 200),
+                                 "critical", {"error_t": max(f.error_times), "ended_t": f.ended_t}))
+        return out
+    if f.harness_error and f.container_state in ("running", "restarting", "paused"):
+        out.append(Condition("orphaned_container", f"orphaned:{(f.container_id or '')[:12]}",
+                             one_line(f"work container {f.container_name} still running after the harness ended: "
+                                      f"{f.harness_error}", 200), "critical", {"container": f.container_name}))
     ending_grace = f.ending_since is not None and now - f.ending_since < s.finish_grace_s
     cid = (f.container_id or "")[:12]
     # ---- work container

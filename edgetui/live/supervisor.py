@@ -1459,11 +1459,24 @@ class Supervisor:
             if st == "created" and now - rs.first_seen < s.container_grace_s:
                 return "running"
             return "aborted"
+        if self._harness_ended(rs, now):  # crashed before the agent started: not "running" for 2 hours
+            return "aborted"
         acts = [x for x in (rs.last_activity_t, rs.last_growth_t, rs.info.started_at,
                             max((rd.first_seen for rd in rs.rounds.values()), default=None)) if x is not None]
         if acts and now - max(acts) < s.abort_after_s:
             return "grading" if grading else "running"
         return "aborted"
+
+    def _harness_ended(self, rs: RunState, now: float) -> bool:
+        """run_agent.log ends on an ERROR (+ traceback), has been quiet for 60 s, no started_at, no
+        final result: the harness ended before the agent started (its words: ``info.harness_error``)."""
+        from ..ingest import HARNESS_QUIET_S
+
+        info = rs.info
+        if not info.harness_error or info.started_at is not None or rs.finished:
+            return False
+        quiet_since = max([x for x in (info.log_mtime, rs.last_activity_t) if x is not None], default=None)
+        return quiet_since is not None and now - quiet_since >= HARNESS_QUIET_S
 
     # ================================================================== alarms
     def _facts(self, rs: RunState, now: float) -> RunFacts:
@@ -1490,6 +1503,9 @@ class Supervisor:
             container_ended_t=rs.container_ended_t, failed_rounds=failed, judge_errors=jerr,
             operator_action=rs.operator_action if (c is not None and rs.operator_action) else None,
             tick_error_times=rs.tick_error_times, last_tick_error=rs.last_tick_error,
+            ended_t=_mtime(rs.task_dir / "final_result.json") if rs.finished else None,
+            harness_error=rs.info.harness_error if self._harness_ended(rs, now) or (
+                c is not None and c.state == "running" and rs.info.harness_error) else None,
         )
 
     def _alarms(self, rs: RunState, now: float) -> None:

@@ -460,6 +460,9 @@ class _LogScan:
     resumes: int = 0
     agent: Optional[str] = None
     last_naive: Optional[float] = None  # last timestamp, naive local read as UTC
+    last_level: Optional[str] = None  # level of the last timed record
+    last_message: Optional[str] = None  # its message (first line)
+    traceback_after_last: bool = False  # "Traceback (most recent call last):" after the last timed record
 
 
 _LOG_TS_RE = re.compile(rb"^(?:\xef\xbb\xbf)?(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}),(\d{3}) - ")
@@ -491,7 +494,22 @@ def _scan_run_agent_log(path: Path) -> _LogScan:
                     s.last_naive = local_to_epoch(tuple(g.decode() for g in m.group(1, 2, 3, 4, 5, 6)), int(m.group(7)), None)
                 except ValueError:
                     pass
+                rest = line[m.end():].decode("utf-8", "replace")
+                level, _, msg = rest.partition(" - ")
+                s.last_level, s.last_message = level.strip(), msg.strip()
+                s.traceback_after_last = False
+            elif line.startswith(b"Traceback (most recent call last)"):
+                s.traceback_after_last = True
     return s
+
+
+def harness_error_of(scan: "_LogScan") -> Optional[str]:
+    """The harness's own words when run_agent.log ends on an ERROR record (with its traceback or
+    without): SForge 1.1.0 crashes in run_agent's ``finally`` on any early error and writes
+    nothing else (sforge-format.md; a genuine run without sudo shows it). None otherwise."""
+    if scan.last_level in ("ERROR", "CRITICAL") and scan.last_message:
+        return redact_text(scan.last_message) + (" (traceback in run_agent.log)" if scan.traceback_after_last else "")
+    return None
 
 
 def _end_time(
@@ -571,6 +589,8 @@ def read_run_info(loc: RunLocation) -> RunInfo:
         started_at=sa.epoch if sa else None,
         final=final,
         infra_error=scan.infra_error,
+        harness_error=harness_error_of(scan) if sa is None and final is None else None,
+        log_mtime=_mtime(td / "run_agent.log"),
     )
     if config is not None:
         t = _finite(config.get("timeout"))
