@@ -181,7 +181,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 130
         if os.environ.get("EDGETUI_DEBUG"):
             raise
-        msg = " ".join(str(e).split()) or type(e).__name__
+        text = str(e)
+        if type(e).__module__.startswith(("duckdb", "_duckdb")) and "\nLINE " in text:
+            text = text.split("\nLINE ", 1)[0]  # DuckDB's caret picture does not survive one line
+        msg = " ".join(text.split()) or type(e).__name__
         print(f"edgetui: error: {msg}", file=sys.stderr)
         return 2
 
@@ -379,8 +382,10 @@ def _print_table(res) -> None:
     width = con.width if con.is_terminal else int(os.environ.get("COLUMNS") or 250)
     cells = [[visible("" if v is None else _short(v)) for v in r] for r in res.rows]
     cols = [visible(str(c)) for c in res.columns]
+    empty: list[str] = []
     if cells:  # a column empty in every row says nothing here (csv/json keep every column)
         keep = [j for j in range(len(cols)) if any(row[j] for row in cells)]
+        empty = [c for j, c in enumerate(cols) if j not in keep]
         cols = [cols[j] for j in keep]
         cells = [[row[j] for j in keep] for row in cells]
     longest = [max([len(row[j]) for row in cells] + [len(c)]) for j, c in enumerate(cols)]
@@ -417,8 +422,12 @@ def _print_table(res) -> None:
     notes = [f"{len(res.rows)} row{'s' if len(res.rows) != 1 else ''}"]
     if cut:
         notes.append("cut to fit: " + ", ".join(cut))
+    if empty:
+        notes.append("empty in every row, left out: " + ", ".join(empty))
     if left_out:
-        notes.append("not shown (too wide): " + ", ".join(left_out) + "; --format csv or json shows every column")
+        notes.append("not shown (too wide): " + ", ".join(left_out))
+    if empty or left_out:
+        notes[-1] += "; --format csv or json shows every column"
     import textwrap
 
     print("\n".join(textwrap.wrap("(" + "; ".join(notes) + ")", width=max(20, width))))
@@ -442,6 +451,9 @@ def _short(v) -> str:
 def cmd_sql(db: Path, args) -> int:
     if not args.query.strip():
         raise ValueError("empty query; e.g. edgetui sql \"SELECT run_id, task_id, status FROM runs\"")
+    from .holder import check_read_only
+
+    check_read_only(args.query)  # the same answer whether the file is free or held by the app
     _emit(_query(db, args.query, args.snapshot), args.format)
     return 0
 
@@ -449,15 +461,15 @@ def cmd_sql(db: Path, args) -> int:
 RUNS_SQL = """
 SELECT run_id, task_id, status,
        CASE WHEN score_task THEN printf('%.6g', best_score) ELSE printf('%.1f%%', 100 * best_pass_rate) END AS best,
-       round((coalesce(last_event_at, started_at) - started_at) / 3600.0, 2) AS elapsed_h,
-       round(timeout_s / 3600.0, 2) AS budget_h,
-       agent_submissions AS agent_subs, auto_submissions AS auto_subs,
        concat_ws(' ', CASE WHEN infra_error THEN 'infra' END, CASE WHEN is_sample THEN 'sample' END,
                  CASE WHEN policy_assumed THEN 'policy-assumed' END,
                  CASE WHEN n_parse_errors > 0 THEN n_parse_errors || '-bad-records' END,
                  CASE WHEN n_messages = 0 AND agent_format IS NOT NULL THEN 'no-turns' END,
                  CASE WHEN status IN ('running', 'grading') AND timeout_s > 0 AND started_at IS NOT NULL
                       AND epoch(current_timestamp) - started_at > timeout_s THEN 'over-budget' END) AS flags,
+       round((coalesce(last_event_at, started_at) - started_at) / 3600.0, 2) AS elapsed_h,
+       round(timeout_s / 3600.0, 2) AS budget_h,
+       agent_submissions AS agent_subs, auto_submissions AS auto_subs,
        coalesce(model, '') AS model, coalesce(agent, '') AS agent, host, best_round, n_events AS events,
        coalesce(input_tokens, 0) + coalesce(output_tokens, 0) + coalesce(cache_read_tokens, 0)
          + coalesce(cache_write_tokens, 0) AS tokens,

@@ -131,8 +131,8 @@ def check_read_only(sql: str) -> None:
     """Raise ``ValueError`` (one line) unless every statement of ``sql`` is read-only."""
     try:
         stmts = duckdb.extract_statements(sql)
-    except duckdb.Error as e:
-        raise ValueError(" ".join(str(e).split())) from None
+    except duckdb.Error as e:  # DuckDB's own words, without its caret picture (it needs its lines)
+        raise ValueError(" ".join(str(e).split("\nLINE ", 1)[0].split())) from None
     if not stmts:
         raise ValueError("empty request")
     for st in stmts:
@@ -144,8 +144,9 @@ def check_read_only(sql: str) -> None:
             if kind == duckdb.StatementType.EXPLAIN:
                 name = "EXPLAIN ANALYZE"
             raise ValueError(
-                f"refused: a {name} statement; the database is held by edgetui process {os.getpid()}, which "
-                "answers only read-only statements (SELECT, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN without ANALYZE)")
+                f"refused: a {name} statement; `edgetui sql` answers only read-only statements (SELECT, "
+                "DESCRIBE, SHOW, SUMMARIZE, EXPLAIN without ANALYZE); runs are forgotten or tagged with "
+                "`edgetui forget` / `edgetui tag`")
 
 
 def _jsonable(v: Any) -> Any:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import duckdb
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _V1 = [
     """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
@@ -103,7 +103,9 @@ MIGRATIONS: dict[int, list[str]] = {
     3: ["""CREATE TABLE IF NOT EXISTS tombstones (run_key VARCHAR PRIMARY KEY, run_dir VARCHAR, forgotten_at DOUBLE)""",
         """CREATE TABLE IF NOT EXISTS run_tags (run_key VARCHAR NOT NULL, tag VARCHAR NOT NULL, created_at DOUBLE,
            PRIMARY KEY (run_key, tag))""",
-        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS n_messages BIGINT",
+        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS n_messages BIGINT"],
+    #: 4: why a run ended as it did, in its source's words (a harness that crashed before the agent)
+    4: ["ALTER TABLE runs ADD COLUMN IF NOT EXISTS n_messages BIGINT",
         "ALTER TABLE runs ADD COLUMN IF NOT EXISTS status_reason VARCHAR"],
 }
 

@@ -92,7 +92,7 @@ def _cell_styles(chart, symbol: str):
 @pytest.mark.asyncio
 async def test_the_gw_climb_is_readable_at_80x24_with_colours_matching_the_legend(gw_db):
     """At 80x24 the 42.8 -> 67.0 climb gets at least three evenly spaced ticks between 40 and 70
-    (a few 0.0 scores drawn as ▼ at the edge instead of stretching the range), and every ◆ is
+    (a few 0.0 scores drawn as ▾ at the edge instead of stretching the range), and every ◆ is
     drawn in the colour the legend gives ◆ (read from the rendered strips, not a constant)."""
     from edgetui.app import EdgeTUIApp
     from edgetui.screens.replay import ReplayScreen
@@ -112,7 +112,7 @@ async def test_the_gw_climb_is_readable_at_80x24_with_colours_matching_the_legen
         assert len(inside) >= 3, ticks
         gaps = {round(b - a, 6) for a, b in zip(ticks, ticks[1:])}
         assert len(gaps) == 1, ticks  # evenly spaced
-        assert chart.data.outliers > 0 and _cell_styles(chart, "▼")  # the low scores, at the edge
+        assert chart.data.outliers > 0 and _cell_styles(chart, "▾")  # the low scores, at the edge
         from rich.text import Text
 
         legend = chart.border_subtitle

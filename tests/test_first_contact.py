@@ -293,3 +293,19 @@ def test_pass_rate_tasks_show_a_pass_rate_not_a_score(samples_db):
     shown = con.export_text()
     line = next(ln for ln in shown.splitlines() if "best so far" in ln)
     assert "pass " in line and "·" not in line, line
+
+
+def test_an_assumed_policy_is_said_in_the_header_at_any_width_and_in_the_chart(tmp_path):
+    from edgetui import store
+    from edgetui.widgets.header import header_text
+
+    db = tmp_path / "a.duckdb"
+    assert main(["--db", str(db), "ingest", "-q", "--tasks-dir", str(tmp_path), str(SAMPLES / "runs" / "judge-demo-001")]) == 0
+    conn = open_db(db, read_only=True)
+    try:
+        head = store.run_header(conn, resolve_run(conn, "judge-demo"))
+    finally:
+        conn.close()
+    assert head["policy_assumed"]
+    for width in (60, 80, 160):
+        assert "policy assumed" in header_text(head, width).plain, width

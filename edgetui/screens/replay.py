@@ -61,7 +61,7 @@ REPLAY_KEYS: list[tuple[str, str]] = [
     ("d", "show / hide the detail pane"),
     ("enter", "maximise the detail pane (esc restores)"),
     ("c", "show / hide the chart (left out when the terminal is under 20 rows or nothing is graded)"),
-    ("v", "chart: score / pass rate / rescaled 0–100 (those the run has); ▼▲ mark scores off the scale"),
+    ("v", "chart: score / pass rate / rescaled 0–100 (those the run has); ▾▴ mark scores off the scale"),
     ("ctrl+p", "command palette"),
     ("?", "this help"),
     ("q", "back to the run picker (quit when the run was opened directly)"),
@@ -554,8 +554,7 @@ class ReplayScreen(Screen):
         modes = chart.data.modes or (chart.data.mode,)
         cur = chart.data.mode if chart.data.mode in modes else modes[0]
         self.chart_mode = modes[(modes.index(cur) + 1) % len(modes)]
-        self._draw_chart()
-        self.notify(f"chart: {chart.data.y_label}", timeout=2)
+        self._draw_chart()  # (the chart's title names the quantity: no toast over the events)
 
     def _chart_data(self) -> Any:
         end = self.cursor.end_elapsed if self.cursor is not None else 0.0
@@ -566,7 +565,9 @@ class ReplayScreen(Screen):
         data = self._chart_data()
         chart.set_data(data)
         legend = legend_text(data)  # a Text: no markup parsing at every render
-        title = f"{data.y_label} · best-so-far" + (f" ({data.policy})" if data.policy else "")
+        head = self.header or {}
+        assumed = ", policy assumed" if head.get("policy_assumed") or head.get("task_assumed") else ""
+        title = f"{data.y_label} · best-so-far" + (f" ({data.policy}{assumed})" if data.policy else "")
         if self._chart_texts != (legend.plain, title):  # (a live reload redraws the same often)
             self._chart_texts = (legend.plain, title)
             chart.border_subtitle = legend

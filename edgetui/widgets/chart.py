@@ -38,8 +38,8 @@ BUDGET_COLOR = 1  # red
 AXES_COLOR = 244
 AGENT_MARKER = "◆"
 AUTO_MARKER = "•"
-LOW_MARKER = "▼"  # a score below the fitted range, drawn at its lower edge
-HIGH_MARKER = "▲"  # above it, at the upper edge
+LOW_MARKER = "▾"  # a score below the fitted range, drawn at its lower edge (▼ ▲ are the cursor's)
+HIGH_MARKER = "▴"  # above it, at the upper edge
 #: more markers than this (or two per canvas column) are thinned: per column the lowest and highest
 THIN_ABOVE = 200
 _SENTINEL = 1e100
@@ -261,7 +261,11 @@ def _y_ticks(lo: float, hi: float, rows: int) -> tuple[float, float, float]:
         a, b = math.floor(lo / step + 1e-9) * step, math.ceil(hi / step - 1e-9) * step
         if b <= a:
             b = a + step
-        if (b - a) / step <= rows - 1:
+        n = round((b - a) / step)
+        if n <= rows - 1:
+            # ticks land on rows only when the intervals divide the rows evenly: widen to such a count
+            k = next(k for k in range(n, rows) if (rows - 1) % k == 0)
+            b = a + k * step  # (widened upwards: a pass rate never gets a negative axis)
             return a, b, step
         span = b - a
     return lo, hi, span
@@ -410,8 +414,6 @@ class ScoreChart(Widget):
             lo, hi = max(lo, -2.0), min(hi, 102.0)
         rows = max(2, h - 3)  # canvas rows (frame top and bottom, x labels)
         lo, hi, step = _y_ticks(lo, hi, rows)
-        if d.mode != "score":
-            lo, hi = max(lo, -2.0 if lo < 0 else lo), min(hi, 102.0 if hi > 100 else hi)
         f.ruler("x").lim(0.0, d.x_max)
         f.ruler("y").lim(lo, hi)
         first = math.ceil(lo / step - 1e-9) * step

@@ -58,11 +58,14 @@ def _fields(head: dict[str, Any], compact: bool) -> tuple[list[Text], list[Text]
         best.append(f" ({head['best_round']})", style="dim")
     figs.append(best)
     sel = head.get("selection") or head.get("task_selection")
+    assumed = bool(head.get("policy_assumed") or head.get("task_assumed"))
     if sel and not compact:
         s = Text(str(sel), style="dim")
-        if head.get("policy_assumed") or head.get("task_assumed"):
-            s.append(" (assumed)", style="dim italic")
+        if assumed:
+            s.append(" (policy assumed: no task JSON)", style="italic yellow")
         figs.append(s)
+    elif assumed:  # narrow: the policy's name goes, the fact that it was assumed stays
+        figs.append(Text("policy assumed", style="italic yellow"))
     tok = Text("tokens ", style="dim")
     tok.append(fmt_count(head.get("tokens")) if head.get("tokens") else "–", style="bold")
     if not compact and head.get("tokens"):
