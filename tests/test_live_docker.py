@@ -505,3 +505,36 @@ def test_game_container_joined_to_the_game_run_of_its_task(live, engine, image, 
     assert runs[0].status == "running"  # an open game session is not a grading
     assert conn.execute("SELECT count(*) FROM events WHERE run_key = ? AND kind = 'container_state' "
                         "AND data->>'$.role' = 'game'", [runs[0].run_key]).fetchone()[0] == 1
+
+
+def test_a_judge_whose_report_is_written_is_done_and_a_drained_work_container_is_a_normal_end(
+        live, engine, image, token):
+    """SForge's containers ignore SIGTERM and are killed ~15 s later: a judge container still up
+    after its submission's report.json is written is not "grading", and a work container killed
+    (exit 137) after "Agent finished" is no exit / gone flag; an OOM kill is told by OOMKilled."""
+    root, conn, make = live
+    task = f"{token}_drain"
+    td = make_run(root, "r1", task, log=log_line(time.time() - 60, "INFO", "Running agent: claude -p x"))
+    start_work(engine, image, task, "r1", td, "sleep 600")
+    sup = make()
+    wait_for(sup, lambda rs: rs and rs[0].status == "running", what="running")
+    judge = engine.containers.run(image, ["sleep", "600"], name=f"edgebench.judge.{task}.0d0d0d0d0d0d", detach=True)
+    sub = td / "submissions" / "agent-1"
+    sub.mkdir(parents=True)
+    (sub / "run_instance.log").write_text(log_line(time.time(), "INFO", f"Judge container started: {judge.id}"))
+    wait_for(sup, lambda rs: rs[0].status == "grading", what="grading")
+    (sub / "report.json").write_text(json.dumps({"total_tests": 2, "passed": 2, "failed": 0, "errors": 0,
+                                                 "pass_rate": 1.0, "submitted_at": time.time() - 5}))
+    runs = wait_for(sup, lambda rs: rs[0].status == "running", timeout=10, what="graded: done although the judge is up")
+    assert judge.reload() is None and judge.status == "running" and runs[0].judges_running == 0
+    # the harness ends the run: "Agent finished", then its container is killed (exit 137)
+    with open(td / "run_agent.log", "a") as f:
+        f.write(log_line(time.time(), "INFO", "Agent finished: runtime=60.0s, timed_out=False, resumes=0"))
+    sup.poll_once()
+    w = engine.containers.get(f"sforge.run.{task}.r1")
+    w.kill()
+    runs = wait_for(sup, lambda rs: rs[0].container is not None and rs[0].container.state == "exited", what="killed")
+    r = runs[0]
+    assert r.container.exit_code == 137 and not r.container.oom_killed
+    assert not any(f.startswith("exit:") or f == "gone" for f in r.flags), r.flags
+    assert r.active_alarms == []

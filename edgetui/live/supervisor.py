@@ -1442,7 +1442,7 @@ class Supervisor:
             return rs.status
         if rs.finished:
             return "finished"
-        grading = any(rd.in_flight for rd in rs.rounds.values()) or any(j.state == "running" for j in rs.judges) or \
+        grading = any(rd.in_flight for rd in rs.rounds.values()) or bool(self._grading_judges(rs)) or \
             bool(rs.history is not None and rs.history.running)
         ending = rs.ending_since is not None and now - rs.ending_since < s.finish_grace_s
         known = docker_ok and rs.loc.host == self.host
@@ -1466,6 +1466,21 @@ class Supervisor:
         if acts and now - max(acts) < s.abort_after_s:
             return "grading" if grading else "running"
         return "aborted"
+
+    @staticmethod
+    def _grading_judges(rs: RunState) -> list:
+        """Judge containers of ``rs`` still grading: running, and their submission's report.json not
+        written yet (SForge's containers ignore SIGTERM and are killed ~15 s after the report: a
+        judge whose report is written is done)."""
+        done_ids: set[str] = set()
+        done_sids: set[str] = set()
+        for rd in rs.rounds.values():
+            if rd.has_report:
+                done_ids.update(c[:12] for c in rd.container_ids)
+                if rd.sid:
+                    done_sids.add(rd.sid)
+        return [j for j in rs.judges if j.state == "running" and j.id[:12] not in done_ids
+                and not (j.submission_id and j.submission_id in done_sids)]
 
     def _harness_ended(self, rs: RunState, now: float) -> bool:
         """run_agent.log ends on an ERROR (+ traceback), has been quiet for 60 s, no started_at, no
@@ -1554,9 +1569,11 @@ class Supervisor:
                 flags.append("oom")
             elif c.state in ("exited", "dead", "gone") and rs.status != "finished" and rs.operator_action:
                 flags.append("stopped" if rs.operator_action == "stop" else "killed")
-            elif c.state in ("exited", "dead") and rs.status != "finished":
+            elif c.state in ("exited", "dead") and rs.status != "finished" and rs.ending_since is None:
+                # (after "Agent finished" the harness kills its container: exit 137 there is a normal
+                # end, told from an OOM kill by the engine's OOMKilled state above, never by the code)
                 flags.append(f"exit:{c.exit_code}" if c.exit_code is not None else "exited")
-        if rs.status == "gone" and not rs.operator_action:
+        if rs.status == "gone" and not rs.operator_action and rs.ending_since is None:
             flags.append("gone")
         if rs.deleted:
             flags.append("deleted")
@@ -1584,7 +1601,7 @@ class Supervisor:
             auto_submissions=int(row.get("auto_submissions") or 0), last_event_at=last_ev, tokens=toks,
             cost_usd=cost, cpu_percent=c.cpu_percent if c is not None and c.state == "running" else None,
             mem_bytes=c.mem_bytes if c is not None and c.state == "running" else None,
-            container=c, judges_running=sum(1 for j in rs.judges if j.state == "running"),
+            container=c, judges_running=len(self._grading_judges(rs)),
             alarms=list(self.book.history.get(rs.key, []))[-20:],
             message=rs.message if (rs.message_sticky or now - rs.message_t < MESSAGE_TTL_S) else None,
             best_pass_rate=row.get("best_pass_rate"), best_score=row.get("best_score"),
