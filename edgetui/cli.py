@@ -299,6 +299,14 @@ def cmd_samples(db: Path, args) -> int:
 
     d = samples_dir()
     rep = _progress_ingest(db, [d / "runs"], tasks_dir=d / "tasks", sample=True, quiet=args.quiet)
+    g = d / "genuine"
+    if (g / "runs").is_dir():  # the runs recorded with the real SForge harness (their own tasks)
+        more = _progress_ingest(db, [g / "runs"], tasks_dir=g / "tasks", sample=True, quiet=args.quiet)
+        for attr in ("runs", "messages", "failed"):
+            getattr(rep, attr).extend(getattr(more, attr))
+        rep.events_offered += more.events_offered
+        rep.bytes_read += more.bytes_read
+        rep.new_events = getattr(rep, "new_events", 0) + getattr(more, "new_events", 0)  # type: ignore[attr-defined]
     _print_report(rep)
     return 0 if rep.recorded_anything else 1
 

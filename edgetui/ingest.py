@@ -309,6 +309,22 @@ def _sub_row(s: SubmissionRecord) -> dict:
     return d
 
 
+def infer_policy(entries: list, final_best_round: str, selection: str, direction: str) -> tuple[str, str]:
+    """Without the task JSON: the (selection policy, score direction) under which SForge's own
+    selection (replay/selection.py, SForge selection.py semantics) picks the ``best_round`` that
+    the run's final_result.json names, so the header, the chart, the ★ and the runs table tell one
+    best-so-far. The assumed defaults first; unchanged when no policy reproduces it."""
+    from replay.selection import best_so_far
+
+    order = [(selection, direction)] + [(p, d) for p in ("pass_rate_first", "score_first", "valid_then_score")
+                                        for d in ("maximize", "minimize") if (p, d) != (selection, direction)]
+    for p, d in order:
+        steps = best_so_far(entries, d, p)
+        if steps and steps[-1].best_round == final_best_round:
+            return p, d
+    return selection, direction
+
+
 def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
                  subs: list[SubmissionRecord], transcript_source: Optional[str],
                  fallback_end: Optional[float] = None, live_end: Optional[float] = None,
@@ -340,7 +356,12 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     ordered = sorted(subs, key=lambda s: (sub_time(s) is None, sub_time(s) or 0.0, s.kind, s.n or 0, s.round))
     ordered = [s for s in ordered if s.kind != "manual"] + [s for s in ordered if s.kind == "manual"]
     counted = [s for s in ordered if s.kind != "manual" and s.status != "in_flight"]
-    steps = best_so_far([entry_from_submission(s) for s in counted], task.score_direction, task.selection)
+    entries = [entry_from_submission(s) for s in counted]
+    selection, direction = task.selection, task.score_direction
+    final_best = (info.final or {}).get("best_round") if isinstance(info.final, dict) else None
+    if task.assumed and final_best and entries:
+        selection, direction = infer_policy(entries, final_best, selection, direction)
+    steps = best_so_far(entries, direction, selection)
     step_of = {s.round: st for s, st in zip(counted, steps)}
     start = info.started_at
     rows = []
@@ -399,7 +420,7 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     sub_cols = dict(
         best_round=best_round or None, best_score=_finite(best_score), best_pass_rate=best_pr,
         best_score_0_100=best_0_100, agent_submissions=n_agent, auto_submissions=n_auto, game_sessions=n_game,
-        selection=task.selection, score_direction=task.score_direction, policy_assumed=task.assumed,
+        selection=selection, score_direction=direction, policy_assumed=task.assumed,
         score_task=is_score_task(task.parser, task.score_direction == "minimize", task.game_mode)
         or (task.assumed and any(s.score is not None or s.score_flag for s in subs)),
     )
@@ -895,6 +916,15 @@ def ingest_samples(db_path: Path, quiet: bool = True) -> IngestReport:
     d = samples_dir()
     conn = open_db(db_path)
     try:
-        return ingest_paths(conn, [d / "runs"], tasks_dir=d / "tasks", is_sample=True)
+        rep = ingest_paths(conn, [d / "runs"], tasks_dir=d / "tasks", is_sample=True)
+        g = d / "genuine"
+        if (g / "runs").is_dir():  # the runs recorded with the real SForge harness (their own tasks)
+            more = ingest_paths(conn, [g / "runs"], tasks_dir=g / "tasks", is_sample=True)
+            rep.runs += more.runs
+            rep.messages += more.messages
+            rep.failed += more.failed
+            rep.events_offered += more.events_offered
+            rep.bytes_read += more.bytes_read
+        return rep
     finally:
         conn.close()

@@ -14,10 +14,13 @@ under a second.
 Event order (the timeline order every view shares, see :data:`EVENT_ORDER_SQL`):
 
 1. ``t`` ascending, events without a time (``t IS NULL``, not aligned yet) last;
-2. then the *source order*: sources ranked by their earliest ``t`` (sources
+2. at equal times, the earlier segment first and a segment's end after its other events (an
+   auto-resume puts the log's "segment 1 started" and the transcript's last record of segment 0
+   at the same anchor: segment 0 ends before segment 1 starts);
+3. then the *source order*: sources ranked by their earliest ``t`` (sources
    without any time last), ties broken by source name — so at equal times the
    harness log line that started a segment comes before the transcript lines;
-3. then byte ``offset`` within the source, then ``sub`` (index of the event in
+4. then byte ``offset`` within the source, then ``sub`` (index of the event in
    its record), then ``event_id`` so the order is total and stable.
 """
 
@@ -51,7 +54,8 @@ __all__ = [
 
 #: ORDER BY clause of the timeline (see the module docstring). ``source_rank``
 #: comes from the ``_src`` CTE of :func:`run_events` (:func:`source_ranks` in Python).
-EVENT_ORDER_SQL = 'ev.t ASC NULLS LAST, _src.source_rank, ev."offset", ev.sub, ev.event_id'
+EVENT_ORDER_SQL = ('ev.t ASC NULLS LAST, ev.segment ASC NULLS LAST, (ev.kind = \'segment_end\'), _src.source_rank, '
+                   'ev."offset", ev.sub, ev.event_id')
 
 #: Columns of :class:`EventColumns`, in query order.
 EVENT_LIST_COLUMNS = (
@@ -320,11 +324,13 @@ def source_ranks(source_min: dict[str, Optional[float]]) -> dict[str, int]:
 def _timeline_key(ranks: dict[str, int]):
     """Sort key of one row (a tuple in :data:`EVENT_LIST_COLUMNS` order) in the timeline order of
     :data:`EVENT_ORDER_SQL` (DuckDB sorts NULLs last; VARCHARs by bytes = Python's code points)."""
-    i_id, i_t, i_src, i_off, i_sub = (EVENT_LIST_COLUMNS.index(c) for c in ("event_id", "t", "source", "offset", "sub"))
+    i_id, i_t, i_src, i_off, i_sub, i_seg, i_kind = (EVENT_LIST_COLUMNS.index(c) for c in (
+        "event_id", "t", "source", "offset", "sub", "segment", "kind"))
 
     def key(r: tuple) -> tuple:
-        t, off, sub = r[i_t], r[i_off], r[i_sub]
-        return (t is None, t or 0.0, ranks[r[i_src]], off is None, off or 0, sub is None, sub or 0, r[i_id])
+        t, off, sub, seg = r[i_t], r[i_off], r[i_sub], r[i_seg]
+        return (t is None, t or 0.0, seg is None, seg or 0, r[i_kind] == "segment_end", ranks[r[i_src]],
+                off is None, off or 0, sub is None, sub or 0, r[i_id])
 
     return key
 

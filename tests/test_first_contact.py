@@ -309,3 +309,23 @@ def test_an_assumed_policy_is_said_in_the_header_at_any_width_and_in_the_chart(t
     assert head["policy_assumed"]
     for width in (60, 80, 160):
         assert "policy assumed" in header_text(head, width).plain, width
+
+
+def test_without_the_task_json_one_best_so_far_everywhere(tmp_path):
+    """No task JSON: the policy under which SForge's selection reproduces final_result.json's best
+    round is used, so the header (runs), the ★ (submissions) and the chart (best_score per round)
+    tell the same best as with the task JSON."""
+    run = SAMPLES / "runs" / "opus48-edge-3-20260312005800"
+    with_json, without = tmp_path / "with.duckdb", tmp_path / "without.duckdb"
+    assert main(["--db", str(with_json), "ingest", "-q", "--tasks-dir", str(SAMPLES / "tasks"), str(run)]) == 0
+    assert main(["--db", str(without), "ingest", "-q", "--tasks-dir", str(tmp_path), str(run)]) == 0
+    q_subs = "SELECT round, is_new_best, best_round, best_score FROM submissions ORDER BY round"
+    q_run = "SELECT best_round, best_score, selection, score_direction FROM runs"
+    a, b = open_db(with_json, read_only=True), open_db(without, read_only=True)
+    try:
+        assert a.execute(q_subs).fetchall() == b.execute(q_subs).fetchall()
+        assert a.execute(q_run).fetchall() == b.execute(q_run).fetchall()
+        assert b.execute("SELECT policy_assumed FROM runs").fetchone()[0] is True
+    finally:
+        a.close()
+        b.close()
