@@ -701,6 +701,28 @@ def _size(p: Path) -> int:
         return 0
 
 
+def transcript_task_id(path: Path) -> str:
+    """``transcript-<8 hex>``: the identity of a bare transcript's content (the sha1 of its first line,
+    i.e. its generation, with its session id when the first records name one). Two different files
+    of the same name are two runs; the same file moved or copied is the same run."""
+    import hashlib
+
+    from .parsers.base import file_generation, open_regular
+
+    gen = file_generation(path) or ""
+    session = ""
+    try:
+        with open_regular(path) as f:
+            head = f.read(65536)
+        import re as _re
+
+        m = _re.search(rb'"(?:session_id|sessionId)"\s*:\s*"([^"]{1,200})"', head)
+        session = m.group(1).decode("utf-8", "replace") if m else ""
+    except OSError:
+        pass
+    return "transcript-" + hashlib.sha1(f"{gen}\x1f{session}".encode()).hexdigest()[:8]
+
+
 def _binary_head(path: Path) -> bool:
     """Does the file start like binary data (a NUL byte, or invalid UTF-8 in its first 4 KiB)?"""
     from .parsers.base import open_regular
@@ -729,7 +751,8 @@ def _say_no_turns(rec: Recorder, key: str, where: Path, report: IngestReport) ->
 def ingest_transcript(rec: Recorder, path: Path, report: IngestReport, *, host: str = "local",
                       is_sample: bool = False, progress: Optional[ProgressFn] = None,
                       from_folder: bool = False) -> Optional[str]:
-    """Record a bare transcript file as run ``host/<file stem>/transcript``. An empty file is
+    """Record a bare transcript file as run ``host/<file stem>/transcript-<content id>``
+    (:func:`transcript_task_id`). An empty file is
     reported and not recorded; a binary one (unknown format, binary head) is refused (a failed
     path; in a folder only skipped with a note)."""
     if _size(path) == 0:
@@ -745,7 +768,7 @@ def ingest_transcript(rec: Recorder, path: Path, report: IngestReport, *, host: 
             return None
         report.messages.append(f"{path}: format not recognised; lines kept as parse errors")
         fmt = "claude_stream"  # every non-JSON line becomes a parse_error event with its bytes
-    run_id, task_id = path.stem, "transcript"
+    run_id, task_id = path.stem, transcript_task_id(path)
     key = make_run_key(host, run_id, task_id)
     info = RunInfo(host=host, run_id=run_id, task_id=task_id, run_dir=str(path.resolve()), layout="transcript",
                    agent_format=fmt, is_sample=is_sample)

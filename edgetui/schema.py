@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import duckdb
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _V1 = [
     """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
@@ -107,6 +107,9 @@ MIGRATIONS: dict[int, list[str]] = {
     #: 4: why a run ended as it did, in its source's words (a harness that crashed before the agent)
     4: ["ALTER TABLE runs ADD COLUMN IF NOT EXISTS n_messages BIGINT",
         "ALTER TABLE runs ADD COLUMN IF NOT EXISTS status_reason VARCHAR"],
+    #: 5: a bare transcript's run is keyed by its content, not its file name (``.../transcript-<id>``):
+    #: runs keyed ``host/<stem>/transcript`` are re-keyed from their file (the data step in migrate())
+    5: [],
 }
 
 
@@ -149,6 +152,10 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> int:
         try:
             for stmt in MIGRATIONS[v]:
                 conn.execute(stmt)
+            if v == 5 and found >= 1:
+                from .rekey import rekey_transcript_runs
+
+                rekey_transcript_runs(conn)
             if v == 2 and found == 1:  # rows written by an earlier version: scrub them again
                 from .rescrub import rescrub_database
 

@@ -329,3 +329,70 @@ def test_without_the_task_json_one_best_so_far_everywhere(tmp_path):
     finally:
         a.close()
         b.close()
+
+
+def test_same_named_transcripts_are_two_runs_and_a_moved_file_is_the_same_run(tmp_path, capsys):
+    import json as _json
+    import shutil as _shutil
+
+    for sub, sess in (("a", "s-one"), ("b", "s-two")):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "session.jsonl").write_text(
+            _json.dumps({"type": "system", "subtype": "init", "session_id": sess}) + "\n"
+            + _json.dumps({"type": "assistant", "message": {"id": "m-" + sess, "role": "assistant",
+                                                           "content": [{"type": "text", "text": "hi"}]}}) + "\n")
+    db = tmp_path / "s.duckdb"
+    assert main(["--db", str(db), "ingest", "-q", str(tmp_path / "a" / "session.jsonl"),
+                 str(tmp_path / "b" / "session.jsonl")]) == 0
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    _shutil.copy(tmp_path / "a" / "session.jsonl", moved / "session.jsonl")
+    capsys.readouterr()
+    assert main(["--db", str(db), "ingest", "-q", str(moved / "session.jsonl")]) == 0
+    assert capsys.readouterr().out.startswith("nothing new")
+    c = open_db(db, read_only=True)
+    try:
+        rows = c.execute("SELECT run_key, n_events FROM runs ORDER BY run_key").fetchall()
+    finally:
+        c.close()
+    assert len(rows) == 2 and all(n == 2 for _, n in rows), rows
+    assert all(k.startswith("local/session/transcript-") for k, _ in rows)
+
+
+def test_old_transcript_keys_are_migrated_by_content(tmp_path):
+    """A schema-4 database keyed a bare transcript by its file stem: opening it re-keys the run by
+    content, event ids recomputed, so a re-ingest of the file adds nothing."""
+    import json as _json
+
+    import duckdb as _duckdb
+
+    from edgetui.events import event_id
+
+    f = tmp_path / "a" / "session.jsonl"
+    f.parent.mkdir()
+    f.write_text(_json.dumps({"type": "system", "subtype": "init", "session_id": "s1"}) + "\n"
+                 + _json.dumps({"type": "assistant", "message": {"id": "m1", "role": "assistant",
+                                                                "content": [{"type": "text", "text": "hi"}]}}) + "\n")
+    db = tmp_path / "old.duckdb"
+    assert main(["--db", str(db), "ingest", "-q", str(f)]) == 0
+    c = _duckdb.connect(str(db))
+    new = c.execute("SELECT run_key FROM runs").fetchone()[0]
+    old = "local/session/transcript"
+    for eid, src, gen, off, sub in c.execute('SELECT event_id, source, generation, "offset", sub FROM events').fetchall():
+        c.execute("UPDATE events SET event_id = ?, run_key = ? WHERE event_id = ?",
+                  [event_id(old, src, gen, off, sub), old, eid])
+    for t in ("runs", "source_cursors"):
+        c.execute(f"UPDATE {t} SET run_key = ? WHERE run_key = ?", [old, new])
+    c.execute("UPDATE runs SET task_id = 'transcript'")
+    c.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    c.close()
+    conn = open_db(db)
+    try:
+        assert conn.execute("SELECT run_key FROM runs").fetchall() == [(new,)]
+        assert conn.execute("SELECT count(*) FROM events WHERE run_key = ?", [new]).fetchone()[0] == 2
+    finally:
+        conn.close()
+    assert main(["--db", str(db), "ingest", "-q", str(f)]) == 0
+    c = _duckdb.connect(str(db), read_only=True)
+    assert c.execute("SELECT count(*), count(DISTINCT run_key) FROM events").fetchone() == (2, 1)
+    c.close()

@@ -27,7 +27,9 @@ def test_every_corpus_file_ingests(corpus, tmp_path, capsys):
     assert f"recorded {len(files)} run(s)" in out.out
     c = duckdb.connect(str(db), read_only=True)
     for f in files:
-        key = f"local/{f.stem}/transcript"
+        from edgetui.ingest import transcript_task_id
+
+        key = f"local/{f.stem}/{transcript_task_id(f)}"
         lines = [l for l in f.read_bytes().splitlines() if l.strip()]
         non_json = 0
         tool_ids: set[str] = set()
