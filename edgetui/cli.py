@@ -470,9 +470,15 @@ RUNS_SQL = """
 SELECT run_id, task_id, status,
        CASE WHEN score_task THEN printf('%.6g', best_score) ELSE printf('%.1f%%', 100 * best_pass_rate) END AS best,
        concat_ws(' ', CASE WHEN infra_error THEN 'infra' END, CASE WHEN is_sample THEN 'sample' END,
-                 CASE WHEN policy_assumed THEN 'policy-assumed' END,
+                 CASE WHEN policy_assumed AND coalesce(layout, '') <> 'transcript' THEN 'policy-assumed' END,
                  CASE WHEN n_parse_errors > 0 THEN n_parse_errors || '-bad-records' END,
                  CASE WHEN n_messages = 0 AND agent_format IS NOT NULL THEN 'no-turns' END,
+                 (SELECT nullif(concat_ws(' ',
+                     CASE WHEN bool_or(e.kind = 'segment_end' AND coalesce(TRY_CAST(e.data->>'$.incomplete' AS BOOLEAN), FALSE))
+                          THEN 'incomplete' END,
+                     CASE WHEN bool_or(coalesce(TRY_CAST(e.data->>'$.interrupted' AS BOOLEAN), FALSE)) THEN 'interrupted' END,
+                     CASE WHEN bool_or(e.kind = 'agent_result' AND coalesce(e.is_error, FALSE)) THEN 'error' END), '')
+                  FROM events e WHERE e.run_key = runs.run_key AND e.kind IN ('segment_end', 'agent_result')),
                  CASE WHEN status IN ('running', 'grading') AND timeout_s > 0 AND started_at IS NOT NULL
                       AND epoch(current_timestamp) - started_at > timeout_s THEN 'over-budget' END) AS flags,
        round((coalesce(last_event_at, started_at) - started_at) / 3600.0, 2) AS elapsed_h,

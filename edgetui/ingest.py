@@ -100,9 +100,12 @@ def ingest_lines(
                 progress(st.st_size)
             return 0
         start, state = cur["offset"], cur["state"]
-    if start:
-        rec.conn.execute('DELETE FROM events WHERE run_key = ? AND source = ? AND "offset" >= ? AND sub >= ?',
-                         [run_key, source, start, TAIL_SUB])
+    if start:  # the file grew: what was said of its old end (an unterminated line, "ended without a
+        # result" after its last line) is said again of the new end if still true
+        from .parsers.claude import END_OF_FILE_SUB
+
+        rec.conn.execute('DELETE FROM events WHERE run_key = ? AND source = ? AND (("offset" >= ? AND sub >= ?) '
+                         'OR sub = ?)', [run_key, source, start, TAIL_SUB, END_OF_FILE_SUB])
     if (mp_fmt and final and observed_t is None and st.st_size - start >= MP_MIN_BYTES
             and not os.environ.get("EDGETUI_NO_MP")):
         return _ingest_lines_mp(rec, run_key, path, source, gen, start, state, st, mp_fmt, report, progress)
@@ -401,7 +404,7 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
             """SELECT count(*), count(*) FILTER (kind = 'parse_error'), count(*) FILTER (kind = 'tool_call'),
                       sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens),
                       max(t) FILTER (kind NOT IN ('resource_sample', 'container_state', 'alarm', 'annotation')),
-                      min(t), count(*) FILTER (kind IN ('agent_message', 'user_message'))
+                      min(t), count(*) FILTER (kind IN ('agent_message', 'user_message', 'thinking', 'tool_call'))
                FROM events WHERE run_key = ?""", [run_key]).fetchall()[0]
         stated = conn.execute(
             "SELECT sum(stated_cost_usd) FROM events WHERE run_key = ? AND stated_cost_usd IS NOT NULL",
@@ -742,10 +745,12 @@ def _binary_head(path: Path) -> bool:
 
 
 def _say_no_turns(rec: Recorder, key: str, where: Path, report: IngestReport) -> None:
-    """A transcript that gave no agent or user message says so (and is flagged ``no-turns``)."""
+    """A transcript that gave no agent or user message, thinking or tool call says so (and is flagged
+    ``no-turns``)."""
     row = rec.conn.execute("SELECT n_messages, agent_format FROM runs WHERE run_key = ?", [key]).fetchall()
     if row and row[0][0] == 0 and row[0][1]:
-        report.messages.append(f"{where}: no agent or user message recognised (0 turns); flagged no-turns")
+        report.messages.append(f"{where}: no agent or user message, thinking or tool call recognised (0 turns); "
+                               "flagged no-turns")
 
 
 def ingest_transcript(rec: Recorder, path: Path, report: IngestReport, *, host: str = "local",

@@ -170,6 +170,25 @@ def list_runs(conn: duckdb.DuckDBPyConnection, filter: Optional[str] = None) -> 
     return filter_runs(rows, filter)
 
 
+#: flags a transcript earns from its own records (the vocabulary: a run's *status* is running,
+#: grading, finished, aborted, gone or transcript; these are *flags* beside it)
+TRANSCRIPT_FLAGS_SQL = """
+    SELECT bool_or(kind = 'segment_end' AND coalesce(TRY_CAST(data->>'$.incomplete' AS BOOLEAN), FALSE)),
+           bool_or(kind IN ('agent_result', 'segment_end')
+                   AND coalesce(TRY_CAST(data->>'$.interrupted' AS BOOLEAN), FALSE)),
+           bool_or(kind = 'agent_result' AND coalesce(is_error, FALSE))
+    FROM events WHERE run_key = ? AND kind IN ('segment_end', 'agent_result')"""
+
+
+def transcript_flags(conn: Any, run_key: str) -> list[str]:
+    """``incomplete`` (a segment ended without its result record: a cut-off stream), ``interrupted``
+    ("success" after an unanswered tool call), ``error`` (a result with ``is_error``): what the run's
+    transcript says of itself. A stream still growing live is never ``incomplete`` (that event is
+    written only when a finished file is read to its end)."""
+    inc, intr, err = conn.execute(TRANSCRIPT_FLAGS_SQL, [run_key]).fetchone()
+    return [name for name, on in (("incomplete", inc), ("interrupted", intr), ("error", err)) if on]
+
+
 def run_header(conn: duckdb.DuckDBPyConnection, run_key: str) -> Optional[dict[str, Any]]:
     """Everything the replay header needs about one run, or ``None`` if unknown.
 
@@ -201,6 +220,7 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str) -> Optional[dict[s
         n, first_t, last_t = cur.execute(
             "SELECT count(*), min(t), max(t) FROM events WHERE run_key = ?", [run_key]
         ).fetchone()
+        head["transcript_flags"] = transcript_flags(cur, run_key)
         head["n_events"] = int(n)
         head["first_t"] = first_t
         head["last_t"] = last_t

@@ -252,7 +252,7 @@ def test_binary_and_empty_files_are_not_runs_and_zero_turns_is_said(tmp_path, ca
     init_only.write_text('{"type":"system","subtype":"init","session_id":"s2","model":"m"}\n')
     assert main(["--db", str(db), "ingest", "-q", str(folder), str(init_only)]) == 0
     err = capsys.readouterr().err
-    assert "pic.json: skipped" in err and "init-only.jsonl: no agent or user message recognised" in err
+    assert "pic.json: skipped" in err and "init-only.jsonl: no agent or user message, thinking or tool call recognised" in err
     c = open_db(db, read_only=True)
     try:
         runs = dict(c.execute("SELECT run_id, n_messages FROM runs").fetchall())
@@ -340,7 +340,8 @@ def test_same_named_transcripts_are_two_runs_and_a_moved_file_is_the_same_run(tm
         (tmp_path / sub / "session.jsonl").write_text(
             _json.dumps({"type": "system", "subtype": "init", "session_id": sess}) + "\n"
             + _json.dumps({"type": "assistant", "message": {"id": "m-" + sess, "role": "assistant",
-                                                           "content": [{"type": "text", "text": "hi"}]}}) + "\n")
+                                                           "content": [{"type": "text", "text": "hi"}]}}) + "\n"
+            + _json.dumps({"type": "result", "subtype": "success", "result": "done", "num_turns": 1}) + "\n")
     db = tmp_path / "s.duckdb"
     assert main(["--db", str(db), "ingest", "-q", str(tmp_path / "a" / "session.jsonl"),
                  str(tmp_path / "b" / "session.jsonl")]) == 0
@@ -355,7 +356,7 @@ def test_same_named_transcripts_are_two_runs_and_a_moved_file_is_the_same_run(tm
         rows = c.execute("SELECT run_key, n_events FROM runs ORDER BY run_key").fetchall()
     finally:
         c.close()
-    assert len(rows) == 2 and all(n == 2 for _, n in rows), rows
+    assert len(rows) == 2 and all(n == 4 for _, n in rows), rows  # init, message, result, segment end
     assert all(k.startswith("local/session/transcript-") for k, _ in rows)
 
 
@@ -372,7 +373,8 @@ def test_old_transcript_keys_are_migrated_by_content(tmp_path):
     f.parent.mkdir()
     f.write_text(_json.dumps({"type": "system", "subtype": "init", "session_id": "s1"}) + "\n"
                  + _json.dumps({"type": "assistant", "message": {"id": "m1", "role": "assistant",
-                                                                "content": [{"type": "text", "text": "hi"}]}}) + "\n")
+                                                                "content": [{"type": "text", "text": "hi"}]}}) + "\n"
+                 + _json.dumps({"type": "result", "subtype": "success", "result": "done", "num_turns": 1}) + "\n")
     db = tmp_path / "old.duckdb"
     assert main(["--db", str(db), "ingest", "-q", str(f)]) == 0
     c = _duckdb.connect(str(db))
@@ -389,10 +391,10 @@ def test_old_transcript_keys_are_migrated_by_content(tmp_path):
     conn = open_db(db)
     try:
         assert conn.execute("SELECT run_key FROM runs").fetchall() == [(new,)]
-        assert conn.execute("SELECT count(*) FROM events WHERE run_key = ?", [new]).fetchone()[0] == 2
+        assert conn.execute("SELECT count(*) FROM events WHERE run_key = ?", [new]).fetchone()[0] == 4
     finally:
         conn.close()
     assert main(["--db", str(db), "ingest", "-q", str(f)]) == 0
     c = _duckdb.connect(str(db), read_only=True)
-    assert c.execute("SELECT count(*), count(DISTINCT run_key) FROM events").fetchone() == (2, 1)
+    assert c.execute("SELECT count(*), count(DISTINCT run_key) FROM events").fetchone() == (4, 1)
     c.close()

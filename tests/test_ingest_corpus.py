@@ -87,3 +87,75 @@ def test_a_folder_of_bare_transcripts_ingests_like_its_files(corpus, tmp_path, c
     (empty / "sub" / "notes.md").write_text("# not a transcript\n")
     assert main(["--db", str(tmp_path / "e.duckdb"), "ingest", "-q", str(empty)]) == 1
     assert "no agent transcript" in capsys.readouterr().err
+
+
+def test_cut_off_streams_interrupted_and_failed_results_are_flagged(corpus, tmp_path, capsys):
+    """Real files: a stream without its result record is flagged incomplete (its segment ends with
+    the reason), an init-only file has no turns, and a result with is_error shows an error flag;
+    the replay header says the same."""
+    import json as _json
+
+    from edgetui import store
+    from edgetui.widgets.header import header_text
+
+    names = ["trackgentic-no-result-event.jsonl", "trackgentic-init-only-no-turns.jsonl",
+             "archistrator-failure-scrubbed.jsonl", "llmtaste-claude-resumed-turn4-result-key-order.jsonl"]
+    files = [corpus / "A" / n for n in names]
+    db = tmp_path / "flags.duckdb"
+    assert main(["--db", str(db), "ingest", "-q", *map(str, files)]) == 0
+    capsys.readouterr()
+    assert main(["--db", str(db), "runs", "--format", "json"]) == 0
+    flags = {r["run_id"]: r["flags"].split() for r in _json.loads(capsys.readouterr().out)}
+    assert "incomplete" in flags["trackgentic-no-result-event"]
+    assert {"incomplete", "no-turns"} <= set(flags["trackgentic-init-only-no-turns"])
+    assert "error" in flags["archistrator-failure-scrubbed"]
+    assert not {"incomplete", "error", "no-turns"} & set(flags["llmtaste-claude-resumed-turn4-result-key-order"])
+    c = duckdb.connect(str(db), read_only=True)
+    try:
+        reason = c.execute("SELECT data->>'$.reason' FROM events WHERE kind = 'segment_end' AND run_key LIKE "
+                           "'%trackgentic-no-result-event%'").fetchall()
+        key = c.execute("SELECT run_key FROM runs WHERE run_id = 'trackgentic-no-result-event'").fetchone()[0]
+        head = store.run_header(c, key)
+    finally:
+        c.close()
+    assert reason and reason[-1][0] in ("no_result", "ended_after_tool_call")
+    assert "incomplete" in header_text(head, 160).plain
+
+
+def test_success_after_an_interrupted_turn_is_flagged_interrupted(tmp_path, capsys):
+    """claude-code#40432: a result "success" with no result text and a tool call never answered."""
+    import json as _json
+
+    lines = [
+        {"type": "system", "subtype": "init", "session_id": "s"},
+        {"type": "assistant", "message": {"id": "m1", "role": "assistant", "stop_reason": "tool_use", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "sleep 999"}}]}},
+        {"type": "result", "subtype": "success", "is_error": False, "num_turns": 1, "stop_reason": "tool_use",
+         "session_id": "s"},
+    ]
+    f = tmp_path / "interrupted.jsonl"
+    f.write_text("".join(_json.dumps(x) + "\n" for x in lines))
+    db = tmp_path / "i.duckdb"
+    assert main(["--db", str(db), "ingest", "-q", str(f)]) == 0
+    capsys.readouterr()
+    assert main(["--db", str(db), "runs", "--format", "json"]) == 0
+    row = _json.loads(capsys.readouterr().out)[0]
+    assert "interrupted" in row["flags"].split() and "incomplete" not in row["flags"].split()
+
+
+def test_a_stream_that_grows_after_an_ingest_is_no_longer_incomplete(tmp_path, capsys):
+    import json as _json
+
+    f = tmp_path / "growing.jsonl"
+    f.write_text(_json.dumps({"type": "system", "subtype": "init", "session_id": "s"}) + "\n")
+    db = tmp_path / "g.duckdb"
+    assert main(["--db", str(db), "ingest", "-q", str(f)]) == 0
+    with open(f, "a") as fh:
+        fh.write(_json.dumps({"type": "assistant", "message": {"id": "m1", "role": "assistant",
+                                                             "content": [{"type": "text", "text": "hi"}]}}) + "\n")
+        fh.write(_json.dumps({"type": "result", "subtype": "success", "result": "ok", "num_turns": 1}) + "\n")
+    assert main(["--db", str(db), "ingest", "-q", str(f)]) == 0
+    capsys.readouterr()
+    assert main(["--db", str(db), "runs", "--format", "json"]) == 0
+    flags = _json.loads(capsys.readouterr().out)[0]["flags"].split()
+    assert "incomplete" not in flags

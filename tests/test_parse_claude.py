@@ -159,6 +159,23 @@ def test_corpus_counts_match_independent_json(path: Path, parser_cls):
     need(path)
     exp = expected(path)
     events = parse_file(parser_cls, path)
+    from edgetui.parsers.claude import END_OF_FILE_SUB
+
+    # a stream whose last segment has no result record ends with one "incomplete" segment_end
+    # (after the last line: END_OF_FILE_SUB); session files never do
+    end = [e for e in events if e.sub == END_OF_FILE_SUB]
+    events = [e for e in events if e.sub != END_OF_FILE_SUB]
+    last_type = None
+    for ln in path.read_bytes().splitlines():
+        try:
+            last_type = json.loads(ln).get("type") if ln.strip() else last_type
+        except (ValueError, AttributeError):
+            pass
+    if parser_cls is ClaudeStreamParser:
+        assert len(end) == (0 if last_type == "result" else 1), (last_type, end)
+        assert all(e.kind == "segment_end" and e.data["incomplete"] for e in end)
+    else:
+        assert end == []
     kinds = Counter(e.kind for e in events)
 
     # nothing dropped: every non-blank line yields at least one event, subs are 0..n-1
@@ -374,6 +391,10 @@ def test_truncated_last_line_is_parse_error():
     last_start = raw.rfind(b"\n") + 1
     cut = raw[: last_start + (len(raw) - last_start) // 2]
     events, _ = parse_bytes(ClaudeStreamParser, cut)
+    from edgetui.parsers.claude import END_OF_FILE_SUB
+
+    assert events[-1].kind == "segment_end" and events[-1].sub == END_OF_FILE_SUB  # cut off: incomplete
+    events = events[:-1]
     assert events[-1].kind == "parse_error"
     assert events[-1].offset == last_start and events[-1].raw == cut[last_start:]
     assert "agent_result" not in {e.kind for e in events}

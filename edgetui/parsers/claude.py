@@ -106,6 +106,8 @@ K_AGENT_ERROR = Kind.AGENT_ERROR.value
 T_RECORDED = TimeSource.RECORDED.value
 
 STATE_VERSION = 1
+#: ``sub`` of the events :meth:`_ClaudeParser.finish` adds after the last line (distinct ids)
+END_OF_FILE_SUB = (1 << 20) + 1
 #: message ids remembered for usage dedupe (lines of one message are adjacent,
 #: parallel subagents interleave a few)
 RECENT_MESSAGES = 64
@@ -605,6 +607,9 @@ class _ClaudeParser:
         self._submits: dict[str, str] = {k: v for k, v in st.get("submits", [])}
         self._agent_calls: list[str] = list(st.get("agent_calls", []))
         self._session_id: Optional[str] = st.get("session_id")
+        #: main-thread tool calls of the open segment still waiting for their result (newest last)
+        self._open_calls: list[str] = list(st.get("open_calls", []))
+        self._seg_records: int = int(st.get("seg_records", 0))  # records of the open segment
         # per-line scratch
         self._out: list[Event] = []
         self._offset = 0
@@ -625,13 +630,30 @@ class _ClaudeParser:
             "submits": [[k, v] for k, v in self._submits.items()],
             "agent_calls": list(self._agent_calls),
             "session_id": self._session_id,
+            "open_calls": list(self._open_calls),
+            "seg_records": self._seg_records,
         }
 
     def resume_offset(self) -> Optional[int]:
         return None
 
     def finish(self) -> list[Event]:
-        return []
+        """At the end of a finished file: a segment that never got its ``result`` record (a cut-off
+        stream, claude-code#1920) ends here, with the reason (``ended_after_tool_call`` when a tool
+        call is still unanswered, else ``no_result``); the run is then flagged ``incomplete``. A live
+        stream still growing never gets this (finish runs only offline)."""
+        if self._seg_ended or not (self._seg_init or self._seg_records):
+            return []
+        self._out = out = []
+        self._t = None
+        reason = "ended_after_tool_call" if self._open_calls else "no_result"
+        self._emit(K_SEGMENT_END, f"segment {self._segment} ended without a result record ({reason.replace('_', ' ')})",
+                   is_error=True, level="warning",
+                   data={"reason": reason, "incomplete": True, "unanswered_tool_calls": list(self._open_calls)})
+        self._seg_ended = True
+        for e in out:  # after the file's last line, never one of its own event ids
+            e.sub = END_OF_FILE_SUB
+        return list(out)
 
     def feed(self, line: bytes, offset: int) -> list[Event]:
         self._out = out = []
@@ -725,6 +747,8 @@ class _ClaudeParser:
 
     def _new_segment(self) -> None:
         self._segment += 1
+        self._open_calls = []
+        self._seg_records = 0
         self._seg_init = False
         self._seg_ended = False
         self._after_exit = False
@@ -735,6 +759,7 @@ class _ClaudeParser:
     # -- records -----------------------------------------------------------------------
 
     def _record(self, o: dict[str, Any]) -> None:
+        self._seg_records += 1
         ts = o.get("timestamp")
         if ts is not None:
             self._t = parse_timestamp(ts)
@@ -876,7 +901,17 @@ class _ClaudeParser:
         if isinstance(mu, dict) and len(mu) == 1:
             model = _str(next(iter(mu)))
         res = o.get("result")
-        s = f"result {sub}{' (error)' if is_error else ''}: {o.get('num_turns', '?')} turns"
+        # "success" after an interrupted turn (claude-code#40432): no result text or stop_reason
+        # tool_use, and a tool call never answered
+        interrupted = sub == "success" and bool(self._open_calls) and (
+            not (isinstance(res, str) and res) or o.get("stop_reason") == "tool_use")
+        if interrupted:
+            data["interrupted"] = True
+            data["unanswered_tool_calls"] = list(self._open_calls)
+        self._open_calls = []
+        s = f"result {sub}{' (error)' if is_error else ''}" + (
+            f" (interrupted: {len(data['unanswered_tool_calls'])} tool call(s) unanswered)" if interrupted else "") + \
+            f": {o.get('num_turns', '?')} turns"
         if cost is not None:
             s += f", ${cost:.4f}"
         if o.get("duration_ms") is not None:
@@ -897,7 +932,7 @@ class _ClaudeParser:
             K_SEGMENT_END,
             f"segment {self._segment} ended: result {sub}{' (error)' if is_error else ''}",
             is_error=is_error,
-            data={"reason": "result", "subtype": sub, "is_error": is_error},
+            data={"reason": "result", "subtype": sub, "is_error": is_error, **({"interrupted": True} if interrupted else {})},
         )
 
     # assistant ----------------------------------------------------------------------------
@@ -999,6 +1034,10 @@ class _ClaudeParser:
                     if len(self._agent_calls) > RECENT_AGENT_CALLS:
                         del self._agent_calls[0]
                 kind, fields = K_TOOL_CALL, {"tool_use_id": tid, "tool_name": name}
+                if tid is not None and parent is None and not sidechain:
+                    self._open_calls.append(tid)
+                    if len(self._open_calls) > 64:
+                        del self._open_calls[0]
                 s = _summ(s)
             elif isinstance(bt, str) and bt.endswith("_tool_result"):
                 # server-side tool results inside an assistant message (web search...)
@@ -1126,6 +1165,8 @@ class _ClaudeParser:
             s = text
         if tid is not None and tid in self._agent_calls:
             self._agent_calls.remove(tid)
+        if tid is not None and tid in self._open_calls:
+            self._open_calls.remove(tid)
         if is_error:
             s = "error: " + (s[:SUMMARY_SCAN] if isinstance(s, str) else "")
         self._emit(
@@ -1173,6 +1214,10 @@ class ClaudeSessionParser(_ClaudeParser):
     expanded like a top-level message with ``parent_tool_use_id`` =
     ``parentToolUseID``.
     """
+
+    def finish(self) -> list[Event]:  # a session file never has result records: nothing is cut off
+        return []
+
 
     agent_format = "claude_session"
     _hook_segments = False

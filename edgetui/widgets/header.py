@@ -43,6 +43,8 @@ def _fields(head: dict[str, Any], compact: bool) -> tuple[list[Text], list[Text]
     st.append(status, style=STATUS_STYLE.get(status, ""))
     if head.get("is_sample"):
         st.append(" sample", style="dim italic")
+    for flag in head.get("transcript_flags") or []:  # incomplete / interrupted / error
+        st.append(f" {flag}", style="bold yellow" if flag != "error" else "bold red")
     ident.append(st)
 
     figs: list[Text] = []
