@@ -13,7 +13,8 @@ REAL_SFORGE_WORK="$WORK" "$HERE/real_sforge/make_real_run.sh" "${@:-all}"
 OUT="$HERE/genuine"
 rm -rf "$OUT/runs" "$OUT/tasks"
 mkdir -p "$OUT/runs" "$OUT/tasks"
-cp -a "$WORK/work/logs/runs/." "$OUT/runs/"
-cp -a "$WORK/work/tasks/." "$OUT/tasks/"
+# the collect stage's copy: run directories without images or the judge's admin secret
+for d in "$WORK/runs-out"/*/; do [ "$(basename "$d")" = tasks ] || cp -a "$d" "$OUT/runs/"; done
+cp -a "$WORK/runs-out/tasks/." "$OUT/tasks/"
 "$WORK/sfv/bin/python" "$HERE/genuine_truth.py" "$OUT"
 echo "genuine runs in $OUT"

@@ -112,7 +112,8 @@ def test_picker_and_corpus_transcript_in_tmux(sample_db, corpus):
     # the picker lists the samples and the transcript; typing filters, Enter opens
     t = Term(f"{EDGETUI} --db {sample_db}")
     try:
-        n_runs = len(list((ROOT / "sample_runs" / "_truth").glob("*.json"))) + 1  # samples + the transcript
+        n_runs = (len(list((ROOT / "sample_runs" / "_truth").glob("*.json")))
+                  + len(list((ROOT / "sample_runs" / "genuine" / "_truth").glob("*.json"))) + 1)  # + the transcript
         t.wait_for(f"runs {n_runs}")
         s = t.wait_for("archistrator-subagent-scrubbed")
         assert "gw_signal_search" in s

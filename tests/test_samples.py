@@ -34,10 +34,14 @@ def q(db: Path, sql: str, params=None):
 
 
 def test_all_sample_runs_recorded_as_samples(sample_db):
-    rows = q(sample_db, "SELECT run_id, task_id, is_sample, status FROM runs ORDER BY run_id")
+    rows = q(sample_db, "SELECT run_id, task_id, is_sample, status FROM runs WHERE run_dir NOT LIKE '%/genuine/%' "
+                        "ORDER BY run_id")
     truth = {(json.loads(f.read_text())["run_id"], json.loads(f.read_text())["task_id"]) for f in TRUTH}
     assert {(r[0], r[1]) for r in rows} == truth
     assert all(r[2] for r in rows) and all(r[3] == "finished" for r in rows)
+    # and the genuine ones (sample_runs/genuine), tagged as samples too
+    genuine = q(sample_db, "SELECT count(*), bool_and(is_sample) FROM runs WHERE run_dir LIKE '%/genuine/%'")[0]
+    assert genuine == (5, True)
     # samples are left out unless asked for
     assert q(sample_db, "SELECT count(*) FROM runs WHERE NOT is_sample")[0][0] == 0
 

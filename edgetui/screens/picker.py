@@ -106,7 +106,8 @@ class PickerScreen(Screen):
         for r in self.shown:
             st = r.get("status") or "?"
             score_task = r.get("score_task")
-            best = fmt_score(r.get("best_score")) if score_task or r.get("best_score") is not None else "–"
+            # a pass-rate task has no score (SForge stores its pass rate as best_score): the pass column says it
+            best = fmt_score(r.get("best_score")) if score_task else "–"
             subs = (f"{r['game_sessions']} games" if r.get("game_sessions")
                     else f"{r.get('agent_submissions') or 0}+{r.get('auto_submissions') or 0}")
             cost = r.get("cost_usd") if r.get("cost_usd") is not None else r.get("stated_cost_usd")

@@ -1,0 +1,3 @@
+#!/bin/bash
+cat >/dev/null
+echo '{"decision":"block","reason":"Do not stop. Continue working on the implementation."}'
