@@ -451,7 +451,7 @@ def _plain(v):
 
 def _short(v) -> str:
     if isinstance(v, float):
-        return f"{v:.6g}"
+        return f"{v:.3f}" if abs(v) >= 1e6 else f"{v:.6g}"  # (epoch seconds keep their digits)
     s = str(_plain(v))
     return s if len(s) <= 200 else s[:199] + "…"
 
@@ -569,8 +569,8 @@ def cmd_forget(db: Path, args) -> int:
             raise RuntimeError(f"forgetting {key} needs --yes when stdin is not a terminal")
         row = conn.execute("SELECT count(*) FROM events WHERE run_key = ?", [key]).fetchone()
         n = row[0] if row else 0
-        answer = input(f"Forget run {key} ({n} events)? Its files stay; a scan will not record it again "
-                       f"(`edgetui ingest --unforget PATH` will). [y/N] ")
+        print(f"forget {key} ({n} events)? Its files stay; `edgetui ingest --unforget PATH` brings it back.")
+        answer = input("[y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             raise KeyboardInterrupt
 

@@ -438,12 +438,18 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         status = "finished"
     elif info.layout == "transcript":
         status = "transcript"
-    elif info.harness_error and info.log_mtime is not None and time.time() - info.log_mtime >= HARNESS_QUIET_S:
+    elif info.harness_error and _log_quiet_since(conn, run_key, info) is not None \
+            and time.time() - _log_quiet_since(conn, run_key, info) >= HARNESS_QUIET_S:
         status, reason = "aborted", f"harness ended before the agent started: {info.harness_error}"
     else:
         activity = max([x for x in (last_event, info.started_at) if x is not None], default=None)
         status = "aborted" if activity is None or time.time() - activity > ABORT_THRESHOLD_S else "running"
-    started = info.started_at if info.started_at is not None else agg[8]
+    started = info.started_at
+    if started is None:  # no started_at: the harness log's first line, before any file's mtime (a copy's)
+        started = conn.execute("SELECT min(t) FROM events WHERE run_key = ? AND source = 'run_agent.log' "
+                               "AND t_source = 'recorded'", [run_key]).fetchall()[0][0]
+    if started is None:
+        started = agg[8]
     rec.update_run(
         run_key, status=status, **sub_cols,
         n_events=agg[0], n_parse_errors=agg[1], n_tool_calls=agg[2], input_tokens=agg[3], output_tokens=agg[4],
@@ -454,6 +460,15 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
 
 #: a run_agent.log that ends on an ERROR and has not changed for this long: the harness has ended
 HARNESS_QUIET_S = 60.0
+
+
+def _log_quiet_since(conn, run_key: str, info: RunInfo) -> Optional[float]:
+    """Since when run_agent.log has been quiet: the earlier of its mtime and its last record's own
+    time (a copied or cloned run directory has a fresh mtime, its records keep theirs)."""
+    last = conn.execute("SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log' "
+                        "AND t_source = 'recorded'", [run_key]).fetchall()[0][0]
+    vals = [x for x in (info.log_mtime, last) if x is not None]
+    return min(vals) if vals else None
 
 
 def _game_times(subs: list[SubmissionRecord], start: Optional[float], end: Optional[float]) -> dict[str, float]:
@@ -871,6 +886,12 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
     if fmt:
         report.events_offered += ingest_lines(rec, key, transcript, "agent_output.txt",
                                               _transcript_parser_factory(fmt), report, progress, mp_fmt=fmt)
+        if info.final is None:  # the run goes on (or was cut): its transcript is not "incomplete" yet,
+            # as the live tailer sees it too (it says so once the run's final_result.json exists)
+            from .parsers.claude import END_OF_FILE_SUB
+
+            rec.conn.execute("DELETE FROM events WHERE run_key = ? AND source = 'agent_output.txt' AND sub = ?",
+                             [key, END_OF_FILE_SUB])
     last_log_t = rec.conn.execute(
         "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [key]).fetchall()[0][0]
     subs = sd.read_submissions(task_dir)

@@ -244,6 +244,9 @@ class Recorder:
         )
         vals.update(extra)
         if exists:
+            # a run once recorded as a sample stays one (an ingest of its folder without --sample)
+            if not vals.get("is_sample"):
+                vals.pop("is_sample", None)
             sets = ", ".join(f"{k} = ?" for k in vals)
             self.conn.execute(f"UPDATE runs SET {sets} WHERE run_key = ?", [*vals.values(), run_key])
         else:

@@ -5,6 +5,7 @@ replays and watches them, held to SForge's own visualizer view (their _truth fil
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -143,3 +144,22 @@ def test_the_tz_run_replayed_live_into_a_watched_root_agrees_with_its_offline_in
     assert [o for o, _ in live] == [o for o, _ in offline] and worst < 1e-3, worst
     started = float((src / "started_at").read_text().split()[-1])
     assert abs(offline[0][1] - started) < 600  # the log's first line is next to started_at (not 5.5 h off)
+
+
+def test_a_fresh_clone_of_the_crash_runs_is_aborted_and_started_when_its_log_says(tmp_path):
+    """git gives every file a fresh mtime: the crash runs are still aborted (their log's own last
+    record is old) and start when their log's first line says, not at the clone's time."""
+    root = tmp_path / "runs"
+    for name in (CRASH, INSTALL_FAIL):
+        shutil.copytree(RUNS / name, root / name)
+    now = time.time()
+    for p in root.rglob("*"):
+        os.utime(p, (now, now))
+    db = tmp_path / "c.duckdb"
+    assert main(["--db", str(db), "ingest", "-q", "--tasks-dir", str(TASKS), str(root)]) == 0
+    rows = _q(db, "SELECT run_id, status, started_at, (SELECT min(t) FROM events e WHERE e.run_key = runs.run_key "
+                  "AND e.source = 'run_agent.log') FROM runs")
+    assert len(rows) == 2
+    for run_id, status, started, first_log in rows:
+        assert status == "aborted", run_id
+        assert started == pytest.approx(first_log) and now - started > 600, run_id  # not the clone time

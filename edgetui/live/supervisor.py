@@ -197,6 +197,7 @@ class RunState:
     fmt_pending: bool = False  # agent_output.txt exists but its format cannot be told yet
     conds: list = field(default_factory=list)
     aligned: Optional[tuple] = None  # (finished, started_at, ended_at) at the last time alignment (see _finalize)
+    end_marked: bool = False  # the finished run's transcript end was read (its parser's finish())
 
     td: Optional[Path] = None  # the task dir (cached; loc.task_dir)
 
@@ -1302,6 +1303,10 @@ class Supervisor:
             self.rec.add_secret(secret)
         info = sd.read_run_info(rs.loc)
         info.agent_format = rs.fmt
+        if info.utc_offset_s is None and rs.info.utc_offset_s is None:
+            log = rs.sources.get(RUN_LOG)
+            if log is not None and log.last_growth_t is not None:  # lines arriving now: the log's clock vs now
+                info.utc_offset_s = sd.infer_log_offset(td / RUN_LOG)
         if info.utc_offset_s is None and rs.info.utc_offset_s is not None:
             info.utc_offset_s = rs.info.utc_offset_s
         elif info.utc_offset_s != rs.info.utc_offset_s:  # started_at (or the log) told the run's offset
@@ -1319,6 +1324,16 @@ class Supervisor:
         last_log_t = self.conn.execute(
             "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [rs.key]).fetchone()[0]
         graded = [x for x in subs if x.status != "in_flight" or x.kind == "game"]
+        if rs.finished and not rs.end_marked:  # the run ended: what its transcript's end says (a segment
+            rs.end_marked = True               # without a result: incomplete), as an offline ingest records it
+            src = rs.sources.get(TRANSCRIPT)
+            if src is not None and src.parser is not None:
+                ends = src.parser.finish()
+                for e in ends:
+                    e.run_key = rs.key
+                if ends:
+                    settle(self.conn)
+                    self.rec.insert_events(rs.key, ends)
         file_events = whole_file_events(td, graded, info, last_log_t, sub_cache=rs.sub_cache)
         settle(self.conn)
         added = self.rec.replace_file_events(rs.key, file_events, line_sources=LINE_SOURCES)
@@ -1490,7 +1505,12 @@ class Supervisor:
         info = rs.info
         if not info.harness_error or info.started_at is not None or rs.finished:
             return False
-        quiet_since = max([x for x in (info.log_mtime, rs.last_activity_t) if x is not None], default=None)
+        log = rs.sources.get(RUN_LOG)
+        if log is not None and log.last_growth_t is not None:  # grew while watched: since its last growth
+            quiet_since: Optional[float] = log.last_growth_t
+        else:  # seen whole: the earlier of its mtime and its last record's time (a copy's mtime is fresh)
+            last = rs.error_times[-1] if rs.error_times else None
+            quiet_since = min([x for x in (info.log_mtime, last) if x is not None], default=None)
         return quiet_since is not None and now - quiet_since >= HARNESS_QUIET_S
 
     # ================================================================== alarms

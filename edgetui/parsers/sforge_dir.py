@@ -432,8 +432,9 @@ def infer_log_offset(path: Path) -> Optional[float]:
     """The UTC offset (seconds, 15-minute steps) of the host that writes ``run_agent.log``, from
     the file itself: its last line's naive local time against the file's mtime (the moment that
     line was written). For a run without ``started_at`` (which gives the offset exactly,
-    sforge-format.md §2): never the offset of the process edgetui runs in. None when the log
-    has no timed line, or the two are more than 14 h apart (a copied file's mtime)."""
+    sforge-format.md §2): never the offset of the process edgetui runs in. Only for a log seen
+    growing (the live supervisor): a copied file's mtime says nothing. None when the log has no
+    timed line, or the two are more than 14 h apart."""
     try:
         with open_regular(path) as f:
             st = os.fstat(f.fileno())
@@ -575,8 +576,6 @@ def read_run_info(loc: RunLocation) -> RunInfo:
     final = sanitize(fj.value) if fj.ok and isinstance(fj.value, dict) else None
     scan = _scan_run_agent_log(td / "run_agent.log")
     offset = sa.utc_offset_s if sa else None
-    if offset is None:  # no started_at yet (or a crash before it): the log's own clock against its mtime
-        offset = infer_log_offset(td / "run_agent.log")
 
     info = RunInfo(
         host=loc.host,

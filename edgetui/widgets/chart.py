@@ -253,8 +253,9 @@ def _y_limits(values: Iterable[float]) -> tuple[float, float]:
 
 
 def _y_ticks(lo: float, hi: float, rows: int) -> tuple[float, float, float]:
-    """(lo, hi, step): the range widened to whole tick steps, with evenly spaced ticks one canvas
-    row apart at the closest (never two on one row) and at most six of them."""
+    """(lo, hi, step): ``lo`` on a whole tick step, ticks every ``step`` landing exactly every r canvas
+    rows (r whole: evenly spaced, never two on one row), at most six of them, ``hi`` where the top
+    row falls (just above the data)."""
     span = max(hi - lo, 1e-9)
     for _ in range(40):
         step = _nice_step_at_least(max(span / max(1, rows - 1), span / 5))
@@ -263,9 +264,9 @@ def _y_ticks(lo: float, hi: float, rows: int) -> tuple[float, float, float]:
             b = a + step
         n = round((b - a) / step)
         if n <= rows - 1:
-            # ticks land on rows only when the intervals divide the rows evenly: widen to such a count
-            k = next(k for k in range(n, rows) if (rows - 1) % k == 0)
-            b = a + k * step  # (widened upwards: a pass rate never gets a negative axis)
+            # ticks one every r rows (r whole): the range ends where (rows - 1) / r steps take it
+            r = (rows - 1) // n
+            b = a + step * (rows - 1) / r
             return a, b, step
         span = b - a
     return lo, hi, span
