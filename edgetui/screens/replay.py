@@ -163,8 +163,8 @@ class ReplayScreen(Screen):
         Binding("right_curly_bracket,b", "new_best(1)", "next best", key_display="}", group=BEST),
         Binding("g,home", "first", "first", show=False),
         Binding("G,end", "last", "last", show=False),
-        Binding("space", "play", "play", key_display="space"),
-        Binding("s,plus", "speed(1)", "speed", key_display="s"),
+        Binding("space", "play", "play", key_display="␣"),  # (short: the footer fits 80 columns)
+        Binding("s,plus", "speed(1)", "speed", key_display="s", show=False),  # (in ? help; the footer fits 80)
         Binding("minus", "speed(-1)", "slower", show=False),
         Binding("t", "prompt('time')", "time"),
         Binding("slash", "prompt('search')", "search", key_display="/"),

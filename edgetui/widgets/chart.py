@@ -66,7 +66,7 @@ def legend_text(data: "ChartData") -> Text:
         legend.append("  ┊ budget", style=series_style(BUDGET_COLOR))
     legend.append("  │ cursor", style="bold bright_yellow")
     if len(data.modes) > 1:
-        legend.append("  v: " + "/".join(MODE_LABELS[m].split()[0] for m in data.modes), style="dim")
+        legend.append("  v: view", style="dim")  # (the chart's title names the quantity shown)
     return legend
 
 

@@ -228,7 +228,10 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
                 segs.append(Segment(summary[pos:], st(sstyle)))
         else:
             segs.append(Segment(summary, st(sstyle)))
-        strip = Strip(segs).crop_extend(0, width, base + row_style)
+        strip = Strip(segs)
+        if strip.cell_length > width > 1:  # a summary cut by the width ends with "…", not mid-word silently
+            strip = Strip.join([strip.crop(0, width - 1), Strip([Segment("…", st("dim"))], 1)])
+        strip = strip.crop_extend(0, width, base + row_style)
         return strip
 
     def notify_style_update(self) -> None:
