@@ -398,3 +398,16 @@ def test_old_transcript_keys_are_migrated_by_content(tmp_path):
     c = _duckdb.connect(str(db), read_only=True)
     assert c.execute("SELECT count(*), count(DISTINCT run_key) FROM events").fetchone() == (4, 1)
     c.close()
+
+
+def test_a_newline_in_a_run_id_does_not_garble_the_runs_table(tmp_path):
+    src = SAMPLES / "runs" / "judge-demo-001" / "judge_demo_sum"
+    import shutil as _shutil
+
+    odd = tmp_path / "runs" / "bad\nid" / "judge_demo_sum"
+    _shutil.copytree(src, odd)
+    db = tmp_path / "n.duckdb"
+    assert main(["--db", str(db), "ingest", "-q", "--tasks-dir", str(SAMPLES / "tasks"), str(tmp_path / "runs")]) == 0
+    out = _in_pty([*CLI, "--db", str(db), "runs"], 160)
+    rows = [ln for ln in out.splitlines() if "judge_demo" in ln]
+    assert len(rows) == 1 and "bad\\nid" in rows[0], out

@@ -484,6 +484,20 @@ def test_judge_history_polled_with_the_work_container_token(live, engine, image,
         assert conn.execute("SELECT count(*) FROM events WHERE run_key = ? AND CAST(data AS VARCHAR) LIKE "
                             "'%my token is <redacted>%'", [r.run_key]).fetchone()[0] == 1
         assert all(tok not in m and "adm1n" not in m for m in sup.messages)
+        # what the judge says is shown beside what the files say
+        r = sup.poll_once()[0]
+        assert r.judge_says and "2 agent + 0 auto graded" in r.judge_says
+        # polls are rare (every 5 minutes by default) and once after each new submission folder
+        sup2 = make(judge_url=f"http://127.0.0.1:{srv.server_address[1]}")
+        wait_for(sup2, lambda rs: rs and rs[0].judge_says is not None, timeout=15, what="first poll")
+        n = len(seen)
+        for _ in range(5):
+            sup2.poll_once()
+            time.sleep(0.2)
+        assert len(seen) == n  # nothing due within 5 minutes
+        (td / "submissions" / "agent-3").mkdir(parents=True)
+        wait_for(sup2, lambda rs: len(seen) > n, timeout=15, what="a poll after the new submission folder")
+        assert len(seen) == n + 1
     finally:
         srv.shutdown()
         srv.server_close()

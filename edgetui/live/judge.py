@@ -157,6 +157,11 @@ class JudgePoller:
         self._lock = threading.Lock()
         self._fail_streak = 0
 
+    def poke(self, key: str) -> None:
+        """Poll ``key`` at the next :meth:`poll` (a new submission folder appeared): each poll writes
+        the admin secret into the judge's log, as SForge's API requires, so polls stay rare."""
+        self._next[key] = 0.0
+
     def poll(self, tokens: dict[str, str]) -> dict[str, HistoryView]:
         """Start due requests for ``{run_key: token}``; return views that arrived since the last call."""
         now = self.clock()

@@ -124,6 +124,7 @@ class LiveRun(BaseModel):
     deleted: bool = False  # the run directory disappeared (status kept)
     active_keys: list[str] = Field(default_factory=list)  # condition keys holding now (one per episode)
     operator_action: Optional[str] = None  # "stop" / "kill" when the operator ended the work container
+    judge_says: Optional[str] = None  # one line of the judge's own view (--judge-url: /history)
 
     def _holding(self) -> list[Alarm]:
         """The newest raised alarm of each condition that still holds (acknowledged or not)."""

@@ -67,7 +67,7 @@ from ..parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_ep
 from ..parsers.base import open_regular
 from ..records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
 from ..recorder import Recorder
-from .alarms import AlarmBook, AlarmCommand, AlarmSettings, RunFacts, ack_event, alarm_event, evaluate
+from .alarms import AlarmBook, AlarmCommand, AlarmSettings, RunFacts, ack_event, alarm_event, evaluate, fmt_age
 from .docker_watch import DockerWatch, work_names
 from .judge import JudgePoller, read_admin_secret, secret_candidates
 from .model import Alarm, ContainerInfo, LiveRun, live_run_from, newest_per_key
@@ -948,6 +948,8 @@ class Supervisor:
                         continue
                     rs.rounds[n] = RoundState(name=n, kind=parsed[0], first_seen=born)
                     changed = True
+                    if self.judge is not None:  # a new submission: ask the judge once soon (else rarely)
+                        self.judge.poke(rs.key)
             for n in list(rs.rounds):
                 if n not in names:
                     del rs.rounds[n]
@@ -1630,6 +1632,7 @@ class Supervisor:
             pending_tool_calls=len(rs.pending), last_growth_at=rs.last_growth_t, judges=list(rs.judges),
             games_running=sum(1 for g in rs.games if g.state == "running"), grading_rounds=grading_rounds,
             active_alarms=active, deleted=rs.deleted, active_keys=keys, operator_action=rs.operator_action,
+            judge_says=judge_line(rs.history, row.get("best_round"), now),
         ))
 
     # ================================================================== file watching
@@ -1669,6 +1672,24 @@ class Supervisor:
 
 #: seconds between full rescans of the runs roots while the file watcher reports new directories
 WATCHED_DISCOVERY_S = 30.0
+
+
+def judge_line(view: Any, files_best: Optional[str], now: float) -> Optional[str]:
+    """The judge's own view of a run in one line (its /history: what it is grading now, what it has
+    graded, its best), beside what the files say when they disagree; None without a poll."""
+    if view is None:
+        return None
+    if not view.ok:
+        return f"judge: {view.message or 'not answering'}"
+    parts = [f"judge ({fmt_age(now - view.fetched_at)} ago):"]
+    if view.running:
+        parts.append("grading " + ", ".join(view.running[:3]) + ("…" if len(view.running) > 3 else ""))
+    parts.append(f"{view.agent_submissions} agent + {view.auto_submissions} auto graded")
+    if view.best_round:
+        parts.append(f"best {view.best_round}")
+        if files_best and files_best != view.best_round:
+            parts.append(f"(the files say {files_best})")
+    return " ".join(parts[:1]) + " " + " · ".join(parts[1:])
 
 
 def _mtime(p: Path) -> Optional[float]:

@@ -280,6 +280,8 @@ def live_status_text(live: Optional[LiveRun], now: float, width: int) -> Text:
     last.append(fmt_age(age), style="bold" if age is None or age < 600 else "bold red")
     last.append(" ago" if age is not None else "", style="dim")
     fields.append(last)
+    if getattr(live, "judge_says", None):
+        fields.append(Text(live.judge_says, style="cyan"))
     if live.judges_running:
         fields.append(Text(f"grading: {live.judges_running} judge{'s' if live.judges_running > 1 else ''}",
                            style="bold cyan"))
