@@ -488,7 +488,8 @@ SELECT run_id, task_id, status,
        coalesce(input_tokens, 0) + coalesce(output_tokens, 0) + coalesce(cache_read_tokens, 0)
          + coalesce(cache_write_tokens, 0) AS tokens,
        round(cost_usd, 2) AS cost_usd, round(stated_cost_usd, 2) AS stated_usd,
-       coalesce((SELECT string_agg(tag, ' ' ORDER BY tag) FROM run_tags g WHERE g.run_key = runs.run_key), '') AS tags
+       coalesce((SELECT string_agg(tag, ' ' ORDER BY tag) FROM run_tags g WHERE g.run_key = runs.run_key), '') AS tags,
+       best_score, best_pass_rate, started_at, status_reason
 FROM runs {where} ORDER BY started_at DESC NULLS LAST, run_id, task_id
 """
 

@@ -95,7 +95,7 @@ def test_runs_and_sql_fit_the_terminal(samples_db, cols):
     assert max(len(ln) for ln in plain) <= cols, plain
     assert "run_id" in plain[0] and "best" in plain[0]
     if cols == 80:
-        note = " ".join(plain[-3:])
+        note = " ".join(plain[-6:])
         assert "not shown" in note and "--format" in note and "cut to fit" in note
     csv_out = subprocess.run([*CLI, "--db", str(samples_db), "runs", "--format", "csv"], capture_output=True,
                              text=True).stdout
