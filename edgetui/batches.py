@@ -9,7 +9,7 @@ import orjson
 import pyarrow as pa
 
 from .events import Event, event_id as _event_id
-from .redact import REDACTED, data_may_hold, has_keyword, has_keyword_text, items_that_may_hold, redact_bytes, redact_obj, redact_text  # noqa: F401 - REDACTED re-exported
+from .redact import REDACTED, has_keyword, items_that_may_hold, redact_bytes, redact_obj, redact_text  # noqa: F401 - REDACTED re-exported
 
 
 EVENT_COLUMNS = [
@@ -82,18 +82,6 @@ class Scrubber:
             return raw
         return redact_bytes(raw, self.secrets)
 
-    def dumps_data(self, data: Any) -> Optional[bytes]:
-        """``data`` serialised as JSON bytes, its decoded strings redacted *before* serialising
-        (a key after an escaped newline is found); None for empty data."""
-        if not data:
-            return None
-        blob = _dumps_b(data)
-        if data_may_hold(blob) or any(b in blob for b in self._known_bytes()):
-            clean = redact_obj(data, self.secrets)
-            if clean is not data:
-                blob = _dumps_b(clean)
-        return blob
-
     def column_hits(self, items: list, kind: str) -> set[int]:
         """Indices of ``items`` that may hold a secret (see :func:`edgetui.redact.items_that_may_hold`),
         known secret values included."""
@@ -108,24 +96,6 @@ class Scrubber:
         if not hits:
             return items
         return [self.scrub(x) if i in hits else x for i, x in enumerate(items)]
-
-    def batch_may_hold(self, joined: str) -> bool:
-        """Could any text joined here hold a secret? (False: skip them all.)"""
-        return has_keyword_text(joined) or any(x in joined for x in self.secrets)
-
-    def batch_may_hold_bytes(self, joined: bytes) -> bool:
-        return has_keyword(joined) or any(b in joined for b in self._known_bytes())
-
-    def batch_may_hold_data(self, joined: bytes) -> bool:
-        return data_may_hold(joined) or any(b in joined for b in self._known_bytes())
-
-    def redo_data(self, data: Any, blob: bytes) -> bytes:
-        """``blob`` (``data`` serialised) again from redacted strings when it may hold a secret."""
-        if data_may_hold(blob) or any(b in blob for b in self._known_bytes()):
-            clean = redact_obj(data, self.secrets)
-            if clean is not data:
-                return _dumps_b(clean)
-        return blob
 
     def scrub_obj(self, obj: Any) -> Any:
         return redact_obj(obj, self.secrets)

@@ -42,11 +42,8 @@ from typing import Any, Callable, Optional, Union
 
 REDACTED = "<redacted>"
 
-#: marks a pattern whose match must start a token: not after a word character, unless that
-#: character ends a JSON escape (``\\n``). Checked in the replacement (:func:`_at_start`), not by a
-#: leading lookbehind, which would stop ``re`` from searching for the pattern's literal prefix.
-_B = ""
-#: end of a token
+#: end of a token. (Its start is checked in the replacement, :func:`_at_start`, for the rules named in
+#: :data:`_BOUNDED`: a leading lookbehind would stop ``re`` from searching for their literal prefix.)
 _E = r"(?![A-Za-z0-9_])"
 
 Repl = Union[str, Callable[["re.Match[str]"], str]]
@@ -106,14 +103,6 @@ def _looks_like_credential(value: str, name: str = "") -> bool:
 _WEAK_VALUE = re.compile(r"[\w.=+/-]{10,150}")
 
 
-def _generic_assign(m: "re.Match[str]") -> str:
-    return m.group(1) + REDACTED if _looks_like_credential(m.group(2), m.group(1)) else m.group(0)
-
-
-def _generic_json(m: "re.Match[str]") -> str:
-    return m.group(1) + REDACTED + m.group(3) if _looks_like_credential(m.group(2), m.group(1)) else m.group(0)
-
-
 _AWS_SECRET_NEAR = re.compile(r"(?<![A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
 
 
@@ -130,7 +119,6 @@ def _aws_near_id(m: "re.Match[str]") -> str:
     return _AWS_SECRET_NEAR.sub(sub, whole)
 
 
-_SENS = r"(?:key|token|secret|passw(?:or)?d|passwd|credential|creds|auth)"
 _GENERIC_WORDS = ("key", "token", "secret", "passw", "credential", "creds", "auth")
 #: where a secret word starts a NAME=value / "name": "value" (the word itself is the match)
 _GENERIC_AT = re2.compile("(?i:(" + "|".join(_GENERIC_WORDS) + r"))[A-Za-z0-9_]*\\?[\"']?[ \t]*[=:][ \t]*"
@@ -188,38 +176,38 @@ RULES: list[tuple[str, tuple[str, ...], "re.Pattern[str]", Repl]] = [
      re.compile(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{64,}?KEY(?: BLOCK)?-----"
                 r"|(?:[A-Za-z0-9+/=\s:,-]|\\[nrt])*)"), REDACTED),
     # anthropic-api-key, anthropic-admin-api-key, openai-api-key (widened: any sk- key of 16+ chars)
-    ("anthropic-openai-api-key", ("sk-",), re.compile(_B + r"sk-[A-Za-z0-9_-]{16,}"), REDACTED),
-    ("stripe-access-token", ("sk_live", "sk_test", "sk_prod", "rk_live", "rk_test", "rk_prod"), re.compile(_B + r"(?:sk|rk)_(?:test|live|prod)_[A-Za-z0-9]{10,99}" + _E),
+    ("anthropic-openai-api-key", ("sk-",), re.compile(r"sk-[A-Za-z0-9_-]{16,}"), REDACTED),
+    ("stripe-access-token", ("sk_live", "sk_test", "sk_prod", "rk_live", "rk_test", "rk_prod"), re.compile(r"(?:sk|rk)_(?:test|live|prod)_[A-Za-z0-9]{10,99}" + _E),
      REDACTED),
     # github-pat, github-oauth, github-app-token, github-refresh-token
     ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-     re.compile(_B + r"gh[pousr]_[0-9A-Za-z]{20,}" + _E), REDACTED),
-    ("github-fine-grained-pat", ("github_pat_",), re.compile(_B + r"github_pat_\w{20,}"), REDACTED),
+     re.compile(r"gh[pousr]_[0-9A-Za-z]{20,}" + _E), REDACTED),
+    ("github-fine-grained-pat", ("github_pat_",), re.compile(r"github_pat_\w{20,}"), REDACTED),
     # gitlab-pat, gitlab-pat-routable, gitlab-ptt, gitlab-rrt
     ("gitlab-token", ("glpat-", "glptt-", "GR1348941"),
-     re.compile(_B + r"(?:glpat-[\w.-]{20,}|glptt-[0-9a-f]{40}|GR1348941[\w-]{20,})"), REDACTED),
+     re.compile(r"(?:glpat-[\w.-]{20,}|glptt-[0-9a-f]{40}|GR1348941[\w-]{20,})"), REDACTED),
     # aws-access-token; an access key id with a secret near it loses both
     ("aws-access-token+secret", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
-     re.compile(r"(?:[A-Za-z0-9/+]{40}[\s\S]{0,200}?)?" + _B + r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _E
+     re.compile(r"(?:[A-Za-z0-9/+]{40}[\s\S]{0,200}?)?(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _E
                 + r"(?:[\s\S]{0,200}?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=]))?"), _aws_near_id),
     ("aws-access-token", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
-     re.compile(_B + r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _E), REDACTED),
+     re.compile(r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _E), REDACTED),
     # AWS secret access key by its name (aws_secret_access_key = ..., "AWS_SECRET_ACCESS_KEY": "...")
     ("aws-secret-access-key", ("secret",),
      re.compile(r"(?i)(aws_?secret(?:_?access)?_?key[\"']?\s*(?:=|:|=>)\s*[\"']?)([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"),
      r"\1" + REDACTED),
     # gcp-api-key
-    ("gcp-api-key", ("AIza",), re.compile(_B + r"AIza[\w-]{35}"), REDACTED),
+    ("gcp-api-key", ("AIza",), re.compile(r"AIza[\w-]{35}"), REDACTED),
     # slack-bot-token, slack-user-token, slack-app-token, slack-legacy-token, slack-webhook-url
-    ("slack-token", ("xox", "xapp-"), re.compile(_B + r"(?:xox[abposer]-[0-9A-Za-z-]{10,}|xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+)"),
+    ("slack-token", ("xox", "xapp-"), re.compile(r"(?:xox[abposer]-[0-9A-Za-z-]{10,}|xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+)"),
      REDACTED),
     ("slack-webhook-url", ("hooks.slack.com",),
      re.compile(r"(hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9+/]{20,}"), r"\1" + REDACTED),
     # jwt (a JSON Web Token: three base64url parts, the first two starting {" encoded)
-    ("jwt", ("eyJ",), re.compile(_B + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"), REDACTED),
-    ("huggingface-access-token", ("hf_", "api_org_"), re.compile(_B + r"(?:hf|api_org)_[A-Za-z0-9]{30,}" + _E),
+    ("jwt", ("eyJ",), re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"), REDACTED),
+    ("huggingface-access-token", ("hf_", "api_org_"), re.compile(r"(?:hf|api_org)_[A-Za-z0-9]{30,}" + _E),
      REDACTED),
-    ("npm-access-token", ("npm_",), re.compile(_B + r"npm_[A-Za-z0-9]{36}" + _E), REDACTED),
+    ("npm-access-token", ("npm_",), re.compile(r"npm_[A-Za-z0-9]{36}" + _E), REDACTED),
     ("pypi-upload-token", ("pypi-AgEI",), re.compile(r"pypi-AgEIcHlwaS5vcmc[\w-]{50,1000}"), REDACTED),
     # a password in a URL: scheme://user:password@host
     ("url-password", ("://",), re.compile(r"(://[^/\s:@\"'\\]+:)[^@\s/\"'\\]+@"), r"\1" + REDACTED + "@"),
@@ -262,7 +250,6 @@ def _prefilter_pattern(serialised: bool = False) -> str:
 # Python's re needs ~16 MB/s for the same case-insensitive alternation) says whether any rule can match
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.never_capture = True  # the prefilter only says where: ~15 % faster scans
-_PREFILTER = re2.compile(_prefilter_pattern(), _RE2_OPTIONS)
 _LITERAL_OF = {k: k for k in set(_CASED) | set(_FOLDED)}
 _FOLDED_ALL = tuple(sorted(set(_FOLDED) | {"bearer", "secret", "hooks.slack.com"}))
 _PREFILTER_B = re2.compile(_prefilter_pattern().encode(), _RE2_OPTIONS)
@@ -371,16 +358,6 @@ def items_that_may_hold(items: list, kind: str = "text") -> set[int]:
         last = bisect.bisect_right(starts, max(a, b - 1)) - 1
         out.update(idx[k] for k in range(first, last + 1))  # a match across a separator: both items
     return out
-
-
-def data_may_hold(blob: bytes) -> bool:
-    """:func:`has_keyword` for JSON edgetui serialised itself (see :func:`_prefilter_pattern`)."""
-    return _PREFILTER_DATA_B.search(blob) is not None
-
-
-def has_keyword_text(text: str) -> bool:
-    """:func:`has_keyword` for a str."""
-    return _PREFILTER.search(text) is not None
 
 
 def has_keyword(blob: bytes) -> bool:
