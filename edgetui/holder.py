@@ -401,44 +401,10 @@ class HolderServer:
             pass
 
 
-def ask_holder_op(db_path: Path | str, req: dict, timeout: float = 60.0) -> Any:
-    """Send one typed request (:data:`edgetui.runops.OPS`) to the holder; returns its ``ok`` value.
-    Raises ``ConnectionError`` when no holder answers and ``RuntimeError`` with its one-line error."""
-    try:
-        p = socket_path(db_path)
-    except SocketDirError as e:
-        raise ConnectionError(str(e)) from None
-    if not p.exists():
-        raise ConnectionError("no edgetui process is serving this database")
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(timeout)
-        try:
-            s.connect(str(p))
-            s.sendall(json.dumps(req).encode() + b"\n")
-            buf = b""
-            while not buf.endswith(b"\n"):
-                chunk = s.recv(1 << 16)
-                if not chunk:
-                    break
-                buf += chunk
-        except OSError as e:
-            raise ConnectionError(str(e)) from None
-    try:
-        reply = json.loads(buf)
-    except ValueError:
-        raise HolderEnded("the edgetui process holding the database ended before answering") from None
-    if "error" in reply:
-        raise RuntimeError(reply["error"])
-    return reply.get("ok")
-
-
-def ask_holder(db_path: Path | str, sql: str, params: Optional[list] = None, timeout: float = 60.0) -> QueryResult:
-    """Run read-only ``sql`` in the process holding ``db_path``.
-
-    Raises ``ConnectionError`` if no holder answers (also when the holder ended
-    before answering, said in one line) and ``RuntimeError`` with the holder's
-    one-line error message if the query was refused or failed there.
-    """
+def _ask(db_path: Path | str, req: dict, timeout: float) -> dict:
+    """One request line to the holder of ``db_path`` and its reply (a dict with ``error`` when the
+    holder refused or failed). Raises ``ConnectionError`` when no holder answers, :class:`HolderEnded`
+    when it ended before answering."""
     try:
         p = socket_path(db_path)
     except SocketDirError as e:
@@ -461,7 +427,7 @@ def ask_holder(db_path: Path | str, sql: str, params: Optional[list] = None, tim
                 raise ConnectionError(str(e)) from None
         buf = b""
         try:
-            s.sendall(json.dumps({"sql": sql, "params": params or []}).encode() + b"\n")
+            s.sendall(json.dumps(req).encode() + b"\n")
             while not buf.endswith(b"\n"):
                 chunk = s.recv(1 << 20)
                 if not chunk:
@@ -473,10 +439,29 @@ def ask_holder(db_path: Path | str, sql: str, params: Optional[list] = None, tim
         except OSError:
             pass
     try:
-        reply = json.loads(buf)
+        return json.loads(buf)
     except ValueError:
         raise HolderEnded("the edgetui process holding the database ended before answering; run the command "
-                              "again (with the file free it is opened directly; --snapshot reads a copy)") from None
+                          "again (with the file free it is opened directly; --snapshot reads a copy)") from None
+
+
+def ask_holder_op(db_path: Path | str, req: dict, timeout: float = 60.0) -> Any:
+    """Send one typed request (:data:`edgetui.runops.OPS`) to the holder; returns its ``ok`` value.
+    Raises ``ConnectionError`` when no holder answers and ``RuntimeError`` with its one-line error."""
+    reply = _ask(db_path, req, timeout)
+    if "error" in reply:
+        raise RuntimeError(reply["error"])
+    return reply.get("ok")
+
+
+def ask_holder(db_path: Path | str, sql: str, params: Optional[list] = None, timeout: float = 60.0) -> QueryResult:
+    """Run read-only ``sql`` in the process holding ``db_path``.
+
+    Raises ``ConnectionError`` if no holder answers (also when the holder ended
+    before answering, said in one line) and ``RuntimeError`` with the holder's
+    one-line error message if the query was refused or failed there.
+    """
+    reply = _ask(db_path, {"sql": sql, "params": params or []}, timeout)
     if "error" in reply:
         raise RuntimeError(reply["error"])
     return QueryResult(reply["columns"], [tuple(r) for r in reply["rows"]])
