@@ -473,12 +473,7 @@ SELECT run_id, task_id, status,
                  CASE WHEN policy_assumed AND coalesce(layout, '') <> 'transcript' THEN 'policy-assumed' END,
                  CASE WHEN n_parse_errors > 0 THEN n_parse_errors || '-bad-records' END,
                  CASE WHEN n_messages = 0 AND agent_format IS NOT NULL THEN 'no-turns' END,
-                 (SELECT nullif(concat_ws(' ',
-                     CASE WHEN bool_or(e.kind = 'segment_end' AND coalesce(TRY_CAST(e.data->>'$.incomplete' AS BOOLEAN), FALSE))
-                          THEN 'incomplete' END,
-                     CASE WHEN bool_or(coalesce(TRY_CAST(e.data->>'$.interrupted' AS BOOLEAN), FALSE)) THEN 'interrupted' END,
-                     CASE WHEN bool_or(e.kind = 'agent_result' AND coalesce(e.is_error, FALSE)) THEN 'error' END), '')
-                  FROM events e WHERE e.run_key = runs.run_key AND e.kind IN ('segment_end', 'agent_result')),
+                 {transcript_flags},
                  CASE WHEN status IN ('running', 'grading') AND timeout_s > 0 AND started_at IS NOT NULL
                       AND epoch(current_timestamp) - started_at > timeout_s THEN 'over-budget' END) AS flags,
        round((coalesce(last_event_at, started_at) - started_at) / 3600.0, 2) AS elapsed_h,
@@ -502,7 +497,10 @@ def cmd_runs(db: Path, args) -> int:
         conds.append("run_key IN (SELECT run_key FROM run_tags WHERE tag = ?)")
         params.append(tag)
     where = ("WHERE " + " AND ".join(conds)) if conds else ""
-    _emit(_query(db, RUNS_SQL.format(where=where), args.snapshot, params=params or None), args.format)
+    from .store import TRANSCRIPT_FLAGS_SUBQUERY
+
+    sql = RUNS_SQL.format(where=where, transcript_flags=TRANSCRIPT_FLAGS_SUBQUERY.format(run_key="runs.run_key"))
+    _emit(_query(db, sql, args.snapshot, params=params or None), args.format)
     return 0
 
 

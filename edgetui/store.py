@@ -172,21 +172,24 @@ def list_runs(conn: duckdb.DuckDBPyConnection, filter: Optional[str] = None) -> 
 
 #: flags a transcript earns from its own records (the vocabulary: a run's *status* is running,
 #: grading, finished, aborted, gone or transcript; these are *flags* beside it)
-TRANSCRIPT_FLAGS_SQL = """
-    SELECT bool_or(kind = 'segment_end' AND coalesce(TRY_CAST(data->>'$.incomplete' AS BOOLEAN), FALSE)),
-           bool_or(kind IN ('agent_result', 'segment_end')
-                   AND coalesce(TRY_CAST(data->>'$.interrupted' AS BOOLEAN), FALSE)),
-           bool_or(kind = 'agent_result' AND coalesce(is_error, FALSE))
-    FROM events WHERE run_key = ? AND kind IN ('segment_end', 'agent_result')"""
+TRANSCRIPT_FLAGS_SQL = """nullif(concat_ws(' ',
+        CASE WHEN bool_or(e.kind = 'segment_end' AND coalesce(TRY_CAST(e.data->>'$.incomplete' AS BOOLEAN), FALSE))
+             THEN 'incomplete' END,
+        CASE WHEN bool_or(coalesce(TRY_CAST(e.data->>'$.interrupted' AS BOOLEAN), FALSE)) THEN 'interrupted' END,
+        CASE WHEN bool_or(e.kind = 'agent_result' AND coalesce(e.is_error, FALSE)) THEN 'error' END), '')"""
+#: the run's transcript flags as one space-separated string (NULL for none): a scalar subquery over
+#: the events of the run named by ``{run_key}`` (``?``, or ``runs.run_key`` inside a query of runs)
+TRANSCRIPT_FLAGS_SUBQUERY = ("(SELECT " + TRANSCRIPT_FLAGS_SQL + " FROM events e WHERE e.run_key = {run_key} "
+                             "AND e.kind IN ('segment_end', 'agent_result'))")
 
 
 def transcript_flags(conn: Any, run_key: str) -> list[str]:
     """``incomplete`` (a segment ended without its result record: a cut-off stream), ``interrupted``
     ("success" after an unanswered tool call), ``error`` (a result with ``is_error``): what the run's
-    transcript says of itself. A stream still growing live is never ``incomplete`` (that event is
-    written only when a finished file is read to its end)."""
-    inc, intr, err = conn.execute(TRANSCRIPT_FLAGS_SQL, [run_key]).fetchone()
-    return [name for name, on in (("incomplete", inc), ("interrupted", intr), ("error", err)) if on]
+    transcript says of itself (the same SQL as ``edgetui runs``' flags). A stream still growing live
+    is never ``incomplete`` (that event is written only when a finished file is read to its end)."""
+    got = conn.execute("SELECT " + TRANSCRIPT_FLAGS_SUBQUERY.format(run_key="?"), [run_key]).fetchone()[0]
+    return got.split() if got else []
 
 
 def run_header(conn: duckdb.DuckDBPyConnection, run_key: str) -> Optional[dict[str, Any]]:
