@@ -438,8 +438,8 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         status = "finished"
     elif info.layout == "transcript":
         status = "transcript"
-    elif info.harness_error and _log_quiet_since(conn, run_key, info) is not None \
-            and time.time() - _log_quiet_since(conn, run_key, info) >= HARNESS_QUIET_S:
+    elif info.harness_error and time.time() - (_log_quiet_since(conn, run_key, info) or time.time()) \
+            >= HARNESS_QUIET_S:
         status, reason = "aborted", f"harness ended before the agent started: {info.harness_error}"
     else:
         activity = max([x for x in (last_event, info.started_at) if x is not None], default=None)

@@ -51,7 +51,6 @@ from stat import S_ISDIR as stat_isdir
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
@@ -91,11 +90,6 @@ _JUDGE_STARTED_RE = re.compile(rb"Judge container started: ([0-9a-f]{12,64})")
 _JUDGE_DONE_RE = re.compile(rb" - INFO - Container \S+ removed\.|Removing container |Failed to remove container ")
 _JUDGE_ERR_RE = re.compile(rb"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} - (?:ERROR|CRITICAL) - (.*)$", re.M)
 _STATUS_ORDER = {"running": 0, "grading": 0, "gone": 1, "aborted": 2, "finished": 3}
-
-
-def _local_utc_offset() -> float:
-    off = datetime.now().astimezone().utcoffset()
-    return off.total_seconds() if off is not None else 0.0
 
 
 def _sig(p: Path) -> Optional[tuple]:

@@ -425,9 +425,6 @@ def read_started_at(task_dir: Path) -> Optional[StartedAt]:
     return sa
 
 
-_LOG_STAMP_RE = re.compile(rb"^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}),\d{3} - ", re.M)
-
-
 def infer_log_offset(path: Path) -> Optional[float]:
     """The UTC offset (seconds, 15-minute steps) of the host that writes ``run_agent.log``, from
     the file itself: its last line's naive local time against the file's mtime (the moment that
@@ -442,10 +439,10 @@ def infer_log_offset(path: Path) -> Optional[float]:
             tail = f.read()
     except OSError:
         return None
-    stamps = _LOG_STAMP_RE.findall(tail)
+    stamps = [m for m in map(_LOG_TS_RE.match, tail.splitlines()) if m]
     if not stamps:
         return None
-    y, mo, d, h, mi, sec = (int(x) for x in stamps[-1])
+    y, mo, d, h, mi, sec = (int(x) for x in stamps[-1].group(1, 2, 3, 4, 5, 6))
     try:
         naive = datetime(y, mo, d, h, mi, sec, tzinfo=timezone.utc).timestamp()
     except ValueError:
