@@ -230,7 +230,7 @@ def _progress_ingest(db: Path, paths, *, tasks_dir=None, host="local", sample=Fa
     before = count()
     try:
         rep = _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet, unforget)
-        rep.new_events = max(0, count() - before)  # type: ignore[attr-defined]
+        rep.new_events = max(0, count() - before)
         return rep
     finally:
         conn.close()
@@ -261,7 +261,7 @@ def _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet, u
 def _print_report(rep) -> None:
     for m in rep.messages:
         print(f"edgetui: {m}", file=sys.stderr)
-    new = getattr(rep, "new_events", None)
+    new = rep.new_events
     if new == 0 and rep.runs:
         print(f"nothing new: {len(rep.runs)} run(s) already recorded ({rep.events_offered} event(s) read, "
               f"{rep.bytes_read / 1e6:.1f} MB)")
@@ -295,18 +295,12 @@ def cmd_check(db: Path, args) -> int:
 
 
 def cmd_samples(db: Path, args) -> int:
-    from .samples import samples_dir
+    from .ingest import IngestReport
+    from .samples import sample_sets
 
-    d = samples_dir()
-    rep = _progress_ingest(db, [d / "runs"], tasks_dir=d / "tasks", sample=True, quiet=args.quiet)
-    g = d / "genuine"
-    if (g / "runs").is_dir():  # the runs recorded with the real SForge harness (their own tasks)
-        more = _progress_ingest(db, [g / "runs"], tasks_dir=g / "tasks", sample=True, quiet=args.quiet)
-        for attr in ("runs", "messages", "failed"):
-            getattr(rep, attr).extend(getattr(more, attr))
-        rep.events_offered += more.events_offered
-        rep.bytes_read += more.bytes_read
-        rep.new_events = getattr(rep, "new_events", 0) + getattr(more, "new_events", 0)  # type: ignore[attr-defined]
+    rep = IngestReport()
+    for runs, tasks in sample_sets():
+        rep.merge(_progress_ingest(db, [runs], tasks_dir=tasks, sample=True, quiet=args.quiet))
     _print_report(rep)
     return 0 if rep.recorded_anything else 1
 

@@ -43,10 +43,22 @@ class IngestReport:
     bytes_read: int = 0
     messages: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    new_events: Optional[int] = None  # events the database did not hold before (set by the CLI)
 
     @property
     def recorded_anything(self) -> bool:
         return bool(self.runs)
+
+    def merge(self, other: "IngestReport") -> "IngestReport":
+        """This report with ``other``'s added (two ingests reported as one)."""
+        self.runs += other.runs
+        self.messages += other.messages
+        self.failed += other.failed
+        self.events_offered += other.events_offered
+        self.bytes_read += other.bytes_read
+        if other.new_events is not None:
+            self.new_events = (self.new_events or 0) + other.new_events
+        return self
 
 
 # ---------------------------------------------------------------------------- line sources
@@ -911,15 +923,14 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
 def _regular_or_note(f: Path, report) -> bool:
     """Is ``f`` a regular file to read? A FIFO, socket or device there is skipped with a one-line
     note (opening a FIFO would block the ingest)."""
-    import stat
+    from .parsers.base import non_regular_kind
 
     try:
-        mode = f.stat().st_mode
+        what = non_regular_kind(f.stat().st_mode)
     except OSError:
         return False
-    if stat.S_ISREG(mode):
+    if what is None:
         return True
-    what = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
     report.messages.append(f"{f}: skipped, {what} (only regular files are read)")
     return False
 
@@ -960,20 +971,13 @@ def _place_mtime_events(events: list[Event], start: Optional[float], end: Option
 def ingest_samples(db_path: Path, quiet: bool = True) -> IngestReport:
     """Record the bundled sample runs (tagged as samples) into ``db_path``."""
     from .db import open_db
-    from .samples import samples_dir
+    from .samples import sample_sets
 
-    d = samples_dir()
     conn = open_db(db_path)
     try:
-        rep = ingest_paths(conn, [d / "runs"], tasks_dir=d / "tasks", is_sample=True)
-        g = d / "genuine"
-        if (g / "runs").is_dir():  # the runs recorded with the real SForge harness (their own tasks)
-            more = ingest_paths(conn, [g / "runs"], tasks_dir=g / "tasks", is_sample=True)
-            rep.runs += more.runs
-            rep.messages += more.messages
-            rep.failed += more.failed
-            rep.events_offered += more.events_offered
-            rep.bytes_read += more.bytes_read
+        rep = IngestReport()
+        for runs, tasks in sample_sets():
+            rep.merge(ingest_paths(conn, [runs], tasks_dir=tasks, is_sample=True))
         return rep
     finally:
         conn.close()

@@ -16,3 +16,13 @@ def samples_dir() -> Path:
     except (ModuleNotFoundError, TypeError):
         pass
     return Path(__file__).resolve().parent.parent / "sample_runs"
+
+
+def sample_sets() -> list[tuple[Path, Path]]:
+    """``(runs dir, tasks dir)`` of each bundled set: the generated runs, and the runs recorded with
+    the real SForge harness (``genuine/``, with their own tasks) when present."""
+    d = samples_dir()
+    sets = [(d / "runs", d / "tasks")]
+    if (d / "genuine" / "runs").is_dir():
+        sets.append((d / "genuine" / "runs", d / "genuine" / "tasks"))
+    return sets

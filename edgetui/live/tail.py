@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,7 +60,7 @@ import duckdb
 import pyarrow as pa
 
 from ..events import Event
-from ..parsers.base import (GENERATION_PREFIX_BYTES, MAX_LINE_BYTES, RAW_KEEP, Line, generation_of_head, iter_lines, open_regular,
+from ..parsers.base import (GENERATION_PREFIX_BYTES, MAX_LINE_BYTES, RAW_KEEP, Line, generation_of_head, iter_lines, non_regular_kind, open_regular,
                             line_events)
 from ..recorder import Recorder, _dumps
 
@@ -316,10 +315,11 @@ class Tailer:
                 self.release(src)
                 continue
             src.exists = True
-            if not stat.S_ISREG(st.st_mode):  # a FIFO would block the whole supervisor: never opened
+            what = non_regular_kind(st.st_mode)
+            if what:  # a FIFO would block the whole supervisor: never opened
                 if not src.not_regular:
                     src.not_regular = True
-                    res.messages.append(f"{src.path}: skipped, not a regular file (a FIFO, socket or device)")
+                    res.messages.append(f"{src.path}: skipped, not a regular file ({what})")
                 continue
             src.not_regular = False
             sig = (st.st_size, st.st_mtime_ns, st.st_ino)

@@ -118,6 +118,18 @@ class NotRegularFile(OSError):
     """A run file that is a FIFO, socket or device: never read (opening a FIFO would block)."""
 
 
+def non_regular_kind(mode: int) -> Optional[str]:
+    """What a file of ``st_mode`` ``mode`` is when it is not a regular file ("a FIFO", "a socket"…),
+    else None."""
+    import stat as _stat
+
+    if _stat.S_ISREG(mode):
+        return None
+    return ("a FIFO" if _stat.S_ISFIFO(mode) else "a socket" if _stat.S_ISSOCK(mode)
+            else "a device" if _stat.S_ISCHR(mode) or _stat.S_ISBLK(mode)
+            else "a directory" if _stat.S_ISDIR(mode) else "not a regular file")
+
+
 def open_regular(path: str | os.PathLike) -> BinaryIO:
     """Open ``path`` for binary reading only if it is a regular file.
 
@@ -125,15 +137,10 @@ def open_regular(path: str | os.PathLike) -> BinaryIO:
     caller, then checked with ``fstat``. Raises :class:`NotRegularFile` (an
     ``OSError`` whose message says what the file is) or any other ``OSError``.
     """
-    import stat as _stat
-
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
-        mode = os.fstat(fd).st_mode
-        if not _stat.S_ISREG(mode):
-            what = ("a FIFO" if _stat.S_ISFIFO(mode) else "a socket" if _stat.S_ISSOCK(mode)
-                    else "a device" if _stat.S_ISCHR(mode) or _stat.S_ISBLK(mode) else "a directory"
-                    if _stat.S_ISDIR(mode) else "not a regular file")
+        what = non_regular_kind(os.fstat(fd).st_mode)
+        if what:
             raise NotRegularFile(f"{path}: skipped, {what} (only regular files are read)")
         if hasattr(os, "O_NONBLOCK"):
             import fcntl
