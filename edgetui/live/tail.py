@@ -562,11 +562,10 @@ class Tailer:
             else:  # longer than MAX_LINE_BYTES: from now on only the new bytes are scanned for its end
                 fp.seek(offset)
                 head = fp.read(RAW_KEEP)
-                src.skip = [offset, offset + bounded.pos - offset if bounded.pos > offset else offset, head, b""]
-                src.skip[1] = max(src.skip[1], offset)
-                tail_from = max(offset, src.skip[1] - RAW_KEEP)
+                scanned = max(bounded.pos, offset)  # how far this read got
+                tail_from = max(offset, scanned - RAW_KEEP)
                 fp.seek(tail_from)
-                src.skip[3] = fp.read(src.skip[1] - tail_from)
+                src.skip = [offset, scanned, head, fp.read(scanned - tail_from)]
         elif n_lines:
             src.long_at = None
         if observe and events:

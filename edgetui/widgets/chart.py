@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from rich.segment import Segment
 from rich.style import Style
@@ -203,16 +203,6 @@ def _same_drawing(old: ChartData, new: ChartData, columns: int) -> bool:
     return True
 
 
-def _nice_step(span: float, n: int) -> float:
-    """A 1/2/2.5/5 × 10^k tick step giving about ``n`` ticks over ``span``."""
-    raw = span / max(1, n)
-    if raw <= 0:
-        return 1.0
-    mag = 10 ** math.floor(math.log10(raw))
-    steps = [m * mag for m in (0.5, 1, 2, 2.5, 5, 10)]
-    return min(steps, key=lambda st: (abs(span / st - n), -st))
-
-
 def _quantile(sorted_vs: Sequence[float], q: float) -> float:
     i = q * (len(sorted_vs) - 1)
     a = int(math.floor(i))
@@ -237,18 +227,6 @@ def fitted_range(best: Sequence[float], raw: Sequence[float]) -> tuple[float, fl
         pad = abs(hi) * 0.1 or 1.0
         return lo - pad, hi + pad
     pad = (hi - lo) * 0.05
-    return lo - pad, hi + pad
-
-
-def _y_limits(values: Iterable[float]) -> tuple[float, float]:
-    vs = list(values)
-    if not vs:
-        return 0.0, 100.0
-    lo, hi = min(vs), max(vs)
-    if hi - lo < 1e-9:
-        pad = abs(hi) * 0.1 or 1.0
-        return lo - pad, hi + pad
-    pad = (hi - lo) * 0.08
     return lo - pad, hi + pad
 
 
