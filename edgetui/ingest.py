@@ -343,14 +343,17 @@ def infer_policy(entries: list, final_best_round: str, selection: str, direction
 def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
                  subs: list[SubmissionRecord], transcript_source: Optional[str],
                  fallback_end: Optional[float] = None, live_end: Optional[float] = None,
-                 align: bool = True, aggregates: bool = True) -> None:
+                 align: bool = True, aggregates: bool = True, judge_best: Optional[str] = None) -> None:
     """Submissions + best-so-far, time alignment and the run's aggregate columns (``fallback_end`` /
     ``live_end``: see :func:`edgetui.align.align_run`). ``align=False`` skips the time alignment (a
     live run already aligned whose new events all carry a time: re-aligning would change nothing).
     ``aggregates=False`` writes the submissions and the run's best-so-far / submission counts only:
     the exact per-message usage, the event counts, tokens, cost and the recorded status stay as the
     last full call left them (the live supervisor after a new graded submission, when its live
-    figures are current and the full recomputation runs on its own schedule)."""
+    figures are current and the full recomputation runs on its own schedule). ``judge_best``: the
+    best round the judge's own /history names (``--judge-url``, SForge selection.py semantics
+    under the task's real policy), used like final_result.json's ``best_round`` to check an
+    assumed policy while the run goes on (final_result.json wins once written)."""
     from replay.selection import best_so_far, entry_from_submission, is_score_task
 
     conn = rec.conn
@@ -374,6 +377,7 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     entries = [entry_from_submission(s) for s in counted]
     selection, direction = task.selection, task.score_direction
     final_best = (info.final or {}).get("best_round") if isinstance(info.final, dict) else None
+    final_best = final_best or judge_best
     if task.assumed and final_best and entries:
         selection, direction = infer_policy(entries, final_best, selection, direction)
     steps = best_so_far(entries, direction, selection)

@@ -79,8 +79,10 @@ def _targz(files: dict[str, bytes]) -> bytes:
 
 
 @pytest.fixture
-def judge(tmp_path, engine):
-    """``sforge serve`` with its own tasks dir, log dir and judge image; yields a dict of facts."""
+def judge(tmp_path, engine, request):
+    """``sforge serve`` with its own tasks dir, log dir and judge image; yields a dict of facts.
+    Indirect parameters (a dict) may set the task's ``selection`` and ``score_direction``."""
+    policy = {"selection": "score_first", "score_direction": "maximize", **getattr(request, "param", {})}
     cli = _sforge_cli()
     if cli is None:
         pytest.skip("the sforge package (test dependency sforge==1.1.0) is not installed")
@@ -95,7 +97,8 @@ def judge(tmp_path, engine):
         "submit_paths": ["."], "submit_exclude": [],
         "work": {"agent_query": "write answer.json", "image_tag": "unused"},
         "judge": {"eval_cmd": "cat answer.json", "eval_timeout": 60, "parser": "structured_json",
-                  "image_tag": "t1", "score_direction": "maximize", "selection": "score_first"},
+                  "image_tag": "t1", "score_direction": policy["score_direction"],
+                  "selection": policy["selection"]},
     }))
     image = build_busybox_image(engine, f"{bench}.judge.{task}:t1", extra_files=JUDGE_EXTRAS)
     work_image = build_busybox_image(engine)
@@ -214,3 +217,84 @@ def test_supervisor_polls_the_real_judge_history(judge, engine, tmp_path):
     finally:
         sup.close()
         conn.close()
+
+
+def _register_run(judge, engine, run_id):
+    """A run as ``sforge run`` lays it out, registered with the judge, and its work container with the
+    token in its environment; returns the token."""
+    url, logs, task = judge["url"], judge["logs"], judge["task"]
+    r = requests.post(url + "/api/v1/register", json={"task_id": task, "run_id": run_id,
+                                                       "admin_secret": judge["secret"]}, timeout=10)
+    assert r.status_code == 200, r.text
+    tok = r.json()["token"]
+    td = logs / "runs" / run_id / task
+    td.mkdir(parents=True)
+    (td / "run_agent.log").write_text(time.strftime("%Y-%m-%d %H:%M:%S") + ",000 - INFO - Registered session with "
+                                      "judge server\n")
+    (td / "agent_output.txt").write_text(json.dumps({"type": "system", "subtype": "init", "session_id": "s",
+                                                     "model": "m", "tools": []}) + "\n")
+    engine.containers.run(judge["work_image"], ["sleep", "600"], name=f"sforge.run.{task}.{run_id}", detach=True,
+                          environment={"SFORGE_TOKEN": tok, "SFORGE_JUDGE_URL": url})
+    return tok
+
+
+@pytest.mark.parametrize("judge", [{"selection": "score_first", "score_direction": "minimize"}], indirect=True)
+def test_the_judges_best_checks_an_assumed_policy(judge, engine, tmp_path):
+    """No task JSON for edgetui (policy assumed: SForge's default pass_rate_first / maximize), a judge
+    whose task is score_first / minimize: the judge's best (agent-2, the lower score) corrects the
+    assumption during the run, and the judge line says the assumed policy now agrees with it."""
+    url = judge["url"]
+    run_id = f"{judge['token']}pol"
+    tok = _register_run(judge, engine, run_id)
+    conn = open_db(tmp_path / "live.duckdb")
+    sup = Supervisor(conn, [judge["logs"] / "runs"], docker_client=engine, judge_url=url,
+                     settings=AlarmSettings(discovery_interval_s=0, docker_interval_s=0, finalize_min_interval_s=0,
+                                            finalize_interval_s=0, judge_interval_s=0.5, grading_grace_s=0,
+                                            stats_interval_s=0, stall_after_s=1e9))
+    try:
+        key = sup.poll_once()[0].run_key
+        for score in (42.0, 30.0):  # equal pass rates: pass_rate_first keeps agent-1, minimize picks agent-2
+            arc = _targz({"answer.json": json.dumps({"score": score, "passed": 3, "total_tests": 4, "valid": True,
+                                                     "summary": "3/4 checks"}).encode()})
+            r = requests.post(url + "/api/v1/submit", data={"token": tok, "kind": "agent"},
+                              files={"archive": ("s.tar.gz", arc)}, timeout=30)
+            assert r.status_code == 200, r.text
+            n = 1 if score == 42.0 else 2
+            deadline = time.time() + 90
+            while time.time() < deadline:
+                run = sup.poll_once()[0]
+                hist = sup.runs[key].history
+                if hist is not None and hist.n_entries == n and not hist.running \
+                        and conn.execute("SELECT count(*) FROM submissions WHERE run_key = ? AND score IS NOT NULL",
+                                         [key]).fetchone()[0] == n:
+                    break
+                time.sleep(0.3)
+            else:
+                raise AssertionError(f"round {n} not graded; {sup.messages}")
+        assert hist.best_round == "agent-2"
+        deadline = time.time() + 10
+        while run.best_round != "agent-2" and time.time() < deadline:
+            run = sup.poll_once()[0]
+            time.sleep(0.2)
+        row = conn.execute("SELECT best_round, best_score, selection, score_direction, policy_assumed FROM runs "
+                           "WHERE run_key = ?", [key]).fetchone()
+        assert row == ("agent-2", pytest.approx(30.0), "score_first", "minimize", True)
+        assert run.best_round == "agent-2"
+        assert "assumed policy score_first/minimize agrees with the judge" in run.judge_says, run.judge_says
+        # the ★ (is_new_best) follows the same best-so-far
+        assert conn.execute("SELECT round FROM submissions WHERE run_key = ? AND is_new_best ORDER BY t DESC "
+                            "LIMIT 1", [key]).fetchone()[0] == "agent-2"
+    finally:
+        sup.close()
+        conn.close()
+
+
+def test_judge_line_says_when_an_assumed_policy_disagrees():
+    from edgetui.live.judge import HistoryView
+    from edgetui.live.supervisor import judge_line
+
+    v = HistoryView(fetched_at=100.0, best_round="agent-3", agent_submissions=3)
+    line = judge_line(v, "agent-1", 130.0, assumed_policy="pass_rate_first/maximize")
+    assert "best agent-3" in line and "(the files say agent-1)" in line
+    assert "assumed policy pass_rate_first/maximize does NOT reproduce the judge's best" in line
+    assert "assumed" not in judge_line(v, "agent-3", 130.0)

@@ -791,7 +791,8 @@ class Supervisor:
         """Read the run's runs row into ``rs.row`` (and reset the live deltas). ``aggregates=False``
         (after a submissions-only finalize) keeps the aggregate columns and their deltas as they are."""
         cols = ("best_round", "best_score", "best_pass_rate", "best_score_0_100", "score_task", "agent_submissions",
-                "auto_submissions", "game_sessions", "agent", "model", "started_at", "resume_count", "ended_at")
+                "auto_submissions", "game_sessions", "agent", "model", "started_at", "resume_count", "ended_at",
+                "selection", "score_direction")
         if aggregates:
             cols += self._AGG_COLS
         r = self.conn.execute(f"SELECT {', '.join(cols)} FROM runs WHERE run_key = ?", [rs.key]).fetchone()
@@ -1217,7 +1218,10 @@ class Supervisor:
         for key, view in self.judge.poll(tokens).items():
             rs = self.runs.get(key)
             if rs is not None and view.ok:
+                before = rs.history.best_round if rs.history is not None else None
                 rs.history = view
+                if rs.task.assumed and view.best_round and view.best_round != before:
+                    rs.dirty_files = True  # the judge's best checks the assumed policy (finalize_run)
 
     # ================================================================== gradings
     def _grading_state(self, rs: RunState, now: float, docker_ok: bool, all_ids: set[str]) -> None:
@@ -1358,7 +1362,8 @@ class Supervisor:
         align = rs.aligned != anchors or bool(self.conn.execute(
             "SELECT 1 FROM events WHERE run_key = ? AND t IS NULL LIMIT 1", [rs.key]).fetchall())
         finalize_run(self.rec, rs.key, rs.info, rs.task, rs.subs, TRANSCRIPT if rs.fmt else None,
-                     live_end=live_end, align=align, aggregates=aggregates)
+                     live_end=live_end, align=align, aggregates=aggregates,
+                     judge_best=rs.history.best_round if rs.history is not None else None)
         rs.aligned = anchors
         self._load_row(rs, aggregates=aggregates)
         if aggregates:
@@ -1626,7 +1631,9 @@ class Supervisor:
             pending_tool_calls=len(rs.pending), last_growth_at=rs.last_growth_t, judges=list(rs.judges),
             games_running=sum(1 for g in rs.games if g.state == "running"), grading_rounds=grading_rounds,
             active_alarms=active, deleted=rs.deleted, active_keys=keys, operator_action=rs.operator_action,
-            judge_says=judge_line(rs.history, row.get("best_round"), now),
+            judge_says=judge_line(rs.history, row.get("best_round"), now,
+                                  assumed_policy=(f"{row.get('selection')}/{row.get('score_direction')}"
+                                                  if rs.task.assumed else None)),
         ))
 
     # ================================================================== file watching
@@ -1668,9 +1675,12 @@ class Supervisor:
 WATCHED_DISCOVERY_S = 30.0
 
 
-def judge_line(view: Any, files_best: Optional[str], now: float) -> Optional[str]:
+def judge_line(view: Any, files_best: Optional[str], now: float,
+               assumed_policy: Optional[str] = None) -> Optional[str]:
     """The judge's own view of a run in one line (its /history: what it is grading now, what it has
-    graded, its best), beside what the files say when they disagree; None without a poll."""
+    graded, its best), beside what the files say when they disagree; None without a poll.
+    ``assumed_policy`` (``"selection/direction"``, set when no task JSON gave the policy): the line
+    says whether that policy reproduces the judge's best (the judge knows the task's real policy)."""
     if view is None:
         return None
     if not view.ok:
@@ -1683,6 +1693,10 @@ def judge_line(view: Any, files_best: Optional[str], now: float) -> Optional[str
         parts.append(f"best {view.best_round}")
         if files_best and files_best != view.best_round:
             parts.append(f"(the files say {files_best})")
+        if assumed_policy:
+            parts.append(f"assumed policy {assumed_policy} "
+                         + ("agrees with the judge" if files_best == view.best_round
+                            else "does NOT reproduce the judge's best"))
     return " ".join(parts[:1]) + " " + " · ".join(parts[1:])
 
 
