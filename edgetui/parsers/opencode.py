@@ -31,7 +31,7 @@ import orjson
 
 from ..events import Event, Kind, TimeSource, Usage, one_line
 from .base import finite_or_none
-from .codex import _int_or_none, _JsonLinesParser, _tool_result_summary, submit_fields, submit_mode
+from .codex_common import JsonLinesParser, int_or_none, submit_fields, submit_mode, tool_result_summary
 
 __all__ = ["OpenCodeParser"]
 
@@ -41,7 +41,7 @@ def _ms_to_s(v: Any) -> Optional[float]:
     return None if f is None else f / 1000.0
 
 
-class OpenCodeParser(_JsonLinesParser):
+class OpenCodeParser(JsonLinesParser):
     """``opencode run --format json`` stream → events (agent_format ``opencode``)."""
 
     agent_format = "opencode"
@@ -128,7 +128,7 @@ class OpenCodeParser(_JsonLinesParser):
         if status not in ("completed", "error"):
             return events
         meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
-        exit_code = _int_or_none(meta.get("exit"))
+        exit_code = int_or_none(meta.get("exit"))
         content = state.get("output") if status == "completed" else state.get("error")
         is_error = status == "error" or (exit_code is not None and exit_code != 0)
         res_data: dict[str, Any] = {
@@ -147,7 +147,7 @@ class OpenCodeParser(_JsonLinesParser):
         t_res = t_end if t_end is not None else t
         events.append(self._ev(Kind.TOOL_RESULT, offset, tool_use_id=cid, tool_name=tool, is_error=is_error,
                                message_id=part.get("messageID"), round=rnd, data=res_data,
-                               summary=one_line(summ) if summ else _tool_result_summary(tool, exit_code, content, is_error),
+                               summary=one_line(summ) if summ else tool_result_summary(tool, exit_code, content, is_error),
                                t=t_res, t_source=TimeSource.RECORDED.value if t_res is not None else None))
         return events
 
@@ -159,12 +159,12 @@ class OpenCodeParser(_JsonLinesParser):
         if tokens is not None:
             cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
             usage = Usage(
-                input_tokens=_int_or_none(tokens.get("input")) or 0,
-                output_tokens=_int_or_none(tokens.get("output")) or 0,
-                cache_read_tokens=_int_or_none(cache.get("read")) or 0,
-                cache_write_tokens=_int_or_none(cache.get("write")) or 0,
+                input_tokens=int_or_none(tokens.get("input")) or 0,
+                output_tokens=int_or_none(tokens.get("output")) or 0,
+                cache_read_tokens=int_or_none(cache.get("read")) or 0,
+                cache_write_tokens=int_or_none(cache.get("write")) or 0,
             )
-            data["reasoning_tokens"] = _int_or_none(tokens.get("reasoning"))
+            data["reasoning_tokens"] = int_or_none(tokens.get("reasoning"))
         cost, flag = finite_or_none(part.get("cost"))
         if flag:
             data["cost_flag"] = flag

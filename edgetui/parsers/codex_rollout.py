@@ -1,0 +1,378 @@
+"""Codex rollout (session) files (agent_format ``codex_rollout``)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+import orjson
+
+from ..events import Event, Kind, one_line
+from .base import finite_or_none, loads_lenient
+from .codex_common import (JsonLinesParser, command_text, first_line, int_or_none, iso_to_epoch, remember,
+                           submit_fields, submit_mode, tool_result_summary, usage_from)
+
+__all__ = ["CodexRolloutParser"]
+
+# ----------------------------------------------------------------------------------------
+# rollout files
+
+_ROLLOUT_TOP = {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
+_RESPONSE_ITEM_TYPES = {
+    "message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
+    "custom_tool_call_output", "local_shell_call", "web_search_call", "tool_search_call",
+    "tool_search_output", "image_generation_call",
+}
+# event_msg types that only mirror a response_item (or stream deltas of one)
+_MIRROR_EVENTS = {
+    "agent_message", "user_message", "agent_reasoning", "agent_reasoning_raw_content",
+    "agent_reasoning_section_break", "agent_message_delta", "agent_reasoning_delta",
+    "agent_reasoning_raw_content_delta", "exec_command_begin", "exec_command_output_delta",
+    "patch_apply_begin", "mcp_tool_call_begin", "mcp_tool_call_end", "web_search_begin",
+    "web_search_end", "raw_response_item", "item_started", "item_completed",
+}
+_CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
+                     "<permissions instructions>", "<user_shell_command>", "<turn_aborted>")
+_SHELL_FUNCS = {"shell", "exec_command", "local_shell", "container.exec", "shell_command", "unified_exec"}
+_EXIT_TEXT_RE = re.compile(r"^(?:Process exited with code|Exit code:)\s*(-?\d+)", re.M)
+_WALL_RE = re.compile(r"^Wall time:\s*([0-9.]+)\s*seconds", re.M)
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for c in content:
+            if isinstance(c, dict):
+                t = c.get("text")
+                if isinstance(t, str):
+                    parts.append(t)
+                elif c.get("type") in ("input_image", "image"):
+                    parts.append("[image]")
+            elif isinstance(c, str):
+                parts.append(c)
+        return "\n".join(parts)
+    return "" if content is None else str(content)
+
+
+class CodexRolloutParser(JsonLinesParser):
+    """Codex rollout / session file → events (agent_format ``codex_rollout``).
+
+    ``t`` comes from each line's ``timestamp`` (recorded). ``session_meta`` →
+    ``session_init``; ``turn_context`` → ``system`` (model, cwd, policies; the
+    model is then set on later agent events); ``response_item`` message →
+    ``agent_message`` / ``user_message`` (environment-context and developer
+    messages → ``system`` with ``data.context``); reasoning → ``thinking``
+    (encrypted content is not kept); ``function_call`` (arguments parsed from
+    their JSON string), ``custom_tool_call`` (patch text in ``data.patch``),
+    ``local_shell_call``, ``web_search_call`` → ``tool_call``;
+    ``function_call_output`` / ``custom_tool_call_output`` → ``tool_result``,
+    paired by ``call_id`` (= ``tool_use_id``), exit code read from the output
+    text (``Process exited with code N`` / ``Exit code: N``) or from a preceding
+    ``exec_command_end``. ``event_msg/token_count`` → ``token_usage`` with
+    ``info.last_token_usage`` (a repeated count whose ``total_token_usage`` did not
+    change keeps ``usage`` empty and says ``data.repeat``); ``compacted`` →
+    ``compaction``.
+    """
+
+    agent_format = "codex_rollout"
+
+    def _initial_state(self) -> dict[str, Any]:
+        # calls: call_id -> [tool_name, submit_mode]; ends: call_id -> {exit_code, duration_ms, status}
+        return {"model": None, "calls": {}, "ends": {}, "last_total": None}
+
+    def _time_of(self, obj: dict[str, Any]) -> Optional[float]:
+        return iso_to_epoch(obj.get("timestamp"))
+
+    def _handle(self, obj: dict[str, Any], offset: int) -> list[Event]:
+        typ = obj.get("type")
+        payload = obj.get("payload")
+        if typ not in _ROLLOUT_TOP:
+            if typ in _RESPONSE_ITEM_TYPES:  # early rollouts: bare response items
+                typ, payload = "response_item", obj
+            elif typ is None and "id" in obj and "instructions" in obj:  # early rollouts: first line
+                typ, payload = "session_meta", obj
+        if not isinstance(payload, dict):
+            payload = {} if payload is None else {"value": payload}
+        if typ == "response_item":
+            return self._response_item(payload, offset)
+        if typ == "event_msg":
+            return self._event_msg(payload, offset)
+        if typ == "session_meta":
+            return self._session_meta(payload, offset)
+        if typ == "turn_context":
+            return self._turn_context(payload, offset)
+        if typ == "compacted":
+            msg = payload.get("message")
+            hist = payload.get("replacement_history")
+            return [self._ev(Kind.COMPACTION, offset, summary=one_line(f"context compacted: {msg or ''}"),
+                             data={"message": msg,
+                                   "replacement_history_items": len(hist) if isinstance(hist, list) else None})]
+        return [self._ev(Kind.SYSTEM, offset, summary=one_line(f"rollout record {typ}"), data={"record": obj})]
+
+    # -- records ------------------------------------------------------------------------------
+
+    def _session_meta(self, p: dict[str, Any], offset: int) -> list[Event]:
+        sid = p.get("id") or p.get("session_id")
+        out = self._init_record(offset, session_id=sid)
+        if isinstance(p.get("model"), str):
+            self._st["model"] = p["model"]
+        data = {k: v for k, v in p.items() if k not in ("base_instructions", "instructions")}
+        bi = p.get("base_instructions")
+        data["session_id"] = sid
+        data["base_instructions"] = bi.get("text") if isinstance(bi, dict) else bi
+        if "instructions" in p:
+            data["instructions"] = p.get("instructions")
+        out.append(self._ev(Kind.SESSION_INIT, offset, model=self._st["model"], data=data,
+                            summary=one_line(f"Codex {p.get('cli_version') or ''} session {sid} "
+                                             f"({p.get('originator') or p.get('source') or ''}) cwd {p.get('cwd')}")))
+        return out
+
+    def _turn_context(self, p: dict[str, Any], offset: int) -> list[Event]:
+        if isinstance(p.get("model"), str):
+            self._st["model"] = p["model"]
+        data = {k: p.get(k) for k in ("turn_id", "cwd", "model", "effort", "approval_policy", "sandbox_policy",
+                                      "summary", "current_date", "timezone") if k in p}
+        cm = p.get("collaboration_mode")
+        if isinstance(cm, dict) and isinstance(cm.get("settings"), dict):
+            data.setdefault("effort", cm["settings"].get("reasoning_effort"))
+            data["collaboration_mode"] = cm.get("mode")
+        return [self._ev(Kind.SYSTEM, offset, model=self._st["model"], data={"event": "turn_context", **data},
+                         summary=one_line(f"turn context: model {p.get('model')} · cwd {p.get('cwd')}"
+                                          f" · approval {p.get('approval_policy')}"))]
+
+    def _response_item(self, p: dict[str, Any], offset: int) -> list[Event]:
+        it = p.get("type")
+        model = self._st["model"]
+        if it == "message":
+            role = p.get("role")
+            text = _content_text(p.get("content"))
+            data: dict[str, Any] = {"role": role, "text": text}
+            if p.get("phase"):
+                data["phase"] = p["phase"]
+            mid = p.get("id") if isinstance(p.get("id"), str) else None
+            if role == "assistant":
+                return [self._ev(Kind.AGENT_MESSAGE, offset, model=model, message_id=mid, data=data,
+                                 summary=one_line(text))]
+            if role == "user" and not text.lstrip().startswith(_CONTEXT_PREFIXES):
+                return [self._ev(Kind.USER_MESSAGE, offset, message_id=mid, data=data, summary=one_line(text))]
+            data["context"] = True
+            return [self._ev(Kind.SYSTEM, offset, message_id=mid, data=data, summary=one_line(f"[{role}] {text}"))]
+        if it == "reasoning":
+            summ = _content_text(p.get("summary"))
+            body = _content_text(p.get("content")) if p.get("content") else ""
+            text = "\n\n".join(x for x in (summ, body) if x)
+            data = {"text": text, "summary_text": summ, "encrypted": bool(p.get("encrypted_content"))}
+            if body:
+                data["content_text"] = body
+            return [self._ev(Kind.THINKING, offset, model=model,
+                             message_id=p.get("id") if isinstance(p.get("id"), str) else None, data=data,
+                             summary=one_line(text) if text else "(encrypted reasoning)")]
+        if it in ("function_call", "custom_tool_call", "local_shell_call"):
+            return [self._call(p, offset)]
+        if it in ("function_call_output", "custom_tool_call_output"):
+            return [self._output(p, offset)]
+        if it == "web_search_call":
+            action = p.get("action")
+            q = action.get("query") if isinstance(action, dict) else None
+            return [self._ev(Kind.TOOL_CALL, offset, tool_name="web_search",
+                             tool_use_id=p.get("id") or f"web_search@{offset}",
+                             data={"action": action, "query": q, "status": p.get("status")},
+                             summary=one_line(f"web search: {q}"))]
+        return [self._ev(Kind.SYSTEM, offset, summary=one_line(f"response item {it}"), data={"item": p})]
+
+    def _call(self, p: dict[str, Any], offset: int) -> Event:
+        it = p.get("type")
+        cid = p.get("call_id") or p.get("id") or f"call@{offset}"
+        data: dict[str, Any] = {"call_id": cid}
+        cmd: Optional[str] = None
+        if it == "function_call":
+            name = p.get("name") or "function"
+            raw = p.get("arguments")
+            args: Any = raw
+            if isinstance(raw, str):
+                try:
+                    args = loads_lenient(raw)
+                except ValueError:
+                    args = raw
+                    data["arguments_invalid_json"] = True
+            data["arguments"] = args
+            if isinstance(args, dict):
+                c = args.get("cmd", args.get("command"))
+                if c is not None and (name in _SHELL_FUNCS or "cmd" in args):
+                    cmd = command_text(c)
+                if args.get("workdir") is not None:
+                    data["cwd"] = args.get("workdir")
+            if cmd is not None:
+                summary = f"{name}: $ {cmd}"
+            else:
+                shown = raw if isinstance(raw, str) else orjson.dumps(raw, default=str).decode()
+                summary = f"{name}({one_line(shown, 120)})"
+        elif it == "custom_tool_call":
+            name = p.get("name") or "custom_tool"
+            inp = p.get("input")
+            data["input"] = inp
+            if name == "apply_patch" and isinstance(inp, str):
+                files = re.findall(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", inp, re.M)
+                data["patch"] = inp
+                data["files"] = files
+                summary = f"apply_patch: {', '.join(files)}"
+            else:
+                summary = f"{name}: {first_line(inp)}"
+        else:  # local_shell_call
+            name = "local_shell"
+            action = p.get("action") if isinstance(p.get("action"), dict) else {}
+            cmd = command_text(action.get("command"))
+            data["action"] = action
+            if action.get("working_directory"):
+                data["cwd"] = action.get("working_directory")
+            summary = f"local_shell: $ {cmd}"
+        if p.get("status"):
+            data["status"] = p.get("status")
+        mode = None
+        if cmd is not None:
+            data["command"] = cmd
+            mode = submit_mode(cmd)
+            if mode is not None:
+                data["sforge_submit"] = True
+                data["submit_mode"] = mode
+        remember(self._st["calls"], cid, [name, mode])
+        return self._ev(Kind.TOOL_CALL, offset, tool_use_id=cid, tool_name=name, model=self._st["model"],
+                        data=data, summary=one_line(summary))
+
+    def _output(self, p: dict[str, Any], offset: int) -> Event:
+        cid = p.get("call_id") or f"call@{offset}"
+        name, mode = self._st["calls"].pop(cid, None) or [None, None]
+        end = self._st["ends"].pop(cid, None)
+        out = p.get("output")
+        data: dict[str, Any] = {"call_id": cid}
+        exit_code: Optional[int] = None
+        is_error: Optional[bool] = None
+        content: Any
+        if isinstance(out, str):
+            content = out
+            if out.startswith('{"output"'):  # old shell tool: JSON with output + metadata
+                try:
+                    j = loads_lenient(out)
+                except ValueError:
+                    j = None
+                if isinstance(j, dict) and isinstance(j.get("output"), str):
+                    content = j["output"]
+                    meta = j.get("metadata") if isinstance(j.get("metadata"), dict) else {}
+                    exit_code = int_or_none(meta.get("exit_code"))
+                    dur, _flag = finite_or_none(meta.get("duration_seconds"))
+                    if dur is not None:
+                        data["duration_ms"] = round(dur * 1000)
+        elif isinstance(out, dict):
+            c = out.get("content")
+            content = c if isinstance(c, str) else _content_text(c)
+            if out.get("success") is False:
+                is_error = True
+            data["output_payload"] = out
+        else:
+            content = _content_text(out)
+        shown = content
+        if isinstance(content, str):
+            # exec_command / apply_patch output: "Chunk ID: ..\nWall time: ..\nProcess exited with code N\n
+            # Original token count: ..\nOutput:\n<text>" — all of it stays in content, the text also in data.output
+            cut = content.find("Output:\n", 0, 600)
+            if cut >= 0 and (cut == 0 or content[cut - 1] == "\n"):
+                preamble = content[:cut]
+                if all(": " in ln or ln.startswith("Process ") for ln in preamble.splitlines()):
+                    data["output"] = shown = content[cut + len("Output:\n"):]
+                    m = _WALL_RE.search(preamble)
+                    if m:
+                        data["wall_time_s"] = float(m.group(1))
+            if exit_code is None:
+                m = _EXIT_TEXT_RE.search(content[:600])
+                if m:
+                    exit_code = int(m.group(1))
+        if end:
+            if exit_code is None:
+                exit_code = end.get("exit_code")
+            if end.get("duration_ms") is not None:
+                data.setdefault("duration_ms", end.get("duration_ms"))
+            if end.get("status"):
+                data["status"] = end["status"]
+        if exit_code is not None:
+            data["exit_code"] = exit_code
+            if is_error is None:
+                is_error = exit_code != 0
+        data["content"] = content
+        rnd, summ = submit_fields(data.get("output", content), mode, data)
+        return self._ev(Kind.TOOL_RESULT, offset, tool_use_id=cid, tool_name=name, is_error=is_error, round=rnd,
+                        data=data,
+                        summary=one_line(summ) if summ else tool_result_summary(name, exit_code, shown, is_error))
+
+    def _event_msg(self, p: dict[str, Any], offset: int) -> list[Event]:
+        et = p.get("type")
+        if et == "token_count":
+            return [self._token_count(p, offset)]
+        if et in ("exec_command_end", "patch_apply_end"):
+            cid = p.get("call_id")
+            if isinstance(cid, str) and cid in self._st["calls"]:
+                # output not seen yet: lend exit code / duration to the coming function_call_output
+                dur = p.get("duration")
+                dms = None
+                if isinstance(dur, dict):
+                    dms = round((int_or_none(dur.get("secs")) or 0) * 1000
+                                + (int_or_none(dur.get("nanos")) or 0) / 1e6, 3)
+                code = int_or_none(p.get("exit_code"))
+                if code is None and et == "patch_apply_end" and isinstance(p.get("success"), bool):
+                    code = 0 if p["success"] else 1
+                remember(self._st["ends"], cid, {"exit_code": code, "duration_ms": dms, "status": p.get("status")})
+                return []
+            return [self._ev(Kind.SYSTEM, offset, tool_use_id=cid if isinstance(cid, str) else None,
+                             summary=one_line(f"{et} exit {p.get('exit_code')}"), data={"event": et, "payload": p})]
+        if et in _MIRROR_EVENTS:
+            return []
+        if et == "error":
+            msg = p.get("message")
+            return [self._ev(Kind.AGENT_ERROR, offset, is_error=True, summary=one_line(f"error: {msg}"),
+                             data={"event": et, "message": msg, "payload": p})]
+        if et == "stream_error":
+            msg = p.get("message")
+            return [self._ev(Kind.SYSTEM, offset, level="warning", summary=one_line(f"stream error: {msg}"),
+                             data={"event": et, "message": msg, "payload": p})]
+        if et == "task_started":
+            return [self._ev(Kind.SYSTEM, offset, summary=one_line(f"task started (turn {p.get('turn_id')})"),
+                             data={"event": et, **p})]
+        if et == "task_complete":
+            last = p.get("last_agent_message")
+            return [self._ev(Kind.SYSTEM, offset, summary=one_line(f"task complete: {last or ''}"),
+                             data={"event": et, **p})]
+        if et == "turn_aborted":
+            return [self._ev(Kind.SYSTEM, offset, level="warning", summary=one_line(f"turn aborted: {p.get('reason')}"),
+                             data={"event": et, **p})]
+        if et == "context_compacted":
+            return [self._ev(Kind.COMPACTION, offset, summary="context compacted", data={"event": et, **p})]
+        return [self._ev(Kind.SYSTEM, offset, summary=one_line(f"event {et}"), data={"event": et, "payload": p})]
+
+    def _token_count(self, p: dict[str, Any], offset: int) -> Event:
+        info = p.get("info")
+        if not isinstance(info, dict):
+            return self._ev(Kind.SYSTEM, offset, summary="rate limits",
+                            data={"event": "token_count", "rate_limits": p.get("rate_limits")})
+        last = info.get("last_token_usage")
+        total = info.get("total_token_usage")
+        tot = int_or_none(total.get("total_tokens")) if isinstance(total, dict) else None
+        data: dict[str, Any] = {
+            "event": "token_count",
+            "last_token_usage": last,
+            "total_token_usage": total,
+            "model_context_window": info.get("model_context_window"),
+            "rate_limits": p.get("rate_limits"),
+            "input_includes_cached": True,
+        }
+        usage = usage_from(last)
+        if tot is not None and tot == self._st.get("last_total"):
+            data["repeat"] = True  # same running total: this count adds nothing
+            usage = None
+        if tot is not None:
+            self._st["last_total"] = tot
+        lu = last if isinstance(last, dict) else {}
+        return self._ev(Kind.TOKEN_USAGE, offset, model=self._st["model"], usage=usage, data=data,
+                        summary=one_line(f"tokens: in {lu.get('input_tokens')} (cached {lu.get('cached_input_tokens')})"
+                                         f" out {lu.get('output_tokens')} · total {tot}"
+                                         + (" (repeat)" if data.get("repeat") else "")))
