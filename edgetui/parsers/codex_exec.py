@@ -1,4 +1,20 @@
-"""``codex exec --json`` streams (agent_format ``codex_json``)."""
+"""``codex exec --json`` streams (agent_format ``codex_json``), in the three dialects Codex wrote
+with no version marker (openai/codex PR #4525; fixtures and the commits they follow:
+``tests/fixtures/codex_dialects/README.md``):
+
+* **protocol events** (``--json`` until PR #4525, e.g. 0.41): a config summary line
+  (``{"workdir", "model", "provider", "approval", "sandbox", ...}``), ``{"prompt": ...}``, then
+  one ``{"id": <submission id>, "msg": {"type": ..., ...}}`` per protocol event (the
+  ``EventMsg`` vocabulary, read by :mod:`edgetui.parsers.codex_protocol`);
+* **item_type items** (``--experimental-json`` from PR #4177, ``--json`` after PR #4525 until
+  PR #4610): ``session.created`` {session_id} (later ``thread.started``), ``turn.*``,
+  ``item.*`` whose item names its kind in ``item_type`` (``assistant_message``,
+  ``reasoning``, ``command_execution``...);
+* **type items** (since PR #4610): ``thread.started``, ``turn.*``, ``item.*`` with
+  ``item.type`` (``agent_message``...).
+
+Every session init says which in ``data.dialect`` (``protocol``, ``item_type``, ``type``).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +23,8 @@ from typing import Any
 import orjson
 
 from ..events import Event, Kind, one_line
-from .codex_common import (JsonLinesParser, command_text, int_or_none, remember, submit_fields, submit_mode,
-                           tool_result_summary, usage_from)
+from .codex_common import command_text, int_or_none, remember, submit_fields, submit_mode, tool_result_summary, usage_from
+from .codex_protocol import EventMsgParser
 
 __all__ = ["CodexJsonParser"]
 
@@ -21,7 +37,16 @@ _USAGE_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens"
                "reasoning_output_tokens")
 
 
-class CodexJsonParser(JsonLinesParser):
+_CONFIG_KEYS = frozenset({"workdir", "model", "approval", "sandbox"})  # the protocol dialect's first line
+_ITEM_TYPE_NAMES = {"assistant_message": "agent_message"}  # item_type dialect → type dialect
+
+
+def is_config_summary(obj: dict[str, Any]) -> bool:
+    """The first line of a protocol-dialect ``codex exec --json`` stream (its config summary)."""
+    return "type" not in obj and "msg" not in obj and _CONFIG_KEYS <= obj.keys()
+
+
+class CodexJsonParser(EventMsgParser):
     """``codex exec --json`` event stream → events (agent_format ``codex_json``).
 
     ``thread.started`` → ``session_init`` (a second one in the same segment also
@@ -36,24 +61,51 @@ class CodexJsonParser(JsonLinesParser):
     ``turn.completed`` → ``token_usage``: ``usage`` as reported, plus
     ``data.cumulative`` (True when no counter is smaller than the previous
     turn's, False otherwise, None for the first turn) and ``data.delta``.
+
+    ``session.created`` is read as ``thread.started``; an item's ``item_type`` as its
+    ``type`` (``assistant_message`` as ``agent_message``). Protocol events: the config
+    summary → ``session_init`` (``data.config``, model, ``data.cwd``), ``{"prompt"}`` →
+    ``user_message``, each ``msg`` as :class:`~edgetui.parsers.codex_protocol.EventMsgParser`
+    reads it (``data.submission_id`` = the line's ``id``).
     """
 
     agent_format = "codex_json"
 
     def _initial_state(self) -> dict[str, Any]:
-        return {"thread_id": None, "open": {}, "prev_usage": None}
+        return {**super()._initial_state(), "thread_id": None, "open": {}, "prev_usage": None}
 
     def _tid(self, item_id: Any) -> str:
         return f"{item_id}@s{self._st['segment']}"
 
     def _handle(self, obj: dict[str, Any], offset: int) -> list[Event]:
         typ = obj.get("type")
-        if typ == "thread.started":
-            tid = obj.get("thread_id")
+        msg = obj.get("msg")
+        if typ is None and isinstance(msg, dict):  # protocol dialect: {"id", "msg": EventMsg}
+            events = self._protocol(msg, offset)
+            for ev in events:
+                ev.data.setdefault("submission_id", obj.get("id"))
+                if ev.kind == Kind.SESSION_INIT.value:
+                    ev.data["dialect"] = "protocol"
+            return events
+        if typ is None and is_config_summary(obj):
+            out = self._init_record(offset)
+            if isinstance(obj.get("model"), str):
+                self._st["model"] = obj["model"]
+            out.append(self._ev(Kind.SESSION_INIT, offset, model=self._st["model"],
+                                data={"config": obj, "cwd": obj.get("workdir"), "dialect": "protocol"},
+                                summary=one_line(f"codex exec --json · model {obj.get('model')} · {obj.get('workdir')}")))
+            return out
+        if typ is None and set(obj) == {"prompt"}:
+            text = obj.get("prompt")
+            return [self._ev(Kind.USER_MESSAGE, offset, summary=one_line(text), data={"text": text, "event": "prompt"})]
+        if typ in ("thread.started", "session.created"):
+            tid = obj.get("thread_id") if typ == "thread.started" else obj.get("session_id")
             out = self._init_record(offset, thread_id=tid, resumed=tid == self._st["thread_id"])
             self._st["thread_id"] = tid
-            out.append(self._ev(Kind.SESSION_INIT, offset, summary=one_line(f"codex exec --json thread {tid}"),
-                                data={"session_id": tid, "thread_id": tid}))
+            word = "thread" if typ == "thread.started" else "session"
+            out.append(self._ev(Kind.SESSION_INIT, offset, summary=one_line(f"codex exec --json {word} {tid}"),
+                                data={"session_id": tid, "thread_id": tid, "event": typ,
+                                      "dialect": "type" if typ == "thread.started" else "item_type"}))
             return out
         if typ == "turn.started":
             return [self._ev(Kind.SYSTEM, offset, summary="turn started", data={"event": typ})]
@@ -102,6 +154,9 @@ class CodexJsonParser(JsonLinesParser):
                                          + (" (cumulative)" if data.get("cumulative") else "")))
 
     def _item(self, typ: str, item: dict[str, Any], offset: int) -> list[Event]:
+        if "type" not in item and isinstance(item.get("item_type"), str):  # the item_type dialect
+            name = item["item_type"]
+            item = {**item, "type": _ITEM_TYPE_NAMES.get(name, name)}
         itype = item.get("type")
         iid = item.get("id")
         mid = iid if isinstance(iid, str) else None

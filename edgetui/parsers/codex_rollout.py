@@ -1,4 +1,13 @@
-"""Codex rollout (session) files (agent_format ``codex_rollout``)."""
+"""Codex rollout (session) files (agent_format ``codex_rollout``): ``~/.codex/sessions/**/rollout-*.jsonl``.
+
+Every line is ``{"timestamp": ISO, "type": session_meta | turn_context | response_item |
+event_msg | compacted, "payload": {...}}`` (early rollouts: bare response items). Two
+vocabularies carry the conversation (openai/codex#43593): ``response_item`` records (the
+model's own items) and ``event_msg`` records (the protocol's ``EventMsg``, read by
+:mod:`edgetui.parsers.codex_protocol`). While a file has shown no ``response_item``, its
+``event_msg`` messages, reasoning and tool begin/end records are the conversation; from the
+first ``response_item`` on they are copies of it and add no event of their own.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +18,9 @@ import orjson
 
 from ..events import Event, Kind, one_line
 from .base import finite_or_none, loads_lenient
-from .codex_common import (JsonLinesParser, command_text, first_line, int_or_none, iso_to_epoch, remember,
-                           submit_fields, submit_mode, tool_result_summary, usage_from)
+from .codex_common import (command_text, first_line, int_or_none, iso_to_epoch, remember, submit_fields, submit_mode,
+                           tool_result_summary)
+from .codex_protocol import CONTEXT_PREFIXES, CONVERSATION_EVENTS, EventMsgParser, duration_ms, plan_summary
 
 __all__ = ["CodexRolloutParser"]
 
@@ -29,10 +39,8 @@ _MIRROR_EVENTS = {
     "agent_reasoning_section_break", "agent_message_delta", "agent_reasoning_delta",
     "agent_reasoning_raw_content_delta", "exec_command_begin", "exec_command_output_delta",
     "patch_apply_begin", "mcp_tool_call_begin", "mcp_tool_call_end", "web_search_begin",
-    "web_search_end", "raw_response_item", "item_started", "item_completed",
+    "web_search_end",
 }
-_CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
-                     "<permissions instructions>", "<user_shell_command>", "<turn_aborted>")
 _SHELL_FUNCS = {"shell", "exec_command", "local_shell", "container.exec", "shell_command", "unified_exec"}
 _EXIT_TEXT_RE = re.compile(r"^(?:Process exited with code|Exit code:)\s*(-?\d+)", re.M)
 _WALL_RE = re.compile(r"^Wall time:\s*([0-9.]+)\s*seconds", re.M)
@@ -56,7 +64,7 @@ def _content_text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-class CodexRolloutParser(JsonLinesParser):
+class CodexRolloutParser(EventMsgParser):
     """Codex rollout / session file → events (agent_format ``codex_rollout``).
 
     ``t`` comes from each line's ``timestamp`` (recorded). ``session_meta`` →
@@ -73,14 +81,17 @@ class CodexRolloutParser(JsonLinesParser):
     ``exec_command_end``. ``event_msg/token_count`` → ``token_usage`` with
     ``info.last_token_usage`` (a repeated count whose ``total_token_usage`` did not
     change keeps ``usage`` empty and says ``data.repeat``); ``compacted`` →
-    ``compaction``.
+    ``compaction``. ``event_msg`` ``item_completed`` / ``item_started`` (0.148 and later)
+    → see :meth:`_turn_item`; other ``event_msg`` records → as the protocol reader says
+    (``system`` at least): every record but a mirrored copy leaves an event.
     """
 
     agent_format = "codex_rollout"
 
     def _initial_state(self) -> dict[str, Any]:
-        # calls: call_id -> [tool_name, submit_mode]; ends: call_id -> {exit_code, duration_ms, status}
-        return {"model": None, "calls": {}, "ends": {}, "last_total": None}
+        # calls: call_id -> [tool_name, submit_mode]; ends: call_id -> {exit_code, duration_ms, status};
+        # responses: a response_item was seen (event_msg copies of the conversation are then mirrors)
+        return {**super()._initial_state(), "calls": {}, "ends": {}, "responses": False}
 
     def _time_of(self, obj: dict[str, Any]) -> Optional[float]:
         return iso_to_epoch(obj.get("timestamp"))
@@ -143,6 +154,7 @@ class CodexRolloutParser(JsonLinesParser):
                                           f" · approval {p.get('approval_policy')}"))]
 
     def _response_item(self, p: dict[str, Any], offset: int) -> list[Event]:
+        self._st["responses"] = True
         it = p.get("type")
         model = self._st["model"]
         if it == "message":
@@ -155,7 +167,7 @@ class CodexRolloutParser(JsonLinesParser):
             if role == "assistant":
                 return [self._ev(Kind.AGENT_MESSAGE, offset, model=model, message_id=mid, data=data,
                                  summary=one_line(text))]
-            if role == "user" and not text.lstrip().startswith(_CONTEXT_PREFIXES):
+            if role == "user" and not text.lstrip().startswith(CONTEXT_PREFIXES):
                 return [self._ev(Kind.USER_MESSAGE, offset, message_id=mid, data=data, summary=one_line(text))]
             data["context"] = True
             return [self._ev(Kind.SYSTEM, offset, message_id=mid, data=data, summary=one_line(f"[{role}] {text}"))]
@@ -307,72 +319,52 @@ class CodexRolloutParser(JsonLinesParser):
 
     def _event_msg(self, p: dict[str, Any], offset: int) -> list[Event]:
         et = p.get("type")
-        if et == "token_count":
-            return [self._token_count(p, offset)]
         if et in ("exec_command_end", "patch_apply_end"):
             cid = p.get("call_id")
             if isinstance(cid, str) and cid in self._st["calls"]:
                 # output not seen yet: lend exit code / duration to the coming function_call_output
-                dur = p.get("duration")
-                dms = None
-                if isinstance(dur, dict):
-                    dms = round((int_or_none(dur.get("secs")) or 0) * 1000
-                                + (int_or_none(dur.get("nanos")) or 0) / 1e6, 3)
                 code = int_or_none(p.get("exit_code"))
                 if code is None and et == "patch_apply_end" and isinstance(p.get("success"), bool):
                     code = 0 if p["success"] else 1
-                remember(self._st["ends"], cid, {"exit_code": code, "duration_ms": dms, "status": p.get("status")})
+                remember(self._st["ends"], cid, {"exit_code": code, "duration_ms": duration_ms(p.get("duration")),
+                                                 "status": p.get("status")})
                 return []
-            return [self._ev(Kind.SYSTEM, offset, tool_use_id=cid if isinstance(cid, str) else None,
-                             summary=one_line(f"{et} exit {p.get('exit_code')}"), data={"event": et, "payload": p})]
+            if self._st["responses"]:
+                return [self._ev(Kind.SYSTEM, offset, tool_use_id=cid if isinstance(cid, str) else None,
+                                 summary=one_line(f"{et} exit {p.get('exit_code')}"), data={"event": et, "payload": p})]
+        if et in CONVERSATION_EVENTS and not self._st["responses"]:
+            return self._protocol(p, offset)  # the only copy of the conversation: no response_item so far
+        if et in ("item_completed", "item_started"):
+            return [self._turn_item(et, p, offset)]
         if et in _MIRROR_EVENTS:
             return []
-        if et == "error":
-            msg = p.get("message")
-            return [self._ev(Kind.AGENT_ERROR, offset, is_error=True, summary=one_line(f"error: {msg}"),
-                             data={"event": et, "message": msg, "payload": p})]
-        if et == "stream_error":
-            msg = p.get("message")
-            return [self._ev(Kind.SYSTEM, offset, level="warning", summary=one_line(f"stream error: {msg}"),
-                             data={"event": et, "message": msg, "payload": p})]
-        if et == "task_started":
-            return [self._ev(Kind.SYSTEM, offset, summary=one_line(f"task started (turn {p.get('turn_id')})"),
-                             data={"event": et, **p})]
-        if et == "task_complete":
-            last = p.get("last_agent_message")
-            return [self._ev(Kind.SYSTEM, offset, summary=one_line(f"task complete: {last or ''}"),
-                             data={"event": et, **p})]
-        if et == "turn_aborted":
-            return [self._ev(Kind.SYSTEM, offset, level="warning", summary=one_line(f"turn aborted: {p.get('reason')}"),
-                             data={"event": et, **p})]
-        if et == "context_compacted":
-            return [self._ev(Kind.COMPACTION, offset, summary="context compacted", data={"event": et, **p})]
-        return [self._ev(Kind.SYSTEM, offset, summary=one_line(f"event {et}"), data={"event": et, "payload": p})]
+        return self._protocol(p, offset)
 
-    def _token_count(self, p: dict[str, Any], offset: int) -> Event:
-        info = p.get("info")
-        if not isinstance(info, dict):
-            return self._ev(Kind.SYSTEM, offset, summary="rate limits",
-                            data={"event": "token_count", "rate_limits": p.get("rate_limits")})
-        last = info.get("last_token_usage")
-        total = info.get("total_token_usage")
-        tot = int_or_none(total.get("total_tokens")) if isinstance(total, dict) else None
-        data: dict[str, Any] = {
-            "event": "token_count",
-            "last_token_usage": last,
-            "total_token_usage": total,
-            "model_context_window": info.get("model_context_window"),
-            "rate_limits": p.get("rate_limits"),
-            "input_includes_cached": True,
-        }
-        usage = usage_from(last)
-        if tot is not None and tot == self._st.get("last_total"):
-            data["repeat"] = True  # same running total: this count adds nothing
-            usage = None
-        if tot is not None:
-            self._st["last_total"] = tot
-        lu = last if isinstance(last, dict) else {}
-        return self._ev(Kind.TOKEN_USAGE, offset, model=self._st["model"], usage=usage, data=data,
-                        summary=one_line(f"tokens: in {lu.get('input_tokens')} (cached {lu.get('cached_input_tokens')})"
-                                         f" out {lu.get('output_tokens')} · total {tot}"
-                                         + (" (repeat)" if data.get("repeat") else "")))
+    def _turn_item(self, et: str, p: dict[str, Any], offset: int) -> Event:
+        """``item_completed`` / ``item_started`` {thread_id, turn_id, item: TurnItem (``type`` =
+        ``Plan``, ``AgentMessage``, ``UserMessage``, ``Reasoning``, ``WebSearch``...)}: a plan →
+        ``system`` (``data.plan``: plans are in no response_item); a message or reasoning →
+        its event while no response_item was seen, else ``system`` with ``data.mirror``."""
+        item = p.get("item") if isinstance(p.get("item"), dict) else {}
+        it = item.get("type")
+        iid = item.get("id") if isinstance(item.get("id"), str) else None
+        base = {"event": et, "item_type": it, "item_id": iid, "turn_id": p.get("turn_id"), "thread_id": p.get("thread_id")}
+        text = None
+        if it == "Plan":
+            return self._ev(Kind.SYSTEM, offset, message_id=iid, summary=plan_summary(item.get("text")),
+                            data={**base, "plan": item.get("text")})
+        if it in ("AgentMessage", "UserMessage"):
+            text = "\n".join(str(c.get("text")) for c in item.get("content") or [] if isinstance(c, dict) and "text" in c)
+        elif it == "Reasoning":
+            parts = [x for x in (item.get("summary_text") or []) + (item.get("raw_content") or []) if isinstance(x, str)]
+            text = "\n\n".join(parts)
+        if text is not None and et == "item_completed" and not self._st["responses"]:
+            kind = {"AgentMessage": Kind.AGENT_MESSAGE, "UserMessage": Kind.USER_MESSAGE}.get(it, Kind.THINKING)
+            model = self._st["model"] if kind != Kind.USER_MESSAGE else None
+            return self._ev(kind, offset, model=model, message_id=iid, summary=one_line(text) or f"({it})",
+                            data={**base, "text": text})
+        data = {**base, "item": item}
+        if text is not None:
+            data["mirror"] = True  # the conversation is recorded from its response_item
+        return self._ev(Kind.SYSTEM, offset, message_id=iid, data=data,
+                        summary=one_line(f"{et.replace('_', ' ')}: {it}" + (f" · {text}" if text else "")))

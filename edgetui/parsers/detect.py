@@ -10,8 +10,9 @@ Rules (sforge-format.md §6.5, extended to the formats edgetui reads):
   warnings, blank lines) are skipped.
 * A line ``OpenAI Codex v...`` or ``Reading additional input from stdin...``
   before any JSON object → ``codex_text``.
-* The first JSON objects decide: ``thread.*`` / ``turn.*`` / ``item.*`` types
-  → ``codex_json``; ``session_meta`` / ``response_item`` / ``event_msg`` /
+* The first JSON objects decide: ``thread.*`` / ``session.created`` / ``turn.*`` /
+  ``item.*`` types, ``{"id", "msg": {"type"}}`` protocol events and their config summary
+  line → ``codex_json``; ``session_meta`` / ``response_item`` / ``event_msg`` /
   ``turn_context`` / ``compacted`` with a ``payload`` → ``codex_rollout``;
   ``sessionID`` + ``part`` → ``opencode``; Claude session files (top-level
   ``sessionId`` / ``parentUuid``, types ``summary``, ``file-history-snapshot``,
@@ -38,8 +39,11 @@ _MAX_JSON_OBJECTS = 50
 
 _CODEX_HEADER_RE = re.compile(r"^(?:\[[^\]]*\]\s*)?OpenAI Codex v\S+")
 _STDIN_NOTICE = "Reading additional input from stdin"
-_CODEX_JSON_TYPES = {"thread.started", "turn.started", "turn.completed", "turn.failed",
+#: ``codex exec --json`` record types; ``session.created`` led the item_type dialect (it carries a
+#: ``session_id`` key, so it must be named before the Claude stream rule sees that key)
+_CODEX_JSON_TYPES = {"thread.started", "session.created", "turn.started", "turn.completed", "turn.failed",
                      "item.started", "item.updated", "item.completed"}
+_CODEX_CONFIG_KEYS = frozenset({"workdir", "model", "approval", "sandbox"})
 _ROLLOUT_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
 _OPENCODE_TYPES = {"step_start", "step_finish", "text", "tool_use", "reasoning", "error"}
 _CLAUDE_SESSION_TYPES = {"summary", "file-history-snapshot", "queue-operation", "progress", "custom-title",
@@ -64,6 +68,8 @@ def _classify(obj: dict[str, Any]) -> Optional[str]:
         return "opencode"
     if isinstance(obj.get("msg"), dict) and "id" in obj and "type" in obj["msg"]:
         return "codex_json"  # early `codex exec --json` ({"id", "msg": {...}})
+    if typ is None and _CODEX_CONFIG_KEYS <= obj.keys():
+        return "codex_json"  # its first line: the config summary
     if "sessionId" in obj or "parentUuid" in obj or typ in _CLAUDE_SESSION_TYPES:
         return "claude_session"
     if "session_id" in obj and isinstance(typ, str):  # system/assistant/user/result/hook/rate-limit events

@@ -14,6 +14,15 @@ container clock), ``sessionID`` and ``part``:
   ``stated_cost_usd``, reason in ``data.reason``);
 * ``error`` → ``agent_error``.
 
+At the end of a finished file (:meth:`OpenCodeParser.finish`), a segment whose stream was
+cut off gets a ``segment_end`` (``data.incomplete``, the run is then flagged
+``incomplete``, as the Claude parser does for a stream without ``result``): reason
+``no_step_finish`` when its last ``step_start`` has no ``step_finish`` (anomalyco/opencode#31404:
+a file with only ``step_start``), ``ended_after_tool_call`` when a tool call is still
+``pending``/``running`` or the last step finished with reason ``tool-calls`` (the model asked
+for tools and never went on). A segment ended by an exit marker or an ``error`` record is
+not cut off. A stream still growing live never gets this (finish runs once a file is done).
+
 The first record of a new ``sessionID`` is preceded by a ``session_init`` event
 (a different session id later also starts a new segment). ``__SFORGE_EXIT__<n>``
 → ``segment_end``, the next record starts segment n+1 (``segment_start``);
@@ -31,6 +40,7 @@ import orjson
 
 from ..events import Event, Kind, TimeSource, Usage, one_line
 from .base import finite_or_none
+from .claude import END_OF_FILE_SUB
 from .codex_common import JsonLinesParser, int_or_none, submit_fields, submit_mode, tool_result_summary
 
 __all__ = ["OpenCodeParser"]
@@ -47,7 +57,59 @@ class OpenCodeParser(JsonLinesParser):
     agent_format = "opencode"
 
     def _initial_state(self) -> dict[str, Any]:
-        return {"session": None}
+        # the open segment's stream: records seen, a step started and not finished, the last
+        # step_finish reason, tool calls still pending; the last record's offset and time
+        return {"session": None, "seg_records": 0, "step_open": False, "step_reason": None, "pending": [],
+                "last_off": None, "last_t": None}
+
+    def _new_segment(self, offset: int, **data: Any) -> Event:
+        self._st.update(seg_records=0, step_open=False, step_reason=None, pending=[])
+        return super()._new_segment(offset, **data)
+
+    def finish(self) -> list[Event]:
+        """The ``segment_end`` of a cut-off stream (see the module docstring), or nothing."""
+        st = self._st
+        if st["after_exit"] or not st["seg_records"] or st["last_off"] is None:
+            return []
+        if st["pending"] or (not st["step_open"] and st["step_reason"] == "tool-calls"):
+            reason = "ended_after_tool_call"
+        elif st["step_open"]:
+            reason = "no_step_finish"
+        else:
+            return []
+        t = st["last_t"]
+        ev = self._ev(Kind.SEGMENT_END, st["last_off"], is_error=True, level="warning",
+                      summary=f"segment {st['segment']} ended without finishing its step ({reason.replace('_', ' ')})",
+                      data={"reason": reason, "incomplete": True, "unanswered_tool_calls": list(st["pending"]),
+                            "last_step_reason": st["step_reason"], "session_id": st["session"]},
+                      t=t, t_source=TimeSource.RECORDED.value if t is not None else None)
+        ev.sub = END_OF_FILE_SUB  # after the file's last line, never one of its own event ids
+        return [ev]
+
+    def _track(self, typ: Any, part: dict[str, Any], offset: int, t: Optional[float]) -> None:
+        """Follow the open segment's steps and pending tool calls (for :meth:`finish`)."""
+        st = self._st
+        st["seg_records"] += 1
+        st["last_off"] = offset
+        if t is not None:
+            st["last_t"] = t
+        if typ == "step_start":
+            st["step_open"] = True
+        elif typ == "step_finish":
+            st["step_open"] = False
+            st["step_reason"] = part.get("reason")
+        elif typ == "error":  # the stream says why it ends: not cut off
+            st["step_open"] = False
+            st["step_reason"] = "error"
+            st["pending"] = []
+        elif typ == "tool_use":
+            cid = part.get("callID") or part.get("id")
+            state = part.get("state") if isinstance(part.get("state"), dict) else {}
+            if isinstance(cid, str):
+                if state.get("status") in ("completed", "error"):
+                    st["pending"] = [c for c in st["pending"] if c != cid]
+                elif cid not in st["pending"]:
+                    st["pending"] = (st["pending"] + [cid])[-64:]
 
     def _handle(self, obj: dict[str, Any], offset: int) -> list[Event]:
         typ = obj.get("type")
@@ -92,6 +154,7 @@ class OpenCodeParser(JsonLinesParser):
         if isinstance(sid, str):
             for ev in events:
                 ev.data.setdefault("session_id", sid)
+        self._track(typ, part, offset, t)
         return events
 
     def _time_of(self, obj: dict[str, Any]) -> Optional[float]:

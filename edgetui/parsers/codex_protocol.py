@@ -1,0 +1,275 @@
+"""The Codex protocol's ``EventMsg`` vocabulary → events.
+
+Two Codex files speak it: the first ``codex exec --json`` dialect (one ``{"id": <submission
+id>, "msg": {"type": ..., ...}}`` per line, until openai/codex PR #4525) and the
+``event_msg`` records of rollout files (``{"type": "event_msg", "payload": {"type": ...}}``).
+Shapes (source: openai/codex ``codex-rs/protocol/src/protocol.rs`` at commit
+``7fc3edf8a723e9e395876e3db4a2648e5e106ae2``'s parent, ``EventMsg`` serialised with
+``tag = "type"``, snake_case; ``tests/fixtures/codex_dialects/README.md`` cites each fixture):
+
+* ``agent_message`` {message} → ``agent_message``; ``user_message`` {message, kind?} →
+  ``user_message`` (``kind`` ``user_instructions`` / ``environment_context``, or a context
+  prefix, → ``system`` with ``data.context``); ``agent_reasoning`` /
+  ``agent_reasoning_raw_content`` {text} → ``thinking``;
+* ``exec_command_begin`` {call_id, command: argv, cwd} → ``tool_call`` (tool ``exec``) and
+  ``exec_command_end`` {call_id, stdout, stderr, aggregated_output, exit_code, duration
+  {secs, nanos}} → ``tool_result``; ``patch_apply_begin`` {call_id, changes: {path: {add |
+  delete | update: …}}} / ``patch_apply_end`` {call_id, stdout, stderr, success} → tool
+  ``apply_patch``; ``mcp_tool_call_begin`` / ``_end`` {call_id, invocation {server, tool,
+  arguments}, result {Ok: CallToolResult} | {Err: text}} → tool ``<server>.<tool>``;
+  ``web_search_begin`` {call_id} / ``web_search_end`` {call_id, query} → tool
+  ``web_search``. ``tool_use_id`` = ``call_id``; an end without its begin gives both events;
+* ``token_count`` → ``token_usage``: ``info.last_token_usage`` (one model response; a
+  repeated count whose ``info.total_token_usage.total_tokens`` did not change keeps
+  ``usage`` empty and says ``data.repeat``), or the early flat form (the usage fields on the
+  message itself, one per model response: ``EventMsg::TokenCount(TokenUsage)`` at commit
+  ``e16657ca4``). Input includes cached input, as OpenAI reports it (see ``usage_from``);
+* ``session_configured`` → ``session_init``; ``error`` → ``agent_error``; the rest
+  (task start/complete, aborts, stream errors, deltas, approvals, diffs…) → ``system``
+  with the whole message in ``data.payload``: no record is left without an event.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import orjson
+
+from ..events import Event, Kind, one_line
+from .codex_common import (JsonLinesParser, command_text, first_line, int_or_none, remember, submit_fields, submit_mode,
+                           tool_result_summary, usage_from)
+
+__all__ = ["CONTEXT_PREFIXES", "CONVERSATION_EVENTS", "EventMsgParser", "duration_ms", "plan_summary"]
+
+#: user texts that are context Codex adds, not what the user typed
+CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
+                    "<permissions instructions>", "<user_shell_command>", "<turn_aborted>")
+#: EventMsg types that carry the conversation (messages, reasoning, tool calls and results)
+CONVERSATION_EVENTS = frozenset({
+    "agent_message", "user_message", "agent_reasoning", "agent_reasoning_raw_content",
+    "exec_command_begin", "exec_command_end", "patch_apply_begin", "patch_apply_end",
+    "mcp_tool_call_begin", "mcp_tool_call_end", "web_search_begin", "web_search_end",
+})
+_FLAT_USAGE_KEYS = ("input_tokens", "output_tokens", "total_tokens")
+
+
+def duration_ms(dur: Any) -> Optional[float]:
+    """A serde ``Duration`` (``{"secs": s, "nanos": n}``) → milliseconds; ``None`` otherwise."""
+    if not isinstance(dur, dict):
+        return None
+    return round((int_or_none(dur.get("secs")) or 0) * 1000 + (int_or_none(dur.get("nanos")) or 0) / 1e6, 3)
+
+
+class EventMsgParser(JsonLinesParser):
+    """A :class:`~edgetui.parsers.codex_common.JsonLinesParser` that reads ``EventMsg`` messages:
+    :meth:`_protocol` turns one message into its events. State keys: ``model`` (set by
+    ``session_configured``), ``last_total`` (the running token total) and ``pcalls``
+    (``call_id`` → ``[tool name, submit mode]`` of begun calls); subclasses extend
+    :meth:`_initial_state`."""
+
+    def _initial_state(self) -> dict[str, Any]:
+        return {"model": None, "last_total": None, "pcalls": {}}
+
+    def _protocol(self, m: dict[str, Any], offset: int, message_id: Optional[str] = None) -> list[Event]:
+        et = m.get("type")
+        model = self._st.get("model")
+        if et == "agent_message":
+            text = m.get("message")
+            return [self._ev(Kind.AGENT_MESSAGE, offset, model=model, message_id=message_id, summary=one_line(text),
+                             data={"text": text, "event": et})]
+        if et == "user_message":
+            text = m.get("message")
+            data: dict[str, Any] = {"text": text, "event": et}
+            if m.get("images"):
+                data["images"] = m.get("images")
+            kind = m.get("kind")
+            if kind in ("user_instructions", "environment_context") or (
+                    isinstance(text, str) and text.lstrip().startswith(CONTEXT_PREFIXES)):
+                data["context"] = True
+                data["kind"] = kind
+                return [self._ev(Kind.SYSTEM, offset, message_id=message_id, data=data,
+                                 summary=one_line(f"[user context] {text}"))]
+            return [self._ev(Kind.USER_MESSAGE, offset, message_id=message_id, data=data, summary=one_line(text))]
+        if et in ("agent_reasoning", "agent_reasoning_raw_content"):
+            text = m.get("text")
+            data = {"text": text, "event": et}
+            if et == "agent_reasoning_raw_content":
+                data["raw_content"] = True
+            return [self._ev(Kind.THINKING, offset, model=model, message_id=message_id, data=data,
+                             summary=one_line(text) or "(reasoning)")]
+        if et in ("exec_command_begin", "patch_apply_begin", "mcp_tool_call_begin", "web_search_begin"):
+            return [self._begin(m, offset)]
+        if et in ("exec_command_end", "patch_apply_end", "mcp_tool_call_end", "web_search_end"):
+            return self._end(m, offset)
+        if et == "token_count":
+            return [self._token_count(m, offset)]
+        if et == "session_configured":
+            sid = m.get("session_id")
+            out = self._init_record(offset, session_id=sid)
+            if isinstance(m.get("model"), str):
+                self._st["model"] = m["model"]
+            data = {k: v for k, v in m.items() if k not in ("type", "initial_messages")}
+            data["event"] = et
+            out.append(self._ev(Kind.SESSION_INIT, offset, model=self._st.get("model"), data=data,
+                                summary=one_line(f"Codex session {sid} · model {m.get('model')}")))
+            return out
+        if et == "error":
+            msg = m.get("message")
+            return [self._ev(Kind.AGENT_ERROR, offset, is_error=True, summary=one_line(f"error: {msg}"),
+                             data={"event": et, "message": msg, "payload": m})]
+        if et == "stream_error":
+            msg = m.get("message")
+            return [self._ev(Kind.SYSTEM, offset, level="warning", summary=one_line(f"stream error: {msg}"),
+                             data={"event": et, "message": msg, "payload": m})]
+        if et == "task_started":
+            return [self._ev(Kind.SYSTEM, offset, summary=one_line(f"task started (turn {m.get('turn_id')})"
+                                                                   if m.get("turn_id") else "task started"),
+                             data={"event": et, **m})]
+        if et == "task_complete":
+            last = m.get("last_agent_message")
+            return [self._ev(Kind.SYSTEM, offset, summary=one_line(f"task complete: {last or ''}"),
+                             data={"event": et, **m})]
+        if et == "turn_aborted":
+            return [self._ev(Kind.SYSTEM, offset, level="warning", summary=one_line(f"turn aborted: {m.get('reason')}"),
+                             data={"event": et, **m})]
+        if et == "context_compacted":
+            return [self._ev(Kind.COMPACTION, offset, summary="context compacted", data={"event": et, **m})]
+        if et == "background_event":
+            return [self._ev(Kind.SYSTEM, offset, summary=one_line(f"background: {m.get('message')}"),
+                             data={"event": et, "message": m.get("message")})]
+        return [self._ev(Kind.SYSTEM, offset, summary=one_line(f"event {et}"), data={"event": et, "payload": m})]
+
+    # -- tool calls ---------------------------------------------------------------------------
+
+    def _call_fields(self, m: dict[str, Any]) -> tuple[str, dict[str, Any], str, Optional[str]]:
+        """(tool name, data, summary, submit mode) of a begin (or an end whose begin was not seen)."""
+        et = m.get("type", "")
+        data: dict[str, Any] = {"call_id": m.get("call_id"), "event": et}
+        mode = None
+        if et.startswith("exec_command"):
+            cmd = command_text(m.get("command"))
+            data["command"] = cmd
+            if m.get("cwd") is not None:
+                data["cwd"] = m.get("cwd")
+            if m.get("parsed_cmd"):
+                data["parsed_cmd"] = m.get("parsed_cmd")
+            mode = submit_mode(cmd)
+            if mode is not None:
+                data["sforge_submit"] = True
+                data["submit_mode"] = mode
+            return "exec", data, f"$ {cmd}", mode
+        if et.startswith("patch_apply"):
+            changes = m.get("changes") if isinstance(m.get("changes"), dict) else {}
+            files = [f"{next(iter(v), '?') if isinstance(v, dict) else '?'} {p}" for p, v in changes.items()]
+            data.update(changes=changes, files=list(changes), auto_approved=m.get("auto_approved"))
+            return "apply_patch", data, "apply_patch: " + ", ".join(files), None
+        if et.startswith("mcp_tool_call"):
+            inv = m.get("invocation") if isinstance(m.get("invocation"), dict) else {}
+            name = f"{inv.get('server')}.{inv.get('tool')}"
+            data.update(server=inv.get("server"), tool=inv.get("tool"), arguments=inv.get("arguments"))
+            return name, data, f"{name}({one_line(orjson.dumps(inv.get('arguments'), default=str).decode(), 100)})", None
+        data["query"] = m.get("query")
+        return "web_search", data, f"web search: {m.get('query') or ''}".rstrip(), None
+
+    def _begin(self, m: dict[str, Any], offset: int) -> Event:
+        cid = m.get("call_id") if isinstance(m.get("call_id"), str) else f"call@{offset}"
+        name, data, summary, mode = self._call_fields(m)
+        remember(self._st["pcalls"], cid, [name, mode])
+        return self._ev(Kind.TOOL_CALL, offset, tool_use_id=cid, tool_name=name, model=self._st.get("model"),
+                        data=data, summary=one_line(summary))
+
+    def _end(self, m: dict[str, Any], offset: int) -> list[Event]:
+        et = m.get("type", "")
+        cid = m.get("call_id") if isinstance(m.get("call_id"), str) else f"call@{offset}"
+        out: list[Event] = []
+        known = self._st["pcalls"].pop(cid, None)
+        if known is None:  # an end without its begin: the call is known from the end alone
+            name, cdata, summary, mode = self._call_fields(m)
+            cdata["from_end"] = True
+            out.append(self._ev(Kind.TOOL_CALL, offset, tool_use_id=cid, tool_name=name, model=self._st.get("model"),
+                                data=cdata, summary=one_line(summary)))
+        else:
+            name, mode = known
+        data: dict[str, Any] = {"call_id": cid, "event": et}
+        exit_code: Optional[int] = None
+        is_error = False
+        content: Any = None
+        dms = duration_ms(m.get("duration"))
+        if dms is not None:
+            data["duration_ms"] = dms
+        if et == "exec_command_end":
+            exit_code = int_or_none(m.get("exit_code"))
+            agg = m.get("aggregated_output")
+            content = agg if isinstance(agg, str) and agg else "".join(
+                x for x in (m.get("stdout"), m.get("stderr")) if isinstance(x, str))
+            data.update(exit_code=exit_code, stdout=m.get("stdout"), stderr=m.get("stderr"))
+            is_error = exit_code is not None and exit_code != 0
+        elif et == "patch_apply_end":
+            ok = m.get("success")
+            exit_code = None if not isinstance(ok, bool) else (0 if ok else 1)
+            content = "".join(x for x in (m.get("stdout"), m.get("stderr")) if isinstance(x, str))
+            data.update(success=ok, exit_code=exit_code)
+            is_error = ok is False
+        elif et == "mcp_tool_call_end":
+            res = m.get("result")
+            data["result"] = res
+            if isinstance(res, dict) and "Err" in res:
+                content, is_error = str(res["Err"]), True
+            else:
+                ok = res.get("Ok") if isinstance(res, dict) and "Ok" in res else res
+                if isinstance(ok, dict):
+                    blocks = ok.get("content") if isinstance(ok.get("content"), list) else []
+                    content = "\n".join(str(c.get("text", "")) for c in blocks if isinstance(c, dict))
+                    is_error = bool(ok.get("isError") or ok.get("is_error"))
+        else:  # web_search_end
+            content = m.get("query")
+            data["query"] = m.get("query")
+        data["content"] = content
+        rnd, summ = submit_fields(content, mode, data)
+        out.append(self._ev(Kind.TOOL_RESULT, offset, tool_use_id=cid, tool_name=name, is_error=is_error, round=rnd,
+                            data=data,
+                            summary=one_line(summ) if summ else tool_result_summary(name, exit_code, content, is_error)))
+        return out
+
+    # -- usage --------------------------------------------------------------------------------
+
+    def _token_count(self, m: dict[str, Any], offset: int) -> Event:
+        model = self._st.get("model")
+        info = m.get("info")
+        if not isinstance(info, dict):
+            if any(k in m for k in _FLAT_USAGE_KEYS):  # early form: one model response's usage, flat
+                data: dict[str, Any] = {"event": "token_count", "raw_usage": {k: v for k, v in m.items() if k != "type"},
+                                        "input_includes_cached": True, "flat": True}
+                usage = usage_from(m)
+                return self._ev(Kind.TOKEN_USAGE, offset, model=model, usage=usage, data=data,
+                                summary=one_line(f"tokens: in {m.get('input_tokens')} (cached "
+                                                 f"{m.get('cached_input_tokens')}) out {m.get('output_tokens')}"))
+            return self._ev(Kind.SYSTEM, offset, summary="rate limits",
+                            data={"event": "token_count", "rate_limits": m.get("rate_limits")})
+        last = info.get("last_token_usage")
+        total = info.get("total_token_usage")
+        tot = int_or_none(total.get("total_tokens")) if isinstance(total, dict) else None
+        data = {
+            "event": "token_count",
+            "last_token_usage": last,
+            "total_token_usage": total,
+            "model_context_window": info.get("model_context_window"),
+            "rate_limits": m.get("rate_limits"),
+            "input_includes_cached": True,
+        }
+        usage = usage_from(last)
+        if tot is not None and tot == self._st.get("last_total"):
+            data["repeat"] = True  # same running total: this count adds nothing
+            usage = None
+        if tot is not None:
+            self._st["last_total"] = tot
+        lu = last if isinstance(last, dict) else {}
+        return self._ev(Kind.TOKEN_USAGE, offset, model=model, usage=usage, data=data,
+                        summary=one_line(f"tokens: in {lu.get('input_tokens')} (cached {lu.get('cached_input_tokens')})"
+                                         f" out {lu.get('output_tokens')} · total {tot}"
+                                         + (" (repeat)" if data.get("repeat") else "")))
+
+
+def plan_summary(text: Any) -> str:
+    """One line for a plan item: ``plan: <its first line>``."""
+    return one_line(f"plan: {first_line(text)}")
