@@ -243,7 +243,7 @@ class EventMsgParser(JsonLinesParser):
                 usage = usage_from(m)
                 return self._ev(Kind.TOKEN_USAGE, offset, model=model, usage=usage, data=data,
                                 summary=one_line(f"tokens: in {m.get('input_tokens')} (cached "
-                                                 f"{m.get('cached_input_tokens')}) out {m.get('output_tokens')}"))
+                                                 f"{m.get('cached_input_tokens') or 0}) out {m.get('output_tokens')}"))
             return self._ev(Kind.SYSTEM, offset, summary="rate limits",
                             data={"event": "token_count", "rate_limits": m.get("rate_limits")})
         last = info.get("last_token_usage")
