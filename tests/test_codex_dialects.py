@@ -155,6 +155,15 @@ def test_protocol_dialect_pairs_begin_and_end_with_exit_codes_and_durations():
     assert len(repeat) == 1 and repeat[0].data["repeat"] is True
 
 
+def test_protocol_dialect_counts_the_prompt_once_when_an_event_repeats_it():
+    lines = [{"workdir": "/w", "model": "m", "approval": "never", "sandbox": "read-only"}, {"prompt": "do x"},
+             {"id": "0", "msg": {"type": "user_message", "message": "do x"}},
+             {"id": "0", "msg": {"type": "user_message", "message": "and then y"}}]
+    events = parse(CodexJsonParser, jsonl(*lines))
+    assert [e.data["text"] for e in kinds(events, "user_message")] == ["do x", "and then y"]
+    assert [e.data.get("mirror") for e in events if e.offset == records_of(jsonl(*lines))[2][0]] == [True]
+
+
 def test_item_type_dialect_reads_item_type_as_type():
     events = parse(CodexJsonParser, (FIXTURES / "exec_json_item_type_thread_started.jsonl").read_bytes())
     sub = [e for e in kinds(events, "tool_call") if e.data.get("sforge_submit")]

@@ -65,14 +65,15 @@ class CodexJsonParser(EventMsgParser):
     ``session.created`` is read as ``thread.started``; an item's ``item_type`` as its
     ``type`` (``assistant_message`` as ``agent_message``). Protocol events: the config
     summary → ``session_init`` (``data.config``, model, ``data.cwd``), ``{"prompt"}`` →
-    ``user_message``, each ``msg`` as :class:`~edgetui.parsers.codex_protocol.EventMsgParser`
+    ``user_message`` (a ``user_message`` event repeating it → ``system``, ``data.mirror``), each ``msg`` as :class:`~edgetui.parsers.codex_protocol.EventMsgParser`
     reads it (``data.submission_id`` = the line's ``id``).
     """
 
     agent_format = "codex_json"
 
     def _initial_state(self) -> dict[str, Any]:
-        return {**super()._initial_state(), "thread_id": None, "open": {}, "prev_usage": None}
+        # prompt: the protocol dialect's {"prompt"} text until a user_message repeats it
+        return {**super()._initial_state(), "thread_id": None, "open": {}, "prev_usage": None, "prompt": None}
 
     def _tid(self, item_id: Any) -> str:
         return f"{item_id}@s{self._st['segment']}"
@@ -81,6 +82,12 @@ class CodexJsonParser(EventMsgParser):
         typ = obj.get("type")
         msg = obj.get("msg")
         if typ is None and isinstance(msg, dict):  # protocol dialect: {"id", "msg": EventMsg}
+            if msg.get("type") == "user_message" and self._st.get("prompt") is not None \
+                    and msg.get("message") == self._st["prompt"]:
+                self._st["prompt"] = None  # the prompt line already recorded this message
+                return [self._ev(Kind.SYSTEM, offset, summary="user message (the prompt, recorded above)",
+                                 data={"event": "user_message", "mirror": True, "submission_id": obj.get("id"),
+                                       "payload": msg})]
             events = self._protocol(msg, offset)
             for ev in events:
                 ev.data.setdefault("submission_id", obj.get("id"))
@@ -97,6 +104,7 @@ class CodexJsonParser(EventMsgParser):
             return out
         if typ is None and set(obj) == {"prompt"}:
             text = obj.get("prompt")
+            self._st["prompt"] = text if isinstance(text, str) else None
             return [self._ev(Kind.USER_MESSAGE, offset, summary=one_line(text), data={"text": text, "event": "prompt"})]
         if typ in ("thread.started", "session.created"):
             tid = obj.get("thread_id") if typ == "thread.started" else obj.get("session_id")
