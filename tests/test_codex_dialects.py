@@ -182,14 +182,18 @@ MIRRORS = {"agent_message", "user_message", "agent_reasoning", "agent_reasoning_
 
 
 def silent_offsets(path: Path) -> set[int]:
-    """Lines allowed to leave no event: event_msg copies of the conversation once a response_item
-    was seen (their text is recorded from it)."""
-    seen_response, out = False, set()
+    """Lines allowed to leave no event: event_msg copies of the conversation (messages once a
+    response_item message was seen, reasoning once any response_item was: their text is recorded
+    from it)."""
+    seen_response = seen_message = False
+    out = set()
     for off, o in records(path):
         if o.get("type") == "response_item":
             seen_response = True
-        elif o.get("type") == "event_msg" and seen_response and o["payload"]["type"] in MIRRORS:
-            out.add(off)
+            seen_message = seen_message or o["payload"].get("type") == "message"
+        elif o.get("type") == "event_msg" and o["payload"]["type"] in MIRRORS:
+            if seen_message if o["payload"]["type"] in ("agent_message", "user_message") else seen_response:
+                out.add(off)
     return out
 
 
@@ -235,6 +239,27 @@ def test_rollout_item_completed_leaves_an_event_and_never_a_second_copy():
     assert all(e.data.get("mirror") for e in kinds(events, "system") if e.data.get("item_type") in
                ("AgentMessage", "UserMessage"))
     assert {off for off, _ in recs} - {e.offset for e in events} == silent_offsets(path)
+
+
+def test_rollout_messages_come_from_event_msg_while_no_response_item_message_exists():
+    """Response items that are only tool calls do not make the event_msg messages copies."""
+    ts = "2026-05-04T10:00:0{}.000Z"
+    lines = [
+        {"timestamp": ts.format(0), "type": "session_meta", "payload": {"id": "s"}},
+        {"timestamp": ts.format(1), "type": "event_msg", "payload": {"type": "user_message", "message": "list it"}},
+        {"timestamp": ts.format(2), "type": "response_item", "payload": {
+            "type": "function_call", "name": "shell", "arguments": "{\"command\": [\"ls\"]}", "call_id": "c1"}},
+        {"timestamp": ts.format(3), "type": "response_item", "payload": {
+            "type": "function_call_output", "call_id": "c1", "output": "a\nb"}},
+        {"timestamp": ts.format(4), "type": "event_msg", "payload": {"type": "agent_message", "message": "a and b"}},
+        {"timestamp": ts.format(5), "type": "response_item", "payload": {
+            "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}},
+        {"timestamp": ts.format(6), "type": "event_msg", "payload": {"type": "agent_message", "message": "done"}},
+    ]
+    events = parse(CodexRolloutParser, jsonl(*lines))
+    assert [e.data["text"] for e in kinds(events, "user_message")] == ["list it"]
+    assert [e.data["text"] for e in kinds(events, "agent_message")] == ["a and b", "done"]
+    assert [e.tool_use_id for e in kinds(events, "tool_call")] == ["c1"]
 
 
 @pytest.mark.parametrize("path", EXEC_FIXTURES + ROLLOUT_FIXTURES, ids=[p.name for p in EXEC_FIXTURES + ROLLOUT_FIXTURES])

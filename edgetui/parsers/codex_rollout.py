@@ -4,9 +4,10 @@ Every line is ``{"timestamp": ISO, "type": session_meta | turn_context | respons
 event_msg | compacted, "payload": {...}}`` (early rollouts: bare response items). Two
 vocabularies carry the conversation (openai/codex#43593): ``response_item`` records (the
 model's own items) and ``event_msg`` records (the protocol's ``EventMsg``, read by
-:mod:`edgetui.parsers.codex_protocol`). While a file has shown no ``response_item``, its
-``event_msg`` messages, reasoning and tool begin/end records are the conversation; from the
-first ``response_item`` on they are copies of it and add no event of their own.
+:mod:`edgetui.parsers.codex_protocol`). While a file has shown no ``response_item`` message,
+its ``event_msg`` messages are the conversation's; while it has shown no ``response_item`` at
+all, so are its reasoning and tool begin/end records. After that they are copies of what the
+response items carry and add no event of their own.
 """
 
 from __future__ import annotations
@@ -90,8 +91,9 @@ class CodexRolloutParser(EventMsgParser):
 
     def _initial_state(self) -> dict[str, Any]:
         # calls: call_id -> [tool_name, submit_mode]; ends: call_id -> {exit_code, duration_ms, status};
-        # responses: a response_item was seen (event_msg copies of the conversation are then mirrors)
-        return {**super()._initial_state(), "calls": {}, "ends": {}, "responses": False}
+        # responses / resp_msgs: a response_item / a response_item message was seen (event_msg
+        # copies of the conversation are then mirrors, see _copied)
+        return {**super()._initial_state(), "calls": {}, "ends": {}, "responses": False, "resp_msgs": False}
 
     def _time_of(self, obj: dict[str, Any]) -> Optional[float]:
         return iso_to_epoch(obj.get("timestamp"))
@@ -156,6 +158,8 @@ class CodexRolloutParser(EventMsgParser):
     def _response_item(self, p: dict[str, Any], offset: int) -> list[Event]:
         self._st["responses"] = True
         it = p.get("type")
+        if it == "message":
+            self._st["resp_msgs"] = True
         model = self._st["model"]
         if it == "message":
             role = p.get("role")
@@ -332,19 +336,25 @@ class CodexRolloutParser(EventMsgParser):
             if self._st["responses"]:
                 return [self._ev(Kind.SYSTEM, offset, tool_use_id=cid if isinstance(cid, str) else None,
                                  summary=one_line(f"{et} exit {p.get('exit_code')}"), data={"event": et, "payload": p})]
-        if et in CONVERSATION_EVENTS and not self._st["responses"]:
-            return self._protocol(p, offset)  # the only copy of the conversation: no response_item so far
+        if et in CONVERSATION_EVENTS and not self._copied(et):
+            return self._protocol(p, offset)  # the only copy of the conversation so far
         if et in ("item_completed", "item_started"):
             return [self._turn_item(et, p, offset)]
         if et in _MIRROR_EVENTS:
             return []
         return self._protocol(p, offset)
 
+    def _copied(self, et: str) -> bool:
+        """Whether an ``event_msg`` of type ``et`` copies what response items carry in this file: a
+        message once a response_item message was seen, anything else once any response_item was."""
+        return self._st["resp_msgs"] if et in ("agent_message", "user_message") else self._st["responses"]
+
     def _turn_item(self, et: str, p: dict[str, Any], offset: int) -> Event:
         """``item_completed`` / ``item_started`` {thread_id, turn_id, item: TurnItem (``type`` =
         ``Plan``, ``AgentMessage``, ``UserMessage``, ``Reasoning``, ``WebSearch``...)}: a plan →
         ``system`` (``data.plan``: plans are in no response_item); a message or reasoning →
-        its event while no response_item was seen, else ``system`` with ``data.mirror``."""
+        its event while it copies no response item (see :meth:`_copied`), else ``system`` with
+        ``data.mirror``."""
         item = p.get("item") if isinstance(p.get("item"), dict) else {}
         it = item.get("type")
         iid = item.get("id") if isinstance(item.get("id"), str) else None
@@ -358,7 +368,8 @@ class CodexRolloutParser(EventMsgParser):
         elif it == "Reasoning":
             parts = [x for x in (item.get("summary_text") or []) + (item.get("raw_content") or []) if isinstance(x, str)]
             text = "\n\n".join(parts)
-        if text is not None and et == "item_completed" and not self._st["responses"]:
+        if text is not None and et == "item_completed" and not self._copied(
+                "agent_reasoning" if it == "Reasoning" else "agent_message"):
             kind = {"AgentMessage": Kind.AGENT_MESSAGE, "UserMessage": Kind.USER_MESSAGE}.get(it, Kind.THINKING)
             model = self._st["model"] if kind != Kind.USER_MESSAGE else None
             return self._ev(kind, offset, model=model, message_id=iid, summary=one_line(text) or f"({it})",
