@@ -404,3 +404,50 @@ def test_an_opencode_file_with_only_step_start_is_flagged_incomplete(tmp_path, c
     capsys.readouterr()
     assert main(["--db", str(db), "runs", "--format", "json"]) == 0
     assert "incomplete" not in json.loads(capsys.readouterr().out)[0]["flags"].split()
+
+
+# ----------------------------------------------------------------------------- odd values
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=5),
+                     lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=4), kids, max_size=3),
+                     max_leaves=6)
+_MSG_TYPES = sorted({"agent_message", "user_message", "agent_reasoning", "exec_command_begin", "exec_command_end",
+                     "patch_apply_begin", "patch_apply_end", "mcp_tool_call_begin", "mcp_tool_call_end",
+                     "web_search_begin", "web_search_end", "token_count", "session_configured", "item_completed",
+                     "item_started", "task_started"})
+_FIELDS = ["message", "text", "call_id", "command", "cwd", "changes", "invocation", "result", "duration", "exit_code",
+           "aggregated_output", "stdout", "info", "input_tokens", "output_tokens", "item", "success", "kind", "query"]
+_TURN_ITEM = st.fixed_dictionaries({"type": st.sampled_from(["Plan", "AgentMessage", "UserMessage", "Reasoning", "Other"])},
+                                   optional={f: _JSON for f in ("id", "text", "content", "summary_text", "raw_content")})
+_PAYLOAD = st.fixed_dictionaries({"type": st.sampled_from(_MSG_TYPES)},
+                                 optional={**{f: _JSON for f in _FIELDS}, "item": _TURN_ITEM | _JSON})
+_ITEM = st.fixed_dictionaries({"id": _JSON, "item_type": st.sampled_from(
+    ["assistant_message", "reasoning", "command_execution", "file_change", "mcp_tool_call", "web_search", "todo_list"])},
+    optional={f: _JSON for f in ("text", "command", "aggregated_output", "exit_code", "status", "changes", "items")})
+_RECORD = st.one_of(
+    _PAYLOAD.map(lambda p: {"id": "0", "msg": p}),
+    _PAYLOAD.map(lambda p: {"timestamp": "2026-01-01T00:00:00Z", "type": "event_msg", "payload": p}),
+    st.tuples(st.sampled_from(["item_completed", "item_started"]), st.text(max_size=3), _TURN_ITEM).map(
+        lambda t: {"timestamp": "2026-01-01T00:00:00Z", "type": "event_msg",
+                   "payload": {"type": t[0], "turn_id": t[1], "item": t[2]}}),
+    st.tuples(st.sampled_from(["item.started", "item.completed", "session.created"]), _ITEM).map(
+        lambda t: {"type": t[0], "item": t[1], "session_id": t[1].get("id")}),
+)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(st.lists(_RECORD, max_size=12))
+def test_odd_values_in_the_new_shapes_never_break_a_parser(recs):
+    data = jsonl(*recs)
+    for cls in (CodexJsonParser, CodexRolloutParser):
+        p = cls("src", "gen")
+        out = []
+        for ln in iter_lines(io.BytesIO(data)):
+            out += p.feed(ln.data, ln.offset)
+        out += p.finish()
+        assert not [e for e in out if e.kind == "parse_error"], [e.data["reason"] for e in out if e.kind == "parse_error"]
+        json.dumps(p.state())

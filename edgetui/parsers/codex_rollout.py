@@ -65,6 +65,10 @@ def _content_text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
+def _list(v: Any) -> list:
+    return v if isinstance(v, list) else []
+
+
 class CodexRolloutParser(EventMsgParser):
     """Codex rollout / session file → events (agent_format ``codex_rollout``).
 
@@ -364,9 +368,9 @@ class CodexRolloutParser(EventMsgParser):
             return self._ev(Kind.SYSTEM, offset, message_id=iid, summary=plan_summary(item.get("text")),
                             data={**base, "plan": item.get("text")})
         if it in ("AgentMessage", "UserMessage"):
-            text = "\n".join(str(c.get("text")) for c in item.get("content") or [] if isinstance(c, dict) and "text" in c)
+            text = "\n".join(str(c.get("text")) for c in _list(item.get("content")) if isinstance(c, dict) and "text" in c)
         elif it == "Reasoning":
-            parts = [x for x in (item.get("summary_text") or []) + (item.get("raw_content") or []) if isinstance(x, str)]
+            parts = [x for x in _list(item.get("summary_text")) + _list(item.get("raw_content")) if isinstance(x, str)]
             text = "\n\n".join(parts)
         if text is not None and et == "item_completed" and not self._copied(
                 "agent_reasoning" if it == "Reasoning" else "agent_message"):
