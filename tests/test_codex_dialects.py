@@ -112,7 +112,10 @@ def test_each_exec_json_dialect_yields_its_messages_tool_calls_and_usage(path: P
     assert [(e.usage.input_tokens, e.usage.output_tokens, e.usage.cache_read_tokens) for e in tok] == want["usage"]
     assert not kinds(events, "parse_error")
     init = kinds(events, "session_init")
-    assert len(init) == 1 and init[0].data["dialect"] in ("protocol", "item_type", "type")
+    dialect = {"protocol": "protocol", "item_type_session": "item_type", "item_type_thread": "items"}
+    assert len(init) == 1 and init[0].data["dialect"] == next(v for k, v in dialect.items() if k in path.name)
+    from_items = [e for e in events if e.kind in ("agent_message", "tool_call", "tool_result")]
+    assert all(e.data.get("item_type_key") is ("item_type" in path.name or None) for e in from_items)
 
 
 def test_session_created_leads_a_codex_stream_not_a_claude_one():

@@ -13,7 +13,9 @@ with no version marker (openai/codex PR #4525; fixtures and the commits they fol
 * **type items** (since PR #4610): ``thread.started``, ``turn.*``, ``item.*`` with
   ``item.type`` (``agent_message``...).
 
-Every session init says which in ``data.dialect`` (``protocol``, ``item_type``, ``type``).
+A session init names the dialect in ``data.dialect`` as far as its line tells: ``protocol``,
+``item_type`` (``session.created``), ``items`` (``thread.started``: either item dialect); events
+read from an item that names its kind in ``item_type`` say ``data.item_type_key``.
 """
 
 from __future__ import annotations
@@ -27,10 +29,6 @@ from .codex_common import command_text, int_or_none, remember, submit_fields, su
 from .codex_protocol import EventMsgParser
 
 __all__ = ["CodexJsonParser"]
-
-# ----------------------------------------------------------------------------------------
-# codex exec --json
-
 
 _EXEC_TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
 _USAGE_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens",
@@ -65,8 +63,9 @@ class CodexJsonParser(EventMsgParser):
     ``session.created`` is read as ``thread.started``; an item's ``item_type`` as its
     ``type`` (``assistant_message`` as ``agent_message``). Protocol events: the config
     summary → ``session_init`` (``data.config``, model, ``data.cwd``), ``{"prompt"}`` →
-    ``user_message`` (a ``user_message`` event repeating it → ``system``, ``data.mirror``), each ``msg`` as :class:`~edgetui.parsers.codex_protocol.EventMsgParser`
-    reads it (``data.submission_id`` = the line's ``id``).
+    ``user_message`` (a ``user_message`` event repeating it → ``system``, ``data.mirror``),
+    each ``msg`` as :class:`~edgetui.parsers.codex_protocol.EventMsgParser` reads it
+    (``data.submission_id`` = the line's ``id``).
     """
 
     agent_format = "codex_json"
@@ -113,7 +112,7 @@ class CodexJsonParser(EventMsgParser):
             word = "thread" if typ == "thread.started" else "session"
             out.append(self._ev(Kind.SESSION_INIT, offset, summary=one_line(f"codex exec --json {word} {tid}"),
                                 data={"session_id": tid, "thread_id": tid, "event": typ,
-                                      "dialect": "type" if typ == "thread.started" else "item_type"}))
+                                      "dialect": "items" if typ == "thread.started" else "item_type"}))
             return out
         if typ == "turn.started":
             return [self._ev(Kind.SYSTEM, offset, summary="turn started", data={"event": typ})]
@@ -162,9 +161,15 @@ class CodexJsonParser(EventMsgParser):
                                          + (" (cumulative)" if data.get("cumulative") else "")))
 
     def _item(self, typ: str, item: dict[str, Any], offset: int) -> list[Event]:
-        if "type" not in item and isinstance(item.get("item_type"), str):  # the item_type dialect
-            name = item["item_type"]
-            item = {**item, "type": _ITEM_TYPE_NAMES.get(name, name)}
+        if "type" in item or not isinstance(item.get("item_type"), str):
+            return self._item_events(typ, item, offset)
+        name = item["item_type"]  # the item_type dialect
+        events = self._item_events(typ, {**item, "type": _ITEM_TYPE_NAMES.get(name, name)}, offset)
+        for ev in events:
+            ev.data["item_type_key"] = True
+        return events
+
+    def _item_events(self, typ: str, item: dict[str, Any], offset: int) -> list[Event]:
         itype = item.get("type")
         iid = item.get("id")
         mid = iid if isinstance(iid, str) else None
