@@ -1391,13 +1391,23 @@ class Supervisor:
         if not todo:
             return
         # the infra flag too: an ERROR line arriving live (the file scan runs on submission changes)
+        now = self.clock()
         if self._update_runs({"run_key": [rs.key for rs in todo], "status": [rs.status for rs in todo],
-                              "infra": [bool(rs.error_times) for rs in todo]},
-                             "status = s.status, infra_error = coalesce(runs.infra_error, FALSE) OR s.infra",
+                              "infra": [bool(rs.error_times) for rs in todo],
+                              "reason": [self._status_reason(rs, now) for rs in todo]},
+                             "status = s.status, infra_error = coalesce(runs.infra_error, FALSE) OR s.infra, "
+                             "status_reason = s.reason",
                              "run statuses"):
             for rs in todo:
                 rs.recorded_status = rs.status
                 rs.recorded_infra = bool(rs.error_times)
+
+    def _status_reason(self, rs: RunState, now: float) -> Optional[str]:
+        """Why the run's status is what it is, in its source's words (as :func:`edgetui.ingest.finalize_run`
+        words it offline): a harness that ended before the agent started; None otherwise."""
+        if rs.status == "aborted" and self._harness_ended(rs, now):
+            return f"harness ended before the agent started: {rs.info.harness_error}"
+        return None
 
     def _update_runs(self, columns: dict[str, list], sets: str, what: str) -> bool:
         """``UPDATE runs SET <sets>`` from one row per run (``columns`` incl. ``run_key``, the row
@@ -1462,6 +1472,8 @@ class Supervisor:
             bool(rs.history is not None and rs.history.running)
         ending = rs.ending_since is not None and now - rs.ending_since < s.finish_grace_s
         known = docker_ok and rs.loc.host == self.host
+        if self._harness_ended(rs, now):  # crashed before the agent started: not "running" for 2 hours,
+            return "aborted"              # even while its work container is left running (the orphan)
         if known and rs.container_state == "gone" and rs.container_ended_t is not None:
             if ending or now - rs.container_ended_t < s.container_grace_s:
                 return "grading" if grading else "running"
@@ -1474,8 +1486,6 @@ class Supervisor:
                 return "grading" if grading else "running"
             if st == "created" and now - rs.first_seen < s.container_grace_s:
                 return "running"
-            return "aborted"
-        if self._harness_ended(rs, now):  # crashed before the agent started: not "running" for 2 hours
             return "aborted"
         acts = [x for x in (rs.last_activity_t, rs.last_growth_t, rs.info.started_at,
                             max((rd.first_seen for rd in rs.rounds.values()), default=None)) if x is not None]
