@@ -114,7 +114,7 @@ def ingest_lines(
         start, state = cur["offset"], cur["state"]
     if start:  # the file grew: what was said of its old end (an unterminated line, "ended without a
         # result" after its last line) is said again of the new end if still true
-        from .parsers.claude import END_OF_FILE_SUB
+        from .parsers.base import END_OF_FILE_SUB
 
         rec.conn.execute('DELETE FROM events WHERE run_key = ? AND source = ? AND (("offset" >= ? AND sub >= ?) '
                          'OR sub = ?)', [run_key, source, start, TAIL_SUB, END_OF_FILE_SUB])
@@ -904,7 +904,7 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
                                               _transcript_parser_factory(fmt), report, progress, mp_fmt=fmt)
         if info.final is None:  # the run goes on (or was cut): its transcript is not "incomplete" yet,
             # as the live tailer sees it too (it says so once the run's final_result.json exists)
-            from .parsers.claude import END_OF_FILE_SUB
+            from .parsers.base import END_OF_FILE_SUB
 
             rec.conn.execute("DELETE FROM events WHERE run_key = ? AND source = 'agent_output.txt' AND sub = ?",
                              [key, END_OF_FILE_SUB])

@@ -159,7 +159,7 @@ def test_corpus_counts_match_independent_json(path: Path, parser_cls):
     need(path)
     exp = expected(path)
     events = parse_file(parser_cls, path)
-    from edgetui.parsers.claude import END_OF_FILE_SUB
+    from edgetui.parsers.base import END_OF_FILE_SUB
 
     # a stream whose last segment has no result record ends with one "incomplete" segment_end
     # (after the last line: END_OF_FILE_SUB); session files never do
@@ -391,7 +391,7 @@ def test_truncated_last_line_is_parse_error():
     last_start = raw.rfind(b"\n") + 1
     cut = raw[: last_start + (len(raw) - last_start) // 2]
     events, _ = parse_bytes(ClaudeStreamParser, cut)
-    from edgetui.parsers.claude import END_OF_FILE_SUB
+    from edgetui.parsers.base import END_OF_FILE_SUB
 
     assert events[-1].kind == "segment_end" and events[-1].sub == END_OF_FILE_SUB  # cut off: incomplete
     events = events[:-1]

@@ -31,6 +31,10 @@ PAYLOAD_TAIL = 128 * 1024
 #: How many raw bytes of a bad record are kept in the database (head; a too-long line also its tail).
 RAW_KEEP = 64 * 1024
 GENERATION_PREFIX_BYTES = 4096
+#: ``sub`` of the events a parser's ``finish()`` adds after a finished file's last line (a cut-off
+#: stream's ``segment_end``): beyond any line's own event ids, and deleted again (then said anew if
+#: still true) when the file grows, so a stream still growing is never left ``incomplete``
+END_OF_FILE_SUB = (1 << 20) + 1
 BOM = b"\xef\xbb\xbf"
 
 

@@ -77,7 +77,7 @@ from typing import Any, Callable, Optional
 import orjson
 
 from ..events import Event, Kind, TimeSource, Usage, one_line, trusted_instance
-from .base import finite_or_none, loads_lenient, parse_error
+from .base import END_OF_FILE_SUB, finite_or_none, loads_lenient, parse_error
 
 __all__ = [
     "ClaudeStreamParser",
@@ -106,8 +106,6 @@ K_AGENT_ERROR = Kind.AGENT_ERROR.value
 T_RECORDED = TimeSource.RECORDED.value
 
 STATE_VERSION = 1
-#: ``sub`` of the events :meth:`_ClaudeParser.finish` adds after the last line (distinct ids)
-END_OF_FILE_SUB = (1 << 20) + 1
 #: message ids remembered for usage dedupe (lines of one message are adjacent,
 #: parallel subagents interleave a few)
 RECENT_MESSAGES = 64

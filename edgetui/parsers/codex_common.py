@@ -255,10 +255,19 @@ class JsonLinesParser:
                         data={"segment": st["segment"], **data})
 
     def _init_record(self, offset: int, **data: Any) -> list[Event]:
-        """Called for a record that opens an agent process (init); a second one starts a new segment."""
-        out = [self._new_segment(offset, **data)] if self._st["seg_init"] else []
+        """Called for a record that opens an agent process (init); a second one starts a new segment
+        (after what :meth:`_segment_cut` says of the segment it closes)."""
+        out = [*self._segment_cut(offset), self._new_segment(offset, **data)] if self._st["seg_init"] else []
         self._st["seg_init"] = True
         return out
+
+    def _segment_cut(self, offset: int) -> list[Event]:
+        """Events closing an open segment that another agent process's init record follows at
+        ``offset`` (a cut-off segment's ``segment_end``); none here."""
+        return []
+
+    def _after_record(self, offset: int, t: Optional[float], events: list[Event]) -> None:
+        """Called after each JSON-object record with its offset, recorded time and events."""
 
     def _feed(self, line: bytes, offset: int) -> list[Event]:
         s = line.strip()
@@ -290,6 +299,7 @@ class JsonLinesParser:
                             for ev in events:
                                 if ev.t is None:
                                     ev.t, ev.t_source = t, T_RECORDED
+                        self._after_record(offset, t, events)
                     else:
                         events.append(self._perr(offset, line, f"JSON value is not an object ({type(obj).__name__})"))
         if exit_code is not None:

@@ -69,6 +69,7 @@ class CodexJsonParser(EventMsgParser):
     """
 
     agent_format = "codex_json"
+    TURN_END_RECORD = "turn.completed"  # the item dialects' turn end (the protocol dialect prints none)
 
     def _initial_state(self) -> dict[str, Any]:
         # prompt: the protocol dialect's {"prompt"} text until a user_message repeats it
@@ -115,7 +116,10 @@ class CodexJsonParser(EventMsgParser):
                                       "dialect": "items" if typ == "thread.started" else "item_type"}))
             return out
         if typ == "turn.started":
+            self._turn_started(True)
             return [self._ev(Kind.SYSTEM, offset, summary="turn started", data={"event": typ})]
+        if typ in ("turn.completed", "turn.failed", "error"):
+            self._turn_ended()
         if typ == "turn.completed":
             return [self._turn_usage(obj, offset)]
         if typ == "turn.failed":
@@ -180,11 +184,13 @@ class CodexJsonParser(EventMsgParser):
             if typ in ("item.started", "item.updated"):
                 if tid not in opened:
                     remember(opened, tid, itype)
+                    self._call_open(tid)
                     out.append(self._tool_call(item, tid, offset))
                 else:
                     out.append(self._ev(Kind.SYSTEM, offset, tool_use_id=tid, tool_name=itype,
                                         summary=one_line(f"{itype} {typ}"), data={"event": typ, "item": item}))
                 return out
+            self._call_done(tid)
             if tid in opened:  # item.completed
                 del opened[tid]
             else:

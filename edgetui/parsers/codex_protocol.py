@@ -27,6 +27,18 @@ Shapes (source: openai/codex ``codex-rs/protocol/src/protocol.rs`` at commit
 * ``session_configured`` → ``session_init``; ``error`` → ``agent_error``; the rest
   (task start/complete, aborts, stream errors, deltas, approvals, diffs…) → ``system``
   with the whole message in ``data.payload``: no record is left without an event.
+
+A cut-off stream (see :meth:`EventMsgParser.finish`) ends with a ``segment_end`` whose
+``data.reason`` is ``ended_after_tool_call`` (a tool call without its result is the last
+word of the segment, as in a rollout killed mid-command) or ``no_turn_complete`` (a turn
+began and its completion record never came, where the stream records completions: rollouts
+written since openai/codex commit ``641d5268fa581bbdff401e5e8e8cc346976b92fd``, PR #11246,
+``codex-rs/core/src/rollout/policy.rs`` persisting ``TurnStarted`` / ``TurnComplete`` as
+``task_started`` / ``task_complete``; the item dialects of ``codex exec --json`` with
+``turn.started`` / ``turn.completed``). The protocol dialect of ``exec --json`` never prints
+``task_complete`` (``event_processor_with_json_output.rs`` at commit ``01e65036``), nor do older
+rollouts, so there only an unanswered tool call tells a cut. An exit marker, a turn abort or an
+``error`` record is an ending, not a cut.
 """
 
 from __future__ import annotations
@@ -35,7 +47,8 @@ from typing import Any, Optional
 
 import orjson
 
-from ..events import Event, Kind, one_line
+from ..events import Event, Kind, TimeSource, one_line
+from .base import END_OF_FILE_SUB
 from .codex_common import (JsonLinesParser, command_text, first_line, int_or_none, remember, submit_fields, submit_mode,
                            tool_result_summary, usage_from)
 
@@ -67,8 +80,96 @@ class EventMsgParser(JsonLinesParser):
     (``call_id`` → ``[tool name, submit mode]`` of begun calls); subclasses extend
     :meth:`_initial_state`."""
 
+    #: whether ``task_started`` in this file promises a ``task_complete`` (rollouts since PR #11246)
+    TASK_COMPLETE_RECORDED = False
+    #: the record whose absence :meth:`finish` reports as ``no_turn_complete``
+    TURN_END_RECORD = "task_complete"
+
     def _initial_state(self) -> dict[str, Any]:
-        return {"model": None, "last_total": None, "pcalls": {}}
+        # the open segment, for finish(): records seen, the last one's offset and time; a turn begun
+        # and not yet ended (only where the stream records turn ends); tool calls without a result
+        return {"model": None, "last_total": None, "pcalls": {},
+                "seg_records": 0, "last_off": None, "last_t": None, "turn_open": False, "pending": []}
+
+    # -- cut-off streams ------------------------------------------------------------------------
+
+    def finish(self) -> list[Event]:
+        """At the end of a finished file: the ``segment_end`` of a segment that was cut off, with
+        ``data.reason`` ``ended_after_tool_call`` (``data.unanswered_tool_calls`` lists their
+        ``tool_use_id``) or ``no_turn_complete`` (see the module docstring), ``data.incomplete``
+        True, at the offset and recorded time (epoch s UTC) of the segment's last record and
+        ``sub`` = :data:`~edgetui.parsers.base.END_OF_FILE_SUB`; the run is then flagged
+        ``incomplete``. Nothing after an exit marker, or when the segment ended with its turn. A
+        live stream still growing never gets this (finish runs only once a file or run is done);
+        the parser's state is left as it was, so a file that grows on is read on unchanged."""
+        ev = self._cut_event(None)
+        if ev is None:
+            return []
+        ev.sub = END_OF_FILE_SUB  # after the file's last line, never one of its own event ids
+        return [ev]
+
+    def _segment_cut(self, offset: int) -> list[Event]:
+        """A segment cut off before another ``codex exec`` process's init record (at ``offset``)
+        ends there: the same ``segment_end`` as :meth:`finish` gives, at the init's offset."""
+        ev = self._cut_event(offset)
+        return [] if ev is None else [ev]
+
+    def _cut_event(self, at: Optional[int]) -> Optional[Event]:
+        st = self._st
+        if st["after_exit"] or not st["seg_records"] or st["last_off"] is None:
+            return None
+        if st["pending"]:
+            reason = "ended_after_tool_call"
+        elif st["turn_open"]:
+            reason = "no_turn_complete"
+        else:
+            return None
+        t = st["last_t"]
+        words = ("its last tool call has no result" if reason == "ended_after_tool_call"
+                 else f"its turn has no {self.TURN_END_RECORD}")
+        return self._ev(Kind.SEGMENT_END, st["last_off"] if at is None else at, is_error=True, level="warning",
+                        summary=f"segment {st['segment']} was cut off: {words}",
+                        data={"reason": reason, "incomplete": True, "unanswered_tool_calls": list(st["pending"]),
+                              "turn_open": st["turn_open"], "expected_record": self.TURN_END_RECORD,
+                              "last_record_offset": st["last_off"]},
+                        t=t, t_source=TimeSource.RECORDED.value if t is not None else None)
+
+    def _new_segment(self, offset: int, **data: Any) -> Event:
+        self._st.update(seg_records=0, last_off=None, last_t=None, turn_open=False, pending=[])
+        return super()._new_segment(offset, **data)
+
+    def _after_record(self, offset: int, t: Optional[float], events: list[Event]) -> None:
+        st = self._st
+        st["seg_records"] += 1
+        st["last_off"] = offset
+        if t is not None:
+            st["last_t"] = t
+        else:
+            for ev in events:
+                if ev.t is not None:
+                    st["last_t"] = ev.t
+
+    def _call_open(self, cid: str) -> None:
+        """A tool call began and waits for its result."""
+        pending = self._st["pending"]
+        if cid not in pending:
+            pending.append(cid)
+            del pending[:-64]
+
+    def _call_done(self, cid: str) -> None:
+        self._st["pending"] = [c for c in self._st["pending"] if c != cid]
+
+    def _turn_started(self, marks_end: bool) -> None:
+        """A turn (or a user message) begins: earlier unanswered calls belong to a turn that
+        ended; ``marks_end``: this stream will record the turn's end."""
+        self._st["pending"] = []
+        if marks_end:
+            self._st["turn_open"] = True
+
+    def _turn_ended(self) -> None:
+        """The stream says the turn ended (completed, aborted, failed): nothing is cut."""
+        self._st["pending"] = []
+        self._st["turn_open"] = False
 
     def _protocol(self, m: dict[str, Any], offset: int, message_id: Optional[str] = None) -> list[Event]:
         et = m.get("type")
@@ -78,6 +179,7 @@ class EventMsgParser(JsonLinesParser):
             return [self._ev(Kind.AGENT_MESSAGE, offset, model=model, message_id=message_id, summary=one_line(text),
                              data={"text": text, "event": et})]
         if et == "user_message":
+            self._turn_started(False)
             text = m.get("message")
             data: dict[str, Any] = {"text": text, "event": et}
             if m.get("images"):
@@ -113,6 +215,10 @@ class EventMsgParser(JsonLinesParser):
             out.append(self._ev(Kind.SESSION_INIT, offset, model=self._st.get("model"), data=data,
                                 summary=one_line(f"Codex session {sid} · model {m.get('model')}")))
             return out
+        if et in ("task_started", "turn_started"):
+            self._turn_started(self.TASK_COMPLETE_RECORDED)
+        elif et in ("task_complete", "turn_complete", "turn_aborted", "error"):
+            self._turn_ended()
         if et == "error":
             msg = m.get("message")
             return [self._ev(Kind.AGENT_ERROR, offset, is_error=True, summary=one_line(f"error: {msg}"),
@@ -175,6 +281,7 @@ class EventMsgParser(JsonLinesParser):
         cid = m.get("call_id") if isinstance(m.get("call_id"), str) else f"call@{offset}"
         name, data, summary, mode = self._call_fields(m)
         remember(self._st["pcalls"], cid, [name, mode])
+        self._call_open(cid)
         return self._ev(Kind.TOOL_CALL, offset, tool_use_id=cid, tool_name=name, model=self._st.get("model"),
                         data=data, summary=one_line(summary))
 
@@ -182,6 +289,7 @@ class EventMsgParser(JsonLinesParser):
         et = m.get("type", "")
         cid = m.get("call_id") if isinstance(m.get("call_id"), str) else f"call@{offset}"
         out: list[Event] = []
+        self._call_done(cid)
         known = self._st["pcalls"].pop(cid, None)
         if known is None:  # an end without its begin: the call is known from the end alone
             name, cdata, summary, mode = self._call_fields(m)

@@ -92,6 +92,7 @@ class CodexRolloutParser(EventMsgParser):
     """
 
     agent_format = "codex_rollout"
+    TASK_COMPLETE_RECORDED = True  # a rollout that records task_started records task_complete too
 
     def _initial_state(self) -> dict[str, Any]:
         # calls: call_id -> [tool_name, submit_mode]; ends: call_id -> {exit_code, duration_ms, status};
@@ -176,6 +177,7 @@ class CodexRolloutParser(EventMsgParser):
                 return [self._ev(Kind.AGENT_MESSAGE, offset, model=model, message_id=mid, data=data,
                                  summary=one_line(text))]
             if role == "user" and not text.lstrip().startswith(CONTEXT_PREFIXES):
+                self._turn_started(False)
                 return [self._ev(Kind.USER_MESSAGE, offset, message_id=mid, data=data, summary=one_line(text))]
             data["context"] = True
             return [self._ev(Kind.SYSTEM, offset, message_id=mid, data=data, summary=one_line(f"[{role}] {text}"))]
@@ -258,12 +260,14 @@ class CodexRolloutParser(EventMsgParser):
                 data["sforge_submit"] = True
                 data["submit_mode"] = mode
         remember(self._st["calls"], cid, [name, mode])
+        self._call_open(cid)
         return self._ev(Kind.TOOL_CALL, offset, tool_use_id=cid, tool_name=name, model=self._st["model"],
                         data=data, summary=one_line(summary))
 
     def _output(self, p: dict[str, Any], offset: int) -> Event:
         cid = p.get("call_id") or f"call@{offset}"
         name, mode = self._st["calls"].pop(cid, None) or [None, None]
+        self._call_done(cid)
         end = self._st["ends"].pop(cid, None)
         out = p.get("output")
         data: dict[str, Any] = {"call_id": cid}

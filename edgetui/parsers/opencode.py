@@ -39,8 +39,7 @@ from typing import Any, Optional
 import orjson
 
 from ..events import Event, Kind, TimeSource, Usage, one_line
-from .base import finite_or_none
-from .claude import END_OF_FILE_SUB
+from .base import END_OF_FILE_SUB, finite_or_none
 from .codex_common import JsonLinesParser, int_or_none, submit_fields, submit_mode, tool_result_summary
 
 __all__ = ["OpenCodeParser"]
