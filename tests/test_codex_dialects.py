@@ -1,5 +1,5 @@
-"""Codex ``exec --json`` dialects, rollout vocabularies and cut-off OpenCode streams (issue 12,
-items 2, 3 and the OpenCode part of 7).
+"""Codex ``exec --json`` dialects, rollout vocabularies and cut-off Codex and OpenCode streams
+(issue 12, items 2, 3 and 7).
 
 The fixtures in ``tests/fixtures/codex_dialects/`` were written from Codex's own source (the
 README there cites repository, commit and file for each, and says which shapes come from a
@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import io
 import json
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from conftest import shared_data_reason
 from edgetui.cli import main
 from edgetui.parsers.base import iter_lines
 from edgetui.parsers.codex import CodexJsonParser, CodexRolloutParser
@@ -407,6 +409,248 @@ def test_an_opencode_file_with_only_step_start_is_flagged_incomplete(tmp_path, c
     capsys.readouterr()
     assert main(["--db", str(db), "runs", "--format", "json"]) == 0
     assert "incomplete" not in json.loads(capsys.readouterr().out)[0]["flags"].split()
+
+
+# ----------------------------------------------------------------------------- Codex cut off
+
+
+def head_records(path: Path, n: int) -> bytes:
+    """The first ``n`` lines of a fixture, as a stream cut there would hold them."""
+    return b"".join(ln + b"\n" for ln in [x for x in path.read_bytes().split(b"\n") if x.strip()][:n])
+
+
+CODEX_CUTS = [
+    # (fixture, lines kept, reason or None, unanswered tool_use ids): the fixture's own records
+    ("exec_json_item_type_session_created.jsonl", 9, None, []),
+    ("exec_json_item_type_session_created.jsonl", 8, "no_turn_complete", []),  # no turn.completed
+    ("exec_json_item_type_session_created.jsonl", 4, "ended_after_tool_call", ["item_1@s0"]),  # command started
+    ("exec_json_item_type_thread_started.jsonl", 13, None, []),  # ends on turn.failed: an ending
+    ("exec_json_item_type_thread_started.jsonl", 12, "no_turn_complete", []),  # a second turn.started, no end
+    ("exec_json_item_type_thread_started.jsonl", 4, "ended_after_tool_call", ["item_1@s0"]),  # MCP call started
+    ("exec_json_protocol.jsonl", 19, None, []),
+    ("exec_json_protocol.jsonl", 6, "ended_after_tool_call", ["call_a1"]),  # begin and output delta, no end
+    ("exec_json_protocol.jsonl", 12, "ended_after_tool_call", ["call_a3"]),
+    ("exec_json_protocol.jsonl", 4, None, []),  # the protocol dialect never prints task_complete: no telling
+    ("rollout_item_completed.jsonl", 13, None, []),
+    ("rollout_item_completed.jsonl", 12, "no_turn_complete", []),  # task_started without its task_complete
+    ("rollout_event_msg_only.jsonl", 5, "ended_after_tool_call", ["call_r1"]),
+    ("rollout_event_msg_only.jsonl", 9, None, []),  # an old rollout (no task_started): no turn end expected
+]
+
+
+@pytest.mark.parametrize("name,n,reason,unanswered", CODEX_CUTS,
+                         ids=[f"{c[0].split('.')[0]}-{c[1]}-{c[2] or 'complete'}" for c in CODEX_CUTS])
+def test_a_codex_stream_cut_off_ends_with_a_reason(name, n, reason, unanswered):
+    from edgetui.parsers.base import END_OF_FILE_SUB
+
+    path = FIXTURES / name
+    data = head_records(path, n)
+    cls = CodexRolloutParser if name.startswith("rollout") else CodexJsonParser
+    events = parse(cls, data)
+    ends = [e for e in kinds(events, "segment_end") if e.data.get("reason") != "exit_marker"]
+    if reason is None:
+        assert not ends
+        return
+    last_off, last = records_of(data)[-1]
+    assert len(ends) == 1 and ends[0] is events[-1] and ends[0].sub == END_OF_FILE_SUB
+    assert ends[0].data["reason"] == reason and ends[0].data["incomplete"] is True
+    assert ends[0].data["unanswered_tool_calls"] == unanswered
+    assert ends[0].offset == last_off and ends[0].is_error and ends[0].level == "warning"
+    ts = json.loads(last).get("timestamp")
+    if ts:  # rollouts: the time of the last record
+        assert ends[0].t == datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    # finish() leaves the state alone: the same stream read on (it grew) is not cut any more
+    p = cls("src", "gen")
+    for ln in iter_lines(io.BytesIO(data)):
+        p.feed(ln.data, ln.offset)
+    before = p.state()
+    assert p.finish() and p.state() == before
+    rest = path.read_bytes()[len(data):]
+    for ln in iter_lines(io.BytesIO(rest)):
+        p.feed(ln.data, ln.offset + len(data))
+    assert not p.finish()
+
+
+def test_an_exit_marker_after_a_cut_codex_stream_is_an_ending():
+    data = head_records(FIXTURES / "exec_json_item_type_session_created.jsonl", 4) + b"__SFORGE_EXIT__137\n"
+    ends = kinds(parse(CodexJsonParser, data), "segment_end")
+    assert [e.data["reason"] for e in ends] == ["exit_marker"]
+
+
+def test_a_codex_process_cut_off_before_the_next_one_starts_is_incomplete_mid_file():
+    """Two ``codex exec --json`` processes in one file (a resume): the first stops after starting a
+    command; its segment ends where the second one's ``thread.started`` line begins."""
+    first = head_records(FIXTURES / "exec_json_item_type_session_created.jsonl", 4)
+    second = (FIXTURES / "exec_json_item_type_thread_started.jsonl").read_bytes()
+    events = parse(CodexJsonParser, first + second)
+    ends = kinds(events, "segment_end")
+    assert len(ends) == 1 and ends[0].offset == len(first) and ends[0].sub == 0
+    assert ends[0].segment == 0 and ends[0].data["reason"] == "ended_after_tool_call"
+    assert ends[0].data["unanswered_tool_calls"] == ["item_1@s0"]
+    assert ends[0].data["last_record_offset"] == records_of(first)[-1][0]
+    at_second = [e.kind for e in events if e.offset == len(first)]
+    assert at_second == ["segment_end", "segment_start", "session_init"]
+
+
+def real_codex(corpus: Path, name: str) -> Path:
+    path = corpus / "C" / name
+    if not path.is_file():
+        pytest.skip(shared_data_reason(path))
+    return path
+
+
+def test_the_real_beam_rollout_cut_after_its_calls_is_flagged_incomplete(corpus, tmp_path, capsys):
+    """``C/beam-rollout-…``: the session was cut off after five exec_command calls had been sent;
+    none has its output. Parsed, ingested, listed in ``runs`` and shown in the replay header."""
+    from edgetui import store
+    from edgetui.parsers.base import END_OF_FILE_SUB
+    from edgetui.widgets.header import header_text
+
+    path = real_codex(corpus, "beam-rollout-0.122.0-alpha.13.jsonl")
+    recs = records(path)
+    calls = [o["payload"]["call_id"] for _, o in recs if o["type"] == "response_item"
+             and o["payload"].get("type") == "function_call"]
+    answered = {o["payload"]["call_id"] for _, o in recs if o["type"] == "response_item"
+                and o["payload"].get("type") == "function_call_output"}
+    want = [c for c in calls if c not in answered]
+    assert len(want) == 5  # the file as published
+    events = parse(CodexRolloutParser, path.read_bytes())
+    end = events[-1]
+    assert end.kind == "segment_end" and end.sub == END_OF_FILE_SUB and end.offset == recs[-1][0]
+    assert end.data["reason"] == "ended_after_tool_call" and end.data["unanswered_tool_calls"] == want
+    assert len(kinds(events, "segment_end")) == 1
+
+    db = tmp_path / "beam.duckdb"
+    assert main(["--db", str(db), "ingest", "-q", str(path), str(real_codex(corpus, "scout-rollout-0.142.4-tui.jsonl"))]) == 0
+    capsys.readouterr()
+    assert main(["--db", str(db), "runs", "--format", "json"]) == 0
+    flags = {r["run_id"]: r["flags"].split() for r in json.loads(capsys.readouterr().out)}
+    assert "incomplete" in flags[path.stem]
+    assert "incomplete" not in flags["scout-rollout-0.142.4-tui"]  # ends with task_complete
+    c = duckdb.connect(str(db), read_only=True)
+    try:
+        key = c.execute("SELECT run_key FROM runs WHERE run_id = ?", [path.stem]).fetchone()[0]
+        reason = c.execute("SELECT data->>'$.reason' FROM events WHERE run_key = ? AND kind = 'segment_end'",
+                           [key]).fetchall()
+        head = store.run_header(c, key)
+    finally:
+        c.close()
+    assert reason == [("ended_after_tool_call",)]
+    assert "incomplete" in header_text(head, 160).plain
+
+    # the same session read on (the outputs and the turn's end arrive): no longer incomplete
+    grown = tmp_path / path.name
+    grown.write_bytes(path.read_bytes() + b"".join(json.dumps(
+        {"timestamp": "2026-04-21T09:51:54.000Z", "type": "response_item",
+         "payload": {"type": "function_call_output", "call_id": cid, "output": "ok"}}).encode() + b"\n" for cid in want))
+    with open(grown, "ab") as fh:
+        fh.write(json.dumps({"timestamp": "2026-04-21T09:51:55.000Z", "type": "event_msg",
+                             "payload": {"type": "task_complete", "turn_id": "t", "last_agent_message": None}}).encode()
+                 + b"\n")
+    assert not kinds(parse(CodexRolloutParser, grown.read_bytes()), "segment_end")
+
+
+def test_real_codex_files_cut_before_their_turn_end_are_incomplete(corpus):
+    """Real files that end with their turn's completion are whole; cut before it, they are not."""
+    scout = real_codex(corpus, "scout-rollout-0.142.4-tui.jsonl")
+    recs = records(scout)
+    assert recs[-1][1]["payload"]["type"] == "task_complete"
+    assert not kinds(parse(CodexRolloutParser, scout.read_bytes()), "segment_end")
+    ends = kinds(parse(CodexRolloutParser, scout.read_bytes()[:recs[-1][0]]), "segment_end")
+    assert [e.data["reason"] for e in ends] == ["no_turn_complete"] and ends[0].offset == recs[-2][0]
+    exe = real_codex(corpus, "llmtaste-exec-json-turn2-todo-filechange-cmd.jsonl")
+    recs = records(exe)
+    assert recs[-1][1]["type"] == "turn.completed"
+    assert not kinds(parse(CodexJsonParser, exe.read_bytes()), "segment_end")
+    ends = kinds(parse(CodexJsonParser, exe.read_bytes()[:recs[-1][0]]), "segment_end")
+    assert [e.data["reason"] for e in ends] == ["no_turn_complete"]
+
+
+_CL_INIT = {"type": "system", "subtype": "init", "session_id": "s"}
+_CL_TEXT = {"type": "assistant", "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "hi"}]}}
+_CL_MORE = {"type": "assistant", "message": {"id": "m2", "role": "assistant",
+                                             "content": [{"type": "text", "text": "more"}]}}
+_EXEC = [ln + b"\n" for ln in (FIXTURES / "exec_json_item_type_session_created.jsonl").read_bytes().splitlines()]
+
+
+@pytest.mark.parametrize("first,more,reason", [
+    (jsonl(_CL_INIT, _CL_TEXT), jsonl(_CL_MORE), "no_result"),
+    (b"".join(_EXEC[:2]), _EXEC[2], "no_turn_complete"),
+    (b"".join(_EXEC[:3]), _EXEC[3], "ended_after_tool_call"),
+    (jsonl(STEP_START), jsonl(RUNNING_TOOL), "ended_after_tool_call"),
+], ids=["claude", "codex-turn", "codex-call", "opencode"])
+def test_a_cut_stream_that_grows_and_is_still_cut_stays_incomplete(tmp_path, capsys, first, more, reason):
+    """Ingested, then grown by a line that still ends nothing, then ingested again: the run is still
+    flagged, with one segment_end at the new last line (the parser's state saved at the first ingest
+    is not marked "ended" by finish())."""
+    f = tmp_path / "cut.jsonl"
+    f.write_bytes(first)
+    db = tmp_path / "c.duckdb"
+    assert main(["--db", str(db), "ingest", "-q", str(f)]) == 0
+    with open(f, "ab") as fh:
+        fh.write(more)
+    assert main(["--db", str(db), "ingest", "-q", str(f)]) == 0
+    capsys.readouterr()
+    assert main(["--db", str(db), "runs", "--format", "json"]) == 0
+    assert "incomplete" in json.loads(capsys.readouterr().out)[0]["flags"].split()
+    c = duckdb.connect(str(db), read_only=True)
+    try:
+        ends = c.execute("SELECT \"offset\", data->>'$.reason' FROM events WHERE kind = 'segment_end'").fetchall()
+    finally:
+        c.close()
+    assert ends == [(len(first), reason)]
+
+
+FINAL_RESULT = {"agent": "codex", "task": "taskA", "run_id": "run1", "model": "gpt-5.5", "best_pass_rate": 0.0,
+                "best_round": "", "total_rounds": 0, "agent_submissions": 0, "auto_submissions": 0, "timed_out": True,
+                "runtime_seconds": 100.0, "archive_size_bytes": 0, "resume_count": 0}
+
+
+def test_a_codex_stream_still_growing_live_is_not_incomplete(tmp_path):
+    """A run's ``codex exec --json`` transcript that stops after a command started: while the run goes
+    on (no ``final_result.json``) the live supervisor and an offline ingest leave it unflagged; once the
+    run has finished, both flag it ``incomplete``."""
+    from edgetui import store
+    from edgetui.db import open_db
+    from edgetui.live.alarms import AlarmSettings
+    from edgetui.live.supervisor import Supervisor
+
+    td = tmp_path / "runs" / "run1" / "taskA"
+    td.mkdir(parents=True)
+    (td / "run_agent.log").write_text("2026-05-04 10:00:00,000 - INFO - Images ready\n")
+    (td / "agent_output.txt").write_bytes(head_records(FIXTURES / "exec_json_item_type_session_created.jsonl", 4))
+    conn = open_db(tmp_path / "live.duckdb")
+    settings = AlarmSettings(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0,
+                             stats_interval_s=0, grading_grace_s=0, container_grace_s=0)
+    sup = Supervisor(conn, [tmp_path / "runs"], docker_client=None, settings=settings)
+    try:
+        key = sup.poll_once()[0].run_key
+        assert conn.execute("SELECT agent_format FROM runs WHERE run_key = ?", [key]).fetchone()[0] == "codex_json"
+        assert "incomplete" not in store.transcript_flags(conn, key)
+        sup.poll_once()
+        assert "incomplete" not in store.transcript_flags(conn, key)
+        (td / "final_result.json").write_text(json.dumps(FINAL_RESULT))
+        assert sup.poll_once()[0].status == "finished"
+        assert "incomplete" in store.transcript_flags(conn, key)
+        assert conn.execute("SELECT data->>'$.reason' FROM events WHERE run_key = ? AND kind = 'segment_end'",
+                            [key]).fetchall() == [("ended_after_tool_call",)]
+    finally:
+        sup.close()
+        conn.close()
+    # offline, the same: the unfinished run is not incomplete, the finished one is
+    for final, want in ((False, False), (True, True)):
+        if not final:
+            (td / "final_result.json").unlink()
+        else:
+            (td / "final_result.json").write_text(json.dumps(FINAL_RESULT))
+        db = tmp_path / f"offline-{final}.duckdb"
+        assert main(["--db", str(db), "ingest", "-q", str(tmp_path / "runs")]) == 0
+        c = duckdb.connect(str(db), read_only=True)
+        try:
+            got = store.transcript_flags(c, c.execute("SELECT run_key FROM runs").fetchone()[0])
+        finally:
+            c.close()
+        assert ("incomplete" in got) is want, (final, got)
 
 
 # ----------------------------------------------------------------------------- odd values

@@ -116,6 +116,14 @@ def test_corpus_parses_cleanly(path: Path, parser_cls):
         assert e.agent_format == parser_cls.agent_format
         assert e.summary and "\n" not in e.summary
         Event.model_validate(e.model_dump())
+    from edgetui.parsers.base import END_OF_FILE_SUB
+
+    # a cut-off stream ends with one "incomplete" segment_end after its last line (END_OF_FILE_SUB)
+    for e in events:
+        if e.sub == END_OF_FILE_SUB:
+            assert e is events[-1] and e.kind == "segment_end" and e.data["incomplete"] is True
+            assert e.offset == max(offsets)
+            per_offset[e.offset].remove(END_OF_FILE_SUB)
     for subs in per_offset.values():
         assert subs == list(range(len(subs)))
 

@@ -648,7 +648,8 @@ class _ClaudeParser:
         self._emit(K_SEGMENT_END, f"segment {self._segment} ended without a result record ({reason.replace('_', ' ')})",
                    is_error=True, level="warning",
                    data={"reason": reason, "incomplete": True, "unanswered_tool_calls": list(self._open_calls)})
-        self._seg_ended = True
+        # the state is left as it was: the cursor saved after this keeps it, and a file that grows on
+        # without its result is said to be cut off again at its new end
         for e in out:  # after the file's last line, never one of its own event ids
             e.sub = END_OF_FILE_SUB
         return list(out)
