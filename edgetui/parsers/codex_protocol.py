@@ -35,9 +35,11 @@ began and its completion record never came, where the stream records completions
 written since openai/codex commit ``641d5268fa581bbdff401e5e8e8cc346976b92fd``, PR #11246,
 ``codex-rs/core/src/rollout/policy.rs`` persisting ``TurnStarted`` / ``TurnComplete`` as
 ``task_started`` / ``task_complete``; the item dialects of ``codex exec --json`` with
-``turn.started`` / ``turn.completed``). The protocol dialect of ``exec --json`` never prints
-``task_complete`` (``event_processor_with_json_output.rs`` at commit ``01e65036``), nor do older
-rollouts, so there only an unanswered tool call tells a cut. An exit marker, a turn abort or an
+``turn.started`` / ``turn.completed``). The protocol dialect of ``exec --json`` printed
+``task_complete`` in its first builds only (``codex-rs/exec/src/event_processor_with_json_output.rs``
+prints every event but deltas at commit ``e16657ca``, and swallows ``task_complete`` at
+``01e65036``), and older rollouts never persisted it, so there only an unanswered tool call
+tells a cut. An exit marker, a turn abort or an
 ``error`` record is an ending, not a cut.
 """
 
