@@ -466,7 +466,35 @@ def test_second_init_without_marker_starts_segment_1():
     lines = [dumps(init_rec()), dumps(asst("m1", [{"type": "text", "text": "hi"}], U)), dumps(init_rec())]
     events = feed_lines(ClaudeStreamParser("a", "g"), lines)
     last = [e for e in events if e.offset == len(lines[0]) + len(lines[1]) + 2]
-    assert [(e.kind, e.sub, e.segment) for e in last] == [("segment_start", 0, 1), ("session_init", 1, 1)]
+    # segment 0 never got its result: it was cut off where the next session starts (claude-code#8126)
+    assert [(e.kind, e.sub, e.segment) for e in last] == [("segment_end", 0, 0), ("segment_start", 1, 1),
+                                                          ("session_init", 2, 1)]
+    assert last[0].data["reason"] == "no_result" and last[0].data["incomplete"] is True and last[0].t is None
+
+
+def test_concatenated_sessions_without_results_flag_the_run_incomplete(tmp_path):
+    """A file of two sessions, the first without its result (cut off, then a new session appended):
+    the run is flagged incomplete, in runs and in the replay header's flags (one SQL expression)."""
+    from edgetui.db import open_db
+    from edgetui.ingest import ingest_paths
+    from edgetui.store import transcript_flags
+
+    res = {"type": "result", "subtype": "success", "is_error": False, "result": "done", "session_id": "s1",
+           "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 1}}
+    whole = [dumps(init_rec()), dumps(asst("m1", [{"type": "text", "text": "hi"}], U)), dumps(res)]
+    cut = [dumps(init_rec()), dumps(asst("m1", [{"type": "text", "text": "hi"}], U)), dumps(init_rec()),
+           dumps(asst("m2", [{"type": "text", "text": "again"}], U)), dumps(res)]
+    flags = {}
+    for name, lines in (("whole", whole + whole), ("cut", cut)):
+        f = tmp_path / f"{name}.jsonl"
+        f.write_bytes(b"\n".join(lines) + b"\n")
+        conn = open_db(tmp_path / f"{name}.duckdb")
+        ingest_paths(conn, [f])
+        key = conn.execute("SELECT run_key FROM runs").fetchone()[0]
+        flags[name] = transcript_flags(conn, key)
+        conn.close()
+    assert "incomplete" not in flags["whole"], flags
+    assert "incomplete" in flags["cut"], flags
 
 
 def test_init_after_compaction_same_session_keeps_segment():

@@ -744,7 +744,23 @@ class _ClaudeParser:
         self._out.append(_make_event(d))
         return d
 
+    def _close_cut_segment(self) -> None:
+        """A new session starts in the same file (a concatenated file, a resume without its
+        process's exit) while the current segment never got its ``result``: that segment was cut
+        off here, as :meth:`finish` says of one cut at the end of the file (claude-code#8126)."""
+        if self._seg_ended or not self._seg_init:
+            return
+        reason = "ended_after_tool_call" if self._open_calls else "no_result"
+        t, self._t = self._t, None  # the next session's time is not this one's end: aligned by offset
+        self._emit(K_SEGMENT_END, f"segment {self._segment} ended without a result record "
+                   f"({reason.replace('_', ' ')}; the next session starts here)",
+                   is_error=True, level="warning",
+                   data={"reason": reason, "incomplete": True, "unanswered_tool_calls": list(self._open_calls),
+                         "next_session_at": self._offset})
+        self._t = t
+
     def _new_segment(self) -> None:
+        self._close_cut_segment()
         self._segment += 1
         self._open_calls = []
         self._seg_records = 0
@@ -1213,6 +1229,9 @@ class ClaudeSessionParser(_ClaudeParser):
     expanded like a top-level message with ``parent_tool_use_id`` =
     ``parentToolUseID``.
     """
+
+    def _close_cut_segment(self) -> None:  # no result records in a session file: a new session cuts nothing
+        return
 
     def finish(self) -> list[Event]:  # a session file never has result records: nothing is cut off
         return []
