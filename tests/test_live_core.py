@@ -1166,3 +1166,28 @@ def test_live_run_from_is_model_construct_and_names_a_missing_field(env):
         live_run_from(values)
     with pytest.raises(ValueError, match="nonsense"):
         live_run_from({**r.__dict__, "nonsense": 1})
+
+
+def test_a_work_container_killed_before_the_agents_end_is_an_alarm_even_on_a_normal_looking_finish():
+    """SForge 1.1.0 may take a container killed from outside for an agent that exited at once and end
+    the run as if normally (no ERROR): the engine's FinishedAt before the logged agent end tells it.
+    The harness's own stop after "Agent finished" (exit 137 too) and an OOM kill are not this alarm."""
+    from edgetui.live.alarms import AlarmSettings, RunFacts, evaluate
+
+    base = dict(run_key="k", status="finished", finished=True, container_id="c" * 12, container_name="sforge.run.t.r",
+                container_state="gone", container_exit_code=137, ended_t=1000.0)
+    killed = evaluate(RunFacts(**base, container_finished_at=990.0, ending_since=990.2), AlarmSettings(), 1001.0)
+    assert [(c.rule, c.key) for c in killed] == [("container_exit", "container_killed:cccccccccccc")]
+    assert "killed (exit 137) before the agent's end" in killed[0].message
+    normal = evaluate(RunFacts(**base, container_finished_at=1005.0, ending_since=990.2), AlarmSettings(), 1006.0)
+    assert normal == []
+    oom = evaluate(RunFacts(**base, container_finished_at=990.0, ending_since=990.2, container_oom=True),
+                   AlarmSettings(), 1001.0)
+    assert oom == []
+    clean_exit = evaluate(RunFacts(**{**base, "container_exit_code": 0}, container_finished_at=990.0,
+                                   ending_since=990.2), AlarmSettings(), 1001.0)
+    assert clean_exit == []
+    # the ERROR path already says it: one alarm, not two
+    both = evaluate(RunFacts(**base, container_finished_at=990.0, ending_since=990.2, error_times=[990.1],
+                             last_error_msg="409 … is not running"), AlarmSettings(), 1001.0)
+    assert [c.key for c in both] == ["infra_error@end"]

@@ -195,6 +195,7 @@ class RunFacts:
     container_exit_code: Optional[int] = None
     container_oom: bool = False
     container_ended_t: Optional[float] = None  # when seen exited / gone
+    container_finished_at: Optional[float] = None  # the engine's State.FinishedAt (epoch UTC), when inspected
     operator_action: Optional[str] = None  # "stop" / "kill": the operator ended this container from edgetui
     # grading
     failed_rounds: dict[str, str] = field(default_factory=dict)  # round -> reason (folder / history)
@@ -234,6 +235,27 @@ def _bursts(times: list[float], quiet: float) -> list[float]:
     return out
 
 
+def _killed_from_outside(f: RunFacts) -> Optional[Condition]:
+    """The work container died with a non-zero exit code, not OOM-killed and not by the operator,
+    BEFORE the harness logged the agent's end (SForge stops its container only after "Agent
+    finished"): killed from outside. Depending on the moment of the kill, SForge 1.1.0 either logs
+    an ERROR (a docker exec on a dead container) or takes it for an agent that exited at once
+    ("Agent exited after only 0.0s … not resuming") and ends the run normally; the second leaves
+    no trace in the files, so this rule reads the engine's ``FinishedAt``."""
+    if f.container_finished_at is None or f.container_oom or f.operator_action is not None:
+        return None
+    if f.container_exit_code in (None, 0) or f.container_state not in ("exited", "dead", "gone"):
+        return None
+    if f.ending_since is not None and f.ending_since < f.container_finished_at:
+        return None  # the agent's end came first: the harness stopped its container (a normal end)
+    cid = (f.container_id or "")[:12]
+    return Condition("container_exit", f"container_killed:{cid}",
+                     f"work container {f.container_name} was killed (exit {f.container_exit_code}) before the "
+                     "agent's end was logged: the run ended early", "critical",
+                     {"container": f.container_name, "exit_code": f.container_exit_code,
+                      "finished_at": f.container_finished_at})
+
+
 def evaluate(f: RunFacts, s: AlarmSettings, now: float) -> list[Condition]:
     """Conditions holding for run ``f`` at ``now``.
 
@@ -243,6 +265,7 @@ def evaluate(f: RunFacts, s: AlarmSettings, now: float) -> list[Condition]:
     out: list[Condition] = []
     if f.deleted:
         return out
+    killed = _killed_from_outside(f)
     if f.finished:
         # a run that ENDED by an infrastructure error (SForge logs the ERROR, removes the work
         # container and writes final_result.json within a second) raises its alarm, once per run
@@ -250,6 +273,8 @@ def evaluate(f: RunFacts, s: AlarmSettings, now: float) -> list[Condition]:
             out.append(Condition("infra_error", "infra_error@end",
                                  one_line(f"run ended by an infrastructure error: {f.last_error_msg or '?'}", 200),
                                  "critical", {"error_t": max(f.error_times), "ended_t": f.ended_t}))
+        elif killed is not None:  # no ERROR: SForge took the dead container for an agent that exited
+            out.append(killed)
         return out
     if f.harness_error and f.container_state in ("running", "restarting", "paused"):
         out.append(Condition("orphaned_container", f"orphaned:{(f.container_id or '')[:12]}",

@@ -1547,6 +1547,7 @@ class Supervisor:
             (rs.container_state if rs.container_state == "gone" else None),
             container_exit_code=c.exit_code if c else None, container_oom=bool(c and c.oom_killed),
             container_ended_t=rs.container_ended_t, failed_rounds=failed, judge_errors=jerr,
+            container_finished_at=c.finished_at if c is not None else None,
             operator_action=rs.operator_action if (c is not None and rs.operator_action) else None,
             tick_error_times=rs.tick_error_times, last_tick_error=rs.last_tick_error,
             ended_t=_mtime(rs.task_dir / "final_result.json") if rs.finished else None,
