@@ -326,21 +326,29 @@ def _query(db: Path, sql: str, snapshot: bool = False, params=None):
                 raise busy from None
             conn = snapshot_copy(db)
     try:
-        return run_query(conn, sql, params)
+        res = run_query(conn, sql, params)
     finally:
         conn.close()
+    from .cells import from_wire, to_wire
+
+    # the values the holder would have sent (DECIMALs as numbers, NaN as null, timestamps as text):
+    # every format prints the same whoever answered
+    res.rows = [tuple(from_wire(to_wire(v)) for v in r) for r in res.rows]
+    return res
 
 
 def _emit(res, fmt: str) -> None:
-    if fmt == "json":
-        rows = [dict(zip(res.columns, [_plain(v) for v in r])) for r in res.rows]
-        print(json.dumps(rows, indent=1, default=str))
-    elif fmt == "csv":
+    from .cells import csv_cell, json_cell
+
+    if fmt == "json":  # numbers as numbers, BLOBs as base64 (edgetui.cells)
+        rows = [dict(zip(res.columns, [json_cell(v) for v in r])) for r in res.rows]
+        print(json.dumps(rows, indent=1))
+    elif fmt == "csv":  # the same values; BLOBs as base64, lists and structs as JSON text
         buf = io.StringIO()
         w = csv.writer(buf)
         w.writerow(res.columns)
         for r in res.rows:
-            w.writerow([_plain(v) for v in r])
+            w.writerow([csv_cell(v) for v in r])
         sys.stdout.write(buf.getvalue())
     else:
         _print_table(res)
@@ -460,9 +468,16 @@ def cmd_sql(db: Path, args) -> int:
     return 0
 
 
+#: ``best`` in the table: the task's own quantity as text (``67``, ``95.3%``)
+RUNS_BEST_TEXT = ("CASE WHEN score_task THEN printf('%.6g', best_score) "
+                  "ELSE printf('%.1f%%', 100 * best_pass_rate) END AS best")
+#: ``best`` in csv / json: a number (the score, or the pass rate 0–1) and ``best_of`` saying which
+RUNS_BEST_NUMBER = ("CASE WHEN score_task THEN best_score ELSE best_pass_rate END AS best, "
+                    "CASE WHEN score_task THEN 'score' ELSE 'pass_rate' END AS best_of")
+
 RUNS_SQL = """
 SELECT run_id, task_id, status,
-       CASE WHEN score_task THEN printf('%.6g', best_score) ELSE printf('%.1f%%', 100 * best_pass_rate) END AS best,
+       {best},
        concat_ws(' ', CASE WHEN infra_error THEN 'infra' END, CASE WHEN is_sample THEN 'sample' END,
                  CASE WHEN policy_assumed AND coalesce(layout, '') <> 'transcript' THEN 'policy-assumed' END,
                  CASE WHEN n_parse_errors > 0 THEN n_parse_errors || '-bad-records' END,
@@ -493,7 +508,9 @@ def cmd_runs(db: Path, args) -> int:
     where = ("WHERE " + " AND ".join(conds)) if conds else ""
     from .store import TRANSCRIPT_FLAGS_SUBQUERY
 
-    sql = RUNS_SQL.format(where=where, transcript_flags=TRANSCRIPT_FLAGS_SUBQUERY.format(run_key="runs.run_key"))
+    best = RUNS_BEST_TEXT if args.format == "table" else RUNS_BEST_NUMBER
+    sql = RUNS_SQL.format(where=where, best=best,
+                          transcript_flags=TRANSCRIPT_FLAGS_SUBQUERY.format(run_key="runs.run_key"))
     _emit(_query(db, sql, args.snapshot, params=params or None), args.format)
     return 0
 
