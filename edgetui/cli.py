@@ -111,14 +111,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(p)
     p.add_argument("--no-samples", action="store_true", help="hide sample runs")
     p.add_argument("--tag", action="append", default=None, metavar="NAME", help="only runs with this tag (repeatable)")
-    p.add_argument("--format", choices=["table", "csv", "json"], default="table", help="output format (default: table)")
+    p.add_argument("--format", choices=["table", "csv", "json"], default="table", help=FORMAT_HELP)
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
 
     p = _cmd(sub, "sql", "run one read-only SQL query on the database",
              "edgetui sql \"SELECT kind, count(*) FROM events GROUP BY ALL ORDER BY 2 DESC\"")
     _add_db(p)
     p.add_argument("query", metavar="QUERY", help="the SQL (DuckDB dialect; quote it for the shell)")
-    p.add_argument("--format", choices=["table", "csv", "json"], default="table", help="output format (default: table)")
+    p.add_argument("--format", choices=["table", "csv", "json"], default="table", help=FORMAT_HELP)
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
 
     p = _cmd(sub, "export", "export every table as Parquet into a directory", "edgetui export ./edgetui-export")
@@ -157,6 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tasks-dir", type=Path, default=None, metavar="DIR",
                    help="SForge task JSONs for a run directory recorded now")
     return ap
+
+
+FORMAT_HELP = ("output format (default: table); csv and json give every column complete, numbers as numbers "
+               "and BLOBs (events.raw) as base64 text, where the table shows <N bytes>")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
