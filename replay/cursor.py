@@ -155,7 +155,10 @@ class ReplayCursor:
     ``parent_tool_use_id``), e.g. :class:`edgetui.store.EventColumns`, in
     timeline order. ``submissions`` are row mappings with ``round`` and
     ``is_new_best``. ``start`` is the run's start (epoch seconds); ``texts``
-    optional per-event search text (e.g. the data JSON) matched with the summary.
+    optional per-event search text (e.g. the data JSON) matched with the summary;
+    ``metadata_prefix`` the metadata flags of the first events when the caller
+    knows them (a timeline that only grew: its kept prefix), so only the rest are
+    classified.
     """
 
     def __init__(
@@ -165,6 +168,7 @@ class ReplayCursor:
         *,
         start: Optional[float] = None,
         texts: Optional[Sequence[Optional[str]]] = None,
+        metadata_prefix: Optional[Sequence[bool]] = None,
     ) -> None:
         self.events = events
         self.kind: Sequence[str] = events.kind
@@ -202,7 +206,8 @@ class ReplayCursor:
         )
 
         #: one flag per event: transcript metadata, folded while :attr:`folding` is on
-        self.metadata: list[bool] = metadata_mask(events)
+        prefix = list(metadata_prefix or ())[: self.n]  # (the flags of the first events, known already)
+        self.metadata: list[bool] = prefix + metadata_mask(events, start=len(prefix))
         #: number of metadata events (what folding hides)
         self.n_metadata: int = sum(self.metadata)
         self.folding: bool = False

@@ -23,6 +23,7 @@ it into the subagent's messages).
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any, Optional, Sequence
 
 __all__ = ["METADATA_HEADS", "fold_head", "is_metadata", "metadata_mask"]
@@ -73,11 +74,22 @@ def is_metadata(kind: Optional[str], summary: Optional[str], level: Optional[str
     return True
 
 
-def metadata_mask(events: Any) -> list[bool]:
+def metadata_mask(events: Any, start: int = 0) -> list[bool]:
     """One flag per event of a timeline (parallel columns ``kind``, ``summary``, optional ``level``
-    and ``is_error``, e.g. :class:`edgetui.store.EventColumns`): ``True`` for metadata."""
+    and ``is_error``, e.g. :class:`edgetui.store.EventColumns`) from index ``start`` on: ``True``
+    for metadata."""
     kind: Sequence[Optional[str]] = events.kind
-    summary: Sequence[Optional[str]] = getattr(events, "summary", None) or [None] * len(kind)
-    level: Sequence[Optional[str]] = getattr(events, "level", None) or [None] * len(kind)
-    err: Sequence[Optional[bool]] = getattr(events, "is_error", None) or [None] * len(kind)
-    return [k == "system" and is_metadata(k, s, lv, e) for k, s, lv, e in zip(kind, summary, level, err)]
+    n = len(kind)
+    summary: Sequence[Optional[str]] = getattr(events, "summary", None) or [None] * n
+    level: Sequence[Optional[str]] = getattr(events, "level", None) or [None] * n
+    err: Sequence[Optional[bool]] = getattr(events, "is_error", None) or [None] * n
+    cols = zip(kind, summary, level, err) if not start else zip(*(islice(c, start, None) for c in (kind, summary, level, err)))
+    by_summary: dict[Optional[str], bool] = {}  # metadata summaries repeat: classify each text once
+
+    def meta(s: Optional[str]) -> bool:
+        m = by_summary.get(s)
+        if m is None:
+            m = by_summary[s] = is_metadata("system", s)
+        return m
+
+    return [k == "system" and not e and lv in _QUIET_LEVELS and meta(s) for k, s, lv, e in cols]

@@ -177,7 +177,9 @@ def load_increment(conn: Any, run_key: str, base: Optional[ReplayCursor], base_s
                     if last_t is not None:
                         head["last_t"] = max(last_t, head.get("last_t") or last_t)
                 if light or head["n_events"] == total:
-                    return "tail", head, ReplayCursor(merged, subs, start=start), subs
+                    kept = tail_start(ev)[0]  # the events before the re-read tail: unchanged
+                    return "tail", head, ReplayCursor(merged, subs, start=start,
+                                                      metadata_prefix=base.metadata[:kept]), subs
         if light:  # not a plain append after all: read everything
             return load_increment(conn, run_key, base, base_subs)
     head = store.run_header(conn, run_key)
