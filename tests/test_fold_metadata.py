@@ -7,11 +7,13 @@ records are ``permission-mode`` / ``mode``) and the real ``B/raze-2.1.81-hook-pr
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from textual.app import App
 from textual.widgets import Footer
 
@@ -21,7 +23,8 @@ from edgetui.db import close_when_idle, open_db
 from edgetui.ingest import ingest_paths
 from edgetui.screens.live_run import LiveRunScreen
 from edgetui.screens.replay import ReplayScreen
-from edgetui.widgets import EventList
+from edgetui.widgets import EventDetail, EventList
+from edgetui.widgets.detail import render_detail
 from replay.cursor import ReplayCursor
 from replay.fold import is_metadata, metadata_mask
 
@@ -182,6 +185,16 @@ async def test_replay_folds_by_default_and_z_shows_them(run69013):
             kinds.append("fold" if screen.cursor.metadata[screen.cursor.index] else screen.cursor.kind[screen.cursor.index])
         assert screen.cursor.row_of() == lst.count - 1 and lst.selected == lst.count - 1
         assert kinds.count("fold") == shape["folds"]
+        # on a fold row the detail says what the row holds
+        await pilot.press("g", "j", "j", "d")
+        assert screen.cursor.row_folded(screen.cursor.row_of()) == 12
+        detail = screen.query_one(EventDetail)
+        await wait_for(pilot, lambda: detail.detail is not None and detail.detail.get("folded") == (1, 12))
+        con = Console(width=100, record=True, file=io.StringIO())
+        con.print(render_detail(detail.detail))
+        assert "metadata event 1 of the 12 folded in this row (z shows them)" in con.export_text()
+        await pilot.press("d", "G")
+        await pilot.pause()
         # z shows every row; the selected event stays selected
         sel = screen.cursor.index
         await pilot.press("z")

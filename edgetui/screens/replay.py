@@ -373,14 +373,20 @@ class ReplayScreen(Screen):
             return
         i = cur.index
         self._detail_for = i
-        self._fetch_detail(i, cur.events.event_id[i], cur.elapsed[i])
+        row = cur.row_of(i)
+        n = cur.row_folded(row)
+        fold = (i - cur.row_event(row) + 1, n) if n else None  # (the selected row is a fold)
+        self._fetch_detail(i, cur.events.event_id[i], cur.elapsed[i], fold)
 
     @work(thread=True, exclusive=True, group="replay-detail", exit_on_error=False)
-    def _fetch_detail(self, index: int, event_id: str, elapsed: Optional[float]) -> None:
+    def _fetch_detail(self, index: int, event_id: str, elapsed: Optional[float],
+                      fold: Optional[tuple[int, int]] = None) -> None:
         try:
             conn = self.app.conn  # type: ignore[attr-defined]
             ev = store.event_detail(conn, event_id)
             detail: dict[str, Any] = {"event": ev, "elapsed": elapsed}
+            if fold is not None:
+                detail["folded"] = fold
             if ev is not None:
                 if ev.get("tool_use_id") and ev.get("kind") in ("tool_call", "tool_result"):
                     detail["pair"] = [
