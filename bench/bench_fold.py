@@ -36,7 +36,7 @@ def main() -> int:
     random.seed(1)
     rows = [{"event_id": f"e{i}", "kind": KINDS[k], "t": 1000.0 + i, "source": "s", "offset": i, "sub": 0,
              "summary": HEADS[k], "tool_use_id": None, "parent_tool_use_id": None, "tool_name": None,
-             "is_error": False, "round": None, "level": None, "segment": 0}
+             "is_error": False, "round": None, "level": None, "segment": 0, "agent_format": "claude_session"}
             for i, k in enumerate(random.randrange(len(HEADS)) for _ in range(N))]
     ev = EventColumns.from_rows(rows)
     mask = metadata_mask(ev)

@@ -9,8 +9,10 @@ transcripts hide such event types by default; the replay and live run screens
 fold each consecutive run of them into one "N folded" row (a key shows them).
 Folding is a view: the events stay in the database as recorded.
 
-An event is metadata when its ``kind`` is ``system`` and its summary starts with
-one of :data:`METADATA_HEADS` (followed by the end, a space or a colon): the
+An event is metadata when it comes from a Claude transcript (``agent_format``
+``claude_stream`` / ``claude_session``; a timeline without that column: any),
+its ``kind`` is ``system`` and its summary starts with one of
+:data:`METADATA_HEADS` (followed by the end, a space or a colon): the
 Claude parser (:mod:`edgetui.parsers.claude`) writes a record it has no mapping
 for as ``system`` with the record's ``type`` as the summary's first word
 (``progress`` records as ``progress <data.type> [hookName]``), and stream-json
@@ -47,6 +49,8 @@ METADATA_HEADS: frozenset[str] = frozenset((
 ))
 
 _QUIET_LEVELS = (None, "", "info", "debug")
+#: the transcript formats whose bookkeeping records are folded (the Claude parser's)
+CLAUDE_FORMATS = frozenset(("claude_stream", "claude_session"))
 
 
 def fold_head(summary: str) -> str:
@@ -75,15 +79,19 @@ def is_metadata(kind: Optional[str], summary: Optional[str], level: Optional[str
 
 
 def metadata_mask(events: Any, start: int = 0) -> list[bool]:
-    """One flag per event of a timeline (parallel columns ``kind``, ``summary``, optional ``level``
-    and ``is_error``, e.g. :class:`edgetui.store.EventColumns`) from index ``start`` on: ``True``
-    for metadata."""
+    """One flag per event of a timeline (parallel columns ``kind``, ``summary``, optional ``level``,
+    ``is_error`` and ``agent_format``, e.g. :class:`edgetui.store.EventColumns`) from index
+    ``start`` on: ``True`` for metadata."""
     kind: Sequence[Optional[str]] = events.kind
     n = len(kind)
     summary: Sequence[Optional[str]] = getattr(events, "summary", None) or [None] * n
     level: Sequence[Optional[str]] = getattr(events, "level", None) or [None] * n
     err: Sequence[Optional[bool]] = getattr(events, "is_error", None) or [None] * n
-    cols = zip(kind, summary, level, err) if not start else zip(*(islice(c, start, None) for c in (kind, summary, level, err)))
+    fmts = getattr(events, "agent_format", None)
+    # a timeline without formats (synthetic): every system event may be metadata
+    fmt: Sequence[Optional[str]] = fmts if fmts else ["claude_stream"] * n
+    cols = (zip(kind, summary, level, err, fmt) if not start
+            else zip(*(islice(c, start, None) for c in (kind, summary, level, err, fmt))))
     by_summary: dict[Optional[str], bool] = {}  # metadata summaries repeat: classify each text once
 
     def meta(s: Optional[str]) -> bool:
@@ -92,4 +100,5 @@ def metadata_mask(events: Any, start: int = 0) -> list[bool]:
             m = by_summary[s] = is_metadata("system", s)
         return m
 
-    return [k == "system" and not e and lv in _QUIET_LEVELS and meta(s) for k, s, lv, e in cols]
+    return [k == "system" and f in CLAUDE_FORMATS and not e and lv in _QUIET_LEVELS and meta(s)
+            for k, s, lv, e, f in cols]

@@ -113,6 +113,13 @@ def test_a_failed_hook_or_an_error_is_never_folded():
     assert not is_metadata("system", "modest")  # a whole first word, not a prefix
 
 
+def test_only_claude_bookkeeping_is_folded():
+    """A Codex text block whose first line happens to start with "progress" is the agent's output."""
+    rows = [{"event_id": f"e{i}", "kind": "system", "summary": "progress: 3/10 tests pass", "agent_format": fmt}
+            for i, fmt in enumerate(("codex_text", "claude_session", None, "claude_stream"))]
+    assert metadata_mask(store.EventColumns.from_rows(rows)) == [False, True, False, True]
+
+
 # ---------------------------------------------------------------------------- cursor rows
 
 
