@@ -27,7 +27,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from .db import DatabaseBusy, HolderServer, SocketDirError, close_when_idle, open_db, snapshot_copy
+from .db import DatabaseBusy, HolderServer, SocketDirError, close_when_idle, default_db_path, open_db, snapshot_copy
 from .live.model import LiveRun
 from .screens.picker import PickerScreen
 from .screens.replay import ReplayScreen, replay_commands
@@ -102,6 +102,8 @@ class EdgeTUIApp(App):
         self.conn: Optional[duckdb.DuckDBPyConnection] = None
         self.snapshot: bool = False
         self.empty_note: Optional[str] = None
+        #: why the app could not start (one line), raised by :func:`run_app` once the terminal is back
+        self.startup_error: Optional[str] = None
         self._empty_done = False
 
     # ------------------------------------------------------------------ database
@@ -121,8 +123,9 @@ class EdgeTUIApp(App):
     def on_mount(self) -> None:
         try:
             self.conn = self._open()
-        except Exception as e:
-            self.exit(return_code=1, message=f"edgetui: cannot open {self.db_path}: {e}")
+        except Exception as e:  # a damaged or foreign file, no permission: one line after the terminal is back
+            self.startup_error = " ".join(f"cannot open {self.db_path}: {e}".split())
+            self.exit(return_code=2)
             return
         if self.run_key:
             self.push_screen(ReplayScreen(self.run_key, clock=self.clock, direct=True, start_at=self.start_at))
@@ -333,12 +336,21 @@ def terminal_problem() -> Optional[str]:
 
 def run_app(db_path: Path | str, run_key: Optional[str] = None, **kwargs: Any) -> None:
     """Run the app in the terminal: the picker, or the replay of ``run_key`` when given
-    (``start_at``: elapsed seconds to open at). Raises ``RuntimeError`` (one line) when stdout
-    or stdin is not a terminal or ``TERM=dumb``; ``NO_COLOR`` is honoured (Textual)."""
+    (``start_at``: elapsed seconds to open at). Raises ``RuntimeError`` (one line; the CLI prints
+    it and exits 2) when stdout or stdin is not a terminal or ``TERM=dumb``, when the database's
+    directory does not exist, and when the database cannot be opened (a damaged file, another
+    application's database, no permission); ``NO_COLOR`` is honoured (Textual)."""
     why = terminal_problem()
     if why:
         raise RuntimeError(why)
+    parent = Path(db_path).expanduser().parent
+    if not parent.is_dir() and Path(db_path).expanduser() == default_db_path():
+        parent.mkdir(parents=True, exist_ok=True)  # the user data directory on a first start
+    elif not parent.is_dir():  # an --db path with a typo: no directory tree made for it
+        raise RuntimeError(f"cannot open {db_path}: no directory {parent} (create it, or choose another --db)")
     app = EdgeTUIApp(db_path, run_key, **kwargs)
     app.run()
+    if app.startup_error:
+        raise RuntimeError(app.startup_error)
     if app.return_code:
         raise SystemExit(app.return_code)

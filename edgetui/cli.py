@@ -111,14 +111,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(p)
     p.add_argument("--no-samples", action="store_true", help="hide sample runs")
     p.add_argument("--tag", action="append", default=None, metavar="NAME", help="only runs with this tag (repeatable)")
-    p.add_argument("--format", choices=["table", "csv", "json"], default="table", help="output format (default: table)")
+    p.add_argument("--format", choices=["table", "csv", "json"], default="table", help=FORMAT_HELP)
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
 
     p = _cmd(sub, "sql", "run one read-only SQL query on the database",
              "edgetui sql \"SELECT kind, count(*) FROM events GROUP BY ALL ORDER BY 2 DESC\"")
     _add_db(p)
     p.add_argument("query", metavar="QUERY", help="the SQL (DuckDB dialect; quote it for the shell)")
-    p.add_argument("--format", choices=["table", "csv", "json"], default="table", help="output format (default: table)")
+    p.add_argument("--format", choices=["table", "csv", "json"], default="table", help=FORMAT_HELP)
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
 
     p = _cmd(sub, "export", "export every table as Parquet into a directory", "edgetui export ./edgetui-export")
@@ -157,6 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tasks-dir", type=Path, default=None, metavar="DIR",
                    help="SForge task JSONs for a run directory recorded now")
     return ap
+
+
+FORMAT_HELP = ("output format (default: table); csv and json give every column complete, numbers as numbers "
+               "and BLOBs (events.raw) as base64 text, where the table shows <N bytes>")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -326,21 +330,29 @@ def _query(db: Path, sql: str, snapshot: bool = False, params=None):
                 raise busy from None
             conn = snapshot_copy(db)
     try:
-        return run_query(conn, sql, params)
+        res = run_query(conn, sql, params)
     finally:
         conn.close()
+    from .cells import from_wire, to_wire
+
+    # the values the holder would have sent (DECIMALs as numbers, NaN as null, timestamps as text):
+    # every format prints the same whoever answered
+    res.rows = [tuple(from_wire(to_wire(v)) for v in r) for r in res.rows]
+    return res
 
 
 def _emit(res, fmt: str) -> None:
-    if fmt == "json":
-        rows = [dict(zip(res.columns, [_plain(v) for v in r])) for r in res.rows]
-        print(json.dumps(rows, indent=1, default=str))
-    elif fmt == "csv":
+    from .cells import csv_cell, json_cell
+
+    if fmt == "json":  # numbers as numbers, BLOBs as base64 (edgetui.cells)
+        rows = [dict(zip(res.columns, [json_cell(v) for v in r])) for r in res.rows]
+        print(json.dumps(rows, indent=1))
+    elif fmt == "csv":  # the same values; BLOBs as base64, lists and structs as JSON text
         buf = io.StringIO()
         w = csv.writer(buf)
         w.writerow(res.columns)
         for r in res.rows:
-            w.writerow([_plain(v) for v in r])
+            w.writerow([csv_cell(v) for v in r])
         sys.stdout.write(buf.getvalue())
     else:
         _print_table(res)
@@ -460,9 +472,16 @@ def cmd_sql(db: Path, args) -> int:
     return 0
 
 
+#: ``best`` in the table: the task's own quantity as text (``67``, ``95.3%``)
+RUNS_BEST_TEXT = ("CASE WHEN score_task THEN printf('%.6g', best_score) "
+                  "ELSE printf('%.1f%%', 100 * best_pass_rate) END AS best")
+#: ``best`` in csv / json: a number (the score, or the pass rate 0–1) and ``best_of`` saying which
+RUNS_BEST_NUMBER = ("CASE WHEN score_task THEN best_score ELSE best_pass_rate END AS best, "
+                    "CASE WHEN score_task THEN 'score' ELSE 'pass_rate' END AS best_of")
+
 RUNS_SQL = """
 SELECT run_id, task_id, status,
-       CASE WHEN score_task THEN printf('%.6g', best_score) ELSE printf('%.1f%%', 100 * best_pass_rate) END AS best,
+       {best},
        concat_ws(' ', CASE WHEN infra_error THEN 'infra' END, CASE WHEN is_sample THEN 'sample' END,
                  CASE WHEN policy_assumed AND coalesce(layout, '') <> 'transcript' THEN 'policy-assumed' END,
                  CASE WHEN n_parse_errors > 0 THEN n_parse_errors || '-bad-records' END,
@@ -493,7 +512,9 @@ def cmd_runs(db: Path, args) -> int:
     where = ("WHERE " + " AND ".join(conds)) if conds else ""
     from .store import TRANSCRIPT_FLAGS_SUBQUERY
 
-    sql = RUNS_SQL.format(where=where, transcript_flags=TRANSCRIPT_FLAGS_SUBQUERY.format(run_key="runs.run_key"))
+    best = RUNS_BEST_TEXT if args.format == "table" else RUNS_BEST_NUMBER
+    sql = RUNS_SQL.format(where=where, best=best,
+                          transcript_flags=TRANSCRIPT_FLAGS_SUBQUERY.format(run_key="runs.run_key"))
     _emit(_query(db, sql, args.snapshot, params=params or None), args.format)
     return 0
 

@@ -44,6 +44,7 @@ from typing import Any, Callable, Optional
 
 import duckdb
 
+from .cells import from_wire, to_wire
 from .runops import apply_request
 
 MAX_PENDING = 16
@@ -149,14 +150,6 @@ def check_read_only(sql: str) -> None:
                 "`edgetui forget` / `edgetui tag`")
 
 
-def _jsonable(v: Any) -> Any:
-    if v is None or isinstance(v, (bool, int, str)):
-        return v
-    if isinstance(v, float):
-        return v if v == v and v not in (float("inf"), float("-inf")) else None
-    if isinstance(v, (bytes, bytearray)):
-        return f"<{len(v)} bytes>"
-    return str(v)
 
 
 @dataclass
@@ -207,7 +200,7 @@ def answer(conn: duckdb.DuckDBPyConnection, sql: str, params: Optional[list] = N
             if not chunk:
                 break
             for r in chunk:
-                row = [_jsonable(v) for v in r]
+                row = [to_wire(v) for v in r]  # (BLOBs, DECIMALs: edgetui.cells)
                 size += len(json.dumps(row, default=str))
                 if size > MAX_REPLY_BYTES:
                     return {"error": f"reply over {MAX_REPLY_BYTES >> 20} MiB: narrow the query (LIMIT, fewer "
@@ -464,4 +457,4 @@ def ask_holder(db_path: Path | str, sql: str, params: Optional[list] = None, tim
     reply = _ask(db_path, {"sql": sql, "params": params or []}, timeout)
     if "error" in reply:
         raise RuntimeError(reply["error"])
-    return QueryResult(reply["columns"], [tuple(r) for r in reply["rows"]])
+    return QueryResult(reply["columns"], [tuple(from_wire(v) for v in r) for r in reply["rows"]])

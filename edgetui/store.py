@@ -73,6 +73,7 @@ EVENT_LIST_COLUMNS = (
     "round",
     "level",
     "segment",
+    "agent_format",
 )
 
 #: Columns of the runs table shown by the picker.
@@ -277,6 +278,7 @@ class EventColumns:
     round: list[Optional[str]] = field(default_factory=list)
     level: list[Optional[str]] = field(default_factory=list)
     segment: list[Optional[int]] = field(default_factory=list)
+    agent_format: list[Optional[str]] = field(default_factory=list)
     _index: Optional[dict[str, int]] = field(default=None, repr=False, compare=False)
     _source_min: Optional[dict[str, Optional[float]]] = field(default=None, repr=False, compare=False)
 

@@ -30,6 +30,14 @@ positions never decrease along the timeline.
 * play: :meth:`ReplayCursor.advance` moves the play head by ``dt × speed``
   seconds of run time and selects the last event at or before the head. The
   caller owns the clock (``dt`` is wall-clock seconds since its last tick).
+
+**Rows and folds.** The list shows *rows*. Unfolded (the default of a bare
+cursor), a row is an event. With :meth:`ReplayCursor.set_folding` on, each
+consecutive run of metadata events (:func:`replay.fold.metadata_mask`) is one
+row standing for all of them; its *anchor* is its first event. Steps (±n,
+pages) move by rows and select a row's anchor; every other move selects an
+event as above, which may sit inside a fold (its row is then the fold's row).
+Folding changes no event, index, time or match: only what a step skips.
 """
 
 from __future__ import annotations
@@ -37,6 +45,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from .fold import metadata_mask
 
 __all__ = [
     "SPEEDS",
@@ -145,7 +155,10 @@ class ReplayCursor:
     ``parent_tool_use_id``), e.g. :class:`edgetui.store.EventColumns`, in
     timeline order. ``submissions`` are row mappings with ``round`` and
     ``is_new_best``. ``start`` is the run's start (epoch seconds); ``texts``
-    optional per-event search text (e.g. the data JSON) matched with the summary.
+    optional per-event search text (e.g. the data JSON) matched with the summary;
+    ``metadata_prefix`` the metadata flags of the first events when the caller
+    knows them (a timeline that only grew: its kept prefix), so only the rest are
+    classified.
     """
 
     def __init__(
@@ -155,6 +168,7 @@ class ReplayCursor:
         *,
         start: Optional[float] = None,
         texts: Optional[Sequence[Optional[str]]] = None,
+        metadata_prefix: Optional[Sequence[bool]] = None,
     ) -> None:
         self.events = events
         self.kind: Sequence[str] = events.kind
@@ -190,6 +204,15 @@ class ReplayCursor:
         self.depth: list[int] = (
             subagent_depths(self.kind, tu, pu) if tu is not None and pu is not None else [0] * self.n
         )
+
+        #: one flag per event: transcript metadata, folded while :attr:`folding` is on
+        prefix = list(metadata_prefix or ())[: self.n]  # (the flags of the first events, known already)
+        self.metadata: list[bool] = prefix + metadata_mask(events, start=len(prefix))
+        #: number of metadata events (what folding hides)
+        self.n_metadata: int = sum(self.metadata)
+        self.folding: bool = False
+        self._rows: Optional[list[int]] = None  # row anchors (event indices) while folding
+        self._fold_n: list[int] = []  # events folded into each row (0: a plain event row)
 
         self.index: int = 0
         self.play_head: float = self._pos[0] if self._pos else 0.0
@@ -228,10 +251,64 @@ class ReplayCursor:
         self.play_head = self._pos[index]
         return changed
 
+    # ------------------------------------------------------------------ rows (folds)
+
+    def set_folding(self, on: bool) -> None:
+        """Fold (``True``) or show (``False``) the metadata events; the selected event stays."""
+        self.folding = bool(on)
+        if not self.folding or not self.n_metadata:
+            self._rows, self._fold_n = None, []
+            return
+        rows: list[int] = []
+        fold_n: list[int] = []
+        prev = False
+        for i, meta in enumerate(self.metadata):
+            if meta and prev:
+                fold_n[-1] += 1
+            else:
+                rows.append(i)
+                fold_n.append(1 if meta else 0)
+            prev = meta
+        self._rows, self._fold_n = rows, fold_n
+
+    @property
+    def n_rows(self) -> int:
+        """Rows of the list: events, with each run of folded metadata events counted once."""
+        return self.n if self._rows is None else len(self._rows)
+
+    def row_of(self, index: Optional[int] = None) -> int:
+        """Row of event ``index`` (default: the selected one): a folded event is in its fold's row."""
+        i = self.index if index is None else index
+        if self._rows is None:
+            return i
+        return max(0, bisect_right(self._rows, i) - 1)
+
+    def row_event(self, row: int) -> int:
+        """Event index of row ``row`` (a fold's anchor: its first event)."""
+        return row if self._rows is None else self._rows[row]
+
+    def row_folded(self, row: int) -> int:
+        """Events folded into row ``row`` (0 for a plain event row)."""
+        return 0 if self._rows is None else self._fold_n[row]
+
+    @property
+    def n_folded(self) -> int:
+        """Events hidden in folds now (0 while not folding)."""
+        return self.n_metadata if self._rows is not None else 0
+
+    def select_row(self, row: int) -> bool:
+        """Select row ``row`` (clamped): its event, or a fold's anchor."""
+        if self.n == 0:
+            return False
+        return self.select(self.row_event(max(0, min(self.n_rows - 1, row))))
+
     # ------------------------------------------------------------------ steps
 
     def step(self, n: int = 1) -> bool:
-        return self.select(self.index + n)
+        """Move ``n`` rows (events when not folding; ±, clamped)."""
+        if self._rows is None:
+            return self.select(self.index + n)
+        return self.select_row(self.row_of() + n)
 
     def first(self) -> bool:
         return self.select(0)

@@ -943,3 +943,36 @@ def test_detect_format_synthetic():
     assert detect_claude_format(b"OpenAI Codex v0.130.0 (research preview)\n--------\n") is None
     assert detect_claude_format(b"") is None
     assert detect_claude_format(b'{"type":"step_start","sessionID":"x","part":{}}\n') is None
+
+
+def test_tool_reference_blocks_keep_their_tool_names():
+    """Anthropic's tool search answers with ``{"type": "tool_reference", "tool_name": …}`` blocks (in a
+    tool_result's content, a server-side ``tool_search_tool_result``, or alone): the names were lost
+    as a bare ``[tool_reference]``; they are in the summary and ``data.tool_references`` (and the
+    ``tool_name`` of a lone block)."""
+    sid = {"session_id": "s-1"}
+    lines = [
+        {"type": "assistant", **sid, "message": {"id": "m1", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "ToolSearch", "input": {"query": "github issue"}},
+            {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_2", "content": {
+                "type": "tool_search_tool_search_result",
+                "tool_references": [{"type": "tool_reference", "tool_name": "mcp__github__search_issues"}]}}]}},
+        {"type": "user", **sid, "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": [
+                {"type": "tool_reference", "tool_name": "mcp__github__create_issue"},
+                {"type": "tool_reference", "tool_name": "mcp__github__list_issues"}]}]}},
+        {"type": "user", **sid, "message": {"role": "user", "content": [
+            {"type": "tool_reference", "tool_name": "WebFetch"}]}},
+    ]
+    data = b"".join(json.dumps(o).encode() + b"\n" for o in lines)
+    events, _parser = parse_bytes(ClaudeStreamParser, data)
+    res = [e for e in events if e.kind == "tool_result"]
+    server, result = sorted(res, key=lambda e: e.tool_use_id != "srvtoolu_2")
+    assert "mcp__github__search_issues" in server.summary
+    assert server.data["tool_references"] == ["mcp__github__search_issues"]
+    assert "mcp__github__create_issue" in result.summary and "mcp__github__list_issues" in result.data["content"]
+    assert result.data["tool_references"] == ["mcp__github__create_issue", "mcp__github__list_issues"]
+    (lone,) = [e for e in events if e.kind == "user_message"]
+    assert lone.tool_name == "WebFetch" and "WebFetch" in lone.summary
+    for e in events:
+        Event.model_validate(e.model_dump())

@@ -44,7 +44,10 @@ Mapping (one line -> events with ``sub`` = 0, 1, ...):
   become ``agent_error`` **instead of** ``agent_message`` (``is_error`` true,
   ``data.error`` = the error code, ``data.text`` = the message).
 * ``user``: ``tool_result`` blocks -> ``tool_result`` (``data.content`` text
-  joined from str or list blocks, non-text blocks as ``[image]`` etc.); text
+  joined from str or list blocks, non-text blocks as ``[image]`` etc., a
+  ``tool_reference`` block as ``[tool_reference NAME]`` with the names also in
+  ``data.tool_references``; a lone ``tool_reference`` user block keeps its name
+  as ``tool_name`` too); text
   blocks (or a plain-string content) -> ``user_message``, ``stop_hook_block``
   when the text starts with ``Stop hook feedback``, ``compaction`` for summaries.
 * sforge-submit: a ``tool_call`` whose ``input.command`` invokes
@@ -266,7 +269,31 @@ def _block_text(block: Any) -> str:
     if t == "text":
         x = block.get("text")
         return x if isinstance(x, str) else ("" if x is None else str(x))
+    if t == "tool_reference":  # a tool the result loads (tool search): the name is what it says
+        name = _str(block.get("tool_name"))
+        return f"[tool_reference {name}]" if name else "[tool_reference]"
+    refs = block.get("tool_references")
+    if isinstance(refs, list) and refs:  # a tool search result block
+        return "\n".join(_block_text(b) for b in refs)
     return f"[{t or 'block'}]"
+
+
+def tool_reference_names(content: Any) -> list[str]:
+    """Tool names of the ``tool_reference`` blocks in a content (``{"type": "tool_reference",
+    "tool_name": …}``, Anthropic's tool search), in order: a block, a list of blocks, or a tool
+    search result holding ``tool_references``. Empty when there is none."""
+    if isinstance(content, list):
+        return [n for b in content for n in tool_reference_names(b)]
+    if not isinstance(content, dict):
+        return []
+    if content.get("type") == "tool_reference":
+        name = _str(content.get("tool_name"))
+        return [name] if name else []
+    refs = content.get("tool_references")
+    if isinstance(refs, list):
+        return tool_reference_names(refs)
+    inner = content.get("content")
+    return tool_reference_names(inner) if isinstance(inner, (list, dict)) else []
 
 
 def content_text(content: Any) -> str:
@@ -1057,7 +1084,11 @@ class _ClaudeParser:
             elif isinstance(bt, str) and bt.endswith("_tool_result"):
                 # server-side tool results inside an assistant message (web search...)
                 c = block.get("content")
-                data = {"block_type": bt, "content": content_text(c) if isinstance(c, (str, list)) else "", "block": block}
+                data = {"block_type": bt, "content": content_text(c) if isinstance(c, (str, list, dict)) else "",
+                        "block": block}
+                refs = tool_reference_names(c)
+                if refs:
+                    data["tool_references"] = refs
                 kind = K_TOOL_RESULT
                 fields = {"tool_use_id": _str(block.get("tool_use_id")), "is_error": False}
                 s = _summ(f"{bt}: {data['content']}")
@@ -1141,7 +1172,11 @@ class _ClaudeParser:
                 data["text"] = _block_text(block)
                 if bt != "image":
                     data["block"] = block
-                self._emit(K_USER_MESSAGE, _summ(data["text"]), parent_tool_use_id=parent, data=data)
+                refs = tool_reference_names(block)
+                if refs:
+                    data["tool_references"] = refs
+                self._emit(K_USER_MESSAGE, _summ(data["text"]), parent_tool_use_id=parent, data=data,
+                           tool_name=refs[0] if len(refs) == 1 else None)
 
     def _user_text(self, text: str, parent: Optional[str], compact_summary: bool, extra: dict[str, Any]) -> None:
         data = dict(extra)
@@ -1163,6 +1198,9 @@ class _ClaudeParser:
         data["content"] = text
         if isinstance(block.get("content"), list):
             data["content_blocks"] = len(block["content"])  # tool result given as a list of blocks
+        refs = tool_reference_names(block.get("content"))
+        if refs:
+            data["tool_references"] = refs  # the tools a tool search loaded (names also in the content text)
         rnd = None
         sub_mode = self._submits.pop(tid, None) if tid is not None else None
         if sub_mode is not None or "Round: agent-" in text:

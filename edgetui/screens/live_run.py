@@ -61,7 +61,8 @@ from .live_common import (  # noqa: F401 - re-exported: where callers have alway
     open_shell,
     pager_argv,
 )
-from .replay import NARROW_WIDTH, SHORT_HEIGHT, HelpScreen, LoadFailed, PromptInput, ReplayScreen, RunLoaded
+from .replay import (NARROW_WIDTH, SHORT_HEIGHT, HelpScreen, LoadFailed, PromptInput, ReplayScreen, RunLoaded,
+                     fold_note)
 
 __all__ = [
     "LIVE_KEYS",
@@ -89,6 +90,7 @@ LIVE_KEYS: list[tuple[str, str]] = [
     ("t", "jump to an elapsed time: 3h20m · 2:15:00 · 95m"),
     ("space  s", "play from the selection / speed (replay keys)"),
     ("d  c  u", "show / hide detail, chart, submissions"),
+    ("z", "show / fold the metadata rows (permission-mode, progress…; folded by default)"),
     ("v", "chart: score / pass rate / rescaled 0–100"),
     ("enter", "maximise the detail pane (in the submissions table: jump to that round)"),
     ("a", "all alarms of this run"),
@@ -175,7 +177,9 @@ def load_increment(conn: Any, run_key: str, base: Optional[ReplayCursor], base_s
                     if last_t is not None:
                         head["last_t"] = max(last_t, head.get("last_t") or last_t)
                 if light or head["n_events"] == total:
-                    return "tail", head, ReplayCursor(merged, subs, start=start), subs
+                    kept = tail_start(ev)[0]  # the events before the re-read tail: unchanged
+                    return "tail", head, ReplayCursor(merged, subs, start=start,
+                                                      metadata_prefix=base.metadata[:kept]), subs
         if light:  # not a plain append after all: read everything
             return load_increment(conn, run_key, base, base_subs)
     head = store.run_header(conn, run_key)
@@ -617,6 +621,8 @@ class LiveRunScreen(ReplayScreen):
         try:
             conn = self.app.conn  # type: ignore[attr-defined]
             how, head, cur, subs = load_increment(conn, self.run_key, base, base_subs, header)
+            if cur is not None:
+                cur.set_folding(self.folding)
         except Exception as e:
             self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
             self.post_message(LiveIdle())
@@ -689,6 +695,8 @@ class LiveRunScreen(ReplayScreen):
     def _apply_reload(self, msg: LiveLoaded) -> None:
         old, new = self.cursor, msg.cursor
         assert old is not None
+        if new.folding != self.folding:  # (z pressed while it was read)
+            new.set_folding(self.folding)
         added = max(0, new.n - old.n)
         new.speed = old.speed
         if old.query:
@@ -741,8 +749,7 @@ class LiveRunScreen(ReplayScreen):
         """
         if self.cursor is not None and self.pinned:
             lst = self.query_one(EventList)
-            top, height = int(lst.scroll_y), lst.scrollable_content_region.height
-            if not (top <= self.cursor.index < top + height):  # in view already: no second frame
+            if not lst.row_in_view(self.cursor.index):  # in view already: no second frame
                 lst.select(self.cursor.index)
 
     def _update_subs_title(self) -> None:
@@ -756,7 +763,7 @@ class LiveRunScreen(ReplayScreen):
     def _moved(self, changed: bool = True) -> None:
         cur = self.cursor
         if cur is not None and not self._refreshing:
-            at_end = cur.n == 0 or cur.index >= cur.n - 1
+            at_end = cur.n == 0 or cur.index >= cur.n - 1 or cur.row_of() >= cur.n_rows - 1  # (the last row: a fold)
             self.pinned = at_end
             if at_end:
                 self.new_count = 0
@@ -767,7 +774,7 @@ class LiveRunScreen(ReplayScreen):
         if cur is None:
             return
         events = self.query_one(EventList)
-        set_border(events, f"events {cur.index + 1:,}/{cur.n:,}")
+        set_border(events, f"events {cur.index + 1:,}/{cur.n:,}" + fold_note(cur))
         sub = Text()
         if self.pinned:
             sub.append("● now", style="bold green")

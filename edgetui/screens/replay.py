@@ -29,7 +29,7 @@ from replay.cursor import SPEEDS, ReplayCursor, format_elapsed, parse_elapsed
 from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
 from ..widgets.chart import legend_text
 
-__all__ = ["ReplayScreen", "HelpScreen", "REPLAY_KEYS", "replay_commands"]
+__all__ = ["ReplayScreen", "HelpScreen", "REPLAY_KEYS", "fold_note", "replay_commands"]
 
 #: Tick of the play timer (seconds of wall time).
 PLAY_TICK = 1 / 20
@@ -60,6 +60,8 @@ REPLAY_KEYS: list[tuple[str, str]] = [
     ("n  /  N", "next / previous match"),
     ("d", "show / hide the detail pane"),
     ("enter", "maximise the detail pane (esc restores)"),
+    ("z", "show / fold the metadata rows (permission-mode, mode, progress, file-history-snapshot, "
+          "queue-operation, last-prompt…): folded into one “N folded” row per run of them by default"),
     ("c", "show / hide the chart (left out when the terminal is under 20 rows or nothing is graded)"),
     ("v", "chart: score / pass rate / rescaled 0–100 (those the run has); ▾▴ mark scores off the scale"),
     ("ctrl+p", "command palette"),
@@ -143,10 +145,19 @@ class HelpScreen(ModalScreen[None]):
 FOOTER_PALETTE_WIDTH = 96
 
 
+def fold_note(cur: ReplayCursor) -> str:
+    """What the events border says of folding: `` · 78 folded`` or `` · z: fold 78`` (none: "")."""
+    if not cur.n_metadata:
+        return ""
+    return f" · {cur.n_folded:,} folded" if cur.folding else f" · z: fold {cur.n_metadata:,}"
+
+
 def fit_footer(screen: Screen, width: int) -> None:
-    """Make the screen's footer fit ``width`` columns: without the palette key when narrow."""
+    """Make the screen's footer fit ``width`` columns: when narrow, without the palette key and in
+    Textual's compact style (one space less around each key: the replay keys fit 80 columns)."""
     for f in screen.query(Footer):
         f.show_command_palette = width >= FOOTER_PALETTE_WIDTH
+        f.compact = width < FOOTER_PALETTE_WIDTH
 
 
 class ReplayScreen(Screen):
@@ -171,6 +182,7 @@ class ReplayScreen(Screen):
         Binding("n", "match(1)", "next match", show=False, group=MATCH),
         Binding("N", "match(-1)", "prev match", show=False, group=MATCH),
         Binding("d", "toggle_detail", "detail"),
+        Binding("z", "toggle_fold", "fold"),
         Binding("c", "toggle_chart", "chart", show=False),
         Binding("v", "chart_mode", "score/pass/rescaled", show=False),
         Binding("enter", "maximize_detail", "zoom", show=False),
@@ -200,6 +212,8 @@ class ReplayScreen(Screen):
         self.show_detail: Optional[bool] = None  # None: automatic (hidden when narrow)
         self.chart_choice: Optional[bool] = None  # None: automatic (hidden when tiny or nothing graded)
         self.chart_mode: Optional[str] = None  # score / pass / rescaled (v); None: the task's own
+        #: metadata rows folded into "N folded" rows (z); every cursor of this screen follows it
+        self.folding: bool = True
         self._chart_texts: tuple[str, str] = ("", "")
         self._play_timer: Optional[Timer] = None
         self._detail_timer: Optional[Timer] = None
@@ -269,6 +283,7 @@ class ReplayScreen(Screen):
             subs = store.submissions(conn, self.run_key)
             start = head.get("started_at") or head.get("first_t")
             cur = ReplayCursor(events, subs, start=start)
+            cur.set_folding(self.folding)
             self.post_message(RunLoaded(head, cur, subs))
         except Exception as e:  # shown, never crashes the app
             self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
@@ -276,6 +291,8 @@ class ReplayScreen(Screen):
     @on(RunLoaded)
     def _on_run_loaded(self, msg: RunLoaded) -> None:
         self.header, self.cursor, self.subs = msg.header, msg.cursor, msg.subs
+        if msg.cursor.folding != self.folding:  # (z pressed while it was read)
+            msg.cursor.set_folding(self.folding)
         self.query_one(RunHeader).set_header(msg.header)
         self._draw_chart()
         self._apply_layout()  # (nothing graded: no empty chart)
@@ -318,7 +335,7 @@ class ReplayScreen(Screen):
         if cur is None:
             return
         events = self.query_one(EventList)
-        events.border_title = f"events {cur.index + 1:,}/{cur.n:,}" + (
+        events.border_title = f"events {cur.index + 1:,}/{cur.n:,}" + fold_note(cur) + (
             " · c: chart" if self.has_class("-chart-hidden") else "")
         state = "▶" if cur.playing else "⏸"
         sub = Text()
@@ -356,14 +373,20 @@ class ReplayScreen(Screen):
             return
         i = cur.index
         self._detail_for = i
-        self._fetch_detail(i, cur.events.event_id[i], cur.elapsed[i])
+        row = cur.row_of(i)
+        n = cur.row_folded(row)
+        fold = (i - cur.row_event(row) + 1, n) if n else None  # (the selected row is a fold)
+        self._fetch_detail(i, cur.events.event_id[i], cur.elapsed[i], fold)
 
     @work(thread=True, exclusive=True, group="replay-detail", exit_on_error=False)
-    def _fetch_detail(self, index: int, event_id: str, elapsed: Optional[float]) -> None:
+    def _fetch_detail(self, index: int, event_id: str, elapsed: Optional[float],
+                      fold: Optional[tuple[int, int]] = None) -> None:
         try:
             conn = self.app.conn  # type: ignore[attr-defined]
             ev = store.event_detail(conn, event_id)
             detail: dict[str, Any] = {"event": ev, "elapsed": elapsed}
+            if fold is not None:
+                detail["folded"] = fold
             if ev is not None:
                 if ev.get("tool_use_id") and ev.get("kind") in ("tool_call", "tool_result"):
                     detail["pair"] = [
@@ -543,6 +566,19 @@ class ReplayScreen(Screen):
         if self.detail_visible:
             self._schedule_detail()
 
+    def action_toggle_fold(self) -> None:
+        """``z``: fold the metadata rows (one "N folded" row per run of them) or show them all."""
+        self.folding = not self.folding
+        cur = self.cursor
+        if cur is None:
+            return
+        if not cur.n_metadata:
+            self.notify("no metadata rows in this run", timeout=2)
+        cur.set_folding(self.folding)
+        events = self.query_one(EventList)
+        events.set_timeline(cur, cur.index)
+        self._moved(False)
+
     def action_toggle_chart(self) -> None:
         self.chart_choice = self._chart_hidden()  # hidden -> shown, shown -> hidden
         self._apply_layout()
@@ -630,5 +666,6 @@ def replay_commands(screen: ReplayScreen) -> list[tuple[str, str, Callable[[], A
         ("Replay: previous match", "N", lambda: screen.action_match(-1)),
         ("Replay: toggle detail", "d", screen.action_toggle_detail),
         ("Replay: toggle chart", "c", screen.action_toggle_chart),
+        ("Replay: fold / show metadata rows", "permission-mode, progress… (z)", screen.action_toggle_fold),
         ("Replay: keys", "help (?)", screen.action_help),
     ]

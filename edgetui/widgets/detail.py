@@ -165,7 +165,8 @@ def _report(sub: dict[str, Any], tests: Optional[list[dict[str, Any]]], data: di
 
 def render_detail(detail: Optional[dict[str, Any]]) -> RenderableType:
     """Renderable for a detail dict: ``event`` (row of :func:`edgetui.store.event_detail`),
-    ``elapsed``, ``pair`` (other events of the same tool call), ``submission`` and ``tests``."""
+    ``elapsed``, ``pair`` (other events of the same tool call), ``submission`` and ``tests``;
+    ``folded`` = (k, n) when the event is the k-th of a row of n folded metadata events."""
     if not detail or not detail.get("event"):
         return Text("no event selected", style="dim")
     ev: dict[str, Any] = detail["event"]
@@ -180,6 +181,9 @@ def render_detail(detail: Optional[dict[str, Any]]) -> RenderableType:
     if ev.get("t_source"):
         title.append(f" ({ev['t_source']})", style="dim")
     parts.append(title)
+    if detail.get("folded"):
+        k, n = detail["folded"]
+        parts.append(Text(f"┄ metadata event {k} of the {n:,} folded in this row (z shows them)", style="dim"))
     meta = []
     for k in ("tool_name", "round", "model", "segment", "level"):
         if ev.get(k) is not None:

@@ -4,8 +4,12 @@ Only the visible rows are rendered (``render_line``), each from the parallel
 columns of the timeline cursor, so 50,000 events cost no more than 50. Columns:
 a mark gutter (``★`` new best, ``◆`` graded round, ``✗`` error), elapsed
 ``h:mm:ss``, kind, one-line summary; subagent events (``parent_tool_use_id``)
-are indented under the call that launched them. The widget owns no state
-beyond the selected row: the screen moves the cursor and calls :meth:`select`.
+are indented under the call that launched them. While the cursor folds
+metadata (:meth:`replay.cursor.ReplayCursor.set_folding`), each run of metadata
+events is one dim row ``┄ N folded: permission-mode ×40, progress ×2`` (the list
+draws the cursor's rows, not its events). The widget owns no state beyond the
+selected row: the screen moves the cursor and calls :meth:`select` with the
+selected *event*.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from replay.fold import fold_head
 
 from .fmt import fmt_elapsed, kind_label, kind_style
 
@@ -65,7 +71,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
     """
 
     class Clicked(Message):
-        """A row was clicked."""
+        """A row was clicked: ``index`` is its event (a fold's first event)."""
 
         def __init__(self, index: int) -> None:
             self.index = index
@@ -78,13 +84,30 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self.query_text: str = ""
         self._new_best: set[int] = set()
         self._cache: LRUCache[tuple, Strip] = LRUCache(512)
+        self._folding = False  # the timeline's rows fold metadata
         self._time_w = TIME_W  # the elapsed column: wider for runs past 999 h or far before their start
 
     # ------------------------------------------------------------------ API
 
     @property
     def count(self) -> int:
-        return 0 if self.timeline is None else self.timeline.n
+        """Rows shown: the timeline's events, or its rows while it folds metadata."""
+        tl = self.timeline
+        if tl is None:
+            return 0
+        return tl.n_rows if hasattr(tl, "n_rows") else tl.n
+
+    def _row_of(self, index: int) -> int:
+        tl = self.timeline
+        return tl.row_of(index) if hasattr(tl, "row_of") else index
+
+    def _event_of(self, row: int) -> int:
+        tl = self.timeline
+        return tl.row_event(row) if hasattr(tl, "row_event") else row
+
+    def _folded(self, row: int) -> int:
+        tl = self.timeline
+        return tl.row_folded(row) if hasattr(tl, "row_folded") else 0
 
     def set_timeline(self, timeline: Any, selected: int = 0) -> None:
         """Show the events of a :class:`~replay.cursor.ReplayCursor` (its columns, elapsed, depth)."""
@@ -107,6 +130,10 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         else:
             self.virtual_size = vs
         self.selected = -1
+        folding = bool(getattr(timeline, "folding", False))
+        if folding != self._folding:  # the same events, other rows
+            self._folding = folding
+            self._cache.clear()
         self.select(selected, center=True)
         self.refresh()
 
@@ -120,9 +147,22 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
     def on_resize(self, event) -> None:
         """Keep the selected row in view when the list gets shorter (detail pane shown, small terminal)."""
         if self.count:
-            self.call_after_refresh(self.select, self.selected)
+            self.call_after_refresh(self.select_row, self.selected)
 
     def select(self, index: int, *, center: bool = False) -> None:
+        """Select the row of event ``index`` (a folded event: its fold's row) and scroll it into view
+        (centred if ``center`` or if it was far away)."""
+        if self.timeline is None:
+            self.selected = 0
+            return
+        self.select_row(self._row_of(index), center=center)
+
+    def row_in_view(self, index: int) -> bool:
+        """Is the row of event ``index`` among the visible rows?"""
+        top, height = int(self.scroll_y), self.scrollable_content_region.height
+        return top <= self._row_of(index) < top + height
+
+    def select_row(self, index: int, *, center: bool = False) -> None:
         """Select row ``index`` and scroll it into view (centred if ``center`` or if it was far away)."""
         n = self.count
         if n == 0:
@@ -156,7 +196,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             return
         y = off.y + int(self.scroll_y)
         if 0 <= y < self.count:
-            self.post_message(self.Clicked(y))
+            self.post_message(self.Clicked(self._event_of(y)))
 
     # ------------------------------------------------------------------ render
 
@@ -167,15 +207,42 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             return Strip.blank(width, self.rich_style)
         sel = index == self.selected
         tl = self.timeline
+        folded = self._folded(index)
+        index = self._event_of(index)
         # keyed by the event (not its row number): a live reload that appends events or re-reads the
         # tail keeps the rows already drawn; everything a row shows besides its event is in the key
         key = (tl.events.event_id[index], tl.elapsed[index], tl.depth[index] if tl.depth else 0,
-               index in self._new_best, width, sel, self.has_focus if sel else False)
+               index in self._new_best, width, sel, self.has_focus if sel else False, folded)
         strip = self._cache.get(key)
         if strip is None:
-            strip = self._row(index, width, sel)
+            strip = self._fold_row(index, folded, width, sel) if folded else self._row(index, width, sel)
             self._cache[key] = strip
         return strip
+
+    def _fold_row(self, i: int, folded: int, width: int, selected: bool) -> Strip:
+        """The row of ``folded`` metadata events from event ``i`` on: elapsed of the first, the count
+        and the commonest summaries' first words (``permission-mode ×40, progress ×2``)."""
+        tl = self.timeline
+        base = self.rich_style
+        if selected:
+            cs = self.get_component_rich_style("event-list--cursor")
+            row_style = Style(bgcolor=cs.bgcolor, bold=cs.bold)
+        else:
+            row_style = Style()
+        dim = base + Style(dim=True) + row_style
+        heads: dict[str, int] = {}
+        for j in range(i, min(i + folded, tl.n)):
+            h = fold_head(tl.summary[j] or "")
+            heads[h] = heads.get(h, 0) + 1
+        what = ", ".join(f"{h} ×{c}" if c > 1 else h
+                         for h, c in sorted(heads.items(), key=lambda kv: (-kv[1], kv[0])))
+        segs = [Segment(" ", dim), Segment(fmt_elapsed(tl.elapsed[i]).rjust(self._time_w) + " ", dim),
+                Segment("┄ " + f"{folded:,} folded".ljust((KIND_W if width >= 60 else 8) - 1) + " ", dim),
+                Segment(what, dim)]
+        strip = Strip(segs)
+        if strip.cell_length > width > 1:
+            strip = Strip.join([strip.crop(0, width - 1), Strip([Segment("…", dim)], 1)])
+        return strip.crop_extend(0, width, base + row_style)
 
     def _row(self, i: int, width: int, selected: bool) -> Strip:
         tl = self.timeline
