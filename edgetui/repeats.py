@@ -1,0 +1,122 @@
+"""Records repeated across runs: counted once, by the earliest run that holds them (core, no Textual).
+
+After a resume, Claude Code can write a new transcript file whose first records are copies of
+an earlier file's (the same ``uuid`` and ``message.id`` under a new session id; ccusage#1762).
+Recorded as two runs, the copied records would be counted twice. Here every run's events keep
+all their rows (the replay shows the file as it is), but a run's **totals** — tokens, dollars,
+messages (``n_messages``), tool calls — leave out the records that an *earlier* run holds too;
+those are counted in that run only. The run that leaves them out says so: ``runs.n_repeated``
+(how many of its events) and ``runs.repeated_from`` (the run keys that count them, space
+separated), shown as the ``N-repeated`` flag of ``edgetui runs``.
+
+**Owner of a shared record**: the run ranked first by (first timestamp = ``runs.started_at``,
+runs without one last; then ``runs.run_dir``, the file's path; then ``run_key``). The rank
+depends only on what is recorded, never on the order of ingests: ingesting X then Y, or Y then
+X, gives the same totals (the runs sharing records with a finalized run are recomputed with it).
+
+**Record identity** (table ``record_keys``, one row per run and key): ``m:<message.id>`` and
+``u:<uuid>`` of the Claude Code events (``agent_format`` ``claude_stream`` / ``claude_session``)
+of the kinds that totals count (:data:`KEYED_KINDS`) or that carry usage. Other dialects' ids
+(Codex ``item_0``, OpenCode part ids) are per file, not global, so they never match across runs.
+An event is *repeated* when its message id or its uuid is a key of an earlier run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: kinds whose repetition changes a run's totals (messages, tool calls; usage rides on them)
+KEYED_KINDS = ("agent_message", "user_message", "thinking", "tool_call", "tool_result", "token_usage",
+               "agent_error")
+#: kinds counted in ``runs.n_messages`` (the same list as ingest.finalize_run's count)
+MESSAGE_KINDS = ("agent_message", "user_message", "thinking", "tool_call")
+_CLAUDE = "(agent_format IN ('claude_stream', 'claude_session'))"
+_KINDS_SQL = "(" + ", ".join(f"'{k}'" for k in KEYED_KINDS) + ")"
+
+
+def refresh_record_keys(conn: Any, run_key: str) -> None:
+    """Set ``record_keys`` of ``run_key`` from its events (the run's rows replaced)."""
+    conn.execute("DELETE FROM record_keys WHERE run_key = ?", [run_key])
+    conn.execute(
+        f"""INSERT INTO record_keys
+            SELECT DISTINCT run_key, k FROM (
+              SELECT run_key, 'm:' || message_id AS k FROM events
+               WHERE run_key = $rk AND message_id IS NOT NULL AND {_CLAUDE}
+                 AND (kind IN {_KINDS_SQL} OR input_tokens IS NOT NULL)
+              UNION ALL
+              SELECT run_key, 'u:' || (data->>'uuid') AS k FROM events
+               WHERE run_key = $rk AND {_CLAUDE} AND (kind IN {_KINDS_SQL} OR input_tokens IS NOT NULL)
+                 AND (data->>'uuid') IS NOT NULL)""", {"rk": run_key})
+
+
+def sharing_runs(conn: Any, run_key: str) -> list[str]:
+    """The other runs holding at least one record key of ``run_key`` (sorted)."""
+    rows = conn.execute(
+        """SELECT DISTINCT o.run_key FROM record_keys o
+           WHERE o.run_key <> $rk AND o.rkey IN (SELECT rkey FROM record_keys WHERE run_key = $rk)
+           ORDER BY 1""", {"rk": run_key}).fetchall()
+    return [r[0] for r in rows]
+
+
+def repeated_keys(conn: Any, run_key: str) -> tuple[list[str], list[str]]:
+    """``(keys, owners)``: the record keys of ``run_key`` that an earlier-ranked run (module
+    docstring) holds too, and those runs' keys (sorted). Both empty for a run sharing nothing."""
+    rows = conn.execute(
+        """WITH mine AS (SELECT rkey FROM record_keys WHERE run_key = $rk),
+                other AS (SELECT o.run_key, o.rkey FROM record_keys o JOIN mine USING (rkey)
+                          WHERE o.run_key <> $rk),
+                ranked AS (SELECT run_key, row_number() OVER (
+                             ORDER BY started_at ASC NULLS LAST, coalesce(run_dir, ''), run_key) AS rnk
+                           FROM runs WHERE run_key = $rk OR run_key IN (SELECT run_key FROM other))
+           SELECT other.rkey, other.run_key FROM other JOIN ranked USING (run_key)
+           WHERE ranked.rnk < (SELECT rnk FROM ranked WHERE run_key = $rk)""", {"rk": run_key}).fetchall()
+    return sorted({r[0] for r in rows}), sorted({r[1] for r in rows})
+
+
+def not_repeated_sql(alias: str = "") -> str:
+    """SQL condition "this event is not a repeated record", for a query with parameter ``$rep``
+    (the list of :func:`repeated_keys`); ``alias`` qualifies the events columns (``"e."``)."""
+    a = alias
+    return (f"NOT coalesce({a}agent_format IN ('claude_stream', 'claude_session') AND ("
+            f"list_contains($rep, 'm:' || {a}message_id) OR list_contains($rep, 'u:' || ({a}data->>'uuid'))), FALSE)")
+
+
+def record_totals(conn: Any, run_key: str) -> dict[str, Any]:
+    """The run's totals with repeated records left out: ``input_tokens``, ``output_tokens``,
+    ``cache_read_tokens``, ``cache_write_tokens`` (sums; None when no event has usage),
+    ``cost_usd`` (USD from the ``prices`` table; None without a priced event), ``n_messages``,
+    ``n_tool_calls``, plus ``n_repeated`` (events left out) and ``repeated_from`` (the runs that
+    count them, space separated, or None). ``record_keys`` of the run must be current
+    (:func:`refresh_record_keys`)."""
+    keys, owners = repeated_keys(conn, run_key)
+    p = {"rk": run_key, "rep": keys}
+    keep = not_repeated_sql()
+    agg = conn.execute(
+        f"""SELECT sum(input_tokens) FILTER ({keep}), sum(output_tokens) FILTER ({keep}),
+                   sum(cache_read_tokens) FILTER ({keep}), sum(cache_write_tokens) FILTER ({keep}),
+                   count(*) FILTER (kind IN ('agent_message', 'user_message', 'thinking', 'tool_call') AND {keep}),
+                   count(*) FILTER (kind = 'tool_call' AND {keep}),
+                   count(*) FILTER (NOT ({keep}))
+            FROM events WHERE run_key = $rk""", p).fetchall()[0]
+    cost = conn.execute(
+        f"""SELECT sum(coalesce(e.input_tokens,0) * p.input_per_mtok + coalesce(e.output_tokens,0) * p.output_per_mtok
+                      + coalesce(e.cache_read_tokens,0) * p.cache_read_per_mtok
+                      + coalesce(e.cache_write_tokens,0) * p.cache_write_per_mtok) / 1e6
+           FROM events e
+           JOIN LATERAL (SELECT * FROM prices WHERE e.model LIKE prices.model_pattern
+                         ORDER BY length(model_pattern) DESC LIMIT 1) p ON TRUE
+           WHERE e.run_key = $rk AND e.input_tokens IS NOT NULL AND {not_repeated_sql('e.')}""", p).fetchall()[0][0]
+    return dict(input_tokens=agg[0], output_tokens=agg[1], cache_read_tokens=agg[2], cache_write_tokens=agg[3],
+                cost_usd=cost, n_messages=agg[4], n_tool_calls=agg[5], n_repeated=agg[6],
+                repeated_from=" ".join(owners) or None)
+
+
+def refresh_sharing_runs(conn: Any, run_key: str, update_run: Any) -> list[str]:
+    """Recompute :func:`record_totals` of the runs sharing records with ``run_key`` (their owner
+    may have changed: ``run_key`` was just recorded or changed) and write them with
+    ``update_run(run_key, **columns)``. Returns those runs' keys."""
+    others = sharing_runs(conn, run_key)
+    for o in others:
+        update_run(o, **record_totals(conn, o))
+    return others
+
