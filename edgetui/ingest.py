@@ -467,8 +467,8 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         last_event_at=last_event, started_at=started, status_reason=reason,
     )
     # (after started_at is written: it ranks the run as owner of shared records)
-    rec.update_run(run_key, **repeats.record_totals(conn, run_key))
-    repeats.refresh_sharing_runs(conn, run_key, rec.update_run)  # their owner may have changed
+    repeats.recount(conn, run_key)
+    repeats.recount_sharing_runs(conn, run_key)  # their owner may have changed
 
 
 #: a run_agent.log that ends on an ERROR and has not changed for this long: the harness has ended

@@ -19,6 +19,12 @@ X, gives the same totals (the runs sharing records with a finalized run are reco
 of the kinds that totals count (:data:`KEYED_KINDS`) or that carry usage. Other dialects' ids
 (Codex ``item_0``, OpenCode part ids) are per file, not global, so they never match across runs.
 An event is *repeated* when its message id or its uuid is a key of an earlier run.
+
+Only **bare transcripts** (``runs.layout = 'transcript'``: session files, stream-json files
+ingested on their own) take part. An SForge run directory holds its own agent's transcript (a
+resume appends to the same ``agent_output.txt``); two of them sharing message ids are a copied
+run directory or a scripted stand-in agent replaying its script, and each keeps its totals —
+and the live supervisor's recomputations of such runs never pay for this.
 """
 
 from __future__ import annotations
@@ -35,8 +41,12 @@ _KINDS_SQL = "(" + ", ".join(f"'{k}'" for k in KEYED_KINDS) + ")"
 
 
 def refresh_record_keys(conn: Any, run_key: str) -> None:
-    """Set ``record_keys`` of ``run_key`` from its events (the run's rows replaced)."""
+    """Set ``record_keys`` of ``run_key`` from its events (the run's rows replaced); none for a run
+    that is not a bare transcript (module docstring)."""
     conn.execute("DELETE FROM record_keys WHERE run_key = ?", [run_key])
+    layout = conn.execute("SELECT layout FROM runs WHERE run_key = ?", [run_key]).fetchall()
+    if not layout or layout[0][0] != "transcript":
+        return
     conn.execute(
         f"""INSERT INTO record_keys
             SELECT DISTINCT run_key, k FROM (
@@ -111,12 +121,27 @@ def record_totals(conn: Any, run_key: str) -> dict[str, Any]:
                 repeated_from=" ".join(owners) or None)
 
 
-def refresh_sharing_runs(conn: Any, run_key: str, update_run: Any) -> list[str]:
-    """Recompute :func:`record_totals` of the runs sharing records with ``run_key`` (their owner
-    may have changed: ``run_key`` was just recorded or changed) and write them with
-    ``update_run(run_key, **columns)``. Returns those runs' keys."""
+def recount(conn: Any, run_key: str) -> None:
+    """Write :func:`record_totals` of ``run_key`` into its ``runs`` row."""
+    vals = record_totals(conn, run_key)
+    conn.execute(f"UPDATE runs SET {', '.join(f'{c} = ?' for c in vals)} WHERE run_key = ?", [*vals.values(), run_key])
+
+
+def recount_sharing_runs(conn: Any, run_key: str) -> list[str]:
+    """:func:`recount` the runs sharing records with ``run_key`` (their owner may have changed:
+    ``run_key`` was just recorded or changed). Returns those runs' keys."""
     others = sharing_runs(conn, run_key)
     for o in others:
-        update_run(o, **record_totals(conn, o))
+        recount(conn, o)
     return others
 
+
+def recount_transcript_runs(conn: Any) -> int:
+    """Keys and totals of every bare-transcript run (the schema-7 migration of a database recorded
+    before: its resumed files were counted twice). Returns the number of runs recounted."""
+    keys = [r[0] for r in conn.execute("SELECT run_key FROM runs WHERE layout = 'transcript' ORDER BY 1").fetchall()]
+    for k in keys:
+        refresh_record_keys(conn, k)
+    for k in keys:
+        recount(conn, k)
+    return len(keys)

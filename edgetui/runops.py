@@ -56,9 +56,7 @@ def forget_run(conn: duckdb.DuckDBPyConnection, run_key: str, now: Optional[floa
             cur.execute(f"DELETE FROM {t} WHERE run_key = ?", [run_key])
         cur.execute("DELETE FROM runs WHERE run_key = ?", [run_key])
         for other in sharing:  # records it counted for them are now counted by the next owner
-            vals = repeats.record_totals(cur, other)
-            cur.execute(f"UPDATE runs SET {', '.join(f'{k} = ?' for k in vals)} WHERE run_key = ?",
-                        [*vals.values(), other])
+            repeats.recount(cur, other)
         cur.execute("INSERT OR REPLACE INTO tombstones VALUES (?, ?, ?)", [run_key, row[0][0], now or time.time()])
         return int(n)
     return _tx(conn, go)

@@ -116,6 +116,7 @@ MIGRATIONS: dict[int, list[str]] = {
     6: [],
     #: 7: records repeated across runs (a resumed transcript copying an earlier file's records) are
     #: counted once, by the earliest run (edgetui/repeats.py): their keys, and what a run leaves out
+    #: (the data step in migrate(): the transcript runs already recorded are counted again)
     7: ["CREATE TABLE IF NOT EXISTS record_keys (run_key VARCHAR NOT NULL, rkey VARCHAR NOT NULL)",
         "CREATE INDEX IF NOT EXISTS record_keys_run ON record_keys(run_key)",
         "ALTER TABLE runs ADD COLUMN IF NOT EXISTS n_repeated BIGINT",
@@ -162,6 +163,10 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> int:
         try:
             for stmt in MIGRATIONS[v]:
                 conn.execute(stmt)
+            if v == 7 and found >= 1:  # transcript runs recorded before: their keys and totals now
+                from .repeats import recount_transcript_runs
+
+                recount_transcript_runs(conn)
             if v == 5 and found >= 1:
                 from .rekey import rekey_transcript_runs
 

@@ -150,3 +150,25 @@ def test_forgetting_the_owner_gives_the_records_back_to_the_other_run(tmp_path):
     y_alone = _alone(tmp_path, f["y"])
     assert {c: y[c] for c in TOTALS} == {c: y_alone[c] for c in TOTALS}
     assert not y["n_repeated"] and y["repeated_from"] is None
+
+
+def test_a_database_recorded_before_is_recounted_by_its_migration(tmp_path):
+    """A file of schema 5 (no record_keys; each file counted on its own, as edgetui wrote it then)
+    is recounted when opened: the same totals as a fresh ingest."""
+    import duckdb
+
+    f = _files(tmp_path, restamp=True)
+    db = tmp_path / "old.duckdb"
+    fresh = _ingest(db, f["x"], f["y"])
+    y_alone = _alone(tmp_path, f["y"])
+    c = duckdb.connect(str(db))
+    c.execute("DROP TABLE record_keys")
+    c.execute("ALTER TABLE runs DROP COLUMN n_repeated")
+    c.execute("ALTER TABLE runs DROP COLUMN repeated_from")
+    sets = ", ".join(f"{col} = ?" for col in TOTALS)
+    c.execute(f"UPDATE runs SET {sets} WHERE run_key = ?",
+              [*(y_alone[col] for col in TOTALS), fresh["a-resumed.jsonl"]["run_key"]])
+    c.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    c.close()
+    open_db(db).close()  # migrates
+    assert _runs(db) == fresh
