@@ -358,7 +358,13 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     from replay.selection import best_so_far, entry_from_submission, is_score_task
 
     conn = rec.conn
-    # submission time: agent rounds by submitted_at, auto by tick / submitted_at, games by order
+    # a round's time (``submissions.t``, the chart's x and the order of best-so-far) is when its result
+    # was known: its judge_result event's time (evolve ``at`` for agent rounds, else the judge log's
+    # Result: line, else the report's mtime: sforge_dir.result_known_time); without one (in flight)
+    # its submission's, the tick's or the report's; games by order
+    known_t = dict(conn.execute(
+        "SELECT round, max(t) FROM events WHERE run_key = ? AND kind = 'judge_result' AND round IS NOT NULL "
+        "AND source LIKE 'submissions/%' GROUP BY round", [run_key]).fetchall())
     tick_t = dict(conn.execute(
         "SELECT round, min(t) FROM events WHERE run_key = ? AND kind = 'submission_sent' AND round IS NOT NULL "
         "AND source = 'auto_eval_ticks.log' GROUP BY round", [run_key]).fetchall())
@@ -370,6 +376,8 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     def sub_time(s: SubmissionRecord) -> Optional[float]:
         if s.round in game_t:
             return game_t[s.round]
+        if s.status != "in_flight" and known_t.get(s.round) is not None:
+            return known_t[s.round]
         return s.submitted_at or tick_t.get(s.round) or s.seen_at or s.graded_at
 
     ordered = sorted(subs, key=lambda s: (sub_time(s) is None, sub_time(s) or 0.0, s.kind, s.n or 0, s.round))
