@@ -1003,7 +1003,10 @@ def result_known_time(rec: SubmissionRecord, instance_events: list[Event]
       harness does at the end): the judge's end in ``run_instance.log``, its ``Result:`` line
       (else its last timed record, the judge container's end); ``"judge_log"``, recorded;
       trusted between ``submitted_at`` and ``submitted_at`` + runtime + :data:`JUDGE_SETUP_MAX_S`;
-    * else the ``report.json`` mtime (``graded_at``); ``"report_mtime"``, interpolated;
+    * else the ``report.json`` mtime (``graded_at``), trusted in the same window;
+      ``"report_mtime"``, interpolated;
+    * else (a copied or checked-out folder: every mtime is the copy's) ``submitted_at`` plus the
+      eval's ``runtime_seconds``; ``"submitted_at+runtime"``, interpolated;
     * nothing known: ``(None, None, None)``.
 
     Never ``submitted_at``: that is when grading began, not when its result was known.
@@ -1011,14 +1014,20 @@ def result_known_time(rec: SubmissionRecord, instance_events: list[Event]
     """
     if rec.kind in ("agent", "legacy") and rec.seen_at is not None:
         return rec.seen_at, TimeSource.RECORDED, "evolve_state"
+
+    def plausible(t: float) -> bool:
+        return rec.submitted_at is None or \
+            rec.submitted_at - 1.0 <= t <= rec.submitted_at + (rec.runtime_s or 0.0) + JUDGE_SETUP_MAX_S
+
     timed = [e for e in instance_events if e.t is not None and e.kind != Kind.PARSE_ERROR]
     results = [e for e in timed if str(e.data.get("message", "")).startswith(_RESULT_PREFIX)]
     judge_end = results[-1] if results else (timed[-1] if timed else None)
-    if judge_end is not None and (rec.submitted_at is None or rec.submitted_at - 1.0 <= judge_end.t
-                                  <= rec.submitted_at + (rec.runtime_s or 0.0) + JUDGE_SETUP_MAX_S):
+    if judge_end is not None and plausible(judge_end.t):
         return judge_end.t, TimeSource.RECORDED, "judge_log"
-    if rec.graded_at is not None:
+    if rec.graded_at is not None and plausible(rec.graded_at):
         return rec.graded_at, TimeSource.INTERPOLATED, "report_mtime"
+    if rec.submitted_at is not None:  # a copied or checked-out folder's mtime: grading start + its runtime
+        return rec.submitted_at + (rec.runtime_s or 0.0), TimeSource.INTERPOLATED, "submitted_at+runtime"
     return None, None, None
 
 
