@@ -29,7 +29,7 @@ and the live supervisor's recomputations of such runs never pay for this.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 #: kinds whose repetition changes a run's totals (messages, tool calls; usage rides on them)
 KEYED_KINDS = ("agent_message", "user_message", "thinking", "tool_call", "tool_result", "token_usage",
@@ -83,10 +83,14 @@ def repeated_keys(conn: Any, run_key: str) -> tuple[list[str], list[str]]:
     return sorted({r[0] for r in rows}), sorted({r[1] for r in rows})
 
 
-def not_repeated_sql(alias: str = "") -> str:
+def not_repeated_sql(alias: str = "", keys: Optional[list[str]] = None) -> str:
     """SQL condition "this event is not a repeated record", for a query with parameter ``$rep``
-    (the list of :func:`repeated_keys`); ``alias`` qualifies the events columns (``"e."``)."""
+    (the list of :func:`repeated_keys`); ``alias`` qualifies the events columns (``"e."``).
+    ``keys`` given and empty (the common case: a run sharing nothing): ``$rep IS NOT NULL``, which
+    reads no event column (the JSON uuid is not extracted from every event)."""
     a = alias
+    if keys is not None and not keys:
+        return "($rep IS NOT NULL)"
     return (f"NOT coalesce({a}agent_format IN ('claude_stream', 'claude_session') AND ("
             f"list_contains($rep, 'm:' || {a}message_id) OR list_contains($rep, 'u:' || ({a}data->>'uuid'))), FALSE)")
 
@@ -100,7 +104,7 @@ def record_totals(conn: Any, run_key: str) -> dict[str, Any]:
     (:func:`refresh_record_keys`)."""
     keys, owners = repeated_keys(conn, run_key)
     p = {"rk": run_key, "rep": keys}
-    keep = not_repeated_sql()
+    keep = not_repeated_sql(keys=keys)
     agg = conn.execute(
         f"""SELECT sum(input_tokens) FILTER ({keep}), sum(output_tokens) FILTER ({keep}),
                    sum(cache_read_tokens) FILTER ({keep}), sum(cache_write_tokens) FILTER ({keep}),
@@ -115,7 +119,7 @@ def record_totals(conn: Any, run_key: str) -> dict[str, Any]:
            FROM events e
            JOIN LATERAL (SELECT * FROM prices WHERE e.model LIKE prices.model_pattern
                          ORDER BY length(model_pattern) DESC LIMIT 1) p ON TRUE
-           WHERE e.run_key = $rk AND e.input_tokens IS NOT NULL AND {not_repeated_sql('e.')}""", p).fetchall()[0][0]
+           WHERE e.run_key = $rk AND e.input_tokens IS NOT NULL AND {not_repeated_sql('e.', keys)}""", p).fetchall()[0][0]
     return dict(input_tokens=agg[0], output_tokens=agg[1], cache_read_tokens=agg[2], cache_write_tokens=agg[3],
                 cost_usd=cost, n_messages=agg[4], n_tool_calls=agg[5], n_repeated=agg[6],
                 repeated_from=" ".join(owners) or None)

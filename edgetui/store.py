@@ -242,7 +242,7 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str) -> Optional[dict[s
                      WHERE run_key = $rk AND kind <> 'agent_result'
                        AND (input_tokens IS NOT NULL OR output_tokens IS NOT NULL
                             OR cache_read_tokens IS NOT NULL OR cache_write_tokens IS NOT NULL)
-                       AND {not_repeated_sql()}
+                       AND {not_repeated_sql(keys=rep)}
                      GROUP BY coalesce(message_id, event_id))""",
             {"rk": run_key, "rep": rep},
         ).fetchone()
