@@ -174,6 +174,7 @@ def test_a_run_watched_live_then_ingested_has_the_same_result_times(tmp_path):
     equals an offline ingest's (compared by SQL)."""
     from edgetui.live.alarms import AlarmSettings
     from edgetui.live.supervisor import Supervisor
+    from edgetui.screens.live_run import load_increment
 
     dst = tmp_path / "runs" / CLEAN.parent.name / CLEAN.name
     dst.mkdir(parents=True)
@@ -195,6 +196,8 @@ def test_a_run_watched_live_then_ingested_has_the_same_result_times(tmp_path):
                               "AND round = 'agent-1'").fetchall()
         sub_before = conn.execute("SELECT t FROM submissions WHERE round = 'agent-1'").fetchone()[0]
         assert [(t, k) for _, t, k in before] == [(pytest.approx(result), "judge_log")] and sub_before == before[0][1]
+        key = conn.execute("SELECT run_key FROM runs").fetchone()[0]
+        _, head, screen, screen_subs = load_increment(conn, key, None, [])  # what the live run screen holds
         for name in ("evolve_state.json", "run_history.json", "final_result.json"):
             shutil.copy2(CLEAN / name, dst / name)
         for _ in range(3):
@@ -203,6 +206,14 @@ def test_a_run_watched_live_then_ingested_has_the_same_result_times(tmp_path):
         after = conn.execute("SELECT event_id, t, data->>'known_by' FROM events WHERE kind = 'judge_result' "
                              "AND round = 'agent-1'").fetchall()
         assert after == [(before[0][0], _expected_known(CLEAN)["agent-1"], "evolve_state")]  # same id, re-timed
+        # the live run screen's next read (its header older than a refresh) has the new order
+        how, _, screen, _ = load_increment(conn, key, screen, screen_subs)
+        full = store.run_events(conn, key)
+        assert how == "full" and screen.events.event_id == full.event_id
+        rows = list(zip(screen.events.kind, screen.events.round, screen.events.summary))
+        graded = rows.index(("judge_result", "agent-1", next(r[2] for r in rows if r[:2] == ("judge_result", "agent-1"))))
+        result_row = next(i for i, r in enumerate(rows) if r[1] == "agent-1" and (r[2] or "").startswith("Result:"))
+        assert graded > result_row
     finally:
         sup.close()
     offline = tmp_path / "offline.duckdb"
