@@ -435,7 +435,7 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
             [run_key]).fetchall()[0][0]
         # tokens, dollars, messages and tool calls count a record repeated from an earlier run's
         # file (a resumed transcript) once, in that run (edgetui/repeats.py)
-        repeats.refresh_record_keys(conn, run_key)
+        has_keys = repeats.refresh_record_keys(conn, run_key)
     n_agent = sum(1 for s in subs if s.kind in ("agent", "legacy"))
     n_auto = sum(1 for s in subs if s.kind == "auto")
     n_game = sum(1 for s in subs if s.kind == "game")
@@ -469,14 +469,16 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
                                "AND t_source = 'recorded'", [run_key]).fetchall()[0][0]
     if started is None:
         started = agg[3]
+    # a run without record keys (an SForge run dir) shares nothing: its totals go in the same write
+    totals = {} if has_keys else repeats.record_totals(conn, run_key, has_keys=False)
     rec.update_run(
-        run_key, status=status, **sub_cols,
+        run_key, status=status, **sub_cols, **totals,
         n_events=agg[0], n_parse_errors=agg[1], stated_cost_usd=stated,
         last_event_at=last_event, started_at=started, status_reason=reason,
     )
-    # (after started_at is written: it ranks the run as owner of shared records)
-    repeats.recount(conn, run_key)
-    repeats.recount_sharing_runs(conn, run_key)  # their owner may have changed
+    if has_keys:  # (after started_at is written: it ranks the run as owner of shared records)
+        repeats.recount(conn, run_key)
+        repeats.recount_sharing_runs(conn, run_key)  # their owner may have changed
 
 
 #: a run_agent.log that ends on an ERROR and has not changed for this long: the harness has ended

@@ -17,8 +17,8 @@ units unless named ``*_0_100``):
 * ``tombstones`` — runs forgotten with ``edgetui forget`` (their raw files untouched; a scan of a
   watched root skips them until ``edgetui ingest --unforget``).
 * ``run_tags`` — names given to runs with ``edgetui tag``.
-* ``record_keys(run_key, rkey)`` — the Claude Code message ids (``m:…``) and uuids (``u:…``) of
-  each run's transcript records, to count records repeated across runs once (:mod:`edgetui.repeats`).
+* ``record_keys(run_key, rkey, event_id)`` — the Claude Code message ids (``m:…``) and uuids (``u:…``)
+  of each run's transcript events, to count records repeated across runs once (:mod:`edgetui.repeats`).
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ MIGRATIONS: dict[int, list[str]] = {
     #: 7: records repeated across runs (a resumed transcript copying an earlier file's records) are
     #: counted once, by the earliest run (edgetui/repeats.py): their keys, and what a run leaves out
     #: (the data step in migrate(): the transcript runs already recorded are counted again)
-    7: ["CREATE TABLE IF NOT EXISTS record_keys (run_key VARCHAR NOT NULL, rkey VARCHAR NOT NULL)",
+    7: ["CREATE TABLE IF NOT EXISTS record_keys (run_key VARCHAR NOT NULL, rkey VARCHAR NOT NULL, event_id VARCHAR)",
         "CREATE INDEX IF NOT EXISTS record_keys_run ON record_keys(run_key)",
         "ALTER TABLE runs ADD COLUMN IF NOT EXISTS n_repeated BIGINT",
         "ALTER TABLE runs ADD COLUMN IF NOT EXISTS repeated_from VARCHAR"],

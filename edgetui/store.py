@@ -32,7 +32,7 @@ from typing import Any, Iterable, Optional, Sequence
 import duckdb
 import orjson
 
-from .repeats import not_repeated_sql, repeated_keys
+from .repeats import REP_CTE, keep_sql, repeated_keys
 
 __all__ = [
     "EVENT_ORDER_SQL",
@@ -231,20 +231,21 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str) -> Optional[dict[s
         head["first_t"] = first_t
         head["last_t"] = last_t
         try:  # records an earlier run's file holds too are counted there (edgetui/repeats.py)
-            rep = repeated_keys(cur, run_key)[0]
+            shared = repeated_keys(cur, run_key)[0] > 0
         except duckdb.CatalogException:  # a read-only file of an older schema: no record_keys yet
-            rep = []
+            shared = False
         tok = cur.execute(
-            f"""SELECT coalesce(sum(i), 0), coalesce(sum(o), 0), coalesce(sum(cr), 0), coalesce(sum(cw), 0)
+            f"""WITH {REP_CTE if shared else "_none AS (SELECT 1)"}
+               SELECT coalesce(sum(i), 0), coalesce(sum(o), 0), coalesce(sum(cr), 0), coalesce(sum(cw), 0)
                FROM (SELECT max(input_tokens) i, max(output_tokens) o,
                             max(cache_read_tokens) cr, max(cache_write_tokens) cw
                      FROM events
                      WHERE run_key = $rk AND kind <> 'agent_result'
                        AND (input_tokens IS NOT NULL OR output_tokens IS NOT NULL
                             OR cache_read_tokens IS NOT NULL OR cache_write_tokens IS NOT NULL)
-                       AND {not_repeated_sql(keys=rep)}
+                       AND {keep_sql(shared=shared)}
                      GROUP BY coalesce(message_id, event_id))""",
-            {"rk": run_key, "rep": rep},
+            {"rk": run_key},
         ).fetchone()
     head["tok_input"], head["tok_output"], head["tok_cache_read"], head["tok_cache_write"] = (int(x) for x in tok)
     head["tokens"] = sum(int(x) for x in tok)
