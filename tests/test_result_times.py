@@ -227,3 +227,27 @@ def test_a_run_watched_live_then_ingested_has_the_same_result_times(tmp_path):
     conn.close()
     want = [_q(offline, q) for q in (graded, subs, judge_lines)]
     assert live == want and len(live[0]) == 9
+
+
+def test_the_report_detail_says_when_the_result_was_known_and_how_long_after_the_submission(gw_db):
+    import io
+
+    from rich.console import Console
+
+    from edgetui.widgets.detail import render_detail
+
+    c = open_db(gw_db, read_only=True)
+    try:
+        key = c.execute("SELECT run_key FROM runs").fetchone()[0]
+        texts = {}
+        for rnd in ("agent-1", "auto-1"):
+            eid = c.execute("SELECT event_id FROM events WHERE kind = 'judge_result' AND round = ?", [rnd]).fetchone()[0]
+            con = Console(width=100, record=True, file=io.StringIO())
+            con.print(render_detail({"event": store.event_detail(c, eid), "elapsed": 0.0,
+                                     "submission": store.submission(c, key, rnd), "tests": []}))
+            texts[rnd] = " ".join(con.export_text().split())
+    finally:
+        c.close()
+    # agent-1: submitted_at 1773277375.4, evolve at 1773277537: 161.6 s later
+    assert "known agent saw it (evolve at) · sent 0:02:41 before" in texts["agent-1"]
+    assert "known judge's Result: line · sent" in texts["auto-1"]
