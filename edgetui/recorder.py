@@ -136,8 +136,8 @@ class Recorder:
             # an event whose time changed is written again under its id: a round's result timed by
             # the judge log until evolve_state.json gives ``at``, a log read with a new UTC offset
             # (game events are placed by finalize, untimed ones by the alignment: left as they are)
-            retimed = {eid for eid, t, ts, kind in zip(ids, tbl.column("t").to_pylist(), tbl.column("t_source").to_pylist(),
-                                                      tbl.column("kind").to_pylist())
+            cols = (tbl.column(c).to_pylist() for c in ("t", "t_source", "kind"))
+            retimed = {eid for eid, t, ts, kind in zip(ids, *cols)
                        if t is not None and eid in have and have[eid] != (t, ts) and kind not in _PLACED_KINDS}
             gone = sorted(set(have).difference(ids) | retimed)
             if gone:

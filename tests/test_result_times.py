@@ -211,7 +211,7 @@ def test_a_run_watched_live_then_ingested_has_the_same_result_times(tmp_path):
         full = store.run_events(conn, key)
         assert how == "full" and screen.events.event_id == full.event_id
         rows = list(zip(screen.events.kind, screen.events.round, screen.events.summary))
-        graded = rows.index(("judge_result", "agent-1", next(r[2] for r in rows if r[:2] == ("judge_result", "agent-1"))))
+        graded = next(i for i, r in enumerate(rows) if r[:2] == ("judge_result", "agent-1"))
         result_row = next(i for i, r in enumerate(rows) if r[1] == "agent-1" and (r[2] or "").startswith("Result:"))
         assert graded > result_row
     finally:
