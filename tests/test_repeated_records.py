@@ -123,6 +123,17 @@ def test_records_repeated_in_a_resumed_file_are_counted_once_whatever_the_ingest
     assert "no-turns" not in flags[other_id]
 
 
+def test_one_ingest_of_both_files_gives_the_same_totals_as_two(tmp_path):
+    f = _files(tmp_path, restamp=True)
+    two = _ingest(tmp_path / "two.duckdb", f["y"], f["x"])
+    db = tmp_path / "one.duckdb"
+    assert main(["--db", str(db), "ingest", "-q", str(f["y"]), str(f["x"])]) == 0
+    one = _runs(db)
+    assert one == two
+    y_own = _alone(tmp_path, f["y_own"])  # Y, recorded first in that ingest, counts only its own records
+    assert {c: one["a-resumed.jsonl"][c] for c in TOTALS} == {c: y_own[c] for c in TOTALS}
+
+
 def test_replay_header_tokens_leave_out_the_repeated_records(tmp_path):
     """The replay header's token figures agree with the runs row (both leave the copies out)."""
     from edgetui import store
