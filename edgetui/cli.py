@@ -485,7 +485,9 @@ SELECT run_id, task_id, status,
        concat_ws(' ', CASE WHEN infra_error THEN 'infra' END, CASE WHEN is_sample THEN 'sample' END,
                  CASE WHEN policy_assumed AND coalesce(layout, '') <> 'transcript' THEN 'policy-assumed' END,
                  CASE WHEN n_parse_errors > 0 THEN n_parse_errors || '-bad-records' END,
-                 CASE WHEN n_messages = 0 AND agent_format IS NOT NULL THEN 'no-turns' END,
+                 CASE WHEN n_messages = 0 AND coalesce(n_repeated, 0) = 0 AND agent_format IS NOT NULL
+                      THEN 'no-turns' END,
+                 CASE WHEN n_repeated > 0 THEN n_repeated || '-repeated' END,
                  {transcript_flags},
                  CASE WHEN status IN ('running', 'grading') AND timeout_s > 0 AND started_at IS NOT NULL
                       AND epoch(current_timestamp) - started_at > timeout_s THEN 'over-budget' END) AS flags,
@@ -497,7 +499,7 @@ SELECT run_id, task_id, status,
          + coalesce(cache_write_tokens, 0) AS tokens,
        round(cost_usd, 2) AS cost_usd, round(stated_cost_usd, 2) AS stated_usd,
        coalesce((SELECT string_agg(tag, ' ' ORDER BY tag) FROM run_tags g WHERE g.run_key = runs.run_key), '') AS tags,
-       best_score, best_pass_rate, started_at, status_reason
+       best_score, best_pass_rate, started_at, status_reason, repeated_from
 FROM runs {where} ORDER BY started_at DESC NULLS LAST, run_id, task_id
 """
 

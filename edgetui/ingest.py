@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
+from . import repeats
 from .align import align_run
 from .events import Event
 from .parsers.base import file_generation, iter_lines, open_regular, read_regular
@@ -357,7 +358,13 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     from replay.selection import best_so_far, entry_from_submission, is_score_task
 
     conn = rec.conn
-    # submission time: agent rounds by submitted_at, auto by tick / submitted_at, games by order
+    # a round's time (``submissions.t``, the chart's x and the order of best-so-far) is when its result
+    # was known: its judge_result event's time (evolve ``at`` for agent rounds, else the judge log's
+    # Result: line, else the report's mtime: sforge_dir.result_known_time); without one (in flight)
+    # its submission's, the tick's or the report's; games by order
+    known_t = dict(conn.execute(
+        "SELECT round, max(t) FROM events WHERE run_key = ? AND kind = 'judge_result' AND round IS NOT NULL "
+        "AND source LIKE 'submissions/%' GROUP BY round", [run_key]).fetchall())
     tick_t = dict(conn.execute(
         "SELECT round, min(t) FROM events WHERE run_key = ? AND kind = 'submission_sent' AND round IS NOT NULL "
         "AND source = 'auto_eval_ticks.log' GROUP BY round", [run_key]).fetchall())
@@ -369,6 +376,8 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     def sub_time(s: SubmissionRecord) -> Optional[float]:
         if s.round in game_t:
             return game_t[s.round]
+        if s.status != "in_flight" and known_t.get(s.round) is not None:
+            return known_t[s.round]
         return s.submitted_at or tick_t.get(s.round) or s.seen_at or s.graded_at
 
     ordered = sorted(subs, key=lambda s: (sub_time(s) is None, sub_time(s) or 0.0, s.kind, s.n or 0, s.round))
@@ -417,22 +426,16 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         best_0_100 = r[0][0] if r else None
     if aggregates:
         agg = conn.execute(
-            """SELECT count(*), count(*) FILTER (kind = 'parse_error'), count(*) FILTER (kind = 'tool_call'),
-                      sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens),
+            """SELECT count(*), count(*) FILTER (kind = 'parse_error'),
                       max(t) FILTER (kind NOT IN ('resource_sample', 'container_state', 'alarm', 'annotation')),
-                      min(t), count(*) FILTER (kind IN ('agent_message', 'user_message', 'thinking', 'tool_call'))
+                      min(t)
                FROM events WHERE run_key = ?""", [run_key]).fetchall()[0]
         stated = conn.execute(
             "SELECT sum(stated_cost_usd) FROM events WHERE run_key = ? AND stated_cost_usd IS NOT NULL",
             [run_key]).fetchall()[0][0]
-        cost = conn.execute(
-            """SELECT sum(coalesce(e.input_tokens,0) * p.input_per_mtok + coalesce(e.output_tokens,0) * p.output_per_mtok
-                          + coalesce(e.cache_read_tokens,0) * p.cache_read_per_mtok
-                          + coalesce(e.cache_write_tokens,0) * p.cache_write_per_mtok) / 1e6
-               FROM events e
-               JOIN LATERAL (SELECT * FROM prices WHERE e.model LIKE prices.model_pattern
-                             ORDER BY length(model_pattern) DESC LIMIT 1) p ON TRUE
-               WHERE e.run_key = ? AND e.input_tokens IS NOT NULL""", [run_key]).fetchall()[0][0]
+        # tokens, dollars, messages and tool calls count a record repeated from an earlier run's
+        # file (a resumed transcript) once, in that run (edgetui/repeats.py)
+        has_keys = repeats.refresh_record_keys(conn, run_key)
     n_agent = sum(1 for s in subs if s.kind in ("agent", "legacy"))
     n_auto = sum(1 for s in subs if s.kind == "auto")
     n_game = sum(1 for s in subs if s.kind == "game")
@@ -448,7 +451,7 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
             sub_cols["started_at"] = info.started_at
         rec.update_run(run_key, **sub_cols)
         return
-    last_event = agg[7]
+    last_event = agg[2]
     reason = None
     if info.final is not None:
         status = "finished"
@@ -465,13 +468,17 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         started = conn.execute("SELECT min(t) FROM events WHERE run_key = ? AND source = 'run_agent.log' "
                                "AND t_source = 'recorded'", [run_key]).fetchall()[0][0]
     if started is None:
-        started = agg[8]
+        started = agg[3]
+    # a run without record keys (an SForge run dir) shares nothing: its totals go in the same write
+    totals = {} if has_keys else repeats.record_totals(conn, run_key, has_keys=False)
     rec.update_run(
-        run_key, status=status, **sub_cols,
-        n_events=agg[0], n_parse_errors=agg[1], n_tool_calls=agg[2], input_tokens=agg[3], output_tokens=agg[4],
-        cache_read_tokens=agg[5], cache_write_tokens=agg[6], cost_usd=cost, stated_cost_usd=stated,
-        last_event_at=last_event, started_at=started, n_messages=agg[9], status_reason=reason,
+        run_key, status=status, **sub_cols, **totals,
+        n_events=agg[0], n_parse_errors=agg[1], stated_cost_usd=stated,
+        last_event_at=last_event, started_at=started, status_reason=reason,
     )
+    if has_keys:  # (after started_at is written: it ranks the run as owner of shared records)
+        repeats.recount(conn, run_key)
+        repeats.recount_sharing_runs(conn, run_key)  # their owner may have changed
 
 
 #: a run_agent.log that ends on an ERROR and has not changed for this long: the harness has ended
@@ -778,8 +785,9 @@ def _binary_head(path: Path) -> bool:
 def _say_no_turns(rec: Recorder, key: str, where: Path, report: IngestReport) -> None:
     """A transcript that gave no agent or user message, thinking or tool call says so (and is flagged
     ``no-turns``)."""
-    row = rec.conn.execute("SELECT n_messages, agent_format FROM runs WHERE run_key = ?", [key]).fetchall()
-    if row and row[0][0] == 0 and row[0][1]:
+    row = rec.conn.execute("SELECT n_messages, agent_format, coalesce(n_repeated, 0) FROM runs WHERE run_key = ?",
+                           [key]).fetchall()
+    if row and row[0][0] == 0 and row[0][1] and not row[0][2]:  # (all repeated from an earlier file: turns)
         report.messages.append(f"{where}: no agent or user message, thinking or tool call recognised (0 turns); "
                                "flagged no-turns")
 

@@ -41,6 +41,10 @@ def _has_final_errors(tbl: pa.Table) -> bool:
                                pc.not_equal(tbl.column("sub"), PROVISIONAL_SUB))).as_py())
 
 
+#: whole-file event kinds whose time finalize_run places after they are written (never re-timed here)
+_PLACED_KINDS = ("game_step", "game_result")
+
+
 class Recorder:
     """Single writer of one DuckDB database file.
 
@@ -111,9 +115,11 @@ class Recorder:
         Such events describe the files as they are now: events of an older
         version of such a file (a round re-graded after a judge restart, a
         grading that finished since the last ingest) are deleted in the same
-        transaction. Line sources and database-only kinds (annotation, alarm,
-        container_state, resource_sample) are never touched. Returns the change in the run's
-        number of events (rows inserted minus rows deleted).
+        transaction; an event whose time (``t``, ``t_source``) changed is written again under
+        the same ``event_id`` (a graded round timed by its judge log, then by ``evolve_state.json``
+        ``at``: annotations on it stay attached). Line sources and database-only kinds (annotation,
+        alarm, container_state, resource_sample) are never touched. Returns the change in the
+        run's number of events (rows inserted minus rows deleted).
         """
         # the ids already recorded, then only the difference is written: a refresh after one new
         # graded round deletes nothing and inserts that round's events (an anti-join DELETE and an
@@ -123,14 +129,21 @@ class Recorder:
                  "AND kind NOT IN ('annotation', 'alarm', 'container_state', 'resource_sample')")
         self.conn.execute("BEGIN TRANSACTION")
         try:
-            have = {r[0] for r in self.conn.execute(f"SELECT event_id FROM events WHERE {where}", [run_key]).fetchall()}
+            have = {r[0]: (r[1], r[2]) for r in self.conn.execute(
+                f"SELECT event_id, t, t_source FROM events WHERE {where}", [run_key]).fetchall()}
             tbl = self.events_table(run_key, events)
             ids = tbl.column("event_id").to_pylist()
-            gone = sorted(have.difference(ids))
+            # an event whose time changed is written again under its id: a round's result timed by
+            # the judge log until evolve_state.json gives ``at``, a log read with a new UTC offset
+            # (game events are placed by finalize, untimed ones by the alignment: left as they are)
+            cols = (tbl.column(c).to_pylist() for c in ("t", "t_source", "kind"))
+            retimed = {eid for eid, t, ts, kind in zip(ids, *cols)
+                       if t is not None and eid in have and have[eid] != (t, ts) and kind not in _PLACED_KINDS}
+            gone = sorted(set(have).difference(ids) | retimed)
             if gone:
                 self.conn.execute(f"DELETE FROM events WHERE {where} AND event_id IN (SELECT unnest(?))",
                                   [run_key, gone])
-            fresh, seen = [], set(have)
+            fresh, seen = [], set(have).difference(retimed)
             for i, eid in enumerate(ids):
                 if eid not in seen:
                     seen.add(eid)
@@ -138,7 +151,7 @@ class Recorder:
             if fresh:  # known to be new: a plain INSERT (an INSERT OR IGNORE of one row costs ~8 ms here)
                 self.insert_table(tbl if len(fresh) == len(ids) else tbl.take(fresh), ignore=False)
             self.conn.execute("COMMIT")
-            return len(fresh) - len(gone)
+            return len(fresh) - len(gone)  # (a re-timed event counts once in each: no change)
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise

@@ -2,7 +2,8 @@
 
 * :func:`forget_run` removes everything recorded of a run (events, submissions, test
   results, cursors, annotations, tags, its row) and leaves a **tombstone**: the raw files
-  are never touched, and neither an ingest of a root that holds the run nor a scan of a
+  are never touched (the runs that shared records with it count them again: :mod:`edgetui.repeats`),
+  and neither an ingest of a root that holds the run nor a scan of a
   watched root brings it back, until ``edgetui ingest --unforget PATH`` (:func:`unforget_run`).
 * :func:`tag_run` / :func:`untag_run` give runs names (``run_tags``), shown by ``edgetui runs``
   and matched by its ``--tag`` filter.
@@ -20,8 +21,10 @@ from typing import Any, Optional
 
 import duckdb
 
+from . import repeats
+
 #: tables whose rows belong to one run (``run_key``), emptied by forget
-RUN_TABLES = ("events", "submissions", "test_results", "source_cursors", "annotations", "run_tags")
+RUN_TABLES = ("events", "submissions", "test_results", "source_cursors", "annotations", "run_tags", "record_keys")
 _TAG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,63}$")
 
 
@@ -48,9 +51,12 @@ def forget_run(conn: duckdb.DuckDBPyConnection, run_key: str, now: Optional[floa
         if not row:
             raise LookupError(f"no recorded run {run_key!r}")
         n = cur.execute("SELECT count(*) FROM events WHERE run_key = ?", [run_key]).fetchone()[0]
+        sharing = repeats.sharing_runs(cur, run_key)
         for t in RUN_TABLES:
             cur.execute(f"DELETE FROM {t} WHERE run_key = ?", [run_key])
         cur.execute("DELETE FROM runs WHERE run_key = ?", [run_key])
+        for other in sharing:  # records it counted for them are now counted by the next owner
+            repeats.recount(cur, other)
         cur.execute("INSERT OR REPLACE INTO tombstones VALUES (?, ?, ?)", [run_key, row[0][0], now or time.time()])
         return int(n)
     return _tx(conn, go)

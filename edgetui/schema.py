@@ -17,13 +17,15 @@ units unless named ``*_0_100``):
 * ``tombstones`` — runs forgotten with ``edgetui forget`` (their raw files untouched; a scan of a
   watched root skips them until ``edgetui ingest --unforget``).
 * ``run_tags`` — names given to runs with ``edgetui tag``.
+* ``record_keys(run_key, rkey, event_id)`` — the Claude Code message ids (``m:…``) and uuids (``u:…``)
+  of each run's transcript events, to count records repeated across runs once (:mod:`edgetui.repeats`).
 """
 
 from __future__ import annotations
 
 import duckdb
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 7
 
 _V1 = [
     """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
@@ -110,6 +112,15 @@ MIGRATIONS: dict[int, list[str]] = {
     #: 5: a bare transcript's run is keyed by its content, not its file name (``.../transcript-<id>``):
     #: runs keyed ``host/<stem>/transcript`` are re-keyed from their file (the data step in migrate())
     5: [],
+    #: 6: assigned to another change (empty here; the integrator merges the numbering)
+    6: [],
+    #: 7: records repeated across runs (a resumed transcript copying an earlier file's records) are
+    #: counted once, by the earliest run (edgetui/repeats.py): their keys, and what a run leaves out
+    #: (the data step in migrate(): the transcript runs already recorded are counted again)
+    7: ["CREATE TABLE IF NOT EXISTS record_keys (run_key VARCHAR NOT NULL, rkey VARCHAR NOT NULL, event_id VARCHAR)",
+        "CREATE INDEX IF NOT EXISTS record_keys_run ON record_keys(run_key)",
+        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS n_repeated BIGINT",
+        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS repeated_from VARCHAR"],
 }
 
 
@@ -152,6 +163,10 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> int:
         try:
             for stmt in MIGRATIONS[v]:
                 conn.execute(stmt)
+            if v == 7 and found >= 1:  # transcript runs recorded before: their keys and totals now
+                from .repeats import recount_transcript_runs
+
+                recount_transcript_runs(conn)
             if v == 5 and found >= 1:
                 from .rekey import rekey_transcript_runs
 

@@ -32,6 +32,8 @@ from typing import Any, Iterable, Optional, Sequence
 import duckdb
 import orjson
 
+from .repeats import REP_CTE, keep_sql, repeated_keys
+
 __all__ = [
     "EVENT_ORDER_SQL",
     "EventColumns",
@@ -205,7 +207,8 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str) -> Optional[dict[s
       ``tokens`` (their sum) — the events' token columns summed, counting each
       model message (``message_id``) once, since a split assistant message
       repeats its usage on every part (sforge-format.md §6.2), and leaving out
-      ``agent_result`` events whose usage is the segment total.
+      ``agent_result`` events whose usage is the segment total and records an earlier run
+      holds too (a resumed transcript's copies: :mod:`edgetui.repeats`).
     """
     with conn.cursor() as cur:
         cur.execute(
@@ -228,16 +231,22 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str) -> Optional[dict[s
         head["n_events"] = int(n)
         head["first_t"] = first_t
         head["last_t"] = last_t
+        try:  # records an earlier run's file holds too are counted there (edgetui/repeats.py)
+            shared = repeated_keys(cur, run_key)[0] > 0
+        except duckdb.CatalogException:  # a read-only file of an older schema: no record_keys yet
+            shared = False
         tok = cur.execute(
-            """SELECT coalesce(sum(i), 0), coalesce(sum(o), 0), coalesce(sum(cr), 0), coalesce(sum(cw), 0)
+            f"""WITH {REP_CTE if shared else "_none AS (SELECT 1)"}
+               SELECT coalesce(sum(i), 0), coalesce(sum(o), 0), coalesce(sum(cr), 0), coalesce(sum(cw), 0)
                FROM (SELECT max(input_tokens) i, max(output_tokens) o,
                             max(cache_read_tokens) cr, max(cache_write_tokens) cw
                      FROM events
-                     WHERE run_key = ? AND kind <> 'agent_result'
+                     WHERE run_key = $rk AND kind <> 'agent_result'
                        AND (input_tokens IS NOT NULL OR output_tokens IS NOT NULL
                             OR cache_read_tokens IS NOT NULL OR cache_write_tokens IS NOT NULL)
+                       AND {keep_sql(shared=shared)}
                      GROUP BY coalesce(message_id, event_id))""",
-            [run_key],
+            {"rk": run_key},
         ).fetchone()
     head["tok_input"], head["tok_output"], head["tok_cache_read"], head["tok_cache_write"] = (int(x) for x in tok)
     head["tokens"] = sum(int(x) for x in tok)

@@ -17,7 +17,12 @@ and keeps the database current while runs are going:
   ``started_at``, ``evolve_state.json``, histories) re-run the file part of
   :func:`edgetui.ingest.ingest_run` for that run, then
   :func:`~edgetui.ingest.finalize_run` (best-so-far, alignment, aggregates);
-  runs that only grew are finalized at most every ``finalize_interval_s``;
+  runs that only grew are finalized at most every ``finalize_interval_s``; a graded round is
+  timed when its result was known — its judge log's ``Result:`` line (else the report's mtime),
+  then, when ``evolve_state.json`` is written at the end, its ``at``: the same event, re-timed
+  under its id (:func:`edgetui.parsers.sforge_dir.result_known_time`,
+  :meth:`edgetui.recorder.Recorder.replace_file_events`), so a run watched live ends with the
+  times of an offline ingest;
 * **containers**: one engine listing per refresh
   (:class:`~edgetui.live.docker_watch.DockerWatch`); work containers are
   joined by name, judge containers through the submission folder's

@@ -957,11 +957,14 @@ def submission_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_o
 
     Per non-game record one JUDGE_RESULT (``round`` set; ``data`` = pass_rate,
     score, valid, summary, ``failing`` (first 50 non-passing test names),
-    status, error…): source ``report.json`` (or ``run_instance.log`` when
-    grading failed), offset 0; ``t`` = ``submitted_at`` (recorded) else
-    report mtime (interpolated) else, for failed grading, the time of the last
-    ERROR record of run_instance.log (recorded). A bad report.json also gives
-    a parse_error (sub 0; the JUDGE_RESULT is then sub 1).
+    status, error, ``submitted_at``, ``known_by``…): source ``report.json`` (or
+    ``run_instance.log`` when grading failed), offset 0; ``t`` = when the result
+    was known (:func:`result_known_time`: evolve ``at`` for agent rounds, else the
+    judge log's ``Result:`` line, else the report mtime), or, for failed grading,
+    the time of the last ERROR record of run_instance.log (recorded). The
+    submission itself is the round's ``sforge-submit`` call / auto-eval tick, at
+    ``submitted_at``. A bad report.json also gives a parse_error (sub 0; the
+    JUDGE_RESULT is then sub 1).
     From run_instance.log: ERROR records (kind LOG, level ERROR, with
     traceback), WARNING lines and the ``Result:`` / ``Test runtime:`` /
     ``Judge container started:`` lines, as LOG events with ``round``; judge
@@ -980,6 +983,52 @@ def submission_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_o
         out.extend(e.model_copy() for e in evs)
     _replace(cache, fresh)
     return out
+
+
+_RESULT_PREFIX = "Result:"
+#: the judge's end is trusted as a result time only this long (s) past ``submitted_at`` plus the
+#: eval's runtime (container start, archive, teardown take seconds): a log read with the wrong
+#: UTC offset (the run's offset unknown) falls back to the report's mtime instead
+JUDGE_SETUP_MAX_S = 900.0
+
+
+def result_known_time(rec: SubmissionRecord, instance_events: list[Event]
+                      ) -> tuple[Optional[float], Optional[str], Optional[str]]:
+    """When a graded round's result was known: ``(t, t_source, known_by)`` (epoch seconds UTC).
+
+    * agent (and legacy) rounds: ``evolve_state.json`` ``at`` (``seen_at``), the moment the
+      agent saw the result — SForge's visualizer times agent rounds so (sforge-format.md §10.1);
+      ``known_by = "evolve_state"``, recorded;
+    * otherwise (auto rounds; an agent round before ``evolve_state.json`` is written, which the
+      harness does at the end): the judge's end in ``run_instance.log``, its ``Result:`` line
+      (else its last timed record, the judge container's end); ``"judge_log"``, recorded;
+      trusted between ``submitted_at`` and ``submitted_at`` + runtime + :data:`JUDGE_SETUP_MAX_S`;
+    * else the ``report.json`` mtime (``graded_at``), trusted in the same window;
+      ``"report_mtime"``, interpolated;
+    * else (a copied or checked-out folder: every mtime is the copy's) ``submitted_at`` plus the
+      eval's ``runtime_seconds``; ``"submitted_at+runtime"``, interpolated;
+    * nothing known: ``(None, None, None)``.
+
+    Never ``submitted_at``: that is when grading began, not when its result was known.
+    ``instance_events``: the round's ``run_instance.log`` events (:func:`_instance_log_events`).
+    """
+    if rec.kind in ("agent", "legacy") and rec.seen_at is not None:
+        return rec.seen_at, TimeSource.RECORDED, "evolve_state"
+
+    def plausible(t: float) -> bool:
+        return rec.submitted_at is None or \
+            rec.submitted_at - 1.0 <= t <= rec.submitted_at + (rec.runtime_s or 0.0) + JUDGE_SETUP_MAX_S
+
+    timed = [e for e in instance_events if e.t is not None and e.kind != Kind.PARSE_ERROR]
+    results = [e for e in timed if str(e.data.get("message", "")).startswith(_RESULT_PREFIX)]
+    judge_end = results[-1] if results else (timed[-1] if timed else None)
+    if judge_end is not None and plausible(judge_end.t):
+        return judge_end.t, TimeSource.RECORDED, "judge_log"
+    if rec.graded_at is not None and plausible(rec.graded_at):
+        return rec.graded_at, TimeSource.INTERPOLATED, "report_mtime"
+    if rec.submitted_at is not None:  # a copied or checked-out folder's mtime: grading start + its runtime
+        return rec.submitted_at + (rec.runtime_s or 0.0), TimeSource.INTERPOLATED, "submitted_at+runtime"
+    return None, None, None
 
 
 def _folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offset_s: Optional[float]) -> list[Event]:
@@ -1040,11 +1089,10 @@ def _folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offs
             if rec.status == "bad_report":
                 out.append(_json_parse_error(rj, rec.error))
                 sub = 1
-            if rec.submitted_at is not None:
-                t, ts = rec.submitted_at, TimeSource.RECORDED
-            else:
-                t = rec.graded_at
-                ts = TimeSource.INTERPOLATED if t is not None else None
+            t, ts, known_by = result_known_time(rec, inst)
+            data["known_by"] = known_by
+            if known_by == "judge_log" and utc_offset_s is None:
+                data["tz_assumed"] = True
             out.append(
                 Event(
                     kind=Kind.JUDGE_RESULT,

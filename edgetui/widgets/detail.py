@@ -91,6 +91,15 @@ def _text_of(data: dict[str, Any]) -> Optional[str]:
     return None
 
 
+#: where a graded row's time comes from (``data.known_by``: sforge_dir.result_known_time), in words
+_KNOWN_BY = {
+    "evolve_state": "agent saw it (evolve at)",
+    "judge_log": "judge's Result: line",
+    "report_mtime": "report.json mtime",
+    "submitted_at+runtime": "≈ submitted + runtime",
+}
+
+
 def _report(sub: dict[str, Any], tests: Optional[list[dict[str, Any]]], data: dict[str, Any]) -> list[RenderableType]:
     g = lambda k: sub.get(k) if sub.get(k) is not None else data.get(k)  # noqa: E731
     out: list[RenderableType] = [_section("Submission report", "bold green")]
@@ -120,6 +129,13 @@ def _report(sub: dict[str, Any], tests: Optional[list[dict[str, Any]]], data: di
         t.add_row("timed out", Text("yes", style="bold red"))
     if g("runtime_s") is not None:
         t.add_row("runtime", Text(fmt_elapsed(g("runtime_s"))))
+    known = _KNOWN_BY.get(data.get("known_by") or "")
+    if known:  # the graded row sits when the result was known; the submission went out earlier
+        kt = Text(known)
+        sent, at = g("submitted_at"), sub.get("t")
+        if isinstance(sent, (int, float)) and isinstance(at, (int, float)) and at >= sent:
+            kt.append(f" · sent {fmt_elapsed(at - sent)} before", style="dim")
+        t.add_row("known", kt)
     if sub:
         nb = Text("★ new best" if sub.get("is_new_best") else "no", style="bold bright_yellow" if sub.get("is_new_best") else "dim")
         t.add_row("new best", nb)
