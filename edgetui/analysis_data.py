@@ -1,0 +1,69 @@
+"""Recorded runs as analysis inputs: each run's best-so-far curve (:class:`replay.analysis.score_at.RunCurve`).
+
+Reads through a ``fetch(sql, params) -> QueryResult`` callable (the CLI's read path, which also
+answers through the process holding the database), so the same code serves an open connection
+(:func:`fetch_from`) and the holder.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Optional, Sequence
+
+__all__ = ["RUNS_SQL", "SUBS_SQL", "load_curves", "fetch_from"]
+
+RUNS_SQL = """
+SELECT r.run_key, r.run_id, r.task_id, r.host, r.model, r.status, r.started_at, r.ended_at, r.last_event_at,
+       r.timeout_s, coalesce(r.infra_error, FALSE) AS infra_error, coalesce(r.is_sample, FALSE) AS is_sample,
+       r.selection, r.score_direction, t.category, t.rescale
+FROM runs r LEFT JOIN tasks t ON t.task_id = r.task_id
+{where}
+ORDER BY r.run_key
+"""
+
+SUBS_SQL = """
+SELECT run_key, round, kind, n, submission_id, status, t, seen_at, runtime_s, pass_rate, score, score_flag,
+       score_0_100, max_score, valid, error
+FROM submissions {where}
+"""
+
+
+def fetch_from(conn) -> Callable[..., Any]:
+    """A ``fetch`` over an open DuckDB connection."""
+    from .holder import run_query
+
+    return lambda sql, params=None: run_query(conn, sql, params)
+
+
+def _dicts(res) -> list[dict[str, Any]]:
+    return [dict(zip(res.columns, r)) for r in res.rows]
+
+
+def load_curves(fetch: Callable[..., Any], run_keys: Optional[Sequence[str]] = None, *,
+                now: Optional[float] = None) -> list:
+    """Every recorded run's :class:`~replay.analysis.score_at.RunCurve` (``run_keys``: only those),
+    in run-key order. ``now`` (epoch UTC): how far runs going on have got (default: their last
+    event). Category and rescale come from the run's task JSON (``tasks``)."""
+    from replay.analysis.score_at import run_curve
+
+    where, params = "", None
+    if run_keys is not None:
+        if not run_keys:
+            return []
+        where = "WHERE r.run_key IN (" + ", ".join("?" for _ in run_keys) + ")"
+        params = list(run_keys)
+    runs = _dicts(fetch(RUNS_SQL.format(where=where), params))
+    sub_where = "" if run_keys is None else "WHERE run_key IN (" + ", ".join("?" for _ in run_keys) + ")"
+    subs: dict[str, list[dict[str, Any]]] = {}
+    for s in _dicts(fetch(SUBS_SQL.format(where=sub_where), params)):
+        subs.setdefault(s["run_key"], []).append(s)
+    out = []
+    for r in runs:
+        spec = r.pop("rescale", None)
+        if isinstance(spec, str):
+            try:
+                spec = json.loads(spec)
+            except ValueError:
+                spec = None
+        out.append(run_curve(r, subs.get(r["run_key"], []), spec if isinstance(spec, dict) else None, now=now))
+    return out
