@@ -64,6 +64,38 @@ def add_commands(sub, cmd, add_db) -> None:
                    help="output format (default: table; csv and json are long: one row per cell, unrounded)")
     _add_selection(p)
 
+    p = cmd(sub, "fit", "fit EdgeBench's log-sigmoid law S(t) = Smax / (1 + (t_mid/t)^beta) and its look-alikes",
+            "edgetui fit --csv edgebench_open51_per_task.csv --mean-over task --plot",
+            "One curve per group: recorded runs (--by run|task|model) or --csv FILE with hours and score columns "
+            "(every other column groups; --mean-over COLUMN averages over it as the leaderboard does and "
+            "bootstraps it). Smax is solved in closed form over a dense (t_mid, beta) grid, then refined by "
+            "bounded robust least squares. Flagged fits (at_bound:*, ill_conditioned, did_not_converge, flat) "
+            "withhold Smax, t_mid and beta. Forms (log_probit, log_gompertz, weibull, log_linear) are compared "
+            "by RMSE on held-out hours (leave one hour out). --format json: README \"fit JSON\".")
+    add_db(p)
+    p.add_argument("runs", nargs="*", metavar="RUN", help="recorded runs (default: all, as --by groups them)")
+    p.add_argument("--csv", type=Path, default=None, metavar="FILE", help="a table with hours and score columns")
+    p.add_argument("--mean-over", default=None, metavar="COLUMN",
+                   help="with --csv: each group's curve is the mean over this column (e.g. task)")
+    p.add_argument("--by", choices=["run", "task", "model"], default="run",
+                   help="recorded runs: one curve per run (default), per task or per model (means)")
+    p.add_argument("--hours", type=parse_hours, default=None, metavar="LIST",
+                   help="recorded runs: hours to sample (default: 12 points up to the longest run's end)")
+    p.add_argument("--horizons", type=parse_hours, default=[12.0], metavar="LIST",
+                   help="hours at which to report S with its interval (default 12)")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                   help="resamples for the intervals (default 1000; 0: none). Means: tasks, then runs; single "
+                        "curves: residuals")
+    p.add_argument("--form", choices=["log_sigmoid", "log_probit", "log_gompertz", "weibull"], default="log_sigmoid",
+                   help="the form whose parameters and intervals are reported (default log_sigmoid)")
+    p.add_argument("--smax-max", type=float, default=100.0, metavar="S", help="upper bound of Smax (default 100)")
+    p.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
+    p.add_argument("--plot", action="store_true", help="draw points and fitted curves in the terminal")
+    p.add_argument("--include-retry", action="store_true", help="count -retry runs (left out by default)")
+    p.add_argument("--include-infra", action="store_true", help="count infra-error runs (left out by default)")
+    p.add_argument("--include-samples", action="store_true", help="count sample runs (left out by default)")
+    p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
+
 
 # ---------------------------------------------------------------------------- leaderboard
 
@@ -126,5 +158,198 @@ def cmd_leaderboard(db: Path, args) -> int:
     return 0
 
 
-def cmd_fit(db: Path, args) -> int:  # filled in by the fit step
-    raise NotImplementedError
+# ---------------------------------------------------------------------------- fit
+
+
+def _fit_curves(db: Path, args):
+    from replay.analysis.curves import read_curves_csv, run_curves
+
+    if args.csv is not None:
+        if not args.csv.is_file():
+            raise FileNotFoundError(f"--csv {args.csv}: no such file")
+        return read_curves_csv(args.csv, mean_over=args.mean_over)
+    if args.mean_over:
+        raise ValueError("--mean-over is for --csv tables; recorded runs are averaged with --by task|model")
+    from .analysis_data import load_curves
+    from .cli import resolve_run
+
+    keys = None
+    if args.runs:
+        fetch = _fetch(db, args.snapshot)
+
+        class _C:
+            def execute(self, sql, params=None):
+                rows = fetch(sql, params).rows
+
+                class _R:
+                    def fetchall(self_inner):
+                        return rows
+
+                    def fetchone(self_inner):
+                        return rows[0] if rows else None
+                return _R()
+        keys = [resolve_run(_C(), r) for r in args.runs]
+    curves = load_curves(_fetch(db, args.snapshot), keys)
+    if keys is None:
+        curves = [c for c in curves if (args.include_retry or not c.retry) and (args.include_samples or not c.is_sample)
+                  and (args.include_infra or not c.infra_error)]
+    if not curves:
+        raise LookupError("no runs to fit" + ("" if keys else " (-retry, infra-error and sample runs are left out: "
+                                              "--include-retry, --include-infra, --include-samples, or name runs)"))
+    hours = args.hours
+    if hours is None:
+        ends = [c.end_elapsed_s if c.end_elapsed_s is not None else (c.now_elapsed_s or 0.0) for c in curves]
+        top = max(ends) / 3600.0
+        if top <= 0:
+            raise ValueError("the runs have no elapsed time to fit; give --hours")
+        hours = [top * k / 12 for k in range(1, 13)]
+    return run_curves(curves, hours, args.by)
+
+
+def fit_record(curve, args) -> dict:
+    """One curve's fit as the JSON of ``edgetui fit --format json``."""
+    import math
+
+    import numpy as np
+
+    from replay.analysis.curves import hierarchical_resamples
+    from replay.analysis.fit import FIT_METHOD, FIT_VERSION, bootstrap, compare_forms, fit_curve, residual_resamples
+
+    t = np.asarray(curve.hours, dtype=float)
+    y = np.asarray(curve.scores, dtype=float)
+    ok = np.isfinite(y)
+    rec: dict = {**curve.group, "group": dict(curve.group), "aggregation": curve.aggregation,
+                 "time_basis": curve.time_basis, "method": FIT_METHOD, "version": FIT_VERSION}
+    try:
+        f = fit_curve(t[ok], y[ok], args.form, smax_max=args.smax_max, horizons=args.horizons)
+    except ValueError as e:
+        rec.update({"error": str(e), "hours": [float(v) for v in t], "scores": [None if not math.isfinite(v) else
+                                                                                 float(v) for v in y]})
+        return rec
+    if args.bootstrap > 0:
+        if curve.units:
+            Y = hierarchical_resamples(curve.units, len(t), args.bootstrap)[:, ok]
+            kind = "tasks then runs" if any(len(r) > 1 for r in curve.units.values()) else "tasks"
+        else:
+            Y = residual_resamples(f, args.bootstrap)
+            kind = "residuals"
+        bootstrap(f, Y, horizons=args.horizons, smax_max=args.smax_max, kind=kind)
+    d = f.as_dict()
+    rec.update({k: d[k] for k in ("Smax", "t_mid", "beta")})
+    rec["fit"] = d
+    try:
+        rec["forms"] = compare_forms(t[ok], y[ok], smax_max=args.smax_max)
+    except ValueError as e:
+        rec["forms"] = []
+        rec["forms_error"] = str(e)
+    return rec
+
+
+def _num(v, fmt="{:.2f}") -> str:
+    return "–" if v is None else fmt.format(v)
+
+
+def cmd_fit(db: Path, args) -> int:
+    if args.bootstrap < 0:
+        raise ValueError("--bootstrap must be 0 or more")
+    curves = _fit_curves(db, args)
+    recs = [fit_record(c, args) for c in curves]
+    if args.format == "json":
+        print(json.dumps(recs, indent=1, default=_json_default))
+        return 0
+    from .cli import _emit
+    from .holder import QueryResult
+
+    gcols = list(curves[0].group) if curves else []
+    h0 = args.horizons[0]
+    cols = gcols + ["form", "Smax", "t_mid", "t_half", "beta", "R2", "RMSE", "heldout_RMSE", f"S@{h0:g}h",
+                    f"S@{h0:g}h_80%", "status", "flags"]
+    rows = []
+    for rec in recs:
+        g = [rec["group"].get(c) for c in gcols]
+        if "error" in rec:
+            rows.append(tuple(g + [args.form] + ["–"] * 9 + [rec["error"]]))
+            continue
+        fd = rec["fit"]
+        iv = fd["intervals"].get(f"S@{h0:g}")
+        held = {x["form"]: x for x in rec.get("forms", [])}
+        rows.append(tuple(g + [fd["form"] + " *", _num(fd["Smax"]), _num(fd["t_mid"]),
+                               _num(fd["t_half"] if fd["findings"] else None),
+                               _num(fd["beta"]), _num(fd["r2"], "{:.4f}"), _num(fd["rmse"], "{:.3f}"),
+                               _num((held.get(fd["form"]) or {}).get("heldout_rmse"), "{:.3f}"),
+                               _num(fd["S_at"].get(f"{h0:g}")), f"{iv[0]:.1f}–{iv[1]:.1f}" if iv else "–",
+                               str(fd["status"]), " ".join(fd["flags"]) or "ok"]))
+        for x in rec.get("forms", []):
+            if x["form"] == fd["form"]:
+                continue
+            ps = x["params"] if not x["flags"] else {k: None for k in x["params"]}
+            rows.append(tuple(g + [x["form"], _num(ps.get("Smax")), _num(ps.get("t_mid")), _num(x.get("t_half") if not x["flags"] else None),
+                                   _num(ps.get("beta")) if ps else "–", _num(x["r2"], "{:.4f}"), _num(x["rmse"], "{:.3f}"),
+                                   _num(x["heldout_rmse"], "{:.3f}"), "", "", "",
+                                   " ".join(x["flags"]) if x["form"] != "log_linear" else
+                                   f"a={ps['a']:.2f} b={ps['b']:.2f}"]))
+    _emit(QueryResult(cols, rows), "table")
+    print("* the reported form; flagged fits withhold Smax, t_mid, beta (see flags); the other forms' rows are for "
+          "comparison (heldout_RMSE: leave one hour out)")
+    if args.plot:
+        print(plot_fits(recs))
+    return 0
+
+
+def _json_default(o):
+    import numpy as np
+
+    if isinstance(o, (np.floating, np.integer)):
+        return o.item()
+    if isinstance(o, tuple):
+        return list(o)
+    return str(o)
+
+
+def plot_fits(recs, width: int = 0, height: int = 0) -> str:
+    """Points (•) and fitted curves (lines) of ``recs`` (``fit_record`` dicts, at most 8) drawn
+    with plotext, as text, with a legend line per curve; no colour when stdout is not a terminal
+    or under NO_COLOR."""
+    import os
+    import shutil
+
+    import numpy as np
+    import plotext as plt
+
+    from replay.analysis.fit import predict
+
+    cols, lines = shutil.get_terminal_size((100, 30))
+    w, h = width or min(cols, 160), height or max(15, min(lines - 6, 40))
+    colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    f = plt.figure
+    f.clear()
+    f.theme("simple")
+    f.plot_size(w, h)
+    palette = [33, 208, 40, 170, 45, 196, 226, 99]
+    legend = []
+    symbols = "•o+x*#@%"
+    shown = [r for r in recs if "error" not in r][:8]
+    points = []
+    for i, rec in enumerate(shown):
+        fd = rec["fit"]
+        c = palette[i % len(palette)]
+        px = (c, "default") if colour else ("default", "default")
+        sym = symbols[i % len(symbols)]
+        tt = np.linspace(min(fd["hours"]), max(fd["hours"]), 80)
+        s = f.signal(list(map(float, tt)), [float(v) for v in predict(fd["form"], fd["raw"], tt)],
+                     marker=plt.marker("braille", pixel=px))
+        s.lines()
+        f.draw(s)
+        points.append((fd["hours"], fd["scores"], sym, px))
+        label = " ".join(str(v) for v in rec["group"].values()) or "(all)"
+        mark = f"\x1b[38;5;{c}m{sym}\x1b[0m" if colour else sym
+        legend.append(f"{mark} {label}: {fd['form']}" + ("" if fd["findings"] else " (flagged: " +
+                                                          " ".join(fd["flags"]) + ")"))
+    for xs, ys, sym, px in points:  # drawn last: the data stay visible over the curves
+        f.draw(f.signal(xs, ys, marker=plt.marker(sym, pixel=px)))
+    out = f.build().string()
+    if not colour:
+        out = plt.uncolorize(out) if hasattr(plt, "uncolorize") else out
+    more = len([r for r in recs if "error" not in r]) - len(shown)
+    return out + "\n" + "\n".join(legend) + (f"\n(+{more} more curves not drawn)" if more > 0 else "") + \
+        "\nx: hours, y: score (0-100)"
