@@ -40,10 +40,11 @@ def _dicts(res) -> list[dict[str, Any]]:
 
 
 def load_curves(fetch: Callable[..., Any], run_keys: Optional[Sequence[str]] = None, *,
-                now: Optional[float] = None) -> list:
+                now: Optional[float] = None, time_basis: str = "wall_clock") -> list:
     """Every recorded run's :class:`~replay.analysis.score_at.RunCurve` (``run_keys``: only those),
     in run-key order. ``now`` (epoch UTC): how far runs going on have got (default: their last
-    event). Category and rescale come from the run's task JSON (``tasks``)."""
+    event). Category and rescale come from the run's task JSON (``tasks``). ``time_basis``:
+    ``wall_clock`` or ``active`` (:mod:`replay.analysis.timebasis`: grading and cooldown waits left out)."""
     from replay.analysis.score_at import run_curve
 
     where, params = "", None
@@ -57,6 +58,14 @@ def load_curves(fetch: Callable[..., Any], run_keys: Optional[Sequence[str]] = N
     subs: dict[str, list[dict[str, Any]]] = {}
     for s in _dicts(fetch(SUBS_SQL.format(where=sub_where), params)):
         subs.setdefault(s["run_key"], []).append(s)
+    cool: dict[str, list[dict[str, Any]]] = {}
+    if time_basis == "active":
+        from replay.analysis.timebasis import COOLDOWN_SQL
+
+        for e in _dicts(fetch(COOLDOWN_SQL)):
+            cool.setdefault(e["run_key"], []).append(e)
+    elif time_basis != "wall_clock":
+        raise ValueError(f"time basis {time_basis!r}: use wall_clock or active")
     out = []
     for r in runs:
         spec = r.pop("rescale", None)
@@ -65,5 +74,12 @@ def load_curves(fetch: Callable[..., Any], run_keys: Optional[Sequence[str]] = N
                 spec = json.loads(spec)
             except ValueError:
                 spec = None
-        out.append(run_curve(r, subs.get(r["run_key"], []), spec if isinstance(spec, dict) else None, now=now))
+        clock = None
+        if time_basis == "active":
+            from replay.analysis.timebasis import ActiveClock, wait_intervals
+
+            clock = ActiveClock(wait_intervals(subs.get(r["run_key"], []), cool.get(r["run_key"], []),
+                                               r.get("started_at")))
+        out.append(run_curve(r, subs.get(r["run_key"], []), spec if isinstance(spec, dict) else None, now=now,
+                             clock=clock))
     return out

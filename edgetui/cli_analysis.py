@@ -86,6 +86,9 @@ def add_commands(sub, cmd, add_db) -> None:
     p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
                    help="resamples for the intervals (default 1000; 0: none). Means: tasks, then runs; single "
                         "curves: residuals")
+    p.add_argument("--time-basis", choices=["wall_clock", "active"], default="wall_clock",
+                   help="recorded runs: elapsed wall clock (default) or active time (grading and cooldown waits "
+                        "left out)")
     p.add_argument("--form", choices=["log_sigmoid", "log_probit", "log_gompertz", "weibull"], default="log_sigmoid",
                    help="the form whose parameters and intervals are reported (default log_sigmoid)")
     p.add_argument("--smax-max", type=float, default=100.0, metavar="S", help="upper bound of Smax (default 100)")
@@ -189,7 +192,7 @@ def _fit_curves(db: Path, args):
                         return rows[0] if rows else None
                 return _R()
         keys = [resolve_run(_C(), r) for r in args.runs]
-    curves = load_curves(_fetch(db, args.snapshot), keys)
+    curves = load_curves(_fetch(db, args.snapshot), keys, time_basis=args.time_basis)
     if keys is None:
         curves = [c for c in curves if (args.include_retry or not c.retry) and (args.include_samples or not c.is_sample)
                   and (args.include_infra or not c.infra_error)]

@@ -160,6 +160,7 @@ def run_curves(curves: Sequence[Any], hours: Sequence[float], by: str = "run") -
         scores = units_mean(units, len(hours))
         agg = {"run": "best-so-far of one run", "task": "mean over the task's runs",
                "model": "mean over tasks (repeats first; tasks with a value)"}[by]
+        basis = {c.time_basis for c in curves} or {"wall_clock"}
         out.append(Curve(dict(zip(names[by], key)), [float(h) for h in hours], [float(x) for x in scores],
-                         units if by != "run" else {}, agg))
+                         units if by != "run" else {}, agg, "/".join(sorted(basis))))
     return out

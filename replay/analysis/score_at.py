@@ -77,6 +77,7 @@ class RunCurve:
     steps: list[tuple[float, Optional[float], Optional[str]]] = field(default_factory=list)
     first_value: Optional[float] = None
     first_elapsed_s: Optional[float] = None
+    time_basis: str = "wall_clock"
 
     @property
     def retry(self) -> bool:
@@ -153,7 +154,7 @@ def _value_of(row: Mapping[str, Any], best_pass_rate: Any, spec: Optional[dict])
 
 
 def run_curve(run: Mapping[str, Any], subs: Sequence[Mapping[str, Any]], rescale_spec: Optional[dict] = None,
-              *, now: Optional[float] = None) -> RunCurve:
+              *, now: Optional[float] = None, clock=None) -> RunCurve:
     """The :class:`RunCurve` of one run.
 
     ``run``: a ``runs`` row (``run_key``, ``run_id``, ``task_id``, ``model``, ``status``,
@@ -162,7 +163,8 @@ def run_curve(run: Mapping[str, Any], subs: Sequence[Mapping[str, Any]], rescale
     rows (any order; ``manual`` rounds and games in flight are left out as the ingest does).
     ``rescale_spec``: the task's ``judge.rescale`` (``None``: values are pass rate × 100).
     ``now``: epoch UTC for a run going on (default: its last event). A run is going on while its
-    status is ``running`` or ``grading``.
+    status is ``running`` or ``grading``. ``clock``: maps wall elapsed seconds to the curve's time
+    basis (:class:`replay.analysis.timebasis.ActiveClock`; default: wall clock).
     """
     start = _num(run.get("started_at"))
     live = run.get("status") in ("running", "grading")
@@ -174,12 +176,17 @@ def run_curve(run: Mapping[str, Any], subs: Sequence[Mapping[str, Any]], rescale
         curve.end_elapsed_s = None if live or end is None else end - start
         ref = now if now is not None else (_num(run.get("last_event_at")) or end)
         curve.now_elapsed_s = None if ref is None else ref - start
+        if clock is not None:
+            curve.end_elapsed_s, curve.now_elapsed_s = clock(curve.end_elapsed_s), clock(curve.now_elapsed_s)
     counted = [s for s in subs if s.get("kind") != "manual" and s.get("status") != "in_flight"]
     # creation order: the judge's history order (submission time, as the ingest orders them)
     order = sorted(counted, key=lambda s: (_num(s.get("t")) is None, _num(s.get("t")) or 0.0,
                                            s.get("n") or 0, str(s.get("round"))))
     entries = [entry_from_submission(SimpleNamespace(**{k: s.get(k) for k in _RECORD_FIELDS})) for s in order]
     known = [known_elapsed(s, start) for s in order]
+    if clock is not None:
+        known = [clock(k) for k in known]
+        curve.time_basis = "active"
     by_round = {s.get("round"): s for s in order}
     policy = run.get("selection") or "pass_rate_first"
     direction = run.get("score_direction") or "maximize"
