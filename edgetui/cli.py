@@ -173,7 +173,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return cmd_app(db, args)
         from . import cli_analysis
 
-        name = f"cmd_{args.cmd}"
+        name = f"cmd_{args.cmd.replace('-', '_')}"
         return (globals().get(name) or getattr(cli_analysis, name))(db, args)
     except KeyboardInterrupt:
         print("edgetui: interrupted", file=sys.stderr)

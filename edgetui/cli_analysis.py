@@ -94,6 +94,30 @@ def add_commands(sub, cmd, add_db) -> None:
     p.add_argument("--smax-max", type=float, default=100.0, metavar="S", help="upper bound of Smax (default 100)")
     p.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
     p.add_argument("--plot", action="store_true", help="draw points and fitted curves in the terminal")
+    p.add_argument("--backtest", action="store_true",
+                   help="with --csv of a per-task table (task, model, hours, score): back-test the 12-hour "
+                        "forecast from 2-6 h and 2-4 h, leave-one-out, beside 'last best persists'")
+    p.add_argument("--markdown", action="store_true", help="with --backtest: print the README's Markdown table")
+    p.add_argument("--include-retry", action="store_true", help="count -retry runs (left out by default)")
+    p.add_argument("--include-infra", action="store_true", help="count infra-error runs (left out by default)")
+    p.add_argument("--include-samples", action="store_true", help="count sample runs (left out by default)")
+    p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
+
+    p = cmd(sub, "learning-speed", "learning speed per model and its doubling time across model generations",
+            "edgetui learning-speed --csv edgebench_learning_speed.csv",
+            "Learning speed: the gain within a run's first 2 hours (value at 2 h minus the first graded "
+            "submission's value), mean over tasks per model; or a table with one value per model (model, "
+            "release_month, learning_speed). Doubling time = ln 2 / slope of ln(speed) on release date, with a "
+            "bootstrap interval (over models for a table, over tasks then runs for recorded runs).")
+    add_db(p)
+    p.add_argument("--csv", type=Path, default=None, metavar="FILE",
+                   help="a table with model, release_month (or release_date) and learning_speed")
+    p.add_argument("--release-dates", type=Path, default=None, metavar="FILE",
+                   help="recorded runs: CSV of model,release_date (YYYY-MM or YYYY-MM-DD)")
+    p.add_argument("--frontier", action="store_true",
+                   help="only models faster than every model released before them")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="resamples (default 1000)")
+    p.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
     p.add_argument("--include-retry", action="store_true", help="count -retry runs (left out by default)")
     p.add_argument("--include-infra", action="store_true", help="count infra-error runs (left out by default)")
     p.add_argument("--include-samples", action="store_true", help="count sample runs (left out by default)")
@@ -252,9 +276,42 @@ def _num(v, fmt="{:.2f}") -> str:
     return "–" if v is None else fmt.format(v)
 
 
+def cmd_backtest(args) -> int:
+    from replay.analysis.backtest import backtest, markdown
+    from replay.analysis.leaderboard import read_task_table
+
+    if args.csv is None:
+        raise ValueError("--backtest needs --csv FILE: a per-task table (task, model, hours, score)")
+    if not args.csv.is_file():
+        raise FileNotFoundError(f"--csv {args.csv}: no such file")
+    _, vals = read_task_table(args.csv)
+    rows = backtest(vals)
+    if args.markdown:
+        print(markdown(rows))
+        return 0
+    if args.format == "json":
+        print(json.dumps([r.as_dict() for r in rows], indent=1))
+        return 0
+    from .cli import _emit
+    from .holder import QueryResult
+
+    cols = ["curves", "window", "model", "n", "left_out", "MAE_forecast", "MAE_last_best", "cover80_forecast",
+            "cover80_last_best", "width_forecast", "width_last_best"]
+    _emit(QueryResult(cols, [(r.level, r.window, r.model, r.n, r.left_out, f"{r.mae_forecast:.2f}",
+                              f"{r.mae_baseline:.2f}", f"{100 * r.coverage_forecast:.0f}%",
+                              f"{100 * r.coverage_baseline:.0f}%", f"{r.width_forecast:.1f}",
+                              f"{r.width_baseline:.1f}") for r in rows]), "table")
+    print("forecast: log-sigmoid with beta fixed to the median of curves sharing neither task nor model, fitted to "
+          "the window, predicting 12 h; last best: the window's last value. MAE in points; 80% intervals from "
+          "the errors of the other curves (leave-one-out)")
+    return 0
+
+
 def cmd_fit(db: Path, args) -> int:
     if args.bootstrap < 0:
         raise ValueError("--bootstrap must be 0 or more")
+    if args.backtest:
+        return cmd_backtest(args)
     curves = _fit_curves(db, args)
     recs = [fit_record(c, args) for c in curves]
     if args.format == "json":
@@ -356,3 +413,71 @@ def plot_fits(recs, width: int = 0, height: int = 0) -> str:
     more = len([r for r in recs if "error" not in r]) - len(shown)
     return out + "\n" + "\n".join(legend) + (f"\n(+{more} more curves not drawn)" if more > 0 else "") + \
         "\nx: hours, y: score (0-100)"
+
+
+# ---------------------------------------------------------------------------- learning speed
+
+
+def _frontier(points):
+    out, best = [], -float("inf")
+    for p in sorted(points, key=lambda p: p[1]):
+        if p[2] > best:
+            out.append(p)
+            best = p[2]
+    return out
+
+
+def cmd_learning_speed(db: Path, args) -> int:
+    from replay.analysis.learning import (doubling_trend, read_release_dates, read_speed_table,
+                                          recorded_speeds)
+
+    if args.bootstrap < 1:
+        raise ValueError("--bootstrap must be 1 or more")
+    undated: list = []
+    if args.csv is not None:
+        if not args.csv.is_file():
+            raise FileNotFoundError(f"--csv {args.csv}: no such file")
+        points = read_speed_table(args.csv)
+        if args.frontier:
+            points = _frontier(points)
+        trend = doubling_trend(points, resamples=args.bootstrap, basis="models")
+        source = f"{args.csv.name}: one value per model"
+    else:
+        if args.release_dates is None:
+            raise ValueError("recorded runs need --release-dates FILE (model,release_date per line); or give --csv")
+        if not args.release_dates.is_file():
+            raise FileNotFoundError(f"--release-dates {args.release_dates}: no such file")
+        dates = read_release_dates(args.release_dates)
+        from .analysis_data import load_curves
+
+        curves = [c for c in load_curves(_fetch(db, args.snapshot))
+                  if (args.include_retry or not c.retry) and (args.include_samples or not c.is_sample)
+                  and (args.include_infra or not c.infra_error)]
+        points, R, undated = recorded_speeds(curves, dates, resamples=args.bootstrap)
+        if args.frontier:
+            keep = {p[0] for p in _frontier(points)}
+            cols = [i for i, p in enumerate(points) if p[0] in keep]
+            points, R = [points[i] for i in cols], R[:, cols]
+        trend = doubling_trend(points, resampled=R, basis="tasks then runs")
+        source = "recorded runs: gain from the first graded submission to 2 h, mean over tasks"
+    if args.format == "json":
+        d = trend.as_dict()
+        d.update({"source": source, "frontier": args.frontier, "undated_models": undated})
+        print(json.dumps(d, indent=1))
+        return 0
+    from .cli import _emit
+    from .holder import QueryResult
+
+    _emit(QueryResult(["model", "release", "learning_speed"],
+                      [(m, f"{y:.2f}", f"{v:.2f}") for m, y, v in trend.points]), "table")
+    lo, hi = trend.interval
+    if not trend.slope > 0:
+        print(f"no doubling: learning speed does not grow with release date here (slope {trend.slope:.3f} of "
+              f"ln(speed) per year); {trend.note}; source: {source}"
+              + (f"; no release date for: {', '.join(undated)}" if undated else ""))
+        return 0
+    print(f"doubling time {trend.doubling_months:.2f} months ({100 * trend.level:.0f}% interval {lo:.2f}-{hi:.2f}; "
+          f"bootstrap over {trend.basis}, {trend.resamples} resamples); R2 of ln(speed) on date {trend.r2:.2f}; "
+          f"{trend.note}; source: {source}" + (f"; no release date for: {', '.join(undated)}" if undated else "")
+          + (f"; speed <= 0, left out: {', '.join(trend.left_out)}" if trend.left_out else ""))
+    return 0
