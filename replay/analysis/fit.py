@@ -166,6 +166,15 @@ def _grid_sse(form: str, t: np.ndarray, Y: np.ndarray, smax_max: float, ln_tm: n
     return sse, sm
 
 
+_CHUNK = 128
+
+
+def _grid_F(form: str, t: np.ndarray, ln_tm: np.ndarray, ln_b: np.ndarray):
+    """F of every grid shape at ``t`` ((G, n)) and its squared norms ((G,))."""
+    Fm = _F(form, np.exp(ln_b)[:, None] * (np.log(t)[None, :] - ln_tm[:, None]))
+    return Fm, np.einsum("gn,gn->g", Fm, Fm)
+
+
 def _shape_grid():
     tm, b = np.meshgrid(_GRID_TM, _GRID_B, indexing="ij")
     return tm.ravel(), b.ravel()
@@ -294,8 +303,14 @@ def fit_many(form: str, t: np.ndarray, Y: np.ndarray, smax_max: float = 100.0) -
     profile grid for all of them in one matrix product, then a zoomed 11 × 11 grid around each
     one's best. Returns arrays (B,) ``Smax``, ``t_mid``, ``beta``, ``sse``."""
     gtm, gb = _shape_grid()
-    sse, sm = _grid_sse(form, t, Y, smax_max, gtm, gb)
-    best = np.argmin(sse, axis=1)
+    Fm, ff = _grid_F(form, t, gtm, gb)
+    best = np.empty(len(Y), dtype=int)
+    for a in range(0, len(Y), _CHUNK):  # chunks keep the (resamples x shapes) arrays in cache
+        Yc = Y[a:a + _CHUNK]
+        fy = Yc @ Fm.T
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sm = np.clip(np.where(ff > 0, fy / ff, 0.0), 0.0, smax_max)
+        best[a:a + _CHUNK] = np.argmin(sm * (sm * ff - 2 * fy), axis=1)  # SSE minus the constant y·y
     c_tm, c_b = gtm[best], gb[best]
     d_tm, d_b = _GRID_TM[1] - _GRID_TM[0], _GRID_B[1] - _GRID_B[0]
     off = np.linspace(-1, 1, 11)
