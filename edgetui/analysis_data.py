@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Optional, Sequence
 
-__all__ = ["RUNS_SQL", "SUBS_SQL", "load_curves", "fetch_from"]
+__all__ = ["RUNS_SQL", "SUBS_SQL", "load_curves", "fetch_from", "store_fits", "stored_priors"]
 
 RUNS_SQL = """
 SELECT r.run_key, r.run_id, r.task_id, r.host, r.model, r.status, r.started_at, r.ended_at, r.last_event_at,
@@ -83,3 +83,45 @@ def load_curves(fetch: Callable[..., Any], run_keys: Optional[Sequence[str]] = N
         out.append(run_curve(r, subs.get(r["run_key"], []), spec if isinstance(spec, dict) else None, now=now,
                              clock=clock))
     return out
+
+
+def _fit_id(rec: dict, source: str) -> str:
+    import hashlib
+
+    key = json.dumps([source, rec.get("group"), rec.get("fit", {}).get("form"), rec.get("method"),
+                      rec.get("version"), rec.get("time_basis"), rec.get("aggregation")], sort_keys=True, default=str)
+    return hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
+def store_fits(conn, recs: Sequence[dict], source: str) -> int:
+    """Write fit records (``edgetui fit --format json`` objects) into the ``fits`` table, one row
+    per curve (a later fit of the same source, group, form, method, version, time basis and
+    aggregation replaces it). ``source``: ``recorded`` or the table's file name. Returns the count."""
+    import time
+
+    n = 0
+    now = time.time()
+    for rec in recs:
+        f = rec.get("fit")
+        if not f:
+            continue
+        g = rec.get("group") or {}
+        raw = f.get("raw") or {}
+        conn.execute(
+            "INSERT OR REPLACE INTO fits VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [_fit_id(rec, source), now, source, json.dumps(g, default=str), g.get("run_key"), g.get("task_id") or
+             g.get("task"), g.get("model"), f["form"], rec["method"], rec["version"], rec.get("time_basis"),
+             rec.get("aggregation"), json.dumps(raw), raw.get("Smax"), raw.get("t_mid"), raw.get("beta"),
+             f.get("t_half"), f.get("r2"), f.get("rmse"), f.get("n"), f.get("status"), " ".join(f.get("flags") or []),
+             bool(f.get("findings")), json.dumps(f.get("intervals") or {}), json.dumps(f.get("hours")),
+             json.dumps(f.get("scores"))])
+        n += 1
+    return n
+
+
+def stored_priors(fetch: Callable[..., Any], form: str = "log_sigmoid") -> list[dict[str, Any]]:
+    """Stored fits usable as a shape prior: ``task_id``, ``model``, ``run_key``, ``beta``,
+    ``t_mid``, ``findings`` of every stored ``form`` fit with a beta."""
+    res = fetch("SELECT task_id, model, run_key, beta, t_mid, findings, source FROM fits "
+                "WHERE form = ? AND beta IS NOT NULL", [form])
+    return _dicts(res)

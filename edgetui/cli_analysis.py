@@ -98,6 +98,8 @@ def add_commands(sub, cmd, add_db) -> None:
                    help="with --csv of a per-task table (task, model, hours, score): back-test the 12-hour "
                         "forecast from 2-6 h and 2-4 h, leave-one-out, beside 'last best persists'")
     p.add_argument("--markdown", action="store_true", help="with --backtest: print the README's Markdown table")
+    p.add_argument("--store", action="store_true",
+                   help="also store the fits in the database's fits table (the forecast's shape prior reads them)")
     p.add_argument("--include-retry", action="store_true", help="count -retry runs (left out by default)")
     p.add_argument("--include-infra", action="store_true", help="count infra-error runs (left out by default)")
     p.add_argument("--include-samples", action="store_true", help="count sample runs (left out by default)")
@@ -314,6 +316,16 @@ def cmd_fit(db: Path, args) -> int:
         return cmd_backtest(args)
     curves = _fit_curves(db, args)
     recs = [fit_record(c, args) for c in curves]
+    if args.store:
+        from .analysis_data import store_fits
+        from .db import open_db
+
+        conn = open_db(db)
+        try:
+            n = store_fits(conn, recs, args.csv.name if args.csv is not None else "recorded")
+        finally:
+            conn.close()
+        print(f"stored {n} fit(s) in the fits table of {db}", file=sys.stderr)
     if args.format == "json":
         print(json.dumps(recs, indent=1, default=_json_default))
         return 0

@@ -17,13 +17,15 @@ units unless named ``*_0_100``):
 * ``tombstones`` — runs forgotten with ``edgetui forget`` (their raw files untouched; a scan of a
   watched root skips them until ``edgetui ingest --unforget``).
 * ``run_tags`` — names given to runs with ``edgetui tag``.
+* ``fits`` — fitted curves stored by ``edgetui fit --store`` (derived, rebuildable: method,
+  version, unrounded parameters, optimiser status, flags, intervals, the points fitted).
 """
 
 from __future__ import annotations
 
 import duckdb
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 8
 
 _V1 = [
     """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
@@ -110,6 +112,19 @@ MIGRATIONS: dict[int, list[str]] = {
     #: 5: a bare transcript's run is keyed by its content, not its file name (``.../transcript-<id>``):
     #: runs keyed ``host/<stem>/transcript`` are re-keyed from their file (the data step in migrate())
     5: [],
+    # 6 and 7 are other branches' numbers (the integrator merges the numbering): until they land
+    # here, :func:`migrate` passes over them
+    #: 8: fitted curves (``edgetui fit --store``): method, version, unrounded parameters, status, flags;
+    #: the forecast's shape prior is read from them
+    8: ["""CREATE TABLE IF NOT EXISTS fits (
+        fit_id VARCHAR PRIMARY KEY, created_at DOUBLE, source VARCHAR, grouping JSON,
+        run_key VARCHAR, task_id VARCHAR, model VARCHAR,
+        form VARCHAR NOT NULL, method VARCHAR NOT NULL, version INTEGER NOT NULL,
+        time_basis VARCHAR, aggregation VARCHAR,
+        params JSON, smax DOUBLE, t_mid DOUBLE, beta DOUBLE, t_half DOUBLE,
+        r2 DOUBLE, rmse DOUBLE, n INTEGER, status INTEGER, flags VARCHAR, findings BOOLEAN,
+        intervals JSON, hours JSON, scores JSON
+    )"""],
 }
 
 
@@ -150,7 +165,7 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> int:
     for v in range(found + 1, SCHEMA_VERSION + 1):
         conn.execute("BEGIN TRANSACTION")
         try:
-            for stmt in MIGRATIONS[v]:
+            for stmt in MIGRATIONS.get(v, []):
                 conn.execute(stmt)
             if v == 5 and found >= 1:
                 from .rekey import rekey_transcript_runs
