@@ -105,6 +105,19 @@ def add_commands(sub, cmd, add_db) -> None:
     p.add_argument("--include-samples", action="store_true", help="count sample runs (left out by default)")
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
 
+    p = cmd(sub, "forecast", "forecast a run's score at 12 h (or its budget) from its hours so far, beside "
+            "'last best persists'", "edgetui forecast opus48-edge-3 --at 3h",
+            "log-sigmoid with beta from stored fits of the same task or model (`edgetui fit --store`), else 1.0; "
+            "the 80% interval is the error of that forecast measured by back-testing single tasks "
+            "(`edgetui fit --backtest`).")
+    add_db(p)
+    p.add_argument("run", metavar="RUN", help="run dir, RUN_ID[/TASK_ID], or a unique prefix")
+    p.add_argument("--horizon", type=float, default=None, metavar="HOURS",
+                   help="hours to forecast (default: the run's budget, else 12)")
+    p.add_argument("--at", default=None, metavar="TIME", help="forecast as of this elapsed time (3h, 2:15, 95m)")
+    p.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
+    p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
+
     p = cmd(sub, "learning-speed", "learning speed per model and its doubling time across model generations",
             "edgetui learning-speed --csv edgebench_learning_speed.csv",
             "Learning speed: the gain within a run's first 2 hours (value at 2 h minus the first graded "
@@ -492,4 +505,59 @@ def cmd_learning_speed(db: Path, args) -> int:
           f"bootstrap over {trend.basis}, {trend.resamples} resamples); R2 of ln(speed) on date {trend.r2:.2f}; "
           f"{trend.note}; source: {source}" + (f"; no release date for: {', '.join(undated)}" if undated else "")
           + (f"; speed <= 0, left out: {', '.join(trend.left_out)}" if trend.left_out else ""))
+    return 0
+
+
+# ---------------------------------------------------------------------------- forecast
+
+
+def _resolve(db: Path, spec: str, snapshot: bool) -> str:
+    from .cli import resolve_run
+
+    fetch = _fetch(db, snapshot)
+
+    class _C:
+        def execute(self, sql, params=None):
+            rows = fetch(sql, params).rows
+
+            class _R:
+                def fetchall(self_inner):
+                    return rows
+
+                def fetchone(self_inner):
+                    return rows[0] if rows else None
+            return _R()
+    return resolve_run(_C(), spec)
+
+
+def cmd_forecast(db: Path, args) -> int:
+    from replay.analysis.forecast import forecast_run, prior_beta
+
+    from .analysis_data import load_curves, stored_priors
+
+    key = _resolve(db, args.run, args.snapshot)
+    fetch = _fetch(db, args.snapshot)
+    (curve,) = load_curves(fetch, [key])
+    at = None
+    if args.at is not None:
+        from replay.cursor import parse_elapsed
+
+        try:
+            at = parse_elapsed(args.at)
+        except ValueError:
+            raise ValueError(f"--at {args.at!r}: not a time; e.g. 3h20m, 2:15 (h:mm), 95m or seconds") from None
+    horizon = args.horizon
+    if horizon is None:
+        budget = fetch("SELECT timeout_s FROM runs WHERE run_key = ?", [key]).rows[0][0]
+        horizon = budget / 3600.0 if budget else 12.0
+    beta, prior = prior_beta(stored_priors(fetch), curve.task_id, curve.model, exclude_run=key)
+    f = forecast_run(curve, horizon, beta, prior, elapsed_s=at)
+    if f is None:
+        raise LookupError(f"{key}: no valid submission yet to forecast from")
+    if args.format == "json":
+        print(json.dumps({"run_key": key, **f.as_dict()}, indent=1))
+        return 0
+    iv = "" if f.lo is None else f" (80% interval {f.lo:.1f}-{f.hi:.1f}, from the {f.window} back-test)"
+    print(f"{key} at {f.elapsed_h:.2f} h: forecast at {f.horizon_h:g} h {f.value:.1f}{iv}; last best persists: "
+          f"{f.baseline:.1f}; beta {f.beta:.2f} from {f.prior}")
     return 0

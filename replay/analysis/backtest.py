@@ -68,6 +68,9 @@ class BacktestRow:
     coverage_baseline: float
     width_forecast: float
     width_baseline: float
+    #: 10th and 90th percentiles of actual − forecast (points), over these curves
+    error_q10: float = 0.0
+    error_q90: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -155,7 +158,8 @@ def _level(name, wname, keys, full, H, win, target, level, independent, per_mode
         out.append(BacktestRow(name, wname, label, int(mask.sum()), int(n_all - mask.sum()),
                                float(np.mean(np.abs(err_f[mask]))), float(np.mean(np.abs(err_b[mask]))),
                                float(np.mean(cov_f[mask])), float(np.mean(cov_b[mask])),
-                               float(np.nanmean(wf[mask])), float(np.nanmean(wb[mask]))))
+                               float(np.nanmean(wf[mask])), float(np.nanmean(wb[mask])),
+                               float(np.percentile(err_f[mask], q[0])), float(np.percentile(err_f[mask], q[1]))))
     return out
 
 
