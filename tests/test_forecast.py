@@ -55,8 +55,15 @@ def test_cli_forecast_uses_a_stored_prior(law_db, capsys):
     capsys.readouterr()
     assert main(["--db", str(law_db), "forecast", "law-1", "--at", "4h", "--horizon", "12", "--format", "json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["prior"] == "1 stored fit(s) of this task" and d["beta"] == pytest.approx(1.0, rel=0.1)
-    assert d["value"] == pytest.approx(_law(12.0), abs=3) and d["baseline"] < d["value"]  # (prior beta within 10 %)
+    import duckdb
+
+    conn = duckdb.connect(str(law_db), read_only=True)
+    stored = conn.execute("SELECT beta FROM fits WHERE task_id = 'law'").fetchone()[0]
+    conn.close()
+    assert d["prior"] == "1 stored fit(s) of this task" and d["beta"] == stored != 1.0
+    # the stored fit read the steps of a best-so-far curve: its beta is near, not at, the true 1.0
+    assert stored == pytest.approx(1.0, rel=0.2)
+    assert d["value"] == pytest.approx(_law(12.0), abs=4) and d["baseline"] < d["value"] - 10
 
 
 def test_interval_constants_are_the_backtests():
