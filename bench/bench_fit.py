@@ -12,6 +12,11 @@ with different midpoints plus noise), then times in this process:
 
 Prints the total, the time per resample and the ratio to the baseline. Target: < 5 s in all.
 
+Then a forecast update, as after each graded submission of a live run: the run's best-so-far curve
+rebuilt from its 250 submissions (``run_curve``, the selection policy over the submissions known
+at each time) and ``forecast_run``; median of 30, against the curve rebuild alone (the baseline
+a view pays already to draw the best-so-far line). Target: < 50 ms.
+
 Usage: ``.venv/bin/python bench/bench_fit.py [--resamples N] [--tasks N] [--repeats N]``
 """
 
@@ -78,7 +83,40 @@ def main() -> int:
     lo, hi = f.intervals["S@12"]
     print(f"S@12 = {f.S_at[12.0]:.2f} (80% interval {lo:.2f}-{hi:.2f}); bounds hit in "
           f"{100 * f.bootstrap['at_bound_share']:.1f}% of resamples; flags: {' '.join(f.flags) or 'none'}")
+    forecast_bench()
     return 0
+
+
+def forecast_bench(n_subs: int = 250) -> None:
+    import statistics
+
+    from replay.analysis.forecast import forecast_run
+    from replay.analysis.score_at import run_curve
+
+    rng = np.random.default_rng(2)
+    start = 1.7e9
+    subs = []
+    for k in range(n_subs):
+        t = start + (k + 1) * 170.0
+        subs.append({"round": f"agent-{k + 1}", "kind": "agent", "n": k + 1, "status": "graded", "t": t,
+                     "runtime_s": 120.0, "seen_at": t + 140, "pass_rate": 0.25, "score": float(rng.uniform(10, 70)),
+                     "score_0_100": None, "valid": True})
+    run = {"run_key": "local/r/t", "run_id": "r", "task_id": "t", "status": "running", "started_at": start,
+           "last_event_at": start + (n_subs + 1) * 170.0, "selection": "score_first", "score_direction": "maximize"}
+    spec = {"kind": "linear", "lower": 0.0, "upper": 100.0}
+    curve_t, both_t = [], []
+    for _ in range(30):
+        t0 = time.perf_counter()
+        c = run_curve(run, subs, spec)
+        t1 = time.perf_counter()
+        f = forecast_run(c, 12.0)
+        t2 = time.perf_counter()
+        curve_t.append(t1 - t0)
+        both_t.append(t2 - t0)
+    med, base = statistics.median(both_t), statistics.median(curve_t)
+    print(f"forecast update, {n_subs} submissions: {1000 * med:.2f} ms (target < 50 ms: "
+          f"{'met' if med < 0.05 else 'NOT met'}); the curve rebuild alone {1000 * base:.2f} ms; "
+          f"forecast {f.value:.1f} at 12 h, last best {f.baseline:.1f}")
 
 
 if __name__ == "__main__":

@@ -80,3 +80,15 @@ def test_gravitational_wave_sample_at_12h_is_its_rescaled_best(tmp_path):
     assert c.cell(12).value == pytest.approx(71.25)
     assert c.first_value == pytest.approx(41.0)
     assert c.is_sample
+
+
+def test_results_known_out_of_submission_order(tmp_path):
+    tasks, runs, db = tmp_path / "tasks", tmp_path / "runs", tmp_path / "o.duckdb"
+    write_task(tasks, "resc", rescale={"kind": "linear", "lower": 0.0, "upper": 100.0})
+    # agent-1 (score 80) is graded for 2 h, known at 3 h; agent-2 (score 50) is known at 1.52 h
+    write_run(runs, "o-1", "resc", model="M", start=NOW - 20 * HOUR, duration_s=12.5 * HOUR,
+              subs=[(1.0 * HOUR, 0.5, 80.0, 2 * HOUR), (1.5 * HOUR, 0.5, 50.0, 60)])
+    ingest(db, [runs], tasks)
+    c = curves(db)["local/o-1/resc"]
+    assert c.cell(2).value == pytest.approx(50.0) and c.cell(2).round == "agent-2"
+    assert c.cell(3.1).value == pytest.approx(80.0) and c.cell(3.1).round == "agent-1"

@@ -32,7 +32,7 @@ from types import SimpleNamespace
 from typing import Any, Mapping, Optional, Sequence
 
 from replay.rescale import rescale
-from replay.selection import entry_from_submission, select_best
+from replay.selection import best_so_far, entry_from_submission, select_best
 
 __all__ = ["CELL_STATES", "Cell", "RunCurve", "run_curve", "known_elapsed", "is_retry", "run_group_key"]
 
@@ -192,9 +192,20 @@ def run_curve(run: Mapping[str, Any], subs: Sequence[Mapping[str, Any]], rescale
     direction = run.get("score_direction") or "maximize"
     times = sorted({k for k in known if k is not None})
     last: tuple[Optional[float], Optional[str]] = (None, None)
+    ks = [k for k in known if k is not None]
+    if all(a <= b for a, b in zip(ks, ks[1:])):  # results known in submission order: one O(n) pass
+        bests = {}
+        for e, k, st in zip(entries, known, best_so_far(entries, direction, policy)):
+            if k is not None:
+                bests[k] = st.result()
+    else:
+        bests = None
     for kt in times:
-        subset = [e for e, k in zip(entries, known) if k is not None and k <= kt]
-        best = select_best(subset, direction, policy)
+        if bests is not None:
+            best = bests[kt]
+        else:
+            subset = [e for e, k in zip(entries, known) if k is not None and k <= kt]
+            best = select_best(subset, direction, policy)
         val = None
         if best.best_round and best.best_valid:
             val = _value_of(by_round.get(best.best_round, {}), best.best_pass_rate, rescale_spec)
