@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Optional, Sequence
 
-__all__ = ["RUNS_SQL", "SUBS_SQL", "load_curves", "fetch_from", "store_fits", "stored_priors"]
+__all__ = ["RUNS_SQL", "SUBS_SQL", "load_curves", "fetch_from", "store_fits", "stored_priors", "header_forecast"]
 
 RUNS_SQL = """
 SELECT r.run_key, r.run_id, r.task_id, r.host, r.model, r.status, r.started_at, r.ended_at, r.last_event_at,
@@ -125,3 +125,36 @@ def stored_priors(fetch: Callable[..., Any], form: str = "log_sigmoid") -> list[
     res = fetch("SELECT task_id, model, run_key, beta, t_mid, findings, source FROM fits "
                 "WHERE form = ? AND beta IS NOT NULL", [form])
     return _dicts(res)
+
+
+def header_forecast(conn, head: dict[str, Any], subs: Sequence[dict[str, Any]], *,
+                    now: Optional[float] = None) -> Optional[dict[str, Any]]:
+    """The forecast a live run's header shows (:class:`replay.analysis.forecast.Forecast` as a dict),
+    for a run going on (status ``running`` / ``grading``) with a valid best; else ``None``.
+    ``head``: :func:`edgetui.store.run_header`; ``subs``: :func:`edgetui.store.submissions`; ``now``
+    (epoch UTC) defaults to the run's newest event. The
+    horizon is the run's budget (``timeout_s``), else 12 h; the prior comes from the ``fits`` table.
+    Reads the task's rescale and the stored fits through ``conn`` (a worker's, never the UI's)."""
+    import time
+
+    from replay.analysis.forecast import forecast_run, prior_beta
+    from replay.analysis.score_at import run_curve
+
+    from . import store
+
+    if head.get("status") not in ("running", "grading"):
+        return None
+    t = store.task(conn, head.get("task_id")) if head.get("task_id") else None
+    spec = t.get("rescale") if t else None
+    # "now" of the curve: the run's newest event (what the screen shows), else the clock
+    now = now or head.get("last_t") or head.get("last_event_at") or time.time()
+    curve = run_curve(head, subs, spec if isinstance(spec, dict) else None, now=now)
+    budget = head.get("timeout_s")
+    horizon = budget / 3600.0 if budget else 12.0
+    try:
+        priors = stored_priors(fetch_from(conn))
+    except Exception:  # a database without the fits table (read through an older holder): the default prior
+        priors = []
+    beta, prior = prior_beta(priors, curve.task_id, curve.model, exclude_run=curve.run_key)
+    f = forecast_run(curve, horizon, beta, prior)
+    return None if f is None else f.as_dict()
