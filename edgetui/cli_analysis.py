@@ -118,6 +118,19 @@ def add_commands(sub, cmd, add_db) -> None:
     p.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
 
+    p = cmd(sub, "compare", "two or more runs (or run groups) aligned by elapsed time on one score axis, "
+            "with their fits and the first point where their best-so-far curves part",
+            "edgetui compare real-stats real-tz --at 2m --plot",
+            "Each RUN is a run (run dir, RUN_ID[/TASK_ID] or a unique prefix); with --groups each is an SForge run "
+            "group key (its -<machine>-<timestamp> siblings merged: the mean over tasks, repeats first).")
+    add_db(p)
+    p.add_argument("runs", nargs="+", metavar="RUN", help="runs, or run group keys with --groups")
+    p.add_argument("--groups", action="store_true", help="the arguments are run group keys")
+    p.add_argument("--at", default=None, metavar="TIME", help="the values of all of them at this elapsed time")
+    p.add_argument("--plot", action="store_true", help="draw their best-so-far curves on one chart")
+    p.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
+    p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
+
     p = cmd(sub, "learning-speed", "learning speed per model and its doubling time across model generations",
             "edgetui learning-speed --csv edgebench_learning_speed.csv",
             "Learning speed: the gain within a run's first 2 hours (value at 2 h minus the first graded "
@@ -434,7 +447,7 @@ def plot_fits(recs, width: int = 0, height: int = 0) -> str:
         f.draw(f.signal(xs, ys, marker=plt.marker(sym, pixel=px)))
     out = f.build().string()
     if not colour:
-        out = plt.uncolorize(out) if hasattr(plt, "uncolorize") else out
+        out = _plain_text(out)
     more = len([r for r in recs if "error" not in r]) - len(shown)
     return out + "\n" + "\n".join(legend) + (f"\n(+{more} more curves not drawn)" if more > 0 else "") + \
         "\nx: hours, y: score (0-100)"
@@ -561,3 +574,130 @@ def cmd_forecast(db: Path, args) -> int:
     print(f"{key} at {f.elapsed_h:.2f} h: forecast at {f.horizon_h:g} h {f.value:.1f}{iv}; last best persists: "
           f"{f.baseline:.1f}; beta {f.beta:.2f} from {f.prior}")
     return 0
+
+
+# ---------------------------------------------------------------------------- compare
+
+
+def cmd_compare(db: Path, args) -> int:
+    import numpy as np
+
+    from replay.analysis.compare import group_series, parting_point, series_of_run, values_at
+    from replay.analysis.fit import fit_curve
+    from replay.analysis.score_at import run_group_key
+    from replay.cursor import format_elapsed, parse_elapsed
+
+    from .analysis_data import load_curves
+
+    fetch = _fetch(db, args.snapshot)
+    if args.groups:
+        curves = load_curves(fetch)
+        series = []
+        for g in args.runs:
+            members = [c for c in curves if run_group_key(c.run_id) == g]
+            if not members:
+                raise LookupError(f"no recorded run has the run group {g!r}; see `edgetui runs`")
+            series.append(group_series(g, members))
+    else:
+        keys = [_resolve(db, r, args.snapshot) for r in args.runs]
+        by = {c.run_key: c for c in load_curves(fetch, keys)}
+        series = [series_of_run(by[k]) for k in keys]
+    if len(series) < 2:
+        raise ValueError("compare needs two or more runs (or run groups)")
+    part = parting_point(series)
+    recs = []
+    for s in series:
+        end = s.end_s or (s.steps[-1][0] if s.steps else 0.0)
+        rec = {"name": s.name, "runs": s.runs, "end_h": end / 3600.0,
+               "steps": [{"elapsed_s": t, "value": v} for t, v in s.steps]}
+        hours = [end / 3600.0 * k / 12 for k in range(1, 13)] if end > 0 else []
+        pts = [(h, s.at(h * 3600)) for h in hours]
+        pts = [(h, v) for h, v in pts if v is not None]
+        try:
+            f = fit_curve([h for h, _ in pts], [v for _, v in pts]).as_dict()
+            rec["fit"] = {k: f[k] for k in ("Smax", "t_mid", "beta", "t_half", "r2", "rmse", "flags", "raw")}
+        except ValueError as e:
+            rec["fit"] = {"error": str(e)}
+        recs.append(rec)
+    out = {"curves": recs, "parting": None if part is None else {"elapsed_s": part[0], "values": part[1]}}
+    if args.at is not None:
+        try:
+            at = parse_elapsed(args.at)
+        except ValueError:
+            raise ValueError(f"--at {args.at!r}: not a time; e.g. 3h20m, 2:15 (h:mm), 95m or seconds") from None
+        out["at"] = {"elapsed_s": at, "values": values_at(series, at)}
+    if args.format == "json":
+        print(json.dumps(out, indent=1, default=_json_default))
+        return 0
+
+    def fv(v):
+        return "–" if v is None else f"{v:.2f}"
+
+    from .cli import _emit
+    from .holder import QueryResult
+
+    rows = []
+    for s, rec in zip(series, recs):
+        f = rec["fit"]
+        fit = f.get("error") or (f"Smax {fv(f['Smax'])} t_mid {fv(f['t_mid'])} beta {fv(f['beta'])}"
+                                 + (f" ({' '.join(f['flags'])})" if f["flags"] else ""))
+        last = s.steps[-1][1] if s.steps else None
+        rows.append((s.name, format_elapsed(s.end_s), fv(last),
+                     fv(out["at"]["values"][len(rows)]) if "at" in out else "", fit))
+    _emit(QueryResult(["curve", "elapsed", "best", f"at {args.at}" if args.at else "", "log-sigmoid fit"], rows),
+          "table")
+    if part is None:
+        print("their best-so-far curves never part (up to the shortest one's end)")
+    else:
+        print(f"they part at {format_elapsed(part[0])} elapsed: " + ", ".join(
+            f"{s.name} {fv(v)}" for s, v in zip(series, part[1])))
+    if args.plot:
+        print(_plot_compare(series))
+    return 0
+
+
+def _plot_compare(series) -> str:
+    import os
+    import shutil
+
+    import plotext as plt
+
+    cols, lines = shutil.get_terminal_size((100, 30))
+    colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    f = plt.figure
+    f.clear()
+    f.theme("simple")
+    f.plot_size(min(cols, 160), max(12, min(lines - 6, 30)))
+    palette = [33, 208, 40, 170, 45, 196]
+    legend = []
+    for i, s in enumerate(series[:6]):
+        pts = [(t / 3600.0, v) for t, v in s.steps if v is not None]
+        if not pts:
+            continue
+        xs, ys = [], []
+        for k, (x, y) in enumerate(pts):  # steps: hold each value until the next
+            if k:
+                xs.append(x)
+                ys.append(ys[-1])
+            xs.append(x)
+            ys.append(y)
+        end = (s.end_s or 0) / 3600.0
+        if end > xs[-1]:
+            xs.append(end)
+            ys.append(ys[-1])
+        c = palette[i % len(palette)]
+        px = (c, "default") if colour else ("default", "default")
+        sig = f.signal(xs, ys, marker=plt.marker("braille", pixel=px))
+        sig.lines()
+        f.draw(sig)
+        legend.append((f"\x1b[38;5;{c}m━\x1b[0m" if colour else "━" * (i + 1)) + f" {s.name}")
+    out = f.build().string()
+    return (out if colour else _plain_text(out)) + "\n" + "\n".join(legend) + \
+        "\nx: elapsed hours, y: best-so-far (0-100)"
+
+
+def _plain_text(s: str) -> str:
+    """``s`` without ANSI colour sequences (plotext colours its frame whatever it is told)."""
+    import re
+
+    return re.sub(r"\x1b\[[0-9;]*m", "", s)
