@@ -65,3 +65,28 @@ async def test_finished_run_shows_no_forecast(db):
         run = await open_selected_run(pilot)
         await wait_for(pilot, lambda: "best" in _header(run))
         assert "forecast" not in _header(run)
+
+
+@pytest.mark.asyncio
+async def test_runs_screen_shows_the_selected_live_runs_forecast(db):
+    from textual.widgets import Static
+
+    path, writers = db
+    _rescaled(path)
+    app = LiveApp(path)
+    w = writers["gw"]
+    async with app.run_test(size=(160, 48)) as pilot:
+        await runs_home(pilot, writers)
+        screen = app.screen
+        assert screen.selected_run_key == w.rk
+
+        def box() -> str:
+            return screen.query_one("#runs-selected", Static).render().plain
+
+        await wait_for(pilot, lambda: "12h forecast" in box())
+        assert "last best 50.0" in box()
+        # a new graded round (a new snapshot with more submissions): read again
+        w.attach(app.conn.cursor())
+        w.add(25)
+        await post_runs(pilot, snapshot(writers, gw=dict(agent_submissions=7, best_round="agent-7")))
+        await wait_for(pilot, lambda: "last best 55.0" in box())
