@@ -312,6 +312,17 @@ class EdgeTUIApp(App):
 
         if self.supervisor is not None and not isinstance(screen, RunsScreen):
             yield SystemCommand("Live runs", "the runs screen of live supervision (F2)", self.action_live_runs)
+        from .screens.leaderboard import LeaderboardScreen
+
+        if not isinstance(screen, LeaderboardScreen):
+            yield SystemCommand("Leaderboard", "the recorded runs per model x @2h...@12h, as EdgeBench aggregates",
+                                self.action_leaderboard)
+
+    def action_leaderboard(self) -> None:
+        """The leaderboard screen (palette: "Leaderboard")."""
+        from .screens.leaderboard import LeaderboardScreen
+
+        self.push_screen(LeaderboardScreen())
 
     def _to_picker(self) -> None:
         while len(self.screen_stack) > 1 and not isinstance(self.screen, PickerScreen):
