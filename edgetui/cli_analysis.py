@@ -318,7 +318,7 @@ def cmd_backtest(args) -> int:
         print(markdown(rows))
         return 0
     if args.format == "json":
-        print(json.dumps([r.as_dict() for r in rows], indent=1))
+        print(_dumps([r.as_dict() for r in rows]))
         return 0
     from .cli import _emit
     from .holder import QueryResult
@@ -353,7 +353,7 @@ def cmd_fit(db: Path, args) -> int:
             conn.close()
         print(f"stored {n} fit(s) in the fits table of {db}", file=sys.stderr)
     if args.format == "json":
-        print(json.dumps(recs, indent=1, default=_json_default))
+        print(_dumps(recs))
         return 0
     from .cli import _emit
     from .holder import QueryResult
@@ -392,6 +392,29 @@ def cmd_fit(db: Path, args) -> int:
     if args.plot:
         print(plot_fits(recs))
     return 0
+
+
+def _clean(o):
+    """``o`` with non-finite floats as ``None`` (JSON has no NaN or Infinity) and numpy scalars as Python's."""
+    import math
+
+    if isinstance(o, dict):
+        return {str(k): _clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_clean(v) for v in o]
+    if hasattr(o, "item") and not isinstance(o, (str, bytes)):
+        try:
+            o = o.item()
+        except (TypeError, ValueError):
+            pass
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    return o
+
+
+def _dumps(o) -> str:
+    """Strict JSON (``allow_nan=False``) of ``o``, non-finite numbers as null."""
+    return json.dumps(_clean(o), indent=1, default=_json_default, allow_nan=False)
 
 
 def _json_default(o):
@@ -501,7 +524,7 @@ def cmd_learning_speed(db: Path, args) -> int:
     if args.format == "json":
         d = trend.as_dict()
         d.update({"source": source, "frontier": args.frontier, "undated_models": undated})
-        print(json.dumps(d, indent=1))
+        print(_dumps(d))
         return 0
     from .cli import _emit
     from .holder import QueryResult
@@ -568,7 +591,7 @@ def cmd_forecast(db: Path, args) -> int:
     if f is None:
         raise LookupError(f"{key}: no valid submission yet to forecast from")
     if args.format == "json":
-        print(json.dumps({"run_key": key, **f.as_dict()}, indent=1))
+        print(_dumps({"run_key": key, **f.as_dict()}))
         return 0
     iv = "" if f.lo is None else f" (80% interval {f.lo:.1f}-{f.hi:.1f}, from the {f.window} back-test)"
     print(f"{key} at {f.elapsed_h:.2f} h: forecast at {f.horizon_h:g} h {f.value:.1f}{iv}; last best persists: "
@@ -627,7 +650,7 @@ def cmd_compare(db: Path, args) -> int:
             raise ValueError(f"--at {args.at!r}: not a time; e.g. 3h20m, 2:15 (h:mm), 95m or seconds") from None
         out["at"] = {"elapsed_s": at, "values": values_at(series, at)}
     if args.format == "json":
-        print(json.dumps(out, indent=1, default=_json_default))
+        print(_dumps(out))
         return 0
 
     def fv(v):
