@@ -226,24 +226,8 @@ def _fit_curves(db: Path, args):
     if args.mean_over:
         raise ValueError("--mean-over is for --csv tables; recorded runs are averaged with --by task|model")
     from .analysis_data import load_curves
-    from .cli import resolve_run
 
-    keys = None
-    if args.runs:
-        fetch = _fetch(db, args.snapshot)
-
-        class _C:
-            def execute(self, sql, params=None):
-                rows = fetch(sql, params).rows
-
-                class _R:
-                    def fetchall(self_inner):
-                        return rows
-
-                    def fetchone(self_inner):
-                        return rows[0] if rows else None
-                return _R()
-        keys = [resolve_run(_C(), r) for r in args.runs]
+    keys = [_resolve(db, r, args.snapshot) for r in args.runs] if args.runs else None
     curves = load_curves(_fetch(db, args.snapshot), keys, time_basis=args.time_basis)
     if keys is None:
         curves = [c for c in curves if (args.include_retry or not c.retry) and (args.include_samples or not c.is_sample)
