@@ -128,6 +128,8 @@ def add_commands(sub, cmd, add_db) -> None:
     p.add_argument("--groups", action="store_true", help="the arguments are run group keys")
     p.add_argument("--at", default=None, metavar="TIME", help="the values of all of them at this elapsed time")
     p.add_argument("--plot", action="store_true", help="draw their best-so-far curves on one chart")
+    p.add_argument("--view", action="store_true",
+                   help="open the compare screen (step them together: l/h, ]/[, p where they part)")
     p.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
 
@@ -597,6 +599,13 @@ def cmd_compare(db: Path, args) -> int:
     from .analysis_data import load_curves
 
     fetch = _fetch(db, args.snapshot)
+    if args.view:
+        from .app import run_app
+
+        spec = {"groups": list(args.runs)} if args.groups else {
+            "run_keys": [_resolve(db, r, args.snapshot) for r in args.runs]}
+        run_app(db, compare=spec)
+        return 0
     if args.groups:
         curves = load_curves(fetch)
         series = []

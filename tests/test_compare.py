@@ -66,3 +66,41 @@ def test_run_group_siblings_merge(tmp_path, capsys):
     assert out["parting"] is None  # both reach 40 when the first results are known
     assert main(["--db", str(db), "compare", "--groups", "g", "nope"]) == 2
     assert "no recorded run has the run group 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_compare_screen_steps_both_together(samples_db, size):
+    from textual.widgets import Static
+
+    from edgetui.app import EdgeTUIApp
+    from edgetui.screens.compare import CompareScreen
+
+    cs = curves(samples_db)
+    stats = next(c for k, c in cs.items() if "real-stats" in k)
+    tz = next(c for k, c in cs.items() if "real-tz" in k)
+    app = EdgeTUIApp(samples_db, compare={"run_keys": [stats.run_key, tz.run_key]})
+    async with app.run_test(size=size) as pilot:
+        for _ in range(200):
+            if isinstance(app.screen, CompareScreen) and app.screen.series:
+                break
+            await pilot.pause(0.05)
+        screen = app.screen
+        assert isinstance(screen, CompareScreen) and len(screen.series) == 2
+
+        def values() -> str:
+            return screen.query_one("#cmp-values", Static).render().plain
+
+        await pilot.pause()
+        assert screen.at == pytest.approx(min(stats.steps[0][0], tz.steps[0][0]))  # opens where they part
+        assert "they part at 0:00:" in values()
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        at = screen.at
+        assert at > stats.steps[0][0]
+        v = f"{stats.cell(at / 3600).value:.2f}"
+        w = f"{tz.cell(at / 3600).value:.2f}"
+        assert v in values() and w in values()  # both stepped to the same elapsed time
+        await pilot.press("G")
+        assert screen.at == pytest.approx(screen.span_s)
+        await pilot.press("p")
+        assert screen.at == pytest.approx(min(stats.steps[0][0], tz.steps[0][0]))
