@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Sequence
 
 __all__ = ["add_commands", "cmd_leaderboard", "cmd_fit", "parse_hours"]
 
@@ -589,8 +589,6 @@ def cmd_forecast(db: Path, args) -> int:
 
 
 def cmd_compare(db: Path, args) -> int:
-    import numpy as np
-
     from replay.analysis.compare import group_series, parting_point, series_of_run, values_at
     from replay.analysis.fit import fit_curve
     from replay.analysis.score_at import run_group_key

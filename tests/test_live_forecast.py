@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from test_live_screens import (LiveApp, LiveRunWriter, open_selected_run, post_runs, runs_home, snapshot,  # noqa: F401
+from test_live_screens import (LiveApp, open_selected_run, post_runs, runs_home, snapshot,  # noqa: F401
                                wait_for, db)
 
 from edgetui.db import open_db
