@@ -85,9 +85,11 @@ class EdgeTUIApp(App):
         on_empty: Optional[Callable[[Path], Optional[str]]] = None,
         live: Optional[LiveConfig] = None,
         start_at: Optional[float] = None,
+        compare: Optional[dict] = None,
     ) -> None:
         super().__init__()
         self.start_at = start_at
+        self.compare = compare  # {"run_keys": [...]} or {"groups": [...]}: open the compare screen
         self.live = live
         self.supervisor: Any = None
         self._live_thread: Any = None
@@ -131,6 +133,10 @@ class EdgeTUIApp(App):
             self.push_screen(ReplayScreen(self.run_key, clock=self.clock, direct=True, start_at=self.start_at))
         else:
             self.push_screen(PickerScreen())
+        if self.compare:
+            from .screens.compare import CompareScreen
+
+            self.push_screen(CompareScreen(**self.compare))
         if self.live is not None and not self.snapshot and not self.read_only:
             self._start_live()
 
@@ -315,6 +321,17 @@ class EdgeTUIApp(App):
 
         if self.supervisor is not None and not isinstance(screen, RunsScreen):
             yield SystemCommand("Live runs", "the runs screen of live supervision (F2)", self.action_live_runs)
+        from .screens.leaderboard import LeaderboardScreen
+
+        if not isinstance(screen, LeaderboardScreen):
+            yield SystemCommand("Leaderboard", "the recorded runs per model x @2h...@12h, as EdgeBench aggregates",
+                                self.action_leaderboard)
+
+    def action_leaderboard(self) -> None:
+        """The leaderboard screen (palette: "Leaderboard")."""
+        from .screens.leaderboard import LeaderboardScreen
+
+        self.push_screen(LeaderboardScreen())
 
     def _to_picker(self) -> None:
         while len(self.screen_stack) > 1 and not isinstance(self.screen, PickerScreen):

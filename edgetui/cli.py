@@ -156,6 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default=None, help="only runs of this host")
     p.add_argument("--tasks-dir", type=Path, default=None, metavar="DIR",
                    help="SForge task JSONs for a run directory recorded now")
+
+    from .cli_analysis import add_commands
+
+    add_commands(sub, _cmd, _add_db)
     return ap
 
 
@@ -171,7 +175,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if args.cmd is None:
             return cmd_app(db, args)
-        return globals()[f"cmd_{args.cmd}"](db, args)
+        from . import cli_analysis
+
+        name = f"cmd_{args.cmd.replace('-', '_')}"
+        return (globals().get(name) or getattr(cli_analysis, name))(db, args)
     except KeyboardInterrupt:
         print("edgetui: interrupted", file=sys.stderr)
         return 130

@@ -19,13 +19,15 @@ units unless named ``*_0_100``):
 * ``run_tags`` — names given to runs with ``edgetui tag``.
 * ``record_keys(run_key, rkey, event_id)`` — the Claude Code message ids (``m:…``) and uuids (``u:…``)
   of each run's transcript events, to count records repeated across runs once (:mod:`edgetui.repeats`).
+* ``fits`` — fitted curves stored by ``edgetui fit --store`` (derived, rebuildable: method,
+  version, unrounded parameters, optimiser status, flags, intervals, the points fitted).
 """
 
 from __future__ import annotations
 
 import duckdb
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 _V1 = [
     """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
@@ -121,6 +123,19 @@ MIGRATIONS: dict[int, list[str]] = {
         "CREATE INDEX IF NOT EXISTS record_keys_run ON record_keys(run_key)",
         "ALTER TABLE runs ADD COLUMN IF NOT EXISTS n_repeated BIGINT",
         "ALTER TABLE runs ADD COLUMN IF NOT EXISTS repeated_from VARCHAR"],
+    # 6 and 7 are other branches' numbers (the integrator merges the numbering): until they land
+    # here, :func:`migrate` passes over them
+    #: 8: fitted curves (``edgetui fit --store``): method, version, unrounded parameters, status, flags;
+    #: the forecast's shape prior is read from them
+    8: ["""CREATE TABLE IF NOT EXISTS fits (
+        fit_id VARCHAR PRIMARY KEY, created_at DOUBLE, source VARCHAR, grouping JSON,
+        run_key VARCHAR, task_id VARCHAR, model VARCHAR,
+        form VARCHAR NOT NULL, method VARCHAR NOT NULL, version INTEGER NOT NULL,
+        time_basis VARCHAR, aggregation VARCHAR,
+        params JSON, smax DOUBLE, t_mid DOUBLE, beta DOUBLE, t_half DOUBLE,
+        r2 DOUBLE, rmse DOUBLE, n INTEGER, status INTEGER, flags VARCHAR, findings BOOLEAN,
+        intervals JSON, hours JSON, scores JSON
+    )"""],
 }
 
 
@@ -161,7 +176,7 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> int:
     for v in range(found + 1, SCHEMA_VERSION + 1):
         conn.execute("BEGIN TRANSACTION")
         try:
-            for stmt in MIGRATIONS[v]:
+            for stmt in MIGRATIONS.get(v, []):
                 conn.execute(stmt)
             if v == 7 and found >= 1:  # transcript runs recorded before: their keys and totals now
                 from .repeats import recount_transcript_runs

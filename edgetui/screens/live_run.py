@@ -623,6 +623,10 @@ class LiveRunScreen(ReplayScreen):
             how, head, cur, subs = load_increment(conn, self.run_key, base, base_subs, header)
             if cur is not None:
                 cur.set_folding(self.folding)
+            if head is not None and header is None:  # a fresh header read: the forecast with it
+                from ..analysis_data import header_forecast
+
+                head["forecast"] = header_forecast(conn, head, subs)
         except Exception as e:
             self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
             self.post_message(LiveIdle())

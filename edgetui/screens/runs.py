@@ -20,7 +20,7 @@ import time
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
@@ -96,6 +96,15 @@ class RunsUpdated(Message):
         self.runs = list(runs)
         self.messages = list(messages)
         super().__init__()
+
+
+class ForecastRead(Message):
+    """A run's forecast read by the runs screen's worker (``forecast``: a Forecast dict or None)."""
+
+    def __init__(self, run_key: str, forecast: Optional[dict]) -> None:
+        super().__init__()
+        self.run_key = run_key
+        self.forecast = forecast
 
 
 class EventsRecorded(Message):
@@ -193,6 +202,10 @@ class RunsScreen(Screen):
         self._rendered_at = float("-inf")
         self._first_alarms = True
         self._reselect: Optional[str] = None  # the run selected when this view was last left
+        #: the selected live run's forecast (run key -> Forecast dict or None), read by a worker when the
+        #: run's best or submissions change (the supervisor's snapshot says when)
+        self.forecasts: dict[str, Optional[dict]] = {}
+        self._fc_sig: dict[str, tuple] = {}
 
     # ------------------------------------------------------------------ layout
 
@@ -414,6 +427,15 @@ class RunsScreen(Screen):
             fields.append(Text(f"over budget by {fmt_age(r.elapsed_s - r.budget_s)}", style="bold red"))
         if r.best_round:
             fields.append(Text(f"best at {r.best_round}", style="dim"))
+        fc = self.forecasts.get(r.run_key)
+        if fc:
+            f = Text(f"{fc['horizon_h']:g}h forecast ", style="dim")
+            f.append(f"{fc['value']:.1f}", style="bold magenta")
+            if fc.get("lo") is not None:
+                f.append(f" [{fc['lo']:.1f}–{fc['hi']:.1f}]", style="magenta")
+            f.append(f" · last best {fc['baseline']:.1f}", style="dim")
+            fields.append(f)
+        self._want_forecast(r)
         if r.judges_running:
             fields.append(Text(f"{r.judges_running} judge{'s' if r.judges_running > 1 else ''} grading",
                                style="cyan"))
@@ -428,6 +450,36 @@ class RunsScreen(Screen):
         if r.message:
             fields.append(Text(r.message, style="italic yellow"))
         set_static(box, _wrap_units(fields, max(20, width)))
+
+    def _want_forecast(self, r: LiveRun) -> None:
+        """Read the selected run's forecast again when its best or submissions changed."""
+        if r.status not in ("running", "grading"):
+            self.forecasts.pop(r.run_key, None)
+            return
+        sig = (r.best_round, r.agent_submissions, r.auto_submissions, r.status)
+        if self._fc_sig.get(r.run_key) == sig or getattr(self.app, "conn", None) is None:
+            return
+        self._fc_sig[r.run_key] = sig
+        self._read_forecast(r.run_key)
+
+    @work(thread=True, exclusive=False, group="runs-forecast", exit_on_error=False)
+    def _read_forecast(self, run_key: str) -> None:
+        from .. import store
+        from ..analysis_data import header_forecast
+
+        try:
+            conn = self.app.conn  # type: ignore[attr-defined]
+            head = store.run_header(conn, run_key)
+            fc = None if head is None else header_forecast(conn, head, store.submissions(conn, run_key))
+        except Exception:  # a forecast is an extra: the row and its best stay as they are
+            fc = None
+        self.post_message(ForecastRead(run_key, fc))
+
+    @on(ForecastRead)
+    def _on_forecast(self, msg: ForecastRead) -> None:
+        self.forecasts[msg.run_key] = msg.forecast
+        if self.is_mounted and self._on_top and self.selected_run_key == msg.run_key:
+            self._render_selected(self.now(), max(20, self.size.width - 2))
 
     def _render_empty(self) -> None:
         empty = not self.shown

@@ -1,4 +1,4 @@
-"""Run header: run id, task, model, status, best score, tokens, dollars.
+"""Run header: run id, task, model, status, best score, a live run's forecast, tokens, dollars.
 
 Renders the header dict of :func:`edgetui.store.run_header` (no I/O). Text
 wraps between fields, never inside one, so nothing is cut at 80 columns.
@@ -59,6 +59,14 @@ def _fields(head: dict[str, Any], compact: bool) -> tuple[list[Text], list[Text]
     if head.get("best_round"):
         best.append(f" ({head['best_round']})", style="dim")
     figs.append(best)
+    fc = head.get("forecast")
+    if fc:  # a live run: its forecast at the horizon, always beside "last best persists"
+        f = Text(f"{fc['horizon_h']:g}h forecast ", style="dim")
+        f.append(f"{fc['value']:.1f}", style="bold magenta")
+        if fc.get("lo") is not None:
+            f.append(f" [{fc['lo']:.1f}–{fc['hi']:.1f}]", style="magenta")
+        f.append(f" · last best {fc['baseline']:.1f}", style="dim")
+        figs.append(f)
     sel = head.get("selection") or head.get("task_selection")
     assumed = bool(head.get("policy_assumed") or head.get("task_assumed"))
     if sel and not compact:

@@ -1,0 +1,154 @@
+"""The EdgeBench leaderboard: per group (model, or run group) × hour, overall and per category.
+
+Aggregation, as EdgeBench computes its published tables (checked against the open-51 rows of its
+leaderboard and 12-hour category tables, ``tests/test_leaderboard.py``; ``scaling-notes.md``):
+
+1. repeats of one task in one group are averaged first (the mean of the repeats with a value);
+2. the group's value at an hour is the plain mean over the tasks with a value at that hour
+   ("drop missing": equal weight per task, no category weighting, a denominator that can change
+   from hour to hour); ``n_tasks`` says how many tasks it is over;
+3. a category's value is the same mean over that category's tasks.
+
+Values are 0–100 (the per-task value of :mod:`replay.analysis.score_at`, or a per-task table's
+``score``), unrounded. No running maximum is applied to a per-task table (EdgeBench's is not
+always monotone: its values are kept as published).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional, Sequence
+
+__all__ = ["TaskValue", "LeaderCell", "aggregate", "read_task_table", "recorded_values", "DEFAULT_HOURS",
+           "OVERALL"]
+
+#: The hours of EdgeBench's leaderboard.
+DEFAULT_HOURS: tuple[float, ...] = (2, 4, 6, 8, 10, 12)
+#: The ``category`` of a cell over every task.
+OVERALL = "overall"
+
+
+@dataclass(frozen=True)
+class TaskValue:
+    """One task's value at one hour in one group: ``group`` (a tuple of the grouping values, e.g.
+    ``("Claude Opus 4.8",)``), ``task``, ``category`` (``None`` when unknown), ``hours``, ``value``
+    (0–100, ``None`` = missing), ``run`` (the run or table row it came from; repeats differ here)."""
+
+    group: tuple
+    task: str
+    category: Optional[str]
+    hours: float
+    value: Optional[float]
+    run: str = ""
+
+
+@dataclass(frozen=True)
+class LeaderCell:
+    """One aggregate: ``group``, ``category`` (:data:`OVERALL` or a category), ``hours``, ``score``
+    (mean 0–100, unrounded; ``None`` when no task has a value), ``n_tasks`` (tasks with a value),
+    ``n_runs`` (runs behind them, repeats counted)."""
+
+    group: tuple
+    category: str
+    hours: float
+    score: Optional[float]
+    n_tasks: int
+    n_runs: int
+
+
+def aggregate(values: Iterable[TaskValue], categories: bool = True) -> list[LeaderCell]:
+    """The leaderboard cells of ``values`` (see the module docstring), sorted by group, category
+    (overall first) and hours. ``categories=False``: overall cells only."""
+    reps: dict[tuple, list[float]] = defaultdict(list)
+    cat_of: dict[tuple, Optional[str]] = {}
+    keys: set[tuple] = set()
+    for v in values:
+        k = (v.group, v.task, v.hours)
+        keys.add((v.group, v.hours))
+        cat_of[(v.group, v.task)] = v.category if v.category is not None else cat_of.get((v.group, v.task))
+        if v.value is not None and math.isfinite(v.value):
+            reps[k].append(float(v.value))
+    per_task: dict[tuple, list[tuple[str, float, int]]] = defaultdict(list)  # (group, hours) -> tasks
+    for (g, task, h), xs in reps.items():
+        per_task[(g, h)].append((task, sum(xs) / len(xs), len(xs)))
+    out: list[LeaderCell] = []
+    for g, h in keys:
+        tasks = per_task.get((g, h), [])
+        buckets: dict[str, list[tuple[float, int]]] = {OVERALL: [(v, n) for _, v, n in tasks]}
+        if categories:
+            for task, v, n in tasks:
+                c = cat_of.get((g, task))
+                if c:
+                    buckets.setdefault(c, []).append((v, n))
+        for c, xs in buckets.items():
+            score = sum(v for v, _ in xs) / len(xs) if xs else None
+            out.append(LeaderCell(g, c, h, score, len(xs), sum(n for _, n in xs)))
+    out.sort(key=lambda c: (tuple(str(x) for x in c.group), c.category != OVERALL, c.category, c.hours))
+    return out
+
+
+#: Columns of a per-task table that are not grouping columns.
+_TABLE_FIXED = ("task", "category", "hours", "score", "run")
+
+
+def read_task_table(path: Path, hours: Optional[Sequence[float]] = None) -> tuple[list[str], list[TaskValue]]:
+    """Read a per-task table (CSV with ``task``, ``hours``, ``score`` and optional ``category``,
+    ``run``; every other column is a grouping column, e.g. ``model``, ``suite``). An empty
+    ``score`` is a missing value. Returns ``(grouping column names, values)``; ``hours`` keeps only
+    those hours. Raises ``ValueError`` naming the file and line of a bad row or a missing column."""
+    with open(path, newline="", encoding="utf-8") as f:
+        rd = csv.DictReader(f)
+        cols = rd.fieldnames or []
+        missing = [c for c in ("task", "hours", "score") if c not in cols]
+        if missing:
+            raise ValueError(f"{path}: line 1: missing column(s) {', '.join(missing)} (have: {', '.join(cols)})")
+        group_cols = [c for c in cols if c not in _TABLE_FIXED]
+        out: list[TaskValue] = []
+        keep = None if hours is None else {float(h) for h in hours}
+        for i, r in enumerate(rd, start=2):
+            try:
+                h = float(r["hours"])
+                s = r["score"].strip() if r["score"] is not None else ""
+                val = float(s) if s else None
+            except (TypeError, ValueError, AttributeError):
+                raise ValueError(f"{path}: line {i}: hours {r.get('hours')!r} / score {r.get('score')!r} "
+                                 "are not numbers") from None
+            if keep is not None and h not in keep:
+                continue
+            out.append(TaskValue(tuple(r[c] for c in group_cols), r["task"], r.get("category") or None, h, val,
+                                 r.get("run") or f"line {i}"))
+    return group_cols, out
+
+
+def recorded_values(curves, hours: Sequence[float], group_by: str = "model", *, include_retry: bool = False,
+                    include_infra: bool = False, include_samples: bool = False) -> list[TaskValue]:
+    """Per-task values of recorded runs (:class:`replay.analysis.score_at.RunCurve`) at ``hours``.
+
+    ``group_by``: ``model`` (the run's model, from ``run_config.json`` / ``final_result.json``),
+    ``run_group`` (SForge's ``run_group_key`` of the run id) or ``run_id``. ``-retry`` runs,
+    infra-error runs and sample runs are left out unless asked. A run's cell without a value
+    (:class:`~replay.analysis.score_at.Cell` ``not_yet`` / ``no_valid``) is a missing value.
+    """
+    from .score_at import run_group_key
+
+    out: list[TaskValue] = []
+    for c in curves:
+        if (c.retry and not include_retry) or (c.is_sample and not include_samples) or \
+                (c.infra_error and not include_infra):
+            continue
+        if group_by == "model":
+            g = (c.model or "(unknown model)",)
+        elif group_by == "run_group":
+            g = (run_group_key(c.run_id),)
+        elif group_by == "run_id":
+            g = (c.run_id,)
+        else:
+            raise ValueError(f"group by {group_by!r}: use model, run_group or run_id")
+        for h in hours:
+            cell = c.cell(h, include_infra=include_infra)
+            out.append(TaskValue(g, c.task_id, c.category, float(h), cell.value, c.run_key))
+    return out
