@@ -1190,4 +1190,4 @@ def test_a_work_container_killed_before_the_agents_end_is_an_alarm_even_on_a_nor
     # the ERROR path already says it: one alarm, not two
     both = evaluate(RunFacts(**base, container_finished_at=990.0, ending_since=990.2, error_times=[990.1],
                              last_error_msg="409 … is not running"), AlarmSettings(), 1001.0)
-    assert [c.key for c in both] == ["infra_error@end"]
+    assert [c.key for c in both] == ["infra_error@990"]  # the ERROR burst's key: the alarm raised while running

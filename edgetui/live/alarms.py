@@ -268,9 +268,12 @@ def evaluate(f: RunFacts, s: AlarmSettings, now: float) -> list[Condition]:
     killed = _killed_from_outside(f)
     if f.finished:
         # a run that ENDED by an infrastructure error (SForge logs the ERROR, removes the work
-        # container and writes final_result.json within a second) raises its alarm, once per run
+        # container and writes final_result.json within a second) raises its alarm, once per run:
+        # the key is the ERROR burst's, so an alarm already raised for it while the run went on
+        # (the ERROR tailed before final_result.json) is the same alarm, not a second one
         if f.error_times and f.ended_t is not None and max(f.error_times) >= f.ended_t - 60:
-            out.append(Condition("infra_error", "infra_error@end",
+            start = _bursts(f.error_times, s.infra_error_quiet_s)[-1]
+            out.append(Condition("infra_error", f"infra_error@{int(start)}",
                                  one_line(f"run ended by an infrastructure error: {f.last_error_msg or '?'}", 200),
                                  "critical", {"error_t": max(f.error_times), "ended_t": f.ended_t}))
         elif killed is not None:  # no ERROR: SForge took the dead container for an agent that exited
