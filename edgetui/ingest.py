@@ -827,6 +827,19 @@ def ingest_transcript(rec: Recorder, path: Path, report: IngestReport, *, host: 
     return key
 
 
+def stopped_at_budget(final: Optional[dict], summary: str, data: dict) -> Optional[tuple[str, dict]]:
+    """A transcript's end-of-file ``segment_end`` (a segment without its result record) of an SForge
+    run whose ``final_result.json`` says ``timed_out: true``: the harness stopped the agent at the
+    run's time budget (the normal end of a 12-hour run), so the cut is explained and the run is not
+    flagged ``incomplete``. Returns the new (summary, data), or None when the end stays a cut.
+    Used by the offline ingest and the live supervisor alike."""
+    if not isinstance(final, dict) or final.get("timed_out") is not True or not data.get("incomplete"):
+        return None
+    seg = summary.split(" ended", 1)[0] if summary.startswith("segment ") else "the last segment"
+    new = {**data, "incomplete": False, "cut_reason": data.get("reason"), "reason": "timed_out"}
+    return f"{seg} stopped by the harness at the run's time budget (final_result.json: timed_out)", new
+
+
 def _fill_model_agent(rec: Recorder, key: str, info: RunInfo) -> None:
     if info.model is None:
         row = rec.conn.execute(
@@ -916,6 +929,16 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
 
             rec.conn.execute("DELETE FROM events WHERE run_key = ? AND source = 'agent_output.txt' AND sub = ?",
                              [key, END_OF_FILE_SUB])
+        else:
+            from .parsers.base import END_OF_FILE_SUB
+
+            for eid, summ, data in rec.conn.execute(
+                    "SELECT event_id, summary, data FROM events WHERE run_key = ? AND source = 'agent_output.txt' "
+                    "AND sub = ? AND kind = 'segment_end'", [key, END_OF_FILE_SUB]).fetchall():
+                got = stopped_at_budget(info.final, summ or "", json.loads(data) if data else {})
+                if got is not None:
+                    rec.conn.execute("UPDATE events SET summary = ?, data = ?, is_error = FALSE, level = NULL "
+                                     "WHERE event_id = ?", [got[0], json.dumps(got[1]), eid])
     last_log_t = rec.conn.execute(
         "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [key]).fetchall()[0][0]
     subs = sd.read_submissions(task_dir)

@@ -14,6 +14,7 @@ import duckdb
 import pytest
 
 from edgetui import store
+from edgetui.parsers.base import END_OF_FILE_SUB
 from edgetui.cli import main
 from edgetui.db import open_db
 from edgetui.widgets.header import header_text
@@ -85,6 +86,24 @@ def test_an_auto_resume_ends_segment_0_before_segment_1_starts(gdb):
     last_end_0 = max(i for i, (k, s) in enumerate(seq) if k == "segment_end" and s == 0)
     assert last_end_0 < first_start_1, seq
     assert any(k == "resume" for k, _ in seq)
+
+
+def test_a_run_stopped_at_its_time_budget_is_not_a_cut_off_stream(gdb):
+    """The clean genuine run idles until SForge stops the agent at its budget (final_result.json:
+    timed_out): its transcript's last segment has no result record, and that end is the harness's,
+    so the run is not flagged incomplete; the end event says why, keeping the cut's own reason."""
+    conn = open_db(gdb, read_only=True)
+    try:
+        key = conn.execute("SELECT run_key FROM runs WHERE run_id = ?", [CLEAN]).fetchone()[0]
+        ends = conn.execute("SELECT summary, data->>'$.reason', data->>'$.cut_reason', data->>'$.incomplete' "
+                            "FROM events WHERE run_key = ? AND kind = 'segment_end' AND sub = ?",
+                            [key, END_OF_FILE_SUB]).fetchall()
+        flags = store.transcript_flags(conn, key)
+    finally:
+        conn.close()
+    assert len(ends) == 1 and ends[0][1:] == ("timed_out", "no_result", "false"), ends
+    assert "time budget" in ends[0][0]
+    assert "incomplete" not in flags
 
 
 def test_a_pass_rate_task_shows_a_pass_rate_and_the_agents_own_error_words(gdb):

@@ -65,7 +65,8 @@ from replay.selection import display_value
 
 from ..events import Event, Kind, TimeSource, one_line
 from ..redact import redact_text
-from ..ingest import LINE_SOURCES, _fill_model_agent, detect_file_format, finalize_run, load_price_file, raw_secrets, whole_file_events
+from ..ingest import (LINE_SOURCES, _fill_model_agent, detect_file_format, finalize_run, load_price_file, raw_secrets,
+                      stopped_at_budget, whole_file_events)
 from ..parsers import sforge_dir as sd
 from ..parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch
 from ..parsers.base import open_regular
@@ -1336,6 +1337,10 @@ class Supervisor:
                 ends = src.parser.finish()
                 for e in ends:
                     e.run_key = rs.key
+                    got = stopped_at_budget(info.final, e.summary or "", e.data or {}) \
+                        if e.kind == "segment_end" else None
+                    if got is not None:  # the harness stopped the agent at the run's budget: not a cut
+                        e.summary, e.data, e.is_error, e.level = got[0], got[1], False, None
                 if ends:
                     settle(self.conn)
                     self.rec.insert_events(rs.key, ends)
