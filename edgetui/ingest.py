@@ -355,7 +355,7 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     best round the judge's own /history names (``--judge-url``, SForge selection.py semantics
     under the task's real policy), used like final_result.json's ``best_round`` to check an
     assumed policy while the run goes on (final_result.json wins once written)."""
-    from replay.selection import best_so_far, entry_from_submission, is_score_task
+    from replay.selection import best_as_known, best_so_far, entry_from_submission, is_score_task
 
     conn = rec.conn
     # a round's time (``submissions.t``, the chart's x and the order of best-so-far) is when its result
@@ -378,19 +378,29 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
             return game_t[s.round]
         if s.status != "in_flight" and known_t.get(s.round) is not None:
             return known_t[s.round]
+        return sent_time(s)
+
+    def sent_time(s: SubmissionRecord) -> Optional[float]:
+        if s.round in game_t:
+            return game_t[s.round]
         return s.submitted_at or tick_t.get(s.round) or s.seen_at or s.graded_at
 
     ordered = sorted(subs, key=lambda s: (sub_time(s) is None, sub_time(s) or 0.0, s.kind, s.n or 0, s.round))
     ordered = [s for s in ordered if s.kind != "manual"] + [s for s in ordered if s.kind == "manual"]
-    counted = [s for s in ordered if s.kind != "manual" and s.status != "in_flight"]
+    # SForge's judge selects over its history in creation (= submission) order; the curve steps when
+    # each result was known: best_as_known gives, at each result, the selection over those known
+    counted = sorted((s for s in ordered if s.kind != "manual" and s.status != "in_flight"),
+                     key=lambda s: (sent_time(s) is None, sent_time(s) or 0.0, s.kind, s.n or 0, s.round))
     entries = [entry_from_submission(s) for s in counted]
+    pos = {id(s): i for i, s in enumerate(counted)}
+    known_order = [pos[id(s)] for s in ordered if id(s) in pos]
     selection, direction = task.selection, task.score_direction
     final_best = (info.final or {}).get("best_round") if isinstance(info.final, dict) else None
     final_best = final_best or judge_best
     if task.assumed and final_best and entries:
         selection, direction = infer_policy(entries, final_best, selection, direction)
-    steps = best_so_far(entries, direction, selection)
-    step_of = {s.round: st for s, st in zip(counted, steps)}
+    steps = best_as_known(entries, known_order, direction, selection)
+    step_of = {counted[st.index].round: st for st in steps}
     start = info.started_at
     rows = []
     for s in ordered:

@@ -230,6 +230,60 @@ def best_so_far(
     return steps
 
 
+def best_as_known(
+    entries: Sequence[Mapping],
+    known_order: Sequence[int],
+    score_direction: str = "maximize",
+    policy: str = "pass_rate_first",
+) -> list[BestStep]:
+    """Best-so-far as the results became known, SForge's selection at every moment.
+
+    ``entries`` in creation (= submission) order, the order SForge's judge selects over
+    (selection.py semantics); ``known_order``: the indices of ``entries`` in the order their
+    results were known (a later submission graded first comes first). ``result[k]`` is
+    :func:`select_best` over the entries known after ``k + 1`` results, taken in creation order,
+    so the last step is SForge's own answer whatever order the results came in (ties keep the
+    earliest *submitted*). ``result[k].index`` is the entry's index in ``entries``;
+    ``is_new_best`` says whether that entry became the selected one. One O(n) pass when
+    results came in submission order; otherwise each step re-feeds only the known entries past
+    the longest fully known prefix. Raises ``ValueError`` for an unknown ``policy`` or a
+    ``known_order`` that is not a permutation of some of the indices.
+    """
+    import bisect
+
+    n = len(entries)
+    order = list(known_order)
+    if len(set(order)) != len(order) or any(not (0 <= i < n) for i in order):
+        raise ValueError("known_order must name each entry index at most once")
+    if order == list(range(len(order))):
+        return best_so_far([entries[i] for i in order], score_direction, policy)
+    base = _Selector(score_direction, policy)
+    known = [False] * n
+    pending: list[int] = []  # known indices past the fully known prefix, sorted
+    p = 0
+    steps: list[BestStep] = []
+    for i in order:
+        known[i] = True
+        bisect.insort(pending, i)
+        while p < n and known[p]:
+            base.feed(entries[p])
+            p += 1
+        while pending and pending[0] < p:
+            pending.pop(0)
+        sel = _Selector(score_direction, policy)
+        for a in _Selector.__slots__:
+            setattr(sel, a, getattr(base, a))
+        for j in pending:
+            sel.feed(entries[j])
+        e = entries[i]
+        steps.append(BestStep(
+            index=i, round=e.get("round"), considered=_Selector(score_direction, policy).feed(e)[0],
+            is_new_best=sel.best_round == e.get("round", "") and (not steps or steps[-1].best_round != sel.best_round),
+            best_score=sel.best_score, best_pass_rate=sel.best_pass_rate, best_round=sel.best_round,
+            best_valid=sel.best_valid))
+    return steps
+
+
 def display_value(
     best_score: Optional[float], best_pass_rate: Optional[float], score_task: bool
 ) -> Optional[float]:

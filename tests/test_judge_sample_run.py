@@ -115,13 +115,18 @@ def test_best_round_is_sforges_selection_over_the_judge_history(sample_db):
     assert row[0] == best["best_round"] and row[1] == pytest.approx(best["best_score"])
     assert row[2] == pytest.approx(best["best_pass_rate"]) and row[3] == "finished"
     assert (row[4], row[5]) == (hist["agent_submissions"], hist["auto_submissions"])
-    # best-so-far: the last new best is the selected round, and new bests follow sforge over each prefix
+    # best-so-far: at each result (submissions.t = when it was known) the best is sforge's selection
+    # over the results known by then, in the judge's creation order; the last new best is the selected round
+    sent = [r[0] for r in _rows(sample_db, "SELECT round FROM submissions WHERE run_key = ? ORDER BY submitted_at",
+                                [KEY])]
+    assert sent == [e["round"] for e in hist["entries"]]  # judge order = submission order
     subs = _rows(sample_db, "SELECT round, is_new_best, best_round FROM submissions WHERE run_key = ? ORDER BY t",
                  [KEY])
-    assert [r[0] for r in subs] == [e["round"] for e in hist["entries"]]  # judge order = time order
+    creation = {e["round"]: i for i, e in enumerate(hist["entries"])}
     prev = None
     for i, (rnd, is_new, best_round) in enumerate(subs):
-        b = selection.select_best(hist["entries"][: i + 1], task["score_direction"], task["selection"])
+        known = sorted(creation[r[0]] for r in subs[: i + 1])
+        b = selection.select_best([hist["entries"][j] for j in known], task["score_direction"], task["selection"])
         assert best_round == b["best_round"], rnd
         assert is_new == (b["best_round"] == rnd and b["best_round"] != prev), rnd
         prev = b["best_round"]
