@@ -69,16 +69,16 @@ class Params:
 
     noise_window: int = 20          # non-improving graded values the noise is measured on
     noise_min: int = 4              # fewer than this: the noise is unknown (headroom test only)
-    gain_k: float = 1.0             # gain ≥ gain_k × noise
+    gain_k: float = 0.7             # gain ≥ gain_k × noise
     headroom_frac: float = 0.2      # or gain ≥ headroom_frac × (ceiling − best before)
     base_cycles: int = 12           # cycles a behaviour cycle is compared with
     base_min: int = 4               # fewer than this before it: no behaviour score
     lead_cycles: int = 2            # the behaviour change is in the cycle of the new best or the one before
     lead_max_s: float = 5400.0      # ... and starts at most this long before the new best was submitted
     z_cap: float = 6.0              # a feature's z-score is clipped to 0…z_cap
-    behaviour_min: float = 1.2      # mean clipped z over the features
+    behaviour_min: float = 0.75     # mean clipped z over the features
     provisional_after: int = 3      # a moment with fewer graded rounds after it is provisional
-    cp_grid: int = 256              # points of the log-time grid of the change-point detector
+    cp_grid: int = 64               # points of the log-time grid of the change-point detector
     cp_penalties: tuple = (0.5, 1, 2, 4, 8, 16, 32, 64, 128)   # × the series' variance
 
     def as_dict(self) -> dict[str, Any]:
