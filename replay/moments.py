@@ -21,7 +21,8 @@ tested on their own and shared by the CLI, the replay screen and the report.
 **Detectors** (``DETECTOR_VERSION`` is part of each moment's identity):
 
 * ``gain``: a new best whose gain is at least ``gain_k`` × the recent noise (robust
-  spread, 1.4826 × MAD, of the last ``noise_window`` non-improving graded values) or at
+  spread, 1.4826 × MAD, of the last ``noise_window`` non-improving graded values, each
+  taken as its distance from the best-so-far at its time) or at
   least ``headroom_frac`` of the remaining headroom (to the task's ceiling, 100 for pass
   rates; none known for a score task without one).
 * ``changepoint``: change points of the best-so-far over log elapsed time (a uniform grid
@@ -388,10 +389,12 @@ def _components_moved(series: Sequence[Graded], i: int) -> dict[str, list]:
 
 
 def _noise_before(series: Sequence[Graded], i: int, params: Params) -> Optional[float]:
+    # the shortfall of each non-improving value from the best at its time: a jump in between
+    # moves the level of the raw values, not their spread
     vals: list[float] = []
     for s in reversed(series[:i]):
-        if s.considered and not s.is_new_best and s.value is not None:
-            vals.append(s.value)
+        if s.considered and not s.is_new_best and s.value is not None and s.best is not None:
+            vals.append(s.best - s.value)
             if len(vals) >= params.noise_window:
                 break
     if len(vals) < params.noise_min:
