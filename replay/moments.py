@@ -30,7 +30,8 @@ tested on their own and shared by the CLI, the replay screen and the report.
   ``jump=1``: its default of 5 only tests every 5th point) over a penalty sweep; the
   number of change points kept is the one stable over the widest range of penalties.
   Each change point is reported at the first new best at or after it.
-* ``reframe``: a ``gain`` moment preceded, within ``lead_cycles`` cycles and
+* ``reframe``: a ``gain`` moment preceded, within ``lead_cycles`` cycles (one more for an
+  auto-eval round, whose snapshot lands inside a cycle) and
   ``lead_max_s`` seconds, by a cycle whose behaviour score (mean of the features'
   robust z-scores against the ``base_cycles`` cycles before it, each clipped to
   0…``z_cap``) is at least ``behaviour_min``. Its lead time is the new best's submission
@@ -508,8 +509,11 @@ def detect_reframing(series: Sequence[Graded], cycles: Sequence[Cycle], *, impro
         k = next((k for k, e in enumerate(ends) if e >= t - 1e-6), None)
         if k is None:
             continue
+        # an auto-eval snapshot lands inside a cycle: its partial cycle holds less than a cycle's
+        # work, so the window reaches one cycle further back
+        lo = k - params.lead_cycles + 1 - (0 if g.kind == "agent" else 1)
         best_c: Optional[Cycle] = None
-        for c in cycles[max(0, k - params.lead_cycles + 1):k + 1]:
+        for c in cycles[max(0, lo):k + 1]:
             if c.score is None or c.score < params.behaviour_min or t - c.start > params.lead_max_s:
                 continue
             if best_c is None or c.score > best_c.score:
