@@ -142,6 +142,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--remove", action="store_true", help="take the tag away instead")
     p.add_argument("--host", default=None, help="only runs of this host")
 
+    p = _cmd(sub, "moments", "detect and list a run's moments (new bests, change points, reframing moments)",
+             "edgetui moments opus48-edge-3 --detector reframe",
+             "The moments are rebuilt from the run's records first (the moments table; rebuilds keep each "
+             "moment's identity: run, detector, version, round). Works while the app holds the database.")
+    _add_db(p)
+    p.add_argument("run", metavar="RUN", help="run dir, RUN_ID[/TASK_ID], or a unique prefix")
+    p.add_argument("--detector", choices=["all", "reframe", "gain", "changepoint"], default="all",
+                   help="which detector's moments (default: all)")
+    p.add_argument("--format", choices=["table", "csv", "json"], default="table", help="output format (default: table)")
+    p.add_argument("--host", default=None, help="only runs of this host")
+
     p = _cmd(sub, "check", "check the database file fully (header, catalog, every block read; never writes)",
              "edgetui --db demo.duckdb check")
     _add_db(p)
@@ -618,6 +629,38 @@ def cmd_tag(db: Path, args) -> int:
         print(f"{key}: tag {args.name!r} " + ("removed" if changed else "was not there"))
     else:
         print(f"{key}: tagged {args.name!r}" + ("" if changed else " (already)"))
+    return 0
+
+
+MOMENT_COLUMNS = ("detector", "round", "elapsed_h", "before", "after", "gain", "noise", "lead_min", "confidence",
+                  "components", "provisional")
+
+
+def _moment_row(m: dict, fmt: str) -> tuple:
+    def r(v, n=4):
+        return None if v is None else round(v, n)
+    comps = m.get("components") or {}
+    if fmt == "table":
+        comps = ", ".join(f"{k} {a:g}→{b:g}" for k, (a, b) in list(comps.items())[:3])
+    return (m["detector"], m["round"], r(m["elapsed_s"] / 3600.0 if m.get("elapsed_s") is not None else None, 2),
+            r(m["score_before"]), r(m["score_after"]), r(m["gain"]), r(m["noise"]),
+            r(m["lead_time_s"] / 60.0 if m.get("lead_time_s") is not None else None, 1), r(m["confidence"], 3),
+            comps if fmt != "csv" else json.dumps(comps), bool(m.get("provisional")))
+
+
+def cmd_moments(db: Path, args) -> int:
+    """``edgetui moments RUN``: rebuild the run's moments, list them (table / csv / json)."""
+    if not db.exists():
+        raise FileNotFoundError(f"no database at {db}")
+    key, rows = _write_op(db, args.run, args.host, lambda conn, k: {"op": "moments", "run_key": k})
+    if args.detector != "all":
+        rows = [m for m in rows if m["detector"] == args.detector]
+    if args.format == "json":
+        print(json.dumps({"run_key": key, "moments": rows}, indent=1))
+        return 0
+    from .holder import QueryResult
+
+    _emit(QueryResult(list(MOMENT_COLUMNS), [_moment_row(m, args.format) for m in rows]), args.format)
     return 0
 
 

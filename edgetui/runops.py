@@ -7,6 +7,8 @@
   watched root brings it back, until ``edgetui ingest --unforget PATH`` (:func:`unforget_run`).
 * :func:`tag_run` / :func:`untag_run` give runs names (``run_tags``), shown by ``edgetui runs``
   and matched by its ``--tag`` filter.
+* ``{"op": "moments", "run_key": …}`` rebuilds a run's moments (:mod:`edgetui.moments`) and
+  replies with its rows of the ``moments`` table.
 
 While another process holds the database, these travel over the holder socket as typed
 requests (``{"op": "forget", "run_key": …}``; :func:`apply_request`) that the holder carries
@@ -24,7 +26,8 @@ import duckdb
 from . import repeats
 
 #: tables whose rows belong to one run (``run_key``), emptied by forget
-RUN_TABLES = ("events", "submissions", "test_results", "source_cursors", "annotations", "run_tags", "record_keys")
+RUN_TABLES = ("events", "submissions", "test_results", "source_cursors", "annotations", "run_tags", "record_keys",
+              "moments")
 _TAG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,63}$")
 
 
@@ -109,7 +112,17 @@ def untag_run(conn: duckdb.DuckDBPyConnection, run_key: str, tag: str) -> bool:
 
 
 #: the typed requests the holder carries out for other processes
-OPS = ("forget", "unforget", "tag", "untag")
+OPS = ("forget", "unforget", "tag", "untag", "moments")
+
+
+def _plain_moment(row: dict) -> dict:
+    """A ``moments`` row as JSON values (NaN / inf as ``None``)."""
+    out = {}
+    for k, v in row.items():
+        if isinstance(v, float) and not (v == v and abs(v) != float("inf")):
+            v = None
+        out[k] = v
+    return out
 
 
 def apply_request(conn: duckdb.DuckDBPyConnection, req: dict) -> dict:
@@ -124,6 +137,13 @@ def apply_request(conn: duckdb.DuckDBPyConnection, req: dict) -> dict:
             return {"ok": forget_run(conn, key)}
         if op == "unforget":
             return {"ok": unforget_run(conn, key)}
+        if op == "moments":  # rebuild the run's moments, reply with them (the moments table's rows)
+            from .moments import list_moments, rebuild_moments
+
+            if not conn.execute("SELECT 1 FROM runs WHERE run_key = ?", [key]).fetchall():
+                raise LookupError(f"no recorded run {key!r}")
+            rebuild_moments(conn, key)
+            return {"ok": [_plain_moment(r) for r in list_moments(conn, key)]}
         tag = req.get("tag")
         if not isinstance(tag, str):
             raise ValueError("a tag request needs a tag")
