@@ -29,7 +29,8 @@ tested on their own and shared by the CLI, the replay screen and the report.
   in log time), found with the ``ruptures`` library's Pelt (``model="l2"``,
   ``jump=1``: its default of 5 only tests every 5th point) over a penalty sweep; the
   number of change points kept is the one stable over the widest range of penalties.
-  Each change point is reported at the first new best at or after it.
+  Each change point is reported at the new best with the largest gain between the grid
+  point before it and its own.
 * ``reframe``: a ``gain`` moment preceded, within ``lead_cycles`` cycles (one more for an
   auto-eval round, whose snapshot lands inside a cycle) and
   ``lead_max_s`` seconds, by a cycle whose behaviour score (mean of the features'
@@ -443,7 +444,8 @@ def detect_changepoints(series: Sequence[Graded], *, improving_up: bool = True,
     """Change points of the best-so-far step curve over log elapsed time (``ruptures`` Pelt,
     ``model="l2"``, ``jump=1``, ``min_size=2``, penalties ``cp_penalties`` × the curve's variance;
     the number of change points kept is the one found over the most penalties of the sweep,
-    ties to the larger penalty). Each is reported at the first new best at or after it."""
+    ties to the larger penalty). Each is reported at the new best with the largest gain between
+    the grid point before the change and the change's own."""
     import numpy as np
     import ruptures as rpt
 
@@ -478,9 +480,13 @@ def detect_changepoints(series: Sequence[Graded], *, improving_up: bool = True,
     out = []
     used: set[int] = set()
     for b in bkps:
-        t_el = math.exp(grid[b])
-        i = next((i for el, _, i in pts if el >= t_el - 1e-6 and series[i].is_new_best), None)
-        if i is None or i in used:
+        # the step happened after grid point b-1 and by grid point b: the largest new best in between
+        lo_el, hi_el = math.exp(grid[b - 1]), math.exp(grid[b])
+        inside = [i for el, _, i in pts if lo_el < el <= hi_el + 1e-6 and series[i].is_new_best]
+        if not inside:
+            continue
+        i = max(inside, key=lambda i: _gain(series[i].best_before, series[i].best, improving_up) or 0.0)
+        if i in used:
             continue
         used.add(i)
         g = series[i]
