@@ -16,7 +16,8 @@ import duckdb
 from replay.moments import (DEFAULT_PARAMS, DETECTOR_VERSION, BehaviourEvent, Graded, Moment, Params, detect_all,
                             graded_series)
 
-__all__ = ["load_series", "load_behaviour", "detect_run", "rebuild_moments", "list_moments", "run_ceiling"]
+__all__ = ["load_series", "load_behaviour", "detect_run", "rebuild_moments", "list_moments", "run_ceiling",
+           "replay_moments"]
 
 
 def run_ceiling(task: Optional[dict[str, Any]], score_task: bool, direction: str) -> Optional[float]:
@@ -140,4 +141,24 @@ def list_moments(conn: Any, run_key: str, detector: Optional[str] = None) -> lis
             if isinstance(d.get(k), str):
                 d[k] = json.loads(d[k])
         out.append(d)
+    return out
+
+
+def replay_moments(conn: Any, run_key: str, detector: str = "reframe") -> list[dict[str, Any]]:
+    """The moments the replay screen marks: the stored ones of ``detector`` (latest version) when
+    the run's moments were built, else detected now without writing (a read-only database, a run
+    never asked about). Rows shaped like :func:`list_moments`'s."""
+    rows = list_moments(conn, run_key)
+    if rows:
+        return [r for r in rows if r["detector"] == detector]
+    out = []
+    for m in detect_run(conn, run_key):
+        if m.detector != detector:
+            continue
+        out.append({"run_key": run_key, "detector": m.detector, "version": m.version, "round": m.round,
+                    "idx": m.index, "t": m.t, "elapsed_s": m.elapsed_s, "score_before": m.before,
+                    "score_after": m.after, "gain": m.gain, "noise": m.noise, "headroom": m.headroom,
+                    "lead_time_s": m.lead_time_s, "confidence": m.confidence, "provisional": m.provisional,
+                    "components": m.components, "evidence": m.evidence, "behaviour": m.behaviour,
+                    "params": m.params, "built_at": None})
     return out

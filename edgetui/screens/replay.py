@@ -21,7 +21,8 @@ from textual.containers import Container, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Footer, Input, OptionList, Static
+from textual.widgets.option_list import Option
 
 from edgetui import store
 from replay.cursor import SPEEDS, ReplayCursor, format_elapsed, parse_elapsed
@@ -29,7 +30,7 @@ from replay.cursor import SPEEDS, ReplayCursor, format_elapsed, parse_elapsed
 from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
 from ..widgets.chart import legend_text
 
-__all__ = ["ReplayScreen", "HelpScreen", "REPLAY_KEYS", "fold_note", "replay_commands"]
+__all__ = ["ReplayScreen", "HelpScreen", "MomentsScreen", "REPLAY_KEYS", "fold_note", "replay_commands", "moment_line"]
 
 #: Tick of the play timer (seconds of wall time).
 PLAY_TICK = 1 / 20
@@ -45,6 +46,7 @@ STEP = Binding.Group("step", compact=True)
 SUB = Binding.Group("sub", compact=True)
 BEST = Binding.Group("best", compact=True)
 MATCH = Binding.Group("match", compact=True)
+MOMENT = Binding.Group("moment", compact=True)
 
 #: (keys, what they do) for the help screen, in reading order.
 REPLAY_KEYS: list[tuple[str, str]] = [
@@ -52,6 +54,8 @@ REPLAY_KEYS: list[tuple[str, str]] = [
     ("pgdn / pgup", "a page of events forward / back"),
     ("]  /  [", "next / previous graded submission"),
     ("}  b  /  {  B", "next / previous new best"),
+    (")  /  (", "next / previous reframing moment (✦ on the chart)"),
+    ("M", "the run's reframing moments: enter jumps to one"),
     ("g home  /  G end", "first / last event"),
     ("space", "play / pause (run time advances at the speed)"),
     ("s  +  /  -", "faster / slower: 1× 10× 60× 600×"),
@@ -71,8 +75,10 @@ REPLAY_KEYS: list[tuple[str, str]] = [
 
 
 class RunLoaded(Message):
-    def __init__(self, header: dict, cursor: ReplayCursor, subs: list[dict]) -> None:
+    def __init__(self, header: dict, cursor: ReplayCursor, subs: list[dict],
+                 moments: Optional[list[dict]] = None) -> None:
         self.header, self.cursor, self.subs = header, cursor, subs
+        self.moments = moments
         super().__init__()
 
 
@@ -140,6 +146,63 @@ class HelpScreen(ModalScreen[None]):
         self.dismiss(None)
 
 
+def moment_line(m: dict) -> Text:
+    """One line of the moments list: round, elapsed, best before → after (+gain), lead time,
+    confidence and the sub-scores that moved most (cut with … at the list's width)."""
+    t = Text(no_wrap=True, overflow="ellipsis")
+    t.append(f"{m['round']:<10}", style="bold magenta")
+    t.append(f" {format_elapsed(m.get('elapsed_s')):>8}  ")
+    b, a, g = m.get("score_before"), m.get("score_after"), m.get("gain")
+    if b is not None and a is not None:
+        t.append(f"{b:g} → {a:g}")
+        if g is not None:
+            t.append(f" (+{g:.3g})", style="green")
+    if m.get("lead_time_s") is not None:
+        t.append(f"  lead {format_elapsed(m['lead_time_s'])}", style="dim")
+    t.append(f"  conf {m.get('confidence') or 0:.2f}", style="dim")
+    comps = m.get("components") or {}
+    if comps:
+        t.append("  " + ", ".join(f"{k} {x:g}→{y:g}" for k, (x, y) in list(comps.items())[:2]), style="cyan")
+    if m.get("provisional"):
+        t.append("  provisional", style="yellow")
+    return t
+
+
+class MomentsScreen(ModalScreen[Optional[int]]):
+    """The run's reframing moments; enter dismisses with the chosen one's position, esc with None."""
+
+    BINDINGS = [Binding("escape,q,M", "dismiss_none", "close")]
+    DEFAULT_CSS = """
+    MomentsScreen { align: center middle; }
+    MomentsScreen > OptionList { width: 110; max-width: 100%; height: auto; max-height: 100%;
+        border: round $accent; background: $panel; }
+    """
+
+    def __init__(self, moments: list[dict], current: Optional[int] = None) -> None:
+        super().__init__()
+        self.moments = moments
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        ol = OptionList(*[Option(moment_line(m), id=str(i)) for i, m in enumerate(self.moments)])
+        ol.border_title = f"reframing moments ({len(self.moments)})"
+        ol.border_subtitle = "enter: go · esc: close"
+        yield ol
+
+    def on_mount(self) -> None:
+        ol = self.query_one(OptionList)
+        ol.focus()
+        if self.current is not None and self.moments:
+            ol.highlighted = self.current
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self, msg: OptionList.OptionSelected) -> None:
+        self.dismiss(int(msg.option.id))
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
 #: below this width the footer leaves out its "^p palette" (ctrl+p still opens it; ? lists it): at 80
 #: columns the keys ran under it. (Textual's compact footer glues a key group to the next key.)
 FOOTER_PALETTE_WIDTH = 96
@@ -172,6 +235,9 @@ class ReplayScreen(Screen):
         Binding("right_square_bracket", "submission(1)", "next submission", key_display="]", group=SUB),
         Binding("left_curly_bracket,B", "new_best(-1)", "prev best", key_display="{", group=BEST),
         Binding("right_curly_bracket,b", "new_best(1)", "next best", key_display="}", group=BEST),
+        Binding("left_parenthesis", "moment(-1)", "prev moment", show=False, group=MOMENT),
+        Binding("right_parenthesis", "moment(1)", "next moment", show=False, group=MOMENT),
+        Binding("M", "moments_list", "moments", show=False),
         Binding("g,home", "first", "first", show=False),
         Binding("G,end", "last", "last", show=False),
         Binding("space", "play", "play", key_display="␣"),  # (short: the footer fits 80 columns)
@@ -208,6 +274,7 @@ class ReplayScreen(Screen):
         self.cursor: Optional[ReplayCursor] = None
         self.header: Optional[dict] = None
         self.subs: list[dict] = []
+        self.moments: list[dict] = []  # reframing moments (edgetui.moments.replay_moments), round order
         self.prompt_mode: Optional[str] = None
         self.show_detail: Optional[bool] = None  # None: automatic (hidden when narrow)
         self.chart_choice: Optional[bool] = None  # None: automatic (hidden when tiny or nothing graded)
@@ -284,7 +351,13 @@ class ReplayScreen(Screen):
             start = head.get("started_at") or head.get("first_t")
             cur = ReplayCursor(events, subs, start=start)
             cur.set_folding(self.folding)
-            self.post_message(RunLoaded(head, cur, subs))
+            try:
+                from edgetui.moments import replay_moments
+
+                moments = replay_moments(conn, self.run_key)
+            except Exception:  # noqa: BLE001  (no moments is no reason not to replay the run)
+                moments = []
+            self.post_message(RunLoaded(head, cur, subs, moments))
         except Exception as e:  # shown, never crashes the app
             self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
 
@@ -293,6 +366,9 @@ class ReplayScreen(Screen):
         self.header, self.cursor, self.subs = msg.header, msg.cursor, msg.subs
         if msg.cursor.folding != self.folding:  # (z pressed while it was read)
             msg.cursor.set_folding(self.folding)
+        if msg.moments is not None:
+            self.moments = msg.moments
+        msg.cursor.set_moments(m["round"] for m in self.moments)
         self.query_one(RunHeader).set_header(msg.header)
         self._draw_chart()
         self._apply_layout()  # (nothing graded: no empty chart)
@@ -435,6 +511,39 @@ class ReplayScreen(Screen):
             fwd = direction > 0
             self._do(c.next_new_best if fwd else c.prev_new_best,
                      "no later new best" if fwd else "no earlier new best")
+
+    def action_moment(self, direction: int) -> None:
+        c = self.cursor
+        if c is None:
+            return
+        if not c.moment_idx:
+            self.notify("no reframing moment found in this run", timeout=2)
+            return
+        fwd = direction > 0
+        self._do(c.next_moment if fwd else c.prev_moment,
+                 "no later reframing moment" if fwd else "no earlier reframing moment")
+
+    def action_moments_list(self) -> None:
+        c = self.cursor
+        if c is None:
+            return
+        if not self.moments:
+            self.notify("no reframing moment found in this run", timeout=2)
+            return
+        # the moment at or before the selected event is highlighted
+        pos = c.position()
+        current = max((i for i, m in enumerate(self.moments)
+                       if (m.get("elapsed_s") or 0.0) <= pos), default=0)
+
+        def go(i: Optional[int]) -> None:
+            if i is None or self.cursor is None:
+                return
+            rnd = self.moments[i]["round"]
+            idx = next((k for k in self.cursor.moment_idx if self.cursor.round[k] == rnd), None)
+            if idx is not None:
+                self._do(lambda: self.cursor.select(idx))
+
+        self.app.push_screen(MomentsScreen(self.moments, current), go)
 
     def action_first(self) -> None:
         self._do(lambda: self.cursor.first())
@@ -594,7 +703,8 @@ class ReplayScreen(Screen):
 
     def _chart_data(self) -> Any:
         end = self.cursor.end_elapsed if self.cursor is not None else 0.0
-        return chart_data(self.header or {}, self.subs, end_elapsed_s=end, mode=self.chart_mode)
+        return chart_data(self.header or {}, self.subs, end_elapsed_s=end, mode=self.chart_mode,
+                          moments=[m["round"] for m in self.moments])
 
     def _draw_chart(self) -> None:
         chart = self.query_one(ScoreChart)
@@ -655,6 +765,9 @@ def replay_commands(screen: ReplayScreen) -> list[tuple[str, str, Callable[[], A
         ("Replay: previous submission", "previous graded round ([)", lambda: screen.action_submission(-1)),
         ("Replay: next new best", "next round that beat the best so far (})", lambda: screen.action_new_best(1)),
         ("Replay: previous new best", "previous new best ({)", lambda: screen.action_new_best(-1)),
+        ("Replay: next reframing moment", "next ✦ on the chart ())", lambda: screen.action_moment(1)),
+        ("Replay: previous reframing moment", "previous ✦ (()", lambda: screen.action_moment(-1)),
+        ("Replay: reframing moments", "the list (M)", screen.action_moments_list),
         ("Replay: first event", "go to the start (g)", screen.action_first),
         ("Replay: last event", "go to the end (G)", screen.action_last),
         ("Replay: play / pause", "play at the current speed (space)", screen.action_play),

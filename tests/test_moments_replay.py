@@ -1,0 +1,77 @@
+"""Reframing moments in the replay screen, through Textual's Pilot on the bundled 12-hour sample:
+✦ markers on the chart, ( / ) between moments, M lists them and enter jumps to one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rich.text import Text
+
+from edgetui.app import EdgeTUIApp
+from edgetui.cli import main
+from edgetui.screens.replay import MomentsScreen, ReplayScreen
+from edgetui.widgets import ScoreChart
+from edgetui.widgets.chart import MOMENT_MARKER
+
+from test_replay_app import loaded, wait_for
+
+ROOT = Path(__file__).resolve().parents[1]
+GW_TRUTH = ROOT / "sample_runs" / "_truth" / "opus48-edge-3-20260312005800__gw_signal_search.json"
+GW_KEY = "local/opus48-edge-3-20260312005800/gw_signal_search"
+
+
+@pytest.fixture(scope="module")
+def sample_db(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("mreplay") / "s.duckdb"
+    assert main(["--db", str(db), "samples", "-q"]) == 0
+    return db
+
+
+def _selected(screen: ReplayScreen) -> tuple[str, str]:
+    c = screen.cursor
+    return c.kind[c.index], c.round[c.index]
+
+
+@pytest.mark.asyncio
+async def test_keys_step_between_the_reframing_moments_and_the_chart_marks_them(sample_db):
+    rounds = [m["round"] for m in json.loads(GW_TRUTH.read_text())["reframing_moments"]]
+    app = EdgeTUIApp(sample_db, GW_KEY)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await loaded(pilot)
+        assert [m["round"] for m in screen.moments] == rounds
+        chart = screen.query_one(ScoreChart)
+        after = {s["round"]: s["best_score"] for s in screen.subs}
+        assert [y for _, y in chart.data.moments] == [after[r] for r in rounds]
+        await pilot.pause()
+        text = "\n".join(Text.from_ansi(x).plain for x in chart._ensure_built().lines)
+        assert text.count(MOMENT_MARKER) == 3
+        assert f"{MOMENT_MARKER} reframe" in str(chart.border_subtitle)
+        await pilot.press("right_parenthesis")
+        assert _selected(screen) == ("judge_result", rounds[0])
+        await pilot.press("right_parenthesis", "right_parenthesis")
+        assert _selected(screen) == ("judge_result", rounds[2])
+        await pilot.press("right_parenthesis")          # no later one: it stays
+        assert _selected(screen) == ("judge_result", rounds[2])
+        await pilot.press("left_parenthesis")
+        assert _selected(screen) == ("judge_result", rounds[1])
+        # the chart cursor follows
+        assert chart.cursor_elapsed == screen.cursor.position()
+        await pilot.press("g", "M")
+        await wait_for(pilot, lambda: isinstance(app.screen, MomentsScreen))
+        await pilot.press("down", "down", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        assert _selected(screen) == ("judge_result", rounds[2])
+
+
+@pytest.mark.asyncio
+async def test_a_run_without_reframing_moments_says_so(sample_db):
+    app = EdgeTUIApp(sample_db, "local/judge-demo-001/judge_demo_sum")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded(pilot)
+        assert screen.moments == [] and screen.query_one(ScoreChart).data.moments == []
+        before = screen.cursor.index
+        await pilot.press("right_parenthesis", "M")
+        await pilot.pause()
+        assert screen.cursor.index == before and not isinstance(app.screen, MomentsScreen)
