@@ -21,13 +21,13 @@ from textual.containers import Container, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets import Footer, Input, Static
 
 from edgetui import store
 from replay.cursor import SPEEDS, ReplayCursor, format_elapsed, parse_elapsed
 
 from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
+from .moments import MomentsScreen, WhyScreen, moment_line
 from ..widgets.chart import legend_text
 
 __all__ = ["ReplayScreen", "HelpScreen", "MomentsScreen", "REPLAY_KEYS", "fold_note", "replay_commands", "moment_line"]
@@ -56,6 +56,8 @@ REPLAY_KEYS: list[tuple[str, str]] = [
     ("}  b  /  {  B", "next / previous new best"),
     (")  /  (", "next / previous reframing moment (✦ on the chart)"),
     ("M", "the run's reframing moments: enter jumps to one"),
+    ("w", "why: what the agent did since the previous best, its notes, the code diff (the moment at "
+          "or before the cursor, or the selected new best)"),
     ("g home  /  G end", "first / last event"),
     ("space", "play / pause (run time advances at the speed)"),
     ("s  +  /  -", "faster / slower: 1× 10× 60× 600×"),
@@ -91,6 +93,12 @@ class LoadFailed(Message):
 class DetailLoaded(Message):
     def __init__(self, index: int, detail: Optional[dict]) -> None:
         self.index, self.detail = index, detail
+        super().__init__()
+
+
+class WhyLoaded(Message):
+    def __init__(self, round: str, why: Optional[dict], error: Optional[str] = None) -> None:
+        self.round, self.why, self.error = round, why, error
         super().__init__()
 
 
@@ -146,63 +154,6 @@ class HelpScreen(ModalScreen[None]):
         self.dismiss(None)
 
 
-def moment_line(m: dict) -> Text:
-    """One line of the moments list: round, elapsed, best before → after (+gain), lead time,
-    confidence and the sub-scores that moved most (cut with … at the list's width)."""
-    t = Text(no_wrap=True, overflow="ellipsis")
-    t.append(f"{m['round']:<10}", style="bold magenta")
-    t.append(f" {format_elapsed(m.get('elapsed_s')):>8}  ")
-    b, a, g = m.get("score_before"), m.get("score_after"), m.get("gain")
-    if b is not None and a is not None:
-        t.append(f"{b:g} → {a:g}")
-        if g is not None:
-            t.append(f" (+{g:.3g})", style="green")
-    if m.get("lead_time_s") is not None:
-        t.append(f"  lead {format_elapsed(m['lead_time_s'])}", style="dim")
-    t.append(f"  conf {m.get('confidence') or 0:.2f}", style="dim")
-    comps = m.get("components") or {}
-    if comps:
-        t.append("  " + ", ".join(f"{k} {x:g}→{y:g}" for k, (x, y) in list(comps.items())[:2]), style="cyan")
-    if m.get("provisional"):
-        t.append("  provisional", style="yellow")
-    return t
-
-
-class MomentsScreen(ModalScreen[Optional[int]]):
-    """The run's reframing moments; enter dismisses with the chosen one's position, esc with None."""
-
-    BINDINGS = [Binding("escape,q,M", "dismiss_none", "close")]
-    DEFAULT_CSS = """
-    MomentsScreen { align: center middle; }
-    MomentsScreen > OptionList { width: 110; max-width: 100%; height: auto; max-height: 100%;
-        border: round $accent; background: $panel; }
-    """
-
-    def __init__(self, moments: list[dict], current: Optional[int] = None) -> None:
-        super().__init__()
-        self.moments = moments
-        self.current = current
-
-    def compose(self) -> ComposeResult:
-        ol = OptionList(*[Option(moment_line(m), id=str(i)) for i, m in enumerate(self.moments)])
-        ol.border_title = f"reframing moments ({len(self.moments)})"
-        ol.border_subtitle = "enter: go · esc: close"
-        yield ol
-
-    def on_mount(self) -> None:
-        ol = self.query_one(OptionList)
-        ol.focus()
-        if self.current is not None and self.moments:
-            ol.highlighted = self.current
-
-    @on(OptionList.OptionSelected)
-    def _chosen(self, msg: OptionList.OptionSelected) -> None:
-        self.dismiss(int(msg.option.id))
-
-    def action_dismiss_none(self) -> None:
-        self.dismiss(None)
-
-
 #: below this width the footer leaves out its "^p palette" (ctrl+p still opens it; ? lists it): at 80
 #: columns the keys ran under it. (Textual's compact footer glues a key group to the next key.)
 FOOTER_PALETTE_WIDTH = 96
@@ -238,6 +189,7 @@ class ReplayScreen(Screen):
         Binding("left_parenthesis", "moment(-1)", "prev moment", show=False, group=MOMENT),
         Binding("right_parenthesis", "moment(1)", "next moment", show=False, group=MOMENT),
         Binding("M", "moments_list", "moments", show=False),
+        Binding("w", "why", "why", show=False),
         Binding("g,home", "first", "first", show=False),
         Binding("G,end", "last", "last", show=False),
         Binding("space", "play", "play", key_display="␣"),  # (short: the footer fits 80 columns)
@@ -275,6 +227,7 @@ class ReplayScreen(Screen):
         self.header: Optional[dict] = None
         self.subs: list[dict] = []
         self.moments: list[dict] = []  # reframing moments (edgetui.moments.replay_moments), round order
+        self._why_cache: dict[str, dict] = {}
         self.prompt_mode: Optional[str] = None
         self.show_detail: Optional[bool] = None  # None: automatic (hidden when narrow)
         self.chart_choice: Optional[bool] = None  # None: automatic (hidden when tiny or nothing graded)
@@ -545,6 +498,45 @@ class ReplayScreen(Screen):
 
         self.app.push_screen(MomentsScreen(self.moments, current), go)
 
+    def why_round(self) -> Optional[str]:
+        """The round ``w`` explains: the selected event's, when it is a new best's judge result;
+        else the last reframing moment at or before the cursor."""
+        c = self.cursor
+        if c is None or c.n == 0:
+            return None
+        if c.index in c.new_best_idx:
+            return c.round[c.index]
+        before = [k for k in c.moment_idx if k <= c.index]
+        return c.round[before[-1]] if before else None
+
+    def action_why(self) -> None:
+        rnd = self.why_round()
+        if rnd is None:
+            self.notify("no reframing moment at or before the cursor (select a new best: { })", timeout=3)
+            return
+        if rnd in self._why_cache:
+            self.app.push_screen(WhyScreen(self._why_cache[rnd]))
+            return
+        self.notify(f"reading why {rnd}…", timeout=1)
+        self._load_why(rnd)
+
+    @work(thread=True, exclusive=True, group="replay-why", exit_on_error=False)
+    def _load_why(self, rnd: str) -> None:
+        try:
+            from edgetui.why import why_of
+
+            self.post_message(WhyLoaded(rnd, why_of(self.app.conn, self.run_key, rnd)))  # type: ignore[attr-defined]
+        except Exception as e:  # noqa: BLE001  (said, never a crash)
+            self.post_message(WhyLoaded(rnd, None, f"{type(e).__name__}: {e}"))
+
+    @on(WhyLoaded)
+    def _on_why(self, msg: WhyLoaded) -> None:
+        if msg.why is None:
+            self.notify(f"why {msg.round}: {msg.error}", severity="error", timeout=6)
+            return
+        self._why_cache[msg.round] = msg.why
+        self.app.push_screen(WhyScreen(msg.why))
+
     def action_first(self) -> None:
         self._do(lambda: self.cursor.first())
 
@@ -768,6 +760,7 @@ def replay_commands(screen: ReplayScreen) -> list[tuple[str, str, Callable[[], A
         ("Replay: next reframing moment", "next ✦ on the chart ())", lambda: screen.action_moment(1)),
         ("Replay: previous reframing moment", "previous ✦ (()", lambda: screen.action_moment(-1)),
         ("Replay: reframing moments", "the list (M)", screen.action_moments_list),
+        ("Replay: why", "what led to the moment or new best (w)", screen.action_why),
         ("Replay: first event", "go to the start (g)", screen.action_first),
         ("Replay: last event", "go to the end (G)", screen.action_last),
         ("Replay: play / pause", "play at the current speed (space)", screen.action_play),

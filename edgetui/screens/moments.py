@@ -1,0 +1,151 @@
+"""The replay screen's moment views: the list of a run's reframing moments, and the *why* of one
+(actions since the previous best collapsed by kind, the agent's notes, the submission's diff).
+Data comes in ready (loaded by the replay screen's workers); nothing here does I/O."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from replay.cursor import format_elapsed
+
+__all__ = ["MomentsScreen", "WhyScreen", "moment_line", "why_text"]
+
+
+def moment_line(m: dict) -> Text:
+    """One line of the moments list: round, elapsed, best before → after (+gain), lead time,
+    confidence and the sub-scores that moved most (cut with … at the list's width)."""
+    t = Text(no_wrap=True, overflow="ellipsis")
+    t.append(f"{m['round']:<10}", style="bold magenta")
+    t.append(f" {format_elapsed(m.get('elapsed_s')):>8}  ")
+    b, a, g = m.get("score_before"), m.get("score_after"), m.get("gain")
+    if b is not None and a is not None:
+        t.append(f"{b:g} → {a:g}")
+        if g is not None:
+            t.append(f" (+{g:.3g})", style="green")
+    if m.get("lead_time_s") is not None:
+        t.append(f"  lead {format_elapsed(m['lead_time_s'])}", style="dim")
+    t.append(f"  conf {m.get('confidence') or 0:.2f}", style="dim")
+    comps = m.get("components") or {}
+    if comps:
+        t.append("  " + ", ".join(f"{k} {x:g}→{y:g}" for k, (x, y) in list(comps.items())[:2]), style="cyan")
+    if m.get("provisional"):
+        t.append("  provisional", style="yellow")
+    return t
+
+
+class MomentsScreen(ModalScreen[Optional[int]]):
+    """The run's reframing moments; enter dismisses with the chosen one's position, esc with None."""
+
+    BINDINGS = [Binding("escape,q,M", "dismiss_none", "close")]
+    DEFAULT_CSS = """
+    MomentsScreen { align: center middle; }
+    MomentsScreen > OptionList { width: 110; max-width: 100%; height: auto; max-height: 100%;
+        border: round $accent; background: $panel; }
+    """
+
+    def __init__(self, moments: list[dict], current: Optional[int] = None) -> None:
+        super().__init__()
+        self.moments = moments
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        ol = OptionList(*[Option(moment_line(m), id=str(i)) for i, m in enumerate(self.moments)])
+        ol.border_title = f"reframing moments ({len(self.moments)})"
+        ol.border_subtitle = "enter: go · esc: close"
+        yield ol
+
+    def on_mount(self) -> None:
+        ol = self.query_one(OptionList)
+        ol.focus()
+        if self.current is not None and self.moments:
+            ol.highlighted = self.current
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self, msg: OptionList.OptionSelected) -> None:
+        self.dismiss(int(msg.option.id))
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+
+def why_text(why: dict[str, Any], width_hint: int = 100) -> Text:
+    """The why of a new best as text (:func:`edgetui.why.why_of`'s dict): the jump, the actions
+    since the previous best by kind, the agent's notes, the diff against the previous best."""
+    t = Text()
+    b, a = why.get("before"), why.get("after")
+    t.append(f"{why['round']}", style="bold magenta")
+    if b is not None and a is not None:
+        t.append(f"  best {b:g} → {a:g}")
+    t.append(f"  since {why.get('prev_round') or 'the start'}\n\n", style="dim")
+    t.append("What the agent did\n", style="bold underline")
+    for kind, a_ in (why.get("actions") or {}).items():
+        t.append(f"  {kind:<9} {a_['n']:>4}  ", style="bold")
+        t.append("; ".join(x[:70] for x in a_["examples"][-2:]) + "\n", style="dim")
+    notes = why.get("notes") or {}
+    if notes.get("analysis"):
+        t.append("\nanalysis.md\n", style="bold underline")
+        t.append(notes["analysis"].rstrip() + "\n")
+    for key, title in (("thinking", "Its thinking"), ("messages", "Its last messages")):
+        if notes.get(key):
+            t.append(f"\n{title}\n", style="bold underline")
+            for n in notes[key]:
+                t.append(f"  {n['text'].strip()}\n")
+    for f in notes.get("files") or []:
+        t.append(f"\nNote file {f['path']}\n", style="bold underline")
+        t.append(f["text"].rstrip() + "\n")
+    d = why.get("diff")
+    t.append("\nCode\n", style="bold underline")
+    if d is None:
+        t.append("  no submission.tar.gz for this round: no diff\n", style="dim")
+    elif d.get("error"):
+        t.append(f"  {d['error']}\n", style="bold red")
+    else:
+        against = d.get("against") or "nothing (first archive)"
+        t.append(f"  submission.tar.gz against {against}: {len(d['files'])} file(s) changed, "
+                 f"{d['unchanged']} unchanged" + (" (diff cut)" if d.get("truncated") else "") + "\n", style="dim")
+        for f in d["files"]:
+            t.append(f"  {f['status']:<8} {f['path']}\n", style="bold")
+            for line in f["lines"]:
+                style = "green" if line.startswith("+") and not line.startswith("+++") else \
+                    "red" if line.startswith("-") and not line.startswith("---") else \
+                    "cyan" if line.startswith("@@") else ""
+                t.append(f"    {line}\n", style=style)
+    return t
+
+
+class WhyScreen(ModalScreen[None]):
+    """The why of one moment (scrolls; esc closes)."""
+
+    BINDINGS = [Binding("escape,q,w", "close", "close")]
+    DEFAULT_CSS = """
+    WhyScreen { align: center middle; }
+    WhyScreen > VerticalScroll { width: 120; max-width: 100%; height: 90%;
+        border: round $accent; background: $panel; padding: 0 1; }
+    WhyScreen Static { width: 100%; height: auto; }
+    """
+
+    def __init__(self, why: dict[str, Any]) -> None:
+        super().__init__()
+        self.why = why
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll() as v:
+            v.border_title = f"why {self.why['round']}"
+            v.border_subtitle = "↑↓ scroll · esc closes"
+            yield Static(why_text(self.why), id="why-body")
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
