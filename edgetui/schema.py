@@ -10,7 +10,8 @@ units unless named ``*_0_100``):
 * ``events`` — every event (see :mod:`edgetui.events`); ``event_id`` is stable.
 * ``submissions`` / ``test_results`` — graded rounds and their per-test rows,
   with best-so-far under the task's selection policy.
-* ``annotations`` — user notes on a run / event / time.
+* ``annotations`` — user labels and notes on an event or a moment (``label``, ``text``; a
+  moment's annotation is on its round's judge-result event and keeps the ``round``).
 * ``source_cursors`` — how far each source file of each run has been recorded
   (generation + byte offset + parser state), committed with the events.
 * ``prices`` — the editable price table (USD per million tokens).
@@ -125,7 +126,11 @@ MIGRATIONS: dict[int, list[str]] = {
            idx INTEGER, t DOUBLE, elapsed_s DOUBLE, score_before DOUBLE, score_after DOUBLE, gain DOUBLE,
            noise DOUBLE, headroom DOUBLE, lead_time_s DOUBLE, confidence DOUBLE, provisional BOOLEAN,
            components JSON, evidence JSON, behaviour JSON, params JSON, built_at DOUBLE,
-           PRIMARY KEY (run_key, detector, version, round))"""],
+           PRIMARY KEY (run_key, detector, version, round))""",
+        # annotations (edgetui/annotations.py): a label, the round of a moment's judge result, edits
+        "ALTER TABLE annotations ADD COLUMN IF NOT EXISTS label VARCHAR",
+        "ALTER TABLE annotations ADD COLUMN IF NOT EXISTS round VARCHAR",
+        "ALTER TABLE annotations ADD COLUMN IF NOT EXISTS updated_at DOUBLE"],
     #: 7: records repeated across runs (a resumed transcript copying an earlier file's records) are
     #: counted once, by the earliest run (edgetui/repeats.py): their keys, and what a run leaves out
     #: (the data step in migrate(): the transcript runs already recorded are counted again)
