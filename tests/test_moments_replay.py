@@ -75,3 +75,23 @@ async def test_a_run_without_reframing_moments_says_so(sample_db):
         await pilot.press("right_parenthesis", "M")
         await pilot.pause()
         assert screen.cursor.index == before and not isinstance(app.screen, MomentsScreen)
+
+
+@pytest.mark.asyncio
+async def test_L_annotates_the_selected_moment_on_its_judge_result(sample_db):
+    app = EdgeTUIApp(sample_db, GW_KEY)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await loaded(pilot)
+        await pilot.press("right_parenthesis", "L")
+        for ch in "reframe: median PSD":
+            await pilot.press("space" if ch == " " else "colon" if ch == ":" else ch)
+        await pilot.press("enter")
+        q = "SELECT round, label, text, event_id FROM annotations WHERE run_key = ?"
+        await wait_for(pilot, lambda: app.conn.execute(q, [GW_KEY]).fetchall() != [])
+        (rnd, label, text, eid), = app.conn.execute(q, [GW_KEY]).fetchall()
+        c = screen.cursor
+        assert (rnd, label, text) == ("agent-52", "reframe", "median PSD") and eid == c.events.event_id[c.index]
+        # a bad label is said, nothing written
+        await pilot.press("L", "less", "enter")
+        await pilot.pause(0.3)
+        assert len(app.conn.execute(q, [GW_KEY]).fetchall()) == 1

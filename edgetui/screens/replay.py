@@ -58,6 +58,8 @@ REPLAY_KEYS: list[tuple[str, str]] = [
     ("M", "the run's reframing moments: enter jumps to one"),
     ("w", "why: what the agent did since the previous best, its notes, the code diff (the moment at "
           "or before the cursor, or the selected new best)"),
+    ("L", "annotate the selected event (a graded round: its moment): label, then : and a note, e.g. "
+          "reframe: coherent statistic"),
     ("g home  /  G end", "first / last event"),
     ("space", "play / pause (run time advances at the speed)"),
     ("s  +  /  -", "faster / slower: 1× 10× 60× 600×"),
@@ -99,6 +101,12 @@ class DetailLoaded(Message):
 class WhyLoaded(Message):
     def __init__(self, round: str, why: Optional[dict], error: Optional[str] = None) -> None:
         self.round, self.why, self.error = round, why, error
+        super().__init__()
+
+
+class Annotated(Message):
+    def __init__(self, where: str, reply: dict) -> None:
+        self.where, self.reply = where, reply
         super().__init__()
 
 
@@ -190,6 +198,7 @@ class ReplayScreen(Screen):
         Binding("right_parenthesis", "moment(1)", "next moment", show=False, group=MOMENT),
         Binding("M", "moments_list", "moments", show=False),
         Binding("w", "why", "why", show=False),
+        Binding("L", "prompt('label')", "label", show=False),
         Binding("g,home", "first", "first", show=False),
         Binding("G,end", "last", "last", show=False),
         Binding("space", "play", "play", key_display="␣"),  # (short: the footer fits 80 columns)
@@ -602,6 +611,12 @@ class ReplayScreen(Screen):
         if mode == "search":
             p.placeholder = "search summaries and data…  (enter: find · esc: cancel)"
             p.value = self.cursor.query
+        elif mode == "label":
+            c = self.cursor
+            where = c.round[c.index] if c.kind[c.index] in ("judge_result", "game_result") else "this event"
+            p.placeholder = (f"annotate {where}: reframe · bug fix · tuning · reward hack? [: note]  "
+                             "(enter: save · esc: cancel)")
+            p.value = ""
         else:
             p.placeholder = "jump to elapsed time: 3h20m · 2:15:00 · 2:15 · 95m · 5400  (esc: cancel)"
             p.value = ""
@@ -632,6 +647,12 @@ class ReplayScreen(Screen):
             self._do(lambda: self.cursor.jump_to(secs))
             return
         self._close_prompt()
+        if mode == "label":
+            if text:
+                label, _, note = text.partition(":")
+                c = self.cursor
+                self._annotate(c.events.event_id[c.index], label.strip() or None, note.strip())
+            return
         if mode == "search":
             if not text:
                 self.cursor.search("")
@@ -639,6 +660,22 @@ class ReplayScreen(Screen):
                 self._update_status()
                 return
             self._search(text)
+
+    @work(thread=True, exclusive=True, group="replay-annotate", exit_on_error=False)
+    def _annotate(self, event_id: str, label: Optional[str], note: str) -> None:
+        """A typed request on the app's connection (the same the holder carries out for others)."""
+        from edgetui.runops import apply_request
+
+        reply = apply_request(self.app.conn, {"op": "annotate", "run_key": self.run_key,  # type: ignore[attr-defined]
+                                              "event_id": event_id, "label": label, "text": note})
+        self.post_message(Annotated(label or note, reply))
+
+    @on(Annotated)
+    def _on_annotated(self, msg: Annotated) -> None:
+        if "error" in msg.reply:
+            self.notify(f"not annotated: {msg.reply['error']}", severity="error", timeout=5)
+        else:
+            self.notify(f"annotated: {msg.where} ({msg.reply['ok']})", timeout=3)
 
     @work(thread=True, exclusive=True, group="replay-search", exit_on_error=False)
     def _search(self, query: str) -> None:
