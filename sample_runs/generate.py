@@ -4529,9 +4529,35 @@ class GWLikeRun(GWRun):
         self.RC = random.Random(seed + 7)
         self.ids = Ids(seed + 13)
         self.planted_rounds: list[dict] = []
+        self.ws: dict[str, str] = {}   # the workspace's submitted files as the agent's edits left them
 
     def make_scorer(self, R):
         return PlantedScorer(R, self.plan, self.control)
+
+    # -- the workspace, so that each submission.tar.gz holds what the transcript did ----------
+    def step(self, tool, inp, result, **kw):
+        tid = super().step(tool, inp, result, **kw)
+        path = inp.get("file_path", "") if isinstance(inp, dict) else ""
+        if not kw.get("is_error") and path.startswith(GW_CWD + "/"):
+            rel = path[len(GW_CWD) + 1:]
+            if tool == "Write":
+                self.ws[rel] = inp["content"] + "\n"
+            elif tool == "Edit":
+                cur = self.ws.get(rel, "\n".join(GW_CODE.get(rel, [])) + "\n")
+                old, new = inp["old_string"], inp["new_string"]
+                self.ws[rel] = cur.replace(old, new, 1) if old in cur else cur + new + "\n"
+        return tid
+
+    def grade(self, rid, kind, t_post, outcome, runtime, size=None):
+        # GWRun.grade plus the archive (no random draw added: the runs' other files are unchanged)
+        text, graded = gw_eval_output(outcome, runtime, self.RC, self.task)
+        files = [(f, self.ws[f]) for f in sorted(self.ws) if f.startswith("search/") or f == "run_search.py"]
+        info = self.judge.grade(rid, kind, t_post, size or self.archive_size(t_post), runtime, text, graded,
+                                allowed_files=sorted(self.files), archive_bytes=tiny_targz(files))
+        info["outcome"] = outcome
+        info["elapsed_hours"] = round(self.h(info["grading_start_epoch"]), 4)
+        self.subs[rid] = info
+        return info
 
     def rethink(self, it: dict):
         """The behaviour of a reframing: a long thought and message, reading parts not touched lately,
