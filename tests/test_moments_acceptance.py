@@ -3,7 +3,8 @@
 The generator (``sample_runs/generate.py --moment-runs``) was frozen first (its SHA-256 is in
 the README and checked here); the detector's parameters (``replay.moments.DEFAULT_PARAMS``)
 were tuned on seeds 101-118 (controls 107, 108) and on the earlier test sets the README
-lists; the seeds below were chosen after the last change and never used for tuning.
+lists; the seeds below were chosen after the last change (of the generator: its runs gained
+submission archives) and never used for tuning.
 
 Each run plants 4 reframing moments (a behaviour change, then a jump of 1-5 x the spread of
 the non-improving scores) and distractors: 3 behaviour changes without a jump, 3 jumps
@@ -28,8 +29,8 @@ from edgetui.ingest import ingest_paths
 from edgetui.moments import detect_run, load_series
 
 ROOT = Path(__file__).resolve().parents[1]
-TEST_SEEDS = (8101, 8209, 8311, 8419, 8521)
-CONTROL_SEEDS = (8629, 8737)
+TEST_SEEDS = (9107, 9203, 9311, 9419, 9521)
+CONTROL_SEEDS = (9631, 9743)
 
 
 def test_the_generator_is_the_frozen_one():
@@ -85,3 +86,20 @@ def test_a_smooth_control_run_reports_at_most_one_moment(generated, seed):
     assert truth["planted"] == [] and len(truth["tuning_rounds"]) >= 5   # it climbs, in small steps
     _, found, _, _ = _check(conn, truth)
     assert len(found) <= 1, f"control seed {seed}: {found}"
+
+
+def test_the_why_of_each_planted_moment_diffs_the_generated_archives(generated):
+    from edgetui.why import why_of
+
+    conn, truths = generated
+    truth = next(t for t in truths if t["seed"] == TEST_SEEDS[0])
+    key = conn.execute("SELECT run_key FROM runs WHERE run_id = ?", [truth["run_id"]]).fetchone()[0]
+    for p in truth["planted"]:
+        w = why_of(conn, key, p["round"])
+        d = w["diff"]
+        assert d["error"] is None and d["against"] == w["prev_round"] and d["files"], p["round"]
+        # the reframing's edits are in the diff; a new module it wrote is an added file
+        assert any(x.startswith("+") and "# " in x for f in d["files"] for x in f["lines"])
+        if p["new_file"]:
+            assert any(f["status"] == "added" for f in d["files"]), p["round"]
+        assert w["actions"]["edits"]["n"] >= 3 and w["notes"]["thinking"]
