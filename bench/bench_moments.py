@@ -10,6 +10,9 @@ shaped as before. Then it times, best of ``--repeat``:
 * detection: :func:`edgetui.moments.detect_run` (loading the series and the behaviour
   rows, every detector), and the same with the write of the ``moments`` table
   (:func:`edgetui.moments.rebuild_moments`);
+* the why of each reframing moment (:func:`edgetui.why.why_of`: actions, notes, and the diff
+  of two submission archives, extracted safely), the data behind the ``w`` view (its paint
+  is not measured here);
 * baseline, in the same process: :func:`edgetui.store.run_events`, the read of the run's
   events the replay screen does on opening it.
 
@@ -47,6 +50,7 @@ def main(argv=None) -> int:
     from edgetui.ingest import ingest_paths
     from edgetui.moments import detect_run, rebuild_moments
     from edgetui.store import run_events
+    from edgetui.why import why_of
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -70,12 +74,16 @@ def main(argv=None) -> int:
         t_detect = best_of(lambda: detect_run(conn, key), args.repeat)
         t_rebuild = best_of(lambda: rebuild_moments(conn, key), args.repeat)
         t_base = best_of(lambda: run_events(conn, key), args.repeat)
+        rounds = [m.round for m in found if m.detector == "reframe"]
+        t_why = max(best_of(lambda: why_of(conn, key, r), args.repeat) for r in rounds) if rounds else float("nan")
         conn.close()
     print(f"run: {graded} graded submissions, {n} events ({n0} recorded, thickened {k}x); "
           f"{sum(m.detector == 'reframe' for m in found)} reframing moments")
     print(f"detection (every detector)       {t_detect * 1000:7.1f} ms   target < 1000 ms "
           f"({'met' if t_detect < 1.0 else 'NOT met'})")
     print(f"detection + moments table write  {t_rebuild * 1000:7.1f} ms")
+    print(f"why of a reframing moment (slowest of {len(rounds)}, with the archive diff) {t_why * 1000:7.1f} ms   "
+          f"target < 200 ms ({'met' if t_why < 0.2 else 'NOT met'})")
     print(f"baseline: the replay's read of the run's events {t_base * 1000:7.1f} ms; "
           f"detection / baseline = {t_detect / t_base:.2f}")
     return 0
