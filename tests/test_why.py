@@ -109,3 +109,26 @@ async def test_w_in_the_replay_shows_the_why_of_the_selected_new_best(genuine_db
         await pilot.press("g", "w")                             # nothing at or before the first event
         await pilot.pause()
         assert not isinstance(app.screen, WhyScreen)
+
+
+@pytest.mark.asyncio
+async def test_the_why_view_steps_milestone_to_milestone_along_the_curve(genuine_db):
+    app = EdgeTUIApp(genuine_db, KEY)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await loaded(pilot)
+        await pilot.press("g", "right_curly_bracket", "w")      # the first new best: agent-1
+        await wait_for(pilot, lambda: isinstance(app.screen, WhyScreen))
+        why = app.screen
+        assert why.why["round"] == "agent-1" and why.rounds == ["agent-1", "agent-2", "agent-4", "agent-5"]
+        for expect, against in (("agent-2", "agent-1"), ("agent-4", "agent-2"), ("agent-5", "agent-4")):
+            await pilot.press("right_square_bracket")
+            await wait_for(pilot, lambda: why.why["round"] == expect)
+            assert f"submission.tar.gz against {against}" in str(why.query_one("#why-body").render())
+            c = screen.cursor                                   # the replay follows along the curve
+            assert (c.kind[c.index], c.round[c.index]) == ("judge_result", expect)
+        await pilot.press("right_square_bracket")               # the last one: it stays
+        await pilot.pause(0.2)
+        assert why.why["round"] == "agent-5"
+        await pilot.press("left_square_bracket")
+        await wait_for(pilot, lambda: why.why["round"] == "agent-4")
+        assert app.screen is why

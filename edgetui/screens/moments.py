@@ -4,7 +4,7 @@ Data comes in ready (loaded by the replay screen's workers); nothing here does I
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from rich.text import Text
 from textual import on
@@ -124,9 +124,13 @@ def why_text(why: dict[str, Any], width_hint: int = 100) -> Text:
 
 
 class WhyScreen(ModalScreen[None]):
-    """The why of one moment (scrolls; esc closes)."""
+    """The why of one new best (scrolls; esc closes). ``]`` / ``[`` step to the next / previous
+    milestone (new best) along the score curve: ``step(round)`` asks the replay screen to load
+    that one's why, which it hands back through :meth:`show`."""
 
-    BINDINGS = [Binding("escape,q,w", "close", "close")]
+    BINDINGS = [Binding("escape,q,w", "close", "close"),
+                Binding("right_square_bracket", "milestone(1)", "next milestone"),
+                Binding("left_square_bracket", "milestone(-1)", "previous milestone")]
     DEFAULT_CSS = """
     WhyScreen { align: center middle; }
     WhyScreen > VerticalScroll { width: 120; max-width: 100%; height: 90%;
@@ -134,18 +138,43 @@ class WhyScreen(ModalScreen[None]):
     WhyScreen Static { width: 100%; height: auto; }
     """
 
-    def __init__(self, why: dict[str, Any]) -> None:
+    def __init__(self, why: dict[str, Any], rounds: Sequence[str] = (),
+                 step: Optional[Callable[[str], None]] = None) -> None:
         super().__init__()
         self.why = why
+        self.rounds = list(rounds)
+        self.step = step
 
     def compose(self) -> ComposeResult:
         with VerticalScroll() as v:
-            v.border_title = f"why {self.why['round']}"
-            v.border_subtitle = "↑↓ scroll · esc closes"
             yield Static(why_text(self.why), id="why-body")
 
     def on_mount(self) -> None:
+        self._titles()
         self.query_one(VerticalScroll).focus()
+
+    def _titles(self) -> None:
+        v = self.query_one(VerticalScroll)
+        v.border_title = f"why {self.why['round']}"
+        pos = (f"milestone {self.rounds.index(self.why['round']) + 1}/{len(self.rounds)} · [ ] step · "
+               if self.why["round"] in self.rounds else "")
+        v.border_subtitle = pos + "↑↓ scroll · esc closes"
+
+    def show(self, why: dict[str, Any]) -> None:
+        """Show another round's why in place (the next milestone)."""
+        self.why = why
+        self.query_one("#why-body", Static).update(why_text(why))
+        self.query_one(VerticalScroll).scroll_home(animate=False)
+        self._titles()
+
+    def action_milestone(self, direction: int) -> None:
+        if self.step is None or self.why["round"] not in self.rounds:
+            return
+        k = self.rounds.index(self.why["round"]) + direction
+        if 0 <= k < len(self.rounds):
+            self.step(self.rounds[k])
+        else:
+            self.notify("no later milestone" if direction > 0 else "no earlier milestone", timeout=2)
 
     def action_close(self) -> None:
         self.dismiss(None)

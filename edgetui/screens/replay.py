@@ -57,7 +57,7 @@ REPLAY_KEYS: list[tuple[str, str]] = [
     (")  /  (", "next / previous reframing moment (✦ on the chart)"),
     ("M", "the run's reframing moments: enter jumps to one"),
     ("w", "why: what the agent did since the previous best, its notes, the code diff (the moment at "
-          "or before the cursor, or the selected new best)"),
+          "or before the cursor, or the selected new best); in it ] / [ step milestone to milestone"),
     ("L", "annotate the selected event (a graded round: its moment): label, then : and a note, e.g. "
           "reframe: coherent statistic"),
     ("g home  /  G end", "first / last event"),
@@ -523,11 +523,29 @@ class ReplayScreen(Screen):
         if rnd is None:
             self.notify("no reframing moment at or before the cursor (select a new best: { })", timeout=3)
             return
+        self._why_round(rnd)
+
+    def _why_round(self, rnd: str) -> None:
+        """Show the why of ``rnd``: in the open why view (a milestone step), else in a new one; the
+        replay's cursor goes to that round's judge result, so the chart shows where it is."""
+        c = self.cursor
+        idx = next((k for k in c.new_best_idx if c.round[k] == rnd), None) if c is not None else None
+        if idx is not None and idx != c.index:
+            self._do(lambda: c.select(idx))
         if rnd in self._why_cache:
-            self.app.push_screen(WhyScreen(self._why_cache[rnd]))
+            self._show_why(self._why_cache[rnd])
             return
         self.notify(f"reading why {rnd}…", timeout=1)
         self._load_why(rnd)
+
+    def _show_why(self, why: dict) -> None:
+        top = self.app.screen
+        if isinstance(top, WhyScreen):
+            top.show(why)
+            return
+        c = self.cursor
+        rounds = [c.round[k] for k in c.new_best_idx] if c is not None else []
+        self.app.push_screen(WhyScreen(why, rounds, self._why_round))
 
     @work(thread=True, exclusive=True, group="replay-why", exit_on_error=False)
     def _load_why(self, rnd: str) -> None:
@@ -544,7 +562,7 @@ class ReplayScreen(Screen):
             self.notify(f"why {msg.round}: {msg.error}", severity="error", timeout=6)
             return
         self._why_cache[msg.round] = msg.why
-        self.app.push_screen(WhyScreen(msg.why))
+        self._show_why(msg.why)
 
     def action_first(self) -> None:
         self._do(lambda: self.cursor.first())
