@@ -136,7 +136,7 @@ def to_markdown(rep: dict[str, Any]) -> str:
     L += text_chart(rep["curve"], {m["round"] for m in rep["moments"]})
     L += ["```", "", "## Reframing moments", ""]
     if not rep["moments"]:
-        L.append("None found.")
+        L += ["None found.", ""]
     for m in rep["moments"]:
         w = m["why"]
         gain = f"Gain {m['gain']:.4g}" + (f" (noise {m['noise']:.3g})" if m.get("noise") else "")
