@@ -95,3 +95,28 @@ async def test_L_annotates_the_selected_moment_on_its_judge_result(sample_db):
         await pilot.press("L", "less", "enter")
         await pilot.pause(0.3)
         assert len(app.conn.execute(q, [GW_KEY]).fetchall()) == 1
+
+
+@pytest.mark.asyncio
+async def test_the_moments_queue_steps_through_unlabelled_moments_across_runs(tmp_path):
+    from edgetui.screens.moments import QueueScreen
+
+    db = tmp_path / "q.duckdb"
+    assert main(["--db", str(db), "samples", "-q"]) == 0
+    app = EdgeTUIApp(db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        app.action_moments_queue()
+        await wait_for(pilot, lambda: isinstance(app.screen, QueueScreen) and app.screen.entries)
+        queue = app.screen
+        assert [(e["run_key"], e["round"]) for e in queue.entries] == [(GW_KEY, r) for r in
+                                                                      ("agent-52", "agent-85", "agent-167")]
+        await pilot.press("down", "enter")                      # agent-85
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.cursor is not None)
+        screen = app.screen
+        assert _selected(screen) == ("judge_result", "agent-85")
+        await pilot.press("L", *"tuning", "enter")
+        await wait_for(pilot, lambda: app.conn.execute("SELECT count(*) FROM annotations").fetchone()[0] == 1)
+        await pilot.press("q")
+        await wait_for(pilot, lambda: isinstance(app.screen, QueueScreen)
+                       and [e["round"] for e in app.screen.entries] == ["agent-52", "agent-167"])

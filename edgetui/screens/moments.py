@@ -11,13 +11,15 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import OptionList, Static
+from textual import work
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from replay.cursor import format_elapsed
 
-__all__ = ["MomentsScreen", "WhyScreen", "moment_line", "why_text"]
+__all__ = ["MomentsScreen", "WhyScreen", "QueueScreen", "QueueLoaded", "moment_line", "why_text"]
 
 
 def moment_line(m: dict) -> Text:
@@ -178,3 +180,95 @@ class WhyScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+class QueueLoaded(Message):
+    def __init__(self, entries: list[dict], error: Optional[str] = None) -> None:
+        self.entries, self.error = entries, error
+        super().__init__()
+
+
+class QueueScreen(Screen):
+    """The queue of unlabelled reframing moments across runs (one entry per run and moment): enter
+    opens the run's replay at the moment (``L`` there labels it); back here, the labelled ones are
+    gone. Moments are built first for runs that have none stored (in a worker, once per app)."""
+
+    BINDINGS = [Binding("escape,q", "back", "back"), Binding("f5", "reload", "reload")]
+    DEFAULT_CSS = """
+    QueueScreen OptionList { height: 1fr; border: round $accent; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entries: list[dict] = []
+
+    def compose(self) -> ComposeResult:
+        ol = OptionList(id="queue")
+        ol.border_title = "unlabelled reframing moments"
+        yield ol
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).loading = True
+        self._load()
+
+    def on_screen_resume(self) -> None:
+        if self.entries:
+            self._load()
+
+    def action_reload(self) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, group="moments-queue", exit_on_error=False)
+    def _load(self) -> None:
+        try:
+            from edgetui.annotations import moment_queue
+            from edgetui.moments import rebuild_moments
+
+            conn = self.app.conn  # type: ignore[attr-defined]
+            built = getattr(self.app, "_moments_built", None)
+            if built is None:
+                built = set()
+                setattr(self.app, "_moments_built", built)
+            todo = [r[0] for r in conn.execute(
+                """SELECT run_key FROM runs r WHERE NOT EXISTS (SELECT 1 FROM moments m WHERE m.run_key = r.run_key)
+                   AND (SELECT count(*) FROM submissions s WHERE s.run_key = r.run_key) >= 5""").fetchall()]
+            for key in todo:
+                if key not in built:
+                    built.add(key)
+                    try:
+                        rebuild_moments(conn, key)
+                    except Exception:  # noqa: BLE001  (a read-only database: the stored ones only)
+                        pass
+            self.post_message(QueueLoaded(moment_queue(conn)))
+        except Exception as e:  # noqa: BLE001
+            self.post_message(QueueLoaded([], f"{type(e).__name__}: {e}"))
+
+    @on(QueueLoaded)
+    def _on_loaded(self, msg: QueueLoaded) -> None:
+        ol = self.query_one(OptionList)
+        ol.loading = False
+        if msg.error:
+            self.notify(msg.error, severity="error", timeout=6)
+        self.entries = msg.entries
+        ol.clear_options()
+        for i, e in enumerate(msg.entries):
+            t = Text(no_wrap=True, overflow="ellipsis")
+            t.append(f"{e['run_key']}  ", style="bold")
+            t.append(f"{e['round']:<10}", style="bold magenta")
+            t.append(f" {format_elapsed(e.get('elapsed_s')):>8}  {e['score_before']:g} → {e['score_after']:g}"
+                     f"  conf {e.get('confidence') or 0:.2f}")
+            ol.add_option(Option(t, id=str(i)))
+        if msg.entries:
+            ol.highlighted = 0
+        ol.border_subtitle = (f"{len(msg.entries)} to label · enter: open at the moment (L labels it) · esc: back"
+                              if msg.entries else "nothing left to label")
+        ol.focus()
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self, msg: OptionList.OptionSelected) -> None:
+        e = self.entries[int(msg.option.id)]
+        self.app.open_moment(e["run_key"], e["round"])  # type: ignore[attr-defined]
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

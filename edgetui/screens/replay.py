@@ -226,10 +226,12 @@ class ReplayScreen(Screen):
         direct: bool = False,
         name: Optional[str] = None,
         start_at: Optional[float] = None,
+        start_round: Optional[str] = None,
     ) -> None:
         super().__init__(name=name)
         self.run_key = run_key
         self.start_at = start_at  # elapsed seconds to open at (edgetui replay --at)
+        self.start_round = start_round  # a round to open at, its judge result (the moments queue)
         self.clock = clock or time.monotonic
         self.direct = direct
         self.cursor: Optional[ReplayCursor] = None
@@ -343,6 +345,11 @@ class ReplayScreen(Screen):
             if at > end:
                 self.notify(f"{format_elapsed(at)} is past the run's end ({format_elapsed(end)}): at its last event",
                             timeout=6)
+        if self.start_round is not None:
+            rnd, self.start_round = self.start_round, None
+            idx = next((i for i in msg.cursor.submission_idx if msg.cursor.round[i] == rnd), None)
+            if idx is not None:
+                msg.cursor.select(idx)
         events.set_timeline(msg.cursor, msg.cursor.index)
         events.focus()
         self.loaded_at = time.perf_counter()
