@@ -13,11 +13,11 @@ from typing import Any, Optional
 
 import duckdb
 
-from replay.moments import (DEFAULT_PARAMS, DETECTOR_VERSION, BehaviourEvent, Graded, Moment, Params, detect_all,
-                            graded_series)
+from replay.moments import (DEFAULT_PARAMS, DETECTOR_VERSION, BehaviourEvent, Graded, Moment, OnlineMoments, Params,
+                            detect_all, graded_series)
 
 __all__ = ["load_series", "load_behaviour", "detect_run", "rebuild_moments", "list_moments", "run_ceiling",
-           "replay_moments"]
+           "replay_moments", "online_start", "online_step", "moment_row"]
 
 
 def run_ceiling(task: Optional[dict[str, Any]], score_task: bool, direction: str) -> Optional[float]:
@@ -49,13 +49,7 @@ def _run_info(conn: duckdb.DuckDBPyConnection, run_key: str) -> Optional[dict[st
             "score_task": bool(st) if st is not None else True, "started_at": start, "rescale": rs}
 
 
-def load_series(conn: duckdb.DuckDBPyConnection, run_key: str) -> tuple[list[Graded], dict[str, Any]]:
-    """A run's graded rounds in result-known order (:func:`replay.moments.graded_series`) and its
-    settings (``selection``, ``direction``, ``score_task``, ``started_at``, ``ceiling``).
-    Raises ``KeyError`` when the run is not recorded."""
-    info = _run_info(conn, run_key)
-    if info is None:
-        raise KeyError(run_key)
+def _graded_inputs(conn: Any, run_key: str) -> tuple[list[dict], dict, dict]:
     cur = conn.execute("SELECT * FROM submissions WHERE run_key = ?", [run_key])
     cols = [c[0] for c in cur.description]
     subs = [dict(zip(cols, row)) for row in cur.fetchall()]
@@ -67,6 +61,17 @@ def load_series(conn: duckdb.DuckDBPyConnection, run_key: str) -> tuple[list[Gra
     ev_ids = dict(conn.execute(
         """SELECT round, min(event_id) FROM events WHERE run_key = ? AND kind IN ('judge_result', 'game_result')
            AND round IS NOT NULL GROUP BY round""", [run_key]).fetchall())
+    return subs, comps, ev_ids
+
+
+def load_series(conn: duckdb.DuckDBPyConnection, run_key: str) -> tuple[list[Graded], dict[str, Any]]:
+    """A run's graded rounds in result-known order (:func:`replay.moments.graded_series`) and its
+    settings (``selection``, ``direction``, ``score_task``, ``started_at``, ``ceiling``).
+    Raises ``KeyError`` when the run is not recorded."""
+    info = _run_info(conn, run_key)
+    if info is None:
+        raise KeyError(run_key)
+    subs, comps, ev_ids = _graded_inputs(conn, run_key)
     series = graded_series(subs, selection=info["selection"], direction=info["direction"],
                            score_task=info["score_task"], started_at=info["started_at"], components=comps,
                            event_ids=ev_ids)
@@ -74,9 +79,10 @@ def load_series(conn: duckdb.DuckDBPyConnection, run_key: str) -> tuple[list[Gra
     return series, info
 
 
-def load_behaviour(conn: duckdb.DuckDBPyConnection, run_key: str) -> list[BehaviourEvent]:
+def load_behaviour(conn: duckdb.DuckDBPyConnection, run_key: str, after: Optional[float] = None) -> list[BehaviourEvent]:
     """The run's thinking, messages and tool calls reduced to :class:`BehaviourEvent` (lengths and
-    paths computed by DuckDB: the texts themselves are not read into Python), in time order."""
+    paths computed by DuckDB: the texts themselves are not read into Python), in time order;
+    ``after``: only those with ``t`` after it (epoch UTC)."""
     rows = conn.execute(
         """SELECT event_id, kind, t, tool_name,
                   CASE WHEN kind IN ('thinking', 'agent_message')
@@ -87,7 +93,8 @@ def load_behaviour(conn: duckdb.DuckDBPyConnection, run_key: str) -> list[Behavi
                   left(json_extract_string(data, '$.input.command'), 300),
                   coalesce(output_tokens, 0)
            FROM events WHERE run_key = ? AND kind IN ('thinking', 'agent_message', 'tool_call') AND t IS NOT NULL
-           ORDER BY t, "offset", sub""", [run_key]).fetchall()
+             AND t > ?
+           ORDER BY t, "offset", sub""", [run_key, float("-inf") if after is None else after]).fetchall()
     return [BehaviourEvent(event_id=r[0], kind=r[1], t=r[2], tool_name=r[3], chars=int(r[4] or 0), path=r[5],
                            command=r[6], tokens=int(r[7] or 0)) for r in rows]
 
@@ -144,6 +151,40 @@ def list_moments(conn: Any, run_key: str, detector: Optional[str] = None) -> lis
     return out
 
 
+def moment_row(run_key: str, m: Moment) -> dict[str, Any]:
+    """A :class:`Moment` shaped like a ``moments`` row (:func:`list_moments`)."""
+    return {"run_key": run_key, "detector": m.detector, "version": m.version, "round": m.round,
+            "idx": m.index, "t": m.t, "elapsed_s": m.elapsed_s, "score_before": m.before,
+            "score_after": m.after, "gain": m.gain, "noise": m.noise, "headroom": m.headroom,
+            "lead_time_s": m.lead_time_s, "confidence": m.confidence, "provisional": m.provisional,
+            "components": m.components, "evidence": m.evidence, "behaviour": m.behaviour,
+            "params": m.params, "built_at": None}
+
+
+def online_start(conn: Any, run_key: str, params: Params = DEFAULT_PARAMS) -> OnlineMoments:
+    """An :class:`replay.moments.OnlineMoments` for a run that grows, holding its behaviour events so
+    far (one read). ``KeyError``: no such run."""
+    info = _run_info(conn, run_key)
+    if info is None:
+        raise KeyError(run_key)
+    om = OnlineMoments(selection=info["selection"], direction=info["direction"], score_task=info["score_task"],
+                       started_at=info["started_at"],
+                       ceiling=run_ceiling({"rescale": info["rescale"]}, info["score_task"], info["direction"]),
+                       params=params)
+    om.add_events(load_behaviour(conn, run_key))
+    return om
+
+
+def online_step(conn: Any, run_key: str, om: OnlineMoments, detector: str = "reframe") -> list[dict[str, Any]]:
+    """Bring ``om`` up to date (the behaviour events recorded since its last one, the submissions)
+    and return its moments of ``detector`` as rows (nothing is written: live moments are
+    provisional until the run is rebuilt with ``edgetui moments``)."""
+    om.add_events(load_behaviour(conn, run_key, after=om.last_event_t))
+    subs, comps, ev_ids = _graded_inputs(conn, run_key)
+    return [moment_row(run_key, m) for m in om.update(subs, components=comps, event_ids=ev_ids)
+            if m.detector == detector]
+
+
 def replay_moments(conn: Any, run_key: str, detector: str = "reframe") -> list[dict[str, Any]]:
     """The moments the replay screen marks: the stored ones of ``detector`` (latest version) when
     the run's moments were built, else detected now without writing (a read-only database, a run
@@ -151,14 +192,4 @@ def replay_moments(conn: Any, run_key: str, detector: str = "reframe") -> list[d
     rows = list_moments(conn, run_key)
     if rows:
         return [r for r in rows if r["detector"] == detector]
-    out = []
-    for m in detect_run(conn, run_key):
-        if m.detector != detector:
-            continue
-        out.append({"run_key": run_key, "detector": m.detector, "version": m.version, "round": m.round,
-                    "idx": m.index, "t": m.t, "elapsed_s": m.elapsed_s, "score_before": m.before,
-                    "score_after": m.after, "gain": m.gain, "noise": m.noise, "headroom": m.headroom,
-                    "lead_time_s": m.lead_time_s, "confidence": m.confidence, "provisional": m.provisional,
-                    "components": m.components, "evidence": m.evidence, "behaviour": m.behaviour,
-                    "params": m.params, "built_at": None})
-    return out
+    return [moment_row(run_key, m) for m in detect_run(conn, run_key) if m.detector == detector]

@@ -58,8 +58,8 @@ from replay.selection import best_so_far, display_value, entry_from_submission
 
 __all__ = [
     "DETECTOR_VERSION", "DETECTORS", "Params", "DEFAULT_PARAMS", "Graded", "BehaviourEvent", "Cycle",
-    "Moment", "graded_series", "behaviour_cycles", "detect_gain", "detect_changepoints",
-    "detect_reframing", "detect_all",
+    "Moment", "graded_series", "behaviour_cycles", "CycleBuilder", "OnlineMoments", "detect_gain",
+    "detect_changepoints", "detect_reframing", "detect_all",
 ]
 
 #: Version of the detectors' logic; bumped when a detector's output for the same input changes.
@@ -283,31 +283,62 @@ def behaviour_cycles(events: Sequence[BehaviourEvent], boundaries: Sequence[floa
     characters edited or written); ``test_runs`` shell commands running tests, an evaluation
     or a build; ``duration`` log(1 + the cycle's seconds); ``tool_mix`` L1 distance of the
     cycle's tool-call mix (read / edit / shell / delegate / plan / other) from the mean mix of
-    the previous cycles; ``tokens`` log(1 + output tokens).
+    the previous cycles; ``tokens`` log(1 + output tokens). (:class:`CycleBuilder` does the
+    same one cycle at a time, for a run that grows.)
     """
-    bounds = sorted(b for b in boundaries if b is not None)
-    if not bounds:
-        return []
-    t0 = events[0].t if events else bounds[0]
-    starts = [min(t0, bounds[0]) - 1e-9] + bounds[:-1]
-    cycles: list[Cycle] = []
-    mixes: list[dict[str, float]] = []
-    touched_sets: list[set[str]] = []
-    seen_files: set[str] = set()
-    j = 0
-    n = len(events)
-    while j < n and events[j].t <= starts[0]:
-        j += 1
-    for start, end in zip(starts, bounds):
+    b = CycleBuilder(params)
+    b.add_events(events)
+    for end in sorted(x for x in boundaries if x is not None):
+        b.close(end)
+    return b.cycles
+
+
+class CycleBuilder:
+    """Behaviour cycles built as a run grows: :meth:`add_events` (in time order), then
+    :meth:`close` at each agent submission's time. Each cycle is scored when it closes, against
+    the cycles before it, so the result equals :func:`behaviour_cycles` over the same input; an
+    event that arrives after the cycle its time falls in was closed counts in the open one."""
+
+    def __init__(self, params: Params = DEFAULT_PARAMS) -> None:
+        self.params = params
+        self.cycles: list[Cycle] = []
+        self._pending: list[BehaviourEvent] = []
+        self._pos = 0  # events before it are consumed
+        self._mixes: list[dict[str, float]] = []
+        self._touched: list[set[str]] = []
+        self._seen: set[str] = set()
+        self._last_end: Optional[float] = None
+        self.last_event_t: Optional[float] = None
+
+    def add_events(self, events: Iterable[BehaviourEvent]) -> None:
+        for e in events:
+            self._pending.append(e)
+            if self.last_event_t is None or e.t > self.last_event_t:
+                self.last_event_t = e.t
+
+    def close(self, end: float) -> Cycle:
+        """Close the cycle ending at ``end`` (epoch UTC) and return it, scored."""
+        params = self.params
+        pend, pos = self._pending, self._pos
+        if self._last_end is None:
+            t0 = pend[pos].t if pos < len(pend) else end
+            start = min(t0, end) - 1e-9
+        else:
+            start = self._last_end
+        k = pos
+        while k < len(pend) and pend[k].t <= end:
+            k += 1
+        take = pend[pos:k]
+        self._pos = k
+        if k > 4096 and k * 2 > len(pend):  # drop what is consumed, now and then
+            self._pending, self._pos = pend[k:], 0
         notes = edit = tests = toks = 0
         new_files = 0
         touched: set[str] = set()
         mix = dict.fromkeys(_GROUPS, 0.0)
         ev_notes: list[tuple[int, str]] = []
         ev_new: list[str] = []
-        while j < n and events[j].t <= end:
-            e = events[j]
-            j += 1
+        for e in take:
             toks += e.tokens or 0
             if e.kind in ("thinking", "agent_message"):
                 notes += e.chars
@@ -322,46 +353,44 @@ def behaviour_cycles(events: Sequence[BehaviourEvent], boundaries: Sequence[floa
             if e.command and _TEST_RE.search(e.command):
                 tests += 1
             if e.path:
-                if e.path not in seen_files and g == "edit":
+                if e.path not in self._seen and g == "edit":
                     new_files += 1
                     ev_new.append(e.event_id)
-                seen_files.add(e.path)
+                self._seen.add(e.path)
                 touched.add(e.path)
-        recent = set().union(*touched_sets[-params.base_cycles:]) if touched_sets else set()
+        recent = set().union(*self._touched[-params.base_cycles:]) if self._touched else set()
         tot = sum(mix.values()) or 1.0
-        mixn = {k: v / tot for k, v in mix.items()}
-        prev = mixes[-params.base_cycles:]
+        mixn = {k2: v / tot for k2, v in mix.items()}
+        prev = self._mixes[-params.base_cycles:]
         if prev:
-            mean = {k: sum(m[k] for m in prev) / len(prev) for k in _GROUPS}
-            dist = sum(abs(mixn[k] - mean[k]) for k in _GROUPS)
+            mean = {k2: sum(m[k2] for m in prev) / len(prev) for k2 in _GROUPS}
+            dist = sum(abs(mixn[k2] - mean[k2]) for k2 in _GROUPS)
         else:
             dist = 0.0
         feats = {"notes": math.log1p(notes), "new_files": float(new_files),
-                 "novel_files": float(len(touched - recent)) if touched_sets else 0.0,
+                 "novel_files": float(len(touched - recent)) if self._touched else 0.0,
                  "edit_size": math.log1p(edit), "test_runs": float(tests),
                  "duration": math.log1p(max(0.0, end - start)), "tool_mix": dist, "tokens": math.log1p(toks)}
         ev_notes.sort(reverse=True)
-        cycles.append(Cycle(start=start, end=end, features=feats,
-                            evidence=[eid for _, eid in ev_notes[:3]] + ev_new[:5]))
-        mixes.append(mixn)
-        touched_sets.append(touched)
-    # scores against the cycles before
-    for i, c in enumerate(cycles):
-        base = cycles[max(0, i - params.base_cycles):i]
-        if len(base) < params.base_min:
-            continue
-        z: dict[str, float] = {}
-        for f in FEATURES:
-            xs = [b.features[f] for b in base]
-            med = _median(xs)
-            sig = _mad_sigma(xs) or 0.0
-            # a floor on the spread: a feature constant over the baseline (e.g. no new files)
-            # counts one unit (one file, e-fold of characters) as one sigma
-            sig = max(sig, 1.0 if f in ("new_files", "novel_files", "test_runs") else 0.5)
-            z[f] = max(0.0, min(params.z_cap, (c.features[f] - med) / sig))
-        c.z = z
-        c.score = sum(z.values()) / len(FEATURES)
-    return cycles
+        c = Cycle(start=start, end=end, features=feats, evidence=[eid for _, eid in ev_notes[:3]] + ev_new[:5])
+        base = self.cycles[-params.base_cycles:]
+        if len(base) >= params.base_min:
+            z: dict[str, float] = {}
+            for f in FEATURES:
+                xs = [b.features[f] for b in base]
+                med = _median(xs)
+                sig = _mad_sigma(xs) or 0.0
+                # a floor on the spread: a feature constant over the baseline (e.g. no new files)
+                # counts one unit (one file, e-fold of characters) as one sigma
+                sig = max(sig, 1.0 if f in ("new_files", "novel_files", "test_runs") else 0.5)
+                z[f] = max(0.0, min(params.z_cap, (c.features[f] - med) / sig))
+            c.z = z
+            c.score = sum(z.values()) / len(FEATURES)
+        self.cycles.append(c)
+        self._mixes.append(mixn)
+        self._touched.append(touched)
+        self._last_end = end
+        return c
 
 
 # ---------------------------------------------------------------------------- detectors
@@ -574,3 +603,42 @@ def detect_all(series: Sequence[Graded], events: Sequence[BehaviourEvent], *, im
 
 def moments_of(moments: Iterable[Moment], detector: str) -> list[Moment]:
     return [m for m in moments if m.detector == detector]
+
+
+class OnlineMoments:
+    """The ``reframe`` and ``gain`` moments of a run that grows (live), updated per change in its
+    graded rounds without reading the run again: events are added as they are recorded
+    (:meth:`add_events`), each new agent submission closes its behaviour cycle, and
+    :meth:`update` returns the moments so far. A moment with fewer than ``provisional_after``
+    graded rounds after it is ``provisional``. Change points need the whole curve: they are left
+    to the batch detection (:func:`detect_all`)."""
+
+    def __init__(self, *, selection: str = "pass_rate_first", direction: str = "maximize", score_task: bool = True,
+                 started_at: Optional[float] = None, ceiling: Optional[float] = None,
+                 params: Params = DEFAULT_PARAMS) -> None:
+        self.kw = {"selection": selection, "direction": direction, "score_task": score_task, "started_at": started_at}
+        self.improving_up = not (score_task and direction == "minimize")
+        self.ceiling, self.params = ceiling, params
+        self.builder = CycleBuilder(params)
+        self._closed: list[float] = []
+
+    @property
+    def last_event_t(self) -> Optional[float]:
+        return self.builder.last_event_t
+
+    def add_events(self, events: Iterable[BehaviourEvent]) -> None:
+        self.builder.add_events(events)
+
+    def update(self, subs: Sequence[Mapping[str, Any]], *, components: Optional[Mapping[str, Mapping[str, float]]] = None,
+               event_ids: Optional[Mapping[str, str]] = None) -> list[Moment]:
+        """The moments over ``subs`` (all the run's submission rows so far, as for
+        :func:`graded_series`), ``reframe`` and ``gain``, by round index."""
+        series = graded_series(subs, components=components, event_ids=event_ids, **self.kw)
+        bounds = sorted(g.t_submit for g in series if g.kind == "agent" and g.t_submit is not None)
+        for b in bounds[len(self._closed):]:
+            self.builder.close(b)
+            self._closed.append(b)
+        out = detect_reframing(series, self.builder.cycles, improving_up=self.improving_up, ceiling=self.ceiling,
+                               params=self.params)
+        out += detect_gain(series, improving_up=self.improving_up, ceiling=self.ceiling, params=self.params)
+        return sorted(out, key=lambda m: (m.index, DETECTORS.index(m.detector)))

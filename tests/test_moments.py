@@ -221,3 +221,45 @@ def test_a_database_of_version_5_gains_the_moments_table(tmp_path):
         assert cols[:4] == ["run_key", "detector", "version", "round"] and "lead_time_s" in cols
     finally:
         conn.close()
+
+
+def test_online_moments_grow_with_the_run_and_end_where_the_batch_detection_does(tmp_path):
+    from edgetui.moments import _graded_inputs, detect_run, load_behaviour, online_start, online_step
+    from replay.moments import OnlineMoments
+
+    db = tmp_path / "o.duckdb"
+    assert main(["--db", str(db), "samples", "-q"]) == 0
+    conn = open_db(db, read_only=True)
+    try:
+        key = "local/opus48-edge-3-20260312005800/gw_signal_search"
+        subs, comps, ev_ids = _graded_inputs(conn, key)
+        events = load_behaviour(conn, key)
+        batch = [(m.detector, m.round, m.before, m.after, m.lead_time_s) for m in detect_run(conn, key)
+                 if m.detector in ("reframe", "gain")]
+        full = online_start(conn, key)
+        om = OnlineMoments(selection="score_first", direction="maximize", score_task=True,
+                           started_at=full.kw["started_at"], ceiling=full.ceiling)
+        subs.sort(key=lambda r: r["t"])
+        seen: dict[str, list[bool]] = {}
+        j = 0
+        for i in range(1, len(subs) + 1):                  # one graded submission at a time
+            t = subs[i - 1]["t"]
+            k = j
+            while k < len(events) and events[k].t <= t:
+                k += 1
+            om.add_events(events[j:k])
+            j = k
+            for m in om.update(subs[:i], components=comps, event_ids=ev_ids):
+                if m.detector == "reframe":
+                    seen.setdefault(m.round, []).append(m.provisional)
+        om.add_events(events[j:])
+        final = [(m.detector, m.round, m.before, m.after, m.lead_time_s)
+                 for m in om.update(subs, components=comps, event_ids=ev_ids)]
+        assert final == batch
+        # each reframing moment appeared provisional, then firm once three more rounds were graded
+        assert sorted(seen) == ["agent-167", "agent-52", "agent-85"]
+        assert all(v[0] and not v[-1] and v.count(True) == 3 for v in seen.values())
+        # the database-facing step: the same reframing moments as the batch
+        assert [r["round"] for r in online_step(conn, key, full)] == [b[1] for b in batch if b[0] == "reframe"]
+    finally:
+        conn.close()
