@@ -193,7 +193,10 @@ class Moment:
 
 
 def _row_get(row: Any, key: str) -> Any:
-    return row.get(key) if isinstance(row, Mapping) else getattr(row, key, None)
+    # (dict rows first: an isinstance check against typing.Mapping costs more than the rest of a
+    # graded series put together)
+    get = getattr(row, "get", None)
+    return get(key) if get is not None else getattr(row, key, None)
 
 
 def graded_series(subs: Sequence[Mapping[str, Any]], *, selection: str = "pass_rate_first",
@@ -447,6 +450,7 @@ def detect_gain(series: Sequence[Graded], *, improving_up: bool = True, ceiling:
     value the task allows in plotted units (100 for pass rates; ``None`` when unknown).
     """
     out = []
+    pdict = params.as_dict()
     for i, g in enumerate(series):
         if not g.is_new_best or g.best_before is None:
             continue
@@ -465,7 +469,7 @@ def detect_gain(series: Sequence[Graded], *, improving_up: bool = True, ceiling:
             elapsed_s=g.elapsed_s, before=g.best_before, after=g.best, gain=gain, noise=noise,
             headroom=headroom, lead_time_s=None, confidence=round(1 - math.exp(-r / params.gain_k), 4),
             components=_components_moved(series, i), evidence=[g.event_id] if g.event_id else [],
-            behaviour={}, provisional=_provisional(series, i, params), params=params.as_dict()))
+            behaviour={}, provisional=_provisional(series, i, params), params=pdict))
     return out
 
 
@@ -558,11 +562,15 @@ def detect_changepoints(series: Sequence[Graded], *, improving_up: bool = True,
 
 
 def detect_reframing(series: Sequence[Graded], cycles: Sequence[Cycle], *, improving_up: bool = True,
-                     ceiling: Optional[float] = None, params: Params = DEFAULT_PARAMS) -> list[Moment]:
-    """``gain`` moments shortly preceded by a behaviour change (see the module docstring)."""
+                     ceiling: Optional[float] = None, params: Params = DEFAULT_PARAMS,
+                     gains: Optional[Sequence[Moment]] = None) -> list[Moment]:
+    """``gain`` moments (``gains`` when already detected) shortly preceded by a behaviour change
+    (see the module docstring)."""
     out = []
     ends = [c.end for c in cycles]
-    for m in detect_gain(series, improving_up=improving_up, ceiling=ceiling, params=params):
+    if gains is None:
+        gains = detect_gain(series, improving_up=improving_up, ceiling=ceiling, params=params)
+    for m in gains:
         g = series[m.index]
         t = g.t_submit
         if t is None:
@@ -595,8 +603,9 @@ def detect_all(series: Sequence[Graded], events: Sequence[BehaviourEvent], *, im
     """Every detector's moments (``reframe``, ``gain``, ``changepoint``), by round index."""
     bounds = [g.t_submit for g in series if g.kind == "agent" and g.t_submit is not None]
     cycles = behaviour_cycles(events, bounds, params)
-    out = detect_reframing(series, cycles, improving_up=improving_up, ceiling=ceiling, params=params)
-    out += detect_gain(series, improving_up=improving_up, ceiling=ceiling, params=params)
+    gains = detect_gain(series, improving_up=improving_up, ceiling=ceiling, params=params)
+    out = detect_reframing(series, cycles, improving_up=improving_up, ceiling=ceiling, params=params, gains=gains)
+    out += gains
     out += detect_changepoints(series, improving_up=improving_up, params=params)
     return sorted(out, key=lambda m: (m.index, DETECTORS.index(m.detector)))
 
@@ -638,7 +647,8 @@ class OnlineMoments:
         for b in bounds[len(self._closed):]:
             self.builder.close(b)
             self._closed.append(b)
+        gains = detect_gain(series, improving_up=self.improving_up, ceiling=self.ceiling, params=self.params)
         out = detect_reframing(series, self.builder.cycles, improving_up=self.improving_up, ceiling=self.ceiling,
-                               params=self.params)
-        out += detect_gain(series, improving_up=self.improving_up, ceiling=self.ceiling, params=self.params)
+                               params=self.params, gains=gains)
+        out += gains
         return sorted(out, key=lambda m: (m.index, DETECTORS.index(m.detector)))
