@@ -120,3 +120,24 @@ async def test_the_moments_queue_steps_through_unlabelled_moments_across_runs(tm
         await pilot.press("q")
         await wait_for(pilot, lambda: isinstance(app.screen, QueueScreen)
                        and [e["round"] for e in app.screen.entries] == ["agent-52", "agent-167"])
+
+
+@pytest.mark.asyncio
+async def test_the_live_run_screen_marks_the_moments_found_online(sample_db):
+    import time
+
+    from edgetui.screens.live_run import LiveRunScreen
+
+    rounds = [m["round"] for m in json.loads(GW_TRUTH.read_text())["reframing_moments"]]
+    app = EdgeTUIApp(sample_db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        screen = LiveRunScreen(GW_KEY, live=None, now=time.time)
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.is_mounted and screen.cursor is not None)
+        await wait_for(pilot, lambda: [m["round"] for m in screen.moments] == rounds)
+        assert not any(m["provisional"] for m in screen.moments)
+        assert [y for _, y in screen.query_one(ScoreChart).data.moments] == [m["score_after"] for m in screen.moments]
+        await pilot.press("g", "right_parenthesis")
+        c = screen.cursor
+        assert (c.kind[c.index], c.round[c.index]) == ("judge_result", rounds[0])
