@@ -99,8 +99,8 @@ class DetailLoaded(Message):
 
 
 class WhyLoaded(Message):
-    def __init__(self, round: str, why: Optional[dict], error: Optional[str] = None) -> None:
-        self.round, self.why, self.error = round, why, error
+    def __init__(self, round: str, why: Optional[dict], error: Optional[str] = None, prefetch: bool = False) -> None:
+        self.round, self.why, self.error, self.prefetch = round, why, error, prefetch
         super().__init__()
 
 
@@ -333,6 +333,8 @@ class ReplayScreen(Screen):
         if msg.moments is not None:
             self.moments = msg.moments
         msg.cursor.set_moments(m["round"] for m in self.moments)
+        if msg.moments:
+            self._prefetch_why([m["round"] for m in msg.moments])
         self.query_one(RunHeader).set_header(msg.header)
         self._draw_chart()
         self._apply_layout()  # (nothing graded: no empty chart)
@@ -563,8 +565,23 @@ class ReplayScreen(Screen):
         except Exception as e:  # noqa: BLE001  (said, never a crash)
             self.post_message(WhyLoaded(rnd, None, f"{type(e).__name__}: {e}"))
 
+    @work(thread=True, exclusive=True, group="replay-why-prefetch", exit_on_error=False)
+    def _prefetch_why(self, rounds: list[str]) -> None:
+        """The why of each moment, read ahead after the run loads: ``w`` then paints from the cache."""
+        from edgetui.why import why_of
+
+        for rnd in rounds:
+            try:
+                self.post_message(WhyLoaded(rnd, why_of(self.app.conn, self.run_key, rnd), prefetch=True))  # type: ignore[attr-defined]
+            except Exception:  # noqa: BLE001  (w reads it again and says what failed)
+                continue
+
     @on(WhyLoaded)
     def _on_why(self, msg: WhyLoaded) -> None:
+        if msg.prefetch:
+            if msg.why is not None:
+                self._why_cache.setdefault(msg.round, msg.why)
+            return
         if msg.why is None:
             self.notify(f"why {msg.round}: {msg.error}", severity="error", timeout=6)
             return
