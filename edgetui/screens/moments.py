@@ -19,7 +19,8 @@ from textual.widgets.option_list import Option
 
 from replay.cursor import format_elapsed
 
-__all__ = ["MomentsScreen", "WhyScreen", "QueueScreen", "QueueLoaded", "moment_line", "why_text"]
+__all__ = ["MomentsScreen", "WhyScreen", "QueueScreen", "QueueLoaded", "ReplayMomentsMixin", "WhyLoaded", "Annotated",
+           "moment_line", "why_text"]
 
 
 def moment_line(m: dict) -> Text:
@@ -148,7 +149,7 @@ class WhyScreen(ModalScreen[None]):
         self.step = step
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll() as v:
+        with VerticalScroll():
             yield Static(why_text(self.why), id="why-body")
 
     def on_mount(self) -> None:
@@ -272,3 +273,144 @@ class QueueScreen(Screen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+
+class WhyLoaded(Message):
+    def __init__(self, round: str, why: Optional[dict], error: Optional[str] = None, prefetch: bool = False) -> None:
+        self.round, self.why, self.error, self.prefetch = round, why, error, prefetch
+        super().__init__()
+
+
+class Annotated(Message):
+    def __init__(self, where: str, reply: dict) -> None:
+        self.where, self.reply = where, reply
+        super().__init__()
+
+
+class ReplayMomentsMixin:
+    """The replay screen's moment keys and views (``(`` ``)`` ``M`` ``w`` and the ``L`` write):
+    the screen's state (``cursor``, ``moments``, ``run_key``) and moves (``_do``) are the replay
+    screen's; the reads and the write run in its workers."""
+
+    _why_cache: dict
+
+    def action_moment(self, direction: int) -> None:
+        c = self.cursor
+        if c is None:
+            return
+        if not c.moment_idx:
+            self.notify("no reframing moment found in this run", timeout=2)
+            return
+        fwd = direction > 0
+        self._do(c.next_moment if fwd else c.prev_moment,
+                 "no later reframing moment" if fwd else "no earlier reframing moment")
+
+    def action_moments_list(self) -> None:
+        c = self.cursor
+        if c is None:
+            return
+        if not self.moments:
+            self.notify("no reframing moment found in this run", timeout=2)
+            return
+        # the moment at or before the selected event is highlighted
+        pos = c.position()
+        current = max((i for i, m in enumerate(self.moments)
+                       if (m.get("elapsed_s") or 0.0) <= pos), default=0)
+
+        def go(i: Optional[int]) -> None:
+            if i is None or self.cursor is None:
+                return
+            rnd = self.moments[i]["round"]
+            idx = next((k for k in self.cursor.moment_idx if self.cursor.round[k] == rnd), None)
+            if idx is not None:
+                self._do(lambda: self.cursor.select(idx))
+
+        self.app.push_screen(MomentsScreen(self.moments, current), go)
+
+    def why_round(self) -> Optional[str]:
+        """The round ``w`` explains: the selected event's, when it is a new best's judge result;
+        else the last reframing moment at or before the cursor."""
+        c = self.cursor
+        if c is None or c.n == 0:
+            return None
+        if c.index in c.new_best_idx:
+            return c.round[c.index]
+        before = [k for k in c.moment_idx if k <= c.index]
+        return c.round[before[-1]] if before else None
+
+    def action_why(self) -> None:
+        rnd = self.why_round()
+        if rnd is None:
+            self.notify("no reframing moment at or before the cursor (select a new best: { })", timeout=3)
+            return
+        self._why_round(rnd)
+
+    def _why_round(self, rnd: str) -> None:
+        """Show the why of ``rnd``: in the open why view (a milestone step), else in a new one; the
+        replay's cursor goes to that round's judge result, so the chart shows where it is."""
+        c = self.cursor
+        idx = next((k for k in c.new_best_idx if c.round[k] == rnd), None) if c is not None else None
+        if idx is not None and idx != c.index:
+            self._do(lambda: c.select(idx))
+        if rnd in self._why_cache:
+            self._show_why(self._why_cache[rnd])
+            return
+        self.notify(f"reading why {rnd}…", timeout=1)
+        self._load_why(rnd)
+
+    def _show_why(self, why: dict) -> None:
+        top = self.app.screen
+        if isinstance(top, WhyScreen):
+            top.show(why)
+            return
+        c = self.cursor
+        rounds = [c.round[k] for k in c.new_best_idx] if c is not None else []
+        self.app.push_screen(WhyScreen(why, rounds, self._why_round))
+
+    @work(thread=True, exclusive=True, group="replay-why", exit_on_error=False)
+    def _load_why(self, rnd: str) -> None:
+        try:
+            from edgetui.why import why_of
+
+            self.post_message(WhyLoaded(rnd, why_of(self.app.conn, self.run_key, rnd)))  # type: ignore[attr-defined]
+        except Exception as e:  # noqa: BLE001  (said, never a crash)
+            self.post_message(WhyLoaded(rnd, None, f"{type(e).__name__}: {e}"))
+
+    @work(thread=True, exclusive=True, group="replay-why-prefetch", exit_on_error=False)
+    def _prefetch_why(self, rounds: list[str]) -> None:
+        """The why of each moment, read ahead after the run loads: ``w`` then paints from the cache."""
+        from edgetui.why import why_of
+
+        for rnd in rounds:
+            try:
+                self.post_message(WhyLoaded(rnd, why_of(self.app.conn, self.run_key, rnd), prefetch=True))  # type: ignore[attr-defined]
+            except Exception:  # noqa: BLE001  (w reads it again and says what failed)
+                continue
+
+    def on_why_loaded(self, msg: WhyLoaded) -> None:
+        if msg.prefetch:
+            if msg.why is not None:
+                self._why_cache.setdefault(msg.round, msg.why)
+            return
+        if msg.why is None:
+            self.notify(f"why {msg.round}: {msg.error}", severity="error", timeout=6)
+            return
+        self._why_cache[msg.round] = msg.why
+        self._show_why(msg.why)
+
+
+    @work(thread=True, exclusive=True, group="replay-annotate", exit_on_error=False)
+    def _annotate(self, event_id: str, label: Optional[str], note: str) -> None:
+        """A typed request on the app's connection (the same the holder carries out for others)."""
+        from edgetui.runops import apply_request
+
+        reply = apply_request(self.app.conn, {"op": "annotate", "run_key": self.run_key,  # type: ignore[attr-defined]
+                                              "event_id": event_id, "label": label, "text": note})
+        self.post_message(Annotated(label or note, reply))
+
+    def on_annotated(self, msg: Annotated) -> None:
+        if "error" in msg.reply:
+            self.notify(f"not annotated: {msg.reply['error']}", severity="error", timeout=5)
+        else:
+            self.notify(f"annotated: {msg.where} ({msg.reply['ok']})", timeout=3)
+

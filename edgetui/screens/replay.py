@@ -27,7 +27,7 @@ from edgetui import store
 from replay.cursor import SPEEDS, ReplayCursor, format_elapsed, parse_elapsed
 
 from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
-from .moments import MomentsScreen, WhyScreen, moment_line
+from .moments import MomentsScreen, ReplayMomentsMixin, WhyScreen, moment_line  # noqa: F401 (re-exported)
 from ..widgets.chart import legend_text
 
 __all__ = ["ReplayScreen", "HelpScreen", "MomentsScreen", "REPLAY_KEYS", "fold_note", "replay_commands", "moment_line"]
@@ -95,18 +95,6 @@ class LoadFailed(Message):
 class DetailLoaded(Message):
     def __init__(self, index: int, detail: Optional[dict]) -> None:
         self.index, self.detail = index, detail
-        super().__init__()
-
-
-class WhyLoaded(Message):
-    def __init__(self, round: str, why: Optional[dict], error: Optional[str] = None, prefetch: bool = False) -> None:
-        self.round, self.why, self.error, self.prefetch = round, why, error, prefetch
-        super().__init__()
-
-
-class Annotated(Message):
-    def __init__(self, where: str, reply: dict) -> None:
-        self.where, self.reply = where, reply
         super().__init__()
 
 
@@ -182,7 +170,7 @@ def fit_footer(screen: Screen, width: int) -> None:
         f.compact = width < FOOTER_PALETTE_WIDTH
 
 
-class ReplayScreen(Screen):
+class ReplayScreen(ReplayMomentsMixin, Screen):
     """Header, score chart, event list and detail of one run; keys in :data:`REPLAY_KEYS`."""
 
     BINDINGS = [
@@ -483,111 +471,6 @@ class ReplayScreen(Screen):
             self._do(c.next_new_best if fwd else c.prev_new_best,
                      "no later new best" if fwd else "no earlier new best")
 
-    def action_moment(self, direction: int) -> None:
-        c = self.cursor
-        if c is None:
-            return
-        if not c.moment_idx:
-            self.notify("no reframing moment found in this run", timeout=2)
-            return
-        fwd = direction > 0
-        self._do(c.next_moment if fwd else c.prev_moment,
-                 "no later reframing moment" if fwd else "no earlier reframing moment")
-
-    def action_moments_list(self) -> None:
-        c = self.cursor
-        if c is None:
-            return
-        if not self.moments:
-            self.notify("no reframing moment found in this run", timeout=2)
-            return
-        # the moment at or before the selected event is highlighted
-        pos = c.position()
-        current = max((i for i, m in enumerate(self.moments)
-                       if (m.get("elapsed_s") or 0.0) <= pos), default=0)
-
-        def go(i: Optional[int]) -> None:
-            if i is None or self.cursor is None:
-                return
-            rnd = self.moments[i]["round"]
-            idx = next((k for k in self.cursor.moment_idx if self.cursor.round[k] == rnd), None)
-            if idx is not None:
-                self._do(lambda: self.cursor.select(idx))
-
-        self.app.push_screen(MomentsScreen(self.moments, current), go)
-
-    def why_round(self) -> Optional[str]:
-        """The round ``w`` explains: the selected event's, when it is a new best's judge result;
-        else the last reframing moment at or before the cursor."""
-        c = self.cursor
-        if c is None or c.n == 0:
-            return None
-        if c.index in c.new_best_idx:
-            return c.round[c.index]
-        before = [k for k in c.moment_idx if k <= c.index]
-        return c.round[before[-1]] if before else None
-
-    def action_why(self) -> None:
-        rnd = self.why_round()
-        if rnd is None:
-            self.notify("no reframing moment at or before the cursor (select a new best: { })", timeout=3)
-            return
-        self._why_round(rnd)
-
-    def _why_round(self, rnd: str) -> None:
-        """Show the why of ``rnd``: in the open why view (a milestone step), else in a new one; the
-        replay's cursor goes to that round's judge result, so the chart shows where it is."""
-        c = self.cursor
-        idx = next((k for k in c.new_best_idx if c.round[k] == rnd), None) if c is not None else None
-        if idx is not None and idx != c.index:
-            self._do(lambda: c.select(idx))
-        if rnd in self._why_cache:
-            self._show_why(self._why_cache[rnd])
-            return
-        self.notify(f"reading why {rnd}…", timeout=1)
-        self._load_why(rnd)
-
-    def _show_why(self, why: dict) -> None:
-        top = self.app.screen
-        if isinstance(top, WhyScreen):
-            top.show(why)
-            return
-        c = self.cursor
-        rounds = [c.round[k] for k in c.new_best_idx] if c is not None else []
-        self.app.push_screen(WhyScreen(why, rounds, self._why_round))
-
-    @work(thread=True, exclusive=True, group="replay-why", exit_on_error=False)
-    def _load_why(self, rnd: str) -> None:
-        try:
-            from edgetui.why import why_of
-
-            self.post_message(WhyLoaded(rnd, why_of(self.app.conn, self.run_key, rnd)))  # type: ignore[attr-defined]
-        except Exception as e:  # noqa: BLE001  (said, never a crash)
-            self.post_message(WhyLoaded(rnd, None, f"{type(e).__name__}: {e}"))
-
-    @work(thread=True, exclusive=True, group="replay-why-prefetch", exit_on_error=False)
-    def _prefetch_why(self, rounds: list[str]) -> None:
-        """The why of each moment, read ahead after the run loads: ``w`` then paints from the cache."""
-        from edgetui.why import why_of
-
-        for rnd in rounds:
-            try:
-                self.post_message(WhyLoaded(rnd, why_of(self.app.conn, self.run_key, rnd), prefetch=True))  # type: ignore[attr-defined]
-            except Exception:  # noqa: BLE001  (w reads it again and says what failed)
-                continue
-
-    @on(WhyLoaded)
-    def _on_why(self, msg: WhyLoaded) -> None:
-        if msg.prefetch:
-            if msg.why is not None:
-                self._why_cache.setdefault(msg.round, msg.why)
-            return
-        if msg.why is None:
-            self.notify(f"why {msg.round}: {msg.error}", severity="error", timeout=6)
-            return
-        self._why_cache[msg.round] = msg.why
-        self._show_why(msg.why)
-
     def action_first(self) -> None:
         self._do(lambda: self.cursor.first())
 
@@ -702,22 +585,6 @@ class ReplayScreen(Screen):
                 self._update_status()
                 return
             self._search(text)
-
-    @work(thread=True, exclusive=True, group="replay-annotate", exit_on_error=False)
-    def _annotate(self, event_id: str, label: Optional[str], note: str) -> None:
-        """A typed request on the app's connection (the same the holder carries out for others)."""
-        from edgetui.runops import apply_request
-
-        reply = apply_request(self.app.conn, {"op": "annotate", "run_key": self.run_key,  # type: ignore[attr-defined]
-                                              "event_id": event_id, "label": label, "text": note})
-        self.post_message(Annotated(label or note, reply))
-
-    @on(Annotated)
-    def _on_annotated(self, msg: Annotated) -> None:
-        if "error" in msg.reply:
-            self.notify(f"not annotated: {msg.reply['error']}", severity="error", timeout=5)
-        else:
-            self.notify(f"annotated: {msg.where} ({msg.reply['ok']})", timeout=3)
 
     @work(thread=True, exclusive=True, group="replay-search", exit_on_error=False)
     def _search(self, query: str) -> None:
