@@ -40,7 +40,7 @@ async def test_keys_step_between_the_reframing_moments_and_the_chart_marks_them(
     app = EdgeTUIApp(sample_db, GW_KEY)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await loaded(pilot)
-        assert [m["round"] for m in screen.moments] == rounds
+        await wait_for(pilot, lambda: [m["round"] for m in screen.moments] == rounds)   # read after the run
         chart = screen.query_one(ScoreChart)
         after = {s["round"]: s["best_score"] for s in screen.subs}
         assert [y for _, y in chart.data.moments] == [after[r] for r in rounds]
@@ -70,6 +70,7 @@ async def test_a_run_without_reframing_moments_says_so(sample_db):
     app = EdgeTUIApp(sample_db, "local/judge-demo-001/judge_demo_sum")
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await loaded(pilot)
+        await pilot.pause(0.5)
         assert screen.moments == [] and screen.query_one(ScoreChart).data.moments == []
         before = screen.cursor.index
         await pilot.press("right_parenthesis", "M")
@@ -82,6 +83,7 @@ async def test_L_annotates_the_selected_moment_on_its_judge_result(sample_db):
     app = EdgeTUIApp(sample_db, GW_KEY)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await loaded(pilot)
+        await wait_for(pilot, lambda: bool(screen.cursor.moment_idx))
         await pilot.press("right_parenthesis", "L")
         for ch in "reframe: median PSD":
             await pilot.press("space" if ch == " " else "colon" if ch == ":" else ch)

@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 from replay.cursor import format_elapsed
 
 __all__ = ["MomentsScreen", "WhyScreen", "QueueScreen", "QueueLoaded", "ReplayMomentsMixin", "WhyLoaded", "Annotated",
+           "MomentsFound",
            "moment_line", "why_text"]
 
 
@@ -281,6 +282,14 @@ class WhyLoaded(Message):
         super().__init__()
 
 
+class MomentsFound(Message):
+    """The run's reframing moments, read after the run itself (the replay paints first)."""
+
+    def __init__(self, moments: list[dict]) -> None:
+        self.moments = moments
+        super().__init__()
+
+
 class Annotated(Message):
     def __init__(self, where: str, reply: dict) -> None:
         self.where, self.reply = where, reply
@@ -293,6 +302,14 @@ class ReplayMomentsMixin:
     screen's; the reads and the write run in its workers."""
 
     _why_cache: dict
+
+    def on_moments_found(self, msg: MomentsFound) -> None:
+        self.moments = msg.moments
+        if self.cursor is not None:
+            self.cursor.set_moments(m["round"] for m in self.moments)
+            self._draw_chart()
+        if self.moments:
+            self._prefetch_why([m["round"] for m in self.moments])
 
     def action_moment(self, direction: int) -> None:
         c = self.cursor

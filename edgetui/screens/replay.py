@@ -27,7 +27,7 @@ from edgetui import store
 from replay.cursor import SPEEDS, ReplayCursor, format_elapsed, parse_elapsed
 
 from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
-from .moments import MomentsScreen, ReplayMomentsMixin, WhyScreen, moment_line  # noqa: F401 (re-exported)
+from .moments import MomentsFound, MomentsScreen, ReplayMomentsMixin, WhyScreen, moment_line  # noqa: F401 (re-exported)
 from ..widgets.chart import legend_text
 
 __all__ = ["ReplayScreen", "HelpScreen", "MomentsScreen", "REPLAY_KEYS", "fold_note", "replay_commands", "moment_line"]
@@ -303,13 +303,14 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
             start = head.get("started_at") or head.get("first_t")
             cur = ReplayCursor(events, subs, start=start)
             cur.set_folding(self.folding)
+            self.post_message(RunLoaded(head, cur, subs))
+            # then the moments (stored, else detected now): the first paint does not wait for them
             try:
                 from edgetui.moments import replay_moments
 
-                moments = replay_moments(conn, self.run_key)
+                self.post_message(MomentsFound(replay_moments(conn, self.run_key)))
             except Exception:  # noqa: BLE001  (no moments is no reason not to replay the run)
-                moments = []
-            self.post_message(RunLoaded(head, cur, subs, moments))
+                pass
         except Exception as e:  # shown, never crashes the app
             self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
 
