@@ -6,8 +6,8 @@ tested on their own and shared by the CLI, the replay screen and the report.
 
 **Signals.**
 
-* :func:`graded_series`: every graded round in *result-known order* (the time the
-  judge's result existed: submission time + the judge's ``runtime_s``), with the
+* :func:`graded_series`: every graded round in *result-known order* (``submissions.t``, the
+  time the judge's result was known; else submission time + the judge's ``runtime_s``), with the
   running best from the one best-so-far function, :func:`replay.selection.best_so_far`,
   under the task's selection policy and score direction. Values are what the chart
   plots (:func:`replay.selection.display_value`): raw task units for a score task,
@@ -99,7 +99,7 @@ class Graded:
     """One graded round in result-known order.
 
     ``t_submit`` / ``t_result``: epoch UTC seconds (submission, result known);
-    ``elapsed_s``: ``t_submit`` − the run's start. ``value``: the round's own plotted value
+    ``elapsed_s``: ``t_result`` − the run's start (where the chart draws the round). ``value``: the round's own plotted value
     (``None`` when ungraded, failed or non-finite), ``best``: the running best's plotted value
     after this round, ``best_before`` the one before it. ``components``: sub-score name →
     score (the report's per-test scores, task units). ``event_id``: the round's
@@ -215,13 +215,17 @@ def graded_series(subs: Sequence[Mapping[str, Any]], *, selection: str = "pass_r
     rows = [r for r in subs if _row_get(r, "kind") != "manual" and _row_get(r, "status") != "in_flight"]
 
     def t_submit(r):
-        return _row_get(r, "t") if _row_get(r, "t") is not None else _row_get(r, "submitted_at")
+        v = _row_get(r, "submitted_at")
+        return v if v is not None else _row_get(r, "t")
 
     def t_result(r):
-        t = t_submit(r)
-        if t is None:
-            return None
-        return t + float(_row_get(r, "runtime_s") or 0.0)
+        # ``submissions.t`` is when the round's result was known (edgetui.ingest.finalize_run);
+        # without it, the submission plus the judge's runtime
+        v = _row_get(r, "t")
+        if v is not None:
+            return v
+        t = _row_get(r, "submitted_at")
+        return None if t is None else t + float(_row_get(r, "runtime_s") or 0.0)
 
     rows.sort(key=lambda r: (t_result(r) is None, t_result(r) or 0.0, _row_get(r, "round") or ""))
     recs = [SimpleNamespace(**{k: _row_get(r, k) for k in (
@@ -236,11 +240,11 @@ def graded_series(subs: Sequence[Mapping[str, Any]], *, selection: str = "pass_r
         value = display_value(_row_get(r, "score"), _row_get(r, "pass_rate"), score_task) \
             if status == "graded" else None
         best = display_value(st.best_score, st.best_pass_rate, score_task) if st.best_round else None
-        ts = t_submit(r)
+        ts, tr = t_submit(r), t_result(r)
         rnd = _row_get(r, "round")
         out.append(Graded(
-            index=i, round=rnd, kind=_row_get(r, "kind") or "", t_submit=ts, t_result=t_result(r),
-            elapsed_s=(ts - started_at) if (ts is not None and started_at is not None) else None,
+            index=i, round=rnd, kind=_row_get(r, "kind") or "", t_submit=ts, t_result=tr,
+            elapsed_s=(tr - started_at) if (tr is not None and started_at is not None) else None,
             value=value, considered=st.considered, is_new_best=st.is_new_best, best=best,
             best_before=prev_best, components=dict((components or {}).get(rnd, {})),
             event_id=(event_ids or {}).get(rnd)))

@@ -24,7 +24,9 @@ GW_TRUTH = ROOT / "sample_runs" / "_truth" / "opus48-edge-3-20260312005800__gw_s
 
 
 def _sub(rnd, t, score, *, kind="agent", runtime=60.0, status="graded", pass_rate=None):
-    return {"round": rnd, "kind": kind, "t": t, "runtime_s": runtime, "status": status, "score": score,
+    # as edgetui.ingest writes it: submitted at t, the result known (submissions.t) a runtime later
+    return {"round": rnd, "kind": kind, "submitted_at": t, "t": t + runtime, "runtime_s": runtime, "status": status,
+            "score": score,
             "pass_rate": pass_rate, "score_flag": None, "valid": None, "max_score": None, "submission_id": None,
             "error": None}
 
@@ -204,10 +206,10 @@ def test_moments_work_while_another_process_holds_the_database(tmp_path, capsys)
     c.close()
 
 
-def test_a_database_of_version_5_gains_the_moments_table(tmp_path):
+def test_a_database_of_version_5_gains_the_moments_table_and_the_annotation_columns(tmp_path):
     from edgetui.schema import MIGRATIONS, SCHEMA_VERSION
 
-    assert SCHEMA_VERSION == 6
+    assert SCHEMA_VERSION >= 6
     c = duckdb.connect(str(tmp_path / "v5.duckdb"))
     for v in range(1, 6):
         for stmt in MIGRATIONS[v]:
@@ -216,9 +218,11 @@ def test_a_database_of_version_5_gains_the_moments_table(tmp_path):
     c.close()
     conn = open_db(tmp_path / "v5.duckdb")
     try:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "6"
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
         cols = [r[0] for r in conn.execute("DESCRIBE moments").fetchall()]
         assert cols[:4] == ["run_key", "detector", "version", "round"] and "lead_time_s" in cols
+        ann = [r[0] for r in conn.execute("DESCRIBE annotations").fetchall()]
+        assert {"label", "round", "updated_at"} <= set(ann)
     finally:
         conn.close()
 
