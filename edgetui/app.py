@@ -252,6 +252,16 @@ class EdgeTUIApp(App):
             return
         self.push_screen(ReplayScreen(run_key, clock=self.clock))
 
+    def open_moment(self, run_key: str, round: str) -> None:
+        """The replay of ``run_key`` at ``round``'s judge result (the moments queue)."""
+        self.push_screen(ReplayScreen(run_key, clock=self.clock, start_round=round))
+
+    def action_moments_queue(self) -> None:
+        """The queue of unlabelled reframing moments across runs."""
+        from .screens.moments import QueueScreen
+
+        self.push_screen(QueueScreen())
+
     def action_live_runs(self) -> None:
         """``F2``: the runs screen of live supervision (back to it when it is in the stack)."""
         from .screens.runs import RunsScreen, dispatch_runs_updated
@@ -315,6 +325,8 @@ class EdgeTUIApp(App):
         if isinstance(screen, ReplayScreen):
             for title, help, cb in replay_commands(screen):
                 yield SystemCommand(title, help, cb)
+        yield SystemCommand("Moments queue", "unlabelled reframing moments across runs, to label one by one",
+                            self.action_moments_queue)
         if not isinstance(screen, PickerScreen) and any(isinstance(s, PickerScreen) for s in self.screen_stack):
             yield SystemCommand("Recorded runs", "the run picker (replay any recorded run)", self._to_picker)
         from .screens.runs import RunsScreen

@@ -7,6 +7,11 @@
   watched root brings it back, until ``edgetui ingest --unforget PATH`` (:func:`unforget_run`).
 * :func:`tag_run` / :func:`untag_run` give runs names (``run_tags``), shown by ``edgetui runs``
   and matched by its ``--tag`` filter.
+* ``{"op": "moments", "run_key": …}`` rebuilds a run's moments (:mod:`edgetui.moments`) and
+  replies with its rows of the ``moments`` table.
+* ``annotate`` (``run_key``, ``event_id`` or ``round``, ``label``, ``text``), ``annotation_edit`` /
+  ``annotation_delete`` (``annotation_id``) and ``annotations_import`` (``annotations``: a JSON
+  report's list) write annotations (:mod:`edgetui.annotations`).
 
 While another process holds the database, these travel over the holder socket as typed
 requests (``{"op": "forget", "run_key": …}``; :func:`apply_request`) that the holder carries
@@ -24,7 +29,8 @@ import duckdb
 from . import repeats
 
 #: tables whose rows belong to one run (``run_key``), emptied by forget
-RUN_TABLES = ("events", "submissions", "test_results", "source_cursors", "annotations", "run_tags", "record_keys")
+RUN_TABLES = ("events", "submissions", "test_results", "source_cursors", "annotations", "run_tags", "record_keys",
+              "moments")
 _TAG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,63}$")
 
 
@@ -109,7 +115,43 @@ def untag_run(conn: duckdb.DuckDBPyConnection, run_key: str, tag: str) -> bool:
 
 
 #: the typed requests the holder carries out for other processes
-OPS = ("forget", "unforget", "tag", "untag")
+OPS = ("forget", "unforget", "tag", "untag", "moments", "annotate", "annotation_edit", "annotation_delete",
+       "annotations_import")
+#: requests about an annotation (by ``annotation_id``) or a batch: no ``run_key``
+_NO_RUN_OPS = ("annotation_edit", "annotation_delete", "annotations_import")
+
+
+def _plain_moment(row: dict) -> dict:
+    """A ``moments`` row as JSON values (NaN / inf as ``None``)."""
+    out = {}
+    for k, v in row.items():
+        if isinstance(v, float) and not (v == v and abs(v) != float("inf")):
+            v = None
+        out[k] = v
+    return out
+
+
+def _annotation_op(conn: duckdb.DuckDBPyConnection, op: str, req: dict) -> Any:
+    from . import annotations as an
+
+    def opt(name: str) -> Optional[str]:
+        v = req.get(name)
+        if v is not None and not isinstance(v, str):
+            raise ValueError(f"{name} must be text")
+        return v
+
+    if op == "annotate":
+        return an.annotate(conn, req["run_key"], event_id=opt("event_id"), round=opt("round"), label=opt("label"),
+                           text=opt("text") or "")
+    if op == "annotation_edit":
+        return an.edit_annotation(conn, str(req.get("annotation_id")), label=opt("label"), text=opt("text"))
+    if op == "annotation_delete":
+        return an.delete_annotation(conn, str(req.get("annotation_id")))
+    items = req.get("annotations")
+    if not isinstance(items, list) or not all(isinstance(a, dict) for a in items):
+        raise ValueError("annotations_import needs a list of annotations")
+    added, unmatched = an.import_annotations(conn, items)
+    return {"added": added, "unmatched": unmatched}
 
 
 def apply_request(conn: duckdb.DuckDBPyConnection, req: dict) -> dict:
@@ -118,12 +160,21 @@ def apply_request(conn: duckdb.DuckDBPyConnection, req: dict) -> dict:
     op = req.get("op")
     key = req.get("run_key")
     try:
-        if op not in OPS or not isinstance(key, str):
+        if op not in OPS or (op not in _NO_RUN_OPS and not isinstance(key, str)):
             raise ValueError(f"unknown request {op!r}")
+        if op in ("annotate", "annotation_edit", "annotation_delete", "annotations_import"):
+            return {"ok": _annotation_op(conn, op, req)}
         if op == "forget":
             return {"ok": forget_run(conn, key)}
         if op == "unforget":
             return {"ok": unforget_run(conn, key)}
+        if op == "moments":  # rebuild the run's moments, reply with them (the moments table's rows)
+            from .moments import list_moments, rebuild_moments
+
+            if not conn.execute("SELECT 1 FROM runs WHERE run_key = ?", [key]).fetchall():
+                raise LookupError(f"no recorded run {key!r}")
+            rebuild_moments(conn, key)
+            return {"ok": [_plain_moment(r) for r in list_moments(conn, key)]}
         tag = req.get("tag")
         if not isinstance(tag, str):
             raise ValueError("a tag request needs a tag")

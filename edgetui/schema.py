@@ -10,7 +10,8 @@ units unless named ``*_0_100``):
 * ``events`` — every event (see :mod:`edgetui.events`); ``event_id`` is stable.
 * ``submissions`` / ``test_results`` — graded rounds and their per-test rows,
   with best-so-far under the task's selection policy.
-* ``annotations`` — user notes on a run / event / time.
+* ``annotations`` — user labels and notes on an event or a moment (``label``, ``text``; a
+  moment's annotation is on its round's judge-result event and keeps the ``round``).
 * ``source_cursors`` — how far each source file of each run has been recorded
   (generation + byte offset + parser state), committed with the events.
 * ``prices`` — the editable price table (USD per million tokens).
@@ -21,6 +22,11 @@ units unless named ``*_0_100``):
   of each run's transcript events, to count records repeated across runs once (:mod:`edgetui.repeats`).
 * ``fits`` — fitted curves stored by ``edgetui fit --store`` (derived, rebuildable: method,
   version, unrounded parameters, optimiser status, flags, intervals, the points fitted).
+* ``moments`` — detected moments (:mod:`edgetui.moments`, :mod:`replay.moments`): derived, rebuilt on
+  demand, keyed by (run, detector, version, round of the new best); ``score_before`` /
+  ``score_after`` / ``gain`` / ``noise`` / ``headroom`` in the chart's units (task units, or the
+  pass rate × 100), ``lead_time_s`` seconds, ``confidence`` 0–1, ``idx`` the round's position
+  among the graded rounds in result-known order.
 """
 
 from __future__ import annotations
@@ -114,8 +120,17 @@ MIGRATIONS: dict[int, list[str]] = {
     #: 5: a bare transcript's run is keyed by its content, not its file name (``.../transcript-<id>``):
     #: runs keyed ``host/<stem>/transcript`` are re-keyed from their file (the data step in migrate())
     5: [],
-    #: 6: assigned to another change (empty here; the integrator merges the numbering)
-    6: [],
+    #: 6: detected moments, their own table (never mixed into events)
+    6: ["""CREATE TABLE IF NOT EXISTS moments (
+           run_key VARCHAR NOT NULL, detector VARCHAR NOT NULL, version INTEGER NOT NULL, round VARCHAR NOT NULL,
+           idx INTEGER, t DOUBLE, elapsed_s DOUBLE, score_before DOUBLE, score_after DOUBLE, gain DOUBLE,
+           noise DOUBLE, headroom DOUBLE, lead_time_s DOUBLE, confidence DOUBLE, provisional BOOLEAN,
+           components JSON, evidence JSON, behaviour JSON, params JSON, built_at DOUBLE,
+           PRIMARY KEY (run_key, detector, version, round))""",
+        # annotations (edgetui/annotations.py): a label, the round of a moment's judge result, edits
+        "ALTER TABLE annotations ADD COLUMN IF NOT EXISTS label VARCHAR",
+        "ALTER TABLE annotations ADD COLUMN IF NOT EXISTS round VARCHAR",
+        "ALTER TABLE annotations ADD COLUMN IF NOT EXISTS updated_at DOUBLE"],
     #: 7: records repeated across runs (a resumed transcript copying an earlier file's records) are
     #: counted once, by the earliest run (edgetui/repeats.py): their keys, and what a run leaves out
     #: (the data step in migrate(): the transcript runs already recorded are counted again)
@@ -123,8 +138,6 @@ MIGRATIONS: dict[int, list[str]] = {
         "CREATE INDEX IF NOT EXISTS record_keys_run ON record_keys(run_key)",
         "ALTER TABLE runs ADD COLUMN IF NOT EXISTS n_repeated BIGINT",
         "ALTER TABLE runs ADD COLUMN IF NOT EXISTS repeated_from VARCHAR"],
-    # 6 and 7 are other branches' numbers (the integrator merges the numbering): until they land
-    # here, :func:`migrate` passes over them
     #: 8: fitted curves (``edgetui fit --store``): method, version, unrounded parameters, status, flags;
     #: the forecast's shape prior is read from them
     8: ["""CREATE TABLE IF NOT EXISTS fits (

@@ -23,6 +23,8 @@ positions never decrease along the timeline.
   changes (``submission_sent`` only says a round went out);
 * previous / next *new best*: ``judge_result`` events whose round has
   ``is_new_best`` in the ``submissions`` table;
+* previous / next *moment*: the ``judge_result`` events of the rounds given to
+  :meth:`ReplayCursor.set_moments` (reframing moments, :mod:`replay.moments`);
 * jump to an elapsed time: the last event at or before it;
 * search: case-insensitive substring over summary (and data text when given,
   or matches computed by the database, see :func:`edgetui.store.search_events`),
@@ -199,6 +201,8 @@ class ReplayCursor:
         self.new_best_idx: list[int] = [
             i for i in self.submission_idx if self.round[i] is not None and self.round[i] in best_rounds
         ]
+        #: judge-result events of the moments' rounds (:meth:`set_moments`)
+        self.moment_idx: list[int] = []
         tu = getattr(events, "tool_use_id", None)
         pu = getattr(events, "parent_tool_use_id", None)
         self.depth: list[int] = (
@@ -332,6 +336,22 @@ class ReplayCursor:
 
     def prev_submission(self) -> bool:
         i = self._prev_in(self.submission_idx, self.index)
+        return self.select(i) if i is not None else False
+
+    def set_moments(self, rounds: Iterable[str]) -> int:
+        """Mark the moments (:mod:`replay.moments`) by the rounds of their new bests: their
+        ``judge_result`` events become the stops of :meth:`next_moment` / :meth:`prev_moment`.
+        Returns how many of the rounds have such an event in the timeline."""
+        want = set(rounds)
+        self.moment_idx = [i for i in self.submission_idx if self.round[i] is not None and self.round[i] in want]
+        return len(self.moment_idx)
+
+    def next_moment(self) -> bool:
+        i = self._next_in(self.moment_idx, self.index)
+        return self.select(i) if i is not None else False
+
+    def prev_moment(self) -> bool:
+        i = self._prev_in(self.moment_idx, self.index)
         return self.select(i) if i is not None else False
 
     def next_new_best(self) -> bool:

@@ -43,6 +43,10 @@ async def render() -> str:
                 if getattr(screen, "cursor", None) is not None:
                     break
                 await pilot.pause(0.02)
+            for _ in range(200):  # the reframing moments (✦) are read after the run
+                if getattr(app.screen, "moments", None):
+                    break
+                await pilot.pause(0.02)
             for key in ("g", "b", "b", "b", "b", "b", "b"):  # along the new bests, into the climb
                 await pilot.press(key)
             await pilot.pause(0.2)

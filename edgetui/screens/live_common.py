@@ -16,10 +16,12 @@ from typing import Any, Callable, Iterable, Optional, Protocol, Sequence, runtim
 
 from rich.table import Table
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
@@ -422,4 +424,52 @@ class MessagesScreen(_ListModal):
         body = Text("\n".join(messages) if messages else "no notes yet", style="" if messages else "dim")
         super().__init__(f"Supervisor notes ({len(messages)})", body, notes=True)
 
+
+class LiveMoments(Message):
+    """The reframing moments of the live run so far (provisional ones included)."""
+
+    def __init__(self, moments: list[dict], graded: int) -> None:
+        self.moments, self.graded = moments, graded
+        super().__init__()
+
+
+#: live moments are looked for once the run has this many graded rounds (a behaviour baseline)
+LIVE_MOMENTS_MIN_GRADED = 5
+
+
+class LiveMomentsMixin:
+    """Live reframing moments for the live run screen: when its graded rounds change (and there
+    are a few), a worker brings an :class:`replay.moments.OnlineMoments` up to date with what was
+    recorded since (:func:`edgetui.moments.online_step`); the moments (provisional ones included)
+    are marked on the chart and reached with ``(`` / ``)`` as in the replay."""
+
+    def _maybe_live_moments(self) -> None:
+        """Look for moments again when the graded rounds changed (in a worker, incremental:
+        :func:`edgetui.moments.online_step`), once the run has a few of them."""
+        graded = sum(1 for s in self.subs if s.get("status") == "graded")
+        if graded < LIVE_MOMENTS_MIN_GRADED or graded == getattr(self, "_moments_graded", -1):
+            return
+        self._moments_graded = graded
+        self._live_moments(graded)
+
+    @work(thread=True, exclusive=True, group="live-moments", exit_on_error=False)
+    def _live_moments(self, graded: int) -> None:
+        try:
+            from edgetui.moments import online_start, online_step
+
+            conn = self.app.conn  # type: ignore[attr-defined]
+            if getattr(self, "_online", None) is None:
+                self._online = online_start(conn, self.run_key)
+            self.post_message(LiveMoments(online_step(conn, self.run_key, self._online), graded))
+        except Exception:  # noqa: BLE001  (no moments is no reason to stop following the run)
+            return
+
+    def on_live_moments(self, msg: LiveMoments) -> None:
+        if [m["round"] for m in msg.moments] == [m["round"] for m in self.moments] and \
+                [m["provisional"] for m in msg.moments] == [m["provisional"] for m in self.moments]:
+            return
+        self.moments = msg.moments
+        if self.cursor is not None:
+            self.cursor.set_moments(m["round"] for m in self.moments)
+        self._draw_chart()
 

@@ -48,6 +48,7 @@ from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
 from ..widgets.fmt import fmt_pct, fmt_score, set_border, set_static
 from ..widgets.runs_table import budget_bar, fmt_age, fmt_bytes, fmt_hm, status_text
 from .live_common import (  # noqa: F401 - re-exported: where callers have always found them
+    LiveMomentsMixin,
     RUN_FILES,
     AlarmsScreen,
     LiveActions,
@@ -361,7 +362,7 @@ def _snapshot_sig(live: Optional[LiveRun]) -> Any:
             (c.state, c.exit_code, c.oom_killed, c.restart_count) if c is not None else None, live.operator_action)
 
 
-class LiveRunScreen(ReplayScreen):
+class LiveRunScreen(LiveMomentsMixin, ReplayScreen):
     """The replay screen of ``run_key`` following the run live (module docstring)."""
 
     COMMANDS = {ScreenCommands}
@@ -663,7 +664,8 @@ class LiveRunScreen(ReplayScreen):
         end = self.cursor.end_elapsed if self.cursor else 0.0
         if self.live and self.live.status in ("running", "grading") and self.live.elapsed_s:
             end = max(end, self.live.elapsed_s)
-        return chart_data(head, self.subs, end_elapsed_s=end, mode=self.chart_mode)
+        return chart_data(head, self.subs, end_elapsed_s=end, mode=self.chart_mode,
+                          moments=[m["round"] for m in self.moments])
 
     def _chart_hidden(self) -> bool:  # the live screen lays out its top area itself (-no-chart)
         return False
@@ -685,6 +687,7 @@ class LiveRunScreen(ReplayScreen):
 
     def _first_load(self, msg: LiveLoaded) -> None:
         ReplayScreen._on_run_loaded(self, RunLoaded(msg.header, msg.cursor, msg.subs))
+        self._maybe_live_moments()
         self._apply_layout()  # (a short terminal and nothing graded yet: the top area collapses)
         self._set_header()
         self._draw_chart()
@@ -718,7 +721,9 @@ class LiveRunScreen(ReplayScreen):
                 new.playing, new.play_head = True, old.play_head
         changed = (new.n != old.n) or (new.index != old.index)
         had_subs = bool(self.subs)
+        new.set_moments(m["round"] for m in self.moments)
         self.cursor, self.header, self.subs = new, msg.header, msg.subs
+        self._maybe_live_moments()
         if had_subs != bool(self.subs):
             self._apply_layout()  # the first graded submission brings back a collapsed top area
         self._set_header()

@@ -27,9 +27,10 @@ from edgetui import store
 from replay.cursor import SPEEDS, ReplayCursor, format_elapsed, parse_elapsed
 
 from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
+from .moments import MomentsFound, MomentsScreen, ReplayMomentsMixin, WhyScreen, moment_line  # noqa: F401 (re-exported)
 from ..widgets.chart import legend_text
 
-__all__ = ["ReplayScreen", "HelpScreen", "REPLAY_KEYS", "fold_note", "replay_commands"]
+__all__ = ["ReplayScreen", "HelpScreen", "MomentsScreen", "REPLAY_KEYS", "fold_note", "replay_commands", "moment_line"]
 
 #: Tick of the play timer (seconds of wall time).
 PLAY_TICK = 1 / 20
@@ -45,6 +46,7 @@ STEP = Binding.Group("step", compact=True)
 SUB = Binding.Group("sub", compact=True)
 BEST = Binding.Group("best", compact=True)
 MATCH = Binding.Group("match", compact=True)
+MOMENT = Binding.Group("moment", compact=True)
 
 #: (keys, what they do) for the help screen, in reading order.
 REPLAY_KEYS: list[tuple[str, str]] = [
@@ -52,6 +54,12 @@ REPLAY_KEYS: list[tuple[str, str]] = [
     ("pgdn / pgup", "a page of events forward / back"),
     ("]  /  [", "next / previous graded submission"),
     ("}  b  /  {  B", "next / previous new best"),
+    (")  /  (", "next / previous reframing moment (✦ on the chart)"),
+    ("M", "the run's reframing moments: enter jumps to one"),
+    ("w", "why: what the agent did since the previous best, its notes, the code diff (the moment at "
+          "or before the cursor, or the selected new best); in it ] / [ step milestone to milestone"),
+    ("L", "annotate the selected event (a graded round: its moment): label, then : and a note, e.g. "
+          "reframe: coherent statistic"),
     ("g home  /  G end", "first / last event"),
     ("space", "play / pause (run time advances at the speed)"),
     ("s  +  /  -", "faster / slower: 1× 10× 60× 600×"),
@@ -71,8 +79,10 @@ REPLAY_KEYS: list[tuple[str, str]] = [
 
 
 class RunLoaded(Message):
-    def __init__(self, header: dict, cursor: ReplayCursor, subs: list[dict]) -> None:
+    def __init__(self, header: dict, cursor: ReplayCursor, subs: list[dict],
+                 moments: Optional[list[dict]] = None) -> None:
         self.header, self.cursor, self.subs = header, cursor, subs
+        self.moments = moments
         super().__init__()
 
 
@@ -160,7 +170,7 @@ def fit_footer(screen: Screen, width: int) -> None:
         f.compact = width < FOOTER_PALETTE_WIDTH
 
 
-class ReplayScreen(Screen):
+class ReplayScreen(ReplayMomentsMixin, Screen):
     """Header, score chart, event list and detail of one run; keys in :data:`REPLAY_KEYS`."""
 
     BINDINGS = [
@@ -172,6 +182,11 @@ class ReplayScreen(Screen):
         Binding("right_square_bracket", "submission(1)", "next submission", key_display="]", group=SUB),
         Binding("left_curly_bracket,B", "new_best(-1)", "prev best", key_display="{", group=BEST),
         Binding("right_curly_bracket,b", "new_best(1)", "next best", key_display="}", group=BEST),
+        Binding("left_parenthesis", "moment(-1)", "prev moment", show=False, group=MOMENT),
+        Binding("right_parenthesis", "moment(1)", "next moment", show=False, group=MOMENT),
+        Binding("M", "moments_list", "moments", show=False),
+        Binding("w", "why", "why", show=False),
+        Binding("L", "prompt('label')", "label", show=False),
         Binding("g,home", "first", "first", show=False),
         Binding("G,end", "last", "last", show=False),
         Binding("space", "play", "play", key_display="␣"),  # (short: the footer fits 80 columns)
@@ -199,15 +214,19 @@ class ReplayScreen(Screen):
         direct: bool = False,
         name: Optional[str] = None,
         start_at: Optional[float] = None,
+        start_round: Optional[str] = None,
     ) -> None:
         super().__init__(name=name)
         self.run_key = run_key
         self.start_at = start_at  # elapsed seconds to open at (edgetui replay --at)
+        self.start_round = start_round  # a round to open at, its judge result (the moments queue)
         self.clock = clock or time.monotonic
         self.direct = direct
         self.cursor: Optional[ReplayCursor] = None
         self.header: Optional[dict] = None
         self.subs: list[dict] = []
+        self.moments: list[dict] = []  # reframing moments (edgetui.moments.replay_moments), round order
+        self._why_cache: dict[str, dict] = {}
         self.prompt_mode: Optional[str] = None
         self.show_detail: Optional[bool] = None  # None: automatic (hidden when narrow)
         self.chart_choice: Optional[bool] = None  # None: automatic (hidden when tiny or nothing graded)
@@ -285,6 +304,13 @@ class ReplayScreen(Screen):
             cur = ReplayCursor(events, subs, start=start)
             cur.set_folding(self.folding)
             self.post_message(RunLoaded(head, cur, subs))
+            # then the moments (stored, else detected now): the first paint does not wait for them
+            try:
+                from edgetui.moments import replay_moments
+
+                self.post_message(MomentsFound(replay_moments(conn, self.run_key)))
+            except Exception:  # noqa: BLE001  (no moments is no reason not to replay the run)
+                pass
         except Exception as e:  # shown, never crashes the app
             self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
 
@@ -293,6 +319,11 @@ class ReplayScreen(Screen):
         self.header, self.cursor, self.subs = msg.header, msg.cursor, msg.subs
         if msg.cursor.folding != self.folding:  # (z pressed while it was read)
             msg.cursor.set_folding(self.folding)
+        if msg.moments is not None:
+            self.moments = msg.moments
+        msg.cursor.set_moments(m["round"] for m in self.moments)
+        if msg.moments:
+            self._prefetch_why([m["round"] for m in msg.moments])
         self.query_one(RunHeader).set_header(msg.header)
         self._draw_chart()
         self._apply_layout()  # (nothing graded: no empty chart)
@@ -305,6 +336,11 @@ class ReplayScreen(Screen):
             if at > end:
                 self.notify(f"{format_elapsed(at)} is past the run's end ({format_elapsed(end)}): at its last event",
                             timeout=6)
+        if self.start_round is not None:
+            rnd, self.start_round = self.start_round, None
+            idx = next((i for i in msg.cursor.submission_idx if msg.cursor.round[i] == rnd), None)
+            if idx is not None:
+                msg.cursor.select(idx)
         events.set_timeline(msg.cursor, msg.cursor.index)
         events.focus()
         self.loaded_at = time.perf_counter()
@@ -501,6 +537,12 @@ class ReplayScreen(Screen):
         if mode == "search":
             p.placeholder = "search summaries and data…  (enter: find · esc: cancel)"
             p.value = self.cursor.query
+        elif mode == "label":
+            c = self.cursor
+            where = c.round[c.index] if c.kind[c.index] in ("judge_result", "game_result") else "this event"
+            p.placeholder = (f"annotate {where}: reframe · bug fix · tuning · reward hack? [: note]  "
+                             "(enter: save · esc: cancel)")
+            p.value = ""
         else:
             p.placeholder = "jump to elapsed time: 3h20m · 2:15:00 · 2:15 · 95m · 5400  (esc: cancel)"
             p.value = ""
@@ -531,6 +573,12 @@ class ReplayScreen(Screen):
             self._do(lambda: self.cursor.jump_to(secs))
             return
         self._close_prompt()
+        if mode == "label":
+            if text:
+                label, _, note = text.partition(":")
+                c = self.cursor
+                self._annotate(c.events.event_id[c.index], label.strip() or None, note.strip())
+            return
         if mode == "search":
             if not text:
                 self.cursor.search("")
@@ -594,7 +642,8 @@ class ReplayScreen(Screen):
 
     def _chart_data(self) -> Any:
         end = self.cursor.end_elapsed if self.cursor is not None else 0.0
-        return chart_data(self.header or {}, self.subs, end_elapsed_s=end, mode=self.chart_mode)
+        return chart_data(self.header or {}, self.subs, end_elapsed_s=end, mode=self.chart_mode,
+                          moments=[m["round"] for m in self.moments])
 
     def _draw_chart(self) -> None:
         chart = self.query_one(ScoreChart)
@@ -655,6 +704,10 @@ def replay_commands(screen: ReplayScreen) -> list[tuple[str, str, Callable[[], A
         ("Replay: previous submission", "previous graded round ([)", lambda: screen.action_submission(-1)),
         ("Replay: next new best", "next round that beat the best so far (})", lambda: screen.action_new_best(1)),
         ("Replay: previous new best", "previous new best ({)", lambda: screen.action_new_best(-1)),
+        ("Replay: next reframing moment", "next ✦ on the chart ())", lambda: screen.action_moment(1)),
+        ("Replay: previous reframing moment", "previous ✦ (()", lambda: screen.action_moment(-1)),
+        ("Replay: reframing moments", "the list (M)", screen.action_moments_list),
+        ("Replay: why", "what led to the moment or new best (w)", screen.action_why),
         ("Replay: first event", "go to the start (g)", screen.action_first),
         ("Replay: last event", "go to the end (G)", screen.action_last),
         ("Replay: play / pause", "play at the current speed (space)", screen.action_play),

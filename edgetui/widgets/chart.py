@@ -40,6 +40,8 @@ AGENT_MARKER = "◆"
 AUTO_MARKER = "•"
 LOW_MARKER = "▾"  # a score below the fitted range, drawn at its lower edge (▼ ▲ are the cursor's)
 HIGH_MARKER = "▴"  # above it, at the upper edge
+MOMENT_MARKER = "✦"  # a reframing moment, at its new best (replay/moments.py)
+MOMENT_COLOR = 13  # bright magenta
 #: more markers than this (or two per canvas column) are thinned: per column the lowest and highest
 THIN_ABOVE = 200
 _SENTINEL = 1e100
@@ -62,6 +64,8 @@ def legend_text(data: "ChartData") -> Text:
     legend.append(f"  {AUTO_MARKER} auto-eval", style=series_style(AUTO_COLOR))
     if data.outliers:
         legend.append(f"  {LOW_MARKER}{HIGH_MARKER} off scale", style="dim")
+    if data.moments:
+        legend.append(f"  {MOMENT_MARKER} reframe", style=series_style(MOMENT_COLOR, bold=True))
     if data.budget_h:
         legend.append("  ┊ budget", style=series_style(BUDGET_COLOR))
     legend.append("  │ cursor", style="bold bright_yellow")
@@ -84,6 +88,7 @@ class ChartData:
     mode: str = "score"  # one of MODES
     modes: tuple[str, ...] = ()  # the modes this run has data for
     outliers: int = 0  # raw scores off the fitted y range (fitted_range): drawn as ▼ / ▲ at its edge
+    moments: list[tuple[float, float]] = field(default_factory=list)  # reframing moments: (x, new best)
 
     @property
     def empty(self) -> bool:
@@ -102,6 +107,7 @@ def chart_data(
     *,
     end_elapsed_s: Optional[float] = None,
     mode: Optional[str] = None,
+    moments: Sequence[str] = (),
 ) -> ChartData:
     """Chart series from a run header (:func:`edgetui.store.run_header`) and its submissions.
 
@@ -111,7 +117,8 @@ def chart_data(
     best-so-far line is the running best under the task's selection policy as the
     submissions record it (``best_round``; SForge selection.py semantics), shown in
     the chosen quantity, run on to ``end_elapsed_s``. Agent (and game) rounds and
-    auto-eval samples are separate series so they get different markers.
+    auto-eval samples are separate series so they get different markers. ``moments``: rounds
+    of reframing moments, marked ✦ on the best-so-far line where their new best starts.
     """
     start = head.get("started_at") or head.get("first_t") or 0.0
     score_task = head.get("score_task")
@@ -171,6 +178,12 @@ def chart_data(
         if prev is None or b != prev:
             d.best.append((x, b))
         prev = b
+    want = set(moments)
+    for s in subs:
+        if s.get("round") in want:
+            x, b = x_of(s), best_of(s)
+            if x is not None and b is not None:
+                d.moments.append((x, b))
     end_h = (end_elapsed_s or 0.0) / 3600.0
     if d.best and end_h > d.best[-1][0]:
         d.best.append((end_h, d.best[-1][1]))
@@ -191,7 +204,7 @@ def _same_drawing(old: ChartData, new: ChartData, columns: int) -> bool:
     col_h = old.x_max / columns
     if (old.agent != new.agent or old.auto != new.auto or old.budget_h != new.budget_h
             or old.y_label != new.y_label or old.policy != new.policy or len(old.best) != len(new.best)
-            or old.mode != new.mode
+            or old.mode != new.mode or old.moments != new.moments
             or abs(new.x_max - old.x_max) >= col_h):
         return False
     if old.best[:-1] != new.best[:-1]:
@@ -421,6 +434,9 @@ class ScoreChart(Widget):
                          marker=plt.marker("braille", pixel=(BEST_COLOR, "default")))
             s.lines()
             f.draw(s)
+        if d.moments:  # on top of the line: where the reframing's new best starts
+            f.draw(f.signal([x for x, _ in d.moments], [min(hi, max(lo, y)) for _, y in d.moments],
+                            marker=plt.marker(MOMENT_MARKER, pixel=(MOMENT_COLOR, "default"))))
         m = f.build()
         lines = m.string().split("\n")[:h]
         canvas = self._canvas_of(f, lines)

@@ -1,0 +1,433 @@
+"""The replay screen's moment views: the list of a run's reframing moments, and the *why* of one
+(actions since the previous best collapsed by kind, the agent's notes, the submission's diff).
+Data comes in ready (loaded by the replay screen's workers); nothing here does I/O."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual import work
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from replay.cursor import format_elapsed
+
+__all__ = ["MomentsScreen", "WhyScreen", "QueueScreen", "QueueLoaded", "ReplayMomentsMixin", "WhyLoaded", "Annotated",
+           "MomentsFound",
+           "moment_line", "why_text"]
+
+
+def moment_line(m: dict) -> Text:
+    """One line of the moments list: round, elapsed, best before → after (+gain), lead time,
+    confidence and the sub-scores that moved most (cut with … at the list's width)."""
+    t = Text(no_wrap=True, overflow="ellipsis")
+    t.append(f"{m['round']:<10}", style="bold magenta")
+    t.append(f" {format_elapsed(m.get('elapsed_s')):>8}  ")
+    b, a, g = m.get("score_before"), m.get("score_after"), m.get("gain")
+    if b is not None and a is not None:
+        t.append(f"{b:g} → {a:g}")
+        if g is not None:
+            t.append(f" (+{g:.3g})", style="green")
+    if m.get("lead_time_s") is not None:
+        t.append(f"  lead {format_elapsed(m['lead_time_s'])}", style="dim")
+    t.append(f"  conf {m.get('confidence') or 0:.2f}", style="dim")
+    comps = m.get("components") or {}
+    if comps:
+        t.append("  " + ", ".join(f"{k} {x:g}→{y:g}" for k, (x, y) in list(comps.items())[:2]), style="cyan")
+    if m.get("provisional"):
+        t.append("  provisional", style="yellow")
+    return t
+
+
+class MomentsScreen(ModalScreen[Optional[int]]):
+    """The run's reframing moments; enter dismisses with the chosen one's position, esc with None."""
+
+    BINDINGS = [Binding("escape,q,M", "dismiss_none", "close")]
+    DEFAULT_CSS = """
+    MomentsScreen { align: center middle; }
+    MomentsScreen > OptionList { width: 110; max-width: 100%; height: auto; max-height: 100%;
+        border: round $accent; background: $panel; }
+    """
+
+    def __init__(self, moments: list[dict], current: Optional[int] = None) -> None:
+        super().__init__()
+        self.moments = moments
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        ol = OptionList(*[Option(moment_line(m), id=str(i)) for i, m in enumerate(self.moments)])
+        ol.border_title = f"reframing moments ({len(self.moments)})"
+        ol.border_subtitle = "enter: go · esc: close"
+        yield ol
+
+    def on_mount(self) -> None:
+        ol = self.query_one(OptionList)
+        ol.focus()
+        if self.current is not None and self.moments:
+            ol.highlighted = self.current
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self, msg: OptionList.OptionSelected) -> None:
+        self.dismiss(int(msg.option.id))
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+
+def why_text(why: dict[str, Any], width_hint: int = 100) -> Text:
+    """The why of a new best as text (:func:`edgetui.why.why_of`'s dict): the jump, the actions
+    since the previous best by kind, the agent's notes, the diff against the previous best."""
+    t = Text()
+    b, a = why.get("before"), why.get("after")
+    t.append(f"{why['round']}", style="bold magenta")
+    if b is not None and a is not None:
+        t.append(f"  best {b:g} → {a:g}")
+    t.append(f"  since {why.get('prev_round') or 'the start'}\n\n", style="dim")
+    t.append("What the agent did\n", style="bold underline")
+    for kind, a_ in (why.get("actions") or {}).items():
+        t.append(f"  {kind:<9} {a_['n']:>4}  ", style="bold")
+        t.append("; ".join(x[:70] for x in a_["examples"][-2:]) + "\n", style="dim")
+    notes = why.get("notes") or {}
+    if notes.get("analysis"):
+        t.append("\nanalysis.md\n", style="bold underline")
+        t.append(notes["analysis"].rstrip() + "\n")
+    for key, title in (("thinking", "Its thinking"), ("messages", "Its last messages")):
+        if notes.get(key):
+            t.append(f"\n{title}\n", style="bold underline")
+            for n in notes[key]:
+                t.append(f"  {n['text'].strip()}\n")
+    for f in notes.get("files") or []:
+        t.append(f"\nNote file {f['path']}\n", style="bold underline")
+        t.append(f["text"].rstrip() + "\n")
+    d = why.get("diff")
+    t.append("\nCode\n", style="bold underline")
+    if d is None:
+        t.append("  no submission.tar.gz for this round: no diff\n", style="dim")
+    elif d.get("error"):
+        t.append(f"  {d['error']}\n", style="bold red")
+    else:
+        against = d.get("against") or "nothing (first archive)"
+        t.append(f"  submission.tar.gz against {against}: {len(d['files'])} file(s) changed, "
+                 f"{d['unchanged']} unchanged" + (" (diff cut)" if d.get("truncated") else "") + "\n", style="dim")
+        for f in d["files"]:
+            t.append(f"  {f['status']:<8} {f['path']}\n", style="bold")
+            for line in f["lines"]:
+                style = "green" if line.startswith("+") and not line.startswith("+++") else \
+                    "red" if line.startswith("-") and not line.startswith("---") else \
+                    "cyan" if line.startswith("@@") else ""
+                t.append(f"    {line}\n", style=style)
+    return t
+
+
+class WhyScreen(ModalScreen[None]):
+    """The why of one new best (scrolls; esc closes). ``]`` / ``[`` step to the next / previous
+    milestone (new best) along the score curve: ``step(round)`` asks the replay screen to load
+    that one's why, which it hands back through :meth:`show`."""
+
+    BINDINGS = [Binding("escape,q,w", "close", "close"),
+                Binding("right_square_bracket", "milestone(1)", "next milestone"),
+                Binding("left_square_bracket", "milestone(-1)", "previous milestone")]
+    DEFAULT_CSS = """
+    WhyScreen { align: center middle; }
+    WhyScreen > VerticalScroll { width: 120; max-width: 100%; height: 90%;
+        border: round $accent; background: $panel; padding: 0 1; }
+    WhyScreen Static { width: 100%; height: auto; }
+    """
+
+    def __init__(self, why: dict[str, Any], rounds: Sequence[str] = (),
+                 step: Optional[Callable[[str], None]] = None) -> None:
+        super().__init__()
+        self.why = why
+        self.rounds = list(rounds)
+        self.step = step
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(why_text(self.why), id="why-body")
+
+    def on_mount(self) -> None:
+        self._titles()
+        self.query_one(VerticalScroll).focus()
+
+    def _titles(self) -> None:
+        v = self.query_one(VerticalScroll)
+        v.border_title = f"why {self.why['round']}"
+        pos = (f"milestone {self.rounds.index(self.why['round']) + 1}/{len(self.rounds)} · [ ] step · "
+               if self.why["round"] in self.rounds else "")
+        v.border_subtitle = pos + "↑↓ scroll · esc closes"
+
+    def show(self, why: dict[str, Any]) -> None:
+        """Show another round's why in place (the next milestone)."""
+        self.why = why
+        self.query_one("#why-body", Static).update(why_text(why))
+        self.query_one(VerticalScroll).scroll_home(animate=False)
+        self._titles()
+
+    def action_milestone(self, direction: int) -> None:
+        if self.step is None or self.why["round"] not in self.rounds:
+            return
+        k = self.rounds.index(self.why["round"]) + direction
+        if 0 <= k < len(self.rounds):
+            self.step(self.rounds[k])
+        else:
+            self.notify("no later milestone" if direction > 0 else "no earlier milestone", timeout=2)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class QueueLoaded(Message):
+    def __init__(self, entries: list[dict], error: Optional[str] = None) -> None:
+        self.entries, self.error = entries, error
+        super().__init__()
+
+
+class QueueScreen(Screen):
+    """The queue of unlabelled reframing moments across runs (one entry per run and moment): enter
+    opens the run's replay at the moment (``L`` there labels it); back here, the labelled ones are
+    gone. Moments are built first for runs that have none stored (in a worker, once per app)."""
+
+    BINDINGS = [Binding("escape,q", "back", "back"), Binding("f5", "reload", "reload")]
+    DEFAULT_CSS = """
+    QueueScreen OptionList { height: 1fr; border: round $accent; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entries: list[dict] = []
+
+    def compose(self) -> ComposeResult:
+        ol = OptionList(id="queue")
+        ol.border_title = "unlabelled reframing moments"
+        yield ol
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).loading = True
+        self._load()
+
+    def on_screen_resume(self) -> None:
+        if self.entries:
+            self._load()
+
+    def action_reload(self) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, group="moments-queue", exit_on_error=False)
+    def _load(self) -> None:
+        try:
+            from edgetui.annotations import moment_queue
+            from edgetui.moments import rebuild_moments
+
+            conn = self.app.conn  # type: ignore[attr-defined]
+            built = getattr(self.app, "_moments_built", None)
+            if built is None:
+                built = set()
+                setattr(self.app, "_moments_built", built)
+            todo = [r[0] for r in conn.execute(
+                """SELECT run_key FROM runs r WHERE NOT EXISTS (SELECT 1 FROM moments m WHERE m.run_key = r.run_key)
+                   AND (SELECT count(*) FROM submissions s WHERE s.run_key = r.run_key) >= 5""").fetchall()]
+            for key in todo:
+                if key not in built:
+                    built.add(key)
+                    try:
+                        rebuild_moments(conn, key)
+                    except Exception:  # noqa: BLE001  (a read-only database: the stored ones only)
+                        pass
+            self.post_message(QueueLoaded(moment_queue(conn)))
+        except Exception as e:  # noqa: BLE001
+            self.post_message(QueueLoaded([], f"{type(e).__name__}: {e}"))
+
+    @on(QueueLoaded)
+    def _on_loaded(self, msg: QueueLoaded) -> None:
+        ol = self.query_one(OptionList)
+        ol.loading = False
+        if msg.error:
+            self.notify(msg.error, severity="error", timeout=6)
+        self.entries = msg.entries
+        ol.clear_options()
+        for i, e in enumerate(msg.entries):
+            t = Text(no_wrap=True, overflow="ellipsis")
+            t.append(f"{e['run_key']}  ", style="bold")
+            t.append(f"{e['round']:<10}", style="bold magenta")
+            t.append(f" {format_elapsed(e.get('elapsed_s')):>8}  {e['score_before']:g} → {e['score_after']:g}"
+                     f"  conf {e.get('confidence') or 0:.2f}")
+            ol.add_option(Option(t, id=str(i)))
+        if msg.entries:
+            ol.highlighted = 0
+        ol.border_subtitle = (f"{len(msg.entries)} to label · enter: open at the moment (L labels it) · esc: back"
+                              if msg.entries else "nothing left to label")
+        ol.focus()
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self, msg: OptionList.OptionSelected) -> None:
+        e = self.entries[int(msg.option.id)]
+        self.app.open_moment(e["run_key"], e["round"])  # type: ignore[attr-defined]
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+
+class WhyLoaded(Message):
+    def __init__(self, round: str, why: Optional[dict], error: Optional[str] = None, prefetch: bool = False) -> None:
+        self.round, self.why, self.error, self.prefetch = round, why, error, prefetch
+        super().__init__()
+
+
+class MomentsFound(Message):
+    """The run's reframing moments, read after the run itself (the replay paints first)."""
+
+    def __init__(self, moments: list[dict]) -> None:
+        self.moments = moments
+        super().__init__()
+
+
+class Annotated(Message):
+    def __init__(self, where: str, reply: dict) -> None:
+        self.where, self.reply = where, reply
+        super().__init__()
+
+
+class ReplayMomentsMixin:
+    """The replay screen's moment keys and views (``(`` ``)`` ``M`` ``w`` and the ``L`` write):
+    the screen's state (``cursor``, ``moments``, ``run_key``) and moves (``_do``) are the replay
+    screen's; the reads and the write run in its workers."""
+
+    _why_cache: dict
+
+    def on_moments_found(self, msg: MomentsFound) -> None:
+        self.moments = msg.moments
+        if self.cursor is not None:
+            self.cursor.set_moments(m["round"] for m in self.moments)
+            self._draw_chart()
+        if self.moments:
+            self._prefetch_why([m["round"] for m in self.moments])
+
+    def action_moment(self, direction: int) -> None:
+        c = self.cursor
+        if c is None:
+            return
+        if not c.moment_idx:
+            self.notify("no reframing moment found in this run", timeout=2)
+            return
+        fwd = direction > 0
+        self._do(c.next_moment if fwd else c.prev_moment,
+                 "no later reframing moment" if fwd else "no earlier reframing moment")
+
+    def action_moments_list(self) -> None:
+        c = self.cursor
+        if c is None:
+            return
+        if not self.moments:
+            self.notify("no reframing moment found in this run", timeout=2)
+            return
+        # the moment at or before the selected event is highlighted
+        pos = c.position()
+        current = max((i for i, m in enumerate(self.moments)
+                       if (m.get("elapsed_s") or 0.0) <= pos), default=0)
+
+        def go(i: Optional[int]) -> None:
+            if i is None or self.cursor is None:
+                return
+            rnd = self.moments[i]["round"]
+            idx = next((k for k in self.cursor.moment_idx if self.cursor.round[k] == rnd), None)
+            if idx is not None:
+                self._do(lambda: self.cursor.select(idx))
+
+        self.app.push_screen(MomentsScreen(self.moments, current), go)
+
+    def why_round(self) -> Optional[str]:
+        """The round ``w`` explains: the selected event's, when it is a new best's judge result;
+        else the last reframing moment at or before the cursor."""
+        c = self.cursor
+        if c is None or c.n == 0:
+            return None
+        if c.index in c.new_best_idx:
+            return c.round[c.index]
+        before = [k for k in c.moment_idx if k <= c.index]
+        return c.round[before[-1]] if before else None
+
+    def action_why(self) -> None:
+        rnd = self.why_round()
+        if rnd is None:
+            self.notify("no reframing moment at or before the cursor (select a new best: { })", timeout=3)
+            return
+        self._why_round(rnd)
+
+    def _why_round(self, rnd: str) -> None:
+        """Show the why of ``rnd``: in the open why view (a milestone step), else in a new one; the
+        replay's cursor goes to that round's judge result, so the chart shows where it is."""
+        c = self.cursor
+        idx = next((k for k in c.new_best_idx if c.round[k] == rnd), None) if c is not None else None
+        if idx is not None and idx != c.index:
+            self._do(lambda: c.select(idx))
+        if rnd in self._why_cache:
+            self._show_why(self._why_cache[rnd])
+            return
+        self.notify(f"reading why {rnd}…", timeout=1)
+        self._load_why(rnd)
+
+    def _show_why(self, why: dict) -> None:
+        top = self.app.screen
+        if isinstance(top, WhyScreen):
+            top.show(why)
+            return
+        c = self.cursor
+        rounds = [c.round[k] for k in c.new_best_idx] if c is not None else []
+        self.app.push_screen(WhyScreen(why, rounds, self._why_round))
+
+    @work(thread=True, exclusive=True, group="replay-why", exit_on_error=False)
+    def _load_why(self, rnd: str) -> None:
+        try:
+            from edgetui.why import why_of
+
+            self.post_message(WhyLoaded(rnd, why_of(self.app.conn, self.run_key, rnd)))  # type: ignore[attr-defined]
+        except Exception as e:  # noqa: BLE001  (said, never a crash)
+            self.post_message(WhyLoaded(rnd, None, f"{type(e).__name__}: {e}"))
+
+    @work(thread=True, exclusive=True, group="replay-why-prefetch", exit_on_error=False)
+    def _prefetch_why(self, rounds: list[str]) -> None:
+        """The why of each moment, read ahead after the run loads: ``w`` then paints from the cache."""
+        from edgetui.why import why_of
+
+        for rnd in rounds:
+            try:
+                self.post_message(WhyLoaded(rnd, why_of(self.app.conn, self.run_key, rnd), prefetch=True))  # type: ignore[attr-defined]
+            except Exception:  # noqa: BLE001  (w reads it again and says what failed)
+                continue
+
+    def on_why_loaded(self, msg: WhyLoaded) -> None:
+        if msg.prefetch:
+            if msg.why is not None:
+                self._why_cache.setdefault(msg.round, msg.why)
+            return
+        if msg.why is None:
+            self.notify(f"why {msg.round}: {msg.error}", severity="error", timeout=6)
+            return
+        self._why_cache[msg.round] = msg.why
+        self._show_why(msg.why)
+
+
+    @work(thread=True, exclusive=True, group="replay-annotate", exit_on_error=False)
+    def _annotate(self, event_id: str, label: Optional[str], note: str) -> None:
+        """A typed request on the app's connection (the same the holder carries out for others)."""
+        from edgetui.runops import apply_request
+
+        reply = apply_request(self.app.conn, {"op": "annotate", "run_key": self.run_key,  # type: ignore[attr-defined]
+                                              "event_id": event_id, "label": label, "text": note})
+        self.post_message(Annotated(label or note, reply))
+
+    def on_annotated(self, msg: Annotated) -> None:
+        if "error" in msg.reply:
+            self.notify(f"not annotated: {msg.reply['error']}", severity="error", timeout=5)
+        else:
+            self.notify(f"annotated: {msg.where} ({msg.reply['ok']})", timeout=3)
+

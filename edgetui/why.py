@@ -1,0 +1,146 @@
+"""The *why* of a new best: what the agent did since the previous best, its own notes, and the
+code diff of the submission against the previous best's.
+
+:func:`why_of` reads a recorded run (events, submissions, the run folder's
+``submissions/<round>/submission.tar.gz`` and an ``analysis.md`` someone added for SForge's
+visualizer) and returns plain data; the replay screen shows it (loaded in a worker), the
+report prints it. Archives are read by :mod:`edgetui.archive` (refused whole when hostile);
+the diff is :mod:`difflib`'s unified diff.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from pathlib import Path
+from typing import Any, Optional
+
+from .archive import DEFAULT_LIMITS, ArchiveRefused, Limits, read_archive
+from .moments import load_series
+
+__all__ = ["ACTION_KINDS", "why_of", "diff_archives"]
+
+#: the kinds actions are collapsed into, in display order
+ACTION_KINDS = ("thinking", "messages", "reads", "edits", "tests", "commands", "other")
+_TEST_RE = re.compile(r"\b(pytest|unittest|local_eval|evaluate|make|cargo\s+test|npm\s+test|go\s+test|ctest|tox)\b")
+_NOTE_RE = re.compile(r"(?i)(\.md|\.txt|\.rst)$|notes?|journal|plan")
+MAX_DIFF_LINES = 2000
+MAX_NOTE_CHARS = 4000
+
+
+def _kind(kind: str, tool: Optional[str], command: Optional[str]) -> str:
+    if kind == "thinking":
+        return "thinking"
+    if kind == "agent_message":
+        return "messages"
+    if tool in ("Read", "Grep", "Glob"):
+        return "reads"
+    if tool in ("Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch"):
+        return "edits"
+    if command is not None:
+        return "tests" if _TEST_RE.search(command) else "commands"
+    return "other"
+
+
+def diff_archives(old: Optional[Path], new: Path, limits: Limits = DEFAULT_LIMITS,
+                  max_lines: int = MAX_DIFF_LINES) -> dict[str, Any]:
+    """Unified diff of two submission archives' text files (``old`` ``None``: everything added).
+
+    Returns ``{"files": [{"path", "status": added|removed|changed|binary, "lines": [...]}],
+    "unchanged": n, "truncated": bool, "error": None}``; a refused or unreadable archive gives
+    ``error`` (one line, :class:`edgetui.archive.ArchiveRefused`) and no files."""
+    try:
+        a = read_archive(old, limits) if old is not None else {}
+        b = read_archive(new, limits)
+    except ArchiveRefused as e:
+        return {"files": [], "unchanged": 0, "truncated": False, "error": str(e)}
+    files, budget, unchanged, truncated = [], max_lines, 0, False
+    for path in sorted(set(a) | set(b)):
+        x, y = a.get(path), b.get(path)
+        if path in a and path in b and x == y:
+            unchanged += 1
+            continue
+        status = "added" if path not in a else "removed" if path not in b else "changed"
+        if (path in a and x is None) or (path in b and y is None):
+            files.append({"path": path, "status": "binary", "lines": []})
+            continue
+        lines = list(difflib.unified_diff((x or "").splitlines(), (y or "").splitlines(),
+                                          f"a/{path}", f"b/{path}", lineterm="", n=2))
+        if len(lines) > budget:
+            lines, truncated = lines[:max(0, budget)], True
+        budget -= len(lines)
+        files.append({"path": path, "status": status, "lines": lines})
+    return {"files": files, "unchanged": unchanged, "truncated": truncated, "error": None}
+
+
+def why_of(conn: Any, run_key: str, round: str, *, limits: Limits = DEFAULT_LIMITS,
+           with_diff: bool = True) -> dict[str, Any]:
+    """Why ``round`` became the best: a dict with
+
+    * ``round``, ``prev_round`` (the previous new best in result-known order, ``None`` for the
+      first), ``t_from`` / ``t_to`` (epoch UTC: the previous best's submission, this one's),
+      ``before`` / ``after`` (the best's plotted values);
+    * ``actions``: kind (:data:`ACTION_KINDS`) → ``{"n", "examples": [summaries, last 5]}`` for
+      the agent's events in (``t_from``, ``t_to``];
+    * ``notes``: ``messages`` and ``thinking`` (the last 3 texts each, cut to 4,000 characters),
+      ``files`` (note-like files written: path and text), ``analysis`` (the round folder's
+      ``analysis.md`` when someone added one, else ``None``);
+    * ``diff``: :func:`diff_archives` of the two rounds' ``submission.tar.gz``, or ``None`` when
+      this round has no archive (or ``with_diff`` is false).
+
+    Raises ``KeyError`` when the run or the round is not recorded.
+    """
+    series, _ = load_series(conn, run_key)
+    pos = next((i for i, g in enumerate(series) if g.round == round), None)
+    if pos is None:
+        raise KeyError(f"{run_key}: no graded round {round!r}")
+    g = series[pos]
+    prev = next((s for s in reversed(series[:pos]) if s.is_new_best), None)
+    t_from = prev.t_submit if prev is not None and prev.t_submit is not None else float("-inf")
+    t_to = g.t_submit if g.t_submit is not None else float("inf")
+    rows = conn.execute(
+        """SELECT event_id, kind, t, tool_name, summary,
+                  CASE WHEN kind IN ('thinking', 'agent_message') THEN json_extract_string(data, '$.text') END,
+                  json_extract_string(data, '$.input.command'),
+                  coalesce(json_extract_string(data, '$.input.file_path'), json_extract_string(data, '$.input.path')),
+                  CASE WHEN tool_name = 'Write' THEN json_extract_string(data, '$.input.content') END
+           FROM events WHERE run_key = ? AND kind IN ('thinking', 'agent_message', 'tool_call')
+             AND t > ? AND t <= ? AND parent_tool_use_id IS NULL
+           ORDER BY t, "offset", sub""", [run_key, t_from, t_to]).fetchall()
+    actions: dict[str, dict[str, Any]] = {k: {"n": 0, "examples": []} for k in ACTION_KINDS}
+    msgs, thinks, files = [], [], {}
+    for eid, kind, t, tool, summary, text, command, path, content in rows:
+        k = _kind(kind, tool, command)
+        a = actions[k]
+        a["n"] += 1
+        a["examples"] = (a["examples"] + [summary or ""])[-5:]
+        if kind == "agent_message" and text:
+            msgs.append({"event_id": eid, "t": t, "text": text[:MAX_NOTE_CHARS]})
+        elif kind == "thinking" and text:
+            thinks.append({"event_id": eid, "t": t, "text": text[:MAX_NOTE_CHARS]})
+        if tool == "Write" and path and content is not None and _NOTE_RE.search(Path(path).name):
+            files[path] = {"event_id": eid, "path": path, "text": content[:MAX_NOTE_CHARS]}
+    run_dir = conn.execute("SELECT run_dir FROM runs WHERE run_key = ?", [run_key]).fetchone()
+    sub_dir = Path(run_dir[0]) / "submissions" if run_dir and run_dir[0] else None
+    analysis = None
+    diff = None
+    if sub_dir is not None:
+        a_md = sub_dir / round / "analysis.md"
+        if a_md.is_file():
+            analysis = a_md.read_text(errors="replace")[:MAX_NOTE_CHARS * 4]
+        new = sub_dir / round / "submission.tar.gz"
+        if with_diff and new.is_file():
+            old = sub_dir / prev.round / "submission.tar.gz" if prev is not None else None
+            diff = diff_archives(old if old is not None and old.is_file() else None, new, limits)
+            diff["against"] = prev.round if old is not None and old.is_file() else None
+    return {"run_key": run_key, "round": round, "prev_round": prev.round if prev else None,
+            "t_from": None if prev is None else t_from, "t_to": g.t_submit, "before": g.best_before,
+            "after": g.best, "actions": {k: v for k, v in actions.items() if v["n"]},
+            "notes": {"messages": msgs[-3:], "thinking": thinks[-3:], "files": list(files.values()),
+                      "analysis": analysis},
+            "diff": diff}
+
+
+def why_json(why: dict[str, Any]) -> str:
+    return json.dumps(why, indent=1, default=str)
