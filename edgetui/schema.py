@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import duckdb
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 _V1 = [
     """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
@@ -149,6 +149,9 @@ MIGRATIONS: dict[int, list[str]] = {
         r2 DOUBLE, rmse DOUBLE, n INTEGER, status INTEGER, flags VARCHAR, findings BOOLEAN,
         intervals JSON, hours JSON, scores JSON
     )"""],
+    #: 9: version 6's statements again (all idempotent), for files stamped 7 or 8 by a build in which
+    #: version 6 was still empty: they get the moments table and the annotation columns too
+    9: [],
 }
 
 
@@ -189,7 +192,7 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> int:
     for v in range(found + 1, SCHEMA_VERSION + 1):
         conn.execute("BEGIN TRANSACTION")
         try:
-            for stmt in MIGRATIONS.get(v, []):
+            for stmt in (MIGRATIONS[6] if v == 9 else MIGRATIONS.get(v, [])):
                 conn.execute(stmt)
             if v == 7 and found >= 1:  # transcript runs recorded before: their keys and totals now
                 from .repeats import recount_transcript_runs

@@ -267,3 +267,26 @@ def test_online_moments_grow_with_the_run_and_end_where_the_batch_detection_does
         assert [r["round"] for r in online_step(conn, key, full)] == [b[1] for b in batch if b[0] == "reframe"]
     finally:
         conn.close()
+
+
+def test_a_file_stamped_8_without_the_moments_table_gets_it(tmp_path):
+    """A build in which schema version 6 was still empty stamped files 7 / 8 without the moments
+    table: version 9 applies version 6's statements again (idempotent)."""
+    import duckdb
+
+    from edgetui.db import open_db
+    from edgetui.schema import SCHEMA_VERSION
+
+    p = tmp_path / "old.duckdb"
+    c = open_db(p)
+    c.execute("DROP TABLE moments")
+    c.execute("ALTER TABLE annotations DROP COLUMN label")
+    c.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
+    c.close()
+    c = open_db(p)
+    try:
+        assert c.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+        assert c.execute("SELECT count(*) FROM moments").fetchone()[0] == 0
+        assert "label" in [r[0] for r in c.execute("DESCRIBE annotations").fetchall()]
+    finally:
+        c.close()
