@@ -272,8 +272,6 @@ def test_online_moments_grow_with_the_run_and_end_where_the_batch_detection_does
 def test_a_file_stamped_8_without_the_moments_table_gets_it(tmp_path):
     """A build in which schema version 6 was still empty stamped files 7 / 8 without the moments
     table: version 9 applies version 6's statements again (idempotent)."""
-    import duckdb
-
     from edgetui.db import open_db
     from edgetui.schema import SCHEMA_VERSION
 
