@@ -126,7 +126,7 @@ def edgetui_ingest(db: Path, root: Path, tasks: Path, full: bool = False):
 
     conn = open_db(db)
     try:
-        return ingest_paths(conn, [root], tasks_dir=tasks, **({"full": True} if full else {}))
+        return ingest_paths(conn, [root], tasks_dir=tasks, full=full)
     finally:
         conn.close()
 

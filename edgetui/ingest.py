@@ -45,6 +45,7 @@ class IngestReport:
     messages: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     new_events: Optional[int] = None  # events the database did not hold before (set by the CLI)
+    unchanged: int = 0  # runs recognised as unchanged from their recorded tree signature (not re-read)
 
     @property
     def recorded_anything(self) -> bool:
@@ -57,6 +58,7 @@ class IngestReport:
         self.failed += other.failed
         self.events_offered += other.events_offered
         self.bytes_read += other.bytes_read
+        self.unchanged += other.unchanged
         if other.new_events is not None:
             self.new_events = (self.new_events or 0) + other.new_events
         return self
@@ -581,8 +583,16 @@ def ingest_paths(
     progress: Optional[ProgressFn] = None,
     on_total: Optional[Callable[[int], None]] = None,
     unforget: bool = False,
+    full: bool = False,
 ) -> IngestReport:
     """Record every run found under ``paths`` (task dirs, run dirs, runs roots, transcript files).
+
+    A run directory whose tree signature (:mod:`edgetui.hosts.signature`: size, ``mtime_ns`` and
+    inode of each file it holds and of each submission folder's files) equals the one recorded
+    after its last ingest, with the same task settings, is not read again (counted in
+    ``report.unchanged`` and listed in ``report.runs``), unless its recorded status is
+    ``running`` (its status depends on the clock) or ``full`` (a tree copied with its mtimes
+    over recorded files).
 
     Runs forgotten with ``edgetui forget`` (:mod:`edgetui.runops`) are skipped with a note,
     unless ``unforget`` (their tombstones are then removed). Returns an :class:`IngestReport`;
@@ -594,13 +604,14 @@ def ingest_paths(
     old_limit = conn.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
     conn.execute(f"SET memory_limit = '{INGEST_MEMORY_LIMIT}'")
     try:
-        _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget)
+        _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget, full)
     finally:
         conn.execute(f"SET memory_limit = '{old_limit}'")
     return report
 
 
-def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget=False) -> None:
+def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget=False,
+                 full=False) -> None:
     from .parsers.sforge_dir import discover, load_tasks, resolve_tasks_dir
     from .runops import forgotten, unforget_run
 
@@ -640,6 +651,7 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
                 unforget_run(rec.conn, key)
             kept.append((kind, obj))
         jobs = kept
+    jobs, sigs = _changed_runs(rec, jobs, tasks, is_sample, report, full)
     if on_total:
         total = 0
         for kind, obj in jobs:
@@ -655,6 +667,11 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
                                         from_folder=kind == "folder-transcript")
             else:
                 key = ingest_run(rec, obj, tasks, report, is_sample=is_sample, progress=progress)
+                sig = sigs.get(obj.run_key)
+                if key and sig is not None:  # taken before the run was read: a change meanwhile is seen next time
+                    from .hosts.signature import TREE_SOURCE
+
+                    rec.set_cursor(key, TREE_SOURCE, **sig.cursor(str(obj.task_dir)))
             if key:
                 report.runs.append(key)
         except Exception as e:  # keep going with the other runs; one line per failure
@@ -670,6 +687,46 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
                 raise OSError(nospace) from None
             report.messages.append(f"{where}: could not record: {' '.join(str(e).split())}")
             report.failed.append(str(where))
+
+
+def _signature_salt(tasks: dict, task_id: str, is_sample: bool) -> str:
+    """What a run's recorded result depends on besides its files: this edgetui's version and schema,
+    the task's settings from the tasks dir, the sample flag."""
+    from . import __version__
+    from .schema import SCHEMA_VERSION
+
+    t = tasks.get(task_id)
+    return f"{__version__}|{SCHEMA_VERSION}|{int(is_sample)}|{t.model_dump_json() if t is not None else ''}"
+
+
+def _changed_runs(rec: Recorder, jobs: list, tasks: dict, is_sample: bool, report: IngestReport,
+                  full: bool) -> tuple[list, dict]:
+    """The jobs to do: every run job whose tree signature differs from the recorded one (or with
+    ``full``, every job), and the signatures taken (run key -> TreeSignature) to record after each
+    run's ingest. Unchanged runs are counted in ``report.unchanged`` and listed in ``report.runs``."""
+    from .hosts.local import LocalHost
+    from .hosts.signature import TREE_SOURCE, tree_signature
+
+    stored = {} if full else {k: (g, st) for k, g, st in rec.conn.execute(
+        "SELECT c.run_key, c.generation, r.status FROM source_cursors c JOIN runs r USING (run_key) "
+        "WHERE c.source = ?", [TREE_SOURCE]).fetchall()}
+    local = LocalHost()
+    kept, sigs = [], {}
+    for kind, obj in jobs:
+        if kind != "run":
+            kept.append((kind, obj))
+            continue
+        key = obj.run_key
+        sig = tree_signature(local, str(obj.task_dir), _signature_salt(tasks, obj.task_id, is_sample))
+        old = stored.get(key)
+        if sig is not None and old is not None and old[0] == sig.digest and old[1] != "running":
+            report.unchanged += 1
+            report.runs.append(key)
+            continue
+        if sig is not None:
+            sigs[key] = sig
+        kept.append((kind, obj))
+    return kept, sigs
 
 
 def _is_interrupt(e: BaseException) -> bool:
