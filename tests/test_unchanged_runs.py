@@ -168,3 +168,40 @@ def test_cli_says_unchanged_and_full_reads_again(runs, tmp_path, capsys):
     assert main(["--db", str(db), "ingest", "-q", "--full", "--tasks-dir", str(TASKS), str(runs)]) == 0
     out = capsys.readouterr().out
     assert "unchanged" not in out and "0 event(s) read" not in out
+
+
+def test_runs_recorded_together_fail_alone(runs, tmp_path, monkeypatch):
+    """Small runs share a transaction; one that fails is rolled back with them, then each is
+    recorded alone: the failure is said for that run only and the others are as a clean ingest."""
+    import edgetui.parsers.sforge_dir as sd
+
+    clean = tmp_path / "clean.duckdb"
+    _ingest(clean, runs)
+    real = sd.read_submissions
+
+    def failing(task_dir, *a, **k):
+        if Path(task_dir).name == "judge_demo_sum":
+            raise OSError(5, "Input/output error (injected)")
+        return real(task_dir, *a, **k)
+
+    monkeypatch.setattr(sd, "read_submissions", failing)
+    db = tmp_path / "e.duckdb"
+    rep = _ingest(db, runs)
+    assert rep.failed == [str(runs / "judge-demo-001" / "judge_demo_sum")]
+    assert [m for m in rep.messages if "could not record" in m] == \
+        [f"{runs / 'judge-demo-001' / 'judge_demo_sum'}: could not record: [Errno 5] Input/output error (injected)"]
+    assert len(rep.runs) == 5 and "local/judge-demo-001/judge_demo_sum" not in rep.runs
+    cols = "event_id, kind, t, t_source, summary, data"
+    c = duckdb.connect(str(db))
+    c.execute(f"ATTACH '{clean}' AS c (READ_ONLY)")
+    other = "run_key <> 'local/judge-demo-001/judge_demo_sum'"
+    for a, b in (("events", "c.events"), ("c.events", "events")):
+        assert c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM {a} WHERE {other} "
+                         f"EXCEPT SELECT {cols} FROM {b} WHERE {other})").fetchone()[0] == 0
+    # a run's small files are one transaction: the failed run left nothing half-recorded
+    assert c.execute("SELECT count(*) FROM events WHERE NOT (" + other + ")").fetchone()[0] == 0
+    assert c.execute("SELECT count(*) FROM runs").fetchone()[0] == 5
+    c.close()
+    monkeypatch.setattr(sd, "read_submissions", real)
+    rep = _ingest(db, runs)  # the failed run has no signature yet: read again, now recorded
+    assert rep.unchanged == 5 and not rep.failed and len(rep.runs) == 6
