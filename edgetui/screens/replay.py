@@ -24,6 +24,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
 from edgetui import store
+from edgetui.timeline import run_timeline, search_light
 from replay.cursor import SPEEDS, ReplayCursor, format_elapsed, parse_elapsed
 
 from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
@@ -279,7 +280,7 @@ class ReplayScreen(Screen):
             if head is None:
                 self.post_message(LoadFailed(f"no run {self.run_key!r} in this database"))
                 return
-            events = store.run_events(conn, self.run_key)
+            events = run_timeline(conn, self.run_key)  # Arrow columns: no per-event Python objects
             subs = store.submissions(conn, self.run_key)
             start = head.get("started_at") or head.get("first_t")
             cur = ReplayCursor(events, subs, start=start)
@@ -543,8 +544,11 @@ class ReplayScreen(Screen):
     def _search(self, query: str) -> None:
         conn = self.app.conn  # type: ignore[attr-defined]
         cur = self.cursor
-        ids = store.search_events(conn, self.run_key, query)
-        idx = [i for i in (cur.events.index_of(e) for e in ids) if i is not None]
+        # summaries and tool names first (no JSON read); the tool output and other data only when they
+        # hold no match
+        ids = search_light(conn, self.run_key, query) or store.search_events(conn, self.run_key, query)
+        idx = cur.events.indices_of(ids) if hasattr(cur.events, "indices_of") else \
+            [i for i in (cur.events.index_of(e) for e in ids) if i is not None]
         self.post_message(SearchDone(query, idx))
 
     @on(SearchDone)
