@@ -34,7 +34,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "data" / "transcript-corpus" / "A"
+# ../shared/data beside the clone, or $EDGETUI_SHARED_DATA (as the tests find it)
+CORPUS = Path(os.environ.get("EDGETUI_SHARED_DATA") or ROOT.parent / "shared" / "data") / "transcript-corpus" / "A"
 ID_RE = re.compile(rb'"(msg_|toolu_|call_|req_)([A-Za-z0-9_]+)"')
 UUID_RE = re.compile(rb'"([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})"')
 

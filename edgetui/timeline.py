@@ -83,6 +83,9 @@ class ArrowTimeline:
     key is ``t`` (what lets the cursor carry positions without a pass over every event)."""
 
     ordered_by_time = True
+    #: the cursor starts with every depth 0 and the caller sets ``cursor.depth = timeline.depths()``
+    #: later (the replay screen, after its first paint: a pass over the sub-agent events)
+    defer_depths = False
 
     def __init__(self, tbl: pa.Table):
         self.n = tbl.num_rows

@@ -197,6 +197,25 @@ class _Positions(_abc.Sequence):
         return self._t[i] - self._base if i < self._timed else self._last
 
 
+class SparseZero(_abc.Sequence):
+    """Depth 0 for each of ``n`` events (until the real depths are set)."""
+
+    __slots__ = ("_n",)
+
+    def __init__(self, n: int):
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [0] * len(range(*i.indices(self._n)))
+        if not -self._n <= i < self._n:
+            raise IndexError(i)
+        return 0
+
+
 # ---------------------------------------------------------------------------- the cursor
 
 
@@ -300,7 +319,7 @@ class ReplayCursor:
         self.submission_idx = events.positions(SUBMISSION_KINDS)
         rounds = events.values_at("round", self.submission_idx) if best_rounds else []
         self.new_best_idx = [i for i, r in zip(self.submission_idx, rounds) if r is not None and r in best_rounds]
-        self.depth = events.depths()
+        self.depth = SparseZero(self.n) if getattr(events, "defer_depths", False) else events.depths()
         self.index = 0
         self.play_head = self._pos[0] if self.n else 0.0
         self.playing = False

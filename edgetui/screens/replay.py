@@ -77,6 +77,14 @@ class RunLoaded(Message):
         super().__init__()
 
 
+class DepthsReady(Message):
+    """The sub-agent depths of a loaded cursor's events (computed after its first paint)."""
+
+    def __init__(self, cursor: ReplayCursor, depth: Any) -> None:
+        self.cursor, self.depth = cursor, depth
+        super().__init__()
+
+
 class LoadFailed(Message):
     def __init__(self, error: str) -> None:
         self.error = error
@@ -281,11 +289,13 @@ class ReplayScreen(Screen):
                 self.post_message(LoadFailed(f"no run {self.run_key!r} in this database"))
                 return
             events = run_timeline(conn, self.run_key)  # Arrow columns: no per-event Python objects
+            events.defer_depths = True  # sub-agent indents come right after the first paint
             subs = store.submissions(conn, self.run_key)
             start = head.get("started_at") or head.get("first_t")
             cur = ReplayCursor(events, subs, start=start)
             cur.set_folding(self.folding)
             self.post_message(RunLoaded(head, cur, subs))
+            self.post_message(DepthsReady(cur, events.depths()))
         except Exception as e:  # shown, never crashes the app
             self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
 
@@ -310,6 +320,12 @@ class ReplayScreen(Screen):
         events.focus()
         self.loaded_at = time.perf_counter()
         self._moved(True)
+
+    @on(DepthsReady)
+    def _on_depths(self, msg: DepthsReady) -> None:
+        if msg.cursor is self.cursor:
+            msg.cursor.depth = msg.depth
+            self.query_one(EventList).refresh()
 
     @on(LoadFailed)
     def _on_load_failed(self, msg: LoadFailed) -> None:
