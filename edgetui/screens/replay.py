@@ -283,14 +283,19 @@ class ReplayScreen(Screen):
     @work(thread=True, exclusive=True, group="replay-load", exit_on_error=False)
     def _load_run(self) -> None:
         try:
+            from concurrent.futures import ThreadPoolExecutor
+
             conn = self.app.conn  # type: ignore[attr-defined]
-            head = store.run_header(conn, self.run_key)
+            # the header and the submissions are read beside the timeline (each on a cursor of its own;
+            # DuckDB runs them at once)
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="edgetui-replay-load") as pool:
+                side = pool.submit(lambda: (store.run_header(conn, self.run_key), store.submissions(conn, self.run_key)))
+                events = run_timeline(conn, self.run_key)  # Arrow columns: no per-event Python objects
+                head, subs = side.result()
             if head is None:
                 self.post_message(LoadFailed(f"no run {self.run_key!r} in this database"))
                 return
-            events = run_timeline(conn, self.run_key)  # Arrow columns: no per-event Python objects
             events.defer_depths = True  # sub-agent indents come right after the first paint
-            subs = store.submissions(conn, self.run_key)
             start = head.get("started_at") or head.get("first_t")
             cur = ReplayCursor(events, subs, start=start)
             cur.set_folding(self.folding)
