@@ -97,6 +97,7 @@ class ArrowTimeline:
         if len(t):
             self.t_array.frombytes(memoryview(t.buffers()[1])[t.offset * 8:(t.offset + len(t)) * 8])
         self.n_timed = self.n - self.t.arrow.null_count
+        self._lowered: Optional[tuple] = None  # summary and tool_name lower-cased (see find)
 
     def __len__(self) -> int:
         return self.n
@@ -116,6 +117,18 @@ class ArrowTimeline:
         if len(ids) == 0:
             return []
         return pc.indices_nonzero(pc.is_in(self.event_id.arrow, value_set=ids)).to_pylist()
+
+    def find(self, query: str) -> list[int]:
+        """Positions (ascending) of the events whose summary or tool name contains ``query``,
+        case-insensitive: matched on the columns in memory (Arrow kernels), the same events as
+        :func:`search_light` finds in the database."""
+        if not query:
+            return []
+        if self._lowered is None:  # lower-cased once, at the first search (matching ignore_case is ~3x slower)
+            self._lowered = (pc.utf8_lower(self.summary.arrow), pc.utf8_lower(self.tool_name.arrow))
+        q = query.lower()
+        hit = pc.or_kleene(pc.match_substring(self._lowered[0], q), pc.match_substring(self._lowered[1], q))
+        return pc.indices_nonzero(pc.fill_null(hit, False)).to_pylist()
 
     def index_of(self, event_id: str) -> Optional[int]:
         """Position of ``event_id`` (``None`` if absent)."""

@@ -65,4 +65,6 @@ def test_same_moves(run):
     ids = search_light(conn, rk, q)
     want = sorted(i for i in range(a.n) if q in (a.summary[i] or "").lower() or q in (a.events.tool_name[i] or "").lower())
     assert ids and b.events.indices_of(ids) == want
+    assert b.events.find("TASK") == want  # in memory, case-insensitive, the same events
+    assert b.events.find("no such text anywhere") == [] and b.events.find("") == []
     assert b.search(q, b.events.indices_of(ids)) == len(want)

@@ -565,11 +565,13 @@ class ReplayScreen(Screen):
     def _search(self, query: str) -> None:
         conn = self.app.conn  # type: ignore[attr-defined]
         cur = self.cursor
-        # summaries and tool names first (no JSON read); the tool output and other data only when they
-        # hold no match
-        ids = search_light(conn, self.run_key, query) or store.search_events(conn, self.run_key, query)
-        idx = cur.events.indices_of(ids) if hasattr(cur.events, "indices_of") else \
-            [i for i in (cur.events.index_of(e) for e in ids) if i is not None]
+        # summaries and tool names first (the columns in memory; no JSON read); the tool output and other
+        # data, from the database, only when they hold no match
+        if hasattr(cur.events, "find"):
+            idx = cur.events.find(query) or cur.events.indices_of(store.search_events(conn, self.run_key, query))
+        else:
+            ids = search_light(conn, self.run_key, query) or store.search_events(conn, self.run_key, query)
+            idx = [i for i in (cur.events.index_of(e) for e in ids) if i is not None]
         self.post_message(SearchDone(query, idx))
 
     @on(SearchDone)
