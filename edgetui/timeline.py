@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 #: columns of an :class:`ArrowTimeline` (a subset of :data:`edgetui.store.EVENT_LIST_COLUMNS`)
 TIMELINE_COLUMNS = ("event_id", "kind", "t", "summary", "tool_use_id", "parent_tool_use_id", "tool_name",
-                    "is_error", "round", "level")
+                    "is_error", "round", "level", "agent_format")
 
 
 class ArrowColumn(Sequence):
@@ -106,6 +106,30 @@ class ArrowTimeline:
         """Positions of the events of these kinds, ascending."""
         mask = pc.is_in(self.kind.arrow, value_set=pa.array(list(kinds), pa.string()))
         return pc.indices_nonzero(mask).to_pylist()
+
+    def metadata_positions(self) -> list[int]:
+        """Positions (ascending) of the transcript metadata events (:mod:`replay.fold`): the
+        candidates picked by Arrow kernels (kind ``system`` of a Claude transcript, no error, a
+        quiet level), then their summaries classified by :func:`replay.fold.is_metadata`."""
+        from replay.fold import CLAUDE_FORMATS, is_metadata
+
+        quiet = pc.or_kleene(pc.is_null(self.level.arrow),
+                             pc.is_in(self.level.arrow, value_set=pa.array(["", "info", "debug"])))
+        cand = pc.and_kleene(pc.and_kleene(pc.equal(self.kind.arrow, "system"),
+                                           pc.is_in(self.agent_format.arrow, value_set=pa.array(sorted(CLAUDE_FORMATS)))),
+                             pc.and_kleene(pc.invert(pc.fill_null(self.is_error.arrow, False)), quiet))
+        pos = pc.indices_nonzero(pc.fill_null(cand, False)).to_pylist()
+        if not pos:
+            return []
+        seen: dict[Optional[str], bool] = {}
+        out = []
+        for i, s in zip(pos, self.values_at("summary", pos)):
+            m = seen.get(s)
+            if m is None:
+                m = seen[s] = is_metadata("system", s)
+            if m:
+                out.append(i)
+        return out
 
     def values_at(self, name: str, positions: Sequence[int]) -> list:
         """The values of column ``name`` at these positions (one Arrow take)."""

@@ -320,6 +320,14 @@ class ReplayCursor:
         rounds = events.values_at("round", self.submission_idx) if best_rounds else []
         self.new_best_idx = [i for i, r in zip(self.submission_idx, rounds) if r is not None and r in best_rounds]
         self.depth = SparseZero(self.n) if getattr(events, "defer_depths", False) else events.depths()
+        meta_pos = events.metadata_positions()
+        self.metadata = [False] * self.n  # (one shared object repeated: 8 bytes an event)
+        for i in meta_pos:
+            self.metadata[i] = True
+        self.n_metadata = len(meta_pos)
+        self.folding = False
+        self._rows = None
+        self._fold_n = []
         self.index = 0
         self.play_head = self._pos[0] if self.n else 0.0
         self.playing = False

@@ -35,15 +35,40 @@ def test_same_timeline_as_the_lists(run):
     assert isinstance(b.events, ArrowTimeline)
     assert b.n == a.n == 3000
     for name in ("event_id", "kind", "summary", "tool_use_id", "parent_tool_use_id", "tool_name", "is_error",
-                 "round", "level", "t"):
+                 "round", "level", "t", "agent_format"):
         assert list(getattr(b.events, name)) == getattr(a.events, name), name
     assert list(b.elapsed) == a.elapsed and b.elapsed[-1] is None  # the untimed tail
     assert list(b._pos) == a._pos and b.end_elapsed == a.end_elapsed
     assert b.submission_idx == a.submission_idx and b.new_best_idx == a.new_best_idx and a.new_best_idx
     assert list(b.depth) == a.depth and max(a.depth) >= 1
+    assert b.metadata == a.metadata and b.n_metadata == a.n_metadata
     assert b.events.index_of(a.events.event_id[1234]) == 1234 and b.events.index_of("nope") is None
     ids = [a.events.event_id[i] for i in (5, 77, 2999)]
     assert b.events.indices_of(ids + ["nope"]) == [5, 77, 2999]
+
+
+def test_same_folds_on_a_real_transcript(tmp_path):
+    """Metadata rows (replay/fold.py) of a real Claude session transcript: the same events folded,
+    the same rows, whichever timeline the cursor walks."""
+    from conftest import need_corpus
+    from edgetui.db import open_db
+    from edgetui.ingest import ingest_paths
+
+    files = sorted(need_corpus().rglob("*.jsonl"))
+    db = tmp_path / "f.duckdb"
+    conn = open_db(db)
+    ingest_paths(conn, files[:12])
+    keys = [r[0] for r in conn.execute("SELECT run_key FROM runs ORDER BY run_key").fetchall()]
+    folded = 0
+    for rk in keys:
+        a, b = _both(conn, rk)
+        assert b.metadata == a.metadata, rk
+        for c in (a, b):
+            c.set_folding(True)
+        assert [a.row_event(r) for r in range(a.n_rows)] == [b.row_event(r) for r in range(b.n_rows)]
+        folded += a.n_metadata
+    conn.close()
+    assert folded > 0  # the corpus has metadata records: the comparison is not of empty sets
 
 
 def test_same_moves(run):
