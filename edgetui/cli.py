@@ -101,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="price table JSON (USD per million tokens)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.add_argument("--unforget", action="store_true", help="record runs forgotten with `edgetui forget` again")
+    p.add_argument("--full", action="store_true",
+                   help="re-read every run, also those whose files' size, mtime and inode are as recorded "
+                        "(a tree copied over recorded files with its mtimes kept)")
 
     p = _cmd(sub, "samples", "record the bundled sample runs (tagged as samples)", "edgetui --db demo.duckdb samples")
     _add_db(p)
@@ -281,7 +284,7 @@ def cmd_watch(db: Path, args) -> int:
 
 
 def _progress_ingest(db: Path, paths, *, tasks_dir=None, host="local", sample=False, prices=None, quiet=False,
-                     unforget=False):
+                     unforget=False, full=False):
     from .db import open_db
 
     conn = open_db(db)
@@ -291,19 +294,19 @@ def _progress_ingest(db: Path, paths, *, tasks_dir=None, host="local", sample=Fa
 
     before = count()
     try:
-        rep = _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet, unforget)
+        rep = _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet, unforget, full)
         rep.new_events = max(0, count() - before)
         return rep
     finally:
         conn.close()
 
 
-def _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet, unforget=False):
+def _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet, unforget=False, full=False):
     from .ingest import ingest_paths
 
     if quiet or not sys.stderr.isatty():
         return ingest_paths(conn, paths, tasks_dir=tasks_dir, host=host, is_sample=sample, prices=prices,
-                            unforget=unforget)
+                            unforget=unforget, full=full)
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
     with Progress(TextColumn("[bold]recording"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
@@ -317,7 +320,7 @@ def _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet, u
             prog.advance(task, n)
 
         return ingest_paths(conn, paths, tasks_dir=tasks_dir, host=host, is_sample=sample, prices=prices,
-                            progress=on_bytes, on_total=on_total, unforget=unforget)
+                            progress=on_bytes, on_total=on_total, unforget=unforget, full=full)
 
 
 def _print_report(rep) -> None:
@@ -325,7 +328,8 @@ def _print_report(rep) -> None:
         print(f"edgetui: {m}", file=sys.stderr)
     new = rep.new_events
     if new == 0 and rep.runs:
-        print(f"nothing new: {len(rep.runs)} run(s) already recorded ({rep.events_offered} event(s) read, "
+        same = f", {rep.unchanged} unchanged since recorded (not read; --full reads them)" if rep.unchanged else ""
+        print(f"nothing new: {len(rep.runs)} run(s) already recorded{same} ({rep.events_offered} event(s) read, "
               f"{rep.bytes_read / 1e6:.1f} MB)")
         return
     added = f", {new} new event(s)" if new is not None else ""
@@ -339,7 +343,8 @@ def cmd_ingest(db: Path, args) -> int:
     if args.prices is not None and not args.prices.is_file():
         raise FileNotFoundError(f"--prices {args.prices}: no such file")
     rep = _progress_ingest(db, args.paths, tasks_dir=args.tasks_dir, host=args.host, sample=args.sample,
-                           prices=args.prices, quiet=args.quiet, unforget=args.unforget)
+                           prices=args.prices, quiet=args.quiet, unforget=args.unforget,
+                           full=args.full)
     _print_report(rep)
     return 0 if rep.recorded_anything and not rep.failed else 1  # any path that failed: non-zero
 

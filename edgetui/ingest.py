@@ -45,6 +45,7 @@ class IngestReport:
     messages: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     new_events: Optional[int] = None  # events the database did not hold before (set by the CLI)
+    unchanged: int = 0  # runs recognised as unchanged from their recorded tree signature (not re-read)
 
     @property
     def recorded_anything(self) -> bool:
@@ -57,6 +58,7 @@ class IngestReport:
         self.failed += other.failed
         self.events_offered += other.events_offered
         self.bytes_read += other.bytes_read
+        self.unchanged += other.unchanged
         if other.new_events is not None:
             self.new_events = (self.new_events or 0) + other.new_events
         return self
@@ -104,6 +106,8 @@ def ingest_lines(
             report.messages.append(f"{path}: no complete line yet; skipped")
         return 0
     cur = rec.get_cursor(run_key, source)
+    # never read before: no event of this source is recorded (events commit with their cursor)
+    fresh = cur is None and rec.plain_new_sources
     start, state = 0, None
     if cur and cur["generation"] and cur["generation"].startswith(gen + "."):
         gen = cur["generation"]  # a generation derived by the live tailer (file rewritten with the same first line)
@@ -121,7 +125,8 @@ def ingest_lines(
                          'OR sub = ?)', [run_key, source, start, TAIL_SUB, END_OF_FILE_SUB])
     if (mp_fmt and final and observed_t is None and st.st_size - start >= MP_MIN_BYTES
             and not os.environ.get("EDGETUI_NO_MP")):
-        return _ingest_lines_mp(rec, run_key, path, source, gen, start, state, st, mp_fmt, report, progress)
+        return _ingest_lines_mp(rec, run_key, path, source, gen, start, state, st, mp_fmt, report, progress,
+                                fresh)
     parser = make_parser(source, gen, state)
     batch: list[Event] = []
     offered = 0
@@ -143,14 +148,20 @@ def ingest_lines(
     # memory stays bounded and each committed cursor follows exactly the events before it.
     from concurrent.futures import ThreadPoolExecutor
 
-    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edgetui-writer")
+    # A file with at most one batch left is committed in this thread (a thread per small file cost
+    # more than it overlapped: most files of a run directory are a few kB).
+    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edgetui-writer") \
+        if st.st_size - start > BATCH_BYTES else None
     pending = None
 
     def submit(events: list, cur: dict) -> None:
         nonlocal pending
         if pending is not None:
             pending.result()
-        pending = writer.submit(rec.commit_batch, run_key, events, cur)
+        if writer is None:
+            rec.commit_batch(run_key, events, cur, ignore=not fresh)
+            return
+        pending = writer.submit(rec.commit_batch, run_key, events, cur, ignore=not fresh)
 
     try:
         with open_regular(path) as fp, fewer_collections():
@@ -190,10 +201,12 @@ def ingest_lines(
             cur_final = cursor(final and not has_tail)  # the cursor stays before an unterminated line
             batch.extend(tail)
             submit(batch, cur_final)
-            pending.result()
+            if pending is not None:
+                pending.result()
             offered += len(batch)
     finally:
-        writer.shutdown(wait=True)
+        if writer is not None:
+            writer.shutdown(wait=True)
     if progress:
         progress(st.st_size - consumed)
     _note_read(report, st.st_size - start, n_errors, first_error)
@@ -214,7 +227,8 @@ MP_MIN_BYTES = 32 * 1024 * 1024
 
 
 def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: str, start: int, state,
-                     st: os.stat_result, fmt: str, report: IngestReport, progress: Optional[ProgressFn]) -> int:
+                     st: os.stat_result, fmt: str, report: IngestReport, progress: Optional[ProgressFn],
+                     fresh: bool = False) -> int:
     import multiprocessing as mp
 
     import pyarrow as pa
@@ -241,7 +255,7 @@ def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: 
             return
         tbl = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
         rec.commit_batch(run_key, tbl, dict(source=source, path=str(path), generation=gen, size=st.st_size,
-                                            mtime=st.st_mtime, inode=st.st_ino, **last_cur))
+                                            mtime=st.st_mtime, inode=st.st_ino, **last_cur), ignore=not fresh)
         tables = []
 
     try:
@@ -591,8 +605,16 @@ def ingest_paths(
     progress: Optional[ProgressFn] = None,
     on_total: Optional[Callable[[int], None]] = None,
     unforget: bool = False,
+    full: bool = False,
 ) -> IngestReport:
     """Record every run found under ``paths`` (task dirs, run dirs, runs roots, transcript files).
+
+    A run directory whose tree signature (:mod:`edgetui.hosts.signature`: size, ``mtime_ns`` and
+    inode of each file it holds and of each submission folder's files) equals the one recorded
+    after its last ingest, with the same task settings, is not read again (counted in
+    ``report.unchanged`` and listed in ``report.runs``), unless its recorded status is
+    ``running`` (its status depends on the clock) or ``full`` (a tree copied with its mtimes
+    over recorded files).
 
     Runs forgotten with ``edgetui forget`` (:mod:`edgetui.runops`) are skipped with a note,
     unless ``unforget`` (their tombstones are then removed). Returns an :class:`IngestReport`;
@@ -604,13 +626,16 @@ def ingest_paths(
     old_limit = conn.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
     conn.execute(f"SET memory_limit = '{INGEST_MEMORY_LIMIT}'")
     try:
-        _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget)
+        _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget, full)
     finally:
         conn.execute(f"SET memory_limit = '{old_limit}'")
     return report
 
 
-def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget=False) -> None:
+def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget=False,
+                 full=False) -> None:
+    import duckdb
+
     from .parsers.sforge_dir import discover, load_tasks, resolve_tasks_dir
     from .runops import forgotten, unforget_run
 
@@ -650,6 +675,7 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
                 unforget_run(rec.conn, key)
             kept.append((kind, obj))
         jobs = kept
+    jobs, sigs = _changed_runs(rec, jobs, tasks, is_sample, report, full)
     if on_total:
         total = 0
         for kind, obj in jobs:
@@ -658,13 +684,29 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
             else:
                 total += sum(_size(obj.task_dir / n) for n in (*TRANSCRIPT_NAMES, "run_agent.log", "auto_eval_ticks.log"))
         on_total(total)
-    for kind, obj in jobs:
+    def record_run(loc, plain: bool = True) -> Optional[str]:
+        rec.plain_new_sources = plain
+        try:
+            key = ingest_run(rec, loc, tasks, report, is_sample=is_sample, progress=progress)
+        finally:
+            rec.plain_new_sources = True
+        sig = sigs.get(loc.run_key)
+        if key and sig is not None:  # taken before the run was read: a change meanwhile is seen next time
+            from .hosts.signature import TREE_SOURCE
+
+            rec.set_cursor(key, TREE_SOURCE, **sig.cursor(str(loc.task_dir)))
+        return key
+
+    def one(kind: str, obj) -> None:
         try:
             if kind in ("transcript", "folder-transcript"):
                 key = ingest_transcript(rec, obj, report, host=host, is_sample=is_sample, progress=progress,
                                         from_folder=kind == "folder-transcript")
             else:
-                key = ingest_run(rec, obj, tasks, report, is_sample=is_sample, progress=progress)
+                try:
+                    key = record_run(obj)
+                except duckdb.ConstraintException:  # a plain INSERT met a recorded event: redo with OR IGNORE
+                    key = record_run(obj, plain=False)
             if key:
                 report.runs.append(key)
         except Exception as e:  # keep going with the other runs; one line per failure
@@ -680,6 +722,87 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
                 raise OSError(nospace) from None
             report.messages.append(f"{where}: could not record: {' '.join(str(e).split())}")
             report.failed.append(str(where))
+
+    def group(locs: list) -> bool:
+        """Record several runs in one transaction; False (nothing kept, the report as before) when one
+        of them failed: they are then recorded one by one, each failure said for its own run."""
+        before = (len(report.runs), len(report.messages), len(report.failed), report.events_offered,
+                  report.bytes_read)
+        try:
+            with rec.transaction():
+                keys = [record_run(loc) for loc in locs]
+        except Exception as e:
+            if _is_interrupt(e):
+                raise KeyboardInterrupt from None
+            del report.runs[before[0]:], report.messages[before[1]:], report.failed[before[2]:]
+            report.events_offered, report.bytes_read = before[3], before[4]
+            return False
+        report.runs.extend(k for k in keys if k)
+        return True
+
+    i = 0
+    while i < len(jobs):
+        locs, nbytes = [], 0
+        while i + len(locs) < len(jobs) and len(locs) < GROUP_RUNS:
+            kind, obj = jobs[i + len(locs)]
+            sz = _size(Path(obj.task_dir) / "agent_output.txt") if kind == "run" else BATCH_BYTES + 1
+            if sz > BATCH_BYTES or (locs and nbytes + sz > BATCH_BYTES):
+                break
+            locs.append(obj)
+            nbytes += sz
+        if len(locs) >= 2 and group(locs):
+            i += len(locs)
+            continue
+        for obj in locs:
+            one("run", obj)
+        i += len(locs)
+        if not locs:
+            one(*jobs[i])
+            i += 1
+
+
+#: runs with small transcripts recorded in one transaction (a commit syncs the WAL: ~3-12 ms here)
+GROUP_RUNS = 32
+
+
+def _signature_salt(tasks: dict, task_id: str, is_sample: bool) -> str:
+    """What a run's recorded result depends on besides its files: this edgetui's version and schema,
+    the task's settings from the tasks dir, the sample flag."""
+    from . import __version__
+    from .schema import SCHEMA_VERSION
+
+    t = tasks.get(task_id)
+    return f"{__version__}|{SCHEMA_VERSION}|{int(is_sample)}|{t.model_dump_json() if t is not None else ''}"
+
+
+def _changed_runs(rec: Recorder, jobs: list, tasks: dict, is_sample: bool, report: IngestReport,
+                  full: bool) -> tuple[list, dict]:
+    """The jobs to do: every run job whose tree signature differs from the recorded one (or with
+    ``full``, every job), and the signatures taken (run key -> TreeSignature) to record after each
+    run's ingest. Unchanged runs are counted in ``report.unchanged`` and listed in ``report.runs``."""
+    from .hosts.local import LocalHost
+    from .hosts.signature import TREE_SOURCE, tree_signature
+
+    stored = {} if full else {k: (g, st) for k, g, st in rec.conn.execute(
+        "SELECT c.run_key, c.generation, r.status FROM source_cursors c JOIN runs r USING (run_key) "
+        "WHERE c.source = ?", [TREE_SOURCE]).fetchall()}
+    local = LocalHost()
+    kept, sigs = [], {}
+    for kind, obj in jobs:
+        if kind != "run":
+            kept.append((kind, obj))
+            continue
+        key = obj.run_key
+        sig = tree_signature(local, str(obj.task_dir), _signature_salt(tasks, obj.task_id, is_sample))
+        old = stored.get(key)
+        if sig is not None and old is not None and old[0] == sig.digest and old[1] != "running":
+            report.unchanged += 1
+            report.runs.append(key)
+            continue
+        if sig is not None:
+            sigs[key] = sig
+        kept.append((kind, obj))
+    return kept, sigs
 
 
 def _is_interrupt(e: BaseException) -> bool:
@@ -915,7 +1038,6 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
     info = sd.read_run_info(loc)
     info.is_sample = is_sample
     key = make_run_key(info.host, info.run_id, info.task_id)
-    task = rec.task_for(sd.task_info(info.task_id, tasks))
     transcript = task_dir / "agent_output.txt"
     fmt = None
     if _regular_or_note(transcript, report):
@@ -923,32 +1045,34 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
         if fmt == "unknown":
             fmt = {"codex": "codex_text", "opencode": "opencode"}.get(info.agent or "", "claude_stream")
         info.agent_format = fmt
-    rec.upsert_run(key, info)
-    off = info.utc_offset_s
-    for name, cls in (("run_agent.log", sd.RunAgentLogParser), ("auto_eval_ticks.log", sd.AutoEvalTicksParser)):
-        f = task_dir / name
-        if _regular_or_note(f, report):
-            report.events_offered += ingest_lines(
-                rec, key, f, name, lambda src, gen, st, cls=cls: cls(src, gen, off, st), report, progress)
-    if fmt:
-        report.events_offered += ingest_lines(rec, key, transcript, "agent_output.txt",
-                                              _transcript_parser_factory(fmt), report, progress, mp_fmt=fmt)
-        if info.final is None:  # the run goes on (or was cut): its transcript is not "incomplete" yet,
-            # as the live tailer sees it too (it says so once the run's final_result.json exists)
-            from .parsers.base import END_OF_FILE_SUB
+    # the run's small files in one transaction (one commit instead of one per statement); a transcript
+    # with more than a batch left to read is committed batch by batch on its own (memory bounded, resumable)
+    big = bool(fmt) and _size(transcript) > BATCH_BYTES
+    with rec.transaction():
+        task = rec.task_for(sd.task_info(info.task_id, tasks))
+        rec.upsert_run(key, info)
+        off = info.utc_offset_s
+        for name, cls in (("run_agent.log", sd.RunAgentLogParser), ("auto_eval_ticks.log", sd.AutoEvalTicksParser)):
+            f = task_dir / name
+            if _regular_or_note(f, report):
+                report.events_offered += ingest_lines(
+                    rec, key, f, name, lambda src, gen, st, cls=cls: cls(src, gen, off, st), report, progress)
+        if fmt and not big:
+            _ingest_run_transcript(rec, key, transcript, fmt, info, report, progress)
+        if not big:
+            _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report)
+    if big:
+        _ingest_run_transcript(rec, key, transcript, fmt, info, report, progress)
+        with rec.transaction():
+            _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report)
+    return key
 
-            rec.conn.execute("DELETE FROM events WHERE run_key = ? AND source = 'agent_output.txt' AND sub = ?",
-                             [key, END_OF_FILE_SUB])
-        else:
-            from .parsers.base import END_OF_FILE_SUB
 
-            for eid, summ, data in rec.conn.execute(
-                    "SELECT event_id, summary, data FROM events WHERE run_key = ? AND source = 'agent_output.txt' "
-                    "AND sub = ? AND kind = 'segment_end'", [key, END_OF_FILE_SUB]).fetchall():
-                got = stopped_at_budget(info.final, summ or "", json.loads(data) if data else {})
-                if got is not None:
-                    rec.conn.execute("UPDATE events SET summary = ?, data = ?, is_error = FALSE, level = NULL "
-                                     "WHERE event_id = ?", [got[0], json.dumps(got[1]), eid])
+def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, task_dir: Path, fmt: Optional[str],
+                      transcript: Path, report: IngestReport) -> None:
+    """A run's whole-file sources (submissions and JSON files), then its aggregates (finalize_run)."""
+    from .parsers import sforge_dir as sd
+
     last_log_t = rec.conn.execute(
         "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [key]).fetchall()[0][0]
     subs = sd.read_submissions(task_dir)
@@ -962,7 +1086,26 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
     finalize_run(rec, key, info, task, subs, "agent_output.txt" if fmt else None)
     if fmt:
         _say_no_turns(rec, key, transcript, report)
-    return key
+
+
+def _ingest_run_transcript(rec: Recorder, key: str, transcript: Path, fmt: str, info: RunInfo,
+                           report: IngestReport, progress: Optional[ProgressFn]) -> None:
+    report.events_offered += ingest_lines(rec, key, transcript, "agent_output.txt",
+                                          _transcript_parser_factory(fmt), report, progress, mp_fmt=fmt)
+    from .parsers.base import END_OF_FILE_SUB
+
+    if info.final is None:  # the run goes on (or was cut): its transcript is not "incomplete" yet,
+        # as the live tailer sees it too (it says so once the run's final_result.json exists)
+        rec.conn.execute("DELETE FROM events WHERE run_key = ? AND source = 'agent_output.txt' AND sub = ?",
+                         [key, END_OF_FILE_SUB])
+    else:
+        for eid, summ, data in rec.conn.execute(
+                "SELECT event_id, summary, data FROM events WHERE run_key = ? AND source = 'agent_output.txt' "
+                "AND sub = ? AND kind = 'segment_end'", [key, END_OF_FILE_SUB]).fetchall():
+            got = stopped_at_budget(info.final, summ or "", json.loads(data) if data else {})
+            if got is not None:
+                rec.conn.execute("UPDATE events SET summary = ?, data = ?, is_error = FALSE, level = NULL "
+                                 "WHERE event_id = ?", [got[0], json.dumps(got[1]), eid])
 
 
 def _regular_or_note(f: Path, report) -> bool:

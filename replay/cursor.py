@@ -9,6 +9,14 @@ order of edgetui: ``t`` ascending with untimed events (``t IS NULL``) last, then
 the source order (sources ranked by their earliest ``t``, then by name), then
 byte ``offset`` and ``sub`` within the source (then ``event_id``).
 
+**Paged timelines.** The replay screen hands the cursor an
+:class:`edgetui.timeline.ArrowTimeline`: columns read one item at a time, times in one
+``array('d')``, graded rounds and sub-agent depths computed by Arrow kernels; the cursor then
+keeps no per-event Python list (elapsed and positions are views of the time array), so what a
+run costs in memory is its Arrow buffers, and moments and analysis built on the cursor get the
+same interface whether a run has 400 events or a million. Plain lists (:class:`edgetui.store.
+EventColumns`, tests) keep working: ``events`` is any object with the columns below.
+
 **Elapsed.** ``elapsed = t − start`` where ``start`` is ``runs.started_at``, or
 the first event's ``t`` when the run has no start. Untimed events (after all
 timed ones) have no elapsed of their own; for time moves and for the chart
@@ -44,6 +52,7 @@ Folding changes no event, index, time or match: only what a step skips.
 
 from __future__ import annotations
 
+import collections.abc as _abc
 import re
 from bisect import bisect_left, bisect_right
 from typing import Any, Iterable, Mapping, Optional, Sequence
@@ -146,6 +155,69 @@ def subagent_depths(
     return out
 
 
+# ---------------------------------------------------------------------------- views of a time array
+
+
+class _Elapsed(_abc.Sequence):
+    """Elapsed seconds of each event of a time array (``None`` where the time is NaN: untimed)."""
+
+    __slots__ = ("_t", "_base", "_n")
+
+    def __init__(self, t: Sequence[float], base: float, n: int):
+        self._t, self._base, self._n = t, base, n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._n))]
+        v = self._t[i]
+        return None if v != v else v - self._base
+
+
+class _Positions(_abc.Sequence):
+    """Elapsed carried forward over the untimed tail of a time array whose timed values ascend and
+    come first (so it is non-decreasing: :func:`bisect.bisect_right` works on it)."""
+
+    __slots__ = ("_t", "_base", "_n", "_timed", "_last")
+
+    def __init__(self, t: Sequence[float], base: float, n: int, n_timed: int):
+        self._t, self._base, self._n, self._timed = t, base, n, n_timed
+        self._last = (t[n_timed - 1] - base) if n_timed else 0.0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._n))]
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        return self._t[i] - self._base if i < self._timed else self._last
+
+
+class SparseZero(_abc.Sequence):
+    """Depth 0 for each of ``n`` events (until the real depths are set)."""
+
+    __slots__ = ("_n",)
+
+    def __init__(self, n: int):
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [0] * len(range(*i.indices(self._n)))
+        if not -self._n <= i < self._n:
+            raise IndexError(i)
+        return 0
+
+
 # ---------------------------------------------------------------------------- the cursor
 
 
@@ -173,6 +245,9 @@ class ReplayCursor:
         metadata_prefix: Optional[Sequence[bool]] = None,
     ) -> None:
         self.events = events
+        if getattr(events, "ordered_by_time", False):  # an edgetui.timeline.ArrowTimeline
+            self._init_arrow(events, submissions, start, texts)
+            return
         self.kind: Sequence[str] = events.kind
         self.round: Sequence[Optional[str]] = getattr(events, "round", None) or [None] * len(events.kind)
         self.summary: Sequence[Optional[str]] = getattr(events, "summary", None) or [None] * len(events.kind)
@@ -224,6 +299,45 @@ class ReplayCursor:
         self.speed: int = SPEEDS[0]
         self.query: str = ""
         self.matches: list[int] = []
+
+    def _init_arrow(self, events: Any, submissions: Iterable[Mapping[str, Any]], start: Optional[float],
+                    texts: Optional[Sequence[Optional[str]]]) -> None:
+        """The same state over a timeline ordered by time (timed events ascending, untimed last) whose
+        columns are read one item at a time: elapsed and positions are views of its ``t_array``,
+        graded rounds and sub-agent depths come from its Arrow kernels; nothing is a per-event list."""
+        self.kind = events.kind
+        self.round = events.round
+        self.summary = events.summary
+        self.texts = texts
+        self.n = events.n
+        ts = events.t_array
+        n_timed = events.n_timed
+        if start is None:
+            start = ts[0] if n_timed else None
+        self.start = start
+        base = start if start is not None else 0.0
+        self.elapsed = _Elapsed(ts, base, self.n)
+        self._pos = _Positions(ts, base, self.n, n_timed)
+        self.end_elapsed = self._pos[self.n - 1] if self.n else 0.0
+        best_rounds = {s.get("round") for s in submissions if s.get("is_new_best")}
+        self.submission_idx = events.positions(SUBMISSION_KINDS)
+        rounds = events.values_at("round", self.submission_idx) if best_rounds else []
+        self.new_best_idx = [i for i, r in zip(self.submission_idx, rounds) if r is not None and r in best_rounds]
+        self.depth = SparseZero(self.n) if getattr(events, "defer_depths", False) else events.depths()
+        meta_pos = events.metadata_positions()
+        self.metadata = [False] * self.n  # (one shared object repeated: 8 bytes an event)
+        for i in meta_pos:
+            self.metadata[i] = True
+        self.n_metadata = len(meta_pos)
+        self.folding = False
+        self._rows = None
+        self._fold_n = []
+        self.index = 0
+        self.play_head = self._pos[0] if self.n else 0.0
+        self.playing = False
+        self.speed = SPEEDS[0]
+        self.query = ""
+        self.matches = []
 
     # ------------------------------------------------------------------ state
 

@@ -249,8 +249,9 @@ def test_parsing_process_gives_the_same_rows(tmp_path, monkeypatch):
     commits = []
     real_commit = ingest_mod.Recorder.commit_batch
     monkeypatch.setattr(ingest_mod.Recorder, "commit_batch",
-                        lambda self, rk, ev, cur=None: commits.append((getattr(ev, "num_rows", None), cur and cur["offset"]))
-                        or real_commit(self, rk, ev, cur))
+                        lambda self, rk, ev, cur=None, **kw: commits.append((getattr(ev, "num_rows", None),
+                                                                              cur and cur["offset"]))
+                        or real_commit(self, rk, ev, cur, **kw))
     called = []
     real = ingest_mod._ingest_lines_mp
     monkeypatch.setattr(ingest_mod, "_ingest_lines_mp", lambda *a, **k: called.append(1) or real(*a, **k))

@@ -462,3 +462,21 @@ async def test_event_list_grows_without_a_screen_layout_and_scrolls_to_new_rows_
         assert lst.max_scroll_y == 60 - h and int(lst.scroll_y) == 60 - h  # the newest row is in view now
         await pilot.pause()
         assert lst.render_line(h - 1).text.split()[-1] == "59"
+
+
+@pytest.mark.asyncio
+async def test_subagent_indents_arrive_after_the_first_paint(db, ref_data):
+    """The replay screen loads Arrow columns (edgetui.timeline) and sets the sub-agent depths right
+    after the first paint: the same depths as the list-backed cursor, drawn as ↳ in the rows."""
+    path, rk = db
+    ref = reference(ref_data)
+    first_sub = next(i for i, d in enumerate(ref.depth) if d)
+    async with EdgeTUIApp(path, rk).run_test(size=(160, 48)) as pilot:
+        screen = await loaded(pilot)
+        await wait_for(pilot, lambda: list(screen.cursor.depth) == ref.depth)
+        lst = screen.query_one(EventList)
+        screen.cursor.select(first_sub)
+        lst.select(first_sub, center=True)
+        await pilot.pause()
+        row = lst.render_line(first_sub - int(lst.scroll_y))
+        assert "↳" in "".join(seg.text for seg in row)

@@ -24,6 +24,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
 from edgetui import store
+from edgetui.timeline import run_timeline, search_light
 from replay.cursor import SPEEDS, ReplayCursor, format_elapsed, parse_elapsed
 
 from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
@@ -83,6 +84,14 @@ class RunLoaded(Message):
                  moments: Optional[list[dict]] = None) -> None:
         self.header, self.cursor, self.subs = header, cursor, subs
         self.moments = moments
+        super().__init__()
+
+
+class DepthsReady(Message):
+    """The sub-agent depths of a loaded cursor's events (computed after its first paint)."""
+
+    def __init__(self, cursor: ReplayCursor, depth: Any) -> None:
+        self.cursor, self.depth = cursor, depth
         super().__init__()
 
 
@@ -293,17 +302,24 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
     @work(thread=True, exclusive=True, group="replay-load", exit_on_error=False)
     def _load_run(self) -> None:
         try:
+            from concurrent.futures import ThreadPoolExecutor
+
             conn = self.app.conn  # type: ignore[attr-defined]
-            head = store.run_header(conn, self.run_key)
+            # the header and the submissions are read beside the timeline (each on a cursor of its own;
+            # DuckDB runs them at once)
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="edgetui-replay-load") as pool:
+                side = pool.submit(lambda: (store.run_header(conn, self.run_key), store.submissions(conn, self.run_key)))
+                events = run_timeline(conn, self.run_key)  # Arrow columns: no per-event Python objects
+                head, subs = side.result()
             if head is None:
                 self.post_message(LoadFailed(f"no run {self.run_key!r} in this database"))
                 return
-            events = store.run_events(conn, self.run_key)
-            subs = store.submissions(conn, self.run_key)
+            events.defer_depths = True  # sub-agent indents come right after the first paint
             start = head.get("started_at") or head.get("first_t")
             cur = ReplayCursor(events, subs, start=start)
             cur.set_folding(self.folding)
             self.post_message(RunLoaded(head, cur, subs))
+            self.post_message(DepthsReady(cur, events.depths()))
             # then the moments (stored, else detected now): the first paint does not wait for them
             try:
                 from edgetui.moments import replay_moments
@@ -345,6 +361,12 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
         events.focus()
         self.loaded_at = time.perf_counter()
         self._moved(True)
+
+    @on(DepthsReady)
+    def _on_depths(self, msg: DepthsReady) -> None:
+        if msg.cursor is self.cursor:
+            msg.cursor.depth = msg.depth
+            self.query_one(EventList).refresh()
 
     @on(LoadFailed)
     def _on_load_failed(self, msg: LoadFailed) -> None:
@@ -591,8 +613,13 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
     def _search(self, query: str) -> None:
         conn = self.app.conn  # type: ignore[attr-defined]
         cur = self.cursor
-        ids = store.search_events(conn, self.run_key, query)
-        idx = [i for i in (cur.events.index_of(e) for e in ids) if i is not None]
+        # summaries and tool names first (the columns in memory; no JSON read); the tool output and other
+        # data, from the database, only when they hold no match
+        if hasattr(cur.events, "find"):
+            idx = cur.events.find(query) or cur.events.indices_of(store.search_events(conn, self.run_key, query))
+        else:
+            ids = search_light(conn, self.run_key, query) or store.search_events(conn, self.run_key, query)
+            idx = [i for i in (cur.events.index_of(e) for e in ids) if i is not None]
         self.post_message(SearchDone(query, idx))
 
     @on(SearchDone)
