@@ -305,6 +305,7 @@ class ReplayMomentsMixin:
 
     def on_moments_found(self, msg: MomentsFound) -> None:
         self.moments = msg.moments
+        self.moments_read = True
         if self.cursor is not None:
             self.cursor.set_moments(m["round"] for m in self.moments)
             self._draw_chart()
@@ -327,7 +328,8 @@ class ReplayMomentsMixin:
         if c is None:
             return
         if not self.moments:
-            self.notify("no reframing moment found in this run", timeout=2)
+            self.notify("no reframing moment found in this run" if getattr(self, "moments_read", True)
+                        else "still finding this run's moments…", timeout=2)
             return
         # the moment at or before the selected event is highlighted
         pos = c.position()

@@ -235,6 +235,7 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
         self.header: Optional[dict] = None
         self.subs: list[dict] = []
         self.moments: list[dict] = []  # reframing moments (edgetui.moments.replay_moments), round order
+        self.moments_read = False  # False while they are still being read or detected after the first paint
         self._why_cache: dict[str, dict] = {}
         self.prompt_mode: Optional[str] = None
         self.show_detail: Optional[bool] = None  # None: automatic (hidden when narrow)
@@ -326,7 +327,7 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
 
                 self.post_message(MomentsFound(replay_moments(conn, self.run_key)))
             except Exception:  # noqa: BLE001  (no moments is no reason not to replay the run)
-                pass
+                self.post_message(MomentsFound([]))
         except Exception as e:  # shown, never crashes the app
             self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
 
@@ -336,7 +337,7 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
         if msg.cursor.folding != self.folding:  # (z pressed while it was read)
             msg.cursor.set_folding(self.folding)
         if msg.moments is not None:
-            self.moments = msg.moments
+            self.moments, self.moments_read = msg.moments, True
         msg.cursor.set_moments(m["round"] for m in self.moments)
         if msg.moments:
             self._prefetch_why([m["round"] for m in msg.moments])
