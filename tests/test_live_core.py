@@ -1191,3 +1191,23 @@ def test_a_work_container_killed_before_the_agents_end_is_an_alarm_even_on_a_nor
     both = evaluate(RunFacts(**base, container_finished_at=990.0, ending_since=990.2, error_times=[990.1],
                              last_error_msg="409 … is not running"), AlarmSettings(), 1001.0)
     assert [c.key for c in both] == ["infra_error@990"]  # the ERROR burst's key: the alarm raised while running
+
+
+def test_a_harness_error_tailed_after_the_run_was_read_makes_it_aborted(env):
+    """The harness's crash before the agent (run_agent.log ends on an ERROR, no started_at) arrives
+    after the run's files were read: the ERROR line tailed makes the run's facts be read again, so
+    after 60 s of quiet it is aborted with the harness's words (seen on the real harness under load:
+    without it the run stayed 'running' until its container went)."""
+    root, conn, clock, mk = env
+    td = make_run(root)
+    sup = mk()
+    r = sup.poll_once()[0]
+    assert r.status == "running"
+    with open(td / "run_agent.log", "a") as f:
+        f.write(log_line(clock() , "ERROR", "Error: Install command failed (exit 2): curl …"))
+    assert sup.poll_once()[0].status == "running"  # the harness may still be writing its traceback
+    clock.advance(61)
+    r = sup.poll_once()[0]
+    assert r.status == "aborted"
+    reason = conn.execute("SELECT status_reason FROM runs WHERE run_key = ?", [r.run_key]).fetchone()[0]
+    assert reason and "Install command failed" in reason

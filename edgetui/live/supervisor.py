@@ -1017,6 +1017,9 @@ class Supervisor:
         if level in (b"ERROR", b"CRITICAL"):
             rs.error_times.append(t)
             rs.last_error_msg = one_line(msg, 200)
+            # the run's facts are read again (sforge_dir.read_run_info: the harness's end before the
+            # agent started is an ERROR as run_agent.log's last record), not only on submission changes
+            rs.dirty_files = True
         elif _ENDING_RE.match(msg) and rs.ending_since is None:
             rs.ending_since = t
 
