@@ -219,7 +219,10 @@ class Supervisor:
     ``docker_client``: ``"auto"`` (``docker.from_env()``; an unreachable engine
     is a state message, retried), a ``docker.DockerClient``, or ``None`` (files
     only). ``judge_url`` enables /history polling. ``clock`` gives "now" (epoch
-    UTC; tests inject one). ``host`` names this machine in run keys.
+    UTC; tests inject one). ``host`` names this machine in run keys. A runs root may be given as
+    ``(path, host_name)``: its runs are keyed by that host (the image of a remote root,
+    :mod:`edgetui.hosts.feed`); the local engine's containers are joined to this machine's runs only.
+    ``host_lines``, when set, gives lines for the state messages (remote hosts' states).
     """
 
     def __init__(self, conn, runs_dirs: Iterable[Path | str], *, docker_client: Any = "auto",
@@ -234,7 +237,16 @@ class Supervisor:
         #: called (from the refresh's thread) with the run keys whose new events were just committed,
         #: before the rest of the refresh; the snapshot callback comes at its end
         self.on_events: Optional[Callable[[set[str]], None]] = None
-        self.roots = [Path(r).expanduser() for r in runs_dirs]
+        self.roots: list[Path] = []
+        self._root_host: dict[Path, str] = {}
+        for r in runs_dirs:
+            if isinstance(r, tuple):
+                path = Path(r[0]).expanduser()
+                self._root_host[path] = r[1]
+            else:
+                path = Path(r).expanduser()
+            self.roots.append(path)
+        self.host_lines: Optional[Callable[[], list[str]]] = None
         self.clock = clock
         self.host = host
         self.notes: deque[tuple[float, str]] = deque(maxlen=200)
@@ -489,6 +501,11 @@ class Supervisor:
             out.append(self.judge.error)
         if self.behind:
             out.append("catching up with existing files…")
+        if self.host_lines is not None:
+            try:
+                out.extend(self.host_lines())
+            except Exception:  # noqa: BLE001 - a state line is never worth a failed refresh
+                pass
         return out
 
     # ================================================================== one refresh
@@ -626,7 +643,7 @@ class Supervisor:
                 self._note(f"{root}: runs root not found (waiting for it)")
                 continue
             try:
-                for loc in sd.discover(root, host=self.host):
+                for loc in sd.discover(root, host=self._root_host.get(root, self.host)):
                     found.setdefault(loc.run_key, loc)
             except OSError as e:
                 self._note(one_line(f"{root}: cannot scan ({e.strerror or e})", 200))
