@@ -293,9 +293,29 @@ class SshHost:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def resolved(self) -> tuple[str, int, str]:
+        """(address, port, known_hosts file) after ssh_config (asyncssh's own reading of it: an
+        alias's ``HostName``, ``Port``, ``UserKnownHostsFile``), for messages."""
+        host, port, kh = self.target.host, self.target.port, self._known_hosts
+        try:
+            import getpass
+
+            from asyncssh.config import SSHClientConfig
+
+            cfg = SSHClientConfig.load(None, self.config, False, False, False, getpass.getuser(),
+                                       self.target.user or (), self.target.host, self.target.port or ())
+            host = cfg.get("Hostname", host) or host
+            port = port or cfg.get("Port", None)
+            files = cfg.get("UserKnownHostsFile", None)
+            if not kh and files:
+                kh = files[0] if isinstance(files, (list, tuple)) else files
+        except Exception:  # noqa: BLE001 - only for a message
+            pass
+        return host, int(port or 22), os.path.expanduser(kh or "~/.ssh/known_hosts")
+
     def known_hosts_path(self) -> str:
         """The known_hosts file host keys are checked against (see the class)."""
-        return os.path.expanduser(self._known_hosts or "~/.ssh/known_hosts")
+        return self.resolved()[2]
 
     # ----------------------------------------------------------------------------------- connecting
 
@@ -326,13 +346,12 @@ class SshHost:
         import asyncssh
 
         t = self.target
-        port = t.port or 22
         if isinstance(e, asyncssh.HostKeyNotVerifiable):
-            kh = self.known_hosts_path()
+            addr, port, kh = self.resolved()
             shown = _tilde(kh)
-            key_host = f"[{t.host}]:{port}" if port != 22 else t.host
-            scan = f"ssh-keyscan -p {port} {t.host} >> {shown}"
-            if _known_host_listed(kh, t.host, port):
+            key_host = f"[{addr}]:{port}" if port != 22 else addr
+            scan = f"ssh-keyscan -p {port} {addr} >> {shown}"
+            if _known_host_listed(kh, addr, port):
                 return HOST_KEY_REFUSED, (
                     f"host key of {key_host} CHANGED since it was trusted in {shown} (another machine, or "
                     f"an attack): if the change is expected, check the new fingerprint, then "
