@@ -187,6 +187,8 @@ class EdgeTUIApp(App):
         feeds = list(self._feeds)
         if feeds:
             sup.host_lines = lambda: [f.state_line() for f in feeds]
+            by_name = {f.name: f for f in feeds}
+            sup.host_state_of = lambda name: by_name[name].host.state.kind if name in by_name else None
             for f in feeds:
                 f.start()
 

@@ -247,6 +247,9 @@ class Supervisor:
                 path = Path(r).expanduser()
             self.roots.append(path)
         self.host_lines: Optional[Callable[[], list[str]]] = None
+        #: the connection state (HostState.kind) of a remote host by name, for each run of its roots
+        self.host_state_of: Optional[Callable[[str], Optional[str]]] = None
+        self._run_root_host: dict[str, str] = {}  # run key -> host name of the root it was found under
         self.clock = clock
         self.host = host
         self.notes: deque[tuple[float, str]] = deque(maxlen=200)
@@ -643,8 +646,11 @@ class Supervisor:
                 self._note(f"{root}: runs root not found (waiting for it)")
                 continue
             try:
-                for loc in sd.discover(root, host=self._root_host.get(root, self.host)):
+                root_host = self._root_host.get(root)
+                for loc in sd.discover(root, host=root_host or self.host):
                     found.setdefault(loc.run_key, loc)
+                    if root_host is not None:
+                        self._run_root_host.setdefault(loc.run_key, root_host)
             except OSError as e:
                 self._note(one_line(f"{root}: cannot scan ({e.strerror or e})", 200))
         for key, loc in found.items():
@@ -1672,7 +1678,17 @@ class Supervisor:
             judge_says=judge_line(rs.history, row.get("best_round"), now,
                                   assumed_policy=(f"{row.get('selection')}/{row.get('score_direction')}"
                                                   if rs.task.assumed else None)),
+            host_state=self._host_state(rs.loc.run_key),
         ))
+
+    def _host_state(self, run_key: str) -> Optional[str]:
+        name = self._run_root_host.get(run_key)
+        if name is None or self.host_state_of is None:
+            return None
+        try:
+            return self.host_state_of(name)
+        except Exception:  # noqa: BLE001
+            return None
 
     # ================================================================== file watching
     def _watch_files(self, stop: threading.Event, force_polling: bool, interval: float) -> None:
