@@ -228,6 +228,7 @@ class SshHost:
         #: counters (for benches and tests): connections made, channels opened, SFTP bytes read
         self.stats = {"connects": 0, "channels": 0, "bytes_read": 0, "max_channels_open": 0}
         self._open_channels = 0
+        self._forwards: dict[str, str] = {}  # local socket path -> remote socket path (kept across reconnects)
 
     # ----------------------------------------------------------------------------------- state
 
@@ -285,6 +286,12 @@ class SshHost:
         conn = self._conn
         if conn is not None:
             _loop().call_soon_threadsafe(conn.close)
+        for local in self._forwards:
+            try:
+                os.unlink(local)
+                os.rmdir(os.path.dirname(local))
+            except OSError:
+                pass
         self._set_state(CLOSED)
 
     def __enter__(self) -> "SshHost":
@@ -391,6 +398,8 @@ class SshHost:
                     continue
                 self.stats["connects"] += 1
                 self._conn, self._sftp = conn, sftp
+                for local, remote in list(self._forwards.items()):
+                    await self._listen_unix(conn, local, remote)
                 backoff = self.backoff_min
                 t0 = time.monotonic()
                 try:
@@ -609,6 +618,35 @@ class SshHost:
                 _loop().call_soon_threadsafe(lambda: (writer.close(), self._release()))
 
         return reader, writer, release
+
+    async def _listen_unix(self, conn, local: str, remote: str) -> None:
+        try:
+            os.unlink(local)  # the listener of an earlier connection
+        except FileNotFoundError:
+            pass
+        try:
+            await conn.forward_local_path(local, remote)
+        except Exception:  # noqa: BLE001 - the engine's user sees it as "engine unavailable"
+            pass
+
+    def forward_unix(self, remote_path: str = "/var/run/docker.sock") -> str:
+        """A local Unix socket (in a private 0700 directory) whose every connection is a
+        ``direct-streamlocal`` channel to ``remote_path`` on the host over this connection; set up
+        again after each reconnect. Returns the local path (e.g. for
+        ``docker.DockerClient(base_url="unix://" + path)``). Raises ``OSError`` when the host is down."""
+        import tempfile
+
+        for local, remote in self._forwards.items():
+            if remote == remote_path:
+                return local
+        local = os.path.join(tempfile.mkdtemp(prefix="edgetui-ssh-"), "sock")
+        self._forwards[local] = remote_path
+
+        async def go():
+            await self._listen_unix(self._conn, local, remote_path)
+
+        self._run(go, remote_path)
+        return local
 
     def call(self, coro_fn: Callable[[], Any], what: str = "", timeout: Optional[float] = None):
         """Run an async function on the SSH loop under this host's timeouts (for channel users)."""
