@@ -13,7 +13,7 @@ import prereqs
 from sshd_fixture import Sshd
 
 from edgetui.db import open_db
-from edgetui.hosts.mirror import Mirror
+from edgetui.hosts.mirror import Mirror, wanted
 from edgetui.hosts.ssh import UP, SshHost
 from edgetui.ingest import ingest_paths
 
@@ -72,8 +72,12 @@ def test_remote_root_recorded_as_the_local_ingest_of_the_same_files(served, tmp_
             m = Mirror(host, str(root), tmp_path / "cache" / root.parent.parent.name)
             srep = m.sync()
             assert not srep.errors, srep.errors
-            n_bytes = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
-            assert srep.bytes_read == n_bytes  # the first sync reads every file once
+            files = [p for p in root.rglob("*") if p.is_file()]
+            kept = [p for p in files if wanted(p.relative_to(root).as_posix())]
+            assert len(kept) < len(files)  # the submitted archives, eval.sh, allowed_files.txt stay there
+            assert srep.bytes_read == sum(p.stat().st_size for p in kept)  # the first sync reads each once
+            assert sorted(p.relative_to(m.local_root) for p in m.local_root.rglob("*") if p.is_file()) == \
+                sorted(p.relative_to(root) for p in kept)
             rrep = ingest_paths(rc, [m.local_root], tasks_dir=tasks, host="box")
             assert sorted(lrep.runs) == sorted(rrep.runs) and lrep.runs
             assert not rrep.failed

@@ -11,7 +11,8 @@ its line in one listing. Listings come from one remote ``find -printf`` over an 
 (nanosecond mtimes, inodes), else from SFTP ``readdir`` (whole-second mtimes). Every mtime is
 set on the image as the remote file has it, since the ingest reads times from mtimes.
 
-Nothing is ever written on the remote host. The image lives under the user cache directory
+Only the files the ingest reads are copied (:func:`wanted`: not the submitted archives, a
+submission's ``eval.sh`` or ``allowed_files.txt``). Nothing is ever written on the remote host. The image lives under the user cache directory
 (``~/.cache/edgetui/hosts/<host>/<remote root, quoted>``): deleting it costs one full read.
 """
 
@@ -32,6 +33,9 @@ from . import Entry, Host
 OVERLAP = 64
 #: bytes asked for in one read call
 CHUNK = 8 << 20
+#: a first sync of at most this many listed bytes comes as one gzipped tar stream over an exec
+#: channel (bandwidth-bound, and fewer bytes than the files); larger trees file by file
+BULK_MAX_BYTES = 256 << 20
 
 
 @dataclass
@@ -45,6 +49,8 @@ class SyncReport:
     bytes_read: int = 0
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: bytes of the compressed tar stream of a first sync (0 without one)
+    bulk_bytes: int = 0
 
 
 def default_cache(host_name: str, remote_root: str) -> Path:
@@ -99,6 +105,28 @@ def _list_walk(host: Host, root: str, depth: int = 12) -> dict[str, Entry]:
     return got
 
 
+#: GNU tar's patterns for most of what :func:`wanted` leaves out (anything else that comes is
+#: removed from the image at the end of the sync)
+TAR_EXCLUDES = ["--exclude=*.tar.gz", "--exclude=*.tgz", "--exclude=*.tar", "--exclude=*.zip",
+                "--exclude=*/submissions/*/eval.sh", "--exclude=*/submissions/*/allowed_files.txt"]
+
+
+def wanted(rel: str) -> bool:
+    """Is the file ``rel`` (relative to a runs root) one the ingest or the tailer reads? In a
+    submission folder only :data:`~edgetui.parsers.sforge_dir.FOLDER_FILES` are (not the
+    submitted ``submission.tar.gz``, ``eval.sh``, ``allowed_files.txt``); archives are read
+    nowhere. Everything else is kept: the image is then what the ingest would read locally."""
+    from ..parsers.sforge_dir import FOLDER_FILES
+
+    parts = rel.split("/")
+    name = parts[-1]
+    if name.endswith((".tar.gz", ".tgz", ".tar", ".zip")):
+        return False
+    if len(parts) >= 3 and parts[-3] == "submissions":
+        return name in FOLDER_FILES
+    return True
+
+
 def walk(host: Host, root: str) -> dict[str, Entry]:
     """Every file and directory under ``root`` on ``host`` (relative POSIX path -> Entry). Raises
     ``OSError`` when ``root`` is not a directory there."""
@@ -125,7 +153,10 @@ class Mirror:
         t0 = time.monotonic()
         rep = SyncReport()
         entries = walk(self.host, self.remote_root) if only is None else self._stat_only(only)
+        entries = {rel: e for rel, e in entries.items() if e.is_dir or wanted(rel)}
         self.local_root.mkdir(parents=True, exist_ok=True)
+        if only is None:
+            self._bulk_first(entries, rep)
         self._fetch_new(entries, rep)
         for rel in sorted(entries):
             e = entries[rel]
@@ -156,6 +187,53 @@ class Mirror:
         self.bytes_read += rep.bytes_read
         rep.seconds = time.monotonic() - t0
         return rep
+
+    def _bulk_first(self, entries: dict[str, Entry], rep: SyncReport) -> None:
+        """A first sync (no image file yet) of a tree up to :data:`BULK_MAX_BYTES`: one remote
+        ``tar -cz`` over an exec channel, its regular files written into the image (members with
+        absolute paths, ``..``, symlinks or devices are ignored; a hard link gets its own copy), each given the listing's
+        nanosecond mtime when its size is the listed one (else mtime 0: the next sync reads it
+        again). Any failure leaves the rest to the file-by-file path."""
+        run = getattr(self.host, "run", None)
+        files = {rel: e for rel, e in entries.items() if not e.is_dir and e.size >= 0}
+        if run is None or not files or sum(e.size for e in files.values()) > BULK_MAX_BYTES:
+            return
+        if any((self.local_root / rel).exists() for rel in files):
+            return
+        import io
+        import tarfile
+
+        try:
+            status, out, _err = run(["tar", "-C", self.remote_root, *TAR_EXCLUDES, "-czf", "-", "--", "."], timeout=600)
+        except OSError:
+            return
+        if status not in (0, 1) or not out:
+            return
+        try:
+            tar = tarfile.open(fileobj=io.BytesIO(out), mode="r:gz")
+            members = tar.getmembers()
+        except (tarfile.TarError, OSError, EOFError):
+            return
+        regular = {posixpath.normpath(m.name): m for m in members if m.isfile()}
+        for m in members:
+            name = posixpath.normpath(m.name)
+            if not (m.isfile() or m.islnk()) or name.startswith(("/", "..")) or "/../" in f"/{name}/":
+                continue
+            src_m = m if m.isfile() else regular.get(posixpath.normpath(m.linkname))  # a hard link: its file's bytes
+            src = tar.extractfile(src_m) if src_m is not None else None
+            if src is None:
+                continue
+            data = src.read()
+            e = files.get(name)
+            local = self.local_root / name
+            local.parent.mkdir(parents=True, exist_ok=True)
+            with open(local, "wb") as f:
+                f.write(data)
+            mt = e.mtime_ns if e is not None and len(data) == e.size else 0
+            os.utime(local, ns=(mt, mt))
+            rep.bytes_read += len(data)
+            rep.changed.append(name)
+        rep.bulk_bytes = len(out)
 
     def _fetch_new(self, entries: dict[str, Entry], rep: SyncReport) -> None:
         """Files without an image yet, read many at a time (``read_files`` of an SSH host) and
