@@ -186,9 +186,10 @@ class EdgeTUIApp(App):
         sup.on_events = on_events
         feeds = list(self._feeds)
         if feeds:
-            sup.host_lines = lambda: [f.state_line() for f in feeds]
+            sup.host_lines = lambda: [line for f in feeds if (line := f.state_line())]
             by_name = {f.name: f for f in feeds}
-            sup.host_state_of = lambda name: by_name[name].host.state.kind if name in by_name else None
+            sup.host_state_of = lambda name: ((by_name[name].host.state.kind, by_name[name].host.state.rtt_s)
+                                              if name in by_name else None)
             for f in feeds:
                 f.start()
 

@@ -55,6 +55,13 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def _alive(pid: int) -> bool:
+    try:
+        return not Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].startswith("Z")
+    except (OSError, IndexError):
+        return False
+
+
 class Sshd:
     """One sshd in ``tmp`` (a directory); ``port`` free on 127.0.0.1; ``user_key`` the client's key."""
 
@@ -131,22 +138,39 @@ class Sshd:
             except ProcessLookupError:
                 pass
 
+    def _sshd_pids(self) -> list[int]:
+        """The listener and its per-connection sshd processes (not the sessions' shells and servers)."""
+        out = []
+        for p in self.pids():
+            try:
+                if os.path.realpath(f"/proc/{p}/exe") == os.path.realpath(self.sshd):
+                    out.append(p)
+            except OSError:
+                pass
+        return out
+
     def kill_all(self) -> None:
+        """A dead host: SIGKILL the listener and every per-connection sshd. The sessions' own
+        processes (the login shell, sftp-server, find) are not killed: their pipes close and they
+        end by themselves (a shell killed inside its rc file can leave a stale lock behind, e.g.
+        pyenv's rehash lock, which then stalls every shell of the user for a minute)."""
         if not self.proc:
             return
-        pids = self.pids()
-        for p in pids:
+        everything = self.pids()
+        for p in everything:
             try:
                 os.kill(p, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        for p in self._sshd_pids():
+            try:
                 os.kill(p, signal.SIGKILL)
             except ProcessLookupError:
                 pass
         self.proc.wait(5)
         self.proc = None
         end = time.monotonic() + 5  # sessions gone: the port is free to listen on again
-        while time.monotonic() < end and any(os.path.exists(f"/proc/{p}") and
-                                             not Path(f"/proc/{p}/stat").read_text().split(") ")[1].startswith("Z")
-                                             for p in pids[1:] if os.path.exists(f"/proc/{p}/stat")):
+        while time.monotonic() < end and any(_alive(p) for p in everything[1:]):
             time.sleep(0.05)
 
     def close(self) -> None:

@@ -203,3 +203,14 @@ async def test_host_column_only_with_remote_runs_and_marked_with_the_host_state(
         assert up_line.split()[:2] == ["gpu-1", "●"] and down_line.split()[:2] == ["gpu-1", "✗"]
         assert "gpu-1:r90" not in up_line  # the host has its own column: the run id is bare
         assert next(line for line in lines if "r000" in line).split()[0] == "local"
+
+
+def test_a_remote_hosts_cell_carries_its_round_trip_in_the_wide_tier():
+    from edgetui.widgets.runs_table import row_cells
+
+    r = LiveRun(run_key="gpu-1/r/t", host="gpu-1", run_id="r", task_id="t", host_state="up", host_rtt_s=0.0123)
+    assert row_cells(r, NOW, "w", host_column=True)["host"].plain == "gpu-1 ● 12ms"
+    assert row_cells(r, NOW, "n", host_column=True)["host"].plain == "gpu-1 ●"
+    down = LiveRun(run_key="gpu-1/r/t", host="gpu-1", run_id="r", task_id="t", host_state="down", host_rtt_s=0.01)
+    assert row_cells(down, NOW, "w", host_column=True)["host"].plain == "gpu-1 ✗"
+    assert row_cells(down, NOW, "w")["run_id"].plain == "gpu-1:r"  # no host column: the id says the host

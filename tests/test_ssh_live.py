@@ -76,7 +76,7 @@ def _host(s: Sshd, tmp_path: Path, name: str) -> SshHost:
     if not kh.exists():
         s.known_hosts(kh)
     return SshHost(name, f"{s.user}@127.0.0.1:{s.port}", config=[], known_hosts=str(kh), client_keys=[str(s.user_key)],
-                   connect_timeout=2, backoff_min=0.1, backoff_max=0.5, keepalive_interval=1, keepalive_count_max=2)
+                   connect_timeout=10, backoff_min=0.1, backoff_max=0.5, keepalive_interval=1, keepalive_count_max=2)
 
 
 def _start_run(runs: Path) -> Path:
@@ -229,7 +229,8 @@ def test_one_host_down_leaves_the_other_hosts_runs_live(two_sshd, tmp_path):
         assert time.monotonic() - t0 < 10
         assert n_events("box0") == before[1]  # the down host's run stands still, nothing invented
         assert any(m.startswith("box0: ") and ("down" in m or "connecting" in m) for m in sup.messages), sup.messages
-        assert any(m.startswith("box1: up") for m in sup.messages), sup.messages
+        assert not any(m.startswith("box1:") for m in sup.messages), sup.messages  # up: its column says so
+        assert feeds[1].host.state.kind == UP
         for o in outs:
             o.close()
     finally:
@@ -274,3 +275,43 @@ def test_cli_ingest_over_ssh_config_alias_and_hosts_file(two_sshd, tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and f"ssh-keyscan -p {s.port} 127.0.0.1" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.asyncio
+async def test_the_app_shows_a_remote_hosts_runs_beside_local_ones_with_its_state(two_sshd, tmp_path, monkeypatch):
+    """EdgeTUIApp (Pilot) with a local runs root and a host of hosts.toml reached through an
+    ~/.ssh/config alias: both runs in one runs screen, the host column marking the host up, then
+    down once its sshd is killed (the local run still listed)."""
+    from test_live_app_docker import _rows, _until
+
+    from edgetui.app import EdgeTUIApp, LiveConfig
+    from edgetui.screens.runs import RunsScreen
+
+    s = two_sshd[0]
+    remote = tmp_path / "remote" / "logs" / "runs"
+    shutil.copytree(GENUINE / "runs" / TZ, remote / TZ, copy_function=shutil.copy2)
+    local = tmp_path / "local" / "runs"
+    shutil.copytree(GENUINE / "runs" / TZ, local / TZ, copy_function=shutil.copy2)
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    s.known_hosts(home / ".ssh" / "known_hosts")
+    (home / ".ssh" / "config").write_text(f"Host devbox\n  HostName 127.0.0.1\n  Port {s.port}\n  User {s.user}\n"
+                                          f"  IdentityFile {s.user_key}\n")
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(f'[hosts.lab]\nssh = "devbox"\nroots = ["{remote}"]\n')
+    for k, v in (("HOME", home), ("XDG_CACHE_HOME", tmp_path / "xc"), ("XDG_CONFIG_HOME", tmp_path / "xcfg")):
+        monkeypatch.setenv(k, str(v))
+    hs = load_hosts(hosts)
+    app = EdgeTUIApp(tmp_path / "app.duckdb", live=LiveConfig([local], home=True, interval=0.5, docker=False,
+                                                             hosts=hs), on_empty=lambda p: None)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _until(pilot, lambda: isinstance(app.screen, RunsScreen), what="runs screen")
+        screen = app.screen
+        await _until(pilot, lambda: len(screen.runs) == 2, timeout=30, what="the local and the remote run")
+        assert {r.run_key for r in screen.runs} == {f"local/{TZ}/tiny_stats", f"lab/{TZ}/tiny_stats"}
+        await _until(pilot, lambda: any(r.startswith("lab ●") for r in _rows(screen)), what="lab up")
+        assert any(r.startswith("local ") for r in _rows(screen))
+        s.kill_all()
+        await _until(pilot, lambda: any(r.startswith("lab ✗") for r in _rows(screen)), timeout=20, what="lab down")
+        await _until(pilot, lambda: any(m.startswith("lab: down") for m in screen.messages), what="a down line")
+        assert len(screen.runs) == 2

@@ -55,15 +55,16 @@ class RemoteFeed:
             m.local_root.mkdir(parents=True, exist_ok=True)
         return [(m.local_root, self.cfg.name) for m in self.mirrors]
 
-    def state_line(self, now: Optional[float] = None) -> str:
-        """``host: up 2 ms`` / ``host: down 3m (retry 20s): why`` for a messages line."""
+    def state_line(self) -> Optional[str]:
+        """One line for the supervisor's messages while the host is not up (None when it is: the
+        runs screen's host column shows it). The text stays the same while the state does (a
+        notes list keeps each distinct line): ``gpu-1: down since 23:41:07 UTC, retrying: why``."""
         st = self.host.state
-        line = f"{self.cfg.name}: {st.describe(now)}"
-        if st.kind not in ("up", "connecting") and st.message:
-            line += f": {st.message}"
-        elif self.last_error:
-            line += f": {self.last_error}"
-        return line
+        if st.kind == "up":
+            return f"{self.cfg.name}: {self.last_error}" if self.last_error else None
+        since = time.strftime("%H:%M:%S UTC", time.gmtime(st.since))
+        retry = ", retrying" if st.kind not in ("connecting", "degraded", "closed") else ""
+        return f"{self.cfg.name}: {st.kind} since {since}{retry}" + (f": {st.message}" if st.message else "")
 
     def sync_once(self) -> Optional[SyncReport]:
         """Sync every image once; None when the host could not be reached (``last_error`` says why)."""

@@ -247,8 +247,8 @@ class Supervisor:
                 path = Path(r).expanduser()
             self.roots.append(path)
         self.host_lines: Optional[Callable[[], list[str]]] = None
-        #: the connection state (HostState.kind) of a remote host by name, for each run of its roots
-        self.host_state_of: Optional[Callable[[str], Optional[str]]] = None
+        #: (HostState.kind, round trip in seconds or None) of a remote host by name, for each run of its roots
+        self.host_state_of: Optional[Callable[[str], Optional[tuple]]] = None
         self._run_root_host: dict[str, str] = {}  # run key -> host name of the root it was found under
         self.clock = clock
         self.host = host
@@ -506,7 +506,7 @@ class Supervisor:
             out.append("catching up with existing files…")
         if self.host_lines is not None:
             try:
-                out.extend(self.host_lines())
+                out.extend(line for line in self.host_lines() if line)
             except Exception:  # noqa: BLE001 - a state line is never worth a failed refresh
                 pass
         return out
@@ -1678,10 +1678,10 @@ class Supervisor:
             judge_says=judge_line(rs.history, row.get("best_round"), now,
                                   assumed_policy=(f"{row.get('selection')}/{row.get('score_direction')}"
                                                   if rs.task.assumed else None)),
-            host_state=self._host_state(rs.loc.run_key),
+            host_state=(hs := self._host_state(rs.loc.run_key)) and hs[0], host_rtt_s=hs[1] if hs else None,
         ))
 
-    def _host_state(self, run_key: str) -> Optional[str]:
+    def _host_state(self, run_key: str) -> Optional[tuple]:
         name = self._run_root_host.get(run_key)
         if name is None or self.host_state_of is None:
             return None

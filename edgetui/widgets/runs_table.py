@@ -334,6 +334,8 @@ def row_cells(run: LiveRun, now: float, tier: str = "w", *, host_column: bool = 
     if run.host_state in HOST_MARKS:
         mark, style = HOST_MARKS[run.host_state]
         host.append(" " + mark, style=style)
+        if tier == "w" and run.host_state in ("up", "degraded") and run.host_rtt_s is not None:
+            host.append(f" {run.host_rtt_s * 1000:.0f}ms", style="dim")
     cells["host"] = host
     rid = run.run_id if host_column or run.host in ("", "local", None) else f"{run.host}:{run.run_id}"
     cells["run_id"] = Text(rid, style="bold")
