@@ -51,13 +51,18 @@ class LiveConfig:
     ``runs_dirs``: runs roots to watch; ``home``: open the runs screen at once
     (``edgetui watch`` / explicit ``--runs-dir``) instead of only when a live run
     is found; ``docker``: watch the local engine; the rest go to
-    :class:`edgetui.live.supervisor.Supervisor`.
+    :class:`edgetui.live.supervisor.Supervisor`. ``hosts``: remote hosts
+    (:class:`edgetui.hosts.config.HostConfig`) whose runs roots are supervised too, each through
+    one SSH connection (:class:`edgetui.hosts.feed.RemoteFeed`).
     """
 
     def __init__(self, runs_dirs: list[Path], *, home: bool = False, judge_url: Optional[str] = None,
                  on_alarm: Optional[str] = None, poll: bool = False, docker: bool = True,
-                 tasks_dir: Optional[Path] = None, interval: float = 2.0, host: str = "local") -> None:
+                 tasks_dir: Optional[Path] = None, interval: float = 2.0, host: str = "local",
+                 hosts: Optional[list] = None, feed_options: Optional[dict] = None) -> None:
         self.runs_dirs = runs_dirs
+        self.hosts = list(hosts or [])
+        self.feed_options = dict(feed_options or {})
         self.home = home
         self.judge_url = judge_url
         self.on_alarm = on_alarm
@@ -148,10 +153,14 @@ class EdgeTUIApp(App):
 
         from .live.alarms import load_settings
 
+        from .hosts.feed import RemoteFeed
+
         cfg = self.live
         notes: list[str] = []
         settings = load_settings(messages=notes)  # <user config dir>/edgetui/alarms.toml or .json
-        self.supervisor = Supervisor(self.conn, cfg.runs_dirs, docker_client="auto" if cfg.docker else None,
+        self._feeds = [RemoteFeed(h, **cfg.feed_options) for h in cfg.hosts]
+        runs_dirs = [*cfg.runs_dirs, *(r for f in self._feeds for r in f.roots())]
+        self.supervisor = Supervisor(self.conn, runs_dirs, docker_client="auto" if cfg.docker else None,
                                      judge_url=cfg.judge_url, on_alarm_cmd=cfg.on_alarm, tasks_dir=cfg.tasks_dir,
                                      host=cfg.host, settings=settings)
         for n in notes:
@@ -175,6 +184,14 @@ class EdgeTUIApp(App):
             self.post_message(EventsRecorded(run_keys))
 
         sup.on_events = on_events
+        feeds = list(self._feeds)
+        if feeds:
+            sup.host_lines = lambda: [line for f in feeds if (line := f.state_line())]
+            by_name = {f.name: f for f in feeds}
+            sup.host_state_of = lambda name: ((by_name[name].host.state.kind, by_name[name].host.state.rtt_s)
+                                              if name in by_name else None)
+            for f in feeds:
+                f.start()
 
         self._live_thread, self._live_stop = sup.start(interval=cfg.interval, on_update=on_update, poll=cfg.poll)
 
@@ -200,6 +217,9 @@ class EdgeTUIApp(App):
         dispatch_runs_updated(self, message.runs, message.messages)
 
     def _stop_live(self) -> None:
+        for f in getattr(self, "_feeds", []):
+            f.close()
+        self._feeds = []
         if self._live_stop is not None:
             self._live_stop.set()
             self._live_thread.join(timeout=10)

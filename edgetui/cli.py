@@ -37,6 +37,9 @@ def _add_live(p: argparse.ArgumentParser, top: bool = True) -> None:
                    help="do not watch the local Docker engine")
     p.add_argument("--tasks-dir", type=Path, default=d, metavar="DIR",
                    help="SForge task JSONs (default $SFORGE_TASKS_DIR or ./tasks)")
+    p.add_argument("--host", action="append", default=d, metavar="USER@HOST[:PORT]:/PATH",
+                   help="a remote runs root to supervise over SSH (repeatable; hosts.toml in the user config "
+                        "dir adds more)")
 
 
 def default_runs_dirs() -> list[Path]:
@@ -90,12 +93,14 @@ def build_parser() -> argparse.ArgumentParser:
              "edgetui ingest logs/runs ~/.claude/projects/x/session.jsonl",
              "Re-running is cheap and adds nothing already recorded; an interrupted ingest resumes where it stopped.")
     _add_db(p)
-    p.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+    p.add_argument("paths", nargs="*", type=Path, metavar="PATH",
                    help="a task dir, a run dir, a runs root (logs/runs, or <ip>/<run_id>/<task>), a transcript file "
                         "or a folder of transcripts")
     p.add_argument("--tasks-dir", type=Path, default=None, metavar="DIR",
                    help="SForge task JSONs (default $SFORGE_TASKS_DIR or ./tasks)")
-    p.add_argument("--host", default="local", help="host name for runs in flat layouts (default: local)")
+    p.add_argument("--host", action="append", default=None, metavar="NAME|USER@HOST[:PORT]:/PATH",
+                   help="host name for runs in flat layouts (default: local); or a remote runs root to record "
+                        "over SSH (repeatable), or the name of a host of hosts.toml")
     p.add_argument("--sample", action="store_true", help="tag the runs as samples (left out of aggregates)")
     p.add_argument("--prices", type=Path, default=None, metavar="FILE",
                    help="price table JSON (USD per million tokens)")
@@ -259,14 +264,28 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _live_config(args, home: bool):
     from .app import LiveConfig
 
+    from .hosts.config import load_hosts, parse_host_arg
+
     dirs = args.runs_dir or default_runs_dirs()
     for d in dirs:
         if not d.is_dir():
             raise FileNotFoundError(f"--runs-dir {d}: no such directory")
-    if not dirs and not home:
+    hosts = [parse_host_arg(v) for v in (getattr(args, "host", None) or [])]
+    named = {h.name for h in hosts}
+    hosts += [h for h in load_hosts(_hosts_file()) if h.name not in named]
+    if not dirs and not hosts and not home:
         return None
-    return LiveConfig(dirs, home=home or bool(args.runs_dir), judge_url=args.judge_url, on_alarm=args.on_alarm,
-                      poll=args.poll, docker=not args.no_docker, tasks_dir=getattr(args, "tasks_dir", None))
+    return LiveConfig(dirs, home=home or bool(args.runs_dir) or bool(getattr(args, "host", None)),
+                      judge_url=args.judge_url, on_alarm=args.on_alarm, poll=args.poll, docker=not args.no_docker,
+                      tasks_dir=getattr(args, "tasks_dir", None), hosts=hosts)
+
+
+def _hosts_file():
+    """The hosts file: ``$EDGETUI_HOSTS_FILE``, else hosts.toml in the user config directory."""
+    from .hosts.config import hosts_file
+
+    env = os.environ.get("EDGETUI_HOSTS_FILE")
+    return Path(env) if env else hosts_file()
 
 
 def cmd_app(db: Path, args=None) -> int:
@@ -342,11 +361,67 @@ def cmd_ingest(db: Path, args) -> int:
         raise FileNotFoundError(f"--tasks-dir {args.tasks_dir}: no such directory")
     if args.prices is not None and not args.prices.is_file():
         raise FileNotFoundError(f"--prices {args.prices}: no such file")
-    rep = _progress_ingest(db, args.paths, tasks_dir=args.tasks_dir, host=args.host, sample=args.sample,
-                           prices=args.prices, quiet=args.quiet, unforget=args.unforget,
-                           full=args.full)
+    from .hosts.config import is_host_arg, load_hosts, parse_host_arg
+
+    values = args.host or []
+    remote = [parse_host_arg(v) for v in values if is_host_arg(v)]
+    names = [v for v in values if not is_host_arg(v)]
+    if names and not args.paths:  # names of hosts.toml: record their roots
+        known = {h.name: h for h in load_hosts(_hosts_file())}
+        for n in names:
+            if n not in known:
+                raise ValueError(f"--host {n}: no such host in {_hosts_file()} (and no PATH given)")
+            remote.append(known[n])
+        names = []
+    if len(names) > 1:
+        raise ValueError(f"--host given {len(names)} names for local runs; give one")
+    if not args.paths and not remote:
+        raise ValueError("give a PATH to record, or --host USER@HOST[:PORT]:/PATH")
+    from .ingest import IngestReport
+
+    rep = IngestReport()
+    if args.paths:
+        rep.merge(_progress_ingest(db, args.paths, tasks_dir=args.tasks_dir, host=names[0] if names else "local",
+                                   sample=args.sample, prices=args.prices, quiet=args.quiet,
+                                   unforget=args.unforget, full=args.full))
+    for h in remote:
+        rep.merge(_ingest_remote(db, h, args))
     _print_report(rep)
     return 0 if rep.recorded_anything and not rep.failed else 1  # any path that failed: non-zero
+
+
+def _ingest_remote(db: Path, cfg, args):
+    """Record a remote host's runs roots: each root's image brought up to date over one SSH
+    connection (:mod:`edgetui.hosts.mirror`), then ingested as a local root under the host's name."""
+    from .hosts.mirror import Mirror
+    from .ingest import IngestReport
+
+    rep = IngestReport()
+    host = cfg.ssh_host()
+    try:
+        st = host.wait_up(host.connect_timeout + 2)
+        if st.kind not in ("up", "degraded"):
+            rep.messages.append(f"{cfg.name}: {st.kind}: {st.message}")
+            rep.failed.extend(f"{cfg.name}:{r}" for r in cfg.roots)
+            return rep
+        for root in cfg.roots:
+            m = Mirror(host, root)
+            try:
+                s = m.sync()
+            except OSError as e:
+                rep.messages.append(f"{cfg.name}:{root}: {e.strerror or e}")
+                rep.failed.append(f"{cfg.name}:{root}")
+                continue
+            rep.messages.extend(s.errors)
+            if not args.quiet:
+                print(f"{cfg.name}:{root}: {s.files} file(s), {len(s.changed)} changed, "
+                      f"{s.bytes_read / 1e6:.1f} MB read over SSH in {s.seconds:.1f} s", file=sys.stderr)
+            rep.merge(_progress_ingest(db, [m.local_root], tasks_dir=args.tasks_dir, host=cfg.name,
+                                       sample=args.sample, prices=args.prices, quiet=args.quiet,
+                                       unforget=args.unforget, full=args.full))
+    finally:
+        host.close()
+    return rep
 
 
 def cmd_check(db: Path, args) -> int:

@@ -74,6 +74,14 @@ def find_busybox() -> Optional[Path]:
     return None
 
 
+def find_sshd() -> Optional[Path]:
+    """OpenSSH's server (Debian's ``openssh-server`` puts it in /usr/sbin, often not on a user's PATH)."""
+    for c in (shutil.which("sshd"), "/usr/sbin/sshd", "/usr/local/sbin/sshd"):
+        if c and os.access(c, os.X_OK):
+            return Path(c)
+    return None
+
+
 @dataclass
 class Tool:
     """One system tool: how to find it and which Debian package provides it."""
@@ -99,6 +107,7 @@ TOOLS: dict[str, Tool] = {
         Tool("busybox", "busybox-static", "the Docker tests (root filesystem of their images)", find_busybox,
              unpackable=True),
         Tool("tmux", "tmux", "the end-to-end terminal tests", _which("tmux")),
+        Tool("sshd", "openssh-server", "the SSH host tests (a real OpenSSH server on 127.0.0.1)", find_sshd),
     )
 }
 

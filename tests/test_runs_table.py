@@ -184,3 +184,33 @@ def test_run_ids_and_tasks_sort_with_numbers_as_numbers():
     order = [r.run_id for r in sort_runs(rs, "run_id", now=NOW)]
     assert order[:4] == ["bench-0", "bench-1", "bench-2", "bench-3"] and order[-1] == "bench-11"
     assert [r.task_id for r in sort_runs(rs, "task", now=NOW)][-2:] == ["t10", "t11"]
+
+
+@pytest.mark.asyncio
+async def test_host_column_only_with_remote_runs_and_marked_with_the_host_state():
+    app = TableApp()
+    async with app.run_test(size=(120, 12)) as pilot:
+        t = await shown(pilot, runs(3))
+        assert "host" not in t.columns  # this machine only: the table as before
+        remote = [LiveRun(run_key=f"gpu-1/r9{i}/t", host="gpu-1", run_id=f"r9{i}", task_id="t", status="running",
+                          host_state=state) for i, state in enumerate(("up", "down"))]
+        t = await shown(pilot, [*runs(2), *remote])
+        assert list(t.columns)[:2] == ["host", "run_id"]
+        lines = visible_text(t)
+        assert lines[0].split()[0] == "host"
+        up_line = next(line for line in lines if "r90" in line)
+        down_line = next(line for line in lines if "r91" in line)
+        assert up_line.split()[:2] == ["gpu-1", "●"] and down_line.split()[:2] == ["gpu-1", "✗"]
+        assert "gpu-1:r90" not in up_line  # the host has its own column: the run id is bare
+        assert next(line for line in lines if "r000" in line).split()[0] == "local"
+
+
+def test_a_remote_hosts_cell_carries_its_round_trip_in_the_wide_tier():
+    from edgetui.widgets.runs_table import row_cells
+
+    r = LiveRun(run_key="gpu-1/r/t", host="gpu-1", run_id="r", task_id="t", host_state="up", host_rtt_s=0.0123)
+    assert row_cells(r, NOW, "w", host_column=True)["host"].plain == "gpu-1 ● 12ms"
+    assert row_cells(r, NOW, "n", host_column=True)["host"].plain == "gpu-1 ●"
+    down = LiveRun(run_key="gpu-1/r/t", host="gpu-1", run_id="r", task_id="t", host_state="down", host_rtt_s=0.01)
+    assert row_cells(down, NOW, "w", host_column=True)["host"].plain == "gpu-1 ✗"
+    assert row_cells(down, NOW, "w")["run_id"].plain == "gpu-1:r"  # no host column: the id says the host

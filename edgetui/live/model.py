@@ -125,6 +125,8 @@ class LiveRun(BaseModel):
     active_keys: list[str] = Field(default_factory=list)  # condition keys holding now (one per episode)
     operator_action: Optional[str] = None  # "stop" / "kill" when the operator ended the work container
     judge_says: Optional[str] = None  # one line of the judge's own view (--judge-url: /history)
+    host_state: Optional[str] = None  # a remote host's connection state (edgetui.hosts.ssh.HostState.kind)
+    host_rtt_s: Optional[float] = None  # its last round trip (seconds), while up or degraded
 
     def _holding(self) -> list[Alarm]:
         """The newest raised alarm of each condition that still holds (acknowledged or not)."""

@@ -219,7 +219,10 @@ class Supervisor:
     ``docker_client``: ``"auto"`` (``docker.from_env()``; an unreachable engine
     is a state message, retried), a ``docker.DockerClient``, or ``None`` (files
     only). ``judge_url`` enables /history polling. ``clock`` gives "now" (epoch
-    UTC; tests inject one). ``host`` names this machine in run keys.
+    UTC; tests inject one). ``host`` names this machine in run keys. A runs root may be given as
+    ``(path, host_name)``: its runs are keyed by that host (the image of a remote root,
+    :mod:`edgetui.hosts.feed`); the local engine's containers are joined to this machine's runs only.
+    ``host_lines``, when set, gives lines for the state messages (remote hosts' states).
     """
 
     def __init__(self, conn, runs_dirs: Iterable[Path | str], *, docker_client: Any = "auto",
@@ -234,7 +237,19 @@ class Supervisor:
         #: called (from the refresh's thread) with the run keys whose new events were just committed,
         #: before the rest of the refresh; the snapshot callback comes at its end
         self.on_events: Optional[Callable[[set[str]], None]] = None
-        self.roots = [Path(r).expanduser() for r in runs_dirs]
+        self.roots: list[Path] = []
+        self._root_host: dict[Path, str] = {}
+        for r in runs_dirs:
+            if isinstance(r, tuple):
+                path = Path(r[0]).expanduser()
+                self._root_host[path] = r[1]
+            else:
+                path = Path(r).expanduser()
+            self.roots.append(path)
+        self.host_lines: Optional[Callable[[], list[str]]] = None
+        #: (HostState.kind, round trip in seconds or None) of a remote host by name, for each run of its roots
+        self.host_state_of: Optional[Callable[[str], Optional[tuple]]] = None
+        self._run_root_host: dict[str, str] = {}  # run key -> host name of the root it was found under
         self.clock = clock
         self.host = host
         self.notes: deque[tuple[float, str]] = deque(maxlen=200)
@@ -489,6 +504,11 @@ class Supervisor:
             out.append(self.judge.error)
         if self.behind:
             out.append("catching up with existing files…")
+        if self.host_lines is not None:
+            try:
+                out.extend(line for line in self.host_lines() if line)
+            except Exception:  # noqa: BLE001 - a state line is never worth a failed refresh
+                pass
         return out
 
     # ================================================================== one refresh
@@ -626,8 +646,11 @@ class Supervisor:
                 self._note(f"{root}: runs root not found (waiting for it)")
                 continue
             try:
-                for loc in sd.discover(root, host=self.host):
+                root_host = self._root_host.get(root)
+                for loc in sd.discover(root, host=root_host or self.host):
                     found.setdefault(loc.run_key, loc)
+                    if root_host is not None:
+                        self._run_root_host.setdefault(loc.run_key, root_host)
             except OSError as e:
                 self._note(one_line(f"{root}: cannot scan ({e.strerror or e})", 200))
         for key, loc in found.items():
@@ -1658,7 +1681,17 @@ class Supervisor:
             judge_says=judge_line(rs.history, row.get("best_round"), now,
                                   assumed_policy=(f"{row.get('selection')}/{row.get('score_direction')}"
                                                   if rs.task.assumed else None)),
+            host_state=(hs := self._host_state(rs.loc.run_key)) and hs[0], host_rtt_s=hs[1] if hs else None,
         ))
+
+    def _host_state(self, run_key: str) -> Optional[tuple]:
+        name = self._run_root_host.get(run_key)
+        if name is None or self.host_state_of is None:
+            return None
+        try:
+            return self.host_state_of(name)
+        except Exception:  # noqa: BLE001
+            return None
 
     # ================================================================== file watching
     def _watch_files(self, stop: threading.Event, force_polling: bool, interval: float) -> None:

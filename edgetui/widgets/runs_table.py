@@ -212,6 +212,7 @@ class Col:
 
 #: All columns, in display order.
 COLUMNS: tuple[Col, ...] = (
+    Col("host", "host", "nmw", 5, shrink=True),  # shown only when a remote host's run is in the table
     Col("run_id", "run id", "nmw", 10, shrink=True),
     Col("task", "task", "nmw", 8, shrink=True),
     Col("model", "agent/model", "mw", 8, shrink=True),
@@ -243,10 +244,19 @@ SORT_KEYS: tuple[tuple[str, str], ...] = (
 )
 #: Caps of text columns per tier.
 _CAPS = {
-    "n": {"run_id": 18, "task": 18, "status": 16},
-    "m": {"run_id": 18, "task": 18, "model": 16, "status": 20},
-    "w": {"run_id": 30, "task": 24, "model": 24, "status": 30},
+    "n": {"host": 10, "run_id": 18, "task": 18, "status": 16},
+    "m": {"host": 14, "run_id": 18, "task": 18, "model": 16, "status": 20},
+    "w": {"host": 20, "run_id": 30, "task": 24, "model": 24, "status": 30},
 }
+
+#: mark and colour of a remote host's connection state (edgetui.hosts.ssh.HostState.kind) in the host column
+HOST_MARKS = {"up": ("●", "green"), "degraded": ("◐", "yellow"), "connecting": ("◌", "yellow"),
+              "down": ("✗", "bold red"), "auth failed": ("✗", "bold red"), "host key refused": ("✗", "bold red")}
+
+
+def has_remote(runs: Iterable[LiveRun]) -> bool:
+    """Does any run live on another host than this machine (the host column is shown then)?"""
+    return any(r.host not in ("", "local", None) for r in runs)
 
 
 def _natural(s: Optional[str]) -> tuple:
@@ -314,11 +324,20 @@ def filter_runs(runs: Iterable[LiveRun], text: Optional[str]) -> list[LiveRun]:
     return out
 
 
-def row_cells(run: LiveRun, now: float, tier: str = "w") -> dict[str, Text]:
-    """Cells of one run for every column of ``tier`` (uncut; :class:`RunsTable` fits them)."""
+def row_cells(run: LiveRun, now: float, tier: str = "w", *, host_column: bool = False) -> dict[str, Text]:
+    """Cells of one run for every column of ``tier`` (uncut; :class:`RunsTable` fits them). Without
+    ``host_column`` a remote run's id reads ``host:run_id``; with it the host has its own cell,
+    marked with its connection state (:data:`HOST_MARKS`)."""
     compact = tier == "n"
     cells: dict[str, Text] = {}
-    rid = run.run_id if run.host in ("", "local", None) else f"{run.host}:{run.run_id}"
+    host = Text(run.host or "local", style="dim" if run.host in ("", "local", None) else "")
+    if run.host_state in HOST_MARKS:
+        mark, style = HOST_MARKS[run.host_state]
+        host.append(" " + mark, style=style)
+        if tier == "w" and run.host_state in ("up", "degraded") and run.host_rtt_s is not None:
+            host.append(f" {run.host_rtt_s * 1000:.0f}ms", style="dim")
+    cells["host"] = host
+    rid = run.run_id if host_column or run.host in ("", "local", None) else f"{run.host}:{run.run_id}"
     cells["run_id"] = Text(rid, style="bold")
     cells["task"] = Text(run.task_id, style="cyan" if not compact else "bold cyan")
     model = run.model or run.agent or "–"
@@ -456,6 +475,7 @@ class RunsTable(ScrollView, can_focus=True):
         self._shrunk: set[str] = set()  # text columns cut to fit the width
         self._layout_in: tuple = ()
         self._widths_t = float("-inf")
+        self._host_col = False  # a remote host's run is shown: the host column is on
 
     # ------------------------------------------------------------------ DataTable-like reading
 
@@ -524,7 +544,7 @@ class RunsTable(ScrollView, can_focus=True):
         columns fit ``available`` cells (text columns shrunk to their minimum) for these rows.
         """
         avail = available if available is not None else max(20, (self.size.width or 160) - 1)
-        layout_in = (tier, sort_key, reverse, avail)
+        layout_in = (tier, sort_key, reverse, avail, has_remote(runs))
         new_keys = [r.run_key for r in runs]
         self._runs = {r.run_key: r for r in runs}
         self._now = now
@@ -532,11 +552,12 @@ class RunsTable(ScrollView, can_focus=True):
                 or time.monotonic() - self._widths_t >= self.WIDTHS_EVERY_S
                 or not self._show_on_screen(new_keys, list(self.columns))):
             pad = 2 * self.cell_padding
+            hc = self._host_col = has_remote(runs)
             for t in (("w", "m", "n") if tier == "auto" else (tier,)):
-                keys = [c.key for c in COLUMNS if t in c.tiers]
+                keys = [c.key for c in COLUMNS if t in c.tiers and (hc or c.key != "host")]
                 labels = {k: _label(k, t) for k in keys}
                 shown_labels = {k: _label(k, t, sort_key, reverse) for k in keys}
-                raw = [row_cells(r, now, t) for r in runs]
+                raw = [row_cells(r, now, t, host_column=hc) for r in runs]
                 widths, shrunk = self._widths(keys, raw, t, labels, avail)
                 if sum(max(widths[k], len(shown_labels[k])) + pad for k in keys) <= avail:
                     break
@@ -579,7 +600,7 @@ class RunsTable(ScrollView, can_focus=True):
         built: list[tuple[int, str, dict[str, Text]]] = []
         for i in range(top, bottom):
             rk = new_keys[i]
-            row = row_cells(self._runs[rk], self._now, self._tier)
+            row = row_cells(self._runs[rk], self._now, self._tier, host_column=self._host_col)
             for k in keys:
                 w = self.columns[k].width
                 if row[k].cell_len > w and k not in self._shrunk and w < caps.get(k, 10**6):
@@ -608,7 +629,7 @@ class RunsTable(ScrollView, can_focus=True):
     def _fresh(self, rk: str) -> dict[str, Text]:
         """The fitted cells of ``rk``, built now when they went stale off screen."""
         if rk in self._stale:
-            self._set_row(rk, row_cells(self._runs[rk], self._now, self._tier))
+            self._set_row(rk, row_cells(self._runs[rk], self._now, self._tier, host_column=self._host_col))
         return self._rows[rk]
 
     def _show_all(self, new_keys: list[str], keys: list[str], shown_labels: dict[str, str],

@@ -1,0 +1,115 @@
+"""Remote hosts to supervise: the hosts file and ``--host user@host[:port]:/path/to/logs/runs``.
+
+The hosts file is TOML in the user's config directory (``~/.config/edgetui/hosts.toml`` on
+Linux; :func:`hosts_file`), one table per host, its key the host's name (the host part of its
+run keys)::
+
+    [hosts.gpu-1]
+    ssh = "me@10.1.2.3:2222"          # user@host[:port], or an alias of ~/.ssh/config
+    roots = ["/srv/sforge/logs/runs"]  # runs roots on that host (absolute paths)
+    judge_url = "http://127.0.0.1:8000"  # optional: the judge as that host sees it
+    jump = "me@bastion.example.org"    # optional: a jump host (else ~/.ssh/config's ProxyJump)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from .ssh import SshTarget
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class HostConfig:
+    """One remote host: ``name`` (run keys' host part), ``target``, ``roots`` (absolute POSIX paths
+    on the host), ``judge_url`` and ``jump`` (optional), ``source`` (where it was given: the file
+    or ``--host``)."""
+
+    name: str
+    target: SshTarget
+    roots: tuple[str, ...]
+    judge_url: Optional[str] = None
+    source: str = "--host"
+
+    def ssh_host(self, **kw):
+        """An :class:`~edgetui.hosts.ssh.SshHost` for this host (not started)."""
+        from .ssh import SshHost
+
+        return SshHost(self.name, self.target, **kw)
+
+
+def hosts_file() -> Path:
+    """The hosts file's path (user config directory; it need not exist)."""
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("edgetui")) / "hosts.toml"
+
+
+def is_host_arg(value: str) -> bool:
+    """Does ``value`` look like ``[user@]host[:port]:/path`` (a remote root) rather than a name?"""
+    return ":/" in value and not value.startswith("/")
+
+
+def parse_host_arg(value: str) -> HostConfig:
+    """``user@host[:port]:/path/to/logs/runs`` (or ``alias:/path``) as a host. Its name is the host
+    part (``host:port`` when a port is given). Raises ``ValueError`` naming the argument."""
+    if not is_host_arg(value):
+        raise ValueError(f"--host {value}: expected user@host[:port]:/path/to/logs/runs")
+    spec, _, path = value.partition(":/")
+    try:
+        target = SshTarget.parse(spec)
+    except ValueError as e:
+        raise ValueError(f"--host {value}: {e}") from None
+    name = target.host + (f":{target.port}" if target.port else "")
+    return HostConfig(name, target, ("/" + path.rstrip("/") if path.strip("/") else "/",), None, "--host")
+
+
+def load_hosts(path: Optional[Path] = None) -> list[HostConfig]:
+    """The hosts of the hosts file (``path``, default :func:`hosts_file`); [] when it does not
+    exist. Raises ``ValueError`` with one line naming the file (and line, for TOML errors)."""
+    import tomllib
+
+    p = Path(path) if path else hosts_file()
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as e:
+        raise ValueError(f"{p}: cannot read ({e.strerror or e})") from None
+    try:
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{p}: {e}") from None
+    hosts = doc.get("hosts", {})
+    if not isinstance(hosts, dict):
+        raise ValueError(f"{p}: [hosts] must be a table of hosts ([hosts.NAME])")
+    out = []
+    for name, t in hosts.items():
+        where = f"{p}: [hosts.{name}]"
+        if not isinstance(t, dict):
+            raise ValueError(f"{where}: must be a table")
+        if not _NAME_RE.match(name) or name == "local":
+            raise ValueError(f"{where}: a host name is letters, digits, . _ : - (and not 'local')")
+        unknown = set(t) - {"ssh", "roots", "judge_url", "jump"}
+        if unknown:
+            raise ValueError(f"{where}: unknown key {sorted(unknown)[0]!r} (ssh, roots, judge_url, jump)")
+        ssh = t.get("ssh", name)
+        roots = t.get("roots")
+        if not isinstance(ssh, str):
+            raise ValueError(f"{where}: ssh must be a string (user@host[:port] or an ssh_config alias)")
+        if not isinstance(roots, list) or not roots or not all(isinstance(r, str) and r.startswith("/") for r in roots):
+            raise ValueError(f"{where}: roots must be a list of absolute paths on that host")
+        jump, judge = t.get("jump"), t.get("judge_url")
+        for k, v in (("jump", jump), ("judge_url", judge)):
+            if v is not None and not isinstance(v, str):
+                raise ValueError(f"{where}: {k} must be a string")
+        try:
+            target = SshTarget.parse(ssh, jump=jump)
+        except ValueError as e:
+            raise ValueError(f"{where}: ssh = {e}") from None
+        out.append(HostConfig(name, target, tuple(r.rstrip("/") or "/" for r in roots), judge, str(p)))
+    return out

@@ -1,0 +1,145 @@
+"""Keeping remote runs roots' images up to date while the supervisor watches them (live).
+
+A :class:`RemoteFeed` is one remote host: its :class:`~edgetui.hosts.ssh.SshHost` (one
+connection) and one :class:`~edgetui.hosts.mirror.Mirror` per runs root. A thread syncs the
+images: at once when the host's ``inotifywait`` (over one exec channel) reports a change, else
+on adaptive intervals (``min_interval_s`` after a change, doubling to ``max_interval_s`` while
+nothing changes). The supervisor watches each image as an ordinary runs root under the host's
+name (:meth:`RemoteFeed.roots`), so discovery, tailing, submissions, alarms and recording are
+the local code path. While the host is down the images stand still (the runs look quiet, the
+host's state says why); after a reconnect the next sync continues every file from its image's
+end: the tailer's stored offsets then see exactly the bytes that were appended, none twice.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+from .config import HostConfig
+from .mirror import Mirror, SyncReport
+from .ssh import SshHost
+
+
+class RemoteFeed:
+    """One remote host's images, kept in step (see the module). ``cache``: the directory holding
+    the images (default: the user cache directory). ``on_change`` is called (from the feed's
+    thread) after a sync that changed files."""
+
+    def __init__(self, cfg: HostConfig, *, host: Optional[SshHost] = None, cache: Optional[Path] = None,
+                 min_interval_s: float = 0.5, max_interval_s: float = 10.0,
+                 on_change: Optional[Callable[[SyncReport], None]] = None, use_inotify: bool = True):
+        self.cfg = cfg
+        self.host = host or cfg.ssh_host()
+        self.mirrors = [Mirror(self.host, r, (Path(cache) / _dir_name(r)) if cache else None) for r in cfg.roots]
+        self.min_interval_s, self.max_interval_s = min_interval_s, max_interval_s
+        self.on_change = on_change
+        self.use_inotify = use_inotify
+        self.last: Optional[SyncReport] = None
+        self.last_error: Optional[str] = None
+        self.syncs = 0
+        self._stop = threading.Event()
+        self._kick = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.inotify = False  # the host's inotifywait is reporting changes
+
+    @property
+    def name(self) -> str:
+        return self.cfg.name
+
+    def roots(self) -> list[tuple[Path, str]]:
+        """(image directory, host name) of each runs root, for the supervisor."""
+        for m in self.mirrors:
+            m.local_root.mkdir(parents=True, exist_ok=True)
+        return [(m.local_root, self.cfg.name) for m in self.mirrors]
+
+    def state_line(self) -> Optional[str]:
+        """One line for the supervisor's messages while the host is not up (None when it is: the
+        runs screen's host column shows it). The text stays the same while the state does (a
+        notes list keeps each distinct line): ``gpu-1: down since 23:41:07 UTC, retrying: why``."""
+        st = self.host.state
+        if st.kind == "up":
+            return f"{self.cfg.name}: {self.last_error}" if self.last_error else None
+        since = time.strftime("%H:%M:%S UTC", time.gmtime(st.since))
+        retry = ", retrying" if st.kind not in ("connecting", "degraded", "closed") else ""
+        return f"{self.cfg.name}: {st.kind} since {since}{retry}" + (f": {st.message}" if st.message else "")
+
+    def sync_once(self) -> Optional[SyncReport]:
+        """Sync every image once; None when the host could not be reached (``last_error`` says why)."""
+        total = SyncReport()
+        try:
+            for m in self.mirrors:
+                r = m.sync()
+                total.files += r.files
+                total.changed += [f"{m.remote_root}/{c}" for c in r.changed]
+                total.removed += r.removed
+                total.bytes_read += r.bytes_read
+                total.errors += r.errors
+        except OSError as e:
+            self.last_error = " ".join(str(e).split())
+            return None
+        self.last_error = total.errors[0] if total.errors else None
+        self.last = total
+        self.syncs += 1
+        if (total.changed or total.removed) and self.on_change is not None:
+            try:
+                self.on_change(total)
+            except Exception:  # noqa: BLE001 - a listener's failure is not the feed's
+                pass
+        return total
+
+    def start(self) -> "RemoteFeed":
+        self.host.start()
+        t = threading.Thread(target=self._run, name=f"edgetui-feed-{self.cfg.name}", daemon=True)
+        t.start()
+        self._threads.append(t)
+        if self.use_inotify:
+            w = threading.Thread(target=self._watch, name=f"edgetui-watch-{self.cfg.name}", daemon=True)
+            w.start()
+            self._threads.append(w)
+        return self
+
+    def close(self) -> None:
+        self._stop.set()
+        self._kick.set()
+        self.host.close()
+        for t in self._threads:
+            t.join(5)
+
+    def _run(self) -> None:
+        interval = self.min_interval_s
+        while not self._stop.is_set():
+            st = self.host.state.kind
+            if st in ("up", "degraded", "connecting"):
+                if st == "connecting":
+                    self.host.wait_up(min(self.host.connect_timeout, 5.0))
+                rep = self.sync_once()
+                changed = rep is not None and bool(rep.changed or rep.removed)
+                interval = self.min_interval_s if changed else min(interval * 2, self.max_interval_s)
+            else:
+                interval = self.min_interval_s  # down: check the state often, sync as soon as it is up
+            self._kick.wait(self.max_interval_s if self.inotify and interval >= self.max_interval_s else interval)
+            self._kick.clear()
+
+    def _watch(self) -> None:
+        """The host's inotifywait kicks the sync; without it (or while down) the intervals do."""
+        while not self._stop.is_set():
+            if self.host.state.kind not in ("up", "degraded"):
+                self._stop.wait(0.5)
+                continue
+            try:
+                self.inotify = True
+                self.host.watch([m.remote_root for m in self.mirrors], lambda _paths: self._kick.set(), self._stop)
+            except OSError:
+                self.inotify = False
+                if self.host.state.kind in ("up", "degraded"):
+                    return  # no inotifywait there: adaptive intervals only
+            self.inotify = False
+
+
+def _dir_name(root: str) -> str:
+    import urllib.parse
+
+    return urllib.parse.quote(root.rstrip("/") or "/", safe="")

@@ -1,0 +1,347 @@
+"""A remote runs root kept in step, byte by byte, in a local cache that the ingest and the tailer read.
+
+Why a cache: the ingest and the live tailer read run files as local paths (parsers, byte-offset
+tailing, generations); keeping one local, append-only image of each remote file lets both
+record a remote run through exactly the code that records a local one, so the same files give
+the same events (tests/test_ssh_ingest.py compares them by SQL). What crosses the network is
+what changed: a file that grew is read from its recorded end only (plus a 64-byte overlap that
+proves the old bytes are still there; when they are not, the file is read again whole, written
+beside and renamed over, which the tailer sees as a new generation); an unchanged file costs
+its line in one listing. Listings come from one remote ``find -printf`` over an exec channel
+(nanosecond mtimes, inodes), else from SFTP ``readdir`` (whole-second mtimes). Every mtime is
+set on the image as the remote file has it, since the ingest reads times from mtimes.
+
+Only the files the ingest reads are copied (:func:`wanted`: not the submitted archives, a
+submission's ``eval.sh`` or ``allowed_files.txt``). Nothing is ever written on the remote host. The image lives under the user cache directory
+(``~/.cache/edgetui/hosts/<host>/<remote root, quoted>``): deleting it costs one full read.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Optional
+
+from . import Entry, Host
+
+#: bytes re-read before a grown file's recorded end, compared with the image's (a replaced file)
+OVERLAP = 64
+#: bytes asked for in one read call
+CHUNK = 8 << 20
+#: a first sync of at most this many listed bytes comes as one gzipped tar stream over an exec
+#: channel (bandwidth-bound, and fewer bytes than the files); larger trees file by file
+BULK_MAX_BYTES = 256 << 20
+
+
+@dataclass
+class SyncReport:
+    """One :meth:`Mirror.sync`: ``files`` seen, ``changed`` (paths relative to the root, POSIX),
+    ``bytes_read`` over the network, ``errors`` (one line each, naming the remote path), ``seconds``."""
+
+    files: int = 0
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    bytes_read: int = 0
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    #: bytes of the compressed tar stream of a first sync (0 without one)
+    bulk_bytes: int = 0
+
+
+def default_cache(host_name: str, remote_root: str) -> Path:
+    """Where the image of ``remote_root`` on ``host_name`` lives (user cache directory)."""
+    import platformdirs
+
+    return (Path(platformdirs.user_cache_dir("edgetui")) / "hosts" / urllib.parse.quote(host_name, safe="")
+            / urllib.parse.quote(remote_root.rstrip("/") or "/", safe=""))
+
+
+def _find_walk(host, root: str) -> Optional[dict[str, Entry]]:
+    """Every path under ``root`` (relative, POSIX) from one remote ``find -L -printf``; None when
+    the host cannot run it (no exec, no GNU find)."""
+    run = getattr(host, "run", None)
+    if run is None:
+        return None
+    try:
+        status, out, _err = run(["find", "-L", root, "-mindepth", "1", "-printf", r"%y %s %T@ %i %P\0"],
+                                timeout=600)
+    except OSError:
+        return None
+    if status not in (0, 1) or (status == 1 and not out):  # 1: some entries unreadable, the rest listed
+        return None
+    got: dict[str, Entry] = {}
+    for rec in out.split(b"\0"):
+        if not rec:
+            continue
+        try:
+            kind, size, mt, ino, rel = rec.split(b" ", 4)
+            rel_s = rel.decode("utf-8", "surrogateescape")
+            mtime_ns = int(Decimal(mt.decode()) * 1_000_000_000)
+            got[rel_s] = Entry(posixpath.basename(rel_s), kind == b"d", int(size), mtime_ns, int(ino))
+        except (ValueError, ArithmeticError):
+            continue
+    return got
+
+
+def _list_walk(host: Host, root: str, depth: int = 12) -> dict[str, Entry]:
+    got: dict[str, Entry] = {}
+    todo = [("", 0)]
+    while todo:
+        rel, d = todo.pop()
+        try:
+            entries = host.list(posixpath.join(root, rel) if rel else root)
+        except OSError:
+            continue
+        for e in entries:
+            r = posixpath.join(rel, e.name) if rel else e.name
+            got[r] = e
+            if e.is_dir and d < depth:
+                todo.append((r, d + 1))
+    return got
+
+
+#: GNU tar's patterns for most of what :func:`wanted` leaves out (anything else that comes is
+#: removed from the image at the end of the sync)
+TAR_EXCLUDES = ["--exclude=*.tar.gz", "--exclude=*.tgz", "--exclude=*.tar", "--exclude=*.zip",
+                "--exclude=*/submissions/*/eval.sh", "--exclude=*/submissions/*/allowed_files.txt"]
+
+
+def wanted(rel: str) -> bool:
+    """Is the file ``rel`` (relative to a runs root) one the ingest or the tailer reads? In a
+    submission folder only :data:`~edgetui.parsers.sforge_dir.FOLDER_FILES` are (not the
+    submitted ``submission.tar.gz``, ``eval.sh``, ``allowed_files.txt``); archives are read
+    nowhere. Everything else is kept: the image is then what the ingest would read locally."""
+    from ..parsers.sforge_dir import FOLDER_FILES
+
+    parts = rel.split("/")
+    name = parts[-1]
+    if name.endswith((".tar.gz", ".tgz", ".tar", ".zip")):
+        return False
+    if len(parts) >= 3 and parts[-3] == "submissions":
+        return name in FOLDER_FILES
+    return True
+
+
+def walk(host: Host, root: str) -> dict[str, Entry]:
+    """Every file and directory under ``root`` on ``host`` (relative POSIX path -> Entry). Raises
+    ``OSError`` when ``root`` is not a directory there."""
+    top = host.stat(root)
+    if top is None or not top.is_dir:
+        raise OSError(2, "no such directory", root)
+    found = _find_walk(host, root)
+    return found if found is not None else _list_walk(host, root)
+
+
+class Mirror:
+    """The image of ``remote_root`` on ``host`` under ``local_root`` (see the module)."""
+
+    def __init__(self, host: Host, remote_root: str, local_root: Optional[Path] = None):
+        self.host, self.remote_root = host, remote_root.rstrip("/") or "/"
+        self.local_root = Path(local_root) if local_root else default_cache(host.name, self.remote_root)
+        #: totals over every sync
+        self.bytes_read = 0
+
+    def sync(self, only: Optional[set[str]] = None) -> SyncReport:
+        """Bring the image up to date (``only``: relative paths of files known changed, to skip
+        the walk). Errors of single files are listed, not raised; raises ``OSError`` when the
+        root cannot be listed (the host down, the root gone)."""
+        t0 = time.monotonic()
+        rep = SyncReport()
+        entries = walk(self.host, self.remote_root) if only is None else self._stat_only(only)
+        entries = {rel: e for rel, e in entries.items() if e.is_dir or wanted(rel)}
+        self.local_root.mkdir(parents=True, exist_ok=True)
+        if only is None:
+            self._bulk_first(entries, rep)
+        self._fetch_new(entries, rep)
+        for rel in sorted(entries):
+            e = entries[rel]
+            local = self.local_root / rel
+            if e.is_dir:
+                local.mkdir(parents=True, exist_ok=True)
+                continue
+            if e.size < 0:
+                continue
+            rep.files += 1
+            try:
+                n = self._sync_file(rel, e, local)
+            except OSError as err:
+                rep.errors.append(f"{self.host.name}:{posixpath.join(self.remote_root, rel)}: {err.strerror or err}")
+                continue
+            if n is not None:
+                rep.changed.append(rel)
+                rep.bytes_read += n
+        if only is None:
+            rep.removed = self._remove_gone(entries)
+        # directories' mtimes last (writing files into them moved them)
+        for rel, e in entries.items():
+            if e.is_dir and e.mtime_ns:
+                try:
+                    os.utime(self.local_root / rel, ns=(e.mtime_ns, e.mtime_ns))
+                except OSError:
+                    pass
+        self.bytes_read += rep.bytes_read
+        rep.seconds = time.monotonic() - t0
+        return rep
+
+    def _bulk_first(self, entries: dict[str, Entry], rep: SyncReport) -> None:
+        """A first sync (no image file yet) of a tree up to :data:`BULK_MAX_BYTES`: one remote
+        ``tar -cz`` over an exec channel, its regular files written into the image (members with
+        absolute paths, ``..``, symlinks or devices are ignored; a hard link gets its own copy), each given the listing's
+        nanosecond mtime when its size is the listed one (else mtime 0: the next sync reads it
+        again). Any failure leaves the rest to the file-by-file path."""
+        run = getattr(self.host, "run", None)
+        files = {rel: e for rel, e in entries.items() if not e.is_dir and e.size >= 0}
+        if run is None or not files or sum(e.size for e in files.values()) > BULK_MAX_BYTES:
+            return
+        if any((self.local_root / rel).exists() for rel in files):
+            return
+        import io
+        import tarfile
+
+        try:
+            status, out, _err = run(["tar", "-C", self.remote_root, *TAR_EXCLUDES, "-czf", "-", "--", "."], timeout=600)
+        except OSError:
+            return
+        if status not in (0, 1) or not out:
+            return
+        try:
+            tar = tarfile.open(fileobj=io.BytesIO(out), mode="r:gz")
+            members = tar.getmembers()
+        except (tarfile.TarError, OSError, EOFError):
+            return
+        regular = {posixpath.normpath(m.name): m for m in members if m.isfile()}
+        for m in members:
+            name = posixpath.normpath(m.name)
+            if not (m.isfile() or m.islnk()) or name.startswith(("/", "..")) or "/../" in f"/{name}/":
+                continue
+            src_m = m if m.isfile() else regular.get(posixpath.normpath(m.linkname))  # a hard link: its file's bytes
+            src = tar.extractfile(src_m) if src_m is not None else None
+            if src is None:
+                continue
+            data = src.read()
+            e = files.get(name)
+            local = self.local_root / name
+            local.parent.mkdir(parents=True, exist_ok=True)
+            with open(local, "wb") as f:
+                f.write(data)
+            mt = e.mtime_ns if e is not None and len(data) == e.size else 0
+            os.utime(local, ns=(mt, mt))
+            rep.bytes_read += len(data)
+            rep.changed.append(name)
+        rep.bulk_bytes = len(out)
+
+    def _fetch_new(self, entries: dict[str, Entry], rep: SyncReport) -> None:
+        """Files without an image yet, read many at a time (``read_files`` of an SSH host) and
+        written; :meth:`_sync_file` then finds them current."""
+        read_files = getattr(self.host, "read_files", None)
+        if read_files is None:
+            return
+        new = [rel for rel, e in entries.items() if not e.is_dir and 0 <= e.size <= CHUNK
+               and not (self.local_root / rel).exists()]
+        for i in range(0, len(new), 256):
+            batch = new[i:i + 256]
+            got = read_files([(posixpath.join(self.remote_root, r), entries[r].size) for r in batch])
+            for rel, data in zip(batch, got):
+                if isinstance(data, BaseException):
+                    continue  # _sync_file tries again and says why
+                e = entries[rel]
+                local = self.local_root / rel
+                local.parent.mkdir(parents=True, exist_ok=True)
+                tmp = local.with_name(f".{local.name}.edgetui-part")
+                with open(tmp, "wb") as f:
+                    f.write(data)
+                # the listed size is read: a file grown since is continued from there by the next
+                # sync; a shorter read (shrunk since) leaves mtime 0, so the next sync reads it again
+                mt = e.mtime_ns if len(data) == e.size else 0
+                os.utime(tmp, ns=(mt, mt))
+                os.replace(tmp, local)
+                rep.bytes_read += len(data)
+                rep.changed.append(rel)
+
+    def _stat_only(self, rels: set[str]) -> dict[str, Entry]:
+        out = {}
+        for rel in rels:
+            e = self.host.stat(posixpath.join(self.remote_root, rel))
+            if e is not None:
+                out[rel] = e
+        return out
+
+    def _sync_file(self, rel: str, e: Entry, local: Path) -> Optional[int]:
+        """Bring one file up to date; the bytes read, or None when it was unchanged."""
+        remote = posixpath.join(self.remote_root, rel)
+        try:
+            st = local.stat()
+        except FileNotFoundError:
+            st = None
+        if st is not None and st.st_size == e.size and st.st_mtime_ns == e.mtime_ns:
+            return None
+        if st is not None and 0 < st.st_size < e.size:  # grown: the new bytes, if the old are unchanged
+            start = max(0, st.st_size - OVERLAP)
+            head = self.host.read_at(remote, start, min(CHUNK, e.size - start))
+            with open(local, "r+b") as f:
+                f.seek(start)
+                if f.read(st.st_size - start) == head[:st.st_size - start]:
+                    f.seek(st.st_size)
+                    f.write(head[st.st_size - start:])
+                    n, pos = len(head), start + len(head)
+                    while pos < e.size:
+                        more = self.host.read_at(remote, pos, min(CHUNK, e.size - pos))
+                        if not more:
+                            break
+                        f.write(more)
+                        n += len(more)
+                        pos += len(more)
+                    f.flush()
+                    os.utime(local, ns=(e.mtime_ns, e.mtime_ns))
+                    return n
+        if st is not None and st.st_size == e.size and e.size > 0:
+            # same size, other mtime: a touch or a rewrite in place; compare before replacing
+            data = self._read_whole(remote, e.size)
+            if local.read_bytes() == data:
+                os.utime(local, ns=(e.mtime_ns, e.mtime_ns))
+                return len(data)
+        else:
+            data = self._read_whole(remote, e.size)
+        local.parent.mkdir(parents=True, exist_ok=True)
+        tmp = local.with_name(f".{local.name}.edgetui-part")
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.utime(tmp, ns=(e.mtime_ns, e.mtime_ns))
+        os.replace(tmp, local)  # a new inode: the tailer sees a new generation
+        return len(data)
+
+    def _read_whole(self, remote: str, size: int) -> bytes:
+        parts, pos = [], 0
+        while True:
+            chunk = self.host.read_at(remote, pos, CHUNK if size <= 0 else min(CHUNK, max(size - pos, 1)))
+            if not chunk:
+                break
+            parts.append(chunk)
+            pos += len(chunk)
+            if pos >= size and len(chunk) < CHUNK:
+                break
+        return b"".join(parts)
+
+    def _remove_gone(self, entries: dict[str, Entry]) -> list[str]:
+        gone = []
+        for dirpath, dirnames, filenames in os.walk(self.local_root, topdown=False):
+            for n in filenames:
+                p = Path(dirpath) / n
+                rel = p.relative_to(self.local_root).as_posix()
+                if rel not in entries:
+                    p.unlink(missing_ok=True)
+                    gone.append(rel)
+            for n in dirnames:
+                p = Path(dirpath) / n
+                rel = p.relative_to(self.local_root).as_posix()
+                if rel not in entries:
+                    try:
+                        p.rmdir()
+                    except OSError:
+                        pass
+        return gone

@@ -1,0 +1,735 @@
+"""A machine reached over SSH as a :class:`~edgetui.hosts.Host`: ONE asyncssh connection per host.
+
+Everything edgetui asks of a remote host travels as channels of that one connection: one SFTP
+session (listings with stats, reads by offset), exec channels (``inotifywait`` for change
+detection) and forwarded Unix sockets (the remote Docker engine, :meth:`SshHost.open_unix`).
+sshd limits the channels of a connection (``MaxSessions``, 10 by default): a per-host budget
+(:attr:`SshHost.max_channels`, the SFTP session included) queues what would exceed it.
+
+Options come from ``~/.ssh/config`` through asyncssh's own config support (``Host`` aliases,
+``Port``, ``User``, ``IdentityFile``, ``IdentityAgent``, ``ProxyJump``, ``UserKnownHostsFile``);
+edgetui never re-parses the file. Keys come from ssh-agent or unencrypted identity files; there
+is no prompt: an encrypted key without an agent, or a password-only host, is refused with "add
+the key to ssh-agent". Host keys are verified against known_hosts; an unknown or changed key is
+refused with the command that trusts it. edgetui never writes remote files and never forwards
+the agent (``agent_forwarding=False``; the SFTP session is only asked to read and list).
+
+asyncio runs in one background thread shared by every SSH host (:func:`_loop`); the methods of
+:class:`SshHost` are a synchronous facade for the threaded supervisor and ingest. A call never
+waits longer than ``op_timeout`` seconds; while the host is down a call fails at once with
+:class:`HostDown` (an ``OSError``), so a dead or slow host never blocks other hosts. The
+connection is kept by a task that reconnects with capped exponential backoff, forever, and
+reports the host's :class:`HostState`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import re
+import stat as statmod
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterable, Optional
+
+from . import Entry
+
+# ---------------------------------------------------------------------------------------------- states
+
+CONNECTING, UP, DEGRADED, DOWN, AUTH_FAILED, HOST_KEY_REFUSED, CLOSED = (
+    "connecting", "up", "degraded", "down", "auth failed", "host key refused", "closed")
+
+
+@dataclass(frozen=True)
+class HostState:
+    """Where a host's connection stands. ``kind`` is one of ``connecting``, ``up``, ``degraded``
+    (connected, but the last probe was slower than ``slow_s`` or a call timed out), ``down``,
+    ``auth failed``, ``host key refused``, ``closed``. ``since`` (epoch UTC seconds) is when it
+    entered ``kind``; ``rtt_s`` the last probe's round trip (seconds; an SFTP ``stat``, up and
+    degraded only); ``next_retry`` (epoch UTC seconds) when the next connection attempt starts
+    (down, auth failed, host key refused); ``message`` one line for the user (why, what to do)."""
+
+    kind: str
+    since: float
+    rtt_s: Optional[float] = None
+    next_retry: Optional[float] = None
+    message: str = ""
+
+    def describe(self, now: Optional[float] = None) -> str:
+        """Short text for a status column: ``up 3 ms``, ``down 2m (retry 20s)``, ``auth failed``."""
+        now = time.time() if now is None else now
+        if self.kind in (UP, DEGRADED) and self.rtt_s is not None:
+            return f"{self.kind} {self.rtt_s * 1000:.0f} ms"
+        if self.kind in (DOWN, AUTH_FAILED, HOST_KEY_REFUSED) and self.next_retry is not None:
+            age = _short_span(now - self.since)
+            return f"{self.kind} {age} (retry {_short_span(max(0.0, self.next_retry - now))})"
+        return self.kind
+
+
+def _short_span(s: float) -> str:
+    s = int(s)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+class HostDown(OSError):
+    """A call on a host that is not connected (``errno`` ``EHOSTDOWN``); its text is the host's
+    state message."""
+
+    def __init__(self, host: str, state: HostState):
+        super().__init__(errno.EHOSTDOWN, f"{host}: {state.kind}: {state.message}" if state.message
+                         else f"{host}: {state.kind}")
+        self.state = state
+
+
+# ---------------------------------------------------------------------------------------------- targets
+
+_SPEC_RE = re.compile(r"^(?:(?P<user>[^@/:\s]+)@)?(?P<host>\[[^\]]+\]|[^:/@\s]+)(?::(?P<port>\d+))?$")
+
+
+@dataclass(frozen=True)
+class SshTarget:
+    """Where to connect: ``host`` (a name, an address or an ssh_config alias), ``port`` and
+    ``user`` (None: from ssh_config, else 22 and the local user), ``jump`` (``[user@]host[:port]``
+    of a jump host, None: ssh_config's ``ProxyJump`` if any)."""
+
+    host: str
+    port: Optional[int] = None
+    user: Optional[str] = None
+    jump: Optional[str] = None
+
+    @classmethod
+    def parse(cls, spec: str, jump: Optional[str] = None) -> "SshTarget":
+        """``user@host[:port]``, ``host``, ``[::1]:2222`` or an ssh_config alias. Raises
+        ``ValueError`` naming the spec when it is none of these."""
+        m = _SPEC_RE.match(spec.strip())
+        if not m:
+            raise ValueError(f"{spec!r}: not user@host[:port] or an ssh_config alias")
+        host = m.group("host").strip("[]")
+        port = int(m.group("port")) if m.group("port") else None
+        if port is not None and not 0 < port < 65536:
+            raise ValueError(f"{spec!r}: port {port} out of range")
+        return cls(host, port, m.group("user"), jump)
+
+    def __str__(self) -> str:
+        h = f"[{self.host}]" if ":" in self.host else self.host
+        return (f"{self.user}@" if self.user else "") + h + (f":{self.port}" if self.port else "")
+
+
+# ---------------------------------------------------------------------------------------------- the loop
+
+_LOOP: Optional[asyncio.AbstractEventLoop] = None
+_LOOP_LOCK = threading.Lock()
+
+
+def _loop() -> asyncio.AbstractEventLoop:
+    """The event loop every SSH host runs on, in a daemon thread started on first use."""
+    global _LOOP
+    with _LOOP_LOCK:
+        if _LOOP is None or _LOOP.is_closed():
+            loop = asyncio.new_event_loop()
+            ready = threading.Event()
+
+            def run():
+                asyncio.set_event_loop(loop)
+                loop.call_soon(ready.set)
+                loop.run_forever()
+
+            threading.Thread(target=run, name="edgetui-ssh", daemon=True).start()
+            ready.wait()
+            _LOOP = loop
+        return _LOOP
+
+
+# ---------------------------------------------------------------------------------------------- the host
+
+
+def _os_error(e: BaseException, path: str) -> OSError:
+    """An SFTP error as the ``OSError`` the local calls raise (errno and filename set)."""
+    import asyncssh
+
+    if isinstance(e, OSError):
+        return e
+    code = errno.EIO
+    if isinstance(e, asyncssh.SFTPNoSuchFile):
+        code = errno.ENOENT
+    elif isinstance(e, asyncssh.SFTPPermissionDenied):
+        code = errno.EACCES
+    elif isinstance(e, getattr(asyncssh, "SFTPNotADirectory", ())):
+        code = errno.ENOTDIR
+    elif isinstance(e, getattr(asyncssh, "SFTPFileIsADirectory", ())):
+        code = errno.EISDIR
+    reason = getattr(e, "reason", None) or str(e) or type(e).__name__
+    return OSError(code, reason, path)
+
+
+def _entry(name: str, attrs) -> Entry:
+    mode = attrs.permissions or 0
+    mtime_ns = attrs.mtime_ns if getattr(attrs, "mtime_ns", None) else int((attrs.mtime or 0) * 1_000_000_000)
+    return Entry(name, statmod.S_ISDIR(mode), attrs.size if attrs.size is not None else -1, mtime_ns, 0)
+
+
+#: the round-trip time above which an up host is shown degraded (seconds)
+SLOW_S = 2.0
+
+
+class SshHost:
+    """A remote machine over one asyncssh connection (see the module).
+
+    ``name`` is the host part of run keys; ``target`` an :class:`SshTarget` (or its spec text).
+    ``config``: ssh_config files (default ``~/.ssh/config`` when it exists); ``known_hosts``: the
+    known_hosts file (default: asyncssh's, i.e. ssh_config's ``UserKnownHostsFile`` else
+    ``~/.ssh/known_hosts``; refusal messages name ``~/.ssh/known_hosts`` then);
+    ``client_keys``: identity files to use instead of ssh_config's and the defaults (unencrypted
+    ones only; the agent is always asked too). Times in seconds: ``connect_timeout`` (TCP and
+    login), ``op_timeout`` (any one call), ``keepalive_interval`` × ``keepalive_count_max`` (a
+    silent server is dropped after both), ``probe_interval`` (round-trip probes), backoff from
+    ``backoff_min`` doubling to ``backoff_max``. ``max_channels``: channels of the connection at
+    once (sshd's ``MaxSessions``, 10 by default), the SFTP session included.
+
+    Nothing happens until :meth:`start` (or the first call); :meth:`close` ends it.
+    """
+
+    def __init__(self, name: str, target: "SshTarget | str", *, config: Optional[list[str]] = None,
+                 known_hosts: Optional[str] = None, client_keys: Optional[list[str]] = None,
+                 connect_timeout: float = 10.0, op_timeout: float = 30.0, keepalive_interval: float = 15.0,
+                 keepalive_count_max: int = 3, probe_interval: float = 10.0, backoff_min: float = 1.0,
+                 backoff_max: float = 60.0, max_channels: int = 10, slow_s: float = SLOW_S):
+        self.name = name
+        self.target = SshTarget.parse(target) if isinstance(target, str) else target
+        if config is None:
+            default = os.path.expanduser("~/.ssh/config")
+            config = [default] if os.path.exists(default) else []
+        self.config = config
+        self._known_hosts = known_hosts
+        self.client_keys = client_keys
+        self.connect_timeout, self.op_timeout = connect_timeout, op_timeout
+        self.keepalive_interval, self.keepalive_count_max = keepalive_interval, keepalive_count_max
+        self.probe_interval, self.slow_s = probe_interval, slow_s
+        self.backoff_min, self.backoff_max = backoff_min, backoff_max
+        if max_channels < 2:
+            raise ValueError("max_channels must be at least 2 (the SFTP session and one more)")
+        self.max_channels = max_channels
+        self._state = HostState(CONNECTING, time.time())
+        self._listeners: list[Callable[[str, HostState], None]] = []
+        self._conn = None
+        self._sftp = None
+        self._up: Optional[asyncio.Event] = None
+        self._wake: Optional[asyncio.Event] = None
+        self._channels: Optional[asyncio.Semaphore] = None
+        self._keeper: Optional[asyncio.Future] = None
+        self._closed = False
+        self._lock = threading.Lock()
+        #: counters (for benches and tests): connections made, channels opened, SFTP bytes read
+        self.stats = {"connects": 0, "channels": 0, "bytes_read": 0, "max_channels_open": 0}
+        self._open_channels = 0
+        self._forwards: dict[str, str] = {}  # local socket path -> remote socket path (kept across reconnects)
+
+    # ----------------------------------------------------------------------------------- state
+
+    @property
+    def state(self) -> HostState:
+        """The current :class:`HostState`."""
+        return self._state
+
+    def on_state(self, fn: Callable[[str, HostState], None]) -> None:
+        """Call ``fn(host_name, state)`` (from the SSH thread) on every change of state."""
+        self._listeners.append(fn)
+
+    def _set_state(self, kind: str, **kw) -> None:
+        old = self._state
+        since = old.since if old.kind == kind else time.time()
+        self._state = HostState(kind, since, **kw)
+        if self._state != old:
+            for fn in list(self._listeners):
+                try:
+                    fn(self.name, self._state)
+                except Exception:
+                    pass
+
+    # ----------------------------------------------------------------------------------- lifecycle
+
+    def start(self) -> "SshHost":
+        """Start connecting (returns at once; the state says how it goes)."""
+        with self._lock:
+            if self._keeper is None and not self._closed:
+                self._keeper = asyncio.run_coroutine_threadsafe(self._keep(), _loop())
+        return self
+
+    def wait_up(self, timeout: float) -> HostState:
+        """Wait up to ``timeout`` seconds for the host to be up (or refused); returns its state."""
+        self.start()
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self._state.kind in (UP, DEGRADED, AUTH_FAILED, HOST_KEY_REFUSED):
+                return self._state
+            time.sleep(0.02)
+        return self._state
+
+    def reconnect_now(self) -> None:
+        """Skip the backoff wait: try to connect again at once."""
+        loop = _loop()
+        if self._wake is not None:
+            loop.call_soon_threadsafe(self._wake.set)
+
+    def close(self) -> None:
+        """Close the connection and stop reconnecting."""
+        self._closed = True
+        fut = self._keeper
+        if fut is not None:
+            _loop().call_soon_threadsafe(fut.cancel)
+        conn = self._conn
+        if conn is not None:
+            _loop().call_soon_threadsafe(conn.close)
+        for local in self._forwards:
+            try:
+                os.unlink(local)
+                os.rmdir(os.path.dirname(local))
+            except OSError:
+                pass
+        self._set_state(CLOSED)
+
+    def __enter__(self) -> "SshHost":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def resolved(self) -> tuple[str, int, str]:
+        """(address, port, known_hosts file) after ssh_config (asyncssh's own reading of it: an
+        alias's ``HostName``, ``Port``, ``UserKnownHostsFile``), for messages."""
+        host, port, kh = self.target.host, self.target.port, self._known_hosts
+        try:
+            import getpass
+
+            from asyncssh.config import SSHClientConfig
+
+            cfg = SSHClientConfig.load(None, self.config, False, False, False, getpass.getuser(),
+                                       self.target.user or (), self.target.host, self.target.port or ())
+            host = cfg.get("Hostname", host) or host
+            port = port or cfg.get("Port", None)
+            files = cfg.get("UserKnownHostsFile", None)
+            if not kh and files:
+                kh = files[0] if isinstance(files, (list, tuple)) else files
+        except Exception:  # noqa: BLE001 - only for a message
+            pass
+        return host, int(port or 22), os.path.expanduser(kh or "~/.ssh/known_hosts")
+
+    def known_hosts_path(self) -> str:
+        """The known_hosts file host keys are checked against (see the class)."""
+        return self.resolved()[2]
+
+    # ----------------------------------------------------------------------------------- connecting
+
+    async def _connect(self):
+        import asyncssh
+
+        t = self.target
+        kw: dict[str, Any] = dict(
+            config=self.config, connect_timeout=self.connect_timeout, login_timeout=self.connect_timeout,
+            keepalive_interval=self.keepalive_interval, keepalive_count_max=self.keepalive_count_max,
+            agent_forwarding=False, password_auth=False, kbdint_auth=False, x11_forwarding=False,
+        )
+        if self._known_hosts:
+            kw["known_hosts"] = os.path.expanduser(self._known_hosts)
+        if t.port:
+            kw["port"] = t.port
+        if t.user:
+            kw["username"] = t.user
+        if t.jump:
+            kw["tunnel"] = t.jump
+        if self.client_keys is not None:
+            kw["client_keys"] = [os.path.expanduser(k) for k in self.client_keys]
+            kw["ignore_encrypted"] = True
+        return await asyncio.wait_for(asyncssh.connect(t.host, **kw), self.connect_timeout + 1)
+
+    def _refusal(self, e: BaseException) -> tuple[str, str]:
+        """(state kind, one-line message) for a failed connection attempt."""
+        import asyncssh
+
+        t = self.target
+        if isinstance(e, asyncssh.HostKeyNotVerifiable):
+            addr, port, kh = self.resolved()
+            shown = _tilde(kh)
+            key_host = f"[{addr}]:{port}" if port != 22 else addr
+            scan = f"ssh-keyscan -p {port} {addr} >> {shown}"
+            if _known_host_listed(kh, addr, port):
+                return HOST_KEY_REFUSED, (
+                    f"host key of {key_host} CHANGED since it was trusted in {shown} (another machine, or "
+                    f"an attack): if the change is expected, check the new fingerprint, then "
+                    f"`ssh-keygen -f {shown} -R '{key_host}'` and `{scan}`")
+            return HOST_KEY_REFUSED, (f"host key of {key_host} is unknown (not in {shown}): check its "
+                                      f"fingerprint, then trust it with `{scan}`")
+        if isinstance(e, asyncssh.PermissionDenied):
+            return AUTH_FAILED, (f"no key accepted for {t}: edgetui uses keys from ssh-agent or unencrypted "
+                                 "identity files, and never asks for a password or passphrase: add the key "
+                                 "to ssh-agent (`ssh-add ~/.ssh/id_ed25519`)")
+        if isinstance(e, asyncio.TimeoutError):
+            return DOWN, f"no answer from {t} within {self.connect_timeout:g} s"
+        text = " ".join(str(e).split()) or type(e).__name__
+        return DOWN, f"cannot connect to {t}: {text}"
+
+    async def _keep(self) -> None:
+        """Connect, watch, reconnect with capped backoff, until closed."""
+        self._up = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._channels = asyncio.Semaphore(self.max_channels - 1)
+        backoff = self.backoff_min
+        try:
+            while not self._closed:
+                if self._state.kind not in (AUTH_FAILED, HOST_KEY_REFUSED):
+                    self._set_state(CONNECTING, message=str(self.target))
+                try:
+                    conn = await self._connect()
+                    self._channels = asyncio.Semaphore(self.max_channels - 1)
+                    sftp = await asyncio.wait_for(conn.start_sftp_client(), self.connect_timeout)
+                except asyncio.CancelledError:
+                    raise
+                except BaseException as e:
+                    kind, msg = self._refusal(e)
+                    self._set_state(kind, next_retry=time.time() + backoff, message=msg)
+                    await self._sleep(backoff)
+                    backoff = min(backoff * 2, self.backoff_max)
+                    continue
+                self.stats["connects"] += 1
+                self._conn, self._sftp = conn, sftp
+                for local, remote in list(self._forwards.items()):
+                    await self._listen_unix(conn, local, remote)
+                backoff = self.backoff_min
+                t0 = time.monotonic()
+                try:
+                    await asyncio.wait_for(sftp.stat("."), self.op_timeout)
+                    self._set_state(UP, rtt_s=time.monotonic() - t0, message=str(self.target))
+                except BaseException:
+                    pass
+                self._up.set()
+                probe = asyncio.ensure_future(self._probe_loop(conn, sftp))
+                try:
+                    await conn.wait_closed()
+                finally:
+                    probe.cancel()
+                    self._up.clear()
+                    self._conn = self._sftp = None
+                if self._closed:
+                    break
+                self._set_state(DOWN, next_retry=time.time() + backoff,
+                                message=f"connection to {self.target} lost")
+                await self._sleep(backoff)
+                backoff = min(backoff * 2, self.backoff_max)
+        finally:
+            conn = self._conn
+            if conn is not None:
+                conn.close()
+
+    async def _sleep(self, s: float) -> None:
+        assert self._wake is not None
+        self._wake.clear()
+        try:
+            await asyncio.wait_for(self._wake.wait(), s)
+        except asyncio.TimeoutError:
+            pass
+
+    async def _probe_loop(self, conn, sftp) -> None:
+        """Measure the round trip every ``probe_interval`` s (an SFTP stat); slow: degraded."""
+        while True:
+            await asyncio.sleep(self.probe_interval)
+            t0 = time.monotonic()
+            try:
+                await asyncio.wait_for(sftp.stat("."), max(self.op_timeout, self.slow_s))
+            except asyncio.CancelledError:
+                raise
+            except asyncio.TimeoutError:
+                self._set_state(DEGRADED, rtt_s=time.monotonic() - t0,
+                                message=f"{self.target} answers no probe within {self.op_timeout:g} s")
+                continue
+            except Exception:
+                conn.close()
+                return
+            rtt = time.monotonic() - t0
+            if rtt > self.slow_s:
+                self._set_state(DEGRADED, rtt_s=rtt, message=f"{self.target} is slow ({rtt:.1f} s round trip)")
+            else:
+                self._set_state(UP, rtt_s=rtt, message=str(self.target))
+
+    # ----------------------------------------------------------------------------------- sync facade
+
+    def _run(self, coro_fn: Callable[[], Any], what: str, timeout: Optional[float] = None):
+        """Run ``coro_fn()`` on the SSH loop for at most ``timeout`` (``op_timeout``) seconds."""
+        self.start()
+        st = self._state
+        if st.kind not in (UP, DEGRADED, CONNECTING) or (st.kind == CONNECTING and self.stats["connects"]):
+            raise HostDown(self.name, st)
+        timeout = self.op_timeout if timeout is None else timeout
+
+        async def call():
+            while self._up is None or not self._up.is_set():  # the first connection: wait (bounded)
+                if self._state.kind not in (CONNECTING, UP, DEGRADED):
+                    raise HostDown(self.name, self._state)
+                await asyncio.sleep(0.02)
+            return await coro_fn()
+
+        fut = asyncio.run_coroutine_threadsafe(asyncio.wait_for(call(), timeout), _loop())
+        try:
+            return fut.result(timeout + 1)
+        except (asyncio.TimeoutError, TimeoutError):
+            fut.cancel()
+            if self._state.kind in (UP, DEGRADED):
+                self._set_state(DEGRADED, rtt_s=self._state.rtt_s,
+                                message=f"{what}: no answer from {self.target} within {timeout:g} s")
+                raise OSError(errno.ETIMEDOUT, f"{self.name}: no answer within {timeout:g} s", what) from None
+            raise HostDown(self.name, self._state) from None
+        except OSError:
+            raise
+        except Exception as e:
+            import asyncssh
+
+            if isinstance(e, (asyncssh.DisconnectError, asyncssh.ChannelOpenError, ConnectionError, EOFError)):
+                raise OSError(errno.EHOSTDOWN, f"{self.name}: connection lost ({e})", what) from None
+            raise _os_error(e, what) from None
+
+    def list(self, path: str) -> list[Entry]:
+        """Entries of ``path`` with their stats (one SFTP ``readdir``; a symlink is stat'ed to tell
+        a directory). SFTP v3 (OpenSSH) has whole-second mtimes and no inodes: ``inode`` is 0."""
+
+        async def go():
+            sftp = self._sftp
+            out = []
+            for n in await sftp.readdir(path):
+                if n.filename in (".", ".."):
+                    continue
+                a = n.attrs
+                if a.permissions is not None and statmod.S_ISLNK(a.permissions):
+                    try:
+                        a = await sftp.stat(path.rstrip("/") + "/" + n.filename)
+                    except Exception:
+                        out.append(Entry(n.filename, False, -1, 0, 0))
+                        continue
+                out.append(_entry(n.filename, a))
+            return out
+
+        return self._run(go, path)
+
+    def stat(self, path: str) -> Optional[Entry]:
+        async def go():
+            import asyncssh
+
+            try:
+                a = await self._sftp.stat(path)
+            except asyncssh.SFTPNoSuchFile:
+                return None
+            return _entry(path.rstrip("/").rsplit("/", 1)[-1], a)
+
+        try:
+            return self._run(go, path)
+        except OSError as e:
+            if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.EACCES):
+                return None
+            raise
+
+    def read_at(self, path: str, offset: int, n: int) -> bytes:
+        """Up to ``n`` bytes of ``path`` from ``offset`` (one SFTP open, read, close; large reads go
+        as parallel requests). Raises ``OSError`` (``EISDIR`` for a directory)."""
+
+        async def go():
+            sftp = self._sftp
+            async with sftp.open(path, "rb") as f:
+                data = await f.read(n, offset)
+            self.stats["bytes_read"] += len(data)
+            return data
+
+        return self._run(go, path)
+
+    def read_files(self, files: list[tuple[str, int]], parallel: int = 32) -> list:
+        """The first ``n`` bytes of each ``(path, n)`` (n: the listed size; fewer at a shorter
+        file's end), ``parallel`` files in flight at once over the one SFTP session (a first scan
+        of thousands of small files is then bound by bandwidth, not by round trips). Returns, in
+        order, each file's bytes or the ``OSError`` reading it raised."""
+
+        async def one(sem, path, n):
+            async with sem:
+                try:
+                    async with self._sftp.open(path, "rb") as f:
+                        data = await f.read(n, 0) if n > 0 else b""
+                except Exception as e:  # noqa: BLE001 - returned per file
+                    return _os_error(e, path)
+                self.stats["bytes_read"] += len(data)
+                return data
+
+        async def go():
+            sem = asyncio.Semaphore(parallel)
+            return await asyncio.gather(*(one(sem, p, n) for p, n in files))
+
+        return self._run(go, f"{len(files)} files", timeout=self.op_timeout + len(files) * 0.05)
+
+    def read_file(self, path: str, max_bytes: int = 64 << 20) -> bytes:
+        """The whole file (at most ``max_bytes``)."""
+        return self.read_at(path, 0, max_bytes)
+
+    async def _channel(self):
+        """Hold one unit of the channel budget (queued when all are in use)."""
+        assert self._channels is not None
+        await self._channels.acquire()
+        self._open_channels += 1
+        self.stats["channels"] += 1
+        self.stats["max_channels_open"] = max(self.stats["max_channels_open"], self._open_channels + 1)
+
+    async def _opening(self, open_fn: Callable[[], Any]):
+        """``await open_fn()`` (a channel open), retried for up to 2 s while the server refuses it:
+        sshd frees a closed session a moment after the client saw it close, so a queued channel
+        can meet a full ``MaxSessions`` for that moment."""
+        import asyncssh
+
+        end = time.monotonic() + 2.0
+        while True:
+            try:
+                return await open_fn()
+            except asyncssh.ChannelOpenError:
+                if time.monotonic() > end:
+                    raise
+                await asyncio.sleep(0.05)
+
+    def _release(self) -> None:
+        self._open_channels -= 1
+        assert self._channels is not None
+        self._channels.release()
+
+    def run(self, argv: list[str], timeout: Optional[float] = None) -> tuple[int, bytes, bytes]:
+        """Run a command on the host over an exec channel (queued on the channel budget): (exit
+        status, stdout, stderr); 127 when the command is missing. The command line is built with
+        ``shlex.quote`` from ``argv``."""
+        import shlex
+
+        cmd = " ".join(shlex.quote(a) for a in argv)
+
+        async def go():
+            await self._channel()
+            try:
+                proc = await self._opening(lambda: self._conn.create_process(cmd, encoding=None))
+                r = await proc.wait(check=False)
+            finally:
+                self._release()
+            return (r.exit_status if r.exit_status is not None else 255, r.stdout or b"", r.stderr or b"")
+
+        return self._run(go, cmd, timeout)
+
+    def open_unix(self, path: str = "/var/run/docker.sock"):
+        """A byte stream to the Unix socket ``path`` on the host (``direct-streamlocal`` over the
+        connection): ``(reader, writer)`` asyncio streams bound to the SSH loop, and a ``release``
+        callable to give back the channel when done. Raises ``OSError`` when the server refuses."""
+
+        async def go():
+            await self._channel()
+            try:
+                reader, writer = await self._opening(lambda: self._conn.open_unix_connection(path))
+            except BaseException:
+                self._release()
+                raise
+            return reader, writer
+
+        reader, writer = self._run(go, path)
+        done = threading.Event()
+
+        def release():
+            if not done.is_set():
+                done.set()
+                _loop().call_soon_threadsafe(lambda: (writer.close(), self._release()))
+
+        return reader, writer, release
+
+    async def _listen_unix(self, conn, local: str, remote: str) -> None:
+        try:
+            os.unlink(local)  # the listener of an earlier connection
+        except FileNotFoundError:
+            pass
+        try:
+            await conn.forward_local_path(local, remote)
+        except Exception:  # noqa: BLE001 - the engine's user sees it as "engine unavailable"
+            pass
+
+    def forward_unix(self, remote_path: str = "/var/run/docker.sock") -> str:
+        """A local Unix socket (in a private 0700 directory) whose every connection is a
+        ``direct-streamlocal`` channel to ``remote_path`` on the host over this connection; set up
+        again after each reconnect. Returns the local path (e.g. for
+        ``docker.DockerClient(base_url="unix://" + path)``). Raises ``OSError`` when the host is down."""
+        import tempfile
+
+        for local, remote in self._forwards.items():
+            if remote == remote_path:
+                return local
+        local = os.path.join(tempfile.mkdtemp(prefix="edgetui-ssh-"), "sock")
+        self._forwards[local] = remote_path
+
+        async def go():
+            await self._listen_unix(self._conn, local, remote_path)
+
+        self._run(go, remote_path)
+        return local
+
+    def call(self, coro_fn: Callable[[], Any], what: str = "", timeout: Optional[float] = None):
+        """Run an async function on the SSH loop under this host's timeouts (for channel users)."""
+        return self._run(coro_fn, what, timeout)
+
+    def watch(self, paths: Iterable[str], on_change: Callable[[set[str]], None], stop) -> None:
+        """Remote ``inotifywait -m -r`` over one exec channel, changed paths passed to
+        ``on_change`` (batched over 0.4 s). Raises ``OSError`` when the host has no
+        ``inotifywait`` (exit 127) or the connection goes: callers then poll with :meth:`list`."""
+        import shlex
+
+        paths = list(paths)
+        cmd = ("exec inotifywait -m -r -q -e close_write,modify,create,delete,moved_to,moved_from,attrib "
+               "--format '%w%f' -- " + " ".join(shlex.quote(p) for p in paths))
+
+        async def go():
+            await self._channel()
+            try:
+                proc = await self._opening(lambda: self._conn.create_process(cmd, encoding="utf-8",
+                                                                             errors="surrogateescape"))
+                pending: set[str] = set()
+                last = time.monotonic()
+                while not stop.is_set():
+                    try:
+                        line = await asyncio.wait_for(proc.stdout.readline(), 0.4)
+                    except asyncio.TimeoutError:
+                        line = None
+                    if line == "":
+                        break
+                    if line:
+                        pending.add(line.rstrip("\n"))
+                    if pending and (line is None or time.monotonic() - last > 0.4):
+                        batch, pending = pending, set()
+                        last = time.monotonic()
+                        await asyncio.get_running_loop().run_in_executor(None, on_change, batch)
+                proc.close()
+                if stop.is_set():
+                    return None
+                await proc.wait_closed()
+                return proc.exit_status
+            finally:
+                self._release()
+
+        status = self._run(go, "inotifywait", timeout=10 ** 9)
+        if status is not None and not stop.is_set():
+            raise OSError(errno.ENOSYS if status == 127 else errno.EIO,
+                          f"{self.name}: cannot watch with inotifywait (exit {status})")
+
+
+def _tilde(path: str) -> str:
+    home = os.path.expanduser("~")
+    return "~" + path[len(home):] if path.startswith(home + os.sep) else path
+
+
+def _known_host_listed(known_hosts: str, host: str, port: int) -> bool:
+    """Does ``known_hosts`` hold any key for ``host`` at ``port`` (a changed key, then)?"""
+    try:
+        import asyncssh
+
+        kh = asyncssh.read_known_hosts(known_hosts)
+        keys = kh.match(host, host, port)
+    except Exception:
+        return False
+    return bool(keys[0] or keys[1] or keys[3] or keys[4])

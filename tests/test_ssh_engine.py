@@ -1,0 +1,95 @@
+"""The remote Docker engine through /var/run/docker.sock forwarded over the host's SSH connection: this
+machine's real engine behind a real OpenSSH sshd on 127.0.0.1, driven by DockerWatch (listing,
+joining by name, stop, kill) as for the local engine; the forward comes back after a reconnect."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+
+import docker
+import pytest
+
+import prereqs
+from docker_images import build_busybox_image, remove_containers, remove_image
+from sshd_fixture import Sshd
+
+from edgetui.hosts.engine import remote_docker_client
+from edgetui.hosts.ssh import UP, SshHost
+from edgetui.live.docker_watch import DockerWatch
+
+
+@pytest.fixture(scope="module")
+def engine():
+    try:
+        c = docker.from_env(timeout=10)
+        c.ping()
+    except Exception as e:  # noqa: BLE001
+        why = f"Docker engine not reachable: {' '.join(str(e).split())[:200]}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{why} (CI=true: Docker tests must not be skipped)")
+        pytest.skip(why)
+    return c
+
+
+@pytest.fixture(scope="module")
+def image(engine):
+    tag = build_busybox_image(engine)
+    yield tag
+    remove_image(engine, tag)
+
+
+def _wait(pred, timeout=20.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_remote_engine_lists_joins_and_stops_containers_over_the_ssh_connection(engine, image, tmp_path,
+                                                                                monkeypatch):
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    tok = "edt" + uuid.uuid4().hex[:8]
+    s = Sshd(prereqs.need("sshd"), tmp_path / "sshd").start()
+    host = SshHost("box", f"{s.user}@127.0.0.1:{s.port}", config=[], known_hosts=str(s.known_hosts(tmp_path / "kh")),
+                   client_keys=[str(s.user_key)], backoff_min=0.1, backoff_max=0.5, connect_timeout=10)
+    try:
+        assert host.wait_up(10).kind == UP
+        work = engine.containers.run(image, ["sleep", "600"], name=f"sforge.run.tiny_stats.{tok}", detach=True)
+        judge = engine.containers.run(image, ["sleep", "600"], name=f"edgebench.judge.tiny_stats.{tok}abc",
+                                      detach=True)
+        client = remote_docker_client(host)
+        watch = DockerWatch(client, host="box")
+        assert watch.refresh(), watch.error
+        w = watch.by_name[f"sforge.run.tiny_stats.{tok}"]
+        j = watch.by_name[f"edgebench.judge.tiny_stats.{tok}abc"]
+        assert (w.role, w.task_id, w.run_id, w.state, w.host) == ("work", "tiny_stats", tok, "running", "box")
+        assert (j.role, j.submission_id) == ("judge", f"{tok}abc")
+        # the route is the SSH connection: with sshd gone the forwarded engine is unreachable ...
+        s.kill_all()
+        assert _wait(lambda: host.state.kind != UP)
+        assert not watch.refresh() and "docker unavailable" in (watch.error or "")
+        # ... and after the reconnect it is back (the forward is set up again on the new connection)
+        s.start()
+        host.reconnect_now()
+        assert _wait(lambda: host.state.kind == UP), host.state
+        watch.retry_s = 0
+        assert _wait(lambda: watch.refresh()), watch.error
+        out = watch.stop_container(w.name, timeout=1)
+        assert "could not" not in out, out
+        work.reload()
+        assert work.status == "exited"
+        out = watch.kill_container(j.name)
+        assert "could not" not in out, out
+        judge.reload()
+        assert judge.status == "exited"
+        assert watch.refresh() and watch.by_name[w.name].state == "exited"
+        watch.close()
+        client.close()
+    finally:
+        remove_containers(engine, tok)
+        host.close()
+        s.close()

@@ -1,0 +1,265 @@
+"""SshHost against a real OpenSSH sshd on 127.0.0.1 (tests/sshd_fixture.py), and asyncssh's own
+in-process server for faults sshd cannot be made to show on cue (a host key changed between
+reconnects)."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+import prereqs
+from sshd_fixture import Sshd, free_port, keygen
+
+from edgetui.hosts import Host
+from edgetui.hosts.local import LocalHost
+from edgetui.hosts.ssh import AUTH_FAILED, DEGRADED, DOWN, HOST_KEY_REFUSED, UP, HostDown, SshHost, SshTarget
+
+
+@pytest.fixture
+def sshd(tmp_path, monkeypatch):
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)  # only the keys a test gives
+    s = Sshd(prereqs.need("sshd"), tmp_path / "sshd").start()
+    yield s
+    s.close()
+
+
+def host_for(s: Sshd, tmp_path: Path, **kw) -> SshHost:
+    kh = tmp_path / "known_hosts"
+    if not kh.exists():
+        s.known_hosts(kh)
+    kw.setdefault("client_keys", [str(s.user_key)])
+    return SshHost("box", f"{s.user}@127.0.0.1:{s.port}", config=[], known_hosts=str(kh), **kw)
+
+
+def test_target_specs():
+    assert SshTarget.parse("me@example.org:2222") == SshTarget("example.org", 2222, "me")
+    assert SshTarget.parse("build-7") == SshTarget("build-7", None, None)
+    assert SshTarget.parse("[::1]:22") == SshTarget("::1", 22, None)
+    assert str(SshTarget.parse("me@[::1]:2200")) == "me@[::1]:2200"
+    with pytest.raises(ValueError, match="not user@host"):
+        SshTarget.parse("me@host:/path")
+    with pytest.raises(ValueError, match="out of range"):
+        SshTarget.parse("host:70000")
+
+
+def test_list_stat_read_match_the_local_host(sshd, tmp_path):
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    data = os.urandom(300_000)
+    (tree / "blob.bin").write_bytes(data)
+    (tree / "small.txt").write_text("hello\n")
+    (tree / "link").symlink_to(tree / "sub")
+    h = host_for(sshd, tmp_path)
+    try:
+        assert isinstance(h, Host)
+        assert h.wait_up(10).kind == UP, h.state
+        local = LocalHost()
+        got = {e.name: e for e in h.list(str(tree))}
+        want = {e.name: e for e in local.list(str(tree))}
+        assert set(got) == set(want) == {"sub", "blob.bin", "small.txt", "link"}
+        for n, e in want.items():
+            assert got[n].is_dir == e.is_dir and got[n].size == e.size, n
+            assert got[n].mtime_ns == e.mtime_ns // 1_000_000_000 * 1_000_000_000  # SFTP v3: whole seconds
+        assert h.read_at(str(tree / "blob.bin"), 123_456, 100_000) == data[123_456:223_456]
+        assert h.read_at(str(tree / "blob.bin"), 299_990, 100) == data[299_990:]
+        assert h.read_at(str(tree / "blob.bin"), 400_000, 10) == b""
+        assert h.stat(str(tree / "small.txt")).size == 6
+        assert h.stat(str(tree / "nope")) is None
+        with pytest.raises(OSError) as ei:
+            h.read_at(str(tree / "nope"), 0, 1)
+        assert ei.value.errno == errno.ENOENT and ei.value.filename == str(tree / "nope")
+        with pytest.raises(OSError):
+            h.list(str(tree / "small.txt"))
+        assert h.stats["connects"] == 1  # everything over one connection
+        assert h.state.rtt_s is not None and h.state.rtt_s < 1
+    finally:
+        h.close()
+
+
+def test_unknown_host_key_refused_with_the_command_that_trusts_it(sshd, tmp_path):
+    kh = tmp_path / "known_hosts"
+    kh.write_text("")
+    h = SshHost("box", f"{sshd.user}@127.0.0.1:{sshd.port}", config=[], known_hosts=str(kh),
+                client_keys=[str(sshd.user_key)], backoff_min=30)
+    try:
+        st = h.wait_up(10)
+        assert st.kind == HOST_KEY_REFUSED
+        assert f"ssh-keyscan -p {sshd.port} 127.0.0.1 >> {kh}" in st.message and "unknown" in st.message
+        with pytest.raises(HostDown, match="host key refused"):
+            h.list("/")
+    finally:
+        h.close()
+    # the command it names really trusts the host
+    out = subprocess.run(["ssh-keyscan", "-p", str(sshd.port), "127.0.0.1"], capture_output=True, text=True)
+    kh.write_text(out.stdout)
+    h = SshHost("box", f"{sshd.user}@127.0.0.1:{sshd.port}", config=[], known_hosts=str(kh),
+                client_keys=[str(sshd.user_key)])
+    try:
+        assert h.wait_up(10).kind == UP
+    finally:
+        h.close()
+
+
+def test_encrypted_key_without_agent_is_refused_with_add_to_agent(sshd, tmp_path):
+    enc = keygen(tmp_path / "enc_key", passphrase="secret words")
+    (sshd.tmp / "authorized_keys").write_text((tmp_path / "enc_key.pub").read_text())
+    h = host_for(sshd, tmp_path, client_keys=[str(enc)], backoff_min=30)
+    try:
+        st = h.wait_up(10)
+        assert st.kind == AUTH_FAILED and "add the key to ssh-agent" in st.message, st
+    finally:
+        h.close()
+
+
+def test_keys_from_ssh_agent_and_options_from_ssh_config(sshd, tmp_path, monkeypatch):
+    """An ssh_config alias gives HostName, Port, User; the only key is in a real ssh-agent."""
+    sock = tmp_path / "agent.sock"
+    agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if sock.exists():
+                break
+            time.sleep(0.05)
+        env = {**os.environ, "SSH_AUTH_SOCK": str(sock)}
+        subprocess.run(["ssh-add", "-q", str(sshd.user_key)], env=env, check=True, capture_output=True)
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
+        cfg = tmp_path / "ssh_config"
+        cfg.write_text(f"Host testbox\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
+                       f"  UserKnownHostsFile {sshd.known_hosts(tmp_path / 'kh2')}\n")
+        h = SshHost("box", "testbox", config=[str(cfg)])
+        try:
+            assert h.wait_up(10).kind == UP, h.state
+            assert h.stat(str(tmp_path)).is_dir
+        finally:
+            h.close()
+    finally:
+        agent.kill()
+        agent.wait()
+
+
+def test_channel_budget_queues_beyond_max_sessions(tmp_path, monkeypatch):
+    """15 exec channels at once against MaxSessions 10: none refused, never more than 10 open."""
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    s = Sshd(prereqs.need("sshd"), tmp_path / "sshd", max_sessions=10).start()
+    h = host_for(s, tmp_path, max_channels=10)
+    try:
+        assert h.wait_up(10).kind == UP
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(15) as ex:
+            res = list(ex.map(lambda i: h.run(["sh", "-c", f"sleep 0.3; echo {i}"]), range(15)))
+        assert [r[1].strip() for r in res] == [str(i).encode() for i in range(15)]
+        assert all(r[0] == 0 for r in res)
+        assert h.stats["max_channels_open"] == 10  # 9 exec + the SFTP session
+        assert h.stats["connects"] == 1
+    finally:
+        h.close()
+        s.close()
+
+
+def test_stopped_server_degrades_then_goes_down_and_comes_back(sshd, tmp_path):
+    """SIGSTOP of sshd and its sessions: a call times out (degraded) without blocking long, the
+    missed keepalives drop the connection (down, with the next retry), SIGCONT brings it back."""
+    h = host_for(sshd, tmp_path, op_timeout=1.0, keepalive_interval=0.5, keepalive_count_max=2,
+                 connect_timeout=3.0, backoff_min=0.2, backoff_max=1.0, probe_interval=0.3)
+    other = tmp_path / "f"
+    other.write_text("x")
+    try:
+        assert h.wait_up(10).kind == UP
+        sshd.stop_all()
+        t0 = time.monotonic()
+        with pytest.raises(OSError):
+            h.read_at(str(other), 0, 1)
+        assert time.monotonic() - t0 < 3
+        seen = set()
+        end = time.monotonic() + 25
+        while time.monotonic() < end and DOWN not in seen:
+            seen.add(h.state.kind)
+            time.sleep(0.05)
+        assert DEGRADED in seen or DOWN in seen
+        assert h.state.kind in (DOWN, "connecting"), h.state
+        t0 = time.monotonic()
+        with pytest.raises(HostDown):
+            h.list(str(tmp_path))
+        assert time.monotonic() - t0 < 0.5  # a down host fails at once
+        sshd.cont_all()
+        end = time.monotonic() + 30
+        while time.monotonic() < end and h.state.kind != UP:
+            time.sleep(0.05)
+        assert h.state.kind == UP, h.state
+        assert h.read_at(str(other), 0, 1) == b"x"
+        assert h.stats["connects"] == 2
+    finally:
+        sshd.cont_all()
+        h.close()
+
+
+def test_changed_host_key_between_reconnects_is_refused(tmp_path, monkeypatch):
+    """asyncssh's server in-process: trusted with key A; restarted with key B on the same port."""
+    import asyncssh
+
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    port = free_port()
+    ka, kb = keygen(tmp_path / "ka"), keygen(tmp_path / "kb")
+    user_key = keygen(tmp_path / "user")
+    kh = tmp_path / "known_hosts"
+    kh.write_text(f"[127.0.0.1]:{port} " + " ".join((tmp_path / "ka.pub").read_text().split()[:2]) + "\n")
+
+    class Server(asyncssh.SSHServer):
+        def begin_auth(self, username):
+            return True
+
+        def public_key_auth_supported(self):
+            return True
+
+        def validate_public_key(self, username, key):
+            return True
+
+    async def listen(key):
+        return await asyncssh.listen("127.0.0.1", port, server_host_keys=[str(key)], server_factory=Server,
+                                     sftp_factory=True)
+
+    loop = asyncio.new_event_loop()
+    import threading
+
+    t = threading.Thread(target=loop.run_forever, daemon=True)
+    t.start()
+
+    def on_loop(coro, timeout=5):
+        return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout)
+
+    srv = on_loop(listen(ka))
+    h = SshHost("box", f"me@127.0.0.1:{port}", config=[], known_hosts=str(kh), client_keys=[str(user_key)],
+                backoff_min=0.2, backoff_max=0.5)
+    try:
+        assert h.wait_up(10).kind == UP, h.state
+
+        async def swap():
+            srv.close()
+            await srv.wait_closed()
+            return await listen(kb)
+
+        new = on_loop(swap())
+        h.call(lambda: _close_conn(h), "drop")  # the live connection goes: the client reconnects, meets key B
+        end = time.monotonic() + 10
+        while time.monotonic() < end and h.state.kind != HOST_KEY_REFUSED:
+            time.sleep(0.05)
+        assert h.state.kind == HOST_KEY_REFUSED, h.state
+        assert "CHANGED" in h.state.message and f"ssh-keygen -f {kh} -R '[127.0.0.1]:{port}'" in h.state.message
+        assert f"ssh-keyscan -p {port} 127.0.0.1" in h.state.message
+        new.close()
+        on_loop(new.wait_closed())
+    finally:
+        h.close()
+        loop.call_soon_threadsafe(loop.stop)
+        t.join(5)
+
+
+async def _close_conn(h: SshHost):
+    h._conn.close()

@@ -1,0 +1,129 @@
+"""A remote runs root over a real OpenSSH sshd is recorded with the same events as a local ingest of
+the same files (compared by SQL, EXCEPT both ways), through the mirror (edgetui/hosts/mirror.py)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import prereqs
+from sshd_fixture import Sshd
+
+from edgetui.db import open_db
+from edgetui.hosts.mirror import Mirror, wanted
+from edgetui.hosts.ssh import UP, SshHost
+from edgetui.ingest import ingest_paths
+
+ROOT = Path(__file__).resolve().parents[1]
+SETS = [(ROOT / "sample_runs" / "runs", ROOT / "sample_runs" / "tasks"),
+        (ROOT / "sample_runs" / "genuine" / "runs", ROOT / "sample_runs" / "genuine" / "tasks")]
+
+#: every column of events, submissions and runs but the local paths (where the files were read)
+COMPARE = {
+    "events": "SELECT * EXCLUDE (ingested_at) FROM events" ,
+    "submissions": "SELECT * FROM submissions",
+    "runs": "SELECT * EXCLUDE (run_dir, source_path, ingested_at, updated_at) FROM runs",
+    "test_results": "SELECT * FROM test_results",
+}
+
+
+@pytest.fixture
+def served(tmp_path, monkeypatch):
+    """An sshd serving copies of the sample and genuine runs (mtimes kept, nanoseconds included)."""
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    s = Sshd(prereqs.need("sshd"), tmp_path / "sshd").start()
+    roots = []
+    for i, (runs, _tasks) in enumerate(SETS):
+        dest = tmp_path / "home" / f"set{i}" / "logs" / "runs"
+        shutil.copytree(runs, dest, copy_function=shutil.copy2)
+        roots.append(dest)
+    host = SshHost("box", f"{s.user}@127.0.0.1:{s.port}", config=[], known_hosts=str(s.known_hosts(tmp_path / "kh")),
+                   client_keys=[str(s.user_key)])
+    assert host.wait_up(10).kind == UP, host.state
+    yield s, host, roots
+    host.close()
+    s.close()
+
+
+def _columns(conn, table: str) -> set[str]:
+    return {r[0] for r in conn.execute(f"DESCRIBE {table}").fetchall()}
+
+
+def _query(conn, table: str) -> str:
+    q = COMPARE[table]
+    cols = _columns(conn, table)
+    if "EXCLUDE" in q:  # exclude only the columns this schema has
+        inner = q.split("EXCLUDE (")[1].split(")")[0]
+        keep = [c.strip() for c in inner.split(",") if c.strip() in cols]
+        q = q.replace(f"EXCLUDE ({inner})", f"EXCLUDE ({', '.join(keep)})" if keep else "")
+    return q
+
+
+def test_remote_root_recorded_as_the_local_ingest_of_the_same_files(served, tmp_path):
+    s, host, roots = served
+    local_db, remote_db = tmp_path / "local.duckdb", tmp_path / "remote.duckdb"
+    lc, rc = open_db(local_db), open_db(remote_db)
+    try:
+        for (_, tasks), root in zip(SETS, roots):
+            lrep = ingest_paths(lc, [root], tasks_dir=tasks, host="box")
+            m = Mirror(host, str(root), tmp_path / "cache" / root.parent.parent.name)
+            srep = m.sync()
+            assert not srep.errors, srep.errors
+            files = [p for p in root.rglob("*") if p.is_file()]
+            kept = [p for p in files if wanted(p.relative_to(root).as_posix())]
+            assert len(kept) < len(files)  # the submitted archives, eval.sh, allowed_files.txt stay there
+            assert srep.bytes_read == sum(p.stat().st_size for p in kept)  # the first sync reads each once
+            assert sorted(p.relative_to(m.local_root) for p in m.local_root.rglob("*") if p.is_file()) == \
+                sorted(p.relative_to(root) for p in kept)
+            rrep = ingest_paths(rc, [m.local_root], tasks_dir=tasks, host="box")
+            assert sorted(lrep.runs) == sorted(rrep.runs) and lrep.runs
+            assert not rrep.failed
+            # nothing changed: the next sync reads nothing
+            again = m.sync()
+            assert again.bytes_read == 0 and again.changed == []
+        lc.close()
+        rc.execute(f"ATTACH '{local_db}' AS l (READ_ONLY)")
+        n_events = rc.execute("SELECT count(*) FROM events").fetchone()[0]
+        assert n_events > 1000
+        assert rc.execute("SELECT count(DISTINCT split_part(run_key, '/', 1)) FROM runs").fetchone()[0] >= 2  # box + the ip group
+        for table in COMPARE:
+            q = _query(rc, table)
+            ql = q.replace(f"FROM {table}", f"FROM l.{table}")
+            only_remote = rc.execute(f"SELECT count(*) FROM ({q} EXCEPT ALL {ql})").fetchone()[0]
+            only_local = rc.execute(f"SELECT count(*) FROM ({ql} EXCEPT ALL {q})").fetchone()[0]
+            assert (only_remote, only_local) == (0, 0), table
+        # run_dir: the image's path, the same place under the root as the remote one
+        pairs = rc.execute("SELECT r.run_dir, x.run_dir FROM runs r JOIN l.runs x USING (run_key)").fetchall()
+        assert len(pairs) == rc.execute("SELECT count(*) FROM runs").fetchone()[0]
+        for mine, theirs in pairs:
+            rel_m = Path(mine).relative_to(tmp_path / "cache")
+            rel_t = Path(theirs).relative_to(tmp_path / "home")
+            assert rel_m.parts[0] == rel_t.parts[0] and rel_m.parts[1:] == rel_t.parts[3:]
+    finally:
+        rc.close()
+
+
+def test_a_grown_file_is_read_from_its_end_and_a_replaced_one_whole(served, tmp_path):
+    s, host, roots = served
+    d = roots[0].parent / "grow"
+    d.mkdir()
+    f = d / "run_agent.log"
+    f.write_bytes(b"a" * 10_000)
+    m = Mirror(host, str(d), tmp_path / "img")
+    assert m.sync().bytes_read == 10_000
+    with open(f, "ab") as fh:
+        fh.write(b"b" * 5_000)
+    rep = m.sync()
+    assert rep.changed == ["run_agent.log"] and rep.bytes_read == 5_000 + 64  # the new bytes and the overlap
+    assert (m.local_root / "run_agent.log").read_bytes() == f.read_bytes()
+    ino = (m.local_root / "run_agent.log").stat().st_ino
+    f.write_bytes(b"c" * 20_000)  # rewritten larger: the overlap differs, read whole, a new inode
+    rep = m.sync()
+    assert (m.local_root / "run_agent.log").read_bytes() == b"c" * 20_000
+    assert (m.local_root / "run_agent.log").stat().st_ino != ino
+    assert (m.local_root / "run_agent.log").stat().st_mtime_ns == f.stat().st_mtime_ns
+    f.unlink()
+    assert m.sync().removed == ["run_agent.log"] and not (m.local_root / "run_agent.log").exists()

@@ -1,0 +1,317 @@
+"""Remote runs live over a real OpenSSH sshd: the hosts file and --host, a run written line by line
+on the server while the supervisor follows it through the SSH feed, the server killed mid-stream
+and started again (same event set as the offline ingest of the final files: no gap, no duplicate),
+and one host down leaving the other host's runs live."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import prereqs
+from sshd_fixture import Sshd
+
+from edgetui.db import open_db
+from edgetui.hosts.config import HostConfig, is_host_arg, load_hosts, parse_host_arg
+from edgetui.hosts.feed import RemoteFeed
+from edgetui.hosts.ssh import DOWN, UP, SshHost, SshTarget
+from edgetui.ingest import ingest_paths
+
+ROOT = Path(__file__).resolve().parents[1]
+GENUINE = ROOT / "sample_runs" / "genuine"
+TZ = "real-tz-20261201182000"
+SRC = GENUINE / "runs" / TZ / "tiny_stats"
+TASKS = GENUINE / "tasks"
+SOURCES = ("run_agent.log", "agent_output.txt")
+COLS = 'source, generation, "offset", sub, kind, summary, tool_name, tool_use_id'
+
+
+# ------------------------------------------------------------------------------------------ config
+
+def test_host_arg_and_hosts_file(tmp_path):
+    h = parse_host_arg("me@10.1.2.3:2222:/srv/logs/runs/")
+    assert h == HostConfig("10.1.2.3:2222", SshTarget("10.1.2.3", 2222, "me"), ("/srv/logs/runs",), None, "--host")
+    assert parse_host_arg("gpu-box:/data/runs").name == "gpu-box"
+    assert is_host_arg("me@h:/x") and not is_host_arg("box") and not is_host_arg("/abs/path")
+    with pytest.raises(ValueError, match="expected user@host"):
+        parse_host_arg("me@h")
+    f = tmp_path / "hosts.toml"
+    assert load_hosts(f) == []
+    f.write_text('[hosts.gpu-1]\nssh = "me@10.0.0.9"\nroots = ["/srv/runs"]\njudge_url = "http://127.0.0.1:8000"\n'
+                 'jump = "me@bastion"\n\n[hosts.alias-only]\nroots = ["/a", "/b/"]\n')
+    hs = load_hosts(f)
+    assert [h.name for h in hs] == ["gpu-1", "alias-only"]
+    assert hs[0].target == SshTarget("10.0.0.9", None, "me", "me@bastion") and hs[0].judge_url == "http://127.0.0.1:8000"
+    assert hs[1].target.host == "alias-only" and hs[1].roots == ("/a", "/b")
+    f.write_text('[hosts.x]\nroots = "/srv"\n')
+    with pytest.raises(ValueError, match=r"hosts.toml: \[hosts.x\]: roots must be a list of absolute paths"):
+        load_hosts(f)
+    f.write_text('[hosts.x]\nroots = ["/a"]\nport = 22\n')
+    with pytest.raises(ValueError, match="unknown key 'port'"):
+        load_hosts(f)
+    f.write_text('[hosts.x\nroots = ["/a"]\n')
+    with pytest.raises(ValueError, match=r"hosts.toml: .*line 1"):
+        load_hosts(f)
+
+
+# ------------------------------------------------------------------------------------------ servers
+
+@pytest.fixture
+def two_sshd(tmp_path, monkeypatch):
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    servers = [Sshd(prereqs.need("sshd"), tmp_path / f"sshd{i}").start() for i in range(2)]
+    yield servers
+    for s in servers:
+        s.close()
+
+
+def _host(s: Sshd, tmp_path: Path, name: str) -> SshHost:
+    kh = tmp_path / f"kh-{name}"
+    if not kh.exists():
+        s.known_hosts(kh)
+    return SshHost(name, f"{s.user}@127.0.0.1:{s.port}", config=[], known_hosts=str(kh), client_keys=[str(s.user_key)],
+                   connect_timeout=10, backoff_min=0.1, backoff_max=0.5, keepalive_interval=1, keepalive_count_max=2)
+
+
+def _start_run(runs: Path) -> Path:
+    dst = runs / TZ / "tiny_stats"
+    dst.mkdir(parents=True)
+    for name in ("run_config.json", "_claude_settings.json", "install_output.txt", "started_at"):
+        shutil.copy2(SRC / name, dst / name)
+    return dst
+
+
+def _finish_run(dst: Path) -> None:
+    for name in ("auto_eval_ticks.log", "evolve_state.json", "run_history.json", "final_result.json"):
+        shutil.copy2(SRC / name, dst / name)
+    shutil.copytree(SRC / "submissions", dst / "submissions")
+
+
+def _wait(pred, timeout=15.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_killing_sshd_mid_stream_resumes_with_exactly_the_offline_event_set(two_sshd, tmp_path):
+    from edgetui.live.alarms import AlarmSettings
+    from edgetui.live.supervisor import Supervisor
+
+    s = two_sshd[0]
+    runs = tmp_path / "remote" / "logs" / "runs"
+    dst = _start_run(runs)
+    host = _host(s, tmp_path, "box")
+    feed = RemoteFeed(HostConfig("box", host.target, (str(runs),)), host=host, cache=tmp_path / "cache")
+    conn = open_db(tmp_path / "live.duckdb")
+    sup = Supervisor(conn, feed.roots(), docker_client=None, tasks_dir=TASKS,
+                     settings=AlarmSettings(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0))
+    sup.host_lines = lambda: [feed.state_line()]
+    host.start()
+    assert host.wait_up(10).kind == UP
+    out_lines = (SRC / "agent_output.txt").read_bytes().splitlines(keepends=True)
+    log_lines = (SRC / "run_agent.log").read_bytes().splitlines(keepends=True)
+    assert len(out_lines) > 40
+    kill_at, back_at = len(out_lines) // 3, len(out_lines) * 2 // 3
+    seen_down = False
+    try:
+        with open(dst / "agent_output.txt", "wb") as out, open(dst / "run_agent.log", "wb") as log:
+            for i, line in enumerate(out_lines):
+                out.write(line[: len(line) // 2])  # half a line first: it must wait for its newline
+                out.flush()
+                if i % 5 == 0:
+                    feed.sync_once()
+                    sup.poll_once()
+                out.write(line[len(line) // 2:])
+                out.flush()
+                if i < len(log_lines):
+                    log.write(log_lines[i])
+                    log.flush()
+                if i == kill_at:
+                    s.kill_all()  # mid-stream: the connection goes, writing goes on
+                    assert _wait(lambda: host.state.kind not in (UP, "degraded"))
+                if kill_at < i < back_at and i % 5 == 0:
+                    assert feed.sync_once() is None  # down: nothing synced, nothing lost
+                    sup.poll_once()
+                    seen_down = seen_down or any(m.startswith("box: ") and ("down" in m or "connecting" in m)
+                                                 for m in sup.messages)
+                if i == back_at:
+                    s.start()
+                    host.reconnect_now()
+                    assert _wait(lambda: host.state.kind == UP), host.state
+            log.writelines(log_lines[len(out_lines):])
+        _finish_run(dst)
+        for _ in range(3):
+            assert feed.sync_once() is not None
+            sup.poll_once()
+            time.sleep(0.05)
+    finally:
+        sup.close()
+        host.close()
+    assert seen_down
+    assert host.stats["connects"] == 2
+    offline_db = tmp_path / "offline.duckdb"
+    oc = open_db(offline_db)
+    ingest_paths(oc, [runs], tasks_dir=TASKS, host="box")
+    oc.close()
+    conn.execute(f"ATTACH '{offline_db}' AS o (READ_ONLY)")
+    src = ", ".join(f"'{x}'" for x in SOURCES)
+    live_q = f"SELECT {COLS} FROM events WHERE source IN ({src})"
+    off_q = f"SELECT {COLS} FROM o.events WHERE source IN ({src})"
+    n = conn.execute(f"SELECT count(*) FROM ({live_q})").fetchone()[0]
+    assert n > 40
+    assert conn.execute(f"SELECT count(*) FROM ({live_q} EXCEPT ALL {off_q})").fetchone()[0] == 0  # no duplicate
+    assert conn.execute(f"SELECT count(*) FROM ({off_q} EXCEPT ALL {live_q})").fetchone()[0] == 0  # no gap
+    assert conn.execute("SELECT count(*) FROM events WHERE kind = 'parse_error'").fetchone()[0] == \
+        conn.execute("SELECT count(*) FROM o.events WHERE kind = 'parse_error'").fetchone()[0]
+    keys = {r[0] for r in conn.execute("SELECT run_key FROM runs").fetchall()}
+    assert keys == {f"box/{TZ}/tiny_stats"}
+    conn.close()
+
+
+def test_one_host_down_leaves_the_other_hosts_runs_live(two_sshd, tmp_path):
+    """Two hosts, two feeds on their own threads (inotifywait absent here: adaptive intervals); one
+    sshd killed: the other host's run keeps growing in the database."""
+    from edgetui.live.alarms import AlarmSettings
+    from edgetui.live.supervisor import Supervisor
+
+    feeds, dsts = [], []
+    for i, s in enumerate(two_sshd):
+        runs = tmp_path / f"remote{i}" / "logs" / "runs"
+        dsts.append(_start_run(runs))
+        host = _host(s, tmp_path, f"box{i}")
+        feeds.append(RemoteFeed(HostConfig(f"box{i}", host.target, (str(runs),)), host=host,
+                                cache=tmp_path / f"cache{i}", min_interval_s=0.1, max_interval_s=0.3))
+    conn = open_db(tmp_path / "live.duckdb")
+    sup = Supervisor(conn, [r for f in feeds for r in f.roots()], docker_client=None, tasks_dir=TASKS,
+                     settings=AlarmSettings(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0))
+    sup.host_lines = lambda: [f.state_line() for f in feeds]
+    for f in feeds:
+        f.start()
+    lines = (SRC / "agent_output.txt").read_bytes().splitlines(keepends=True)
+
+    def n_events(host: str) -> int:
+        return conn.execute("SELECT count(*) FROM events WHERE run_key LIKE ? AND source = 'agent_output.txt'",
+                            [f"{host}/%"]).fetchone()[0]
+
+    try:
+        outs = [open(d / "agent_output.txt", "wb") for d in dsts]
+        for ln in lines[:10]:
+            for o in outs:
+                o.write(ln)
+                o.flush()
+
+        def both_seen():
+            sup.poll_once()
+            return n_events("box0") > 0 and n_events("box1") > 0
+        assert _wait(both_seen, 20)
+        two_sshd[0].kill_all()
+        assert _wait(lambda: feeds[0].host.state.kind not in (UP, "degraded"))
+        before = n_events("box1"), n_events("box0")
+        t0 = time.monotonic()
+        for ln in lines[10:30]:
+            for o in outs:
+                o.write(ln)
+                o.flush()
+
+        def other_grew():
+            sup.poll_once()
+            return n_events("box1") > before[0]
+        assert _wait(other_grew, 20)
+        assert time.monotonic() - t0 < 10
+        assert n_events("box0") == before[1]  # the down host's run stands still, nothing invented
+        assert any(m.startswith("box0: ") and ("down" in m or "connecting" in m) for m in sup.messages), sup.messages
+        assert not any(m.startswith("box1:") for m in sup.messages), sup.messages  # up: its column says so
+        assert feeds[1].host.state.kind == UP
+        for o in outs:
+            o.close()
+    finally:
+        for f in feeds:
+            f.close()
+        sup.close()
+        conn.close()
+
+
+def test_cli_ingest_over_ssh_config_alias_and_hosts_file(two_sshd, tmp_path):
+    """`edgetui ingest --host alias:/path` and `--host NAME` of hosts.toml, with HOME's ~/.ssh/config
+    (alias, port, user, identity file, known_hosts) read by asyncssh itself."""
+    s = two_sshd[0]
+    runs = tmp_path / "remote" / "logs" / "runs"
+    shutil.copytree(GENUINE / "runs" / TZ, runs / TZ, copy_function=shutil.copy2)
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    s.known_hosts(home / ".ssh" / "known_hosts")
+    (home / ".ssh" / "config").write_text(f"Host devbox\n  HostName 127.0.0.1\n  Port {s.port}\n  User {s.user}\n"
+                                          f"  IdentityFile {s.user_key}\n")
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(f'[hosts.lab]\nssh = "devbox"\nroots = ["{runs}"]\n')
+    env = {**os.environ, "HOME": str(home), "EDGETUI_HOSTS_FILE": str(hosts), "XDG_CACHE_HOME": str(tmp_path / "xc")}
+    env.pop("SSH_AUTH_SOCK", None)
+    db = tmp_path / "cli.duckdb"
+    exe = [str(Path(sys.executable).parent / "edgetui")]
+    r = subprocess.run([*exe, "--db", str(db), "ingest", "-q", "--tasks-dir", str(TASKS), "--host",
+                        f"devbox:{runs}"], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([*exe, "--db", str(db), "ingest", "-q", "--tasks-dir", str(TASKS), "--host", "lab"],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    import duckdb
+
+    c = duckdb.connect(str(db), read_only=True)
+    keys = sorted(k for (k,) in c.execute("SELECT run_key FROM runs").fetchall())
+    c.close()
+    assert keys == [f"devbox/{TZ}/tiny_stats", f"lab/{TZ}/tiny_stats"]
+    # an unknown host key: exit 1 and the command that trusts it
+    (home / ".ssh" / "known_hosts").write_text("")
+    r = subprocess.run([*exe, "--db", str(db), "ingest", "-q", "--host", f"devbox:{runs}"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and f"ssh-keyscan -p {s.port} 127.0.0.1" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.asyncio
+async def test_the_app_shows_a_remote_hosts_runs_beside_local_ones_with_its_state(two_sshd, tmp_path, monkeypatch):
+    """EdgeTUIApp (Pilot) with a local runs root and a host of hosts.toml reached through an
+    ~/.ssh/config alias: both runs in one runs screen, the host column marking the host up, then
+    down once its sshd is killed (the local run still listed)."""
+    from test_live_app_docker import _rows, _until
+
+    from edgetui.app import EdgeTUIApp, LiveConfig
+    from edgetui.screens.runs import RunsScreen
+
+    s = two_sshd[0]
+    remote = tmp_path / "remote" / "logs" / "runs"
+    shutil.copytree(GENUINE / "runs" / TZ, remote / TZ, copy_function=shutil.copy2)
+    local = tmp_path / "local" / "runs"
+    shutil.copytree(GENUINE / "runs" / TZ, local / TZ, copy_function=shutil.copy2)
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    s.known_hosts(home / ".ssh" / "known_hosts")
+    (home / ".ssh" / "config").write_text(f"Host devbox\n  HostName 127.0.0.1\n  Port {s.port}\n  User {s.user}\n"
+                                          f"  IdentityFile {s.user_key}\n")
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(f'[hosts.lab]\nssh = "devbox"\nroots = ["{remote}"]\n')
+    for k, v in (("HOME", home), ("XDG_CACHE_HOME", tmp_path / "xc"), ("XDG_CONFIG_HOME", tmp_path / "xcfg")):
+        monkeypatch.setenv(k, str(v))
+    hs = load_hosts(hosts)
+    app = EdgeTUIApp(tmp_path / "app.duckdb", live=LiveConfig([local], home=True, interval=0.5, docker=False,
+                                                             hosts=hs), on_empty=lambda p: None)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _until(pilot, lambda: isinstance(app.screen, RunsScreen), what="runs screen")
+        screen = app.screen
+        await _until(pilot, lambda: len(screen.runs) == 2, timeout=30, what="the local and the remote run")
+        assert {r.run_key for r in screen.runs} == {f"local/{TZ}/tiny_stats", f"lab/{TZ}/tiny_stats"}
+        await _until(pilot, lambda: any(r.startswith("lab ●") for r in _rows(screen)), what="lab up")
+        assert any(r.startswith("local ") for r in _rows(screen))
+        s.kill_all()
+        await _until(pilot, lambda: any(r.startswith("lab ✗") for r in _rows(screen)), timeout=20, what="lab down")
+        await _until(pilot, lambda: any(m.startswith("lab: down") for m in screen.messages), what="a down line")
+        assert len(screen.runs) == 2
