@@ -22,7 +22,7 @@ ORDER BY r.run_key
 """
 
 SUBS_SQL = """
-SELECT run_key, round, kind, n, submission_id, status, t, seen_at, runtime_s, pass_rate, score, score_flag,
+SELECT run_key, round, kind, n, submission_id, status, t, submitted_at, seen_at, runtime_s, pass_rate, score, score_flag,
        score_0_100, max_score, valid, error
 FROM submissions {where}
 """

@@ -1,10 +1,8 @@
 """Score at h hours of one run: best-so-far at elapsed h under the task's selection policy.
 
 A run's **curve** is the step function of its per-task value against the elapsed time at which
-each graded submission's result was known: ``known_at = t + runtime_s`` (the judge's grading
-start, ``report.json`` ``submitted_at``, plus its grading runtime ``runtime_seconds``; the replay
-draws the round at ``t``, its grading start), else the agent's ``seen_at`` (``evolve_state.json``
-``at``), else ``t``. At each known time the best is SForge's selection (:func:`replay.selection.select_best`)
+each graded submission's result was known: ``submissions.t``, as the replay draws it
+(``evolve_state.json`` ``at``, else the judge's ``Result:`` line, else the report's time). At each known time the best is SForge's selection (:func:`replay.selection.select_best`)
 over the submissions known by then, taken in submission (creation) order, as the judge does.
 
 **Per-task value** (0–100): the best round's rescaled score (``score_0_100`` as SForge wrote it,
@@ -128,19 +126,25 @@ def _num(v: Any) -> Optional[float]:
 
 
 def known_elapsed(sub: Mapping[str, Any], started_at: Optional[float]) -> Optional[float]:
-    """Seconds from the run's start to when a submission's result was known: ``t + runtime_s``,
-    else ``seen_at``, else ``t`` (``t`` and ``seen_at`` epoch UTC; ``None`` without a start or time)."""
+    """Seconds from the run's start to when a submission's result was known: ``submissions.t``,
+    which the ingest sets to that moment (``evolve_state.json`` ``at``, else the judge's
+    ``Result:`` line, else the report's time: :func:`edgetui.parsers.sforge_dir.result_known_time`);
+    a row without ``submitted_at`` (an older record, whose ``t`` was the grading start) adds its
+    ``runtime_s``. ``None`` without a start or time."""
     t = _num(sub.get("t"))
-    if started_at is None:
+    if started_at is None or t is None:
         return None
-    rt = _num(sub.get("runtime_s"))
-    kind = sub.get("kind")
-    if t is not None and rt is not None and kind != "game":  # a game's runtime_seconds is its move count
-        return t + rt - started_at
-    seen = _num(sub.get("seen_at"))
-    if seen is not None:
-        return seen - started_at
-    return None if t is None else t - started_at
+    if sub.get("submitted_at", 0) is None and sub.get("kind") != "game":
+        rt = _num(sub.get("runtime_s"))
+        if rt is not None:
+            return t + rt - started_at
+    return t - started_at
+
+
+def _sent(sub: Mapping[str, Any]) -> Optional[float]:
+    """When a submission was sent (its judge history's creation order): ``submitted_at``, else ``t``."""
+    v = _num(sub.get("submitted_at"))
+    return v if v is not None else _num(sub.get("t"))
 
 
 def _value_of(row: Mapping[str, Any], best_pass_rate: Any, spec: Optional[dict]) -> Optional[float]:
@@ -180,8 +184,7 @@ def run_curve(run: Mapping[str, Any], subs: Sequence[Mapping[str, Any]], rescale
             curve.end_elapsed_s, curve.now_elapsed_s = clock(curve.end_elapsed_s), clock(curve.now_elapsed_s)
     counted = [s for s in subs if s.get("kind") != "manual" and s.get("status") != "in_flight"]
     # creation order: the judge's history order (submission time, as the ingest orders them)
-    order = sorted(counted, key=lambda s: (_num(s.get("t")) is None, _num(s.get("t")) or 0.0,
-                                           s.get("n") or 0, str(s.get("round"))))
+    order = sorted(counted, key=lambda s: (_sent(s) is None, _sent(s) or 0.0, s.get("n") or 0, str(s.get("round"))))
     entries = [entry_from_submission(SimpleNamespace(**{k: s.get(k) for k in _RECORD_FIELDS})) for s in order]
     known = [known_elapsed(s, start) for s in order]
     if clock is not None:

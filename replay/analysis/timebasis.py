@@ -38,7 +38,8 @@ def wait_intervals(subs: Iterable[Mapping[str, Any]], cooldowns: Iterable[Mappin
     for s in subs:
         if s.get("kind") not in ("agent", "legacy"):
             continue
-        t, rt = s.get("t"), s.get("runtime_s")
+        # the grading starts when the round was sent (submissions.t is when its result was known)
+        t, rt = (s.get("submitted_at") if s.get("submitted_at") is not None else s.get("t")), s.get("runtime_s")
         if t is None or rt is None or rt <= 0:
             continue
         iv.append((t - started_at, t - started_at + float(rt)))
