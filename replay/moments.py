@@ -54,7 +54,8 @@ from dataclasses import asdict, dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from replay.selection import best_so_far, display_value, entry_from_submission
+# (_Selector: best_so_far's own fold, kept between live updates so a series resumes where it ended)
+from replay.selection import _Selector, display_value, entry_from_submission
 
 __all__ = [
     "DETECTOR_VERSION", "DETECTORS", "Params", "DEFAULT_PARAMS", "Graded", "BehaviourEvent", "Cycle",
@@ -212,44 +213,62 @@ def graded_series(subs: Sequence[Mapping[str, Any]], *, selection: str = "pass_r
     ``components``: round → {sub-score name: score}; ``event_ids``: round → its
     ``judge_result`` event id. Raises ``ValueError`` for an unknown ``selection``.
     """
+    sel = _Selector(direction, selection)
+    return list(_graded_from(_known_rows(subs), 0, sel, None, score_task=score_task, started_at=started_at,
+                             components=components, event_ids=event_ids))
+
+
+#: the submission fields a graded round is made of (its signature in :class:`OnlineMoments`)
+_SUB_FIELDS = ("kind", "round", "submission_id", "status", "score", "score_flag", "pass_rate", "max_score", "valid",
+               "error", "t", "submitted_at", "runtime_s")
+
+
+def _t_submit(r: Any) -> Optional[float]:
+    v = _row_get(r, "submitted_at")
+    return v if v is not None else _row_get(r, "t")
+
+
+def _t_result(r: Any) -> Optional[float]:
+    # ``submissions.t`` is when the round's result was known (edgetui.ingest.finalize_run);
+    # without it, the submission plus the judge's runtime
+    v = _row_get(r, "t")
+    if v is not None:
+        return v
+    t = _row_get(r, "submitted_at")
+    return None if t is None else t + float(_row_get(r, "runtime_s") or 0.0)
+
+
+def _known_rows(subs: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """The rows SForge counts (no manual round, none in flight), in result-known order."""
     rows = [r for r in subs if _row_get(r, "kind") != "manual" and _row_get(r, "status") != "in_flight"]
+    rows.sort(key=lambda r: (_t_result(r) is None, _t_result(r) or 0.0, _row_get(r, "round") or ""))
+    return rows
 
-    def t_submit(r):
-        v = _row_get(r, "submitted_at")
-        return v if v is not None else _row_get(r, "t")
 
-    def t_result(r):
-        # ``submissions.t`` is when the round's result was known (edgetui.ingest.finalize_run);
-        # without it, the submission plus the judge's runtime
-        v = _row_get(r, "t")
-        if v is not None:
-            return v
-        t = _row_get(r, "submitted_at")
-        return None if t is None else t + float(_row_get(r, "runtime_s") or 0.0)
-
-    rows.sort(key=lambda r: (t_result(r) is None, t_result(r) or 0.0, _row_get(r, "round") or ""))
-    recs = [SimpleNamespace(**{k: _row_get(r, k) for k in (
-        "kind", "round", "submission_id", "status", "score", "score_flag", "pass_rate", "max_score", "valid",
-        "error")}) for r in rows]
-    entries = [entry_from_submission(rec) for rec in recs]
-    steps = best_so_far(entries, direction, selection)
-    out: list[Graded] = []
-    prev_best: Optional[float] = None
-    for i, (r, st) in enumerate(zip(rows, steps)):
-        status = _row_get(r, "status")
-        value = display_value(_row_get(r, "score"), _row_get(r, "pass_rate"), score_task) \
-            if status == "graded" else None
-        best = display_value(st.best_score, st.best_pass_rate, score_task) if st.best_round else None
-        ts, tr = t_submit(r), t_result(r)
-        rnd = _row_get(r, "round")
-        out.append(Graded(
-            index=i, round=rnd, kind=_row_get(r, "kind") or "", t_submit=ts, t_result=tr,
+def _graded_from(rows: Sequence[Any], start: int, sel: _Selector, prev_best: Optional[float], *, score_task: bool,
+                 started_at: Optional[float], components: Optional[Mapping[str, Mapping[str, float]]],
+                 event_ids: Optional[Mapping[str, str]]) -> Iterable[Graded]:
+    """The :class:`Graded` of ``rows[start:]``, ``sel`` holding the selection over ``rows[:start]``
+    and ``prev_best`` the plotted best after them (what :func:`replay.selection.best_so_far`
+    computes, one row at a time, so a series can be resumed)."""
+    for i in range(start, len(rows)):
+        r = rows[i]
+        rec = SimpleNamespace(**{k: _row_get(r, k) for k in (
+            "kind", "round", "submission_id", "status", "score", "score_flag", "pass_rate", "max_score", "valid",
+            "error")})
+        considered, is_new = sel.feed(entry_from_submission(rec))
+        status = rec.status
+        value = display_value(rec.score, rec.pass_rate, score_task) if status == "graded" else None
+        best = display_value(sel.best_score, sel.best_pass_rate, score_task) if sel.best_round else None
+        ts, tr = _t_submit(r), _t_result(r)
+        rnd = rec.round
+        yield Graded(
+            index=i, round=rnd, kind=rec.kind or "", t_submit=ts, t_result=tr,
             elapsed_s=(tr - started_at) if (tr is not None and started_at is not None) else None,
-            value=value, considered=st.considered, is_new_best=st.is_new_best, best=best,
+            value=value, considered=considered, is_new_best=is_new, best=best,
             best_before=prev_best, components=dict((components or {}).get(rnd, {})),
-            event_id=(event_ids or {}).get(rnd)))
+            event_id=(event_ids or {}).get(rnd))
         prev_best = best
-    return out
 
 
 _TEST_RE = re.compile(r"\b(pytest|unittest|local_eval|evaluate|make|cargo\s+test|npm\s+test|go\s+test|ctest|tox)\b")
@@ -634,6 +653,12 @@ class OnlineMoments:
         self.ceiling, self.params = ceiling, params
         self.builder = CycleBuilder(params)
         self._closed: list[float] = []
+        # the last series, with each row's signature and the selection's state after it: an update
+        # recomputes only the rows from the first one that changed (a new result, a late one
+        # sorting in before others, a row regraded)
+        self._series: list[Graded] = []
+        self._sigs: list[tuple] = []
+        self._states: list[tuple] = []
 
     @property
     def last_event_t(self) -> Optional[float]:
@@ -646,7 +671,7 @@ class OnlineMoments:
                event_ids: Optional[Mapping[str, str]] = None) -> list[Moment]:
         """The moments over ``subs`` (all the run's submission rows so far, as for
         :func:`graded_series`), ``reframe`` and ``gain``, by round index."""
-        series = graded_series(subs, components=components, event_ids=event_ids, **self.kw)
+        series = self._graded(subs, components or {}, event_ids or {})
         bounds = sorted(g.t_submit for g in series if g.kind == "agent" and g.t_submit is not None)
         for b in bounds[len(self._closed):]:
             self.builder.close(b)
@@ -656,3 +681,27 @@ class OnlineMoments:
                                params=self.params, gains=gains)
         out += gains
         return sorted(out, key=lambda m: (m.index, DETECTORS.index(m.detector)))
+
+    def _graded(self, subs: Sequence[Mapping[str, Any]], components: Mapping[str, Mapping[str, float]],
+                event_ids: Mapping[str, str]) -> list[Graded]:
+        """:func:`graded_series` of ``subs`` (the same list), recomputed from the first row whose
+        signature (its :data:`_SUB_FIELDS`, components and event id) or place changed."""
+        rows = _known_rows(subs)
+        sigs = []
+        for r in rows:
+            get = getattr(r, "get", None)
+            sig = tuple(map(get, _SUB_FIELDS)) if get is not None else tuple(getattr(r, k, None) for k in _SUB_FIELDS)
+            sigs.append((sig, components.get(sig[1]), event_ids.get(sig[1])))
+        old, p, n = self._sigs, 0, min(len(sigs), len(self._sigs))
+        while p < n and sigs[p] == old[p]:
+            p += 1
+        sel = _Selector(self.kw["direction"], self.kw["selection"])
+        if p:
+            sel.best_score, sel.best_pass_rate, sel.best_round, sel.best_valid = self._states[p - 1]
+        series, states = self._series[:p], self._states[:p]
+        for g in _graded_from(rows, p, sel, series[-1].best if p else None, score_task=self.kw["score_task"],
+                              started_at=self.kw["started_at"], components=components, event_ids=event_ids):
+            series.append(g)
+            states.append((sel.best_score, sel.best_pass_rate, sel.best_round, sel.best_valid))
+        self._series, self._sigs, self._states = series, sigs, states
+        return series

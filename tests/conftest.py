@@ -12,7 +12,8 @@ CORPUS = SHARED_DATA / "transcript-corpus"
 
 
 def pytest_sessionstart(session) -> None:
-    """Find or install the system tools the tests drive (busybox-static, tmux, sshd): see prereqs.py."""
+    """Find or install the system tools the tests drive (busybox-static, tmux, sshd, chromium-headless-shell): see
+    prereqs.py."""
     import prereqs
 
     prereqs.session_start()

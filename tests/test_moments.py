@@ -269,6 +269,51 @@ def test_online_moments_grow_with_the_run_and_end_where_the_batch_detection_does
         conn.close()
 
 
+def test_online_series_resumed_from_the_first_changed_row_equals_the_whole_series_recomputed():
+    """OnlineMoments keeps its graded series between updates and recomputes it only from the first
+    row that changed; after every kind of change (a new result, a late result sorting in before
+    others, a regrade, a row's components or judge event arriving, pass-rate-first ties) it must be
+    graded_series of the same rows."""
+    from replay.moments import OnlineMoments
+
+    rng = random.Random(7)
+    for selection, direction in (("pass_rate_first", "maximize"), ("score_first", "minimize"),
+                                 ("valid_then_score", "maximize")):
+        kw = dict(selection=selection, direction=direction, score_task=True, started_at=0.0)
+        om = OnlineMoments(**kw)
+        subs: list[dict] = []
+        comps: dict[str, dict[str, float]] = {}
+        ids: dict[str, str] = {}
+        reused = 0
+        for i in range(120):
+            before = list(om._series)
+            change = rng.random()
+            if change < 0.6 or not subs:          # a new result
+                subs.append(_sub(f"agent-{i}", 100.0 * i, round(rng.uniform(0, 10), 1),
+                                 pass_rate=rng.choice([0.5, 1.0, 1.0])))
+            elif change < 0.75:                   # a late result: known before the last few
+                r = _sub(f"auto-{i}", 100.0 * i - 350, rng.uniform(0, 10), kind="auto", pass_rate=1.0)
+                subs.append(r)
+            elif change < 0.85:                   # a regrade of an earlier round
+                r = subs[rng.randrange(len(subs))]
+                subs[subs.index(r)] = {**r, "score": rng.uniform(0, 10), "valid": rng.choice([None, False])}
+            elif change < 0.95:                   # components / the judge event of a round arrive
+                rnd = subs[rng.randrange(len(subs))]["round"]
+                comps[rnd] = {"snr": rng.random()}
+                ids[rnd] = f"ev-{rnd}"
+            else:                                 # nothing changed
+                pass
+            got = om._graded(subs, comps, ids)
+            assert got == graded_series(subs, components=comps, event_ids=ids, **kw), (selection, i)
+            if change < 0.6 and before:           # appended last: the rows before are kept, not rebuilt
+                assert all(a is b for a, b in zip(before, got)) and len(got) == len(before) + 1
+                reused += 1
+        assert reused > 50
+        # and the moments from a series built in steps equal those of one built at once
+        once = OnlineMoments(**kw)
+        assert om.update(subs, components=comps, event_ids=ids) == once.update(subs, components=comps, event_ids=ids)
+
+
 def test_a_file_stamped_8_without_the_moments_table_gets_it(tmp_path):
     """A build in which schema version 6 was still empty stamped files 7 / 8 without the moments
     table: version 9 applies version 6's statements again (idempotent)."""
