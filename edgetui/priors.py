@@ -15,8 +15,11 @@ the ``fits`` table with ``source = 'prior'`` (no schema change):
   curve changed (re-ingested, more rounds graded) is fitted again, an unchanged one never;
 * one row per forecast run (``grouping``: ``{"role": "prior", "for_run", "level", "fed_by":
   {run key: curve_sha}}``, ``beta`` the median, ``params`` each feeding run's beta): which run keys
-  fed the prior. It is used as is while the feeding set and their curves are the same; a run
-  forgotten, added before R or changed makes it stale, and it is rebuilt.
+  fed the prior, and ``data_fp``: the hash of what their curves are made of (their status and
+  times, the task's rescale and policy, every submission's graded fields; one SQL aggregate).
+  While the feeding set and ``data_fp`` are the same the row is the answer without reading a curve
+  (what each live update pays); else the curves are rebuilt and hashed, unchanged ones keep their
+  fit, and the row is written again: a run forgotten, added before R or changed makes it stale.
 
 Reads go through ``fetch(sql, params) -> QueryResult`` (an open connection or the holder); writes
 through ``execute(sql, params)`` when given (a writable connection). Without one (a database held by
@@ -45,6 +48,18 @@ SELECT run_key FROM runs
 WHERE run_key <> ? AND {col} = ? AND started_at < ? AND coalesce(status, '') NOT IN ('running', 'grading')
   AND NOT coalesce(infra_error, FALSE) AND coalesce(is_sample, FALSE) = ?
 ORDER BY run_key
+"""
+#: what a feeding run's curve is made of (the run's times and status, its task's rescale and policy,
+#: every submission's fields the curve reads), one row per run: its hash says "unchanged" without
+#: rebuilding the curves
+_DATA_SQL = """
+SELECT r.run_key, r.status, r.started_at, r.ended_at, r.last_event_at, r.selection, r.score_direction,
+       CAST(t.rescale AS VARCHAR), count(s.round),
+       CAST(sum(hash(s.round, s.kind, s.status, s.t, s.seen_at, s.runtime_s, s.pass_rate, s.score, s.score_0_100,
+                     s.max_score, s.valid)) AS VARCHAR)
+FROM runs r LEFT JOIN tasks t ON t.task_id = r.task_id LEFT JOIN submissions s ON s.run_key = r.run_key
+WHERE r.run_key IN ({marks})
+GROUP BY ALL ORDER BY r.run_key
 """
 _CACHED_SQL = ("SELECT fit_id, grouping, beta, findings FROM fits WHERE source = 'prior' AND fit_id IN ({marks})")
 
@@ -170,6 +185,18 @@ def shape_prior(fetch: Callable[..., Any], run_key: str, *,
                 cached[fid] = (json.loads(g) if isinstance(g, str) else (g or {}), beta, findings)
         except Exception:  # noqa: BLE001 - a database without the fits table: fitted, not cached
             cached = {}
+        try:
+            data_fp = _sha([FIT_METHOD, FIT_VERSION, PRIOR_POINTS,
+                            [list(r) for r in fetch(_DATA_SQL.format(marks=", ".join("?" for _ in keys)), keys).rows]])
+        except Exception:  # noqa: BLE001 - an older database: no fast path
+            data_fp = None
+        hit = cached.get(pid)
+        if (hit is not None and data_fp is not None and hit[0].get("data_fp") == data_fp
+                and hit[0].get("level") == level and hit[1] is not None):
+            # the runs that fed it are the same runs with the same data: nothing to rebuild
+            fed_keys = sorted(hit[0].get("fed_by") or {})
+            return Prior(float(hit[1]), f"median of {len(fed_keys)} earlier run(s) of this {level}", level,
+                         fed_keys, [], True)
         fits: dict[str, tuple[str, Optional[float], bool]] = {}  # run key -> (curve_sha, beta, findings)
         fitted: list[str] = []
         curves = {c.run_key: c for c in load_curves(fetch, keys)}
@@ -195,15 +222,14 @@ def shape_prior(fetch: Callable[..., Any], run_key: str, *,
         if not fed:
             continue
         fed_by = {k: v[0] for k, v in sorted(fed.items())}
-        hit = cached.get(pid)
         beta = float(statistics.median(v[1] for v in fed.values()))
         label = f"median of {len(fed)} earlier run(s) of this {level}"
         is_hit = hit is not None and hit[0].get("fed_by") == fed_by and hit[0].get("level") == level
         if is_hit:
             beta = float(hit[1])
-        elif execute is not None:
+        if execute is not None and (not is_hit or hit[0].get("data_fp") != data_fp):
             _insert(execute, pid, {"role": "prior", "for_run": run_key, "level": level, "value": val,
-                                   "fed_by": fed_by}, None, task_id if level == "task" else None,
+                                   "fed_by": fed_by, "data_fp": data_fp}, None, task_id if level == "task" else None,
                     model if level == "model" else None, {"betas": {k: v[1] for k, v in sorted(fed.items())}},
                     beta, None, len(fed), None, "", True)
         return Prior(beta, label, level, sorted(fed), fitted, is_hit)
