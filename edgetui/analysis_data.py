@@ -133,17 +133,19 @@ def header_forecast(conn, head: dict[str, Any], subs: Sequence[dict[str, Any]], 
     for a run going on (status ``running`` / ``grading``) with a valid best; else ``None``.
     ``head``: :func:`edgetui.store.run_header`; ``subs``: :func:`edgetui.store.submissions`; ``now``
     (epoch UTC) defaults to the run's newest event. The
-    horizon is the run's budget (``timeout_s``), else 12 h; the prior comes from the ``fits`` table.
+    horizon is the run's budget (``timeout_s``), else 12 h; the prior is :func:`edgetui.priors.shape_prior`
+    (the run's earlier runs of the same task or model, fitted on demand and cached in ``fits``).
     Reads the task's rescale and the stored fits through ``conn`` (a worker's, never the UI's)."""
     import time
 
-    from replay.analysis.forecast import forecast_run, prior_beta
+    from replay.analysis.forecast import forecast_run
     from replay.analysis.score_at import run_curve
 
     from . import store
 
     if head.get("status") not in ("running", "grading"):
         return None
+    conn = conn.cursor()  # this thread's own connection to the database (a worker's, never the UI's)
     t = store.task(conn, head.get("task_id")) if head.get("task_id") else None
     spec = t.get("rescale") if t else None
     # "now" of the curve: the run's newest event (what the screen shows), else the clock
@@ -151,10 +153,9 @@ def header_forecast(conn, head: dict[str, Any], subs: Sequence[dict[str, Any]], 
     curve = run_curve(head, subs, spec if isinstance(spec, dict) else None, now=now)
     budget = head.get("timeout_s")
     horizon = budget / 3600.0 if budget else 12.0
-    try:
-        priors = stored_priors(fetch_from(conn))
-    except Exception:  # a database without the fits table (read through an older holder): the default prior
-        priors = []
-    beta, prior = prior_beta(priors, curve.task_id, curve.model, exclude_run=curve.run_key)
+    from .priors import shape_prior
+
+    p = shape_prior(fetch_from(conn), curve.run_key, execute=conn.execute)
+    beta, prior = p.beta, p.label
     f = forecast_run(curve, horizon, beta, prior)
     return None if f is None else f.as_dict()

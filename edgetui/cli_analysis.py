@@ -99,7 +99,7 @@ def add_commands(sub, cmd, add_db) -> None:
                         "forecast from 2-6 h and 2-4 h, leave-one-out, beside 'last best persists'")
     p.add_argument("--markdown", action="store_true", help="with --backtest: print the README's Markdown table")
     p.add_argument("--store", action="store_true",
-                   help="also store the fits in the database's fits table (the forecast's shape prior reads them)")
+                   help="also store the fits in the database's fits table (source recorded or the CSV's name)")
     p.add_argument("--include-retry", action="store_true", help="count -retry runs (left out by default)")
     p.add_argument("--include-infra", action="store_true", help="count infra-error runs (left out by default)")
     p.add_argument("--include-samples", action="store_true", help="count sample runs (left out by default)")
@@ -552,10 +552,28 @@ def _resolve(db: Path, spec: str, snapshot: bool) -> str:
     return resolve_run(_C(), spec)
 
 
-def cmd_forecast(db: Path, args) -> int:
-    from replay.analysis.forecast import forecast_run, prior_beta
+def _prior(db: Path, fetch, key: str):
+    """The shape prior of run ``key`` (:func:`edgetui.priors.shape_prior`), cached in the fits table
+    when this process can open the database for writing, else computed through ``fetch`` uncached."""
+    from .db import open_db
+    from .priors import shape_prior
 
-    from .analysis_data import load_curves, stored_priors
+    try:
+        conn = open_db(db)
+    except Exception:  # noqa: BLE001 - held by another process: read through it, cache nothing
+        return shape_prior(fetch, key)
+    try:
+        from .analysis_data import fetch_from
+
+        return shape_prior(fetch_from(conn), key, execute=conn.execute)
+    finally:
+        conn.close()
+
+
+def cmd_forecast(db: Path, args) -> int:
+    from replay.analysis.forecast import forecast_run
+
+    from .analysis_data import load_curves
 
     key = _resolve(db, args.run, args.snapshot)
     fetch = _fetch(db, args.snapshot)
@@ -572,8 +590,8 @@ def cmd_forecast(db: Path, args) -> int:
     if horizon is None:
         budget = fetch("SELECT timeout_s FROM runs WHERE run_key = ?", [key]).rows[0][0]
         horizon = budget / 3600.0 if budget else 12.0
-    beta, prior = prior_beta(stored_priors(fetch), curve.task_id, curve.model, exclude_run=key)
-    f = forecast_run(curve, horizon, beta, prior, elapsed_s=at)
+    p = _prior(db, fetch, key)
+    f = forecast_run(curve, horizon, p.beta, p.label, elapsed_s=at)
     if f is None:
         raise LookupError(f"{key}: no valid submission yet to forecast from")
     if args.format == "json":

@@ -49,19 +49,24 @@ def test_prior_comes_from_stored_fits_of_the_task_never_the_run_itself():
     assert prior_beta(stored, "v", "N")[0] == 1.0
 
 
-def test_cli_forecast_uses_a_stored_prior(law_db, capsys):
-    assert main(["--db", str(law_db), "fit", "--by", "task", "--hours", ",".join(str(h / 2) for h in range(1, 25)), "--store",
-                 "--bootstrap", "0", "--format", "json"]) == 0
-    capsys.readouterr()
+def test_cli_forecast_prior_comes_from_an_earlier_run_of_the_task(law_db, tmp_path, capsys):
+    # alone, the run has no earlier run to learn the shape from: the default prior
+    assert main(["--db", str(law_db), "forecast", "law-1", "--at", "4h", "--horizon", "12", "--format", "json"]) == 0
+    alone = json.loads(capsys.readouterr().out)
+    assert alone["prior"].startswith("default") and alone["beta"] == 1.0
+    # an earlier run of the task on the same law (beta 1): its fit is the prior, fitted on demand
+    subs = [(k * 600.0, _law(k / 6) / 100, None, 1.0) for k in range(1, 73)]
+    write_run(tmp_path / "runs", "law-0", "law", model="M", start=NOW - 40 * HOUR, duration_s=12.5 * HOUR, subs=subs)
+    ingest(law_db, [tmp_path / "runs" / "law-0"], tmp_path / "tasks")
     assert main(["--db", str(law_db), "forecast", "law-1", "--at", "4h", "--horizon", "12", "--format", "json"]) == 0
     d = json.loads(capsys.readouterr().out)
     import duckdb
 
     conn = duckdb.connect(str(law_db), read_only=True)
-    stored = conn.execute("SELECT beta FROM fits WHERE task_id = 'law'").fetchone()[0]
+    stored = conn.execute("SELECT beta FROM fits WHERE source = 'prior' AND run_key = 'local/law-0/law'").fetchone()[0]
     conn.close()
-    assert d["prior"] == "1 stored fit(s) of this task" and d["beta"] == stored != 1.0
-    # the stored fit read the steps of a best-so-far curve: its beta is near, not at, the true 1.0
+    assert d["prior"] == "median of 1 earlier run(s) of this task" and d["beta"] == stored != 1.0
+    # the fit read the steps of a best-so-far curve: its beta is near, not at, the true 1.0
     assert stored == pytest.approx(1.0, rel=0.2)
     # a 13 % error in beta moves the 12 h forecast by ~5 points; still far nearer than last best persists
     truth = _law(12.0)

@@ -90,3 +90,68 @@ async def test_runs_screen_shows_the_selected_live_runs_forecast(db):
         w.add(25)
         await post_runs(pilot, snapshot(writers, gw=dict(agent_submissions=7, best_round="agent-7")))
         await wait_for(pilot, lambda: "last best 55.0" in box())
+
+
+def _forecast_cells(screen) -> dict[str, str]:
+    from test_live_screens import col
+
+    t = screen.query_one(__import__("edgetui.widgets.runs_table", fromlist=["RunsTable"]).RunsTable)
+    if "forecast" not in t.columns:
+        return {}
+    return dict(zip(t.run_keys, col(screen, "forecast")))
+
+
+@pytest.mark.asyncio
+async def test_runs_screen_forecast_column_for_every_live_run(db):
+    path, writers = db
+    _rescaled(path)
+    app = LiveApp(path)
+    gw, sat, old = writers["gw"], writers["sat"], writers["old"]
+    async with app.run_test(size=(160, 48)) as pilot:
+        await runs_home(pilot, writers)
+        screen = app.screen
+
+        def ready() -> bool:
+            cells = _forecast_cells(screen)
+            return all(cells.get(w.rk, "…") not in ("…", "") for w in (gw, sat))
+
+        await wait_for(pilot, ready)
+        cells = _forecast_cells(screen)
+        assert cells[old.rk].strip() == ""  # a finished run has no forecast
+        for w in (gw, sat):  # every live run, not only the selected one (gw)
+            fc = screen.forecasts[w.rk]
+            m = re.fullmatch(r"\s*(\d+\.\d) \[(\d+)–(\d+)\] · (\d+\.\d) @(\d+)h", cells[w.rk])
+            assert m, cells[w.rk]
+            assert float(m.group(1)) == round(fc["value"], 1) and float(m.group(4)) == round(fc["baseline"], 1)
+            assert int(m.group(2)) == round(fc["lo"]) and int(m.group(3)) == round(fc["hi"])
+            assert m.group(5) == "12" and fc["lo"] <= fc["value"] <= fc["hi"]
+        assert cells[gw.rk].endswith("· 50.0 @12h")
+        # a new graded round of gw: its cell follows, sat's stays
+        before_sat = cells[sat.rk]
+        gw.attach(app.conn.cursor())
+        gw.add(25)
+        await post_runs(pilot, snapshot(writers, gw=dict(agent_submissions=7, best_round="agent-7")))
+        await wait_for(pilot, lambda: _forecast_cells(screen).get(gw.rk, "").endswith("· 55.0 @12h"))
+        assert _forecast_cells(screen)[sat.rk] == before_sat
+
+
+@pytest.mark.asyncio
+async def test_forecast_selected_line_at_80_columns_and_no_sideways_scroll(db):
+    from textual.widgets import Static
+
+    from edgetui.widgets.runs_table import RunsTable
+
+    path, writers = db
+    _rescaled(path)
+    app = LiveApp(path)
+    gw = writers["gw"]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await runs_home(pilot, writers)
+        screen = app.screen
+        await wait_for(pilot, lambda: isinstance(screen.forecasts.get(gw.rk), dict))
+        await post_runs(pilot, snapshot(writers))
+        t = screen.query_one(RunsTable)
+        assert t._total_width <= 80 - 2  # the forecast column never makes the table scroll sideways
+        # these run ids, tasks and costs leave it no room at 80 columns: the selected run's line has it
+        box = screen.query_one("#runs-selected", Static).render().plain
+        assert "12h forecast" in box and "last best 50.0" in box

@@ -214,3 +214,50 @@ def test_a_remote_hosts_cell_carries_its_round_trip_in_the_wide_tier():
     down = LiveRun(run_key="gpu-1/r/t", host="gpu-1", run_id="r", task_id="t", host_state="down", host_rtt_s=0.01)
     assert row_cells(down, NOW, "w", host_column=True)["host"].plain == "gpu-1 ✗"
     assert row_cells(down, NOW, "w")["run_id"].plain == "gpu-1:r"  # no host column: the id says the host
+
+
+FC = {"value": 54.3, "lo": 45.0, "hi": 63.2, "baseline": 40.7, "horizon_h": 12.0}
+
+
+def fc_runs(run_id_len: int, task: str = "task", n: int = 3) -> list[LiveRun]:
+    """Live runs (one finished) with run ids of ``run_id_len`` characters and tasks ``<task><i>``."""
+    out = []
+    for i in range(n):
+        rid = (f"r{i}-" + "x" * 40)[:run_id_len]
+        out.append(LiveRun(run_key=f"local/{rid}/t{i}", run_id=rid, task_id=f"{task}{i}", model="m", cost_usd=88.5 + i,
+                           status="finished" if i == n - 1 else "running", elapsed_s=3600.0, budget_s=43200.0,
+                           last_event_at=NOW - 5))
+    return out
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("width, run_id_len, task, want", [
+    (160, 24, "gw_signal_search", "54.3 [45–63] · 40.7 @12h"),  # wide: forecast, 80 % interval, last best, horizon
+    (80, 8, "task", "54 45–63"),  # 80 columns, short ids: the narrow form
+    (80, 14, "gw_sig", "54"),  # 80 columns, longer ids: the value alone (the selected line has the rest)
+])
+async def test_forecast_column_degrades_with_the_width(width, run_id_len, task, want):
+    from edgetui.widgets.runs_table import FORECAST_PENDING
+
+    app = TableApp()
+    async with app.run_test(size=(width, 20)) as pilot:
+        t = pilot.app.query_one(RunsTable)
+        rows = fc_runs(run_id_len, task)
+        t.forecasts = {rows[0].run_key: FC, rows[1].run_key: FORECAST_PENDING}
+        t.show(rows, NOW, tier="auto", available=width - 3)
+        await pilot.pause()
+        assert "forecast" in t.columns and t._total_width <= width - 3
+        cells = [c.plain.strip() for c in t.get_column("forecast")]
+        assert cells == [want, "…", ""]  # read, being read, a finished run
+        assert "task" in t.columns and all(c.plain[:2] == task[:2] for c in t.get_column("task"))
+
+
+@pytest.mark.asyncio
+async def test_no_forecast_column_without_a_live_run():
+    app = TableApp()
+    async with app.run_test(size=(160, 20)) as pilot:
+        t = pilot.app.query_one(RunsTable)
+        rows = [LiveRun(run_key="local/r/t", run_id="r", task_id="t", status="finished", last_event_at=NOW)]
+        t.show(rows, NOW, tier="auto", available=157)
+        await pilot.pause()
+        assert "forecast" not in t.columns and "tokens" in t.columns

@@ -32,6 +32,7 @@ from edgetui.live.model import LiveRun
 
 from ..widgets.fmt import fmt_count, fmt_usd, set_border, set_static
 from ..widgets.runs_table import (
+    FORECAST_PENDING,
     SORT_KEYS,
     STATUS_COLORS,
     RunsTable,
@@ -99,12 +100,12 @@ class RunsUpdated(Message):
 
 
 class ForecastRead(Message):
-    """A run's forecast read by the runs screen's worker (``forecast``: a Forecast dict or None)."""
+    """Live runs' forecasts read by the runs screen's worker (``forecasts``: run key -> a Forecast
+    dict, or None when the run has none)."""
 
-    def __init__(self, run_key: str, forecast: Optional[dict]) -> None:
+    def __init__(self, forecasts: dict[str, Optional[dict]]) -> None:
         super().__init__()
-        self.run_key = run_key
-        self.forecast = forecast
+        self.forecasts = forecasts
 
 
 class EventsRecorded(Message):
@@ -202,10 +203,12 @@ class RunsScreen(Screen):
         self._rendered_at = float("-inf")
         self._first_alarms = True
         self._reselect: Optional[str] = None  # the run selected when this view was last left
-        #: the selected live run's forecast (run key -> Forecast dict or None), read by a worker when the
-        #: run's best or submissions change (the supervisor's snapshot says when)
-        self.forecasts: dict[str, Optional[dict]] = {}
+        #: every live run's forecast (run key -> Forecast dict, FORECAST_PENDING or None), read by a
+        #: worker when the run's best or submissions change (the supervisor's snapshot says when);
+        #: shown in the forecast column and in the selected run's line
+        self.forecasts: dict[str, Any] = {}
         self._fc_sig: dict[str, tuple] = {}
+        self._fc_busy: set[str] = set()  # run keys a worker is reading
 
     # ------------------------------------------------------------------ layout
 
@@ -340,6 +343,8 @@ class RunsScreen(Screen):
         except NoMatches:  # a snapshot arriving while the app shuts down (children already removed)
             return
         self.shown = sort_runs(filter_runs(self.runs, self.filter_text), self.sort_key, self.reverse, now=now)
+        self._want_forecasts()
+        table.forecasts = self.forecasts
         table.show(self.shown, now, tier="auto", sort_key=self.sort_key, reverse=self.reverse,
                    available=max(20, width - 2 - 1))
         if self._reselect and table.select_run(self._reselect):
@@ -428,14 +433,13 @@ class RunsScreen(Screen):
         if r.best_round:
             fields.append(Text(f"best at {r.best_round}", style="dim"))
         fc = self.forecasts.get(r.run_key)
-        if fc:
+        if isinstance(fc, dict):
             f = Text(f"{fc['horizon_h']:g}h forecast ", style="dim")
             f.append(f"{fc['value']:.1f}", style="bold magenta")
             if fc.get("lo") is not None:
                 f.append(f" [{fc['lo']:.1f}–{fc['hi']:.1f}]", style="magenta")
             f.append(f" · last best {fc['baseline']:.1f}", style="dim")
             fields.append(f)
-        self._want_forecast(r)
         if r.judges_running:
             fields.append(Text(f"{r.judges_running} judge{'s' if r.judges_running > 1 else ''} grading",
                                style="cyan"))
@@ -451,35 +455,68 @@ class RunsScreen(Screen):
             fields.append(Text(r.message, style="italic yellow"))
         set_static(box, _wrap_units(fields, max(20, width)))
 
-    def _want_forecast(self, r: LiveRun) -> None:
-        """Read the selected run's forecast again when its best or submissions changed."""
-        if r.status not in ("running", "grading"):
-            self.forecasts.pop(r.run_key, None)
+    def _want_forecasts(self) -> None:
+        """Read again, in a worker, the forecast of every live run whose best or submissions changed
+        since its last read (a run being read is looked at again after its read); forget ended runs'."""
+        live = {r.run_key for r in self.runs if r.status in ("running", "grading")}
+        for rk in [k for k in self.forecasts if k not in live]:
+            del self.forecasts[rk]
+            self._fc_sig.pop(rk, None)
+        if getattr(self.app, "conn", None) is None:
             return
-        sig = (r.best_round, r.agent_submissions, r.auto_submissions, r.status)
-        if self._fc_sig.get(r.run_key) == sig or getattr(self.app, "conn", None) is None:
-            return
-        self._fc_sig[r.run_key] = sig
-        self._read_forecast(r.run_key)
+        want = []
+        for r in self.runs:
+            if r.run_key not in live or r.run_key in self._fc_busy:
+                continue
+            sig = (r.best_round, r.agent_submissions, r.auto_submissions, r.status)
+            if self._fc_sig.get(r.run_key) == sig:
+                continue
+            self._fc_sig[r.run_key] = sig
+            self._fc_busy.add(r.run_key)
+            self.forecasts.setdefault(r.run_key, FORECAST_PENDING)
+            want.append(r.run_key)
+        if want:
+            self._read_forecasts(want)
+
+    #: the worker posts what it has read at most this often (seconds), so many runs' forecasts
+    #: redraw the table a few times, not once per run
+    FORECAST_POST_EVERY_S = 0.25
 
     @work(thread=True, exclusive=False, group="runs-forecast", exit_on_error=False)
-    def _read_forecast(self, run_key: str) -> None:
+    def _read_forecasts(self, run_keys: list[str]) -> None:
         from .. import store
         from ..analysis_data import header_forecast
 
+        out: dict[str, Optional[dict]] = {}
+        posted = time.monotonic()
+        conn = None
         try:
-            conn = self.app.conn  # type: ignore[attr-defined]
-            head = store.run_header(conn, run_key)
-            fc = None if head is None else header_forecast(conn, head, store.submissions(conn, run_key))
-        except Exception:  # a forecast is an extra: the row and its best stay as they are
-            fc = None
-        self.post_message(ForecastRead(run_key, fc))
+            conn = self.app.conn.cursor()  # type: ignore[attr-defined]  # this thread's own connection
+            for rk in run_keys:
+                try:
+                    head = store.run_header(conn, rk)
+                    out[rk] = None if head is None else header_forecast(conn, head, store.submissions(conn, rk))
+                except Exception:  # noqa: BLE001 - a forecast is an extra: the row and its best stay as they are
+                    out[rk] = None
+                if time.monotonic() - posted >= self.FORECAST_POST_EVERY_S:
+                    self.post_message(ForecastRead(out))
+                    out, posted = {}, time.monotonic()
+        except Exception:  # noqa: BLE001 - no connection (the app is shutting down)
+            out.update({rk: None for rk in run_keys if rk not in out})
+        finally:
+            if conn is not None:
+                conn.close()
+        self.post_message(ForecastRead(out))
 
     @on(ForecastRead)
     def _on_forecast(self, msg: ForecastRead) -> None:
-        self.forecasts[msg.run_key] = msg.forecast
-        if self.is_mounted and self._on_top and self.selected_run_key == msg.run_key:
-            self._render_selected(self.now(), max(20, self.size.width - 2))
+        live = {r.run_key for r in self.runs if r.status in ("running", "grading")}
+        for rk, fc in msg.forecasts.items():
+            self._fc_busy.discard(rk)
+            if rk in live:
+                self.forecasts[rk] = fc
+        if self.is_mounted and self._on_top:
+            self._render_all()
 
     def _render_empty(self) -> None:
         empty = not self.shown

@@ -10,7 +10,10 @@ Pure helpers (tested without a terminal) turn a snapshot into cells:
 * :func:`fmt_hm` / :func:`budget_bar` — elapsed and budget as ``h:mm`` plus a
   small bar (green, yellow past 75 %, red past the budget);
 * :func:`fmt_age` — age of the last event: ``12s``, ``4m``, ``2h05``, ``16h``, ``3d``;
-* :func:`sort_runs` / :func:`filter_runs` — the runs screen's sort and type-ahead filter.
+* :func:`sort_runs` / :func:`filter_runs` — the runs screen's sort and type-ahead filter;
+* :func:`forecast_cell` — a live run's forecast at its horizon (budget or 12 h) with its 80 %
+  interval beside "last best persists" (both 0–100), from the Forecast dicts the runs screen's
+  worker reads (:func:`edgetui.analysis_data.header_forecast`).
 
 :class:`RunsTable` is a line-API table whose columns
 follow the width (three tiers; text columns shrink before the table scrolls
@@ -47,6 +50,7 @@ __all__ = [
     "STATUS_COLORS",
     "budget_bar",
     "filter_runs",
+    "forecast_cell",
     "fmt_age",
     "fmt_bytes",
     "fmt_hm",
@@ -221,6 +225,7 @@ COLUMNS: tuple[Col, ...] = (
     Col("best", "best", "nmw", 4, justify="right"),
     Col("subs", "subs", "nmw", 4, justify="right"),
     Col("last", "last", "nmw", 4, justify="right"),
+    Col("forecast", "forecast · last best", "w", 8, justify="right", narrow_label="forecast"),
     Col("tokens", "tokens", "w", 6, justify="right"),
     Col("cost", "$", "nmw", 5, justify="right"),
     Col("cpu", "cpu", "w", 4, justify="right"),
@@ -324,10 +329,48 @@ def filter_runs(runs: Iterable[LiveRun], text: Optional[str]) -> list[LiveRun]:
     return out
 
 
-def row_cells(run: LiveRun, now: float, tier: str = "w", *, host_column: bool = False) -> dict[str, Text]:
-    """Cells of one run for every column of ``tier`` (uncut; :class:`RunsTable` fits them). Without
-    ``host_column`` a remote run's id reads ``host:run_id``; with it the host has its own cell,
-    marked with its connection state (:data:`HOST_MARKS`)."""
+#: ``forecasts`` value of a live run whose forecast is being read
+FORECAST_PENDING = "pending"
+
+
+def forecast_cell(run: LiveRun, forecast: Any, tier: str = "w", short: bool = False) -> Text:
+    """The forecast column's cell: ``71.2 [62–80] · 48.0 @12h`` (wide tier: forecast at the horizon,
+    its 80 % interval, the last best that persists, the horizon in hours; all 0–100) or
+    ``71 [62–80]·48`` (medium tier), ``71 62–80`` (narrow tier); ``48.0 at 12h`` once the horizon is reached; ``…`` while it is
+    read, ``–`` for a live run with no valid submission yet, blank for a run that ended. ``short``:
+    the forecast alone (``54``), where not even the narrow form fits (80 columns: the selected run's
+    line below the table gives its interval and last best)."""
+    if run.status not in ("running", "grading"):
+        return Text("", justify="right")
+    if forecast == FORECAST_PENDING:
+        return Text("…", style="dim", justify="right")
+    if not forecast:
+        return Text("–", style="dim", justify="right")
+    v, lo, hi, base, h = (forecast["value"], forecast.get("lo"), forecast.get("hi"), forecast["baseline"],
+                          forecast["horizon_h"])
+    wide = tier == "w"
+    t = Text(justify="right")
+    t.append(f"{v:.1f}" if wide else f"{v:.0f}", style="bold magenta")
+    if short:
+        return t
+    if lo is None:
+        t.append(f" at {h:g}h", style="dim")
+        return t
+    if tier == "n":  # 80 columns: the interval only (the best column beside it holds the last best)
+        t.append(f" {lo:.0f}–{hi:.0f}", style="magenta")
+        return t
+    t.append(f" [{lo:.0f}–{hi:.0f}]", style="magenta")
+    t.append(f" · {base:.1f} @{h:g}h" if wide else f"·{base:.0f}", style="dim")
+    return t
+
+
+def row_cells(run: LiveRun, now: float, tier: str = "w", forecast: Any = None,
+              forecast_short: bool = False, *, host_column: bool = False) -> dict[str, Text]:
+    """Cells of one run for every column of ``tier`` (uncut; :class:`RunsTable` fits them).
+    ``forecast``: the run's Forecast dict, :data:`FORECAST_PENDING` or ``None``; ``forecast_short``:
+    its short form (:func:`forecast_cell`). Without ``host_column`` a remote run's id reads
+    ``host:run_id``; with it the host has its own cell, marked with its connection state
+    (:data:`HOST_MARKS`)."""
     compact = tier == "n"
     cells: dict[str, Text] = {}
     host = Text(run.host or "local", style="dim" if run.host in ("", "local", None) else "")
@@ -359,6 +402,7 @@ def row_cells(run: LiveRun, now: float, tier: str = "w", *, host_column: bool = 
     if run.status in ("finished", "aborted"):
         age_style = "dim"
     cells["last"] = Text(fmt_age(age), style=age_style, justify="right")
+    cells["forecast"] = forecast_cell(run, forecast, tier, forecast_short)
     cells["tokens"] = Text(fmt_count(run.tokens) if run.tokens else "–", justify="right")
     cells["cost"] = Text(fmt_usd(run.cost_usd), style="yellow", justify="right")
     cells["cpu"] = Text("–" if run.cpu_percent is None else f"{run.cpu_percent:.0f}%", justify="right")
@@ -371,7 +415,8 @@ def _label(key: str, tier: str, sort_key: Optional[str] = None, reverse: bool = 
     """A column's header label in ``tier`` (the narrow tier's short one), with the sort arrow when
     ``key`` is ``sort_key``."""
     col = _COL[key]
-    label = (col.narrow_label or col.label) if tier == "n" else col.label
+    short = tier == "n" or (tier == "m" and key == "forecast")  # its compact cell in the medium tier too
+    label = (col.narrow_label or col.label) if short else col.label
     return label + ((" ▼" if reverse else " ▲") if key == sort_key else "")
 
 
@@ -476,6 +521,13 @@ class RunsTable(ScrollView, can_focus=True):
         self._layout_in: tuple = ()
         self._widths_t = float("-inf")
         self._host_col = False  # a remote host's run is shown: the host column is on
+        #: run key -> Forecast dict / FORECAST_PENDING / None (the runs screen's worker reads them)
+        self.forecasts: dict[str, Any] = {}
+        self._fc_short = False  # the forecast column in its short form (the value alone: 80 columns)
+
+    def _cells_of(self, run: LiveRun, now: float, tier: str) -> dict[str, Text]:
+        return row_cells(run, now, tier, self.forecasts.get(run.run_key), self._fc_short,
+                         host_column=self._host_col)
 
     # ------------------------------------------------------------------ DataTable-like reading
 
@@ -553,43 +605,81 @@ class RunsTable(ScrollView, can_focus=True):
                 or not self._show_on_screen(new_keys, list(self.columns))):
             pad = 2 * self.cell_padding
             hc = self._host_col = has_remote(runs)
+            self._fc_short = False
             for t in (("w", "m", "n") if tier == "auto" else (tier,)):
                 keys = [c.key for c in COLUMNS if t in c.tiers and (hc or c.key != "host")]
+                keys = self._without_empty_forecast(keys, runs)
                 labels = {k: _label(k, t) for k in keys}
                 shown_labels = {k: _label(k, t, sort_key, reverse) for k in keys}
-                raw = [row_cells(r, now, t, host_column=hc) for r in runs]
+                raw = [self._cells_of(r, now, t) for r in runs]
                 widths, shrunk = self._widths(keys, raw, t, labels, avail)
                 if sum(max(widths[k], len(shown_labels[k])) + pad for k in keys) <= avail:
                     break
             if tier == "auto" and t != "w":
-                keys = self._add_fitting(keys, widths, shown_labels, raw, t, avail, sort_key, reverse)
+                keys = self._add_fitting(keys, widths, shown_labels, raw, t, avail, sort_key, reverse, shrunk)
             self._tier = t
             self._shrunk = shrunk
             self._show_all(new_keys, keys, shown_labels, raw, widths, layout_in)
 
     #: columns of wider tiers added, in this order, to a narrower tier's when they fit the space left
-    EXTRA_COLUMNS = ("tokens", "model", "cpu", "mem")
+    EXTRA_COLUMNS = ("forecast", "tokens", "model", "cpu", "mem")
+
+    def _without_empty_forecast(self, keys: list[str], runs: Sequence[LiveRun]) -> list[str]:
+        """The forecast column only while a shown run is going on (a table of ended runs keeps its
+        columns)."""
+        if "forecast" in keys and not any(r.status in ("running", "grading") for r in runs):
+            return [k for k in keys if k != "forecast"]
+        return keys
 
     def _add_fitting(self, keys: list[str], widths: dict[str, int], shown_labels: dict[str, str],
                      raw: list[dict[str, Text]], tier: str, avail: int, sort_key: Optional[str],
-                     reverse: bool) -> list[str]:
+                     reverse: bool, shrunk: Optional[set[str]] = None) -> list[str]:
         """``keys`` plus the EXTRA_COLUMNS that fit in what the tier's columns leave of ``avail``
-        (display order kept); ``widths`` / ``shown_labels`` get their entries."""
+        (display order kept); ``widths`` / ``shown_labels`` get their entries. The forecast column
+        may take room from the text columns (cut down to their minimum; added to ``shrunk``)."""
         pad = 2 * self.cell_padding
         used = sum(max(widths[k], len(shown_labels[k])) + pad for k in keys)
         out = set(keys)
         for k in self.EXTRA_COLUMNS:
-            if k in out:
+            if k in out or (k == "forecast" and not any(r.status in ("running", "grading")
+                                                        for r in self._runs.values())):
                 continue
             label = _label(k, tier, sort_key, reverse)
             content = max((r[k].cell_len for r in raw), default=0)
             w = max(len(label), min(content, _CAPS[tier].get(k, 16)))
+            if k == "forecast" and used + w + pad > avail and shrunk is not None:
+                used = self._make_room(keys, widths, shown_labels, used, used + w + pad - avail, shrunk)
+                if used + w + pad > avail and tier == "n":  # the value alone, when that fits
+                    short = [forecast_cell(r, self.forecasts.get(rk), tier, True) for rk, r in self._runs.items()]
+                    label = "fcst"
+                    w = max(len(label), min(max((c.cell_len for c in short), default=0), 8))
+                    used = self._make_room(keys, widths, shown_labels, used, used + w + pad - avail, shrunk)
+                    if used + w + pad <= avail:
+                        self._fc_short = True
+                        for r, c in zip(raw, short):
+                            r[k] = c
             if used + w + pad <= avail:
                 out.add(k)
                 widths[k] = w
                 shown_labels[k] = label
                 used += w + pad
         return [c.key for c in COLUMNS if c.key in out]
+
+    def _make_room(self, keys: list[str], widths: dict[str, int], shown_labels: dict[str, str], used: int,
+                   need: int, shrunk: set[str]) -> int:
+        """Cut the shrinkable columns of ``keys`` (the one furthest above its minimum first) by ``need``
+        cells in all, only when they can give that many; returns ``used`` (cells) after."""
+        slack = {k: widths[k] - max(_COL[k].min_w, len(shown_labels[k])) for k in keys if _COL[k].shrink}
+        if sum(max(0, v) for v in slack.values()) < need:
+            return used  # not enough: nothing is cut
+        while need > 0:
+            k = max(slack, key=lambda c: slack[c])
+            widths[k] -= 1
+            slack[k] -= 1
+            shrunk.add(k)
+            need -= 1
+            used -= 1
+        return used
 
     def _show_on_screen(self, new_keys: list[str], keys: list[str]) -> bool:
         """Same rows, same layout: build only the rows on screen (the others go stale). False when a
@@ -600,7 +690,7 @@ class RunsTable(ScrollView, can_focus=True):
         built: list[tuple[int, str, dict[str, Text]]] = []
         for i in range(top, bottom):
             rk = new_keys[i]
-            row = row_cells(self._runs[rk], self._now, self._tier, host_column=self._host_col)
+            row = self._cells_of(self._runs[rk], self._now, self._tier)
             for k in keys:
                 w = self.columns[k].width
                 if row[k].cell_len > w and k not in self._shrunk and w < caps.get(k, 10**6):
@@ -629,7 +719,7 @@ class RunsTable(ScrollView, can_focus=True):
     def _fresh(self, rk: str) -> dict[str, Text]:
         """The fitted cells of ``rk``, built now when they went stale off screen."""
         if rk in self._stale:
-            self._set_row(rk, row_cells(self._runs[rk], self._now, self._tier, host_column=self._host_col))
+            self._set_row(rk, self._cells_of(self._runs[rk], self._now, self._tier))
         return self._rows[rk]
 
     def _show_all(self, new_keys: list[str], keys: list[str], shown_labels: dict[str, str],

@@ -25,6 +25,7 @@ else the best pass rate × 100.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Mapping, Optional, Sequence
@@ -105,16 +106,23 @@ def is_retry(run_id: str) -> bool:
     return "-retry" in (run_id or "")
 
 
-def run_group_key(run_id: str) -> str:
-    """SForge's run group: the run id without a trailing ``-<machine digits>-<14-digit timestamp>``,
-    else without a trailing ``-<14 digits>`` (``glm51-n35-160-152-20260528172933`` → ``glm51-n35-160``)."""
-    import re
+#: SForge's visualizer (sforge/visualizer/scanner.py, 1.1.0): a trailing ``-<machine>-<14-digit
+#: timestamp>``, else a trailing ``-<14-digit timestamp>``
+_GROUP_MACHINE_TS = re.compile(r"-\d+-\d{14}$")
+_GROUP_TS = re.compile(r"-\d{14}$")
 
-    m = re.match(r"^(.*)-\d+-\d{14}$", run_id or "")
-    if m:
-        return m.group(1)
-    m = re.match(r"^(.*)-\d{14}$", run_id or "")
-    return m.group(1) if m else (run_id or "")
+
+def run_group_key(run_id: str) -> str:
+    """SForge's run group (the rule of ``sforge.visualizer.scanner.run_group_key``, checked against
+    it by tests/test_run_group_key.py): the run id without a trailing ``-<machine digits>-<14-digit
+    timestamp>``, else without a trailing ``-<14 digits>``, else unchanged
+    (``glm51-n35-160-152-20260528172933`` → ``glm51-n35-160``; ``0530-glm51-new-env`` unchanged).
+    ``None`` or empty gives ``""``."""
+    run_id = run_id or ""
+    stripped = _GROUP_MACHINE_TS.sub("", run_id)
+    if stripped != run_id:
+        return stripped
+    return _GROUP_TS.sub("", run_id)
 
 
 def _num(v: Any) -> Optional[float]:

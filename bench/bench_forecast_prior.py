@@ -1,0 +1,109 @@
+"""Speed of the live forecast update with its shape prior (edgetui.analysis_data.header_forecast):
+what a live run's forecast costs after each graded submission, in a real DuckDB file.
+
+Records ``--earlier`` finished 12-hour runs of one task (a graded submission every 10 minutes:
+72 each) and one live run of it 3 hours in, with the real ingest (tests/runs_factory.py), then
+times in this process, median of ``--repeat``:
+
+* the **baseline**: the forecast with the default prior (``forecast_run`` on the curve rebuilt
+  from the run's submissions: what the update cost before the prior was automatic);
+* the **first** update (cold cache: every earlier run fitted and its fit written to ``fits``);
+* a **cached** update (the earlier runs' curves read and hashed; no fit): what every later
+  graded submission pays;
+* an update after one earlier run changed (one refit).
+
+Prints each in ms and as a ratio to the baseline. Target: < 50 ms for the cached update.
+
+Usage: ``.venv/bin/python bench/bench_forecast_prior.py [--earlier 20] [--repeat 15]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the run-directory builder lives with the tests
+
+
+def _law(h, b):
+    return 80.0 / (1 + (4.0 / h) ** b)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--earlier", type=int, default=20, help="finished runs of the task before the live one")
+    ap.add_argument("--repeat", type=int, default=15)
+    args = ap.parse_args(argv)
+
+    from runs_factory import HOUR, NOW, ingest, write_run, write_task
+
+    from edgetui import store
+    from edgetui.analysis_data import header_forecast
+    from edgetui.db import open_db
+    from replay.analysis.forecast import forecast_run
+    from replay.analysis.score_at import run_curve
+
+    with tempfile.TemporaryDirectory(prefix="edgetui-prior-") as tmp:
+        tmp = Path(tmp)
+        tasks, runs, db = tmp / "tasks", tmp / "runs", tmp / "b.duckdb"
+        write_task(tasks, "law", selection="pass_rate_first", parser="pytest")
+        for i in range(args.earlier):
+            b = 0.8 + 0.05 * i
+            write_run(runs, f"old-{i}", "law", model="M", start=NOW - (200 - 5 * i) * HOUR, duration_s=12.2 * HOUR,
+                      subs=[(k * 600.0, _law(k / 6, b) / 100, None, 60.0) for k in range(1, 73)])
+        write_run(runs, "live", "law", model="M", start=NOW - 3 * HOUR - 300, duration_s=None,
+                  subs=[(k * 600.0, _law(k / 6, 1.0) / 100, None, 60.0) for k in range(1, 19)])
+        ingest(db, [runs], tasks)
+        conn = open_db(db)
+        try:
+            rk = "local/live/law"
+            head, subs = store.run_header(conn, rk), store.submissions(conn, rk)
+
+            def default_update():
+                t = store.task(conn, head.get("task_id"))
+                c = run_curve(head, subs, t.get("rescale") if t else None, now=head.get("last_t"))
+                return forecast_run(c, 12.0)
+
+            def timed(fn, n):
+                out = []
+                for _ in range(n):
+                    t0 = time.perf_counter()
+                    fn()
+                    out.append(time.perf_counter() - t0)
+                return statistics.median(out)
+
+            base = timed(default_update, args.repeat)
+            t0 = time.perf_counter()
+            fc = header_forecast(conn, head, subs)
+            cold = time.perf_counter() - t0
+            warm = timed(lambda: header_forecast(conn, head, subs), args.repeat)
+            # one earlier run re-recorded with another curve: the next update refits it alone
+            write_run(tmp / "again", "old-0", "law", model="M", start=NOW - 200 * HOUR, duration_s=12.2 * HOUR,
+                      subs=[(k * 600.0, _law(k / 6, 2.5) / 100, None, 60.0) for k in range(1, 73)])
+            conn.close()
+            ingest(db, [tmp / "again"], tasks)
+            conn = open_db(db)
+            t0 = time.perf_counter()
+            header_forecast(conn, head, subs)
+            one = time.perf_counter() - t0
+        finally:
+            conn.close()
+    print(f"live forecast update, {args.earlier} earlier runs of the task x 72 graded submissions, live run at 3 h:")
+    print(f"  baseline (default prior, curve + forecast): {1000 * base:.1f} ms")
+    print(f"  first update (every earlier run fitted, fits written): {1000 * cold:.0f} ms ({cold / base:.0f}x)")
+    print(f"  cached update (curves read and hashed, no fit): {1000 * warm:.1f} ms ({warm / base:.1f}x; target "
+          f"< 50 ms: {'met' if warm < 0.05 else 'NOT met'})")
+    print(f"  after one earlier run changed (one refit): {1000 * one:.0f} ms ({one / base:.0f}x)")
+    print(f"  forecast {fc['value']:.1f} [{fc['lo']:.1f}-{fc['hi']:.1f}] at 12 h, last best {fc['baseline']:.1f}, "
+          f"beta {fc['beta']:.2f} from {fc['prior']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
