@@ -1146,7 +1146,10 @@ def whole_file_events(task_dir: Path, subs: list[SubmissionRecord], info: RunInf
 def _place_mtime_events(events: list[Event], start: Optional[float], end: Optional[float]) -> None:
     """Whole-file events timed by file mtime (t_source 'interpolated') keep it only when it falls
     inside the run (±1 h); a copied or checked-out run dir has meaningless mtimes, so
-    run_config.json is then placed at the run start and the end-of-run files at the run end."""
+    run_config.json is then placed at the run start and the end-of-run files at the run end. A run
+    without ``started_at`` (a harness that crashed before the agent) is bounded by its log's end."""
+    if start is None:
+        start = end
     if start is None:
         return
     hi = (end if end is not None else start) + 3600

@@ -182,3 +182,22 @@ def test_a_fresh_clone_of_the_crash_runs_is_aborted_and_started_when_its_log_say
     for run_id, status, started, first_log in rows:
         assert status == "aborted", run_id
         assert started == pytest.approx(first_log) and now - started > 600, run_id  # not the clone time
+
+
+def test_a_crash_run_copied_later_keeps_its_own_seconds_of_elapsed_time(tmp_path):
+    """A checked-out crash run (no started_at): its run_config.json's mtime is the checkout's, hours
+    after the log; the run's elapsed time is its log's seconds, not the time since it was recorded
+    (a fresh clone showed 2.9 h against a 0.12 h budget)."""
+    import os
+    import shutil
+    import time as _t
+
+    dst = tmp_path / "runs"
+    shutil.copytree(RUNS / CRASH, dst / CRASH)
+    later = _t.time() + 3 * 3600
+    for p in (dst / CRASH).rglob("*"):
+        os.utime(p, (later, later))
+    db = tmp_path / "c.duckdb"
+    assert main(["--db", str(db), "ingest", "-q", "--tasks-dir", str(TASKS), str(dst)]) == 0
+    start, last = _q(db, "SELECT started_at, last_event_at FROM runs WHERE run_id = ?", [CRASH])[0]
+    assert last - start < 60, (start, last)
