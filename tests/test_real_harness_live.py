@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import time
 import uuid
@@ -69,7 +70,12 @@ def harness(tmp_path_factory):
     if shutil.which("debootstrap") is None and shutil.which("apt-get") is None:
         _skip("the harness rig builds its base image with debootstrap (Debian's package), not found")
     work = Path(os.environ.get("EDGETUI_REAL_SFORGE_WORK") or tmp_path_factory.mktemp("real-sforge"))
-    env = {**os.environ, "REAL_SFORGE_WORK": str(work)}
+    ports = []
+    for _ in range(2):  # free loopback ports: another rig (a second test run) may hold the defaults
+        with socket.socket() as sk:
+            sk.bind(("127.0.0.1", 0))
+            ports.append(sk.getsockname()[1])
+    env = {**os.environ, "REAL_SFORGE_WORK": str(work), "JUDGE_PORT": str(ports[0]), "MIRROR_PORT": str(ports[1])}
     log = work / "fixture.log"
     work.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as out:
