@@ -960,6 +960,19 @@ def resolve_run(conn, spec: str, host: Optional[str] = None) -> str:
     return keys[0]
 
 
+def _parse_at(text: Optional[str]) -> Optional[float]:
+    """``--at TIME`` in seconds of elapsed time (None when not given); raises ``ValueError`` naming
+    the accepted forms (:func:`replay.cursor.parse_elapsed`)."""
+    if text is None:
+        return None
+    from replay.cursor import parse_elapsed
+
+    try:
+        return parse_elapsed(text)
+    except ValueError:
+        raise ValueError(f"--at {text!r}: not a time; e.g. 3h20m, 2:15 (h:mm), 95m or seconds") from None
+
+
 def cmd_replay(db: Path, args) -> int:
     from .app import run_app
     from .db import open_db
@@ -967,14 +980,7 @@ def cmd_replay(db: Path, args) -> int:
     p = Path(args.run)
     if p.exists():
         _progress_ingest(db, [p], tasks_dir=args.tasks_dir, host=args.host or "local", quiet=True)
-    at = None
-    if args.at is not None:
-        from replay.cursor import parse_elapsed
-
-        try:
-            at = parse_elapsed(args.at)
-        except ValueError:
-            raise ValueError(f"--at {args.at!r}: not a time; e.g. 3h20m, 2:15 (h:mm), 95m or seconds") from None
+    at = _parse_at(args.at)
     conn = open_db(db, read_only=True)
     try:
         key = resolve_run(conn, args.run, args.host)

@@ -578,14 +578,9 @@ def cmd_forecast(db: Path, args) -> int:
     key = _resolve(db, args.run, args.snapshot)
     fetch = _fetch(db, args.snapshot)
     (curve,) = load_curves(fetch, [key])
-    at = None
-    if args.at is not None:
-        from replay.cursor import parse_elapsed
+    from .cli import _parse_at
 
-        try:
-            at = parse_elapsed(args.at)
-        except ValueError:
-            raise ValueError(f"--at {args.at!r}: not a time; e.g. 3h20m, 2:15 (h:mm), 95m or seconds") from None
+    at = _parse_at(args.at)
     horizon = args.horizon
     if horizon is None:
         budget = fetch("SELECT timeout_s FROM runs WHERE run_key = ?", [key]).rows[0][0]
@@ -610,7 +605,7 @@ def cmd_compare(db: Path, args) -> int:
     from replay.analysis.compare import group_series, parting_point, series_of_run, values_at
     from replay.analysis.fit import fit_curve
     from replay.analysis.score_at import run_group_key
-    from replay.cursor import format_elapsed, parse_elapsed
+    from replay.cursor import format_elapsed
 
     from .analysis_data import load_curves
 
@@ -653,10 +648,9 @@ def cmd_compare(db: Path, args) -> int:
         recs.append(rec)
     out = {"curves": recs, "parting": None if part is None else {"elapsed_s": part[0], "values": part[1]}}
     if args.at is not None:
-        try:
-            at = parse_elapsed(args.at)
-        except ValueError:
-            raise ValueError(f"--at {args.at!r}: not a time; e.g. 3h20m, 2:15 (h:mm), 95m or seconds") from None
+        from .cli import _parse_at
+
+        at = _parse_at(args.at)
         out["at"] = {"elapsed_s": at, "values": values_at(series, at)}
     if args.format == "json":
         print(_dumps(out))

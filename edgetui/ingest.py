@@ -483,7 +483,7 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         status = "transcript"
     elif info.harness_error and time.time() - (_log_quiet_since(conn, run_key, info) or time.time()) \
             >= HARNESS_QUIET_S:
-        status, reason = "aborted", f"harness ended before the agent started: {info.harness_error}"
+        status, reason = "aborted", harness_reason(info.harness_error)
     else:
         activity = max([x for x in (last_event, info.started_at) if x is not None], default=None)
         status = "aborted" if activity is None or time.time() - activity > ABORT_THRESHOLD_S else "running"
@@ -507,6 +507,12 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
 
 #: a run_agent.log that ends on an ERROR and has not changed for this long: the harness has ended
 HARNESS_QUIET_S = 60.0
+
+
+def harness_reason(harness_error: Optional[str]) -> str:
+    """``runs.status_reason`` of a run whose harness ended before the agent started, in the
+    harness's words (``RunInfo.harness_error``); the offline ingest and the live supervisor alike."""
+    return f"harness ended before the agent started: {harness_error}"
 
 
 def _log_quiet_since(conn, run_key: str, info: RunInfo) -> Optional[float]:

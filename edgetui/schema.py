@@ -102,6 +102,18 @@ _V1 = [
     """CREATE INDEX IF NOT EXISTS events_run ON events(run_key)""",
 ]
 
+#: version 6 (moments, annotation columns), also applied again as version 9 (all idempotent)
+_V6 = ["""CREATE TABLE IF NOT EXISTS moments (
+       run_key VARCHAR NOT NULL, detector VARCHAR NOT NULL, version INTEGER NOT NULL, round VARCHAR NOT NULL,
+       idx INTEGER, t DOUBLE, elapsed_s DOUBLE, score_before DOUBLE, score_after DOUBLE, gain DOUBLE,
+       noise DOUBLE, headroom DOUBLE, lead_time_s DOUBLE, confidence DOUBLE, provisional BOOLEAN,
+       components JSON, evidence JSON, behaviour JSON, params JSON, built_at DOUBLE,
+       PRIMARY KEY (run_key, detector, version, round))""",
+    # annotations (edgetui/annotations.py): a label, the round of a moment's judge result, edits
+    "ALTER TABLE annotations ADD COLUMN IF NOT EXISTS label VARCHAR",
+    "ALTER TABLE annotations ADD COLUMN IF NOT EXISTS round VARCHAR",
+    "ALTER TABLE annotations ADD COLUMN IF NOT EXISTS updated_at DOUBLE"]
+
 #: version -> statements bringing the schema from version-1 to version.
 #: 2: secrets re-scrubbed with the rules of :mod:`edgetui.redact` (the data step is
 #: :func:`edgetui.rescrub.rescrub_database`, run by :func:`migrate` in the same transaction,
@@ -121,16 +133,7 @@ MIGRATIONS: dict[int, list[str]] = {
     #: runs keyed ``host/<stem>/transcript`` are re-keyed from their file (the data step in migrate())
     5: [],
     #: 6: detected moments, their own table (never mixed into events)
-    6: ["""CREATE TABLE IF NOT EXISTS moments (
-           run_key VARCHAR NOT NULL, detector VARCHAR NOT NULL, version INTEGER NOT NULL, round VARCHAR NOT NULL,
-           idx INTEGER, t DOUBLE, elapsed_s DOUBLE, score_before DOUBLE, score_after DOUBLE, gain DOUBLE,
-           noise DOUBLE, headroom DOUBLE, lead_time_s DOUBLE, confidence DOUBLE, provisional BOOLEAN,
-           components JSON, evidence JSON, behaviour JSON, params JSON, built_at DOUBLE,
-           PRIMARY KEY (run_key, detector, version, round))""",
-        # annotations (edgetui/annotations.py): a label, the round of a moment's judge result, edits
-        "ALTER TABLE annotations ADD COLUMN IF NOT EXISTS label VARCHAR",
-        "ALTER TABLE annotations ADD COLUMN IF NOT EXISTS round VARCHAR",
-        "ALTER TABLE annotations ADD COLUMN IF NOT EXISTS updated_at DOUBLE"],
+    6: _V6,
     #: 7: records repeated across runs (a resumed transcript copying an earlier file's records) are
     #: counted once, by the earliest run (edgetui/repeats.py): their keys, and what a run leaves out
     #: (the data step in migrate(): the transcript runs already recorded are counted again)
@@ -151,7 +154,7 @@ MIGRATIONS: dict[int, list[str]] = {
     )"""],
     #: 9: version 6's statements again (all idempotent), for files stamped 7 or 8 by a build in which
     #: version 6 was still empty: they get the moments table and the annotation columns too
-    9: [],
+    9: _V6,
 }
 
 
@@ -192,7 +195,7 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> int:
     for v in range(found + 1, SCHEMA_VERSION + 1):
         conn.execute("BEGIN TRANSACTION")
         try:
-            for stmt in (MIGRATIONS[6] if v == 9 else MIGRATIONS.get(v, [])):
+            for stmt in MIGRATIONS.get(v, []):
                 conn.execute(stmt)
             if v == 7 and found >= 1:  # transcript runs recorded before: their keys and totals now
                 from .repeats import recount_transcript_runs

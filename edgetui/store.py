@@ -316,9 +316,10 @@ class EventColumns:
         return cols
 
 
-def run_events(conn: duckdb.DuckDBPyConnection, run_key: str) -> EventColumns:
-    """A run's events in timeline order (module docstring), as :class:`EventColumns`."""
-    cols = ", ".join(f'ev."{c}"' for c in EVENT_LIST_COLUMNS)
+def timeline_table(conn: duckdb.DuckDBPyConnection, run_key: str, columns: Sequence[str]) -> Any:
+    """``columns`` of a run's events in timeline order (module docstring), as a ``pyarrow.Table``
+    (read through a cursor of ``conn``: callable from a worker thread)."""
+    cols = ", ".join(f'ev."{c}"' for c in columns)
     # no CTE over the run's rows: DuckDB materializes a CTE used twice, all columns with the JSON
     # payloads (2.4x slower for a 400-event run among 60,000 events)
     sql = f"""
@@ -329,7 +330,12 @@ def run_events(conn: duckdb.DuckDBPyConnection, run_key: str) -> EventColumns:
         ORDER BY {EVENT_ORDER_SQL}
     """
     with conn.cursor() as cur:
-        tbl = cur.sql(sql, params={"rk": run_key}).to_arrow_table()
+        return cur.sql(sql, params={"rk": run_key}).to_arrow_table()
+
+
+def run_events(conn: duckdb.DuckDBPyConnection, run_key: str) -> EventColumns:
+    """A run's events in timeline order (module docstring), as :class:`EventColumns`."""
+    tbl = timeline_table(conn, run_key, EVENT_LIST_COLUMNS)
     out = EventColumns()
     for name in EVENT_LIST_COLUMNS:
         setattr(out, name, tbl.column(name).to_pylist())

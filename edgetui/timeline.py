@@ -188,19 +188,9 @@ class ArrowTimeline:
 def run_timeline(conn: duckdb.DuckDBPyConnection, run_key: str) -> ArrowTimeline:
     """A run's events in the timeline order of :func:`edgetui.store.run_events`, as an
     :class:`ArrowTimeline` (its module docstring)."""
-    from .store import EVENT_ORDER_SQL
+    from .store import timeline_table
 
-    cols = ", ".join(f'ev."{c}"' for c in TIMELINE_COLUMNS)
-    sql = f"""
-        WITH _src AS (SELECT source, row_number() OVER (ORDER BY min(t) ASC NULLS LAST, source) AS source_rank
-                      FROM events WHERE run_key = $rk GROUP BY source)
-        SELECT {cols} FROM events ev JOIN _src ON _src.source = ev.source
-        WHERE ev.run_key = $rk
-        ORDER BY {EVENT_ORDER_SQL}
-    """
-    with conn.cursor() as cur:
-        tbl = cur.sql(sql, params={"rk": run_key}).to_arrow_table()
-    return ArrowTimeline(tbl)
+    return ArrowTimeline(timeline_table(conn, run_key, TIMELINE_COLUMNS))
 
 
 def search_light(conn: duckdb.DuckDBPyConnection, run_key: str, query: str) -> list[str]:

@@ -163,6 +163,13 @@ class _Selector:
     def result(self) -> BestResult:
         return BestResult(self.best_score, self.best_pass_rate, self.best_round, self.best_valid)
 
+    def copy(self) -> "_Selector":
+        """A selector in the same state (feeding it leaves this one as it is)."""
+        other = _Selector.__new__(_Selector)
+        for a in _Selector.__slots__:
+            setattr(other, a, getattr(self, a))
+        return other
+
 
 def select_best(
     entries: Sequence[Mapping],
@@ -270,9 +277,7 @@ def best_as_known(
             p += 1
         while pending and pending[0] < p:
             pending.pop(0)
-        sel = _Selector(score_direction, policy)
-        for a in _Selector.__slots__:
-            setattr(sel, a, getattr(base, a))
+        sel = base.copy()
         for j in pending:
             sel.feed(entries[j])
         e = entries[i]

@@ -140,19 +140,7 @@ def judge(tmp_path, engine, request):
 def test_supervisor_polls_the_real_judge_history(judge, engine, tmp_path):
     url, logs, task = judge["url"], judge["logs"], judge["task"]
     run_id = f"{judge['token']}run"
-    r = requests.post(url + "/api/v1/register", json={"task_id": task, "run_id": run_id,
-                                                       "admin_secret": judge["secret"]}, timeout=10)
-    assert r.status_code == 200, r.text
-    tok = r.json()["token"]
-    # the run as `sforge run` lays it out, and its work container with the token in its environment
-    td = logs / "runs" / run_id / task
-    td.mkdir(parents=True)
-    (td / "run_agent.log").write_text(time.strftime("%Y-%m-%d %H:%M:%S") + ",000 - INFO - Registered session with "
-                                      "judge server\n")
-    (td / "agent_output.txt").write_text(json.dumps({"type": "system", "subtype": "init", "session_id": "s",
-                                                     "model": "m", "tools": []}) + "\n")
-    engine.containers.run(judge["work_image"], ["sleep", "600"], name=f"sforge.run.{task}.{run_id}", detach=True,
-                          environment={"SFORGE_TOKEN": tok, "SFORGE_JUDGE_URL": url})
+    tok = _register_run(judge, engine, run_id)
     conn = open_db(tmp_path / "live.duckdb")
     sup = Supervisor(conn, [logs / "runs"], docker_client=engine, judge_url=url,
                      settings=AlarmSettings(discovery_interval_s=0, docker_interval_s=0, finalize_min_interval_s=0,

@@ -50,15 +50,11 @@ SCRIPT = ROOT / "sample_runs" / "real_sforge" / "make_real_run.sh"
 CI = os.environ.get("CI", "").lower() == "true"
 
 
-def _skip(why: str):
-    pytest.skip(why)
-
-
 @pytest.fixture(scope="session")
 def harness(tmp_path_factory):
     """The real harness set up once; yields (work dir, environment for make_real_run.sh)."""
     if os.geteuid() != 0:
-        _skip("the real SForge harness rig needs root (its bridge enters container network namespaces)")
+        pytest.skip("the real SForge harness rig needs root (its bridge enters container network namespaces)")
     try:
         eng = docker.from_env(timeout=10)
         eng.ping()
@@ -66,9 +62,9 @@ def harness(tmp_path_factory):
         why = f"Docker engine not reachable: {' '.join(str(e).split())[:200]}"
         if CI:
             pytest.fail(f"{why} (CI=true: Docker tests must not be skipped)")
-        _skip(why)
+        pytest.skip(why)
     if shutil.which("debootstrap") is None and shutil.which("apt-get") is None:
-        _skip("the harness rig builds its base image with debootstrap (Debian's package), not found")
+        pytest.skip("the harness rig builds its base image with debootstrap (Debian's package), not found")
     work = Path(os.environ.get("EDGETUI_REAL_SFORGE_WORK") or tmp_path_factory.mktemp("real-sforge"))
     ports = []
     for _ in range(2):  # free loopback ports: another rig (a second test run) may hold the defaults

@@ -66,7 +66,7 @@ from replay.selection import display_value
 from ..events import Event, Kind, TimeSource, one_line
 from ..redact import redact_text
 from ..ingest import (LINE_SOURCES, _fill_model_agent, detect_file_format, finalize_run, load_price_file, raw_secrets,
-                      stopped_at_budget, whole_file_events)
+                      harness_reason, stopped_at_budget, whole_file_events)
 from ..parsers import sforge_dir as sd
 from ..parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch
 from ..parsers.base import open_regular
@@ -1442,7 +1442,7 @@ class Supervisor:
         """Why the run's status is what it is, in its source's words (as :func:`edgetui.ingest.finalize_run`
         words it offline): a harness that ended before the agent started; None otherwise."""
         if rs.status == "aborted" and self._harness_ended(rs, now):
-            return f"harness ended before the agent started: {rs.info.harness_error}"
+            return harness_reason(rs.info.harness_error)
         return None
 
     def _update_runs(self, columns: dict[str, list], sets: str, what: str) -> bool:
