@@ -966,7 +966,7 @@ def test_graded_submission_between_full_recomputations_updates_the_best_at_once(
     """A new graded round of a run going on gets a submissions-only finalize (the event counts,
     tokens and cost recomputation waits for its schedule), yet the row's best-so-far and
     submission count are current at once and its event count matches the events table."""
-    import edgetui.live.supervisor as sup_mod
+    import edgetui.live.run_files as sup_mod  # the finalize lives in the run-files part
 
     root, conn, clock, mk = env
     td = make_run(root, "grow", transcript=[init_line(), text_line(1)])

@@ -1,0 +1,261 @@
+"""Containers of the watched runs: joining work, judge and game containers to runs, their states and
+resource samples, the judge poller and the operator's stop / kill / shell (a mixin of
+:class:`edgetui.live.supervisor.Supervisor`; core: no Textual).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from ..events import Kind
+from .docker_watch import work_names
+from .model import ContainerInfo
+from .run_state import RoundState, RunState
+
+
+class ContainerJoin:
+    """Mixin of :class:`~edgetui.live.supervisor.Supervisor` (its state is the supervisor's)."""
+
+    # ---- actions for the views
+    def stop_container(self, name_or_id: str, timeout: int = 10) -> str:
+        """Stop a container (``docker stop``); returns a one-line outcome, never raises.
+
+        The run whose work container this is shows as aborted with the flag
+        ``stopped`` and raises no container_exit / container_gone alarm (the
+        operator asked for it); the request is recorded as a container_state event."""
+        if self.docker is None:
+            return "docker is disabled"
+        return self._operator_act(name_or_id, "stop", lambda: self.docker.stop_container(name_or_id, timeout))
+
+    def kill_container(self, name_or_id: str) -> str:
+        """Kill a container (``docker kill``); returns a one-line outcome, never raises (as :meth:`stop_container`,
+        flag ``killed``)."""
+        if self.docker is None:
+            return "docker is disabled"
+        return self._operator_act(name_or_id, "kill", lambda: self.docker.kill_container(name_or_id))
+
+    def _operator_act(self, name_or_id: str, kind: str, fn: Callable[[], str]) -> str:
+        self._operator[name_or_id] = kind  # before acting: the exit may be listed at once
+        out = str(fn() or "")
+        if out.startswith("could not"):
+            self._operator.pop(name_or_id, None)
+        self._wake.set()
+        return out
+
+    def shell_command(self, container: str) -> list[str]:
+        """argv for an interactive shell in ``container`` (``docker exec -it <id> bash|sh``)."""
+        if self.docker is None:
+            return ["docker", "exec", "-it", container, "sh"]
+        return self.docker.shell_command(container)
+
+    def _container_event(self, rs: RunState, c: ContainerInfo, state: str, now: float) -> None:
+        data = {"id": c.id, "name": c.name, "role": c.role, "state": state, "exit_code": c.exit_code,
+                "oom_killed": c.oom_killed, "host": c.host}
+        if c.submission_id:
+            data["submission_id"] = c.submission_id
+        extra = f" (exit {c.exit_code})" if state in ("exited", "dead") and c.exit_code is not None else ""
+        if c.oom_killed:
+            extra += " OOM-killed"
+        self._record(rs, Kind.CONTAINER_STATE, now, f"{c.role} container {c.name}: {state}{extra}", data, c.id)
+
+    def _operator_seen(self, rs: RunState, c: ContainerInfo, now: float) -> None:
+        """Attach a pending operator stop/kill of container ``c`` to its run (recorded once)."""
+        if not self._operator:
+            return
+        for ref in list(self._operator):
+            if ref == c.name or (len(ref) >= 12 and c.id.startswith(ref)):
+                kind = rs.operator_action = self._operator.pop(ref)
+                self._record(rs, Kind.CONTAINER_STATE, now, f"work container {c.name}: {kind} asked by the operator",
+                             {"id": c.id, "name": c.name, "role": "work", "state": c.state, "operator": kind,
+                              "host": c.host}, c.id)
+
+    def _join_containers(self, now: float) -> None:
+        dw = self.docker
+        assert dw is not None
+        by_name = dw.by_name
+        # work containers, by the names each run's container would have
+        for rs in self.runs.values():
+            c = None
+            for n in work_names(rs.info.task_id, rs.info.run_id):
+                c = by_name.get(n)
+                if c is not None:
+                    break
+            if c is not None and rs.loc.host != self.host and any(
+                    r.loc.host == self.host and r.info.task_id == rs.info.task_id and r.info.run_id == rs.info.run_id
+                    for r in self.runs.values() if r is not rs):
+                c = None  # the local run of that name owns it
+            if c is not None:
+                c = c.model_copy()
+                c.task_id, c.run_id = rs.info.task_id, rs.info.run_id
+                if c.id != rs.container_seen_id and rs.container_seen_id is not None:
+                    rs.operator_action = None  # a new container (auto-resume, re-run)
+                self._operator_seen(rs, c, now)
+                prev = rs.container_state
+                if c.id != rs.container_seen_id or prev != c.state or (c.oom_killed and not (rs.container and rs.container.oom_killed)):
+                    if c.state in ("exited", "dead"):
+                        if prev not in ("exited", "dead") or c.id != rs.container_seen_id:
+                            rs.container_ended_t = now
+                    else:
+                        rs.container_ended_t = None
+                    self._container_event(rs, c, c.state, now)
+                rs.container_seen_id = c.id
+                rs.container_state = c.state
+                if rs.container is not None and rs.container.id == c.id:
+                    c.cpu_percent, c.mem_bytes = rs.container.cpu_percent, rs.container.mem_bytes
+                rs.container = c
+                if rs.token is None:
+                    tok = dw.token_of(c.id)
+                    if tok:
+                        rs.token = tok
+                        self.rec.add_secret(tok)
+            elif rs.container_seen_id is not None and rs.container_state != "gone":
+                gone = rs.container or ContainerInfo(id=rs.container_seen_id, name=work_names(rs.info.task_id, rs.info.run_id)[0],
+                                                     role="work", host=self.host)
+                gone = gone.model_copy(update={"state": "gone", "cpu_percent": None, "mem_bytes": None})
+                rs.container = gone
+                rs.container_state = "gone"
+                rs.container_ended_t = now
+                self._container_event(rs, gone, "gone", now)
+        # judge containers: by the container ids in run_instance.log, else the submission id
+        by_cid: dict[str, tuple[RunState, RoundState]] = {}
+        by_sid: dict[str, tuple[RunState, Optional[str]]] = {}
+        for rs in self.runs.values():
+            for rd in rs.rounds.values():
+                for cid in rd.container_ids:
+                    by_cid[cid[:12]] = (rs, rd)
+                if rd.sid:
+                    by_sid[rd.sid] = (rs, rd.name)
+            for sid, rnd in rs.tick_sids.items():
+                by_sid.setdefault(sid, (rs, rnd))
+        judges: dict[str, list[ContainerInfo]] = {}
+        games: dict[str, list[ContainerInfo]] = {}
+        unattributed: list[ContainerInfo] = []
+        for c in dw.containers.values():
+            if c.role == "judge":
+                hit = by_cid.get(c.id[:12])
+                owner = hit[0] if hit else None
+                if owner is None and c.submission_id in by_sid:
+                    cand = by_sid[c.submission_id][0]
+                    if cand.info.task_id == c.task_id:
+                        owner = cand
+                if owner is None:
+                    unattributed.append(c)
+                else:
+                    judges.setdefault(owner.key, []).append(c)
+            elif c.role == "game":
+                owner = None
+                if c.submission_id in by_sid:
+                    owner = by_sid[c.submission_id][0]
+                else:
+                    cands = [r for r in self.runs.values() if r.info.task_id == c.task_id and not r.finished
+                             and (r.task.game_mode or any(rd.kind == "game" for rd in r.rounds.values()))]
+                    if len(cands) == 1:
+                        owner = cands[0]
+                if owner is None:
+                    unattributed.append(c)
+                else:
+                    games.setdefault(owner.key, []).append(c)
+        self.unattributed = unattributed
+        for rs in self.runs.values():
+            new_j = judges.get(rs.key, [])
+            new_g = games.get(rs.key, [])
+            seen = {}
+            if new_j:
+                self._judges_here = True
+            for c in new_j + new_g:
+                seen[c.id] = c.state
+                if rs.judge_states.get(c.id) != c.state:
+                    self._container_event(rs, c, c.state, now)
+            for cid in rs.judge_states:
+                if cid not in seen:
+                    old = next((c for c in rs.judges + rs.games if c.id == cid), None)
+                    if old is not None:
+                        self._container_event(rs, old.model_copy(update={"state": "gone"}), "gone", now)
+            rs.judge_states = seen
+            rs.judges, rs.games = new_j, new_g
+
+    def _sample_stats(self, now: float) -> None:
+        dw = self.docker
+        targets = {rs.container.id: rs.key for rs in self.runs.values()
+                   if rs.container is not None and rs.container.state == "running" and not rs.deleted}
+        samples = dw.sample(targets)
+        for cid, smp in samples.items():
+            rs = self.runs.get(targets.get(cid, ""))
+            if rs is None or rs.container is None:
+                continue
+            rs.container.cpu_percent = smp.get("cpu_percent")
+            rs.container.mem_bytes = smp.get("mem_bytes")
+            if smp.get("mem_limit_bytes") and not rs.container.mem_limit_bytes:
+                rs.container.mem_limit_bytes = smp.get("mem_limit_bytes")
+            rs.cpu_percent, rs.mem_bytes = smp.get("cpu_percent"), smp.get("mem_bytes")
+            cpu = smp.get("cpu_percent")
+            mem = smp.get("mem_bytes")
+            summ = f"cpu {cpu:.0f}%" if cpu is not None else "cpu ?"
+            summ += f", mem {mem / 2**20:.0f} MiB" if mem is not None else ""
+            self._record(rs, Kind.RESOURCE_SAMPLE, now, summ,
+                         {"container": rs.container.name, "id": cid, "cpu_percent": cpu, "mem_bytes": mem,
+                          "mem_limit_bytes": smp.get("mem_limit_bytes"), "sampled_at": smp.get("t")},
+                         "stats:" + cid)
+
+    # ================================================================== judge
+    def _poll_judge(self, now: float) -> None:
+        tokens = {rs.key: rs.token for rs in self.runs.values()
+                  if rs.token and not rs.deleted and not rs.finished}
+        for key, view in self.judge.poll(tokens).items():
+            rs = self.runs.get(key)
+            if rs is not None and view.ok:
+                before = rs.history.best_round if rs.history is not None else None
+                rs.history = view
+                if rs.task.assumed and view.best_round and view.best_round != before:
+                    rs.dirty_files = True  # the judge's best checks the assumed policy (finalize_run)
+
+    # ================================================================== gradings
+    def _grading_state(self, rs: RunState, now: float, docker_ok: bool, all_ids: set[str]) -> None:
+        s = self.settings
+        live_ids = {c.id[:12] for c in rs.judges if c.state in ("running", "created", "restarting", "paused")}
+        limit = float(rs.task.eval_timeout or 600) + 900.0
+        for rd in rs.rounds.values():
+            if rd.kind in ("game", "manual") or rd.has_report:
+                rd.in_flight = False
+                if rd.has_report:
+                    rd.failed = None
+                continue
+            judge_up = any(cid[:12] in live_ids or cid[:12] in all_ids for cid in rd.container_ids)
+            failed = None
+            if judge_up:
+                rd.judge_gone_since = None
+                rd.judge_seen = True
+            elif docker_ok and rd.judge_seen:  # seen on this engine, now gone (a judge on another engine
+                # or cluster is never seen here: only its log and the stale rule apply)
+                if rd.judge_gone_since is None:
+                    rd.judge_gone_since = now
+                if now - rd.judge_gone_since >= s.grading_grace_s:
+                    failed = rd.log_error or "judge container gone without report.json"
+            if failed is None and rd.log_terminal and rd.terminal_seen is not None and not judge_up \
+                    and now - rd.terminal_seen >= s.grading_grace_s:
+                failed = rd.log_error or "judge finished without report.json"
+            if failed is None and not judge_up and not rd.judge_seen and docker_ok and self._judges_here \
+                    and rs.loc.host == self.host and now - rd.first_seen >= s.grading_start_grace_s:
+                failed = rd.log_error or (f"no judge container appeared in {int(now - rd.first_seen)} s "
+                                          "and no report.json")
+            if failed is None and not judge_up and now - rd.first_seen > limit:
+                failed = rd.log_error or f"no report.json after {int(now - rd.first_seen)} s"
+            if failed is not None and rd.failed is None:
+                rd.failed = failed
+                rs.dirty_files = True
+            rd.in_flight = failed is None and rd.failed is None
+
+    @staticmethod
+    def _grading_judges(rs: RunState) -> list:
+        """Judge containers of ``rs`` still grading: running, and their submission's report.json not
+        written yet (SForge's containers ignore SIGTERM and are killed ~15 s after the report: a
+        judge whose report is written is done)."""
+        done_ids: set[str] = set()
+        done_sids: set[str] = set()
+        for rd in rs.rounds.values():
+            if rd.has_report:
+                done_ids.update(c[:12] for c in rd.container_ids)
+                if rd.sid:
+                    done_sids.add(rd.sid)
+        return [j for j in rs.judges if j.state == "running" and j.id[:12] not in done_ids
+                and not (j.submission_id and j.submission_id in done_sids)]

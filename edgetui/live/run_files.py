@@ -1,0 +1,333 @@
+"""The run files of the watched runs: format detection, tail sources, whole files, ``submissions/``
+folders and their ``run_instance.log``, and the refresh and finalize of a run's file events (a mixin of
+:class:`edgetui.live.supervisor.Supervisor`; core: no Textual).
+"""
+
+from __future__ import annotations
+
+import os
+from stat import S_ISDIR as stat_isdir
+import time
+from pathlib import Path
+from typing import Optional
+
+from ..events import one_line
+from ..ingest import (LINE_SOURCES, _fill_model_agent, detect_file_format, finalize_run, raw_secrets,
+                      stopped_at_budget, whole_file_events)
+from ..parsers import sforge_dir as sd
+from ..parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch
+from ..parsers.base import open_regular
+from .tail import TailSource, settle
+from .run_state import _mtime, _sig, RoundState, RunState, TRANSCRIPT, RUN_LOG, TICKS, WHOLE_FILES, FULL_CHECK_S, EARLY_EVENT_S, _LOG_HEAD_RE, _ENDING_RE, _JUDGE_STARTED_RE, _JUDGE_DONE_RE, _JUDGE_ERR_RE
+
+
+class RunFiles:
+    """Mixin of :class:`~edgetui.live.supervisor.Supervisor` (its state is the supervisor's)."""
+
+    def _detect_format(self, rs: RunState, now: float) -> Optional[str]:
+        p = rs.task_dir / TRANSCRIPT
+        try:
+            st = p.stat()
+        except OSError:
+            return None
+        fmt = detect_file_format(p)
+        if fmt == "unknown":
+            if st.st_size < 4096 and now - st.st_mtime < 120:
+                return None  # too little to tell yet (noise lines before the first record)
+            fmt = {"codex": "codex_text", "opencode": "opencode"}.get(rs.info.agent or "", "claude_stream")
+        return fmt
+
+    def _add_source(self, rs: RunState, name: str, catchup: bool) -> None:
+        path = rs.task_dir / name
+        if name == TRANSCRIPT:
+            from ..parsers.detect import parser_for
+
+            def make(source, gen, state, rs=rs):
+                return parser_for(rs.fmt or "claude_stream", source, gen, state)
+            hook = None
+        elif name == RUN_LOG:
+            def make(source, gen, state, rs=rs):
+                return RunAgentLogParser(source, gen, self._utc_offset(rs), state)
+            hook = self._run_log_hook
+        else:
+            def make(source, gen, state, rs=rs):
+                return AutoEvalTicksParser(source, gen, self._utc_offset(rs), state)
+            hook = None
+        src = TailSource(run_key=rs.key, source=name, path=path, make_parser=make, line_hook=hook,
+                         on_new_generation=self._new_generation)
+        if not catchup:
+            src.catchup_until = 0  # the file appeared while watching: every line is observed
+        rs.sources[name] = src
+
+    # ================================================================== per-run files
+    def _check_run_files(self, rs: RunState, now: float) -> None:
+        td = rs.task_dir
+        try:
+            dst = os.stat(td)
+        except OSError:
+            dst = None
+        if dst is None or not stat_isdir(dst.st_mode):
+            if not rs.deleted:
+                rs.deleted = True
+                for src in rs.sources.values():  # a kept handle would hold the deleted files' space
+                    self.tailer.release(src)
+                self._set_message(rs, "run directory deleted", now, sticky=True)
+                self._note(f"{rs.key}: run directory deleted ({td}); its records are kept")
+            return
+        full = now - rs.last_full_check >= FULL_CHECK_S
+        if full:
+            rs.last_full_check = now
+        # a file appearing changes the task dir's mtime; a recent mtime is re-checked (coarse clocks)
+        dir_changed = dst.st_mtime_ns != rs.dir_sig or time.time() - dst.st_mtime < 2.0
+        rs.dir_sig = dst.st_mtime_ns
+        if dir_changed or full or rs.fmt_pending:
+            for name in (TRANSCRIPT, RUN_LOG, TICKS):
+                if name not in rs.sources and os.path.exists(os.path.join(td, name)):
+                    if name == TRANSCRIPT and rs.fmt is None:
+                        rs.fmt = self._detect_format(rs, now)
+                        rs.fmt_pending = rs.fmt is None
+                        if rs.fmt is None:
+                            continue
+                        rs.info.agent_format = rs.fmt
+                        self.rec.update_run(rs.key, agent_format=rs.fmt)
+                    self._add_source(rs, name, catchup=False)
+        # whole files: missing ones when the dir changed, present ones every FULL_CHECK_S,
+        # an unparsable final_result.json (mid-write) at every refresh
+        for name in WHOLE_FILES:
+            old = rs.file_sigs.get(name)
+            if old is None and not (dir_changed or full):
+                continue
+            if old is not None and not full and not (name == "final_result.json" and not rs.finished):
+                continue
+            new = _sig(os.path.join(td, name))
+            if new != old:
+                rs.file_sigs[name] = new
+                rs.dirty_files = True
+        self._scan_submissions(rs, now, full)
+
+    def _scan_submissions(self, rs: RunState, now: float, full: bool) -> None:
+        sub_dir = rs.task_dir / "submissions"
+        sig = _sig(sub_dir)
+        changed = False
+        if sig != rs.subs_sig or (sig is not None and time.time() - sig[1] / 1e9 < 2.0):
+            rs.subs_sig = sig
+            names: dict[str, float] = {}
+            try:
+                for e in os.scandir(sub_dir):
+                    if e.is_dir() and not e.name.startswith("."):
+                        try:
+                            names[e.name] = min(now, e.stat().st_mtime)
+                        except OSError:
+                            names[e.name] = now
+            except OSError:
+                pass
+            for n, born in names.items():
+                if n not in rs.rounds:
+                    parsed = sd._parse_round(n)
+                    if parsed is None:
+                        continue
+                    rs.rounds[n] = RoundState(name=n, kind=parsed[0], first_seen=born)
+                    changed = True
+                    if self.judge is not None:  # a new submission: ask the judge once soon (else rarely)
+                        self.judge.poke(rs.key)
+            for n in list(rs.rounds):
+                if n not in names:
+                    del rs.rounds[n]
+                    changed = True
+        for rd in rs.rounds.values():
+            if rd.has_report and not full:
+                continue
+            entry = sub_dir / rd.name
+            rep = _sig(entry / ("game_result.json" if rd.kind == "game" else "report.json"))
+            if rep != rd.report_sig:
+                rd.report_sig = rep
+                rd.has_report = rep is not None
+                changed = True
+            if not rd.has_report and rd.kind != "game":
+                ls = _sig(entry / "run_instance.log")
+                if ls != rd.log_sig:
+                    rd.log_sig = ls
+                    self._read_instance_log(rd, entry / "run_instance.log", now)
+                    changed = True
+        if changed:
+            rs.dirty_files = True
+
+    def _read_instance_log(self, rd: RoundState, p: Path, now: float) -> None:
+        try:
+            with open_regular(p) as fp:
+                data = fp.read(4 << 20)
+        except OSError:
+            return
+        rd.container_ids.update(m.decode() for m in _JUDGE_STARTED_RE.findall(data))
+        errs = _JUDGE_ERR_RE.findall(data)
+        if errs:
+            rd.log_error = one_line(errs[-1].decode("utf-8", "replace"), 200)
+        if (errs or _JUDGE_DONE_RE.search(data)) and not rd.log_terminal:
+            rd.log_terminal = True
+            rd.terminal_seen = now
+
+    def _new_generation(self, src: TailSource) -> None:
+        """A log was truncated / replaced (a re-run in place): forget the facts of its old content."""
+        rs = self.runs.get(src.run_key)
+        if rs is None:
+            return
+        if src.source == TRANSCRIPT:
+            rs.pending.clear()
+        elif src.source == RUN_LOG:
+            rs.resume_times, rs.error_times, rs.ending_since, rs.last_error_msg = [], [], None, None
+        elif src.source == TICKS:
+            rs.tick_error_times, rs.last_tick_error = [], None
+
+    # ================================================================== observing new lines
+    def _run_log_hook(self, src: TailSource, line: bytes, offset: int) -> None:
+        rs = self.runs.get(src.run_key)
+        if rs is None:
+            return
+        m = _LOG_HEAD_RE.match(line)
+        if not m:
+            return
+        level = m.group(8)
+        msg = m.group(9).decode("utf-8", "replace")
+        try:
+            t = local_to_epoch(tuple(g.decode() for g in m.group(1, 2, 3, 4, 5, 6)), int(m.group(7)),
+                               self._utc_offset(rs))
+        except ValueError:
+            t = self.clock()
+        if level in (b"ERROR", b"CRITICAL"):
+            rs.error_times.append(t)
+            rs.last_error_msg = one_line(msg, 200)
+            # the run's facts are read again (sforge_dir.read_run_info: the harness's end before the
+            # agent started is an ERROR as run_agent.log's last record), not only on submission changes
+            rs.dirty_files = True
+        elif _ENDING_RE.match(msg) and rs.ending_since is None:
+            rs.ending_since = t
+
+    # ================================================================== database refresh
+    def _refresh_and_finalize(self, now: float) -> None:
+        s = self.settings
+        due: list[tuple[int, float, RunState]] = []
+        for rs in self.runs.values():
+            if rs.deleted:
+                continue
+            if rs.dirty_files and now - rs.last_finalize >= s.finalize_min_interval_s:
+                due.append((0, rs.last_finalize, rs))
+            elif rs.dirty_finalize and now - rs.last_full_finalize >= s.finalize_interval_s:
+                due.append((1, rs.last_full_finalize, rs))
+        due.sort(key=lambda x: (x[0], x[1]))
+        for _, _, rs in due[: max(1, s.max_finalize_per_poll)]:
+            full = True
+            try:
+                if rs.dirty_files:
+                    full = self._refresh_files(rs, now)
+                else:
+                    self._finalize(rs)
+                if rs.message and rs.message.startswith("could not refresh"):
+                    rs.message = None
+            except Exception as e:  # noqa: BLE001 - one run's trouble stays with that run
+                if os.environ.get("EDGETUI_DEBUG"):
+                    raise
+                self._set_message(rs, one_line(f"could not refresh: {type(e).__name__}: {e}", 200), now)
+            rs.last_finalize = now
+            rs.dirty_files = False
+            if full:  # (a submissions-only refresh leaves a growing run's full recomputation due as it was)
+                rs.last_full_finalize = now
+                rs.dirty_finalize = False
+
+    def _refresh_files(self, rs: RunState, now: float) -> bool:
+        """The whole-file part of :func:`edgetui.ingest.ingest_run` for one run, then finalize.
+
+        A run going on whose aggregates were recomputed less than ``finalize_interval_s`` ago (and
+        whose time anchors did not change) gets a submissions-only finalize: a new graded round
+        updates its submissions and best-so-far at once, while its event counts, tokens and cost
+        stay the recorded ones plus the live deltas (the full recomputation is a third of a
+        refresh and runs on its own schedule). Returns whether the finalize was a full one."""
+        td = rs.task_dir
+        for secret in raw_secrets(td):
+            self.rec.add_secret(secret)
+        info = sd.read_run_info(rs.loc)
+        info.agent_format = rs.fmt
+        if info.utc_offset_s is None and rs.info.utc_offset_s is None:
+            log = rs.sources.get(RUN_LOG)
+            if log is not None and log.last_growth_t is not None:  # lines arriving now: the log's clock vs now
+                info.utc_offset_s = sd.infer_log_offset(td / RUN_LOG)
+        if info.utc_offset_s is None and rs.info.utc_offset_s is not None:
+            info.utc_offset_s = rs.info.utc_offset_s
+        elif info.utc_offset_s != rs.info.utc_offset_s:  # started_at (or the log) told the run's offset
+            self._retime(rs, rs.info.utc_offset_s, info.utc_offset_s)
+        rs.info = info
+        self.rec.upsert_run(rs.key, info)
+        subs = sd.read_submissions(td, cache=rs.rec_cache)  # unchanged folders are not read again (nor below)
+        in_flight = {n for n, rd in rs.rounds.items() if rd.in_flight}
+        for srec in subs:
+            rd = rs.rounds.get(srec.round)
+            if srec.round in in_flight:
+                srec.status, srec.error = "in_flight", None
+            if rd is not None and srec.submission_id:
+                rd.sid = srec.submission_id
+        last_log_t = self.conn.execute(
+            "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [rs.key]).fetchone()[0]
+        graded = [x for x in subs if x.status != "in_flight" or x.kind == "game"]
+        if rs.finished and not rs.end_marked:  # the run ended: what its transcript's end says (a segment
+            rs.end_marked = True               # without a result: incomplete), as an offline ingest records it
+            src = rs.sources.get(TRANSCRIPT)
+            if src is not None and src.parser is not None:
+                ends = src.parser.finish()
+                for e in ends:
+                    e.run_key = rs.key
+                    got = stopped_at_budget(info.final, e.summary or "", e.data or {}) \
+                        if e.kind == "segment_end" else None
+                    if got is not None:  # the harness stopped the agent at the run's budget: not a cut
+                        e.summary, e.data, e.is_error, e.level = got[0], got[1], False, None
+                if ends:
+                    settle(self.conn)
+                    self.rec.insert_events(rs.key, ends)
+        file_events = whole_file_events(td, graded, info, last_log_t, sub_cache=rs.sub_cache)
+        settle(self.conn)
+        added = self.rec.replace_file_events(rs.key, file_events, line_sources=LINE_SOURCES)
+        rs.subs = subs
+        full = (rs.finished or rs.last_full_finalize <= 0 or now - rs.last_full_finalize >= self.settings.finalize_interval_s
+                or rs.aligned != (rs.finished, info.started_at, info.ended_at))
+        if full:
+            self._finalize(rs)
+        else:
+            rs.new_events += added
+            self._finalize(rs, aggregates=False)
+        return full
+
+    def _finalize(self, rs: RunState, aggregates: bool = True) -> None:
+        """:func:`edgetui.ingest.finalize_run` for one run, then its runs row read back
+        (``aggregates=False``: see :meth:`_refresh_files`)."""
+        _fill_model_agent(self.rec, rs.key, rs.info)
+        settle(self.conn)
+        live_end = None
+        if rs.fmt and not rs.finished:  # a run going on: its transcript's last write ends the known lines
+            live_end = _mtime(rs.task_dir / TRANSCRIPT)
+        # once aligned, a live run's new lines carry their observed time: aligning again (a third of a
+        # finalize) would change nothing unless some event still has no time (a file just read, a
+        # catch-up that went on) or the run's start / end / finish changed (new anchors)
+        anchors = (rs.finished, rs.info.started_at, rs.info.ended_at)
+        align = rs.aligned != anchors or bool(self.conn.execute(
+            "SELECT 1 FROM events WHERE run_key = ? AND t IS NULL LIMIT 1", [rs.key]).fetchall())
+        finalize_run(self.rec, rs.key, rs.info, rs.task, rs.subs, TRANSCRIPT if rs.fmt else None,
+                     live_end=live_end, align=align, aggregates=aggregates,
+                     judge_best=rs.history.best_round if rs.history is not None else None)
+        rs.aligned = anchors
+        self._load_row(rs, aggregates=aggregates)
+        if aggregates:
+            rs.recorded_status = rs.recorded_infra = None  # finalize_run wrote its own row: write ours again
+            self._check_early_events(rs)
+
+    def _check_early_events(self, rs: RunState) -> None:
+        """Say so when events are timed more than EARLY_EVENT_S before the run's start: recorded
+        timestamps of lines copied from another run (a sample copied to try live mode) put them
+        thousands of hours before it, where the timeline shows them; nothing is changed."""
+        start = rs.info.started_at
+        if start is None:
+            return
+        n = self.conn.execute("SELECT count(*) FROM events WHERE run_key = ? AND t < ?",
+                              [rs.key, start - EARLY_EVENT_S]).fetchall()[0][0]
+        if n and n != rs.early_events:
+            msg = f"{n} event{'s' if n != 1 else ''} timed over a day before the run's start (copied lines?)"
+            self._set_message(rs, msg, self.clock())
+            self._note(f"{rs.key}: {msg}")
+        rs.early_events = n

@@ -1,0 +1,305 @@
+"""What the supervisor shows and records of each run: its status, alarm facts and alarms, the runs
+rows written to the database and the :class:`~edgetui.live.model.LiveRun` views (a mixin of
+:class:`edgetui.live.supervisor.Supervisor`; core: no Textual).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import pyarrow as pa
+
+from replay.selection import display_value
+
+from ..events import one_line
+from ..ingest import (harness_reason)
+from .alarms import RunFacts, alarm_event, evaluate, fmt_age
+from .model import LiveRun, live_run_from, newest_per_key
+from .tail import settle
+from .run_state import _mtime, RunState, TRANSCRIPT, RUN_LOG, MESSAGE_TTL_S
+
+
+class RunRows:
+    """Mixin of :class:`~edgetui.live.supervisor.Supervisor` (its state is the supervisor's)."""
+
+    def _record_statuses(self) -> None:
+        todo = [rs for rs in self.runs.values() if not rs.deleted and
+                (rs.recorded_status != rs.status or rs.recorded_infra != bool(rs.error_times))]
+        if not todo:
+            return
+        # the infra flag too: an ERROR line arriving live (the file scan runs on submission changes)
+        now = self.clock()
+        if self._update_runs({"run_key": [rs.key for rs in todo], "status": [rs.status for rs in todo],
+                              "infra": [bool(rs.error_times) for rs in todo],
+                              "reason": [self._status_reason(rs, now) for rs in todo]},
+                             "status = s.status, infra_error = coalesce(runs.infra_error, FALSE) OR s.infra, "
+                             "status_reason = s.reason",
+                             "run statuses"):
+            for rs in todo:
+                rs.recorded_status = rs.status
+                rs.recorded_infra = bool(rs.error_times)
+
+    def _status_reason(self, rs: RunState, now: float) -> Optional[str]:
+        """Why the run's status is what it is, in its source's words (as :func:`edgetui.ingest.finalize_run`
+        words it offline): a harness that ended before the agent started; None otherwise."""
+        if rs.status == "aborted" and self._harness_ended(rs, now):
+            return harness_reason(rs.info.harness_error)
+        return None
+
+    def _update_runs(self, columns: dict[str, list], sets: str, what: str) -> bool:
+        """``UPDATE runs SET <sets>`` from one row per run (``columns`` incl. ``run_key``, the row
+        aliased ``s``) in one statement; a failure is a note. Returns whether it was written."""
+        try:
+            settle(self.conn)
+            self.conn.register("_edgetui_live_update", pa.table(columns))
+            try:
+                self.conn.execute(f"UPDATE runs SET {sets} FROM _edgetui_live_update s WHERE runs.run_key = s.run_key")
+            finally:
+                self.conn.unregister("_edgetui_live_update")
+            return True
+        except Exception as e:  # noqa: BLE001
+            self._note(one_line(f"could not record {what}: {e}", 200))
+            return False
+
+    @staticmethod
+    def _last_event_t(rs: RunState) -> Optional[float]:
+        """The run's last event time: the recorded row's, or a newer one tailed since."""
+        a, b = rs.row.get("last_event_at"), rs.last_event_t
+        return b if a is None else (a if b is None or a >= b else b)
+
+    def _record_rows(self) -> None:
+        """Bring the live figures of each growing run's ``runs`` row up to date (events, last event,
+        tokens, cost: the recorded aggregates plus what arrived since), in one UPDATE. The full
+        recomputation (alignment, exact per-message usage) still runs every ``finalize_interval_s``."""
+        rows = []
+        for rs in self.runs.values():
+            if rs.deleted or not (rs.new_events or rs.cost_delta or any(rs.tok_delta)):
+                continue
+            r = rs.row
+            sig = (rs.new_events, tuple(rs.tok_delta), rs.cost_delta, rs.last_event_t)
+            if rs._row_sig == sig:
+                continue
+            last = self._last_event_t(rs)
+            cost = r.get("cost_usd")
+            if rs.cost_delta:
+                cost = (cost or 0.0) + rs.cost_delta
+            rows.append((rs, sig, {
+                "run_key": rs.key, "n_events": int(r.get("n_events") or 0) + rs.new_events, "last_event_at": last,
+                "input_tokens": int(r.get("input_tokens") or 0) + rs.tok_delta[0],
+                "output_tokens": int(r.get("output_tokens") or 0) + rs.tok_delta[1],
+                "cache_read_tokens": int(r.get("cache_read_tokens") or 0) + rs.tok_delta[2],
+                "cache_write_tokens": int(r.get("cache_write_tokens") or 0) + rs.tok_delta[3],
+                "cost_usd": cost}))
+        if not rows:
+            return
+        cols = list(rows[0][2])
+        if self._update_runs({c: [x[2][c] for x in rows] for c in cols},
+                             ", ".join(f"{c} = s.{c}" for c in cols if c != "run_key"), "the runs table's live figures"):
+            for rs, sig, _ in rows:
+                rs._row_sig = sig
+
+    # ================================================================== status
+    def _status(self, rs: RunState, now: float, docker_ok: bool) -> str:
+        s = self.settings
+        if rs.deleted:
+            return rs.status
+        if rs.finished:
+            return "finished"
+        grading = any(rd.in_flight for rd in rs.rounds.values()) or bool(self._grading_judges(rs)) or \
+            bool(rs.history is not None and rs.history.running)
+        ending = rs.ending_since is not None and now - rs.ending_since < s.finish_grace_s
+        known = docker_ok and rs.loc.host == self.host
+        if self._harness_ended(rs, now):  # crashed before the agent started: not "running" for 2 hours,
+            return "aborted"              # even while its work container is left running (the orphan)
+        if known and rs.container_state == "gone" and rs.container_ended_t is not None:
+            if ending or now - rs.container_ended_t < s.container_grace_s:
+                return "grading" if grading else "running"
+            return "gone"
+        if known and rs.container is not None and rs.container.state:
+            st = rs.container.state
+            if st in ("running", "restarting", "paused"):
+                return "grading" if grading else "running"
+            if ending or (rs.container_ended_t is not None and now - rs.container_ended_t < s.container_grace_s):
+                return "grading" if grading else "running"
+            if st == "created" and now - rs.first_seen < s.container_grace_s:
+                return "running"
+            return "aborted"
+        acts = [x for x in (rs.last_activity_t, rs.last_growth_t, rs.info.started_at,
+                            max((rd.first_seen for rd in rs.rounds.values()), default=None)) if x is not None]
+        if acts and now - max(acts) < s.abort_after_s:
+            return "grading" if grading else "running"
+        return "aborted"
+
+    def _harness_ended(self, rs: RunState, now: float) -> bool:
+        """run_agent.log ends on an ERROR (+ traceback), has been quiet for 60 s, no started_at, no
+        final result: the harness ended before the agent started (its words: ``info.harness_error``)."""
+        from ..ingest import HARNESS_QUIET_S
+
+        info = rs.info
+        if not info.harness_error or info.started_at is not None or rs.finished:
+            return False
+        log = rs.sources.get(RUN_LOG)
+        if log is not None and log.last_growth_t is not None:  # grew while watched: since its last growth
+            quiet_since: Optional[float] = log.last_growth_t
+        else:  # seen whole: the earlier of its mtime and its last record's time (a copy's mtime is fresh)
+            last = rs.error_times[-1] if rs.error_times else None
+            quiet_since = min([x for x in (info.log_mtime, last) if x is not None], default=None)
+        return quiet_since is not None and now - quiet_since >= HARNESS_QUIET_S
+
+    # ================================================================== alarms
+    def _facts(self, rs: RunState, now: float) -> RunFacts:
+        c = rs.container
+        hist = rs.history
+        failed = {n: rd.failed for n, rd in rs.rounds.items() if rd.failed}
+        jerr: dict[str, str] = {}
+        if hist is not None:
+            jerr.update(hist.judge_errors)
+            for n, why in hist.failed.items():
+                failed.setdefault(n, why)
+        oldest = min(rs.pending.values()) if rs.pending else None
+        return RunFacts(
+            run_key=rs.key, status=rs.status, finished=rs.finished, deleted=rs.deleted,
+            started_at=rs.info.started_at, first_seen=rs.first_seen, has_transcript=TRANSCRIPT in rs.sources,
+            last_growth_t=rs.last_growth_t, pending_calls=len(rs.pending), oldest_pending_t=oldest,
+            last_new_best_t=rs.last_new_best_t, best_round=rs.row.get("best_round"),
+            resume_times=rs.resume_times, error_times=rs.error_times, last_error_msg=rs.last_error_msg,
+            ending_since=rs.ending_since,
+            container_id=c.id if c else rs.container_seen_id, container_name=c.name if c else None,
+            container_state=(c.state if c else None) if (self.docker is not None and self.docker.available) else
+            (rs.container_state if rs.container_state == "gone" else None),
+            container_exit_code=c.exit_code if c else None, container_oom=bool(c and c.oom_killed),
+            container_ended_t=rs.container_ended_t, failed_rounds=failed, judge_errors=jerr,
+            container_finished_at=c.finished_at if c is not None else None,
+            operator_action=rs.operator_action if (c is not None and rs.operator_action) else None,
+            tick_error_times=rs.tick_error_times, last_tick_error=rs.last_tick_error,
+            ended_t=_mtime(rs.task_dir / "final_result.json") if rs.finished else None,
+            harness_error=rs.info.harness_error if self._harness_ended(rs, now) or (
+                c is not None and c.state == "running" and rs.info.harness_error) else None,
+        )
+
+    def _alarms(self, rs: RunState, now: float) -> None:
+        if rs.deleted:
+            return
+        facts = self._facts(rs, now)
+        rs.conds = evaluate(facts, self.settings, now)
+        new = self.book.update(rs.key, rs.conds, now)
+        for a in new:
+            self._seq += 1
+            ev = alarm_event(a, self._seq % 100000)
+            self._live_events.append(ev)
+            self.last_alarms.append(a)
+            self.alarm_cmd.fire({**a.model_dump(), "run_id": rs.info.run_id, "task_id": rs.info.task_id,
+                                 "host": rs.loc.host, "status": rs.status, "run_dir": str(rs.task_dir)})
+
+    # ================================================================== snapshots
+    def _live_run(self, rs: RunState, now: float) -> LiveRun:
+        row = rs.row
+        info = rs.info
+        started = info.started_at if info.started_at is not None else row.get("started_at")
+        final = info.final or {}
+        if rs.status == "finished":
+            end = info.ended_at or row.get("ended_at")
+            if end is None and started is not None and isinstance(final.get("runtime_seconds"), (int, float)):
+                end = started + final["runtime_seconds"]
+        elif rs.status in ("aborted", "gone"):
+            end = rs.container_ended_t or rs.last_activity_t
+        else:
+            end = now
+        elapsed = (end - started) if (started is not None and end is not None) else None
+        score_task = bool(row.get("score_task"))
+        best_display = display_value(row.get("best_score"), row.get("best_pass_rate"), score_task)
+        toks = sum(int(row.get(k) or 0) for k in ("input_tokens", "output_tokens", "cache_read_tokens",
+                                                   "cache_write_tokens")) + sum(rs.tok_delta)
+        cost = row.get("cost_usd") if row.get("cost_usd") is not None else row.get("stated_cost_usd")
+        if rs.cost_delta:
+            cost = (cost or 0.0) + rs.cost_delta
+        infra = bool(rs.error_times)  # ERROR-level records only (not " - ERROR - " quoted inside other lines)
+        flags: list[str] = []
+        if infra:
+            flags.append("infra")
+        c = rs.container
+        if c is not None:
+            if c.oom_killed:
+                flags.append("oom")
+            elif c.state in ("exited", "dead", "gone") and rs.status != "finished" and rs.operator_action:
+                flags.append("stopped" if rs.operator_action == "stop" else "killed")
+            elif c.state in ("exited", "dead") and rs.status != "finished" and rs.ending_since is None:
+                # (after "Agent finished" the harness kills its container: exit 137 there is a normal
+                # end, told from an OOM kill by the engine's OOMKilled state above, never by the code)
+                flags.append(f"exit:{c.exit_code}" if c.exit_code is not None else "exited")
+        if rs.status == "gone" and not rs.operator_action and rs.ending_since is None:
+            flags.append("gone")
+        if rs.deleted:
+            flags.append("deleted")
+        if elapsed is not None and info.timeout_s and elapsed > info.timeout_s and rs.status in ("running", "grading"):
+            flags.append("over_budget")
+        active, keys = [], []
+        for cond in rs.conds:
+            keys.append(cond.key)
+            if cond.rule not in active:
+                active.append(cond.rule)
+        # acknowledged = the newest alarm of the condition's episode was acknowledged (as the banner counts)
+        acked = {k for k, a in newest_per_key(self.book.history.get(rs.key, [])).items()
+                 if k in keys and a.acked_at is not None} if keys else set()
+        for r in active:
+            flags.append(f"ack:{r}" if all(cd.key in acked for cd in rs.conds if cd.rule == r) else f"alarm:{r}")
+        last_ev = self._last_event_t(rs)
+        grading_rounds = sorted(n for n, rd in rs.rounds.items() if rd.in_flight)
+        resume_count = info.resume_count if (rs.finished and info.resume_count is not None) else len(rs.resume_times)
+        return live_run_from(dict(
+            run_key=rs.key, host=rs.loc.host, run_id=info.run_id, task_id=info.task_id, run_dir=str(rs.task_dir),
+            agent=info.agent or row.get("agent"), model=info.model or row.get("model"), status=rs.status,
+            infra_error=infra, flags=flags, started_at=started, elapsed_s=elapsed, budget_s=info.timeout_s,
+            best_display=best_display, best_round=row.get("best_round"), score_task=score_task,
+            agent_submissions=int(row.get("agent_submissions") or 0),
+            auto_submissions=int(row.get("auto_submissions") or 0), last_event_at=last_ev, tokens=toks,
+            cost_usd=cost, cpu_percent=c.cpu_percent if c is not None and c.state == "running" else None,
+            mem_bytes=c.mem_bytes if c is not None and c.state == "running" else None,
+            container=c, judges_running=len(self._grading_judges(rs)),
+            alarms=list(self.book.history.get(rs.key, []))[-20:],
+            message=rs.message if (rs.message_sticky or now - rs.message_t < MESSAGE_TTL_S) else None,
+            best_pass_rate=row.get("best_pass_rate"), best_score=row.get("best_score"),
+            best_score_0_100=row.get("best_score_0_100"), game_sessions=int(row.get("game_sessions") or 0),
+            n_events=int(row.get("n_events") or 0) + rs.new_events, resume_count=int(resume_count or 0),
+            pending_tool_calls=len(rs.pending), last_growth_at=rs.last_growth_t, judges=list(rs.judges),
+            games_running=sum(1 for g in rs.games if g.state == "running"), grading_rounds=grading_rounds,
+            active_alarms=active, deleted=rs.deleted, active_keys=keys, operator_action=rs.operator_action,
+            judge_says=judge_line(rs.history, row.get("best_round"), now,
+                                  assumed_policy=(f"{row.get('selection')}/{row.get('score_direction')}"
+                                                  if rs.task.assumed else None)),
+            host_state=(hs := self._host_state(rs.loc.run_key)) and hs[0], host_rtt_s=hs[1] if hs else None,
+        ))
+
+    def _host_state(self, run_key: str) -> Optional[tuple]:
+        name = self._run_root_host.get(run_key)
+        if name is None or self.host_state_of is None:
+            return None
+        try:
+            return self.host_state_of(name)
+        except Exception:  # noqa: BLE001
+            return None
+
+
+def judge_line(view: Any, files_best: Optional[str], now: float,
+               assumed_policy: Optional[str] = None) -> Optional[str]:
+    """The judge's own view of a run in one line (its /history: what it is grading now, what it has
+    graded, its best), beside what the files say when they disagree; None without a poll.
+    ``assumed_policy`` (``"selection/direction"``, set when no task JSON gave the policy): the line
+    says whether that policy reproduces the judge's best (the judge knows the task's real policy)."""
+    if view is None:
+        return None
+    if not view.ok:
+        return f"judge: {view.message or 'not answering'}"
+    parts = [f"judge ({fmt_age(now - view.fetched_at)} ago):"]
+    if view.running:
+        parts.append("grading " + ", ".join(view.running[:3]) + ("…" if len(view.running) > 3 else ""))
+    parts.append(f"{view.agent_submissions} agent + {view.auto_submissions} auto graded")
+    if view.best_round:
+        parts.append(f"best {view.best_round}")
+        if files_best and files_best != view.best_round:
+            parts.append(f"(the files say {files_best})")
+        if assumed_policy:
+            parts.append(f"assumed policy {assumed_policy} "
+                         + ("agrees with the judge" if files_best == view.best_round
+                            else "does NOT reproduce the judge's best"))
+    return " ".join(parts[:1]) + " " + " · ".join(parts[1:])

@@ -1,0 +1,160 @@
+"""State the live supervisor keeps per watched run and round, and the constants and patterns its parts
+share (core: no Textual; see :mod:`edgetui.live.supervisor`)."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from ..events import Event
+from ..parsers import sforge_dir as sd
+from ..records import RunInfo, SubmissionRecord, TaskInfo
+from .model import ContainerInfo
+from .tail import TailSource
+
+TRANSCRIPT = "agent_output.txt"
+RUN_LOG = "run_agent.log"
+TICKS = "auto_eval_ticks.log"
+DOCKER_SOURCE = "live/docker"
+#: whole files of a task dir whose appearance/change re-runs the file part of the ingest
+WHOLE_FILES = ("final_result.json", "started_at", "run_config.json", "evolve_state.json", "run_history.json",
+               "game_history.json")
+FULL_CHECK_S = 60.0  # present whole files / graded rounds are re-checked this often (overwrites)
+#: events timed this long before their run's start are pointed out (see Supervisor._check_early_events)
+EARLY_EVENT_S = 86400.0
+MESSAGE_TTL_S = 600.0  # a run's transient one-line message (new generation, refresh problem) shows this long
+
+_LOG_HEAD_RE = re.compile(rb"^(?:\xef\xbb\xbf)?(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}),(\d{3}) - ([A-Z]+) - ?(.*)$")
+_ENDING_RE = re.compile(r"^(?:Agent finished: |Run interrupted by user|Done: |Done \(game\))")
+_JUDGE_STARTED_RE = re.compile(rb"Judge container started: ([0-9a-f]{12,64})")
+_JUDGE_DONE_RE = re.compile(rb" - INFO - Container \S+ removed\.|Removing container |Failed to remove container ")
+_JUDGE_ERR_RE = re.compile(rb"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} - (?:ERROR|CRITICAL) - (.*)$", re.M)
+_STATUS_ORDER = {"running": 0, "grading": 0, "gone": 1, "aborted": 2, "finished": 3}
+
+def _sig(p: Path) -> Optional[tuple]:
+    try:
+        st = os.stat(p)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+def _kind(e: Event) -> str:
+    k = e.kind
+    return k if type(k) is str else k.value
+
+@dataclass
+
+
+class RoundState:
+    """One ``submissions/<round>/`` folder as watched."""
+
+    name: str
+    kind: str
+    first_seen: float
+    report_sig: Optional[tuple] = None
+    log_sig: Optional[tuple] = None
+    has_report: bool = False
+    container_ids: set[str] = field(default_factory=set)
+    log_terminal: bool = False  # judge cleanup or an ERROR record in run_instance.log
+    log_error: Optional[str] = None
+    terminal_seen: Optional[float] = None
+    judge_gone_since: Optional[float] = None
+    judge_seen: bool = False  # its judge container was listed by the local engine at least once
+    sid: Optional[str] = None
+    failed: Optional[str] = None  # reason, once the grading is known to have failed
+    in_flight: bool = False
+
+
+@dataclass
+class RunState:
+    key: str
+    loc: sd.RunLocation
+    info: RunInfo
+    task: TaskInfo
+    first_seen: float
+    fmt: Optional[str] = None
+    sources: dict[str, TailSource] = field(default_factory=dict)
+    file_sigs: dict[str, Optional[tuple]] = field(default_factory=dict)
+    last_full_check: float = 0.0
+    subs_sig: Optional[tuple] = None
+    rounds: dict[str, RoundState] = field(default_factory=dict)
+    subs: list[SubmissionRecord] = field(default_factory=list)
+    # transcript / logs
+    pending: dict[str, float] = field(default_factory=dict)
+    last_growth_t: Optional[float] = None
+    last_activity_t: Optional[float] = None
+    resume_times: list[float] = field(default_factory=list)
+    error_times: list[float] = field(default_factory=list)
+    last_error_msg: Optional[str] = None
+    ending_since: Optional[float] = None
+    tick_sids: dict[str, str] = field(default_factory=dict)  # submission id -> round
+    tick_error_times: list[float] = field(default_factory=list)
+    last_tick_error: Optional[str] = None
+    # containers
+    container: Optional[ContainerInfo] = None
+    container_seen_id: Optional[str] = None
+    container_state: Optional[str] = None  # last recorded (running/exited/.../gone)
+    container_ended_t: Optional[float] = None
+    operator_action: Optional[str] = None  # "stop" / "kill" asked by the operator for the current container
+    judges: list[ContainerInfo] = field(default_factory=list)
+    games: list[ContainerInfo] = field(default_factory=list)
+    judge_states: dict[str, str] = field(default_factory=dict)
+    cpu_percent: Optional[float] = None
+    mem_bytes: Optional[int] = None
+    token: Optional[str] = None
+    history: Any = None
+    # database side
+    row: dict[str, Any] = field(default_factory=dict)
+    last_new_best_t: Optional[float] = None
+    new_events: int = 0
+    last_event_t: Optional[float] = None
+    tok_delta: list[int] = field(default_factory=lambda: [0, 0, 0, 0])  # tokens since the last finalize
+    cost_delta: float = 0.0
+    dir_sig: Optional[int] = None
+    dirty_files: bool = True
+    dirty_finalize: bool = False
+    last_finalize: float = 0.0
+    last_full_finalize: float = 0.0  # the last finalize that recomputed the aggregates (see _refresh_files)
+    early_events: int = 0  # events timed long before the run's start, last said (see _finalize)
+    recorded_status: Optional[str] = None
+    recorded_infra: Optional[bool] = None
+    _row_sig: Optional[tuple] = None  # live figures last written to the runs row
+    sub_cache: dict[str, tuple] = field(default_factory=dict)  # round -> (folder signature, its events)
+    rec_cache: dict[str, tuple] = field(default_factory=dict)  # round -> (folder signature, its record)
+    # state
+    status: str = "running"
+    deleted: bool = False
+    message: Optional[str] = None
+    message_t: float = 0.0  # when set; transient messages are shown for MESSAGE_TTL_S
+    message_sticky: bool = False
+    fmt_pending: bool = False  # agent_output.txt exists but its format cannot be told yet
+    conds: list = field(default_factory=list)
+    aligned: Optional[tuple] = None  # (finished, started_at, ended_at) at the last time alignment (see _finalize)
+    end_marked: bool = False  # the finished run's transcript end was read (its parser's finish())
+
+    td: Optional[Path] = None  # the task dir (cached; loc.task_dir)
+
+    @property
+    def task_dir(self) -> Path:
+        td = self.loc.task_dir
+        if self.td is None or (self.td is not td and self.td != td):  # same object: no Path comparison
+            self.td = td if isinstance(td, Path) else Path(td)
+        return self.td
+
+    @property
+    def finished(self) -> bool:
+        return self.info.final is not None
+
+
+#: seconds between full rescans of the runs roots while the file watcher reports new directories
+WATCHED_DISCOVERY_S = 30.0
+
+
+def _mtime(p: Path) -> Optional[float]:
+    try:
+        return p.stat().st_mtime
+    except OSError:
+        return None
