@@ -71,7 +71,7 @@ def parse_host_arg(value: str) -> HostConfig:
 def load_hosts(path: Optional[Path] = None) -> list[HostConfig]:
     """The hosts of the hosts file (``path``, default :func:`hosts_file`); [] when it does not
     exist. Raises ``ValueError`` with one line naming the file (and line, for TOML errors)."""
-    import tomllib
+    from ..compat import tomllib
 
     p = Path(path) if path else hosts_file()
     try:

@@ -150,7 +150,7 @@ def load_settings(path: Optional[Path] = None, messages: Optional[list[str]] = N
             if p.suffix.lower() == ".json":
                 data = json.loads(raw or b"{}")
             else:
-                import tomllib
+                from ..compat import tomllib
 
                 data = tomllib.loads(raw.decode("utf-8"))
             if isinstance(data, dict) and isinstance(data.get("alarms"), dict):
