@@ -350,6 +350,37 @@ async def test_picker_filters_opens_and_returns(tmp_path):
 
 
 @pytest.mark.asyncio
+async def test_picker_fits_a_narrow_terminal_without_scrolling(tmp_path):
+    """At 80 columns the picker leaves out its least needed columns and cuts long run ids in the
+    middle (both ends tell runs apart) instead of scrolling sideways; at 160 the run id shows whole, beside the other columns that fit."""
+    from textual.widgets import DataTable
+
+    path = tmp_path / "narrow.duckdb"
+    conn = open_db(path)
+    long_id = "opus48-edge-3-installfail-20260312005800"
+    build_synthetic_run(path, 60, run_id=long_id, task_id="gravitational_wave_signal_search", conn=conn)
+    build_synthetic_run(path, 60, run_id="beta-run", conn=conn)
+    conn.close()
+    app = EdgeTUIApp(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen) and len(app.screen.rows) == 2)
+        await pilot.pause()
+        t = app.screen.query_one(DataTable)
+        labels = [str(c.label) for c in t.columns.values()]
+        assert labels[:5] == ["run id", "task", "best", "pass", "status"]
+        assert "started (UTC)" not in labels
+        assert t.virtual_size.width <= t.size.width  # nothing hidden to the right
+        ids = [t.get_row_at(i)[0].plain for i in range(t.row_count)]
+        cut = next(i for i in ids if i.startswith("opus48"))
+        assert "…" in cut and cut.endswith("005800") and len(cut) < len(long_id)
+        assert "beta-run" in ids
+        await pilot.resize_terminal(160, 48)
+        await wait_for(pilot, lambda: len(t.columns) >= 9)
+        assert long_id in [t.get_row_at(i)[0].plain for i in range(t.row_count)]  # room: not cut
+        assert t.virtual_size.width <= t.size.width
+
+
+@pytest.mark.asyncio
 async def test_empty_database_calls_on_empty(tmp_path):
     path = tmp_path / "empty.duckdb"
     open_db(path).close()

@@ -26,6 +26,37 @@ class RunsLoaded(Message):
 
 
 PICKER_COLUMNS = ("run id", "task", "best", "pass", "status", "model", "subs", "events", "cost", "started (UTC)")
+#: the columns left out first when the terminal is too narrow for all of them (the rest stay)
+_DROP_ORDER = ("started (UTC)", "events", "cost", "subs", "model")
+_CELL_PAD = 2  # DataTable's cell padding, both sides together
+
+
+def _middle_cut(s: str, width: int) -> str:
+    """``s`` in ``width`` cells, cut in the middle (run ids differ at both ends: the name and the
+    timestamp)."""
+    if len(s) <= width:
+        return s
+    head = (width - 1) // 2
+    return s[:head] + "…" + s[len(s) - (width - 1 - head):]
+
+
+def fit_columns(widths: dict[str, int], avail: int, min_id: int = 14) -> tuple[list[str], int]:
+    """Which of the picker's columns fit in ``avail`` cells, and the run id column's width: the
+    columns of :data:`_DROP_ORDER` are kept, most needed first, where they fit; when even the rest
+    do not, the run id is cut (down to ``min_id``). ``widths`` maps each column label to its widest cell."""
+    def total(cs: list[str]) -> int:
+        return sum(widths[c] + _CELL_PAD for c in cs)
+
+    keep = [c for c in PICKER_COLUMNS if c not in _DROP_ORDER]
+    for c in reversed(_DROP_ORDER):  # the most needed of the optional columns first, each if it fits
+        if total(keep + [c]) <= avail:
+            keep.append(c)
+    cols = [c for c in PICKER_COLUMNS if c in keep]
+    id_w = widths["run id"]
+    over = total(cols) - avail
+    if over > 0:
+        id_w = max(min_id, id_w - over)
+    return cols, id_w
 
 
 class PickerScreen(Screen):
@@ -124,19 +155,31 @@ class PickerScreen(Screen):
                 Text(fmt_utc(r.get("started_at"))),
             ]))
         # explicit column widths from the cells: the table never depends on deferred auto-width
-        # (under load it could keep the header widths and cut every value)
-        widths = [max([len(label)] + [cells[i].cell_len for _, cells in rows]) for i, label in enumerate(PICKER_COLUMNS)]
+        # (under load it could keep the header widths and cut every value); a narrow terminal
+        # leaves out the least needed columns and cuts run ids in the middle instead of scrolling
+        widths = {label: max([len(label)] + [cells[i].cell_len for _, cells in rows])
+                  for i, label in enumerate(PICKER_COLUMNS)}
+        avail = (t.size.width or self.size.width or 160) - 2  # the vertical scrollbar
+        cols, id_w = fit_columns(widths, avail)
+        idx = [PICKER_COLUMNS.index(c) for c in cols]
         t.clear(columns=True)
-        for label, w in zip(PICKER_COLUMNS, widths):
-            t.add_column(label, width=w)
+        for c in cols:
+            t.add_column(c, width=id_w if c == "run id" else widths[c])
         for key, cells in rows:
-            t.add_row(*cells, key=key)
+            shown = [cells[i] for i in idx]
+            if id_w < widths["run id"]:
+                shown[0] = Text(_middle_cut(shown[0].plain, id_w), style="bold")
+            t.add_row(*shown, key=key)
         if keep is not None:  # a reload keeps the selected run selected
             for i, (key, _) in enumerate(rows):
                 if key == keep:
                     t.move_cursor(row=i, animate=False)
                     break
         t.border_title = f"runs {len(self.shown):,}" + (f" of {len(self.rows):,}" if len(self.shown) != len(self.rows) else "")
+
+    def on_resize(self) -> None:
+        if self.rows:
+            self.call_after_refresh(self._fill)
 
     @on(Input.Changed, "#filter")
     def _on_filter(self) -> None:
