@@ -2,7 +2,7 @@
 
 The README's test command (``pytest -q`` after ``pip install -e '.[dev]'``) is the
 whole set-up: Python packages come from ``pyproject.toml``, and the few system tools
-the tests need (below: busybox-static, tmux, sshd, chromium-headless-shell) are found here, or installed through Debian's ``apt-get`` when
+the tests need (below: busybox-static, tmux, sshd, inotifywait, chromium-headless-shell) are found here, or installed through Debian's ``apt-get`` when
 the tests run as root (or with password-less ``sudo``). Without either, the exact
 install line is printed once and the tests that need a missing tool skip with that
 line as their reason; under ``CI=true`` they fail instead (a CI run that silently
@@ -108,6 +108,8 @@ TOOLS: dict[str, Tool] = {
              unpackable=True),
         Tool("tmux", "tmux", "the end-to-end terminal tests", _which("tmux")),
         Tool("sshd", "openssh-server", "the SSH host tests (a real OpenSSH server on 127.0.0.1)", find_sshd),
+        Tool("inotifywait", "inotify-tools",
+             "the SSH feed's change notices from the host (tests/test_ssh_inotify.py)", _which("inotifywait")),
         Tool("chromium-headless-shell", "chromium-headless-shell",
              "the HTML report's browser test (tests/test_report_browser.py)", _which("chromium-headless-shell")),
     )

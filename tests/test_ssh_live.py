@@ -178,7 +178,7 @@ def test_killing_sshd_mid_stream_resumes_with_exactly_the_offline_event_set(two_
 
 
 def test_one_host_down_leaves_the_other_hosts_runs_live(two_sshd, tmp_path):
-    """Two hosts, two feeds on their own threads (inotifywait absent here: adaptive intervals); one
+    """Two hosts, two feeds on their own threads (inotifywait where installed, else adaptive intervals); one
     sshd killed: the other host's run keeps growing in the database."""
     from edgetui.live.alarms import AlarmSettings
     from edgetui.live.supervisor import Supervisor
