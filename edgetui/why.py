@@ -19,7 +19,7 @@ from typing import Any, Optional
 from .archive import DEFAULT_LIMITS, ArchiveRefused, Limits, read_archive
 from .moments import load_series
 
-__all__ = ["ACTION_KINDS", "why_of", "diff_archives"]
+__all__ = ["ACTION_KINDS", "why_of", "why_diff", "diff_archives"]
 
 #: the kinds actions are collapsed into, in display order
 ACTION_KINDS = ("thinking", "messages", "reads", "edits", "tests", "commands", "other")
@@ -121,25 +121,44 @@ def why_of(conn: Any, run_key: str, round: str, *, limits: Limits = DEFAULT_LIMI
             thinks.append({"event_id": eid, "t": t, "text": text[:MAX_NOTE_CHARS]})
         if tool == "Write" and path and content is not None and _NOTE_RE.search(Path(path).name):
             files[path] = {"event_id": eid, "path": path, "text": content[:MAX_NOTE_CHARS]}
-    run_dir = conn.execute("SELECT run_dir FROM runs WHERE run_key = ?", [run_key]).fetchone()
-    sub_dir = Path(run_dir[0]) / "submissions" if run_dir and run_dir[0] else None
+    sub_dir = _submissions_dir(conn, run_key)
     analysis = None
-    diff = None
     if sub_dir is not None:
         a_md = sub_dir / round / "analysis.md"
         if a_md.is_file():
             analysis = a_md.read_text(errors="replace")[:MAX_NOTE_CHARS * 4]
-        new = sub_dir / round / "submission.tar.gz"
-        if with_diff and new.is_file():
-            old = sub_dir / prev.round / "submission.tar.gz" if prev is not None else None
-            diff = diff_archives(old if old is not None and old.is_file() else None, new, limits)
-            diff["against"] = prev.round if old is not None and old.is_file() else None
+    diff = _diff(sub_dir, round, prev.round if prev is not None else None, limits) if with_diff else None
     return {"run_key": run_key, "round": round, "prev_round": prev.round if prev else None,
             "t_from": None if prev is None else t_from, "t_to": g.t_submit, "before": g.best_before,
             "after": g.best, "actions": {k: v for k, v in actions.items() if v["n"]},
             "notes": {"messages": msgs[-3:], "thinking": thinks[-3:], "files": list(files.values()),
                       "analysis": analysis},
             "diff": diff}
+
+
+def _submissions_dir(conn: Any, run_key: str) -> Optional[Path]:
+    run_dir = conn.execute("SELECT run_dir FROM runs WHERE run_key = ?", [run_key]).fetchone()
+    return Path(run_dir[0]) / "submissions" if run_dir and run_dir[0] else None
+
+
+def _diff(sub_dir: Optional[Path], round: str, prev_round: Optional[str], limits: Limits) -> Optional[dict[str, Any]]:
+    if sub_dir is None:
+        return None
+    new = sub_dir / round / "submission.tar.gz"
+    if not new.is_file():
+        return None
+    old = sub_dir / prev_round / "submission.tar.gz" if prev_round is not None else None
+    has_old = old is not None and old.is_file()
+    diff = diff_archives(old if has_old else None, new, limits)
+    diff["against"] = prev_round if has_old else None
+    return diff
+
+
+def why_diff(conn: Any, why: dict[str, Any], *, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+    """``why`` (from :func:`why_of` with ``with_diff=False``) with its ``diff`` filled in: the
+    same value ``why_of`` gives with the diff, read in a second step so that a view can show the
+    actions and notes first (the archives are the slow part: extracted and diffed)."""
+    return dict(why, diff=_diff(_submissions_dir(conn, why["run_key"]), why["round"], why["prev_round"], limits))
 
 
 def why_json(why: dict[str, Any]) -> str:

@@ -102,7 +102,9 @@ async def test_w_in_the_replay_shows_the_why_of_the_selected_new_best(genuine_db
         assert screen.why_round() == "agent-5"
         await pilot.press("w")
         await wait_for(pilot, lambda: isinstance(app.screen, WhyScreen))
-        body = str(app.screen.query_one("#why-body").render())
+        why = app.screen
+        await wait_for(pilot, lambda: why.diff_shown is not None)     # the diff comes in the frame after
+        body = why.body_text()
         assert "submission.tar.gz against agent-4" in body and "m, sd = mean(xs), stdev(xs)" in body
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, WhyScreen))
@@ -122,8 +124,8 @@ async def test_the_why_view_steps_milestone_to_milestone_along_the_curve(genuine
         assert why.why["round"] == "agent-1" and why.rounds == ["agent-1", "agent-2", "agent-4", "agent-5"]
         for expect, against in (("agent-2", "agent-1"), ("agent-4", "agent-2"), ("agent-5", "agent-4")):
             await pilot.press("right_square_bracket")
-            await wait_for(pilot, lambda: why.why["round"] == expect)
-            assert f"submission.tar.gz against {against}" in str(why.query_one("#why-body").render())
+            await wait_for(pilot, lambda: why.diff_shown is not None and why.diff_shown["round"] == expect)
+            assert f"submission.tar.gz against {against}" in why.body_text()
             c = screen.cursor                                   # the replay follows along the curve
             assert (c.kind[c.index], c.round[c.index]) == ("judge_result", expect)
         await pilot.press("right_square_bracket")               # the last one: it stays

@@ -4,6 +4,7 @@ Data comes in ready (loaded by the replay screen's workers); nothing here does I
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Optional, Sequence
 
 from rich.text import Text
@@ -21,7 +22,7 @@ from replay.cursor import format_elapsed
 
 __all__ = ["MomentsScreen", "WhyScreen", "QueueScreen", "QueueLoaded", "ReplayMomentsMixin", "WhyLoaded", "Annotated",
            "MomentsFound",
-           "moment_line", "why_text"]
+           "moment_line", "why_text", "why_head_text", "why_diff_text"]
 
 
 def moment_line(m: dict) -> Text:
@@ -82,9 +83,9 @@ class MomentsScreen(ModalScreen[Optional[int]]):
 
 
 
-def why_text(why: dict[str, Any], width_hint: int = 100) -> Text:
-    """The why of a new best as text (:func:`edgetui.why.why_of`'s dict): the jump, the actions
-    since the previous best by kind, the agent's notes, the diff against the previous best."""
+def why_head_text(why: dict[str, Any]) -> Text:
+    """The cheap part of a why (:func:`edgetui.why.why_of`'s dict): the jump, the actions since
+    the previous best by kind, the agent's notes."""
     t = Text()
     b, a = why.get("before"), why.get("after")
     t.append(f"{why['round']}", style="bold magenta")
@@ -107,9 +108,18 @@ def why_text(why: dict[str, Any], width_hint: int = 100) -> Text:
     for f in notes.get("files") or []:
         t.append(f"\nNote file {f['path']}\n", style="bold underline")
         t.append(f["text"].rstrip() + "\n")
-    d = why.get("diff")
+    return t
+
+
+def why_diff_text(why: dict[str, Any]) -> Text:
+    """The code part of a why: the submission's diff against the previous best's (or why there
+    is none; ``why["diff_pending"]``: the archives are still being read)."""
+    t = Text()
     t.append("\nCode\n", style="bold underline")
-    if d is None:
+    d = why.get("diff")
+    if why.get("diff_pending"):
+        t.append("  reading the submission archives…\n", style="dim")
+    elif d is None:
         t.append("  no submission.tar.gz for this round: no diff\n", style="dim")
     elif d.get("error"):
         t.append(f"  {d['error']}\n", style="bold red")
@@ -127,18 +137,25 @@ def why_text(why: dict[str, Any], width_hint: int = 100) -> Text:
     return t
 
 
-class WhyScreen(ModalScreen[None]):
+def why_text(why: dict[str, Any]) -> Text:
+    """The whole why as one text (:func:`why_head_text` then :func:`why_diff_text`)."""
+    return why_head_text(why) + why_diff_text(why)
+
+
+class WhyScreen(Screen[None]):
     """The why of one new best (scrolls; esc closes). ``]`` / ``[`` step to the next / previous
     milestone (new best) along the score curve: ``step(round)`` asks the replay screen to load
-    that one's why, which it hands back through :meth:`show`."""
+    that one's why, which it hands back through :meth:`show`.
+
+    A screen of its own, not an overlay (an overlay redraws the replay under it, dimmed: ~40 ms
+    more per paint here), and painted in two frames: the jump, actions and notes first, the diff
+    (the long part) in the frame after, or when the worker reading the archives hands it over."""
 
     BINDINGS = [Binding("escape,q,w", "close", "close"),
                 Binding("right_square_bracket", "milestone(1)", "next milestone"),
                 Binding("left_square_bracket", "milestone(-1)", "previous milestone")]
     DEFAULT_CSS = """
-    WhyScreen { align: center middle; }
-    WhyScreen > VerticalScroll { width: 120; max-width: 100%; height: 90%;
-        border: round $accent; background: $panel; padding: 0 1; }
+    WhyScreen > VerticalScroll { width: 100%; height: 1fr; border: round $accent; padding: 0 1; }
     WhyScreen Static { width: 100%; height: auto; }
     """
 
@@ -148,14 +165,28 @@ class WhyScreen(ModalScreen[None]):
         self.why = why
         self.rounds = list(rounds)
         self.step = step
+        #: the why whose diff is drawn (``None``: not yet)
+        self.diff_shown: Optional[dict[str, Any]] = None
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Static(why_text(self.why), id="why-body")
+            yield Static(why_head_text(self.why), id="why-body")
+            yield Static("", id="why-diff")
 
     def on_mount(self) -> None:
         self._titles()
         self.query_one(VerticalScroll).focus()
+        self.call_after_refresh(self._draw_diff, self.why)
+
+    def body_text(self) -> str:
+        """What the view shows, as plain text (both parts)."""
+        return "".join(str(self.query_one(f"#{i}", Static).render()) for i in ("why-body", "why-diff"))
+
+    def _draw_diff(self, why: dict[str, Any]) -> None:
+        if why is not self.why:   # another milestone was shown meanwhile
+            return
+        self.query_one("#why-diff", Static).update(why_diff_text(why))
+        self.diff_shown = None if why.get("diff_pending") else why
 
     def _titles(self) -> None:
         v = self.query_one(VerticalScroll)
@@ -165,11 +196,19 @@ class WhyScreen(ModalScreen[None]):
         v.border_subtitle = pos + "↑↓ scroll · esc closes"
 
     def show(self, why: dict[str, Any]) -> None:
-        """Show another round's why in place (the next milestone)."""
+        """Show another round's why in place (the next milestone), or the same round's with its
+        diff read (the head is not drawn again then)."""
+        same = why["round"] == self.why["round"] and not why.get("diff_pending") and self.why.get("diff_pending")
         self.why = why
-        self.query_one("#why-body", Static).update(why_text(why))
+        if same:
+            self._draw_diff(why)
+            return
+        self.query_one("#why-body", Static).update(why_head_text(why))
+        self.query_one("#why-diff", Static).update("")
+        self.diff_shown = None
         self.query_one(VerticalScroll).scroll_home(animate=False)
         self._titles()
+        self.call_after_refresh(self._draw_diff, why)
 
     def action_milestone(self, direction: int) -> None:
         if self.step is None or self.why["round"] not in self.rounds:
@@ -277,8 +316,12 @@ class QueueScreen(Screen):
 
 
 class WhyLoaded(Message):
-    def __init__(self, round: str, why: Optional[dict], error: Optional[str] = None, prefetch: bool = False) -> None:
-        self.round, self.why, self.error, self.prefetch = round, why, error, prefetch
+    """A round's why (``why["diff_pending"]``: without its diff yet; ``painted`` is set once it is
+    on screen), or the error that stopped its read."""
+
+    def __init__(self, round: str, why: Optional[dict], error: Optional[str] = None, prefetch: bool = False,
+                 painted: Optional[threading.Event] = None) -> None:
+        self.round, self.why, self.error, self.prefetch, self.painted = round, why, error, prefetch, painted
         super().__init__()
 
 
@@ -374,8 +417,7 @@ class ReplayMomentsMixin:
         if rnd in self._why_cache:
             self._show_why(self._why_cache[rnd])
             return
-        self.notify(f"reading why {rnd}…", timeout=1)
-        self._load_why(rnd)
+        self._load_why(rnd)   # (no "reading…" note: its toast would cost more than the read of the head)
 
     def _show_why(self, why: dict) -> None:
         top = self.app.screen
@@ -388,10 +430,19 @@ class ReplayMomentsMixin:
 
     @work(thread=True, exclusive=True, group="replay-why", exit_on_error=False)
     def _load_why(self, rnd: str) -> None:
+        """The why of ``rnd`` in two messages: the actions and notes (the view opens with them), then
+        the same with the archives' diff."""
         try:
-            from edgetui.why import why_of
+            from edgetui.why import why_diff, why_of
 
-            self.post_message(WhyLoaded(rnd, why_of(self.app.conn, self.run_key, rnd)))  # type: ignore[attr-defined]
+            conn = self.app.conn  # type: ignore[attr-defined]
+            head = why_of(conn, self.run_key, rnd, with_diff=False)
+            painted = threading.Event()
+            self.post_message(WhyLoaded(rnd, dict(head, diff_pending=True), painted=painted))
+            # the archives wait for the head's frame (at most 0.5 s): read at once, they would take the
+            # interpreter from the paint half of the time
+            painted.wait(0.5)
+            self.post_message(WhyLoaded(rnd, why_diff(conn, head)))
         except Exception as e:  # noqa: BLE001  (said, never a crash)
             self.post_message(WhyLoaded(rnd, None, f"{type(e).__name__}: {e}"))
 
@@ -414,8 +465,15 @@ class ReplayMomentsMixin:
         if msg.why is None:
             self.notify(f"why {msg.round}: {msg.error}", severity="error", timeout=6)
             return
-        self._why_cache[msg.round] = msg.why
+        if not msg.why.get("diff_pending"):
+            self._why_cache[msg.round] = msg.why
+            top = self.app.screen   # the diff of the round shown (not of one stepped away from, nor of a closed view)
+            if isinstance(top, WhyScreen) and top.why["round"] == msg.round:
+                top.show(msg.why)
+            return
         self._show_why(msg.why)
+        if msg.painted is not None:
+            self.app.screen.call_after_refresh(msg.painted.set)
 
 
     @work(thread=True, exclusive=True, group="replay-annotate", exit_on_error=False)
