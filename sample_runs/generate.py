@@ -1951,6 +1951,9 @@ class GWRun(RunBase):
         self.auto_specials = [(6.1, "invalid")]
         self.files = list(GW_FILES)
         self.pending_text: str | None = None
+        self.ws: dict[str, str] = {}   # the edited files as the moment runs' archives hold them (GWLikeRun)
+        self.ws_log: list[tuple] = []  # (time the tool result came, file, text written) or (..., old, new)
+        self._archive: tuple[float, bytes] | None = None
 
     # -- helpers -------------------------------------------------------------
     def make_scorer(self, R: random.Random):
@@ -1962,15 +1965,51 @@ class GWRun(RunBase):
     def archive_size(self, t):
         return int(2100 + 95 * len(self.files) + 55 * self.h(t) + self.R.randint(-40, 40))
 
+    # -- the workspace, so that each submission.tar.gz holds what the transcript did ----------
+    def workspace_at(self, t: float) -> dict[str, str]:
+        """The submitted files at time ``t``: the task's files as the transcript reads them (a file
+        without code of its own reads as search/pe.py, as ``gw_code`` shows it), then every
+        Write and Edit done by ``t``. No random draw."""
+        ws = {f: ("\n".join(GW_CODE.get(f, GW_CODE["search/pe.py"])) + "\n" if f.endswith(".py")
+                  else "# gw_search settings (synthetic)\nthreshold: 6.0\nbank: bank.hdf5\n") for f in GW_FILES}
+        for op in self.ws_log:
+            if op[0] > t:
+                break
+            if len(op) == 3:                       # Write
+                ws[op[1]] = op[2]
+            else:                                  # Edit: as the Edit tool does (an old string not found: appended)
+                cur, old, new = ws.get(op[1], ""), op[2], op[3]
+                ws[op[1]] = cur.replace(old, new, 1) if old in cur else cur + new + "\n"
+        return ws
+
+    def archive_at(self, t: float) -> bytes:
+        """``submission.tar.gz`` of a submission posted at ``t`` (the last one built is kept)."""
+        if self._archive is None or self._archive[0] != t:
+            ws = self.workspace_at(t)
+            self._archive = (t, tiny_targz([(f, ws[f]) for f in sorted(ws)]))
+        return self._archive[1]
+
+    def submitted_size(self, t: float) -> int:
+        """The size sforge-submit, the judge and the tick log print: the archive's own."""
+        self.archive_size(t)   # drawn as before the archives were written: the run's other draws stay as they were
+        return len(self.archive_at(t))
+
+    def final_files(self, t: float) -> list[tuple[str, str]]:
+        ws = self.workspace_at(t)
+        return [(f, ws[f]) for f in sorted(ws)]
+
     def runtime_for(self, outcome):
         if outcome["type"] == "crash":
             return self.R.uniform(5.0, 9.0)
         return self.R.uniform(58.0, 140.0)
 
+    def archive_bytes(self, t_post: float) -> bytes:
+        return self.archive_at(t_post)
+
     def grade(self, rid, kind, t_post, outcome, runtime, size=None):
         text, graded = gw_eval_output(outcome, runtime, self.RC, self.task)
-        info = self.judge.grade(rid, kind, t_post, size or self.archive_size(t_post), runtime, text, graded,
-                                allowed_files=sorted(self.files))
+        info = self.judge.grade(rid, kind, t_post, size or self.submitted_size(t_post), runtime, text, graded,
+                                allowed_files=sorted(self.files), archive_bytes=self.archive_bytes(t_post))
         info["outcome"] = outcome
         info["elapsed_hours"] = round(self.h(info["grading_start_epoch"]), 4)
         self.subs[rid] = info
@@ -1993,6 +2032,17 @@ class GWRun(RunBase):
         tid = cl.api(list(pre) + [("tool", tool, inp)], latency=latency)[0]
         dt = self.R.uniform(*exec_s) if isinstance(exec_s, tuple) else exec_s
         cl.tool_result(tid, result, is_error=is_error, dt=dt, tur=tur)
+        path = inp.get("file_path", "") if isinstance(inp, dict) else ""
+        if not is_error and path.startswith(GW_CWD + "/") and tool in ("Write", "Edit"):
+            rel = path[len(GW_CWD) + 1:]
+            if tool == "Write":
+                self.ws[rel] = inp["content"] + "\n"
+                self.ws_log.append((cl.t, rel, self.ws[rel]))
+            else:
+                cur = self.ws.get(rel, "\n".join(GW_CODE.get(rel, [])) + "\n")
+                old, new = inp["old_string"], inp["new_string"]
+                self.ws[rel] = cur.replace(old, new, 1) if old in cur else cur + new + "\n"
+                self.ws_log.append((cl.t, rel, old, new))
         return tid
 
     def take_pre(self, think_p=0.35) -> list:
@@ -2122,7 +2172,7 @@ class GWRun(RunBase):
         if t_post > self.t_kill:
             self.killed = True
             return None
-        size = self.archive_size(t_post)
+        size = self.submitted_size(t_post)
         header = submit_header_lines(size)
         if self.last_accept is not None and t_post - self.last_accept < self.cooldown:
             wait = int(self.cooldown - (t_post - self.last_accept)) + 1
@@ -2471,9 +2521,7 @@ class GWRun(RunBase):
         self.auto.stop(t, self.fire_auto)
         t += 0.001
         L.info(t, "Auto-eval thread stopped")
-        files = [(f"{f}", "\n".join(GW_CODE.get(f, ["# synthetic"])) + "\n") for f in sorted(self.files)
-                 if f.endswith(".py") or f.endswith(".yaml")]
-        archive = tiny_targz(files)
+        archive = tiny_targz(self.final_files(self.t_kill))
         (self.tdir / "final_archive.tar.gz").write_bytes(archive)
         t += R.uniform(2.5, 4.5)
         L.info(t, f"Final archive: {len(archive)} bytes")
@@ -4280,9 +4328,11 @@ def write_readme(root: Path, truths: list[dict]):
     A("  agent round, whose evaluation hung until `eval_timeout` and finished after run_agent gave up draining,")
     A("  so `run_history.json` still lists that round as `running` (consistent with the judge API, which cannot")
     A("  serialise NaN).")
-    A("- `submission.tar.gz` is omitted to keep the repo small, except in run 3 where tiny real archives are")
-    A("  stored (their sizes match `Archive size`, `Archive saved` and the tick log). `final_archive.tar.gz` files")
-    A("  are tiny real archives whose size matches `Final archive: N bytes`.")
+    A("- `submission.tar.gz` is stored in runs 1 and 3 only (omitted elsewhere to keep the repo small): tiny real")
+    A("  archives whose sizes match `Archive size`, `Archive saved` and the tick log. Run 1's hold the workspace")
+    A("  as the transcript's Write and Edit calls left it when the submission was posted (a file the transcript")
+    A("  never wrote holds what its Read calls show). `final_archive.tar.gz` files are tiny real archives whose")
+    A("  size matches `Final archive: N bytes` (run 1's: the workspace at the kill).")
     A("- `tasks/gitlet_vcs.json` has no `score_direction`/`rescale` on purpose: the visualizer treats any task whose")
     A("  judge names a `score_direction` as a score task. Run 2's `final_result.json` `best_score` equals its best")
     A("  pass rate (0-1) because SForge's `pass_rate_first` stores the pass rate as best score when no score exists.")
@@ -4529,35 +4579,22 @@ class GWLikeRun(GWRun):
         self.RC = random.Random(seed + 7)
         self.ids = Ids(seed + 13)
         self.planted_rounds: list[dict] = []
-        self.ws: dict[str, str] = {}   # the workspace's submitted files as the agent's edits left them
 
     def make_scorer(self, R):
         return PlantedScorer(R, self.plan, self.control)
 
-    # -- the workspace, so that each submission.tar.gz holds what the transcript did ----------
-    def step(self, tool, inp, result, **kw):
-        tid = super().step(tool, inp, result, **kw)
-        path = inp.get("file_path", "") if isinstance(inp, dict) else ""
-        if not kw.get("is_error") and path.startswith(GW_CWD + "/"):
-            rel = path[len(GW_CWD) + 1:]
-            if tool == "Write":
-                self.ws[rel] = inp["content"] + "\n"
-            elif tool == "Edit":
-                cur = self.ws.get(rel, "\n".join(GW_CODE.get(rel, [])) + "\n")
-                old, new = inp["old_string"], inp["new_string"]
-                self.ws[rel] = cur.replace(old, new, 1) if old in cur else cur + new + "\n"
-        return tid
+    # -- the archives as these runs have written them since they had archives (frozen with the
+    # detector's tuning): the edited files only, as they are when the submission is graded; the
+    # logged sizes are the drawn ones; the final archive is the task's files as first read
+    def archive_bytes(self, t_post: float) -> bytes:
+        return tiny_targz([(f, self.ws[f]) for f in sorted(self.ws) if f.startswith("search/") or f == "run_search.py"])
 
-    def grade(self, rid, kind, t_post, outcome, runtime, size=None):
-        # GWRun.grade plus the archive (no random draw added: the runs' other files are unchanged)
-        text, graded = gw_eval_output(outcome, runtime, self.RC, self.task)
-        files = [(f, self.ws[f]) for f in sorted(self.ws) if f.startswith("search/") or f == "run_search.py"]
-        info = self.judge.grade(rid, kind, t_post, size or self.archive_size(t_post), runtime, text, graded,
-                                allowed_files=sorted(self.files), archive_bytes=tiny_targz(files))
-        info["outcome"] = outcome
-        info["elapsed_hours"] = round(self.h(info["grading_start_epoch"]), 4)
-        self.subs[rid] = info
-        return info
+    def submitted_size(self, t: float) -> int:
+        return self.archive_size(t)
+
+    def final_files(self, t: float) -> list[tuple[str, str]]:
+        return [(f"{f}", "\n".join(GW_CODE.get(f, ["# synthetic"])) + "\n") for f in sorted(self.files)
+                if f.endswith(".py") or f.endswith(".yaml")]
 
     def rethink(self, it: dict):
         """The behaviour of a reframing: a long thought and message, reading parts not touched lately,
