@@ -78,8 +78,8 @@ def why_of(conn: Any, run_key: str, round: str, *, limits: Limits = DEFAULT_LIMI
            with_diff: bool = True) -> dict[str, Any]:
     """Why ``round`` became the best: a dict with
 
-    * ``round``, ``prev_round`` (the previous new best in result-known order, ``None`` for the
-      first), ``t_from`` / ``t_to`` (epoch UTC: the previous best's submission, this one's),
+    * ``round``, ``prev_round`` (the best when this round's result came, as the replay's
+      milestones step: SForge's selection over the rounds known then; ``None`` for the first), ``t_from`` / ``t_to`` (epoch UTC: the previous best's submission, this one's),
       ``before`` / ``after`` (the best's plotted values);
     * ``actions``: kind (:data:`ACTION_KINDS`) → ``{"n", "examples": [summaries, last 5]}`` for
       the agent's events in (``t_from``, ``t_to``];
@@ -96,7 +96,7 @@ def why_of(conn: Any, run_key: str, round: str, *, limits: Limits = DEFAULT_LIMI
     if pos is None:
         raise KeyError(f"{run_key}: no graded round {round!r}")
     g = series[pos]
-    prev = next((s for s in reversed(series[:pos]) if s.is_new_best), None)
+    prev = _previous_best(conn, run_key, series, pos)
     t_from = prev.t_submit if prev is not None and prev.t_submit is not None else float("-inf")
     t_to = g.t_submit if g.t_submit is not None else float("inf")
     rows = conn.execute(
@@ -134,6 +134,20 @@ def why_of(conn: Any, run_key: str, round: str, *, limits: Limits = DEFAULT_LIMI
             "notes": {"messages": msgs[-3:], "thinking": thinks[-3:], "files": list(files.values()),
                       "analysis": analysis},
             "diff": diff}
+
+
+def _previous_best(conn: Any, run_key: str, series: list, pos: int) -> Any:
+    """The best when ``series[pos]``'s result came: the ``best_round`` the submissions table gives
+    the round known just before it (SForge's selection over what was known then, the replay's
+    milestones; on a tie the earlier submitted round is the best, so it can differ from the
+    series' own running best), else the series' last new best before it."""
+    best_of = dict(conn.execute("SELECT round, best_round FROM submissions WHERE run_key = ?", [run_key]).fetchall())
+    name = next((best_of[s.round] for s in reversed(series[:pos]) if best_of.get(s.round)), None)
+    if name is not None:
+        hit = next((s for s in series[:pos] if s.round == name), None)
+        if hit is not None:
+            return hit
+    return next((s for s in reversed(series[:pos]) if s.is_new_best), None)
 
 
 def _submissions_dir(conn: Any, run_key: str) -> Optional[Path]:

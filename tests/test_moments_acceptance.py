@@ -29,8 +29,8 @@ from edgetui.ingest import ingest_paths
 from edgetui.moments import detect_run, load_series
 
 ROOT = Path(__file__).resolve().parents[1]
-TEST_SEEDS = (9107, 9203, 9311, 9419, 9521)
-CONTROL_SEEDS = (9631, 9743)
+TEST_SEEDS = (10313, 10427, 10531, 10639, 10753)
+CONTROL_SEEDS = (10861, 10979)
 
 
 def test_the_generator_is_the_frozen_one():

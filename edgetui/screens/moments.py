@@ -167,6 +167,9 @@ class WhyScreen(Screen[None]):
         self.step = step
         #: the why whose diff is drawn (``None``: not yet)
         self.diff_shown: Optional[dict[str, Any]] = None
+        #: the milestone last asked for and not shown yet: keys pressed faster than the reads
+        #: step on from it
+        self.asked: Optional[str] = None
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
@@ -200,6 +203,8 @@ class WhyScreen(Screen[None]):
         diff read (the head is not drawn again then)."""
         same = why["round"] == self.why["round"] and not why.get("diff_pending") and self.why.get("diff_pending")
         self.why = why
+        if why["round"] == self.asked:
+            self.asked = None
         if same:
             self._draw_diff(why)
             return
@@ -211,10 +216,12 @@ class WhyScreen(Screen[None]):
         self.call_after_refresh(self._draw_diff, why)
 
     def action_milestone(self, direction: int) -> None:
-        if self.step is None or self.why["round"] not in self.rounds:
+        here = self.asked or self.why["round"]
+        if self.step is None or here not in self.rounds:
             return
-        k = self.rounds.index(self.why["round"]) + direction
+        k = self.rounds.index(here) + direction
         if 0 <= k < len(self.rounds):
+            self.asked = self.rounds[k]
             self.step(self.rounds[k])
         else:
             self.notify("no later milestone" if direction > 0 else "no earlier milestone", timeout=2)
@@ -345,6 +352,7 @@ class ReplayMomentsMixin:
     screen's; the reads and the write run in its workers."""
 
     _why_cache: dict
+    _why_wanted: Optional[str] = None   # the round whose why was asked for last
 
     def on_moments_found(self, msg: MomentsFound) -> None:
         self.moments = msg.moments
@@ -410,6 +418,7 @@ class ReplayMomentsMixin:
     def _why_round(self, rnd: str) -> None:
         """Show the why of ``rnd``: in the open why view (a milestone step), else in a new one; the
         replay's cursor goes to that round's judge result, so the chart shows where it is."""
+        self._why_wanted = rnd
         c = self.cursor
         idx = next((k for k in c.new_best_idx if c.round[k] == rnd), None) if c is not None else None
         if idx is not None and idx != c.index:
@@ -467,9 +476,15 @@ class ReplayMomentsMixin:
             return
         if not msg.why.get("diff_pending"):
             self._why_cache[msg.round] = msg.why
+            if self._why_wanted is not None and msg.round != self._why_wanted:
+                return   # a milestone stepped past before its read ended
             top = self.app.screen   # the diff of the round shown (not of one stepped away from, nor of a closed view)
             if isinstance(top, WhyScreen) and top.why["round"] == msg.round:
                 top.show(msg.why)
+            return
+        if self._why_wanted is not None and msg.round != self._why_wanted:
+            if msg.painted is not None:
+                msg.painted.set()
             return
         self._show_why(msg.why)
         if msg.painted is not None:
