@@ -93,10 +93,32 @@ async def test_L_annotates_the_selected_moment_on_its_judge_result(sample_db):
         (rnd, label, text, eid), = app.conn.execute(q, [GW_KEY]).fetchall()
         c = screen.cursor
         assert (rnd, label, text) == ("agent-52", "reframe", "median PSD") and eid == c.events.event_id[c.index]
+        # L again on the annotated moment: its label and note to edit
+        await wait_for(pilot, lambda: eid in screen._annotations)
+        await pilot.press("L")
+        prompt = screen.query_one("#prompt")
+        assert prompt.value == "reframe: median PSD" and "emptied: delete" in prompt.placeholder
+        prompt.value = "bug fix: the PSD window"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.conn.execute(q, [GW_KEY]).fetchall()
+                       == [("agent-52", "bug fix", "the PSD window", eid)])
         # a bad label is said, nothing written
-        await pilot.press("L", "less", "enter")
+        await wait_for(pilot, lambda: screen._annotations[eid][0]["label"] == "bug fix")
+        await pilot.press("L")
+        prompt.value = "<"
+        await pilot.press("enter")
         await pilot.pause(0.3)
-        assert len(app.conn.execute(q, [GW_KEY]).fetchall()) == 1
+        assert app.conn.execute(q, [GW_KEY]).fetchall() == [("agent-52", "bug fix", "the PSD window", eid)]
+        # emptied: deleted
+        await pilot.press("L")
+        assert prompt.value == "bug fix: the PSD window"
+        prompt.value = ""
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.conn.execute(q, [GW_KEY]).fetchall() == [])
+        await wait_for(pilot, lambda: eid not in screen._annotations)
+        await pilot.press("L")                                   # nothing left to edit: a new one
+        assert prompt.value == "" and "emptied" not in prompt.placeholder
+        await pilot.press("escape")
 
 
 @pytest.mark.asyncio

@@ -21,6 +21,7 @@ from textual.widgets.option_list import Option
 from replay.cursor import format_elapsed
 
 __all__ = ["MomentsScreen", "WhyScreen", "QueueScreen", "QueueLoaded", "ReplayMomentsMixin", "WhyLoaded", "Annotated",
+           "AnnotationsRead",
            "MomentsFound",
            "moment_line", "why_text", "why_head_text", "why_diff_text"]
 
@@ -346,6 +347,14 @@ class Annotated(Message):
         super().__init__()
 
 
+class AnnotationsRead(Message):
+    """The run's annotations: event id → its annotations, oldest first."""
+
+    def __init__(self, by_event: dict[str, list[dict]]) -> None:
+        self.by_event = by_event
+        super().__init__()
+
+
 class ReplayMomentsMixin:
     """The replay screen's moment keys and views (``(`` ``)`` ``M`` ``w`` and the ``L`` write):
     the screen's state (``cursor``, ``moments``, ``run_key``) and moves (``_do``) are the replay
@@ -353,6 +362,8 @@ class ReplayMomentsMixin:
 
     _why_cache: dict
     _why_wanted: Optional[str] = None   # the round whose why was asked for last
+    _annotations: dict = {}             # event id -> its annotations (AnnotationsRead; replaced, never mutated)
+    _editing: Optional[str] = None      # the annotation L's open prompt edits
 
     def on_moments_found(self, msg: MomentsFound) -> None:
         self.moments = msg.moments
@@ -491,18 +502,65 @@ class ReplayMomentsMixin:
             self.app.screen.call_after_refresh(msg.painted.set)
 
 
+    # -- annotations: L adds one to the selected event; on an annotated event it edits the newest
+    # one there (the prompt holds its "label: note"), and an emptied prompt deletes it
+
+    def label_prompt(self, event_id: str) -> tuple[str, Optional[str]]:
+        """What ``L``'s prompt starts with on ``event_id``: its newest annotation's ``label: note``
+        and that annotation's id, or ``("", None)``."""
+        anns = self._annotations.get(event_id) or []
+        if not anns:
+            self._editing = None
+            return "", None
+        a = anns[-1]
+        self._editing = a["annotation_id"]
+        return (a.get("label") or "") + (f": {a['text']}" if a.get("text") else ""), a["annotation_id"]
+
+    def label_submitted(self, event_id: str, text: str) -> None:
+        """``L``'s prompt was submitted with ``text`` (``label[: note]``)."""
+        label, _, note = text.partition(":")
+        editing, self._editing = self._editing, None
+        if editing is None:
+            if text:
+                self._annotate({"op": "annotate", "event_id": event_id, "label": label.strip() or None,
+                                "text": note.strip()}, label.strip() or note.strip())
+        elif not text:
+            self._annotate({"op": "annotation_delete", "annotation_id": editing}, "deleted")
+        else:
+            self._annotate({"op": "annotation_edit", "annotation_id": editing, "label": label.strip() or None,
+                            "text": note.strip()}, "edited")
+
     @work(thread=True, exclusive=True, group="replay-annotate", exit_on_error=False)
-    def _annotate(self, event_id: str, label: Optional[str], note: str) -> None:
-        """A typed request on the app's connection (the same the holder carries out for others)."""
+    def _annotate(self, req: dict, where: str) -> None:
+        """A typed request on the app's connection (the same the holder carries out for others),
+        then the run's annotations read again."""
         from edgetui.runops import apply_request
 
-        reply = apply_request(self.app.conn, {"op": "annotate", "run_key": self.run_key,  # type: ignore[attr-defined]
-                                              "event_id": event_id, "label": label, "text": note})
-        self.post_message(Annotated(label or note, reply))
+        reply = apply_request(self.app.conn, dict(req, run_key=self.run_key))  # type: ignore[attr-defined]
+        self.post_message(Annotated(where, reply))
+        self._read_annotations_now()
+
+    def _read_annotations_now(self) -> None:
+        """(In a worker.) The run's annotations, by event, posted to the screen."""
+        try:
+            from edgetui.annotations import list_annotations
+
+            by_event: dict[str, list[dict]] = {}
+            for a in list_annotations(self.app.conn, self.run_key):  # type: ignore[attr-defined]
+                by_event.setdefault(a["event_id"], []).append(a)
+            self.post_message(AnnotationsRead(by_event))
+        except Exception:  # noqa: BLE001  (a database without the table: L adds, never edits)
+            pass
+
+    def on_annotations_read(self, msg: "AnnotationsRead") -> None:
+        self._annotations = msg.by_event
 
     def on_annotated(self, msg: Annotated) -> None:
         if "error" in msg.reply:
             self.notify(f"not annotated: {msg.reply['error']}", severity="error", timeout=5)
+        elif msg.reply["ok"] is False:
+            self.notify("that annotation is gone (deleted elsewhere)", severity="warning", timeout=4)
         else:
-            self.notify(f"annotated: {msg.where} ({msg.reply['ok']})", timeout=3)
+            self.notify(f"annotated: {msg.where}" + (f" ({msg.reply['ok']})" if isinstance(msg.reply["ok"], str) else ""),
+                        timeout=3)
 

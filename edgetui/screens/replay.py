@@ -60,7 +60,7 @@ REPLAY_KEYS: list[tuple[str, str]] = [
     ("w", "why: what the agent did since the previous best, its notes, the code diff (the moment at "
           "or before the cursor, or the selected new best); in it ] / [ step milestone to milestone"),
     ("L", "annotate the selected event (a graded round: its moment): label, then : and a note, e.g. "
-          "reframe: coherent statistic"),
+          "reframe: coherent statistic; on an annotated event it edits the newest one (emptied: deletes it)"),
     ("g home  /  G end", "first / last event"),
     ("space", "play / pause (run time advances at the speed)"),
     ("s  +  /  -", "faster / slower: 1× 10× 60× 600×"),
@@ -328,6 +328,7 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
                 self.post_message(MomentsFound(replay_moments(conn, self.run_key)))
             except Exception:  # noqa: BLE001  (no moments is no reason not to replay the run)
                 self.post_message(MomentsFound([]))
+            self._read_annotations_now()
         except Exception as e:  # shown, never crashes the app
             self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
 
@@ -563,9 +564,9 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
         elif mode == "label":
             c = self.cursor
             where = c.round[c.index] if c.kind[c.index] in ("judge_result", "game_result") else "this event"
+            p.value, editing = self.label_prompt(c.events.event_id[c.index])
             p.placeholder = (f"annotate {where}: reframe · bug fix · tuning · reward hack? [: note]  "
-                             "(enter: save · esc: cancel)")
-            p.value = ""
+                             + ("(enter: save · emptied: delete · esc: cancel)" if editing else "(enter: save · esc: cancel)"))
         else:
             p.placeholder = "jump to elapsed time: 3h20m · 2:15:00 · 2:15 · 95m · 5400  (esc: cancel)"
             p.value = ""
@@ -597,10 +598,8 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
             return
         self._close_prompt()
         if mode == "label":
-            if text:
-                label, _, note = text.partition(":")
-                c = self.cursor
-                self._annotate(c.events.event_id[c.index], label.strip() or None, note.strip())
+            c = self.cursor
+            self.label_submitted(c.events.event_id[c.index], text)
             return
         if mode == "search":
             if not text:
