@@ -86,8 +86,8 @@ async def paint_times(db: Path, key: str, moment_round: str) -> dict[str, tuple[
         def why_up():
             return isinstance(app.screen, WhyScreen) and app.screen.is_mounted
 
-        def diff_up():
-            return why_up() and app.screen.diff_shown is not None
+        def diff_up():   # (a why view drawn in one frame, as before 23670be, has no diff_shown)
+            return why_up() and getattr(app.screen, "diff_shown", True) is not None
 
         async def close():
             await pilot.press("escape")
