@@ -134,8 +134,10 @@ def header_forecast(conn, head: dict[str, Any], subs: Sequence[dict[str, Any]], 
     ``head``: :func:`edgetui.store.run_header`; ``subs``: :func:`edgetui.store.submissions`; ``now``
     (epoch UTC) defaults to the run's newest event. The
     horizon is the run's budget (``timeout_s``), else 12 h; the prior is :func:`edgetui.priors.shape_prior`
-    (the run's earlier runs of the same task or model, fitted on demand and cached in ``fits``).
-    Reads the task's rescale and the stored fits through ``conn`` (a worker's, never the UI's)."""
+    from the stored fits of the run's earlier runs of the same task or model, read only (no fit, no
+    write: a few ms). The dict adds ``prior_level`` (task / model / default) and ``prior_pending``: the
+    feeding runs without a current stored fit, left out of the prior until fitted
+    (:func:`edgetui.priors.fit_runs`). Reads through ``conn`` (a worker's, never the UI's)."""
     import time
 
     from replay.analysis.forecast import forecast_run
@@ -155,7 +157,10 @@ def header_forecast(conn, head: dict[str, Any], subs: Sequence[dict[str, Any]], 
     horizon = budget / 3600.0 if budget else 12.0
     from .priors import shape_prior
 
-    p = shape_prior(fetch_from(conn), curve.run_key, execute=conn.execute)
-    beta, prior = p.beta, p.label
-    f = forecast_run(curve, horizon, beta, prior)
-    return None if f is None else f.as_dict()
+    # reads only: the feeding runs' stored fits; those without one come back as pending, for the
+    # app's background fitter (edgetui.screens.live_common.request_prior_fits)
+    p = shape_prior(fetch_from(conn), curve.run_key, fit=False)
+    f = forecast_run(curve, horizon, p.beta, p.label)
+    if f is None:
+        return None
+    return {**f.as_dict(), "prior_level": p.level, "prior_pending": list(p.pending)}

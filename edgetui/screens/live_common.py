@@ -473,3 +473,101 @@ class LiveMomentsMixin:
             self.cursor.set_moments(m["round"] for m in self.moments)
         self._draw_chart()
 
+
+
+# ---------------------------------------------------------------------------- forecast priors
+
+
+class PriorsFitted(Message):
+    """The background prior fitter stored current fits for ``run_keys``
+    (:func:`request_prior_fits`): the live screens read their forecasts again."""
+
+    def __init__(self, run_keys: list[str]) -> None:
+        self.run_keys = run_keys
+        super().__init__()
+
+
+class PriorFitter:
+    """One background thread of the app making the forecast prior's per-run fits current
+    (:func:`edgetui.priors.fit_runs`), so that a live forecast update only reads stored fits.
+
+    :meth:`request` queues run keys (the ``prior_pending`` of a forecast just read, so the first
+    forecasts after start-up ask for every feeding run not yet stored) from the UI thread; one round
+    runs at a time and takes everything queued. After a round, every screen of the stack gets
+    :class:`PriorsFitted`. A key is not tried again within
+    :attr:`RETRY_S` seconds (a read-only database would otherwise be asked on every update)."""
+
+    RETRY_S = 60.0
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.queue: set[str] = set()
+        self.busy = False
+        self.tried: dict[str, float] = {}
+        #: rounds run and run keys passed to fit_runs (for tests and the curious)
+        self.rounds = 0
+        self.fitted: list[str] = []
+
+    def request(self, run_keys: Iterable[str]) -> None:
+        import time
+
+        now = time.monotonic()
+        new = {k for k in run_keys if now - self.tried.get(k, -1e18) >= self.RETRY_S}
+        if not new:
+            return
+        self.queue |= new
+        self._maybe_start()
+
+    def _maybe_start(self) -> None:
+        if self.busy or not self.queue or getattr(self.app, "conn", None) is None:
+            return
+        import time
+
+        keys, self.queue = sorted(self.queue), set()
+        now = time.monotonic()
+        for k in keys:
+            self.tried[k] = now
+        self.busy = True
+        self.app.run_worker(lambda: self._round(keys), thread=True, group="prior-fits", exit_on_error=False)
+
+    def _round(self, keys: list[str]) -> None:
+        from edgetui.analysis_data import fetch_from
+        from edgetui.priors import fit_runs
+
+        done: list[str] = []
+        conn = None
+        try:
+            conn = self.app.conn.cursor()  # this thread's own connection to the database
+            fetch = fetch_from(conn)
+            fit_runs(fetch, keys, execute=conn.execute)
+            done = keys
+        except Exception:  # noqa: BLE001 - the prior is an extra: the forecast keeps the default meanwhile
+            done = []
+        finally:
+            if conn is not None:
+                try:
+                    conn.close()
+                except Exception:  # noqa: BLE001
+                    pass
+        try:
+            self.app.call_from_thread(self._after, done)
+        except Exception:  # noqa: BLE001 - the app is shutting down
+            pass
+
+    def _after(self, done: list[str]) -> None:
+        self.busy = False
+        self.rounds += 1
+        self.fitted.extend(done)
+        if done:
+            for s in list(self.app.screen_stack):
+                s.post_message(PriorsFitted(done))
+        self._maybe_start()
+
+
+def request_prior_fits(app: Any, run_keys: Iterable[str]) -> None:
+    """Queue ``run_keys`` for the app's :class:`PriorFitter` (made on first use; UI thread only)."""
+    fitter = getattr(app, "prior_fitter", None)
+    if fitter is None:
+        fitter = PriorFitter(app)
+        app.prior_fitter = fitter
+    fitter.request(run_keys)

@@ -49,6 +49,7 @@ from ..widgets.fmt import fmt_pct, fmt_score, set_border, set_static
 from ..widgets.runs_table import budget_bar, fmt_age, fmt_bytes, fmt_hm, status_text
 from .live_common import (  # noqa: F401 - re-exported: where callers have always found them
     LiveMomentsMixin,
+    PriorsFitted,
     RUN_FILES,
     AlarmsScreen,
     LiveActions,
@@ -58,6 +59,7 @@ from .live_common import (  # noqa: F401 - re-exported: where callers have alway
     acknowledge_alarms,
     alarm_states,
     confirm_container_action,
+    request_prior_fits,
     open_run_file,
     open_shell,
     pager_argv,
@@ -644,6 +646,19 @@ class LiveRunScreen(LiveMomentsMixin, ReplayScreen):
         if self._again:
             self.refresh_live(full=self._again_full)
 
+    def _ask_prior_fits(self, head: Optional[dict]) -> None:
+        """The forecast just read names feeding runs without a stored fit: the app's fitter fits them."""
+        fc = (head or {}).get("forecast")
+        if fc and fc.get("prior_pending"):
+            request_prior_fits(self.app, fc["prior_pending"])
+
+    @on(PriorsFitted)
+    def _on_priors_fitted(self, msg: PriorsFitted) -> None:
+        """Fits for the forecast's prior were stored: read the header (and its forecast) again."""
+        if self.header is not None and (self.header.get("forecast") or {}).get("prior_pending"):
+            self._need_full_header = True
+            self.refresh_live()
+
     @on(LiveIdle)
     def _on_idle(self) -> None:
         self.reloads["idle"] += 1
@@ -677,6 +692,7 @@ class LiveRunScreen(LiveMomentsMixin, ReplayScreen):
         if msg.fresh_header:  # (an idle read leaves the header as old as it was)
             self._need_full_header = False
             self._header_t = time.monotonic()
+            self._ask_prior_fits(msg.header)
         try:
             if self.cursor is None:
                 self._first_load(msg)

@@ -30,7 +30,7 @@ from textual.widgets import Footer, Input, Static
 
 from edgetui.live.model import LiveRun
 
-from ..widgets.fmt import fmt_count, fmt_usd, set_border, set_static
+from ..widgets.fmt import fmt_count, fmt_usd, prior_note, set_border, set_static
 from ..widgets.runs_table import (
     FORECAST_PENDING,
     SORT_KEYS,
@@ -41,7 +41,7 @@ from ..widgets.runs_table import (
     sort_runs,
     status_text,
 )
-from .live_common import AlarmsScreen, MessagesScreen, alarm_states
+from .live_common import AlarmsScreen, MessagesScreen, PriorsFitted, alarm_states, request_prior_fits
 from .live_run import (
     acknowledge_alarms,
     LiveActions,
@@ -439,6 +439,9 @@ class RunsScreen(Screen):
             if fc.get("lo") is not None:
                 f.append(f" [{fc['lo']:.1f}–{fc['hi']:.1f}]", style="magenta")
             f.append(f" · last best {fc['baseline']:.1f}", style="dim")
+            note = prior_note(fc)
+            if note:
+                f.append(f" ({note})", style="dim italic")
             fields.append(f)
         if r.judges_running:
             fields.append(Text(f"{r.judges_running} judge{'s' if r.judges_running > 1 else ''} grading",
@@ -511,10 +514,24 @@ class RunsScreen(Screen):
     @on(ForecastRead)
     def _on_forecast(self, msg: ForecastRead) -> None:
         live = {r.run_key for r in self.runs if r.status in ("running", "grading")}
+        pending: set[str] = set()
         for rk, fc in msg.forecasts.items():
             self._fc_busy.discard(rk)
             if rk in live:
                 self.forecasts[rk] = fc
+                if isinstance(fc, dict):
+                    pending.update(fc.get("prior_pending") or ())
+        if pending:  # feeding runs without a stored fit: the app's fitter fits them, then we read again
+            request_prior_fits(self.app, pending)
+        if self.is_mounted and self._on_top:
+            self._render_all()
+
+    @on(PriorsFitted)
+    def _on_priors_fitted(self, msg: PriorsFitted) -> None:
+        """Fits for forecast priors were stored: read again the forecasts that were waiting for them."""
+        for rk, fc in self.forecasts.items():
+            if isinstance(fc, dict) and fc.get("prior_pending"):
+                self._fc_sig.pop(rk, None)
         if self.is_mounted and self._on_top:
             self._render_all()
 

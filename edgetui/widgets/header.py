@@ -11,7 +11,7 @@ from typing import Any, Optional
 from rich.text import Text
 from textual.widget import Widget
 
-from .fmt import STATUS_STYLE, fmt_count, fmt_pct, fmt_score, fmt_usd
+from .fmt import STATUS_STYLE, fmt_count, fmt_pct, fmt_score, fmt_usd, prior_note
 
 SEP = "  "
 
@@ -66,6 +66,9 @@ def _fields(head: dict[str, Any], compact: bool) -> tuple[list[Text], list[Text]
         if fc.get("lo") is not None:
             f.append(f" [{fc['lo']:.1f}–{fc['hi']:.1f}]", style="magenta")
         f.append(f" · last best {fc['baseline']:.1f}", style="dim")
+        note = prior_note(fc)
+        if note and not compact:
+            f.append(f" ({note})", style="dim italic")
         figs.append(f)
     sel = head.get("selection") or head.get("task_selection")
     assumed = bool(head.get("policy_assumed") or head.get("task_assumed"))
