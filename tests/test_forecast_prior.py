@@ -1,7 +1,8 @@
-"""The forecast's shape prior fitted on demand from a run's earlier recorded runs
-(edgetui.priors.shape_prior), cached in the fits table of a real DuckDB file with the run keys
-that fed it: the run is never in its own prior, later and live runs never feed it, and the cache
-follows the runs it was built from (re-ingested with other rounds, forgotten)."""
+"""The forecast's shape prior from stored per-run fits of a run's earlier recorded runs
+(edgetui.priors), in a real DuckDB file: the run is never in its own prior, later and live runs
+never feed it, each feeding run's fit is stored once with what it was made from, and the live
+update (``fit=False``) only reads: runs without a current stored fit are pending (left out, the
+default while none is stored) until :func:`edgetui.priors.fit_runs` fits them."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from runs_factory import HOUR, NOW, ingest, write_run, write_task
 
 from edgetui.analysis_data import fetch_from
 from edgetui.db import open_db
-from edgetui.priors import shape_prior
+from edgetui.priors import fit_runs, shape_prior
+from replay.analysis.forecast import DEFAULT_BETA
 
 
 def _law(h, smax=80.0, t_mid=4.0, beta=1.0):
@@ -47,10 +49,18 @@ def lab(tmp_path):
     return tmp_path, tasks, runs, db
 
 
-def _prior(db, key):
+def _prior(db, key, fit=True):
     conn = open_db(db)
     try:
-        return shape_prior(fetch_from(conn), key, execute=conn.execute)
+        return shape_prior(fetch_from(conn), key, execute=conn.execute, fit=fit)
+    finally:
+        conn.close()
+
+
+def _fit(db, keys):
+    conn = open_db(db)
+    try:
+        return fit_runs(fetch_from(conn), keys, execute=conn.execute)
     finally:
         conn.close()
 
@@ -58,29 +68,43 @@ def _prior(db, key):
 def _rows(db):
     conn = duckdb.connect(str(db), read_only=True)
     try:
-        return [(json.loads(g), rk, beta, findings) for g, rk, beta, findings in conn.execute(
-            "SELECT grouping, run_key, beta, findings FROM fits WHERE source = 'prior' ORDER BY fit_id").fetchall()]
+        return {rk: (json.loads(g), beta, findings, created) for g, rk, beta, findings, created in conn.execute(
+            "SELECT grouping, run_key, beta, findings, created_at FROM fits WHERE source = 'prior'").fetchall()}
     finally:
         conn.close()
 
 
-def test_prior_is_fitted_from_earlier_runs_of_the_task_and_cached_with_its_keys(lab):
+def test_prior_is_fitted_from_earlier_runs_of_the_task_and_stored_per_run(lab):
     _, _, _, db = lab
     p = _prior(db, "local/law-c/law")
     assert p.level == "task" and p.fed_by == ["local/law-a/law", "local/law-b/law"]
-    assert sorted(p.fitted) == p.fed_by and not p.cached
+    assert sorted(p.fitted) == p.fed_by and p.pending == []
     # the fitted betas of the two law curves (sampled best-so-far steps: near their true 2 and 3)
     assert 2.0 < p.beta < 3.0 and p.label == "median of 2 earlier run(s) of this task"
     rows = _rows(db)
-    prior = [g for g, *_ in rows if g["role"] == "prior"]
-    assert len(prior) == 1 and prior[0]["for_run"] == "local/law-c/law"
-    assert sorted(prior[0]["fed_by"]) == p.fed_by  # which run keys fed it, with their curves' hashes
-    per_run = {rk: beta for g, rk, beta, _ in rows if g["role"] == "run"}
-    assert set(per_run) == set(p.fed_by) and p.beta == pytest.approx(sum(per_run.values()) / 2)
-    assert per_run["local/law-a/law"] == pytest.approx(2.0, rel=0.25)
-    assert per_run["local/law-b/law"] == pytest.approx(3.0, rel=0.25)
+    assert set(rows) == set(p.fed_by)  # one row per feeding run, none for the run forecast
+    for rk, (g, beta, findings, _) in rows.items():
+        assert g["role"] == "run" and g["run_key"] == rk and len(g["data_fp"]) == 64 and len(g["run_sig"]) == 64
+        assert findings
+    assert p.beta == pytest.approx(sum(b for _, b, _, _ in rows.values()) / 2)
+    assert rows["local/law-a/law"][1] == pytest.approx(2.0, rel=0.25)
+    assert rows["local/law-b/law"][1] == pytest.approx(3.0, rel=0.25)
     again = _prior(db, "local/law-c/law")
-    assert again.cached and again.fitted == [] and again.beta == p.beta
+    assert again.fitted == [] and again.beta == p.beta and _rows(db) == rows  # nothing fitted or written
+
+
+def test_the_live_update_only_reads_and_names_what_is_pending(lab):
+    _, _, _, db = lab
+    before = _prior(db, "local/law-c/law", fit=False)  # nothing stored yet: the default, and it says so
+    assert before.level == "default" and before.beta == DEFAULT_BETA and before.fed_by == []
+    assert before.pending == ["local/law-a/law", "local/law-b/law"] and before.fitted == []
+    assert "until 2 earlier run(s) of this task are fitted" in before.label
+    assert _rows(db) == {}  # the update wrote nothing
+    done = _fit(db, before.pending)  # what the app's background fitter does with them
+    assert set(done) == set(before.pending)
+    after = _prior(db, "local/law-c/law", fit=False)
+    assert after.pending == [] and after.fed_by == before.pending and after.level == "task"
+    assert after.beta == pytest.approx(_prior(db, "local/law-c/law").beta) and 2.0 < after.beta < 3.0
 
 
 def test_the_run_itself_later_and_infra_error_runs_never_feed_it(lab):
@@ -109,24 +133,48 @@ def test_a_run_going_on_does_not_feed_a_prior(lab):
     assert "local/law-live/law" not in p.fitted
 
 
-def test_cache_follows_the_runs_that_fed_it(lab):
+def test_stored_fits_follow_the_runs_that_feed_them(lab):
     _, tasks, runs, db = lab
     p = _prior(db, "local/law-c/law")
-    # law-b re-recorded with another curve (beta 3 -> 6): only it is fitted again, the prior moves
+    rows = _rows(db)
+    # law-b re-recorded with another curve (beta 3 -> 6): its stored fit is stale, so the update leaves
+    # it out (pending) and keeps law-a's; once fitted again the prior moves
     shutil.rmtree(runs / "law-b")
     write_run(runs, "law-b", "law", model="N", start=NOW - 50 * HOUR, duration_s=12.5 * HOUR, subs=_subs(6.0))
     ingest(db, [runs / "law-b"], tasks)
-    q = _prior(db, "local/law-c/law")
-    assert not q.cached and q.fitted == ["local/law-b/law"] and q.beta > p.beta + 0.5
-    # law-a forgotten: the prior is rebuilt from law-b alone
+    q = _prior(db, "local/law-c/law", fit=False)
+    assert q.pending == ["local/law-b/law"] and q.fed_by == ["local/law-a/law"]
+    assert q.beta == pytest.approx(rows["local/law-a/law"][1]) and q.label.endswith("(1 more being fitted)")
+    _fit(db, q.pending)
+    r = _prior(db, "local/law-c/law", fit=False)
+    assert r.pending == [] and r.beta > p.beta + 0.5
+    assert _rows(db)["local/law-a/law"] == rows["local/law-a/law"]  # law-a was not fitted again
+    # law-a forgotten: the prior is law-b's alone, nothing fitted
     from edgetui.runops import forget_run
 
     conn = open_db(db)
     forget_run(conn, "local/law-a/law")
     conn.close()
-    r = _prior(db, "local/law-c/law")
-    assert r.fed_by == ["local/law-b/law"] and not r.cached and r.fitted == []
-    assert r.beta == pytest.approx(dict((rk, b) for g, rk, b, _ in _rows(db) if g["role"] == "run")["local/law-b/law"])
+    s = _prior(db, "local/law-c/law")
+    assert s.fed_by == ["local/law-b/law"] and s.fitted == [] and s.pending == []
+    assert s.beta == pytest.approx(_rows(db)["local/law-b/law"][1])
+
+
+def test_a_signature_change_without_new_data_is_rechecked_not_refitted(lab):
+    _, _, _, db = lab
+    _prior(db, "local/law-c/law")
+    rows = _rows(db)
+    conn = open_db(db)  # read again by an ingest (ingested_at moves) with the same submissions
+    conn.execute("UPDATE runs SET ingested_at = ingested_at + 5 WHERE run_key = 'local/law-a/law'")
+    conn.close()
+    q = _prior(db, "local/law-c/law", fit=False)
+    assert q.pending == ["local/law-a/law"]
+    _fit(db, q.pending)
+    after = _rows(db)
+    g, beta, findings, created = after["local/law-a/law"]
+    assert g["data_fp"] == rows["local/law-a/law"][0]["data_fp"] and g["run_sig"] != rows["local/law-a/law"][0]["run_sig"]
+    assert (beta, findings, created) == rows["local/law-a/law"][1:]  # the same fit row: not fitted again
+    assert _prior(db, "local/law-c/law", fit=False).pending == []
 
 
 def test_prior_without_a_writable_database_is_computed_uncached(lab):
@@ -136,7 +184,7 @@ def test_prior_without_a_writable_database_is_computed_uncached(lab):
         p = shape_prior(fetch_from(conn), "local/law-c/law")
     finally:
         conn.close()
-    assert p.level == "task" and len(p.fed_by) == 2 and _rows(db) == []
+    assert p.level == "task" and len(p.fed_by) == 2 and _rows(db) == {}
     with pytest.raises(LookupError, match="no such run"):
         conn = duckdb.connect(str(db), read_only=True)
         try:

@@ -155,3 +155,96 @@ async def test_forecast_selected_line_at_80_columns_and_no_sideways_scroll(db):
         # these run ids, tasks and costs leave it no room at 80 columns: the selected run's line has it
         box = screen.query_one("#runs-selected", Static).render().plain
         assert "12h forecast" in box and "last best 50.0" in box
+
+
+def _earlier_runs(path, n=2):
+    """``n`` ended 12-hour runs of gw-detect, started a day and more before the live one, each on the
+    law S = 80 / (1 + (4 h / t)^beta) with beta 1.5 and 2.5, a graded round every 30 minutes."""
+    from test_live_screens import T0
+
+    from edgetui.records import RunInfo, make_run_key
+
+    conn = open_db(path)
+    rec = Recorder(conn)
+    keys = []
+    for i in range(n):
+        beta = 1.5 + i
+        start = T0 - (40 - 13 * i) * 3600.0
+        rk = make_run_key("local", f"early-{i}", "gw-detect")
+        rec.upsert_run(rk, RunInfo(host="local", run_id=f"early-{i}", task_id="gw-detect", agent="claude",
+                                   model="claude-opus-4", timeout_s=12 * 3600.0, started_at=start, layout="flat",
+                                   ended_at=start + 12 * 3600.0),
+                       status="finished", score_task=True, selection="score_first")
+        subs, best = [], None
+        for k in range(1, 25):
+            h = k / 2
+            score = round(80.0 / (1 + (4.0 / h) ** beta), 2)
+            best = score if best is None else max(best, score)
+            subs.append(dict(round=f"agent-{k}", kind="agent", n=k, status="graded", t=start + h * 3600.0,
+                             elapsed_s=h * 3600.0, pass_rate=0.5, score=score, valid=True,
+                             is_new_best=score >= best, best_round=f"agent-{k}", best_score=best,
+                             best_pass_rate=0.5, summary="graded"))
+        rec.replace_submissions(rk, subs)
+        rec.update_run(rk, last_event_at=start + 12 * 3600.0, best_score=best, agent_submissions=len(subs))
+        keys.append(rk)
+    conn.close()
+    return keys
+
+
+@pytest.mark.asyncio
+async def test_forecast_prior_is_fitted_in_the_background_then_swaps(db, monkeypatch):
+    """The first forecast of a live run whose earlier runs have no stored fit shows the default prior
+    and says so (the update fits nothing); the app's fitter fits them in a thread, then the forecast is
+    read again with their median beta, in the runs screen and the live run screen."""
+    import threading
+
+    from textual.widgets import Static
+
+    import edgetui.priors as priors
+
+    path, writers = db
+    _rescaled(path)
+    keys = _earlier_runs(path)
+    gate, real = threading.Event(), priors.fit_runs
+    calls: list[list[str]] = []
+
+    def gated(fetch, run_keys, **kw):  # the real fit, held until the test has seen the default
+        calls.append(list(run_keys))
+        assert gate.wait(10)
+        return real(fetch, run_keys, **kw)
+
+    monkeypatch.setattr(priors, "fit_runs", gated)
+    app = LiveApp(path)
+    gw = writers["gw"]
+    async with app.run_test(size=(160, 48)) as pilot:
+        await runs_home(pilot, writers)
+        screen = app.screen
+
+        def box() -> str:
+            return screen.query_one("#runs-selected", Static).render().plain
+
+        await wait_for(pilot, lambda: "12h forecast" in box())
+        assert "(default prior: fitting 2 earlier runs)" in box()
+        fc = screen.forecasts[gw.rk]
+        assert fc["beta"] == 1.0 and fc["prior_level"] == "default" and sorted(fc["prior_pending"]) == keys
+        await wait_for(pilot, lambda: calls == [keys])  # one background round, asked by the forecast read
+        # the live run screen, opened meanwhile, says the same in its header
+        run = await open_selected_run(pilot)
+        await wait_for(pilot, lambda: "forecast" in _header(run))
+        assert "(default prior: fitting 2 earlier runs)" in _header(run)
+        gate.set()
+        await wait_for(pilot, lambda: (run.header.get("forecast") or {}).get("prior_level") == "task")
+        fc = run.header["forecast"]
+        assert fc["prior"] == "median of 2 earlier run(s) of this task" and fc["prior_pending"] == []
+        await wait_for(pilot, lambda: "fitting" not in _header(run))
+        betas = [b for (b,) in app.conn.cursor().execute(
+            "SELECT beta FROM fits WHERE source = 'prior' ORDER BY run_key").fetchall()]
+        assert len(betas) == 2 and fc["beta"] == pytest.approx(sum(betas) / 2)
+        assert betas[0] == pytest.approx(1.5, rel=0.3) and betas[1] == pytest.approx(2.5, rel=0.3)
+        # back on the runs screen: its forecast was read again with the stored fits
+        await pilot.press("q")
+        await wait_for(pilot, lambda: app.screen is screen)
+        await wait_for(pilot, lambda: screen.forecasts.get(gw.rk, {}).get("prior_level") == "task")
+        assert screen.forecasts[gw.rk]["beta"] == pytest.approx(fc["beta"])
+        await wait_for(pilot, lambda: "fitting" not in box())
+        assert calls == [keys]  # nothing fitted twice

@@ -123,6 +123,14 @@ class LiveIdle(Message):
     """A reload found nothing new."""
 
 
+class LiveForecast(Message):
+    """The live run's forecast read again (its prior's fits were stored meanwhile)."""
+
+    def __init__(self, forecast: Optional[dict]) -> None:
+        self.forecast = forecast
+        super().__init__()
+
+
 class LiveWaiting(Message):
     """The run is not in the database yet."""
 
@@ -654,10 +662,26 @@ class LiveRunScreen(LiveMomentsMixin, ReplayScreen):
 
     @on(PriorsFitted)
     def _on_priors_fitted(self, msg: PriorsFitted) -> None:
-        """Fits for the forecast's prior were stored: read the header (and its forecast) again."""
+        """Fits for the forecast's prior were stored: read the forecast again (a worker)."""
         if self.header is not None and (self.header.get("forecast") or {}).get("prior_pending"):
-            self._need_full_header = True
-            self.refresh_live()
+            self._read_forecast(dict(self.header), list(self.subs))
+
+    @work(thread=True, exclusive=True, group="live-forecast", exit_on_error=False)
+    def _read_forecast(self, head: dict, subs: list[dict]) -> None:
+        from ..analysis_data import header_forecast
+
+        try:
+            self.post_message(LiveForecast(header_forecast(self.app.conn, head, subs)))  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - the forecast shown stays; the next header read brings it
+            return
+
+    @on(LiveForecast)
+    def _on_live_forecast(self, msg: LiveForecast) -> None:
+        if self.header is None:
+            return
+        self.header["forecast"] = msg.forecast
+        self._ask_prior_fits(self.header)
+        self._set_header()
 
     @on(LiveIdle)
     def _on_idle(self) -> None:
