@@ -248,3 +248,33 @@ async def test_forecast_prior_is_fitted_in_the_background_then_swaps(db, monkeyp
         assert screen.forecasts[gw.rk]["beta"] == pytest.approx(fc["beta"])
         await wait_for(pilot, lambda: "fitting" not in box())
         assert calls == [keys]  # nothing fitted twice
+
+
+@pytest.mark.asyncio
+async def test_runs_screen_sorts_by_the_forecast_column(db):
+    """``s`` reaches the forecast column; runs sort by the forecast value (``S`` reverses), runs
+    without a forecast (the finished one) always last."""
+    from test_live_screens import col
+
+    path, writers = db
+    _rescaled(path)
+    app = LiveApp(path)
+    gw, sat, old = writers["gw"], writers["sat"], writers["old"]
+    async with app.run_test(size=(160, 48)) as pilot:
+        await runs_home(pilot, writers)
+        screen = app.screen
+        await wait_for(pilot, lambda: all(isinstance(screen.forecasts.get(w.rk), dict) for w in (gw, sat)))
+        for _ in range(12):
+            if screen.sort_key == "forecast":
+                break
+            await pilot.press("s")
+        assert screen.sort_key == "forecast"
+        vals = {w.rk: screen.forecasts[w.rk]["value"] for w in (gw, sat)}
+        assert vals[gw.rk] != vals[sat.rk]
+        want = sorted(vals, key=vals.get)
+        t = screen.query_one(__import__("edgetui.widgets.runs_table", fromlist=["RunsTable"]).RunsTable)
+        assert t.run_keys == [*want, old.rk]
+        assert "▲" in str(t.columns["forecast"].label)
+        await pilot.press("S")
+        assert t.run_keys == [*reversed(want), old.rk]  # reversed, the run without a forecast still last
+        assert col(screen, "forecast")[-1].strip() == ""

@@ -342,8 +342,9 @@ class RunsScreen(Screen):
             table = self.query_one(RunsTable)
         except NoMatches:  # a snapshot arriving while the app shuts down (children already removed)
             return
-        self.shown = sort_runs(filter_runs(self.runs, self.filter_text), self.sort_key, self.reverse, now=now)
         self._want_forecasts()
+        self.shown = sort_runs(filter_runs(self.runs, self.filter_text), self.sort_key, self.reverse, now=now,
+                               forecasts=self.forecasts)
         table.forecasts = self.forecasts
         table.show(self.shown, now, tier="auto", sort_key=self.sort_key, reverse=self.reverse,
                    available=max(20, width - 2 - 1))

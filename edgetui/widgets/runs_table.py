@@ -243,6 +243,7 @@ SORT_KEYS: tuple[tuple[str, str], ...] = (
     ("best", "best"),
     ("subs", "submissions"),
     ("last", "last event"),
+    ("forecast", "forecast"),
     ("tokens", "tokens"),
     ("cost", "cost"),
     ("cpu", "cpu"),
@@ -269,7 +270,10 @@ def _natural(s: Optional[str]) -> tuple:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", s or "") if p)
 
 
-def _sort_value(run: LiveRun, key: str, now: float) -> Any:
+def _sort_value(run: LiveRun, key: str, now: float, forecasts: Optional[dict[str, Any]] = None) -> Any:
+    if key == "forecast":  # the forecast at the horizon (0-100); pending, none or ended: last
+        fc = (forecasts or {}).get(run.run_key)
+        return fc.get("value") if isinstance(fc, dict) else None
     if key == "status":
         return (0 if run.current_alarms else 1, STATUS_RANK.get(run.status, 9), -(run.elapsed_s or 0.0))
     if key == "run_id":
@@ -295,14 +299,17 @@ def _sort_value(run: LiveRun, key: str, now: float) -> Any:
     raise KeyError(key)
 
 
-def sort_runs(runs: Iterable[LiveRun], key: str = "status", reverse: bool = False, *, now: float = 0.0) -> list[LiveRun]:
+def sort_runs(runs: Iterable[LiveRun], key: str = "status", reverse: bool = False, *, now: float = 0.0,
+              forecasts: Optional[dict[str, Any]] = None) -> list[LiveRun]:
     """Runs sorted by ``key`` (one of :data:`SORT_KEYS`), ties by run key; ``None`` always last.
 
     The default ``status`` order puts runs with alarms first, then gone,
-    running/grading (longest first), aborted, finished.
+    running/grading (longest first), aborted, finished. ``forecast`` sorts by the forecast value
+    of ``forecasts`` (run key -> the runs screen's Forecast dicts); runs without one (ended, not
+    read yet, nothing valid) come last.
     """
     runs = list(runs)
-    with_v = [(r, _sort_value(r, key, now)) for r in runs]
+    with_v = [(r, _sort_value(r, key, now, forecasts)) for r in runs]
     known = [x for x in with_v if x[1] is not None]
     unknown = [x for x in with_v if x[1] is None]
     known.sort(key=lambda x: x[0].run_key)
