@@ -553,8 +553,9 @@ def _resolve(db: Path, spec: str, snapshot: bool) -> str:
 
 
 def _prior(db: Path, fetch, key: str):
-    """The shape prior of run ``key`` (:func:`edgetui.priors.shape_prior`), cached in the fits table
-    when this process can open the database for writing, else computed through ``fetch`` uncached."""
+    """The shape prior of run ``key`` (:func:`edgetui.priors.shape_prior`): feeding runs without a
+    current stored fit are fitted now and stored in the fits table when this process can open the
+    database for writing, else computed through ``fetch`` and not stored."""
     from .db import open_db
     from .priors import shape_prior
 

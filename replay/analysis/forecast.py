@@ -7,8 +7,8 @@ reached so far:
   evenly), and the best so far now;
 * **shape prior**: beta fixed to the median beta of the log-sigmoid fits of the run's earlier
   recorded runs of the same task, else of the same model (:func:`edgetui.priors.shape_prior`:
-  fitted on demand, cached in the ``fits`` table with the run keys that fed it, never the run
-  itself), else 1.0 (the median beta of the log-sigmoid fits of the 252 complete curves of
+  each earlier run fitted once and stored in the ``fits`` table, never the run itself; a live
+  update only reads them), else 1.0 (the median beta of the log-sigmoid fits of the 252 complete curves of
   EdgeBench's open-51 per-task table); :func:`prior_beta` applies the same median to given rows;
 * **forecast**: t_mid on a grid and Smax in closed form with that beta
   (:func:`replay.analysis.backtest.forecast_fixed_beta`), S at the horizon, kept between the best
