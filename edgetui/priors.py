@@ -20,10 +20,12 @@ which needs no read of submissions.
 
 **The live update only reads.** :func:`shape_prior` with ``fit=False`` (what each live forecast
 update calls, :func:`edgetui.analysis_data.header_forecast`) reads the feeding runs' signatures and
-their stored rows in two small queries and takes the median of the rows whose ``run_sig`` matches;
-feeding runs without such a row are returned as :attr:`Prior.pending` and left out (the default beta while none is
-current, and the label says so). The app passes those to :func:`fit_runs` in a background worker
-(which refits a run only when its full data hash changed) and the forecast is read again
+their stored rows in two small queries and takes the median of the stored betas; feeding runs whose
+row is missing or whose ``run_sig`` moved are returned as :attr:`Prior.pending` (a missing one is
+left out, a moved one keeps its stored beta until re-checked, so an app restart that reads every run
+again does not flip the prior to the default; the default beta while no row is stored, and the label
+says so). The app passes those to :func:`fit_runs` in a background worker (which refits a run only
+when its full data hash changed) and the forecast is read again
 (:func:`edgetui.screens.live_common.request_prior_fits`). An ended run's data changes only through
 an ingest, which sets ``ingested_at``; a live run's graded submissions move its counts, best or last
 event time: so the signature moves whenever the curve can have. With ``fit=True`` (``edgetui
@@ -88,7 +90,8 @@ class Prior:
     """``beta``: the shape prior; ``label``: where it came from (shown beside the forecast);
     ``level``: ``task``, ``model`` or ``default``; ``fed_by``: the run keys whose stored fits gave it
     (empty for the default); ``fitted``: run keys fitted or re-checked by this call; ``pending``: feeding runs of
-    its level without a current stored fit, left out (only with ``fit=False``)."""
+    its level without a current stored fit (only with ``fit=False``): left out when none is stored, else
+    counted with their stored beta until re-checked."""
 
     beta: float
     label: str
@@ -265,8 +268,10 @@ def shape_prior(fetch: Callable[..., Any], run_key: str, *, execute: Optional[Ca
                                [run_key, val, started_at, bool(is_sample)]).rows)
         if not sigs:
             continue
-        have = {k: (b, ok) for k, (g, b, ok) in _stored(fetch, list(sigs)).items() if g.get("run_sig") == sigs[k]}
-        pending = sorted(k for k in sigs if k not in have)
+        stored = _stored(fetch, list(sigs))
+        # a row whose run signature moved (the run read again) still gives its beta until re-checked
+        have = {k: (b, ok) for k, (g, b, ok) in stored.items()}
+        pending = sorted(k for k in sigs if k not in stored or stored[k][0].get("run_sig") != sigs[k])
         fitted: list[str] = []
         if fit and pending:
             have.update(fit_runs(fetch, pending, execute=execute))
@@ -275,7 +280,7 @@ def shape_prior(fetch: Callable[..., Any], run_key: str, *, execute: Optional[Ca
         if fed:
             label = f"median of {len(fed)} earlier run(s) of this {level}"
             if pending:
-                label += f" ({len(pending)} more being fitted)"
+                label += f" ({len(pending)} being fitted)"
             return Prior(float(statistics.median(fed.values())), label, level, sorted(fed), fitted, pending)
         if pending:  # nothing stored yet: the default until they are fitted, and say so
             return Prior(DEFAULT_BETA, f"default (open-51 per-task median) until {len(pending)} earlier run(s) "

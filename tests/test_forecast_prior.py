@@ -1,8 +1,9 @@
 """The forecast's shape prior from stored per-run fits of a run's earlier recorded runs
 (edgetui.priors), in a real DuckDB file: the run is never in its own prior, later and live runs
 never feed it, each feeding run's fit is stored once with what it was made from, and the live
-update (``fit=False``) only reads: runs without a current stored fit are pending (left out, the
-default while none is stored) until :func:`edgetui.priors.fit_runs` fits them."""
+update (``fit=False``) only reads: runs without a current stored fit are pending (a missing row
+left out, the default while none is stored; a row whose run moved kept until re-checked) until
+:func:`edgetui.priors.fit_runs` fits them."""
 
 from __future__ import annotations
 
@@ -137,18 +138,27 @@ def test_stored_fits_follow_the_runs_that_feed_them(lab):
     _, tasks, runs, db = lab
     p = _prior(db, "local/law-c/law")
     rows = _rows(db)
-    # law-b re-recorded with another curve (beta 3 -> 6): its stored fit is stale, so the update leaves
-    # it out (pending) and keeps law-a's; once fitted again the prior moves
+    # law-b re-recorded with another curve (beta 3 -> 6): its stored fit is pending (its stored beta
+    # counts until re-checked); once fitted again the prior moves
     shutil.rmtree(runs / "law-b")
     write_run(runs, "law-b", "law", model="N", start=NOW - 50 * HOUR, duration_s=12.5 * HOUR, subs=_subs(6.0))
     ingest(db, [runs / "law-b"], tasks)
     q = _prior(db, "local/law-c/law", fit=False)
-    assert q.pending == ["local/law-b/law"] and q.fed_by == ["local/law-a/law"]
-    assert q.beta == pytest.approx(rows["local/law-a/law"][1]) and q.label.endswith("(1 more being fitted)")
+    assert q.pending == ["local/law-b/law"] and q.fed_by == ["local/law-a/law", "local/law-b/law"]
+    assert q.beta == pytest.approx(p.beta) and q.label.endswith("(1 being fitted)")
+    # a missing row is left out: law-a's row deleted, the update gives law-b's stored beta alone
+    conn = open_db(db)
+    conn.execute("DELETE FROM fits WHERE run_key = 'local/law-a/law'")
+    conn.close()
+    q2 = _prior(db, "local/law-c/law", fit=False)
+    assert q2.fed_by == ["local/law-b/law"] and q2.pending == ["local/law-a/law", "local/law-b/law"]
+    assert q2.beta == pytest.approx(rows["local/law-b/law"][1])
+    _fit(db, ["local/law-a/law"])
+    rows["local/law-a/law"] = _rows(db)["local/law-a/law"]
     _fit(db, q.pending)
     r = _prior(db, "local/law-c/law", fit=False)
     assert r.pending == [] and r.beta > p.beta + 0.5
-    assert _rows(db)["local/law-a/law"] == rows["local/law-a/law"]  # law-a was not fitted again
+    assert _rows(db)["local/law-a/law"] == rows["local/law-a/law"]  # law-a was not fitted again by law-b's refit
     # law-a forgotten: the prior is law-b's alone, nothing fitted
     from edgetui.runops import forget_run
 

@@ -223,12 +223,12 @@ def set_border(widget: Any, title: Any = None, subtitle: Any = None) -> bool:
 def prior_note(forecast: Optional[dict]) -> Optional[str]:
     """What a live forecast's prior is still waiting for (``edgetui.analysis_data.header_forecast``'s
     ``prior_level`` and ``prior_pending``): ``default prior: fitting 20 earlier runs`` while none of
-    its feeding runs has a stored fit, ``fitting 1 more earlier run`` while some have; ``None`` when
-    the prior is complete."""
+    its feeding runs has a stored fit, ``prior: fitting 1 earlier run`` while some have (or a stored
+    fit is being re-checked); ``None`` when the prior is complete."""
     n = len((forecast or {}).get("prior_pending") or ())
     if not n:
         return None
     runs = f"{n} earlier run{'s' if n != 1 else ''}"
     if (forecast or {}).get("prior_level") == "default":
         return f"default prior: fitting {runs}"
-    return f"fitting {n} more earlier run{'s' if n != 1 else ''}"
+    return f"prior: fitting {runs}"
