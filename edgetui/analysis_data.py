@@ -159,7 +159,8 @@ def header_forecast(conn, head: dict[str, Any], subs: Sequence[dict[str, Any]], 
 
     # reads only: the feeding runs' stored fits; those without one come back as pending, for the
     # app's background fitter (edgetui.screens.live_common.request_prior_fits)
-    p = shape_prior(fetch_from(conn), curve.run_key, fit=False)
+    p = shape_prior(fetch_from(conn), curve.run_key, fit=False,
+                    run=(head.get("task_id"), head.get("model"), head.get("started_at"), bool(head.get("is_sample"))))
     f = forecast_run(curve, horizon, p.beta, p.label)
     if f is None:
         return None

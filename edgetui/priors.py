@@ -20,7 +20,7 @@ which needs no read of submissions.
 
 **The live update only reads.** :func:`shape_prior` with ``fit=False`` (what each live forecast
 update calls, :func:`edgetui.analysis_data.header_forecast`) reads the feeding runs' signatures and
-their stored rows in two small queries and takes the median of the stored betas; feeding runs whose
+their stored rows in one query and takes the median of the stored betas; feeding runs whose
 row is missing or whose ``run_sig`` moved are returned as :attr:`Prior.pending` (a missing one is
 left out, a moved one keeps its stored beta until re-checked, so an app restart that reads every run
 again does not flip the prior to the default; the default beta while no row is stored, and the label
@@ -82,6 +82,17 @@ ORDER BY r.run_key
 _FEED_WHERE = """r.run_key <> ? AND r.{col} = ? AND r.started_at < ?
   AND coalesce(r.status, '') NOT IN ('running', 'grading') AND NOT coalesce(r.infra_error, FALSE)
   AND coalesce(r.is_sample, FALSE) = ?"""
+#: the feeding runs' signature rows (:data:`_SIG_SQL`'s columns) with their stored row's grouping, beta
+#: and findings (NULL when none): what a live update reads, one query
+_FEED_SQL = """
+SELECT r.run_key, r.ingested_at, r.status, r.started_at, r.ended_at, r.last_event_at, r.selection,
+       r.score_direction, r.agent_submissions, r.auto_submissions, r.best_round, r.best_score, r.best_pass_rate,
+       r.best_score_0_100, CAST(t.rescale AS VARCHAR), f.grouping, f.beta, f.findings
+FROM runs r LEFT JOIN tasks t ON t.task_id = r.task_id
+     LEFT JOIN fits f ON f.source = 'prior' AND f.run_key = r.run_key
+WHERE {where}
+ORDER BY r.run_key
+"""
 _STORED_SQL = "SELECT fit_id, grouping, beta, findings FROM fits WHERE source = 'prior' AND fit_id IN ({marks})"
 
 
@@ -246,29 +257,46 @@ def fit_runs(fetch: Callable[..., Any], run_keys: Sequence[str], *,
     return out
 
 
+def _feeders(fetch: Callable[..., Any], where: str, params: list) -> tuple[dict[str, str], dict]:
+    """(run key -> run signature, run key -> (grouping, beta, findings) of its stored row) of the
+    runs ``where`` selects, in one query (two on a database without the fits table)."""
+    try:
+        rows = fetch(_FEED_SQL.format(where=where), params).rows
+    except Exception:  # noqa: BLE001 - no fits table (a database the holder serves unmigrated)
+        return _data_fps(fetch(_SIG_SQL.format(where=where), params).rows), {}
+    sigs = _data_fps([r[:15] for r in rows])
+    stored = {}
+    for r in rows:
+        g, beta, findings = r[15:]
+        if g is not None:
+            stored[r[0]] = (json.loads(g) if isinstance(g, str) else g, beta, bool(findings))
+    return sigs, stored
+
+
 def shape_prior(fetch: Callable[..., Any], run_key: str, *, execute: Optional[Callable[..., Any]] = None,
-                fit: bool = True) -> Prior:
+                fit: bool = True, run: Optional[tuple] = None) -> Prior:
     """The :class:`Prior` for ``run_key`` (see the module's rules). ``fetch`` reads the runs,
     submissions and fits tables; ``execute`` (optional) stores the fits made. ``fit``: fit the feeding
     runs without a current stored fit now (else they are :attr:`Prior.pending` and the prior is what
     the stored fits give, or the default while none is stored). Raises ``LookupError`` for a run key
-    not recorded."""
+    not recorded. ``run``: the run's ``(task_id, model, started_at, is_sample)`` when the caller has
+    them (a live update's header), which saves a query."""
     from replay.analysis.forecast import DEFAULT_BETA
 
-    rows = fetch(_RUN_SQL, [run_key]).rows
-    if not rows:
-        raise LookupError(f"{run_key}: no such run recorded")
-    _, task_id, model, started_at, is_sample = rows[0]
+    if run is None:
+        rows = fetch(_RUN_SQL, [run_key]).rows
+        if not rows:
+            raise LookupError(f"{run_key}: no such run recorded")
+        run = tuple(rows[0][1:])
+    task_id, model, started_at, is_sample = run
     if started_at is None:
         return Prior(DEFAULT_BETA, "default (open-51 per-task median): the run has no start time", "default")
     for level, col, val in (("task", "task_id", task_id), ("model", "model", model)):
         if val is None:
             continue
-        sigs = _data_fps(fetch(_SIG_SQL.format(where=_FEED_WHERE.format(col=col)),
-                               [run_key, val, started_at, bool(is_sample)]).rows)
+        sigs, stored = _feeders(fetch, _FEED_WHERE.format(col=col), [run_key, val, started_at, bool(is_sample)])
         if not sigs:
             continue
-        stored = _stored(fetch, list(sigs))
         # a row whose run signature moved (the run read again) still gives its beta until re-checked
         have = {k: (b, ok) for k, (g, b, ok) in stored.items()}
         pending = sorted(k for k in sigs if k not in stored or stored[k][0].get("run_sig") != sigs[k])
