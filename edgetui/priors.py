@@ -93,7 +93,6 @@ FROM runs r LEFT JOIN tasks t ON t.task_id = r.task_id
 WHERE {where}
 ORDER BY r.run_key
 """
-_STORED_SQL = "SELECT fit_id, grouping, beta, findings FROM fits WHERE source = 'prior' AND fit_id IN ({marks})"
 
 
 @dataclass
@@ -170,13 +169,13 @@ _INSERT_SQL = "INSERT OR REPLACE INTO fits VALUES (" + ", ".join("?" for _ in ra
 
 
 def _write(execute: Callable[..., Any], rows: Sequence[tuple[str, list[Any]]]) -> bool:
-    """Run the ``(sql, params)`` ``rows`` in one transaction; a failure (a read-only database, a write conflict) rolls
-    back and leaves them unstored (they are computed again next time). Returns whether they were stored."""
+    """Run the ``(sql, params)`` ``rows`` in one transaction; a failure (a read-only database, a write
+    conflict) rolls back and leaves them unstored (computed again next time). Returns whether they were."""
     if not rows:
         return True
     try:
         execute("BEGIN TRANSACTION")
-    except Exception:  # noqa: BLE001 - already in a transaction, or read-only: row by row below
+    except Exception:  # noqa: BLE001 - already in a transaction: the statements join it
         began = False
     else:
         began = True
@@ -193,27 +192,6 @@ def _write(execute: Callable[..., Any], rows: Sequence[tuple[str, list[Any]]]) -
             except Exception:  # noqa: BLE001
                 pass
         return False
-
-
-def _rows_for(fetch: Callable[..., Any], sql: str, ids: dict[str, str]) -> list[tuple]:
-    if not ids:
-        return []
-    try:
-        return fetch(sql.format(marks=", ".join("?" for _ in ids)), list(ids)).rows
-    except Exception:  # noqa: BLE001 - a database without the fits table: nothing stored
-        return []
-
-
-def _stored(fetch: Callable[..., Any], keys: Sequence[str]) -> dict[str, tuple[dict, Optional[float], bool]]:
-    """run key -> (grouping, beta, findings) of each stored per-run row of ``keys``."""
-    ids = {_run_fit_id(k): k for k in keys}
-    out = {}
-    for fid, g, beta, findings in _rows_for(fetch, _STORED_SQL, ids):
-        k = ids.get(fid)
-        g = json.loads(g) if isinstance(g, str) else (g or {})
-        if k is not None:
-            out[k] = (g, beta, bool(findings))
-    return out
 
 
 def _keys_sql(keys: Sequence[str]) -> str:
@@ -233,8 +211,7 @@ def fit_runs(fetch: Callable[..., Any], run_keys: Sequence[str], *,
     if not keys:
         return {}
     fps = _data_fps(fetch(_DATA_SQL.format(where=_keys_sql(keys)), keys).rows)
-    sigs = _data_fps(fetch(_SIG_SQL.format(where=_keys_sql(keys)), keys).rows)
-    have = _stored(fetch, keys)
+    sigs, have = _feeders(fetch, _keys_sql(keys), keys)
     rows, out, refit = [], {}, []
     for k in keys:
         if k not in fps:
