@@ -571,3 +571,46 @@ def request_prior_fits(app: Any, run_keys: Iterable[str]) -> None:
         fitter = PriorFitter(app)
         app.prior_fitter = fitter
     fitter.request(run_keys)
+
+
+class LiveForecast(Message):
+    """The live run's forecast read again (its prior's fits were stored meanwhile)."""
+
+    def __init__(self, forecast: Optional[dict]) -> None:
+        self.forecast = forecast
+        super().__init__()
+
+
+class LiveForecastMixin:
+    """The live run screen's side of the forecast prior: a forecast read with pending feeding runs
+    asks the app's :class:`PriorFitter` for them (:meth:`_ask_prior_fits`, called with each fresh
+    header); when fits are stored (:class:`PriorsFitted`) the forecast alone is read again in a worker
+    and the header redrawn."""
+
+    def _ask_prior_fits(self, head: Optional[dict]) -> None:
+        fc = (head or {}).get("forecast")
+        if fc and fc.get("prior_pending"):
+            request_prior_fits(self.app, fc["prior_pending"])  # type: ignore[attr-defined]
+
+    def on_priors_fitted(self, msg: PriorsFitted) -> None:
+        header = getattr(self, "header", None)
+        if header is not None and (header.get("forecast") or {}).get("prior_pending"):
+            self._read_forecast(dict(header), list(self.subs))  # type: ignore[attr-defined]
+
+    @work(thread=True, exclusive=True, group="live-forecast", exit_on_error=False)
+    def _read_forecast(self, head: dict, subs: list[dict]) -> None:
+        from edgetui.analysis_data import header_forecast
+
+        try:
+            fc = header_forecast(self.app.conn, head, subs)  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - the forecast shown stays; the next header read brings it
+            return
+        self.post_message(LiveForecast(fc))  # type: ignore[attr-defined]
+
+    def on_live_forecast(self, msg: LiveForecast) -> None:
+        header = getattr(self, "header", None)
+        if header is None:
+            return
+        header["forecast"] = msg.forecast
+        self._ask_prior_fits(header)
+        self._set_header()  # type: ignore[attr-defined]

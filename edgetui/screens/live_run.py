@@ -48,8 +48,8 @@ from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
 from ..widgets.fmt import fmt_pct, fmt_score, set_border, set_static
 from ..widgets.runs_table import budget_bar, fmt_age, fmt_bytes, fmt_hm, status_text
 from .live_common import (  # noqa: F401 - re-exported: where callers have always found them
+    LiveForecastMixin,
     LiveMomentsMixin,
-    PriorsFitted,
     RUN_FILES,
     AlarmsScreen,
     LiveActions,
@@ -59,7 +59,6 @@ from .live_common import (  # noqa: F401 - re-exported: where callers have alway
     acknowledge_alarms,
     alarm_states,
     confirm_container_action,
-    request_prior_fits,
     open_run_file,
     open_shell,
     pager_argv,
@@ -121,14 +120,6 @@ class LiveLoaded(Message):
 
 class LiveIdle(Message):
     """A reload found nothing new."""
-
-
-class LiveForecast(Message):
-    """The live run's forecast read again (its prior's fits were stored meanwhile)."""
-
-    def __init__(self, forecast: Optional[dict]) -> None:
-        self.forecast = forecast
-        super().__init__()
 
 
 class LiveWaiting(Message):
@@ -372,7 +363,7 @@ def _snapshot_sig(live: Optional[LiveRun]) -> Any:
             (c.state, c.exit_code, c.oom_killed, c.restart_count) if c is not None else None, live.operator_action)
 
 
-class LiveRunScreen(LiveMomentsMixin, ReplayScreen):
+class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
     """The replay screen of ``run_key`` following the run live (module docstring)."""
 
     COMMANDS = {ScreenCommands}
@@ -653,35 +644,6 @@ class LiveRunScreen(LiveMomentsMixin, ReplayScreen):
         self._busy = False
         if self._again:
             self.refresh_live(full=self._again_full)
-
-    def _ask_prior_fits(self, head: Optional[dict]) -> None:
-        """The forecast just read names feeding runs without a stored fit: the app's fitter fits them."""
-        fc = (head or {}).get("forecast")
-        if fc and fc.get("prior_pending"):
-            request_prior_fits(self.app, fc["prior_pending"])
-
-    @on(PriorsFitted)
-    def _on_priors_fitted(self, msg: PriorsFitted) -> None:
-        """Fits for the forecast's prior were stored: read the forecast again (a worker)."""
-        if self.header is not None and (self.header.get("forecast") or {}).get("prior_pending"):
-            self._read_forecast(dict(self.header), list(self.subs))
-
-    @work(thread=True, exclusive=True, group="live-forecast", exit_on_error=False)
-    def _read_forecast(self, head: dict, subs: list[dict]) -> None:
-        from ..analysis_data import header_forecast
-
-        try:
-            self.post_message(LiveForecast(header_forecast(self.app.conn, head, subs)))  # type: ignore[attr-defined]
-        except Exception:  # noqa: BLE001 - the forecast shown stays; the next header read brings it
-            return
-
-    @on(LiveForecast)
-    def _on_live_forecast(self, msg: LiveForecast) -> None:
-        if self.header is None:
-            return
-        self.header["forecast"] = msg.forecast
-        self._ask_prior_fits(self.header)
-        self._set_header()
 
     @on(LiveIdle)
     def _on_idle(self) -> None:
