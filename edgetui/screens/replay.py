@@ -509,7 +509,7 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
         if not c.query:
             self.notify("no search yet: press /", timeout=2)
             return
-        if not c.matches:
+        if not len(c.matches):
             self.notify(f"no match for “{c.query}”", timeout=2)
             return
         moved = (c.next_match if direction > 0 else c.prev_match)()
