@@ -37,7 +37,7 @@ import numpy as np
 
 from .store import EventColumns
 
-__all__ = ["PAGE", "MAX_PAGES", "PAGE_COLUMNS", "PagedTimeline", "first_page", "load_index", "positions_where"]
+__all__ = ["PAGE", "MAX_PAGES", "PAGE_COLUMNS", "PagedTimeline", "Positions", "first_page", "load_index", "positions_where"]
 
 #: rows in a page
 PAGE = 512
@@ -183,6 +183,34 @@ def _count(conn: duckdb.DuckDBPyConnection, run_key: str) -> int:
         return int(cur.execute("SELECT count(*) FROM events WHERE run_key = ?", [run_key]).fetchall()[0][0])
 
 
+class Positions(Sequence):
+    """Ascending timeline positions (an int64 array, 8 bytes each) read like a list of ints."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, arr: np.ndarray):
+        self.array = arr
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return self.array[i].tolist()
+        return int(self.array[i])
+
+    def __iter__(self):
+        return iter(self.array.tolist())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Positions):
+            return bool(np.array_equal(self.array, other.array))
+        return isinstance(other, Sequence) and self.array.tolist() == list(other)
+
+    def tolist(self) -> list[int]:
+        return self.array.tolist()
+
+
 class _Column(Sequence):
     """One column of a :class:`PagedTimeline`: ``col[i]`` from the page holding row ``i`` (``None``
     while it is not read); ``kind`` / ``round`` of a graded round from the index."""
@@ -321,23 +349,24 @@ class PagedTimeline:
 
     # ------------------------------------------------------------------ search
 
-    def find(self, conn: duckdb.DuckDBPyConnection, query: str) -> np.ndarray:
+    def find(self, conn: duckdb.DuckDBPyConnection, query: str) -> Positions:
         """Positions (ascending) of the events whose summary or tool name contains ``query``,
         case-insensitive (DuckDB; the same events as :func:`edgetui.timeline.search_light`)."""
         q = (query or "").lower()
         if not q:
-            return np.zeros(0, np.int64)
-        return positions_where(conn, self.run_key, self._t_sorted, self.n_timed, self._src, LIGHT_MATCH_SQL,
-                               {"q": q})[0]
+            return Positions(np.zeros(0, np.int64))
+        return Positions(positions_where(conn, self.run_key, self._t_sorted, self.n_timed, self._src,
+                                         LIGHT_MATCH_SQL, {"q": q})[0])
 
-    def find_in_data(self, conn: duckdb.DuckDBPyConnection, query: str) -> np.ndarray:
+    def find_in_data(self, conn: duckdb.DuckDBPyConnection, query: str) -> Positions:
         """Positions of the events whose summary or data JSON text (tool output…) contains ``query``
         (the events of :func:`edgetui.store.search_events`)."""
         q = (query or "").lower()
         if not q:
-            return np.zeros(0, np.int64)
+            return Positions(np.zeros(0, np.int64))
         cond = f"(contains(lower(coalesce(summary, '')), $q) OR {DATA_MATCH_SQL})"
-        return positions_where(conn, self.run_key, self._t_sorted, self.n_timed, self._src, cond, {"q": q})[0]
+        return Positions(positions_where(conn, self.run_key, self._t_sorted, self.n_timed, self._src, cond,
+                                         {"q": q})[0])
 
     def index_of_id(self, conn: duckdb.DuckDBPyConnection, event_id: str) -> Optional[int]:
         """Position of ``event_id`` (``None`` if not in the run)."""

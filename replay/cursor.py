@@ -219,7 +219,13 @@ class _Flags(_abc.Sequence):
 
     def __getitem__(self, i):  # type: ignore[override]
         if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(self._n))]
+            a, b, step = i.indices(self._n)
+            if step != 1:
+                return [self[j] for j in range(a, b, step)]
+            out = [False] * max(0, b - a)
+            for k in range(bisect_left(self._pos, a), bisect_left(self._pos, b)):
+                out[self._pos[k] - a] = True
+            return out
         if i < 0:
             i += self._n
         if not 0 <= i < self._n:

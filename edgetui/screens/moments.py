@@ -375,6 +375,8 @@ class ReplayMomentsMixin:
             self._prefetch_why([m["round"] for m in self.moments])
 
     def action_moment(self, direction: int) -> None:
+        if getattr(self, "_later", lambda *a: False)(self.action_moment, direction):
+            return
         c = self.cursor
         if c is None:
             return
@@ -386,6 +388,8 @@ class ReplayMomentsMixin:
                  "no later reframing moment" if fwd else "no earlier reframing moment")
 
     def action_moments_list(self) -> None:
+        if getattr(self, "_later", lambda *a: False)(self.action_moments_list):
+            return
         c = self.cursor
         if c is None:
             return
@@ -420,6 +424,8 @@ class ReplayMomentsMixin:
         return c.round[before[-1]] if before else None
 
     def action_why(self) -> None:
+        if getattr(self, "_later", lambda *a: False)(self.action_why):
+            return
         rnd = self.why_round()
         if rnd is None:
             self.notify("no reframing moment at or before the cursor (select a new best: { })", timeout=3)
