@@ -28,7 +28,6 @@ No Textual here (core).
 
 from __future__ import annotations
 
-from array import array
 from collections import OrderedDict
 from typing import Any, Iterable, Optional, Sequence
 
@@ -48,8 +47,16 @@ PAGE_COLUMNS = ("event_id", "kind", "t", "source", "offset", "sub", "summary", "
                 "parent_tool_use_id", "tool_name", "is_error", "round", "level", "segment", "agent_format")
 _SEL = ", ".join(f'"{c}"' for c in PAGE_COLUMNS)
 _I = {c: i for i, c in enumerate(PAGE_COLUMNS)}
-#: the events the fast search matches: summary or tool name containing ``$q`` (lower-cased)
-LIGHT_MATCH_SQL = "(contains(lower(summary), $q) OR contains(lower(tool_name), $q))"
+#: the events the fast search matches: summary or tool name containing ``$q``, case-insensitive
+#: (``$q`` a LIKE pattern from :func:`like_pattern`; DuckDB's ILIKE ran 2-3x faster here than
+#: ``contains(lower(…))``, which lower-cases every string first)
+LIGHT_MATCH_SQL = "(summary ILIKE $q ESCAPE '\\' OR tool_name ILIKE $q ESCAPE '\\')"
+
+
+def like_pattern(text: str) -> str:
+    """``%text%`` with LIKE's wildcards in ``text`` escaped (``\\`` is the escape)."""
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
 #: the slower search: the data JSON text (tool output, inputs…) containing ``$q``
 DATA_MATCH_SQL = "contains(lower(coalesce(CAST(data AS VARCHAR), '')), $q)"
 _SRC_SQL = "SELECT source, min(t) AS mt FROM events WHERE run_key = $rk GROUP BY source"
@@ -114,7 +121,7 @@ def _tail_rows(conn: duckdb.DuckDBPyConnection, run_key: str, offset: int, limit
                        params={"rk": run_key, "lim": limit, "off": offset}).fetchall()
 
 
-def positions_where(conn: duckdb.DuckDBPyConnection, run_key: str, t_sorted: np.ndarray, n_timed: int,
+def positions_where(conn: duckdb.DuckDBPyConnection, run_key: str, t_sorted: np.ndarray, n: int,
                     src: dict, cond: str, params: Optional[dict] = None,
                     columns: Sequence[str] = ()) -> tuple[np.ndarray, dict[str, list]]:
     """Positions (ascending int64 array) in the timeline of the run's events matching the SQL
@@ -123,7 +130,9 @@ def positions_where(conn: duckdb.DuckDBPyConnection, run_key: str, t_sorted: np.
 
     A timed event whose ``t`` is unique sits at ``searchsorted(t_sorted, t)``; the events of a ``t``
     shared by several are read with their sort key and ordered by :func:`_key` with ``src`` (each
-    source's earliest ``t``); untimed ones are numbered by SQL over the untimed tail."""
+    source's earliest ``t``); the untimed tail (``n`` events in all) is ordered as
+    :func:`_tail_sorted` orders it."""
+    n_timed = len(t_sorted)
     p = {"rk": run_key, **(params or {})}
     cols = list(columns)
     extra = "".join(f', "{c}"' for c in cols)
@@ -132,9 +141,11 @@ def positions_where(conn: duckdb.DuckDBPyConnection, run_key: str, t_sorted: np.
                       params=p).to_arrow_table()
     tm = tbl.column("t").to_numpy()
     vals = {c: tbl.column(c).to_pylist() for c in cols}
+    if not cols:  # (sorted times are searched several times faster: the probes walk the array in order)
+        tm = np.sort(tm)
     left = np.searchsorted(t_sorted, tm, "left")
-    right = np.searchsorted(t_sorted, tm, "right")
-    single = (right - left) == 1
+    nxt = np.minimum(left + 1, max(0, n_timed - 1))
+    single = (left + 1 >= n_timed) | (t_sorted[nxt] != tm) if n_timed else np.ones(len(tm), bool)
     pos_parts = [left[single]]
     val_parts = {c: [v for v, s in zip(vals[c], single) if s] for c in cols} if cols else {}
     if not single.all():
@@ -160,17 +171,18 @@ def positions_where(conn: duckdb.DuckDBPyConnection, run_key: str, t_sorted: np.
         pos_parts.append(np.array(tp, dtype=np.int64))
         for c in cols:
             val_parts[c] += tv[c]
-    if n_timed < _count(conn, run_key):
+    if n_timed < n:
         with conn.cursor() as cur:
-            sel_c = "".join(f', "{c}"' for c in cols)
-            rows = cur.sql(f"""WITH _src AS ({_SRC_SQL})
-                               SELECT rn - 1{sel_c} FROM (
-                                   SELECT ({cond}) AS _hit, ev.*, row_number() OVER (ORDER BY {_FULL_ORDER}) rn
-                                   FROM events ev JOIN _src ON _src.source = ev.source
-                                   WHERE ev.run_key = $rk AND ev.t IS NULL) WHERE _hit""", params=p).fetchall()
-        pos_parts.append(np.array([n_timed + r[0] for r in rows], dtype=np.int64))
-        for j, c in enumerate(cols):
-            val_parts[c] += [r[1 + j] for r in rows]
+            hits = cur.sql(f"SELECT count(*) FROM events WHERE run_key = $rk AND t IS NULL AND ({cond})",
+                           params=p).fetchall()[0][0]
+        if hits:
+            sel = ", ".join(f'"{c}"' for c in PAGE_COLUMNS)
+            aliased = "".join(f', "{c}" AS "_c_{c}"' for c in cols)
+            rows = _tail_sorted(conn, run_key, src, n - n_timed, f", ({cond}) AS _hit{aliased}", p)
+            w = len(PAGE_COLUMNS)
+            pos_parts.append(np.array([n_timed + j for j, r in enumerate(rows) if r[w]], dtype=np.int64))
+            for j, c in enumerate(cols):
+                val_parts[c] += [r[w + 1 + j] for r in rows if r[w]]
     pos = np.concatenate(pos_parts).astype(np.int64) if pos_parts else np.zeros(0, np.int64)
     order = np.argsort(pos, kind="stable")
     pos = pos[order]
@@ -178,9 +190,25 @@ def positions_where(conn: duckdb.DuckDBPyConnection, run_key: str, t_sorted: np.
     return pos, out_vals
 
 
-def _count(conn: duckdb.DuckDBPyConnection, run_key: str) -> int:
+#: an untimed tail up to this many events is ordered here (with the sources' earliest times known),
+#: a longer one (a run not aligned yet) by SQL
+TAIL_IN_PYTHON = 50_000
+
+
+def _tail_sorted(conn: duckdb.DuckDBPyConnection, run_key: str, src: dict, n_tail: int, extra: str = "",
+                 params: Optional[dict] = None) -> list[tuple]:
+    """Every untimed row (:data:`PAGE_COLUMNS`, then ``extra`` select items) in timeline order."""
+    p = {"rk": run_key, **(params or {})}
     with conn.cursor() as cur:
-        return int(cur.execute("SELECT count(*) FROM events WHERE run_key = ?", [run_key]).fetchall()[0][0])
+        if n_tail <= TAIL_IN_PYTHON:
+            rows = cur.sql(f"SELECT {_SEL}{extra} FROM events WHERE run_key = $rk AND t IS NULL", params=p).fetchall()
+            k = _key(src)
+            rows.sort(key=lambda r: k(r[:len(PAGE_COLUMNS)]))
+            return rows
+        sel = ", ".join(f'ev."{c}"' for c in PAGE_COLUMNS)
+        return cur.sql(f"""WITH _src AS ({_SRC_SQL})
+                           SELECT {sel}{extra} FROM events ev JOIN _src ON _src.source = ev.source
+                           WHERE ev.run_key = $rk AND ev.t IS NULL ORDER BY {_FULL_ORDER}""", params=p).fetchall()
 
 
 class Positions(Sequence):
@@ -254,10 +282,11 @@ class PagedTimeline:
         self.run_key = run_key
         self.n = n
         self.n_timed = len(t_sorted)
-        self._t_sorted = t_sorted
-        #: times of every event, epoch seconds UTC, NaN for the untimed tail (what the cursor views)
-        self.t_array = array("d", t_sorted.tobytes())
-        self.t_array.extend([float("nan")] * (n - self.n_timed))
+        #: times of every event, epoch seconds UTC, NaN for the untimed tail (what the cursor views;
+        #: numpy's float64 items are Python floats)
+        self.t_array = np.full(n, np.nan)
+        self.t_array[:self.n_timed] = t_sorted
+        self._t_sorted = self.t_array[:self.n_timed]
         self._src = src
         pos, rounds, kinds = graded
         self._graded_pos = [int(p) for p in pos]
@@ -336,7 +365,11 @@ class PagedTimeline:
                 rows = got[skip:skip + (e - a)]
             if b > self.n_timed:
                 off = max(a, self.n_timed) - self.n_timed
-                rows += _tail_rows(conn, self.run_key, off, b - max(a, self.n_timed))
+                n_tail = self.n - self.n_timed
+                if n_tail <= TAIL_IN_PYTHON:
+                    rows += _tail_sorted(conn, self.run_key, self._src, n_tail)[off:off + b - max(a, self.n_timed)]
+                else:
+                    rows += _tail_rows(conn, self.run_key, off, b - max(a, self.n_timed))
             out[p] = [list(col) for col in zip(*rows)] if rows else [[] for _ in PAGE_COLUMNS]
         return out
 
@@ -355,8 +388,8 @@ class PagedTimeline:
         q = (query or "").lower()
         if not q:
             return Positions(np.zeros(0, np.int64))
-        return Positions(positions_where(conn, self.run_key, self._t_sorted, self.n_timed, self._src,
-                                         LIGHT_MATCH_SQL, {"q": q})[0])
+        return Positions(positions_where(conn, self.run_key, self._t_sorted, self.n, self._src,
+                                         LIGHT_MATCH_SQL, {"q": like_pattern(q)})[0])
 
     def find_in_data(self, conn: duckdb.DuckDBPyConnection, query: str) -> Positions:
         """Positions of the events whose summary or data JSON text (tool output…) contains ``query``
@@ -365,12 +398,12 @@ class PagedTimeline:
         if not q:
             return Positions(np.zeros(0, np.int64))
         cond = f"(contains(lower(coalesce(summary, '')), $q) OR {DATA_MATCH_SQL})"
-        return Positions(positions_where(conn, self.run_key, self._t_sorted, self.n_timed, self._src, cond,
+        return Positions(positions_where(conn, self.run_key, self._t_sorted, self.n, self._src, cond,
                                          {"q": q})[0])
 
     def index_of_id(self, conn: duckdb.DuckDBPyConnection, event_id: str) -> Optional[int]:
         """Position of ``event_id`` (``None`` if not in the run)."""
-        pos, _ = positions_where(conn, self.run_key, self._t_sorted, self.n_timed, self._src,
+        pos, _ = positions_where(conn, self.run_key, self._t_sorted, self.n, self._src,
                                  "event_id = $eid", {"eid": event_id})
         return int(pos[0]) if len(pos) else None
 
@@ -392,7 +425,7 @@ def load_index(conn: duckdb.DuckDBPyConnection, run_key: str) -> PagedTimeline:
         src = dict(cur.sql(_SRC_SQL, params={"rk": run_key}).fetchall())
 
     def where(cond: str, cols: Sequence[str]):
-        return positions_where(conn, run_key, t_sorted, len(t_sorted), src, cond, None, cols)
+        return positions_where(conn, run_key, t_sorted, n, src, cond, None, cols)
 
     gpos, gv = where("kind IN ('judge_result', 'game_result')", ("round", "kind"))
     mpos, mv = where(f"kind = 'system' AND agent_format IN {_CLAUDE_SQL} AND NOT coalesce(is_error, FALSE) "

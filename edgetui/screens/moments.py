@@ -336,8 +336,10 @@ class WhyLoaded(Message):
 class MomentsFound(Message):
     """The run's reframing moments, read after the run itself (the replay paints first)."""
 
-    def __init__(self, moments: list[dict]) -> None:
+    def __init__(self, moments: list[dict], not_detected: Optional[str] = None) -> None:
         self.moments = moments
+        #: why the moments were not detected (none stored, and the run too big to detect them in the app)
+        self.not_detected = not_detected
         super().__init__()
 
 
@@ -368,6 +370,7 @@ class ReplayMomentsMixin:
     def on_moments_found(self, msg: MomentsFound) -> None:
         self.moments = msg.moments
         self.moments_read = True
+        self.moments_note = msg.not_detected
         if self.cursor is not None:
             self.cursor.set_moments(m["round"] for m in self.moments)
             self._draw_chart()
@@ -381,7 +384,8 @@ class ReplayMomentsMixin:
         if c is None:
             return
         if not c.moment_idx:
-            self.notify("no reframing moment found in this run", timeout=2)
+            self.notify(getattr(self, "moments_note", None) or "no reframing moment found in this run",
+                        timeout=4)
             return
         fwd = direction > 0
         self._do(c.next_moment if fwd else c.prev_moment,
@@ -394,7 +398,8 @@ class ReplayMomentsMixin:
         if c is None:
             return
         if not self.moments:
-            self.notify("no reframing moment found in this run" if getattr(self, "moments_read", True)
+            self.notify((getattr(self, "moments_note", None) or "no reframing moment found in this run")
+                        if getattr(self, "moments_read", True)
                         else "still finding this run's moments…", timeout=2)
             return
         # the moment at or before the selected event is highlighted

@@ -50,6 +50,10 @@ NARROW_WIDTH = 120
 SHORT_HEIGHT = 36
 #: under this many rows the chart is left out until ``c``: the events come first
 TINY_HEIGHT = 20
+#: a run with more events than this whose moments are not stored gets none detected in the app: the
+#: detector (:func:`edgetui.moments.detect_run`) holds every message and tool call in Python (600 MB
+#: at a million events); `edgetui moments RUN` stores them, and stored ones are always shown
+DETECT_MOMENTS_MAX_EVENTS = 200_000
 
 STEP = Binding.Group("step", compact=True)
 SUB = Binding.Group("sub", compact=True)
@@ -361,9 +365,14 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
                 self.post_message(HeaderExact(exact))
             # then the moments (stored, else detected now): the first paint does not wait for them
             try:
-                from edgetui.moments import replay_moments
+                from edgetui.moments import list_moments, replay_moments
 
-                self.post_message(MomentsFound(replay_moments(conn, self.run_key)))
+                if events.n > DETECT_MOMENTS_MAX_EVENTS and not list_moments(conn, self.run_key):
+                    self.post_message(MomentsFound([], not_detected=(
+                        f"moments are not detected in the app for a run of over {DETECT_MOMENTS_MAX_EVENTS:,} events "
+                        f"(the detector reads every message and tool call): `edgetui moments` stores them, then ✦ show")))
+                else:
+                    self.post_message(MomentsFound(replay_moments(conn, self.run_key)))
             except Exception:  # noqa: BLE001  (no moments is no reason not to replay the run)
                 self.post_message(MomentsFound([]))
             self._read_annotations_now()
