@@ -712,17 +712,17 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
     # ------------------------------------------------------------------ prompt
 
     def action_prompt(self, mode: str) -> None:
-        if self._later(self.action_prompt, mode):
-            return
-        if self.cursor is None:
+        # (opened at once, also over the first page only: what is typed is not lost; what it asks
+        # for waits for the whole run, see _on_prompt)
+        c = self.cursor or self.preview
+        if c is None:
             return
         p = self.query_one(PromptInput)
         self.prompt_mode = mode
         if mode == "search":
             p.placeholder = "search summaries and data…  (enter: find · esc: cancel)"
-            p.value = self.cursor.query
+            p.value = c.query
         elif mode == "label":
-            c = self.cursor
             where = c.round[c.index] if c.kind[c.index] in ("judge_result", "game_result") else "this event"
             p.value, editing = self.label_prompt(c.events.event_id[c.index])
             p.placeholder = (f"annotate {where}: reframe · bug fix · tuning · reward hack? [: note]  "
@@ -745,8 +745,19 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
 
     @on(Input.Submitted, "#prompt")
     def _on_prompt(self, event: Input.Submitted) -> None:
-        text = event.value.strip()
-        mode = self.prompt_mode
+        self._prompt_done(event.value.strip(), self.prompt_mode)
+
+    def _prompt_done(self, text: str, mode: Optional[str]) -> None:
+        if self.cursor is None and self.preview is not None:  # only the first page yet: done when the run is
+            if mode == "time":
+                try:
+                    parse_elapsed(text)
+                except ValueError as e:
+                    self.notify(str(e), severity="error", timeout=4)
+                    return
+            self._close_prompt()
+            self._pending.append((self._prompt_done, (text, mode)))
+            return
         if mode == "time":
             try:
                 secs = parse_elapsed(text)
