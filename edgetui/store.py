@@ -210,7 +210,9 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
 
     ``tokens=False`` skips the token sums over the run's events (a group-by over every event:
     0.2 s at a million) and gives the ``runs`` row's recorded totals instead (``tokens_exact``
-    false; 0 where the row has none): the replay's first paint, before the exact sums.
+    false; 0 where the row has none): the replay's first paint, before the exact sums. When the
+    row records ``started_at`` and ``n_events``, it also skips the count, ``first_t`` / ``last_t``
+    (``None``) and the transcript flags (``[]``), which scan the run's events too.
 
     All ``runs`` columns, plus ``task_name``/``task_category`` and the task's
     ``task_selection``/``task_score_direction``/``policy_assumed_task`` from
@@ -238,6 +240,15 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
             return None
         head["config"] = _json(head.get("config"))
         head["final"] = _json(head.get("final"))
+        if not tokens and head.get("started_at") is not None and head.get("n_events") is not None:
+            # the first paint's header: the recorded count, flags with the exact header (both scan the run)
+            head.update(transcript_flags=[], first_t=None, last_t=None, n_events=int(head["n_events"]))
+            tok4 = [int(head.get(c) or 0) for c in ("input_tokens", "output_tokens", "cache_read_tokens",
+                                                    "cache_write_tokens")]
+            head["tok_input"], head["tok_output"], head["tok_cache_read"], head["tok_cache_write"] = tok4
+            head["tokens"] = sum(tok4)
+            head["tokens_exact"] = False
+            return head
         n, first_t, last_t = cur.execute(
             "SELECT count(*), min(t), max(t) FROM events WHERE run_key = ?", [run_key]
         ).fetchone()

@@ -105,6 +105,6 @@ async def test_scrolling_the_list_asks_for_its_pages(db, ref):
         far = 4100
         assert not tl.has(far)
         el.scroll_to(y=far, animate=False, immediate=True)  # a scroll with no move of the cursor (mouse wheel)
-        await wait_for(pilot, lambda: tl.has(far))
+        await wait_for(pilot, lambda: tl.has(far), timeout=30)
         await pilot.pause(0.1)
         assert ev.summary[far + 1][:20] in "\n".join(el.render_line(y).text for y in range(5))

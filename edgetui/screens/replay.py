@@ -16,6 +16,7 @@ meanwhile, and asks); search runs in DuckDB.
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Callable, Iterable, Optional
 
@@ -102,8 +103,10 @@ class RunLoaded(Message):
 class PreviewLoaded(Message):
     """The first page of a run, its header and chart data: painted before the whole run's index."""
 
-    def __init__(self, header: dict, cursor: ReplayCursor, subs: list[dict]) -> None:
+    def __init__(self, header: dict, cursor: ReplayCursor, subs: list[dict],
+                 painted: Optional[threading.Event] = None) -> None:
         self.header, self.cursor, self.subs = header, cursor, subs
+        self.painted = painted  # set once the preview has been drawn
         super().__init__()
 
 
@@ -353,7 +356,11 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
             start = head.get("started_at") or head.get("first_t")
             preview = ReplayCursor(page, subs, start=start)
             preview.set_folding(self.folding)
-            self.post_message(PreviewLoaded(head, preview, subs))
+            painted = threading.Event()
+            self.post_message(PreviewLoaded(head, preview, subs, painted))
+            # the index's reads hold the GIL in part and keep both cores busy: they start once the first
+            # page is on screen, so the first paint does not wait for them
+            painted.wait(2.0)
             # then every event's time and the marks (graded rounds, folds, depths): the whole run's cursor
             events = load_index(conn, self.run_key)
             events.add_pages({0: [getattr(page, c) for c in PAGE_COLUMNS]})
@@ -382,6 +389,8 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
     @on(PreviewLoaded)
     def _on_preview(self, msg: PreviewLoaded) -> None:
         if self.cursor is not None:  # (the whole run came first)
+            if msg.painted is not None:
+                msg.painted.set()
             return
         self.header, self.preview, self.subs = msg.header, msg.cursor, msg.subs
         self.query_one(RunHeader).set_header(msg.header)
@@ -392,6 +401,8 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
         events.set_timeline(msg.cursor, 0)
         events.focus()
         self._update_status()
+        if msg.painted is not None:
+            self.call_after_refresh(msg.painted.set)
 
     @on(HeaderExact)
     def _on_header_exact(self, msg: HeaderExact) -> None:
