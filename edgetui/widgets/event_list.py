@@ -127,7 +127,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         if time_w != self._time_w:
             self._time_w = time_w
             self._cache.clear()
-        vs = Size(self.size.width, self.count)
+        vs = Size(0, self.count)  # (rows are cut to the width: never a horizontal scrollbar)
         if (vs != self.virtual_size and self.show_vertical_scrollbar and vs.width == self.virtual_size.width
                 and vs.height > self.scrollable_content_region.height):
             # more (or fewer) rows, the vertical scrollbar shown before and after: only the scroll
