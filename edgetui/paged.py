@@ -33,6 +33,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 import duckdb
 import numpy as np
+import pyarrow as pa
 
 from .store import EventColumns
 
@@ -140,15 +141,16 @@ def positions_where(conn: duckdb.DuckDBPyConnection, run_key: str, t_sorted: np.
         tbl = cur.sql(f"SELECT t{extra} FROM events WHERE run_key = $rk AND t IS NOT NULL AND ({cond})",
                       params=p).to_arrow_table()
     tm = tbl.column("t").to_numpy()
-    vals = {c: tbl.column(c).to_pylist() for c in cols}
     if not cols:  # (sorted times are searched several times faster: the probes walk the array in order)
         tm = np.sort(tm)
     left = np.searchsorted(t_sorted, tm, "left")
     nxt = np.minimum(left + 1, max(0, n_timed - 1))
     single = (left + 1 >= n_timed) | (t_sorted[nxt] != tm) if n_timed else np.ones(len(tm), bool)
     pos_parts = [left[single]]
-    val_parts = {c: [v for v, s in zip(vals[c], single) if s] for c in cols} if cols else {}
+    val_parts: dict[str, list] = {}
     if not single.all():
+        mask = pa.array(single)
+        val_parts = {c: tbl.column(c).filter(mask).to_pylist() for c in cols}
         tied = np.unique(tm[~single])
         sel = ", ".join(f'"{c}"' for c in PAGE_COLUMNS)
         with conn.cursor() as cur:
@@ -176,17 +178,22 @@ def positions_where(conn: duckdb.DuckDBPyConnection, run_key: str, t_sorted: np.
             hits = cur.sql(f"SELECT count(*) FROM events WHERE run_key = $rk AND t IS NULL AND ({cond})",
                            params=p).fetchall()[0][0]
         if hits:
-            sel = ", ".join(f'"{c}"' for c in PAGE_COLUMNS)
+            if not val_parts:
+                val_parts = {c: tbl.column(c).filter(pa.array(single)).to_pylist() for c in cols}
             aliased = "".join(f', "{c}" AS "_c_{c}"' for c in cols)
             rows = _tail_sorted(conn, run_key, src, n - n_timed, f", ({cond}) AS _hit{aliased}", p)
             w = len(PAGE_COLUMNS)
             pos_parts.append(np.array([n_timed + j for j, r in enumerate(rows) if r[w]], dtype=np.int64))
             for j, c in enumerate(cols):
                 val_parts[c] += [r[w + 1 + j] for r in rows if r[w]]
-    pos = np.concatenate(pos_parts).astype(np.int64) if pos_parts else np.zeros(0, np.int64)
+    if len(pos_parts) == 1:  # every match at a time of its own (the common case): reorder in Arrow
+        order = np.argsort(pos_parts[0], kind="stable")
+        take = pa.array(order)
+        return pos_parts[0][order].astype(np.int64), {c: tbl.column(c).take(take).to_pylist() for c in cols}
+    pos = np.concatenate(pos_parts).astype(np.int64)
     order = np.argsort(pos, kind="stable")
     pos = pos[order]
-    out_vals = {c: [val_parts[c][int(j)] for j in order] for c in cols}
+    out_vals = {c: np.array(val_parts[c], dtype=object)[order].tolist() for c in cols}
     return pos, out_vals
 
 
@@ -440,15 +447,23 @@ def load_index(conn: duckdb.DuckDBPyConnection, run_key: str) -> PagedTimeline:
         if m:
             meta_pos.append(int(p))
             meta_sum.append(s)
-    dpos, dv = where("parent_tool_use_id IS NOT NULL OR (kind = 'tool_call' AND tool_use_id IN "
-                     "(SELECT parent_tool_use_id FROM events WHERE run_key = $rk AND parent_tool_use_id IS NOT NULL))",
-                     ("kind", "tool_use_id", "parent_tool_use_id"))
-    call_depth: dict[str, int] = {}
-    depth: dict[int, int] = {}
-    for i, kind, tid, par in zip(dpos, dv["kind"], dv["tool_use_id"], dv["parent_tool_use_id"]):
-        d = 0 if par is None else call_depth.get(par, 0) + 1
-        if d:
-            depth[int(i)] = d
-        if kind == "tool_call" and tid is not None and tid not in call_depth:
-            call_depth[tid] = d
+    launched = ("(SELECT parent_tool_use_id FROM events WHERE run_key = $rk AND parent_tool_use_id IS NOT NULL)")
+    with conn.cursor() as cur:
+        nested = cur.sql(f"SELECT count(*) FROM events WHERE run_key = $rk AND kind = 'tool_call' AND "
+                         f"parent_tool_use_id IS NOT NULL AND tool_use_id IN {launched}",
+                         params={"rk": run_key}).fetchall()[0][0]
+    if not nested:  # no sub-agent inside a sub-agent: every event inside one is at depth 1
+        dpos, _ = where("parent_tool_use_id IS NOT NULL", ())
+        depth = dict.fromkeys(dpos.tolist(), 1)
+    else:  # the order matters: a call's depth is known when the events it launched come
+        dpos, dv = where(f"parent_tool_use_id IS NOT NULL OR (kind = 'tool_call' AND tool_use_id IN {launched})",
+                         ("kind", "tool_use_id", "parent_tool_use_id"))
+        call_depth: dict[str, int] = {}
+        depth = {}
+        for i, kind, tid, par in zip(dpos.tolist(), dv["kind"], dv["tool_use_id"], dv["parent_tool_use_id"]):
+            d = 0 if par is None else call_depth.get(par, 0) + 1
+            if d:
+                depth[i] = d
+            if kind == "tool_call" and tid is not None and tid not in call_depth:
+                call_depth[tid] = d
     return PagedTimeline(run_key, n, t_sorted, src, (gpos, gv["round"], gv["kind"]), (meta_pos, meta_sum), depth)
