@@ -517,8 +517,8 @@ CHART_SUBMISSION_COLUMNS = ("round", "kind", "n", "status", "t", "submitted_at",
                             "best_pass_rate")
 
 
-def chart_submissions(conn: duckdb.DuckDBPyConnection, run_key: str, max_rows: int = 4000,
-                      buckets: int = 600) -> list[dict[str, Any]]:
+def chart_submissions(conn: duckdb.DuckDBPyConnection, run_key: str, max_rows: int = 1500,
+                      buckets: int = 320) -> list[dict[str, Any]]:
     """A run's submissions for its score chart, in the order of :func:`submissions`, with only
     :data:`CHART_SUBMISSION_COLUMNS`. A run with more than ``max_rows`` of them keeps every new best
     (so the best-so-far line is whole) and, per kind (agent / auto) and per ``buckets``-th of the run's

@@ -141,3 +141,22 @@ def test_same_folds_on_a_real_transcript(tmp_path):
         folded += a.n_metadata
     conn.close()
     assert folded > 0
+
+
+def test_chart_submissions_keep_every_new_best_and_the_extremes(tmp_path):
+    """Past ``max_rows`` the chart's submissions keep every new best (the best-so-far line is whole)
+    and each bucket's lowest and highest score: the same line and the same y extremes."""
+    db = tmp_path / "c.duckdb"
+    rk = build_synthetic_run(db, 20000)
+    conn = duckdb.connect(str(db), read_only=True)
+    full = store.submissions(conn, rk)
+    few = store.chart_submissions(conn, rk, max_rows=100, buckets=40)
+    conn.close()
+    assert len(full) > 100 and len(few) < len(full)
+    assert [s["round"] for s in few if s["is_new_best"]] == [s["round"] for s in full if s["is_new_best"]]
+    for kind in ("agent", "auto"):
+        fs = [s["score"] for s in full if s["kind"] == kind]
+        ks = [s["score"] for s in few if s["kind"] == kind]
+        assert min(ks) == min(fs) and max(ks) == max(fs)
+    order = [s["round"] for s in full]
+    assert [s["round"] for s in few] == [r for r in order if r in {s["round"] for s in few}]  # same order
