@@ -191,12 +191,28 @@ def transcript_flags(conn: Any, run_key: str) -> list[str]:
     ("success" after an unanswered tool call), ``error`` (a result with ``is_error``): what the run's
     transcript says of itself (the same SQL as ``edgetui runs``' flags). A stream still growing live
     is never ``incomplete`` (that event is written only when a finished file is read to its end)."""
-    got = conn.execute("SELECT " + TRANSCRIPT_FLAGS_SUBQUERY.format(run_key="?"), [run_key]).fetchone()[0]
+    # the few events that can say so first (a scan of kind), then their JSON by id: reading the JSON
+    # column in the same scan read it for every event of the run (0.1 s at a million events)
+    ids = [r[0] for r in conn.execute("SELECT event_id FROM events WHERE run_key = ? AND kind IN "
+                                      "('segment_end', 'agent_result')", [run_key]).fetchall()]
+    if not ids:
+        return []
+    if len(ids) > 1000:
+        got = conn.execute("SELECT " + TRANSCRIPT_FLAGS_SUBQUERY.format(run_key="?"), [run_key]).fetchone()[0]
+    else:
+        got = conn.execute("SELECT " + TRANSCRIPT_FLAGS_SQL + " FROM events e WHERE e.event_id IN ("
+                           + ", ".join("?" * len(ids)) + ")", ids).fetchone()[0]
     return got.split() if got else []
 
 
-def run_header(conn: duckdb.DuckDBPyConnection, run_key: str) -> Optional[dict[str, Any]]:
+def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = True) -> Optional[dict[str, Any]]:
     """Everything the replay header needs about one run, or ``None`` if unknown.
+
+    ``tokens=False`` skips the token sums over the run's events (a group-by over every event:
+    0.2 s at a million) and gives the ``runs`` row's recorded totals instead (``tokens_exact``
+    false; 0 where the row has none): the replay's first paint, before the exact sums. When the
+    row records ``started_at`` and ``n_events``, it also skips the count, ``first_t`` / ``last_t``
+    (``None``) and the transcript flags (``[]``), which scan the run's events too.
 
     All ``runs`` columns, plus ``task_name``/``task_category`` and the task's
     ``task_selection``/``task_score_direction``/``policy_assumed_task`` from
@@ -224,6 +240,15 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str) -> Optional[dict[s
             return None
         head["config"] = _json(head.get("config"))
         head["final"] = _json(head.get("final"))
+        if not tokens and head.get("started_at") is not None and head.get("n_events") is not None:
+            # the first paint's header: the recorded count, flags with the exact header (both scan the run)
+            head.update(transcript_flags=[], first_t=None, last_t=None, n_events=int(head["n_events"]))
+            tok4 = [int(head.get(c) or 0) for c in ("input_tokens", "output_tokens", "cache_read_tokens",
+                                                    "cache_write_tokens")]
+            head["tok_input"], head["tok_output"], head["tok_cache_read"], head["tok_cache_write"] = tok4
+            head["tokens"] = sum(tok4)
+            head["tokens_exact"] = False
+            return head
         n, first_t, last_t = cur.execute(
             "SELECT count(*), min(t), max(t) FROM events WHERE run_key = ?", [run_key]
         ).fetchone()
@@ -231,6 +256,13 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str) -> Optional[dict[s
         head["n_events"] = int(n)
         head["first_t"] = first_t
         head["last_t"] = last_t
+        if not tokens:
+            tok4 = [int(head.get(c) or 0) for c in ("input_tokens", "output_tokens", "cache_read_tokens",
+                                                    "cache_write_tokens")]
+            head["tok_input"], head["tok_output"], head["tok_cache_read"], head["tok_cache_write"] = tok4
+            head["tokens"] = sum(tok4)
+            head["tokens_exact"] = False
+            return head
         try:  # records an earlier run's file holds too are counted there (edgetui/repeats.py)
             shared = repeated_keys(cur, run_key)[0] > 0
         except duckdb.CatalogException:  # a read-only file of an older schema: no record_keys yet
@@ -250,6 +282,7 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str) -> Optional[dict[s
         ).fetchone()
     head["tok_input"], head["tok_output"], head["tok_cache_read"], head["tok_cache_write"] = (int(x) for x in tok)
     head["tokens"] = sum(int(x) for x in tok)
+    head["tokens_exact"] = True
     return head
 
 
@@ -476,6 +509,44 @@ def submissions(conn: duckdb.DuckDBPyConnection, run_key: str) -> list[dict[str,
     for r in rows:
         r["metrics"] = _json(r.get("metrics"))
     return rows
+
+
+#: columns of :func:`chart_submissions` (what :func:`edgetui.widgets.chart.chart_data` reads)
+CHART_SUBMISSION_COLUMNS = ("round", "kind", "n", "status", "t", "submitted_at", "graded_at", "elapsed_s", "score",
+                            "pass_rate", "score_0_100", "valid", "is_new_best", "best_round", "best_score",
+                            "best_pass_rate")
+
+
+def chart_submissions(conn: duckdb.DuckDBPyConnection, run_key: str, max_rows: int = 1500,
+                      buckets: int = 320) -> list[dict[str, Any]]:
+    """A run's submissions for its score chart, in the order of :func:`submissions`, with only
+    :data:`CHART_SUBMISSION_COLUMNS`. A run with more than ``max_rows`` of them keeps every new best
+    (so the best-so-far line is whole) and, per kind (agent / auto) and per ``buckets``-th of the run's
+    submission span (by ``coalesce(t, submitted_at, graded_at, seen_at)``), the submissions with the lowest and
+    highest score, pass rate and rescaled score: the points a chart of at most a few hundred
+    columns can show. Marks drawn for the rest are the same; the raw scores' quartiles that fit
+    the y range are those of the rows kept."""
+    cols = ", ".join(f'"{c}"' for c in CHART_SUBMISSION_COLUMNS)
+    order = ("ORDER BY coalesce(t, submitted_at, graded_at, seen_at) ASC NULLS LAST, elapsed_s NULLS LAST, "
+             "n NULLS LAST, round")
+    with conn.cursor() as cur:
+        n = cur.execute("SELECT count(*) FROM submissions WHERE run_key = ?", [run_key]).fetchall()[0][0]
+        if n <= max_rows:
+            cur.execute(f"SELECT {cols} FROM submissions WHERE run_key = ? {order}", [run_key])
+            return _rows(cur)
+        picks = ", ".join(f"arg_{d}(round, {q})" for q in ("score", "pass_rate", "score_0_100") for d in ("min", "max"))
+        cur.execute(f"""WITH s AS (SELECT kind, round, score, pass_rate, score_0_100,
+                                          coalesce(t, submitted_at, graded_at, seen_at) AS _x
+                                   FROM submissions WHERE run_key = $rk),
+                            r AS (SELECT min(_x) AS x0, greatest(max(_x) - min(_x), 1e-9) AS span FROM s),
+                            p AS (SELECT unnest([{picks}]) AS round FROM s, r
+                                  GROUP BY s.kind = 'auto', least($nb - 1, floor((s._x - r.x0) / r.span * $nb)))
+                        SELECT {cols} FROM submissions
+                        WHERE run_key = $rk AND (coalesce(is_new_best, FALSE)
+                              OR coalesce(t, submitted_at, graded_at, seen_at) IS NULL
+                              OR round IN (SELECT round FROM p WHERE round IS NOT NULL))
+                        {order}""", {"rk": run_key, "nb": buckets})
+        return _rows(cur)
 
 
 def submission(conn: duckdb.DuckDBPyConnection, run_key: str, round: str) -> Optional[dict[str, Any]]:

@@ -9,13 +9,20 @@ order of edgetui: ``t`` ascending with untimed events (``t IS NULL``) last, then
 the source order (sources ranked by their earliest ``t``, then by name), then
 byte ``offset`` and ``sub`` within the source (then ``event_id``).
 
-**Paged timelines.** The replay screen hands the cursor an
-:class:`edgetui.timeline.ArrowTimeline`: columns read one item at a time, times in one
-``array('d')``, graded rounds and sub-agent depths computed by Arrow kernels; the cursor then
-keeps no per-event Python list (elapsed and positions are views of the time array), so what a
-run costs in memory is its Arrow buffers, and moments and analysis built on the cursor get the
-same interface whether a run has 400 events or a million. Plain lists (:class:`edgetui.store.
-EventColumns`, tests) keep working: ``events`` is any object with the columns below.
+**Paged timelines: the interface moments and analysis build on.** The replay screen hands the
+cursor an :class:`edgetui.paged.PagedTimeline`: a run's events are *not* all in memory. What the
+cursor holds of every event is its time (one ``array('d')``, 8 bytes an event: NaN for untimed) and
+the positions of the few marks it moves between (graded rounds with their round names, new bests,
+moments, metadata folds, sub-agent depths), all computed by SQL when the run opens; the columns
+(``events.kind[i]``, ``events.summary[i]``, ``events.event_id[i]``…) are pages of
+:data:`edgetui.paged.PAGE` rows read on demand by the screen's workers (``None`` where a page is not
+read yet; ``kind`` and ``round`` of a graded round are always known). So code built on a cursor
+(moments, analysis, views) must take positions, times and marks from the cursor and read event
+columns only for the rows it shows, or query the database by position
+(:meth:`edgetui.paged.PagedTimeline.fetch_pages`) — never iterate a column. The same interface
+serves :class:`edgetui.timeline.ArrowTimeline` (a whole run as Arrow columns; tests) and plain
+lists (:class:`edgetui.store.EventColumns`, the live run screen): ``events`` is any object with the
+columns below.
 
 **Elapsed.** ``elapsed = t − start`` where ``start`` is ``runs.started_at``, or
 the first event's ``t`` when the run has no start. Untimed events (after all
@@ -199,6 +206,46 @@ class _Positions(_abc.Sequence):
         return self._t[i] - self._base if i < self._timed else self._last
 
 
+class _Flags(_abc.Sequence):
+    """One bool per event from the sorted positions of the ``True`` ones (memory: the positions)."""
+
+    __slots__ = ("_pos", "_set", "_n")
+
+    def __init__(self, positions: Sequence[int], n: int):
+        self._pos, self._set, self._n = positions, None, n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            a, b, step = i.indices(self._n)
+            if step != 1:
+                return [self[j] for j in range(a, b, step)]
+            out = [False] * max(0, b - a)
+            for k in range(bisect_left(self._pos, a), bisect_left(self._pos, b)):
+                out[self._pos[k] - a] = True
+            return out
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        k = bisect_left(self._pos, i)
+        return k < len(self._pos) and self._pos[k] == i
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _abc.Sequence) and list(self) == list(other)
+
+    def __iter__(self):
+        pos, k, m = self._pos, 0, len(self._pos)
+        for i in range(self._n):
+            if k < m and pos[k] == i:
+                k += 1
+                yield True
+            else:
+                yield False
+
+
 class SparseZero(_abc.Sequence):
     """Depth 0 for each of ``n`` events (until the real depths are set)."""
 
@@ -286,12 +333,10 @@ class ReplayCursor:
 
         #: one flag per event: transcript metadata, folded while :attr:`folding` is on
         prefix = list(metadata_prefix or ())[: self.n]  # (the flags of the first events, known already)
-        self.metadata: list[bool] = prefix + metadata_mask(events, start=len(prefix))
-        #: number of metadata events (what folding hides)
-        self.n_metadata: int = sum(self.metadata)
+        flags = prefix + metadata_mask(events, start=len(prefix))
+        self._set_metadata([i for i, m in enumerate(flags) if m])
         self.folding: bool = False
-        self._rows: Optional[list[int]] = None  # row anchors (event indices) while folding
-        self._fold_n: list[int] = []  # events folded into each row (0: a plain event row)
+        self._folds: Optional[tuple] = None  # the fold runs while folding (see set_folding)
 
         self.index: int = 0
         self.play_head: float = self._pos[0] if self._pos else 0.0
@@ -324,20 +369,23 @@ class ReplayCursor:
         rounds = events.values_at("round", self.submission_idx) if best_rounds else []
         self.new_best_idx = [i for i, r in zip(self.submission_idx, rounds) if r is not None and r in best_rounds]
         self.depth = SparseZero(self.n) if getattr(events, "defer_depths", False) else events.depths()
-        meta_pos = events.metadata_positions()
-        self.metadata = [False] * self.n  # (one shared object repeated: 8 bytes an event)
-        for i in meta_pos:
-            self.metadata[i] = True
-        self.n_metadata = len(meta_pos)
+        self._set_metadata(events.metadata_positions())
         self.folding = False
-        self._rows = None
-        self._fold_n = []
+        self._folds = None
         self.index = 0
         self.play_head = self._pos[0] if self.n else 0.0
         self.playing = False
         self.speed = SPEEDS[0]
         self.query = ""
         self.matches = []
+
+    def _set_metadata(self, positions: Sequence[int]) -> None:
+        #: positions (ascending) of the transcript metadata events, folded while :attr:`folding` is on
+        self.metadata_positions: Sequence[int] = positions
+        #: one flag per event (a view of the positions): transcript metadata
+        self.metadata: Sequence[bool] = _Flags(positions, self.n)
+        #: number of metadata events (what folding hides)
+        self.n_metadata: int = len(positions)
 
     # ------------------------------------------------------------------ state
 
@@ -372,47 +420,76 @@ class ReplayCursor:
     # ------------------------------------------------------------------ rows (folds)
 
     def set_folding(self, on: bool) -> None:
-        """Fold (``True``) or show (``False``) the metadata events; the selected event stays."""
+        """Fold (``True``) or show (``False``) the metadata events; the selected event stays.
+
+        The rows are kept as the *fold runs* (each consecutive run of metadata events: its first
+        event, its length, the events hidden before it and its row), so rows cost memory per fold,
+        not per event, and row ↔ event is a bisection."""
         self.folding = bool(on)
         if not self.folding or not self.n_metadata:
-            self._rows, self._fold_n = None, []
+            self._folds = None
             return
-        rows: list[int] = []
-        fold_n: list[int] = []
-        prev = False
-        for i, meta in enumerate(self.metadata):
-            if meta and prev:
-                fold_n[-1] += 1
+        starts: list[int] = []
+        lens: list[int] = []
+        prev = -2
+        for i in self.metadata_positions:
+            if i == prev + 1:
+                lens[-1] += 1
             else:
-                rows.append(i)
-                fold_n.append(1 if meta else 0)
-            prev = meta
-        self._rows, self._fold_n = rows, fold_n
+                starts.append(i)
+                lens.append(1)
+            prev = i
+        hidden: list[int] = []  # events hidden by the folds before each fold
+        rows: list[int] = []  # row of each fold
+        h = 0
+        for st, ln in zip(starts, lens):
+            hidden.append(h)
+            rows.append(st - h)
+            h += ln - 1
+        self._folds = (starts, lens, hidden, rows, h)
 
     @property
     def n_rows(self) -> int:
         """Rows of the list: events, with each run of folded metadata events counted once."""
-        return self.n if self._rows is None else len(self._rows)
+        return self.n if self._folds is None else self.n - self._folds[4]
 
     def row_of(self, index: Optional[int] = None) -> int:
         """Row of event ``index`` (default: the selected one): a folded event is in its fold's row."""
         i = self.index if index is None else index
-        if self._rows is None:
+        if self._folds is None:
             return i
-        return max(0, bisect_right(self._rows, i) - 1)
+        starts, lens, hidden, rows, _ = self._folds
+        k = bisect_right(starts, i) - 1
+        if k < 0:
+            return max(0, i)
+        if i < starts[k] + lens[k]:
+            return rows[k]
+        return i - hidden[k] - (lens[k] - 1)
 
     def row_event(self, row: int) -> int:
         """Event index of row ``row`` (a fold's anchor: its first event)."""
-        return row if self._rows is None else self._rows[row]
+        if self._folds is None:
+            return row
+        starts, lens, hidden, rows, _ = self._folds
+        k = bisect_right(rows, row) - 1
+        if k < 0:
+            return row
+        if row == rows[k]:
+            return starts[k]
+        return row + hidden[k] + lens[k] - 1
 
     def row_folded(self, row: int) -> int:
         """Events folded into row ``row`` (0 for a plain event row)."""
-        return 0 if self._rows is None else self._fold_n[row]
+        if self._folds is None:
+            return 0
+        starts, lens, _, rows, _ = self._folds
+        k = bisect_left(rows, row)
+        return lens[k] if k < len(rows) and rows[k] == row else 0
 
     @property
     def n_folded(self) -> int:
         """Events hidden in folds now (0 while not folding)."""
-        return self.n_metadata if self._rows is not None else 0
+        return self.n_metadata if self._folds is not None else 0
 
     def select_row(self, row: int) -> bool:
         """Select row ``row`` (clamped): its event, or a fold's anchor."""
@@ -424,7 +501,7 @@ class ReplayCursor:
 
     def step(self, n: int = 1) -> bool:
         """Move ``n`` rows (events when not folding; ±, clamped)."""
-        if self._rows is None:
+        if self._folds is None:
             return self.select(self.index + n)
         return self.select_row(self.row_of() + n)
 
@@ -539,17 +616,18 @@ class ReplayCursor:
 
     # ------------------------------------------------------------------ search
 
-    def search(self, query: str, matches: Optional[Iterable[int]] = None) -> int:
+    def search(self, query: str, matches: Optional[Iterable[int]] = None, *, presorted: bool = False) -> int:
         """Set the search and select the first match at or after the selection (wrapping).
 
         ``matches`` (event indices) comes from the database when given (see
         :func:`edgetui.store.search_events`); otherwise the summary and
         :attr:`texts` are matched here, case-insensitively. Returns the number
-        of matches.
+        of matches. ``presorted``: ``matches`` is already ascending without repeats (any sequence,
+        e.g. the array :meth:`edgetui.paged.PagedTimeline.find` returns: kept as it is).
         """
         self.query = query or ""
         if matches is not None:
-            self.matches = sorted(set(matches))
+            self.matches = matches if presorted else sorted(set(matches))
         else:
             q = self.query.lower()
             if not q:
@@ -564,22 +642,22 @@ class ReplayCursor:
                     elif texts is not None and texts[i] and q in texts[i].lower():
                         out.append(i)
                 self.matches = out
-        if self.matches:
+        if len(self.matches):
             k = bisect_left(self.matches, self.index)
-            self.select(self.matches[k % len(self.matches)])
+            self.select(int(self.matches[k % len(self.matches)]))
         return len(self.matches)
 
     def next_match(self) -> bool:
-        if not self.matches:
+        if not len(self.matches):
             return False
         k = bisect_right(self.matches, self.index)
-        return self.select(self.matches[k % len(self.matches)])
+        return self.select(int(self.matches[k % len(self.matches)]))
 
     def prev_match(self) -> bool:
-        if not self.matches:
+        if not len(self.matches):
             return False
         k = bisect_left(self.matches, self.index)
-        return self.select(self.matches[(k - 1) % len(self.matches)])
+        return self.select(int(self.matches[(k - 1) % len(self.matches)]))
 
     @property
     def match_number(self) -> Optional[int]:

@@ -336,8 +336,10 @@ class WhyLoaded(Message):
 class MomentsFound(Message):
     """The run's reframing moments, read after the run itself (the replay paints first)."""
 
-    def __init__(self, moments: list[dict]) -> None:
+    def __init__(self, moments: list[dict], not_detected: Optional[str] = None) -> None:
         self.moments = moments
+        #: why the moments were not detected (none stored, and the run too big to detect them in the app)
+        self.not_detected = not_detected
         super().__init__()
 
 
@@ -368,6 +370,7 @@ class ReplayMomentsMixin:
     def on_moments_found(self, msg: MomentsFound) -> None:
         self.moments = msg.moments
         self.moments_read = True
+        self.moments_note = msg.not_detected
         if self.cursor is not None:
             self.cursor.set_moments(m["round"] for m in self.moments)
             self._draw_chart()
@@ -375,22 +378,28 @@ class ReplayMomentsMixin:
             self._prefetch_why([m["round"] for m in self.moments])
 
     def action_moment(self, direction: int) -> None:
+        if getattr(self, "_later", lambda *a: False)(self.action_moment, direction):
+            return
         c = self.cursor
         if c is None:
             return
         if not c.moment_idx:
-            self.notify("no reframing moment found in this run", timeout=2)
+            self.notify(getattr(self, "moments_note", None) or "no reframing moment found in this run",
+                        timeout=4)
             return
         fwd = direction > 0
         self._do(c.next_moment if fwd else c.prev_moment,
                  "no later reframing moment" if fwd else "no earlier reframing moment")
 
     def action_moments_list(self) -> None:
+        if getattr(self, "_later", lambda *a: False)(self.action_moments_list):
+            return
         c = self.cursor
         if c is None:
             return
         if not self.moments:
-            self.notify("no reframing moment found in this run" if getattr(self, "moments_read", True)
+            self.notify((getattr(self, "moments_note", None) or "no reframing moment found in this run")
+                        if getattr(self, "moments_read", True)
                         else "still finding this run's moments…", timeout=2)
             return
         # the moment at or before the selected event is highlighted
@@ -420,6 +429,8 @@ class ReplayMomentsMixin:
         return c.round[before[-1]] if before else None
 
     def action_why(self) -> None:
+        if getattr(self, "_later", lambda *a: False)(self.action_why):
+            return
         rnd = self.why_round()
         if rnd is None:
             self.notify("no reframing moment at or before the cursor (select a new best: { })", timeout=3)

@@ -1,14 +1,22 @@
 """Replay screen: step or play through a recorded run with the score chart's time cursor.
 
-Data flow: thread workers read through :mod:`edgetui.store` (one cursor per
-call) and post messages; the handlers here own the :class:`ReplayCursor` and
-hand plain data to the widgets (which do no I/O). The detail of the selected
-event is fetched after a short debounce so holding ``j`` stays fast on runs of
-tens of thousands of events.
+Data flow: thread workers read through :mod:`edgetui.store` and :mod:`edgetui.paged` (one cursor
+per call) and post messages; the handlers here own the :class:`ReplayCursor` and hand plain data
+to the widgets (which do no I/O). The detail of the selected event is fetched after a short
+debounce so holding ``j`` stays fast on runs of any size.
+
+Paged (:mod:`edgetui.paged`): the run opens in two steps. First the header (tokens as the ``runs``
+row records them), the chart's submissions (:func:`edgetui.store.chart_submissions`) and the first
+page of events are read and painted, over a cursor of that page (:attr:`ReplayScreen.preview`);
+keys that need the whole run wait (queued, in order) for the second step: the times and marks of
+every event (:func:`edgetui.paged.load_index`), which become the cursor. Then the exact header.
+Pages of rows are read by a worker when a move or the list needs them (the list draws ``…`` rows
+meanwhile, and asks); search runs in DuckDB.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Callable, Iterable, Optional
 
@@ -24,7 +32,8 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
 from edgetui import store
-from edgetui.timeline import run_timeline, search_light
+from edgetui.paged import PAGE_COLUMNS, PagedTimeline, first_page, load_index
+from edgetui.timeline import search_light
 from replay.cursor import SPEEDS, ReplayCursor, format_elapsed, parse_elapsed
 
 from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
@@ -42,6 +51,10 @@ NARROW_WIDTH = 120
 SHORT_HEIGHT = 36
 #: under this many rows the chart is left out until ``c``: the events come first
 TINY_HEIGHT = 20
+#: a run with more events than this whose moments are not stored gets none detected in the app: the
+#: detector (:func:`edgetui.moments.detect_run`) holds every message and tool call in Python (600 MB
+#: at a million events); `edgetui moments RUN` stores them, and stored ones are always shown
+DETECT_MOMENTS_MAX_EVENTS = 200_000
 
 STEP = Binding.Group("step", compact=True)
 SUB = Binding.Group("sub", compact=True)
@@ -87,6 +100,32 @@ class RunLoaded(Message):
         super().__init__()
 
 
+class PreviewLoaded(Message):
+    """The first page of a run, its header and chart data: painted before the whole run's index."""
+
+    def __init__(self, header: dict, cursor: ReplayCursor, subs: list[dict],
+                 painted: Optional[threading.Event] = None) -> None:
+        self.header, self.cursor, self.subs = header, cursor, subs
+        self.painted = painted  # set once the preview has been drawn
+        super().__init__()
+
+
+class HeaderExact(Message):
+    """The header with the exact token sums (after the run's index)."""
+
+    def __init__(self, header: dict) -> None:
+        self.header = header
+        super().__init__()
+
+
+class PagesLoaded(Message):
+    """Pages of rows of a paged timeline (:meth:`edgetui.paged.PagedTimeline.fetch_pages`)."""
+
+    def __init__(self, timeline: Any, pages: dict) -> None:
+        self.timeline, self.pages = timeline, pages
+        super().__init__()
+
+
 class DepthsReady(Message):
     """The sub-agent depths of a loaded cursor's events (computed after its first paint)."""
 
@@ -108,7 +147,7 @@ class DetailLoaded(Message):
 
 
 class SearchDone(Message):
-    def __init__(self, query: str, indices: list[int]) -> None:
+    def __init__(self, query: str, indices: Any) -> None:
         self.query, self.indices = query, indices
         super().__init__()
 
@@ -232,6 +271,10 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
         self.clock = clock or time.monotonic
         self.direct = direct
         self.cursor: Optional[ReplayCursor] = None
+        #: a cursor over the first page only, shown until :attr:`cursor` (the whole run's) is ready
+        self.preview: Optional[ReplayCursor] = None
+        self._pending: list[tuple[Callable, tuple]] = []  # keys pressed while only the preview was shown
+        self._pages_asked: set[int] = set()  # pages being read
         self.header: Optional[dict] = None
         self.subs: list[dict] = []
         self.moments: list[dict] = []  # reframing moments (edgetui.moments.replay_moments), round order
@@ -303,38 +346,136 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
     @work(thread=True, exclusive=True, group="replay-load", exit_on_error=False)
     def _load_run(self) -> None:
         try:
-            from concurrent.futures import ThreadPoolExecutor
-
             conn = self.app.conn  # type: ignore[attr-defined]
-            # the header and the submissions are read beside the timeline (each on a cursor of its own;
-            # DuckDB runs them at once)
-            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="edgetui-replay-load") as pool:
-                side = pool.submit(lambda: (store.run_header(conn, self.run_key), store.submissions(conn, self.run_key)))
-                events = run_timeline(conn, self.run_key)  # Arrow columns: no per-event Python objects
-                head, subs = side.result()
+            head = store.run_header(conn, self.run_key, tokens=False)
             if head is None:
                 self.post_message(LoadFailed(f"no run {self.run_key!r} in this database"))
                 return
-            events.defer_depths = True  # sub-agent indents come right after the first paint
+            subs = store.chart_submissions(conn, self.run_key)
+            page = first_page(conn, self.run_key)
             start = head.get("started_at") or head.get("first_t")
+            preview = ReplayCursor(page, subs, start=start)
+            preview.set_folding(self.folding)
+            painted = threading.Event()
+            self.post_message(PreviewLoaded(head, preview, subs, painted))
+            # the index's reads hold the GIL in part and keep both cores busy: they start once the first
+            # page is on screen, so the first paint does not wait for them
+            painted.wait(2.0)
+            # then every event's time and the marks (graded rounds, folds, depths): the whole run's cursor
+            events = load_index(conn, self.run_key)
+            events.add_pages({0: [getattr(page, c) for c in PAGE_COLUMNS]})
             cur = ReplayCursor(events, subs, start=start)
             cur.set_folding(self.folding)
             self.post_message(RunLoaded(head, cur, subs))
-            self.post_message(DepthsReady(cur, events.depths()))
+            exact = store.run_header(conn, self.run_key)
+            if exact is not None:
+                self.post_message(HeaderExact(exact))
             # then the moments (stored, else detected now): the first paint does not wait for them
             try:
-                from edgetui.moments import replay_moments
+                from edgetui.moments import list_moments, replay_moments
 
-                self.post_message(MomentsFound(replay_moments(conn, self.run_key)))
+                if events.n > DETECT_MOMENTS_MAX_EVENTS and not list_moments(conn, self.run_key):
+                    self.post_message(MomentsFound([], not_detected=(
+                        f"moments are not detected in the app for a run of over {DETECT_MOMENTS_MAX_EVENTS:,} events "
+                        f"(the detector reads every message and tool call): `edgetui moments` stores them, then ✦ show")))
+                else:
+                    self.post_message(MomentsFound(replay_moments(conn, self.run_key)))
             except Exception:  # noqa: BLE001  (no moments is no reason not to replay the run)
                 self.post_message(MomentsFound([]))
             self._read_annotations_now()
         except Exception as e:  # shown, never crashes the app
             self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
 
+    @on(PreviewLoaded)
+    def _on_preview(self, msg: PreviewLoaded) -> None:
+        if self.cursor is not None:  # (the whole run came first)
+            if msg.painted is not None:
+                msg.painted.set()
+            return
+        self.header, self.preview, self.subs = msg.header, msg.cursor, msg.subs
+        self.query_one(RunHeader).set_header(msg.header)
+        self._draw_chart()
+        self._apply_layout()
+        events = self.query_one(EventList)
+        events.loading = False
+        events.set_timeline(msg.cursor, 0)
+        events.focus()
+        self._update_status()
+        if msg.painted is not None:
+            self.call_after_refresh(msg.painted.set)
+
+    @on(HeaderExact)
+    def _on_header_exact(self, msg: HeaderExact) -> None:
+        self.header = msg.header
+        self.query_one(RunHeader).set_header(msg.header)
+
+    def _later(self, fn: Callable, *args: Any) -> bool:
+        """While only the first page is shown: queue ``fn(*args)`` for when the whole run's cursor is
+        ready and say so (``True``); else ``False``."""
+        if self.cursor is None and self.preview is not None:
+            self._pending.append((fn, args))
+            return True
+        return False
+
+    # ------------------------------------------------------------------ pages
+
+    def _want_rows(self, lo: int, hi: int) -> None:
+        """Have the pages holding events ``lo``..``hi`` read (a worker) unless read or being read."""
+        cur = self.cursor
+        tl = cur.events if cur is not None else None
+        if not isinstance(tl, PagedTimeline):
+            return
+        want = [p for p in tl.missing(lo, hi) if p not in self._pages_asked]
+        if want:
+            self._pages_asked.update(want)
+            self._read_pages(tl, want)
+
+    def _want_around(self) -> None:
+        """The pages of the rows in view around the selection, and a screen's worth either side."""
+        cur = self.cursor
+        if cur is None or not isinstance(cur.events, PagedTimeline) or cur.n == 0:
+            return
+        h = max(1, self.query_one(EventList).scrollable_content_region.height or 40)
+        row = cur.row_of()
+        lo = cur.row_event(max(0, row - 2 * h))
+        last = min(cur.n_rows - 1, row + 2 * h)
+        hi = cur.row_event(last) + max(0, cur.row_folded(last) - 1)
+        self._want_rows(lo, hi)
+
+    @work(thread=True, group="replay-pages", exit_on_error=False)
+    def _read_pages(self, tl: PagedTimeline, pages: list[int]) -> None:
+        conn = self.app.conn  # type: ignore[attr-defined]
+        try:
+            got = tl.fetch_pages(conn, pages)
+        except Exception as e:  # noqa: BLE001
+            got = {}
+            self.app.call_from_thread(self.notify, f"cannot read events: {e}", severity="error", timeout=4)
+        self.post_message(PagesLoaded(tl, {p: got.get(p) for p in pages}))
+
+    @on(PagesLoaded)
+    def _on_pages(self, msg: PagesLoaded) -> None:
+        self._pages_asked.difference_update(msg.pages)
+        read = {p: cols for p, cols in msg.pages.items() if cols is not None}
+        msg.timeline.add_pages(read)
+        cur = self.cursor
+        if cur is None or cur.events is not msg.timeline:
+            return
+        self.query_one(EventList).refresh()
+        if self._detail_for != cur.index:
+            self._schedule_detail()
+
+    @on(EventList.NeedRows)
+    def _on_need_rows(self, msg: EventList.NeedRows) -> None:
+        self._want_rows(msg.lo, msg.hi)
+
     @on(RunLoaded)
     def _on_run_loaded(self, msg: RunLoaded) -> None:
-        self.header, self.cursor, self.subs = msg.header, msg.cursor, msg.subs
+        preview, self.preview = self.preview, None
+        if self.header is None or msg.header.get("tokens_exact") or not self.header.get("tokens_exact"):
+            self.header = msg.header
+        self.cursor, self.subs = msg.cursor, msg.subs
+        if preview is not None and self.start_at is None and self.start_round is None:
+            msg.cursor.select(preview.index)  # (j / k within the first page before the rest came)
         if msg.cursor.folding != self.folding:  # (z pressed while it was read)
             msg.cursor.set_folding(self.folding)
         if msg.moments is not None:
@@ -342,7 +483,7 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
         msg.cursor.set_moments(m["round"] for m in self.moments)
         if msg.moments:
             self._prefetch_why([m["round"] for m in msg.moments])
-        self.query_one(RunHeader).set_header(msg.header)
+        self.query_one(RunHeader).set_header(self.header)
         self._draw_chart()
         self._apply_layout()  # (nothing graded: no empty chart)
         events = self.query_one(EventList)
@@ -363,6 +504,9 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
         events.focus()
         self.loaded_at = time.perf_counter()
         self._moved(True)
+        pending, self._pending = self._pending, []
+        for fn, args in pending:  # the keys pressed while the first page was shown
+            fn(*args)
 
     @on(DepthsReady)
     def _on_depths(self, msg: DepthsReady) -> None:
@@ -385,17 +529,19 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
         if cur is None:
             return
         self.query_one(EventList).select(cur.index)
+        self._want_around()
         self.query_one(ScoreChart).set_cursor(cur.position())
         self._update_status()
         if changed or self._detail_for != cur.index:
             self._schedule_detail()
 
     def _update_status(self) -> None:
-        cur = self.cursor
+        cur = self.cursor or self.preview
         if cur is None:
             return
         events = self.query_one(EventList)
-        events.border_title = f"events {cur.index + 1:,}/{cur.n:,}" + fold_note(cur) + (
+        n = cur.n if self.cursor is not None else int((self.header or {}).get("n_events") or cur.n)
+        events.border_title = f"events {cur.index + 1:,}/{n:,}" + (fold_note(cur) if self.cursor is not None else "") + (
             " · c: chart" if self.has_class("-chart-hidden") else "")
         state = "▶" if cur.playing else "⏸"
         sub = Text()
@@ -432,11 +578,16 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
         if cur is None or cur.n == 0:
             return
         i = cur.index
+        eid = cur.events.event_id[i]
+        if eid is None:  # its page is being read: the detail follows it (PagesLoaded)
+            self._detail_for = -1
+            self._want_rows(i, i)
+            return
         self._detail_for = i
         row = cur.row_of(i)
         n = cur.row_folded(row)
         fold = (i - cur.row_event(row) + 1, n) if n else None  # (the selected row is a fold)
-        self._fetch_detail(i, cur.events.event_id[i], cur.elapsed[i], fold)
+        self._fetch_detail(i, eid, cur.elapsed[i], fold)
 
     @work(thread=True, exclusive=True, group="replay-detail", exit_on_error=False)
     def _fetch_detail(self, index: int, event_id: str, elapsed: Optional[float],
@@ -476,13 +627,19 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
         self._moved(changed)
 
     def action_step(self, n: int) -> None:
+        if self._later(self.action_step, n):
+            return
         self._do(lambda: self.cursor.step(n))
 
     def action_page(self, direction: int) -> None:
+        if self._later(self.action_page, direction):
+            return
         h = max(1, self.query_one(EventList).scrollable_content_region.height - 1)
         self._do(lambda: self.cursor.step(direction * h))
 
     def action_submission(self, direction: int) -> None:
+        if self._later(self.action_submission, direction):
+            return
         c = self.cursor
         if c is not None:
             fwd = direction > 0
@@ -490,6 +647,8 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
                      "no later submission" if fwd else "no earlier submission")
 
     def action_new_best(self, direction: int) -> None:
+        if self._later(self.action_new_best, direction):
+            return
         c = self.cursor
         if c is not None:
             fwd = direction > 0
@@ -497,19 +656,25 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
                      "no later new best" if fwd else "no earlier new best")
 
     def action_first(self) -> None:
+        if self._later(self.action_first):
+            return
         self._do(lambda: self.cursor.first())
 
     def action_last(self) -> None:
+        if self._later(self.action_last):
+            return
         self._do(lambda: self.cursor.last())
 
     def action_match(self, direction: int) -> None:
+        if self._later(self.action_match, direction):
+            return
         c = self.cursor
         if c is None:
             return
         if not c.query:
             self.notify("no search yet: press /", timeout=2)
             return
-        if not c.matches:
+        if not len(c.matches):
             self.notify(f"no match for “{c.query}”", timeout=2)
             return
         moved = (c.next_match if direction > 0 else c.prev_match)()
@@ -520,6 +685,8 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
     # ------------------------------------------------------------------ play
 
     def action_play(self) -> None:
+        if self._later(self.action_play):
+            return
         c = self.cursor
         if c is None:
             return
@@ -532,6 +699,8 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
         self._moved(False)
 
     def action_speed(self, direction: int) -> None:
+        if self._later(self.action_speed, direction):
+            return
         if self.cursor is None:
             return
         # `s` / `+` cycle upwards (600× wraps to 1×); `-` slows down and stops at 1×
@@ -554,15 +723,17 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
     # ------------------------------------------------------------------ prompt
 
     def action_prompt(self, mode: str) -> None:
-        if self.cursor is None:
+        # (opened at once, also over the first page only: what is typed is not lost; what it asks
+        # for waits for the whole run, see _on_prompt)
+        c = self.cursor or self.preview
+        if c is None:
             return
         p = self.query_one(PromptInput)
         self.prompt_mode = mode
         if mode == "search":
             p.placeholder = "search summaries and data…  (enter: find · esc: cancel)"
-            p.value = self.cursor.query
+            p.value = c.query
         elif mode == "label":
-            c = self.cursor
             where = c.round[c.index] if c.kind[c.index] in ("judge_result", "game_result") else "this event"
             p.value, editing = self.label_prompt(c.events.event_id[c.index])
             p.placeholder = (f"annotate {where}: reframe · bug fix · tuning · reward hack? [: note]  "
@@ -585,8 +756,19 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
 
     @on(Input.Submitted, "#prompt")
     def _on_prompt(self, event: Input.Submitted) -> None:
-        text = event.value.strip()
-        mode = self.prompt_mode
+        self._prompt_done(event.value.strip(), self.prompt_mode)
+
+    def _prompt_done(self, text: str, mode: Optional[str]) -> None:
+        if self.cursor is None and self.preview is not None:  # only the first page yet: done when the run is
+            if mode == "time":
+                try:
+                    parse_elapsed(text)
+                except ValueError as e:
+                    self.notify(str(e), severity="error", timeout=4)
+                    return
+            self._close_prompt()
+            self._pending.append((self._prompt_done, (text, mode)))
+            return
         if mode == "time":
             try:
                 secs = parse_elapsed(text)
@@ -599,7 +781,11 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
         self._close_prompt()
         if mode == "label":
             c = self.cursor
-            self.label_submitted(c.events.event_id[c.index], text)
+            eid = c.events.event_id[c.index]
+            if eid is None:
+                self.notify("the event is still being read: press L again", timeout=3)
+                return
+            self.label_submitted(eid, text)
             return
         if mode == "search":
             if not text:
@@ -613,9 +799,13 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
     def _search(self, query: str) -> None:
         conn = self.app.conn  # type: ignore[attr-defined]
         cur = self.cursor
-        # summaries and tool names first (the columns in memory; no JSON read); the tool output and other
-        # data, from the database, only when they hold no match
-        if hasattr(cur.events, "find"):
+        # summaries and tool names first (no JSON read); the tool output and other data only when they
+        # hold no match
+        if isinstance(cur.events, PagedTimeline):
+            idx = cur.events.find(conn, query)
+            if not len(idx):
+                idx = cur.events.find_in_data(conn, query)
+        elif hasattr(cur.events, "find"):
             idx = cur.events.find(query) or cur.events.indices_of(store.search_events(conn, self.run_key, query))
         else:
             ids = search_light(conn, self.run_key, query) or store.search_events(conn, self.run_key, query)
@@ -625,7 +815,7 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
     @on(SearchDone)
     def _on_search(self, msg: SearchDone) -> None:
         c = self.cursor
-        n = c.search(msg.query, msg.indices)
+        n = c.search(msg.query, msg.indices, presorted=isinstance(c.events, PagedTimeline))
         self.query_one(EventList).set_query(msg.query)
         if n:
             self.notify(f"{n:,} match{'es' if n != 1 else ''} for “{msg.query}” (n/N to cycle)", timeout=2)
@@ -643,6 +833,8 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
 
     def action_toggle_fold(self) -> None:
         """``z``: fold the metadata rows (one "N folded" row per run of them) or show them all."""
+        if self._later(self.action_toggle_fold):
+            return
         self.folding = not self.folding
         cur = self.cursor
         if cur is None:

@@ -9,7 +9,10 @@ metadata (:meth:`replay.cursor.ReplayCursor.set_folding`), each run of metadata
 events is one dim row ``┄ N folded: permission-mode ×40, progress ×2`` (the list
 draws the cursor's rows, not its events). The widget owns no state beyond the
 selected row: the screen moves the cursor and calls :meth:`select` with the
-selected *event*.
+selected *event*. A row whose event is not read yet (a paged timeline,
+:mod:`edgetui.paged`: ``event_id`` is ``None``) is drawn as a dim ``…`` and the
+list posts :class:`EventList.NeedRows` for it; the screen reads the page and
+refreshes the list.
 """
 
 from __future__ import annotations
@@ -77,6 +80,13 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             self.index = index
             super().__init__()
 
+    class NeedRows(Message):
+        """Rows drawn before their events were read: events ``lo``..``hi`` (inclusive) are wanted."""
+
+        def __init__(self, lo: int, hi: int) -> None:
+            self.lo, self.hi = lo, hi
+            super().__init__()
+
     def __init__(self, *, id: Optional[str] = None, classes: Optional[str] = None) -> None:
         super().__init__(id=id, classes=classes)
         self.timeline: Any = None
@@ -117,7 +127,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         if time_w != self._time_w:
             self._time_w = time_w
             self._cache.clear()
-        vs = Size(self.size.width, self.count)
+        vs = Size(0, self.count)  # (rows are cut to the width: never a horizontal scrollbar)
         if (vs != self.virtual_size and self.show_vertical_scrollbar and vs.width == self.virtual_size.width
                 and vs.height > self.scrollable_content_region.height):
             # more (or fewer) rows, the vertical scrollbar shown before and after: only the scroll
@@ -209,9 +219,15 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         tl = self.timeline
         folded = self._folded(index)
         index = self._event_of(index)
+        eid = tl.events.event_id[index]
+        if eid is None:  # not read yet (a paged timeline): a placeholder, and the rows asked for
+            self.post_message(self.NeedRows(index, index + max(0, folded - 1)))
+            dim = self.rich_style + Style(dim=True)
+            return Strip([Segment(" " + fmt_elapsed(tl.elapsed[index]).rjust(self._time_w) + " …", dim)]).crop_extend(
+                0, width, self.rich_style)
         # keyed by the event (not its row number): a live reload that appends events or re-reads the
         # tail keeps the rows already drawn; everything a row shows besides its event is in the key
-        key = (tl.events.event_id[index], tl.elapsed[index], tl.depth[index] if tl.depth else 0,
+        key = (eid, tl.elapsed[index], tl.depth[index] if tl.depth else 0,
                index in self._new_best, width, sel, self.has_focus if sel else False, folded)
         strip = self._cache.get(key)
         if strip is None:
@@ -230,10 +246,13 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         else:
             row_style = Style()
         dim = base + Style(dim=True) + row_style
-        heads: dict[str, int] = {}
-        for j in range(i, min(i + folded, tl.n)):
-            h = fold_head(tl.summary[j] or "")
-            heads[h] = heads.get(h, 0) + 1
+        if hasattr(tl.events, "fold_heads"):  # a paged timeline knows them without its pages
+            heads = tl.events.fold_heads(i, folded)
+        else:
+            heads = {}
+            for j in range(i, min(i + folded, tl.n)):
+                h = fold_head(tl.summary[j] or "")
+                heads[h] = heads.get(h, 0) + 1
         what = ", ".join(f"{h} ×{c}" if c > 1 else h
                          for h, c in sorted(heads.items(), key=lambda kv: (-kv[1], kv[0])))
         segs = [Segment(" ", dim), Segment(fmt_elapsed(tl.elapsed[i]).rjust(self._time_w) + " ", dim),

@@ -1,0 +1,114 @@
+"""The replay screen over a paged timeline (edgetui/paged.py), through Textual's Pilot on a real
+DuckDB file: the first page painted before the whole run's index, keys pressed meanwhile done in
+order once it is there, pages read as moves reach them, the placeholder rows filled in."""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from edgetui import store
+from edgetui.app import EdgeTUIApp
+from edgetui.db import open_db
+from edgetui.paged import PAGE, PagedTimeline
+from edgetui.screens import replay as replay_screen
+from edgetui.widgets import EventList
+from replay.cursor import ReplayCursor
+from test_replay_app import wait_for
+from test_replay_cursor import build_synthetic_run
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory) -> tuple[Path, str]:
+    path = tmp_path_factory.mktemp("paged") / "paged.duckdb"
+    rk = build_synthetic_run(path, 6000, run_id="run-paged", untimed_tail=5)
+    return path, rk
+
+
+@pytest.fixture(scope="module")
+def ref(db):
+    path, rk = db
+    conn = open_db(path, read_only=True)
+    head = store.run_header(conn, rk)
+    ev = store.run_events(conn, rk)
+    cur = ReplayCursor(ev, store.submissions(conn, rk), start=head["started_at"])
+    conn.close()
+    return ev, cur
+
+
+@pytest.mark.asyncio
+async def test_first_page_paints_before_the_index_and_queued_keys_follow(db, ref, monkeypatch):
+    path, rk = db
+    ev, want = ref
+    gate = threading.Event()
+    real = replay_screen.load_index
+
+    def held_index(conn, run_key):  # the real index, held back until the test has pressed its keys
+        gate.wait(10)
+        return real(conn, run_key)
+
+    monkeypatch.setattr(replay_screen, "load_index", held_index)
+    async with EdgeTUIApp(path, rk).run_test(size=(120, 40)) as pilot:
+        screen = None
+
+        def preview_shown() -> bool:
+            nonlocal screen
+            s = pilot.app.screen
+            if isinstance(s, replay_screen.ReplayScreen) and s.preview is not None:
+                screen = s
+                return True
+            return False
+
+        await wait_for(pilot, preview_shown)
+        el = screen.query_one(EventList)
+        assert screen.cursor is None and el.count == PAGE  # the first page only, its rows drawn
+        assert screen.preview.events.event_id == ev.event_id[:PAGE]
+        assert "events 1/6,000" in str(el.border_title)
+        await pilot.press("G")  # waits: the last event is not known yet
+        await pilot.press("t", *"3h", "enter")  # typed into the prompt at once, done later
+        await pilot.pause(0.1)
+        assert screen.cursor is None and screen.preview.index == 0
+        gate.set()
+        await wait_for(pilot, lambda: screen.cursor is not None)
+        await pilot.pause(0.2)
+        cur = screen.cursor
+        assert isinstance(cur.events, PagedTimeline)
+        want.last()
+        want.jump_to(3 * 3600.0)
+        assert cur.index == want.index  # G, then the jump: in the order pressed
+        await wait_for(pilot, lambda: cur.events.event_id[cur.index] is not None)  # its page read
+        assert cur.events.event_id[cur.index] == ev.event_id[want.index]
+        assert el.row_in_view(cur.index)
+        await pilot.press("G")
+        await wait_for(pilot, lambda: cur.events.event_id[cur.n - 1] is not None)
+        await pilot.pause(0.1)
+        lines = [el.render_line(y).text for y in range(el.scrollable_content_region.height)]
+        assert not [ln for ln in lines if re.fullmatch(r"\s*-?[\d:]+ …\s*", ln)]  # no placeholder row left
+        assert ev.summary[cur.n - 1][:20] in "\n".join(lines)
+        detail = screen.query_one("#detail")
+        await wait_for(pilot, lambda: detail.detail is not None
+                       and detail.detail["event"]["event_id"] == ev.event_id[cur.n - 1])
+
+
+@pytest.mark.asyncio
+async def test_scrolling_the_list_asks_for_its_pages(db, ref):
+    path, rk = db
+    ev, _ = ref
+    async with EdgeTUIApp(path, rk).run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: getattr(pilot.app.screen, "cursor", None) is not None)
+        screen = pilot.app.screen
+        # the exact header and the moments come after the cursor: a header of another height lays the
+        # list out again, which scrolls it back to the selection; scroll once they are in
+        await wait_for(pilot, lambda: screen.moments_read and (screen.header or {}).get("tokens_exact"), timeout=30)
+        await pilot.pause(0.2)
+        el = screen.query_one(EventList)
+        tl = screen.cursor.events
+        far = 4100
+        assert not tl.has(far)
+        el.scroll_to(y=far, animate=False, immediate=True)  # a scroll with no move of the cursor (mouse wheel)
+        await wait_for(pilot, lambda: tl.has(far), timeout=30)
+        await pilot.pause(0.1)
+        assert ev.summary[far + 1][:20] in "\n".join(el.render_line(y).text for y in range(5))
