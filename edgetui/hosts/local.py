@@ -43,18 +43,45 @@ class LocalHost:
         finally:
             os.close(fd)
 
-    def watch(self, paths: Iterable[str], on_change: Callable[[set[str]], None], stop) -> None:
+    def watch(self, paths: Iterable[str], on_change: Callable[[set[str]], None], stop, *,
+              idle_s: Optional[float] = None) -> None:
+        """inotify through ``watchfiles`` (recursive: one watch per directory). ``idle_s``: also call
+        ``on_change(set())`` after that many seconds without a change (the first such call says the
+        watches are in place; the caller may look at its own state and set ``stop``). Raises ``OSError`` when a
+        path cannot be watched; :func:`is_watch_limit` tells the watch limit
+        (``fs.inotify.max_user_watches``) from other causes."""
         import watchfiles
 
-        try:
+        paths = list(paths)
+
+        def run(ignore_denied: bool) -> None:
             for changes in watchfiles.watch(*paths, stop_event=stop, debounce=400, step=50,
-                                            raise_interrupt=False, ignore_permission_denied=True,
-                                            watch_filter=None, yield_on_timeout=False):
-                if changes:
+                                            raise_interrupt=False, ignore_permission_denied=ignore_denied,
+                                            watch_filter=None, yield_on_timeout=idle_s is not None,
+                                            rust_timeout=int((idle_s or 5.0) * 1000)):
+                if changes or idle_s is not None:
                     on_change({p for _, p in changes})
                 if stop.is_set():
                     return
+
+        try:
+            try:
+                # (watchfiles' ignore_permission_denied also hides the watch limit: the watches past it
+                # are silently missing; so it is asked for only when a folder cannot be read)
+                run(False)
+            except Exception as e:  # noqa: BLE001
+                if is_watch_limit(e) or "ermission denied" not in str(e):
+                    raise
+                run(True)  # a folder we may not read: watched without it
         except OSError:
             raise
         except Exception as e:  # watchfiles raises its own errors for inotify limits: say OSError
             raise OSError(f"cannot watch {', '.join(map(str, paths))}: {e}") from e
+
+
+def is_watch_limit(e: BaseException) -> bool:
+    """Is ``e`` (from :meth:`LocalHost.watch`) the file watcher's limit (inotify's watches or
+    instances per user) rather than a path that went away?"""
+    txt = str(e)
+    return ("watch limit" in txt or "MaxFilesWatch" in txt or "max_user_watches" in txt
+            or getattr(e, "errno", None) in (28, 24))  # ENOSPC (inotify_add_watch), EMFILE (instances)

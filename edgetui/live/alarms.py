@@ -108,6 +108,25 @@ class AlarmSettings(BaseModel):
                          "come from the paths it sees added and the full rescan is every 30 s)")
     docker_interval_s: float = Field(1.0, description="list the engine's containers at most this often")
     docker_retry_s: float = Field(5.0, description="retry an unavailable engine this often")
+    docker_list_s: float = Field(
+        30.0, description="while the engine's events stream is read, list its containers only on events and "
+                          "this often (a safety net)")
+    docker_events_window_s: float = Field(
+        5.0, description="the events stream is asked in windows this long (a stopped engine is noticed "
+                         "within one); 0 = no events stream: list at every refresh")
+    dormant_after_s: float = Field(
+        120.0, description="a finished or aborted run quiet this long (nothing pending, no container running) "
+                           "goes to sleep: no per-refresh work until a change under its directory wakes it")
+    dormant_check_s: float = Field(
+        300.0, description="asleep runs' cheap stat check (their directory, submissions/ and logs) runs this "
+                           "often while the file watcher runs (dormant_poll_s while stat polling instead)")
+    dormant_poll_s: float = Field(10.0, description="... and this often without the file watcher")
+    dormant_full_s: float = Field(
+        1800.0, description="each asleep run's full tree signature is taken again this often (spread over "
+                            "refreshes): a report rewritten inside a submission folder wakes it")
+    max_poll_s: float = Field(
+        10.0, description="without the file watcher (its limit reached, --poll), refreshes that find nothing "
+                          "new double their interval up to this")
     stats_interval_s: float = Field(10.0, description="CPU/memory sample of each running work container (0 = off)")
     finalize_interval_s: float = Field(
         300.0, description="full recompute (alignment, exact tokens/cost) of a growing run at most this often; "

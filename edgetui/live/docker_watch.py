@@ -1,9 +1,14 @@
 """The local Docker engine as a source for the live supervisor (core, no Textual).
 
-Cost model (sforge-format.md §10.3, §12.12): one container listing per
-refresh — ``client.containers.list(all=True, sparse=True)``, i.e. one
-``GET /containers/json`` without the per-container inspect the SDK does by
-default — names, state and exit code come from that listing. A work
+Cost model (sforge-format.md §10.3, §12.12): the engine's container events
+(``GET /events``, type ``container``) are read in a thread
+(:class:`EngineEvents`); a container listing — one ``GET /containers/json``
+without the per-container inspect the SDK does by default, names, state and
+exit code from it — is made only when an event came (or the stream could not
+be read), and every ``list_interval_s`` as a safety net. The stream is asked
+in windows of ``events_window_s`` seconds (``since`` = the previous window's
+``until``: no gap), so a stopped engine is noticed within one window. An engine
+or client without an events stream is listed at every refresh, as before. A work
 container is inspected once when first seen (memory limit, start time, the
 ``SFORGE_TOKEN`` of its environment for judge polling) and once per state
 change (``State.OOMKilled``, ``ExitCode``, ``FinishedAt``); judge and game
@@ -34,7 +39,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ..events import one_line
 from .model import ContainerInfo
@@ -190,6 +195,73 @@ class StatsSampler:
                 self._latest[cid] = {"t": now, "cpu_percent": cpu, "mem_bytes": usage, "mem_limit_bytes": limit}
 
 
+class EngineEvents:
+    """A thread reading the engine's container events (``api.events(decode=True)``) in windows of
+    ``window_s`` seconds (each asks ``since`` = the previous ``until``, so none is missed between
+    windows, and a stopped engine ends the stream within one window). Each event sets a dirty flag
+    (:meth:`take_dirty`) and calls ``on_change``; so does the stream failing (:attr:`up` False
+    until it is read again: the caller lists at each refresh meanwhile)."""
+
+    def __init__(self, api: Any, on_change: Callable[[], None], window_s: float = 5.0, retry_s: float = 5.0):
+        self.api = api
+        self.on_change = on_change
+        self.window_s = window_s
+        self.retry_s = retry_s
+        self.up = False
+        self.events = 0  # events read (diagnostics)
+        self.error: Optional[str] = None
+        self._dirty = True  # a listing is due once the stream is read (events before it are unknown)
+        self._stop = threading.Event()
+        self._stream: Any = None
+        self._thread = threading.Thread(target=self._loop, name="edgetui-docker-events", daemon=True)
+        self._thread.start()
+
+    def take_dirty(self) -> bool:
+        """Did an event come (or the stream start or fail) since the last call? Clears the flag."""
+        d, self._dirty = self._dirty, False
+        return d
+
+    def close(self) -> None:
+        self._stop.set()
+        st = self._stream
+        if st is not None:
+            try:
+                st.close()  # docker-py's CancellableStream: ends the blocked read
+            except Exception:  # noqa: BLE001
+                pass
+
+    def _loop(self) -> None:
+        since: Optional[float] = None
+        while not self._stop.is_set():
+            now = time.time()
+            start = now if since is None else since
+            until = max(now, start) + self.window_s
+            try:
+                self._stream = st = self.api.events(since=start, until=until, decode=True,
+                                                    filters={"type": "container"})
+                if not self.up:
+                    self.up, self.error = True, None
+                    self._dirty = True
+                for _ev in st:
+                    self.events += 1
+                    self._dirty = True
+                    self.on_change()
+                    if self._stop.is_set():
+                        return
+                since = until
+                # (a window ends at `until` by the engine's clock: ours may be a little ahead)
+            except Exception as e:  # noqa: BLE001 - engine stopped, socket gone
+                self._stream = None
+                if self._stop.is_set():
+                    return
+                self.up = False
+                self.error = _short_error(e)
+                self._dirty = True
+                self.on_change()
+                since = None
+                self._stop.wait(self.retry_s)
+
+
 class DockerWatch:
     """Listing, joining helpers, samples and actions for one Docker engine.
 
@@ -198,8 +270,17 @@ class DockerWatch:
     """
 
     def __init__(self, client: Any = "auto", *, host: str = "local", retry_s: float = 5.0,
-                 stats_interval_s: float = 10.0, clock=time.time):
+                 stats_interval_s: float = 10.0, clock=time.time, list_interval_s: float = 30.0,
+                 events_window_s: float = 5.0, on_change: Optional[Callable[[], None]] = None):
         self._auto = client == "auto"
+        #: seconds between two listings while the events stream is read and says nothing (safety net)
+        self.list_interval_s = list_interval_s
+        self.events_window_s = events_window_s
+        #: called from the events thread when a container event arrives or the stream fails
+        self.on_change = on_change
+        self._events: Optional[EngineEvents] = None
+        self._listed_mono = float("-inf")
+        self.listings = 0  # listings made (diagnostics, benches)
         self.client = None if self._auto else client
         self.enabled = client is not None
         self.host = host
@@ -232,7 +313,9 @@ class DockerWatch:
             return False
 
     def refresh(self) -> bool:
-        """List the engine's containers once; False (and :attr:`error` set) when unreachable."""
+        """Bring :attr:`containers` up to date: a listing when the events stream said something
+        changed, is not running, or ``list_interval_s`` passed since the last listing (else the
+        last listing stands, at no cost). False (and :attr:`error` set) when unreachable."""
         if not self.enabled:
             return False
         now = time.monotonic()
@@ -242,6 +325,17 @@ class DockerWatch:
             self._next_try = now + self.retry_s
             self.available = False
             return False
+        ev = self._events
+        if ev is None and self.available and self.events_window_s > 0:
+            try:
+                has_events = callable(getattr(self.client.api, "events", None))
+            except Exception:  # noqa: BLE001 - a client whose attributes fail while the engine is down
+                has_events = False
+            if has_events:
+                self._events = ev = EngineEvents(self.client.api, self._on_event, self.events_window_s)
+        if (self.available and ev is not None and ev.up and not ev.take_dirty()
+                and now - self._listed_mono < self.list_interval_s):
+            return True
         try:
             raw = self.client.api.containers(all=True)
         except Exception as e:  # noqa: BLE001 - engine stopped, socket gone, timeout
@@ -249,6 +343,7 @@ class DockerWatch:
             self.available = False
             self.error = f"docker unavailable: {_short_error(e)}" + ("; retrying" if was else "")
             self._next_try = now + self.retry_s
+            self._close_events()
             if self._auto:
                 try:
                     self.client.close()
@@ -257,6 +352,8 @@ class DockerWatch:
                 self.client = None
                 self._close_sampler()
             return False
+        self._listed_mono = now
+        self.listings += 1
         self.available = True
         self.error = None
         self.listed_at = self.clock()
@@ -343,6 +440,25 @@ class DockerWatch:
 
     def close(self) -> None:
         self._close_sampler()
+        self._close_events()
+
+    def _on_event(self) -> None:
+        cb = self.on_change
+        if cb is not None:
+            try:
+                cb()
+            except Exception:  # noqa: BLE001 - a listener's failure is not the engine's
+                pass
+
+    def _close_events(self) -> None:
+        if self._events is not None:
+            self._events.close()
+            self._events = None
+
+    @property
+    def events_up(self) -> bool:
+        """The engine's events stream is being read (listings only on events and as a safety net)."""
+        return self._events is not None and self._events.up
 
     # ------------------------------------------------------------------ actions (never raise)
     def _container(self, name_or_id: str):

@@ -136,6 +136,14 @@ class RunState:
     end_marked: bool = False  # the finished run's transcript end was read (its parser's finish())
 
     td: Optional[Path] = None  # the task dir (cached; loc.task_dir)
+    # asleep (edgetui.live.dormant): the recorded tree signature, the cheap check's stats, the LiveRun shown
+    sleep_digest: Optional[str] = None
+    sleep_cheap: Optional[tuple] = None
+    sleep_sig: Any = None  # TreeSignature taken while falling asleep (phase 1), else None
+    sleep_t: float = 0.0
+    sleep_mark: Optional[tuple] = None
+    live: Any = None
+    live_host_state: Optional[str] = None
 
     @property
     def task_dir(self) -> Path:

@@ -59,9 +59,8 @@ from typing import Any, Callable, Iterable, Optional
 
 from ..events import Event, Kind, TimeSource, one_line
 from ..redact import redact_text
-from ..ingest import (load_price_file, raw_secrets)
+from ..ingest import load_price_file
 from ..parsers import sforge_dir as sd
-from ..records import make_run_key
 from ..recorder import Recorder
 from .alarms import AlarmBook, AlarmCommand, AlarmSettings, ack_event
 from .docker_watch import DockerWatch
@@ -70,11 +69,18 @@ from .model import Alarm, ContainerInfo, LiveRun
 from .tail import Tailer, TailSource, settle
 from .run_state import (WATCHED_DISCOVERY_S, _mtime, _sig, _kind, RoundState, RunState, TRANSCRIPT, RUN_LOG, TICKS, DOCKER_SOURCE, WHOLE_FILES, FULL_CHECK_S, EARLY_EVENT_S, MESSAGE_TTL_S, _LOG_HEAD_RE, _ENDING_RE, _JUDGE_STARTED_RE, _JUDGE_DONE_RE, _JUDGE_ERR_RE, _STATUS_ORDER)  # noqa: F401
 from .containers import ContainerJoin
+from .dormant import DormantRuns
+from .register import RunRegistry
 from .run_files import RunFiles
 from .run_rows import RunRows, judge_line  # noqa: F401  (judge_line: public here before the split)
+from .watching import FileWatch
 
 
-class Supervisor(ContainerJoin, RunFiles, RunRows):
+#: this many runs registered in one refresh are shown before any of their lines is read
+FIRST_SHOW_RUNS = 20
+
+
+class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, FileWatch):
     """Watches runs roots + the local engine; :meth:`poll_once` is one refresh.
 
     ``docker_client``: ``"auto"`` (``docker.from_env()``; an unreachable engine
@@ -84,12 +90,14 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
     ``(path, host_name)``: its runs are keyed by that host (the image of a remote root,
     :mod:`edgetui.hosts.feed`); the local engine's containers are joined to this machine's runs only.
     ``host_lines``, when set, gives lines for the state messages (remote hosts' states).
+    ``sleep``: finished and aborted runs fall asleep and cost nothing until a change wakes them
+    (:mod:`edgetui.live.dormant`); ``False`` watches every run in full.
     """
 
     def __init__(self, conn, runs_dirs: Iterable[Path | str], *, docker_client: Any = "auto",
                  judge_url: Optional[str] = None, settings: Optional[AlarmSettings] = None,
                  on_alarm_cmd: Optional[str] = None, clock: Callable[[], float] = time.time, host: str = "local",
-                 tasks_dir: Optional[Path | str] = None, prices: Optional[Path] = None):
+                 tasks_dir: Optional[Path | str] = None, prices: Optional[Path] = None, sleep: bool = True):
         self.conn = conn.cursor()  # our own connection: the supervisor may run in a worker thread
         self.settings = settings or AlarmSettings()
         if self.settings.duckdb_threads > 0:  # a setting of the database (shared with the views' cursors)
@@ -126,8 +134,12 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
         except Exception as e:  # noqa: BLE001 - a bad price file: costs stay empty
             self._note(one_line(f"price table not loaded: {e}", 200))
         self.tailer = Tailer(self.rec)
+        self._wake = threading.Event()
         self.docker = DockerWatch(docker_client, host=host, retry_s=self.settings.docker_retry_s,
-                                  stats_interval_s=self.settings.stats_interval_s, clock=clock) \
+                                  stats_interval_s=self.settings.stats_interval_s, clock=clock,
+                                  list_interval_s=self.settings.docker_list_s,
+                                  events_window_s=self.settings.docker_events_window_s,
+                                  on_change=self._wake.set) \
             if docker_client is not None else None
         self.judge: Optional[JudgePoller] = None
         if judge_url:
@@ -153,15 +165,19 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
         self.poll_delay_s = 1.0
         self._price_rows: Optional[list] = None
         self._price_cache: dict[str, Optional[tuple]] = {}
-        self._wake = threading.Event()
         self._lock = threading.RLock()
         self._operator: dict[str, str] = {}  # container id/name -> "stop" | "kill" asked, not yet seen
         self._judges_here = False  # a judge container of a watched run was listed by this engine
         self._last_rows = float("-inf")
-        self._watching = False  # the file watcher is running (it reports new directories)
-        self._rediscover = False  # the watcher saw a path added outside every known task dir
         self._known_dirs: frozenset[str] = frozenset()  # the task dirs of the watched runs (str paths)
         self._gc_frozen = False
+        self._init_watch()
+        self._init_dormant(sleep)
+        self._known_keys: Optional[set[str]] = None  # run keys with a runs row (while registering)
+        self._task_cache: dict[str, Any] = {}  # task id -> (TaskInfo asked, TaskInfo recorded)
+        #: the snapshot changed in the last refresh (False: nothing awake, nothing woke or slept)
+        self.snapshot_changed = True
+        self._snap_sig: Optional[tuple] = None
 
     # ================================================================== public API
     def poll_once(self) -> list[LiveRun]:
@@ -180,14 +196,18 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
                 self._failed = False
             self._polls += 1
             self.messages = self._state_messages() + self._poll_notes
+            sig = (self.dormant_changes, tuple(self.messages), len(self.last_runs))
+            self.snapshot_changed = bool(self.runs) or self._failed or sig != self._snap_sig
+            self._snap_sig = sig
             return self.last_runs
 
     def run_forever(self, interval: float = 2.0, stop_event: Optional[threading.Event] = None,
                     on_update: Optional[Callable[[list[LiveRun]], None]] = None, *, poll: bool = False,
                     min_interval: Optional[float] = None, poll_delay_s: float = 1.0) -> None:
         """Refresh until ``stop_event`` is set: every ``interval`` seconds, earlier when a watched file
-        changes (``watchfiles``; ``poll=True`` forces stat polling every ``poll_delay_s``, for network
-        mounts where inotify sees nothing), never more often than ``min_interval``. ``on_update`` gets
+        changes (``watchfiles``; ``poll=True``: no watcher, stat polling with adaptive intervals,
+        for network mounts where inotify sees nothing; so does a watcher whose limit is reached:
+        :mod:`edgetui.live.watching`), never more often than ``min_interval``. ``on_update`` gets
         each refresh's runs; its errors are noted. Never raises (errors become messages)."""
         stop = stop_event or threading.Event()
         if min_interval is None:
@@ -201,7 +221,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
                 t0 = time.monotonic()
                 self._wake.clear()  # before the refresh: a change during it wakes the next one at once
                 runs = self.poll_once()
-                if on_update is not None:
+                if on_update is not None and self.snapshot_changed:
                     try:
                         on_update(runs)
                     except Exception as e:  # noqa: BLE001
@@ -215,7 +235,8 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
                     # again while hundreds of lines a second come and go
                     gc.freeze()
                     self._gc_frozen = True
-                end = t0 + (min(interval, 2.0) if self._failed else interval)  # a failed refresh retries soon
+                gap = self._next_gap(interval)  # without the file watcher: longer while nothing changes
+                end = t0 + (min(interval, 2.0) if self._failed else gap)  # a failed refresh retries soon
                 while not stop.is_set() and not self._wake.is_set() and time.monotonic() < end:
                     self._wake.wait(min(0.5, max(0.0, end - time.monotonic())))
                 spent = time.monotonic() - t0
@@ -287,8 +308,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
                     self.rec.insert_events("", evs)
                 except Exception as e:  # noqa: BLE001
                     self._note(one_line(f"could not record acknowledgements: {e}", 200))
-                now2 = self.clock()
-                self.last_runs = [self._live_run(rs, now2) for rs in sorted(self.runs.values(), key=lambda r: r.key)]
+                self._snapshot(self.clock())
             return len(evs)
 
 
@@ -349,10 +369,14 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
         # while the file watcher runs, a new run is noticed by it (a path added outside the known task
         # dirs) and the full rescan is only a safety net; without it, rescan every discovery_interval_s
         every = max(s.discovery_interval_s, WATCHED_DISCOVERY_S) if self._watching else s.discovery_interval_s
+        if not self._watching:  # stat polling: discovery follows the adaptive interval
+            every = max(every, self._poll_gap or 0.0)
+        n_runs, n_awake = len(self.runs) + len(self.dormant), len(self.runs)
         if self._rediscover or now - self._last_discovery >= every:
             self._rediscover = False
             self._last_discovery = now
             self._discover(now)
+        self._check_asleep(now)
         # docker listing
         docker_ok = False
         if self.docker is not None:
@@ -361,6 +385,8 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
                 docker_ok = self.docker.refresh()
             else:
                 docker_ok = self.docker.available
+            if docker_ok and self.dormant:
+                self._wake_by_containers(now)
         # files of each run (cheap stats), then all tails in one transaction
         sources: list[TailSource] = []
         for rs in self.runs.values():
@@ -378,6 +404,15 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
                 self._sample_stats(now)
             except Exception as e:  # noqa: BLE001
                 self._note(one_line(f"could not join containers: {type(e).__name__}: {e}", 200))
+        if len(self.runs) - n_awake >= FIRST_SHOW_RUNS:
+            # many runs just registered (a start-up): show them at once, from what their files' stats
+            # and their rows say; their lines are read from the next refresh on (which comes at once)
+            for rs in self.runs.values():
+                rs.status = self._status(rs, now, docker_ok)
+            self._record_statuses()
+            self.behind = self._found = True
+            self._snapshot(now)
+            return
         try:
             tres = self.tailer.poll(sources, now)
         except Exception as e:  # noqa: BLE001 - e.g. database error: nothing committed, retried next refresh
@@ -446,15 +481,28 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
         for n in self.alarm_cmd.notes:
             self._note(n)
         self.alarm_cmd.notes = []
-        self.last_runs = [self._live_run(rs, now) for rs in sorted(self.runs.values(), key=lambda r: r.key)]
+        self._settle_sleepers(now)
+        self._found = bool(tres is not None and (tres.events or tres.grown)) or \
+            len(self.runs) + len(self.dormant) != n_runs or bool(self._touched)
+        self._snapshot(now)
+
+    def _snapshot(self, now: float) -> None:
+        """``last_runs``: a LiveRun of every run awake, the kept one of every run asleep, by run key;
+        ``snapshot_changed`` False when nothing is awake and no run woke or fell asleep."""
+        runs = [self._live_run(rs, now) for rs in self.runs.values()]
+        if self.dormant:
+            runs.extend(self._asleep_snapshot())
+        runs.sort(key=lambda r: r.run_key)
+        self.last_runs = runs
 
     # ================================================================== discovery
     def _known(self, path: str) -> bool:
         """Is ``path`` inside (or equal to) the task dir of a watched run? (from the watcher's thread)"""
         known = self._known_dirs
+        asleep = self._dormant_dirs
         p = os.path.abspath(path)
         for _ in range(8):
-            if p in known:
+            if p in known or p in asleep:
                 return True
             parent = os.path.dirname(p)
             if parent == p:
@@ -484,24 +532,28 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
                         self._run_root_host.setdefault(loc.run_key, root_host)
             except OSError as e:
                 self._note(one_line(f"{root}: cannot scan ({e.strerror or e})", 200))
+        new = {key: loc for key, loc in found.items()
+               if key not in gone and key not in self.runs and key not in self.dormant}
+        asleep = self._asleep_from_records(new, now)  # unchanged since recorded: shown from their rows
+        self._register_all([loc for key, loc in new.items() if key not in asleep], now)
         for key, loc in found.items():
-            if key in gone:
+            if key in gone or key in new:
                 continue
             rs = self.runs.get(key)
             if rs is None:
-                try:
-                    self._register(loc, now)
-                except Exception as e:  # noqa: BLE001 - one bad run must not stop the others
-                    if os.environ.get("EDGETUI_DEBUG"):
-                        raise
-                    self._note(one_line(f"{loc.task_dir}: could not watch: {type(e).__name__}: {e}", 240))
-            elif rs.deleted and Path(loc.task_dir).is_dir():
+                continue  # asleep
+            if rs.deleted and Path(loc.task_dir).is_dir():
                 rs.deleted = False  # the directory came back (e.g. restored): tail it again
                 self._set_message(rs, "run directory reappeared", now)
                 rs.loc = loc
                 for src in rs.sources.values():
                     src.sig = None
                 rs.dirty_files = True
+        for key in [k for k in self.dormant if k not in found or k in gone]:
+            if key in gone:
+                self.forget(key)
+            else:
+                self._wake_run(key, now)  # its directory went away: watched in full, it shows as deleted
         self._known_dirs = frozenset(os.path.abspath(rs.task_dir) for rs in self.runs.values())
 
     def apply_request(self, req: dict) -> dict:
@@ -519,6 +571,11 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
         it leaves the snapshot; nothing more of it is recorded."""
         rs = self.runs.pop(run_key, None)
         if rs is None:
+            rs = self.dormant.pop(run_key, None)
+            if rs is not None:
+                self._unindex_asleep(rs)
+                self.dormant_changes += 1
+                self._note(f"{run_key}: forgotten; no longer watched")
             return
         for src in rs.sources.values():
             try:
@@ -526,136 +583,6 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
             except Exception:  # noqa: BLE001
                 pass
         self._note(f"{run_key}: forgotten; no longer watched")
-
-    def _register(self, loc: sd.RunLocation, now: float) -> None:
-        task_dir = Path(loc.task_dir)
-        for secret in raw_secrets(task_dir):
-            self.rec.add_secret(secret)
-        info = sd.read_run_info(loc)
-        key = make_run_key(info.host, info.run_id, info.task_id)
-        task = self.rec.task_for(sd.task_info(info.task_id, self.tasks))
-        rs = RunState(key=key, loc=loc, info=info, task=task, first_seen=now)
-        rs.fmt = self._detect_format(rs, now)
-        info.agent_format = rs.fmt
-        self.rec.upsert_run(key, info)
-        self._load_known(rs, now)
-        for name in (TRANSCRIPT, RUN_LOG, TICKS):
-            if (task_dir / name).exists():
-                self._add_source(rs, name, catchup=True)
-        t_mtime = _mtime(task_dir / TRANSCRIPT)
-        if t_mtime is not None:
-            rs.last_growth_t = min(now, t_mtime)
-        rs.last_activity_t = max([x for x in (rs.last_growth_t, _mtime(task_dir / RUN_LOG), _mtime(task_dir / TICKS),
-                                               info.started_at) if x is not None], default=None)
-        if rs.last_activity_t is not None:
-            rs.last_activity_t = min(now, rs.last_activity_t)
-        for name in WHOLE_FILES:
-            rs.file_sigs[name] = _sig(task_dir / name)
-        rs.last_full_check = now
-        self.runs[key] = rs
-
-
-    def _load_known(self, rs: RunState, now: float) -> None:
-        """What earlier sessions recorded: the run row, pending tool calls, resumes, errors, alarms, containers."""
-        c = self.conn
-        key = rs.key
-        self._load_row(rs)
-        cur = self.rec.get_cursor(key, TRANSCRIPT)
-        if cur and cur.get("generation"):
-            rows = c.execute(
-                """SELECT tool_use_id FROM events WHERE run_key = ? AND source = ? AND generation = ?
-                   AND kind = 'tool_call' AND tool_use_id IS NOT NULL
-                   AND segment IS NOT DISTINCT FROM (SELECT max(segment) FROM events WHERE run_key = ? AND source = ?
-                                                     AND generation = ?)
-                   AND tool_use_id NOT IN (SELECT tool_use_id FROM events WHERE run_key = ? AND kind = 'tool_result'
-                                           AND tool_use_id IS NOT NULL)""",
-                [key, TRANSCRIPT, cur["generation"], key, TRANSCRIPT, cur["generation"], key]).fetchall()
-            rs.pending = {r[0]: now for r in rows}
-        # facts of the current generation of each log (a re-run in place truncates them)
-        gens = {}
-        for src_name in (RUN_LOG, TICKS):
-            cu = self.rec.get_cursor(key, src_name)
-            gens[src_name] = cu["generation"] if cu and cu.get("generation") else ""
-        for kind, t, summ in c.execute(
-                "SELECT kind, t, summary FROM events WHERE run_key = ? AND ((source = ? AND generation = ?) "
-                "OR (source = ? AND generation = ?)) "
-                "AND kind IN ('resume', 'infra_error', 'auto_eval_error') AND t IS NOT NULL ORDER BY t",
-                [key, RUN_LOG, gens[RUN_LOG], TICKS, gens[TICKS]]).fetchall():
-            if kind == "resume":
-                rs.resume_times.append(t)
-            elif kind == "infra_error":
-                rs.error_times.append(t)
-                rs.last_error_msg = summ
-            elif kind == "auto_eval_error":
-                rs.tick_error_times.append(t)
-                rs.last_tick_error = summ
-        fin = c.execute("SELECT min(t) FROM events WHERE run_key = ? AND source = ? AND generation = ? "
-                        "AND kind = 'segment_end' AND data->>'$.agent_finished' = 'true'",
-                        [key, RUN_LOG, gens[RUN_LOG]]).fetchone()
-        if fin and fin[0] is not None:
-            rs.ending_since = fin[0]
-        for sid, rnd in c.execute("SELECT data->>'$.submission_id', round FROM events WHERE run_key = ? AND source = ? "
-                                  "AND kind = 'submission_sent'", [key, TICKS]).fetchall():
-            if sid and rnd:
-                rs.tick_sids[sid] = rnd
-        # alarms of earlier sessions: their episodes count as still active until seen false once
-        rows = c.execute("SELECT t, data FROM events WHERE run_key = ? AND kind = 'alarm' ORDER BY t", [key]).fetchall()
-        if rows:
-            import json
-
-            alarms, keys, acks = [], set(), []
-            for t, data in rows[-100:]:
-                try:
-                    d = json.loads(data) if data else {}
-                except ValueError:
-                    d = {}
-                if d.get("ack"):
-                    acks.append((str(d.get("key") or d.get("rule")), t))
-                    continue
-                keys.add(str(d.get("key") or d.get("rule")))
-                alarms.append(Alarm(run_key=key, rule=str(d.get("rule") or "?"), severity=str(d.get("severity") or "warning"),
-                                    t=t, message=str(d.get("message") or ""), data=d))
-            self.book.preload(key, keys, alarms[-50:])
-            for k, t in acks:
-                self.book.restore_ack(key, k, t)
-        # the last recorded state of the work container (so a container that vanished while nobody watched is "gone")
-        row = c.execute("SELECT data->>'$.id', data->>'$.state', t FROM events WHERE run_key = ? AND kind = 'container_state' "
-                        "AND data->>'$.role' = 'work' ORDER BY t DESC LIMIT 1", [key]).fetchone()
-        if row and row[0]:
-            rs.container_seen_id, rs.container_state = row[0], row[1]
-            if row[1] in ("exited", "dead", "gone"):
-                rs.container_ended_t = row[2]
-            op = c.execute("SELECT data->>'$.operator' FROM events WHERE run_key = ? AND kind = 'container_state' "
-                           "AND data->>'$.id' = ? AND data->>'$.operator' IS NOT NULL ORDER BY t DESC LIMIT 1",
-                           [key, row[0]]).fetchall()
-            if op:
-                rs.operator_action = op[0][0]
-
-    #: runs-row columns that only a full finalize recomputes (the live deltas are added to them)
-    _AGG_COLS = ("n_events", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd",
-                 "stated_cost_usd", "last_event_at")
-
-    def _load_row(self, rs: RunState, aggregates: bool = True) -> None:
-        """Read the run's runs row into ``rs.row`` (and reset the live deltas). ``aggregates=False``
-        (after a submissions-only finalize) keeps the aggregate columns and their deltas as they are."""
-        cols = ("best_round", "best_score", "best_pass_rate", "best_score_0_100", "score_task", "agent_submissions",
-                "auto_submissions", "game_sessions", "agent", "model", "started_at", "resume_count", "ended_at",
-                "selection", "score_direction")
-        if aggregates:
-            cols += self._AGG_COLS
-        r = self.conn.execute(f"SELECT {', '.join(cols)} FROM runs WHERE run_key = ?", [rs.key]).fetchone()
-        if aggregates:
-            rs.row = dict(zip(cols, r)) if r else {}
-        else:
-            rs.row = {**rs.row, **(dict(zip(cols, r)) if r else {})}
-        b = self.conn.execute("SELECT max(t) FROM submissions WHERE run_key = ? AND is_new_best", [rs.key]).fetchone()
-        rs.last_new_best_t = b[0] if b else None
-        if not aggregates:
-            return
-        rs.new_events = 0
-        rs.tok_delta = [0, 0, 0, 0]
-        rs.cost_delta = 0.0
-
 
     def _utc_offset(self, rs: RunState) -> Optional[float]:
         """The run's own UTC offset (its ``started_at``, else its log's clock against the log's mtime:
@@ -749,39 +676,3 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
         self._live_events.append(Event(run_key=rs.key, kind=kind, source=DOCKER_SOURCE, generation=gen[:16],
                                        offset=int(t * 1000), sub=self._seq % 100000, t=t,
                                        t_source=TimeSource.OBSERVED, summary=one_line(summary), data=data))
-
-
-    # ================================================================== file watching
-    def _watch_files(self, stop: threading.Event, force_polling: bool, interval: float) -> None:
-        """Set the wake event whenever something changes under a runs root (restarts on errors)."""
-        try:
-            import watchfiles
-        except ImportError:  # pragma: no cover - a dependency
-            return
-        while not stop.is_set():
-            roots = [str(r) for r in self.roots if r.exists()]
-            if not roots:
-                stop.wait(interval)
-                continue
-            try:
-                for _changes in watchfiles.watch(*roots, stop_event=stop, force_polling=force_polling,
-                                                 poll_delay_ms=int(self.poll_delay_s * 1000), debounce=400, step=50,
-                                                 rust_timeout=int(max(interval, 1.0) * 1000), yield_on_timeout=True,
-                                                 raise_interrupt=False, ignore_permission_denied=True,
-                                                 watch_filter=None):  # any change wakes us: no per-path filter
-                    if _changes:
-                        self._wake.set()
-                        self._watching = True
-                        if not self._rediscover and any(ch == watchfiles.Change.added and not self._known(p)
-                                                        for ch, p in _changes):
-                            self._rediscover = True
-                    if stop.is_set():
-                        return
-                    if any(not Path(r).exists() for r in roots) or len(roots) != sum(1 for r in self.roots if r.exists()):
-                        break  # a root came or went: watch the new set
-            except Exception as e:  # noqa: BLE001 - root deleted, inotify limits...
-                self._watching = False
-                with self._lock:
-                    self._note(one_line(f"file watching paused: {type(e).__name__}: {e}", 200))
-                stop.wait(interval)
-

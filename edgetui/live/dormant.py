@@ -1,0 +1,327 @@
+"""Runs that cost nothing while watched: finished (or aborted) runs *asleep* (a mixin of
+:class:`edgetui.live.supervisor.Supervisor`; core: no Textual).
+
+A run asleep has no tail sources, no file checks, statuses, alarms or snapshot work per refresh:
+it is shown from its ``runs`` row, one :class:`~edgetui.live.model.LiveRun` built when it fell
+asleep. A run falls asleep
+
+* at discovery, when the database already holds it as ``finished`` or ``aborted`` and the
+  directory's *tree signature* (:mod:`edgetui.hosts.signature`: size, ``mtime_ns`` and inode of
+  every file it holds) equals the one recorded after its last ingest or watch (``source_cursors``
+  row ``<tree>``): the runs rows of all such runs are read in one query, nothing of their files is
+  read;
+* while watched, once it is finished or aborted, fully recomputed, with nothing pending (no
+  grading in flight, no container running) and quiet for ``dormant_after_s``: its signature is
+  taken, then one more refresh checks every file of it (whole files, submissions, tails); if that
+  refresh found nothing new the signature is recorded and the run sleeps.
+
+A run asleep is woken (read again through the ordinary path, from its stored cursors) by a file
+watcher event under its task directory, by its cheap check (the stats of its directory,
+``submissions/`` and its logs and result files, every ``dormant_check_s`` while the file watcher
+runs, every ``dormant_poll_s`` without it), by its full signature differing (each asleep run's
+is taken again every ``dormant_full_s``, a few runs per refresh), or by a work container of its
+name running on the local engine. Every stat goes through a :class:`~edgetui.hosts.Host`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Optional
+
+from ..hosts.local import LocalHost
+from ..hosts.signature import TREE_SOURCE, tree_signature
+from ..parsers import sforge_dir as sd
+from ..records import RunInfo
+from .docker_watch import work_names
+from .model import LiveRun
+from .run_state import RunState, TRANSCRIPT, RUN_LOG, TICKS, FULL_CHECK_S
+
+#: recorded statuses a run may sleep in (a run recorded as running is always watched: its status
+#: depends on the clock)
+SLEEP_STATUSES = ("finished", "aborted")
+#: files of a task dir whose stats the cheap check compares (besides the task dir and submissions/)
+CHEAP_FILES = (TRANSCRIPT, RUN_LOG, TICKS, "final_result.json", "evolve_state.json", "started_at")
+_ACTIVE_STATES = ("running", "created", "restarting", "paused")
+
+#: columns of the runs row read for a run asleep (the :meth:`Supervisor._load_row` columns, then
+#: what its :class:`~edgetui.records.RunInfo` needs)
+_ROW_COLS = ("best_round", "best_score", "best_pass_rate", "best_score_0_100", "score_task", "agent_submissions",
+             "auto_submissions", "game_sessions", "agent", "model", "started_at", "resume_count", "ended_at",
+             "selection", "score_direction", "n_events", "input_tokens", "output_tokens", "cache_read_tokens",
+             "cache_write_tokens", "cost_usd", "stated_cost_usd", "last_event_at")
+_INFO_COLS = ("status", "is_sample", "infra_error", "final", "timeout_s", "eval_interval_s", "utc_offset_s",
+              "agent_format", "layout", "run_dir")
+
+
+def signature_salt(tasks: dict, task_id: str, is_sample: bool) -> str:
+    """The salt of a run's tree signature: the one the ingest uses (same task settings, sample flag)."""
+    from ..ingest import _signature_salt
+
+    return _signature_salt(tasks, task_id, is_sample)
+
+
+class DormantRuns:
+    """Mixin of :class:`~edgetui.live.supervisor.Supervisor` (its state is the supervisor's)."""
+
+    def _init_dormant(self, sleep: bool) -> None:
+        #: runs may sleep (``Supervisor(sleep=False)``: every run is watched in full, as before)
+        self.sleep_runs = sleep
+        self.dormant: dict[str, RunState] = {}  # run key -> the state of a run asleep (rs.live: its LiveRun)
+        self._dormant_dirs: dict[str, str] = {}  # absolute task dir -> run key
+        self._dormant_names: dict[str, str] = {}  # work container name -> run key
+        self._touched: set[str] = set()  # run keys asleep the watcher saw a change under (its thread adds)
+        self._last_cheap = float("-inf")
+        self._full_credit = 0.0
+        self._full_pos = 0
+        self._last_full_tick: Optional[float] = None
+        self._local_host = LocalHost()
+        self._docker_seen = -1  # DockerWatch.listings last checked for asleep runs' containers
+        self.dormant_changes = 0  # falls asleep + wakes (a new snapshot is due)
+        self.woken = 0
+        self.slept = 0
+
+    # ------------------------------------------------------------------ helpers
+    def _cheap_stats(self, td: str) -> tuple:
+        """The stats the cheap check compares: the task dir's and ``submissions/``'s mtime and inode,
+        each :data:`CHEAP_FILES` file's size, mtime and inode (None where missing)."""
+        host = self._local_host
+        out = []
+        for p in (td, os.path.join(td, "submissions")):
+            e = host.stat(p)
+            out.append(None if e is None else (e.mtime_ns, e.inode))
+        for name in CHEAP_FILES:
+            e = host.stat(os.path.join(td, name))
+            out.append(None if e is None else (e.size, e.mtime_ns, e.inode))
+        return tuple(out)
+
+    def _signature(self, td: str, task_id: str, is_sample: bool):
+        return tree_signature(self._local_host, td, signature_salt(self.tasks, task_id, is_sample))
+
+    def _index_asleep(self, rs: RunState) -> None:
+        self._dormant_dirs[os.path.abspath(str(rs.task_dir))] = rs.key
+        for n in work_names(rs.info.task_id, rs.info.run_id):
+            self._dormant_names[n] = rs.key
+
+    def _unindex_asleep(self, rs: RunState) -> None:
+        self._dormant_dirs.pop(os.path.abspath(str(rs.task_dir)), None)
+        for n in work_names(rs.info.task_id, rs.info.run_id):
+            if self._dormant_names.get(n) == rs.key:
+                self._dormant_names.pop(n, None)
+
+    def _dormant_owner(self, path: str) -> Optional[str]:
+        """The run key asleep whose task dir holds ``path`` (from the watcher's thread), else None."""
+        dirs = self._dormant_dirs
+        if not dirs:
+            return None
+        p = os.path.abspath(path)
+        for _ in range(8):
+            k = dirs.get(p)
+            if k is not None:
+                return k
+            parent = os.path.dirname(p)
+            if parent == p:
+                break
+            p = parent
+        return None
+
+    # ------------------------------------------------------------------ falling asleep at discovery
+    def _asleep_from_records(self, locs: dict[str, sd.RunLocation], now: float) -> set[str]:
+        """Of ``locs`` (runs found and not watched yet), put to sleep those recorded as finished or
+        aborted whose tree signature is the recorded one; their runs rows come from one query.
+        Returns their keys (the others are registered in full by the caller)."""
+        if not locs or not self.sleep_runs:
+            return set()
+        cols = _ROW_COLS + _INFO_COLS
+        sel = ", ".join(f"r.{c}" for c in cols)
+        rows = self.conn.execute(
+            f"SELECT r.run_key, c.generation, {sel} FROM runs r JOIN source_cursors c "
+            "ON c.run_key = r.run_key AND c.source = ? WHERE r.status IN (?, ?)",
+            [TREE_SOURCE, *SLEEP_STATUSES]).fetchall()
+        out: set[str] = set()
+        for key, digest, *vals in rows:
+            loc = locs.get(key)
+            if loc is None:
+                continue
+            d = dict(zip(cols, vals))
+            td = str(loc.task_dir)
+            cheap = self._cheap_stats(td)  # before the signature: a change after it is seen by the check
+            sig = self._signature(td, loc.task_id, bool(d["is_sample"]))
+            if sig is None or sig.digest != digest:
+                continue
+            try:
+                final = json.loads(d["final"]) if d["final"] else None
+            except ValueError:
+                final = None
+            info = RunInfo(host=loc.host, run_id=loc.run_id, task_id=loc.task_id, run_dir=td, layout=loc.layout,
+                           agent=d["agent"], model=d["model"], agent_format=d["agent_format"],
+                           timeout_s=d["timeout_s"], eval_interval_s=d["eval_interval_s"],
+                           started_at=d["started_at"], ended_at=d["ended_at"], utc_offset_s=d["utc_offset_s"],
+                           final=final, is_sample=bool(d["is_sample"]), infra_error=bool(d["infra_error"]),
+                           resume_count=d["resume_count"])
+            rs = RunState(key=key, loc=loc, info=info, task=sd.task_info(loc.task_id, self.tasks), first_seen=now)
+            rs.row = {c: d[c] for c in _ROW_COLS}
+            rs.status = rs.recorded_status = d["status"]
+            rs.recorded_infra = bool(d["infra_error"])
+            mt = [c[1] / 1e9 for c in cheap[2:5] if c is not None]  # the logs' mtimes: the run's last activity
+            rs.last_activity_t = min(now, max(mt + ([info.started_at] if info.started_at else []))) \
+                if (mt or info.started_at) else None
+            rs.dirty_files = False
+            self._put_to_sleep(rs, sig.digest, cheap, now)
+            out.add(key)
+        return out
+
+    def _put_to_sleep(self, rs: RunState, digest: str, cheap: tuple, now: float) -> None:
+        rs.sleep_digest, rs.sleep_cheap = digest, cheap
+        rs.sleep_sig = None
+        live = self._live_run(rs, now)
+        row = rs.row
+        if not rs.finished and row.get("resume_count") is not None:  # (a run watched counts its resumes live)
+            live.resume_count = max(live.resume_count, int(row["resume_count"] or 0))
+        if rs.recorded_infra and not live.infra_error:  # an infra error recorded (its lines are not re-read)
+            live.infra_error = True
+            live.flags = ["infra", *live.flags]
+        rs.live = live
+        rs.live_host_state = live.host_state
+        self.dormant[rs.key] = rs
+        self._index_asleep(rs)
+        self.dormant_changes += 1
+
+    # ------------------------------------------------------------------ falling asleep while watched
+    def _may_sleep(self, rs: RunState, now: float) -> bool:
+        if (rs.deleted or rs.status not in SLEEP_STATUSES or rs.dirty_files or rs.dirty_finalize or rs.fmt_pending
+                or rs.last_full_finalize <= 0 or rs.recorded_status != rs.status):
+            return False
+        if any(rd.in_flight for rd in rs.rounds.values()) or self._grading_judges(rs):
+            return False
+        c = rs.container
+        if c is not None and c.state in _ACTIVE_STATES:
+            return False
+        quiet_since = max(x for x in (rs.last_activity_t, rs.last_finalize, rs.first_seen) if x is not None)
+        return now - quiet_since >= self.settings.dormant_after_s
+
+    def _sleep_mark(self, rs: RunState) -> tuple:
+        return (rs.new_events, rs.last_event_t, rs.last_activity_t, rs.last_finalize, len(rs.rounds),
+                tuple(sorted(rs.file_sigs.items(), key=lambda kv: kv[0])))
+
+    def _settle_sleepers(self, now: float) -> None:
+        """Runs quiet long enough: take their signature (phase 1), or, one fully checked refresh later
+        with nothing new, record it and put them to sleep (phase 2)."""
+        if not self.sleep_runs:
+            return
+        for rs in list(self.runs.values()):
+            if rs.sleep_sig is None:
+                if self._may_sleep(rs, now):
+                    td = str(rs.task_dir)
+                    cheap = self._cheap_stats(td)
+                    sig = self._signature(td, rs.info.task_id, self._is_sample(rs))
+                    if sig is not None:
+                        rs.sleep_sig, rs.sleep_cheap, rs.sleep_t = sig, cheap, now
+                        rs.sleep_mark = self._sleep_mark(rs)
+                        rs.last_full_check = now - FULL_CHECK_S - 1.0  # the next refresh checks every file
+                continue
+            if not self._may_sleep(rs, now) or self._sleep_mark(rs) != rs.sleep_mark:
+                rs.sleep_sig = None  # something moved: try again once quiet
+                continue
+            if rs.last_full_check <= rs.sleep_t:
+                continue  # the full check has not run yet
+            sig = rs.sleep_sig
+            srcs = list(rs.sources.values())
+            try:
+                self.tailer.flush(srcs, now)
+                self.rec.set_cursor(rs.key, TREE_SOURCE, **sig.cursor(str(rs.task_dir)))
+            except Exception as e:  # noqa: BLE001 - stays awake; tried again once quiet
+                from ..events import one_line
+
+                self._note(one_line(f"{rs.key}: could not record its tree signature: {e}", 200))
+                rs.sleep_sig = None
+                continue
+            for src in srcs:
+                self.tailer.release(src)
+            rs.sources = {}
+            rs.sub_cache, rs.rec_cache, rs.subs = {}, {}, []
+            del self.runs[rs.key]
+            self._put_to_sleep(rs, sig.digest, rs.sleep_cheap, now)
+            self.slept += 1
+
+    def _is_sample(self, rs: RunState) -> bool:
+        r = self.conn.execute("SELECT is_sample FROM runs WHERE run_key = ?", [rs.key]).fetchall()
+        return bool(r and r[0][0])
+
+    # ------------------------------------------------------------------ waking
+    def _wake_run(self, key: str, now: float) -> None:
+        """Watch ``key`` in full again (its cursors resume where it stopped)."""
+        rs = self.dormant.pop(key, None)
+        if rs is None:
+            return
+        self._unindex_asleep(rs)
+        self.dormant_changes += 1
+        self.woken += 1
+        if os.path.isdir(rs.task_dir):
+            try:
+                self._register(rs.loc, now)
+                return
+            except Exception as e:  # noqa: BLE001 - shown as it was; its check says what is wrong
+                from ..events import one_line
+
+                self._note(one_line(f"{rs.loc.task_dir}: could not watch: {type(e).__name__}: {e}", 240))
+        rs.sleep_sig = None
+        rs.dirty_files = False
+        self.runs[key] = rs  # its directory is gone: the file check marks it deleted
+
+    def _check_asleep(self, now: float) -> None:
+        """Wake the runs asleep that the watcher, their cheap check, their full signature or the
+        engine say changed; a few full signatures per refresh (each run every ``dormant_full_s``)."""
+        touched, self._touched = self._touched, set()
+        for key in touched:
+            self._wake_run(key, now)
+        if not self.dormant:
+            self._last_full_tick = now
+            return
+        s = self.settings
+        period = s.dormant_check_s if self._watching else s.dormant_poll_s
+        if now - self._last_cheap >= period:
+            self._last_cheap = now
+            for key, rs in list(self.dormant.items()):
+                if self._cheap_stats(str(rs.task_dir)) != rs.sleep_cheap:
+                    self._wake_run(key, now)
+        last = self._last_full_tick if self._last_full_tick is not None else now
+        self._last_full_tick = now
+        if s.dormant_full_s > 0 and self.dormant:
+            self._full_credit = min(self._full_credit + len(self.dormant) * (now - last) / s.dormant_full_s,
+                                    float(len(self.dormant)))
+            keys = list(self.dormant)
+            while self._full_credit >= 1.0 and keys:
+                self._full_credit -= 1.0
+                self._full_pos = (self._full_pos + 1) % len(keys)
+                rs = self.dormant[keys[self._full_pos]]
+                sig = self._signature(str(rs.task_dir), rs.info.task_id, bool(rs.info.is_sample))
+                if sig is None or sig.digest != rs.sleep_digest:
+                    self._wake_run(rs.key, now)
+                    keys = list(self.dormant)
+
+    def _wake_by_containers(self, now: float) -> None:
+        """A work container of a run asleep is running (a resume, a re-run in place): wake it."""
+        dw = self.docker
+        if not self._dormant_names or dw is None or dw.listings == self._docker_seen:
+            return
+        self._docker_seen = dw.listings
+        for c in list(dw.containers.values()):
+            if c.role == "work" and c.state in _ACTIVE_STATES:
+                key = self._dormant_names.get(c.name)
+                if key is not None and self.dormant[key].loc.host == self.host:
+                    self._wake_run(key, now)
+
+    def _asleep_snapshot(self) -> list[LiveRun]:
+        """The LiveRuns of the runs asleep (a remote image's run gets its host's state of now)."""
+        out = []
+        for rs in self.dormant.values():
+            lr = rs.live
+            if self.host_state_of is not None and rs.key in self._run_root_host:
+                hs = self._host_state(rs.key)
+                st = hs[0] if hs else None
+                if st != rs.live_host_state:
+                    lr = rs.live = lr.model_copy(update={"host_state": st, "host_rtt_s": hs[1] if hs else None})
+                    rs.live_host_state = st
+            out.append(lr)
+        return out

@@ -1,0 +1,195 @@
+"""Registering the runs the supervisor finds: what their files say, what earlier sessions recorded of
+them (the runs row, pending tool calls, resumes, errors, alarms, containers), their tail sources (a
+mixin of :class:`edgetui.live.supervisor.Supervisor`; core: no Textual).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+from ..events import one_line
+from ..ingest import raw_secrets
+from ..parsers import sforge_dir as sd
+from ..records import make_run_key
+from .model import Alarm
+from .run_state import _mtime, _sig, RunState, TRANSCRIPT, RUN_LOG, TICKS, WHOLE_FILES
+
+
+class RunRegistry:
+    """Mixin of :class:`~edgetui.live.supervisor.Supervisor` (its state is the supervisor's)."""
+
+    def _register_all(self, locs: list, now: float) -> None:
+        """Register new runs: in one transaction (a commit per statement was most of a new run's
+        cost), the runs without a runs row skip the reads of what earlier sessions recorded; when one
+        fails, the group is rolled back and the runs registered one by one, each failure said once."""
+        if not locs:
+            return
+        self._known_keys = {r[0] for r in self.conn.execute("SELECT run_key FROM runs").fetchall()}
+        try:
+            if len(locs) > 1:
+                done: list[str] = []
+                try:
+                    with self.rec.transaction():
+                        for loc in locs:
+                            self._register(loc, now)
+                            done.append(loc.run_key)
+                    return
+                except Exception:  # noqa: BLE001 - one by one below
+                    if os.environ.get("EDGETUI_DEBUG"):
+                        raise
+                    for key in done:
+                        rs = self.runs.pop(key, None)
+                        for src in (rs.sources.values() if rs is not None else ()):
+                            self.tailer.release(src)
+                    self._task_cache.clear()
+                    self._known_keys = {r[0] for r in self.conn.execute("SELECT run_key FROM runs").fetchall()}
+            for loc in locs:
+                try:
+                    self._register(loc, now)
+                except Exception as e:  # noqa: BLE001 - one bad run must not stop the others
+                    if os.environ.get("EDGETUI_DEBUG"):
+                        raise
+                    self._note(one_line(f"{loc.task_dir}: could not watch: {type(e).__name__}: {e}", 240))
+        finally:
+            self._known_keys = None
+
+
+    def _register(self, loc: sd.RunLocation, now: float) -> None:
+        task_dir = Path(loc.task_dir)
+        for secret in raw_secrets(task_dir):
+            self.rec.add_secret(secret)
+        info = sd.read_run_info(loc)
+        key = make_run_key(info.host, info.run_id, info.task_id)
+        asked = sd.task_info(info.task_id, self.tasks)
+        cached = self._task_cache.get(info.task_id)
+        if cached is not None and cached[0] == asked:
+            task = cached[1]
+        else:
+            task = self.rec.task_for(asked)
+            self._task_cache[info.task_id] = (asked, task)
+        rs = RunState(key=key, loc=loc, info=info, task=task, first_seen=now)
+        rs.fmt = self._detect_format(rs, now)
+        info.agent_format = rs.fmt
+        self.rec.upsert_run(key, info)
+        if self._known_keys is not None and key not in self._known_keys:
+            self._load_row(rs)  # never recorded before: nothing else of it to read
+        else:
+            self._load_known(rs, now)
+        for name in (TRANSCRIPT, RUN_LOG, TICKS):
+            if (task_dir / name).exists():
+                self._add_source(rs, name, catchup=True)
+        t_mtime = _mtime(task_dir / TRANSCRIPT)
+        if t_mtime is not None:
+            rs.last_growth_t = min(now, t_mtime)
+        rs.last_activity_t = max([x for x in (rs.last_growth_t, _mtime(task_dir / RUN_LOG), _mtime(task_dir / TICKS),
+                                               info.started_at) if x is not None], default=None)
+        if rs.last_activity_t is not None:
+            rs.last_activity_t = min(now, rs.last_activity_t)
+        for name in WHOLE_FILES:
+            rs.file_sigs[name] = _sig(task_dir / name)
+        rs.last_full_check = now
+        self.runs[key] = rs
+
+
+    def _load_known(self, rs: RunState, now: float) -> None:
+        """What earlier sessions recorded: the run row, pending tool calls, resumes, errors, alarms, containers."""
+        c = self.conn
+        key = rs.key
+        self._load_row(rs)
+        cur = self.rec.get_cursor(key, TRANSCRIPT)
+        if cur and cur.get("generation"):
+            rows = c.execute(
+                """SELECT tool_use_id FROM events WHERE run_key = ? AND source = ? AND generation = ?
+                   AND kind = 'tool_call' AND tool_use_id IS NOT NULL
+                   AND segment IS NOT DISTINCT FROM (SELECT max(segment) FROM events WHERE run_key = ? AND source = ?
+                                                     AND generation = ?)
+                   AND tool_use_id NOT IN (SELECT tool_use_id FROM events WHERE run_key = ? AND kind = 'tool_result'
+                                           AND tool_use_id IS NOT NULL)""",
+                [key, TRANSCRIPT, cur["generation"], key, TRANSCRIPT, cur["generation"], key]).fetchall()
+            rs.pending = {r[0]: now for r in rows}
+        # facts of the current generation of each log (a re-run in place truncates them)
+        gens = {}
+        for src_name in (RUN_LOG, TICKS):
+            cu = self.rec.get_cursor(key, src_name)
+            gens[src_name] = cu["generation"] if cu and cu.get("generation") else ""
+        for kind, t, summ in c.execute(
+                "SELECT kind, t, summary FROM events WHERE run_key = ? AND ((source = ? AND generation = ?) "
+                "OR (source = ? AND generation = ?)) "
+                "AND kind IN ('resume', 'infra_error', 'auto_eval_error') AND t IS NOT NULL ORDER BY t",
+                [key, RUN_LOG, gens[RUN_LOG], TICKS, gens[TICKS]]).fetchall():
+            if kind == "resume":
+                rs.resume_times.append(t)
+            elif kind == "infra_error":
+                rs.error_times.append(t)
+                rs.last_error_msg = summ
+            elif kind == "auto_eval_error":
+                rs.tick_error_times.append(t)
+                rs.last_tick_error = summ
+        fin = c.execute("SELECT min(t) FROM events WHERE run_key = ? AND source = ? AND generation = ? "
+                        "AND kind = 'segment_end' AND data->>'$.agent_finished' = 'true'",
+                        [key, RUN_LOG, gens[RUN_LOG]]).fetchone()
+        if fin and fin[0] is not None:
+            rs.ending_since = fin[0]
+        for sid, rnd in c.execute("SELECT data->>'$.submission_id', round FROM events WHERE run_key = ? AND source = ? "
+                                  "AND kind = 'submission_sent'", [key, TICKS]).fetchall():
+            if sid and rnd:
+                rs.tick_sids[sid] = rnd
+        # alarms of earlier sessions: their episodes count as still active until seen false once
+        rows = c.execute("SELECT t, data FROM events WHERE run_key = ? AND kind = 'alarm' ORDER BY t", [key]).fetchall()
+        if rows:
+            import json
+
+            alarms, keys, acks = [], set(), []
+            for t, data in rows[-100:]:
+                try:
+                    d = json.loads(data) if data else {}
+                except ValueError:
+                    d = {}
+                if d.get("ack"):
+                    acks.append((str(d.get("key") or d.get("rule")), t))
+                    continue
+                keys.add(str(d.get("key") or d.get("rule")))
+                alarms.append(Alarm(run_key=key, rule=str(d.get("rule") or "?"), severity=str(d.get("severity") or "warning"),
+                                    t=t, message=str(d.get("message") or ""), data=d))
+            self.book.preload(key, keys, alarms[-50:])
+            for k, t in acks:
+                self.book.restore_ack(key, k, t)
+        # the last recorded state of the work container (so a container that vanished while nobody watched is "gone")
+        row = c.execute("SELECT data->>'$.id', data->>'$.state', t FROM events WHERE run_key = ? AND kind = 'container_state' "
+                        "AND data->>'$.role' = 'work' ORDER BY t DESC LIMIT 1", [key]).fetchone()
+        if row and row[0]:
+            rs.container_seen_id, rs.container_state = row[0], row[1]
+            if row[1] in ("exited", "dead", "gone"):
+                rs.container_ended_t = row[2]
+            op = c.execute("SELECT data->>'$.operator' FROM events WHERE run_key = ? AND kind = 'container_state' "
+                           "AND data->>'$.id' = ? AND data->>'$.operator' IS NOT NULL ORDER BY t DESC LIMIT 1",
+                           [key, row[0]]).fetchall()
+            if op:
+                rs.operator_action = op[0][0]
+
+    #: runs-row columns that only a full finalize recomputes (the live deltas are added to them)
+    _AGG_COLS = ("n_events", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd",
+                 "stated_cost_usd", "last_event_at")
+
+    def _load_row(self, rs: RunState, aggregates: bool = True) -> None:
+        """Read the run's runs row into ``rs.row`` (and reset the live deltas). ``aggregates=False``
+        (after a submissions-only finalize) keeps the aggregate columns and their deltas as they are."""
+        cols = ("best_round", "best_score", "best_pass_rate", "best_score_0_100", "score_task", "agent_submissions",
+                "auto_submissions", "game_sessions", "agent", "model", "started_at", "resume_count", "ended_at",
+                "selection", "score_direction")
+        if aggregates:
+            cols += self._AGG_COLS
+        r = self.conn.execute(f"SELECT {', '.join(cols)} FROM runs WHERE run_key = ?", [rs.key]).fetchone()
+        if aggregates:
+            rs.row = dict(zip(cols, r)) if r else {}
+        else:
+            rs.row = {**rs.row, **(dict(zip(cols, r)) if r else {})}
+        b = self.conn.execute("SELECT max(t) FROM submissions WHERE run_key = ? AND is_new_best", [rs.key]).fetchone()
+        rs.last_new_best_t = b[0] if b else None
+        if not aggregates:
+            return
+        rs.new_events = 0
+        rs.tok_delta = [0, 0, 0, 0]
+        rs.cost_delta = 0.0

@@ -1,0 +1,295 @@
+"""Watching many runs: finished runs asleep (shown from their rows, woken by a change), new runs
+registered in one transaction, the watcher's limit (stat polling instead), the engine's events.
+
+Real run directories (the bundled sample runs, copied with their mtimes), a real DuckDB file, the
+real file watcher, a real lowered inotify limit (a user namespace), this machine's Docker engine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from edgetui.db import open_db
+from edgetui.hosts.signature import TREE_SOURCE
+from edgetui.ingest import ingest_paths
+from edgetui.live.alarms import AlarmSettings
+from edgetui.live.supervisor import Supervisor
+from edgetui.parsers.sforge_dir import discover
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "sample_runs" / "runs"
+TASKS = ROOT / "sample_runs" / "tasks"
+
+#: LiveRun fields a run asleep shows as the same run watched in full does
+SAME = ("run_key", "host", "run_id", "task_id", "run_dir", "agent", "model", "status", "infra_error", "started_at",
+        "elapsed_s", "budget_s", "best_display", "best_round", "score_task", "agent_submissions",
+        "auto_submissions", "last_event_at", "tokens", "cost_usd", "best_pass_rate", "best_score",
+        "best_score_0_100", "game_sessions", "resume_count", "deleted")
+
+
+def settings(**kw) -> AlarmSettings:
+    base = dict(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0, stats_interval_s=0,
+                grading_grace_s=0, container_grace_s=0)
+    base.update(kw)
+    return AlarmSettings(**base)
+
+
+@pytest.fixture
+def warm(tmp_path):
+    """The sample runs copied (mtimes kept) and recorded by ``edgetui ingest``: (root, conn)."""
+    root = tmp_path / "runs"
+    shutil.copytree(SAMPLES, root, symlinks=True)
+    conn = open_db(tmp_path / "w.duckdb")
+    rep = ingest_paths(conn, [root], tasks_dir=TASKS)
+    assert rep.runs and not rep.failed
+    yield root, conn
+    conn.close()
+
+
+def _recorded_asleep(conn) -> set[str]:
+    return {r[0] for r in conn.execute(
+        "SELECT r.run_key FROM runs r JOIN source_cursors c ON c.run_key = r.run_key AND c.source = ? "
+        "WHERE r.status IN ('finished', 'aborted')", [TREE_SOURCE]).fetchall()}
+
+
+def test_finished_runs_start_asleep_and_show_what_a_full_watch_shows(warm):
+    root, conn = warm
+    sleepy = _recorded_asleep(conn)
+    assert len(sleepy) >= 5
+    sup = Supervisor(conn, [root], docker_client=None, tasks_dir=TASKS, settings=settings())
+    full = Supervisor(conn, [root], docker_client=None, tasks_dir=TASKS, settings=settings(), sleep=False)
+    try:
+        runs = {r.run_key: r for r in sup.poll_once()}
+        assert set(sup.dormant) == sleepy
+        counts = dict(conn.execute("SELECT run_key, count(*) FROM events GROUP BY run_key").fetchall())
+        assert {k: runs[k].n_events for k in sleepy} == {k: counts.get(k, 0) for k in sleepy}
+        assert not any(k in sup.runs for k in sleepy)
+        assert not any(rs.sources for rs in sup.dormant.values())  # no file of theirs is open or tailed
+        assert set(runs) == {loc.run_key for loc in discover(root)}
+        # the same runs watched in full (every file read again from the recorded cursors)
+        ref = {r.run_key: r for r in full.poll_once()}
+        while full.behind:
+            ref = {r.run_key: r for r in full.poll_once()}
+        assert not full.dormant
+        for key in sleepy:
+            a, b = runs[key].model_dump(), ref[key].model_dump()
+            diff = {f: (a[f], b[f]) for f in SAME if a[f] != b[f]}
+            assert not diff, (key, diff)
+            # (n_events: the full watch adds the end of a finished transcript where the offline ingest
+            # recorded none, e.g. the game sample's budget stop: one event more, not the sleep's doing)
+            assert 0 <= b["n_events"] - a["n_events"] <= 1
+    finally:
+        sup.close()
+        full.close()
+
+
+def test_a_run_asleep_costs_no_refresh_work(warm, monkeypatch):
+    root, conn = warm
+    sup = Supervisor(conn, [root], docker_client=None, tasks_dir=TASKS, settings=settings(dormant_poll_s=3600))
+    try:
+        sup.poll_once()
+        asleep = set(sup.dormant)
+        seen: list[str] = []
+        for name in ("_check_run_files", "_status", "_alarms", "_live_run", "_grading_state"):
+            orig = getattr(sup, name)
+
+            def spy(rs, *a, _orig=orig, **kw):
+                seen.append(rs.key)
+                return _orig(rs, *a, **kw)
+            monkeypatch.setattr(sup, name, spy)
+        for _ in range(3):
+            runs = sup.poll_once()
+        assert not asleep & set(seen)
+        assert asleep <= {r.run_key for r in runs}
+        assert sup.snapshot_changed is bool(sup.runs)  # nothing awake: the snapshot is not sent again
+    finally:
+        sup.close()
+
+
+def test_a_change_under_a_run_asleep_wakes_it_through_the_watcher(warm):
+    root, conn = warm
+    sup = Supervisor(conn, [root], docker_client=None, tasks_dir=TASKS,
+                     settings=settings(dormant_check_s=3600, dormant_poll_s=3600, dormant_full_s=0))
+    stop = threading.Event()
+    th = threading.Thread(target=sup.run_forever, args=(0.5, stop), daemon=True)
+    try:
+        sup.poll_once()
+        key = sorted(sup.dormant)[0]
+        td = Path(sup.dormant[key].task_dir)
+        n0 = conn.execute("SELECT count(*) FROM events WHERE run_key = ?", [key]).fetchone()[0]
+        th.start()
+        end = time.time() + 20
+        while not sup._watching and time.time() < end:
+            time.sleep(0.1)
+        assert sup._watching and sup.watch_mode == "inotify"
+        with open(td / "run_agent.log", "a") as f:
+            f.write(time.strftime("%Y-%m-%d %H:%M:%S", time.localtime()) + ",000 - INFO - woken by a test line\n")
+        while time.time() < end and conn.cursor().execute(
+                "SELECT count(*) FROM events WHERE run_key = ? AND summary LIKE '%woken by a test line%'",
+                [key]).fetchone()[0] == 0:
+            time.sleep(0.2)
+        assert key in sup.runs and key not in sup.dormant
+        n1 = conn.cursor().execute("SELECT count(*) FROM events WHERE run_key = ?", [key]).fetchone()[0]
+        assert n1 > n0
+        # resumed from its cursor: no line recorded twice
+        dup = conn.cursor().execute("SELECT count(*) - count(DISTINCT event_id) FROM events WHERE run_key = ?",
+                                    [key]).fetchone()[0]
+        assert dup == 0
+    finally:
+        stop.set()
+        th.join(10)
+        sup.close()
+
+
+def test_without_watcher_the_cheap_check_and_the_full_signature_wake_runs(warm):
+    root, conn = warm
+    sup = Supervisor(conn, [root], docker_client=None, tasks_dir=TASKS,
+                     settings=settings(dormant_poll_s=0, dormant_full_s=1e9))
+    try:
+        sup.poll_once()
+        keys = sorted(sup.dormant)
+        # the cheap check: a log grew
+        a = sup.dormant[keys[0]]
+        with open(Path(a.task_dir) / "run_agent.log", "a") as f:
+            f.write("2026-01-01 00:00:00,000 - INFO - a line\n")
+        sup.poll_once()
+        assert keys[0] in sup.runs
+        # a report rewritten inside its submission folder: no directory's mtime moves, the cheap
+        # check cannot see it; the full signature (each run asleep every dormant_full_s) does
+        b = next(rs for k, rs in sup.dormant.items() if list((Path(rs.task_dir) / "submissions").glob("*/report.json")))
+        rep = sorted((Path(b.task_dir) / "submissions").glob("*/report.json"))[0]
+        d_mt = [os.stat(p).st_mtime_ns for p in (rep.parent, rep.parent.parent, b.task_dir)]
+        rep.write_text(rep.read_text())  # same bytes, new mtime
+        assert [os.stat(p).st_mtime_ns for p in (rep.parent, rep.parent.parent, b.task_dir)] == d_mt
+        sup.poll_once()
+        assert b.key in sup.dormant
+        sup.settings.dormant_full_s = 1e-6  # every run asleep is due
+        sup.poll_once()
+        assert b.key in sup.runs and b.key not in sup.dormant
+    finally:
+        sup.close()
+
+
+def test_a_run_finishing_while_watched_falls_asleep_and_starts_asleep_next_time(tmp_path):
+    root = tmp_path / "runs"
+    src = SAMPLES / "opus48-edge-3-20260312005800"
+    shutil.copytree(src, root / src.name, symlinks=True)
+    conn = open_db(tmp_path / "f.duckdb")
+    try:
+        sup = Supervisor(conn, [root], docker_client=None, tasks_dir=TASKS, settings=settings(dormant_after_s=0))
+        try:
+            sup.poll_once()
+            assert not sup.dormant  # never recorded: read in full first
+            for _ in range(20):
+                sup.poll_once()
+                if sup.dormant:
+                    break
+            keys = {loc.run_key for loc in discover(root)}
+            finished = {r.run_key for r in sup.last_runs if r.status == "finished"}
+            assert finished and set(sup.dormant) == finished
+            assert finished <= _recorded_asleep(conn)
+            shown = {r.run_key: r.model_dump() for r in sup.last_runs}
+            assert set(shown) == keys
+        finally:
+            sup.close()
+        again = Supervisor(conn, [root], docker_client=None, tasks_dir=TASKS, settings=settings())
+        try:
+            runs = {r.run_key: r.model_dump() for r in again.poll_once()}
+            assert set(again.dormant) == finished
+            for k in finished:
+                assert {f: runs[k][f] for f in SAME} == {f: shown[k][f] for f in SAME}
+        finally:
+            again.close()
+    finally:
+        conn.close()
+
+
+def _big_run(root: Path, i: int, n_subs: int) -> None:
+    td = root / f"r{i}" / "taskA"
+    for k in range(n_subs):
+        (td / "submissions" / f"agent-{k + 1}").mkdir(parents=True)
+    (td / "run_agent.log").write_text(
+        time.strftime("%Y-%m-%d %H:%M:%S", time.localtime()) + ",000 - INFO - Running agent\n")
+    (td / "agent_output.txt").write_text(json.dumps(
+        {"type": "system", "subtype": "init", "session_id": f"s{i}", "model": "m", "cwd": "/w", "tools": []}) + "\n")
+
+
+_LIMIT_CHILD = textwrap.dedent("""
+    import json, sys, threading, time
+    from pathlib import Path
+    sys.path.insert(0, sys.argv[3])
+    from edgetui.db import open_db
+    from edgetui.live.alarms import AlarmSettings
+    from edgetui.live.supervisor import Supervisor
+    root, db = Path(sys.argv[1]), Path(sys.argv[2])
+    conn = open_db(db)
+    sup = Supervisor(conn, [root], docker_client=None, settings=AlarmSettings(max_poll_s=2.0))
+    gaps = []
+    orig = sup._next_gap
+    def spy(interval):
+        gaps.append(orig(interval))
+        return gaps[-1]
+    sup._next_gap = spy
+    stop = threading.Event()
+    th = threading.Thread(target=sup.run_forever, args=(1.0, stop), daemon=True)
+    th.start()
+    end = time.time() + 30
+    while not sup.watch_mode.startswith("polling") and time.time() < end:
+        time.sleep(0.1)
+    time.sleep(4.0)  # quiet refreshes: the polling interval grows
+    gap = max(gaps)
+    t0 = time.time()
+    with open(root / "r0" / "taskA" / "agent_output.txt", "a") as f:
+        f.write(json.dumps({"type": "assistant", "message": {"id": "m1", "model": "m", "role": "assistant",
+                "content": [{"type": "text", "text": "seen by polling"}]}, "session_id": "s0"}) + "\\n")
+    (root / "late" / "taskB").mkdir(parents=True)
+    (root / "late" / "taskB" / "run_agent.log").write_text("2026-01-01 00:00:00,000 - INFO - Running agent\\n")
+    seen = found = None
+    c = conn.cursor()
+    while time.time() - t0 < 20 and (seen is None or found is None):
+        if seen is None and c.execute("SELECT count(*) FROM events WHERE summary LIKE '%seen by polling%'").fetchone()[0]:
+            seen = time.time() - t0
+        if found is None and any(k.endswith("/late/taskB") for k in sup.runs):
+            found = time.time() - t0
+        time.sleep(0.1)
+    stop.set(); th.join(10)
+    print(json.dumps({"mode": sup.watch_mode, "notes": [m for _, m in sup.notes], "gap": gap,
+                      "seen": seen, "found": found}))
+    sup.close(); conn.close()
+""")
+
+
+def test_watch_limit_reached_falls_back_to_stat_polling(tmp_path):
+    """inotify's limit lowered for real (a user namespace's max_inotify_watches, seen by that
+    namespace only): the supervisor says so, polls by stat, and still records new lines and runs."""
+    if shutil.which("unshare") is None:
+        pytest.skip("unshare (util-linux) not installed")
+    probe = subprocess.run(["unshare", "-Ur", "sh", "-c", "echo 40 > /proc/sys/user/max_inotify_watches"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot lower the inotify limit in a user namespace: {probe.stderr.strip()}")
+    root = tmp_path / "runs"
+    for i in range(4):
+        _big_run(root, i, 20)  # 4 runs x 20 submission folders: over 80 directories, limit 40
+    script = tmp_path / "child.py"
+    script.write_text(_LIMIT_CHILD)
+    r = subprocess.run(["unshare", "-Ur", "sh", "-c", 'echo 40 > /proc/sys/user/max_inotify_watches && '
+                        f'exec "{sys.executable}" "{script}" "{root}" "{tmp_path / "l.duckdb"}" "{ROOT}"'],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["mode"] == "polling: the file watcher's limit was reached"
+    assert any("file watcher's limit reached" in n for n in out["notes"]), out["notes"]
+    assert out["gap"] is not None and out["gap"] > 1.0  # quiet: the interval grew (adaptive)
+    assert out["seen"] is not None and out["seen"] < 10, out
+    assert out["found"] is not None and out["found"] < 10, out
