@@ -293,3 +293,59 @@ def test_watch_limit_reached_falls_back_to_stat_polling(tmp_path):
     assert out["gap"] is not None and out["gap"] > 1.0  # quiet: the interval grew (adaptive)
     assert out["seen"] is not None and out["seen"] < 10, out
     assert out["found"] is not None and out["found"] < 10, out
+
+
+def test_the_local_engine_is_listed_on_its_events_only(tmp_path):
+    """This machine's Docker engine: after the first listings, refreshes list nothing until the
+    events stream (read in 1 s windows here) says a container changed."""
+    docker = pytest.importorskip("docker")
+    sys.path.insert(0, str(Path(__file__).parent))
+    from docker_images import build_busybox_image, remove_containers, remove_image
+
+    from edgetui.live.docker_watch import DockerWatch
+
+    try:
+        engine = docker.from_env(timeout=10)
+        engine.ping()
+    except Exception as e:  # noqa: BLE001
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"Docker engine not reachable: {e}")
+        pytest.skip(f"Docker engine not reachable: {e}")
+    tag = build_busybox_image(engine)
+    tok = "edt" + os.urandom(4).hex()
+    woke = threading.Event()
+    dw = DockerWatch(engine, list_interval_s=3600, events_window_s=1.0, on_change=woke.set)
+    try:
+        assert dw.refresh()
+        end = time.time() + 10
+        while not dw.events_up and time.time() < end:
+            time.sleep(0.05)
+        assert dw.events_up
+        assert dw.refresh()  # the listing due once the stream is read (what came before it is unknown)
+        n, e = dw.listings, dw._events.events
+        time.sleep(2.5)  # past a window's end: the next window goes on from its `until`
+        woke.clear()
+        for _ in range(5):
+            assert dw.refresh()
+        # nothing happened, nothing listed (an SForge-named container of another test on this
+        # engine is an event: each listing here was asked by one)
+        assert dw.listings - n <= dw._events.events - e
+        c = engine.containers.run(tag, ["sleep", "60"], name=f"sforge.run.{tok}.r1", detach=True)
+        assert woke.wait(10), "no event for the container started"
+        end = time.time() + 10
+        while f"sforge.run.{tok}.r1" not in dw.by_name and time.time() < end:
+            assert dw.refresh()
+            time.sleep(0.1)
+        assert dw.by_name[f"sforge.run.{tok}.r1"].state == "running" and dw.listings > n
+        woke.clear()
+        c.kill()
+        assert woke.wait(10), "no event for the container killed"
+        end = time.time() + 10
+        while dw.by_name[f"sforge.run.{tok}.r1"].state == "running" and time.time() < end:
+            assert dw.refresh()
+            time.sleep(0.1)
+        assert dw.by_name[f"sforge.run.{tok}.r1"].state == "exited"
+    finally:
+        dw.close()
+        remove_containers(engine, tok)
+        remove_image(engine, tag)

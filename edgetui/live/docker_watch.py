@@ -5,10 +5,12 @@ Cost model (sforge-format.md §10.3, §12.12): the engine's container events
 (:class:`EngineEvents`); a container listing — one ``GET /containers/json``
 without the per-container inspect the SDK does by default, names, state and
 exit code from it — is made only when an event came (or the stream could not
-be read), and every ``list_interval_s`` as a safety net. The stream is asked
-in windows of ``events_window_s`` seconds (``since`` = the previous window's
-``until``: no gap), so a stopped engine is noticed within one window. An engine
-or client without an events stream is listed at every refresh, as before. A work
+be read), after an action of ours, and every ``list_interval_s`` as a safety
+net. The stream is asked in windows of ``events_window_s`` seconds (``since`` =
+the previous window's ``until``: no gap), so a stopped engine is noticed within
+one window. The supervisor turns the stream on for the local engine
+(``AlarmSettings.docker_events_window_s``); with ``events_window_s = 0`` (the
+default here) or a client without ``api.events``, every refresh lists. A work
 container is inspected once when first seen (memory limit, start time, the
 ``SFORGE_TOKEN`` of its environment for judge polling) and once per state
 change (``State.OOMKilled``, ``ExitCode``, ``FinishedAt``); judge and game
@@ -195,10 +197,27 @@ class StatsSampler:
                 self._latest[cid] = {"t": now, "cpu_percent": cpu, "mem_bytes": usage, "mem_limit_bytes": limit}
 
 
+#: container event actions that change what a listing shows (exec_*, attach, resize, top... do not)
+_STATE_ACTIONS = frozenset({"create", "start", "restart", "stop", "die", "kill", "oom", "pause", "unpause",
+                            "destroy", "rename", "update"})
+
+
+def _relevant(ev: Any) -> bool:
+    """An event about an SForge container (work, judge, game: :func:`parse_name`) that changes its state."""
+    if not isinstance(ev, dict):
+        return True
+    action = str(ev.get("Action") or ev.get("status") or "").split(":", 1)[0]
+    if action and action not in _STATE_ACTIONS:
+        return False
+    name = ((ev.get("Actor") or {}).get("Attributes") or {}).get("name")
+    return not isinstance(name, str) or action == "rename" or parse_name(name)["role"] != "other"
+
+
 class EngineEvents:
     """A thread reading the engine's container events (``api.events(decode=True)``) in windows of
     ``window_s`` seconds (each asks ``since`` = the previous ``until``, so none is missed between
-    windows, and a stopped engine ends the stream within one window). Each event sets a dirty flag
+    windows, and a stopped engine ends the stream within one window). Each event about an SForge
+    container's state (:func:`_relevant`: other containers and exec/attach events are ignored) sets a dirty flag
     (:meth:`take_dirty`) and calls ``on_change``; so does the stream failing (:attr:`up` False
     until it is read again: the caller lists at each refresh meanwhile)."""
 
@@ -242,7 +261,9 @@ class EngineEvents:
                 if not self.up:
                     self.up, self.error = True, None
                     self._dirty = True
-                for _ev in st:
+                for ev in st:
+                    if not _relevant(ev):
+                        continue
                     self.events += 1
                     self._dirty = True
                     self.on_change()
@@ -266,12 +287,15 @@ class DockerWatch:
     """Listing, joining helpers, samples and actions for one Docker engine.
 
     ``client``: a ``docker.DockerClient``, ``"auto"`` (``docker.from_env()``,
-    created lazily and re-created after failures) or ``None`` (disabled).
+    created lazily and re-created after failures) or ``None`` (disabled). ``events_window_s`` > 0
+    reads the engine's events stream (:class:`EngineEvents`) and lists only on events, after an
+    action of ours and every ``list_interval_s``; 0 (the default) lists at every :meth:`refresh`.
+    ``on_change`` is called from the events thread when an event arrives.
     """
 
     def __init__(self, client: Any = "auto", *, host: str = "local", retry_s: float = 5.0,
                  stats_interval_s: float = 10.0, clock=time.time, list_interval_s: float = 30.0,
-                 events_window_s: float = 5.0, on_change: Optional[Callable[[], None]] = None):
+                 events_window_s: float = 0.0, on_change: Optional[Callable[[], None]] = None):
         self._auto = client == "auto"
         #: seconds between two listings while the events stream is read and says nothing (safety net)
         self.list_interval_s = list_interval_s
@@ -280,6 +304,7 @@ class DockerWatch:
         self.on_change = on_change
         self._events: Optional[EngineEvents] = None
         self._listed_mono = float("-inf")
+        self._force_list = False  # an action of ours changed a container: list at the next refresh
         self.listings = 0  # listings made (diagnostics, benches)
         self.client = None if self._auto else client
         self.enabled = client is not None
@@ -326,16 +351,10 @@ class DockerWatch:
             self.available = False
             return False
         ev = self._events
-        if ev is None and self.available and self.events_window_s > 0:
-            try:
-                has_events = callable(getattr(self.client.api, "events", None))
-            except Exception:  # noqa: BLE001 - a client whose attributes fail while the engine is down
-                has_events = False
-            if has_events:
-                self._events = ev = EngineEvents(self.client.api, self._on_event, self.events_window_s)
-        if (self.available and ev is not None and ev.up and not ev.take_dirty()
+        if (self.available and ev is not None and ev.up and not ev.take_dirty() and not self._force_list
                 and now - self._listed_mono < self.list_interval_s):
             return True
+        self._force_list = False
         try:
             raw = self.client.api.containers(all=True)
         except Exception as e:  # noqa: BLE001 - engine stopped, socket gone, timeout
@@ -355,6 +374,13 @@ class DockerWatch:
         self._listed_mono = now
         self.listings += 1
         self.available = True
+        if self._events is None and self.events_window_s > 0:  # listed: read the events from now on
+            try:
+                has_events = callable(getattr(self.client.api, "events", None))
+            except Exception:  # noqa: BLE001 - a client whose attributes fail while the engine is down
+                has_events = False
+            if has_events:
+                self._events = EngineEvents(self.client.api, self._on_event, self.events_window_s)
         self.error = None
         self.listed_at = self.clock()
         infos: dict[str, ContainerInfo] = {}
@@ -470,6 +496,7 @@ class DockerWatch:
         """``docker stop``; returns a one-line outcome."""
         try:
             self._container(name_or_id).stop(timeout=timeout)
+            self._force_list = True
             return f"stopped {name_or_id}"
         except Exception as e:  # noqa: BLE001
             return f"could not stop {name_or_id}: {_short_error(e)}"
@@ -478,6 +505,7 @@ class DockerWatch:
         """``docker kill``; returns a one-line outcome."""
         try:
             self._container(name_or_id).kill(signal=signal)
+            self._force_list = True
             return f"killed {name_or_id}"
         except Exception as e:  # noqa: BLE001
             return f"could not kill {name_or_id}: {_short_error(e)}"

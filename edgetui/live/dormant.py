@@ -169,6 +169,8 @@ class DormantRuns:
             rs.dirty_files = False
             self._put_to_sleep(rs, sig.digest, cheap, now)
             out.add(key)
+        if out:
+            self._last_cheap = now  # their cheap stats were just taken
         return out
 
     def _put_to_sleep(self, rs: RunState, digest: str, cheap: tuple, now: float) -> None:
