@@ -349,3 +349,46 @@ def test_the_local_engine_is_listed_on_its_events_only(tmp_path):
         dw.close()
         remove_containers(engine, tok)
         remove_image(engine, tag)
+
+
+def test_the_local_hosts_signature_is_the_generic_one(warm):
+    """The local host's listing skips building Entry objects: the digest must be the one any other
+    host (the same stats through Host.list) gives, or recorded signatures would never match."""
+    from edgetui.hosts.local import LocalHost
+    from edgetui.hosts.signature import tree_signature
+
+    class Other:  # any host but LocalHost: the generic path through list()/stat()
+        name = "local"
+
+        def __init__(self):
+            self.h = LocalHost()
+
+        def list(self, p):
+            return self.h.list(p)
+
+        def stat(self, p):
+            return self.h.stat(p)
+
+    root, _conn = warm
+    locs = discover(root)
+    assert locs
+    for loc in locs:
+        a = tree_signature(LocalHost(), str(loc.task_dir), "salt")
+        b = tree_signature(Other(), str(loc.task_dir), "salt")
+        assert (a.digest, a.n_entries, a.n_bytes, a.newest_mtime) == (b.digest, b.n_entries, b.n_bytes, b.newest_mtime)
+
+
+def test_a_run_asleep_whose_directory_goes_is_shown_deleted(warm):
+    root, conn = warm
+    sup = Supervisor(conn, [root], docker_client=None, tasks_dir=TASKS, settings=settings(dormant_poll_s=0))
+    try:
+        sup.poll_once()
+        key = sorted(sup.dormant)[0]
+        td = Path(sup.dormant[key].task_dir)
+        n = conn.execute("SELECT count(*) FROM events WHERE run_key = ?", [key]).fetchone()[0]
+        shutil.rmtree(td)
+        runs = {r.run_key: r for r in sup.poll_once()}
+        assert key in sup.runs and runs[key].deleted and "deleted" in runs[key].flags
+        assert conn.execute("SELECT count(*) FROM events WHERE run_key = ?", [key]).fetchone()[0] == n  # kept
+    finally:
+        sup.close()

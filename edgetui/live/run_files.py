@@ -217,10 +217,11 @@ class RunFiles:
         for _, _, rs in due[: max(1, s.max_finalize_per_poll)]:
             full = True
             try:
-                if rs.dirty_files:
-                    full = self._refresh_files(rs, now)
-                else:
-                    self._finalize(rs)
+                with self.rec.transaction():  # one commit for the run's ~25 statements (each was its own)
+                    if rs.dirty_files:
+                        full = self._refresh_files(rs, now)
+                    else:
+                        self._finalize(rs)
                 if rs.message and rs.message.startswith("could not refresh"):
                     rs.message = None
             except Exception as e:  # noqa: BLE001 - one run's trouble stays with that run

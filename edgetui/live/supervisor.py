@@ -178,7 +178,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         #: the snapshot changed in the last refresh (False: nothing awake, nothing woke or slept)
         self.snapshot_changed = True
         self._snap_sig: Optional[tuple] = None
-        self._snap_asleep = -1  # dormant_changes at the last snapshot
+        self._snap_asleep: Optional[tuple] = None  # (dormant_changes, runs awake) at the last snapshot
 
     # ================================================================== public API
     def poll_once(self) -> list[LiveRun]:
@@ -490,14 +490,14 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
     def _snapshot(self, now: float) -> None:
         """``last_runs``: a LiveRun of every run awake, the kept one of every run asleep, by run key;
         ``snapshot_changed`` False when nothing is awake and no run woke or fell asleep."""
-        if not self.runs and self._snap_asleep == self.dormant_changes and not self._run_root_host:
-            return  # nothing awake, no run woke or fell asleep: the same snapshot
+        if not self.runs and self._snap_asleep == (self.dormant_changes, 0) and not self._run_root_host:
+            return  # nothing awake now or at the last one, no run woke or fell asleep: the same snapshot
         runs = [self._live_run(rs, now) for rs in self.runs.values()]
         if self.dormant:
             runs.extend(self._asleep_snapshot())
         runs.sort(key=lambda r: r.run_key)
         self.last_runs = runs
-        self._snap_asleep = self.dormant_changes
+        self._snap_asleep = (self.dormant_changes, len(self.runs))
 
     # ================================================================== discovery
     def _known(self, path: str) -> bool:
