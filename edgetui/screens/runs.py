@@ -314,10 +314,17 @@ class RunsScreen(Screen):
         if crit:
             self.app.bell()
 
+    #: seconds between the clock's re-renders while no run is live (ages of minutes and hours only)
+    IDLE_TICK_S = 15.0
+
     def _tick(self) -> None:
         """Ages and elapsed times move with the clock: re-render once a second, unless a snapshot
-        did within the last second (busy supervisors send several a second)."""
-        if self.runs and self._on_top and time.monotonic() - self._rendered_at >= 0.9:
+        did within the last second (busy supervisors send several a second); while no run is live
+        (every run finished: no elapsed time moves) every :attr:`IDLE_TICK_S` seconds."""
+        if not self.runs or not self._on_top:
+            return
+        since = time.monotonic() - self._rendered_at
+        if since >= 0.9 and (since >= self.IDLE_TICK_S or any(r.status in ("running", "grading") for r in self.runs)):
             self._render_all()
 
     def on_screen_resume(self) -> None:
