@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import deque
 from typing import Optional
 
 from ..hosts.local import LocalHost
@@ -70,7 +71,8 @@ class DormantRuns:
         self.dormant: dict[str, RunState] = {}  # run key -> the state of a run asleep (rs.live: its LiveRun)
         self._dormant_dirs: dict[str, str] = {}  # absolute task dir -> run key
         self._dormant_names: dict[str, str] = {}  # work container name -> run key
-        self._touched: set[str] = set()  # run keys asleep the watcher saw a change under (its thread adds)
+        #: run keys asleep the watcher saw a change under (its thread appends, refreshes pop)
+        self._touched: deque[str] = deque()
         self._last_cheap = float("-inf")
         self._full_credit = 0.0
         self._full_pos = 0
@@ -274,9 +276,9 @@ class DormantRuns:
     def _check_asleep(self, now: float) -> None:
         """Wake the runs asleep that the watcher, their cheap check, their full signature or the
         engine say changed; a few full signatures per refresh (each run every ``dormant_full_s``)."""
-        touched, self._touched = self._touched, set()
-        for key in touched:
-            self._wake_run(key, now)
+        touched = self._touched
+        while touched:
+            self._wake_run(touched.popleft(), now)
         if not self.dormant:
             self._last_full_tick = now
             return

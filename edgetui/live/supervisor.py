@@ -78,6 +78,8 @@ from .watching import FileWatch
 
 #: this many runs registered in one refresh are shown before any of their lines is read
 FIRST_SHOW_RUNS = 20
+#: file refreshes and finalizes wait at most this long for a catch-up with existing files to end
+CATCHUP_DEFER_S = 30.0
 
 
 class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, FileWatch):
@@ -178,6 +180,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         #: the snapshot changed in the last refresh (False: nothing awake, nothing woke or slept)
         self.snapshot_changed = True
         self._snap_sig: Optional[tuple] = None
+        self._behind_since: Optional[float] = None  # when the current catch-up began
         self._snap_asleep: Optional[tuple] = None  # (dormant_changes, runs awake) at the last snapshot
 
     # ================================================================== public API
@@ -198,7 +201,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             self._polls += 1
             self.messages = self._state_messages() + self._poll_notes
             sig = (self.dormant_changes, tuple(self.messages), len(self.last_runs))
-            self.snapshot_changed = bool(self.runs) or self._failed or sig != self._snap_sig
+            self.snapshot_changed = bool(self.runs) or bool(self._run_root_host) or self._failed or sig != self._snap_sig
             self._snap_sig = sig
             return self.last_runs
 
@@ -458,8 +461,15 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         for rs in self.runs.values():
             if not rs.deleted:
                 self._grading_state(rs, now, docker_ok, listed)
-        # file refresh + finalize (throttled)
-        self._refresh_and_finalize(now)
+        # file refresh + finalize (throttled; while catching up with existing files, for at most
+        # CATCHUP_DEFER_S, after the catch-up: its refreshes come back to back and read more at once)
+        if tres is not None and tres.behind:
+            if self._behind_since is None:
+                self._behind_since = now
+        else:
+            self._behind_since = None
+        if self._behind_since is None or now - self._behind_since >= CATCHUP_DEFER_S:
+            self._refresh_and_finalize(now)
         # statuses, alarms
         self.last_alarms = []
         for rs in self.runs.values():

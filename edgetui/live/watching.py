@@ -70,7 +70,7 @@ class FileWatch:
         for p in paths:
             key = self._dormant_owner(p)
             if key is not None:
-                self._touched.add(key)
+                self._touched.append(key)
             elif not self._rediscover and not self._known(p) and os.path.isdir(p):
                 self._rediscover = True
 
