@@ -3,6 +3,9 @@
 :class:`Supervisor` watches one or more runs roots and the local Docker engine
 and keeps the database current while runs are going:
 
+* **runs asleep**: finished and aborted runs unchanged since recorded cost nothing until a change
+  wakes them (:mod:`edgetui.live.dormant`); changes come from the file watcher, or stat polling
+  when it cannot run (:mod:`edgetui.live.watching`);
 * **discovery** of run directories appearing under the roots (flat
   ``<root>/<run_id>/<task>`` and machine-grouped ``<root>/<ip>/<run_id>/<task>``
   layouts, :func:`edgetui.parsers.sforge_dir.discover`), at most every
@@ -23,7 +26,7 @@ and keeps the database current while runs are going:
   under its id (:func:`edgetui.parsers.sforge_dir.result_known_time`,
   :meth:`edgetui.recorder.Recorder.replace_file_events`), so a run watched live ends with the
   times of an offline ingest;
-* **containers**: one engine listing per refresh
+* **containers**: the engine's container events, a listing when they say something changed
   (:class:`~edgetui.live.docker_watch.DockerWatch`); work containers are
   joined by name, judge containers through the submission folder's
   ``run_instance.log`` ("Judge container started: <id>"), ``report.json``
