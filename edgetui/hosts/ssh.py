@@ -229,6 +229,8 @@ class SshHost:
         self.stats = {"connects": 0, "channels": 0, "bytes_read": 0, "max_channels_open": 0}
         self._open_channels = 0
         self._forwards: dict[str, str] = {}  # local socket path -> remote socket path (kept across reconnects)
+        #: ``async fn(conn)`` called on the SSH loop after each connection is made (forwards set up again)
+        self.on_connect: list[Callable[[Any], Any]] = []
 
     # ----------------------------------------------------------------------------------- state
 
@@ -400,6 +402,11 @@ class SshHost:
                 self._conn, self._sftp = conn, sftp
                 for local, remote in list(self._forwards.items()):
                     await self._listen_unix(conn, local, remote)
+                for hook in list(self.on_connect):
+                    try:
+                        await hook(conn)
+                    except Exception:  # noqa: BLE001 - a forward that cannot listen is its user's error
+                        pass
                 backoff = self.backoff_min
                 t0 = time.monotonic()
                 try:
@@ -669,6 +676,11 @@ class SshHost:
 
         self._run(go, remote_path)
         return local
+
+    @property
+    def connection(self):
+        """The current asyncssh connection, or None while not connected (for channel users on the SSH loop)."""
+        return self._conn
 
     def call(self, coro_fn: Callable[[], Any], what: str = "", timeout: Optional[float] = None):
         """Run an async function on the SSH loop under this host's timeouts (for channel users)."""

@@ -157,6 +157,10 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
         self._lock = threading.RLock()
         self._operator: dict[str, str] = {}  # container id/name -> "stop" | "kill" asked, not yet seen
         self._judges_here = False  # a judge container of a watched run was listed by this engine
+        self._judges_on: set[str] = set()  # hosts of the engines that listed a judge container of a watched run
+        #: remote hosts' engines and judge pollers by host name (add_engine / add_judge; edgetui.hosts)
+        self.engines: dict[str, Any] = {}
+        self.judges: dict[str, JudgePoller] = {}
         self._last_rows = float("-inf")
         self._watching = False  # the file watcher is running (it reports new directories)
         self._rediscover = False  # the watcher saw a path added outside every known task dir
@@ -243,8 +247,9 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
         self._closed = True
         if self.docker is not None:
             self.docker.close()
-        if self.judge is not None:
-            self.judge.close()
+        for p in [self.judge, *self.judges.values()]:
+            if p is not None:
+                p.close()
         self.alarm_cmd.reap()
         with self._lock:
             try:  # save the live cursors (they are saved every few seconds while running)
@@ -331,8 +336,12 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
         out = []
         if self.docker is not None and self.docker.error:
             out.append(self.docker.error)
-        if self.judge is not None and self.judge.error:
-            out.append(self.judge.error)
+        for p in [self.judge, *self.judges.values()]:
+            if p is not None and p.error:
+                out.append(p.error)
+        for eng in self.engines.values():
+            if eng.error:
+                out.append(eng.error)
         if self.behind:
             out.append("catching up with existing files…")
         if self.host_lines is not None:
@@ -361,6 +370,9 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
                 docker_ok = self.docker.refresh()
             else:
                 docker_ok = self.docker.available
+        engines_ok = {id(e): e.refresh() for e in self.engines.values()}  # remote: the last listing, no I/O
+        if self.docker is not None:
+            engines_ok[id(self.docker)] = docker_ok
         # files of each run (cheap stats), then all tails in one transaction
         sources: list[TailSource] = []
         for rs in self.runs.values():
@@ -372,10 +384,10 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
                 sources.extend(rs.sources.values())
         # containers before the tails: a new work container's SFORGE_TOKEN becomes a secret
         # (scrubbed) before any line echoing it is recorded
-        if self.docker is not None and docker_ok:
+        if any(engines_ok.values()):
             try:
-                self._join_containers(now)
-                self._sample_stats(now)
+                self._join_containers(now, engines_ok)
+                self._sample_stats(now, engines_ok)
             except Exception as e:  # noqa: BLE001
                 self._note(one_line(f"could not join containers: {type(e).__name__}: {e}", 200))
         try:
@@ -414,21 +426,27 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
                 if rs is not None:
                     self._set_message(rs, f"{source} truncated or replaced: new generation", now)
         # judge history
-        if self.judge is not None:
+        if self.judge is not None or self.judges:
             self._poll_judge(now)
         # gradings in flight / failed
-        listed = {c.id[:12] for c in self.docker.containers.values()
-                  if c.state in ("running", "created", "restarting", "paused")} if (self.docker and docker_ok) else set()
+        listed: dict[int, set[str]] = {}
+        for eng in [self.docker, *self.engines.values()]:
+            if eng is not None and engines_ok.get(id(eng)):
+                listed[id(eng)] = {c.id[:12] for c in list(eng.containers.values())
+                                   if c.state in ("running", "created", "restarting", "paused")}
         for rs in self.runs.values():
             if not rs.deleted:
-                self._grading_state(rs, now, docker_ok, listed)
+                eng = self._engine_of(rs)
+                ok = eng is not None and bool(engines_ok.get(id(eng)))
+                self._grading_state(rs, now, ok, listed.get(id(eng), set()) if ok else set())
         # file refresh + finalize (throttled)
         self._refresh_and_finalize(now)
         # statuses, alarms
         self.last_alarms = []
         for rs in self.runs.values():
             try:
-                rs.status = self._status(rs, now, docker_ok)
+                eng = self._engine_of(rs)
+                rs.status = self._status(rs, now, eng is not None and bool(engines_ok.get(id(eng))))
                 self._alarms(rs, now)
             except Exception as e:  # noqa: BLE001
                 self._set_message(rs, one_line(f"could not evaluate: {type(e).__name__}: {e}", 200), now)
