@@ -60,7 +60,7 @@ class ContainerJoin:
         operator asked for it); the request is recorded as a container_state event."""
         eng = self._engine_for_container(name_or_id)
         if eng is None:
-            return "docker is disabled"
+            return f"could not stop {name_or_id}: no engine lists it" if self.engines else "docker is disabled"
         return self._operator_act(name_or_id, "stop", lambda: eng.stop_container(name_or_id, timeout), eng)
 
     def kill_container(self, name_or_id: str) -> str:
@@ -68,7 +68,7 @@ class ContainerJoin:
         flag ``killed``)."""
         eng = self._engine_for_container(name_or_id)
         if eng is None:
-            return "docker is disabled"
+            return f"could not kill {name_or_id}: no engine lists it" if self.engines else "docker is disabled"
         return self._operator_act(name_or_id, "kill", lambda: eng.kill_container(name_or_id), eng)
 
     def _operator_act(self, name_or_id: str, kind: str, fn: Callable[[], str], eng=None) -> str:
