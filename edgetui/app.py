@@ -176,7 +176,8 @@ class EdgeTUIApp(App):
         def on_update(runs: list[LiveRun]) -> None:
             from .screens.runs import RunsUpdated
 
-            self.post_message(RunsUpdated(list(runs), list(sup.messages)))
+            links = getattr(self, "host_links", None)
+            self.post_message(RunsUpdated(list(runs), list(sup.messages), links.rows() if links is not None else None))
 
         def on_events(run_keys: set[str]) -> None:
             from .screens.runs import EventsRecorded
@@ -209,8 +210,8 @@ class EdgeTUIApp(App):
 
         if not self._runs_screen_shown and any(r.status in ("running", "grading") for r in message.runs):
             self._show_runs_screen()
-            self.call_after_refresh(dispatch_runs_updated, self, message.runs, message.messages)
-        dispatch_runs_updated(self, message.runs, message.messages)
+            self.call_after_refresh(dispatch_runs_updated, self, message.runs, message.messages, message.hosts)
+        dispatch_runs_updated(self, message.runs, message.messages, message.hosts)
 
     def _stop_live(self) -> None:
         links = getattr(self, "host_links", None)
