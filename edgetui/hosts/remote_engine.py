@@ -214,15 +214,26 @@ class RemoteEngine:
         self._thread: Optional[threading.Thread] = None
 
     # ---- what the supervisor calls (no I/O in these but the actions)
+    def _host_reachable(self) -> bool:
+        kind = self.ssh.state.kind
+        if kind in (UP, DEGRADED):
+            return True
+        self.available = False
+        self.error = f"{self.host}: engine unreachable (host {kind})"
+        return False
+
     def refresh(self) -> bool:
-        """The last listing's availability (the listing itself runs in this engine's thread)."""
-        return self.available
+        """The last listing's availability (the listing itself runs in this engine's thread); False
+        at once while the host is not up."""
+        return self._host_reachable() and self.available
 
     def state_text(self) -> str:
-        """``socket``, ``cli``, ``connecting`` or the error, for the hosts view."""
+        """``up (socket)``, ``up (cli)``, ``connecting`` or why not, for the hosts view."""
+        if not self._host_reachable():
+            return "unreachable"
         if self.available and self.route:
             return f"up ({self.route})"
-        return self.error or "connecting"
+        return (self.error or "connecting").removeprefix(f"{self.host}: ")
 
     def token_of(self, container_id: str) -> Optional[str]:
         w = self._watch
@@ -325,10 +336,7 @@ class RemoteEngine:
     def _run(self) -> None:
         while not self._stop.is_set():
             wait = self.interval_s
-            kind = self.ssh.state.kind
-            if kind not in (UP, DEGRADED):
-                self.available = False
-                self.error = f"{self.host}: engine unreachable (host {kind})"
+            if not self._host_reachable():
                 wait = 0.5
             elif self._watch is None and not self._choose():
                 wait = self.retry_s

@@ -384,7 +384,9 @@ class SshHost:
         backoff = self.backoff_min
         try:
             while not self._closed:
-                if self._state.kind not in (AUTH_FAILED, HOST_KEY_REFUSED):
+                if self._state.kind not in (AUTH_FAILED, HOST_KEY_REFUSED, DOWN):
+                    # a retry of a down host stays "down" (since the host went down, not since the
+                    # last attempt): only the first connection and a reconnect after "up" show connecting
                     self._set_state(CONNECTING, message=str(self.target))
                 try:
                     conn = await self._connect()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Optional, Sequence
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -55,13 +56,14 @@ def hosts_table(rows: Sequence[Any], now: float) -> Any:
                      ("runs", dict(no_wrap=True, justify="right")),
                      ("engine", dict(no_wrap=True, overflow="ellipsis", ratio=1))):
         t.add_column(name, **kw)
+    notes = []
     for r in rows:
         cells = host_cells(r, now)
         style = _MARKS.get(r.kind, ("", ""))[1]
         t.add_row(cells[0], Text(cells[1], style=style), *cells[2:])
         if r.kind not in ("up", "local") and r.message:
-            t.add_row("", Text(r.message, style="dim", overflow="fold"), end_section=False)
-    return t
+            notes.append(Text(f"{r.name}: {r.message}", style="dim"))
+    return Group(t, *notes) if notes else t
 
 
 class HostsScreen(ModalScreen[None]):
