@@ -64,7 +64,7 @@ def default_cache(host_name: str, remote_root: str) -> Path:
 def _find_walk(host, root: str) -> Optional[dict[str, Entry]]:
     """Every path under ``root`` (relative, POSIX) from one remote ``find -L -printf``; None when
     the host cannot run it (no exec, no GNU find)."""
-    run = getattr(host, "run", None)
+    run = getattr(host, "run_kept", None) or getattr(host, "run", None)  # no new session per listing
     if run is None:
         return None
     try:

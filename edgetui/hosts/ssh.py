@@ -229,6 +229,7 @@ class SshHost:
         self.stats = {"connects": 0, "channels": 0, "bytes_read": 0, "max_channels_open": 0}
         self._open_channels = 0
         self._forwards: dict[str, str] = {}  # local socket path -> remote socket path (kept across reconnects)
+        self._shell = None  # RemoteShell, made on first use of run_kept
         #: ``async fn(conn)`` called on the SSH loop after each connection is made (forwards set up again)
         self.on_connect: list[Callable[[Any], Any]] = []
 
@@ -625,6 +626,21 @@ class SshHost:
             return (r.exit_status if r.exit_status is not None else 255, r.stdout or b"", r.stderr or b"")
 
         return self._run(go, cmd, timeout)
+
+    def run_kept(self, argv: list[str], timeout: Optional[float] = None) -> tuple[int, bytes, bytes]:
+        """As :meth:`run`, in the host's long-lived ``sh`` (:mod:`edgetui.hosts.shell`: no new
+        session per call; stderr is discarded, the command gets no stdin)."""
+        if self._shell is None:
+            from .shell import RemoteShell
+
+            self._shell = RemoteShell(self)
+        shell = self._shell
+
+        async def go():
+            rc, out = await shell.run(argv)
+            return rc, out, b""
+
+        return self._run(go, " ".join(argv[:2]), timeout)
 
     def open_unix(self, path: str = "/var/run/docker.sock"):
         """A byte stream to the Unix socket ``path`` on the host (``direct-streamlocal`` over the
