@@ -71,6 +71,15 @@ class HostLinks:
                                           if name in by_name else None)
         for name, eng in self.engines.items():
             sup.add_engine(name, eng)
+        for f in feeds:  # a sync that changed the image wakes the refresh (not the image's inotify + debounce)
+            prev = f.on_change
+
+            def changed(rep, prev=prev):
+                if prev is not None:
+                    prev(rep)
+                sup._wake.set()
+
+            f.on_change = changed
         for f in feeds:
             if f.cfg.judge_url:
                 url = forward_url(f.host, f.cfg.judge_url)
