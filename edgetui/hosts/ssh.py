@@ -554,17 +554,20 @@ class SshHost:
 
         return self._run(go, path)
 
-    def read_files(self, files: list[tuple[str, int]], parallel: int = 32) -> list:
+    def read_files(self, files: list[tuple], parallel: int = 32) -> list:
         """The first ``n`` bytes of each ``(path, n)`` (n: the listed size; fewer at a shorter
-        file's end), ``parallel`` files in flight at once over the one SFTP session (a first scan
-        of thousands of small files is then bound by bandwidth, not by round trips). Returns, in
-        order, each file's bytes or the ``OSError`` reading it raised."""
+        file's end), or ``n`` bytes from ``offset`` of each ``(path, offset, n)`` (the new bytes
+        of grown files), ``parallel`` files in flight at once over the one SFTP session (a first
+        scan of thousands of small files is then bound by bandwidth, not by round trips; a sync of
+        many growing files is one call, not one per file). Returns, in order, each file's bytes or
+        the ``OSError`` reading it raised."""
 
-        async def one(sem, path, n):
+        async def one(sem, path, *rest):
+            offset, n = (0, rest[0]) if len(rest) == 1 else rest
             async with sem:
                 try:
                     async with self._sftp.open(path, "rb") as f:
-                        data = await f.read(n, 0) if n > 0 else b""
+                        data = await f.read(n, offset) if n > 0 else b""
                 except Exception as e:  # noqa: BLE001 - returned per file
                     return _os_error(e, path)
                 self.stats["bytes_read"] += len(data)
@@ -572,7 +575,7 @@ class SshHost:
 
         async def go():
             sem = asyncio.Semaphore(parallel)
-            return await asyncio.gather(*(one(sem, p, n) for p, n in files))
+            return await asyncio.gather(*(one(sem, *f) for f in files))
 
         return self._run(go, f"{len(files)} files", timeout=self.op_timeout + len(files) * 0.05)
 
