@@ -200,10 +200,19 @@ def test_remote_work_and_judge_containers_joined_stopped_and_killed_over_ssh(rig
     assert b.status == "running" and b.host_state not in (UP, None)  # quiet for now, not "gone" or "aborted"
     assert any(m.startswith("box2: engine unreachable") for m in sup.messages), sup.messages
 
-    # stop and kill through box1's SSH connection (the supervisor has no other engine)
-    ch0 = h1.stats["channels"]
+    # actions go through the host's connection: box2's container (on the one real engine here,
+    # which a local route would reach) cannot be stopped while box2's sshd is gone
+    out = sup.stop_container(wb.name, timeout=1)
+    assert out.startswith("could not stop"), out
+    wb.reload()
+    assert wb.status == "running"
+    # stop and kill through box1's SSH connection (the supervisor has no other engine): the
+    # engine's client talks to the Unix socket box1's connection forwards to /var/run/docker.sock
+    eng1 = links.engines["box1"]
+    fwd = {local for local, remote in h1._forwards.items() if remote == "/var/run/docker.sock"}
+    assert len(fwd) == 1 and eng1._client.api.base_url.startswith("http+docker://")
+    assert eng1._client.api._custom_adapter.socket_path == next(iter(fwd))
     assert acts.stop(a.run_key).startswith("stopped")
-    assert h1.stats["channels"] > ch0
     wa.reload()
     assert wa.status == "exited"
     assert sup.kill_container(judge.id).startswith("killed")

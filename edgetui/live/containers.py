@@ -45,6 +45,15 @@ class ContainerJoin:
         return list(groups.values())
 
     def _engine_for_container(self, name_or_id: str):
+        """The engine to act on ``name_or_id`` with: the engine of the run it is joined to (names
+        repeat across hosts: siblings of one run on several machines), else the first engine
+        listing it, else the local one."""
+        if self.engines:
+            for rs in list(self.runs.values()):
+                for c in [rs.container, *rs.judges, *rs.games]:
+                    if c is not None and (c.name == name_or_id or c.id == name_or_id
+                                          or (len(name_or_id) >= 12 and c.id.startswith(name_or_id))):
+                        return self._engine_of(rs)
         for eng in self.engines.values():
             if eng.has(name_or_id):
                 return eng
