@@ -31,6 +31,23 @@ class ContainerJoin:
                 return eng
         return self.docker
 
+    def _engines_ok(self, docker_ok: bool) -> dict:
+        """Availability by ``id(engine)``: the local engine's from this refresh's listing, each
+        remote engine's from its own thread's last listing (no I/O here)."""
+        ok = {id(e): e.refresh() for e in self.engines.values()}
+        if self.docker is not None:
+            ok[id(self.docker)] = docker_ok
+        return ok
+
+    def _listed_ids(self, engines_ok: dict) -> dict:
+        """Short ids of the live containers of each available engine, by ``id(engine)``."""
+        listed: dict[int, set[str]] = {}
+        for eng in [self.docker, *self.engines.values()]:
+            if eng is not None and engines_ok.get(id(eng)):
+                listed[id(eng)] = {c.id[:12] for c in list(eng.containers.values())
+                                   if c.state in ("running", "created", "restarting", "paused")}
+        return listed
+
     def _engine_groups(self) -> list:
         """(engine, its runs) for the local engine (when enabled) and every remote engine."""
         groups: dict[int, tuple] = {}

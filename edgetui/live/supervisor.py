@@ -370,9 +370,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
                 docker_ok = self.docker.refresh()
             else:
                 docker_ok = self.docker.available
-        engines_ok = {id(e): e.refresh() for e in self.engines.values()}  # remote: the last listing, no I/O
-        if self.docker is not None:
-            engines_ok[id(self.docker)] = docker_ok
+        engines_ok = self._engines_ok(docker_ok)
         # files of each run (cheap stats), then all tails in one transaction
         sources: list[TailSource] = []
         for rs in self.runs.values():
@@ -429,11 +427,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows):
         if self.judge is not None or self.judges:
             self._poll_judge(now)
         # gradings in flight / failed
-        listed: dict[int, set[str]] = {}
-        for eng in [self.docker, *self.engines.values()]:
-            if eng is not None and engines_ok.get(id(eng)):
-                listed[id(eng)] = {c.id[:12] for c in list(eng.containers.values())
-                                   if c.state in ("running", "created", "restarting", "paused")}
+        listed = self._listed_ids(engines_ok)
         for rs in self.runs.values():
             if not rs.deleted:
                 eng = self._engine_of(rs)
