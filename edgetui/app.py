@@ -176,7 +176,8 @@ class EdgeTUIApp(App):
         def on_update(runs: list[LiveRun]) -> None:
             from .screens.runs import RunsUpdated
 
-            self.post_message(RunsUpdated(list(runs), list(sup.messages)))
+            links = getattr(self, "host_links", None)
+            self.post_message(RunsUpdated(list(runs), list(sup.messages), links.rows() if links is not None else None))
 
         def on_events(run_keys: set[str]) -> None:
             from .screens.runs import EventsRecorded
@@ -184,14 +185,10 @@ class EdgeTUIApp(App):
             self.post_message(EventsRecorded(run_keys))
 
         sup.on_events = on_events
-        feeds = list(self._feeds)
-        if feeds:
-            sup.host_lines = lambda: [line for f in feeds if (line := f.state_line())]
-            by_name = {f.name: f for f in feeds}
-            sup.host_state_of = lambda name: ((by_name[name].host.state.kind, by_name[name].host.state.rtt_s)
-                                              if name in by_name else None)
-            for f in feeds:
-                f.start()
+        if self._feeds:
+            from .hosts.attach import HostLinks
+
+            self.host_links = HostLinks(self._feeds, docker=cfg.docker).attach(sup).start()
 
         self._live_thread, self._live_stop = sup.start(interval=cfg.interval, on_update=on_update, poll=cfg.poll)
 
@@ -213,13 +210,18 @@ class EdgeTUIApp(App):
 
         if not self._runs_screen_shown and any(r.status in ("running", "grading") for r in message.runs):
             self._show_runs_screen()
-            self.call_after_refresh(dispatch_runs_updated, self, message.runs, message.messages)
-        dispatch_runs_updated(self, message.runs, message.messages)
+            self.call_after_refresh(dispatch_runs_updated, self, message.runs, message.messages, message.hosts)
+        dispatch_runs_updated(self, message.runs, message.messages, message.hosts)
 
     def _stop_live(self) -> None:
-        for f in getattr(self, "_feeds", []):
-            f.close()
+        links = getattr(self, "host_links", None)
+        if links is not None:
+            links.close()
+        else:
+            for f in getattr(self, "_feeds", []):
+                f.close()
         self._feeds = []
+        self.host_links = None
         if self._live_stop is not None:
             self._live_stop.set()
             self._live_thread.join(timeout=10)

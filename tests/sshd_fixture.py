@@ -3,7 +3,7 @@
 :class:`Sshd` starts Debian's ``sshd`` (found or installed by :mod:`prereqs`) on a free
 loopback port in the foreground (``-D -e``), with a generated ed25519 host key, a generated
 unencrypted user key in its ``authorized_keys``, the current user as the login, no password
-authentication, its own ``MaxSessions``, and OpenSSH's ``sftp-server`` as the SFTP subsystem.
+authentication, its own ``MaxSessions``, Unix socket forwarding allowed unless ``stream_local=False``, and OpenSSH's ``sftp-server`` as the SFTP subsystem.
 Only files under its temporary directory are written. :meth:`Sshd.known_hosts` writes the
 client's known_hosts line, :meth:`Sshd.stop_all` / :meth:`Sshd.cont_all` SIGSTOP / SIGCONT the
 server with every session process it forked (a slow host), :meth:`Sshd.kill_all` kills them (a
@@ -66,7 +66,7 @@ class Sshd:
     """One sshd in ``tmp`` (a directory); ``port`` free on 127.0.0.1; ``user_key`` the client's key."""
 
     def __init__(self, sshd: Path, tmp: Path, *, max_sessions: int = 10, port: Optional[int] = None,
-                 extra: str = ""):
+                 extra: str = "", stream_local: bool = True):
         self.sshd, self.tmp = Path(sshd), Path(tmp)
         self.tmp.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
@@ -82,7 +82,8 @@ class Sshd:
             f"PidFile {self.tmp / 'sshd.pid'}\nAuthorizedKeysFile {self.tmp / 'authorized_keys'}\n"
             "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
             "PermitRootLogin prohibit-password\nStrictModes no\nUsePAM no\n"
-            f"MaxSessions {max_sessions}\nMaxStartups 100\nAllowStreamLocalForwarding yes\n"
+            f"MaxSessions {max_sessions}\nMaxStartups 100\n"
+            f"AllowStreamLocalForwarding {'yes' if stream_local else 'no'}\n"
             "AllowAgentForwarding no\nX11Forwarding no\nClientAliveInterval 0\n"
             "Subsystem sftp /usr/lib/openssh/sftp-server\n" + extra)
         self.proc: Optional[subprocess.Popen] = None

@@ -9,6 +9,9 @@ run keys)::
     roots = ["/srv/sforge/logs/runs"]  # runs roots on that host (absolute paths)
     judge_url = "http://127.0.0.1:8000"  # optional: the judge as that host sees it
     jump = "me@bastion.example.org"    # optional: a jump host (else ~/.ssh/config's ProxyJump)
+    engine = "auto"                    # optional: the host's Docker engine through its forwarded
+                                       # socket ("socket"), its docker CLI ("cli"), either ("auto",
+                                       # the default) or not at all ("none")
 """
 
 from __future__ import annotations
@@ -27,13 +30,15 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 class HostConfig:
     """One remote host: ``name`` (run keys' host part), ``target``, ``roots`` (absolute POSIX paths
     on the host), ``judge_url`` and ``jump`` (optional), ``source`` (where it was given: the file
-    or ``--host``)."""
+    or ``--host``), ``engine`` (``auto``, ``socket``, ``cli`` or ``none``:
+    :mod:`edgetui.hosts.remote_engine`)."""
 
     name: str
     target: SshTarget
     roots: tuple[str, ...]
     judge_url: Optional[str] = None
     source: str = "--host"
+    engine: str = "auto"
 
     def ssh_host(self, **kw):
         """An :class:`~edgetui.hosts.ssh.SshHost` for this host (not started)."""
@@ -94,9 +99,12 @@ def load_hosts(path: Optional[Path] = None) -> list[HostConfig]:
             raise ValueError(f"{where}: must be a table")
         if not _NAME_RE.match(name) or name == "local":
             raise ValueError(f"{where}: a host name is letters, digits, . _ : - (and not 'local')")
-        unknown = set(t) - {"ssh", "roots", "judge_url", "jump"}
+        unknown = set(t) - {"ssh", "roots", "judge_url", "jump", "engine"}
         if unknown:
-            raise ValueError(f"{where}: unknown key {sorted(unknown)[0]!r} (ssh, roots, judge_url, jump)")
+            raise ValueError(f"{where}: unknown key {sorted(unknown)[0]!r} (ssh, roots, judge_url, jump, engine)")
+        engine = t.get("engine", "auto")
+        if engine not in ("auto", "socket", "cli", "none"):
+            raise ValueError(f"{where}: engine must be one of auto, socket, cli, none")
         ssh = t.get("ssh", name)
         roots = t.get("roots")
         if not isinstance(ssh, str):
@@ -111,5 +119,5 @@ def load_hosts(path: Optional[Path] = None) -> list[HostConfig]:
             target = SshTarget.parse(ssh, jump=jump)
         except ValueError as e:
             raise ValueError(f"{where}: ssh = {e}") from None
-        out.append(HostConfig(name, target, tuple(r.rstrip("/") or "/" for r in roots), judge, str(p)))
+        out.append(HostConfig(name, target, tuple(r.rstrip("/") or "/" for r in roots), judge, str(p), engine))
     return out

@@ -64,7 +64,7 @@ def default_cache(host_name: str, remote_root: str) -> Path:
 def _find_walk(host, root: str) -> Optional[dict[str, Entry]]:
     """Every path under ``root`` (relative, POSIX) from one remote ``find -L -printf``; None when
     the host cannot run it (no exec, no GNU find)."""
-    run = getattr(host, "run", None)
+    run = getattr(host, "run_kept", None) or getattr(host, "run", None)  # no new session per listing
     if run is None:
         return None
     try:
@@ -158,6 +158,7 @@ class Mirror:
         if only is None:
             self._bulk_first(entries, rep)
         self._fetch_new(entries, rep)
+        tails = self._fetch_tails(entries)
         for rel in sorted(entries):
             e = entries[rel]
             local = self.local_root / rel
@@ -168,7 +169,7 @@ class Mirror:
                 continue
             rep.files += 1
             try:
-                n = self._sync_file(rel, e, local)
+                n = self._sync_file(rel, e, local, tails.get(rel))
             except OSError as err:
                 rep.errors.append(f"{self.host.name}:{posixpath.join(self.remote_root, rel)}: {err.strerror or err}")
                 continue
@@ -263,6 +264,29 @@ class Mirror:
                 rep.bytes_read += len(data)
                 rep.changed.append(rel)
 
+    def _fetch_tails(self, entries: dict[str, Entry]) -> dict[str, bytes]:
+        """The new bytes (and the overlap before them) of every file grown since its image, read in
+        one call (``read_files`` of an SSH host: all of them in flight at once, not one round trip
+        after another); :meth:`_sync_file` uses them instead of reading. {} without ``read_files``."""
+        read_files = getattr(self.host, "read_files", None)
+        if read_files is None:
+            return {}
+        want = []
+        for rel, e in entries.items():
+            if e.is_dir or e.size <= 0:
+                continue
+            try:
+                st = (self.local_root / rel).stat()
+            except OSError:
+                continue
+            if 0 < st.st_size < e.size and e.size - st.st_size <= CHUNK:
+                start = max(0, st.st_size - OVERLAP)
+                want.append((rel, start, e.size - start))
+        if not want:
+            return {}
+        got = read_files([(posixpath.join(self.remote_root, rel), start, n) for rel, start, n in want])
+        return {rel: data for (rel, _s, _n), data in zip(want, got) if isinstance(data, bytes)}
+
     def _stat_only(self, rels: set[str]) -> dict[str, Entry]:
         out = {}
         for rel in rels:
@@ -271,8 +295,9 @@ class Mirror:
                 out[rel] = e
         return out
 
-    def _sync_file(self, rel: str, e: Entry, local: Path) -> Optional[int]:
-        """Bring one file up to date; the bytes read, or None when it was unchanged."""
+    def _sync_file(self, rel: str, e: Entry, local: Path, tail: Optional[bytes] = None) -> Optional[int]:
+        """Bring one file up to date; the bytes read, or None when it was unchanged. ``tail``: the
+        bytes from ``max(0, image size - OVERLAP)`` already read (:meth:`_fetch_tails`)."""
         remote = posixpath.join(self.remote_root, rel)
         try:
             st = local.stat()
@@ -282,7 +307,7 @@ class Mirror:
             return None
         if st is not None and 0 < st.st_size < e.size:  # grown: the new bytes, if the old are unchanged
             start = max(0, st.st_size - OVERLAP)
-            head = self.host.read_at(remote, start, min(CHUNK, e.size - start))
+            head = tail if tail is not None else self.host.read_at(remote, start, min(CHUNK, e.size - start))
             with open(local, "r+b") as f:
                 f.seek(start)
                 if f.read(st.st_size - start) == head[:st.st_size - start]:

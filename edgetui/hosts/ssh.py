@@ -229,6 +229,9 @@ class SshHost:
         self.stats = {"connects": 0, "channels": 0, "bytes_read": 0, "max_channels_open": 0}
         self._open_channels = 0
         self._forwards: dict[str, str] = {}  # local socket path -> remote socket path (kept across reconnects)
+        self._shell = None  # RemoteShell, made on first use of run_kept
+        #: ``async fn(conn)`` called on the SSH loop after each connection is made (forwards set up again)
+        self.on_connect: list[Callable[[Any], Any]] = []
 
     # ----------------------------------------------------------------------------------- state
 
@@ -382,7 +385,9 @@ class SshHost:
         backoff = self.backoff_min
         try:
             while not self._closed:
-                if self._state.kind not in (AUTH_FAILED, HOST_KEY_REFUSED):
+                if self._state.kind not in (AUTH_FAILED, HOST_KEY_REFUSED, DOWN):
+                    # a retry of a down host stays "down" (since the host went down, not since the
+                    # last attempt): only the first connection and a reconnect after "up" show connecting
                     self._set_state(CONNECTING, message=str(self.target))
                 try:
                     conn = await self._connect()
@@ -400,6 +405,11 @@ class SshHost:
                 self._conn, self._sftp = conn, sftp
                 for local, remote in list(self._forwards.items()):
                     await self._listen_unix(conn, local, remote)
+                for hook in list(self.on_connect):
+                    try:
+                        await hook(conn)
+                    except Exception:  # noqa: BLE001 - a forward that cannot listen is its user's error
+                        pass
                 backoff = self.backoff_min
                 t0 = time.monotonic()
                 try:
@@ -544,17 +554,20 @@ class SshHost:
 
         return self._run(go, path)
 
-    def read_files(self, files: list[tuple[str, int]], parallel: int = 32) -> list:
+    def read_files(self, files: list[tuple], parallel: int = 32) -> list:
         """The first ``n`` bytes of each ``(path, n)`` (n: the listed size; fewer at a shorter
-        file's end), ``parallel`` files in flight at once over the one SFTP session (a first scan
-        of thousands of small files is then bound by bandwidth, not by round trips). Returns, in
-        order, each file's bytes or the ``OSError`` reading it raised."""
+        file's end), or ``n`` bytes from ``offset`` of each ``(path, offset, n)`` (the new bytes
+        of grown files), ``parallel`` files in flight at once over the one SFTP session (a first
+        scan of thousands of small files is then bound by bandwidth, not by round trips; a sync of
+        many growing files is one call, not one per file). Returns, in order, each file's bytes or
+        the ``OSError`` reading it raised."""
 
-        async def one(sem, path, n):
+        async def one(sem, path, *rest):
+            offset, n = (0, rest[0]) if len(rest) == 1 else rest
             async with sem:
                 try:
                     async with self._sftp.open(path, "rb") as f:
-                        data = await f.read(n, 0) if n > 0 else b""
+                        data = await f.read(n, offset) if n > 0 else b""
                 except Exception as e:  # noqa: BLE001 - returned per file
                     return _os_error(e, path)
                 self.stats["bytes_read"] += len(data)
@@ -562,7 +575,7 @@ class SshHost:
 
         async def go():
             sem = asyncio.Semaphore(parallel)
-            return await asyncio.gather(*(one(sem, p, n) for p, n in files))
+            return await asyncio.gather(*(one(sem, *f) for f in files))
 
         return self._run(go, f"{len(files)} files", timeout=self.op_timeout + len(files) * 0.05)
 
@@ -617,6 +630,21 @@ class SshHost:
 
         return self._run(go, cmd, timeout)
 
+    def run_kept(self, argv: list[str], timeout: Optional[float] = None) -> tuple[int, bytes, bytes]:
+        """As :meth:`run`, in the host's long-lived ``sh`` (:mod:`edgetui.hosts.shell`: no new
+        session per call; stderr is discarded, the command gets no stdin)."""
+        if self._shell is None:
+            from .shell import RemoteShell
+
+            self._shell = RemoteShell(self)
+        shell = self._shell
+
+        async def go():
+            rc, out = await shell.run(argv)
+            return rc, out, b""
+
+        return self._run(go, " ".join(argv[:2]), timeout)
+
     def open_unix(self, path: str = "/var/run/docker.sock"):
         """A byte stream to the Unix socket ``path`` on the host (``direct-streamlocal`` over the
         connection): ``(reader, writer)`` asyncio streams bound to the SSH loop, and a ``release``
@@ -669,6 +697,11 @@ class SshHost:
 
         self._run(go, remote_path)
         return local
+
+    @property
+    def connection(self):
+        """The current asyncssh connection, or None while not connected (for channel users on the SSH loop)."""
+        return self._conn
 
     def call(self, coro_fn: Callable[[], Any], what: str = "", timeout: Optional[float] = None):
         """Run an async function on the SSH loop under this host's timeouts (for channel users)."""

@@ -16,37 +16,105 @@ from .run_state import RoundState, RunState
 class ContainerJoin:
     """Mixin of :class:`~edgetui.live.supervisor.Supervisor` (its state is the supervisor's)."""
 
+    # ---- engines: the local one and one per remote host (edgetui.hosts.remote_engine)
+    def add_engine(self, host_name: str, engine) -> None:
+        """Join the containers of ``engine`` (a :class:`~edgetui.hosts.remote_engine.RemoteEngine`,
+        or anything with DockerWatch's interface) to the runs found under the roots of ``host_name``
+        (and to those only); the local engine keeps the other runs."""
+        self.engines[host_name] = engine
+
+    def _engine_of(self, rs: RunState):
+        """The engine whose containers belong to ``rs``: its host's remote engine, else the local one."""
+        if self.engines:
+            eng = self.engines.get(self._run_root_host.get(rs.key, ""))
+            if eng is not None:
+                return eng
+        return self.docker
+
+    def _engines_ok(self, docker_ok: bool) -> dict:
+        """Availability by ``id(engine)``: the local engine's from this refresh's listing, each
+        remote engine's from its own thread's last listing (no I/O here)."""
+        ok = {id(e): e.refresh() for e in self.engines.values()}
+        if self.docker is not None:
+            ok[id(self.docker)] = docker_ok
+        return ok
+
+    def _listed_ids(self, engines_ok: dict) -> dict:
+        """Short ids of the live containers of each available engine, by ``id(engine)``."""
+        listed: dict[int, set[str]] = {}
+        for eng in [self.docker, *self.engines.values()]:
+            if eng is not None and engines_ok.get(id(eng)):
+                listed[id(eng)] = {c.id[:12] for c in list(eng.containers.values())
+                                   if c.state in ("running", "created", "restarting", "paused")}
+        return listed
+
+    def _engine_groups(self) -> list:
+        """(engine, its runs) for the local engine (when enabled) and every remote engine."""
+        groups: dict[int, tuple] = {}
+        if self.docker is not None:
+            groups[id(self.docker)] = (self.docker, [])
+        for eng in self.engines.values():
+            groups.setdefault(id(eng), (eng, []))
+        for rs in self.runs.values():
+            eng = self._engine_of(rs)
+            if eng is not None:
+                groups[id(eng)][1].append(rs)
+        return list(groups.values())
+
+    def _engine_for_container(self, name_or_id: str):
+        """The engine to act on ``name_or_id`` with: the engine of the run it is joined to (names
+        repeat across hosts: siblings of one run on several machines), else the first engine
+        listing it, else the local one."""
+        if self.engines:
+            for rs in list(self.runs.values()):
+                for c in [rs.container, *rs.judges, *rs.games]:
+                    if c is not None and (c.name == name_or_id or c.id == name_or_id
+                                          or (len(name_or_id) >= 12 and c.id.startswith(name_or_id))):
+                        return self._engine_of(rs)
+        for eng in self.engines.values():
+            if eng.has(name_or_id):
+                return eng
+        return self.docker
+
     # ---- actions for the views
     def stop_container(self, name_or_id: str, timeout: int = 10) -> str:
-        """Stop a container (``docker stop``); returns a one-line outcome, never raises.
+        """Stop a container (``docker stop``, on the engine listing it: a remote host's over its SSH
+        connection); returns a one-line outcome, never raises.
 
         The run whose work container this is shows as aborted with the flag
         ``stopped`` and raises no container_exit / container_gone alarm (the
         operator asked for it); the request is recorded as a container_state event."""
-        if self.docker is None:
-            return "docker is disabled"
-        return self._operator_act(name_or_id, "stop", lambda: self.docker.stop_container(name_or_id, timeout))
+        eng = self._engine_for_container(name_or_id)
+        if eng is None:
+            return f"could not stop {name_or_id}: no engine lists it" if self.engines else "docker is disabled"
+        return self._operator_act(name_or_id, "stop", lambda: eng.stop_container(name_or_id, timeout), eng)
 
     def kill_container(self, name_or_id: str) -> str:
         """Kill a container (``docker kill``); returns a one-line outcome, never raises (as :meth:`stop_container`,
         flag ``killed``)."""
-        if self.docker is None:
-            return "docker is disabled"
-        return self._operator_act(name_or_id, "kill", lambda: self.docker.kill_container(name_or_id))
+        eng = self._engine_for_container(name_or_id)
+        if eng is None:
+            return f"could not kill {name_or_id}: no engine lists it" if self.engines else "docker is disabled"
+        return self._operator_act(name_or_id, "kill", lambda: eng.kill_container(name_or_id), eng)
 
-    def _operator_act(self, name_or_id: str, kind: str, fn: Callable[[], str]) -> str:
+    def _operator_act(self, name_or_id: str, kind: str, fn: Callable[[], str], eng=None) -> str:
         self._operator[name_or_id] = kind  # before acting: the exit may be listed at once
         out = str(fn() or "")
         if out.startswith("could not"):
             self._operator.pop(name_or_id, None)
+        kick = getattr(eng, "kick", None)
+        if kick is not None:  # a remote engine lists in its own thread: now, not at its next interval
+            kick()
         self._wake.set()
         return out
 
     def shell_command(self, container: str) -> list[str]:
-        """argv for an interactive shell in ``container`` (``docker exec -it <id> bash|sh``)."""
-        if self.docker is None:
+        """argv for an interactive shell in ``container`` (``docker exec -it <id> bash|sh``; on a
+        remote host ``ssh -t <host> docker exec -it …``, a second login by the system ssh)."""
+        eng = self._engine_for_container(container)
+        if eng is None:
             return ["docker", "exec", "-it", container, "sh"]
-        return self.docker.shell_command(container)
+        return eng.shell_command(container)
 
     def _container_event(self, rs: RunState, c: ContainerInfo, state: str, now: float) -> None:
         data = {"id": c.id, "name": c.name, "role": c.role, "state": state, "exit_code": c.exit_code,
@@ -69,18 +137,26 @@ class ContainerJoin:
                              {"id": c.id, "name": c.name, "role": "work", "state": c.state, "operator": kind,
                               "host": c.host}, c.id)
 
-    def _join_containers(self, now: float) -> None:
-        dw = self.docker
-        assert dw is not None
+    def _join_containers(self, now: float, ok: Optional[dict] = None) -> None:
+        """Join each engine's containers to its runs (``ok``: availability by ``id(engine)``; the
+        engines not listed there, or listed False, are skipped)."""
+        unattributed: list[ContainerInfo] = []
+        for dw, runs in self._engine_groups():
+            if ok is None or ok.get(id(dw)):
+                unattributed += self._join_engine(dw, runs, now)
+        self.unattributed = unattributed
+
+    def _join_engine(self, dw, runs: list, now: float) -> list:
         by_name = dw.by_name
+        local = dw is self.docker
         # work containers, by the names each run's container would have
-        for rs in self.runs.values():
+        for rs in runs:
             c = None
             for n in work_names(rs.info.task_id, rs.info.run_id):
                 c = by_name.get(n)
                 if c is not None:
                     break
-            if c is not None and rs.loc.host != self.host and any(
+            if c is not None and local and rs.loc.host != self.host and any(
                     r.loc.host == self.host and r.info.task_id == rs.info.task_id and r.info.run_id == rs.info.run_id
                     for r in self.runs.values() if r is not rs):
                 c = None  # the local run of that name owns it
@@ -119,7 +195,7 @@ class ContainerJoin:
         # judge containers: by the container ids in run_instance.log, else the submission id
         by_cid: dict[str, tuple[RunState, RoundState]] = {}
         by_sid: dict[str, tuple[RunState, Optional[str]]] = {}
-        for rs in self.runs.values():
+        for rs in runs:
             for rd in rs.rounds.values():
                 for cid in rd.container_ids:
                     by_cid[cid[:12]] = (rs, rd)
@@ -147,7 +223,7 @@ class ContainerJoin:
                 if c.submission_id in by_sid:
                     owner = by_sid[c.submission_id][0]
                 else:
-                    cands = [r for r in self.runs.values() if r.info.task_id == c.task_id and not r.finished
+                    cands = [r for r in runs if r.info.task_id == c.task_id and not r.finished
                              and (r.task.game_mode or any(rd.kind == "game" for rd in r.rounds.values()))]
                     if len(cands) == 1:
                         owner = cands[0]
@@ -155,13 +231,13 @@ class ContainerJoin:
                     unattributed.append(c)
                 else:
                     games.setdefault(owner.key, []).append(c)
-        self.unattributed = unattributed
-        for rs in self.runs.values():
+        for rs in runs:
             new_j = judges.get(rs.key, [])
             new_g = games.get(rs.key, [])
             seen = {}
             if new_j:
                 self._judges_here = True
+                self._judges_on.add(dw.host)
             for c in new_j + new_g:
                 seen[c.id] = c.state
                 if rs.judge_states.get(c.id) != c.state:
@@ -173,10 +249,15 @@ class ContainerJoin:
                         self._container_event(rs, old.model_copy(update={"state": "gone"}), "gone", now)
             rs.judge_states = seen
             rs.judges, rs.games = new_j, new_g
+        return unattributed
 
-    def _sample_stats(self, now: float) -> None:
-        dw = self.docker
-        targets = {rs.container.id: rs.key for rs in self.runs.values()
+    def _sample_stats(self, now: float, ok: Optional[dict] = None) -> None:
+        for dw, runs in self._engine_groups():
+            if ok is None or ok.get(id(dw)):
+                self._sample_engine(dw, runs, now)
+
+    def _sample_engine(self, dw, runs: list, now: float) -> None:
+        targets = {rs.container.id: rs.key for rs in runs
                    if rs.container is not None and rs.container.state == "running" and not rs.deleted}
         samples = dw.sample(targets)
         for cid, smp in samples.items():
@@ -198,10 +279,33 @@ class ContainerJoin:
                          "stats:" + cid)
 
     # ================================================================== judge
+    def add_judge(self, host_name: str, poller) -> None:
+        """Poll the runs found under the roots of ``host_name`` with ``poller`` (a
+        :class:`~edgetui.live.judge.JudgePoller`, e.g. on that host's judge URL forwarded over its
+        SSH connection, :mod:`edgetui.hosts.forward`) instead of the ``judge_url`` poller."""
+        self.judges[host_name] = poller
+
+    def _judge_of(self, rs: RunState):
+        """The judge poller of ``rs``: its host's (:meth:`add_judge`), else the ``judge_url`` one."""
+        p = self.judges.get(self._run_root_host.get(rs.key, "")) if self.judges else None
+        return p or self.judge
+
     def _poll_judge(self, now: float) -> None:
-        tokens = {rs.key: rs.token for rs in self.runs.values()
-                  if rs.token and not rs.deleted and not rs.finished}
-        for key, view in self.judge.poll(tokens).items():
+        by_poller: dict[int, tuple] = {}
+        for rs in self.runs.values():
+            if not (rs.token and not rs.deleted and not rs.finished):
+                continue
+            p = self._judge_of(rs)
+            if p is not None:
+                by_poller.setdefault(id(p), (p, {}))[1][rs.key] = rs.token
+        for p in [self.judge, *self.judges.values()]:
+            if p is not None:
+                by_poller.setdefault(id(p), (p, {}))
+        for p, tokens in by_poller.values():
+            self._apply_views(p.poll(tokens))
+
+    def _apply_views(self, views: dict) -> None:
+        for key, view in views.items():
             rs = self.runs.get(key)
             if rs is not None and view.ok:
                 before = rs.history.best_round if rs.history is not None else None
@@ -234,8 +338,10 @@ class ContainerJoin:
             if failed is None and rd.log_terminal and rd.terminal_seen is not None and not judge_up \
                     and now - rd.terminal_seen >= s.grading_grace_s:
                 failed = rd.log_error or "judge finished without report.json"
-            if failed is None and not judge_up and not rd.judge_seen and docker_ok and self._judges_here \
-                    and rs.loc.host == self.host and now - rd.first_seen >= s.grading_start_grace_s:
+            eng = self._engine_of(rs)
+            if failed is None and not judge_up and not rd.judge_seen and docker_ok and eng is not None \
+                    and eng.host in self._judges_on and (eng is not self.docker or rs.loc.host == self.host) \
+                    and now - rd.first_seen >= s.grading_start_grace_s:
                 failed = rd.log_error or (f"no judge container appeared in {int(now - rd.first_seen)} s "
                                           "and no report.json")
             if failed is None and not judge_up and now - rd.first_seen > limit:

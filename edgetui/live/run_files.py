@@ -128,8 +128,9 @@ class RunFiles:
                         continue
                     rs.rounds[n] = RoundState(name=n, kind=parsed[0], first_seen=born)
                     changed = True
-                    if self.judge is not None:  # a new submission: ask the judge once soon (else rarely)
-                        self.judge.poke(rs.key)
+                    judge = self._judge_of(rs)
+                    if judge is not None:  # a new submission: ask the judge once soon (else rarely)
+                        judge.poke(rs.key)
             for n in list(rs.rounds):
                 if n not in names:
                     del rs.rounds[n]

@@ -108,7 +108,7 @@ class RunRows:
         grading = any(rd.in_flight for rd in rs.rounds.values()) or bool(self._grading_judges(rs)) or \
             bool(rs.history is not None and rs.history.running)
         ending = rs.ending_since is not None and now - rs.ending_since < s.finish_grace_s
-        known = docker_ok and rs.loc.host == self.host
+        known = docker_ok and (rs.loc.host == self.host or self._engine_of(rs) is not self.docker)
         if self._harness_ended(rs, now):  # crashed before the agent started: not "running" for 2 hours,
             return "aborted"              # even while its work container is left running (the orphan)
         if known and rs.container_state == "gone" and rs.container_ended_t is not None:

@@ -173,6 +173,10 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         self._lock = threading.RLock()
         self._operator: dict[str, str] = {}  # container id/name -> "stop" | "kill" asked, not yet seen
         self._judges_here = False  # a judge container of a watched run was listed by this engine
+        self._judges_on: set[str] = set()  # hosts of the engines that listed a judge container of a watched run
+        #: remote hosts' engines and judge pollers by host name (add_engine / add_judge; edgetui.hosts)
+        self.engines: dict[str, Any] = {}
+        self.judges: dict[str, JudgePoller] = {}
         self._last_rows = float("-inf")
         self._known_dirs: frozenset[str] = frozenset()  # the task dirs of the watched runs (str paths)
         self._gc_frozen = False
@@ -271,8 +275,9 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         self._closed = True
         if self.docker is not None:
             self.docker.close()
-        if self.judge is not None:
-            self.judge.close()
+        for p in [self.judge, *self.judges.values()]:
+            if p is not None:
+                p.close()
         self.alarm_cmd.reap()
         with self._lock:
             try:  # save the live cursors (they are saved every few seconds while running)
@@ -358,8 +363,12 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         out = []
         if self.docker is not None and self.docker.error:
             out.append(self.docker.error)
-        if self.judge is not None and self.judge.error:
-            out.append(self.judge.error)
+        for p in [self.judge, *self.judges.values()]:
+            if p is not None and p.error:
+                out.append(p.error)
+        for eng in self.engines.values():
+            if eng.error:
+                out.append(eng.error)
         if self.behind:
             out.append("catching up with existing files…")
         if self.host_lines is not None:
@@ -394,6 +403,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                 docker_ok = self.docker.available
             if docker_ok and self.dormant:
                 self._wake_by_containers(now)
+        engines_ok = self._engines_ok(docker_ok)
         # files of each run (cheap stats), then all tails in one transaction
         sources: list[TailSource] = []
         for rs in self.runs.values():
@@ -405,10 +415,10 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                 sources.extend(rs.sources.values())
         # containers before the tails: a new work container's SFORGE_TOKEN becomes a secret
         # (scrubbed) before any line echoing it is recorded
-        if self.docker is not None and docker_ok:
+        if any(engines_ok.values()):
             try:
-                self._join_containers(now)
-                self._sample_stats(now)
+                self._join_containers(now, engines_ok)
+                self._sample_stats(now, engines_ok)
             except Exception as e:  # noqa: BLE001
                 self._note(one_line(f"could not join containers: {type(e).__name__}: {e}", 200))
         if len(self.runs) - n_awake >= FIRST_SHOW_RUNS:
@@ -456,14 +466,15 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                 if rs is not None:
                     self._set_message(rs, f"{source} truncated or replaced: new generation", now)
         # judge history
-        if self.judge is not None:
+        if self.judge is not None or self.judges:
             self._poll_judge(now)
         # gradings in flight / failed
-        listed = {c.id[:12] for c in self.docker.containers.values()
-                  if c.state in ("running", "created", "restarting", "paused")} if (self.docker and docker_ok) else set()
+        listed = self._listed_ids(engines_ok)
         for rs in self.runs.values():
             if not rs.deleted:
-                self._grading_state(rs, now, docker_ok, listed)
+                eng = self._engine_of(rs)
+                ok = eng is not None and bool(engines_ok.get(id(eng)))
+                self._grading_state(rs, now, ok, listed.get(id(eng), set()) if ok else set())
         # file refresh + finalize (throttled; while catching up with existing files, for at most
         # CATCHUP_DEFER_S, after the catch-up: its refreshes come back to back and read more at once)
         if tres is not None and tres.behind:
@@ -477,7 +488,8 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         self.last_alarms = []
         for rs in self.runs.values():
             try:
-                rs.status = self._status(rs, now, docker_ok)
+                eng = self._engine_of(rs)
+                rs.status = self._status(rs, now, eng is not None and bool(engines_ok.get(id(eng))))
                 self._alarms(rs, now)
             except Exception as e:  # noqa: BLE001
                 self._set_message(rs, one_line(f"could not evaluate: {type(e).__name__}: {e}", 200), now)

@@ -79,7 +79,8 @@ RUNS_KEYS: list[tuple[str, str]] = [
     ("m", "supervisor notes"),
     ("x  /  K", "stop / kill the selected run's work container (asks first)"),
     ("e", "shell in the selected run's work container (app suspended)"),
-    ("o", "open a run file in $PAGER (app suspended)"),
+    ("o", "open a run file in $PAGER (app suspended; a remote run's file from its local image)"),
+    ("H", "hosts: each host's connection, round trip, since when, next retry, runs, engine"),
     ("ctrl+p", "command palette"),
     ("?", "this help"),
     ("q", "back to the recorded runs when they are below (edgetui watch), else quit"),
@@ -93,9 +94,11 @@ RUNS_KEYS: list[tuple[str, str]] = [
 class RunsUpdated(Message):
     """A supervisor snapshot: every run it watches, and its new notes (one line each)."""
 
-    def __init__(self, runs: Sequence[LiveRun], messages: Sequence[str] = ()) -> None:
+    def __init__(self, runs: Sequence[LiveRun], messages: Sequence[str] = (), hosts: Optional[Sequence[Any]] = None) -> None:
         self.runs = list(runs)
         self.messages = list(messages)
+        #: rows of the hosts view (:class:`edgetui.hosts.attach.HostRow`), None without remote hosts
+        self.hosts = list(hosts) if hosts is not None else None
         super().__init__()
 
 
@@ -133,8 +136,12 @@ def dispatch_events_recorded(app: App, run_keys: Iterable[str]) -> int:
     return _to_screens(app, "events_recorded", set(run_keys))
 
 
-def dispatch_runs_updated(app: App, runs: Sequence[LiveRun], messages: Sequence[str] = ()) -> int:
-    """Hand a snapshot to every screen of the stack that takes one (``update_runs``); returns how many."""
+def dispatch_runs_updated(app: App, runs: Sequence[LiveRun], messages: Sequence[str] = (),
+                          hosts: Optional[Sequence[Any]] = None) -> int:
+    """Hand a snapshot to every screen of the stack that takes one (``update_runs``; the hosts
+    view's rows to those taking ``update_hosts``); returns how many took the runs."""
+    if hosts is not None:
+        _to_screens(app, "update_hosts", hosts)
     return _to_screens(app, "update_runs", runs, messages)
 
 
@@ -159,6 +166,7 @@ class RunsScreen(Screen):
         Binding("K", "kill_container", "kill"),
         Binding("e", "shell", "shell", show=False),
         Binding("o", "open_file", "file", show=False),
+        Binding("H", "hosts", "hosts", show=False),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit_or_back('back')", "back"),  # over the recorded runs (edgetui watch)
         Binding("q", "quit_or_back('quit')", "quit"),  # the app's only screen: the footer says which
@@ -195,6 +203,7 @@ class RunsScreen(Screen):
         self.runs: list[LiveRun] = list(runs)
         self.shown: list[LiveRun] = []
         self.messages: list[str] = []
+        self.host_rows: list = []  # the hosts view's rows (edgetui.hosts.attach.HostRow) of the newest snapshot
         self.sort_index = 0
         self.reverse = False
         self.filter_text = ""
@@ -667,6 +676,15 @@ class RunsScreen(Screen):
     def action_messages(self) -> None:
         self.app.push_screen(MessagesScreen(self.messages))
 
+    def update_hosts(self, rows: Sequence[Any]) -> None:
+        """Take the hosts view's rows of the newest snapshot."""
+        self.host_rows = list(rows)
+
+    def action_hosts(self) -> None:
+        from .hosts import HostsScreen
+
+        self.app.push_screen(HostsScreen(self.host_rows))
+
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(RUNS_KEYS, title="Runs keys"))
 
@@ -693,6 +711,7 @@ class RunsScreen(Screen):
             ("Runs: filter", "/", self.action_filter),
             ("Runs: all alarms", "a", self.action_alarms),
             ("Runs: supervisor notes", "m", self.action_messages),
+            ("Runs: hosts", "H", self.action_hosts),
             ("Runs: stop the selected work container", "asks first (x)", self.action_stop_container),
             ("Runs: kill the selected work container", "asks first (K)", self.action_kill_container),
             ("Runs: shell in the selected work container", "e", self.action_shell),
