@@ -98,6 +98,7 @@ class HostLinks:
             eng.start()
         for f in self.feeds:
             if f.name in self.judges:
+                self.judges[f.name].holding = True  # no request before its admin secret is known
                 t = threading.Thread(target=self._read_secret, args=(f,), name=f"edgetui-secret-{f.name}",
                                      daemon=True)
                 t.start()
@@ -117,7 +118,12 @@ class HostLinks:
         import os
 
         poller = self.judges[feed.name]
-        env = os.environ.get("SFORGE_ADMIN_SECRET")
+        try:
+            self._find_secret(feed, poller, os.environ.get("SFORGE_ADMIN_SECRET"))
+        finally:
+            poller.holding = False  # asked with the secret if one was found, else without (as locally)
+
+    def _find_secret(self, feed: RemoteFeed, poller, env: Optional[str]) -> None:
         candidates = []
         for r in feed.cfg.roots:
             parts = r.rstrip("/").split("/")

@@ -302,6 +302,8 @@ class ContainerJoin:
             if p is not None:
                 by_poller.setdefault(id(p), (p, {}))
         for p, tokens in by_poller.values():
+            if getattr(p, "holding", False):  # its admin secret is still being read (a remote host's)
+                continue
             self._apply_views(p.poll(tokens))
 
     def _apply_views(self, views: dict) -> None:

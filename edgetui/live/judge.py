@@ -146,6 +146,8 @@ class JudgePoller:
                  workers: int = 4, clock=time.time):
         self.url = url.rstrip("/")
         self.admin_secret = admin_secret
+        #: set while the caller is still finding the admin secret: the supervisor does not poll meanwhile
+        self.holding = False
         self.interval_s = interval_s
         self.timeout_s = timeout_s
         self.clock = clock
