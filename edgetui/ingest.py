@@ -339,6 +339,9 @@ def _sub_row(s: SubmissionRecord) -> dict:
     return d
 
 
+_UNKNOWN = object()  # finalize_run's log_end when the caller does not know it
+
+
 def infer_policy(entries: list, final_best_round: str, selection: str, direction: str) -> tuple[str, str]:
     """Without the task JSON: the (selection policy, score direction) under which SForge's own
     selection (replay/selection.py, SForge selection.py semantics) picks the ``best_round`` that
@@ -358,7 +361,8 @@ def infer_policy(entries: list, final_best_round: str, selection: str, direction
 def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
                  subs: list[SubmissionRecord], transcript_source: Optional[str],
                  fallback_end: Optional[float] = None, live_end: Optional[float] = None,
-                 align: bool = True, aggregates: bool = True, judge_best: Optional[str] = None) -> None:
+                 align: bool = True, aggregates: bool = True, judge_best: Optional[str] = None,
+                 log_end: object = _UNKNOWN) -> None:
     """Submissions + best-so-far, time alignment and the run's aggregate columns (``fallback_end`` /
     ``live_end``: see :func:`edgetui.align.align_run`). ``align=False`` skips the time alignment (a
     live run already aligned whose new events all carry a time: re-aligning would change nothing).
@@ -368,7 +372,9 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     figures are current and the full recomputation runs on its own schedule). ``judge_best``: the
     best round the judge's own /history names (``--judge-url``, SForge selection.py semantics
     under the task's real policy), used like final_result.json's ``best_round`` to check an
-    assumed policy while the run goes on (final_result.json wins once written)."""
+    assumed policy while the run goes on (final_result.json wins once written). ``log_end``: the
+    latest ``t`` of the run's ``run_agent.log`` events (epoch UTC, or None without any), when the
+    caller knows it (else it is looked up)."""
     from replay.selection import best_as_known, best_so_far, entry_from_submission, is_score_task
 
     conn = rec.conn
@@ -376,15 +382,21 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     # was known: its judge_result event's time (evolve ``at`` for agent rounds, else the judge log's
     # Result: line, else the report's mtime: sforge_dir.result_known_time); without one (in flight)
     # its submission's, the tick's or the report's; games by order
-    known_t = dict(conn.execute(
-        "SELECT round, max(t) FROM events WHERE run_key = ? AND kind = 'judge_result' AND round IS NOT NULL "
-        "AND source LIKE 'submissions/%' GROUP BY round", [run_key]).fetchall())
-    tick_t = dict(conn.execute(
-        "SELECT round, min(t) FROM events WHERE run_key = ? AND kind = 'submission_sent' AND round IS NOT NULL "
-        "AND source = 'auto_eval_ticks.log' GROUP BY round", [run_key]).fetchall())
-
-    run_end = info.ended_at or conn.execute(
-        "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [run_key]).fetchall()[0][0]
+    known_t: dict = {}
+    tick_t: dict = {}
+    for rnd, kt, tt in conn.execute(  # (one statement: each costs ~1-4 ms in a first ingest)
+            "SELECT round, max(t) FILTER (kind = 'judge_result'), min(t) FILTER (kind = 'submission_sent') "
+            "FROM events WHERE run_key = ? AND round IS NOT NULL AND ((kind = 'judge_result' "
+            "AND source LIKE 'submissions/%') OR (kind = 'submission_sent' AND source = 'auto_eval_ticks.log')) "
+            "GROUP BY round", [run_key]).fetchall():
+        if kt is not None:
+            known_t[rnd] = kt
+        if tt is not None:
+            tick_t[rnd] = tt
+    if log_end is _UNKNOWN and not info.ended_at:
+        log_end = conn.execute("SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'",
+                               [run_key]).fetchall()[0][0]
+    run_end = info.ended_at or log_end
     game_t = _game_times(subs, info.started_at, run_end)
 
     def sub_time(s: SubmissionRecord) -> Optional[float]:
@@ -429,8 +441,9 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         d["best_score"] = _finite(stp.best_score) if stp else None
         d["best_pass_rate"] = stp.best_pass_rate if stp else None
         rows.append(d)
+    score_0_100 = {d["round"]: d.get("score_0_100") for d in rows}  # (as written to submissions)
     rec.replace_submissions(run_key, rows)
-    if aggregates:
+    if aggregates and transcript_source is not None:  # (only transcript events carry a message id)
         _apply_usage_updates(conn, run_key)
     if align:
         align_run(conn, run_key, transcript_source, started_at=info.started_at, ended_at=info.ended_at,
@@ -443,23 +456,15 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     best_round = final.get("best_round") if final.get("best_round") else (best.best_round if best else None)
     best_score = final.get("best_score") if final.get("best_score") is not None else (best.best_score if best else None)
     best_pr = final.get("best_pass_rate") if final.get("best_pass_rate") is not None else (best.best_pass_rate if best else None)
-    best_0_100 = None
-    if best_round:
-        r = conn.execute("SELECT score_0_100 FROM submissions WHERE run_key = ? AND round = ?",
-                         [run_key, best_round]).fetchall()
-        best_0_100 = r[0][0] if r else None
+    best_0_100 = score_0_100.get(best_round) if best_round else None
     if aggregates:
-        agg = conn.execute(
-            """SELECT count(*), count(*) FILTER (kind = 'parse_error'),
-                      max(t) FILTER (kind NOT IN ('resource_sample', 'container_state', 'alarm', 'annotation')),
-                      min(t)
-               FROM events WHERE run_key = ?""", [run_key]).fetchall()[0]
-        stated = conn.execute(
-            "SELECT sum(stated_cost_usd) FROM events WHERE run_key = ? AND stated_cost_usd IS NOT NULL",
-            [run_key]).fetchall()[0][0]
         # tokens, dollars, messages and tool calls count a record repeated from an earlier run's
         # file (a resumed transcript) once, in that run (edgetui/repeats.py)
-        has_keys = repeats.refresh_record_keys(conn, run_key)
+        has_keys = repeats.refresh_record_keys(conn, run_key, layout=info.layout,
+                                               fresh=rec.fresh_run == run_key)
+        # a run without record keys (an SForge run dir) shares nothing: its totals in the same scan
+        agg, totals = repeats.run_aggregates(conn, run_key, totals=not has_keys)
+        stated = agg[4]
     n_agent = sum(1 for s in subs if s.kind in ("agent", "legacy"))
     n_auto = sum(1 for s in subs if s.kind == "auto")
     n_game = sum(1 for s in subs if s.kind == "game")
@@ -493,8 +498,6 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
                                "AND t_source = 'recorded'", [run_key]).fetchall()[0][0]
     if started is None:
         started = agg[3]
-    # a run without record keys (an SForge run dir) shares nothing: its totals go in the same write
-    totals = {} if has_keys else repeats.record_totals(conn, run_key, has_keys=False)
     rec.update_run(
         run_key, status=status, **sub_cols, **totals,
         n_events=agg[0], n_parse_errors=agg[1], stated_cost_usd=stated,
@@ -627,6 +630,7 @@ def ingest_paths(
     bad input never raises here, it becomes parse-error events and one-line ``messages``.
     """
     rec = Recorder(conn)
+    rec.defer_cursors = True  # new cursors written once per transaction (one INSERT per group of runs)
     rec.load_prices(load_price_file(prices))
     report = IngestReport()
     old_limit = conn.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
@@ -1054,9 +1058,23 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
     # the run's small files in one transaction (one commit instead of one per statement); a transcript
     # with more than a batch left to read is committed batch by batch on its own (memory bounded, resumable)
     big = bool(fmt) and _size(transcript) > BATCH_BYTES
+    try:
+        _ingest_run_files(rec, key, info, loc, tasks, task_dir, transcript, fmt, big, report, progress)
+    finally:
+        rec.fresh_run = None
+    return key
+
+
+def _ingest_run_files(rec: Recorder, key: str, info: RunInfo, loc, tasks: dict, task_dir: Path, transcript: Path,
+                      fmt: Optional[str], big: bool, report: IngestReport, progress: Optional[ProgressFn]) -> None:
+    from .hosts.signature import TREE_SOURCE
+    from .parsers import sforge_dir as sd
+
     with rec.transaction():
         task = rec.task_for(sd.task_info(info.task_id, tasks))
-        rec.upsert_run(key, info)
+        if not rec.upsert_run(key, info):  # a run never recorded: nothing of it to look up or replace
+            rec.fresh_run = key
+            rec.note_no_cursor(key, TREE_SOURCE)
         off = info.utc_offset_s
         for name, cls in (("run_agent.log", sd.RunAgentLogParser), ("auto_eval_ticks.log", sd.AutoEvalTicksParser)):
             f = task_dir / name
@@ -1071,7 +1089,6 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
         _ingest_run_transcript(rec, key, transcript, fmt, info, report, progress)
         with rec.transaction():
             _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report)
-    return key
 
 
 def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, task_dir: Path, fmt: Optional[str],
@@ -1089,7 +1106,7 @@ def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, ta
     rec.replace_file_events(key, file_events, line_sources=LINE_SOURCES)
     report.events_offered += len(file_events)
     _fill_model_agent(rec, key, info)
-    finalize_run(rec, key, info, task, subs, "agent_output.txt" if fmt else None)
+    finalize_run(rec, key, info, task, subs, "agent_output.txt" if fmt else None, log_end=last_log_t)
     if fmt:
         _say_no_turns(rec, key, transcript, report)
 
