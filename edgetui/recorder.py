@@ -140,7 +140,9 @@ class Recorder:
             return 0
         self.conn.register("_edgetui_batch", tbl)
         try:
-            if _has_final_errors(tbl):  # a held ERROR record completed: its provisional row goes
+            # a held ERROR record completed: its provisional row goes (rows only the live tailer
+            # writes: a run never recorded before this ingest has none)
+            if not self._fresh_rows(tbl) and _has_final_errors(tbl):
                 self.conn.execute(
                     "DELETE FROM events WHERE sub = ? AND event_id IN (SELECT e.event_id FROM events e JOIN "
                     "_edgetui_batch b ON e.run_key = b.run_key AND e.source = b.source AND e.\"offset\" = b.\"offset\" "
@@ -155,6 +157,14 @@ class Recorder:
             except duckdb.Error:  # the transaction failed (e.g. a key conflict): the caller's error stands
                 pass
         return tbl.num_rows
+
+    def _fresh_rows(self, tbl: pa.Table) -> bool:
+        """Are all rows of ``tbl`` of :attr:`fresh_run`?"""
+        if self.fresh_run is None:
+            return False
+        import pyarrow.compute as pc
+
+        return bool(pc.all(pc.equal(tbl.column("run_key"), self.fresh_run)).as_py())
 
     def replace_file_events(self, run_key: str, events: Sequence[Event], line_sources: Sequence[str]) -> int:
         """Set the events of the run's whole-file sources (JSON files, submission folders).

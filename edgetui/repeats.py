@@ -156,17 +156,21 @@ def run_aggregates(conn: Any, run_key: str, totals: bool) -> tuple[tuple, dict[s
                FROM events WHERE run_key = ?""", [run_key]).fetchall()[0]
         return agg, {}
     row = conn.execute(
-        f"""WITH _ev AS MATERIALIZED (SELECT kind, t, model, input_tokens, output_tokens, cache_read_tokens,
-                                             cache_write_tokens, stated_cost_usd FROM events WHERE run_key = $rk)
-            SELECT count(*), count(*) FILTER (kind = 'parse_error'),
-                   max(t) FILTER (kind NOT IN ('resource_sample', 'container_state', 'alarm', 'annotation')),
-                   min(t), sum(stated_cost_usd),
-                   sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens),
-                   count(*) FILTER (kind IN ('agent_message', 'user_message', 'thinking', 'tool_call')),
-                   count(*) FILTER (kind = 'tool_call'), {_COST_SQL}
-            FROM _ev""", {"rk": run_key}).fetchall()[0]
+        """SELECT count(*), count(*) FILTER (kind = 'parse_error'),
+                  max(t) FILTER (kind NOT IN ('resource_sample', 'container_state', 'alarm', 'annotation')),
+                  min(t), sum(stated_cost_usd),
+                  sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens),
+                  count(*) FILTER (kind IN ('agent_message', 'user_message', 'thinking', 'tool_call')),
+                  count(*) FILTER (kind = 'tool_call'), count(input_tokens)
+           FROM events WHERE run_key = ?""", [run_key]).fetchall()[0]
+    cost = None
+    if row[11]:  # priced only when some event carries usage (the price join costs a few ms a run)
+        cost = conn.execute(
+            f"""WITH _ev AS MATERIALIZED (SELECT model, input_tokens, output_tokens, cache_read_tokens,
+                                                 cache_write_tokens FROM events WHERE run_key = $rk)
+                SELECT {_COST_SQL}""", {"rk": run_key}).fetchall()[0][0]
     return row[:5], dict(input_tokens=row[5], output_tokens=row[6], cache_read_tokens=row[7],
-                         cache_write_tokens=row[8], cost_usd=row[11], n_messages=row[9], n_tool_calls=row[10],
+                         cache_write_tokens=row[8], cost_usd=cost, n_messages=row[9], n_tool_calls=row[10],
                          n_repeated=0, repeated_from=None)
 
 
