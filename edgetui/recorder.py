@@ -384,16 +384,21 @@ class Recorder:
             for s in subs:
                 tests = s.pop("tests", [])
                 s["run_key"] = run_key
-                for k in ("summary", "error"):
-                    s[k] = self.scrub(s.get(k))
                 s["metrics"] = _dumps(self.scrubber.scrub_obj(s.get("metrics") or {}))
                 sub_rows.append(s)
                 for i, tr in enumerate(tests):
                     tests_rows.append(
-                        (run_key, s["round"], i, self.scrub(tr.get("name")), tr.get("status"),
-                         self.scrub(tr.get("message")),
-                         tr.get("score"), tr.get("weight"), tr.get("origin"))
+                        [run_key, s["round"], i, tr.get("name"), tr.get("status"), tr.get("message"),
+                         tr.get("score"), tr.get("weight"), tr.get("origin")]
                     )
+            # secrets out, column by column: one prefilter pass per column (edgetui.redact), only the
+            # strings where it matched redacted one by one (tens of thousands of test names a root)
+            for k in ("summary", "error"):
+                for s, v in zip(sub_rows, self.scrubber.scrub_column([s.get(k) for s in sub_rows])):
+                    s[k] = v
+            for col in (3, 5):
+                for row, v in zip(tests_rows, self.scrubber.scrub_column([r[col] for r in tests_rows])):
+                    row[col] = v
             if sub_rows:
                 cols = list(sub_rows[0].keys())
                 tbl = pa.Table.from_pylist(sub_rows)
