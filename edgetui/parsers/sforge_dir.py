@@ -641,9 +641,7 @@ def _evolve_seen(task_dir: Path) -> dict[str, float]:
 
 def _test(item: dict[str, Any], origin: str) -> TestResult:
     msg = item.get("message")
-    # the fields are typed here already: model_construct skips pydantic's validation (a root holds
-    # tens of thousands of these)
-    return TestResult.model_construct(
+    return TestResult(
         name=str(item.get("name", "") if item.get("name") is not None else ""),
         status=str(item.get("status", "") if item.get("status") is not None else ""),
         message=None if msg is None else str(msg),
