@@ -631,6 +631,7 @@ def ingest_paths(
     """
     rec = Recorder(conn)
     rec.defer_cursors = True  # new cursors written once per transaction (one INSERT per group of runs)
+    rec.keep_equal_submissions = True
     rec.load_prices(load_price_file(prices))
     report = IngestReport()
     old_limit = conn.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
