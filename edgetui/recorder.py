@@ -74,6 +74,10 @@ class Recorder:
         #: replace_submissions leaves a run's rows alone when they are what it would write (two reads
         #: instead of four writes; set by the offline ingest, where a re-read run mostly keeps them)
         self.keep_equal_submissions = False
+        #: while a list: :meth:`commit_batch` of :attr:`fresh_run`'s events appends ``(table, ignore)``
+        #: here instead of inserting, and :meth:`replace_file_events` inserts them with the run's file
+        #: events in one statement (set by the offline ingest around a new run's small log files)
+        self.hold: Optional[list] = None
         self._tasks: dict[str, Optional[TaskInfo]] = {}  # task_for's reads (cleared on a rollback)
         self._load_default_secrets()
 
@@ -169,7 +173,8 @@ class Recorder:
 
         return bool(pc.all(pc.equal(tbl.column("run_key"), self.fresh_run)).as_py())
 
-    def replace_file_events(self, run_key: str, events: Sequence[Event], line_sources: Sequence[str]) -> int:
+    def replace_file_events(self, run_key: str, events: Sequence[Event], line_sources: Sequence[str],
+                            held: Sequence[tuple[pa.Table, bool]] = ()) -> int:
         """Set the events of the run's whole-file sources (JSON files, submission folders).
 
         Such events describe the files as they are now: events of an older
@@ -179,7 +184,8 @@ class Recorder:
         the same ``event_id`` (a graded round timed by its judge log, then by ``evolve_state.json``
         ``at``: annotations on it stay attached). Line sources and database-only kinds (annotation,
         alarm, container_state, resource_sample) are never touched. Returns the change in the
-        run's number of events (rows inserted minus rows deleted).
+        run's number of events (rows inserted minus rows deleted). ``held``: line-source event tables
+        of a run never recorded before (:attr:`hold`), inserted in the same statement (not counted).
         """
         # the ids already recorded, then only the difference is written: a refresh after one new
         # graded round deletes nothing and inserts that round's events (an anti-join DELETE and an
@@ -207,8 +213,11 @@ class Recorder:
                 if eid not in seen:
                     seen.add(eid)
                     fresh.append(i)
-            if fresh:  # known to be new: a plain INSERT (an INSERT OR IGNORE of one row costs ~8 ms here)
-                self.insert_table(tbl if len(fresh) == len(ids) else tbl.take(fresh), ignore=False)
+            if fresh or held:  # known to be new: a plain INSERT (an INSERT OR IGNORE of one row costs ~8 ms)
+                new = tbl if len(fresh) == len(ids) else tbl.take(fresh)
+                if held:
+                    new = pa.concat_tables([t for t, _ in held] + [new])
+                self.insert_table(new, ignore=any(ig for _, ig in held))
         return len(fresh) - len(gone)  # (a re-timed event counts once in each: no change)
 
     # ------------------------------------------------------------------ cursors
@@ -301,7 +310,10 @@ class Recorder:
         """Insert ``events`` (or an events Arrow table) and set the source cursor in one transaction
         (``ignore=False``: a plain INSERT of events known to be new, see :meth:`insert_events`)."""
         with self.transaction():
-            if isinstance(events, pa.Table):
+            if self.hold is not None and run_key == self.fresh_run:
+                self.hold.append((events if isinstance(events, pa.Table) else self.events_table(run_key, events),
+                                  ignore))
+            elif isinstance(events, pa.Table):
                 self.insert_table(events, ignore=ignore)
             else:
                 self.insert_events(run_key, events, ignore=ignore)
