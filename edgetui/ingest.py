@@ -630,8 +630,7 @@ def ingest_paths(
     bad input never raises here, it becomes parse-error events and one-line ``messages``.
     """
     rec = Recorder(conn)
-    rec.defer_cursors = True  # new cursors written once per transaction (one INSERT per group of runs)
-    rec.keep_equal_submissions = True
+    rec.batch_mode = True  # the only writer while it runs: cursors once per transaction, tasks read once…
     rec.load_prices(load_price_file(prices))
     report = IngestReport()
     old_limit = conn.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]

@@ -67,13 +67,14 @@ class Recorder:
         #: the length of that call only): nothing of it is recorded, so its cursors, file events,
         #: submissions and record keys are not looked up or deleted (a statement each, ~1-4 ms)
         self.fresh_run: Optional[str] = None
-        #: new cursors are written at the outermost transaction's commit, all in one INSERT (set by
-        #: the offline ingest; each INSERT of one row costs ~2 ms in a first ingest)
-        self.defer_cursors = False
+        #: set by the offline ingest (this Recorder is the file's only writer while it runs):
+        #: * new cursors are written at the outermost transaction's commit, all in one INSERT (each
+        #:   INSERT of one row costs ~2 ms in a first ingest);
+        #: * replace_submissions leaves a run's rows alone when they are what it would write (two
+        #:   reads instead of four writes: a run re-read because its transcript grew keeps them);
+        #: * task rows are read once (task_for).
+        self.batch_mode = False
         self._pending_cursors: dict[tuple[str, str], list] = {}
-        #: replace_submissions leaves a run's rows alone when they are what it would write (two reads
-        #: instead of four writes; set by the offline ingest, where a re-read run mostly keeps them)
-        self.keep_equal_submissions = False
         #: while a list: :meth:`commit_batch` of :attr:`fresh_run`'s events appends ``(table, ignore)``
         #: here instead of inserting, and :meth:`replace_file_events` inserts them with the run's file
         #: events in one statement (set by the offline ingest around a new run's small log files)
@@ -223,7 +224,7 @@ class Recorder:
     # ------------------------------------------------------------------ cursors
     def get_cursor(self, run_key: str, source: str) -> Optional[dict[str, Any]]:
         pend = self._pending_cursors.get((run_key, source))
-        if pend is not None:  # set in this transaction, not written yet (defer_cursors)
+        if pend is not None:  # set in this transaction, not written yet (batch_mode)
             return {"generation": pend[3], "offset": pend[4], "state": json.loads(pend[5]) if pend[5] else None,
                     "size": pend[6], "mtime": pend[7], "inode": pend[8], "done": pend[9], "path": pend[2]}
         if run_key == self.fresh_run:
@@ -265,7 +266,7 @@ class Recorder:
     ) -> None:
         st = _dumps(state) if state is not None else None
         k = (run_key, source)
-        if k in self._pending_cursors or (self.defer_cursors and self._depth and k in self._no_cursor):
+        if k in self._pending_cursors or (self.batch_mode and self._depth and k in self._no_cursor):
             self._no_cursor.discard(k)  # a new cursor: written with the others at the commit
             self._pending_cursors[k] = [run_key, source, path, generation, offset, st, size, mtime, inode, done,
                                         time.time()]
@@ -289,7 +290,7 @@ class Recorder:
         self._no_cursor.add((run_key, source))
 
     def _flush_cursors(self) -> None:
-        """Write the cursors deferred in this transaction (``defer_cursors``), one INSERT."""
+        """Write the cursors deferred in this transaction (``batch_mode``), one INSERT."""
         if not self._pending_cursors:
             return
         rows = list(self._pending_cursors.values())
@@ -335,7 +336,7 @@ class Recorder:
     def task_for(self, task: TaskInfo) -> TaskInfo:
         """Record ``task`` unless it is only assumed (no task JSON this time) while settings read from
         a task JSON are already recorded: then those are kept and returned."""
-        if task.task_id in self._tasks:
+        if self.batch_mode and task.task_id in self._tasks:
             known = self._tasks[task.task_id]
         else:
             known = self._tasks[task.task_id] = self.get_task(task.task_id)
@@ -412,7 +413,7 @@ class Recorder:
                 for row, v in zip(tests_rows, self.scrubber.scrub_column([r[col] for r in tests_rows])):
                     row[col] = v
             if run_key != self.fresh_run:
-                if self.keep_equal_submissions and self._submissions_equal(run_key, sub_rows, tests_rows):
+                if self.batch_mode and self._submissions_equal(run_key, sub_rows, tests_rows):
                     return
                 self.conn.execute("DELETE FROM test_results WHERE run_key = ?", [run_key])
                 self.conn.execute("DELETE FROM submissions WHERE run_key = ?", [run_key])
