@@ -104,19 +104,31 @@ def _align_transcript(conn, run_key, source, started_at, ended_at, fallback_end,
                       live_end: Optional[float] = None) -> None:
     """Anchors in Python (few, plus one per line with a recorded time), line positions and the
     interpolation in DuckDB: memory stays bounded whatever the transcript's size."""
-    n_ev, n_lines = conn.execute(
-        'SELECT count(*), count(DISTINCT "offset") FROM events WHERE run_key = ? AND source = ?',
-        [run_key, source]).fetchall()[0]
+    # position = line index (rank of the line's byte offset), computed once into an Arrow table that
+    # every query below joins (16 bytes a line; registered, not a temp table: no catalog change per
+    # run, and a live supervisor re-aligns a run after every graded submission)
+    n_ev, = conn.execute('SELECT count(*) FROM events WHERE run_key = ? AND source = ?',
+                         [run_key, source]).fetchall()[0]
     if not n_ev:
         return
+    positions = conn.sql('SELECT "offset", (row_number() OVER (ORDER BY "offset") - 1)::BIGINT AS pos FROM '
+                         '(SELECT DISTINCT "offset" FROM events WHERE run_key = $rk AND source = $src)',
+                         params={"rk": run_key, "src": source}).to_arrow_table()
+    conn.register("_edgetui_pos", positions)
+    try:
+        _align_lines(conn, run_key, source, started_at, ended_at, fallback_end, st, live_end, n_ev,
+                     positions.num_rows)
+    finally:
+        conn.unregister("_edgetui_pos")
+
+
+def _align_lines(conn, run_key, source, started_at, ended_at, fallback_end, st: AlignStats,
+                 live_end: Optional[float], n_ev: int, n_lines: int) -> None:
     st.events = n_ev
     last_pos = n_lines - 1
     where = "e.run_key = ? AND e.source = ?"
-    # position = line index (rank of the line's byte offset); a subquery, not a temp table: no catalog
-    # change per run (a live supervisor re-aligns a run after every graded submission)
-    join = ('JOIN (SELECT "offset", (row_number() OVER (ORDER BY "offset") - 1)::BIGINT AS pos FROM '
-            '(SELECT DISTINCT "offset" FROM events WHERE run_key = ? AND source = ?)) p ON p."offset" = e."offset"')
-    args = [run_key, source, run_key, source]  # the join's, then the where's
+    join = 'JOIN _edgetui_pos p ON p."offset" = e."offset"'
+    args = [run_key, source]  # the where's
     # recorded times inside the transcript (one anchor per line: its first recorded event)
     anchors: list[tuple[int, float]] = conn.execute(
         f'SELECT p.pos, arg_min(e.t, e.sub) FROM events e {join} WHERE {where} AND {_RECORDED} '

@@ -2,23 +2,20 @@
 
 ``ingest_paths`` is what ``edgetui ingest`` calls. Each line-oriented source
 is streamed by byte offset through its parser and committed in batches
-together with its cursor (see :mod:`edgetui.recorder`); after the files, the
-run's submissions are replaced, times aligned (:mod:`edgetui.align`),
-best-so-far computed under the task's selection policy
-(:mod:`replay.selection`) and the run's aggregates refreshed.
+together with its cursor (see :mod:`edgetui.recorder`); after the files,
+:func:`edgetui.finalize.finalize_run` replaces the run's submissions, aligns
+times (:mod:`edgetui.align`), computes best-so-far under the task's selection
+policy (:mod:`replay.selection`) and refreshes the run's aggregates.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Optional, Sequence
 
-from . import repeats
-from .align import align_run
 from .events import Event
 from .parsers.base import file_generation, iter_lines, open_regular, read_regular
 from .records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
@@ -30,7 +27,6 @@ BATCH_BYTES = 6 * 1024 * 1024  # source bytes per committed batch (at most): bou
 CHILD_BATCH_BYTES = 1024 * 1024  # source bytes per batch sent by the parsing process
 #: DuckDB buffer limit while ingesting (keeps peak RSS under ~400 MB whatever the file size)
 INGEST_MEMORY_LIMIT = os.environ.get("EDGETUI_INGEST_MEMORY_LIMIT", "112MB")
-ABORT_THRESHOLD_S = float(os.environ.get("SFORGE_VIZ_ABORT_THRESHOLD", 7200))  # SForge visualizer default
 
 ProgressFn = Callable[[int], None]  # called with bytes consumed since the last call
 
@@ -332,265 +328,10 @@ def load_price_file(path: Optional[Path] = None) -> dict[str, dict[str, float]]:
 
 # ---------------------------------------------------------------------------- aggregates
 
-def _sub_row(s: SubmissionRecord) -> dict:
-    d = s.model_dump()
-    d["tests"] = [t for t in d.pop("tests", [])]
-    d.pop("seen_at", None)
-    return d
-
-
-def infer_policy(entries: list, final_best_round: str, selection: str, direction: str) -> tuple[str, str]:
-    """Without the task JSON: the (selection policy, score direction) under which SForge's own
-    selection (replay/selection.py, SForge selection.py semantics) picks the ``best_round`` that
-    the run's final_result.json names, so the header, the chart, the ★ and the runs table tell one
-    best-so-far. The assumed defaults first; unchanged when no policy reproduces it."""
-    from replay.selection import best_so_far
-
-    order = [(selection, direction)] + [(p, d) for p in ("pass_rate_first", "score_first", "valid_then_score")
-                                        for d in ("maximize", "minimize") if (p, d) != (selection, direction)]
-    for p, d in order:
-        steps = best_so_far(entries, d, p)
-        if steps and steps[-1].best_round == final_best_round:
-            return p, d
-    return selection, direction
-
-
-def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
-                 subs: list[SubmissionRecord], transcript_source: Optional[str],
-                 fallback_end: Optional[float] = None, live_end: Optional[float] = None,
-                 align: bool = True, aggregates: bool = True, judge_best: Optional[str] = None) -> None:
-    """Submissions + best-so-far, time alignment and the run's aggregate columns (``fallback_end`` /
-    ``live_end``: see :func:`edgetui.align.align_run`). ``align=False`` skips the time alignment (a
-    live run already aligned whose new events all carry a time: re-aligning would change nothing).
-    ``aggregates=False`` writes the submissions and the run's best-so-far / submission counts only:
-    the exact per-message usage, the event counts, tokens, cost and the recorded status stay as the
-    last full call left them (the live supervisor after a new graded submission, when its live
-    figures are current and the full recomputation runs on its own schedule). ``judge_best``: the
-    best round the judge's own /history names (``--judge-url``, SForge selection.py semantics
-    under the task's real policy), used like final_result.json's ``best_round`` to check an
-    assumed policy while the run goes on (final_result.json wins once written)."""
-    from replay.selection import best_as_known, best_so_far, entry_from_submission, is_score_task
-
-    conn = rec.conn
-    # a round's time (``submissions.t``, the chart's x and the order of best-so-far) is when its result
-    # was known: its judge_result event's time (evolve ``at`` for agent rounds, else the judge log's
-    # Result: line, else the report's mtime: sforge_dir.result_known_time); without one (in flight)
-    # its submission's, the tick's or the report's; games by order
-    known_t = dict(conn.execute(
-        "SELECT round, max(t) FROM events WHERE run_key = ? AND kind = 'judge_result' AND round IS NOT NULL "
-        "AND source LIKE 'submissions/%' GROUP BY round", [run_key]).fetchall())
-    tick_t = dict(conn.execute(
-        "SELECT round, min(t) FROM events WHERE run_key = ? AND kind = 'submission_sent' AND round IS NOT NULL "
-        "AND source = 'auto_eval_ticks.log' GROUP BY round", [run_key]).fetchall())
-
-    run_end = info.ended_at or conn.execute(
-        "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [run_key]).fetchall()[0][0]
-    game_t = _game_times(subs, info.started_at, run_end)
-
-    def sub_time(s: SubmissionRecord) -> Optional[float]:
-        if s.round in game_t:
-            return game_t[s.round]
-        if s.status != "in_flight" and known_t.get(s.round) is not None:
-            return known_t[s.round]
-        return sent_time(s)
-
-    def sent_time(s: SubmissionRecord) -> Optional[float]:
-        if s.round in game_t:
-            return game_t[s.round]
-        return s.submitted_at or tick_t.get(s.round) or s.seen_at or s.graded_at
-
-    ordered = sorted(subs, key=lambda s: (sub_time(s) is None, sub_time(s) or 0.0, s.kind, s.n or 0, s.round))
-    ordered = [s for s in ordered if s.kind != "manual"] + [s for s in ordered if s.kind == "manual"]
-    # SForge's judge selects over its history in creation (= submission) order; the curve steps when
-    # each result was known: best_as_known gives, at each result, the selection over those known
-    counted = sorted((s for s in ordered if s.kind != "manual" and s.status != "in_flight"),
-                     key=lambda s: (sent_time(s) is None, sent_time(s) or 0.0, s.kind, s.n or 0, s.round))
-    entries = [entry_from_submission(s) for s in counted]
-    pos = {id(s): i for i, s in enumerate(counted)}
-    known_order = [pos[id(s)] for s in ordered if id(s) in pos]
-    selection, direction = task.selection, task.score_direction
-    final_best = (info.final or {}).get("best_round") if isinstance(info.final, dict) else None
-    final_best = final_best or judge_best
-    if task.assumed and final_best and entries:
-        selection, direction = infer_policy(entries, final_best, selection, direction)
-    steps = best_as_known(entries, known_order, direction, selection)
-    step_of = {counted[st.index].round: st for st in steps}
-    start = info.started_at
-    rows = []
-    for s in ordered:
-        d = _sub_row(s)
-        d["seen_at"] = s.seen_at
-        t = sub_time(s)
-        d["t"] = t
-        d["elapsed_s"] = (t - start) if (t is not None and start is not None) else None
-        stp = step_of.get(s.round)
-        d["is_new_best"] = bool(stp.is_new_best) if stp else False
-        d["best_round"] = stp.best_round if stp else None
-        d["best_score"] = _finite(stp.best_score) if stp else None
-        d["best_pass_rate"] = stp.best_pass_rate if stp else None
-        rows.append(d)
-    rec.replace_submissions(run_key, rows)
-    if aggregates:
-        _apply_usage_updates(conn, run_key)
-    if align:
-        align_run(conn, run_key, transcript_source, started_at=info.started_at, ended_at=info.ended_at,
-                  fallback_end=fallback_end, live_end=live_end)
-    if game_t:
-        _place_game_events(conn, run_key, game_t, info.started_at)
-
-    best = steps[-1] if steps else None
-    final = info.final or {}
-    best_round = final.get("best_round") if final.get("best_round") else (best.best_round if best else None)
-    best_score = final.get("best_score") if final.get("best_score") is not None else (best.best_score if best else None)
-    best_pr = final.get("best_pass_rate") if final.get("best_pass_rate") is not None else (best.best_pass_rate if best else None)
-    best_0_100 = None
-    if best_round:
-        r = conn.execute("SELECT score_0_100 FROM submissions WHERE run_key = ? AND round = ?",
-                         [run_key, best_round]).fetchall()
-        best_0_100 = r[0][0] if r else None
-    if aggregates:
-        agg = conn.execute(
-            """SELECT count(*), count(*) FILTER (kind = 'parse_error'),
-                      max(t) FILTER (kind NOT IN ('resource_sample', 'container_state', 'alarm', 'annotation')),
-                      min(t)
-               FROM events WHERE run_key = ?""", [run_key]).fetchall()[0]
-        stated = conn.execute(
-            "SELECT sum(stated_cost_usd) FROM events WHERE run_key = ? AND stated_cost_usd IS NOT NULL",
-            [run_key]).fetchall()[0][0]
-        # tokens, dollars, messages and tool calls count a record repeated from an earlier run's
-        # file (a resumed transcript) once, in that run (edgetui/repeats.py)
-        has_keys = repeats.refresh_record_keys(conn, run_key)
-    n_agent = sum(1 for s in subs if s.kind in ("agent", "legacy"))
-    n_auto = sum(1 for s in subs if s.kind == "auto")
-    n_game = sum(1 for s in subs if s.kind == "game")
-    sub_cols = dict(
-        best_round=best_round or None, best_score=_finite(best_score), best_pass_rate=best_pr,
-        best_score_0_100=best_0_100, agent_submissions=n_agent, auto_submissions=n_auto, game_sessions=n_game,
-        selection=selection, score_direction=direction, policy_assumed=task.assumed,
-        score_task=is_score_task(task.parser, task.score_direction == "minimize", task.game_mode)
-        or (task.assumed and any(s.score is not None or s.score_flag for s in subs)),
-    )
-    if not aggregates:
-        if info.started_at is not None:
-            sub_cols["started_at"] = info.started_at
-        rec.update_run(run_key, **sub_cols)
-        return
-    last_event = agg[2]
-    reason = None
-    if info.final is not None:
-        status = "finished"
-    elif info.layout == "transcript":
-        status = "transcript"
-    elif info.harness_error and time.time() - (_log_quiet_since(conn, run_key, info) or time.time()) \
-            >= HARNESS_QUIET_S:
-        status, reason = "aborted", harness_reason(info.harness_error)
-    else:
-        activity = max([x for x in (last_event, info.started_at) if x is not None], default=None)
-        status = "aborted" if activity is None or time.time() - activity > ABORT_THRESHOLD_S else "running"
-    started = info.started_at
-    if started is None:  # no started_at: the harness log's first line, before any file's mtime (a copy's)
-        started = conn.execute("SELECT min(t) FROM events WHERE run_key = ? AND source = 'run_agent.log' "
-                               "AND t_source = 'recorded'", [run_key]).fetchall()[0][0]
-    if started is None:
-        started = agg[3]
-    # a run without record keys (an SForge run dir) shares nothing: its totals go in the same write
-    totals = {} if has_keys else repeats.record_totals(conn, run_key, has_keys=False)
-    rec.update_run(
-        run_key, status=status, **sub_cols, **totals,
-        n_events=agg[0], n_parse_errors=agg[1], stated_cost_usd=stated,
-        last_event_at=last_event, started_at=started, status_reason=reason,
-    )
-    if has_keys:  # (after started_at is written: it ranks the run as owner of shared records)
-        repeats.recount(conn, run_key)
-        repeats.recount_sharing_runs(conn, run_key)  # their owner may have changed
-
-
-#: a run_agent.log that ends on an ERROR and has not changed for this long: the harness has ended
-HARNESS_QUIET_S = 60.0
-
-
-def harness_reason(harness_error: Optional[str]) -> str:
-    """``runs.status_reason`` of a run whose harness ended before the agent started, in the
-    harness's words (``RunInfo.harness_error``); the offline ingest and the live supervisor alike."""
-    return f"harness ended before the agent started: {harness_error}"
-
-
-def _log_quiet_since(conn, run_key: str, info: RunInfo) -> Optional[float]:
-    """Since when run_agent.log has been quiet: the earlier of its mtime and its last record's own
-    time (a copied or cloned run directory has a fresh mtime, its records keep theirs)."""
-    last = conn.execute("SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log' "
-                        "AND t_source = 'recorded'", [run_key]).fetchall()[0][0]
-    vals = [x for x in (info.log_mtime, last) if x is not None]
-    return min(vals) if vals else None
-
-
-def _game_times(subs: list[SubmissionRecord], start: Optional[float], end: Optional[float]) -> dict[str, float]:
-    """Time of each game session (game folders carry no timestamps; SForge's visualizer uses file
-    mtimes). A mtime inside the run (±1 h) is kept; otherwise (a copied or checked-out run dir)
-    sessions are spread evenly over the run in the order of N. Approximate by nature."""
-    games = sorted((s for s in subs if s.kind == "game"), key=lambda s: s.n or 0)
-    if not games or start is None:
-        return {}
-    end = end if end is not None and end > start else start + 3600
-    plausible = all(s.graded_at is not None and start - 3600 <= s.graded_at <= end + 3600 for s in games)
-    if plausible:
-        return {s.round: s.graded_at for s in games}
-    return {s.round: start + (end - start) * (i + 1) / (len(games) + 1) for i, s in enumerate(games)}
-
-
-def _place_game_events(conn, run_key: str, game_t: dict[str, float], start: Optional[float]) -> None:
-    """Game result events at their session's time; steps spread between the previous session's
-    time and it, in file order (t_source 'interpolated')."""
-    prev = start
-    ids: list[str] = []
-    ts: list[float] = []
-    for rnd, t_end in sorted(game_t.items(), key=lambda kv: kv[1]):
-        rows = conn.execute(
-            "SELECT event_id, kind FROM events WHERE run_key = ? AND source LIKE ? AND t_source <> 'recorded' "
-            "ORDER BY \"offset\", sub", [run_key, f"submissions/{rnd}/%"]).fetchall()
-        steps = [r[0] for r in rows if r[1] == "game_step"]
-        t0 = prev if prev is not None else t_end
-        for i, eid in enumerate(steps):
-            ids.append(eid)
-            ts.append(t0 + (t_end - t0) * (i + 1) / (len(steps) + 1))
-        for eid, kind in rows:
-            if kind != "game_step":
-                ids.append(eid)
-                ts.append(t_end)
-        prev = t_end
-    if ids:
-        from .align import _write_times
-
-        _write_times(conn, ids, ts)
-
-
-def _apply_usage_updates(conn, run_key: str) -> None:
-    """Claude Code repeats a message's usage on each of its lines and the later lines can carry
-    larger (final) counts; the parser marks those as ``data.usage_update``. The first event of
-    the message (the one carrying usage) gets the largest counts seen, so each message is
-    counted once, with its final numbers (idempotent)."""
-    conn.execute(
-        """UPDATE events SET
-             input_tokens = greatest(events.input_tokens, u.i), output_tokens = greatest(events.output_tokens, u.o),
-             cache_read_tokens = greatest(events.cache_read_tokens, u.cr),
-             cache_write_tokens = greatest(events.cache_write_tokens, u.cw)
-           FROM (SELECT message_id,
-                        max((data->'$.usage_update'->>'input_tokens')::BIGINT) AS i,
-                        max((data->'$.usage_update'->>'output_tokens')::BIGINT) AS o,
-                        max((data->'$.usage_update'->>'cache_read_tokens')::BIGINT) AS cr,
-                        max((data->'$.usage_update'->>'cache_write_tokens')::BIGINT) AS cw
-                 FROM events WHERE run_key = ? AND message_id IS NOT NULL
-                   AND (data->'$.usage_update') IS NOT NULL GROUP BY message_id) u
-           WHERE events.run_key = ? AND events.message_id = u.message_id AND events.input_tokens IS NOT NULL""",
-        [run_key, run_key])
-
-
-def _finite(v):
-    import math
-
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    return v
+# (edgetui/finalize.py; re-exported: the live supervisor and callers import them from here)
+from .finalize import (  # noqa: E402,F401
+    ABORT_THRESHOLD_S, HARNESS_QUIET_S, finalize_run, harness_reason, infer_policy,
+)
 
 
 # ---------------------------------------------------------------------------- orchestration
@@ -627,6 +368,7 @@ def ingest_paths(
     bad input never raises here, it becomes parse-error events and one-line ``messages``.
     """
     rec = Recorder(conn)
+    rec.batch_mode = True  # the only writer while it runs: cursors once per transaction, tasks read once…
     rec.load_prices(load_price_file(prices))
     report = IngestReport()
     old_limit = conn.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
@@ -1054,42 +796,71 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
     # the run's small files in one transaction (one commit instead of one per statement); a transcript
     # with more than a batch left to read is committed batch by batch on its own (memory bounded, resumable)
     big = bool(fmt) and _size(transcript) > BATCH_BYTES
+    try:
+        _ingest_run_files(rec, key, info, loc, tasks, task_dir, transcript, fmt, big, report, progress)
+    finally:
+        rec.fresh_run = None
+    return key
+
+
+def _ingest_run_files(rec: Recorder, key: str, info: RunInfo, loc, tasks: dict, task_dir: Path, transcript: Path,
+                      fmt: Optional[str], big: bool, report: IngestReport, progress: Optional[ProgressFn]) -> None:
+    from .hosts.signature import TREE_SOURCE
+    from .parsers import sforge_dir as sd
+
     with rec.transaction():
         task = rec.task_for(sd.task_info(info.task_id, tasks))
-        rec.upsert_run(key, info)
+        if not rec.upsert_run(key, info):  # a run never recorded: nothing of it to look up or replace
+            rec.fresh_run = key
+            rec.note_no_cursor(key, TREE_SOURCE)
         off = info.utc_offset_s
-        for name, cls in (("run_agent.log", sd.RunAgentLogParser), ("auto_eval_ticks.log", sd.AutoEvalTicksParser)):
-            f = task_dir / name
-            if _regular_or_note(f, report):
-                report.events_offered += ingest_lines(
-                    rec, key, f, name, lambda src, gen, st, cls=cls: cls(src, gen, off, st), report, progress)
+        # a new run's log events go in with its file events, one INSERT (each costs ~3 ms here)
+        held = [] if (rec.fresh_run == key and not big and sum(
+            _size(task_dir / n) for n in ("run_agent.log", "auto_eval_ticks.log")) <= BATCH_BYTES) else None
+        rec.hold = held
+        try:
+            for name, cls in (("run_agent.log", sd.RunAgentLogParser),
+                              ("auto_eval_ticks.log", sd.AutoEvalTicksParser)):
+                f = task_dir / name
+                if _regular_or_note(f, report):
+                    report.events_offered += ingest_lines(
+                        rec, key, f, name, lambda src, gen, st, cls=cls: cls(src, gen, off, st), report, progress)
+        finally:
+            rec.hold = None
         if fmt and not big:
             _ingest_run_transcript(rec, key, transcript, fmt, info, report, progress)
         if not big:
-            _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report)
+            _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report, held or ())
     if big:
         _ingest_run_transcript(rec, key, transcript, fmt, info, report, progress)
         with rec.transaction():
             _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report)
-    return key
 
 
 def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, task_dir: Path, fmt: Optional[str],
-                      transcript: Path, report: IngestReport) -> None:
-    """A run's whole-file sources (submissions and JSON files), then its aggregates (finalize_run)."""
+                      transcript: Path, report: IngestReport, held: Sequence = ()) -> None:
+    """A run's whole-file sources (submissions and JSON files), then its aggregates (finalize_run).
+    ``held``: the run's log events not inserted yet (``Recorder.hold``: a run never recorded)."""
     from .parsers import sforge_dir as sd
 
-    last_log_t = rec.conn.execute(
-        "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [key]).fetchall()[0][0]
+    if held:
+        import pyarrow.compute as pc
+
+        ts = [pc.max(pc.filter(t.column("t"), pc.equal(t.column("source"), "run_agent.log"))).as_py()
+              for t, _ in held]
+        last_log_t = max((x for x in ts if x is not None), default=None)
+    else:
+        last_log_t = rec.conn.execute(
+            "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [key]).fetchall()[0][0]
     subs = sd.read_submissions(task_dir)
     for s in subs:
         if s.error and s.status == "bad_report":
             report.messages.append(s.error)
     file_events = whole_file_events(task_dir, subs, info, last_log_t)
-    rec.replace_file_events(key, file_events, line_sources=LINE_SOURCES)
+    rec.replace_file_events(key, file_events, line_sources=LINE_SOURCES, held=held)
     report.events_offered += len(file_events)
     _fill_model_agent(rec, key, info)
-    finalize_run(rec, key, info, task, subs, "agent_output.txt" if fmt else None)
+    finalize_run(rec, key, info, task, subs, "agent_output.txt" if fmt else None, log_end=last_log_t)
     if fmt:
         _say_no_turns(rec, key, transcript, report)
 

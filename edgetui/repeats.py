@@ -29,7 +29,7 @@ and the live supervisor's recomputations of such runs never pay for this.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 #: kinds whose repetition changes a run's totals (messages, tool calls; usage rides on them)
 KEYED_KINDS = ("agent_message", "user_message", "thinking", "tool_call", "tool_result", "token_usage",
@@ -40,12 +40,17 @@ _CLAUDE = "(agent_format IN ('claude_stream', 'claude_session'))"
 _KINDS_SQL = "(" + ", ".join(f"'{k}'" for k in KEYED_KINDS) + ")"
 
 
-def refresh_record_keys(conn: Any, run_key: str) -> bool:
+def refresh_record_keys(conn: Any, run_key: str, *, layout: Optional[str] = None, fresh: bool = False) -> bool:
     """Set ``record_keys`` of ``run_key`` from its events (the run's rows replaced); none for a run
-    that is not a bare transcript (module docstring). Returns whether the run has keys now."""
-    conn.execute("DELETE FROM record_keys WHERE run_key = ?", [run_key])
-    layout = conn.execute("SELECT layout FROM runs WHERE run_key = ?", [run_key]).fetchall()
-    if not layout or layout[0][0] != "transcript":
+    that is not a bare transcript (module docstring). Returns whether the run has keys now.
+    ``layout``: the run's ``runs.layout`` when the caller knows it (else it is read); ``fresh``:
+    the run had no row before this ingest of it, so it has no keys to delete."""
+    if not fresh:
+        conn.execute("DELETE FROM record_keys WHERE run_key = ?", [run_key])
+    if layout is None:
+        row = conn.execute("SELECT layout FROM runs WHERE run_key = ?", [run_key]).fetchall()
+        layout = row[0][0] if row else None
+    if layout != "transcript":
         return False
     conn.execute(  # one scan of the run's events: both keys of each event
         f"""INSERT INTO record_keys
@@ -127,6 +132,46 @@ def record_totals(conn: Any, run_key: str, has_keys: bool = True) -> dict[str, A
     return dict(input_tokens=agg[0], output_tokens=agg[1], cache_read_tokens=agg[2], cache_write_tokens=agg[3],
                 cost_usd=cost, n_messages=agg[4], n_tool_calls=agg[5], n_repeated=agg[6],
                 repeated_from=" ".join(owners) or None)
+
+
+_COST_SQL = """(SELECT sum(coalesce(e.input_tokens,0) * p.input_per_mtok + coalesce(e.output_tokens,0) * p.output_per_mtok
+                           + coalesce(e.cache_read_tokens,0) * p.cache_read_per_mtok
+                           + coalesce(e.cache_write_tokens,0) * p.cache_write_per_mtok) / 1e6
+                FROM _ev e
+                JOIN LATERAL (SELECT * FROM prices WHERE e.model LIKE prices.model_pattern
+                              ORDER BY length(model_pattern) DESC LIMIT 1) p ON TRUE
+                WHERE e.input_tokens IS NOT NULL)"""
+
+
+def run_aggregates(conn: Any, run_key: str, totals: bool) -> tuple[tuple, dict[str, Any]]:
+    """One scan of the run's events: ``(n_events, n_parse_errors, last_event_at, first_t,
+    stated_cost_usd)`` (last_event_at: the latest ``t`` of a non-database-only kind; times epoch
+    UTC, cost USD), and with ``totals`` (a run that shares no record key with another:
+    :func:`refresh_record_keys` said it has none) the :func:`record_totals` of such a run, else ``{}``."""
+    if not totals:
+        agg = conn.execute(
+            """SELECT count(*), count(*) FILTER (kind = 'parse_error'),
+                      max(t) FILTER (kind NOT IN ('resource_sample', 'container_state', 'alarm', 'annotation')),
+                      min(t), sum(stated_cost_usd)
+               FROM events WHERE run_key = ?""", [run_key]).fetchall()[0]
+        return agg, {}
+    row = conn.execute(
+        """SELECT count(*), count(*) FILTER (kind = 'parse_error'),
+                  max(t) FILTER (kind NOT IN ('resource_sample', 'container_state', 'alarm', 'annotation')),
+                  min(t), sum(stated_cost_usd),
+                  sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens),
+                  count(*) FILTER (kind IN ('agent_message', 'user_message', 'thinking', 'tool_call')),
+                  count(*) FILTER (kind = 'tool_call'), count(input_tokens)
+           FROM events WHERE run_key = ?""", [run_key]).fetchall()[0]
+    cost = None
+    if row[11]:  # priced only when some event carries usage (the price join costs a few ms a run)
+        cost = conn.execute(
+            f"""WITH _ev AS MATERIALIZED (SELECT model, input_tokens, output_tokens, cache_read_tokens,
+                                                 cache_write_tokens FROM events WHERE run_key = $rk)
+                SELECT {_COST_SQL}""", {"rk": run_key}).fetchall()[0][0]
+    return row[:5], dict(input_tokens=row[5], output_tokens=row[6], cache_read_tokens=row[7],
+                         cache_write_tokens=row[8], cost_usd=cost, n_messages=row[9], n_tool_calls=row[10],
+                         n_repeated=0, repeated_from=None)
 
 
 def recount(conn: Any, run_key: str) -> None:

@@ -1,0 +1,280 @@
+"""A run's derived rows after its files are recorded: submissions with best-so-far, time
+alignment, the run's aggregate columns and status (``finalize_run``), shared by the offline
+ingest (:mod:`edgetui.ingest`) and the live supervisor. Core: no Textual imports."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Optional
+
+from . import repeats
+from .align import align_run
+from .records import RunInfo, SubmissionRecord, TaskInfo
+from .recorder import Recorder
+
+ABORT_THRESHOLD_S = float(os.environ.get("SFORGE_VIZ_ABORT_THRESHOLD", 7200))  # SForge visualizer default
+
+
+def _sub_row(s: SubmissionRecord) -> dict:
+    d = s.model_dump()
+    d["tests"] = [t for t in d.pop("tests", [])]
+    d.pop("seen_at", None)
+    return d
+
+
+_UNKNOWN = object()  # finalize_run's log_end when the caller does not know it
+
+
+def infer_policy(entries: list, final_best_round: str, selection: str, direction: str) -> tuple[str, str]:
+    """Without the task JSON: the (selection policy, score direction) under which SForge's own
+    selection (replay/selection.py, SForge selection.py semantics) picks the ``best_round`` that
+    the run's final_result.json names, so the header, the chart, the ★ and the runs table tell one
+    best-so-far. The assumed defaults first; unchanged when no policy reproduces it."""
+    from replay.selection import best_so_far
+
+    order = [(selection, direction)] + [(p, d) for p in ("pass_rate_first", "score_first", "valid_then_score")
+                                        for d in ("maximize", "minimize") if (p, d) != (selection, direction)]
+    for p, d in order:
+        steps = best_so_far(entries, d, p)
+        if steps and steps[-1].best_round == final_best_round:
+            return p, d
+    return selection, direction
+
+
+def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
+                 subs: list[SubmissionRecord], transcript_source: Optional[str],
+                 fallback_end: Optional[float] = None, live_end: Optional[float] = None,
+                 align: bool = True, aggregates: bool = True, judge_best: Optional[str] = None,
+                 log_end: object = _UNKNOWN) -> None:
+    """Submissions + best-so-far, time alignment and the run's aggregate columns (``fallback_end`` /
+    ``live_end``: see :func:`edgetui.align.align_run`). ``align=False`` skips the time alignment (a
+    live run already aligned whose new events all carry a time: re-aligning would change nothing).
+    ``aggregates=False`` writes the submissions and the run's best-so-far / submission counts only:
+    the exact per-message usage, the event counts, tokens, cost and the recorded status stay as the
+    last full call left them (the live supervisor after a new graded submission, when its live
+    figures are current and the full recomputation runs on its own schedule). ``judge_best``: the
+    best round the judge's own /history names (``--judge-url``, SForge selection.py semantics
+    under the task's real policy), used like final_result.json's ``best_round`` to check an
+    assumed policy while the run goes on (final_result.json wins once written). ``log_end``: the
+    latest ``t`` of the run's ``run_agent.log`` events (epoch UTC, or None without any), when the
+    caller knows it (else it is looked up)."""
+    from replay.selection import best_as_known, best_so_far, entry_from_submission, is_score_task
+
+    conn = rec.conn
+    # a round's time (``submissions.t``, the chart's x and the order of best-so-far) is when its result
+    # was known: its judge_result event's time (evolve ``at`` for agent rounds, else the judge log's
+    # Result: line, else the report's mtime: sforge_dir.result_known_time); without one (in flight)
+    # its submission's, the tick's or the report's; games by order
+    known_t: dict = {}
+    tick_t: dict = {}
+    for rnd, kt, tt in conn.execute(  # (one statement: each costs ~1-4 ms in a first ingest)
+            "SELECT round, max(t) FILTER (kind = 'judge_result'), min(t) FILTER (kind = 'submission_sent') "
+            "FROM events WHERE run_key = ? AND round IS NOT NULL AND ((kind = 'judge_result' "
+            "AND source LIKE 'submissions/%') OR (kind = 'submission_sent' AND source = 'auto_eval_ticks.log')) "
+            "GROUP BY round", [run_key]).fetchall():
+        if kt is not None:
+            known_t[rnd] = kt
+        if tt is not None:
+            tick_t[rnd] = tt
+    if log_end is _UNKNOWN and not info.ended_at:
+        log_end = conn.execute("SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'",
+                               [run_key]).fetchall()[0][0]
+    run_end = info.ended_at or log_end
+    game_t = _game_times(subs, info.started_at, run_end)
+
+    def sub_time(s: SubmissionRecord) -> Optional[float]:
+        if s.round in game_t:
+            return game_t[s.round]
+        if s.status != "in_flight" and known_t.get(s.round) is not None:
+            return known_t[s.round]
+        return sent_time(s)
+
+    def sent_time(s: SubmissionRecord) -> Optional[float]:
+        if s.round in game_t:
+            return game_t[s.round]
+        return s.submitted_at or tick_t.get(s.round) or s.seen_at or s.graded_at
+
+    ordered = sorted(subs, key=lambda s: (sub_time(s) is None, sub_time(s) or 0.0, s.kind, s.n or 0, s.round))
+    ordered = [s for s in ordered if s.kind != "manual"] + [s for s in ordered if s.kind == "manual"]
+    # SForge's judge selects over its history in creation (= submission) order; the curve steps when
+    # each result was known: best_as_known gives, at each result, the selection over those known
+    counted = sorted((s for s in ordered if s.kind != "manual" and s.status != "in_flight"),
+                     key=lambda s: (sent_time(s) is None, sent_time(s) or 0.0, s.kind, s.n or 0, s.round))
+    entries = [entry_from_submission(s) for s in counted]
+    pos = {id(s): i for i, s in enumerate(counted)}
+    known_order = [pos[id(s)] for s in ordered if id(s) in pos]
+    selection, direction = task.selection, task.score_direction
+    final_best = (info.final or {}).get("best_round") if isinstance(info.final, dict) else None
+    final_best = final_best or judge_best
+    if task.assumed and final_best and entries:
+        selection, direction = infer_policy(entries, final_best, selection, direction)
+    steps = best_as_known(entries, known_order, direction, selection)
+    step_of = {counted[st.index].round: st for st in steps}
+    start = info.started_at
+    rows = []
+    for s in ordered:
+        d = _sub_row(s)
+        d["seen_at"] = s.seen_at
+        t = sub_time(s)
+        d["t"] = t
+        d["elapsed_s"] = (t - start) if (t is not None and start is not None) else None
+        stp = step_of.get(s.round)
+        d["is_new_best"] = bool(stp.is_new_best) if stp else False
+        d["best_round"] = stp.best_round if stp else None
+        d["best_score"] = _finite(stp.best_score) if stp else None
+        d["best_pass_rate"] = stp.best_pass_rate if stp else None
+        rows.append(d)
+    score_0_100 = {d["round"]: d.get("score_0_100") for d in rows}  # (as written to submissions)
+    rec.replace_submissions(run_key, rows)
+    if aggregates and transcript_source is not None:  # (only transcript events carry a message id)
+        _apply_usage_updates(conn, run_key)
+    if align:
+        align_run(conn, run_key, transcript_source, started_at=info.started_at, ended_at=info.ended_at,
+                  fallback_end=fallback_end, live_end=live_end)
+    if game_t:
+        _place_game_events(conn, run_key, game_t, info.started_at)
+
+    best = steps[-1] if steps else None
+    final = info.final or {}
+    best_round = final.get("best_round") if final.get("best_round") else (best.best_round if best else None)
+    best_score = final.get("best_score") if final.get("best_score") is not None else (best.best_score if best else None)
+    best_pr = final.get("best_pass_rate") if final.get("best_pass_rate") is not None else (best.best_pass_rate if best else None)
+    best_0_100 = score_0_100.get(best_round) if best_round else None
+    if aggregates:
+        # tokens, dollars, messages and tool calls count a record repeated from an earlier run's
+        # file (a resumed transcript) once, in that run (edgetui/repeats.py)
+        has_keys = repeats.refresh_record_keys(conn, run_key, layout=info.layout,
+                                               fresh=rec.fresh_run == run_key)
+        # a run without record keys (an SForge run dir) shares nothing: its totals in the same scan
+        agg, totals = repeats.run_aggregates(conn, run_key, totals=not has_keys)
+        stated = agg[4]
+    n_agent = sum(1 for s in subs if s.kind in ("agent", "legacy"))
+    n_auto = sum(1 for s in subs if s.kind == "auto")
+    n_game = sum(1 for s in subs if s.kind == "game")
+    sub_cols = dict(
+        best_round=best_round or None, best_score=_finite(best_score), best_pass_rate=best_pr,
+        best_score_0_100=best_0_100, agent_submissions=n_agent, auto_submissions=n_auto, game_sessions=n_game,
+        selection=selection, score_direction=direction, policy_assumed=task.assumed,
+        score_task=is_score_task(task.parser, task.score_direction == "minimize", task.game_mode)
+        or (task.assumed and any(s.score is not None or s.score_flag for s in subs)),
+    )
+    if not aggregates:
+        if info.started_at is not None:
+            sub_cols["started_at"] = info.started_at
+        rec.update_run(run_key, **sub_cols)
+        return
+    last_event = agg[2]
+    reason = None
+    if info.final is not None:
+        status = "finished"
+    elif info.layout == "transcript":
+        status = "transcript"
+    elif info.harness_error and time.time() - (_log_quiet_since(conn, run_key, info) or time.time()) \
+            >= HARNESS_QUIET_S:
+        status, reason = "aborted", harness_reason(info.harness_error)
+    else:
+        activity = max([x for x in (last_event, info.started_at) if x is not None], default=None)
+        status = "aborted" if activity is None or time.time() - activity > ABORT_THRESHOLD_S else "running"
+    started = info.started_at
+    if started is None:  # no started_at: the harness log's first line, before any file's mtime (a copy's)
+        started = conn.execute("SELECT min(t) FROM events WHERE run_key = ? AND source = 'run_agent.log' "
+                               "AND t_source = 'recorded'", [run_key]).fetchall()[0][0]
+    if started is None:
+        started = agg[3]
+    rec.update_run(
+        run_key, status=status, **sub_cols, **totals,
+        n_events=agg[0], n_parse_errors=agg[1], stated_cost_usd=stated,
+        last_event_at=last_event, started_at=started, status_reason=reason,
+    )
+    if has_keys:  # (after started_at is written: it ranks the run as owner of shared records)
+        repeats.recount(conn, run_key)
+        repeats.recount_sharing_runs(conn, run_key)  # their owner may have changed
+
+
+#: a run_agent.log that ends on an ERROR and has not changed for this long: the harness has ended
+HARNESS_QUIET_S = 60.0
+
+
+def harness_reason(harness_error: Optional[str]) -> str:
+    """``runs.status_reason`` of a run whose harness ended before the agent started, in the
+    harness's words (``RunInfo.harness_error``); the offline ingest and the live supervisor alike."""
+    return f"harness ended before the agent started: {harness_error}"
+
+
+def _log_quiet_since(conn, run_key: str, info: RunInfo) -> Optional[float]:
+    """Since when run_agent.log has been quiet: the earlier of its mtime and its last record's own
+    time (a copied or cloned run directory has a fresh mtime, its records keep theirs)."""
+    last = conn.execute("SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log' "
+                        "AND t_source = 'recorded'", [run_key]).fetchall()[0][0]
+    vals = [x for x in (info.log_mtime, last) if x is not None]
+    return min(vals) if vals else None
+
+
+def _game_times(subs: list[SubmissionRecord], start: Optional[float], end: Optional[float]) -> dict[str, float]:
+    """Time of each game session (game folders carry no timestamps; SForge's visualizer uses file
+    mtimes). A mtime inside the run (±1 h) is kept; otherwise (a copied or checked-out run dir)
+    sessions are spread evenly over the run in the order of N. Approximate by nature."""
+    games = sorted((s for s in subs if s.kind == "game"), key=lambda s: s.n or 0)
+    if not games or start is None:
+        return {}
+    end = end if end is not None and end > start else start + 3600
+    plausible = all(s.graded_at is not None and start - 3600 <= s.graded_at <= end + 3600 for s in games)
+    if plausible:
+        return {s.round: s.graded_at for s in games}
+    return {s.round: start + (end - start) * (i + 1) / (len(games) + 1) for i, s in enumerate(games)}
+
+
+def _place_game_events(conn, run_key: str, game_t: dict[str, float], start: Optional[float]) -> None:
+    """Game result events at their session's time; steps spread between the previous session's
+    time and it, in file order (t_source 'interpolated')."""
+    prev = start
+    ids: list[str] = []
+    ts: list[float] = []
+    for rnd, t_end in sorted(game_t.items(), key=lambda kv: kv[1]):
+        rows = conn.execute(
+            "SELECT event_id, kind FROM events WHERE run_key = ? AND source LIKE ? AND t_source <> 'recorded' "
+            "ORDER BY \"offset\", sub", [run_key, f"submissions/{rnd}/%"]).fetchall()
+        steps = [r[0] for r in rows if r[1] == "game_step"]
+        t0 = prev if prev is not None else t_end
+        for i, eid in enumerate(steps):
+            ids.append(eid)
+            ts.append(t0 + (t_end - t0) * (i + 1) / (len(steps) + 1))
+        for eid, kind in rows:
+            if kind != "game_step":
+                ids.append(eid)
+                ts.append(t_end)
+        prev = t_end
+    if ids:
+        from .align import _write_times
+
+        _write_times(conn, ids, ts)
+
+
+def _apply_usage_updates(conn, run_key: str) -> None:
+    """Claude Code repeats a message's usage on each of its lines and the later lines can carry
+    larger (final) counts; the parser marks those as ``data.usage_update``. The first event of
+    the message (the one carrying usage) gets the largest counts seen, so each message is
+    counted once, with its final numbers (idempotent)."""
+    conn.execute(
+        """UPDATE events SET
+             input_tokens = greatest(events.input_tokens, u.i), output_tokens = greatest(events.output_tokens, u.o),
+             cache_read_tokens = greatest(events.cache_read_tokens, u.cr),
+             cache_write_tokens = greatest(events.cache_write_tokens, u.cw)
+           FROM (SELECT message_id,
+                        max((data->'$.usage_update'->>'input_tokens')::BIGINT) AS i,
+                        max((data->'$.usage_update'->>'output_tokens')::BIGINT) AS o,
+                        max((data->'$.usage_update'->>'cache_read_tokens')::BIGINT) AS cr,
+                        max((data->'$.usage_update'->>'cache_write_tokens')::BIGINT) AS cw
+                 FROM events WHERE run_key = ? AND message_id IS NOT NULL
+                   AND (data->'$.usage_update') IS NOT NULL GROUP BY message_id) u
+           WHERE events.run_key = ? AND events.message_id = u.message_id AND events.input_tokens IS NOT NULL""",
+        [run_key, run_key])
+
+
+def _finite(v):
+    import math
+
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
