@@ -59,7 +59,7 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     assumed policy while the run goes on (final_result.json wins once written). ``log_end``: the
     latest ``t`` of the run's ``run_agent.log`` events (epoch UTC, or None without any), when the
     caller knows it (else it is looked up)."""
-    from replay.selection import best_as_known, best_so_far, entry_from_submission, is_score_task
+    from replay.selection import best_as_known, entry_from_submission, is_score_task
 
     conn = rec.conn
     # a round's time (``submissions.t``, the chart's x and the order of best-so-far) is when its result

@@ -29,7 +29,7 @@ No Textual here (core).
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Iterable, Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 import duckdb
 import numpy as np

@@ -109,7 +109,6 @@ def record_totals(conn: Any, run_key: str, has_keys: bool = True) -> dict[str, A
     (:func:`refresh_record_keys`; ``has_keys=False``: it said the run has none, so nothing of it
     can be repeated and the shared keys are not looked up)."""
     n_keys, owners = repeated_keys(conn, run_key) if has_keys else (0, [])
-    p = {"rk": run_key}
     # one flag per event (a semi-join with the repeated keys, computed once), then plain aggregates
     agg = conn.execute(
         f"""WITH {REP_CTE},

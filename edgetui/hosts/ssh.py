@@ -31,7 +31,7 @@ import re
 import stat as statmod
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
 from . import Entry
