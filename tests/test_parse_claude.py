@@ -976,3 +976,27 @@ def test_tool_reference_blocks_keep_their_tool_names():
     assert lone.tool_name == "WebFetch" and "WebFetch" in lone.summary
     for e in events:
         Event.model_validate(e.model_dump())
+
+
+def test_finish_after_a_restored_cursor_says_the_same_as_after_the_whole_file():
+    """A finished run's cut-off stream: the parser that read the whole file and one restored from
+    the cursor saved after its last line (the live supervisor meeting an already-recorded run) give
+    the same end-of-file ``segment_end``, at the last line's offset (it was at offset 0: one event
+    more live than offline, seen on the bundled game sample)."""
+    lines = [
+        json.dumps({"type": "system", "subtype": "init", "session_id": "s1", "model": "m"}),
+        json.dumps({"type": "assistant", "session_id": "s1", "message": {
+            "id": "msg_1", "role": "assistant", "model": "m", "content": [
+                {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}]}}),
+    ]
+    data = ("\n".join(lines) + "\n").encode()
+    whole = ClaudeStreamParser("agent_output.txt", "g1")
+    last = None
+    for ln in iter_lines(io.BytesIO(data), 0, final=True):
+        whole.feed(ln.data, ln.offset)
+        last = ln.offset
+    restored = ClaudeStreamParser("agent_output.txt", "g1", json.loads(json.dumps(whole.state())))
+    a, b = whole.finish(), restored.finish()
+    assert [e.kind for e in a] == ["segment_end"] and last and last > 0
+    assert [(e.kind, e.offset, e.sub, e.summary) for e in b] == [(e.kind, e.offset, e.sub, e.summary) for e in a]
+    assert b[0].offset == last

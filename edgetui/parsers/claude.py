@@ -635,9 +635,10 @@ class _ClaudeParser:
         #: main-thread tool calls of the open segment still waiting for their result (newest last)
         self._open_calls: list[str] = list(st.get("open_calls", []))
         self._seg_records: int = int(st.get("seg_records", 0))  # records of the open segment
-        # per-line scratch
+        # per-line scratch (the last line's offset is kept in the state: a parser restored from a
+        # cursor puts what finish() says at the same place as the one that read the whole file)
         self._out: list[Event] = []
-        self._offset = 0
+        self._offset = int(st.get("last_off", 0))
         self._t: Optional[float] = None
 
     # -- protocol ------------------------------------------------------------------
@@ -657,6 +658,7 @@ class _ClaudeParser:
             "session_id": self._session_id,
             "open_calls": list(self._open_calls),
             "seg_records": self._seg_records,
+            "last_off": self._offset,
         }
 
     def resume_offset(self) -> Optional[int]:
