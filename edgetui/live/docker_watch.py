@@ -202,6 +202,10 @@ _STATE_ACTIONS = frozenset({"create", "start", "restart", "stop", "die", "kill",
                             "destroy", "rename", "update"})
 
 
+#: seconds after a container event when the engine is listed once more (see EngineEvents.last_event_mono)
+RECHECK_S = 1.0
+
+
 def _relevant(ev: Any) -> bool:
     """An event about an SForge container (work, judge, game: :func:`parse_name`) that changes its state."""
     if not isinstance(ev, dict):
@@ -230,6 +234,10 @@ class EngineEvents:
         self.events = 0  # events read (diagnostics)
         self.error: Optional[str] = None
         self._dirty = True  # a listing is due once the stream is read (events before it are unknown)
+        #: monotonic time of the last relevant event: a listing right after an event may still show
+        #: the state before it (the engine logs the event and updates what it lists separately), so
+        #: the caller lists once more when RECHECK_S have passed since it
+        self.last_event_mono = 0.0
         self._stop = threading.Event()
         self._stream: Any = None
         self._thread = threading.Thread(target=self._loop, name="edgetui-docker-events", daemon=True)
@@ -265,6 +273,7 @@ class EngineEvents:
                     if not _relevant(ev):
                         continue
                     self.events += 1
+                    self.last_event_mono = time.monotonic()
                     self._dirty = True
                     self.on_change()
                     if self._stop.is_set():
@@ -351,8 +360,10 @@ class DockerWatch:
             self.available = False
             return False
         ev = self._events
+        recheck = (ev is not None and ev.last_event_mono > 0 and now - ev.last_event_mono >= RECHECK_S
+                   and self._listed_mono < ev.last_event_mono + RECHECK_S)
         if (self.available and ev is not None and ev.up and not ev.take_dirty() and not self._force_list
-                and now - self._listed_mono < self.list_interval_s):
+                and not recheck and now - self._listed_mono < self.list_interval_s):
             return True
         self._force_list = False
         try:
