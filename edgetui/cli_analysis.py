@@ -268,7 +268,8 @@ def fit_record(curve, args) -> dict:
                                                                                  float(v) for v in y]})
         return rec
     if args.bootstrap > 0:
-        if curve.units:
+        # one task with one run has nothing to resample over: its residuals then, as for a run
+        if curve.units and (len(curve.units) > 1 or any(len(r) > 1 for r in curve.units.values())):
             Y = hierarchical_resamples(curve.units, len(t), args.bootstrap)[:, ok]
             kind = "tasks then runs" if any(len(r) > 1 for r in curve.units.values()) else "tasks"
         else:

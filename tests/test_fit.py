@@ -155,3 +155,24 @@ def test_cli_bad_table_is_one_line(tmp_path, capsys):
     assert main(["fit", "--csv", str(p)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "line 3" in err
+
+
+def test_bootstrap_interval_holds_its_own_value_and_a_flat_curve_has_a_sane_r2():
+    """The resamples are fitted on the grid only, the point is refined: the interval is placed
+    around the point (it once read 47.20 with an interval 47.3–47.3); a flat curve's R² is not the
+    ratio of two rounding errors (it read −2·10¹⁴)."""
+    from replay.analysis.fit import bootstrap, fit_curve, residual_resamples
+
+    hours = [2, 4, 6, 8, 10, 12]
+    law = [60.0 / (1 + (3.3 / h) ** 1.7) for h in hours]
+    f = fit_curve(hours, law, horizons=(12.0,))
+    bootstrap(f, residual_resamples(f, 200), horizons=(12.0,))
+    lo, hi = f.intervals["S@12"]
+    assert lo <= f.S_at[12.0] <= hi
+    noisy = [v + d for v, d in zip(law, [0.8, -1.1, 0.4, -0.3, 1.2, -0.6])]
+    g = fit_curve(hours, noisy, horizons=(12.0,))
+    bootstrap(g, residual_resamples(g, 300), horizons=(12.0,))
+    lo, hi = g.intervals["S@12"]
+    assert lo < g.S_at[12.0] < hi and hi - lo > 0.5
+    flat = fit_curve(hours, [38.571428571428573] * 6, horizons=(12.0,))
+    assert flat.r2 in (0.0, 1.0) and "flat" in flat.flags

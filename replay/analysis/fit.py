@@ -213,8 +213,16 @@ def fit_curve(hours: Sequence[float], scores: Sequence[float], form: str = "log_
     return f
 
 
+#: sums of squares (points²) under this are a flat curve's rounding noise, not variation
+_SS_EPS = 1e-9
+
+
 def _r2(sse: float, sst: float) -> float:
-    return 1.0 - sse / sst if sst > 0 else (1.0 if sse == 0 else 0.0)
+    """R² = 1 − SSE/SST; a flat curve (SST ≈ 0) has 1 when the fit is exact too, else 0 (never the
+    ratio of two rounding errors: it printed −2·10¹⁴ for a flat run)."""
+    if sst > _SS_EPS:
+        return 1.0 - sse / sst
+    return 1.0 if sse <= _SS_EPS else 0.0
 
 
 def _fit_shape(form: str, t: np.ndarray, y: np.ndarray, smax_max: float, sst: float) -> Fit:
@@ -334,7 +342,9 @@ def bootstrap(fit: Fit, Y: np.ndarray, *, horizons: Sequence[float] = (12.0,), s
               level: float = 0.8, kind: str = "") -> Fit:
     """Attach percentile intervals from resampled curves ``Y`` ((B, n) over ``fit.hours``; rows with
     a missing value are dropped) to ``fit`` (its form): ``Smax``, ``t_mid``, ``beta``, ``t_half`` and
-    ``S@<h>`` for each horizon, at ``level`` (0.8 → 10th–90th percentiles). Records in
+    ``S@<h>`` for each horizon, at ``level`` (0.8 → 10th–90th percentiles), placed around the fit's
+    own (refined) values: the resamples' grid fits are measured against the grid fit of the data
+    itself. Records in
     ``fit.bootstrap`` the count, the kind, the level and how often a bound was hit."""
     if fit.form == "log_linear":
         raise ValueError("the bootstrap is for the shape forms")
@@ -349,7 +359,27 @@ def bootstrap(fit: Fit, Y: np.ndarray, *, horizons: Sequence[float] = (12.0,), s
     vals = {"Smax": r["Smax"], "t_mid": r["t_mid"], "beta": r["beta"], "t_half": th}
     for h in horizons:
         vals[f"S@{h:g}"] = r["Smax"] * _F(fit.form, r["beta"] * (math.log(h) - np.log(r["t_mid"])))
-    fit.intervals = {k: (float(np.percentile(v, q[0])), float(np.percentile(v, q[1]))) for k, v in vals.items()}
+    # the resamples are fitted on the grid only (no refinement): their spread is measured around the
+    # grid fit of the data itself and placed around the refined point, so the grid's step never
+    # shifts an interval off its own value (seen: 47.20 with an interval 47.3–47.3)
+    ys = np.asarray(fit.scores, dtype=float)
+    centre: dict[str, float] = {}
+    if len(ys) == len(t) and np.all(np.isfinite(ys)):
+        r0 = fit_many(fit.form, t, ys[None, :], smax_max)
+        centre = {"Smax": float(r0["Smax"][0]), "t_mid": float(r0["t_mid"][0]), "beta": float(r0["beta"][0])}
+        centre["t_half"] = centre["t_mid"] * math.exp(_X_HALF[fit.form] / centre["beta"])
+        for h in horizons:
+            centre[f"S@{h:g}"] = centre["Smax"] * float(_F(fit.form, np.array(centre["beta"] * (
+                math.log(h) - math.log(centre["t_mid"])))))
+    point = {**{k: fit.params.get(k) for k in ("Smax", "t_mid", "beta")}, "t_half": fit.t_half,
+             **{f"S@{h:g}": fit.S_at.get(h) for h in horizons}}
+    fit.intervals = {}
+    for k, v in vals.items():
+        lo, hi = float(np.percentile(v, q[0])), float(np.percentile(v, q[1]))
+        if k in centre and point.get(k) is not None and math.isfinite(point[k]):
+            shift = point[k] - centre[k]
+            lo, hi = lo + shift, hi + shift
+        fit.intervals[k] = (lo, hi)
     at_b = (r["Smax"] >= smax_max - 0.1) | (np.log(r["t_mid"]) >= _LN_TM[1] - 0.01 * (_LN_TM[1] - _LN_TM[0])) | \
            (np.log(r["t_mid"]) <= _LN_TM[0] + 0.01 * (_LN_TM[1] - _LN_TM[0])) | \
            (np.log(r["beta"]) <= _LN_B[0] + 0.01 * (_LN_B[1] - _LN_B[0])) | \
