@@ -537,7 +537,7 @@ def _print_table(res) -> None:
     empty: list[str] = []
     if cells:  # a column empty in every row says nothing here (csv/json keep every column)
         keep = [j for j in range(len(cols)) if any(row[j] for row in cells)]
-        empty = [c for j, c in enumerate(cols) if j not in keep]
+        empty = [c for j, c in enumerate(cols) if j not in keep and c.strip()]  # (an unnamed spacer: not said)
         cols = [cols[j] for j in keep]
         cells = [[row[j] for j in keep] for row in cells]
     longest = [max([len(row[j]) for row in cells] + [len(c)]) for j, c in enumerate(cols)]
