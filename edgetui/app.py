@@ -185,10 +185,10 @@ class EdgeTUIApp(App):
             self.post_message(EventsRecorded(run_keys))
 
         sup.on_events = on_events
-        if self._feeds:
-            from .hosts.attach import HostLinks
+        from .hosts.attach import HostLinks
 
-            self.host_links = HostLinks(self._feeds, docker=cfg.docker).attach(sup).start()
+        # always: the hosts view lists this machine first, remote hosts (if any) after it
+        self.host_links = HostLinks(self._feeds, docker=cfg.docker).attach(sup).start()
 
         self._live_thread, self._live_stop = sup.start(interval=cfg.interval, on_update=on_update, poll=cfg.poll)
 
