@@ -707,21 +707,37 @@ class SshHost:
         """Run an async function on the SSH loop under this host's timeouts (for channel users)."""
         return self._run(coro_fn, what, timeout)
 
-    def watch(self, paths: Iterable[str], on_change: Callable[[set[str]], None], stop) -> None:
-        """Remote ``inotifywait -m -r`` over one exec channel, changed paths passed to
-        ``on_change`` (batched over 0.4 s). Raises ``OSError`` when the host has no
-        ``inotifywait`` (exit 127) or the connection goes: callers then poll with :meth:`list`."""
+    def watch(self, paths: Iterable[str], on_change: Callable[[set[str]], None], stop,
+              on_ready: Optional[Callable[[], None]] = None) -> None:
+        """Remote ``inotifywait -m -r`` over one exec channel, changed paths (absolute, remote;
+        a directory's own events end in ``/``) passed to ``on_change`` (batched over 0.4 s).
+        ``on_ready`` is called once inotifywait says its watches are set up (changes before that
+        are not reported: callers list once then). A queue overflow reaches ``on_change`` as the
+        path :data:`OVERFLOW` (changes were lost: list everything). Raises ``OSError`` when the
+        host has no ``inotifywait`` (exit 127) or the connection goes: callers then poll with
+        :meth:`list`."""
         import shlex
 
         paths = list(paths)
-        cmd = ("exec inotifywait -m -r -q -e close_write,modify,create,delete,moved_to,moved_from,attrib "
-               "--format '%w%f' -- " + " ".join(shlex.quote(p) for p in paths))
+        cmd = ("exec inotifywait -m -r -e close_write,modify,create,delete,moved_to,moved_from,attrib "
+               "--format '%w%f %e' -- " + " ".join(shlex.quote(p) for p in paths))
 
         async def go():
             await self._channel()
+            loop = asyncio.get_running_loop()
             try:
                 proc = await self._opening(lambda: self._conn.create_process(cmd, encoding="utf-8",
                                                                              errors="surrogateescape"))
+
+                async def ready():  # inotifywait's stderr: "Setting up watches." ... "Watches established."
+                    while True:
+                        line = await proc.stderr.readline()
+                        if not line:
+                            return
+                        if "Watches established" in line and on_ready is not None:
+                            await loop.run_in_executor(None, on_ready)
+
+                ready_task = asyncio.ensure_future(ready())
                 pending: set[str] = set()
                 last = time.monotonic()
                 while not stop.is_set():
@@ -732,11 +748,13 @@ class SshHost:
                     if line == "":
                         break
                     if line:
-                        pending.add(line.rstrip("\n"))
+                        path, _, events = line.rstrip("\n").rpartition(" ")
+                        pending.add(OVERFLOW if "Q_OVERFLOW" in events or not path else path)
                     if pending and (line is None or time.monotonic() - last > 0.4):
                         batch, pending = pending, set()
                         last = time.monotonic()
-                        await asyncio.get_running_loop().run_in_executor(None, on_change, batch)
+                        await loop.run_in_executor(None, on_change, batch)
+                ready_task.cancel()
                 proc.close()
                 if stop.is_set():
                     return None
@@ -749,6 +767,10 @@ class SshHost:
         if status is not None and not stop.is_set():
             raise OSError(errno.ENOSYS if status == 127 else errno.EIO,
                           f"{self.name}: cannot watch with inotifywait (exit {status})")
+
+
+#: the path :meth:`SshHost.watch` reports when inotifywait's queue overflowed (changes lost)
+OVERFLOW = "\0overflow"
 
 
 def _tilde(path: str) -> str:
