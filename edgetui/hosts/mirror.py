@@ -375,11 +375,12 @@ class Mirror:
                 continue
             if 0 < st.st_size < e.size and e.size - st.st_size <= CHUNK:
                 start = max(0, st.st_size - OVERLAP)
-                want.append((rel, start, e.size - start))
+                want.append((rel, start, e.size - start, e.inode))
         if not want:
             return {}
-        got = read_files([(posixpath.join(self.remote_root, rel), start, n) for rel, start, n in want])
-        return {rel: data for (rel, _s, _n), data in zip(want, got) if isinstance(data, bytes)}
+        # with the listed inode: the host may keep the handle open for the next tail (read_files)
+        got = read_files([(posixpath.join(self.remote_root, rel), start, n, ino) for rel, start, n, ino in want])
+        return {rel: data for (rel, _s, _n, _i), data in zip(want, got) if isinstance(data, bytes)}
 
     def _stat_only(self, rels: set[str]) -> dict[str, Entry]:
         out = {}
