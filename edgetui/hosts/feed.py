@@ -31,12 +31,14 @@ from .ssh import SshHost
 class RemoteFeed:
     """One remote host's images, kept in step (see the module). ``cache``: the directory holding
     the images (default: the user cache directory). ``on_change`` is called (from the feed's
-    thread) after a sync that changed files."""
+    thread) after a sync that changed files. ``min_interval_s`` / ``max_interval_s``: seconds
+    between full syncs without inotifywait; ``full_every_s``: seconds between the safety net's
+    full syncs while it reports. ``full_syncs`` / ``path_syncs`` count both kinds."""
 
     def __init__(self, cfg: HostConfig, *, host: Optional[SshHost] = None, cache: Optional[Path] = None,
                  min_interval_s: float = 0.5, max_interval_s: float = 10.0,
                  on_change: Optional[Callable[[SyncReport], None]] = None, use_inotify: bool = True,
-                 full_every_s: float = 45.0):
+                 full_every_s: float = 45.0, path_gap_s: float = 1.0):
         self.cfg = cfg
         self.host = host or cfg.ssh_host()
         self.mirrors = [Mirror(self.host, r, (Path(cache) / _dir_name(r)) if cache else None) for r in cfg.roots]
@@ -51,6 +53,10 @@ class RemoteFeed:
         self._threads: list[threading.Thread] = []
         self.inotify = False  # the host's inotifywait is running
         self.full_every_s = full_every_s
+        #: seconds from one path sync to the next at least (reports meanwhile are gathered: fewer,
+        #: larger syncs; the lag this adds is at most this)
+        self.path_gap_s = path_gap_s
+        self._last_path_t = 0.0
         #: syncs of every root (listings) and of reported paths only, since the start
         self.full_syncs = 0
         self.path_syncs = 0
@@ -170,6 +176,10 @@ class RemoteFeed:
             if st in ("up", "degraded", "connecting"):
                 if st == "connecting":
                     self.host.wait_up(min(self.host.connect_timeout, 5.0))
+                if self.inotify and self._watch_ready and not self._need_full:
+                    gap = self.path_gap_s - (time.monotonic() - self._last_path_t)
+                    if gap > 0 and self._stop.wait(gap):
+                        break
                 with self._lock:
                     reporting = self.inotify and self._watch_ready
                     full = (not reporting or self._need_full
@@ -179,6 +189,7 @@ class RemoteFeed:
                         self._need_full = False
                 rep = None
                 if not full and paths:
+                    self._last_path_t = time.monotonic()
                     rep = self.sync_paths(paths)
                     if rep is None:  # could not sync by path: a full listing now
                         full = True
