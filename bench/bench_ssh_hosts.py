@@ -9,8 +9,9 @@ distinct loopback ports, ``--runs`` live runs on each (issue 16's Speed section:
   every transcript of every host (and, every ``--submit-every`` seconds, a graded submission
   folder to one run), logging (file, offset, append time) of each line.
 * This process is the whole live side of edgetui: one :class:`~edgetui.hosts.feed.RemoteFeed` per
-  host (one SSH connection each: SFTP listings and reads; no ``inotifywait`` here, so adaptive
-  stat intervals), the :class:`~edgetui.hosts.attach.HostLinks` of those hosts (with each host's
+  host (one SSH connection each: SFTP reads, ``find`` listings; the hosts' ``inotifywait``
+  reports changed paths and only those are synced, unless ``--no-inotify``: adaptive stat
+  intervals and full listings), the :class:`~edgetui.hosts.attach.HostLinks` of those hosts (with each host's
   Docker engine through its forwarded socket unless ``--no-engines``; this machine's engine
   behind all of them) and one ``Supervisor.run_forever`` over the hosts' images.
 * Lag of a line, as in bench_live: the commit time of the first transaction that recorded the
@@ -23,7 +24,12 @@ writer excluded; target < 30 % of one core), beside it the servers' CPU (every s
 fixture and what it forked: sftp-server, sessions), refreshes, finalizes, syncs, load average;
 then the SSH / local ratios.
 
-Usage: ``.venv/bin/python bench/bench_ssh_hosts.py [--hosts 10] [--runs 15] [--rate 2] [--seconds 60]``
+``--code DIR`` runs another checkout's ``edgetui`` (e.g. ``/work/main``) under this same bench, for
+before/after runs interleaved in one session (an older feed without path syncs ignores nothing:
+it only lacks their counts).
+
+Usage: ``.venv/bin/python bench/bench_ssh_hosts.py [--hosts 10] [--runs 15] [--rate 2] [--seconds 60]
+[--no-inotify] [--no-engines] [--code DIR]``
 """
 
 from __future__ import annotations
@@ -69,12 +75,17 @@ def main(argv=None) -> int:
     ap.add_argument("--submit-every", type=float, default=4.0, help="a graded submission folder this often (0: never)")
     ap.add_argument("--no-engines", action="store_true", help="leave the hosts' Docker engines out")
     ap.add_argument("--no-local", action="store_true", help="skip the local baseline (same tree read locally)")
+    ap.add_argument("--no-inotify", action="store_true", help="no inotifywait: adaptive intervals, full listings")
+    ap.add_argument("--code", type=Path, help="import edgetui from this checkout instead (before/after runs)")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args(argv)
-
     import bench_live
     import prereqs
     from sshd_fixture import Sshd
+
+    if args.code is not None:  # after bench_live, which puts this checkout first
+        assert "edgetui" not in sys.modules
+        sys.path.insert(0, str(args.code.resolve()))
 
     from edgetui.db import open_db
     from edgetui.hosts.attach import HostLinks
@@ -141,7 +152,8 @@ def main(argv=None) -> int:
         sup.poll_once = counted
         th = threading.Thread(target=sup.run_forever, args=(args.interval, stop, None), daemon=True)
         syncs0 = sum(f.syncs for f in feeds)
-        listed0 = sum(e.listings for e in links.engines.values()) if links is not None else 0
+        full0 = sum(getattr(f, "full_syncs", 0) for f in feeds)
+        listed0 = sum(getattr(e, "api_listings", e.listings) for e in links.engines.values()) if links is not None else 0
         commits.clear()
         spids = [p for s in servers for p in s.pids()]
         s0 = _cpu_ticks(spids)
@@ -185,8 +197,9 @@ def main(argv=None) -> int:
                    missing=missing, srv=(s1 - s0) / os.sysconf("SC_CLK_TCK") / wall)
         extra = ""
         if links is not None:
-            extra = (f", syncs {sum(f.syncs for f in feeds) - syncs0}, engine listings over SSH "
-                     f"{sum(e.listings for e in links.engines.values()) - listed0}")
+            full = sum(getattr(f, "full_syncs", 0) for f in feeds) - full0
+            extra = (f", syncs {sum(f.syncs for f in feeds) - syncs0} (full listings {full}), engine listings over SSH "
+                     f"{sum(getattr(e, 'api_listings', e.listings) for e in links.engines.values()) - listed0}")
         print(f"[{label}] lines appended {len(log)}, recorded {len(lags)}, not recorded {missing}; "
               f"refreshes {polls[0]}, finalizes {finalizes[0]}{extra}")
         print(f"[{label}] lag append->db: p50 {out['p50'] * 1000:.0f} ms, p95 {out['p95'] * 1000:.0f} ms, "
@@ -212,7 +225,7 @@ def main(argv=None) -> int:
             host = SshHost(f"box{h}", f"{s.user}@127.0.0.1:{s.port}", config=[], known_hosts=str(kh),
                            client_keys=[str(s.user_key)], connect_timeout=10)
             feeds.append(RemoteFeed(HostConfig(f"box{h}", host.target, (str(root),)), host=host,
-                                    cache=tmp / f"cache{h}", use_inotify=False))
+                                    cache=tmp / f"cache{h}", use_inotify=not args.no_inotify))
         print(f"{args.hosts} hosts × {args.runs} runs, {args.rate:g} lines/s per run "
               f"({len(paths) * args.rate:g} lines/s), {args.seconds:g} s, a graded submission every "
               f"{args.submit_every:g} s; {'no engines' if args.no_engines else 'engines over the forwarded sockets'}")
@@ -225,6 +238,9 @@ def main(argv=None) -> int:
             base = measure(sup0, "local")
             sup0.close()
             conn0.close()
+        import edgetui
+
+        print("edgetui from", Path(edgetui.__file__).parent, "; inotifywait", "off" if args.no_inotify else "on")
         for f in feeds:
             f.host.start()
         for f in feeds:

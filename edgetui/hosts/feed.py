@@ -2,9 +2,13 @@
 
 A :class:`RemoteFeed` is one remote host: its :class:`~edgetui.hosts.ssh.SshHost` (one
 connection) and one :class:`~edgetui.hosts.mirror.Mirror` per runs root. A thread syncs the
-images: at once when the host's ``inotifywait`` (over one exec channel) reports a change, else
-on adaptive intervals (``min_interval_s`` after a change, doubling to ``max_interval_s`` while
-nothing changes). The supervisor watches each image as an ordinary runs root under the host's
+images: while the host's ``inotifywait`` (over one exec channel) is reporting, only the paths it
+reported are synced (:meth:`~edgetui.hosts.mirror.Mirror.sync_changed`: a stat of those paths,
+the new bytes of those files, a listing of new directories only), at once; a full listing of
+every root stays as the safety net, after the watches are set up (every reconnect), after an
+inotify queue overflow or a path outside the roots, and every ``full_every_s`` (45 s). Without
+inotifywait, full syncs on adaptive intervals (``min_interval_s`` after a change, doubling to
+``max_interval_s`` while nothing changes). The supervisor watches each image as an ordinary runs root under the host's
 name (:meth:`RemoteFeed.roots`), so discovery, tailing, submissions, alarms and recording are
 the local code path. While the host is down the images stand still (the runs look quiet, the
 host's state says why); after a reconnect the next sync continues every file from its image's
@@ -13,6 +17,7 @@ end: the tailer's stored offsets then see exactly the bytes that were appended, 
 
 from __future__ import annotations
 
+import errno
 import threading
 import time
 from pathlib import Path
@@ -26,11 +31,14 @@ from .ssh import SshHost
 class RemoteFeed:
     """One remote host's images, kept in step (see the module). ``cache``: the directory holding
     the images (default: the user cache directory). ``on_change`` is called (from the feed's
-    thread) after a sync that changed files."""
+    thread) after a sync that changed files. ``min_interval_s`` / ``max_interval_s``: seconds
+    between full syncs without inotifywait; ``full_every_s``: seconds between the safety net's
+    full syncs while it reports. ``full_syncs`` / ``path_syncs`` count both kinds."""
 
     def __init__(self, cfg: HostConfig, *, host: Optional[SshHost] = None, cache: Optional[Path] = None,
                  min_interval_s: float = 0.5, max_interval_s: float = 10.0,
-                 on_change: Optional[Callable[[SyncReport], None]] = None, use_inotify: bool = True):
+                 on_change: Optional[Callable[[SyncReport], None]] = None, use_inotify: bool = True,
+                 full_every_s: float = 45.0, path_gap_s: float = 1.0):
         self.cfg = cfg
         self.host = host or cfg.ssh_host()
         self.mirrors = [Mirror(self.host, r, (Path(cache) / _dir_name(r)) if cache else None) for r in cfg.roots]
@@ -43,7 +51,20 @@ class RemoteFeed:
         self._stop = threading.Event()
         self._kick = threading.Event()
         self._threads: list[threading.Thread] = []
-        self.inotify = False  # the host's inotifywait is reporting changes
+        self.inotify = False  # the host's inotifywait is running
+        self.full_every_s = full_every_s
+        #: seconds from one path sync to the next at least (reports meanwhile are gathered: fewer,
+        #: larger syncs; the lag this adds is at most this)
+        self.path_gap_s = path_gap_s
+        self._last_path_t = 0.0
+        #: syncs of every root (listings) and of reported paths only, since the start
+        self.full_syncs = 0
+        self.path_syncs = 0
+        self._lock = threading.Lock()
+        self._pending: set[str] = set()  # remote paths inotifywait reported, not synced yet
+        self._watch_ready = False  # its watches are set up: its reports are complete from then on
+        self._need_full = True
+        self._last_full = 0.0
 
     @property
     def name(self) -> str:
@@ -80,6 +101,45 @@ class RemoteFeed:
         except OSError as e:
             self.last_error = " ".join(str(e).split())
             return None
+        self.full_syncs += 1
+        return self._done(total)
+
+    def sync_paths(self, paths: set[str]) -> Optional[SyncReport]:
+        """Sync only ``paths`` (remote, absolute: inotifywait's reports) into their roots' images;
+        None when the host could not be reached or cannot list paths (the caller syncs in full)."""
+        total = SyncReport()
+        by_root: dict[int, tuple[set[str], set[str]]] = {}
+        for p in paths:
+            for i, m in enumerate(self.mirrors):
+                root = m.remote_root.rstrip("/")
+                if p == root or p.startswith(root + "/"):
+                    rel = p[len(root):].strip("/")
+                    rels, recurse = by_root.setdefault(i, (set(), set()))
+                    if rel:
+                        rels.add(rel)
+                        if not p.endswith("/"):  # a child's event: a directory created or moved in
+                            recurse.add(rel)
+                    break
+            else:
+                return None  # outside every root (an overflow, an odd path): list everything
+        try:
+            for i, (rels, recurse) in by_root.items():
+                m = self.mirrors[i]
+                r = m.sync_changed(rels, recurse)
+                if r is None:
+                    return None
+                total.files += r.files
+                total.changed += [f"{m.remote_root}/{c}" for c in r.changed]
+                total.removed += r.removed
+                total.bytes_read += r.bytes_read
+                total.errors += r.errors
+        except OSError as e:
+            self.last_error = " ".join(str(e).split())
+            return None
+        self.path_syncs += 1
+        return self._done(total)
+
+    def _done(self, total: SyncReport) -> SyncReport:
         self.last_error = total.errors[0] if total.errors else None
         self.last = total
         self.syncs += 1
@@ -112,31 +172,83 @@ class RemoteFeed:
         interval = self.min_interval_s
         while not self._stop.is_set():
             st = self.host.state.kind
+            wait = interval
             if st in ("up", "degraded", "connecting"):
                 if st == "connecting":
                     self.host.wait_up(min(self.host.connect_timeout, 5.0))
-                rep = self.sync_once()
+                if self.inotify and self._watch_ready and not self._need_full:
+                    gap = self.path_gap_s - (time.monotonic() - self._last_path_t)
+                    if gap > 0 and self._stop.wait(gap):
+                        break
+                with self._lock:
+                    reporting = self.inotify and self._watch_ready
+                    full = (not reporting or self._need_full
+                            or time.monotonic() - self._last_full >= self.full_every_s)
+                    paths, self._pending = self._pending, set()
+                    if full:
+                        self._need_full = False
+                rep = None
+                if not full and paths:
+                    self._last_path_t = time.monotonic()
+                    rep = self.sync_paths(paths)
+                    if rep is None:  # could not sync by path: a full listing now
+                        full = True
+                if full:
+                    t = time.monotonic()
+                    rep = self.sync_once()
+                    if rep is not None:
+                        self._last_full = t
+                    elif reporting:
+                        with self._lock:
+                            self._need_full = True
                 changed = rep is not None and bool(rep.changed or rep.removed)
-                interval = self.min_interval_s if changed else min(interval * 2, self.max_interval_s)
+                if reporting:  # the reports wake this thread; the timer is only the safety net's
+                    wait = max(0.05, self.full_every_s - (time.monotonic() - self._last_full))
+                    if self._need_full:
+                        wait = self.min_interval_s
+                else:
+                    interval = self.min_interval_s if changed else min(interval * 2, self.max_interval_s)
+                    wait = interval
             else:
-                interval = self.min_interval_s  # down: check the state often, sync as soon as it is up
-            self._kick.wait(self.max_interval_s if self.inotify and interval >= self.max_interval_s else interval)
+                interval = wait = self.min_interval_s  # down: check the state often, sync as soon as it is up
+            self._kick.wait(wait)
             self._kick.clear()
 
+    def _reported(self, paths: set[str]) -> None:
+        from .ssh import OVERFLOW
+
+        with self._lock:
+            if OVERFLOW in paths:
+                self._need_full = True
+            self._pending |= paths - {OVERFLOW}
+        self._kick.set()
+
+    def _ready(self) -> None:
+        with self._lock:
+            self._watch_ready = True
+            self._need_full = True  # what changed before the watches were set up
+        self._kick.set()
+
     def _watch(self) -> None:
-        """The host's inotifywait kicks the sync; without it (or while down) the intervals do."""
+        """The host's inotifywait reports the changed paths; without it (or while down) the intervals do."""
         while not self._stop.is_set():
             if self.host.state.kind not in ("up", "degraded"):
                 self._stop.wait(0.5)
                 continue
             try:
                 self.inotify = True
-                self.host.watch([m.remote_root for m in self.mirrors], lambda _paths: self._kick.set(), self._stop)
-            except OSError:
-                self.inotify = False
-                if self.host.state.kind in ("up", "degraded"):
+                self.host.watch([m.remote_root for m in self.mirrors], self._reported, self._stop,
+                                on_ready=self._ready)
+            except OSError as e:
+                with self._lock:
+                    self.inotify = self._watch_ready = False
+                if e.errno == errno.ENOSYS:
                     return  # no inotifywait there: adaptive intervals only
-            self.inotify = False
+                self._stop.wait(0.5)  # the connection went (or inotifywait died): again once up
+            with self._lock:
+                self.inotify = self._watch_ready = False
+                self._need_full = True
+            self._kick.set()
 
 
 def _dir_name(root: str) -> str:

@@ -88,6 +88,40 @@ def _find_walk(host, root: str) -> Optional[dict[str, Entry]]:
     return got
 
 
+def _find_paths(host, root: str, rels: list[str], depth0: bool) -> Optional[dict[str, Entry]]:
+    """The entries of ``rels`` (relative to ``root``) from one remote ``find -L`` (``depth0``: the
+    paths themselves only, else everything under them too), keyed by path relative to ``root``;
+    a path missing there is absent from the result. None when the host cannot run ``find``."""
+    run = getattr(host, "run_kept", None) or getattr(host, "run", None)
+    if run is None or not rels:
+        return None if run is None else {}
+    base = root.rstrip("/") + "/"
+    argv = ["find", "-L", *[base + r for r in rels]]
+    if depth0:
+        argv += ["-maxdepth", "0"]
+    try:
+        status, out, _err = run(argv + ["-printf", r"%y %s %T@ %i %p\0"], timeout=600)
+    except OSError:
+        return None
+    if status not in (0, 1):  # 1: some paths gone (they are absent), the rest listed
+        return None
+    got: dict[str, Entry] = {}
+    for rec in out.split(b"\0"):
+        if not rec:
+            continue
+        try:
+            kind, size, mt, ino, path = rec.split(b" ", 4)
+            p = path.decode("utf-8", "surrogateescape")
+            if not p.startswith(base):
+                continue
+            rel_s = p[len(base):]
+            mtime_ns = int(Decimal(mt.decode()) * 1_000_000_000)
+            got[rel_s] = Entry(posixpath.basename(rel_s), kind == b"d", int(size), mtime_ns, int(ino))
+        except (ValueError, ArithmeticError):
+            continue
+    return got
+
+
 def _list_walk(host: Host, root: str, depth: int = 12) -> dict[str, Entry]:
     got: dict[str, Entry] = {}
     todo = [("", 0)]
@@ -157,6 +191,69 @@ class Mirror:
         self.local_root.mkdir(parents=True, exist_ok=True)
         if only is None:
             self._bulk_first(entries, rep)
+        self._apply(entries, rep)
+        if only is None:
+            rep.removed = self._remove_gone(entries)
+        self._dir_times(entries)
+        self.bytes_read += rep.bytes_read
+        rep.seconds = time.monotonic() - t0
+        return rep
+
+    def sync_changed(self, rels: set[str], recurse: Optional[set[str]] = None) -> Optional[SyncReport]:
+        """Bring only the paths ``rels`` (relative to the root, POSIX: what the host's inotifywait
+        reported) up to date, at a cost in proportion to them: one remote ``find -maxdepth 0``
+        stats those paths and their parent directories; a directory in ``recurse`` (created or
+        moved in: its files may predate the host's watch on it) or new to the image is listed
+        whole with a second ``find``; then only grown files' new bytes and new files are read (as
+        :meth:`sync`). A path the host no longer has is removed from the image. None when the host
+        cannot run ``find`` (the caller then syncs in full); raises ``OSError`` as :meth:`sync`."""
+        t0 = time.monotonic()
+        rep = SyncReport()
+        clean = set()
+        for rel in rels:
+            rel = posixpath.normpath(rel.strip("/")) if rel.strip("/") else ""
+            if rel and rel != "." and not rel.startswith("../") and rel != "..":
+                clean.add(rel)
+        if not clean:
+            rep.seconds = time.monotonic() - t0
+            return rep
+        asked = set(clean)
+        for rel in clean:
+            parent = posixpath.dirname(rel)
+            while parent:
+                asked.add(parent)
+                parent = posixpath.dirname(parent)
+        entries = _find_paths(self.host, self.remote_root, sorted(asked), depth0=True)
+        if entries is None:
+            return None
+        deep = [rel for rel in clean if rel in entries and entries[rel].is_dir
+                and (rel in (recurse or ()) or not (self.local_root / rel).is_dir())]
+        if deep:
+            more = _find_paths(self.host, self.remote_root, sorted(deep), depth0=False)
+            if more is None:
+                return None
+            entries.update(more)
+        gone = [rel for rel in clean if rel not in entries]
+        entries = {rel: e for rel, e in entries.items() if e.is_dir or wanted(rel)}
+        self.local_root.mkdir(parents=True, exist_ok=True)
+        self._apply(entries, rep)
+        for rel in sorted(gone):
+            local = self.local_root / rel
+            if local.is_dir() and not local.is_symlink():
+                import shutil
+
+                rep.removed += [p.relative_to(self.local_root).as_posix() for p in local.rglob("*") if p.is_file()]
+                shutil.rmtree(local, ignore_errors=True)
+            elif local.exists() or local.is_symlink():
+                local.unlink(missing_ok=True)
+                rep.removed.append(rel)
+        self._dir_times(entries)
+        self.bytes_read += rep.bytes_read
+        rep.seconds = time.monotonic() - t0
+        return rep
+
+    def _apply(self, entries: dict[str, Entry], rep: SyncReport) -> None:
+        """New files and grown tails read many at a time, then every listed file checked against its image."""
         self._fetch_new(entries, rep)
         tails = self._fetch_tails(entries)
         for rel in sorted(entries):
@@ -176,18 +273,15 @@ class Mirror:
             if n is not None:
                 rep.changed.append(rel)
                 rep.bytes_read += n
-        if only is None:
-            rep.removed = self._remove_gone(entries)
-        # directories' mtimes last (writing files into them moved them)
+
+    def _dir_times(self, entries: dict[str, Entry]) -> None:
+        """Directories' mtimes as the host has them, last (writing files into them moved them)."""
         for rel, e in entries.items():
             if e.is_dir and e.mtime_ns:
                 try:
                     os.utime(self.local_root / rel, ns=(e.mtime_ns, e.mtime_ns))
                 except OSError:
                     pass
-        self.bytes_read += rep.bytes_read
-        rep.seconds = time.monotonic() - t0
-        return rep
 
     def _bulk_first(self, entries: dict[str, Entry], rep: SyncReport) -> None:
         """A first sync (no image file yet) of a tree up to :data:`BULK_MAX_BYTES`: one remote
@@ -281,11 +375,12 @@ class Mirror:
                 continue
             if 0 < st.st_size < e.size and e.size - st.st_size <= CHUNK:
                 start = max(0, st.st_size - OVERLAP)
-                want.append((rel, start, e.size - start))
+                want.append((rel, start, e.size - start, e.inode))
         if not want:
             return {}
-        got = read_files([(posixpath.join(self.remote_root, rel), start, n) for rel, start, n in want])
-        return {rel: data for (rel, _s, _n), data in zip(want, got) if isinstance(data, bytes)}
+        # with the listed inode: the host may keep the handle open for the next tail (read_files)
+        got = read_files([(posixpath.join(self.remote_root, rel), start, n, ino) for rel, start, n, ino in want])
+        return {rel: data for (rel, _s, _n, _i), data in zip(want, got) if isinstance(data, bytes)}
 
     def _stat_only(self, rels: set[str]) -> dict[str, Entry]:
         out = {}

@@ -183,12 +183,16 @@ def parse_size(text: str) -> Optional[int]:
 class RemoteEngine:
     """The Docker engine of one remote host (see the module). ``host``: its
     :class:`~edgetui.hosts.ssh.SshHost` (shared with the host's feed); ``mode``: ``auto``,
-    ``socket`` or ``cli``; ``interval_s``: seconds between listings; ``stats_interval_s``: between
+    ``socket`` or ``cli``; ``interval_s``: seconds between refreshes; through the socket the
+    engine's container events stream is read (windows of ``events_window_s`` seconds, 0: none)
+    and a refresh lists only after an event, an action of ours or ``list_interval_s`` seconds (the
+    safety net); through the CLI every refresh lists; ``stats_interval_s``: between
     CPU/memory samples of running work containers (0: none); ``retry_s``: between attempts to find
     a route while none works. :meth:`start` starts the thread, :meth:`close` ends it."""
 
     def __init__(self, host: Any, *, mode: str = "auto", socket_path: str = "/var/run/docker.sock",
-                 interval_s: float = 2.0, stats_interval_s: float = 10.0, retry_s: float = 10.0):
+                 interval_s: float = 2.0, stats_interval_s: float = 10.0, retry_s: float = 10.0,
+                 events_window_s: float = 5.0, list_interval_s: float = 30.0):
         if mode not in MODES or mode == "none":
             raise ValueError(f"engine mode {mode!r}: expected auto, socket or cli")
         self.ssh = host
@@ -197,10 +201,14 @@ class RemoteEngine:
         self.route: Optional[str] = None  # "socket" | "cli" once one works
         self.socket_path = socket_path
         self.interval_s, self.stats_interval_s, self.retry_s = interval_s, stats_interval_s, retry_s
+        self.events_window_s, self.list_interval_s = events_window_s, list_interval_s
         self.available = False
         self.error: Optional[str] = None
         self.listed_at: Optional[float] = None
+        #: successful refreshes (a listing, or the events stream vouching for the last one)
         self.listings = 0
+        #: container listings actually asked of the engine (``GET /containers/json``, ``docker ps``)
+        self.api_listings = 0
         self.containers: dict = {}
         self.by_name: dict = {}
         self._watch = None  # DockerWatch over the chosen route
@@ -329,8 +337,10 @@ class RemoteEngine:
         if self.route is None:
             self.error = f"{self.host}: engine unavailable: " + "; ".join(why)
             return False
+        events = self.events_window_s if self.route == "socket" else 0.0  # the CLI has no stream here
         self._watch = DockerWatch(self._client, host=self.host, retry_s=min(self.retry_s, 2.0),
-                                  stats_interval_s=self.stats_interval_s)
+                                  stats_interval_s=self.stats_interval_s, events_window_s=events,
+                                  list_interval_s=self.list_interval_s, on_change=self._kick.set)
         return True
 
     def _run(self) -> None:
@@ -342,7 +352,9 @@ class RemoteEngine:
                 wait = self.retry_s
             else:
                 w = self._watch
+                before = w.listings
                 ok = w.refresh()
+                self.api_listings += w.listings - before
                 self.containers, self.by_name = w.containers, w.by_name
                 self.available = ok
                 self.error = f"{self.host}: {w.error}" if w.error else None

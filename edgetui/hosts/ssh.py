@@ -25,6 +25,7 @@ reports the host's :class:`HostState`.
 from __future__ import annotations
 
 import asyncio
+import collections
 import errno
 import os
 import re
@@ -219,6 +220,7 @@ class SshHost:
         self._listeners: list[Callable[[str, HostState], None]] = []
         self._conn = None
         self._sftp = None
+        self._handles: "collections.OrderedDict[str, list]" = collections.OrderedDict()  # read_files' kept handles
         self._up: Optional[asyncio.Event] = None
         self._wake: Optional[asyncio.Event] = None
         self._channels: Optional[asyncio.Semaphore] = None
@@ -340,6 +342,10 @@ class SshHost:
         )
         if self._known_hosts:
             kw["known_hosts"] = os.path.expanduser(self._known_hosts)
+        # AES-GCM first (one AES-NI call a packet); asyncssh's chacha20-poly1305, its default
+        # first choice, builds a cipher object per packet: the SSH loop's largest cost at many
+        # small packets (bench/bench_ssh_hosts.py, profiled). Every default algorithm stays offered.
+        kw["encryption_algs"] = _preferred_ciphers()
         if t.port:
             kw["port"] = t.port
         if t.user:
@@ -556,18 +562,31 @@ class SshHost:
 
     def read_files(self, files: list[tuple], parallel: int = 32) -> list:
         """The first ``n`` bytes of each ``(path, n)`` (n: the listed size; fewer at a shorter
-        file's end), or ``n`` bytes from ``offset`` of each ``(path, offset, n)`` (the new bytes
-        of grown files), ``parallel`` files in flight at once over the one SFTP session (a first
-        scan of thousands of small files is then bound by bandwidth, not by round trips; a sync of
-        many growing files is one call, not one per file). Returns, in order, each file's bytes or
-        the ``OSError`` reading it raised."""
+        file's end), or ``n`` bytes from ``offset`` of each ``(path, offset, n)`` or
+        ``(path, offset, n, inode)`` (the new bytes of grown files), ``parallel`` files in flight
+        at once over the one SFTP session (a first scan of thousands of small files is then bound
+        by bandwidth, not by round trips; a sync of many growing files is one call, not one per
+        file). With an ``inode`` (> 0, from the caller's listing) the file's SFTP handle is kept
+        open for the next read of the same path and inode (one READ request instead of OPEN, READ,
+        CLOSE: a growing transcript is read again and again); a listing with another inode opens
+        the new file (a replaced file is never read through the old handle); at most
+        :data:`KEPT_HANDLES`, closed after :data:`KEPT_IDLE_S` seconds unused. Returns, in order,
+        each file's bytes or the ``OSError`` reading it raised."""
 
         async def one(sem, path, *rest):
-            offset, n = (0, rest[0]) if len(rest) == 1 else rest
+            inode = 0
+            if len(rest) == 1:
+                offset, n = 0, rest[0]
+            else:
+                offset, n = rest[0], rest[1]
+                inode = rest[2] if len(rest) > 2 else 0
             async with sem:
                 try:
-                    async with self._sftp.open(path, "rb") as f:
-                        data = await f.read(n, offset) if n > 0 else b""
+                    if inode > 0 and n > 0:
+                        data = await self._read_kept(path, inode, offset, n)
+                    else:
+                        async with self._sftp.open(path, "rb") as f:
+                            data = await f.read(n, offset) if n > 0 else b""
                 except Exception as e:  # noqa: BLE001 - returned per file
                     return _os_error(e, path)
                 self.stats["bytes_read"] += len(data)
@@ -575,9 +594,50 @@ class SshHost:
 
         async def go():
             sem = asyncio.Semaphore(parallel)
-            return await asyncio.gather(*(one(sem, *f) for f in files))
+            got = await asyncio.gather(*(one(sem, *f) for f in files))
+            await self._close_idle_handles()
+            return got
 
         return self._run(go, f"{len(files)} files", timeout=self.op_timeout + len(files) * 0.05)
+
+    async def _read_kept(self, path: str, inode: int, offset: int, n: int) -> bytes:
+        """Read through the kept handle of (path, inode) on the current SFTP session (opened on first use)."""
+        sftp = self._sftp
+        kept = self._handles.get(path)
+        if kept is not None and (kept[0] is not sftp or kept[1] != inode):
+            del self._handles[path]
+            if kept[0] is sftp:
+                try:
+                    await kept[2].close()
+                except Exception:  # noqa: BLE001 - a handle of a file since replaced
+                    pass
+            kept = None
+        if kept is None:
+            f = await sftp.open(path, "rb")
+            kept = [sftp, inode, f, 0.0]
+            self._handles[path] = kept
+        kept[3] = time.monotonic()
+        self._handles.move_to_end(path)
+        try:
+            return await kept[2].read(n, offset)
+        except Exception:
+            self._handles.pop(path, None)
+            raise
+
+    async def _close_idle_handles(self) -> None:
+        now = time.monotonic()
+        sftp = self._sftp
+        while self._handles:
+            path, kept = next(iter(self._handles.items()))
+            if kept[0] is sftp and len(self._handles) <= KEPT_HANDLES and now - kept[3] < KEPT_IDLE_S:
+                # (oldest first: the rest were used later)
+                break
+            del self._handles[path]
+            if kept[0] is sftp:
+                try:
+                    await kept[2].close()
+                except Exception:  # noqa: BLE001
+                    pass
 
     def read_file(self, path: str, max_bytes: int = 64 << 20) -> bytes:
         """The whole file (at most ``max_bytes``)."""
@@ -707,21 +767,37 @@ class SshHost:
         """Run an async function on the SSH loop under this host's timeouts (for channel users)."""
         return self._run(coro_fn, what, timeout)
 
-    def watch(self, paths: Iterable[str], on_change: Callable[[set[str]], None], stop) -> None:
-        """Remote ``inotifywait -m -r`` over one exec channel, changed paths passed to
-        ``on_change`` (batched over 0.4 s). Raises ``OSError`` when the host has no
-        ``inotifywait`` (exit 127) or the connection goes: callers then poll with :meth:`list`."""
+    def watch(self, paths: Iterable[str], on_change: Callable[[set[str]], None], stop,
+              on_ready: Optional[Callable[[], None]] = None) -> None:
+        """Remote ``inotifywait -m -r`` over one exec channel, changed paths (absolute, remote;
+        a directory's own events end in ``/``) passed to ``on_change`` (batched over 0.4 s).
+        ``on_ready`` is called once inotifywait says its watches are set up (changes before that
+        are not reported: callers list once then). A queue overflow reaches ``on_change`` as the
+        path :data:`OVERFLOW` (changes were lost: list everything). Raises ``OSError`` when the
+        host has no ``inotifywait`` (exit 127) or the connection goes: callers then poll with
+        :meth:`list`."""
         import shlex
 
         paths = list(paths)
-        cmd = ("exec inotifywait -m -r -q -e close_write,modify,create,delete,moved_to,moved_from,attrib "
-               "--format '%w%f' -- " + " ".join(shlex.quote(p) for p in paths))
+        cmd = ("exec inotifywait -m -r -e close_write,modify,create,delete,moved_to,moved_from,attrib "
+               "--format '%w%f %e' -- " + " ".join(shlex.quote(p) for p in paths))
 
         async def go():
             await self._channel()
+            loop = asyncio.get_running_loop()
             try:
                 proc = await self._opening(lambda: self._conn.create_process(cmd, encoding="utf-8",
                                                                              errors="surrogateescape"))
+
+                async def ready():  # inotifywait's stderr: "Setting up watches." ... "Watches established."
+                    while True:
+                        line = await proc.stderr.readline()
+                        if not line:
+                            return
+                        if "Watches established" in line and on_ready is not None:
+                            await loop.run_in_executor(None, on_ready)
+
+                ready_task = asyncio.ensure_future(ready())
                 pending: set[str] = set()
                 last = time.monotonic()
                 while not stop.is_set():
@@ -732,11 +808,13 @@ class SshHost:
                     if line == "":
                         break
                     if line:
-                        pending.add(line.rstrip("\n"))
+                        path, _, events = line.rstrip("\n").rpartition(" ")
+                        pending.add(OVERFLOW if "Q_OVERFLOW" in events or not path else path)
                     if pending and (line is None or time.monotonic() - last > 0.4):
                         batch, pending = pending, set()
                         last = time.monotonic()
-                        await asyncio.get_running_loop().run_in_executor(None, on_change, batch)
+                        await loop.run_in_executor(None, on_change, batch)
+                ready_task.cancel()
                 proc.close()
                 if stop.is_set():
                     return None
@@ -749,6 +827,23 @@ class SshHost:
         if status is not None and not stop.is_set():
             raise OSError(errno.ENOSYS if status == 127 else errno.EIO,
                           f"{self.name}: cannot watch with inotifywait (exit {status})")
+
+
+#: SFTP handles :meth:`SshHost.read_files` keeps open per host (OpenSSH's sftp-server allows 512),
+#: and seconds one stays open unused
+KEPT_HANDLES = 256
+KEPT_IDLE_S = 30.0
+
+#: the path :meth:`SshHost.watch` reports when inotifywait's queue overflowed (changes lost)
+OVERFLOW = "\0overflow"
+
+
+def _preferred_ciphers() -> list[str]:
+    from asyncssh.encryption import get_default_encryption_algs
+
+    algs = [a.decode() for a in get_default_encryption_algs()]
+    first = [a for a in ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com") if a in algs]
+    return first + [a for a in algs if a not in first]
 
 
 def _tilde(path: str) -> str:
