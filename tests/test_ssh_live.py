@@ -16,6 +16,9 @@ import pytest
 
 import prereqs
 from sshd_fixture import Sshd
+# at import time, not inside the async test: pytest's assertion rewrite of a module imported
+# that deep in the event loop's stack raised CPython 3.11's 'AST constructor recursion depth mismatch'
+from test_live_app_docker import _rows, _until
 
 from edgetui.db import open_db
 from edgetui.hosts.config import HostConfig, is_host_arg, load_hosts, parse_host_arg
@@ -282,8 +285,6 @@ async def test_the_app_shows_a_remote_hosts_runs_beside_local_ones_with_its_stat
     """EdgeTUIApp (Pilot) with a local runs root and a host of hosts.toml reached through an
     ~/.ssh/config alias: both runs in one runs screen, the host column marking the host up, then
     down once its sshd is killed (the local run still listed)."""
-    from test_live_app_docker import _rows, _until
-
     from edgetui.app import EdgeTUIApp, LiveConfig
     from edgetui.screens.runs import RunsScreen
 
