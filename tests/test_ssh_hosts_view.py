@@ -13,32 +13,14 @@ import pytest
 docker = pytest.importorskip("docker")
 
 import prereqs  # noqa: E402
-from docker_images import build_busybox_image, remove_containers, remove_image  # noqa: E402
+from docker_images import remove_containers  # noqa: E402
+from test_live_docker import engine, image  # noqa: E402,F401 (the session's engine and test image)
 from sshd_fixture import Sshd  # noqa: E402
 from test_live_app_docker import _rows, _until  # noqa: E402
 from test_ssh_engine_live import APPEND_LOOP, make_run, start_work  # noqa: E402
 
 from edgetui.hosts.config import load_hosts  # noqa: E402
 
-
-@pytest.fixture(scope="module")
-def engine():
-    try:
-        c = docker.from_env(timeout=10)
-        c.ping()
-    except Exception as e:  # noqa: BLE001
-        why = f"Docker engine not reachable: {' '.join(str(e).split())[:200]}"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{why} (CI=true: Docker tests must not be skipped)")
-        pytest.skip(why)
-    return c
-
-
-@pytest.fixture(scope="module")
-def image(engine):
-    tag = build_busybox_image(engine)
-    yield tag
-    remove_image(engine, tag)
 
 
 def _text(renderable, width: int) -> str:
