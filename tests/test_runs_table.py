@@ -261,3 +261,27 @@ async def test_no_forecast_column_without_a_live_run():
         t.show(rows, NOW, tier="auto", available=157)
         await pilot.pause()
         assert "forecast" not in t.columns and "tokens" in t.columns
+
+
+@pytest.mark.asyncio
+async def test_narrow_table_with_a_host_column_leaves_columns_out_rather_than_scroll_sideways():
+    """At 80 columns the narrow tier plus the host column were 9 cells too wide: the table scrolled
+    sideways, a scrollbar thumb sat in the empty rows and the run ids were cut to 10 cells. Now the
+    cost and last-event columns are left out first and the freed cells go to the run id."""
+    app = TableApp()
+    long = [LiveRun(run_key=f"{h}/opus48-edge-3-2026031200580{i}/gw_signal_search", host=h,
+                    run_id=f"opus48-edge-3-2026031200580{i}", task_id="gw_signal_search", model="claude-opus-4-8",
+                    status="finished", elapsed_s=43260.0, budget_s=43200.0, best_score=67.0, n_submissions=225,
+                    cost_usd=46.55, last_event_at=NOW - 86400 * 200)
+            for i, h in enumerate(["local", "10.0.0.7"])]
+    async with app.run_test(size=(78, 20)) as pilot:
+        t = pilot.app.query_one(RunsTable)
+        t.show(long, NOW, tier="auto", available=77)
+        await pilot.pause()
+        assert "host" in t.columns and "status" in t.columns and "best" in t.columns
+        assert t.virtual_size.width <= t.scrollable_content_region.width
+        assert "cost" not in t.columns
+        assert t.columns["run_id"].width > 10
+        t.show(long, NOW, tier="auto", available=157)  # wide: everything back
+        await pilot.pause()
+        assert "cost" in t.columns and "last" in t.columns

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 import tarfile
 from pathlib import Path
 
@@ -50,16 +51,17 @@ def _expected(run_dir: Path, rnd: str, prev: str | None) -> tuple[dict[str, str]
     return status, fresh
 
 
-def _check_view(body: str, run_dir: Path, rnd: str, prev: str | None) -> int:
+def _check_view(body: str, run_dir: Path, rnd: str, prev: str | None, width: int = 155) -> int:
     """The view's text says the diff of ``rnd`` against ``prev``, every changed file with its
-    status and at least one of its new lines as an added line; returns the number of files."""
+    status and at least one of its new lines as an added line (a line longer than the view's
+    ``width`` cells goes on under its indent: its first part is checked); returns the number of files."""
     status, fresh = _expected(run_dir, rnd, prev)
     against = prev or "nothing (first archive)"
     assert f"submission.tar.gz against {against}: {len(status)} file(s) changed" in body, (rnd, body[-2000:])
     for p, st in status.items():
         assert re.search(rf"^\s+{st}\s+{re.escape(p)}$", body, re.M), (rnd, p, st)
         if fresh[p]:
-            assert any(f"    +{x}" in body for x in fresh[p]), (rnd, p)
+            assert any(f"    +{x[:width - 5]}" in body for x in fresh[p]), (rnd, p)
     return len(status)
 
 
@@ -127,7 +129,7 @@ async def test_w_on_a_bundled_moment_then_stepping_every_milestone_shows_each_ar
         assert why.why["round"] == moments[1]
         body = why.body_text()
         assert "added    search/coherent.py" in body and "# reworked" in body
-        _check_view(body, GW_DIR, moments[1], why.why["prev_round"])
+        _check_view(body, GW_DIR, moments[1], why.why["prev_round"], why._text_width())
         rounds = why.rounds
         assert len(rounds) == GW_TRUTH["expected"]["new_bests"] == 27 and rounds[-1] == GW_TRUTH["expected"]["best_round"]
         # step back to the first milestone, then forward through all of them
@@ -135,12 +137,12 @@ async def test_w_on_a_bundled_moment_then_stepping_every_milestone_shows_each_ar
             await pilot.press("left_square_bracket")
         await wait_for(pilot, lambda: why.diff_shown is not None and why.diff_shown["round"] == rounds[0])
         allowed = (GW_DIR / "submissions" / rounds[0] / "allowed_files.txt").read_text().split()
-        assert _check_view(why.body_text(), GW_DIR, rounds[0], None) == len(allowed)   # everything added
+        assert _check_view(why.body_text(), GW_DIR, rounds[0], None, why._text_width()) == len(allowed)   # everything added
         for prev, rnd in zip(rounds, rounds[1:]):
             await pilot.press("right_square_bracket")
             await wait_for(pilot, lambda: why.diff_shown is not None and why.diff_shown["round"] == rnd)
             assert why.why["prev_round"] == prev
-            assert _check_view(why.body_text(), GW_DIR, rnd, prev) > 0, rnd
+            assert _check_view(why.body_text(), GW_DIR, rnd, prev, why._text_width()) > 0, rnd
             c = screen.cursor                                                     # the replay follows
             assert (c.kind[c.index], c.round[c.index]) == ("judge_result", rnd)
 
@@ -163,10 +165,49 @@ async def test_stepping_the_milestones_of_a_genuine_run_shows_each_archive_diff(
         rounds = why.rounds
         assert len(rounds) >= 2 and why.why["round"] == rounds[0]
         await wait_for(pilot, lambda: why.diff_shown is not None)
-        assert _check_view(why.body_text(), GENUINE_RUNS[key], rounds[0], None) > 0
+        assert _check_view(why.body_text(), GENUINE_RUNS[key], rounds[0], None, why._text_width()) > 0
         changed = 0
         for prev, rnd in zip(rounds, rounds[1:]):
             await pilot.press("right_square_bracket")
             await wait_for(pilot, lambda: why.diff_shown is not None and why.diff_shown["round"] == rnd)
-            changed += _check_view(why.body_text(), GENUINE_RUNS[key], rnd, prev)
+            changed += _check_view(why.body_text(), GENUINE_RUNS[key], rnd, prev, why._text_width())
         assert changed > 0                                                       # real edits between the bests
+
+
+@pytest.mark.asyncio
+async def test_why_at_80_columns_wraps_under_its_indents_and_cuts_samples_at_a_word(sample_db):
+    """At 80 columns the action samples were cut mid-word at 70 characters and every wrapped line
+    (notes, thinking, a long diff line) went on at column 1. Now: samples end at a word (…), and a
+    line too long for the view goes on under its own indent, every character of a diff line kept."""
+    moments = [m["round"] for m in GW_TRUTH["reframing_moments"]]
+    app = EdgeTUIApp(sample_db, GW_KEY)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await loaded(pilot)
+        await wait_for(pilot, lambda: [m["round"] for m in screen.moments] == moments)
+        await pilot.press("right_parenthesis", "w")
+        await wait_for(pilot, lambda: isinstance(app.screen, WhyScreen))
+        why = app.screen
+        await wait_for(pilot, lambda: why.diff_shown is not None)
+        width = why._text_width()
+        lines = why.body_text().split("\n")
+        assert all(len(x) <= width for x in lines)
+        # the view's own lines as drawn: nothing wrapped by the widget past what we wrapped
+        assert why.query_one("#why-body").region.width >= width
+        diff = why.diff_shown["diff"]
+        long = [x for f in diff["files"] for x in f["lines"] if len(x) + 4 > width]
+        assert long, "the sample's diff has a line longer than 80 columns"
+        body = why.body_text()
+        for x in long[:5]:   # each long diff line is all there: first part, then the rest indented
+            room = width - 5
+            parts = [x[1:][i:i + room] for i in range(0, len(x) - 1, room)]
+            assert "    " + x[0] + parts[0] + "\n" + "".join(f"    ↪{p}\n" for p in parts[1:]) in body, x
+        flat_body = " ".join(body.split())   # a sample may go on under its indent at 80 columns
+        actions = why.why["actions"]
+        for a in actions.values():
+            for ex in a["examples"][-2:]:
+                flat = " ".join(ex.split())
+                room = min(70, width - 18)   # "  kind      n  " before it (18 cells)
+                if len(flat) > room:
+                    shown = textwrap.shorten(flat, room, placeholder=" …", break_on_hyphens=False)
+                    assert shown.endswith(" …") and shown in flat_body
+                    assert flat.startswith(shown[:-2]) and flat[len(shown) - 2] == " "   # cut at a word

@@ -4,6 +4,7 @@ Data comes in ready (loaded by the replay screen's workers); nothing here does I
 
 from __future__ import annotations
 
+import textwrap
 import threading
 from typing import Any, Callable, Optional, Sequence
 
@@ -84,9 +85,43 @@ class MomentsScreen(ModalScreen[Optional[int]]):
 
 
 
-def why_head_text(why: dict[str, Any]) -> Text:
+#: the longest action sample shown (cells; cut at a word with …)
+SAMPLE_W = 70
+
+
+def _hang(t: Text, text: str, first: str, width: Optional[int], style: str = "", first_style: str = "",
+          words: bool = True, cont: Optional[str] = None) -> None:
+    """Append ``first`` then ``text`` to ``t``, continuation lines indented under the text's start
+    (a hanging indent; ``cont``: what starts a continuation line instead of spaces, as wide as
+    ``first``) when ``width`` (cells) is known; ``words``: wrap at spaces (prose), else cut anywhere
+    keeping every character (code)."""
+    t.append(first, style=first_style)
+    room = (width or 0) - len(first)
+    if width is None or room < 20 or len(text) <= room:
+        t.append(text + "\n", style=style)
+        return
+    if words:
+        parts = textwrap.wrap(text, room, break_long_words=True, break_on_hyphens=False) or [""]
+    else:
+        parts = [text[i:i + room] for i in range(0, len(text), room)]
+    t.append(parts[0] + "\n", style=style)
+    for p in parts[1:]:
+        t.append(cont if cont is not None else " " * len(first), style="dim")
+        t.append(p + "\n", style=style)
+
+
+def _sample(x: str, room: int = SAMPLE_W) -> str:
+    """An action sample on one line, cut at a word with … to ``room`` cells (at most
+    :data:`SAMPLE_W`)."""
+    x = " ".join(x.split())
+    room = min(SAMPLE_W, room)
+    return x if len(x) <= room else textwrap.shorten(x, room, placeholder=" …", break_on_hyphens=False)
+
+
+def why_head_text(why: dict[str, Any], width: Optional[int] = None) -> Text:
     """The cheap part of a why (:func:`edgetui.why.why_of`'s dict): the jump, the actions since
-    the previous best by kind, the agent's notes."""
+    the previous best by kind, the agent's notes. ``width``: the view's width in cells (long lines
+    wrap under their own indent; ``None``: not wrapped here)."""
     t = Text()
     b, a = why.get("before"), why.get("after")
     t.append(f"{why['round']}", style="bold magenta")
@@ -95,26 +130,34 @@ def why_head_text(why: dict[str, Any]) -> Text:
     t.append(f"  since {why.get('prev_round') or 'the start'}\n\n", style="dim")
     t.append("What the agent did\n", style="bold underline")
     for kind, a_ in (why.get("actions") or {}).items():
-        t.append(f"  {kind:<9} {a_['n']:>4}  ", style="bold")
-        t.append("; ".join(x[:70] for x in a_["examples"][-2:]) + "\n", style="dim")
+        head = f"  {kind:<9} {a_['n']:>4}  "
+        for i, x in enumerate(a_["examples"][-2:]):
+            _hang(t, _sample(x, max(30, (width or 10**6) - len(head))), head if i == 0 else " " * len(head), width, style="dim",
+                  first_style="bold")
+        if not a_["examples"]:
+            t.append(head.rstrip() + "\n", style="bold")
     notes = why.get("notes") or {}
     if notes.get("analysis"):
         t.append("\nanalysis.md\n", style="bold underline")
-        t.append(notes["analysis"].rstrip() + "\n")
+        for line in notes["analysis"].rstrip().split("\n"):
+            _hang(t, line.strip(), "  " + " " * (len(line) - len(line.lstrip())), width)
     for key, title in (("thinking", "Its thinking"), ("messages", "Its last messages")):
         if notes.get(key):
             t.append(f"\n{title}\n", style="bold underline")
             for n in notes[key]:
-                t.append(f"  {n['text'].strip()}\n")
+                for j, line in enumerate(n["text"].strip().split("\n")):
+                    _hang(t, line.strip(), "  " if j == 0 else "    ", width)
     for f in notes.get("files") or []:
         t.append(f"\nNote file {f['path']}\n", style="bold underline")
-        t.append(f["text"].rstrip() + "\n")
+        for line in f["text"].rstrip().split("\n"):
+            _hang(t, line.strip(), "  " + " " * (len(line) - len(line.lstrip())), width)
     return t
 
 
-def why_diff_text(why: dict[str, Any]) -> Text:
+def why_diff_text(why: dict[str, Any], width: Optional[int] = None) -> Text:
     """The code part of a why: the submission's diff against the previous best's (or why there
-    is none; ``why["diff_pending"]``: the archives are still being read)."""
+    is none; ``why["diff_pending"]``: the archives are still being read). ``width`` as for
+    :func:`why_head_text` (a diff line too long goes on under its own indent, every character kept)."""
     t = Text()
     t.append("\nCode\n", style="bold underline")
     d = why.get("diff")
@@ -134,7 +177,8 @@ def why_diff_text(why: dict[str, Any]) -> Text:
                 style = "green" if line.startswith("+") and not line.startswith("+++") else \
                     "red" if line.startswith("-") and not line.startswith("---") else \
                     "cyan" if line.startswith("@@") else ""
-                t.append(f"    {line}\n", style=style)
+                _hang(t, line[1:], "    " + line[:1], width, style=style, first_style=style, words=False,
+                      cont="    ↪")
     return t
 
 
@@ -174,13 +218,30 @@ class WhyScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Static(why_head_text(self.why), id="why-body")
+            yield Static(why_head_text(self.why, self._text_width()), id="why-body")
             yield Static("", id="why-diff")
 
     def on_mount(self) -> None:
         self._titles()
         self.query_one(VerticalScroll).focus()
         self.call_after_refresh(self._draw_diff, self.why)
+
+    def _text_width(self) -> int:
+        """Cells a line of the view holds: the body's own width once laid out, else the screen's
+        less the border (2), padding (2) and scrollbar (2)."""
+        try:
+            w = self.query_one("#why-body", Static).content_region.width
+        except Exception:  # noqa: BLE001  (not composed yet)
+            w = 0
+        return max(20, w or (self.app.size.width or 80) - 6)
+
+    def on_resize(self) -> None:
+        w = self._text_width()
+        if w != getattr(self, "_drawn_w", w):
+            self.query_one("#why-body", Static).update(why_head_text(self.why, w))
+            if self.diff_shown is not None:
+                self.query_one("#why-diff", Static).update(why_diff_text(self.diff_shown, w))
+        self._drawn_w = w
 
     def body_text(self) -> str:
         """What the view shows, as plain text (both parts)."""
@@ -189,7 +250,7 @@ class WhyScreen(Screen[None]):
     def _draw_diff(self, why: dict[str, Any]) -> None:
         if why is not self.why:   # another milestone was shown meanwhile
             return
-        self.query_one("#why-diff", Static).update(why_diff_text(why))
+        self.query_one("#why-diff", Static).update(why_diff_text(why, self._text_width()))
         self.diff_shown = None if why.get("diff_pending") else why
 
     def _titles(self) -> None:
@@ -209,7 +270,7 @@ class WhyScreen(Screen[None]):
         if same:
             self._draw_diff(why)
             return
-        self.query_one("#why-body", Static).update(why_head_text(why))
+        self.query_one("#why-body", Static).update(why_head_text(why, self._text_width()))
         self.query_one("#why-diff", Static).update("")
         self.diff_shown = None
         self.query_one(VerticalScroll).scroll_home(animate=False)

@@ -622,11 +622,22 @@ class RunsTable(ScrollView, can_focus=True):
                 widths, shrunk = self._widths(keys, raw, t, labels, avail)
                 if sum(max(widths[k], len(shown_labels[k])) + pad for k in keys) <= avail:
                     break
+            if tier == "auto":  # the narrowest tier still too wide (e.g. with the host column at 80)
+                for drop in self.DROP_WHEN_NARROW:
+                    if sum(max(widths[k], len(shown_labels[k])) + pad for k in keys) <= avail:
+                        break
+                    if drop in keys:
+                        keys = [k for k in keys if k != drop]
+                        widths, shrunk = self._widths(keys, raw, t, labels, avail)
             if tier == "auto" and t != "w":
                 keys = self._add_fitting(keys, widths, shown_labels, raw, t, avail, sort_key, reverse, shrunk)
             self._tier = t
             self._shrunk = shrunk
             self._show_all(new_keys, keys, shown_labels, raw, widths, layout_in)
+
+    #: columns left out, in this order, while the narrowest tier does not fit the width (rather than
+    #: a table that scrolls sideways with its text columns cut to their minimum)
+    DROP_WHEN_NARROW = ("cost", "last")
 
     #: columns of wider tiers added, in this order, to a narrower tier's when they fit the space left
     EXTRA_COLUMNS = ("forecast", "tokens", "model", "cpu", "mem")
