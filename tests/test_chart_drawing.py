@@ -135,6 +135,17 @@ async def test_the_gw_climb_is_readable_at_80x24_with_colours_matching_the_legen
             await pilot.pause(0.05)
             modes.append(chart.data.mode)
         assert modes == ["pass", "rescaled", "score"]
+        # pass rates (0/25/50 % here): every round on scale, 0 % included (the score's quartile
+        # range had put the axis at 20-70 and every 0 % round off scale)
+        await pilot.press("v")
+        await pilot.pause(0.05)
+        assert chart.data.mode == "pass"
+        chart._ensure_built()
+        ticks = sorted(_y_ticks_of(chart))
+        values = [y for _, y in chart.data.agent + chart.data.auto]
+        assert min(values) == 0.0 and chart.data.outliers == 0
+        assert ticks[0] == 0.0 and ticks[-1] <= 100.0 and ticks[-1] >= max(values) - 10, ticks
+        assert not _cell_styles(chart, "▾")
 
 
 @pytest.mark.asyncio

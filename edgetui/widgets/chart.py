@@ -191,7 +191,8 @@ def chart_data(
     d.budget_h = budget / 3600.0 if budget else None
     x_max = max(end_h, last_x, d.budget_h * 1.03 if d.budget_h else 0.0)
     d.x_max = x_max if x_max > 0 else 1.0
-    lo, hi = fitted_range([y for _, y in d.best], [y for _, y in d.agent] + [y for _, y in d.auto])
+    lo, hi = fitted_range([y for _, y in d.best], [y for _, y in d.agent] + [y for _, y in d.auto],
+                          whole=d.mode != "score")
     d.outliers = sum(1 for _, y in d.agent + d.auto if not lo <= y <= hi)
     return d
 
@@ -223,13 +224,15 @@ def _quantile(sorted_vs: Sequence[float], q: float) -> float:
     return sorted_vs[a] + (sorted_vs[b] - sorted_vs[a]) * (i - a)
 
 
-def fitted_range(best: Sequence[float], raw: Sequence[float]) -> tuple[float, float]:
+def fitted_range(best: Sequence[float], raw: Sequence[float], whole: bool = False) -> tuple[float, float]:
     """The y range drawn: the whole best-so-far line and the middle half of the raw scores (their
     quartiles), padded by 5 %. Scores outside it are drawn as ▼ / ▲ at its edge: a few 0.0
-    submissions, or a long tail of weak ones, must not squash a 42.8 -> 67.0 climb into a row."""
+    submissions, or a long tail of weak ones, must not squash a 42.8 -> 67.0 climb into a row.
+    ``whole``: every raw value in range (pass rates and rescaled scores, bounded 0–100 and often a
+    few levels such as 0/25/50 %, where the quartiles would put the 0 % rounds off scale)."""
     raw_s = sorted(raw)
     vs = list(best)
-    if len(raw_s) >= 8:
+    if len(raw_s) >= 8 and not whole:
         vs += [_quantile(raw_s, 0.25), _quantile(raw_s, 0.75)]
     else:
         vs += raw_s
@@ -401,9 +404,10 @@ class ScoreChart(Widget):
         f.clear()
         f.theme("simple")
         f.plot_size(w, h)
-        lo, hi = fitted_range([y for _, y in d.best], [y for _, y in d.agent] + [y for _, y in d.auto])
-        if d.mode != "score":
-            lo, hi = max(lo, -2.0), min(hi, 102.0)
+        lo, hi = fitted_range([y for _, y in d.best], [y for _, y in d.agent] + [y for _, y in d.auto],
+                              whole=d.mode != "score")
+        if d.mode != "score":  # bounded 0-100: no axis below 0 or above 100 for the padding's sake
+            lo, hi = max(lo, 0.0), min(hi, 100.0)
         rows = max(2, h - 3)  # canvas rows (frame top and bottom, x labels)
         lo, hi, step = _y_ticks(lo, hi, rows)
         f.ruler("x").lim(0.0, d.x_max)
