@@ -684,7 +684,27 @@ def cmd_compare(db: Path, args) -> int:
     return 0
 
 
+def _elapsed_ticks(x_max_h: float, n: int = 6) -> tuple[list[float], list[str]]:
+    """About ``n`` x ticks over 0..``x_max_h`` hours on a round step, labelled h:mm (or m:ss
+    under ten minutes)."""
+    secs = max(x_max_h * 3600.0, 1.0)
+    steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600]
+    step = next((st for st in steps if secs / st <= n), 21600)
+    ticks = [k * step for k in range(int(secs // step) + 1)]
+
+    def label(t: float) -> str:
+        t = int(round(t))
+        if secs < 600:
+            return f"{t // 60}:{t % 60:02d}"
+        return f"{t // 3600}:{t % 3600 // 60:02d}"
+
+    return [t / 3600.0 for t in ticks], [label(t) for t in ticks]
+
+
 def _plot_compare(series) -> str:
+    """Best-so-far step lines of ``series`` (at most 6) on one elapsed axis, as text: each line
+    has its own mark at its steps (•, o, +, x, *, #) and the legend repeats it, so the curves tell
+    apart without colour too (no colour when stdout is not a terminal or under NO_COLOR)."""
     import os
     import shutil
 
@@ -697,7 +717,8 @@ def _plot_compare(series) -> str:
     f.theme("simple")
     f.plot_size(min(cols, 160), max(12, min(lines - 6, 30)))
     palette = [33, 208, 40, 170, 45, 196]
-    legend = []
+    symbols = "•o+x*#"
+    legend, marks, x_max = [], [], 0.0
     for i, s in enumerate(series[:6]):
         pts = [(t / 3600.0, v) for t, v in s.steps if v is not None]
         if not pts:
@@ -713,15 +734,26 @@ def _plot_compare(series) -> str:
         if end > xs[-1]:
             xs.append(end)
             ys.append(ys[-1])
+        x_max = max(x_max, xs[-1])
         c = palette[i % len(palette)]
         px = (c, "default") if colour else ("default", "default")
         sig = f.signal(xs, ys, marker=plt.marker("braille", pixel=px))
         sig.lines()
         f.draw(sig)
-        legend.append((f"\x1b[38;5;{c}m━\x1b[0m" if colour else "━" * (i + 1)) + f" {s.name}")
+        sym = symbols[i % len(symbols)]
+        marks.append(([x for x, _ in pts], [y for _, y in pts], sym, px))
+        mark = f"\x1b[38;5;{c}m━{sym}━\x1b[0m" if colour else f"━{sym}━"
+        legend.append(f"{mark} {s.name}")
+    for xs, ys, sym, px in marks:  # drawn last: each curve's steps stay visible over the lines
+        f.draw(f.signal(xs, ys, marker=plt.marker(sym, pixel=px)))
+    if x_max > 0:
+        ticks, labels = _elapsed_ticks(x_max)
+        f.ruler("x").lim(0.0, max(x_max, ticks[-1]))
+        f.ruler("x").ticks(ticks, labels)
     out = f.build().string()
+    unit = "m:ss" if x_max * 3600.0 < 600 else "h:mm"
     return (out if colour else _plain_text(out)) + "\n" + "\n".join(legend) + \
-        "\nx: elapsed hours, y: best-so-far (0-100)"
+        f"\nx: elapsed ({unit}), y: best-so-far (0-100)"
 
 
 def _plain_text(s: str) -> str:

@@ -4,6 +4,7 @@ sample runs and on run-group siblings recorded into a real DuckDB file."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -46,7 +47,15 @@ def test_compare_two_sample_runs_of_one_task(samples_db, capsys):
     assert all("fit" in c for c in out["curves"])
     assert main(["--db", str(samples_db), "compare", "real-stats", "real-tz", "--plot"]) == 0
     text = capsys.readouterr().out
-    assert "they part at 0:00:" in text and "x: elapsed hours" in text and "\x1b" not in text
+    assert "they part at 0:00:" in text and "x: elapsed (m:ss)" in text and "\x1b" not in text
+    # without colour the curves still tell apart: each has its own mark, in the legend and on its steps
+    legend = {ln.split(" ", 1)[1]: ln.split(" ", 1)[0] for ln in text.splitlines() if ln.startswith("━")}
+    assert legend == {stats.run_key: "━•━", tz.run_key: "━o━"}
+    canvas = text.split("they part", 1)[1].split("━•━", 1)[0]
+    assert canvas.count("•") >= 2 and canvas.count("o") >= 2
+    # the x labels are elapsed times (m:ss for runs under ten minutes), not fractions of an hour
+    labels = canvas.strip().splitlines()[-1].split()
+    assert labels[0] == "0:00" and all(re.fullmatch(r"\d+:\d\d", x) for x in labels), labels
 
 
 def test_run_group_siblings_merge(tmp_path, capsys):
