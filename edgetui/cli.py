@@ -8,15 +8,13 @@ no traceback reaches the user unless ``EDGETUI_DEBUG=1``.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
-import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 from . import __version__
+from .cli_output import _emit, _print_table, _query, visible  # noqa: F401  (cli_analysis and tests read them here)
 
 
 def _add_db(p: argparse.ArgumentParser, top: bool = False) -> None:
@@ -234,10 +232,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if args.cmd is None:
             return cmd_app(db, args)
-        from . import cli_analysis
+        from . import cli_analysis, cli_notes
 
         name = f"cmd_{args.cmd.replace('-', '_')}"
-        return (globals().get(name) or getattr(cli_analysis, name))(db, args)
+        return (globals().get(name) or getattr(cli_notes, name, None) or getattr(cli_analysis, name))(db, args)
     except KeyboardInterrupt:
         print("edgetui: interrupted", file=sys.stderr)
         return 130
@@ -447,159 +445,6 @@ def cmd_samples(db: Path, args) -> int:
     return 0 if rep.recorded_anything else 1
 
 
-def _query(db: Path, sql: str, snapshot: bool = False, params=None):
-    """Run read-only SQL: own read-only connection, else through the holder, else a snapshot copy."""
-    from .db import DatabaseBusy, ask_holder, open_db, run_query, snapshot_copy
-    from .holder import HolderEnded
-
-    if not db.exists():
-        raise FileNotFoundError(f"no database at {db}; record runs first with `edgetui ingest PATH` or `edgetui samples`")
-    try:
-        conn = open_db(db, read_only=True)
-    except DatabaseBusy as busy:
-        try:
-            return ask_holder(db, sql, params)
-        except HolderEnded as gone:
-            if not snapshot:
-                raise RuntimeError(str(gone)) from None
-            conn = snapshot_copy(db)
-        except ConnectionError:
-            if not snapshot:
-                raise busy from None
-            conn = snapshot_copy(db)
-    try:
-        res = run_query(conn, sql, params)
-    finally:
-        conn.close()
-    from .cells import from_wire, to_wire
-
-    # the values the holder would have sent (DECIMALs as numbers, NaN as null, timestamps as text):
-    # every format prints the same whoever answered
-    res.rows = [tuple(from_wire(to_wire(v)) for v in r) for r in res.rows]
-    return res
-
-
-def _emit(res, fmt: str) -> None:
-    from .cells import csv_cell, json_cell
-
-    if fmt == "json":  # numbers as numbers, BLOBs as base64 (edgetui.cells)
-        rows = [dict(zip(res.columns, [json_cell(v) for v in r])) for r in res.rows]
-        print(json.dumps(rows, indent=1))
-    elif fmt == "csv":  # the same values; BLOBs as base64, lists and structs as JSON text
-        buf = io.StringIO()
-        w = csv.writer(buf)
-        w.writerow(res.columns)
-        for r in res.rows:
-            w.writerow([csv_cell(v) for v in r])
-        sys.stdout.write(buf.getvalue())
-    else:
-        _print_table(res)
-
-
-def visible(s: str) -> str:
-    """``s`` with control characters shown, never sent to the terminal: ESC as ``\\x1b``, a
-    newline as ``\\n``, a tab as ``\\t`` (ANSI / OSC sequences in transcripts would retitle the
-    terminal or write to its clipboard)."""
-    if s.isprintable():
-        return s
-    out = []
-    for ch in s:
-        o = ord(ch)
-        if ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif o < 32 or o == 127 or 0x80 <= o < 0xA0:
-            out.append(f"\\x{o:02x}")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-#: colours of a run's status in tables (left out under NO_COLOR or TERM=dumb, by Rich)
-_STATUS_COLOUR = {"running": "green", "grading": "cyan", "finished": "blue", "aborted": "red", "gone": "magenta"}
-
-
-def _print_table(res) -> None:
-    """The table for a terminal: cell text literal (no markup), control characters shown
-    escaped, fitted to the terminal's width: long text columns are cut with "…" first (down to
-    8 cells), then the rightmost columns are left out, and a last line names them."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    con = Console()
-    width = con.width if con.is_terminal else int(os.environ.get("COLUMNS") or 250)
-    cells = [[visible("" if v is None else _short(v)) for v in r] for r in res.rows]
-    cols = [visible(str(c)) for c in res.columns]
-    empty: list[str] = []
-    if cells:  # a column empty in every row says nothing here (csv/json keep every column)
-        keep = [j for j in range(len(cols)) if any(row[j] for row in cells)]
-        empty = [c for j, c in enumerate(cols) if j not in keep and c.strip()]  # (an unnamed spacer: not said)
-        cols = [cols[j] for j in keep]
-        cells = [[row[j] for j in keep] for row in cells]
-    longest = [max([len(row[j]) for row in cells] + [len(c)]) for j, c in enumerate(cols)]
-    gap = 2
-
-    def layout(n: int) -> list[int]:
-        """Widths of the first ``n`` columns: numbers, flags and short ids (<= 16 cells) whole; the
-        long text columns share what is left, the narrower ones first (at least 8 cells each)."""
-        ws = list(longest[:n])
-        long_cols = sorted((j for j in range(n) if ws[j] > 16), key=lambda j: ws[j])
-        budget = width - sum(w for j, w in enumerate(ws) if j not in long_cols) - gap * (n - 1)
-        for i, j in enumerate(long_cols):
-            ws[j] = min(longest[j], max(8, budget // (len(long_cols) - i)))
-            budget -= ws[j]
-        return ws
-
-    n = len(cols)
-    widths = layout(n)
-    while n > 1 and sum(widths) + gap * (n - 1) > width:
-        n -= 1
-        widths = layout(n)
-    left_out = cols[n:]
-    cols = cols[:n]
-    cut = [c for j, c in enumerate(cols) if widths[j] < longest[j]]
-    t = Table(show_lines=False, header_style="bold", box=None, pad_edge=False, padding=(0, gap // 2),
-              collapse_padding=True)
-    for c, w in zip(cols, widths):
-        t.add_column(Text(c), no_wrap=True, overflow="ellipsis", max_width=w, min_width=min(w, len(c)))
-    status_col = cols.index("status") if "status" in cols else -1
-    for row in cells:
-        t.add_row(*(Text(x, style=_STATUS_COLOUR.get(x, "") if j == status_col else "")
-                    for j, x in enumerate(row[:len(cols)])))
-    Console(width=width, highlight=False).print(t)
-    notes = [f"{len(res.rows)} row{'s' if len(res.rows) != 1 else ''}"]
-    if cut:
-        notes.append("cut to fit: " + ", ".join(cut))
-    if empty:
-        notes.append("empty in every row, left out: " + ", ".join(empty))
-    if left_out:
-        notes.append("not shown (too wide): " + ", ".join(left_out))
-    if empty or left_out:
-        notes[-1] += "; --format csv or json shows every column"
-    import textwrap
-
-    print("\n".join(textwrap.wrap("(" + "; ".join(notes) + ")", width=max(20, width))))
-
-
-def _plain(v):
-    if isinstance(v, (bytes, bytearray)):
-        return f"<{len(v)} bytes>"
-    if isinstance(v, float) and v != v:
-        return None
-    return v
-
-
-def _short(v) -> str:
-    if isinstance(v, float):
-        return f"{v:.3f}" if abs(v) >= 1e6 else f"{v:.6g}"  # (epoch seconds keep their digits)
-    s = str(_plain(v))
-    return s if len(s) <= 200 else s[:199] + "…"
-
-
 def cmd_sql(db: Path, args) -> int:
     if not args.query.strip():
         raise ValueError("empty query; e.g. edgetui sql \"SELECT run_id, task_id, status FROM runs\"")
@@ -749,168 +594,6 @@ def cmd_tag(db: Path, args) -> int:
         print(f"{key}: tag {args.name!r} " + ("removed" if changed else "was not there"))
     else:
         print(f"{key}: tagged {args.name!r}" + ("" if changed else " (already)"))
-    return 0
-
-
-MOMENT_COLUMNS = ("detector", "round", "elapsed_h", "before", "after", "gain", "noise", "lead_min", "confidence",
-                  "components", "provisional")
-
-
-def _moment_row(m: dict, fmt: str) -> tuple:
-    def r(v, n=4):
-        return None if v is None else round(v, n)
-    comps = m.get("components") or {}
-    if fmt == "table":
-        comps = ", ".join(f"{k} {a:g}→{b:g}" for k, (a, b) in list(comps.items())[:3])
-    return (m["detector"], m["round"], r(m["elapsed_s"] / 3600.0 if m.get("elapsed_s") is not None else None, 2),
-            r(m["score_before"]), r(m["score_after"]), r(m["gain"]), r(m["noise"]),
-            r(m["lead_time_s"] / 60.0 if m.get("lead_time_s") is not None else None, 1), r(m["confidence"], 3),
-            comps if fmt != "csv" else json.dumps(comps), bool(m.get("provisional")))
-
-
-def cmd_moments(db: Path, args) -> int:
-    """``edgetui moments RUN``: rebuild the run's moments, list them (table / csv / json)."""
-    if not db.exists():
-        raise FileNotFoundError(f"no database at {db}")
-    key, rows = _write_op(db, args.run, args.host, lambda conn, k: {"op": "moments", "run_key": k})
-    if args.detector != "all":
-        rows = [m for m in rows if m["detector"] == args.detector]
-    if args.format == "json":
-        print(json.dumps({"run_key": key, "moments": rows}, indent=1))
-        return 0
-    from .holder import QueryResult
-
-    _emit(QueryResult(list(MOMENT_COLUMNS), [_moment_row(m, args.format) for m in rows]), args.format)
-    return 0
-
-
-def _typed(db: Path, req: dict) -> Any:
-    """Carry out one typed request on the file, or through the process holding it."""
-    from .db import DatabaseBusy, open_db
-    from .holder import ask_holder_op
-    from .runops import apply_request
-
-    try:
-        conn = open_db(db)
-    except DatabaseBusy as busy:
-        try:
-            return ask_holder_op(db, req)
-        except ConnectionError:
-            raise busy from None
-    try:
-        reply = apply_request(conn, req)
-    finally:
-        conn.close()
-    if "error" in reply:
-        raise RuntimeError(reply["error"])
-    return reply["ok"]
-
-
-def cmd_annotate(db: Path, args) -> int:
-    if not db.exists():
-        raise FileNotFoundError(f"no database at {db}")
-    if args.delete:
-        ok = _typed(db, {"op": "annotation_delete", "annotation_id": args.delete})
-        print(f"annotation {args.delete} " + ("deleted" if ok else "was not there"))
-        return 0 if ok else 1
-    if args.edit:
-        if args.label is None and args.text is None:
-            raise ValueError("--edit needs --label or --text")
-        ok = _typed(db, {"op": "annotation_edit", "annotation_id": args.edit, "label": args.label, "text": args.text})
-        print(f"annotation {args.edit} " + ("changed" if ok else "not found"))
-        return 0 if ok else 1
-    if not args.run:
-        raise ValueError("annotate needs RUN (or --edit / --delete ANNOTATION_ID)")
-    if not (args.round or args.event):
-        raise ValueError("annotate needs --round ROUND or --event EVENT_ID")
-    key, aid = _write_op(db, args.run, args.host, lambda conn, k: {
-        "op": "annotate", "run_key": k, "round": args.round, "event_id": args.event, "label": args.label,
-        "text": args.text or ""})
-    print(f"{key}: annotation {aid} on {args.round or args.event}")
-    return 0
-
-
-def _read_conn(db: Path):
-    """A read-only connection, or a snapshot copy when another process holds the file."""
-    from .db import DatabaseBusy, open_db, snapshot_copy
-
-    if not db.exists():
-        raise FileNotFoundError(f"no database at {db}")
-    try:
-        return open_db(db, read_only=True)
-    except DatabaseBusy:
-        return snapshot_copy(db)
-
-
-def cmd_annotations(db: Path, args) -> int:
-    from .annotations import list_annotations, moment_queue
-    from .holder import QueryResult
-
-    conn = _read_conn(db)
-    try:
-        if args.queue:
-            rows = moment_queue(conn)
-        else:
-            key = resolve_run(conn, args.run, args.host) if args.run else None
-            rows = list_annotations(conn, key)
-    finally:
-        conn.close()
-    if args.format == "json":
-        print(json.dumps(rows, indent=1, default=str))
-        return 0
-    cols = list(rows[0]) if rows else (["run_key", "round"] if args.queue else ["annotation_id", "run_key", "label"])
-    _emit(QueryResult(cols, [tuple(r.get(c) for c in cols) for r in rows]), args.format)
-    return 0
-
-
-def cmd_report(db: Path, args) -> int:
-    from .report import build_report, to_html, to_json, to_markdown
-
-    conn = _read_conn(db)
-    try:
-        key = resolve_run(conn, args.run, args.host)
-        rep = build_report(conn, key, with_diff=not args.no_diff)
-    finally:
-        conn.close()
-    text = {"md": to_markdown, "json": to_json, "html": to_html}[args.format](rep)
-    if args.output is None:
-        sys.stdout.write(text)
-    else:
-        args.output.write_text(text, encoding="utf-8")
-        print(f"wrote {args.output} ({len(rep['moments'])} moments, {len(rep['annotations'])} annotations)")
-    return 0
-
-
-def cmd_import(db: Path, args) -> int:
-    try:
-        data = json.loads(args.file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"{args.file}: cannot read ({e})") from None
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{args.file}: not JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
-    items = data.get("annotations") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        raise ValueError(f"{args.file}: not an edgetui JSON report (no annotations list)")
-    res = _typed(db, {"op": "annotations_import", "annotations": items})
-    print(f"{args.file}: {res['added']} annotation(s) restored, {len(items) - res['added'] - len(res['unmatched'])} "
-          f"already there, {len(res['unmatched'])} not matched")
-    for u in res["unmatched"]:
-        print(f"  not matched: {u.get('annotation_id')} ({u.get('run_key')} {u.get('round') or u.get('event_id')}): "
-              f"{u['reason']}")
-    return 1 if res["unmatched"] else 0
-
-
-def cmd_export(db: Path, args) -> int:
-    from .db import open_db
-
-    conn = open_db(db, read_only=True)
-    try:
-        out = args.out
-        out.mkdir(parents=True, exist_ok=True)
-        conn.execute(f"EXPORT DATABASE '{str(out)}' (FORMAT parquet)")
-    finally:
-        conn.close()
-    print(f"exported to {args.out}")
     return 0
 
 

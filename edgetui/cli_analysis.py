@@ -158,7 +158,7 @@ def add_commands(sub, cmd, add_db) -> None:
 
 
 def _fetch(db: Path, snapshot: bool):
-    from .cli import _query
+    from .cli_output import _query
 
     return lambda sql, params=None: _query(db, sql, snapshot, params)
 
@@ -190,7 +190,7 @@ def cmd_leaderboard(db: Path, args) -> int:
         raise LookupError("no runs to rank" + ("" if args.csv else
                           " (-retry, infra-error and sample runs are left out: --include-retry, --include-infra, "
                           "--include-samples)"))
-    from .cli import _emit
+    from .cli_output import _emit
     from .holder import QueryResult
 
     if args.format in ("csv", "json"):
@@ -307,7 +307,7 @@ def cmd_backtest(args) -> int:
     if args.format == "json":
         print(_dumps([r.as_dict() for r in rows]))
         return 0
-    from .cli import _emit
+    from .cli_output import _emit
     from .holder import QueryResult
 
     cols = ["curves", "window", "model", "n", "left_out", "MAE_forecast", "MAE_last_best", "cover80_forecast",
@@ -342,7 +342,7 @@ def cmd_fit(db: Path, args) -> int:
     if args.format == "json":
         print(_dumps(recs))
         return 0
-    from .cli import _emit
+    from .cli_output import _emit
     from .holder import QueryResult
 
     gcols = list(curves[0].group) if curves else []
@@ -513,7 +513,7 @@ def cmd_learning_speed(db: Path, args) -> int:
         d.update({"source": source, "frontier": args.frontier, "undated_models": undated})
         print(_dumps(d))
         return 0
-    from .cli import _emit
+    from .cli_output import _emit
     from .holder import QueryResult
 
     _emit(QueryResult(["model", "release", "learning_speed"],
@@ -661,7 +661,7 @@ def cmd_compare(db: Path, args) -> int:
     def fv(v):
         return "–" if v is None else f"{v:.2f}"
 
-    from .cli import _emit
+    from .cli_output import _emit
     from .holder import QueryResult
 
     rows = []
