@@ -344,6 +344,9 @@ class ReplayCursor:
         self.speed: int = SPEEDS[0]
         self.query: str = ""
         self.matches: list[int] = []
+        #: ``(lo, hi)`` while :attr:`matches` are a first page (every match in events lo..hi; more may be
+        #: elsewhere: :meth:`match_needs_more`); ``None`` when they are every match
+        self.match_cover: Optional[tuple[int, int]] = None
 
     def _init_arrow(self, events: Any, submissions: Iterable[Mapping[str, Any]], start: Optional[float],
                     texts: Optional[Sequence[Optional[str]]]) -> None:
@@ -378,6 +381,7 @@ class ReplayCursor:
         self.speed = SPEEDS[0]
         self.query = ""
         self.matches = []
+        self.match_cover = None
 
     def _set_metadata(self, positions: Sequence[int]) -> None:
         #: positions (ascending) of the transcript metadata events, folded while :attr:`folding` is on
@@ -616,7 +620,8 @@ class ReplayCursor:
 
     # ------------------------------------------------------------------ search
 
-    def search(self, query: str, matches: Optional[Iterable[int]] = None, *, presorted: bool = False) -> int:
+    def search(self, query: str, matches: Optional[Iterable[int]] = None, *, presorted: bool = False,
+               cover: Optional[tuple[int, int]] = None, select: bool = True) -> int:
         """Set the search and select the first match at or after the selection (wrapping).
 
         ``matches`` (event indices) comes from the database when given (see
@@ -624,8 +629,14 @@ class ReplayCursor:
         :attr:`texts` are matched here, case-insensitively. Returns the number
         of matches. ``presorted``: ``matches`` is already ascending without repeats (any sequence,
         e.g. the array :meth:`edgetui.paged.PagedTimeline.find` returns: kept as it is).
+        ``cover``: ``matches`` are only those of events ``lo..hi`` (a first page of them,
+        :meth:`edgetui.paged.PagedTimeline.find_from`): the first of them at or after the selection
+        is selected, never a wrap (there may be matches outside), and :attr:`match_cover` says so
+        until the search is set again with every match. ``select=False`` leaves the selection where
+        it is (every match after a first page of them: the page's match stays selected).
         """
         self.query = query or ""
+        self.match_cover = cover if matches is not None else None
         if matches is not None:
             self.matches = matches if presorted else sorted(set(matches))
         else:
@@ -642,10 +653,22 @@ class ReplayCursor:
                     elif texts is not None and texts[i] and q in texts[i].lower():
                         out.append(i)
                 self.matches = out
-        if len(self.matches):
+        if select and len(self.matches):
             k = bisect_left(self.matches, self.index)
-            self.select(int(self.matches[k % len(self.matches)]))
+            if self.match_cover is None or k < len(self.matches):
+                self.select(int(self.matches[k % len(self.matches)]))
         return len(self.matches)
+
+    def match_needs_more(self, direction: int) -> bool:
+        """Would the next (``direction`` > 0) or previous match lie outside :attr:`match_cover`
+        (so :meth:`next_match` / :meth:`prev_match` must wait for every match)? ``False`` when the
+        matches are complete."""
+        if self.match_cover is None:
+            return False
+        lo, hi = self.match_cover
+        if direction > 0:  # (a wrap to the first match needs the matches before lo, too)
+            return self.index < lo or bisect_right(self.matches, self.index) >= len(self.matches)
+        return self.index > hi or bisect_left(self.matches, self.index) == 0
 
     def next_match(self) -> bool:
         if not len(self.matches):
@@ -661,7 +684,10 @@ class ReplayCursor:
 
     @property
     def match_number(self) -> Optional[int]:
-        """1-based number of the selected event among the matches (``None`` if it is not one)."""
+        """1-based number of the selected event among the matches (``None`` if it is not one, or while
+        the matches are a first page that does not start at the run's first event)."""
+        if self.match_cover is not None and self.match_cover[0] > 0:
+            return None
         k = bisect_left(self.matches, self.index)
         if k < len(self.matches) and self.matches[k] == self.index:
             return k + 1

@@ -160,3 +160,84 @@ def test_chart_submissions_keep_every_new_best_and_the_extremes(tmp_path):
         assert min(ks) == min(fs) and max(ks) == max(fs)
     order = [s["round"] for s in full]
     assert [s["round"] for s in few] == [r for r in order if r in {s["round"] for s in few}]  # same order
+
+
+@pytest.mark.parametrize("data", [False, True])
+def test_first_page_of_matches_then_the_rest_are_every_match(run, data):
+    """``find_from`` gives the matches of the first ``limit`` times from an event's time on, complete
+    over its ``cover``; ``find_rest`` then gives exactly what ``find`` (``find_in_data``) gives: from the
+    first event, the middle, the last timed event and the untimed tail, with pages full or not."""
+    conn, rk = run
+    tl = load_index(conn, rk)
+    for q in ("task", "loss", "needle-in-output", "no such text anywhere"):
+        every = (tl.find_in_data if data else tl.find)(conn, q).tolist()
+        for start in (0, 1, 1234, tl.n_timed - 1, tl.n_timed + 10):
+            for limit in (1, 7, PAGE, 100_000):
+                page, cover = tl.find_from(conn, q, start, data=data, limit=limit)
+                if cover is None:  # every match at once
+                    assert page.tolist() == every, (q, start, limit)
+                    continue
+                lo, hi = cover
+                assert lo <= start <= hi or not page.tolist()
+                assert page.tolist() == [i for i in every if lo <= i <= hi], (q, start, limit)
+                if limit < len(every):
+                    assert len(page) >= min(limit, len([i for i in every if i >= lo and i < tl.n_timed]))
+                rest = tl.find_rest(conn, q, page, cover, data=data)
+                assert rest.tolist() == every, (q, start, limit)
+
+
+def test_first_page_of_matches_with_tied_times(tmp_path):
+    """A page cut inside a group of events sharing a time holds every match of that time (its cover
+    ends after the group), in the full key's order."""
+    from edgetui.db import open_db
+    from edgetui.events import Event
+    from edgetui.recorder import Recorder
+
+    db = tmp_path / "tie.duckdb"
+    conn = open_db(db)
+    rk = "local/tie/task"
+    evs = [Event(run_key=rk, kind="agent_message", source="b.jsonl" if i % 3 else "a.log", offset=(900 - i) * 10,
+                 sub=i % 2, t=1000.0 + (i // 7), summary=f"msg {i} {'hit' if i % 2 == 0 else ''}")
+           for i in range(900)]
+    Recorder(conn).insert_events(rk, evs)
+    conn.close()
+    conn = duckdb.connect(str(db), read_only=True)
+    whole = run_timeline(conn, rk)
+    tl = load_index(conn, rk)
+    every = whole.find("hit")
+    for start in (0, 50, 400):
+        for limit in (1, 3, 10, 60):
+            page, cover = tl.find_from(conn, "hit", start, limit=limit)
+            assert cover is not None
+            lo, hi = cover
+            assert whole.t[lo] == whole.t[start] and (lo == 0 or whole.t[lo - 1] < whole.t[lo])
+            assert hi == tl.n - 1 or whole.t[hi + 1] > whole.t[hi]  # a group is never cut
+            assert page.tolist() == [i for i in every if lo <= i <= hi]
+            assert tl.find_rest(conn, "hit", page, cover).tolist() == every
+    conn.close()
+
+
+def test_cursor_over_a_first_page_of_matches_waits_at_its_edges(run):
+    """Over a first page of matches the cursor selects the page's first match at or after the
+    selection, steps within the page, and says when the next / previous match lies outside it;
+    given every match afterwards (``select=False``) the selection stays and the moves wrap."""
+    conn, rk = run
+    _, b = _both(conn, rk)
+    tl = b.events
+    every = tl.find(conn, "task").tolist()
+    b.select(1000)
+    page, cover = tl.find_from(conn, "task", b.index, limit=5)
+    assert cover is not None and len(page) == 5
+    assert b.search("task", page, presorted=True, cover=cover) == 5
+    first = next(i for i in every if i >= 1000)
+    assert b.index == first and b.match_cover == cover and b.match_number is None
+    assert not b.match_needs_more(1) and b.match_needs_more(-1)  # the previous match is before the page
+    for _ in range(4):
+        assert b.next_match()
+    assert b.index == page.tolist()[-1] and b.match_needs_more(1)
+    b.search("task", tl.find_rest(conn, "task", page, cover), presorted=True, select=False)
+    assert b.index == page.tolist()[-1] and b.match_cover is None and not b.match_needs_more(1)
+    assert b.match_number == every.index(b.index) + 1
+    assert b.next_match() and b.index == every[every.index(page.tolist()[-1]) + 1]
+    b.last()
+    assert b.next_match() and b.index == every[0]  # wraps, every match known

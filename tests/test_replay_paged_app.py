@@ -112,3 +112,41 @@ async def test_scrolling_the_list_asks_for_its_pages(db, ref):
         await wait_for(pilot, lambda: tl.has(far), timeout=30)
         await pilot.pause(0.1)
         assert ev.summary[far + 1][:20] in "\n".join(el.render_line(y).text for y in range(5))
+
+
+@pytest.mark.asyncio
+async def test_search_shows_a_first_page_of_matches_then_counts_them(db, ref, monkeypatch):
+    """A search over a paged run selects the first match from its first page while every match is
+    still being read ("counting…"); N past that page waits for every match, then wraps as usual."""
+    path, rk = db
+    ev, want = ref
+    gate = threading.Event()
+    real = PagedTimeline.find_rest
+
+    def held_rest(self, *a, **k):
+        gate.wait(10)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(PagedTimeline, "find_rest", held_rest)
+    every = [i for i, s in enumerate(ev.summary) if s and "band-pass" in s.lower()]
+    assert len(every) > PAGE  # (the first page cannot hold them all)
+    async with EdgeTUIApp(path, rk).run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: getattr(pilot.app.screen, "cursor", None) is not None)
+        screen = pilot.app.screen
+        cur = screen.cursor
+        el = screen.query_one(EventList)
+        await pilot.press("slash", *"band-pass", "enter")
+        await wait_for(pilot, lambda: cur.query == "band-pass")
+        assert cur.match_cover is not None and len(cur.matches) == PAGE
+        assert cur.index == every[0] and list(cur.matches) == every[:PAGE]
+        assert "counting" in str(el.border_subtitle)
+        await pilot.press("N")  # the previous match wraps to the last one: not known yet
+        await pilot.pause(0.1)
+        assert cur.index == every[0]
+        gate.set()
+        await wait_for(pilot, lambda: cur.match_cover is None)
+        await pilot.pause(0.05)
+        assert list(cur.matches) == every and cur.index == every[-1]  # N done once every match was in
+        assert f"{len(every)}/{len(every):,}" in str(el.border_subtitle)
+        await pilot.press("n")
+        assert cur.index == every[0]

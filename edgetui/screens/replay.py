@@ -16,6 +16,7 @@ meanwhile, and asks); search runs in DuckDB.
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from typing import Any, Callable, Iterable, Optional
@@ -147,8 +148,14 @@ class DetailLoaded(Message):
 
 
 class SearchDone(Message):
-    def __init__(self, query: str, indices: Any) -> None:
+    """Matches of a search: every one (``cover`` ``None``), or a first page of them from the event
+    the search started at (``start``), complete over events ``cover = (lo, hi)``, with every match
+    to follow (``painted`` is set once the page is drawn)."""
+
+    def __init__(self, query: str, indices: Any, *, serial: int = 0, cover: Optional[tuple[int, int]] = None,
+                 start: int = 0, painted: Optional[threading.Event] = None) -> None:
         self.query, self.indices = query, indices
+        self.serial, self.cover, self.start, self.painted = serial, cover, start, painted
         super().__init__()
 
 
@@ -201,6 +208,24 @@ class HelpScreen(ModalScreen[None]):
 #: below this width the footer leaves out its "^p palette" (ctrl+p still opens it; ? lists it): at 80
 #: columns the keys ran under it. (Textual's compact footer glues a key group to the next key.)
 FOOTER_PALETTE_WIDTH = 96
+
+
+_heap_frozen = False
+
+
+def freeze_startup_heap() -> None:
+    """Once per process: the objects alive when the first replay screen mounts (modules, classes,
+    Textual's DOM and styles: the import-time heap, a few hundred thousand objects) are moved out of
+    the cyclic collector's scans (:func:`gc.freeze`), after a young collection (``gc.collect(1)``, a
+    few ms) so little garbage is frozen with them. Without it a full collection walked that heap in
+    every first paint: 70–160 ms of the 1,000,000-event bench run's 420–940 ms (load 5), and
+    200–290 ms pauses later (a step's worst). Later screens are not frozen: the garbage of a closed
+    replay must stay collectable."""
+    global _heap_frozen
+    if not _heap_frozen:
+        _heap_frozen = True
+        gc.collect(1)
+        gc.freeze()
 
 
 def fold_note(cur: ReplayCursor) -> str:
@@ -274,6 +299,8 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
         #: a cursor over the first page only, shown until :attr:`cursor` (the whole run's) is ready
         self.preview: Optional[ReplayCursor] = None
         self._pending: list[tuple[Callable, tuple]] = []  # keys pressed while only the preview was shown
+        self._search_serial = 0  # the search being done (older ones' results are dropped)
+        self._match_pending: list[int] = []  # n / N pressed past a first page of matches (done with every match)
         self._pages_asked: set[int] = set()  # pages being read
         self.header: Optional[dict] = None
         self.subs: list[dict] = []
@@ -306,6 +333,7 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        freeze_startup_heap()
         self.query_one("#prompt").display = False
         chart = self.query_one(ScoreChart)
         chart.border_title = "score"
@@ -550,7 +578,10 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
         if cur.query:
             num = cur.match_number
             sub.append(f"  /{cur.query} ", style="yellow")
-            sub.append(f"{num if num else '–'}/{len(cur.matches)}", style="yellow")
+            if cur.match_cover is not None:  # a first page of matches: the count is coming
+                sub.append(f"{num if num else '–'}/{len(cur.matches):,}+ counting…", style="yellow")
+            else:
+                sub.append(f"{num if num else '–'}/{len(cur.matches):,}", style="yellow")
         events.border_subtitle = sub
 
     def _schedule_detail(self) -> None:
@@ -677,6 +708,9 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
         if not len(c.matches):
             self.notify(f"no match for “{c.query}”", timeout=2)
             return
+        if c.match_needs_more(direction):  # past the first page of matches: once every match is in
+            self._match_pending.append(direction)
+            return
         moved = (c.next_match if direction > 0 else c.prev_match)()
         if not moved:  # one match, already selected: it stays, and says so
             self.notify(f"the only match for “{c.query}” (1/1)", timeout=2)
@@ -789,39 +823,83 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
             return
         if mode == "search":
             if not text:
+                self._search_serial += 1  # (a search still being done is dropped)
+                self._match_pending = []
                 self.cursor.search("")
                 self.query_one(EventList).set_query("")
                 self._update_status()
                 return
             self._search(text)
 
-    @work(thread=True, exclusive=True, group="replay-search", exit_on_error=False)
     def _search(self, query: str) -> None:
+        self._search_serial += 1
+        self._match_pending = []
+        self._search_worker(query, self._search_serial)
+
+    @work(thread=True, group="replay-search", exit_on_error=False)
+    def _search_worker(self, query: str, serial: int) -> None:
+        """Summaries and tool names first (no JSON read); the tool output and other data only when
+        they hold no match. Over a paged run, the first page of matches from the selection
+        (:meth:`PagedTimeline.find_from`) is shown first and every match follows (the count, n / N
+        beyond the page)."""
         conn = self.app.conn  # type: ignore[attr-defined]
         cur = self.cursor
-        # summaries and tool names first (no JSON read); the tool output and other data only when they
-        # hold no match
         if isinstance(cur.events, PagedTimeline):
-            idx = cur.events.find(conn, query)
-            if not len(idx):
-                idx = cur.events.find_in_data(conn, query)
-        elif hasattr(cur.events, "find"):
+            tl, start = cur.events, cur.index
+            for data in (False, True):
+                page, cover = tl.find_from(conn, query, start, data=data)
+                if serial != self._search_serial:
+                    return
+                if cover is None:
+                    if len(page) or data:
+                        self.post_message(SearchDone(query, page, serial=serial))
+                        return
+                    continue
+                if page.array.size and int(page.array[-1]) >= start:  # a match from here on: shown now
+                    painted = threading.Event()
+                    self.post_message(SearchDone(query, page, serial=serial, cover=cover, start=start,
+                                                 painted=painted))
+                    painted.wait(1.0)  # (the rest's scan does not share the CPU with that frame)
+                    if serial != self._search_serial:
+                        return
+                idx = tl.find_rest(conn, query, page, cover, data=data)
+                if len(idx) or data:
+                    self.post_message(SearchDone(query, idx, serial=serial))
+                    return
+            return
+        if hasattr(cur.events, "find"):
             idx = cur.events.find(query) or cur.events.indices_of(store.search_events(conn, self.run_key, query))
         else:
             ids = search_light(conn, self.run_key, query) or store.search_events(conn, self.run_key, query)
             idx = [i for i in (cur.events.index_of(e) for e in ids) if i is not None]
-        self.post_message(SearchDone(query, idx))
+        self.post_message(SearchDone(query, idx, serial=serial))
 
     @on(SearchDone)
     def _on_search(self, msg: SearchDone) -> None:
         c = self.cursor
-        n = c.search(msg.query, msg.indices, presorted=isinstance(c.events, PagedTimeline))
+        if msg.serial != self._search_serial or c is None:
+            if msg.painted is not None:
+                msg.painted.set()
+            return
+        if msg.cover is not None and c.index != msg.start:  # moved meanwhile: every match is coming
+            msg.painted.set()
+            return
+        was = c.index
+        follow = msg.cover is None and c.match_cover is not None and c.query == msg.query  # (after its first page)
+        n = c.search(msg.query, msg.indices, presorted=isinstance(c.events, PagedTimeline), cover=msg.cover,
+                     select=not follow)
         self.query_one(EventList).set_query(msg.query)
-        if n:
+        if msg.cover is not None:
+            self.call_after_refresh(msg.painted.set)
+        elif n:
             self.notify(f"{n:,} match{'es' if n != 1 else ''} for “{msg.query}” (n/N to cycle)", timeout=2)
         else:
             self.notify(f"no match for “{msg.query}”", severity="warning", timeout=3)
-        self._moved(True)
+        self._moved(c.index != was or msg.cover is not None or not n)
+        if msg.cover is None:
+            pending, self._match_pending = self._match_pending, []
+            for direction in pending:
+                self.action_match(direction)
 
     # ------------------------------------------------------------------ panes
 

@@ -291,6 +291,44 @@ def _thin(pts: Sequence[tuple[float, float]], x_max: float, cols: int) -> list[t
     return sorted(out)
 
 
+#: the best-so-far line is thinned to this many parts per canvas cell before plotext draws it (its
+#: braille dots are 2 a cell wide: 4 keeps every dot the line covers, see :func:`_thin_line`)
+LINE_COLUMNS_PER_CELL = 4
+
+
+def _thin_line(pts: Sequence[tuple[float, float]], x_max: float, parts: int) -> list[tuple[float, float]]:
+    """A polyline with, of each of ``parts`` equal parts of ``[0, x_max]``, only the points that
+    enter and leave it and its lowest and highest (in their order): within a part narrower than a
+    dot the points drawn in between lie on the vertical from the lowest to the highest, so the dots
+    are the same, and plotext's cost (per point) is bounded by the width, not by the new bests (a
+    1,000,000-event bench run's 920 made 1,839 points, 1,186 after; 45 ms a build against 14 ms for
+    the 478 of its 50,000-event run). A part can straddle two dots (the canvas is a few cells narrower
+    than ``cols``): at 76×8 that run's line differs in 2 cells, at 156×14 and 300×30 in none."""
+    if len(pts) <= 4 or x_max <= 0 or parts <= 0:
+        return list(pts)
+    out: list[tuple[float, float]] = []
+    group: list[tuple[float, float]] = []
+    key = None
+
+    def flush() -> None:
+        if len(group) <= 4:
+            out.extend(group)
+            return
+        keep = {0, len(group) - 1, min(range(len(group)), key=lambda k: group[k][1]),
+                max(range(len(group)), key=lambda k: group[k][1])}
+        out.extend(group[k] for k in sorted(keep))
+
+    for p in pts:
+        k = min(parts - 1, int(p[0] / x_max * parts))
+        if k != key and group:
+            flush()
+            group = []
+        key = k
+        group.append(p)
+    flush()
+    return out
+
+
 def _hour_ticks(x_max: float, max_ticks: int) -> tuple[list[float], list[str]]:
     for step in (0.25, 0.5, 1, 2, 3, 4, 6, 12, 24, 48):
         if x_max / step <= max(1, max_ticks):
@@ -434,7 +472,8 @@ class ScoreChart(Widget):
                     f.draw(f.signal([x for x, _ in group], [y for _, y in group],
                                     marker=plt.marker(sym, pixel=(color, "default"))))
         if d.best:  # drawn last: the best-so-far line stays on top of the markers
-            s = f.signal([x for x, _ in d.best], [min(hi, max(lo, y)) for _, y in d.best],
+            best = _thin_line([(x, min(hi, max(lo, y))) for x, y in d.best], d.x_max, LINE_COLUMNS_PER_CELL * cols)
+            s = f.signal([x for x, _ in best], [y for _, y in best],
                          marker=plt.marker("braille", pixel=(BEST_COLOR, "default")))
             s.lines()
             f.draw(s)
