@@ -9,7 +9,7 @@ import pytest
 
 from edgetui import store
 from edgetui.paged import PAGE, PagedTimeline, first_page, load_index
-from edgetui.timeline import run_timeline, search_light
+from edgetui.timeline import run_timeline
 from replay.cursor import ReplayCursor
 from test_replay_cursor import build_synthetic_run
 

@@ -150,3 +150,17 @@ async def test_search_shows_a_first_page_of_matches_then_counts_them(db, ref, mo
         assert f"{len(every)}/{len(every):,}" in str(el.border_subtitle)
         await pilot.press("n")
         assert cur.index == every[0]
+
+
+@pytest.mark.asyncio
+async def test_the_run_end_is_read_with_the_cursor(db, ref):
+    """The last pages are read right after the whole run's cursor, before any key: G draws the last
+    event's row in the frame of the key, no "…" placeholder first."""
+    path, rk = db
+    ev, _ = ref
+    async with EdgeTUIApp(path, rk).run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: getattr(pilot.app.screen, "cursor", None) is not None)
+        tl = pilot.app.screen.cursor.events
+        await wait_for(pilot, lambda: tl.has(tl.n - 1) and tl.has(tl.n - replay_screen.END_ROWS))
+        assert tl.event_id[tl.n - 1] == ev.event_id[-1]
+        assert tl.missing(PAGE, tl.n - replay_screen.END_ROWS - 1)  # (the middle is not read)

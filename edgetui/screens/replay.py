@@ -33,7 +33,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
 from edgetui import store
-from edgetui.paged import PAGE_COLUMNS, PagedTimeline, first_page, load_index
+from edgetui.paged import PAGE, PAGE_COLUMNS, PagedTimeline, first_page, load_index
 from edgetui.timeline import search_light
 from replay.cursor import SPEEDS, ReplayCursor, format_elapsed, parse_elapsed
 
@@ -52,6 +52,8 @@ NARROW_WIDTH = 120
 SHORT_HEIGHT = 36
 #: under this many rows the chart is left out until ``c``: the events come first
 TINY_HEIGHT = 20
+#: the rows at the run's end read right after the whole run's cursor (G draws them in one frame)
+END_ROWS = 2 * PAGE
 #: a run with more events than this whose moments are not stored gets none detected in the app: the
 #: detector (:func:`edgetui.moments.detect_run`) holds every message and tool call in Python (600 MB
 #: at a million events); `edgetui moments RUN` stores them, and stored ones are always shown
@@ -395,6 +397,10 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
             cur = ReplayCursor(events, subs, start=start)
             cur.set_folding(self.folding)
             self.post_message(RunLoaded(head, cur, subs))
+            # the run's last pages, for G / end (where the final results are) to draw in one frame
+            end = events.missing(events.n - END_ROWS, events.n - 1)
+            if end:
+                self.post_message(PagesLoaded(events, events.fetch_pages(conn, end)))
             exact = store.run_header(conn, self.run_key)
             if exact is not None:
                 self.post_message(HeaderExact(exact))
