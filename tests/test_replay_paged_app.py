@@ -147,7 +147,7 @@ async def test_search_shows_a_first_page_of_matches_then_counts_them(db, ref, mo
         await wait_for(pilot, lambda: cur.match_cover is None)
         await pilot.pause(0.05)
         assert list(cur.matches) == every and cur.index == every[-1]  # N done once every match was in
-        assert f"{len(every)}/{len(every):,}" in str(el.border_subtitle)
+        assert f"{len(every):,}/{len(every):,}" in str(el.border_subtitle)
         await pilot.press("n")
         assert cur.index == every[0]
 

@@ -237,23 +237,6 @@ def fold_note(cur: ReplayCursor) -> str:
     return f" · {cur.n_folded:,} folded" if cur.folding else f" · z: fold {cur.n_metadata:,}"
 
 
-class KeysFooter(Footer):
-    """Textual's footer, recomposed only when the keys it shows change. Focus moving between the
-    event list and the prompt changes none of them, and each recompose (its keys mounted and styled
-    again, the screen laid out again) held a search's first frame back by ~100 ms at load 5."""
-
-    _shown: Optional[tuple] = None
-
-    def bindings_changed(self, screen: Screen) -> None:
-        palette = screen.app.COMMAND_PALETTE_BINDING
-        shown = tuple((k, b.action, b.description, b.key_display, b.group, enabled, tooltip)
-                      for k, (_, b, enabled, tooltip) in screen.active_bindings.items() if b.show or k == palette)
-        if shown == self._shown and self._bindings_ready:
-            return
-        self._shown = shown
-        super().bindings_changed(screen)
-
-
 def fit_footer(screen: Screen, width: int) -> None:
     """Make the screen's footer fit ``width`` columns: when narrow, without the palette key and in
     Textual's compact style (one space less around each key: the replay keys fit 80 columns)."""
@@ -349,7 +332,7 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
             yield EventList(id="events")
             yield EventDetail(id="detail")
         yield PromptInput(id="prompt")
-        yield KeysFooter()
+        yield Footer()
 
     def on_mount(self) -> None:
         freeze_startup_heap()
@@ -601,10 +584,11 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
         if cur.query:
             num = cur.match_number
             sub.append(f"  /{cur.query} ", style="yellow")
+            shown = f"{num:,}" if num else "–"
             if cur.match_cover is not None:  # a first page of matches: the count is coming
-                sub.append(f"{num if num else '–'}/{len(cur.matches):,}+ counting…", style="yellow")
+                sub.append(f"{shown}/{len(cur.matches):,}+ counting…", style="yellow")
             else:
-                sub.append(f"{num if num else '–'}/{len(cur.matches):,}", style="yellow")
+                sub.append(f"{shown}/{len(cur.matches):,}", style="yellow")
         events.border_subtitle = sub
 
     def _schedule_detail(self) -> None:
