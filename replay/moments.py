@@ -2,7 +2,10 @@
 
 No Textual and no database here: the inputs are plain rows (the loader is
 :mod:`edgetui.moments`), the outputs :class:`Moment` values, so the detectors are
-tested on their own and shared by the CLI, the replay screen and the report.
+tested on their own and shared by the CLI, the replay screen and the report. In a view, moments
+are placed on the paged cursor, the interface they build on (:mod:`replay`): by round, through
+:meth:`replay.cursor.ReplayCursor.set_moments`, which finds the rounds' graded positions in the
+cursor's index; no event column is read for it.
 
 **Signals.**
 
