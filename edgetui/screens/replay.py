@@ -16,29 +16,29 @@ meanwhile, and asks); search runs in DuckDB.
 
 from __future__ import annotations
 
-import gc
 import threading
 import time
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Optional
 
-from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Container, VerticalScroll
-from textual.message import Message
-from textual.screen import ModalScreen, Screen
+from textual.containers import Container
+from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
 from edgetui import store
 from edgetui.paged import PAGE, PAGE_COLUMNS, PagedTimeline, first_page, load_index
-from edgetui.timeline import search_light
 from replay.cursor import SPEEDS, ReplayCursor, format_elapsed, parse_elapsed
 
 from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
 from .moments import MomentsFound, MomentsScreen, ReplayMomentsMixin, WhyScreen, moment_line  # noqa: F401 (re-exported)
+from .replay_parts import (FOOTER_PALETTE_WIDTH, DepthsReady, DetailLoaded, HeaderExact, HelpScreen,  # noqa: F401
+                           LoadFailed, PagesLoaded, PreviewLoaded, PromptInput, RunLoaded, fit_footer, fold_note,
+                           freeze_startup_heap)
+from .replay_search import ReplaySearchMixin, SearchDone  # noqa: F401 (re-exported)
 from ..widgets.chart import legend_text
 
 __all__ = ["ReplayScreen", "HelpScreen", "MomentsScreen", "REPLAY_KEYS", "fold_note", "replay_commands", "moment_line"]
@@ -95,157 +95,7 @@ REPLAY_KEYS: list[tuple[str, str]] = [
 ]
 
 
-class RunLoaded(Message):
-    def __init__(self, header: dict, cursor: ReplayCursor, subs: list[dict],
-                 moments: Optional[list[dict]] = None) -> None:
-        self.header, self.cursor, self.subs = header, cursor, subs
-        self.moments = moments
-        super().__init__()
-
-
-class PreviewLoaded(Message):
-    """The first page of a run, its header and chart data: painted before the whole run's index."""
-
-    def __init__(self, header: dict, cursor: ReplayCursor, subs: list[dict],
-                 painted: Optional[threading.Event] = None) -> None:
-        self.header, self.cursor, self.subs = header, cursor, subs
-        self.painted = painted  # set once the preview has been drawn
-        super().__init__()
-
-
-class HeaderExact(Message):
-    """The header with the exact token sums (after the run's index)."""
-
-    def __init__(self, header: dict) -> None:
-        self.header = header
-        super().__init__()
-
-
-class PagesLoaded(Message):
-    """Pages of rows of a paged timeline (:meth:`edgetui.paged.PagedTimeline.fetch_pages`)."""
-
-    def __init__(self, timeline: Any, pages: dict) -> None:
-        self.timeline, self.pages = timeline, pages
-        super().__init__()
-
-
-class DepthsReady(Message):
-    """The sub-agent depths of a loaded cursor's events (computed after its first paint)."""
-
-    def __init__(self, cursor: ReplayCursor, depth: Any) -> None:
-        self.cursor, self.depth = cursor, depth
-        super().__init__()
-
-
-class LoadFailed(Message):
-    def __init__(self, error: str) -> None:
-        self.error = error
-        super().__init__()
-
-
-class DetailLoaded(Message):
-    def __init__(self, index: int, detail: Optional[dict]) -> None:
-        self.index, self.detail = index, detail
-        super().__init__()
-
-
-class SearchDone(Message):
-    """Matches of a search: every one (``cover`` ``None``), or a first page of them from the event
-    the search started at (``start``), complete over events ``cover = (lo, hi)``, with every match
-    to follow (``painted`` is set once the page is drawn)."""
-
-    def __init__(self, query: str, indices: Any, *, serial: int = 0, cover: Optional[tuple[int, int]] = None,
-                 start: int = 0, painted: Optional[threading.Event] = None) -> None:
-        self.query, self.indices = query, indices
-        self.serial, self.cover, self.start, self.painted = serial, cover, start, painted
-        super().__init__()
-
-
-class PromptInput(Input):
-    """The one-line prompt under the list (search, jump to time); esc cancels."""
-
-    BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
-
-    class Cancelled(Message):
-        pass
-
-    def action_cancel(self) -> None:
-        self.post_message(self.Cancelled())
-
-
-class HelpScreen(ModalScreen[None]):
-    """Keys of the replay screen."""
-
-    BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "close")]
-    DEFAULT_CSS = """
-    HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 96; max-width: 100%; height: auto; max-height: 100%;
-        border: round $accent; background: $panel; padding: 0 1; scrollbar-size-vertical: 1; }
-    HelpScreen Static { width: 100%; height: auto; }
-    """
-
-    def __init__(self, keys: Iterable[tuple[str, str]], title: str = "Replay keys") -> None:
-        super().__init__()
-        self.keys = list(keys)
-        self.title_text = title
-
-    def compose(self) -> ComposeResult:
-        t = Table(box=None, show_header=False, padding=(0, 2))
-        t.add_column(style="bold cyan", no_wrap=True)
-        t.add_column()
-        for k, what in self.keys:
-            t.add_row(k, what)
-        with VerticalScroll() as v:  # scrolls (arrows, page keys) when the terminal is short
-            v.border_title = self.title_text
-            v.border_subtitle = "↑↓ scroll · esc closes"
-            yield Static(t)
-
-    def on_mount(self) -> None:
-        self.query_one(VerticalScroll).focus()
-
-    def action_dismiss(self) -> None:  # type: ignore[override]
-        self.dismiss(None)
-
-
-#: below this width the footer leaves out its "^p palette" (ctrl+p still opens it; ? lists it): at 80
-#: columns the keys ran under it. (Textual's compact footer glues a key group to the next key.)
-FOOTER_PALETTE_WIDTH = 96
-
-
-_heap_frozen = False
-
-
-def freeze_startup_heap() -> None:
-    """Once per process: the objects alive when the first replay screen mounts (modules, classes,
-    Textual's DOM and styles: the import-time heap, a few hundred thousand objects) are moved out of
-    the cyclic collector's scans (:func:`gc.freeze`), after a young collection (``gc.collect(1)``, a
-    few ms) so little garbage is frozen with them. Without it a full collection walked that heap in
-    every first paint: 70–160 ms of the 1,000,000-event bench run's 420–940 ms (load 5), and
-    200–290 ms pauses later (a step's worst). Later screens are not frozen: the garbage of a closed
-    replay must stay collectable."""
-    global _heap_frozen
-    if not _heap_frozen:
-        _heap_frozen = True
-        gc.collect(1)
-        gc.freeze()
-
-
-def fold_note(cur: ReplayCursor) -> str:
-    """What the events border says of folding: `` · 78 folded`` or `` · z: fold 78`` (none: "")."""
-    if not cur.n_metadata:
-        return ""
-    return f" · {cur.n_folded:,} folded" if cur.folding else f" · z: fold {cur.n_metadata:,}"
-
-
-def fit_footer(screen: Screen, width: int) -> None:
-    """Make the screen's footer fit ``width`` columns: when narrow, without the palette key and in
-    Textual's compact style (one space less around each key: the replay keys fit 80 columns)."""
-    for f in screen.query(Footer):
-        f.show_command_palette = width >= FOOTER_PALETTE_WIDTH
-        f.compact = width < FOOTER_PALETTE_WIDTH
-
-
-class ReplayScreen(ReplayMomentsMixin, Screen):
+class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
     """Header, score chart, event list and detail of one run; keys in :data:`REPLAY_KEYS`."""
 
     BINDINGS = [
@@ -703,26 +553,6 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
             return
         self._do(lambda: self.cursor.last())
 
-    def action_match(self, direction: int) -> None:
-        if self._later(self.action_match, direction):
-            return
-        c = self.cursor
-        if c is None:
-            return
-        if not c.query:
-            self.notify("no search yet: press /", timeout=2)
-            return
-        if not len(c.matches):
-            self.notify(f"no match for “{c.query}”", timeout=2)
-            return
-        if c.match_needs_more(direction):  # past the first page of matches: once every match is in
-            self._match_pending.append(direction)
-            return
-        moved = (c.next_match if direction > 0 else c.prev_match)()
-        if not moved:  # one match, already selected: it stays, and says so
-            self.notify(f"the only match for “{c.query}” (1/1)", timeout=2)
-        self._moved(moved)
-
     # ------------------------------------------------------------------ play
 
     def action_play(self) -> None:
@@ -837,76 +667,6 @@ class ReplayScreen(ReplayMomentsMixin, Screen):
                 self._update_status()
                 return
             self._search(text)
-
-    def _search(self, query: str) -> None:
-        self._search_serial += 1
-        self._match_pending = []
-        self._search_worker(query, self._search_serial)
-
-    @work(thread=True, group="replay-search", exit_on_error=False)
-    def _search_worker(self, query: str, serial: int) -> None:
-        """Summaries and tool names first (no JSON read); the tool output and other data only when
-        they hold no match. Over a paged run, the first page of matches from the selection
-        (:meth:`PagedTimeline.find_from`) is shown first and every match follows (the count, n / N
-        beyond the page)."""
-        conn = self.app.conn  # type: ignore[attr-defined]
-        cur = self.cursor
-        if isinstance(cur.events, PagedTimeline):
-            tl, start = cur.events, cur.index
-            for data in (False, True):
-                page, cover = tl.find_from(conn, query, start, data=data)
-                if serial != self._search_serial:
-                    return
-                if cover is None:
-                    if len(page) or data:
-                        self.post_message(SearchDone(query, page, serial=serial))
-                        return
-                    continue
-                if page.array.size and int(page.array[-1]) >= start:  # a match from here on: shown now
-                    painted = threading.Event()
-                    self.post_message(SearchDone(query, page, serial=serial, cover=cover, start=start,
-                                                 painted=painted))
-                    painted.wait(1.0)  # (the rest's scan does not share the CPU with that frame)
-                    if serial != self._search_serial:
-                        return
-                idx = tl.find_rest(conn, query, page, cover, data=data)
-                if len(idx) or data:
-                    self.post_message(SearchDone(query, idx, serial=serial))
-                    return
-            return
-        if hasattr(cur.events, "find"):
-            idx = cur.events.find(query) or cur.events.indices_of(store.search_events(conn, self.run_key, query))
-        else:
-            ids = search_light(conn, self.run_key, query) or store.search_events(conn, self.run_key, query)
-            idx = [i for i in (cur.events.index_of(e) for e in ids) if i is not None]
-        self.post_message(SearchDone(query, idx, serial=serial))
-
-    @on(SearchDone)
-    def _on_search(self, msg: SearchDone) -> None:
-        c = self.cursor
-        if msg.serial != self._search_serial or c is None:
-            if msg.painted is not None:
-                msg.painted.set()
-            return
-        if msg.cover is not None and c.index != msg.start:  # moved meanwhile: every match is coming
-            msg.painted.set()
-            return
-        was = c.index
-        follow = msg.cover is None and c.match_cover is not None and c.query == msg.query  # (after its first page)
-        n = c.search(msg.query, msg.indices, presorted=isinstance(c.events, PagedTimeline), cover=msg.cover,
-                     select=not follow)
-        self.query_one(EventList).set_query(msg.query)
-        if msg.cover is not None:
-            self.call_after_refresh(msg.painted.set)
-        elif n:
-            self.notify(f"{n:,} match{'es' if n != 1 else ''} for “{msg.query}” (n/N to cycle)", timeout=2)
-        else:
-            self.notify(f"no match for “{msg.query}”", severity="warning", timeout=3)
-        self._moved(c.index != was or msg.cover is not None or not n)
-        if msg.cover is None:
-            pending, self._match_pending = self._match_pending, []
-            for direction in pending:
-                self.action_match(direction)
 
     # ------------------------------------------------------------------ panes
 
