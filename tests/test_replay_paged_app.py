@@ -119,7 +119,7 @@ async def test_search_shows_a_first_page_of_matches_then_counts_them(db, ref, mo
     """A search over a paged run selects the first match from its first page while every match is
     still being read ("counting…"); N past that page waits for every match, then wraps as usual."""
     path, rk = db
-    ev, want = ref
+    ev, _ = ref
     gate = threading.Event()
     real = PagedTimeline.find_rest
 
@@ -164,3 +164,19 @@ async def test_the_run_end_is_read_with_the_cursor(db, ref):
         await wait_for(pilot, lambda: tl.has(tl.n - 1) and tl.has(tl.n - replay_screen.END_ROWS))
         assert tl.event_id[tl.n - 1] == ev.event_id[-1]
         assert tl.missing(PAGE, tl.n - replay_screen.END_ROWS - 1)  # (the middle is not read)
+
+
+@pytest.mark.asyncio
+async def test_the_heap_is_frozen_while_a_replay_is_shown_and_thawed_after(db):
+    """The first paint's full collection of the import-time heap is avoided by freezing it when the
+    replay mounts (gc.freeze); it is thawed when the screen goes, so nothing stays out of the collector."""
+    import gc
+
+    path, rk = db
+    gc.unfreeze()  # (whatever an earlier test left frozen)
+    app = EdgeTUIApp(path, rk)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: getattr(pilot.app.screen, "cursor", None) is not None)
+        assert gc.get_freeze_count() > 10_000
+        assert not replay_screen.freeze_startup_heap(object())  # frozen once, by the screen
+    assert gc.get_freeze_count() == 0

@@ -37,7 +37,7 @@ from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
 from .moments import MomentsFound, MomentsScreen, ReplayMomentsMixin, WhyScreen, moment_line  # noqa: F401 (re-exported)
 from .replay_parts import (FOOTER_PALETTE_WIDTH, DepthsReady, DetailLoaded, HeaderExact, HelpScreen,  # noqa: F401
                            LoadFailed, PagesLoaded, PreviewLoaded, PromptInput, RunLoaded, fit_footer, fold_note,
-                           freeze_startup_heap)
+                           freeze_startup_heap, thaw_heap)
 from .replay_search import ReplaySearchMixin, SearchDone  # noqa: F401 (re-exported)
 from ..widgets.chart import legend_text
 
@@ -185,7 +185,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        freeze_startup_heap()
+        freeze_startup_heap(self)
         self.query_one("#prompt").display = False
         chart = self.query_one(ScoreChart)
         chart.border_title = "score"
@@ -196,6 +196,9 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         self._play_timer = self.set_interval(PLAY_TICK, self.play_tick, pause=True)
         self._apply_layout()
         self._load_run()
+
+    def on_unmount(self) -> None:
+        thaw_heap(self)
 
     def on_resize(self) -> None:
         self._apply_layout()

@@ -19,7 +19,7 @@ from textual.widgets import Footer, Input, Static
 from replay.cursor import ReplayCursor
 
 __all__ = ["RunLoaded", "PreviewLoaded", "HeaderExact", "PagesLoaded", "DepthsReady", "LoadFailed", "DetailLoaded",
-           "PromptInput", "HelpScreen", "FOOTER_PALETTE_WIDTH", "freeze_startup_heap", "fold_note", "fit_footer"]
+           "PromptInput", "HelpScreen", "FOOTER_PALETTE_WIDTH", "freeze_startup_heap", "thaw_heap", "fold_note", "fit_footer"]
 
 
 class RunLoaded(Message):
@@ -127,22 +127,34 @@ class HelpScreen(ModalScreen[None]):
 FOOTER_PALETTE_WIDTH = 96
 
 
-_heap_frozen = False
+_frozen_by: Optional[int] = None  # id of the screen whose mount froze the heap
 
 
-def freeze_startup_heap() -> None:
-    """Once per process: the objects alive when the first replay screen mounts (modules, classes,
-    Textual's DOM and styles: the import-time heap, a few hundred thousand objects) are moved out of
-    the cyclic collector's scans (:func:`gc.freeze`), after a young collection (``gc.collect(1)``, a
-    few ms) so little garbage is frozen with them. Without it a full collection walked that heap in
-    every first paint: 70–160 ms of the 1,000,000-event bench run's 420–940 ms (load 5), and
-    200–290 ms pauses later (a step's worst). Later screens are not frozen: the garbage of a closed
-    replay must stay collectable."""
-    global _heap_frozen
-    if not _heap_frozen:
-        _heap_frozen = True
-        gc.collect(1)
-        gc.freeze()
+def freeze_startup_heap(owner: object) -> bool:
+    """When ``owner`` (a replay screen) mounts and nothing is frozen yet: the objects alive then
+    (modules, classes, Textual's DOM and styles: the import-time heap, a few hundred thousand
+    objects) are moved out of the cyclic collector's scans (:func:`gc.freeze`), after a young
+    collection (``gc.collect(1)``, a few ms). Without it a full collection walked that heap in every
+    first paint: 70–160 ms of the 1,000,000-event bench run's 420–940 ms (load 5), and 200–290 ms
+    pauses later (a step's worst). :func:`thaw_heap` undoes it when ``owner`` unmounts, so nothing
+    stays out of the collector for good (the garbage of a closed screen is collectable again). Left
+    alone when something else froze the heap (the live supervisor, once caught up). Returns whether
+    it froze."""
+    global _frozen_by
+    if _frozen_by is not None or gc.get_freeze_count():
+        return False
+    gc.collect(1)
+    gc.freeze()
+    _frozen_by = id(owner)
+    return True
+
+
+def thaw_heap(owner: object) -> None:
+    """Undo :func:`freeze_startup_heap` if ``owner`` froze the heap (:func:`gc.unfreeze`)."""
+    global _frozen_by
+    if _frozen_by == id(owner):
+        _frozen_by = None
+        gc.unfreeze()
 
 
 def fold_note(cur: ReplayCursor) -> str:
