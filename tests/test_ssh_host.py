@@ -263,3 +263,106 @@ def test_changed_host_key_between_reconnects_is_refused(tmp_path, monkeypatch):
 
 async def _close_conn(h: SshHost):
     h._conn.close()
+
+
+def _cipher(h: SshHost) -> str:
+    return h.connection.get_extra_info("send_cipher")
+
+
+def test_aes_gcm_preferred_unless_the_users_ssh_config_names_ciphers(sshd, tmp_path):
+    """Without a ``Ciphers`` line AES-GCM is negotiated (edgetui's preference, asyncssh's default
+    would be chacha20-poly1305); a user's own ``Ciphers`` in ssh_config (read by asyncssh) wins."""
+    kh = sshd.known_hosts(tmp_path / "kh")
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text(f"Host plainbox\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
+                   f"  UserKnownHostsFile {kh}\n"
+                   f"Host ctrbox\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
+                   f"  UserKnownHostsFile {kh}\n  Ciphers aes256-ctr,aes192-ctr\n")
+    got = {}
+    for alias in ("plainbox", "ctrbox"):
+        h = SshHost("box", alias, config=[str(cfg)], client_keys=[str(sshd.user_key)])
+        try:
+            assert h.wait_up(10).kind == UP, h.state
+            got[alias] = _cipher(h)
+            assert h.stat(str(tmp_path)).is_dir  # the connection works with that cipher
+        finally:
+            h.close()
+    assert got == {"plainbox": "aes128-gcm@openssh.com", "ctrbox": "aes256-ctr"}
+
+
+def test_channel_budget_stays_bounded_by_max_sessions_across_reconnects(tmp_path, monkeypatch):
+    """MaxSessions 10, 15 users of channels (inotify watches holding theirs, their change callbacks
+    busy past the reconnect, commands queued behind them), the server killed and started again
+    twice: after each reconnect, 15 commands at once all succeed, never more than 10 channels open
+    on the connection, and the budget is back to its size (9 beside the SFTP session): the
+    channels of the lost connection, given back after the reconnect, do not grow it."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    s = Sshd(prereqs.need("sshd"), tmp_path / "sshd", max_sessions=10).start()
+    h = host_for(s, tmp_path, max_channels=10, backoff_min=0.1, backoff_max=0.5, connect_timeout=10)
+    watched = tmp_path / "w"
+    watched.mkdir()
+    try:
+        assert h.wait_up(10).kind == UP
+        for cycle in range(2):
+            stop = threading.Event()
+            ready = threading.Semaphore(0)
+            changes = threading.Semaphore(0)
+
+            def slow_change(paths, changes=changes):  # a feed's sync of the changed paths outlasting the connection
+                changes.release()
+                time.sleep(4.0)
+
+            def watch(stop=stop, ready=ready, slow_change=slow_change):
+                try:
+                    h.watch([str(watched)], slow_change, stop, on_ready=ready.release)
+                except OSError:
+                    pass  # the connection went: what a feed sees, then it watches again
+
+            watchers = [threading.Thread(target=watch, daemon=True) for _ in range(6)]
+            for t in watchers:
+                t.start()
+            for _ in watchers:
+                assert ready.acquire(timeout=20)
+            assert h._open_channels == 6
+            # 9 commands: 3 run beside the watches, 6 queue for the budget; then the server dies
+            ex = ThreadPoolExecutor(9)
+            futs = [ex.submit(h.run, ["sleep", "30"]) for _ in range(9)]
+            end = time.monotonic() + 10
+            while h._open_channels < 9 and time.monotonic() < end:
+                time.sleep(0.05)
+            assert h._open_channels == 9 and h._channels._value == 0
+            (watched / f"f{cycle}").write_text("x")
+            for _ in watchers:
+                assert changes.acquire(timeout=10)
+            s.kill_all()
+            for f in futs:  # each ends: a lost connection (OSError) or a command without exit status
+                try:
+                    assert f.result(timeout=40)[0] != 0
+                except OSError:
+                    pass
+            ex.shutdown()
+            s.start()
+            h.reconnect_now()
+            assert h.wait_up(20).kind == UP
+            for t in watchers:
+                t.join(20)
+                assert not t.is_alive()
+            stop.set()
+            end = time.monotonic() + 5
+            while h._open_channels and time.monotonic() < end:
+                time.sleep(0.05)
+            assert h._open_channels == 0
+            assert h._channels._value == 9  # the new connection's budget: not grown by the old channels
+            h.stats["max_channels_open"] = 0
+            with ThreadPoolExecutor(15) as ex2:
+                res = list(ex2.map(lambda i: h.run(["sh", "-c", f"sleep 0.3; echo {i}"]), range(15)))
+            assert [r[1].strip() for r in res] == [str(i).encode() for i in range(15)]
+            assert h.stats["max_channels_open"] == 10  # 9 exec + the SFTP session
+            assert h._channels._value == 9
+        assert h.stats["connects"] == 3
+    finally:
+        h.close()
+        s.close()

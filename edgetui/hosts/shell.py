@@ -35,13 +35,14 @@ class RemoteShell:
         if self._proc is not None and self._conn is conn and not self._proc.stdout.at_eof():
             return self._proc
         await self._drop()
-        await host._channel()
-        self._sem = host._channels  # the budget of this connection (a reconnect makes a new one)
+        sem = await host._channel()  # the budget of this connection (a reconnect makes a new one)
+        conn = host.connection
         try:
             proc = await host._opening(lambda: conn.create_process("exec sh", encoding=None))
         except BaseException:
-            host._release()
+            host._release(sem)
             raise
+        self._sem = sem
         self._proc, self._conn = proc, conn
         self.starts += 1
         return proc
@@ -53,11 +54,7 @@ class RemoteShell:
                 proc.close()
             except Exception:  # noqa: BLE001 - the connection is already gone
                 pass
-            host = self.host
-            if host._channels is self._sem:
-                host._release()
-            else:  # the connection it belonged to is gone, and its budget with it
-                host._open_channels -= 1
+            self.host._release(self._sem)  # (to its own connection's budget: a later one's is not grown)
 
     async def run(self, argv: list[str]) -> tuple[int, bytes]:
         """Run ``argv`` (quoted with ``shlex``) in the shell: (exit status, stdout). Raises

@@ -305,17 +305,23 @@ class SshHost:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def ssh_config(self):
+        """asyncssh's own reading of the ssh_config files for this target (its ``SSHClientConfig``:
+        ``get(option)``), as ``asyncssh.connect`` will apply them. Raises what asyncssh raises on
+        an unreadable or invalid file."""
+        import getpass
+
+        from asyncssh.config import SSHClientConfig
+
+        return SSHClientConfig.load(None, self.config, False, False, False, getpass.getuser(),
+                                    self.target.user or (), self.target.host, self.target.port or ())
+
     def resolved(self) -> tuple[str, int, str]:
         """(address, port, known_hosts file) after ssh_config (asyncssh's own reading of it: an
         alias's ``HostName``, ``Port``, ``UserKnownHostsFile``), for messages."""
         host, port, kh = self.target.host, self.target.port, self._known_hosts
         try:
-            import getpass
-
-            from asyncssh.config import SSHClientConfig
-
-            cfg = SSHClientConfig.load(None, self.config, False, False, False, getpass.getuser(),
-                                       self.target.user or (), self.target.host, self.target.port or ())
+            cfg = self.ssh_config()
             host = cfg.get("Hostname", host) or host
             port = port or cfg.get("Port", None)
             files = cfg.get("UserKnownHostsFile", None)
@@ -345,7 +351,14 @@ class SshHost:
         # AES-GCM first (one AES-NI call a packet); asyncssh's chacha20-poly1305, its default
         # first choice, builds a cipher object per packet: the SSH loop's largest cost at many
         # small packets (bench/bench_ssh_hosts.py, profiled). Every default algorithm stays offered.
-        kw["encryption_algs"] = _preferred_ciphers()
+        # A ``Ciphers`` of the user's ssh_config for this host wins: asyncssh applies it when no
+        # encryption_algs is given (an explicit one would override it)
+        try:
+            user_ciphers = self.ssh_config().get("Ciphers", None)
+        except Exception:  # noqa: BLE001 - a bad config file: asyncssh.connect reports it below
+            user_ciphers = None
+        if user_ciphers is None:
+            kw["encryption_algs"] = _preferred_ciphers()
         if t.port:
             kw["port"] = t.port
         if t.user:
@@ -643,13 +656,23 @@ class SshHost:
         """The whole file (at most ``max_bytes``)."""
         return self.read_at(path, 0, max_bytes)
 
-    async def _channel(self):
-        """Hold one unit of the channel budget (queued when all are in use)."""
-        assert self._channels is not None
-        await self._channels.acquire()
+    async def _channel(self) -> asyncio.Semaphore:
+        """Hold one unit of the channel budget of the current connection (queued when all are in
+        use); returns that budget, to give back to with :meth:`_release`. Each connection has its
+        own budget (a reconnect makes a new one, full): a unit taken from the budget of a
+        connection that went while waiting is given back to it and taken from the new one, so the
+        channels open on one connection never exceed ``max_channels`` across reconnects."""
+        while True:
+            sem = self._channels
+            assert sem is not None
+            await sem.acquire()
+            if sem is self._channels:
+                break
+            sem.release()  # the connection it budgeted is gone: queue on the new one's
         self._open_channels += 1
         self.stats["channels"] += 1
         self.stats["max_channels_open"] = max(self.stats["max_channels_open"], self._open_channels + 1)
+        return sem
 
     async def _opening(self, open_fn: Callable[[], Any]):
         """``await open_fn()`` (a channel open), retried for up to 2 s while the server refuses it:
@@ -666,10 +689,11 @@ class SshHost:
                     raise
                 await asyncio.sleep(0.05)
 
-    def _release(self) -> None:
+    def _release(self, sem: asyncio.Semaphore) -> None:
+        """Give back a unit taken with :meth:`_channel` to the budget ``sem`` it came from (a budget
+        of a connection since gone is dropped with it: the new connection's is not grown)."""
         self._open_channels -= 1
-        assert self._channels is not None
-        self._channels.release()
+        sem.release()
 
     def run(self, argv: list[str], timeout: Optional[float] = None) -> tuple[int, bytes, bytes]:
         """Run a command on the host over an exec channel (queued on the channel budget): (exit
@@ -680,12 +704,12 @@ class SshHost:
         cmd = " ".join(shlex.quote(a) for a in argv)
 
         async def go():
-            await self._channel()
+            sem = await self._channel()
             try:
                 proc = await self._opening(lambda: self._conn.create_process(cmd, encoding=None))
                 r = await proc.wait(check=False)
             finally:
-                self._release()
+                self._release(sem)
             return (r.exit_status if r.exit_status is not None else 255, r.stdout or b"", r.stderr or b"")
 
         return self._run(go, cmd, timeout)
@@ -711,21 +735,21 @@ class SshHost:
         callable to give back the channel when done. Raises ``OSError`` when the server refuses."""
 
         async def go():
-            await self._channel()
+            sem = await self._channel()
             try:
                 reader, writer = await self._opening(lambda: self._conn.open_unix_connection(path))
             except BaseException:
-                self._release()
+                self._release(sem)
                 raise
-            return reader, writer
+            return reader, writer, sem
 
-        reader, writer = self._run(go, path)
+        reader, writer, sem = self._run(go, path)
         done = threading.Event()
 
         def release():
             if not done.is_set():
                 done.set()
-                _loop().call_soon_threadsafe(lambda: (writer.close(), self._release()))
+                _loop().call_soon_threadsafe(lambda: (writer.close(), self._release(sem)))
 
         return reader, writer, release
 
@@ -783,7 +807,7 @@ class SshHost:
                "--format '%w%f %e' -- " + " ".join(shlex.quote(p) for p in paths))
 
         async def go():
-            await self._channel()
+            sem = await self._channel()
             loop = asyncio.get_running_loop()
             try:
                 proc = await self._opening(lambda: self._conn.create_process(cmd, encoding="utf-8",
@@ -791,7 +815,10 @@ class SshHost:
 
                 async def ready():  # inotifywait's stderr: "Setting up watches." ... "Watches established."
                     while True:
-                        line = await proc.stderr.readline()
+                        try:
+                            line = await proc.stderr.readline()
+                        except Exception:  # noqa: BLE001 - the connection went: the stdout loop ends too
+                            return
                         if not line:
                             return
                         if "Watches established" in line and on_ready is not None:
@@ -821,7 +848,7 @@ class SshHost:
                 await proc.wait_closed()
                 return proc.exit_status
             finally:
-                self._release()
+                self._release(sem)
 
         status = self._run(go, "inotifywait", timeout=10 ** 9)
         if status is not None and not stop.is_set():
