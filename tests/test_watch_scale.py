@@ -392,3 +392,50 @@ def test_a_run_asleep_whose_directory_goes_is_shown_deleted(warm):
         assert conn.execute("SELECT count(*) FROM events WHERE run_key = ?", [key]).fetchone()[0] == n  # kept
     finally:
         sup.close()
+
+
+def test_a_change_of_a_directory_above_the_runs_is_no_new_run_but_a_new_run_is_found_at_once(warm):
+    """The watcher reporting a run dir or the root itself (its times set, as a remote host's image
+    does at every sync) starts no discovery; a run dir made under the root does, at once."""
+    root, conn = warm
+    sup = Supervisor(conn, [root], docker_client=None, tasks_dir=TASKS, settings=settings())
+    calls: list[float] = []
+    orig = sup._discover
+
+    def counted(now):
+        calls.append(now)
+        return orig(now)
+
+    sup._discover = counted
+    stop = threading.Event()
+    th = threading.Thread(target=sup.run_forever, args=(0.3, stop), daemon=True)
+    try:
+        sup.poll_once()
+        td = Path(sorted(sup.dormant.values(), key=lambda r: r.key)[0].task_dir)
+        th.start()
+        end = time.time() + 20
+        while not sup._watching and time.time() < end:
+            (root / ".probe").write_text("x")  # (the watcher says it runs at its first report)
+            time.sleep(0.2)
+        assert sup._watching
+        time.sleep(1.0)
+        n0 = len(calls)
+        for i in range(5):
+            t = time.time() - 10 * i
+            os.utime(td.parent, (t, t))  # the run dir
+            os.utime(root, (t, t))
+            time.sleep(0.4)
+        time.sleep(1.0)
+        assert len(calls) == n0, "a directory above the runs changing its times started a discovery"
+        new = root / "copied-run" / td.name
+        shutil.copytree(td, new, symlinks=True)
+        end = time.time() + 20
+        while time.time() < end and not any(str(r.task_dir) == str(new) for r in
+                                            [*sup.runs.values(), *sup.dormant.values()]):
+            time.sleep(0.1)
+        assert any(str(r.task_dir) == str(new) for r in [*sup.runs.values(), *sup.dormant.values()])
+        assert len(calls) > n0
+    finally:
+        stop.set()
+        th.join(10)
+        sup.close()

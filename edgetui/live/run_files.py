@@ -72,6 +72,7 @@ class RunFiles:
                 for src in rs.sources.values():  # a kept handle would hold the deleted files' space
                     self.tailer.release(src)
                 self._set_message(rs, "run directory deleted", now, sticky=True)
+                self._known_parents = frozenset()  # one made again above it is noticed at once (re-indexed by _discover)
                 self._note(f"{rs.key}: run directory deleted ({td}); its records are kept")
             return
         full = now - rs.last_full_check >= FULL_CHECK_S

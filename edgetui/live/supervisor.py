@@ -179,6 +179,8 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         self.judges: dict[str, JudgePoller] = {}
         self._last_rows = float("-inf")
         self._known_dirs: frozenset[str] = frozenset()  # the task dirs of the watched runs (str paths)
+        #: the directories above them up to their root (str paths), of runs not deleted: see _known
+        self._known_parents: frozenset[str] = frozenset()
         self._gc_frozen = False
         self._init_watch()
         self._init_dormant(sleep)
@@ -526,10 +528,17 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
 
     # ================================================================== discovery
     def _known(self, path: str) -> bool:
-        """Is ``path`` inside (or equal to) the task dir of a watched run? (from the watcher's thread)"""
+        """Is ``path`` inside (or equal to) the task dir of a watched run, or one of the directories
+        above such a task dir (its run dir, machine dir, root)? (from the watcher's thread) A change
+        of such a directory itself (its mtime or attributes: a file written beside the runs, a
+        remote host's image setting its directories' times at every sync) is no new run: a new run
+        is reported under its own new path. (Not for the directories above a deleted run: one made
+        again there is found at once.)"""
         known = self._known_dirs
         asleep = self._dormant_dirs
         p = os.path.abspath(path)
+        if p in self._known_parents:
+            return True
         for _ in range(8):
             if p in known or p in asleep:
                 return True
@@ -584,6 +593,16 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             else:
                 self._wake_run(key, now)  # its directory went away: watched in full, it shows as deleted
         self._known_dirs = frozenset(os.path.abspath(rs.task_dir) for rs in self.runs.values())
+        parents: set[str] = set()
+        for key, loc in found.items():
+            rs = self.runs.get(key)
+            if key in gone or (rs is not None and rs.deleted):
+                continue
+            p = os.path.abspath(str(loc.task_dir))
+            for _ in range(3 if loc.layout == "grouped" else 2):  # run dir, [machine dir,] root
+                p = os.path.dirname(p)
+                parents.add(p)
+        self._known_parents = frozenset(parents)
 
     def apply_request(self, req: dict) -> dict:
         """A typed request from another process (:func:`edgetui.runops.apply_request`), carried out
