@@ -25,8 +25,12 @@ database*. Then:
 The machine's load moves every figure (printed: ``/proc/loadavg`` before and after): the ratios
 against the scanner, run in the same minutes, are what to compare.
 
+``--live-only`` runs part 3 alone, ``--repeat`` rounds, each in a fresh process; with ``--code DIR``
+(e.g. ``/work/main``) each round runs that checkout's ``edgetui`` too, in turn (paired before/after
+figures, the load printed with each).
+
 Usage: ``.venv/bin/python bench/bench_watch.py [--runs 750] [--repeat 3] [--idle 60] [--app] [--keep DIR]
-[--skip-live]``
+[--skip-live] [--live-only [--code DIR]]``
 """
 
 from __future__ import annotations
@@ -184,24 +188,59 @@ def live_startup(n: int = 150, history: int = 300) -> dict[str, float]:
     try:
         make_runs(tmp / "runs", n, history)
         conn = open_db(tmp / "b.duckdb")
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         sup = Supervisor(conn, [tmp / "runs"], docker_client=None, settings=AlarmSettings(stats_interval_s=0))
         runs = sup.poll_once()
         shown = time.perf_counter() - t0 if len(runs) == n else float("nan")
+        shown_cpu = time.process_time() - c0
         while sup.behind:
             runs = sup.poll_once()
-        caught = time.perf_counter() - t0
+        caught, caught_cpu = time.perf_counter() - t0, time.process_time() - c0
         if shown != shown and len(runs) == n:
             shown = caught
         while any(rs.dirty_files or rs.dirty_finalize for rs in sup.runs.values()):
             sup.poll_once()
-        full = time.perf_counter() - t0
+        full, full_cpu = time.perf_counter() - t0, time.process_time() - c0
         n_ev = conn.execute("SELECT count(*) FROM events").fetchone()[0]
         sup.close()
         conn.close()
-        return {"shown": shown, "caught_up": caught, "full": full, "events": n_ev}
+        # (CPU: this process, every thread, DuckDB's included; less moved by other processes than wall time)
+        return {"shown": shown, "caught_up": caught, "full": full, "events": n_ev,
+                "shown_cpu": shown_cpu, "caught_up_cpu": caught_cpu, "full_cpu": full_cpu}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def live_rounds(rounds: int, code: "Path | None") -> int:
+    """Part 3 alone, ``rounds`` times, each in a fresh process (this code, then ``code``'s when given)."""
+    import json
+
+    sides = [("this", None)] + ([("code", code)] if code is not None else [])
+    got: dict[str, list[dict]] = {k: [] for k, _ in sides}
+    for r in range(rounds):
+        for name, c in (sides if r % 2 == 0 else sides[::-1]):  # alternate who goes first
+            load0 = os.getloadavg()
+            out = subprocess.run([sys.executable, __file__, "--child-live"] + (["--code", str(c)] if c else []),
+                                 capture_output=True, text=True, check=True).stdout
+            lv = json.loads(out.strip().splitlines()[-1])
+            load1 = os.getloadavg()
+            got[name].append(lv)
+            print(f"round {r + 1} {name} ({lv['code']}): on screen {lv['shown']:.1f} s, caught up {lv['caught_up']:.1f} s, "
+                  f"full refresh {lv['full']:.1f} s (CPU {lv['shown_cpu']:.1f} / {lv['caught_up_cpu']:.1f} / "
+                  f"{lv['full_cpu']:.1f} s), {lv['events']} events; load average "
+                  f"{' '.join(f'{x:.2f}' for x in load0)} -> {' '.join(f'{x:.2f}' for x in load1)}", flush=True)
+    for name, _c in sides:
+        xs = got[name]
+        print(f"{name}: medians on screen {statistics.median(x['shown'] for x in xs):.1f} s, caught up "
+              f"{statistics.median(x['caught_up'] for x in xs):.1f} s, full refresh "
+              f"{statistics.median(x['full'] for x in xs):.1f} s (target < 5 s: "
+              f"{verdict(statistics.median(x['caught_up'] for x in xs) < 5)} for caught up, "
+              f"{verdict(statistics.median(x['full'] for x in xs) < 5)} for the full refresh)")
+    if code is not None:
+        for k in ("shown", "caught_up", "full", "shown_cpu", "caught_up_cpu", "full_cpu"):
+            ratios = [a[k] / b[k] for a, b in zip(got["this"], got["code"]) if b[k]]
+            print(f"this / code, {k}: {', '.join(f'{x:.2f}' for x in ratios)} (median {statistics.median(ratios):.2f}x)")
+    return 0
 
 
 def verdict(ok: bool) -> str:
@@ -217,6 +256,9 @@ def main() -> int:
     ap.add_argument("--no-docker", action="store_true", help="without the local Docker engine")
     ap.add_argument("--skip-live", action="store_true", help="skip the 150 new live runs")
     ap.add_argument("--keep", type=Path, default=None, help="work in this directory and keep it (reused)")
+    ap.add_argument("--live-only", action="store_true", help="only the 150 new live runs, --repeat rounds")
+    ap.add_argument("--code", type=Path, default=None, help="with --live-only: also this checkout's edgetui, in turn")
+    ap.add_argument("--child-live", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--child-idle", nargs=3, help=argparse.SUPPRESS)
     ap.add_argument("--child-ingest", nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -227,6 +269,17 @@ def main() -> int:
     if a.child_idle:
         _child_idle(*a.child_idle, docker=docker)
         return 0
+    if a.child_live:
+        import json
+
+        if a.code is not None:
+            sys.path.insert(0, str(a.code.resolve()))
+        import edgetui
+
+        print(json.dumps({**live_startup(), "code": str(Path(edgetui.__file__).parents[1])}), flush=True)
+        return 0
+    if a.live_only:
+        return live_rounds(a.repeat, a.code)
     print(f"load average before: {loadavg()}", flush=True)
     work = a.keep or Path(tempfile.mkdtemp(prefix="edgetui-watch-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -73,8 +73,9 @@ class RunRegistry:
         rs.fmt = self._detect_format(rs, now)
         info.agent_format = rs.fmt
         self.rec.upsert_run(key, info)
+        rs.upserted_secrets = len(self.rec.secrets)
         if self._known_keys is not None and key not in self._known_keys:
-            self._load_row(rs)  # never recorded before: nothing else of it to read
+            self._load_row(rs, fresh=True)  # never recorded before: nothing else of it to read
         else:
             self._load_known(rs, now)
         for name in (TRANSCRIPT, RUN_LOG, TICKS):
@@ -173,9 +174,10 @@ class RunRegistry:
     _AGG_COLS = ("n_events", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd",
                  "stated_cost_usd", "last_event_at")
 
-    def _load_row(self, rs: RunState, aggregates: bool = True) -> None:
+    def _load_row(self, rs: RunState, aggregates: bool = True, fresh: bool = False) -> None:
         """Read the run's runs row into ``rs.row`` (and reset the live deltas). ``aggregates=False``
-        (after a submissions-only finalize) keeps the aggregate columns and their deltas as they are."""
+        (after a submissions-only finalize) keeps the aggregate columns and their deltas as they are.
+        ``fresh``: the row was just written for a run never recorded before (no submissions rows)."""
         cols = ("best_round", "best_score", "best_pass_rate", "best_score_0_100", "score_task", "agent_submissions",
                 "auto_submissions", "game_sessions", "agent", "model", "started_at", "resume_count", "ended_at",
                 "selection", "score_direction")
@@ -186,7 +188,8 @@ class RunRegistry:
             rs.row = dict(zip(cols, r)) if r else {}
         else:
             rs.row = {**rs.row, **(dict(zip(cols, r)) if r else {})}
-        b = self.conn.execute("SELECT max(t) FROM submissions WHERE run_key = ? AND is_new_best", [rs.key]).fetchone()
+        b = None if fresh else \
+            self.conn.execute("SELECT max(t) FROM submissions WHERE run_key = ? AND is_new_best", [rs.key]).fetchone()
         rs.last_new_best_t = b[0] if b else None
         if not aggregates:
             return

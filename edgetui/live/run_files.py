@@ -257,8 +257,13 @@ class RunFiles:
             info.utc_offset_s = rs.info.utc_offset_s
         elif info.utc_offset_s != rs.info.utc_offset_s:  # started_at (or the log) told the run's offset
             self._retime(rs, rs.info.utc_offset_s, info.utc_offset_s)
+        # the runs row's descriptive columns: unchanged since we last wrote them (same facts, no new
+        # secret to scrub its config with) is not written again (an UPDATE costs ~5 ms inside the
+        # refresh's transaction: 150 new runs' first refresh)
+        if info != rs.info or rs.upserted_secrets != len(self.rec.secrets):
+            self.rec.upsert_run(rs.key, info)
+            rs.upserted_secrets = len(self.rec.secrets)
         rs.info = info
-        self.rec.upsert_run(rs.key, info)
         subs = sd.read_submissions(td, cache=rs.rec_cache)  # unchanged folders are not read again (nor below)
         in_flight = {n for n, rd in rs.rounds.items() if rd.in_flight}
         for srec in subs:
@@ -290,16 +295,18 @@ class RunFiles:
         rs.subs = subs
         full = (rs.finished or rs.last_full_finalize <= 0 or now - rs.last_full_finalize >= self.settings.finalize_interval_s
                 or rs.aligned != (rs.finished, info.started_at, info.ended_at))
+        # (the file events just replaced hold no run_agent.log line: its latest time is still last_log_t)
         if full:
-            self._finalize(rs)
+            self._finalize(rs, log_end=last_log_t)
         else:
             rs.new_events += added
-            self._finalize(rs, aggregates=False)
+            self._finalize(rs, aggregates=False, log_end=last_log_t)
         return full
 
-    def _finalize(self, rs: RunState, aggregates: bool = True) -> None:
+    def _finalize(self, rs: RunState, aggregates: bool = True, **known) -> None:
         """:func:`edgetui.ingest.finalize_run` for one run, then its runs row read back
-        (``aggregates=False``: see :meth:`_refresh_files`)."""
+        (``aggregates=False``: see :meth:`_refresh_files`). ``known``: ``log_end`` (the latest time of
+        the run's run_agent.log events, epoch UTC or None) when the caller just read it."""
         _fill_model_agent(self.rec, rs.key, rs.info)
         settle(self.conn)
         live_end = None
@@ -313,7 +320,7 @@ class RunFiles:
             "SELECT 1 FROM events WHERE run_key = ? AND t IS NULL LIMIT 1", [rs.key]).fetchall())
         finalize_run(self.rec, rs.key, rs.info, rs.task, rs.subs, TRANSCRIPT if rs.fmt else None,
                      live_end=live_end, align=align, aggregates=aggregates,
-                     judge_best=rs.history.best_round if rs.history is not None else None)
+                     judge_best=rs.history.best_round if rs.history is not None else None, **known)
         rs.aligned = anchors
         self._load_row(rs, aggregates=aggregates)
         if aggregates:

@@ -134,6 +134,7 @@ class RunState:
     conds: list = field(default_factory=list)
     aligned: Optional[tuple] = None  # (finished, started_at, ended_at) at the last time alignment (see _finalize)
     end_marked: bool = False  # the finished run's transcript end was read (its parser's finish())
+    upserted_secrets: int = -1  # secrets known when ``info`` was last written to the runs row (-1: not by us)
 
     td: Optional[Path] = None  # the task dir (cached; loc.task_dir)
     # asleep (edgetui.live.dormant): the recorded tree signature, the cheap check's stats, the LiveRun shown

@@ -264,8 +264,25 @@ class Tailer:
             self.release(src)
 
     # ------------------------------------------------------------------ cursors
-    def _load(self, src: TailSource, size: int) -> None:
-        cur = self.rec.get_cursor(src.run_key, src.source)
+    def _cursor_keys(self, sources: list[TailSource]) -> Optional[set[tuple[str, str]]]:
+        """(run key, source) of those of ``sources`` that have a cursor row, in one statement (a
+        start-up of many new runs asked once per source); None when the recorder holds cursors
+        not written yet (a batch transaction: :meth:`Recorder.get_cursor` knows those)."""
+        if getattr(self.rec, "_pending_cursors", None):
+            return None
+        keys = sorted({s.run_key for s in sources})
+        rows = self.rec.conn.execute("SELECT run_key, source FROM source_cursors WHERE run_key IN "
+                                     "(SELECT unnest(?::VARCHAR[]))", [keys]).fetchall()
+        return {(r[0], r[1]) for r in rows}
+
+    def _load(self, src: TailSource, size: int, have: Optional[set[tuple[str, str]]] = None) -> None:
+        """The source's saved position (its cursor row); ``have``: the sources known to have one
+        (:meth:`_cursor_keys`), the others are not asked for theirs."""
+        if have is not None and (src.run_key, src.source) not in have:
+            self.rec.note_no_cursor(src.run_key, src.source)  # (its first save inserts)
+            cur = None
+        else:
+            cur = self.rec.get_cursor(src.run_key, src.source)
         src.loaded = True
         if cur and cur.get("generation") and cur.get("offset") is not None:
             src.gen = src.saved_gen = cur["generation"]
@@ -301,6 +318,8 @@ class Tailer:
         saves: list[tuple[TailSource, str, int, Optional[dict]]] = []
         all_events: list[Event] = []
         budget = self.max_bytes_total
+        unloaded = [src for src in sources if not src.loaded]
+        have = self._cursor_keys(unloaded) if len(unloaded) > 1 else None
         for src in sources:
             if budget <= 0:
                 res.behind = True
@@ -328,7 +347,7 @@ class Tailer:
                 self._maybe_provisional(src, now, all_events, res)
                 continue
             if not src.loaded:
-                self._load(src, st.st_size)
+                self._load(src, st.st_size, have)
             try:
                 out = self._read(src, st, now, min(self.max_bytes_per_source, budget), observe, res)
             except OSError as e:
