@@ -211,7 +211,7 @@ def live_startup(n: int = 150, history: int = 300) -> dict[str, float]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def live_rounds(rounds: int, code: "Path | None") -> int:
+def live_rounds(rounds: int, code: Path | None) -> int:
     """Part 3 alone, ``rounds`` times, each in a fresh process (this code, then ``code``'s when given)."""
     import json
 

@@ -411,7 +411,7 @@ def test_a_change_of_a_directory_above_the_runs_is_no_new_run_but_a_new_run_is_f
     th = threading.Thread(target=sup.run_forever, args=(0.3, stop), daemon=True)
     try:
         sup.poll_once()
-        td = Path(sorted(sup.dormant.values(), key=lambda r: r.key)[0].task_dir)
+        td = Path(min(sup.dormant.values(), key=lambda r: r.key).task_dir)
         th.start()
         end = time.time() + 20
         while not sup._watching and time.time() < end:

@@ -885,12 +885,13 @@ def _coalesce_sends(conn) -> None:
     if transport is None or send is None:
         return  # (another asyncssh: its own sends, unchanged)
     loop = asyncio.get_running_loop()
+    closing = getattr(transport, "is_closing", None)  # (a ProxyJump tunnel's channel transport too)
     buf: list[bytes] = []
 
     def flush() -> None:
         data = b"".join(buf)
         buf.clear()
-        if data and not transport.is_closing():
+        if data and not (closing is not None and closing()):
             try:
                 transport.write(data)
             except ConnectionError:  # (as asyncssh's _send)

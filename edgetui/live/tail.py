@@ -264,7 +264,7 @@ class Tailer:
             self.release(src)
 
     # ------------------------------------------------------------------ cursors
-    def _cursor_keys(self, sources: list[TailSource]) -> Optional[set[tuple[str, str]]]:
+    def _cursor_keys(self, sources: list[TailSource]) -> set[tuple[str, str]] | None:
         """(run key, source) of those of ``sources`` that have a cursor row, in one statement (a
         start-up of many new runs asked once per source); None when the recorder holds cursors
         not written yet (a batch transaction: :meth:`Recorder.get_cursor` knows those)."""
@@ -275,7 +275,7 @@ class Tailer:
                                      "(SELECT unnest(?::VARCHAR[]))", [keys]).fetchall()
         return {(r[0], r[1]) for r in rows}
 
-    def _load(self, src: TailSource, size: int, have: Optional[set[tuple[str, str]]] = None) -> None:
+    def _load(self, src: TailSource, size: int, have: set[tuple[str, str]] | None = None) -> None:
         """The source's saved position (its cursor row); ``have``: the sources known to have one
         (:meth:`_cursor_keys`), the others are not asked for theirs."""
         if have is not None and (src.run_key, src.source) not in have:
