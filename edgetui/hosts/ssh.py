@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
 from . import Entry
+from .sftp_reads import KEPT_HANDLES, KEPT_IDLE_S, SftpReads  # noqa: F401  (public here before the split)
+from .tuning import coalesce_sends, preferred_ciphers
 
 # ---------------------------------------------------------------------------------------------- states
 
@@ -179,7 +181,7 @@ def _entry(name: str, attrs) -> Entry:
 SLOW_S = 2.0
 
 
-class SshHost:
+class SshHost(SftpReads):
     """A remote machine over one asyncssh connection (see the module).
 
     ``name`` is the host part of run keys; ``target`` an :class:`SshTarget` (or its spec text).
@@ -358,7 +360,7 @@ class SshHost:
         except Exception:  # noqa: BLE001 - a bad config file: asyncssh.connect reports it below
             user_ciphers = None
         if user_ciphers is None:
-            kw["encryption_algs"] = _preferred_ciphers()
+            kw["encryption_algs"] = preferred_ciphers()
         if t.port:
             kw["port"] = t.port
         if t.user:
@@ -410,7 +412,7 @@ class SshHost:
                     self._set_state(CONNECTING, message=str(self.target))
                 try:
                     conn = await self._connect()
-                    _coalesce_sends(conn)
+                    coalesce_sends(conn)
                     self._channels = asyncio.Semaphore(self.max_channels - 1)
                     sftp = await asyncio.wait_for(conn.start_sftp_client(), self.connect_timeout)
                 except asyncio.CancelledError:
@@ -573,85 +575,6 @@ class SshHost:
             return data
 
         return self._run(go, path)
-
-    def read_files(self, files: list[tuple], parallel: int = 32) -> list:
-        """The first ``n`` bytes of each ``(path, n)`` (n: the listed size; fewer at a shorter
-        file's end), or ``n`` bytes from ``offset`` of each ``(path, offset, n)`` or
-        ``(path, offset, n, inode)`` (the new bytes of grown files), ``parallel`` files in flight
-        at once over the one SFTP session (a first scan of thousands of small files is then bound
-        by bandwidth, not by round trips; a sync of many growing files is one call, not one per
-        file). With an ``inode`` (> 0, from the caller's listing) the file's SFTP handle is kept
-        open for the next read of the same path and inode (one READ request instead of OPEN, READ,
-        CLOSE: a growing transcript is read again and again); a listing with another inode opens
-        the new file (a replaced file is never read through the old handle); at most
-        :data:`KEPT_HANDLES`, closed after :data:`KEPT_IDLE_S` seconds unused. Returns, in order,
-        each file's bytes or the ``OSError`` reading it raised."""
-
-        async def one(sem, path, *rest):
-            inode = 0
-            if len(rest) == 1:
-                offset, n = 0, rest[0]
-            else:
-                offset, n = rest[0], rest[1]
-                inode = rest[2] if len(rest) > 2 else 0
-            async with sem:
-                try:
-                    if inode > 0 and n > 0:
-                        data = await self._read_kept(path, inode, offset, n)
-                    else:
-                        async with self._sftp.open(path, "rb") as f:
-                            data = await f.read(n, offset) if n > 0 else b""
-                except Exception as e:  # noqa: BLE001 - returned per file
-                    return _os_error(e, path)
-                self.stats["bytes_read"] += len(data)
-                return data
-
-        async def go():
-            sem = asyncio.Semaphore(parallel)
-            got = await asyncio.gather(*(one(sem, *f) for f in files))
-            await self._close_idle_handles()
-            return got
-
-        return self._run(go, f"{len(files)} files", timeout=self.op_timeout + len(files) * 0.05)
-
-    async def _read_kept(self, path: str, inode: int, offset: int, n: int) -> bytes:
-        """Read through the kept handle of (path, inode) on the current SFTP session (opened on first use)."""
-        sftp = self._sftp
-        kept = self._handles.get(path)
-        if kept is not None and (kept[0] is not sftp or kept[1] != inode):
-            del self._handles[path]
-            if kept[0] is sftp:
-                try:
-                    await kept[2].close()
-                except Exception:  # noqa: BLE001 - a handle of a file since replaced
-                    pass
-            kept = None
-        if kept is None:
-            f = await sftp.open(path, "rb")
-            kept = [sftp, inode, f, 0.0]
-            self._handles[path] = kept
-        kept[3] = time.monotonic()
-        self._handles.move_to_end(path)
-        try:
-            return await kept[2].read(n, offset)
-        except Exception:
-            self._handles.pop(path, None)
-            raise
-
-    async def _close_idle_handles(self) -> None:
-        now = time.monotonic()
-        sftp = self._sftp
-        while self._handles:
-            path, kept = next(iter(self._handles.items()))
-            if kept[0] is sftp and len(self._handles) <= KEPT_HANDLES and now - kept[3] < KEPT_IDLE_S:
-                # (oldest first: the rest were used later)
-                break
-            del self._handles[path]
-            if kept[0] is sftp:
-                try:
-                    await kept[2].close()
-                except Exception:  # noqa: BLE001
-                    pass
 
     def read_file(self, path: str, max_bytes: int = 64 << 20) -> bytes:
         """The whole file (at most ``max_bytes``)."""
@@ -862,57 +785,8 @@ class SshHost:
                           f"{self.name}: cannot watch with inotifywait (exit {status})")
 
 
-#: SFTP handles :meth:`SshHost.read_files` keeps open per host (OpenSSH's sftp-server allows 512),
-#: and seconds one stays open unused
-KEPT_HANDLES = 256
-KEPT_IDLE_S = 30.0
-
 #: the path :meth:`SshHost.watch` reports when inotifywait's queue overflowed (changes lost)
 OVERFLOW = "\0overflow"
-
-
-def _coalesce_sends(conn) -> None:
-    """Make ``conn`` (an asyncssh connection, asyncssh pinned in pyproject.toml) write the packets
-    it sends in one turn of the event loop with one ``write`` of the socket, at the end of that
-    turn, instead of one each: a sync's parallel SFTP reads of many files are one TCP segment, not
-    one per file (each write on loopback also runs the receiving side's TCP work in this process:
-    the SSH loop's largest cost at 10 hosts, bench/bench_ssh_hosts.py, profiled). Order is kept;
-    a packet waits for at most the rest of the loop's turn. Anything asyncssh itself does with its
-    transport (close, abort) is unchanged; a packet left when the transport is closing is dropped,
-    as asyncssh's own write would."""
-    transport = getattr(conn, "_transport", None)
-    send = getattr(conn, "_send", None)
-    if transport is None or send is None:
-        return  # (another asyncssh: its own sends, unchanged)
-    loop = asyncio.get_running_loop()
-    closing = getattr(transport, "is_closing", None)  # (a ProxyJump tunnel's channel transport too)
-    buf: list[bytes] = []
-
-    def flush() -> None:
-        data = b"".join(buf)
-        buf.clear()
-        if data and not (closing is not None and closing()):
-            try:
-                transport.write(data)
-            except ConnectionError:  # (as asyncssh's _send)
-                pass
-
-    def coalesced(data: bytes) -> None:
-        if conn._transport is None:
-            return  # closed: as asyncssh's _send
-        if not buf:
-            loop.call_soon(flush)
-        buf.append(data)
-
-    conn._send = coalesced
-
-
-def _preferred_ciphers() -> list[str]:
-    from asyncssh.encryption import get_default_encryption_algs
-
-    algs = [a.decode() for a in get_default_encryption_algs()]
-    first = [a for a in ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com") if a in algs]
-    return first + [a for a in algs if a not in first]
 
 
 def _tilde(path: str) -> str:
