@@ -127,3 +127,14 @@ def test_a_grown_file_is_read_from_its_end_and_a_replaced_one_whole(served, tmp_
     assert (m.local_root / "run_agent.log").stat().st_mtime_ns == f.stat().st_mtime_ns
     f.unlink()
     assert m.sync().removed == ["run_agent.log"] and not (m.local_root / "run_agent.log").exists()
+
+
+def test_the_kept_shell_returns_outputs_past_asyncssh_readuntil_limit(served):
+    """A listing of a big root (~15,000 files: 3.5 MB of ``find -printf``) came back whole from the
+    kept shell, not as 'connection lost' (asyncssh's readuntil stops at 2 MiB) and an SFTP walk."""
+    s, host, roots = served
+    rc, out, _ = host.run_kept(["head", "-c", "5000000", "/dev/zero"])  # NULs: the marker's own first byte
+    assert rc == 0 and out == b"\0" * 5_000_000
+    rc, out, _ = host.run_kept(["sh", "-c", "printf abc; exit 3"])  # the shell still serves, status kept
+    assert (rc, out) == (3, b"abc")
+    assert host._shell.starts == 1

@@ -18,6 +18,27 @@ import shlex
 from typing import Any, Optional
 
 
+async def _read_to_marker(stdout, head: bytes) -> tuple[bytes, bytes]:
+    """(the output before ``head``, the status digits after it, up to the next NUL), read in chunks:
+    asyncssh's ``readuntil`` gives up (``IncompleteReadError``) once its receive buffer holds
+    2 MiB without the separator, so a listing of some 15,000 files failed here (and quadratically
+    before that: it joins the buffer again on every packet)."""
+    buf = bytearray()
+    seen = 0  # the marker is not in buf[:seen]
+    while True:
+        chunk = await stdout.read(1 << 18)
+        if not chunk:
+            raise EOFError("the remote shell ended")
+        buf += chunk
+        i = buf.find(head, max(0, seen - len(head)))
+        if i >= 0:
+            j = buf.find(b"\0", i + len(head))
+            if j >= 0:
+                return bytes(buf[:i]), bytes(buf[i + len(head):j])
+        else:
+            seen = len(buf)
+
+
 class RemoteShell:
     """The long-lived shell of one :class:`~edgetui.hosts.ssh.SshHost` (see the module)."""
 
@@ -70,12 +91,11 @@ class RemoteShell:
             line = (f"{cmd} </dev/null 2>/dev/null; printf '\\000__edgetui_%s__ %d\\000' {token.decode()} $?\n")
             try:
                 proc.stdin.write(line.encode())
-                out = await proc.stdout.readuntil(head)
-                rc = await proc.stdout.readuntil(b"\0")
+                out, rc = await _read_to_marker(proc.stdout, head)
             except BaseException:
                 await self._drop()
                 raise
-            return int(rc[:-1] or b"255"), out[: -len(head)]
+            return int(rc or b"255"), out
 
     def close(self) -> None:
         """Give the channel back (from any thread)."""
