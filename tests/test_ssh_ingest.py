@@ -3,7 +3,6 @@ the same files (compared by SQL, EXCEPT both ways), through the mirror (edgetui/
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -72,6 +71,7 @@ def test_remote_root_recorded_as_the_local_ingest_of_the_same_files(served, tmp_
             m = Mirror(host, str(root), tmp_path / "cache" / root.parent.parent.name)
             srep = m.sync()
             assert not srep.errors, srep.errors
+            assert srep.bulk_bytes > 0  # the first sync came as tar streams
             files = [p for p in root.rglob("*") if p.is_file()]
             kept = [p for p in files if wanted(p.relative_to(root).as_posix())]
             assert len(kept) < len(files)  # the submitted archives, eval.sh, allowed_files.txt stay there
@@ -138,3 +138,58 @@ def test_the_kept_shell_returns_outputs_past_asyncssh_readuntil_limit(served):
     rc, out, _ = host.run_kept(["sh", "-c", "printf abc; exit 3"])  # the shell still serves, status kept
     assert (rc, out) == (3, b"abc")
     assert host._shell.starts == 1
+
+
+def _same_files(image: Path, root: Path) -> None:
+    """The image holds exactly the wanted files of ``root``, regular files with its bytes and mtimes."""
+    kept = sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file() and wanted(p.relative_to(root).as_posix()))
+    got = sorted(p.relative_to(image) for p in image.rglob("*") if p.is_file() or p.is_symlink())
+    assert got == kept
+    for rel in kept:
+        assert not (image / rel).is_symlink()
+        assert (image / rel).read_bytes() == (root / rel).read_bytes(), rel
+        assert (image / rel).stat().st_mtime_ns == (root / rel).stat().st_mtime_ns, rel
+
+
+@pytest.mark.parametrize("how", ["cut", "no-local-tar"])
+def test_first_sync_completed_by_the_listing_when_the_stream_falls_short(served, tmp_path, monkeypatch, how):
+    """The tar streams are a fast path only: a stream cut short (a partial last file, files missing)
+    or no local tar at all gives the same image, every file read once, as the remote's (a symlinked
+    file becomes a regular file with its target's bytes, as ``find -L`` lists it)."""
+    _s, host, roots = served
+    import edgetui.hosts.mirror as mirror
+
+    root = roots[0]
+    target = next(p for p in sorted(root.rglob("run_agent.log")))
+    (root / "linked.log").symlink_to(target)
+    if how == "cut":  # every stream ends after 40 KB of its (uncompressed) tar
+        monkeypatch.setattr(mirror, "_TAR_SCRIPT", mirror._TAR_SCRIPT.replace(" -cf - -- ", " -cf - -- ").replace(
+            "2>/dev/null | $z", "2>/dev/null | head -c 40000 | $z"))
+    else:
+        real = shutil.which
+        monkeypatch.setattr(mirror.shutil, "which", lambda name: None if name == "tar" else real(name))
+    m = Mirror(host, str(root), tmp_path / "img")
+    rep = m.sync()
+    assert not rep.errors, rep.errors
+    assert (rep.bulk_bytes > 0) == (how == "cut")
+    _same_files(m.local_root, root)
+    kept = [p for p in root.rglob("*") if p.is_file() and wanted(p.relative_to(root).as_posix())]
+    assert rep.bytes_read >= sum(p.stat().st_size for p in kept)  # a cut file: its prefix and then all of it
+    assert sorted(rep.changed) == sorted(p.relative_to(root).as_posix() for p in kept)
+    again = m.sync()
+    assert again.bytes_read == 0 and again.changed == [] and again.removed == []
+
+
+def test_a_first_sync_into_an_image_with_files_is_not_streamed(served, tmp_path):
+    """An image that has files already is brought up to date file by file (a stream would write
+    over files the tailer may be reading); a file the host no longer has is removed."""
+    _s, host, roots = served
+    root = roots[1]
+    img = tmp_path / "img"
+    (img / "old-run").mkdir(parents=True)
+    (img / "old-run" / "run_agent.log").write_bytes(b"gone on the host\n")
+    m = Mirror(host, str(root), img)
+    rep = m.sync()
+    assert rep.bulk_bytes == 0 and not rep.errors
+    assert rep.removed == ["old-run/run_agent.log"]
+    _same_files(img, root)

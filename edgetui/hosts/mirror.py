@@ -11,6 +11,13 @@ its line in one listing. Listings come from one remote ``find -printf`` over an 
 (nanosecond mtimes, inodes), else from SFTP ``readdir`` (whole-second mtimes). Every mtime is
 set on the image as the remote file has it, since the ingest reads times from mtimes.
 
+A first sync (an image without files) comes as remote ``tar`` streams (:data:`STREAMS` at once,
+the root's entries dealt among them, each compressed with ``zstd -1`` where both ends have it,
+else ``gzip -1``), each read as it arrives (:mod:`edgetui.hosts.stream`) into a local ``tar -x``
+that writes the files with the host's nanosecond mtimes (pax headers), while the listing is made:
+no file of the image is written, stat'ed or timed in Python on that path. The listing then checks
+every file as for any sync (what a stream missed or got at another size is read file by file).
+
 Only the files the ingest reads are copied (:func:`wanted`: not the submitted archives, a
 submission's ``eval.sh`` or ``allowed_files.txt``). Nothing is ever written on the remote host. The image lives under the user cache directory
 (``~/.cache/edgetui/hosts/<host>/<remote root, quoted>``): deleting it costs one full read.
@@ -20,6 +27,10 @@ from __future__ import annotations
 
 import os
 import posixpath
+import shutil
+import stat as statmod
+import subprocess
+import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
@@ -33,9 +44,9 @@ from . import Entry, Host
 OVERLAP = 64
 #: bytes asked for in one read call
 CHUNK = 8 << 20
-#: a first sync of at most this many listed bytes comes as one gzipped tar stream over an exec
-#: channel (bandwidth-bound, and fewer bytes than the files); larger trees file by file
-BULK_MAX_BYTES = 256 << 20
+#: remote tar streams of a first sync at once (each one exec channel of the host's budget and one
+#: local ``tar -x``: file creation is the first sync's main cost and proceeds in parallel)
+STREAMS = 4
 
 
 @dataclass
@@ -49,7 +60,7 @@ class SyncReport:
     bytes_read: int = 0
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
-    #: bytes of the compressed tar stream of a first sync (0 without one)
+    #: bytes of the compressed tar streams of a first sync (0 without one)
     bulk_bytes: int = 0
 
 
@@ -59,6 +70,14 @@ def default_cache(host_name: str, remote_root: str) -> Path:
 
     return (Path(platformdirs.user_cache_dir("edgetui")) / "hosts" / urllib.parse.quote(host_name, safe="")
             / urllib.parse.quote(remote_root.rstrip("/") or "/", safe=""))
+
+
+def _ns(mt: bytes) -> int:
+    """``find``'s ``%T@`` (seconds, a dot, up to 10 fraction digits) as integer nanoseconds."""
+    sec, dot, frac = mt.partition(b".")
+    if sec.isdigit() and (not frac or frac.isdigit()):
+        return int(sec) * 1_000_000_000 + int((frac + b"000000000")[:9])
+    return int(Decimal(mt.decode()) * 1_000_000_000)  # a negative time, an odd form
 
 
 def _find_walk(host, root: str) -> Optional[dict[str, Entry]]:
@@ -81,7 +100,7 @@ def _find_walk(host, root: str) -> Optional[dict[str, Entry]]:
         try:
             kind, size, mt, ino, rel = rec.split(b" ", 4)
             rel_s = rel.decode("utf-8", "surrogateescape")
-            mtime_ns = int(Decimal(mt.decode()) * 1_000_000_000)
+            mtime_ns = _ns(mt)
             got[rel_s] = Entry(posixpath.basename(rel_s), kind == b"d", int(size), mtime_ns, int(ino))
         except (ValueError, ArithmeticError):
             continue
@@ -115,7 +134,7 @@ def _find_paths(host, root: str, rels: list[str], depth0: bool) -> Optional[dict
             if not p.startswith(base):
                 continue
             rel_s = p[len(base):]
-            mtime_ns = int(Decimal(mt.decode()) * 1_000_000_000)
+            mtime_ns = _ns(mt)
             got[rel_s] = Entry(posixpath.basename(rel_s), kind == b"d", int(size), mtime_ns, int(ino))
         except (ValueError, ArithmeticError):
             continue
@@ -144,20 +163,56 @@ def _list_walk(host: Host, root: str, depth: int = 12) -> dict[str, Entry]:
 TAR_EXCLUDES = ["--exclude=*.tar.gz", "--exclude=*.tgz", "--exclude=*.tar", "--exclude=*.zip",
                 "--exclude=*/submissions/*/eval.sh", "--exclude=*/submissions/*/allowed_files.txt"]
 
+#: the remote side of one first-sync stream: ``sh -c SCRIPT edgetui ROOT COMPRESSOR NAME...``. GNU
+#: tar, pax format (nanosecond mtimes), symlinks and hard links stored as the files they lead to
+#: (as ``find -L`` lists them: the image holds regular files only); its stderr dropped (it is not
+#: read: a full stderr would stall the channel). Exit status: the compressor's.
+_TAR_SCRIPT = (
+    'cd "$1" || exit 2; z=$2; shift 2; '
+    'if [ "$z" = zstd ] && command -v zstd >/dev/null 2>&1; then z="zstd -1 -q -c"; else z="gzip -1 -c"; fi; '
+    "tar --format=posix --pax-option=delete=atime,delete=ctime --dereference --hard-dereference "
+    + " ".join(f"'{x}'" for x in TAR_EXCLUDES) + ' -cf - -- "$@" 2>/dev/null | $z')
+_ZSTD_MAGIC, _GZIP_MAGIC = b"\x28\xb5\x2f\xfd", b"\x1f\x8b"
+
+
+def _clear(path: str, st: os.stat_result) -> None:
+    """Remove what is at ``path`` (a directory with what it holds)."""
+    if statmod.S_ISDIR(st.st_mode):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
+def _has_files(root: str) -> bool:
+    """Does the directory ``root`` hold any file (at any depth)?"""
+    for _dp, _dn, files in os.walk(root):
+        if files:
+            return True
+    return False
+
+
+_FOLDER_FILES: Optional[frozenset] = None
+
 
 def wanted(rel: str) -> bool:
     """Is the file ``rel`` (relative to a runs root) one the ingest or the tailer reads? In a
     submission folder only :data:`~edgetui.parsers.sforge_dir.FOLDER_FILES` are (not the
     submitted ``submission.tar.gz``, ``eval.sh``, ``allowed_files.txt``); archives are read
     nowhere. Everything else is kept: the image is then what the ingest would read locally."""
-    from ..parsers.sforge_dir import FOLDER_FILES
+    global _FOLDER_FILES
+    if _FOLDER_FILES is None:
+        from ..parsers.sforge_dir import FOLDER_FILES
 
+        _FOLDER_FILES = frozenset(FOLDER_FILES)
     parts = rel.split("/")
     name = parts[-1]
     if name.endswith((".tar.gz", ".tgz", ".tar", ".zip")):
         return False
     if len(parts) >= 3 and parts[-3] == "submissions":
-        return name in FOLDER_FILES
+        return name in _FOLDER_FILES
     return True
 
 
@@ -182,16 +237,20 @@ class Mirror:
 
     def sync(self, only: Optional[set[str]] = None) -> SyncReport:
         """Bring the image up to date (``only``: relative paths of files known changed, to skip
-        the walk). Errors of single files are listed, not raised; raises ``OSError`` when the
+        the walk). An image without files yet is filled by tar streams while the root is listed
+        (see the module). Errors of single files are listed, not raised; raises ``OSError`` when the
         root cannot be listed (the host down, the root gone)."""
         t0 = time.monotonic()
         rep = SyncReport()
-        entries = walk(self.host, self.remote_root) if only is None else self._stat_only(only)
-        entries = {rel: e for rel, e in entries.items() if e.is_dir or wanted(rel)}
         self.local_root.mkdir(parents=True, exist_ok=True)
-        if only is None:
-            self._bulk_first(entries, rep)
-        self._apply(entries, rep)
+        streams = self._start_streams() if only is None and not _has_files(str(self.local_root)) else None
+        try:
+            entries = walk(self.host, self.remote_root) if only is None else self._stat_only(only)
+        finally:
+            if streams is not None:
+                rep.bulk_bytes = self._finish_streams(streams)
+        entries = {rel: e for rel, e in entries.items() if e.is_dir or wanted(rel)}
+        self._apply(entries, rep, streamed=streams is not None)
         if only is None:
             rep.removed = self._remove_gone(entries)
         self._dir_times(entries)
@@ -252,99 +311,159 @@ class Mirror:
         rep.seconds = time.monotonic() - t0
         return rep
 
-    def _apply(self, entries: dict[str, Entry], rep: SyncReport) -> None:
-        """New files and grown tails read many at a time, then every listed file checked against its image."""
-        self._fetch_new(entries, rep)
-        tails = self._fetch_tails(entries)
-        for rel in sorted(entries):
-            e = entries[rel]
-            local = self.local_root / rel
-            if e.is_dir:
-                local.mkdir(parents=True, exist_ok=True)
-                continue
-            if e.size < 0:
+    def _apply(self, entries: dict[str, Entry], rep: SyncReport, streamed: bool = False) -> None:
+        """Directories made, new files and grown tails read many at a time, then every listed file
+        that differs from its image brought up to date. ``streamed``: the image was empty before
+        this sync's tar streams, so every file found in it came with them (counted as read and
+        changed; kept when its size and mtime are the listing's, or when it is larger, i.e. read
+        after the listing: the next sync continues it)."""
+        root = str(self.local_root)
+        have: dict[str, Optional[os.stat_result]] = {}
+        for rel, e in entries.items():
+            try:
+                st = os.lstat(f"{root}/{rel}")
+            except OSError:
+                st = None
+            if st is not None and (statmod.S_ISDIR(st.st_mode) != e.is_dir
+                                   or not (e.is_dir or statmod.S_ISREG(st.st_mode))):
+                _clear(f"{root}/{rel}", st)  # a file where the host has a directory, a symlink...
+                st = None
+            have[rel] = st
+        for rel in sorted(r for r, e in entries.items() if e.is_dir and have[r] is None):
+            os.makedirs(f"{root}/{rel}", exist_ok=True)
+        todo = {}
+        for rel, e in entries.items():
+            if e.is_dir or e.size < 0:
                 continue
             rep.files += 1
+            st = have[rel]
+            if st is not None and streamed:
+                rep.changed.append(rel)
+                rep.bytes_read += st.st_size
+                if st.st_size > e.size or (st.st_size == e.size and st.st_mtime_ns == e.mtime_ns):
+                    continue
+            elif st is not None and st.st_size == e.size and st.st_mtime_ns == e.mtime_ns:
+                continue
+            todo[rel] = e
+        if not todo:
+            return
+        done = self._fetch_new(todo, have, rep)
+        tails = self._fetch_tails(todo, have)
+        for rel in sorted(todo):
+            if rel in done:
+                continue
+            e = todo[rel]
             try:
-                n = self._sync_file(rel, e, local, tails.get(rel))
+                n = self._sync_file(rel, e, self.local_root / rel, tails.get(rel))
             except OSError as err:
                 rep.errors.append(f"{self.host.name}:{posixpath.join(self.remote_root, rel)}: {err.strerror or err}")
                 continue
             if n is not None:
-                rep.changed.append(rel)
+                if not (streamed and have[rel] is not None):
+                    rep.changed.append(rel)
                 rep.bytes_read += n
 
     def _dir_times(self, entries: dict[str, Entry]) -> None:
-        """Directories' mtimes as the host has them, last (writing files into them moved them)."""
+        """Directories' mtimes as the host has them, last (writing files into them moved them); only
+        where they differ (setting a time writes the directory's inode)."""
+        root = str(self.local_root)
         for rel, e in entries.items():
             if e.is_dir and e.mtime_ns:
+                p = f"{root}/{rel}"
                 try:
-                    os.utime(self.local_root / rel, ns=(e.mtime_ns, e.mtime_ns))
+                    if os.stat(p).st_mtime_ns != e.mtime_ns:
+                        os.utime(p, ns=(e.mtime_ns, e.mtime_ns))
                 except OSError:
                     pass
 
-    def _bulk_first(self, entries: dict[str, Entry], rep: SyncReport) -> None:
-        """A first sync (no image file yet) of a tree up to :data:`BULK_MAX_BYTES`: one remote
-        ``tar -cz`` over an exec channel, its regular files written into the image (members with
-        absolute paths, ``..``, symlinks or devices are ignored; a hard link gets its own copy), each given the listing's
-        nanosecond mtime when its size is the listed one (else mtime 0: the next sync reads it
-        again). Any failure leaves the rest to the file-by-file path."""
-        run = getattr(self.host, "run", None)
-        files = {rel: e for rel, e in entries.items() if not e.is_dir and e.size >= 0}
-        if run is None or not files or sum(e.size for e in files.values()) > BULK_MAX_BYTES:
-            return
-        if any((self.local_root / rel).exists() for rel in files):
-            return
-        import io
-        import tarfile
+    def _start_streams(self) -> Optional[list]:
+        """Start the first sync's tar streams (see the module): the root's entries (one SFTP
+        ``readdir``) dealt among :data:`STREAMS` remote ``tar``s, each read in a thread into a
+        local ``tar -x`` under the image. None when the host cannot stream (no exec channel) or
+        this machine has no ``tar``: the files then come one by one."""
+        from .stream import open_process
 
+        tar = shutil.which("tar")
+        if tar is None or getattr(self.host, "call", None) is None or getattr(self.host, "connection", 1) is None:
+            return None
         try:
-            status, out, _err = run(["tar", "-C", self.remote_root, *TAR_EXCLUDES, "-czf", "-", "--", "."], timeout=600)
+            names = sorted(e.name for e in self.host.list(self.remote_root))
         except OSError:
-            return
-        if status not in (0, 1) or not out:
-            return
-        try:
-            tar = tarfile.open(fileobj=io.BytesIO(out), mode="r:gz")
-            members = tar.getmembers()
-        except (tarfile.TarError, OSError, EOFError):
-            return
-        regular = {posixpath.normpath(m.name): m for m in members if m.isfile()}
-        for m in members:
-            name = posixpath.normpath(m.name)
-            if not (m.isfile() or m.islnk()) or name.startswith(("/", "..")) or "/../" in f"/{name}/":
-                continue
-            src_m = m if m.isfile() else regular.get(posixpath.normpath(m.linkname))  # a hard link: its file's bytes
-            src = tar.extractfile(src_m) if src_m is not None else None
-            if src is None:
-                continue
-            data = src.read()
-            e = files.get(name)
-            local = self.local_root / name
-            local.parent.mkdir(parents=True, exist_ok=True)
-            with open(local, "wb") as f:
-                f.write(data)
-            mt = e.mtime_ns if e is not None and len(data) == e.size else 0
-            os.utime(local, ns=(mt, mt))
-            rep.bytes_read += len(data)
-            rep.changed.append(name)
-        rep.bulk_bytes = len(out)
+            return None
+        if not names:
+            return None
+        zstd = shutil.which("zstd") is not None
+        groups = [g for g in (names[i::STREAMS] for i in range(STREAMS)) if g]
+        if sum(len(n) + 3 for n in names) > 64_000:  # a command line too long for some servers
+            groups = [["."]]
+        out = []
+        for group in groups:
+            box: dict = {"bytes": 0}
+            try:
+                proc = open_process(self.host, ["sh", "-c", _TAR_SCRIPT, "edgetui", self.remote_root,
+                                                "zstd" if zstd else "gzip", *group])
+            except OSError:
+                break
+            t = threading.Thread(target=self._pump, args=(proc, tar, box), name="edgetui-first-sync", daemon=True)
+            t.start()
+            out.append((t, box))
+        return out or None
 
-    def _fetch_new(self, entries: dict[str, Entry], rep: SyncReport) -> None:
-        """Files without an image yet, read many at a time (``read_files`` of an SSH host) and
-        written; :meth:`_sync_file` then finds them current."""
+    def _pump(self, proc, tar: str, box: dict) -> None:
+        """One stream: its bytes into a local ``tar -x`` (GNU tar or bsdtar; no owners restored)
+        as they come; ``box["bytes"]``: the compressed bytes read. Any failure ends it quietly (the
+        listing's check then reads what is missing)."""
+        local = None
+        try:
+            data = proc.read(1 << 20)
+            if data.startswith(_ZSTD_MAGIC):
+                how = ["--use-compress-program=zstd"]
+            elif data.startswith(_GZIP_MAGIC):
+                how = ["-z"]
+            else:
+                return
+            local = subprocess.Popen([tar, "-x", "-f", "-", "-C", str(self.local_root), "--no-same-owner", *how],
+                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            while data:
+                box["bytes"] += len(data)
+                local.stdin.write(data)
+                data = proc.read(1 << 20)
+        except (OSError, ValueError):
+            pass
+        finally:
+            if local is not None:
+                try:
+                    local.stdin.close()
+                except OSError:
+                    pass
+                local.wait()
+            try:
+                proc.wait(timeout=10)
+            except OSError:
+                proc.close()
+
+    @staticmethod
+    def _finish_streams(streams: list) -> int:
+        """Wait for the streams; the compressed bytes they read."""
+        for t, _box in streams:
+            t.join()
+        return sum(box["bytes"] for _t, box in streams)
+
+    def _fetch_new(self, todo: dict[str, Entry], have: dict, rep: SyncReport) -> set[str]:
+        """Files of ``todo`` without an image yet, read many at a time (``read_files`` of an SSH host)
+        and written; the set of those done."""
         read_files = getattr(self.host, "read_files", None)
+        done: set[str] = set()
         if read_files is None:
-            return
-        new = [rel for rel, e in entries.items() if not e.is_dir and 0 <= e.size <= CHUNK
-               and not (self.local_root / rel).exists()]
+            return done
+        new = [rel for rel, e in todo.items() if 0 <= e.size <= CHUNK and have.get(rel) is None]
         for i in range(0, len(new), 256):
             batch = new[i:i + 256]
-            got = read_files([(posixpath.join(self.remote_root, r), entries[r].size) for r in batch])
+            got = read_files([(posixpath.join(self.remote_root, r), todo[r].size) for r in batch])
             for rel, data in zip(batch, got):
                 if isinstance(data, BaseException):
                     continue  # _sync_file tries again and says why
-                e = entries[rel]
+                e = todo[rel]
                 local = self.local_root / rel
                 local.parent.mkdir(parents=True, exist_ok=True)
                 tmp = local.with_name(f".{local.name}.edgetui-part")
@@ -357,23 +476,21 @@ class Mirror:
                 os.replace(tmp, local)
                 rep.bytes_read += len(data)
                 rep.changed.append(rel)
+                done.add(rel)
+        return done
 
-    def _fetch_tails(self, entries: dict[str, Entry]) -> dict[str, bytes]:
-        """The new bytes (and the overlap before them) of every file grown since its image, read in
-        one call (``read_files`` of an SSH host: all of them in flight at once, not one round trip
-        after another); :meth:`_sync_file` uses them instead of reading. {} without ``read_files``."""
+    def _fetch_tails(self, todo: dict[str, Entry], have: dict) -> dict[str, bytes]:
+        """The new bytes (and the overlap before them) of every file of ``todo`` grown since its
+        image, read in one call (``read_files`` of an SSH host: all of them in flight at once, not
+        one round trip after another); :meth:`_sync_file` uses them instead of reading. {} without
+        ``read_files``."""
         read_files = getattr(self.host, "read_files", None)
         if read_files is None:
             return {}
         want = []
-        for rel, e in entries.items():
-            if e.is_dir or e.size <= 0:
-                continue
-            try:
-                st = (self.local_root / rel).stat()
-            except OSError:
-                continue
-            if 0 < st.st_size < e.size and e.size - st.st_size <= CHUNK:
+        for rel, e in todo.items():
+            st = have.get(rel)
+            if st is not None and 0 < st.st_size < e.size and e.size - st.st_size <= CHUNK:
                 start = max(0, st.st_size - OVERLAP)
                 want.append((rel, start, e.size - start, e.inode))
         if not want:
@@ -381,6 +498,7 @@ class Mirror:
         # with the listed inode: the host may keep the handle open for the next tail (read_files)
         got = read_files([(posixpath.join(self.remote_root, rel), start, n, ino) for rel, start, n, ino in want])
         return {rel: data for (rel, _s, _n, _i), data in zip(want, got) if isinstance(data, bytes)}
+
 
     def _stat_only(self, rels: set[str]) -> dict[str, Entry]:
         out = {}
@@ -448,20 +566,31 @@ class Mirror:
         return b"".join(parts)
 
     def _remove_gone(self, entries: dict[str, Entry]) -> list[str]:
-        gone = []
-        for dirpath, dirnames, filenames in os.walk(self.local_root, topdown=False):
-            for n in filenames:
-                p = Path(dirpath) / n
-                rel = p.relative_to(self.local_root).as_posix()
-                if rel not in entries:
-                    p.unlink(missing_ok=True)
-                    gone.append(rel)
-            for n in dirnames:
-                p = Path(dirpath) / n
-                rel = p.relative_to(self.local_root).as_posix()
-                if rel not in entries:
+        """Files of the image the listing does not have (gone on the host, or not :func:`wanted`)
+        removed, and directories emptied by that; the removed files' paths."""
+        gone: list[str] = []
+
+        def visit(d: str, prefix: str) -> None:
+            try:
+                with os.scandir(d) as it:
+                    items = list(it)
+            except OSError:
+                return
+            for x in items:
+                rel = prefix + x.name
+                if x.is_dir(follow_symlinks=False):
+                    visit(x.path, rel + "/")
+                    if rel not in entries:
+                        try:
+                            os.rmdir(x.path)
+                        except OSError:
+                            pass
+                elif rel not in entries:
                     try:
-                        p.rmdir()
-                    except OSError:
+                        os.unlink(x.path)
+                    except FileNotFoundError:
                         pass
-        return gone
+                    gone.append(rel)
+
+        visit(str(self.local_root), "")
+        return sorted(gone)
