@@ -10,14 +10,19 @@ one process:
    file reads plus the request packets it read from sshd, counted at the server) ÷ bytes
    appended (target ≤ 1.05); lag append → the bytes in the local image, p50 / p95 (target p95 <
    2 s; the image → database step is the local tailer's, measured by bench/bench_live.py).
-2. **first scan**: a runs root of ``--runs`` runs (default 50; bench_scale.build: hard links of
-   the sample and genuine runs, transcripts included) recorded (a) locally (``ingest_paths`` into
-   a fresh database) and (b) over SSH (mirror sync + ``ingest_paths`` of the image into another
-   fresh database): ratio b / a (target ≤ 1.3); bytes moved over SSH (the first sync's gzipped
-   tar stream plus what sftp-server read) beside what ``rsync -a`` of the tree moves (and its
-   time), when rsync is installed; (c) the rescan with nothing changed (sync + ingest; target < 2 s).
+2. **first scan**: a runs root of ``--runs`` runs (default 50) with ``--subs`` submission folders
+   each (default 100: issue 16's 5,000), built from the sample and genuine runs by
+   :func:`build_tree`, every file its own copy (no hard links: tar and rsync both send every
+   file, so the bytes comparison is fair), transcripts included, synced to disk before timing.
+   ``--rounds`` paired rounds (default 3, the order of the two sides alternating, ``os.sync``
+   between them): (a) the local first ingest (``ingest_paths`` into a fresh database) and (b)
+   over SSH, a fresh image (mirror sync: the tar streams and the listing) + ``ingest_paths`` of
+   the image into another fresh database. Ratio b / a per round and its median (target ≤ 1.3),
+   the image's ingest against the local one; bytes moved over SSH (the compressed tar streams
+   plus what sftp-server read) beside ``rsync -a`` of the tree from the same sshd (its bytes
+   received and time); (c) the rescan with nothing changed (sync + ingest, 3 times; target < 2 s).
 
-Usage: ``.venv/bin/python bench/bench_ssh.py [--grow-mb 200] [--rate-mb 20] [--runs 50]``
+Usage: ``.venv/bin/python bench/bench_ssh.py [--grow-mb 200] [--rate-mb 20] [--runs 50] [--subs 100] [--rounds 3]``
 """
 
 from __future__ import annotations
@@ -33,7 +38,6 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -162,7 +166,7 @@ def build_tree(root: Path, n_runs: int, subs_per_run: int) -> int:
     return n_subs
 
 
-def _rsync_over_ssh(s, work: Path, root: Path) -> Optional[tuple[float, int, int]]:
+def _rsync_over_ssh(s, work: Path, root: Path) -> tuple[float, int, int] | None:
     """``rsync -a`` of ``root`` from the bench's sshd into a fresh directory (the system ssh, the
     same keys): (seconds, bytes received, bytes sent by this side), or None without rsync / ssh."""
     if not (shutil.which("rsync") and shutil.which("ssh")):
@@ -218,13 +222,13 @@ def first_scan(s, host, work: Path, n_runs: int, subs: int, rounds: int) -> None
     locals_, remotes, syncs, image_ingests = [], [], [], []
     last = None
     for r in range(rounds):
-        def local_side():
+        def local_side(r=r):
             t0 = time.perf_counter()
             rep = ingest(work / f"local{r}.duckdb", root)
             locals_.append(time.perf_counter() - t0)
             return rep
 
-        def ssh_side():
+        def ssh_side(r=r):
             before = rchar(pids)
             m = Mirror(host, str(root), work / f"img{r}")
             t0 = time.perf_counter()

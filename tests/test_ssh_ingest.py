@@ -6,9 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
-
 import prereqs
+import pytest
 from sshd_fixture import Sshd
 
 from edgetui.db import open_db
@@ -62,7 +61,7 @@ def _query(conn, table: str) -> str:
 
 
 def test_remote_root_recorded_as_the_local_ingest_of_the_same_files(served, tmp_path):
-    s, host, roots = served
+    _s, host, roots = served
     local_db, remote_db = tmp_path / "local.duckdb", tmp_path / "remote.duckdb"
     lc, rc = open_db(local_db), open_db(remote_db)
     try:
@@ -107,7 +106,7 @@ def test_remote_root_recorded_as_the_local_ingest_of_the_same_files(served, tmp_
 
 
 def test_a_grown_file_is_read_from_its_end_and_a_replaced_one_whole(served, tmp_path):
-    s, host, roots = served
+    _s, host, roots = served
     d = roots[0].parent / "grow"
     d.mkdir()
     f = d / "run_agent.log"
@@ -132,7 +131,7 @@ def test_a_grown_file_is_read_from_its_end_and_a_replaced_one_whole(served, tmp_
 def test_the_kept_shell_returns_outputs_past_asyncssh_readuntil_limit(served):
     """A listing of a big root (~15,000 files: 3.5 MB of ``find -printf``) came back whole from the
     kept shell, not as 'connection lost' (asyncssh's readuntil stops at 2 MiB) and an SFTP walk."""
-    s, host, roots = served
+    _s, host, _roots = served
     rc, out, _ = host.run_kept(["head", "-c", "5000000", "/dev/zero"])  # NULs: the marker's own first byte
     assert rc == 0 and out == b"\0" * 5_000_000
     rc, out, _ = host.run_kept(["sh", "-c", "printf abc; exit 3"])  # the shell still serves, status kept
@@ -157,7 +156,7 @@ def test_first_sync_completed_by_the_listing_when_the_stream_falls_short(served,
     or no local tar at all gives the same image, every file read once, as the remote's (a symlinked
     file becomes a regular file with its target's bytes, as ``find -L`` lists it)."""
     _s, host, roots = served
-    import edgetui.hosts.mirror as mirror
+    from edgetui.hosts import mirror
 
     root = roots[0]
     target = next(p for p in sorted(root.rglob("run_agent.log")))

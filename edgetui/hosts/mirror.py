@@ -36,7 +36,6 @@ import urllib.parse
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Optional
 
 from . import Entry, Host
 
@@ -74,13 +73,13 @@ def default_cache(host_name: str, remote_root: str) -> Path:
 
 def _ns(mt: bytes) -> int:
     """``find``'s ``%T@`` (seconds, a dot, up to 10 fraction digits) as integer nanoseconds."""
-    sec, dot, frac = mt.partition(b".")
+    sec, _dot, frac = mt.partition(b".")
     if sec.isdigit() and (not frac or frac.isdigit()):
         return int(sec) * 1_000_000_000 + int((frac + b"000000000")[:9])
     return int(Decimal(mt.decode()) * 1_000_000_000)  # a negative time, an odd form
 
 
-def _find_walk(host, root: str) -> Optional[dict[str, Entry]]:
+def _find_walk(host, root: str) -> dict[str, Entry] | None:
     """Every path under ``root`` (relative, POSIX) from one remote ``find -L -printf``; None when
     the host cannot run it (no exec, no GNU find)."""
     run = getattr(host, "run_kept", None) or getattr(host, "run", None)  # no new session per listing
@@ -107,7 +106,7 @@ def _find_walk(host, root: str) -> Optional[dict[str, Entry]]:
     return got
 
 
-def _find_paths(host, root: str, rels: list[str], depth0: bool) -> Optional[dict[str, Entry]]:
+def _find_paths(host, root: str, rels: list[str], depth0: bool) -> dict[str, Entry] | None:
     """The entries of ``rels`` (relative to ``root``) from one remote ``find -L`` (``depth0``: the
     paths themselves only, else everything under them too), keyed by path relative to ``root``;
     a path missing there is absent from the result. None when the host cannot run ``find``."""
@@ -194,7 +193,7 @@ def _has_files(root: str) -> bool:
     return False
 
 
-_FOLDER_FILES: Optional[frozenset] = None
+_FOLDER_FILES: frozenset | None = None
 
 
 def wanted(rel: str) -> bool:
@@ -229,13 +228,13 @@ def walk(host: Host, root: str) -> dict[str, Entry]:
 class Mirror:
     """The image of ``remote_root`` on ``host`` under ``local_root`` (see the module)."""
 
-    def __init__(self, host: Host, remote_root: str, local_root: Optional[Path] = None):
+    def __init__(self, host: Host, remote_root: str, local_root: Path | None = None):
         self.host, self.remote_root = host, remote_root.rstrip("/") or "/"
         self.local_root = Path(local_root) if local_root else default_cache(host.name, self.remote_root)
         #: totals over every sync
         self.bytes_read = 0
 
-    def sync(self, only: Optional[set[str]] = None) -> SyncReport:
+    def sync(self, only: set[str] | None = None) -> SyncReport:
         """Bring the image up to date (``only``: relative paths of files known changed, to skip
         the walk). An image without files yet is filled by tar streams while the root is listed
         (see the module). Errors of single files are listed, not raised; raises ``OSError`` when the
@@ -258,7 +257,7 @@ class Mirror:
         rep.seconds = time.monotonic() - t0
         return rep
 
-    def sync_changed(self, rels: set[str], recurse: Optional[set[str]] = None) -> Optional[SyncReport]:
+    def sync_changed(self, rels: set[str], recurse: set[str] | None = None) -> SyncReport | None:
         """Bring only the paths ``rels`` (relative to the root, POSIX: what the host's inotifywait
         reported) up to date, at a cost in proportion to them: one remote ``find -maxdepth 0``
         stats those paths and their parent directories; a directory in ``recurse`` (created or
@@ -318,7 +317,7 @@ class Mirror:
         changed; kept when its size and mtime are the listing's, or when it is larger, i.e. read
         after the listing: the next sync continues it)."""
         root = str(self.local_root)
-        have: dict[str, Optional[os.stat_result]] = {}
+        have: dict[str, os.stat_result | None] = {}
         for rel, e in entries.items():
             try:
                 st = os.lstat(f"{root}/{rel}")
@@ -376,7 +375,7 @@ class Mirror:
                 except OSError:
                     pass
 
-    def _start_streams(self) -> Optional[list]:
+    def _start_streams(self) -> list | None:
         """Start the first sync's tar streams (see the module): the root's entries (one SFTP
         ``readdir``) dealt among :data:`STREAMS` remote ``tar``s, each read in a thread into a
         local ``tar -x`` under the image. None when the host cannot stream (no exec channel) or
@@ -384,7 +383,7 @@ class Mirror:
         from .stream import open_process
 
         tar = shutil.which("tar")
-        if tar is None or getattr(self.host, "call", None) is None or getattr(self.host, "connection", 1) is None:
+        if tar is None or getattr(self.host, "call", None) is None:  # (an SshHost: it has exec channels)
             return None
         try:
             names = sorted(e.name for e in self.host.list(self.remote_root))
@@ -508,7 +507,7 @@ class Mirror:
                 out[rel] = e
         return out
 
-    def _sync_file(self, rel: str, e: Entry, local: Path, tail: Optional[bytes] = None) -> Optional[int]:
+    def _sync_file(self, rel: str, e: Entry, local: Path, tail: bytes | None = None) -> int | None:
         """Bring one file up to date; the bytes read, or None when it was unchanged. ``tail``: the
         bytes from ``max(0, image size - OVERLAP)`` already read (:meth:`_fetch_tails`)."""
         remote = posixpath.join(self.remote_root, rel)

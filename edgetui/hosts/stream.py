@@ -11,10 +11,10 @@ from any thread, each read one call on the SSH loop under the host's timeouts.
 from __future__ import annotations
 
 import shlex
-from typing import Any, Optional
+from typing import Any
 
 
-def open_process(host: Any, argv: list[str]) -> "RemoteProcess":
+def open_process(host: Any, argv: list[str]) -> RemoteProcess:
     """Start ``argv`` (quoted with ``shlex``) on the :class:`~edgetui.hosts.ssh.SshHost` ``host``
     and return it unread. Raises ``OSError`` as the host's calls do (the host down, the channel
     refused)."""
@@ -44,7 +44,7 @@ class RemoteProcess:
         self.host, self._proc, self._sem, self.cmd = host, proc, sem, cmd
         self._closed = False
 
-    def read(self, n: int = 1 << 20, timeout: Optional[float] = None) -> bytes:
+    def read(self, n: int = 1 << 20, timeout: float | None = None) -> bytes:
         proc = self._proc
 
         async def go():
@@ -52,7 +52,7 @@ class RemoteProcess:
 
         return self.host.call(go, self.cmd, timeout)
 
-    def wait(self, timeout: Optional[float] = None) -> int:
+    def wait(self, timeout: float | None = None) -> int:
         proc = self._proc
 
         async def go():
@@ -75,7 +75,7 @@ class RemoteProcess:
         def release():
             try:
                 proc.close()
-            except Exception:  # noqa: BLE001 - the connection is already gone
+            except Exception:  # noqa: BLE001, S110 - the connection is already gone
                 pass
             if host._channels is sem:
                 host._release()
