@@ -16,10 +16,9 @@ one process:
    file, so the bytes comparison is fair), transcripts included, synced to disk before timing.
    ``--rounds`` paired rounds (default 3, the order of the two sides alternating, ``os.sync``
    between them): (a) the local first ingest (``ingest_paths`` into a fresh database) and (b)
-   over SSH into another fresh database: :func:`~edgetui.hosts.mirror.sync_and_ingest` (the tar
-   streams and the listing into a fresh image, each stream's runs ingested as it ends, then the
-   rest; ``--sequential``: the sync, then ``ingest_paths`` of the image). Ratio b / a per round and its median (target ≤ 1.3),
-   bytes moved over SSH (the compressed tar streams
+   over SSH, a fresh image (mirror sync: the tar streams and the listing) + ``ingest_paths`` of
+   the image into another fresh database. Ratio b / a per round and its median (target ≤ 1.3),
+   the image's ingest against the local one; bytes moved over SSH (the compressed tar streams
    plus what sftp-server read) beside ``rsync -a`` of the tree from the same sshd (its bytes
    received and time); (c) the rescan with nothing changed (sync + ingest, 3 times; target < 2 s).
 
@@ -193,12 +192,11 @@ def _rsync_over_ssh(s, work: Path, root: Path) -> tuple[float, int, int] | None:
     return t, stat("Total bytes received"), stat("Total bytes sent")
 
 
-def first_scan(s, host, work: Path, n_runs: int, subs: int, rounds: int, sequential: bool = False,
-               both: bool = False) -> None:
+def first_scan(s, host, work: Path, n_runs: int, subs: int, rounds: int) -> None:
     import bench_scale
 
     from edgetui.db import open_db
-    from edgetui.hosts.mirror import Mirror, sync_and_ingest
+    from edgetui.hosts.mirror import Mirror
     from edgetui.ingest import ingest_paths
 
     root = work / "scan" / "runs"
@@ -221,10 +219,7 @@ def first_scan(s, host, work: Path, n_runs: int, subs: int, rounds: int, sequent
 
     ingest(work / "warm.duckdb", ROOT / "sample_runs" / "runs")  # imports and first-use costs, for neither side
     pids = s.sftp_server_pids()
-    modes = ["sequential", "pipelined"] if both else ["sequential" if sequential else "pipelined"]
-    locals_: list[float] = []
-    remotes: dict[str, list[float]] = {k: [] for k in modes}
-    syncs: dict[str, list[float]] = {k: [] for k in modes}
+    locals_, remotes, syncs, image_ingests = [], [], [], []
     last = None
     for r in range(rounds):
         def local_side(r=r):
@@ -233,56 +228,43 @@ def first_scan(s, host, work: Path, n_runs: int, subs: int, rounds: int, sequent
             locals_.append(time.perf_counter() - t0)
             return rep
 
-        def ssh_side(mode: str, r=r):
+        def ssh_side(r=r):
             before = rchar(pids)
-            m = Mirror(host, str(root), work / f"img{r}-{mode}")
-            conn = open_db(work / f"remote{r}-{mode}.duckdb")
+            m = Mirror(host, str(root), work / f"img{r}")
             t0 = time.perf_counter()
-            try:
-                if mode == "sequential":
-                    srep = m.sync()
-                    rep = ingest_paths(conn, [m.local_root], tasks_dir=tasks, host="box")
-                else:
-                    srep, rep = sync_and_ingest(m, lambda ps: ingest_paths(conn, ps, tasks_dir=tasks, host="box"),
-                                                "box")
-            finally:
-                conn.close()
-            remotes[mode].append(time.perf_counter() - t0)
-            syncs[mode].append(srep.seconds)
+            srep = m.sync()
+            t_sync = time.perf_counter() - t0
+            rep = ingest(work / f"remote{r}.duckdb", m.local_root)
+            remotes.append(time.perf_counter() - t0)
+            syncs.append(t_sync)
+            image_ingests.append(remotes[-1] - t_sync)
             return rep, m, srep, rchar(pids) - before
 
         load0 = os.getloadavg()[0]
-        sides = ["local", *modes]
-        sides = sides[r % len(sides):] + sides[:r % len(sides)]
-        got = {}
-        for side in sides:
-            got[side] = local_side() if side == "local" else ssh_side(side)
+        if r % 2 == 0:
+            rep_l = local_side()
             os.sync()
-        for mode in modes:
-            assert sorted(got["local"].runs) == sorted(got[mode][0].runs) and len(got["local"].runs) == n_runs, \
-                "the two ingests differ"
-        print(f"  round {r + 1} (order {', '.join(sides)}; load {load0:.1f} -> {os.getloadavg()[0]:.1f}): "
-              f"local ingest {locals_[-1]:.2f} s; " + "; ".join(
-                  f"over SSH {mode} {remotes[mode][-1]:.2f} s (its sync {syncs[mode][-1]:.2f} s): "
-                  f"{remotes[mode][-1] / locals_[-1]:.2f}x" for mode in modes))
+            rep_r, m, srep, sftp_read = ssh_side()
+        else:
+            rep_r, m, srep, sftp_read = ssh_side()
+            os.sync()
+            rep_l = local_side()
+        os.sync()
+        assert sorted(rep_l.runs) == sorted(rep_r.runs) and len(rep_l.runs) == n_runs, "the two ingests differ"
+        print(f"  round {r + 1} ({'local first' if r % 2 == 0 else 'ssh first'}; load {load0:.1f} -> "
+              f"{os.getloadavg()[0]:.1f}): local ingest {locals_[-1]:.2f} s; over SSH {remotes[-1]:.2f} s = sync "
+              f"{syncs[-1]:.2f} s + ingest of the image {image_ingests[-1]:.2f} s; ratio "
+              f"{remotes[-1] / locals_[-1]:.2f}x (image ingest / local ingest {image_ingests[-1] / locals_[-1]:.2f}x)")
         if last is not None:
-            for lm in last[0]:
-                shutil.rmtree(lm.local_root, ignore_errors=True)  # not timed
-        _rep, m, srep, sftp_read = got[modes[-1]]
-        last = ([got[k][1] for k in modes], m, srep, sftp_read, r)
-    for lm in last[0][:-1]:
-        shutil.rmtree(lm.local_root, ignore_errors=True)
-    _ms, m, srep, sftp_read, r_last = last
-    for mode in modes:
-        ratios = [b / a for a, b in zip(locals_, remotes[mode])]
-        med = statistics.median(ratios)
-        print(f"  first scan over SSH ({mode}) / local first ingest, median of {rounds} paired rounds: {med:.2f}x "
-              f"(rounds {', '.join(f'{x:.2f}' for x in ratios)}; target <= 1.3) {'OK' if med <= 1.3 else 'MISSED'}; "
-              f"its sync median {statistics.median(syncs[mode]):.2f} s")
-    if both:
-        pr = [b / a for a, b in zip(remotes["sequential"], remotes["pipelined"])]
-        print(f"  pipelined / sequential, paired: median {statistics.median(pr):.2f}x "
-              f"(rounds {', '.join(f'{x:.2f}' for x in pr)})")
+            shutil.rmtree(last[0].local_root, ignore_errors=True)  # not timed
+        last = (m, srep, sftp_read, r)
+    m, srep, sftp_read, r_last = last
+    ratios = [b / a for a, b in zip(locals_, remotes)]
+    med = statistics.median(ratios)
+    print(f"  first scan over SSH / local first ingest, median of {rounds} paired rounds: {med:.2f}x "
+          f"(rounds {', '.join(f'{x:.2f}' for x in ratios)}; target <= 1.3) {'OK' if med <= 1.3 else 'MISSED'}; "
+          f"sync median {statistics.median(syncs):.2f} s, image ingest / local ingest median "
+          f"{statistics.median([b / a for a, b in zip(locals_, image_ingests)]):.2f}x")
     moved = sftp_read + srep.bulk_bytes
     print(f"  bytes over SSH (last round): {moved / 1e6:.2f} MB = {srep.bulk_bytes / 1e6:.2f} MB of compressed tar "
           f"streams + {sftp_read / 1e6:.2f} MB read by sftp-server, for {srep.bytes_read / 1e6:.1f} MB of files "
@@ -299,7 +281,7 @@ def first_scan(s, host, work: Path, n_runs: int, subs: int, rounds: int, sequent
     for _ in range(3):
         t0 = time.perf_counter()
         again = m.sync()
-        rep2 = ingest(work / f"remote{r_last}-{modes[-1]}.duckdb", m.local_root)
+        rep2 = ingest(work / f"remote{r_last}.duckdb", m.local_root)
         res.append((time.perf_counter() - t0, again.seconds, again.bytes_read, rep2.unchanged))
     worst = max(x[0] for x in res)
     print(f"  rescan with nothing changed (sync + ingest), 3 times: {', '.join(f'{x[0]:.2f}' for x in res)} s "
@@ -316,9 +298,6 @@ def main() -> int:
     ap.add_argument("--subs", type=int, default=100, help="submission folders per run")
     ap.add_argument("--rounds", type=int, default=3, help="paired first-scan rounds (local / SSH, order alternating)")
     ap.add_argument("--skip-follow", action="store_true")
-    ap.add_argument("--sequential", action="store_true",
-                    help="first scan: sync, then ingest the image (default: sync_and_ingest's pipeline)")
-    ap.add_argument("--both", action="store_true", help="first scan: both ways in every round (paired)")
     ap.add_argument("--skip-scan", action="store_true")
     args = ap.parse_args()
     import prereqs
@@ -339,7 +318,7 @@ def main() -> int:
         try:
             assert host.wait_up(10).kind == "up", host.state
             if not args.skip_scan:
-                first_scan(s, host, work, args.runs, args.subs, args.rounds, args.sequential, args.both)
+                first_scan(s, host, work, args.runs, args.subs, args.rounds)
             if not args.skip_follow:
                 follow(s, host, work, args.grow_mb, args.rate_mb, args.chunk_kb)
         finally:

@@ -11,7 +11,7 @@ import pytest
 from sshd_fixture import Sshd
 
 from edgetui.db import open_db
-from edgetui.hosts.mirror import Mirror, sync_and_ingest, wanted
+from edgetui.hosts.mirror import Mirror, wanted
 from edgetui.hosts.ssh import UP, SshHost
 from edgetui.ingest import ingest_paths
 
@@ -60,28 +60,15 @@ def _query(conn, table: str) -> str:
     return q
 
 
-@pytest.mark.parametrize("how", ["sync-then-ingest", "pipelined"])
-def test_remote_root_recorded_as_the_local_ingest_of_the_same_files(served, tmp_path, how):
-    """Both ways of recording a remote root: its image synced then ingested, and
-    ``sync_and_ingest`` (run dirs ingested as their streams end, then the root: the machine
-    group ``10.0.0.7/`` only then, under its ip)."""
+def test_remote_root_recorded_as_the_local_ingest_of_the_same_files(served, tmp_path):
     _s, host, roots = served
     local_db, remote_db = tmp_path / "local.duckdb", tmp_path / "remote.duckdb"
     lc, rc = open_db(local_db), open_db(remote_db)
-    early: list[list[Path]] = []
     try:
         for (_, tasks), root in zip(SETS, roots):
             lrep = ingest_paths(lc, [root], tasks_dir=tasks, host="box")
             m = Mirror(host, str(root), tmp_path / "cache" / root.parent.parent.name)
-            if how == "pipelined":
-                def ingest(paths, tasks=tasks, m=m):
-                    if paths != [m.local_root]:
-                        early.append(paths)
-                    return ingest_paths(rc, paths, tasks_dir=tasks, host="box")
-
-                srep, rrep_p = sync_and_ingest(m, ingest, "box")
-            else:
-                srep = m.sync()
+            srep = m.sync()
             assert not srep.errors, srep.errors
             assert srep.bulk_bytes > 0  # the first sync came as tar streams
             files = [p for p in root.rglob("*") if p.is_file()]
@@ -90,14 +77,12 @@ def test_remote_root_recorded_as_the_local_ingest_of_the_same_files(served, tmp_
             assert srep.bytes_read == sum(p.stat().st_size for p in kept)  # the first sync reads each once
             assert sorted(p.relative_to(m.local_root) for p in m.local_root.rglob("*") if p.is_file()) == \
                 sorted(p.relative_to(root) for p in kept)
-            rrep = rrep_p if how == "pipelined" else ingest_paths(rc, [m.local_root], tasks_dir=tasks, host="box")
+            rrep = ingest_paths(rc, [m.local_root], tasks_dir=tasks, host="box")
             assert sorted(lrep.runs) == sorted(rrep.runs) and lrep.runs
             assert not rrep.failed
             # nothing changed: the next sync reads nothing
             again = m.sync()
             assert again.bytes_read == 0 and again.changed == []
-        if how == "pipelined":  # run dirs were recorded before the sync ended, never the ip group alone
-            assert early and all(p.parent.name != "10.0.0.7" and p.name != "10.0.0.7" for b in early for p in b)
         lc.close()
         rc.execute(f"ATTACH '{local_db}' AS l (READ_ONLY)")
         n_events = rc.execute("SELECT count(*) FROM events").fetchone()[0]

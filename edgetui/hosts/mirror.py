@@ -33,11 +33,9 @@ import subprocess
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 from . import Entry, Host
 
@@ -235,64 +233,29 @@ class Mirror:
         self.local_root = Path(local_root) if local_root else default_cache(host.name, self.remote_root)
         #: totals over every sync
         self.bytes_read = 0
-        #: the root's entries when a first sync streamed them (None before)
-        self.first_names: list[str] | None = None
 
-    def sync(self, only: set[str] | None = None,
-             on_ready: Callable[[list[Path]], None] | None = None) -> SyncReport:
+    def sync(self, only: set[str] | None = None) -> SyncReport:
         """Bring the image up to date (``only``: relative paths of files known changed, to skip
         the walk). An image without files yet is filled by tar streams while the root is listed
-        (see the module); ``on_ready`` is then called (in this thread, before the sync ends) with
-        the image paths of the root's directories each stream brought, once they are checked
-        against the listing and complete (for :func:`sync_and_ingest`). Errors of single files are
-        listed, not raised; raises ``OSError`` when the root cannot be listed (the host down, the
-        root gone)."""
+        (see the module). Errors of single files are listed, not raised; raises ``OSError`` when the
+        root cannot be listed (the host down, the root gone)."""
         t0 = time.monotonic()
         rep = SyncReport()
         self.local_root.mkdir(parents=True, exist_ok=True)
         streams = self._start_streams() if only is None and not _has_files(str(self.local_root)) else None
         try:
             entries = walk(self.host, self.remote_root) if only is None else self._stat_only(only)
-        except BaseException:
+        finally:
             if streams is not None:
-                self._finish_streams(streams)
-            raise
+                rep.bulk_bytes = self._finish_streams(streams)
         entries = {rel: e for rel, e in entries.items() if e.is_dir or wanted(rel)}
-        rest = entries
-        if streams is not None:
-            rep.bulk_bytes = self._apply_streamed(entries, rep, streams, on_ready)
-            rest = {rel: e for rel, e in entries.items() if rel not in streams["checked"]}
-        self._apply(rest, rep, streamed=streams is not None)
+        self._apply(entries, rep, streamed=streams is not None)
         if only is None:
-            rep.removed = sorted(rep.removed + self._remove_gone(entries))
+            rep.removed = self._remove_gone(entries)
         self._dir_times(entries)
         self.bytes_read += rep.bytes_read
         rep.seconds = time.monotonic() - t0
         return rep
-
-    def _apply_streamed(self, entries: dict[str, Entry], rep: SyncReport, streams: dict,
-                        on_ready: Callable[[list[Path]], None] | None) -> int:
-        """As each stream ends, its part of the image checked against the listing (:meth:`_apply`,
-        files not wanted removed, directory times) and handed to ``on_ready``; the entries done are
-        kept in ``streams["checked"]`` (the caller checks the rest). Returns the compressed bytes
-        of all streams."""
-        by_top: dict[str, dict[str, Entry]] = {}
-        for rel, e in entries.items():
-            by_top.setdefault(rel.partition("/")[0], {})[rel] = e
-        for _ in range(streams["groups"]):
-            group = streams["done"].get()
-            sub: dict[str, Entry] = {}
-            for name in group:
-                sub.update(by_top.get(name, {}))
-            self._apply(sub, rep, streamed=True)
-            rep.removed += self._remove_gone(entries, under=group)
-            self._dir_times(sub)
-            streams["checked"].update(sub)
-            if on_ready is not None:
-                ready = [self.local_root / n for n in group if n in entries and entries[n].is_dir]
-                if ready:
-                    on_ready(ready)
-        return self._finish_streams(streams)
 
     def sync_changed(self, rels: set[str], recurse: set[str] | None = None) -> SyncReport | None:
         """Bring only the paths ``rels`` (relative to the root, POSIX: what the host's inotifywait
@@ -412,14 +375,12 @@ class Mirror:
                 except OSError:
                     pass
 
-    def _start_streams(self) -> dict | None:
+    def _start_streams(self) -> list | None:
         """Start the first sync's tar streams (see the module): the root's entries (one SFTP
-        ``readdir``) dealt into ``2 × STREAMS`` groups, :data:`STREAMS` threads each taking the next
-        group: one remote ``tar`` read into one local ``tar -x`` under the image (the groups end
-        one after another, so the first are ingested while the last arrive). None when the host
-        cannot stream (no exec channel) or this machine has no ``tar``: the files then come one by
-        one."""
-        import queue
+        ``readdir``) dealt among :data:`STREAMS` remote ``tar``s, each read in a thread into a
+        local ``tar -x`` under the image. None when the host cannot stream (no exec channel) or
+        this machine has no ``tar``: the files then come one by one."""
+        from .stream import open_process
 
         tar = shutil.which("tar")
         if tar is None or getattr(self.host, "call", None) is None:  # (an SshHost: it has exec channels)
@@ -430,51 +391,28 @@ class Mirror:
             return None
         if not names:
             return None
-        self.first_names = names
-        groups = [g for g in (names[i::2 * STREAMS] for i in range(2 * STREAMS)) if g]
+        zstd = shutil.which("zstd") is not None
+        groups = [g for g in (names[i::STREAMS] for i in range(STREAMS)) if g]
         if sum(len(n) + 3 for n in names) > 64_000:  # a command line too long for some servers
             groups = [["."]]
-        work: queue.Queue = queue.Queue()
-        for g in groups:
-            work.put(g)
-        st = {"groups": len(groups), "done": queue.Queue(), "bytes": [0], "lock": threading.Lock(),
-              "checked": {}, "threads": []}
-        zstd = "zstd" if shutil.which("zstd") else "gzip"
-        for _ in range(min(STREAMS, len(groups))):
-            t = threading.Thread(target=self._pump_groups, args=(work, st, tar, zstd), name="edgetui-first-sync",
-                                 daemon=True)
-            t.start()
-            st["threads"].append(t)
-        return st
-
-    def _pump_groups(self, work, st: dict, tar: str, zstd: str) -> None:
-        """Take groups from ``work`` until none is left, each one remote tar into one local tar;
-        each group put on ``st["done"]`` when its tar has ended (well or not)."""
-        import queue
-
-        from .stream import open_process
-
-        while True:
+        out = []
+        for group in groups:
+            box: dict = {"bytes": 0}
             try:
-                group = work.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                proc = open_process(self.host, ["sh", "-c", _TAR_SCRIPT, "edgetui", self.remote_root, zstd, *group])
+                proc = open_process(self.host, ["sh", "-c", _TAR_SCRIPT, "edgetui", self.remote_root,
+                                                "zstd" if zstd else "gzip", *group])
             except OSError:
-                proc = None
-            if proc is not None:
-                n = self._pump(proc, tar)
-                with st["lock"]:
-                    st["bytes"][0] += n
-            st["done"].put(group)
+                break
+            t = threading.Thread(target=self._pump, args=(proc, tar, box), name="edgetui-first-sync", daemon=True)
+            t.start()
+            out.append((t, box))
+        return out or None
 
-    def _pump(self, proc, tar: str) -> int:
+    def _pump(self, proc, tar: str, box: dict) -> None:
         """One stream: its bytes into a local ``tar -x`` (GNU tar or bsdtar; no owners restored)
-        as they come; returns the compressed bytes read. Any failure ends it quietly (the listing's
-        check then reads what is missing)."""
+        as they come; ``box["bytes"]``: the compressed bytes read. Any failure ends it quietly (the
+        listing's check then reads what is missing)."""
         local = None
-        n = 0
         try:
             data = proc.read(1 << 20)
             if data.startswith(_ZSTD_MAGIC):
@@ -482,11 +420,11 @@ class Mirror:
             elif data.startswith(_GZIP_MAGIC):
                 how = ["-z"]
             else:
-                return n
+                return
             local = subprocess.Popen([tar, "-x", "-f", "-", "-C", str(self.local_root), "--no-same-owner", *how],
                                      stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             while data:
-                n += len(data)
+                box["bytes"] += len(data)
                 local.stdin.write(data)
                 data = proc.read(1 << 20)
         except (OSError, ValueError):
@@ -502,14 +440,13 @@ class Mirror:
                 proc.wait(timeout=10)
             except OSError:
                 proc.close()
-        return n
 
     @staticmethod
-    def _finish_streams(st: dict) -> int:
+    def _finish_streams(streams: list) -> int:
         """Wait for the streams; the compressed bytes they read."""
-        for t in st["threads"]:
+        for t, _box in streams:
             t.join()
-        return st["bytes"][0]
+        return sum(box["bytes"] for _t, box in streams)
 
     def _fetch_new(self, todo: dict[str, Entry], have: dict, rep: SyncReport) -> set[str]:
         """Files of ``todo`` without an image yet, read many at a time (``read_files`` of an SSH host)
@@ -627,21 +564,18 @@ class Mirror:
                 break
         return b"".join(parts)
 
-    def _remove_gone(self, entries: dict[str, Entry], under: list[str] | None = None) -> list[str]:
+    def _remove_gone(self, entries: dict[str, Entry]) -> list[str]:
         """Files of the image the listing does not have (gone on the host, or not :func:`wanted`)
-        removed, and directories emptied by that (``under``: only below those names of the root);
-        the removed files' paths."""
+        removed, and directories emptied by that; the removed files' paths."""
         gone: list[str] = []
 
-        def visit(d: str, prefix: str, only: set[str] | None = None) -> None:
+        def visit(d: str, prefix: str) -> None:
             try:
                 with os.scandir(d) as it:
                     items = list(it)
             except OSError:
                 return
             for x in items:
-                if only is not None and x.name not in only:
-                    continue
                 rel = prefix + x.name
                 if x.is_dir(follow_symlinks=False):
                     visit(x.path, rel + "/")
@@ -657,60 +591,5 @@ class Mirror:
                         pass
                     gone.append(rel)
 
-        visit(str(self.local_root), "", set(under) if under is not None else None)
+        visit(str(self.local_root), "")
         return sorted(gone)
-
-
-def _alone_same_keys(p: Path) -> bool:
-    """Is ``p`` (a directory right under a runs root) a run directory whose ingest on its own gives
-    its runs the keys and layout the root's ingest gives them? True for a run dir (a child is a
-    task dir) that is not a task dir itself nor hidden; a machine group ``<ip>/`` is not one (alone,
-    its runs would be recorded under the host's name and layout "flat", not under the ip)."""
-    from ..parsers.sforge_dir import is_task_dir
-
-    if p.name.startswith(".") or is_task_dir(p):
-        return False
-    try:
-        return any(is_task_dir(c) for c in p.iterdir() if not c.name.startswith(".") and c.is_dir())
-    except OSError:
-        return False
-
-
-def sync_and_ingest(mirror: Mirror, ingest: Callable[[list[Path]], Any], host: str) -> tuple[SyncReport, Any]:
-    """Sync ``mirror`` and ingest its image, the runs of a first sync's streams ingested as each
-    stream ends, while the others still arrive (a pipeline: the sync runs in a thread).
-    ``ingest(paths)`` records image paths (e.g. ``ingest_paths`` into one connection, with
-    ``host``) and is only called from this thread: with the run directories each checked stream
-    brought (only those :func:`_alone_same_keys` finds recorded alone as under the root; none
-    when ``host`` is ``local``, whose grouped-layout rule depends on the parent's name, or when
-    the root has a ``runs`` entry: a log dir), then once with the image's root (the runs already
-    recorded are unchanged there by their tree signature, so this records the rest). Returns (the
-    sync's report, what the last ``ingest`` returned: it lists every run of the root). Raises
-    ``OSError`` as :meth:`Mirror.sync`, after the ingests already made."""
-    import queue
-
-    q: queue.Queue = queue.Queue()
-    box: dict = {}
-
-    def run() -> None:
-        try:
-            box["rep"] = mirror.sync(on_ready=q.put)
-        except BaseException as e:  # noqa: BLE001 - raised again in the caller's thread
-            box["err"] = e
-        finally:
-            q.put(None)
-
-    t = threading.Thread(target=run, name="edgetui-first-scan", daemon=True)
-    t.start()
-    while True:
-        batch = q.get()
-        if batch is None:
-            break
-        early = host != "local" and "runs" not in (mirror.first_names or ["runs"])
-        dirs = [p for p in batch if early and _alone_same_keys(p)]
-        if dirs:
-            ingest(dirs)
-    t.join()
-    if "err" in box:
-        raise box["err"]
-    return box["rep"], ingest([mirror.local_root])
