@@ -16,7 +16,8 @@ the root's entries dealt among them, each compressed with ``zstd -1`` where both
 else ``gzip -1``), each read as it arrives (:mod:`edgetui.hosts.stream`) into a local ``tar -x``
 that writes the files with the host's nanosecond mtimes (pax headers), while the listing is made:
 no file of the image is written, stat'ed or timed in Python on that path. The listing then checks
-every file as for any sync (what a stream missed or got at another size is read file by file).
+every file as for any sync (what a stream missed or got at another size is read file by file),
+and the image is written to disk (``syncfs``: the ingest's first fsync would otherwise do it).
 
 Only the files the ingest reads are copied (:func:`wanted`: not the submitted archives, a
 submission's ``eval.sh`` or ``allowed_files.txt``). Nothing is ever written on the remote host. The image lives under the user cache directory
@@ -185,6 +186,26 @@ def _clear(path: str, st: os.stat_result) -> None:
             pass
 
 
+def _flush(path: Path) -> None:
+    """Write the file system holding ``path`` to disk (``syncfs``, Linux; elsewhere nothing): after
+    a first sync wrote thousands of files, the ingest that reads them next commits with fsync, and
+    on ext4 (``data=ordered``) that commit would first write all of them out, inside the ingest."""
+    try:
+        import ctypes
+
+        syncfs = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        syncfs(fd)
+    finally:
+        os.close(fd)
+
+
 def _has_files(root: str) -> bool:
     """Does the directory ``root`` hold any file (at any depth)?"""
     for _dp, _dn, files in os.walk(root):
@@ -253,6 +274,8 @@ class Mirror:
         if only is None:
             rep.removed = self._remove_gone(entries)
         self._dir_times(entries)
+        if streams is not None:
+            _flush(self.local_root)
         self.bytes_read += rep.bytes_read
         rep.seconds = time.monotonic() - t0
         return rep
