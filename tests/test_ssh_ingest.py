@@ -71,6 +71,8 @@ def test_remote_root_recorded_as_the_local_ingest_of_the_same_files(served, tmp_
             srep = m.sync()
             assert not srep.errors, srep.errors
             assert srep.bulk_bytes > 0  # the first sync came as tar streams
+            host.stat(str(root))  # a round trip on the SSH loop: the streams' releases (queued on it) have run
+            assert host._open_channels <= 1  # every stream's channel given back (the kept shell may stay)
             files = [p for p in root.rglob("*") if p.is_file()]
             kept = [p for p in files if wanted(p.relative_to(root).as_posix())]
             assert len(kept) < len(files)  # the submitted archives, eval.sh, allowed_files.txt stay there
@@ -171,6 +173,8 @@ def test_first_sync_completed_by_the_listing_when_the_stream_falls_short(served,
     rep = m.sync()
     assert not rep.errors, rep.errors
     assert (rep.bulk_bytes > 0) == (how == "cut")
+    host.stat(str(root))
+    assert host._open_channels <= 1  # a stream cut short gives its channel back too
     _same_files(m.local_root, root)
     kept = [p for p in root.rglob("*") if p.is_file() and wanted(p.relative_to(root).as_posix())]
     assert rep.bytes_read >= sum(p.stat().st_size for p in kept)  # a cut file: its prefix and then all of it

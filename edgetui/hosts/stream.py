@@ -21,13 +21,13 @@ def open_process(host: Any, argv: list[str]) -> RemoteProcess:
     cmd = " ".join(shlex.quote(a) for a in argv)
 
     async def go():
-        await host._channel()
+        sem = await host._channel()  # the budget of this connection, to give the unit back to
         try:
             proc = await host._opening(lambda: host.connection.create_process(cmd, encoding=None))
         except BaseException:
-            host._release()
+            host._release(sem)
             raise
-        return proc, host._channels
+        return proc, sem
 
     proc, sem = host.call(go, cmd)
     return RemoteProcess(host, proc, sem, cmd)
@@ -77,9 +77,6 @@ class RemoteProcess:
                 proc.close()
             except Exception:  # noqa: BLE001, S110 - the connection is already gone
                 pass
-            if host._channels is sem:
-                host._release()
-            else:  # the connection it belonged to is gone, and its budget with it
-                host._open_channels -= 1
+            host._release(sem)  # (to its own connection's budget: a later one's is not grown)
 
         _loop().call_soon_threadsafe(release)
