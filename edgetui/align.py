@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 UPLOAD_LEAD_S = 2.0  # tar + upload before the judge stamps submitted_at
@@ -206,34 +207,46 @@ def _align_lines(conn, run_key, source, started_at, ended_at, fallback_end, st: 
     st.anchors, st.dropped_anchors = len(kept), dropped
     if not kept:
         return
-    # piecewise-linear in the line position between kept anchors, flat outside them, in SQL
-    conn.register("_edgetui_anchors", pa.table({"pos": pa.array([a[0] for a in kept], pa.int64()),
-                                               "t": pa.array([a[1] for a in kept], pa.float64())}))
+    # piecewise-linear in the line position between kept anchors, flat outside them: one time per
+    # line (numpy, 8 bytes a line), written to the line's events that have no recorded time
+    st.interpolated = _interpolate_lines(conn, run_key, source, lines, kept)
+
+
+def line_times(pos: np.ndarray, kept: list[tuple[int, float]]) -> np.ndarray:
+    """Time of each line position ``pos`` (int64) between the ``kept`` anchors (pos strictly
+    increasing, t epoch UTC): ``t0 + (t1 - t0) * (pos - p0) / (p1 - p0)`` between the anchors
+    around it (p0 the greatest anchor position <= pos, p1 the smallest >= pos; the same float
+    operations in the same order as the SQL it replaced), the first anchor's time before it,
+    the last one's after it, an anchor's own time on its line."""
+    a_pos = np.fromiter((a[0] for a in kept), dtype=np.int64, count=len(kept))
+    a_t = np.fromiter((a[1] for a in kept), dtype=np.float64, count=len(kept))
+    i0 = np.searchsorted(a_pos, pos, side="right") - 1  # -1: before the first anchor
+    i1 = np.searchsorted(a_pos, pos, side="left")  # len(kept): after the last anchor
+    n = len(kept)
+    j0, j1 = np.clip(i0, 0, n - 1), np.clip(i1, 0, n - 1)
+    p0, p1, t0, t1 = a_pos[j0], a_pos[j1], a_t[j0], a_t[j1]
+    inside = (i0 >= 0) & (i1 < n) & (p1 != p0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lin = t0 + (t1 - t0) * (pos - p0).astype(np.float64) / (p1 - p0).astype(np.float64)
+    return np.where(i0 < 0, t1, np.where(inside, lin, t0))
+
+
+def _interpolate_lines(conn, run_key: str, source: str, lines: pa.Table, kept: list[tuple[int, float]]) -> int:
+    """Write :func:`line_times` to the events of ``source`` without a recorded or observed time;
+    returns the number of events whose time changed (a re-alignment rewrites only those). One
+    UPDATE joining the run's rows of that source by offset (it replaced one with two ASOF joins)."""
+    pos = lines.column("pos").to_numpy()
+    tbl = pa.table({"offset": lines.column("offset"), "t_new": pa.array(line_times(pos, kept), pa.float64())})
+    conn.register("_edgetui_line_t", tbl)
     try:
-        n = _interpolate_sql(conn, join, where, args)
+        n = conn.execute(
+            """UPDATE events SET t = l.t_new, t_source = 'interpolated' FROM _edgetui_line_t l
+               WHERE events.run_key = ? AND events.source = ? AND events."offset" = l."offset"
+                 AND (events.t_source IS NULL OR events.t_source NOT IN ('recorded', 'observed'))
+                 AND (events.t IS DISTINCT FROM l.t_new OR events.t_source IS DISTINCT FROM 'interpolated')""",
+            [run_key, source]).fetchall()
     finally:
-        conn.unregister("_edgetui_anchors")
-    st.interpolated = n
-
-
-def _interpolate_sql(conn, join: str, where: str, args: list) -> int:
-    """Piecewise-linear t between the registered ``_edgetui_anchors`` (pos, t), flat outside; returns
-    the number of events whose time changed (a re-alignment rewrites only those). ``args``: the
-    parameters of ``where``, the run key first (the UPDATE's own scan is filtered by it too)."""
-    n = conn.execute(
-        f"""UPDATE events SET t = x.t_new, t_source = 'interpolated' FROM (
-              SELECT q.event_id,
-                     CASE WHEN q.p0 IS NULL THEN q.t1 WHEN q.p1 IS NULL OR q.p1 = q.p0 THEN q.t0
-                          ELSE q.t0 + (q.t1 - q.t0) * (q.pos - q.p0) / (q.p1 - q.p0) END AS t_new
-              FROM (SELECT w.*, b.pos AS p1, b.t AS t1
-                    FROM (SELECT v.event_id, v.pos, a.pos AS p0, a.t AS t0
-                          FROM (SELECT e.event_id, p.pos FROM events e {join}
-                                WHERE {where} AND (e.t_source IS NULL OR e.t_source NOT IN ('recorded', 'observed'))) v
-                          ASOF LEFT JOIN _edgetui_anchors a ON v.pos >= a.pos) w
-                    ASOF LEFT JOIN _edgetui_anchors b ON w.pos <= b.pos) q) x
-            WHERE events.run_key = ? AND events.event_id = x.event_id AND x.t_new IS NOT NULL
-              AND (events.t IS DISTINCT FROM x.t_new OR events.t_source IS DISTINCT FROM 'interpolated')""",
-        [*args, args[0]]).fetchall()
+        conn.unregister("_edgetui_line_t")
     return int(n[0][0]) if n and n[0] and n[0][0] is not None else 0
 
 
