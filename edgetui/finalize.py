@@ -46,7 +46,7 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
                  subs: list[SubmissionRecord], transcript_source: Optional[str],
                  fallback_end: Optional[float] = None, live_end: Optional[float] = None,
                  align: bool = True, aggregates: bool = True, judge_best: Optional[str] = None,
-                 log_end: object = _UNKNOWN) -> None:
+                 log_end: object = _UNKNOWN, submissions_kept: bool = False) -> None:
     """Submissions + best-so-far, time alignment and the run's aggregate columns (``fallback_end`` /
     ``live_end``: see :func:`edgetui.align.align_run`). ``align=False`` skips the time alignment (a
     live run already aligned whose new events all carry a time: re-aligning would change nothing).
@@ -58,7 +58,10 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     under the task's real policy), used like final_result.json's ``best_round`` to check an
     assumed policy while the run goes on (final_result.json wins once written). ``log_end``: the
     latest ``t`` of the run's ``run_agent.log`` events (epoch UTC, or None without any), when the
-    caller knows it (else it is looked up)."""
+    caller knows it (else it is looked up). ``submissions_kept``: the caller knows the run's
+    submission rows are already what this call would write (the offline ingest of a run whose
+    transcript is all that changed: the rows depend on the submission folders, the non-transcript
+    events, the run's info and the task only); they are then not compared nor rewritten."""
     from replay.selection import best_as_known, entry_from_submission, is_score_task
 
     conn = rec.conn
@@ -126,7 +129,8 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         d["best_pass_rate"] = stp.best_pass_rate if stp else None
         rows.append(d)
     score_0_100 = {d["round"]: d.get("score_0_100") for d in rows}  # (as written to submissions)
-    rec.replace_submissions(run_key, rows)
+    if not submissions_kept:
+        rec.replace_submissions(run_key, rows)
     if aggregates and transcript_source is not None:  # (only transcript events carry a message id)
         _apply_usage_updates(conn, run_key)
     if align:

@@ -744,9 +744,10 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
                progress: Optional[ProgressFn] = None, files_unchanged: bool = False) -> Optional[str]:
     """Record one SForge task directory (one run): every file of sforge-format.md §2–§5.
     ``files_unchanged``: the caller knows that nothing but the transcript changed since the run was
-    recorded (its tree signature, :func:`_only_transcript_changed`): the whole-file events (JSON
-    files, submission folders), which depend on those files only, are kept as recorded instead of
-    being re-read and compared; the transcript, the submissions and the aggregates are done as always."""
+    recorded (its tree signature, :func:`edgetui.changed._only_transcript_changed`): what depends
+    on those files only is kept as recorded instead of being re-read and compared (the whole-file
+    events of the JSON files and submission folders, the two logs' events, the submission rows);
+    the transcript, the alignment and the aggregates are done as always."""
     from .parsers import sforge_dir as sd
 
     task_dir = Path(loc.task_dir)
@@ -790,8 +791,8 @@ def _ingest_run_files(rec: Recorder, key: str, info: RunInfo, loc, tasks: dict, 
             _size(task_dir / n) for n in ("run_agent.log", "auto_eval_ticks.log")) <= BATCH_BYTES) else None
         rec.hold = held
         try:
-            for name, cls in (("run_agent.log", sd.RunAgentLogParser),
-                              ("auto_eval_ticks.log", sd.AutoEvalTicksParser)):
+            for name, cls in (() if files_unchanged and rec.fresh_run != key else (  # (as recorded: see ingest_run)
+                    ("run_agent.log", sd.RunAgentLogParser), ("auto_eval_ticks.log", sd.AutoEvalTicksParser))):
                 f = task_dir / name
                 if _regular_or_note(f, report):
                     report.events_offered += ingest_lines(
@@ -835,7 +836,8 @@ def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, ta
         rec.replace_file_events(key, file_events, line_sources=LINE_SOURCES, held=held)
         report.events_offered += len(file_events)
     _fill_model_agent(rec, key, info)
-    finalize_run(rec, key, info, task, subs, "agent_output.txt" if fmt else None, log_end=last_log_t)
+    finalize_run(rec, key, info, task, subs, "agent_output.txt" if fmt else None, log_end=last_log_t,
+                 submissions_kept=keep_files)
     if fmt:
         _say_no_turns(rec, key, transcript, report)
 
