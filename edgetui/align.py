@@ -174,7 +174,8 @@ def _align_lines(conn, run_key, source, started_at, ended_at, fallback_end, st: 
     if subs:
         call_pos = dict(conn.execute(
             f"SELECT e.tool_use_id, min(p.pos) FROM events e {join} WHERE {where} AND e.kind = 'tool_call' "
-            "AND e.tool_use_id IS NOT NULL AND e.data->>'$.sforge_submit' IN ('true', 'True', '1') "
+            "AND e.tool_use_id IS NOT NULL AND e.data LIKE '%\"sforge_submit\"%' "  # (a prefilter: no JSON parse)
+            "AND e.data->>'$.sforge_submit' IN ('true', 'True', '1') "
             "GROUP BY e.tool_use_id", args).fetchall())
         results = conn.execute(  # (a line with a recorded time is an anchor already)
             f"SELECT e.tool_use_id, e.round, p.pos, p.anchor_t IS NOT NULL "

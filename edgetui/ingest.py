@@ -827,7 +827,7 @@ def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, ta
     else:
         last_log_t = rec.conn.execute(
             "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [key]).fetchall()[0][0]
-    subs = sd.read_submissions(task_dir)
+    subs = sd.read_submissions(task_dir, tests=not keep_files)  # (kept submission rows: their tests too)
     for s in subs:
         if s.error and s.status == "bad_report":
             report.messages.append(s.error)
