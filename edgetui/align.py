@@ -80,6 +80,7 @@ def align_run(
     ended_at: Optional[float] = None,
     fallback_end: Optional[float] = None,
     live_end: Optional[float] = None,
+    submissions: dict | None = None,
 ) -> AlignStats:
     """Assign interpolated ``t`` to the run's events that have none (or an interpolated one).
 
@@ -90,10 +91,14 @@ def align_run(
     transcript's last write, for a run still going on) anchors its last line when
     no run end is known: lines that were already there when the supervisor first
     saw the file spread up to it instead of piling up at the segment start.
+    ``submissions``: the run's submission rows as ``{round: (submitted_at, seen_at, graded_at,
+    runtime_s)}`` when the caller has them (the offline ingest: a new run's rows are inserted at
+    its transaction's commit), else they are read from the ``submissions`` table.
     """
     st = AlignStats()
     if transcript_source:
-        _align_transcript(conn, run_key, transcript_source, started_at, ended_at, fallback_end, st, live_end)
+        _align_transcript(conn, run_key, transcript_source, started_at, ended_at, fallback_end, st, live_end,
+                          submissions)
     _fill_other_sources(conn, run_key, transcript_source, started_at, st)
     return st
 
@@ -102,7 +107,7 @@ _RECORDED = "e.t_source IN ('recorded', 'observed') AND e.t IS NOT NULL"
 
 
 def _align_transcript(conn, run_key, source, started_at, ended_at, fallback_end, st: AlignStats,
-                      live_end: Optional[float] = None) -> None:
+                      live_end: Optional[float] = None, submissions: dict | None = None) -> None:
     """Anchors in Python (few, plus one per line with a recorded time), line positions and the
     interpolation in DuckDB: memory stays bounded whatever the transcript's size."""
     # one row per line: position = line index (rank of the line's byte offset), the line's first
@@ -122,13 +127,14 @@ def _align_transcript(conn, run_key, source, started_at, ended_at, fallback_end,
     n_ev = int(pc.sum(lines.column("n")).as_py())
     conn.register("_edgetui_pos", lines)
     try:
-        _align_lines(conn, run_key, source, started_at, ended_at, fallback_end, st, live_end, n_ev, lines)
+        _align_lines(conn, run_key, source, started_at, ended_at, fallback_end, st, live_end, n_ev, lines,
+                     submissions)
     finally:
         conn.unregister("_edgetui_pos")
 
 
 def _align_lines(conn, run_key, source, started_at, ended_at, fallback_end, st: AlignStats,
-                 live_end: Optional[float], n_ev: int, lines: pa.Table) -> None:
+                 live_end: Optional[float], n_ev: int, lines: pa.Table, submissions: dict | None = None) -> None:
     """``lines``: the registered ``_edgetui_pos`` table (offset, pos, n, anchor_t, init), ordered by pos."""
     import pyarrow.compute as pc
 
@@ -164,7 +170,7 @@ def _align_lines(conn, run_key, source, started_at, ended_at, fallback_end, st: 
     if not init_pos and seg_starts:
         anchors.append((0, seg_starts[0]))
     # submissions: the sforge-submit call and its result
-    subs = {
+    subs = submissions if submissions is not None else {
         r[0]: r[1:]
         for r in conn.execute(
             "SELECT round, submitted_at, seen_at, graded_at, runtime_s FROM submissions WHERE run_key = ?",
@@ -276,7 +282,7 @@ def _fill_other_sources(conn, run_key, transcript_source, started_at, st: AlignS
         st.interpolated += len(ids)
 
 
-def _write_times(conn, ids: list[str], ts: list[Optional[float]], run_key: Optional[str] = None) -> None:
+def _write_times(conn, ids: list[str], ts: list[Optional[float]], run_key: str | None = None) -> None:
     """``t`` of the events ``ids`` (of ``run_key`` when given: the UPDATE's scan then skips the other
     runs' rows instead of joining them), ``t_source`` 'interpolated'."""
     tbl = pa.table({"event_id": pa.array(ids, pa.string()), "t": pa.array(ts, pa.float64())})

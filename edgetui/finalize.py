@@ -135,7 +135,9 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         _apply_usage_updates(conn, run_key)
     if align:
         align_run(conn, run_key, transcript_source, started_at=info.started_at, ended_at=info.ended_at,
-                  fallback_end=fallback_end, live_end=live_end)
+                  fallback_end=fallback_end, live_end=live_end,
+                  submissions={d["round"]: (d["submitted_at"], d["seen_at"], d["graded_at"], d["runtime_s"])
+                               for d in rows})  # (what replace_submissions wrote or kept)
     if game_t:
         _place_game_events(conn, run_key, game_t, info.started_at)
 

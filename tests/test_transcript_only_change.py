@@ -133,3 +133,28 @@ def test_a_tree_cursor_without_the_transcript_entry_means_a_full_reread(tmp_path
     spy.clear()
     _ingest(db, tmp_path / "runs", TASKS)
     assert dst.parent.resolve() in {p.resolve() for p in spy}
+
+
+@pytest.mark.parametrize("src,tasks", [(SAMPLES, TASKS), (GENUINE, GENUINE_TASKS)], ids=["samples", "genuine"])
+def test_new_runs_submissions_deferred_to_the_commit_record_the_same(tmp_path, monkeypatch, src, tasks):
+    """A new run's submission rows are inserted at its transaction's commit and the alignment gets
+    them from finalize; with both turned off (rows inserted at once, the alignment reading the
+    table) the same rows are recorded."""
+    import edgetui.finalize as fin
+    from edgetui.recorder import Recorder
+
+    shutil.copytree(src, tmp_path / "runs")
+    _ingest(tmp_path / "a.duckdb", tmp_path / "runs", tasks)
+    real_align = fin.align_run
+
+    def align_reading_the_table(*a, submissions=None, **k):
+        return real_align(*a, **k)
+
+    monkeypatch.setattr(Recorder, "defer_new_submissions", False)
+    monkeypatch.setattr(fin, "align_run", align_reading_the_table)
+    _ingest(tmp_path / "b.duckdb", tmp_path / "runs", tasks)
+    ra, rb = _rows(tmp_path / "a.duckdb"), _rows(tmp_path / "b.duckdb")
+    assert ra["submissions"] and ra["test_results"]
+    assert any(r[4] == "interpolated" for r in ra["events"])  # (t_source: the alignment ran)
+    for t in ra:
+        assert ra[t] == rb[t], t
