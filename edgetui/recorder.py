@@ -81,6 +81,7 @@ class Recorder:
         self._pending_cursors: dict[tuple[str, str], list] = {}
         #: a new run's submission and test-result rows (batch_mode), inserted with the transaction's
         #: other runs' at its commit: (column names, rows as dicts) and rows as lists
+        self._known_runs: set[str] | None = None  # batch_mode: the runs rows' keys, read once
         self._pending_subs: list[tuple[tuple, list[dict]]] = []
         self._pending_tests: list[list] = []
         #: while a list: :meth:`commit_batch` of :attr:`fresh_run`'s events appends ``(table, ignore)``
@@ -116,6 +117,7 @@ class Recorder:
             self._pending_cursors.clear()
             self._pending_subs.clear()
             self._pending_tests.clear()
+            self._known_runs = None
             self._tasks.clear()
             try:
                 self.conn.execute("ROLLBACK")
@@ -371,7 +373,12 @@ class Recorder:
         Returns whether the run had a row already."""
         cfg = _dumps(self.scrubber.scrub_obj(info.config)) if info.config is not None else None
         fin = _dumps(self.scrubber.scrub_obj(info.final)) if info.final is not None else None
-        exists = self.conn.execute("SELECT 1 FROM runs WHERE run_key = ?", [run_key]).fetchall()
+        if self.batch_mode:  # the only writer: the keys read once instead of one lookup per run
+            if self._known_runs is None:
+                self._known_runs = {r[0] for r in self.conn.execute("SELECT run_key FROM runs").fetchall()}
+            exists = run_key in self._known_runs
+        else:
+            exists = bool(self.conn.execute("SELECT 1 FROM runs WHERE run_key = ?", [run_key]).fetchall())
         vals = dict(
             host=info.host, run_id=info.run_id, task_id=info.task_id, run_dir=info.run_dir,
             layout=info.layout, agent=info.agent, model=info.model, agent_format=info.agent_format,
@@ -391,7 +398,9 @@ class Recorder:
             cols = ", ".join(["run_key", *vals])
             qs = ", ".join("?" for _ in range(len(vals) + 1))
             self.conn.execute(f"INSERT INTO runs ({cols}) VALUES ({qs})", [run_key, *vals.values()])
-        return bool(exists)
+            if self._known_runs is not None:
+                self._known_runs.add(run_key)
+        return exists
 
     def update_run(self, run_key: str, **vals: Any) -> None:
         if not vals:
