@@ -273,6 +273,10 @@ def sanitize(obj: Any) -> Any:
 
 
 def _finite(v: Any) -> Optional[float]:
+    if type(v) is float:  # (the common case first: ~100,000 calls for 60 runs' report.json tests)
+        return v if math.isfinite(v) else None
+    if v is None:
+        return None
     return finite_or_none(v)[0] if not isinstance(v, bool) else None
 
 
@@ -640,10 +644,10 @@ def _evolve_seen(task_dir: Path) -> dict[str, float]:
 
 
 def _test(item: dict[str, Any], origin: str) -> TestResult:
-    msg = item.get("message")
+    name, status, msg = item.get("name"), item.get("status"), item.get("message")
     return TestResult(
-        name=str(item.get("name", "") if item.get("name") is not None else ""),
-        status=str(item.get("status", "") if item.get("status") is not None else ""),
+        name="" if name is None else str(name),
+        status="" if status is None else str(status),
         message=None if msg is None else str(msg),
         score=_finite(item.get("score")),
         weight=_finite(item.get("weight")),
