@@ -22,11 +22,13 @@ def test_line_times_equal_duckdbs_asof_interpolation():
     rng = random.Random(15)
     c = duckdb.connect()
     for trial in range(60):
-        n_lines = rng.choice([1, 2, 7, 300, 5000])
+        n_lines = rng.choice([1, 2, 7, 300, 5000, 70000])  # (70,000: more than one slice)
         raw = [(rng.randrange(n_lines), rng.uniform(1.7e9, 1.7e9 + 86400)) for _ in range(rng.randint(1, 12))]
+        if trial % 7 == 0:  # anchors outside the lines (as the SQL allowed)
+            raw.append((rng.choice([-1, n_lines, n_lines + 3]), rng.uniform(1.7e9, 1.7e9 + 86400)))
         kept, _ = _monotone(raw)
         pos = np.arange(n_lines, dtype=np.int64)
-        got = line_times(pos, kept)
+        got = line_times(n_lines, kept).to_numpy()
         v = pa.table({"pos": pa.array(pos, pa.int64())})
         anchors = pa.table({"pos": pa.array([a[0] for a in kept], pa.int64()),
                             "t": pa.array([a[1] for a in kept], pa.float64())})
@@ -38,6 +40,8 @@ def test_line_times_equal_duckdbs_asof_interpolation():
         assert got.tolist() == want, (trial, kept)
         # anchors' own lines carry the anchor's time; before the first / after the last: flat
         for p, t in kept:
-            assert got[p] == t
-        assert got[0] == kept[0][1] or kept[0][0] == 0
-        assert got[-1] == kept[-1][1] or kept[-1][0] == n_lines - 1
+            assert not 0 <= p < n_lines or got[p] == t
+        if kept[0][0] >= 0:  # before the first anchor: its time
+            assert (got[:kept[0][0] + 1] == kept[0][1]).all()
+        if kept[-1][0] < n_lines:  # after the last: its time
+            assert (got[kept[-1][0]:] == kept[-1][1]).all()
