@@ -824,7 +824,10 @@ def _read_folder(entry: Path, kind: str, n: Optional[int], tests: bool = True) -
         if kind == "game":
             _read_game_folder(entry, rec)
         else:
-            _read_report_folder(entry, rec, tests)
+            if tests:
+                _read_report_folder(entry, rec)
+            else:
+                _read_report_folder(entry, rec, tests=False)
     except Exception as e:  # noqa: BLE001 - last resort: one bad folder must not stop the run
         rec.status = "bad_report"
         rec.error = one_line(f"submissions/{entry.name}: {type(e).__name__}: {e}", 240)
