@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import resource
 import subprocess
 import sys
 import tempfile
@@ -56,8 +55,8 @@ def build(path: Path, mb: int) -> int:
             tag = f"r{rep}x".encode()
             chunk = bytearray()
             for line in src_lines:
-                line = ID_RE.sub(lambda m: b'"' + m.group(1) + tag + m.group(2) + b'"', line)
-                line = UUID_RE.sub(lambda m: b'"' + m.group(1) + b"-" + m.group(2) + b"-" + m.group(3) + b"-"
+                line = ID_RE.sub(lambda m, tag=tag: b'"' + m.group(1) + tag + m.group(2) + b'"', line)
+                line = UUID_RE.sub(lambda m, rep=rep: b'"' + m.group(1) + b"-" + m.group(2) + b"-" + m.group(3) + b"-"
                                    + m.group(4) + b"-" + (b"%012x" % (rep % (1 << 48))) + b'"', line)
                 chunk += line + b"\n"
             out.write(chunk)
@@ -228,7 +227,8 @@ def main() -> None:
     parent = peak_by_pid.get(proc.pid, 0.0)
     child = max([v for k, v in peak_by_pid.items() if k != proc.pid], default=0.0)
     events = duckdb.connect(str(db), read_only=True).execute("SELECT count(*) FROM events").fetchone()[0]
-    print(f"edgetui ingest: {events} events, {el:.2f} s, {mb / el:.1f} MB/s")
+    print(f"edgetui ingest: {events} events, {el:.2f} s, {mb / el:.1f} MB/s "
+          f"(load {'/'.join(f'{x:.1f}' for x in os.getloadavg())})")
     print(f"memory: peak of the processes' total RSS {peak_total:.0f} MB (sampled every 10 ms); per-process peaks: "
           f"inserting {parent:.0f} MB, parsing {child:.0f} MB (their sum, an upper bound: {parent + child:.0f} MB)")
     for label, sec in base.items():

@@ -42,7 +42,6 @@ import argparse
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -154,6 +153,12 @@ def timed(fn):
     return time.perf_counter() - t0, out
 
 
+def load() -> str:
+    """The machine's load averages (1, 5, 15 min), printed beside every figure: the ratios hold
+    only for what ran at the same time."""
+    return "load " + "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def verdict(ok: bool) -> str:
     return "met" if ok else "NOT met"
 
@@ -181,7 +186,7 @@ def main() -> None:
         scan_before, _ = timed(lambda: sforge_scan(root, tasks))  # the first ingest's paired reference
         t_first, rep = timed(lambda: edgetui_ingest(db, root, tasks))
         print(f"edgetui first ingest, without transcripts: {t_first:.2f} s ({len(rep.runs)} runs, "
-              f"{1000 * t_first / max(1, len(rep.runs)):.0f} ms a run, {len(rep.failed)} failed)")
+              f"{1000 * t_first / max(1, len(rep.runs)):.0f} ms a run, {len(rep.failed)} failed; {load()})")
         for src, dst in held:
             os.link(src, dst)
         files = [d for _, d in held]
@@ -190,7 +195,7 @@ def main() -> None:
         duckdb_store(work, files)  # warm
         t_duck, _ = timed(lambda: duckdb_store(work, files))
         print(f"edgetui ingest of the {len(files)} transcripts linked in ({mb:.1f} MB): {t_tr:.2f} s "
-              f"({mb / t_tr:.1f} MB/s); DuckDB storing the same files: {t_duck:.2f} s ({mb / t_duck:.1f} MB/s)")
+              f"({mb / t_tr:.1f} MB/s); DuckDB storing the same files: {t_duck:.2f} s ({mb / t_duck:.1f} MB/s; {load()})")
 
         scans, reins = [], []
         for _ in range(a.repeat):
@@ -200,11 +205,12 @@ def main() -> None:
             reins.append(r)
         scan, rein = statistics.median(scans), statistics.median(reins)
         print(f"sforge scanner (list_runs(include_submissions=True)): {n} submissions, median {scan:.2f} s "
-              f"(runs: {', '.join(f'{x:.2f}' for x in scans)})")
+              f"(runs: {', '.join(f'{x:.2f}' for x in scans)}; {load()})")
         print(f"edgetui re-ingest, nothing changed: median {rein:.2f} s (runs: {', '.join(f'{x:.2f}' for x in reins)})")
         if a.full:
             t_full, _ = timed(lambda: edgetui_ingest(db, root, tasks, full=True))
-            print(f"edgetui re-ingest --full (every run re-read): {t_full:.2f} s ({t_full / scan:.1f}x the scanner)")
+            print(f"edgetui re-ingest --full (every run re-read): {t_full:.2f} s ({t_full / scan:.1f}x the scanner; "
+                  f"{load()})")
         scan_first = (scan_before + scans[0]) / 2  # the scan just before it and the first one after part (b)
         r_re, r_first, r_tr = rein / scan, t_first / scan_first, t_tr / t_duck
         print(f"ratio re-ingest nothing changed / scanner: {r_re:.2f}x (target <= 2x: {verdict(r_re <= 2)})")

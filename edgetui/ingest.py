@@ -20,6 +20,7 @@ from .events import Event
 from .parsers.base import file_generation, iter_lines, open_regular, read_regular
 from .records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
 from .parse_worker import TAIL_SUB, _err_line, _tail_events, child_parse, fewer_collections, line_events
+from .changed import _changed_runs, _signature_salt  # noqa: F401  (_signature_salt: live/dormant.py)
 from .recorder import Recorder
 
 BATCH_EVENTS = int(os.environ.get("EDGETUI_BATCH_EVENTS", 20000))  # events per committed batch (at most)
@@ -423,7 +424,7 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
                 unforget_run(rec.conn, key)
             kept.append((kind, obj))
         jobs = kept
-    jobs, sigs = _changed_runs(rec, jobs, tasks, is_sample, report, full)
+    jobs, sigs, only_transcript = _changed_runs(rec, jobs, tasks, is_sample, report, full)
     if on_total:
         total = 0
         for kind, obj in jobs:
@@ -435,14 +436,18 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
     def record_run(loc, plain: bool = True) -> Optional[str]:
         rec.plain_new_sources = plain
         try:
-            key = ingest_run(rec, loc, tasks, report, is_sample=is_sample, progress=progress)
+            key = ingest_run(rec, loc, tasks, report, is_sample=is_sample, progress=progress,
+                             files_unchanged=loc.run_key in only_transcript)
         finally:
             rec.plain_new_sources = True
-        sig = sigs.get(loc.run_key)
-        if key and sig is not None:  # taken before the run was read: a change meanwhile is seen next time
+        got = sigs.get(loc.run_key)
+        if key and got is not None:  # taken before the run was read: a change meanwhile is seen next time
             from .hosts.signature import TREE_SOURCE
 
-            rec.set_cursor(key, TREE_SOURCE, **sig.cursor(str(loc.task_dir)))
+            sig, entry = got
+            cur = sig.cursor(str(loc.task_dir))
+            cur["state"] = {"transcript": entry}
+            rec.set_cursor(key, TREE_SOURCE, **cur)
         return key
 
     def one(kind: str, obj) -> None:
@@ -511,46 +516,6 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
 
 #: runs with small transcripts recorded in one transaction (a commit syncs the WAL: ~3-12 ms here)
 GROUP_RUNS = 32
-
-
-def _signature_salt(tasks: dict, task_id: str, is_sample: bool) -> str:
-    """What a run's recorded result depends on besides its files: this edgetui's version and schema,
-    the task's settings from the tasks dir, the sample flag."""
-    from . import __version__
-    from .schema import SCHEMA_VERSION
-
-    t = tasks.get(task_id)
-    return f"{__version__}|{SCHEMA_VERSION}|{int(is_sample)}|{t.model_dump_json() if t is not None else ''}"
-
-
-def _changed_runs(rec: Recorder, jobs: list, tasks: dict, is_sample: bool, report: IngestReport,
-                  full: bool) -> tuple[list, dict]:
-    """The jobs to do: every run job whose tree signature differs from the recorded one (or with
-    ``full``, every job), and the signatures taken (run key -> TreeSignature) to record after each
-    run's ingest. Unchanged runs are counted in ``report.unchanged`` and listed in ``report.runs``."""
-    from .hosts.local import LocalHost
-    from .hosts.signature import TREE_SOURCE, tree_signature
-
-    stored = {} if full else {k: (g, st) for k, g, st in rec.conn.execute(
-        "SELECT c.run_key, c.generation, r.status FROM source_cursors c JOIN runs r USING (run_key) "
-        "WHERE c.source = ?", [TREE_SOURCE]).fetchall()}
-    local = LocalHost()
-    kept, sigs = [], {}
-    for kind, obj in jobs:
-        if kind != "run":
-            kept.append((kind, obj))
-            continue
-        key = obj.run_key
-        sig = tree_signature(local, str(obj.task_dir), _signature_salt(tasks, obj.task_id, is_sample))
-        old = stored.get(key)
-        if sig is not None and old is not None and old[0] == sig.digest and old[1] != "running":
-            report.unchanged += 1
-            report.runs.append(key)
-            continue
-        if sig is not None:
-            sigs[key] = sig
-        kept.append((kind, obj))
-    return kept, sigs
 
 
 def _is_interrupt(e: BaseException) -> bool:
@@ -776,8 +741,13 @@ def raw_secrets(task_dir: Path) -> set[str]:
 
 
 def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_sample: bool = False,
-               progress: Optional[ProgressFn] = None) -> Optional[str]:
-    """Record one SForge task directory (one run): every file of sforge-format.md §2–§5."""
+               progress: Optional[ProgressFn] = None, files_unchanged: bool = False) -> Optional[str]:
+    """Record one SForge task directory (one run): every file of sforge-format.md §2–§5.
+    ``files_unchanged``: the caller knows that nothing but the transcript changed since the run was
+    recorded (its tree signature, :func:`edgetui.changed._only_transcript_changed`): what depends
+    on those files only is kept as recorded instead of being re-read and compared (the whole-file
+    events of the JSON files and submission folders, the two logs' events, the submission rows);
+    the transcript, the alignment and the aggregates are done as always."""
     from .parsers import sforge_dir as sd
 
     task_dir = Path(loc.task_dir)
@@ -797,14 +767,16 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
     # with more than a batch left to read is committed batch by batch on its own (memory bounded, resumable)
     big = bool(fmt) and _size(transcript) > BATCH_BYTES
     try:
-        _ingest_run_files(rec, key, info, loc, tasks, task_dir, transcript, fmt, big, report, progress)
+        _ingest_run_files(rec, key, info, loc, tasks, task_dir, transcript, fmt, big, report, progress,
+                          files_unchanged)
     finally:
         rec.fresh_run = None
     return key
 
 
 def _ingest_run_files(rec: Recorder, key: str, info: RunInfo, loc, tasks: dict, task_dir: Path, transcript: Path,
-                      fmt: Optional[str], big: bool, report: IngestReport, progress: Optional[ProgressFn]) -> None:
+                      fmt: Optional[str], big: bool, report: IngestReport, progress: Optional[ProgressFn],
+                      files_unchanged: bool = False) -> None:
     from .hosts.signature import TREE_SOURCE
     from .parsers import sforge_dir as sd
 
@@ -819,8 +791,8 @@ def _ingest_run_files(rec: Recorder, key: str, info: RunInfo, loc, tasks: dict, 
             _size(task_dir / n) for n in ("run_agent.log", "auto_eval_ticks.log")) <= BATCH_BYTES) else None
         rec.hold = held
         try:
-            for name, cls in (("run_agent.log", sd.RunAgentLogParser),
-                              ("auto_eval_ticks.log", sd.AutoEvalTicksParser)):
+            for name, cls in (() if files_unchanged and rec.fresh_run != key else (  # (as recorded: see ingest_run)
+                    ("run_agent.log", sd.RunAgentLogParser), ("auto_eval_ticks.log", sd.AutoEvalTicksParser))):
                 f = task_dir / name
                 if _regular_or_note(f, report):
                     report.events_offered += ingest_lines(
@@ -829,18 +801,21 @@ def _ingest_run_files(rec: Recorder, key: str, info: RunInfo, loc, tasks: dict, 
             rec.hold = None
         if fmt and not big:
             _ingest_run_transcript(rec, key, transcript, fmt, info, report, progress)
+        # (a run never recorded has nothing kept: files_unchanged is for recorded runs only)
+        keep_files = files_unchanged and rec.fresh_run != key
         if not big:
-            _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report, held or ())
+            _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report, held or (), keep_files)
     if big:
         _ingest_run_transcript(rec, key, transcript, fmt, info, report, progress)
         with rec.transaction():
-            _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report)
+            _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report, (), keep_files)
 
 
 def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, task_dir: Path, fmt: Optional[str],
-                      transcript: Path, report: IngestReport, held: Sequence = ()) -> None:
+                      transcript: Path, report: IngestReport, held: Sequence = (), keep_files: bool = False) -> None:
     """A run's whole-file sources (submissions and JSON files), then its aggregates (finalize_run).
-    ``held``: the run's log events not inserted yet (``Recorder.hold``: a run never recorded)."""
+    ``held``: the run's log events not inserted yet (``Recorder.hold``: a run never recorded).
+    ``keep_files``: those files are as recorded (see :func:`ingest_run`): their events are kept."""
     from .parsers import sforge_dir as sd
 
     if held:
@@ -852,15 +827,17 @@ def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, ta
     else:
         last_log_t = rec.conn.execute(
             "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [key]).fetchall()[0][0]
-    subs = sd.read_submissions(task_dir)
+    subs = sd.read_submissions(task_dir, tests=not keep_files)  # (kept submission rows: their tests too)
     for s in subs:
         if s.error and s.status == "bad_report":
             report.messages.append(s.error)
-    file_events = whole_file_events(task_dir, subs, info, last_log_t)
-    rec.replace_file_events(key, file_events, line_sources=LINE_SOURCES, held=held)
-    report.events_offered += len(file_events)
+    if not keep_files:
+        file_events = whole_file_events(task_dir, subs, info, last_log_t)
+        rec.replace_file_events(key, file_events, line_sources=LINE_SOURCES, held=held)
+        report.events_offered += len(file_events)
     _fill_model_agent(rec, key, info)
-    finalize_run(rec, key, info, task, subs, "agent_output.txt" if fmt else None, log_end=last_log_t)
+    finalize_run(rec, key, info, task, subs, "agent_output.txt" if fmt else None, log_end=last_log_t,
+                 submissions_kept=keep_files)
     if fmt:
         _say_no_turns(rec, key, transcript, report)
 

@@ -53,6 +53,10 @@ class Recorder:
     :func:`edgetui.db.open_db`); the schema is migrated on construction.
     """
 
+    #: a new run's submission rows wait for the transaction's commit (batch_mode; tests turn it off
+    #: to compare with rows inserted at once)
+    defer_new_submissions = True
+
     def __init__(self, conn: duckdb.DuckDBPyConnection):
         self.conn = conn
         self._no_cursor: set[tuple[str, str]] = set()  # (run key, source) get_cursor found no row for
@@ -75,6 +79,11 @@ class Recorder:
         #: * task rows are read once (task_for).
         self.batch_mode = False
         self._pending_cursors: dict[tuple[str, str], list] = {}
+        #: a new run's submission and test-result rows (batch_mode), inserted with the transaction's
+        #: other runs' at its commit: (column names, rows as dicts) and rows as lists
+        self._known_runs: set[str] | None = None  # batch_mode: the runs rows' keys, read once
+        self._pending_subs: list[tuple[tuple, list[dict]]] = []
+        self._pending_tests: list[list] = []
         #: while a list: :meth:`commit_batch` of :attr:`fresh_run`'s events appends ``(table, ignore)``
         #: here instead of inserting, and :meth:`replace_file_events` inserts them with the run's file
         #: events in one statement (set by the offline ingest around a new run's small log files)
@@ -101,10 +110,14 @@ class Recorder:
         self._depth = 1
         try:
             yield
+            self._flush_submissions()
             self._flush_cursors()
         except BaseException:
             self._depth = 0
             self._pending_cursors.clear()
+            self._pending_subs.clear()
+            self._pending_tests.clear()
+            self._known_runs = None
             self._tasks.clear()
             try:
                 self.conn.execute("ROLLBACK")
@@ -360,7 +373,12 @@ class Recorder:
         Returns whether the run had a row already."""
         cfg = _dumps(self.scrubber.scrub_obj(info.config)) if info.config is not None else None
         fin = _dumps(self.scrubber.scrub_obj(info.final)) if info.final is not None else None
-        exists = self.conn.execute("SELECT 1 FROM runs WHERE run_key = ?", [run_key]).fetchall()
+        if self.batch_mode:  # the only writer: the keys read once instead of one lookup per run
+            if self._known_runs is None:
+                self._known_runs = {r[0] for r in self.conn.execute("SELECT run_key FROM runs").fetchall()}
+            exists = run_key in self._known_runs
+        else:
+            exists = bool(self.conn.execute("SELECT 1 FROM runs WHERE run_key = ?", [run_key]).fetchall())
         vals = dict(
             host=info.host, run_id=info.run_id, task_id=info.task_id, run_dir=info.run_dir,
             layout=info.layout, agent=info.agent, model=info.model, agent_format=info.agent_format,
@@ -380,7 +398,9 @@ class Recorder:
             cols = ", ".join(["run_key", *vals])
             qs = ", ".join("?" for _ in range(len(vals) + 1))
             self.conn.execute(f"INSERT INTO runs ({cols}) VALUES ({qs})", [run_key, *vals.values()])
-        return bool(exists)
+            if self._known_runs is not None:
+                self._known_runs.add(run_key)
+        return exists
 
     def update_run(self, run_key: str, **vals: Any) -> None:
         if not vals:
@@ -417,6 +437,31 @@ class Recorder:
                     return
                 self.conn.execute("DELETE FROM test_results WHERE run_key = ?", [run_key])
                 self.conn.execute("DELETE FROM submissions WHERE run_key = ?", [run_key])
+            elif self.batch_mode and self.defer_new_submissions and self._depth > 1:
+                # a new run inside a transaction: its rows go in with the other runs' at the commit (two
+                # INSERTs per group instead of two per run; nothing reads a new run's submissions
+                # before: finalize hands them to the alignment)
+                if sub_rows:
+                    self._pending_subs.append((tuple(sub_rows[0].keys()), sub_rows))
+                self._pending_tests.extend(tests_rows)
+                return
+            self._insert_submission_rows(sub_rows, tests_rows)
+
+    def _flush_submissions(self) -> None:
+        """Insert the submission and test-result rows deferred in this transaction (batch_mode)."""
+        if not self._pending_subs and not self._pending_tests:
+            return
+        by_cols: dict[tuple, list[dict]] = {}
+        for cols, rows in self._pending_subs:
+            by_cols.setdefault(cols, []).extend(rows)
+        tests = self._pending_tests
+        self._pending_subs, self._pending_tests = [], []
+        groups = list(by_cols.values()) or [[]]
+        for i, rows in enumerate(groups):
+            self._insert_submission_rows(rows, tests if i == 0 else [])
+
+    def _insert_submission_rows(self, sub_rows: list[dict], tests_rows: list[list]) -> None:
+        if True:  # (one block with replace_submissions' before it was split)
             if sub_rows:
                 cols = list(sub_rows[0].keys())
                 tbl = pa.Table.from_pylist(sub_rows)
