@@ -110,18 +110,24 @@ def open_db(path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnect
     """Open (and migrate, when writable) the database at ``path``.
 
     Before anything is written the file passes cheap checks: its header against its size
-    (:func:`check_header`), then, opened read-only, a readable catalog with edgetui's schema
-    marker (the ``meta`` table). Raises :class:`DatabaseBusy` when another process holds the
+    (:func:`check_header`), then a readable catalog with edgetui's schema marker (the ``meta``
+    table), read on the connection itself before it migrates (a writable DuckDB connection writes
+    nothing until a statement does), or, when a WAL file lies beside it (which a writable open
+    would replay into the file), on a read-only open first. Raises :class:`DatabaseBusy` when another process holds the
     file, :class:`DatabaseDamaged` for a damaged file and ``ValueError`` for another
     application's DuckDB database (both left byte for byte as they were).
     """
     path = Path(path).expanduser()
+    checked_on_open = False  # the catalog checked on the writable connection itself (no second open)
     if path.exists() and path.stat().st_size > 0:
         why = check_header(path)
         if why:
             raise DatabaseDamaged(f"{path}: {why}")
         if not read_only:
-            _check_catalog(path)
+            if Path(str(path) + ".wal").exists():  # opened writable, DuckDB would replay it into the file
+                _check_catalog(path)
+            else:  # a writable open writes nothing until a statement does: one open, checked before migrate
+                checked_on_open = True
     if not read_only:
         path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -131,7 +137,16 @@ def open_db(path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnect
             raise DatabaseBusy(path, _holder_pid(e)) from None
         if "not a valid DuckDB database" in str(e) or "in-memory database in read-only" in str(e):
             raise ValueError(f"{path} is not an edgetui (DuckDB) database") from None
+        if checked_on_open:
+            raise DatabaseDamaged(f"{path}: damaged, cannot be opened ({' '.join(str(e).split())[:200]}); "
+                                  "it is left untouched") from None
         raise
+    if checked_on_open:
+        try:
+            _check_tables(path, conn)
+        except BaseException:
+            conn.close()
+            raise
     if read_only:
         if 0 < current_version(conn) < SCHEMA_VERSION or rewrite_pending(conn):
             # written by an earlier version: migrate (secrets re-scrubbed) before anything is read
@@ -163,13 +178,19 @@ def _check_catalog(path: Path) -> None:
         raise DatabaseDamaged(f"{path}: damaged, cannot be opened ({' '.join(str(e).split())[:200]}); "
                               "it is left untouched") from None
     try:
-        try:
-            tables = [r[0] for r in ro.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
-        except duckdb.Error as e:
-            raise DatabaseDamaged(f"{path}: damaged, its catalog cannot be read ({' '.join(str(e).split())[:200]}); "
-                                  "it is left untouched") from None
+        _check_tables(path, ro)
     finally:
         ro.close()
+
+
+def _check_tables(path: Path, conn: duckdb.DuckDBPyConnection) -> None:
+    """On an open connection to ``path`` (nothing written yet): its catalog readable and, when it
+    holds tables, edgetui's ``meta`` among them. Raises :class:`DatabaseDamaged` or ``ValueError``."""
+    try:
+        tables = [r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+    except duckdb.Error as e:
+        raise DatabaseDamaged(f"{path}: damaged, its catalog cannot be read ({' '.join(str(e).split())[:200]}); "
+                              "it is left untouched") from None
     if tables and "meta" not in tables:
         shown = ", ".join(sorted(tables)[:5]) + (" …" if len(tables) > 5 else "")
         raise ValueError(f"{path} is a DuckDB database of another application (tables {shown}; no edgetui "

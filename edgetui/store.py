@@ -49,6 +49,8 @@ __all__ = [
     "search_events",
     "submissions",
     "submission",
+    "chart_submissions",
+    "new_best_rounds",
     "test_results",
     "task",
     "tool_events",
@@ -520,12 +522,17 @@ CHART_SUBMISSION_COLUMNS = ("round", "kind", "n", "status", "t", "submitted_at",
 def chart_submissions(conn: duckdb.DuckDBPyConnection, run_key: str, max_rows: int = 1500,
                       buckets: int = 320) -> list[dict[str, Any]]:
     """A run's submissions for its score chart, in the order of :func:`submissions`, with only
-    :data:`CHART_SUBMISSION_COLUMNS`. A run with more than ``max_rows`` of them keeps every new best
-    (so the best-so-far line is whole) and, per kind (agent / auto) and per ``buckets``-th of the run's
-    submission span (by ``coalesce(t, submitted_at, graded_at, seen_at)``), the submissions with the lowest and
-    highest score, pass rate and rescaled score: the points a chart of at most a few hundred
-    columns can show. Marks drawn for the rest are the same; the raw scores' quartiles that fit
-    the y range are those of the rows kept."""
+    :data:`CHART_SUBMISSION_COLUMNS`. A run with more than ``max_rows`` of them keeps, per kind
+    (agent / auto) and per ``buckets``-th of the run's submission span (by
+    ``coalesce(t, submitted_at, graded_at, seen_at)``, epoch seconds), the submissions with the lowest
+    and highest score, pass rate and rescaled score, and of the new bests, per ``4 × buckets``-th of
+    that span (the best-so-far line's parts, :data:`edgetui.widgets.chart.LINE_COLUMNS_PER_CELL`), the
+    first, the last and the lowest and highest of each quantity: the points a chart of ``buckets``
+    columns can show (within a part the line's points lie on the vertical from its lowest to its
+    highest). So the rows returned are bounded by ``buckets``, not by the run's size; ``buckets``
+    should be at least the chart's canvas width. Marks drawn for the rest are the same; the raw scores'
+    quartiles that fit the y range are those of the rows kept. Every new best's round, for the
+    cursor's ``[`` / ``]``: :func:`new_best_rounds`."""
     cols = ", ".join(f'"{c}"' for c in CHART_SUBMISSION_COLUMNS)
     order = ("ORDER BY coalesce(t, submitted_at, graded_at, seen_at) ASC NULLS LAST, elapsed_s NULLS LAST, "
              "n NULLS LAST, round")
@@ -534,19 +541,36 @@ def chart_submissions(conn: duckdb.DuckDBPyConnection, run_key: str, max_rows: i
         if n <= max_rows:
             cur.execute(f"SELECT {cols} FROM submissions WHERE run_key = ? {order}", [run_key])
             return _rows(cur)
-        picks = ", ".join(f"arg_{d}(round, {q})" for q in ("score", "pass_rate", "score_0_100") for d in ("min", "max"))
-        cur.execute(f"""WITH s AS (SELECT kind, round, score, pass_rate, score_0_100,
+        qs = ("score", "pass_rate", "score_0_100")
+        picks = ", ".join(f"arg_{d}(round, {q})" for q in qs for d in ("min", "max"))
+        best_picks = ", ".join(["arg_min(round, _x)", "arg_max(round, _x)"]
+                               + [f"arg_{d}(round, {q})" for q in (*qs, "best_score", "best_pass_rate")
+                                  for d in ("min", "max")])
+        cur.execute(f"""WITH s AS (SELECT kind, round, score, pass_rate, score_0_100, best_score, best_pass_rate,
+                                          coalesce(is_new_best, FALSE) AS nb,
                                           coalesce(t, submitted_at, graded_at, seen_at) AS _x
                                    FROM submissions WHERE run_key = $rk),
                             r AS (SELECT min(_x) AS x0, greatest(max(_x) - min(_x), 1e-9) AS span FROM s),
                             p AS (SELECT unnest([{picks}]) AS round FROM s, r
-                                  GROUP BY s.kind = 'auto', least($nb - 1, floor((s._x - r.x0) / r.span * $nb)))
+                                  GROUP BY s.kind = 'auto', least($nb - 1, floor((s._x - r.x0) / r.span * $nb))),
+                            b AS (SELECT unnest([{best_picks}]) AS round FROM s, r WHERE s.nb
+                                  GROUP BY least(4 * $nb - 1, floor((s._x - r.x0) / r.span * 4 * $nb)))
                         SELECT {cols} FROM submissions
-                        WHERE run_key = $rk AND (coalesce(is_new_best, FALSE)
-                              OR coalesce(t, submitted_at, graded_at, seen_at) IS NULL
-                              OR round IN (SELECT round FROM p WHERE round IS NOT NULL))
+                        WHERE run_key = $rk AND (coalesce(t, submitted_at, graded_at, seen_at) IS NULL
+                              OR round IN (SELECT round FROM p WHERE round IS NOT NULL
+                                           UNION SELECT round FROM b WHERE round IS NOT NULL))
                         {order}""", {"rk": run_key, "nb": buckets})
         return _rows(cur)
+
+
+def new_best_rounds(conn: duckdb.DuckDBPyConnection, run_key: str) -> list[str]:
+    """The rounds of a run's new bests (``submissions.is_new_best``), in no particular order: the
+    replay cursor's ``[`` / ``]`` marks (:class:`replay.cursor.ReplayCursor` reads ``round`` and
+    ``is_new_best`` of its submissions). One short column; the chart's rows are
+    :func:`chart_submissions`."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT round FROM submissions WHERE run_key = ? AND is_new_best", [run_key])
+        return [r[0] for r in cur.fetchall()]
 
 
 def submission(conn: duckdb.DuckDBPyConnection, run_key: str, round: str) -> Optional[dict[str, Any]]:

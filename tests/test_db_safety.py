@@ -4,6 +4,7 @@ disks stop an ingest with a clear line and a non-zero status; no orphan outlives
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -56,10 +57,29 @@ def test_another_applications_duckdb_file_is_refused(tmp_path, capsys):
     assert main(["--db", str(other), "ingest", "-q", str(SAMPLE_RUN)]) == 2
     err = capsys.readouterr().err
     assert "another application" in err and "customers" in err and err.count("\n") == 1
-    assert other.read_bytes() == before
+    assert other.read_bytes() == before and not Path(str(other) + ".wal").exists()
     c = duckdb.connect(str(other), read_only=True)
     assert [r[0] for r in c.execute("SELECT table_name FROM duckdb_tables()").fetchall()] == ["customers"]
     c.close()
+
+
+def test_another_applications_file_with_a_wal_is_refused_untouched(tmp_path):
+    """A foreign file with a WAL beside it: the catalog is checked on a read-only open (a writable one
+    would replay the WAL into the file), so it is refused and neither file changes."""
+    other = tmp_path / "other.duckdb"
+    c = duckdb.connect(str(other))
+    c.execute("CREATE TABLE customers (id INTEGER)")
+    c.execute("CHECKPOINT")
+    c.execute("SET wal_autocheckpoint = '1GB'")
+    c.execute("INSERT INTO customers VALUES (1)")
+    wal = Path(str(other) + ".wal")
+    shutil.copy2(wal, tmp_path / "kept.wal")  # (the WAL as a crash left it: copied while it was open)
+    c.close()
+    shutil.copy2(tmp_path / "kept.wal", wal)
+    before, wal_before = other.read_bytes(), wal.read_bytes()
+    with pytest.raises(ValueError):  # (DatabaseDamaged is one: this WAL's checkpoint iteration is stale)
+        open_db(other)
+    assert other.read_bytes() == before and wal.read_bytes() == wal_before
 
 
 def _children(pid: int) -> list[int]:

@@ -143,17 +143,39 @@ def test_same_folds_on_a_real_transcript(tmp_path):
     assert folded > 0
 
 
-def test_chart_submissions_keep_every_new_best_and_the_extremes(tmp_path):
-    """Past ``max_rows`` the chart's submissions keep every new best (the best-so-far line is whole)
-    and each bucket's lowest and highest score: the same line and the same y extremes."""
+def test_chart_submissions_keep_each_parts_new_bests_and_the_extremes(tmp_path):
+    """Past ``max_rows`` the chart's submissions keep, of each of ``4 × buckets`` parts of the span, the
+    first, last, lowest and highest new best (the points the best-so-far line is drawn through) and
+    each bucket's lowest and highest score: the same line and the same y extremes. Every new best's
+    round is in :func:`store.new_best_rounds`."""
     db = tmp_path / "c.duckdb"
     rk = build_synthetic_run(db, 20000)
     conn = duckdb.connect(str(db), read_only=True)
     full = store.submissions(conn, rk)
-    few = store.chart_submissions(conn, rk, max_rows=100, buckets=40)
+    few = store.chart_submissions(conn, rk, max_rows=100, buckets=10)
+    marks = store.new_best_rounds(conn, rk)
     conn.close()
     assert len(full) > 100 and len(few) < len(full)
-    assert [s["round"] for s in few if s["is_new_best"]] == [s["round"] for s in full if s["is_new_best"]]
+    bests = [s for s in full if s["is_new_best"]]
+    assert sorted(marks) == sorted(s["round"] for s in bests)
+    kept = {s["round"] for s in few}
+    assert len([s for s in few if s["is_new_best"]]) < len(bests)  # (thinned: this run has more than 40 parts' worth)
+
+    def x(s):
+        return next(s[k] for k in ("t", "submitted_at", "graded_at", "seen_at") if s.get(k) is not None)
+
+    x0 = min(x(s) for s in full)
+    span = max(x(s) for s in full) - x0
+    parts: dict[int, list] = {}
+    for s in bests:
+        parts.setdefault(min(39, int((x(s) - x0) / span * 40)), []).append(s)
+    for group in parts.values():
+        ordered = sorted(group, key=x)
+        assert ordered[0]["round"] in kept and ordered[-1]["round"] in kept
+        for q in ("best_score", "best_pass_rate"):
+            vs = [s[q] for s in group if s[q] is not None]
+            if vs:
+                assert {s[q] for s in few if s["round"] in {g["round"] for g in group}} >= {min(vs), max(vs)}
     for kind in ("agent", "auto"):
         fs = [s["score"] for s in full if s["kind"] == kind]
         ks = [s["score"] for s in few if s["kind"] == kind]

@@ -50,6 +50,12 @@ DETAIL_DELAY = 0.05
 DETAIL_DELAY_PLAYING = 0.3
 NARROW_WIDTH = 120
 SHORT_HEIGHT = 36
+#: the chart's submissions are read in at least this many buckets (:func:`edgetui.store.chart_submissions`),
+#: else twice the screen's width (which bounds the chart's canvas): buckets of half a column keep each
+#: column's extremes though the two grids are not aligned (at the canvas width itself, 4-7 cells of a
+#: 156x14 drawing of the 1,000,000-event bench run differed from the drawing of every submission; at twice
+#: it, the 2 that differed before)
+CHART_MIN_BUCKETS = 320
 #: under this many rows the chart is left out until ``c``: the events come first
 TINY_HEIGHT = 20
 #: the rows at the run's end read right after the whole run's cursor (G draws them in one frame)
@@ -234,10 +240,12 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
             if head is None:
                 self.post_message(LoadFailed(f"no run {self.run_key!r} in this database"))
                 return
-            subs = store.chart_submissions(conn, self.run_key)
+            # the chart's rows, as many as its width can show (the screen's width bounds its canvas)
+            subs = store.chart_submissions(conn, self.run_key, buckets=max(CHART_MIN_BUCKETS, 2 * self.app.size.width))
+            marks = [{"round": r, "is_new_best": True} for r in store.new_best_rounds(conn, self.run_key)]
             page = first_page(conn, self.run_key)
             start = head.get("started_at") or head.get("first_t")
-            preview = ReplayCursor(page, subs, start=start)
+            preview = ReplayCursor(page, marks, start=start)
             preview.set_folding(self.folding)
             painted = threading.Event()
             self.post_message(PreviewLoaded(head, preview, subs, painted))
@@ -247,7 +255,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
             # then every event's time and the marks (graded rounds, folds, depths): the whole run's cursor
             events = load_index(conn, self.run_key)
             events.add_pages({0: [getattr(page, c) for c in PAGE_COLUMNS]})
-            cur = ReplayCursor(events, subs, start=start)
+            cur = ReplayCursor(events, marks, start=start)
             cur.set_folding(self.folding)
             self.post_message(RunLoaded(head, cur, subs))
             # the run's last pages, for G / end (where the final results are) to draw in one frame
