@@ -193,3 +193,35 @@ async def test_no_empty_chart_for_a_bare_transcript_and_events_first_when_tiny(g
     assert not visible and rows >= 4  # a tiny terminal shows events first
     visible, rows = await shown(db2, rk2, (80, 24))
     assert visible
+
+
+@pytest.mark.asyncio
+async def test_submissions_on_the_best_so_far_line_keep_their_marks():
+    """A run whose every submission is a new best or a tie (the genuine real-tz run: pass 30, 70,
+    70, 70, 90, 90, 100, 100 %) showed the line and not one ◆: the line was drawn over them. Each
+    submission now keeps its mark on the line."""
+    from textual.app import App as _App
+
+    from edgetui.widgets.chart import ChartData, ScoreChart
+
+    class ChartApp(_App):
+        def compose(self):
+            yield ScoreChart(id="c")
+
+    xs = [0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5]
+    ys = [30.0, 70.0, 70.0, 70.0, 90.0, 90.0, 100.0, 100.0]
+    best, b = [], None
+    for x, y in zip(xs, ys):
+        if b is None or y > b:
+            if b is not None:
+                best.append((x, b))
+            best.append((x, y))
+            b = y
+    best.append((8.0, b))
+    app = ChartApp()
+    async with app.run_test(size=(120, 20)) as pilot:
+        chart = app.query_one(ScoreChart)
+        chart.set_data(ChartData(best=best, agent=list(zip(xs, ys)), budget_h=8.0, x_max=8.24, mode="pass"))
+        await pilot.pause()
+        drawn = sum("".join(seg.text for seg in chart.render_line(y)).count("◆") for y in range(chart.size.height))
+        assert drawn == len(xs)

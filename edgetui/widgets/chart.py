@@ -460,6 +460,12 @@ class ScoreChart(Widget):
         if d.budget_h is not None:
             f.line(d.budget_h, orientation="vertical", pixel=(BUDGET_COLOR, "default"), style="dotted")
         cols = max(1, w - 8)
+        if d.best:  # drawn first: a submission on the line (a new best, a tie) keeps its mark on top
+            best = _thin_line([(x, min(hi, max(lo, y))) for x, y in d.best], d.x_max, LINE_COLUMNS_PER_CELL * cols)
+            s = f.signal([x for x, _ in best], [y for _, y in best],
+                         marker=plt.marker("braille", pixel=(BEST_COLOR, "default")))
+            s.lines()
+            f.draw(s)
         for pts, mk, color in ((d.auto, AUTO_MARKER, AUTO_COLOR), (d.agent, AGENT_MARKER, AGENT_COLOR)):
             inside = [(x, y) for x, y in pts if lo <= y <= hi]
             low = [(x, lo) for x, y in pts if y < lo]
@@ -471,12 +477,6 @@ class ScoreChart(Widget):
                 if group:
                     f.draw(f.signal([x for x, _ in group], [y for _, y in group],
                                     marker=plt.marker(sym, pixel=(color, "default"))))
-        if d.best:  # drawn last: the best-so-far line stays on top of the markers
-            best = _thin_line([(x, min(hi, max(lo, y))) for x, y in d.best], d.x_max, LINE_COLUMNS_PER_CELL * cols)
-            s = f.signal([x for x, _ in best], [y for _, y in best],
-                         marker=plt.marker("braille", pixel=(BEST_COLOR, "default")))
-            s.lines()
-            f.draw(s)
         if d.moments:  # on top of the line: where the reframing's new best starts
             f.draw(f.signal([x for x, _ in d.moments], [min(hi, max(lo, y)) for _, y in d.moments],
                             marker=plt.marker(MOMENT_MARKER, pixel=(MOMENT_COLOR, "default"))))
