@@ -230,6 +230,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     db = args.db or default_db_path()
     try:
+        parent = Path(db).expanduser().parent
+        if not parent.is_dir() and Path(db).expanduser() != default_db_path():
+            # an --db path with a typo: no directory tree made for it (the default's is made on first use)
+            raise FileNotFoundError(f"cannot open {db}: no directory {parent} (create it, or choose another --db)")
         if args.cmd is None:
             return cmd_app(db, args)
         from . import cli_analysis, cli_notes

@@ -411,3 +411,17 @@ def test_a_newline_in_a_run_id_does_not_garble_the_runs_table(tmp_path):
     out = _in_pty([*CLI, "--db", str(db), "runs"], 160)
     rows = [ln for ln in out.splitlines() if "judge_demo" in ln]
     assert len(rows) == 1 and "bad\\nid" in rows[0], out
+
+
+def test_a_db_in_a_missing_directory_is_refused_by_every_command(tmp_path, capsys):
+    """``ingest --db /nonexistent/dir/x.duckdb`` made the whole directory tree (as root: under /)
+    and said "recorded 1 run(s)"; the app refused the same path. Every command now refuses it in
+    one line naming the directory, and makes nothing."""
+    f = tmp_path / "t.jsonl"
+    f.write_text('{"type":"system","subtype":"init","session_id":"s"}\n')
+    db = tmp_path / "no" / "such" / "x.duckdb"
+    for argv in (["ingest", "-q", str(f)], ["runs"], ["sql", "SELECT 1"]):
+        assert main(["--db", str(db), *argv]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err == f"edgetui: error: cannot open {db}: no directory {db.parent} (create it, or choose another --db)"
+    assert not (tmp_path / "no").exists()
