@@ -137,7 +137,7 @@ def open_db(path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnect
             raise DatabaseBusy(path, _holder_pid(e)) from None
         if "not a valid DuckDB database" in str(e) or "in-memory database in read-only" in str(e):
             raise ValueError(f"{path} is not an edgetui (DuckDB) database") from None
-        if checked_on_open:
+        if checked_on_open or (read_only and "corrupt" in str(e).lower()):
             raise DatabaseDamaged(f"{path}: damaged, cannot be opened ({' '.join(str(e).split())[:200]}); "
                                   "it is left untouched") from None
         raise

@@ -163,3 +163,24 @@ def test_a_full_disk_is_said_and_exits_non_zero(tmp_path):
         assert "no space left" in p.stderr and "cannot rollback" not in p.stderr, p.stderr
     finally:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def test_a_damaged_block_is_said_with_the_file_by_read_commands(tmp_path, capsys):
+    """A database with a corrupted first block: ``runs`` printed DuckDB's "Corrupt database file:
+    computed checksum … in block at location 12288" without saying which file; now the message
+    names it and says it is left untouched (as ``check`` and the app do)."""
+    from edgetui.cli import main
+
+    f = tmp_path / "t.jsonl"
+    f.write_text('{"type":"system","subtype":"init","session_id":"s"}\n')
+    db = tmp_path / "dmg.duckdb"
+    assert main(["--db", str(db), "ingest", "-q", str(f)]) == 0
+    capsys.readouterr()
+    with open(db, "r+b") as fh:
+        fh.seek(12288 + 64)
+        fh.write(b"\xff" * 256)
+    before = db.read_bytes()
+    assert main(["--db", str(db), "runs"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"edgetui: error: {db}: damaged, cannot be opened (") and "left untouched" in err, err
+    assert "\n" not in err and db.read_bytes() == before
