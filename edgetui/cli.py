@@ -670,7 +670,13 @@ def cmd_replay(db: Path, args) -> int:
     at = _parse_at(args.at)
     conn = open_db(db, read_only=True)
     try:
-        key = resolve_run(conn, args.run, args.host)
+        try:
+            key = resolve_run(conn, args.run, args.host)
+        except LookupError as e:
+            if str(e).startswith("no recorded run") and not p.exists() and (os.sep in args.run or p.suffix in (".jsonl", ".json", ".txt", ".log")):
+                raise FileNotFoundError(f"{args.run}: no such file, and no recorded run matches it; "
+                                        "see `edgetui runs`") from None
+            raise
     finally:
         conn.close()
     run_app(db, key, start_at=at)

@@ -425,3 +425,12 @@ def test_a_db_in_a_missing_directory_is_refused_by_every_command(tmp_path, capsy
         err = capsys.readouterr().err.strip()
         assert err == f"edgetui: error: cannot open {db}: no directory {db.parent} (create it, or choose another --db)"
     assert not (tmp_path / "no").exists()
+
+
+def test_replay_of_a_missing_file_says_no_such_file(samples_db, capsys):
+    assert main(["--db", str(samples_db), "replay", "/nonexistent/t.jsonl"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("edgetui: error: /nonexistent/t.jsonl: no such file, and no recorded run matches it; "
+                   "see `edgetui runs`")
+    assert main(["--db", str(samples_db), "replay", "no-such-run"]) == 2   # a run name: as before
+    assert "no recorded run matches 'no-such-run'" in capsys.readouterr().err
