@@ -285,3 +285,20 @@ async def test_narrow_table_with_a_host_column_leaves_columns_out_rather_than_sc
         t.show(long, NOW, tier="auto", available=157)  # wide: everything back
         await pilot.pause()
         assert "cost" in t.columns and "last" in t.columns
+
+
+@pytest.mark.asyncio
+async def test_a_host_with_its_port_and_state_is_not_cut_in_a_wide_table():
+    """At 160 columns the host cell read "127.0.0.1:4…" (cap 20 cells) with the table's right end empty."""
+    from edgetui.widgets.runs_table import row_cells
+
+    app = TableApp()
+    r = LiveRun(run_key="127.0.0.1:42289/r1/t", host="127.0.0.1:42289", run_id="r1", task_id="t", status="running",
+                host_state="up", host_rtt_s=0.0012, elapsed_s=60.0, budget_s=3600.0, last_event_at=NOW - 5)
+    async with app.run_test(size=(160, 20)) as pilot:
+        t = pilot.app.query_one(RunsTable)
+        t.show([r], NOW, tier="auto", available=157)
+        await pilot.pause()
+        full = row_cells(r, NOW, t._tier, host_column=True)["host"].plain
+        assert "42289" in full and "ms" in full
+        assert t.get_column("host")[0].plain.strip() == full

@@ -237,8 +237,8 @@ SORT_KEYS: tuple[tuple[str, str], ...] = (
 #: Caps of text columns per tier.
 _CAPS = {
     "n": {"host": 10, "run_id": 18, "task": 18, "status": 16},
-    "m": {"host": 14, "run_id": 18, "task": 18, "model": 16, "status": 20},
-    "w": {"host": 20, "run_id": 30, "task": 24, "model": 24, "status": 30},
+    "m": {"host": 22, "run_id": 18, "task": 18, "model": 16, "status": 20},
+    "w": {"host": 28, "run_id": 30, "task": 24, "model": 24, "status": 30},
 }
 
 #: mark and colour of a remote host's connection state (edgetui.hosts.ssh.HostState.kind) in the host column
