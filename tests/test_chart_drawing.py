@@ -225,3 +225,16 @@ async def test_submissions_on_the_best_so_far_line_keep_their_marks():
         await pilot.pause()
         drawn = sum("".join(seg.text for seg in chart.render_line(y)).count("◆") for y in range(chart.size.height))
         assert drawn == len(xs)
+
+
+def test_a_run_of_minutes_gets_minute_ticks():
+    """The genuine real-tz run (4 minutes) had the one x tick "0h"; an hour-long one keeps hours."""
+    from edgetui.widgets.chart import _hour_ticks
+
+    pos, labels = _hour_ticks(4.5 / 60, 10)
+    assert labels[0] == "0m" and len(labels) >= 3 and all(x.endswith("m") for x in labels)
+    assert pos[-1] <= 4.5 / 60
+    _, labels = _hour_ticks(12.0, 10)
+    assert labels[:3] == ["0h", "2h", "4h"]
+    _, labels = _hour_ticks(1.5, 10)
+    assert "1h30" in labels or "1h" in labels

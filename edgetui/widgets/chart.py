@@ -330,14 +330,18 @@ def _thin_line(pts: Sequence[tuple[float, float]], x_max: float, parts: int) -> 
 
 
 def _hour_ticks(x_max: float, max_ticks: int) -> tuple[list[float], list[str]]:
-    for step in (0.25, 0.5, 1, 2, 3, 4, 6, 12, 24, 48):
+    """x ticks (hours) and their labels: ``0h 2h 4h``, ``1h30``, or minutes (``0m 5m 10m``) for a
+    run shorter than an hour (a 4-minute run had the one tick ``0h``)."""
+    for step in (1 / 60, 2 / 60, 5 / 60, 10 / 60, 0.25, 0.5, 1, 2, 3, 4, 6, 12, 24, 48):
         if x_max / step <= max(1, max_ticks):
             break
     n = int(x_max / step + 1e-9)
     pos = [k * step for k in range(n + 1)]
     labels = []
     for p in pos:
-        if step < 1:
+        if step < 1 and x_max < 1:
+            labels.append(f"{round(p * 60)}m")
+        elif step < 1:
             h, m = divmod(round(p * 60), 60)
             labels.append(f"{h}h{m:02d}" if m else f"{h}h")
         else:
@@ -452,6 +456,8 @@ class ScoreChart(Widget):
         f.ruler("y").lim(lo, hi)
         first = math.ceil(lo / step - 1e-9) * step
         yt = [first + k * step for k in range(int((hi - first) / step + 1e-9) + 1)]
+        if d.mode != "score":  # a pass rate / rescaled score has no tick past 100 (the range may go on)
+            yt = [v for v in yt if 0.0 <= v <= 100.0 + 1e-9]
         f.ruler("y").ticks(yt, [_fmt_tick(v, step) for v in yt])
         xt, xl = _hour_ticks(d.x_max, max(2, (w - 8) // 7))
         f.ruler("x").ticks(xt, xl)
