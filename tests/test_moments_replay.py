@@ -95,6 +95,19 @@ async def test_L_annotates_the_selected_moment_on_its_judge_result(sample_db):
         assert (rnd, label, text) == ("agent-52", "reframe", "median PSD") and eid == c.events.event_id[c.index]
         # L again on the annotated moment: its label and note to edit
         await wait_for(pilot, lambda: eid in screen._annotations)
+        # the detail pane shows the annotation of the selected event (it said nothing before)
+        from edgetui.widgets import EventDetail
+
+        def pane() -> str:
+            from rich.console import Console
+
+            from edgetui.widgets.detail import render_detail
+
+            con = Console(width=100, record=True, file=open("/dev/null", "w"))
+            con.print(render_detail(screen.query_one(EventDetail).detail))
+            return con.export_text()
+
+        await wait_for(pilot, lambda: "✎ reframe: median PSD" in pane())
         await pilot.press("L")
         prompt = screen.query_one("#prompt")
         assert prompt.value == "reframe: median PSD" and "emptied: delete" in prompt.placeholder
@@ -116,6 +129,7 @@ async def test_L_annotates_the_selected_moment_on_its_judge_result(sample_db):
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.conn.execute(q, [GW_KEY]).fetchall() == [])
         await wait_for(pilot, lambda: eid not in screen._annotations)
+        await wait_for(pilot, lambda: "✎" not in pane())
         await pilot.press("L")                                   # nothing left to edit: a new one
         assert prompt.value == "" and "emptied" not in prompt.placeholder
         await pilot.press("escape")

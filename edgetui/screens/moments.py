@@ -626,6 +626,9 @@ class ReplayMomentsMixin:
 
     def on_annotations_read(self, msg: "AnnotationsRead") -> None:
         self._annotations = msg.by_event
+        changed = getattr(self, "_annotations_changed", None)
+        if changed is not None:
+            changed()
 
     def on_annotated(self, msg: Annotated) -> None:
         if "error" in msg.reply:

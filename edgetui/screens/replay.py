@@ -513,7 +513,19 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
     @on(DetailLoaded)
     def _on_detail(self, msg: DetailLoaded) -> None:
         if self.cursor is not None and msg.index == self.cursor.index:
-            self.query_one(EventDetail).show(msg.detail)
+            self.query_one(EventDetail).show(self._with_annotations(msg.detail))
+
+    def _with_annotations(self, detail: Optional[dict]) -> Optional[dict]:
+        """``detail`` with its event's annotations (the run's, read by the moments mixin) beside it."""
+        ev = (detail or {}).get("event") or {}
+        anns = self._annotations.get(ev.get("event_id")) if ev.get("event_id") else None
+        return dict(detail, annotations=anns) if detail is not None and anns else detail
+
+    def _annotations_changed(self) -> None:
+        """(ReplayMomentsMixin read the run's annotations again.) The detail pane shows the new ones."""
+        pane = self.query_one(EventDetail)
+        if pane.detail is not None:
+            pane.show(self._with_annotations({k: v for k, v in pane.detail.items() if k != "annotations"}))
 
     # ------------------------------------------------------------------ moves
 

@@ -182,7 +182,8 @@ def _report(sub: dict[str, Any], tests: Optional[list[dict[str, Any]]], data: di
 def render_detail(detail: Optional[dict[str, Any]]) -> RenderableType:
     """Renderable for a detail dict: ``event`` (row of :func:`edgetui.store.event_detail`),
     ``elapsed``, ``pair`` (other events of the same tool call), ``submission`` and ``tests``;
-    ``folded`` = (k, n) when the event is the k-th of a row of n folded metadata events."""
+    ``folded`` = (k, n) when the event is the k-th of a row of n folded metadata events;
+    ``annotations``: the user's annotations of the event (:func:`edgetui.annotations.list_annotations` rows)."""
     if not detail or not detail.get("event"):
         return Text("no event selected", style="dim")
     ev: dict[str, Any] = detail["event"]
@@ -197,6 +198,14 @@ def render_detail(detail: Optional[dict[str, Any]]) -> RenderableType:
     if ev.get("t_source"):
         title.append(f" ({ev['t_source']})", style="dim")
     parts.append(title)
+    for a in detail.get("annotations") or []:  # the user's notes on this event (L adds / edits)
+        note = Text("✎ ", style="bold magenta")
+        note.append(a.get("label") or "note", style="bold magenta")
+        if a.get("text"):
+            note.append(f": {a['text']}")
+        if a.get("author"):
+            note.append(f"  ({a['author']})", style="dim")
+        parts.append(note)
     if detail.get("folded"):
         k, n = detail["folded"]
         parts.append(Text(f"┄ metadata event {k} of the {n:,} folded in this row (z shows them)", style="dim"))
