@@ -86,6 +86,28 @@ def visible(s: str) -> str:
 _STATUS_COLOUR = {"running": "green", "grading": "cyan", "finished": "blue", "aborted": "red", "gone": "magenta"}
 
 
+#: columns cut in the middle when too wide ("opus48-…5800", not "opus48-…")
+MIDDLE_CUT = {"run_id", "run_key", "annotation_id", "event_id"}
+
+
+def _middle(s: str, n: int) -> str:
+    """``s`` in ``n`` cells with its middle cut out ("…")."""
+    if len(s) <= n or n < 3:
+        return s[:n]
+    head = (n - 1) // 2
+    return s[:head] + "…" + s[len(s) - (n - 1 - head):]
+
+
+def _utc(v) -> str:
+    """A time column's epoch seconds (UTC) as ``2026-12-01 18:12:24Z`` in a table (csv and json
+    keep the number); anything else as :func:`_short` gives it."""
+    import datetime as dt
+
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and 1e8 < v < 1e11:
+        return dt.datetime.fromtimestamp(float(v), dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+    return _short(v)
+
+
 def _print_table(res) -> None:
     """The table for a terminal: cell text literal (no markup), control characters shown
     escaped, fitted to the terminal's width: long text columns are cut with "…" first (down to
@@ -96,7 +118,9 @@ def _print_table(res) -> None:
 
     con = Console()
     width = con.width if con.is_terminal else int(os.environ.get("COLUMNS") or 250)
-    cells = [[visible("" if v is None else _short(v)) for v in r] for r in res.rows]
+    times = [j for j, c in enumerate(res.columns) if str(c) == "t" or str(c).endswith("_at")]
+    cells = [[visible("" if v is None else _utc(v) if j in times else _short(v)) for j, v in enumerate(r)]
+             for r in res.rows]
     cols = [visible(str(c)) for c in res.columns]
     empty: list[str] = []
     if cells:  # a column empty in every row says nothing here (csv/json keep every column)
@@ -109,12 +133,13 @@ def _print_table(res) -> None:
 
     def layout(n: int) -> list[int]:
         """Widths of the first ``n`` columns: numbers, flags and short ids (<= 16 cells) whole; the
-        long text columns share what is left, the narrower ones first (at least 8 cells each)."""
+        long text columns share what is left, the narrower ones first (at least 8 cells each, run
+        ids and keys 14: rightmost columns are left out before an id is cut shorter)."""
         ws = list(longest[:n])
         long_cols = sorted((j for j in range(n) if ws[j] > 16), key=lambda j: ws[j])
         budget = width - sum(w for j, w in enumerate(ws) if j not in long_cols) - gap * (n - 1)
         for i, j in enumerate(long_cols):
-            ws[j] = min(longest[j], max(8, budget // (len(long_cols) - i)))
+            ws[j] = min(longest[j], max(14 if cols[j] in MIDDLE_CUT else 8, budget // (len(long_cols) - i)))
             budget -= ws[j]
         return ws
 
@@ -126,6 +151,10 @@ def _print_table(res) -> None:
     left_out = cols[n:]
     cols = cols[:n]
     cut = [c for j, c in enumerate(cols) if widths[j] < longest[j]]
+    for j, c in enumerate(cols):  # ids keep both ends (run ids differ at the end: their timestamps)
+        if c in MIDDLE_CUT and widths[j] < longest[j]:
+            for row in cells:
+                row[j] = _middle(row[j], widths[j])
     t = Table(show_lines=False, header_style="bold", box=None, pad_edge=False, padding=(0, gap // 2),
               collapse_padding=True)
     for c, w in zip(cols, widths):

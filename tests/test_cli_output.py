@@ -164,3 +164,28 @@ def test_app_start_up_errors_exit_2_with_one_line(tmp_path):
     r = subprocess.run([*CLI, "--db", str(foreign)], capture_output=True, text=True, stdin=subprocess.DEVNULL,
                        timeout=60)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "terminal" in r.stderr
+
+
+def test_a_narrow_table_cuts_run_ids_in_the_middle_and_shows_times_in_utc(db):
+    """At 80 columns `runs` cut the run ids to "judge-d…" / "opus48-…" (the end tells runs apart:
+    their timestamps) while keeping numbers columns; and started_at printed raw epoch seconds."""
+    import datetime as dt
+
+    env = dict(os.environ, COLUMNS="80")
+    r = subprocess.run([*CLI, "--db", str(db), "runs"], capture_output=True, text=True, timeout=120,
+                       stdin=subprocess.DEVNULL, env=env)
+    assert r.returncode == 0, r.stderr
+    ids = [x[0] for x in duckdb.connect(str(db), read_only=True).execute("SELECT run_id FROM runs").fetchall()]
+    lines = r.stdout.splitlines()
+    shown = [ln.split()[0] for ln in lines[1:] if ln and not ln.startswith("(")]
+    cut = [s for s in shown if "…" in s]
+    assert cut and all(len(s) >= 14 for s in cut)
+    for s in cut:  # each cut id is its own run's head and tail
+        head, tail = s.split("…")
+        assert sum(1 for i in ids if i.startswith(head) and i.endswith(tail)) == 1, s
+    r = cli(db, "sql", "SELECT 1796160744.974::DOUBLE AS started_at, 1796160744.974::DOUBLE AS n")
+    assert "2026-12-01 " in r.stdout and "1796160744.974" in r.stdout   # the time column as UTC, n as is
+    want = dt.datetime.fromtimestamp(1796160744.974, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+    assert want in r.stdout
+    r = cli(db, "sql", "--format", "csv", "SELECT 1796160744.974::DOUBLE AS started_at")
+    assert "1796160744.974" in r.stdout   # csv keeps the number
