@@ -127,6 +127,8 @@ def why_head_text(why: dict[str, Any], width: Optional[int] = None) -> Text:
     t.append(f"{why['round']}", style="bold magenta")
     if b is not None and a is not None:
         t.append(f"  best {b:g} → {a:g}")
+    elif a is not None:  # the first graded round: nothing before it
+        t.append(f"  first best {a:g}")
     t.append(f"  since {why.get('prev_round') or 'the start'}\n\n", style="dim")
     t.append("What the agent did\n", style="bold underline")
     for kind, a_ in (why.get("actions") or {}).items():
@@ -200,7 +202,8 @@ class WhyScreen(Screen[None]):
                 Binding("right_square_bracket", "milestone(1)", "next milestone"),
                 Binding("left_square_bracket", "milestone(-1)", "previous milestone")]
     DEFAULT_CSS = """
-    WhyScreen > VerticalScroll { width: 100%; height: 1fr; border: round $accent; padding: 0 1; }
+    WhyScreen > VerticalScroll { width: 100%; height: 1fr; border: round $accent; padding: 0 1;
+        scrollbar-gutter: stable; }
     WhyScreen Static { width: 100%; height: auto; }
     """
 
@@ -227,13 +230,10 @@ class WhyScreen(Screen[None]):
         self.call_after_refresh(self._draw_diff, self.why)
 
     def _text_width(self) -> int:
-        """Cells a line of the view holds: the body's own width once laid out, else the screen's
-        less the border (2), padding (2) and scrollbar (2)."""
-        try:
-            w = self.query_one("#why-body", Static).content_region.width
-        except Exception:  # noqa: BLE001  (not composed yet)
-            w = 0
-        return max(20, w or (self.app.size.width or 80) - 6)
+        """Cells a line of the view holds: the screen's width less the border (2), padding (2) and
+        the scrollbar's gutter (2, kept whether or not the text scrolls: the width does not change
+        when a long diff arrives)."""
+        return max(20, (self.app.size.width or 80) - 6)
 
     def on_resize(self) -> None:
         w = self._text_width()
