@@ -84,6 +84,10 @@ class Recorder:
         self._known_runs: set[str] | None = None  # batch_mode: the runs rows' keys, read once
         self._pending_subs: list[tuple[tuple, list[dict]]] = []
         self._pending_tests: list[list] = []
+        #: batch_mode: a new run's ``runs`` row (run_key, column -> value) while it is being ingested:
+        #: :meth:`upsert_run` and the :meth:`update_run` calls after it write one INSERT at
+        #: :meth:`flush_run` (finalize's end, the next run, the commit) instead of an INSERT and updates
+        self._pending_run: Optional[tuple[str, dict[str, Any]]] = None
         #: while a list: :meth:`commit_batch` of :attr:`fresh_run`'s events appends ``(table, ignore)``
         #: here instead of inserting, and :meth:`replace_file_events` inserts them with the run's file
         #: events in one statement (set by the offline ingest around a new run's small log files)
@@ -110,10 +114,12 @@ class Recorder:
         self._depth = 1
         try:
             yield
+            self.flush_run()
             self._flush_submissions()
             self._flush_cursors()
         except BaseException:
             self._depth = 0
+            self._pending_run = None
             self._pending_cursors.clear()
             self._pending_subs.clear()
             self._pending_tests.clear()
@@ -371,6 +377,7 @@ class Recorder:
     def upsert_run(self, run_key: str, info: RunInfo, **extra: Any) -> bool:
         """Insert or update the descriptive columns of a run (aggregates are set by ``update_run``).
         Returns whether the run had a row already."""
+        self.flush_run()
         cfg = _dumps(self.scrubber.scrub_obj(info.config)) if info.config is not None else None
         fin = _dumps(self.scrubber.scrub_obj(info.final)) if info.final is not None else None
         if self.batch_mode:  # the only writer: the keys read once instead of one lookup per run
@@ -394,16 +401,36 @@ class Recorder:
                 vals.pop("is_sample", None)
             sets = ", ".join(f"{k} = ?" for k in vals)
             self.conn.execute(f"UPDATE runs SET {sets} WHERE run_key = ?", [*vals.values(), run_key])
+        elif self.batch_mode and self._depth and info.layout != "transcript":
+            # held until flush_run (a bare transcript's row is read by the repeats' ranking: written now)
+            self._pending_run = (run_key, vals)
+            self._known_runs.add(run_key)
         else:
-            cols = ", ".join(["run_key", *vals])
-            qs = ", ".join("?" for _ in range(len(vals) + 1))
-            self.conn.execute(f"INSERT INTO runs ({cols}) VALUES ({qs})", [run_key, *vals.values()])
+            self._insert_run(run_key, vals)
             if self._known_runs is not None:
                 self._known_runs.add(run_key)
         return exists
 
+    def _insert_run(self, run_key: str, vals: dict[str, Any]) -> None:
+        cols = ", ".join(["run_key", *vals])
+        qs = ", ".join("?" for _ in range(len(vals) + 1))
+        self.conn.execute(f"INSERT INTO runs ({cols}) VALUES ({qs})", [run_key, *vals.values()])
+
+    def flush_run(self) -> None:
+        """Write the held ``runs`` row of a new run (batch_mode, see :attr:`_pending_run`), if any:
+        one INSERT of the columns :meth:`upsert_run` and the later :meth:`update_run` calls set.
+        Called at the end of :func:`edgetui.finalize.finalize_run`, before the next run's upsert and
+        at the transaction's commit; a rollback drops it."""
+        if self._pending_run is not None:
+            key, vals = self._pending_run
+            self._pending_run = None
+            self._insert_run(key, vals)
+
     def update_run(self, run_key: str, **vals: Any) -> None:
         if not vals:
+            return
+        if self._pending_run is not None and self._pending_run[0] == run_key:
+            self._pending_run[1].update(vals)  # the row is not written yet: its INSERT takes them
             return
         sets = ", ".join(f"{k} = ?" for k in vals)
         self.conn.execute(f"UPDATE runs SET {sets} WHERE run_key = ?", [*vals.values(), run_key])

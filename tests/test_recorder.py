@@ -324,3 +324,47 @@ def test_close_when_idle_waits_for_a_cursor_mid_query_and_then_closes(tmp_path):
     with pytest.raises(duckdb.Error):
         conn.execute("SELECT 1")  # and the connection is really closed
     assert close_when_idle(conn)  # closing twice is not an error
+
+
+def test_batch_new_run_row_written_once_with_its_final_columns(tmp_path):
+    """Batch mode: a new run's upsert and the updates after it are one INSERT of the runs row (at
+    finalize's flush), with every column as the separate statements would have left it; a rollback
+    leaves no row and the run is new again afterwards."""
+    from edgetui.records import RunInfo
+    from edgetui.recorder import Recorder
+
+    conn = open_db(tmp_path / "b.duckdb")
+    rec = Recorder(conn)
+    rec.batch_mode = True
+    runs_sql: list[str] = []
+
+    class Counting:  # the Recorder's connection, counting the statements that write runs
+        def __getattr__(self, name):
+            return getattr(conn, name)
+
+        def execute(self, sql, *a):
+            if sql.startswith(("INSERT INTO runs", "UPDATE runs")):
+                runs_sql.append(sql.split(" (")[0].split(" SET")[0])
+            return conn.execute(sql, *a)
+
+    rec.conn = Counting()
+    info = RunInfo(run_id="r1", task_id="t1", run_dir="/x/r1/t1", layout="flat", agent="a", started_at=10.0)
+    with rec.transaction():
+        assert rec.upsert_run("local/r1/t1", info) is False
+        rec.update_run("local/r1/t1", model="m1")
+        rec.update_run("local/r1/t1", status="finished", model="m2", n_events=3)
+        rec.flush_run()
+        assert conn.execute("SELECT count(*) FROM runs").fetchall() == [(1,)]
+    assert runs_sql == ["INSERT INTO runs"]
+    row = conn.execute("SELECT agent, model, status, n_events, started_at FROM runs").fetchall()
+    assert row == [("a", "m2", "finished", 3, 10.0)]
+    info2 = RunInfo(run_id="r2", task_id="t1", run_dir="/x/r2/t1", layout="flat")
+    with pytest.raises(RuntimeError):
+        with rec.transaction():
+            rec.upsert_run("local/r2/t1", info2)
+            raise RuntimeError("boom")
+    assert conn.execute("SELECT count(*) FROM runs WHERE run_key = 'local/r2/t1'").fetchall() == [(0,)]
+    with rec.transaction():
+        assert rec.upsert_run("local/r2/t1", info2) is False  # new again: no row
+    assert conn.execute("SELECT count(*) FROM runs WHERE run_key = 'local/r2/t1'").fetchall() == [(1,)]
+    conn.close()
