@@ -327,8 +327,8 @@ def test_close_when_idle_waits_for_a_cursor_mid_query_and_then_closes(tmp_path):
 
 
 def test_batch_new_run_row_written_once_with_its_final_columns(tmp_path):
-    """Batch mode: a new run's upsert and the updates after it are one INSERT of the runs row (at
-    finalize's flush), with every column as the separate statements would have left it; a rollback
+    """Batch mode: new runs' upserts and the updates after them are one INSERT of their runs rows
+    (at the commit), with every column as the separate statements would have left it; a rollback
     leaves no row and the run is new again afterwards."""
     from edgetui.records import RunInfo
     from edgetui.recorder import Recorder
@@ -354,10 +354,16 @@ def test_batch_new_run_row_written_once_with_its_final_columns(tmp_path):
         rec.update_run("local/r1/t1", model="m1")
         rec.update_run("local/r1/t1", status="finished", model="m2", n_events=3)
         rec.flush_run()
-        assert conn.execute("SELECT count(*) FROM runs").fetchall() == [(1,)]
-    assert runs_sql == ["INSERT INTO runs"]
-    row = conn.execute("SELECT agent, model, status, n_events, started_at FROM runs").fetchall()
-    assert row == [("a", "m2", "finished", 3, 10.0)]
+        info3 = RunInfo(run_id="r3", task_id="t1", run_dir="/x/r3/t1", layout="flat", agent="b")
+        assert rec.upsert_run("local/r3/t1", info3) is False
+        rec.update_run("local/r1/t1", n_messages=0)  # a held row still takes updates
+        rec.update_run("local/r3/t1", status="running", n_events=None, n_messages=None)
+        assert rec.held_run("local/r1/t1")["model"] == "m2" and rec.held_run("local/r3/t1")["agent"] == "b"
+    assert runs_sql == ["INSERT INTO runs"]  # both rows (the same columns set), one statement
+    row = conn.execute("SELECT run_id, agent, model, status, n_events, n_messages, started_at FROM runs "
+                       "ORDER BY run_id").fetchall()
+    assert row == [("r1", "a", "m2", "finished", 3, 0, 10.0), ("r3", "b", None, "running", None, None, None)]
+    assert rec.held_run("local/r1/t1") is None
     info2 = RunInfo(run_id="r2", task_id="t1", run_dir="/x/r2/t1", layout="flat")
     with pytest.raises(RuntimeError):
         with rec.transaction():
