@@ -169,6 +169,7 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         if info.started_at is not None:
             sub_cols["started_at"] = info.started_at
         rec.update_run(run_key, **sub_cols)
+        rec.flush_run()  # (a new run's held row: written now, with every column set since its upsert)
         return
     last_event = agg[2]
     reason = None
@@ -193,6 +194,7 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
         n_events=agg[0], n_parse_errors=agg[1], stated_cost_usd=stated,
         last_event_at=last_event, started_at=started, status_reason=reason,
     )
+    rec.flush_run()  # (a new run's held row: written now, with every column set since its upsert)
     if has_keys:  # (after started_at is written: it ranks the run as owner of shared records)
         repeats.recount(conn, run_key)
         repeats.recount_sharing_runs(conn, run_key)  # their owner may have changed

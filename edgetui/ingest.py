@@ -631,8 +631,10 @@ def _binary_head(path: Path) -> bool:
 def _say_no_turns(rec: Recorder, key: str, where: Path, report: IngestReport) -> None:
     """A transcript that gave no agent or user message, thinking or tool call says so (and is flagged
     ``no-turns``)."""
-    row = rec.conn.execute("SELECT n_messages, agent_format, coalesce(n_repeated, 0) FROM runs WHERE run_key = ?",
-                           [key]).fetchall()
+    held = rec.held_run(key)  # (a new run's row waits for the commit: its columns as they will be written)
+    row = [(held.get("n_messages"), held.get("agent_format"), held.get("n_repeated") or 0)] if held is not None \
+        else rec.conn.execute("SELECT n_messages, agent_format, coalesce(n_repeated, 0) FROM runs WHERE run_key = ?",
+                              [key]).fetchall()
     if row and row[0][0] == 0 and row[0][1] and not row[0][2]:  # (all repeated from an earlier file: turns)
         report.messages.append(f"{where}: no agent or user message, thinking or tool call recognised (0 turns); "
                                "flagged no-turns")

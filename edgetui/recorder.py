@@ -84,6 +84,13 @@ class Recorder:
         self._known_runs: set[str] | None = None  # batch_mode: the runs rows' keys, read once
         self._pending_subs: list[tuple[tuple, list[dict]]] = []
         self._pending_tests: list[list] = []
+        #: batch_mode: a new run's ``runs`` row (run_key, column -> value) while it is being ingested:
+        #: :meth:`upsert_run` and the :meth:`update_run` calls after it fill it; :meth:`flush_run`
+        #: (finalize's end, the next run) puts it with the transaction's other new runs' rows, written
+        #: by :meth:`write_held_runs` (the commit, or a reader of runs) in one INSERT from Arrow per
+        #: column set (~0.13 ms a row against ~1.2 ms of an INSERT with parameters)
+        self._pending_run: Optional[tuple[str, dict[str, Any]]] = None
+        self._held_runs: dict[str, dict[str, Any]] = {}
         #: while a list: :meth:`commit_batch` of :attr:`fresh_run`'s events appends ``(table, ignore)``
         #: here instead of inserting, and :meth:`replace_file_events` inserts them with the run's file
         #: events in one statement (set by the offline ingest around a new run's small log files)
@@ -110,10 +117,13 @@ class Recorder:
         self._depth = 1
         try:
             yield
+            self.write_held_runs()
             self._flush_submissions()
             self._flush_cursors()
         except BaseException:
             self._depth = 0
+            self._pending_run = None
+            self._held_runs.clear()
             self._pending_cursors.clear()
             self._pending_subs.clear()
             self._pending_tests.clear()
@@ -371,6 +381,9 @@ class Recorder:
     def upsert_run(self, run_key: str, info: RunInfo, **extra: Any) -> bool:
         """Insert or update the descriptive columns of a run (aggregates are set by ``update_run``).
         Returns whether the run had a row already."""
+        self.flush_run()
+        if run_key in self._held_runs:  # (the same run again in this transaction: its row written first)
+            self.write_held_runs()
         cfg = _dumps(self.scrubber.scrub_obj(info.config)) if info.config is not None else None
         fin = _dumps(self.scrubber.scrub_obj(info.final)) if info.final is not None else None
         if self.batch_mode:  # the only writer: the keys read once instead of one lookup per run
@@ -394,16 +407,68 @@ class Recorder:
                 vals.pop("is_sample", None)
             sets = ", ".join(f"{k} = ?" for k in vals)
             self.conn.execute(f"UPDATE runs SET {sets} WHERE run_key = ?", [*vals.values(), run_key])
+        elif self.batch_mode and self._depth and info.layout != "transcript":
+            # held until flush_run (a bare transcript's row is read by the repeats' ranking: written now)
+            self._pending_run = (run_key, vals)
+            self._known_runs.add(run_key)
         else:
-            cols = ", ".join(["run_key", *vals])
-            qs = ", ".join("?" for _ in range(len(vals) + 1))
-            self.conn.execute(f"INSERT INTO runs ({cols}) VALUES ({qs})", [run_key, *vals.values()])
+            self._insert_run(run_key, vals)
             if self._known_runs is not None:
                 self._known_runs.add(run_key)
         return exists
 
+    def _insert_run(self, run_key: str, vals: dict[str, Any]) -> None:
+        cols = ", ".join(["run_key", *vals])
+        qs = ", ".join("?" for _ in range(len(vals) + 1))
+        self.conn.execute(f"INSERT INTO runs ({cols}) VALUES ({qs})", [run_key, *vals.values()])
+
+    def flush_run(self) -> None:
+        """The held ``runs`` row of the new run being ingested (batch_mode, see
+        :attr:`_pending_run`), if any, is complete: it joins the transaction's other held rows
+        (:meth:`write_held_runs`). Called at the end of :func:`edgetui.finalize.finalize_run` and
+        before the next run's upsert; a rollback drops the rows."""
+        if self._pending_run is not None:
+            key, vals = self._pending_run
+            self._pending_run = None
+            self._held_runs[key] = vals
+
+    def held_run(self, run_key: str) -> Optional[dict[str, Any]]:
+        """The columns set so far of a new run's ``runs`` row not written yet (batch_mode), else None
+        (a column missing from it is NULL or its default once written)."""
+        if self._pending_run is not None and self._pending_run[0] == run_key:
+            return self._pending_run[1]
+        return self._held_runs.get(run_key)
+
+    def write_held_runs(self) -> None:
+        """Write every held ``runs`` row (the current run's too): one INSERT from an Arrow table per
+        set of columns (a column a row does not set gets its default, as in a one-row INSERT). Called
+        at the commit and by anything that reads ``runs`` inside the transaction."""
+        self.flush_run()
+        if not self._held_runs:
+            return
+        held, self._held_runs = self._held_runs, {}
+        groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for key, vals in held.items():
+            groups.setdefault(tuple(vals), []).append({"run_key": key, **vals})
+        for cols, rows in groups.items():
+            names = ", ".join(["run_key", *cols])
+            self.conn.register("_edgetui_runs", pa.Table.from_pylist(rows))
+            try:
+                self.conn.execute(f"INSERT INTO runs ({names}) SELECT {names} FROM _edgetui_runs")
+            finally:
+                try:
+                    self.conn.unregister("_edgetui_runs")
+                except duckdb.Error:
+                    pass
+
     def update_run(self, run_key: str, **vals: Any) -> None:
         if not vals:
+            return
+        if self._pending_run is not None and self._pending_run[0] == run_key:
+            self._pending_run[1].update(vals)  # the row is not written yet: its INSERT takes them
+            return
+        if run_key in self._held_runs:
+            self._held_runs[run_key].update(vals)
             return
         sets = ", ".join(f"{k} = ?" for k in vals)
         self.conn.execute(f"UPDATE runs SET {sets} WHERE run_key = ?", [*vals.values(), run_key])

@@ -324,3 +324,53 @@ def test_close_when_idle_waits_for_a_cursor_mid_query_and_then_closes(tmp_path):
     with pytest.raises(duckdb.Error):
         conn.execute("SELECT 1")  # and the connection is really closed
     assert close_when_idle(conn)  # closing twice is not an error
+
+
+def test_batch_new_run_row_written_once_with_its_final_columns(tmp_path):
+    """Batch mode: new runs' upserts and the updates after them are one INSERT of their runs rows
+    (at the commit), with every column as the separate statements would have left it; a rollback
+    leaves no row and the run is new again afterwards."""
+    from edgetui.records import RunInfo
+    from edgetui.recorder import Recorder
+
+    conn = open_db(tmp_path / "b.duckdb")
+    rec = Recorder(conn)
+    rec.batch_mode = True
+    runs_sql: list[str] = []
+
+    class Counting:  # the Recorder's connection, counting the statements that write runs
+        def __getattr__(self, name):
+            return getattr(conn, name)
+
+        def execute(self, sql, *a):
+            if sql.startswith(("INSERT INTO runs", "UPDATE runs")):
+                runs_sql.append(sql.split(" (")[0].split(" SET")[0])
+            return conn.execute(sql, *a)
+
+    rec.conn = Counting()
+    info = RunInfo(run_id="r1", task_id="t1", run_dir="/x/r1/t1", layout="flat", agent="a", started_at=10.0)
+    with rec.transaction():
+        assert rec.upsert_run("local/r1/t1", info) is False
+        rec.update_run("local/r1/t1", model="m1")
+        rec.update_run("local/r1/t1", status="finished", model="m2", n_events=3)
+        rec.flush_run()
+        info3 = RunInfo(run_id="r3", task_id="t1", run_dir="/x/r3/t1", layout="flat", agent="b")
+        assert rec.upsert_run("local/r3/t1", info3) is False
+        rec.update_run("local/r1/t1", n_messages=0)  # a held row still takes updates
+        rec.update_run("local/r3/t1", status="running", n_events=None, n_messages=None)
+        assert rec.held_run("local/r1/t1")["model"] == "m2" and rec.held_run("local/r3/t1")["agent"] == "b"
+    assert runs_sql == ["INSERT INTO runs"]  # both rows (the same columns set), one statement
+    row = conn.execute("SELECT run_id, agent, model, status, n_events, n_messages, started_at FROM runs "
+                       "ORDER BY run_id").fetchall()
+    assert row == [("r1", "a", "m2", "finished", 3, 0, 10.0), ("r3", "b", None, "running", None, None, None)]
+    assert rec.held_run("local/r1/t1") is None
+    info2 = RunInfo(run_id="r2", task_id="t1", run_dir="/x/r2/t1", layout="flat")
+    with pytest.raises(RuntimeError):
+        with rec.transaction():
+            rec.upsert_run("local/r2/t1", info2)
+            raise RuntimeError("boom")
+    assert conn.execute("SELECT count(*) FROM runs WHERE run_key = 'local/r2/t1'").fetchall() == [(0,)]
+    with rec.transaction():
+        assert rec.upsert_run("local/r2/t1", info2) is False  # new again: no row
+    assert conn.execute("SELECT count(*) FROM runs WHERE run_key = 'local/r2/t1'").fetchall() == [(1,)]
+    conn.close()

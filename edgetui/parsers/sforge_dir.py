@@ -644,15 +644,11 @@ def _evolve_seen(task_dir: Path) -> dict[str, float]:
 
 
 def _test(item: dict[str, Any], origin: str) -> TestResult:
-    name, status, msg = item.get("name"), item.get("status"), item.get("message")
-    return TestResult(
-        name="" if name is None else str(name),
-        status="" if status is None else str(status),
-        message=None if msg is None else str(msg),
-        score=_finite(item.get("score")),
-        weight=_finite(item.get("weight")),
-        origin=origin,
-    )
+    g = item.get
+    name, status, msg = g("name"), g("status"), g("message")
+    # (positional: name, status, message, score, weight, origin; the values checked here)
+    return TestResult("" if name is None else str(name), "" if status is None else str(status),
+                      None if msg is None else str(msg), _finite(g("score")), _finite(g("weight")), origin)
 
 
 def _tests_of_report(d: dict[str, Any]) -> list[TestResult]:
