@@ -183,6 +183,7 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     else:
         activity = max([x for x in (last_event, info.started_at) if x is not None], default=None)
         status = "aborted" if activity is None or time.time() - activity > ABORT_THRESHOLD_S else "running"
+        reason = unreadable_reason(info.unreadable)
     started = info.started_at
     if started is None:  # no started_at: the harness log's first line, before any file's mtime (a copy's)
         started = conn.execute("SELECT min(t) FROM events WHERE run_key = ? AND source = 'run_agent.log' "
@@ -208,6 +209,13 @@ def harness_reason(harness_error: Optional[str]) -> str:
     """``runs.status_reason`` of a run whose harness ended before the agent started, in the
     harness's words (``RunInfo.harness_error``); the offline ingest and the live supervisor alike."""
     return f"harness ended before the agent started: {harness_error}"
+
+
+def unreadable_reason(unreadable: Optional[str]) -> Optional[str]:
+    """``runs.status_reason`` of a run not finished because its final_result.json exists but
+    cannot be read (``RunInfo.unreadable``: the file, the byte, what is wrong), else None; the
+    offline ingest and the live supervisor alike."""
+    return f"no final result: {unreadable}" if unreadable else None
 
 
 def _log_quiet_since(conn, run_key: str, info: RunInfo) -> Optional[float]:

@@ -332,6 +332,7 @@ def load_price_file(path: Optional[Path] = None) -> dict[str, dict[str, float]]:
 # (edgetui/finalize.py; re-exported: the live supervisor and callers import them from here)
 from .finalize import (  # noqa: E402,F401
     ABORT_THRESHOLD_S, HARNESS_QUIET_S, finalize_run, harness_reason, infer_policy,
+    unreadable_reason,
 )
 
 
@@ -830,11 +831,13 @@ def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, ta
         last_log_t = rec.conn.execute(
             "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [key]).fetchall()[0][0]
     subs = sd.read_submissions(task_dir, tests=not keep_files)  # (kept submission rows: their tests too)
-    for s in subs:
-        if s.error and s.status == "bad_report":
-            report.messages.append(s.error)
-    if not keep_files:
+    if keep_files:  # (as recorded: only the bad reports are said again, the files' events are kept)
+        for s in subs:
+            if s.error and s.status == "bad_report":
+                report.messages.append(f"{task_dir / s.error}")
+    else:
         file_events = whole_file_events(task_dir, subs, info, last_log_t)
+        _say_bad_files(report, task_dir, file_events)
         rec.replace_file_events(key, file_events, line_sources=LINE_SOURCES, held=held)
         report.events_offered += len(file_events)
     _fill_model_agent(rec, key, info)
@@ -842,6 +845,21 @@ def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, ta
                  submissions_kept=keep_files)
     if fmt:
         _say_no_turns(rec, key, transcript, report)
+
+
+def _say_bad_files(report: IngestReport, task_dir: Path, events: Sequence[Event]) -> None:
+    """One message per whole file of a run that gave parse_error events: its full path, what is
+    wrong and where (the first error's reason: byte offset), how many more."""
+    bad: dict[str, list[Event]] = {}
+    for e in events:
+        if e.kind == "parse_error":
+            bad.setdefault(e.source, []).append(e)
+    for source, evs in bad.items():
+        reason = str((evs[0].data or {}).get("reason") or evs[0].summary or "unreadable")
+        reason = " ".join(reason.removeprefix(f"{source}: ").split())
+        more = f" (+{len(evs) - 1} more bad record(s), kept as parse_error events)" if len(evs) > 1 else \
+            " (kept as a parse_error event)"
+        report.messages.append(f"{os.path.normpath(task_dir / source)}: {reason}{more}")
 
 
 def _ingest_run_transcript(rec: Recorder, key: str, transcript: Path, fmt: str, info: RunInfo,

@@ -36,8 +36,14 @@ from .parsers.base import line_events  # noqa: E402,F401 - the long-line rule, s
 
 
 def _err_line(path: Path, e: Event) -> str:
-    reason = (e.data or {}).get("reason") or e.summary
-    return f"{path} @ byte {e.offset}: {' '.join(str(reason).split())[:160]}"
+    """``<full path> @ byte <offset>: <reason>`` (a reason past 200 characters cut at a word)."""
+    data = e.data or {}
+    reason = " ".join(str(data.get("reason") or e.summary).split())
+    if len(reason) > 200:
+        reason = reason[:200].rsplit(" ", 1)[0] + " …"
+    if data.get("unterminated_last_line"):
+        reason += "; the file's last line has no newline (cut short?)"
+    return f"{path} @ byte {e.offset}: {reason}"
 
 
 #: ``sub`` offset of parse errors from a file's unterminated last line: such a line may still be

@@ -64,6 +64,9 @@ class RunInfo(BaseModel):
     #: run_agent.log's last record (a crash in run_agent, e.g. SForge 1.1.0's early errors), else None
     harness_error: Optional[str] = None
     log_mtime: Optional[float] = None  # run_agent.log's mtime (epoch UTC)
+    #: why a final_result.json that exists gives no final result, one line naming the file and the
+    #: byte ("final_result.json could not be read (invalid JSON at byte 186: ...)"), else None
+    unreadable: Optional[str] = None
 
 
 @dataclass(slots=True)

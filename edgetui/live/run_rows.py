@@ -12,7 +12,7 @@ import pyarrow as pa
 from replay.selection import display_value
 
 from ..events import one_line
-from ..ingest import (harness_reason)
+from ..ingest import harness_reason, unreadable_reason
 from .alarms import RunFacts, alarm_event, evaluate, fmt_age
 from .model import LiveRun, live_run_from, newest_per_key
 from .tail import settle
@@ -41,9 +41,12 @@ class RunRows:
 
     def _status_reason(self, rs: RunState, now: float) -> Optional[str]:
         """Why the run's status is what it is, in its source's words (as :func:`edgetui.ingest.finalize_run`
-        words it offline): a harness that ended before the agent started; None otherwise."""
+        words it offline): a harness that ended before the agent started, a final_result.json that
+        cannot be read; None otherwise."""
         if rs.status == "aborted" and self._harness_ended(rs, now):
             return harness_reason(rs.info.harness_error)
+        if rs.status != "finished" and rs.info.final is None:
+            return unreadable_reason(rs.info.unreadable)
         return None
 
     def _update_runs(self, columns: dict[str, list], sets: str, what: str) -> bool:

@@ -90,6 +90,49 @@ def _decode(line: bytes) -> str:
     return line.decode("utf-8", errors="replace")
 
 
+#: ``sub`` of the parse_error that flags a log line's NUL or invalid UTF-8 bytes (the line's own
+#: events keep sub 0, 1, …; the tail's and end-of-file's subs are 1 << 20 and above)
+BAD_BYTES_SUB = 1 << 19
+
+
+def bad_byte_at(line: bytes) -> Optional[tuple[int, str]]:
+    """(index in ``line``, what) of the first NUL byte or byte that is not UTF-8, else None."""
+    nul = line.find(b"\x00")
+    if nul < 0 and line.isascii():
+        return None
+    try:
+        line.decode("utf-8")
+        bad = None
+    except UnicodeDecodeError as e:
+        bad = e.start
+    if nul < 0 and bad is None:
+        return None
+    if bad is None or 0 <= nul < bad:
+        return nul, "a NUL byte"
+    return bad, f"byte 0x{line[bad]:02X}, not UTF-8"
+
+
+def flag_bad_bytes(events: list[Event], source: str, generation: str, line: bytes, offset: int) -> list[Event]:
+    """A log line with NUL or invalid UTF-8 bytes is still read (as text with U+FFFD) and is also
+    flagged: a parse_error at the line's offset (``sub`` :data:`BAD_BYTES_SUB`) naming the file
+    byte of the first bad one (``data.bad_byte``), keeping the line's raw bytes. A parse_error the
+    line gives anyway (no prefix) gets ``data.bad_byte`` instead of a second one."""
+    got = bad_byte_at(line)
+    if got is None:
+        return events
+    i, what = got
+    at = offset + i
+    for e in events:
+        if e.kind == Kind.PARSE_ERROR and e.offset == offset:
+            e.data["bad_byte"] = at
+            return events
+    ev = parse_error(source, generation, offset, line, f"{what} at byte {at}; the line is read with U+FFFD "
+                     "in its place", sub=BAD_BYTES_SUB)
+    ev.data["bad_byte"] = at
+    events.append(ev)
+    return events
+
+
 def _num(text: Optional[str]) -> Optional[float]:
     try:
         return float(text) if text is not None else None
@@ -164,6 +207,9 @@ class RunAgentLogParser:
         return ev
 
     def feed(self, line: bytes, offset: int) -> list[Event]:
+        return flag_bad_bytes(self._feed(line, offset), self.source, self.generation, line, offset)
+
+    def _feed(self, line: bytes, offset: int) -> list[Event]:
         if offset == 0 and line.startswith(BOM):
             line = line[len(BOM):]
         text = _decode(line)
@@ -342,6 +388,9 @@ class AutoEvalTicksParser:
         return []
 
     def feed(self, line: bytes, offset: int) -> list[Event]:
+        return flag_bad_bytes(self._feed(line, offset), self.source, self.generation, line, offset)
+
+    def _feed(self, line: bytes, offset: int) -> list[Event]:
         if offset == 0 and line.startswith(BOM):
             line = line[len(BOM):]
         text = _decode(line)

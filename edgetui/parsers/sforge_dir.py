@@ -246,10 +246,21 @@ def _read_json(path: Path, rel: str) -> _Json:
         except UnicodeDecodeError:
             off = e.pos
         j.err_offset = skip + off
-        j.error = one_line(f"{rel}: invalid JSON at byte {j.err_offset}: {e.msg}", 240)
+        j.error = one_line(f"{rel}: {json_error_text(e.msg, j.err_offset, len(raw))}", 240)
     except (ValueError, RecursionError) as e:
         j.error = one_line(f"{rel}: invalid JSON: {e}", 240)
     return j
+
+
+def json_error_text(msg: str, offset: int, size: int) -> str:
+    """One clause for a ``json.JSONDecodeError``: ``invalid JSON at byte <offset>: <what>``, its
+    message completed (the stdlib's "Unterminated string starting at" ends in "at": it gets the
+    byte) and, for an error in the last 16 bytes, the file's size (a file cut short)."""
+    what = msg[0].lower() + msg[1:] if msg else "invalid JSON"
+    if what.endswith(" at"):
+        what = f"{what} byte {offset}"
+    end = f" (the file ends at byte {size}: cut short?)" if size - offset <= 16 else ""
+    return f"invalid JSON at byte {offset}: {what}{end}"
 
 
 def _json_parse_error(j: _Json, reason: Optional[str] = None) -> Event:
@@ -591,6 +602,7 @@ def read_run_info(loc: RunLocation) -> RunInfo:
         infra_error=scan.infra_error,
         harness_error=harness_error_of(scan) if sa is None and final is None else None,
         log_mtime=_mtime(td / "run_agent.log"),
+        unreadable=_final_unreadable(fj) if final is None else None,
     )
     if config is not None:
         t = _finite(config.get("timeout"))
@@ -613,6 +625,14 @@ def read_run_info(loc: RunLocation) -> RunInfo:
     if info.agent is None:
         info.agent = scan.agent
     return info
+
+
+def _final_unreadable(fj: _Json) -> Optional[str]:
+    """Why a final_result.json that exists gives no final result (one line), else None."""
+    if not fj.exists:
+        return None
+    why = fj.error or f"{fj.rel}: not a JSON object"
+    return one_line(f"final_result.json could not be read ({why.removeprefix(fj.rel + ': ')})", 200)
 
 
 # =========================================================================== submissions
@@ -916,8 +936,8 @@ def _result_summary(rec: SubmissionRecord) -> str:
         parts.append("score –")  # a report's NaN / inf score: no score, not the word "nan"
     elif rec.score is not None:
         parts.append(f"score {rec.score:g}" + (f"/{rec.max_score:g}" if rec.max_score is not None else ""))
-    elif rec.score_flag:
-        parts.append(f"score {rec.score_flag}")
+    elif rec.score_flag:  # (a NaN or non-numeric score is shown as "–", not the word "nan")
+        parts.append("score –" if rec.score_flag in ("nan", "non_numeric") else f"score {rec.score_flag}")
     if rec.valid is False:
         parts.append("INVALID")
     return one_line(", ".join(parts))
