@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -56,11 +57,11 @@ def garbled(tmp_path, capsys):
     db = tmp_path / "x.duckdb"
     rc = main(["ingest", "--db", str(db), "--tasks-dir", str(TASKS), "-q", str(root)])
     err = capsys.readouterr().err
-    return root, td, kept, nul_at, db, rc, err
+    return SimpleNamespace(root=root, td=td, kept=kept, nul_at=nul_at, db=db, rc=rc, err=err)
 
 
 def test_ingest_says_one_line_per_bad_file_with_its_full_path_and_byte(garbled):
-    root, td, kept, nul_at, db, rc, err = garbled
+    td, nul_at, rc, err = garbled.td, garbled.nul_at, garbled.rc, garbled.err
     assert rc == 0  # recorded: nothing is lost
     assert "Traceback" not in err
     lines = [ln for ln in err.splitlines() if ln.startswith("edgetui: ")]
@@ -76,7 +77,7 @@ def test_ingest_says_one_line_per_bad_file_with_its_full_path_and_byte(garbled):
 
 
 def test_every_bad_record_is_kept_with_its_raw_bytes_and_the_run_says_why_it_is_not_finished(garbled):
-    root, td, kept, nul_at, db, rc, err = garbled
+    kept, nul_at, db = garbled.kept, garbled.nul_at, garbled.db
     conn = open_db(db)
     try:
         rows = {src: (raw, json.loads(data), summ) for src, raw, data, summ in conn.execute(
@@ -128,7 +129,7 @@ def test_the_live_supervisor_records_the_same_bad_records_and_reason(tmp_path):
     from edgetui.live.supervisor import Supervisor
     from edgetui.parse_worker import TAIL_SUB
 
-    root, td, kept, nul_at = _garble(tmp_path)
+    root = _garble(tmp_path)[0]
     live = open_db(tmp_path / "live.duckdb")
     sup = Supervisor(live, [root], docker_client=None)
     try:

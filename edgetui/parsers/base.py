@@ -276,6 +276,17 @@ def parse_error(source: str, generation: str, offset: int, raw: bytes, reason: s
     )
 
 
+def json_error_text(msg: str, offset: int, size: int) -> str:
+    """One clause for a ``json.JSONDecodeError``: ``invalid JSON at byte <offset>: <what>``, its
+    message completed (the stdlib's "Unterminated string starting at" ends in "at": it gets the
+    byte) and, for an error in the last 16 bytes, the file's size (a file cut short)."""
+    what = msg[0].lower() + msg[1:] if msg else "invalid JSON"
+    if what.endswith(" at"):
+        what = f"{what} byte {offset}"
+    end = f" (the file ends at byte {size}: cut short?)" if size - offset <= 16 else ""
+    return f"invalid JSON at byte {offset}: {what}{end}"
+
+
 def loads_lenient(data: bytes | str) -> Any:
     """Parse JSON allowing Python's NaN / Infinity / -Infinity tokens (sforge-format.md §12.3).
 

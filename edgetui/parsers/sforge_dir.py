@@ -53,7 +53,7 @@ from typing import Any, Callable, Iterable, Optional
 from ..events import Event, Kind, TimeSource, one_line
 from ..records import RunInfo, SubmissionRecord, TaskInfo, TestResult, make_run_key
 from .base import (BOM, LineParser, file_generation, finite_or_none, iter_lines, loads_lenient, open_regular,
-                   parse_error, read_regular)
+                   json_error_text, parse_error, read_regular)
 from .runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch, redact_text
 
 __all__ = [
@@ -250,17 +250,6 @@ def _read_json(path: Path, rel: str) -> _Json:
     except (ValueError, RecursionError) as e:
         j.error = one_line(f"{rel}: invalid JSON: {e}", 240)
     return j
-
-
-def json_error_text(msg: str, offset: int, size: int) -> str:
-    """One clause for a ``json.JSONDecodeError``: ``invalid JSON at byte <offset>: <what>``, its
-    message completed (the stdlib's "Unterminated string starting at" ends in "at": it gets the
-    byte) and, for an error in the last 16 bytes, the file's size (a file cut short)."""
-    what = msg[0].lower() + msg[1:] if msg else "invalid JSON"
-    if what.endswith(" at"):
-        what = f"{what} byte {offset}"
-    end = f" (the file ends at byte {size}: cut short?)" if size - offset <= 16 else ""
-    return f"invalid JSON at byte {offset}: {what}{end}"
 
 
 def _json_parse_error(j: _Json, reason: Optional[str] = None) -> Event:
