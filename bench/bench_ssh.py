@@ -192,7 +192,43 @@ def _rsync_over_ssh(s, work: Path, root: Path) -> tuple[float, int, int] | None:
     return t, stat("Total bytes received"), stat("Total bytes sent")
 
 
-def first_scan(s, host, work: Path, n_runs: int, subs: int, rounds: int) -> None:
+def sync_variants(host, work: Path, root: Path, counts: list[str], reps: int) -> None:
+    """The first sync alone (no ingest) with each number of tar streams in ``counts`` (``N``, or
+    ``N:shm``: the image on /dev/shm, tmpfs, to tell file creation on disk from the rest),
+    interleaved (``reps`` rounds, the order rotating each round, ``os.sync`` before each), in this
+    process: the median seconds per variant and its ratio to the first one's, with each phase's
+    median."""
+    from edgetui.hosts import mirror as mirror_mod
+
+    got: dict[str, list] = {c: [] for c in counts}
+    keep = mirror_mod.STREAMS
+    try:
+        for r in range(reps):
+            order = counts[r % len(counts):] + counts[:r % len(counts)]
+            for c in order:
+                n, _, where = c.partition(":")
+                mirror_mod.STREAMS = int(n)
+                base_dir = Path(tempfile.mkdtemp(prefix="sshscan2-bench-", dir="/dev/shm")) if where else work
+                img = base_dir / f"variant-{n}-{r}"
+                os.sync()
+                load = os.getloadavg()[0]
+                rep = mirror_mod.Mirror(host, str(root), img).sync()
+                got[c].append((rep.seconds, rep.phases, load))
+                print(f"  round {r + 1}, {c} streams (load {load:.1f}): sync {rep.seconds:.2f} s: "
+                      + ", ".join(f"{k} {v:.2f}" for k, v in rep.phases.items()))
+                shutil.rmtree(base_dir if where else img, ignore_errors=True)
+    finally:
+        mirror_mod.STREAMS = keep
+    base = statistics.median(x[0] for x in got[counts[0]])
+    for c in counts:
+        med = statistics.median(x[0] for x in got[c])
+        phases = {k: statistics.median(x[1].get(k, 0.0) for x in got[c]) for k in got[c][0][1]}
+        print(f"  {c} streams: sync median {med:.2f} s ({med / base:.2f}x the {counts[0]}-stream one; phases "
+              + ", ".join(f"{k} {v:.2f}" for k, v in phases.items()) + f"; load {os.getloadavg()[0]:.1f})")
+
+
+def first_scan(s, host, work: Path, n_runs: int, subs: int, rounds: int,
+               variants: list[str] | None = None) -> None:
     import bench_scale
 
     from edgetui.db import open_db
@@ -209,6 +245,9 @@ def first_scan(s, host, work: Path, n_runs: int, subs: int, rounds: int) -> None
     os.sync()  # the tree on disk, as a remote tree is: no writeback of it in any timed part
     print(f"first scan: {n_runs} runs, {n_subs} submission folders, {len(files)} files, {n_bytes / 1e6:.1f} MB, "
           f"every file its own copy (no hard links; built in {time.perf_counter() - t0:.1f} s, not counted)")
+    if variants:
+        sync_variants(host, work, root, variants, rounds)
+        return
 
     def ingest(db: Path, path: Path):
         conn = open_db(db)
@@ -255,6 +294,7 @@ def first_scan(s, host, work: Path, n_runs: int, subs: int, rounds: int) -> None
               f"{os.getloadavg()[0]:.1f}): local ingest {locals_[-1]:.2f} s; over SSH {remotes[-1]:.2f} s = sync "
               f"{syncs[-1]:.2f} s + ingest of the image {image_ingests[-1]:.2f} s; ratio "
               f"{remotes[-1] / locals_[-1]:.2f}x (image ingest / local ingest {image_ingests[-1] / locals_[-1]:.2f}x)")
+        print("    sync phases: " + ", ".join(f"{k} {v:.2f} s" for k, v in srep.phases.items()))
         if last is not None:
             shutil.rmtree(last[0].local_root, ignore_errors=True)  # not timed
         last = (m, srep, sftp_read, r)
@@ -298,6 +338,8 @@ def main() -> int:
     ap.add_argument("--subs", type=int, default=100, help="submission folders per run")
     ap.add_argument("--rounds", type=int, default=3, help="paired first-scan rounds (local / SSH, order alternating)")
     ap.add_argument("--skip-follow", action="store_true")
+    ap.add_argument("--sync-streams", default="", help="e.g. 4,2: only the first sync, with each number of "
+                    "tar streams interleaved (--rounds rounds), no ingest")
     ap.add_argument("--skip-scan", action="store_true")
     args = ap.parse_args()
     import prereqs
@@ -318,7 +360,8 @@ def main() -> int:
         try:
             assert host.wait_up(10).kind == "up", host.state
             if not args.skip_scan:
-                first_scan(s, host, work, args.runs, args.subs, args.rounds)
+                first_scan(s, host, work, args.runs, args.subs, args.rounds,
+                           [x for x in args.sync_streams.split(",") if x] or None)
             if not args.skip_follow:
                 follow(s, host, work, args.grow_mb, args.rate_mb, args.chunk_kb)
         finally:

@@ -62,6 +62,10 @@ class SyncReport:
     seconds: float = 0.0
     #: bytes of the compressed tar streams of a first sync (0 without one)
     bulk_bytes: int = 0
+    #: seconds of each phase of a full sync, in order (``listing``: the remote ``find`` done;
+    #: ``streams``: the tar streams' wait after it; ``check``: the listing against the image and
+    #: what it fetched; ``remove``, ``dir_times``, ``flush``)
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 def default_cache(host_name: str, remote_root: str) -> Path:
@@ -264,18 +268,32 @@ class Mirror:
         rep = SyncReport()
         self.local_root.mkdir(parents=True, exist_ok=True)
         streams = self._start_streams() if only is None and not _has_files(str(self.local_root)) else None
+        ph, tp = rep.phases, time.monotonic()
+
+        def mark(name: str) -> None:
+            nonlocal tp
+            now = time.monotonic()
+            ph[name] = now - tp
+            tp = now
+
         try:
             entries = walk(self.host, self.remote_root) if only is None else self._stat_only(only)
+            mark("listing")
         finally:
             if streams is not None:
                 rep.bulk_bytes = self._finish_streams(streams)
+        mark("streams")
         entries = {rel: e for rel, e in entries.items() if e.is_dir or wanted(rel)}
         self._apply(entries, rep, streamed=streams is not None)
+        mark("check")
         if only is None:
             rep.removed = self._remove_gone(entries)
+        mark("remove")
         self._dir_times(entries)
+        mark("dir_times")
         if streams is not None:
             _flush(self.local_root)
+        mark("flush")
         self.bytes_read += rep.bytes_read
         rep.seconds = time.monotonic() - t0
         return rep
