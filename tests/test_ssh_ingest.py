@@ -71,6 +71,9 @@ def test_remote_root_recorded_as_the_local_ingest_of_the_same_files(served, tmp_
             srep = m.sync()
             assert not srep.errors, srep.errors
             assert srep.bulk_bytes > 0  # the first sync came as tar streams
+            # every phase timed, in order, and together within the sync (bench_ssh prints them)
+            assert list(srep.phases) == ["listing", "streams", "check", "remove", "dir_times", "flush"]
+            assert all(v >= 0 for v in srep.phases.values()) and sum(srep.phases.values()) <= srep.seconds
             host.stat(str(root))  # a round trip on the SSH loop: the streams' releases (queued on it) have run
             assert host._open_channels <= 1  # every stream's channel given back (the kept shell may stay)
             files = [p for p in root.rglob("*") if p.is_file()]
