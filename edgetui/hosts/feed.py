@@ -92,12 +92,7 @@ class RemoteFeed:
         total = SyncReport()
         try:
             for m in self.mirrors:
-                r = m.sync()
-                total.files += r.files
-                total.changed += [f"{m.remote_root}/{c}" for c in r.changed]
-                total.removed += r.removed
-                total.bytes_read += r.bytes_read
-                total.errors += r.errors
+                _add(total, m.remote_root, m.sync())
         except OSError as e:
             self.last_error = " ".join(str(e).split())
             return None
@@ -128,11 +123,7 @@ class RemoteFeed:
                 r = m.sync_changed(rels, recurse)
                 if r is None:
                     return None
-                total.files += r.files
-                total.changed += [f"{m.remote_root}/{c}" for c in r.changed]
-                total.removed += r.removed
-                total.bytes_read += r.bytes_read
-                total.errors += r.errors
+                _add(total, m.remote_root, r)
         except OSError as e:
             self.last_error = " ".join(str(e).split())
             return None
@@ -255,3 +246,12 @@ def _dir_name(root: str) -> str:
     import urllib.parse
 
     return urllib.parse.quote(root.rstrip("/") or "/", safe="")
+
+
+def _add(total: SyncReport, remote_root: str, r: SyncReport) -> None:
+    """Fold one root's sync report into ``total`` (its changed paths made remote-absolute)."""
+    total.files += r.files
+    total.changed += [f"{remote_root}/{c}" for c in r.changed]
+    total.removed += r.removed
+    total.bytes_read += r.bytes_read
+    total.errors += r.errors

@@ -97,15 +97,23 @@ def _find_walk(host, root: str) -> dict[str, Entry] | None:
         return None
     if status not in (0, 1) or (status == 1 and not out):  # 1: some entries unreadable, the rest listed
         return None
+    return _find_entries(out, "")
+
+
+def _find_entries(out: bytes, base: str) -> dict[str, Entry]:
+    """``find -printf '%y %s %T@ %i <path>\\0'`` records as entries keyed by path relative to
+    ``base`` (a path not under it, or a malformed record, is skipped; ``""``: paths are relative already)."""
     got: dict[str, Entry] = {}
     for rec in out.split(b"\0"):
         if not rec:
             continue
         try:
-            kind, size, mt, ino, rel = rec.split(b" ", 4)
-            rel_s = rel.decode("utf-8", "surrogateescape")
-            mtime_ns = _ns(mt)
-            got[rel_s] = Entry(posixpath.basename(rel_s), kind == b"d", int(size), mtime_ns, int(ino))
+            kind, size, mt, ino, path = rec.split(b" ", 4)
+            p = path.decode("utf-8", "surrogateescape")
+            if not p.startswith(base):
+                continue
+            rel_s = p[len(base):]
+            got[rel_s] = Entry(posixpath.basename(rel_s), kind == b"d", int(size), _ns(mt), int(ino))
         except (ValueError, ArithmeticError):
             continue
     return got
@@ -128,21 +136,7 @@ def _find_paths(host, root: str, rels: list[str], depth0: bool) -> dict[str, Ent
         return None
     if status not in (0, 1):  # 1: some paths gone (they are absent), the rest listed
         return None
-    got: dict[str, Entry] = {}
-    for rec in out.split(b"\0"):
-        if not rec:
-            continue
-        try:
-            kind, size, mt, ino, path = rec.split(b" ", 4)
-            p = path.decode("utf-8", "surrogateescape")
-            if not p.startswith(base):
-                continue
-            rel_s = p[len(base):]
-            mtime_ns = _ns(mt)
-            got[rel_s] = Entry(posixpath.basename(rel_s), kind == b"d", int(size), mtime_ns, int(ino))
-        except (ValueError, ArithmeticError):
-            continue
-    return got
+    return _find_entries(out, base)
 
 
 def _list_walk(host: Host, root: str, depth: int = 12) -> dict[str, Entry]:
