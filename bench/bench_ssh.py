@@ -43,17 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-
-def rchar(pids: list[int]) -> int:
-    total = 0
-    for p in pids:
-        try:
-            for line in Path(f"/proc/{p}/io").read_text().splitlines():
-                if line.startswith("rchar:"):
-                    total += int(line.split()[1])
-        except OSError:
-            pass
-    return total
+from sshd_fixture import rchar  # noqa: E402  (bytes read at the server: /proc/<pid>/io)
 
 
 def follow(s, host, work: Path, grow_mb: float, rate_mb: float, chunk_kb: int) -> None:

@@ -55,6 +55,20 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def rchar(pids: list[int]) -> int:
+    """Bytes the processes ``pids`` read (``rchar`` of each one's ``/proc/<pid>/io``; a gone one counts 0):
+    what an sshd's sftp-server read, counted at the server."""
+    total = 0
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/io").read_text().splitlines():
+                if line.startswith("rchar:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
 def _alive(pid: int) -> bool:
     try:
         return not Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].startswith("Z")

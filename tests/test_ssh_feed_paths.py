@@ -8,12 +8,12 @@ an inotify queue overflow falls back to one full listing."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
 import prereqs
 from sshd_fixture import Sshd
+from sshd_fixture import rchar as _rchar
 
 from edgetui.hosts.config import HostConfig
 from edgetui.hosts.feed import RemoteFeed
@@ -33,16 +33,6 @@ def sshd(tmp_path, monkeypatch):
     s.close()
 
 
-def _rchar(pids: list[int]) -> int:
-    total = 0
-    for p in pids:
-        try:
-            for line in Path(f"/proc/{p}/io").read_text().splitlines():
-                if line.startswith("rchar:"):
-                    total += int(line.split()[1])
-        except OSError:
-            pass
-    return total
 
 
 def _wait(pred, timeout: float) -> bool:
