@@ -66,6 +66,26 @@ async def test_keys_step_between_the_reframing_moments_and_the_chart_marks_them(
 
 
 @pytest.mark.asyncio
+async def test_M_pressed_as_the_replay_opens_is_done_once_the_run_is_read_and_rows_stay_one_line(sample_db):
+    """M before the run's cursor exists (nothing painted yet) was dropped; and at 160 columns a
+    moment with two moved sub-scores wrapped onto a second line that read like another row."""
+    app = EdgeTUIApp(sample_db, GW_KEY)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        screen = app.screen
+        assert screen.cursor is None            # pressed before the run is read
+        await pilot.press("M")
+        await wait_for(pilot, lambda: isinstance(app.screen, MomentsScreen), timeout=20)
+        await pilot.pause()
+        from textual.widgets import OptionList
+        ol = app.screen.query_one(OptionList)
+        assert ol.option_count == len(screen.moments) == 3
+        assert ol.virtual_size.height == ol.option_count   # one line a moment, cut with …
+        lines = [ol.render_line(y).text for y in range(ol.option_count)]
+        assert all(ln.rstrip().endswith("…") or len(ln.rstrip()) < ol.content_region.width for ln in lines)
+
+
+@pytest.mark.asyncio
 async def test_a_run_without_reframing_moments_says_so(sample_db):
     app = EdgeTUIApp(sample_db, "local/judge-demo-001/judge_demo_sum")
     async with app.run_test(size=(120, 40)) as pilot:

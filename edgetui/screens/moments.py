@@ -56,7 +56,7 @@ class MomentsScreen(ModalScreen[Optional[int]]):
     DEFAULT_CSS = """
     MomentsScreen { align: center middle; }
     MomentsScreen > OptionList { width: 110; max-width: 100%; height: auto; max-height: 100%;
-        border: round $accent; background: $panel; }
+        border: round $accent; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, moments: list[dict], current: Optional[int] = None) -> None:
@@ -427,6 +427,7 @@ class ReplayMomentsMixin:
     _why_wanted: Optional[str] = None   # the round whose why was asked for last
     _annotations: dict = {}             # event id -> its annotations (AnnotationsRead; replaced, never mutated)
     _editing: Optional[str] = None      # the annotation L's open prompt edits
+    _moments_wanted = False             # M pressed before the moments were found (opened when they are)
 
     def on_moments_found(self, msg: MomentsFound) -> None:
         self.moments = msg.moments
@@ -437,6 +438,10 @@ class ReplayMomentsMixin:
             self._draw_chart()
         if self.moments:
             self._prefetch_why([m["round"] for m in self.moments])
+        if self._moments_wanted:   # M pressed while they were being found: open the list now
+            self._moments_wanted = False
+            if self.app.screen is self:
+                self.action_moments_list()
 
     def action_moment(self, direction: int) -> None:
         if getattr(self, "_later", lambda *a: False)(self.action_moment, direction):
@@ -459,9 +464,13 @@ class ReplayMomentsMixin:
         if c is None:
             return
         if not self.moments:
-            self.notify((getattr(self, "moments_note", None) or "no reframing moment found in this run")
-                        if getattr(self, "moments_read", True)
-                        else "still finding this run's moments…", timeout=2)
+            if getattr(self, "moments_read", True):
+                self.notify(getattr(self, "moments_note", None) or "no reframing moment found in this run",
+                            timeout=4)
+            else:
+                self._moments_wanted = True
+                self.notify("finding this run's reframing moments… the list opens when they are found",
+                            timeout=3)
             return
         # the moment at or before the selected event is highlighted
         pos = c.position()

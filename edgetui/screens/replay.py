@@ -305,9 +305,10 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         self.query_one(RunHeader).set_header(msg.header)
 
     def _later(self, fn: Callable, *args: Any) -> bool:
-        """While only the first page is shown: queue ``fn(*args)`` for when the whole run's cursor is
-        ready and say so (``True``); else ``False``."""
-        if self.cursor is None and self.preview is not None:
+        """Before the whole run's cursor is ready (nothing shown yet, or only the first page): queue
+        ``fn(*args)`` for when it is and say so (``True``); else ``False``. A key pressed right as
+        the screen opens is done once the run is read, not dropped."""
+        if self.cursor is None:
             self._pending.append((fn, args))
             return True
         return False
