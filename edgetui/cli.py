@@ -418,12 +418,31 @@ def _ingest_remote(db: Path, cfg, args):
             if not args.quiet:
                 print(f"{cfg.name}:{root}: {s.files} file(s), {len(s.changed)} changed, "
                       f"{s.bytes_read / 1e6:.1f} MB read over SSH in {s.seconds:.1f} s", file=sys.stderr)
-            rep.merge(_progress_ingest(db, [m.local_root], tasks_dir=args.tasks_dir, host=cfg.name,
-                                       sample=args.sample, prices=args.prices, quiet=args.quiet,
-                                       unforget=args.unforget, full=args.full))
+            got = _progress_ingest(db, [m.local_root], tasks_dir=args.tasks_dir, host=cfg.name,
+                                   sample=args.sample, prices=args.prices, quiet=args.quiet,
+                                   unforget=args.unforget, full=args.full)
+            got.messages = [remote_names(x, m.local_root, f"{cfg.name}:{root}") for x in got.messages]
+            rep.merge(got)
     finally:
         host.close()
     return rep
+
+
+def remote_names(message: str, image_root: Path, remote_root: str) -> str:
+    """``message`` with the host's image paths (``image_root/...``, the local cache the ingest
+    read) named as the user knows them: ``HOST:/remote/root/...``. A bad file of a remote run
+    is reported where it lives, not where edgetui keeps its copy."""
+    base = str(image_root).rstrip("/")
+    out, i = [], 0
+    while (j := message.find(base, i)) >= 0:
+        end = j + len(base)
+        if end < len(message) and message[end] not in "/ :,;)'\"":
+            out.append(message[i:end])   # a longer name that only starts the same way
+        else:
+            out.append(message[i:j] + remote_root.rstrip("/"))
+        i = end
+    out.append(message[i:])
+    return "".join(out)
 
 
 def cmd_check(db: Path, args) -> int:

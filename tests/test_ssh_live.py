@@ -272,6 +272,16 @@ def test_cli_ingest_over_ssh_config_alias_and_hosts_file(two_sshd, tmp_path):
     keys = sorted(k for (k,) in c.execute("SELECT run_key FROM runs").fetchall())
     c.close()
     assert keys == [f"devbox/{TZ}/tiny_stats", f"lab/{TZ}/tiny_stats"]
+    # a bad file of the remote run is named where it lives (host:remote path and its byte), not
+    # by the local image the ingest read it from
+    bad = runs / TZ / "tiny_stats" / "final_result.json"
+    bad.write_bytes(bad.read_bytes()[:20])
+    r = subprocess.run([*exe, "--db", str(db), "ingest", "-q", "--tasks-dir", str(TASKS), "--host", "lab"],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    said = [ln for ln in r.stderr.splitlines() if "final_result.json" in ln]
+    assert len(said) == 1 and said[0].startswith(f"edgetui: lab:{bad}: ") and "byte " in said[0], r.stderr
+    assert str(tmp_path / "xc") not in r.stderr, r.stderr
     # an unknown host key: exit 1 and the command that trusts it
     (home / ".ssh" / "known_hosts").write_text("")
     r = subprocess.run([*exe, "--db", str(db), "ingest", "-q", "--host", f"devbox:{runs}"], env=env,
