@@ -44,7 +44,7 @@ class SubmissionsTable(DataTable):
         self._sig: Any = None
 
     def on_mount(self) -> None:
-        for label, key, w, just in (("round", "round", 9, "left"), ("elapsed", "elapsed", 8, "right"),
+        for label, key, w, just in (("round", "round", 9, "left"), ("elapsed", "elapsed", 9, "right"),
                                     ("pass", "pass", 6, "right"), ("score", "score", 9, "right"),
                                     ("★", "best", 1, "left"), ("status", "status", 10, "left")):
             self.add_column(Text(label, style="bold", justify=just), width=w, key=key)  # type: ignore[arg-type]
