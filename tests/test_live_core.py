@@ -1211,3 +1211,26 @@ def test_a_harness_error_tailed_after_the_run_was_read_makes_it_aborted(env):
     assert r.status == "aborted"
     reason = conn.execute("SELECT status_reason FROM runs WHERE run_key = ?", [r.run_key]).fetchone()[0]
     assert reason and "Install command failed" in reason
+
+
+def test_an_aborted_runs_elapsed_ends_at_its_last_record_not_at_its_files_mtimes(tmp_path):
+    """A genuine SForge run whose install failed (aborted 0.5 s after it started), copied the way
+    a clone or ``cp -r`` does (every mtime = now): its elapsed is its own records' span, not the
+    time since it started (the runs screen read 10:19 for a 7-minute budget)."""
+    import shutil as _sh
+
+    src = Path(__file__).resolve().parents[1] / "sample_runs" / "genuine" / "runs" / "real-installfail-20261201181800"
+    root = tmp_path / "runs"
+    _sh.copytree(src, root / src.name, copy_function=_sh.copy)   # new mtimes, as a fresh checkout has
+    conn = open_db(tmp_path / "live.duckdb")
+    sup = Supervisor(conn, [root], docker_client=None, settings=fast_settings())
+    try:
+        (r,) = sup.poll_once()
+        first, last = conn.execute("SELECT min(t), max(t) FROM events WHERE run_key = ? AND t IS NOT NULL",
+                                   [r.run_key]).fetchone()
+        assert r.status == "aborted" and r.started_at is not None
+        assert time.time() - r.started_at > 3600          # it started long before the files' mtimes
+        assert r.elapsed_s is not None and 0 <= r.elapsed_s <= (last - r.started_at) + 1.0, r.elapsed_s
+    finally:
+        sup.close()
+        conn.close()

@@ -205,7 +205,9 @@ class RunRows:
             if end is None and started is not None and isinstance(final.get("runtime_seconds"), (int, float)):
                 end = started + final["runtime_seconds"]
         elif rs.status in ("aborted", "gone"):
-            end = rs.container_ended_t or rs.last_activity_t
+            # its own last record, before the files' mtimes: a copied or freshly cloned tree has
+            # every mtime at copy time (an aborted 7-minute run read 10 h of elapsed)
+            end = rs.container_ended_t or self._last_event_t(rs) or rs.last_activity_t
         else:
             end = now
         elapsed = (end - started) if (started is not None and end is not None) else None
