@@ -287,6 +287,7 @@ def test_formatting_helpers():
     assert budget_bar(6 * 3600, 12 * 3600, 6).plain == "███░░░"
     assert budget_bar(13 * 3600, 12 * 3600, 6).plain == "██████"
     assert budget_bar(None, 12 * 3600, 4).plain == "    "
+    assert budget_bar(0.0, 12 * 3600, 4).plain == "░░░░"  # known and none of it used: an empty bar, not a blank
     r = live("local/r/t", alarms=[alarm("local/r/t")], infra_error=True, flags=["infra", "oom", "alarm:stall"])
     assert status_text(r).plain == "● running ⚠1 ⚑infra OOM"
     assert status_text(r, compact=True).plain == "● running ⚠1 ⚑ OOM"

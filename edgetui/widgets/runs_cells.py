@@ -91,7 +91,7 @@ _EIGHTHS = " ▏▎▍▌▋▊▉█"
 
 def budget_bar(elapsed: Optional[float], budget: Optional[float], width: int = 6) -> Text:
     """A ``width``-cell bar of elapsed / budget (eighth blocks); blank when either is unknown."""
-    if not elapsed or not budget or budget <= 0 or width <= 0:
+    if elapsed is None or elapsed < 0 or not budget or budget <= 0 or width <= 0:
         return Text(" " * width)
     frac = elapsed / budget
     style = "green" if frac < 0.75 else ("yellow" if frac <= 1.0 else "bold red")
