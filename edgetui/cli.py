@@ -423,6 +423,15 @@ def _ingest_remote(db: Path, cfg, args):
                                    unforget=args.unforget, full=args.full)
             got.messages = [remote_names(x, m.local_root, f"{cfg.name}:{root}") for x in got.messages]
             rep.merge(got)
+            if m.staged:  # a first sync staged in memory: the runs are recorded, now the image to disk
+                try:
+                    took = m.settle()
+                except OSError as e:
+                    rep.messages.append(f"{m.local_root}: image not written to disk yet ({e.strerror or e}); "
+                                        "the next sync writes it")
+                else:
+                    if not args.quiet and took is not None:
+                        print(f"{cfg.name}:{root}: image written to {m.local_root} in {took:.1f} s", file=sys.stderr)
     finally:
         host.close()
     return rep

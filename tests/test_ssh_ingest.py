@@ -72,7 +72,7 @@ def test_remote_root_recorded_as_the_local_ingest_of_the_same_files(served, tmp_
             assert not srep.errors, srep.errors
             assert srep.bulk_bytes > 0  # the first sync came as tar streams
             # every phase timed, in order, and together within the sync (bench_ssh prints them)
-            assert list(srep.phases) == ["listing", "streams", "check", "remove", "dir_times", "flush"]
+            assert list(srep.phases) == ["listing", "streams", "check", "remove", "dir_times", "publish"]
             assert all(v >= 0 for v in srep.phases.values()) and sum(srep.phases.values()) <= srep.seconds
             host.stat(str(root))  # a round trip on the SSH loop: the streams' releases (queued on it) have run
             assert host._open_channels <= 1  # every stream's channel given back (the kept shell may stay)
@@ -80,14 +80,23 @@ def test_remote_root_recorded_as_the_local_ingest_of_the_same_files(served, tmp_
             kept = [p for p in files if wanted(p.relative_to(root).as_posix())]
             assert len(kept) < len(files)  # the submitted archives, eval.sh, allowed_files.txt stay there
             assert srep.bytes_read == sum(p.stat().st_size for p in kept)  # the first sync reads each once
-            assert sorted(p.relative_to(m.local_root) for p in m.local_root.rglob("*") if p.is_file()) == \
-                sorted(p.relative_to(root) for p in kept)
-            rrep = ingest_paths(rc, [m.local_root], tasks_dir=tasks, host="box")
+            # staged in memory: the image's top-level entries lead into a tmpfs stage until settled
+            assert m.staged and str(m.stage).startswith("/dev/shm/")
+            tops = list(m.local_root.iterdir())
+            assert tops and all(p.is_symlink() for p in tops if p.is_dir())
+            assert _files(m.local_root) == sorted(p.relative_to(root) for p in kept)
+            rrep = ingest_paths(rc, [m.local_root], tasks_dir=tasks, host="box")  # read from the stage
             assert sorted(lrep.runs) == sorted(rrep.runs) and lrep.runs
             assert not rrep.failed
+            stage = m.stage
+            assert m.settle() is not None and not m.staged and not stage.exists()
+            assert not any(p.is_symlink() for p in m.local_root.rglob("*"))
+            _same_files(m.local_root, root)  # on disk now: the same bytes and mtimes
+            # the runs recorded from the stage are unchanged on disk (signatures without inodes)
+            assert ingest_paths(rc, [m.local_root], tasks_dir=tasks, host="box").unchanged == len(rrep.runs)
             # nothing changed: the next sync reads nothing
             again = m.sync()
-            assert again.bytes_read == 0 and again.changed == []
+            assert again.bytes_read == 0 and again.changed == [] and "settle" not in again.phases
         lc.close()
         rc.execute(f"ATTACH '{local_db}' AS l (READ_ONLY)")
         n_events = rc.execute("SELECT count(*) FROM events").fetchone()[0]
@@ -144,11 +153,17 @@ def test_the_kept_shell_returns_outputs_past_asyncssh_readuntil_limit(served):
     assert host._shell.starts == 1
 
 
+def _files(top: Path) -> list[Path]:
+    """The files under ``top``, relative, following the image's staged top-level symlinks."""
+    import os
+
+    return sorted(Path(dp, f).relative_to(top) for dp, _dn, fs in os.walk(top, followlinks=True) for f in fs)
+
+
 def _same_files(image: Path, root: Path) -> None:
     """The image holds exactly the wanted files of ``root``, regular files with its bytes and mtimes."""
     kept = sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file() and wanted(p.relative_to(root).as_posix()))
-    got = sorted(p.relative_to(image) for p in image.rglob("*") if p.is_file() or p.is_symlink())
-    assert got == kept
+    assert _files(image) == kept  # (a staged image: through its top-level links into the stage)
     for rel in kept:
         assert not (image / rel).is_symlink()
         assert (image / rel).read_bytes() == (root / rel).read_bytes(), rel
@@ -199,3 +214,57 @@ def test_a_first_sync_into_an_image_with_files_is_not_streamed(served, tmp_path)
     assert rep.bulk_bytes == 0 and not rep.errors
     assert rep.removed == ["old-run/run_agent.log"]
     _same_files(img, root)
+
+
+def _stages() -> set[str]:
+    import glob
+
+    from edgetui.hosts.stage import PREFIX
+
+    return set(glob.glob(f"/dev/shm/{PREFIX}*"))
+
+
+def test_a_root_too_large_for_the_stage_or_staging_off_goes_straight_to_disk(served, tmp_path, monkeypatch):
+    """A root whose listing says it would take more than the stage may hold is streamed again into
+    the image on disk (the stage removed); ``EDGETUI_STAGE_DIR=none`` never stages."""
+    _s, host, roots = served
+    from edgetui.hosts import stage
+
+    before = _stages()
+    monkeypatch.setattr(stage, "budget", lambda base: 10_000)  # the sample runs take ~7 MB
+    m = Mirror(host, str(roots[0]), tmp_path / "big")
+    rep = m.sync()
+    assert not rep.errors and rep.bulk_bytes > 0 and not m.staged
+    assert list(rep.phases)[-1] == "flush" and _stages() == before
+    assert not any(p.is_symlink() for p in m.local_root.iterdir())
+    _same_files(m.local_root, roots[0])
+    monkeypatch.undo()
+    monkeypatch.setenv("EDGETUI_STAGE_DIR", "none")
+    m = Mirror(host, str(roots[1]), tmp_path / "off")
+    rep = m.sync()
+    assert not m.staged and rep.bulk_bytes > 0 and _stages() == before
+    _same_files(m.local_root, roots[1])
+
+
+def test_a_stage_left_by_an_ended_process_is_settled_and_a_lost_one_read_again(served, tmp_path):
+    """The next sync of an image (any process: a new Mirror here) writes a stage it finds linked
+    to disk first and reads nothing; links whose stage is gone (a reboot) are removed and the
+    files streamed again."""
+    _s, host, roots = served
+    root = roots[1]
+    first = Mirror(host, str(root), tmp_path / "img")
+    first.sync()
+    assert first.staged
+    stage = first.stage
+    again = Mirror(host, str(root), tmp_path / "img").sync()
+    assert "settle" in again.phases and again.bytes_read == 0 and again.changed == []
+    assert not stage.exists()
+    _same_files(tmp_path / "img", root)
+    lost = Mirror(host, str(root), tmp_path / "img2")
+    lost.sync()
+    shutil.rmtree(lost.stage)  # as a reboot clears /dev/shm
+    m = Mirror(host, str(root), tmp_path / "img2")
+    rep = m.sync()
+    assert not rep.errors and rep.bulk_bytes > 0 and m.staged  # streamed again, into a new stage
+    assert m.settle() is not None
+    _same_files(m.local_root, root)

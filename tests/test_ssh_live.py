@@ -133,6 +133,8 @@ def test_killing_sshd_mid_stream_resumes_with_exactly_the_offline_event_set(two_
                 if i % 5 == 0:
                     feed.sync_once()
                     sup.poll_once()
+                    if i == 0:  # the first sync staged the image in tmpfs: the next one writes it to
+                        assert feed.mirrors[0].staged  # disk under the tailer (other inodes, same bytes)
                 out.write(line[len(line) // 2:])
                 out.flush()
                 if i < len(log_lines):

@@ -153,11 +153,20 @@ class RemoteFeed:
         return self
 
     def close(self) -> None:
+        """Stop syncing and close the connection; an image still staged in memory (a first sync
+        whose next sync has not come yet) is written to disk first (:meth:`Mirror.settle`)."""
         self._stop.set()
         self._kick.set()
         self.host.close()
         for t in self._threads:
             t.join(5)
+        busy = any(t.is_alive() for t in self._threads)  # (a sync still running: left to the next one)
+        for m in self.mirrors:
+            if m.staged and not busy:
+                try:
+                    m.settle()
+                except OSError:
+                    pass  # (the next sync of this image settles what is left)
 
     def _run(self) -> None:
         interval = self.min_interval_s

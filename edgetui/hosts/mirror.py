@@ -16,8 +16,12 @@ the root's entries dealt among them, each compressed with ``zstd -1`` where both
 else ``gzip -1``), each read as it arrives (:mod:`edgetui.hosts.stream`) into a local ``tar -x``
 that writes the files with the host's nanosecond mtimes (pax headers), while the listing is made:
 no file of the image is written, stat'ed or timed in Python on that path. The listing then checks
-every file as for any sync (what a stream missed or got at another size is read file by file),
-and the image is written to disk (``syncfs``: the ingest's first fsync would otherwise do it).
+every file as for any sync (what a stream missed or got at another size is read file by file).
+Where it can, the first sync writes into a tmpfs *stage* and the image's top-level entries are
+symlinks into it (:mod:`edgetui.hosts.stage`: creating ~20,000 inodes on ext4 was most of a first
+sync); :meth:`Mirror.settle` writes it to disk after the runs are recorded, and any later sync
+does so first. Without a stage the image is written to disk at the sync's end (``syncfs``: the
+ingest's first fsync would otherwise do it).
 
 Only the files the ingest reads are copied (:func:`wanted`: not the submitted archives, a
 submission's ``eval.sh`` or ``allowed_files.txt``). Nothing is ever written on the remote host. The image lives under the user cache directory
@@ -39,6 +43,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from . import Entry, Host
+from . import stage as stage_mod
 
 #: bytes re-read before a grown file's recorded end, compared with the image's (a replaced file)
 OVERLAP = 64
@@ -62,9 +67,10 @@ class SyncReport:
     seconds: float = 0.0
     #: bytes of the compressed tar streams of a first sync (0 without one)
     bulk_bytes: int = 0
-    #: seconds of each phase of a full sync, in order (``listing``: the remote ``find`` done;
-    #: ``streams``: the tar streams' wait after it; ``check``: the listing against the image and
-    #: what it fetched; ``remove``, ``dir_times``, ``flush``)
+    #: seconds of each phase of a full sync, in order (``settle``: an earlier stage written to disk
+    #: first, when there was one; ``listing``: the remote ``find`` done; ``streams``: the tar
+    #: streams' wait after it; ``check``: the listing against the image and what it fetched;
+    #: ``remove``, ``dir_times``, then ``publish`` (a staged first sync: the links made) or ``flush``)
     phases: dict[str, float] = field(default_factory=dict)
 
 
@@ -244,24 +250,52 @@ def walk(host: Host, root: str) -> dict[str, Entry]:
     return found if found is not None else _list_walk(host, root)
 
 
+def _image_bytes(entries: dict[str, Entry]) -> int:
+    """What the files and directories of a listing take in an image (bytes, with
+    :data:`edgetui.hosts.stage.ENTRY_OVERHEAD` each)."""
+    return sum(max(e.size, 0) for e in entries.values() if not e.is_dir) + len(entries) * stage_mod.ENTRY_OVERHEAD
+
+
 class Mirror:
     """The image of ``remote_root`` on ``host`` under ``local_root`` (see the module)."""
 
-    def __init__(self, host: Host, remote_root: str, local_root: Path | None = None):
+    def __init__(self, host: Host, remote_root: str, local_root: Path | None = None, *, use_stage: bool = True):
         self.host, self.remote_root = host, remote_root.rstrip("/") or "/"
         self.local_root = Path(local_root) if local_root else default_cache(host.name, self.remote_root)
+        from .signature import add_image_root
+
+        add_image_root(str(self.local_root))  # its tree signatures leave inodes out (settle copies files)
+        #: the directory syncs write into: ``local_root``, or a first sync's stage (:mod:`.stage`)
+        self._root = self.local_root
+        #: a first sync's stage not written to disk yet (:meth:`settle`), else None
+        self.stage: Path | None = None
+        #: stage a first sync in tmpfs when it can (:mod:`edgetui.hosts.stage`)
+        self.use_stage = use_stage
         #: totals over every sync
         self.bytes_read = 0
 
     def sync(self, only: set[str] | None = None) -> SyncReport:
         """Bring the image up to date (``only``: relative paths of files known changed, to skip
         the walk). An image without files yet is filled by tar streams while the root is listed
-        (see the module). Errors of single files are listed, not raised; raises ``OSError`` when the
+        (see the module), staged in tmpfs when it can be (:mod:`edgetui.hosts.stage`: the image's
+        top-level entries are then symlinks into the stage until :meth:`settle`, which any later
+        sync does first). Errors of single files are listed, not raised; raises ``OSError`` when the
         root cannot be listed (the host down, the root gone)."""
         t0 = time.monotonic()
         rep = SyncReport()
         self.local_root.mkdir(parents=True, exist_ok=True)
-        streams = self._start_streams() if only is None and not _has_files(str(self.local_root)) else None
+        if self.settle() is not None:
+            rep.phases["settle"] = time.monotonic() - t0
+        first = only is None and not _has_files(str(self.local_root))
+        base = stage_mod.base_dir() if first and self.use_stage else None
+        if base is not None:
+            try:
+                self.stage = self._root = stage_mod.make(base)
+            except OSError:
+                base = None
+        streams = self._start_streams() if first else None
+        if streams is None and self.stage is not None:  # nothing streams: no stage either
+            self._drop_stage()
         ph, tp = rep.phases, time.monotonic()
 
         def mark(name: str) -> None:
@@ -271,26 +305,70 @@ class Mirror:
             tp = now
 
         try:
-            entries = walk(self.host, self.remote_root) if only is None else self._stat_only(only)
+            try:
+                entries = walk(self.host, self.remote_root) if only is None else self._stat_only(only)
+            except BaseException:
+                if streams is not None:
+                    self._finish_streams(streams, stop=True)
+                self._drop_stage()
+                raise
             mark("listing")
-        finally:
+            entries = {rel: e for rel, e in entries.items() if e.is_dir or wanted(rel)}
+            if self.stage is not None and base is not None and _image_bytes(entries) > stage_mod.budget(base):
+                # larger than the stage may hold: straight to disk (the streams started again there)
+                self._finish_streams(streams, stop=True)
+                self._drop_stage()
+                streams = self._start_streams()
             if streams is not None:
                 rep.bulk_bytes = self._finish_streams(streams)
-        mark("streams")
-        entries = {rel: e for rel, e in entries.items() if e.is_dir or wanted(rel)}
-        self._apply(entries, rep, streamed=streams is not None)
-        mark("check")
-        if only is None:
-            rep.removed = self._remove_gone(entries)
-        mark("remove")
-        self._dir_times(entries)
-        mark("dir_times")
-        if streams is not None:
-            _flush(self.local_root)
-        mark("flush")
+            mark("streams")
+            self._apply(entries, rep, streamed=streams is not None)
+            mark("check")
+            if only is None:
+                rep.removed = self._remove_gone(entries)
+            mark("remove")
+            self._dir_times(entries)
+            mark("dir_times")
+            if self.stage is not None:
+                stage_mod.publish(self.stage, self.local_root)  # (no flush: the stage is in memory)
+                mark("publish")
+            else:
+                if streams is not None:
+                    _flush(self.local_root)
+                mark("flush")
+        except BaseException:
+            self._drop_stage()
+            raise
+        finally:
+            self._root = self.local_root
         self.bytes_read += rep.bytes_read
         rep.seconds = time.monotonic() - t0
         return rep
+
+    @property
+    def staged(self) -> bool:
+        """Is the image (its top-level entries) still in a tmpfs stage, not written to disk yet?"""
+        return self.stage is not None
+
+    def settle(self) -> float | None:
+        """Write a staged image to disk (:func:`edgetui.hosts.stage.settle`: the symlinks swapped for
+        copies of what they lead to, then the stage freed, then the disk written out with
+        ``syncfs``); also a stage left by another process, and dangling links (a stage lost with a
+        reboot) removed. The seconds it took, or None when there was nothing to settle (the cost:
+        one listing of the image's top level). Raises ``OSError``."""
+        if self.stage is None and not stage_mod.staged_links(self.local_root):
+            return None
+        t0 = time.monotonic()
+        stage, self.stage = self.stage, None
+        if stage_mod.settle(self.local_root, stage):
+            _flush(self.local_root)
+        return time.monotonic() - t0
+
+    def _drop_stage(self) -> None:
+        """Forget and remove this sync's stage (nothing published from it yet)."""
+        if self.stage is not None:
+            shutil.rmtree(self.stage, ignore_errors=True)
+        self.stage, self._root = None, self.local_root
 
     def sync_changed(self, rels: set[str], recurse: set[str] | None = None) -> SyncReport | None:
         """Bring only the paths ``rels`` (relative to the root, POSIX: what the host's inotifywait
@@ -351,7 +429,7 @@ class Mirror:
         this sync's tar streams, so every file found in it came with them (counted as read and
         changed; kept when its size and mtime are the listing's, or when it is larger, i.e. read
         after the listing: the next sync continues it)."""
-        root = str(self.local_root)
+        root = str(self._root)
         have: dict[str, os.stat_result | None] = {}
         for rel, e in entries.items():
             try:
@@ -388,7 +466,7 @@ class Mirror:
                 continue
             e = todo[rel]
             try:
-                n = self._sync_file(rel, e, self.local_root / rel, tails.get(rel))
+                n = self._sync_file(rel, e, self._root / rel, tails.get(rel))
             except OSError as err:
                 rep.errors.append(f"{self.host.name}:{posixpath.join(self.remote_root, rel)}: {err.strerror or err}")
                 continue
@@ -400,7 +478,7 @@ class Mirror:
     def _dir_times(self, entries: dict[str, Entry]) -> None:
         """Directories' mtimes as the host has them, last (writing files into them moved them); only
         where they differ (setting a time writes the directory's inode)."""
-        root = str(self.local_root)
+        root = str(self._root)
         for rel, e in entries.items():
             if e.is_dir and e.mtime_ns:
                 p = f"{root}/{rel}"
@@ -456,12 +534,14 @@ class Mirror:
                 how = ["-z"]
             else:
                 return
-            local = subprocess.Popen([tar, "-x", "-f", "-", "-C", str(self.local_root), "--no-same-owner", *how],
+            local = subprocess.Popen([tar, "-x", "-f", "-", "-C", str(self._root), "--no-same-owner", *how],
                                      stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            while data:
+            while data and not box.get("stop"):
                 box["bytes"] += len(data)
                 local.stdin.write(data)
                 data = proc.read(1 << 20)
+            if box.get("stop"):
+                proc.close()
         except (OSError, ValueError):
             pass
         finally:
@@ -477,8 +557,11 @@ class Mirror:
                 proc.close()
 
     @staticmethod
-    def _finish_streams(streams: list) -> int:
-        """Wait for the streams; the compressed bytes they read."""
+    def _finish_streams(streams: list, stop: bool = False) -> int:
+        """Wait for the streams (``stop``: end them first, each at its next chunk); the compressed
+        bytes they read."""
+        for _t, box in streams:
+            box["stop"] = stop
         for t, _box in streams:
             t.join()
         return sum(box["bytes"] for _t, box in streams)
@@ -498,7 +581,7 @@ class Mirror:
                 if isinstance(data, BaseException):
                     continue  # _sync_file tries again and says why
                 e = todo[rel]
-                local = self.local_root / rel
+                local = self._root / rel
                 local.parent.mkdir(parents=True, exist_ok=True)
                 tmp = local.with_name(f".{local.name}.edgetui-part")
                 with open(tmp, "wb") as f:
@@ -626,5 +709,5 @@ class Mirror:
                         pass
                     gone.append(rel)
 
-        visit(str(self.local_root), "")
+        visit(str(self._root), "")
         return sorted(gone)

@@ -64,16 +64,49 @@ def _local_list(path: str) -> list[tuple]:
     return out
 
 
+#: local directories holding images of remote roots (:class:`edgetui.hosts.mirror.Mirror` adds
+#: its own): a task dir under one is signed without inodes (see :func:`tree_signature`)
+_IMAGE_ROOTS: set[str] = set()
+_image_prefixes: tuple[str, ...] = ()
+
+
+def add_image_root(path: str) -> None:
+    """Say that ``path`` (a local directory) is the image of a remote runs root: the tree
+    signatures of task dirs under it are taken with every inode 0."""
+    global _image_prefixes
+    p = os.path.abspath(path).rstrip("/") + "/"
+    if p not in _IMAGE_ROOTS:
+        _IMAGE_ROOTS.add(p)
+        _image_prefixes = tuple(sorted(_IMAGE_ROOTS))
+
+
+def _in_image(task_dir: str) -> bool:
+    if not _image_prefixes:
+        return False
+    return os.path.abspath(task_dir).startswith(_image_prefixes)
+
+
 def tree_signature(host: Host, task_dir: str, salt: str = "") -> Optional[TreeSignature]:
     """The signature of ``task_dir`` on ``host`` (see the module), with ``salt`` (what else the
     ingest's result depends on: task settings, flags) mixed in; None when the directory cannot be
     listed (the ingest then says why). The digest is of ``repr`` of the list of parts (the salt,
     each entry as :class:`~edgetui.hosts.Entry`, or ``name/`` for a directory that is not read), the
     run dir's ``run_config.json`` entry last; the local host's listings skip building the entries
-    (:func:`_local_list`; the same digest, tested)."""
+    (:func:`_local_list`; the same digest, tested).
+
+    In the image of a remote root (:func:`add_image_root`) every inode, and every directory's
+    size (the file system's, not the host's: a tmpfs says 1000 where ext4 says 4096), counts as 0: only
+    :class:`~edgetui.hosts.mirror.Mirror` writes there, always with the host's size and mtime, and
+    it moves a staged image to disk (new inodes, the same files: :mod:`edgetui.hosts.stage`)."""
     from .local import LocalHost
 
     lister = _local_list if type(host) is LocalHost else host.list
+    image = _in_image(task_dir)
+    if image:
+        base_lister = lister
+
+        def lister(path: str) -> list[tuple]:
+            return [(e[0], e[1], 0 if e[1] else e[2], e[3], 0) for e in base_lister(path)]
     try:
         top = lister(task_dir)
     except OSError:
@@ -119,6 +152,8 @@ def tree_signature(host: Host, task_dir: str, salt: str = "") -> Optional[TreeSi
         n_bytes += max(e[2], 0)
         newest = max(newest, e[3])
     cfg = host.stat(join(task_dir.rstrip("/").rsplit("/", 1)[0] or "/", "run_config.json"))
+    if image and cfg is not None:
+        cfg = cfg._replace(inode=0)
     add(repr(cfg))
     text = "[" + ", ".join(parts) + "]"
     digest = hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()

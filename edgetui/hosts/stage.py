@@ -1,0 +1,189 @@
+"""A first sync's image staged in memory (tmpfs), written to disk after the runs are recorded.
+
+A first sync of a runs root writes tens of thousands of small files; on ext4 creating them costs
+~280 µs each (the journal), more than everything else of the sync together, while on a tmpfs the
+same tar streams take a fraction of it. So a first sync (:meth:`edgetui.hosts.mirror.Mirror.sync`
+of an image without files) writes its image into a private directory of a tmpfs (the *stage*,
+``/dev/shm/edgetui-stage-XXXX``, 0700) and :func:`publish` puts one symlink per top-level entry of
+the root (a run dir, SForge's ``<ip>`` dir) into the image directory: the ingest and the tailer
+read the image at its own path (what the database records: ``run_dir``, cursors' ``path``) and get
+the staged files. :func:`settle` then writes the stage to disk behind the image's back, entry by
+entry (a copy beside, mtimes kept, swapped with its symlink in one ``renameat2(RENAME_EXCHANGE)``:
+the path always names the same bytes), and frees the stage. A tailer holding a staged file open
+sees another inode with the same bytes and goes on from its offset; tree signatures of an image
+leave inodes out (:mod:`edgetui.hosts.signature`), so the recorded runs stay unchanged.
+
+Staging is used only where it is safe and fits: Linux (``renameat2`` in libc), a tmpfs at
+``/dev/shm`` (or ``$EDGETUI_STAGE_DIR``; ``none`` turns staging off), and a root whose files take
+at most :data:`MEM_SHARE` of the memory available and :data:`TMPFS_SHARE` of the tmpfs's free space
+(checked as soon as the listing says how large the root is; a larger one is synced to disk
+directly). A stage left by a process that ended before settling is settled by the next sync of
+that image; one lost with a reboot leaves dangling symlinks, removed then (the files are read again).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+#: prefix of a stage directory's name (recognised when adopting a stage left by another process)
+PREFIX = "edgetui-stage-"
+#: share of MemAvailable a staged image may take at most
+MEM_SHARE = 0.25
+#: share of the tmpfs's free space a staged image may take at most
+TMPFS_SHARE = 0.5
+#: bytes counted per file and directory besides its size (inode, directory entry, page rounding)
+ENTRY_OVERHEAD = 4096
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_renameat2 = None
+
+
+def _exchange_fn():
+    """libc's ``renameat2``, or None (not Linux, an old glibc)."""
+    global _renameat2
+    if _renameat2 is None:
+        try:
+            import ctypes
+
+            fn = ctypes.CDLL(None, use_errno=True).renameat2
+            fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+            _renameat2 = fn
+        except (OSError, AttributeError):
+            _renameat2 = False
+    return _renameat2 or None
+
+
+def exchange(a: Path, b: Path) -> None:
+    """Swap the paths ``a`` and ``b`` atomically (both must exist, on one file system). Raises
+    ``OSError``."""
+    import ctypes
+
+    fn = _exchange_fn()
+    if fn is None:
+        raise OSError(38, "renameat2 not available", str(a))
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err), str(a))
+
+
+def _is_tmpfs(path: str) -> bool:
+    try:
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 3 and parts[1] == path:
+                    return parts[2] == "tmpfs"
+    except OSError:
+        pass
+    return False
+
+
+def base_dir() -> str | None:
+    """The tmpfs directory stages are made in, or None when staging is off or impossible here."""
+    env = os.environ.get("EDGETUI_STAGE_DIR")
+    if env is not None:
+        if env.strip().lower() in ("", "none", "off", "0"):
+            return None
+        base = env
+    else:
+        base = "/dev/shm"
+        if not _is_tmpfs(base):
+            return None
+    if _exchange_fn() is None or not os.path.isdir(base) or not os.access(base, os.W_OK | os.X_OK):
+        return None
+    return base
+
+
+def budget(base: str) -> int:
+    """Bytes a staged image may take in ``base`` (see the module)."""
+    try:
+        st = os.statvfs(base)
+        free = st.f_bavail * st.f_frsize
+    except OSError:
+        return 0
+    avail = None
+    try:
+        with open("/proc/meminfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    avail = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    cap = int(free * TMPFS_SHARE)
+    return cap if avail is None else min(cap, int(avail * MEM_SHARE))
+
+
+def make(base: str) -> Path:
+    """A new private stage directory (0700, a random name) under ``base``. Raises ``OSError``."""
+    return Path(tempfile.mkdtemp(prefix=PREFIX, dir=base))
+
+
+def publish(stage: Path, image: Path) -> None:
+    """Make the staged tree visible at ``image``: a symlink ``image/<name>`` to each top-level
+    directory of ``stage`` (what was at that name, an empty directory tree left by an earlier
+    sync, is replaced); a top-level file is copied (mtime kept). Raises ``OSError``."""
+    image.mkdir(parents=True, exist_ok=True)
+    for e in sorted(os.scandir(stage), key=lambda e: e.name):
+        dst = image / e.name
+        if os.path.lexists(dst):
+            if dst.is_dir() and not dst.is_symlink():
+                shutil.rmtree(dst)
+            else:
+                dst.unlink()
+        if e.is_dir(follow_symlinks=False):
+            os.symlink(e.path, dst)
+        else:
+            shutil.copy2(e.path, dst)
+
+
+def staged_links(image: Path) -> list[tuple[Path, str]]:
+    """The top-level symlinks of ``image`` made by :func:`publish` (a target whose parent is a
+    stage directory): (link, target) pairs."""
+    out = []
+    try:
+        it = list(os.scandir(image))
+    except OSError:
+        return out
+    for e in it:
+        if e.is_symlink():
+            try:
+                target = os.readlink(e.path)
+            except OSError:
+                continue
+            if os.path.basename(os.path.dirname(target)).startswith(PREFIX):
+                out.append((Path(e.path), target))
+    return out
+
+
+def settle(image: Path, stage: Path | None = None) -> int:
+    """Write the staged entries of ``image`` to disk (see the module): each symlink made by
+    :func:`publish` whose target exists is replaced by a copy of it (files' and directories' mtimes
+    kept, to the nanosecond), one that dangles (its stage lost with a reboot) is removed; then the
+    stage directories those links led to (and ``stage``) are removed. Returns the number of entries
+    written. Raises ``OSError`` (the image as it was: a copy not swapped in yet is removed)."""
+    stages = {Path(stage)} if stage is not None else set()
+    n = 0
+    for link, target in staged_links(image):
+        stages.add(Path(os.path.dirname(target)))
+        if not os.path.isdir(target):
+            link.unlink()
+            continue
+        part = link.with_name(f".{link.name}.edgetui-part")
+        if os.path.lexists(part):
+            shutil.rmtree(part) if part.is_dir() and not part.is_symlink() else part.unlink()
+        try:
+            shutil.copytree(target, part, symlinks=True, copy_function=shutil.copy2)
+            exchange(part, link)  # now `link` names the copy, `part` the symlink
+        except BaseException:
+            shutil.rmtree(part, ignore_errors=True)
+            raise
+        part.unlink()
+        n += 1
+    for s in stages:
+        shutil.rmtree(s, ignore_errors=True)
+    return n

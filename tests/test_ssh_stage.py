@@ -1,0 +1,70 @@
+"""A first sync's tmpfs stage (edgetui/hosts/stage.py) and the tree signatures of images: a staged
+image written to disk is the same tree to the ingest (same bytes, mtimes, signatures), while any
+real change of a file still changes its run's signature."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from edgetui.hosts import stage
+from edgetui.hosts.local import LocalHost
+from edgetui.hosts.signature import add_image_root, tree_signature
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "sample_runs" / "runs"
+GW = "opus48-edge-3-20260312005800/gw_signal_search"
+
+pytestmark = pytest.mark.skipif(stage.base_dir() is None, reason="no tmpfs at /dev/shm or no renameat2 here")
+
+
+def _tree(top: Path) -> dict[str, tuple]:
+    """Every file and directory under ``top`` (following its top-level links): kind, bytes, mtime_ns."""
+    out = {}
+    for dp, dn, fs in os.walk(top, followlinks=True):
+        for n in dn + fs:
+            p = Path(dp, n)
+            st = p.stat()
+            out[p.relative_to(top).as_posix()] = (p.is_dir(), None if p.is_dir() else p.read_bytes(), st.st_mtime_ns)
+    return out
+
+
+def test_a_staged_image_settled_on_disk_is_the_same_tree_with_the_same_signatures(tmp_path):
+    st = stage.make(stage.base_dir())
+    for e in SAMPLES.iterdir():
+        (shutil.copytree if e.is_dir() else shutil.copy2)(e, st / e.name)
+    image = tmp_path / "img"
+    stage.publish(st, image)
+    add_image_root(str(image))
+    assert all(p.is_symlink() for p in image.iterdir() if p.is_dir())
+    staged, h = _tree(image), LocalHost()
+    sig = tree_signature(h, str(image / GW)).digest
+    assert stage.settle(image, st) == sum(1 for e in SAMPLES.iterdir() if e.is_dir())
+    assert not st.exists() and not any(p.is_symlink() for p in image.rglob("*"))
+    assert _tree(image) == staged  # bytes and nanosecond mtimes of files and directories kept
+    assert tree_signature(h, str(image / GW)).digest == sig
+    # outside an image the same copy is another tree (other inodes)
+    plain = tmp_path / "plain"
+    shutil.copytree(image, plain)
+    other = tree_signature(h, str(plain / GW)).digest
+    assert other != sig
+    # inside an image a real change still shows: a file rewritten in place at another mtime
+    rep = image / GW / "submissions" / "agent-3" / "report.json"
+    t = rep.stat().st_mtime_ns
+    os.utime(rep, ns=(t, t + 1))
+    assert tree_signature(h, str(image / GW)).digest != sig
+
+
+def test_settle_removes_links_whose_stage_is_gone_and_leaves_other_links(tmp_path):
+    st = stage.make(stage.base_dir())
+    (st / "run-a").mkdir()
+    (st / "run-a" / "run_agent.log").write_text("x\n")
+    image = tmp_path / "img"
+    stage.publish(st, image)
+    (image / "mine").symlink_to(tmp_path)  # not a stage's link: left alone
+    shutil.rmtree(st)  # as a reboot clears /dev/shm
+    assert stage.settle(image) == 0
+    assert sorted(p.name for p in image.iterdir()) == ["mine"]
