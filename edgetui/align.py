@@ -22,6 +22,7 @@ deterministic, so re-running it after an interrupted ingest gives the same rows.
 from __future__ import annotations
 
 import bisect
+import itertools
 from dataclasses import dataclass
 from typing import Optional
 
@@ -70,6 +71,18 @@ def _monotone(anchors: list[tuple[int, float]]) -> tuple[list[tuple[int, float]]
     return kept, len(anchors) - len(kept)
 
 
+@dataclass
+class AlignJob:
+    """One run to align (:func:`align_runs`): the arguments of :func:`align_run`."""
+    run_key: str
+    transcript_source: Optional[str]
+    started_at: Optional[float] = None
+    ended_at: Optional[float] = None
+    fallback_end: Optional[float] = None
+    live_end: Optional[float] = None
+    submissions: dict | None = None
+
+
 def align_run(
     conn: duckdb.DuckDBPyConnection,
     run_key: str,
@@ -94,67 +107,157 @@ def align_run(
     runtime_s)}`` when the caller has them (the offline ingest: a new run's rows are inserted at
     its transaction's commit), else they are read from the ``submissions`` table.
     """
-    st = AlignStats()
-    if transcript_source:
-        _align_transcript(conn, run_key, transcript_source, started_at, ended_at, fallback_end, st, live_end,
-                          submissions)
-    _fill_other_sources(conn, run_key, transcript_source, started_at, st)
-    return st
+    return align_runs(conn, [AlignJob(run_key, transcript_source, started_at, ended_at, fallback_end, live_end,
+                                      submissions)])[run_key]
+
+
+def align_runs(conn: duckdb.DuckDBPyConnection, jobs: list[AlignJob]) -> dict[str, AlignStats]:
+    """:func:`align_run` of several runs (distinct run keys) with a fixed number of statements
+    whatever their number (each statement costs ~5-10 ms on a loaded machine, a run needed ~8):
+    every read groups by ``run_key`` over ``run_key IN (...)``, the times are written by one
+    UPDATE per kind. The same rows as aligning the runs one by one. Returns each run's
+    :class:`AlignStats` by run key (``interpolated``: the events whose time changed, summed
+    over the batch's runs when it holds several transcripts: the UPDATE counts them at once)."""
+    stats = {j.run_key: AlignStats() for j in jobs}
+    if not jobs:
+        return stats
+    by_src: dict[str, list[AlignJob]] = {}
+    for j in jobs:
+        if j.transcript_source:
+            by_src.setdefault(j.transcript_source, []).append(j)
+    for src, group in by_src.items():  # (one source name in practice: agent_output.txt)
+        _align_transcripts(conn, src, group, stats)
+    _fill_other_sources(conn, jobs, stats)
+    return stats
 
 
 _RECORDED = "e.t_source IN ('recorded', 'observed') AND e.t IS NOT NULL"
 
 
-def _align_transcript(conn, run_key, source, started_at, ended_at, fallback_end, st: AlignStats,
-                      live_end: Optional[float] = None, submissions: dict | None = None) -> None:
+def in_list(col: str, keys: list) -> str:
+    """SQL ``col = ?`` (one key: the scan's zone maps prune as before) or ``col IN (?, ?, ...)``,
+    with ``keys`` as its parameters, in order."""
+    return f"{col} = ?" if len(keys) == 1 else f"{col} IN ({', '.join('?' for _ in keys)})"
+
+
+def _runs_slices(tbl: pa.Table) -> dict[str, pa.Table]:
+    """The rows of each run of ``tbl`` (ordered by its ``run_key`` column), by run key."""
+    out: dict[str, pa.Table] = {}
+    start = 0
+    for k, grp in itertools.groupby(tbl.column("run_key").to_pylist()):
+        n = sum(1 for _ in grp)
+        out[k] = tbl.slice(start, n)
+        start += n
+    return out
+
+
+def _align_transcripts(conn, source: str, jobs: list[AlignJob], stats: dict[str, AlignStats]) -> None:
     """Anchors in Python (few, plus one per line with a recorded time), line positions and the
     interpolation in DuckDB: memory stays bounded whatever the transcript's size."""
-    # one row per line: position = line index (rank of the line's byte offset), the line's first
-    # recorded time (its anchor, if any) and whether it holds a session_init; computed once into an
-    # Arrow table that the queries below join (~30 bytes a line; registered, not a temp table: no
-    # catalog change per run, and a live supervisor re-aligns a run after every graded submission).
-    # One scan instead of four (count, positions, anchors, inits: each ~2-5 ms in a first ingest)
+    # one row per line: position = line index (rank of the line's byte offset within its run), the
+    # line's first recorded time (its anchor, if any) and whether it holds a session_init; computed
+    # once into an Arrow table that the queries below join (~30 bytes a line; registered, not a temp
+    # table: no catalog change per run, and a live supervisor re-aligns a run after every graded
+    # submission). One scan instead of four (count, positions, anchors, inits: each ~2-5 ms)
+    keys = [j.run_key for j in jobs]
     lines = conn.sql(
-        'SELECT "offset", (row_number() OVER (ORDER BY "offset") - 1)::BIGINT AS pos, count(*) AS n, '
-        f"arg_min(e.t, e.sub) FILTER ({_RECORDED}) AS anchor_t, bool_or(e.kind = 'session_init') AS init "
-        'FROM events e WHERE run_key = $rk AND source = $src GROUP BY "offset" ORDER BY "offset"',
-        params={"rk": run_key, "src": source}).to_arrow_table()
-    if not lines.num_rows:
+        'SELECT run_key, "offset", (row_number() OVER (PARTITION BY run_key ORDER BY "offset") - 1)::BIGINT AS pos, '
+        f"count(*) AS n, arg_min(e.t, e.sub) FILTER ({_RECORDED}) AS anchor_t, "
+        "bool_or(e.kind = 'session_init') AS init "
+        f'FROM events e WHERE {in_list("run_key", keys)} AND source = ? GROUP BY run_key, "offset" '
+        'ORDER BY run_key, "offset"', params=[*keys, source]).to_arrow_table()
+    per_run = _runs_slices(lines)
+    jobs = [j for j in jobs if j.run_key in per_run]
+    if not jobs:
         return
-    import pyarrow.compute as pc
-
-    n_ev = int(pc.sum(lines.column("n")).as_py())
     conn.register("_edgetui_pos", lines)
     try:
-        _align_lines(conn, run_key, source, started_at, ended_at, fallback_end, st, live_end, n_ev, lines,
-                     submissions)
+        _align_lines(conn, source, jobs, per_run, stats)
     finally:
         conn.unregister("_edgetui_pos")
 
 
-def _align_lines(conn, run_key, source, started_at, ended_at, fallback_end, st: AlignStats,
-                 live_end: Optional[float], n_ev: int, lines: pa.Table, submissions: dict | None = None) -> None:
-    """``lines``: the registered ``_edgetui_pos`` table (offset, pos, n, anchor_t, init), ordered by pos."""
+def _align_lines(conn, source: str, jobs: list[AlignJob], per_run: dict[str, pa.Table],
+                 stats: dict[str, AlignStats]) -> None:
+    """``per_run``: each run's rows of the registered ``_edgetui_pos`` table (run_key, offset, pos,
+    n, anchor_t, init), ordered by pos."""
     import pyarrow.compute as pc
 
-    st.events = n_ev
+    keys = [j.run_key for j in jobs]
+    where = f"{in_list('e.run_key', keys)} AND e.source = ?"
+    join = 'JOIN _edgetui_pos p ON p.run_key = e.run_key AND p."offset" = e."offset"'
+    args = [*keys, source]  # the where's
+    # segment starts / ends from run_agent.log
+    logs: dict[str, list] = {k: [] for k in keys}
+    for rk, k, t, _ in conn.execute(
+            "SELECT run_key, kind, t, data->>'$.event' FROM events WHERE " + in_list("run_key", keys) +
+            " AND source = 'run_agent.log' AND kind IN ('segment_start', 'segment_end', 'run_end') "
+            "AND t IS NOT NULL ORDER BY run_key, t", keys).fetchall():
+        logs[rk].append((k, t))
+    # submissions: the sforge-submit call and its result
+    subs_of = {j.run_key: j.submissions for j in jobs}
+    unread = [k for k, s in subs_of.items() if s is None]
+    if unread:
+        for k in unread:
+            subs_of[k] = {}
+        for r in conn.execute("SELECT run_key, round, submitted_at, seen_at, graded_at, runtime_s FROM submissions "
+                              f"WHERE {in_list('run_key', unread)}", unread).fetchall():
+            subs_of[r[0]][r[1]] = r[2:]
+    with_subs = [k for k in keys if subs_of[k]]
+    call_pos: dict[str, dict] = {k: {} for k in keys}
+    results: dict[str, list] = {k: [] for k in keys}
+    if with_subs:
+        w = f"{in_list('e.run_key', with_subs)} AND e.source = ?"
+        for rk, tid, pos in conn.execute(
+                f"SELECT e.run_key, e.tool_use_id, min(p.pos) FROM events e {join} WHERE {w} AND e.kind = 'tool_call' "
+                "AND e.tool_use_id IS NOT NULL AND e.data LIKE '%\"sforge_submit\"%' "  # (a prefilter: no JSON parse)
+                "AND e.data->>'$.sforge_submit' IN ('true', 'True', '1') "
+                "GROUP BY e.run_key, e.tool_use_id", [*with_subs, source]).fetchall():
+            call_pos[rk][tid] = pos
+        with_calls = [k for k in with_subs if call_pos[k]]
+        if with_calls:
+            w = f"{in_list('e.run_key', with_calls)} AND e.source = ?"
+            for rk, *r in conn.execute(  # (a line with a recorded time is an anchor already)
+                    f"SELECT e.run_key, e.tool_use_id, e.round, p.pos, p.anchor_t IS NOT NULL "
+                    f"FROM events e {join} WHERE {w} AND e.kind = 'tool_result' AND e.round IS NOT NULL "
+                    'ORDER BY e.run_key, e."offset", e.sub', [*with_calls, source]).fetchall():
+                results[rk].append(r)
+    line_t: list[pa.Table] = []
+    for j in jobs:
+        lines = per_run[j.run_key]
+        st = stats[j.run_key]
+        st.events = int(pc.sum(lines.column("n")).as_py())
+        kept = _kept_anchors(j, lines, logs[j.run_key], subs_of[j.run_key], call_pos[j.run_key],
+                             results[j.run_key], st)
+        if kept:
+            # piecewise-linear in the line position between kept anchors, flat outside them: one
+            # time per line (8 bytes a line), written to the line's events without a recorded time
+            line_t.append(pa.table({"run_key": lines.column("run_key"), "offset": lines.column("offset"),
+                                    "t_new": line_times(lines.num_rows, kept)}))
+    if line_t:
+        n = _interpolate_lines(conn, source, [t for t in line_t], [k for k in keys])
+        if len(line_t) == 1:
+            stats[line_t[0].column("run_key")[0].as_py()].interpolated += n
+        else:  # (counted together: the batch's first run holds the sum)
+            stats[keys[0]].interpolated += n
+
+
+def _kept_anchors(j: AlignJob, lines: pa.Table, log: list, subs: dict, call_pos: dict, results: list,
+                  st: AlignStats) -> list[tuple[int, float]]:
+    """One run's anchors (module docstring), kept monotone: ``lines`` its ``_edgetui_pos`` rows,
+    ``log`` its run_agent.log (kind, t) ordered by t, ``subs`` its submissions, ``call_pos`` the
+    line of each sforge-submit call by tool_use_id, ``results`` its tool results (tool_use_id,
+    round, pos, recorded) in file order."""
+    import pyarrow.compute as pc
+
     last_pos = lines.num_rows - 1
-    where = "e.run_key = ? AND e.source = ?"
-    join = 'JOIN _edgetui_pos p ON p."offset" = e."offset"'
-    args = [run_key, source]  # the where's
     # recorded times inside the transcript (one anchor per line: its first recorded event)
     has_t = lines.filter(pc.is_valid(lines.column("anchor_t")))
     anchors: list[tuple[int, float]] = list(zip(has_t.column("pos").to_pylist(), has_t.column("anchor_t").to_pylist()))
-    # segment starts / ends from run_agent.log
-    log = conn.execute(
-        "SELECT kind, t, data->>'$.event' FROM events WHERE run_key = ? AND source = 'run_agent.log' "
-        "AND kind IN ('segment_start', 'segment_end', 'run_end') AND t IS NOT NULL ORDER BY t",
-        [run_key],
-    ).fetchall()
-    seg_starts = [t for k, t, _ in log if k == "segment_start"]
-    seg_ends = [t for k, t, _ in log if k == "segment_end"]
-    if not seg_starts and started_at is not None:
-        seg_starts = [started_at]
+    seg_starts = [t for k, t in log if k == "segment_start"]
+    seg_ends = [t for k, t in log if k == "segment_end"]
+    if not seg_starts and j.started_at is not None:
+        seg_starts = [j.started_at]
     init_pos = lines.filter(pc.fill_null(lines.column("init"), False)).column("pos").to_pylist()
     # Formats that stamp only some records (Claude Code stamps user events) still need the
     # harness anchors for the rest, so all anchors are used together; monotone filtering
@@ -168,54 +271,32 @@ def _align_lines(conn, run_key, source, started_at, ended_at, fallback_end, st: 
             anchors.append((init_pos[k + 1] - 1, t_end))
     if not init_pos and seg_starts:
         anchors.append((0, seg_starts[0]))
-    # submissions: the sforge-submit call and its result
-    subs = submissions if submissions is not None else {
-        r[0]: r[1:]
-        for r in conn.execute(
-            "SELECT round, submitted_at, seen_at, graded_at, runtime_s FROM submissions WHERE run_key = ?",
-            [run_key],
-        ).fetchall()
-    }
-    if subs:
-        call_pos = dict(conn.execute(
-            f"SELECT e.tool_use_id, min(p.pos) FROM events e {join} WHERE {where} AND e.kind = 'tool_call' "
-            "AND e.tool_use_id IS NOT NULL AND e.data LIKE '%\"sforge_submit\"%' "  # (a prefilter: no JSON parse)
-            "AND e.data->>'$.sforge_submit' IN ('true', 'True', '1') "
-            "GROUP BY e.tool_use_id", args).fetchall())
-        results = conn.execute(  # (a line with a recorded time is an anchor already)
-            f"SELECT e.tool_use_id, e.round, p.pos, p.anchor_t IS NOT NULL "
-            f"FROM events e {join} WHERE {where} AND e.kind = 'tool_result' AND e.round IS NOT NULL "
-            'ORDER BY e."offset", e.sub', args).fetchall() if call_pos else []
-        for tid, rnd, pos, recorded in results:
-            if rnd not in subs or tid not in call_pos:
-                continue
-            submitted_at, seen_at, graded_at, runtime_s = subs[rnd]
-            if submitted_at is not None:
-                anchors.append((call_pos[tid], submitted_at - UPLOAD_LEAD_S))
-            res_t = seen_at
-            if res_t is None and submitted_at is not None and runtime_s is not None:
-                res_t = submitted_at + runtime_s + RESULT_POLL_S
-            if (res_t is None and graded_at is not None and submitted_at is not None
-                    and submitted_at <= graded_at <= submitted_at + 3 * 3600):  # a plausible report mtime
-                res_t = graded_at + RESULT_POLL_S
-            if res_t is not None and not recorded:
-                anchors.append((pos, res_t))
-    end = ended_at
+    for tid, rnd, pos, recorded in results:
+        if rnd not in subs or tid not in call_pos:
+            continue
+        submitted_at, seen_at, graded_at, runtime_s = subs[rnd]
+        if submitted_at is not None:
+            anchors.append((call_pos[tid], submitted_at - UPLOAD_LEAD_S))
+        res_t = seen_at
+        if res_t is None and submitted_at is not None and runtime_s is not None:
+            res_t = submitted_at + runtime_s + RESULT_POLL_S
+        if (res_t is None and graded_at is not None and submitted_at is not None
+                and submitted_at <= graded_at <= submitted_at + 3 * 3600):  # a plausible report mtime
+            res_t = graded_at + RESULT_POLL_S
+        if res_t is not None and not recorded:
+            anchors.append((pos, res_t))
+    end = j.ended_at
     if end is None and seg_ends and len(seg_ends) >= len(init_pos) > 0:
         end = seg_ends[-1]
     if end is None:
-        end = live_end
+        end = j.live_end
     if end is not None:
         anchors.append((last_pos, end))
-    if not anchors and fallback_end is not None:
-        anchors = [(0, fallback_end - last_pos), (last_pos, fallback_end)]
+    if not anchors and j.fallback_end is not None:
+        anchors = [(0, j.fallback_end - last_pos), (last_pos, j.fallback_end)]
     kept, dropped = _monotone(anchors)
     st.anchors, st.dropped_anchors = len(kept), dropped
-    if not kept:
-        return
-    # piecewise-linear in the line position between kept anchors, flat outside them: one time per
-    # line (8 bytes a line), written to the line's events that have no recorded time
-    st.interpolated = _interpolate_lines(conn, run_key, source, lines, kept)
+    return kept
 
 
 def line_times(n_lines: int, kept: list[tuple[int, float]]) -> pa.Array:
@@ -245,58 +326,60 @@ def line_times(n_lines: int, kept: list[tuple[int, float]]) -> pa.Array:
     return pa.Array.from_buffers(pa.float64(), len(out), [None, pa.py_buffer(out)])
 
 
-def _interpolate_lines(conn, run_key: str, source: str, lines: pa.Table, kept: list[tuple[int, float]]) -> int:
-    """Write :func:`line_times` to the events of ``source`` without a recorded or observed time;
-    returns the number of events whose time changed (a re-alignment rewrites only those). One
-    UPDATE joining the run's rows of that source by offset (it replaced one with two ASOF joins)."""
-    tbl = pa.table({"offset": lines.column("offset"), "t_new": line_times(lines.num_rows, kept)})  # (row i: pos i)
+def _interpolate_lines(conn, source: str, tables: list[pa.Table], keys: list[str]) -> int:
+    """Write :func:`line_times` (``tables``: each run's ``run_key``, ``offset``, ``t_new``) to the
+    events of ``source`` without a recorded or observed time; returns the number of events whose
+    time changed (a re-alignment rewrites only those). One UPDATE joining the runs' rows of that
+    source by run and offset (it replaced one with two ASOF joins)."""
+    tbl = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
     conn.register("_edgetui_line_t", tbl)
     try:
         n = conn.execute(
-            """UPDATE events SET t = l.t_new, t_source = 'interpolated' FROM _edgetui_line_t l
-               WHERE events.run_key = ? AND events.source = ? AND events."offset" = l."offset"
+            f"""UPDATE events SET t = l.t_new, t_source = 'interpolated' FROM _edgetui_line_t l
+               WHERE {in_list('events.run_key', keys)} AND events.source = ? AND events.run_key = l.run_key
+                 AND events."offset" = l."offset"
                  AND (events.t_source IS NULL OR events.t_source NOT IN ('recorded', 'observed'))
                  AND (events.t IS DISTINCT FROM l.t_new OR events.t_source IS DISTINCT FROM 'interpolated')""",
-            [run_key, source]).fetchall()
+            [*keys, source]).fetchall()
     finally:
         conn.unregister("_edgetui_line_t")
     return int(n[0][0]) if n and n[0] and n[0][0] is not None else 0
 
 
-def _fill_other_sources(conn, run_key, transcript_source, started_at, st: AlignStats) -> None:
+def _fill_other_sources(conn, jobs: list[AlignJob], stats: dict[str, AlignStats]) -> None:
     """Events of other files without any time take the time of the previous timed event of that
-    file (or the run start): e.g. game steps. Times a parser placed are kept."""
+    file (or the run start): e.g. game steps. Times a parser placed are kept. (The previous timed
+    event: a window over each run's file in ``offset, sub`` order; only the untimed rows come back.)"""
+    keys = [j.run_key for j in jobs]
+    job_of = {j.run_key: j for j in jobs}
     rows = conn.execute(
-        'SELECT event_id, source, t, t_source FROM events WHERE run_key = ? AND source IS DISTINCT FROM ? '
-        'ORDER BY source, "offset", sub',
-        [run_key, transcript_source],
-    ).fetchall()
+        "SELECT event_id, run_key, source, prev_t FROM (SELECT event_id, run_key, source, t, "
+        "last_value(t IGNORE NULLS) OVER (PARTITION BY run_key, source ORDER BY \"offset\", sub "
+        "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_t "
+        f"FROM events WHERE {in_list('run_key', keys)}) WHERE t IS NULL", keys).fetchall()
     ids, ts = [], []
-    cur_src, last_t = None, None
-    for eid, src, t, tsrc in rows:
-        if src != cur_src:
-            cur_src, last_t = src, None
-        if t is not None:  # recorded, observed, or placed by its parser (e.g. a file's mtime)
-            last_t = t
+    for eid, rk, src, prev_t in rows:
+        j = job_of[rk]
+        if src == j.transcript_source:  # (None: a run without a transcript leaves NULL sources alone)
             continue
-        val = last_t if last_t is not None else started_at
+        val = prev_t if prev_t is not None else j.started_at
         if val is not None:
             ids.append(eid)
             ts.append(val)
+            stats[rk].interpolated += 1
     if ids:
-        _write_times(conn, ids, ts, run_key)
-        st.interpolated += len(ids)
+        _write_times(conn, ids, ts, keys)
 
 
-def _write_times(conn, ids: list[str], ts: list[Optional[float]], run_key: str | None = None) -> None:
-    """``t`` of the events ``ids`` (of ``run_key`` when given: the UPDATE's scan then skips the other
+def _write_times(conn, ids: list[str], ts: list[Optional[float]], run_keys: list[str] | None = None) -> None:
+    """``t`` of the events ``ids`` (of ``run_keys`` when given: the UPDATE's scan then skips the other
     runs' rows instead of joining them), ``t_source`` 'interpolated'."""
     tbl = pa.table({"event_id": pa.array(ids, pa.string()), "t": pa.array(ts, pa.float64())})
     conn.register("_edgetui_align", tbl)
     try:
         conn.execute(
             "UPDATE events SET t = a.t, t_source = 'interpolated' FROM _edgetui_align a "
-            "WHERE events.event_id = a.event_id AND a.t IS NOT NULL" + (" AND events.run_key = ?" if run_key else ""),
-            [run_key] if run_key else [])
+            "WHERE events.event_id = a.event_id AND a.t IS NOT NULL"
+            + (f" AND {in_list('events.run_key', run_keys)}" if run_keys else ""), run_keys or [])
     finally:
         conn.unregister("_edgetui_align")

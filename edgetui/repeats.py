@@ -133,44 +133,61 @@ def record_totals(conn: Any, run_key: str, has_keys: bool = True) -> dict[str, A
                 repeated_from=" ".join(owners) or None)
 
 
-_COST_SQL = """(SELECT sum(coalesce(e.input_tokens,0) * p.input_per_mtok + coalesce(e.output_tokens,0) * p.output_per_mtok
-                           + coalesce(e.cache_read_tokens,0) * p.cache_read_per_mtok
-                           + coalesce(e.cache_write_tokens,0) * p.cache_write_per_mtok) / 1e6
-                FROM _ev e
-                JOIN LATERAL (SELECT * FROM prices WHERE e.model LIKE prices.model_pattern
-                              ORDER BY length(model_pattern) DESC LIMIT 1) p ON TRUE
-                WHERE e.input_tokens IS NOT NULL)"""
-
-
 def run_aggregates(conn: Any, run_key: str, totals: bool) -> tuple[tuple, dict[str, Any]]:
     """One scan of the run's events: ``(n_events, n_parse_errors, last_event_at, first_t,
     stated_cost_usd)`` (last_event_at: the latest ``t`` of a non-database-only kind; times epoch
     UTC, cost USD), and with ``totals`` (a run that shares no record key with another:
     :func:`refresh_record_keys` said it has none) the :func:`record_totals` of such a run, else ``{}``."""
+    return runs_aggregates(conn, [run_key], totals)[run_key]
+
+
+def runs_aggregates(conn: Any, run_keys: list[str], totals: bool) -> dict[str, tuple[tuple, dict[str, Any]]]:
+    """:func:`run_aggregates` of several runs, by run key, in two statements whatever their
+    number (one grouped scan, one grouped price join for the runs with usage)."""
+    from .align import in_list
+
+    out: dict[str, tuple[tuple, dict[str, Any]]] = {}
+    if not run_keys:
+        return out
+    where = in_list("run_key", run_keys)
     if not totals:
-        agg = conn.execute(
-            """SELECT count(*), count(*) FILTER (kind = 'parse_error'),
-                      max(t) FILTER (kind NOT IN ('resource_sample', 'container_state', 'alarm', 'annotation')),
-                      min(t), sum(stated_cost_usd)
-               FROM events WHERE run_key = ?""", [run_key]).fetchall()[0]
-        return agg, {}
-    row = conn.execute(
-        """SELECT count(*), count(*) FILTER (kind = 'parse_error'),
+        for row in conn.execute(
+                f"""SELECT run_key, count(*), count(*) FILTER (kind = 'parse_error'),
+                          max(t) FILTER (kind NOT IN ('resource_sample', 'container_state', 'alarm', 'annotation')),
+                          min(t), sum(stated_cost_usd)
+                   FROM events WHERE {where} GROUP BY run_key""", run_keys).fetchall():
+            out[row[0]] = (row[1:], {})
+        for k in run_keys:  # (a run without events: the aggregates of an empty set)
+            out.setdefault(k, ((0, 0, None, None, None), {}))
+        return out
+    rows = {r[0]: r[1:] for r in conn.execute(
+        f"""SELECT run_key, count(*), count(*) FILTER (kind = 'parse_error'),
                   max(t) FILTER (kind NOT IN ('resource_sample', 'container_state', 'alarm', 'annotation')),
                   min(t), sum(stated_cost_usd),
                   sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens),
                   count(*) FILTER (kind IN ('agent_message', 'user_message', 'thinking', 'tool_call')),
                   count(*) FILTER (kind = 'tool_call'), count(input_tokens)
-           FROM events WHERE run_key = ?""", [run_key]).fetchall()[0]
-    cost = None
-    if row[11]:  # priced only when some event carries usage (the price join costs a few ms a run)
-        cost = conn.execute(
-            f"""WITH _ev AS MATERIALIZED (SELECT model, input_tokens, output_tokens, cache_read_tokens,
-                                                 cache_write_tokens FROM events WHERE run_key = $rk)
-                SELECT {_COST_SQL}""", {"rk": run_key}).fetchall()[0][0]
-    return row[:5], dict(input_tokens=row[5], output_tokens=row[6], cache_read_tokens=row[7],
-                         cache_write_tokens=row[8], cost_usd=cost, n_messages=row[9], n_tool_calls=row[10],
-                         n_repeated=0, repeated_from=None)
+           FROM events WHERE {where} GROUP BY run_key""", run_keys).fetchall()}
+    priced = [k for k in run_keys if k in rows and rows[k][11]]
+    costs: dict[str, Any] = {}
+    if priced:  # priced only when some event carries usage (the price join costs a few ms a run)
+        costs = dict(conn.execute(
+            f"""WITH _ev AS MATERIALIZED (SELECT run_key, model, input_tokens, output_tokens, cache_read_tokens,
+                                                 cache_write_tokens FROM events WHERE {in_list("run_key", priced)})
+                SELECT e.run_key, sum(coalesce(e.input_tokens,0) * p.input_per_mtok
+                           + coalesce(e.output_tokens,0) * p.output_per_mtok
+                           + coalesce(e.cache_read_tokens,0) * p.cache_read_per_mtok
+                           + coalesce(e.cache_write_tokens,0) * p.cache_write_per_mtok) / 1e6
+                FROM _ev e
+                JOIN LATERAL (SELECT * FROM prices WHERE e.model LIKE prices.model_pattern
+                              ORDER BY length(model_pattern) DESC LIMIT 1) p ON TRUE
+                WHERE e.input_tokens IS NOT NULL GROUP BY e.run_key""", priced).fetchall())
+    for k in run_keys:
+        row = rows.get(k) or (0, 0, None, None, None, None, None, None, None, 0, 0, 0)
+        out[k] = (row[:5], dict(input_tokens=row[5], output_tokens=row[6], cache_read_tokens=row[7],
+                                cache_write_tokens=row[8], cost_usd=costs.get(k), n_messages=row[9],
+                                n_tool_calls=row[10], n_repeated=0, repeated_from=None))
+    return out
 
 
 def recount(conn: Any, run_key: str) -> None:

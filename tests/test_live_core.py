@@ -974,9 +974,9 @@ def test_graded_submission_between_full_recomputations_updates_the_best_at_once(
                                     no_new_best_after_s=1e9))
     r = sup.poll_once()[0]
     calls: list[bool] = []
-    real = sup_mod.finalize_run
-    monkeypatch.setattr(sup_mod, "finalize_run", lambda *a, **kw: (calls.append(kw.get("aggregates", True)),
-                                                                    real(*a, **kw))[1])
+    real = sup_mod.finalize_runs
+    monkeypatch.setattr(sup_mod, "finalize_runs", lambda rec, jobs: (calls.extend(j.aggregates for j in jobs),
+                                                                      real(rec, jobs))[1])
     with open(td / "agent_output.txt", "ab") as f:
         f.write(text_line(2) + b"\n")
     sub = td / "submissions" / "agent-1"

@@ -145,13 +145,15 @@ def test_new_runs_submissions_deferred_to_the_commit_record_the_same(tmp_path, m
 
     shutil.copytree(src, tmp_path / "runs")
     _ingest(tmp_path / "a.duckdb", tmp_path / "runs", tasks)
-    real_align = fin.align_run
+    real_align = fin.align_runs
 
-    def align_reading_the_table(*a, submissions=None, **k):
-        return real_align(*a, **k)
+    def align_reading_the_table(conn, jobs):
+        for j in jobs:
+            j.submissions = None
+        return real_align(conn, jobs)
 
     monkeypatch.setattr(Recorder, "defer_new_submissions", False)
-    monkeypatch.setattr(fin, "align_run", align_reading_the_table)
+    monkeypatch.setattr(fin, "align_runs", align_reading_the_table)
     _ingest(tmp_path / "b.duckdb", tmp_path / "runs", tasks)
     ra, rb = _rows(tmp_path / "a.duckdb"), _rows(tmp_path / "b.duckdb")
     assert ra["submissions"] and ra["test_results"]

@@ -178,21 +178,34 @@ class RunRegistry:
         """Read the run's runs row into ``rs.row`` (and reset the live deltas). ``aggregates=False``
         (after a submissions-only finalize) keeps the aggregate columns and their deltas as they are.
         ``fresh``: the row was just written for a run never recorded before (no submissions rows)."""
+        self._load_rows([(rs, aggregates)], fresh=fresh)
+
+    def _load_rows(self, items: list[tuple[RunState, bool]], fresh: bool = False) -> None:
+        """:meth:`_load_row` of several runs ``(rs, aggregates)``, two statements whatever their number."""
+        from ..align import in_list
+
         cols = ("best_round", "best_score", "best_pass_rate", "best_score_0_100", "score_task", "agent_submissions",
                 "auto_submissions", "game_sessions", "agent", "model", "started_at", "resume_count", "ended_at",
                 "selection", "score_direction")
-        if aggregates:
-            cols += self._AGG_COLS
-        r = self.conn.execute(f"SELECT {', '.join(cols)} FROM runs WHERE run_key = ?", [rs.key]).fetchone()
-        if aggregates:
-            rs.row = dict(zip(cols, r)) if r else {}
-        else:
-            rs.row = {**rs.row, **(dict(zip(cols, r)) if r else {})}
-        b = None if fresh else \
-            self.conn.execute("SELECT max(t) FROM submissions WHERE run_key = ? AND is_new_best", [rs.key]).fetchone()
-        rs.last_new_best_t = b[0] if b else None
-        if not aggregates:
-            return
+        every = cols + self._AGG_COLS
+        keys = [rs.key for rs, _ in items]
+        got = {r[0]: r[1:] for r in self.conn.execute(
+            f"SELECT run_key, {', '.join(every)} FROM runs WHERE {in_list('run_key', keys)}", keys).fetchall()}
+        best = {} if fresh else dict(self.conn.execute(
+            f"SELECT run_key, max(t) FROM submissions WHERE {in_list('run_key', keys)} AND is_new_best "
+            "GROUP BY run_key", keys).fetchall())
+        for rs, aggregates in items:
+            r = got.get(rs.key)
+            if aggregates:
+                rs.row = dict(zip(every, r)) if r else {}
+            else:
+                rs.row = {**rs.row, **(dict(zip(cols, r)) if r else {})}
+            rs.last_new_best_t = best.get(rs.key)
+            if aggregates:
+                self._reset_deltas(rs)
+
+    @staticmethod
+    def _reset_deltas(rs: RunState) -> None:
         rs.new_events = 0
         rs.tok_delta = [0, 0, 0, 0]
         rs.cost_delta = 0.0

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Optional
 
 from ..events import one_line
-from ..ingest import (LINE_SOURCES, _fill_model_agent, detect_file_format, finalize_run, raw_secrets,
-                      stopped_at_budget, whole_file_events)
+from ..align import in_list
+from ..finalize import FinalizeJob, finalize_runs
+from ..ingest import (LINE_SOURCES, _fill_model_agent, detect_file_format, raw_secrets, stopped_at_budget,
+                      whole_file_events)
 from ..parsers import sforge_dir as sd
 from ..parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch
 from ..parsers.base import open_regular
@@ -216,34 +218,64 @@ class RunFiles:
             elif rs.dirty_finalize and now - rs.last_full_finalize >= s.finalize_interval_s:
                 due.append((1, rs.last_full_finalize, rs))
         due.sort(key=lambda x: (x[0], x[1]))
+        # each run's files in its own transaction (one run's trouble stays with that run), then the
+        # finalize of all of them at once (edgetui.finalize.finalize_runs: a fixed number of
+        # statements for the batch instead of ~25 a run)
+        todo: list[tuple[RunState, bool, bool, dict]] = []  # (rs, full, aggregates, known)
         for _, _, rs in due[: max(1, s.max_finalize_per_poll)]:
-            full = True
             try:
-                with self.rec.transaction():  # one commit for the run's ~25 statements (each was its own)
+                with self.rec.transaction():
                     if rs.dirty_files:
-                        full = self._refresh_files(rs, now)
+                        full, known = self._refresh_files(rs, now)
                     else:
-                        self._finalize(rs)
-                if rs.message and rs.message.startswith("could not refresh"):
-                    rs.message = None
+                        full, known = True, {}
+                todo.append((rs, full, full, known))
             except Exception as e:  # noqa: BLE001 - one run's trouble stays with that run
-                if os.environ.get("EDGETUI_DEBUG"):
-                    raise
-                self._set_message(rs, one_line(f"could not refresh: {type(e).__name__}: {e}", 200), now)
-            rs.last_finalize = now
-            rs.dirty_files = False
-            if full:  # (a submissions-only refresh leaves a growing run's full recomputation due as it was)
-                rs.last_full_finalize = now
-                rs.dirty_finalize = False
+                self._refresh_failed(rs, e, now)
+                self._refreshed(rs, now, True)
+        if not todo:
+            return
+        failed: set[str] = set()
+        try:
+            with self.rec.transaction():
+                self._finalize_runs([(rs, agg, known) for rs, _, agg, known in todo])
+        except Exception:  # noqa: BLE001 - then one by one: each failure said for its own run
+            if os.environ.get("EDGETUI_DEBUG") and len(todo) == 1:
+                raise
+            for rs, _, agg, known in todo:
+                try:
+                    with self.rec.transaction():
+                        self._finalize_runs([(rs, agg, known)])
+                except Exception as e:  # noqa: BLE001
+                    self._refresh_failed(rs, e, now)
+                    failed.add(rs.key)
+        for rs, full, _, _ in todo:
+            if rs.key not in failed and rs.message and rs.message.startswith("could not refresh"):
+                rs.message = None
+            self._refreshed(rs, now, full)
 
-    def _refresh_files(self, rs: RunState, now: float) -> bool:
-        """The whole-file part of :func:`edgetui.ingest.ingest_run` for one run, then finalize.
+    def _refresh_failed(self, rs: RunState, e: Exception, now: float) -> None:
+        if os.environ.get("EDGETUI_DEBUG"):
+            raise e
+        self._set_message(rs, one_line(f"could not refresh: {type(e).__name__}: {e}", 200), now)
+
+    @staticmethod
+    def _refreshed(rs: RunState, now: float, full: bool) -> None:
+        rs.last_finalize = now
+        rs.dirty_files = False
+        if full:  # (a submissions-only refresh leaves a growing run's full recomputation due as it was)
+            rs.last_full_finalize = now
+            rs.dirty_finalize = False
+
+    def _refresh_files(self, rs: RunState, now: float) -> tuple[bool, dict]:
+        """The whole-file part of :func:`edgetui.ingest.ingest_run` for one run (its finalize follows).
 
         A run going on whose aggregates were recomputed less than ``finalize_interval_s`` ago (and
         whose time anchors did not change) gets a submissions-only finalize: a new graded round
         updates its submissions and best-so-far at once, while its event counts, tokens and cost
         stay the recorded ones plus the live deltas (the full recomputation is a third of a
-        refresh and runs on its own schedule). Returns whether the finalize was a full one."""
+        refresh and runs on its own schedule). Returns ``(full, known)``: whether the finalize due is a full
+        one and what :meth:`_finalize_runs` takes of it (the caller finalizes it with the poll's others)."""
         td = rs.task_dir
         for secret in raw_secrets(td):
             self.rec.add_secret(secret)
@@ -295,49 +327,68 @@ class RunFiles:
         rs.subs = subs
         full = (rs.finished or rs.last_full_finalize <= 0 or now - rs.last_full_finalize >= self.settings.finalize_interval_s
                 or rs.aligned != (rs.finished, info.started_at, info.ended_at))
-        # (the file events just replaced hold no run_agent.log line: its latest time is still last_log_t)
-        if full:
-            self._finalize(rs, log_end=last_log_t)
-        else:
+        if not full:
             rs.new_events += added
-            self._finalize(rs, aggregates=False, log_end=last_log_t)
-        return full
+        # (the file events just replaced hold no run_agent.log line: its latest time is still last_log_t)
+        return full, {"log_end": last_log_t}
 
     def _finalize(self, rs: RunState, aggregates: bool = True, **known) -> None:
-        """:func:`edgetui.ingest.finalize_run` for one run, then its runs row read back
+        """:func:`edgetui.finalize.finalize_run` for one run, then its runs row read back
         (``aggregates=False``: see :meth:`_refresh_files`). ``known``: ``log_end`` (the latest time of
         the run's run_agent.log events, epoch UTC or None) when the caller just read it."""
-        _fill_model_agent(self.rec, rs.key, rs.info)
+        self._finalize_runs([(rs, aggregates, known)])
+
+    def _finalize_runs(self, items: list[tuple[RunState, bool, dict]]) -> None:
+        """:meth:`_finalize` of several runs ``(rs, aggregates, known)`` together
+        (:func:`edgetui.finalize.finalize_runs`; the reads before and after it grouped too)."""
         settle(self.conn)
-        live_end = None
-        if rs.fmt and not rs.finished:  # a run going on: its transcript's last write ends the known lines
-            live_end = _mtime(rs.task_dir / TRANSCRIPT)
+        for rs, _, _ in items:
+            _fill_model_agent(self.rec, rs.key, rs.info)
+        settle(self.conn)
         # once aligned, a live run's new lines carry their observed time: aligning again (a third of a
         # finalize) would change nothing unless some event still has no time (a file just read, a
         # catch-up that went on) or the run's start / end / finish changed (new anchors)
-        anchors = (rs.finished, rs.info.started_at, rs.info.ended_at)
-        align = rs.aligned != anchors or bool(self.conn.execute(
-            "SELECT 1 FROM events WHERE run_key = ? AND t IS NULL LIMIT 1", [rs.key]).fetchall())
-        finalize_run(self.rec, rs.key, rs.info, rs.task, rs.subs, TRANSCRIPT if rs.fmt else None,
-                     live_end=live_end, align=align, aggregates=aggregates,
-                     judge_best=rs.history.best_round if rs.history is not None else None, **known)
-        rs.aligned = anchors
-        self._load_row(rs, aggregates=aggregates)
-        if aggregates:
+        anchors = {rs.key: (rs.finished, rs.info.started_at, rs.info.ended_at) for rs, _, _ in items}
+        ask = [rs.key for rs, _, _ in items if rs.aligned == anchors[rs.key]]
+        untimed = {r[0] for r in self.conn.execute(
+            f"SELECT DISTINCT run_key FROM events WHERE {in_list('run_key', ask)} AND t IS NULL", ask).fetchall()} \
+            if ask else set()
+        jobs = []
+        for rs, aggregates, known in items:
+            live_end = None
+            if rs.fmt and not rs.finished:  # a run going on: its transcript's last write ends the known lines
+                live_end = _mtime(rs.task_dir / TRANSCRIPT)
+            jobs.append(FinalizeJob(rs.key, rs.info, rs.task, rs.subs, TRANSCRIPT if rs.fmt else None,
+                                    live_end=live_end, align=rs.aligned != anchors[rs.key] or rs.key in untimed,
+                                    aggregates=aggregates,
+                                    judge_best=rs.history.best_round if rs.history is not None else None, **known))
+        finalize_runs(self.rec, jobs)
+        for rs, _, _ in items:
+            rs.aligned = anchors[rs.key]
+        self._load_rows([(rs, aggregates) for rs, aggregates, _ in items])
+        full = [rs for rs, aggregates, _ in items if aggregates]
+        for rs in full:
             rs.recorded_status = rs.recorded_infra = None  # finalize_run wrote its own row: write ours again
-            self._check_early_events(rs)
+        self._check_early_events(full)
 
-    def _check_early_events(self, rs: RunState) -> None:
+    def _check_early_events(self, runs: list[RunState]) -> None:
         """Say so when events are timed more than EARLY_EVENT_S before the run's start: recorded
         timestamps of lines copied from another run (a sample copied to try live mode) put them
-        thousands of hours before it, where the timeline shows them; nothing is changed."""
-        start = rs.info.started_at
-        if start is None:
+        thousands of hours before it, where the timeline shows them; nothing is changed. (One
+        statement for the runs.)"""
+        runs = [rs for rs in runs if rs.info.started_at is not None]
+        if not runs:
             return
-        n = self.conn.execute("SELECT count(*) FROM events WHERE run_key = ? AND t < ?",
-                              [rs.key, start - EARLY_EVENT_S]).fetchall()[0][0]
-        if n and n != rs.early_events:
-            msg = f"{n} event{'s' if n != 1 else ''} timed over a day before the run's start (copied lines?)"
-            self._set_message(rs, msg, self.clock())
-            self._note(f"{rs.key}: {msg}")
-        rs.early_events = n
+        vals = [x for rs in runs for x in (rs.key, rs.info.started_at - EARLY_EVENT_S)]
+        got = dict(self.conn.execute(
+            "SELECT e.run_key, count(*) FROM events e JOIN (VALUES "
+            + ", ".join("(?, ?::DOUBLE)" for _ in runs) + ") s(rk, lim) ON e.run_key = s.rk "
+            f"WHERE {in_list('e.run_key', [rs.key for rs in runs])} AND e.t < s.lim GROUP BY e.run_key",
+            vals + [rs.key for rs in runs]).fetchall())
+        for rs in runs:
+            n = got.get(rs.key, 0)
+            if n and n != rs.early_events:
+                msg = f"{n} event{'s' if n != 1 else ''} timed over a day before the run's start (copied lines?)"
+                self._set_message(rs, msg, self.clock())
+                self._note(f"{rs.key}: {msg}")
+            rs.early_events = n
