@@ -759,3 +759,53 @@ def test_read_submissions_cache_rereads_changed_folders_only(tmp_path, monkeypat
     assert read == ["agent-2"] and sorted(cache) == ["agent-1", "agent-2"]
     assert [r.model_dump() for r in again] == [r.model_dump() for r in sd.read_submissions(td)]
     assert [r.pass_rate for r in again] == [0.1, 0.9] and first[1].pass_rate == 0.2
+
+
+JUDGE_LOG = (
+    "stray line before any record\n"
+    + log_line("14:40:00", "INFO", "Judge container started: abc123")
+    + log_line("14:40:01", "INFO", "Archive saved (616 bytes)")
+    + "  a continuation of a dropped record\n"
+    + log_line("14:40:02", "WARNING", "slow disk")
+    + "  the warning's second line\n"
+    + log_line("14:40:03", "INFO", "Running agent: judge... (timeout=60s)")
+    + log_line("14:40:04", "INFO", "Running eval script with API_KEY=sk-abcdefghijklmnopqrstuvwx")
+    + log_line("14:40:05", "ERROR", "grading raised")
+    + "Traceback (most recent call last):\n  File \"x\", line 1\nValueError: bad\n"
+    + log_line("14:40:06", "INFO", "Test runtime: 0.45s, timed_out: False")
+    + "Result: a continuation line that starts like a result\n"
+    + log_line("14:40:07", "INFO", "Result: 10/10 passed (pass_rate=100.00%)")
+    + log_line("14:40:08", "INFO", "Agent exited after 3.0s, will resume")
+    + "2026-07-17 14:40:09,000 - INFO - bad \xff byte\n"
+    + log_line("14:40:10", "INFO", "Container removed.")
+)
+
+
+@pytest.mark.parametrize("cut", [None, "14:40:06", "14:40:05", "14:40:02"])
+def test_judge_log_parser_builds_only_kept_events(tmp_path: Path, cut) -> None:
+    """The judge-log reader (JudgeLogParser) gives, of every line a submission folder keeps, the
+    events the full RunAgentLogParser gives, and the same judge end (last Result: line, else last
+    timed record), on a log with every kind of line (a log cut before its end, too)."""
+    from edgetui.events import Kind
+    from edgetui.parsers import sforge_dir as sd
+    from edgetui.parsers.runlog import JUDGE_KEPT_LEVELS, JUDGE_KEPT_PREFIXES
+
+    text = JUDGE_LOG if cut is None else JUDGE_LOG[:JUDGE_LOG.index(f"2026-07-17 {cut}")]
+    raw = text.encode("utf-8", "surrogateescape").replace("\xff".encode(), b"\xff")
+    entry = write(tmp_path / "submissions" / "agent-1" / "run_instance.log", raw).parent
+    full = sd.parse_line_file(entry / "run_instance.log", RunAgentLogParser(
+        "submissions/agent-1/run_instance.log", sd.file_generation(entry / "run_instance.log"), OFFSET,
+        error_kind=Kind.LOG), "submissions/agent-1/run_instance.log", sd.file_generation(entry / "run_instance.log"))
+
+    def kept(e: Event) -> bool:
+        return e.kind == Kind.PARSE_ERROR or e.level in JUDGE_KEPT_LEVELS or \
+            str(e.data.get("message", "")).startswith(JUDGE_KEPT_PREFIXES)
+
+    got = sd._instance_log(entry, "submissions/agent-1", OFFSET)
+    assert [e for e in got.events if kept(e)] == [e for e in full if kept(e)]
+    assert any(kept(e) for e in full) and len(got.events) < len(full)
+    timed = [e for e in full if e.t is not None and e.kind != Kind.PARSE_ERROR]
+    results = [e for e in timed if str(e.data.get("message", "")).startswith("Result:")]
+    want = (results or timed)[-1].t
+    assert got.judge_end == want
+    assert got.generation == sd.file_generation(entry / "run_instance.log")

@@ -359,6 +359,73 @@ class RunAgentLogParser:
         return [ev]
 
 
+#: what a submission folder records of its ``run_instance.log`` (see
+#: :func:`edgetui.parsers.sforge_dir.submission_events`): records and continuation lines of these
+#: levels, and lines whose message starts with one of these prefixes (parse errors always)
+JUDGE_KEPT_LEVELS = ("ERROR", "CRITICAL", "WARNING")
+JUDGE_KEPT_PREFIXES = ("Result:", "Test runtime:", "Judge container started:")
+#: messages that may change the parser's segment state (``_RUNNING_RE`` and the others): read in full
+_SEGMENT_PREFIXES = ("Running agent", "Resuming agent", "Agent ")
+
+
+class JudgeLogParser(RunAgentLogParser):
+    """:class:`RunAgentLogParser` of a ``run_instance.log`` (``error_kind=Kind.LOG``) that builds no
+    event for a line its submission folder drops anyway: a plain record or continuation line whose
+    level is not in :data:`JUDGE_KEPT_LEVELS` and whose message does not start with
+    :data:`JUDGE_KEPT_PREFIXES` (most of a judge log: ~6 of its ~9 lines). Every other line gives
+    the events :class:`RunAgentLogParser` gives, and the state moves as there.
+
+    ``end_t`` (epoch s UTC, or None) is the time of the last timed non-parse-error event the full
+    parser would have given so far, dropped ones included (the judge container's end, which
+    :func:`edgetui.parsers.sforge_dir.result_known_time` falls back on)."""
+
+    def __init__(self, source: str, generation: str, utc_offset_s: Optional[float],
+                 state: Optional[dict[str, Any]] = None) -> None:
+        super().__init__(source, generation, utc_offset_s, state, error_kind=Kind.LOG)
+        self.end_t: Optional[float] = None
+        self._dropped_t: Optional[float] = None
+
+    def feed(self, line: bytes, offset: int) -> list[Event]:
+        self._dropped_t = None
+        out = super().feed(line, offset)
+        self._note_end(out)
+        return out
+
+    def finish(self) -> list[Event]:
+        self._dropped_t = None
+        out = super().finish()
+        self._note_end(out)
+        return out
+
+    def _note_end(self, out: list[Event]) -> None:
+        # a dropped line's event would come after the others of its call (a closed ERROR record
+        # first, a bad-byte parse_error, untimed, after it)
+        if self._dropped_t is not None:
+            self.end_t = self._dropped_t
+            return
+        for e in reversed(out):
+            if e.t is not None and e.kind != Kind.PARSE_ERROR:
+                self.end_t = e.t
+                return
+
+    def _record(self, t: float, level: str, msg: str, offset: int) -> list[Event]:
+        if level in JUDGE_KEPT_LEVELS or msg.startswith(JUDGE_KEPT_PREFIXES) or msg.startswith(_SEGMENT_PREFIXES):
+            return super()._record(t, level, msg, offset)
+        # (redaction never makes a message start with a kept prefix: checking the raw text is enough)
+        self.last = {"offset": offset, "level": level, "t": t, "segment": self._cur_segment(), "error": False}
+        self._dropped_t = t
+        return []
+
+    def _continuation(self, text: str, raw: bytes, offset: int) -> list[Event]:
+        last = self.last
+        if (self._open is None and last is not None and last.get("level") not in JUDGE_KEPT_LEVELS
+                and not text.startswith(JUDGE_KEPT_PREFIXES)):
+            if text.strip() and last.get("t") is not None:
+                self._dropped_t = last.get("t")
+            return []
+        return super()._continuation(text, raw, offset)
+
+
 # --------------------------------------------------------------------------- auto_eval_ticks.log
 
 

@@ -52,9 +52,10 @@ from typing import Any, Callable, Iterable, Optional
 
 from ..events import Event, Kind, TimeSource, one_line
 from ..records import RunInfo, SubmissionRecord, TaskInfo, TestResult, make_run_key
-from .base import (BOM, LineParser, file_generation, finite_or_none, iter_lines, loads_lenient, open_regular,
-                   json_error_text, parse_error, read_regular)
-from .runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch, redact_text
+from .base import (BOM, GENERATION_PREFIX_BYTES, LineParser, file_generation, finite_or_none, generation_of_head,
+                   iter_lines, loads_lenient, open_regular, json_error_text, parse_error, read_regular)
+from .runlog import (JUDGE_KEPT_LEVELS, JUDGE_KEPT_PREFIXES, AutoEvalTicksParser, JudgeLogParser, RunAgentLogParser,
+                     local_to_epoch, redact_text)
 
 __all__ = [
     "RunLocation",
@@ -303,17 +304,22 @@ def _mtime(p: Path) -> Optional[float]:
 
 def parse_line_file(path: Path, parser: LineParser, source: str, generation: str) -> list[Event]:
     """Run a finished line file through ``parser`` (offline). Missing file → ``[]``."""
-    out: list[Event] = []
     try:
         fp = open_regular(path)
     except OSError:
-        return out
+        return []
     with fp:
-        for ln in iter_lines(fp, 0, final=True):
-            if ln.too_long:
-                out.append(parse_error(source, generation, ln.offset, ln.data, "line longer than 20 MB"))
-                continue
-            out.extend(parser.feed(ln.data, ln.offset))
+        return _parse_lines(fp, parser, source, generation)
+
+
+def _parse_lines(fp, parser: LineParser, source: str, generation: str) -> list[Event]:
+    """:func:`parse_line_file` of an open file (read from byte 0)."""
+    out: list[Event] = []
+    for ln in iter_lines(fp, 0, final=True):
+        if ln.too_long:
+            out.append(parse_error(source, generation, ln.offset, ln.data, "line longer than 20 MB"))
+            continue
+        out.extend(parser.feed(ln.data, ln.offset))
     out.extend(parser.finish())
     return out
 
@@ -682,11 +688,32 @@ def _tests_of_report(d: dict[str, Any]) -> list[TestResult]:
     return out
 
 
-def _instance_log_events(entry: Path, rel_dir: str, utc_offset_s: Optional[float]) -> list[Event]:
-    p = entry / "run_instance.log"
-    gen = file_generation(p) or ""
-    parser = RunAgentLogParser(f"{rel_dir}/run_instance.log", gen, utc_offset_s, error_kind=Kind.LOG)
-    return parse_line_file(p, parser, parser.source, gen)
+@dataclass
+class _JudgeLog:
+    """What a submission folder uses of its ``run_instance.log``: ``events``, every event a
+    :class:`~edgetui.parsers.runlog.RunAgentLogParser` gives of it that the folder may record
+    (:class:`~edgetui.parsers.runlog.JudgeLogParser`: the others are never built); ``judge_end``,
+    when the judge ended (epoch s UTC: its last ``Result:`` line, else its last timed record; None
+    without either); ``generation`` of the file ("" when missing or without a complete line)."""
+
+    events: list[Event]
+    judge_end: Optional[float]
+    generation: str
+
+
+def _instance_log(entry: Path, rel_dir: str, utc_offset_s: Optional[float]) -> _JudgeLog:
+    """Read ``entry/run_instance.log`` once (its generation from the same open file)."""
+    try:
+        fp = open_regular(entry / "run_instance.log")
+    except OSError:
+        return _JudgeLog([], None, "")
+    with fp:
+        gen = generation_of_head(fp.read(GENERATION_PREFIX_BYTES)) or ""
+        parser = JudgeLogParser(f"{rel_dir}/run_instance.log", gen, utc_offset_s)
+        events = _parse_lines(fp, parser, parser.source, gen)
+    results = [e.t for e in events if e.t is not None and e.kind != Kind.PARSE_ERROR
+               and str(e.data.get("message", "")).startswith(_RESULT_PREFIX)]
+    return _JudgeLog(events, results[-1] if results else parser.end_t, gen)
 
 
 def _last_instance_error(events: list[Event]) -> Optional[Event]:
@@ -699,7 +726,7 @@ def _read_report_folder(entry: Path, rec: SubmissionRecord, tests: bool = True) 
     rj = _read_json(entry / "report.json", f"{rel_dir}/report.json")
     if not rj.exists:
         rec.status = "failed_grading"
-        err = _last_instance_error(_instance_log_events(entry, rel_dir, None))
+        err = _last_instance_error(_instance_log(entry, rel_dir, None).events)
         rec.error = one_line(err.summary, 300) if err is not None and err.summary else "no report.json"
         return
     rec.graded_at = rj.mtime
@@ -963,7 +990,7 @@ def _step_events(entry: Path, rel_dir: str, rnd: str) -> list[Event]:
     return out
 
 
-_KEPT_INSTANCE_PREFIXES = ("Result:", "Test runtime:", "Judge container started:")
+_KEPT_INSTANCE_PREFIXES = JUDGE_KEPT_PREFIXES
 
 
 def submission_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offset_s: Optional[float],
@@ -1009,7 +1036,7 @@ _RESULT_PREFIX = "Result:"
 JUDGE_SETUP_MAX_S = 900.0
 
 
-def result_known_time(rec: SubmissionRecord, instance_events: list[Event]
+def result_known_time(rec: SubmissionRecord, judge_end: Optional[float]
                       ) -> tuple[Optional[float], Optional[str], Optional[str]]:
     """When a graded round's result was known: ``(t, t_source, known_by)`` (epoch seconds UTC).
 
@@ -1027,7 +1054,8 @@ def result_known_time(rec: SubmissionRecord, instance_events: list[Event]
     * nothing known: ``(None, None, None)``.
 
     Never ``submitted_at``: that is when grading began, not when its result was known.
-    ``instance_events``: the round's ``run_instance.log`` events (:func:`_instance_log_events`).
+    ``judge_end``: the judge's end read from the round's ``run_instance.log`` (epoch s UTC, or None:
+    :attr:`_JudgeLog.judge_end`).
     """
     if rec.kind in ("agent", "legacy") and rec.seen_at is not None:
         return rec.seen_at, TimeSource.RECORDED, "evolve_state"
@@ -1036,11 +1064,8 @@ def result_known_time(rec: SubmissionRecord, instance_events: list[Event]
         return rec.submitted_at is None or \
             rec.submitted_at - 1.0 <= t <= rec.submitted_at + (rec.runtime_s or 0.0) + JUDGE_SETUP_MAX_S
 
-    timed = [e for e in instance_events if e.t is not None and e.kind != Kind.PARSE_ERROR]
-    results = [e for e in timed if str(e.data.get("message", "")).startswith(_RESULT_PREFIX)]
-    judge_end = results[-1] if results else (timed[-1] if timed else None)
-    if judge_end is not None and plausible(judge_end.t):
-        return judge_end.t, TimeSource.RECORDED, "judge_log"
+    if judge_end is not None and plausible(judge_end):
+        return judge_end, TimeSource.RECORDED, "judge_log"
     if rec.graded_at is not None and plausible(rec.graded_at):
         return rec.graded_at, TimeSource.INTERPOLATED, "report_mtime"
     if rec.submitted_at is not None:  # a copied or checked-out folder's mtime: grading start + its runtime
@@ -1073,7 +1098,8 @@ def _folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offs
             out.extend(_step_events(entry, rel_dir, rec.round))
             continue
 
-        inst = _instance_log_events(entry, rel_dir, utc_offset_s)
+        judge = _instance_log(entry, rel_dir, utc_offset_s)
+        inst = judge.events
         data = _judge_data(rec)
         if rec.status == "failed_grading":
             err = _last_instance_error(inst)
@@ -1089,7 +1115,7 @@ def _folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offs
                 Event(
                     kind=Kind.JUDGE_RESULT,
                     source=f"{rel_dir}/run_instance.log",
-                    generation=file_generation(p) or "",
+                    generation=judge.generation,
                     sub=FAILED_GRADING_SUB,
                     t=t,
                     t_source=ts,
@@ -1106,7 +1132,7 @@ def _folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offs
             if rec.status == "bad_report":
                 out.append(_json_parse_error(rj, rec.error))
                 sub = 1
-            t, ts, known_by = result_known_time(rec, inst)
+            t, ts, known_by = result_known_time(rec, judge.judge_end)
             data["known_by"] = known_by
             if known_by == "judge_log" and utc_offset_s is None:
                 data["tz_assumed"] = True
@@ -1129,7 +1155,7 @@ def _folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offs
             msg = str(ev.data.get("message", ""))
             keep = (
                 ev.kind == Kind.PARSE_ERROR
-                or ev.level in ("ERROR", "CRITICAL", "WARNING")
+                or ev.level in JUDGE_KEPT_LEVELS
                 or msg.startswith(_KEPT_INSTANCE_PREFIXES)
             )
             if keep:
