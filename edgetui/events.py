@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from enum import Enum
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -138,6 +138,62 @@ def trusted_instance(cls: type, values: dict[str, Any], fields_set: set[str]) ->
     _setattr(m, "__pydantic_extra__", None)
     _setattr(m, "__pydantic_private__", None)
     return m
+
+
+#: every field in declaration order (so dumps keep the model's key order); the
+#: required ``kind``/``source`` and the factory-made ``data`` are always overwritten
+EVENT_DEFAULTS: dict[str, Any] = {
+    _name: (None if (_field.is_required() or _field.default_factory is not None) else _field.default)
+    for _name, _field in Event.model_fields.items()
+}
+
+
+def fast_event(d: dict[str, Any]) -> Event:
+    """Build an Event from a dict whose values already have the model's types.
+
+    Equivalent to ``Event.model_construct(**d)`` (same ``__dict__``, fields set,
+    no extra / private) but ~6x cheaper. Enum fields must be given as their plain
+    string values (the model uses ``use_enum_values``). Use :func:`make_event`.
+    """
+    full = EVENT_DEFAULTS.copy()
+    full.update(d)
+    if "data" not in d or full["data"] is None:
+        full["data"] = {}
+    return trusted_instance(Event, full, set(d))
+
+
+def validated_event(d: dict[str, Any]) -> Event:
+    return Event(**d)
+
+
+def _self_check() -> Callable[[dict[str, Any]], Event]:
+    """Use the fast path only if it yields exactly what validation yields."""
+    probe = {
+        "kind": Kind.TOOL_CALL.value,
+        "source": "s",
+        "generation": "g",
+        "offset": 3,
+        "sub": 1,
+        "t": 1.5,
+        "t_source": TimeSource.RECORDED.value,
+        "summary": "x",
+        "usage": Usage(input_tokens=1),
+        "data": {"input": {"a": 1}},
+    }
+    try:
+        a = fast_event(dict(probe))
+        b = Event(**probe)
+        if a == b and list(a.model_dump().items()) == list(b.model_dump().items()) and type(a.kind) is str:
+            return fast_event
+    except Exception:  # pragma: no cover - pydantic internals changed
+        pass
+    return validated_event  # pragma: no cover
+
+
+#: ``make_event(d)``: an :class:`Event` of ``d`` (field -> value, values of the model's types, enums as
+#: their string values): :func:`fast_event` when it gives what validation gives (checked once at
+#: import), else validation
+make_event = _self_check()
 
 
 def event_id(run_key: str, source: str, generation: str, offset: int, sub: int) -> str:

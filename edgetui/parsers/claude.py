@@ -79,7 +79,8 @@ from typing import Any, Callable, Optional
 
 import orjson
 
-from ..events import Event, Kind, TimeSource, Usage, one_line, trusted_instance
+from ..events import (EVENT_DEFAULTS, Event, Kind, TimeSource, Usage, fast_event, make_event, one_line,
+                      validated_event)
 from .base import END_OF_FILE_SUB, finite_or_none, loads_lenient, parse_error
 
 __all__ = [
@@ -128,58 +129,8 @@ TOOL_CALL_BLOCKS = frozenset(("tool_use", "server_tool_use", "mcp_tool_use"))
 
 # ----------------------------------------------------------------------------- fast events
 
-#: every field in declaration order (so dumps keep the model's key order); the
-#: required ``kind``/``source`` and the factory-made ``data`` are always overwritten
-_EVENT_DEFAULTS: dict[str, Any] = {
-    _name: (None if (_field.is_required() or _field.default_factory is not None) else _field.default)
-    for _name, _field in Event.model_fields.items()
-}
-
-
-
-def _fast_event(d: dict[str, Any]) -> Event:
-    """Build an Event from a dict whose values already have the model's types.
-
-    Equivalent to ``Event.model_construct(**d)`` (same ``__dict__``, fields set,
-    no extra / private) but ~6x cheaper. Enum fields must be given as their plain
-    string values (the model uses ``use_enum_values``).
-    """
-    full = _EVENT_DEFAULTS.copy()
-    full.update(d)
-    if "data" not in d or full["data"] is None:
-        full["data"] = {}
-    return trusted_instance(Event, full, set(d))
-
-
-def _validated_event(d: dict[str, Any]) -> Event:
-    return Event(**d)
-
-
-def _self_check() -> Callable[[dict[str, Any]], Event]:
-    """Use the fast path only if it yields exactly what validation yields."""
-    probe = {
-        "kind": K_TOOL_CALL,
-        "source": "s",
-        "generation": "g",
-        "offset": 3,
-        "sub": 1,
-        "t": 1.5,
-        "t_source": T_RECORDED,
-        "summary": "x",
-        "usage": Usage(input_tokens=1),
-        "data": {"input": {"a": 1}},
-    }
-    try:
-        a = _fast_event(dict(probe))
-        b = Event(**probe)
-        if a == b and list(a.model_dump().items()) == list(b.model_dump().items()) and type(a.kind) is str:
-            return _fast_event
-    except Exception:  # pragma: no cover - pydantic internals changed
-        pass
-    return _validated_event  # pragma: no cover
-
-
-_make_event = _self_check()
+# (edgetui.events: shared with the log parsers)
+_EVENT_DEFAULTS, _fast_event, _validated_event, _make_event = EVENT_DEFAULTS, fast_event, validated_event, make_event
 
 # ----------------------------------------------------------------------------- small helpers
 

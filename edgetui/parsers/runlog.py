@@ -45,9 +45,10 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any, Optional
 
-from ..events import Event, Kind, TimeSource, one_line
+from ..events import Event, Kind, TimeSource, make_event, one_line
 from .base import BOM, parse_error
 from ..redact import redact_text as _redact
 
@@ -79,9 +80,22 @@ def local_to_epoch(fields: tuple[str, ...], millis: int, utc_offset_s: Optional[
 
     Raises ``ValueError`` for an impossible date. ``utc_offset_s`` None = UTC.
     """
-    y, mo, d, h, mi, s = (int(x) for x in fields)
-    naive_utc = datetime(y, mo, d, h, mi, s, tzinfo=timezone.utc).timestamp() + millis / 1000.0
+    naive_utc = _hour_epoch(*fields[:4]) + _minute_second(fields[4], fields[5]) + millis / 1000.0
     return naive_utc - (utc_offset_s or 0.0)
+
+
+@lru_cache(maxsize=256)
+def _hour_epoch(y: str, mo: str, d: str, h: str) -> float:
+    """Epoch of the naive UTC hour (a log's lines share a few hours: one datetime each)."""
+    return datetime(int(y), int(mo), int(d), int(h), tzinfo=timezone.utc).timestamp()
+
+
+@lru_cache(maxsize=4096)
+def _minute_second(mi: str, s: str) -> int:
+    m, sec = int(mi), int(s)
+    if not (0 <= m <= 59 and 0 <= sec <= 59):
+        datetime(1970, 1, 1, 0, m, sec)  # raises datetime's own ValueError (its text is recorded)
+    return 60 * m + sec
 
 
 def _decode(line: bytes) -> str:
@@ -131,6 +145,14 @@ def flag_bad_bytes(events: list[Event], source: str, generation: str, line: byte
     ev.data["bad_byte"] = at
     events.append(ev)
     return events
+
+
+_RECORDED, _LOG = TimeSource.RECORDED.value, Kind.LOG.value
+
+
+def _float(t: Any) -> Optional[float]:
+    """``t`` as the Event's ``t`` field holds it (a resumed state's time may be an int)."""
+    return t if t is None or type(t) is float else float(t)
 
 
 def _num(text: Optional[str]) -> Optional[float]:
@@ -246,19 +268,11 @@ class RunAgentLogParser:
         data.setdefault("message", msg)
         if self.utc_offset_s is None:
             data["tz_assumed"] = True
-        return Event(
-            kind=kind,
-            source=self.source,
-            generation=self.generation,
-            offset=offset,
-            sub=sub,
-            t=t,
-            t_source=TimeSource.RECORDED,
-            level=level,
-            summary=kw.pop("summary", None) or one_line(msg),
-            data=data,
-            **kw,
-        )
+        d = {"kind": kind.value, "source": self.source, "generation": self.generation, "offset": offset, "sub": sub,
+             "t": _float(t), "t_source": _RECORDED, "level": level, "summary": kw.pop("summary", None) or one_line(msg),
+             "data": data}
+        d.update(kw)
+        return make_event(d)
 
     def _record(self, t: float, level: str, msg: str, offset: int) -> list[Event]:
         msg = redact_text(msg)
@@ -320,20 +334,13 @@ class RunAgentLogParser:
             return []
         last = self.last
         msg = redact_text(text)
-        return [
-            Event(
-                kind=Kind.LOG,
-                source=self.source,
-                generation=self.generation,
-                offset=offset,
-                t=last.get("t"),
-                t_source=TimeSource.RECORDED,
-                level=last.get("level"),
-                segment=last.get("segment"),
-                summary=one_line(msg),
-                data={"message": msg, "continuation_of": last.get("offset"), **({"tz_assumed": True} if self.utc_offset_s is None else {})},
-            )
-        ]
+        return [make_event({
+            "kind": _LOG, "source": self.source, "generation": self.generation, "offset": offset,
+            "t": _float(last.get("t")), "t_source": _RECORDED, "level": last.get("level"), "segment": last.get("segment"),
+            "summary": one_line(msg),
+            "data": {"message": msg, "continuation_of": last.get("offset"),
+                     **({"tz_assumed": True} if self.utc_offset_s is None else {})},
+        })]
 
     def _close(self) -> list[Event]:
         o = self._open
