@@ -268,3 +268,66 @@ def test_a_stage_left_by_an_ended_process_is_settled_and_a_lost_one_read_again(s
     assert not rep.errors and rep.bulk_bytes > 0 and m.staged  # streamed again, into a new stage
     assert m.settle() is not None
     _same_files(m.local_root, root)
+
+
+def _dir_times_match(image: Path, root: Path) -> None:
+    """Every directory of the image has its host directory's mtime (the ingest reads times from them)."""
+    for d in [p for p in root.rglob("*") if p.is_dir()]:
+        rel = d.relative_to(root)
+        if (image / rel).is_dir():
+            assert (image / rel).stat().st_mtime_ns == d.stat().st_mtime_ns, rel
+
+
+def test_a_rescan_trusts_what_it_verified_and_still_sees_every_change(served, tmp_path, monkeypatch):
+    """A later full sync of the same Mirror takes a path the host lists unchanged as matching its
+    image (no local lstat: what the last sync verified) and looks for removals among the paths it
+    listed, not by a walk of the image; a file grown, rewritten at the same size, created, removed,
+    and a directory created or removed on the host all still reach the image, with the host's
+    mtimes on files and directories, as a fresh Mirror of the same image finds (nothing to do)."""
+    import os
+
+    from edgetui.hosts import mirror
+
+    _s, host, roots = served
+    root = roots[0]
+    m = Mirror(host, str(root), tmp_path / "img")
+    assert not m.sync().errors
+    m.settle()
+    n_entries = sum(1 for _ in root.rglob("*"))
+    calls = []
+    real_lstat, real_scandir = os.lstat, os.scandir
+    monkeypatch.setattr(mirror.os, "lstat", lambda p, *a, **k: (calls.append(p), real_lstat(p, *a, **k))[1])
+    monkeypatch.setattr(mirror.os, "scandir", lambda p=".": (calls.append(p), real_scandir(p))[1])
+    quiet = m.sync()
+    assert quiet.changed == [] and quiet.removed == [] and quiet.bytes_read == 0 and quiet.files > 100
+    assert len(calls) < n_entries // 10, (len(calls), n_entries)  # without the trust: one lstat an entry
+    monkeypatch.undo()
+
+    logs = sorted(root.rglob("run_agent.log"))
+    with open(logs[0], "ab") as fh:  # grown
+        fh.write(b"2026-12-01 10:00:00 INFO more\n")
+    st = logs[1].stat()
+    logs[1].write_bytes(logs[1].read_bytes().replace(b"I", b"J", 1))  # rewritten, same size
+    os.utime(logs[1], ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    (logs[2].parent / "notes.txt").write_text("new\n")  # created in a known directory
+    (root / "brand-new" / "t").mkdir(parents=True)  # a new directory with a file
+    (root / "brand-new" / "t" / "run_agent.log").write_text("2026-12-01 10:00:00 INFO x\n")
+    (root / "empty-dir").mkdir()
+    gone_file = logs[3]
+    gone_file.unlink()
+    gone_dir = next(p for p in sorted(root.rglob("submissions")) if p.is_dir() and gone_file.parent not in p.parents)
+    gone_dir = next(p for p in sorted(gone_dir.iterdir()) if p.is_dir())
+    gone_n = sum(1 for p in gone_dir.rglob("*") if p.is_file() and wanted(p.relative_to(root).as_posix()))
+    shutil.rmtree(gone_dir)
+    rep = m.sync()
+    assert not rep.errors, rep.errors
+    rel = lambda p: p.relative_to(root).as_posix()
+    assert {rel(logs[0]), rel(logs[1]), rel(logs[2].parent / "notes.txt"), "brand-new/t/run_agent.log"} <= set(rep.changed)
+    assert rel(gone_file) in rep.removed and len(rep.removed) == 1 + gone_n, rep.removed
+    assert not (m.local_root / rel(gone_dir)).exists() and (m.local_root / "empty-dir").is_dir()
+    _same_files(m.local_root, root)
+    _dir_times_match(m.local_root, root)
+    fresh = Mirror(host, str(root), m.local_root).sync()  # a new process's first look: nothing to do
+    assert fresh.changed == [] and fresh.removed == [] and fresh.bytes_read == 0
+    again = m.sync()
+    assert again.changed == [] and again.removed == [] and again.bytes_read == 0

@@ -7,7 +7,10 @@ the same events (tests/test_ssh_ingest.py compares them by SQL). What crosses th
 what changed: a file that grew is read from its recorded end only (plus a 64-byte overlap that
 proves the old bytes are still there; when they are not, the file is read again whole, written
 beside and renamed over, which the tailer sees as a new generation); an unchanged file costs
-its line in one listing. Listings come from one remote ``find -printf`` over an exec channel
+its line in one listing (and, from a Mirror's second full sync on, nothing local: a path the host
+lists as the last sync verified it is trusted without an ``lstat`` of its image, and removals are
+looked for among the paths listed last, not by a walk of the image: the image is written by its
+Mirror alone, so a file changed in the image by hand is put right by a new process's first sync). Listings come from one remote ``find -printf`` over an exec channel
 (nanosecond mtimes, inodes), else from SFTP ``readdir`` (whole-second mtimes). Every mtime is
 set on the image as the remote file has it, since the ingest reads times from mtimes.
 
@@ -273,6 +276,14 @@ class Mirror:
         self.use_stage = use_stage
         #: totals over every sync
         self.bytes_read = 0
+        #: what this process's last full sync found the image to hold, as the host listed it: path ->
+        #: Entry for every directory and file whose image matched the listing (size and mtime), and
+        #: ``_listed``: every path that listing had (the image holds no other, :meth:`_remove_gone`).
+        #: A later sync trusts an entry the host lists unchanged without a local ``lstat`` and looks
+        #: for removals among the listed paths only, not by a walk of the image: the image is
+        #: written by this object alone. None: not known (no full sync yet, or one that failed).
+        self._verified: dict[str, Entry] | None = None
+        self._listed: set[str] | None = None
 
     def sync(self, only: set[str] | None = None) -> SyncReport:
         """Bring the image up to date (``only``: relative paths of files known changed, to skip
@@ -284,6 +295,8 @@ class Mirror:
         t0 = time.monotonic()
         rep = SyncReport()
         self.local_root.mkdir(parents=True, exist_ok=True)
+        known, listed = (self._verified, self._listed) if only is None else (None, None)
+        self._verified = self._listed = None  # (until this sync ends well)
         if self.settle() is not None:
             rep.phases["settle"] = time.monotonic() - t0
         first = only is None and not _has_files(str(self.local_root))
@@ -322,12 +335,12 @@ class Mirror:
             if streams is not None:
                 rep.bulk_bytes = self._finish_streams(streams)
             mark("streams")
-            self._apply(entries, rep, streamed=streams is not None)
+            verified = self._apply(entries, rep, streamed=streams is not None, known=known)
             mark("check")
             if only is None:
-                rep.removed = self._remove_gone(entries)
+                rep.removed = self._remove_gone(entries, listed)
             mark("remove")
-            self._dir_times(entries)
+            self._dir_times(entries, known, rep)
             mark("dir_times")
             if self.stage is not None:
                 stage_mod.publish(self.stage, self.local_root)  # (no flush: the stage is in memory)
@@ -341,6 +354,8 @@ class Mirror:
             raise
         finally:
             self._root = self.local_root
+        if only is None:
+            self._verified, self._listed = verified, set(entries)
         self.bytes_read += rep.bytes_read
         rep.seconds = time.monotonic() - t0
         return rep
@@ -407,7 +422,9 @@ class Mirror:
         gone = [rel for rel in clean if rel not in entries]
         entries = {rel: e for rel, e in entries.items() if e.is_dir or wanted(rel)}
         self.local_root.mkdir(parents=True, exist_ok=True)
-        self._apply(entries, rep)
+        known, listed = self._verified, self._listed
+        self._verified = self._listed = None  # (until this sync ends well)
+        verified = self._apply(entries, rep, known=known)
         for rel in sorted(gone):
             local = self.local_root / rel
             if local.is_dir() and not local.is_symlink():
@@ -418,20 +435,46 @@ class Mirror:
             elif local.exists() or local.is_symlink():
                 local.unlink(missing_ok=True)
                 rep.removed.append(rel)
-        self._dir_times(entries)
+        self._dir_times(entries, known, rep)
+        if known is not None and listed is not None:
+            # this sync's paths now as it found them; what is gone (and under it) forgotten
+            for rel in entries:
+                known.pop(rel, None)
+            known.update(verified)
+            listed.update(entries)
+            if gone:
+                prefixes, gone_set = tuple(g + "/" for g in gone), set(gone)
+                drop = {p for p in listed if p in gone_set or p.startswith(prefixes)}
+                listed -= drop
+                for p in drop:
+                    known.pop(p, None)
+            self._verified, self._listed = known, listed
         self.bytes_read += rep.bytes_read
         rep.seconds = time.monotonic() - t0
         return rep
 
-    def _apply(self, entries: dict[str, Entry], rep: SyncReport, streamed: bool = False) -> None:
+    def _apply(self, entries: dict[str, Entry], rep: SyncReport, streamed: bool = False,
+               known: dict[str, Entry] | None = None) -> dict[str, Entry]:
         """Directories made, new files and grown tails read many at a time, then every listed file
         that differs from its image brought up to date. ``streamed``: the image was empty before
         this sync's tar streams, so every file found in it came with them (counted as read and
         changed; kept when its size and mtime are the listing's, or when it is larger, i.e. read
-        after the listing: the next sync continues it)."""
+        after the listing: the next sync continues it). ``known``: entries an earlier sync found
+        the image to match (``_verified``); one listed the same again is taken as matching without
+        an ``lstat``. Returns the entries found matching the image (for ``_verified``); a file this
+        call wrote is not among them (the next sync checks it)."""
         root = str(self._root)
         have: dict[str, os.stat_result | None] = {}
+        verified: dict[str, Entry] = {}
+        if known:
+            for rel, e in entries.items():
+                if known.get(rel) == e:
+                    verified[rel] = e
+                    if not e.is_dir and e.size >= 0:
+                        rep.files += 1
         for rel, e in entries.items():
+            if rel in verified:
+                continue
             try:
                 st = os.lstat(f"{root}/{rel}")
             except OSError:
@@ -441,24 +484,34 @@ class Mirror:
                 _clear(f"{root}/{rel}", st)  # a file where the host has a directory, a symlink...
                 st = None
             have[rel] = st
-        for rel in sorted(r for r, e in entries.items() if e.is_dir and have[r] is None):
+        for rel in sorted(r for r, e in entries.items() if e.is_dir and r in have and have[r] is None):
             os.makedirs(f"{root}/{rel}", exist_ok=True)
         todo = {}
         for rel, e in entries.items():
-            if e.is_dir or e.size < 0:
+            if rel not in have:
+                continue  # (verified)
+            if e.is_dir:
+                if have[rel] is not None:
+                    verified[rel] = e  # (its time: _dir_times)
+                continue
+            if e.size < 0:
                 continue
             rep.files += 1
             st = have[rel]
             if st is not None and streamed:
                 rep.changed.append(rel)
                 rep.bytes_read += st.st_size
-                if st.st_size > e.size or (st.st_size == e.size and st.st_mtime_ns == e.mtime_ns):
+                if st.st_size == e.size and st.st_mtime_ns == e.mtime_ns:
+                    verified[rel] = e
+                    continue
+                if st.st_size > e.size:
                     continue
             elif st is not None and st.st_size == e.size and st.st_mtime_ns == e.mtime_ns:
+                verified[rel] = e
                 continue
             todo[rel] = e
         if not todo:
-            return
+            return verified
         done = self._fetch_new(todo, have, rep)
         tails = self._fetch_tails(todo, have)
         for rel in sorted(todo):
@@ -474,13 +527,25 @@ class Mirror:
                 if not (streamed and have[rel] is not None):
                     rep.changed.append(rel)
                 rep.bytes_read += n
+        return verified
 
-    def _dir_times(self, entries: dict[str, Entry]) -> None:
+    def _dir_times(self, entries: dict[str, Entry], known: dict[str, Entry] | None = None,
+                   rep: SyncReport | None = None) -> None:
         """Directories' mtimes as the host has them, last (writing files into them moved them); only
-        where they differ (setting a time writes the directory's inode)."""
+        where they differ (setting a time writes the directory's inode). A directory listed as
+        ``known`` has it (``known``: see :meth:`_apply`), unless this sync (``rep``) wrote or removed
+        something in it."""
         root = str(self._root)
+        touched: set[str] = set()
+        if known and rep is not None:
+            new_dirs = [rel for rel, e in entries.items() if e.is_dir and known.get(rel) != e]
+            for rel in (*rep.changed, *rep.removed, *new_dirs):
+                d = posixpath.dirname(rel)
+                while d and d not in touched:
+                    touched.add(d)
+                    d = posixpath.dirname(d)
         for rel, e in entries.items():
-            if e.is_dir and e.mtime_ns:
+            if e.is_dir and e.mtime_ns and not (known and known.get(rel) == e and rel not in touched):
                 p = f"{root}/{rel}"
                 try:
                     if os.stat(p).st_mtime_ns != e.mtime_ns:
@@ -682,10 +747,29 @@ class Mirror:
                 break
         return b"".join(parts)
 
-    def _remove_gone(self, entries: dict[str, Entry]) -> list[str]:
+    def _remove_gone(self, entries: dict[str, Entry], listed: set[str] | None = None) -> list[str]:
         """Files of the image the listing does not have (gone on the host, or not :func:`wanted`)
-        removed, and directories emptied by that; the removed files' paths."""
+        removed, and directories emptied by that; the removed files' paths. ``listed``: every path
+        the image can hold (the last full sync's listing, kept up to date since: ``_listed``), so
+        only those not listed now are looked at, without a walk of the image."""
         gone: list[str] = []
+        if listed is not None:
+            root = str(self._root)
+            for rel in sorted(listed.difference(entries), key=lambda r: -r.count("/")):  # deepest first
+                p = f"{root}/{rel}"
+                try:
+                    st = os.lstat(p)
+                except OSError:
+                    continue
+                if statmod.S_ISDIR(st.st_mode):
+                    for q in Path(p).rglob("*"):
+                        if not q.is_dir():
+                            gone.append(f"{rel}/{q.relative_to(p).as_posix()}")
+                    shutil.rmtree(p, ignore_errors=True)
+                else:
+                    os.unlink(p)
+                    gone.append(rel)
+            return sorted(gone)
 
         def visit(d: str, prefix: str) -> None:
             try:
