@@ -32,7 +32,7 @@ Conventions shared with the Claude parsers (edgetui/parsers/claude.py):
 * sforge-submit: a shell tool call whose command invokes ``sforge-submit`` gets
   ``data.sforge_submit = True`` and ``data.submit_mode``; its result (or any
   result containing ``Round: agent-N``) gets ``data.submit_result`` =
-  :func:`~edgetui.parsers.claude.parse_sforge_submit_output` and ``round``.
+  :func:`~edgetui.parsers.sforge_submit.parse_sforge_submit_output` and ``round``.
 * Bad input (non-JSON noise, invalid UTF-8, non-object JSON) → ``parse_error``
   events with the raw bytes; ``feed`` and ``finish`` never raise.
 """

@@ -19,10 +19,10 @@ import orjson
 
 from ..events import Event, Kind, TimeSource, Usage, one_line
 from .base import loads_lenient, parse_error
-from .claude import parse_sforge_submit_output, sforge_submit_mode
+from .sforge_submit import parse_sforge_submit_output, sforge_submit_mode
 
 try:  # private helper of the Claude parser: one summary style for submit results
-    from .claude import _submit_summary  # type: ignore[attr-defined]
+    from .sforge_submit import _submit_summary
 except ImportError:  # pragma: no cover - only if claude.py renames it
     _submit_summary = None
 

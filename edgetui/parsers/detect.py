@@ -104,7 +104,7 @@ def _sniff_truncated(line: bytes) -> Optional[str]:
 def _claude_refine(head: bytes, guess: str) -> str:
     """Let the Claude parser's own detector decide between its two formats."""
     try:
-        from .claude import detect_claude_format
+        from .claude_session import detect_claude_format
 
         res = detect_claude_format(head)
     except Exception:  # noqa: BLE001 - detection must not raise
@@ -187,7 +187,7 @@ def parser_for(fmt: str, source: str, generation: str, state: Optional[dict[str,
 
         return ClaudeStreamParser(source, generation, state)
     if fmt == "claude_session":
-        from .claude import ClaudeSessionParser  # type: ignore[attr-defined]
+        from .claude_session import ClaudeSessionParser
 
         return ClaudeSessionParser(source, generation, state)
     raise ValueError(f"no parser for transcript format {fmt!r}")

@@ -1,0 +1,161 @@
+"""Reading what a Claude Code record holds: the text of content blocks, a tool call's one-line
+brief, tool references, timestamps (ISO 8601 or epoch s / ms -> epoch seconds UTC) and token
+usage (the ``usage`` object of the Anthropic Messages API). Pure functions shared by the
+stream-json and session-file parsers (:mod:`edgetui.parsers.claude`); no I/O."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+import orjson
+
+from ..events import Usage, one_line
+
+#: summaries collapse at most this many characters of a long text
+SUMMARY_SCAN = 1200
+SUMMARY_WIDTH = 160
+
+
+def _str(x: Any) -> Optional[str]:
+    if x is None or isinstance(x, str):
+        return x
+    if isinstance(x, (dict, list)):
+        return orjson.dumps(x).decode()
+    return str(x)
+
+
+def _summ(text: Any, width: int = SUMMARY_WIDTH) -> str:
+    """one_line() that only looks at the first SUMMARY_SCAN chars of a long text."""
+    if text is None:
+        return ""
+    if not isinstance(text, str):
+        text = str(text)
+    if len(text) <= SUMMARY_SCAN:
+        return one_line(text, width)
+    s = one_line(text[:SUMMARY_SCAN], width)
+    if not s.endswith("…"):
+        s = (s[: width - 1] if len(s) >= width else s) + "…"
+    return s
+
+
+def _int(x: Any) -> int:
+    if isinstance(x, bool):
+        return int(x)
+    if isinstance(x, int):
+        return x
+    if isinstance(x, float) and math.isfinite(x):
+        return int(x)
+    return 0
+
+
+def _usage(u: Any) -> Optional[Usage]:
+    if not isinstance(u, dict):
+        return None
+    return Usage(
+        input_tokens=_int(u.get("input_tokens")),
+        output_tokens=_int(u.get("output_tokens")),
+        cache_read_tokens=_int(u.get("cache_read_input_tokens")),
+        cache_write_tokens=_int(u.get("cache_creation_input_tokens")),
+    )
+
+
+def _usage_tuple(u: Usage) -> list[int]:
+    return [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens]
+
+
+def parse_timestamp(v: Any) -> Optional[float]:
+    """ISO 8601 string (``Z`` or offset; naive = UTC) or epoch s / ms -> epoch seconds UTC."""
+    if isinstance(v, str):
+        s = v.strip()
+        if not s:
+            return None
+        if s[-1] in "Zz":
+            s = s[:-1] + "+00:00"
+        try:
+            dt = datetime.fromisoformat(s)
+        except ValueError:
+            try:
+                return parse_timestamp(float(s))
+            except ValueError:
+                return None
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=timezone.utc)
+        return dt.timestamp()
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    f = float(v)
+    if not math.isfinite(f) or f <= 0:
+        return None
+    if f > 1e11:  # milliseconds
+        f /= 1000.0
+    return f
+
+
+def _block_text(block: Any) -> str:
+    """Text of one content block (tool_result content element)."""
+    if isinstance(block, str):
+        return block
+    if not isinstance(block, dict):
+        return "" if block is None else str(block)
+    t = block.get("type")
+    if t == "text":
+        x = block.get("text")
+        return x if isinstance(x, str) else ("" if x is None else str(x))
+    if t == "tool_reference":  # a tool the result loads (tool search): the name is what it says
+        name = _str(block.get("tool_name"))
+        return f"[tool_reference {name}]" if name else "[tool_reference]"
+    refs = block.get("tool_references")
+    if isinstance(refs, list) and refs:  # a tool search result block
+        return "\n".join(_block_text(b) for b in refs)
+    return f"[{t or 'block'}]"
+
+
+def tool_reference_names(content: Any) -> list[str]:
+    """Tool names of the ``tool_reference`` blocks in a content (``{"type": "tool_reference",
+    "tool_name": …}``, Anthropic's tool search), in order: a block, a list of blocks, or a tool
+    search result holding ``tool_references``. Empty when there is none."""
+    if isinstance(content, list):
+        return [n for b in content for n in tool_reference_names(b)]
+    if not isinstance(content, dict):
+        return []
+    if content.get("type") == "tool_reference":
+        name = _str(content.get("tool_name"))
+        return [name] if name else []
+    refs = content.get("tool_references")
+    if isinstance(refs, list):
+        return tool_reference_names(refs)
+    inner = content.get("content")
+    return tool_reference_names(inner) if isinstance(inner, (list, dict)) else []
+
+
+def content_text(content: Any) -> str:
+    """Text of a tool_result ``content``: a str, or a list of blocks joined by newlines."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(_block_text(b) for b in content)
+    return _block_text(content)
+
+
+_BRIEF_KEYS = ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt", "skill", "notebook_path")
+
+
+def _tool_brief(inp: Any) -> str:
+    if isinstance(inp, dict):
+        for k in _BRIEF_KEYS:
+            v = inp.get(k)
+            if isinstance(v, str) and v:
+                return v
+        if not inp:
+            return ""
+        try:
+            return orjson.dumps(inp)[:SUMMARY_SCAN].decode("utf-8", "replace")
+        except TypeError:
+            return str(inp)[:SUMMARY_SCAN]
+    if inp is None:
+        return ""
+    return str(inp)[:SUMMARY_SCAN]
