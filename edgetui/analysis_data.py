@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Optional, Sequence
 
-__all__ = ["RUNS_SQL", "SUBS_SQL", "load_curves", "fetch_from", "store_fits", "stored_priors", "header_forecast"]
+__all__ = ["RUNS_SQL", "SUBS_SQL", "load_curves", "fetch_from", "store_fits", "header_forecast"]
 
 RUNS_SQL = """
 SELECT r.run_key, r.run_id, r.task_id, r.host, r.model, r.status, r.started_at, r.ended_at, r.last_event_at,
@@ -117,14 +117,6 @@ def store_fits(conn, recs: Sequence[dict], source: str) -> int:
              json.dumps(f.get("scores"))])
         n += 1
     return n
-
-
-def stored_priors(fetch: Callable[..., Any], form: str = "log_sigmoid") -> list[dict[str, Any]]:
-    """Stored fits usable as a shape prior: ``task_id``, ``model``, ``run_key``, ``beta``,
-    ``t_mid``, ``findings`` of every stored ``form`` fit with a beta."""
-    res = fetch("SELECT task_id, model, run_key, beta, t_mid, findings, source FROM fits "
-                "WHERE form = ? AND beta IS NOT NULL", [form])
-    return _dicts(res)
 
 
 def header_forecast(conn, head: dict[str, Any], subs: Sequence[dict[str, Any]], *,
