@@ -33,6 +33,9 @@ class DatabaseBusy(Exception):
         self.path = path
         self.pid = pid
         who = f"process {pid}" if pid else "another process"
+        if pid == os.getpid():  # this process itself (a second open of a file it has open)
+            super().__init__(f"{path} is held by this process ({who}): {detail}")
+            return
         super().__init__(
             f"{path} is held by {who}{(': ' + detail) if detail else ''}; "
             f"`edgetui sql` and `edgetui runs` read it through that process or, with --snapshot, "
@@ -51,6 +54,17 @@ def default_db_path() -> Path:
 def _holder_pid(err: Exception) -> Optional[int]:
     m = re.search(r"PID (\d+)", str(err))
     return int(m.group(1)) if m else None
+
+
+def _is_attached_here(err: Exception) -> bool:
+    """DuckDB's refusal of a second writable open of a file this process has open already (DuckDB
+    1.x: "Unique file handle conflict ... already attached"): not damage, not another process."""
+    s = str(err)
+    return "Unique file handle conflict" in s or "already attached by database" in s
+
+
+_HERE = ("it is open in this same process already (one writable connection per file and process: share "
+         "it, or its .cursor())")
 
 
 def _is_lock_error(err: Exception) -> bool:
@@ -135,6 +149,8 @@ def open_db(path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnect
     except duckdb.Error as e:  # IOException / ConnectionException
         if _is_lock_error(e):
             raise DatabaseBusy(path, _holder_pid(e)) from None
+        if _is_attached_here(e):
+            raise DatabaseBusy(path, os.getpid(), _HERE) from None
         if "not a valid DuckDB database" in str(e) or "in-memory database in read-only" in str(e):
             raise ValueError(f"{path} is not an edgetui (DuckDB) database") from None
         if checked_on_open or (read_only and "corrupt" in str(e).lower()):
@@ -203,6 +219,8 @@ def _check_catalog(path: Path) -> None:
     except duckdb.Error as e:
         if _is_lock_error(e):
             raise DatabaseBusy(path, _holder_pid(e)) from None
+        if _is_attached_here(e):
+            raise DatabaseBusy(path, os.getpid(), _HERE) from None
         if "not a valid DuckDB database" in str(e):
             raise ValueError(f"{path} is not an edgetui (DuckDB) database") from None
         raise DatabaseDamaged(f"{path}: damaged, cannot be opened ({' '.join(str(e).split())[:200]}); "

@@ -184,3 +184,25 @@ def test_a_damaged_block_is_said_with_the_file_by_read_commands(tmp_path, capsys
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"edgetui: error: {db}: damaged, cannot be opened (") and "left untouched" in err, err
     assert "\n" not in err and db.read_bytes() == before
+
+
+def test_a_second_writable_open_in_one_process_says_so_not_damaged(tmp_path):
+    """DuckDB refuses a second writable attach of a file open in this process: that is reported as
+    the file being in use here (DatabaseBusy naming this process), never as a damaged file, and the
+    file stays usable through the first connection."""
+    import os
+
+    from edgetui.db import DatabaseBusy, DatabaseDamaged, open_db
+
+    path = tmp_path / "twice.duckdb"
+    first = open_db(path)
+    try:
+        with pytest.raises(DatabaseBusy) as info:
+            open_db(path)
+        assert not isinstance(info.value, DatabaseDamaged)
+        msg = str(info.value)
+        assert f"process {os.getpid()}" in msg and "same process" in msg and "damaged" not in msg
+        assert first.execute("SELECT count(*) FROM runs").fetchone()[0] == 0  # the first still works
+    finally:
+        first.close()
+    open_db(path).close()  # and once it is closed, the file opens again
