@@ -4,7 +4,8 @@ one write of their file events, then one finalize_runs) records what registering
 same runs one at a time records: every table of two real DuckDB files, compared with EXCEPT ALL both
 ways. The runs: copies of the bundled sample runs and the genuine SForge runs (submissions, game
 sessions, finished and aborted runs, harness errors), more than FIRST_SHOW_RUNS of them. A run whose
-refresh fails in a batch is retried alone and said alone; the others are recorded."""
+refresh fails in a batch is retried alone and said alone; the others are recorded (and likewise a
+run failing to register in a group)."""
 
 from __future__ import annotations
 
@@ -160,6 +161,38 @@ def test_a_run_failing_in_a_batch_is_refreshed_alone_and_the_others_are_recorded
         assert bad_key not in files and len(files) == len(live) - 1 - no_config
         assert conn.execute("SELECT count(*) FROM runs WHERE n_events IS NULL AND run_key <> ?",
                             [bad_key]).fetchone()[0] == 0
+    finally:
+        sup.close()
+        conn.close()
+
+
+def test_a_run_failing_to_register_in_a_group_leaves_the_others_registered(root, tmp_path, monkeypatch):
+    from edgetui.parsers import sforge_dir as sd
+
+    runs, tasks = root
+    bad = next(p.parent for p in sorted(runs.glob("*/*/run_agent.log")))
+    real = sd.read_run_info
+
+    def boom(loc, *a, **kw):
+        if Path(loc.task_dir) == bad:
+            raise ValueError("unreadable config")
+        return real(loc, *a, **kw)
+
+    monkeypatch.setattr(sd, "read_run_info", boom)
+    conn = open_db(tmp_path / "reg.duckdb")
+    t0 = time.time()
+    sup = Supervisor(conn, [runs], docker_client=None, settings=AlarmSettings(stats_interval_s=0),
+                     tasks_dir=tasks, clock=lambda: t0, sleep=False)
+    try:
+        live = sup.poll_once()
+        n_runs = sum(1 for _ in runs.glob("**/run_agent.log"))
+        assert len(live) == n_runs - 1 and bad not in {rs.task_dir for rs in sup.runs.values()}
+        notes = [m for _, m in sup.notes if m.startswith(f"{bad}: could not watch")]
+        assert notes == [f"{bad}: could not watch: ValueError: unreadable config"]
+        # the group's rows were rolled back and written again one by one: each run once, with its task
+        assert conn.execute("SELECT count(*), count(DISTINCT run_key) FROM runs").fetchone() == (n_runs - 1, n_runs - 1)
+        assert conn.execute("SELECT count(*) FROM runs r LEFT JOIN tasks t USING (task_id) "
+                            "WHERE t.task_id IS NULL").fetchone()[0] == 0
     finally:
         sup.close()
         conn.close()
