@@ -62,7 +62,8 @@ def start_up(runs: Path, tasks: Path, db: Path, one_by_one: bool, monkeypatch) -
             mp.setattr(Supervisor, "_register_all", lambda self, locs, now: [real(self, [loc], now) for loc in locs])
         conn = open_db(db)
         t0 = time.time()
-        settings = AlarmSettings(stats_interval_s=0, max_finalize_per_poll=1 if one_by_one else 150)
+        settings = AlarmSettings(stats_interval_s=0, max_first_refresh_per_poll=1 if one_by_one else 150,
+                                 max_finalize_per_poll=1 if one_by_one else 8)
         sup = Supervisor(conn, [runs], docker_client=None, settings=settings, tasks_dir=tasks,
                          clock=lambda: t0, sleep=False)
         try:

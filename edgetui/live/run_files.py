@@ -220,7 +220,9 @@ class RunFiles:
         if not due:
             return
         due.sort(key=lambda x: (x[0], x[1]))
-        batch = [rs for _, _, rs in due[: max(1, s.max_finalize_per_poll)]]
+        # runs never refreshed (just registered: a start-up, runs woken) besides the others' quota
+        first = [rs for _, _, rs in due if rs.last_finalize <= 0][: max(1, s.max_first_refresh_per_poll)]
+        batch = first + [rs for _, _, rs in due if rs.last_finalize > 0][: max(1, s.max_finalize_per_poll)]
         # the runs' files in one transaction (a fixed number of statements for the batch, see
         # _refresh_files_many), then the finalize of all of them at once (edgetui.finalize.finalize_runs:
         # a fixed number of statements for the batch instead of ~25 a run); when a batch fails, its runs
