@@ -136,6 +136,9 @@ class AlarmSettings(BaseModel):
         10.0, description="live figures of a growing run's runs-table row (events, last event, tokens, cost) "
                           "are written this often")
     max_finalize_per_poll: int = Field(8, description="aggregate recomputations per refresh (the rest wait)")
+    max_first_refresh_per_poll: int = Field(
+        150, description="... and besides them, first refreshes of runs just registered (a start-up, runs woken): "
+                         "done together, a fixed number of statements for them (the rest wait for the next)")
     judge_interval_s: float = Field(300.0, description="judge /history poll per run (and once after each new "
                                     "submission folder); each poll writes the admin secret into the judge's log")
     judge_timeout_s: float = Field(3.0, description="HTTP timeout of one /history request")

@@ -21,25 +21,25 @@ class RunRegistry:
     """Mixin of :class:`~edgetui.live.supervisor.Supervisor` (its state is the supervisor's)."""
 
     def _register_all(self, locs: list, now: float) -> None:
-        """Register new runs: in one transaction (a commit per statement was most of a new run's
-        cost), the runs without a runs row skip the reads of what earlier sessions recorded; when one
-        fails, the group is rolled back and the runs registered one by one, each failure said once."""
+        """Register new runs: in one transaction and a fixed number of statements for them
+        (:meth:`_register_many`; a commit per statement was most of a new run's cost, then a few
+        statements each), the runs without a runs row skip the reads of what earlier sessions
+        recorded; when one fails, the group is rolled back and the runs registered one by one, each
+        failure said once."""
         if not locs:
             return
         self._known_keys = {r[0] for r in self.conn.execute("SELECT run_key FROM runs").fetchall()}
         try:
             if len(locs) > 1:
-                done: list[str] = []
+                before = set(self.runs)
                 try:
                     with self.rec.transaction():
-                        for loc in locs:
-                            self._register(loc, now)
-                            done.append(loc.run_key)
+                        self._register_many(locs, now)
                     return
                 except Exception:  # noqa: BLE001 - one by one below
                     if os.environ.get("EDGETUI_DEBUG"):
                         raise
-                    for key in done:
+                    for key in set(self.runs) - before:
                         rs = self.runs.pop(key, None)
                         for src in (rs.sources.values() if rs is not None else ()):
                             self.tailer.release(src)
@@ -55,44 +55,62 @@ class RunRegistry:
         finally:
             self._known_keys = None
 
-
     def _register(self, loc: sd.RunLocation, now: float) -> None:
-        task_dir = Path(loc.task_dir)
-        for secret in raw_secrets(task_dir):
-            self.rec.add_secret(secret)
-        info = sd.read_run_info(loc)
-        key = make_run_key(info.host, info.run_id, info.task_id)
-        asked = sd.task_info(info.task_id, self.tasks)
-        cached = self._task_cache.get(info.task_id)
-        if cached is not None and cached[0] == asked:
-            task = cached[1]
-        else:
-            task = self.rec.task_for(asked)
-            self._task_cache[info.task_id] = (asked, task)
-        rs = RunState(key=key, loc=loc, info=info, task=task, first_seen=now)
-        rs.fmt = self._detect_format(rs, now)
-        info.agent_format = rs.fmt
-        self.rec.upsert_run(key, info)
-        rs.upserted_secrets = len(self.rec.secrets)
-        if self._known_keys is not None and key not in self._known_keys:
-            self._load_row(rs, fresh=True)  # never recorded before: nothing else of it to read
-        else:
-            self._load_known(rs, now)
-        for name in (TRANSCRIPT, RUN_LOG, TICKS):
-            if (task_dir / name).exists():
-                self._add_source(rs, name, catchup=True)
-        t_mtime = _mtime(task_dir / TRANSCRIPT)
-        if t_mtime is not None:
-            rs.last_growth_t = min(now, t_mtime)
-        rs.last_activity_t = max([x for x in (rs.last_growth_t, _mtime(task_dir / RUN_LOG), _mtime(task_dir / TICKS),
-                                               info.started_at) if x is not None], default=None)
-        if rs.last_activity_t is not None:
-            rs.last_activity_t = min(now, rs.last_activity_t)
-        for name in WHOLE_FILES:
-            rs.file_sigs[name] = _sig(task_dir / name)
-        rs.last_full_check = now
-        self.runs[key] = rs
+        self._register_many([loc], now)
 
+    def _register_many(self, locs: list, now: float) -> None:
+        """Register the runs at ``locs``: their files read one by one, then their tasks
+        (:meth:`edgetui.recorder.Recorder.tasks_for`), their runs rows
+        (:meth:`~edgetui.recorder.Recorder.upsert_runs`) and the new ones' rows read back
+        (:meth:`_load_rows`) each in one statement for them all."""
+        got = []
+        for loc in locs:
+            task_dir = Path(loc.task_dir)
+            for secret in raw_secrets(task_dir):
+                self.rec.add_secret(secret)
+            info = sd.read_run_info(loc)
+            key = make_run_key(info.host, info.run_id, info.task_id)
+            got.append((loc, task_dir, info, key, sd.task_info(info.task_id, self.tasks)))
+        ask: dict[str, object] = {}
+        for _, _, info, _, asked in got:
+            cached = self._task_cache.get(info.task_id)
+            if cached is None or cached[0] != asked:
+                ask[info.task_id] = asked
+        for asked, task in zip(ask.values(), self.rec.tasks_for(list(ask.values()))):
+            self._task_cache[asked.task_id] = (asked, task)
+        made = []
+        for loc, task_dir, info, key, _ in got:
+            rs = RunState(key=key, loc=loc, info=info, task=self._task_cache[info.task_id][1], first_seen=now)
+            rs.fmt = self._detect_format(rs, now)
+            info.agent_format = rs.fmt
+            made.append(rs)
+        self.rec.upsert_runs([(rs.key, rs.info) for rs in made])
+        fresh = []
+        for rs in made:
+            rs.upserted_secrets = len(self.rec.secrets)
+            if self._known_keys is not None and rs.key not in self._known_keys:
+                fresh.append(rs)  # never recorded before: nothing else of it to read
+            else:
+                self._load_known(rs, now)
+        if fresh:
+            self._load_rows([(rs, True) for rs in fresh], fresh=True)
+        for rs in made:
+            task_dir, info = rs.task_dir, rs.info
+            for name in (TRANSCRIPT, RUN_LOG, TICKS):
+                if (task_dir / name).exists():
+                    self._add_source(rs, name, catchup=True)
+            t_mtime = _mtime(task_dir / TRANSCRIPT)
+            if t_mtime is not None:
+                rs.last_growth_t = min(now, t_mtime)
+            rs.last_activity_t = max([x for x in (rs.last_growth_t, _mtime(task_dir / RUN_LOG),
+                                                   _mtime(task_dir / TICKS), info.started_at) if x is not None],
+                                     default=None)
+            if rs.last_activity_t is not None:
+                rs.last_activity_t = min(now, rs.last_activity_t)
+            for name in WHOLE_FILES:
+                rs.file_sigs[name] = _sig(task_dir / name)
+            rs.last_full_check = now
+            self.runs[rs.key] = rs
 
     def _load_known(self, rs: RunState, now: float) -> None:
         """What earlier sessions recorded: the run row, pending tool calls, resumes, errors, alarms, containers."""

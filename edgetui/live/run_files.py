@@ -217,22 +217,43 @@ class RunFiles:
                 due.append((0, rs.last_finalize, rs))
             elif rs.dirty_finalize and now - rs.last_full_finalize >= s.finalize_interval_s:
                 due.append((1, rs.last_full_finalize, rs))
+        if not due:
+            return
         due.sort(key=lambda x: (x[0], x[1]))
-        # each run's files in its own transaction (one run's trouble stays with that run), then the
-        # finalize of all of them at once (edgetui.finalize.finalize_runs: a fixed number of
-        # statements for the batch instead of ~25 a run)
+        # runs never refreshed (just registered: a start-up, runs woken) besides the others' quota
+        first = [rs for _, _, rs in due if rs.last_finalize <= 0][: max(1, s.max_first_refresh_per_poll)]
+        batch = first + [rs for _, _, rs in due if rs.last_finalize > 0][: max(1, s.max_finalize_per_poll)]
+        # the runs' files in one transaction (a fixed number of statements for the batch, see
+        # _refresh_files_many), then the finalize of all of them at once (edgetui.finalize.finalize_runs:
+        # a fixed number of statements for the batch instead of ~25 a run); when a batch fails, its runs
+        # again one by one, each in its own transaction (one run's trouble stays with that run)
         todo: list[tuple[RunState, bool, bool, dict]] = []  # (rs, full, aggregates, known)
-        for _, _, rs in due[: max(1, s.max_finalize_per_poll)]:
-            try:
+        files = [rs for rs in batch if rs.dirty_files]
+        kept = {rs.key: (rs.info, rs.end_marked, rs.upserted_secrets) for rs in files}
+        got: dict[str, tuple[bool, dict]] = {}
+        try:
+            if files:
                 with self.rec.transaction():
-                    if rs.dirty_files:
-                        full, known = self._refresh_files(rs, now)
-                    else:
-                        full, known = True, {}
+                    got = self._refresh_files_many(files, now)
+        except Exception:  # noqa: BLE001 - then one by one: each failure said for its own run
+            if os.environ.get("EDGETUI_DEBUG") and len(files) == 1:
+                raise
+            got = {}
+            for rs in files:
+                rs.info, rs.end_marked, rs.upserted_secrets = kept[rs.key]  # (what the batch's try changed)
+                try:
+                    with self.rec.transaction():
+                        got.update(self._refresh_files_many([rs], now))
+                except Exception as e:  # noqa: BLE001 - one run's trouble stays with that run
+                    self._refresh_failed(rs, e, now)
+                    self._refreshed(rs, now, True)
+        file_keys = {rs.key for rs in files}
+        for rs in batch:
+            if rs.key not in file_keys:  # (a growing run's full recomputation only)
+                todo.append((rs, True, True, {}))
+            elif rs.key in got:  # (else its refresh failed: said, and not finalized)
+                full, known = got[rs.key]
                 todo.append((rs, full, full, known))
-            except Exception as e:  # noqa: BLE001 - one run's trouble stays with that run
-                self._refresh_failed(rs, e, now)
-                self._refreshed(rs, now, True)
         if not todo:
             return
         failed: set[str] = set()
@@ -267,74 +288,93 @@ class RunFiles:
             rs.last_full_finalize = now
             rs.dirty_finalize = False
 
-    def _refresh_files(self, rs: RunState, now: float) -> tuple[bool, dict]:
-        """The whole-file part of :func:`edgetui.ingest.ingest_run` for one run (its finalize follows).
+    def _refresh_files_many(self, runs: list[RunState], now: float) -> dict[str, tuple[bool, dict]]:
+        """The whole-file part of :func:`edgetui.ingest.ingest_run` for each of ``runs`` (their
+        finalize follows), in a fixed number of statements for the batch: one read of their
+        run_agent.log ends, one insert of the finished ones' transcript ends, and
+        :meth:`edgetui.recorder.Recorder.replace_file_events_many` of their file events.
 
         A run going on whose aggregates were recomputed less than ``finalize_interval_s`` ago (and
         whose time anchors did not change) gets a submissions-only finalize: a new graded round
         updates its submissions and best-so-far at once, while its event counts, tokens and cost
         stay the recorded ones plus the live deltas (the full recomputation is a third of a
-        refresh and runs on its own schedule). Returns ``(full, known)``: whether the finalize due is a full
-        one and what :meth:`_finalize_runs` takes of it (the caller finalizes it with the poll's others)."""
-        td = rs.task_dir
-        for secret in raw_secrets(td):
-            self.rec.add_secret(secret)
-        info = sd.read_run_info(rs.loc)
-        info.agent_format = rs.fmt
-        if info.utc_offset_s is None and rs.info.utc_offset_s is None:
-            log = rs.sources.get(RUN_LOG)
-            if log is not None and log.last_growth_t is not None:  # lines arriving now: the log's clock vs now
-                info.utc_offset_s = sd.infer_log_offset(td / RUN_LOG)
-        if info.utc_offset_s is None and rs.info.utc_offset_s is not None:
-            info.utc_offset_s = rs.info.utc_offset_s
-        elif info.utc_offset_s != rs.info.utc_offset_s:  # started_at (or the log) told the run's offset
-            self._retime(rs, rs.info.utc_offset_s, info.utc_offset_s)
-        # the runs row's descriptive columns: unchanged since we last wrote them (same facts, no new
-        # secret to scrub its config with) is not written again (an UPDATE costs ~5 ms inside the
-        # refresh's transaction: 150 new runs' first refresh)
-        if info != rs.info or rs.upserted_secrets != len(self.rec.secrets):
-            self.rec.upsert_run(rs.key, info)
-            rs.upserted_secrets = len(self.rec.secrets)
-        rs.info = info
-        subs = sd.read_submissions(td, cache=rs.rec_cache)  # unchanged folders are not read again (nor below)
-        in_flight = {n for n, rd in rs.rounds.items() if rd.in_flight}
-        for srec in subs:
-            rd = rs.rounds.get(srec.round)
-            if srec.round in in_flight:
-                srec.status, srec.error = "in_flight", None
-            if rd is not None and srec.submission_id:
-                rd.sid = srec.submission_id
-        last_log_t = self.conn.execute(
-            "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [rs.key]).fetchone()[0]
-        graded = [x for x in subs if x.status != "in_flight" or x.kind == "game"]
-        if rs.finished and not rs.end_marked:  # the run ended: what its transcript's end says (a segment
-            rs.end_marked = True               # without a result: incomplete), as an offline ingest records it
-            src = rs.sources.get(TRANSCRIPT)
-            if src is not None and src.parser is not None:
-                ends = src.parser.finish()
-                for e in ends:
-                    e.run_key = rs.key
-                    got = stopped_at_budget(info.final, e.summary or "", e.data or {}) \
-                        if e.kind == "segment_end" else None
-                    if got is not None:  # the harness stopped the agent at the run's budget: not a cut
-                        e.summary, e.data, e.is_error, e.level = got[0], got[1], False, None
-                if ends:
-                    settle(self.conn)
-                    self.rec.insert_events(rs.key, ends)
-        file_events = whole_file_events(td, graded, info, last_log_t, sub_cache=rs.sub_cache)
+        refresh and runs on its own schedule). Returns by run key ``(full, known)``: whether the
+        finalize due is a full one and what :meth:`_finalize_runs` takes of it (the caller finalizes
+        them together)."""
+        keys = [rs.key for rs in runs]
         settle(self.conn)
-        added = self.rec.replace_file_events(rs.key, file_events, line_sources=LINE_SOURCES)
-        rs.subs = subs
-        full = (rs.finished or rs.last_full_finalize <= 0 or now - rs.last_full_finalize >= self.settings.finalize_interval_s
-                or rs.aligned != (rs.finished, info.started_at, info.ended_at))
-        if not full:
-            rs.new_events += added
-        # (the file events just replaced hold no run_agent.log line: its latest time is still last_log_t)
-        return full, {"log_end": last_log_t}
+        log_end: dict = {k: None for k in keys}
+        log_end.update(self.conn.execute(
+            f"SELECT run_key, max(t) FROM events WHERE {in_list('run_key', keys)} AND source = 'run_agent.log' "
+            "GROUP BY run_key", keys).fetchall())
+        ends_all: list = []
+        files: list[tuple[str, list]] = []
+        out: dict[str, tuple[bool, dict]] = {}
+        for rs in runs:
+            td = rs.task_dir
+            for secret in raw_secrets(td):
+                self.rec.add_secret(secret)
+            info = sd.read_run_info(rs.loc)
+            info.agent_format = rs.fmt
+            if info.utc_offset_s is None and rs.info.utc_offset_s is None:
+                log = rs.sources.get(RUN_LOG)
+                if log is not None and log.last_growth_t is not None:  # lines arriving now: the log's clock vs now
+                    info.utc_offset_s = sd.infer_log_offset(td / RUN_LOG)
+            if info.utc_offset_s is None and rs.info.utc_offset_s is not None:
+                info.utc_offset_s = rs.info.utc_offset_s
+            elif info.utc_offset_s != rs.info.utc_offset_s:  # started_at (or the log) told the run's offset
+                self._retime(rs, rs.info.utc_offset_s, info.utc_offset_s)
+                settle(self.conn)
+                log_end[rs.key] = self.conn.execute(  # (its log's times just moved)
+                    "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [rs.key]).fetchone()[0]
+            # the runs row's descriptive columns: unchanged since we last wrote them (same facts, no new
+            # secret to scrub its config with) is not written again (an UPDATE costs ~5 ms inside the
+            # refresh's transaction: 150 new runs' first refresh)
+            if info != rs.info or rs.upserted_secrets != len(self.rec.secrets):
+                self.rec.upsert_run(rs.key, info)
+                rs.upserted_secrets = len(self.rec.secrets)
+            rs.info = info
+            subs = sd.read_submissions(td, cache=rs.rec_cache)  # unchanged folders are not read again (nor below)
+            in_flight = {n for n, rd in rs.rounds.items() if rd.in_flight}
+            for srec in subs:
+                rd = rs.rounds.get(srec.round)
+                if srec.round in in_flight:
+                    srec.status, srec.error = "in_flight", None
+                if rd is not None and srec.submission_id:
+                    rd.sid = srec.submission_id
+            last_log_t = log_end[rs.key]
+            graded = [x for x in subs if x.status != "in_flight" or x.kind == "game"]
+            if rs.finished and not rs.end_marked:  # the run ended: what its transcript's end says (a segment
+                rs.end_marked = True               # without a result: incomplete), as an offline ingest records it
+                src = rs.sources.get(TRANSCRIPT)
+                if src is not None and src.parser is not None:
+                    ends = src.parser.finish()  # (leaves the parser's state as it was)
+                    for e in ends:
+                        e.run_key = rs.key
+                        got = stopped_at_budget(info.final, e.summary or "", e.data or {}) \
+                            if e.kind == "segment_end" else None
+                        if got is not None:  # the harness stopped the agent at the run's budget: not a cut
+                            e.summary, e.data, e.is_error, e.level = got[0], got[1], False, None
+                    ends_all.extend(ends)
+            files.append((rs.key, whole_file_events(td, graded, info, last_log_t, sub_cache=rs.sub_cache)))
+            rs.subs = subs
+            full = (rs.finished or rs.last_full_finalize <= 0
+                    or now - rs.last_full_finalize >= self.settings.finalize_interval_s
+                    or rs.aligned != (rs.finished, info.started_at, info.ended_at))
+            # (the file events about to be replaced hold no run_agent.log line: its latest time is still last_log_t)
+            out[rs.key] = (full, {"log_end": last_log_t})
+        settle(self.conn)
+        if ends_all:
+            self.rec.insert_events("", ends_all)
+        added = self.rec.replace_file_events_many(files, line_sources=LINE_SOURCES)
+        for rs, n in zip(runs, added):
+            if not out[rs.key][0]:
+                rs.new_events += n
+        return out
 
     def _finalize(self, rs: RunState, aggregates: bool = True, **known) -> None:
         """:func:`edgetui.finalize.finalize_run` for one run, then its runs row read back
-        (``aggregates=False``: see :meth:`_refresh_files`). ``known``: ``log_end`` (the latest time of
+        (``aggregates=False``: see :meth:`_refresh_files_many`). ``known``: ``log_end`` (the latest time of
         the run's run_agent.log events, epoch UTC or None) when the caller just read it."""
         self._finalize_runs([(rs, aggregates, known)])
 

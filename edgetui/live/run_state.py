@@ -117,7 +117,7 @@ class RunState:
     dirty_files: bool = True
     dirty_finalize: bool = False
     last_finalize: float = 0.0
-    last_full_finalize: float = 0.0  # the last finalize that recomputed the aggregates (see _refresh_files)
+    last_full_finalize: float = 0.0  # the last finalize that recomputed the aggregates (see _refresh_files_many)
     early_events: int = 0  # events timed long before the run's start, last said (see _finalize)
     recorded_status: Optional[str] = None
     recorded_infra: Optional[bool] = None
