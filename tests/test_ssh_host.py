@@ -366,3 +366,60 @@ def test_channel_budget_stays_bounded_by_max_sessions_across_reconnects(tmp_path
     finally:
         h.close()
         s.close()
+
+
+def _established_to(port: int) -> int:
+    """Established TCP connections to 127.0.0.1:``port`` (from /proc/net/tcp: state 01)."""
+    n = 0
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        f = line.split()
+        if f[3] == "01" and int(f[2].split(":")[1], 16) == port:
+            n += 1
+    return n
+
+
+def test_encrypted_key_refusal_names_the_key_it_offered(sshd, tmp_path):
+    """The advice names the identity file the login offered (not a fixed ~/.ssh/id_ed25519) and also
+    asks whether the key is authorised on the host at all."""
+    enc = keygen(tmp_path / "enc_key", passphrase="secret words")
+    (sshd.tmp / "authorized_keys").write_text((tmp_path / "enc_key.pub").read_text())
+    h = host_for(sshd, tmp_path, client_keys=[str(enc)], backoff_min=30)
+    try:
+        st = h.wait_up(10)
+        assert st.kind == AUTH_FAILED and f"ssh-add {enc}" in st.message and "authorized_keys" in st.message, st
+    finally:
+        h.close()
+
+
+def test_a_closed_port_says_connection_refused_and_what_to_check(tmp_path):
+    port = free_port()
+    h = SshHost("box", f"me@127.0.0.1:{port}", config=[], known_hosts=str(tmp_path / "kh"), backoff_min=30)
+    try:
+        st = h.wait_up(10)
+        assert st.kind == DOWN and st.message == (f"connection refused by 127.0.0.1 port {port}: is sshd running "
+                                                  "there, on that port?"), st
+        assert "Errno" not in st.message
+    finally:
+        h.close()
+
+
+def test_a_host_without_sftp_says_so_and_leaves_no_connection_open(tmp_path, monkeypatch):
+    """sshd without a ``Subsystem sftp`` line: logged in, but no SFTP channel. The state says what the
+    host's sshd_config needs, and the failed login's connection is closed (not kept until exit)."""
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    s = Sshd(prereqs.need("sshd"), tmp_path / "sshd")
+    s.config.write_text(s.config.read_text().replace("Subsystem sftp /usr/lib/openssh/sftp-server\n", ""))
+    s.start()
+    h = host_for(s, tmp_path, backoff_min=0.2, backoff_max=0.2)
+    try:
+        h.wait_up(10)
+        deadline = time.time() + 10
+        while time.time() < deadline and "Subsystem sftp" not in h.state.message:
+            time.sleep(0.1)
+        assert h.state.kind == DOWN and "Subsystem sftp" in h.state.message, h.state
+        time.sleep(1.5)  # several more attempts, each failing the same way
+        assert h.state.kind == DOWN
+        assert _established_to(s.port) <= 1  # (at most the attempt in flight), not one per attempt
+    finally:
+        h.close()
+        s.close()

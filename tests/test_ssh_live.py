@@ -158,6 +158,10 @@ def test_killing_sshd_mid_stream_resumes_with_exactly_the_offline_event_set(two_
             assert feed.sync_once() is not None
             sup.poll_once()
             time.sleep(0.05)
+        # once back, the latest note says so (the runs screen's bottom line shows the latest one)
+        assert feed.state_line() is not None and feed.state_line().startswith("box: up again since ")
+        assert any(m.startswith("box: up again since ") for m in sup.messages), sup.messages
+        assert not any("Errno" in m for m in sup.messages), sup.messages  # no Python errno text
     finally:
         sup.close()
         host.close()

@@ -47,6 +47,7 @@ class RemoteFeed:
         self.use_inotify = use_inotify
         self.last: Optional[SyncReport] = None
         self.last_error: Optional[str] = None
+        self._was_down = False  # a state line said the host was not up (state_line)
         self.syncs = 0
         self._stop = threading.Event()
         self._kick = threading.Event()
@@ -81,9 +82,15 @@ class RemoteFeed:
         runs screen's host column shows it). The text stays the same while the state does (a
         notes list keeps each distinct line): ``gpu-1: down since 23:41:07 UTC, retrying: why``."""
         st = self.host.state
-        if st.kind == "up":
-            return f"{self.cfg.name}: {self.last_error}" if self.last_error else None
         since = time.strftime("%H:%M:%S UTC", time.gmtime(st.since))
+        if st.kind == "up":
+            if self.last_error:
+                err = self.last_error
+                return f"{self.cfg.name}: {err[len(self.cfg.name) + 2:] if err.startswith(self.cfg.name + ': ') else err}"
+            # after a line saying it was not up, one saying it is again (the bottom line shows the latest)
+            return f"{self.cfg.name}: up again since {since}" if self._was_down else None
+        if st.kind != "connecting":  # (a first connection is not a recovery)
+            self._was_down = True
         retry = ", retrying" if st.kind not in ("connecting", "degraded", "closed") else ""
         return f"{self.cfg.name}: {st.kind} since {since}{retry}" + (f": {st.message}" if st.message else "")
 
@@ -94,7 +101,7 @@ class RemoteFeed:
             for m in self.mirrors:
                 _add(total, m.remote_root, m.sync())
         except OSError as e:
-            self.last_error = " ".join(str(e).split())
+            self.last_error = _error_text(e)
             return None
         self.full_syncs += 1
         return self._done(total)
@@ -125,7 +132,7 @@ class RemoteFeed:
                     return None
                 _add(total, m.remote_root, r)
         except OSError as e:
-            self.last_error = " ".join(str(e).split())
+            self.last_error = _error_text(e)
             return None
         self.path_syncs += 1
         return self._done(total)
@@ -264,3 +271,17 @@ def _add(total: SyncReport, remote_root: str, r: SyncReport) -> None:
     total.removed += r.removed
     total.bytes_read += r.bytes_read
     total.errors += r.errors
+
+
+def _error_text(e: OSError) -> str:
+    """One line for an ``OSError`` of a sync, without Python's ``[Errno N]`` and quoted filename:
+    its text, then the remote path it concerns (when not already in it)."""
+    from .ssh import HostDown
+
+    if isinstance(e, HostDown):  # the host's state line says the rest
+        text = e.strerror or str(e)
+    else:
+        text = e.strerror or str(e)
+        if e.filename and str(e.filename) not in text:
+            text += f" ({e.filename})"
+    return " ".join(text.split())

@@ -80,6 +80,14 @@ def _short_span(s: float) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
+class _NoSftp(Exception):
+    """Logged in, but the host gave no SFTP channel (``cause``: asyncssh's error)."""
+
+    def __init__(self, cause: BaseException):
+        super().__init__(str(cause))
+        self.cause = cause
+
+
 class HostDown(OSError):
     """A call on a host that is not connected (``errno`` ``EHOSTDOWN``); its text is the host's
     state message."""
@@ -333,6 +341,21 @@ class SshHost(SftpReads):
             pass
         return host, int(port or 22), os.path.expanduser(kh or "~/.ssh/known_hosts")
 
+    def _identity_files(self) -> list[str]:
+        """The identity files this host's login offers (``client_keys``, else ssh_config's
+        ``IdentityFile``, else the first default key that exists), shown with ``~``, for messages."""
+        files = list(self.client_keys or [])
+        if not files:
+            try:
+                got = self.ssh_config().get("IdentityFile", None)
+                files = list(got) if isinstance(got, (list, tuple)) else [got] if got else []
+            except Exception:  # noqa: BLE001 - only for a message
+                files = []
+        if not files:
+            files = [k for k in ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
+                     if os.path.exists(os.path.expanduser(k))]
+        return [_tilde(os.path.expanduser(str(f))) for f in files]
+
     def known_hosts_path(self) -> str:
         """The known_hosts file host keys are checked against (see the class)."""
         return self.resolved()[2]
@@ -387,14 +410,26 @@ class SshHost(SftpReads):
                     f"host key of {key_host} CHANGED since it was trusted in {shown} (another machine, or "
                     f"an attack): if the change is expected, check the new fingerprint, then "
                     f"`ssh-keygen -f {shown} -R '{key_host}'` and `{scan}`")
-            return HOST_KEY_REFUSED, (f"host key of {key_host} is unknown (not in {shown}): check its "
-                                      f"fingerprint, then trust it with `{scan}`")
+            # the command first: a cut line (the runs screen's bottom line) still shows it
+            return HOST_KEY_REFUSED, (f"unknown host key of {key_host}: trust it with `{scan}` after checking "
+                                      f"its fingerprint (it is not in {shown})")
         if isinstance(e, asyncssh.PermissionDenied):
-            return AUTH_FAILED, (f"no key accepted for {t}: edgetui uses keys from ssh-agent or unencrypted "
-                                 "identity files, and never asks for a password or passphrase: add the key "
-                                 "to ssh-agent (`ssh-add ~/.ssh/id_ed25519`)")
+            keys = self._identity_files()
+            add = f"ssh-add {keys[0]}" if keys else "ssh-add KEYFILE"
+            return AUTH_FAILED, (f"no key accepted for {t}: is its public key in the host's authorized_keys? An "
+                                 f"encrypted key works through the agent only: add the key to ssh-agent (`{add}`); "
+                                 "edgetui never asks for a password or passphrase")
+        if isinstance(e, _NoSftp):
+            why = " ".join(str(e.cause).split()) or type(e.cause).__name__
+            return DOWN, (f"{t} let edgetui log in but gave it no SFTP ({why}): edgetui reads run files over "
+                          "SFTP; the host's sshd_config needs a `Subsystem sftp` line")
+        if isinstance(e, ConnectionRefusedError):
+            addr, port, _kh = self.resolved()
+            return DOWN, f"connection refused by {addr} port {port}: is sshd running there, on that port?"
         if isinstance(e, asyncio.TimeoutError):
             return DOWN, f"no answer from {t} within {self.connect_timeout:g} s"
+        if isinstance(e, OSError) and e.strerror:
+            return DOWN, f"cannot connect to {t}: {e.strerror}"
         text = " ".join(str(e).split()) or type(e).__name__
         return DOWN, f"cannot connect to {t}: {text}"
 
@@ -410,14 +445,24 @@ class SshHost(SftpReads):
                     # a retry of a down host stays "down" (since the host went down, not since the
                     # last attempt): only the first connection and a reconnect after "up" show connecting
                     self._set_state(CONNECTING, message=str(self.target))
+                conn = None
                 try:
                     conn = await self._connect()
                     coalesce_sends(conn)
                     self._channels = asyncio.Semaphore(self.max_channels - 1)
-                    sftp = await asyncio.wait_for(conn.start_sftp_client(), self.connect_timeout)
+                    try:
+                        sftp = await asyncio.wait_for(conn.start_sftp_client(), self.connect_timeout)
+                    except (asyncio.CancelledError, asyncio.TimeoutError):
+                        raise
+                    except Exception as e:  # noqa: BLE001 - logged in, but no SFTP: said as such
+                        raise _NoSftp(e) from None
                 except asyncio.CancelledError:
+                    if conn is not None:
+                        conn.close()
                     raise
                 except BaseException as e:
+                    if conn is not None:  # logged in, then failed (no SFTP...): not left open
+                        conn.close()
                     kind, msg = self._refusal(e)
                     self._set_state(kind, next_retry=time.time() + backoff, message=msg)
                     await self._sleep(backoff)
