@@ -331,7 +331,7 @@ def load_price_file(path: Optional[Path] = None) -> dict[str, dict[str, float]]:
 
 # (edgetui/finalize.py; re-exported: the live supervisor and callers import them from here)
 from .finalize import (  # noqa: E402,F401
-    ABORT_THRESHOLD_S, HARNESS_QUIET_S, finalize_run, harness_reason, infer_policy,
+    ABORT_THRESHOLD_S, HARNESS_QUIET_S, FinalizeJob, finalize_run, finalize_runs, harness_reason, infer_policy,
     unreadable_reason,
 )
 
@@ -434,11 +434,11 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
             else:
                 total += sum(_size(obj.task_dir / n) for n in (*TRANSCRIPT_NAMES, "run_agent.log", "auto_eval_ticks.log"))
         on_total(total)
-    def record_run(loc, plain: bool = True) -> Optional[str]:
+    def record_run(loc, plain: bool = True, defer: Optional[GroupWrites] = None) -> Optional[str]:
         rec.plain_new_sources = plain
         try:
             key = ingest_run(rec, loc, tasks, report, is_sample=is_sample, progress=progress,
-                             files_unchanged=loc.run_key in only_transcript)
+                             files_unchanged=loc.run_key in only_transcript, defer=defer)
         finally:
             rec.plain_new_sources = True
         got = sigs.get(loc.run_key)
@@ -484,7 +484,9 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
                   report.bytes_read)
         try:
             with rec.transaction():
-                keys = [record_run(loc) for loc in locs]
+                writes = GroupWrites()
+                keys = [record_run(loc, defer=writes) for loc in locs]
+                writes.write(rec)
         except Exception as e:
             if _is_interrupt(e):
                 raise KeyboardInterrupt from None
@@ -689,8 +691,10 @@ def stopped_at_budget(final: Optional[dict], summary: str, data: dict) -> Option
     return f"{seg} stopped by the harness at the run's time budget (final_result.json: timed_out)", new
 
 
-def _fill_model_agent(rec: Recorder, key: str, info: RunInfo) -> None:
-    if info.model is None:
+def _fill_model_agent(rec: Recorder, key: str, info: RunInfo, model: bool = True) -> None:
+    """The run's ``model`` (without ``model=False``) and ``agent`` when its info names none: the first
+    event naming a model, the agent of its transcript's format."""
+    if model and info.model is None:
         row = rec.conn.execute(
             "SELECT model FROM events WHERE run_key = ? AND model IS NOT NULL AND model NOT LIKE '<%' "
             "ORDER BY \"offset\" LIMIT 1", [key]).fetchall()
@@ -744,13 +748,17 @@ def raw_secrets(task_dir: Path) -> set[str]:
 
 
 def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_sample: bool = False,
-               progress: Optional[ProgressFn] = None, files_unchanged: bool = False) -> Optional[str]:
+               progress: Optional[ProgressFn] = None, files_unchanged: bool = False,
+               defer: Optional["GroupWrites"] = None) -> Optional[str]:
     """Record one SForge task directory (one run): every file of sforge-format.md §2–§5.
     ``files_unchanged``: the caller knows that nothing but the transcript changed since the run was
     recorded (its tree signature, :func:`edgetui.changed._only_transcript_changed`): what depends
     on those files only is kept as recorded instead of being re-read and compared (the whole-file
     events of the JSON files and submission folders, the two logs' events, the submission rows);
-    the transcript, the alignment and the aggregates are done as always."""
+    the transcript, the alignment and the aggregates are done as always. ``defer``: a run never
+    recorded before gets its whole-file events and its finalize held there, written with the
+    other runs' of the caller's transaction by :meth:`GroupWrites.write` (which the caller calls
+    before that transaction's commit)."""
     from .parsers import sforge_dir as sd
 
     task_dir = Path(loc.task_dir)
@@ -771,7 +779,7 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
     big = bool(fmt) and _size(transcript) > BATCH_BYTES
     try:
         _ingest_run_files(rec, key, info, loc, tasks, task_dir, transcript, fmt, big, report, progress,
-                          files_unchanged)
+                          files_unchanged, defer)
     finally:
         rec.fresh_run = None
     return key
@@ -779,7 +787,7 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
 
 def _ingest_run_files(rec: Recorder, key: str, info: RunInfo, loc, tasks: dict, task_dir: Path, transcript: Path,
                       fmt: Optional[str], big: bool, report: IngestReport, progress: Optional[ProgressFn],
-                      files_unchanged: bool = False) -> None:
+                      files_unchanged: bool = False, defer: Optional["GroupWrites"] = None) -> None:
     from .hosts.signature import TREE_SOURCE
     from .parsers import sforge_dir as sd
 
@@ -807,7 +815,8 @@ def _ingest_run_files(rec: Recorder, key: str, info: RunInfo, loc, tasks: dict, 
         # (a run never recorded has nothing kept: files_unchanged is for recorded runs only)
         keep_files = files_unchanged and rec.fresh_run != key
         if not big:
-            _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report, held or (), keep_files)
+            _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report, held or (), keep_files,
+                              defer if rec.fresh_run == key else None)
     if big:
         _ingest_run_transcript(rec, key, transcript, fmt, info, report, progress)
         with rec.transaction():
@@ -815,10 +824,13 @@ def _ingest_run_files(rec: Recorder, key: str, info: RunInfo, loc, tasks: dict, 
 
 
 def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, task_dir: Path, fmt: Optional[str],
-                      transcript: Path, report: IngestReport, held: Sequence = (), keep_files: bool = False) -> None:
+                      transcript: Path, report: IngestReport, held: Sequence = (), keep_files: bool = False,
+                      defer: Optional["GroupWrites"] = None) -> None:
     """A run's whole-file sources (submissions and JSON files), then its aggregates (finalize_run).
     ``held``: the run's log events not inserted yet (``Recorder.hold``: a run never recorded).
-    ``keep_files``: those files are as recorded (see :func:`ingest_run`): their events are kept."""
+    ``keep_files``: those files are as recorded (see :func:`ingest_run`): their events are kept.
+    ``defer`` (a run never recorded): the events' insert, the model lookup, finalize_run and the
+    no-turns note are held there (:class:`GroupWrites`)."""
     from .parsers import sforge_dir as sd
 
     if held:
@@ -838,13 +850,72 @@ def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, ta
     else:
         file_events = whole_file_events(task_dir, subs, info, last_log_t)
         _say_bad_files(report, task_dir, file_events)
-        rec.replace_file_events(key, file_events, line_sources=LINE_SOURCES, held=held)
+        rec.replace_file_events(key, file_events, line_sources=LINE_SOURCES, held=held,
+                                defer_to=defer.tables if defer is not None else None)
         report.events_offered += len(file_events)
+    if defer is not None:
+        defer.add(rec, key, info, FinalizeJob(key, info, task, subs, "agent_output.txt" if fmt else None,
+                                              log_end=last_log_t, submissions_kept=keep_files, fresh=True),
+                  transcript if fmt else None, report)
+        return
     _fill_model_agent(rec, key, info)
     finalize_run(rec, key, info, task, subs, "agent_output.txt" if fmt else None, log_end=last_log_t,
                  submissions_kept=keep_files)
     if fmt:
         _say_no_turns(rec, key, transcript, report)
+
+
+class GroupWrites:
+    """The writes of several new runs recorded in one transaction, held until all of them are read
+    and then made with a fixed number of statements (each costs ~1-6 ms in a first ingest, ~15 a
+    run before): their events (line sources held by ``Recorder.hold`` and whole-file events) in one
+    INSERT per ``ignore`` flag, the model of the runs whose info names none in one read, their
+    :func:`edgetui.finalize.finalize_runs`, then each run's no-turns note at the place of
+    ``report.messages`` it would have had. The same rows as recording the runs one by one."""
+
+    def __init__(self) -> None:
+        #: (events Arrow table, ignore) to insert; (run key, info) of the runs whose model is looked up
+        self.tables: list[tuple[object, bool]] = []
+        self.models: list[tuple[str, RunInfo]] = []
+        self.jobs: list[FinalizeJob] = []
+        self.no_turns: list[tuple[int, str, Path, IngestReport]] = []  # (index in report.messages, …)
+
+    def add(self, rec: Recorder, key: str, info: RunInfo, job: FinalizeJob, transcript: Optional[Path],
+            report: IngestReport) -> None:
+        """Hold ``key``'s finalize (its events are in :attr:`tables` already)."""
+        if info.model is None:
+            self.models.append((key, info))
+        _fill_model_agent(rec, key, info, model=False)  # (its agent: no statement)
+        self.jobs.append(job)
+        if transcript is not None:
+            self.no_turns.append((len(report.messages), key, transcript, report))
+
+    def write(self, rec: Recorder) -> None:
+        """Make the held writes (inside the caller's transaction, before its commit)."""
+        import pyarrow as pa
+
+        for ignore in (False, True):
+            ts = [t for t, ig in self.tables if ig is ignore]
+            if ts:
+                rec.insert_table(pa.concat_tables(ts), ignore=ignore, fresh=True)
+        if self.models:
+            from .align import in_list
+
+            keys = [k for k, _ in self.models]
+            found = dict(rec.conn.execute(
+                "SELECT run_key, arg_min(model, \"offset\") FROM events "
+                f"WHERE {in_list('run_key', keys)} AND model IS NOT NULL AND model NOT LIKE '<%' GROUP BY run_key",
+                keys).fetchall())
+            for key, info in self.models:
+                if found.get(key) is not None:
+                    info.model = found[key]
+                    rec.update_run(key, model=found[key])
+        finalize_runs(rec, self.jobs)
+        for i, key, transcript, report in reversed(self.no_turns):
+            notes: list[str] = []
+            _say_no_turns(rec, key, transcript, IngestReport(messages=notes))
+            report.messages[i:i] = notes
+        self.tables, self.models, self.jobs, self.no_turns = [], [], [], []
 
 
 def _say_bad_files(report: IngestReport, task_dir: Path, events: Sequence[Event]) -> None:

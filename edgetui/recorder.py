@@ -164,16 +164,17 @@ class Recorder:
             return 0
         return self.insert_table(self.events_table(run_key, events), ignore=ignore)
 
-    def insert_table(self, tbl: pa.Table, *, ignore: bool = True) -> int:
+    def insert_table(self, tbl: pa.Table, *, ignore: bool = True, fresh: bool = False) -> int:
         """Append an events Arrow table built by :func:`events_to_table` (``INSERT OR IGNORE``;
-        ``ignore=False``: see :meth:`insert_events`)."""
+        ``ignore=False``: see :meth:`insert_events`). ``fresh``: the caller knows every row is of a
+        run never recorded before this ingest (as :attr:`fresh_run`, for tables of several runs)."""
         if tbl.num_rows == 0:
             return 0
         self.conn.register("_edgetui_batch", tbl)
         try:
             # a held ERROR record completed: its provisional row goes (rows only the live tailer
             # writes: a run never recorded before this ingest has none)
-            if not self._fresh_rows(tbl) and _has_final_errors(tbl):
+            if not fresh and not self._fresh_rows(tbl) and _has_final_errors(tbl):
                 self.conn.execute(
                     "DELETE FROM events WHERE sub = ? AND event_id IN (SELECT e.event_id FROM events e JOIN "
                     "_edgetui_batch b ON e.run_key = b.run_key AND e.source = b.source AND e.\"offset\" = b.\"offset\" "
@@ -198,7 +199,7 @@ class Recorder:
         return bool(pc.all(pc.equal(tbl.column("run_key"), self.fresh_run)).as_py())
 
     def replace_file_events(self, run_key: str, events: Sequence[Event], line_sources: Sequence[str],
-                            held: Sequence[tuple[pa.Table, bool]] = ()) -> int:
+                            held: Sequence[tuple[pa.Table, bool]] = (), defer_to: Optional[list] = None) -> int:
         """Set the events of the run's whole-file sources (JSON files, submission folders).
 
         Such events describe the files as they are now: events of an older
@@ -210,6 +211,9 @@ class Recorder:
         alarm, container_state, resource_sample) are never touched. Returns the change in the
         run's number of events (rows inserted minus rows deleted). ``held``: line-source event tables
         of a run never recorded before (:attr:`hold`), inserted in the same statement (not counted).
+        ``defer_to`` (a list; :attr:`fresh_run`'s events only): the table to insert and its
+        ``ignore`` flag are appended to it instead of inserted (the offline ingest inserts several
+        new runs' tables in one statement: ``insert_table(..., fresh=True)``).
         """
         # the ids already recorded, then only the difference is written: a refresh after one new
         # graded round deletes nothing and inserts that round's events (an anti-join DELETE and an
@@ -241,7 +245,10 @@ class Recorder:
                 new = tbl if len(fresh) == len(ids) else tbl.take(fresh)
                 if held:
                     new = pa.concat_tables([t for t, _ in held] + [new])
-                self.insert_table(new, ignore=any(ig for _, ig in held))
+                if defer_to is not None and run_key == self.fresh_run:
+                    defer_to.append((new, any(ig for _, ig in held)))
+                else:
+                    self.insert_table(new, ignore=any(ig for _, ig in held))
         return len(fresh) - len(gone)  # (a re-timed event counts once in each: no change)
 
     # ------------------------------------------------------------------ cursors

@@ -253,6 +253,14 @@ def _read_json(path: Path, rel: str) -> _Json:
     return j
 
 
+def _read_bytes(path: Path) -> bytes:
+    """The bytes :func:`_read_json` keeps of ``path`` (``_Json.raw``): b"" when it cannot be read."""
+    try:
+        return read_regular(path)
+    except OSError:
+        return b""
+
+
 def _json_parse_error(j: _Json, reason: Optional[str] = None) -> Event:
     ev = parse_error(j.rel, j.generation, 0, j.raw, reason or j.error or "invalid JSON")
     ev.data["error_offset"] = j.err_offset
@@ -679,12 +687,12 @@ def _tests_of_report(d: dict[str, Any]) -> list[TestResult]:
             seen[(tr.name, tr.status)] += 1
     for it in tdetails:
         if isinstance(it, dict):
-            tr = _test(it, "test_details")
-            key = (tr.name, tr.status)
+            name, status = it.get("name"), it.get("status")  # (as _test makes them: a repeat is not built)
+            key = ("" if name is None else str(name), "" if status is None else str(status))
             if seen[key] > 0:
                 seen[key] -= 1
                 continue
-            out.append(tr)
+            out.append(_test(it, "test_details"))
     return out
 
 
@@ -1127,11 +1135,15 @@ def _folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offs
                 )
             )
         else:
-            rj = _read_json(entry / "report.json", f"{rel_dir}/report.json")
+            rel = f"{rel_dir}/report.json"
             sub = 0
             if rec.status == "bad_report":
+                rj = _read_json(entry / "report.json", rel)
                 out.append(_json_parse_error(rj, rec.error))
+                gen = rj.generation
                 sub = 1
+            else:  # (read as _read_json would, not parsed again: its bytes' generation is all it gives)
+                gen = _content_gen(_read_bytes(entry / "report.json"))
             t, ts, known_by = result_known_time(rec, judge.judge_end)
             data["known_by"] = known_by
             if known_by == "judge_log" and utc_offset_s is None:
@@ -1139,8 +1151,8 @@ def _folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offs
             out.append(
                 Event(
                     kind=Kind.JUDGE_RESULT,
-                    source=rj.rel,
-                    generation=rj.generation,
+                    source=rel,
+                    generation=gen,
                     sub=sub,
                     t=t,
                     t_source=ts,
