@@ -384,8 +384,6 @@ def ingest_paths(
 
 def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget=False,
                  full=False) -> None:
-    import duckdb
-
     from .parsers.sforge_dir import discover, load_tasks, resolve_tasks_dir
     from .runops import forgotten, unforget_run
 
@@ -434,14 +432,23 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
             else:
                 total += sum(_size(obj.task_dir / n) for n in (*TRANSCRIPT_NAMES, "run_agent.log", "auto_eval_ticks.log"))
         on_total(total)
+    try:
+        _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report)
+    finally:
+        sigs.close()
+
+
+def _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report) -> None:
+    import duckdb
+
     def record_run(loc, plain: bool = True, defer: Optional[GroupWrites] = None) -> Optional[str]:
+        got = sigs.take(loc.run_key)  # (before the run is read: see edgetui.changed.Signatures)
         rec.plain_new_sources = plain
         try:
             key = ingest_run(rec, loc, tasks, report, is_sample=is_sample, progress=progress,
                              files_unchanged=loc.run_key in only_transcript, defer=defer)
         finally:
             rec.plain_new_sources = True
-        got = sigs.get(loc.run_key)
         if key and got is not None:  # taken before the run was read: a change meanwhile is seen next time
             from .hosts.signature import TREE_SOURCE
 

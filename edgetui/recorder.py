@@ -545,10 +545,11 @@ class Recorder:
             s["run_key"] = run_key
             s["metrics"] = _dumps(self.scrubber.scrub_obj(s.get("metrics") or {}))
             sub_rows.append(s)
-            for i, tr in enumerate(tests):
+            for i, tr in enumerate(tests):  # (dicts, or TestResult objects: finalize's rows)
                 tests_rows.append(
                     [run_key, s["round"], i, tr.get("name"), tr.get("status"), tr.get("message"),
-                     tr.get("score"), tr.get("weight"), tr.get("origin")]
+                     tr.get("score"), tr.get("weight"), tr.get("origin")] if isinstance(tr, dict) else
+                    [run_key, s["round"], i, tr.name, tr.status, tr.message, tr.score, tr.weight, tr.origin]
                 )
         # secrets out, column by column: one prefilter pass per column (edgetui.redact), only the
         # strings where it matched redacted one by one (tens of thousands of test names a root)
