@@ -841,9 +841,12 @@ def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, ta
     from .parsers import sforge_dir as sd
 
     if held:
+        import pyarrow as pa
         import pyarrow.compute as pc
 
         ts = [pc.max(pc.filter(t.column("t"), pc.equal(t.column("source"), "run_agent.log"))).as_py()
+              if isinstance(t, pa.Table) else
+              max((e.t for e in t if e.t is not None and e.source == "run_agent.log"), default=None)
               for t, _ in held]
         last_log_t = max((x for x in ts if x is not None), default=None)
     else:

@@ -199,7 +199,7 @@ class Recorder:
         return bool(pc.all(pc.equal(tbl.column("run_key"), self.fresh_run)).as_py())
 
     def replace_file_events(self, run_key: str, events: Sequence[Event], line_sources: Sequence[str],
-                            held: Sequence[tuple[pa.Table, bool]] = (), defer_to: Optional[list] = None) -> int:
+                            held: Sequence[tuple[Any, bool]] = (), defer_to: Optional[list] = None) -> int:
         """Set the events of the run's whole-file sources (JSON files, submission folders).
 
         Such events describe the files as they are now: events of an older
@@ -209,8 +209,9 @@ class Recorder:
         the same ``event_id`` (a graded round timed by its judge log, then by ``evolve_state.json``
         ``at``: annotations on it stay attached). Line sources and database-only kinds (annotation,
         alarm, container_state, resource_sample) are never touched. Returns the change in the
-        run's number of events (rows inserted minus rows deleted). ``held``: line-source event tables
-        of a run never recorded before (:attr:`hold`), inserted in the same statement (not counted).
+        run's number of events (rows inserted minus rows deleted). ``held``: line-source events (Arrow
+        tables or lists of events, each with its ``ignore`` flag) of a run never recorded before
+        (:attr:`hold`), inserted in the same statement (not counted).
         ``defer_to`` (a list; :attr:`fresh_run`'s events only): the table to insert and its
         ``ignore`` flag are appended to it instead of inserted (the offline ingest inserts several
         new runs' tables in one statement: ``insert_table(..., fresh=True)``).
@@ -224,7 +225,12 @@ class Recorder:
         with self.transaction():
             have = {} if run_key == self.fresh_run else {r[0]: (r[1], r[2]) for r in self.conn.execute(
                 f"SELECT event_id, t, t_source FROM events WHERE {where}", [run_key]).fetchall()}
-            tbl = self.events_table(run_key, events)
+            # held events (lists) and the file events as one table (each conversion has a fixed cost)
+            held_tables = [t for t, _ in held if isinstance(t, pa.Table)]
+            held_events = [e for t, _ in held if not isinstance(t, pa.Table) for e in t]
+            both = self.events_table(run_key, [*held_events, *events])
+            k = len(held_events)
+            tbl = both.slice(k) if k else both
             ids = tbl.column("event_id").to_pylist()
             # an event whose time changed is written again under its id: a round's result timed by
             # the judge log until evolve_state.json gives ``at``, a log read with a new UTC offset
@@ -244,7 +250,7 @@ class Recorder:
             if fresh or held:  # known to be new: a plain INSERT (an INSERT OR IGNORE of one row costs ~8 ms)
                 new = tbl if len(fresh) == len(ids) else tbl.take(fresh)
                 if held:
-                    new = pa.concat_tables([t for t, _ in held] + [new])
+                    new = pa.concat_tables(held_tables + ([both.slice(0, k)] if k else []) + [new])
                 if defer_to is not None and run_key == self.fresh_run:
                     defer_to.append((new, any(ig for _, ig in held)))
                 else:
@@ -341,9 +347,9 @@ class Recorder:
         """Insert ``events`` (or an events Arrow table) and set the source cursor in one transaction
         (``ignore=False``: a plain INSERT of events known to be new, see :meth:`insert_events`)."""
         with self.transaction():
-            if self.hold is not None and run_key == self.fresh_run:
-                self.hold.append((events if isinstance(events, pa.Table) else self.events_table(run_key, events),
-                                  ignore))
+            if self.hold is not None and run_key == self.fresh_run:  # (events as given: converted with
+                # the run's file events, one Arrow table a run instead of one per source)
+                self.hold.append((events if isinstance(events, pa.Table) else list(events), ignore))
             elif isinstance(events, pa.Table):
                 self.insert_table(events, ignore=ignore)
             else:
