@@ -25,13 +25,50 @@ def _signature_salt(tasks: dict, task_id: str, is_sample: bool) -> str:
     return f"{__version__}|{SCHEMA_VERSION}|{int(is_sample)}|{t.model_dump_json() if t is not None else ''}"
 
 
+class Signatures(dict):
+    """Run key -> ``(TreeSignature, transcript entry)`` (see :func:`_transcript_entry`), or a
+    ``Future`` of it: the signature of a run without a recorded one decides nothing before its
+    ingest (the run is read whatever it is), so it is taken by a thread, in job order, while the
+    runs before it are read (its listing is mostly system calls, which release the GIL: ~1 s of
+    a 750-run first ingest). :meth:`take` waits for it: called before the run is read, the
+    signature is still taken before the read (a change meanwhile is seen next time)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pool = None
+
+    def take(self, key: str):
+        """The run's ``(TreeSignature, transcript entry)``, or None (no signature: not listable)."""
+        got = self.get(key)
+        if got is not None and not isinstance(got, tuple):
+            got = self[key] = got.result()
+            if got is None:
+                del self[key]
+        return got
+
+    def close(self) -> None:
+        """Stop taking the signatures not taken yet (the ingest ended)."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = None
+
+
+def _signature_of(task_dir: str, salt: str):
+    from .hosts.local import LocalHost
+    from .hosts.signature import tree_signature
+
+    sig = tree_signature(LocalHost(), task_dir, salt)
+    return (sig, _transcript_entry(task_dir)) if sig is not None else None
+
+
 def _changed_runs(rec: Recorder, jobs: list, tasks: dict, is_sample: bool, report: IngestReport,
-                  full: bool) -> tuple[list, dict, set]:
+                  full: bool) -> tuple[list, Signatures, set]:
     """The jobs to do: every run job whose tree signature differs from the recorded one (or with
-    ``full``, every job), the signatures taken (run key -> ``(TreeSignature, transcript entry)``,
-    see :func:`_transcript_entry`) to record after each run's ingest, and the keys of the runs
-    whose transcript is all that changed (:func:`_only_transcript_changed`). Unchanged runs are
-    counted in ``report.unchanged`` and listed in ``report.runs``."""
+    ``full``, every job), the signatures taken (a :class:`Signatures`: ``take(run key)`` ->
+    ``(TreeSignature, transcript entry)``, see :func:`_transcript_entry`) to record after each
+    run's ingest, and the keys of the runs whose transcript is all that changed
+    (:func:`_only_transcript_changed`). Unchanged runs are counted in ``report.unchanged`` and
+    listed in ``report.runs``. The caller calls ``close()`` on the signatures at its end."""
     from .hosts.local import LocalHost
     from .hosts.signature import TREE_SOURCE, tree_signature
 
@@ -39,15 +76,23 @@ def _changed_runs(rec: Recorder, jobs: list, tasks: dict, is_sample: bool, repor
         "SELECT c.run_key, c.generation, r.status, c.state FROM source_cursors c JOIN runs r USING (run_key) "
         "WHERE c.source = ?", [TREE_SOURCE]).fetchall()}
     local = LocalHost()
-    kept, sigs, only_transcript = [], {}, set()
+    kept, sigs, only_transcript = [], Signatures(), set()
     for kind, obj in jobs:
         if kind != "run":
             kept.append((kind, obj))
             continue
         key = obj.run_key
         salt = _signature_salt(tasks, obj.task_id, is_sample)
-        sig = tree_signature(local, str(obj.task_dir), salt)
         old = stored.get(key)
+        if old is None:  # read whatever its signature: taken by a thread before the run's read (Signatures)
+            if sigs.pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                sigs.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edgetui-signatures")
+            sigs[key] = sigs.pool.submit(_signature_of, str(obj.task_dir), salt)
+            kept.append((kind, obj))
+            continue
+        sig = tree_signature(local, str(obj.task_dir), salt)
         if sig is not None and old is not None and old[0] == sig.digest and old[1] != "running":
             report.unchanged += 1
             report.runs.append(key)

@@ -22,6 +22,7 @@ from .records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
 from .parse_worker import TAIL_SUB, _err_line, _tail_events, child_parse, fewer_collections, line_events
 from .changed import _changed_runs, _signature_salt  # noqa: F401  (_signature_salt: live/dormant.py)
 from .recorder import Recorder
+from .ingest_writes import GroupWrites, _fill_model_agent, _say_no_turns  # noqa: F401  (_fill_model_agent: live/run_files.py)
 
 BATCH_EVENTS = int(os.environ.get("EDGETUI_BATCH_EVENTS", 20000))  # events per committed batch (at most)
 BATCH_BYTES = 6 * 1024 * 1024  # source bytes per committed batch (at most): bounds memory per batch
@@ -331,7 +332,7 @@ def load_price_file(path: Optional[Path] = None) -> dict[str, dict[str, float]]:
 
 # (edgetui/finalize.py; re-exported: the live supervisor and callers import them from here)
 from .finalize import (  # noqa: E402,F401
-    ABORT_THRESHOLD_S, HARNESS_QUIET_S, finalize_run, harness_reason, infer_policy,
+    ABORT_THRESHOLD_S, HARNESS_QUIET_S, FinalizeJob, finalize_run, harness_reason, infer_policy,
     unreadable_reason,
 )
 
@@ -384,8 +385,6 @@ def ingest_paths(
 
 def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget=False,
                  full=False) -> None:
-    import duckdb
-
     from .parsers.sforge_dir import discover, load_tasks, resolve_tasks_dir
     from .runops import forgotten, unforget_run
 
@@ -434,14 +433,23 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
             else:
                 total += sum(_size(obj.task_dir / n) for n in (*TRANSCRIPT_NAMES, "run_agent.log", "auto_eval_ticks.log"))
         on_total(total)
-    def record_run(loc, plain: bool = True) -> Optional[str]:
+    try:
+        _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report)
+    finally:
+        sigs.close()
+
+
+def _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report) -> None:
+    import duckdb
+
+    def record_run(loc, plain: bool = True, defer: Optional[GroupWrites] = None) -> Optional[str]:
+        got = sigs.take(loc.run_key)  # (before the run is read: see edgetui.changed.Signatures)
         rec.plain_new_sources = plain
         try:
             key = ingest_run(rec, loc, tasks, report, is_sample=is_sample, progress=progress,
-                             files_unchanged=loc.run_key in only_transcript)
+                             files_unchanged=loc.run_key in only_transcript, defer=defer)
         finally:
             rec.plain_new_sources = True
-        got = sigs.get(loc.run_key)
         if key and got is not None:  # taken before the run was read: a change meanwhile is seen next time
             from .hosts.signature import TREE_SOURCE
 
@@ -484,7 +492,9 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
                   report.bytes_read)
         try:
             with rec.transaction():
-                keys = [record_run(loc) for loc in locs]
+                writes = GroupWrites()
+                keys = [record_run(loc, defer=writes) for loc in locs]
+                writes.write(rec)
         except Exception as e:
             if _is_interrupt(e):
                 raise KeyboardInterrupt from None
@@ -629,18 +639,6 @@ def _binary_head(path: Path) -> bool:
     return False
 
 
-def _say_no_turns(rec: Recorder, key: str, where: Path, report: IngestReport) -> None:
-    """A transcript that gave no agent or user message, thinking or tool call says so (and is flagged
-    ``no-turns``)."""
-    held = rec.held_run(key)  # (a new run's row waits for the commit: its columns as they will be written)
-    row = [(held.get("n_messages"), held.get("agent_format"), held.get("n_repeated") or 0)] if held is not None \
-        else rec.conn.execute("SELECT n_messages, agent_format, coalesce(n_repeated, 0) FROM runs WHERE run_key = ?",
-                              [key]).fetchall()
-    if row and row[0][0] == 0 and row[0][1] and not row[0][2]:  # (all repeated from an earlier file: turns)
-        report.messages.append(f"{where}: no agent or user message, thinking or tool call recognised (0 turns); "
-                               "flagged no-turns")
-
-
 def ingest_transcript(rec: Recorder, path: Path, report: IngestReport, *, host: str = "local",
                       is_sample: bool = False, progress: Optional[ProgressFn] = None,
                       from_folder: bool = False) -> Optional[str]:
@@ -689,22 +687,6 @@ def stopped_at_budget(final: Optional[dict], summary: str, data: dict) -> Option
     return f"{seg} stopped by the harness at the run's time budget (final_result.json: timed_out)", new
 
 
-def _fill_model_agent(rec: Recorder, key: str, info: RunInfo) -> None:
-    if info.model is None:
-        row = rec.conn.execute(
-            "SELECT model FROM events WHERE run_key = ? AND model IS NOT NULL AND model NOT LIKE '<%' "
-            "ORDER BY \"offset\" LIMIT 1", [key]).fetchall()
-        if row:
-            info.model = row[0][0]
-            rec.update_run(key, model=row[0][0])
-    if info.agent is None and info.agent_format:
-        agent = {"claude_stream": "claude-code", "claude_session": "claude-code", "codex_text": "codex",
-                 "codex_json": "codex", "codex_rollout": "codex", "opencode": "opencode"}.get(info.agent_format)
-        if agent:
-            info.agent = agent
-            rec.update_run(key, agent=agent)
-
-
 def raw_secrets(task_dir: Path) -> set[str]:
     """Secret values found in a run's files before redaction: run_config.json ``api_key``,
     secret-looking ``extra_env`` values, and the judge admin secret of the log dir
@@ -744,13 +726,17 @@ def raw_secrets(task_dir: Path) -> set[str]:
 
 
 def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_sample: bool = False,
-               progress: Optional[ProgressFn] = None, files_unchanged: bool = False) -> Optional[str]:
+               progress: Optional[ProgressFn] = None, files_unchanged: bool = False,
+               defer: Optional["GroupWrites"] = None) -> Optional[str]:
     """Record one SForge task directory (one run): every file of sforge-format.md §2–§5.
     ``files_unchanged``: the caller knows that nothing but the transcript changed since the run was
     recorded (its tree signature, :func:`edgetui.changed._only_transcript_changed`): what depends
     on those files only is kept as recorded instead of being re-read and compared (the whole-file
     events of the JSON files and submission folders, the two logs' events, the submission rows);
-    the transcript, the alignment and the aggregates are done as always."""
+    the transcript, the alignment and the aggregates are done as always. ``defer``: a run never
+    recorded before gets its whole-file events and its finalize held there, written with the
+    other runs' of the caller's transaction by :meth:`GroupWrites.write` (which the caller calls
+    before that transaction's commit)."""
     from .parsers import sforge_dir as sd
 
     task_dir = Path(loc.task_dir)
@@ -771,7 +757,7 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
     big = bool(fmt) and _size(transcript) > BATCH_BYTES
     try:
         _ingest_run_files(rec, key, info, loc, tasks, task_dir, transcript, fmt, big, report, progress,
-                          files_unchanged)
+                          files_unchanged, defer)
     finally:
         rec.fresh_run = None
     return key
@@ -779,7 +765,7 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
 
 def _ingest_run_files(rec: Recorder, key: str, info: RunInfo, loc, tasks: dict, task_dir: Path, transcript: Path,
                       fmt: Optional[str], big: bool, report: IngestReport, progress: Optional[ProgressFn],
-                      files_unchanged: bool = False) -> None:
+                      files_unchanged: bool = False, defer: Optional["GroupWrites"] = None) -> None:
     from .hosts.signature import TREE_SOURCE
     from .parsers import sforge_dir as sd
 
@@ -807,7 +793,8 @@ def _ingest_run_files(rec: Recorder, key: str, info: RunInfo, loc, tasks: dict, 
         # (a run never recorded has nothing kept: files_unchanged is for recorded runs only)
         keep_files = files_unchanged and rec.fresh_run != key
         if not big:
-            _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report, held or (), keep_files)
+            _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report, held or (), keep_files,
+                              defer if rec.fresh_run == key else None)
     if big:
         _ingest_run_transcript(rec, key, transcript, fmt, info, report, progress)
         with rec.transaction():
@@ -815,16 +802,22 @@ def _ingest_run_files(rec: Recorder, key: str, info: RunInfo, loc, tasks: dict, 
 
 
 def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, task_dir: Path, fmt: Optional[str],
-                      transcript: Path, report: IngestReport, held: Sequence = (), keep_files: bool = False) -> None:
+                      transcript: Path, report: IngestReport, held: Sequence = (), keep_files: bool = False,
+                      defer: Optional["GroupWrites"] = None) -> None:
     """A run's whole-file sources (submissions and JSON files), then its aggregates (finalize_run).
     ``held``: the run's log events not inserted yet (``Recorder.hold``: a run never recorded).
-    ``keep_files``: those files are as recorded (see :func:`ingest_run`): their events are kept."""
+    ``keep_files``: those files are as recorded (see :func:`ingest_run`): their events are kept.
+    ``defer`` (a run never recorded): the events' insert, the model lookup, finalize_run and the
+    no-turns note are held there (:class:`GroupWrites`)."""
     from .parsers import sforge_dir as sd
 
     if held:
+        import pyarrow as pa
         import pyarrow.compute as pc
 
         ts = [pc.max(pc.filter(t.column("t"), pc.equal(t.column("source"), "run_agent.log"))).as_py()
+              if isinstance(t, pa.Table) else
+              max((e.t for e in t if e.t is not None and e.source == "run_agent.log"), default=None)
               for t, _ in held]
         last_log_t = max((x for x in ts if x is not None), default=None)
     else:
@@ -838,8 +831,14 @@ def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, ta
     else:
         file_events = whole_file_events(task_dir, subs, info, last_log_t)
         _say_bad_files(report, task_dir, file_events)
-        rec.replace_file_events(key, file_events, line_sources=LINE_SOURCES, held=held)
+        rec.replace_file_events(key, file_events, line_sources=LINE_SOURCES, held=held,
+                                defer_to=defer.tables if defer is not None else None)
         report.events_offered += len(file_events)
+    if defer is not None:
+        defer.add(rec, key, info, FinalizeJob(key, info, task, subs, "agent_output.txt" if fmt else None,
+                                              log_end=last_log_t, submissions_kept=keep_files, fresh=True),
+                  transcript if fmt else None, report)
+        return
     _fill_model_agent(rec, key, info)
     finalize_run(rec, key, info, task, subs, "agent_output.txt" if fmt else None, log_end=last_log_t,
                  submissions_kept=keep_files)

@@ -164,16 +164,17 @@ class Recorder:
             return 0
         return self.insert_table(self.events_table(run_key, events), ignore=ignore)
 
-    def insert_table(self, tbl: pa.Table, *, ignore: bool = True) -> int:
+    def insert_table(self, tbl: pa.Table, *, ignore: bool = True, fresh: bool = False) -> int:
         """Append an events Arrow table built by :func:`events_to_table` (``INSERT OR IGNORE``;
-        ``ignore=False``: see :meth:`insert_events`)."""
+        ``ignore=False``: see :meth:`insert_events`). ``fresh``: the caller knows every row is of a
+        run never recorded before this ingest (as :attr:`fresh_run`, for tables of several runs)."""
         if tbl.num_rows == 0:
             return 0
         self.conn.register("_edgetui_batch", tbl)
         try:
             # a held ERROR record completed: its provisional row goes (rows only the live tailer
             # writes: a run never recorded before this ingest has none)
-            if not self._fresh_rows(tbl) and _has_final_errors(tbl):
+            if not fresh and not self._fresh_rows(tbl) and _has_final_errors(tbl):
                 self.conn.execute(
                     "DELETE FROM events WHERE sub = ? AND event_id IN (SELECT e.event_id FROM events e JOIN "
                     "_edgetui_batch b ON e.run_key = b.run_key AND e.source = b.source AND e.\"offset\" = b.\"offset\" "
@@ -198,7 +199,7 @@ class Recorder:
         return bool(pc.all(pc.equal(tbl.column("run_key"), self.fresh_run)).as_py())
 
     def replace_file_events(self, run_key: str, events: Sequence[Event], line_sources: Sequence[str],
-                            held: Sequence[tuple[pa.Table, bool]] = ()) -> int:
+                            held: Sequence[tuple[Any, bool]] = (), defer_to: Optional[list] = None) -> int:
         """Set the events of the run's whole-file sources (JSON files, submission folders).
 
         Such events describe the files as they are now: events of an older
@@ -208,23 +209,32 @@ class Recorder:
         the same ``event_id`` (a graded round timed by its judge log, then by ``evolve_state.json``
         ``at``: annotations on it stay attached). Line sources and database-only kinds (annotation,
         alarm, container_state, resource_sample) are never touched. Returns the change in the
-        run's number of events (rows inserted minus rows deleted). ``held``: line-source event tables
-        of a run never recorded before (:attr:`hold`), inserted in the same statement (not counted).
+        run's number of events (rows inserted minus rows deleted). ``held``: line-source events (Arrow
+        tables or lists of events, each with its ``ignore`` flag) of a run never recorded before
+        (:attr:`hold`), inserted in the same statement (not counted).
+        ``defer_to`` (a list; :attr:`fresh_run`'s events only): the table to insert and its
+        ``ignore`` flag are appended to it instead of inserted (the offline ingest inserts several
+        new runs' tables in one statement: ``insert_table(..., fresh=True)``).
         (:meth:`replace_file_events_many` of this one run.)
         """
-        return self.replace_file_events_many([(run_key, events)], line_sources, held=held)[0]
+        return self.replace_file_events_many([(run_key, events)], line_sources, held=held, defer_to=defer_to)[0]
 
     def replace_file_events_many(self, items: Sequence[tuple[str, Sequence[Event]]], line_sources: Sequence[str],
-                                 held: Sequence[tuple[pa.Table, bool]] = ()) -> list[int]:
+                                 held: Sequence[tuple[Any, bool]] = (), defer_to: Optional[list] = None) -> list[int]:
         """:meth:`replace_file_events` of several runs ``(run_key, events)`` (distinct run keys) in
         at most three statements whatever their number: one read of what they have recorded, one
         DELETE, one INSERT (a statement costs ~1-4 ms: 150 new live runs' first refresh paid one
-        read and one INSERT each). Returns each run's change in its number of events, in order."""
+        read and one INSERT each). Returns each run's change in its number of events, in order.
+        ``held`` lists of events (not tables) and ``defer_to``: with one run only (see
+        :meth:`replace_file_events`)."""
         if not items:
             return []
         keys = [k for k, _ in items]
         if len(set(keys)) != len(keys):
             raise ValueError("replace_file_events_many: a run twice in one call")
+        held_events = [e for t, _ in held if not isinstance(t, pa.Table) for e in t]
+        if (held_events or defer_to is not None) and len(items) != 1:
+            raise ValueError("replace_file_events_many: held events lists and defer_to take one run")
         # the ids already recorded, then only the difference is written: a refresh after one new
         # graded round deletes nothing and inserts that round's events (an anti-join DELETE and an
         # INSERT OR IGNORE of every file event cost ~15 ms a refresh)
@@ -240,12 +250,17 @@ class Recorder:
                         f"SELECT run_key, event_id, t, t_source FROM events WHERE run_key IN ({qs}) AND {where}",
                         ask).fetchall():
                     have[rk][eid] = (t, ts)
-            tables: list[pa.Table] = [t for t, _ in held]
+            tables: list[pa.Table] = [t for t, _ in held if isinstance(t, pa.Table)]
             gone_all: list[str] = []
             changes: list[int] = []
             for run_key, events in items:
                 had = have[run_key]
-                tbl = self.events_table(run_key, events)
+                if held_events:  # (one run) its held events and file events as one table: one conversion
+                    both = self.events_table(run_key, [*held_events, *events])
+                    tables.append(both.slice(0, len(held_events)))
+                    tbl = both.slice(len(held_events))
+                else:
+                    tbl = self.events_table(run_key, events)
                 ids = tbl.column("event_id").to_pylist()
                 # an event whose time changed is written again under its id: a round's result timed by
                 # the judge log until evolve_state.json gives ``at``, a log read with a new UTC offset
@@ -270,8 +285,11 @@ class Recorder:
                 self.conn.execute(f"DELETE FROM events WHERE run_key IN ({', '.join('?' for _ in keys)}) AND {where} "
                                   "AND event_id IN (SELECT unnest(?))", [*keys, gone_all])
             if tables:  # known to be new: a plain INSERT (an INSERT OR IGNORE of one row costs ~8 ms)
-                self.insert_table(tables[0] if len(tables) == 1 else pa.concat_tables(tables),
-                                  ignore=any(ig for _, ig in held))
+                new = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+                if defer_to is not None and keys[0] == self.fresh_run:
+                    defer_to.append((new, any(ig for _, ig in held)))
+                else:
+                    self.insert_table(new, ignore=any(ig for _, ig in held))
         return changes
 
     # ------------------------------------------------------------------ cursors
@@ -364,9 +382,9 @@ class Recorder:
         """Insert ``events`` (or an events Arrow table) and set the source cursor in one transaction
         (``ignore=False``: a plain INSERT of events known to be new, see :meth:`insert_events`)."""
         with self.transaction():
-            if self.hold is not None and run_key == self.fresh_run:
-                self.hold.append((events if isinstance(events, pa.Table) else self.events_table(run_key, events),
-                                  ignore))
+            if self.hold is not None and run_key == self.fresh_run:  # (events as given: converted with
+                # the run's file events, one Arrow table a run instead of one per source)
+                self.hold.append((events if isinstance(events, pa.Table) else list(events), ignore))
             elif isinstance(events, pa.Table):
                 self.insert_table(events, ignore=ignore)
             else:
@@ -656,10 +674,11 @@ class Recorder:
             s["run_key"] = run_key
             s["metrics"] = _dumps(self.scrubber.scrub_obj(s.get("metrics") or {}))
             sub_rows.append(s)
-            for i, tr in enumerate(tests):
+            for i, tr in enumerate(tests):  # (dicts, or TestResult objects: finalize's rows)
                 tests_rows.append(
                     [run_key, s["round"], i, tr.get("name"), tr.get("status"), tr.get("message"),
-                     tr.get("score"), tr.get("weight"), tr.get("origin")]
+                     tr.get("score"), tr.get("weight"), tr.get("origin")] if isinstance(tr, dict) else
+                    [run_key, s["round"], i, tr.name, tr.status, tr.message, tr.score, tr.weight, tr.origin]
                 )
         # secrets out, column by column: one prefilter pass per column (edgetui.redact), only the
         # strings where it matched redacted one by one (tens of thousands of test names a root)

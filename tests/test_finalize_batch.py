@@ -6,6 +6,7 @@ which stays per run inside a batch)."""
 
 from __future__ import annotations
 
+import importlib
 import shutil
 from pathlib import Path
 
@@ -41,11 +42,13 @@ def unfinalized(tmp_path_factory):
         calls.append(((run_key, *a), kw, rec.fresh_run == run_key))
 
     mp.setattr(ingest_mod, "finalize_run", capture)
-    if hasattr(ingest_mod, "finalize_runs"):
-        mp.setattr(ingest_mod, "finalize_runs", lambda rec, jobs: [
-            calls.append(((j.run_key, j.info, j.task, j.subs, j.transcript_source),
-                          {f: getattr(j, f) for f in JOB_FIELDS},
-                          rec.fresh_run == j.run_key if j.fresh is None else j.fresh)) for j in jobs])
+    # (a group's new runs are finalized together at its end: edgetui/ingest_writes.py)
+    for mod in (ingest_mod, importlib.import_module("edgetui.ingest_writes")):
+        if hasattr(mod, "finalize_runs"):
+            mp.setattr(mod, "finalize_runs", lambda rec, jobs: [
+                calls.append(((j.run_key, j.info, j.task, j.subs, j.transcript_source),
+                              {f: getattr(j, f) for f in JOB_FIELDS},
+                              rec.fresh_run == j.run_key if j.fresh is None else j.fresh)) for j in jobs])
     db = tmp / "files.duckdb"
     conn = open_db(db)
     try:
