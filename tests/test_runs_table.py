@@ -200,19 +200,28 @@ async def test_host_column_only_with_remote_runs_and_marked_with_the_host_state(
         assert lines[0].split()[0] == "host"
         up_line = next(line for line in lines if "r90" in line)
         down_line = next(line for line in lines if "r91" in line)
-        assert up_line.split()[:2] == ["gpu-1", "●"] and down_line.split()[:2] == ["gpu-1", "✗"]
+        assert up_line.split()[:2] == ["●", "gpu-1"] and down_line.split()[:2] == ["✗", "gpu-1"]
         assert "gpu-1:r90" not in up_line  # the host has its own column: the run id is bare
         assert next(line for line in lines if "r000" in line).split()[0] == "local"
+        long = [LiveRun(run_key=f"{h}/r8{i}/t", host=h, run_id=f"r8{i}", task_id="t", status="running",
+                        host_state=state) for i, (h, state) in enumerate((("gpu-cluster-node-17.example", "down"),
+                                                                          ("127.0.0.1:2299", "up")))]
+        await pilot.resize_terminal(80, 12)
+        t = await shown(pilot, [*runs(2), *long])
+        lines = visible_text(t)
+        # a host name too long for its column is cut; its state mark is still there, first
+        assert next(line for line in lines if "r80" in line).split()[0] == "✗"
+        assert next(line for line in lines if "r81" in line).split()[0] == "●"
 
 
 def test_a_remote_hosts_cell_carries_its_round_trip_in_the_wide_tier():
     from edgetui.widgets.runs_table import row_cells
 
     r = LiveRun(run_key="gpu-1/r/t", host="gpu-1", run_id="r", task_id="t", host_state="up", host_rtt_s=0.0123)
-    assert row_cells(r, NOW, "w", host_column=True)["host"].plain == "gpu-1 ● 12ms"
-    assert row_cells(r, NOW, "n", host_column=True)["host"].plain == "gpu-1 ●"
+    assert row_cells(r, NOW, "w", host_column=True)["host"].plain == "● gpu-1 12ms"
+    assert row_cells(r, NOW, "n", host_column=True)["host"].plain == "● gpu-1"
     down = LiveRun(run_key="gpu-1/r/t", host="gpu-1", run_id="r", task_id="t", host_state="down", host_rtt_s=0.01)
-    assert row_cells(down, NOW, "w", host_column=True)["host"].plain == "gpu-1 ✗"
+    assert row_cells(down, NOW, "w", host_column=True)["host"].plain == "✗ gpu-1"
     assert row_cells(down, NOW, "w")["run_id"].plain == "gpu-1:r"  # no host column: the id says the host
 
 

@@ -367,9 +367,9 @@ def row_cells(run: LiveRun, now: float, tier: str = "w", forecast: Any = None,
     compact = tier == "n"
     cells: dict[str, Text] = {}
     host = Text(run.host or "local", style="dim" if run.host in ("", "local", None) else "")
-    if run.host_state in HOST_MARKS:
+    if run.host_state in HOST_MARKS:  # the mark first: a narrow column cuts the name, not the state
         mark, style = HOST_MARKS[run.host_state]
-        host.append(" " + mark, style=style)
+        host = Text.assemble((mark, style), " ", host)
         if tier == "w" and run.host_state in ("up", "degraded") and run.host_rtt_s is not None:
             host.append(f" {run.host_rtt_s * 1000:.0f}ms", style="dim")
     cells["host"] = host
