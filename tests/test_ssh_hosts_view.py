@@ -64,7 +64,7 @@ async def test_hosts_view_follows_a_remote_host_and_its_engine(tmp_path, monkeyp
             await _until(pilot, lambda: runs.runs and runs.runs[0].container is not None
                          and runs.runs[0].container.state == "running", timeout=30, what="remote container joined")
             assert runs.runs[0].run_key == f"lab/r1/{tok}_hv" and runs.runs[0].container.host == "lab"
-            assert any(r.startswith("lab ●") for r in _rows(runs))
+            assert any(r.startswith("● lab") for r in _rows(runs))
             await pilot.press("H")
             await _until(pilot, lambda: isinstance(app.screen, HostsScreen), what="hosts view")
             view = app.screen
