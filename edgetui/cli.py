@@ -272,9 +272,10 @@ def _live_config(args, home: bool):
     for d in dirs:
         if not d.is_dir():
             raise FileNotFoundError(f"--runs-dir {d}: no such directory")
-    hosts = [parse_host_arg(v) for v in (getattr(args, "host", None) or [])]
+    from_file = load_hosts(_hosts_file())
+    hosts = [parse_host_arg(v, from_file) for v in (getattr(args, "host", None) or [])]
     named = {h.name for h in hosts}
-    hosts += [h for h in load_hosts(_hosts_file()) if h.name not in named]
+    hosts += [h for h in from_file if h.name not in named]
     if not dirs and not hosts and not home:
         return None
     return LiveConfig(dirs, home=home or bool(args.runs_dir) or bool(getattr(args, "host", None)),
@@ -363,16 +364,17 @@ def cmd_ingest(db: Path, args) -> int:
         raise FileNotFoundError(f"--tasks-dir {args.tasks_dir}: no such directory")
     if args.prices is not None and not args.prices.is_file():
         raise FileNotFoundError(f"--prices {args.prices}: no such file")
-    from .hosts.config import is_host_arg, load_hosts, parse_host_arg
+    from .hosts.config import host_name_error, is_host_arg, load_hosts, parse_host_arg
 
     values = args.host or []
-    remote = [parse_host_arg(v) for v in values if is_host_arg(v)]
+    from_file = load_hosts(_hosts_file()) if values else []
+    remote = [parse_host_arg(v, from_file) for v in values if is_host_arg(v)]
     names = [v for v in values if not is_host_arg(v)]
     if names and not args.paths:  # names of hosts.toml: record their roots
-        known = {h.name: h for h in load_hosts(_hosts_file())}
+        known = {h.name: h for h in from_file}
         for n in names:
             if n not in known:
-                raise ValueError(f"--host {n}: no such host in {_hosts_file()} (and no PATH given)")
+                raise ValueError(host_name_error(n, _hosts_file()))
             remote.append(known[n])
         names = []
     if len(names) > 1:

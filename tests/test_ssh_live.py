@@ -63,6 +63,28 @@ def test_host_arg_and_hosts_file(tmp_path):
         load_hosts(f)
 
 
+def test_a_host_of_the_hosts_file_keeps_its_name_when_given_as_user_at_host(tmp_path):
+    """``--host root@127.0.0.1:2299:/runs`` for a machine the hosts file names ``gpu16`` records its
+    runs under ``gpu16`` (one run, not two with different keys); another port or user is another host.
+    A --host that names no host and is not a remote root says what a remote root looks like."""
+    from edgetui.hosts.config import host_name_error
+
+    f = tmp_path / "hosts.toml"
+    f.write_text('[hosts.gpu16]\nssh = "root@127.0.0.1:2299"\nroots = ["/tmp/remote_runs"]\n'
+                 '[hosts.far]\nssh = "me@10.0.0.9"\njump = "me@bastion"\nroots = ["/r"]\n')
+    known = load_hosts(f)
+    assert parse_host_arg("root@127.0.0.1:2299:/tmp/remote_runs", known).name == "gpu16"
+    assert parse_host_arg("127.0.0.1:2299:/elsewhere", known).name == "gpu16"  # (no user given: the same)
+    assert parse_host_arg("other@127.0.0.1:2299:/tmp/remote_runs", known).name == "127.0.0.1:2299"
+    assert parse_host_arg("root@127.0.0.1:2300:/tmp/remote_runs", known).name == "127.0.0.1:2300"
+    assert parse_host_arg("me@10.0.0.9:/r", known).name == "10.0.0.9"  # far goes through its jump host
+    assert host_name_error("gpu16:relative/path", f).startswith(
+        "--host gpu16:relative/path: a remote root needs its absolute path after the host")
+    assert host_name_error("root@127.0.0.1:2299", f).startswith("--host root@127.0.0.1:2299: a remote root needs")
+    assert host_name_error("nosuch", f) == (f"--host nosuch: no such host in {f} (a remote root is "
+                                            "user@host[:port]:/path/to/logs/runs)")
+
+
 # ------------------------------------------------------------------------------------------ servers
 
 @pytest.fixture
@@ -277,7 +299,7 @@ def test_cli_ingest_over_ssh_config_alias_and_hosts_file(two_sshd, tmp_path):
     c = duckdb.connect(str(db), read_only=True)
     keys = sorted(k for (k,) in c.execute("SELECT run_key FROM runs").fetchall())
     c.close()
-    assert keys == [f"devbox/{TZ}/tiny_stats", f"lab/{TZ}/tiny_stats"]
+    assert keys == [f"lab/{TZ}/tiny_stats"]  # devbox is lab's ssh target: one machine, one run
     # a bad file of the remote run is named where it lives (host:remote path and its byte), not
     # by the local image the ingest read it from
     bad = runs / TZ / "tiny_stats" / "final_result.json"
@@ -326,9 +348,9 @@ async def test_the_app_shows_a_remote_hosts_runs_beside_local_ones_with_its_stat
         screen = app.screen
         await _until(pilot, lambda: len(screen.runs) == 2, timeout=30, what="the local and the remote run")
         assert {r.run_key for r in screen.runs} == {f"local/{TZ}/tiny_stats", f"lab/{TZ}/tiny_stats"}
-        await _until(pilot, lambda: any(r.startswith("lab ●") for r in _rows(screen)), what="lab up")
+        await _until(pilot, lambda: any(r.startswith("● lab") for r in _rows(screen)), what="lab up")
         assert any(r.startswith("local ") for r in _rows(screen))
         s.kill_all()
-        await _until(pilot, lambda: any(r.startswith("lab ✗") for r in _rows(screen)), timeout=20, what="lab down")
+        await _until(pilot, lambda: any(r.startswith("✗ lab") for r in _rows(screen)), timeout=20, what="lab down")
         await _until(pilot, lambda: any(m.startswith("lab: down") for m in screen.messages), what="a down line")
         assert len(screen.runs) == 2

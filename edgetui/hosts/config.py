@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 from .ssh import SshTarget
 
@@ -59,9 +59,12 @@ def is_host_arg(value: str) -> bool:
     return ":/" in value and not value.startswith("/")
 
 
-def parse_host_arg(value: str) -> HostConfig:
+def parse_host_arg(value: str, known: Sequence[HostConfig] = ()) -> HostConfig:
     """``user@host[:port]:/path/to/logs/runs`` (or ``alias:/path``) as a host. Its name is the host
-    part (``host:port`` when a port is given). Raises ``ValueError`` naming the argument."""
+    part (``host:port`` when a port is given), or the name of the host of ``known`` (the hosts
+    file's) with the same target (address, port, and user where both give one): the same machine
+    gives its runs the same keys whichever way it is named. Raises ``ValueError`` naming the
+    argument."""
     if not is_host_arg(value):
         raise ValueError(f"--host {value}: expected user@host[:port]:/path/to/logs/runs")
     spec, _, path = value.partition(":/")
@@ -70,7 +73,22 @@ def parse_host_arg(value: str) -> HostConfig:
     except ValueError as e:
         raise ValueError(f"--host {value}: {e}") from None
     name = target.host + (f":{target.port}" if target.port else "")
+    for h in known:
+        t = h.target
+        if (t.host, t.port or 22) == (target.host, target.port or 22) and (
+                t.user is None or target.user is None or t.user == target.user) and t.jump == target.jump:
+            name = h.name
+            break
     return HostConfig(name, target, ("/" + path.rstrip("/") if path.strip("/") else "/",), None, "--host")
+
+
+def host_name_error(value: str, file: Path) -> str:
+    """The one-line error for ``--host VALUE`` that names no host of ``file`` (and is not a remote
+    root): a path that is not absolute, or no path at all, said as such."""
+    if ":" in value and not is_host_arg(value):
+        return (f"--host {value}: a remote root needs its absolute path after the host "
+                "(user@host[:port]:/path/to/logs/runs)")
+    return f"--host {value}: no such host in {file} (a remote root is user@host[:port]:/path/to/logs/runs)"
 
 
 def load_hosts(path: Optional[Path] = None) -> list[HostConfig]:
