@@ -1192,3 +1192,19 @@ async def test_short_terminal_collapses_the_empty_chart_until_the_first_graded_s
         await wait_for(pilot, lambda: bool(run.subs))
         await pilot.pause()
         assert not run.has_class("-top-collapsed") and run.query_one(ScoreChart).region.height > 0
+
+
+def test_the_live_line_says_when_the_runs_host_is_not_up():
+    """A remote run whose host is down says so on the live run screen's line (its quiet is the
+    connection's), with the host's mark; up, or a local run, adds nothing."""
+    from edgetui.screens.live_parts import live_status_text
+
+    r = LiveRun(run_key="gpu16/r/t", host="gpu16", run_id="r", task_id="t", status="running", host_state="down",
+                last_event_at=NOW - 90)
+    assert "✗ host gpu16 down" in live_status_text(r, NOW, 160).plain
+    r.host_state = "degraded"
+    assert "◐ host gpu16 degraded" in live_status_text(r, NOW, 160).plain
+    r.host_state = "up"
+    assert "host gpu16" not in live_status_text(r, NOW, 160).plain
+    assert "host" not in live_status_text(LiveRun(run_key="local/r/t", host="local", run_id="r", task_id="t",
+                                                  status="running"), NOW, 160).plain

@@ -13,6 +13,7 @@ from edgetui.live.model import Alarm, LiveRun
 from replay.cursor import format_elapsed
 
 from ..widgets.fmt import fmt_pct, fmt_score
+from ..widgets.runs_cells import HOST_MARKS
 from ..widgets.runs_table import budget_bar, fmt_age, fmt_bytes, fmt_hm, status_text
 from .live_common import _wrap_units
 from .replay import NARROW_WIDTH
@@ -113,6 +114,10 @@ def live_status_text(live: Optional[LiveRun], now: float, width: int) -> Text:
     last.append(fmt_age(age), style="bold" if age is None or age < 600 else "bold red")
     last.append(" ago" if age is not None else "", style="dim")
     fields.append(last)
+    hs = getattr(live, "host_state", None)
+    if hs and hs != "up":  # a remote host not up: the quiet is the connection's, not the agent's
+        mark, style = HOST_MARKS.get(hs, ("?", "bold yellow"))
+        fields.append(Text(f"{mark} host {live.host} {hs}", style=style))
     if getattr(live, "judge_says", None):
         fields.append(Text(live.judge_says, style="cyan"))
     if live.judges_running:
