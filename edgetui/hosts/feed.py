@@ -80,7 +80,7 @@ class RemoteFeed:
     def state_line(self) -> Optional[str]:
         """One line for the supervisor's messages while the host is not up (None when it is: the
         runs screen's host column shows it). The text stays the same while the state does (a
-        notes list keeps each distinct line): ``gpu-1: down since 23:41:07 UTC, retrying: why``."""
+        notes list keeps each distinct line): ``gpu-1: down: why (since 23:41:07 UTC, retrying)``."""
         st = self.host.state
         since = time.strftime("%H:%M:%S UTC", time.gmtime(st.since))
         if st.kind == "up":
@@ -92,7 +92,10 @@ class RemoteFeed:
         if st.kind != "connecting":  # (a first connection is not a recovery)
             self._was_down = True
         retry = ", retrying" if st.kind not in ("connecting", "degraded", "closed") else ""
-        return f"{self.cfg.name}: {st.kind} since {since}{retry}" + (f": {st.message}" if st.message else "")
+        # the why (and what to do) right after the state: the runs screen's bottom line is one line
+        if st.message:
+            return f"{self.cfg.name}: {st.kind}: {st.message} (since {since}{retry})"
+        return f"{self.cfg.name}: {st.kind} since {since}{retry}"
 
     def sync_once(self) -> Optional[SyncReport]:
         """Sync every image once; None when the host could not be reached (``last_error`` says why)."""

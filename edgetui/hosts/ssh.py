@@ -421,8 +421,8 @@ class SshHost(SftpReads):
                                  "edgetui never asks for a password or passphrase")
         if isinstance(e, _NoSftp):
             why = " ".join(str(e.cause).split()) or type(e.cause).__name__
-            return DOWN, (f"{t} let edgetui log in but gave it no SFTP ({why}): edgetui reads run files over "
-                          "SFTP; the host's sshd_config needs a `Subsystem sftp` line")
+            return DOWN, (f"{t} gives edgetui no SFTP: add a `Subsystem sftp` line to its sshd_config (edgetui "
+                          f"reads run files over SFTP; the login itself worked: {why})")
         if isinstance(e, ConnectionRefusedError):
             addr, port, _kh = self.resolved()
             return DOWN, f"connection refused by {addr} port {port}: is sshd running there, on that port?"
