@@ -794,7 +794,7 @@ def _ingest_run_files(rec: Recorder, key: str, info: RunInfo, loc, tasks: dict, 
         keep_files = files_unchanged and rec.fresh_run != key
         if not big:
             _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report, held or (), keep_files,
-                              defer if rec.fresh_run == key else None)
+                              defer)
     if big:
         _ingest_run_transcript(rec, key, transcript, fmt, info, report, progress)
         with rec.transaction():
@@ -807,8 +807,9 @@ def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, ta
     """A run's whole-file sources (submissions and JSON files), then its aggregates (finalize_run).
     ``held``: the run's log events not inserted yet (``Recorder.hold``: a run never recorded).
     ``keep_files``: those files are as recorded (see :func:`ingest_run`): their events are kept.
-    ``defer`` (a run never recorded): the events' insert, the model lookup, finalize_run and the
-    no-turns note are held there (:class:`GroupWrites`)."""
+    ``defer``: the model lookup, finalize_run and the no-turns note are held there
+    (:class:`GroupWrites`), and for a run never recorded its events' insert too (a recorded run's
+    events are replaced here: what it had is compared and deleted in place)."""
     from .parsers import sforge_dir as sd
 
     if held:
@@ -832,11 +833,12 @@ def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, ta
         file_events = whole_file_events(task_dir, subs, info, last_log_t)
         _say_bad_files(report, task_dir, file_events)
         rec.replace_file_events(key, file_events, line_sources=LINE_SOURCES, held=held,
-                                defer_to=defer.tables if defer is not None else None)
+                                defer_to=defer.tables if defer is not None and rec.fresh_run == key else None)
         report.events_offered += len(file_events)
     if defer is not None:
         defer.add(rec, key, info, FinalizeJob(key, info, task, subs, "agent_output.txt" if fmt else None,
-                                              log_end=last_log_t, submissions_kept=keep_files, fresh=True),
+                                              log_end=last_log_t, submissions_kept=keep_files,
+                                              fresh=rec.fresh_run == key),
                   transcript if fmt else None, report)
         return
     _fill_model_agent(rec, key, info)
