@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..events import Event, TimeSource, one_line
-from .base import (BOM, LineParser, finite_or_none, iter_lines, loads_lenient, open_regular, json_error_text, parse_error, read_regular)
+from .base import (BOM, LineParser, finite_or_none, iter_lines, json_error_text, loads_lenient, open_regular,
+                   parse_error, read_regular)
 
 
 _ROUND_RE = re.compile(r"^(agent|auto|game|manual)-(\d+)$")

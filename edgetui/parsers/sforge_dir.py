@@ -54,14 +54,14 @@ from typing import Any, Optional
 
 from ..events import Event, Kind, TimeSource, one_line
 from ..records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
-from .base import (file_generation, open_regular, parse_error, read_regular)
-from .runlog import (AutoEvalTicksParser, RunAgentLogParser,
-                     local_to_epoch, redact_text)
-
+from .base import file_generation, open_regular, parse_error, read_regular
+from .runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch, redact_text
 from .sforge_common import (  # noqa: F401 - shared with .sforge_submissions; some re-exported
-    FAILED_GRADING_SUB, _Json, _content_gen, _finite, _int, _json_parse_error, _mtime, _read_json, _subdirs, parse_line_file, sanitize)
+    FAILED_GRADING_SUB, _Json, _content_gen, _finite, _int, _json_parse_error, _mtime, _read_json,
+    _subdirs, parse_line_file, sanitize)
 from .sforge_submissions import (  # noqa: F401 - the submission folders; some re-exported
-    FOLDER_FILES, _folder_events, _instance_log, _parse_round, _read_report_folder, _result_summary, _test, folder_signature, read_submissions, result_known_time, submission_events)
+    FOLDER_FILES, _folder_events, _instance_log, _parse_round, _read_report_folder, _result_summary,
+    _test, folder_signature, read_submissions, result_known_time, submission_events)
 
 __all__ = [
     "RunLocation",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
@@ -19,10 +18,10 @@ from ..events import Event, Kind, TimeSource, one_line
 from ..records import SubmissionRecord, TestResult
 from .base import (GENERATION_PREFIX_BYTES, file_generation, finite_or_none, generation_of_head,
                    iter_lines, loads_lenient, open_regular, parse_error)
-from .runlog import (JUDGE_KEPT_LEVELS, JUDGE_KEPT_PREFIXES, JudgeLogParser)
-
-
-from .sforge_common import (FAILED_GRADING_SUB, _KIND_ORDER, _PASS_STATUSES, _ROUND_RE, _bool, _content_gen, _finite, _int, _json_parse_error, _mtime, _parse_lines, _read_bytes, _read_json, _subdirs, sanitize)
+from .runlog import JUDGE_KEPT_LEVELS, JUDGE_KEPT_PREFIXES, JudgeLogParser
+from .sforge_common import (
+    FAILED_GRADING_SUB, _KIND_ORDER, _PASS_STATUSES, _ROUND_RE, _bool, _content_gen, _finite, _int,
+    _json_parse_error, _mtime, _parse_lines, _read_bytes, _read_json, _subdirs, sanitize)
 
 
 def _parse_round(name: str) -> Optional[tuple[str, int]]:
