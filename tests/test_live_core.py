@@ -1062,8 +1062,10 @@ def test_live_refresh_rereads_only_changed_submission_folders_and_matches_an_off
         _report(sub / "report.json", submission_id=f"{i:012x}", pass_rate=i / 10, passed=i, failed=10 - i,
                 summary=f"{i}/10 tests passed", submitted_at=time.time() - 600 + i)
     read: list[str] = []
-    real = sd._folder_events  # what reads a folder's files into events (the cache skips it)
-    monkeypatch.setattr(sd, "_folder_events", lambda d, recs, off: read.extend(r.round for r in recs) or real(d, recs, off))
+    from edgetui.parsers import sforge_submissions as subs_mod
+
+    real = subs_mod._folder_events  # what reads a folder's files into events (the cache skips it)
+    monkeypatch.setattr(subs_mod, "_folder_events", lambda d, recs, off: read.extend(r.round for r in recs) or real(d, recs, off))
     sup = mk()
     sup.poll_once()
     assert sorted(read) == [f"agent-{i}" for i in range(1, 6)]

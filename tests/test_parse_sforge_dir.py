@@ -743,8 +743,10 @@ def test_read_submissions_cache_rereads_changed_folders_only(tmp_path, monkeypat
         (d / "report.json").write_text(_json.dumps({"pass_rate": i / 10, "passed": i, "total_tests": 10,
                                                     "submitted_at": 1000.0 + i, "test_details": []}))
     read = []
-    real = sd._read_report_folder
-    monkeypatch.setattr(sd, "_read_report_folder", lambda e, r: read.append(e.name) or real(e, r))
+    from edgetui.parsers import sforge_submissions as subs_mod
+
+    real = subs_mod._read_report_folder
+    monkeypatch.setattr(subs_mod, "_read_report_folder", lambda e, r: read.append(e.name) or real(e, r))
     cache: dict = {}
     first = sd.read_submissions(td, cache=cache)
     assert sorted(read) == ["agent-1", "agent-2", "agent-3"]
