@@ -89,10 +89,18 @@ class HostsScreen(ModalScreen[None]):
             with VerticalScroll():
                 yield Static(hosts_table(self.rows, self.clock()), id="hosts-body")
 
+    def on_mount(self) -> None:
+        # "since (12s)" and "retry in 30s" count on between snapshots (which come only on a change)
+        self.set_interval(1.0, self._repaint)
+
+    def _repaint(self) -> None:
+        if self.is_mounted:
+            self.query_one("#hosts-body", Static).update(hosts_table(self.rows, self.clock()))
+
     def update_hosts(self, rows: Sequence[Any]) -> None:
         self.rows = list(rows)
         if self.is_mounted:
-            self.query_one("#hosts-body", Static).update(hosts_table(self.rows, self.clock()))
+            self._repaint()
             self.query_one(Vertical).border_title = f"Hosts ({len(self.rows)})"
 
     def action_dismiss(self) -> None:  # type: ignore[override]

@@ -1,0 +1,44 @@
+"""The hosts view's relative times (since, next retry) count on while it is open, between the
+supervisor's snapshots (which come only when something changed): Pilot, a clock the test moves."""
+
+from __future__ import annotations
+
+import pytest
+from textual.app import App
+
+from edgetui.hosts.attach import HostRow
+from edgetui.screens.hosts import HostsScreen
+
+
+class _Host(App):
+    def __init__(self, screen):
+        super().__init__()
+        self._screen = screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self._screen)
+
+
+@pytest.mark.asyncio
+async def test_the_hosts_view_counts_since_and_retry_on_between_snapshots():
+    now = [1_000_000.0]
+    row = HostRow("gpu16", "down", None, 1_000_000.0 - 5, 1_000_000.0 + 30, "connection refused", 6, "none")
+    view = HostsScreen([row], clock=lambda: now[0])
+    app = _Host(view)
+    async with app.run_test(size=(120, 20)) as pilot:
+        await pilot.pause()
+
+        def body() -> str:  # what the Static shows now, as text
+            from rich.console import Console
+
+            c = Console(width=118, record=True, file=open("/dev/null", "w"))
+            c.print(view.query_one("#hosts-body").content)
+            return c.export_text()
+
+        assert "(5s)" in body() and "in 30s" in body()
+        now[0] += 12  # no new snapshot: only time passes
+        for _ in range(30):
+            await pilot.pause(0.1)
+            if "(17s)" in body():
+                break
+        assert "(17s)" in body() and "in 18s" in body(), body()
