@@ -56,15 +56,17 @@ def _holder_pid(err: Exception) -> Optional[int]:
     return int(m.group(1)) if m else None
 
 
-def _is_attached_here(err: Exception) -> bool:
-    """DuckDB's refusal of a second writable open of a file this process has open already (DuckDB
-    1.x: "Unique file handle conflict ... already attached"): not damage, not another process."""
+def _busy(path: Path, err: Exception) -> Optional[DatabaseBusy]:
+    """The :class:`DatabaseBusy` that a failed connect to ``path`` means, or None: a lock held by
+    another process, or DuckDB's refusal of a second open of a file this process has open already
+    (DuckDB 1.x: "Unique file handle conflict ... already attached": not damage, not another process)."""
+    if _is_lock_error(err):
+        return DatabaseBusy(path, _holder_pid(err))
     s = str(err)
-    return "Unique file handle conflict" in s or "already attached by database" in s
-
-
-_HERE = ("it is open in this same process already (one writable connection per file and process: share "
-         "it, or its .cursor())")
+    if "Unique file handle conflict" in s or "already attached by database" in s:
+        return DatabaseBusy(path, os.getpid(), "it is open in this same process already (one writable "
+                            "connection per file and process: share it, or its .cursor())")
+    return None
 
 
 def _is_lock_error(err: Exception) -> bool:
@@ -147,10 +149,9 @@ def open_db(path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnect
     try:
         conn = duckdb.connect(str(path), read_only=True) if read_only else connect_writable(path)
     except duckdb.Error as e:  # IOException / ConnectionException
-        if _is_lock_error(e):
-            raise DatabaseBusy(path, _holder_pid(e)) from None
-        if _is_attached_here(e):
-            raise DatabaseBusy(path, os.getpid(), _HERE) from None
+        busy = _busy(path, e)
+        if busy is not None:
+            raise busy from None
         if "not a valid DuckDB database" in str(e) or "in-memory database in read-only" in str(e):
             raise ValueError(f"{path} is not an edgetui (DuckDB) database") from None
         if checked_on_open or (read_only and "corrupt" in str(e).lower()):
@@ -217,10 +218,9 @@ def _check_catalog(path: Path) -> None:
     try:
         ro = duckdb.connect(str(path), read_only=True)
     except duckdb.Error as e:
-        if _is_lock_error(e):
-            raise DatabaseBusy(path, _holder_pid(e)) from None
-        if _is_attached_here(e):
-            raise DatabaseBusy(path, os.getpid(), _HERE) from None
+        busy = _busy(path, e)
+        if busy is not None:
+            raise busy from None
         if "not a valid DuckDB database" in str(e):
             raise ValueError(f"{path} is not an edgetui (DuckDB) database") from None
         raise DatabaseDamaged(f"{path}: damaged, cannot be opened ({' '.join(str(e).split())[:200]}); "

@@ -84,9 +84,8 @@ class RemoteFeed:
         st = self.host.state
         since = time.strftime("%H:%M:%S UTC", time.gmtime(st.since))
         if st.kind == "up":
-            if self.last_error:
-                err = self.last_error
-                return f"{self.cfg.name}: {err[len(self.cfg.name) + 2:] if err.startswith(self.cfg.name + ': ') else err}"
+            if self.last_error:  # (an error naming this host already: named once)
+                return f"{self.cfg.name}: {self.last_error.removeprefix(self.cfg.name + ': ')}"
             # after a line saying it was not up, one saying it is again (the bottom line shows the latest)
             return f"{self.cfg.name}: up again since {since}" if self._was_down else None
         if st.kind != "connecting":  # (a first connection is not a recovery)
@@ -281,10 +280,7 @@ def _error_text(e: OSError) -> str:
     its text, then the remote path it concerns (when not already in it)."""
     from .ssh import HostDown
 
-    if isinstance(e, HostDown):  # the host's state line says the rest
-        text = e.strerror or str(e)
-    else:
-        text = e.strerror or str(e)
-        if e.filename and str(e.filename) not in text:
-            text += f" ({e.filename})"
+    text = e.strerror or str(e)
+    if e.filename and not isinstance(e, HostDown) and str(e.filename) not in text:  # (HostDown: the state says it)
+        text += f" ({e.filename})"
     return " ".join(text.split())

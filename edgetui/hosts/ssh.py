@@ -452,17 +452,15 @@ class SshHost(SftpReads):
                     self._channels = asyncio.Semaphore(self.max_channels - 1)
                     try:
                         sftp = await asyncio.wait_for(conn.start_sftp_client(), self.connect_timeout)
-                    except (asyncio.CancelledError, asyncio.TimeoutError):
+                    except asyncio.TimeoutError:
                         raise
                     except Exception as e:  # noqa: BLE001 - logged in, but no SFTP: said as such
                         raise _NoSftp(e) from None
-                except asyncio.CancelledError:
-                    if conn is not None:
-                        conn.close()
-                    raise
                 except BaseException as e:
-                    if conn is not None:  # logged in, then failed (no SFTP...): not left open
+                    if conn is not None:  # logged in, then failed (no SFTP, cancelled...): not left open
                         conn.close()
+                    if isinstance(e, asyncio.CancelledError):
+                        raise
                     kind, msg = self._refusal(e)
                     self._set_state(kind, next_retry=time.time() + backoff, message=msg)
                     await self._sleep(backoff)
