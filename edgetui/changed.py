@@ -68,7 +68,7 @@ def _changed_runs(rec: Recorder, jobs: list, tasks: dict, is_sample: bool, repor
     ``(TreeSignature, transcript entry)``, see :func:`_transcript_entry`) to record after each
     run's ingest, and the keys of the runs whose transcript is all that changed
     (:func:`_only_transcript_changed`). Unchanged runs are counted in ``report.unchanged`` and
-    listed in ``report.runs``. The caller calls ``close()`` on the signatures at its end."""
+    listed in ``report.runs``, and the secrets their files name are added to ``rec``'s. The caller calls ``close()`` on the signatures at its end."""
     from .hosts.local import LocalHost
     from .hosts.signature import TREE_SOURCE, tree_signature
 
@@ -96,6 +96,12 @@ def _changed_runs(rec: Recorder, jobs: list, tasks: dict, is_sample: bool, repor
         if sig is not None and old is not None and old[0] == sig.digest and old[1] != "running":
             report.unchanged += 1
             report.runs.append(key)
+            # (not read again, but the secrets its files name still scrub the runs read: a key
+            # one run's config names and another's agent echoes; ~0.1 ms a run)
+            from .ingest import raw_secrets
+
+            for secret in raw_secrets(Path(obj.task_dir)):
+                rec.add_secret(secret)
             continue
         if sig is not None:
             sigs[key] = (sig, _transcript_entry(obj.task_dir))  # (stat'ed after the listing: see below)
@@ -103,6 +109,21 @@ def _changed_runs(rec: Recorder, jobs: list, tasks: dict, is_sample: bool, repor
                 only_transcript.add(key)
         kept.append((kind, obj))
     return kept, sigs, only_transcript
+
+
+def fresh_signatures(jobs: list, tasks: dict, is_sample: bool) -> Signatures:
+    """:class:`Signatures` of run jobs known to have no recorded signature (what
+    :func:`_changed_runs` gives them, without its read of the recorded ones)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    sigs = Signatures()
+    for kind, obj in jobs:
+        if kind == "run":
+            if sigs.pool is None:
+                sigs.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edgetui-signatures")
+            sigs[obj.run_key] = sigs.pool.submit(_signature_of, str(obj.task_dir),
+                                                 _signature_salt(tasks, obj.task_id, is_sample))
+    return sigs
 
 
 TRANSCRIPT = "agent_output.txt"

@@ -439,7 +439,58 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
         sigs.close()
 
 
-def _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report) -> None:
+def _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report, shard=True) -> None:
+    """Record ``jobs`` in order; with ``shard``, many new run directories at their end are shared
+    with a second process, which records its part into a database of its own, copied in at the
+    end (:mod:`edgetui.ingest_shard`: the same rows)."""
+    start = len(jobs)
+    if shard:
+        from .ingest_shard import shard_split
+
+        start = shard_split(rec, jobs, only_transcript,
+                            small=lambda loc: _size(Path(loc.task_dir) / "agent_output.txt") <= BATCH_BYTES)
+    if start == len(jobs):
+        _record_serial(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report)
+        return
+    from .ingest_shard import start_shard
+
+    for _, loc in jobs[start:]:  # (their signatures are taken chunk by chunk, by whichever records them)
+        got = sigs.pop(loc.run_key, None)
+        if got is not None and not isinstance(got, tuple):
+            got.cancel()
+    sh = start_shard(rec, jobs, start, tasks, host, is_sample)
+    if sh is None:
+        _record_serial(rec, jobs[:start], sigs, only_transcript, tasks, host, is_sample, progress, report)
+        _record_new_runs(rec, jobs[start:], tasks, host, is_sample, progress, report)
+        return
+    ok = False
+    try:
+        mine = progress
+        if progress:
+            def mine(n: int) -> None:  # (the shard's bytes said with this process's)
+                progress(n + sh.poll_progress())
+        _record_serial(rec, jobs[:start], sigs, only_transcript, tasks, host, is_sample, mine, report)
+        while (got := sh.claims.take_front()) is not None:
+            _record_new_runs(rec, jobs[got[0]:got[1]], tasks, host, is_sample, mine, report)
+        ok = sh.finish(rec, report, progress)
+    finally:
+        sh.close()
+    if not ok:  # (nothing of it copied: what it had claimed is recorded here)
+        _record_new_runs(rec, jobs[sh.claims.shard_from():], tasks, host, is_sample, progress, report)
+
+
+def _record_new_runs(rec, jobs, tasks, host, is_sample, progress, report) -> None:
+    """:func:`_record_serial` of run jobs known to be new (their signatures taken as they go)."""
+    from .changed import fresh_signatures
+
+    sigs = fresh_signatures(jobs, tasks, is_sample)
+    try:
+        _record_serial(rec, jobs, sigs, set(), tasks, host, is_sample, progress, report)
+    finally:
+        sigs.close()
+
+
+def _record_serial(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report) -> None:
     import duckdb
 
     def record_run(loc, plain: bool = True, defer: Optional[GroupWrites] = None) -> Optional[str]:

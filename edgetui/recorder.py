@@ -148,6 +148,13 @@ class Recorder:
         if value and isinstance(value, str) and len(value) >= 6 and value != REDACTED:
             self.secrets.add(value)
 
+    def set_secrets(self, values) -> None:
+        """Know exactly ``values`` as the secrets (those :meth:`add_secret` would keep) from now on."""
+        self.secrets.clear()
+        self.scrubber._bsecrets = []
+        for v in values:
+            self.add_secret(v)
+
     def scrub(self, text: Optional[str]) -> Optional[str]:
         return self.scrubber.scrub(text)
 

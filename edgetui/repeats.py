@@ -38,6 +38,15 @@ KEYED_KINDS = ("agent_message", "user_message", "thinking", "tool_call", "tool_r
 MESSAGE_KINDS = ("agent_message", "user_message", "thinking", "tool_call")
 _CLAUDE = "(agent_format IN ('claude_stream', 'claude_session'))"
 _KINDS_SQL = "(" + ", ".join(f"'{k}'" for k in KEYED_KINDS) + ")"
+#: sums of dollars that do not depend on the order of the rows (a double sum does, in its last
+#: bits: a run recorded among other runs, or by the second process of edgetui.ingest_shard, laid
+#: out in other row groups, summed to another last digit): each term rounded to 1e-12 USD
+#: (DECIMAL), summed exactly, then a double again
+STATED_SUM = "CAST(sum(CAST(stated_cost_usd AS DECIMAL(38, 12))) AS DOUBLE)"
+#: the cost of the priced events ``e`` joined with their ``prices`` row ``p``, USD (see STATED_SUM)
+PRICED_SUM = ("CAST(sum(CAST(coalesce(e.input_tokens,0) * p.input_per_mtok + coalesce(e.output_tokens,0) * "
+              "p.output_per_mtok + coalesce(e.cache_read_tokens,0) * p.cache_read_per_mtok + "
+              "coalesce(e.cache_write_tokens,0) * p.cache_write_per_mtok AS DECIMAL(38, 12))) AS DOUBLE) / 1e6")
 
 
 def refresh_record_keys(conn: Any, run_key: str, *, layout: Optional[str] = None, fresh: bool = False) -> bool:
@@ -119,9 +128,7 @@ def record_totals(conn: Any, run_key: str, has_keys: bool = True) -> dict[str, A
                    sum(cache_read_tokens) FILTER (keep), sum(cache_write_tokens) FILTER (keep),
                    count(*) FILTER (kind IN ('agent_message', 'user_message', 'thinking', 'tool_call') AND keep),
                    count(*) FILTER (kind = 'tool_call' AND keep), count(*) FILTER (NOT keep),
-                   (SELECT sum(coalesce(e.input_tokens,0) * p.input_per_mtok + coalesce(e.output_tokens,0) * p.output_per_mtok
-                               + coalesce(e.cache_read_tokens,0) * p.cache_read_per_mtok
-                               + coalesce(e.cache_write_tokens,0) * p.cache_write_per_mtok) / 1e6
+                   (SELECT {PRICED_SUM}
                     FROM _ev e
                     JOIN LATERAL (SELECT * FROM prices WHERE e.model LIKE prices.model_pattern
                                   ORDER BY length(model_pattern) DESC LIMIT 1) p ON TRUE
@@ -154,7 +161,7 @@ def runs_aggregates(conn: Any, run_keys: list[str], totals: bool) -> dict[str, t
         for row in conn.execute(
                 f"""SELECT run_key, count(*), count(*) FILTER (kind = 'parse_error'),
                           max(t) FILTER (kind NOT IN ('resource_sample', 'container_state', 'alarm', 'annotation')),
-                          min(t), sum(stated_cost_usd)
+                          min(t), {STATED_SUM}
                    FROM events WHERE {where} GROUP BY run_key""", run_keys).fetchall():
             out[row[0]] = (row[1:], {})
         for k in run_keys:  # (a run without events: the aggregates of an empty set)
@@ -163,7 +170,7 @@ def runs_aggregates(conn: Any, run_keys: list[str], totals: bool) -> dict[str, t
     rows = {r[0]: r[1:] for r in conn.execute(
         f"""SELECT run_key, count(*), count(*) FILTER (kind = 'parse_error'),
                   max(t) FILTER (kind NOT IN ('resource_sample', 'container_state', 'alarm', 'annotation')),
-                  min(t), sum(stated_cost_usd),
+                  min(t), {STATED_SUM},
                   sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens),
                   count(*) FILTER (kind IN ('agent_message', 'user_message', 'thinking', 'tool_call')),
                   count(*) FILTER (kind = 'tool_call'), count(input_tokens)
@@ -174,10 +181,7 @@ def runs_aggregates(conn: Any, run_keys: list[str], totals: bool) -> dict[str, t
         costs = dict(conn.execute(
             f"""WITH _ev AS MATERIALIZED (SELECT run_key, model, input_tokens, output_tokens, cache_read_tokens,
                                                  cache_write_tokens FROM events WHERE {in_list("run_key", priced)})
-                SELECT e.run_key, sum(coalesce(e.input_tokens,0) * p.input_per_mtok
-                           + coalesce(e.output_tokens,0) * p.output_per_mtok
-                           + coalesce(e.cache_read_tokens,0) * p.cache_read_per_mtok
-                           + coalesce(e.cache_write_tokens,0) * p.cache_write_per_mtok) / 1e6
+                SELECT e.run_key, {PRICED_SUM}
                 FROM _ev e
                 JOIN LATERAL (SELECT * FROM prices WHERE e.model LIKE prices.model_pattern
                               ORDER BY length(model_pattern) DESC LIMIT 1) p ON TRUE
