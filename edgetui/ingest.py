@@ -837,9 +837,11 @@ def _ingest_run_files(rec: Recorder, key: str, info: RunInfo, loc, tasks: dict, 
                 if _regular_or_note(f, report):
                     report.events_offered += ingest_lines(
                         rec, key, f, name, lambda src, gen, st, cls=cls: cls(src, gen, off, st), report, progress)
+            if fmt and not big and held is not None:  # (its events held with the logs', one INSERT)
+                _ingest_run_transcript(rec, key, transcript, fmt, info, report, progress, held)
         finally:
             rec.hold = None
-        if fmt and not big:
+        if fmt and not big and held is None:
             _ingest_run_transcript(rec, key, transcript, fmt, info, report, progress)
         # (a run never recorded has nothing kept: files_unchanged is for recorded runs only)
         keep_files = files_unchanged and rec.fresh_run != key
@@ -915,11 +917,28 @@ def _say_bad_files(report: IngestReport, task_dir: Path, events: Sequence[Event]
 
 
 def _ingest_run_transcript(rec: Recorder, key: str, transcript: Path, fmt: str, info: RunInfo,
-                           report: IngestReport, progress: Optional[ProgressFn]) -> None:
+                           report: IngestReport, progress: Optional[ProgressFn], held: Optional[list] = None) -> None:
+    """The run's transcript, then what its end says (an end-of-file ``segment_end``: kept only once
+    the run has a final result, explained by :func:`stopped_at_budget` when it says so). ``held``
+    (``Recorder.hold`` of a new run): its events are held there, and changed there before their
+    insert (as the live supervisor changes them), instead of by statements after it."""
     report.events_offered += ingest_lines(rec, key, transcript, "agent_output.txt",
                                           _transcript_parser_factory(fmt), report, progress, mp_fmt=fmt)
     from .parsers.base import END_OF_FILE_SUB
 
+    if held is not None:
+        for i, (evs, ignore) in enumerate(held):
+            if isinstance(evs, list):
+                if info.final is None:
+                    evs = [e for e in evs if not (e.sub == END_OF_FILE_SUB and e.source == "agent_output.txt")]
+                    held[i] = (evs, ignore)
+                    continue
+                for e in evs:
+                    if e.sub == END_OF_FILE_SUB and e.kind == "segment_end" and e.source == "agent_output.txt":
+                        got = stopped_at_budget(info.final, e.summary or "", e.data or {})
+                        if got is not None:
+                            e.summary, e.data, e.is_error, e.level = got[0], got[1], False, None
+        return
     if info.final is None:  # the run goes on (or was cut): its transcript is not "incomplete" yet,
         # as the live tailer sees it too (it says so once the run's final_result.json exists)
         rec.conn.execute("DELETE FROM events WHERE run_key = ? AND source = 'agent_output.txt' AND sub = ?",
@@ -930,8 +949,10 @@ def _ingest_run_transcript(rec: Recorder, key: str, transcript: Path, fmt: str, 
                 "AND sub = ? AND kind = 'segment_end'", [key, END_OF_FILE_SUB]).fetchall():
             got = stopped_at_budget(info.final, summ or "", json.loads(data) if data else {})
             if got is not None:
+                from .batches import _dumps  # (the data as every event's is written)
+
                 rec.conn.execute("UPDATE events SET summary = ?, data = ?, is_error = FALSE, level = NULL "
-                                 "WHERE event_id = ?", [got[0], json.dumps(got[1]), eid])
+                                 "WHERE event_id = ?", [got[0], _dumps(got[1]), eid])
 
 
 def _regular_or_note(f: Path, report) -> bool:
