@@ -360,6 +360,16 @@ def _print_report(rep) -> None:
 
 
 def cmd_ingest(db: Path, args) -> int:
+    from . import prewarm
+
+    prewarm.start_for(args.paths or [])  # (a big transcript's parsing process starts with the imports below)
+    try:
+        return _cmd_ingest(db, args)
+    finally:
+        prewarm.stop()
+
+
+def _cmd_ingest(db: Path, args) -> int:
     if args.tasks_dir is not None and not args.tasks_dir.is_dir():
         raise FileNotFoundError(f"--tasks-dir {args.tasks_dir}: no such directory")
     if args.prices is not None and not args.prices.is_file():

@@ -221,7 +221,7 @@ def _note_read(report: IngestReport, nbytes: int, n_errors: int, first_error: Op
 
 
 #: Files with more than this left to read are parsed in a second process (see ingest_lines).
-MP_MIN_BYTES = 32 * 1024 * 1024
+from .prewarm import MP_MIN_BYTES  # noqa: E402
 
 
 def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: str, start: int, state,
@@ -231,14 +231,21 @@ def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: 
 
     import pyarrow as pa
 
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue(maxsize=4)
+    from . import prewarm
+
     # the parsing process sends small batches (1 MB of source: its memory stays ~100 MB and its
     # caches warm); this process commits several at once (BATCH_BYTES), fewer transactions
-    child = ctx.Process(target=child_parse, daemon=True,
-                        args=(q, str(path), start, fmt, source, gen, state, run_key, sorted(rec.secrets),
-                              BATCH_EVENTS, CHILD_BATCH_BYTES, os.getpid()))
-    child.start()
+    job = (str(path), start, fmt, source, gen, state, run_key, sorted(rec.secrets), BATCH_EVENTS,
+           CHILD_BATCH_BYTES, os.getpid())
+    ready = prewarm.take()  # (started by the CLI before its imports: edgetui/prewarm.py)
+    if ready is not None:
+        child, jobs, q = ready
+        jobs.put(job)
+    else:
+        ctx = mp.get_context("spawn")
+        q = ctx.Queue(maxsize=4)
+        child = ctx.Process(target=child_parse, daemon=True, args=(q, *job))
+        child.start()
     offered, consumed = 0, start
     n_err, first_err = 0, None
     if progress and start:

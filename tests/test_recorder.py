@@ -271,6 +271,41 @@ def test_parsing_process_gives_the_same_rows(tmp_path, monkeypatch):
     assert c.execute(q.format("")).fetchall() == c.execute(q.format("s.")).fetchall() == [(f.stat().st_size, True, f.stat().st_size)]
 
 
+def test_prewarmed_parsing_process(tmp_path, monkeypatch):
+    """``edgetui ingest BIG_FILE`` starts the parsing process before its imports (edgetui/prewarm.py);
+    the ingest takes that one (the same rows as one process), and one left untaken (nothing to read
+    this time) is stopped when the command ends."""
+    import edgetui.ingest as ingest_mod
+    from edgetui import prewarm
+
+    f = _big_transcript(tmp_path / "mid.jsonl", 400)
+    single, multi = tmp_path / "single.duckdb", tmp_path / "multi.duckdb"
+    monkeypatch.setenv("EDGETUI_NO_MP", "1")
+    assert main(["--db", str(single), "ingest", "-q", str(f)]) == 0
+    monkeypatch.delenv("EDGETUI_NO_MP")
+    monkeypatch.setattr(ingest_mod, "MP_MIN_BYTES", 1)
+    monkeypatch.setattr(prewarm, "MP_MIN_BYTES", 1)
+    started, taken = [], []
+    real_start, real_take = prewarm.start, prewarm.take
+    monkeypatch.setattr(prewarm, "start", lambda: (real_start(), started.append(prewarm._ready)))
+    monkeypatch.setattr(prewarm, "take", lambda: taken.append(real_take()) or taken[-1])
+    assert main(["--db", str(multi), "ingest", "-q", str(f)]) == 0
+    assert len(started) == 1 and started[0] is not None and taken and taken[0] is started[0]
+    assert started[0][0].exitcode == 0  # (it parsed the file and ended)
+    c = duckdb.connect(str(multi))
+    c.execute(f"ATTACH '{single}' AS s (READ_ONLY)")
+    cols = "event_id, kind, t, t_source, \"offset\", sub, summary, data, raw, input_tokens, segment"
+    assert c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM events EXCEPT SELECT {cols} FROM s.events)").fetchone()[0] == 0
+    assert c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM s.events EXCEPT SELECT {cols} FROM events)").fetchone()[0] == 0
+    assert c.execute("SELECT count(*) FROM events").fetchone()[0] > 3000
+    c.close()
+    started.clear()
+    taken.clear()
+    assert main(["--db", str(multi), "ingest", "-q", str(f)]) == 0  # (nothing new to read)
+    assert len(started) == 1 and started[0] is not None and not started[0][0].is_alive()
+    assert prewarm._ready is None
+
+
 @pytest.mark.parametrize("mp", [False, True])
 def test_growing_file_reingested_loses_nothing(tmp_path, monkeypatch, mp):
     """A transcript copied while it was being written ends mid-line; ingesting the complete file

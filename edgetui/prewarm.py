@@ -1,0 +1,89 @@
+"""A parsing process started before it is needed (core, no Textual imports; this module imports
+nothing heavy, so the CLI can start it before its own imports).
+
+A transcript over ``edgetui.ingest.MP_MIN_BYTES`` is parsed in a second process
+(:func:`edgetui.parse_worker.child_parse`), whose start costs ~0.4 s of imports (pydantic,
+pyarrow, the parsers) on the ingest's critical path. ``edgetui ingest BIG_FILE`` starts it
+(:func:`start`) while its own imports and the database's opening go on; the ingest then takes it
+(:func:`take`) instead of starting one. Not taken, it is stopped (:func:`stop`, or with this
+process: ``PR_SET_PDEATHSIG``, daemon process)."""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+_ready: Optional[tuple] = None  # (process, job queue, output queue)
+
+#: files with more than this left to read are parsed in a second process (edgetui.ingest.ingest_lines)
+MP_MIN_BYTES = 32 * 1024 * 1024
+
+
+def start_for(paths) -> None:
+    """:func:`start` when one of ``paths`` is a regular file over :data:`MP_MIN_BYTES` (a big
+    transcript given on its own)."""
+    import stat
+
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_size > MP_MIN_BYTES:
+            start()
+            return
+
+
+def _wait(jobs, out, parent_pid: int) -> None:
+    """The process: imports what parsing needs, then parses the one job it is given (None: ends)."""
+    from .parse_worker import child_parse, die_with_parent
+
+    die_with_parent(parent_pid)
+    from .batches import events_to_table  # noqa: F401  (imported ahead, as child_parse will)
+    from .parsers.detect import parser_for  # noqa: F401
+
+    job = jobs.get()
+    if job is not None:
+        child_parse(out, *job)
+
+
+def start() -> None:
+    """Start the process now (once; nothing when one waits already)."""
+    global _ready
+    if _ready is not None or os.environ.get("EDGETUI_NO_MP"):
+        return
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    jobs, out = ctx.Queue(maxsize=1), ctx.Queue(maxsize=4)
+    proc = ctx.Process(target=_wait, args=(jobs, out, os.getpid()), daemon=True, name="edgetui-parse")
+    try:
+        proc.start()
+    except OSError:
+        return
+    _ready = (proc, jobs, out)
+
+
+def take():
+    """``(process, job queue, output queue)`` of the waiting process, or None; the caller puts one
+    job (:func:`edgetui.parse_worker.child_parse`'s arguments after its queue) on the job queue."""
+    global _ready
+    got, _ready = _ready, None
+    if got is not None and not got[0].is_alive():
+        return None
+    return got
+
+
+def stop() -> None:
+    """End the waiting process, if any."""
+    got = take()
+    if got is not None:
+        proc, jobs, _ = got
+        try:
+            jobs.put_nowait(None)
+            proc.join(timeout=2)
+        except Exception:  # (full, closed: it is killed instead)
+            pass
+        if proc.is_alive():
+            proc.kill()
+            proc.join(timeout=2)
