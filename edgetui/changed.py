@@ -46,6 +46,15 @@ class Signatures(dict):
                 del self[key]
         return got
 
+    def take_later(self, key: str, task_dir, salt: str) -> None:
+        """Have the signature of ``key``'s task dir taken by this object's thread (started on first
+        use), in the order of the calls."""
+        if self.pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edgetui-signatures")
+        self[key] = self.pool.submit(_signature_of, str(task_dir), salt)
+
     def close(self) -> None:
         """Stop taking the signatures not taken yet (the ingest ended)."""
         if self.pool is not None:
@@ -68,7 +77,8 @@ def _changed_runs(rec: Recorder, jobs: list, tasks: dict, is_sample: bool, repor
     ``(TreeSignature, transcript entry)``, see :func:`_transcript_entry`) to record after each
     run's ingest, and the keys of the runs whose transcript is all that changed
     (:func:`_only_transcript_changed`). Unchanged runs are counted in ``report.unchanged`` and
-    listed in ``report.runs``, and the secrets their files name are added to ``rec``'s. The caller calls ``close()`` on the signatures at its end."""
+    listed in ``report.runs``, and the secrets their files name are added to ``rec``'s. The
+    caller calls ``close()`` on the signatures at its end."""
     from .hosts.local import LocalHost
     from .hosts.signature import TREE_SOURCE, tree_signature
 
@@ -85,11 +95,7 @@ def _changed_runs(rec: Recorder, jobs: list, tasks: dict, is_sample: bool, repor
         salt = _signature_salt(tasks, obj.task_id, is_sample)
         old = stored.get(key)
         if old is None:  # read whatever its signature: taken by a thread before the run's read (Signatures)
-            if sigs.pool is None:
-                from concurrent.futures import ThreadPoolExecutor
-
-                sigs.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edgetui-signatures")
-            sigs[key] = sigs.pool.submit(_signature_of, str(obj.task_dir), salt)
+            sigs.take_later(key, obj.task_dir, salt)
             kept.append((kind, obj))
             continue
         sig = tree_signature(local, str(obj.task_dir), salt)
@@ -114,15 +120,10 @@ def _changed_runs(rec: Recorder, jobs: list, tasks: dict, is_sample: bool, repor
 def fresh_signatures(jobs: list, tasks: dict, is_sample: bool) -> Signatures:
     """:class:`Signatures` of run jobs known to have no recorded signature (what
     :func:`_changed_runs` gives them, without its read of the recorded ones)."""
-    from concurrent.futures import ThreadPoolExecutor
-
     sigs = Signatures()
     for kind, obj in jobs:
         if kind == "run":
-            if sigs.pool is None:
-                sigs.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edgetui-signatures")
-            sigs[obj.run_key] = sigs.pool.submit(_signature_of, str(obj.task_dir),
-                                                 _signature_salt(tasks, obj.task_id, is_sample))
+            sigs.take_later(obj.run_key, obj.task_dir, _signature_salt(tasks, obj.task_id, is_sample))
     return sigs
 
 

@@ -461,15 +461,14 @@ def _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progr
         return
     from .ingest_shard import start_shard
 
+    sh = start_shard(rec, jobs, start, tasks, host, is_sample)
+    if sh is None:
+        _record_serial(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report)
+        return
     for _, loc in jobs[start:]:  # (their signatures are taken chunk by chunk, by whichever records them)
         got = sigs.pop(loc.run_key, None)
         if got is not None and not isinstance(got, tuple):
             got.cancel()
-    sh = start_shard(rec, jobs, start, tasks, host, is_sample)
-    if sh is None:
-        _record_serial(rec, jobs[:start], sigs, only_transcript, tasks, host, is_sample, progress, report)
-        _record_new_runs(rec, jobs[start:], tasks, host, is_sample, progress, report)
-        return
     ok = False
     try:
         mine = progress
@@ -745,6 +744,16 @@ def stopped_at_budget(final: Optional[dict], summary: str, data: dict) -> Option
     return f"{seg} stopped by the harness at the run's time budget (final_result.json: timed_out)", new
 
 
+def mark_stopped_at_budget(e: Event, final: Optional[dict]) -> None:
+    """:func:`stopped_at_budget` applied to the event ``e`` in place (a ``segment_end`` only): its
+    summary and data replaced, no longer an error. Used by the offline ingest and the live
+    supervisor alike."""
+    if e.kind == "segment_end":
+        got = stopped_at_budget(final, e.summary or "", e.data or {})
+        if got is not None:
+            e.summary, e.data, e.is_error, e.level = got[0], got[1], False, None
+
+
 def raw_secrets(task_dir: Path) -> set[str]:
     """Secret values found in a run's files before redaction: run_config.json ``api_key``,
     secret-looking ``extra_env`` values, and the judge admin secret of the log dir
@@ -941,10 +950,8 @@ def _ingest_run_transcript(rec: Recorder, key: str, transcript: Path, fmt: str, 
                     held[i] = (evs, ignore)
                     continue
                 for e in evs:
-                    if e.sub == END_OF_FILE_SUB and e.kind == "segment_end" and e.source == "agent_output.txt":
-                        got = stopped_at_budget(info.final, e.summary or "", e.data or {})
-                        if got is not None:
-                            e.summary, e.data, e.is_error, e.level = got[0], got[1], False, None
+                    if e.sub == END_OF_FILE_SUB and e.source == "agent_output.txt":
+                        mark_stopped_at_budget(e, info.final)
         return
     if info.final is None:  # the run goes on (or was cut): its transcript is not "incomplete" yet,
         # as the live tailer sees it too (it says so once the run's final_result.json exists)

@@ -103,7 +103,8 @@ class Claims:
 
 
 class Shard:
-    """A running shard: :meth:`finish` waits for it and copies its rows in, or returns False."""
+    """A running shard: :meth:`finish` waits for it and copies its rows in, or returns False;
+    :meth:`close` (the caller's, whatever happened) stops it and removes its file."""
 
     def __init__(self, proc, conn_end, path: Path, claims: Claims, progress_value) -> None:
         self.proc, self.conn_end, self.path, self.claims = proc, conn_end, path, claims
@@ -120,38 +121,34 @@ class Shard:
         """Wait for the shard, copy its rows into ``rec``'s database (one transaction) and add its
         reports to ``report`` in job order. False when it failed (nothing copied: the caller
         records the jobs from :meth:`Claims.shard_from` on)."""
+        def say_progress() -> None:
+            d = self.poll_progress()
+            if progress and d:
+                progress(d)
+
         got = None
-        try:
-            while got is None:
-                if self.conn_end.poll(0.2):
-                    try:
-                        got = self.conn_end.recv()
-                    except EOFError:  # died without a word
-                        break
-                elif not self.proc.is_alive() and not self.conn_end.poll(0):
+        while got is None:
+            if self.conn_end.poll(0.2):
+                try:
+                    got = self.conn_end.recv()
+                except EOFError:  # died without a word
                     break
-                if progress:
-                    d = self.poll_progress()
-                    if d:
-                        progress(d)
-            if progress:
-                d = self.poll_progress()
-                if d:
-                    progress(d)
-            if not got or got[0] != "done":
-                return False
-            _, parts, secrets = got
-            self.proc.join(timeout=10)
-            if self.proc.exitcode not in (0, None):
-                return False
-            copy_shard(rec, self.path)
-            for s in secrets:
-                rec.add_secret(s)
-            for _, part in sorted(parts, key=lambda p: p[0]):
-                report.merge(part)
-            return True
-        finally:
-            self.close()
+            elif not self.proc.is_alive() and not self.conn_end.poll(0):
+                break
+            say_progress()
+        say_progress()
+        if not got or got[0] != "done":
+            return False
+        _, parts, secrets = got
+        self.proc.join(timeout=10)
+        if self.proc.exitcode not in (0, None):
+            return False
+        copy_shard(rec, self.path)
+        for s in secrets:
+            rec.add_secret(s)
+        for _, part in sorted(parts, key=lambda p: p[0]):
+            report.merge(part)
+        return True
 
     def close(self) -> None:
         """Stop the shard if it still runs and remove its file."""

@@ -233,6 +233,17 @@ def test_busy_without_holder_names_pid_and_snapshot(tmp_path, db_path, capsys):
         p.wait()
 
 
+def _same_events(multi: Path, single: Path):
+    """A connection to ``multi`` (``single`` attached as ``s``) after asserting that both hold the
+    same events (EXCEPT both ways)."""
+    c = duckdb.connect(str(multi))
+    c.execute(f"ATTACH '{single}' AS s (READ_ONLY)")
+    cols = "event_id, kind, t, t_source, \"offset\", sub, summary, data, raw, input_tokens, segment"
+    assert c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM events EXCEPT SELECT {cols} FROM s.events)").fetchone()[0] == 0
+    assert c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM s.events EXCEPT SELECT {cols} FROM events)").fetchone()[0] == 0
+    return c
+
+
 def test_parsing_process_gives_the_same_rows(tmp_path, monkeypatch):
     """Big transcripts are parsed in a second process; the rows must be identical."""
     import edgetui.ingest as ingest_mod
@@ -257,11 +268,7 @@ def test_parsing_process_gives_the_same_rows(tmp_path, monkeypatch):
     monkeypatch.setattr(ingest_mod, "_ingest_lines_mp", lambda *a, **k: called.append(1) or real(*a, **k))
     assert main(["--db", str(multi), "ingest", "-q", str(f)]) == 0
     assert called
-    c = duckdb.connect(str(multi))
-    c.execute(f"ATTACH '{single}' AS s (READ_ONLY)")
-    cols = "event_id, kind, t, t_source, \"offset\", sub, summary, data, raw, input_tokens, segment"
-    assert c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM events EXCEPT SELECT {cols} FROM s.events)").fetchone()[0] == 0
-    assert c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM s.events EXCEPT SELECT {cols} FROM events)").fetchone()[0] == 0
+    c = _same_events(multi, single)
     assert c.execute("SELECT count(*) FROM events").fetchone()[0] > 7000
     # several queue batches per transaction, each with the cursor after its last line; same final cursor
     offs = [o for _, o in commits if o is not None]
@@ -292,11 +299,7 @@ def test_prewarmed_parsing_process(tmp_path, monkeypatch):
     assert main(["--db", str(multi), "ingest", "-q", str(f)]) == 0
     assert len(started) == 1 and started[0] is not None and taken and taken[0] is started[0]
     assert started[0][0].exitcode == 0  # (it parsed the file and ended)
-    c = duckdb.connect(str(multi))
-    c.execute(f"ATTACH '{single}' AS s (READ_ONLY)")
-    cols = "event_id, kind, t, t_source, \"offset\", sub, summary, data, raw, input_tokens, segment"
-    assert c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM events EXCEPT SELECT {cols} FROM s.events)").fetchone()[0] == 0
-    assert c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM s.events EXCEPT SELECT {cols} FROM events)").fetchone()[0] == 0
+    c = _same_events(multi, single)
     assert c.execute("SELECT count(*) FROM events").fetchone()[0] > 3000
     c.close()
     started.clear()

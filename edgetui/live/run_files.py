@@ -14,7 +14,7 @@ from typing import Optional
 from ..events import one_line
 from ..align import in_list
 from ..finalize import FinalizeJob, finalize_runs
-from ..ingest import (LINE_SOURCES, _fill_model_agent, detect_file_format, raw_secrets, stopped_at_budget,
+from ..ingest import (LINE_SOURCES, _fill_model_agent, detect_file_format, raw_secrets, mark_stopped_at_budget,
                       whole_file_events)
 from ..parsers import sforge_dir as sd
 from ..parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch
@@ -351,10 +351,7 @@ class RunFiles:
                     ends = src.parser.finish()  # (leaves the parser's state as it was)
                     for e in ends:
                         e.run_key = rs.key
-                        got = stopped_at_budget(info.final, e.summary or "", e.data or {}) \
-                            if e.kind == "segment_end" else None
-                        if got is not None:  # the harness stopped the agent at the run's budget: not a cut
-                            e.summary, e.data, e.is_error, e.level = got[0], got[1], False, None
+                        mark_stopped_at_budget(e, info.final)  # (the harness stopped it at the budget: not a cut)
                     ends_all.extend(ends)
             files.append((rs.key, whole_file_events(td, graded, info, last_log_t, sub_cache=rs.sub_cache)))
             rs.subs = subs
