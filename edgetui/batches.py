@@ -9,7 +9,8 @@ import orjson
 import pyarrow as pa
 
 from .events import Event, event_id as _event_id
-from .redact import REDACTED, has_keyword, items_that_may_hold, redact_bytes, redact_obj, redact_text  # noqa: F401 - REDACTED re-exported
+from .redact import (  # noqa: F401 - REDACTED re-exported
+    _PREFILTER_B, _PREFILTER_DATA_B, REDACTED, has_keyword, items_that_may_hold, redact_bytes, redact_obj, redact_text)
 
 
 EVENT_COLUMNS = [
@@ -66,6 +67,7 @@ class Scrubber:
     def __init__(self, secrets: Iterable[str] = ()):
         self.secrets: set[str] = set(secrets)
         self._bsecrets: list[bytes] = []
+        self._known_rx: tuple[frozenset, Any] = (frozenset(), None)
 
     def scrub(self, text: Optional[str]) -> Optional[str]:
         return redact_text(text, self.secrets)
@@ -74,6 +76,19 @@ class Scrubber:
         if len(self._bsecrets) != len(self.secrets):  # secrets are added while a live run is watched
             self._bsecrets = [s.encode() for s in self.secrets if s]
         return self._bsecrets
+
+    def _known_regex(self):
+        """One RE2 alternation of the known secret values (UTF-8), or None without any."""
+        key = frozenset(self.secrets)
+        if self._known_rx[0] != key:
+            import re2
+
+            from .redact import _RE2_OPTIONS
+
+            vals = sorted({s.encode() for s in key if s}, key=len, reverse=True)
+            self._known_rx = (key, re2.compile(b"|".join(re2.escape(v) for v in vals), _RE2_OPTIONS)
+                              if vals else None)
+        return self._known_rx[1]
 
     def scrub_bytes(self, raw: Optional[bytes]) -> Optional[bytes]:
         if not raw:
@@ -91,6 +106,14 @@ class Scrubber:
             hits.update(i for i, x in enumerate(items) if x and any(k in x for k in known))
         return hits
 
+    def array_hits(self, arr: pa.Array, kind: str) -> list[int]:
+        """Rows of a string or binary Arrow array (one chunk) that may hold a secret: the prefilter
+        of ``kind`` (``"text"``, ``"bytes"``, ``"data"``: see :func:`edgetui.redact.items_that_may_hold`)
+        and the known secret values, each one RE2 scan of the array's value buffer as it is (no
+        join, no Python strings). A match across two rows marks both (the rows are adjacent in the
+        buffer); every row a per-row scan would mark is marked. Sorted row indices."""
+        return _buffer_hits(arr, _PREFILTER_DATA_B if kind == "data" else _PREFILTER_B, self._known_regex())
+
     def scrub_column(self, items: list) -> list:
         hits = self.column_hits(items, "text")
         if not hits:
@@ -101,13 +124,49 @@ class Scrubber:
         return redact_obj(obj, self.secrets)
 
 
-def events_to_table(run_key: str, events: Sequence[Event], scrubber: Scrubber) -> pa.Table:
-    """Arrow table of ``events`` in :data:`EVENT_COLUMNS` order, secrets scrubbed.
+def _buffer_hits(arr: pa.Array, rx, known_rx) -> list[int]:
+    """:meth:`Scrubber.array_hits` for the patterns ``rx`` and ``known_rx`` (None: no known values)."""
+    import numpy as np
 
-    Column-wise construction (one attrgetter per event, then list
-    comprehensions per column): this is on the ingest hot path. Pure function,
-    also used in the ingest's parsing process.
-    """
+    n = len(arr)
+    if n == 0 or arr.null_count == n:
+        return []
+    bufs = arr.buffers()
+    offs = np.frombuffer(bufs[1], dtype=np.int32, count=n + 1, offset=arr.offset * 4)
+    lo, hi = int(offs[0]), int(offs[-1])
+    if hi <= lo:
+        return []
+    view = memoryview(bufs[2])[lo:hi]
+    spans = [m.span() for m in rx.finditer(view)]
+    if known_rx is not None:
+        spans += [m.span() for m in known_rx.finditer(view)]
+    if not spans:
+        return []
+    se = np.array(spans, dtype=np.int64) + lo
+    first = np.searchsorted(offs, se[:, 0], side="right") - 1
+    last = np.searchsorted(offs, np.maximum(se[:, 0], se[:, 1] - 1), side="right") - 1
+    rows: set[int] = set()
+    for a, b in zip(first.tolist(), last.tolist()):
+        rows.update(range(a, b + 1))
+    return sorted(rows)
+
+
+def events_to_table(run_key: str, events: Sequence[Event], scrubber: Scrubber) -> pa.Table:
+    """Arrow table of ``events`` in :data:`EVENT_COLUMNS` order, secrets scrubbed:
+    :func:`scrub_table` of :func:`build_table`. Pure function, also used in the ingest's parsing
+    process."""
+    return scrub_table(build_table(run_key, events), scrubber)
+
+
+def build_table(run_key: str, events: Sequence[Event]) -> pa.Table:
+    """Arrow table of ``events`` in :data:`EVENT_COLUMNS` order, **secrets not scrubbed yet**
+    (:func:`scrub_table` before anything is written: the offline ingest's parsing process builds,
+    the process that writes scrubs, on the other core).
+
+    Column-wise construction (one attrgetter per event, then list comprehensions per column):
+    this is on the ingest hot path. ``data`` goes from orjson's UTF-8 bytes to an Arrow binary
+    array *viewed* as string: no Python str round trip, no validating cast (orjson writes valid
+    UTF-8 only)."""
     if not events:
         return _EVENT_SCHEMA.empty_table()
     rows = [_GET(e) for e in events]
@@ -117,22 +176,7 @@ def events_to_table(run_key: str, events: Sequence[Event], scrubber: Scrubber) -
     ids = [_event_id(rk, s, g, o, sb) for rk, s, g, o, sb in zip(rks, srcs, gens, offs, subs)]
     kinds = [k if type(k) is str else k.value for k in kinds]
     tsrcs = [x if (x is None or type(x) is str) else x.value for x in tsrcs]
-    # secrets out: one prefilter pass (RE2, edgetui.redact) over each column of the batch, and
-    # only the items where it matched are redacted one by one
-    summs, tnames, models, rounds = (scrubber.scrub_column(col) for col in (summs, tnames, models, rounds))
-    # data as UTF-8 JSON bytes -> an Arrow binary array viewed as string: no Python str round trip
-    # (encoding ~150 MB of str per 200 MB transcript was a third of this function's time); its
-    # decoded strings are redacted before serialising; orjson writes valid UTF-8 only, so the view
-    # skips the validating cast (a third of the rest)
-    blobs = [_dumps_b(d) if d else None for d in datas]
-    for i in scrubber.column_hits(blobs, "data"):
-        clean = scrubber.scrub_obj(datas[i])
-        if clean is not datas[i]:
-            blobs[i] = _dumps_b(clean)
-    datas = pa.array(blobs, pa.binary()).view(pa.string())  # (orjson writes UTF-8 only: no validating cast)
-    if any(raws):
-        for i in scrubber.column_hits(raws, "bytes"):
-            raws[i] = scrubber.scrub_bytes(raws[i])
+    blobs = pa.array([_dumps_b(d) if d else None for d in datas], pa.binary()).view(pa.string())
     cols = {
         "event_id": ids, "run_key": rks, "kind": kinds, "t": ts, "t_source": tsrcs, "source": srcs,
         "generation": gens, "offset": offs, "sub": subs, "summary": summs, "level": levels, "segment": segs,
@@ -142,6 +186,50 @@ def events_to_table(run_key: str, events: Sequence[Event], scrubber: Scrubber) -
         "output_tokens": [u.output_tokens if u else None for u in usages],
         "cache_read_tokens": [u.cache_read_tokens if u else None for u in usages],
         "cache_write_tokens": [u.cache_write_tokens if u else None for u in usages],
-        "stated_cost_usd": costs, "data": datas, "raw": raws,
+        "stated_cost_usd": costs, "data": blobs, "raw": raws,
     }
     return pa.table(cols, schema=_EVENT_SCHEMA)
+
+
+#: the columns :func:`scrub_table` scrubs, and how each is scanned and redacted
+_SCRUBBED = (("summary", "text"), ("tool_name", "text"), ("round", "text"), ("model", "text"),
+             ("data", "data"), ("raw", "bytes"))
+
+
+def scrub_table(tbl: pa.Table, scrubber: Scrubber) -> pa.Table:
+    """``tbl`` (an events table of :func:`build_table`, any number of chunks) with every secret
+    replaced by ``<redacted>``: one RE2 prefilter scan of each scrubbed column's value buffer
+    (:meth:`Scrubber.array_hits`), and only the rows where it matched redacted one by one (texts
+    and raw lines as themselves, ``data`` decoded, redacted as an object and serialised again
+    when it changed). The same table when nothing matched. Raw bytes: invalid UTF-8 kept byte
+    for byte."""
+    for name, kind in _SCRUBBED:
+        col = tbl.column(name)
+        if col.null_count == len(col):
+            continue
+        chunks, changed = [], False
+        for arr in col.chunks:
+            hits = scrubber.array_hits(arr, kind)
+            if hits:
+                vals = arr.to_pylist()
+                before = list(vals)
+                for i in hits:
+                    v = vals[i]
+                    if not v:
+                        continue
+                    if kind == "text":
+                        vals[i] = scrubber.scrub(v)
+                    elif kind == "bytes":
+                        vals[i] = scrubber.scrub_bytes(v)
+                    else:
+                        obj = orjson.loads(v)
+                        clean = scrubber.scrub_obj(obj)
+                        if clean is not obj:
+                            vals[i] = _dumps(clean)
+                if vals != before:
+                    arr = pa.array(vals, arr.type)
+                    changed = True
+            chunks.append(arr)
+        if changed:
+            tbl = tbl.set_column(tbl.schema.get_field_index(name), name, pa.chunked_array(chunks, col.type))
+    return tbl

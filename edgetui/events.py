@@ -207,5 +207,14 @@ def one_line(text: Any, width: int = 160) -> str:
         return ""
     if not isinstance(text, str):
         text = str(text)
+    # a growing prefix, not the whole text (a tool output of megabytes for 160 characters): the
+    # collapsed prefix is a prefix of the collapsed text, so once it is longer than ``width`` its
+    # cut is the whole text's cut
+    n = 2 * width + 16
+    while n < len(text):
+        s = " ".join(text[:n].split())
+        if len(s) > width:
+            return s[: width - 1] + "…"
+        n *= 4
     s = " ".join(text.split())
     return s if len(s) <= width else s[: width - 1] + "…"

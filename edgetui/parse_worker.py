@@ -105,25 +105,27 @@ def die_with_parent(parent_pid: int) -> None:
 
 
 def child_parse(q, path: str, start: int, fmt: str, source: str, gen: str, state, run_key: str,
-                secrets: list[str], batch_events: int, batch_bytes: int, parent_pid: int = 0) -> None:
-    """Parsing process: lines -> events -> Arrow IPC bytes, one message per batch, in file order."""
+                batch_events: int, batch_bytes: int, parent_pid: int = 0) -> None:
+    """Parsing process: lines -> events -> Arrow IPC bytes, one message per batch, in file order.
+    The batches are **not scrubbed** (:func:`edgetui.batches.build_table`): the receiving process
+    scrubs each one (:func:`edgetui.batches.scrub_table`) before anything is written, on the other
+    core while this one parses on."""
     import pyarrow as pa
 
     if parent_pid:
         die_with_parent(parent_pid)
 
     from .parsers.detect import parser_for
-    from .batches import Scrubber, events_to_table
+    from .batches import build_table
 
     try:
-        scrubber = Scrubber(secrets)
         parser = parser_for(fmt, source, gen, state)
         batch: list[Event] = []
         n_err, first_err = 0, None
         last_end = batch_start = start
 
         def send(events, done: bool, state=None) -> None:
-            tbl = events_to_table(run_key, events, scrubber)
+            tbl = build_table(run_key, events)
             sink = pa.BufferOutputStream()
             with pa.ipc.new_stream(sink, tbl.schema) as w:
                 w.write_table(tbl)

@@ -39,7 +39,7 @@ def _wait(jobs, out, parent_pid: int) -> None:
     from .parse_worker import child_parse, die_with_parent
 
     die_with_parent(parent_pid)
-    from .batches import events_to_table  # noqa: F401  (imported ahead, as child_parse will)
+    from .batches import build_table  # noqa: F401  (imported ahead, as child_parse will)
     from .parsers.detect import parser_for  # noqa: F401
 
     job = jobs.get()

@@ -297,13 +297,26 @@ def redact_text(text: Optional[str], secrets: frozenset[str] | set[str] = frozen
 
 
 def redact_bytes(raw: Optional[bytes], secrets: frozenset[str] | set[str] = frozenset()) -> Optional[bytes]:
-    """``raw`` bytes with secrets replaced (decoded with ``surrogateescape``, so invalid
-    UTF-8 comes back byte for byte); the kept raw line of a parse error, a JSON line."""
+    """``raw`` bytes with secrets replaced; the kept raw line of a parse error, a JSON line.
+    Invalid UTF-8 comes back byte for byte: each valid run between invalid bytes is redacted as
+    a text of its own (RE2 cannot search a str holding ``surrogateescape``'s lone surrogates)."""
     if not raw:
         return raw
-    text = raw.decode("utf-8", "surrogateescape")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        parts, rest, changed = [], raw, False
+        while rest:
+            try:
+                good, bad, rest = rest.decode("utf-8"), b"", b""
+            except UnicodeDecodeError as e:
+                good, bad, rest = rest[:e.start].decode("utf-8"), rest[e.start:e.end], rest[e.end:]
+            out = redact_text(good, secrets)
+            changed = changed or out is not good
+            parts += [out.encode("utf-8"), bad]  # type: ignore[union-attr]
+        return b"".join(parts) if changed else raw
     out = redact_text(text, secrets)
-    return raw if out is text else out.encode("utf-8", "surrogateescape")  # type: ignore[union-attr]
+    return raw if out is text else out.encode("utf-8")  # type: ignore[union-attr]
 
 
 def redact_obj(obj: Any, secrets: frozenset[str] | set[str] = frozenset()) -> Any:

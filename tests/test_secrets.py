@@ -243,3 +243,42 @@ def test_old_database_is_rescrubbed_and_rewritten(tmp_path):
         conn.close()
     assert sec.encode() not in p.read_bytes()
     assert not Path(str(p) + ".rewrite").exists()
+
+
+def test_batch_scrub_is_each_row_redacted_alone():
+    """events_to_table scrubs a batch with one prefilter scan of each column's Arrow buffer
+    (rows side by side, no separator): every row comes out as redacting that row alone gives,
+    secrets at row edges and across neighbours included, known secret values too."""
+    import orjson
+
+    from edgetui.batches import Scrubber, events_to_table
+    from edgetui.events import make_event
+    from edgetui.redact import redact_obj
+
+    known = "Zq8-known-value-77"
+    texts = [_text_with(n, v) for n, v in SECRETS.items()] + [f"value {v} end" for v in KEEP.values()]
+    texts += [f"plain {known}", known, "token", "=abcdefghijklmnop rest", "api_key", "", "nothing here"]
+    events = []
+    for i in range(600):
+        t = texts[i % len(texts)] if i % 3 else "quiet row %d" % i
+        nxt = texts[(i + 1) % len(texts)]
+        events.append(make_event(dict(
+            kind="message", source="agent_output.jsonl", generation="g", offset=i, sub=0,
+            summary=t, tool_name=(nxt[:40] if i % 5 == 0 else None), model=("m-" + t[-8:] if i % 7 == 0 else None),
+            round=None, data=({"text": t, "api_key": "abcdefghijklmnopqrstu", "n": i} if i % 2 else {"k": [t, nxt]}),
+            raw=(t.encode() + b"\xff" if i % 11 == 0 else None))))
+    secrets = {known}
+    tbl = events_to_table("rk", events, Scrubber(secrets)).to_pydict()
+    for i, e in enumerate(events):
+        assert tbl["summary"][i] == redact_text(e.summary, secrets), i
+        if e.tool_name is not None:
+            assert tbl["tool_name"][i] == redact_text(e.tool_name, secrets), i
+        if e.model is not None:
+            assert tbl["model"][i] == redact_text(e.model, secrets), i
+        assert orjson.loads(tbl["data"][i]) == redact_obj(e.data, secrets), i
+        if e.raw is not None:
+            assert tbl["raw"][i] == redact_bytes(e.raw, secrets), i
+    blob = json.dumps(tbl, default=lambda b: b.decode("utf-8", "replace"))
+    assert _leaks(blob) == [] and known not in blob
+    assert "abcdefghijklmnopqrstu" not in blob  # (a credential's name as the key of a string value)
+    assert KEEP["git_sha"] in blob and KEEP["uuid"] in blob
