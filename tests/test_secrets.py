@@ -282,3 +282,47 @@ def test_batch_scrub_is_each_row_redacted_alone():
     assert _leaks(blob) == [] and known not in blob
     assert "abcdefghijklmnopqrstu" not in blob  # (a credential's name as the key of a string value)
     assert KEEP["git_sha"] in blob and KEEP["uuid"] in blob
+
+
+def test_parsing_process_batches_scrubbed_by_the_writer(tmp_path, monkeypatch):
+    """A transcript parsed in the second process (its batches cross unscrubbed; the writing process
+    scrubs them): no secret in the database, a known secret value (SFORGE_ADMIN_SECRET) included,
+    and the same rows as the one-process ingest; DuckDB's thread setting is back after it."""
+    import edgetui.ingest as ingest_mod
+    from edgetui.cli import main
+    from edgetui.db import open_db
+
+    admin = "adm1n-Secret-Value-42"
+    tr = tmp_path / "agent_output.jsonl"
+    _transcript(tr)
+    extra = json.dumps({"type": "assistant", "message": {"id": "msg_adm", "role": "assistant", "content": [
+        {"type": "text", "text": f"the admin secret is {admin} here"}]}})
+    tr.write_text(tr.read_text() + extra + "\n")
+    monkeypatch.setenv("SFORGE_ADMIN_SECRET", admin)
+    single, multi = tmp_path / "one.duckdb", tmp_path / "two.duckdb"
+    monkeypatch.setenv("EDGETUI_NO_MP", "1")
+    assert main(["--db", str(single), "ingest", "-q", str(tr)]) == 0
+    monkeypatch.delenv("EDGETUI_NO_MP")
+    monkeypatch.setattr(ingest_mod, "MP_MIN_BYTES", 1)
+    monkeypatch.setattr(ingest_mod, "CHILD_BATCH_BYTES", 2048)  # several batches
+    called, threads = [], []
+    real = ingest_mod._ingest_lines_mp
+
+    def spy(rec, *a, **k):
+        called.append(1)
+        out = real(rec, *a, **k)
+        threads.append(rec.conn.execute("SELECT current_setting('threads')").fetchone()[0])
+        return out
+
+    monkeypatch.setattr(ingest_mod, "_ingest_lines_mp", spy)
+    assert main(["--db", str(multi), "ingest", "-q", str(tr)]) == 0
+    assert called
+    c = open_db(multi)
+    assert threads == [c.execute("SELECT current_setting('threads')").fetchone()[0]]
+    rows = c.execute("SELECT summary, data, raw FROM events ORDER BY event_id").fetchall()
+    c.close()
+    blob = json.dumps([[s, d, r.decode("utf-8", "replace") if r else None] for s, d, r in rows])
+    assert _leaks(blob) == [] and admin not in blob and REDACTED in blob
+    c1 = open_db(single)
+    assert c1.execute("SELECT summary, data, raw FROM events ORDER BY event_id").fetchall() == rows
+    c1.close()
