@@ -132,7 +132,9 @@ def _buffer_hits(arr: pa.Array, rx, known_rx) -> list[int]:
     if n == 0 or arr.null_count == n:
         return []
     bufs = arr.buffers()
-    offs = np.frombuffer(bufs[1], dtype=np.int32, count=n + 1, offset=arr.offset * 4)
+    wide = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+    offs = np.frombuffer(bufs[1], dtype=np.int64 if wide else np.int32, count=n + 1,
+                         offset=arr.offset * (8 if wide else 4))
     lo, hi = int(offs[0]), int(offs[-1])
     if hi <= lo:
         return []

@@ -326,3 +326,24 @@ def test_parsing_process_batches_scrubbed_by_the_writer(tmp_path, monkeypatch):
     c1 = open_db(single)
     assert c1.execute("SELECT summary, data, raw FROM events ORDER BY event_id").fetchall() == rows
     c1.close()
+
+
+def test_array_hits_of_slices_chunks_and_wide_arrays():
+    """The buffer scan maps matches to the right rows of a sliced array (offsets not from 0), of
+    each chunk of a chunked column, and of large (64-bit offset) arrays; nulls never match."""
+    import pyarrow as pa
+
+    from edgetui.batches import Scrubber
+
+    sc = Scrubber({"known-secret-1"})
+    vals = ["clean", None, "x " + SECRETS["github_pat_classic"], "", "plain", "the known-secret-1 here", "end"]
+    want = [2, 5]
+    for typ in (pa.string(), pa.large_string(), pa.binary(), pa.large_binary()):
+        binary = typ in (pa.binary(), pa.large_binary())
+        items = [v.encode() if binary and v is not None else v for v in vals]
+        arr = pa.array(items, typ)
+        assert sc.array_hits(arr, "text") == want, typ
+        assert sc.array_hits(arr.slice(2), "text") == [0, 3], typ
+        assert sc.array_hits(arr.slice(3, 2), "text") == [], typ
+        chunked = pa.chunked_array([arr.slice(0, 3), arr.slice(3)])
+        assert [sc.array_hits(c, "text") for c in chunked.chunks] == [[2], [2]], typ
