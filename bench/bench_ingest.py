@@ -18,7 +18,7 @@ Prints MB/s, the ratio to each baseline, and the peak memory: the peak of the
 summed RSS of the ingest's processes (sampled every 10 ms from /proc), plus
 each process's own peak and their sum (an upper bound: the parsing process
 ends before the inserting one finishes).
-Usage: .venv/bin/python bench/bench_ingest.py [--mb 200] [--rounds N] [--keep DIR]
+Usage: .venv/bin/python bench/bench_ingest.py [--mb 200] [--rounds N] [--keep DIR] [--from-samples]
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 # ../shared/data beside the clone, or $EDGETUI_SHARED_DATA (as the tests find it)
@@ -39,14 +40,26 @@ ID_RE = re.compile(rb'"(msg_|toolu_|call_|req_)([A-Za-z0-9_]+)"')
 UUID_RE = re.compile(rb'"([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})"')
 
 
-def build(path: Path, mb: int) -> int:
+def sample_transcripts() -> list[Path]:
+    """The Claude Code stream-json transcripts of the bundled sample runs and genuine harness runs
+    (``--from-samples``: the transcripts bench_scale.py's root is made of, ~3x more events a MB
+    than the real public ones of the corpus)."""
+    out = []
+    for f in sorted((ROOT / "sample_runs").rglob("agent_output.txt")):
+        with open(f, "rb") as fh:
+            if fh.read(1) == b"{":
+                out.append(f)
+    return out
+
+
+def build(path: Path, mb: int, sources: Optional[list[Path]] = None) -> int:
     src_lines: list[bytes] = []
-    for f in sorted(CORPUS.glob("*.jsonl")):
+    for f in sources if sources is not None else sorted(CORPUS.glob("*.jsonl")):
         for line in f.read_bytes().splitlines():
             if line.startswith(b"{"):
                 src_lines.append(line)
     if not src_lines:
-        sys.exit(f"no corpus at {CORPUS}")
+        sys.exit(f"no corpus at {CORPUS}" if sources is None else "no sample transcripts")
     target = mb * 1_000_000
     written = 0
     rep = 0
@@ -180,12 +193,15 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1,
                     help="more rounds of DuckDB's read_json and edgetui's ingest, alternating: the issue 15 "
                          "ratio as the median of the rounds (one round's ratio moves ±15 %% with this machine)")
+    ap.add_argument("--from-samples", action="store_true",
+                    help="build the file from the sample runs' Claude transcripts (those of bench_scale.py's root: "
+                         "more events a MB than the real transcripts of the corpus) instead of the corpus")
     a = ap.parse_args()
     work = a.keep or Path(tempfile.mkdtemp(prefix="edgetui-bench-"))
     work.mkdir(parents=True, exist_ok=True)
-    f = work / "big-stream.jsonl"
+    f = work / ("samples-stream.jsonl" if a.from_samples else "big-stream.jsonl")
     if not f.exists() or f.stat().st_size < a.mb * 1_000_000:
-        size = build(f, a.mb)
+        size = build(f, a.mb, sample_transcripts() if a.from_samples else None)
     else:
         size = f.stat().st_size
     mb = size / 1e6
@@ -212,7 +228,7 @@ def main() -> None:
         print(f"baseline duckdb {label}: {n} objects, {sec:.2f} s, {mb / sec:.1f} MB/s")
 
     el, peak_total, parent, child, events = _edgetui_round(work, f)
-    print(f"edgetui ingest: {events} events, {el:.2f} s, {mb / el:.1f} MB/s "
+    print(f"edgetui ingest: {events} events ({size / events:.0f} bytes an event), {el:.2f} s, {mb / el:.1f} MB/s "
           f"(load {'/'.join(f'{x:.1f}' for x in os.getloadavg())})")
     print(f"memory: peak of the processes' total RSS {peak_total:.0f} MB (sampled every 10 ms); per-process peaks: "
           f"inserting {parent:.0f} MB, parsing {child:.0f} MB (their sum, an upper bound: {parent + child:.0f} MB)")

@@ -1000,3 +1000,19 @@ def test_finish_after_a_restored_cursor_says_the_same_as_after_the_whole_file():
     assert [e.kind for e in a] == ["segment_end"] and last and last > 0
     assert [(e.kind, e.offset, e.sub, e.summary) for e in b] == [(e.kind, e.offset, e.sub, e.summary) for e in a]
     assert b[0].offset == last
+
+
+def test_usage_without_validation_is_the_validated_usage():
+    """The parsers' Usage (make_usage: no validation, checked at import) equals, hashes and dumps as
+    the validated model, and is what a parsed assistant record carries."""
+    from edgetui.events import Usage, make_usage
+    from edgetui.parsers.claude import ClaudeStreamParser
+
+    a = make_usage(10, 20, 30, 40)
+    b = Usage(input_tokens=10, output_tokens=20, cache_read_tokens=30, cache_write_tokens=40)
+    assert a == b and hash(a) == hash(b) and a.model_dump() == b.model_dump() and type(a) is Usage
+    line = (b'{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"hi"}],'
+            b'"usage":{"input_tokens":5,"output_tokens":"x","cache_read_input_tokens":7.9,'
+            b'"cache_creation_input_tokens":true}}}')
+    ev = ClaudeStreamParser("agent_output.jsonl", "g").feed(line, 0)[0]
+    assert ev.usage == Usage(input_tokens=5, output_tokens=0, cache_read_tokens=7, cache_write_tokens=1)

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import orjson
 
-from ..events import Usage, one_line
+from ..events import Usage, make_usage, one_line
 
 #: summaries collapse at most this many characters of a long text
 SUMMARY_SCAN = 1200
@@ -53,12 +53,8 @@ def _int(x: Any) -> int:
 def _usage(u: Any) -> Optional[Usage]:
     if not isinstance(u, dict):
         return None
-    return Usage(
-        input_tokens=_int(u.get("input_tokens")),
-        output_tokens=_int(u.get("output_tokens")),
-        cache_read_tokens=_int(u.get("cache_read_input_tokens")),
-        cache_write_tokens=_int(u.get("cache_creation_input_tokens")),
-    )
+    return make_usage(_int(u.get("input_tokens")), _int(u.get("output_tokens")),
+                      _int(u.get("cache_read_input_tokens")), _int(u.get("cache_creation_input_tokens")))
 
 
 def _usage_tuple(u: Usage) -> list[int]:
