@@ -97,13 +97,12 @@ class Scrubber:
             return raw
         return redact_bytes(raw, self.secrets)
 
-    def column_hits(self, items: list, kind: str) -> set[int]:
-        """Indices of ``items`` that may hold a secret (see :func:`edgetui.redact.items_that_may_hold`),
-        known secret values included."""
-        hits = items_that_may_hold(items, kind)
+    def column_hits(self, items: list) -> set[int]:
+        """Indices of the texts ``items`` that may hold a secret (see
+        :func:`edgetui.redact.items_that_may_hold`), known secret values included."""
+        hits = items_that_may_hold(items, "text")
         if self.secrets:
-            known = self.secrets if kind == "text" else self._known_bytes()
-            hits.update(i for i, x in enumerate(items) if x and any(k in x for k in known))
+            hits.update(i for i, x in enumerate(items) if x and any(k in x for k in self.secrets))
         return hits
 
     def array_hits(self, arr: pa.Array, kind: str) -> list[int]:
@@ -115,7 +114,7 @@ class Scrubber:
         return _buffer_hits(arr, _PREFILTER_DATA_B if kind == "data" else _PREFILTER_B, self._known_regex())
 
     def scrub_column(self, items: list) -> list:
-        hits = self.column_hits(items, "text")
+        hits = self.column_hits(items)
         if not hits:
             return items
         return [self.scrub(x) if i in hits else x for i, x in enumerate(items)]
@@ -213,22 +212,22 @@ def scrub_table(tbl: pa.Table, scrubber: Scrubber) -> pa.Table:
         for arr in col.chunks:
             hits = scrubber.array_hits(arr, kind)
             if hits:
-                vals = arr.to_pylist()
-                before = list(vals)
-                for i in hits:
+                vals, dirty = arr.to_pylist(), False
+                for i in hits:  # (each redaction gives its input back when it changed nothing)
                     v = vals[i]
                     if not v:
                         continue
                     if kind == "text":
-                        vals[i] = scrubber.scrub(v)
+                        new = scrubber.scrub(v)
                     elif kind == "bytes":
-                        vals[i] = scrubber.scrub_bytes(v)
+                        new = scrubber.scrub_bytes(v)
                     else:
                         obj = orjson.loads(v)
                         clean = scrubber.scrub_obj(obj)
-                        if clean is not obj:
-                            vals[i] = _dumps(clean)
-                if vals != before:
+                        new = v if clean is obj else _dumps(clean)
+                    if new is not v:
+                        vals[i], dirty = new, True
+                if dirty:
                     arr = pa.array(vals, arr.type)
                     changed = True
             chunks.append(arr)
