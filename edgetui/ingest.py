@@ -451,7 +451,8 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
                 total += sum(_size(obj.task_dir / n) for n in (*TRANSCRIPT_NAMES, "run_agent.log", "auto_eval_ticks.log"))
         on_total(total)
     try:
-        _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report)
+        with fewer_collections():  # (one scope for every run: see fewer_collections)
+            _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report)
     finally:
         sigs.close()
 

@@ -232,6 +232,7 @@ def shard_main(conn_end, path: str, jobs: list, claims: Claims, tasks: dict, hos
         from .changed import fresh_signatures
         from .db import open_db
         from .ingest import INGEST_MEMORY_LIMIT, IngestReport, _record_serial, raw_secrets
+        from .parse_worker import fewer_collections
         from .recorder import Recorder
 
         conn = open_db(path)
@@ -250,6 +251,8 @@ def shard_main(conn_end, path: str, jobs: list, claims: Claims, tasks: dict, hos
             value.value += n
 
         parts = []
+        relaxed = fewer_collections()  # (one scope for every run: see fewer_collections)
+        relaxed.__enter__()
         while (got := claims.take_back()) is not None:
             i, j = got
             while len(before) < i:
