@@ -184,9 +184,7 @@ def _align_lines(conn, source: str, jobs: list[AlignJob], per_run: dict[str, pa.
     import pyarrow.compute as pc
 
     keys = [j.run_key for j in jobs]
-    where = f"{in_list('e.run_key', keys)} AND e.source = ?"
     join = 'JOIN _edgetui_pos p ON p.run_key = e.run_key AND p."offset" = e."offset"'
-    args = [*keys, source]  # the where's
     # segment starts / ends from run_agent.log
     logs: dict[str, list] = {k: [] for k in keys}
     for rk, k, t, _ in conn.execute(
@@ -210,7 +208,7 @@ def _align_lines(conn, source: str, jobs: list[AlignJob], per_run: dict[str, pa.
         w = f"{in_list('e.run_key', with_subs)} AND e.source = ?"
         for rk, tid, pos in conn.execute(
                 f"SELECT e.run_key, e.tool_use_id, min(p.pos) FROM events e {join} WHERE {w} AND e.kind = 'tool_call' "
-                "AND e.tool_use_id IS NOT NULL AND e.data LIKE '%\"sforge_submit\"%' "  # (a prefilter: no JSON parse)
+                "AND e.tool_use_id IS NOT NULL AND contains(e.data, '\"sforge_submit\"') "  # (a prefilter: no JSON parse)
                 "AND e.data->>'$.sforge_submit' IN ('true', 'True', '1') "
                 "GROUP BY e.run_key, e.tool_use_id", [*with_subs, source]).fetchall():
             call_pos[rk][tid] = pos
@@ -303,27 +301,25 @@ def line_times(n_lines: int, kept: list[tuple[int, float]]) -> pa.Array:
     """Time (float64, epoch UTC) of each line position 0 … ``n_lines - 1`` between the ``kept``
     anchors (``(pos, t)``, pos strictly increasing): between two anchors around a line
     ``t0 + (t1 - t0) * (pos - p0) / (p1 - p0)`` (p0 the greatest anchor position <= pos, p1 the
-    smallest >= pos: the same float operations in the same order as the SQL it replaced), an
-    anchor's own time on its line, the first anchor's time before it and the last one's after
-    it. Built in a typed ``array`` (8 bytes a line, no per-line object; numpy is not imported by
-    the ingest: ~12 MB more in the inserting process)."""
-    from array import array
+    next one: the same float operations in the same order as the SQL it replaced, so the same
+    bits), an anchor's own time on its line, the first anchor's time before it and the last one's
+    after it. Vectorised (numpy, which the ingest's scrubbing imports already): a Claude
+    transcript stamps most of its lines, so a loop per anchor cost ~2 µs a line."""
+    import numpy as np
 
-    p_first = kept[0][0]
-    start = min(p_first, 0)  # (an anchor before line 0 has its own slot, dropped below)
-    out = array("d", [kept[0][1]]) * (p_first - start)
-    for k, (p0, t0) in enumerate(kept):
-        out.append(t0)
-        if k + 1 < len(kept):
-            p1, t1 = kept[k + 1]
-            dp, dt = p1 - p0, t1 - t0
-            if dp > 1:
-                out.extend([t0 + dt * i / dp for i in range(1, dp)])
-        elif n_lines - 1 > p0:
-            out.extend(array("d", [t0]) * (n_lines - 1 - p0))
-    if start or len(out) != n_lines:
-        out = out[-start:-start + n_lines]
-    return pa.Array.from_buffers(pa.float64(), len(out), [None, pa.py_buffer(out)])
+    kp = np.fromiter((p for p, _ in kept), dtype=np.int64, count=len(kept))
+    kt = np.fromiter((t for _, t in kept), dtype=np.float64, count=len(kept))
+    pos = np.arange(n_lines, dtype=np.int64)
+    idx = np.searchsorted(kp, pos, side="right") - 1  # the greatest anchor at or before each line
+    out = np.empty(n_lines, dtype=np.float64)
+    out[idx < 0] = kt[0]
+    last = idx >= len(kp) - 1
+    out[last] = kt[-1]
+    mid = ~(last | (idx < 0))
+    i = idx[mid]
+    p0, t0 = kp[i], kt[i]
+    out[mid] = t0 + (kt[i + 1] - t0) * (pos[mid] - p0) / (kp[i + 1] - p0)
+    return pa.array(out, pa.float64())
 
 
 def _interpolate_lines(conn, source: str, tables: list[pa.Table], keys: list[str]) -> int:
@@ -352,11 +348,21 @@ def _fill_other_sources(conn, jobs: list[AlignJob], stats: dict[str, AlignStats]
     event: a window over each run's file in ``offset, sub`` order; only the untimed rows come back.)"""
     keys = [j.run_key for j in jobs]
     job_of = {j.run_key: j for j in jobs}
+    # each run's transcript is left out of the scan (its own partitions: the others' windows are the
+    # same), grouped by its source name (one in practice)
+    skip, args = "", list(keys)
+    by_src: dict[str, list[str]] = {}
+    for j in jobs:
+        if j.transcript_source is not None:
+            by_src.setdefault(j.transcript_source, []).append(j.run_key)
+    for src, ks in by_src.items():
+        skip += f" AND NOT (source = ? AND {in_list('run_key', ks)})"
+        args += [src, *ks]
     rows = conn.execute(
         "SELECT event_id, run_key, source, prev_t FROM (SELECT event_id, run_key, source, t, "
         "last_value(t IGNORE NULLS) OVER (PARTITION BY run_key, source ORDER BY \"offset\", sub "
         "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_t "
-        f"FROM events WHERE {in_list('run_key', keys)}) WHERE t IS NULL", keys).fetchall()
+        f"FROM events WHERE {in_list('run_key', keys)}{skip}) WHERE t IS NULL", args).fetchall()
     ids, ts = [], []
     for eid, rk, src, prev_t in rows:
         j = job_of[rk]

@@ -578,7 +578,7 @@ def _record_serial(rec, jobs, sigs, only_transcript, tasks, host, is_sample, pro
         while i + len(locs) < len(jobs) and len(locs) < GROUP_RUNS:
             kind, obj = jobs[i + len(locs)]
             sz = _size(Path(obj.task_dir) / "agent_output.txt") if kind == "run" else BATCH_BYTES + 1
-            if sz > BATCH_BYTES or (locs and nbytes + sz > BATCH_BYTES):
+            if sz > BATCH_BYTES or (locs and nbytes + sz > GROUP_BYTES):
                 break
             locs.append(obj)
             nbytes += sz
@@ -595,6 +595,12 @@ def _record_serial(rec, jobs, sigs, only_transcript, tasks, host, is_sample, pro
 
 #: runs with small transcripts recorded in one transaction (a commit syncs the WAL: ~3-12 ms here)
 GROUP_RUNS = 32
+#: transcript bytes recorded in one such transaction, at most (each transcript at most BATCH_BYTES): a
+#: group's statements (insert, finalize, alignment: ~12) cost the same whatever its size, its events
+#: are held in memory until its end. bench_scale's root (608 transcripts, 400 kB on average), two
+#: rounds: 6 MiB 14.5 s wall, 26.4 s CPU; 16 MiB 12.6-13.7 s, 23.1-25.0 s CPU, +20 MB resident;
+#: 32 MiB no faster, +60 MB
+GROUP_BYTES = 16 * 1024 * 1024
 
 
 def _is_interrupt(e: BaseException) -> bool:
