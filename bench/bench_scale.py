@@ -34,7 +34,8 @@ the scanner and the nothing-changed re-ingest are interleaved, ``--repeat`` roun
 medians. The machine's load moves every figure: the ratios are what to compare.
 
 Targets (issue 15): nothing-changed re-ingest ≤ 2× the scanner; first ingest ≤ 10×
-the scanner for the scanner's part; the transcripts ≤ 2× DuckDB storing them.
+the scanner for the scanner's part; its transcripts' part (c) ≤ 2× DuckDB storing them. Part (b),
+transcripts added to runs recorded without them, is printed beside it with no target.
 
 The first ingest is also given in process CPU against the scanner's (the wall ratio moves with the
 machine's load; the CPU ratio much less).
@@ -270,10 +271,11 @@ def main() -> None:
         print(f"the same in CPU of the ingest's processes (what the load moves least): {first_cpu[0]:.2f} s against the scanner's "
               f"{scan_cpu[0]:.2f}, {scan_cpu[1]:.2f} s: {r_cpu:.1f}x")
         r_part = t_part / t_duck_w
-        print(f"ratio first ingest's transcripts part / duckdb storing them: {r_part:.1f}x (target <= 2x: "
+        print(f"ratio first ingest's transcripts part / duckdb storing them: {r_part:.2f}x (target <= 2x: "
               f"{verdict(r_part <= 2)})")
         print(f"ratio transcripts added to recorded runs (ingested again) / duckdb storing them: {r_tr:.1f}x "
-              f"(target <= 2x: {verdict(r_tr <= 2)})")
+              "(not a target of issue 15, which sets the first ingest's: a recorded run's new transcript is read "
+              "in this one process, and the run finalized again)")
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
