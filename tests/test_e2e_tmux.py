@@ -124,3 +124,21 @@ def test_picker_and_corpus_transcript_in_tmux(sample_db, corpus):
         assert "gitlet_vcs" in s
     finally:
         t.close()
+
+
+def test_picker_filter_and_enter_in_one_read_open_the_filtered_run(sample_db):
+    """The filter's characters and Enter sent in one send-keys (one terminal read, as a fast typist
+    or a paste gives them) open the run the filter leaves: Enter was a priority binding, handled
+    before the filter had the characters, and opened the first run of the unfiltered list."""
+    _need_tmux()
+    t = Term(f"{EDGETUI} --db {sample_db}")
+    try:
+        t.wait_for("gw_signal_search")
+        subprocess.run([*t.tmux, "send-keys", "-t", t.name, "opus48", "Enter"], check=True)
+        s = t.wait_for("events 1/")
+        assert s.splitlines()[0].lstrip(" ▍").startswith("opus48-edge-3-20260312005800"), s.splitlines()[0]
+        t.keys("q")  # back to the picker, its filter kept
+        s = t.wait_for("runs 1 of")
+        assert "opus48" in s
+    finally:
+        t.close()

@@ -67,7 +67,10 @@ class PickerScreen(Screen):
         Binding("up", "move(-1)", "up", show=False),
         Binding("pagedown", "move(10)", "page down", show=False),
         Binding("pageup", "move(-10)", "page up", show=False),
-        Binding("enter", "open", "open run", key_display="enter", priority=True),
+        # not a priority binding: those run as the app receives the key, before the focused filter has
+        # handled the characters typed with it (one terminal read: a fast typist, a paste), which
+        # opened the row selected before the filter; in the filter, Enter is its Submitted, in order
+        Binding("enter", "open", "open run", key_display="enter"),
         Binding("escape", "clear_or_quit", "clear / quit", key_display="esc"),
         Binding("f5", "reload", "reload"),
     ]
@@ -184,6 +187,11 @@ class PickerScreen(Screen):
     @on(Input.Changed, "#filter")
     def _on_filter(self) -> None:
         self._fill()
+
+    @on(Input.Submitted, "#filter")
+    def _on_filter_enter(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_open()
 
     def action_move(self, n: int) -> None:
         t = self.query_one(DataTable)
