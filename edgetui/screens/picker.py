@@ -59,6 +59,13 @@ def fit_columns(widths: dict[str, int], avail: int, min_id: int = 14) -> tuple[l
     return cols, id_w
 
 
+class FilterInput(Input):
+    """The picker's filter: Enter submits (opens the selected run), said in the footer as the
+    screen's own Enter was (the input's Enter binding, hidden, shadowed it)."""
+
+    BINDINGS = [Binding("enter", "submit", "open run", key_display="enter")]
+
+
 class PickerScreen(Screen):
     """Type to filter (words match run key, model, agent, status); ↑/↓ choose; Enter opens."""
 
@@ -82,8 +89,8 @@ class PickerScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static(id="picker-title")
-        yield Input(placeholder="type to filter runs: words match run id, task, host, model, agent, status",
-                    id="filter")
+        yield FilterInput(placeholder="type to filter runs: words match run id, task, host, model, agent, status",
+                          id="filter")
         yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
         yield Static(id="picker-empty")
         yield Footer()
