@@ -27,7 +27,8 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from .db import DatabaseBusy, HolderServer, SocketDirError, close_when_idle, default_db_path, open_db, snapshot_copy
+from .db import (DatabaseBusy, HolderServer, SocketDirError, cap_pool, close_when_idle, default_db_path, open_db,
+                 snapshot_copy)
 from .live.model import LiveRun
 from .screens.picker import PickerScreen
 from .screens.replay import ReplayScreen, replay_commands
@@ -118,6 +119,8 @@ class EdgeTUIApp(App):
     def _open(self) -> duckdb.DuckDBPyConnection:
         try:
             conn = open_db(self.db_path, read_only=self.read_only)
+            if self.live is None:  # replay only: DuckDB's buffer pool bounded (db.REPLAY_MEMORY_LIMIT)
+                cap_pool(conn)
             if not self.read_only:
                 self._serve(conn)
             return conn
@@ -125,7 +128,10 @@ class EdgeTUIApp(App):
             self.snapshot = True
             self.notify(f"{e}\nShowing a read-only snapshot.", title="database busy", severity="warning",
                         timeout=10)
-            return snapshot_copy(self.db_path)
+            conn = snapshot_copy(self.db_path)
+            if self.live is None:
+                cap_pool(conn)
+            return conn
 
     def on_mount(self) -> None:
         try:

@@ -212,6 +212,51 @@ def connect_writable(path: Path | str) -> duckdb.DuckDBPyConnection:
     return conn
 
 
+#: DuckDB's memory limit (its buffer pool's bound) while the app only replays (no live supervision
+#: in the process): DuckDB keeps every table block a read pulled in until the limit presses, and the
+#: database's small row groups (:data:`ROW_GROUP_SIZE`) pack every column's segments into shared
+#: 256 kB blocks, so a replay's reads of a 1,000,000-event run left ~110 MB of blocks in the pool
+#: (6 MB at 50,000: bench/bench_replay.py, DESIGN.md). The reads' own working set is smaller
+#: (1M events: the cursor's index ~24 MB, the header's aggregates ~32 MB); a read that needs more
+#: lifts the limit (:func:`pool_retry`). ``EDGETUI_REPLAY_MEMORY_LIMIT`` sets another.
+REPLAY_MEMORY_LIMIT = os.environ.get("EDGETUI_REPLAY_MEMORY_LIMIT", "48MB")
+
+
+def cap_pool(conn: duckdb.DuckDBPyConnection, limit: str = "") -> None:
+    """Bound DuckDB's buffer pool of ``conn``'s database to ``limit`` (default
+    :data:`REPLAY_MEMORY_LIMIT`; a DuckDB size string such as ``"48MB"``). The limit is the
+    database instance's: every connection and cursor of it shares it (an offline ingest sets its own
+    for its duration and restores this one)."""
+    conn.execute(f"SET memory_limit = '{limit or REPLAY_MEMORY_LIMIT}'")
+
+
+def lift_pool_on(conn: Optional[duckdb.DuckDBPyConnection], err: BaseException) -> bool:
+    """For a worker that catches its errors: True when ``err`` is DuckDB's out-of-memory under a
+    :func:`cap_pool` limit, which is then lifted (DuckDB's default) so the caller reads again; False
+    for any other error, or when the limit is DuckDB's default already (nothing left to lift)."""
+    if conn is None or not isinstance(err, duckdb.OutOfMemoryException):
+        return False
+    try:
+        now = conn.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        conn.execute("RESET memory_limit")
+        return conn.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] != now
+    except duckdb.Error:
+        return False
+
+
+def pool_retry(conn: duckdb.DuckDBPyConnection, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``; when it fails with ``duckdb.OutOfMemoryException`` (a read needing more
+    than a :func:`cap_pool` limit), the limit goes back to DuckDB's default (80 % of the machine's
+    memory) for the rest of the connection's life and ``fn`` runs once more: a bounded pool must never
+    cost a user a replay. Other errors propagate, as does a second out-of-memory."""
+    try:
+        return fn(*args, **kwargs)
+    except duckdb.OutOfMemoryException as e:
+        if not lift_pool_on(conn, e):
+            raise
+        return fn(*args, **kwargs)
+
+
 def _check_catalog(path: Path) -> None:
     """Open ``path`` read-only: the catalog must be readable and, when the file holds tables, one
     of them must be edgetui's ``meta`` (another application's database is never written into)."""

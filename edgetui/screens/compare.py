@@ -20,6 +20,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from edgetui.db import lift_pool_on
+
 __all__ = ["CompareScreen"]
 
 COLOURS = (33, 208, 40, 170, 45, 196)
@@ -87,6 +89,9 @@ class CompareScreen(Screen):
                 series = [series_of_run(by[k]) for k in self.run_keys if k in by]
             self.post_message(CompareLoaded(series))
         except Exception as e:  # shown on the screen, never a crash
+            if lift_pool_on(getattr(self.app, "conn", None), e):  # (a bounded buffer pool, lifted: again)
+                self.app.call_from_thread(self._load)
+                return
             self.post_message(CompareLoaded([], f"{type(e).__name__}: {e}"))
 
     @on(CompareLoaded)

@@ -19,6 +19,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from edgetui.db import lift_pool_on
 from replay.cursor import format_elapsed
 
 __all__ = ["MomentsScreen", "WhyScreen", "QueueScreen", "QueueLoaded", "ReplayMomentsMixin", "WhyLoaded", "Annotated",
@@ -348,10 +349,16 @@ class QueueScreen(Screen):
                     built.add(key)
                     try:
                         rebuild_moments(conn, key)
-                    except Exception:  # noqa: BLE001  (a read-only database: the stored ones only)
-                        pass
+                    except Exception as e:  # noqa: BLE001  (a read-only database: the stored ones only)
+                        if lift_pool_on(conn, e):  # (a bounded buffer pool, lifted: read again)
+                            built.discard(key)
+                            self.app.call_from_thread(self._load)
+                            return
             self.post_message(QueueLoaded(moment_queue(conn)))
         except Exception as e:  # noqa: BLE001
+            if lift_pool_on(getattr(self.app, "conn", None), e):
+                self.app.call_from_thread(self._load)
+                return
             self.post_message(QueueLoaded([], f"{type(e).__name__}: {e}"))
 
     @on(QueueLoaded)
@@ -545,6 +552,9 @@ class ReplayMomentsMixin:
             painted.wait(0.5)
             self.post_message(WhyLoaded(rnd, why_diff(conn, head)))
         except Exception as e:  # noqa: BLE001  (said, never a crash)
+            if lift_pool_on(getattr(self.app, "conn", None), e):  # (a bounded buffer pool, lifted)
+                self.app.call_from_thread(self._load_why, rnd)
+                return
             self.post_message(WhyLoaded(rnd, None, f"{type(e).__name__}: {e}"))
 
     @work(thread=True, exclusive=True, group="replay-why-prefetch", exit_on_error=False)

@@ -20,6 +20,7 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
+import duckdb
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -30,6 +31,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
 from edgetui import store
+from edgetui.db import pool_retry
 from edgetui.paged import PAGE, PAGE_COLUMNS, PagedTimeline, first_page, load_index
 from replay.cursor import SPEEDS, ReplayCursor, format_elapsed, parse_elapsed
 
@@ -236,50 +238,55 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
     def _load_run(self) -> None:
         try:
             conn = self.app.conn  # type: ignore[attr-defined]
-            head = store.run_header(conn, self.run_key, tokens=False)
-            if head is None:
-                self.post_message(LoadFailed(f"no run {self.run_key!r} in this database"))
-                return
-            # the chart's rows, as many as its width can show (the screen's width bounds its canvas)
-            subs = store.chart_submissions(conn, self.run_key, buckets=max(CHART_MIN_BUCKETS, 2 * self.app.size.width))
-            marks = [{"round": r, "is_new_best": True} for r in store.new_best_rounds(conn, self.run_key)]
-            page = first_page(conn, self.run_key)
-            start = head.get("started_at") or head.get("first_t")
-            preview = ReplayCursor(page, marks, start=start)
-            preview.set_folding(self.folding)
-            painted = threading.Event()
-            self.post_message(PreviewLoaded(head, preview, subs, painted))
-            # the index's reads hold the GIL in part and keep both cores busy: they start once the first
-            # page is on screen, so the first paint does not wait for them
-            painted.wait(2.0)
-            # then every event's time and the marks (graded rounds, folds, depths): the whole run's cursor
-            events = load_index(conn, self.run_key)
-            events.add_pages({0: [getattr(page, c) for c in PAGE_COLUMNS]})
-            cur = ReplayCursor(events, marks, start=start)
-            cur.set_folding(self.folding)
-            self.post_message(RunLoaded(head, cur, subs))
-            # the run's last pages, for G / end (where the final results are) to draw in one frame
-            end = events.missing(events.n - END_ROWS, events.n - 1)
-            if end:
-                self.post_message(PagesLoaded(events, events.fetch_pages(conn, end)))
-            exact = store.run_header(conn, self.run_key)
-            if exact is not None:
-                self.post_message(HeaderExact(exact))
-            # then the moments (stored, else detected now): the first paint does not wait for them
-            try:
-                from edgetui.moments import list_moments, replay_moments
-
-                if events.n > DETECT_MOMENTS_MAX_EVENTS and not list_moments(conn, self.run_key):
-                    self.post_message(MomentsFound([], not_detected=(
-                        f"moments are not detected in the app for a run of over {DETECT_MOMENTS_MAX_EVENTS:,} events "
-                        f"(the detector reads every message and tool call): `edgetui moments` stores them, then ✦ show")))
-                else:
-                    self.post_message(MomentsFound(replay_moments(conn, self.run_key)))
-            except Exception:  # noqa: BLE001  (no moments is no reason not to replay the run)
-                self.post_message(MomentsFound([]))
-            self._read_annotations_now()
+            pool_retry(conn, self._load_run_once, conn)  # (a read past a bounded buffer pool lifts it)
         except Exception as e:  # shown, never crashes the app
             self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
+
+    def _load_run_once(self, conn) -> None:
+        head = store.run_header(conn, self.run_key, tokens=False)
+        if head is None:
+            self.post_message(LoadFailed(f"no run {self.run_key!r} in this database"))
+            return
+        # the chart's rows, as many as its width can show (the screen's width bounds its canvas)
+        subs = store.chart_submissions(conn, self.run_key, buckets=max(CHART_MIN_BUCKETS, 2 * self.app.size.width))
+        marks = [{"round": r, "is_new_best": True} for r in store.new_best_rounds(conn, self.run_key)]
+        page = first_page(conn, self.run_key)
+        start = head.get("started_at") or head.get("first_t")
+        preview = ReplayCursor(page, marks, start=start)
+        preview.set_folding(self.folding)
+        painted = threading.Event()
+        self.post_message(PreviewLoaded(head, preview, subs, painted))
+        # the index's reads hold the GIL in part and keep both cores busy: they start once the first
+        # page is on screen, so the first paint does not wait for them
+        painted.wait(2.0)
+        # then every event's time and the marks (graded rounds, folds, depths): the whole run's cursor
+        events = load_index(conn, self.run_key)
+        events.add_pages({0: [getattr(page, c) for c in PAGE_COLUMNS]})
+        cur = ReplayCursor(events, marks, start=start)
+        cur.set_folding(self.folding)
+        self.post_message(RunLoaded(head, cur, subs))
+        # the run's last pages, for G / end (where the final results are) to draw in one frame
+        end = events.missing(events.n - END_ROWS, events.n - 1)
+        if end:
+            self.post_message(PagesLoaded(events, events.fetch_pages(conn, end)))
+        exact = store.run_header(conn, self.run_key)
+        if exact is not None:
+            self.post_message(HeaderExact(exact))
+        # then the moments (stored, else detected now): the first paint does not wait for them
+        try:
+            from edgetui.moments import list_moments, replay_moments
+
+            if events.n > DETECT_MOMENTS_MAX_EVENTS and not list_moments(conn, self.run_key):
+                self.post_message(MomentsFound([], not_detected=(
+                    f"moments are not detected in the app for a run of over {DETECT_MOMENTS_MAX_EVENTS:,} events "
+                    f"(the detector reads every message and tool call): `edgetui moments` stores them, then ✦ show")))
+            else:
+                self.post_message(MomentsFound(replay_moments(conn, self.run_key)))
+        except duckdb.OutOfMemoryException:  # (db.pool_retry lifts the bound and reads again)
+            raise
+        except Exception:  # noqa: BLE001  (no moments is no reason not to replay the run)
+            self.post_message(MomentsFound([]))
+        self._read_annotations_now()
 
     @on(PreviewLoaded)
     def _on_preview(self, msg: PreviewLoaded) -> None:
@@ -342,7 +349,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
     def _read_pages(self, tl: PagedTimeline, pages: list[int]) -> None:
         conn = self.app.conn  # type: ignore[attr-defined]
         try:
-            got = tl.fetch_pages(conn, pages)
+            got = pool_retry(conn, tl.fetch_pages, conn, pages)
         except Exception as e:  # noqa: BLE001
             got = {}
             self.app.call_from_thread(self.notify, f"cannot read events: {e}", severity="error", timeout=4)
@@ -494,22 +501,26 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
                       fold: Optional[tuple[int, int]] = None) -> None:
         try:
             conn = self.app.conn  # type: ignore[attr-defined]
-            ev = store.event_detail(conn, event_id)
-            detail: dict[str, Any] = {"event": ev, "elapsed": elapsed}
-            if fold is not None:
-                detail["folded"] = fold
-            if ev is not None:
-                if ev.get("tool_use_id") and ev.get("kind") in ("tool_call", "tool_result"):
-                    detail["pair"] = [
-                        e for e in store.tool_events(conn, self.run_key, ev["tool_use_id"])
-                        if e["event_id"] != event_id
-                    ]
-                if ev.get("kind") in ("judge_result", "game_result") and ev.get("round"):
-                    detail["submission"] = store.submission(conn, self.run_key, ev["round"])
-                    detail["tests"] = store.test_results(conn, self.run_key, ev["round"])
-            self.post_message(DetailLoaded(index, detail))
+            pool_retry(conn, self._fetch_detail_once, conn, index, event_id, elapsed, fold)
         except Exception as e:
             self.post_message(DetailLoaded(index, {"event": {"kind": "parse_error", "summary": f"cannot load detail: {e}"}}))
+
+    def _fetch_detail_once(self, conn, index: int, event_id: str, elapsed: Optional[float],
+                           fold: Optional[tuple[int, int]]) -> None:
+        ev = store.event_detail(conn, event_id)
+        detail: dict[str, Any] = {"event": ev, "elapsed": elapsed}
+        if fold is not None:
+            detail["folded"] = fold
+        if ev is not None:
+            if ev.get("tool_use_id") and ev.get("kind") in ("tool_call", "tool_result"):
+                detail["pair"] = [
+                    e for e in store.tool_events(conn, self.run_key, ev["tool_use_id"])
+                    if e["event_id"] != event_id
+                ]
+            if ev.get("kind") in ("judge_result", "game_result") and ev.get("round"):
+                detail["submission"] = store.submission(conn, self.run_key, ev["round"])
+                detail["tests"] = store.test_results(conn, self.run_key, ev["round"])
+        self.post_message(DetailLoaded(index, detail))
 
     @on(DetailLoaded)
     def _on_detail(self, msg: DetailLoaded) -> None:

@@ -14,6 +14,7 @@ from textual import work
 from textual.message import Message
 
 from edgetui import store
+from edgetui.db import pool_retry
 from edgetui.paged import PagedTimeline
 from edgetui.timeline import search_light
 
@@ -68,8 +69,12 @@ class ReplaySearchMixin:
         """Summaries and tool names first (no JSON read); the tool output and other data only when
         they hold no match. Over a paged run, the first page of matches from the selection
         (:meth:`PagedTimeline.find_from`) is shown first and every match follows (the count, n / N
-        beyond the page)."""
+        beyond the page). A read past a bounded buffer pool lifts it and searches again
+        (:func:`edgetui.db.pool_retry`)."""
         conn = self.app.conn  # type: ignore[attr-defined]
+        pool_retry(conn, self._search_once, conn, query, serial)
+
+    def _search_once(self, conn, query: str, serial: int) -> None:
         cur = self.cursor
         if isinstance(cur.events, PagedTimeline):
             tl, start = cur.events, cur.index
