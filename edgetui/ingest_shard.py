@@ -237,6 +237,7 @@ def shard_main(conn_end, path: str, jobs: list, claims: Claims, tasks: dict, hos
 
         conn = open_db(path)
         conn.execute(f"SET memory_limit = '{INGEST_MEMORY_LIMIT}'")
+        conn.execute("SET threads = 1")  # (two processes on two cores: see ingest._record_jobs)
         rec = Recorder(conn)
         rec.batch_mode = True
         with rec.transaction():
