@@ -119,19 +119,17 @@ class EdgeTUIApp(App):
     def _open(self) -> duckdb.DuckDBPyConnection:
         try:
             conn = open_db(self.db_path, read_only=self.read_only)
-            if self.live is None:  # replay only: DuckDB's buffer pool bounded (db.REPLAY_MEMORY_LIMIT)
-                cap_pool(conn)
-            if not self.read_only:
-                self._serve(conn)
-            return conn
+            serve = not self.read_only
         except DatabaseBusy as e:
             self.snapshot = True
             self.notify(f"{e}\nShowing a read-only snapshot.", title="database busy", severity="warning",
                         timeout=10)
-            conn = snapshot_copy(self.db_path)
-            if self.live is None:
-                cap_pool(conn)
-            return conn
+            conn, serve = snapshot_copy(self.db_path), False
+        if self.live is None:  # replay only: DuckDB's buffer pool bounded (db.REPLAY_MEMORY_LIMIT)
+            cap_pool(conn)
+        if serve:
+            self._serve(conn)
+        return conn
 
     def on_mount(self) -> None:
         try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
@@ -211,6 +212,23 @@ def ingest_lines(
     return offered
 
 
+@contextmanager
+def one_duckdb_thread(conn):
+    """DuckDB on one thread inside the block, its setting before restored after (a failed restore is
+    ignored: the block's own error, being raised, stands). For the times a second process of this
+    ingest has the other core (the transcript's parsing process, the shard): DuckDB's second thread
+    only took that process's core."""
+    threads = conn.execute("SELECT current_setting('threads')").fetchall()[0][0]
+    conn.execute("SET threads = 1")
+    try:
+        yield
+    finally:
+        try:
+            conn.execute(f"SET threads = {int(threads)}")
+        except Exception:  # noqa: BLE001
+            pass
+
+
 def _note_read(report: IngestReport, nbytes: int, n_errors: int, first_error: Optional[str]) -> None:
     """Count the bytes read and note a file's bad records once (first one + how many more)."""
     report.bytes_read += nbytes
@@ -267,32 +285,27 @@ def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: 
     # DuckDB on one thread while the parsing process runs: its inserts' second thread only took
     # the parsing process's core (the critical path; bench_ingest: 0.2-0.5 s less for 200 MB, less
     # CPU); its setting again for the finalize after
-    threads = rec.conn.execute("SELECT current_setting('threads')").fetchone()[0]
-    rec.conn.execute("SET threads = 1")
     try:
-        while True:
-            msg = q.get()
-            if msg[0] == "done":
-                commit()
-                break
-            if msg[0] == "error":
-                raise RuntimeError(f"{path}: parsing failed: {msg[1]}")
-            _, ipc, n, cur, end, n_err, first_err = msg
-            if not tables:
-                held_from = prev_end
-            tables.append(scrub_table(pa.ipc.open_stream(ipc).read_all(), rec.scrubber))  # (parsed unscrubbed)
-            last_cur, prev_end = cur, end
-            if end - held_from >= BATCH_BYTES:
-                commit()  # the events and the cursor after them, in one transaction
-            offered += n
-            if progress:
-                progress(end - consumed)
-                consumed = end
+        with one_duckdb_thread(rec.conn):
+            while True:
+                msg = q.get()
+                if msg[0] == "done":
+                    commit()
+                    break
+                if msg[0] == "error":
+                    raise RuntimeError(f"{path}: parsing failed: {msg[1]}")
+                _, ipc, n, cur, end, n_err, first_err = msg
+                if not tables:
+                    held_from = prev_end
+                tables.append(scrub_table(pa.ipc.open_stream(ipc).read_all(), rec.scrubber))  # (parsed unscrubbed)
+                last_cur, prev_end = cur, end
+                if end - held_from >= BATCH_BYTES:
+                    commit()  # the events and the cursor after them, in one transaction
+                offered += n
+                if progress:
+                    progress(end - consumed)
+                    consumed = end
     finally:
-        try:
-            rec.conn.execute(f"SET threads = {int(threads)}")
-        except Exception:  # noqa: BLE001 - (a failed statement's error, being raised, stands)
-            pass
         child.join(timeout=5)
         if child.is_alive():
             child.kill()
@@ -481,26 +494,19 @@ def _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progr
         if got is not None and not isinstance(got, tuple):
             got.cancel()
     ok = False
-    # DuckDB on one thread in each process while both record (the shard's too: ingest_shard.shard_main):
-    # two processes on two cores, each DuckDB's second thread only took the other process's core.
-    # bench_scale's root with its transcripts, 3 rounds alternating: 11.8-12.7 s against 13.3-14.8 s
-    # wall, 21.8-23.5 s against 24.3-27.2 s CPU. Its setting again for the copy of the shard
-    threads = rec.conn.execute("SELECT current_setting('threads')").fetchall()[0][0]
-    rec.conn.execute("SET threads = 1")
     try:
         mine = progress
         if progress:
             def mine(n: int) -> None:  # (the shard's bytes said with this process's)
                 progress(n + sh.poll_progress())
-        try:
+        # DuckDB on one thread in each process while both record (the shard's too:
+        # ingest_shard.shard_main). bench_scale's root with its transcripts, 3 rounds alternating:
+        # 11.8-12.7 s against 13.3-14.8 s wall, 21.8-23.5 s against 24.3-27.2 s CPU. Its setting
+        # again for the copy of the shard
+        with one_duckdb_thread(rec.conn):
             _record_serial(rec, jobs[:start], sigs, only_transcript, tasks, host, is_sample, mine, report)
             while (got := sh.claims.take_front()) is not None:
                 _record_new_runs(rec, jobs[got[0]:got[1]], tasks, host, is_sample, mine, report)
-        finally:
-            try:
-                rec.conn.execute(f"SET threads = {int(threads)}")
-            except Exception:  # noqa: BLE001 - (a failed statement's error, being raised, stands)
-                pass
         ok = sh.finish(rec, report, progress)
     finally:
         sh.close()

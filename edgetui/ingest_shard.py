@@ -252,23 +252,22 @@ def shard_main(conn_end, path: str, jobs: list, claims: Claims, tasks: dict, hos
             value.value += n
 
         parts = []
-        relaxed = fewer_collections()  # (one scope for every run: see fewer_collections)
-        relaxed.__enter__()
-        while (got := claims.take_back()) is not None:
-            i, j = got
-            while len(before) < i:
-                kind, obj = jobs[len(before)]
-                before.append(raw_secrets(Path(obj.task_dir)) if kind == "run" else set())
-            rec.set_secrets(base.union(*before[:i]))  # (what this process knows after jobs[:i])
-            report = IngestReport()
-            chunk = jobs[i:j]
-            sigs = fresh_signatures(chunk, tasks, is_sample)
-            try:
-                _record_serial(rec, chunk, sigs, set(), tasks, host, is_sample, progress, report)
-            finally:
-                sigs.close()
-            found |= rec.secrets
-            parts.append((i, report))
+        with fewer_collections():  # (one scope for every run: see fewer_collections)
+            while (got := claims.take_back()) is not None:
+                i, j = got
+                while len(before) < i:
+                    kind, obj = jobs[len(before)]
+                    before.append(raw_secrets(Path(obj.task_dir)) if kind == "run" else set())
+                rec.set_secrets(base.union(*before[:i]))  # (what this process knows after jobs[:i])
+                report = IngestReport()
+                chunk = jobs[i:j]
+                sigs = fresh_signatures(chunk, tasks, is_sample)
+                try:
+                    _record_serial(rec, chunk, sigs, set(), tasks, host, is_sample, progress, report)
+                finally:
+                    sigs.close()
+                found |= rec.secrets
+                parts.append((i, report))
         conn.close()
         conn_end.send(("done", parts, sorted(found - base)))
     except BaseException as e:  # said to the parent, which records these runs itself
