@@ -724,4 +724,10 @@ def cmd_replay(db: Path, args) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    _rc = main()
+    # the work is done and its exit status known: a ctrl+c now (the interpreter's shutdown, where
+    # Python's handler is gone) would end the process by the signal, status -2 and no message
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(_rc)
