@@ -23,6 +23,7 @@ from .records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
 from .parse_worker import TAIL_SUB, _err_line, _tail_events, child_parse, fewer_collections, line_events
 from .changed import _changed_runs, _signature_salt  # noqa: F401  (_signature_salt: live/dormant.py)
 from .recorder import Recorder
+from .run_secrets import run_secrets
 from .ingest_writes import GroupWrites, _fill_model_agent, _say_no_turns  # noqa: F401  (_fill_model_agent: live/run_files.py)
 
 BATCH_EVENTS = int(os.environ.get("EDGETUI_BATCH_EVENTS", 20000))  # events per committed batch (at most)
@@ -410,6 +411,8 @@ def ingest_paths(
         _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget, full)
     finally:
         conn.execute(f"SET memory_limit = '{old_limit}'")
+        # the messages go to stderr: a file's name or a reason quoting its bytes, without its secrets
+        report.messages[:] = [rec.scrub(m) or m for m in report.messages]
     return report
 
 
@@ -790,41 +793,11 @@ def mark_stopped_at_budget(e: Event, final: Optional[dict]) -> None:
 
 
 def raw_secrets(task_dir: Path) -> set[str]:
-    """Secret values found in a run's files before redaction: run_config.json ``api_key``,
-    secret-looking ``extra_env`` values, and the judge admin secret of the log dir
-    (``<log_dir>/.judge-admin-secret``, sforge-format.md §11). Used to scrub every
-    other text (a key echoed by the agent) before it is written."""
-    from .parsers.base import loads_lenient
-
-    found: set[str] = set()
-    secretish = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "AUTH")
-
-    def walk(o, key=""):
-        if isinstance(o, dict):
-            for k, v in o.items():
-                walk(v, str(k))
-        elif isinstance(o, list):
-            for v in o:
-                walk(v, key)
-        elif isinstance(o, str) and any(m in key.upper() for m in secretish):
-            v = o.removesuffix("...")
-            if len(v) >= 6 and v != "<redacted>":
-                found.add(v)
-
-    for cfg in (task_dir / "run_config.json", task_dir.parent / "run_config.json"):
-        try:
-            walk(loads_lenient(read_regular(cfg)))
-        except (OSError, ValueError):
-            pass
-    for up in list(task_dir.parents)[:5]:
-        f = up / ".judge-admin-secret"
-        try:
-            v = read_regular(f).decode("utf-8", "replace").strip()
-        except OSError:
-            continue
-        if v:
-            found.add(v)
-    return found
+    """Secret values found in a run's files before redaction (:func:`edgetui.run_secrets.run_secrets`):
+    run_config.json's credential-named values (``api_key``, ``extra_env``'s), and the judge admin
+    secret of the log dir. Used to scrub every other text (a key echoed by the agent) before it is
+    written."""
+    return run_secrets(task_dir)
 
 
 def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_sample: bool = False,

@@ -79,18 +79,26 @@ _PLACEHOLDER = re.compile(r"^(?:<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\
 
 #: names whose value is a credential whatever it looks like (``password=abc12345``)
 _STRONG_NAME = re.compile(r"(?i)(?:passw(?:or)?d|passwd|secret|api_?key|access_?key|private_?key|auth_?token|"
-                          r"access_?token|credential|(?:^|[_.-])token[\"']?\s*[:=]?\s*$)")
+                          r"access_?token|credential|(?:^|[_.-])token\\?[\"']?\s*[:=]?\s*(?:\\?[\"'])?$)"
+                          # an environment variable's name ending in _KEY (LICENSE_KEY, SIGNING_KEY): upper case only,
+                          # so that research data's sort_key / cache_key keep their values
+                          r"|(?-i:(?:^|[^a-z0-9])[A-Z][A-Z0-9_]*_KEY\\?[\"']?\s*[:=]?\s*(?:\\?[\"'])?$)")
+
+#: a number (``4096``, ``0.75``, ``1e-5``): never a credential, whatever the name
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def _looks_like_credential(value: str, name: str = "") -> bool:
     v = value.strip("\"'`")
-    if len(v) < 4 or v.isdigit() or _PLACEHOLDER.match(v) or v.startswith(("/", "./", "~/", "http")):
+    if len(v) < 4 or _NUMBER.fullmatch(v) or _PLACEHOLDER.match(v) or v.startswith(("/", "./", "~/", "http")):
         return False
     if _STRONG_NAME.search(name):
-        return True
+        return True  # a credential's name: its value is one, whatever its first character
     # a name that only mentions a secret word (key_count, Auth): gitleaks' generic-api-key form,
-    # a 10-150 character token of [\w.=+/-] with entropy >= 3.5, and it must mix letters and digits
-    if not _WEAK_VALUE.fullmatch(v) or not any(c.isdigit() for c in v) or not any(c.isalpha() for c in v):
+    # a 10-150 character token of [\w.=+/-] with entropy >= 3.5, and it must mix letters and digits;
+    # a value starting with a digit is data here (a count, a git SHA, a hash)
+    if v[0].isdigit() or not _WEAK_VALUE.fullmatch(v) or not any(c.isdigit() for c in v) \
+            or not any(c.isalpha() for c in v):
         return False
     try:
         float(v)
@@ -122,7 +130,7 @@ def _aws_near_id(m: "re.Match[str]") -> str:
 _GENERIC_WORDS = ("key", "token", "secret", "passw", "credential", "creds", "auth")
 #: where a secret word starts a NAME=value / "name": "value" (the word itself is the match)
 _GENERIC_AT = re2.compile("(?i:(" + "|".join(_GENERIC_WORDS) + r"))[A-Za-z0-9_]*\\?[\"']?[ \t]*[=:][ \t]*"
-                         r"(?:\\?[\"'])?[^\s0-9,}\]{\[\\\"']")
+                         r"(?:\\?[\"'])?[^\s,}\]{\[\\\"']")
 _TERMINATORS = frozenset(" \t\r\n\"'`;\\")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 #: after a keyword: the rest of the name, an optional closing quote, = or :, an optional opening quote
@@ -242,7 +250,7 @@ def _prefilter_pattern(serialised: bool = False) -> str:
              r"(?:[\s\"'`;\\]|$))")
     strong = r"|(?i:api_?key|access_?key|private_?key|auth_?token|access_?token|client_?secret)"
     keys = (r'|(?i:"[a-z0-9_.-]*(?:passw|secret|api_?key|access_?key|private_?key|auth_?token|access_?token|'
-            r'credential|token|password|passwd)s?":")' if serialised else "")
+            r'credential|token|password|passwd|_key)s?":\[?")' if serialised else "")
     return shape + keys + strong + r"|(?i:bearer)\s|(?i:passw|secret|hooks\.slack)|" + cased
 
 
@@ -329,6 +337,12 @@ def redact_obj(obj: Any, secrets: frozenset[str] | set[str] = frozenset()) -> An
         for k, v in obj.items():
             if isinstance(v, str) and isinstance(k, str) and _STRONG_NAME.search(k) and _looks_like_credential(v, k):
                 nv: Any = REDACTED  # {"api_key": "..."}: the value under a credential's name
+            elif isinstance(v, list) and isinstance(k, str) and _STRONG_NAME.search(k):
+                # {"api_keys": ["...", "..."]}: each string of a list under a credential's name
+                nv = [REDACTED if isinstance(x, str) and _looks_like_credential(x, k) else redact_obj(x, secrets)
+                      for x in v]
+                if all(a is b for a, b in zip(nv, v)):
+                    nv = v
             else:
                 nv = redact_obj(v, secrets)
             if nv is not v:
@@ -342,6 +356,38 @@ def redact_obj(obj: Any, secrets: frozenset[str] | set[str] = frozenset()) -> An
             return obj
         return items
     return obj
+
+
+def secret_values(obj: Any) -> set[str]:
+    """The strings a decoded JSON value (a run_config.json) holds under a credential's name: what
+    :func:`redact_obj` replaces by such a name (a value ending in ``...``, a key's first characters
+    as some SForge versions write it, without that end). These are then replaced wherever they occur
+    (a key the agent echoes). Values shorter than 6 characters are left out (they would match
+    ordinary text)."""
+    found: set[str] = set()
+
+    def add(k: str, v: str) -> None:
+        if _looks_like_credential(v, k):
+            v = v.removesuffix("...")
+            if len(v) >= 6 and v != REDACTED:
+                found.add(v)
+
+    def walk(o: Any) -> None:
+        if isinstance(o, dict):
+            for k, v in o.items():
+                strong = isinstance(k, str) and _STRONG_NAME.search(k) is not None
+                if strong and isinstance(v, str):
+                    add(k, v)
+                elif strong and isinstance(v, list):
+                    for x in v:
+                        add(k, x) if isinstance(x, str) else walk(x)
+                else:
+                    walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+    walk(obj)
+    return found
 
 
 def items_that_may_hold(items: list, kind: str = "text") -> set[int]:
@@ -378,6 +424,65 @@ def has_keyword(blob: bytes) -> bool:
     return _PREFILTER_B.search(blob) is not None
 
 
+class KeyBlockLines:
+    """Redaction of a stream of lines each redacted alone (a log's lines, each its own event; a file
+    copied line by line) that also replaces the body of a private key block printed across them:
+    after a line holding ``-----BEGIN … PRIVATE KEY-----`` with no END after it, every following
+    line shaped like a key's body (base64, a ``Proc-Type: …`` header, blank) becomes
+    :data:`REDACTED` until the ``-----END … PRIVATE KEY-----`` line; a line of any other shape ends
+    the block (a key cut short) and is redacted as itself. :attr:`inside` is the state carried from
+    line to line: a parser keeps it in its saved state, so that a stream read in pieces (a live
+    log, an ingest resumed at its cursor) is redacted as if read at once."""
+
+    def __init__(self, inside: bool = False) -> None:
+        self.inside = bool(inside)
+
+    def line(self, text: str, secrets: frozenset[str] | set[str] = frozenset()) -> str:
+        """``text`` (one line, with or without its newline) with its secrets replaced."""
+        if self.inside:
+            m = _KEY_END_S.search(text)
+            if m is not None:
+                self.inside = False
+                return REDACTED + (redact_text(text[m.start():], secrets) or "")
+            b = _KEY_BODY_S.fullmatch(text)
+            if b is not None:
+                return text if not b.group(2).strip() else b.group(1) + REDACTED + b.group(3)
+            self.inside = False
+        out = redact_text(text, secrets) or text
+        self.observe(text)
+        return out
+
+    def line_bytes(self, raw: bytes, secrets: frozenset[str] | set[str] = frozenset()) -> bytes:
+        """:meth:`line` of a line's bytes (invalid UTF-8 kept byte for byte, as :func:`redact_bytes`)."""
+        if self.inside:
+            m = _KEY_END.search(raw)
+            if m is not None:
+                self.inside = False
+                return REDACTED.encode() + (redact_bytes(raw[m.start():], secrets) or b"")
+            b = _KEY_BODY_B.fullmatch(raw)
+            if b is not None:
+                return raw if not b.group(2).strip() else b.group(1) + REDACTED.encode() + b.group(3)
+            self.inside = False
+        out = redact_bytes(raw, secrets) if has_keyword(raw) or secrets else raw
+        if b"-----BEGIN" in raw:
+            begins = list(_KEY_BEGIN.finditer(raw))
+            self.inside = bool(begins) and _KEY_END.search(raw, begins[-1].end()) is None
+        return out or raw
+
+    def observe(self, text: str) -> None:
+        """Move the state over ``text`` without redacting it (a line that is read but not kept)."""
+        if self.inside:
+            if _KEY_END_S.search(text) is not None:
+                self.inside = False
+                return
+            if _KEY_BODY_S.fullmatch(text):
+                return
+            self.inside = False
+        if "-----BEGIN" in text:
+            begins = list(_KEY_BEGIN_S.finditer(text))
+            self.inside = bool(begins) and _KEY_END_S.search(text, begins[-1].end()) is None
+
+
 def redacted_copy(path: "str | os.PathLike[str]", secrets: frozenset[str] | set[str] = frozenset()) -> str:
     """A private copy (mode 0600, in a fresh 0700 temp directory) of the file at ``path``
     with every line redacted, for a pager; returns its path (the caller removes its
@@ -387,22 +492,21 @@ def redacted_copy(path: "str | os.PathLike[str]", secrets: frozenset[str] | set[
 
     d = tempfile.mkdtemp(prefix="edgetui-view-")
     out = os.path.join(d, os.path.basename(os.fspath(path)) or "file")
-    in_key = False  # inside a private key block that began on an earlier line
+    keys = KeyBlockLines()  # a private key block's body lines, begun on an earlier line
     with open(path, "rb") as src, open(out, "wb") as dst:
         os.chmod(out, 0o600)
         for line in src:
-            if in_key:
-                if _KEY_END.search(line):
-                    in_key = False
-                    dst.write(line[_KEY_END.search(line).start():])  # type: ignore[union-attr]
-                else:
-                    dst.write(REDACTED.encode() + b"\n")
-                continue
-            if b"-----BEGIN" in line and _KEY_BEGIN.search(line) and not _KEY_END.search(line):
-                in_key = True
-            dst.write(redact_bytes(line, secrets) if has_keyword(line) or secrets else line)
+            dst.write(keys.line_bytes(line, secrets))
     return out
 
 
 _KEY_BEGIN = re.compile(rb"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
 _KEY_END = re.compile(rb"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_BEGIN_S = re.compile(_KEY_BEGIN.pattern.decode())
+_KEY_END_S = re.compile(_KEY_END.pattern.decode())
+#: a line of a key block's body: base64, an RFC 1421 header (``Proc-Type: 4,ENCRYPTED``) or blank, after
+#: a log record's prefix (``2026-12-01 21:14:47,292 - INFO - ``, ``[2026-12-01T21:14:48] ``) in a whole
+#: log file; groups: the prefix, the body, the line's end
+_KEY_BODY_S = re.compile(r"((?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]?\d* - [A-Z]+ - |\[[0-9T:. -]+\] ?)?)"
+                         r"([ \t]*(?:[A-Za-z0-9+/]+={0,2}|[A-Za-z][A-Za-z-]*:[^\r\n]*)?[ \t]*)(\r?\n?)")
+_KEY_BODY_B = re.compile(_KEY_BODY_S.pattern.encode())

@@ -648,7 +648,10 @@ def test_secrets_absent_from_info_and_events(tmp_path: Path) -> None:
 
 
 def test_redact_config_unit() -> None:
-    hexsecret = "0123456789abcdef0123456789abcdef"
+    """run_config.json goes through the one rule set (edgetui.redact.redact_obj): a credential's
+    name redacts its value (a list's strings too), whatever its first character; data under other
+    names stays, hashes and opaque ids included (no second policy that redacts by shape alone)."""
+    hexhash = "0123456789abcdef0123456789abcdef"
     urlsafe = "Zx8_kQ2mN4pR7sT9vW1yB3dF5hJ6lL0aCeGiKoMqUsW"
     obj = {
         "run_id": "glm51-n35-160-152-20260528172933",
@@ -656,11 +659,15 @@ def test_redact_config_unit() -> None:
             "token_bucket_limiter": {"task_id": "token_bucket_limiter", "timeout": 43200, "api_key": "sk-ant-a..."},
             "graph_node_classification_with_long_name_2024": {"model": "gpt-5.5", "max_submissions": None},
         },
-        "api_keys": ["k1", "k2"],
+        "api_keys": ["k1-first-key", "4k2-second-key"],
         "judge_url": "http://user:pa55word@host.docker.internal:8080",
         "note": f"use Bearer {urlsafe} please",
         "opaque": urlsafe,
-        "hex": hexsecret,
+        "hex": hexhash,
+        "author": "Ada Lovelace",
+        "authored_by": "ada1815x",
+        "extra_env": {"GITHUB_TOKEN": "0123456789abcdef", "DB_PASSWORD": "4Xelsh3NtOnD", "LICENSE_KEY": "2b7c-9d1e",
+                      "MAX_TOKENS": "32000"},
         "nested": [{"GITHUB_TOKEN": "ghp_abc"}, "ok"],
         "disable_auto_eval": False,
         "max_tokens": 32000,
@@ -673,11 +680,15 @@ def test_redact_config_unit() -> None:
     assert out["tasks"]["graph_node_classification_with_long_name_2024"] == {"model": "gpt-5.5", "max_submissions": None}
     assert out["api_keys"] == ["<redacted>", "<redacted>"]
     assert out["judge_url"] == "http://user:<redacted>@host.docker.internal:8080"
-    assert urlsafe not in json.dumps(out) and hexsecret not in json.dumps(out)
     assert out["note"] == "use Bearer <redacted> please"
     assert out["nested"] == [{"GITHUB_TOKEN": "<redacted>"}, "ok"]
+    assert out["extra_env"] == {"GITHUB_TOKEN": "<redacted>", "DB_PASSWORD": "<redacted>", "LICENSE_KEY": "<redacted>",
+                                "MAX_TOKENS": "32000"}
+    # data, as the database's rule set keeps it
+    assert out["hex"] == hexhash and out["opaque"] == urlsafe
+    assert out["author"] == "Ada Lovelace" and out["authored_by"] == "ada1815x"
     assert out["disable_auto_eval"] is False and out["max_tokens"] == 32000 and out["empty_key"] == ""
-    assert obj["api_keys"] == ["k1", "k2"]  # input untouched
+    assert obj["api_keys"] == ["k1-first-key", "4k2-second-key"]  # input untouched
 
 
 def test_redact_text() -> None:

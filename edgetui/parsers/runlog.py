@@ -50,7 +50,7 @@ from typing import Any, Optional
 
 from ..events import Event, Kind, TimeSource, make_event, one_line
 from .base import BOM, parse_error
-from ..redact import redact_text as _redact
+from ..redact import KeyBlockLines, redact_text as _redact
 
 #: Longest traceback text kept in one INFRA_ERROR event (the rest is cut, flagged).
 MAX_TRACEBACK_CHARS = 64 * 1024
@@ -198,6 +198,7 @@ class RunAgentLogParser:
         self.last: Optional[dict[str, Any]] = st.get("last")
         self._open: Optional[dict[str, Any]] = None
         self._snap: Optional[dict[str, Any]] = None
+        self._keys = KeyBlockLines(bool(st.get("in_key")))  # a private key's body lines, one a record
 
     # -- protocol
 
@@ -219,11 +220,11 @@ class RunAgentLogParser:
         wait for the next line); the final record replaces it (:meth:`Recorder.insert_table`)."""
         if self._open is None:
             return None
-        held = (self._open, self._snap)  # _close only clears these two (it reads the record, never edits it)
+        held = (self._open, self._snap, self._keys.inside)  # _close only changes these (it never edits the record)
         try:
             ev = self._close()[0]
         finally:
-            self._open, self._snap = held
+            self._open, self._snap, self._keys.inside = held
         ev.sub = PROVISIONAL_SUB
         ev.data = {**(ev.data or {}), "provisional": True}
         return ev
@@ -258,7 +259,8 @@ class RunAgentLogParser:
     # -- internals
 
     def _state_now(self) -> dict[str, Any]:
-        return {"segment": self.segment, "seg_open": self.seg_open, "resumes": self.resumes, "last": self.last}
+        return {"segment": self.segment, "seg_open": self.seg_open, "resumes": self.resumes, "last": self.last,
+                "in_key": self._keys.inside}
 
     def _cur_segment(self) -> Optional[int]:
         return self.segment if self.seg_open else None
@@ -275,7 +277,7 @@ class RunAgentLogParser:
         return make_event(d)
 
     def _record(self, t: float, level: str, msg: str, offset: int) -> list[Event]:
-        msg = redact_text(msg)
+        msg = self._keys.line(msg)
         self.last = {"offset": offset, "level": level, "t": t, "segment": self._cur_segment(), "error": False}
         m = _RUNNING_RE.match(msg)
         if m:
@@ -329,11 +331,12 @@ class RunAgentLogParser:
         if self.last is None:
             if not text.strip():
                 return []
-            return [parse_error(self.source, self.generation, offset, raw, "line without a 'YYYY-MM-DD HH:MM:SS,mmm - LEVEL - ' prefix")]
+            return [parse_error(self.source, self.generation, offset, self._keys.line_bytes(raw),
+                                "line without a 'YYYY-MM-DD HH:MM:SS,mmm - LEVEL - ' prefix")]
         if not text.strip():
             return []
         last = self.last
-        msg = redact_text(text)
+        msg = self._keys.line(text)
         return [make_event({
             "kind": _LOG, "source": self.source, "generation": self.generation, "offset": offset,
             "t": _float(last.get("t")), "t_source": _RECORDED, "level": last.get("level"), "segment": last.get("segment"),
@@ -348,10 +351,10 @@ class RunAgentLogParser:
             return []
         self._open = None
         self._snap = None
-        lines = [redact_text(ln) for ln in o["lines"]]
+        msg = self._keys.line(o["message"])  # (the record's lines in their order: a key block across them)
+        lines = [self._keys.line(ln) for ln in o["lines"]]
         while lines and not lines[-1].strip():
             lines.pop()
-        msg = redact_text(o["message"])
         tb = "\n".join(lines) if lines else None
         exc = next((ln.strip() for ln in reversed(lines) if ln.strip()), None) if lines else None
         head = msg.strip()
@@ -419,6 +422,7 @@ class JudgeLogParser(RunAgentLogParser):
         if level in JUDGE_KEPT_LEVELS or msg.startswith(JUDGE_KEPT_PREFIXES) or msg.startswith(_SEGMENT_PREFIXES):
             return super()._record(t, level, msg, offset)
         # (redaction never makes a message start with a kept prefix: checking the raw text is enough)
+        self._keys.observe(msg)
         self.last = {"offset": offset, "level": level, "t": t, "segment": self._cur_segment(), "error": False}
         self._dropped_t = t
         return []
@@ -429,6 +433,7 @@ class JudgeLogParser(RunAgentLogParser):
                 and not text.startswith(JUDGE_KEPT_PREFIXES)):
             if text.strip() and last.get("t") is not None:
                 self._dropped_t = last.get("t")
+            self._keys.observe(text)
             return []
         return super()._continuation(text, raw, offset)
 
@@ -451,9 +456,10 @@ class AutoEvalTicksParser:
         self.generation = generation
         self.utc_offset_s = utc_offset_s
         self.last: Optional[dict[str, Any]] = (state or {}).get("last")
+        self._keys = KeyBlockLines(bool((state or {}).get("in_key")))
 
     def state(self) -> dict[str, Any]:
-        return {"last": self.last}
+        return {"last": self.last, "in_key": self._keys.inside}
 
     def resume_offset(self) -> Optional[int]:
         return None
@@ -475,7 +481,7 @@ class AutoEvalTicksParser:
                 return []
             if self.last is None:
                 return [parse_error(self.source, self.generation, offset, line, "line without a '[YYYY-MM-DDTHH:MM:SS]' prefix")]
-            msg = redact_text(text)
+            msg = self._keys.line(text)
             return [
                 Event(
                     kind=Kind.LOG,
@@ -494,7 +500,7 @@ class AutoEvalTicksParser:
         except ValueError as e:
             self.last = None
             return [parse_error(self.source, self.generation, offset, line, f"bad timestamp: {e}")]
-        msg = redact_text(m.group(7))
+        msg = self._keys.line(m.group(7))
         common = dict(source=self.source, generation=self.generation, offset=offset, t=t, t_source=TimeSource.RECORDED)
         sm = _SUBMITTED_RE.match(msg)
         if sm:

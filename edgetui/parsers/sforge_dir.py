@@ -54,6 +54,7 @@ from typing import Any, Optional
 
 from ..events import Event, Kind, TimeSource, one_line
 from ..records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
+from ..redact import redact_obj
 from .base import file_generation, open_regular, parse_error, read_regular
 from .runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch, redact_text
 from .sforge_common import (  # noqa: F401 - shared with .sforge_submissions; some re-exported
@@ -184,61 +185,15 @@ def discover(path: str | os.PathLike, host: str = "local") -> list[RunLocation]:
 # =========================================================================== small helpers
 
 
-_SENSITIVE_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
-_HEX_TOKEN_RE = re.compile(r"^[0-9a-fA-F]{32,}$")
-_OPAQUE_TOKEN_RE = re.compile(r"^[A-Za-z0-9_\-]{32,}$")
-
-
-def _sensitive_key(key: str) -> bool:
-    k = key.upper()
-    return any(m in k for m in _SENSITIVE_MARKERS)
-
-
-def _looks_secret(s: str) -> bool:
-    """A whole string value that looks like a credential (long opaque token)."""
-    if _HEX_TOKEN_RE.match(s):
-        return True
-    if _OPAQUE_TOKEN_RE.match(s):
-        return any(c.isupper() for c in s) and any(c.islower() for c in s) and any(c.isdigit() for c in s)
-    return False
-
-
-def redact_config(obj: Any, _under_sensitive: bool = False) -> Any:
-    """Copy of ``obj`` (a run_config.json or any JSON value) without secrets.
-
-    * a non-empty string under a key containing KEY / TOKEN / SECRET / PASSWORD /
-      CREDENTIAL / AUTH (``api_key``, ``admin_secret``, ``extra_env`` entries…)
-      becomes ``"<redacted>"``; dicts under such keys are walked normally (so a
-      task *named* ``token_bucket`` keeps its config), lists have their strings
-      redacted;
-    * any other string has credential-looking parts replaced (``sk-…``,
-      ``ghp_…``, bearer tokens, ``NAME_KEY=value``, URL passwords) and is
-      replaced whole when it is a long opaque token (≥ 32 chars, hex, or
-      mixed-case letters + digits without spaces).
-    """
-    if isinstance(obj, dict):
-        out: dict[str, Any] = {}
-        for k, v in obj.items():
-            ks = str(k)
-            sens = _sensitive_key(ks)
-            if sens and isinstance(v, str):
-                out[ks] = REDACTED if v else v
-            elif sens and isinstance(v, list):
-                out[ks] = redact_config(v, True)
-            else:
-                out[ks] = redact_config(v, False)
-        return out
-    if isinstance(obj, list):
-        return [redact_config(v, _under_sensitive) for v in obj]
-    if isinstance(obj, str):
-        if _under_sensitive and obj:
-            return REDACTED
-        if obj == REDACTED:
-            return obj
-        if _looks_secret(obj):
-            return REDACTED
-        return redact_text(obj)
-    return obj
+def redact_config(obj: Any) -> Any:
+    """Copy of ``obj`` (a run_config.json or any JSON value) without secrets: the one rule set of
+    :mod:`edgetui.redact` (:func:`~edgetui.redact.redact_obj`), as for every other text edgetui
+    keeps. A string under a credential's name (``api_key``, ``admin_secret``, ``extra_env``'s
+    ``GITHUB_TOKEN`` / ``DB_PASSWORD`` / ``LICENSE_KEY``…, the strings of a list under one) becomes
+    ``"<redacted>"`` unless it is a number, a placeholder or a path; every other string has its
+    credential-shaped parts replaced (``sk-…``, ``ghp_…``, bearer tokens, ``NAME_KEY=value``, URL
+    passwords). Hex hashes and other data under ordinary names (``author``, ``commit``) stay."""
+    return redact_obj(obj)
 
 
 # =========================================================================== run info
