@@ -15,6 +15,8 @@ from typing import Any, Optional
 
 from .annotations import list_annotations
 from .moments import load_series, replay_moments
+from .redact import redact_obj
+from .run_secrets import recorded_run_secrets
 from .why import why_of
 
 __all__ = ["REPORT_SCHEMA", "build_report", "to_markdown", "to_json", "to_html", "text_chart"]
@@ -58,9 +60,11 @@ def build_report(conn: Any, run_key: str, *, with_diff: bool = True) -> dict[str
                         "lead_time_s": m["lead_time_s"], "confidence": m["confidence"],
                         "components": m["components"], "provisional": bool(m["provisional"]), "why": w})
     others = {d: len(replay_moments(conn, run_key, d)) for d in ("gain", "changepoint")}
-    return {"schema": REPORT_SCHEMA, "run": run, "unit": "score" if info["score_task"] else "pass rate %",
-            "curve": curve, "moments": moments, "other_moments": others,
-            "annotations": list_annotations(conn, run_key)}
+    # a report is made to be shared: every text in it, from the database or the run folder, through
+    # the one rule set with the run's own known secrets (a value learned after a text was recorded)
+    return redact_obj({"schema": REPORT_SCHEMA, "run": run, "unit": "score" if info["score_task"] else "pass rate %",
+                       "curve": curve, "moments": moments, "other_moments": others,
+                       "annotations": list_annotations(conn, run_key)}, recorded_run_secrets(conn, run_key))
 
 
 def _jsonable(v: Any) -> Any:

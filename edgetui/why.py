@@ -6,6 +6,12 @@ code diff of the submission against the previous best's.
 visualizer) and returns plain data; the replay screen shows it (loaded in a worker), the
 report prints it. Archives are read by :mod:`edgetui.archive` (refused whole when hostile);
 the diff is :mod:`difflib`'s unified diff.
+
+Everything read from the run folder (the archives' files and paths, ``analysis.md``, a refused
+archive's message) is redacted with the rules of :mod:`edgetui.redact` and the run's own known
+secrets (:func:`edgetui.run_secrets.run_secrets`) before it is returned, as the database's texts
+are: each archive file as a whole before it is diffed (a private key across its lines), and the
+whole result once more (a secret the database was written before it was known).
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from typing import Any, Optional
 
 from .archive import DEFAULT_LIMITS, ArchiveRefused, Limits, read_archive
 from .moments import load_series
+from .redact import redact_obj, redact_text
+from .run_secrets import recorded_run_secrets
 
 __all__ = ["ACTION_KINDS", "why_of", "why_diff", "diff_archives"]
 
@@ -44,17 +52,18 @@ def _kind(kind: str, tool: Optional[str], command: Optional[str]) -> str:
 
 
 def diff_archives(old: Optional[Path], new: Path, limits: Limits = DEFAULT_LIMITS,
-                  max_lines: int = MAX_DIFF_LINES) -> dict[str, Any]:
+                  max_lines: int = MAX_DIFF_LINES, secrets: frozenset[str] | set[str] = frozenset()) -> dict[str, Any]:
     """Unified diff of two submission archives' text files (``old`` ``None``: everything added).
 
     Returns ``{"files": [{"path", "status": added|removed|changed|binary, "lines": [...]}],
     "unchanged": n, "truncated": bool, "error": None}``; a refused or unreadable archive gives
-    ``error`` (one line, :class:`edgetui.archive.ArchiveRefused`) and no files."""
+    ``error`` (one line, :class:`edgetui.archive.ArchiveRefused`) and no files. Paths, texts and the
+    error are redacted (:mod:`edgetui.redact`, and the known values ``secrets``)."""
     try:
-        a = read_archive(old, limits) if old is not None else {}
-        b = read_archive(new, limits)
+        a = _redacted_files(read_archive(old, limits), secrets) if old is not None else {}
+        b = _redacted_files(read_archive(new, limits), secrets)
     except ArchiveRefused as e:
-        return {"files": [], "unchanged": 0, "truncated": False, "error": str(e)}
+        return {"files": [], "unchanged": 0, "truncated": False, "error": redact_text(str(e), secrets)}
     files, budget, unchanged, truncated = [], max_lines, 0, False
     for path in sorted(set(a) | set(b)):
         x, y = a.get(path), b.get(path)
@@ -72,6 +81,12 @@ def diff_archives(old: Optional[Path], new: Path, limits: Limits = DEFAULT_LIMIT
         budget -= len(lines)
         files.append({"path": path, "status": status, "lines": lines})
     return {"files": files, "unchanged": unchanged, "truncated": truncated, "error": None}
+
+
+def _redacted_files(files: dict[str, Optional[str]], secrets: frozenset[str] | set[str]) -> dict[str, Optional[str]]:
+    """An archive's files with their paths and texts redacted, each text whole (a key block across
+    its lines is one match)."""
+    return {redact_text(p, secrets) or p: (redact_text(t, secrets) if t else t) for p, t in files.items()}
 
 
 def why_of(conn: Any, run_key: str, round: str, *, limits: Limits = DEFAULT_LIMITS,
@@ -122,18 +137,20 @@ def why_of(conn: Any, run_key: str, round: str, *, limits: Limits = DEFAULT_LIMI
         if tool == "Write" and path and content is not None and _NOTE_RE.search(Path(path).name):
             files[path] = {"event_id": eid, "path": path, "text": content[:MAX_NOTE_CHARS]}
     sub_dir = _submissions_dir(conn, run_key)
+    secrets = recorded_run_secrets(conn, run_key)
     analysis = None
     if sub_dir is not None:
         a_md = sub_dir / round / "analysis.md"
         if a_md.is_file():
             analysis = a_md.read_text(errors="replace")[:MAX_NOTE_CHARS * 4]
-    diff = _diff(sub_dir, round, prev.round if prev is not None else None, limits) if with_diff else None
-    return {"run_key": run_key, "round": round, "prev_round": prev.round if prev else None,
+    analysis = redact_text(analysis, secrets)  # (whole: a key block across its lines is one match)
+    diff = _diff(sub_dir, round, prev.round if prev is not None else None, limits, secrets) if with_diff else None
+    return redact_obj({"run_key": run_key, "round": round, "prev_round": prev.round if prev else None,
             "t_from": None if prev is None else t_from, "t_to": g.t_submit, "before": g.best_before,
             "after": g.best, "actions": {k: v for k, v in actions.items() if v["n"]},
             "notes": {"messages": msgs[-3:], "thinking": thinks[-3:], "files": list(files.values()),
                       "analysis": analysis},
-            "diff": diff}
+            "diff": diff}, secrets)
 
 
 def _previous_best(conn: Any, run_key: str, series: list, pos: int) -> Any:
@@ -155,7 +172,8 @@ def _submissions_dir(conn: Any, run_key: str) -> Optional[Path]:
     return Path(run_dir[0]) / "submissions" if run_dir and run_dir[0] else None
 
 
-def _diff(sub_dir: Optional[Path], round: str, prev_round: Optional[str], limits: Limits) -> Optional[dict[str, Any]]:
+def _diff(sub_dir: Optional[Path], round: str, prev_round: Optional[str], limits: Limits,
+          secrets: frozenset[str] | set[str] = frozenset()) -> Optional[dict[str, Any]]:
     if sub_dir is None:
         return None
     new = sub_dir / round / "submission.tar.gz"
@@ -163,7 +181,7 @@ def _diff(sub_dir: Optional[Path], round: str, prev_round: Optional[str], limits
         return None
     old = sub_dir / prev_round / "submission.tar.gz" if prev_round is not None else None
     has_old = old is not None and old.is_file()
-    diff = diff_archives(old if has_old else None, new, limits)
+    diff = diff_archives(old if has_old else None, new, limits, secrets=secrets)
     diff["against"] = prev_round if has_old else None
     return diff
 
@@ -172,7 +190,9 @@ def why_diff(conn: Any, why: dict[str, Any], *, limits: Limits = DEFAULT_LIMITS)
     """``why`` (from :func:`why_of` with ``with_diff=False``) with its ``diff`` filled in: the
     same value ``why_of`` gives with the diff, read in a second step so that a view can show the
     actions and notes first (the archives are the slow part: extracted and diffed)."""
-    return dict(why, diff=_diff(_submissions_dir(conn, why["run_key"]), why["round"], why["prev_round"], limits))
+    secrets = recorded_run_secrets(conn, why["run_key"])
+    diff = _diff(_submissions_dir(conn, why["run_key"]), why["round"], why["prev_round"], limits, secrets)
+    return dict(why, diff=redact_obj(diff, secrets))
 
 
 def why_json(why: dict[str, Any]) -> str:
