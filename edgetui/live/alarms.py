@@ -462,15 +462,17 @@ class AlarmCommand:
     supervisor into its messages).
     """
 
-    def __init__(self, cmd: Optional[str]):
+    def __init__(self, cmd: Optional[str], secrets: Optional[set[str]] = None):
         self.cmd = cmd
+        #: known secret values replaced in the JSON too (the recorder's set: it grows while runs are watched)
+        self.secrets: set[str] = secrets if secrets is not None else set()
         self.procs: list[tuple[subprocess.Popen, str]] = []
         self.notes: list[str] = []
 
     def fire(self, payload: dict[str, Any]) -> None:
         if not self.cmd:
             return
-        data = json.dumps(redact_obj(payload), default=str).encode() + b"\n"  # no secret leaves
+        data = json.dumps(redact_obj(payload, frozenset(list(self.secrets))), default=str).encode() + b"\n"  # no secret leaves
         try:
             p = subprocess.Popen(self.cmd, shell=True, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL, start_new_session=True)

@@ -62,6 +62,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from ..events import Event, Kind, TimeSource, one_line
 from ..redact import redact_text
+from ..run_secrets import run_secrets
 from ..ingest import load_price_file
 from ..parsers import sforge_dir as sd
 from ..recorder import Recorder
@@ -153,7 +154,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             self.judge = JudgePoller(judge_url, secret, interval_s=self.settings.judge_interval_s,
                                      timeout_s=self.settings.judge_timeout_s, clock=clock)
         self.book = AlarmBook()
-        self.alarm_cmd = AlarmCommand(on_alarm_cmd)
+        self.alarm_cmd = AlarmCommand(on_alarm_cmd, secrets=self.rec.secrets)
         self.runs: dict[str, RunState] = {}
         self.last_alarms: list[Alarm] = []
         self.unattributed: list[ContainerInfo] = []  # judge/game containers not joined to a run
@@ -348,13 +349,26 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             return None
         return p
 
+    def known_secrets(self, run_key: str) -> set[str]:
+        """Every secret value the recorder knows (the watched runs' ``api_key`` / ``extra_env`` values,
+        admin secrets, container env tokens) and those of the run's own folder (read now: a run not
+        watched, opened from the database)."""
+        while True:
+            try:
+                known = set(self.rec.secrets)  # (the set grows on the supervisor's thread)
+                break
+            except RuntimeError:
+                continue
+        path = self.run_file_path(run_key, ".")
+        return known | run_secrets(path, environment=True) if path is not None else known
+
     # ================================================================== messages
     @staticmethod
     def _set_message(rs: RunState, msg: str, now: float, sticky: bool = False) -> None:
         rs.message, rs.message_t, rs.message_sticky = redact_text(msg), now, sticky
 
     def _note(self, msg: str) -> None:
-        msg = redact_text(msg) or ""
+        msg = redact_text(msg, self.rec.secrets) or ""
         t = self.clock()
         if any(m == msg and t - mt < 300 for mt, m in list(self.notes)[-20:]):
             return

@@ -68,6 +68,12 @@ class LiveActions(Protocol):
 
     def file_path(self, run_key: str, name: str) -> Optional[Any]: ...
 
+    def known_secrets(self, run_key: str) -> set[str]:
+        """The secret values known for the run (its ``api_key``, ``extra_env`` values, the judge's admin
+        secret…): the pager's copy of a run file replaces them as well. (Optional: an implementation
+        without it gives the copy redacted by the rules alone.)"""
+        ...
+
     def acknowledge(self, run_key: Optional[str]) -> int:
         """Acknowledge the alarms holding now (of one run, or of all runs when None); returns how many."""
         ...
@@ -117,6 +123,9 @@ class SupervisorActions:
     def file_path(self, run_key: str, name: str) -> Optional[Any]:
         p = self.sup.run_file_path(run_key, name)
         return p if p is not None and os.path.isfile(p) else None
+
+    def known_secrets(self, run_key: str) -> set[str]:
+        return set(self.sup.known_secrets(run_key))
 
     def acknowledge(self, run_key: Optional[str]) -> int:
         return int(self.sup.acknowledge_alarms(run_key))
@@ -268,8 +277,9 @@ def open_run_file(screen: Screen, actions: Optional[LiveActions], run_key: str,
 
     def chosen(name: Optional[str]) -> None:
         if name and name in paths:
+            known = getattr(actions, "known_secrets", None)
             try:  # the pager sees a copy with secrets redacted, never the file itself
-                view = redacted_copy(paths[name])
+                view = redacted_copy(paths[name], set(known(run_key)) if known is not None else set())
             except OSError as e:
                 screen.notify(f"cannot open {name}: {e.strerror or e}", severity="error", timeout=6)
                 return
