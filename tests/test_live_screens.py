@@ -710,9 +710,10 @@ async def test_shell_and_pager_run_with_the_app_suspended(db, monkeypatch, tmp_p
     path, writers = db
     fake = FakeActions()
     real = tmp_path / "agent_output.txt"  # the file the pager is asked for holds a secret
-    real.write_text("line 1\nexport GITHUB_TOKEN=ghp_" + "Zq9x" * 9 + "\nline 3\n")
+    real.write_text("line 1\nexport GITHUB_TOKEN=ghp_" + "Zq9x" * 9 + "\nline 3\necho Zq-known-Value-99 ok\n")
     fake.file_path = lambda run_key, name: str(real) if name == "agent_output.txt" else (  # type: ignore
         f"/runs/{run_key}/{name}" if name in fake.files else None)
+    fake.known_secrets = lambda run_key: {"Zq-known-Value-99"}  # type: ignore  # (the run's api_key…)
     ran: list[list[str]] = []
     shown: list[str] = []
 
@@ -744,7 +745,7 @@ async def test_shell_and_pager_run_with_the_app_suspended(db, monkeypatch, tmp_p
         # the pager gets a private redacted copy, removed afterwards, never the file itself
         assert ran[-1][:2] == ["less", "-R"] and ran[-1][2] != str(real)
         assert ran[-1][2].endswith("/agent_output.txt") and not os.path.exists(ran[-1][2])
-        assert shown == ["line 1\nexport GITHUB_TOKEN=<redacted>\nline 3\n"]
+        assert shown == ["line 1\nexport GITHUB_TOKEN=<redacted>\nline 3\necho <redacted> ok\n"]
         assert len(suspended) == 2 and isinstance(app.screen, LiveRunScreen)
 
 
