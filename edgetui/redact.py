@@ -24,11 +24,23 @@ access key is found by its context only: after ``aws_secret_access_key`` /
 token within 200 characters of an ``AKIA…`` access key id. Generic ``NAME=value``
 assignments (``NAME`` mentioning key, token, secret, password, credential, auth)
 are redacted when ``NAME`` is a credential's name (password, secret, api_key,
-access_token…) and the value is not a number or placeholder; otherwise only when
-the value looks like a credential: at least 8 characters,
-not a number, a placeholder or a path, and Shannon entropy at least 3.0 bits a
-character (gitleaks' ``generic-api-key`` uses 3.5 with a length of 10), so
-``max_tokens=4096`` or ``key_count=12`` stay.
+access_token, ``…_TOKEN``, an environment variable's ``…_KEY``) and the value is not a
+number, a placeholder or a path, whatever its first character (``PASSWORD=4Xel…``);
+otherwise only when the value looks like a credential: 10-150 characters of
+``[\\w.=+/-]`` mixing letters and digits, not starting with a digit (a count, a git SHA),
+and Shannon entropy at least 3.5 bits a character (gitleaks' ``generic-api-key``), so
+``max_tokens=4096`` or ``key_count=12`` stay. The same names judge a JSON object's
+values (:func:`redact_obj`: run_config.json, an event's ``data``) and say which values of
+a run's config are its known secrets (:func:`secret_values`).
+
+A private key printed across lines that are redacted one by one (a log's records) is
+followed by :class:`KeyBlockLines`, whose state a parser keeps between reads.
+
+Why this rule set and not a library's: gitleaks' rules are the maintained source (Go, not
+importable); detect-secrets' plugins are per-line regexes plus entropy plugins that flag
+any long hex or base64 string (git SHAs, hashes, images: research data here) and report
+lines, not spans to replace. The rules are kept in this one module, run behind one RE2
+prefilter scan (google-re2, pinned), and used by every sink.
 """
 
 from __future__ import annotations
