@@ -394,3 +394,30 @@ def test_credential_values_starting_with_a_digit_are_redacted_numbers_and_hashes
     for text in ("tokens=1234", "max_tokens=4096", "key_count=12", f"commit={KEEP['git_sha']}",
                  f"key={KEEP['git_sha']}", "password_min_length=12", "secret_ratio=0.75", f"sha={KEEP['commit']}"):
         assert redact_text(text) == text, text
+
+
+def test_live_alarm_of_an_error_log_line_holds_no_secret(tmp_path):
+    """An ERROR record of run_agent.log becomes the infra_error alarm's message: shown in the live
+    screens from the supervisor's memory (never through the database), so it is redacted when read,
+    the run's known secret (its run_config api_key) too."""
+    from edgetui.live.supervisor import Supervisor
+
+    from test_live_core import fast_settings, log_line, make_run
+
+    root = tmp_path / "runs"
+    td = make_run(root, config={"api_key": KNOWN["run_api_key"]})
+    conn = open_db(tmp_path / "live.duckdb")
+    sup = Supervisor(conn, [root], docker_client=None, settings=fast_settings())
+    try:
+        sup.poll_once()
+        with open(td / "run_agent.log", "a") as f:
+            f.write(log_line(time.time(), "ERROR", f"request failed: {text_of('github_pat_classic')} "
+                                                   f"with key {KNOWN['run_api_key']}"))
+        sup.poll_once()
+        runs = sup.poll_once()
+    finally:
+        sup.close()
+        conn.close()
+    msgs = [a.message for r in runs for a in r.alarms if a.rule == "infra_error"]
+    assert msgs and all("request failed" in m for m in msgs)
+    assert leaks(" ".join(msgs)) == [] and REDACTED in msgs[0]

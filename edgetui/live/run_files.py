@@ -18,6 +18,7 @@ from ..ingest import (LINE_SOURCES, _fill_model_agent, detect_file_format, raw_s
                       whole_file_events)
 from ..parsers import sforge_dir as sd
 from ..parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch
+from ..redact import redact_text
 from ..parsers.base import open_regular
 from .tail import TailSource, settle
 from .run_state import _mtime, _sig, RoundState, RunState, TRANSCRIPT, RUN_LOG, TICKS, WHOLE_FILES, FULL_CHECK_S, EARLY_EVENT_S, _LOG_HEAD_RE, _ENDING_RE, _JUDGE_STARTED_RE, _JUDGE_DONE_RE, _JUDGE_ERR_RE
@@ -165,7 +166,7 @@ class RunFiles:
         rd.container_ids.update(m.decode() for m in _JUDGE_STARTED_RE.findall(data))
         errs = _JUDGE_ERR_RE.findall(data)
         if errs:
-            rd.log_error = one_line(errs[-1].decode("utf-8", "replace"), 200)
+            rd.log_error = one_line(redact_text(errs[-1].decode("utf-8", "replace"), self.rec.secrets) or "", 200)
         if (errs or _JUDGE_DONE_RE.search(data)) and not rd.log_terminal:
             rd.log_terminal = True
             rd.terminal_seen = now
@@ -199,7 +200,7 @@ class RunFiles:
             t = self.clock()
         if level in (b"ERROR", b"CRITICAL"):
             rs.error_times.append(t)
-            rs.last_error_msg = one_line(msg, 200)
+            rs.last_error_msg = one_line(redact_text(msg, self.rec.secrets) or "", 200)  # (an alarm's text)
             # the run's facts are read again (sforge_dir.read_run_info: the harness's end before the
             # agent started is an ERROR as run_agent.log's last record), not only on submission changes
             rs.dirty_files = True
