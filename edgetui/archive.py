@@ -120,7 +120,8 @@ def extract_archive(path: Path | str, dest: Path | str, limits: Limits = DEFAULT
 def read_archive(path: Path | str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Optional[str]]:
     """The regular files of an archive: relative path → text (UTF-8), or ``None`` for a file that
     is binary or larger than ``limits.max_text_bytes``. Extracted into a temporary folder that is
-    removed before returning. Raises :class:`ArchiveRefused`."""
+    removed before returning. Raises :class:`ArchiveRefused`. Paths and texts are the archive's own,
+    secrets included: a caller that shows them redacts them first (:func:`edgetui.why.diff_archives`)."""
     out: dict[str, Optional[str]] = {}
     with tempfile.TemporaryDirectory(prefix="edgetui-archive-") as tmp:
         extract_archive(path, tmp, limits)

@@ -122,6 +122,7 @@ def plant(root: Path, src: Path = RUN, task: str = "tiny_stats", rnd: str = "age
     # run_config.json: the run's own secrets, digit-first ones, and data that stays
     cfg = json.loads((td / "run_config.json").read_text())
     cfg.update({"api_key": KNOWN["run_api_key"], "author": KEEP["author"], "commit": KEEP["commit"],
+                "notes": everything, "extra_args": texts(),
                 "extra_env": {"BENCH_SERVICE_TOKEN": KNOWN["extra_env_value"],
                               **{n: v for n, v in DIGIT_FIRST.values()}}})
     (td / "run_config.json").write_text(json.dumps(cfg, indent=2))
@@ -170,7 +171,7 @@ def plant(root: Path, src: Path = RUN, task: str = "tiny_stats", rnd: str = "age
     (t2 / "started_at").write_text("2026-12-01T21:14:48\n" + text_of("github_pat_classic") + "\n")
     (t2 / "run_agent.log").write_text(last + "\n")
     for place in (td / "agent_output.txt", td / "run_agent.log", sub / "analysis.md", sub / "test_output.txt",
-                  sub / "report.json"):
+                  sub / "report.json", td / "run_config.json"):
         assert leaks(place.read_text()) == sorted(SECRETS), place  # precondition: every kind planted there
     return td
 
