@@ -145,12 +145,13 @@ def why_of(conn: Any, run_key: str, round: str, *, limits: Limits = DEFAULT_LIMI
             analysis = a_md.read_text(errors="replace")[:MAX_NOTE_CHARS * 4]
     analysis = redact_text(analysis, secrets)  # (whole: a key block across its lines is one match)
     diff = _diff(sub_dir, round, prev.round if prev is not None else None, limits, secrets) if with_diff else None
-    return redact_obj({"run_key": run_key, "round": round, "prev_round": prev.round if prev else None,
-            "t_from": None if prev is None else t_from, "t_to": g.t_submit, "before": g.best_before,
-            "after": g.best, "actions": {k: v for k, v in actions.items() if v["n"]},
-            "notes": {"messages": msgs[-3:], "thinking": thinks[-3:], "files": list(files.values()),
-                      "analysis": analysis},
-            "diff": diff}, secrets)
+    why = {"run_key": run_key, "round": round, "prev_round": prev.round if prev else None,
+           "t_from": None if prev is None else t_from, "t_to": g.t_submit, "before": g.best_before,
+           "after": g.best, "actions": {k: v for k, v in actions.items() if v["n"]},
+           "notes": {"messages": msgs[-3:], "thinking": thinks[-3:], "files": list(files.values()),
+                     "analysis": analysis},
+           "diff": diff}
+    return redact_obj(why, secrets)
 
 
 def _previous_best(conn: Any, run_key: str, series: list, pos: int) -> Any:
