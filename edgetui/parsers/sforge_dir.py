@@ -186,13 +186,15 @@ def discover(path: str | os.PathLike, host: str = "local") -> list[RunLocation]:
 
 
 def redact_config(obj: Any) -> Any:
-    """Copy of ``obj`` (a run_config.json or any JSON value) without secrets: the one rule set of
-    :mod:`edgetui.redact` (:func:`~edgetui.redact.redact_obj`), as for every other text edgetui
-    keeps. A string under a credential's name (``api_key``, ``admin_secret``, ``extra_env``'s
-    ``GITHUB_TOKEN`` / ``DB_PASSWORD`` / ``LICENSE_KEY``…, the strings of a list under one) becomes
-    ``"<redacted>"`` unless it is a number, a placeholder or a path; every other string has its
-    credential-shaped parts replaced (``sk-…``, ``ghp_…``, bearer tokens, ``NAME_KEY=value``, URL
-    passwords). Hex hashes and other data under ordinary names (``author``, ``commit``) stay."""
+    """``obj`` (a run_config.json or any JSON value) without secrets (a copy where something is
+    replaced, ``obj`` itself otherwise): the one rule set of :mod:`edgetui.redact`
+    (:func:`~edgetui.redact.redact_obj`), as for every other text edgetui keeps. A string under a
+    credential's name (``api_key``, ``admin_secret``, ``extra_env``'s ``GITHUB_TOKEN`` /
+    ``DB_PASSWORD`` / ``LICENSE_KEY``…, the strings of a list under one) becomes ``"<redacted>"``
+    unless it is a number, a placeholder, a path or shorter than 4 characters; every other string
+    has its credential-shaped parts replaced (``sk-…``, ``ghp_…``, bearer tokens,
+    ``NAME_KEY=value``, URL passwords). Hex hashes and other data under ordinary names
+    (``author``, ``commit``) stay."""
     return redact_obj(obj)
 
 
