@@ -253,6 +253,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 130
         if os.environ.get("EDGETUI_DEBUG"):
             raise
+        from .errors import UserError
+
+        if isinstance(e, UserError):  # one line already: the file, the cause, what to do
+            print(f"edgetui: error: {e}", file=sys.stderr)
+            return e.exit_code
         text = str(e)
         if type(e).__module__.startswith(("duckdb", "_duckdb")) and "\nLINE " in text:
             text = text.split("\nLINE ", 1)[0]  # DuckDB's caret picture does not survive one line
