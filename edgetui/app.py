@@ -27,8 +27,8 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from .db import (DatabaseBusy, HolderServer, SocketDirError, cap_pool, close_when_idle, default_db_path, open_db,
-                 snapshot_copy)
+from .db import (DatabaseBusy, DatabaseReadOnly, HolderServer, SocketDirError, cap_pool, close_when_idle,
+                 default_db_path, open_db, snapshot_copy)
 from .live.model import LiveRun
 from .screens.picker import PickerScreen
 from .screens.replay import ReplayScreen, replay_commands
@@ -117,8 +117,16 @@ class EdgeTUIApp(App):
     # ------------------------------------------------------------------ database
 
     def _open(self) -> duckdb.DuckDBPyConnection:
+        def note(text: str) -> None:  # a database recovered from its WAL, or read as is
+            self.notify(text, title="database", severity="warning", timeout=10, markup=False)
+
         try:
-            conn = open_db(self.db_path, read_only=self.read_only)
+            try:
+                conn = open_db(self.db_path, read_only=self.read_only, note=note)
+            except DatabaseReadOnly as e:  # a read-only mount, file or directory: replay and reads work
+                conn = open_db(self.db_path, read_only=True, note=note)
+                self.read_only = True
+                note(f"opened read-only: {e}")
             serve = not self.read_only
         except DatabaseBusy as e:
             self.snapshot = True

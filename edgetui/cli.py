@@ -577,7 +577,7 @@ class _HolderConn:
 def _write_op(db: Path, spec: str, host: Optional[str], op, describe=None):
     """Resolve RUN and carry out ``op(conn, run_key)`` on the file, or as a typed request to the
     process holding it (``op.__name__`` names the request). Returns (run_key, result)."""
-    from .db import DatabaseBusy, open_db
+    from .db import DatabaseBusy, busy_because, open_db
     from .holder import ask_holder_op
 
     try:
@@ -586,8 +586,8 @@ def _write_op(db: Path, spec: str, host: Optional[str], op, describe=None):
         hc = _HolderConn(db)
         try:
             key = resolve_run(hc, spec, host)
-        except ConnectionError:
-            raise busy from None
+        except ConnectionError as why:
+            raise busy_because(busy, why) from None
         if describe is not None:
             describe(hc, key)
         return key, ask_holder_op(db, op(None, key))

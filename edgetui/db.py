@@ -46,12 +46,61 @@ def _busy(path: Path, err: Exception) -> Optional[DatabaseBusy]:  # (DatabaseBus
     another process, or DuckDB's refusal of a second open of a file this process has open already
     (DuckDB 1.x: "Unique file handle conflict ... already attached": not damage, not another process)."""
     if _is_lock_error(err):
-        return DatabaseBusy(path, _holder_pid(err))
+        from .errors import HolderNotServing
+        from .holder import SocketDirError, socket_path
+
+        pid = _holder_pid(err)
+        what = process_name(pid)
+        try:
+            serving = socket_path(path).exists()
+        except SocketDirError:
+            serving = True  # (unknown here: a reader that asks says why it could not)
+        if not serving:
+            return HolderNotServing(path, pid, what)
+        return DatabaseBusy(path, pid, what)
     s = str(err)
     if "Unique file handle conflict" in s or "already attached by database" in s:
         return DatabaseBusy(path, os.getpid(), "it is open in this same process already (one writable "
                             "connection per file and process: share it, or its .cursor())")
     return None
+
+
+def process_name(pid: Optional[int]) -> str:
+    """What process ``pid`` runs, for messages: ``edgetui ingest``, ``edgetui`` (the app), or its
+    program's name; empty when unknown (no ``/proc``, the process ended)."""
+    if not pid:
+        return ""
+    try:
+        argv = [a.decode(errors="replace") for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
+    except OSError:
+        return ""
+    if not argv:
+        return ""
+    for i, a in enumerate(argv):
+        if a == "edgetui.cli" or os.path.basename(a) == "edgetui":
+            rest = argv[i + 1:]
+            j = 0
+            while j < len(rest) and rest[j].startswith("-"):
+                j += 2 if rest[j] == "--db" else 1  # (--db takes a value; the other top options none)
+            return "edgetui" + (f" {rest[j]}" if j < len(rest) else "")
+    return os.path.basename(argv[0])
+
+
+def busy_because(busy: DatabaseBusy, why: ConnectionError) -> DatabaseBusy:
+    """The :class:`DatabaseBusy` that says why the holder of ``busy.path`` could not be asked
+    (``why`` from :func:`edgetui.holder.ask_holder`): it serves no socket, it does not answer, or no
+    socket directory exists here."""
+    from .errors import HolderNotAnswering, HolderNotServing, NoSocketDirectory
+    from .holder import NoSocketDir, NotAnswering, NotServing
+
+    what = process_name(busy.pid)
+    if isinstance(why, NoSocketDir):
+        return NoSocketDirectory(busy.path, busy.pid, str(why))
+    if isinstance(why, NotAnswering):
+        return HolderNotAnswering(busy.path, busy.pid, str(why), what)
+    if isinstance(why, NotServing):
+        return HolderNotServing(busy.path, busy.pid, what)
+    return busy
 
 
 def _is_lock_error(err: Exception) -> bool:

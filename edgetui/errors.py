@@ -76,7 +76,7 @@ class DatabaseBusy(DatabaseError):
         elif pid == os.getpid():  # this process itself (a second open of a file it has open)
             msg = f"{path} is held by this process ({who}): {detail}"
         else:
-            msg = (f"{path} is held by {who}{(': ' + detail) if detail else ''}; "
+            msg = (f"{path} is held by {who}{(' (' + detail + ')') if detail else ''}; "
                    f"`edgetui sql` and `edgetui runs` read it through that process or, with --snapshot, "
                    f"from a copy; other commands need {who} to stop first")
         super().__init__(path, msg)
@@ -90,7 +90,7 @@ class HolderNotServing(DatabaseBusy):
         who = f"process {pid}" + (f" ({what})" if what else "") if pid else "another process"
         super().__init__(path, pid, what, message=(
             f"{path} is held by {who}, which answers no queries (only the app and `edgetui watch` do); "
-            "wait for it to end, or read a copy with --snapshot"))
+            "wait for it to end (meanwhile `edgetui sql` and `edgetui runs` read a copy with --snapshot)"))
 
 
 class HolderNotAnswering(DatabaseBusy):
