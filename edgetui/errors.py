@@ -116,12 +116,11 @@ class NoSocketDirectory(DatabaseBusy):
 # ---------------------------------------------------------------------------- SSH hosts
 
 class KnownHostsMissing(UserError, FileNotFoundError):
-    """The known_hosts file to check a host's key against does not exist."""
+    """The known_hosts file named to check a host's key against (``UserKnownHostsFile`` of
+    ssh_config, or the host's ``known_hosts`` setting) does not exist."""
 
-    def __init__(self, host: str, path: str, where: str = ""):
+    def __init__(self, host: str, path: str, where: str, scan: str):
         self.host, self.path = host, path
-        src = f" ({where})" if where else ""
         super().__init__(
-            f"{host}: no known host keys: {path}{src} does not exist; trust the host once with "
-            f"`ssh-keyscan -p PORT HOST >> {path}` after checking its fingerprint, or name an existing "
-            "file in UserKnownHostsFile")
+            f"{host}: no known host keys: {path} ({where}) does not exist; trust the host with `{scan}` after "
+            "checking its fingerprint, or name an existing file there")

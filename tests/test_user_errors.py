@@ -337,3 +337,45 @@ def test_user_errors_carry_their_exit_code_to_the_cli(tmp_path, capsys):
     finally:
         cli.cmd_check = orig
     assert capsys.readouterr().err == f"edgetui: error: {tmp_path / 'x.duckdb'}: a cause that spans lines; do this\n"
+
+
+# ---------------------------------------------------------------------------- SSH
+
+def test_a_missing_user_known_hosts_file_is_said_with_what_to_do(tmp_path, monkeypatch):
+    """ssh_config's ``UserKnownHostsFile`` names a file that does not exist: asyncssh's "No such
+    file or directory" became "cannot connect to testbox: No such file or directory"; now the host
+    is refused naming the file and the command that trusts the host (which then works)."""
+    import prereqs
+    from sshd_fixture import Sshd
+
+    from edgetui.hosts.ssh import HOST_KEY_REFUSED, UP, HostDown, SshHost
+
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    s = Sshd(prereqs.need("sshd"), tmp_path / "sshd").start()
+    try:
+        kh = tmp_path / "nowhere" / "known_hosts"
+        cfg = tmp_path / "ssh_config"
+        cfg.write_text(f"Host testbox\n  HostName 127.0.0.1\n  Port {s.port}\n  User {s.user}\n"
+                       f"  UserKnownHostsFile {kh}\n")
+        h = SshHost("box", "testbox", config=[str(cfg)], client_keys=[str(s.user_key)], backoff_min=30)
+        try:
+            st = h.wait_up(10)
+            assert st.kind == HOST_KEY_REFUSED, st
+            assert "No such file" not in st.message and "\n" not in st.message
+            assert f"no known host keys: {kh} (UserKnownHostsFile in ssh_config) does not exist" in st.message
+            scan = f"ssh-keyscan -p {s.port} 127.0.0.1 >> {kh}"
+            assert scan in st.message, st.message
+            with pytest.raises(HostDown, match="no known host keys"):
+                h.list("/")
+        finally:
+            h.close()
+        kh.parent.mkdir()
+        out = subprocess.run(["ssh-keyscan", "-p", str(s.port), "127.0.0.1"], capture_output=True, text=True)
+        kh.write_text(out.stdout)  # what the message says to do
+        h = SshHost("box", "testbox", config=[str(cfg)], client_keys=[str(s.user_key)])
+        try:
+            assert h.wait_up(10).kind == UP
+        finally:
+            h.close()
+    finally:
+        s.close()
