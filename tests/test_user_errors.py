@@ -321,6 +321,42 @@ def test_starting_on_a_full_disk_says_so_not_cannot_rollback(tmp_path, capsys):
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
+@pytest.mark.parametrize("free_kb", [16, 300])
+def test_the_app_starting_on_a_full_disk_says_so(tmp_path, free_kb):
+    """The app's first start on a nearly full disk: with 16 kB the schema's COMMIT fails ("cannot
+    rollback" before); with 300 kB the bundled sample runs fill it, and the reopen's failure left a
+    closed connection behind ("Connection already closed!"). Both end the app with the disk's line."""
+    import asyncio
+
+    from edgetui.app import EdgeTUIApp
+
+    if os.geteuid() != 0:
+        pytest.fail("this test mounts a small tmpfs (a full disk): run it as root (CI does)")
+    mnt = tmp_path / "full"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mnt)], capture_output=True)
+    assert r.returncode == 0, r.stderr
+    try:
+        with open(mnt / "fill", "wb") as f:
+            f.write(b"\0" * (3072 - free_kb) * 1024)
+        app = EdgeTUIApp(mnt / "a.duckdb")
+
+        async def go():
+            async with app.run_test() as pilot:
+                deadline = time.monotonic() + 60
+                while app.return_code is None and time.monotonic() < deadline:
+                    await pilot.pause(0.05)
+                return [n.message for n in app._notifications]
+
+        notes = asyncio.run(go())
+        assert isinstance(app.startup_exc, errors.DiskFull), (app.startup_error, notes)
+        assert "no space left on device" in app.startup_error and "\n" not in app.startup_error
+        assert app.return_code == errors.DiskFull.exit_code
+        assert not any("already closed" in n or "cannot rollback" in n for n in notes), notes
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
 def test_user_errors_carry_their_exit_code_to_the_cli(tmp_path, capsys):
     class Custom(errors.UserError):
         exit_code = 3
