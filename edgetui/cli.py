@@ -479,6 +479,11 @@ def cmd_check(db: Path, args) -> int:
     for p in problems:
         print(f"edgetui: {p}", file=sys.stderr)
     if not problems:
+        from .db import check_header
+
+        if Path(db).exists() and check_header(Path(db)):  # torn, read whole with its WAL (check_database)
+            print(f"edgetui: note: {db}: its last write was interrupted (a kill, a crash or a full disk); it reads "
+                  "whole with its WAL, which the next command that writes replays into it", file=sys.stderr)
         print(f"{db}: sound (header, catalog and every table read)")
     return 1 if problems else 0
 
