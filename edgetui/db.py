@@ -22,8 +22,8 @@ from typing import Callable, Optional
 import duckdb
 import platformdirs
 
-from .errors import (DatabaseBusy, DatabaseDamaged, DatabaseReadOnly, DatabaseTooNew, DiskFull,  # noqa: F401
-                     ForeignDatabase, UserError)
+from .errors import (DatabaseBusy, DatabaseDamaged, DatabaseReadOnly, DatabaseTooNew,  # noqa: F401
+                     DatabaseUnreadable, DiskFull, ForeignDatabase, UserError)
 from .rescrub import rewrite_file
 from .schema import SCHEMA_VERSION, current_version, migrate, rewrite_pending
 
@@ -233,13 +233,17 @@ def open_db(path: Path | str, read_only: bool = False,
 
     Raises (all :class:`~edgetui.errors.UserError`, left byte for byte as they were):
     :class:`DatabaseBusy` when another process holds the file, :class:`DatabaseDamaged`,
-    :class:`ForeignDatabase` for another application's database, :class:`DatabaseReadOnly` when a
+    :class:`ForeignDatabase` for another application's database, :class:`DatabaseUnreadable`,
+    :class:`DatabaseReadOnly` when a
     writable open is asked of a file that cannot be written (a read-only file system, file or
     directory: ``read_only=True`` opens it), :class:`DiskFull`, :class:`DatabaseTooNew`.
     """
     path = Path(path).expanduser()
     note = note or _print_note
     checked_on_open = False  # the catalog checked on the writable connection itself (no second open)
+    if path.exists() and not os.access(path, os.R_OK):
+        raise DatabaseUnreadable(path, f"{path}: this user may not read it (permission denied); its owner can "
+                                       "allow it (chmod), or choose another --db")
     if path.exists() and path.stat().st_size > 0:
         why = check_header(path)
         if why and _wal(path).exists():  # torn while written: DuckDB itself decides, read-only

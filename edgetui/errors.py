@@ -59,6 +59,10 @@ class DatabaseReadOnly(DatabaseError, PermissionError):
     change runs refuse it; the app, replay, ``runs`` and ``sql`` open it read-only instead."""
 
 
+class DatabaseUnreadable(DatabaseError, PermissionError):
+    """This user may not read the file (its permissions): not damage, nothing to recover."""
+
+
 class DiskFull(DatabaseError, OSError):
     """The file system holding the database has no space left (or the process its file size limit)."""
 

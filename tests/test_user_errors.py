@@ -206,6 +206,22 @@ def test_a_read_only_file_opens_read_only_with_a_note(tmp_path):
         os.chmod(d, 0o755)
 
 
+def test_a_file_this_user_may_not_read_is_not_called_damaged(tmp_path):
+    d = tmp_path / "nr"
+    d.mkdir()
+    db = _good_db(d / "nr.duckdb")
+    os.chmod(db, 0o000)
+    before_mode = db.stat().st_mode
+    for argv in (["runs"], ["ingest", "-q", str(SAMPLE_RUN)]):
+        r = subprocess.run([*_unprivileged(), *CLI, "--db", str(db), *argv], capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert "may not read it" in r.stderr and "damaged" not in r.stderr and "backup" not in r.stderr, r.stderr
+    assert db.stat().st_mode == before_mode
+    os.chmod(db, 0o644)
+    assert check_database(db) == []
+
+
 @pytest.fixture
 def ro_mount(tmp_path):
     """A directory bind-mounted read-only onto itself (root only)."""
