@@ -435,11 +435,11 @@ def _ask(db_path: Path | str, req: dict, timeout: float) -> dict:
             except FileNotFoundError:
                 raise NotServing("no edgetui process is serving this database") from None
             except socket.timeout:
-                raise NotAnswering(f"its socket {p} accepted no connection within {timeout:.0f} s") from None
+                raise NotAnswering(f"{p} accepted no connection within {timeout:.0f} s") from None
             except ConnectionRefusedError:
-                raise NotAnswering(f"its socket {p} refuses connections") from None
+                raise NotAnswering(f"{p} refuses connections") from None
             except OSError as e:
-                raise NotAnswering(f"its socket {p}: {e.strerror or e}") from None
+                raise NotAnswering(f"{p}: {e.strerror or e}") from None
         buf = b""
         try:
             s.sendall(json.dumps(req).encode() + b"\n")
