@@ -27,8 +27,9 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from .db import (DatabaseBusy, HolderServer, SocketDirError, cap_pool, close_when_idle, default_db_path, open_db,
-                 snapshot_copy)
+from .db import (DatabaseBusy, DatabaseReadOnly, HolderServer, SocketDirError, cap_pool, close_when_idle,
+                 default_db_path, open_db, snapshot_copy)
+from .errors import UserError
 from .live.model import LiveRun
 from .screens.picker import PickerScreen
 from .screens.replay import ReplayScreen, replay_commands
@@ -112,13 +113,23 @@ class EdgeTUIApp(App):
         self.empty_note: Optional[str] = None
         #: why the app could not start (one line), raised by :func:`run_app` once the terminal is back
         self.startup_error: Optional[str] = None
+        #: the same, when it is a user error (:func:`run_app` raises it for the CLI to print)
+        self.startup_exc: Optional[UserError] = None
         self._empty_done = False
 
     # ------------------------------------------------------------------ database
 
     def _open(self) -> duckdb.DuckDBPyConnection:
+        def note(text: str) -> None:  # a database recovered from its WAL, or read as is
+            self.notify(text, title="database", severity="warning", timeout=10, markup=False)
+
         try:
-            conn = open_db(self.db_path, read_only=self.read_only)
+            try:
+                conn = open_db(self.db_path, read_only=self.read_only, note=note)
+            except DatabaseReadOnly as e:  # a read-only mount, file or directory: replay and reads work
+                conn = open_db(self.db_path, read_only=True, note=note)
+                self.read_only = True
+                note(f"opened read-only: {e}")
             serve = not self.read_only
         except DatabaseBusy as e:
             self.snapshot = True
@@ -131,12 +142,21 @@ class EdgeTUIApp(App):
             self._serve(conn)
         return conn
 
+    def _startup_failed(self, e: Exception) -> None:
+        """Keep why the database could not be opened: a :class:`~edgetui.errors.UserError` as it is
+        (its line names the file and what to do), anything else as one line naming the file."""
+        if isinstance(e, UserError):
+            self.startup_exc = e
+            self.startup_error = str(e)
+        else:
+            self.startup_error = " ".join(f"cannot open {self.db_path}: {e}".split())
+
     def on_mount(self) -> None:
         try:
             self.conn = self._open()
         except Exception as e:  # a damaged or foreign file, no permission: one line after the terminal is back
-            self.startup_error = " ".join(f"cannot open {self.db_path}: {e}".split())
-            self.exit(return_code=2)
+            self._startup_failed(e)
+            self.exit(return_code=self.startup_exc.exit_code if self.startup_exc else 2)
             return
         if self.run_key:
             self.push_screen(ReplayScreen(self.run_key, clock=self.clock, direct=True, start_at=self.start_at))
@@ -330,8 +350,12 @@ class EdgeTUIApp(App):
         finally:
             try:
                 self.conn = self._open()
-            except Exception as e:
-                note = f"cannot reopen {self.db_path}: {e}"
+            except Exception as e:  # (a disk filled by the samples): nothing to show without the file
+                self.conn = None
+                self._startup_failed(e)
+        if self.conn is None:
+            self.call_from_thread(self.exit, return_code=self.startup_exc.exit_code if self.startup_exc else 2)
+            return
         self.empty_note = note
         if live_was_on and self.conn is not None:
             self.call_from_thread(self._start_live)
@@ -405,6 +429,8 @@ def run_app(db_path: Path | str, run_key: Optional[str] = None, **kwargs: Any) -
         raise RuntimeError(f"cannot open {db_path}: no directory {parent} (create it, or choose another --db)")
     app = EdgeTUIApp(db_path, run_key, **kwargs)
     app.run()
+    if app.startup_exc is not None:
+        raise app.startup_exc
     if app.startup_error:
         raise RuntimeError(app.startup_error)
     if app.return_code:

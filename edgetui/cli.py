@@ -253,6 +253,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 130
         if os.environ.get("EDGETUI_DEBUG"):
             raise
+        from .errors import UserError
+
+        if isinstance(e, UserError):  # one line already: the file, the cause, what to do
+            print(f"edgetui: error: {e}", file=sys.stderr)
+            return e.exit_code
         text = str(e)
         if type(e).__module__.startswith(("duckdb", "_duckdb")) and "\nLINE " in text:
             text = text.split("\nLINE ", 1)[0]  # DuckDB's caret picture does not survive one line
@@ -474,6 +479,11 @@ def cmd_check(db: Path, args) -> int:
     for p in problems:
         print(f"edgetui: {p}", file=sys.stderr)
     if not problems:
+        from .db import check_header
+
+        if Path(db).exists() and check_header(Path(db)):  # torn, read whole with its WAL (check_database)
+            print(f"edgetui: note: {db}: its last write was interrupted (a kill, a crash or a full disk); it reads "
+                  "whole with its WAL, which the next command that writes replays into it", file=sys.stderr)
         print(f"{db}: sound (header, catalog and every table read)")
     return 1 if problems else 0
 
@@ -572,7 +582,7 @@ class _HolderConn:
 def _write_op(db: Path, spec: str, host: Optional[str], op, describe=None):
     """Resolve RUN and carry out ``op(conn, run_key)`` on the file, or as a typed request to the
     process holding it (``op.__name__`` names the request). Returns (run_key, result)."""
-    from .db import DatabaseBusy, open_db
+    from .db import DatabaseBusy, busy_because, open_db
     from .holder import ask_holder_op
 
     try:
@@ -581,8 +591,8 @@ def _write_op(db: Path, spec: str, host: Optional[str], op, describe=None):
         hc = _HolderConn(db)
         try:
             key = resolve_run(hc, spec, host)
-        except ConnectionError:
-            raise busy from None
+        except ConnectionError as why:
+            raise busy_because(busy, why) from None
         if describe is not None:
             describe(hc, key)
         return key, ask_holder_op(db, op(None, key))

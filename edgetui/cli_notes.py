@@ -46,7 +46,7 @@ def cmd_moments(db: Path, args) -> int:
 
 def _typed(db: Path, req: dict) -> Any:
     """Carry out one typed request on the file, or through the process holding it."""
-    from .db import DatabaseBusy, open_db
+    from .db import DatabaseBusy, busy_because, open_db
     from .holder import ask_holder_op
     from .runops import apply_request
 
@@ -55,8 +55,8 @@ def _typed(db: Path, req: dict) -> Any:
     except DatabaseBusy as busy:
         try:
             return ask_holder_op(db, req)
-        except ConnectionError:
-            raise busy from None
+        except ConnectionError as why:
+            raise busy_because(busy, why) from None
     try:
         reply = apply_request(conn, req)
     finally:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 def _query(db: Path, sql: str, snapshot: bool = False, params=None):
     """Run read-only SQL: own read-only connection, else through the holder, else a snapshot copy."""
-    from .db import DatabaseBusy, ask_holder, open_db, run_query, snapshot_copy
+    from .db import DatabaseBusy, ask_holder, busy_because, open_db, run_query, snapshot_copy
     from .holder import HolderEnded
 
     if not db.exists():
@@ -27,9 +27,9 @@ def _query(db: Path, sql: str, snapshot: bool = False, params=None):
             if not snapshot:
                 raise RuntimeError(str(gone)) from None
             conn = snapshot_copy(db)
-        except ConnectionError:
+        except ConnectionError as why:
             if not snapshot:
-                raise busy from None
+                raise busy_because(busy, why) from None
             conn = snapshot_copy(db)
     try:
         res = run_query(conn, sql, params)

@@ -17,30 +17,15 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import duckdb
 import platformdirs
 
+from .errors import (DatabaseBusy, DatabaseDamaged, DatabaseReadOnly, DatabaseTooNew,  # noqa: F401
+                     DatabaseUnreadable, DiskFull, ForeignDatabase, UserError)
 from .rescrub import rewrite_file
 from .schema import SCHEMA_VERSION, current_version, migrate, rewrite_pending
-
-
-class DatabaseBusy(Exception):
-    """The file is locked by another process; ``pid`` is the holder's PID when known."""
-
-    def __init__(self, path: Path, pid: Optional[int], detail: str = ""):
-        self.path = path
-        self.pid = pid
-        who = f"process {pid}" if pid else "another process"
-        if pid == os.getpid():  # this process itself (a second open of a file it has open)
-            super().__init__(f"{path} is held by this process ({who}): {detail}")
-            return
-        super().__init__(
-            f"{path} is held by {who}{(': ' + detail) if detail else ''}; "
-            f"`edgetui sql` and `edgetui runs` read it through that process or, with --snapshot, "
-            f"from a copy; other commands need {who} to stop first"
-        )
 
 
 def default_db_path() -> Path:
@@ -56,12 +41,23 @@ def _holder_pid(err: Exception) -> Optional[int]:
     return int(m.group(1)) if m else None
 
 
-def _busy(path: Path, err: Exception) -> Optional[DatabaseBusy]:
+def _busy(path: Path, err: Exception) -> Optional[DatabaseBusy]:  # (DatabaseBusy: edgetui.errors)
     """The :class:`DatabaseBusy` that a failed connect to ``path`` means, or None: a lock held by
     another process, or DuckDB's refusal of a second open of a file this process has open already
     (DuckDB 1.x: "Unique file handle conflict ... already attached": not damage, not another process)."""
     if _is_lock_error(err):
-        return DatabaseBusy(path, _holder_pid(err))
+        from .errors import HolderNotServing
+        from .holder import SocketDirError, socket_path
+
+        pid = _holder_pid(err)
+        what = process_name(pid)
+        try:
+            serving = socket_path(path).exists()
+        except SocketDirError:
+            serving = True  # (unknown here: a reader that asks says why it could not)
+        if not serving:
+            return HolderNotServing(path, pid, what)
+        return DatabaseBusy(path, pid, what)
     s = str(err)
     if "Unique file handle conflict" in s or "already attached by database" in s:
         return DatabaseBusy(path, os.getpid(), "it is open in this same process already (one writable "
@@ -69,13 +65,47 @@ def _busy(path: Path, err: Exception) -> Optional[DatabaseBusy]:
     return None
 
 
+def process_name(pid: Optional[int]) -> str:
+    """What process ``pid`` runs, for messages: ``edgetui ingest``, ``edgetui`` (the app), or its
+    program's name; empty when unknown (no ``/proc``, the process ended)."""
+    if not pid:
+        return ""
+    try:
+        argv = [a.decode(errors="replace") for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
+    except OSError:
+        return ""
+    if not argv:
+        return ""
+    for i, a in enumerate(argv):
+        if a == "edgetui.cli" or os.path.basename(a) == "edgetui":
+            rest = argv[i + 1:]
+            j = 0
+            while j < len(rest) and rest[j].startswith("-"):
+                j += 2 if rest[j] == "--db" else 1  # (--db takes a value; the other top options none)
+            return "edgetui" + (f" {rest[j]}" if j < len(rest) else "")
+    return os.path.basename(argv[0])
+
+
+def busy_because(busy: DatabaseBusy, why: ConnectionError) -> DatabaseBusy:
+    """The :class:`DatabaseBusy` that says why the holder of ``busy.path`` could not be asked
+    (``why`` from :func:`edgetui.holder.ask_holder`): it serves no socket, it does not answer, or no
+    socket directory exists here."""
+    from .errors import HolderNotAnswering, HolderNotServing, NoSocketDirectory
+    from .holder import NoSocketDir, NotAnswering, NotServing
+
+    what = process_name(busy.pid)
+    if isinstance(why, NoSocketDir):
+        return NoSocketDirectory(busy.path, busy.pid, str(why))
+    if isinstance(why, NotAnswering):
+        return HolderNotAnswering(busy.path, busy.pid, str(why), what)
+    if isinstance(why, NotServing):
+        return HolderNotServing(busy.path, busy.pid, what)
+    return busy
+
+
 def _is_lock_error(err: Exception) -> bool:
     s = str(err)
     return "lock" in s.lower() and ("Conflicting" in s or "Could not set lock" in s)
-
-
-class DatabaseDamaged(ValueError):
-    """The file fails the cheap checks made before opening it (never written into)."""
 
 
 def check_header(path: Path) -> Optional[str]:
@@ -110,41 +140,128 @@ def check_header(path: Path) -> Optional[str]:
     # the end of the file without lowering it.)
     if (size - 12288) % block_size:  # DuckDB writes whole blocks: a size between them was cut
         return (f"damaged: the file is {size} bytes, not a whole number of its {block_size}-byte blocks; it was "
-                "cut short (copied while written, or a full disk). It is left untouched; `edgetui check` tells more")
+                "cut short (copied while written, or a full disk)")
     ids = [p & ((1 << 56) - 1) for p in (meta, free) if p != (1 << 64) - 1]
     if not ids:
         return None
     need = 12288 + (max(ids) + 1) * block_size
     if size < need:
         return (f"damaged: the file is {size} bytes but its catalog is at block {max(ids)} of {block_size} bytes "
-                f"(needs {need} bytes); it was cut short (copied while written, or a full disk). "
-                "It is left untouched; `edgetui check` tells more")
+                f"(needs {need} bytes); it was cut short (copied while written, or a full disk)")
     return None
 
 
-def open_db(path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+def _print_note(text: str) -> None:
+    import sys
+
+    print(f"edgetui: note: {text}", file=sys.stderr)
+
+
+def _wal(path: Path) -> Path:
+    return Path(str(path) + ".wal")
+
+
+def _oneline(e: BaseException, n: int = 200) -> str:
+    return " ".join(str(e).split("\nLINE ", 1)[0].split())[:n]
+
+
+def _io_error(path: Path, e: BaseException) -> Optional[UserError]:
+    """The :class:`UserError` that an I/O failure on ``path`` means (a full disk, a file system or
+    file that cannot be written), else None."""
+    s = str(e)
+    low = s.lower()
+    if isinstance(e, OSError) and e.errno is not None:
+        import errno as _errno
+
+        if e.errno in (_errno.ENOSPC, _errno.EDQUOT, _errno.EFBIG):
+            low += " no space left on device"
+        elif e.errno in (_errno.EROFS, _errno.EACCES, _errno.EPERM):
+            low += " read-only file system" if e.errno == _errno.EROFS else " permission denied"
+    if "no space left" in low or "file too large" in low or "disk quota" in low:
+        where = path.parent
+        try:
+            st = os.statvfs(where)
+            free = f"{st.f_bavail * st.f_frsize / 1e6:.1f} MB free on its file system"
+        except OSError:
+            free = "its file system is full"
+        kind = "the file size limit of this process was reached" if "file too large" in low else \
+            f"no space left on device ({free})"
+        return DiskFull(path, f"{path}: {kind}; what was recorded before stays: free space under {where} and run "
+                              "the command again (DuckDB recovers the file from its WAL), or choose another --db")
+    if "read-only file system" in low or "permission denied" in low:
+        return read_only_error(path)
+    return None
+
+
+def _not_writable(path: Path) -> Optional[str]:
+    """Why ``path`` (its file, its directory for the WAL, its file system) cannot be written, else None."""
+    d = path.parent
+    try:
+        if os.statvfs(d).f_flag & os.ST_RDONLY:
+            return "it is on a read-only file system"
+    except OSError:
+        pass
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the file is not writable by this user"
+    if not os.access(d, os.W_OK | os.X_OK):
+        return f"its directory {d} is not writable by this user (DuckDB writes a WAL file beside it)"
+    return None
+
+
+def read_only_error(path: Path, why: str = "") -> DatabaseReadOnly:
+    why = why or _not_writable(path) or "it cannot be written"
+    return DatabaseReadOnly(path, f"{path}: {why}; the app, replay, `runs` and `sql` open it read-only, recording "
+                                  "and changing runs need it writable (or copy it elsewhere and use --db)")
+
+
+def open_db(path: Path | str, read_only: bool = False,
+            note: Optional[Callable[[str], None]] = None) -> duckdb.DuckDBPyConnection:
     """Open (and migrate, when writable) the database at ``path``.
 
     Before anything is written the file passes cheap checks: its header against its size
     (:func:`check_header`), then a readable catalog with edgetui's schema marker (the ``meta``
     table), read on the connection itself before it migrates (a writable DuckDB connection writes
     nothing until a statement does), or, when a WAL file lies beside it (which a writable open
-    would replay into the file), on a read-only open first. Raises :class:`DatabaseBusy` when another process holds the
-    file, :class:`DatabaseDamaged` for a damaged file and ``ValueError`` for another
-    application's DuckDB database (both left byte for byte as they were).
+    would replay into the file), on a read-only open first.
+
+    A file that fails the header check while a WAL lies beside it was being written when its
+    process ended (a kill, a crash, a full disk: the last blocks of a checkpoint torn, the WAL
+    holding what was committed). It is read whole on a read-only open (DuckDB replays the WAL in
+    memory; the catalog and every column of every table, as :func:`check_database`); when all of it
+    reads, a writable open replays the WAL into the file and checkpoints (``note`` gets one line
+    saying so; default: printed on stderr), else the file is damaged and stays untouched.
+
+    Raises (all :class:`~edgetui.errors.UserError`, left byte for byte as they were):
+    :class:`DatabaseBusy` when another process holds the file, :class:`DatabaseDamaged`,
+    :class:`ForeignDatabase` for another application's database, :class:`DatabaseUnreadable`,
+    :class:`DatabaseReadOnly` when a
+    writable open is asked of a file that cannot be written (a read-only file system, file or
+    directory: ``read_only=True`` opens it), :class:`DiskFull`, :class:`DatabaseTooNew`.
     """
     path = Path(path).expanduser()
+    note = note or _print_note
     checked_on_open = False  # the catalog checked on the writable connection itself (no second open)
+    if path.exists() and not os.access(path, os.R_OK):
+        raise DatabaseUnreadable(path, f"{path}: this user may not read it (permission denied); its owner can "
+                                       "allow it (chmod), or choose another --db")
     if path.exists() and path.stat().st_size > 0:
         why = check_header(path)
-        if why:
-            raise DatabaseDamaged(f"{path}: {why}")
-        if not read_only:
-            if Path(str(path) + ".wal").exists():  # opened writable, DuckDB would replay it into the file
+        if why and _wal(path).exists():  # torn while written: DuckDB itself decides, read-only
+            problems = _read_in_full(path)
+            if problems:
+                raise DatabaseDamaged(path, f"{path}: {why}; {problems[0]}; {DatabaseDamaged.ADVICE}")
+            _recover(path, read_only, note)
+        elif why:
+            raise DatabaseDamaged(path, f"{path}: {why}; {DatabaseDamaged.ADVICE}")
+        elif not read_only:
+            if _wal(path).exists():  # opened writable, DuckDB would replay it into the file
                 _check_catalog(path)
             else:  # a writable open writes nothing until a statement does: one open, checked before migrate
                 checked_on_open = True
     if not read_only:
+        unwritable = _not_writable(path) if path.parent.is_dir() else None
+        if unwritable:
+            raise read_only_error(path, unwritable)
         path.parent.mkdir(parents=True, exist_ok=True)
     try:
         conn = duckdb.connect(str(path), read_only=True) if read_only else connect_writable(path)
@@ -153,33 +270,135 @@ def open_db(path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnect
         if busy is not None:
             raise busy from None
         if "not a valid DuckDB database" in str(e) or "in-memory database in read-only" in str(e):
-            raise ValueError(f"{path} is not an edgetui (DuckDB) database") from None
+            raise ForeignDatabase(path, f"{path} is not an edgetui (DuckDB) database; choose another --db "
+                                        "path") from None
+        io = _io_error(path, e)
+        if io is not None:
+            raise io from None
         if checked_on_open or (read_only and "corrupt" in str(e).lower()):
-            raise DatabaseDamaged(f"{path}: damaged, cannot be opened ({' '.join(str(e).split())[:200]}); "
-                                  "it is left untouched") from None
+            raise DatabaseDamaged(path, f"{path}: damaged, cannot be opened ({_oneline(e)}); "
+                                        f"{DatabaseDamaged.ADVICE}") from None
         raise
-    if checked_on_open:
+    try:
+        if checked_on_open or read_only:
+            _check_tables(path, conn, empty_ok=not read_only)
+        if read_only:
+            if 0 < current_version(conn) < SCHEMA_VERSION or rewrite_pending(conn):
+                # written by an earlier version: migrate (secrets re-scrubbed) before anything is read
+                conn.close()
+                unwritable = _not_writable(path)
+                if unwritable:
+                    raise DatabaseReadOnly(path, f"{path} was written by an earlier edgetui and needs an upgrade "
+                                                 f"of its tables, but {unwritable}; copy it to a writable "
+                                                 "place and open the copy (--db)")
+                open_db(path, note=note).close()
+                return open_db(path, read_only=True, note=note)
+            return conn
+        migrate(conn)
+    except BaseException as e:
         try:
-            _check_tables(path, conn)
-        except BaseException:
             conn.close()
+        except duckdb.Error:
+            pass
+        err = _schema_error(path, e)
+        if err is e:
             raise
-    if read_only:
-        if 0 < current_version(conn) < SCHEMA_VERSION or rewrite_pending(conn):
-            # written by an earlier version: migrate (secrets re-scrubbed) before anything is read
-            conn.close()
-            open_db(path).close()
-            return open_db(path, read_only=True)
-        return conn
-    migrate(conn)
+        raise err from None
     if rewrite_pending(conn):  # the file still holds blocks of the values the migration replaced
         conn.close()
         try:
             rewrite_file(path)
         except (duckdb.Error, OSError) as e:
+            io = _io_error(path, e)
+            if io is not None:
+                raise io from None
             raise RuntimeError(f"{path}: could not rewrite the database after re-scrubbing its secrets: {e}") from None
         conn = connect_writable(path)
     return conn
+
+
+def _schema_error(path: Path, e: BaseException) -> BaseException:
+    """The user error that a failure while reading or migrating the schema means, else ``e``."""
+    if isinstance(e, UserError):
+        return e
+    if isinstance(e, (duckdb.Error, OSError)):
+        io = _io_error(path, e)
+        if io is not None:
+            return io
+    if isinstance(e, ValueError) and "schema version" in str(e):
+        return ForeignDatabase(path, f"{path}: {e}; choose another --db path")
+    if isinstance(e, RuntimeError) and "newer than this edgetui" in str(e):
+        return DatabaseTooNew(path, f"{path}: {e}")
+    return e
+
+
+def _read_in_full(path: Path) -> list[str]:
+    """:func:`check_database` without the header check: DuckDB opens ``path`` read-only (its WAL
+    replayed in memory) and reads the catalog and every column of every table. Raises
+    :class:`DatabaseBusy`; returns the problems, one line each."""
+    try:
+        conn = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as e:
+        busy = _busy(path, e)
+        if busy is not None:
+            raise busy from None
+        return [f"DuckDB cannot open it ({_oneline(e)})"]
+    try:
+        return _read_tables(conn)
+    finally:
+        conn.close()
+
+
+def _read_tables(conn: duckdb.DuckDBPyConnection) -> list[str]:
+    try:
+        tables = [r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+    except duckdb.Error as e:
+        return [f"its catalog cannot be read ({_oneline(e)})"]
+    problems = []
+    for t in tables:
+        q = '"' + t.replace('"', '""') + '"'
+        try:
+            conn.execute(f"SELECT count(*), sum(hash(COLUMNS(*))) FROM {q}").fetchall()
+        except duckdb.Error as e:
+            problems.append(f"table {t}: {_oneline(e)}")
+    return problems
+
+
+def _recover(path: Path, read_only: bool, note: Callable[[str], None]) -> None:
+    """Replay the WAL of ``path`` (read whole by :func:`_read_in_full`) into the file and
+    checkpoint, so the file is whole again; said in one line through ``note``. When the file cannot
+    be written, a read-only open goes on (DuckDB replays the WAL in memory at every open)."""
+    wal_bytes = _wal(path).stat().st_size
+    unwritable = _not_writable(path)
+    if unwritable:
+        if not read_only:
+            raise read_only_error(path, unwritable + " and it needs recovering from its WAL (its last write "
+                                                     "was interrupted)")
+        note(f"{path} was not closed cleanly (its last write interrupted); it reads whole with its WAL "
+             f"({wal_bytes} bytes), but {unwritable}, so it is read as is and not repaired")
+        return
+    try:
+        conn = connect_writable(path)
+    except duckdb.Error as e:
+        busy = _busy(path, e)
+        if busy is not None:
+            raise busy from None
+        io = _io_error(path, e)
+        if io is not None:
+            raise io from None
+        raise DatabaseDamaged(path, f"{path}: its WAL cannot be replayed ({_oneline(e)}); "
+                                    f"{DatabaseDamaged.ADVICE}") from None
+    try:
+        conn.execute("CHECKPOINT")
+    except duckdb.Error as e:
+        io = _io_error(path, e)
+        if io is not None:
+            raise io from None
+        raise
+    finally:
+        conn.close()
+    note(f"{path} was not closed cleanly (a kill, a crash or a full disk interrupted its last write); "
+         f"DuckDB recovered it from its WAL ({wal_bytes} bytes): every committed write is kept")
 
 
 #: rows per row group of a database opened for writing (DuckDB's default: 122,880). An ingest
@@ -267,56 +486,61 @@ def _check_catalog(path: Path) -> None:
         if busy is not None:
             raise busy from None
         if "not a valid DuckDB database" in str(e):
-            raise ValueError(f"{path} is not an edgetui (DuckDB) database") from None
-        raise DatabaseDamaged(f"{path}: damaged, cannot be opened ({' '.join(str(e).split())[:200]}); "
-                              "it is left untouched") from None
+            raise ForeignDatabase(path, f"{path} is not an edgetui (DuckDB) database; choose another --db "
+                                        "path") from None
+        raise DatabaseDamaged(path, f"{path}: damaged, cannot be opened ({_oneline(e)}); "
+                                    f"{DatabaseDamaged.ADVICE}") from None
     try:
         _check_tables(path, ro)
     finally:
         ro.close()
 
 
-def _check_tables(path: Path, conn: duckdb.DuckDBPyConnection) -> None:
+def _check_tables(path: Path, conn: duckdb.DuckDBPyConnection, empty_ok: bool = True) -> None:
     """On an open connection to ``path`` (nothing written yet): its catalog readable and, when it
-    holds tables, edgetui's ``meta`` among them. Raises :class:`DatabaseDamaged` or ``ValueError``."""
+    holds tables, edgetui's ``meta`` among them (also when it holds none, unless ``empty_ok``: a
+    read-only open cannot create them). Raises :class:`DatabaseDamaged` or :class:`ForeignDatabase`."""
     try:
         tables = [r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
     except duckdb.Error as e:
-        raise DatabaseDamaged(f"{path}: damaged, its catalog cannot be read ({' '.join(str(e).split())[:200]}); "
-                              "it is left untouched") from None
+        raise DatabaseDamaged(path, f"{path}: damaged, its catalog cannot be read ({_oneline(e)}); "
+                                    f"{DatabaseDamaged.ADVICE}") from None
     if tables and "meta" not in tables:
         shown = ", ".join(sorted(tables)[:5]) + (" …" if len(tables) > 5 else "")
-        raise ValueError(f"{path} is a DuckDB database of another application (tables {shown}; no edgetui "
-                         "schema marker): edgetui does not write into it; choose another --db path")
+        raise ForeignDatabase(path, f"{path} is a DuckDB database of another application (tables {shown}; no "
+                                    "edgetui schema marker): edgetui does not write into it; choose another --db path")
+    if not tables and not empty_ok:
+        raise ForeignDatabase(path, f"{path} is an empty DuckDB database (no edgetui tables yet): record runs into "
+                                    "it with `edgetui ingest PATH`, or choose another --db path")
 
 
 def check_database(path: Path | str) -> list[str]:
     """The full check (``edgetui check``): the header, the catalog, then every column of every
     table read (DuckDB verifies each block's checksum as it reads it). Returns the problems
-    found, one line each (empty: the file is sound). Never writes."""
+    found, one line each (empty: the file is sound). Never writes.
+
+    A header that fails while a WAL lies beside it (a write interrupted: see :func:`open_db`) is
+    no problem when DuckDB reads the catalog and every table in full with the WAL."""
     path = Path(path).expanduser()
     if not path.exists():
         return [f"{path}: no such file"]
     why = check_header(path)
-    if why:
+    if why and not _wal(path).exists():
         return [f"{path}: {why}"]
-    problems = []
     try:
         conn = duckdb.connect(str(path), read_only=True)
     except duckdb.Error as e:
-        return [f"{path}: cannot be opened: {' '.join(str(e).split())[:200]}"]
+        return [f"{path}: {why + '; ' if why else ''}cannot be opened: {_oneline(e)}"]
     try:
-        tables = [r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+        problems = [f"{path}: {p}" for p in _read_tables(conn)]
+        tables = [r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()] \
+            if not problems else ["meta"]
         if "meta" not in tables:
-            problems.append(f"{path}: no edgetui schema marker (the meta table)")
-        for t in tables:
-            q = '"' + t.replace('"', '""') + '"'
-            try:
-                conn.execute(f"SELECT count(*), sum(hash(COLUMNS(*))) FROM {q}").fetchall()
-            except duckdb.Error as e:
-                problems.append(f"{path}: table {t}: {' '.join(str(e).split())[:200]}")
+            problems.insert(0, f"{path}: no edgetui schema marker (the meta table)")
     finally:
         conn.close()
+    if why and problems:
+        problems.insert(0, f"{path}: {why}")
     return problems
 
 

@@ -66,6 +66,22 @@ class SocketDirError(Exception):
     """No private directory for the holder socket could be found or made."""
 
 
+class HolderUnreachable(ConnectionError):
+    """No answer from the process holding a file (see the subclasses for why)."""
+
+
+class NoSocketDir(HolderUnreachable):
+    """No private socket directory exists, so no holder's socket can be reached."""
+
+
+class NotServing(HolderUnreachable):
+    """No socket for the file: its holder serves none (only the app and ``watch`` do)."""
+
+
+class NotAnswering(HolderUnreachable):
+    """The holder's socket refused the connection or no reply came in time."""
+
+
 def _private_dir(d: Path, create: bool) -> bool:
     """Is ``d`` a directory of this user, mode 0700, not a symlink? (made so when ``create``)."""
     try:
@@ -401,9 +417,9 @@ def _ask(db_path: Path | str, req: dict, timeout: float) -> dict:
     try:
         p = socket_path(db_path)
     except SocketDirError as e:
-        raise ConnectionError(str(e)) from None
+        raise NoSocketDir(str(e)) from None
     if not p.exists():
-        raise ConnectionError("no edgetui process is serving this database")
+        raise NotServing("no edgetui process is serving this database")
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(timeout)
         deadline = time.monotonic() + min(timeout, 10.0)
@@ -413,11 +429,17 @@ def _ask(db_path: Path | str, req: dict, timeout: float) -> dict:
                 break
             except (BlockingIOError, InterruptedError):  # the holder's backlog is full: it is draining it
                 if time.monotonic() > deadline:
-                    raise ConnectionError("the edgetui process holding the database accepts no connection") \
+                    raise NotAnswering("the edgetui process holding the database accepts no connection") \
                         from None
                 time.sleep(0.01)
+            except FileNotFoundError:
+                raise NotServing("no edgetui process is serving this database") from None
+            except socket.timeout:
+                raise NotAnswering(f"{p} accepted no connection within {timeout:.0f} s") from None
+            except ConnectionRefusedError:
+                raise NotAnswering(f"{p} refuses connections") from None
             except OSError as e:
-                raise ConnectionError(str(e)) from None
+                raise NotAnswering(f"{p}: {e.strerror or e}") from None
         buf = b""
         try:
             s.sendall(json.dumps(req).encode() + b"\n")
@@ -427,8 +449,7 @@ def _ask(db_path: Path | str, req: dict, timeout: float) -> dict:
                     break
                 buf += chunk
         except socket.timeout:
-            raise ConnectionError(f"the edgetui process holding the database did not answer within {timeout:.0f} s") \
-                from None
+            raise NotAnswering(f"no reply within {timeout:.0f} s") from None
         except OSError:
             pass
     try:

@@ -215,6 +215,9 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> int:
             )
             conn.execute("COMMIT")
         except Exception:
-            conn.execute("ROLLBACK")
+            try:  # a COMMIT that failed (a full disk) has ended the transaction already
+                conn.execute("ROLLBACK")
+            except duckdb.Error:
+                pass
             raise
     return found

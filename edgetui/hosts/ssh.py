@@ -356,6 +356,34 @@ class SshHost(SftpReads):
                      if os.path.exists(os.path.expanduser(k))]
         return [_tilde(os.path.expanduser(str(f))) for f in files]
 
+    def _missing_known_hosts(self):
+        """A :class:`~edgetui.errors.KnownHostsMissing` for the first known_hosts file named for this
+        host (the ``known_hosts`` setting, else ssh_config's ``UserKnownHostsFile`` and
+        ``GlobalKnownHostsFile``) that does not exist, else None. (asyncssh reads each file it is
+        given and fails with "No such file or directory" on a missing one; the default
+        ``~/.ssh/known_hosts`` is not named, and its absence only means no host is known yet.)"""
+        from ..errors import KnownHostsMissing
+
+        named: list[tuple[str, str]] = []
+        if self._known_hosts:
+            named = [(self._known_hosts, "the host's known_hosts setting")]
+        else:
+            try:
+                cfg = self.ssh_config()
+            except Exception:  # noqa: BLE001 - a bad config file: asyncssh.connect reports it
+                return None
+            for opt in ("UserKnownHostsFile", "GlobalKnownHostsFile"):
+                got = cfg.get(opt, None)
+                for f in (got if isinstance(got, (list, tuple)) else [got] if got else []):
+                    named.append((str(f), f"{opt} in ssh_config"))
+        for f, where in named:
+            path = os.path.expanduser(f)
+            if not os.path.exists(path):
+                addr, port, _kh = self.resolved()
+                return KnownHostsMissing(str(self.target), _tilde(path), where,
+                                         f"ssh-keyscan -p {port} {addr} >> {_tilde(path)}")
+        return None
+
     def known_hosts_path(self) -> str:
         """The known_hosts file host keys are checked against (see the class)."""
         return self.resolved()[2]
@@ -400,6 +428,12 @@ class SshHost(SftpReads):
         import asyncssh
 
         t = self.target
+        from ..errors import KnownHostsMissing
+
+        if isinstance(e, FileNotFoundError) and not isinstance(e, KnownHostsMissing):
+            e = self._missing_known_hosts() or e  # asyncssh reads the known_hosts files once connected
+        if isinstance(e, KnownHostsMissing):
+            return HOST_KEY_REFUSED, str(e)
         if isinstance(e, asyncssh.HostKeyNotVerifiable):
             addr, port, kh = self.resolved()
             shown = _tilde(kh)
