@@ -580,3 +580,47 @@ def test_a_client_that_never_reads_is_dropped(tmp_path):
     finally:
         p.kill()
         p.wait()
+
+
+def test_replies_waiting_for_readers_are_bounded(tmp_path):
+    """At most MAX_SENDING replies wait for their readers: beyond, the one stalled longest is dropped
+    (here 2; the stall timeout is out of the way)."""
+    db = tmp_path / "h.duckdb"
+    p = _holder_process(db, extra="import edgetui.holder as H;H.SEND_STALL_S=600.0;H.MAX_SENDING=2;")
+    try:
+        path = str(socket_path(db))
+        first = _stalled_clients(path, 1)[0]
+        _wait_reply_started(first, time.monotonic() + 60)
+        later = _stalled_clients(path, 2)
+        for s in later:
+            _wait_reply_started(s, time.monotonic() + 60)
+
+        def read_all(s: socket.socket) -> bytes:
+            s.settimeout(30)
+            buf = bytearray()
+            while True:
+                chunk = s.recv(1 << 20)
+                if not chunk:
+                    return bytes(buf)
+                buf += chunk
+
+        cut = read_all(first)
+        assert cut and not cut.endswith(b"\n")  # the most stalled one was given up
+        whole = read_all(later[-1])
+        assert len(json.loads(whole)["rows"]) == 20000
+        for s in [first, *later]:
+            s.close()
+        assert ask_holder(db, "SELECT count(*) FROM probe").rows == [(3,)]
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_oversized_or_too_deep_sql_is_refused_in_one_line():
+    from edgetui.read_only_sql import MAX_SQL_BYTES
+
+    for sql in ("SELECT " + ", ".join(["1"] * (MAX_SQL_BYTES // 3 + 10)), "SELECT " + "abs(" * 600 + "1" + ")" * 600):
+        with pytest.raises(ValueError) as ei:
+            check_read_only(sql)
+        assert str(ei.value).startswith("refused: ") and "\n" not in str(ei.value)
+    check_read_only("SELECT " + "abs(" * 100 + "1" + ")" * 100)  # ordinary nesting passes
