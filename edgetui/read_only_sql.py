@@ -173,15 +173,15 @@ def _kind(st) -> str:
     return ("an " if name[:1] in "AEIOU" else "a ") + name
 
 
-def _check_statement(st, qualified: list, depth: int = 0) -> None:
+def _check_statement(st, qualified: list) -> None:
     kind = st.type
-    if kind == duckdb.StatementType.EXPLAIN and depth == 0:
+    if kind == duckdb.StatementType.EXPLAIN:
         inner = duckdb.extract_statements(_explain_inner(st.query))
         if len(inner) != 1:
             raise _refuse("an EXPLAIN of several statements")
         if inner[0].type != duckdb.StatementType.SELECT:
             raise _refuse(f"EXPLAIN of {_kind(inner[0])} statement")
-        _check_statement(inner[0], qualified, depth + 1)
+        _check_statement(inner[0], qualified)
         return
     if kind != duckdb.StatementType.SELECT:
         raise Refused(
@@ -190,7 +190,7 @@ def _check_statement(st, qualified: list, depth: int = 0) -> None:
             "`edgetui forget` / `edgetui tag`")
     with _lock:
         text = _allowed().execute("SELECT json_serialize_sql(?, skip_null := true, skip_empty := true, "
-                            "skip_default := true)", [st.query]).fetchone()[0]
+                                  "skip_default := true)", [st.query]).fetchone()[0]
     try:
         tree = json.loads(text)
     except RecursionError:  # (Python's JSON reader nests as deep as the query, ~500 levels at most)
