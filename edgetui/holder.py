@@ -60,9 +60,10 @@ QUERY_TIMEOUT_S = 30.0
 MAX_REPLY_BYTES = 64 << 20
 #: a client that takes no byte of its reply for this long is dropped
 SEND_STALL_S = 10.0
-#: replies waiting for their readers at once, and their bytes; beyond, the most stalled is dropped
+#: replies waiting for their readers at once, and their bytes (as much as the 2 workers could hold
+#: before, each blocked on one reply); beyond, the reply whose reader took nothing for longest is dropped
 MAX_SENDING = 64
-MAX_SENDING_BYTES = 256 << 20
+MAX_SENDING_BYTES = 128 << 20
 #: sun_path holds 108 bytes with the terminating NUL
 MAX_SOCKET_PATH = 107
 
