@@ -6,19 +6,24 @@ other terminals send one JSON request line and get one JSON reply line.
 
 Guarantees (each tested with real processes and sockets):
 
-* **Read-only.** A request runs only if *every* statement (DuckDB's own
-  ``extract_statements``) is a SELECT (which includes DESCRIBE, SHOW, SUMMARIZE,
-  FROM, VALUES, TABLE, WITH … SELECT) or an EXPLAIN without ANALYZE
-  (``EXPLAIN ANALYZE`` executes its statement); PRAGMA, SET, RESET, CALL, COPY,
-  ATTACH, INSTALL, LOAD, EXPORT and every write are refused in one line. Accepted
-  requests run in a transaction that is rolled back.
+* **Read-only, the database only.** A request runs only if *every* statement (DuckDB's
+  own ``extract_statements``) is a SELECT (which includes DESCRIBE, SHOW, SUMMARIZE,
+  FROM, VALUES, TABLE, WITH … SELECT) or an EXPLAIN without ANALYZE of one, and its
+  parse tree reads nothing but the database's tables (no file, device, directory
+  listing, network or extension; no function that changes the holder):
+  :mod:`edgetui.read_only_sql`. PRAGMA, SET, RESET, CALL, COPY, ATTACH, INSTALL,
+  LOAD, EXPORT and every write are refused in one line. Accepted requests run in a
+  transaction that is rolled back.
 * **Bounded.** At most :data:`MAX_PENDING` connections waiting for their request
   (the oldest is dropped for a new one), :data:`REQUEST_TIMEOUT_S` seconds to send
   it, :data:`MAX_REQUEST_BYTES` per request, :data:`WORKERS` queries at once (more
   wait in a queue of :data:`MAX_QUEUED`, then "busy"), :data:`QUERY_TIMEOUT_S`
   seconds per query (interrupted), :data:`MAX_REPLY_BYTES` per reply. Requests are
-  read by one selector thread, so stalled clients cost a descriptor each, never a
-  thread.
+  read and replies written by one selector thread, without blocking, so stalled
+  clients cost a descriptor and their reply's bytes each, never a thread: a client
+  that takes none of its reply for :data:`SEND_STALL_S` seconds is dropped, and at
+  most :data:`MAX_SENDING` replies (:data:`MAX_SENDING_BYTES` bytes) wait for their
+  readers (beyond, the one stalled longest is dropped).
 * **Private.** The socket lives in a directory of the user's (mode 0700, owned by
   them, not a symlink: checked with ``lstat``): ``$XDG_RUNTIME_DIR/edgetui-<uid>``,
   else ``$TMPDIR/edgetui-<uid>``; when that one belongs to someone else or is
@@ -31,7 +36,6 @@ import hashlib
 import json
 import os
 import queue
-import re
 import selectors
 import socket
 import stat
@@ -54,6 +58,12 @@ WORKERS = 2
 MAX_QUEUED = 16
 QUERY_TIMEOUT_S = 30.0
 MAX_REPLY_BYTES = 64 << 20
+#: a client that takes no byte of its reply for this long is dropped
+SEND_STALL_S = 10.0
+#: replies waiting for their readers at once, and their bytes (as much as the 2 workers could hold
+#: before, each blocked on one reply); beyond, the reply whose reader took nothing for longest is dropped
+MAX_SENDING = 64
+MAX_SENDING_BYTES = 128 << 20
 #: sun_path holds 108 bytes with the terminating NUL
 MAX_SOCKET_PATH = 107
 
@@ -141,31 +151,8 @@ def socket_path(db_path: Path | str, create: bool = False) -> Path:
 
 # ---------------------------------------------------------------------------- queries
 
-_EXPLAIN_ANALYZE = re.compile(r"^\s*explain\s+analy[sz]e\b", re.I)
-
-
-def check_read_only(sql: str) -> None:
-    """Raise ``ValueError`` (one line) unless every statement of ``sql`` is read-only."""
-    try:
-        stmts = duckdb.extract_statements(sql)
-    except duckdb.Error as e:  # DuckDB's own words, without its caret picture (it needs its lines)
-        raise ValueError(" ".join(str(e).split("\nLINE ", 1)[0].split())) from None
-    if not stmts:
-        raise ValueError("empty request")
-    for st in stmts:
-        kind = st.type
-        ok = kind == duckdb.StatementType.SELECT or (
-            kind == duckdb.StatementType.EXPLAIN and not _EXPLAIN_ANALYZE.match(st.query))
-        if not ok:
-            name = str(kind).rsplit(".", 1)[-1]
-            if kind == duckdb.StatementType.EXPLAIN:
-                name = "EXPLAIN ANALYZE"
-            raise ValueError(
-                f"refused: a {name} statement; `edgetui sql` answers only read-only statements (SELECT, "
-                "DESCRIBE, SHOW, SUMMARIZE, EXPLAIN without ANALYZE); runs are forgotten or tagged with "
-                "`edgetui forget` / `edgetui tag`")
-
-
+#: the check of a request (edgetui.read_only_sql), here where callers have always found it
+from .read_only_sql import check_read_only  # noqa: E402
 
 
 @dataclass
@@ -189,17 +176,23 @@ def run_query(conn: duckdb.DuckDBPyConnection, sql: str, params: Optional[list] 
 
 def answer(conn: duckdb.DuckDBPyConnection, sql: str, params: Optional[list] = None,
            timeout_s: float = QUERY_TIMEOUT_S) -> dict[str, Any]:
-    """The reply to one request: read-only check, then the statements in a transaction that
-    is rolled back, interrupted after ``timeout_s``. Never raises."""
-    try:
-        check_read_only(sql)
-    except ValueError as e:
-        return {"error": str(e)}
+    """The reply to one request: read-only check (:func:`check_read_only`, with this database's
+    catalog for qualified table names), then the statements in a transaction that is rolled back,
+    interrupted after ``timeout_s``. Python objects are not scanned as tables. Never raises."""
     cur = conn.cursor()
+    try:
+        check_read_only(sql, cur)
+    except ValueError as e:
+        cur.close()
+        return {"error": str(e)}
+    except Exception as e:  # the catalog could not be read: say so, never crash the holder
+        cur.close()
+        return {"error": " ".join(str(e).split()) or type(e).__name__}
     timer = threading.Timer(timeout_s, cur.interrupt)
     timer.daemon = True
     started = time.monotonic()
     try:
+        cur.execute("SET python_enable_replacements = false")  # this cursor only: no Python variable is a table
         cur.execute("BEGIN TRANSACTION")
         timer.start()
         stmts = duckdb.extract_statements(sql)
@@ -272,10 +265,15 @@ class HolderServer:
         self._sel = selectors.DefaultSelector()
         self._sel.register(self.sock, selectors.EVENT_READ, None)
         self._pending: dict[socket.socket, tuple[float, bytearray]] = {}
+        #: replies being written: socket -> [bytes left, time of the last progress]
+        self._sending: dict[socket.socket, list] = {}
+        #: replies the workers could not write at once, for the selector thread
+        self._outbox: "queue.SimpleQueue[tuple[socket.socket, memoryview]]" = queue.SimpleQueue()
         self._jobs: "queue.Queue[Optional[tuple[socket.socket, bytes]]]" = queue.Queue(MAX_QUEUED)
         self._stop = threading.Event()
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
         self._sel.register(self._wake_r, selectors.EVENT_READ, "wake")
         self.thread = threading.Thread(target=self._serve, name="edgetui-holder", daemon=True)
         self.workers = [threading.Thread(target=self._work, name=f"edgetui-holder-{i}", daemon=True)
@@ -284,9 +282,10 @@ class HolderServer:
         for w in self.workers:
             w.start()
 
-    # -- the selector thread: accepts and reads request lines
+    # -- the selector thread: accepts, reads request lines, writes replies
     def _drop(self, s: socket.socket) -> None:
         self._pending.pop(s, None)
+        self._sending.pop(s, None)
         try:
             self._sel.unregister(s)
         except (KeyError, ValueError):
@@ -294,31 +293,82 @@ class HolderServer:
         s.close()
 
     def _reply_now(self, s: socket.socket, reply: dict[str, Any]) -> None:
+        self._pending.pop(s, None)
         try:
-            s.setblocking(True)
-            s.settimeout(1.0)
-            s.sendall(json.dumps(reply).encode() + b"\n")
-        except OSError:
+            self._sel.unregister(s)
+        except (KeyError, ValueError):
             pass
-        self._drop(s)
+        self._start_sending(s, memoryview(json.dumps(reply).encode() + b"\n"))
+
+    def _start_sending(self, s: socket.socket, data: memoryview) -> None:
+        """Write what the socket takes now; the rest when it is writable (never blocks)."""
+        try:
+            n = s.send(data)
+        except (BlockingIOError, InterruptedError):
+            n = 0
+        except OSError:  # the client went away
+            s.close()
+            return
+        if n == len(data):
+            s.close()
+            return
+        self._sending[s] = [data[n:], time.monotonic()]
+        self._sel.register(s, selectors.EVENT_WRITE, "send")
+        self._bound_sending()
+
+    def _bound_sending(self) -> None:
+        """At most MAX_SENDING replies / MAX_SENDING_BYTES bytes wait: drop the most stalled."""
+        while len(self._sending) > MAX_SENDING or \
+                sum(len(v[0]) for v in self._sending.values()) > MAX_SENDING_BYTES:
+            self._drop(min(self._sending, key=lambda k: self._sending[k][1]))
+
+    def _write(self, s: socket.socket) -> None:
+        entry = self._sending.get(s)
+        if entry is None:
+            return
+        try:
+            n = s.send(entry[0])
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self._drop(s)
+            return
+        entry[0] = entry[0][n:]
+        entry[1] = time.monotonic()
+        if not entry[0]:
+            self._drop(s)
 
     def _serve(self) -> None:
         while not self._stop.is_set():
             for key, _ in self._sel.select(timeout=0.5):
                 if key.data == "wake":
                     try:
-                        self._wake_r.recv(64)
+                        self._wake_r.recv(4096)
                     except OSError:
                         pass
                     continue
                 if key.fileobj is self.sock:
                     self._accept()
                     continue
+                if key.data == "send":
+                    self._write(key.fileobj)  # type: ignore[arg-type]
+                    continue
                 self._read(key.fileobj)  # type: ignore[arg-type]
+            while True:  # replies the workers handed over
+                try:
+                    s, data = self._outbox.get_nowait()
+                except queue.Empty:
+                    break
+                self._sending[s] = [data, time.monotonic()]
+                self._sel.register(s, selectors.EVENT_WRITE, "send")
+                self._bound_sending()
             now = time.monotonic()
             for s, (t0, _) in list(self._pending.items()):
                 if now - t0 > REQUEST_TIMEOUT_S:
                     self._reply_now(s, {"error": f"no request within {REQUEST_TIMEOUT_S:.0f} s"})
+            for s, (_, t_last) in list(self._sending.items()):
+                if now - t_last > SEND_STALL_S:  # it reads nothing: its reply is given up
+                    self._drop(s)
 
     def _accept(self) -> None:
         while True:
@@ -363,7 +413,7 @@ class HolderServer:
         except queue.Full:
             self._reply_now(s, {"error": "the holder is busy with other queries; try again"})
 
-    # -- the workers: run queries, send replies
+    # -- the workers: run queries; a reply the socket does not take at once goes to the selector thread
     def _work(self) -> None:
         while True:
             job = self._jobs.get()
@@ -371,21 +421,36 @@ class HolderServer:
                 return
             s, line = job
             try:
-                try:
-                    req = json.loads(line)
-                    if "op" in req:  # a typed write (forget, tag…): carried out by the holder itself
-                        reply = self.on_request(req) if self.on_request else apply_request(self.conn, req)
-                    else:
-                        reply = answer(self.conn, req["sql"], req.get("params"))
-                except (ValueError, KeyError, TypeError) as e:
-                    reply = {"error": f"bad request: {' '.join(str(e).split())}"}
-                s.setblocking(True)
-                s.settimeout(10.0)
-                s.sendall(json.dumps(reply).encode() + b"\n")
-            except OSError:
-                pass
-            finally:
-                s.close()
+                req = json.loads(line)
+                if "op" in req:  # a typed write (forget, tag…): carried out by the holder itself
+                    reply = self.on_request(req) if self.on_request else apply_request(self.conn, req)
+                else:
+                    reply = answer(self.conn, req["sql"], req.get("params"))
+            except (ValueError, KeyError, TypeError) as e:
+                reply = {"error": f"bad request: {' '.join(str(e).split())}"}
+            except Exception as e:  # never lose a worker
+                reply = {"error": " ".join(str(e).split()) or type(e).__name__}
+            self._hand_over(s, memoryview(json.dumps(reply).encode() + b"\n"))
+
+    def _hand_over(self, s: socket.socket, data: memoryview) -> None:
+        try:
+            n = s.send(data)  # non-blocking (set at accept)
+        except (BlockingIOError, InterruptedError):
+            n = 0
+        except OSError:
+            s.close()
+            return
+        if n == len(data):
+            s.close()
+            return
+        if self._stop.is_set():
+            s.close()
+            return
+        self._outbox.put((s, data[n:]))
+        try:
+            self._wake_w.send(b"x")
+        except OSError:  # (full: a wake-up is already pending)
+            pass
 
     def close(self) -> None:
         self._stop.set()
@@ -399,8 +464,13 @@ class HolderServer:
                 self._jobs.put(None, timeout=1.0)
             except queue.Full:
                 pass
-        for s in list(self._pending):
+        for s in list(self._pending) + list(self._sending):
             self._drop(s)
+        while True:
+            try:
+                self._outbox.get_nowait()[0].close()
+            except queue.Empty:
+                break
         for x in (self.sock, self._wake_r, self._wake_w):
             x.close()
         self._sel.close()
