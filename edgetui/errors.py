@@ -117,6 +117,13 @@ class NoSocketDirectory(DatabaseBusy):
             "directory of yours, or read a copy with --snapshot"))
 
 
+# ---------------------------------------------------------------------------- the holder's socket
+
+class QueryRefused(UserError, ValueError):
+    """A request to the holder's socket (or ``edgetui sql``) that is not a read of the database's
+    tables alone (one line, starting with ``refused:``; see :mod:`edgetui.read_only_sql`)."""
+
+
 # ---------------------------------------------------------------------------- SSH hosts
 
 class KnownHostsMissing(UserError, FileNotFoundError):

@@ -47,6 +47,8 @@ from typing import Any, Optional
 
 import duckdb
 
+from .errors import QueryRefused
+
 #: table functions a request may use: they compute from their arguments or read the catalog
 TABLE_FUNCTIONS = frozenset({
     "range", "generate_series", "unnest", "repeat", "json_each", "json_tree",
@@ -106,8 +108,7 @@ _functions: frozenset[str] = frozenset()
 _types: frozenset[str] = frozenset()
 
 
-class Refused(ValueError):
-    """A request that is not a read of the database (one line, starting with ``refused:``)."""
+Refused = QueryRefused  # the name this module's callers use
 
 
 def _allowed() -> duckdb.DuckDBPyConnection:
