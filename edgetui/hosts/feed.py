@@ -273,6 +273,7 @@ def _add(total: SyncReport, remote_root: str, r: SyncReport) -> None:
     total.removed += r.removed
     total.bytes_read += r.bytes_read
     total.errors += r.errors
+    total.skipped += r.skipped
 
 
 def _error_text(e: OSError) -> str:
