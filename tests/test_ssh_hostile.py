@@ -127,3 +127,44 @@ def test_a_root_listed_5000_times_is_read_once_with_a_note(sshd, tmp_path):
     assert len(synced) == 1, r.stderr[-2000:]
     notes = [ln for ln in r.stderr.splitlines() if "repeated root" in ln]
     assert len(notes) == 1 and str(hosts) in notes[0] and "[hosts.lab]" in notes[0] and "4999" in notes[0], r.stderr
+
+
+def test_a_file_larger_than_a_chunk_is_mirrored_whole_new_rewritten_or_touched(sshd, tmp_path):
+    """The mirror's whole-file path (a file new to the image, one rewritten in place at the same
+    size, one only touched) goes a CHUNK at a time (bench/bench_ssh_sparse.py: its memory) and
+    gives the host's bytes exactly."""
+    from edgetui.hosts.mirror import CHUNK, Mirror
+    from edgetui.hosts.ssh import UP, SshHost
+
+    runs = tmp_path / "remote" / "runs"
+    td = runs / "r1" / "t1"
+    td.mkdir(parents=True)
+    (td / "run_agent.log").write_text("x\n")
+    host = SshHost("box", f"{sshd.user}@127.0.0.1:{sshd.port}", config=[],
+                   known_hosts=str(sshd.known_hosts(tmp_path / "kh")), client_keys=[str(sshd.user_key)])
+    try:
+        assert host.wait_up(10).kind == UP, host.state
+        m = Mirror(host, str(runs), tmp_path / "image")
+        m.sync()
+        big = td / "scratch.img"
+        data = os.urandom(2 * CHUNK + 123)
+        big.write_bytes(data)
+        rep = m.sync()
+        assert not rep.errors, rep.errors
+        img = tmp_path / "image" / "r1" / "t1" / "scratch.img"
+        assert img.read_bytes() == data and img.stat().st_mtime_ns == big.stat().st_mtime_ns
+        ino = img.stat().st_ino
+        t = time.time() + 10  # touched: the same bytes, another mtime -> compared, kept
+        os.utime(big, (t, t))
+        m.sync()
+        assert img.stat().st_ino == ino and img.stat().st_mtime_ns == big.stat().st_mtime_ns
+        changed = bytearray(data)
+        changed[CHUNK + 7] ^= 0xFF  # rewritten in place, the same size: replaced
+        with open(big, "r+b") as f:
+            f.write(changed)
+        os.utime(big, (t + 10, t + 10))
+        m.sync()
+        assert img.read_bytes() == bytes(changed) and img.stat().st_ino != ino
+        assert not list(img.parent.glob(".*edgetui-part"))
+    finally:
+        host.close()

@@ -274,6 +274,16 @@ def _image_bytes(entries: dict[str, Entry]) -> int:
     return sum(max(e.size, 0) for e in entries.values() if not e.is_dir) + len(entries) * stage_mod.ENTRY_OVERHEAD
 
 
+class _NoFile:
+    """No file (a context manager standing for the local copy when there is none to compare)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
 class Mirror:
     """The image of ``remote_root`` on ``host`` under ``local_root`` (see the module)."""
 
@@ -749,33 +759,44 @@ class Mirror:
                     f.flush()
                     os.utime(local, ns=(e.mtime_ns, e.mtime_ns))
                     return n
-        if st is not None and st.st_size == e.size and e.size > 0:
-            # same size, other mtime: a touch or a rewrite in place; compare before replacing
-            data = self._read_whole(remote, e.size)
-            if local.read_bytes() == data:
-                os.utime(local, ns=(e.mtime_ns, e.mtime_ns))
-                return len(data)
-        else:
-            data = self._read_whole(remote, e.size)
+        # the whole file, a CHUNK at a time into a copy beside (memory: one CHUNK whatever its size);
+        # same size, other mtime (a touch or a rewrite in place): compared as it comes, kept if equal
+        same = st is not None and st.st_size == e.size and e.size > 0
         local.parent.mkdir(parents=True, exist_ok=True)
         tmp = local.with_name(f".{local.name}.edgetui-part")
-        with open(tmp, "wb") as f:
-            f.write(data)
+        try:
+            with open(tmp, "wb") as f, (open(local, "rb") if same else _NoFile()) as old:
+                n = 0
+                for chunk in self._read_chunks(remote, e.size):
+                    f.write(chunk)
+                    n += len(chunk)
+                    if same and old.read(len(chunk)) != chunk:
+                        same = False
+                if same and old.read(1):
+                    same = False
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        if same and n == e.size:
+            tmp.unlink()
+            os.utime(local, ns=(e.mtime_ns, e.mtime_ns))
+            return n
         os.utime(tmp, ns=(e.mtime_ns, e.mtime_ns))
         os.replace(tmp, local)  # a new inode: the tailer sees a new generation
-        return len(data)
+        return n
 
-    def _read_whole(self, remote: str, size: int) -> bytes:
-        parts, pos = [], 0
+    def _read_chunks(self, remote: str, size: int):
+        """The bytes of ``remote`` from its start, :data:`CHUNK` at a time (to its end: a file grown
+        since its listing is read on; one shorter ends early)."""
+        pos = 0
         while True:
             chunk = self.host.read_at(remote, pos, CHUNK if size <= 0 else min(CHUNK, max(size - pos, 1)))
             if not chunk:
                 break
-            parts.append(chunk)
+            yield chunk
             pos += len(chunk)
             if pos >= size and len(chunk) < CHUNK:
                 break
-        return b"".join(parts)
 
     def _remove_gone(self, entries: dict[str, Entry], listed: set[str] | None = None) -> list[str]:
         """Files of the image the listing does not have (gone on the host, or not :func:`wanted`)
