@@ -23,6 +23,7 @@ from .records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
 from .parse_worker import TAIL_SUB, _err_line, _tail_events, child_parse, fewer_collections, line_events
 from .changed import _changed_runs, _signature_salt  # noqa: F401  (_signature_salt: live/dormant.py)
 from .recorder import Recorder
+from .cursor_check import moved_below
 from .ingest_writes import GroupWrites, _fill_model_agent, _say_no_turns  # noqa: F401  (_fill_model_agent: live/run_files.py)
 
 BATCH_EVENTS = int(os.environ.get("EDGETUI_BATCH_EVENTS", 20000))  # events per committed batch (at most)
@@ -74,16 +75,6 @@ def derived_generation(gen: str, st: os.stat_result) -> str:
     return f"{gen}.{hashlib.sha1(f'{st.st_ino}:{st.st_size}:{time.time_ns()}'.encode()).hexdigest()[:6]}"
 
 
-def _moved_below(cur: dict, st: os.stat_result) -> bool:
-    """Is the file (stat ``st``) no longer the one its cursor ``cur`` was saved on: shorter than the
-    cursor's offset (cut), or another inode with another modification time (a run folder deleted
-    and made again; a copy keeping its times is taken as the same file)?"""
-    if cur.get("offset") is not None and int(cur["offset"]) > st.st_size:
-        return True
-    return (cur.get("inode") is not None and int(cur["inode"]) != st.st_ino
-            and cur.get("mtime") is not None and float(cur["mtime"]) != st.st_mtime)
-
-
 def ingest_lines(
     rec: Recorder,
     run_key: str,
@@ -127,7 +118,8 @@ def ingest_lines(
     # never read before: no event of this source is recorded (events commit with their cursor)
     fresh = cur is None and rec.plain_new_sources
     start, state = 0, None
-    if cur and cur["generation"] and cur["generation"].split(".", 1)[0] == gen and _moved_below(cur, st):
+    if (cur and cur["generation"] and cur["generation"].split(".", 1)[0] == gen
+            and moved_below(rec.conn, run_key, source, cur, path, st)):
         # the same first line, but the file is not the one the cursor was saved on: read again as a
         # new generation (ids apart from the recorded ones), from its start
         gen = derived_generation(gen, st)

@@ -161,3 +161,31 @@ def test_an_ingest_after_the_watch_records_what_changed_below_its_cursors(env, t
     assert not sorted(written - set(got)), sorted(written - set(got))
     r2 = _ingest(db, root)  # and nothing more the next time
     assert r2.returncode == 0 and "nothing new" in r2.stdout, (r2.stdout, r2.stderr)
+
+
+def test_a_watch_started_again_reads_a_run_folder_made_again_while_it_was_stopped(env):
+    root, conn, clock, mk = env
+    td = make_run(root, run_id="again", transcript=[init_line()] + [text_line(i) for i in range(1, 6)])
+    sup = mk()
+    sup.poll_once()
+    sup.poll_once()
+    sup.close()
+    written = set(range(1, 6))
+    _check(conn, written)
+    shutil.rmtree(td.parent)  # made again while nothing watched: same first line, longer, other lines
+    make_run(root, run_id="again", transcript=[init_line()] + [text_line(i) for i in range(10, 40)])
+    written |= set(range(10, 40))
+    sup2 = mk()
+    sup2.poll_once()
+    sup2.poll_once()
+    _check(conn, written)
+    # and a copy of the same bytes (another inode, another mtime) is the same file: nothing again
+    sup2.close()
+    tpath = td / "agent_output.txt"
+    data = tpath.read_bytes()
+    tpath.unlink()
+    tpath.write_bytes(data)
+    sup3 = mk()
+    sup3.poll_once()
+    sup3.poll_once()
+    _check(conn, written)

@@ -63,6 +63,7 @@ from ..events import Event
 from ..parsers.base import (GENERATION_PREFIX_BYTES, MAX_LINE_BYTES, RAW_KEEP, Line, generation_of_head, iter_lines, non_regular_kind, open_regular,
                             line_events)
 from ..recorder import Recorder, _dumps
+from ..cursor_check import moved_below
 from .line_digests import ANCHOR_BYTES, LineDigests
 
 #: bytes just before the cursor compared at each change to notice a rewritten file (kept as they are)
@@ -292,9 +293,8 @@ class Tailer:
             src.gen = src.saved_gen = cur["generation"]
             src.offset = src.saved_offset = int(cur["offset"])
             src.saved_state = cur["state"]
-            if (st is not None and cur.get("inode") is not None and int(cur["inode"]) != st.st_ino
-                    and cur.get("mtime") is not None and float(cur["mtime"]) != st.st_mtime):
-                src.force_new = True  # another file since the cursor was saved (a run folder made again)
+            if st is not None and moved_below(self.rec.conn, src.run_key, src.source, cur, src.path, st):
+                src.force_new = True  # not the file the cursor was saved on (a run folder made again)
             # events recorded beyond the cursor (the cursor is saved every few seconds) were seen already
             rows = self.rec.conn.execute(
                 'SELECT max("offset") FROM events WHERE run_key = ? AND source = ? AND generation = ?',
