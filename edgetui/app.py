@@ -30,6 +30,7 @@ from textual.screen import Screen
 from .db import (DatabaseBusy, HolderServer, SocketDirError, cap_pool, close_when_idle, default_db_path, open_db,
                  snapshot_copy)
 from .live.model import LiveRun
+from .terminal_gone import TERMINAL_GONE_STATUS
 from .screens.picker import PickerScreen
 from .screens.replay import ReplayScreen, replay_commands
 
@@ -131,7 +132,24 @@ class EdgeTUIApp(App):
             self._serve(conn)
         return conn
 
+    def _watch_terminal(self) -> None:
+        """End the app when its terminal goes away without a SIGHUP (:mod:`edgetui.terminal_gone`),
+        checked every second: it would otherwise spin and hold the database for good."""
+        from .terminal_gone import hung_up, terminal_fds
+
+        fds = terminal_fds()
+        if not fds:
+            return
+
+        def check() -> None:
+            if hung_up(fds):
+                self.exit(return_code=TERMINAL_GONE_STATUS)
+
+        self.set_interval(1.0, check, name="edgetui-terminal-gone")
+
     def on_mount(self) -> None:
+        if not self.is_headless:
+            self._watch_terminal()
         try:
             self.conn = self._open()
         except Exception as e:  # a damaged or foreign file, no permission: one line after the terminal is back
