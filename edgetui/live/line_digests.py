@@ -44,7 +44,7 @@ class LineDigests:
         self.start = start
         self.anchor = anchor if start > 0 else b""
         self.ends = array("q")
-        self.crcs = array("L")
+        self.crcs = array("I")
         self.full = False
 
     @property
