@@ -33,7 +33,12 @@ cursor changed) while its first line stayed the same would give the same
 event ids as the old content, and ``INSERT OR IGNORE`` would drop the new
 events; the tailer then reads the file as a *derived* generation
 ``<first-line gen>.<6 hex>`` (stored in the cursor). A new first line is a new
-generation as usual. Old generations' events stay in the database.
+generation as usual. Old generations' events stay in the database. The derived
+generation starts where the file stops holding the lines that were read (each
+line's end and CRC-32 are kept: :mod:`edgetui.live.line_digests`), so lines kept
+before a cut stay recorded once and lines written right after it are all read;
+another file (another inode, or a handle whose file was deleted), or a cut that
+cannot be placed, is read from its start.
 
 Time. Lines that were already in a file when this tailer first saw it keep
 ``t`` unset (aligned later by interpolation); lines that arrive while
@@ -195,7 +200,7 @@ class TailSource:
     held: Optional[Event] = None  # the open record's event as it stands (RunAgentLogParser.peek_open)
     long_at: Optional[int] = None  # a line longer than one read starts here: read it whole next time
     not_regular: bool = False  # the path is a FIFO, socket or device (said once)
-    cut_at: Optional[int] = None  # truncated: the line start at or before the new end (kept recorded)
+    cut_at: Optional[int] = None  # truncated: where the file stops holding the lines read (kept recorded)
     skip: Optional[list] = None  # [offset, scanned_to, head, tail] of a line over MAX_LINE_BYTES
     provisional: Optional[tuple] = None  # (generation, offset) of the held record recorded provisionally
     digests: Optional[LineDigests] = None  # the lines read of the file (where a cut was: line_digests)
