@@ -52,6 +52,18 @@ def _until(cond, deadline_s: float, what: str) -> None:
     raise AssertionError(f"not within {deadline_s} s: {what}")
 
 
+def _stuck_on_a_fifo(s: Sshd) -> list[int]:
+    """This sshd's sftp-server processes blocked opening a FIFO (waiting for a writer)."""
+    out = []
+    for p in s.sftp_server_pids():
+        try:
+            if Path(f"/proc/{p}/wchan").read_text().strip() == "wait_for_partner":
+                out.append(p)
+        except OSError:
+            pass
+    return out
+
+
 def test_a_fifo_in_a_remote_root_is_skipped_with_a_note_and_the_rest_recorded(sshd, tmp_path):
     runs = tmp_path / "remote" / "logs" / "runs"
     shutil.copytree(GENUINE / "runs" / TZ, runs / TZ, copy_function=shutil.copy2)
@@ -166,5 +178,39 @@ def test_a_file_larger_than_a_chunk_is_mirrored_whole_new_rewritten_or_touched(s
         m.sync()
         assert img.read_bytes() == bytes(changed) and img.stat().st_ino != ino
         assert not list(img.parent.glob(".*edgetui-part"))
+    finally:
+        host.close()
+
+
+def test_a_watched_remote_root_with_a_fifo_is_kept_in_step_and_says_it_once(sshd, tmp_path):
+    """The live path (RemoteFeed: full syncs and syncs of reported paths) skips the FIFO with one
+    note, and keeps the run's files in step."""
+    from edgetui.hosts.config import HostConfig
+    from edgetui.hosts.feed import RemoteFeed
+    from edgetui.hosts.ssh import UP, SshHost, SshTarget
+
+    runs = tmp_path / "remote" / "runs"
+    shutil.copytree(GENUINE / "runs" / TZ, runs / TZ, copy_function=shutil.copy2)
+    td = runs / TZ / "tiny_stats"
+    os.mkfifo(td / "notes.pipe")
+    host = SshHost("lab", f"{sshd.user}@127.0.0.1:{sshd.port}", config=[],
+                   known_hosts=str(sshd.known_hosts(tmp_path / "kh")), client_keys=[str(sshd.user_key)])
+    cfg = HostConfig("lab", SshTarget("127.0.0.1", sshd.port, sshd.user), (str(runs),))
+    feed = RemoteFeed(cfg, host=host, cache=tmp_path / "cache", use_inotify=False)
+    notes: list[str] = []
+    feed.on_note = notes.append
+    try:
+        assert host.wait_up(10).kind == UP, host.state
+        assert feed.sync_once() is not None, feed.last_error
+        with open(td / "run_agent.log", "a") as f:
+            f.write("2026-12-01 18:30:00,000 - INFO - one more line\n")
+        rep = feed.sync_paths({str(td / "notes.pipe"), str(td / "run_agent.log")})
+        assert rep is not None, feed.last_error
+        assert feed.sync_once() is not None, feed.last_error
+        image = feed.mirrors[0].local_root
+        assert (image / TZ / "tiny_stats" / "run_agent.log").read_bytes() == (td / "run_agent.log").read_bytes()
+        assert not (image / TZ / "tiny_stats" / "notes.pipe").exists()
+        assert notes == [f"lab:{td / 'notes.pipe'}: skipped, not a regular file (FIFO)"], notes
+        assert not _stuck_on_a_fifo(sshd)  # no SFTP session blocked opening the FIFO
     finally:
         host.close()
