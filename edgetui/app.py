@@ -30,7 +30,6 @@ from textual.screen import Screen
 from .db import (DatabaseBusy, HolderServer, SocketDirError, cap_pool, close_when_idle, default_db_path, open_db,
                  snapshot_copy)
 from .live.model import LiveRun
-from .terminal_gone import TERMINAL_GONE_STATUS
 from .screens.picker import PickerScreen
 from .screens.replay import ReplayScreen, replay_commands
 
@@ -132,21 +131,6 @@ class EdgeTUIApp(App):
             self._serve(conn)
         return conn
 
-    def _watch_terminal(self) -> None:
-        """End the app when its terminal goes away without a SIGHUP (:mod:`edgetui.terminal_gone`),
-        checked every second: it would otherwise spin and hold the database for good."""
-        from .terminal_gone import hung_up, terminal_fds
-
-        fds = terminal_fds()
-        if not fds:
-            return
-
-        def check() -> None:
-            if hung_up(fds):
-                self.exit(return_code=TERMINAL_GONE_STATUS)
-
-        self.set_interval(1.0, check, name="edgetui-terminal-gone")
-
     def on_mount(self) -> None:
         if not self.is_headless:
             self._watch_terminal()
@@ -166,6 +150,21 @@ class EdgeTUIApp(App):
             self.push_screen(CompareScreen(**self.compare))
         if self.live is not None and not self.snapshot and not self.read_only:
             self._start_live()
+
+    def _watch_terminal(self) -> None:
+        """End the app when its terminal goes away without a SIGHUP (:mod:`edgetui.terminal_gone`),
+        checked every second: it would otherwise spin and hold the database for good."""
+        from .terminal_gone import TERMINAL_GONE_STATUS, hung_up, terminal_fds
+
+        fds = terminal_fds()
+        if not fds:
+            return
+
+        def check() -> None:
+            if hung_up(fds):
+                self.exit(return_code=TERMINAL_GONE_STATUS)
+
+        self.set_interval(1.0, check, name="edgetui-terminal-gone")
 
     # ------------------------------------------------------------------ live supervision
 

@@ -23,7 +23,6 @@ from .records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
 from .parse_worker import TAIL_SUB, _err_line, _tail_events, child_parse, fewer_collections, line_events
 from .changed import _changed_runs, _signature_salt  # noqa: F401  (_signature_salt: live/dormant.py)
 from .recorder import Recorder
-from .cursor_check import moved_below
 from .ingest_writes import GroupWrites, _fill_model_agent, _say_no_turns  # noqa: F401  (_fill_model_agent: live/run_files.py)
 
 BATCH_EVENTS = int(os.environ.get("EDGETUI_BATCH_EVENTS", 20000))  # events per committed batch (at most)
@@ -118,6 +117,8 @@ def ingest_lines(
     # never read before: no event of this source is recorded (events commit with their cursor)
     fresh = cur is None and rec.plain_new_sources
     start, state = 0, None
+    from .cursor_check import moved_below
+
     if (cur and cur["generation"] and cur["generation"].split(".", 1)[0] == gen
             and moved_below(rec.conn, run_key, source, cur, path, st)):
         # the same first line, but the file is not the one the cursor was saved on: read again as a
