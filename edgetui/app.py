@@ -152,6 +152,8 @@ class EdgeTUIApp(App):
             self.startup_error = " ".join(f"cannot open {self.db_path}: {e}".split())
 
     def on_mount(self) -> None:
+        if not self.is_headless:
+            self._watch_terminal()
         try:
             self.conn = self._open()
         except Exception as e:  # a damaged or foreign file, no permission: one line after the terminal is back
@@ -168,6 +170,21 @@ class EdgeTUIApp(App):
             self.push_screen(CompareScreen(**self.compare))
         if self.live is not None and not self.snapshot and not self.read_only:
             self._start_live()
+
+    def _watch_terminal(self) -> None:
+        """End the app when its terminal goes away without a SIGHUP (:mod:`edgetui.terminal_gone`),
+        checked every second: it would otherwise spin and hold the database for good."""
+        from .terminal_gone import TERMINAL_GONE_STATUS, hung_up, terminal_fds
+
+        fds = terminal_fds()
+        if not fds:
+            return
+
+        def check() -> None:
+            if hung_up(fds):
+                self.exit(return_code=TERMINAL_GONE_STATUS)
+
+        self.set_interval(1.0, check, name="edgetui-terminal-gone")
 
     # ------------------------------------------------------------------ live supervision
 

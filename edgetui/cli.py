@@ -271,13 +271,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _live_config(args, home: bool):
     from .app import LiveConfig
 
-    from .hosts.config import load_hosts, parse_host_arg
+    from .hosts.config import parse_host_arg
 
     dirs = args.runs_dir or default_runs_dirs()
     for d in dirs:
         if not d.is_dir():
             raise FileNotFoundError(f"--runs-dir {d}: no such directory")
-    from_file = load_hosts(_hosts_file())
+    from_file = _load_hosts_file()
     hosts = [parse_host_arg(v, from_file) for v in (getattr(args, "host", None) or [])]
     named = {h.name for h in hosts}
     hosts += [h for h in from_file if h.name not in named]
@@ -286,6 +286,17 @@ def _live_config(args, home: bool):
     return LiveConfig(dirs, home=home or bool(args.runs_dir) or bool(getattr(args, "host", None)),
                       judge_url=args.judge_url, on_alarm=args.on_alarm, poll=args.poll, docker=not args.no_docker,
                       tasks_dir=getattr(args, "tasks_dir", None), hosts=hosts)
+
+
+def _load_hosts_file() -> list:
+    """The hosts of the hosts file (:func:`_hosts_file`), its notes said on stderr."""
+    from .hosts.config import load_hosts
+
+    notes: list[str] = []
+    hosts = load_hosts(_hosts_file(), notes)
+    for n in notes:
+        print(f"edgetui: {n}", file=sys.stderr)
+    return hosts
 
 
 def _hosts_file():
@@ -379,10 +390,10 @@ def _cmd_ingest(db: Path, args) -> int:
         raise FileNotFoundError(f"--tasks-dir {args.tasks_dir}: no such directory")
     if args.prices is not None and not args.prices.is_file():
         raise FileNotFoundError(f"--prices {args.prices}: no such file")
-    from .hosts.config import host_name_error, is_host_arg, load_hosts, parse_host_arg
+    from .hosts.config import host_name_error, is_host_arg, parse_host_arg
 
     values = args.host or []
-    from_file = load_hosts(_hosts_file()) if values else []
+    from_file = _load_hosts_file() if values else []
     remote = [parse_host_arg(v, from_file) for v in values if is_host_arg(v)]
     names = [v for v in values if not is_host_arg(v)]
     if names and not args.paths:  # names of hosts.toml: record their roots
@@ -431,7 +442,7 @@ def _ingest_remote(db: Path, cfg, args):
                 rep.messages.append(f"{cfg.name}:{root}: {e.strerror or e}")
                 rep.failed.append(f"{cfg.name}:{root}")
                 continue
-            rep.messages.extend(s.errors)
+            rep.messages.extend(s.errors + s.skipped)
             if not args.quiet:
                 print(f"{cfg.name}:{root}: {s.files} file(s), {len(s.changed)} changed, "
                       f"{s.bytes_read / 1e6:.1f} MB read over SSH in {s.seconds:.1f} s", file=sys.stderr)

@@ -66,6 +66,15 @@ class IngestReport:
 
 # ---------------------------------------------------------------------------- line sources
 
+def derived_generation(gen: str, st: os.stat_result) -> str:
+    """A generation ``<gen>.<6 hex>`` for a file rewritten under the same first line (its events'
+    ids apart from the recorded ones of ``gen``)."""
+    import hashlib
+    import time
+
+    return f"{gen}.{hashlib.sha1(f'{st.st_ino}:{st.st_size}:{time.time_ns()}'.encode()).hexdigest()[:6]}"
+
+
 def ingest_lines(
     rec: Recorder,
     run_key: str,
@@ -109,7 +118,16 @@ def ingest_lines(
     # never read before: no event of this source is recorded (events commit with their cursor)
     fresh = cur is None and rec.plain_new_sources
     start, state = 0, None
-    if cur and cur["generation"] and cur["generation"].startswith(gen + "."):
+    from .cursor_check import moved_below
+
+    if (cur and cur["generation"] and cur["generation"].split(".", 1)[0] == gen
+            and moved_below(rec.conn, run_key, source, cur, path, st)):
+        # the same first line, but the file is not the one the cursor was saved on: read again as a
+        # new generation (ids apart from the recorded ones), from its start
+        gen = derived_generation(gen, st)
+        report.messages.append(f"{path}: truncated or replaced since it was recorded; read again from its "
+                               "start as a new generation")
+    elif cur and cur["generation"] and cur["generation"].startswith(gen + "."):
         gen = cur["generation"]  # a generation derived by the live tailer (file rewritten with the same first line)
     if cur and cur["generation"] == gen and cur["offset"] is not None and cur["offset"] <= st.st_size:
         if cur["done"] and cur["size"] == st.st_size:

@@ -80,6 +80,7 @@ class HostLinks:
                 sup._wake.set()
 
             f.on_change = changed
+            f.on_note = sup.note
         for f in feeds:
             if f.cfg.judge_url:
                 url = forward_url(f.host, f.cfg.judge_url)

@@ -16,6 +16,7 @@ run keys)::
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +80,10 @@ def parse_host_arg(value: str, known: Sequence[HostConfig] = ()) -> HostConfig:
                 t.user is None or target.user is None or t.user == target.user) and t.jump == target.jump:
             name = h.name
             break
-    return HostConfig(name, target, ("/" + path.rstrip("/") if path.strip("/") else "/",), None, "--host")
+    why = root_error("/" + path)
+    if why:
+        raise ValueError(f"--host {value}: {why}")
+    return HostConfig(name, target, (normal_root("/" + path),), None, "--host")
 
 
 def host_name_error(value: str, file: Path) -> str:
@@ -91,16 +95,61 @@ def host_name_error(value: str, file: Path) -> str:
     return f"--host {value}: no such host in {file} (a remote root is user@host[:port]:/path/to/logs/runs)"
 
 
-def load_hosts(path: Optional[Path] = None) -> list[HostConfig]:
+#: the largest hosts file read (a hosts file is a few lines; more is not one)
+MAX_HOSTS_FILE_BYTES = 4 << 20
+
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def root_error(root: str) -> Optional[str]:
+    """Why ``root`` (a runs root on a host, as given) cannot be one, or None: not an absolute
+    path, a control character in it, or the whole file system (``/``, also spelled ``//``,
+    ``/..``)."""
+    if not root.startswith("/"):
+        return f"{root!r} is not an absolute path"
+    if _CONTROL_RE.search(root):
+        return f"{root!r} holds a control character"
+    if normal_root(root) == "/":
+        return f"{root!r} is the whole file system, not a runs root (e.g. /srv/sforge/logs/runs)"
+    return None
+
+
+def normal_root(root: str) -> str:
+    """``root`` normalised (``//a/./b/`` -> ``/a/b``): two spellings of one directory are one root."""
+    n = posixpath.normpath(root)
+    return "/" + n.lstrip("/") if n.startswith("/") else n
+
+
+def load_hosts(path: Optional[Path] = None, notes: Optional[list[str]] = None) -> list[HostConfig]:
     """The hosts of the hosts file (``path``, default :func:`hosts_file`); [] when it does not
-    exist. Raises ``ValueError`` with one line naming the file (and line, for TOML errors)."""
+    exist. Raises ``ValueError`` with one line naming the file (and line, for TOML errors; the
+    host, for a root that cannot be one: :func:`root_error`). A file that is not a regular file (a
+    FIFO would block the read) is refused. A root listed again (in any spelling) is kept once, and
+    ``notes`` (when given) gets one line saying so."""
     from ..compat import tomllib
+    from ..parsers.base import NotRegularFile, non_regular_kind
 
     p = Path(path) if path else hosts_file()
     try:
-        raw = p.read_bytes()
+        st = p.stat()
     except FileNotFoundError:
         return []
+    except OSError as e:
+        raise ValueError(f"{p}: cannot read ({e.strerror or e})") from None
+    what = non_regular_kind(st.st_mode)
+    if what:
+        raise ValueError(f"{p}: the hosts file is {what}, not a regular file (a TOML file is read)")
+    if st.st_size > MAX_HOSTS_FILE_BYTES:
+        raise ValueError(f"{p}: the hosts file is {st.st_size} bytes; more than {MAX_HOSTS_FILE_BYTES} is not one")
+    try:
+        from ..parsers.base import open_regular
+
+        with open_regular(p) as fp:  # (non-blocking open: made a FIFO since the stat, it is refused too)
+            raw = fp.read(MAX_HOSTS_FILE_BYTES + 1)
+    except FileNotFoundError:
+        return []
+    except NotRegularFile:
+        raise ValueError(f"{p}: the hosts file is not a regular file (a TOML file is read)") from None
     except OSError as e:
         raise ValueError(f"{p}: cannot read ({e.strerror or e})") from None
     try:
@@ -129,6 +178,14 @@ def load_hosts(path: Optional[Path] = None) -> list[HostConfig]:
             raise ValueError(f"{where}: ssh must be a string (user@host[:port] or an ssh_config alias)")
         if not isinstance(roots, list) or not roots or not all(isinstance(r, str) and r.startswith("/") for r in roots):
             raise ValueError(f"{where}: roots must be a list of absolute paths on that host")
+        kept: dict[str, None] = {}
+        for r in roots:
+            why = root_error(r)
+            if why:
+                raise ValueError(f"{where}: roots: {why}")
+            kept.setdefault(normal_root(r))
+        if len(kept) < len(roots) and notes is not None:
+            notes.append(f"{where}: {len(roots) - len(kept)} repeated root(s) read once")
         jump, judge = t.get("jump"), t.get("judge_url")
         for k, v in (("jump", jump), ("judge_url", judge)):
             if v is not None and not isinstance(v, str):
@@ -137,5 +194,5 @@ def load_hosts(path: Optional[Path] = None) -> list[HostConfig]:
             target = SshTarget.parse(ssh, jump=jump)
         except ValueError as e:
             raise ValueError(f"{where}: ssh = {e}") from None
-        out.append(HostConfig(name, target, tuple(r.rstrip("/") or "/" for r in roots), judge, str(p), engine))
+        out.append(HostConfig(name, target, tuple(kept), judge, str(p), engine))
     return out

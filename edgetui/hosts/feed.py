@@ -44,6 +44,8 @@ class RemoteFeed:
         self.mirrors = [Mirror(self.host, r, (Path(cache) / _dir_name(r)) if cache else None) for r in cfg.roots]
         self.min_interval_s, self.max_interval_s = min_interval_s, max_interval_s
         self.on_change = on_change
+        #: called (from the feed's thread) with each note of a sync: what it skipped (a FIFO...)
+        self.on_note: Optional[Callable[[str], None]] = None
         self.use_inotify = use_inotify
         self.last: Optional[SyncReport] = None
         self.last_error: Optional[str] = None
@@ -143,6 +145,12 @@ class RemoteFeed:
         self.last_error = total.errors[0] if total.errors else None
         self.last = total
         self.syncs += 1
+        if total.skipped and self.on_note is not None:  # (each said once: Mirror._say_skipped)
+            for line in total.skipped:
+                try:
+                    self.on_note(line)
+                except Exception:  # noqa: BLE001 - a listener's failure is not the feed's
+                    pass
         if (total.changed or total.removed) and self.on_change is not None:
             try:
                 self.on_change(total)
@@ -273,6 +281,7 @@ def _add(total: SyncReport, remote_root: str, r: SyncReport) -> None:
     total.removed += r.removed
     total.bytes_read += r.bytes_read
     total.errors += r.errors
+    total.skipped += r.skipped
 
 
 def _error_text(e: OSError) -> str:

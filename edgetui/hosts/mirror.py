@@ -67,6 +67,9 @@ class SyncReport:
     removed: list[str] = field(default_factory=list)
     bytes_read: int = 0
     errors: list[str] = field(default_factory=list)
+    #: one line each for what the listing had that is not a file nor a directory (a FIFO, a socket,
+    #: a device, a broken symlink): never opened, not in the image
+    skipped: list[str] = field(default_factory=list)
     seconds: float = 0.0
     #: bytes of the compressed tar streams of a first sync (0 without one)
     bulk_bytes: int = 0
@@ -93,9 +96,9 @@ def _ns(mt: bytes) -> int:
     return int(Decimal(mt.decode()) * 1_000_000_000)  # a negative time, an odd form
 
 
-def _find_walk(host, root: str) -> dict[str, Entry] | None:
+def _find_walk(host, root: str, skipped: list | None = None) -> dict[str, Entry] | None:
     """Every path under ``root`` (relative, POSIX) from one remote ``find -L -printf``; None when
-    the host cannot run it (no exec, no GNU find)."""
+    the host cannot run it (no exec, no GNU find). ``skipped``: see :func:`_find_entries`."""
     run = getattr(host, "run_kept", None) or getattr(host, "run", None)  # no new session per listing
     if run is None:
         return None
@@ -106,12 +109,19 @@ def _find_walk(host, root: str) -> dict[str, Entry] | None:
         return None
     if status not in (0, 1) or (status == 1 and not out):  # 1: some entries unreadable, the rest listed
         return None
-    return _find_entries(out, "")
+    return _find_entries(out, "", skipped)
 
 
-def _find_entries(out: bytes, base: str) -> dict[str, Entry]:
+#: ``find``'s ``%y`` letters of what is neither a file nor a directory, as said in a note
+NOT_REGULAR = {"p": "FIFO", "s": "socket", "c": "character device", "b": "block device",
+               "l": "broken symlink", "D": "door"}
+
+
+def _find_entries(out: bytes, base: str, skipped: list | None = None) -> dict[str, Entry]:
     """``find -printf '%y %s %T@ %i <path>\\0'`` records as entries keyed by path relative to
-    ``base`` (a path not under it, or a malformed record, is skipped; ``""``: paths are relative already)."""
+    ``base`` (a path not under it, or a malformed record, is skipped; ``""``: paths are relative already).
+    What is neither a file nor a directory (a FIFO: an SFTP open of it blocks the session for good)
+    is left out, and ``(relative path, what it is)`` appended to ``skipped``."""
     got: dict[str, Entry] = {}
     for rec in out.split(b"\0"):
         if not rec:
@@ -122,13 +132,18 @@ def _find_entries(out: bytes, base: str) -> dict[str, Entry]:
             if not p.startswith(base):
                 continue
             rel_s = p[len(base):]
+            if kind not in (b"d", b"f"):
+                if skipped is not None:
+                    k = kind.decode("ascii", "replace")
+                    skipped.append((rel_s, NOT_REGULAR.get(k, f"type {k}")))
+                continue
             got[rel_s] = Entry(posixpath.basename(rel_s), kind == b"d", int(size), _ns(mt), int(ino))
         except (ValueError, ArithmeticError):
             continue
     return got
 
 
-def _find_paths(host, root: str, rels: list[str], depth0: bool) -> dict[str, Entry] | None:
+def _find_paths(host, root: str, rels: list[str], depth0: bool, skipped: list | None = None) -> dict[str, Entry] | None:
     """The entries of ``rels`` (relative to ``root``) from one remote ``find -L`` (``depth0``: the
     paths themselves only, else everything under them too), keyed by path relative to ``root``;
     a path missing there is absent from the result. None when the host cannot run ``find``."""
@@ -145,7 +160,7 @@ def _find_paths(host, root: str, rels: list[str], depth0: bool) -> dict[str, Ent
         return None
     if status not in (0, 1):  # 1: some paths gone (they are absent), the rest listed
         return None
-    return _find_entries(out, base)
+    return _find_entries(out, base, skipped)
 
 
 def _list_walk(host: Host, root: str, depth: int = 12) -> dict[str, Entry]:
@@ -243,13 +258,13 @@ def wanted(rel: str) -> bool:
     return True
 
 
-def walk(host: Host, root: str) -> dict[str, Entry]:
+def walk(host: Host, root: str, skipped: list | None = None) -> dict[str, Entry]:
     """Every file and directory under ``root`` on ``host`` (relative POSIX path -> Entry). Raises
-    ``OSError`` when ``root`` is not a directory there."""
+    ``OSError`` when ``root`` is not a directory there. ``skipped``: see :func:`_find_entries`."""
     top = host.stat(root)
     if top is None or not top.is_dir:
         raise OSError(2, "no such directory", root)
-    found = _find_walk(host, root)
+    found = _find_walk(host, root, skipped)
     return found if found is not None else _list_walk(host, root)
 
 
@@ -257,6 +272,16 @@ def _image_bytes(entries: dict[str, Entry]) -> int:
     """What the files and directories of a listing take in an image (bytes, with
     :data:`edgetui.hosts.stage.ENTRY_OVERHEAD` each)."""
     return sum(max(e.size, 0) for e in entries.values() if not e.is_dir) + len(entries) * stage_mod.ENTRY_OVERHEAD
+
+
+class _NoFile:
+    """No file (a context manager standing for the local copy when there is none to compare)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
 
 
 class Mirror:
@@ -284,6 +309,7 @@ class Mirror:
         #: written by this object alone. None: not known (no full sync yet, or one that failed).
         self._verified: dict[str, Entry] | None = None
         self._listed: set[str] | None = None
+        self._said_skipped: set[tuple[str, str]] = set()  # (relative path, what) said in a SyncReport
 
     def sync(self, only: set[str] | None = None) -> SyncReport:
         """Bring the image up to date (``only``: relative paths of files known changed, to skip
@@ -319,7 +345,9 @@ class Mirror:
 
         try:
             try:
-                entries = walk(self.host, self.remote_root) if only is None else self._stat_only(only)
+                odd: list = []
+                entries = walk(self.host, self.remote_root, odd) if only is None else self._stat_only(only)
+                self._say_skipped(odd, rep)
             except BaseException:
                 if streams is not None:
                     self._finish_streams(streams, stop=True)
@@ -409,16 +437,18 @@ class Mirror:
             while parent:
                 asked.add(parent)
                 parent = posixpath.dirname(parent)
-        entries = _find_paths(self.host, self.remote_root, sorted(asked), depth0=True)
+        odd: list = []
+        entries = _find_paths(self.host, self.remote_root, sorted(asked), depth0=True, skipped=odd)
         if entries is None:
             return None
         deep = [rel for rel in clean if rel in entries and entries[rel].is_dir
                 and (rel in (recurse or ()) or not (self.local_root / rel).is_dir())]
         if deep:
-            more = _find_paths(self.host, self.remote_root, sorted(deep), depth0=False)
+            more = _find_paths(self.host, self.remote_root, sorted(deep), depth0=False, skipped=odd)
             if more is None:
                 return None
             entries.update(more)
+        self._say_skipped(odd, rep)
         gone = [rel for rel in clean if rel not in entries]
         entries = {rel: e for rel, e in entries.items() if e.is_dir or wanted(rel)}
         self.local_root.mkdir(parents=True, exist_ok=True)
@@ -452,6 +482,16 @@ class Mirror:
         self.bytes_read += rep.bytes_read
         rep.seconds = time.monotonic() - t0
         return rep
+
+    def _say_skipped(self, odd: list, rep: SyncReport) -> None:
+        """A note in ``rep.skipped`` for each ``(relative path, what)`` the listing left out, once
+        per path and kind for this mirror (a watch syncs again and again)."""
+        said = self._said_skipped
+        for rel, what in odd:
+            if (rel, what) not in said:
+                said.add((rel, what))
+                rep.skipped.append(f"{self.host.name}:{posixpath.join(self.remote_root, rel)}: skipped, "
+                                   f"not a regular file ({what})")
 
     def _apply(self, entries: dict[str, Entry], rep: SyncReport, streamed: bool = False,
                known: dict[str, Entry] | None = None) -> dict[str, Entry]:
@@ -719,33 +759,44 @@ class Mirror:
                     f.flush()
                     os.utime(local, ns=(e.mtime_ns, e.mtime_ns))
                     return n
-        if st is not None and st.st_size == e.size and e.size > 0:
-            # same size, other mtime: a touch or a rewrite in place; compare before replacing
-            data = self._read_whole(remote, e.size)
-            if local.read_bytes() == data:
-                os.utime(local, ns=(e.mtime_ns, e.mtime_ns))
-                return len(data)
-        else:
-            data = self._read_whole(remote, e.size)
+        # the whole file, a CHUNK at a time into a copy beside (memory: one CHUNK whatever its size);
+        # same size, other mtime (a touch or a rewrite in place): compared as it comes, kept if equal
+        same = st is not None and st.st_size == e.size and e.size > 0
         local.parent.mkdir(parents=True, exist_ok=True)
         tmp = local.with_name(f".{local.name}.edgetui-part")
-        with open(tmp, "wb") as f:
-            f.write(data)
+        try:
+            with open(tmp, "wb") as f, (open(local, "rb") if same else _NoFile()) as old:
+                n = 0
+                for chunk in self._read_chunks(remote, e.size):
+                    f.write(chunk)
+                    n += len(chunk)
+                    if same and old.read(len(chunk)) != chunk:
+                        same = False
+                if same and old.read(1):
+                    same = False
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        if same and n == e.size:
+            tmp.unlink()
+            os.utime(local, ns=(e.mtime_ns, e.mtime_ns))
+            return n
         os.utime(tmp, ns=(e.mtime_ns, e.mtime_ns))
         os.replace(tmp, local)  # a new inode: the tailer sees a new generation
-        return len(data)
+        return n
 
-    def _read_whole(self, remote: str, size: int) -> bytes:
-        parts, pos = [], 0
+    def _read_chunks(self, remote: str, size: int):
+        """The bytes of ``remote`` from its start, :data:`CHUNK` at a time (to its end: a file grown
+        since its listing is read on; one shorter ends early)."""
+        pos = 0
         while True:
             chunk = self.host.read_at(remote, pos, CHUNK if size <= 0 else min(CHUNK, max(size - pos, 1)))
             if not chunk:
                 break
-            parts.append(chunk)
+            yield chunk
             pos += len(chunk)
             if pos >= size and len(chunk) < CHUNK:
                 break
-        return b"".join(parts)
 
     def _remove_gone(self, entries: dict[str, Entry], listed: set[str] | None = None) -> list[str]:
         """Files of the image the listing does not have (gone on the host, or not :func:`wanted`)

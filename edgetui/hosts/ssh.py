@@ -180,9 +180,13 @@ def _os_error(e: BaseException, path: str) -> OSError:
 
 
 def _entry(name: str, attrs) -> Entry:
+    """An SFTP stat as an Entry; what is neither a file nor a directory (a FIFO: opening it would
+    block the SFTP session for good) gets ``size = -1``, as a stat that failed: never read."""
     mode = attrs.permissions or 0
     mtime_ns = attrs.mtime_ns if getattr(attrs, "mtime_ns", None) else int((attrs.mtime or 0) * 1_000_000_000)
-    return Entry(name, statmod.S_ISDIR(mode), attrs.size if attrs.size is not None else -1, mtime_ns, 0)
+    odd = attrs.permissions is not None and not (statmod.S_ISDIR(mode) or statmod.S_ISREG(mode))
+    size = -1 if odd or attrs.size is None else attrs.size
+    return Entry(name, statmod.S_ISDIR(mode), size, mtime_ns, 0)
 
 
 #: the round-trip time above which an up host is shown degraded (seconds)

@@ -367,6 +367,11 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
     def _set_message(rs: RunState, msg: str, now: float, sticky: bool = False) -> None:
         rs.message, rs.message_t, rs.message_sticky = redact_text(msg), now, sticky
 
+    def note(self, msg: str) -> None:
+        """Add a one-line note to the supervisor's messages (from any thread; a line said in the
+        last 5 minutes is not said again)."""
+        self._note(msg)
+
     def _note(self, msg: str) -> None:
         msg = redact_text(msg, self.rec.secrets) or ""
         t = self.clock()

@@ -33,7 +33,12 @@ cursor changed) while its first line stayed the same would give the same
 event ids as the old content, and ``INSERT OR IGNORE`` would drop the new
 events; the tailer then reads the file as a *derived* generation
 ``<first-line gen>.<6 hex>`` (stored in the cursor). A new first line is a new
-generation as usual. Old generations' events stay in the database.
+generation as usual. Old generations' events stay in the database. The derived
+generation starts where the file stops holding the lines that were read (each
+line's end and CRC-32 are kept: :mod:`edgetui.live.line_digests`), so lines kept
+before a cut stay recorded once and lines written right after it are all read;
+another file (another inode, or a handle whose file was deleted), or a cut that
+cannot be placed, is read from its start.
 
 Time. Lines that were already in a file when this tailer first saw it keep
 ``t`` unset (aligned later by interpolation); lines that arrive while
@@ -63,6 +68,8 @@ from ..events import Event
 from ..parsers.base import (GENERATION_PREFIX_BYTES, MAX_LINE_BYTES, RAW_KEEP, Line, generation_of_head, iter_lines, non_regular_kind, open_regular,
                             line_events)
 from ..recorder import Recorder, _dumps
+from ..cursor_check import moved_below
+from .line_digests import ANCHOR_BYTES, LineDigests
 
 #: bytes just before the cursor compared at each change to notice a rewritten file (kept as they are)
 FINGERPRINT_BYTES = 4096
@@ -193,9 +200,11 @@ class TailSource:
     held: Optional[Event] = None  # the open record's event as it stands (RunAgentLogParser.peek_open)
     long_at: Optional[int] = None  # a line longer than one read starts here: read it whole next time
     not_regular: bool = False  # the path is a FIFO, socket or device (said once)
-    cut_at: Optional[int] = None  # truncated: the line start at or before the new end (kept recorded)
+    cut_at: Optional[int] = None  # truncated: where the file stops holding the lines read (kept recorded)
     skip: Optional[list] = None  # [offset, scanned_to, head, tail] of a line over MAX_LINE_BYTES
     provisional: Optional[tuple] = None  # (generation, offset) of the held record recorded provisionally
+    digests: Optional[LineDigests] = None  # the lines read of the file (where a cut was: line_digests)
+    read_ino: Optional[tuple[int, int]] = None  # (st_dev, st_ino) of the file last read
 
     @property
     def state(self) -> Optional[dict]:
@@ -236,7 +245,7 @@ class Tailer:
         """``src``'s open handle on the file ``st`` describes: kept from the last read unless the path
         now names another file (replaced or rotated), else opened. Raises ``OSError``."""
         ino = (st.st_dev, st.st_ino)
-        if src.fp is not None and src.fp_ino == ino:
+        if src.fp is not None and src.fp_ino == ino and _linked(src.fp):
             self._open.pop(id(src), None)
             self._open[id(src)] = src  # most recently read last
             return src.fp
@@ -275,7 +284,8 @@ class Tailer:
                                      "(SELECT unnest(?::VARCHAR[]))", [keys]).fetchall()
         return {(r[0], r[1]) for r in rows}
 
-    def _load(self, src: TailSource, size: int, have: set[tuple[str, str]] | None = None) -> None:
+    def _load(self, src: TailSource, size: int, have: set[tuple[str, str]] | None = None,
+              st: Optional[os.stat_result] = None) -> None:
         """The source's saved position (its cursor row); ``have``: the sources known to have one
         (:meth:`_cursor_keys`), the others are not asked for theirs."""
         if have is not None and (src.run_key, src.source) not in have:
@@ -288,6 +298,8 @@ class Tailer:
             src.gen = src.saved_gen = cur["generation"]
             src.offset = src.saved_offset = int(cur["offset"])
             src.saved_state = cur["state"]
+            if st is not None and moved_below(self.rec.conn, src.run_key, src.source, cur, src.path, st):
+                src.force_new = True  # not the file the cursor was saved on (a run folder made again)
             # events recorded beyond the cursor (the cursor is saved every few seconds) were seen already
             rows = self.rec.conn.execute(
                 'SELECT max("offset") FROM events WHERE run_key = ? AND source = ? AND generation = ?',
@@ -347,7 +359,7 @@ class Tailer:
                 self._maybe_provisional(src, now, all_events, res)
                 continue
             if not src.loaded:
-                self._load(src, st.st_size, have)
+                self._load(src, st.st_size, have, st)
             try:
                 out = self._read(src, st, now, min(self.max_bytes_per_source, budget), observe, res)
             except OSError as e:
@@ -391,6 +403,7 @@ class Tailer:
             src.sig, src.fingerprint = upd["sig"], upd["fingerprint"]
             src.mtime, src.size = upd["mtime"], upd["size"]
             src.read_t = now
+            src.read_ino = upd["ino"]
             src.held = upd["held"]
             if upd["new_lines"]:
                 src.last_growth_t = now
@@ -487,15 +500,17 @@ class Tailer:
             if gen is None and src.gen is not None:
                 gen, offset = src.gen, 0  # never saved: this generation from its start
         need_new = src.force_new
+        replaced = src.read_ino is not None and src.read_ino != (st.st_dev, st.st_ino)
         if gen is not None and not need_new:
             if offset > st.st_size or src.offset > st.st_size:
                 need_new = True  # truncated: what is left before the cut stays recorded, once
-                src.cut_at = _line_start_at_or_before(fp, st.st_size)
+                src.cut_at = self._cut(src, fp, st, replaced)
             elif src.offset > 0 and src.fingerprint is not None and src.gen == gen:
                 n = len(src.fingerprint)
                 fp.seek(src.offset - n)
                 if fp.read(n) != src.fingerprint:
-                    need_new = True  # rewritten underneath the live position
+                    need_new = True  # rewritten underneath the live position (cut, then written past it)
+                    src.cut_at = self._cut(src, fp, st, replaced)
         if gen is None or need_new or src.fingerprint is None:
             fp.seek(0)
             head_gen = generation_of_head(fp.read(GENERATION_PREFIX_BYTES))
@@ -527,12 +542,23 @@ class Tailer:
                     offset = cut
                     msg = res.messages.pop()
                     res.messages.append(msg.replace("truncated or replaced", f"truncated at byte {cut}"))
+                    if src.digests is not None:
+                        src.digests.keep_until(cut)
+                else:
+                    src.digests = None
                 if src.on_new_generation is not None:
                     src.on_new_generation(src)
         if src.parser is not None and gen == src.gen and offset == src.offset:
             parser = src.parser
         else:
             parser = src.make_parser(src.source, gen, state)
+        dig = src.digests
+        if dig is None or offset < dig.start:
+            anchor = b""
+            if 0 < offset <= st.st_size:  # (the bytes before the first line read: where its lines begin)
+                fp.seek(offset - min(ANCHOR_BYTES, offset))
+                anchor = fp.read(min(ANCHOR_BYTES, offset))
+            dig = src.digests = LineDigests(offset, anchor)
         events: list[Event] = drained
         start = offset
         if src.skip is not None and (src.skip[0] != offset or gen != src.gen):
@@ -543,7 +569,9 @@ class Tailer:
                 return None
             head, tail = src.skip[2], src.skip[3]
             src.skip = src.long_at = None
-            long_evs = line_events(parser, Line(offset, head, end, too_long=True, tail=tail), src.source, gen)
+            long_line = Line(offset, head, end, too_long=True, tail=tail)
+            dig.add(long_line)
+            long_evs = line_events(parser, long_line, src.source, gen)
             if observe and end > (src.catchup_until or 0):
                 for e in long_evs:
                     if e.t is None:
@@ -563,6 +591,7 @@ class Tailer:
         chunk = min(1 << 20, max(1 << 16, st.st_size - offset + 1))
         for line in iter_lines(bounded, offset, final=False, chunk=chunk):
             evs = line_events(parser, line, src.source, gen)  # the long-line rule, as offline
+            dig.add(line)
             if not line.too_long and hook is not None and line.offset >= src.hook_mark:
                 hook(src, line.data, line.offset)
             if observe and line.end > catchup:
@@ -609,8 +638,17 @@ class Tailer:
                "deliver_from": src.delivered if gen == src.gen else 0,
                "sig": sig if not more else (-1, 0, 0), "fingerprint": fingerprint, "mtime": st.st_mtime,
                "size": st.st_size, "end": last_end, "start": offset, "lines": n_lines, "new_lines": n_new,
-               "more": more}
+               "more": more, "ino": (st.st_dev, st.st_ino)}
         return upd, events, last_end - start
+
+    @staticmethod
+    def _cut(src: TailSource, fp, st: os.stat_result, replaced: bool) -> int:
+        """Where the file ``fp`` (stat ``st``) stopped holding the lines ``src`` read: 0 when it is
+        another file (``replaced``) or that cannot be told (the new generation then reads it all)."""
+        if replaced or src.digests is None:
+            return 0
+        cut = src.digests.cut_in(fp, st.st_size)
+        return cut or 0
 
     def _drain_replaced(self, src: TailSource, now: float, observe: bool) -> list[Event]:
         """The complete lines the replaced file (still open as ``src.fp``) got after ``src.offset``,
@@ -666,19 +704,13 @@ class Tailer:
         return None
 
 
-def _line_start_at_or_before(fp, size: int) -> int:
-    """Offset just after the last newline in the first ``size`` bytes of ``fp`` (0 when none):
-    where the lines that survive a truncation to ``size`` end."""
-    pos = size
-    while pos > 0:
-        n = min(1 << 20, pos)
-        fp.seek(pos - n)
-        block = fp.read(n)
-        nl = block.rfind(b"\n")
-        if nl >= 0:
-            return pos - n + nl + 1
-        pos -= n
-    return 0
+def _linked(fp) -> bool:
+    """Does the open file ``fp`` still have a name? (A file deleted and made again may get the
+    same inode number: the kept handle would go on reading the deleted one.)"""
+    try:
+        return os.fstat(fp.fileno()).st_nlink > 0
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _fingerprint(fp, new_off: int, offset: int, first: Optional[tuple[int, bytes]], before: Optional[bytes]) -> bytes:
