@@ -27,6 +27,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from .control_chars import visible, visible_lines
 from .db import (DatabaseBusy, HolderServer, SocketDirError, cap_pool, close_when_idle, default_db_path, open_db,
                  snapshot_copy)
 from .live.model import LiveRun
@@ -113,6 +114,14 @@ class EdgeTUIApp(App):
         #: why the app could not start (one line), raised by :func:`run_app` once the terminal is back
         self.startup_error: Optional[str] = None
         self._empty_done = False
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information",
+               timeout: Optional[float] = None, markup: bool = True) -> None:
+        """Every toast of the app (the screens' and widgets' ``notify`` end here): its text is shown
+        as typed, never read as markup, and with control characters escaped (toasts carry run keys,
+        file names and error messages taken from run content). ``markup`` is accepted and ignored."""
+        super().notify(visible_lines(str(message)), title=visible(str(title)), severity=severity,
+                       timeout=timeout, markup=False)
 
     # ------------------------------------------------------------------ database
 

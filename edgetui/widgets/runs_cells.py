@@ -28,7 +28,7 @@ from rich.text import Text
 
 from edgetui.live.model import LiveRun
 
-from .fmt import fmt_count, fmt_score, fmt_usd
+from .fmt import fmt_count, fmt_score, fmt_usd, visible_text
 
 __all__ = [
     "COLUMNS",
@@ -167,7 +167,7 @@ def status_text(run: LiveRun, *, compact: bool = False, budget: bool = True) -> 
                 t.append(" o" if compact else " over", style="bold red")  # running past its budget (the elapsed cell is red too)
         else:
             t.append(f" {f[:1]}" if compact else f" {f}", style="red")
-    return t
+    return visible_text(t, one_line=True)
 
 
 def _cut(s: str, n: int) -> str:
@@ -401,7 +401,8 @@ def row_cells(run: LiveRun, now: float, tier: str = "w", forecast: Any = None,
     cells["cpu"] = Text("–" if run.cpu_percent is None else f"{run.cpu_percent:.0f}%", justify="right")
     mem = fmt_bytes(run.mem_bytes)
     cells["mem"] = Text(mem, justify="right")
-    return cells
+    # run content (folder names, model, host) shown escaped: one row stays one line, no sequence sent
+    return {k: visible_text(v, one_line=True) for k, v in cells.items()}
 
 
 def _label(key: str, tier: str, sort_key: Optional[str] = None, reverse: bool = False) -> str:
