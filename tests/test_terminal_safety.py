@@ -119,6 +119,59 @@ def test_the_pagers_copy_shows_escapes_and_keeps_line_ends(tmp_path):
     assert data.endswith(b"\nlast") and oct(f.stat().st_mode & 0o777) == "0o600"
 
 
+def _drawn(renderable, width: int = 120) -> bytes:
+    """What Rich sends to a terminal for ``renderable`` (the widgets' texts reach Textual as these)."""
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    Console(file=buf, force_terminal=True, color_system=None, width=width).print(renderable)
+    return buf.getvalue().encode()
+
+
+def test_the_widgets_texts_hold_no_sequence():
+    """The builders behind the detail pane, the header, the why view, the moments lists, the live rows,
+    status lines and alarm lines, fed the payload in every field they show."""
+    from edgetui.live.model import Alarm, LiveRun
+    from edgetui.screens.live_parts import alarm_line, live_status_text
+    from edgetui.screens.moments import moment_line, why_diff_text, why_head_text
+    from edgetui.widgets.detail import render_detail
+    from edgetui.widgets.header import header_text
+    from edgetui.widgets.runs_cells import row_cells
+
+    p = h.PAYLOAD + "\nline two\t[b]x[/b]"
+    call = {"kind": "tool_call", "tool_name": p, "model": p, "summary": p, "source": p, "offset": 0, "t": 1.0,
+            "t_source": p, "data": {"input": {"command": p, "content": p + "\n" + p, "other": p}}, "raw": p.encode()}
+    result = {"kind": "tool_result", "data": {"content": p}, "is_error": True}
+    graded = {"kind": "judge_result", "data": {"round": p, "error": p, "summary": p, "failing": [p]},
+              "summary": p, "source": "s", "offset": 0}
+    sub = {"round": p, "kind": p, "status": p, "score_flag": p, "best_round": p, "t": 2.0, "submitted_at": 1.0}
+    tests = [{"name": p, "status": p, "message": p}]
+    head = {"run_id": p, "task_id": p, "task_name": p, "model": p, "agent": p, "host": p, "status": p,
+            "transcript_flags": [p], "selection": p}
+    why = {"round": p, "prev_round": p, "before": 1.0, "after": 2.0,
+           "actions": {"edit": {"n": 1, "examples": [p]}},
+           "notes": {"analysis": p, "thinking": [{"text": p}], "messages": [{"text": p}], "files": [{"path": p, "text": p}]},
+           "diff": {"against": p, "files": [{"status": "M", "path": p, "lines": ["+" + p, "-" + p]}], "unchanged": 0}}
+    live = LiveRun(run_key=p, host=p, run_id=p, task_id=p, agent=p, model=p, message=p, best_round=p,
+                   alarms=[Alarm(run_key=p, rule=p, t=1.0, message=p)])
+    drawn = [
+        render_detail({"event": call, "pair": [result], "annotations": [{"label": p, "text": p, "author": p}]}),
+        render_detail({"event": graded, "submission": sub, "tests": tests}),
+        header_text(head, 120), why_head_text(why, 80), why_diff_text(why, 80),
+        moment_line({"round": p, "elapsed_s": 1.0, "components": {p: (1.0, 2.0)}}),
+        *row_cells(live, 10.0, host_column=True).values(), live_status_text(live, 10.0, 120),
+        alarm_line(live.alarms[0], 10.0),
+    ]
+    for r in drawn:
+        out = _drawn(r)
+        assert not strict_leaks(out), (strict_leaks(out)[:5], out[:600])
+    assert SHOWN in b"".join(_drawn(r, 400) for r in drawn)
+    for cell in row_cells(live, 10.0, host_column=True).values():  # one row stays one line
+        assert "\n" not in cell.plain
+
+
 # ---------------------------------------------------------------------------- the CLI
 
 

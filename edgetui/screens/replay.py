@@ -643,7 +643,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         elif mode == "label":
             where = c.round[c.index] if c.kind[c.index] in ("judge_result", "game_result") else "this event"
             p.value, editing = self.label_prompt(c.events.event_id[c.index])
-            p.placeholder = (f"annotate {where}: reframe · bug fix · tuning · reward hack? [: note]  "
+            p.placeholder = (f"annotate {visible(str(where))}: reframe · bug fix · tuning · reward hack? [: note]  "
                              + ("(enter: save · emptied: delete · esc: cancel)" if editing else "(enter: save · esc: cancel)"))
         else:
             p.placeholder = "jump to elapsed time: 3h20m · 2:15:00 · 2:15 · 95m · 5400  (esc: cancel)"
