@@ -1,6 +1,7 @@
 """The command line's output: a query run read-only (or on a snapshot while another process
 writes), and its rows printed as an aligned table (status coloured on a terminal), CSV or JSON.
-No Textual; used by :mod:`edgetui.cli` and :mod:`edgetui.cli_analysis`."""
+On a terminal, control characters in run content are shown escaped (:mod:`edgetui.control_chars`);
+a file or a pipe gets the bytes. No Textual; used by :mod:`edgetui.cli` and :mod:`edgetui.cli_analysis`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from .control_chars import visible, visible_lines  # noqa: F401  (the CLI's escaper)
+from .control_chars import visible, visible_lines  # noqa: F401  (the CLI's escaper, read here by cli*.py)
 
 
 def for_terminal(text: str, stream=None) -> str:
@@ -24,6 +25,7 @@ def for_terminal(text: str, stream=None) -> str:
     except (AttributeError, ValueError):
         tty = False
     return visible_lines(text.replace("\r\n", "\n")) if tty else text  # (CSV's CRLF line ends: plain ones)
+
 
 def _query(db: Path, sql: str, snapshot: bool = False, params=None):
     """Run read-only SQL: own read-only connection, else through the holder, else a snapshot copy."""
