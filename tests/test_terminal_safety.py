@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 
 import hostile_run as h
-from test_e2e_tmux import EDGETUI, Term, _need_tmux
+from prereqs import need
+from test_e2e_tmux import EDGETUI, Term
 
 from edgetui.control_chars import make_file_visible, strip_sequences, visible, visible_lines
 
@@ -263,17 +264,27 @@ class Capture:
     def bytes(self) -> bytes:
         return self.out.read_bytes() if self.out.exists() else b""
 
-    def open_search(self, tries: int = 4) -> None:
-        """``/`` until the replay's search prompt is open and empty (it holds the last query: ctrl+u)."""
+    def search(self, query: str, tries: int = 4) -> None:
+        """``/`` then ``query`` in the replay's search prompt, then Enter; again if what was typed did not
+        land in the prompt (the prompt opens over the run's first page: the whole run's arrival may take
+        the focus back to the events)."""
         for _ in range(tries):
             self.t.keys("/")
-            self.t.keys("C-u")
-            try:
-                self.t.wait_for("search summaries and data", timeout=5)
-                return
-            except AssertionError:
-                self.t.keys("Escape")
-        raise AssertionError(f"no search prompt:\n{self.t.screen()}")
+            self.t.keys("C-u")  # (the prompt holds the last query)
+            end = time.monotonic() + 5
+            while "search summaries and data" not in self.t.screen() and time.monotonic() < end:
+                time.sleep(0.1)
+            self.t.keys(query)
+            end = time.monotonic() + 3
+            while time.monotonic() < end:
+                if re.search(rf"▊\s*{query}\s", self.t.screen()):
+                    self.t.keys("Enter")
+                    return
+                time.sleep(0.1)
+            self.t.keys("Escape")
+            if "search summaries" not in self.t.screen():
+                self.t.keys("Escape")  # (a maximized detail back)
+        raise AssertionError(f"could not search {query!r}:\n{self.t.screen()}")
 
     def wait_bytes(self, needle: bytes, timeout: float = 40.0) -> None:
         end = time.monotonic() + timeout
@@ -287,7 +298,7 @@ class Capture:
 @pytest.mark.slow
 def test_picker_and_replay_header_in_a_terminal_send_no_sequence(hostile, tmp_path):
     """The planted run and task folder names in the picker's rows and the replay's header."""
-    _need_tmux()
+    need("tmux")
     db = own_copy(hostile[1], tmp_path)
     c = Capture(f"{EDGETUI} --db {db}", tmp_path / "picker.out")
     try:
@@ -308,15 +319,14 @@ def test_picker_and_replay_header_in_a_terminal_send_no_sequence(hostile, tmp_pa
 def test_replay_events_and_details_in_a_terminal_send_no_sequence(hostile, tmp_path):
     """The transcript's text, tool name, command and output, the model, a log line and a line that is
     not JSON: in the events list and each one's detail."""
-    _need_tmux()
+    need("tmux")
     db = own_copy(hostile[1], tmp_path)
     c = Capture(f"{EDGETUI} --db {db} replay '{h.MARKUP_KEY}'", tmp_path / "replay.out")
     try:
         c.t.wait_for("events 1/")
         c.t.wait_for("ZQXtool")  # the events listed
         for q in ("ZQXrawline", "ZQXlog", "ZQXcmd", "ZQXoutput", "ZQXtext", "ZQXmodel"):  # each one's detail
-            c.open_search()
-            c.t.keys(q, "Enter")
+            c.search(q)
             c.t.wait_for(f"/{q} ")
             c.wait_bytes(q.encode() + b"\\x1b]52;")
         c.t.keys("q")
@@ -329,7 +339,7 @@ def test_replay_events_and_details_in_a_terminal_send_no_sequence(hostile, tmp_p
 
 @pytest.mark.slow
 def test_live_runs_screen_and_pager_copy_in_a_terminal(hostile, tmp_path):
-    _need_tmux()
+    need("tmux")
     root, _db = hostile
     c = Capture(f"env LESS=-R PAGER=less {EDGETUI} --db {tmp_path / 'live.duckdb'} watch --no-docker "
                 f"--runs-dir {root}", tmp_path / "live.out")
@@ -357,6 +367,18 @@ def test_live_runs_screen_and_pager_copy_in_a_terminal(hostile, tmp_path):
 # ---------------------------------------------------------------------------- markup
 
 
+async def _until(pilot, pred, timeout: float = 20.0, what: str = "condition") -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            if pred():
+                return
+        except Exception:  # widgets not mounted yet
+            pass
+        await pilot.pause(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
 @pytest.mark.asyncio
 async def test_run_names_are_never_read_as_markup(hostile, tmp_path, monkeypatch):
     """A run folder named ``[@click=app.quit]run[/]``: its toast, modal title and rows show the brackets
@@ -366,7 +388,6 @@ async def test_run_names_are_never_read_as_markup(hostile, tmp_path, monkeypatch
     from edgetui.app import EdgeTUIApp, LiveConfig
     from edgetui.screens.confirm import ChoiceScreen
     from edgetui.screens.runs import RunsScreen
-    from test_live_app_docker import _until
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     root, _db = hostile

@@ -30,6 +30,7 @@ from textual.widgets import Footer, Input, Static
 
 from edgetui.live.model import LiveRun
 
+from ..control_chars import visible
 from ..widgets.fmt import fmt_count, fmt_usd, prior_note, set_border, set_static, visible_text
 from ..widgets.runs_table import (
     FORECAST_PENDING,
@@ -437,10 +438,10 @@ class RunsScreen(Screen):
             set_static(box, "")
             return
         fields: list[Text] = []
-        ident = Text(r.run_key, style="bold")
+        ident = Text(visible(r.run_key), style="bold")
         fields.append(ident)
         if r.model or r.agent:
-            m = Text(r.model or r.agent or "")
+            m = Text(visible(r.model or r.agent or ""))
             if r.model and r.agent:
                 m.append(f" ({r.agent})", style="dim")
             fields.append(m)

@@ -28,6 +28,7 @@ from rich.text import Text
 
 from edgetui.live.model import LiveRun
 
+from ..control_chars import visible
 from .fmt import fmt_count, fmt_score, fmt_usd, visible_text
 
 __all__ = [
@@ -366,7 +367,7 @@ def row_cells(run: LiveRun, now: float, tier: str = "w", forecast: Any = None,
     (:data:`HOST_MARKS`)."""
     compact = tier == "n"
     cells: dict[str, Text] = {}
-    host = Text(run.host or "local", style="dim" if run.host in ("", "local", None) else "")
+    host = Text(visible(run.host or "local"), style="dim" if run.host in ("", "local", None) else "")
     if run.host_state in HOST_MARKS:  # the mark first: a narrow column cuts the name, not the state
         mark, style = HOST_MARKS[run.host_state]
         host = Text.assemble((mark, style), " ", host)
@@ -374,10 +375,10 @@ def row_cells(run: LiveRun, now: float, tier: str = "w", forecast: Any = None,
             host.append(f" {run.host_rtt_s * 1000:.0f}ms", style="dim")
     cells["host"] = host
     rid = run.run_id if host_column or run.host in ("", "local", None) else f"{run.host}:{run.run_id}"
-    cells["run_id"] = Text(rid, style="bold")
-    cells["task"] = Text(run.task_id, style="cyan" if not compact else "bold cyan")
+    cells["run_id"] = Text(visible(rid), style="bold")  # (escaped before Text, which drops BEL, BS, VT, FF, CR)
+    cells["task"] = Text(visible(run.task_id), style="cyan" if not compact else "bold cyan")
     model = run.model or run.agent or "–"
-    cells["model"] = Text(model)
+    cells["model"] = Text(visible(model))
     cells["status"] = status_text(run, compact=tier != "w")
     sep = "/" if compact else " / "
     el = Text(fmt_hm(run.elapsed_s))
