@@ -27,6 +27,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from .control_chars import visible, visible_lines
 from .db import (DatabaseBusy, DatabaseReadOnly, HolderServer, SocketDirError, cap_pool, close_when_idle,
                  default_db_path, open_db, snapshot_copy)
 from .errors import UserError
@@ -116,6 +117,14 @@ class EdgeTUIApp(App):
         #: the same, when it is a user error (:func:`run_app` raises it for the CLI to print)
         self.startup_exc: Optional[UserError] = None
         self._empty_done = False
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information",
+               timeout: Optional[float] = None, markup: bool = True) -> None:
+        """Every toast of the app (the screens' and widgets' ``notify`` end here): its text is shown
+        as typed, never read as markup, and with control characters escaped (toasts carry run keys,
+        file names and error messages taken from run content). ``markup`` is accepted and ignored."""
+        super().notify(visible_lines(str(message)), title=visible(str(title)), severity=severity,
+                       timeout=timeout, markup=False)
 
     # ------------------------------------------------------------------ database
 

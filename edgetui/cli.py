@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from . import __version__
-from .cli_output import _emit, _print_table, _query, visible  # noqa: F401  (cli_analysis and tests read them here)
+from .cli_output import _emit, _print_table, _query, for_terminal, visible  # noqa: F401  (cli_analysis and tests read them here)
 
 
 def _add_db(p: argparse.ArgumentParser, top: bool = False) -> None:
@@ -262,7 +262,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if type(e).__module__.startswith(("duckdb", "_duckdb")) and "\nLINE " in text:
             text = text.split("\nLINE ", 1)[0]  # DuckDB's caret picture does not survive one line
         msg = " ".join(text.split()) or type(e).__name__
-        print(f"edgetui: error: {msg}", file=sys.stderr)
+        print(f"edgetui: error: {visible(msg)}", file=sys.stderr)
         return 2
 
 
@@ -363,7 +363,7 @@ def _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet, u
 
 def _print_report(rep) -> None:
     for m in rep.messages:
-        print(f"edgetui: {m}", file=sys.stderr)
+        print(f"edgetui: {visible(str(m))}", file=sys.stderr)
     new = rep.new_events
     if new == 0 and rep.runs:
         same = f", {rep.unchanged} unchanged since recorded (not read; --full reads them)" if rep.unchanged else ""
@@ -488,7 +488,7 @@ def cmd_check(db: Path, args) -> int:
 
     problems = check_database(db)
     for p in problems:
-        print(f"edgetui: {p}", file=sys.stderr)
+        print(f"edgetui: {visible(str(p))}", file=sys.stderr)
     if not problems:
         from .db import check_header
 
@@ -633,7 +633,7 @@ def cmd_forget(db: Path, args) -> int:
             raise RuntimeError(f"forgetting {key} needs --yes when stdin is not a terminal")
         row = conn.execute("SELECT count(*) FROM events WHERE run_key = ?", [key]).fetchone()
         n = row[0] if row else 0
-        print(f"forget {key} ({n} events)? Its files stay; `edgetui ingest --unforget PATH` brings it back.")
+        print(f"forget {visible(key)} ({n} events)? Its files stay; `edgetui ingest --unforget PATH` brings it back.")
         answer = input("[y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             raise KeyboardInterrupt
@@ -643,7 +643,7 @@ def cmd_forget(db: Path, args) -> int:
     except KeyboardInterrupt:
         print("nothing forgotten")
         return 1
-    print(f"forgot {key} ({n} events); its files are untouched")
+    print(f"forgot {visible(key)} ({n} events); its files are untouched")
     return 0
 
 
@@ -656,9 +656,9 @@ def cmd_tag(db: Path, args) -> int:
     op = "untag" if args.remove else "tag"
     key, changed = _write_op(db, args.run, args.host, lambda conn, k: {"op": op, "run_key": k, "tag": args.name})
     if args.remove:
-        print(f"{key}: tag {args.name!r} " + ("removed" if changed else "was not there"))
+        print(f"{visible(key)}: tag {args.name!r} " + ("removed" if changed else "was not there"))
     else:
-        print(f"{key}: tagged {args.name!r}" + ("" if changed else " (already)"))
+        print(f"{visible(key)}: tagged {args.name!r}" + ("" if changed else " (already)"))
     return 0
 
 

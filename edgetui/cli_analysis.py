@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from .cli_output import for_terminal, visible
+
 __all__ = ["add_commands", "cmd_leaderboard", "cmd_fit", "parse_hours"]
 
 
@@ -302,7 +304,7 @@ def cmd_backtest(args) -> int:
     _, vals = read_task_table(args.csv)
     rows = backtest(vals)
     if args.markdown:
-        print(markdown(rows))
+        print(for_terminal(markdown(rows)))
         return 0
     if args.format == "json":
         print(_dumps([r.as_dict() for r in rows]))
@@ -449,7 +451,7 @@ def plot_fits(recs, width: int = 0, height: int = 0) -> str:
         s.lines()
         f.draw(s)
         points.append((fd["hours"], fd["scores"], sym, px))
-        label = " ".join(str(v) for v in rec["group"].values()) or "(all)"
+        label = visible(" ".join(str(v) for v in rec["group"].values())) or "(all)"
         mark = f"\x1b[38;5;{c}m{sym}\x1b[0m" if colour else sym
         legend.append(f"{mark} {label}: {fd['form']}" + ("" if fd["findings"] else " (flagged: " +
                                                           " ".join(fd["flags"]) + ")"))
@@ -595,7 +597,7 @@ def cmd_forecast(db: Path, args) -> int:
         print(_dumps({"run_key": key, **f.as_dict()}))
         return 0
     iv = "" if f.lo is None else f" (80% interval {f.lo:.1f}-{f.hi:.1f}, from the {f.window} back-test)"
-    print(f"{key} at {f.elapsed_h:.2f} h: forecast at {f.horizon_h:g} h {f.value:.1f}{iv}; last best persists: "
+    print(f"{visible(key)} at {f.elapsed_h:.2f} h: forecast at {f.horizon_h:g} h {f.value:.1f}{iv}; last best persists: "
           f"{f.baseline:.1f}; beta {f.beta:.2f} from {f.prior}")
     return 0
 
@@ -678,7 +680,7 @@ def cmd_compare(db: Path, args) -> int:
         print("their best-so-far curves never part (up to the shortest one's end)")
     else:
         print(f"they part at {format_elapsed(part[0])} elapsed: " + ", ".join(
-            f"{s.name} {fv(v)}" for s, v in zip(series, part[1])))
+            f"{visible(str(s.name))} {fv(v)}" for s, v in zip(series, part[1])))
     if args.plot:
         print(_plot_compare(series))
     return 0
@@ -743,7 +745,7 @@ def _plot_compare(series) -> str:
         sym = symbols[i % len(symbols)]
         marks.append(([x for x, _ in pts], [y for _, y in pts], sym, px))
         mark = f"\x1b[38;5;{c}m━{sym}━\x1b[0m" if colour else f"━{sym}━"
-        legend.append(f"{mark} {s.name}")
+        legend.append(f"{mark} {visible(str(s.name))}")
     for xs, ys, sym, px in marks:  # drawn last: each curve's steps stay visible over the lines
         f.draw(f.signal(xs, ys, marker=plt.marker(sym, pixel=px)))
     if x_max > 0:
@@ -757,7 +759,7 @@ def _plot_compare(series) -> str:
 
 
 def _plain_text(s: str) -> str:
-    """``s`` without ANSI colour sequences (plotext colours its frame whatever it is told)."""
-    import re
+    """``s`` without escape sequences (plotext colours its frame whatever it is told)."""
+    from .control_chars import strip_sequences
 
-    return re.sub(r"\x1b\[[0-9;]*m", "", s)
+    return strip_sequences(s)

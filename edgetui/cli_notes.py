@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .cli import _write_op, resolve_run
-from .cli_output import _emit, _print_table, _query, visible  # noqa: F401
+from .cli_output import _emit, _print_table, _query, for_terminal, visible  # noqa: F401
 
 
 MOMENT_COLUMNS = ("detector", "round", "elapsed_h", "before", "after", "gain", "noise", "lead_min", "confidence",
@@ -86,7 +86,7 @@ def cmd_annotate(db: Path, args) -> int:
     key, aid = _write_op(db, args.run, args.host, lambda conn, k: {
         "op": "annotate", "run_key": k, "round": args.round, "event_id": args.event, "label": args.label,
         "text": args.text or ""})
-    print(f"{key}: annotation {aid} on {args.round or args.event}")
+    print(visible(f"{key}: annotation {aid} on {args.round or args.event}"))
     return 0
 
 
@@ -134,7 +134,7 @@ def cmd_report(db: Path, args) -> int:
         conn.close()
     text = {"md": to_markdown, "json": to_json, "html": to_html}[args.format](rep)
     if args.output is None:
-        sys.stdout.write(text)
+        sys.stdout.write(for_terminal(text))  # (escaped on a terminal; a pipe or file gets the bytes)
     else:
         args.output.write_text(text, encoding="utf-8")
         print(f"wrote {args.output} ({len(rep['moments'])} moments, {len(rep['annotations'])} annotations)")
@@ -155,8 +155,8 @@ def cmd_import(db: Path, args) -> int:
     print(f"{args.file}: {res['added']} annotation(s) restored, {len(items) - res['added'] - len(res['unmatched'])} "
           f"already there, {len(res['unmatched'])} not matched")
     for u in res["unmatched"]:
-        print(f"  not matched: {u.get('annotation_id')} ({u.get('run_key')} {u.get('round') or u.get('event_id')}): "
-              f"{u['reason']}")
+        print(visible(f"  not matched: {u.get('annotation_id')} ({u.get('run_key')} {u.get('round') or u.get('event_id')}): "
+                      f"{u['reason']}"))
     return 1 if res["unmatched"] else 0
 
 

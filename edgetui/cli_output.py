@@ -1,6 +1,7 @@
 """The command line's output: a query run read-only (or on a snapshot while another process
 writes), and its rows printed as an aligned table (status coloured on a terminal), CSV or JSON.
-No Textual; used by :mod:`edgetui.cli` and :mod:`edgetui.cli_analysis`."""
+On a terminal, control characters in run content are shown escaped (:mod:`edgetui.control_chars`);
+a file or a pipe gets the bytes. No Textual; used by :mod:`edgetui.cli` and :mod:`edgetui.cli_analysis`."""
 
 from __future__ import annotations
 
@@ -10,6 +11,21 @@ import json
 import os
 import sys
 from pathlib import Path
+
+from .control_chars import visible, visible_lines  # noqa: F401  (the CLI's escaper, read here by cli*.py)
+
+
+def for_terminal(text: str, stream=None) -> str:
+    """``text`` as it may be written to ``stream`` (default stdout): control characters escaped
+    (:func:`~edgetui.control_chars.visible_lines`) when it is a terminal; unchanged for a file or a
+    pipe (machine formats keep their bytes there)."""
+    stream = sys.stdout if stream is None else stream
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    return visible_lines(text.replace("\r\n", "\n")) if tty else text  # (CSV's CRLF line ends: plain ones)
+
 
 def _query(db: Path, sql: str, snapshot: bool = False, params=None):
     """Run read-only SQL: own read-only connection, else through the holder, else a snapshot copy."""
@@ -48,38 +64,16 @@ def _emit(res, fmt: str) -> None:
 
     if fmt == "json":  # numbers as numbers, BLOBs as base64 (edgetui.cells)
         rows = [dict(zip(res.columns, [json_cell(v) for v in r])) for r in res.rows]
-        print(json.dumps(rows, indent=1))
+        print(json.dumps(rows, indent=1))  # (ASCII: control characters as \u escapes)
     elif fmt == "csv":  # the same values; BLOBs as base64, lists and structs as JSON text
         buf = io.StringIO()
         w = csv.writer(buf)
         w.writerow(res.columns)
         for r in res.rows:
             w.writerow([csv_cell(v) for v in r])
-        sys.stdout.write(buf.getvalue())
+        sys.stdout.write(for_terminal(buf.getvalue()))
     else:
         _print_table(res)
-
-
-def visible(s: str) -> str:
-    """``s`` with control characters shown, never sent to the terminal: ESC as ``\\x1b``, a
-    newline as ``\\n``, a tab as ``\\t`` (ANSI / OSC sequences in transcripts would retitle the
-    terminal or write to its clipboard)."""
-    if s.isprintable():
-        return s
-    out = []
-    for ch in s:
-        o = ord(ch)
-        if ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif o < 32 or o == 127 or 0x80 <= o < 0xA0:
-            out.append(f"\\x{o:02x}")
-        else:
-            out.append(ch)
-    return "".join(out)
 
 
 #: colours of a run's status in tables (left out under NO_COLOR or TERM=dumb, by Rich)

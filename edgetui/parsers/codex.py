@@ -45,7 +45,8 @@ from ..events import Event, Kind, one_line
 from .base import parse_error
 from .codex_common import (copy_state, first_line, iso_to_epoch, submit_fields, submit_mode,  # noqa: F401
                            tool_result_summary)
-from .codex_common import _ANSI_RE, _SFORGE_EXIT_RE
+from ..control_chars import strip_sequences
+from .codex_common import _SFORGE_EXIT_RE
 from .codex_exec import CodexJsonParser
 from .codex_rollout import CodexRolloutParser
 
@@ -174,8 +175,7 @@ class CodexTextParser:
         except UnicodeDecodeError:
             text = raw.decode("utf-8", errors="replace")
             bad = True
-        if "\x1b" in text:
-            text = _ANSI_RE.sub("", text)
+        text = strip_sequences(text)  # colour codes and OSC strings: the terminal's, not the text's
         out: list[Event] = []
 
         # __SFORGE_EXIT__<n> (possibly glued to the last output line)

@@ -38,7 +38,6 @@ __all__ = [
 
 _SFORGE_EXIT = b"__SFORGE_EXIT__"
 _SFORGE_EXIT_RE = re.compile(rb"__SFORGE_EXIT__(-?\d+)[ \t\r]*$")
-_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 
 def iso_to_epoch(value: Any) -> Optional[float]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
+from ..control_chars import strip_sequences
 from .base import BOM, loads_lenient
 
 __all__ = ["FORMATS", "detect_format", "parser_for"]
@@ -151,8 +152,7 @@ def detect_format(head: bytes, name: str = "") -> str:
         if seen_json:
             continue
         text = s.decode("utf-8", "replace")
-        if "\x1b" in text:
-            text = re.sub(r"\x1b\[[0-9;?]*[ -/]*[@-~]", "", text)
+        text = strip_sequences(text)
         if _CODEX_HEADER_RE.match(text) or text.startswith(_STDIN_NOTICE):
             return "codex_text"
     base = name.replace("\\", "/").rsplit("/", 1)[-1]

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from edgetui.db import lift_pool_on
+from ..control_chars import visible
 
 __all__ = ["CompareScreen"]
 
@@ -142,7 +143,7 @@ class CompareScreen(Screen):
         title = Text("compare", style="bold")
         title.append(f" · {len(self.series)} curves · one elapsed-time axis, one score axis (0–100)", style="dim")
         if self.error:
-            title.append(f"\n{self.error}", style="italic red")
+            title.append("\n" + visible(str(self.error)), style="italic red")
         elif len(self.series) < 2:
             title.append("\nneeds two or more runs with graded submissions", style="italic yellow")
         self.query_one("#cmp-title", Static).update(title)
@@ -155,7 +156,7 @@ class CompareScreen(Screen):
             if i:
                 t.append("  ")
             t.append("━ ", style=f"color({COLOURS[i % len(COLOURS)]})")
-            t.append(f"{s.name} ", style="")
+            t.append(f"{visible(str(s.name))} ", style="")
             t.append("–" if v is None else f"{v:.2f}", style="bold")
         if self.part:
             t.append(f"\nthey part at {format_elapsed(self.part[0])}", style="magenta")

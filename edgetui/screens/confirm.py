@@ -19,7 +19,15 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
-__all__ = ["ChoiceScreen", "ConfirmScreen"]
+from ..widgets.fmt import visible_text
+
+__all__ = ["ChoiceScreen", "ConfirmScreen", "shown_as_typed"]
+
+
+def shown_as_typed(content: "str | Text", one_line: bool = False) -> Text:
+    """``content`` as a Text that is never read as markup, its control characters escaped (titles
+    and messages of these modals name runs and files, i.e. run content)."""
+    return visible_text(Text(content) if isinstance(content, str) else content, one_line=one_line)
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -57,8 +65,8 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical() as v:
-            v.border_title = self.title_text
-            yield Static(self.message, id="confirm-body")
+            v.border_title = shown_as_typed(self.title_text, one_line=True)
+            yield Static(shown_as_typed(self.message), id="confirm-body")
             with Horizontal(id="confirm-buttons"):
                 yield Button("Cancel", id="cancel", variant="default")
                 yield Button(self.confirm_label, id="confirm", variant="error" if self.danger else "warning")
@@ -100,9 +108,9 @@ class ChoiceScreen(ModalScreen[Optional[str]]):
             label = Text(name, style="bold" if enabled else "dim")
             if desc:
                 label.append(f"  {desc}", style="dim")
-            opts.append(Option(label, id=name, disabled=not enabled))
+            opts.append(Option(shown_as_typed(label, one_line=True), id=name, disabled=not enabled))
         with Vertical() as v:
-            v.border_title = self.title_text
+            v.border_title = shown_as_typed(self.title_text, one_line=True)
             yield OptionList(*opts, id="choices")
             yield Static("enter open · esc cancel", id="choice-hint")
 

@@ -16,6 +16,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..control_chars import visible
+
 #: state → (mark, style) as the runs screen's host column shows them
 _MARKS = {"up": ("●", "green"), "local": ("●", "green"), "degraded": ("◐", "yellow"), "connecting": ("…", "dim"),
           "down": ("✗", "red"), "auth failed": ("✗", "red"), "host key refused": ("✗", "red"),
@@ -60,9 +62,9 @@ def hosts_table(rows: Sequence[Any], now: float) -> Any:
     for r in rows:
         cells = host_cells(r, now)
         style = _MARKS.get(r.kind, ("", ""))[1]
-        t.add_row(cells[0], Text(cells[1], style=style), *cells[2:])
+        t.add_row(Text(visible(cells[0])), Text(visible(cells[1]), style=style), *(Text(visible(c)) for c in cells[2:]))
         if r.kind not in ("up", "local") and r.message:
-            notes.append(Text(f"{r.name}: {r.message}", style="dim"))
+            notes.append(Text(visible(f"{r.name}: {r.message}"), style="dim"))
     return Group(t, *notes) if notes else t
 
 

@@ -18,6 +18,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from ..control_chars import visible
+
 __all__ = ["LeaderboardScreen"]
 
 HOURS = (2.0, 4.0, 6.0, 8.0, 10.0, 12.0)
@@ -68,7 +70,7 @@ class LeaderboardScreen(Screen):
                  style="dim")
         t.append("\n(N) or ᴺ = tasks with a value at that hour; mean over them, repeats averaged first", style="dim")
         if note:
-            t.append(f"\n{note}", style="italic yellow")
+            t.append("\n" + visible(str(note)), style="italic yellow")
         self.query_one("#lb-title", Static).update(t)
 
     @work(thread=True, exclusive=True, group="leaderboard", exit_on_error=False)
@@ -107,8 +109,8 @@ class LeaderboardScreen(Screen):
             return text if len(text) <= n else text[: n - 1] + "…"
 
         for (g, cat), by_h in rows.items():
-            label = " ".join(str(x) for x in g)
-            name = Text(cut(label, first), style="bold") if cat == "overall" else Text(cut("  " + cat, first),
+            label = visible(" ".join(str(x) for x in g))
+            name = Text(cut(label, first), style="bold") if cat == "overall" else Text(cut("  " + visible(str(cat)), first),
                                                                                        style="dim")
             cells = [name]
             for h in HOURS:

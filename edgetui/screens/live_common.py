@@ -26,10 +26,12 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from edgetui.live.model import Alarm, LiveRun
+from edgetui.control_chars import make_file_visible, visible, visible_lines
 from edgetui.redact import redacted_copy
 
+from ..widgets.fmt import visible_text
 from ..widgets.runs_table import fmt_age
-from .confirm import ChoiceScreen, ConfirmScreen
+from .confirm import ChoiceScreen, ConfirmScreen, shown_as_typed
 
 #: Files of a task directory offered by ``o`` (name, what it holds).
 RUN_FILES: tuple[tuple[str, str], ...] = (
@@ -162,6 +164,7 @@ def confirm_container_action(screen: Screen, actions: Optional[LiveActions], run
         msg.append("?\n\n")
         msg.append("docker stop: SIGTERM, then SIGKILL after the grace period. ", style="")
     msg.append(f"The run {run_key} ends without a final_result.json and shows as aborted.", style="dim")
+    msg = visible_text(msg)
 
     def answered(yes: Optional[bool]) -> None:
         if not yes:
@@ -278,8 +281,9 @@ def open_run_file(screen: Screen, actions: Optional[LiveActions], run_key: str,
     def chosen(name: Optional[str]) -> None:
         if name and name in paths:
             known = getattr(actions, "known_secrets", None)
-            try:  # the pager sees a copy with secrets redacted, never the file itself
+            try:  # the pager sees a copy with secrets redacted and control characters escaped
                 view = redacted_copy(paths[name], set(known(run_key)) if known is not None else set())
+                make_file_visible(view)
             except OSError as e:
                 screen.notify(f"cannot open {name}: {e.strerror or e}", severity="error", timeout=6)
                 return
@@ -317,10 +321,12 @@ class ScreenCommands(Provider):
 
 
 def _wrap_units(fields: Sequence[Text], width: int, sep: str = "  ") -> Text:
-    """Fields joined by ``sep``, wrapping between fields, never inside one (a field longer than the width is cut)."""
+    """Fields joined by ``sep``, wrapping between fields, never inside one (a field longer than the width is cut;
+    each field on one line, its control characters escaped)."""
     out = Text()
     line = 0
     for k, f in enumerate(fields):
+        f = visible_text(f, one_line=True)
         if f.cell_len > width:
             f = f.copy()
             f.truncate(width, overflow="ellipsis")
@@ -355,10 +361,10 @@ class _ListModal(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical() as v:
-            v.border_title = self.title_text
+            v.border_title = shown_as_typed(self.title_text, one_line=True)
             v.border_subtitle = "esc closes"
             with VerticalScroll():
-                yield Static(self.body)
+                yield Static(shown_as_typed(self.body) if isinstance(self.body, (str, Text)) else self.body)
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)
@@ -411,8 +417,8 @@ class AlarmsScreen(_ListModal):
             cells = [Text(fmt_age(now - a.t), style=dim),
                      Text("⚠" if state != "cleared" else "·",
                           style="dim" if dim else ("bold red" if crit else "bold yellow")),
-                     Text(a.rule, style=dim or "bold"), Text(a.run_key, style=dim or "cyan"), st,
-                     Text(a.message, style=dim)]
+                     Text(visible(a.rule), style=dim or "bold"), Text(visible(a.run_key), style=dim or "cyan"), st,
+                     Text(visible_lines(a.message), style=dim)]
             t.add_row(*cells)
             self.lines.append(" ".join(c.plain for c in cells))
         super().__init__(f"{title} ({len(alarms)})", t)
@@ -431,7 +437,7 @@ class MessagesScreen(_ListModal):
     """The supervisor's notes, newest last."""
 
     def __init__(self, messages: Sequence[str]) -> None:
-        body = Text("\n".join(messages) if messages else "no notes yet", style="" if messages else "dim")
+        body = Text("\n".join(map(visible, messages)) if messages else "no notes yet", style="" if messages else "dim")
         super().__init__(f"Supervisor notes ({len(messages)})", body, notes=True)
 
 

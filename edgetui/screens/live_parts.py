@@ -12,7 +12,8 @@ from textual.widgets import DataTable
 from edgetui.live.model import Alarm, LiveRun
 from replay.cursor import format_elapsed
 
-from ..widgets.fmt import fmt_pct, fmt_score
+from ..control_chars import visible
+from ..widgets.fmt import fmt_pct, fmt_score, visible_text
 from ..widgets.runs_cells import HOST_MARKS
 from ..widgets.runs_table import budget_bar, fmt_age, fmt_bytes, fmt_hm, status_text
 from .live_common import _wrap_units
@@ -76,12 +77,12 @@ class SubmissionsTable(DataTable):
                 label, style = "invalid", "yellow"
             new_best = bool(s.get("is_new_best"))
             self.add_row(
-                Text(rnd, style="bold" if s.get("kind") != "auto" else "blue"),
+                Text(visible(rnd), style="bold" if s.get("kind") != "auto" else "blue"),
                 Text(format_elapsed(el), justify="right", style="dim"),
                 Text(fmt_pct(s.get("pass_rate")), justify="right"),
                 Text(fmt_score(s.get("score")), justify="right", style="bold green" if new_best else ""),
                 Text("★" if new_best else "", style="bold bright_yellow"),
-                Text(label, style=style),
+                Text(visible(label), style=style),
                 key=rnd,
             )
             self.rounds.append(rnd)
@@ -167,4 +168,4 @@ def alarm_line(a: Alarm, now: float, state: str = "holding") -> Text:
     elif state == "cleared":
         t.append(" (cleared)", style="dim")
     t.append("  " + a.message, style="" if loud else "dim")
-    return t
+    return visible_text(t, one_line=True)

@@ -22,6 +22,9 @@ from textual.widgets.option_list import Option
 from edgetui.db import lift_pool_on
 from replay.cursor import format_elapsed
 
+from ..control_chars import visible
+from ..widgets.fmt import visible_text
+
 __all__ = ["MomentsScreen", "WhyScreen", "QueueScreen", "QueueLoaded", "ReplayMomentsMixin", "WhyLoaded", "Annotated",
            "AnnotationsRead",
            "MomentsFound",
@@ -47,7 +50,7 @@ def moment_line(m: dict) -> Text:
         t.append("  " + ", ".join(f"{k} {x:g}→{y:g}" for k, (x, y) in list(comps.items())[:2]), style="cyan")
     if m.get("provisional"):
         t.append("  provisional", style="yellow")
-    return t
+    return visible_text(t, one_line=True)
 
 
 class MomentsScreen(ModalScreen[Optional[int]]):
@@ -154,7 +157,7 @@ def why_head_text(why: dict[str, Any], width: Optional[int] = None) -> Text:
         t.append(f"\nNote file {f['path']}\n", style="bold underline")
         for line in f["text"].rstrip().split("\n"):
             _hang(t, line.strip(), "  " + " " * (len(line) - len(line.lstrip())), width)
-    return t
+    return visible_text(t)
 
 
 def why_diff_text(why: dict[str, Any], width: Optional[int] = None) -> Text:
@@ -182,7 +185,7 @@ def why_diff_text(why: dict[str, Any], width: Optional[int] = None) -> Text:
                     "cyan" if line.startswith("@@") else ""
                 _hang(t, line[1:], "    " + line[:1], width, style=style, first_style=style, words=False,
                       cont="    ↪")
-    return t
+    return visible_text(t)
 
 
 def why_text(why: dict[str, Any]) -> Text:
@@ -256,7 +259,7 @@ class WhyScreen(Screen[None]):
 
     def _titles(self) -> None:
         v = self.query_one(VerticalScroll)
-        v.border_title = f"why {self.why['round']}"
+        v.border_title = Text(visible(f"why {self.why['round']}"))
         pos = (f"milestone {self.rounds.index(self.why['round']) + 1}/{len(self.rounds)} · [ ] step · "
                if self.why["round"] in self.rounds else "")
         v.border_subtitle = pos + "↑↓ scroll · esc closes"
@@ -375,7 +378,7 @@ class QueueScreen(Screen):
             t.append(f"{e['round']:<10}", style="bold magenta")
             t.append(f" {format_elapsed(e.get('elapsed_s')):>8}  {e['score_before']:g} → {e['score_after']:g}"
                      f"  conf {e.get('confidence') or 0:.2f}")
-            ol.add_option(Option(t, id=str(i)))
+            ol.add_option(Option(visible_text(t, one_line=True), id=str(i)))
         if msg.entries:
             ol.highlighted = 0
         ol.border_subtitle = (f"{len(msg.entries)} to label · enter: open at the moment (L labels it) · esc: back"

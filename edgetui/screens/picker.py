@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from edgetui import store
 
 from ..widgets.fmt import STATUS_STYLE, fmt_count, fmt_pct, fmt_score, fmt_usd, fmt_utc
+from ..control_chars import visible
 
 __all__ = ["PickerScreen"]
 
@@ -102,7 +103,7 @@ class PickerScreen(Screen):
         title = Text()
         title.append("edgetui ", style="bold bright_magenta")
         title.append("replay · ", style="dim")
-        title.append(str(getattr(self.app, "db_path", "")), style="dim")
+        title.append(visible(str(getattr(self.app, "db_path", ""))), style="dim")
         self.query_one("#picker-title", Static).update(title)
         self.query_one("#filter", Input).focus()
         self.reload()
@@ -153,12 +154,12 @@ class PickerScreen(Screen):
                     else f"{r.get('agent_submissions') or 0}+{r.get('auto_submissions') or 0}")
             cost = r.get("cost_usd") if r.get("cost_usd") is not None else r.get("stated_cost_usd")
             rows.append((r["run_key"], [
-                Text(str(r.get("run_id")), style="bold"),
-                Text(str(r.get("task_id")), style="cyan"),
+                Text(visible(str(r.get("run_id"))), style="bold"),
+                Text(visible(str(r.get("task_id"))), style="cyan"),
                 Text(best, style="green", justify="right"),
                 Text(fmt_pct(r.get("best_pass_rate")), justify="right"),
-                Text(st, style=STATUS_STYLE.get(st, "")),
-                Text(str(r.get("model") or r.get("agent") or "–")),
+                Text(visible(st), style=STATUS_STYLE.get(st, "")),
+                Text(visible(str(r.get("model") or r.get("agent") or "–"))),
                 Text(subs, justify="right"),
                 Text(fmt_count(r.get("n_events")), justify="right"),
                 Text(fmt_usd(cost), style="yellow", justify="right"),

@@ -42,6 +42,7 @@ from .replay_parts import (FOOTER_PALETTE_WIDTH, DepthsReady, DetailLoaded, Head
                            freeze_startup_heap, thaw_heap)
 from .replay_search import ReplaySearchMixin, SearchDone  # noqa: F401 (re-exported)
 from ..widgets.chart import legend_text
+from ..control_chars import visible, visible_lines
 
 __all__ = ["ReplayScreen", "HelpScreen", "MomentsScreen", "REPLAY_KEYS", "fold_note", "replay_commands", "moment_line"]
 
@@ -422,7 +423,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         events = self.query_one(EventList)
         events.loading = False
         self.query_one(EventDetail).show(None)
-        self.query_one("#detail-body", Static).update(Text(msg.error, style="bold red"))
+        self.query_one("#detail-body", Static).update(Text(visible_lines(str(msg.error)), style="bold red"))
         self.notify(msg.error, title="cannot open run", severity="error", timeout=8)
 
     # ------------------------------------------------------------------ after every move
@@ -452,7 +453,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         sub.append(f"  {format_elapsed(cur.play_head if cur.playing else cur.position())}")
         if cur.query:
             num = cur.match_number
-            sub.append(f"  /{cur.query} ", style="yellow")
+            sub.append(visible(f"  /{cur.query} "), style="yellow")
             shown = f"{num:,}" if num else "–"
             if cur.match_cover is not None:  # a first page of matches: the count is coming
                 sub.append(f"{shown}/{len(cur.matches):,}+ counting…", style="yellow")
@@ -642,7 +643,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         elif mode == "label":
             where = c.round[c.index] if c.kind[c.index] in ("judge_result", "game_result") else "this event"
             p.value, editing = self.label_prompt(c.events.event_id[c.index])
-            p.placeholder = (f"annotate {where}: reframe · bug fix · tuning · reward hack? [: note]  "
+            p.placeholder = (f"annotate {visible(str(where))}: reframe · bug fix · tuning · reward hack? [: note]  "
                              + ("(enter: save · emptied: delete · esc: cancel)" if editing else "(enter: save · esc: cancel)"))
         else:
             p.placeholder = "jump to elapsed time: 3h20m · 2:15:00 · 2:15 · 95m · 5400  (esc: cancel)"
@@ -755,7 +756,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         if self._chart_texts != (legend.plain, title):  # (a live reload redraws the same often)
             self._chart_texts = (legend.plain, title)
             chart.border_subtitle = legend
-            chart.border_title = title
+            chart.border_title = Text(visible(title))  # (a str would be read as markup)
 
     def action_maximize_detail(self) -> None:
         if self.maximized is not None:

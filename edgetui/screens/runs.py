@@ -30,7 +30,8 @@ from textual.widgets import Footer, Input, Static
 
 from edgetui.live.model import LiveRun
 
-from ..widgets.fmt import fmt_count, fmt_usd, prior_note, set_border, set_static
+from ..control_chars import visible
+from ..widgets.fmt import fmt_count, fmt_usd, prior_note, set_border, set_static, visible_text
 from ..widgets.runs_table import (
     FORECAST_PENDING,
     SORT_KEYS,
@@ -384,7 +385,7 @@ class RunsScreen(Screen):
             if len(self.messages) > 1:
                 t.append(f"   (m: {len(self.messages)} notes)", style="dim")
             t.truncate(max(10, width - 2), overflow="ellipsis")
-            set_static(notes, t)
+            set_static(notes, visible_text(t, one_line=True))
         else:
             set_static(notes, Text("› waiting for the supervisor…" if not self.updates else "", style="dim"))
 
@@ -428,7 +429,7 @@ class RunsScreen(Screen):
         who = latest.run_key if width >= 120 or run is None else run.task_id
         t.append(f"{who} — {latest.message}", style="not bold")
         t.append("  (a: list)", style="not bold")
-        set_static(self.query_one("#alarm-banner", Static), t)
+        set_static(self.query_one("#alarm-banner", Static), visible_text(t, one_line=True))
 
     def _render_selected(self, now: float, width: int) -> None:
         r = self.selected_run
@@ -437,10 +438,10 @@ class RunsScreen(Screen):
             set_static(box, "")
             return
         fields: list[Text] = []
-        ident = Text(r.run_key, style="bold")
+        ident = Text(visible(r.run_key), style="bold")
         fields.append(ident)
         if r.model or r.agent:
-            m = Text(r.model or r.agent or "")
+            m = Text(visible(r.model or r.agent or ""))
             if r.model and r.agent:
                 m.append(f" ({r.agent})", style="dim")
             fields.append(m)

@@ -18,6 +18,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from .fmt import fmt_count, fmt_elapsed, fmt_pct, fmt_score, fmt_usd, fmt_utc, kind_label, kind_style
+from ..control_chars import visible, visible_lines
 
 __all__ = ["EventDetail", "render_detail", "MAX_CHARS"]
 
@@ -48,6 +49,7 @@ def _json_text(v: Any) -> str:
 
 def _code(s: str, lexer: str) -> list[RenderableType]:
     body, more = _cut(s)
+    body = visible_lines(body)
     out: list[RenderableType] = [Syntax(body, lexer, theme="ansi_dark", word_wrap=True, background_color="default")]
     if more:
         out.append(Text(f"… {more:,} more characters", style="dim italic"))
@@ -56,7 +58,7 @@ def _code(s: str, lexer: str) -> list[RenderableType]:
 
 def _plain(s: str, style: str = "") -> list[RenderableType]:
     body, more = _cut(s)
-    out: list[RenderableType] = [Text(body, style=style)]
+    out: list[RenderableType] = [Text(visible_lines(body), style=style)]
     if more:
         out.append(Text(f"… {more:,} more characters", style="dim italic"))
     return out
@@ -106,12 +108,12 @@ def _report(sub: dict[str, Any], tests: Optional[list[dict[str, Any]]], data: di
     t = Table.grid(padding=(0, 2))
     t.add_column(style="dim", no_wrap=True)
     t.add_column()
-    t.add_row("round", Text(str(sub.get("round") or data.get("round") or "?"), style="bold")
-              .append(f"  {g('kind') or ''}  {g('status') or ''}", style="dim"))
+    t.add_row("round", Text(visible(str(sub.get("round") or data.get("round") or "?")), style="bold")
+              .append(visible(f"  {g('kind') or ''}  {g('status') or ''}"), style="dim"))
     t.add_row("pass rate", Text(fmt_pct(g("pass_rate")), style="bold"))
     sc = Text(fmt_score(g("score")), style="bold")
     if g("score_flag"):
-        sc.append(f" ({g('score_flag')})", style="red")
+        sc.append(visible(f" ({g('score_flag')})"), style="red")
     if g("score_0_100") is not None:
         sc.append(f"   rescaled {fmt_score(g('score_0_100'))}/100", style="dim")
     t.add_row("score", sc)
@@ -147,12 +149,12 @@ def _report(sub: dict[str, Any], tests: Optional[list[dict[str, Any]]], data: di
             passrate_only = bs is None or (bp is not None and abs(float(bs) - float(bp)) < 1e-12)
             t.add_row("best so far", Text(
                 (f"pass {fmt_pct(bp)}" if passrate_only else f"{fmt_score(bs)} · pass {fmt_pct(bp)}")
-                + f" ({sub.get('best_round') or '–'})"))
+                + visible(f" ({sub.get('best_round') or '–'})")))
     err = g("error")
     if err:
-        t.add_row("error", Text(str(err), style="red"))
+        t.add_row("error", Text(visible_lines(str(err)), style="red"))
     if g("summary"):
-        t.add_row("summary", Text(str(g("summary"))))
+        t.add_row("summary", Text(visible_lines(str(g("summary")))))
     out.append(t)
     failing = [x for x in (tests or []) if str(x.get("status") or "").lower() not in _PASS]
     if tests is not None:
@@ -166,8 +168,8 @@ def _report(sub: dict[str, Any], tests: Optional[list[dict[str, Any]]], data: di
             if messages:  # (without any, the names get the whole width)
                 ft.add_column(ratio=2, overflow="fold")
             for x in shown:
-                cells = [str(x.get("name") or "?"), str(x.get("status") or "")]
-                ft.add_row(*cells, *([str(x.get("message") or "")] if messages else []))
+                cells = [Text(visible(str(x.get("name") or "?"))), Text(visible(str(x.get("status") or "")))]
+                ft.add_row(*cells, *([Text(visible_lines(str(x.get("message") or "")))] if messages else []))
             out.append(ft)
             if len(failing) > MAX_TESTS:
                 out.append(Text(f"… {len(failing) - MAX_TESTS} more failing", style="dim italic"))
@@ -175,7 +177,7 @@ def _report(sub: dict[str, Any], tests: Optional[list[dict[str, Any]]], data: di
             out.append(Text(f"all {len(tests)} tests passed", style="green"))
     elif data.get("failing"):
         out.append(_section(f"Failing tests ({data.get('n_failing') or len(data['failing'])})", "bold red"))
-        out.append(Text("\n".join(map(str, data["failing"][:MAX_TESTS])), style="red"))
+        out.append(Text("\n".join(visible(str(f)) for f in data["failing"][:MAX_TESTS]), style="red"))
     return out
 
 
@@ -196,15 +198,15 @@ def render_detail(detail: Optional[dict[str, Any]]) -> RenderableType:
     title.append(f"  {fmt_elapsed(detail.get('elapsed'))}", style="bold")
     title.append(f"  {fmt_utc(ev.get('t'))}", style="dim")
     if ev.get("t_source"):
-        title.append(f" ({ev['t_source']})", style="dim")
+        title.append(visible(f" ({ev['t_source']})"), style="dim")
     parts.append(title)
     for a in detail.get("annotations") or []:  # the user's notes on this event (L adds / edits)
         note = Text("✎ ", style="bold magenta")
-        note.append(a.get("label") or "note", style="bold magenta")
+        note.append(visible(str(a.get("label") or "note")), style="bold magenta")
         if a.get("text"):
-            note.append(f": {a['text']}")
+            note.append(visible_lines(f": {a['text']}"))
         if a.get("author"):
-            note.append(f"  ({a['author']})", style="dim")
+            note.append(visible(f"  ({a['author']})"), style="dim")
         parts.append(note)
     if detail.get("folded"):
         k, n = detail["folded"]
@@ -216,11 +218,11 @@ def render_detail(detail: Optional[dict[str, Any]]) -> RenderableType:
     if ev.get("parent_tool_use_id"):
         meta.append(f"subagent of {ev['parent_tool_use_id']}")
     meta.append(f"{ev.get('source')}@{ev.get('offset')}" + (f"#{ev.get('sub')}" if ev.get("sub") else ""))
-    parts.append(Text("  ·  ".join(meta), style="dim"))
+    parts.append(Text(visible("  ·  ".join(meta)), style="dim"))
     if ev.get("is_error"):
         parts.append(Text("✗ error", style="bold red"))
     if ev.get("summary"):
-        parts.append(Text(str(ev["summary"]), style="italic"))
+        parts.append(Text(visible_lines(str(ev["summary"])), style="italic"))
 
     used: set[str] = set()
     pair = detail.get("pair") or []
@@ -239,7 +241,7 @@ def render_detail(detail: Optional[dict[str, Any]]) -> RenderableType:
     elif kind == "tool_result":
         for c in pair:
             if c.get("kind") == "tool_call":
-                parts.append(_section(f"Call {c.get('tool_name') or ''}".rstrip(), "bold cyan"))
+                parts.append(_section(visible(f"Call {c.get('tool_name') or ''}".rstrip()), "bold cyan"))
                 parts += _input_parts((c.get("data") or {}).get("input"))
         parts.append(_section("Output" + (" (error)" if ev.get("is_error") else ""),
                               "bold red" if ev.get("is_error") else "bold"))
@@ -264,7 +266,7 @@ def render_detail(detail: Optional[dict[str, Any]]) -> RenderableType:
         names = {"input": "in", "output": "out", "cache_read": "cache read", "cache_write": "cache write"}
         tk = Text(" · ".join(f"{names[k]} {fmt_count(v or 0)}" for k, v in toks))
         if ev.get("model"):
-            tk.append(f"  ({ev['model']})", style="dim")
+            tk.append(visible(f"  ({ev['model']})"), style="dim")
         if ev.get("stated_cost_usd") is not None:
             tk.append(f"  stated {fmt_usd(ev['stated_cost_usd'])}", style="yellow")
         parts.append(_section("Token use", "bold yellow"))

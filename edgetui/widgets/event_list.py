@@ -30,6 +30,7 @@ from textual.strip import Strip
 from replay.fold import fold_head
 
 from .fmt import fmt_elapsed, kind_label, kind_style
+from ..control_chars import visible
 
 __all__ = ["EventList"]
 
@@ -257,7 +258,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
                          for h, c in sorted(heads.items(), key=lambda kv: (-kv[1], kv[0])))
         segs = [Segment(" ", dim), Segment(fmt_elapsed(tl.elapsed[i]).rjust(self._time_w) + " ", dim),
                 Segment("┄ " + f"{folded:,} folded".ljust((KIND_W if width >= 60 else 8) - 1) + " ", dim),
-                Segment(what, dim)]
+                Segment(visible(what), dim)]
         strip = Strip(segs)
         if strip.cell_length > width > 1:
             strip = Strip.join([strip.crop(0, width - 1), Strip([Segment("…", dim)], 1)])
@@ -295,7 +296,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         d = tl.depth[i] if tl.depth else 0
         if d:
             segs.append(Segment("┆ " * (d - 1) + "↳ ", st("dim cyan")))
-        summary = (tl.summary[i] or "").replace("\n", " ").replace("\r", " ")
+        summary = visible((tl.summary[i] or "").replace("\n", " ").replace("\r", " "))
         sstyle = "red" if mark == "✗" else ("bold" if kind in _GRADED else ("dim" if kind in ("tool_result", "log", "system") else ""))
         q = self.query_text.lower()
         if q and q in summary.lower():

@@ -6,11 +6,14 @@ import math
 from datetime import datetime, timezone
 from typing import Any, Optional
 
-from rich.text import Text
+from rich.text import Span, Text
+
+from ..control_chars import visible, visible_lines
 
 from replay.cursor import format_elapsed
 
 __all__ = [
+    "visible_text",
     "KIND_LABEL",
     "set_border",
     "text_sig",
@@ -182,7 +185,12 @@ def text_sig(text: Any) -> tuple:
 def set_static(widget: Any, content: Any) -> bool:
     """``widget.update(content)`` only when the content changed (plain text and styles); without a
     layout pass when the number of lines is unchanged (the widget keeps its size). Returns whether it
-    updated. Saves a screen-wide layout refresh per update on screens refreshed several times a second."""
+    updated. Saves a screen-wide layout refresh per update on screens refreshed several times a second.
+    Text is shown as typed (a ``str`` is not read as markup) with control characters escaped."""
+    if isinstance(content, str):
+        content = Text(content)
+    if isinstance(content, Text):
+        content = visible_text(content)
     if isinstance(content, str):
         sig: Any = ("s", content)
         lines = content.count("\n")
@@ -204,11 +212,13 @@ def set_static(widget: Any, content: Any) -> bool:
 def set_border(widget: Any, title: Any = None, subtitle: Any = None) -> bool:
     """Set ``widget``'s border title / subtitle (str or Text; ``None`` leaves one as it is) only when
     what it shows changed: each assignment repaints the whole widget, so a table refreshed twice a
-    second would otherwise redraw every row it shows. Returns whether anything was set."""
+    second would otherwise redraw every row it shows. Returns whether anything was set. A title is
+    shown as typed (a ``str`` is not read as markup) with control characters escaped."""
     done = False
     for attr, value in (("border_title", title), ("border_subtitle", subtitle)):
         if value is None:
             continue
+        value = visible_text(Text(value) if isinstance(value, str) else value, one_line=True)
         sig = text_sig(value) if isinstance(value, Text) else value
         key = f"_edgetui_{attr}"
         held = getattr(widget, key, None)  # (what we set, the label object Textual made of it)
@@ -232,3 +242,26 @@ def prior_note(forecast: Optional[dict]) -> Optional[str]:
     if (forecast or {}).get("prior_level") == "default":
         return f"default prior: fitting {runs}"
     return f"prior: fitting {runs}"
+
+
+def visible_text(text: Text, one_line: bool = False) -> Text:
+    """``text`` (a Rich ``Text`` built from run content) with its control characters shown escaped
+    (:func:`edgetui.control_chars.visible_lines`, or :func:`~edgetui.control_chars.visible` with
+    ``one_line``), its styles kept on the same characters. ``text`` itself when nothing changes."""
+    escape = visible if one_line else visible_lines
+    plain = text.plain
+    if escape(plain) == plain:
+        return text
+    cuts = sorted({0, len(plain), *(x for s in text.spans for x in (s.start, s.end) if 0 <= x <= len(plain))})
+    pos: dict[int, int] = {}
+    pieces: list[str] = []
+    n = 0
+    for a, b in zip(cuts, cuts[1:]):
+        pos[a] = n
+        piece = escape(plain[a:b])
+        pieces.append(piece)
+        n += len(piece)
+    pos[cuts[-1]] = n
+    spans = [Span(pos[s.start], pos[s.end], s.style) for s in text.spans if s.start in pos and s.end in pos]
+    return Text("".join(pieces), style=text.style, justify=text.justify, overflow=text.overflow,
+                no_wrap=text.no_wrap, end=text.end, tab_size=text.tab_size, spans=spans)

@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from .fmt import STATUS_STYLE, fmt_count, fmt_pct, fmt_score, fmt_usd, prior_note
+from ..control_chars import visible
 
 SEP = "  "
 
@@ -21,30 +22,30 @@ def _fields(head: dict[str, Any], compact: bool) -> tuple[list[Text], list[Text]
     ident: list[Text] = []
     run = Text()
     run.append("▍", style="bold bright_magenta")
-    run.append(str(head.get("run_id") or "?"), style="bold")
+    run.append(visible(str(head.get("run_id") or "?")), style="bold")
     host = head.get("host")
     if host and host != "local":
-        run.append(f" @{host}", style="dim")
+        run.append(f" @{visible(str(host))}", style="dim")
     ident.append(run)
-    task = Text(str(head.get("task_id") or "?"), style="bold cyan")
+    task = Text(visible(str(head.get("task_id") or "?")), style="bold cyan")
     name = head.get("task_name")
     if name and not compact and name != head.get("task_id"):
-        task.append(f" · {name}", style="cyan")
+        task.append(f" · {visible(str(name))}", style="cyan")
     ident.append(task)
     model = head.get("model")
     agent = head.get("agent")
     if model or agent:
-        m = Text(str(model or agent), style="")
+        m = Text(visible(str(model or agent)), style="")
         if agent and model and not compact:
-            m.append(f" ({agent})", style="dim")
+            m.append(f" ({visible(str(agent))})", style="dim")
         ident.append(m)
     status = head.get("status") or "unknown"
     st = Text("● ", style=STATUS_STYLE.get(status, "dim"))
-    st.append(status, style=STATUS_STYLE.get(status, ""))
+    st.append(visible(str(status)), style=STATUS_STYLE.get(status, ""))
     if head.get("is_sample"):
         st.append(" sample", style="dim italic")
     for flag in head.get("transcript_flags") or []:  # incomplete / interrupted / error
-        st.append(f" {flag}", style="bold yellow" if flag != "error" else "bold red")
+        st.append(f" {visible(str(flag))}", style="bold yellow" if flag != "error" else "bold red")
     ident.append(st)
 
     figs: list[Text] = []
@@ -73,7 +74,7 @@ def _fields(head: dict[str, Any], compact: bool) -> tuple[list[Text], list[Text]
     sel = head.get("selection") or head.get("task_selection")
     assumed = bool(head.get("policy_assumed") or head.get("task_assumed"))
     if sel and not compact:
-        s = Text(str(sel), style="dim")
+        s = Text(visible(str(sel)), style="dim")
         if assumed:
             s.append(" (policy assumed: no task JSON)", style="italic yellow")
         figs.append(s)

@@ -28,7 +28,8 @@ from rich.text import Text
 
 from edgetui.live.model import LiveRun
 
-from .fmt import fmt_count, fmt_score, fmt_usd
+from ..control_chars import visible
+from .fmt import fmt_count, fmt_score, fmt_usd, visible_text
 
 __all__ = [
     "COLUMNS",
@@ -167,7 +168,7 @@ def status_text(run: LiveRun, *, compact: bool = False, budget: bool = True) -> 
                 t.append(" o" if compact else " over", style="bold red")  # running past its budget (the elapsed cell is red too)
         else:
             t.append(f" {f[:1]}" if compact else f" {f}", style="red")
-    return t
+    return visible_text(t, one_line=True)
 
 
 def _cut(s: str, n: int) -> str:
@@ -366,7 +367,7 @@ def row_cells(run: LiveRun, now: float, tier: str = "w", forecast: Any = None,
     (:data:`HOST_MARKS`)."""
     compact = tier == "n"
     cells: dict[str, Text] = {}
-    host = Text(run.host or "local", style="dim" if run.host in ("", "local", None) else "")
+    host = Text(visible(run.host or "local"), style="dim" if run.host in ("", "local", None) else "")
     if run.host_state in HOST_MARKS:  # the mark first: a narrow column cuts the name, not the state
         mark, style = HOST_MARKS[run.host_state]
         host = Text.assemble((mark, style), " ", host)
@@ -374,10 +375,10 @@ def row_cells(run: LiveRun, now: float, tier: str = "w", forecast: Any = None,
             host.append(f" {run.host_rtt_s * 1000:.0f}ms", style="dim")
     cells["host"] = host
     rid = run.run_id if host_column or run.host in ("", "local", None) else f"{run.host}:{run.run_id}"
-    cells["run_id"] = Text(rid, style="bold")
-    cells["task"] = Text(run.task_id, style="cyan" if not compact else "bold cyan")
+    cells["run_id"] = Text(visible(rid), style="bold")  # (escaped before Text, which drops BEL, BS, VT, FF, CR)
+    cells["task"] = Text(visible(run.task_id), style="cyan" if not compact else "bold cyan")
     model = run.model or run.agent or "–"
-    cells["model"] = Text(model)
+    cells["model"] = Text(visible(model))
     cells["status"] = status_text(run, compact=tier != "w")
     sep = "/" if compact else " / "
     el = Text(fmt_hm(run.elapsed_s))
@@ -401,7 +402,8 @@ def row_cells(run: LiveRun, now: float, tier: str = "w", forecast: Any = None,
     cells["cpu"] = Text("–" if run.cpu_percent is None else f"{run.cpu_percent:.0f}%", justify="right")
     mem = fmt_bytes(run.mem_bytes)
     cells["mem"] = Text(mem, justify="right")
-    return cells
+    # run content (folder names, model, host) shown escaped: one row stays one line, no sequence sent
+    return {k: visible_text(v, one_line=True) for k, v in cells.items()}
 
 
 def _label(key: str, tier: str, sort_key: Optional[str] = None, reverse: bool = False) -> str:
