@@ -19,6 +19,8 @@ from typing import Callable, Iterable, Optional, Sequence
 
 from .events import Event
 from .parsers.base import file_generation, iter_lines, open_regular, read_regular
+from .run_folder_files import (SMALL_FILE_LIMIT, RunFolderNotes, check_run_file, read_run_file,
+                               reading_run_folder, reads_run_folder)
 from .records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
 from .parse_worker import TAIL_SUB, _err_line, _tail_events, child_parse, fewer_collections, line_events
 from .changed import _changed_runs, _signature_salt  # noqa: F401  (_signature_salt: live/dormant.py)
@@ -674,13 +676,20 @@ def _transcripts_under(d: Path, notes: Optional[list[str]] = None) -> list[Path]
     Files with such a suffix that are binary are named in ``notes`` (skipped, never runs)."""
     out = []
     for f in sorted(d.rglob("*")):
-        if any(part.startswith(".") for part in f.relative_to(d).parts) or not f.is_file():
+        if any(part.startswith(".") for part in f.relative_to(d).parts) or f.suffix.lower() not in TRANSCRIPT_SUFFIXES:
             continue
-        if f.suffix.lower() in TRANSCRIPT_SUFFIXES:
-            if detect_file_format(f) != "unknown":
-                out.append(f)
-            elif notes is not None and _binary_head(f):
-                notes.append(f"{f}: skipped, not an agent transcript (binary content)")
+        try:  # (a FIFO, a link out of the folder or a loop: noted; a directory named *.jsonl: passed over)
+            why = check_run_file(f, folder=d)
+        except OSError:
+            continue
+        if why is not None:
+            if notes is not None and not f.is_dir():
+                notes.append(why)
+            continue
+        if detect_file_format(f) != "unknown":
+            out.append(f)
+        elif notes is not None and _binary_head(f):
+            notes.append(f"{f}: skipped, not an agent transcript (binary content)")
     return out
 
 
@@ -789,6 +798,7 @@ def mark_stopped_at_budget(e: Event, final: Optional[dict]) -> None:
             e.summary, e.data, e.is_error, e.level = got[0], got[1], False, None
 
 
+@reads_run_folder(lambda task_dir: Path(task_dir).parent)
 def raw_secrets(task_dir: Path) -> set[str]:
     """Secret values found in a run's files before redaction: run_config.json ``api_key``,
     secret-looking ``extra_env`` values, and the judge admin secret of the log dir
@@ -814,12 +824,12 @@ def raw_secrets(task_dir: Path) -> set[str]:
     for cfg in (task_dir / "run_config.json", task_dir.parent / "run_config.json"):
         try:
             walk(loads_lenient(read_regular(cfg)))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # (said by run_config_events: a parse_error event)
             pass
     for up in list(task_dir.parents)[:5]:
         f = up / ".judge-admin-secret"
-        try:
-            v = read_regular(f).decode("utf-8", "replace").strip()
+        try:  # (the log dir's file, above the run folder: it stays in its own folder)
+            v = read_run_file(f, limit=SMALL_FILE_LIMIT, folder=up).decode("utf-8", "replace").strip()
         except OSError:
             continue
         if v:
@@ -842,6 +852,14 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
     from .parsers import sforge_dir as sd
 
     task_dir = Path(loc.task_dir)
+    with reading_run_folder(task_dir.parent):
+        return _ingest_run(rec, loc, tasks, report, task_dir, is_sample, progress, files_unchanged, defer)
+
+
+def _ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, task_dir: Path, is_sample: bool,
+                progress: Optional[ProgressFn], files_unchanged: bool, defer: Optional["GroupWrites"]) -> Optional[str]:
+    from .parsers import sforge_dir as sd
+
     for secret in raw_secrets(task_dir):
         rec.add_secret(secret)
     info = sd.read_run_info(loc)
@@ -1005,17 +1023,16 @@ def _ingest_run_transcript(rec: Recorder, key: str, transcript: Path, fmt: str, 
 
 
 def _regular_or_note(f: Path, report) -> bool:
-    """Is ``f`` a regular file to read? A FIFO, socket or device there is skipped with a one-line
-    note (opening a FIFO would block the ingest)."""
-    from .parsers.base import non_regular_kind
-
+    """Is ``f`` a regular file to read (:func:`edgetui.run_folder_files.check_run_file`: inside the
+    run folder being read)? A FIFO, socket or device, a link out of the run folder or a link loop
+    is skipped with a one-line note (opening a FIFO would block the ingest)."""
     try:
-        what = non_regular_kind(f.stat().st_mode)
+        why = check_run_file(f)
     except OSError:
         return False
-    if what is None:
+    if why is None:
         return True
-    report.messages.append(f"{f}: skipped, {what} (only regular files are read)")
+    report.messages.append(why)
     return False
 
 
@@ -1029,14 +1046,56 @@ def whole_file_events(task_dir: Path, subs: list[SubmissionRecord], info: RunInf
 
     off = info.utc_offset_s
     events: list[Event] = []
-    events += sd.run_config_events(task_dir)
-    events += sd.started_at_events(task_dir)
-    events += sd.submission_events(task_dir, subs, off, cache=sub_cache)
-    events += sd.evolve_state_events(task_dir)
-    events += sd.history_events(task_dir)
-    events += sd.final_result_events(task_dir, info.started_at, last_log_t)
+    with reading_run_folder(Path(task_dir).parent) as notes:
+        events += sd.run_config_events(task_dir)
+        events += sd.started_at_events(task_dir)
+        events += sd.submission_events(task_dir, subs, off, cache=sub_cache)
+        events += sd.evolve_state_events(task_dir)
+        events += sd.history_events(task_dir)
+        events += sd.final_result_events(task_dir, info.started_at, last_log_t)
+        _check_folder_files(task_dir, subs)
+        events += skipped_file_events(task_dir, notes, events)
     _place_mtime_events(events, info.started_at, info.ended_at or last_log_t)
     return events
+
+
+def _check_folder_files(task_dir: Path, subs: list[SubmissionRecord]) -> None:
+    """The submission folders' files that are not read (``test_output.txt``…) and the log dir's
+    ``.judge-admin-secret`` checked all the same, so that one that could not be read is noted (a
+    FIFO, a link out of its folder)."""
+    from .parsers.sforge_submissions import FOLDER_FILES
+
+    for s in subs:
+        for name in FOLDER_FILES:
+            try:
+                check_run_file(task_dir / "submissions" / s.round / name)
+            except OSError:  # (missing: normal)
+                pass
+    for up in list(Path(task_dir).parents)[:5]:  # (the judge's admin secret read by raw_secrets)
+        try:
+            check_run_file(up / ".judge-admin-secret", folder=up)
+        except OSError:
+            pass
+
+
+def skipped_file_events(task_dir: Path, notes: RunFolderNotes, events: Sequence[Event]) -> list[Event]:
+    """A parse_error event for each file of the run folder skipped while it was read (a FIFO, a
+    link out of the run folder or a loop, over its size bound: ``notes``), unless ``events``
+    already say it; source relative to ``task_dir``. The line files (logs, transcript) are noted
+    by their readers (:func:`_regular_or_note`)."""
+    from .parsers.base import parse_error
+    from .parsers.sforge_common import _content_gen
+
+    said = {e.source for e in events if e.kind == "parse_error"}
+    out = []
+    for rel, reason in notes.relative(task_dir):
+        if rel in said or rel in LINE_SOURCES:
+            continue
+        said.add(rel)
+        ev = parse_error(rel, _content_gen(reason.encode()), 0, b"", f"skipped, {reason}")
+        ev.data["skipped"] = True
+        out.append(ev)
+    return out
 
 
 def _place_mtime_events(events: list[Event], start: Optional[float], end: Optional[float]) -> None:
