@@ -224,6 +224,11 @@ FORMAT_HELP = ("output format (default: table); csv and json give every column c
                "and BLOBs (events.raw) as base64 text, where the table shows <N bytes>")
 
 
+#: What a ctrl+c of ``edgetui ingest`` says (status 130): each run is recorded in transactions whose
+#: cursors say where to go on from.
+INTERRUPTED_INGEST = "edgetui: interrupted; what was recorded is kept: run the same ingest again to resume"
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     from .db import default_db_path
@@ -241,7 +246,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         name = f"cmd_{args.cmd.replace('-', '_')}"
         return (globals().get(name) or getattr(cli_notes, name, None) or getattr(cli_analysis, name))(db, args)
     except KeyboardInterrupt:
-        print("edgetui: interrupted", file=sys.stderr)
+        print(INTERRUPTED_INGEST if args.cmd == "ingest" else "edgetui: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
@@ -723,11 +728,21 @@ def cmd_replay(db: Path, args) -> int:
     return 0
 
 
-if __name__ == "__main__":  # pragma: no cover
-    _rc = main()
-    # the work is done and its exit status known: a ctrl+c now (the interpreter's shutdown, where
-    # Python's handler is gone) would end the process by the signal, status -2 and no message
+def run() -> None:
+    """The ``edgetui`` program (the console script and ``python -m edgetui.cli``): :func:`main`,
+    then SIGINT ignored: the work is done and its exit status known, and a ctrl+c now (the
+    interpreter's shutdown, where Python's handler is gone) would end the process by the signal,
+    status -2 and no message. A ctrl+c before :func:`main` takes over (its imports) says one line too."""
     import signal
 
+    try:
+        rc = main()
+    except KeyboardInterrupt:
+        print("edgetui: interrupted", file=sys.stderr)
+        rc = 130
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.exit(_rc)
+    sys.exit(rc)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run()

@@ -22,7 +22,8 @@ from .parsers.base import file_generation, iter_lines, open_regular, read_regula
 from .run_folder_files import (SMALL_FILE_LIMIT, RunFolderNotes, check_run_file, read_run_file,
                                reading_run_folder, reads_run_folder)
 from .records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
-from .parse_worker import TAIL_SUB, _err_line, _tail_events, child_parse, fewer_collections, line_events
+from .parse_worker import TAIL_SUB, _err_line, _tail_events, fewer_collections, line_events, serve_parse
+from .helper_process import start_process
 from .changed import _changed_runs, _signature_salt  # noqa: F401  (_signature_salt: live/dormant.py)
 from .recorder import Recorder
 from .ingest_writes import GroupWrites, _fill_model_agent, _say_no_turns  # noqa: F401  (_fill_model_agent: live/run_files.py)
@@ -260,13 +261,17 @@ def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: 
            CHILD_BATCH_BYTES, os.getpid())
     ready = prewarm.take()  # (started by the CLI before its imports: edgetui/prewarm.py)
     if ready is not None:
-        child, jobs, q = ready
-        jobs.put(job)
-    else:
-        ctx = mp.get_context("spawn")
-        q = ctx.Queue(maxsize=4)
-        child = ctx.Process(target=child_parse, daemon=True, args=(q, *job))
-        child.start()
+        child, q = ready
+        q.send(job)
+    else:  # (a pipe, no mp.Queue: edgetui/helper_process.py)
+        q, child_end = mp.Pipe()
+        try:
+            child = start_process(serve_parse, (child_end, *job), "edgetui-parse")
+        except BaseException:
+            q.close()
+            raise
+        finally:
+            child_end.close()
     offered, consumed = 0, start
     n_err, first_err = 0, None
     if progress and start:
@@ -287,10 +292,15 @@ def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: 
     # DuckDB on one thread while the parsing process runs: its inserts' second thread only took
     # the parsing process's core (the critical path; bench_ingest: 0.2-0.5 s less for 200 MB, less
     # CPU); its setting again for the finalize after
+    ended = False
     try:
         with one_duckdb_thread(rec.conn):
             while True:
-                msg = q.get()
+                try:
+                    msg = q.recv()
+                except EOFError:
+                    raise RuntimeError(f"{path}: the parsing process ended without a word "
+                                       f"(exit status {child.exitcode})") from None
                 if msg[0] == "done":
                     commit()
                     break
@@ -307,10 +317,15 @@ def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: 
                 if progress:
                     progress(end - consumed)
                     consumed = end
+        ended = True
     finally:
+        if not ended:  # (a ctrl+c, a failure: what it parses now is not wanted)
+            child.kill()
         child.join(timeout=5)
         if child.is_alive():
             child.kill()
+            child.join(timeout=5)
+        q.close()
     if progress:
         progress(st.st_size - consumed)
     _note_read(report, st.st_size - start, n_err, first_err)
