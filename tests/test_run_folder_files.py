@@ -120,45 +120,80 @@ def test_a_folder_of_transcripts_does_not_follow_a_link_out_of_it(tmp_path, caps
         conn.close()
 
 
-def _one_run_db(tmp_path: Path, root: Path):
-    db = tmp_path / "x.duckdb"
-    assert main(["ingest", "--db", str(db), "--tasks-dir", str(TASKS), "-q", str(root)]) == 0
-    conn = open_db(db)
-    key = conn.execute("SELECT run_key FROM runs").fetchone()[0]
-    return conn, key
+MOMENTS = ROOT / "sample_runs" / "runs" / "opus48-edge-3-20260312005800"  # a run with reframing moments
 
 
-def test_why_and_the_report_do_not_follow_an_analysis_md_link_out_of_the_run_folder(tmp_path, capsys):
+def _moments_run(tmp_path: Path):
+    """(runs root, the submissions folder) of a copy of a sample run whose report has moments."""
+    root = tmp_path / "runs"
+    shutil.copytree(MOMENTS, root / MOMENTS.name)
+    return root, root / MOMENTS.name / "gw_signal_search" / "submissions"
+
+
+def _report(tmp_path: Path, root: Path) -> tuple[str, str, dict]:
+    """(key, the markdown report, the why of each moment's round)."""
     from edgetui.report import build_report, to_markdown
     from edgetui.why import why_of
 
-    root, td, secret = _copy(tmp_path)
-    os.symlink(secret, td / "submissions" / "agent-1" / "analysis.md")
-    os.mkfifo(td / "submissions" / "agent-2" / "analysis.md")
-    conn, key = _one_run_db(tmp_path, root)
+    db = tmp_path / "x.duckdb"
+    assert main(["ingest", "--db", str(db), "--tasks-dir", str(TASKS), "-q", str(root)]) == 0
+    conn = open_db(db)
     try:
-        w1 = why_of(conn, key, "agent-1", with_diff=False)
-        w2 = why_of(conn, key, "agent-2", with_diff=False)
-        md = to_markdown(build_report(conn, key, with_diff=False))
+        key = conn.execute("SELECT run_key FROM runs").fetchone()[0]
+        rep = build_report(conn, key, with_diff=True)
+        whys = {m["round"]: why_of(conn, key, m["round"], with_diff=False) for m in rep["moments"]}
     finally:
         conn.close()
-    assert w1["notes"]["analysis"] == "[analysis.md skipped: a symbolic link pointing out of the run folder]"
-    assert w2["notes"]["analysis"] == "[analysis.md skipped: a FIFO (only regular files are read)]"
+    assert {"agent-52", "agent-85"} <= set(whys)
+    return key, to_markdown(rep), whys
+
+
+def test_why_and_the_report_do_not_follow_an_analysis_md_link_out_of_the_run_folder(tmp_path, capsys):
+    root, subs = _moments_run(tmp_path)
+    secret = tmp_path / "shadow"
+    secret.write_text(SECRET + "\n")
+    os.symlink(secret, subs / "agent-52" / "analysis.md")
+    os.mkfifo(subs / "agent-85" / "analysis.md")
+    arc = subs / "agent-85" / "submission.tar.gz"
+    if arc.exists():
+        arc.unlink()
+    os.symlink(secret, arc)  # an archive out of the run folder is not read either
+    _, md, whys = _report(tmp_path, root)
+    assert whys["agent-52"]["notes"]["analysis"] == \
+        "[analysis.md skipped: a symbolic link pointing out of the run folder]"
+    assert whys["agent-85"]["notes"]["analysis"] == "[analysis.md skipped: a FIFO (only regular files are read)]"
+    assert "[analysis.md skipped: a symbolic link pointing out of the run folder]" in md
     assert SECRET not in md
 
 
 def test_a_3_gb_analysis_md_is_read_to_a_bound_and_said_to_be_cut(tmp_path):
-    from edgetui.why import MAX_NOTE_CHARS, read_analysis
+    from edgetui.why import MAX_NOTE_CHARS
 
-    root, td, _ = _copy(tmp_path)
-    a = td / "submissions" / "agent-1" / "analysis.md"
-    with open(a, "wb") as f:
+    root, subs = _moments_run(tmp_path)
+    with open(subs / "agent-52" / "analysis.md", "wb") as f:
         f.write(b"# why it worked\n" + b"x" * 100)
-        f.truncate(3 << 30)  # sparse: no disk used
-    text = read_analysis(a, td.parent)
+        f.truncate(3 << 30)  # sparse: no disk used (read whole: 3 GB of memory)
+    _, md, whys = _report(tmp_path, root)
+    text = whys["agent-52"]["notes"]["analysis"]
     assert text.startswith("# why it worked\n")
     assert len(text) < MAX_NOTE_CHARS * 4 + 200
     assert text.endswith(f"of {3 << 30:,} bytes shown]") and "[analysis.md cut: " in text
+    assert f"of {3 << 30:,} bytes shown]" in md
+
+
+def test_the_live_judge_poller_does_not_block_on_a_fifo_as_the_admin_secret(tmp_path):
+    import threading
+
+    from edgetui.live.judge import read_admin_secret
+
+    os.mkfifo(tmp_path / ".judge-admin-secret")
+    got: list = []
+    t = threading.Thread(target=lambda: got.append(read_admin_secret([tmp_path / ".judge-admin-secret"])),
+                         daemon=True)
+    t.start()
+    t.join(timeout=30)  # (a deadline, not a timing: it blocked for good on the FIFO's open)
+    assert not t.is_alive(), "blocked on the FIFO"
+    assert got == [None]
 
 
 def test_the_live_supervisor_skips_the_same_files_with_the_same_notes_and_does_not_hang(tmp_path):
