@@ -5,11 +5,13 @@ and the harness: any file there may be a FIFO, a device, a symbolic link to ``~/
 ``/etc/shadow``, a link loop, or gigabytes long. Every reader of a run folder's files opens them
 here, with the rules :mod:`edgetui.archive` applies to a submission archive:
 
-* **no link out of the run folder**: the path is resolved (``os.path.realpath``) and must lie in
-  the resolved run folder; a link inside it (``a.log -> b.log``) is followed;
-* **only regular files**: opened with ``O_NONBLOCK`` (a FIFO does not block the open), ``O_NOFOLLOW``
-  on the resolved path (a link swapped in after the check is not followed) and ``O_CLOEXEC``, then
-  checked with ``fstat`` on the opened descriptor; a FIFO, socket, device or directory is skipped;
+* **no link out of the run folder**: the file's directory is resolved (``os.path.realpath``, once
+  per directory while the folder is read) and must lie in the resolved run folder; the file is
+  opened there with ``O_NOFOLLOW``, and a file that is itself a link is resolved and must lie in
+  the run folder too: a link inside it (``a.log -> b.log``) is followed, a loop is skipped;
+* **only regular files**: opened with ``O_NONBLOCK`` (a FIFO does not block the open) and
+  ``O_CLOEXEC``, then checked with ``fstat`` on the opened descriptor; a FIFO, socket, device or
+  directory is skipped;
 * **a size bound** for files read whole (:data:`WHOLE_FILE_LIMIT`, :data:`SMALL_FILE_LIMIT`); a
   longer file is skipped, or for text shown to a reader (``analysis.md``) its head is read
   (:func:`read_run_file_head`) and said to be cut. Line files (logs, transcripts) are read as a
@@ -74,6 +76,8 @@ class RunFolderNotes:
     folder: str
     real: str
     skipped: dict[str, str] = field(default_factory=dict)
+    #: directory → its real path (inside ``real``), resolved once while the folder is read
+    dirs: dict[str, str] = field(default_factory=dict)
 
     def note(self, path: str, reason: str) -> None:
         self.skipped.setdefault(os.path.abspath(path), reason)
@@ -142,40 +146,70 @@ def _inside(real: str, real_folder: str) -> bool:
     return real == real_folder or real.startswith(real_folder.rstrip(os.sep) + os.sep)
 
 
-def _resolve(path: str, folder: Optional[str | os.PathLike]) -> tuple[str, Optional[RunFolderNotes]]:
-    """(the path to open, the notes to add to) after the folder rule; raises SkippedRunFile or
-    FileNotFoundError."""
+def _notes_for(folder: Optional[str | os.PathLike]) -> Optional[RunFolderNotes]:
     notes = _current.get()
     if folder is not None:
         f = os.path.abspath(folder)
-        if notes is None or notes.folder != f:
-            notes = RunFolderNotes(f, os.path.realpath(f)) if notes is None else \
-                RunFolderNotes(f, os.path.realpath(f), notes.skipped)  # (the caller's notes, this folder)
+        if notes is None or notes.folder != f:  # (this folder; the caller's notes, if any, noted in)
+            notes = RunFolderNotes(f, os.path.realpath(f), notes.skipped if notes is not None else {})
+    return notes
+
+
+def _real_dir(d: str, notes: RunFolderNotes, path: str) -> str:
+    """The real path of the directory ``d`` (cached in ``notes``), inside the run folder."""
+    real = notes.dirs.get(d)
+    if real is None:
+        try:
+            real = os.path.realpath(d, strict=True)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise _skip(path, "a symbolic link loop", notes) from None
+            raise
+        if not _inside(real, notes.real):
+            raise _skip(path, "a symbolic link pointing out of the run folder", notes)
+        notes.dirs[d] = real
+    return real
+
+
+def _open_checked(p: str, notes: Optional[RunFolderNotes]) -> int:
+    """A descriptor of ``p`` opened by the folder rule: its directory resolved (cached), the file
+    itself opened with ``O_NOFOLLOW``; a file that is a link is resolved and checked, then
+    opened the same way."""
     if notes is None:
-        return path, None
+        try:
+            return os.open(p, _O_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise _skip(p, "a symbolic link loop", None) from None
+            raise
+    d, name = os.path.split(os.path.abspath(p))
+    target = os.path.join(_real_dir(d, notes, p), name)
     try:
-        real = os.path.realpath(path, strict=True)
+        return os.open(target, _O_FLAGS)
+    except OSError as e:
+        if e.errno != errno.ELOOP:  # (ELOOP: the file is a link, O_NOFOLLOW)
+            raise
+    try:
+        real = os.path.realpath(target, strict=True)
     except OSError as e:
         if e.errno == errno.ELOOP:
-            raise _skip(path, "a symbolic link loop", notes) from None
+            raise _skip(p, "a symbolic link loop", notes) from None
         raise
     if not _inside(real, notes.real):
-        raise _skip(path, "a symbolic link pointing out of the run folder", notes)
-    return real, notes
+        raise _skip(p, "a symbolic link pointing out of the run folder", notes)
+    try:
+        return os.open(real, _O_FLAGS)
+    except OSError as e:
+        if e.errno == errno.ELOOP:  # (swapped for a link after the check)
+            raise _skip(p, "a symbolic link (changed while read)", notes) from None
+        raise
 
 
 def _open_fd(path: str | os.PathLike, folder: Optional[str | os.PathLike]) -> tuple[int, os.stat_result,
                                                                                     Optional[RunFolderNotes]]:
     p = os.fspath(path)
-    target, notes = _resolve(p, folder)
-    flags = _O_FLAGS if notes is not None else _O_FLAGS & ~getattr(os, "O_NOFOLLOW", 0)
-    try:
-        fd = os.open(target, flags)
-    except OSError as e:
-        if e.errno == errno.ELOOP:  # (O_NOFOLLOW: a link swapped in after the check, or a loop)
-            raise _skip(p, "a symbolic link loop" if notes is None else "a symbolic link (changed while read)",
-                        notes) from None
-        raise
+    notes = _notes_for(folder)
+    fd = _open_checked(p, notes)
     try:
         st = os.fstat(fd)
         what = non_regular_kind(st.st_mode)
