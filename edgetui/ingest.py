@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1080,15 +1081,28 @@ def _check_folder_files(task_dir: Path, subs: list[SubmissionRecord]) -> None:
     FIFO, a link out of its folder)."""
     from .parsers.sforge_submissions import FOLDER_FILES
 
+    def check(p: Path) -> None:
+        try:
+            check_run_file(p)
+        except OSError:  # (missing: normal)
+            pass
+
+    names = set(FOLDER_FILES)
     for s in subs:
-        for name in FOLDER_FILES:
-            try:
-                check_run_file(task_dir / "submissions" / s.round / name)
-            except OSError:  # (missing: normal)
-                pass
+        entry = Path(task_dir) / "submissions" / s.round
+        try:
+            if entry.is_symlink():
+                raise NotADirectoryError  # (checked file by file: the folder rule)
+            with os.scandir(entry) as it:  # (one listing: a regular file that is no link is fine as it is)
+                odd = [e.path for e in it if e.name in names and not e.is_file(follow_symlinks=False)]
+        except OSError:
+            odd = [str(entry / n) for n in FOLDER_FILES]
+        for p in odd:
+            check(Path(p))
     for up in list(Path(task_dir).parents)[:5]:  # (the judge's admin secret read by raw_secrets)
         try:
-            check_run_file(up / ".judge-admin-secret", folder=up)
+            if not stat.S_ISREG(os.lstat(up / ".judge-admin-secret").st_mode):
+                check_run_file(up / ".judge-admin-secret", folder=up)
         except OSError:
             pass
 
