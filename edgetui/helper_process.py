@@ -40,14 +40,20 @@ def start_process(target: Callable, args: tuple, name: str):
         return proc
     old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
-            proc.start()
+            old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            try:
+                proc.start()
+            finally:
+                signal.signal(signal.SIGINT, old)
         finally:
-            signal.signal(signal.SIGINT, old)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
-    return proc
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)  # (a ctrl+c meanwhile is raised here)
+        return proc
+    except BaseException:
+        if proc.pid is not None:  # (started, and nobody will stop it)
+            proc.kill()
+            proc.join(5)
+        raise
 
 
 def ignore_ctrl_c() -> None:
