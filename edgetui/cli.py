@@ -229,8 +229,12 @@ FORMAT_HELP = ("output format (default: table); csv and json give every column c
 INTERRUPTED_INGEST = "edgetui: interrupted; what was recorded is kept: run the same ingest again to resume"
 
 
+_interrupted_line = ["edgetui: interrupted"]  # (what a ctrl+c says, once the command is known)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    _interrupted_line[0] = INTERRUPTED_INGEST if args.cmd == "ingest" else "edgetui: interrupted"
     from .db import default_db_path
 
     db = args.db or default_db_path()
@@ -246,7 +250,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         name = f"cmd_{args.cmd.replace('-', '_')}"
         return (globals().get(name) or getattr(cli_notes, name, None) or getattr(cli_analysis, name))(db, args)
     except KeyboardInterrupt:
-        print(INTERRUPTED_INGEST if args.cmd == "ingest" else "edgetui: interrupted", file=sys.stderr)
+        print(_interrupted_line[0], file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
@@ -735,12 +739,15 @@ def run() -> None:
     status -2 and no message. A ctrl+c before :func:`main` takes over (its imports) says one line too."""
     import signal
 
+    rc = None
     try:
         rc = main()
-    except KeyboardInterrupt:
-        print("edgetui: interrupted", file=sys.stderr)
-        rc = 130
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except KeyboardInterrupt:  # (main's own handler passed: its imports, or its work done and said)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if rc is None:
+            print(_interrupted_line[0], file=sys.stderr)
+            rc = 130
     sys.exit(rc)
 
 

@@ -50,8 +50,9 @@ __all__ = ["SkippedRunFile", "RunFolderNotes", "reading_run_folder", "reads_run_
            "read_run_file", "read_run_file_head", "check_run_file", "non_regular_kind",
            "WHOLE_FILE_LIMIT", "SMALL_FILE_LIMIT", "TEXT_HEAD_LIMIT"]
 
-#: A JSON document or other file read whole into memory (report.json of a big test suite stays far below).
-WHOLE_FILE_LIMIT = 256 << 20
+#: A JSON document or other file read whole into memory (report.json of a big test suite stays far
+#: below; the bound of a submission archive's decompressed bytes, edgetui.archive.Limits).
+WHOLE_FILE_LIMIT = 64 << 20
 #: A file of a few lines (``started_at``, ``.judge-admin-secret``).
 SMALL_FILE_LIMIT = 64 << 10
 #: The head of a free-text file shown to a reader (``analysis.md``): the rest is said to be cut.

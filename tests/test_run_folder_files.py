@@ -45,6 +45,8 @@ def _hostile(tmp_path: Path) -> tuple[Path, Path]:
     (td / "run_history.json").unlink()
     os.symlink("run_history.json", td / "run_history.json")  # a loop
     (td / "run_config.json").write_text("[" * 100_000)
+    with open(td / "final_result.json", "r+b") as f:
+        f.truncate(100 << 20)  # sparse: over the bound of a file read whole
     return root, td
 
 
@@ -84,6 +86,8 @@ def test_the_offline_ingest_skips_each_hostile_file_with_a_note_and_records_the_
     assert "pointing out of the run folder" in errs["evolve_state.json"][0]
     said(td / "agent_output.txt", "a symbolic link pointing out of the run folder")
     said(td / "run_history.json", "a symbolic link loop")
+    said(td / "final_result.json", f"skipped, {100 << 20:,} bytes, over the {64 << 20:,} read whole")
+    assert "over the" in errs["final_result.json"][0]
     assert "a symbolic link loop" in errs["run_history.json"][0]
     # 100,000 levels of "[": a parse error naming the file and the byte, the rest of the run recorded
     said(td / "run_config.json", "invalid JSON at byte 200: nested more than 200 levels deep")
@@ -210,8 +214,8 @@ def test_the_live_supervisor_skips_the_same_files_with_the_same_notes_and_does_n
         live.close()
     errs, runs = _rows(tmp_path / "live.duckdb")
     assert len(runs) == 1
-    for rel in (*FIFOS, "evolve_state.json", "run_history.json", "../../.judge-admin-secret"):
-        assert "skipped, a" in errs[rel][0], (rel, errs)
+    for rel in (*FIFOS, "evolve_state.json", "run_history.json", "final_result.json", "../../.judge-admin-secret"):
+        assert "skipped, " in errs[rel][0], (rel, errs)
     assert "nested more than 200 levels deep" in errs["run_config.json"][0]
 
 

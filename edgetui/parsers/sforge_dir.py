@@ -54,7 +54,7 @@ from typing import Any, Optional
 
 from ..events import Event, Kind, TimeSource, one_line
 from ..records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
-from ..run_folder_files import open_run_file, reads_run_folder
+from ..run_folder_files import SMALL_FILE_LIMIT, open_run_file, reads_run_folder
 from .base import file_generation, open_regular, parse_error, read_regular
 from .runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch, redact_text
 from .sforge_common import (  # noqa: F401 - shared with .sforge_submissions; some re-exported
@@ -263,7 +263,7 @@ def read_started_at(task_dir: Path) -> Optional[StartedAt]:
     """
     p = task_dir / "started_at"
     try:
-        raw = read_regular(p)
+        raw = read_regular(p, SMALL_FILE_LIMIT)
     except OSError:
         return None
     sa = StartedAt(raw=raw, mtime=_mtime(p))
