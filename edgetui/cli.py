@@ -224,8 +224,17 @@ FORMAT_HELP = ("output format (default: table); csv and json give every column c
                "and BLOBs (events.raw) as base64 text, where the table shows <N bytes>")
 
 
+#: What a ctrl+c of ``edgetui ingest`` says (status 130): each run is recorded in transactions whose
+#: cursors say where to go on from.
+INTERRUPTED_INGEST = "edgetui: interrupted; what was recorded is kept: run the same ingest again to resume"
+
+
+_interrupted_line = ["edgetui: interrupted"]  # (what a ctrl+c says, once the command is known)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    _interrupted_line[0] = INTERRUPTED_INGEST if args.cmd == "ingest" else "edgetui: interrupted"
     from .db import default_db_path
 
     db = args.db or default_db_path()
@@ -241,7 +250,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         name = f"cmd_{args.cmd.replace('-', '_')}"
         return (globals().get(name) or getattr(cli_notes, name, None) or getattr(cli_analysis, name))(db, args)
     except KeyboardInterrupt:
-        print("edgetui: interrupted", file=sys.stderr)
+        print(_interrupted_line[0], file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
@@ -744,11 +753,24 @@ def cmd_replay(db: Path, args) -> int:
     return 0
 
 
-if __name__ == "__main__":  # pragma: no cover
-    _rc = main()
-    # the work is done and its exit status known: a ctrl+c now (the interpreter's shutdown, where
-    # Python's handler is gone) would end the process by the signal, status -2 and no message
+def run() -> None:
+    """The ``edgetui`` program (the console script and ``python -m edgetui.cli``): :func:`main`,
+    then SIGINT ignored: the work is done and its exit status known, and a ctrl+c now (the
+    interpreter's shutdown, where Python's handler is gone) would end the process by the signal,
+    status -2 and no message. A ctrl+c before :func:`main` takes over (its imports) says one line too."""
     import signal
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.exit(_rc)
+    rc = None
+    try:
+        rc = main()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except KeyboardInterrupt:  # (main's own handler passed: its imports, or its work done and said)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if rc is None:
+            print(_interrupted_line[0], file=sys.stderr)
+            rc = 130
+    sys.exit(rc)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +20,10 @@ from typing import Callable, Iterable, Optional, Sequence
 
 from .events import Event
 from .parsers.base import file_generation, iter_lines, open_regular, read_regular
+from .run_folder_files import RunFolderNotes, check_run_file, reading_run_folder, reads_run_folder
 from .records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
-from .parse_worker import TAIL_SUB, _err_line, _tail_events, child_parse, fewer_collections, line_events
+from .parse_worker import TAIL_SUB, _err_line, _tail_events, fewer_collections, line_events, serve_parse
+from .helper_process import start_process
 from .changed import _changed_runs, _signature_salt  # noqa: F401  (_signature_salt: live/dormant.py)
 from .recorder import Recorder
 from .run_secrets import run_secrets
@@ -277,13 +280,17 @@ def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: 
            CHILD_BATCH_BYTES, os.getpid())
     ready = prewarm.take()  # (started by the CLI before its imports: edgetui/prewarm.py)
     if ready is not None:
-        child, jobs, q = ready
-        jobs.put(job)
-    else:
-        ctx = mp.get_context("spawn")
-        q = ctx.Queue(maxsize=4)
-        child = ctx.Process(target=child_parse, daemon=True, args=(q, *job))
-        child.start()
+        child, q = ready
+        q.send(job)
+    else:  # (a pipe, no mp.Queue: edgetui/helper_process.py)
+        q, child_end = mp.Pipe()
+        try:
+            child = start_process(serve_parse, (child_end, *job), "edgetui-parse")
+        except BaseException:
+            q.close()
+            raise
+        finally:
+            child_end.close()
     offered, consumed = 0, start
     n_err, first_err = 0, None
     if progress and start:
@@ -304,10 +311,15 @@ def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: 
     # DuckDB on one thread while the parsing process runs: its inserts' second thread only took
     # the parsing process's core (the critical path; bench_ingest: 0.2-0.5 s less for 200 MB, less
     # CPU); its setting again for the finalize after
+    ended = False
     try:
         with one_duckdb_thread(rec.conn):
             while True:
-                msg = q.get()
+                try:
+                    msg = q.recv()
+                except EOFError:
+                    raise RuntimeError(f"{path}: the parsing process ended without a word "
+                                       f"(exit status {child.exitcode})") from None
                 if msg[0] == "done":
                     commit()
                     break
@@ -324,10 +336,15 @@ def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: 
                 if progress:
                     progress(end - consumed)
                     consumed = end
+        ended = True
     finally:
+        if not ended:  # (a ctrl+c, a failure: what it parses now is not wanted)
+            child.kill()
         child.join(timeout=5)
         if child.is_alive():
             child.kill()
+            child.join(timeout=5)
+        q.close()
     if progress:
         progress(st.st_size - consumed)
     _note_read(report, st.st_size - start, n_err, first_err)
@@ -430,8 +447,18 @@ def ingest_paths(
     finally:
         conn.execute(f"SET memory_limit = '{old_limit}'")
         # the messages go to stderr: a file's name or a reason quoting its bytes, without its secrets
-        report.messages[:] = [rec.scrub(m) or m for m in report.messages]
+        report.messages[:] = [_scrub_message(rec, m) for m in report.messages]
     return report
+
+
+def _scrub_message(rec: Recorder, message: str) -> str:
+    """An ingest message without secrets: a message ``PATH: reason`` keeps its path (the user's own
+    file name; ``…/.judge-admin-secret: skipped`` is not a credential named ``secret``) and only the
+    reason, which may quote the file's bytes, is redacted."""
+    path, sep, rest = message.partition(": ")
+    if sep and os.sep in path and os.path.isabs(path.removeprefix("edgetui: ")):
+        return path + sep + (rec.scrub(rest) or rest)
+    return rec.scrub(message) or message
 
 
 def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget=False,
@@ -695,13 +722,20 @@ def _transcripts_under(d: Path, notes: Optional[list[str]] = None) -> list[Path]
     Files with such a suffix that are binary are named in ``notes`` (skipped, never runs)."""
     out = []
     for f in sorted(d.rglob("*")):
-        if any(part.startswith(".") for part in f.relative_to(d).parts) or not f.is_file():
+        if any(part.startswith(".") for part in f.relative_to(d).parts) or f.suffix.lower() not in TRANSCRIPT_SUFFIXES:
             continue
-        if f.suffix.lower() in TRANSCRIPT_SUFFIXES:
-            if detect_file_format(f) != "unknown":
-                out.append(f)
-            elif notes is not None and _binary_head(f):
-                notes.append(f"{f}: skipped, not an agent transcript (binary content)")
+        try:  # (a FIFO, a link out of the folder or a loop: noted; a directory named *.jsonl: passed over)
+            why = check_run_file(f, folder=d)
+        except OSError:
+            continue
+        if why is not None:
+            if notes is not None and not f.is_dir():
+                notes.append(why)
+            continue
+        if detect_file_format(f) != "unknown":
+            out.append(f)
+        elif notes is not None and _binary_head(f):
+            notes.append(f"{f}: skipped, not an agent transcript (binary content)")
     return out
 
 
@@ -810,6 +844,7 @@ def mark_stopped_at_budget(e: Event, final: Optional[dict]) -> None:
             e.summary, e.data, e.is_error, e.level = got[0], got[1], False, None
 
 
+@reads_run_folder(lambda task_dir: Path(task_dir).parent)
 def raw_secrets(task_dir: Path) -> set[str]:
     """Secret values found in a run's files before redaction (:func:`edgetui.run_secrets.run_secrets`):
     run_config.json's credential-named values (``api_key``, ``extra_env``'s), and the judge admin
@@ -833,6 +868,14 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
     from .parsers import sforge_dir as sd
 
     task_dir = Path(loc.task_dir)
+    with reading_run_folder(task_dir.parent):
+        return _ingest_run(rec, loc, tasks, report, task_dir, is_sample, progress, files_unchanged, defer)
+
+
+def _ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, task_dir: Path, is_sample: bool,
+                progress: Optional[ProgressFn], files_unchanged: bool, defer: Optional["GroupWrites"]) -> Optional[str]:
+    from .parsers import sforge_dir as sd
+
     for secret in raw_secrets(task_dir):
         rec.add_secret(secret)
     info = sd.read_run_info(loc)
@@ -996,17 +1039,16 @@ def _ingest_run_transcript(rec: Recorder, key: str, transcript: Path, fmt: str, 
 
 
 def _regular_or_note(f: Path, report) -> bool:
-    """Is ``f`` a regular file to read? A FIFO, socket or device there is skipped with a one-line
-    note (opening a FIFO would block the ingest)."""
-    from .parsers.base import non_regular_kind
-
+    """Is ``f`` a regular file to read (:func:`edgetui.run_folder_files.check_run_file`: inside the
+    run folder being read)? A FIFO, socket or device, a link out of the run folder or a link loop
+    is skipped with a one-line note (opening a FIFO would block the ingest)."""
     try:
-        what = non_regular_kind(f.stat().st_mode)
+        why = check_run_file(f)
     except OSError:
         return False
-    if what is None:
+    if why is None:
         return True
-    report.messages.append(f"{f}: skipped, {what} (only regular files are read)")
+    report.messages.append(why)
     return False
 
 
@@ -1020,14 +1062,69 @@ def whole_file_events(task_dir: Path, subs: list[SubmissionRecord], info: RunInf
 
     off = info.utc_offset_s
     events: list[Event] = []
-    events += sd.run_config_events(task_dir)
-    events += sd.started_at_events(task_dir)
-    events += sd.submission_events(task_dir, subs, off, cache=sub_cache)
-    events += sd.evolve_state_events(task_dir)
-    events += sd.history_events(task_dir)
-    events += sd.final_result_events(task_dir, info.started_at, last_log_t)
+    with reading_run_folder(Path(task_dir).parent) as notes:
+        events += sd.run_config_events(task_dir)
+        events += sd.started_at_events(task_dir)
+        events += sd.submission_events(task_dir, subs, off, cache=sub_cache)
+        events += sd.evolve_state_events(task_dir)
+        events += sd.history_events(task_dir)
+        events += sd.final_result_events(task_dir, info.started_at, last_log_t)
+        _check_folder_files(task_dir, subs)
+        events += skipped_file_events(task_dir, notes, events)
     _place_mtime_events(events, info.started_at, info.ended_at or last_log_t)
     return events
+
+
+def _check_folder_files(task_dir: Path, subs: list[SubmissionRecord]) -> None:
+    """The submission folders' files that are not read (``test_output.txt``…) and the log dir's
+    ``.judge-admin-secret`` checked all the same, so that one that could not be read is noted (a
+    FIFO, a link out of its folder)."""
+    from .parsers.sforge_submissions import FOLDER_FILES
+
+    def check(p: Path) -> None:
+        try:
+            check_run_file(p)
+        except OSError:  # (missing: normal)
+            pass
+
+    names = set(FOLDER_FILES)
+    for s in subs:
+        entry = Path(task_dir) / "submissions" / s.round
+        try:
+            if entry.is_symlink():
+                raise NotADirectoryError  # (checked file by file: the folder rule)
+            with os.scandir(entry) as it:  # (one listing: a regular file that is no link is fine as it is)
+                odd = [e.path for e in it if e.name in names and not e.is_file(follow_symlinks=False)]
+        except OSError:
+            odd = [str(entry / n) for n in FOLDER_FILES]
+        for p in odd:
+            check(Path(p))
+    for up in list(Path(task_dir).parents)[:5]:  # (the judge's admin secret read by raw_secrets)
+        try:
+            if not stat.S_ISREG(os.lstat(up / ".judge-admin-secret").st_mode):
+                check_run_file(up / ".judge-admin-secret", folder=up)
+        except OSError:
+            pass
+
+
+def skipped_file_events(task_dir: Path, notes: RunFolderNotes, events: Sequence[Event]) -> list[Event]:
+    """A parse_error event for each file of the run folder skipped while it was read (a FIFO, a
+    link out of the run folder or a loop, over its size bound: ``notes``), unless ``events``
+    already say it; source relative to ``task_dir``. The line files (logs, transcript) are noted
+    by their readers (:func:`_regular_or_note`)."""
+    from .parsers.base import parse_error
+    from .parsers.sforge_common import _content_gen
+
+    said = {e.source for e in events if e.kind == "parse_error"}
+    out = []
+    for rel, reason in notes.relative(task_dir):
+        if rel in said or rel in LINE_SOURCES:
+            continue
+        said.add(rel)
+        ev = parse_error(rel, _content_gen(reason.encode()), 0, b"", f"skipped, {reason}")
+        ev.data["skipped"] = True
+        out.append(ev)
+    return out
 
 
 def _place_mtime_events(events: list[Event], start: Optional[float], end: Optional[float]) -> None:

@@ -29,6 +29,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional
 
+from .helper_process import FileLock, start_process
+
 if TYPE_CHECKING:
     from .ingest import IngestReport
     from .recorder import Recorder
@@ -69,8 +71,8 @@ class Claims:
     from the front, the shard from the back, so each part stays in job order and the two meet
     wherever the work falls."""
 
-    def __init__(self, ctx, start: int, end: int) -> None:
-        self.lock = ctx.Lock()
+    def __init__(self, ctx, start: int, end: int, lock_path: str) -> None:
+        self.lock = FileLock(lock_path)  # (no ctx.Lock: a named semaphore, edgetui/helper_process.py)
         self.front = ctx.Value("q", start, lock=False)
         self.back = ctx.Value("q", end, lock=False)
 
@@ -158,7 +160,7 @@ class Shard:
             self.proc.join(timeout=5)
         finally:
             self.conn_end.close()
-            for p in (self.path, Path(str(self.path) + ".wal")):
+            for p in (self.path, Path(str(self.path) + ".wal"), Path(str(self.path) + ".claims")):
                 try:
                     p.unlink()
                 except OSError:
@@ -204,16 +206,15 @@ def start_shard(rec: "Recorder", jobs: list, start: int, tasks: dict, host: str,
     path.unlink()  # (DuckDB creates it)
     prices = rec.conn.execute("SELECT * FROM prices").fetchall()
     ctx = mp.get_context("spawn")
-    claims = Claims(ctx, start, len(jobs))
+    claims = Claims(ctx, start, len(jobs), str(path) + ".claims")
     parent_end, child_end = ctx.Pipe(duplex=False)
     value = ctx.Value("q", 0, lock=False)
-    proc = ctx.Process(target=shard_main, daemon=True, name="edgetui-shard",
-                       args=(child_end, str(path), jobs, claims, tasks, host, is_sample, prices, sorted(rec.secrets),
-                             os.getpid(), value))
     try:
-        proc.start()
+        proc = start_process(shard_main, (child_end, str(path), jobs, claims, tasks, host, is_sample, prices,
+                                          sorted(rec.secrets), os.getpid(), value), "edgetui-shard")
     except OSError:
         parent_end.close()
+        os.unlink(claims.lock.path)
         return None
     finally:
         child_end.close()
@@ -225,8 +226,10 @@ def shard_main(conn_end, path: str, jobs: list, claims: Claims, tasks: dict, hos
     """The shard's process: record the chunks it claims from the back of ``jobs`` into the fresh
     database at ``path``, each with the secrets of every job before it (module docstring), then
     send ``("done", [(chunk start, report), …], secrets)`` (or ``("error", text)``)."""
+    from .helper_process import ignore_ctrl_c
     from .parse_worker import die_with_parent
 
+    ignore_ctrl_c()
     die_with_parent(parent_pid)
     try:
         from .changed import fresh_signatures

@@ -118,6 +118,19 @@ def die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
+def serve_parse(conn, *job) -> None:
+    """The parsing process's target: :func:`child_parse` of ``job`` with its messages sent on the
+    pipe ``conn`` (:class:`edgetui.helper_process.Sender`)."""
+    from .helper_process import Sender, ignore_ctrl_c
+
+    ignore_ctrl_c()
+    sender = Sender(conn)
+    try:
+        child_parse(sender, *job)
+    finally:
+        sender.close()
+
+
 def child_parse(q, path: str, start: int, fmt: str, source: str, gen: str, state, run_key: str,
                 batch_events: int, batch_bytes: int, parent_pid: int = 0) -> None:
     """Parsing process: lines -> events -> Arrow IPC bytes, one message per batch, in file order.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-_ready: Optional[tuple] = None  # (process, job queue, output queue)
+_ready: Optional[tuple] = None  # (process, pipe)
 
 #: files with more than this left to read are parsed in a second process (edgetui.ingest.ingest_lines)
 MP_MIN_BYTES = 32 * 1024 * 1024
@@ -34,17 +34,24 @@ def start_for(paths) -> None:
             return
 
 
-def _wait(jobs, out, parent_pid: int) -> None:
-    """The process: imports what parsing needs, then parses the one job it is given (None: ends)."""
-    from .parse_worker import child_parse, die_with_parent
+def _wait(conn, parent_pid: int) -> None:
+    """The process: imports what parsing needs, then parses the one job it is given on the pipe
+    ``conn`` (None, or the pipe closed: ends), its batches sent back on it."""
+    from .parse_worker import die_with_parent, serve_parse
 
     die_with_parent(parent_pid)
+    from .helper_process import ignore_ctrl_c
+
+    ignore_ctrl_c()
     from .batches import build_table  # noqa: F401  (imported ahead, as child_parse will)
     from .parsers.detect import parser_for  # noqa: F401
 
-    job = jobs.get()
+    try:
+        job = conn.recv()
+    except EOFError:
+        return
     if job is not None:
-        child_parse(out, *job)
+        serve_parse(conn, *job)
 
 
 def start() -> None:
@@ -54,19 +61,23 @@ def start() -> None:
         return
     import multiprocessing as mp
 
-    ctx = mp.get_context("spawn")
-    jobs, out = ctx.Queue(maxsize=1), ctx.Queue(maxsize=4)
-    proc = ctx.Process(target=_wait, args=(jobs, out, os.getpid()), daemon=True, name="edgetui-parse")
+    from .helper_process import start_process
+
+    conn, child_end = mp.Pipe()
     try:
-        proc.start()
+        proc = start_process(_wait, (child_end, os.getpid()), "edgetui-parse")
     except OSError:
+        conn.close()
         return
-    _ready = (proc, jobs, out)
+    finally:
+        child_end.close()
+    _ready = (proc, conn)
 
 
 def take():
-    """``(process, job queue, output queue)`` of the waiting process, or None; the caller puts one
-    job (:func:`edgetui.parse_worker.child_parse`'s arguments after its queue) on the job queue."""
+    """``(process, pipe)`` of the waiting process, or None; the caller sends one job
+    (:func:`edgetui.parse_worker.child_parse`'s arguments after its queue) on the pipe and reads
+    the batches from it."""
     global _ready
     got, _ready = _ready, None
     if got is not None and not got[0].is_alive():
@@ -78,12 +89,13 @@ def stop() -> None:
     """End the waiting process, if any."""
     got = take()
     if got is not None:
-        proc, jobs, _ = got
+        proc, conn = got
         try:
-            jobs.put_nowait(None)
+            conn.send(None)
             proc.join(timeout=2)
-        except Exception:  # (full, closed: it is killed instead)
+        except Exception:  # (closed: it is killed instead)
             pass
         if proc.is_alive():
             proc.kill()
             proc.join(timeout=2)
+        conn.close()

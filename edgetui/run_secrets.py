@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .parsers.base import loads_lenient, read_regular
+from .run_folder_files import SMALL_FILE_LIMIT, read_run_file
 from .redact import REDACTED, secret_values
 
 __all__ = ["run_secrets", "recorded_run_secrets"]
@@ -55,7 +56,8 @@ def recorded_run_secrets(conn: Any, run_key: str) -> set[str]:
 
 def _read_secret_file(path: Path) -> Optional[str]:
     try:
-        v = read_regular(path).decode("utf-8", "replace").strip()
+        # (the log dir's file, above the run folder: it stays in its own folder; a FIFO is skipped)
+        v = read_run_file(path, limit=SMALL_FILE_LIMIT, folder=path.parent).decode("utf-8", "replace").strip()
     except OSError:
         return None
     return v if len(v) >= 6 and v != REDACTED else None

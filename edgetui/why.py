@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .archive import DEFAULT_LIMITS, ArchiveRefused, Limits, read_archive
+from .run_folder_files import SkippedRunFile, check_run_file, read_run_file_head
 from .moments import load_series
 from .redact import redact_obj, redact_text
 from .run_secrets import recorded_run_secrets
@@ -140,9 +141,7 @@ def why_of(conn: Any, run_key: str, round: str, *, limits: Limits = DEFAULT_LIMI
     secrets = recorded_run_secrets(conn, run_key)
     analysis = None
     if sub_dir is not None:
-        a_md = sub_dir / round / "analysis.md"
-        if a_md.is_file():
-            analysis = a_md.read_text(errors="replace")[:MAX_NOTE_CHARS * 4]
+        analysis = read_analysis(sub_dir / round / "analysis.md", sub_dir.parent.parent)
     analysis = redact_text(analysis, secrets)  # (whole: a key block across its lines is one match)
     diff = _diff(sub_dir, round, prev.round if prev is not None else None, limits, secrets) if with_diff else None
     why = {"run_key": run_key, "round": round, "prev_round": prev.round if prev else None,
@@ -152,6 +151,23 @@ def why_of(conn: Any, run_key: str, round: str, *, limits: Limits = DEFAULT_LIMI
                      "analysis": analysis},
            "diff": diff}
     return redact_obj(why, secrets)
+
+
+def read_analysis(path: Path, run_folder: Path) -> Optional[str]:
+    """``analysis.md`` as shown (its first ``MAX_NOTE_CHARS * 4`` characters; a longer file says it
+    was cut), a one-line note when it is not read (a link out of ``run_folder``, a FIFO…),
+    None when there is none. At most ``MAX_NOTE_CHARS * 16`` bytes are read."""
+    limit = MAX_NOTE_CHARS * 16
+    try:
+        raw, size = read_run_file_head(path, limit, folder=run_folder)
+    except SkippedRunFile as e:
+        return f"[analysis.md skipped: {e.reason}]"
+    except OSError:
+        return None
+    text = raw.decode("utf-8", errors="replace")
+    if size > len(raw) or len(text) > MAX_NOTE_CHARS * 4:
+        text = text[:MAX_NOTE_CHARS * 4] + f"\n[analysis.md cut: its first {min(len(text), MAX_NOTE_CHARS * 4):,} characters of {size:,} bytes shown]"
+    return text
 
 
 def _previous_best(conn: Any, run_key: str, series: list, pos: int) -> Any:
@@ -178,13 +194,21 @@ def _diff(sub_dir: Optional[Path], round: str, prev_round: Optional[str], limits
     if sub_dir is None:
         return None
     new = sub_dir / round / "submission.tar.gz"
-    if not new.is_file():
+    if not _archive_to_read(new, sub_dir.parent.parent):
         return None
     old = sub_dir / prev_round / "submission.tar.gz" if prev_round is not None else None
-    has_old = old is not None and old.is_file()
+    has_old = old is not None and _archive_to_read(old, sub_dir.parent.parent)
     diff = diff_archives(old if has_old else None, new, limits, secrets=secrets)
     diff["against"] = prev_round if has_old else None
     return diff
+
+
+def _archive_to_read(path: Path, run_folder: Path) -> bool:
+    """A regular file inside the run folder (:func:`edgetui.run_folder_files.check_run_file`)."""
+    try:
+        return check_run_file(path, folder=run_folder) is None
+    except OSError:
+        return False
 
 
 def why_diff(conn: Any, why: dict[str, Any], *, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:

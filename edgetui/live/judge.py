@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from ..events import one_line
+from ..run_folder_files import SMALL_FILE_LIMIT, read_run_file
 
 
 def read_admin_secret(candidates: Iterable[Path]) -> Optional[str]:
@@ -42,8 +43,8 @@ def read_admin_secret(candidates: Iterable[Path]) -> Optional[str]:
         return env.strip()
     for c in candidates:
         try:
-            v = Path(c).read_text().strip()
-        except OSError:
+            v = read_run_file(c, limit=SMALL_FILE_LIMIT, folder=Path(c).parent).decode("utf-8", "replace").strip()
+        except OSError:  # (missing; a FIFO, a link out of its folder: noted by the ingest of the runs)
             continue
         if v:
             return v

@@ -19,7 +19,7 @@ from ..ingest import (LINE_SOURCES, _fill_model_agent, detect_file_format, raw_s
 from ..parsers import sforge_dir as sd
 from ..parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch
 from ..redact import redact_text
-from ..parsers.base import open_regular
+from ..run_folder_files import open_run_file
 from .tail import TailSource, settle
 from .run_state import _mtime, _sig, RoundState, RunState, TRANSCRIPT, RUN_LOG, TICKS, WHOLE_FILES, FULL_CHECK_S, EARLY_EVENT_S, _LOG_HEAD_RE, _ENDING_RE, _JUDGE_STARTED_RE, _JUDGE_DONE_RE, _JUDGE_ERR_RE
 
@@ -57,7 +57,7 @@ class RunFiles:
                 return AutoEvalTicksParser(source, gen, self._utc_offset(rs), state)
             hook = None
         src = TailSource(run_key=rs.key, source=name, path=path, make_parser=make, line_hook=hook,
-                         on_new_generation=self._new_generation)
+                         on_new_generation=self._new_generation, folder=rs.task_dir.parent)
         if not catchup:
             src.catchup_until = 0  # the file appeared while watching: every line is observed
         rs.sources[name] = src
@@ -159,7 +159,7 @@ class RunFiles:
 
     def _read_instance_log(self, rd: RoundState, p: Path, now: float) -> None:
         try:
-            with open_regular(p) as fp:
+            with open_run_file(p, folder=p.parents[3]) as fp:  # (<run>/<task>/submissions/<round>/…)
                 data = fp.read(4 << 20)
         except OSError:
             return

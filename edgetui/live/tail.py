@@ -65,11 +65,12 @@ import duckdb
 import pyarrow as pa
 
 from ..events import Event
-from ..parsers.base import (GENERATION_PREFIX_BYTES, MAX_LINE_BYTES, RAW_KEEP, Line, generation_of_head, iter_lines, non_regular_kind, open_regular,
+from ..parsers.base import (GENERATION_PREFIX_BYTES, MAX_LINE_BYTES, RAW_KEEP, Line, generation_of_head, iter_lines, non_regular_kind,
                             line_events)
 from ..recorder import Recorder, _dumps
 from ..cursor_check import moved_below
 from .line_digests import ANCHOR_BYTES, LineDigests
+from ..run_folder_files import SkippedRunFile, open_run_file
 
 #: bytes just before the cursor compared at each change to notice a rewritten file (kept as they are)
 FINGERPRINT_BYTES = 4096
@@ -173,6 +174,8 @@ class TailSource:
     make_parser: MakeParser
     line_hook: Optional[LineHook] = None  # sees each new raw line once (offset order)
     on_new_generation: Optional[Callable[["TailSource"], None]] = None  # before the new generation's lines
+    folder: Optional[Path] = None  # the run folder the file must stay in (edgetui.run_folder_files)
+    refused: Optional[tuple] = None  # (size, mtime_ns, inode) of a file not read: a link out of the folder…
     # --- live position
     gen: Optional[str] = None
     offset: int = 0
@@ -250,7 +253,7 @@ class Tailer:
             self._open[id(src)] = src  # most recently read last
             return src.fp
         self.release(src)
-        fp = open_regular(src.path)
+        fp = open_run_file(src.path, folder=src.folder)
         src.fp, src.fp_ino = fp, ino
         self._open[id(src)] = src
         while len(self._open) > max(1, self.max_open):
@@ -354,6 +357,8 @@ class Tailer:
                 continue
             src.not_regular = False
             sig = (st.st_size, st.st_mtime_ns, st.st_ino)
+            if sig == src.refused:
+                continue
             if sig == src.sig:
                 self._maybe_save(src, now, saves, cursors, force=False)
                 self._maybe_provisional(src, now, all_events, res)
@@ -362,6 +367,11 @@ class Tailer:
                 self._load(src, st.st_size, have, st)
             try:
                 out = self._read(src, st, now, min(self.max_bytes_per_source, budget), observe, res)
+            except SkippedRunFile as e:  # (said once for this file)
+                self.release(src)
+                src.refused = sig
+                res.messages.append(str(e))
+                continue
             except OSError as e:
                 self.release(src)
                 res.messages.append(f"{src.path}: cannot read ({e.strerror or e})")

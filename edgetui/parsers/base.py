@@ -16,6 +16,8 @@ from typing import Any, BinaryIO, Iterator, Optional, Protocol
 import orjson
 
 from ..events import Event, Kind, one_line
+from ..run_folder_files import (WHOLE_FILE_LIMIT, SkippedRunFile, non_regular_kind,  # noqa: F401 - re-exported
+                                open_run_file, read_run_file)
 
 # --- the long-line rule: one rule for offline ingest and live tailing (line_events) -------------
 #: Lines up to this size are recorded whole.
@@ -118,64 +120,25 @@ def line_events(parser: "LineParser", line: Line, source: str, gen: str) -> list
     return evs
 
 
-class NotRegularFile(OSError):
-    """A run file that is a FIFO, socket or device: never read (opening a FIFO would block)."""
-
-
-def non_regular_kind(mode: int) -> Optional[str]:
-    """What a file of ``st_mode`` ``mode`` is when it is not a regular file ("a FIFO", "a socket"…),
-    else None."""
-    import stat as _stat
-
-    if _stat.S_ISREG(mode):
-        return None
-    return ("a FIFO" if _stat.S_ISFIFO(mode) else "a socket" if _stat.S_ISSOCK(mode)
-            else "a device" if _stat.S_ISCHR(mode) or _stat.S_ISBLK(mode)
-            else "a directory" if _stat.S_ISDIR(mode) else "not a regular file")
+#: A run file not read (a FIFO, socket or device, a link out of the run folder, a link loop, over
+#: its size bound): :class:`edgetui.run_folder_files.SkippedRunFile`.
+NotRegularFile = SkippedRunFile
 
 
 def open_regular(path: str | os.PathLike) -> BinaryIO:
-    """Open ``path`` for binary reading only if it is a regular file.
-
-    Opened non-blocking, so a FIFO (``mkfifo agent_output.txt``) does not hang the
-    caller, then checked with ``fstat``. Raises :class:`NotRegularFile` (an
-    ``OSError`` whose message says what the file is) or any other ``OSError``.
+    """Open ``path`` for binary reading only if it is a regular file (and, inside
+    :func:`~edgetui.run_folder_files.reading_run_folder`, inside the run folder):
+    :func:`edgetui.run_folder_files.open_run_file`. Never blocks on a FIFO. Raises
+    :class:`NotRegularFile` (an ``OSError`` whose message says what the file is) or any other
+    ``OSError``.
     """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        what = non_regular_kind(os.fstat(fd).st_mode)
-        if what:
-            raise NotRegularFile(f"{path}: skipped, {what} (only regular files are read)")
-        if hasattr(os, "O_NONBLOCK"):
-            import fcntl
-
-            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
-    except BaseException:
-        os.close(fd)
-        raise
-    return os.fdopen(fd, "rb")
+    return open_run_file(path)
 
 
-def read_regular(path: str | os.PathLike) -> bytes:
-    """The bytes of a regular file (:func:`open_regular`'s errors). Read with ``os.read`` on the
-    descriptor (no file object, no ``O_NONBLOCK`` to clear: it does nothing to a regular file's reads):
-    a run directory has thousands of small JSON files."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        st = os.fstat(fd)
-        what = non_regular_kind(st.st_mode)
-        if what:
-            raise NotRegularFile(f"{path}: skipped, {what} (only regular files are read)")
-        parts = []
-        want = min(max(st.st_size + 1, 1 << 16), 1 << 30)  # one read for a file that did not grow
-        while True:
-            b = os.read(fd, want)
-            if not b:
-                break
-            parts.append(b)
-        return parts[0] if len(parts) == 1 else b"".join(parts)
-    finally:
-        os.close(fd)
+def read_regular(path: str | os.PathLike, limit: int = WHOLE_FILE_LIMIT) -> bytes:
+    """The bytes of a regular file (:func:`open_regular`'s rules), at most ``limit``
+    (:func:`edgetui.run_folder_files.read_run_file`: a longer file is skipped, noted)."""
+    return read_run_file(path, limit=limit)
 
 
 def file_generation(path: str | os.PathLike) -> Optional[str]:

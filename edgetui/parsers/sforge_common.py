@@ -20,6 +20,7 @@ from typing import Any, Optional
 from ..events import Event, TimeSource, one_line
 from .base import (BOM, LineParser, finite_or_none, iter_lines, json_error_text, loads_lenient, open_regular,
                    parse_error, read_regular)
+from ..run_folder_files import SkippedRunFile, read_run_file_stat
 
 
 _ROUND_RE = re.compile(r"^(agent|auto|game|manual)-(\d+)$")
@@ -68,16 +69,19 @@ def _read_json(path: Path, rel: str) -> _Json:
     """Read a whole-file JSON document leniently (NaN/Infinity, BOM). Never raises."""
     j = _Json(path, rel)
     try:
-        st = path.stat()
-    except OSError:
+        raw, st = read_run_file_stat(path)
+    except SkippedRunFile as e:  # (a FIFO, a link out of the run folder or a loop, too big: noted)
+        j.exists = True
+        j.error = one_line(f"{rel}: skipped, {e.reason}", 240)
+        return j
+    except (FileNotFoundError, NotADirectoryError):
+        return j
+    except OSError as e:
+        j.exists = True
+        j.error = one_line(f"{rel}: unreadable: {e.strerror or e}", 240)
         return j
     j.exists = True
     j.mtime = st.st_mtime
-    try:
-        raw = read_regular(path)
-    except OSError as e:
-        j.error = one_line(f"{rel}: unreadable: {e}", 240)
-        return j
     j.raw = raw
     skip = len(BOM) if raw.startswith(BOM) else 0
     body = raw[skip:]
@@ -90,6 +94,8 @@ def _read_json(path: Path, rel: str) -> _Json:
             j.value, j.finite = orjson.loads(body), True
         except orjson.JSONDecodeError:  # (NaN / Infinity tokens, integers past 64 bits, invalid JSON)
             j.value = loads_lenient(body)
+        if body.count(b"[") + body.count(b"{") > MAX_JSON_DEPTH and _deeper_than(j.value, MAX_JSON_DEPTH):
+            raise RecursionError  # (parsed, but its readers walk it recursively)
     except UnicodeDecodeError as e:
         j.err_offset = skip + e.start
         j.error = one_line(f"{rel}: invalid UTF-8 at byte {j.err_offset}", 240)
@@ -101,9 +107,48 @@ def _read_json(path: Path, rel: str) -> _Json:
             off = e.pos
         j.err_offset = skip + off
         j.error = one_line(f"{rel}: {json_error_text(e.msg, j.err_offset, len(raw))}", 240)
-    except (ValueError, RecursionError) as e:
+    except RecursionError:
+        j.value = None
+        j.err_offset = skip + _too_deep_at(body)
+        j.error = f"{rel}: invalid JSON at byte {j.err_offset}: nested more than {MAX_JSON_DEPTH} levels deep"
+    except ValueError as e:
         j.error = one_line(f"{rel}: invalid JSON: {e}", 240)
     return j
+
+
+#: The nesting of arrays and objects a JSON document of a run folder is read to (SForge writes a
+#: few levels; the readers walk a document recursively, 2 frames a level, within the interpreter's
+#: 1,000). A deeper document is a parse error naming the byte.
+MAX_JSON_DEPTH = 200
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Is ``value`` nested more than ``limit`` levels of arrays / objects (walked without recursion)?"""
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if d > limit:
+            return True
+        if isinstance(v, dict):
+            stack.extend((x, d + 1) for x in v.values() if isinstance(x, (dict, list)))
+        elif isinstance(v, list):
+            stack.extend((x, d + 1) for x in v if isinstance(x, (dict, list)))
+    return False
+_JSON_NEST_RE = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _too_deep_at(body: bytes) -> int:
+    """The byte of ``body`` where its nesting passes :data:`MAX_JSON_DEPTH` (0 if it does not)."""
+    depth = 0
+    for m in _JSON_NEST_RE.finditer(body):
+        c = body[m.start()]
+        if c in b"[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return m.start()
+        elif c in b"]}":
+            depth -= 1
+    return 0
 
 
 def _read_bytes(path: Path) -> bytes:

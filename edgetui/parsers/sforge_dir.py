@@ -55,6 +55,7 @@ from typing import Any, Optional
 from ..events import Event, Kind, TimeSource, one_line
 from ..records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
 from ..redact import redact_obj
+from ..run_folder_files import SMALL_FILE_LIMIT, open_run_file, reads_run_folder
 from .base import file_generation, open_regular, parse_error, read_regular
 from .runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch, redact_text
 from .sforge_common import (  # noqa: F401 - shared with .sforge_submissions; some re-exported
@@ -219,7 +220,7 @@ def read_started_at(task_dir: Path) -> Optional[StartedAt]:
     """
     p = task_dir / "started_at"
     try:
-        raw = read_regular(p)
+        raw = read_regular(p, SMALL_FILE_LIMIT)
     except OSError:
         return None
     sa = StartedAt(raw=raw, mtime=_mtime(p))
@@ -258,7 +259,7 @@ def infer_log_offset(path: Path) -> Optional[float]:
     growing (the live supervisor): a copied file's mtime says nothing. None when the log has no
     timed line, or the two are more than 14 h apart."""
     try:
-        with open_regular(path) as f:
+        with open_run_file(path, folder=Path(path).parent.parent) as f:
             st = os.fstat(f.fileno())
             f.seek(max(0, st.st_size - 65536))
             tail = f.read()
@@ -377,6 +378,7 @@ def _read_config(task_dir: Path) -> tuple[Optional[dict[str, Any]], list[_Json],
     return None, read, None
 
 
+@reads_run_folder(lambda loc, *a, **k: Path(loc.task_dir).parent)
 def read_run_info(loc: RunLocation) -> RunInfo:
     """RunInfo of one run from its top-level files (no transcript). Never raises.
 
@@ -664,6 +666,7 @@ class LoadedRun:
     events: list[Event] = field(default_factory=list)
 
 
+@reads_run_folder(lambda loc, *a, **k: Path(loc.task_dir).parent)
 def load_run(loc: RunLocation) -> LoadedRun:
     """RunInfo + submissions + every event of the run's files except agent_output.txt.
 

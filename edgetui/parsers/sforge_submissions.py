@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from ..events import Event, Kind, TimeSource, one_line
 from ..records import SubmissionRecord, TestResult
+from ..run_folder_files import reads_run_folder
 from .base import (GENERATION_PREFIX_BYTES, file_generation, finite_or_none, generation_of_head,
                    iter_lines, loads_lenient, open_regular, parse_error)
 from .runlog import JUDGE_KEPT_LEVELS, JUDGE_KEPT_PREFIXES, JudgeLogParser
@@ -261,6 +262,7 @@ def _read_folder(entry: Path, kind: str, n: Optional[int], tests: bool = True) -
     return rec
 
 
+@reads_run_folder(lambda task_dir, *a, **k: Path(task_dir).parent)
 def read_submissions(task_dir: Path, cache: Optional[dict[str, tuple]] = None, *,
                      tests: bool = True) -> list[SubmissionRecord]:
     """One record per ``submissions/<round>/`` folder (agent-N, auto-N, game-N, manual-N, legacy integers).
