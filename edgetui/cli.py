@@ -258,7 +258,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from .ingest import _is_interrupt
 
         if _is_interrupt(e):  # ctrl+c inside a DuckDB statement (DuckDB raises its own exception)
-            print("edgetui: interrupted", file=sys.stderr)
+            print(_interrupted_line[0], file=sys.stderr)
             return 130
         if os.environ.get("EDGETUI_DEBUG"):
             raise
