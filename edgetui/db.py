@@ -65,6 +65,10 @@ def _busy(path: Path, err: Exception) -> Optional[DatabaseBusy]:  # (DatabaseBus
     return None
 
 
+#: edgetui's top-level options that take no value (``edgetui --help``): every other one takes one
+_TOP_FLAGS = frozenset({"-h", "--help", "--version", "--poll", "--no-docker"})
+
+
 def process_name(pid: Optional[int]) -> str:
     """What process ``pid`` runs, for messages: ``edgetui ingest``, ``edgetui`` (the app), or its
     program's name; empty when unknown (no ``/proc``, the process ended)."""
@@ -81,7 +85,8 @@ def process_name(pid: Optional[int]) -> str:
             rest = argv[i + 1:]
             j = 0
             while j < len(rest) and rest[j].startswith("-"):
-                j += 2 if rest[j] == "--db" else 1  # (--db takes a value; the other top options none)
+                # edgetui's top-level options take a value (--db, --tasks-dir…) but these flags
+                j += 1 if rest[j] in _TOP_FLAGS or "=" in rest[j] else 2
             return "edgetui" + (f" {rest[j]}" if j < len(rest) else "")
     return os.path.basename(argv[0])
 

@@ -1076,7 +1076,8 @@ def whole_file_events(task_dir: Path, subs: list[SubmissionRecord], info: RunInf
 
 
 def _check_folder_files(task_dir: Path, subs: list[SubmissionRecord]) -> None:
-    """The submission folders' files that are not read (``test_output.txt``…) and the log dir's
+    """The submission folders' files that are not read here (``test_output.txt``, ``analysis.md``,
+    ``submission.tar.gz``…) and the log dir's
     ``.judge-admin-secret`` checked all the same, so that one that could not be read is noted (a
     FIFO, a link out of its folder)."""
     from .parsers.sforge_submissions import FOLDER_FILES
@@ -1087,7 +1088,8 @@ def _check_folder_files(task_dir: Path, subs: list[SubmissionRecord]) -> None:
         except OSError:  # (missing: normal)
             pass
 
-    names = set(FOLDER_FILES)
+    # (analysis.md and the archive are read later, by the why view and reports: noted at ingest too)
+    names = set(FOLDER_FILES) | {"analysis.md", "submission.tar.gz"}
     for s in subs:
         entry = Path(task_dir) / "submissions" / s.round
         try:
@@ -1096,7 +1098,7 @@ def _check_folder_files(task_dir: Path, subs: list[SubmissionRecord]) -> None:
             with os.scandir(entry) as it:  # (one listing: a regular file that is no link is fine as it is)
                 odd = [e.path for e in it if e.name in names and not e.is_file(follow_symlinks=False)]
         except OSError:
-            odd = [str(entry / n) for n in FOLDER_FILES]
+            odd = [str(entry / n) for n in sorted(names)]
         for p in odd:
             check(Path(p))
     for up in list(Path(task_dir).parents)[:5]:  # (the judge's admin secret read by raw_secrets)

@@ -163,6 +163,20 @@ def test_why_and_the_report_do_not_follow_an_analysis_md_link_out_of_the_run_fol
         arc.unlink()
     os.symlink(secret, arc)  # an archive out of the run folder is not read either
     _, md, whys = _report(tmp_path, root)
+    # the ingest said so already: a line on stderr and a parse_error event for each file
+    err = capsys.readouterr().err
+    for rnd, name, why in (("agent-52", "analysis.md", "a symbolic link pointing out of the run folder"),
+                           ("agent-85", "analysis.md", "a FIFO"),
+                           ("agent-85", "submission.tar.gz", "a symbolic link pointing out of the run folder")):
+        assert any(ln.startswith("edgetui: ") and f"{rnd}/{name}: skipped, {why}" in ln
+                   for ln in err.splitlines()), (rnd, name, err)
+    conn = open_db(tmp_path / "x.duckdb", read_only=True)
+    try:
+        sources = {r[0] for r in conn.execute("SELECT source FROM events WHERE kind = 'parse_error'").fetchall()}
+    finally:
+        conn.close()
+    assert {"submissions/agent-52/analysis.md", "submissions/agent-85/analysis.md",
+            "submissions/agent-85/submission.tar.gz"} <= sources, sources
     assert whys["agent-52"]["notes"]["analysis"] == \
         "[analysis.md skipped: a symbolic link pointing out of the run folder]"
     assert whys["agent-85"]["notes"]["analysis"] == "[analysis.md skipped: a FIFO (only regular files are read)]"

@@ -431,3 +431,24 @@ def test_a_missing_user_known_hosts_file_is_said_with_what_to_do(tmp_path, monke
             h.close()
     finally:
         s.close()
+
+
+def test_the_holders_name_is_its_command_not_an_option_value():
+    """A holder started as ``edgetui --db s.duckdb --tasks-dir tasks`` is the app ("edgetui"), not
+    "edgetui tasks"; one started as ``edgetui --db x ingest DIR`` is "edgetui ingest" (read from the
+    real process's /proc/PID/cmdline)."""
+    import subprocess
+    import sys
+
+    from edgetui.db import process_name
+
+    cases = [(["--db", "s.duckdb", "--tasks-dir", "tasks"], "edgetui"),
+             (["--no-docker", "--db=s.duckdb", "--runs-dir", "logs/runs", "watch"], "edgetui watch"),
+             (["--db", "x.duckdb", "ingest", "runs"], "edgetui ingest")]
+    for args, want in cases:
+        p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "edgetui.cli", *args])
+        try:
+            assert process_name(p.pid) == want, (args, process_name(p.pid))
+        finally:
+            p.kill()
+            p.wait()
