@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -670,7 +671,10 @@ GROUP_BYTES = 16 * 1024 * 1024
 
 
 def _is_interrupt(e: BaseException) -> bool:
-    """DuckDB turns a ctrl+c during a statement into ``InterruptException`` ("Query interrupted")."""
+    """DuckDB turns a ctrl+c during a statement into ``InterruptException`` ("Query interrupted"),
+    and one landing while it scans a registered Arrow batch (Python code under DuckDB) into an
+    ``InvalidInputException`` naming it ("…registered as '_edgetui_batch' failed: KeyboardInterrupt:",
+    or the Python traceback of a stream's read ending in a ``KeyboardInterrupt`` line)."""
     import duckdb
 
     x: Optional[BaseException] = e
@@ -678,6 +682,8 @@ def _is_interrupt(e: BaseException) -> bool:
         if x is None:
             return False
         if isinstance(x, (duckdb.InterruptException, KeyboardInterrupt)) or "Query interrupted" in str(x):
+            return True
+        if isinstance(x, duckdb.Error) and re.search(r"failed: KeyboardInterrupt|^KeyboardInterrupt$", str(x), re.M):
             return True
         x = x.__cause__ or x.__context__
     return False

@@ -448,6 +448,10 @@ def test_the_holders_name_is_its_command_not_an_option_value():
     for args, want in cases:
         p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "edgetui.cli", *args])
         try:
+            deadline = time.monotonic() + 30  # (until the child has exec'd: its cmdline is its own)
+            while b"edgetui.cli" not in Path(f"/proc/{p.pid}/cmdline").read_bytes():
+                assert time.monotonic() < deadline, "the child never exec'd"
+                time.sleep(0.01)
             assert process_name(p.pid) == want, (args, process_name(p.pid))
         finally:
             p.kill()
