@@ -49,6 +49,7 @@ def _wait(pred, timeout=20.0):
     return False
 
 
+@pytest.mark.sshd
 def test_remote_engine_lists_joins_and_stops_containers_over_the_ssh_connection(engine, image, tmp_path,
                                                                                 monkeypatch):
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)

@@ -143,6 +143,7 @@ def test_keys_from_ssh_agent_and_options_from_ssh_config(sshd, tmp_path, monkeyp
         agent.wait()
 
 
+@pytest.mark.sshd
 def test_channel_budget_queues_beyond_max_sessions(tmp_path, monkeypatch):
     """15 exec channels at once against MaxSessions 10: none refused, never more than 10 open."""
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
@@ -290,6 +291,7 @@ def test_aes_gcm_preferred_unless_the_users_ssh_config_names_ciphers(sshd, tmp_p
     assert got == {"plainbox": "aes128-gcm@openssh.com", "ctrbox": "aes256-ctr"}
 
 
+@pytest.mark.sshd
 def test_channel_budget_stays_bounded_by_max_sessions_across_reconnects(tmp_path, monkeypatch):
     """MaxSessions 10, 15 users of channels (inotify watches holding theirs, their change callbacks
     busy past the reconnect, commands queued behind them), the server killed and started again
@@ -403,6 +405,7 @@ def test_a_closed_port_says_connection_refused_and_what_to_check(tmp_path):
         h.close()
 
 
+@pytest.mark.sshd
 def test_a_host_without_sftp_says_so_and_leaves_no_connection_open(tmp_path, monkeypatch):
     """sshd without a ``Subsystem sftp`` line: logged in, but no SFTP channel. The state says what the
     host's sshd_config needs, and the failed login's connection is closed (not kept until exit)."""

@@ -295,6 +295,7 @@ def test_watch_limit_reached_falls_back_to_stat_polling(tmp_path):
     assert out["found"] is not None and out["found"] < 10, out
 
 
+@pytest.mark.docker
 def test_the_local_engine_is_listed_on_its_events_only(tmp_path):
     """This machine's Docker engine: after the first listings, refreshes list nothing until the
     events stream (read in 1 s windows here) says a container changed."""
