@@ -5,6 +5,7 @@ reconnects)."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import errno
 import os
 import subprocess
@@ -15,6 +16,7 @@ import pytest
 
 import prereqs
 from sshd_fixture import Sshd, free_port, keygen
+from waits import wait_for
 
 from edgetui.hosts import Host
 from edgetui.hosts.local import LocalHost
@@ -122,10 +124,7 @@ def test_keys_from_ssh_agent_and_options_from_ssh_config(sshd, tmp_path, monkeyp
     sock = tmp_path / "agent.sock"
     agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL)
     try:
-        for _ in range(100):
-            if sock.exists():
-                break
-            time.sleep(0.05)
+        wait_for(sock.exists, 5, "ssh-agent's socket")
         env = {**os.environ, "SSH_AUTH_SOCK": str(sock)}
         subprocess.run(["ssh-add", "-q", str(sshd.user_key)], env=env, check=True, capture_output=True)
         monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
@@ -164,6 +163,18 @@ def test_channel_budget_queues_beyond_max_sessions(tmp_path, monkeypatch):
         s.close()
 
 
+def _within(timeout: float, fn, *args):
+    """``fn(*args)`` in a thread: its result or its exception, or AssertionError after ``timeout`` s."""
+    ex = concurrent.futures.ThreadPoolExecutor(1)
+    try:
+        fut = ex.submit(fn, *args)
+        if not concurrent.futures.wait([fut], timeout).done:  # (its own TimeoutError is its result)
+            raise AssertionError(f"{getattr(fn, '__name__', fn)} still blocked after {timeout} s")
+        return fut.result()
+    finally:
+        ex.shutdown(wait=False)
+
+
 def test_stopped_server_degrades_then_goes_down_and_comes_back(sshd, tmp_path):
     """SIGSTOP of sshd and its sessions: a call times out (degraded) without blocking long, the
     missed keepalives drop the connection (down, with the next retry), SIGCONT brings it back."""
@@ -174,10 +185,11 @@ def test_stopped_server_degrades_then_goes_down_and_comes_back(sshd, tmp_path):
     try:
         assert h.wait_up(10).kind == UP
         sshd.stop_all()
-        t0 = time.monotonic()
-        with pytest.raises(OSError):
-            h.read_at(str(other), 0, 1)
-        assert time.monotonic() - t0 < 3
+        # ended by the 1 s call timeout (or the keepalives dropping the connection), not by an answer:
+        # within 10 s (the call runs in a thread: a blocked one fails here, loudly, instead of hanging)
+        with pytest.raises(OSError) as e:
+            _within(10, h.read_at, str(other), 0, 1)
+        assert e.value.errno in (errno.ETIMEDOUT, errno.EHOSTDOWN), e.value
         seen = set()
         end = time.monotonic() + 25
         while time.monotonic() < end and DOWN not in seen:
@@ -185,15 +197,14 @@ def test_stopped_server_degrades_then_goes_down_and_comes_back(sshd, tmp_path):
             time.sleep(0.05)
         assert DEGRADED in seen or DOWN in seen
         assert h.state.kind in (DOWN, "connecting"), h.state
-        t0 = time.monotonic()
+        # a down host fails at once: with the call timeout out of the way (600 s), a call that waited for
+        # an answer would block; this one returns HostDown within 10 s
+        h.op_timeout = 600.0
         with pytest.raises(HostDown):
-            h.list(str(tmp_path))
-        assert time.monotonic() - t0 < 0.5  # a down host fails at once
+            _within(10, h.list, str(tmp_path))
+        h.op_timeout = 1.0
         sshd.cont_all()
-        end = time.monotonic() + 30
-        while time.monotonic() < end and h.state.kind != UP:
-            time.sleep(0.05)
-        assert h.state.kind == UP, h.state
+        wait_for(lambda: h.state.kind == UP, 30, "the host up again after SIGCONT", describe=lambda: h.state)
         assert h.read_at(str(other), 0, 1) == b"x"
         assert h.stats["connects"] == 2
     finally:
@@ -248,10 +259,8 @@ def test_changed_host_key_between_reconnects_is_refused(tmp_path, monkeypatch):
 
         new = on_loop(swap())
         h.call(lambda: _close_conn(h), "drop")  # the live connection goes: the client reconnects, meets key B
-        end = time.monotonic() + 10
-        while time.monotonic() < end and h.state.kind != HOST_KEY_REFUSED:
-            time.sleep(0.05)
-        assert h.state.kind == HOST_KEY_REFUSED, h.state
+        wait_for(lambda: h.state.kind == HOST_KEY_REFUSED, 10, "the changed host key refused",
+                 describe=lambda: h.state)
         assert "CHANGED" in h.state.message and f"ssh-keygen -f {kh} -R '[127.0.0.1]:{port}'" in h.state.message
         assert f"ssh-keyscan -p {port} 127.0.0.1" in h.state.message
         new.close()
@@ -332,9 +341,7 @@ def test_channel_budget_stays_bounded_by_max_sessions_across_reconnects(tmp_path
             # 9 commands: 3 run beside the watches, 6 queue for the budget; then the server dies
             ex = ThreadPoolExecutor(9)
             futs = [ex.submit(h.run, ["sleep", "30"]) for _ in range(9)]
-            end = time.monotonic() + 10
-            while h._open_channels < 9 and time.monotonic() < end:
-                time.sleep(0.05)
+            wait_for(lambda: h._open_channels >= 9, 10, "9 channels open", describe=lambda: h._open_channels)
             assert h._open_channels == 9 and h._channels._value == 0
             (watched / f"f{cycle}").write_text("x")
             for _ in watchers:

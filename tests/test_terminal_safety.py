@@ -25,6 +25,7 @@ import pytest
 import hostile_run as h
 from prereqs import need
 from test_e2e_tmux import EDGETUI, Term
+from waits import pilot_wait_for
 
 from edgetui.control_chars import make_file_visible, strip_sequences, visible, visible_lines
 
@@ -368,15 +369,9 @@ def test_live_runs_screen_and_pager_copy_in_a_terminal(hostile, tmp_path):
 
 
 async def _until(pilot, pred, timeout: float = 20.0, what: str = "condition") -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            if pred():
-                return
-        except Exception:  # widgets not mounted yet
-            pass
-        await pilot.pause(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+    """The one wait (waits.pilot_wait_for) with this module's defaults: an exception (widgets not mounted
+    yet) counts as not yet."""
+    await pilot_wait_for(pilot, pred, timeout, what, 0.2, ignore=(Exception,))
 
 
 @pytest.mark.asyncio

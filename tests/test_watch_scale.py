@@ -246,7 +246,9 @@ _LIMIT_CHILD = textwrap.dedent("""
     end = time.time() + 30
     while not sup.watch_mode.startswith("polling") and time.time() < end:
         time.sleep(0.1)
-    time.sleep(4.0)  # quiet refreshes: the polling interval grows
+    end = time.time() + 30
+    while not (gaps and max(gaps) > 1.0) and time.time() < end:  # quiet refreshes: the polling interval grows
+        time.sleep(0.1)
     gap = max(gaps)
     t0 = time.time()
     with open(root / "r0" / "taskA" / "agent_output.txt", "a") as f:
@@ -256,7 +258,8 @@ _LIMIT_CHILD = textwrap.dedent("""
     (root / "late" / "taskB" / "run_agent.log").write_text("2026-01-01 00:00:00,000 - INFO - Running agent\\n")
     seen = found = None
     c = conn.cursor()
-    while time.time() - t0 < 20 and (seen is None or found is None):
+    end = t0 + 10  # the deadline: polling (every 1-2 s here) records both well within it
+    while time.time() < end and (seen is None or found is None):
         if seen is None and c.execute("SELECT count(*) FROM events WHERE summary LIKE '%seen by polling%'").fetchone()[0]:
             seen = time.time() - t0
         if found is None and any(k.endswith("/late/taskB") for k in sup.runs):
@@ -291,8 +294,8 @@ def test_watch_limit_reached_falls_back_to_stat_polling(tmp_path):
     assert out["mode"] == "polling: the file watcher's limit was reached"
     assert any("file watcher's limit reached" in n for n in out["notes"]), out["notes"]
     assert out["gap"] is not None and out["gap"] > 1.0  # quiet: the interval grew (adaptive)
-    assert out["seen"] is not None and out["seen"] < 10, out
-    assert out["found"] is not None and out["found"] < 10, out
+    assert out["seen"] is not None, out  # the new line recorded within the child's 10 s deadline
+    assert out["found"] is not None, out  # the new run found within it
 
 
 @pytest.mark.docker
