@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from waits import wait_for
+from waits import inotify_watched, wait_for
 
 from edgetui.db import open_db
 from edgetui.live.alarms import AlarmSettings, evaluate, load_settings, RunFacts
@@ -788,19 +788,6 @@ def test_run_file_path_stays_inside_the_task_dir(env):
     assert sup.run_file_path("nope/x/y", "agent_output.txt") is None
 
 
-def _inotify_watched(path: Path) -> bool:
-    """Does an inotify watch of this process (the ``inotify wd:`` lines of /proc/self/fdinfo) watch ``path``?"""
-    ino = f" ino:{path.stat().st_ino:x} "
-    for fd in os.listdir("/proc/self/fdinfo"):
-        try:
-            lines = Path(f"/proc/self/fdinfo/{fd}").read_text().splitlines()
-        except OSError:
-            continue
-        if any(ln.startswith("inotify wd:") and ino in ln for ln in lines):
-            return True
-    return False
-
-
 @pytest.mark.parametrize("poll", [False, True])
 def test_run_forever_wakes_on_file_changes_and_survives_errors(env, poll):
     root, conn, clock, mk = env
@@ -829,7 +816,7 @@ def test_run_forever_wakes_on_file_changes_and_survives_errors(env, poll):
             wait_for(lambda: sup.watch_mode.startswith("polling"), 10, "stat polling",
                      describe=lambda: sup.watch_mode)
         else:  # the watcher's watch on the task folder is in place (seen in this process's inotify fds)
-            wait_for(lambda: _inotify_watched(td), 10, "an inotify watch on the task folder")
+            wait_for(lambda: inotify_watched(td), 10, "an inotify watch on the task folder")
         n_before = len(updates)
         t_append = time.monotonic()
         with open(td / "agent_output.txt", "ab") as f:

@@ -137,6 +137,8 @@ def judge(tmp_path, engine, request):
         remove_image(engine, work_image)
 
 
+# two judge images built and sforge serve started per test, then real gradings (deadlines of 90 s each)
+@pytest.mark.timeout(600)
 def test_supervisor_polls_the_real_judge_history(judge, engine, tmp_path):
     url, logs, task = judge["url"], judge["logs"], judge["task"]
     run_id = f"{judge['token']}run"
@@ -226,6 +228,7 @@ def _register_run(judge, engine, run_id):
     return tok
 
 
+@pytest.mark.timeout(600)  # as above
 @pytest.mark.parametrize("judge", [{"selection": "score_first", "score_direction": "minimize"}], indirect=True)
 def test_the_judges_best_checks_an_assumed_policy(judge, engine, tmp_path):
     """No task JSON for edgetui (policy assumed: SForge's default pass_rate_first / maximize), a judge

@@ -423,11 +423,10 @@ def test_a_host_without_sftp_says_so_and_leaves_no_connection_open(tmp_path, mon
     h = host_for(s, tmp_path, backoff_min=0.2, backoff_max=0.2)
     try:
         h.wait_up(10)
-        deadline = time.time() + 10
-        while time.time() < deadline and "Subsystem sftp" not in h.state.message:
-            time.sleep(0.1)
+        wait_for(lambda: "Subsystem sftp" in h.state.message, 10, "the state saying what sshd_config needs", 0.1,
+                 describe=lambda: h.state)
         assert h.state.kind == DOWN and "Subsystem sftp" in h.state.message, h.state
-        time.sleep(1.5)  # several more attempts, each failing the same way
+        time.sleep(1.5)  # part of the test: several more attempts (every 0.2 s), each failing the same way
         assert h.state.kind == DOWN
         assert _established_to(s.port) <= 1  # (at most the attempt in flight), not one per attempt
     finally:

@@ -296,6 +296,7 @@ class Capture:
         raise AssertionError(f"{needle!r} never sent; screen:\n{self.t.screen()}")
 
 
+@pytest.mark.timeout(300)  # the real app in a real terminal
 @pytest.mark.slow
 def test_picker_and_replay_header_in_a_terminal_send_no_sequence(hostile, tmp_path):
     """The planted run and task folder names in the picker's rows and the replay's header."""
@@ -316,6 +317,7 @@ def test_picker_and_replay_header_in_a_terminal_send_no_sequence(hostile, tmp_pa
     assert not leaks(data), leaks(data)
 
 
+@pytest.mark.timeout(300)  # the real app in a real terminal
 @pytest.mark.slow
 def test_replay_events_and_details_in_a_terminal_send_no_sequence(hostile, tmp_path):
     """The transcript's text, tool name, command and output, the model, a log line and a line that is
@@ -338,6 +340,7 @@ def test_replay_events_and_details_in_a_terminal_send_no_sequence(hostile, tmp_p
     assert not leaks(data), leaks(data)
 
 
+@pytest.mark.timeout(300)  # the real app in a real terminal
 @pytest.mark.slow
 def test_live_runs_screen_and_pager_copy_in_a_terminal(hostile, tmp_path):
     need("tmux")

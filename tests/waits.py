@@ -9,7 +9,9 @@ value the condition returned (or the last exception it raised, when told to igno
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 
@@ -71,3 +73,19 @@ async def pilot_wait_for(pilot, condition: Callable[[], Any], timeout: float = 1
         if final:
             raise _failure(what, timeout, last, error, describe)
         await pilot.pause(interval)
+
+
+def inotify_watched(path: Path) -> bool:
+    """Does an inotify watch of this process watch ``path``? (Its inode on an ``inotify wd:`` line of
+    /proc/self/fdinfo: a watcher thread's watches are in place, where a test used to sleep "to let the
+    watcher settle".)"""
+    ino = f" ino:{Path(path).stat().st_ino:x} "
+    for fd in os.listdir("/proc/self/fdinfo"):
+        try:
+            with open(f"/proc/self/fdinfo/{fd}") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            continue
+        if any(ln.startswith("inotify wd:") and ino in ln for ln in lines):
+            return True
+    return False
