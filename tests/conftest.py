@@ -40,3 +40,28 @@ def corpus() -> Path:
 @pytest.fixture
 def db_path(tmp_path) -> Path:
     return tmp_path / "edgetui.duckdb"
+
+
+# What a test drives, marked from the fixtures that identify it (pyproject registers the markers; a test
+# that starts the real thing without one of these fixtures carries the mark itself). The fixture closure
+# counts: a test using ``image``, ``token`` or ``live`` uses ``engine`` too.
+FIXTURE_MARKS = {
+    "engine": ("docker",),     # test_live_docker / test_ssh_engine / test_live_judge: the real Docker engine
+    "harness": ("harness", "docker"),  # test_real_harness_live: the real SForge harness (make_real_run.sh)
+    "judge": ("harness",),     # test_live_judge: the real SForge judge (``sforge serve``)
+    "sshd": ("sshd",),         # a real OpenSSH sshd on 127.0.0.1 (tests/sshd_fixture.py)
+    "two_sshd": ("sshd",),
+    "served": ("sshd",),
+    "rig": ("sshd",),
+    "report_html": ("browser",),  # test_report_browser: chromium-headless-shell
+}
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        for fixture, marks in FIXTURE_MARKS.items():
+            if fixture in names:
+                for m in marks:
+                    if item.get_closest_marker(m) is None:
+                        item.add_marker(m)

@@ -67,6 +67,7 @@ def _kill_at_growth(db: Path, rng: random.Random, out_file: Path) -> int:
     return committed[-1]
 
 
+@pytest.mark.timeout(900)  # 25 to 60 kills, each followed by a recovery and a check
 @pytest.mark.slow
 def test_25_kills_at_the_files_growth_leave_a_database_the_next_command_uses(tmp_path, capsys):
     """Killed while DuckDB was growing the file, the file is often not a whole number of blocks (17 of

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from processes import sigint_as_a_terminal_sends_it
+from waits import wait_for
 
 from edgetui.cli import main
 from edgetui.db import DatabaseDamaged, check_database, open_db
@@ -95,6 +97,18 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def _alive(pids: list[int]) -> list[int]:
+    """Those of ``pids`` still running (not gone, not a zombie)."""
+    out = []
+    for k in pids:
+        try:
+            if Path(f"/proc/{k}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                out.append(k)
+        except OSError:
+            pass
+    return out
+
+
 def _big_transcript(path: Path, mb: int = 60) -> None:
     line = (b'{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"text","text":"'
             + b"y" * 2000 + b'"}]}}\n')
@@ -110,21 +124,10 @@ def test_kill_9_of_the_ingest_leaves_no_parsing_process(tmp_path):
     _big_transcript(tr)
     p = subprocess.Popen([*CLI, "--db", str(tmp_path / "k.duckdb"), "ingest", "-q", str(tr)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    kids: list[int] = []
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not kids:
-        time.sleep(0.1)
-        kids = _children(p.pid)
-    assert kids, "no parsing process started"
+    kids = wait_for(lambda: _children(p.pid), 30, "the parsing process started", 0.1)
     p.send_signal(signal.SIGKILL)
     p.wait()
-    deadline = time.monotonic() + 10
-    alive = kids
-    while time.monotonic() < deadline and alive:
-        time.sleep(0.1)
-        alive = [k for k in kids if Path(f"/proc/{k}").exists()
-                 and Path(f"/proc/{k}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
-    assert alive == [], "orphans outlived the ingest"
+    wait_for(lambda: not _alive(kids), 10, "no orphan outliving the ingest", 0.1, describe=lambda: _alive(kids))
 
 
 def test_ctrl_c_during_the_ingest_exits_130(tmp_path):
@@ -133,7 +136,8 @@ def test_ctrl_c_during_the_ingest_exits_130(tmp_path):
     for delay in (0.0, 0.3, 0.8):
         db = tmp_path / f"c{delay}.duckdb"
         p = subprocess.Popen([*CLI, "--db", str(db), "ingest", "-q", str(tr), str(tr)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=sigint_as_a_terminal_sends_it)
         deadline = time.monotonic() + 30
         while not db.exists() and time.monotonic() < deadline:  # the ingest is under way (not Python's start)
             time.sleep(0.02)

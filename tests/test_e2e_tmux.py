@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import waits
 from prereqs import need
 
 EDGETUI = Path(sys.executable).parent / "edgetui"
@@ -45,14 +46,13 @@ class Term:
             time.sleep(0.15)
 
     def wait_for(self, text: str, timeout: float = 40.0) -> str:
-        end = time.time() + timeout
-        s = ""
-        while time.time() < end:
-            s = self.screen()
-            if text in s:
-                return s
-            time.sleep(0.2)
-        raise AssertionError(f"{text!r} not on screen after {timeout}s:\n{s}")
+        """The screen once it shows ``text`` (the one wait, waits.wait_for; the last screen when it fails)."""
+        seen = {"screen": ""}
+
+        def shown():
+            seen["screen"] = s = self.screen()
+            return s if text in s else None
+        return waits.wait_for(shown, timeout, f"{text!r} on screen", 0.2, describe=lambda: "screen:\n" + seen["screen"])
 
     def close(self) -> None:
         subprocess.run([*self.tmux, "kill-server"], capture_output=True)
@@ -89,10 +89,7 @@ def test_replay_sample_run_in_tmux(sample_db):
         t.keys("Stepping back", "Enter")
         s = t.wait_for("Stepping back before touching another threshold")
         t.keys("q")
-        end = time.time() + 10
-        while t.alive() and time.time() < end:
-            time.sleep(0.2)
-        assert not t.alive(), "q did not quit the directly opened replay"
+        waits.wait_for(lambda: not t.alive(), 10, "q to quit the directly opened replay", 0.2)
     finally:
         t.close()
 

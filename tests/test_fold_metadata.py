@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,7 @@ from replay.cursor import ReplayCursor
 from replay.fold import is_metadata, metadata_mask
 
 from fold_fixture import META_BEFORE, metadata, write_fixture
+from waits import pilot_wait_for as wait_for
 
 APP_TCSS = Path(__file__).resolve().parents[1] / "edgetui" / "app.tcss"
 
@@ -152,14 +152,6 @@ def test_steps_move_by_rows_and_time_moves_land_inside_folds(run69013):
 
 
 # ---------------------------------------------------------------------------- the screens
-
-
-async def wait_for(pilot, cond, timeout: float = 10.0) -> None:
-    t0 = time.monotonic()
-    while not cond():
-        if time.monotonic() - t0 > timeout:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
 
 
 def shown(lst: EventList) -> list[str]:

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waits import wait_for
 
 from edgetui.cli import main
 from edgetui.db import open_db
@@ -99,8 +100,22 @@ def _threads_and_fds(pid: int) -> tuple[int, int]:
     return threads, len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def test_two_thousand_stalled_clients_stay_bounded(holder):
-    db, p = holder
+@pytest.fixture
+def patient_holder(tmp_path):
+    """A holder whose request timeout is out of the way (600 s)."""
+    db = tmp_path / "h.duckdb"
+    p = _holder_process(db, extra="import edgetui.holder as H;H.REQUEST_TIMEOUT_S=600.0;")
+    yield db, p
+    p.kill()
+    p.wait()
+
+
+def test_two_thousand_stalled_clients_stay_bounded(patient_holder):
+    """2000 clients that send half a request: threads and fds stay bounded and a query is still answered.
+    The request timeout is out of the way (600 s): only the bound on waiting connections (the oldest
+    dropped for a new one) keeps the holder free, and a query stuck behind a stalled client would wait
+    600 s, not the 10 s it is given."""
+    db, p = patient_holder
     path = str(socket_path(db))
     assert ask_holder(db, "SELECT count(*) FROM probe").rows == [(3,)]  # DuckDB's own threads start now
     base_threads, base_fds = _threads_and_fds(p.pid)
@@ -122,16 +137,13 @@ def test_two_thousand_stalled_clients_stay_bounded(holder):
             if i % 200 == 199:
                 t, f = _threads_and_fds(p.pid)
                 peak_threads, peak_fds = max(peak_threads, t), max(peak_fds, f)
-        t0 = time.monotonic()
-        res = ask_holder(db, "SELECT count(*) FROM probe", timeout=5)
-        answered_in = time.monotonic() - t0
+        res = ask_holder(db, "SELECT count(*) FROM probe", timeout=10)  # ConnectionError if not answered in 10 s
         t, f = _threads_and_fds(p.pid)
         peak_threads, peak_fds = max(peak_threads, t), max(peak_fds, f)
     finally:
         for s in stalled:
             s.close()
     assert res.rows == [(3,)]
-    assert answered_in < 1.0, answered_in
     assert peak_threads <= base_threads + 2, (base_threads, peak_threads)  # no thread per connection
     # waiting connections are bounded (+ the listen backlog the kernel holds, which the process does not)
     assert peak_fds <= base_fds + MAX_PENDING + 4, (base_fds, peak_fds)
@@ -146,9 +158,10 @@ def test_slow_request_times_out_and_oversized_request_is_refused(holder):
         s.connect(path)
         s.sendall(b'{"sql": "SEL')
         t0 = time.monotonic()
-        reply = s.recv(4096)
+        reply = s.recv(4096)  # the deadline: socket.timeout after 10 s without the holder's reply
         waited = time.monotonic() - t0
-    assert b"no request within" in reply and 4.0 < waited < 8.0
+    # not before its 5 s (a lower bound: a loaded machine only makes the wait longer)
+    assert b"no request within 5 s" in reply and waited > 4.0, (reply, waited)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(10)
         s.connect(path)
@@ -517,15 +530,15 @@ def _stalled_clients(path: str, n: int) -> list[socket.socket]:
     return out
 
 
-def _wait_reply_started(s: socket.socket, deadline: float) -> None:
-    while time.monotonic() < deadline:
-        try:
-            if s.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT):
-                return
-        except BlockingIOError:
-            pass
-        time.sleep(0.02)
-    raise AssertionError("the holder never started replying to a stalled client")
+def _reply_started(s: socket.socket) -> bool:
+    try:
+        return bool(s.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+    except BlockingIOError:
+        return False
+
+
+def _wait_reply_started(s: socket.socket, timeout: float = 60) -> None:
+    wait_for(lambda: _reply_started(s), timeout, "the holder replying to a stalled client", 0.02)
 
 
 def test_clients_that_never_read_do_not_delay_others(holder):
@@ -535,9 +548,8 @@ def test_clients_that_never_read_do_not_delay_others(holder):
     path = str(socket_path(db))
     stalled = _stalled_clients(path, 8)
     try:
-        deadline = time.monotonic() + 60
         for s in stalled[:WORKERS]:  # both workers have taken a stalled client's query
-            _wait_reply_started(s, deadline)
+            _wait_reply_started(s)
         res = ask_holder(db, "SELECT 42", timeout=10)  # ConnectionError if not answered within 10 s
         assert res.rows == [(42,)]
         # the stalled clients were still connected and are given their whole reply once they read
@@ -571,12 +583,11 @@ def test_a_client_that_never_reads_is_dropped(tmp_path):
         path = str(socket_path(db))
         assert ask_holder(db, "SELECT 1").rows == [(1,)]
         [s] = _stalled_clients(path, 1)
-        _wait_reply_started(s, time.monotonic() + 60)
+        _wait_reply_started(s)
         assert _server_side_connections(path) >= 1
-        deadline = time.monotonic() + 30
-        while _server_side_connections(path):  # the holder closes its side once it gives up
-            assert time.monotonic() < deadline, "a client that reads nothing was never dropped"
-            time.sleep(0.1)
+        # the holder closes its side once it gives up
+        wait_for(lambda: not _server_side_connections(path), 30, "the holder dropping a client that reads nothing",
+                 0.1)
         s.settimeout(10)
         got = 0
         while True:
@@ -600,10 +611,10 @@ def test_replies_waiting_for_readers_are_bounded(tmp_path):
     try:
         path = str(socket_path(db))
         first = _stalled_clients(path, 1)[0]
-        _wait_reply_started(first, time.monotonic() + 60)
+        _wait_reply_started(first)
         later = _stalled_clients(path, 2)
         for s in later:
-            _wait_reply_started(s, time.monotonic() + 60)
+            _wait_reply_started(s)
 
         def read_all(s: socket.socket) -> bytes:
             s.settimeout(30)

@@ -21,7 +21,9 @@ from edgetui.db import open_db
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs" / "runs" / "judge-demo-001"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_db_safety import _big_transcript, _children  # noqa: E402
+from test_db_safety import _alive, _big_transcript, _children  # noqa: E402
+from processes import sigint_as_a_terminal_sends_it  # noqa: E402
+from waits import wait_for  # noqa: E402
 
 SCRIPT = Path(sys.executable).with_name("edgetui")  # the console script (edgetui.cli:run)
 
@@ -65,9 +67,11 @@ def _mapped_sems(pids: list[int]) -> set[int]:
 def _start(db: Path, root: Path, script: bool) -> subprocess.Popen:
     cmd = [str(SCRIPT)] if script else [sys.executable, "-m", "edgetui.cli"]
     return subprocess.Popen([*cmd, "--db", str(db), "ingest", "-q", str(root)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=sigint_as_a_terminal_sends_it)
 
 
+@pytest.mark.timeout(900)  # 20 interrupted ingests, each re-run to its end
 @pytest.mark.slow
 def test_ctrl_c_at_any_moment_says_one_line_exits_130_and_a_rerun_resumes(tmp_path):
     from edgetui.cli import INTERRUPTED_INGEST
@@ -111,19 +115,18 @@ def test_kill_9_of_the_ingest_and_its_helpers_leaves_no_semaphore(tmp_path):
         db = tmp_path / f"k{k}.duckdb"
         n_before = len(_sem_inodes())
         p = _start(db, root, script=False)
-        kids: list[int] = []
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and len(kids) < 2:  # the parsing process and the shard
-            time.sleep(0.05)
-            kids = [c for c in _children(p.pid) if b"resource_tracker" not in Path(f"/proc/{c}/cmdline").read_bytes()]
-        assert len(kids) >= 2, kids
-        time.sleep(0.3)  # (both at work)
+        seen: dict = {"kids": []}
+
+        def helpers() -> bool:  # the parsing process and the shard
+            seen["kids"] = [c for c in _children(p.pid) if b"resource_tracker" not in Path(f"/proc/{c}/cmdline").read_bytes()]
+            return len(seen["kids"]) >= 2
+        wait_for(helpers, 60, "the parsing process and the shard started", describe=lambda: seen["kids"])
+        kids = seen["kids"]
+        time.sleep(0.3)  # part of the test: the kill lands while both are at work
         mapped = _mapped_sems([p.pid, *kids])
         os.killpg(p.pid, signal.SIGKILL)  # the ingest, its helpers and the resource tracker
         p.communicate()
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(Path(f"/proc/{c}").exists() for c in kids):
-            time.sleep(0.05)
+        wait_for(lambda: not any(Path(f"/proc/{c}").exists() for c in kids), 10, "the killed helpers gone")
         now = _sem_inodes()
         left = [now[i] for i in mapped if i in now]
         # (the count of all of /dev/shm's semaphores is shown, not asserted: other programs make theirs)
@@ -135,21 +138,15 @@ def test_kill_9_of_the_ingest_alone_ends_its_helpers(tmp_path):
     root = _root(tmp_path, runs=50, mb=60)
     db = tmp_path / "k.duckdb"
     p = _start(db, root, script=False)
-    kids: list[int] = []
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(kids) < 3:  # parsing process, shard, resource tracker
-        time.sleep(0.05)
+    try:  # the parsing process, the shard and the resource tracker
+        kids = wait_for(lambda: (lambda k: k if len(k) >= 3 else None)(_children(p.pid)), 60,
+                        "three helpers started", describe=lambda: _children(p.pid))
+    except AssertionError:  # (as before: two of them do)
         kids = _children(p.pid)
     assert len(kids) >= 2, kids
     p.send_signal(signal.SIGKILL)
     p.communicate()
-    deadline = time.monotonic() + 15
-    alive = kids
-    while time.monotonic() < deadline and alive:
-        time.sleep(0.1)
-        alive = [k for k in kids if Path(f"/proc/{k}").exists()
-                 and Path(f"/proc/{k}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
-    assert alive == [], "helpers outlived the ingest"
+    wait_for(lambda: not _alive(kids), 15, "no helper outliving the ingest", 0.1, describe=lambda: _alive(kids))
 
 
 def test_a_ctrl_c_inside_duckdbs_scan_of_a_batch_is_an_interrupt():

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from waits import wait_for
 
 import edgetui.ingest_shard as shard_mod
 from edgetui.db import open_db
@@ -214,21 +215,17 @@ def test_kill9_during_a_sharded_ingest_then_resume(tmp_path):
     assert subprocess.run(cmd(clean), env=dict(os.environ, EDGETUI_NO_MP="1"), capture_output=True).returncode == 0
     env = {k: v for k, v in os.environ.items() if k != "EDGETUI_NO_MP"}
     p = subprocess.Popen(cmd(killed), env=env)
-    shard_files: list[Path] = []
-    deadline = time.monotonic() + 60
-    while not shard_files and p.poll() is None and time.monotonic() < deadline:
-        shard_files = [f for f in tmp_path.iterdir() if ".shard-" in f.name and f.suffix == ".duckdb"]
-        time.sleep(0.02)
-    assert shard_files, "the ingest made no shard file (or ended before one was seen)"
-    time.sleep(0.3)  # (the shard records meanwhile)
+    def shards() -> list[Path]:
+        return [f for f in tmp_path.iterdir() if ".shard-" in f.name and f.suffix == ".duckdb"]
+    shard_files = wait_for(lambda: shards() or p.poll() is not None, 60, "a shard file (or the ingest's end)", 0.02)
+    assert shard_files is not True and shard_files, "the ingest made no shard file (or ended before one was seen)"
+    time.sleep(0.3)  # part of the test: the kill lands while the shard records
     assert p.poll() is None, "the ingest ended before it could be killed"
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
     # the second process ends with it: nothing holds the shard file open any more
-    deadline = time.monotonic() + 10
-    while _holders(shard_files[0]) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _holders(shard_files[0]) == []
+    wait_for(lambda: not _holders(shard_files[0]), 10, "nothing holding the shard file", 0.1,
+             describe=lambda: _holders(shard_files[0]))
     assert shard_files[0].exists()  # (left by the killed ingest: the next one removes it)
     cmd = cmd(killed)
     assert subprocess.run(cmd, env=env, capture_output=True).returncode == 0

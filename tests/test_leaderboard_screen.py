@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from runs_factory import ingest
+from waits import pilot_wait_for
 
 from edgetui.app import EdgeTUIApp
 from edgetui.screens.leaderboard import LeaderboardScreen
@@ -21,14 +22,6 @@ def samples_db(tmp_path_factory):
     return db
 
 
-async def _wait(pilot, cond, n=200):
-    for _ in range(n):
-        if cond():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("timed out")
-
-
 @pytest.mark.asyncio
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
 async def test_leaderboard_screen_counts_samples_only_when_asked(samples_db, size):
@@ -38,16 +31,16 @@ async def test_leaderboard_screen_counts_samples_only_when_asked(samples_db, siz
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         app.action_leaderboard()
-        await _wait(pilot, lambda: isinstance(app.screen, LeaderboardScreen))
+        await pilot_wait_for(pilot, lambda: isinstance(app.screen, LeaderboardScreen), 20, "the leaderboard screen")
         screen = app.screen
         def title() -> str:
             q = screen.query("#lb-title")
             return q.first(Static).render().plain if q else "loading"
 
-        await _wait(pilot, lambda: "loading" not in title())
+        await pilot_wait_for(pilot, lambda: "loading" not in title(), 20, "the leaderboard loaded", describe=title)
         assert screen.query_one(DataTable).row_count == 0 and "no runs count here" in title()
         await pilot.press("a")
-        await _wait(pilot, lambda: screen.query_one(DataTable).row_count > 0)
+        await pilot_wait_for(pilot, lambda: screen.query_one(DataTable).row_count > 0, 20, "rows in the leaderboard")
         t = screen.query_one(DataTable)
         rows = [[str(c) for c in t.get_row_at(i)] for i in range(t.row_count)]
         i = next(i for i, r in enumerate(rows) if r[0] == "claude-opus-4-8")

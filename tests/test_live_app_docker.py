@@ -4,13 +4,12 @@ stopping that container."""
 
 from __future__ import annotations
 
-import asyncio
-import time
 from pathlib import Path
 
 import pytest
 
 from test_live_docker import APPEND_LOOP, engine, image, make_run, start_work, token  # noqa: F401 (fixtures)
+from waits import pilot_wait_for
 
 from edgetui.app import EdgeTUIApp, LiveConfig
 from edgetui.screens.confirm import ConfirmScreen
@@ -21,15 +20,9 @@ from edgetui.widgets.runs_table import RunsTable
 
 
 async def _until(pilot, pred, timeout: float = 15.0, what: str = "condition"):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            if pred():
-                return
-        except Exception:  # widgets not mounted yet
-            pass
-        await pilot.pause(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+    """The one wait (waits.pilot_wait_for) with this module's defaults: an exception (widgets not mounted
+    yet) counts as not yet."""
+    return await pilot_wait_for(pilot, pred, timeout, what, 0.2, ignore=(Exception,))
 
 
 def _rows(screen) -> list[str]:
@@ -63,10 +56,8 @@ async def test_live_app_over_a_real_container(tmp_path, engine, image, token):  
         await pilot.press("x")
         await _until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="confirmation")
         await pilot.press("y")
-        end = time.monotonic() + 30
-        while time.monotonic() < end:
+
+        def stopped() -> bool:
             container.reload()
-            if container.status != "running":
-                break
-            await asyncio.sleep(0.5)
-        assert container.status != "running"
+            return container.status != "running"
+        await pilot_wait_for(pilot, stopped, 30, "the real container stopped", 0.5, describe=lambda: container.status)

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waits import inotify_watched, wait_for
 
 from edgetui.db import open_db
 from edgetui.live.alarms import AlarmSettings, evaluate, load_settings, RunFacts
@@ -807,23 +808,26 @@ def test_run_forever_wakes_on_file_changes_and_survives_errors(env, poll):
     th = threading.Thread(target=sup.run_forever, args=(30.0, stop, lambda rs: updates.append(
         (time.monotonic(), rs[0].n_events if rs else 0))), kwargs={"poll": poll}, daemon=True)
     th.start()
-    deadline = time.monotonic() + 10
-    while len(updates) < 2 and time.monotonic() < deadline:  # the failed refresh, then a good one
-        time.sleep(0.05)
-    assert any(m == "refresh failed: RuntimeError: disk on fire second line" for _, m in sup.notes)
-    sup.notes.clear()  # expected here (the fixture checks that no other test has internal failures)
-    time.sleep(1.0)  # let the watcher settle
-    n_before = len(updates)
-    t_append = time.monotonic()
-    with open(td / "agent_output.txt", "ab") as f:
-        f.write(text_line(2) + b"\n")
-    while time.monotonic() < deadline and not any(t > t_append and n >= 3 for t, n in updates[n_before:]):
-        time.sleep(0.05)
-    stop.set()
-    th.join(10)
+    try:
+        wait_for(lambda: len(updates) >= 2, 10, "the failed refresh, then a good one", describe=lambda: updates)
+        assert any(m == "refresh failed: RuntimeError: disk on fire second line" for _, m in sup.notes)
+        sup.notes.clear()  # expected here (the fixture checks that no other test has internal failures)
+        if poll:
+            wait_for(lambda: sup.watch_mode.startswith("polling"), 10, "stat polling",
+                     describe=lambda: sup.watch_mode)
+        else:  # the watcher's watch on the task folder is in place (seen in this process's inotify fds)
+            wait_for(lambda: inotify_watched(td), 10, "an inotify watch on the task folder")
+        n_before = len(updates)
+        t_append = time.monotonic()
+        with open(td / "agent_output.txt", "ab") as f:
+            f.write(text_line(2) + b"\n")
+        # far sooner than the 30 s interval: a file change woke it (or the stat polling saw it)
+        wait_for(lambda: any(t > t_append and n >= 3 for t, n in updates[n_before:]), 15,
+                 "a refresh with the appended line", describe=lambda: updates)
+    finally:
+        stop.set()
+        th.join(10)
     assert not th.is_alive()
-    woke = [t for t, n in updates[n_before:] if t > t_append]
-    assert woke and woke[0] - t_append < 5.0  # far sooner than the 30 s interval: a file change woke it
 
 
 def test_restart_after_a_crash_rereads_a_little_but_records_and_counts_nothing_twice(env):

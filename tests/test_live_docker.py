@@ -22,6 +22,7 @@ import pytest
 
 docker = pytest.importorskip("docker")
 
+import waits  # noqa: E402
 from docker_images import build_busybox_image, remove_containers, remove_image  # noqa: E402
 
 from edgetui.db import open_db  # noqa: E402
@@ -103,17 +104,15 @@ def settings(**kw) -> AlarmSettings:
 
 
 def wait_for(sup: Supervisor, pred, timeout: float = 10.0, what: str = "condition"):
-    end = time.time() + timeout
-    runs = sup.poll_once()
-    while time.time() < end:
-        got = pred(runs)
-        if got:
-            return runs
-        time.sleep(0.2)
-        runs = sup.poll_once()
-    raise AssertionError(f"timed out waiting for {what}; runs: "
-                         f"{[(r.run_key, r.status, r.flags, r.container and r.container.state) for r in runs]}; "
-                         f"messages: {sup.messages}")
+    """The one wait (waits.wait_for) over the supervisor's polls: ``pred(runs)`` of each poll; returns those runs."""
+    seen: dict = {"runs": []}
+
+    def polled():
+        seen["runs"] = runs = sup.poll_once()
+        return pred(runs) and (runs,)
+    return waits.wait_for(polled, timeout, what, 0.2, describe=lambda: (
+        f"runs: {[(r.run_key, r.status, r.flags, r.container and r.container.state) for r in seen['runs']]}; "
+        f"messages: {sup.messages}"))[0]
 
 
 @pytest.fixture
@@ -156,7 +155,7 @@ def test_running_work_containers_are_joined_and_their_transcripts_grow(live, eng
     for i, td in enumerate(tds):
         start_work(engine, image, task, f"run{i}", td, APPEND_LOOP)
     sup = make()
-    t0 = time.time()
+    deadline = time.monotonic() + 10  # joined and growing within 10 s, both waits together
     runs = wait_for(sup, lambda rs: len(rs) == 2 and all(r.status == "running" and r.container
                                                          and r.container.state == "running" for r in rs),
                     what="both runs running with their containers")
@@ -167,8 +166,7 @@ def test_running_work_containers_are_joined_and_their_transcripts_grow(live, eng
                             "AND t_source = 'observed'", [key]).fetchone()[0]
 
     runs = wait_for(sup, lambda rs: all(r.n_events >= first[r.run_key] + 5 and n_obs(r.run_key) >= 5 for r in rs),
-                    what="events growing, stamped as observed")
-    assert time.time() - t0 < 10
+                    timeout=max(0.0, deadline - time.monotonic()), what="events growing, stamped as observed")
     key = runs[0].run_key
     st = conn.execute("SELECT data->>'$.state', data->>'$.role' FROM events WHERE run_key = ? AND kind = 'container_state'",
                       [key]).fetchall()
@@ -183,9 +181,12 @@ def test_running_work_containers_are_joined_and_their_transcripts_grow(live, eng
     th = threading.Thread(target=sup.run_forever, args=(1.0, stop, lambda rs: updates.append(
         sum(r.n_events for r in rs))), daemon=True)
     th.start()
-    time.sleep(3)
-    stop.set()
-    th.join(10)
+    try:
+        waits.wait_for(lambda: len(updates) >= 3 and updates[-1] > updates[0], 10,
+                       "three updates of the background loop, the events growing", describe=lambda: updates)
+    finally:
+        stop.set()
+        th.join(10)
     assert not th.is_alive() and len(updates) >= 3 and updates[-1] > updates[0]
 
 

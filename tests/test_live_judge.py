@@ -35,6 +35,7 @@ docker = pytest.importorskip("docker")
 requests = pytest.importorskip("requests")
 
 from docker_images import JUDGE_EXTRAS, build_busybox_image, remove_containers, remove_image  # noqa: E402
+from waits import wait_for  # noqa: E402
 
 from edgetui.db import open_db  # noqa: E402
 from edgetui.live.alarms import AlarmSettings  # noqa: E402
@@ -137,6 +138,8 @@ def judge(tmp_path, engine, request):
         remove_image(engine, work_image)
 
 
+# two judge images built and sforge serve started per test, then real gradings (deadlines of 90 s each)
+@pytest.mark.timeout(600)
 def test_supervisor_polls_the_real_judge_history(judge, engine, tmp_path):
     url, logs, task = judge["url"], judge["logs"], judge["task"]
     run_id = f"{judge['token']}run"
@@ -226,6 +229,7 @@ def _register_run(judge, engine, run_id):
     return tok
 
 
+@pytest.mark.timeout(600)  # as above
 @pytest.mark.parametrize("judge", [{"selection": "score_first", "score_direction": "minimize"}], indirect=True)
 def test_the_judges_best_checks_an_assumed_policy(judge, engine, tmp_path):
     """No task JSON for edgetui (policy assumed: SForge's default pass_rate_first / maximize), a judge
@@ -260,10 +264,12 @@ def test_the_judges_best_checks_an_assumed_policy(judge, engine, tmp_path):
             else:
                 raise AssertionError(f"round {n} not graded; {sup.messages}")
         assert hist.best_round == "agent-2"
-        deadline = time.time() + 10
-        while run.best_round != "agent-2" and time.time() < deadline:
-            run = sup.poll_once()[0]
-            time.sleep(0.2)
+
+        def best_is_agent_2():
+            r = sup.poll_once()[0]
+            return r if r.best_round == "agent-2" else None
+        if run.best_round != "agent-2":
+            run = wait_for(best_is_agent_2, 10, "agent-2 as the run's best", 0.2)
         row = conn.execute("SELECT best_round, best_score, selection, score_direction, policy_assumed FROM runs "
                            "WHERE run_key = ?", [key]).fetchone()
         assert row == ("agent-2", pytest.approx(30.0), "score_first", "minimize", True)

@@ -11,7 +11,6 @@ messages, as the supervisor's worker will. Container effects go to a recording f
 from __future__ import annotations
 
 import os
-import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -19,6 +18,8 @@ from typing import Any, Callable, Optional, Sequence
 import pytest
 from rich.text import Text
 from textual.app import App
+
+from waits import pilot_wait_for as wait_for
 
 from edgetui import store
 from edgetui.db import close_when_idle, open_db
@@ -207,14 +208,6 @@ class LiveApp(App):
 
     def on_unmount(self) -> None:
         assert close_when_idle(self.conn)  # a worker may still be reading when the test ends
-
-
-async def wait_for(pilot, cond: Callable[[], bool], timeout: float = 10.0) -> None:
-    t0 = time.monotonic()
-    while not cond():
-        if time.monotonic() - t0 > timeout:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
 
 
 def table_rows(screen: RunsScreen) -> list[list[str]]:

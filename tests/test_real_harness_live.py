@@ -92,6 +92,8 @@ def _alarm_lines(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
+# the harness set up once (make_real_run.sh setup: up to 1500 s), then two scenarios (up to 600 s)
+@pytest.mark.timeout(2400)
 def test_live_supervisor_on_the_real_harness(harness, tmp_path):
     work, env, eng = harness
     tag = uuid.uuid4().hex[:6]

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import math
-import time
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -18,6 +16,7 @@ from edgetui.widgets import EventDetail, EventList, RunHeader, ScoreChart
 from replay.cursor import ReplayCursor
 
 from test_replay_cursor import SYNTH_BEST, build_synthetic_run
+from waits import pilot_wait_for as wait_for
 
 RUN_ID = "run-synth"
 
@@ -51,14 +50,6 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
-
-
-async def wait_for(pilot, cond: Callable[[], bool], timeout: float = 10.0) -> None:
-    t0 = time.monotonic()
-    while not cond():
-        if time.monotonic() - t0 > timeout:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.01)
 
 
 async def loaded(pilot) -> ReplayScreen:

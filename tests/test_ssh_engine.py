@@ -5,7 +5,6 @@ joining by name, stop, kill) as for the local engine; the forward comes back aft
 from __future__ import annotations
 
 import os
-import time
 import uuid
 
 import docker
@@ -14,6 +13,7 @@ import pytest
 import prereqs
 from docker_images import build_busybox_image, remove_containers, remove_image
 from sshd_fixture import Sshd
+from waits import wait_for
 
 from edgetui.hosts.engine import remote_docker_client
 from edgetui.hosts.ssh import UP, SshHost
@@ -40,15 +40,7 @@ def image(engine):
     remove_image(engine, tag)
 
 
-def _wait(pred, timeout=20.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.1)
-    return False
-
-
+@pytest.mark.sshd
 def test_remote_engine_lists_joins_and_stops_containers_over_the_ssh_connection(engine, image, tmp_path,
                                                                                 monkeypatch):
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
@@ -70,14 +62,14 @@ def test_remote_engine_lists_joins_and_stops_containers_over_the_ssh_connection(
         assert (j.role, j.submission_id) == ("judge", f"{tok}abc")
         # the route is the SSH connection: with sshd gone the forwarded engine is unreachable ...
         s.kill_all()
-        assert _wait(lambda: host.state.kind != UP)
+        wait_for(lambda: host.state.kind != UP, 20, "the host down with its sshd", 0.1, describe=lambda: host.state)
         assert not watch.refresh() and "docker unavailable" in (watch.error or "")
         # ... and after the reconnect it is back (the forward is set up again on the new connection)
         s.start()
         host.reconnect_now()
-        assert _wait(lambda: host.state.kind == UP), host.state
+        wait_for(lambda: host.state.kind == UP, 20, "the host up again", 0.1, describe=lambda: host.state)
         watch.retry_s = 0
-        assert _wait(lambda: watch.refresh()), watch.error
+        wait_for(lambda: watch.refresh(), 20, "the forwarded engine listed again", 0.1, describe=lambda: watch.error)
         out = watch.stop_container(w.name, timeout=1)
         assert "could not" not in out, out
         work.reload()

@@ -23,6 +23,7 @@ import pytest
 docker = pytest.importorskip("docker")
 
 import prereqs  # noqa: E402
+import waits  # noqa: E402
 from docker_images import remove_containers  # noqa: E402
 from test_live_docker import engine, image  # noqa: E402,F401 (the session's engine and test image)
 from sshd_fixture import Sshd  # noqa: E402
@@ -88,16 +89,15 @@ def _host(s: Sshd, tmp: Path, name: str) -> SshHost:
 
 
 def wait_for(sup, pred, timeout=30.0, what="condition"):
-    end = time.time() + timeout
-    runs = sup.poll_once()
-    while time.time() < end:
-        if pred(runs):
-            return runs
-        time.sleep(0.2)
-        runs = sup.poll_once()
-    raise AssertionError(f"timed out waiting for {what}; runs: "
-                         f"{[(r.run_key, r.status, r.container and (r.container.host, r.container.state)) for r in runs]}"
-                         f"; messages: {sup.messages}")
+    """The one wait (waits.wait_for) over the supervisor's polls: ``pred(runs)`` of each poll; returns those runs."""
+    seen: dict = {"runs": []}
+
+    def polled():
+        seen["runs"] = runs = sup.poll_once()
+        return pred(runs) and (runs,)
+    return waits.wait_for(polled, timeout, what, 0.2, describe=lambda: (
+        f"runs: {[(r.run_key, r.status, r.container and (r.container.host, r.container.state)) for r in seen['runs']]}"
+        f"; messages: {sup.messages}"))[0]
 
 
 def by_task(runs, task):
@@ -172,7 +172,7 @@ def test_remote_work_and_judge_containers_joined_stopped_and_killed_over_ssh(rig
 
     # one host down: the other host's run stays live (grows, its container still listed and sampled)
     servers[1].kill_all()
-    assert _until(lambda: h2.state.kind != UP)
+    waits.wait_for(lambda: h2.state.kind != UP, 15, "box2 down with its sshd", describe=lambda: h2.state)
     n0 = by_task(sup.poll_once(), ta).n_events
     listed0 = links.engines["box1"].listings
     runs = wait_for(sup, lambda rs: by_task(rs, ta).n_events > n0 + 3 and links.engines["box1"].listings > listed0 + 3,
@@ -214,15 +214,6 @@ def test_remote_work_and_judge_containers_joined_stopped_and_killed_over_ssh(rig
     assert by_task(runs, tb).container.host == "box2"
 
 
-def _until(pred, timeout=15.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_shell_is_ssh_t_docker_exec_in_a_real_terminal(rig, engine, image, token, tmp_path):
     servers, (h1,), sup, links, (root1,) = rig(1)
     task = f"{token}_sh"
@@ -241,14 +232,16 @@ def test_shell_is_ssh_t_docker_exec_in_a_real_terminal(rig, engine, image, token
     subprocess.run(["tmux", "-L", sock, "new-session", "-d", "-x", "80", "-y", "24",
                     " ".join(shlex.quote(a) for a in argv)], check=True)
     try:
-        got = ""
-        for _ in range(100):
-            got = subprocess.run(["tmux", "-L", sock, "capture-pane", "-p"], capture_output=True, text=True).stdout
-            if "#" in got or "$" in got:
-                break
-            time.sleep(0.1)
+        pane = {"text": ""}
+
+        def prompt() -> bool:
+            pane["text"] = subprocess.run(["tmux", "-L", sock, "capture-pane", "-p"], capture_output=True,
+                                          text=True).stdout
+            return "#" in pane["text"] or "$" in pane["text"]
+        waits.wait_for(prompt, 10, "the container shell's prompt", 0.1, describe=lambda: pane["text"])
         subprocess.run(["tmux", "-L", sock, "send-keys", f"echo {mark} > /tmp/mark; exit", "Enter"], check=True)
-        assert _until(lambda: w.exec_run(["cat", "/tmp/mark"]).output.strip() == mark.encode()), got
+        waits.wait_for(lambda: w.exec_run(["cat", "/tmp/mark"]).output.strip() == mark.encode(), 15,
+                       "the mark written by the shell in the container", describe=lambda: pane["text"])
     finally:
         subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True)
 
@@ -329,7 +322,7 @@ def test_judge_url_only_reachable_from_the_host_is_forwarded(rig, engine, image,
         assert "best agent-1" in runs[0].judge_says
         # the route is the SSH connection: with sshd gone the poller's URL leads nowhere
         servers[0].kill_all()
-        assert _until(lambda: h1.state.kind != UP)
+        waits.wait_for(lambda: h1.state.kind != UP, 15, "box1 down with its sshd", describe=lambda: h1.state)
         import urllib.request
 
         with pytest.raises(OSError):

@@ -14,6 +14,7 @@ import pytest
 import prereqs
 from sshd_fixture import Sshd
 from sshd_fixture import rchar as _rchar
+from waits import wait_for
 
 from edgetui.hosts.config import HostConfig
 from edgetui.hosts.feed import RemoteFeed
@@ -34,16 +35,6 @@ def sshd(tmp_path, monkeypatch):
 
 
 
-
-def _wait(pred, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
-
-
 @pytest.fixture
 def feed(sshd, tmp_path):
     runs = tmp_path / "remote" / "runs"
@@ -61,8 +52,9 @@ def feed(sshd, tmp_path):
                    min_interval_s=60, max_interval_s=60, full_every_s=600)
     f.start()
     try:
-        assert _wait(lambda: f._watch_ready and f.full_syncs >= 2 and not f._need_full, 30), \
-            (f.full_syncs, f.last_error)  # the first sync, then the one once the watches were set up
+        wait_for(lambda: f._watch_ready and f.full_syncs >= 2 and not f._need_full, 30,
+                 "the first sync, then the one once the watches were set up",
+                 describe=lambda: (f.full_syncs, f.last_error))
         time.sleep(0.5)
         f.remote_runs = runs
         yield f
@@ -80,7 +72,7 @@ def test_an_appended_line_is_read_alone_at_the_server(feed, sshd):
     before = _rchar(pids)
     with open(remote, "ab") as f:
         f.write(line)
-    assert _wait(lambda: image.read_bytes().endswith(line), 10), "the report did not bring the line"
+    wait_for(lambda: image.read_bytes().endswith(line), 10, "the report to bring the line")
     read = _rchar(pids) - before
     assert image.read_bytes() == remote.read_bytes()
     assert feed.full_syncs == full0, "a full listing ran for one appended line"
@@ -99,8 +91,8 @@ def test_a_new_submission_folder_and_a_removal_arrive_by_path(feed):
     (td / "run_agent.log").unlink()
     full0 = feed.full_syncs
     img = feed.mirrors[0].local_root / "run-5" / "task_5"
-    assert _wait(lambda: (img / "submissions" / "1" / "report.json").exists()
-                 and not (img / "run_agent.log").exists(), 10)
+    wait_for(lambda: (img / "submissions" / "1" / "report.json").exists()
+             and not (img / "run_agent.log").exists(), 10, "the new report and the removal in the image")
     assert (img / "submissions" / "1" / "report.json").read_text() == '{"score": 0.5}'
     assert not (img / "submissions" / "1" / "submission.tar.gz").exists()
     assert feed.full_syncs == full0
@@ -114,10 +106,10 @@ def test_an_overflow_falls_back_to_one_full_listing(feed):
     full0 = feed.full_syncs
     remote = feed.remote_runs / "run-7" / "task_7" / "agent_output.txt"
     feed._reported({OVERFLOW})
-    assert _wait(lambda: feed.full_syncs > full0, 10)
+    wait_for(lambda: feed.full_syncs > full0, 10, "a full listing after the overflow")
     assert feed._watch_ready  # still reporting: the next change goes by path again
     path0 = feed.path_syncs
     with open(remote, "ab") as f:
         f.write(b'{"n":2}\n')
-    assert _wait(lambda: feed.path_syncs > path0, 10)
+    wait_for(lambda: feed.path_syncs > path0, 10, "a sync by path of the appended file")
     assert feed.full_syncs == full0 + 1

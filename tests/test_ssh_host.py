@@ -5,6 +5,7 @@ reconnects)."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import errno
 import os
 import subprocess
@@ -15,6 +16,7 @@ import pytest
 
 import prereqs
 from sshd_fixture import Sshd, free_port, keygen
+from waits import wait_for
 
 from edgetui.hosts import Host
 from edgetui.hosts.local import LocalHost
@@ -122,10 +124,7 @@ def test_keys_from_ssh_agent_and_options_from_ssh_config(sshd, tmp_path, monkeyp
     sock = tmp_path / "agent.sock"
     agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL)
     try:
-        for _ in range(100):
-            if sock.exists():
-                break
-            time.sleep(0.05)
+        wait_for(sock.exists, 5, "ssh-agent's socket")
         env = {**os.environ, "SSH_AUTH_SOCK": str(sock)}
         subprocess.run(["ssh-add", "-q", str(sshd.user_key)], env=env, check=True, capture_output=True)
         monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
@@ -143,6 +142,7 @@ def test_keys_from_ssh_agent_and_options_from_ssh_config(sshd, tmp_path, monkeyp
         agent.wait()
 
 
+@pytest.mark.sshd
 def test_channel_budget_queues_beyond_max_sessions(tmp_path, monkeypatch):
     """15 exec channels at once against MaxSessions 10: none refused, never more than 10 open."""
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
@@ -163,6 +163,18 @@ def test_channel_budget_queues_beyond_max_sessions(tmp_path, monkeypatch):
         s.close()
 
 
+def _within(timeout: float, fn, *args):
+    """``fn(*args)`` in a thread: its result or its exception, or AssertionError after ``timeout`` s."""
+    ex = concurrent.futures.ThreadPoolExecutor(1)
+    try:
+        fut = ex.submit(fn, *args)
+        if not concurrent.futures.wait([fut], timeout).done:  # (its own TimeoutError is its result)
+            raise AssertionError(f"{getattr(fn, '__name__', fn)} still blocked after {timeout} s")
+        return fut.result()
+    finally:
+        ex.shutdown(wait=False)
+
+
 def test_stopped_server_degrades_then_goes_down_and_comes_back(sshd, tmp_path):
     """SIGSTOP of sshd and its sessions: a call times out (degraded) without blocking long, the
     missed keepalives drop the connection (down, with the next retry), SIGCONT brings it back."""
@@ -173,10 +185,11 @@ def test_stopped_server_degrades_then_goes_down_and_comes_back(sshd, tmp_path):
     try:
         assert h.wait_up(10).kind == UP
         sshd.stop_all()
-        t0 = time.monotonic()
-        with pytest.raises(OSError):
-            h.read_at(str(other), 0, 1)
-        assert time.monotonic() - t0 < 3
+        # ended by the 1 s call timeout (or the keepalives dropping the connection), not by an answer:
+        # within 10 s (the call runs in a thread: a blocked one fails here, loudly, instead of hanging)
+        with pytest.raises(OSError) as e:
+            _within(10, h.read_at, str(other), 0, 1)
+        assert e.value.errno in (errno.ETIMEDOUT, errno.EHOSTDOWN), e.value
         seen = set()
         end = time.monotonic() + 25
         while time.monotonic() < end and DOWN not in seen:
@@ -184,15 +197,14 @@ def test_stopped_server_degrades_then_goes_down_and_comes_back(sshd, tmp_path):
             time.sleep(0.05)
         assert DEGRADED in seen or DOWN in seen
         assert h.state.kind in (DOWN, "connecting"), h.state
-        t0 = time.monotonic()
+        # a down host fails at once: with the call timeout out of the way (600 s), a call that waited for
+        # an answer would block; this one returns HostDown within 10 s
+        h.op_timeout = 600.0
         with pytest.raises(HostDown):
-            h.list(str(tmp_path))
-        assert time.monotonic() - t0 < 0.5  # a down host fails at once
+            _within(10, h.list, str(tmp_path))
+        h.op_timeout = 1.0
         sshd.cont_all()
-        end = time.monotonic() + 30
-        while time.monotonic() < end and h.state.kind != UP:
-            time.sleep(0.05)
-        assert h.state.kind == UP, h.state
+        wait_for(lambda: h.state.kind == UP, 30, "the host up again after SIGCONT", describe=lambda: h.state)
         assert h.read_at(str(other), 0, 1) == b"x"
         assert h.stats["connects"] == 2
     finally:
@@ -247,10 +259,8 @@ def test_changed_host_key_between_reconnects_is_refused(tmp_path, monkeypatch):
 
         new = on_loop(swap())
         h.call(lambda: _close_conn(h), "drop")  # the live connection goes: the client reconnects, meets key B
-        end = time.monotonic() + 10
-        while time.monotonic() < end and h.state.kind != HOST_KEY_REFUSED:
-            time.sleep(0.05)
-        assert h.state.kind == HOST_KEY_REFUSED, h.state
+        wait_for(lambda: h.state.kind == HOST_KEY_REFUSED, 10, "the changed host key refused",
+                 describe=lambda: h.state)
         assert "CHANGED" in h.state.message and f"ssh-keygen -f {kh} -R '[127.0.0.1]:{port}'" in h.state.message
         assert f"ssh-keyscan -p {port} 127.0.0.1" in h.state.message
         new.close()
@@ -290,6 +300,7 @@ def test_aes_gcm_preferred_unless_the_users_ssh_config_names_ciphers(sshd, tmp_p
     assert got == {"plainbox": "aes128-gcm@openssh.com", "ctrbox": "aes256-ctr"}
 
 
+@pytest.mark.sshd
 def test_channel_budget_stays_bounded_by_max_sessions_across_reconnects(tmp_path, monkeypatch):
     """MaxSessions 10, 15 users of channels (inotify watches holding theirs, their change callbacks
     busy past the reconnect, commands queued behind them), the server killed and started again
@@ -330,9 +341,7 @@ def test_channel_budget_stays_bounded_by_max_sessions_across_reconnects(tmp_path
             # 9 commands: 3 run beside the watches, 6 queue for the budget; then the server dies
             ex = ThreadPoolExecutor(9)
             futs = [ex.submit(h.run, ["sleep", "30"]) for _ in range(9)]
-            end = time.monotonic() + 10
-            while h._open_channels < 9 and time.monotonic() < end:
-                time.sleep(0.05)
+            wait_for(lambda: h._open_channels >= 9, 10, "9 channels open", describe=lambda: h._open_channels)
             assert h._open_channels == 9 and h._channels._value == 0
             (watched / f"f{cycle}").write_text("x")
             for _ in watchers:
@@ -403,6 +412,7 @@ def test_a_closed_port_says_connection_refused_and_what_to_check(tmp_path):
         h.close()
 
 
+@pytest.mark.sshd
 def test_a_host_without_sftp_says_so_and_leaves_no_connection_open(tmp_path, monkeypatch):
     """sshd without a ``Subsystem sftp`` line: logged in, but no SFTP channel. The state says what the
     host's sshd_config needs, and the failed login's connection is closed (not kept until exit)."""
@@ -413,11 +423,10 @@ def test_a_host_without_sftp_says_so_and_leaves_no_connection_open(tmp_path, mon
     h = host_for(s, tmp_path, backoff_min=0.2, backoff_max=0.2)
     try:
         h.wait_up(10)
-        deadline = time.time() + 10
-        while time.time() < deadline and "Subsystem sftp" not in h.state.message:
-            time.sleep(0.1)
+        wait_for(lambda: "Subsystem sftp" in h.state.message, 10, "the state saying what sshd_config needs", 0.1,
+                 describe=lambda: h.state)
         assert h.state.kind == DOWN and "Subsystem sftp" in h.state.message, h.state
-        time.sleep(1.5)  # several more attempts, each failing the same way
+        time.sleep(1.5)  # part of the test: several more attempts (every 0.2 s), each failing the same way
         assert h.state.kind == DOWN
         assert _established_to(s.port) <= 1  # (at most the attempt in flight), not one per attempt
     finally:

@@ -16,6 +16,7 @@ import pytest
 
 import prereqs
 from sshd_fixture import Sshd
+from waits import wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 GENUINE = ROOT / "sample_runs" / "genuine"
@@ -41,15 +42,6 @@ def _env(s: Sshd, tmp_path: Path, hosts: Path) -> dict:
     env = {**os.environ, "HOME": str(home), "EDGETUI_HOSTS_FILE": str(hosts), "XDG_CACHE_HOME": str(tmp_path / "xc")}
     env.pop("SSH_AUTH_SOCK", None)
     return env
-
-
-def _until(cond, deadline_s: float, what: str) -> None:
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        if cond():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"not within {deadline_s} s: {what}")
 
 
 def _stuck_on_a_fifo(s: Sshd) -> list[int]:
@@ -91,7 +83,8 @@ def test_a_fifo_in_a_remote_root_is_skipped_with_a_note_and_the_rest_recorded(ss
             c.close()
         assert keys == [f"lab/{TZ}/tiny_stats"] and n > 0
         # no SFTP session stuck on the FIFO: every sftp-server of this sshd ends with the command
-        _until(lambda: not sshd.sftp_server_pids(), 20, f"sftp-server left running: {sshd.sftp_server_pids()}")
+        wait_for(lambda: not sshd.sftp_server_pids(), 20, "no sftp-server left running", 0.1,
+                 describe=lambda: f"sftp-server pids: {sshd.sftp_server_pids()}")
 
 
 def test_a_fifo_as_the_hosts_file_is_refused_in_one_line(tmp_path):

@@ -31,6 +31,7 @@ def _text(renderable, width: int) -> str:
     return con.export_text()
 
 
+@pytest.mark.sshd
 @pytest.mark.asyncio
 async def test_hosts_view_follows_a_remote_host_and_its_engine(tmp_path, monkeypatch, engine, image):
     from edgetui.app import EdgeTUIApp, LiveConfig

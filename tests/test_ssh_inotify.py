@@ -11,6 +11,7 @@ import pytest
 
 import prereqs
 from sshd_fixture import Sshd
+from waits import wait_for
 
 from edgetui.hosts.config import HostConfig
 from edgetui.hosts.feed import RemoteFeed
@@ -37,22 +38,7 @@ def _feed(s: Sshd, tmp_path: Path, runs: Path, use_inotify: bool) -> RemoteFeed:
                       min_interval_s=INTERVAL_S, max_interval_s=INTERVAL_S, use_inotify=use_inotify)
 
 
-def _wait(pred, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
-
-
-def _append_and_time(feed: RemoteFeed, remote: Path, image: Path, timeout: float) -> float | None:
-    """Append a line to the remote transcript; seconds until the image holds it (None: not in time)."""
-    with open(remote, "ab") as f:
-        f.write(b'{"type":"assistant","n":2}\n')
-    t0 = time.monotonic()
-    ok = _wait(lambda: image.exists() and image.read_bytes().endswith(b'"n":2}\n'), timeout)
-    return time.monotonic() - t0 if ok else None
+LINE = b'{"type":"assistant","n":2}\n'
 
 
 @pytest.mark.parametrize("use_inotify", [True, False], ids=["inotifywait", "intervals-only"])
@@ -66,16 +52,26 @@ def test_a_change_on_the_host_reaches_the_image_through_inotifywait(sshd, tmp_pa
     image = feed.mirrors[0].local_root / "run-1" / "task_a" / "agent_output.txt"
     feed.start()
     try:
-        assert _wait(lambda: feed.syncs >= 1 and image.exists(), 20), feed.last_error  # the first sync
+        wait_for(lambda: feed.syncs >= 1 and image.exists(), 20, "the first sync", describe=lambda: feed.last_error)
         if use_inotify:
-            assert _wait(lambda: feed.inotify, 10)
-            time.sleep(1.0)  # inotifywait sets up its watches (it is quiet under -q)
-            took = _append_and_time(feed, remote, image, timeout=8)
-            assert took is not None and took < 5, took
+            # inotifywait running, its watches set up (it is quiet under -q: the feed's on_ready says so) and
+            # the full sync that follows them requested: from then on its reports are complete
+            wait_for(lambda: feed.inotify and feed._watch_ready and not feed._need_full, 10,
+                     "inotifywait's watches set up", describe=lambda: feed.last_error)
+            path0 = feed.path_syncs
+            with open(remote, "ab") as f:
+                f.write(LINE)
+            # brought by a sync of the reported path (only inotifywait's reports make those), well within
+            # the stat intervals (60 s): not by the intervals
+            wait_for(lambda: feed.path_syncs > path0 and image.read_bytes().endswith(LINE), INTERVAL_S / 2,
+                     "the appended line synced by its reported path",
+                     describe=lambda: (feed.path_syncs, feed.full_syncs, feed.last_error))
             assert feed.inotify  # still watching: it was the notice, not an error fallback
         else:
-            took = _append_and_time(feed, remote, image, timeout=3)
-            assert took is None  # the intervals (60 s) have not come round: nothing else syncs
+            with open(remote, "ab") as f:
+                f.write(LINE)
+            time.sleep(3.0)  # part of the test: a window in which nothing may bring the line
+            assert not image.read_bytes().endswith(LINE)  # the intervals (60 s) have not come round
             assert not feed.inotify and feed.syncs == 1
     finally:
         feed.close()

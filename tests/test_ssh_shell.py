@@ -11,6 +11,7 @@ import pytest
 
 import prereqs
 from sshd_fixture import Sshd
+from waits import wait_for
 
 from edgetui.hosts.ssh import UP, SshHost
 
@@ -25,15 +26,6 @@ def sshd(tmp_path, monkeypatch):
 
 def _sessions(s: Sshd) -> int:
     return s.log.read_text().count("Starting session")
-
-
-def _until(pred, timeout=5.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_kept_shell_runs_each_command_in_one_session_and_survives_a_reconnect(sshd, tmp_path):
@@ -54,16 +46,14 @@ def test_kept_shell_runs_each_command_in_one_session_and_survives_a_reconnect(ss
         # one more session would show up in sshd's log per `run`; the kept shell adds none
         n = _sessions(sshd)
         h.run(["true"])  # an ordinary exec: one more session
-        assert _until(lambda: _sessions(sshd) == n + 1)
+        wait_for(lambda: _sessions(sshd) == n + 1, 5, "one more session in sshd's log", describe=lambda: (_sessions(sshd), n))
         for _ in range(5):
             h.run_kept(["true"])
-        time.sleep(0.3)
+        time.sleep(0.3)  # part of the test: a window in which a session opened by run_kept would be logged
         assert _sessions(sshd) == n + 1
         open_before = h._open_channels
         sshd.kill_all()
-        end = time.monotonic() + 15
-        while h.state.kind == UP and time.monotonic() < end:
-            time.sleep(0.05)
+        wait_for(lambda: h.state.kind != UP, 15, "the host down with its sshd", describe=lambda: h.state)
         sshd.start()
         h.reconnect_now()
         assert h.wait_up(15).kind == UP

@@ -25,6 +25,7 @@ import pytest
 import hostile_run as h
 from prereqs import need
 from test_e2e_tmux import EDGETUI, Term
+from waits import pilot_wait_for
 
 from edgetui.control_chars import make_file_visible, strip_sequences, visible, visible_lines
 
@@ -295,6 +296,7 @@ class Capture:
         raise AssertionError(f"{needle!r} never sent; screen:\n{self.t.screen()}")
 
 
+@pytest.mark.timeout(300)  # the real app in a real terminal
 @pytest.mark.slow
 def test_picker_and_replay_header_in_a_terminal_send_no_sequence(hostile, tmp_path):
     """The planted run and task folder names in the picker's rows and the replay's header."""
@@ -315,6 +317,7 @@ def test_picker_and_replay_header_in_a_terminal_send_no_sequence(hostile, tmp_pa
     assert not leaks(data), leaks(data)
 
 
+@pytest.mark.timeout(300)  # the real app in a real terminal
 @pytest.mark.slow
 def test_replay_events_and_details_in_a_terminal_send_no_sequence(hostile, tmp_path):
     """The transcript's text, tool name, command and output, the model, a log line and a line that is
@@ -337,6 +340,7 @@ def test_replay_events_and_details_in_a_terminal_send_no_sequence(hostile, tmp_p
     assert not leaks(data), leaks(data)
 
 
+@pytest.mark.timeout(300)  # the real app in a real terminal
 @pytest.mark.slow
 def test_live_runs_screen_and_pager_copy_in_a_terminal(hostile, tmp_path):
     need("tmux")
@@ -368,15 +372,9 @@ def test_live_runs_screen_and_pager_copy_in_a_terminal(hostile, tmp_path):
 
 
 async def _until(pilot, pred, timeout: float = 20.0, what: str = "condition") -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            if pred():
-                return
-        except Exception:  # widgets not mounted yet
-            pass
-        await pilot.pause(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+    """The one wait (waits.pilot_wait_for) with this module's defaults: an exception (widgets not mounted
+    yet) counts as not yet."""
+    await pilot_wait_for(pilot, pred, timeout, what, 0.2, ignore=(Exception,))
 
 
 @pytest.mark.asyncio

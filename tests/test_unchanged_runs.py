@@ -7,11 +7,11 @@ import json
 import os
 import shutil
 import threading
-import time
 from pathlib import Path
 
 import duckdb
 import pytest
+from waits import inotify_watched, wait_for
 
 from edgetui.cli import main
 from edgetui.db import open_db
@@ -76,13 +76,13 @@ def test_local_host_watch_reports_a_new_file(tmp_path):
     stop = threading.Event()
     th = threading.Thread(target=LocalHost().watch, args=([str(tmp_path)], seen.append, stop), daemon=True)
     th.start()
-    time.sleep(0.5)
-    (tmp_path / "new.txt").write_text("x")
-    deadline = time.time() + 10
-    while not seen and time.time() < deadline:
-        time.sleep(0.05)
-    stop.set()
-    th.join(5)
+    try:
+        wait_for(lambda: inotify_watched(tmp_path), 10, "the watch on the folder in place")
+        (tmp_path / "new.txt").write_text("x")
+        wait_for(lambda: seen, 10, "a report of the new file")
+    finally:
+        stop.set()
+        th.join(5)
     assert any(str(tmp_path / "new.txt") in s for s in seen)
 
 

@@ -393,6 +393,7 @@ def test_user_errors_carry_their_exit_code_to_the_cli(tmp_path, capsys):
 
 # ---------------------------------------------------------------------------- SSH
 
+@pytest.mark.sshd
 def test_a_missing_user_known_hosts_file_is_said_with_what_to_do(tmp_path, monkeypatch):
     """ssh_config's ``UserKnownHostsFile`` names a file that does not exist: asyncssh's "No such
     file or directory" became "cannot connect to testbox: No such file or directory"; now the host

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waits import wait_for
 
 from edgetui.db import open_db
 from edgetui.hosts.signature import TREE_SOURCE
@@ -128,16 +129,13 @@ def test_a_change_under_a_run_asleep_wakes_it_through_the_watcher(warm):
         td = Path(sup.dormant[key].task_dir)
         n0 = conn.execute("SELECT count(*) FROM events WHERE run_key = ?", [key]).fetchone()[0]
         th.start()
-        end = time.time() + 20
-        while not sup._watching and time.time() < end:
-            time.sleep(0.1)
+        wait_for(lambda: sup._watching, 20, "the file watcher running", 0.1, describe=lambda: sup.watch_mode)
         assert sup._watching and sup.watch_mode == "inotify"
         with open(td / "run_agent.log", "a") as f:
             f.write(time.strftime("%Y-%m-%d %H:%M:%S", time.localtime()) + ",000 - INFO - woken by a test line\n")
-        while time.time() < end and conn.cursor().execute(
-                "SELECT count(*) FROM events WHERE run_key = ? AND summary LIKE '%woken by a test line%'",
-                [key]).fetchone()[0] == 0:
-            time.sleep(0.2)
+        wait_for(lambda: conn.cursor().execute(
+            "SELECT count(*) FROM events WHERE run_key = ? AND summary LIKE '%woken by a test line%'",
+            [key]).fetchone()[0], 20, "the line written to the sleeping run recorded", 0.2)
         assert key in sup.runs and key not in sup.dormant
         n1 = conn.cursor().execute("SELECT count(*) FROM events WHERE run_key = ?", [key]).fetchone()[0]
         assert n1 > n0
@@ -246,7 +244,9 @@ _LIMIT_CHILD = textwrap.dedent("""
     end = time.time() + 30
     while not sup.watch_mode.startswith("polling") and time.time() < end:
         time.sleep(0.1)
-    time.sleep(4.0)  # quiet refreshes: the polling interval grows
+    end = time.time() + 30
+    while not (gaps and max(gaps) > 1.0) and time.time() < end:  # quiet refreshes: the polling interval grows
+        time.sleep(0.1)
     gap = max(gaps)
     t0 = time.time()
     with open(root / "r0" / "taskA" / "agent_output.txt", "a") as f:
@@ -256,7 +256,8 @@ _LIMIT_CHILD = textwrap.dedent("""
     (root / "late" / "taskB" / "run_agent.log").write_text("2026-01-01 00:00:00,000 - INFO - Running agent\\n")
     seen = found = None
     c = conn.cursor()
-    while time.time() - t0 < 20 and (seen is None or found is None):
+    end = t0 + 10  # the deadline: polling (every 1-2 s here) records both well within it
+    while time.time() < end and (seen is None or found is None):
         if seen is None and c.execute("SELECT count(*) FROM events WHERE summary LIKE '%seen by polling%'").fetchone()[0]:
             seen = time.time() - t0
         if found is None and any(k.endswith("/late/taskB") for k in sup.runs):
@@ -291,10 +292,11 @@ def test_watch_limit_reached_falls_back_to_stat_polling(tmp_path):
     assert out["mode"] == "polling: the file watcher's limit was reached"
     assert any("file watcher's limit reached" in n for n in out["notes"]), out["notes"]
     assert out["gap"] is not None and out["gap"] > 1.0  # quiet: the interval grew (adaptive)
-    assert out["seen"] is not None and out["seen"] < 10, out
-    assert out["found"] is not None and out["found"] < 10, out
+    assert out["seen"] is not None, out  # the new line recorded within the child's 10 s deadline
+    assert out["found"] is not None, out  # the new run found within it
 
 
+@pytest.mark.docker
 def test_the_local_engine_is_listed_on_its_events_only(tmp_path):
     """This machine's Docker engine: after the first listings, refreshes list nothing until the
     events stream (read in 1 s windows here) says a container changed."""
@@ -317,13 +319,10 @@ def test_the_local_engine_is_listed_on_its_events_only(tmp_path):
     dw = DockerWatch(engine, list_interval_s=3600, events_window_s=1.0, on_change=woke.set)
     try:
         assert dw.refresh()
-        end = time.time() + 10
-        while not dw.events_up and time.time() < end:
-            time.sleep(0.05)
-        assert dw.events_up
+        wait_for(lambda: dw.events_up, 10, "the engine's events stream read")
         assert dw.refresh()  # the listing due once the stream is read (what came before it is unknown)
         n, e = dw.listings, dw._events.events
-        time.sleep(2.5)  # past a window's end: the next window goes on from its `until`
+        time.sleep(2.5)  # part of the test: past a window's end, the next window goes on from its `until`
         woke.clear()
         for _ in range(5):
             assert dw.refresh()
@@ -332,18 +331,20 @@ def test_the_local_engine_is_listed_on_its_events_only(tmp_path):
         assert dw.listings - n <= dw._events.events - e
         c = engine.containers.run(tag, ["sleep", "60"], name=f"sforge.run.{tok}.r1", detach=True)
         assert woke.wait(10), "no event for the container started"
-        end = time.time() + 10
-        while f"sforge.run.{tok}.r1" not in dw.by_name and time.time() < end:
+
+        def listed() -> bool:
             assert dw.refresh()
-            time.sleep(0.1)
+            return f"sforge.run.{tok}.r1" in dw.by_name
+        wait_for(listed, 10, "the started container listed", 0.1)
         assert dw.by_name[f"sforge.run.{tok}.r1"].state == "running" and dw.listings > n
         woke.clear()
         c.kill()
         assert woke.wait(10), "no event for the container killed"
-        end = time.time() + 10
-        while dw.by_name[f"sforge.run.{tok}.r1"].state == "running" and time.time() < end:
+
+        def stopped() -> bool:
             assert dw.refresh()
-            time.sleep(0.1)
+            return dw.by_name[f"sforge.run.{tok}.r1"].state != "running"
+        wait_for(stopped, 10, "the killed container seen stopped", 0.1)
         assert dw.by_name[f"sforge.run.{tok}.r1"].state == "exited"
     finally:
         dw.close()
@@ -429,11 +430,8 @@ def test_a_change_of_a_directory_above_the_runs_is_no_new_run_but_a_new_run_is_f
         assert len(calls) == n0, "a directory above the runs changing its times started a discovery"
         new = root / "copied-run" / td.name
         shutil.copytree(td, new, symlinks=True)
-        end = time.time() + 20
-        while time.time() < end and not any(str(r.task_dir) == str(new) for r in
-                                            [*sup.runs.values(), *sup.dormant.values()]):
-            time.sleep(0.1)
-        assert any(str(r.task_dir) == str(new) for r in [*sup.runs.values(), *sup.dormant.values()])
+        wait_for(lambda: any(str(r.task_dir) == str(new) for r in [*sup.runs.values(), *sup.dormant.values()]),
+                 20, "the copied run found", 0.1)
         assert len(calls) > n0
     finally:
         stop.set()
