@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from edgetui.store import EventColumns  # noqa: E402
-from replay.cursor import ReplayCursor  # noqa: E402
-from replay.fold import metadata_mask  # noqa: E402
+from edgetui.store import EventColumns
+from replay.cursor import ReplayCursor
+from replay.fold import metadata_mask
 
 N = 50_000
 HEADS = ["permission-mode", "progress hook_progress Stop", "agent says", "Bash: ls", "1 failed",

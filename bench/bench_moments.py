@@ -149,7 +149,7 @@ def main(argv=None) -> int:
         t_rebuild = best_of(lambda: rebuild_moments(conn, key), args.repeat)
         t_base = best_of(lambda: run_events(conn, key), args.repeat)
         rounds = [m.round for m in found if m.detector == "reframe"]
-        t_why = max(best_of(lambda: why_of(conn, key, r), args.repeat) for r in rounds) if rounds else float("nan")
+        t_why = max(best_of(lambda r=r: why_of(conn, key, r), args.repeat) for r in rounds) if rounds else float("nan")
         from edgetui.moments import _graded_inputs, load_behaviour, online_start
 
         subs, comps, ev_ids = _graded_inputs(conn, key)

@@ -20,11 +20,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from textual.app import App  # noqa: E402
+from textual.app import App
 
-from edgetui.live.model import LiveRun  # noqa: E402
-from bench_live import machine_reference_s  # noqa: E402
-from edgetui.widgets.runs_table import RunsTable  # noqa: E402
+from edgetui.live.model import LiveRun
+from bench_live import machine_reference_s
+from edgetui.widgets.runs_table import RunsTable
 
 
 def snapshot(n: int, k: int, now: float) -> list[LiveRun]:

@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from .control_chars import visible, visible_lines  # noqa: F401  (the CLI's escaper, read here by cli*.py)
+from .control_chars import visible, visible_lines  # (the CLI's escaper, read here by cli*.py)
 
 
 def for_terminal(text: str, stream=None) -> str:

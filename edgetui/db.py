@@ -22,7 +22,7 @@ from typing import Callable, Optional
 import duckdb
 import platformdirs
 
-from .errors import (DatabaseBusy, DatabaseDamaged, DatabaseReadOnly, DatabaseTooNew,  # noqa: F401
+from .errors import (DatabaseBusy, DatabaseDamaged, DatabaseReadOnly, DatabaseTooNew,
                      DatabaseUnreadable, DiskFull, ForeignDatabase, UserError)
 from .rescrub import rewrite_file
 from .schema import SCHEMA_VERSION, current_version, migrate, rewrite_pending

@@ -27,7 +27,7 @@ from .helper_process import start_process
 from .changed import _changed_runs, _signature_salt  # noqa: F401  (_signature_salt: live/dormant.py)
 from .recorder import Recorder
 from .run_secrets import run_secrets
-from .ingest_writes import GroupWrites, _fill_model_agent, _say_no_turns  # noqa: F401  (_fill_model_agent: live/run_files.py)
+from .ingest_writes import GroupWrites, _fill_model_agent, _say_no_turns  # (_fill_model_agent: also live/run_files.py)
 
 BATCH_EVENTS = int(os.environ.get("EDGETUI_BATCH_EVENTS", 20000))  # events per committed batch (at most)
 BATCH_BYTES = 6 * 1024 * 1024  # source bytes per committed batch (at most): bounds memory per batch
@@ -865,7 +865,6 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
     recorded before gets its whole-file events and its finalize held there, written with the
     other runs' of the caller's transaction by :meth:`GroupWrites.write` (which the caller calls
     before that transaction's commit)."""
-    from .parsers import sforge_dir as sd
 
     task_dir = Path(loc.task_dir)
     with reading_run_folder(task_dir.parent):

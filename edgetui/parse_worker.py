@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .events import Event
-from .parsers.base import iter_lines, open_regular, parse_error
+from .parsers.base import iter_lines, line_events, open_regular, parse_error  # line_events: the long-line rule, shared with the live tailer
 
 _relaxed = [0, None]  # [uses open, the thresholds before the first]: fewer_collections' state
 _relaxed_lock = threading.Lock()
@@ -45,8 +45,6 @@ def fewer_collections():
                 gc.set_threshold(*_relaxed[1])
                 gc.unfreeze()
 
-
-from .parsers.base import line_events  # noqa: E402,F401 - the long-line rule, shared with the live tailer
 
 
 def _err_line(path: Path, e: Event) -> str:

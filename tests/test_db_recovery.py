@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from edgetui.cli import main

@@ -84,7 +84,7 @@ def test_prior_is_fitted_from_earlier_runs_of_the_task_and_stored_per_run(lab):
     assert 2.0 < p.beta < 3.0 and p.label == "median of 2 earlier run(s) of this task"
     rows = _rows(db)
     assert set(rows) == set(p.fed_by)  # one row per feeding run, none for the run forecast
-    for rk, (g, beta, findings, _) in rows.items():
+    for rk, (g, _beta, findings, _) in rows.items():
         assert g["role"] == "run" and g["run_key"] == rk and len(g["data_fp"]) == 64 and len(g["run_sig"]) == 64
         assert findings
     assert p.beta == pytest.approx(sum(b for _, b, _, _ in rows.values()) / 2)

@@ -23,7 +23,7 @@ import pytest
 
 from edgetui.cli import main
 from edgetui.db import open_db
-from edgetui.holder import MAX_PENDING, WORKERS, HolderServer, ask_holder, check_read_only, socket_path
+from edgetui.holder import MAX_PENDING, WORKERS, ask_holder, check_read_only, socket_path
 
 
 def _holder_process(db: Path, env: dict | None = None, extra: str = "", then: str = "time.sleep(120)",

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import duckdb
-import pytest
 
 from edgetui.cli import main
 from edgetui.schema import SCHEMA_VERSION, migrate

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from test_live_screens import (LiveApp, open_selected_run, post_runs, runs_home, snapshot,  # noqa: F401
-                               wait_for, db)
+from test_live_screens import LiveApp, open_selected_run, post_runs, runs_home, snapshot, wait_for
+from test_live_screens import db  # noqa: F401 - a pytest fixture, found by its name
 
 from edgetui.db import open_db
 from edgetui.recorder import Recorder

@@ -15,7 +15,7 @@ import pytest
 from edgetui.cli import main
 from edgetui.db import open_db
 from edgetui.moments import list_moments, load_series, rebuild_moments
-from replay.moments import (DEFAULT_PARAMS, BehaviourEvent, Graded, behaviour_cycles, detect_changepoints,
+from replay.moments import (DEFAULT_PARAMS, BehaviourEvent, behaviour_cycles, detect_changepoints,
                             detect_gain, detect_reframing, graded_series)
 from replay.selection import best_so_far, entry_from_submission
 

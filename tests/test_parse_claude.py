@@ -30,7 +30,7 @@ from edgetui.parsers.claude import (
     sforge_submit_mode,
 )
 
-from conftest import SHARED_DATA as DATA, shared_data_reason  # noqa: E402 (../shared/data or EDGETUI_SHARED_DATA)
+from conftest import SHARED_DATA as DATA, shared_data_reason  # (../shared/data or EDGETUI_SHARED_DATA)
 CORPUS = DATA / "transcript-corpus"
 STREAM_DIR = CORPUS / "A"
 SESSION_DIR = CORPUS / "B"

@@ -25,7 +25,7 @@ from edgetui.parsers.codex import CodexJsonParser, CodexRolloutParser, CodexText
 from edgetui.parsers.detect import FORMATS, detect_format, parser_for
 from edgetui.parsers.opencode import OpenCodeParser
 
-from conftest import SHARED_DATA as DATA, shared_data_reason  # noqa: E402 (../shared/data or EDGETUI_SHARED_DATA)
+from conftest import SHARED_DATA as DATA, shared_data_reason  # (../shared/data or EDGETUI_SHARED_DATA)
 CORPUS = DATA / "transcript-corpus"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "codex_text"
 SKIP_REASON = shared_data_reason(DATA)

@@ -604,7 +604,7 @@ def test_final_result_time_plausibility(tmp_path: Path) -> None:
 
 
 def test_load_run_event_ids_unique_and_run_key(tmp_path: Path) -> None:
-    td = make_task(tmp_path / "runs" / "10.1.2.3" / "r1" / "t1")
+    make_task(tmp_path / "runs" / "10.1.2.3" / "r1" / "t1")
     (loc,) = discover(tmp_path / "runs")
     assert loc.host == "10.1.2.3" and loc.layout == "grouped"
     run = load_run(loc)

@@ -14,8 +14,7 @@ import duckdb
 import pytest
 
 from edgetui.cli import main
-from edgetui.db import DatabaseBusy, HolderServer, ask_holder, open_db
-from edgetui.ingest import ingest_paths
+from edgetui.db import DatabaseBusy, open_db
 
 from helpers_stream import stream_lines
 

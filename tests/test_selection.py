@@ -370,13 +370,13 @@ def test_best_as_known_is_sforges_selection_over_the_results_known_at_each_momen
                                                    ("maximize", "minimize")):
             steps = best_as_known(entries, order, direction, policy)
             assert [st.index for st in steps] == order
-            for k, st in enumerate(steps):
+            for k, step in enumerate(steps):
                 known = sorted(order[:k + 1])
                 want = select_best([entries[i] for i in known], direction, policy)
-                assert (st.best_round, st.best_score, st.best_pass_rate) == \
+                assert (step.best_round, step.best_score, step.best_pass_rate) == \
                     (want.best_round, want.best_score, want.best_pass_rate), (trial, policy, k)
                 prev = steps[k - 1].best_round if k else ""
-                assert st.is_new_best == (st.best_round == entries[st.index]["round"] and st.best_round != prev)
+                assert step.is_new_best == (step.best_round == entries[step.index]["round"] and step.best_round != prev)
     # in submission order: exactly best_so_far
     entries = [{"round": "a", "score": 1.0}, {"round": "b", "score": 3.0}, {"round": "c", "score": 2.0}]
     assert best_as_known(entries, [0, 1, 2], "maximize", "score_first") == best_so_far(entries, "maximize", "score_first")

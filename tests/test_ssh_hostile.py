@@ -74,7 +74,7 @@ def test_a_fifo_in_a_remote_root_is_skipped_with_a_note_and_the_rest_recorded(ss
     hosts.write_text(f'[hosts.lab]\nssh = "devbox"\nroots = ["{runs}"]\n')
     env = _env(sshd, tmp_path, hosts)
     db = tmp_path / "cli.duckdb"
-    for attempt in range(2):  # (a second try: no session left behind by the first either)
+    for _attempt in range(2):  # (a second try: no session left behind by the first either)
         r = subprocess.run([*EXE, "--db", str(db), "ingest", "-q", "--tasks-dir", str(TASKS), "--host", "lab"],
                            env=env, capture_output=True, text=True, timeout=180)
         assert r.returncode == 0, r.stderr

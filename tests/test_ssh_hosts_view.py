@@ -54,7 +54,7 @@ async def test_hosts_view_follows_a_remote_host_and_its_engine(tmp_path, monkeyp
     hosts.write_text(f'[hosts.lab]\nssh = "devbox"\nroots = ["{remote}"]\nengine = "socket"\n')
     for k, v in (("HOME", home), ("XDG_CACHE_HOME", tmp_path / "xc"), ("XDG_CONFIG_HOME", tmp_path / "xcfg")):
         monkeypatch.setenv(k, str(v))
-    work = start_work(engine, image, f"{tok}_hv", "r1", td, APPEND_LOOP)
+    start_work(engine, image, f"{tok}_hv", "r1", td, APPEND_LOOP)
     app = EdgeTUIApp(tmp_path / "app.duckdb", live=LiveConfig([local], home=True, interval=0.5, docker=True,
                                                              hosts=load_hosts(hosts)), on_empty=lambda p: None)
     try:

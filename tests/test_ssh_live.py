@@ -23,7 +23,7 @@ from test_live_app_docker import _rows, _until
 from edgetui.db import open_db
 from edgetui.hosts.config import HostConfig, is_host_arg, load_hosts, parse_host_arg
 from edgetui.hosts.feed import RemoteFeed
-from edgetui.hosts.ssh import DOWN, UP, SshHost, SshTarget
+from edgetui.hosts.ssh import UP, SshHost, SshTarget
 from edgetui.ingest import ingest_paths
 
 ROOT = Path(__file__).resolve().parents[1]

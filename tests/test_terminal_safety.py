@@ -16,7 +16,6 @@ import pty
 import re
 import select
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -405,9 +404,9 @@ async def test_run_names_are_never_read_as_markup(hostile, tmp_path, monkeypatch
                 await pilot.pause(0.1)
             else:
                 await pilot.press("home")
-            await _until(pilot, lambda: (screen.selected_run_key or "").endswith(key), what=f"{key} selected")
+            await _until(pilot, lambda key=key: (screen.selected_run_key or "").endswith(key), what=f"{key} selected")
             await pilot.press("x")  # no container to stop: a toast names the run
-            await _until(pilot, lambda: any(key in t.render().plain for t in app.screen.query(Toast)),
+            await _until(pilot, lambda key=key: any(key in t.render().plain for t in app.screen.query(Toast)),
                          what=f"toast naming {key} as typed")
             toast = next(t for t in app.screen.query(Toast) if key in t.render().plain)
             content = toast.render()

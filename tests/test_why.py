@@ -124,7 +124,7 @@ async def test_the_why_view_steps_milestone_to_milestone_along_the_curve(genuine
         assert why.why["round"] == "agent-1" and why.rounds == ["agent-1", "agent-2", "agent-4", "agent-5"]
         for expect, against in (("agent-2", "agent-1"), ("agent-4", "agent-2"), ("agent-5", "agent-4")):
             await pilot.press("right_square_bracket")
-            await wait_for(pilot, lambda: why.diff_shown is not None and why.diff_shown["round"] == expect)
+            await wait_for(pilot, lambda expect=expect: why.diff_shown is not None and why.diff_shown["round"] == expect)
             assert f"submission.tar.gz against {against}" in why.body_text()
             c = screen.cursor                                   # the replay follows along the curve
             assert (c.kind[c.index], c.round[c.index]) == ("judge_result", expect)

@@ -140,7 +140,7 @@ async def test_w_on_a_bundled_moment_then_stepping_every_milestone_shows_each_ar
         assert _check_view(why.body_text(), GW_DIR, rounds[0], None, why._text_width()) == len(allowed)   # everything added
         for prev, rnd in zip(rounds, rounds[1:]):
             await pilot.press("right_square_bracket")
-            await wait_for(pilot, lambda: why.diff_shown is not None and why.diff_shown["round"] == rnd)
+            await wait_for(pilot, lambda rnd=rnd: why.diff_shown is not None and why.diff_shown["round"] == rnd)
             assert why.why["prev_round"] == prev
             assert _check_view(why.body_text(), GW_DIR, rnd, prev, why._text_width()) > 0, rnd
             c = screen.cursor                                                     # the replay follows
@@ -169,7 +169,7 @@ async def test_stepping_the_milestones_of_a_genuine_run_shows_each_archive_diff(
         changed = 0
         for prev, rnd in zip(rounds, rounds[1:]):
             await pilot.press("right_square_bracket")
-            await wait_for(pilot, lambda: why.diff_shown is not None and why.diff_shown["round"] == rnd)
+            await wait_for(pilot, lambda rnd=rnd: why.diff_shown is not None and why.diff_shown["round"] == rnd)
             changed += _check_view(why.body_text(), GENUINE_RUNS[key], rnd, prev, why._text_width())
         assert changed > 0                                                       # real edits between the bests
 

@@ -159,7 +159,7 @@ class HostLinks:
         """The hosts view's rows: this machine first, then each remote host in the order given."""
         sup = self.sup
         counts: dict[str, int] = {}
-        for key, name in list(sup._run_root_host.items()) if sup is not None else []:
+        for _key, name in list(sup._run_root_host.items()) if sup is not None else []:
             counts[name] = counts.get(name, 0) + 1
         out = []
         if sup is not None:

@@ -79,7 +79,7 @@ class RunRegistry:
         for asked, task in zip(ask.values(), self.rec.tasks_for(list(ask.values()))):
             self._task_cache[asked.task_id] = (asked, task)
         made = []
-        for loc, task_dir, info, key, _ in got:
+        for loc, _task_dir, info, key, _ in got:
             rs = RunState(key=key, loc=loc, info=info, task=self._task_cache[info.task_id][1], first_seen=now)
             rs.fmt = self._detect_format(rs, now)
             info.agent_format = rs.fmt

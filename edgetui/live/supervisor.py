@@ -71,7 +71,7 @@ from .docker_watch import DockerWatch
 from .judge import JudgePoller, read_admin_secret, secret_candidates
 from .model import Alarm, ContainerInfo, LiveRun
 from .tail import Tailer, TailSource, settle
-from .run_state import (WATCHED_DISCOVERY_S, _mtime, _sig, _kind, RoundState, RunState, TRANSCRIPT, RUN_LOG, TICKS, DOCKER_SOURCE, WHOLE_FILES, FULL_CHECK_S, EARLY_EVENT_S, MESSAGE_TTL_S, _LOG_HEAD_RE, _ENDING_RE, _JUDGE_STARTED_RE, _JUDGE_DONE_RE, _JUDGE_ERR_RE, _STATUS_ORDER)  # noqa: F401
+from .run_state import WATCHED_DISCOVERY_S, _kind, RunState, TRANSCRIPT, RUN_LOG, TICKS, DOCKER_SOURCE
 from .containers import ContainerJoin
 from .dormant import DormantRuns
 from .register import RunRegistry
@@ -478,7 +478,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                 rs.dirty_finalize = True
                 if source == TRANSCRIPT:
                     rs.last_growth_t = now
-            for key, source in tres.caught_up:
+            for key, _source in tres.caught_up:
                 rs = self.runs.get(key)
                 if rs is not None:
                     rs.dirty_finalize = True

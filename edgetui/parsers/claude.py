@@ -85,7 +85,7 @@ from ..events import (EVENT_DEFAULTS, Event, Kind, TimeSource, Usage, fast_event
 from .base import END_OF_FILE_SUB, finite_or_none, loads_lenient, parse_error
 from .claude_content import (SUMMARY_SCAN, SUMMARY_WIDTH,  # noqa: F401 - SUMMARY_WIDTH re-exported
                              _block_text, _str, _summ, _tool_brief, _usage, _usage_tuple, content_text, parse_timestamp, tool_reference_names)
-from .sforge_submit import _submit_summary, parse_sforge_submit_output, sforge_submit_mode  # noqa: F401 - re-exported
+from .sforge_submit import _submit_summary, parse_sforge_submit_output, sforge_submit_mode  # (also imported from here)
 
 __all__ = [
     "ClaudeStreamParser",

@@ -43,7 +43,7 @@ from typing import Any, Optional
 
 from ..events import Event, Kind, one_line
 from .base import parse_error
-from .codex_common import (copy_state, first_line, iso_to_epoch, submit_fields, submit_mode,  # noqa: F401
+from .codex_common import (copy_state, first_line, iso_to_epoch, submit_fields, submit_mode,
                            tool_result_summary)
 from ..control_chars import strip_sequences
 from .codex_common import _SFORGE_EXIT_RE

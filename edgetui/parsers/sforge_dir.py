@@ -58,7 +58,7 @@ from ..redact import redact_obj
 from ..run_folder_files import SMALL_FILE_LIMIT, open_run_file, reads_run_folder
 from .base import file_generation, open_regular, parse_error, read_regular
 from .runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch, redact_text
-from .sforge_common import (  # noqa: F401 - shared with .sforge_submissions; some re-exported
+from .sforge_common import (  # shared with .sforge_submissions; some also imported from here
     FAILED_GRADING_SUB, _Json, _content_gen, _finite, _int, _json_parse_error, _mtime, _read_json,
     _subdirs, parse_line_file, sanitize)
 from .sforge_submissions import (  # noqa: F401 - the submission folders; some re-exported

@@ -289,7 +289,7 @@ def read_submissions(task_dir: Path, cache: Optional[dict[str, tuple]] = None, *
             rec = _read_folder(entry, kind, n, tests)
         else:  # the cached record stays as read; the caller gets a copy (seen_at is set below)
             rec = _cached(cache, fresh, entry.name, folder_signature(entry),
-                          lambda: _read_folder(entry, kind, n)).model_copy()
+                          lambda entry=entry, kind=kind, n=n: _read_folder(entry, kind, n)).model_copy()
         if kind in ("agent", "legacy") and entry.name in seen:
             rec.seen_at = seen[entry.name]
         out.append(rec)

@@ -343,7 +343,7 @@ class QueueScreen(Screen):
             built = getattr(self.app, "_moments_built", None)
             if built is None:
                 built = set()
-                setattr(self.app, "_moments_built", built)
+                setattr(self.app, "_moments_built", built)  # noqa: B010 - an ad-hoc attribute of the App (read by getattr above): mypy refuses the plain assignment
             todo = [r[0] for r in conn.execute(
                 """SELECT run_key FROM runs r WHERE NOT EXISTS (SELECT 1 FROM moments m WHERE m.run_key = r.run_key)
                    AND (SELECT count(*) FROM submissions s WHERE s.run_key = r.run_key) >= 5""").fetchall()]

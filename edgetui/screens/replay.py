@@ -37,7 +37,7 @@ from replay.cursor import SPEEDS, ReplayCursor, format_elapsed, parse_elapsed
 
 from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
 from .moments import MomentsFound, MomentsScreen, ReplayMomentsMixin, WhyScreen, moment_line  # noqa: F401 (re-exported)
-from .replay_parts import (FOOTER_PALETTE_WIDTH, DepthsReady, DetailLoaded, HeaderExact, HelpScreen,  # noqa: F401
+from .replay_parts import (DepthsReady, DetailLoaded, HeaderExact, HelpScreen,
                            LoadFailed, PagesLoaded, PreviewLoaded, PromptInput, RunLoaded, fit_footer, fold_note,
                            freeze_startup_heap, thaw_heap)
 from .replay_search import ReplaySearchMixin, SearchDone  # noqa: F401 (re-exported)

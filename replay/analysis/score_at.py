@@ -206,7 +206,7 @@ def run_curve(run: Mapping[str, Any], subs: Sequence[Mapping[str, Any]], rescale
     ks = [k for k in known if k is not None]
     if all(a <= b for a, b in zip(ks, ks[1:])):  # results known in submission order: one O(n) pass
         bests = {}
-        for e, k, st in zip(entries, known, best_so_far(entries, direction, policy)):
+        for _e, k, st in zip(entries, known, best_so_far(entries, direction, policy)):
             if k is not None:
                 bests[k] = st.result()
     else:
