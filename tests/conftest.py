@@ -21,9 +21,11 @@ def pytest_sessionstart(session) -> None:
 
 def shared_data_reason(path: Path) -> str:
     """Skip reason of a test that reads the shared data folder (not part of the project)."""
-    return (f"needs {path}: the shared data folder of real public agent transcripts and EdgeBench tables, "
-            "used as test data and not shipped with edgetui (put it at ../shared/data beside the clone or set "
-            "EDGETUI_SHARED_DATA=/path/to/shared/data); the rest of the suite runs without it")
+    return (
+        f"needs {path}: the shared data folder of real public agent transcripts and EdgeBench tables, "
+        "used as test data and not shipped with edgetui (put it at ../shared/data beside the clone or set "
+        "EDGETUI_SHARED_DATA=/path/to/shared/data); the rest of the suite runs without it"
+    )
 
 
 def need_corpus() -> Path:

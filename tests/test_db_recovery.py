@@ -146,7 +146,7 @@ def test_a_torn_file_that_duckdb_cannot_read_whole_is_damaged_and_untouched(tmp_
     _, data, wal_data = _with_wal(tmp_path, "d")
     db = tmp_path / "d.duckdb"
     wal = Path(str(db) + ".wal")
-    db.write_bytes(data[:12288 + 64] + b"\xa5" * 4096 + data[12288 + 64 + 4096:] + b"\0" * 5000)  # + a torn tail
+    db.write_bytes(data[: 12288 + 64] + b"\xa5" * 4096 + data[12288 + 64 + 4096 :] + b"\0" * 5000)  # + a torn tail
     wal.write_bytes(wal_data)
     assert "not a whole number" in check_header(db)
     before = db.read_bytes()
@@ -210,8 +210,7 @@ def test_a_full_disk_then_freed_recovers_the_database(tmp_path, capsys):
         db = mnt / "full.duckdb"
         out = tmp_path / "w.out"
         with open(out, "w") as o:
-            p = subprocess.run([sys.executable, "-c", WRITER, str(db)], stdout=o, stderr=subprocess.PIPE,
-                               timeout=120)
+            p = subprocess.run([sys.executable, "-c", WRITER, str(db)], stdout=o, stderr=subprocess.PIPE, timeout=120)
         assert p.returncode != 0 and b"No space left" in p.stderr, p.stderr[-300:]
         committed = int(out.read_text().split("\n")[-2])
         assert committed > 0

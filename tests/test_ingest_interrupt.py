@@ -64,8 +64,13 @@ def _mapped_sems(pids: list[int]) -> set[int]:
 
 def _start(db: Path, root: Path, script: bool) -> subprocess.Popen:
     cmd = [str(SCRIPT)] if script else [sys.executable, "-m", "edgetui.cli"]
-    return subprocess.Popen([*cmd, "--db", str(db), "ingest", "-q", str(root)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return subprocess.Popen(
+        [*cmd, "--db", str(db), "ingest", "-q", str(root)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 @pytest.mark.slow
@@ -90,15 +95,20 @@ def test_ctrl_c_at_any_moment_says_one_line_exits_130_and_a_rerun_resumes(tmp_pa
         interrupted += 1
         assert p.returncode == 130, (k, p.returncode, err)
         assert err.splitlines() == [INTERRUPTED_INGEST], (k, err)
-        again = subprocess.run([sys.executable, "-m", "edgetui.cli", "--db", str(db), "ingest", "-q", str(root)],
-                               capture_output=True, text=True, timeout=300)
+        again = subprocess.run(
+            [sys.executable, "-m", "edgetui.cli", "--db", str(db), "ingest", "-q", str(root)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert again.returncode == 0, (k, again.stderr)
         assert "Traceback" not in again.stderr and "could not record" not in again.stderr, again.stderr
         conn = open_db(db)
         try:
-            n_runs, = conn.execute("SELECT count(*) FROM runs").fetchone()
-            big, = conn.execute("SELECT count(*) FROM events WHERE run_key LIKE '%run-000%' "
-                                "AND source = 'agent_output.txt'").fetchone()
+            (n_runs,) = conn.execute("SELECT count(*) FROM runs").fetchone()
+            (big,) = conn.execute(
+                "SELECT count(*) FROM events WHERE run_key LIKE '%run-000%' AND source = 'agent_output.txt'"
+            ).fetchone()
         finally:
             conn.close()
         assert n_runs == 60 and big > 1000, (k, n_runs, big)
@@ -147,6 +157,9 @@ def test_kill_9_of_the_ingest_alone_ends_its_helpers(tmp_path):
     alive = kids
     while time.monotonic() < deadline and alive:
         time.sleep(0.1)
-        alive = [k for k in kids if Path(f"/proc/{k}").exists()
-                 and Path(f"/proc/{k}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+        alive = [
+            k
+            for k in kids
+            if Path(f"/proc/{k}").exists() and Path(f"/proc/{k}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        ]
     assert alive == [], "helpers outlived the ingest"

@@ -33,8 +33,6 @@ def sshd(tmp_path, monkeypatch):
     s.close()
 
 
-
-
 def _wait(pred, timeout: float) -> bool:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -54,15 +52,29 @@ def feed(sshd, tmp_path):
         (td / "run_agent.log").write_text("started\n")
     kh = tmp_path / "known_hosts"
     sshd.known_hosts(kh)
-    host = SshHost("box", f"{sshd.user}@127.0.0.1:{sshd.port}", config=[], known_hosts=str(kh),
-                   client_keys=[str(sshd.user_key)], connect_timeout=10)
+    host = SshHost(
+        "box",
+        f"{sshd.user}@127.0.0.1:{sshd.port}",
+        config=[],
+        known_hosts=str(kh),
+        client_keys=[str(sshd.user_key)],
+        connect_timeout=10,
+    )
     # intervals far beyond the waits: only a report can bring a change in time
-    f = RemoteFeed(HostConfig("box", host.target, (str(runs),)), host=host, cache=tmp_path / "cache",
-                   min_interval_s=60, max_interval_s=60, full_every_s=600)
+    f = RemoteFeed(
+        HostConfig("box", host.target, (str(runs),)),
+        host=host,
+        cache=tmp_path / "cache",
+        min_interval_s=60,
+        max_interval_s=60,
+        full_every_s=600,
+    )
     f.start()
     try:
-        assert _wait(lambda: f._watch_ready and f.full_syncs >= 2 and not f._need_full, 30), \
-            (f.full_syncs, f.last_error)  # the first sync, then the one once the watches were set up
+        assert _wait(lambda: f._watch_ready and f.full_syncs >= 2 and not f._need_full, 30), (
+            f.full_syncs,
+            f.last_error,
+        )  # the first sync, then the one once the watches were set up
         time.sleep(0.5)
         f.remote_runs = runs
         yield f
@@ -99,8 +111,9 @@ def test_a_new_submission_folder_and_a_removal_arrive_by_path(feed):
     (td / "run_agent.log").unlink()
     full0 = feed.full_syncs
     img = feed.mirrors[0].local_root / "run-5" / "task_5"
-    assert _wait(lambda: (img / "submissions" / "1" / "report.json").exists()
-                 and not (img / "run_agent.log").exists(), 10)
+    assert _wait(
+        lambda: (img / "submissions" / "1" / "report.json").exists() and not (img / "run_agent.log").exists(), 10
+    )
     assert (img / "submissions" / "1" / "report.json").read_text() == '{"score": 0.5}'
     assert not (img / "submissions" / "1" / "submission.tar.gz").exists()
     assert feed.full_syncs == full0

@@ -31,10 +31,24 @@ def sshd(tmp_path, monkeypatch):
 def _feed(s: Sshd, tmp_path: Path, runs: Path, use_inotify: bool) -> RemoteFeed:
     kh = tmp_path / "known_hosts"
     s.known_hosts(kh)
-    host = SshHost("box", f"{s.user}@127.0.0.1:{s.port}", config=[], known_hosts=str(kh),
-                   client_keys=[str(s.user_key)], connect_timeout=10, backoff_min=0.1, backoff_max=0.5)
-    return RemoteFeed(HostConfig("box", host.target, (str(runs),)), host=host, cache=tmp_path / "cache",
-                      min_interval_s=INTERVAL_S, max_interval_s=INTERVAL_S, use_inotify=use_inotify)
+    host = SshHost(
+        "box",
+        f"{s.user}@127.0.0.1:{s.port}",
+        config=[],
+        known_hosts=str(kh),
+        client_keys=[str(s.user_key)],
+        connect_timeout=10,
+        backoff_min=0.1,
+        backoff_max=0.5,
+    )
+    return RemoteFeed(
+        HostConfig("box", host.target, (str(runs),)),
+        host=host,
+        cache=tmp_path / "cache",
+        min_interval_s=INTERVAL_S,
+        max_interval_s=INTERVAL_S,
+        use_inotify=use_inotify,
+    )
 
 
 def _wait(pred, timeout: float) -> bool:

@@ -38,8 +38,16 @@ def _until(pred, timeout=5.0):
 
 def test_kept_shell_runs_each_command_in_one_session_and_survives_a_reconnect(sshd, tmp_path):
     kh = sshd.known_hosts(tmp_path / "kh")
-    h = SshHost("box", f"{sshd.user}@127.0.0.1:{sshd.port}", config=[], known_hosts=str(kh),
-                client_keys=[str(sshd.user_key)], backoff_min=0.1, backoff_max=0.5, connect_timeout=10)
+    h = SshHost(
+        "box",
+        f"{sshd.user}@127.0.0.1:{sshd.port}",
+        config=[],
+        known_hosts=str(kh),
+        client_keys=[str(sshd.user_key)],
+        backoff_min=0.1,
+        backoff_max=0.5,
+        connect_timeout=10,
+    )
     try:
         assert h.wait_up(10).kind == UP
         (tmp_path / "d").mkdir()

@@ -14,7 +14,6 @@ KEPT_HANDLES = 256
 KEPT_IDLE_S = 30.0
 
 
-
 def _ssh():
     from . import ssh
 
