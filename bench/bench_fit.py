@@ -32,8 +32,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from replay.analysis.curves import hierarchical_resamples, units_mean  # noqa: E402
-from replay.analysis.fit import bootstrap, fit_curve  # noqa: E402
+from replay.analysis.curves import hierarchical_resamples, units_mean  # noqa: E402 - after sys.path is set above
+from replay.analysis.fit import bootstrap, fit_curve  # noqa: E402 - after sys.path is set above
 
 HOURS = np.array([2.0, 4.0, 6.0, 8.0, 10.0, 12.0])
 

@@ -100,7 +100,7 @@ def main(argv=None) -> int:
                     cpu.setdefault(name, []).append(time.process_time() - c0)
                 return statistics.median(out), max(out)
 
-            update = lambda: header_forecast(conn, head, subs)  # noqa: E731
+            update = lambda: header_forecast(conn, head, subs)
             base, _ = timed(default_update, args.repeat, "base")
             t0 = time.perf_counter()
             fc0 = update()

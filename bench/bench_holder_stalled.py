@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from edgetui.holder import ask_holder, socket_path  # noqa: E402
+from edgetui.holder import ask_holder, socket_path  # noqa: E402 - after sys.path is set above
 
 BIG = "SELECT repeat('x', 1000) AS pad FROM range(20000)"
 TARGET_S = 1.0

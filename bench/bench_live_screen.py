@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_live import machine_reference_s, make_runs, writer  # noqa: E402
+from bench_live import machine_reference_s, make_runs, writer  # noqa: E402 - after sys.path is set above
 
 
 def thread_cpu() -> dict[str, tuple[str, float]]:

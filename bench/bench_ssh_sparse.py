@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from sshd_fixture import Sshd  # noqa: E402
+from sshd_fixture import Sshd  # noqa: E402 - after sys.path is set above
 
 GENUINE = ROOT / "sample_runs" / "genuine"
 TZ = "real-tz-20261201182000"

@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-import bench_scale  # noqa: E402
+import bench_scale  # noqa: E402 - after sys.path is set above
 
 
 def loadavg() -> str:

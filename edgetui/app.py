@@ -192,7 +192,7 @@ class EdgeTUIApp(App):
             self._watch_terminal()
         try:
             self.conn = self._open()
-        except Exception as e:  # a damaged or foreign file, no permission: one line after the terminal is back
+        except Exception as e:  # noqa: BLE001 - a damaged or foreign file, no permission: one line after the terminal is back
             self._startup_failed(e)
             self.exit(return_code=self.startup_exc.exit_code if self.startup_exc else 2)
             return
@@ -408,12 +408,12 @@ class EdgeTUIApp(App):
             if not close_when_idle(self.conn):
                 raise RuntimeError("the database is still busy with a view's query")
             note = self.on_empty(self.db_path)
-        except Exception as e:  # the hook's failure is a message, not a crash
+        except Exception as e:  # noqa: BLE001 - the hook's failure is a message, not a crash
             note = f"Could not record the sample runs: {type(e).__name__}: {e}"
         finally:
             try:
                 self.conn = self._open()
-            except Exception as e:  # (a disk filled by the samples): nothing to show without the file
+            except Exception as e:  # noqa: BLE001 - (a disk filled by the samples): nothing to show without the file
                 self.conn = None
                 self._startup_failed(e)
         if self.conn is None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .cli import _write_op, resolve_run
-from .cli_output import _emit, _print_table, _query, for_terminal, visible  # noqa: F401
+from .cli_output import _emit, for_terminal, visible
 
 
 MOMENT_COLUMNS = (

@@ -644,7 +644,7 @@ def snapshot_copy(path: Path | str) -> duckdb.DuckDBPyConnection:
 
 # ---------------------------------------------------------------------------- holder socket
 # (edgetui.holder; re-exported here, where callers have always found them)
-from .holder import (  # noqa: E402,F401
+from .holder import (  # noqa: E402,F401 - re-exported in this section, where callers have always found them
     HolderServer,
     QueryResult,
     SocketDirError,

@@ -185,7 +185,7 @@ def _self_check() -> Callable[[dict[str, Any]], Event]:
         b = Event(**probe)
         if a == b and list(a.model_dump().items()) == list(b.model_dump().items()) and type(a.kind) is str:
             return fast_event
-    except Exception:  # pragma: no cover - pydantic internals changed
+    except Exception:  # pragma: no cover  # noqa: BLE001 - pydantic internals changed
         pass
     return validated_event  # pragma: no cover
 
@@ -225,7 +225,7 @@ def _usage_check() -> Callable[[int, int, int, int], Usage]:
             and a.model_fields_set == b.model_fields_set
         ):
             return _usage_fast
-    except Exception:  # pragma: no cover - pydantic internals changed
+    except Exception:  # pragma: no cover  # noqa: BLE001 - pydantic internals changed
         pass
     return lambda i, o, cr, cw: Usage(
         input_tokens=i,

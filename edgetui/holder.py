@@ -152,7 +152,7 @@ def socket_path(db_path: Path | str, create: bool = False) -> Path:
 # ---------------------------------------------------------------------------- queries
 
 #: the check of a request (edgetui.read_only_sql), here where callers have always found it
-from .read_only_sql import check_read_only  # noqa: E402
+from .read_only_sql import check_read_only  # noqa: E402 - in the section that uses it, where callers have always found it
 
 
 @dataclass
@@ -186,7 +186,7 @@ def answer(
     except ValueError as e:
         cur.close()
         return {"error": str(e)}
-    except Exception as e:  # the catalog could not be read: say so, never crash the holder
+    except Exception as e:  # noqa: BLE001 - the catalog could not be read: say so, never crash the holder
         cur.close()
         return {"error": " ".join(str(e).split()) or type(e).__name__}
     timer = threading.Timer(timeout_s, cur.interrupt)
@@ -224,7 +224,7 @@ def answer(
             "error": f"query stopped after {timeout_s:.0f} s (the holder's limit per query); narrow it or use "
             "--snapshot"
         }
-    except Exception as e:  # reply with the error, never crash the holder
+    except Exception as e:  # noqa: BLE001 - reply with the error, never crash the holder
         if time.monotonic() - started >= timeout_s:
             return {"error": f"query stopped after {timeout_s:.0f} s (the holder's limit per query)"}
         return {"error": " ".join(str(e).split()) or type(e).__name__}
@@ -435,7 +435,7 @@ class HolderServer:
                     reply = answer(self.conn, req["sql"], req.get("params"))
             except (ValueError, KeyError, TypeError) as e:
                 reply = {"error": f"bad request: {' '.join(str(e).split())}"}
-            except Exception as e:  # never lose a worker
+            except Exception as e:  # noqa: BLE001 - never lose a worker
                 reply = {"error": " ".join(str(e).split()) or type(e).__name__}
             self._hand_over(s, memoryview(json.dumps(reply).encode() + b"\n"))
 

@@ -271,7 +271,7 @@ def one_duckdb_thread(conn):
     finally:
         try:
             conn.execute(f"SET threads = {int(threads)}")
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - restoring a setting on a connection that may have failed
             pass
 
 
@@ -288,7 +288,7 @@ def _note_read(report: IngestReport, nbytes: int, n_errors: int, first_error: Op
 
 
 #: Files with more than this left to read are parsed in a second process (see ingest_lines).
-from .prewarm import MP_MIN_BYTES  # noqa: E402
+from .prewarm import MP_MIN_BYTES  # noqa: E402 - in the section that uses it
 
 
 def _ingest_lines_mp(
@@ -452,7 +452,7 @@ def load_price_file(path: Optional[Path] = None) -> dict[str, dict[str, float]]:
 # ---------------------------------------------------------------------------- aggregates
 
 # (edgetui/finalize.py; re-exported: the live supervisor and callers import them from here)
-from .finalize import (  # noqa: E402,F401
+from .finalize import (  # noqa: E402,F401 - re-exported in this section, where callers have always found them
     ABORT_THRESHOLD_S,
     HARNESS_QUIET_S,
     FinalizeJob,
@@ -713,7 +713,7 @@ def _record_serial(rec, jobs, sigs, only_transcript, tasks, host, is_sample, pro
                 writes = GroupWrites()
                 keys = [record_run(loc, defer=writes) for loc in locs]
                 writes.write(rec)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - the group's transaction failed: its runs again one by one (ctrl+c re-raised)
             if _is_interrupt(e):
                 raise KeyboardInterrupt from None
             del report.runs[before[0] :], report.messages[before[1] :], report.failed[before[2] :]

@@ -300,7 +300,7 @@ def shard_main(
                 parts.append((i, report))
         conn.close()
         conn_end.send(("done", parts, sorted(found - base)))
-    except BaseException as e:  # said to the parent, which records these runs itself
+    except BaseException as e:  # noqa: BLE001 - said to the parent, which records these runs itself
         try:
             conn_end.send(("error", " ".join(str(e).split()) or type(e).__name__))
         except (OSError, ValueError):

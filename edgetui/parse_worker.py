@@ -207,5 +207,5 @@ def child_parse(
         batch.extend(tail)
         send(batch, not has_tail, state=cur_state)
         q.put(("done",))
-    except BaseException as e:  # reported by the parent as a one-line message
+    except BaseException as e:  # noqa: BLE001 - reported by the parent as a one-line message
         q.put(("error", " ".join(str(e).split()) or type(e).__name__))

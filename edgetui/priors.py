@@ -213,7 +213,7 @@ def _write(execute: Callable[..., Any], rows: Sequence[tuple[str, list[Any]]]) -
         if began:
             try:
                 execute("ROLLBACK")
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - rolling back after a failure: that failure is the one said
                 pass
         return False
 

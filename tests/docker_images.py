@@ -130,9 +130,9 @@ def remove_containers(client, token: str) -> None:
             if any(token in n for n in names):
                 try:
                     c.remove(force=True)
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - best-effort cleanup
                     pass
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - best-effort cleanup
         pass
 
 

@@ -780,8 +780,8 @@ def test_a_codex_stream_still_growing_live_is_not_incomplete(tmp_path):
 # ----------------------------------------------------------------------------- odd values
 
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402 - with the property tests below that use it
+from hypothesis import strategies as st  # noqa: E402 - with the property tests below that use it
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=5),

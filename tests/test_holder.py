@@ -185,7 +185,7 @@ def test_socket_dir_made_first_by_another_user_is_not_used(tmp_path):
 
     tmp = Path(tempfile.mkdtemp(prefix="edgetui-tmpdir-", dir="/tmp"))  # reachable by the other user
     os.chmod(tmp, 0o1777)
-    request_cleanup = lambda: shutil.rmtree(tmp, ignore_errors=True)  # noqa: E731
+    request_cleanup = lambda: shutil.rmtree(tmp, ignore_errors=True)
     squat = tmp / f"edgetui-{os.getuid()}"
     subprocess.run(["su", other, "-s", "/bin/sh", "-c", f"mkdir -m 0777 {squat}"], check=True)
     assert squat.stat().st_uid == pwd.getpwnam(other).pw_uid

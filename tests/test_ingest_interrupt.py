@@ -21,7 +21,7 @@ from edgetui.db import open_db
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs" / "runs" / "judge-demo-001"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_db_safety import _big_transcript, _children  # noqa: E402
+from test_db_safety import _big_transcript, _children  # noqa: E402 - after sys.path is set above
 
 SCRIPT = Path(sys.executable).with_name("edgetui")  # the console script (edgetui.cli:run)
 

@@ -25,7 +25,7 @@ async def _until(pilot, pred, timeout: float = 15.0, what: str = "condition"):
         try:
             if pred():
                 return
-        except Exception:  # widgets not mounted yet
+        except Exception:  # noqa: BLE001 - widgets not mounted yet
             pass
         await pilot.pause(0.2)
     raise AssertionError(f"timed out waiting for {what}")
@@ -37,7 +37,7 @@ def _rows(screen) -> list[str]:
 
 
 @pytest.mark.asyncio
-async def test_live_app_over_a_real_container(tmp_path, engine, image, token):  # noqa: F811
+async def test_live_app_over_a_real_container(tmp_path, engine, image, token):
     root = tmp_path / "runs"
     root.mkdir()
     task = f"{token}_task"

@@ -880,7 +880,7 @@ class _History(http.server.BaseHTTPRequestHandler):
     seen: list[str] = []
     body: dict = {}
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):  # http.server's name
         type(self).seen.append(self.path)
         data = json.dumps(type(self).body).encode()
         self.send_response(200)
@@ -889,7 +889,7 @@ class _History(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):  # http.server's name
         type(self).seen.append("POST " + self.path)
         self.send_response(405)
         self.end_headers()

@@ -22,11 +22,11 @@ import pytest
 
 docker = pytest.importorskip("docker")
 
-from docker_images import build_busybox_image, remove_containers, remove_image  # noqa: E402
+from docker_images import build_busybox_image, remove_containers, remove_image  # noqa: E402 - after pytest.importorskip("docker") above
 
-from edgetui.db import open_db  # noqa: E402
-from edgetui.live.alarms import AlarmSettings  # noqa: E402
-from edgetui.live.supervisor import Supervisor  # noqa: E402
+from edgetui.db import open_db  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.live.alarms import AlarmSettings  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.live.supervisor import Supervisor  # noqa: E402 - after pytest.importorskip("docker") above
 
 
 def _engine():
@@ -34,7 +34,7 @@ def _engine():
         c = docker.from_env(timeout=10)
         c.ping()
         return c, None
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - no engine, whatever the reason: the caller says why
         return None, f"Docker engine not reachable: {' '.join(str(e).split())[:200]}"
 
 
@@ -551,7 +551,7 @@ def test_judge_history_polled_with_the_work_container_token(live, engine, image,
     }
 
     class H(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):  # http.server's name
             seen.append(self.command + " " + self.path)
             body = json.dumps(history).encode()
             self.send_response(200)
@@ -559,7 +559,7 @@ def test_judge_history_polled_with_the_work_container_token(live, engine, image,
             self.end_headers()
             self.wfile.write(body)
 
-        def do_POST(self):  # noqa: N802
+        def do_POST(self):  # http.server's name
             seen.append(self.command + " " + self.path)
             self.send_response(405)
             self.end_headers()

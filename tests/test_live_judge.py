@@ -34,11 +34,11 @@ import pytest
 docker = pytest.importorskip("docker")
 requests = pytest.importorskip("requests")
 
-from docker_images import JUDGE_EXTRAS, build_busybox_image, remove_containers, remove_image  # noqa: E402
+from docker_images import JUDGE_EXTRAS, build_busybox_image, remove_containers, remove_image  # noqa: E402 - after pytest.importorskip("docker") above
 
-from edgetui.db import open_db  # noqa: E402
-from edgetui.live.alarms import AlarmSettings  # noqa: E402
-from edgetui.live.supervisor import Supervisor  # noqa: E402
+from edgetui.db import open_db  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.live.alarms import AlarmSettings  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.live.supervisor import Supervisor  # noqa: E402 - after pytest.importorskip("docker") above
 
 
 def _sforge_cli() -> str | None:
@@ -54,7 +54,7 @@ def engine():
         c = docker.from_env(timeout=10)
         c.ping()
         return c
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - no engine, whatever the reason: said (CI fails on it)
         why = f"Docker engine not reachable: {' '.join(str(e).split())[:200]}"
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"{why} (CI=true: Docker tests must not be skipped)")

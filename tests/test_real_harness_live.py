@@ -41,9 +41,9 @@ import pytest
 
 docker = pytest.importorskip("docker")
 
-from edgetui.db import open_db  # noqa: E402
-from edgetui.live.alarms import AlarmSettings  # noqa: E402
-from edgetui.live.supervisor import Supervisor  # noqa: E402
+from edgetui.db import open_db  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.live.alarms import AlarmSettings  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.live.supervisor import Supervisor  # noqa: E402 - after pytest.importorskip("docker") above
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "sample_runs" / "real_sforge" / "make_real_run.sh"
@@ -58,7 +58,7 @@ def harness(tmp_path_factory):
     try:
         eng = docker.from_env(timeout=10)
         eng.ping()
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - no engine, whatever the reason: said (CI fails on it)
         why = f"Docker engine not reachable: {' '.join(str(e).split())[:200]}"
         if CI:
             pytest.fail(f"{why} (CI=true: Docker tests must not be skipped)")
@@ -206,7 +206,7 @@ def test_live_supervisor_on_the_real_harness(harness, tmp_path):
         for name in (f"sforge.run.tiny_stats.{orphan_run}", f"sforge.run.tiny_stats.{kill_run}"):
             try:
                 eng.containers.get(name).remove(force=True)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - best-effort cleanup
                 pass
     # a restart on the same database: the recorded alarm is not called again
     conn = open_db(db)

@@ -22,20 +22,20 @@ import pytest
 
 docker = pytest.importorskip("docker")
 
-import prereqs  # noqa: E402
-from docker_images import remove_containers  # noqa: E402
+import prereqs  # noqa: E402 - after pytest.importorskip("docker") above
+from docker_images import remove_containers  # noqa: E402 - after pytest.importorskip("docker") above
 from test_live_docker import engine, image  # noqa: E402,F401 (the session's engine and test image)
-from sshd_fixture import Sshd  # noqa: E402
+from sshd_fixture import Sshd  # noqa: E402 - after pytest.importorskip("docker") above
 
-from edgetui.db import open_db  # noqa: E402
-from edgetui.hosts.attach import HostLinks  # noqa: E402
-from edgetui.hosts.config import HostConfig, load_hosts  # noqa: E402
-from edgetui.hosts.feed import RemoteFeed  # noqa: E402
-from edgetui.hosts.remote_engine import parse_size  # noqa: E402
-from edgetui.hosts.ssh import UP, SshHost  # noqa: E402
-from edgetui.live.alarms import AlarmSettings  # noqa: E402
-from edgetui.live.supervisor import Supervisor  # noqa: E402
-from edgetui.screens.live_common import SupervisorActions  # noqa: E402
+from edgetui.db import open_db  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.hosts.attach import HostLinks  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.hosts.config import HostConfig, load_hosts  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.hosts.feed import RemoteFeed  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.hosts.remote_engine import parse_size  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.hosts.ssh import UP, SshHost  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.live.alarms import AlarmSettings  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.live.supervisor import Supervisor  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.screens.live_common import SupervisorActions  # noqa: E402 - after pytest.importorskip("docker") above
 
 INIT = json.dumps(
     {
@@ -385,7 +385,7 @@ def test_judge_url_only_reachable_from_the_host_is_forwarded(rig, engine, image,
     }
 
     class H(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):  # http.server's name
             seen.append(self.path)
             body = json.dumps(history).encode()
             self.send_response(200)

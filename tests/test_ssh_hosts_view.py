@@ -12,14 +12,14 @@ import pytest
 
 docker = pytest.importorskip("docker")
 
-import prereqs  # noqa: E402
-from docker_images import remove_containers  # noqa: E402
+import prereqs  # noqa: E402 - after pytest.importorskip("docker") above
+from docker_images import remove_containers  # noqa: E402 - after pytest.importorskip("docker") above
 from test_live_docker import engine, image  # noqa: E402,F401 (the session's engine and test image)
-from sshd_fixture import Sshd  # noqa: E402
-from test_live_app_docker import _rows, _until  # noqa: E402
-from test_ssh_engine_live import APPEND_LOOP, make_run, start_work  # noqa: E402
+from sshd_fixture import Sshd  # noqa: E402 - after pytest.importorskip("docker") above
+from test_live_app_docker import _rows, _until  # noqa: E402 - after pytest.importorskip("docker") above
+from test_ssh_engine_live import APPEND_LOOP, make_run, start_work  # noqa: E402 - after pytest.importorskip("docker") above
 
-from edgetui.hosts.config import load_hosts  # noqa: E402
+from edgetui.hosts.config import load_hosts  # noqa: E402 - after pytest.importorskip("docker") above
 
 
 def _text(renderable, width: int) -> str:

@@ -441,7 +441,7 @@ async def _until(pilot, pred, timeout: float = 20.0, what: str = "condition") ->
         try:
             if pred():
                 return
-        except Exception:  # widgets not mounted yet
+        except Exception:  # noqa: BLE001 - widgets not mounted yet
             pass
         await pilot.pause(0.2)
     raise AssertionError(f"timed out waiting for {what}")

@@ -75,7 +75,7 @@ class LocalHost:
                 # (watchfiles' ignore_permission_denied also hides the watch limit: the watches past it
                 # are silently missing; so it is asked for only when a folder cannot be read)
                 run(False)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 if is_watch_limit(e) or "ermission denied" not in str(e):
                     raise
                 run(True)  # a folder we may not read: watched without it

@@ -99,7 +99,7 @@ class _CliApi:
     def __init__(self, cli: "CliDockerClient"):
         self._cli = cli
 
-    def containers(self, all: bool = True) -> list[dict[str, Any]]:  # noqa: A002 - docker-py's name
+    def containers(self, all: bool = True) -> list[dict[str, Any]]:  # `all`: docker-py's name
         out = self._cli.docker(["ps", "--no-trunc", "--format", "{{json .}}"] + (["-a"] if all else []))
         rows = []
         for line in out.decode("utf-8", "replace").splitlines():
@@ -342,7 +342,7 @@ class RemoteEngine:
         if self._client is not None:
             try:
                 self._client.close()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - closing a client whose engine may be gone
                 pass
 
     def _choose(self) -> bool:
@@ -364,7 +364,7 @@ class RemoteEngine:
             try:
                 cli.ping()
                 self._client, self.route = cli, "cli"
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - each route's failure is said, then the next route is tried
                 why.append(f"docker CLI: {' '.join(str(e).split())[:160]}")
         if self.route is None:
             self.error = f"{self.host}: engine unavailable: " + "; ".join(why)

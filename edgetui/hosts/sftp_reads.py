@@ -99,5 +99,5 @@ class SftpReads:
             if kept[0] is sftp:
                 try:
                     await kept[2].close()
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - closing a session whose connection may be gone
                     pass

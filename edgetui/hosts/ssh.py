@@ -289,7 +289,7 @@ class SshHost(SftpReads):
             for fn in list(self._listeners):
                 try:
                     fn(self.name, self._state)
-                except Exception:
+                except Exception:  # noqa: BLE001 - a listener's failure is not the host's
                     pass
 
     # ----------------------------------------------------------------------------------- lifecycle
@@ -565,7 +565,7 @@ class SshHost(SftpReads):
                 try:
                     await asyncio.wait_for(sftp.stat("."), self.op_timeout)
                     self._set_state(UP, rtt_s=time.monotonic() - t0, message=str(self.target))
-                except BaseException:
+                except BaseException:  # noqa: BLE001 - the first probe is an extra: the loop below probes again
                     pass
                 self._up.set()
                 probe = asyncio.ensure_future(self._probe_loop(conn, sftp))
@@ -609,7 +609,7 @@ class SshHost(SftpReads):
                     message=f"{self.target} answers no probe within {self.op_timeout:g} s",
                 )
                 continue
-            except Exception:
+            except Exception:  # noqa: BLE001 - any probe failure ends this connection: the caller reconnects
                 conn.close()
                 return
             rtt = time.monotonic() - t0
@@ -650,7 +650,7 @@ class SshHost(SftpReads):
             raise HostDown(self.name, self._state) from None
         except OSError:
             raise
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - asyncssh's errors, sorted below into OSError
             import asyncssh
 
             if isinstance(e, (asyncssh.DisconnectError, asyncssh.ChannelOpenError, ConnectionError, EOFError)):
@@ -671,7 +671,7 @@ class SshHost(SftpReads):
                 if a.permissions is not None and statmod.S_ISLNK(a.permissions):
                     try:
                         a = await sftp.stat(path.rstrip("/") + "/" + n.filename)
-                    except Exception:
+                    except Exception:  # noqa: BLE001 - a link that cannot be followed is listed as such
                         out.append(Entry(n.filename, False, -1, 0, 0))
                         continue
                 out.append(_entry(n.filename, a))
@@ -944,6 +944,6 @@ def _known_host_listed(known_hosts: str, host: str, port: int) -> bool:
 
         kh = asyncssh.read_known_hosts(known_hosts)
         keys = kh.match(host, host, port)
-    except Exception:
+    except Exception:  # noqa: BLE001 - an unreadable known_hosts is no known key
         return False
     return bool(keys[0] or keys[1] or keys[3] or keys[4])

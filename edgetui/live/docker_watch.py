@@ -167,7 +167,7 @@ class StatsSampler:
             if self.one_shot:
                 try:
                     st = self.api.stats(cid, stream=False, one_shot=True)
-                except Exception as e:  # noqa: BLE001
+                except Exception as e:
                     if type(e).__name__ != "InvalidVersion":
                         raise
                     self.one_shot = False  # engine API < 1.41: the slower two-sample call
@@ -255,7 +255,7 @@ class EngineEvents:
         if st is not None:
             try:
                 st.close()  # docker-py's CancellableStream: ends the blocked read
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - ending a stream whose engine may be gone
                 pass
 
     def _loop(self) -> None:
@@ -399,7 +399,7 @@ class DockerWatch:
             if self._auto:
                 try:
                     self.client.close()
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - closing a client whose engine may be gone
                     pass
                 self.client = None
                 self._close_sampler()
@@ -539,7 +539,7 @@ class DockerWatch:
             self._container(name_or_id).stop(timeout=timeout)
             self._force_list = True
             return f"stopped {name_or_id}"
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - the user's action: its failure is the returned message
             return f"could not stop {name_or_id}: {_short_error(e)}"
 
     def kill_container(self, name_or_id: str, signal: str = "SIGKILL") -> str:
@@ -548,7 +548,7 @@ class DockerWatch:
             self._container(name_or_id).kill(signal=signal)
             self._force_list = True
             return f"killed {name_or_id}"
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - the user's action: its failure is the returned message
             return f"could not kill {name_or_id}: {_short_error(e)}"
 
     def shell_command(self, name_or_id: str) -> list[str]:

@@ -36,7 +36,7 @@ class RunRegistry:
                     with self.rec.transaction():
                         self._register_many(locs, now)
                     return
-                except Exception:  # noqa: BLE001 - one by one below
+                except Exception:  # one by one below
                     if os.environ.get("EDGETUI_DEBUG"):
                         raise
                     for key in set(self.runs) - before:
@@ -48,7 +48,7 @@ class RunRegistry:
             for loc in locs:
                 try:
                     self._register(loc, now)
-                except Exception as e:  # noqa: BLE001 - one bad run must not stop the others
+                except Exception as e:  # one bad run must not stop the others
                     if os.environ.get("EDGETUI_DEBUG"):
                         raise
                     self._note(one_line(f"{loc.task_dir}: could not watch: {type(e).__name__}: {e}", 240))

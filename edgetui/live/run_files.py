@@ -273,7 +273,7 @@ class RunFiles:
             if files:
                 with self.rec.transaction():
                     got = self._refresh_files_many(files, now)
-        except Exception:  # noqa: BLE001 - then one by one: each failure said for its own run
+        except Exception:  # then one by one: each failure said for its own run
             if os.environ.get("EDGETUI_DEBUG") and len(files) == 1:
                 raise
             got = {}
@@ -298,14 +298,14 @@ class RunFiles:
         try:
             with self.rec.transaction():
                 self._finalize_runs([(rs, agg, known) for rs, _, agg, known in todo])
-        except Exception:  # noqa: BLE001 - then one by one: each failure said for its own run
+        except Exception:  # then one by one: each failure said for its own run
             if os.environ.get("EDGETUI_DEBUG") and len(todo) == 1:
                 raise
             for rs, _, agg, known in todo:
                 try:
                     with self.rec.transaction():
                         self._finalize_runs([(rs, agg, known)])
-                except Exception as e:  # noqa: BLE001
+                except Exception as e:  # noqa: BLE001 - said for its own run; the other runs go on
                     self._refresh_failed(rs, e, now)
                     failed.add(rs.key)
         for rs, full, _, _ in todo:

@@ -67,7 +67,7 @@ class RunRows:
             finally:
                 self.conn.unregister("_edgetui_live_update")
             return True
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - said as a note; the refresh goes on
             self._note(one_line(f"could not record {what}: {e}", 200))
             return False
 
@@ -377,7 +377,7 @@ class RunRows:
             return None
         try:
             return self.host_state_of(name)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - no host state is shown as none
             return None
 
 

@@ -225,7 +225,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             now = self.clock()
             try:
                 self._poll(now)
-            except Exception as e:  # noqa: BLE001 - never die; one line
+            except Exception as e:  # never die; one line
                 if os.environ.get("EDGETUI_DEBUG"):
                     raise
                 self._note(one_line(f"refresh failed: {type(e).__name__}: {e}", 240))
@@ -272,7 +272,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                 if on_update is not None and self.snapshot_changed:
                     try:
                         on_update(runs)
-                    except Exception as e:  # noqa: BLE001
+                    except Exception as e:  # noqa: BLE001 - a listener's failure is a note, not the supervisor's end
                         self._note(one_line(f"update callback failed: {type(e).__name__}: {e}", 200))
                 if self.behind:  # catching up: continue at once
                     stop.wait(0.01)
@@ -336,12 +336,12 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                     continue
                 try:
                     self._finalize(rs)
-                except Exception as e:  # noqa: BLE001
+                except Exception as e:  # noqa: BLE001 - said for its own run; the other runs go on
                     self._note(one_line(f"could not update {rs.key}: {e}", 200))
             self._record_statuses()
         try:
             self.conn.close()  # our cursor only; the caller's connection stays open
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - closing our cursor at the end: nothing left to tell
             pass
 
     def acknowledge_alarms(self, run_key: Optional[str] = None, keys: Optional[Iterable[str]] = None) -> int:
@@ -360,7 +360,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                 try:
                     settle(self.conn)
                     self.rec.insert_events("", evs)
-                except Exception as e:  # noqa: BLE001
+                except Exception as e:  # noqa: BLE001 - said as a note; the acknowledgement stays in memory
                     self._note(one_line(f"could not record acknowledgements: {e}", 200))
                 self._snapshot(self.clock())
             return len(evs)
@@ -468,7 +468,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         for rs in self.runs.values():
             try:
                 self._check_run_files(rs, now)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - said for its own run; the other runs go on
                 self._set_message(rs, one_line(f"could not check files: {type(e).__name__}: {e}", 200), now)
             if not rs.deleted:
                 sources.extend(rs.sources.values())
@@ -478,7 +478,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             try:
                 self._join_containers(now, engines_ok)
                 self._sample_stats(now, engines_ok)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - said as a note; the refresh goes on
                 self._note(one_line(f"could not join containers: {type(e).__name__}: {e}", 200))
         if len(self.runs) - n_awake >= FIRST_SHOW_RUNS:
             # many runs just registered (a start-up): show them at once, from what their files' stats
@@ -498,7 +498,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         if tres is not None and tres.events and self.on_events is not None:
             try:  # views showing these runs read the new events now, not after the rest of the refresh
                 self.on_events({key for key, _source in tres.events})
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - a listener's failure is a note, not the refresh's
                 self._note(one_line(f"events callback failed: {type(e).__name__}: {e}", 200))
         if tres is not None:
             self.behind = tres.behind
@@ -550,7 +550,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                 eng = self._engine_of(rs)
                 rs.status = self._status(rs, now, eng is not None and bool(engines_ok.get(id(eng))))
                 self._alarms(rs, now)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - said for its own run; the other runs go on
                 self._set_message(rs, one_line(f"could not evaluate: {type(e).__name__}: {e}", 200), now)
         self._record_statuses()
         if now - self._last_rows >= s.row_refresh_s:
@@ -560,7 +560,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             try:
                 settle(self.conn)
                 self.rec.insert_events("", self._live_events)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - said as a note; the refresh goes on
                 self._note(one_line(f"could not record live events: {e}", 200))
         self.alarm_cmd.reap()
         for n in self.alarm_cmd.notes:
@@ -691,7 +691,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         for src in rs.sources.values():
             try:
                 self.tailer.release(src)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - the run is forgotten either way
                 pass
         self._note(f"{run_key}: forgotten; no longer watched")
 
@@ -731,7 +731,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                     "SELECT model_pattern, input_per_mtok, output_per_mtok, cache_read_per_mtok, "
                     "cache_write_per_mtok FROM prices"
                 ).fetchall()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - no price table: costs stay empty
                 rows = []
             pats = []
             for pat, *p in rows:

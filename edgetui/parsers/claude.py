@@ -225,7 +225,7 @@ class _ClaudeParser:
         self._t = None
         try:
             self._feed(line)
-        except Exception as exc:  # never raise on bad input
+        except Exception as exc:  # noqa: BLE001 - never raise on bad input
             del out[:]
             out.append(self._perr(line, f"unhandled record: {type(exc).__name__}: {exc}"))
         return out

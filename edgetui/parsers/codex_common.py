@@ -97,7 +97,7 @@ def submit_fields(content: Any, mode: Optional[str], data: dict[str, Any]) -> tu
         return None, None
     try:
         res = parse_sforge_submit_output(text)
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - a transcript's odd text must not stop its parse
         res = {}
     if not res and mode is None:
         return None, None
@@ -109,7 +109,7 @@ def submit_fields(content: Any, mode: Optional[str], data: dict[str, Any]) -> tu
     if res and _submit_summary is not None:
         try:
             summ = _submit_summary(res)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a transcript's odd text must not stop its parse
             summ = None
     return res.get("round") if isinstance(res.get("round"), str) else None, summ
 
@@ -121,7 +121,7 @@ def command_text(cmd: Any) -> Optional[str]:
     if isinstance(cmd, list):
         try:
             return shlex.join(str(c) for c in cmd)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a transcript's odd text must not stop its parse
             return " ".join(str(c) for c in cmd)
     return cmd if isinstance(cmd, str) else str(cmd)
 

@@ -86,7 +86,7 @@ class LeaderboardScreen(Screen):
                 curves, HOURS, by, include_retry=include_all, include_infra=include_all, include_samples=include_all
             )
             self.post_message(LeaderboardLoaded(aggregate(vals)))
-        except Exception as e:  # shown on the screen, never a crash
+        except Exception as e:  # noqa: BLE001 - shown on the screen, never a crash
             self.post_message(LeaderboardLoaded([], f"{type(e).__name__}: {e}"))
 
     @on(LeaderboardLoaded)

@@ -175,7 +175,7 @@ def confirm_container_action(
         def run() -> None:
             try:
                 out = fn(run_key)
-            except Exception as e:  # shown, never crashes the app
+            except Exception as e:  # noqa: BLE001 - shown, never crashes the app
                 screen.app.call_from_thread(screen.notify, f"{kind} {target} failed: {e}", severity="error", timeout=8)
                 return
             note = out if isinstance(out, str) and out else f"{kind} sent to {target}"
@@ -203,7 +203,7 @@ def acknowledge_alarms(
     def run() -> None:
         try:
             n = actions.acknowledge(run_key)
-        except Exception as e:  # shown, never crashes the app
+        except Exception as e:  # noqa: BLE001 - shown, never crashes the app
             screen.app.call_from_thread(screen.notify, f"could not acknowledge: {e}", severity="error", timeout=8)
             return
         note = f"acknowledged {n} alarm{'s' if n != 1 else ''} of {what}" if n else f"no alarm to acknowledge on {what}"
@@ -247,7 +247,7 @@ def open_shell(
         return
     try:
         argv = actions.shell_argv(run_key)
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - shown, never crashes the app
         screen.notify(f"cannot open a shell: {e}", severity="error", timeout=6)
         return
     if not argv:
@@ -278,7 +278,7 @@ def open_run_file(
     for name, desc in RUN_FILES:
         try:
             p = actions.file_path(run_key, name)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a file that cannot be located is offered as not there
             p = None
         if p is not None:
             paths[name] = p
@@ -583,7 +583,7 @@ class PriorFitter:
             if conn is not None:
                 try:
                     conn.close()
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - closing a connection that may have failed
                     pass
         try:
             self.app.call_from_thread(self._after, done)

@@ -525,7 +525,7 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
                 from ..analysis_data import header_forecast
 
                 head["forecast"] = header_forecast(conn, head, subs)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - shown as a load failure, never crashes the app
             self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
             self.post_message(LiveIdle())
             return

@@ -400,7 +400,7 @@ class QueueScreen(Screen):
                             self.app.call_from_thread(self._load)
                             return
             self.post_message(QueueLoaded(moment_queue(conn)))
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - shown, never crashes the app
             if lift_pool_on(getattr(self.app, "conn", None), e):
                 self.app.call_from_thread(self._load)
                 return

@@ -114,7 +114,7 @@ class PickerScreen(Screen):
     def reload(self) -> None:
         try:
             rows = store.list_runs(self.app.conn)  # type: ignore[attr-defined]
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - shown, never crashes the app
             self.app.call_from_thread(self.notify, f"cannot list runs: {e}", severity="error")
             rows = []
         self.post_message(RunsLoaded(rows))

@@ -261,7 +261,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         try:
             conn = self.app.conn  # type: ignore[attr-defined]
             pool_retry(conn, self._load_run_once, conn)  # (a read past a bounded buffer pool lifts it)
-        except Exception as e:  # shown, never crashes the app
+        except Exception as e:  # noqa: BLE001 - shown, never crashes the app
             self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
 
     def _load_run_once(self, conn) -> None:
@@ -378,7 +378,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         conn = self.app.conn  # type: ignore[attr-defined]
         try:
             got = pool_retry(conn, tl.fetch_pages, conn, pages)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - shown, never crashes the app
             got = {}
             self.app.call_from_thread(self.notify, f"cannot read events: {e}", severity="error", timeout=4)
         self.post_message(PagesLoaded(tl, {p: got.get(p) for p in pages}))
@@ -534,7 +534,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         try:
             conn = self.app.conn  # type: ignore[attr-defined]
             pool_retry(conn, self._fetch_detail_once, conn, index, event_id, elapsed, fold)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - shown in the detail pane, never crashes the app
             self.post_message(
                 DetailLoaded(index, {"event": {"kind": "parse_error", "summary": f"cannot load detail: {e}"}})
             )

@@ -526,7 +526,7 @@ class ScoreChart(Widget):
         try:
             (left, top), (cw, ch) = f._parts.canvas.position(), f._parts.canvas.size()
             return int(left), int(top), int(cw), int(ch)
-        except Exception:  # plotext internals moved: read the frame corners instead
+        except Exception:  # noqa: BLE001 - plotext internals moved: read the frame corners instead
             plain = [Text.from_ansi(x).plain for x in lines]
             top = next((i for i, x in enumerate(plain) if "┌" in x), 0)
             bottom = next((i for i, x in enumerate(plain) if "└" in x), len(plain) - 1)

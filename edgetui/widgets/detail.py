@@ -103,7 +103,7 @@ _KNOWN_BY = {
 
 
 def _report(sub: dict[str, Any], tests: Optional[list[dict[str, Any]]], data: dict[str, Any]) -> list[RenderableType]:
-    g = lambda k: sub.get(k) if sub.get(k) is not None else data.get(k)  # noqa: E731
+    g = lambda k: sub.get(k) if sub.get(k) is not None else data.get(k)
     out: list[RenderableType] = [_section("Submission report", "bold green")]
     t = Table.grid(padding=(0, 2))
     t.add_column(style="dim", no_wrap=True)
