@@ -32,8 +32,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from replay.analysis.curves import hierarchical_resamples, units_mean  # noqa: E402
-from replay.analysis.fit import bootstrap, fit_curve  # noqa: E402
+from replay.analysis.curves import hierarchical_resamples, units_mean  # noqa: E402 - after sys.path is set above
+from replay.analysis.fit import bootstrap, fit_curve  # noqa: E402 - after sys.path is set above
 
 HOURS = np.array([2.0, 4.0, 6.0, 8.0, 10.0, 12.0])
 
@@ -43,8 +43,10 @@ def suite(tasks: int, repeats: int, seed: int = 0) -> dict[str, list[list[float]
     units = {}
     for k in range(tasks):
         smax, t_mid, beta = rng.uniform(20, 90), np.exp(rng.uniform(np.log(0.5), np.log(20))), rng.uniform(0.8, 3)
-        units[f"task{k}"] = [list(np.clip(smax / (1 + (t_mid / HOURS) ** beta) + rng.normal(0, 3, len(HOURS)),
-                                          0, 100)) for _ in range(repeats)]
+        units[f"task{k}"] = [
+            list(np.clip(smax / (1 + (t_mid / HOURS) ** beta) + rng.normal(0, 3, len(HOURS)), 0, 100))
+            for _ in range(repeats)
+        ]
     return units
 
 
@@ -74,15 +76,20 @@ def main() -> int:
     total = t_point + t_draw + t_fit
     per = (t_draw + t_fit) / a.resamples
     print(f"suite: {a.tasks} tasks x {a.repeats} repeats, hours 2..12; {a.resamples} resamples")
-    print(f"point fit: {1000 * t_point:.1f} ms; resampling: {1000 * t_draw:.1f} ms; vectorised fits: "
-          f"{1000 * t_fit:.1f} ms")
-    print(f"total {total:.2f} s (target < 5 s: {'met' if total < 5 else 'NOT met'}); "
-          f"{1000 * per:.3f} ms per resample")
-    print(f"baseline (fit_curve per resample, first {n_base}): {1000 * t_base:.1f} ms per resample; "
-          f"vectorised is {t_base / per:.0f}x faster")
+    print(
+        f"point fit: {1000 * t_point:.1f} ms; resampling: {1000 * t_draw:.1f} ms; vectorised fits: "
+        f"{1000 * t_fit:.1f} ms"
+    )
+    print(f"total {total:.2f} s (target < 5 s: {'met' if total < 5 else 'NOT met'}); {1000 * per:.3f} ms per resample")
+    print(
+        f"baseline (fit_curve per resample, first {n_base}): {1000 * t_base:.1f} ms per resample; "
+        f"vectorised is {t_base / per:.0f}x faster"
+    )
     lo, hi = f.intervals["S@12"]
-    print(f"S@12 = {f.S_at[12.0]:.2f} (80% interval {lo:.2f}-{hi:.2f}); bounds hit in "
-          f"{100 * f.bootstrap['at_bound_share']:.1f}% of resamples; flags: {' '.join(f.flags) or 'none'}")
+    print(
+        f"S@12 = {f.S_at[12.0]:.2f} (80% interval {lo:.2f}-{hi:.2f}); bounds hit in "
+        f"{100 * f.bootstrap['at_bound_share']:.1f}% of resamples; flags: {' '.join(f.flags) or 'none'}"
+    )
     forecast_bench()
     return 0
 
@@ -98,11 +105,31 @@ def forecast_bench(n_subs: int = 250) -> None:
     subs = []
     for k in range(n_subs):
         t = start + (k + 1) * 170.0
-        subs.append({"round": f"agent-{k + 1}", "kind": "agent", "n": k + 1, "status": "graded", "t": t,
-                     "runtime_s": 120.0, "seen_at": t + 140, "pass_rate": 0.25, "score": float(rng.uniform(10, 70)),
-                     "score_0_100": None, "valid": True})
-    run = {"run_key": "local/r/t", "run_id": "r", "task_id": "t", "status": "running", "started_at": start,
-           "last_event_at": start + (n_subs + 1) * 170.0, "selection": "score_first", "score_direction": "maximize"}
+        subs.append(
+            {
+                "round": f"agent-{k + 1}",
+                "kind": "agent",
+                "n": k + 1,
+                "status": "graded",
+                "t": t,
+                "runtime_s": 120.0,
+                "seen_at": t + 140,
+                "pass_rate": 0.25,
+                "score": float(rng.uniform(10, 70)),
+                "score_0_100": None,
+                "valid": True,
+            }
+        )
+    run = {
+        "run_key": "local/r/t",
+        "run_id": "r",
+        "task_id": "t",
+        "status": "running",
+        "started_at": start,
+        "last_event_at": start + (n_subs + 1) * 170.0,
+        "selection": "score_first",
+        "score_direction": "maximize",
+    }
     spec = {"kind": "linear", "lower": 0.0, "upper": 100.0}
     curve_t, both_t = [], []
     for _ in range(30):
@@ -114,9 +141,11 @@ def forecast_bench(n_subs: int = 250) -> None:
         curve_t.append(t1 - t0)
         both_t.append(t2 - t0)
     med, base = statistics.median(both_t), statistics.median(curve_t)
-    print(f"forecast update, {n_subs} submissions: {1000 * med:.2f} ms (target < 50 ms: "
-          f"{'met' if med < 0.05 else 'NOT met'}); the curve rebuild alone {1000 * base:.2f} ms; "
-          f"forecast {f.value:.1f} at 12 h, last best {f.baseline:.1f}")
+    print(
+        f"forecast update, {n_subs} submissions: {1000 * med:.2f} ms (target < 50 ms: "
+        f"{'met' if med < 0.05 else 'NOT met'}); the curve rebuild alone {1000 * base:.2f} ms; "
+        f"forecast {f.value:.1f} at 12 h, last best {f.baseline:.1f}"
+    )
 
 
 if __name__ == "__main__":

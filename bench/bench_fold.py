@@ -22,22 +22,45 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from edgetui.store import EventColumns  # noqa: E402
-from replay.cursor import ReplayCursor  # noqa: E402
-from replay.fold import metadata_mask  # noqa: E402
+from edgetui.store import EventColumns
+from replay.cursor import ReplayCursor
+from replay.fold import metadata_mask
 
 N = 50_000
-HEADS = ["permission-mode", "progress hook_progress Stop", "agent says", "Bash: ls", "1 failed",
-         "file-history-snapshot", "log line"]
+HEADS = [
+    "permission-mode",
+    "progress hook_progress Stop",
+    "agent says",
+    "Bash: ls",
+    "1 failed",
+    "file-history-snapshot",
+    "log line",
+]
 KINDS = ["system", "system", "agent_message", "tool_call", "tool_result", "system", "log"]
 
 
 def main() -> int:
     random.seed(1)
-    rows = [{"event_id": f"e{i}", "kind": KINDS[k], "t": 1000.0 + i, "source": "s", "offset": i, "sub": 0,
-             "summary": HEADS[k], "tool_use_id": None, "parent_tool_use_id": None, "tool_name": None,
-             "is_error": False, "round": None, "level": None, "segment": 0, "agent_format": "claude_session"}
-            for i, k in enumerate(random.randrange(len(HEADS)) for _ in range(N))]
+    rows = [
+        {
+            "event_id": f"e{i}",
+            "kind": KINDS[k],
+            "t": 1000.0 + i,
+            "source": "s",
+            "offset": i,
+            "sub": 0,
+            "summary": HEADS[k],
+            "tool_use_id": None,
+            "parent_tool_use_id": None,
+            "tool_name": None,
+            "is_error": False,
+            "round": None,
+            "level": None,
+            "segment": 0,
+            "agent_format": "claude_session",
+        }
+        for i, k in enumerate(random.randrange(len(HEADS)) for _ in range(N))
+    ]
     ev = EventColumns.from_rows(rows)
     mask = metadata_mask(ev)
     full, known, fold = [], [], []
@@ -53,8 +76,10 @@ def main() -> int:
         known.append(t2 - t1)
         fold.append(t3 - t2)
     f, k, s = (statistics.median(x) * 1000 for x in (full, known, fold))
-    print(f"{N:,} events ({sum(mask):,} metadata): cursor with classification {f:.1f} ms, with the flags known "
-          f"{k:.1f} ms (ratio {f / k:.2f}); set_folding {s:.1f} ms")
+    print(
+        f"{N:,} events ({sum(mask):,} metadata): cursor with classification {f:.1f} ms, with the flags known "
+        f"{k:.1f} ms (ratio {f / k:.2f}); set_folding {s:.1f} ms"
+    )
     return 0
 
 

@@ -60,10 +60,24 @@ def main(argv=None) -> int:
         write_task(tasks, "law", selection="pass_rate_first", parser="pytest")
         for i in range(args.earlier):
             b = 0.8 + 0.05 * i
-            write_run(runs, f"old-{i}", "law", model="M", start=NOW - (200 - 5 * i) * HOUR, duration_s=12.2 * HOUR,
-                      subs=[(k * 600.0, _law(k / 6, b) / 100, None, 60.0) for k in range(1, 73)])
-        write_run(runs, "live", "law", model="M", start=NOW - 3 * HOUR - 300, duration_s=None,
-                  subs=[(k * 600.0, _law(k / 6, 1.0) / 100, None, 60.0) for k in range(1, 19)])
+            write_run(
+                runs,
+                f"old-{i}",
+                "law",
+                model="M",
+                start=NOW - (200 - 5 * i) * HOUR,
+                duration_s=12.2 * HOUR,
+                subs=[(k * 600.0, _law(k / 6, b) / 100, None, 60.0) for k in range(1, 73)],
+            )
+        write_run(
+            runs,
+            "live",
+            "law",
+            model="M",
+            start=NOW - 3 * HOUR - 300,
+            duration_s=None,
+            subs=[(k * 600.0, _law(k / 6, 1.0) / 100, None, 60.0) for k in range(1, 19)],
+        )
         ingest(db, [runs], tasks)
         conn = open_db(db)
         try:
@@ -86,7 +100,7 @@ def main(argv=None) -> int:
                     cpu.setdefault(name, []).append(time.process_time() - c0)
                 return statistics.median(out), max(out)
 
-            update = lambda: header_forecast(conn, head, subs)  # noqa: E731
+            update = lambda: header_forecast(conn, head, subs)
             base, _ = timed(default_update, args.repeat, "base")
             t0 = time.perf_counter()
             fc0 = update()
@@ -99,8 +113,15 @@ def main(argv=None) -> int:
             stored_med, stored_max = timed(update, args.repeat, "update")
             fc = update()
             # one earlier run re-recorded with another curve: its stored fit is stale
-            write_run(tmp / "again", "old-0", "law", model="M", start=NOW - 200 * HOUR, duration_s=12.2 * HOUR,
-                      subs=[(k * 600.0, _law(k / 6, 2.5) / 100, None, 60.0) for k in range(1, 73)])
+            write_run(
+                tmp / "again",
+                "old-0",
+                "law",
+                model="M",
+                start=NOW - 200 * HOUR,
+                duration_s=12.2 * HOUR,
+                subs=[(k * 600.0, _law(k / 6, 2.5) / 100, None, 60.0) for k in range(1, 73)],
+            )
             conn.close()
             ingest(db, [tmp / "again"], tasks)
             conn = open_db(db)
@@ -117,22 +138,35 @@ def main(argv=None) -> int:
     worst = max(first, first_max, stored_max, changed, changed_max, after_max)
     print(f"live forecast update, {args.earlier} earlier runs of the task x 72 graded submissions, live run at 3 h:")
     print(f"  baseline (default prior, curve + forecast): {1000 * base:.1f} ms")
-    print(f"  first update, nothing stored ({len(pending)} pending, default prior): {1000 * first:.1f} ms; "
-          f"median {1000 * first_med:.1f} ms ({first_med / base:.1f}x)")
-    print(f"  background fit of the {len(pending)} runs (not an update; scipy's import included): "
-          f"{1000 * fit_s:.0f} ms")
-    print(f"  update with every fit stored: median {1000 * stored_med:.1f} ms ({stored_med / base:.1f}x), "
-          f"slowest {1000 * stored_max:.1f} ms")
-    print(f"  after one earlier run changed ({len(fc1['prior_pending'])} pending): {1000 * changed:.1f} ms; "
-          f"median {1000 * changed_med:.1f} ms; its refit {1000 * refit_s:.0f} ms; then median "
-          f"{1000 * after_med:.1f} ms")
-    print(f"  slowest update of all: {1000 * worst:.1f} ms wall (target < 50 ms: {'met' if worst < 0.05 else 'NOT met'})")
+    print(
+        f"  first update, nothing stored ({len(pending)} pending, default prior): {1000 * first:.1f} ms; "
+        f"median {1000 * first_med:.1f} ms ({first_med / base:.1f}x)"
+    )
+    print(
+        f"  background fit of the {len(pending)} runs (not an update; scipy's import included): {1000 * fit_s:.0f} ms"
+    )
+    print(
+        f"  update with every fit stored: median {1000 * stored_med:.1f} ms ({stored_med / base:.1f}x), "
+        f"slowest {1000 * stored_max:.1f} ms"
+    )
+    print(
+        f"  after one earlier run changed ({len(fc1['prior_pending'])} pending): {1000 * changed:.1f} ms; "
+        f"median {1000 * changed_med:.1f} ms; its refit {1000 * refit_s:.0f} ms; then median "
+        f"{1000 * after_med:.1f} ms"
+    )
+    print(
+        f"  slowest update of all: {1000 * worst:.1f} ms wall (target < 50 ms: {'met' if worst < 0.05 else 'NOT met'})"
+    )
     u = cpu["update"]
-    print(f"  CPU per update (this process, DuckDB's threads included), {len(u)} updates: median "
-          f"{1000 * statistics.median(u):.1f} ms, slowest {1000 * max(u):.1f} ms; baseline median "
-          f"{1000 * statistics.median(cpu['base']):.1f} ms; load average {open('/proc/loadavg').read().split()[0]}")
-    print(f"  forecast {fc['value']:.1f} [{fc['lo']:.1f}-{fc['hi']:.1f}] at 12 h, last best {fc['baseline']:.1f}, "
-          f"beta {fc['beta']:.2f} from {fc['prior']}; before the fits: beta {fc0['beta']:.2f} from {fc0['prior']}")
+    print(
+        f"  CPU per update (this process, DuckDB's threads included), {len(u)} updates: median "
+        f"{1000 * statistics.median(u):.1f} ms, slowest {1000 * max(u):.1f} ms; baseline median "
+        f"{1000 * statistics.median(cpu['base']):.1f} ms; load average {open('/proc/loadavg').read().split()[0]}"
+    )
+    print(
+        f"  forecast {fc['value']:.1f} [{fc['lo']:.1f}-{fc['hi']:.1f}] at 12 h, last best {fc['baseline']:.1f}, "
+        f"beta {fc['beta']:.2f} from {fc['prior']}; before the fits: beta {fc0['beta']:.2f} from {fc0['prior']}"
+    )
     return 0
 
 

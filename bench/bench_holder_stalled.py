@@ -35,15 +35,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from edgetui.holder import ask_holder, socket_path  # noqa: E402
+from edgetui.holder import ask_holder, socket_path  # noqa: E402 - after sys.path is set above
 
 BIG = "SELECT repeat('x', 1000) AS pad FROM range(20000)"
 TARGET_S = 1.0
 
 
 def _holder(db: Path, code_dir: Path) -> subprocess.Popen:
-    code = ("import time;from edgetui.db import open_db,HolderServer;"
-            f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(600)")
+    code = (
+        "import time;from edgetui.db import open_db,HolderServer;"
+        f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(600)"
+    )
     env = {**os.environ, "PYTHONPATH": str(code_dir)}
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env, cwd=code_dir)
     assert p.stdout.readline().split() == ["ready"], "the holder did not start"
@@ -107,12 +109,17 @@ def main() -> int:
             started, waited = one_round(a.code.resolve(), a.stalled, queued)
             waits.append(waited)
             shown = "no answer within 60 s" if waited == float("inf") else f"{waited * 1000:.0f} ms"
-            when = ("right after the stalled requests" if queued else
-                    f"once replies had started to all {a.stalled} stalled clients ({started:.2f} s)")
+            when = (
+                "right after the stalled requests"
+                if queued
+                else f"once replies had started to all {a.stalled} stalled clients ({started:.2f} s)"
+            )
             print(f"{mode} round {i + 1}: SELECT 42 from a 9th client, asked {when}: answered in {shown}")
         med = statistics.median(waits)
-        print(f"{mode}: median wait {med * 1000:.0f} ms; target {TARGET_S:.0f} s: ratio {med / TARGET_S:.3f}"
-              + ("" if queued else f" ({'within' if med <= TARGET_S else 'OVER'} target)"))
+        print(
+            f"{mode}: median wait {med * 1000:.0f} ms; target {TARGET_S:.0f} s: ratio {med / TARGET_S:.3f}"
+            + ("" if queued else f" ({'within' if med <= TARGET_S else 'OVER'} target)")
+        )
     print(f"load after: {Path('/proc/loadavg').read_text().split()[:3]}")
     return 0
 

@@ -69,8 +69,22 @@ def build(path: Path, mb: int, sources: Optional[list[Path]] = None) -> int:
             chunk = bytearray()
             for line in src_lines:
                 line = ID_RE.sub(lambda m, tag=tag: b'"' + m.group(1) + tag + m.group(2) + b'"', line)
-                line = UUID_RE.sub(lambda m, rep=rep: b'"' + m.group(1) + b"-" + m.group(2) + b"-" + m.group(3) + b"-"
-                                   + m.group(4) + b"-" + (b"%012x" % (rep % (1 << 48))) + b'"', line)
+                line = UUID_RE.sub(
+                    lambda m, rep=rep: (
+                        b'"'
+                        + m.group(1)
+                        + b"-"
+                        + m.group(2)
+                        + b"-"
+                        + m.group(3)
+                        + b"-"
+                        + m.group(4)
+                        + b"-"
+                        + (b"%012x" % (rep % (1 << 48)))
+                        + b'"'
+                    ),
+                    line,
+                )
                 chunk += line + b"\n"
             out.write(chunk)
             written += len(chunk)
@@ -91,8 +105,10 @@ def _store_baseline(work: Path, f: Path, columns: bool = False) -> None:
             q.unlink()
     c = duckdb.connect(str(p))
     if columns:
-        c.execute(f"CREATE TABLE t AS SELECT * FROM read_json('{f}', format='newline_delimited', "
-                  "maximum_object_size=268435456)")
+        c.execute(
+            f"CREATE TABLE t AS SELECT * FROM read_json('{f}', format='newline_delimited', "
+            "maximum_object_size=268435456)"
+        )
     else:
         c.execute(f"CREATE TABLE objects AS SELECT json FROM read_ndjson_objects('{f}')")
     c.close()
@@ -190,12 +206,19 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mb", type=int, default=200)
     ap.add_argument("--keep", type=Path, default=None)
-    ap.add_argument("--rounds", type=int, default=1,
-                    help="more rounds of DuckDB's read_json and edgetui's ingest, alternating: the issue 15 "
-                         "ratio as the median of the rounds (one round's ratio moves ±15 %% with this machine)")
-    ap.add_argument("--from-samples", action="store_true",
-                    help="build the file from the sample runs' Claude transcripts (those of bench_scale.py's root: "
-                         "more events a MB than the real transcripts of the corpus) instead of the corpus")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="more rounds of DuckDB's read_json and edgetui's ingest, alternating: the issue 15 "
+        "ratio as the median of the rounds (one round's ratio moves ±15 %% with this machine)",
+    )
+    ap.add_argument(
+        "--from-samples",
+        action="store_true",
+        help="build the file from the sample runs' Claude transcripts (those of bench_scale.py's root: "
+        "more events a MB than the real transcripts of the corpus) instead of the corpus",
+    )
     a = ap.parse_args()
     work = a.keep or Path(tempfile.mkdtemp(prefix="edgetui-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -219,8 +242,10 @@ def main() -> None:
 
     mem = duckdb.connect()
     n = mem.execute(f"SELECT count(*) FROM read_ndjson_objects('{f}')").fetchone()[0]  # warm the page cache
-    timed("read_ndjson_objects count(*)",
-          lambda: mem.execute(f"SELECT count(*) FROM read_ndjson_objects('{f}')").fetchall())
+    timed(
+        "read_ndjson_objects count(*)",
+        lambda: mem.execute(f"SELECT count(*) FROM read_ndjson_objects('{f}')").fetchall(),
+    )
     timed("read_ndjson_objects into a table in a database file", lambda: _store_baseline(work, f))
     timed("read_json into a table in a database file", lambda: _store_baseline(work, f, columns=True))
     mem.close()
@@ -228,14 +253,20 @@ def main() -> None:
         print(f"baseline duckdb {label}: {n} objects, {sec:.2f} s, {mb / sec:.1f} MB/s")
 
     el, peak_total, parent, child, events = _edgetui_round(work, f)
-    print(f"edgetui ingest: {events} events ({size / events:.0f} bytes an event), {el:.2f} s, {mb / el:.1f} MB/s "
-          f"(load {'/'.join(f'{x:.1f}' for x in os.getloadavg())})")
-    print(f"memory: peak of the processes' total RSS {peak_total:.0f} MB (sampled every 10 ms); per-process peaks: "
-          f"inserting {parent:.0f} MB, parsing {child:.0f} MB (their sum, an upper bound: {parent + child:.0f} MB)")
+    print(
+        f"edgetui ingest: {events} events ({size / events:.0f} bytes an event), {el:.2f} s, {mb / el:.1f} MB/s "
+        f"(load {'/'.join(f'{x:.1f}' for x in os.getloadavg())})"
+    )
+    print(
+        f"memory: peak of the processes' total RSS {peak_total:.0f} MB (sampled every 10 ms); per-process peaks: "
+        f"inserting {parent:.0f} MB, parsing {child:.0f} MB (their sum, an upper bound: {parent + child:.0f} MB)"
+    )
     for label, sec in base.items():
         ratio = el / sec
         want = 2 if label.startswith("read_json ") else 3  # issue 15: <= 2x DuckDB's read_json storing it
-        print(f"ratio edgetui / duckdb {label}: {ratio:.1f}x (target <= {want}x: {'met' if ratio <= want else 'NOT met'})")
+        print(
+            f"ratio edgetui / duckdb {label}: {ratio:.1f}x (target <= {want}x: {'met' if ratio <= want else 'NOT met'})"
+        )
     if a.rounds > 1:
         import statistics
 
@@ -248,15 +279,21 @@ def main() -> None:
             pairs.append((d, _edgetui_round(work, f)[0]))
         ratios = [e / d for d, e in pairs]
         med = statistics.median(ratios)
-        print(f"rounds (DuckDB read_json s, edgetui s): {', '.join(f'{d:.2f}/{e:.2f}' for d, e in pairs)}; ratios "
-              f"{', '.join(f'{r:.2f}' for r in ratios)}; median {med:.2f}x (target <= 2x: "
-              f"{'met' if med <= 2 else 'NOT met'}; load {'/'.join(f'{x:.1f}' for x in os.getloadavg())})")
-    print(f"throughput {mb / el:.1f} MB/s (target >= 40: {'met' if mb / el >= 40 else 'NOT met'}); "
-          f"peak memory {peak_total:.0f} MB (target < 400: {'met' if peak_total < 400 else 'NOT met'})")
+        print(
+            f"rounds (DuckDB read_json s, edgetui s): {', '.join(f'{d:.2f}/{e:.2f}' for d, e in pairs)}; ratios "
+            f"{', '.join(f'{r:.2f}' for r in ratios)}; median {med:.2f}x (target <= 2x: "
+            f"{'met' if med <= 2 else 'NOT met'}; load {'/'.join(f'{x:.1f}' for x in os.getloadavg())})"
+        )
+    print(
+        f"throughput {mb / el:.1f} MB/s (target >= 40: {'met' if mb / el >= 40 else 'NOT met'}); "
+        f"peak memory {peak_total:.0f} MB (target < 400: {'met' if peak_total < 400 else 'NOT met'})"
+    )
     share = redaction_seconds(f)
-    print(f"redaction: {share:.2f} s of the ingest's {el:.2f} s = {100 * share / el:.1f} % "
-          f"(target < 10 %: {'met' if share / el < 0.10 else 'NOT met'}; measured in this process on the same "
-          "file's parsed events: the scrubbing calls alone against the same serialisation without them)")
+    print(
+        f"redaction: {share:.2f} s of the ingest's {el:.2f} s = {100 * share / el:.1f} % "
+        f"(target < 10 %: {'met' if share / el < 0.10 else 'NOT met'}; measured in this process on the same "
+        "file's parsed events: the scrubbing calls alone against the same serialisation without them)"
+    )
     if not a.keep:
         import shutil
 

@@ -58,25 +58,72 @@ def _line(i: int, k: int) -> bytes:
     tag = f"{i}-{k}"
     m = k % 3
     if m == 0:
-        o = {"type": "assistant", "message": {"id": f"msg_{tag}", "model": "claude-opus-4-8", "role": "assistant",
-             "content": [{"type": "text", "text": f"step {k}: looking at the profile output " + "x" * 120}],
-             "usage": {"input_tokens": 1200, "output_tokens": 80, "cache_read_input_tokens": 30000}},
-             "parent_tool_use_id": None, "session_id": f"s{i}"}
+        o = {
+            "type": "assistant",
+            "message": {
+                "id": f"msg_{tag}",
+                "model": "claude-opus-4-8",
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"step {k}: looking at the profile output " + "x" * 120}],
+                "usage": {"input_tokens": 1200, "output_tokens": 80, "cache_read_input_tokens": 30000},
+            },
+            "parent_tool_use_id": None,
+            "session_id": f"s{i}",
+        }
     elif m == 1:
-        o = {"type": "assistant", "message": {"id": f"msg_{tag}", "model": "claude-opus-4-8", "role": "assistant",
-             "content": [{"type": "tool_use", "id": f"toolu_{tag}", "name": "Bash",
-                          "input": {"command": f"python bench.py --case {k}"}}],
-             "usage": {"input_tokens": 1200, "output_tokens": 40}}, "parent_tool_use_id": None, "session_id": f"s{i}"}
+        o = {
+            "type": "assistant",
+            "message": {
+                "id": f"msg_{tag}",
+                "model": "claude-opus-4-8",
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": f"toolu_{tag}",
+                        "name": "Bash",
+                        "input": {"command": f"python bench.py --case {k}"},
+                    }
+                ],
+                "usage": {"input_tokens": 1200, "output_tokens": 40},
+            },
+            "parent_tool_use_id": None,
+            "session_id": f"s{i}",
+        }
     else:
-        o = {"type": "user", "message": {"role": "user", "content": [
-             {"type": "tool_result", "tool_use_id": f"toolu_{i}-{k - 1}", "content": "ok\n" + "y" * 300,
-              "is_error": False}]}, "parent_tool_use_id": None, "session_id": f"s{i}"}
+        o = {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": f"toolu_{i}-{k - 1}",
+                        "content": "ok\n" + "y" * 300,
+                        "is_error": False,
+                    }
+                ],
+            },
+            "parent_tool_use_id": None,
+            "session_id": f"s{i}",
+        }
     return json.dumps(o).encode() + b"\n"
 
 
 def _init(i: int) -> bytes:
-    return json.dumps({"type": "system", "subtype": "init", "session_id": f"s{i}", "model": "claude-opus-4-8",
-                       "cwd": "/w", "tools": ["Bash"]}).encode() + b"\n"
+    return (
+        json.dumps(
+            {
+                "type": "system",
+                "subtype": "init",
+                "session_id": f"s{i}",
+                "model": "claude-opus-4-8",
+                "cwd": "/w",
+                "tools": ["Bash"],
+            }
+        ).encode()
+        + b"\n"
+    )
 
 
 def make_runs(root: Path, n: int, history: int) -> list[Path]:
@@ -87,9 +134,11 @@ def make_runs(root: Path, n: int, history: int) -> list[Path]:
         td.mkdir(parents=True)
         (td / "run_agent.log").write_text(
             time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now - 600)) + ",000 - INFO - Running agent: claude -p"
-            " ... (timeout=43200s)\n")
-        (td / "run_config.json").write_text(json.dumps({"task_id": f"task{i}", "agent": "claude-code",
-                                                        "model": "claude-opus-4-8", "timeout": 43200}))
+            " ... (timeout=43200s)\n"
+        )
+        (td / "run_config.json").write_text(
+            json.dumps({"task_id": f"task{i}", "agent": "claude-code", "model": "claude-opus-4-8", "timeout": 43200})
+        )
         p = td / "agent_output.txt"
         p.write_bytes(_init(i) + b"".join(_line(i, k) for k in range(history)))
         paths.append(p)
@@ -102,19 +151,38 @@ def _submit(task_dir: Path, n: int) -> None:
     sub.mkdir(parents=True, exist_ok=True)
     now = time.time()
     (sub / "run_instance.log").write_text(
-        time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now)) + ",000 - INFO - Judge container started: "
-        + "ab" * 32 + "\n")
-    rep = {"task_id": task_dir.name, "submission_id": f"{n:012x}", "total_tests": 10, "passed": n % 11,
-           "failed": 10 - n % 11, "errors": 0, "pass_rate": (n % 11) / 10, "score": None, "score_0_100": None,
-           "timed_out": False, "runtime_seconds": 1.0, "test_details": [], "valid": True,
-           "summary": f"{n % 11}/10 tests passed", "details": [], "metrics": {}, "submitted_at": now}
+        time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
+        + ",000 - INFO - Judge container started: "
+        + "ab" * 32
+        + "\n"
+    )
+    rep = {
+        "task_id": task_dir.name,
+        "submission_id": f"{n:012x}",
+        "total_tests": 10,
+        "passed": n % 11,
+        "failed": 10 - n % 11,
+        "errors": 0,
+        "pass_rate": (n % 11) / 10,
+        "score": None,
+        "score_0_100": None,
+        "timed_out": False,
+        "runtime_seconds": 1.0,
+        "test_details": [],
+        "valid": True,
+        "summary": f"{n % 11}/10 tests passed",
+        "details": [],
+        "metrics": {},
+        "submitted_at": now,
+    }
     tmp = sub / ".report.json.tmp"
     tmp.write_text(json.dumps(rep))
     tmp.replace(sub / "report.json")
 
 
-def writer(paths: list[str], rate: float, seconds: float, start_k: int, out: str, go,
-           submit_every: float = 0.0) -> None:
+def writer(
+    paths: list[str], rate: float, seconds: float, start_k: int, out: str, go, submit_every: float = 0.0
+) -> None:
     """Append ``rate`` lines/s to every file, spread evenly; log (file index, line offset, append time).
     Every ``submit_every`` seconds one run (round robin) gets a graded submission folder."""
     go.wait()
@@ -160,13 +228,22 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--history", type=int, default=300, help="lines already in each transcript")
     ap.add_argument("--interval", type=float, default=1.0, help="run_forever interval")
-    ap.add_argument("--min-interval", type=float, default=None, help="run_forever min_interval (default: the min_refresh_s setting, 0.6 s)")
+    ap.add_argument(
+        "--min-interval",
+        type=float,
+        default=None,
+        help="run_forever min_interval (default: the min_refresh_s setting, 0.6 s)",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
     ap.add_argument("--profile", action="store_true", help="cProfile the supervisor thread (top 30)")
     ap.add_argument("--memory-limit", default=None, help="DuckDB memory_limit for the run, e.g. 128MB")
-    ap.add_argument("--submit-every", type=float, default=2.0,
-                    help="a graded submission folder appears in one run (round robin) this often (0 = never); "
-                         "2 s = each of 150 runs submits every 5 min")
+    ap.add_argument(
+        "--submit-every",
+        type=float,
+        default=2.0,
+        help="a graded submission folder appears in one run (round robin) this often (0 = never); "
+        "2 s = each of 150 runs submits every 5 min",
+    )
     args = ap.parse_args(argv)
 
     from edgetui.db import open_db
@@ -216,8 +293,10 @@ def main(argv=None) -> int:
     ctx = mp.get_context("spawn")
     go = ctx.Event()
     log_path = str(tmp / "writer.json")
-    proc = ctx.Process(target=writer, args=([str(p) for p in paths], args.rate, args.seconds, args.history,
-                                             log_path, go, args.submit_every))
+    proc = ctx.Process(
+        target=writer,
+        args=([str(p) for p in paths], args.rate, args.seconds, args.history, log_path, go, args.submit_every),
+    )
     proc.start()
     polls = [0, 0.0]
     stop = threading.Event()
@@ -292,17 +371,26 @@ def main(argv=None) -> int:
 
     n_ev = conn.execute("SELECT count(*) FROM events").fetchone()[0]
     peak_mb = r1.ru_maxrss / 1024
-    print(f"runs {args.runs}, {args.rate:g} lines/s each ({args.runs * args.rate:g} lines/s), "
-          f"{args.seconds:g} s, history {args.history} lines/run")
+    print(
+        f"runs {args.runs}, {args.rate:g} lines/s each ({args.runs * args.rate:g} lines/s), "
+        f"{args.seconds:g} s, history {args.history} lines/run"
+    )
     print(f"startup: catch-up {catchup_s:.1f} s, first full refresh of every run done after {startup_s:.1f} s")
     print(f"lines appended {len(log)}, recorded {len(lags)}, not recorded {missing}; events in db {n_ev}")
-    print(f"lag append->db: p50 {pct(50) * 1000:.0f} ms, p95 {pct(95) * 1000:.0f} ms, max {lags[-1] * 1000 if lags else float('nan'):.0f} ms")
-    print(f"cpu: {cpu:.1f} s over {wall:.1f} s wall = {100 * cpu / wall:.1f} % of one core (writer process excluded); "
-          f"user {r1.ru_utime - r0.ru_utime:.1f} s, system {r1.ru_stime - r0.ru_stime:.1f} s; "
-          f"machine reference: 10M-step Python loop {machine_reference_s():.2f} s")
+    print(
+        f"lag append->db: p50 {pct(50) * 1000:.0f} ms, p95 {pct(95) * 1000:.0f} ms, max {lags[-1] * 1000 if lags else float('nan'):.0f} ms"
+    )
+    print(
+        f"cpu: {cpu:.1f} s over {wall:.1f} s wall = {100 * cpu / wall:.1f} % of one core (writer process excluded); "
+        f"user {r1.ru_utime - r0.ru_utime:.1f} s, system {r1.ru_stime - r0.ru_stime:.1f} s; "
+        f"machine reference: 10M-step Python loop {machine_reference_s():.2f} s"
+    )
     print(f"refreshes {polls[0]} (mean {1000 * polls[1] / max(1, polls[0]):.0f} ms), finalizes {finalizes[0]}")
-    cur_mb = int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) / 1024 \
-        if os.path.exists("/proc/self/status") else float("nan")
+    cur_mb = (
+        int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) / 1024
+        if os.path.exists("/proc/self/status")
+        else float("nan")
+    )
     print(f"peak RSS {peak_mb:.0f} MiB (startup catch-up included), RSS at the end {cur_mb:.0f} MiB")
     ok = pct(95) < 1.0 and cpu / wall < 0.25 and missing == 0
     print("targets (p95 < 1 s, < 25 % of one core):", "met" if ok else "NOT met")

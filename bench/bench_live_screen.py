@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_live import machine_reference_s, make_runs, writer  # noqa: E402
+from bench_live import machine_reference_s, make_runs, writer  # noqa: E402 - after sys.path is set above
 
 
 def thread_cpu() -> dict[str, tuple[str, float]]:
@@ -140,13 +140,18 @@ async def run(args) -> int:
 
     LiveRunScreen._apply_reload = timed_apply
 
-    app = EdgeTUIApp(tmp / "bench.duckdb", live=LiveConfig([root], home=True, interval=args.interval, docker=False),
-                     on_empty=lambda p: None)
+    app = EdgeTUIApp(
+        tmp / "bench.duckdb",
+        live=LiveConfig([root], home=True, interval=args.interval, docker=False),
+        on_empty=lambda p: None,
+    )
     ctx = mp.get_context("spawn")
     go = ctx.Event()
     log_path = str(tmp / "writer.json")
-    proc = ctx.Process(target=writer, args=([str(p) for p in paths], args.rate, args.seconds, args.history,
-                                             log_path, go, args.submit_every))
+    proc = ctx.Process(
+        target=writer,
+        args=([str(p) for p in paths], args.rate, args.seconds, args.history, log_path, go, args.submit_every),
+    )
     async with app.run_test(size=(160, 48)) as pilot:
         t0 = time.time()
         # startup: every run listed and caught up (not measured)
@@ -154,8 +159,13 @@ async def run(args) -> int:
             await pilot.pause(0.2)
             sup = app.supervisor
             scr = app.screen
-            if sup is not None and not sup.behind and isinstance(scr, RunsScreen) and len(scr.runs) == args.runs \
-                    and not any(rs.dirty_files for rs in sup.runs.values()):
+            if (
+                sup is not None
+                and not sup.behind
+                and isinstance(scr, RunsScreen)
+                and len(scr.runs) == args.runs
+                and not any(rs.dirty_files for rs in sup.runs.values())
+            ):
                 break
             if time.time() - t0 > 600:
                 print("startup did not finish in 600 s")
@@ -234,17 +244,27 @@ async def run(args) -> int:
         lag2.append(hit - t_a)
     lag2.sort()
     peak = r1.ru_maxrss / 1024
-    print(f"runs {args.runs}, {args.rate:g} lines/s each, {args.seconds:g} s ({half:g} s per phase), "
-          f"history {args.history} lines/run; startup {startup:.1f} s; live run screen opened in {t_open * 1000:.0f} ms")
-    print(f"phase 1 runs screen: {len(lag1)} lines, not shown {miss1}; lag append->screen p50 "
-          f"{pct(lag1, 50) * 1000:.0f} ms, p95 {pct(lag1, 95) * 1000:.0f} ms, max {lag1[-1] * 1000 if lag1 else float('nan'):.0f} ms "
-          f"({len(frames)} frames with new snapshots)")
-    print(f"phase 2 live run screen (run 0): {len(lag2)} lines, not shown {miss2}; lag append->screen p50 "
-          f"{pct(lag2, 50) * 1000:.0f} ms, p95 {pct(lag2, 95) * 1000:.0f} ms, max {lag2[-1] * 1000 if lag2 else float('nan'):.0f} ms")
-    print(f"cpu: {cpu:.1f} s over {wall:.1f} s wall = {100 * cpu / wall:.1f} % of one core (app + supervisor; "
-          f"writer excluded); peak RSS {peak:.0f} MiB; machine reference: 10M-step Python loop {machine_reference_s():.2f} s")
-    print(f"cpu by phase: runs screen {100 * cpu1 / wall1:.1f} %, live run screen "
-          f"{100 * (cpu - cpu1) / max(1e-9, wall - wall1):.1f} % of one core")
+    print(
+        f"runs {args.runs}, {args.rate:g} lines/s each, {args.seconds:g} s ({half:g} s per phase), "
+        f"history {args.history} lines/run; startup {startup:.1f} s; live run screen opened in {t_open * 1000:.0f} ms"
+    )
+    print(
+        f"phase 1 runs screen: {len(lag1)} lines, not shown {miss1}; lag append->screen p50 "
+        f"{pct(lag1, 50) * 1000:.0f} ms, p95 {pct(lag1, 95) * 1000:.0f} ms, max {lag1[-1] * 1000 if lag1 else float('nan'):.0f} ms "
+        f"({len(frames)} frames with new snapshots)"
+    )
+    print(
+        f"phase 2 live run screen (run 0): {len(lag2)} lines, not shown {miss2}; lag append->screen p50 "
+        f"{pct(lag2, 50) * 1000:.0f} ms, p95 {pct(lag2, 95) * 1000:.0f} ms, max {lag2[-1] * 1000 if lag2 else float('nan'):.0f} ms"
+    )
+    print(
+        f"cpu: {cpu:.1f} s over {wall:.1f} s wall = {100 * cpu / wall:.1f} % of one core (app + supervisor; "
+        f"writer excluded); peak RSS {peak:.0f} MiB; machine reference: 10M-step Python loop {machine_reference_s():.2f} s"
+    )
+    print(
+        f"cpu by phase: runs screen {100 * cpu1 / wall1:.1f} %, live run screen "
+        f"{100 * (cpu - cpu1) / max(1e-9, wall - wall1):.1f} % of one core"
+    )
     by: dict[str, list[float]] = {}
     for tid, (name, c2) in th2.items():
         c0 = th0.get(tid, (name, 0.0))[1]
@@ -252,9 +272,14 @@ async def run(args) -> int:
         acc = by.setdefault(name, [0.0, 0.0])
         acc[0] += c1 - c0
         acc[1] += c2 - c1
-    print("cpu by thread (runs screen / live run screen, % of one core): " + ", ".join(
-        f"{n} {100 * a / wall1:.1f} / {100 * b / max(1e-9, wall - wall1):.1f}"
-        for n, (a, b) in sorted(by.items(), key=lambda kv: -sum(kv[1])) if a + b >= 0.05))
+    print(
+        "cpu by thread (runs screen / live run screen, % of one core): "
+        + ", ".join(
+            f"{n} {100 * a / wall1:.1f} / {100 * b / max(1e-9, wall - wall1):.1f}"
+            for n, (a, b) in sorted(by.items(), key=lambda kv: -sum(kv[1]))
+            if a + b >= 0.05
+        )
+    )
     ok = lag1 and lag2 and pct(lag1, 95) < 1.0 and pct(lag2, 95) < 1.0 and cpu / wall < 0.25
     print("targets (p95 < 1 s on both screens, < 25 % of one core):", "met" if ok else "NOT met")
     if args.keep:

@@ -55,11 +55,30 @@ def build(work: Path, n_runs: int, mb: int, long_line: bool) -> Path:
     with open(shared, "wb") as f:
         f.write(line({"type": "system", "subtype": "init", "session_id": "s", "model": "m"}))
         if long_line:
-            f.write(line({"type": "user", "message": {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "x" * (mb << 20)}]}}))
+            f.write(
+                line(
+                    {
+                        "type": "user",
+                        "message": {
+                            "role": "user",
+                            "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "x" * (mb << 20)}],
+                        },
+                    }
+                )
+            )
         for i in range(10):
-            f.write(line({"type": "assistant", "message": {"id": f"m{i}", "role": "assistant",
-                                                          "content": [{"type": "text", "text": f"after the long line {i}"}]}}))
+            f.write(
+                line(
+                    {
+                        "type": "assistant",
+                        "message": {
+                            "id": f"m{i}",
+                            "role": "assistant",
+                            "content": [{"type": "text", "text": f"after the long line {i}"}],
+                        },
+                    }
+                )
+            )
     for r in range(n_runs):
         td = runs / f"run{r:03d}" / "task"
         td.mkdir(parents=True)
@@ -91,9 +110,11 @@ def main() -> None:
         n0, s0, rss0 = measure(work, short, a.runs, "short")
         n1, s1, rss1 = measure(work, long_, a.runs, "long")
     print(f"baseline: {a.runs} runs without the long line: all {n0} recorded in {s0} s, peak RSS {rss0} MB")
-    print(f"long lines: {a.runs} runs each meeting a {a.mb} MB line: {n1} of {a.runs} recorded every line after it "
-          f"in {s1} s, peak RSS {rss1} MB ({rss1 / max(1, rss0):.2f}x the baseline; "
-          f"{'bounded' if rss1 - rss0 < 4 * a.mb + 200 else 'NOT bounded'}: < baseline + 4 x the line + 200 MB)")
+    print(
+        f"long lines: {a.runs} runs each meeting a {a.mb} MB line: {n1} of {a.runs} recorded every line after it "
+        f"in {s1} s, peak RSS {rss1} MB ({rss1 / max(1, rss0):.2f}x the baseline; "
+        f"{'bounded' if rss1 - rss0 < 4 * a.mb + 200 else 'NOT bounded'}: < baseline + 4 x the line + 200 MB)"
+    )
 
 
 if __name__ == "__main__":

@@ -22,10 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from edgetui.db import open_db  # noqa: E402
-from edgetui.live.alarms import AlarmSettings  # noqa: E402
-from edgetui.live.supervisor import Supervisor  # noqa: E402
-from edgetui.parsers import sforge_dir as sd  # noqa: E402
+from edgetui.db import open_db  # noqa: E402 - after sys.path is set above
+from edgetui.live.alarms import AlarmSettings  # noqa: E402 - after sys.path is set above
+from edgetui.live.supervisor import Supervisor  # noqa: E402 - after sys.path is set above
+from edgetui.parsers import sforge_dir as sd  # noqa: E402 - after sys.path is set above
 
 
 def main() -> None:
@@ -39,8 +39,12 @@ def main() -> None:
     (dst / "final_result.json").unlink()
     n_subs = len(list((dst / "submissions").iterdir()))
     conn = open_db(tmp / "bench.duckdb")
-    sup = Supervisor(conn, [tmp / "runs"], docker_client=None,
-                     settings=AlarmSettings(discovery_interval_s=0, finalize_min_interval_s=0))
+    sup = Supervisor(
+        conn,
+        [tmp / "runs"],
+        docker_client=None,
+        settings=AlarmSettings(discovery_interval_s=0, finalize_min_interval_s=0),
+    )
     sup.poll_once()
     while sup.behind:
         sup.poll_once()
@@ -57,8 +61,10 @@ def main() -> None:
 
     warm = [timed(False) for _ in range(a.repeat)]
     cold = [timed(True) for _ in range(a.repeat)]
-    print(f"refresh of a live run with {n_subs} submission folders: warm caches {statistics.median(warm) * 1000:.0f} ms, "
-          f"cold caches (every folder read) {statistics.median(cold) * 1000:.0f} ms (medians of {a.repeat})")
+    print(
+        f"refresh of a live run with {n_subs} submission folders: warm caches {statistics.median(warm) * 1000:.0f} ms, "
+        f"cold caches (every folder read) {statistics.median(cold) * 1000:.0f} ms (medians of {a.repeat})"
+    )
     sup.close()
     conn.close()
     shutil.rmtree(tmp, ignore_errors=True)

@@ -66,8 +66,22 @@ def repetition(src: list[bytes], rep: int, session: bytes) -> bytes:
     chunk = bytearray()
     for line in src:
         line = ID_RE.sub(lambda m: b'"' + m.group(1) + tag + m.group(2) + b'"', line)
-        line = UUID_RE.sub(lambda m: b'"' + m.group(1) + b"-" + m.group(2) + b"-" + m.group(3) + b"-"
-                           + m.group(4) + b"-" + (b"%012x" % (rep % (1 << 48))) + b'"', line)
+        line = UUID_RE.sub(
+            lambda m: (
+                b'"'
+                + m.group(1)
+                + b"-"
+                + m.group(2)
+                + b"-"
+                + m.group(3)
+                + b"-"
+                + m.group(4)
+                + b"-"
+                + (b"%012x" % (rep % (1 << 48)))
+                + b'"'
+            ),
+            line,
+        )
         chunk += SESSION_RE.sub(b'"session_id":"' + session + b'"', line) + b"\n"
     return bytes(chunk)
 
@@ -82,8 +96,10 @@ def build(x: Path, y: Path, mb: int) -> int:
     x.write_bytes(b"".join(reps))
     half = len(reps) // 2
     own = [repetition(src, 10_000 + i, b"session-y") for i in range(half)]
-    y.write_bytes(b"".join(r.replace(b'"session_id":"session-x"', b'"session_id":"session-y"') for r in reps[:half])
-                  + b"".join(own))
+    y.write_bytes(
+        b"".join(r.replace(b'"session_id":"session-x"', b'"session_id":"session-y"') for r in reps[:half])
+        + b"".join(own)
+    )
     return size
 
 
@@ -130,6 +146,7 @@ def main() -> None:
                     repeats.recount_sharing_runs(conn, k)
                 else:
                     repeats.record_totals(conn, k, has_keys=False)
+
             return go
 
         base = best_ms(old(kx), a.rounds)
@@ -140,12 +157,18 @@ def main() -> None:
         gw = best_ms(new(kgw), a.rounds)
         conn.close()
     print(f"X: {size / 1e6:.1f} MB, {n_x:,} events; Y repeats {rep_y:,} of its events")
-    print(f"run sharing records (X, recounting Y too): baseline {base:.1f} ms, with repeats {shared:.1f} ms "
-          f"= {shared / base:.2f}x")
-    print(f"transcript run sharing nothing: baseline {base_lone:.1f} ms, with repeats {alone:.1f} ms "
-          f"= {alone / base_lone:.2f}x")
-    print(f"SForge run dir (the 12-hour sample, no record keys): baseline {base_gw:.1f} ms, with repeats {gw:.1f} ms "
-          f"= {gw / base_gw:.2f}x")
+    print(
+        f"run sharing records (X, recounting Y too): baseline {base:.1f} ms, with repeats {shared:.1f} ms "
+        f"= {shared / base:.2f}x"
+    )
+    print(
+        f"transcript run sharing nothing: baseline {base_lone:.1f} ms, with repeats {alone:.1f} ms "
+        f"= {alone / base_lone:.2f}x"
+    )
+    print(
+        f"SForge run dir (the 12-hour sample, no record keys): baseline {base_gw:.1f} ms, with repeats {gw:.1f} ms "
+        f"= {gw / base_gw:.2f}x"
+    )
 
 
 if __name__ == "__main__":

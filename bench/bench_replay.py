@@ -73,8 +73,13 @@ async def measure(db: Path, run_key: str, size: tuple[int, int]) -> dict[str, fl
         cur = getattr(scr, "cursor", None)
         if cur is None:
             return None
-        return (cur.index, cur.play_head, cur.query, cur.events.event_id[cur.index] is not None,
-                cur.match_cover is None)
+        return (
+            cur.index,
+            cur.play_head,
+            cur.query,
+            cur.events.event_id[cur.index] is not None,
+            cur.match_cover is None,
+        )
 
     def timed_display(screen, renderable):
         if renderable is not None:
@@ -115,8 +120,10 @@ async def measure(db: Path, run_key: str, size: tuple[int, int]) -> dict[str, fl
     c0 = time.process_time()
     async with app.run_test(size=size) as pilot:
         out["first paint"] = await frame_where(
-            t0, lambda s: isinstance(app.screen, ReplayScreen) and app.screen.query_one(EventList).count > 0,
-            accept_none=True)
+            t0,
+            lambda s: isinstance(app.screen, ReplayScreen) and app.screen.query_one(EventList).count > 0,
+            accept_none=True,
+        )
         out["  (first paint: CPU of the process)"] = cpu_at_paint[0] - c0 if cpu_at_paint else float("nan")
         out["whole run ready"] = await frame_where(t0, lambda s: True)
         screen = app.screen
@@ -143,7 +150,9 @@ async def measure(db: Path, run_key: str, size: tuple[int, int]) -> dict[str, fl
             if time.perf_counter() - t > 10:
                 raise TimeoutError("detail never shown")
             await asyncio.sleep(0)
-        out["detail shown (after 50 ms debounce)"] = (await frame_where(time.perf_counter(), lambda s: True)) + (time.perf_counter() - t)
+        out["detail shown (after 50 ms debounce)"] = (await frame_where(time.perf_counter(), lambda s: True)) + (
+            time.perf_counter() - t
+        )
 
         out["jump to last"] = await key("G", lambda s: s[0] == n - 1 and s[3])
         await pilot.pause(0.1)
@@ -164,8 +173,10 @@ async def measure(db: Path, run_key: str, size: tuple[int, int]) -> dict[str, fl
         out["play tick at 600× (median)"] = statistics.median(ticks)
         await pilot.press("space")
 
-        for q, label in (("band-pass", "search summaries and tool names"),
-                         ("needle", "search falling back to tool output")):
+        for q, label in (
+            ("band-pass", "search summaries and tool names"),
+            ("needle", "search falling back to tool output"),
+        ):
             await pilot.press("slash", *q)
             t = time.perf_counter()
             app.simulate_key("enter")
@@ -202,16 +213,26 @@ def _median(xs: list[float]) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--events", default="50000",
-                    help="event counts, comma-separated (e.g. 50000,1000000): each measured in this process, "
-                         "the first paint of the larger against the smallest")
+    ap.add_argument(
+        "--events",
+        default="50000",
+        help="event counts, comma-separated (e.g. 50000,1000000): each measured in this process, "
+        "the first paint of the larger against the smallest",
+    )
     ap.add_argument("--size", default="160x48")
-    ap.add_argument("--rounds", type=int, default=5,
-                    help="measure the sizes in turn this many times, interleaved and in alternating order "
-                         "(ABBA: a drift of the machine's load meets both sizes alike); targets are judged on "
-                         "the medians, with the per-round figures and their spread printed beside them")
-    ap.add_argument("--keep-dir", default=None,
-                    help="build the runs' databases here and reuse them when present (default: a temporary folder)")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=5,
+        help="measure the sizes in turn this many times, interleaved and in alternating order "
+        "(ABBA: a drift of the machine's load meets both sizes alike); targets are judged on "
+        "the medians, with the per-round figures and their spread printed beside them",
+    )
+    ap.add_argument(
+        "--keep-dir",
+        default=None,
+        help="build the runs' databases here and reuse them when present (default: a temporary folder)",
+    )
     args = ap.parse_args()
     w, h = (int(x) for x in args.size.split("x"))
     sizes = [int(x) for x in args.events.split(",")]
@@ -220,6 +241,7 @@ def main() -> int:
 
     t = time.perf_counter()
     import plotext  # noqa: F401  (import cost reported separately: it is paid before the app starts)
+
     import_s = time.perf_counter() - t
 
     ok = True
@@ -230,8 +252,9 @@ def main() -> int:
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
-    with (contextlib.nullcontext(args.keep_dir) if args.keep_dir
-          else tempfile.TemporaryDirectory(prefix="edgetui-bench-")) as d:
+    with (
+        contextlib.nullcontext(args.keep_dir) if args.keep_dir else tempfile.TemporaryDirectory(prefix="edgetui-bench-")
+    ) as d:
         Path(d).mkdir(parents=True, exist_ok=True)
         dbs = {}
         for n_events in sizes:
@@ -245,7 +268,7 @@ def main() -> int:
             dbs[n_events] = (db, make_run_key("local", "bench-run", "gw-detect"))
         print(f"plotext import {import_s * 1000:.0f} ms (paid before the app starts; not counted)")
         for rnd in range(args.rounds):
-            for n_events in (sizes if rnd % 2 == 0 else sizes[::-1]):
+            for n_events in sizes if rnd % 2 == 0 else sizes[::-1]:
                 db, rk = dbs[n_events]
                 q = ctx.Queue()
                 child = ctx.Process(target=_measure_in_child, args=(str(db), rk, (w, h), q))
@@ -256,16 +279,20 @@ def main() -> int:
                 loads.append(load)
                 res_of[n_events].append(res)
                 peaks[n_events].append(peak)
-                print(f"\nreplay bench, {n_events:,} events, terminal {w}x{h}, round {rnd + 1}/{args.rounds} "
-                      f"(load average {load} before it, {_load()} after)")
+                print(
+                    f"\nreplay bench, {n_events:,} events, terminal {w}x{h}, round {rnd + 1}/{args.rounds} "
+                    f"(load average {load} before it, {_load()} after)"
+                )
                 for name, v in res.items():
                     if name.startswith("  ("):
                         shown = f"{v:8,d}" if isinstance(v, int) else f"{v * 1000:8.1f} ms"
                         print(f"    {name.strip()[1:-1]:<36} {shown}")
                         continue
                     print(f"  {name:<38} {v * 1000:8.1f} ms")
-                print(f"  {'peak resident memory of the app':<38} {peak:8.0f} MB (a process of its own: Python, "
-                      "Textual, DuckDB and the run)")
+                print(
+                    f"  {'peak resident memory of the app':<38} {peak:8.0f} MB (a process of its own: Python, "
+                    "Textual, DuckDB and the run)"
+                )
 
     def rng(xs: list[float], k: float = 1000.0) -> str:
         return f"{xs[0] * k:.0f}" if len(xs) == 1 else f"{min(xs) * k:.0f}–{max(xs) * k:.0f}"
@@ -274,10 +301,16 @@ def main() -> int:
         return [r[name] for r in res_of[n]]
 
     small, large = min(sizes), max(sizes)
-    print(f"\nsummary: medians of {args.rounds} round(s), range in brackets; load average over the rounds "
-          f"{min(loads)} … {max(loads)}, now {_load()}")
-    checks = [("first paint", "first paint", None), (SEARCH, SEARCH, 0.3),
-              ("step (median of 50)", "step (median of 50)", None), ("jump to last", "jump to last", None)]
+    print(
+        f"\nsummary: medians of {args.rounds} round(s), range in brackets; load average over the rounds "
+        f"{min(loads)} … {max(loads)}, now {_load()}"
+    )
+    checks = [
+        ("first paint", "first paint", None),
+        (SEARCH, SEARCH, 0.3),
+        ("step (median of 50)", "step (median of 50)", None),
+        ("jump to last", "jump to last", None),
+    ]
     for n_events in sizes:
         for label, name, _ in checks:
             xs = col(n_events, name)
@@ -289,31 +322,39 @@ def main() -> int:
             if target is not None:
                 good = m < target
                 ok &= good
-                mark = f"  target < {target * 1000:.0f} ms  {'OK' if good else 'MISSED'} (rounds under it: " \
-                       f"{sum(1 for x in xs if x < target)}/{len(xs)})"
+                mark = (
+                    f"  target < {target * 1000:.0f} ms  {'OK' if good else 'MISSED'} (rounds under it: "
+                    f"{sum(1 for x in xs if x < target)}/{len(xs)})"
+                )
             print(f"  {n_events:>9,} events: {label:<32} {m * 1000:7.0f} ms [{rng(xs)}]{mark}")
         cpu = col(n_events, "  (first paint: CPU of the process)")
         counted = col(n_events, f"  ({SEARCH}: every match counted)")
-        print(f"  {n_events:>9,} events: {'first paint, CPU of the process':<32} {_median(cpu) * 1000:7.0f} ms "
-              f"[{rng(cpu)}]; search, every match counted {_median(counted) * 1000:.0f} ms [{rng(counted)}]; "
-              f"peak memory {_median(peaks[n_events]):.0f} MB [{rng(peaks[n_events], 1.0)}]")
+        print(
+            f"  {n_events:>9,} events: {'first paint, CPU of the process':<32} {_median(cpu) * 1000:7.0f} ms "
+            f"[{rng(cpu)}]; search, every match counted {_median(counted) * 1000:.0f} ms [{rng(counted)}]; "
+            f"peak memory {_median(peaks[n_events]):.0f} MB [{rng(peaks[n_events], 1.0)}]"
+        )
     if large != small:
         for name, what in (("first paint", "wall"), ("  (first paint: CPU of the process)", "CPU")):
             a, b = col(small, name), col(large, name)
             ratios = [y / x for x, y in zip(a, b)]
             r = _median(ratios)
-            line = (f"first paint ({what}) {large:,} / {small:,} events, paired by round: "
-                    f"{', '.join(f'{x:.2f}x' for x in ratios)}; median {r:.2f}x, ratio of the medians "
-                    f"{_median(b) / _median(a):.2f}x")
+            line = (
+                f"first paint ({what}) {large:,} / {small:,} events, paired by round: "
+                f"{', '.join(f'{x:.2f}x' for x in ratios)}; median {r:.2f}x, ratio of the medians "
+                f"{_median(b) / _median(a):.2f}x"
+            )
             if what == "wall":
                 good = r <= 1.25
                 ok &= good
                 line += f"  target <= 1.25x  {'OK' if good else 'MISSED'}"
             print(line)
         own = [max(col(n, "first paint")) / min(col(n, "first paint")) for n in sizes]
-        print(f"noise: each size's own first paints spread {', '.join(f'{x:.2f}x' for x in own)} (slowest / "
-              f"fastest round), against a difference between the sizes of "
-              f"{(_median(col(large, 'first paint')) - _median(col(small, 'first paint'))) * 1000:+.0f} ms (medians)")
+        print(
+            f"noise: each size's own first paints spread {', '.join(f'{x:.2f}x' for x in own)} (slowest / "
+            f"fastest round), against a difference between the sizes of "
+            f"{(_median(col(large, 'first paint')) - _median(col(small, 'first paint'))) * 1000:+.0f} ms (medians)"
+        )
         mem = [y / x for x, y in zip(peaks[small], peaks[large])]
         r_mem = _median(peaks[large]) / _median(peaks[small])
         # "flat in the run's size" (issue 15), judged as within 1.10x of the smaller run's peak when the
@@ -321,9 +362,11 @@ def main() -> int:
         judged, good = large >= 10 * small, r_mem <= 1.10
         if judged:
             ok &= good
-        print(f"peak memory {large:,} / {small:,} events, per round: {', '.join(f'{x:.2f}x' for x in mem)} "
-              f"({_median(peaks[large]) - _median(peaks[small]):+.0f} MB, medians; ratio of the medians "
-              f"{r_mem:.2f}x)" + (f"  target flat (<= 1.10x)  {'OK' if good else 'MISSED'}" if judged else ""))
+        print(
+            f"peak memory {large:,} / {small:,} events, per round: {', '.join(f'{x:.2f}x' for x in mem)} "
+            f"({_median(peaks[large]) - _median(peaks[small]):+.0f} MB, medians; ratio of the medians "
+            f"{r_mem:.2f}x)" + (f"  target flat (<= 1.10x)  {'OK' if good else 'MISSED'}" if judged else "")
+        )
     return 0 if ok else 1
 
 

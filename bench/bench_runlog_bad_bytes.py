@@ -39,8 +39,10 @@ def main() -> None:
         lines += p.read_bytes().split(b"\n")
     lines = lines * max(1, 200_000 // max(1, len(lines)))
     ratios = sorted(_time(lines, "feed") / _time(lines, "_feed") for _ in range(a.repeat))
-    print(f"{len(lines)} lines; feed (with the bad-byte check) / _feed (without): median "
-          f"{ratios[len(ratios) // 2]:.3f}x, range {ratios[0]:.3f}-{ratios[-1]:.3f}; load {os.getloadavg()}")
+    print(
+        f"{len(lines)} lines; feed (with the bad-byte check) / _feed (without): median "
+        f"{ratios[len(ratios) // 2]:.3f}x, range {ratios[0]:.3f}-{ratios[-1]:.3f}; load {os.getloadavg()}"
+    )
 
 
 if __name__ == "__main__":

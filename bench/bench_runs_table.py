@@ -20,18 +20,32 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from textual.app import App  # noqa: E402
+from textual.app import App
 
-from edgetui.live.model import LiveRun  # noqa: E402
-from bench_live import machine_reference_s  # noqa: E402
-from edgetui.widgets.runs_table import RunsTable  # noqa: E402
+from edgetui.live.model import LiveRun
+from bench_live import machine_reference_s
+from edgetui.widgets.runs_table import RunsTable
 
 
 def snapshot(n: int, k: int, now: float) -> list[LiveRun]:
-    return [LiveRun(run_key=f"local/r{i}/t{i}", run_id=f"opus48-edge-{i}-20261129", task_id=f"task_{i}",
-                    model="claude-opus-4-8", agent="claude-code", status="running", started_at=now - 3600,
-                    elapsed_s=3600 + k, budget_s=43200, tokens=100000 + 1000 * k + i, cost_usd=1.0 + 0.01 * k,
-                    last_event_at=now - (k % 2), n_events=100 + k) for i in range(n)]
+    return [
+        LiveRun(
+            run_key=f"local/r{i}/t{i}",
+            run_id=f"opus48-edge-{i}-20261129",
+            task_id=f"task_{i}",
+            model="claude-opus-4-8",
+            agent="claude-code",
+            status="running",
+            started_at=now - 3600,
+            elapsed_s=3600 + k,
+            budget_s=43200,
+            tokens=100000 + 1000 * k + i,
+            cost_usd=1.0 + 0.01 * k,
+            last_event_at=now - (k % 2),
+            n_events=100 + k,
+        )
+        for i in range(n)
+    ]
 
 
 class _App(App):
@@ -66,10 +80,12 @@ def main() -> None:
     rounds = [asyncio.run(one_round(a.runs, a.refreshes)) for _ in range(3)]
     total = statistics.median(r[0] for r in rounds)
     show = statistics.median(r[1] for r in rounds)
-    print(f"runs table, {a.runs} busy rows at 160x48: {total * 1000:.1f} ms CPU per refresh "
-          f"(building cells {show * 1000:.1f} ms, rendering and compositing {(total - show) * 1000:.1f} ms); "
-          f"rounds: {', '.join(f'{r[0] * 1000:.1f}' for r in rounds)} ms; "
-          f"machine reference: 10M-step Python loop {machine_reference_s():.2f} s")
+    print(
+        f"runs table, {a.runs} busy rows at 160x48: {total * 1000:.1f} ms CPU per refresh "
+        f"(building cells {show * 1000:.1f} ms, rendering and compositing {(total - show) * 1000:.1f} ms); "
+        f"rounds: {', '.join(f'{r[0] * 1000:.1f}' for r in rounds)} ms; "
+        f"machine reference: 10M-step Python loop {machine_reference_s():.2f} s"
+    )
 
 
 if __name__ == "__main__":

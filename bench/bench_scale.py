@@ -56,8 +56,10 @@ from pathlib import Path
 from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
-SETS = [(ROOT / "sample_runs" / "runs", ROOT / "sample_runs" / "tasks"),
-        (ROOT / "sample_runs" / "genuine" / "runs", ROOT / "sample_runs" / "genuine" / "tasks")]
+SETS = [
+    (ROOT / "sample_runs" / "runs", ROOT / "sample_runs" / "tasks"),
+    (ROOT / "sample_runs" / "genuine" / "runs", ROOT / "sample_runs" / "genuine" / "tasks"),
+]
 BIG = "gw_signal_search"  # the 12-hour sample: in every second copy only
 TRANSCRIPT = "agent_output.txt"
 
@@ -160,8 +162,10 @@ def duckdb_store(work: Path, files: list[Path]) -> None:
         q.unlink(missing_ok=True)
     c = duckdb.connect(str(p))
     lst = "[" + ", ".join("'" + str(f).replace("'", "''") + "'" for f in files) + "]"
-    c.execute(f"CREATE TABLE t AS SELECT * FROM read_json({lst}, format='newline_delimited', ignore_errors=true, "
-              "union_by_name=true, maximum_object_size=268435456)")
+    c.execute(
+        f"CREATE TABLE t AS SELECT * FROM read_json({lst}, format='newline_delimited', ignore_errors=true, "
+        "union_by_name=true, maximum_object_size=268435456)"
+    )
     c.close()
     for q in (p, Path(str(p) + ".wal")):
         q.unlink(missing_ok=True)
@@ -211,8 +215,7 @@ def main() -> None:
         shutil.rmtree(root, ignore_errors=True)
         tasks = merged_tasks(work / "tasks")
         t_build, (n_subs, held) = timed(lambda: build(root, a.runs))
-        print(f"root: {root}: {a.runs} runs, {n_subs} submission folders "
-              f"(built in {t_build:.1f} s, not counted)")
+        print(f"root: {root}: {a.runs} runs, {n_subs} submission folders (built in {t_build:.1f} s, not counted)")
 
         sforge_scan(root, tasks)  # warm the page cache and the imports for both sides
         warm_edgetui(work, root, tasks)
@@ -220,8 +223,10 @@ def main() -> None:
         first_cpu: list[float] = []
         scan_before, _ = timed(lambda: sforge_scan(root, tasks), scan_cpu)  # the first ingest's paired reference
         t_first, rep = timed(lambda: edgetui_ingest(db, root, tasks), first_cpu)
-        print(f"edgetui first ingest, without transcripts: {t_first:.2f} s ({len(rep.runs)} runs, "
-              f"{1000 * t_first / max(1, len(rep.runs)):.0f} ms a run, {len(rep.failed)} failed; {load()})")
+        print(
+            f"edgetui first ingest, without transcripts: {t_first:.2f} s ({len(rep.runs)} runs, "
+            f"{1000 * t_first / max(1, len(rep.runs)):.0f} ms a run, {len(rep.failed)} failed; {load()})"
+        )
         # the scanner again on the same tree (the transcripts linked in next give it more to read)
         scan_after, _ = timed(lambda: sforge_scan(root, tasks), scan_cpu)
         for src, dst in held:
@@ -231,8 +236,10 @@ def main() -> None:
         t_tr, rep = timed(lambda: edgetui_ingest(db, root, tasks))
         duckdb_store(work, files)  # warm
         t_duck, _ = timed(lambda: duckdb_store(work, files))
-        print(f"edgetui ingest of the {len(files)} transcripts linked in ({mb:.1f} MB): {t_tr:.2f} s "
-              f"({mb / t_tr:.1f} MB/s); DuckDB storing the same files: {t_duck:.2f} s ({mb / t_duck:.1f} MB/s; {load()})")
+        print(
+            f"edgetui ingest of the {len(files)} transcripts linked in ({mb:.1f} MB): {t_tr:.2f} s "
+            f"({mb / t_tr:.1f} MB/s); DuckDB storing the same files: {t_duck:.2f} s ({mb / t_duck:.1f} MB/s; {load()})"
+        )
         # the first ingest of the root as a user makes it, transcripts and all, into a fresh database:
         # its transcripts' part is what it takes more than the first ingest without them
         whole = work / "whole.duckdb"
@@ -243,9 +250,11 @@ def main() -> None:
             q.unlink(missing_ok=True)
         t_duck_w = (t_duck + t_duck2) / 2
         t_part = t_whole - t_first
-        print(f"edgetui first ingest of the root with its transcripts: {t_whole:.2f} s ({len(rep_w.runs)} runs; CPU "
-              f"{whole_cpu[0]:.2f} s); its transcripts' part (less the first ingest without them): {t_part:.2f} s "
-              f"({mb / max(t_part, 1e-9):.1f} MB/s); DuckDB storing them {t_duck:.2f} / {t_duck2:.2f} s around it ({load()})")
+        print(
+            f"edgetui first ingest of the root with its transcripts: {t_whole:.2f} s ({len(rep_w.runs)} runs; CPU "
+            f"{whole_cpu[0]:.2f} s); its transcripts' part (less the first ingest without them): {t_part:.2f} s "
+            f"({mb / max(t_part, 1e-9):.1f} MB/s); DuckDB storing them {t_duck:.2f} / {t_duck2:.2f} s around it ({load()})"
+        )
 
         scans, reins = [], []
         for _ in range(a.repeat):
@@ -254,28 +263,40 @@ def main() -> None:
             r, rep = timed(lambda: edgetui_ingest(db, root, tasks))
             reins.append(r)
         scan, rein = statistics.median(scans), statistics.median(reins)
-        print(f"sforge scanner (list_runs(include_submissions=True)): {n} submissions, median {scan:.2f} s "
-              f"(runs: {', '.join(f'{x:.2f}' for x in scans)}; {load()})")
+        print(
+            f"sforge scanner (list_runs(include_submissions=True)): {n} submissions, median {scan:.2f} s "
+            f"(runs: {', '.join(f'{x:.2f}' for x in scans)}; {load()})"
+        )
         print(f"edgetui re-ingest, nothing changed: median {rein:.2f} s (runs: {', '.join(f'{x:.2f}' for x in reins)})")
         if a.full:
             t_full, _ = timed(lambda: edgetui_ingest(db, root, tasks, full=True))
-            print(f"edgetui re-ingest --full (every run re-read): {t_full:.2f} s ({t_full / scan:.1f}x the scanner; "
-                  f"{load()})")
+            print(
+                f"edgetui re-ingest --full (every run re-read): {t_full:.2f} s ({t_full / scan:.1f}x the scanner; "
+                f"{load()})"
+            )
         scan_first = (scan_before + scan_after) / 2  # the scans of the same tree just before and after it
         r_re, r_first, r_tr = rein / scan, t_first / scan_first, t_tr / t_duck
         print(f"ratio re-ingest nothing changed / scanner: {r_re:.2f}x (target <= 2x: {verdict(r_re <= 2)})")
-        print(f"ratio first ingest (without transcripts) / scanner (mean of the scans of the same tree just before "
-              f"and after it: {scan_before:.2f}, {scan_after:.2f} s): {r_first:.1f}x "
-              f"(target <= 10x: {verdict(r_first <= 10)})")
+        print(
+            f"ratio first ingest (without transcripts) / scanner (mean of the scans of the same tree just before "
+            f"and after it: {scan_before:.2f}, {scan_after:.2f} s): {r_first:.1f}x "
+            f"(target <= 10x: {verdict(r_first <= 10)})"
+        )
         r_cpu = first_cpu[0] / ((scan_cpu[0] + scan_cpu[1]) / 2)
-        print(f"the same in CPU of the ingest's processes (what the load moves least): {first_cpu[0]:.2f} s against the scanner's "
-              f"{scan_cpu[0]:.2f}, {scan_cpu[1]:.2f} s: {r_cpu:.1f}x")
+        print(
+            f"the same in CPU of the ingest's processes (what the load moves least): {first_cpu[0]:.2f} s against the scanner's "
+            f"{scan_cpu[0]:.2f}, {scan_cpu[1]:.2f} s: {r_cpu:.1f}x"
+        )
         r_part = t_part / t_duck_w
-        print(f"ratio first ingest's transcripts part / duckdb storing them: {r_part:.2f}x (target <= 2x: "
-              f"{verdict(r_part <= 2)})")
-        print(f"ratio transcripts added to recorded runs (ingested again) / duckdb storing them: {r_tr:.1f}x "
-              "(not a target of issue 15, which sets the first ingest's: a recorded run's new transcript is read "
-              "in this one process, and the run finalized again)")
+        print(
+            f"ratio first ingest's transcripts part / duckdb storing them: {r_part:.2f}x (target <= 2x: "
+            f"{verdict(r_part <= 2)})"
+        )
+        print(
+            f"ratio transcripts added to recorded runs (ingested again) / duckdb storing them: {r_tr:.1f}x "
+            "(not a target of issue 15, which sets the first ingest's: a recorded run's new transcript is read "
+            "in this one process, and the run finalized again)"
+        )
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -61,16 +61,24 @@ def follow(s, host, work: Path, grow_mb: float, rate_mb: float, chunk_kb: int) -
     (task / "run_agent.log").write_text("2026-12-01 10:00:00 INFO start\n")
     f = task / "agent_output.txt"
     f.write_bytes(b"")
-    feed = RemoteFeed(HostConfig("box", host.target, (str(runs),)), host=host, cache=work / "follow-img",
-                      min_interval_s=0.1, max_interval_s=0.5)
+    feed = RemoteFeed(
+        HostConfig("box", host.target, (str(runs),)),
+        host=host,
+        cache=work / "follow-img",
+        min_interval_s=0.1,
+        max_interval_s=0.5,
+    )
     feed.sync_once()
     image = feed.mirrors[0].local_root / "run-1" / "task_a" / "agent_output.txt"
     pids = s.sftp_server_pids()
     before = rchar(pids)
     load0 = os.getloadavg()[0]
     feed.start()
-    chunk = (b'{"type":"assistant","message":{"content":[{"type":"text","text":"' + b"x" * (chunk_kb * 1024 - 80)
-             + b'"}]}}\n')
+    chunk = (
+        b'{"type":"assistant","message":{"content":[{"type":"text","text":"'
+        + b"x" * (chunk_kb * 1024 - 80)
+        + b'"}]}}\n'
+    )
     total = int(grow_mb * 1e6)
     marks: list[tuple[int, float]] = []
     lags: list[float] = []
@@ -112,13 +120,19 @@ def follow(s, host, work: Path, grow_mb: float, rate_mb: float, chunk_kb: int) -
     read = rchar(pids) - before
     lags.sort()
     p95 = lags[int(len(lags) * 0.95) - 1] if lags else float("nan")
-    print(f"follow: {written / 1e6:.0f} MB appended in {end_t - t0:.1f} s ({chunk_kb} KB appends), "
-          f"{feed.syncs} syncs; load {load0:.1f} -> {os.getloadavg()[0]:.1f}")
-    print(f"  bytes read by sftp-server (its /proc io rchar) / bytes appended = {read / written:.4f} "
-          f"(target <= 1.05) {'OK' if read / written <= 1.05 else 'MISSED'}")
-    print(f"  lag append -> local image: p50 {statistics.median(lags) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms, "
-          f"max {lags[-1] * 1000:.0f} ms over {len(lags)} appends (target p95 < 2 s) "
-          f"{'OK' if p95 < 2 else 'MISSED'}")
+    print(
+        f"follow: {written / 1e6:.0f} MB appended in {end_t - t0:.1f} s ({chunk_kb} KB appends), "
+        f"{feed.syncs} syncs; load {load0:.1f} -> {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        f"  bytes read by sftp-server (its /proc io rchar) / bytes appended = {read / written:.4f} "
+        f"(target <= 1.05) {'OK' if read / written <= 1.05 else 'MISSED'}"
+    )
+    print(
+        f"  lag append -> local image: p50 {statistics.median(lags) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms, "
+        f"max {lags[-1] * 1000:.0f} ms over {len(lags)} appends (target p95 < 2 s) "
+        f"{'OK' if p95 < 2 else 'MISSED'}"
+    )
 
 
 def _sub_key(name: str) -> tuple:
@@ -167,12 +181,18 @@ def _rsync_over_ssh(s, work: Path, root: Path) -> tuple[float, int, int] | None:
     if not (shutil.which("rsync") and shutil.which("ssh")):
         return None
     kh = s.known_hosts(work / "kh-rsync")
-    rsh = (f"ssh -p {s.port} -i {s.user_key} -o UserKnownHostsFile={kh} -o StrictHostKeyChecking=yes "
-           "-o IdentitiesOnly=yes -o BatchMode=yes -F /dev/null")
+    rsh = (
+        f"ssh -p {s.port} -i {s.user_key} -o UserKnownHostsFile={kh} -o StrictHostKeyChecking=yes "
+        "-o IdentitiesOnly=yes -o BatchMode=yes -F /dev/null"
+    )
     dest = work / "rsync-copy"
     t0 = time.perf_counter()
-    r = subprocess.run(["rsync", "-a", "--stats", "-e", rsh, f"{s.user}@127.0.0.1:{root}/", str(dest)],
-                       capture_output=True, text=True, check=False)
+    r = subprocess.run(
+        ["rsync", "-a", "--stats", "-e", rsh, f"{s.user}@127.0.0.1:{root}/", str(dest)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     t = time.perf_counter() - t0
     shutil.rmtree(dest, ignore_errors=True)
 
@@ -200,7 +220,7 @@ def sync_variants(host, work: Path, root: Path, counts: list[str], reps: int) ->
     keep = mirror_mod.STREAMS
     try:
         for r in range(reps):
-            order = counts[r % len(counts):] + counts[:r % len(counts)]
+            order = counts[r % len(counts) :] + counts[: r % len(counts)]
             for c in order:
                 n, _, where = c.partition(":")
                 mirror_mod.STREAMS = int(n)
@@ -212,9 +232,11 @@ def sync_variants(host, work: Path, root: Path, counts: list[str], reps: int) ->
                 m = mirror_mod.Mirror(host, str(root), img, use_stage=where != "disk")
                 rep = m.sync()
                 got[c].append((rep.seconds, rep.phases, load))
-                print(f"  round {r + 1}, {c} streams (load {load:.1f}): sync {rep.seconds:.2f} s"
-                      f"{' (staged in tmpfs)' if m.staged else ''}: "
-                      + ", ".join(f"{k} {v:.2f}" for k, v in rep.phases.items()))
+                print(
+                    f"  round {r + 1}, {c} streams (load {load:.1f}): sync {rep.seconds:.2f} s"
+                    f"{' (staged in tmpfs)' if m.staged else ''}: "
+                    + ", ".join(f"{k} {v:.2f}" for k, v in rep.phases.items())
+                )
                 if m.stage is not None:
                     shutil.rmtree(m.stage, ignore_errors=True)
                 shutil.rmtree(base_dir if shm else img, ignore_errors=True)
@@ -224,12 +246,16 @@ def sync_variants(host, work: Path, root: Path, counts: list[str], reps: int) ->
     for c in counts:
         med = statistics.median(x[0] for x in got[c])
         phases = {k: statistics.median(x[1].get(k, 0.0) for x in got[c]) for k in got[c][0][1]}
-        print(f"  {c} streams: sync median {med:.2f} s ({med / base:.2f}x the {counts[0]}-stream one; phases "
-              + ", ".join(f"{k} {v:.2f}" for k, v in phases.items()) + f"; load {os.getloadavg()[0]:.1f})")
+        print(
+            f"  {c} streams: sync median {med:.2f} s ({med / base:.2f}x the {counts[0]}-stream one; phases "
+            + ", ".join(f"{k} {v:.2f}" for k, v in phases.items())
+            + f"; load {os.getloadavg()[0]:.1f})"
+        )
 
 
-def first_scan(s, host, work: Path, n_runs: int, subs: int, rounds: int,
-               variants: list[str] | None = None, stage: bool = True) -> None:
+def first_scan(
+    s, host, work: Path, n_runs: int, subs: int, rounds: int, variants: list[str] | None = None, stage: bool = True
+) -> None:
     import bench_scale
 
     from edgetui.db import open_db
@@ -244,8 +270,10 @@ def first_scan(s, host, work: Path, n_runs: int, subs: int, rounds: int,
     files = [p for p in root.rglob("*") if p.is_file()]
     n_bytes = sum(p.stat().st_size for p in files)
     os.sync()  # the tree on disk, as a remote tree is: no writeback of it in any timed part
-    print(f"first scan: {n_runs} runs, {n_subs} submission folders, {len(files)} files, {n_bytes / 1e6:.1f} MB, "
-          f"every file its own copy (no hard links; built in {time.perf_counter() - t0:.1f} s, not counted)")
+    print(
+        f"first scan: {n_runs} runs, {n_subs} submission folders, {len(files)} files, {n_bytes / 1e6:.1f} MB, "
+        f"every file its own copy (no hard links; built in {time.perf_counter() - t0:.1f} s, not counted)"
+    )
     if variants:
         sync_variants(host, work, root, variants, rounds)
         return
@@ -262,6 +290,7 @@ def first_scan(s, host, work: Path, n_runs: int, subs: int, rounds: int,
     locals_, remotes, syncs, image_ingests, settles, staged = [], [], [], [], [], []
     last = None
     for r in range(rounds):
+
         def local_side(r=r):
             t0 = time.perf_counter()
             rep = ingest(work / f"local{r}.duckdb", root)
@@ -295,12 +324,14 @@ def first_scan(s, host, work: Path, n_runs: int, subs: int, rounds: int,
             rep_l = local_side()
         os.sync()
         assert sorted(rep_l.runs) == sorted(rep_r.runs) and len(rep_l.runs) == n_runs, "the two ingests differ"
-        print(f"  round {r + 1} ({'local first' if r % 2 == 0 else 'ssh first'}; load {load0:.1f} -> "
-              f"{os.getloadavg()[0]:.1f}): local ingest {locals_[-1]:.2f} s; over SSH {remotes[-1]:.2f} s = sync "
-              f"{syncs[-1]:.2f} s + ingest of the image {image_ingests[-1]:.2f} s; ratio "
-              f"{remotes[-1] / locals_[-1]:.2f}x (image ingest / local ingest {image_ingests[-1] / locals_[-1]:.2f}x); "
-              f"{'staged in tmpfs, ' if staged[-1] else 'not staged, '}then (deferred, not in the ratio) the image "
-              f"written to disk {settles[-1]:.2f} s (all three: {(remotes[-1] + settles[-1]) / locals_[-1]:.2f}x)")
+        print(
+            f"  round {r + 1} ({'local first' if r % 2 == 0 else 'ssh first'}; load {load0:.1f} -> "
+            f"{os.getloadavg()[0]:.1f}): local ingest {locals_[-1]:.2f} s; over SSH {remotes[-1]:.2f} s = sync "
+            f"{syncs[-1]:.2f} s + ingest of the image {image_ingests[-1]:.2f} s; ratio "
+            f"{remotes[-1] / locals_[-1]:.2f}x (image ingest / local ingest {image_ingests[-1] / locals_[-1]:.2f}x); "
+            f"{'staged in tmpfs, ' if staged[-1] else 'not staged, '}then (deferred, not in the ratio) the image "
+            f"written to disk {settles[-1]:.2f} s (all three: {(remotes[-1] + settles[-1]) / locals_[-1]:.2f}x)"
+        )
         print("    sync phases: " + ", ".join(f"{k} {v:.2f} s" for k, v in srep.phases.items()))
         if last is not None:
             shutil.rmtree(last[0].local_root, ignore_errors=True)  # not timed
@@ -308,24 +339,30 @@ def first_scan(s, host, work: Path, n_runs: int, subs: int, rounds: int,
     m, srep, sftp_read, r_last = last
     ratios = [b / a for a, b in zip(locals_, remotes)]
     med = statistics.median(ratios)
-    print(f"  first scan over SSH / local first ingest, median of {rounds} paired rounds: {med:.2f}x "
-          f"(rounds {', '.join(f'{x:.2f}' for x in ratios)}; target <= 1.3) {'OK' if med <= 1.3 else 'MISSED'}; "
-          f"sync median {statistics.median(syncs):.2f} s, image ingest / local ingest median "
-          f"{statistics.median([b / a for a, b in zip(locals_, image_ingests)]):.2f}x; deferred image write median "
-          f"{statistics.median(settles):.2f} s (scan + write / local: median "
-          f"{statistics.median([(b + c) / a for a, b, c in zip(locals_, remotes, settles)]):.2f}x)")
+    print(
+        f"  first scan over SSH / local first ingest, median of {rounds} paired rounds: {med:.2f}x "
+        f"(rounds {', '.join(f'{x:.2f}' for x in ratios)}; target <= 1.3) {'OK' if med <= 1.3 else 'MISSED'}; "
+        f"sync median {statistics.median(syncs):.2f} s, image ingest / local ingest median "
+        f"{statistics.median([b / a for a, b in zip(locals_, image_ingests)]):.2f}x; deferred image write median "
+        f"{statistics.median(settles):.2f} s (scan + write / local: median "
+        f"{statistics.median([(b + c) / a for a, b, c in zip(locals_, remotes, settles)]):.2f}x)"
+    )
     moved = sftp_read + srep.bulk_bytes
-    print(f"  bytes over SSH (last round): {moved / 1e6:.2f} MB = {srep.bulk_bytes / 1e6:.2f} MB of compressed tar "
-          f"streams + {sftp_read / 1e6:.2f} MB read by sftp-server, for {srep.bytes_read / 1e6:.1f} MB of files "
-          f"({srep.files} files; listing by one remote find)")
+    print(
+        f"  bytes over SSH (last round): {moved / 1e6:.2f} MB = {srep.bulk_bytes / 1e6:.2f} MB of compressed tar "
+        f"streams + {sftp_read / 1e6:.2f} MB read by sftp-server, for {srep.bytes_read / 1e6:.1f} MB of files "
+        f"({srep.files} files; listing by one remote find)"
+    )
     rs = _rsync_over_ssh(s, work, root)
     if rs is None:
         print("  rsync/ssh not installed: its figure left out (apt-get install rsync openssh-client)")
     else:
         t_rs, got, sent = rs
-        print(f"  rsync -a of the tree over the same sshd (distinct files, no hard links): {t_rs:.2f} s, "
-              f"{got / 1e6:.2f} MB received, {sent / 1e6:.2f} MB sent; ours / rsync's received = "
-              f"{moved / max(got, 1):.3f} (target <= 1) {'OK' if moved <= got else 'MISSED'}")
+        print(
+            f"  rsync -a of the tree over the same sshd (distinct files, no hard links): {t_rs:.2f} s, "
+            f"{got / 1e6:.2f} MB received, {sent / 1e6:.2f} MB sent; ours / rsync's received = "
+            f"{moved / max(got, 1):.3f} (target <= 1) {'OK' if moved <= got else 'MISSED'}"
+        )
     # the rescan: as edgetui does it (the image trusted where its last sync verified it) and, interleaved
     # (ABBA), with that forgotten first (every path lstat'ed, the image walked for removals: the code before)
     res: dict[str, list] = {"trusted": [], "checked": []}
@@ -337,18 +374,31 @@ def first_scan(s, host, work: Path, n_runs: int, subs: int, rounds: int,
         again = m.sync()
         t_sync = time.perf_counter() - t0
         rep2 = ingest(work / f"remote{r_last}.duckdb", m.local_root)
-        res[mode].append((time.perf_counter() - t0, t_sync, time.process_time() - c0, again.bytes_read,
-                          rep2.unchanged, again.phases, os.getloadavg()[0]))
-        print(f"    rescan {i + 1} ({mode}, load {res[mode][-1][6]:.1f}): {res[mode][-1][0]:.2f} s = sync {t_sync:.2f} s ("
-              + ", ".join(f"{k} {v:.2f}" for k, v in again.phases.items())
-              + f") + ingest {res[mode][-1][0] - t_sync:.2f} s; CPU {res[mode][-1][2]:.2f} s; read {again.bytes_read} bytes")
+        res[mode].append(
+            (
+                time.perf_counter() - t0,
+                t_sync,
+                time.process_time() - c0,
+                again.bytes_read,
+                rep2.unchanged,
+                again.phases,
+                os.getloadavg()[0],
+            )
+        )
+        print(
+            f"    rescan {i + 1} ({mode}, load {res[mode][-1][6]:.1f}): {res[mode][-1][0]:.2f} s = sync {t_sync:.2f} s ("
+            + ", ".join(f"{k} {v:.2f}" for k, v in again.phases.items())
+            + f") + ingest {res[mode][-1][0] - t_sync:.2f} s; CPU {res[mode][-1][2]:.2f} s; read {again.bytes_read} bytes"
+        )
     med = {k: [statistics.median(x[n] for x in v) for n in range(3)] for k, v in res.items()}
     worst = max(x[0] for x in res["trusted"])
-    print(f"  rescan with nothing changed (sync + ingest), 4 times each, interleaved: {med['trusted'][0]:.2f} s median "
-          f"(sync {med['trusted'][1]:.2f} s, this process's CPU {med['trusted'][2]:.2f} s; worst {worst:.2f} s) against "
-          f"{med['checked'][0]:.2f} s (sync {med['checked'][1]:.2f} s, CPU {med['checked'][2]:.2f} s) with every path checked: "
-          f"{med['trusted'][0] / med['checked'][0]:.2f}x; {res['trusted'][-1][4]} runs unchanged "
-          f"(target < 2 s) {'OK' if worst < 2 else 'MISSED'}")
+    print(
+        f"  rescan with nothing changed (sync + ingest), 4 times each, interleaved: {med['trusted'][0]:.2f} s median "
+        f"(sync {med['trusted'][1]:.2f} s, this process's CPU {med['trusted'][2]:.2f} s; worst {worst:.2f} s) against "
+        f"{med['checked'][0]:.2f} s (sync {med['checked'][1]:.2f} s, CPU {med['checked'][2]:.2f} s) with every path checked: "
+        f"{med['trusted'][0] / med['checked'][0]:.2f}x; {res['trusted'][-1][4]} runs unchanged "
+        f"(target < 2 s) {'OK' if worst < 2 else 'MISSED'}"
+    )
 
 
 def main() -> int:
@@ -360,8 +410,11 @@ def main() -> int:
     ap.add_argument("--subs", type=int, default=100, help="submission folders per run")
     ap.add_argument("--rounds", type=int, default=3, help="paired first-scan rounds (local / SSH, order alternating)")
     ap.add_argument("--skip-follow", action="store_true")
-    ap.add_argument("--sync-streams", default="", help="e.g. 4,2: only the first sync, with each number of "
-                    "tar streams interleaved (--rounds rounds), no ingest")
+    ap.add_argument(
+        "--sync-streams",
+        default="",
+        help="e.g. 4,2: only the first sync, with each number of tar streams interleaved (--rounds rounds), no ingest",
+    )
     ap.add_argument("--skip-scan", action="store_true")
     ap.add_argument("--no-stage", action="store_true", help="first syncs straight to disk (no tmpfs stage)")
     args = ap.parse_args()
@@ -378,13 +431,26 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="edgetui-bench-ssh-") as tmp:
         work = Path(tmp)
         s = Sshd(sshd, work / "sshd").start()
-        host = SshHost("box", f"{s.user}@127.0.0.1:{s.port}", config=[],
-                       known_hosts=str(s.known_hosts(work / "kh")), client_keys=[str(s.user_key)])
+        host = SshHost(
+            "box",
+            f"{s.user}@127.0.0.1:{s.port}",
+            config=[],
+            known_hosts=str(s.known_hosts(work / "kh")),
+            client_keys=[str(s.user_key)],
+        )
         try:
             assert host.wait_up(10).kind == "up", host.state
             if not args.skip_scan:
-                first_scan(s, host, work, args.runs, args.subs, args.rounds,
-                           [x for x in args.sync_streams.split(",") if x] or None, stage=not args.no_stage)
+                first_scan(
+                    s,
+                    host,
+                    work,
+                    args.runs,
+                    args.subs,
+                    args.rounds,
+                    [x for x in args.sync_streams.split(",") if x] or None,
+                    stage=not args.no_stage,
+                )
             if not args.skip_follow:
                 follow(s, host, work, args.grow_mb, args.rate_mb, args.chunk_kb)
         finally:

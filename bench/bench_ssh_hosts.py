@@ -136,8 +136,10 @@ def main(argv=None) -> int:
         ctx = mp.get_context("spawn")
         go = ctx.Event()
         log_path = str(tmp / f"writer-{label}.json")
-        proc = ctx.Process(target=bench_live.writer, args=([str(p) for p in paths], args.rate, args.seconds,
-                                                           k_next[0], log_path, go, args.submit_every))
+        proc = ctx.Process(
+            target=bench_live.writer,
+            args=([str(p) for p in paths], args.rate, args.seconds, k_next[0], log_path, go, args.submit_every),
+        )
         proc.start()
         k_next[0] += int(args.rate * args.seconds) + 10
         time.sleep(1.0)  # the writer process imports
@@ -153,7 +155,9 @@ def main(argv=None) -> int:
         th = threading.Thread(target=sup.run_forever, args=(args.interval, stop, None), daemon=True)
         syncs0 = sum(f.syncs for f in feeds)
         full0 = sum(getattr(f, "full_syncs", 0) for f in feeds)
-        listed0 = sum(getattr(e, "api_listings", e.listings) for e in links.engines.values()) if links is not None else 0
+        listed0 = (
+            sum(getattr(e, "api_listings", e.listings) for e in links.engines.values()) if links is not None else 0
+        )
         commits.clear()
         spids = [p for s in servers for p in s.pids()]
         s0 = _cpu_ticks(spids)
@@ -193,21 +197,35 @@ def main(argv=None) -> int:
         def pct(p):
             return lags[min(len(lags) - 1, int(p / 100 * len(lags)))] if lags else float("nan")
 
-        out = dict(cpu=cpu / wall, p50=pct(50), p95=pct(95), max=lags[-1] if lags else float("nan"),
-                   missing=missing, srv=(s1 - s0) / os.sysconf("SC_CLK_TCK") / wall)
+        out = dict(
+            cpu=cpu / wall,
+            p50=pct(50),
+            p95=pct(95),
+            max=lags[-1] if lags else float("nan"),
+            missing=missing,
+            srv=(s1 - s0) / os.sysconf("SC_CLK_TCK") / wall,
+        )
         extra = ""
         if links is not None:
             full = sum(getattr(f, "full_syncs", 0) for f in feeds) - full0
-            extra = (f", syncs {sum(f.syncs for f in feeds) - syncs0} (full listings {full}), engine listings over SSH "
-                     f"{sum(getattr(e, 'api_listings', e.listings) for e in links.engines.values()) - listed0}")
-        print(f"[{label}] lines appended {len(log)}, recorded {len(lags)}, not recorded {missing}; "
-              f"refreshes {polls[0]}, finalizes {finalizes[0]}{extra}")
-        print(f"[{label}] lag append->db: p50 {out['p50'] * 1000:.0f} ms, p95 {out['p95'] * 1000:.0f} ms, "
-              f"max {out['max'] * 1000:.0f} ms")
-        print(f"[{label}] edgetui cpu: {cpu:.1f} s over {wall:.1f} s = {100 * out['cpu']:.1f} % of one core "
-              f"(user {r1.ru_utime - r0.ru_utime:.1f} s, system {r1.ru_stime - r0.ru_stime:.1f} s); servers' cpu "
-              f"(sshd, sftp-server, sessions) {100 * out['srv']:.1f} % of one core; load average "
-              f"{' '.join(load0)} -> {' '.join(load1)}")
+            extra = (
+                f", syncs {sum(f.syncs for f in feeds) - syncs0} (full listings {full}), engine listings over SSH "
+                f"{sum(getattr(e, 'api_listings', e.listings) for e in links.engines.values()) - listed0}"
+            )
+        print(
+            f"[{label}] lines appended {len(log)}, recorded {len(lags)}, not recorded {missing}; "
+            f"refreshes {polls[0]}, finalizes {finalizes[0]}{extra}"
+        )
+        print(
+            f"[{label}] lag append->db: p50 {out['p50'] * 1000:.0f} ms, p95 {out['p95'] * 1000:.0f} ms, "
+            f"max {out['max'] * 1000:.0f} ms"
+        )
+        print(
+            f"[{label}] edgetui cpu: {cpu:.1f} s over {wall:.1f} s = {100 * out['cpu']:.1f} % of one core "
+            f"(user {r1.ru_utime - r0.ru_utime:.1f} s, system {r1.ru_stime - r0.ru_stime:.1f} s); servers' cpu "
+            f"(sshd, sftp-server, sessions) {100 * out['srv']:.1f} % of one core; load average "
+            f"{' '.join(load0)} -> {' '.join(load1)}"
+        )
         return out
 
     try:
@@ -222,19 +240,37 @@ def main(argv=None) -> int:
                 keys.append((f"box{h}/bench-{i}/task{i}", "agent_output.txt"))
             kh = tmp / f"kh{h}"
             s.known_hosts(kh)
-            host = SshHost(f"box{h}", f"{s.user}@127.0.0.1:{s.port}", config=[], known_hosts=str(kh),
-                           client_keys=[str(s.user_key)], connect_timeout=10)
-            feeds.append(RemoteFeed(HostConfig(f"box{h}", host.target, (str(root),)), host=host,
-                                    cache=tmp / f"cache{h}", use_inotify=not args.no_inotify))
-        print(f"{args.hosts} hosts × {args.runs} runs, {args.rate:g} lines/s per run "
-              f"({len(paths) * args.rate:g} lines/s), {args.seconds:g} s, a graded submission every "
-              f"{args.submit_every:g} s; {'no engines' if args.no_engines else 'engines over the forwarded sockets'}")
+            host = SshHost(
+                f"box{h}",
+                f"{s.user}@127.0.0.1:{s.port}",
+                config=[],
+                known_hosts=str(kh),
+                client_keys=[str(s.user_key)],
+                connect_timeout=10,
+            )
+            feeds.append(
+                RemoteFeed(
+                    HostConfig(f"box{h}", host.target, (str(root),)),
+                    host=host,
+                    cache=tmp / f"cache{h}",
+                    use_inotify=not args.no_inotify,
+                )
+            )
+        print(
+            f"{args.hosts} hosts × {args.runs} runs, {args.rate:g} lines/s per run "
+            f"({len(paths) * args.rate:g} lines/s), {args.seconds:g} s, a graded submission every "
+            f"{args.submit_every:g} s; {'no engines' if args.no_engines else 'engines over the forwarded sockets'}"
+        )
         base = None
         if not args.no_local:
             # baseline, same process, same tree, same writer: the runs read locally (keyed by the same hosts)
             conn0 = open_db(tmp / "local.duckdb")
-            sup0 = Supervisor(conn0, [(r, f"box{h}") for h, r in enumerate(roots)], docker_client=None,
-                              settings=AlarmSettings(stats_interval_s=0))
+            sup0 = Supervisor(
+                conn0,
+                [(r, f"box{h}") for h, r in enumerate(roots)],
+                docker_client=None,
+                settings=AlarmSettings(stats_interval_s=0),
+            )
             base = measure(sup0, "local")
             sup0.close()
             conn0.close()
@@ -247,8 +283,9 @@ def main(argv=None) -> int:
             assert f.host.wait_up(20).kind == UP, f.host.state
             f.sync_once()
         conn = open_db(tmp / "bench.duckdb")
-        sup = Supervisor(conn, [r for f in feeds for r in f.roots()], docker_client=None,
-                         settings=AlarmSettings(stats_interval_s=0))
+        sup = Supervisor(
+            conn, [r for f in feeds for r in f.roots()], docker_client=None, settings=AlarmSettings(stats_interval_s=0)
+        )
         links = HostLinks(feeds, docker=not args.no_engines, engine_options=dict(stats_interval_s=0)).attach(sup)
         links.start()
         got = measure(sup, "ssh", links)

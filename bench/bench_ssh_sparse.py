@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from sshd_fixture import Sshd  # noqa: E402
+from sshd_fixture import Sshd  # noqa: E402 - after sys.path is set above
 
 GENUINE = ROOT / "sample_runs" / "genuine"
 TZ = "real-tz-20261201182000"
@@ -76,8 +76,9 @@ def main() -> int:
         home = work / "home"
         (home / ".ssh").mkdir(parents=True)
         s.known_hosts(home / ".ssh" / "known_hosts")
-        (home / ".ssh" / "config").write_text(f"Host benchbox\n  HostName 127.0.0.1\n  Port {s.port}\n"
-                                              f"  User {s.user}\n  IdentityFile {s.user_key}\n")
+        (home / ".ssh" / "config").write_text(
+            f"Host benchbox\n  HostName 127.0.0.1\n  Port {s.port}\n  User {s.user}\n  IdentityFile {s.user_key}\n"
+        )
         base = {**os.environ, "HOME": str(home), "EDGETUI_HOSTS_FILE": str(work / "none.toml")}
         base.pop("SSH_AUTH_SOCK", None)
         tasks = ["--tasks-dir", str(GENUINE / "tasks")]
@@ -92,8 +93,10 @@ def main() -> int:
         assert r[2] == 0, r
         _sparse(transcript, args.gb)
         os.sync()
-        local = _peak([*EXE, "--db", str(work / "local.duckdb"), "ingest", "-q", *tasks, str(runs)],
-                      {**base, "XDG_CACHE_HOME": str(work / "cache-l")})
+        local = _peak(
+            [*EXE, "--db", str(work / "local.duckdb"), "ingest", "-q", *tasks, str(runs)],
+            {**base, "XDG_CACHE_HOME": str(work / "cache-l")},
+        )
         assert local[2] == 0, local
         new = ssh_ingest(work / "a.duckdb", cache)
         assert new[2] == 0, new
@@ -107,8 +110,11 @@ def main() -> int:
         assert first[2] == 0, first
         print(f"sparse file in a run folder: {transcript.stat().st_size / 1e9:.2f} GB apparent")
         print(f"local ingest                        peak {local[0]:7.0f} MB")
-        for name, got in (("ssh, file new to the image", new), ("ssh, rewritten in place (same size)", same),
-                          ("ssh, first sync (tar streams)", first)):
+        for name, got in (
+            ("ssh, file new to the image", new),
+            ("ssh, rewritten in place (same size)", same),
+            ("ssh, first sync (tar streams)", first),
+        ):
             print(f"{name:36s}peak {got[0]:7.0f} MB   ratio {got[0] / local[0]:.2f}x   (target <= 1.5x)")
     finally:
         s.close()

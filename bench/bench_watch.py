@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-import bench_scale  # noqa: E402
+import bench_scale  # noqa: E402 - after sys.path is set above
 
 
 def loadavg() -> str:
@@ -105,8 +105,11 @@ def build_warm(work: Path, n_runs: int) -> tuple[Path, Path, Path, int]:
     # recorded in a child process: this one's heap stays small (its garbage collections in the
     # measured start-ups would otherwise walk everything the ingest left)
     subprocess.run([sys.executable, __file__, "--child-ingest", str(db), str(root), str(tasks)], check=True)
-    print(f"setup (not counted): root of {n_runs} runs, {n_subs} submission folders built in {t1 - t0:.1f} s, "
-          f"recorded by edgetui ingest in {time.perf_counter() - t1:.1f} s", flush=True)
+    print(
+        f"setup (not counted): root of {n_runs} runs, {n_subs} submission folders built in {t1 - t0:.1f} s, "
+        f"recorded by edgetui ingest in {time.perf_counter() - t1:.1f} s",
+        flush=True,
+    )
     mark.write_text(str(n_subs))
     return root, tasks, db, n_subs
 
@@ -157,8 +160,7 @@ def app_startup(db: Path, root: Path, tasks: Path, n_runs: int, docker: bool) ->
     (seconds, the app's pid). The pane stays open (:func:`app_stop` closes it)."""
     exe = str(ROOT / ".venv" / "bin" / "edgetui")
     env = f"EDGETUI_HOSTS_FILE={tempfile.gettempdir()}/edgetui-bench-no-hosts.toml"
-    cmd = (f"{env} exec {exe} --db {db} watch --runs-dir {root} --tasks-dir {tasks}"
-           + ("" if docker else " --no-docker"))
+    cmd = f"{env} exec {exe} --db {db} watch --runs-dir {root} --tasks-dir {tasks}" + ("" if docker else " --no-docker")
     tmux("kill-server")
     t0 = time.perf_counter()
     subprocess.run(["tmux", "-L", "bench-watch", "new-session", "-d", "-x", "160", "-y", "48", cmd], check=True)
@@ -205,8 +207,15 @@ def live_startup(n: int = 150, history: int = 300) -> dict[str, float]:
         sup.close()
         conn.close()
         # (CPU: this process, every thread, DuckDB's included; less moved by other processes than wall time)
-        return {"shown": shown, "caught_up": caught, "full": full, "events": n_ev,
-                "shown_cpu": shown_cpu, "caught_up_cpu": caught_cpu, "full_cpu": full_cpu}
+        return {
+            "shown": shown,
+            "caught_up": caught,
+            "full": full,
+            "events": n_ev,
+            "shown_cpu": shown_cpu,
+            "caught_up_cpu": caught_cpu,
+            "full_cpu": full_cpu,
+        }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -218,28 +227,39 @@ def live_rounds(rounds: int, code: Path | None) -> int:
     sides = [("this", None)] + ([("code", code)] if code is not None else [])
     got: dict[str, list[dict]] = {k: [] for k, _ in sides}
     for r in range(rounds):
-        for name, c in (sides if r % 2 == 0 else sides[::-1]):  # alternate who goes first
+        for name, c in sides if r % 2 == 0 else sides[::-1]:  # alternate who goes first
             load0 = os.getloadavg()
-            out = subprocess.run([sys.executable, __file__, "--child-live"] + (["--code", str(c)] if c else []),
-                                 capture_output=True, text=True, check=True).stdout
+            out = subprocess.run(
+                [sys.executable, __file__, "--child-live"] + (["--code", str(c)] if c else []),
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
             lv = json.loads(out.strip().splitlines()[-1])
             load1 = os.getloadavg()
             got[name].append(lv)
-            print(f"round {r + 1} {name} ({lv['code']}): on screen {lv['shown']:.1f} s, caught up {lv['caught_up']:.1f} s, "
-                  f"full refresh {lv['full']:.1f} s (CPU {lv['shown_cpu']:.1f} / {lv['caught_up_cpu']:.1f} / "
-                  f"{lv['full_cpu']:.1f} s), {lv['events']} events; load average "
-                  f"{' '.join(f'{x:.2f}' for x in load0)} -> {' '.join(f'{x:.2f}' for x in load1)}", flush=True)
+            print(
+                f"round {r + 1} {name} ({lv['code']}): on screen {lv['shown']:.1f} s, caught up {lv['caught_up']:.1f} s, "
+                f"full refresh {lv['full']:.1f} s (CPU {lv['shown_cpu']:.1f} / {lv['caught_up_cpu']:.1f} / "
+                f"{lv['full_cpu']:.1f} s), {lv['events']} events; load average "
+                f"{' '.join(f'{x:.2f}' for x in load0)} -> {' '.join(f'{x:.2f}' for x in load1)}",
+                flush=True,
+            )
     for name, _c in sides:
         xs = got[name]
-        print(f"{name}: medians on screen {statistics.median(x['shown'] for x in xs):.1f} s, caught up "
-              f"{statistics.median(x['caught_up'] for x in xs):.1f} s, full refresh "
-              f"{statistics.median(x['full'] for x in xs):.1f} s (target < 5 s: "
-              f"{verdict(statistics.median(x['caught_up'] for x in xs) < 5)} for caught up, "
-              f"{verdict(statistics.median(x['full'] for x in xs) < 5)} for the full refresh)")
+        print(
+            f"{name}: medians on screen {statistics.median(x['shown'] for x in xs):.1f} s, caught up "
+            f"{statistics.median(x['caught_up'] for x in xs):.1f} s, full refresh "
+            f"{statistics.median(x['full'] for x in xs):.1f} s (target < 5 s: "
+            f"{verdict(statistics.median(x['caught_up'] for x in xs) < 5)} for caught up, "
+            f"{verdict(statistics.median(x['full'] for x in xs) < 5)} for the full refresh)"
+        )
     if code is not None:
         for k in ("shown", "caught_up", "full", "shown_cpu", "caught_up_cpu", "full_cpu"):
             ratios = [a[k] / b[k] for a, b in zip(got["this"], got["code"]) if b[k]]
-            print(f"this / code, {k}: {', '.join(f'{x:.2f}' for x in ratios)} (median {statistics.median(ratios):.2f}x)")
+            print(
+                f"this / code, {k}: {', '.join(f'{x:.2f}' for x in ratios)} (median {statistics.median(ratios):.2f}x)"
+            )
     return 0
 
 
@@ -298,22 +318,34 @@ def main() -> int:
                 apps.append(t)
                 app_stop()
         scan, up = statistics.median(scans), statistics.median(ups)
-        print(f"root: {a.runs} runs, {n_subs} submission folders; snapshot: {info[0]} runs, {info[1]} asleep, "
-              f"{info[2]} watched in full; notes: {info[3]}")
-        print(f"sforge scanner (list_runs(include_submissions=True)): median {scan:.2f} s "
-              f"(runs: {', '.join(f'{x:.2f}' for x in scans)})")
-        print(f"edgetui watch start-up, warm database (supervisor's first snapshot with every run): median {up:.2f} s "
-              f"(runs: {', '.join(f'{x:.2f}' for x in ups)})")
+        print(
+            f"root: {a.runs} runs, {n_subs} submission folders; snapshot: {info[0]} runs, {info[1]} asleep, "
+            f"{info[2]} watched in full; notes: {info[3]}"
+        )
+        print(
+            f"sforge scanner (list_runs(include_submissions=True)): median {scan:.2f} s "
+            f"(runs: {', '.join(f'{x:.2f}' for x in scans)})"
+        )
+        print(
+            f"edgetui watch start-up, warm database (supervisor's first snapshot with every run): median {up:.2f} s "
+            f"(runs: {', '.join(f'{x:.2f}' for x in ups)})"
+        )
         r_up = up / scan
         print(f"ratio watch start-up / scanner: {r_up:.2f}x (target <= 2x: {verdict(r_up <= 2)})")
         if apps:
             app = statistics.median(apps)
-            print(f"edgetui watch, the whole app in tmux 160x48 until its title says {a.runs} runs: median {app:.2f} s "
-                  f"(runs: {', '.join(f'{x:.2f}' for x in apps)}); {app / scan:.2f}x the scanner")
+            print(
+                f"edgetui watch, the whole app in tmux 160x48 until its title says {a.runs} runs: median {app:.2f} s "
+                f"(runs: {', '.join(f'{x:.2f}' for x in apps)}); {app / scan:.2f}x the scanner"
+            )
 
         # idle window: the supervisor alone (a child process), then the whole app
-        child = subprocess.Popen([sys.executable, __file__, "--child-idle", str(db), str(root), str(tasks)]
-                                 + (["--no-docker"] if not docker else []), stdout=subprocess.PIPE, text=True)
+        child = subprocess.Popen(
+            [sys.executable, __file__, "--child-idle", str(db), str(root), str(tasks)]
+            + (["--no-docker"] if not docker else []),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             line = child.stdout.readline().split()
             time.sleep(10.0)  # caught up: the watcher's watches in place, the collector frozen
@@ -321,9 +353,12 @@ def main() -> int:
         finally:
             child.terminate()
             child.wait(10)
-        print(f"idle, every run finished, the supervisor alone ({line[1:] if line else '?'} runs/asleep/awake): "
-              f"{cpu:.2f} % of one core over {a.idle:g} s, RSS {rss:.0f} MB (peak {hwm:.0f} MB) "
-              f"(targets < 2 %: {verdict(cpu < 2)}, < 300 MB: {verdict(hwm < 300)})", flush=True)
+        print(
+            f"idle, every run finished, the supervisor alone ({line[1:] if line else '?'} runs/asleep/awake): "
+            f"{cpu:.2f} % of one core over {a.idle:g} s, RSS {rss:.0f} MB (peak {hwm:.0f} MB) "
+            f"(targets < 2 %: {verdict(cpu < 2)}, < 300 MB: {verdict(hwm < 300)})",
+            flush=True,
+        )
         if a.app:
             _t, pid = app_startup(db, root, tasks, a.runs, docker)
             try:
@@ -331,15 +366,20 @@ def main() -> int:
                 cpu, rss, hwm = idle_window(pid, a.idle)
             finally:
                 app_stop()
-            print(f"idle, every run finished, the whole app (edgetui watch in tmux 160x48): {cpu:.2f} % of one core "
-                  f"over {a.idle:g} s, RSS {rss:.0f} MB (peak {hwm:.0f} MB) "
-                  f"(targets < 2 %: {verdict(cpu < 2)}, < 300 MB: {verdict(hwm < 300)})", flush=True)
+            print(
+                f"idle, every run finished, the whole app (edgetui watch in tmux 160x48): {cpu:.2f} % of one core "
+                f"over {a.idle:g} s, RSS {rss:.0f} MB (peak {hwm:.0f} MB) "
+                f"(targets < 2 %: {verdict(cpu < 2)}, < 300 MB: {verdict(hwm < 300)})",
+                flush=True,
+            )
         if not a.skip_live:
             lv = live_startup()
-            print(f"150 new live runs (300 lines of history each, {lv['events']} events): on screen after "
-                  f"{lv['shown']:.1f} s, caught up after {lv['caught_up']:.1f} s, every run's first full refresh "
-                  f"after {lv['full']:.1f} s (target < 5 s: {verdict(lv['caught_up'] < 5)} for caught up, "
-                  f"{verdict(lv['full'] < 5)} for the full refresh)")
+            print(
+                f"150 new live runs (300 lines of history each, {lv['events']} events): on screen after "
+                f"{lv['shown']:.1f} s, caught up after {lv['caught_up']:.1f} s, every run's first full refresh "
+                f"after {lv['full']:.1f} s (target < 5 s: {verdict(lv['caught_up'] < 5)} for caught up, "
+                f"{verdict(lv['full'] < 5)} for the full refresh)"
+            )
         print(f"load average after: {loadavg()}")
     finally:
         if not a.keep:

@@ -44,11 +44,14 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     cut = argv.index("--") if "--" in argv else len(argv)
     args = ap.parse_args(argv[:cut])
-    extra = argv[cut + 1:]  # after --: arguments for the bench (e.g. --seconds 60)
+    extra = argv[cut + 1 :]  # after --: arguments for the bench (e.g. --seconds 60)
     with tempfile.TemporaryDirectory(prefix="edgetui-ab-") as tmp:
         base_dir = Path(tmp) / "base"
-        r = subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(base_dir), args.base],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(base_dir), args.base],
+            capture_output=True,
+            text=True,
+        )
         if r.returncode != 0:
             print(f"compare_live: cannot check out {args.base}: {r.stderr.strip()}", file=sys.stderr)
             return 2
@@ -60,8 +63,13 @@ def main(argv=None) -> int:
             for rnd in range(1, args.rounds + 1):
                 procs = {}
                 for name, d in (("base", base_dir), ("this", ROOT)):
-                    procs[name] = subprocess.Popen([sys.executable, str(d / "bench" / args.bench), *extra], cwd=d,
-                                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                    procs[name] = subprocess.Popen(
+                        [sys.executable, str(d / "bench" / args.bench), *extra],
+                        cwd=d,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT,
+                        text=True,
+                    )
                 for name, p in procs.items():
                     out = p.communicate()[0]
                     print(f"== round {rnd}, {name} ({args.base if name == 'base' else 'this checkout'})")
@@ -79,8 +87,9 @@ def main(argv=None) -> int:
                     mb, mt = sum(b) / len(b), sum(t) / len(t)
                     print(f"  {key}: {mb:.1f} % / {mt:.1f} % ({mt / mb:.2f}x)")
         finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base_dir)],
-                           capture_output=True)
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base_dir)], capture_output=True
+            )
     return 0
 
 

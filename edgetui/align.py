@@ -74,6 +74,7 @@ def _monotone(anchors: list[tuple[int, float]]) -> tuple[list[tuple[int, float]]
 @dataclass
 class AlignJob:
     """One run to align (:func:`align_runs`): the arguments of :func:`align_run`."""
+
     run_key: str
     transcript_source: Optional[str]
     started_at: Optional[float] = None
@@ -107,8 +108,9 @@ def align_run(
     runtime_s)}`` when the caller has them (the offline ingest: a new run's rows are inserted at
     its transaction's commit), else they are read from the ``submissions`` table.
     """
-    return align_runs(conn, [AlignJob(run_key, transcript_source, started_at, ended_at, fallback_end, live_end,
-                                      submissions)])[run_key]
+    return align_runs(
+        conn, [AlignJob(run_key, transcript_source, started_at, ended_at, fallback_end, live_end, submissions)]
+    )[run_key]
 
 
 def align_runs(conn: duckdb.DuckDBPyConnection, jobs: list[AlignJob]) -> dict[str, AlignStats]:
@@ -165,7 +167,9 @@ def _align_transcripts(conn, source: str, jobs: list[AlignJob], stats: dict[str,
         f"count(*) AS n, arg_min(e.t, e.sub) FILTER ({_RECORDED}) AS anchor_t, "
         "bool_or(e.kind = 'session_init') AS init "
         f'FROM events e WHERE {in_list("run_key", keys)} AND source = ? GROUP BY run_key, "offset" '
-        'ORDER BY run_key, "offset"', params=[*keys, source]).to_arrow_table()
+        'ORDER BY run_key, "offset"',
+        params=[*keys, source],
+    ).to_arrow_table()
     per_run = _runs_slices(lines)
     jobs = [j for j in jobs if j.run_key in per_run]
     if not jobs:
@@ -177,8 +181,9 @@ def _align_transcripts(conn, source: str, jobs: list[AlignJob], stats: dict[str,
         conn.unregister("_edgetui_pos")
 
 
-def _align_lines(conn, source: str, jobs: list[AlignJob], per_run: dict[str, pa.Table],
-                 stats: dict[str, AlignStats]) -> None:
+def _align_lines(
+    conn, source: str, jobs: list[AlignJob], per_run: dict[str, pa.Table], stats: dict[str, AlignStats]
+) -> None:
     """``per_run``: each run's rows of the registered ``_edgetui_pos`` table (run_key, offset, pos,
     n, anchor_t, init), ordered by pos."""
     import pyarrow.compute as pc
@@ -188,9 +193,12 @@ def _align_lines(conn, source: str, jobs: list[AlignJob], per_run: dict[str, pa.
     # segment starts / ends from run_agent.log
     logs: dict[str, list] = {k: [] for k in keys}
     for rk, k, t, _ in conn.execute(
-            "SELECT run_key, kind, t, data->>'$.event' FROM events WHERE " + in_list("run_key", keys) +
-            " AND source = 'run_agent.log' AND kind IN ('segment_start', 'segment_end', 'run_end') "
-            "AND t IS NOT NULL ORDER BY run_key, t", keys).fetchall():
+        "SELECT run_key, kind, t, data->>'$.event' FROM events WHERE "
+        + in_list("run_key", keys)
+        + " AND source = 'run_agent.log' AND kind IN ('segment_start', 'segment_end', 'run_end') "
+        "AND t IS NOT NULL ORDER BY run_key, t",
+        keys,
+    ).fetchall():
         logs[rk].append((k, t))
     # submissions: the sforge-submit call and its result
     subs_of = {j.run_key: j.submissions for j in jobs}
@@ -198,8 +206,11 @@ def _align_lines(conn, source: str, jobs: list[AlignJob], per_run: dict[str, pa.
     if unread:
         for k in unread:
             subs_of[k] = {}
-        for r in conn.execute("SELECT run_key, round, submitted_at, seen_at, graded_at, runtime_s FROM submissions "
-                              f"WHERE {in_list('run_key', unread)}", unread).fetchall():
+        for r in conn.execute(
+            "SELECT run_key, round, submitted_at, seen_at, graded_at, runtime_s FROM submissions "
+            f"WHERE {in_list('run_key', unread)}",
+            unread,
+        ).fetchall():
             subs_of[r[0]][r[1]] = r[2:]
     with_subs = [k for k in keys if subs_of[k]]
     call_pos: dict[str, dict] = {k: {} for k in keys}
@@ -207,31 +218,41 @@ def _align_lines(conn, source: str, jobs: list[AlignJob], per_run: dict[str, pa.
     if with_subs:
         w = f"{in_list('e.run_key', with_subs)} AND e.source = ?"
         for rk, tid, pos in conn.execute(
-                f"SELECT e.run_key, e.tool_use_id, min(p.pos) FROM events e {join} WHERE {w} AND e.kind = 'tool_call' "
-                "AND e.tool_use_id IS NOT NULL AND contains(e.data, '\"sforge_submit\"') "  # (a prefilter: no JSON parse)
-                "AND e.data->>'$.sforge_submit' IN ('true', 'True', '1') "
-                "GROUP BY e.run_key, e.tool_use_id", [*with_subs, source]).fetchall():
+            f"SELECT e.run_key, e.tool_use_id, min(p.pos) FROM events e {join} WHERE {w} AND e.kind = 'tool_call' "
+            "AND e.tool_use_id IS NOT NULL AND contains(e.data, '\"sforge_submit\"') "  # (a prefilter: no JSON parse)
+            "AND e.data->>'$.sforge_submit' IN ('true', 'True', '1') "
+            "GROUP BY e.run_key, e.tool_use_id",
+            [*with_subs, source],
+        ).fetchall():
             call_pos[rk][tid] = pos
         with_calls = [k for k in with_subs if call_pos[k]]
         if with_calls:
             w = f"{in_list('e.run_key', with_calls)} AND e.source = ?"
             for rk, *r in conn.execute(  # (a line with a recorded time is an anchor already)
-                    f"SELECT e.run_key, e.tool_use_id, e.round, p.pos, p.anchor_t IS NOT NULL "
-                    f"FROM events e {join} WHERE {w} AND e.kind = 'tool_result' AND e.round IS NOT NULL "
-                    'ORDER BY e.run_key, e."offset", e.sub', [*with_calls, source]).fetchall():
+                f"SELECT e.run_key, e.tool_use_id, e.round, p.pos, p.anchor_t IS NOT NULL "
+                f"FROM events e {join} WHERE {w} AND e.kind = 'tool_result' AND e.round IS NOT NULL "
+                'ORDER BY e.run_key, e."offset", e.sub',
+                [*with_calls, source],
+            ).fetchall():
                 results[rk].append(r)
     line_t: list[pa.Table] = []
     for j in jobs:
         lines = per_run[j.run_key]
         st = stats[j.run_key]
         st.events = int(pc.sum(lines.column("n")).as_py())
-        kept = _kept_anchors(j, lines, logs[j.run_key], subs_of[j.run_key], call_pos[j.run_key],
-                             results[j.run_key], st)
+        kept = _kept_anchors(j, lines, logs[j.run_key], subs_of[j.run_key], call_pos[j.run_key], results[j.run_key], st)
         if kept:
             # piecewise-linear in the line position between kept anchors, flat outside them: one
             # time per line (8 bytes a line), written to the line's events without a recorded time
-            line_t.append(pa.table({"run_key": lines.column("run_key"), "offset": lines.column("offset"),
-                                    "t_new": line_times(lines.num_rows, kept)}))
+            line_t.append(
+                pa.table(
+                    {
+                        "run_key": lines.column("run_key"),
+                        "offset": lines.column("offset"),
+                        "t_new": line_times(lines.num_rows, kept),
+                    }
+                )
+            )
     if line_t:
         n = _interpolate_lines(conn, source, [t for t in line_t], [k for k in keys])
         if len(line_t) == 1:
@@ -240,8 +261,9 @@ def _align_lines(conn, source: str, jobs: list[AlignJob], per_run: dict[str, pa.
             stats[keys[0]].interpolated += n
 
 
-def _kept_anchors(j: AlignJob, lines: pa.Table, log: list, subs: dict, call_pos: dict, results: list,
-                  st: AlignStats) -> list[tuple[int, float]]:
+def _kept_anchors(
+    j: AlignJob, lines: pa.Table, log: list, subs: dict, call_pos: dict, results: list, st: AlignStats
+) -> list[tuple[int, float]]:
     """One run's anchors (module docstring), kept monotone: ``lines`` its ``_edgetui_pos`` rows,
     ``log`` its run_agent.log (kind, t) ordered by t, ``subs`` its submissions, ``call_pos`` the
     line of each sforge-submit call by tool_use_id, ``results`` its tool results (tool_use_id,
@@ -278,8 +300,12 @@ def _kept_anchors(j: AlignJob, lines: pa.Table, log: list, subs: dict, call_pos:
         res_t = seen_at
         if res_t is None and submitted_at is not None and runtime_s is not None:
             res_t = submitted_at + runtime_s + RESULT_POLL_S
-        if (res_t is None and graded_at is not None and submitted_at is not None
-                and submitted_at <= graded_at <= submitted_at + 3 * 3600):  # a plausible report mtime
+        if (
+            res_t is None
+            and graded_at is not None
+            and submitted_at is not None
+            and submitted_at <= graded_at <= submitted_at + 3 * 3600
+        ):  # a plausible report mtime
             res_t = graded_at + RESULT_POLL_S
         if res_t is not None and not recorded:
             anchors.append((pos, res_t))
@@ -332,11 +358,12 @@ def _interpolate_lines(conn, source: str, tables: list[pa.Table], keys: list[str
     try:
         n = conn.execute(
             f"""UPDATE events SET t = l.t_new, t_source = 'interpolated' FROM _edgetui_line_t l
-               WHERE {in_list('events.run_key', keys)} AND events.source = ? AND events.run_key = l.run_key
+               WHERE {in_list("events.run_key", keys)} AND events.source = ? AND events.run_key = l.run_key
                  AND events."offset" = l."offset"
                  AND (events.t_source IS NULL OR events.t_source NOT IN ('recorded', 'observed'))
                  AND (events.t IS DISTINCT FROM l.t_new OR events.t_source IS DISTINCT FROM 'interpolated')""",
-            [*keys, source]).fetchall()
+            [*keys, source],
+        ).fetchall()
     finally:
         conn.unregister("_edgetui_line_t")
     return int(n[0][0]) if n and n[0] and n[0][0] is not None else 0
@@ -360,9 +387,11 @@ def _fill_other_sources(conn, jobs: list[AlignJob], stats: dict[str, AlignStats]
         args += [src, *ks]
     rows = conn.execute(
         "SELECT event_id, run_key, source, prev_t FROM (SELECT event_id, run_key, source, t, "
-        "last_value(t IGNORE NULLS) OVER (PARTITION BY run_key, source ORDER BY \"offset\", sub "
+        'last_value(t IGNORE NULLS) OVER (PARTITION BY run_key, source ORDER BY "offset", sub '
         "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_t "
-        f"FROM events WHERE {in_list('run_key', keys)}{skip}) WHERE t IS NULL", args).fetchall()
+        f"FROM events WHERE {in_list('run_key', keys)}{skip}) WHERE t IS NULL",
+        args,
+    ).fetchall()
     ids, ts = [], []
     for eid, rk, src, prev_t in rows:
         j = job_of[rk]
@@ -386,6 +415,8 @@ def _write_times(conn, ids: list[str], ts: list[Optional[float]], run_keys: list
         conn.execute(
             "UPDATE events SET t = a.t, t_source = 'interpolated' FROM _edgetui_align a "
             "WHERE events.event_id = a.event_id AND a.t IS NOT NULL"
-            + (f" AND {in_list('events.run_key', run_keys)}" if run_keys else ""), run_keys or [])
+            + (f" AND {in_list('events.run_key', run_keys)}" if run_keys else ""),
+            run_keys or [],
+        )
     finally:
         conn.unregister("_edgetui_align")

@@ -39,8 +39,13 @@ def _dicts(res) -> list[dict[str, Any]]:
     return [dict(zip(res.columns, r)) for r in res.rows]
 
 
-def load_curves(fetch: Callable[..., Any], run_keys: Optional[Sequence[str]] = None, *,
-                now: Optional[float] = None, time_basis: str = "wall_clock") -> list:
+def load_curves(
+    fetch: Callable[..., Any],
+    run_keys: Optional[Sequence[str]] = None,
+    *,
+    now: Optional[float] = None,
+    time_basis: str = "wall_clock",
+) -> list:
     """Every recorded run's :class:`~replay.analysis.score_at.RunCurve` (``run_keys``: only those),
     in run-key order. ``now`` (epoch UTC): how far runs going on have got (default: their last
     event). Category and rescale come from the run's task JSON (``tasks``). ``time_basis``:
@@ -78,18 +83,31 @@ def load_curves(fetch: Callable[..., Any], run_keys: Optional[Sequence[str]] = N
         if time_basis == "active":
             from replay.analysis.timebasis import ActiveClock, wait_intervals
 
-            clock = ActiveClock(wait_intervals(subs.get(r["run_key"], []), cool.get(r["run_key"], []),
-                                               r.get("started_at")))
-        out.append(run_curve(r, subs.get(r["run_key"], []), spec if isinstance(spec, dict) else None, now=now,
-                             clock=clock))
+            clock = ActiveClock(
+                wait_intervals(subs.get(r["run_key"], []), cool.get(r["run_key"], []), r.get("started_at"))
+            )
+        out.append(
+            run_curve(r, subs.get(r["run_key"], []), spec if isinstance(spec, dict) else None, now=now, clock=clock)
+        )
     return out
 
 
 def _fit_id(rec: dict, source: str) -> str:
     import hashlib
 
-    key = json.dumps([source, rec.get("group"), rec.get("fit", {}).get("form"), rec.get("method"),
-                      rec.get("version"), rec.get("time_basis"), rec.get("aggregation")], sort_keys=True, default=str)
+    key = json.dumps(
+        [
+            source,
+            rec.get("group"),
+            rec.get("fit", {}).get("form"),
+            rec.get("method"),
+            rec.get("version"),
+            rec.get("time_basis"),
+            rec.get("aggregation"),
+        ],
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
@@ -109,18 +127,42 @@ def store_fits(conn, recs: Sequence[dict], source: str) -> int:
         raw = f.get("raw") or {}
         conn.execute(
             "INSERT OR REPLACE INTO fits VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [_fit_id(rec, source), now, source, json.dumps(g, default=str), g.get("run_key"), g.get("task_id") or
-             g.get("task"), g.get("model"), f["form"], rec["method"], rec["version"], rec.get("time_basis"),
-             rec.get("aggregation"), json.dumps(raw), raw.get("Smax"), raw.get("t_mid"), raw.get("beta"),
-             f.get("t_half"), f.get("r2"), f.get("rmse"), f.get("n"), f.get("status"), " ".join(f.get("flags") or []),
-             bool(f.get("findings")), json.dumps(f.get("intervals") or {}), json.dumps(f.get("hours")),
-             json.dumps(f.get("scores"))])
+            [
+                _fit_id(rec, source),
+                now,
+                source,
+                json.dumps(g, default=str),
+                g.get("run_key"),
+                g.get("task_id") or g.get("task"),
+                g.get("model"),
+                f["form"],
+                rec["method"],
+                rec["version"],
+                rec.get("time_basis"),
+                rec.get("aggregation"),
+                json.dumps(raw),
+                raw.get("Smax"),
+                raw.get("t_mid"),
+                raw.get("beta"),
+                f.get("t_half"),
+                f.get("r2"),
+                f.get("rmse"),
+                f.get("n"),
+                f.get("status"),
+                " ".join(f.get("flags") or []),
+                bool(f.get("findings")),
+                json.dumps(f.get("intervals") or {}),
+                json.dumps(f.get("hours")),
+                json.dumps(f.get("scores")),
+            ],
+        )
         n += 1
     return n
 
 
-def header_forecast(conn, head: dict[str, Any], subs: Sequence[dict[str, Any]], *,
-                    now: Optional[float] = None) -> Optional[dict[str, Any]]:
+def header_forecast(
+    conn, head: dict[str, Any], subs: Sequence[dict[str, Any]], *, now: Optional[float] = None
+) -> Optional[dict[str, Any]]:
     """The forecast a live run's header shows (:class:`replay.analysis.forecast.Forecast` as a dict),
     for a run going on (status ``running`` / ``grading``) with a valid best; else ``None``.
     ``head``: :func:`edgetui.store.run_header`; ``subs``: :func:`edgetui.store.submissions`; ``now``
@@ -151,8 +193,12 @@ def header_forecast(conn, head: dict[str, Any], subs: Sequence[dict[str, Any]], 
 
     # reads only: the feeding runs' stored fits; those without one come back as pending, for the
     # app's background fitter (edgetui.screens.live_common.request_prior_fits)
-    p = shape_prior(fetch_from(conn), curve.run_key, fit=False,
-                    run=(head.get("task_id"), head.get("model"), head.get("started_at"), bool(head.get("is_sample"))))
+    p = shape_prior(
+        fetch_from(conn),
+        curve.run_key,
+        fit=False,
+        run=(head.get("task_id"), head.get("model"), head.get("started_at"), bool(head.get("is_sample"))),
+    )
     f = forecast_run(curve, horizon, p.beta, p.label)
     if f is None:
         return None

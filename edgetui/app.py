@@ -28,8 +28,17 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from .control_chars import visible, visible_lines
-from .db import (DatabaseBusy, DatabaseReadOnly, HolderServer, SocketDirError, cap_pool, close_when_idle,
-                 default_db_path, open_db, snapshot_copy)
+from .db import (
+    DatabaseBusy,
+    DatabaseReadOnly,
+    HolderServer,
+    SocketDirError,
+    cap_pool,
+    close_when_idle,
+    default_db_path,
+    open_db,
+    snapshot_copy,
+)
 from .errors import UserError
 from .live.model import LiveRun
 from .screens.picker import PickerScreen
@@ -59,10 +68,21 @@ class LiveConfig:
     one SSH connection (:class:`edgetui.hosts.feed.RemoteFeed`).
     """
 
-    def __init__(self, runs_dirs: list[Path], *, home: bool = False, judge_url: Optional[str] = None,
-                 on_alarm: Optional[str] = None, poll: bool = False, docker: bool = True,
-                 tasks_dir: Optional[Path] = None, interval: float = 2.0, host: str = "local",
-                 hosts: Optional[list] = None, feed_options: Optional[dict] = None) -> None:
+    def __init__(
+        self,
+        runs_dirs: list[Path],
+        *,
+        home: bool = False,
+        judge_url: Optional[str] = None,
+        on_alarm: Optional[str] = None,
+        poll: bool = False,
+        docker: bool = True,
+        tasks_dir: Optional[Path] = None,
+        interval: float = 2.0,
+        host: str = "local",
+        hosts: Optional[list] = None,
+        feed_options: Optional[dict] = None,
+    ) -> None:
         self.runs_dirs = runs_dirs
         self.hosts = list(hosts or [])
         self.feed_options = dict(feed_options or {})
@@ -118,13 +138,21 @@ class EdgeTUIApp(App):
         self.startup_exc: Optional[UserError] = None
         self._empty_done = False
 
-    def notify(self, message: str, *, title: str = "", severity: Any = "information",
-               timeout: Optional[float] = None, markup: bool = True) -> None:
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Any = "information",
+        timeout: Optional[float] = None,
+        markup: bool = True,
+    ) -> None:
         """Every toast of the app (the screens' and widgets' ``notify`` end here): its text is shown
         as typed, never read as markup, and with control characters escaped (toasts carry run keys,
         file names and error messages taken from run content). ``markup`` is accepted and ignored."""
-        super().notify(visible_lines(str(message)), title=visible(str(title)), severity=severity,
-                       timeout=timeout, markup=False)
+        super().notify(
+            visible_lines(str(message)), title=visible(str(title)), severity=severity, timeout=timeout, markup=False
+        )
 
     # ------------------------------------------------------------------ database
 
@@ -142,8 +170,7 @@ class EdgeTUIApp(App):
             serve = not self.read_only
         except DatabaseBusy as e:
             self.snapshot = True
-            self.notify(f"{e}\nShowing a read-only snapshot.", title="database busy", severity="warning",
-                        timeout=10)
+            self.notify(f"{e}\nShowing a read-only snapshot.", title="database busy", severity="warning", timeout=10)
             conn, serve = snapshot_copy(self.db_path), False
         if self.live is None:  # replay only: DuckDB's buffer pool bounded (db.REPLAY_MEMORY_LIMIT)
             cap_pool(conn)
@@ -165,7 +192,7 @@ class EdgeTUIApp(App):
             self._watch_terminal()
         try:
             self.conn = self._open()
-        except Exception as e:  # a damaged or foreign file, no permission: one line after the terminal is back
+        except Exception as e:  # noqa: BLE001 - a damaged or foreign file, no permission: one line after the terminal is back
             self._startup_failed(e)
             self.exit(return_code=self.startup_exc.exit_code if self.startup_exc else 2)
             return
@@ -210,9 +237,16 @@ class EdgeTUIApp(App):
         settings = load_settings(messages=notes)  # <user config dir>/edgetui/alarms.toml or .json
         self._feeds = [RemoteFeed(h, **cfg.feed_options) for h in cfg.hosts]
         runs_dirs = [*cfg.runs_dirs, *(r for f in self._feeds for r in f.roots())]
-        self.supervisor = Supervisor(self.conn, runs_dirs, docker_client="auto" if cfg.docker else None,
-                                     judge_url=cfg.judge_url, on_alarm_cmd=cfg.on_alarm, tasks_dir=cfg.tasks_dir,
-                                     host=cfg.host, settings=settings)
+        self.supervisor = Supervisor(
+            self.conn,
+            runs_dirs,
+            docker_client="auto" if cfg.docker else None,
+            judge_url=cfg.judge_url,
+            on_alarm_cmd=cfg.on_alarm,
+            tasks_dir=cfg.tasks_dir,
+            host=cfg.host,
+            settings=settings,
+        )
         for n in notes:
             self.notify(n, title="alarm settings", severity="warning", timeout=10)
         if self.live_actions is not None:
@@ -339,8 +373,11 @@ class EdgeTUIApp(App):
         from .screens.runs import RunsScreen, dispatch_runs_updated
 
         if self.supervisor is None:
-            self.notify("Not supervising: start with `edgetui watch` (or --runs-dir) to watch live runs.",
-                        severity="warning", timeout=5)
+            self.notify(
+                "Not supervising: start with `edgetui watch` (or --runs-dir) to watch live runs.",
+                severity="warning",
+                timeout=5,
+            )
             return
         if any(isinstance(s, RunsScreen) for s in self.screen_stack):
             while not isinstance(self.screen, RunsScreen):
@@ -371,12 +408,12 @@ class EdgeTUIApp(App):
             if not close_when_idle(self.conn):
                 raise RuntimeError("the database is still busy with a view's query")
             note = self.on_empty(self.db_path)
-        except Exception as e:  # the hook's failure is a message, not a crash
+        except Exception as e:  # noqa: BLE001 - the hook's failure is a message, not a crash
             note = f"Could not record the sample runs: {type(e).__name__}: {e}"
         finally:
             try:
                 self.conn = self._open()
-            except Exception as e:  # (a disk filled by the samples): nothing to show without the file
+            except Exception as e:  # noqa: BLE001 - (a disk filled by the samples): nothing to show without the file
                 self.conn = None
                 self._startup_failed(e)
         if self.conn is None:
@@ -401,8 +438,9 @@ class EdgeTUIApp(App):
         if isinstance(screen, ReplayScreen):
             for title, help, cb in replay_commands(screen):
                 yield SystemCommand(title, help, cb)
-        yield SystemCommand("Moments queue", "unlabelled reframing moments across runs, to label one by one",
-                            self.action_moments_queue)
+        yield SystemCommand(
+            "Moments queue", "unlabelled reframing moments across runs, to label one by one", self.action_moments_queue
+        )
         if not isinstance(screen, PickerScreen) and any(isinstance(s, PickerScreen) for s in self.screen_stack):
             yield SystemCommand("Recorded runs", "the run picker (replay any recorded run)", self._to_picker)
         from .screens.runs import RunsScreen
@@ -412,8 +450,11 @@ class EdgeTUIApp(App):
         from .screens.leaderboard import LeaderboardScreen
 
         if not isinstance(screen, LeaderboardScreen):
-            yield SystemCommand("Leaderboard", "the recorded runs per model x @2h...@12h, as EdgeBench aggregates",
-                                self.action_leaderboard)
+            yield SystemCommand(
+                "Leaderboard",
+                "the recorded runs per model x @2h...@12h, as EdgeBench aggregates",
+                self.action_leaderboard,
+            )
 
     def action_leaderboard(self) -> None:
         """The leaderboard screen (palette: "Leaderboard")."""
@@ -429,13 +470,17 @@ class EdgeTUIApp(App):
 def terminal_problem() -> Optional[str]:
     """Why the app cannot draw here (stdout or stdin not a terminal, ``TERM=dumb``), else None."""
     if not sys.stdout.isatty():
-        return ("the app needs a terminal, and stdout is not one (a pipe or a file): for output into "
-                "pipes use `edgetui runs`, `edgetui sql` or `edgetui export`")
+        return (
+            "the app needs a terminal, and stdout is not one (a pipe or a file): for output into "
+            "pipes use `edgetui runs`, `edgetui sql` or `edgetui export`"
+        )
     if not sys.stdin.isatty():
         return "the app needs a terminal, and stdin is not one"
     if os.environ.get("TERM", "") in ("dumb", "unknown"):
-        return (f"TERM={os.environ.get('TERM')}: the app needs a terminal that can move the cursor "
-                "(set TERM, e.g. TERM=xterm-256color); `edgetui runs` / `edgetui sql` work here")
+        return (
+            f"TERM={os.environ.get('TERM')}: the app needs a terminal that can move the cursor "
+            "(set TERM, e.g. TERM=xterm-256color); `edgetui runs` / `edgetui sql` work here"
+        )
     return None
 
 

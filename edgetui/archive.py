@@ -57,7 +57,7 @@ class _Bounded(io.RawIOBase):
         self.n += len(data)
         if self.n > self.limit:
             raise ArchiveRefused(f"{self.name}: more than {self.limit:,} bytes decompressed (a gzip bomb?): refused")
-        b[:len(data)] = data
+        b[: len(data)] = data
         return len(data)
 
 
@@ -90,8 +90,9 @@ def _check(path: Path, dest: str, limits: Limits) -> int:
                 try:
                     tarfile.data_filter(m, dest)
                 except tarfile.FilterError as e:
-                    raise ArchiveRefused(f"{path}: member {m.name!r}: {type(e).__name__} "
-                                         f"({' '.join(str(e).split())}): refused") from None
+                    raise ArchiveRefused(
+                        f"{path}: member {m.name!r}: {type(e).__name__} ({' '.join(str(e).split())}): refused"
+                    ) from None
                 if m.isreg():
                     if m.size > limits.max_bytes:
                         raise ArchiveRefused(f"{path}: member {m.name!r} is {m.size:,} bytes: refused")
@@ -99,7 +100,9 @@ def _check(path: Path, dest: str, limits: Limits) -> int:
                     if total > limits.max_bytes:
                         raise ArchiveRefused(f"{path}: members total more than {limits.max_bytes:,} bytes: refused")
     except (tarfile.TarError, EOFError, OSError, gzip.BadGzipFile) as e:
-        raise ArchiveRefused(f"{path}: not a readable tar.gz ({' '.join(str(e).split()) or type(e).__name__})") from None
+        raise ArchiveRefused(
+            f"{path}: not a readable tar.gz ({' '.join(str(e).split()) or type(e).__name__})"
+        ) from None
     return n
 
 
@@ -113,7 +116,9 @@ def extract_archive(path: Path | str, dest: Path | str, limits: Limits = DEFAULT
         with _open(path, limits) as tar:
             tar.extractall(dest_s, filter="data")
     except (tarfile.TarError, EOFError, OSError, gzip.BadGzipFile) as e:
-        raise ArchiveRefused(f"{path}: not a readable tar.gz ({' '.join(str(e).split()) or type(e).__name__})") from None
+        raise ArchiveRefused(
+            f"{path}: not a readable tar.gz ({' '.join(str(e).split()) or type(e).__name__})"
+        ) from None
     return n
 
 

@@ -10,7 +10,15 @@ import pyarrow as pa
 
 from .events import Event, event_id as _event_id
 from .redact import (  # noqa: F401 - REDACTED re-exported
-    _PREFILTER_B, _PREFILTER_DATA_B, REDACTED, has_keyword, items_that_may_hold, redact_bytes, redact_obj, redact_text)
+    _PREFILTER_B,
+    _PREFILTER_DATA_B,
+    REDACTED,
+    has_keyword,
+    items_that_may_hold,
+    redact_bytes,
+    redact_obj,
+    redact_text,
+)
 
 
 EVENT_COLUMNS = [
@@ -47,9 +55,30 @@ _EVENT_COLS_SQL = ", ".join(f'"{c}"' for c, _ in EVENT_COLUMNS)
 
 
 _GET = __import__("operator").attrgetter(
-    "run_key", "kind", "t", "t_source", "source", "generation", "offset", "sub", "summary", "level", "segment",
-    "agent_format", "message_id", "tool_use_id", "parent_tool_use_id", "tool_name", "is_error", "round", "model",
-    "usage", "stated_cost_usd", "data", "raw")
+    "run_key",
+    "kind",
+    "t",
+    "t_source",
+    "source",
+    "generation",
+    "offset",
+    "sub",
+    "summary",
+    "level",
+    "segment",
+    "agent_format",
+    "message_id",
+    "tool_use_id",
+    "parent_tool_use_id",
+    "tool_name",
+    "is_error",
+    "round",
+    "model",
+    "usage",
+    "stated_cost_usd",
+    "data",
+    "raw",
+)
 
 
 def _dumps_b(obj: Any) -> bytes:
@@ -86,8 +115,7 @@ class Scrubber:
             from .redact import _RE2_OPTIONS
 
             vals = sorted({s.encode() for s in key if s}, key=len, reverse=True)
-            self._known_rx = (key, re2.compile(b"|".join(re2.escape(v) for v in vals), _RE2_OPTIONS)
-                              if vals else None)
+            self._known_rx = (key, re2.compile(b"|".join(re2.escape(v) for v in vals), _RE2_OPTIONS) if vals else None)
         return self._known_rx[1]
 
     def scrub_bytes(self, raw: Optional[bytes]) -> Optional[bytes]:
@@ -132,8 +160,9 @@ def _buffer_hits(arr: pa.Array, rx, known_rx) -> list[int]:
         return []
     bufs = arr.buffers()
     wide = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
-    offs = np.frombuffer(bufs[1], dtype=np.int64 if wide else np.int32, count=n + 1,
-                         offset=arr.offset * (8 if wide else 4))
+    offs = np.frombuffer(
+        bufs[1], dtype=np.int64 if wide else np.int32, count=n + 1, offset=arr.offset * (8 if wide else 4)
+    )
     lo, hi = int(offs[0]), int(offs[-1])
     if hi <= lo:
         return []
@@ -171,30 +200,77 @@ def build_table(run_key: str, events: Sequence[Event]) -> pa.Table:
     if not events:
         return _EVENT_SCHEMA.empty_table()
     rows = [_GET(e) for e in events]
-    (rks, kinds, ts, tsrcs, srcs, gens, offs, subs, summs, levels, segs, fmts, mids, tids, ptids, tnames,
-     errs, rounds, models, usages, costs, datas, raws) = map(list, zip(*rows))
+    (
+        rks,
+        kinds,
+        ts,
+        tsrcs,
+        srcs,
+        gens,
+        offs,
+        subs,
+        summs,
+        levels,
+        segs,
+        fmts,
+        mids,
+        tids,
+        ptids,
+        tnames,
+        errs,
+        rounds,
+        models,
+        usages,
+        costs,
+        datas,
+        raws,
+    ) = map(list, zip(*rows))
     rks = [rk or run_key for rk in rks]
     ids = [_event_id(rk, s, g, o, sb) for rk, s, g, o, sb in zip(rks, srcs, gens, offs, subs)]
     kinds = [k if type(k) is str else k.value for k in kinds]
     tsrcs = [x if (x is None or type(x) is str) else x.value for x in tsrcs]
     blobs = pa.array([_dumps_b(d) if d else None for d in datas], pa.binary()).view(pa.string())
     cols = {
-        "event_id": ids, "run_key": rks, "kind": kinds, "t": ts, "t_source": tsrcs, "source": srcs,
-        "generation": gens, "offset": offs, "sub": subs, "summary": summs, "level": levels, "segment": segs,
-        "agent_format": fmts, "message_id": mids, "tool_use_id": tids, "parent_tool_use_id": ptids,
-        "tool_name": tnames, "is_error": errs, "round": rounds, "model": models,
+        "event_id": ids,
+        "run_key": rks,
+        "kind": kinds,
+        "t": ts,
+        "t_source": tsrcs,
+        "source": srcs,
+        "generation": gens,
+        "offset": offs,
+        "sub": subs,
+        "summary": summs,
+        "level": levels,
+        "segment": segs,
+        "agent_format": fmts,
+        "message_id": mids,
+        "tool_use_id": tids,
+        "parent_tool_use_id": ptids,
+        "tool_name": tnames,
+        "is_error": errs,
+        "round": rounds,
+        "model": models,
         "input_tokens": [u.input_tokens if u else None for u in usages],
         "output_tokens": [u.output_tokens if u else None for u in usages],
         "cache_read_tokens": [u.cache_read_tokens if u else None for u in usages],
         "cache_write_tokens": [u.cache_write_tokens if u else None for u in usages],
-        "stated_cost_usd": costs, "data": blobs, "raw": raws,
+        "stated_cost_usd": costs,
+        "data": blobs,
+        "raw": raws,
     }
     return pa.table(cols, schema=_EVENT_SCHEMA)
 
 
 #: the columns :func:`scrub_table` scrubs, and how each is scanned and redacted
-_SCRUBBED = (("summary", "text"), ("tool_name", "text"), ("round", "text"), ("model", "text"),
-             ("data", "data"), ("raw", "bytes"))
+_SCRUBBED = (
+    ("summary", "text"),
+    ("tool_name", "text"),
+    ("round", "text"),
+    ("model", "text"),
+    ("data", "data"),
+    ("raw", "bytes"),
+)
 
 
 def scrub_table(tbl: pa.Table, scrubber: Scrubber) -> pa.Table:

@@ -70,8 +70,9 @@ def _signature_of(task_dir: str, salt: str):
     return (sig, _transcript_entry(task_dir)) if sig is not None else None
 
 
-def _changed_runs(rec: Recorder, jobs: list, tasks: dict, is_sample: bool, report: IngestReport,
-                  full: bool) -> tuple[list, Signatures, set]:
+def _changed_runs(
+    rec: Recorder, jobs: list, tasks: dict, is_sample: bool, report: IngestReport, full: bool
+) -> tuple[list, Signatures, set]:
     """The jobs to do: every run job whose tree signature differs from the recorded one (or with
     ``full``, every job), the signatures taken (a :class:`Signatures`: ``take(run key)`` ->
     ``(TreeSignature, transcript entry)``, see :func:`_transcript_entry`) to record after each
@@ -82,9 +83,18 @@ def _changed_runs(rec: Recorder, jobs: list, tasks: dict, is_sample: bool, repor
     from .hosts.local import LocalHost
     from .hosts.signature import TREE_SOURCE, tree_signature
 
-    stored = {} if full else {k: (g, st, state) for k, g, st, state in rec.conn.execute(
-        "SELECT c.run_key, c.generation, r.status, c.state FROM source_cursors c JOIN runs r USING (run_key) "
-        "WHERE c.source = ?", [TREE_SOURCE]).fetchall()}
+    stored = (
+        {}
+        if full
+        else {
+            k: (g, st, state)
+            for k, g, st, state in rec.conn.execute(
+                "SELECT c.run_key, c.generation, r.status, c.state FROM source_cursors c JOIN runs r USING (run_key) "
+                "WHERE c.source = ?",
+                [TREE_SOURCE],
+            ).fetchall()
+        }
+    )
     local = LocalHost()
     kept, sigs, only_transcript = [], Signatures(), set()
     for kind, obj in jobs:

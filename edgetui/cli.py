@@ -19,25 +19,54 @@ from .cli_output import _emit, _print_table, _query, for_terminal, visible  # no
 
 def _add_db(p: argparse.ArgumentParser, top: bool = False) -> None:
     # sub-commands use SUPPRESS so `edgetui --db X cmd` and `edgetui cmd --db X` both work
-    p.add_argument("--db", type=Path, default=None if top else argparse.SUPPRESS, help="database file (default: user data dir, or $EDGETUI_DB)")
+    p.add_argument(
+        "--db",
+        type=Path,
+        default=None if top else argparse.SUPPRESS,
+        help="database file (default: user data dir, or $EDGETUI_DB)",
+    )
 
 
 def _add_live(p: argparse.ArgumentParser, top: bool = True) -> None:
     d = None if top else argparse.SUPPRESS
-    p.add_argument("--runs-dir", action="append", type=Path, default=d, metavar="DIR",
-                   help="runs root to watch (repeatable; default $SFORGE_LOG_DIR/runs or ./logs/runs if present)")
-    p.add_argument("--judge-url", default=d, metavar="URL",
-                   help="poll this SForge judge's /history (never registers or submits)")
+    p.add_argument(
+        "--runs-dir",
+        action="append",
+        type=Path,
+        default=d,
+        metavar="DIR",
+        help="runs root to watch (repeatable; default $SFORGE_LOG_DIR/runs or ./logs/runs if present)",
+    )
+    p.add_argument(
+        "--judge-url", default=d, metavar="URL", help="poll this SForge judge's /history (never registers or submits)"
+    )
     p.add_argument("--on-alarm", default=d, metavar="COMMAND", help="run COMMAND with each alarm as JSON on stdin")
-    p.add_argument("--poll", action="store_true", default=False if top else argparse.SUPPRESS,
-                   help="stat-poll the runs roots (network mounts) instead of file notifications")
-    p.add_argument("--no-docker", action="store_true", default=False if top else argparse.SUPPRESS,
-                   help="do not watch the local Docker engine")
-    p.add_argument("--tasks-dir", type=Path, default=d, metavar="DIR",
-                   help="SForge task JSONs (default $SFORGE_TASKS_DIR or ./tasks)")
-    p.add_argument("--host", action="append", default=d, metavar="USER@HOST[:PORT]:/PATH",
-                   help="a remote runs root to supervise over SSH (repeatable; hosts.toml in the user config "
-                        "dir adds more)")
+    p.add_argument(
+        "--poll",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="stat-poll the runs roots (network mounts) instead of file notifications",
+    )
+    p.add_argument(
+        "--no-docker",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="do not watch the local Docker engine",
+    )
+    p.add_argument(
+        "--tasks-dir",
+        type=Path,
+        default=d,
+        metavar="DIR",
+        help="SForge task JSONs (default $SFORGE_TASKS_DIR or ./tasks)",
+    )
+    p.add_argument(
+        "--host",
+        action="append",
+        default=d,
+        metavar="USER@HOST[:PORT]:/PATH",
+        help="a remote runs root to supervise over SSH (repeatable; hosts.toml in the user config dir adds more)",
+    )
 
 
 def default_runs_dirs() -> list[Path]:
@@ -58,70 +87,116 @@ class _Parser(argparse.ArgumentParser):
         if m:
             choices = re.findall(r"'?([\w-]+)'?", m.group(2))
             near = difflib.get_close_matches(m.group(1), choices, n=1)
-            message = f"unknown command {m.group(1)!r}" + (f"; did you mean {near[0]!r}?" if near else "") + \
-                f" (commands: {', '.join(choices)})"
+            message = (
+                f"unknown command {m.group(1)!r}"
+                + (f"; did you mean {near[0]!r}?" if near else "")
+                + f" (commands: {', '.join(choices)})"
+            )
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def _cmd(sub, name: str, summary: str, example: str, extra: str = "") -> argparse.ArgumentParser:
-    return sub.add_parser(name, help=summary, description=summary + (f"\n\n{extra}" if extra else ""),
-                          epilog=f"example:\n  {example}", formatter_class=argparse.RawDescriptionHelpFormatter)
+    return sub.add_parser(
+        name,
+        help=summary,
+        description=summary + (f"\n\n{extra}" if extra else ""),
+        epilog=f"example:\n  {example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = _Parser(prog="edgetui", description="Supervise and replay SForge / EdgeBench agent runs. Without a "
-                 "command: the app (the run picker; the live runs screen when a watched run is live).",
-                 epilog="examples:\n  edgetui --db demo.duckdb          the app on the bundled samples\n"
-                        "  edgetui ingest logs/runs          record every run under a runs root\n"
-                        "  edgetui watch --runs-dir logs/runs  supervise them live\n"
-                        "  edgetui sql \"SELECT task_id, best_score FROM runs\"",
-                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = _Parser(
+        prog="edgetui",
+        description="Supervise and replay SForge / EdgeBench agent runs. Without a "
+        "command: the app (the run picker; the live runs screen when a watched run is live).",
+        epilog="examples:\n  edgetui --db demo.duckdb          the app on the bundled samples\n"
+        "  edgetui ingest logs/runs          record every run under a runs root\n"
+        "  edgetui watch --runs-dir logs/runs  supervise them live\n"
+        '  edgetui sql "SELECT task_id, best_score FROM runs"',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--version", action="version", version=f"edgetui {__version__}")
     _add_db(ap, top=True)
     _add_live(ap)
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
 
-    p = _cmd(sub, "watch", "supervise live runs: the runs screen (also the default when a run is live)",
-             "edgetui watch --runs-dir logs/runs --judge-url http://127.0.0.1:8000")
+    p = _cmd(
+        sub,
+        "watch",
+        "supervise live runs: the runs screen (also the default when a run is live)",
+        "edgetui watch --runs-dir logs/runs --judge-url http://127.0.0.1:8000",
+    )
     _add_db(p)
     _add_live(p, top=False)
 
-    p = _cmd(sub, "ingest", "record run directories, runs roots or transcript files",
-             "edgetui ingest logs/runs ~/.claude/projects/x/session.jsonl",
-             "Re-running is cheap and adds nothing already recorded; an interrupted ingest resumes where it stopped.")
+    p = _cmd(
+        sub,
+        "ingest",
+        "record run directories, runs roots or transcript files",
+        "edgetui ingest logs/runs ~/.claude/projects/x/session.jsonl",
+        "Re-running is cheap and adds nothing already recorded; an interrupted ingest resumes where it stopped.",
+    )
     _add_db(p)
-    p.add_argument("paths", nargs="*", type=Path, metavar="PATH",
-                   help="a task dir, a run dir, a runs root (logs/runs, or <ip>/<run_id>/<task>), a transcript file "
-                        "or a folder of transcripts")
-    p.add_argument("--tasks-dir", type=Path, default=None, metavar="DIR",
-                   help="SForge task JSONs (default $SFORGE_TASKS_DIR or ./tasks)")
-    p.add_argument("--host", action="append", default=None, metavar="NAME|USER@HOST[:PORT]:/PATH",
-                   help="host name for runs in flat layouts (default: local); or a remote runs root to record "
-                        "over SSH (repeatable), or the name of a host of hosts.toml")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="a task dir, a run dir, a runs root (logs/runs, or <ip>/<run_id>/<task>), a transcript file "
+        "or a folder of transcripts",
+    )
+    p.add_argument(
+        "--tasks-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="SForge task JSONs (default $SFORGE_TASKS_DIR or ./tasks)",
+    )
+    p.add_argument(
+        "--host",
+        action="append",
+        default=None,
+        metavar="NAME|USER@HOST[:PORT]:/PATH",
+        help="host name for runs in flat layouts (default: local); or a remote runs root to record "
+        "over SSH (repeatable), or the name of a host of hosts.toml",
+    )
     p.add_argument("--sample", action="store_true", help="tag the runs as samples (left out of aggregates)")
-    p.add_argument("--prices", type=Path, default=None, metavar="FILE",
-                   help="price table JSON (USD per million tokens)")
+    p.add_argument(
+        "--prices", type=Path, default=None, metavar="FILE", help="price table JSON (USD per million tokens)"
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.add_argument("--unforget", action="store_true", help="record runs forgotten with `edgetui forget` again")
-    p.add_argument("--full", action="store_true",
-                   help="re-read every run, also those whose files' size, mtime and inode are as recorded "
-                        "(a tree copied over recorded files with its mtimes kept)")
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="re-read every run, also those whose files' size, mtime and inode are as recorded "
+        "(a tree copied over recorded files with its mtimes kept)",
+    )
 
     p = _cmd(sub, "samples", "record the bundled sample runs (tagged as samples)", "edgetui --db demo.duckdb samples")
     _add_db(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
-    p = _cmd(sub, "runs", "table of recorded runs (fitted to the terminal; csv and json complete)",
-             "edgetui runs --no-samples --format csv > runs.csv")
+    p = _cmd(
+        sub,
+        "runs",
+        "table of recorded runs (fitted to the terminal; csv and json complete)",
+        "edgetui runs --no-samples --format csv > runs.csv",
+    )
     _add_db(p)
     p.add_argument("--no-samples", action="store_true", help="hide sample runs")
     p.add_argument("--tag", action="append", default=None, metavar="NAME", help="only runs with this tag (repeatable)")
     p.add_argument("--format", choices=["table", "csv", "json"], default="table", help=FORMAT_HELP)
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
 
-    p = _cmd(sub, "sql", "run one read-only SQL query on the database",
-             "edgetui sql \"SELECT kind, count(*) FROM events GROUP BY ALL ORDER BY 2 DESC\"")
+    p = _cmd(
+        sub,
+        "sql",
+        "run one read-only SQL query on the database",
+        'edgetui sql "SELECT kind, count(*) FROM events GROUP BY ALL ORDER BY 2 DESC"',
+    )
     _add_db(p)
     p.add_argument("query", metavar="QUERY", help="the SQL (DuckDB dialect; quote it for the shell)")
     p.add_argument("--format", choices=["table", "csv", "json"], default="table", help=FORMAT_HELP)
@@ -131,38 +206,59 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(p)
     p.add_argument("out", type=Path, metavar="DIR", help="directory to write (created if missing)")
 
-    p = _cmd(sub, "forget", "forget a recorded run (its files stay; a later scan does not bring it back)",
-             "edgetui forget opus48-edge-3 --yes",
-             "Everything recorded of the run goes; a tombstone keeps ingests and watched roots from recording it "
-             "again until `edgetui ingest --unforget PATH`. Works while the app holds the database.")
+    p = _cmd(
+        sub,
+        "forget",
+        "forget a recorded run (its files stay; a later scan does not bring it back)",
+        "edgetui forget opus48-edge-3 --yes",
+        "Everything recorded of the run goes; a tombstone keeps ingests and watched roots from recording it "
+        "again until `edgetui ingest --unforget PATH`. Works while the app holds the database.",
+    )
     _add_db(p)
     p.add_argument("run", metavar="RUN", help="run dir, RUN_ID[/TASK_ID], or a unique prefix")
     p.add_argument("--host", default=None, help="only runs of this host")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask (needed when stdin is not a terminal)")
 
-    p = _cmd(sub, "tag", "give a run a name (shown by `edgetui runs`, matched by its --tag filter)",
-             "edgetui tag opus48-edge-3 baseline", "Works while the app holds the database.")
+    p = _cmd(
+        sub,
+        "tag",
+        "give a run a name (shown by `edgetui runs`, matched by its --tag filter)",
+        "edgetui tag opus48-edge-3 baseline",
+        "Works while the app holds the database.",
+    )
     _add_db(p)
     p.add_argument("run", metavar="RUN", help="run dir, RUN_ID[/TASK_ID], or a unique prefix")
     p.add_argument("name", metavar="NAME", help="the tag: letters, digits and _ . : + -")
     p.add_argument("--remove", action="store_true", help="take the tag away instead")
     p.add_argument("--host", default=None, help="only runs of this host")
 
-    p = _cmd(sub, "moments", "detect and list a run's moments (new bests, change points, reframing moments)",
-             "edgetui moments opus48-edge-3 --detector reframe",
-             "The moments are rebuilt from the run's records first (the moments table; rebuilds keep each "
-             "moment's identity: run, detector, version, round). Works while the app holds the database.")
+    p = _cmd(
+        sub,
+        "moments",
+        "detect and list a run's moments (new bests, change points, reframing moments)",
+        "edgetui moments opus48-edge-3 --detector reframe",
+        "The moments are rebuilt from the run's records first (the moments table; rebuilds keep each "
+        "moment's identity: run, detector, version, round). Works while the app holds the database.",
+    )
     _add_db(p)
     p.add_argument("run", metavar="RUN", help="run dir, RUN_ID[/TASK_ID], or a unique prefix")
-    p.add_argument("--detector", choices=["all", "reframe", "gain", "changepoint"], default="all",
-                   help="which detector's moments (default: all)")
+    p.add_argument(
+        "--detector",
+        choices=["all", "reframe", "gain", "changepoint"],
+        default="all",
+        help="which detector's moments (default: all)",
+    )
     p.add_argument("--format", choices=["table", "csv", "json"], default="table", help="output format (default: table)")
     p.add_argument("--host", default=None, help="only runs of this host")
 
-    p = _cmd(sub, "annotate", "label and note an event or a moment of a run (or edit / delete an annotation)",
-             "edgetui annotate opus48-edge-3 --round agent-85 --label reframe --text 'coherent network statistic'",
-             "A moment's (or any graded round's) annotation attaches to its round's judge-result event. Labels: "
-             "reframe, bug fix, tuning, reward hack?, noise, other, or your own. Works while the app holds the database.")
+    p = _cmd(
+        sub,
+        "annotate",
+        "label and note an event or a moment of a run (or edit / delete an annotation)",
+        "edgetui annotate opus48-edge-3 --round agent-85 --label reframe --text 'coherent network statistic'",
+        "A moment's (or any graded round's) annotation attaches to its round's judge-result event. Labels: "
+        "reframe, bug fix, tuning, reward hack?, noise, other, or your own. Works while the app holds the database.",
+    )
     _add_db(p)
     p.add_argument("run", metavar="RUN", nargs="?", help="run dir, RUN_ID[/TASK_ID], or a unique prefix")
     p.add_argument("--round", default=None, help="the moment's / graded round, e.g. agent-85")
@@ -173,20 +269,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--delete", default=None, metavar="ANNOTATION_ID", help="delete this annotation")
     p.add_argument("--host", default=None, help="only runs of this host")
 
-    p = _cmd(sub, "annotations", "list annotations (of one run, or all); --queue: the unlabelled moments",
-             "edgetui annotations --queue")
+    p = _cmd(
+        sub,
+        "annotations",
+        "list annotations (of one run, or all); --queue: the unlabelled moments",
+        "edgetui annotations --queue",
+    )
     _add_db(p)
     p.add_argument("run", metavar="RUN", nargs="?", help="run dir, RUN_ID[/TASK_ID], or a unique prefix")
-    p.add_argument("--queue", action="store_true",
-                   help="reframing moments across runs without a labelled annotation, one per (run, moment)")
+    p.add_argument(
+        "--queue",
+        action="store_true",
+        help="reframing moments across runs without a labelled annotation, one per (run, moment)",
+    )
     p.add_argument("--format", choices=["table", "csv", "json"], default="table", help="output format (default: table)")
     p.add_argument("--host", default=None, help="only runs of this host")
 
-    p = _cmd(sub, "report", "a run's report: summary, the curve, reframing moments with their why, annotations",
-             "edgetui report opus48-edge-3 --format html -o report.html",
-             "Markdown reads on its own (the chart as text); HTML is one self-contained file (no script, nothing "
-             "fetched); JSON carries a moments list (round, elapsed seconds) and the annotations, which "
-             "`edgetui import` restores.")
+    p = _cmd(
+        sub,
+        "report",
+        "a run's report: summary, the curve, reframing moments with their why, annotations",
+        "edgetui report opus48-edge-3 --format html -o report.html",
+        "Markdown reads on its own (the chart as text); HTML is one self-contained file (no script, nothing "
+        "fetched); JSON carries a moments list (round, elapsed seconds) and the annotations, which "
+        "`edgetui import` restores.",
+    )
     _add_db(p)
     p.add_argument("run", metavar="RUN", help="run dir, RUN_ID[/TASK_ID], or a unique prefix")
     p.add_argument("--format", choices=["md", "json", "html"], default="md", help="output format (default: md)")
@@ -194,25 +301,44 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-diff", action="store_true", help="leave the submission diffs out")
     p.add_argument("--host", default=None, help="only runs of this host")
 
-    p = _cmd(sub, "import", "restore annotations from a JSON report (idempotent; lists those not matched)",
-             "edgetui import report.json", "Works while the app holds the database.")
+    p = _cmd(
+        sub,
+        "import",
+        "restore annotations from a JSON report (idempotent; lists those not matched)",
+        "edgetui import report.json",
+        "Works while the app holds the database.",
+    )
     _add_db(p)
     p.add_argument("file", type=Path, metavar="FILE", help="a report written by `edgetui report --format json`")
 
-    p = _cmd(sub, "check", "check the database file fully (header, catalog, every block read; never writes)",
-             "edgetui --db demo.duckdb check")
+    p = _cmd(
+        sub,
+        "check",
+        "check the database file fully (header, catalog, every block read; never writes)",
+        "edgetui --db demo.duckdb check",
+    )
     _add_db(p)
 
-    p = _cmd(sub, "replay", "replay a recorded run", "edgetui replay opus48-edge --at 3h20m",
-             "RUN is a task or run directory, a transcript file (recorded first if needed), a RUN_ID or "
-             "RUN_ID/TASK_ID, or a unique prefix of a run id or a task name.")
+    p = _cmd(
+        sub,
+        "replay",
+        "replay a recorded run",
+        "edgetui replay opus48-edge --at 3h20m",
+        "RUN is a task or run directory, a transcript file (recorded first if needed), a RUN_ID or "
+        "RUN_ID/TASK_ID, or a unique prefix of a run id or a task name.",
+    )
     _add_db(p)
     p.add_argument("run", metavar="RUN", help="run dir, transcript, RUN_ID[/TASK_ID], or a unique prefix")
-    p.add_argument("--at", default=None, metavar="TIME",
-                   help="open at this elapsed time (3h20m, 2:15 = h:mm, 95m, seconds); past the end: the end")
+    p.add_argument(
+        "--at",
+        default=None,
+        metavar="TIME",
+        help="open at this elapsed time (3h20m, 2:15 = h:mm, 95m, seconds); past the end: the end",
+    )
     p.add_argument("--host", default=None, help="only runs of this host")
-    p.add_argument("--tasks-dir", type=Path, default=None, metavar="DIR",
-                   help="SForge task JSONs for a run directory recorded now")
+    p.add_argument(
+        "--tasks-dir", type=Path, default=None, metavar="DIR", help="SForge task JSONs for a run directory recorded now"
+    )
 
     from .cli_analysis import add_commands
 
@@ -220,8 +346,10 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-FORMAT_HELP = ("output format (default: table); csv and json give every column complete, numbers as numbers "
-               "and BLOBs (events.raw) as base64 text, where the table shows <N bytes>")
+FORMAT_HELP = (
+    "output format (default: table); csv and json give every column complete, numbers as numbers "
+    "and BLOBs (events.raw) as base64 text, where the table shows <N bytes>"
+)
 
 
 #: What a ctrl+c of ``edgetui ingest`` says (status 130): each run is recorded in transactions whose
@@ -277,6 +405,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 # ---------------------------------------------------------------------------- commands
 
+
 def _live_config(args, home: bool):
     from .app import LiveConfig
 
@@ -292,9 +421,16 @@ def _live_config(args, home: bool):
     hosts += [h for h in from_file if h.name not in named]
     if not dirs and not hosts and not home:
         return None
-    return LiveConfig(dirs, home=home or bool(args.runs_dir) or bool(getattr(args, "host", None)),
-                      judge_url=args.judge_url, on_alarm=args.on_alarm, poll=args.poll, docker=not args.no_docker,
-                      tasks_dir=getattr(args, "tasks_dir", None), hosts=hosts)
+    return LiveConfig(
+        dirs,
+        home=home or bool(args.runs_dir) or bool(getattr(args, "host", None)),
+        judge_url=args.judge_url,
+        on_alarm=args.on_alarm,
+        poll=args.poll,
+        docker=not args.no_docker,
+        tasks_dir=getattr(args, "tasks_dir", None),
+        hosts=hosts,
+    )
 
 
 def _load_hosts_file() -> list:
@@ -330,8 +466,9 @@ def cmd_watch(db: Path, args) -> int:
     return 0
 
 
-def _progress_ingest(db: Path, paths, *, tasks_dir=None, host="local", sample=False, prices=None, quiet=False,
-                     unforget=False, full=False):
+def _progress_ingest(
+    db: Path, paths, *, tasks_dir=None, host="local", sample=False, prices=None, quiet=False, unforget=False, full=False
+):
     from .db import open_db
 
     conn = open_db(db)
@@ -352,12 +489,19 @@ def _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet, u
     from .ingest import ingest_paths
 
     if quiet or not sys.stderr.isatty():
-        return ingest_paths(conn, paths, tasks_dir=tasks_dir, host=host, is_sample=sample, prices=prices,
-                            unforget=unforget, full=full)
+        return ingest_paths(
+            conn, paths, tasks_dir=tasks_dir, host=host, is_sample=sample, prices=prices, unforget=unforget, full=full
+        )
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
-    with Progress(TextColumn("[bold]recording"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                  TimeRemainingColumn(), transient=True) as prog:
+    with Progress(
+        TextColumn("[bold]recording"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        transient=True,
+    ) as prog:
         task = prog.add_task("ingest", total=None)
 
         def on_total(n: int) -> None:
@@ -366,8 +510,18 @@ def _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet, u
         def on_bytes(n: int) -> None:
             prog.advance(task, n)
 
-        return ingest_paths(conn, paths, tasks_dir=tasks_dir, host=host, is_sample=sample, prices=prices,
-                            progress=on_bytes, on_total=on_total, unforget=unforget, full=full)
+        return ingest_paths(
+            conn,
+            paths,
+            tasks_dir=tasks_dir,
+            host=host,
+            is_sample=sample,
+            prices=prices,
+            progress=on_bytes,
+            on_total=on_total,
+            unforget=unforget,
+            full=full,
+        )
 
 
 def _print_report(rep) -> None:
@@ -376,12 +530,13 @@ def _print_report(rep) -> None:
     new = rep.new_events
     if new == 0 and rep.runs:
         same = f", {rep.unchanged} unchanged since recorded (not read; --full reads them)" if rep.unchanged else ""
-        print(f"nothing new: {len(rep.runs)} run(s) already recorded{same} ({rep.events_offered} event(s) read, "
-              f"{rep.bytes_read / 1e6:.1f} MB)")
+        print(
+            f"nothing new: {len(rep.runs)} run(s) already recorded{same} ({rep.events_offered} event(s) read, "
+            f"{rep.bytes_read / 1e6:.1f} MB)"
+        )
         return
     added = f", {new} new event(s)" if new is not None else ""
-    print(f"recorded {len(rep.runs)} run(s){added}, {rep.events_offered} event(s) read, "
-          f"{rep.bytes_read / 1e6:.1f} MB")
+    print(f"recorded {len(rep.runs)} run(s){added}, {rep.events_offered} event(s) read, {rep.bytes_read / 1e6:.1f} MB")
 
 
 def cmd_ingest(db: Path, args) -> int:
@@ -420,9 +575,19 @@ def _cmd_ingest(db: Path, args) -> int:
 
     rep = IngestReport()
     if args.paths:
-        rep.merge(_progress_ingest(db, args.paths, tasks_dir=args.tasks_dir, host=names[0] if names else "local",
-                                   sample=args.sample, prices=args.prices, quiet=args.quiet,
-                                   unforget=args.unforget, full=args.full))
+        rep.merge(
+            _progress_ingest(
+                db,
+                args.paths,
+                tasks_dir=args.tasks_dir,
+                host=names[0] if names else "local",
+                sample=args.sample,
+                prices=args.prices,
+                quiet=args.quiet,
+                unforget=args.unforget,
+                full=args.full,
+            )
+        )
     for h in remote:
         rep.merge(_ingest_remote(db, h, args))
     _print_report(rep)
@@ -453,19 +618,31 @@ def _ingest_remote(db: Path, cfg, args):
                 continue
             rep.messages.extend(s.errors + s.skipped)
             if not args.quiet:
-                print(f"{cfg.name}:{root}: {s.files} file(s), {len(s.changed)} changed, "
-                      f"{s.bytes_read / 1e6:.1f} MB read over SSH in {s.seconds:.1f} s", file=sys.stderr)
-            got = _progress_ingest(db, [m.local_root], tasks_dir=args.tasks_dir, host=cfg.name,
-                                   sample=args.sample, prices=args.prices, quiet=args.quiet,
-                                   unforget=args.unforget, full=args.full)
+                print(
+                    f"{cfg.name}:{root}: {s.files} file(s), {len(s.changed)} changed, "
+                    f"{s.bytes_read / 1e6:.1f} MB read over SSH in {s.seconds:.1f} s",
+                    file=sys.stderr,
+                )
+            got = _progress_ingest(
+                db,
+                [m.local_root],
+                tasks_dir=args.tasks_dir,
+                host=cfg.name,
+                sample=args.sample,
+                prices=args.prices,
+                quiet=args.quiet,
+                unforget=args.unforget,
+                full=args.full,
+            )
             got.messages = [remote_names(x, m.local_root, f"{cfg.name}:{root}") for x in got.messages]
             rep.merge(got)
             if m.staged:  # a first sync staged in memory: the runs are recorded, now the image to disk
                 try:
                     took = m.settle()
                 except OSError as e:
-                    rep.messages.append(f"{m.local_root}: image not written to disk yet ({e.strerror or e}); "
-                                        "the next sync writes it")
+                    rep.messages.append(
+                        f"{m.local_root}: image not written to disk yet ({e.strerror or e}); the next sync writes it"
+                    )
                 else:
                     if not args.quiet and took is not None:
                         print(f"{cfg.name}:{root}: image written to {m.local_root} in {took:.1f} s", file=sys.stderr)
@@ -483,7 +660,7 @@ def remote_names(message: str, image_root: Path, remote_root: str) -> str:
     while (j := message.find(base, i)) >= 0:
         end = j + len(base)
         if end < len(message) and message[end] not in "/ :,;)'\"":
-            out.append(message[i:end])   # a longer name that only starts the same way
+            out.append(message[i:end])  # a longer name that only starts the same way
         else:
             out.append(message[i:j] + remote_root.rstrip("/"))
         i = end
@@ -502,8 +679,11 @@ def cmd_check(db: Path, args) -> int:
         from .db import check_header
 
         if Path(db).exists() and check_header(Path(db)):  # torn, read whole with its WAL (check_database)
-            print(f"edgetui: note: {db}: its last write was interrupted (a kill, a crash or a full disk); it reads "
-                  "whole with its WAL, which the next command that writes replays into it", file=sys.stderr)
+            print(
+                f"edgetui: note: {db}: its last write was interrupted (a kill, a crash or a full disk); it reads "
+                "whole with its WAL, which the next command that writes replays into it",
+                file=sys.stderr,
+            )
         print(f"{db}: sound (header, catalog and every table read)")
     return 1 if problems else 0
 
@@ -521,7 +701,7 @@ def cmd_samples(db: Path, args) -> int:
 
 def cmd_sql(db: Path, args) -> int:
     if not args.query.strip():
-        raise ValueError("empty query; e.g. edgetui sql \"SELECT run_id, task_id, status FROM runs\"")
+        raise ValueError('empty query; e.g. edgetui sql "SELECT run_id, task_id, status FROM runs"')
     from .holder import check_read_only
 
     check_read_only(args.query)  # the same answer whether the file is free or held by the app
@@ -530,11 +710,14 @@ def cmd_sql(db: Path, args) -> int:
 
 
 #: ``best`` in the table: the task's own quantity as text (``67``, ``95.3%``)
-RUNS_BEST_TEXT = ("CASE WHEN score_task THEN printf('%.6g', best_score) "
-                  "ELSE printf('%.1f%%', 100 * best_pass_rate) END AS best")
+RUNS_BEST_TEXT = (
+    "CASE WHEN score_task THEN printf('%.6g', best_score) ELSE printf('%.1f%%', 100 * best_pass_rate) END AS best"
+)
 #: ``best`` in csv / json: a number (the score, or the pass rate 0–1) and ``best_of`` saying which
-RUNS_BEST_NUMBER = ("CASE WHEN score_task THEN best_score ELSE best_pass_rate END AS best, "
-                    "CASE WHEN score_task THEN 'score' ELSE 'pass_rate' END AS best_of")
+RUNS_BEST_NUMBER = (
+    "CASE WHEN score_task THEN best_score ELSE best_pass_rate END AS best, "
+    "CASE WHEN score_task THEN 'score' ELSE 'pass_rate' END AS best_of"
+)
 
 RUNS_SQL = """
 SELECT run_id, task_id, status,
@@ -572,8 +755,9 @@ def cmd_runs(db: Path, args) -> int:
     from .store import TRANSCRIPT_FLAGS_SUBQUERY
 
     best = RUNS_BEST_TEXT if args.format == "table" else RUNS_BEST_NUMBER
-    sql = RUNS_SQL.format(where=where, best=best,
-                          transcript_flags=TRANSCRIPT_FLAGS_SUBQUERY.format(run_key="runs.run_key"))
+    sql = RUNS_SQL.format(
+        where=where, best=best, transcript_flags=TRANSCRIPT_FLAGS_SUBQUERY.format(run_key="runs.run_key")
+    )
     _emit(_query(db, sql, args.snapshot, params=params or None), args.format)
     return 0
 
@@ -596,6 +780,7 @@ class _HolderConn:
 
             def fetchone(self_inner):
                 return rows[0] if rows else None
+
         return _R()
 
 
@@ -707,9 +892,13 @@ def resolve_run(conn, spec: str, host: Optional[str] = None) -> str:
             if keys:
                 break
         if task_id and not keys:
-            keys = [r[0] for r in conn.execute(
-                "SELECT run_key FROM runs WHERE starts_with(run_id, ?) AND starts_with(task_id, ?) ORDER BY run_key",
-                [run_id, task_id]).fetchall()]
+            keys = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT run_key FROM runs WHERE starts_with(run_id, ?) AND starts_with(task_id, ?) ORDER BY run_key",
+                    [run_id, task_id],
+                ).fetchall()
+            ]
     if not keys:
         raise LookupError(f"no recorded run matches {spec!r}; see `edgetui runs`")
     if len(keys) > 1:
@@ -743,9 +932,14 @@ def cmd_replay(db: Path, args) -> int:
         try:
             key = resolve_run(conn, args.run, args.host)
         except LookupError as e:
-            if str(e).startswith("no recorded run") and not p.exists() and (os.sep in args.run or p.suffix in (".jsonl", ".json", ".txt", ".log")):
-                raise FileNotFoundError(f"{args.run}: no such file, and no recorded run matches it; "
-                                        "see `edgetui runs`") from None
+            if (
+                str(e).startswith("no recorded run")
+                and not p.exists()
+                and (os.sep in args.run or p.suffix in (".jsonl", ".json", ".txt", ".log"))
+            ):
+                raise FileNotFoundError(
+                    f"{args.run}: no such file, and no recorded run matches it; see `edgetui runs`"
+                ) from None
             raise
     finally:
         conn.close()

@@ -9,23 +9,44 @@ from pathlib import Path
 from typing import Any
 
 from .cli import _write_op, resolve_run
-from .cli_output import _emit, _print_table, _query, for_terminal, visible  # noqa: F401
+from .cli_output import _emit, for_terminal, visible
 
 
-MOMENT_COLUMNS = ("detector", "round", "elapsed_h", "before", "after", "gain", "noise", "lead_min", "confidence",
-                  "components", "provisional")
+MOMENT_COLUMNS = (
+    "detector",
+    "round",
+    "elapsed_h",
+    "before",
+    "after",
+    "gain",
+    "noise",
+    "lead_min",
+    "confidence",
+    "components",
+    "provisional",
+)
 
 
 def _moment_row(m: dict, fmt: str) -> tuple:
     def r(v, n=4):
         return None if v is None else round(v, n)
+
     comps = m.get("components") or {}
     if fmt == "table":
         comps = ", ".join(f"{k} {a:g}→{b:g}" for k, (a, b) in list(comps.items())[:3])
-    return (m["detector"], m["round"], r(m["elapsed_s"] / 3600.0 if m.get("elapsed_s") is not None else None, 2),
-            r(m["score_before"]), r(m["score_after"]), r(m["gain"]), r(m["noise"]),
-            r(m["lead_time_s"] / 60.0 if m.get("lead_time_s") is not None else None, 1), r(m["confidence"], 3),
-            comps if fmt != "csv" else json.dumps(comps), bool(m.get("provisional")))
+    return (
+        m["detector"],
+        m["round"],
+        r(m["elapsed_s"] / 3600.0 if m.get("elapsed_s") is not None else None, 2),
+        r(m["score_before"]),
+        r(m["score_after"]),
+        r(m["gain"]),
+        r(m["noise"]),
+        r(m["lead_time_s"] / 60.0 if m.get("lead_time_s") is not None else None, 1),
+        r(m["confidence"], 3),
+        comps if fmt != "csv" else json.dumps(comps),
+        bool(m.get("provisional")),
+    )
 
 
 def cmd_moments(db: Path, args) -> int:
@@ -83,9 +104,19 @@ def cmd_annotate(db: Path, args) -> int:
         raise ValueError("annotate needs RUN (or --edit / --delete ANNOTATION_ID)")
     if not (args.round or args.event):
         raise ValueError("annotate needs --round ROUND or --event EVENT_ID")
-    key, aid = _write_op(db, args.run, args.host, lambda conn, k: {
-        "op": "annotate", "run_key": k, "round": args.round, "event_id": args.event, "label": args.label,
-        "text": args.text or ""})
+    key, aid = _write_op(
+        db,
+        args.run,
+        args.host,
+        lambda conn, k: {
+            "op": "annotate",
+            "run_key": k,
+            "round": args.round,
+            "event_id": args.event,
+            "label": args.label,
+            "text": args.text or "",
+        },
+    )
     print(visible(f"{key}: annotation {aid} on {args.round or args.event}"))
     return 0
 
@@ -152,11 +183,17 @@ def cmd_import(db: Path, args) -> int:
     if not isinstance(items, list):
         raise ValueError(f"{args.file}: not an edgetui JSON report (no annotations list)")
     res = _typed(db, {"op": "annotations_import", "annotations": items})
-    print(f"{args.file}: {res['added']} annotation(s) restored, {len(items) - res['added'] - len(res['unmatched'])} "
-          f"already there, {len(res['unmatched'])} not matched")
+    print(
+        f"{args.file}: {res['added']} annotation(s) restored, {len(items) - res['added'] - len(res['unmatched'])} "
+        f"already there, {len(res['unmatched'])} not matched"
+    )
     for u in res["unmatched"]:
-        print(visible(f"  not matched: {u.get('annotation_id')} ({u.get('run_key')} {u.get('round') or u.get('event_id')}): "
-                      f"{u['reason']}"))
+        print(
+            visible(
+                f"  not matched: {u.get('annotation_id')} ({u.get('run_key')} {u.get('round') or u.get('event_id')}): "
+                f"{u['reason']}"
+            )
+        )
     return 1 if res["unmatched"] else 0
 
 

@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from .control_chars import visible, visible_lines  # noqa: F401  (the CLI's escaper, read here by cli*.py)
+from .control_chars import visible, visible_lines  # (the CLI's escaper, read here by cli*.py)
 
 
 def for_terminal(text: str, stream=None) -> str:
@@ -33,7 +33,9 @@ def _query(db: Path, sql: str, snapshot: bool = False, params=None):
     from .holder import HolderEnded
 
     if not db.exists():
-        raise FileNotFoundError(f"no database at {db}; record runs first with `edgetui ingest PATH` or `edgetui samples`")
+        raise FileNotFoundError(
+            f"no database at {db}; record runs first with `edgetui ingest PATH` or `edgetui samples`"
+        )
     try:
         conn = open_db(db, read_only=True)
     except DatabaseBusy as busy:
@@ -89,7 +91,7 @@ def _middle(s: str, n: int) -> str:
     if len(s) <= n or n < 3:
         return s[:n]
     head = (n - 1) // 2
-    return s[:head] + "…" + s[len(s) - (n - 1 - head):]
+    return s[:head] + "…" + s[len(s) - (n - 1 - head) :]
 
 
 def _utc(v) -> str:
@@ -113,8 +115,9 @@ def _print_table(res) -> None:
     con = Console()
     width = con.width if con.is_terminal else int(os.environ.get("COLUMNS") or 250)
     times = [j for j, c in enumerate(res.columns) if str(c) == "t" or str(c).endswith("_at")]
-    cells = [[visible("" if v is None else _utc(v) if j in times else _short(v)) for j, v in enumerate(r)]
-             for r in res.rows]
+    cells = [
+        [visible("" if v is None else _utc(v) if j in times else _short(v)) for j, v in enumerate(r)] for r in res.rows
+    ]
     cols = [visible(str(c)) for c in res.columns]
     empty: list[str] = []
     if cells:  # a column empty in every row says nothing here (csv/json keep every column)
@@ -149,14 +152,19 @@ def _print_table(res) -> None:
         if c in MIDDLE_CUT and widths[j] < longest[j]:
             for row in cells:
                 row[j] = _middle(row[j], widths[j])
-    t = Table(show_lines=False, header_style="bold", box=None, pad_edge=False, padding=(0, gap // 2),
-              collapse_padding=True)
+    t = Table(
+        show_lines=False, header_style="bold", box=None, pad_edge=False, padding=(0, gap // 2), collapse_padding=True
+    )
     for c, w in zip(cols, widths):
         t.add_column(Text(c), no_wrap=True, overflow="ellipsis", max_width=w, min_width=min(w, len(c)))
     status_col = cols.index("status") if "status" in cols else -1
     for row in cells:
-        t.add_row(*(Text(x, style=_STATUS_COLOUR.get(x, "") if j == status_col else "")
-                    for j, x in enumerate(row[:len(cols)])))
+        t.add_row(
+            *(
+                Text(x, style=_STATUS_COLOUR.get(x, "") if j == status_col else "")
+                for j, x in enumerate(row[: len(cols)])
+            )
+        )
     Console(width=width, highlight=False).print(t)
     notes = [f"{len(res.rows)} row{'s' if len(res.rows) != 1 else ''}"]
     if cut:

@@ -33,12 +33,18 @@ def moved_below(conn, run_key: str, source: str, cur: dict, path, st: os.stat_re
         return True
     if off <= 3:
         return False
-    if cur.get("inode") == st.st_ino and cur.get("mtime") is not None and float(cur["mtime"]) == st.st_mtime \
-            and cur.get("size") == st.st_size:
+    if (
+        cur.get("inode") == st.st_ino
+        and cur.get("mtime") is not None
+        and float(cur["mtime"]) == st.st_mtime
+        and cur.get("size") == st.st_size
+    ):
         return False  # untouched since the cursor was saved
-    rows = conn.execute('SELECT DISTINCT "offset" FROM events WHERE run_key = ? AND source = ? AND generation = ? '
-                        'AND "offset" > 3 AND "offset" < ? AND sub < ? ORDER BY "offset" DESC LIMIT ?',
-                        [run_key, source, cur.get("generation"), off, _LINE_SUBS, PROBES]).fetchall()
+    rows = conn.execute(
+        'SELECT DISTINCT "offset" FROM events WHERE run_key = ? AND source = ? AND generation = ? '
+        'AND "offset" > 3 AND "offset" < ? AND sub < ? ORDER BY "offset" DESC LIMIT ?',
+        [run_key, source, cur.get("generation"), off, _LINE_SUBS, PROBES],
+    ).fetchall()
     from .parsers.base import open_regular
 
     try:

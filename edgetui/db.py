@@ -22,8 +22,16 @@ from typing import Callable, Optional
 import duckdb
 import platformdirs
 
-from .errors import (DatabaseBusy, DatabaseDamaged, DatabaseReadOnly, DatabaseTooNew,  # noqa: F401
-                     DatabaseUnreadable, DiskFull, ForeignDatabase, UserError)
+from .errors import (
+    DatabaseBusy,
+    DatabaseDamaged,
+    DatabaseReadOnly,
+    DatabaseTooNew,
+    DatabaseUnreadable,
+    DiskFull,
+    ForeignDatabase,
+    UserError,
+)
 from .rescrub import rewrite_file
 from .schema import SCHEMA_VERSION, current_version, migrate, rewrite_pending
 
@@ -60,8 +68,12 @@ def _busy(path: Path, err: Exception) -> Optional[DatabaseBusy]:  # (DatabaseBus
         return DatabaseBusy(path, pid, what)
     s = str(err)
     if "Unique file handle conflict" in s or "already attached by database" in s:
-        return DatabaseBusy(path, os.getpid(), "it is open in this same process already (one writable "
-                            "connection per file and process: share it, or its .cursor())")
+        return DatabaseBusy(
+            path,
+            os.getpid(),
+            "it is open in this same process already (one writable "
+            "connection per file and process: share it, or its .cursor())",
+        )
     return None
 
 
@@ -82,7 +94,7 @@ def process_name(pid: Optional[int]) -> str:
         return ""
     for i, a in enumerate(argv):
         if a == "edgetui.cli" or os.path.basename(a) == "edgetui":
-            rest = argv[i + 1:]
+            rest = argv[i + 1 :]
             j = 0
             while j < len(rest) and rest[j].startswith("-"):
                 # edgetui's top-level options take a value (--db, --tasks-dir…) but these flags
@@ -144,15 +156,19 @@ def check_header(path: Path) -> Optional[str]:
     # lie inside the file. (The header's block count cannot be used: DuckDB truncates free blocks at
     # the end of the file without lowering it.)
     if (size - 12288) % block_size:  # DuckDB writes whole blocks: a size between them was cut
-        return (f"damaged: the file is {size} bytes, not a whole number of its {block_size}-byte blocks; it was "
-                "cut short (copied while written, or a full disk)")
+        return (
+            f"damaged: the file is {size} bytes, not a whole number of its {block_size}-byte blocks; it was "
+            "cut short (copied while written, or a full disk)"
+        )
     ids = [p & ((1 << 56) - 1) for p in (meta, free) if p != (1 << 64) - 1]
     if not ids:
         return None
     need = 12288 + (max(ids) + 1) * block_size
     if size < need:
-        return (f"damaged: the file is {size} bytes but its catalog is at block {max(ids)} of {block_size} bytes "
-                f"(needs {need} bytes); it was cut short (copied while written, or a full disk)")
+        return (
+            f"damaged: the file is {size} bytes but its catalog is at block {max(ids)} of {block_size} bytes "
+            f"(needs {need} bytes); it was cut short (copied while written, or a full disk)"
+        )
     return None
 
 
@@ -189,10 +205,16 @@ def _io_error(path: Path, e: BaseException) -> Optional[UserError]:
             free = f"{st.f_bavail * st.f_frsize / 1e6:.1f} MB free on its file system"
         except OSError:
             free = "its file system is full"
-        kind = "the file size limit of this process was reached" if "file too large" in low else \
-            f"no space left on device ({free})"
-        return DiskFull(path, f"{path}: {kind}; what was recorded before stays: free space under {where} and run "
-                              "the command again (DuckDB recovers the file from its WAL), or choose another --db")
+        kind = (
+            "the file size limit of this process was reached"
+            if "file too large" in low
+            else f"no space left on device ({free})"
+        )
+        return DiskFull(
+            path,
+            f"{path}: {kind}; what was recorded before stays: free space under {where} and run "
+            "the command again (DuckDB recovers the file from its WAL), or choose another --db",
+        )
     if "read-only file system" in low or "permission denied" in low:
         return read_only_error(path)
     return None
@@ -215,12 +237,16 @@ def _not_writable(path: Path) -> Optional[str]:
 
 def read_only_error(path: Path, why: str = "") -> DatabaseReadOnly:
     why = why or _not_writable(path) or "it cannot be written"
-    return DatabaseReadOnly(path, f"{path}: {why}; the app, replay, `runs` and `sql` open it read-only, recording "
-                                  "and changing runs need it writable (or copy it elsewhere and use --db)")
+    return DatabaseReadOnly(
+        path,
+        f"{path}: {why}; the app, replay, `runs` and `sql` open it read-only, recording "
+        "and changing runs need it writable (or copy it elsewhere and use --db)",
+    )
 
 
-def open_db(path: Path | str, read_only: bool = False,
-            note: Optional[Callable[[str], None]] = None) -> duckdb.DuckDBPyConnection:
+def open_db(
+    path: Path | str, read_only: bool = False, note: Optional[Callable[[str], None]] = None
+) -> duckdb.DuckDBPyConnection:
     """Open (and migrate, when writable) the database at ``path``.
 
     Before anything is written the file passes cheap checks: its header against its size
@@ -247,8 +273,11 @@ def open_db(path: Path | str, read_only: bool = False,
     note = note or _print_note
     checked_on_open = False  # the catalog checked on the writable connection itself (no second open)
     if path.exists() and not os.access(path, os.R_OK):
-        raise DatabaseUnreadable(path, f"{path}: this user may not read it (permission denied); its owner can "
-                                       "allow it (chmod), or choose another --db")
+        raise DatabaseUnreadable(
+            path,
+            f"{path}: this user may not read it (permission denied); its owner can "
+            "allow it (chmod), or choose another --db",
+        )
     if path.exists() and path.stat().st_size > 0:
         why = check_header(path)
         if why and _wal(path).exists():  # torn while written: DuckDB itself decides, read-only
@@ -275,14 +304,16 @@ def open_db(path: Path | str, read_only: bool = False,
         if busy is not None:
             raise busy from None
         if "not a valid DuckDB database" in str(e) or "in-memory database in read-only" in str(e):
-            raise ForeignDatabase(path, f"{path} is not an edgetui (DuckDB) database; choose another --db "
-                                        "path") from None
+            raise ForeignDatabase(
+                path, f"{path} is not an edgetui (DuckDB) database; choose another --db path"
+            ) from None
         io = _io_error(path, e)
         if io is not None:
             raise io from None
         if checked_on_open or (read_only and "corrupt" in str(e).lower()):
-            raise DatabaseDamaged(path, f"{path}: damaged, cannot be opened ({_oneline(e)}); "
-                                        f"{DatabaseDamaged.ADVICE}") from None
+            raise DatabaseDamaged(
+                path, f"{path}: damaged, cannot be opened ({_oneline(e)}); {DatabaseDamaged.ADVICE}"
+            ) from None
         raise
     try:
         if checked_on_open or read_only:
@@ -293,9 +324,12 @@ def open_db(path: Path | str, read_only: bool = False,
                 conn.close()
                 unwritable = _not_writable(path)
                 if unwritable:
-                    raise DatabaseReadOnly(path, f"{path} was written by an earlier edgetui and needs an upgrade "
-                                                 f"of its tables, but {unwritable}; copy it to a writable "
-                                                 "place and open the copy (--db)")
+                    raise DatabaseReadOnly(
+                        path,
+                        f"{path} was written by an earlier edgetui and needs an upgrade "
+                        f"of its tables, but {unwritable}; copy it to a writable "
+                        "place and open the copy (--db)",
+                    )
                 open_db(path, note=note).close()
                 return open_db(path, read_only=True, note=note)
             return conn
@@ -377,10 +411,13 @@ def _recover(path: Path, read_only: bool, note: Callable[[str], None]) -> None:
     unwritable = _not_writable(path)
     if unwritable:
         if not read_only:
-            raise read_only_error(path, unwritable + " and it needs recovering from its WAL (its last write "
-                                                     "was interrupted)")
-        note(f"{path} was not closed cleanly (its last write interrupted); it reads whole with its WAL "
-             f"({wal_bytes} bytes), but {unwritable}, so it is read as is and not repaired")
+            raise read_only_error(
+                path, unwritable + " and it needs recovering from its WAL (its last write was interrupted)"
+            )
+        note(
+            f"{path} was not closed cleanly (its last write interrupted); it reads whole with its WAL "
+            f"({wal_bytes} bytes), but {unwritable}, so it is read as is and not repaired"
+        )
         return
     try:
         conn = connect_writable(path)
@@ -391,8 +428,9 @@ def _recover(path: Path, read_only: bool, note: Callable[[str], None]) -> None:
         io = _io_error(path, e)
         if io is not None:
             raise io from None
-        raise DatabaseDamaged(path, f"{path}: its WAL cannot be replayed ({_oneline(e)}); "
-                                    f"{DatabaseDamaged.ADVICE}") from None
+        raise DatabaseDamaged(
+            path, f"{path}: its WAL cannot be replayed ({_oneline(e)}); {DatabaseDamaged.ADVICE}"
+        ) from None
     try:
         conn.execute("CHECKPOINT")
     except duckdb.Error as e:
@@ -402,8 +440,10 @@ def _recover(path: Path, read_only: bool, note: Callable[[str], None]) -> None:
         raise
     finally:
         conn.close()
-    note(f"{path} was not closed cleanly (a kill, a crash or a full disk interrupted its last write); "
-         f"DuckDB recovered it from its WAL ({wal_bytes} bytes): every committed write is kept")
+    note(
+        f"{path} was not closed cleanly (a kill, a crash or a full disk interrupted its last write); "
+        f"DuckDB recovered it from its WAL ({wal_bytes} bytes): every committed write is kept"
+    )
 
 
 #: rows per row group of a database opened for writing (DuckDB's default: 122,880). An ingest
@@ -491,10 +531,12 @@ def _check_catalog(path: Path) -> None:
         if busy is not None:
             raise busy from None
         if "not a valid DuckDB database" in str(e):
-            raise ForeignDatabase(path, f"{path} is not an edgetui (DuckDB) database; choose another --db "
-                                        "path") from None
-        raise DatabaseDamaged(path, f"{path}: damaged, cannot be opened ({_oneline(e)}); "
-                                    f"{DatabaseDamaged.ADVICE}") from None
+            raise ForeignDatabase(
+                path, f"{path} is not an edgetui (DuckDB) database; choose another --db path"
+            ) from None
+        raise DatabaseDamaged(
+            path, f"{path}: damaged, cannot be opened ({_oneline(e)}); {DatabaseDamaged.ADVICE}"
+        ) from None
     try:
         _check_tables(path, ro)
     finally:
@@ -508,15 +550,22 @@ def _check_tables(path: Path, conn: duckdb.DuckDBPyConnection, empty_ok: bool = 
     try:
         tables = [r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
     except duckdb.Error as e:
-        raise DatabaseDamaged(path, f"{path}: damaged, its catalog cannot be read ({_oneline(e)}); "
-                                    f"{DatabaseDamaged.ADVICE}") from None
+        raise DatabaseDamaged(
+            path, f"{path}: damaged, its catalog cannot be read ({_oneline(e)}); {DatabaseDamaged.ADVICE}"
+        ) from None
     if tables and "meta" not in tables:
         shown = ", ".join(sorted(tables)[:5]) + (" …" if len(tables) > 5 else "")
-        raise ForeignDatabase(path, f"{path} is a DuckDB database of another application (tables {shown}; no "
-                                    "edgetui schema marker): edgetui does not write into it; choose another --db path")
+        raise ForeignDatabase(
+            path,
+            f"{path} is a DuckDB database of another application (tables {shown}; no "
+            "edgetui schema marker): edgetui does not write into it; choose another --db path",
+        )
     if not tables and not empty_ok:
-        raise ForeignDatabase(path, f"{path} is an empty DuckDB database (no edgetui tables yet): record runs into "
-                                    "it with `edgetui ingest PATH`, or choose another --db path")
+        raise ForeignDatabase(
+            path,
+            f"{path} is an empty DuckDB database (no edgetui tables yet): record runs into "
+            "it with `edgetui ingest PATH`, or choose another --db path",
+        )
 
 
 def check_database(path: Path | str) -> list[str]:
@@ -538,8 +587,11 @@ def check_database(path: Path | str) -> list[str]:
         return [f"{path}: {why + '; ' if why else ''}cannot be opened: {_oneline(e)}"]
     try:
         problems = [f"{path}: {p}" for p in _read_tables(conn)]
-        tables = [r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()] \
-            if not problems else ["meta"]
+        tables = (
+            [r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+            if not problems
+            else ["meta"]
+        )
         if "meta" not in tables:
             problems.insert(0, f"{path}: no edgetui schema marker (the meta table)")
     finally:
@@ -597,6 +649,12 @@ def snapshot_copy(path: Path | str) -> duckdb.DuckDBPyConnection:
 
 # ---------------------------------------------------------------------------- holder socket
 # (edgetui.holder; re-exported here, where callers have always found them)
-from .holder import (  # noqa: E402,F401
-    HolderServer, QueryResult, SocketDirError, ask_holder, check_read_only, run_query, socket_path,
+from .holder import (  # noqa: E402,F401 - re-exported in this section, where callers have always found them
+    HolderServer,
+    QueryResult,
+    SocketDirError,
+    ask_holder,
+    check_read_only,
+    run_query,
+    socket_path,
 )

@@ -28,6 +28,7 @@ class UserError(Exception):
 
 # ---------------------------------------------------------------------------- the database file
 
+
 class DatabaseError(UserError):
     """A problem with the database file at ``path``."""
 
@@ -41,8 +42,10 @@ class DatabaseDamaged(DatabaseError, ValueError):
     was (never opened writable)."""
 
     #: what to do, the end of every such message
-    ADVICE = ("it is left untouched: restore it from a backup, or move it aside and record the runs again "
-              "(`edgetui ingest PATH`: the run folders are the source); `edgetui check` tells more")
+    ADVICE = (
+        "it is left untouched: restore it from a backup, or move it aside and record the runs again "
+        "(`edgetui ingest PATH`: the run folders are the source); `edgetui check` tells more"
+    )
 
 
 class ForeignDatabase(DatabaseError, ValueError):
@@ -80,9 +83,11 @@ class DatabaseBusy(DatabaseError):
         elif pid == os.getpid():  # this process itself (a second open of a file it has open)
             msg = f"{path} is held by this process ({who}): {detail}"
         else:
-            msg = (f"{path} is held by {who}{(' (' + detail + ')') if detail else ''}; "
-                   f"`edgetui sql` and `edgetui runs` read it through that process or, with --snapshot, "
-                   f"from a copy; other commands need {who} to stop first")
+            msg = (
+                f"{path} is held by {who}{(' (' + detail + ')') if detail else ''}; "
+                f"`edgetui sql` and `edgetui runs` read it through that process or, with --snapshot, "
+                f"from a copy; other commands need {who} to stop first"
+            )
         super().__init__(path, msg)
 
 
@@ -92,9 +97,15 @@ class HolderNotServing(DatabaseBusy):
 
     def __init__(self, path: Path | str, pid: Optional[int], what: str = ""):
         who = f"process {pid}" + (f" ({what})" if what else "") if pid else "another process"
-        super().__init__(path, pid, what, message=(
-            f"{path} is held by {who}, which answers no queries (only the app and `edgetui watch` do); "
-            "wait for it to end (meanwhile `edgetui sql` and `edgetui runs` read a copy with --snapshot)"))
+        super().__init__(
+            path,
+            pid,
+            what,
+            message=(
+                f"{path} is held by {who}, which answers no queries (only the app and `edgetui watch` do); "
+                "wait for it to end (meanwhile `edgetui sql` and `edgetui runs` read a copy with --snapshot)"
+            ),
+        )
 
 
 class HolderNotAnswering(DatabaseBusy):
@@ -102,9 +113,15 @@ class HolderNotAnswering(DatabaseBusy):
 
     def __init__(self, path: Path | str, pid: Optional[int], why: str, what: str = ""):
         who = f"process {pid}" + (f" ({what})" if what else "") if pid else "another process"
-        super().__init__(path, pid, why, message=(
-            f"{path} is held by {who}, which does not answer on its socket ({why}); read a copy with "
-            f"--snapshot, or wait for {who} to end (if it hangs, stop it: kill {pid or 'PID'})"))
+        super().__init__(
+            path,
+            pid,
+            why,
+            message=(
+                f"{path} is held by {who}, which does not answer on its socket ({why}); read a copy with "
+                f"--snapshot, or wait for {who} to end (if it hangs, stop it: kill {pid or 'PID'})"
+            ),
+        )
 
 
 class NoSocketDirectory(DatabaseBusy):
@@ -112,12 +129,19 @@ class NoSocketDirectory(DatabaseBusy):
 
     def __init__(self, path: Path | str, pid: Optional[int], why: str):
         who = f"process {pid}" if pid else "another process"
-        super().__init__(path, pid, why, message=(
-            f"{path} is held by {who}, which cannot be asked: {why}; set XDG_RUNTIME_DIR or TMPDIR to a "
-            "directory of yours, or read a copy with --snapshot"))
+        super().__init__(
+            path,
+            pid,
+            why,
+            message=(
+                f"{path} is held by {who}, which cannot be asked: {why}; set XDG_RUNTIME_DIR or TMPDIR to a "
+                "directory of yours, or read a copy with --snapshot"
+            ),
+        )
 
 
 # ---------------------------------------------------------------------------- the holder's socket
+
 
 class QueryRefused(UserError, ValueError):
     """A request to the holder's socket (or ``edgetui sql``) that is not a read of the database's
@@ -125,6 +149,7 @@ class QueryRefused(UserError, ValueError):
 
 
 # ---------------------------------------------------------------------------- SSH hosts
+
 
 class KnownHostsMissing(UserError, FileNotFoundError):
     """The known_hosts file named to check a host's key against (``UserKnownHostsFile`` of
@@ -134,4 +159,5 @@ class KnownHostsMissing(UserError, FileNotFoundError):
         self.host, self.path = host, path
         super().__init__(
             f"{host}: no known host keys: {path} ({where}) does not exist; trust the host with `{scan}` after "
-            "checking its fingerprint, or name an existing file there")
+            "checking its fingerprint, or name an existing file there"
+        )

@@ -185,7 +185,7 @@ def _self_check() -> Callable[[dict[str, Any]], Event]:
         b = Event(**probe)
         if a == b and list(a.model_dump().items()) == list(b.model_dump().items()) and type(a.kind) is str:
             return fast_event
-    except Exception:  # pragma: no cover - pydantic internals changed
+    except Exception:  # pragma: no cover  # noqa: BLE001 - pydantic internals changed
         pass
     return validated_event  # pragma: no cover
 
@@ -199,22 +199,40 @@ _USAGE_FIELDS = frozenset(Usage.model_fields)
 
 
 def _usage_fast(input_tokens: int, output_tokens: int, cache_read_tokens: int, cache_write_tokens: int) -> Usage:
-    return trusted_instance(Usage, {"input_tokens": input_tokens, "output_tokens": output_tokens,
-                                    "cache_read_tokens": cache_read_tokens,
-                                    "cache_write_tokens": cache_write_tokens}, set(_USAGE_FIELDS))
+    return trusted_instance(
+        Usage,
+        {
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "cache_read_tokens": cache_read_tokens,
+            "cache_write_tokens": cache_write_tokens,
+        },
+        set(_USAGE_FIELDS),
+    )
 
 
 def _usage_check() -> Callable[[int, int, int, int], Usage]:
     """Use the unvalidated Usage only if it equals (and hashes as) the validated one."""
     try:
-        a, b = _usage_fast(1, 2, 3, 4), Usage(input_tokens=1, output_tokens=2, cache_read_tokens=3,
-                                              cache_write_tokens=4)
-        if a == b and hash(a) == hash(b) and a.model_dump() == b.model_dump() and a.model_fields_set == b.model_fields_set:
+        a, b = (
+            _usage_fast(1, 2, 3, 4),
+            Usage(input_tokens=1, output_tokens=2, cache_read_tokens=3, cache_write_tokens=4),
+        )
+        if (
+            a == b
+            and hash(a) == hash(b)
+            and a.model_dump() == b.model_dump()
+            and a.model_fields_set == b.model_fields_set
+        ):
             return _usage_fast
-    except Exception:  # pragma: no cover - pydantic internals changed
+    except Exception:  # pragma: no cover  # noqa: BLE001 - pydantic internals changed
         pass
-    return lambda i, o, cr, cw: Usage(input_tokens=i, output_tokens=o, cache_read_tokens=cr,  # pragma: no cover
-                                      cache_write_tokens=cw)
+    return lambda i, o, cr, cw: Usage(
+        input_tokens=i,
+        output_tokens=o,
+        cache_read_tokens=cr,  # pragma: no cover
+        cache_write_tokens=cw,
+    )
 
 
 #: ``make_usage(input, output, cache_read, cache_write)``: a :class:`Usage` of four ints (tokens), not

@@ -32,6 +32,7 @@ class FinalizeJob:
     """One run for :func:`finalize_runs`: the arguments of :func:`finalize_run` (same names,
     same meaning). ``fresh``: the run had no ``runs`` row before this ingest of it (nothing of it
     to look up or delete); None: ``rec.fresh_run == run_key`` when the batch runs."""
+
     run_key: str
     info: RunInfo
     task: TaskInfo
@@ -54,8 +55,12 @@ def infer_policy(entries: list, final_best_round: str, selection: str, direction
     best-so-far. The assumed defaults first; unchanged when no policy reproduces it."""
     from replay.selection import best_so_far
 
-    order = [(selection, direction)] + [(p, d) for p in ("pass_rate_first", "score_first", "valid_then_score")
-                                        for d in ("maximize", "minimize") if (p, d) != (selection, direction)]
+    order = [(selection, direction)] + [
+        (p, d)
+        for p in ("pass_rate_first", "score_first", "valid_then_score")
+        for d in ("maximize", "minimize")
+        if (p, d) != (selection, direction)
+    ]
     for p, d in order:
         steps = best_so_far(entries, d, p)
         if steps and steps[-1].best_round == final_best_round:
@@ -63,11 +68,21 @@ def infer_policy(entries: list, final_best_round: str, selection: str, direction
     return selection, direction
 
 
-def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
-                 subs: list[SubmissionRecord], transcript_source: Optional[str],
-                 fallback_end: Optional[float] = None, live_end: Optional[float] = None,
-                 align: bool = True, aggregates: bool = True, judge_best: Optional[str] = None,
-                 log_end: object = _UNKNOWN, submissions_kept: bool = False) -> None:
+def finalize_run(
+    rec: Recorder,
+    run_key: str,
+    info: RunInfo,
+    task: TaskInfo,
+    subs: list[SubmissionRecord],
+    transcript_source: Optional[str],
+    fallback_end: Optional[float] = None,
+    live_end: Optional[float] = None,
+    align: bool = True,
+    aggregates: bool = True,
+    judge_best: Optional[str] = None,
+    log_end: object = _UNKNOWN,
+    submissions_kept: bool = False,
+) -> None:
     """Submissions + best-so-far, time alignment and the run's aggregate columns (``fallback_end`` /
     ``live_end``: see :func:`edgetui.align.align_run`). ``align=False`` skips the time alignment (a
     live run already aligned whose new events all carry a time: re-aligning would change nothing).
@@ -84,13 +99,31 @@ def finalize_run(rec: Recorder, run_key: str, info: RunInfo, task: TaskInfo,
     transcript is all that changed: the rows depend on the submission folders, the non-transcript
     events, the run's info and the task only); they are then not compared nor rewritten.
     (:func:`finalize_runs` of this one run.)"""
-    finalize_runs(rec, [FinalizeJob(run_key, info, task, subs, transcript_source, fallback_end, live_end, align,
-                                    aggregates, judge_best, log_end, submissions_kept)])
+    finalize_runs(
+        rec,
+        [
+            FinalizeJob(
+                run_key,
+                info,
+                task,
+                subs,
+                transcript_source,
+                fallback_end,
+                live_end,
+                align,
+                aggregates,
+                judge_best,
+                log_end,
+                submissions_kept,
+            )
+        ],
+    )
 
 
 @dataclass
 class _Done:
     """What :func:`finalize_runs` computed of one run before writing it."""
+
     job: FinalizeJob
     rows: list[dict]
     steps: list
@@ -123,11 +156,13 @@ def finalize_runs(rec: Recorder, jobs: list[FinalizeJob]) -> None:
     known_t: dict[str, dict] = {k: {} for k in keys}
     tick_t: dict[str, dict] = {k: {} for k in keys}
     for rk, rnd, kt, tt in conn.execute(  # (one statement: each costs ~1-4 ms in a first ingest)
-            "SELECT run_key, round, max(t) FILTER (kind = 'judge_result'), "
-            "min(t) FILTER (kind = 'submission_sent') "
-            f"FROM events WHERE {in_list('run_key', keys)} AND round IS NOT NULL AND ((kind = 'judge_result' "
-            "AND source LIKE 'submissions/%') OR (kind = 'submission_sent' AND source = 'auto_eval_ticks.log')) "
-            "GROUP BY run_key, round", keys).fetchall():
+        "SELECT run_key, round, max(t) FILTER (kind = 'judge_result'), "
+        "min(t) FILTER (kind = 'submission_sent') "
+        f"FROM events WHERE {in_list('run_key', keys)} AND round IS NOT NULL AND ((kind = 'judge_result' "
+        "AND source LIKE 'submissions/%') OR (kind = 'submission_sent' AND source = 'auto_eval_ticks.log')) "
+        "GROUP BY run_key, round",
+        keys,
+    ).fetchall():
         if kt is not None:
             known_t[rk][rnd] = kt
         if tt is not None:
@@ -135,19 +170,33 @@ def finalize_runs(rec: Recorder, jobs: list[FinalizeJob]) -> None:
     need_log = [j.run_key for j in jobs if j.log_end is _UNKNOWN and not j.info.ended_at]
     log_ends: dict = {k: None for k in need_log}
     if need_log:
-        log_ends.update(conn.execute(
-            f"SELECT run_key, max(t) FROM events WHERE {in_list('run_key', need_log)} AND source = 'run_agent.log' "
-            "GROUP BY run_key", need_log).fetchall())
-    done = [_best_so_far(j, known_t[j.run_key], tick_t[j.run_key], log_ends.get(j.run_key, j.log_end))
-            for j in jobs]
-    rec.replace_submissions_many([(d.job.run_key, d.rows, d.job.fresh) for d in done
-                                  if not d.job.submissions_kept])
+        log_ends.update(
+            conn.execute(
+                f"SELECT run_key, max(t) FROM events WHERE {in_list('run_key', need_log)} AND source = 'run_agent.log' "
+                "GROUP BY run_key",
+                need_log,
+            ).fetchall()
+        )
+    done = [_best_so_far(j, known_t[j.run_key], tick_t[j.run_key], log_ends.get(j.run_key, j.log_end)) for j in jobs]
+    rec.replace_submissions_many([(d.job.run_key, d.rows, d.job.fresh) for d in done if not d.job.submissions_kept])
     # (only transcript events carry a message id)
     _apply_usage_updates(conn, [j.run_key for j in jobs if j.aggregates and j.transcript_source is not None])
-    align_runs(conn, [AlignJob(j.run_key, j.transcript_source, j.info.started_at, j.info.ended_at, j.fallback_end,
-                               j.live_end, {r["round"]: (r["submitted_at"], r["seen_at"], r["graded_at"],
-                                                         r["runtime_s"]) for r in d.rows})
-                      for d in done if (j := d.job).align])  # (what replace_submissions wrote or kept)
+    align_runs(
+        conn,
+        [
+            AlignJob(
+                j.run_key,
+                j.transcript_source,
+                j.info.started_at,
+                j.info.ended_at,
+                j.fallback_end,
+                j.live_end,
+                {r["round"]: (r["submitted_at"], r["seen_at"], r["graded_at"], r["runtime_s"]) for r in d.rows},
+            )
+            for d in done
+            if (j := d.job).align
+        ],
+    )  # (what replace_submissions wrote or kept)
     _place_game_events(conn, {d.job.run_key: (d.game_t, d.job.info.started_at) for d in done if d.game_t})
 
     full = [d for d in done if d.job.aggregates]
@@ -156,17 +205,25 @@ def finalize_runs(rec: Recorder, jobs: list[FinalizeJob]) -> None:
     has_keys = _refresh_record_keys(rec, [d.job for d in full])
     # a run without record keys (an SForge run dir) shares nothing: its totals in the same scan
     aggs = repeats.runs_aggregates(conn, [d.job.run_key for d in full if not has_keys[d.job.run_key]], totals=True)
-    aggs.update(repeats.runs_aggregates(conn, [d.job.run_key for d in full if has_keys[d.job.run_key]],
-                                        totals=False))
+    aggs.update(repeats.runs_aggregates(conn, [d.job.run_key for d in full if has_keys[d.job.run_key]], totals=False))
     # the harness log's recorded times: since when it is quiet (a run whose harness ended on an
     # ERROR), its first line (a run without started_at)
-    log_q = [d.job.run_key for d in full if (d.job.info.final is None and d.job.info.layout != "transcript"
-                                            and d.job.info.harness_error) or d.job.info.started_at is None]
+    log_q = [
+        d.job.run_key
+        for d in full
+        if (d.job.info.final is None and d.job.info.layout != "transcript" and d.job.info.harness_error)
+        or d.job.info.started_at is None
+    ]
     log_rec: dict = {}
     if log_q:
-        log_rec = {r[0]: r[1:] for r in conn.execute(
-            f"SELECT run_key, max(t), min(t) FROM events WHERE {in_list('run_key', log_q)} "
-            "AND source = 'run_agent.log' AND t_source = 'recorded' GROUP BY run_key", log_q).fetchall()}
+        log_rec = {
+            r[0]: r[1:]
+            for r in conn.execute(
+                f"SELECT run_key, max(t), min(t) FROM events WHERE {in_list('run_key', log_q)} "
+                "AND source = 'run_agent.log' AND t_source = 'recorded' GROUP BY run_key",
+                log_q,
+            ).fetchall()
+        }
     updates = []
     for d in done:
         j = d.job
@@ -187,8 +244,11 @@ def _refresh_record_keys(rec: Recorder, jobs: list[FinalizeJob]) -> dict[str, bo
     old = [j.run_key for j in jobs if not j.fresh]
     if old:
         conn.execute(f"DELETE FROM record_keys WHERE {in_list('run_key', old)}", old)
-    return {j.run_key: j.info.layout == "transcript" and repeats.refresh_record_keys(
-        conn, j.run_key, layout=j.info.layout, fresh=True) for j in jobs}
+    return {
+        j.run_key: j.info.layout == "transcript"
+        and repeats.refresh_record_keys(conn, j.run_key, layout=j.info.layout, fresh=True)
+        for j in jobs
+    }
 
 
 def _best_so_far(j: FinalizeJob, known_t: dict, tick_t: dict, log_end) -> _Done:
@@ -215,8 +275,10 @@ def _best_so_far(j: FinalizeJob, known_t: dict, tick_t: dict, log_end) -> _Done:
     ordered = [s for s in ordered if s.kind != "manual"] + [s for s in ordered if s.kind == "manual"]
     # SForge's judge selects over its history in creation (= submission) order; the curve steps when
     # each result was known: best_as_known gives, at each result, the selection over those known
-    counted = sorted((s for s in ordered if s.kind != "manual" and s.status != "in_flight"),
-                     key=lambda s: (sent_time(s) is None, sent_time(s) or 0.0, s.kind, s.n or 0, s.round))
+    counted = sorted(
+        (s for s in ordered if s.kind != "manual" and s.status != "in_flight"),
+        key=lambda s: (sent_time(s) is None, sent_time(s) or 0.0, s.kind, s.n or 0, s.round),
+    )
     entries = [entry_from_submission(s) for s in counted]
     pos = {id(s): i for i, s in enumerate(counted)}
     known_order = [pos[id(s)] for s in ordered if id(s) in pos]
@@ -256,15 +318,26 @@ def _run_columns(j: FinalizeJob, d: _Done, agg_totals: Optional[tuple], log_rec:
     final = info.final or {}
     best_round = final.get("best_round") if final.get("best_round") else (best.best_round if best else None)
     best_score = final.get("best_score") if final.get("best_score") is not None else (best.best_score if best else None)
-    best_pr = final.get("best_pass_rate") if final.get("best_pass_rate") is not None else (best.best_pass_rate if best else None)
+    best_pr = (
+        final.get("best_pass_rate")
+        if final.get("best_pass_rate") is not None
+        else (best.best_pass_rate if best else None)
+    )
     best_0_100 = d.score_0_100.get(best_round) if best_round else None
     n_agent = sum(1 for s in subs if s.kind in ("agent", "legacy"))
     n_auto = sum(1 for s in subs if s.kind == "auto")
     n_game = sum(1 for s in subs if s.kind == "game")
     sub_cols = dict(
-        best_round=best_round or None, best_score=_finite(best_score), best_pass_rate=best_pr,
-        best_score_0_100=best_0_100, agent_submissions=n_agent, auto_submissions=n_auto, game_sessions=n_game,
-        selection=d.selection, score_direction=d.direction, policy_assumed=task.assumed,
+        best_round=best_round or None,
+        best_score=_finite(best_score),
+        best_pass_rate=best_pr,
+        best_score_0_100=best_0_100,
+        agent_submissions=n_agent,
+        auto_submissions=n_auto,
+        game_sessions=n_game,
+        selection=d.selection,
+        score_direction=d.direction,
+        policy_assumed=task.assumed,
         score_task=is_score_task(task.parser, task.score_direction == "minimize", task.game_mode)
         or (task.assumed and any(s.score is not None or s.score_flag for s in subs)),
     )
@@ -290,8 +363,17 @@ def _run_columns(j: FinalizeJob, d: _Done, agg_totals: Optional[tuple], log_rec:
         started = log_rec[1]
     if started is None:
         started = agg[3]
-    return dict(status=status, **sub_cols, **totals, n_events=agg[0], n_parse_errors=agg[1],
-                stated_cost_usd=agg[4], last_event_at=last_event, started_at=started, status_reason=reason)
+    return dict(
+        status=status,
+        **sub_cols,
+        **totals,
+        n_events=agg[0],
+        n_parse_errors=agg[1],
+        stated_cost_usd=agg[4],
+        last_event_at=last_event,
+        started_at=started,
+        status_reason=reason,
+    )
 
 
 #: a run_agent.log that ends on an ERROR and has not changed for this long: the harness has ended
@@ -342,9 +424,11 @@ def _place_game_events(conn, runs: dict[str, tuple[dict[str, float], Optional[fl
     keys = list(runs)
     got: dict[str, list] = {k: [] for k in keys}
     for rk, eid, kind, src in conn.execute(
-            f"SELECT run_key, event_id, kind, source FROM events WHERE {in_list('run_key', keys)} "
-            "AND source LIKE 'submissions/%' AND t_source <> 'recorded' "
-            "ORDER BY run_key, \"offset\", sub", keys).fetchall():
+        f"SELECT run_key, event_id, kind, source FROM events WHERE {in_list('run_key', keys)} "
+        "AND source LIKE 'submissions/%' AND t_source <> 'recorded' "
+        'ORDER BY run_key, "offset", sub',
+        keys,
+    ).fetchall():
         got[rk].append((eid, kind, src))
     ids: list[str] = []
     ts: list[float] = []
@@ -395,12 +479,13 @@ def _apply_usage_updates(conn, run_keys: list[str]) -> None:
                         max((data->'$.usage_update'->>'output_tokens')::BIGINT) AS o,
                         max((data->'$.usage_update'->>'cache_read_tokens')::BIGINT) AS cr,
                         max((data->'$.usage_update'->>'cache_write_tokens')::BIGINT) AS cw
-                 FROM events WHERE {in_list('run_key', run_keys)} AND message_id IS NOT NULL
+                 FROM events WHERE {in_list("run_key", run_keys)} AND message_id IS NOT NULL
                    AND data LIKE '%"usage_update"%' AND (data->'$.usage_update') IS NOT NULL
                  GROUP BY run_key, message_id) u
-           WHERE {in_list('events.run_key', run_keys)} AND events.run_key = u.run_key
+           WHERE {in_list("events.run_key", run_keys)} AND events.run_key = u.run_key
              AND events.message_id = u.message_id AND events.input_tokens IS NOT NULL""",
-        [*run_keys, *run_keys])
+        [*run_keys, *run_keys],
+    )
 
 
 def _finite(v):

@@ -152,7 +152,7 @@ def socket_path(db_path: Path | str, create: bool = False) -> Path:
 # ---------------------------------------------------------------------------- queries
 
 #: the check of a request (edgetui.read_only_sql), here where callers have always found it
-from .read_only_sql import check_read_only  # noqa: E402
+from .read_only_sql import check_read_only  # noqa: E402 - in the section that uses it, where callers have always found it
 
 
 @dataclass
@@ -174,8 +174,9 @@ def run_query(conn: duckdb.DuckDBPyConnection, sql: str, params: Optional[list] 
         cur.close()
 
 
-def answer(conn: duckdb.DuckDBPyConnection, sql: str, params: Optional[list] = None,
-           timeout_s: float = QUERY_TIMEOUT_S) -> dict[str, Any]:
+def answer(
+    conn: duckdb.DuckDBPyConnection, sql: str, params: Optional[list] = None, timeout_s: float = QUERY_TIMEOUT_S
+) -> dict[str, Any]:
     """The reply to one request: read-only check (:func:`check_read_only`, with this database's
     catalog for qualified table names), then the statements in a transaction that is rolled back,
     interrupted after ``timeout_s``. Python objects are not scanned as tables. Never raises."""
@@ -185,7 +186,7 @@ def answer(conn: duckdb.DuckDBPyConnection, sql: str, params: Optional[list] = N
     except ValueError as e:
         cur.close()
         return {"error": str(e)}
-    except Exception as e:  # the catalog could not be read: say so, never crash the holder
+    except Exception as e:  # noqa: BLE001 - the catalog could not be read: say so, never crash the holder
         cur.close()
         return {"error": " ".join(str(e).split()) or type(e).__name__}
     timer = threading.Timer(timeout_s, cur.interrupt)
@@ -212,14 +213,18 @@ def answer(conn: duckdb.DuckDBPyConnection, sql: str, params: Optional[list] = N
                 row = [to_wire(v) for v in r]  # (BLOBs, DECIMALs: edgetui.cells)
                 size += len(json.dumps(row, default=str))
                 if size > MAX_REPLY_BYTES:
-                    return {"error": f"reply over {MAX_REPLY_BYTES >> 20} MiB: narrow the query (LIMIT, fewer "
-                                     "columns) or use --snapshot"}
+                    return {
+                        "error": f"reply over {MAX_REPLY_BYTES >> 20} MiB: narrow the query (LIMIT, fewer "
+                        "columns) or use --snapshot"
+                    }
                 rows.append(row)
         return {"columns": cols, "rows": rows}
     except duckdb.InterruptException:
-        return {"error": f"query stopped after {timeout_s:.0f} s (the holder's limit per query); narrow it or use "
-                         "--snapshot"}
-    except Exception as e:  # reply with the error, never crash the holder
+        return {
+            "error": f"query stopped after {timeout_s:.0f} s (the holder's limit per query); narrow it or use "
+            "--snapshot"
+        }
+    except Exception as e:  # noqa: BLE001 - reply with the error, never crash the holder
         if time.monotonic() - started >= timeout_s:
             return {"error": f"query stopped after {timeout_s:.0f} s (the holder's limit per query)"}
         return {"error": " ".join(str(e).split()) or type(e).__name__}
@@ -234,6 +239,7 @@ def answer(conn: duckdb.DuckDBPyConnection, sql: str, params: Optional[list] = N
 
 # ---------------------------------------------------------------------------- server
 
+
 class HolderServer:
     """Serve read-only SQL on :func:`socket_path` while this process holds ``db_path``.
 
@@ -242,8 +248,9 @@ class HolderServer:
     Raises :class:`SocketDirError` when no private socket directory exists.
     """
 
-    def __init__(self, conn: duckdb.DuckDBPyConnection, db_path: Path | str,
-                 on_request: Optional[Callable[[dict], dict]] = None):
+    def __init__(
+        self, conn: duckdb.DuckDBPyConnection, db_path: Path | str, on_request: Optional[Callable[[dict], dict]] = None
+    ):
         self.conn = conn
         #: carries out a typed request (default: :func:`edgetui.runops.apply_request` on ``conn``);
         #: the app passes one that also tells its supervisor (a forgotten run stops being watched)
@@ -276,8 +283,9 @@ class HolderServer:
         self._wake_w.setblocking(False)
         self._sel.register(self._wake_r, selectors.EVENT_READ, "wake")
         self.thread = threading.Thread(target=self._serve, name="edgetui-holder", daemon=True)
-        self.workers = [threading.Thread(target=self._work, name=f"edgetui-holder-{i}", daemon=True)
-                        for i in range(WORKERS)]
+        self.workers = [
+            threading.Thread(target=self._work, name=f"edgetui-holder-{i}", daemon=True) for i in range(WORKERS)
+        ]
         self.thread.start()
         for w in self.workers:
             w.start()
@@ -318,8 +326,7 @@ class HolderServer:
 
     def _bound_sending(self) -> None:
         """At most MAX_SENDING replies / MAX_SENDING_BYTES bytes wait: drop the most stalled."""
-        while len(self._sending) > MAX_SENDING or \
-                sum(len(v[0]) for v in self._sending.values()) > MAX_SENDING_BYTES:
+        while len(self._sending) > MAX_SENDING or sum(len(v[0]) for v in self._sending.values()) > MAX_SENDING_BYTES:
             self._drop(min(self._sending, key=lambda k: self._sending[k][1]))
 
     def _write(self, s: socket.socket) -> None:
@@ -402,7 +409,7 @@ class HolderServer:
             if len(buf) > MAX_REQUEST_BYTES:
                 self._reply_now(s, {"error": f"request over {MAX_REQUEST_BYTES >> 20} MiB"})
             return
-        line = bytes(buf[:buf.index(b"\n")])
+        line = bytes(buf[: buf.index(b"\n")])
         self._pending.pop(s, None)
         self._sel.unregister(s)
         if len(line) > MAX_REQUEST_BYTES:
@@ -428,7 +435,7 @@ class HolderServer:
                     reply = answer(self.conn, req["sql"], req.get("params"))
             except (ValueError, KeyError, TypeError) as e:
                 reply = {"error": f"bad request: {' '.join(str(e).split())}"}
-            except Exception as e:  # never lose a worker
+            except Exception as e:  # noqa: BLE001 - never lose a worker
                 reply = {"error": " ".join(str(e).split()) or type(e).__name__}
             self._hand_over(s, memoryview(json.dumps(reply).encode() + b"\n"))
 
@@ -499,8 +506,7 @@ def _ask(db_path: Path | str, req: dict, timeout: float) -> dict:
                 break
             except (BlockingIOError, InterruptedError):  # the holder's backlog is full: it is draining it
                 if time.monotonic() > deadline:
-                    raise NotAnswering("the edgetui process holding the database accepts no connection") \
-                        from None
+                    raise NotAnswering("the edgetui process holding the database accepts no connection") from None
                 time.sleep(0.01)
             except FileNotFoundError:
                 raise NotServing("no edgetui process is serving this database") from None
@@ -525,8 +531,10 @@ def _ask(db_path: Path | str, req: dict, timeout: float) -> dict:
     try:
         return json.loads(buf)
     except ValueError:
-        raise HolderEnded("the edgetui process holding the database ended before answering; run the command "
-                          "again (with the file free it is opened directly; --snapshot reads a copy)") from None
+        raise HolderEnded(
+            "the edgetui process holding the database ended before answering; run the command "
+            "again (with the file free it is opened directly; --snapshot reads a copy)"
+        ) from None
 
 
 def ask_holder_op(db_path: Path | str, req: dict, timeout: float = 60.0) -> Any:

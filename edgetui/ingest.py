@@ -28,7 +28,7 @@ from .helper_process import start_process
 from .changed import _changed_runs, _signature_salt  # noqa: F401  (_signature_salt: live/dormant.py)
 from .recorder import Recorder
 from .run_secrets import run_secrets
-from .ingest_writes import GroupWrites, _fill_model_agent, _say_no_turns  # noqa: F401  (_fill_model_agent: live/run_files.py)
+from .ingest_writes import GroupWrites, _fill_model_agent, _say_no_turns  # (_fill_model_agent: also live/run_files.py)
 
 BATCH_EVENTS = int(os.environ.get("EDGETUI_BATCH_EVENTS", 20000))  # events per committed batch (at most)
 BATCH_BYTES = 6 * 1024 * 1024  # source bytes per committed batch (at most): bounds memory per batch
@@ -69,6 +69,7 @@ class IngestReport:
 
 
 # ---------------------------------------------------------------------------- line sources
+
 
 def derived_generation(gen: str, st: os.stat_result) -> str:
     """A generation ``<gen>.<6 hex>`` for a file rewritten under the same first line (its events'
@@ -124,13 +125,18 @@ def ingest_lines(
     start, state = 0, None
     from .cursor_check import moved_below
 
-    if (cur and cur["generation"] and cur["generation"].split(".", 1)[0] == gen
-            and moved_below(rec.conn, run_key, source, cur, path, st)):
+    if (
+        cur
+        and cur["generation"]
+        and cur["generation"].split(".", 1)[0] == gen
+        and moved_below(rec.conn, run_key, source, cur, path, st)
+    ):
         # the same first line, but the file is not the one the cursor was saved on: read again as a
         # new generation (ids apart from the recorded ones), from its start
         gen = derived_generation(gen, st)
-        report.messages.append(f"{path}: truncated or replaced since it was recorded; read again from its "
-                               "start as a new generation")
+        report.messages.append(
+            f"{path}: truncated or replaced since it was recorded; read again from its start as a new generation"
+        )
     elif cur and cur["generation"] and cur["generation"].startswith(gen + "."):
         gen = cur["generation"]  # a generation derived by the live tailer (file rewritten with the same first line)
     if cur and cur["generation"] == gen and cur["offset"] is not None and cur["offset"] <= st.st_size:
@@ -143,12 +149,18 @@ def ingest_lines(
         # result" after its last line) is said again of the new end if still true
         from .parsers.base import END_OF_FILE_SUB
 
-        rec.conn.execute('DELETE FROM events WHERE run_key = ? AND source = ? AND (("offset" >= ? AND sub >= ?) '
-                         'OR sub = ?)', [run_key, source, start, TAIL_SUB, END_OF_FILE_SUB])
-    if (mp_fmt and final and observed_t is None and st.st_size - start >= MP_MIN_BYTES
-            and not os.environ.get("EDGETUI_NO_MP")):
-        return _ingest_lines_mp(rec, run_key, path, source, gen, start, state, st, mp_fmt, report, progress,
-                                fresh)
+        rec.conn.execute(
+            'DELETE FROM events WHERE run_key = ? AND source = ? AND (("offset" >= ? AND sub >= ?) OR sub = ?)',
+            [run_key, source, start, TAIL_SUB, END_OF_FILE_SUB],
+        )
+    if (
+        mp_fmt
+        and final
+        and observed_t is None
+        and st.st_size - start >= MP_MIN_BYTES
+        and not os.environ.get("EDGETUI_NO_MP")
+    ):
+        return _ingest_lines_mp(rec, run_key, path, source, gen, start, state, st, mp_fmt, report, progress, fresh)
     parser = make_parser(source, gen, state)
     batch: list[Event] = []
     offered = 0
@@ -162,8 +174,17 @@ def ingest_lines(
 
     def cursor(done: bool) -> dict:
         ro = parser.resume_offset()
-        return dict(source=source, path=str(path), generation=gen, offset=ro if ro is not None else last_end,
-                    state=parser.state(), size=st.st_size, mtime=st.st_mtime, inode=st.st_ino, done=done)
+        return dict(
+            source=source,
+            path=str(path),
+            generation=gen,
+            offset=ro if ro is not None else last_end,
+            state=parser.state(),
+            size=st.st_size,
+            mtime=st.st_mtime,
+            inode=st.st_ino,
+            done=done,
+        )
 
     # Batches are committed by one writer thread while this thread parses the next batch
     # (DuckDB releases the GIL while inserting); at most one batch waits, in file order, so
@@ -172,8 +193,11 @@ def ingest_lines(
 
     # A file with at most one batch left is committed in this thread (a thread per small file cost
     # more than it overlapped: most files of a run directory are a few kB).
-    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edgetui-writer") \
-        if st.st_size - start > BATCH_BYTES else None
+    writer = (
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="edgetui-writer")
+        if st.st_size - start > BATCH_BYTES
+        else None
+    )
     pending = None
 
     def submit(events: list, cur: dict) -> None:
@@ -248,7 +272,7 @@ def one_duckdb_thread(conn):
     finally:
         try:
             conn.execute(f"SET threads = {int(threads)}")
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - restoring a setting on a connection that may have failed
             pass
 
 
@@ -256,18 +280,32 @@ def _note_read(report: IngestReport, nbytes: int, n_errors: int, first_error: Op
     """Count the bytes read and note a file's bad records once (first one + how many more)."""
     report.bytes_read += nbytes
     if n_errors:
-        more = f" (+{n_errors - 1} more bad record(s), kept as parse_error events)" if n_errors > 1 else \
-            " (kept as a parse_error event)"
+        more = (
+            f" (+{n_errors - 1} more bad record(s), kept as parse_error events)"
+            if n_errors > 1
+            else " (kept as a parse_error event)"
+        )
         report.messages.append(f"{first_error}{more}")
 
 
 #: Files with more than this left to read are parsed in a second process (see ingest_lines).
-from .prewarm import MP_MIN_BYTES  # noqa: E402
+from .prewarm import MP_MIN_BYTES  # noqa: E402 - in the section that uses it
 
 
-def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: str, start: int, state,
-                     st: os.stat_result, fmt: str, report: IngestReport, progress: Optional[ProgressFn],
-                     fresh: bool = False) -> int:
+def _ingest_lines_mp(
+    rec: Recorder,
+    run_key: str,
+    path: Path,
+    source: str,
+    gen: str,
+    start: int,
+    state,
+    st: os.stat_result,
+    fmt: str,
+    report: IngestReport,
+    progress: Optional[ProgressFn],
+    fresh: bool = False,
+) -> int:
     import multiprocessing as mp
 
     import pyarrow as pa
@@ -277,8 +315,7 @@ def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: 
 
     # the parsing process sends small batches (1 MB of source: its memory stays ~100 MB and its
     # caches warm); this process commits several at once (BATCH_BYTES), fewer transactions
-    job = (str(path), start, fmt, source, gen, state, run_key, BATCH_EVENTS,
-           CHILD_BATCH_BYTES, os.getpid())
+    job = (str(path), start, fmt, source, gen, state, run_key, BATCH_EVENTS, CHILD_BATCH_BYTES, os.getpid())
     ready = prewarm.take()  # (started by the CLI before its imports: edgetui/prewarm.py)
     if ready is not None:
         child, q = ready
@@ -305,8 +342,20 @@ def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: 
         if not tables:
             return
         tbl = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
-        rec.commit_batch(run_key, tbl, dict(source=source, path=str(path), generation=gen, size=st.st_size,
-                                            mtime=st.st_mtime, inode=st.st_ino, **last_cur), ignore=not fresh)
+        rec.commit_batch(
+            run_key,
+            tbl,
+            dict(
+                source=source,
+                path=str(path),
+                generation=gen,
+                size=st.st_size,
+                mtime=st.st_mtime,
+                inode=st.st_ino,
+                **last_cur,
+            ),
+            ignore=not fresh,
+        )
         tables = []
 
     # DuckDB on one thread while the parsing process runs: its inserts' second thread only took
@@ -319,8 +368,9 @@ def _ingest_lines_mp(rec: Recorder, run_key: str, path: Path, source: str, gen: 
                 try:
                     msg = q.recv()
                 except EOFError:
-                    raise RuntimeError(f"{path}: the parsing process ended without a word "
-                                       f"(exit status {child.exitcode})") from None
+                    raise RuntimeError(
+                        f"{path}: the parsing process ended without a word (exit status {child.exitcode})"
+                    ) from None
                 if msg[0] == "done":
                     commit()
                     break
@@ -374,6 +424,7 @@ def detect_file_format(path: Path) -> str:
 
 # ---------------------------------------------------------------------------- prices
 
+
 def load_price_file(path: Optional[Path] = None) -> dict[str, dict[str, float]]:
     """Price table: ``path``, else ``<user config dir>/edgetui/prices.json``, else the bundled one."""
     import platformdirs
@@ -385,10 +436,14 @@ def load_price_file(path: Optional[Path] = None) -> dict[str, dict[str, float]]:
             try:
                 data = json.loads(read_regular(c).decode("utf-8"))
                 if not isinstance(data, dict) or not all(
-                        isinstance(v, dict) and all(isinstance(x, (int, float)) for x in v.values())
-                        for k, v in data.items() if not k.startswith("_")):
-                    raise ValueError('expected {"model-pattern%": {"input": USD, "output": USD, '
-                                     '"cache_read": USD, "cache_write": USD}, ...} (USD per million tokens)')
+                    isinstance(v, dict) and all(isinstance(x, (int, float)) for x in v.values())
+                    for k, v in data.items()
+                    if not k.startswith("_")
+                ):
+                    raise ValueError(
+                        'expected {"model-pattern%": {"input": USD, "output": USD, '
+                        '"cache_read": USD, "cache_write": USD}, ...} (USD per million tokens)'
+                    )
             except (ValueError, UnicodeDecodeError) as e:
                 raise ValueError(f"price table {c}: {' '.join(str(e).split())[:200]}") from None
             return {k: v for k, v in data.items() if not k.startswith("_")}
@@ -398,8 +453,13 @@ def load_price_file(path: Optional[Path] = None) -> dict[str, dict[str, float]]:
 # ---------------------------------------------------------------------------- aggregates
 
 # (edgetui/finalize.py; re-exported: the live supervisor and callers import them from here)
-from .finalize import (  # noqa: E402,F401
-    ABORT_THRESHOLD_S, HARNESS_QUIET_S, FinalizeJob, finalize_run, harness_reason, infer_policy,
+from .finalize import (  # noqa: E402,F401 - re-exported in this section, where callers have always found them
+    ABORT_THRESHOLD_S,
+    HARNESS_QUIET_S,
+    FinalizeJob,
+    finalize_run,
+    harness_reason,
+    infer_policy,
     unreadable_reason,
 )
 
@@ -462,8 +522,9 @@ def _scrub_message(rec: Recorder, message: str) -> str:
     return rec.scrub(message) or message
 
 
-def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget=False,
-                 full=False) -> None:
+def _ingest_jobs(
+    rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget=False, full=False
+) -> None:
     from .parsers.sforge_dir import discover, load_tasks, resolve_tasks_dir
     from .runops import forgotten, unforget_run
 
@@ -485,9 +546,11 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
             if found:
                 jobs.extend(("folder-transcript", f) for f in found)
                 continue
-            report.messages.append(f"{p}: no SForge run directory found (no task dir with run_agent.log, "
-                                   "started_at, final_result.json, evolve_state.json or submissions/) "
-                                   "and no agent transcript (.jsonl / .json / .txt) in it")
+            report.messages.append(
+                f"{p}: no SForge run directory found (no task dir with run_agent.log, "
+                "started_at, final_result.json, evolve_state.json or submissions/) "
+                "and no agent transcript (.jsonl / .json / .txt) in it"
+            )
             report.failed.append(str(p))
         jobs.extend(("run", loc) for loc in locs)
     gone = forgotten(rec.conn)
@@ -497,8 +560,10 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
             key = getattr(obj, "run_key", None) if kind == "run" else None
             if key in gone:
                 if not unforget:
-                    report.messages.append(f"{obj.task_dir}: skipped, forgotten with `edgetui forget` "  # type: ignore
-                                           "(`edgetui ingest --unforget PATH` records it again)")
+                    report.messages.append(
+                        f"{obj.task_dir}: skipped, forgotten with `edgetui forget` "  # type: ignore
+                        "(`edgetui ingest --unforget PATH` records it again)"
+                    )
                     continue
                 unforget_run(rec.conn, key)
             kept.append((kind, obj))
@@ -510,7 +575,9 @@ def _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, rep
             if kind in ("transcript", "folder-transcript"):
                 total += _size(obj)
             else:
-                total += sum(_size(obj.task_dir / n) for n in (*TRANSCRIPT_NAMES, "run_agent.log", "auto_eval_ticks.log"))
+                total += sum(
+                    _size(obj.task_dir / n) for n in (*TRANSCRIPT_NAMES, "run_agent.log", "auto_eval_ticks.log")
+                )
         on_total(total)
     try:
         with fewer_collections():  # (one scope for every run: see fewer_collections)
@@ -527,8 +594,9 @@ def _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progr
     if shard:
         from .ingest_shard import shard_split
 
-        start = shard_split(rec, jobs, only_transcript,
-                            small=lambda loc: _size(Path(loc.task_dir) / "agent_output.txt") <= BATCH_BYTES)
+        start = shard_split(
+            rec, jobs, only_transcript, small=lambda loc: _size(Path(loc.task_dir) / "agent_output.txt") <= BATCH_BYTES
+        )
     if start == len(jobs):
         _record_serial(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report)
         return
@@ -546,8 +614,10 @@ def _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progr
     try:
         mine = progress
         if progress:
+
             def mine(n: int) -> None:  # (the shard's bytes said with this process's)
                 progress(n + sh.poll_progress())
+
         # DuckDB on one thread in each process while both record (the shard's too:
         # ingest_shard.shard_main). bench_scale's root with its transcripts, 3 rounds alternating:
         # 11.8-12.7 s against 13.3-14.8 s wall, 21.8-23.5 s against 24.3-27.2 s CPU. Its setting
@@ -555,12 +625,12 @@ def _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progr
         with one_duckdb_thread(rec.conn):
             _record_serial(rec, jobs[:start], sigs, only_transcript, tasks, host, is_sample, mine, report)
             while (got := sh.claims.take_front()) is not None:
-                _record_new_runs(rec, jobs[got[0]:got[1]], tasks, host, is_sample, mine, report)
+                _record_new_runs(rec, jobs[got[0] : got[1]], tasks, host, is_sample, mine, report)
         ok = sh.finish(rec, report, progress)
     finally:
         sh.close()
     if not ok:  # (nothing of it copied: what it had claimed is recorded here)
-        _record_new_runs(rec, jobs[sh.claims.shard_from():], tasks, host, is_sample, progress, report)
+        _record_new_runs(rec, jobs[sh.claims.shard_from() :], tasks, host, is_sample, progress, report)
 
 
 def _record_new_runs(rec, jobs, tasks, host, is_sample, progress, report) -> None:
@@ -581,8 +651,16 @@ def _record_serial(rec, jobs, sigs, only_transcript, tasks, host, is_sample, pro
         got = sigs.take(loc.run_key)  # (before the run is read: see edgetui.changed.Signatures)
         rec.plain_new_sources = plain
         try:
-            key = ingest_run(rec, loc, tasks, report, is_sample=is_sample, progress=progress,
-                             files_unchanged=loc.run_key in only_transcript, defer=defer)
+            key = ingest_run(
+                rec,
+                loc,
+                tasks,
+                report,
+                is_sample=is_sample,
+                progress=progress,
+                files_unchanged=loc.run_key in only_transcript,
+                defer=defer,
+            )
         finally:
             rec.plain_new_sources = True
         if key and got is not None:  # taken before the run was read: a change meanwhile is seen next time
@@ -597,8 +675,15 @@ def _record_serial(rec, jobs, sigs, only_transcript, tasks, host, is_sample, pro
     def one(kind: str, obj) -> None:
         try:
             if kind in ("transcript", "folder-transcript"):
-                key = ingest_transcript(rec, obj, report, host=host, is_sample=is_sample, progress=progress,
-                                        from_folder=kind == "folder-transcript")
+                key = ingest_transcript(
+                    rec,
+                    obj,
+                    report,
+                    host=host,
+                    is_sample=is_sample,
+                    progress=progress,
+                    from_folder=kind == "folder-transcript",
+                )
             else:
                 try:
                     key = record_run(obj)
@@ -623,17 +708,16 @@ def _record_serial(rec, jobs, sigs, only_transcript, tasks, host, is_sample, pro
     def group(locs: list) -> bool:
         """Record several runs in one transaction; False (nothing kept, the report as before) when one
         of them failed: they are then recorded one by one, each failure said for its own run."""
-        before = (len(report.runs), len(report.messages), len(report.failed), report.events_offered,
-                  report.bytes_read)
+        before = (len(report.runs), len(report.messages), len(report.failed), report.events_offered, report.bytes_read)
         try:
             with rec.transaction():
                 writes = GroupWrites()
                 keys = [record_run(loc, defer=writes) for loc in locs]
                 writes.write(rec)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - the group's transaction failed: its runs again one by one (ctrl+c re-raised)
             if _is_interrupt(e):
                 raise KeyboardInterrupt from None
-            del report.runs[before[0]:], report.messages[before[1]:], report.failed[before[2]:]
+            del report.runs[before[0] :], report.messages[before[1] :], report.failed[before[2] :]
             report.events_offered, report.bytes_read = before[3], before[4]
             return False
         report.runs.extend(k for k in keys if k)
@@ -700,13 +784,17 @@ def _no_space(e: BaseException, rec) -> Optional[str]:
         chain.append(x)
         x = x.__cause__ or x.__context__
     text = " ".join(str(c) for c in chain)
-    full = any(isinstance(c, OSError) and c.errno == errno.ENOSPC for c in chain) or \
-        "No space left on device" in text or "cannot rollback - no transaction is active" in text
+    full = (
+        any(isinstance(c, OSError) and c.errno == errno.ENOSPC for c in chain)
+        or "No space left on device" in text
+        or "cannot rollback - no transaction is active" in text
+    )
     if not full:
         return None
     try:
-        path = rec.conn.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()") \
-            .fetchall()[0][0]
+        path = rec.conn.execute(
+            "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+        ).fetchall()[0][0]
     except Exception:  # noqa: BLE001 - the message is the point
         path = "the database's file system"
     try:
@@ -792,9 +880,16 @@ def _binary_head(path: Path) -> bool:
     return False
 
 
-def ingest_transcript(rec: Recorder, path: Path, report: IngestReport, *, host: str = "local",
-                      is_sample: bool = False, progress: Optional[ProgressFn] = None,
-                      from_folder: bool = False) -> Optional[str]:
+def ingest_transcript(
+    rec: Recorder,
+    path: Path,
+    report: IngestReport,
+    *,
+    host: str = "local",
+    is_sample: bool = False,
+    progress: Optional[ProgressFn] = None,
+    from_folder: bool = False,
+) -> Optional[str]:
     """Record a bare transcript file as run ``host/<file stem>/transcript-<content id>``
     (:func:`transcript_task_id`). An empty file is
     reported and not recorded; a binary one (unknown format, binary head) is refused (a failed
@@ -805,8 +900,10 @@ def ingest_transcript(rec: Recorder, path: Path, report: IngestReport, *, host: 
     fmt = detect_file_format(path)
     if fmt == "unknown":
         if _binary_head(path):  # a picture, an archive…: not a transcript; never a run of garbage
-            report.messages.append(f"{path}: skipped, not an agent transcript (binary content: NUL bytes or "
-                                   "invalid UTF-8 in its first 4 KiB)")
+            report.messages.append(
+                f"{path}: skipped, not an agent transcript (binary content: NUL bytes or "
+                "invalid UTF-8 in its first 4 KiB)"
+            )
             if not from_folder:
                 report.failed.append(str(path))
             return None
@@ -814,8 +911,15 @@ def ingest_transcript(rec: Recorder, path: Path, report: IngestReport, *, host: 
         fmt = "claude_stream"  # every non-JSON line becomes a parse_error event with its bytes
     run_id, task_id = path.stem, transcript_task_id(path)
     key = make_run_key(host, run_id, task_id)
-    info = RunInfo(host=host, run_id=run_id, task_id=task_id, run_dir=str(path.resolve()), layout="transcript",
-                   agent_format=fmt, is_sample=is_sample)
+    info = RunInfo(
+        host=host,
+        run_id=run_id,
+        task_id=task_id,
+        run_dir=str(path.resolve()),
+        layout="transcript",
+        agent_format=fmt,
+        is_sample=is_sample,
+    )
     task = TaskInfo(task_id=task_id)
     rec.upsert_run(key, info)
     source = path.name
@@ -859,9 +963,17 @@ def raw_secrets(task_dir: Path) -> set[str]:
     return run_secrets(task_dir)
 
 
-def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_sample: bool = False,
-               progress: Optional[ProgressFn] = None, files_unchanged: bool = False,
-               defer: Optional["GroupWrites"] = None) -> Optional[str]:
+def ingest_run(
+    rec: Recorder,
+    loc,
+    tasks: dict,
+    report: IngestReport,
+    *,
+    is_sample: bool = False,
+    progress: Optional[ProgressFn] = None,
+    files_unchanged: bool = False,
+    defer: Optional["GroupWrites"] = None,
+) -> Optional[str]:
     """Record one SForge task directory (one run): every file of sforge-format.md §2–§5.
     ``files_unchanged``: the caller knows that nothing but the transcript changed since the run was
     recorded (its tree signature, :func:`edgetui.changed._only_transcript_changed`): what depends
@@ -871,15 +983,23 @@ def ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, *, is_samp
     recorded before gets its whole-file events and its finalize held there, written with the
     other runs' of the caller's transaction by :meth:`GroupWrites.write` (which the caller calls
     before that transaction's commit)."""
-    from .parsers import sforge_dir as sd
 
     task_dir = Path(loc.task_dir)
     with reading_run_folder(task_dir.parent):
         return _ingest_run(rec, loc, tasks, report, task_dir, is_sample, progress, files_unchanged, defer)
 
 
-def _ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, task_dir: Path, is_sample: bool,
-                progress: Optional[ProgressFn], files_unchanged: bool, defer: Optional["GroupWrites"]) -> Optional[str]:
+def _ingest_run(
+    rec: Recorder,
+    loc,
+    tasks: dict,
+    report: IngestReport,
+    task_dir: Path,
+    is_sample: bool,
+    progress: Optional[ProgressFn],
+    files_unchanged: bool,
+    defer: Optional["GroupWrites"],
+) -> Optional[str]:
     from .parsers import sforge_dir as sd
 
     for secret in raw_secrets(task_dir):
@@ -898,16 +1018,29 @@ def _ingest_run(rec: Recorder, loc, tasks: dict, report: IngestReport, task_dir:
     # with more than a batch left to read is committed batch by batch on its own (memory bounded, resumable)
     big = bool(fmt) and _size(transcript) > BATCH_BYTES
     try:
-        _ingest_run_files(rec, key, info, loc, tasks, task_dir, transcript, fmt, big, report, progress,
-                          files_unchanged, defer)
+        _ingest_run_files(
+            rec, key, info, loc, tasks, task_dir, transcript, fmt, big, report, progress, files_unchanged, defer
+        )
     finally:
         rec.fresh_run = None
     return key
 
 
-def _ingest_run_files(rec: Recorder, key: str, info: RunInfo, loc, tasks: dict, task_dir: Path, transcript: Path,
-                      fmt: Optional[str], big: bool, report: IngestReport, progress: Optional[ProgressFn],
-                      files_unchanged: bool = False, defer: Optional["GroupWrites"] = None) -> None:
+def _ingest_run_files(
+    rec: Recorder,
+    key: str,
+    info: RunInfo,
+    loc,
+    tasks: dict,
+    task_dir: Path,
+    transcript: Path,
+    fmt: Optional[str],
+    big: bool,
+    report: IngestReport,
+    progress: Optional[ProgressFn],
+    files_unchanged: bool = False,
+    defer: Optional["GroupWrites"] = None,
+) -> None:
     from .hosts.signature import TREE_SOURCE
     from .parsers import sforge_dir as sd
 
@@ -918,16 +1051,30 @@ def _ingest_run_files(rec: Recorder, key: str, info: RunInfo, loc, tasks: dict, 
             rec.note_no_cursor(key, TREE_SOURCE)
         off = info.utc_offset_s
         # a new run's log events go in with its file events, one INSERT (each costs ~3 ms here)
-        held = [] if (rec.fresh_run == key and not big and sum(
-            _size(task_dir / n) for n in ("run_agent.log", "auto_eval_ticks.log")) <= BATCH_BYTES) else None
+        held = (
+            []
+            if (
+                rec.fresh_run == key
+                and not big
+                and sum(_size(task_dir / n) for n in ("run_agent.log", "auto_eval_ticks.log")) <= BATCH_BYTES
+            )
+            else None
+        )
         rec.hold = held
         try:
-            for name, cls in (() if files_unchanged and rec.fresh_run != key else (  # (as recorded: see ingest_run)
-                    ("run_agent.log", sd.RunAgentLogParser), ("auto_eval_ticks.log", sd.AutoEvalTicksParser))):
+            for name, cls in (
+                ()
+                if files_unchanged and rec.fresh_run != key
+                else (  # (as recorded: see ingest_run)
+                    ("run_agent.log", sd.RunAgentLogParser),
+                    ("auto_eval_ticks.log", sd.AutoEvalTicksParser),
+                )
+            ):
                 f = task_dir / name
                 if _regular_or_note(f, report):
                     report.events_offered += ingest_lines(
-                        rec, key, f, name, lambda src, gen, st, cls=cls: cls(src, gen, off, st), report, progress)
+                        rec, key, f, name, lambda src, gen, st, cls=cls: cls(src, gen, off, st), report, progress
+                    )
             if fmt and not big and held is not None:  # (its events held with the logs', one INSERT)
                 _ingest_run_transcript(rec, key, transcript, fmt, info, report, progress, held)
         finally:
@@ -937,17 +1084,26 @@ def _ingest_run_files(rec: Recorder, key: str, info: RunInfo, loc, tasks: dict, 
         # (a run never recorded has nothing kept: files_unchanged is for recorded runs only)
         keep_files = files_unchanged and rec.fresh_run != key
         if not big:
-            _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report, held or (), keep_files,
-                              defer)
+            _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report, held or (), keep_files, defer)
     if big:
         _ingest_run_transcript(rec, key, transcript, fmt, info, report, progress)
         with rec.transaction():
             _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report, (), keep_files)
 
 
-def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, task_dir: Path, fmt: Optional[str],
-                      transcript: Path, report: IngestReport, held: Sequence = (), keep_files: bool = False,
-                      defer: Optional["GroupWrites"] = None) -> None:
+def _record_run_files(
+    rec: Recorder,
+    key: str,
+    info: RunInfo,
+    task: TaskInfo,
+    task_dir: Path,
+    fmt: Optional[str],
+    transcript: Path,
+    report: IngestReport,
+    held: Sequence = (),
+    keep_files: bool = False,
+    defer: Optional["GroupWrites"] = None,
+) -> None:
     """A run's whole-file sources (submissions and JSON files), then its aggregates (finalize_run).
     ``held``: the run's log events not inserted yet (``Recorder.hold``: a run never recorded).
     ``keep_files``: those files are as recorded (see :func:`ingest_run`): their events are kept.
@@ -960,14 +1116,17 @@ def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, ta
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        ts = [pc.max(pc.filter(t.column("t"), pc.equal(t.column("source"), "run_agent.log"))).as_py()
-              if isinstance(t, pa.Table) else
-              max((e.t for e in t if e.t is not None and e.source == "run_agent.log"), default=None)
-              for t, _ in held]
+        ts = [
+            pc.max(pc.filter(t.column("t"), pc.equal(t.column("source"), "run_agent.log"))).as_py()
+            if isinstance(t, pa.Table)
+            else max((e.t for e in t if e.t is not None and e.source == "run_agent.log"), default=None)
+            for t, _ in held
+        ]
         last_log_t = max((x for x in ts if x is not None), default=None)
     else:
         last_log_t = rec.conn.execute(
-            "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [key]).fetchall()[0][0]
+            "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [key]
+        ).fetchall()[0][0]
     subs = sd.read_submissions(task_dir, tests=not keep_files)  # (kept submission rows: their tests too)
     if keep_files:  # (as recorded: only the bad reports are said again, the files' events are kept)
         for s in subs:
@@ -976,18 +1135,37 @@ def _record_run_files(rec: Recorder, key: str, info: RunInfo, task: TaskInfo, ta
     else:
         file_events = whole_file_events(task_dir, subs, info, last_log_t)
         _say_bad_files(report, task_dir, file_events)
-        rec.replace_file_events(key, file_events, line_sources=LINE_SOURCES, held=held,
-                                defer_to=defer.tables if defer is not None and rec.fresh_run == key else None)
+        rec.replace_file_events(
+            key,
+            file_events,
+            line_sources=LINE_SOURCES,
+            held=held,
+            defer_to=defer.tables if defer is not None and rec.fresh_run == key else None,
+        )
         report.events_offered += len(file_events)
     if defer is not None:
-        defer.add(rec, key, info, FinalizeJob(key, info, task, subs, "agent_output.txt" if fmt else None,
-                                              log_end=last_log_t, submissions_kept=keep_files,
-                                              fresh=rec.fresh_run == key),
-                  transcript if fmt else None, report)
+        defer.add(
+            rec,
+            key,
+            info,
+            FinalizeJob(
+                key,
+                info,
+                task,
+                subs,
+                "agent_output.txt" if fmt else None,
+                log_end=last_log_t,
+                submissions_kept=keep_files,
+                fresh=rec.fresh_run == key,
+            ),
+            transcript if fmt else None,
+            report,
+        )
         return
     _fill_model_agent(rec, key, info)
-    finalize_run(rec, key, info, task, subs, "agent_output.txt" if fmt else None, log_end=last_log_t,
-                 submissions_kept=keep_files)
+    finalize_run(
+        rec, key, info, task, subs, "agent_output.txt" if fmt else None, log_end=last_log_t, submissions_kept=keep_files
+    )
     if fmt:
         _say_no_turns(rec, key, transcript, report)
 
@@ -1002,19 +1180,31 @@ def _say_bad_files(report: IngestReport, task_dir: Path, events: Sequence[Event]
     for source, evs in bad.items():
         reason = str((evs[0].data or {}).get("reason") or evs[0].summary or "unreadable")
         reason = " ".join(reason.removeprefix(f"{source}: ").split())
-        more = f" (+{len(evs) - 1} more bad record(s), kept as parse_error events)" if len(evs) > 1 else \
-            " (kept as a parse_error event)"
+        more = (
+            f" (+{len(evs) - 1} more bad record(s), kept as parse_error events)"
+            if len(evs) > 1
+            else " (kept as a parse_error event)"
+        )
         report.messages.append(f"{os.path.normpath(task_dir / source)}: {reason}{more}")
 
 
-def _ingest_run_transcript(rec: Recorder, key: str, transcript: Path, fmt: str, info: RunInfo,
-                           report: IngestReport, progress: Optional[ProgressFn], held: Optional[list] = None) -> None:
+def _ingest_run_transcript(
+    rec: Recorder,
+    key: str,
+    transcript: Path,
+    fmt: str,
+    info: RunInfo,
+    report: IngestReport,
+    progress: Optional[ProgressFn],
+    held: Optional[list] = None,
+) -> None:
     """The run's transcript, then what its end says (an end-of-file ``segment_end``: kept only once
     the run has a final result, explained by :func:`stopped_at_budget` when it says so). ``held``
     (``Recorder.hold`` of a new run): its events are held there, and changed there before their
     insert (as the live supervisor changes them), instead of by statements after it."""
-    report.events_offered += ingest_lines(rec, key, transcript, "agent_output.txt",
-                                          _transcript_parser_factory(fmt), report, progress, mp_fmt=fmt)
+    report.events_offered += ingest_lines(
+        rec, key, transcript, "agent_output.txt", _transcript_parser_factory(fmt), report, progress, mp_fmt=fmt
+    )
     from .parsers.base import END_OF_FILE_SUB
 
     if held is not None:
@@ -1030,18 +1220,23 @@ def _ingest_run_transcript(rec: Recorder, key: str, transcript: Path, fmt: str, 
         return
     if info.final is None:  # the run goes on (or was cut): its transcript is not "incomplete" yet,
         # as the live tailer sees it too (it says so once the run's final_result.json exists)
-        rec.conn.execute("DELETE FROM events WHERE run_key = ? AND source = 'agent_output.txt' AND sub = ?",
-                         [key, END_OF_FILE_SUB])
+        rec.conn.execute(
+            "DELETE FROM events WHERE run_key = ? AND source = 'agent_output.txt' AND sub = ?", [key, END_OF_FILE_SUB]
+        )
     else:
         for eid, summ, data in rec.conn.execute(
-                "SELECT event_id, summary, data FROM events WHERE run_key = ? AND source = 'agent_output.txt' "
-                "AND sub = ? AND kind = 'segment_end'", [key, END_OF_FILE_SUB]).fetchall():
+            "SELECT event_id, summary, data FROM events WHERE run_key = ? AND source = 'agent_output.txt' "
+            "AND sub = ? AND kind = 'segment_end'",
+            [key, END_OF_FILE_SUB],
+        ).fetchall():
             got = stopped_at_budget(info.final, summ or "", json.loads(data) if data else {})
             if got is not None:
                 from .batches import _dumps  # (the data as every event's is written)
 
-                rec.conn.execute("UPDATE events SET summary = ?, data = ?, is_error = FALSE, level = NULL "
-                                 "WHERE event_id = ?", [got[0], _dumps(got[1]), eid])
+                rec.conn.execute(
+                    "UPDATE events SET summary = ?, data = ?, is_error = FALSE, level = NULL WHERE event_id = ?",
+                    [got[0], _dumps(got[1]), eid],
+                )
 
 
 def _regular_or_note(f: Path, report) -> bool:
@@ -1058,8 +1253,13 @@ def _regular_or_note(f: Path, report) -> bool:
     return False
 
 
-def whole_file_events(task_dir: Path, subs: list[SubmissionRecord], info: RunInfo,
-                      last_log_t: Optional[float], sub_cache: Optional[dict] = None) -> list[Event]:
+def whole_file_events(
+    task_dir: Path,
+    subs: list[SubmissionRecord],
+    info: RunInfo,
+    last_log_t: Optional[float],
+    sub_cache: Optional[dict] = None,
+) -> list[Event]:
     """Events of a run's whole-file sources (run_config.json, started_at, submission folders,
     evolve_state.json, histories, final_result.json), mtime-timed ones placed inside the run.
     Shared by the offline ingest and the live supervisor (which keeps ``sub_cache``: see

@@ -123,6 +123,7 @@ class Shard:
         """Wait for the shard, copy its rows into ``rec``'s database (one transaction) and add its
         reports to ``report`` in job order. False when it failed (nothing copied: the caller
         records the jobs from :meth:`Claims.shard_from` on)."""
+
         def say_progress() -> None:
             d = self.poll_progress()
             if progress and d:
@@ -177,7 +178,7 @@ def _remove_stale(main: Path) -> None:
     named in the file name, is gone)."""
     for p in main.parent.glob(f".{main.name}.shard-*"):
         try:
-            pid = int(p.name[len(main.name) + 8:].split("-", 1)[0])
+            pid = int(p.name[len(main.name) + 8 :].split("-", 1)[0])
             os.kill(pid, 0)
             continue  # (still running: an ingest of this database in another process)
         except ProcessLookupError:
@@ -210,8 +211,23 @@ def start_shard(rec: "Recorder", jobs: list, start: int, tasks: dict, host: str,
     parent_end, child_end = ctx.Pipe(duplex=False)
     value = ctx.Value("q", 0, lock=False)
     try:
-        proc = start_process(shard_main, (child_end, str(path), jobs, claims, tasks, host, is_sample, prices,
-                                          sorted(rec.secrets), os.getpid(), value), "edgetui-shard")
+        proc = start_process(
+            shard_main,
+            (
+                child_end,
+                str(path),
+                jobs,
+                claims,
+                tasks,
+                host,
+                is_sample,
+                prices,
+                sorted(rec.secrets),
+                os.getpid(),
+                value,
+            ),
+            "edgetui-shard",
+        )
     except OSError:
         parent_end.close()
         os.unlink(claims.lock.path)
@@ -221,8 +237,19 @@ def start_shard(rec: "Recorder", jobs: list, start: int, tasks: dict, host: str,
     return Shard(proc, parent_end, path, claims, value)
 
 
-def shard_main(conn_end, path: str, jobs: list, claims: Claims, tasks: dict, host: str, is_sample: bool,
-               prices: list, secrets: list, parent_pid: int, value) -> None:
+def shard_main(
+    conn_end,
+    path: str,
+    jobs: list,
+    claims: Claims,
+    tasks: dict,
+    host: str,
+    is_sample: bool,
+    prices: list,
+    secrets: list,
+    parent_pid: int,
+    value,
+) -> None:
     """The shard's process: record the chunks it claims from the back of ``jobs`` into the fresh
     database at ``path``, each with the secrets of every job before it (module docstring), then
     send ``("done", [(chunk start, report), …], secrets)`` (or ``("error", text)``)."""
@@ -273,7 +300,7 @@ def shard_main(conn_end, path: str, jobs: list, claims: Claims, tasks: dict, hos
                 parts.append((i, report))
         conn.close()
         conn_end.send(("done", parts, sorted(found - base)))
-    except BaseException as e:  # said to the parent, which records these runs itself
+    except BaseException as e:  # noqa: BLE001 - said to the parent, which records these runs itself
         try:
             conn_end.send(("error", " ".join(str(e).split()) or type(e).__name__))
         except (OSError, ValueError):
@@ -291,8 +318,10 @@ def copy_shard(rec: "Recorder", path: Path) -> None:
     try:
         cols: dict[str, list[str]] = {}
         for table, col in conn.execute(
-                "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = ? AND schema_name = 'main' "
-                "ORDER BY table_name, column_index", [_ATTACH]).fetchall():
+            "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = ? AND schema_name = 'main' "
+            "ORDER BY table_name, column_index",
+            [_ATTACH],
+        ).fetchall():
             cols.setdefault(table, []).append(col)
         with rec.transaction():
             rec.write_held_runs()
@@ -304,10 +333,13 @@ def copy_shard(rec: "Recorder", path: Path) -> None:
             tl = ", ".join(f'"{c}"' for c in cols.get("tasks", []))
             if tl:
                 # the shard's row is the last one written, unless it is only assumed and a row is here
-                conn.execute(f"DELETE FROM tasks WHERE task_id IN (SELECT task_id FROM {_ATTACH}.main.tasks "
-                             "WHERE NOT assumed)")
-                conn.execute(f"INSERT INTO tasks ({tl}) SELECT {tl} FROM {_ATTACH}.main.tasks s "
-                             "WHERE NOT EXISTS (SELECT 1 FROM tasks m WHERE m.task_id = s.task_id)")
+                conn.execute(
+                    f"DELETE FROM tasks WHERE task_id IN (SELECT task_id FROM {_ATTACH}.main.tasks WHERE NOT assumed)"
+                )
+                conn.execute(
+                    f"INSERT INTO tasks ({tl}) SELECT {tl} FROM {_ATTACH}.main.tasks s "
+                    "WHERE NOT EXISTS (SELECT 1 FROM tasks m WHERE m.task_id = s.task_id)"
+                )
         rec._tasks.clear()
         rec._known_runs = None
     finally:

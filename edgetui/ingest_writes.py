@@ -23,13 +23,21 @@ def _fill_model_agent(rec: Recorder, key: str, info: RunInfo, model: bool = True
     if model and info.model is None:
         row = rec.conn.execute(
             "SELECT model FROM events WHERE run_key = ? AND model IS NOT NULL AND model NOT LIKE '<%' "
-            "ORDER BY \"offset\" LIMIT 1", [key]).fetchall()
+            'ORDER BY "offset" LIMIT 1',
+            [key],
+        ).fetchall()
         if row:
             info.model = row[0][0]
             rec.update_run(key, model=row[0][0])
     if info.agent is None and info.agent_format:
-        agent = {"claude_stream": "claude-code", "claude_session": "claude-code", "codex_text": "codex",
-                 "codex_json": "codex", "codex_rollout": "codex", "opencode": "opencode"}.get(info.agent_format)
+        agent = {
+            "claude_stream": "claude-code",
+            "claude_session": "claude-code",
+            "codex_text": "codex",
+            "codex_json": "codex",
+            "codex_rollout": "codex",
+            "opencode": "opencode",
+        }.get(info.agent_format)
         if agent:
             info.agent = agent
             rec.update_run(key, agent=agent)
@@ -39,12 +47,17 @@ def _say_no_turns(rec: Recorder, key: str, where: Path, report: IngestReport) ->
     """A transcript that gave no agent or user message, thinking or tool call says so (and is flagged
     ``no-turns``)."""
     held = rec.held_run(key)  # (a new run's row waits for the commit: its columns as they will be written)
-    row = [(held.get("n_messages"), held.get("agent_format"), held.get("n_repeated") or 0)] if held is not None \
-        else rec.conn.execute("SELECT n_messages, agent_format, coalesce(n_repeated, 0) FROM runs WHERE run_key = ?",
-                              [key]).fetchall()
+    row = (
+        [(held.get("n_messages"), held.get("agent_format"), held.get("n_repeated") or 0)]
+        if held is not None
+        else rec.conn.execute(
+            "SELECT n_messages, agent_format, coalesce(n_repeated, 0) FROM runs WHERE run_key = ?", [key]
+        ).fetchall()
+    )
     if row and row[0][0] == 0 and row[0][1] and not row[0][2]:  # (all repeated from an earlier file: turns)
-        report.messages.append(f"{where}: no agent or user message, thinking or tool call recognised (0 turns); "
-                               "flagged no-turns")
+        report.messages.append(
+            f"{where}: no agent or user message, thinking or tool call recognised (0 turns); flagged no-turns"
+        )
 
 
 class GroupWrites:
@@ -62,8 +75,15 @@ class GroupWrites:
         self.jobs: list[FinalizeJob] = []
         self.no_turns: list[tuple[int, str, Path, "IngestReport"]] = []  # (index in report.messages, …)
 
-    def add(self, rec: Recorder, key: str, info: RunInfo, job: FinalizeJob, transcript: Optional[Path],
-            report: "IngestReport") -> None:
+    def add(
+        self,
+        rec: Recorder,
+        key: str,
+        info: RunInfo,
+        job: FinalizeJob,
+        transcript: Optional[Path],
+        report: "IngestReport",
+    ) -> None:
         """Hold ``key``'s finalize (its events are in :attr:`tables` already)."""
         if info.model is None:
             self.models.append((key, info))
@@ -84,10 +104,13 @@ class GroupWrites:
             from .align import in_list
 
             keys = [k for k, _ in self.models]
-            found = dict(rec.conn.execute(
-                "SELECT run_key, arg_min(model, \"offset\") FROM events "
-                f"WHERE {in_list('run_key', keys)} AND model IS NOT NULL AND model NOT LIKE '<%' GROUP BY run_key",
-                keys).fetchall())
+            found = dict(
+                rec.conn.execute(
+                    'SELECT run_key, arg_min(model, "offset") FROM events '
+                    f"WHERE {in_list('run_key', keys)} AND model IS NOT NULL AND model NOT LIKE '<%' GROUP BY run_key",
+                    keys,
+                ).fetchall()
+            )
             for key, info in self.models:
                 if found.get(key) is not None:
                     info.model = found[key]

@@ -37,15 +37,40 @@ import pyarrow as pa
 
 from .store import EventColumns
 
-__all__ = ["PAGE", "MAX_PAGES", "PAGE_COLUMNS", "ArrayDepth", "PagedTimeline", "Positions", "first_page", "load_index", "positions_where"]
+__all__ = [
+    "PAGE",
+    "MAX_PAGES",
+    "PAGE_COLUMNS",
+    "ArrayDepth",
+    "PagedTimeline",
+    "Positions",
+    "first_page",
+    "load_index",
+    "positions_where",
+]
 
 #: rows in a page
 PAGE = 512
 #: pages kept in memory (the least recently added dropped first)
 MAX_PAGES = 64
 #: columns of a page (the event list's, the detail's key, and the sort key's)
-PAGE_COLUMNS = ("event_id", "kind", "t", "source", "offset", "sub", "summary", "tool_use_id",
-                "parent_tool_use_id", "tool_name", "is_error", "round", "level", "segment", "agent_format")
+PAGE_COLUMNS = (
+    "event_id",
+    "kind",
+    "t",
+    "source",
+    "offset",
+    "sub",
+    "summary",
+    "tool_use_id",
+    "parent_tool_use_id",
+    "tool_name",
+    "is_error",
+    "round",
+    "level",
+    "segment",
+    "agent_format",
+)
 _SEL = ", ".join(f'"{c}"' for c in PAGE_COLUMNS)
 _I = {c: i for i, c in enumerate(PAGE_COLUMNS)}
 #: the events the fast search matches: summary or tool name containing ``$q``, case-insensitive
@@ -58,25 +83,42 @@ def like_pattern(text: str) -> str:
     """``%text%`` with LIKE's wildcards in ``text`` escaped (``\\`` is the escape)."""
     return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
+
 #: the slower search: the data JSON text (tool output, inputs…) containing ``$q``
 DATA_MATCH_SQL = "contains(lower(coalesce(CAST(data AS VARCHAR), '')), $q)"
 _SRC_SQL = "SELECT source, min(t) AS mt FROM events WHERE run_key = $rk GROUP BY source"
-_FULL_ORDER = ('ev.t ASC NULLS LAST, ev.segment ASC NULLS LAST, (ev.kind = \'segment_end\'), _src.mt ASC NULLS LAST, '
-               'ev.source, ev."offset", ev.sub, ev.event_id')
+_FULL_ORDER = (
+    "ev.t ASC NULLS LAST, ev.segment ASC NULLS LAST, (ev.kind = 'segment_end'), _src.mt ASC NULLS LAST, "
+    'ev.source, ev."offset", ev.sub, ev.event_id'
+)
 
 
 def _key(src: dict):
     """Sort key of a page row (a tuple in :data:`PAGE_COLUMNS` order) in the timeline order, ``src``
     giving each source's earliest ``t`` (``None``: untimed): the same order as
     :data:`edgetui.store.EVENT_ORDER_SQL` (a source's rank is the order of (earliest t, name))."""
-    i_t, i_seg, i_kind, i_src, i_off, i_sub, i_id = (_I[c] for c in ("t", "segment", "kind", "source",
-                                                                     "offset", "sub", "event_id"))
+    i_t, i_seg, i_kind, i_src, i_off, i_sub, i_id = (
+        _I[c] for c in ("t", "segment", "kind", "source", "offset", "sub", "event_id")
+    )
 
     def key(r: tuple) -> tuple:
         t, seg, off, sub, s = r[i_t], r[i_seg], r[i_off], r[i_sub], r[i_src]
         m = src.get(s)
-        return (t is None, t or 0.0, seg is None, seg or 0, r[i_kind] == "segment_end", m is None, m or 0.0, s,
-                off is None, off or 0, sub is None, sub or 0, r[i_id])
+        return (
+            t is None,
+            t or 0.0,
+            seg is None,
+            seg or 0,
+            r[i_kind] == "segment_end",
+            m is None,
+            m or 0.0,
+            s,
+            off is None,
+            off or 0,
+            sub is None,
+            sub or 0,
+            r[i_id],
+        )
 
     return key
 
@@ -91,10 +133,13 @@ def first_page(conn: duckdb.DuckDBPyConnection, run_key: str, n: Optional[int] =
     those rows has its earliest event among them (it is at or before that ``t``), so their order
     is exact without reading the rest of the run."""
     with conn.cursor() as cur:
-        hi = cur.execute("SELECT t FROM events WHERE run_key = ? AND t IS NOT NULL ORDER BY t LIMIT 1 OFFSET ?",
-                         [run_key, PAGE - 1]).fetchall()
+        hi = cur.execute(
+            "SELECT t FROM events WHERE run_key = ? AND t IS NOT NULL ORDER BY t LIMIT 1 OFFSET ?", [run_key, PAGE - 1]
+        ).fetchall()
         if hi:
-            rows = cur.execute(f"SELECT {_SEL} FROM events WHERE run_key = ? AND t <= ?", [run_key, hi[0][0]]).fetchall()
+            rows = cur.execute(
+                f"SELECT {_SEL} FROM events WHERE run_key = ? AND t <= ?", [run_key, hi[0][0]]
+            ).fetchall()
         else:  # fewer timed events than a page: all of them, then the untimed ones
             rows = cur.execute(f"SELECT {_SEL} FROM events WHERE run_key = ? AND t IS NOT NULL", [run_key]).fetchall()
     src: dict[str, float] = {}
@@ -116,17 +161,29 @@ def _tail_rows(conn: duckdb.DuckDBPyConnection, run_key: str, offset: int, limit
     """Rows ``[offset, offset + limit)`` of the untimed tail, in timeline order (SQL)."""
     sel = ", ".join(f'ev."{c}"' for c in PAGE_COLUMNS)
     with conn.cursor() as cur:
-        return cur.sql(f"""WITH _src AS ({_SRC_SQL})
+        return cur.sql(
+            f"""WITH _src AS ({_SRC_SQL})
                            SELECT {sel} FROM events ev JOIN _src ON _src.source = ev.source
                            WHERE ev.run_key = $rk AND ev.t IS NULL ORDER BY {_FULL_ORDER} LIMIT $lim OFFSET $off""",
-                       params={"rk": run_key, "lim": limit, "off": offset}).fetchall()
+            params={"rk": run_key, "lim": limit, "off": offset},
+        ).fetchall()
 
 
-def positions_where(conn: duckdb.DuckDBPyConnection, run_key: str, t_sorted: np.ndarray, n: int,
-                    src: dict, cond: str, params: Optional[dict] = None,
-                    columns: Sequence[str] = (), *, t_from: Optional[float] = None,
-                    t_below: Optional[float] = None, limit: Optional[int] = None,
-                    tail: bool = True) -> tuple[np.ndarray, dict[str, list]]:
+def positions_where(
+    conn: duckdb.DuckDBPyConnection,
+    run_key: str,
+    t_sorted: np.ndarray,
+    n: int,
+    src: dict,
+    cond: str,
+    params: Optional[dict] = None,
+    columns: Sequence[str] = (),
+    *,
+    t_from: Optional[float] = None,
+    t_below: Optional[float] = None,
+    limit: Optional[int] = None,
+    tail: bool = True,
+) -> tuple[np.ndarray, dict[str, list]]:
     """Positions (ascending int64 array) in the timeline of the run's events matching the SQL
     condition ``cond`` (over ``events``; named parameters ``params``, ``$rk`` is the run key), and
     the values of ``columns`` of each, in the same order.
@@ -156,8 +213,9 @@ def positions_where(conn: duckdb.DuckDBPyConnection, run_key: str, t_sorted: np.
         top = " ORDER BY t LIMIT $limit"
         p["limit"] = int(limit)
     with conn.cursor() as cur:
-        tbl = cur.sql(f"SELECT t{extra} FROM events WHERE run_key = $rk AND t IS NOT NULL{narrow} AND ({cond}){top}",
-                      params=p).to_arrow_table()
+        tbl = cur.sql(
+            f"SELECT t{extra} FROM events WHERE run_key = $rk AND t IS NOT NULL{narrow} AND ({cond}){top}", params=p
+        ).to_arrow_table()
     for k in ("t_from", "t_below", "limit"):
         p.pop(k, None)
     tm = tbl.column("t").to_numpy()
@@ -174,11 +232,13 @@ def positions_where(conn: duckdb.DuckDBPyConnection, run_key: str, t_sorted: np.
         tied = np.unique(tm[~single])
         sel = ", ".join(f'"{c}"' for c in PAGE_COLUMNS)
         with conn.cursor() as cur:
-            rows = cur.sql(f"""SELECT {sel}, ({cond}) AS _hit{''.join(f', "{c}" AS "_c_{c}"' for c in cols)}
+            rows = cur.sql(
+                f"""SELECT {sel}, ({cond}) AS _hit{"".join(f', "{c}" AS "_c_{c}"' for c in cols)}
                                FROM events WHERE run_key = $rk AND t IN (SELECT unnest($tv::DOUBLE[]))""",
-                           params={**p, "tv": tied.tolist()}).fetchall()
+                params={**p, "tv": tied.tolist()},
+            ).fetchall()
         k = _key(src)
-        rows.sort(key=lambda r: k(r[:len(PAGE_COLUMNS)]))
+        rows.sort(key=lambda r: k(r[: len(PAGE_COLUMNS)]))
         i_t = _I["t"]
         base = np.searchsorted(t_sorted, np.array([r[i_t] for r in rows], dtype=np.float64), "left")
         prev_t, rank = None, 0
@@ -195,8 +255,9 @@ def positions_where(conn: duckdb.DuckDBPyConnection, run_key: str, t_sorted: np.
             val_parts[c] += tv[c]
     if tail and n_timed < n:
         with conn.cursor() as cur:
-            hits = cur.sql(f"SELECT count(*) FROM events WHERE run_key = $rk AND t IS NULL AND ({cond})",
-                           params=p).fetchall()[0][0]
+            hits = cur.sql(
+                f"SELECT count(*) FROM events WHERE run_key = $rk AND t IS NULL AND ({cond})", params=p
+            ).fetchall()[0][0]
         if hits:
             if not val_parts:
                 val_parts = {c: tbl.column(c).filter(pa.array(single)).to_pylist() for c in cols}
@@ -222,20 +283,29 @@ def positions_where(conn: duckdb.DuckDBPyConnection, run_key: str, t_sorted: np.
 TAIL_IN_PYTHON = 50_000
 
 
-def _tail_sorted(conn: duckdb.DuckDBPyConnection, run_key: str, src: dict, n_tail: int, extra: str = "",
-                 params: Optional[dict] = None) -> list[tuple]:
+def _tail_sorted(
+    conn: duckdb.DuckDBPyConnection,
+    run_key: str,
+    src: dict,
+    n_tail: int,
+    extra: str = "",
+    params: Optional[dict] = None,
+) -> list[tuple]:
     """Every untimed row (:data:`PAGE_COLUMNS`, then ``extra`` select items) in timeline order."""
     p = {"rk": run_key, **(params or {})}
     with conn.cursor() as cur:
         if n_tail <= TAIL_IN_PYTHON:
             rows = cur.sql(f"SELECT {_SEL}{extra} FROM events WHERE run_key = $rk AND t IS NULL", params=p).fetchall()
             k = _key(src)
-            rows.sort(key=lambda r: k(r[:len(PAGE_COLUMNS)]))
+            rows.sort(key=lambda r: k(r[: len(PAGE_COLUMNS)]))
             return rows
         sel = ", ".join(f'ev."{c}"' for c in PAGE_COLUMNS)
-        return cur.sql(f"""WITH _src AS ({_SRC_SQL})
+        return cur.sql(
+            f"""WITH _src AS ({_SRC_SQL})
                            SELECT {sel}{extra} FROM events ev JOIN _src ON _src.source = ev.source
-                           WHERE ev.run_key = $rk AND ev.t IS NULL ORDER BY {_FULL_ORDER}""", params=p).fetchall()
+                           WHERE ev.run_key = $rk AND ev.t IS NULL ORDER BY {_FULL_ORDER}""",
+            params=p,
+        ).fetchall()
 
 
 class Positions(Sequence):
@@ -334,17 +404,24 @@ class PagedTimeline:
     ordered_by_time = True
     defer_depths = False
 
-    def __init__(self, run_key: str, n: int, t_sorted: np.ndarray, src: dict,
-                 graded: tuple[np.ndarray, list, list], meta: tuple[list[int], list[str]],
-                 depth: tuple[np.ndarray, np.ndarray]):
+    def __init__(
+        self,
+        run_key: str,
+        n: int,
+        t_sorted: np.ndarray,
+        src: dict,
+        graded: tuple[np.ndarray, list, list],
+        meta: tuple[list[int], list[str]],
+        depth: tuple[np.ndarray, np.ndarray],
+    ):
         self.run_key = run_key
         self.n = n
         self.n_timed = len(t_sorted)
         #: times of every event, epoch seconds UTC, NaN for the untimed tail (what the cursor views;
         #: numpy's float64 items are Python floats)
         self.t_array = np.full(n, np.nan)
-        self.t_array[:self.n_timed] = t_sorted
-        self._t_sorted = self.t_array[:self.n_timed]
+        self.t_array[: self.n_timed] = t_sorted
+        self._t_sorted = self.t_array[: self.n_timed]
         self._src = src
         pos, rounds, kinds = graded
         self._graded_pos = [int(p) for p in pos]
@@ -388,7 +465,7 @@ class PagedTimeline:
 
         k = bisect_left(self._meta_pos, i)
         heads: dict[str, int] = {}
-        for s in self._meta_summary[k:k + folded]:
+        for s in self._meta_summary[k : k + folded]:
             h = fold_head(s or "")
             heads[h] = heads.get(h, 0) + 1
         return heads
@@ -414,16 +491,17 @@ class PagedTimeline:
                 e = min(b, self.n_timed)
                 lo, hi = float(self._t_sorted[a]), float(self._t_sorted[e - 1])
                 with conn.cursor() as cur:
-                    got = cur.execute(f"SELECT {_SEL} FROM events WHERE run_key = ? AND t >= ? AND t <= ?",
-                                      [self.run_key, lo, hi]).fetchall()
+                    got = cur.execute(
+                        f"SELECT {_SEL} FROM events WHERE run_key = ? AND t >= ? AND t <= ?", [self.run_key, lo, hi]
+                    ).fetchall()
                 got.sort(key=_key(self._src))
                 skip = a - int(np.searchsorted(self._t_sorted, lo, "left"))
-                rows = got[skip:skip + (e - a)]
+                rows = got[skip : skip + (e - a)]
             if b > self.n_timed:
                 off = max(a, self.n_timed) - self.n_timed
                 n_tail = self.n - self.n_timed
                 if n_tail <= TAIL_IN_PYTHON:
-                    rows += _tail_sorted(conn, self.run_key, self._src, n_tail)[off:off + b - max(a, self.n_timed)]
+                    rows += _tail_sorted(conn, self.run_key, self._src, n_tail)[off : off + b - max(a, self.n_timed)]
                 else:
                     rows += _tail_rows(conn, self.run_key, off, b - max(a, self.n_timed))
             out[p] = [list(col) for col in zip(*rows)] if rows else [[] for _ in PAGE_COLUMNS]
@@ -448,8 +526,9 @@ class PagedTimeline:
         (the events of :func:`edgetui.store.search_events`)."""
         return self._find(conn, query, data=True)
 
-    def find_from(self, conn: duckdb.DuckDBPyConnection, query: str, index: int, *, data: bool = False,
-                  limit: int = PAGE) -> tuple[Positions, Optional[tuple[int, int]]]:
+    def find_from(
+        self, conn: duckdb.DuckDBPyConnection, query: str, index: int, *, data: bool = False, limit: int = PAGE
+    ) -> tuple[Positions, Optional[tuple[int, int]]]:
         """The first page of :meth:`find`'s matches (:meth:`find_in_data`'s with ``data``) from the
         time of event ``index`` on: ``(positions, cover)``, every match whose position is in
         ``cover = (lo, hi)`` (inclusive; ``lo`` the first event at ``index``'s time) being in
@@ -462,12 +541,14 @@ class PagedTimeline:
         if cond is None:
             return Positions(np.zeros(0, np.int64)), None
         if not 0 <= index < self.n_timed:
-            return Positions(positions_where(conn, self.run_key, self._t_sorted, self.n, self._src, cond,
-                                             params)[0]), None
+            return Positions(
+                positions_where(conn, self.run_key, self._t_sorted, self.n, self._src, cond, params)[0]
+            ), None
         t0 = float(self._t_sorted[index])
         lo = int(np.searchsorted(self._t_sorted, t0, "left"))
-        pos, _ = positions_where(conn, self.run_key, self._t_sorted, self.n, self._src, cond, params,
-                                 t_from=t0, limit=limit, tail=False)
+        pos, _ = positions_where(
+            conn, self.run_key, self._t_sorted, self.n, self._src, cond, params, t_from=t0, limit=limit, tail=False
+        )
         if len(pos) >= limit:  # (the last time's matches are all in: see positions_where)
             t_last = float(self.t_array[int(pos[-1])])
             hi = int(np.searchsorted(self._t_sorted, t_last, "right")) - 1
@@ -477,8 +558,15 @@ class PagedTimeline:
             return Positions(pos), None
         return Positions(pos), (lo, hi)
 
-    def find_rest(self, conn: duckdb.DuckDBPyConnection, query: str, found: Positions,
-                  cover: Optional[tuple[int, int]], *, data: bool = False) -> Positions:
+    def find_rest(
+        self,
+        conn: duckdb.DuckDBPyConnection,
+        query: str,
+        found: Positions,
+        cover: Optional[tuple[int, int]],
+        *,
+        data: bool = False,
+    ) -> Positions:
         """Every match (:meth:`find` / :meth:`find_in_data`) given those of :meth:`find_from`
         (``found``, ``cover``): when that page held fewer than its limit, only the events before its
         time and the untimed tail are read; else the whole run."""
@@ -490,12 +578,26 @@ class PagedTimeline:
         lo, hi = cover
         if hi < self.n_timed - 1 or lo >= self.n_timed:
             return self._find(conn, query, data=data)
-        before, _ = positions_where(conn, self.run_key, self._t_sorted, self.n, self._src, cond, params,
-                                    t_below=float(self._t_sorted[lo]), tail=False) if lo > 0 else (np.zeros(0, np.int64), {})
+        before, _ = (
+            positions_where(
+                conn,
+                self.run_key,
+                self._t_sorted,
+                self.n,
+                self._src,
+                cond,
+                params,
+                t_below=float(self._t_sorted[lo]),
+                tail=False,
+            )
+            if lo > 0
+            else (np.zeros(0, np.int64), {})
+        )
         tail = np.zeros(0, np.int64)
         if hi < self.n - 1:  # the untimed tail
-            tail = positions_where(conn, self.run_key, self._t_sorted, self.n, self._src, cond, params,
-                                   t_from=float("inf"), tail=True)[0]
+            tail = positions_where(
+                conn, self.run_key, self._t_sorted, self.n, self._src, cond, params, t_from=float("inf"), tail=True
+            )[0]
         return Positions(np.concatenate([before, found.array, tail]).astype(np.int64))
 
     @staticmethod
@@ -516,8 +618,9 @@ class PagedTimeline:
 
     def index_of_id(self, conn: duckdb.DuckDBPyConnection, event_id: str) -> Optional[int]:
         """Position of ``event_id`` (``None`` if not in the run)."""
-        pos, _ = positions_where(conn, self.run_key, self._t_sorted, self.n, self._src,
-                                 "event_id = $eid", {"eid": event_id})
+        pos, _ = positions_where(
+            conn, self.run_key, self._t_sorted, self.n, self._src, "event_id = $eid", {"eid": event_id}
+        )
         return int(pos[0]) if len(pos) else None
 
 
@@ -534,8 +637,7 @@ def load_index(conn: duckdb.DuckDBPyConnection, run_key: str) -> PagedTimeline:
         n = int(cur.execute("SELECT count(*) FROM events WHERE run_key = ?", [run_key]).fetchall()[0][0])
         # read as they are stored and sorted here: DuckDB's ORDER BY of a million times took 75-117 ms
         # and left its sort's buffers in the process (+73 MB resident), this 23-31 ms and +3-29 MB
-        t_sorted = cur.execute("SELECT t FROM events WHERE run_key = ? AND t IS NOT NULL",
-                               [run_key]).fetchnumpy()["t"]
+        t_sorted = cur.execute("SELECT t FROM events WHERE run_key = ? AND t IS NOT NULL", [run_key]).fetchnumpy()["t"]
         t_sorted = np.sort(np.asarray(t_sorted, dtype=np.float64))
         src = dict(cur.sql(_SRC_SQL, params={"rk": run_key}).fetchall())
 
@@ -543,8 +645,11 @@ def load_index(conn: duckdb.DuckDBPyConnection, run_key: str) -> PagedTimeline:
         return positions_where(conn, run_key, t_sorted, n, src, cond, None, cols)
 
     gpos, gv = where("kind IN ('judge_result', 'game_result')", ("round", "kind"))
-    mpos, mv = where(f"kind = 'system' AND agent_format IN {_CLAUDE_SQL} AND NOT coalesce(is_error, FALSE) "
-                     "AND (level IS NULL OR level IN ('', 'info', 'debug'))", ("summary",))
+    mpos, mv = where(
+        f"kind = 'system' AND agent_format IN {_CLAUDE_SQL} AND NOT coalesce(is_error, FALSE) "
+        "AND (level IS NULL OR level IN ('', 'info', 'debug'))",
+        ("summary",),
+    )
     seen: dict[Optional[str], bool] = {}
     meta_pos: list[int] = []
     meta_sum: list[str] = []
@@ -555,17 +660,21 @@ def load_index(conn: duckdb.DuckDBPyConnection, run_key: str) -> PagedTimeline:
         if m:
             meta_pos.append(int(p))
             meta_sum.append(s)
-    launched = ("(SELECT parent_tool_use_id FROM events WHERE run_key = $rk AND parent_tool_use_id IS NOT NULL)")
+    launched = "(SELECT parent_tool_use_id FROM events WHERE run_key = $rk AND parent_tool_use_id IS NOT NULL)"
     with conn.cursor() as cur:
-        nested = cur.sql(f"SELECT count(*) FROM events WHERE run_key = $rk AND kind = 'tool_call' AND "
-                         f"parent_tool_use_id IS NOT NULL AND tool_use_id IN {launched}",
-                         params={"rk": run_key}).fetchall()[0][0]
+        nested = cur.sql(
+            f"SELECT count(*) FROM events WHERE run_key = $rk AND kind = 'tool_call' AND "
+            f"parent_tool_use_id IS NOT NULL AND tool_use_id IN {launched}",
+            params={"rk": run_key},
+        ).fetchall()[0][0]
     if not nested:  # no sub-agent inside a sub-agent: every event inside one is at depth 1
         dpos, _ = where("parent_tool_use_id IS NOT NULL", ())
         depth = (dpos, np.ones(len(dpos), np.int16))
     else:  # the order matters: a call's depth is known when the events it launched come
-        dpos, dv = where(f"parent_tool_use_id IS NOT NULL OR (kind = 'tool_call' AND tool_use_id IN {launched})",
-                         ("kind", "tool_use_id", "parent_tool_use_id"))
+        dpos, dv = where(
+            f"parent_tool_use_id IS NOT NULL OR (kind = 'tool_call' AND tool_use_id IN {launched})",
+            ("kind", "tool_use_id", "parent_tool_use_id"),
+        )
         call_depth: dict[str, int] = {}
         depth = {}
         for i, kind, tid, par in zip(dpos.tolist(), dv["kind"], dv["tool_use_id"], dv["parent_tool_use_id"]):

@@ -15,7 +15,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .events import Event
-from .parsers.base import iter_lines, open_regular, parse_error
+from .parsers.base import (
+    iter_lines,
+    line_events,
+    open_regular,
+    parse_error,
+)  # line_events: the long-line rule, shared with the live tailer
 
 _relaxed = [0, None]  # [uses open, the thresholds before the first]: fewer_collections' state
 _relaxed_lock = threading.Lock()
@@ -44,9 +49,6 @@ def fewer_collections():
             if not _relaxed[0]:
                 gc.set_threshold(*_relaxed[1])
                 gc.unfreeze()
-
-
-from .parsers.base import line_events  # noqa: E402,F401 - the long-line rule, shared with the live tailer
 
 
 def _err_line(path: Path, e: Event) -> str:
@@ -78,8 +80,11 @@ def _tail_events(fp, last_end: int, make_parser, source: str, gen: str, state) -
         return [], False
     tail_parser = make_parser(source, gen, state)
     if len(data) > MAX_LINE_BYTES:
-        evs = [parse_error(source, gen, last_end, data[:RAW_KEEP],
-                           f"unterminated last line longer than {MAX_LINE_BYTES >> 20} MiB")]
+        evs = [
+            parse_error(
+                source, gen, last_end, data[:RAW_KEEP], f"unterminated last line longer than {MAX_LINE_BYTES >> 20} MiB"
+            )
+        ]
     else:
         from .parsers.base import Line
 
@@ -108,6 +113,7 @@ def die_with_parent(parent_pid: int) -> None:
         if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl failed")
     except (OSError, AttributeError):
+
         def watch() -> None:
             while os.getppid() == parent_pid:
                 time.sleep(0.5)
@@ -131,8 +137,19 @@ def serve_parse(conn, *job) -> None:
         sender.close()
 
 
-def child_parse(q, path: str, start: int, fmt: str, source: str, gen: str, state, run_key: str,
-                batch_events: int, batch_bytes: int, parent_pid: int = 0) -> None:
+def child_parse(
+    q,
+    path: str,
+    start: int,
+    fmt: str,
+    source: str,
+    gen: str,
+    state,
+    run_key: str,
+    batch_events: int,
+    batch_bytes: int,
+    parent_pid: int = 0,
+) -> None:
     """Parsing process: lines -> events -> Arrow IPC bytes, one message per batch, in file order.
     The batches are **not scrubbed** (:func:`edgetui.batches.build_table`): the receiving process
     scrubs each one (:func:`edgetui.batches.scrub_table`) before anything is written, on the other
@@ -157,8 +174,11 @@ def child_parse(q, path: str, start: int, fmt: str, source: str, gen: str, state
             with pa.ipc.new_stream(sink, tbl.schema) as w:
                 w.write_table(tbl)
             ro = parser.resume_offset()
-            cur = dict(offset=ro if ro is not None else last_end, state=state if state is not None else parser.state(),
-                       done=done)
+            cur = dict(
+                offset=ro if ro is not None else last_end,
+                state=state if state is not None else parser.state(),
+                done=done,
+            )
             q.put(("batch", sink.getvalue().to_pybytes(), len(events), cur, last_end, n_err, first_err))
 
         with open_regular(path) as fp, fewer_collections():
@@ -174,8 +194,9 @@ def child_parse(q, path: str, start: int, fmt: str, source: str, gen: str, state
                 if len(batch) >= batch_events or last_end - batch_start >= batch_bytes:
                     send(batch, False)
                     batch, batch_start = [], last_end
-            tail, has_tail = _tail_events(fp, last_end, lambda s_, g_, st_: parser_for(fmt, s_, g_, st_),
-                                          source, gen, parser.state())
+            tail, has_tail = _tail_events(
+                fp, last_end, lambda s_, g_, st_: parser_for(fmt, s_, g_, st_), source, gen, parser.state()
+            )
         if not has_tail:
             tail = parser.finish()
         for e in tail:
@@ -186,5 +207,5 @@ def child_parse(q, path: str, start: int, fmt: str, source: str, gen: str, state
         batch.extend(tail)
         send(batch, not has_tail, state=cur_state)
         q.put(("done",))
-    except BaseException as e:  # reported by the parent as a one-line message
+    except BaseException as e:  # noqa: BLE001 - reported by the parent as a one-line message
         q.put(("error", " ".join(str(e).split()) or type(e).__name__))

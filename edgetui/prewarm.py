@@ -44,7 +44,7 @@ def _wait(conn, parent_pid: int) -> None:
 
     ignore_ctrl_c()
     from .batches import build_table  # noqa: F401  (imported ahead, as child_parse will)
-    from .parsers.detect import parser_for  # noqa: F401
+    from .parsers.detect import parser_for  # noqa: F401 - imported ahead (warming the child), as child_parse will
 
     try:
         job = conn.recv()
@@ -93,7 +93,7 @@ def stop() -> None:
         try:
             conn.send(None)
             proc.join(timeout=2)
-        except Exception:  # (closed: it is killed instead)
+        except Exception:  # noqa: BLE001 - (closed: it is killed instead)
             pass
         if proc.is_alive():
             proc.kill()

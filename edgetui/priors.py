@@ -159,10 +159,34 @@ def _fit_row(curve, data_fp: str, run_sig: str) -> list[Any]:
         smax, t_mid, beta = params.get("Smax"), params.get("t_mid"), params.get("beta")
         t_half, r2, rmse, status, flags, findings = f.t_half, f.r2, f.rmse, f.status, " ".join(f.flags), f.findings
     grouping = {"role": "run", "run_key": curve.run_key, "data_fp": data_fp, "run_sig": run_sig}
-    return [_run_fit_id(curve.run_key), time.time(), PRIOR_SOURCE, json.dumps(grouping, sort_keys=True),
-            curve.run_key, curve.task_id, curve.model, "log_sigmoid", FIT_METHOD, FIT_VERSION, "wall_clock",
-            "best-so-far of one run", json.dumps(params), smax, t_mid, beta, t_half, r2, rmse, len(hours), status,
-            flags, bool(findings), "{}", json.dumps(hours), json.dumps(scores)]
+    return [
+        _run_fit_id(curve.run_key),
+        time.time(),
+        PRIOR_SOURCE,
+        json.dumps(grouping, sort_keys=True),
+        curve.run_key,
+        curve.task_id,
+        curve.model,
+        "log_sigmoid",
+        FIT_METHOD,
+        FIT_VERSION,
+        "wall_clock",
+        "best-so-far of one run",
+        json.dumps(params),
+        smax,
+        t_mid,
+        beta,
+        t_half,
+        r2,
+        rmse,
+        len(hours),
+        status,
+        flags,
+        bool(findings),
+        "{}",
+        json.dumps(hours),
+        json.dumps(scores),
+    ]
 
 
 _INSERT_SQL = "INSERT OR REPLACE INTO fits VALUES (" + ", ".join("?" for _ in range(26)) + ")"
@@ -189,7 +213,7 @@ def _write(execute: Callable[..., Any], rows: Sequence[tuple[str, list[Any]]]) -
         if began:
             try:
                 execute("ROLLBACK")
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - rolling back after a failure: that failure is the one said
                 pass
         return False
 
@@ -198,8 +222,9 @@ def _keys_sql(keys: Sequence[str]) -> str:
     return "r.run_key IN (" + ", ".join("?" for _ in keys) + ")"
 
 
-def fit_runs(fetch: Callable[..., Any], run_keys: Sequence[str], *,
-             execute: Optional[Callable[..., Any]] = None) -> dict[str, tuple[Optional[float], bool]]:
+def fit_runs(
+    fetch: Callable[..., Any], run_keys: Sequence[str], *, execute: Optional[Callable[..., Any]] = None
+) -> dict[str, tuple[Optional[float], bool]]:
     """Make the stored prior fit of each of ``run_keys`` (recorded runs; unknown keys are skipped)
     current: a run whose data hash (:data:`_DATA_SQL`) is its stored row's keeps its fit (only the
     row's run signature is written again); the others are fitted. Rows are written through
@@ -221,8 +246,9 @@ def fit_runs(fetch: Callable[..., Any], run_keys: Sequence[str], *,
             out[k] = (hit[1], hit[2])
             if hit[0].get("run_sig") != sigs.get(k):
                 g = {**hit[0], "run_sig": sigs.get(k)}
-                rows.append(("UPDATE fits SET grouping = ? WHERE fit_id = ?",
-                             [json.dumps(g, sort_keys=True), _run_fit_id(k)]))
+                rows.append(
+                    ("UPDATE fits SET grouping = ? WHERE fit_id = ?", [json.dumps(g, sort_keys=True), _run_fit_id(k)])
+                )
         else:
             refit.append(k)
     for c in load_curves(fetch, refit) if refit else []:
@@ -250,8 +276,14 @@ def _feeders(fetch: Callable[..., Any], where: str, params: list) -> tuple[dict[
     return sigs, stored
 
 
-def shape_prior(fetch: Callable[..., Any], run_key: str, *, execute: Optional[Callable[..., Any]] = None,
-                fit: bool = True, run: Optional[tuple] = None) -> Prior:
+def shape_prior(
+    fetch: Callable[..., Any],
+    run_key: str,
+    *,
+    execute: Optional[Callable[..., Any]] = None,
+    fit: bool = True,
+    run: Optional[tuple] = None,
+) -> Prior:
     """The :class:`Prior` for ``run_key`` (see the module's rules). ``fetch`` reads the runs,
     submissions and fits tables; ``execute`` (optional) stores the fits made. ``fit``: fit the feeding
     runs without a current stored fit now (else they are :attr:`Prior.pending` and the prior is what
@@ -288,6 +320,12 @@ def shape_prior(fetch: Callable[..., Any], run_key: str, *, execute: Optional[Ca
                 label += f" ({len(pending)} being fitted)"
             return Prior(float(statistics.median(fed.values())), label, level, sorted(fed), fitted, pending)
         if pending:  # nothing stored yet: the default until they are fitted, and say so
-            return Prior(DEFAULT_BETA, f"default (open-51 per-task median) until {len(pending)} earlier run(s) "
-                                       f"of this {level} are fitted", "default", [], fitted, pending)
+            return Prior(
+                DEFAULT_BETA,
+                f"default (open-51 per-task median) until {len(pending)} earlier run(s) of this {level} are fitted",
+                "default",
+                [],
+                fitted,
+                pending,
+            )
     return Prior(DEFAULT_BETA, "default (open-51 per-task median): no earlier run of this task or model", "default")

@@ -50,48 +50,121 @@ import duckdb
 from .errors import QueryRefused
 
 #: table functions a request may use: they compute from their arguments or read the catalog
-TABLE_FUNCTIONS = frozenset({
-    "range", "generate_series", "unnest", "repeat", "json_each", "json_tree",
-    "duckdb_columns", "duckdb_constraints", "duckdb_databases", "duckdb_dependencies",
-    "duckdb_functions", "duckdb_indexes", "duckdb_keywords", "duckdb_schemas", "duckdb_sequences",
-    "duckdb_settings", "duckdb_tables", "duckdb_types", "duckdb_views",
-    "pragma_table_info", "pragma_show", "pragma_version", "pragma_database_size",
-    "pragma_storage_info", "pragma_collations", "pragma_platform",
-    "pg_timezone_names", "icu_calendar_names",
-})
+TABLE_FUNCTIONS = frozenset(
+    {
+        "range",
+        "generate_series",
+        "unnest",
+        "repeat",
+        "json_each",
+        "json_tree",
+        "duckdb_columns",
+        "duckdb_constraints",
+        "duckdb_databases",
+        "duckdb_dependencies",
+        "duckdb_functions",
+        "duckdb_indexes",
+        "duckdb_keywords",
+        "duckdb_schemas",
+        "duckdb_sequences",
+        "duckdb_settings",
+        "duckdb_tables",
+        "duckdb_types",
+        "duckdb_views",
+        "pragma_table_info",
+        "pragma_show",
+        "pragma_version",
+        "pragma_database_size",
+        "pragma_storage_info",
+        "pragma_collations",
+        "pragma_platform",
+        "pg_timezone_names",
+        "icu_calendar_names",
+    }
+)
 
 #: built-in functions refused although DuckDB does not mark all of them as having side effects:
 #: they change state (sequences, the random seed, the log), wait, or bind a query given as text
 #: (``json_serialize_plan`` binds it, and binding ``FROM 'a.csv'`` reads the file)
-REFUSED_FUNCTIONS = frozenset({
-    "nextval", "setval", "setseed", "write_log", "sleep_ms", "pg_sleep", "json_serialize_plan",
-})
+REFUSED_FUNCTIONS = frozenset(
+    {
+        "nextval",
+        "setval",
+        "setseed",
+        "write_log",
+        "sleep_ms",
+        "pg_sleep",
+        "json_serialize_plan",
+    }
+)
 
 #: functions DuckDB marks as having side effects that read nothing and change nothing
-HARMLESS_SIDE_EFFECTS = frozenset({
-    "random", "uuid", "uuidv4", "uuidv7", "gen_random_uuid", "currval", "error", "stats",
-    "vector_type", "current_query", "current_query_id", "current_connection_id",
-    "current_transaction_id",
-})
+HARMLESS_SIDE_EFFECTS = frozenset(
+    {
+        "random",
+        "uuid",
+        "uuidv4",
+        "uuidv7",
+        "gen_random_uuid",
+        "currval",
+        "error",
+        "stats",
+        "vector_type",
+        "current_query",
+        "current_query_id",
+        "current_connection_id",
+        "current_transaction_id",
+    }
+)
 
 #: scalar-context names the parser produces that ``duckdb_functions()`` lists as table functions
 SCALAR_SPECIALS = frozenset({"unnest", "unlist"})
 
 #: expression kinds (``class``) a read-only query may contain
-EXPRESSION_CLASSES = frozenset({
-    "BETWEEN", "CASE", "CAST", "COLLATE", "COLUMN_REF", "COMPARISON", "CONJUNCTION", "CONSTANT",
-    "FUNCTION", "LAMBDA", "LAMBDA_REF", "OPERATOR", "PARAMETER", "POSITIONAL_REFERENCE", "STAR",
-    "SUBQUERY", "TYPE", "WINDOW",
-})
+EXPRESSION_CLASSES = frozenset(
+    {
+        "BETWEEN",
+        "CASE",
+        "CAST",
+        "COLLATE",
+        "COLUMN_REF",
+        "COMPARISON",
+        "CONJUNCTION",
+        "CONSTANT",
+        "FUNCTION",
+        "LAMBDA",
+        "LAMBDA_REF",
+        "OPERATOR",
+        "PARAMETER",
+        "POSITIONAL_REFERENCE",
+        "STAR",
+        "SUBQUERY",
+        "TYPE",
+        "WINDOW",
+    }
+)
 
 #: table references (``type`` of a ``from_table``, a join's sides…)
-TABLE_REFS = frozenset({"BASE_TABLE", "TABLE_FUNCTION", "SUBQUERY", "JOIN", "EXPRESSION_LIST",
-                        "EMPTY", "PIVOT", "SHOW_REF"})
+TABLE_REFS = frozenset(
+    {"BASE_TABLE", "TABLE_FUNCTION", "SUBQUERY", "JOIN", "EXPRESSION_LIST", "EMPTY", "PIVOT", "SHOW_REF"}
+)
 
 #: the other node kinds of a SELECT's tree (query nodes, result modifiers, sort orders)
-QUERY_NODES = frozenset({"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE",
-                         "ORDER_MODIFIER", "LIMIT_MODIFIER", "LIMIT_PERCENT_MODIFIER",
-                         "DISTINCT_MODIFIER", "ORDER_DEFAULT", "ASCENDING", "DESCENDING"})
+QUERY_NODES = frozenset(
+    {
+        "SELECT_NODE",
+        "SET_OPERATION_NODE",
+        "RECURSIVE_CTE_NODE",
+        "CTE_NODE",
+        "ORDER_MODIFIER",
+        "LIMIT_MODIFIER",
+        "LIMIT_PERCENT_MODIFIER",
+        "DISTINCT_MODIFIER",
+        "ORDER_DEFAULT",
+        "ASCENDING",
+        "DESCENDING",
+    }
+)
 
 #: schemas or catalogs a function name may be qualified with
 FUNCTION_QUALIFIERS = frozenset({"", "main", "system", "pg_catalog"})
@@ -120,16 +193,20 @@ def _allowed() -> duckdb.DuckDBPyConnection:
             "SELECT lower(function_name), bool_or(coalesce(has_side_effects, false)) FROM duckdb_functions() "
             "WHERE function_type IN ('scalar', 'aggregate', 'window', 'macro') AND internal GROUP BY ALL"
         ).fetchall()
-        _functions = frozenset(n for n, side in rows if not side or n in HARMLESS_SIDE_EFFECTS) \
-            - REFUSED_FUNCTIONS | SCALAR_SPECIALS
+        _functions = (
+            frozenset(n for n, side in rows if not side or n in HARMLESS_SIDE_EFFECTS) - REFUSED_FUNCTIONS
+            | SCALAR_SPECIALS
+        )
         _types = frozenset(n.lower() for (n,) in conn.execute("SELECT type_name FROM duckdb_types()").fetchall())
         _parser = conn
     return _parser
 
 
 def _refuse(what: str) -> Refused:
-    return Refused(f"refused: {what}; `edgetui sql` reads only this database's tables (no file, device, "
-                   "network or extension; no statement that changes anything)")
+    return Refused(
+        f"refused: {what}; `edgetui sql` reads only this database's tables (no file, device, "
+        "network or extension; no statement that changes anything)"
+    )
 
 
 def _statement_error(e: Exception) -> ValueError:
@@ -145,8 +222,11 @@ def _explain_inner(query: str) -> str:
     toks = duckdb.tokenize(query)
     ends = [p for p, _ in toks[1:]] + [len(raw)]
     # a word runs to the next token (a comment is a token of its own); quotes do not hide a keyword
-    words = [raw[p:e].decode(errors="replace").strip().strip('"').lower()
-             for (p, kind), e in zip(toks, ends) if kind != duckdb.token_type.comment]
+    words = [
+        raw[p:e].decode(errors="replace").strip().strip('"').lower()
+        for (p, kind), e in zip(toks, ends)
+        if kind != duckdb.token_type.comment
+    ]
     toks = [p for p, kind in toks if kind != duckdb.token_type.comment]
     if not words or words[0] != "explain":
         raise _refuse("an EXPLAIN statement that could not be read")
@@ -165,7 +245,7 @@ def _explain_inner(query: str) -> str:
         raise _refuse("EXPLAIN ANALYZE (it runs its statement)")
     if i >= len(words):
         raise _refuse("an EXPLAIN without a statement")
-    return raw[toks[i]:].decode()
+    return raw[toks[i] :].decode()
 
 
 def _kind(st) -> str:
@@ -188,10 +268,16 @@ def _check_statement(st, qualified: list) -> None:
         raise Refused(
             f"refused: {_kind(st)} statement; `edgetui sql` answers only read-only statements (SELECT, "
             "DESCRIBE, SHOW, SUMMARIZE, EXPLAIN without ANALYZE); runs are forgotten or tagged with "
-            "`edgetui forget` / `edgetui tag`")
+            "`edgetui forget` / `edgetui tag`"
+        )
     with _lock:
-        text = _allowed().execute("SELECT json_serialize_sql(?, skip_null := true, skip_empty := true, "
-                                  "skip_default := true)", [st.query]).fetchone()[0]
+        text = (
+            _allowed()
+            .execute(
+                "SELECT json_serialize_sql(?, skip_null := true, skip_empty := true, skip_default := true)", [st.query]
+            )
+            .fetchone()[0]
+        )
     try:
         tree = json.loads(text)
     except RecursionError:  # (Python's JSON reader nests as deep as the query, ~500 levels at most)
@@ -205,8 +291,10 @@ def _table_name(cat: str, schema: str, name: str, qualified: list) -> None:
     parts = [p for p in (cat, schema, name) if p]
     if not parts or not all(_PLAIN.match(p) for p in parts):
         shown = ".".join(parts) or "(empty)"
-        raise _refuse(f"the table name {json.dumps(shown)} (a file or a path: only tables of the database, "
-                      "named without quotes, are read)")
+        raise _refuse(
+            f"the table name {json.dumps(shown)} (a file or a path: only tables of the database, "
+            "named without quotes, are read)"
+        )
     if len(parts) > 1:
         qualified.append(tuple(p.lower() for p in parts))
 
@@ -244,8 +332,9 @@ def _walk(root: Any, qualified: list) -> None:
                     raise _refuse(f"the type {node.get('type_name')} (not one of DuckDB's built-in types)")
         elif isinstance(kind, str) and kind in TABLE_REFS:
             if kind == "BASE_TABLE":
-                _table_name(node.get("catalog_name", ""), node.get("schema_name", ""),
-                            node.get("table_name", ""), qualified)
+                _table_name(
+                    node.get("catalog_name", ""), node.get("schema_name", ""), node.get("table_name", ""), qualified
+                )
             elif kind == "TABLE_FUNCTION":
                 fn = node.get("function") or {}
                 _function_name(fn, TABLE_FUNCTIONS, "table function")
@@ -256,8 +345,9 @@ def _walk(root: Any, qualified: list) -> None:
             elif kind == "SHOW_REF":
                 show = node.get("show_type", "")
                 if node.get("table_name") and show not in ("SHOW_SPECIAL",):
-                    _table_name(node.get("catalog_name", ""), node.get("schema_name", ""),
-                                node["table_name"], qualified)
+                    _table_name(
+                        node.get("catalog_name", ""), node.get("schema_name", ""), node["table_name"], qualified
+                    )
         elif isinstance(kind, str) and kind not in QUERY_NODES:
             raise _refuse(f"a {kind.lower()} in the query (a kind of node this check does not know)")
         stack.extend(v for k, v in node.items() if isinstance(v, (dict, list)) and k != "type")
@@ -288,9 +378,13 @@ def check_read_only(sql: str, conn: Optional[duckdb.DuckDBPyConnection] = None) 
 
 
 def _check_catalog(conn: duckdb.DuckDBPyConnection, qualified: list[tuple[str, ...]]) -> None:
-    known = {tuple(str(x).lower() for x in r) for r in conn.execute(
-        "SELECT database_name, schema_name, table_name FROM duckdb_tables() "
-        "UNION ALL SELECT database_name, schema_name, view_name FROM duckdb_views()").fetchall()}
+    known = {
+        tuple(str(x).lower() for x in r)
+        for r in conn.execute(
+            "SELECT database_name, schema_name, table_name FROM duckdb_tables() "
+            "UNION ALL SELECT database_name, schema_name, view_name FROM duckdb_views()"
+        ).fetchall()
+    }
     for parts in qualified:
         if len(parts) == 3:
             ok = parts in known
@@ -298,5 +392,7 @@ def _check_catalog(conn: duckdb.DuckDBPyConnection, qualified: list[tuple[str, .
             a, b = parts
             ok = any(s == a and t == b for _, s, t in known) or (a, "main", b) in known
         if not ok:
-            raise _refuse(f"the table name {json.dumps('.'.join(parts))} (not a table of this database; "
-                          "DuckDB would read it as a file)")
+            raise _refuse(
+                f"the table name {json.dumps('.'.join(parts))} (not a table of this database; "
+                "DuckDB would read it as a file)"
+            )

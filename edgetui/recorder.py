@@ -30,7 +30,13 @@ from .records import RunInfo, TaskInfo
 from .schema import migrate
 
 from .batches import (  # noqa: F401  (re-exported: the recorder's batch format)
-    _EVENT_COLS_SQL, _EVENT_SCHEMA, EVENT_COLUMNS, REDACTED, Scrubber, _dumps, events_to_table,
+    _EVENT_COLS_SQL,
+    _EVENT_SCHEMA,
+    EVENT_COLUMNS,
+    REDACTED,
+    Scrubber,
+    _dumps,
+    events_to_table,
 )
 
 
@@ -38,8 +44,11 @@ def _has_final_errors(tbl: pa.Table) -> bool:
     """Does this batch hold a completed (not provisional) run-log ERROR record?"""
     import pyarrow.compute as pc
 
-    return bool(pc.any(pc.and_(pc.equal(tbl.column("kind"), "infra_error"),
-                               pc.not_equal(tbl.column("sub"), PROVISIONAL_SUB))).as_py())
+    return bool(
+        pc.any(
+            pc.and_(pc.equal(tbl.column("kind"), "infra_error"), pc.not_equal(tbl.column("sub"), PROVISIONAL_SUB))
+        ).as_py()
+    )
 
 
 #: whole-file event kinds whose time finalize_run places after they are written (never re-timed here)
@@ -184,8 +193,10 @@ class Recorder:
             if not fresh and not self._fresh_rows(tbl) and _has_final_errors(tbl):
                 self.conn.execute(
                     "DELETE FROM events WHERE sub = ? AND event_id IN (SELECT e.event_id FROM events e JOIN "
-                    "_edgetui_batch b ON e.run_key = b.run_key AND e.source = b.source AND e.\"offset\" = b.\"offset\" "
-                    "WHERE e.sub = ? AND b.sub <> ?)", [PROVISIONAL_SUB] * 3)
+                    '_edgetui_batch b ON e.run_key = b.run_key AND e.source = b.source AND e."offset" = b."offset" '
+                    "WHERE e.sub = ? AND b.sub <> ?)",
+                    [PROVISIONAL_SUB] * 3,
+                )
             self.conn.execute(
                 f"INSERT {'OR IGNORE ' if ignore else ''}INTO events ({_EVENT_COLS_SQL}) "
                 f"SELECT {_EVENT_COLS_SQL} FROM _edgetui_batch"
@@ -205,8 +216,14 @@ class Recorder:
 
         return bool(pc.all(pc.equal(tbl.column("run_key"), self.fresh_run)).as_py())
 
-    def replace_file_events(self, run_key: str, events: Sequence[Event], line_sources: Sequence[str],
-                            held: Sequence[tuple[Any, bool]] = (), defer_to: Optional[list] = None) -> int:
+    def replace_file_events(
+        self,
+        run_key: str,
+        events: Sequence[Event],
+        line_sources: Sequence[str],
+        held: Sequence[tuple[Any, bool]] = (),
+        defer_to: Optional[list] = None,
+    ) -> int:
         """Set the events of the run's whole-file sources (JSON files, submission folders).
 
         Such events describe the files as they are now: events of an older
@@ -226,8 +243,13 @@ class Recorder:
         """
         return self.replace_file_events_many([(run_key, events)], line_sources, held=held, defer_to=defer_to)[0]
 
-    def replace_file_events_many(self, items: Sequence[tuple[str, Sequence[Event]]], line_sources: Sequence[str],
-                                 held: Sequence[tuple[Any, bool]] = (), defer_to: Optional[list] = None) -> list[int]:
+    def replace_file_events_many(
+        self,
+        items: Sequence[tuple[str, Sequence[Event]]],
+        line_sources: Sequence[str],
+        held: Sequence[tuple[Any, bool]] = (),
+        defer_to: Optional[list] = None,
+    ) -> list[int]:
         """:meth:`replace_file_events` of several runs ``(run_key, events)`` (distinct run keys) in
         at most three statements whatever their number: one read of what they have recorded, one
         DELETE, one INSERT (a statement costs ~1-4 ms: 150 new live runs' first refresh paid one
@@ -246,16 +268,15 @@ class Recorder:
         # graded round deletes nothing and inserts that round's events (an anti-join DELETE and an
         # INSERT OR IGNORE of every file event cost ~15 ms a refresh)
         srcs = ", ".join("'" + s.replace("'", "''") + "'" for s in line_sources) or "''"
-        where = (f"source NOT IN ({srcs}) "
-                 "AND kind NOT IN ('annotation', 'alarm', 'container_state', 'resource_sample')")
+        where = f"source NOT IN ({srcs}) AND kind NOT IN ('annotation', 'alarm', 'container_state', 'resource_sample')"
         with self.transaction():
             ask = [k for k in keys if k != self.fresh_run]
             have: dict[str, dict[str, tuple]] = {k: {} for k in keys}
             if ask:
                 qs = ", ".join("?" for _ in ask)
                 for rk, eid, t, ts in self.conn.execute(
-                        f"SELECT run_key, event_id, t, t_source FROM events WHERE run_key IN ({qs}) AND {where}",
-                        ask).fetchall():
+                    f"SELECT run_key, event_id, t, t_source FROM events WHERE run_key IN ({qs}) AND {where}", ask
+                ).fetchall():
                     have[rk][eid] = (t, ts)
             tables: list[pa.Table] = [t for t, _ in held if isinstance(t, pa.Table)]
             gone_all: list[str] = []
@@ -275,8 +296,11 @@ class Recorder:
                 retimed: set[str] = set()
                 if had:
                     cols = (tbl.column(c).to_pylist() for c in ("t", "t_source", "kind"))
-                    retimed = {eid for eid, t, ts, kind in zip(ids, *cols)
-                               if t is not None and eid in had and had[eid] != (t, ts) and kind not in _PLACED_KINDS}
+                    retimed = {
+                        eid
+                        for eid, t, ts, kind in zip(ids, *cols)
+                        if t is not None and eid in had and had[eid] != (t, ts) and kind not in _PLACED_KINDS
+                    }
                 gone = sorted(set(had).difference(ids) | retimed)
                 gone_all.extend(gone)
                 fresh, seen = [], set(had).difference(retimed)
@@ -289,8 +313,11 @@ class Recorder:
                 changes.append(len(fresh) - len(gone))  # (a re-timed event counts once in each: no change)
             if gone_all:
                 # (event ids are unique across runs: sha1 of run key, source, generation, offset, sub)
-                self.conn.execute(f"DELETE FROM events WHERE run_key IN ({', '.join('?' for _ in keys)}) AND {where} "
-                                  "AND event_id IN (SELECT unnest(?))", [*keys, gone_all])
+                self.conn.execute(
+                    f"DELETE FROM events WHERE run_key IN ({', '.join('?' for _ in keys)}) AND {where} "
+                    "AND event_id IN (SELECT unnest(?))",
+                    [*keys, gone_all],
+                )
             if tables:  # known to be new: a plain INSERT (an INSERT OR IGNORE of one row costs ~8 ms)
                 new = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
                 if defer_to is not None and keys[0] == self.fresh_run:
@@ -303,8 +330,16 @@ class Recorder:
     def get_cursor(self, run_key: str, source: str) -> Optional[dict[str, Any]]:
         pend = self._pending_cursors.get((run_key, source))
         if pend is not None:  # set in this transaction, not written yet (batch_mode)
-            return {"generation": pend[3], "offset": pend[4], "state": json.loads(pend[5]) if pend[5] else None,
-                    "size": pend[6], "mtime": pend[7], "inode": pend[8], "done": pend[9], "path": pend[2]}
+            return {
+                "generation": pend[3],
+                "offset": pend[4],
+                "state": json.loads(pend[5]) if pend[5] else None,
+                "size": pend[6],
+                "mtime": pend[7],
+                "inode": pend[8],
+                "done": pend[9],
+                "path": pend[2],
+            }
         if run_key == self.fresh_run:
             self._no_cursor.add((run_key, source))
             return None
@@ -346,22 +381,38 @@ class Recorder:
         k = (run_key, source)
         if k in self._pending_cursors or (self.batch_mode and self._depth and k in self._no_cursor):
             self._no_cursor.discard(k)  # a new cursor: written with the others at the commit
-            self._pending_cursors[k] = [run_key, source, path, generation, offset, st, size, mtime, inode, done,
-                                        time.time()]
+            self._pending_cursors[k] = [
+                run_key,
+                source,
+                path,
+                generation,
+                offset,
+                st,
+                size,
+                mtime,
+                inode,
+                done,
+                time.time(),
+            ]
             return
         # an UPDATE, else an INSERT: DuckDB's INSERT OR REPLACE costs ~4x either (2.2 against 0.5 ms here)
         if (run_key, source) in self._no_cursor:  # get_cursor found none: nothing to update
             self._no_cursor.discard((run_key, source))
-            self.conn.execute("INSERT INTO source_cursors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                              [run_key, source, path, generation, offset, st, size, mtime, inode, done, time.time()])
+            self.conn.execute(
+                "INSERT INTO source_cursors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [run_key, source, path, generation, offset, st, size, mtime, inode, done, time.time()],
+            )
             return
         n = self.conn.execute(
             'UPDATE source_cursors SET path = ?, generation = ?, "offset" = ?, state = ?, size = ?, mtime = ?, '
             "inode = ?, done = ?, updated_at = ? WHERE run_key = ? AND source = ?",
-            [path, generation, offset, st, size, mtime, inode, done, time.time(), run_key, source]).fetchall()
+            [path, generation, offset, st, size, mtime, inode, done, time.time(), run_key, source],
+        ).fetchall()
         if not n or not n[0][0]:
-            self.conn.execute("INSERT INTO source_cursors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                              [run_key, source, path, generation, offset, st, size, mtime, inode, done, time.time()])
+            self.conn.execute(
+                "INSERT INTO source_cursors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [run_key, source, path, generation, offset, st, size, mtime, inode, done, time.time()],
+            )
 
     def note_no_cursor(self, run_key: str, source: str) -> None:
         """The caller knows ``source`` of ``run_key`` has no cursor row: its :meth:`set_cursor` inserts."""
@@ -373,10 +424,32 @@ class Recorder:
             return
         rows = list(self._pending_cursors.values())
         self._pending_cursors.clear()
-        names = ["run_key", "source", "path", "generation", "offset", "state", "size", "mtime", "inode", "done",
-                 "updated_at"]
-        types = [pa.string(), pa.string(), pa.string(), pa.string(), pa.int64(), pa.string(), pa.int64(),
-                 pa.float64(), pa.int64(), pa.bool_(), pa.float64()]
+        names = [
+            "run_key",
+            "source",
+            "path",
+            "generation",
+            "offset",
+            "state",
+            "size",
+            "mtime",
+            "inode",
+            "done",
+            "updated_at",
+        ]
+        types = [
+            pa.string(),
+            pa.string(),
+            pa.string(),
+            pa.string(),
+            pa.int64(),
+            pa.string(),
+            pa.int64(),
+            pa.float64(),
+            pa.int64(),
+            pa.bool_(),
+            pa.float64(),
+        ]
         tbl = pa.table([pa.array(col, t) for col, t in zip(zip(*rows), types)], names=names)
         self.conn.register("_edgetui_cursors", tbl)
         try:
@@ -384,8 +457,9 @@ class Recorder:
         finally:
             self.conn.unregister("_edgetui_cursors")
 
-    def commit_batch(self, run_key: str, events: Sequence[Event] | pa.Table, cursor: Optional[dict] = None,
-                     *, ignore: bool = True) -> None:
+    def commit_batch(
+        self, run_key: str, events: Sequence[Event] | pa.Table, cursor: Optional[dict] = None, *, ignore: bool = True
+    ) -> None:
         """Insert ``events`` (or an events Arrow table) and set the source cursor in one transaction
         (``ignore=False``: a plain INSERT of events known to be new, see :meth:`insert_events`)."""
         with self.transaction():
@@ -400,8 +474,10 @@ class Recorder:
                 self.set_cursor(run_key, **cursor)
 
     # ------------------------------------------------------------------ runs, tasks, submissions
-    _TASK_COLS = ("task_id, name, category, selection, score_direction, rescale, parser, game_mode, eval_timeout, "
-                  "source_path, assumed")
+    _TASK_COLS = (
+        "task_id, name, category, selection, score_direction, rescale, parser, game_mode, eval_timeout, "
+        "source_path, assumed"
+    )
 
     def get_task(self, task_id: str) -> Optional[TaskInfo]:
         return self.get_tasks([task_id])[task_id]
@@ -412,12 +488,22 @@ class Recorder:
         out: dict[str, Optional[TaskInfo]] = {t: None for t in ids}
         if not ids:
             return out
-        for r in self.conn.execute(f"SELECT {self._TASK_COLS} FROM tasks WHERE task_id IN "
-                                   f"({', '.join('?' for _ in ids)})", ids).fetchall():
-            out[r[0]] = TaskInfo(task_id=r[0], name=r[1], category=r[2], selection=r[3] or "pass_rate_first",
-                                 score_direction=r[4] or "maximize", rescale=json.loads(r[5]) if r[5] else None,
-                                 parser=r[6], game_mode=bool(r[7]), eval_timeout=r[8], source_path=r[9],
-                                 assumed=bool(r[10]))
+        for r in self.conn.execute(
+            f"SELECT {self._TASK_COLS} FROM tasks WHERE task_id IN ({', '.join('?' for _ in ids)})", ids
+        ).fetchall():
+            out[r[0]] = TaskInfo(
+                task_id=r[0],
+                name=r[1],
+                category=r[2],
+                selection=r[3] or "pass_rate_first",
+                score_direction=r[4] or "maximize",
+                rescale=json.loads(r[5]) if r[5] else None,
+                parser=r[6],
+                game_mode=bool(r[7]),
+                eval_timeout=r[8],
+                source_path=r[9],
+                assumed=bool(r[10]),
+            )
         return out
 
     def task_for(self, task: TaskInfo) -> TaskInfo:
@@ -457,26 +543,41 @@ class Recorder:
             task = tasks[0]
             self.conn.execute(
                 "INSERT OR REPLACE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [task.task_id, task.name, task.category, task.selection, task.score_direction,
-                 _dumps(task.rescale) if task.rescale else None, task.parser, task.game_mode,
-                 task.eval_timeout, task.source_path, task.assumed],
+                [
+                    task.task_id,
+                    task.name,
+                    task.category,
+                    task.selection,
+                    task.score_direction,
+                    _dumps(task.rescale) if task.rescale else None,
+                    task.parser,
+                    task.game_mode,
+                    task.eval_timeout,
+                    task.source_path,
+                    task.assumed,
+                ],
             )
             return
-        tbl = pa.table({
-            "task_id": [t.task_id for t in tasks], "name": pa.array([t.name for t in tasks], pa.string()),
-            "category": pa.array([t.category for t in tasks], pa.string()),
-            "selection": [t.selection for t in tasks], "score_direction": [t.score_direction for t in tasks],
-            "rescale": pa.array([_dumps(t.rescale) if t.rescale else None for t in tasks], pa.string()),
-            "parser": pa.array([t.parser for t in tasks], pa.string()),
-            "game_mode": pa.array([t.game_mode for t in tasks], pa.bool_()),
-            "eval_timeout": pa.array([t.eval_timeout for t in tasks], pa.int64()),
-            "source_path": pa.array([t.source_path for t in tasks], pa.string()),
-            "assumed": pa.array([t.assumed for t in tasks], pa.bool_()),
-        })
+        tbl = pa.table(
+            {
+                "task_id": [t.task_id for t in tasks],
+                "name": pa.array([t.name for t in tasks], pa.string()),
+                "category": pa.array([t.category for t in tasks], pa.string()),
+                "selection": [t.selection for t in tasks],
+                "score_direction": [t.score_direction for t in tasks],
+                "rescale": pa.array([_dumps(t.rescale) if t.rescale else None for t in tasks], pa.string()),
+                "parser": pa.array([t.parser for t in tasks], pa.string()),
+                "game_mode": pa.array([t.game_mode for t in tasks], pa.bool_()),
+                "eval_timeout": pa.array([t.eval_timeout for t in tasks], pa.int64()),
+                "source_path": pa.array([t.source_path for t in tasks], pa.string()),
+                "assumed": pa.array([t.assumed for t in tasks], pa.bool_()),
+            }
+        )
         self.conn.register("_edgetui_tasks", tbl)
         try:
-            self.conn.execute(f"INSERT OR REPLACE INTO tasks ({self._TASK_COLS}) SELECT {self._TASK_COLS} "
-                              "FROM _edgetui_tasks")
+            self.conn.execute(
+                f"INSERT OR REPLACE INTO tasks ({self._TASK_COLS}) SELECT {self._TASK_COLS} FROM _edgetui_tasks"
+            )
         finally:
             try:
                 self.conn.unregister("_edgetui_tasks")
@@ -538,11 +639,24 @@ class Recorder:
         cfg = _dumps(self.scrubber.scrub_obj(info.config)) if info.config is not None else None
         fin = _dumps(self.scrubber.scrub_obj(info.final)) if info.final is not None else None
         vals = dict(
-            host=info.host, run_id=info.run_id, task_id=info.task_id, run_dir=info.run_dir,
-            layout=info.layout, agent=info.agent, model=info.model, agent_format=info.agent_format,
-            timeout_s=info.timeout_s, eval_interval_s=info.eval_interval_s, started_at=info.started_at,
-            ended_at=info.ended_at, utc_offset_s=info.utc_offset_s, infra_error=info.infra_error,
-            resume_count=info.resume_count, is_sample=info.is_sample, config=cfg, final=fin,
+            host=info.host,
+            run_id=info.run_id,
+            task_id=info.task_id,
+            run_dir=info.run_dir,
+            layout=info.layout,
+            agent=info.agent,
+            model=info.model,
+            agent_format=info.agent_format,
+            timeout_s=info.timeout_s,
+            eval_interval_s=info.eval_interval_s,
+            started_at=info.started_at,
+            ended_at=info.ended_at,
+            utc_offset_s=info.utc_offset_s,
+            infra_error=info.infra_error,
+            resume_count=info.resume_count,
+            is_sample=info.is_sample,
+            config=cfg,
+            final=fin,
             ingested_at=time.time(),
         )
         vals.update(extra)
@@ -631,7 +745,8 @@ class Recorder:
             self.conn.execute(
                 f"UPDATE runs SET {', '.join(f'{c} = v._v{i}' for i, c in enumerate(cols))} "
                 f"FROM (VALUES {', '.join(one for _ in rows)}) v(_rk, {names}) WHERE runs.run_key = v._rk",
-                [x for rk, vals in rows for x in (rk, *(vals[c] for c in cols))])
+                [x for rk, vals in rows for x in (rk, *(vals[c] for c in cols))],
+            )
 
     def replace_submissions(self, run_key: str, subs: Iterable[dict[str, Any]]) -> None:
         """Replace all submissions and test results of a run (rows as dicts of column -> value)."""
@@ -683,9 +798,19 @@ class Recorder:
             sub_rows.append(s)
             for i, tr in enumerate(tests):  # (dicts, or TestResult objects: finalize's rows)
                 tests_rows.append(
-                    [run_key, s["round"], i, tr.get("name"), tr.get("status"), tr.get("message"),
-                     tr.get("score"), tr.get("weight"), tr.get("origin")] if isinstance(tr, dict) else
-                    [run_key, s["round"], i, tr.name, tr.status, tr.message, tr.score, tr.weight, tr.origin]
+                    [
+                        run_key,
+                        s["round"],
+                        i,
+                        tr.get("name"),
+                        tr.get("status"),
+                        tr.get("message"),
+                        tr.get("score"),
+                        tr.get("weight"),
+                        tr.get("origin"),
+                    ]
+                    if isinstance(tr, dict)
+                    else [run_key, s["round"], i, tr.name, tr.status, tr.message, tr.score, tr.weight, tr.origin]
                 )
         # secrets out, column by column: one prefilter pass per column (edgetui.redact), only the
         # strings where it matched redacted one by one (tens of thousands of test names a root)
@@ -739,8 +864,9 @@ class Recorder:
         if sub_rows:
             cols = list(sub_rows[0].keys())
             collist = ", ".join(f'"{c}"' for c in cols)
-            have = self.conn.execute(f"SELECT {collist} FROM submissions WHERE run_key = ? ORDER BY round",
-                                     [run_key]).fetchall()
+            have = self.conn.execute(
+                f"SELECT {collist} FROM submissions WHERE run_key = ? ORDER BY round", [run_key]
+            ).fetchall()
             ri = cols.index("round")
             want = sorted((tuple(s[c] for c in cols) for s in sub_rows), key=lambda r: r[ri])
         else:
@@ -750,7 +876,9 @@ class Recorder:
             return False
         have_t = self.conn.execute(
             "SELECT run_key, round, idx, name, status, message, score, weight, origin FROM test_results "
-            "WHERE run_key = ? ORDER BY round, idx", [run_key]).fetchall()
+            "WHERE run_key = ? ORDER BY round, idx",
+            [run_key],
+        ).fetchall()
         return have_t == sorted((tuple(r) for r in tests_rows), key=lambda r: (r[1], r[2]))
 
     def load_prices(self, prices: dict[str, dict[str, float]]) -> None:
@@ -760,12 +888,18 @@ class Recorder:
             for pat, p in prices.items():
                 self.conn.execute(
                     "INSERT INTO prices VALUES (?, ?, ?, ?, ?)",
-                    [pat, p.get("input", 0.0), p.get("output", 0.0), p.get("cache_read", 0.0),
-                     p.get("cache_write", 0.0)],
+                    [
+                        pat,
+                        p.get("input", 0.0),
+                        p.get("output", 0.0),
+                        p.get("cache_read", 0.0),
+                        p.get("cache_write", 0.0),
+                    ],
                 )
 
-    def add_annotation(self, run_key: str, text: str, *, event_id: Optional[str] = None,
-                       t: Optional[float] = None, tags: str = "") -> str:
+    def add_annotation(
+        self, run_key: str, text: str, *, event_id: Optional[str] = None, t: Optional[float] = None, tags: str = ""
+    ) -> str:
         import uuid
 
         aid = uuid.uuid4().hex[:16]

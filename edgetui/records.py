@@ -49,7 +49,9 @@ class RunInfo(BaseModel):
     layout: Optional[str] = None  # "flat" | "grouped" (3-level <ip>/<run>/<task>) | "transcript"
     agent: Optional[str] = None
     model: Optional[str] = None
-    agent_format: Optional[str] = None  # claude_stream | claude_session | codex_text | codex_json | codex_rollout | opencode
+    agent_format: Optional[str] = (
+        None  # claude_stream | claude_session | codex_text | codex_json | codex_rollout | opencode
+    )
     timeout_s: Optional[float] = None  # time budget (run_config.json `timeout`, else agent default 3600)
     eval_interval_s: Optional[float] = None
     started_at: Optional[float] = None  # epoch UTC (started_at last line)

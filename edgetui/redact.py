@@ -85,16 +85,20 @@ def _entropy(s: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in counts.values())
 
 
-_PLACEHOLDER = re.compile(r"^(?:<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|x{3,}|\*{3,}|\.{3,}|"
-                          r"(?i:true|false|null|none|changeme|redacted|example|your[-_a-z]*))$")
+_PLACEHOLDER = re.compile(
+    r"^(?:<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|x{3,}|\*{3,}|\.{3,}|"
+    r"(?i:true|false|null|none|changeme|redacted|example|your[-_a-z]*))$"
+)
 
 
 #: names whose value is a credential whatever it looks like (``password=abc12345``)
-_STRONG_NAME = re.compile(r"(?i)(?:passw(?:or)?d|passwd|secret|api_?key|access_?key|private_?key|auth_?token|"
-                          r"access_?token|credential|(?:^|[_.-])token\\?[\"']?\s*[:=]?\s*(?:\\?[\"'])?$)"
-                          # an environment variable's name ending in _KEY (LICENSE_KEY, SIGNING_KEY): upper case only,
-                          # so that research data's sort_key / cache_key keep their values
-                          r"|(?-i:(?:^|[^a-z0-9])[A-Z][A-Z0-9_]*_KEY\\?[\"']?\s*[:=]?\s*(?:\\?[\"'])?$)")
+_STRONG_NAME = re.compile(
+    r"(?i)(?:passw(?:or)?d|passwd|secret|api_?key|access_?key|private_?key|auth_?token|"
+    r"access_?token|credential|(?:^|[_.-])token\\?[\"']?\s*[:=]?\s*(?:\\?[\"'])?$)"
+    # an environment variable's name ending in _KEY (LICENSE_KEY, SIGNING_KEY): upper case only,
+    # so that research data's sort_key / cache_key keep their values
+    r"|(?-i:(?:^|[^a-z0-9])[A-Z][A-Z0-9_]*_KEY\\?[\"']?\s*[:=]?\s*(?:\\?[\"'])?$)"
+)
 
 #: a number (``4096``, ``0.75``, ``1e-5``): never a credential, whatever the name
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -109,8 +113,12 @@ def _looks_like_credential(value: str, name: str = "") -> bool:
     # a name that only mentions a secret word (key_count, Auth): gitleaks' generic-api-key form,
     # a 10-150 character token of [\w.=+/-] with entropy >= 3.5, and it must mix letters and digits;
     # a value starting with a digit is data here (a count, a git SHA, a hash)
-    if v[0].isdigit() or not _WEAK_VALUE.fullmatch(v) or not any(c.isdigit() for c in v) \
-            or not any(c.isalpha() for c in v):
+    if (
+        v[0].isdigit()
+        or not _WEAK_VALUE.fullmatch(v)
+        or not any(c.isdigit() for c in v)
+        or not any(c.isalpha() for c in v)
+    ):
         return False
     try:
         float(v)
@@ -132,17 +140,21 @@ def _aws_near_id(m: "re.Match[str]") -> str:
 
     def sub(t: "re.Match[str]") -> str:
         s = t.group(1)
-        if re.fullmatch(r"[0-9a-fA-F]{40}", s) or not (re.search(r"[a-z]", s) and re.search(r"[A-Z]", s)
-                                                        and re.search(r"[0-9/+]", s)):
+        if re.fullmatch(r"[0-9a-fA-F]{40}", s) or not (
+            re.search(r"[a-z]", s) and re.search(r"[A-Z]", s) and re.search(r"[0-9/+]", s)
+        ):
             return s  # a git SHA / hex hash, or not base64-like: stays
         return REDACTED
+
     return _AWS_SECRET_NEAR.sub(sub, whole)
 
 
 _GENERIC_WORDS = ("key", "token", "secret", "passw", "credential", "creds", "auth")
 #: where a secret word starts a NAME=value / "name": "value" (the word itself is the match)
-_GENERIC_AT = re2.compile("(?i:(" + "|".join(_GENERIC_WORDS) + r"))[A-Za-z0-9_]*\\?[\"']?[ \t]*[=:][ \t]*"
-                         r"(?:\\?[\"'])?[^\s,}\]{\[\\\"']")
+_GENERIC_AT = re2.compile(
+    "(?i:(" + "|".join(_GENERIC_WORDS) + r"))[A-Za-z0-9_]*\\?[\"']?[ \t]*[=:][ \t]*"
+    r"(?:\\?[\"'])?[^\s,}\]{\[\\\"']"
+)
 _TERMINATORS = frozenset(" \t\r\n\"'`;\\")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 #: after a keyword: the rest of the name, an optional closing quote, = or :, an optional opening quote
@@ -166,12 +178,12 @@ def _redact_generic(text: str) -> str:
             start -= 1
         if start > 0 and text[start - 1] in "\"'":
             start -= 1
-        name = text[start:m.end()]
+        name = text[start : m.end()]
         rx = _VALUE_QUOTED if m.group(2) else _VALUE_UNQUOTED
         v = rx.match(text, m.end())
         if v is None:
             continue
-        nxt = text[v.end():v.end() + 1]
+        nxt = text[v.end() : v.end() + 1]
         if nxt and nxt not in _TERMINATORS and not _STRONG_NAME.search(name):
             continue  # "Auth: resolveAuthor() check": a value runs on into code, not a token
         if _looks_like_credential(v.group(0), name):
@@ -189,44 +201,86 @@ def _redact_generic(text: str) -> str:
     out.append(text[last:])
     return "".join(out)
 
+
 #: (gitleaks rule id or our name, literal keywords (any of, lowercase means case-insensitive), pattern, repl)
 RULES: list[tuple[str, tuple[str, ...], "re.Pattern[str]", Repl]] = [
     # private-key: the whole block, also one cut before its END line
-    ("private-key", ("-----BEGIN",),
-     re.compile(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{64,}?KEY(?: BLOCK)?-----"
-                r"|(?:[A-Za-z0-9+/=\s:,-]|\\[nrt])*)"), REDACTED),
+    (
+        "private-key",
+        ("-----BEGIN",),
+        re.compile(
+            r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{64,}?KEY(?: BLOCK)?-----"
+            r"|(?:[A-Za-z0-9+/=\s:,-]|\\[nrt])*)"
+        ),
+        REDACTED,
+    ),
     # anthropic-api-key, anthropic-admin-api-key, openai-api-key (widened: any sk- key of 16+ chars)
     ("anthropic-openai-api-key", ("sk-",), re.compile(r"sk-[A-Za-z0-9_-]{16,}"), REDACTED),
-    ("stripe-access-token", ("sk_live", "sk_test", "sk_prod", "rk_live", "rk_test", "rk_prod"), re.compile(r"(?:sk|rk)_(?:test|live|prod)_[A-Za-z0-9]{10,99}" + _E),
-     REDACTED),
+    (
+        "stripe-access-token",
+        ("sk_live", "sk_test", "sk_prod", "rk_live", "rk_test", "rk_prod"),
+        re.compile(r"(?:sk|rk)_(?:test|live|prod)_[A-Za-z0-9]{10,99}" + _E),
+        REDACTED,
+    ),
     # github-pat, github-oauth, github-app-token, github-refresh-token
-    ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-     re.compile(r"gh[pousr]_[0-9A-Za-z]{20,}" + _E), REDACTED),
+    (
+        "github-token",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        re.compile(r"gh[pousr]_[0-9A-Za-z]{20,}" + _E),
+        REDACTED,
+    ),
     ("github-fine-grained-pat", ("github_pat_",), re.compile(r"github_pat_\w{20,}"), REDACTED),
     # gitlab-pat, gitlab-pat-routable, gitlab-ptt, gitlab-rrt
-    ("gitlab-token", ("glpat-", "glptt-", "GR1348941"),
-     re.compile(r"(?:glpat-[\w.-]{20,}|glptt-[0-9a-f]{40}|GR1348941[\w-]{20,})"), REDACTED),
+    (
+        "gitlab-token",
+        ("glpat-", "glptt-", "GR1348941"),
+        re.compile(r"(?:glpat-[\w.-]{20,}|glptt-[0-9a-f]{40}|GR1348941[\w-]{20,})"),
+        REDACTED,
+    ),
     # aws-access-token; an access key id with a secret near it loses both
-    ("aws-access-token+secret", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
-     re.compile(r"(?:[A-Za-z0-9/+]{40}[\s\S]{0,200}?)?(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _E
-                + r"(?:[\s\S]{0,200}?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=]))?"), _aws_near_id),
-    ("aws-access-token", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
-     re.compile(r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _E), REDACTED),
+    (
+        "aws-access-token+secret",
+        ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+        re.compile(
+            r"(?:[A-Za-z0-9/+]{40}[\s\S]{0,200}?)?(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"
+            + _E
+            + r"(?:[\s\S]{0,200}?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=]))?"
+        ),
+        _aws_near_id,
+    ),
+    (
+        "aws-access-token",
+        ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+        re.compile(r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _E),
+        REDACTED,
+    ),
     # AWS secret access key by its name (aws_secret_access_key = ..., "AWS_SECRET_ACCESS_KEY": "...")
-    ("aws-secret-access-key", ("secret",),
-     re.compile(r"(?i)(aws_?secret(?:_?access)?_?key[\"']?\s*(?:=|:|=>)\s*[\"']?)([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"),
-     r"\1" + REDACTED),
+    (
+        "aws-secret-access-key",
+        ("secret",),
+        re.compile(
+            r"(?i)(aws_?secret(?:_?access)?_?key[\"']?\s*(?:=|:|=>)\s*[\"']?)([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
+        ),
+        r"\1" + REDACTED,
+    ),
     # gcp-api-key
     ("gcp-api-key", ("AIza",), re.compile(r"AIza[\w-]{35}"), REDACTED),
     # slack-bot-token, slack-user-token, slack-app-token, slack-legacy-token, slack-webhook-url
-    ("slack-token", ("xox", "xapp-"), re.compile(r"(?:xox[abposer]-[0-9A-Za-z-]{10,}|xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+)"),
-     REDACTED),
-    ("slack-webhook-url", ("hooks.slack.com",),
-     re.compile(r"(hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9+/]{20,}"), r"\1" + REDACTED),
+    (
+        "slack-token",
+        ("xox", "xapp-"),
+        re.compile(r"(?:xox[abposer]-[0-9A-Za-z-]{10,}|xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+)"),
+        REDACTED,
+    ),
+    (
+        "slack-webhook-url",
+        ("hooks.slack.com",),
+        re.compile(r"(hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9+/]{20,}"),
+        r"\1" + REDACTED,
+    ),
     # jwt (a JSON Web Token: three base64url parts, the first two starting {" encoded)
     ("jwt", ("eyJ",), re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"), REDACTED),
-    ("huggingface-access-token", ("hf_", "api_org_"), re.compile(r"(?:hf|api_org)_[A-Za-z0-9]{30,}" + _E),
-     REDACTED),
+    ("huggingface-access-token", ("hf_", "api_org_"), re.compile(r"(?:hf|api_org)_[A-Za-z0-9]{30,}" + _E), REDACTED),
     ("npm-access-token", ("npm_",), re.compile(r"npm_[A-Za-z0-9]{36}" + _E), REDACTED),
     ("pypi-upload-token", ("pypi-AgEI",), re.compile(r"pypi-AgEIcHlwaS5vcmc[\w-]{50,1000}"), REDACTED),
     # a password in a URL: scheme://user:password@host
@@ -236,9 +290,19 @@ RULES: list[tuple[str, tuple[str, ...], "re.Pattern[str]", Repl]] = [
     ("generic-assignment", _GENERIC_WORDS, None, lambda text: _redact_generic(text)),
 ]
 
-_BOUNDED = {"anthropic-openai-api-key", "stripe-access-token", "github-token", "github-fine-grained-pat",
-            "gitlab-token", "aws-access-token", "gcp-api-key", "slack-token", "jwt", "huggingface-access-token",
-            "npm-access-token"}
+_BOUNDED = {
+    "anthropic-openai-api-key",
+    "stripe-access-token",
+    "github-token",
+    "github-fine-grained-pat",
+    "gitlab-token",
+    "aws-access-token",
+    "gcp-api-key",
+    "slack-token",
+    "jwt",
+    "huggingface-access-token",
+    "npm-access-token",
+}
 RULES = [(n, k, rx, _bounded(r) if n in _BOUNDED else r) for n, k, rx, r in RULES]
 
 _CASED = sorted({k for _, ks, _, _ in RULES for k in ks if not k.islower()})
@@ -258,11 +322,17 @@ def _prefilter_pattern(serialised: bool = False) -> str:
     cased = "|".join(re.escape(k) for k in sorted(set(_CASED) | set(_FOLDED)) if k not in skip)
     words = "(?:" + "|".join(re.escape(k) for k in _GENERIC_WORDS) + ")"
     quote = r"(?:\\[\"']|')?" if serialised else r"(?:\\?[\"'])?"
-    shape = (r"(?i:" + words + r"[a-z0-9_]*" + quote + r"[ \t]*[=:][ \t]*(?:\\?[\"'])?[\w.=+/-]{10,150}"
-             r"(?:[\s\"'`;\\]|$))")
+    shape = (
+        r"(?i:" + words + r"[a-z0-9_]*" + quote + r"[ \t]*[=:][ \t]*(?:\\?[\"'])?[\w.=+/-]{10,150}"
+        r"(?:[\s\"'`;\\]|$))"
+    )
     strong = r"|(?i:api_?key|access_?key|private_?key|auth_?token|access_?token|client_?secret)"
-    keys = (r'|(?i:"[a-z0-9_.-]*(?:passw|secret|api_?key|access_?key|private_?key|auth_?token|access_?token|'
-            r'credential|token|password|passwd|_key)s?":\[?")' if serialised else "")
+    keys = (
+        r'|(?i:"[a-z0-9_.-]*(?:passw|secret|api_?key|access_?key|private_?key|auth_?token|access_?token|'
+        r'credential|token|password|passwd|_key)s?":\[?")'
+        if serialised
+        else ""
+    )
     return shape + keys + strong + r"|(?i:bearer)\s|(?i:passw|secret|hooks\.slack)|" + cased
 
 
@@ -291,7 +361,9 @@ def _present(text: str) -> Optional[set[str]]:
             found.add(lit)
         else:
             low = hit.lower()
-            found.update(k for k in _FOLDED_ALL if k in low or (low.startswith("hooks.slack") and k.startswith("hooks")))
+            found.update(
+                k for k in _FOLDED_ALL if k in low or (low.startswith("hooks.slack") and k.startswith("hooks"))
+            )
         m = search(blob, m.start() + 1)
     return found or None
 
@@ -330,7 +402,7 @@ def redact_bytes(raw: Optional[bytes], secrets: frozenset[str] | set[str] = froz
             try:
                 good, bad, rest = rest.decode("utf-8"), b"", b""
             except UnicodeDecodeError as e:
-                good, bad, rest = rest[:e.start].decode("utf-8"), rest[e.start:e.end], rest[e.end:]
+                good, bad, rest = rest[: e.start].decode("utf-8"), rest[e.start : e.end], rest[e.end :]
             out = redact_text(good, secrets)
             changed = changed or out is not good
             parts += [out.encode("utf-8"), bad]  # type: ignore[union-attr]
@@ -351,8 +423,10 @@ def redact_obj(obj: Any, secrets: frozenset[str] | set[str] = frozenset()) -> An
                 nv: Any = REDACTED  # {"api_key": "..."}: the value under a credential's name
             elif isinstance(v, list) and isinstance(k, str) and _STRONG_NAME.search(k):
                 # {"api_keys": ["...", "..."]}: each string of a list under a credential's name
-                nv = [REDACTED if isinstance(x, str) and _looks_like_credential(x, k) else redact_obj(x, secrets)
-                      for x in v]
+                nv = [
+                    REDACTED if isinstance(x, str) and _looks_like_credential(x, k) else redact_obj(x, secrets)
+                    for x in v
+                ]
                 if all(a is b for a, b in zip(nv, v)):
                     nv = v
             else:
@@ -398,6 +472,7 @@ def secret_values(obj: Any) -> set[str]:
         elif isinstance(o, list):
             for v in o:
                 walk(v)
+
     walk(obj)
     return found
 
@@ -455,7 +530,7 @@ class KeyBlockLines:
             m = _KEY_END_S.search(text)
             if m is not None:
                 self.inside = False
-                return REDACTED + (redact_text(text[m.start():], secrets) or "")
+                return REDACTED + (redact_text(text[m.start() :], secrets) or "")
             b = _KEY_BODY_S.fullmatch(text)
             if b is not None:
                 return text if not b.group(2).strip() else b.group(1) + REDACTED + b.group(3)
@@ -470,7 +545,7 @@ class KeyBlockLines:
             m = _KEY_END.search(raw)
             if m is not None:
                 self.inside = False
-                return REDACTED.encode() + (redact_bytes(raw[m.start():], secrets) or b"")
+                return REDACTED.encode() + (redact_bytes(raw[m.start() :], secrets) or b"")
             b = _KEY_BODY_B.fullmatch(raw)
             if b is not None:
                 return raw if not b.group(2).strip() else b.group(1) + REDACTED.encode() + b.group(3)
@@ -519,6 +594,8 @@ _KEY_END_S = re.compile(_KEY_END.pattern.decode())
 #: a line of a key block's body: base64, an RFC 1421 header (``Proc-Type: 4,ENCRYPTED``) or blank, after
 #: a log record's prefix (``2026-12-01 21:14:47,292 - INFO - ``, ``[2026-12-01T21:14:48] ``) in a whole
 #: log file; groups: the prefix, the body, the line's end
-_KEY_BODY_S = re.compile(r"((?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]?\d* - [A-Z]+ - |\[[0-9T:. -]+\] ?)?)"
-                         r"([ \t]*(?:[A-Za-z0-9+/]+={0,2}|[A-Za-z][A-Za-z-]*:[^\r\n]*)?[ \t]*)(\r?\n?)")
+_KEY_BODY_S = re.compile(
+    r"((?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]?\d* - [A-Z]+ - |\[[0-9T:. -]+\] ?)?)"
+    r"([ \t]*(?:[A-Za-z0-9+/]+={0,2}|[A-Za-z][A-Za-z-]*:[^\r\n]*)?[ \t]*)(\r?\n?)"
+)
 _KEY_BODY_B = re.compile(_KEY_BODY_S.pattern.encode())

@@ -23,8 +23,9 @@ def rekey_transcript_runs(conn: duckdb.DuckDBPyConnection) -> int:
     from .ingest import transcript_task_id
     from .parsers.base import file_generation
 
-    rows = conn.execute("SELECT run_key, host, run_id, run_dir FROM runs WHERE layout = 'transcript' "
-                        "AND task_id = 'transcript'").fetchall()
+    rows = conn.execute(
+        "SELECT run_key, host, run_id, run_dir FROM runs WHERE layout = 'transcript' AND task_id = 'transcript'"
+    ).fetchall()
     moved = 0
     for old, host, run_id, run_dir in rows:
         if not run_dir or not Path(run_dir).is_file():
@@ -36,18 +37,26 @@ def rekey_transcript_runs(conn: duckdb.DuckDBPyConnection) -> int:
         gen = file_generation(Path(run_dir))
         # only this file's events move (two same-named files were merged into one run: the other
         # file's generations stay under the old key, and its next ingest gives it a run of its own)
-        evs = [e for e in conn.execute('SELECT event_id, source, generation, "offset", sub FROM events '
-                                       'WHERE run_key = ?', [old]).fetchall()
-               if e[2] is None or (e[2].split(".", 1)[0] == gen) or e[1] != Path(run_dir).name]
+        evs = [
+            e
+            for e in conn.execute(
+                'SELECT event_id, source, generation, "offset", sub FROM events WHERE run_key = ?', [old]
+            ).fetchall()
+            if e[2] is None or (e[2].split(".", 1)[0] == gen) or e[1] != Path(run_dir).name
+        ]
         left = conn.execute("SELECT count(*) FROM events WHERE run_key = ?", [old]).fetchone()[0] - len(evs)
         conn.execute("CREATE OR REPLACE TEMP TABLE _rekey (old_id VARCHAR, new_id VARCHAR)")
         if evs:
-            conn.executemany("INSERT INTO _rekey VALUES (?, ?)",
-                             [(e[0], event_id(new, e[1], e[2], e[3], e[4])) for e in evs])
-            conn.execute("UPDATE events SET event_id = r.new_id, run_key = ? FROM _rekey r "
-                         "WHERE events.event_id = r.old_id", [new])
-            conn.execute("UPDATE annotations SET event_id = r.new_id FROM _rekey r "
-                         "WHERE annotations.event_id = r.old_id")
+            conn.executemany(
+                "INSERT INTO _rekey VALUES (?, ?)", [(e[0], event_id(new, e[1], e[2], e[3], e[4])) for e in evs]
+            )
+            conn.execute(
+                "UPDATE events SET event_id = r.new_id, run_key = ? FROM _rekey r WHERE events.event_id = r.old_id",
+                [new],
+            )
+            conn.execute(
+                "UPDATE annotations SET event_id = r.new_id FROM _rekey r WHERE annotations.event_id = r.old_id"
+            )
         conn.execute("DROP TABLE _rekey")
         for t in _TABLES:
             conn.execute(f"UPDATE {t} SET run_key = ? WHERE run_key = ?", [new, old])

@@ -32,8 +32,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 #: kinds whose repetition changes a run's totals (messages, tool calls; usage rides on them)
-KEYED_KINDS = ("agent_message", "user_message", "thinking", "tool_call", "tool_result", "token_usage",
-               "agent_error")
+KEYED_KINDS = ("agent_message", "user_message", "thinking", "tool_call", "tool_result", "token_usage", "agent_error")
 #: kinds counted in ``runs.n_messages`` (the same list as ingest.finalize_run's count)
 MESSAGE_KINDS = ("agent_message", "user_message", "thinking", "tool_call")
 _CLAUDE = "(agent_format IN ('claude_stream', 'claude_session'))"
@@ -44,9 +43,11 @@ _KINDS_SQL = "(" + ", ".join(f"'{k}'" for k in KEYED_KINDS) + ")"
 #: (DECIMAL), summed exactly, then a double again
 STATED_SUM = "CAST(sum(CAST(stated_cost_usd AS DECIMAL(38, 12))) AS DOUBLE)"
 #: the cost of the priced events ``e`` joined with their ``prices`` row ``p``, USD (see STATED_SUM)
-PRICED_SUM = ("CAST(sum(CAST(coalesce(e.input_tokens,0) * p.input_per_mtok + coalesce(e.output_tokens,0) * "
-              "p.output_per_mtok + coalesce(e.cache_read_tokens,0) * p.cache_read_per_mtok + "
-              "coalesce(e.cache_write_tokens,0) * p.cache_write_per_mtok AS DECIMAL(38, 12))) AS DOUBLE) / 1e6")
+PRICED_SUM = (
+    "CAST(sum(CAST(coalesce(e.input_tokens,0) * p.input_per_mtok + coalesce(e.output_tokens,0) * "
+    "p.output_per_mtok + coalesce(e.cache_read_tokens,0) * p.cache_read_per_mtok + "
+    "coalesce(e.cache_write_tokens,0) * p.cache_write_per_mtok AS DECIMAL(38, 12))) AS DOUBLE) / 1e6"
+)
 
 
 def refresh_record_keys(conn: Any, run_key: str, *, layout: Optional[str] = None, fresh: bool = False) -> bool:
@@ -66,7 +67,9 @@ def refresh_record_keys(conn: Any, run_key: str, *, layout: Optional[str] = None
             SELECT run_key, k, event_id FROM (
               SELECT run_key, event_id, unnest(['m:' || message_id, 'u:' || (data->>'uuid')]) AS k FROM events
                WHERE run_key = $rk AND {_CLAUDE} AND (kind IN {_KINDS_SQL} OR input_tokens IS NOT NULL))
-            WHERE k IS NOT NULL""", {"rk": run_key})
+            WHERE k IS NOT NULL""",
+        {"rk": run_key},
+    )
     return bool(conn.execute("SELECT 1 FROM record_keys WHERE run_key = ? LIMIT 1", [run_key]).fetchall())
 
 
@@ -75,7 +78,9 @@ def sharing_runs(conn: Any, run_key: str) -> list[str]:
     rows = conn.execute(
         """SELECT DISTINCT o.run_key FROM record_keys o
            WHERE o.run_key <> $rk AND o.rkey IN (SELECT rkey FROM record_keys WHERE run_key = $rk)
-           ORDER BY 1""", {"rk": run_key}).fetchall()
+           ORDER BY 1""",
+        {"rk": run_key},
+    ).fetchall()
     return [r[0] for r in rows]
 
 
@@ -92,8 +97,10 @@ _rep AS (SELECT _other.rkey, _other.run_key FROM _other JOIN _ranked USING (run_
 def repeated_keys(conn: Any, run_key: str) -> tuple[int, list[str]]:
     """``(n_keys, owners)``: how many record keys of ``run_key`` an earlier-ranked run (module
     docstring) holds too, and those runs' keys (sorted). ``(0, [])`` for a run sharing nothing."""
-    rows = conn.execute(f"WITH {REP_CTE} SELECT count(DISTINCT rkey), list(DISTINCT run_key ORDER BY run_key) "
-                        "FROM _rep", {"rk": run_key}).fetchall()
+    rows = conn.execute(
+        f"WITH {REP_CTE} SELECT count(DISTINCT rkey), list(DISTINCT run_key ORDER BY run_key) FROM _rep",
+        {"rk": run_key},
+    ).fetchall()
     n, owners = rows[0]
     return int(n or 0), list(owners or [])
 
@@ -105,8 +112,10 @@ def keep_sql(alias: str = "", shared: bool = True) -> str:
     ``record_keys`` (its ``event_id``s), never the events' JSON."""
     if not shared:
         return "TRUE"
-    return (f"{alias}event_id NOT IN (SELECT k.event_id FROM record_keys k "
-            "WHERE k.run_key = $rk AND k.rkey IN (SELECT rkey FROM _rep))")
+    return (
+        f"{alias}event_id NOT IN (SELECT k.event_id FROM record_keys k "
+        "WHERE k.run_key = $rk AND k.rkey IN (SELECT rkey FROM _rep))"
+    )
 
 
 def record_totals(conn: Any, run_key: str, has_keys: bool = True) -> dict[str, Any]:
@@ -133,11 +142,21 @@ def record_totals(conn: Any, run_key: str, has_keys: bool = True) -> dict[str, A
                     JOIN LATERAL (SELECT * FROM prices WHERE e.model LIKE prices.model_pattern
                                   ORDER BY length(model_pattern) DESC LIMIT 1) p ON TRUE
                     WHERE e.input_tokens IS NOT NULL AND e.keep)
-            FROM _ev""", {"rk": run_key}).fetchall()[0]
+            FROM _ev""",
+        {"rk": run_key},
+    ).fetchall()[0]
     cost = agg[7]
-    return dict(input_tokens=agg[0], output_tokens=agg[1], cache_read_tokens=agg[2], cache_write_tokens=agg[3],
-                cost_usd=cost, n_messages=agg[4], n_tool_calls=agg[5], n_repeated=agg[6],
-                repeated_from=" ".join(owners) or None)
+    return dict(
+        input_tokens=agg[0],
+        output_tokens=agg[1],
+        cache_read_tokens=agg[2],
+        cache_write_tokens=agg[3],
+        cost_usd=cost,
+        n_messages=agg[4],
+        n_tool_calls=agg[5],
+        n_repeated=agg[6],
+        repeated_from=" ".join(owners) or None,
+    )
 
 
 def run_aggregates(conn: Any, run_key: str, totals: bool) -> tuple[tuple, dict[str, Any]]:
@@ -159,38 +178,60 @@ def runs_aggregates(conn: Any, run_keys: list[str], totals: bool) -> dict[str, t
     where = in_list("run_key", run_keys)
     if not totals:
         for row in conn.execute(
-                f"""SELECT run_key, count(*), count(*) FILTER (kind = 'parse_error'),
+            f"""SELECT run_key, count(*), count(*) FILTER (kind = 'parse_error'),
                           max(t) FILTER (kind NOT IN ('resource_sample', 'container_state', 'alarm', 'annotation')),
                           min(t), {STATED_SUM}
-                   FROM events WHERE {where} GROUP BY run_key""", run_keys).fetchall():
+                   FROM events WHERE {where} GROUP BY run_key""",
+            run_keys,
+        ).fetchall():
             out[row[0]] = (row[1:], {})
         for k in run_keys:  # (a run without events: the aggregates of an empty set)
             out.setdefault(k, ((0, 0, None, None, None), {}))
         return out
-    rows = {r[0]: r[1:] for r in conn.execute(
-        f"""SELECT run_key, count(*), count(*) FILTER (kind = 'parse_error'),
+    rows = {
+        r[0]: r[1:]
+        for r in conn.execute(
+            f"""SELECT run_key, count(*), count(*) FILTER (kind = 'parse_error'),
                   max(t) FILTER (kind NOT IN ('resource_sample', 'container_state', 'alarm', 'annotation')),
                   min(t), {STATED_SUM},
                   sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens),
                   count(*) FILTER (kind IN ('agent_message', 'user_message', 'thinking', 'tool_call')),
                   count(*) FILTER (kind = 'tool_call'), count(input_tokens)
-           FROM events WHERE {where} GROUP BY run_key""", run_keys).fetchall()}
+           FROM events WHERE {where} GROUP BY run_key""",
+            run_keys,
+        ).fetchall()
+    }
     priced = [k for k in run_keys if k in rows and rows[k][11]]
     costs: dict[str, Any] = {}
     if priced:  # priced only when some event carries usage (the price join costs a few ms a run)
-        costs = dict(conn.execute(
-            f"""WITH _ev AS MATERIALIZED (SELECT run_key, model, input_tokens, output_tokens, cache_read_tokens,
+        costs = dict(
+            conn.execute(
+                f"""WITH _ev AS MATERIALIZED (SELECT run_key, model, input_tokens, output_tokens, cache_read_tokens,
                                                  cache_write_tokens FROM events WHERE {in_list("run_key", priced)})
                 SELECT e.run_key, {PRICED_SUM}
                 FROM _ev e
                 JOIN LATERAL (SELECT * FROM prices WHERE e.model LIKE prices.model_pattern
                               ORDER BY length(model_pattern) DESC LIMIT 1) p ON TRUE
-                WHERE e.input_tokens IS NOT NULL GROUP BY e.run_key""", priced).fetchall())
+                WHERE e.input_tokens IS NOT NULL GROUP BY e.run_key""",
+                priced,
+            ).fetchall()
+        )
     for k in run_keys:
         row = rows.get(k) or (0, 0, None, None, None, None, None, None, None, 0, 0, 0)
-        out[k] = (row[:5], dict(input_tokens=row[5], output_tokens=row[6], cache_read_tokens=row[7],
-                                cache_write_tokens=row[8], cost_usd=costs.get(k), n_messages=row[9],
-                                n_tool_calls=row[10], n_repeated=0, repeated_from=None))
+        out[k] = (
+            row[:5],
+            dict(
+                input_tokens=row[5],
+                output_tokens=row[6],
+                cache_read_tokens=row[7],
+                cache_write_tokens=row[8],
+                cost_usd=costs.get(k),
+                n_messages=row[9],
+                n_tool_calls=row[10],
+                n_repeated=0,
+                repeated_from=None,
+            ),
+        )
     return out
 
 

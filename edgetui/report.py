@@ -22,9 +22,28 @@ from .why import why_of
 __all__ = ["REPORT_SCHEMA", "build_report", "to_markdown", "to_json", "to_html", "text_chart"]
 
 REPORT_SCHEMA = "edgetui-report/1"
-_SUMMARY = ("run_key", "host", "run_id", "task_id", "agent", "model", "status", "selection", "score_direction",
-            "score_task", "started_at", "ended_at", "timeout_s", "best_round", "best_score", "best_pass_rate",
-            "agent_submissions", "auto_submissions", "n_events", "cost_usd")
+_SUMMARY = (
+    "run_key",
+    "host",
+    "run_id",
+    "task_id",
+    "agent",
+    "model",
+    "status",
+    "selection",
+    "score_direction",
+    "score_task",
+    "started_at",
+    "ended_at",
+    "timeout_s",
+    "best_round",
+    "best_score",
+    "best_pass_rate",
+    "agent_submissions",
+    "auto_submissions",
+    "n_events",
+    "cost_usd",
+)
 
 
 def _fmt_el(s: Optional[float]) -> str:
@@ -50,21 +69,51 @@ def build_report(conn: Any, run_key: str, *, with_diff: bool = True) -> dict[str
         raise KeyError(run_key)
     run = dict(zip(_SUMMARY, row))
     series, info = load_series(conn, run_key)
-    curve = [{"round": g.round, "kind": g.kind, "elapsed_s": g.elapsed_s, "value": g.value, "best": g.best,
-              "new_best": g.is_new_best} for g in series]
+    curve = [
+        {
+            "round": g.round,
+            "kind": g.kind,
+            "elapsed_s": g.elapsed_s,
+            "value": g.value,
+            "best": g.best,
+            "new_best": g.is_new_best,
+        }
+        for g in series
+    ]
     moments = []
     for m in replay_moments(conn, run_key):
         w = why_of(conn, run_key, m["round"], with_diff=with_diff)
-        moments.append({"round": m["round"], "elapsed_s": m["elapsed_s"], "t": m["t"], "before": m["score_before"],
-                        "after": m["score_after"], "gain": m["gain"], "noise": m["noise"],
-                        "lead_time_s": m["lead_time_s"], "confidence": m["confidence"],
-                        "components": m["components"], "provisional": bool(m["provisional"]), "why": w})
+        moments.append(
+            {
+                "round": m["round"],
+                "elapsed_s": m["elapsed_s"],
+                "t": m["t"],
+                "before": m["score_before"],
+                "after": m["score_after"],
+                "gain": m["gain"],
+                "noise": m["noise"],
+                "lead_time_s": m["lead_time_s"],
+                "confidence": m["confidence"],
+                "components": m["components"],
+                "provisional": bool(m["provisional"]),
+                "why": w,
+            }
+        )
     others = {d: len(replay_moments(conn, run_key, d)) for d in ("gain", "changepoint")}
     # a report is made to be shared: every text in it, from the database or the run folder, through
     # the one rule set with the run's own known secrets (a value learned after a text was recorded)
-    return redact_obj({"schema": REPORT_SCHEMA, "run": run, "unit": "score" if info["score_task"] else "pass rate %",
-                       "curve": curve, "moments": moments, "other_moments": others,
-                       "annotations": list_annotations(conn, run_key)}, recorded_run_secrets(conn, run_key))
+    return redact_obj(
+        {
+            "schema": REPORT_SCHEMA,
+            "run": run,
+            "unit": "score" if info["score_task"] else "pass rate %",
+            "curve": curve,
+            "moments": moments,
+            "other_moments": others,
+            "annotations": list_annotations(conn, run_key),
+        },
+        recorded_run_secrets(conn, run_key),
+    )
 
 
 def _jsonable(v: Any) -> Any:
@@ -84,8 +133,11 @@ def to_json(rep: dict[str, Any]) -> str:
 def text_chart(curve: list[dict], moment_rounds: set[str], width: int = 72, height: int = 14) -> list[str]:
     """The best-so-far curve as text: ``·`` the line, ``✦`` where a reframing moment's new best
     starts, y labels on the left, elapsed hours below."""
-    pts = [(c["elapsed_s"] / 3600.0, c["best"], c["round"]) for c in curve
-           if c["elapsed_s"] is not None and c["best"] is not None]
+    pts = [
+        (c["elapsed_s"] / 3600.0, c["best"], c["round"])
+        for c in curve
+        if c["elapsed_s"] is not None and c["best"] is not None
+    ]
     if not pts:
         return ["(nothing graded)"]
     x_max = max(p[0] for p in pts) or 1.0
@@ -127,16 +179,22 @@ def _best_text(run: dict) -> str:
 
 def to_markdown(rep: dict[str, Any]) -> str:
     run = rep["run"]
-    L = [f"# Run report: {run['run_id']} / {run['task_id']}", "",
-         f"- run: `{run['run_key']}`; agent {run.get('agent') or '–'}, model {run.get('model') or '–'}; "
-         f"status {run.get('status')}",
-         f"- best {_best_text(run)} ({run.get('best_round') or '–'}); selection {run.get('selection')}, "
-         f"{run.get('score_direction')}",
-         f"- {run.get('agent_submissions') or 0} agent and {run.get('auto_submissions') or 0} auto-eval submissions, "
-         f"{len(rep['curve'])} graded rounds, {run.get('n_events') or 0} events",
-         f"- reframing moments: {len(rep['moments'])}; other detectors: "
-         + ", ".join(f"{k} {v}" for k, v in rep["other_moments"].items()), "",
-         f"## Best so far ({rep['unit']}, over elapsed hours)", "", "```"]
+    L = [
+        f"# Run report: {run['run_id']} / {run['task_id']}",
+        "",
+        f"- run: `{run['run_key']}`; agent {run.get('agent') or '–'}, model {run.get('model') or '–'}; "
+        f"status {run.get('status')}",
+        f"- best {_best_text(run)} ({run.get('best_round') or '–'}); selection {run.get('selection')}, "
+        f"{run.get('score_direction')}",
+        f"- {run.get('agent_submissions') or 0} agent and {run.get('auto_submissions') or 0} auto-eval submissions, "
+        f"{len(rep['curve'])} graded rounds, {run.get('n_events') or 0} events",
+        f"- reframing moments: {len(rep['moments'])}; other detectors: "
+        + ", ".join(f"{k} {v}" for k, v in rep["other_moments"].items()),
+        "",
+        f"## Best so far ({rep['unit']}, over elapsed hours)",
+        "",
+        "```",
+    ]
     L += text_chart(rep["curve"], {m["round"] for m in rep["moments"]})
     L += ["```", "", "## Reframing moments", ""]
     if not rep["moments"]:
@@ -144,12 +202,20 @@ def to_markdown(rep: dict[str, Any]) -> str:
     for m in rep["moments"]:
         w = m["why"]
         gain = f"Gain {m['gain']:.4g}" + (f" (noise {m['noise']:.3g})" if m.get("noise") else "")
-        L += [f"### {m['round']} at {_fmt_el(m['elapsed_s'])}: {m['before']:g} → {m['after']:g}", "",
-              f"{gain}; lead time {_fmt_el(m['lead_time_s'])}; confidence {m['confidence']:.2f}"
-              + ("; provisional" if m["provisional"] else "") + ".", ""]
+        L += [
+            f"### {m['round']} at {_fmt_el(m['elapsed_s'])}: {m['before']:g} → {m['after']:g}",
+            "",
+            f"{gain}; lead time {_fmt_el(m['lead_time_s'])}; confidence {m['confidence']:.2f}"
+            + ("; provisional" if m["provisional"] else "")
+            + ".",
+            "",
+        ]
         if m["components"]:
-            L.append("Sub-scores that moved: " + ", ".join(f"{k} {a:g} → {b:g}" for k, (a, b) in m["components"].items())
-                     + ".")
+            L.append(
+                "Sub-scores that moved: "
+                + ", ".join(f"{k} {a:g} → {b:g}" for k, (a, b) in m["components"].items())
+                + "."
+            )
             L.append("")
         L.append(f"What the agent did since {w.get('prev_round') or 'the start'}:")
         L.append("")
@@ -163,8 +229,12 @@ def to_markdown(rep: dict[str, Any]) -> str:
             L += ["", "analysis.md:", "", notes["analysis"].rstrip()]
         d = w.get("diff")
         if d:
-            L += ["", f"Code: submission.tar.gz against {d.get('against') or 'nothing'}"
-                  + (f": {d['error']}" if d.get("error") else ""), ""]
+            L += [
+                "",
+                f"Code: submission.tar.gz against {d.get('against') or 'nothing'}"
+                + (f": {d['error']}" if d.get("error") else ""),
+                "",
+            ]
             for f in d["files"]:
                 L += ["```diff"] + f["lines"] + ["```"]
         L.append("")
@@ -177,8 +247,11 @@ def to_markdown(rep: dict[str, Any]) -> str:
 
 
 def _svg(rep: dict[str, Any], w: int = 760, h: int = 260) -> str:
-    pts = [(c["elapsed_s"] / 3600.0, c["best"], c["value"], c["round"]) for c in rep["curve"]
-           if c["elapsed_s"] is not None and c["best"] is not None]
+    pts = [
+        (c["elapsed_s"] / 3600.0, c["best"], c["value"], c["round"])
+        for c in rep["curve"]
+        if c["elapsed_s"] is not None and c["best"] is not None
+    ]
     if not pts:
         return "<p>Nothing graded.</p>"
     x_max = max(p[0] for p in pts) or 1.0
@@ -200,20 +273,29 @@ def _svg(rep: dict[str, Any], w: int = 760, h: int = 260) -> str:
             line.append(f"{X(x):.1f},{Y(prev):.1f}")
         line.append(f"{X(x):.1f},{Y(b):.1f}")
         prev = b
-    dots = "".join(f'<circle cx="{X(x):.1f}" cy="{Y(v):.1f}" r="1.6" fill="#c9a400"/>' for x, _, v, _ in pts
-                   if v is not None)
+    dots = "".join(
+        f'<circle cx="{X(x):.1f}" cy="{Y(v):.1f}" r="1.6" fill="#c9a400"/>' for x, _, v, _ in pts if v is not None
+    )
     mr = {m["round"] for m in rep["moments"]}
-    stars = "".join(f'<text x="{X(x):.1f}" y="{Y(b) - 4:.1f}" fill="#c000c0" font-size="14" text-anchor="middle">'
-                    f'✦<title>{html.escape(r)}</title></text>' for x, b, _, r in pts if r in mr)
-    axis = (f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="#888"/>'
-            f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{h - pad}" stroke="#888"/>'
-            f'<text x="{pad}" y="{h - pad + 16}" font-size="11">0h</text>'
-            f'<text x="{w - pad}" y="{h - pad + 16}" font-size="11" text-anchor="end">{x_max:.1f}h</text>'
-            f'<text x="{pad - 4}" y="{Y(hi) + 4:.1f}" font-size="11" text-anchor="end">{hi:.4g}</text>'
-            f'<text x="{pad - 4}" y="{Y(lo) + 4:.1f}" font-size="11" text-anchor="end">{lo:.4g}</text>')
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
-            f'aria-label="best so far">{axis}{dots}<polyline fill="none" stroke="#2a8a2a" stroke-width="2" '
-            f'points="{" ".join(line)}"/>{stars}</svg>')
+    stars = "".join(
+        f'<text x="{X(x):.1f}" y="{Y(b) - 4:.1f}" fill="#c000c0" font-size="14" text-anchor="middle">'
+        f"✦<title>{html.escape(r)}</title></text>"
+        for x, b, _, r in pts
+        if r in mr
+    )
+    axis = (
+        f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="#888"/>'
+        f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{h - pad}" stroke="#888"/>'
+        f'<text x="{pad}" y="{h - pad + 16}" font-size="11">0h</text>'
+        f'<text x="{w - pad}" y="{h - pad + 16}" font-size="11" text-anchor="end">{x_max:.1f}h</text>'
+        f'<text x="{pad - 4}" y="{Y(hi) + 4:.1f}" font-size="11" text-anchor="end">{hi:.4g}</text>'
+        f'<text x="{pad - 4}" y="{Y(lo) + 4:.1f}" font-size="11" text-anchor="end">{lo:.4g}</text>'
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
+        f'aria-label="best so far">{axis}{dots}<polyline fill="none" stroke="#2a8a2a" stroke-width="2" '
+        f'points="{" ".join(line)}"/>{stars}</svg>'
+    )
 
 
 def to_html(rep: dict[str, Any]) -> str:
@@ -224,38 +306,48 @@ def to_html(rep: dict[str, Any]) -> str:
     for m in rep["moments"]:
         w = m["why"]
         acts = "".join(f"<li>{e(k)}: {a['n']}</li>" for k, a in w["actions"].items())
-        notes = "".join(f"<blockquote>{e(n['text'].strip())}</blockquote>"
-                        for n in (w["notes"].get("thinking") or []) + (w["notes"].get("messages") or []))
+        notes = "".join(
+            f"<blockquote>{e(n['text'].strip())}</blockquote>"
+            for n in (w["notes"].get("thinking") or []) + (w["notes"].get("messages") or [])
+        )
         diff = ""
         d = w.get("diff")
         if d:
-            diff = (f"<p>submission.tar.gz against {e(d.get('against') or 'nothing')}"
-                    + (f": {e(d['error'])}" if d.get("error") else "") + "</p>")
+            diff = (
+                f"<p>submission.tar.gz against {e(d.get('against') or 'nothing')}"
+                + (f": {e(d['error'])}" if d.get("error") else "")
+                + "</p>"
+            )
             diff += "".join(f"<pre>{e(chr(10).join(f['lines']))}</pre>" for f in d["files"])
         comps = ", ".join(f"{e(k)} {a:g} → {b:g}" for k, (a, b) in (m["components"] or {}).items())
         md_sections.append(
             f"<section><h3>{e(m['round'])} at {_fmt_el(m['elapsed_s'])}: {m['before']:g} → {m['after']:g}</h3>"
             f"<p>gain {m['gain']:.4g}; lead time {_fmt_el(m['lead_time_s'])}; confidence {m['confidence']:.2f}"
-            f"{'; provisional' if m['provisional'] else ''}</p>" + (f"<p>{comps}</p>" if comps else "")
-            + f"<p>Since {e(w.get('prev_round') or 'the start')}:</p><ul>{acts}</ul>{notes}{diff}</section>")
-    ann = "".join(f"<tr><td>{e(str(a.get('round') or a['event_id']))}</td><td>{e(a.get('label') or '')}</td>"
-                  f"<td>{e(a.get('text') or '')}</td></tr>" for a in rep["annotations"])
+            f"{'; provisional' if m['provisional'] else ''}</p>"
+            + (f"<p>{comps}</p>" if comps else "")
+            + f"<p>Since {e(w.get('prev_round') or 'the start')}:</p><ul>{acts}</ul>{notes}{diff}</section>"
+        )
+    ann = "".join(
+        f"<tr><td>{e(str(a.get('round') or a['event_id']))}</td><td>{e(a.get('label') or '')}</td>"
+        f"<td>{e(a.get('text') or '')}</td></tr>"
+        for a in rep["annotations"]
+    )
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
-<title>Run report: {e(run['run_id'])} / {e(run['task_id'])}</title>
+<title>Run report: {e(run["run_id"])} / {e(run["task_id"])}</title>
 <style>body{{font-family:sans-serif;max-width:60em;margin:2em auto;color:#222}}pre{{background:#f4f4f4;
 padding:.5em;overflow-x:auto}}blockquote{{border-left:3px solid #ccc;margin:.5em 0;padding-left:.8em;color:#444}}
 td,th{{border:1px solid #ccc;padding:2px 6px}}table{{border-collapse:collapse}}</style></head><body>
-<h1>Run report: {e(run['run_id'])} / {e(run['task_id'])}</h1>
-<p><code>{e(run['run_key'])}</code>; agent {e(str(run.get('agent') or '–'))}, model {e(str(run.get('model') or '–'))};
-status {e(str(run.get('status')))}; best {e(_best_text(run))} ({e(str(run.get('best_round') or '–'))});
-{len(rep['curve'])} graded rounds; {len(rep['moments'])} reframing moments.</p>
-<h2>Best so far ({e(rep['unit'])})</h2>
+<h1>Run report: {e(run["run_id"])} / {e(run["task_id"])}</h1>
+<p><code>{e(run["run_key"])}</code>; agent {e(str(run.get("agent") or "–"))}, model {e(str(run.get("model") or "–"))};
+status {e(str(run.get("status")))}; best {e(_best_text(run))} ({e(str(run.get("best_round") or "–"))});
+{len(rep["curve"])} graded rounds; {len(rep["moments"])} reframing moments.</p>
+<h2>Best so far ({e(rep["unit"])})</h2>
 {_svg(rep)}
 <h2>Reframing moments</h2>
-{''.join(md_sections) or '<p>None found.</p>'}
+{"".join(md_sections) or "<p>None found.</p>"}
 <h2>Annotations</h2>
-{('<table><tr><th>where</th><th>label</th><th>note</th></tr>' + ann + '</table>') if ann else '<p>None.</p>'}
+{("<table><tr><th>where</th><th>label</th><th>note</th></tr>" + ann + "</table>") if ann else "<p>None.</p>"}
 </body></html>
 """

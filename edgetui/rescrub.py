@@ -48,25 +48,43 @@ def rescrub_database(conn: duckdb.DuckDBPyConnection) -> int:
     while True:
         rows = conn.execute(
             "SELECT event_id, summary, tool_name, model, round, CAST(data AS VARCHAR), raw FROM events "
-            "WHERE event_id > ? ORDER BY event_id LIMIT ?", [last, _BATCH]).fetchall()
+            "WHERE event_id > ? ORDER BY event_id LIMIT ?",
+            [last, _BATCH],
+        ).fetchall()
         if not rows:
             break
         last = rows[-1][0]
         upd = []
         for eid, summ, tname, model, rnd, data, raw in rows:
-            new = (redact_text(summ), redact_text(tname), redact_text(model), redact_text(rnd),
-                   _scrub_json_text(data), redact_bytes(raw) if raw else raw)
+            new = (
+                redact_text(summ),
+                redact_text(tname),
+                redact_text(model),
+                redact_text(rnd),
+                _scrub_json_text(data),
+                redact_bytes(raw) if raw else raw,
+            )
             if new != (summ, tname, model, rnd, data, raw):
                 upd.append((eid, *new))
         if upd:
             cols = list(zip(*upd))
-            tbl = pa.table({"event_id": cols[0], "summary": cols[1], "tool_name": cols[2], "model": cols[3],
-                            "round": cols[4], "data": cols[5], "raw": pa.array(cols[6], pa.binary())})
+            tbl = pa.table(
+                {
+                    "event_id": cols[0],
+                    "summary": cols[1],
+                    "tool_name": cols[2],
+                    "model": cols[3],
+                    "round": cols[4],
+                    "data": cols[5],
+                    "raw": pa.array(cols[6], pa.binary()),
+                }
+            )
             conn.register("_rescrub", tbl)
             try:
                 conn.execute(
                     "UPDATE events SET summary = r.summary, tool_name = r.tool_name, model = r.model, "
-                    "round = r.round, data = r.data, raw = r.raw FROM _rescrub r WHERE events.event_id = r.event_id")
+                    "round = r.round, data = r.data, raw = r.raw FROM _rescrub r WHERE events.event_id = r.event_id"
+                )
             finally:
                 conn.unregister("_rescrub")
             changed += len(upd)
@@ -80,7 +98,7 @@ def rescrub_database(conn: duckdb.DuckDBPyConnection) -> int:
         cols = text_cols + json_cols
         sel = ", ".join(key + [f"CAST({c} AS VARCHAR)" if c in json_cols else c for c in cols])
         for row in conn.execute(f"SELECT {sel} FROM {table}").fetchall():
-            k, vals = row[:len(key)], row[len(key):]
+            k, vals = row[: len(key)], row[len(key) :]
             new = [redact_text(v) if c in text_cols else _scrub_json_text(v) for c, v in zip(cols, vals)]
             if list(vals) != new:
                 sets = ", ".join(f"{c} = ?" for c in cols)

@@ -46,9 +46,21 @@ from typing import BinaryIO, Callable, Iterator, Optional, TypeVar
 
 F = TypeVar("F", bound=Callable)
 
-__all__ = ["SkippedRunFile", "RunFolderNotes", "reading_run_folder", "reads_run_folder", "current_notes", "open_run_file",
-           "read_run_file", "read_run_file_head", "check_run_file", "non_regular_kind",
-           "WHOLE_FILE_LIMIT", "SMALL_FILE_LIMIT", "TEXT_HEAD_LIMIT"]
+__all__ = [
+    "SkippedRunFile",
+    "RunFolderNotes",
+    "reading_run_folder",
+    "reads_run_folder",
+    "current_notes",
+    "open_run_file",
+    "read_run_file",
+    "read_run_file_head",
+    "check_run_file",
+    "non_regular_kind",
+    "WHOLE_FILE_LIMIT",
+    "SMALL_FILE_LIMIT",
+    "TEXT_HEAD_LIMIT",
+]
 
 #: A JSON document or other file read whole into memory (report.json of a big test suite stays far
 #: below; the bound of a submission archive's decompressed bytes, edgetui.archive.Limits).
@@ -114,12 +126,15 @@ def reading_run_folder(folder: str | os.PathLike) -> Iterator[RunFolderNotes]:
 def reads_run_folder(folder_of: Callable[..., str | os.PathLike]) -> Callable[[F], F]:
     """A decorator: the function reads the run folder ``folder_of(*args, **kwargs)`` (within
     :func:`reading_run_folder`), whoever calls it."""
+
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
         def inner(*args, **kwargs):
             with reading_run_folder(folder_of(*args, **kwargs)):
                 return fn(*args, **kwargs)
+
         return inner  # type: ignore[return-value]
+
     return wrap
 
 
@@ -132,9 +147,17 @@ def non_regular_kind(mode: int) -> Optional[str]:
     else None."""
     if _stat.S_ISREG(mode):
         return None
-    return ("a FIFO" if _stat.S_ISFIFO(mode) else "a socket" if _stat.S_ISSOCK(mode)
-            else "a device" if _stat.S_ISCHR(mode) or _stat.S_ISBLK(mode)
-            else "a directory" if _stat.S_ISDIR(mode) else "not a regular file")
+    return (
+        "a FIFO"
+        if _stat.S_ISFIFO(mode)
+        else "a socket"
+        if _stat.S_ISSOCK(mode)
+        else "a device"
+        if _stat.S_ISCHR(mode) or _stat.S_ISBLK(mode)
+        else "a directory"
+        if _stat.S_ISDIR(mode)
+        else "not a regular file"
+    )
 
 
 def _skip(path: str, reason: str, notes: Optional[RunFolderNotes]) -> SkippedRunFile:
@@ -206,8 +229,9 @@ def _open_checked(p: str, notes: Optional[RunFolderNotes]) -> int:
         raise
 
 
-def _open_fd(path: str | os.PathLike, folder: Optional[str | os.PathLike]) -> tuple[int, os.stat_result,
-                                                                                    Optional[RunFolderNotes]]:
+def _open_fd(
+    path: str | os.PathLike, folder: Optional[str | os.PathLike]
+) -> tuple[int, os.stat_result, Optional[RunFolderNotes]]:
     p = os.fspath(path)
     notes = _notes_for(folder)
     fd = _open_checked(p, notes)
@@ -249,16 +273,18 @@ def _read_fd(fd: int, size_hint: int, limit: int) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-def read_run_file(path: str | os.PathLike, *, limit: int = WHOLE_FILE_LIMIT,
-                  folder: Optional[str | os.PathLike] = None) -> bytes:
+def read_run_file(
+    path: str | os.PathLike, *, limit: int = WHOLE_FILE_LIMIT, folder: Optional[str | os.PathLike] = None
+) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them: a longer file is skipped
     (:class:`SkippedRunFile`, noted) — a document cut short would be read as another one."""
     data, _ = read_run_file_stat(path, limit=limit, folder=folder)
     return data
 
 
-def read_run_file_stat(path: str | os.PathLike, *, limit: int = WHOLE_FILE_LIMIT,
-                       folder: Optional[str | os.PathLike] = None) -> tuple[bytes, os.stat_result]:
+def read_run_file_stat(
+    path: str | os.PathLike, *, limit: int = WHOLE_FILE_LIMIT, folder: Optional[str | os.PathLike] = None
+) -> tuple[bytes, os.stat_result]:
     """:func:`read_run_file` and the ``fstat`` of the opened file."""
     fd, st, notes = _open_fd(path, folder)
     try:
@@ -272,8 +298,9 @@ def read_run_file_stat(path: str | os.PathLike, *, limit: int = WHOLE_FILE_LIMIT
         os.close(fd)
 
 
-def read_run_file_head(path: str | os.PathLike, limit: int = TEXT_HEAD_LIMIT, *,
-                       folder: Optional[str | os.PathLike] = None) -> tuple[bytes, int]:
+def read_run_file_head(
+    path: str | os.PathLike, limit: int = TEXT_HEAD_LIMIT, *, folder: Optional[str | os.PathLike] = None
+) -> tuple[bytes, int]:
     """(the first ``limit`` bytes of ``path``, its size): for text shown to a reader, where the
     head is worth showing and the caller says the rest was cut (``size > len(bytes)``)."""
     fd, st, _ = _open_fd(path, folder)

@@ -29,8 +29,16 @@ import duckdb
 from . import repeats
 
 #: tables whose rows belong to one run (``run_key``), emptied by forget
-RUN_TABLES = ("events", "submissions", "test_results", "source_cursors", "annotations", "run_tags", "record_keys",
-              "moments")
+RUN_TABLES = (
+    "events",
+    "submissions",
+    "test_results",
+    "source_cursors",
+    "annotations",
+    "run_tags",
+    "record_keys",
+    "moments",
+)
 _TAG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,63}$")
 
 
@@ -52,6 +60,7 @@ def _tx(conn: duckdb.DuckDBPyConnection, fn) -> Any:
 def forget_run(conn: duckdb.DuckDBPyConnection, run_key: str, now: Optional[float] = None) -> int:
     """Forget ``run_key``: its records go, a tombstone stays (epoch UTC ``now``). Returns the
     number of events removed. Raises ``LookupError`` when no such run is recorded."""
+
     def go(cur) -> int:
         row = cur.execute("SELECT run_dir FROM runs WHERE run_key = ?", [run_key]).fetchall()
         if not row:
@@ -65,16 +74,19 @@ def forget_run(conn: duckdb.DuckDBPyConnection, run_key: str, now: Optional[floa
             repeats.recount(cur, other)
         cur.execute("INSERT OR REPLACE INTO tombstones VALUES (?, ?, ?)", [run_key, row[0][0], now or time.time()])
         return int(n)
+
     return _tx(conn, go)
 
 
 def unforget_run(conn: duckdb.DuckDBPyConnection, run_key: str) -> bool:
     """Remove ``run_key``'s tombstone (the next ingest or scan records it again). Returns whether
     there was one."""
+
     def go(cur) -> bool:
         n = cur.execute("SELECT count(*) FROM tombstones WHERE run_key = ?", [run_key]).fetchone()[0]
         cur.execute("DELETE FROM tombstones WHERE run_key = ?", [run_key])
         return bool(n)
+
     return _tx(conn, go)
 
 
@@ -102,21 +114,33 @@ def tag_run(conn: duckdb.DuckDBPyConnection, run_key: str, tag: str, now: Option
             return False
         cur.execute("INSERT INTO run_tags VALUES (?, ?, ?)", [run_key, tag, now or time.time()])
         return True
+
     return _tx(conn, go)
 
 
 def untag_run(conn: duckdb.DuckDBPyConnection, run_key: str, tag: str) -> bool:
     """Take the name ``tag`` from ``run_key``; returns whether it had it."""
+
     def go(cur) -> bool:
         n = cur.execute("SELECT count(*) FROM run_tags WHERE run_key = ? AND tag = ?", [run_key, tag]).fetchone()[0]
         cur.execute("DELETE FROM run_tags WHERE run_key = ? AND tag = ?", [run_key, tag])
         return bool(n)
+
     return _tx(conn, go)
 
 
 #: the typed requests the holder carries out for other processes
-OPS = ("forget", "unforget", "tag", "untag", "moments", "annotate", "annotation_edit", "annotation_delete",
-       "annotations_import")
+OPS = (
+    "forget",
+    "unforget",
+    "tag",
+    "untag",
+    "moments",
+    "annotate",
+    "annotation_edit",
+    "annotation_delete",
+    "annotations_import",
+)
 #: requests about an annotation (by ``annotation_id``) or a batch: no ``run_key``
 _NO_RUN_OPS = ("annotation_edit", "annotation_delete", "annotations_import")
 
@@ -141,8 +165,14 @@ def _annotation_op(conn: duckdb.DuckDBPyConnection, op: str, req: dict) -> Any:
         return v
 
     if op == "annotate":
-        return an.annotate(conn, req["run_key"], event_id=opt("event_id"), round=opt("round"), label=opt("label"),
-                           text=opt("text") or "")
+        return an.annotate(
+            conn,
+            req["run_key"],
+            event_id=opt("event_id"),
+            round=opt("round"),
+            label=opt("label"),
+            text=opt("text") or "",
+        )
     if op == "annotation_edit":
         return an.edit_annotation(conn, str(req.get("annotation_id")), label=opt("label"), text=opt("text"))
     if op == "annotation_delete":

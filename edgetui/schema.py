@@ -103,7 +103,8 @@ _V1 = [
 ]
 
 #: version 6 (moments, annotation columns), also applied again as version 9 (all idempotent)
-_V6 = ["""CREATE TABLE IF NOT EXISTS moments (
+_V6 = [
+    """CREATE TABLE IF NOT EXISTS moments (
        run_key VARCHAR NOT NULL, detector VARCHAR NOT NULL, version INTEGER NOT NULL, round VARCHAR NOT NULL,
        idx INTEGER, t DOUBLE, elapsed_s DOUBLE, score_before DOUBLE, score_after DOUBLE, gain DOUBLE,
        noise DOUBLE, headroom DOUBLE, lead_time_s DOUBLE, confidence DOUBLE, provisional BOOLEAN,
@@ -112,7 +113,8 @@ _V6 = ["""CREATE TABLE IF NOT EXISTS moments (
     # annotations (edgetui/annotations.py): a label, the round of a moment's judge result, edits
     "ALTER TABLE annotations ADD COLUMN IF NOT EXISTS label VARCHAR",
     "ALTER TABLE annotations ADD COLUMN IF NOT EXISTS round VARCHAR",
-    "ALTER TABLE annotations ADD COLUMN IF NOT EXISTS updated_at DOUBLE"]
+    "ALTER TABLE annotations ADD COLUMN IF NOT EXISTS updated_at DOUBLE",
+]
 
 #: version -> statements bringing the schema from version-1 to version.
 #: 2: secrets re-scrubbed with the rules of :mod:`edgetui.redact` (the data step is
@@ -122,13 +124,17 @@ _V6 = ["""CREATE TABLE IF NOT EXISTS moments (
 MIGRATIONS: dict[int, list[str]] = {
     1: _V1,
     2: [],  # the data step, for files of version 1 only: see migrate()
-    3: ["""CREATE TABLE IF NOT EXISTS tombstones (run_key VARCHAR PRIMARY KEY, run_dir VARCHAR, forgotten_at DOUBLE)""",
+    3: [
+        """CREATE TABLE IF NOT EXISTS tombstones (run_key VARCHAR PRIMARY KEY, run_dir VARCHAR, forgotten_at DOUBLE)""",
         """CREATE TABLE IF NOT EXISTS run_tags (run_key VARCHAR NOT NULL, tag VARCHAR NOT NULL, created_at DOUBLE,
            PRIMARY KEY (run_key, tag))""",
-        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS n_messages BIGINT"],
+        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS n_messages BIGINT",
+    ],
     #: 4: why a run ended as it did, in its source's words (a harness that crashed before the agent)
-    4: ["ALTER TABLE runs ADD COLUMN IF NOT EXISTS n_messages BIGINT",
-        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS status_reason VARCHAR"],
+    4: [
+        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS n_messages BIGINT",
+        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS status_reason VARCHAR",
+    ],
     #: 5: a bare transcript's run is keyed by its content, not its file name (``.../transcript-<id>``):
     #: runs keyed ``host/<stem>/transcript`` are re-keyed from their file (the data step in migrate())
     5: [],
@@ -137,13 +143,16 @@ MIGRATIONS: dict[int, list[str]] = {
     #: 7: records repeated across runs (a resumed transcript copying an earlier file's records) are
     #: counted once, by the earliest run (edgetui/repeats.py): their keys, and what a run leaves out
     #: (the data step in migrate(): the transcript runs already recorded are counted again)
-    7: ["CREATE TABLE IF NOT EXISTS record_keys (run_key VARCHAR NOT NULL, rkey VARCHAR NOT NULL, event_id VARCHAR)",
+    7: [
+        "CREATE TABLE IF NOT EXISTS record_keys (run_key VARCHAR NOT NULL, rkey VARCHAR NOT NULL, event_id VARCHAR)",
         "CREATE INDEX IF NOT EXISTS record_keys_run ON record_keys(run_key)",
         "ALTER TABLE runs ADD COLUMN IF NOT EXISTS n_repeated BIGINT",
-        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS repeated_from VARCHAR"],
+        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS repeated_from VARCHAR",
+    ],
     #: 8: fitted curves (``edgetui fit --store``): method, version, unrounded parameters, status, flags;
     #: the forecast's shape prior is read from them
-    8: ["""CREATE TABLE IF NOT EXISTS fits (
+    8: [
+        """CREATE TABLE IF NOT EXISTS fits (
         fit_id VARCHAR PRIMARY KEY, created_at DOUBLE, source VARCHAR, grouping JSON,
         run_key VARCHAR, task_id VARCHAR, model VARCHAR,
         form VARCHAR NOT NULL, method VARCHAR NOT NULL, version INTEGER NOT NULL,
@@ -151,7 +160,8 @@ MIGRATIONS: dict[int, list[str]] = {
         params JSON, smax DOUBLE, t_mid DOUBLE, beta DOUBLE, t_half DOUBLE,
         r2 DOUBLE, rmse DOUBLE, n INTEGER, status INTEGER, flags VARCHAR, findings BOOLEAN,
         intervals JSON, hours JSON, scores JSON
-    )"""],
+    )"""
+    ],
     #: 9: version 6's statements again (all idempotent), for files stamped 7 or 8 by a build in which
     #: version 6 was still empty: they get the moments table and the annotation columns too
     9: _V6,
@@ -159,9 +169,7 @@ MIGRATIONS: dict[int, list[str]] = {
 
 
 def current_version(conn: duckdb.DuckDBPyConnection) -> int:
-    has_meta = conn.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'"
-    ).fetchall()[0][0]
+    has_meta = conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'").fetchall()[0][0]
     if not has_meta:
         return 0
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
@@ -170,8 +178,10 @@ def current_version(conn: duckdb.DuckDBPyConnection) -> int:
     try:
         return int(row[0][0])
     except (TypeError, ValueError):
-        raise ValueError(f"the database's schema version {row[0][0]!r} is not a number: not a database "
-                         "edgetui wrote, or a damaged one") from None
+        raise ValueError(
+            f"the database's schema version {row[0][0]!r} is not a number: not a database "
+            "edgetui wrote, or a damaged one"
+        ) from None
 
 
 def rewrite_pending(conn: duckdb.DuckDBPyConnection) -> bool:
@@ -210,9 +220,7 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> int:
 
                 rescrub_database(conn)
                 conn.execute("INSERT OR REPLACE INTO meta VALUES ('rewrite_pending', '1')")
-            conn.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(v)]
-            )
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(v)])
             conn.execute("COMMIT")
         except Exception:
             try:  # a COMMIT that failed (a full disk) has ended the transaction already

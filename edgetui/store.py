@@ -58,8 +58,10 @@ __all__ = [
 
 #: ORDER BY clause of the timeline (see the module docstring). ``source_rank``
 #: comes from the ``_src`` CTE of :func:`run_events` (:func:`source_ranks` in Python).
-EVENT_ORDER_SQL = ('ev.t ASC NULLS LAST, ev.segment ASC NULLS LAST, (ev.kind = \'segment_end\'), _src.source_rank, '
-                   'ev."offset", ev.sub, ev.event_id')
+EVENT_ORDER_SQL = (
+    "ev.t ASC NULLS LAST, ev.segment ASC NULLS LAST, (ev.kind = 'segment_end'), _src.source_rank, "
+    'ev."offset", ev.sub, ev.event_id'
+)
 
 #: Columns of :class:`EventColumns`, in query order.
 EVENT_LIST_COLUMNS = (
@@ -134,9 +136,7 @@ def _json(v: Any) -> Any:
 def count_runs(conn: duckdb.DuckDBPyConnection) -> int:
     """Number of runs in the database (0 for an empty or brand-new file)."""
     with conn.cursor() as cur:
-        has = cur.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'runs'"
-        ).fetchone()[0]
+        has = cur.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'runs'").fetchone()[0]
         if not has:
             return 0
         return int(cur.execute("SELECT count(*) FROM runs").fetchone()[0])
@@ -154,9 +154,7 @@ def filter_runs(rows: Iterable[dict[str, Any]], text: Optional[str]) -> list[dic
         return rows
     out = []
     for r in rows:
-        hay = " ".join(
-            str(r.get(k) or "") for k in ("run_key", "model", "agent", "status")
-        ).lower()
+        hay = " ".join(str(r.get(k) or "") for k in ("run_key", "model", "agent", "status")).lower()
         if all(w in hay for w in words):
             out.append(r)
     return out
@@ -168,9 +166,7 @@ def list_runs(conn: duckdb.DuckDBPyConnection, filter: Optional[str] = None) -> 
         return []
     cols = ", ".join(RUN_LIST_COLUMNS)
     with conn.cursor() as cur:
-        cur.execute(
-            f"SELECT {cols} FROM runs ORDER BY coalesce(started_at, last_event_at) DESC NULLS LAST, run_key"
-        )
+        cur.execute(f"SELECT {cols} FROM runs ORDER BY coalesce(started_at, last_event_at) DESC NULLS LAST, run_key")
         rows = _rows(cur)
     return filter_runs(rows, filter)
 
@@ -184,8 +180,10 @@ TRANSCRIPT_FLAGS_SQL = """nullif(concat_ws(' ',
         CASE WHEN bool_or(e.kind = 'agent_result' AND coalesce(e.is_error, FALSE)) THEN 'error' END), '')"""
 #: the run's transcript flags as one space-separated string (NULL for none): a scalar subquery over
 #: the events of the run named by ``{run_key}`` (``?``, or ``runs.run_key`` inside a query of runs)
-TRANSCRIPT_FLAGS_SUBQUERY = ("(SELECT " + TRANSCRIPT_FLAGS_SQL + " FROM events e WHERE e.run_key = {run_key} "
-                             "AND e.kind IN ('segment_end', 'agent_result'))")
+TRANSCRIPT_FLAGS_SUBQUERY = (
+    "(SELECT " + TRANSCRIPT_FLAGS_SQL + " FROM events e WHERE e.run_key = {run_key} "
+    "AND e.kind IN ('segment_end', 'agent_result'))"
+)
 
 
 def transcript_flags(conn: Any, run_key: str) -> list[str]:
@@ -195,15 +193,21 @@ def transcript_flags(conn: Any, run_key: str) -> list[str]:
     is never ``incomplete`` (that event is written only when a finished file is read to its end)."""
     # the few events that can say so first (a scan of kind), then their JSON by id: reading the JSON
     # column in the same scan read it for every event of the run (0.1 s at a million events)
-    ids = [r[0] for r in conn.execute("SELECT event_id FROM events WHERE run_key = ? AND kind IN "
-                                      "('segment_end', 'agent_result')", [run_key]).fetchall()]
+    ids = [
+        r[0]
+        for r in conn.execute(
+            "SELECT event_id FROM events WHERE run_key = ? AND kind IN ('segment_end', 'agent_result')", [run_key]
+        ).fetchall()
+    ]
     if not ids:
         return []
     if len(ids) > 1000:
         got = conn.execute("SELECT " + TRANSCRIPT_FLAGS_SUBQUERY.format(run_key="?"), [run_key]).fetchone()[0]
     else:
-        got = conn.execute("SELECT " + TRANSCRIPT_FLAGS_SQL + " FROM events e WHERE e.event_id IN ("
-                           + ", ".join("?" * len(ids)) + ")", ids).fetchone()[0]
+        got = conn.execute(
+            "SELECT " + TRANSCRIPT_FLAGS_SQL + " FROM events e WHERE e.event_id IN (" + ", ".join("?" * len(ids)) + ")",
+            ids,
+        ).fetchone()[0]
     return got.split() if got else []
 
 
@@ -245,8 +249,10 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
         if not tokens and head.get("started_at") is not None and head.get("n_events") is not None:
             # the first paint's header: the recorded count, flags with the exact header (both scan the run)
             head.update(transcript_flags=[], first_t=None, last_t=None, n_events=int(head["n_events"]))
-            tok4 = [int(head.get(c) or 0) for c in ("input_tokens", "output_tokens", "cache_read_tokens",
-                                                    "cache_write_tokens")]
+            tok4 = [
+                int(head.get(c) or 0)
+                for c in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+            ]
             head["tok_input"], head["tok_output"], head["tok_cache_read"], head["tok_cache_write"] = tok4
             head["tokens"] = sum(tok4)
             head["tokens_exact"] = False
@@ -259,8 +265,10 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
         head["first_t"] = first_t
         head["last_t"] = last_t
         if not tokens:
-            tok4 = [int(head.get(c) or 0) for c in ("input_tokens", "output_tokens", "cache_read_tokens",
-                                                    "cache_write_tokens")]
+            tok4 = [
+                int(head.get(c) or 0)
+                for c in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+            ]
             head["tok_input"], head["tok_output"], head["tok_cache_read"], head["tok_cache_write"] = tok4
             head["tokens"] = sum(tok4)
             head["tokens_exact"] = False
@@ -377,8 +385,9 @@ def run_events(conn: duckdb.DuckDBPyConnection, run_key: str) -> EventColumns:
     return out
 
 
-def _fold_source_min(mins: dict[str, Optional[float]], pairs: Iterable[tuple[str, Optional[float]]]
-                     ) -> dict[str, Optional[float]]:
+def _fold_source_min(
+    mins: dict[str, Optional[float]], pairs: Iterable[tuple[str, Optional[float]]]
+) -> dict[str, Optional[float]]:
     """``mins`` updated with (source, t) pairs: each source's earliest t (``None`` while untimed)."""
     for s, t in pairs:
         m = mins.get(s)
@@ -399,13 +408,25 @@ def source_ranks(source_min: dict[str, Optional[float]]) -> dict[str, int]:
 def _timeline_key(ranks: dict[str, int]):
     """Sort key of one row (a tuple in :data:`EVENT_LIST_COLUMNS` order) in the timeline order of
     :data:`EVENT_ORDER_SQL` (DuckDB sorts NULLs last; VARCHARs by bytes = Python's code points)."""
-    i_id, i_t, i_src, i_off, i_sub, i_seg, i_kind = (EVENT_LIST_COLUMNS.index(c) for c in (
-        "event_id", "t", "source", "offset", "sub", "segment", "kind"))
+    i_id, i_t, i_src, i_off, i_sub, i_seg, i_kind = (
+        EVENT_LIST_COLUMNS.index(c) for c in ("event_id", "t", "source", "offset", "sub", "segment", "kind")
+    )
 
     def key(r: tuple) -> tuple:
         t, off, sub, seg = r[i_t], r[i_off], r[i_sub], r[i_seg]
-        return (t is None, t or 0.0, seg is None, seg or 0, r[i_kind] == "segment_end", ranks[r[i_src]],
-                off is None, off or 0, sub is None, sub or 0, r[i_id])
+        return (
+            t is None,
+            t or 0.0,
+            seg is None,
+            seg or 0,
+            r[i_kind] == "segment_end",
+            ranks[r[i_src]],
+            off is None,
+            off or 0,
+            sub is None,
+            sub or 0,
+            r[i_id],
+        )
 
     return key
 
@@ -426,8 +447,9 @@ def tail_start(ev: EventColumns) -> tuple[int, Optional[float]]:
     return k, t0
 
 
-def run_events_since(conn: duckdb.DuckDBPyConnection, run_key: str, base: EventColumns,
-                     total: Optional[int] = None) -> Optional[tuple[EventColumns, int]]:
+def run_events_since(
+    conn: duckdb.DuckDBPyConnection, run_key: str, base: EventColumns, total: Optional[int] = None
+) -> Optional[tuple[EventColumns, int]]:
     """The timeline of a run that only grew since ``base`` (an earlier :func:`run_events` of it, or
     one of this function's results): ``(timeline, n_events)``, or ``None`` when it did not only grow.
 
@@ -447,8 +469,9 @@ def run_events_since(conn: duckdb.DuckDBPyConnection, run_key: str, base: EventC
     with conn.cursor() as cur:
         if total is None:
             total = cur.execute("SELECT count(*) FROM events WHERE run_key = ?", [run_key]).fetchall()[0][0]
-        rows = cur.execute(f"SELECT {bare} FROM events WHERE run_key = ? AND (t >= ? OR t IS NULL)",
-                           [run_key, t0]).fetchall()
+        rows = cur.execute(
+            f"SELECT {bare} FROM events WHERE run_key = ? AND (t >= ? OR t IS NULL)", [run_key, t0]
+        ).fetchall()
     if total - len(rows) != k:
         return None  # events were added (or removed) before t0: not a plain append
     mins = {s: m for s, m in base.source_min().items() if m is not None and m < t0}  # the kept events'
@@ -514,13 +537,29 @@ def submissions(conn: duckdb.DuckDBPyConnection, run_key: str) -> list[dict[str,
 
 
 #: columns of :func:`chart_submissions` (what :func:`edgetui.widgets.chart.chart_data` reads)
-CHART_SUBMISSION_COLUMNS = ("round", "kind", "n", "status", "t", "submitted_at", "graded_at", "elapsed_s", "score",
-                            "pass_rate", "score_0_100", "valid", "is_new_best", "best_round", "best_score",
-                            "best_pass_rate")
+CHART_SUBMISSION_COLUMNS = (
+    "round",
+    "kind",
+    "n",
+    "status",
+    "t",
+    "submitted_at",
+    "graded_at",
+    "elapsed_s",
+    "score",
+    "pass_rate",
+    "score_0_100",
+    "valid",
+    "is_new_best",
+    "best_round",
+    "best_score",
+    "best_pass_rate",
+)
 
 
-def chart_submissions(conn: duckdb.DuckDBPyConnection, run_key: str, max_rows: int = 1500,
-                      buckets: int = 320) -> list[dict[str, Any]]:
+def chart_submissions(
+    conn: duckdb.DuckDBPyConnection, run_key: str, max_rows: int = 1500, buckets: int = 320
+) -> list[dict[str, Any]]:
     """A run's submissions for its score chart, in the order of :func:`submissions`, with only
     :data:`CHART_SUBMISSION_COLUMNS`. A run with more than ``max_rows`` of them keeps, per kind
     (agent / auto) and per ``buckets``-th of the run's submission span (by
@@ -534,8 +573,10 @@ def chart_submissions(conn: duckdb.DuckDBPyConnection, run_key: str, max_rows: i
     quartiles that fit the y range are those of the rows kept. Every new best's round, for the
     cursor's ``[`` / ``]``: :func:`new_best_rounds`."""
     cols = ", ".join(f'"{c}"' for c in CHART_SUBMISSION_COLUMNS)
-    order = ("ORDER BY coalesce(t, submitted_at, graded_at, seen_at) ASC NULLS LAST, elapsed_s NULLS LAST, "
-             "n NULLS LAST, round")
+    order = (
+        "ORDER BY coalesce(t, submitted_at, graded_at, seen_at) ASC NULLS LAST, elapsed_s NULLS LAST, "
+        "n NULLS LAST, round"
+    )
     with conn.cursor() as cur:
         n = cur.execute("SELECT count(*) FROM submissions WHERE run_key = ?", [run_key]).fetchall()[0][0]
         if n <= max_rows:
@@ -543,10 +584,12 @@ def chart_submissions(conn: duckdb.DuckDBPyConnection, run_key: str, max_rows: i
             return _rows(cur)
         qs = ("score", "pass_rate", "score_0_100")
         picks = ", ".join(f"arg_{d}(round, {q})" for q in qs for d in ("min", "max"))
-        best_picks = ", ".join(["arg_min(round, _x)", "arg_max(round, _x)"]
-                               + [f"arg_{d}(round, {q})" for q in (*qs, "best_score", "best_pass_rate")
-                                  for d in ("min", "max")])
-        cur.execute(f"""WITH s AS (SELECT kind, round, score, pass_rate, score_0_100, best_score, best_pass_rate,
+        best_picks = ", ".join(
+            ["arg_min(round, _x)", "arg_max(round, _x)"]
+            + [f"arg_{d}(round, {q})" for q in (*qs, "best_score", "best_pass_rate") for d in ("min", "max")]
+        )
+        cur.execute(
+            f"""WITH s AS (SELECT kind, round, score, pass_rate, score_0_100, best_score, best_pass_rate,
                                           coalesce(is_new_best, FALSE) AS nb,
                                           coalesce(t, submitted_at, graded_at, seen_at) AS _x
                                    FROM submissions WHERE run_key = $rk),
@@ -559,7 +602,9 @@ def chart_submissions(conn: duckdb.DuckDBPyConnection, run_key: str, max_rows: i
                         WHERE run_key = $rk AND (coalesce(t, submitted_at, graded_at, seen_at) IS NULL
                               OR round IN (SELECT round FROM p WHERE round IS NOT NULL
                                            UNION SELECT round FROM b WHERE round IS NOT NULL))
-                        {order}""", {"rk": run_key, "nb": buckets})
+                        {order}""",
+            {"rk": run_key, "nb": buckets},
+        )
         return _rows(cur)
 
 
@@ -586,9 +631,7 @@ def submission(conn: duckdb.DuckDBPyConnection, run_key: str, round: str) -> Opt
 def test_results(conn: duckdb.DuckDBPyConnection, run_key: str, round: str) -> list[dict[str, Any]]:
     """Per-test results of one graded round, in report order."""
     with conn.cursor() as cur:
-        cur.execute(
-            "SELECT * FROM test_results WHERE run_key = ? AND round = ? ORDER BY idx", [run_key, round]
-        )
+        cur.execute("SELECT * FROM test_results WHERE run_key = ? AND round = ? ORDER BY idx", [run_key, round])
         return _rows(cur)
 
 

@@ -20,8 +20,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 #: columns of an :class:`ArrowTimeline` (a subset of :data:`edgetui.store.EVENT_LIST_COLUMNS`)
-TIMELINE_COLUMNS = ("event_id", "kind", "t", "summary", "tool_use_id", "parent_tool_use_id", "tool_name",
-                    "is_error", "round", "level", "agent_format")
+TIMELINE_COLUMNS = (
+    "event_id",
+    "kind",
+    "t",
+    "summary",
+    "tool_use_id",
+    "parent_tool_use_id",
+    "tool_name",
+    "is_error",
+    "round",
+    "level",
+    "agent_format",
+)
 
 
 class ArrowColumn(Sequence):
@@ -44,7 +55,7 @@ class ArrowColumn(Sequence):
 
     def __iter__(self) -> Iterator:
         for chunk_start in range(0, len(self._a), 65536):
-            yield from self._a[chunk_start:chunk_start + 65536].to_pylist()
+            yield from self._a[chunk_start : chunk_start + 65536].to_pylist()
 
     @property
     def arrow(self) -> pa.Array:
@@ -95,7 +106,7 @@ class ArrowTimeline:
         t = tbl.column("t").combine_chunks().cast(pa.float64()).fill_null(float("nan"))
         self.t_array = array("d")
         if len(t):
-            self.t_array.frombytes(memoryview(t.buffers()[1])[t.offset * 8:(t.offset + len(t)) * 8])
+            self.t_array.frombytes(memoryview(t.buffers()[1])[t.offset * 8 : (t.offset + len(t)) * 8])
         self.n_timed = self.n - self.t.arrow.null_count
         self._lowered: Optional[tuple] = None  # summary and tool_name lower-cased (see find)
 
@@ -113,11 +124,16 @@ class ArrowTimeline:
         quiet level), then their summaries classified by :func:`replay.fold.is_metadata`."""
         from replay.fold import CLAUDE_FORMATS, is_metadata
 
-        quiet = pc.or_kleene(pc.is_null(self.level.arrow),
-                             pc.is_in(self.level.arrow, value_set=pa.array(["", "info", "debug"])))
-        cand = pc.and_kleene(pc.and_kleene(pc.equal(self.kind.arrow, "system"),
-                                           pc.is_in(self.agent_format.arrow, value_set=pa.array(sorted(CLAUDE_FORMATS)))),
-                             pc.and_kleene(pc.invert(pc.fill_null(self.is_error.arrow, False)), quiet))
+        quiet = pc.or_kleene(
+            pc.is_null(self.level.arrow), pc.is_in(self.level.arrow, value_set=pa.array(["", "info", "debug"]))
+        )
+        cand = pc.and_kleene(
+            pc.and_kleene(
+                pc.equal(self.kind.arrow, "system"),
+                pc.is_in(self.agent_format.arrow, value_set=pa.array(sorted(CLAUDE_FORMATS))),
+            ),
+            pc.and_kleene(pc.invert(pc.fill_null(self.is_error.arrow, False)), quiet),
+        )
         pos = pc.indices_nonzero(pc.fill_null(cand, False)).to_pylist()
         if not pos:
             return []
@@ -167,8 +183,9 @@ class ArrowTimeline:
         if not inside:
             return SparseDepth(self.n, {})
         launched = pc.unique(parents.filter(pc.is_valid(parents)))
-        calls = pc.indices_nonzero(pc.and_(pc.equal(self.kind.arrow, "tool_call"),
-                                           pc.is_in(self.tool_use_id.arrow, value_set=launched))).to_pylist()
+        calls = pc.indices_nonzero(
+            pc.and_(pc.equal(self.kind.arrow, "tool_call"), pc.is_in(self.tool_use_id.arrow, value_set=launched))
+        ).to_pylist()
         pos = sorted(set(inside).union(calls))
         take = pa.array(pos, pa.int64())
         kinds = self.kind.arrow.take(take).to_pylist()
@@ -201,6 +218,9 @@ def search_light(conn: duckdb.DuckDBPyConnection, run_key: str, query: str) -> l
     if not q:
         return []
     with conn.cursor() as cur:
-        rows = cur.execute("SELECT event_id FROM events WHERE run_key = ? AND (contains(lower(summary), ?) "
-                           "OR contains(lower(tool_name), ?))", [run_key, q, q]).fetchall()
+        rows = cur.execute(
+            "SELECT event_id FROM events WHERE run_key = ? AND (contains(lower(summary), ?) "
+            "OR contains(lower(tool_name), ?))",
+            [run_key, q, q],
+        ).fetchall()
     return [r[0] for r in rows]

@@ -52,8 +52,13 @@ def _kind(kind: str, tool: Optional[str], command: Optional[str]) -> str:
     return "other"
 
 
-def diff_archives(old: Optional[Path], new: Path, limits: Limits = DEFAULT_LIMITS,
-                  max_lines: int = MAX_DIFF_LINES, secrets: frozenset[str] | set[str] = frozenset()) -> dict[str, Any]:
+def diff_archives(
+    old: Optional[Path],
+    new: Path,
+    limits: Limits = DEFAULT_LIMITS,
+    max_lines: int = MAX_DIFF_LINES,
+    secrets: frozenset[str] | set[str] = frozenset(),
+) -> dict[str, Any]:
     """Unified diff of two submission archives' text files (``old`` ``None``: everything added).
 
     Returns ``{"files": [{"path", "status": added|removed|changed|binary, "lines": [...]}],
@@ -75,10 +80,13 @@ def diff_archives(old: Optional[Path], new: Path, limits: Limits = DEFAULT_LIMIT
         if (path in a and x is None) or (path in b and y is None):
             files.append({"path": path, "status": "binary", "lines": []})
             continue
-        lines = list(difflib.unified_diff((x or "").splitlines(), (y or "").splitlines(),
-                                          f"a/{path}", f"b/{path}", lineterm="", n=2))
+        lines = list(
+            difflib.unified_diff(
+                (x or "").splitlines(), (y or "").splitlines(), f"a/{path}", f"b/{path}", lineterm="", n=2
+            )
+        )
         if len(lines) > budget:
-            lines, truncated = lines[:max(0, budget)], True
+            lines, truncated = lines[: max(0, budget)], True
         budget -= len(lines)
         files.append({"path": path, "status": status, "lines": lines})
     return {"files": files, "unchanged": unchanged, "truncated": truncated, "error": None}
@@ -90,8 +98,9 @@ def _redacted_files(files: dict[str, Optional[str]], secrets: frozenset[str] | s
     return {redact_text(p, secrets) or p: (redact_text(t, secrets) if t else t) for p, t in files.items()}
 
 
-def why_of(conn: Any, run_key: str, round: str, *, limits: Limits = DEFAULT_LIMITS,
-           with_diff: bool = True) -> dict[str, Any]:
+def why_of(
+    conn: Any, run_key: str, round: str, *, limits: Limits = DEFAULT_LIMITS, with_diff: bool = True
+) -> dict[str, Any]:
     """Why ``round`` became the best: a dict with
 
     * ``round``, ``prev_round`` (the best when this round's result came, as the replay's
@@ -123,7 +132,9 @@ def why_of(conn: Any, run_key: str, round: str, *, limits: Limits = DEFAULT_LIMI
                   CASE WHEN tool_name = 'Write' THEN json_extract_string(data, '$.input.content') END
            FROM events WHERE run_key = ? AND kind IN ('thinking', 'agent_message', 'tool_call')
              AND t > ? AND t <= ? AND parent_tool_use_id IS NULL
-           ORDER BY t, "offset", sub""", [run_key, t_from, t_to]).fetchall()
+           ORDER BY t, "offset", sub""",
+        [run_key, t_from, t_to],
+    ).fetchall()
     actions: dict[str, dict[str, Any]] = {k: {"n": 0, "examples": []} for k in ACTION_KINDS}
     msgs, thinks, files = [], [], {}
     for eid, kind, t, tool, summary, text, command, path, content in rows:
@@ -144,12 +155,18 @@ def why_of(conn: Any, run_key: str, round: str, *, limits: Limits = DEFAULT_LIMI
         analysis = read_analysis(sub_dir / round / "analysis.md", sub_dir.parent.parent)
     analysis = redact_text(analysis, secrets)  # (whole: a key block across its lines is one match)
     diff = _diff(sub_dir, round, prev.round if prev is not None else None, limits, secrets) if with_diff else None
-    why = {"run_key": run_key, "round": round, "prev_round": prev.round if prev else None,
-           "t_from": None if prev is None else t_from, "t_to": g.t_submit, "before": g.best_before,
-           "after": g.best, "actions": {k: v for k, v in actions.items() if v["n"]},
-           "notes": {"messages": msgs[-3:], "thinking": thinks[-3:], "files": list(files.values()),
-                     "analysis": analysis},
-           "diff": diff}
+    why = {
+        "run_key": run_key,
+        "round": round,
+        "prev_round": prev.round if prev else None,
+        "t_from": None if prev is None else t_from,
+        "t_to": g.t_submit,
+        "before": g.best_before,
+        "after": g.best,
+        "actions": {k: v for k, v in actions.items() if v["n"]},
+        "notes": {"messages": msgs[-3:], "thinking": thinks[-3:], "files": list(files.values()), "analysis": analysis},
+        "diff": diff,
+    }
     return redact_obj(why, secrets)
 
 
@@ -166,7 +183,10 @@ def read_analysis(path: Path, run_folder: Path) -> Optional[str]:
         return None
     text = raw.decode("utf-8", errors="replace")
     if size > len(raw) or len(text) > MAX_NOTE_CHARS * 4:
-        text = text[:MAX_NOTE_CHARS * 4] + f"\n[analysis.md cut: its first {min(len(text), MAX_NOTE_CHARS * 4):,} characters of {size:,} bytes shown]"
+        text = (
+            text[: MAX_NOTE_CHARS * 4]
+            + f"\n[analysis.md cut: its first {min(len(text), MAX_NOTE_CHARS * 4):,} characters of {size:,} bytes shown]"
+        )
     return text
 
 
@@ -189,8 +209,13 @@ def _submissions_dir(conn: Any, run_key: str) -> Optional[Path]:
     return Path(run_dir[0]) / "submissions" if run_dir and run_dir[0] else None
 
 
-def _diff(sub_dir: Optional[Path], round: str, prev_round: Optional[str], limits: Limits,
-          secrets: frozenset[str] | set[str] = frozenset()) -> Optional[dict[str, Any]]:
+def _diff(
+    sub_dir: Optional[Path],
+    round: str,
+    prev_round: Optional[str],
+    limits: Limits,
+    secrets: frozenset[str] | set[str] = frozenset(),
+) -> Optional[dict[str, Any]]:
     if sub_dir is None:
         return None
     new = sub_dir / round / "submission.tar.gz"

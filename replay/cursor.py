@@ -317,9 +317,7 @@ class ReplayCursor:
         self.end_elapsed: float = self._pos[-1] if self._pos else 0.0
 
         best_rounds = {s.get("round") for s in submissions if s.get("is_new_best")}
-        self.submission_idx: list[int] = [
-            i for i, k in enumerate(self.kind) if k in SUBMISSION_KINDS
-        ]
+        self.submission_idx: list[int] = [i for i, k in enumerate(self.kind) if k in SUBMISSION_KINDS]
         self.new_best_idx: list[int] = [
             i for i in self.submission_idx if self.round[i] is not None and self.round[i] in best_rounds
         ]
@@ -348,8 +346,13 @@ class ReplayCursor:
         #: elsewhere: :meth:`match_needs_more`); ``None`` when they are every match
         self.match_cover: Optional[tuple[int, int]] = None
 
-    def _init_arrow(self, events: Any, submissions: Iterable[Mapping[str, Any]], start: Optional[float],
-                    texts: Optional[Sequence[Optional[str]]]) -> None:
+    def _init_arrow(
+        self,
+        events: Any,
+        submissions: Iterable[Mapping[str, Any]],
+        start: Optional[float],
+        texts: Optional[Sequence[Optional[str]]],
+    ) -> None:
         """The same state over a timeline ordered by time (timed events ascending, untimed last) whose
         columns are read one item at a time: elapsed and positions are views of its ``t_array``,
         graded rounds and sub-agent depths come from its Arrow kernels; nothing is a per-event list."""
@@ -620,8 +623,15 @@ class ReplayCursor:
 
     # ------------------------------------------------------------------ search
 
-    def search(self, query: str, matches: Optional[Iterable[int]] = None, *, presorted: bool = False,
-               cover: Optional[tuple[int, int]] = None, select: bool = True) -> int:
+    def search(
+        self,
+        query: str,
+        matches: Optional[Iterable[int]] = None,
+        *,
+        presorted: bool = False,
+        cover: Optional[tuple[int, int]] = None,
+        select: bool = True,
+    ) -> int:
         """Set the search and select the first match at or after the selection (wrapping).
 
         ``matches`` (event indices) comes from the database when given (see

@@ -32,21 +32,23 @@ __all__ = ["METADATA_HEADS", "fold_head", "is_metadata", "metadata_mask"]
 
 #: First words of the summaries of metadata events (Claude session-file record types and
 #: stream-json hook / bookkeeping records, as the Claude parser summarises them).
-METADATA_HEADS: frozenset[str] = frozenset((
-    "permission-mode",
-    "mode",
-    "progress",
-    "file-history-snapshot",
-    "queue-operation",
-    "last-prompt",
-    "custom-title",
-    "ai-title",
-    "agent-name",
-    "pr-link",
-    "hook_started",
-    "hook_response",
-    "system/thinking_tokens",
-))
+METADATA_HEADS: frozenset[str] = frozenset(
+    (
+        "permission-mode",
+        "mode",
+        "progress",
+        "file-history-snapshot",
+        "queue-operation",
+        "last-prompt",
+        "custom-title",
+        "ai-title",
+        "agent-name",
+        "pr-link",
+        "hook_started",
+        "hook_response",
+        "system/thinking_tokens",
+    )
+)
 
 _QUIET_LEVELS = (None, "", "info", "debug")
 #: the transcript formats whose bookkeeping records are folded (the Claude parser's)
@@ -63,8 +65,9 @@ def fold_head(summary: str) -> str:
     return summary[:end]
 
 
-def is_metadata(kind: Optional[str], summary: Optional[str], level: Optional[str] = None,
-                is_error: Optional[bool] = None) -> bool:
+def is_metadata(
+    kind: Optional[str], summary: Optional[str], level: Optional[str] = None, is_error: Optional[bool] = None
+) -> bool:
     """Is this event transcript metadata (module docstring)? Pure; never raises."""
     if kind != "system" or not summary or is_error or level not in _QUIET_LEVELS:
         return False
@@ -73,7 +76,7 @@ def is_metadata(kind: Optional[str], summary: Optional[str], level: Optional[str
         return False
     if head == "hook_response":  # "hook_response NAME exit N OUTCOME": a failed hook is shown
         k = summary.rfind(" exit ")
-        code = summary[k + 6:].split(" ", 1)[0] if k >= 0 else ""
+        code = summary[k + 6 :].split(" ", 1)[0] if k >= 0 else ""
         return code in ("0", "None", "")
     return True
 
@@ -90,8 +93,11 @@ def metadata_mask(events: Any, start: int = 0) -> list[bool]:
     fmts = getattr(events, "agent_format", None)
     # a timeline without formats (synthetic): every system event may be metadata
     fmt: Sequence[Optional[str]] = fmts if fmts else ["claude_stream"] * n
-    cols = (zip(kind, summary, level, err, fmt) if not start
-            else zip(*(islice(c, start, None) for c in (kind, summary, level, err, fmt))))
+    cols = (
+        zip(kind, summary, level, err, fmt)
+        if not start
+        else zip(*(islice(c, start, None) for c in (kind, summary, level, err, fmt)))
+    )
     by_summary: dict[Optional[str], bool] = {}  # metadata summaries repeat: classify each text once
 
     def meta(s: Optional[str]) -> bool:
@@ -100,5 +106,6 @@ def metadata_mask(events: Any, start: int = 0) -> list[bool]:
             m = by_summary[s] = is_metadata("system", s)
         return m
 
-    return [k == "system" and f in CLAUDE_FORMATS and not e and lv in _QUIET_LEVELS and meta(s)
-            for k, s, lv, e, f in cols]
+    return [
+        k == "system" and f in CLAUDE_FORMATS and not e and lv in _QUIET_LEVELS and meta(s) for k, s, lv, e, f in cols
+    ]

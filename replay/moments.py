@@ -61,9 +61,22 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from replay.selection import _Selector, display_value, entry_from_submission
 
 __all__ = [
-    "DETECTOR_VERSION", "DETECTORS", "Params", "DEFAULT_PARAMS", "Graded", "BehaviourEvent", "Cycle",
-    "Moment", "graded_series", "behaviour_cycles", "CycleBuilder", "OnlineMoments", "detect_gain",
-    "detect_changepoints", "detect_reframing", "detect_all",
+    "DETECTOR_VERSION",
+    "DETECTORS",
+    "Params",
+    "DEFAULT_PARAMS",
+    "Graded",
+    "BehaviourEvent",
+    "Cycle",
+    "Moment",
+    "graded_series",
+    "behaviour_cycles",
+    "CycleBuilder",
+    "OnlineMoments",
+    "detect_gain",
+    "detect_changepoints",
+    "detect_reframing",
+    "detect_all",
 ]
 
 #: Version of the detectors' logic; bumped when a detector's output for the same input changes.
@@ -75,19 +88,19 @@ DETECTORS = ("reframe", "gain", "changepoint")
 class Params:
     """Detector parameters (frozen: see :data:`DEFAULT_PARAMS`). Times in seconds."""
 
-    noise_window: int = 20          # non-improving graded values the noise is measured on
-    noise_min: int = 4              # fewer than this: the noise is unknown (headroom test only)
-    gain_k: float = 0.7             # gain ≥ gain_k × noise
-    headroom_frac: float = 0.2      # or gain ≥ headroom_frac × (ceiling − best before)
-    base_cycles: int = 12           # cycles a behaviour cycle is compared with
-    base_min: int = 4               # fewer than this before it: no behaviour score
-    lead_cycles: int = 2            # the behaviour change is in the cycle of the new best or the one before
-    lead_max_s: float = 5400.0      # ... and starts at most this long before the new best was submitted
-    z_cap: float = 6.0              # a feature's z-score is clipped to 0…z_cap
-    behaviour_min: float = 0.75     # mean clipped z over the features
-    provisional_after: int = 3      # a moment with fewer graded rounds after it is provisional
-    cp_grid: int = 64               # points of the log-time grid of the change-point detector
-    cp_penalties: tuple = (0.5, 1, 2, 4, 8, 16, 32, 64, 128)   # × the series' variance
+    noise_window: int = 20  # non-improving graded values the noise is measured on
+    noise_min: int = 4  # fewer than this: the noise is unknown (headroom test only)
+    gain_k: float = 0.7  # gain ≥ gain_k × noise
+    headroom_frac: float = 0.2  # or gain ≥ headroom_frac × (ceiling − best before)
+    base_cycles: int = 12  # cycles a behaviour cycle is compared with
+    base_min: int = 4  # fewer than this before it: no behaviour score
+    lead_cycles: int = 2  # the behaviour change is in the cycle of the new best or the one before
+    lead_max_s: float = 5400.0  # ... and starts at most this long before the new best was submitted
+    z_cap: float = 6.0  # a feature's z-score is clipped to 0…z_cap
+    behaviour_min: float = 0.75  # mean clipped z over the features
+    provisional_after: int = 3  # a moment with fewer graded rounds after it is provisional
+    cp_grid: int = 64  # points of the log-time grid of the change-point detector
+    cp_penalties: tuple = (0.5, 1, 2, 4, 8, 16, 32, 64, 128)  # × the series' variance
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -152,8 +165,8 @@ class Cycle:
     start: float
     end: float
     features: dict[str, float]
-    evidence: list[str]          # event ids most telling of the cycle (notes, new files)
-    score: Optional[float] = None    # behaviour score against the cycles before (None: too few)
+    evidence: list[str]  # event ids most telling of the cycle (notes, new files)
+    score: Optional[float] = None  # behaviour score against the cycles before (None: too few)
     z: dict[str, float] = field(default_factory=dict)
 
 
@@ -203,10 +216,16 @@ def _row_get(row: Any, key: str) -> Any:
     return get(key) if get is not None else getattr(row, key, None)
 
 
-def graded_series(subs: Sequence[Mapping[str, Any]], *, selection: str = "pass_rate_first",
-                  direction: str = "maximize", score_task: bool = True, started_at: Optional[float] = None,
-                  components: Optional[Mapping[str, Mapping[str, float]]] = None,
-                  event_ids: Optional[Mapping[str, str]] = None) -> list[Graded]:
+def graded_series(
+    subs: Sequence[Mapping[str, Any]],
+    *,
+    selection: str = "pass_rate_first",
+    direction: str = "maximize",
+    score_task: bool = True,
+    started_at: Optional[float] = None,
+    components: Optional[Mapping[str, Mapping[str, float]]] = None,
+    event_ids: Optional[Mapping[str, str]] = None,
+) -> list[Graded]:
     """The graded rounds of a run in result-known order, with the running best.
 
     ``subs``: ``submissions`` rows (keys of :class:`edgetui.records.SubmissionRecord`:
@@ -217,13 +236,36 @@ def graded_series(subs: Sequence[Mapping[str, Any]], *, selection: str = "pass_r
     ``judge_result`` event id. Raises ``ValueError`` for an unknown ``selection``.
     """
     sel = _Selector(direction, selection)
-    return list(_graded_from(_known_rows(subs), 0, sel, None, score_task=score_task, started_at=started_at,
-                             components=components, event_ids=event_ids))
+    return list(
+        _graded_from(
+            _known_rows(subs),
+            0,
+            sel,
+            None,
+            score_task=score_task,
+            started_at=started_at,
+            components=components,
+            event_ids=event_ids,
+        )
+    )
 
 
 #: the submission fields a graded round is made of (its signature in :class:`OnlineMoments`)
-_SUB_FIELDS = ("kind", "round", "submission_id", "status", "score", "score_flag", "pass_rate", "max_score", "valid",
-               "error", "t", "submitted_at", "runtime_s")
+_SUB_FIELDS = (
+    "kind",
+    "round",
+    "submission_id",
+    "status",
+    "score",
+    "score_flag",
+    "pass_rate",
+    "max_score",
+    "valid",
+    "error",
+    "t",
+    "submitted_at",
+    "runtime_s",
+)
 
 
 def _t_submit(r: Any) -> Optional[float]:
@@ -248,17 +290,39 @@ def _known_rows(subs: Sequence[Mapping[str, Any]]) -> list[Any]:
     return rows
 
 
-def _graded_from(rows: Sequence[Any], start: int, sel: _Selector, prev_best: Optional[float], *, score_task: bool,
-                 started_at: Optional[float], components: Optional[Mapping[str, Mapping[str, float]]],
-                 event_ids: Optional[Mapping[str, str]]) -> Iterable[Graded]:
+def _graded_from(
+    rows: Sequence[Any],
+    start: int,
+    sel: _Selector,
+    prev_best: Optional[float],
+    *,
+    score_task: bool,
+    started_at: Optional[float],
+    components: Optional[Mapping[str, Mapping[str, float]]],
+    event_ids: Optional[Mapping[str, str]],
+) -> Iterable[Graded]:
     """The :class:`Graded` of ``rows[start:]``, ``sel`` holding the selection over ``rows[:start]``
     and ``prev_best`` the plotted best after them (what :func:`replay.selection.best_so_far`
     computes, one row at a time, so a series can be resumed)."""
     for i in range(start, len(rows)):
         r = rows[i]
-        rec = SimpleNamespace(**{k: _row_get(r, k) for k in (
-            "kind", "round", "submission_id", "status", "score", "score_flag", "pass_rate", "max_score", "valid",
-            "error")})
+        rec = SimpleNamespace(
+            **{
+                k: _row_get(r, k)
+                for k in (
+                    "kind",
+                    "round",
+                    "submission_id",
+                    "status",
+                    "score",
+                    "score_flag",
+                    "pass_rate",
+                    "max_score",
+                    "valid",
+                    "error",
+                )
+            }
+        )
         considered, is_new = sel.feed(entry_from_submission(rec))
         status = rec.status
         value = display_value(rec.score, rec.pass_rate, score_task) if status == "graded" else None
@@ -266,18 +330,39 @@ def _graded_from(rows: Sequence[Any], start: int, sel: _Selector, prev_best: Opt
         ts, tr = _t_submit(r), _t_result(r)
         rnd = rec.round
         yield Graded(
-            index=i, round=rnd, kind=rec.kind or "", t_submit=ts, t_result=tr,
+            index=i,
+            round=rnd,
+            kind=rec.kind or "",
+            t_submit=ts,
+            t_result=tr,
             elapsed_s=(tr - started_at) if (tr is not None and started_at is not None) else None,
-            value=value, considered=considered, is_new_best=is_new, best=best,
-            best_before=prev_best, components=dict((components or {}).get(rnd, {})),
-            event_id=(event_ids or {}).get(rnd))
+            value=value,
+            considered=considered,
+            is_new_best=is_new,
+            best=best,
+            best_before=prev_best,
+            components=dict((components or {}).get(rnd, {})),
+            event_id=(event_ids or {}).get(rnd),
+        )
         prev_best = best
 
 
 _TEST_RE = re.compile(r"\b(pytest|unittest|local_eval|evaluate|make|cargo\s+test|npm\s+test|go\s+test|ctest|tox)\b")
-_TOOL_GROUPS = {"Read": "read", "Grep": "read", "Glob": "read", "Edit": "edit", "Write": "edit",
-                "MultiEdit": "edit", "NotebookEdit": "edit", "Bash": "shell", "Task": "delegate",
-                "TodoWrite": "plan", "apply_patch": "edit", "shell": "shell", "exec_command": "shell"}
+_TOOL_GROUPS = {
+    "Read": "read",
+    "Grep": "read",
+    "Glob": "read",
+    "Edit": "edit",
+    "Write": "edit",
+    "MultiEdit": "edit",
+    "NotebookEdit": "edit",
+    "Bash": "shell",
+    "Task": "delegate",
+    "TodoWrite": "plan",
+    "apply_patch": "edit",
+    "shell": "shell",
+    "exec_command": "shell",
+}
 _GROUPS = ("read", "edit", "shell", "delegate", "plan", "other")
 FEATURES = ("notes", "new_files", "novel_files", "edit_size", "test_runs", "duration", "tool_mix", "tokens")
 
@@ -299,8 +384,9 @@ def _median(xs: Sequence[float]) -> float:
     return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
-def behaviour_cycles(events: Sequence[BehaviourEvent], boundaries: Sequence[float],
-                     params: Params = DEFAULT_PARAMS) -> list[Cycle]:
+def behaviour_cycles(
+    events: Sequence[BehaviourEvent], boundaries: Sequence[float], params: Params = DEFAULT_PARAMS
+) -> list[Cycle]:
     """The behaviour of each cycle between consecutive ``boundaries`` (epoch UTC, the agent's
     submission times, ascending), each scored against the ``base_cycles`` cycles before it.
 
@@ -387,22 +473,28 @@ class CycleBuilder:
                     ev_new.append(e.event_id)
                 self._seen.add(e.path)
                 touched.add(e.path)
-        recent = set().union(*self._touched[-params.base_cycles:]) if self._touched else set()
+        recent = set().union(*self._touched[-params.base_cycles :]) if self._touched else set()
         tot = sum(mix.values()) or 1.0
         mixn = {k2: v / tot for k2, v in mix.items()}
-        prev = self._mixes[-params.base_cycles:]
+        prev = self._mixes[-params.base_cycles :]
         if prev:
             mean = {k2: sum(m[k2] for m in prev) / len(prev) for k2 in _GROUPS}
             dist = sum(abs(mixn[k2] - mean[k2]) for k2 in _GROUPS)
         else:
             dist = 0.0
-        feats = {"notes": math.log1p(notes), "new_files": float(new_files),
-                 "novel_files": float(len(touched - recent)) if self._touched else 0.0,
-                 "edit_size": math.log1p(edit), "test_runs": float(tests),
-                 "duration": math.log1p(max(0.0, end - start)), "tool_mix": dist, "tokens": math.log1p(toks)}
+        feats = {
+            "notes": math.log1p(notes),
+            "new_files": float(new_files),
+            "novel_files": float(len(touched - recent)) if self._touched else 0.0,
+            "edit_size": math.log1p(edit),
+            "test_runs": float(tests),
+            "duration": math.log1p(max(0.0, end - start)),
+            "tool_mix": dist,
+            "tokens": math.log1p(toks),
+        }
         ev_notes.sort(reverse=True)
         c = Cycle(start=start, end=end, features=feats, evidence=[eid for _, eid in ev_notes[:3]] + ev_new[:5])
-        base = self.cycles[-params.base_cycles:]
+        base = self.cycles[-params.base_cycles :]
         if len(base) >= params.base_min:
             z: dict[str, float] = {}
             for f in FEATURES:
@@ -438,15 +530,21 @@ def _components_moved(series: Sequence[Graded], i: int) -> dict[str, list]:
     prev = next((s for s in reversed(series[:i]) if s.is_new_best), None)
     if prev is None or not g.components or not prev.components:
         return {}
-    moves = {k: (prev.components.get(k), v) for k, v in g.components.items()
-             if prev.components.get(k) is not None and v is not None}
+    moves = {
+        k: (prev.components.get(k), v)
+        for k, v in g.components.items()
+        if prev.components.get(k) is not None and v is not None
+    }
     if not moves:
         return {}
     top = max(abs(b - a) for a, b in moves.values())
     if top <= 0:
         return {}
-    return {k: [a, b] for k, (a, b) in sorted(moves.items(), key=lambda kv: -abs(kv[1][1] - kv[1][0]))
-            if abs(b - a) >= 0.25 * top}
+    return {
+        k: [a, b]
+        for k, (a, b) in sorted(moves.items(), key=lambda kv: -abs(kv[1][1] - kv[1][0]))
+        if abs(b - a) >= 0.25 * top
+    }
 
 
 def _noise_before(series: Sequence[Graded], i: int, params: Params) -> Optional[float]:
@@ -464,12 +562,17 @@ def _noise_before(series: Sequence[Graded], i: int, params: Params) -> Optional[
 
 
 def _provisional(series: Sequence[Graded], i: int, params: Params) -> bool:
-    later = sum(1 for s in series[i + 1:] if s.value is not None or s.considered)
+    later = sum(1 for s in series[i + 1 :] if s.value is not None or s.considered)
     return later < params.provisional_after
 
 
-def detect_gain(series: Sequence[Graded], *, improving_up: bool = True, ceiling: Optional[float] = None,
-                params: Params = DEFAULT_PARAMS) -> list[Moment]:
+def detect_gain(
+    series: Sequence[Graded],
+    *,
+    improving_up: bool = True,
+    ceiling: Optional[float] = None,
+    params: Params = DEFAULT_PARAMS,
+) -> list[Moment]:
     """New bests whose gain is large against the recent noise or the remaining headroom.
 
     The first best of a run is no moment (there is nothing before it). ``ceiling``: the best
@@ -490,12 +593,28 @@ def detect_gain(series: Sequence[Graded], *, improving_up: bool = True, ceiling:
         if not (by_noise or by_head):
             continue
         r = gain / noise if noise else (gain / (params.headroom_frac * headroom) * params.gain_k)
-        out.append(Moment(
-            detector="gain", version=DETECTOR_VERSION, round=g.round, index=i, t=g.t_result,
-            elapsed_s=g.elapsed_s, before=g.best_before, after=g.best, gain=gain, noise=noise,
-            headroom=headroom, lead_time_s=None, confidence=round(1 - math.exp(-r / params.gain_k), 4),
-            components=_components_moved(series, i), evidence=[g.event_id] if g.event_id else [],
-            behaviour={}, provisional=_provisional(series, i, params), params=pdict))
+        out.append(
+            Moment(
+                detector="gain",
+                version=DETECTOR_VERSION,
+                round=g.round,
+                index=i,
+                t=g.t_result,
+                elapsed_s=g.elapsed_s,
+                before=g.best_before,
+                after=g.best,
+                gain=gain,
+                noise=noise,
+                headroom=headroom,
+                lead_time_s=None,
+                confidence=round(1 - math.exp(-r / params.gain_k), 4),
+                components=_components_moved(series, i),
+                evidence=[g.event_id] if g.event_id else [],
+                behaviour={},
+                provisional=_provisional(series, i, params),
+                params=pdict,
+            )
+        )
     return out
 
 
@@ -525,8 +644,9 @@ def _prefix_l2_cost(rpt: Any) -> Any:
     return PrefixL2()
 
 
-def detect_changepoints(series: Sequence[Graded], *, improving_up: bool = True,
-                        params: Params = DEFAULT_PARAMS) -> list[Moment]:
+def detect_changepoints(
+    series: Sequence[Graded], *, improving_up: bool = True, params: Params = DEFAULT_PARAMS
+) -> list[Moment]:
     """Change points of the best-so-far step curve over log elapsed time (``ruptures`` Pelt,
     ``model="l2"``, ``jump=1``, ``min_size=2``, penalties ``cp_penalties`` × the curve's variance;
     the number of change points kept is the one found over the most penalties of the sweep,
@@ -535,8 +655,11 @@ def detect_changepoints(series: Sequence[Graded], *, improving_up: bool = True,
     import numpy as np
     import ruptures as rpt
 
-    pts = [(g.elapsed_s, g.best, i) for i, g in enumerate(series)
-           if g.best is not None and g.elapsed_s is not None and g.elapsed_s > 0]
+    pts = [
+        (g.elapsed_s, g.best, i)
+        for i, g in enumerate(series)
+        if g.best is not None and g.elapsed_s is not None and g.elapsed_s > 0
+    ]
     if len(pts) < 4:
         return []
     lo, hi = math.log(pts[0][0]), math.log(pts[-1][0])
@@ -577,19 +700,40 @@ def detect_changepoints(series: Sequence[Graded], *, improving_up: bool = True,
         used.add(i)
         g = series[i]
         gain = _gain(g.best_before, g.best, improving_up)
-        out.append(Moment(
-            detector="changepoint", version=DETECTOR_VERSION, round=g.round, index=i, t=g.t_result,
-            elapsed_s=g.elapsed_s, before=g.best_before, after=g.best, gain=gain,
-            noise=_noise_before(series, i, params), headroom=None, lead_time_s=None,
-            confidence=round(len(counts[k_best]) / len(params.cp_penalties), 4),
-            components=_components_moved(series, i), evidence=[g.event_id] if g.event_id else [],
-            behaviour={}, provisional=_provisional(series, i, params), params=params.as_dict()))
+        out.append(
+            Moment(
+                detector="changepoint",
+                version=DETECTOR_VERSION,
+                round=g.round,
+                index=i,
+                t=g.t_result,
+                elapsed_s=g.elapsed_s,
+                before=g.best_before,
+                after=g.best,
+                gain=gain,
+                noise=_noise_before(series, i, params),
+                headroom=None,
+                lead_time_s=None,
+                confidence=round(len(counts[k_best]) / len(params.cp_penalties), 4),
+                components=_components_moved(series, i),
+                evidence=[g.event_id] if g.event_id else [],
+                behaviour={},
+                provisional=_provisional(series, i, params),
+                params=params.as_dict(),
+            )
+        )
     return out
 
 
-def detect_reframing(series: Sequence[Graded], cycles: Sequence[Cycle], *, improving_up: bool = True,
-                     ceiling: Optional[float] = None, params: Params = DEFAULT_PARAMS,
-                     gains: Optional[Sequence[Moment]] = None) -> list[Moment]:
+def detect_reframing(
+    series: Sequence[Graded],
+    cycles: Sequence[Cycle],
+    *,
+    improving_up: bool = True,
+    ceiling: Optional[float] = None,
+    params: Params = DEFAULT_PARAMS,
+    gains: Optional[Sequence[Moment]] = None,
+) -> list[Moment]:
     """``gain`` moments (``gains`` when already detected) shortly preceded by a behaviour change
     (see the module docstring)."""
     out = []
@@ -609,7 +753,7 @@ def detect_reframing(series: Sequence[Graded], cycles: Sequence[Cycle], *, impro
         # work, so the window reaches one cycle further back
         lo = k - params.lead_cycles + 1 - (0 if g.kind == "agent" else 1)
         best_c: Optional[Cycle] = None
-        for c in cycles[max(0, lo):k + 1]:
+        for c in cycles[max(0, lo) : k + 1]:
             if c.score is None or c.score < params.behaviour_min or t - c.start > params.lead_max_s:
                 continue
             if best_c is None or c.score > best_c.score:
@@ -618,14 +762,27 @@ def detect_reframing(series: Sequence[Graded], cycles: Sequence[Cycle], *, impro
             continue
         r = (m.gain or 0) / m.noise if m.noise else params.gain_k
         conf = (1 - math.exp(-best_c.score / params.behaviour_min)) * (1 - math.exp(-r / params.gain_k))
-        out.append(replace(m, detector="reframe", lead_time_s=max(0.0, t - best_c.start),
-                           confidence=round(conf, 4), evidence=m.evidence + best_c.evidence,
-                           behaviour={k2: round(v, 3) for k2, v in best_c.z.items() if v > 0}))
+        out.append(
+            replace(
+                m,
+                detector="reframe",
+                lead_time_s=max(0.0, t - best_c.start),
+                confidence=round(conf, 4),
+                evidence=m.evidence + best_c.evidence,
+                behaviour={k2: round(v, 3) for k2, v in best_c.z.items() if v > 0},
+            )
+        )
     return out
 
 
-def detect_all(series: Sequence[Graded], events: Sequence[BehaviourEvent], *, improving_up: bool = True,
-               ceiling: Optional[float] = None, params: Params = DEFAULT_PARAMS) -> list[Moment]:
+def detect_all(
+    series: Sequence[Graded],
+    events: Sequence[BehaviourEvent],
+    *,
+    improving_up: bool = True,
+    ceiling: Optional[float] = None,
+    params: Params = DEFAULT_PARAMS,
+) -> list[Moment]:
     """Every detector's moments (``reframe``, ``gain``, ``changepoint``), by round index."""
     bounds = [g.t_submit for g in series if g.kind == "agent" and g.t_submit is not None]
     cycles = behaviour_cycles(events, bounds, params)
@@ -648,9 +805,16 @@ class OnlineMoments:
     graded rounds after it is ``provisional``. Change points need the whole curve: they are left
     to the batch detection (:func:`detect_all`)."""
 
-    def __init__(self, *, selection: str = "pass_rate_first", direction: str = "maximize", score_task: bool = True,
-                 started_at: Optional[float] = None, ceiling: Optional[float] = None,
-                 params: Params = DEFAULT_PARAMS) -> None:
+    def __init__(
+        self,
+        *,
+        selection: str = "pass_rate_first",
+        direction: str = "maximize",
+        score_task: bool = True,
+        started_at: Optional[float] = None,
+        ceiling: Optional[float] = None,
+        params: Params = DEFAULT_PARAMS,
+    ) -> None:
         self.kw = {"selection": selection, "direction": direction, "score_task": score_task, "started_at": started_at}
         self.improving_up = not (score_task and direction == "minimize")
         self.ceiling, self.params = ceiling, params
@@ -670,23 +834,38 @@ class OnlineMoments:
     def add_events(self, events: Iterable[BehaviourEvent]) -> None:
         self.builder.add_events(events)
 
-    def update(self, subs: Sequence[Mapping[str, Any]], *, components: Optional[Mapping[str, Mapping[str, float]]] = None,
-               event_ids: Optional[Mapping[str, str]] = None) -> list[Moment]:
+    def update(
+        self,
+        subs: Sequence[Mapping[str, Any]],
+        *,
+        components: Optional[Mapping[str, Mapping[str, float]]] = None,
+        event_ids: Optional[Mapping[str, str]] = None,
+    ) -> list[Moment]:
         """The moments over ``subs`` (all the run's submission rows so far, as for
         :func:`graded_series`), ``reframe`` and ``gain``, by round index."""
         series = self._graded(subs, components or {}, event_ids or {})
         bounds = sorted(g.t_submit for g in series if g.kind == "agent" and g.t_submit is not None)
-        for b in bounds[len(self._closed):]:
+        for b in bounds[len(self._closed) :]:
             self.builder.close(b)
             self._closed.append(b)
         gains = detect_gain(series, improving_up=self.improving_up, ceiling=self.ceiling, params=self.params)
-        out = detect_reframing(series, self.builder.cycles, improving_up=self.improving_up, ceiling=self.ceiling,
-                               params=self.params, gains=gains)
+        out = detect_reframing(
+            series,
+            self.builder.cycles,
+            improving_up=self.improving_up,
+            ceiling=self.ceiling,
+            params=self.params,
+            gains=gains,
+        )
         out += gains
         return sorted(out, key=lambda m: (m.index, DETECTORS.index(m.detector)))
 
-    def _graded(self, subs: Sequence[Mapping[str, Any]], components: Mapping[str, Mapping[str, float]],
-                event_ids: Mapping[str, str]) -> list[Graded]:
+    def _graded(
+        self,
+        subs: Sequence[Mapping[str, Any]],
+        components: Mapping[str, Mapping[str, float]],
+        event_ids: Mapping[str, str],
+    ) -> list[Graded]:
         """:func:`graded_series` of ``subs`` (the same list), recomputed from the first row whose
         signature (its :data:`_SUB_FIELDS`, components and event id) or place changed."""
         rows = _known_rows(subs)
@@ -702,8 +881,16 @@ class OnlineMoments:
         if p:
             sel.best_score, sel.best_pass_rate, sel.best_round, sel.best_valid = self._states[p - 1]
         series, states = self._series[:p], self._states[:p]
-        for g in _graded_from(rows, p, sel, series[-1].best if p else None, score_task=self.kw["score_task"],
-                              started_at=self.kw["started_at"], components=components, event_ids=event_ids):
+        for g in _graded_from(
+            rows,
+            p,
+            sel,
+            series[-1].best if p else None,
+            score_task=self.kw["score_task"],
+            started_at=self.kw["started_at"],
+            components=components,
+            event_ids=event_ids,
+        ):
             series.append(g)
             states.append((sel.best_score, sel.best_pass_rate, sel.best_round, sel.best_valid))
         self._series, self._sigs, self._states = series, sigs, states

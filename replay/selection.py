@@ -281,17 +281,23 @@ def best_as_known(
         for j in pending:
             sel.feed(entries[j])
         e = entries[i]
-        steps.append(BestStep(
-            index=i, round=e.get("round"), considered=_Selector(score_direction, policy).feed(e)[0],
-            is_new_best=sel.best_round == e.get("round", "") and (not steps or steps[-1].best_round != sel.best_round),
-            best_score=sel.best_score, best_pass_rate=sel.best_pass_rate, best_round=sel.best_round,
-            best_valid=sel.best_valid))
+        steps.append(
+            BestStep(
+                index=i,
+                round=e.get("round"),
+                considered=_Selector(score_direction, policy).feed(e)[0],
+                is_new_best=sel.best_round == e.get("round", "")
+                and (not steps or steps[-1].best_round != sel.best_round),
+                best_score=sel.best_score,
+                best_pass_rate=sel.best_pass_rate,
+                best_round=sel.best_round,
+                best_valid=sel.best_valid,
+            )
+        )
     return steps
 
 
-def display_value(
-    best_score: Optional[float], best_pass_rate: Optional[float], score_task: bool
-) -> Optional[float]:
+def display_value(best_score: Optional[float], best_pass_rate: Optional[float], score_task: bool) -> Optional[float]:
     """The value a chart plots for a (running) best.
 
     * score task: ``best_score`` in the task's raw units (not rescaled);

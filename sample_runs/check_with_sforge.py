@@ -56,14 +56,26 @@ def same(a, b):
 def regrade(spec, sub: Path, rep: dict):
     raw = (sub / "test_output.txt").read_text()
     g = grade_output(spec, raw, rep["submission_id"], rep["timed_out"], rep["runtime_seconds"]).to_dict()
-    for k in ("total_tests", "passed", "failed", "errors", "pass_rate", "test_details", "valid", "summary",
-              "details", "metrics"):
+    for k in (
+        "total_tests",
+        "passed",
+        "failed",
+        "errors",
+        "pass_rate",
+        "test_details",
+        "valid",
+        "summary",
+        "details",
+        "metrics",
+    ):
         check(same(g[k], rep[k]), f"{sub}: {k} differs from sforge grading ({g[k]!r:.80} vs {rep[k]!r:.80})")
     if not (isinstance(rep["score"], float) and math.isnan(rep["score"])):
         check(same(g["score"], rep["score"]), f"{sub}: score {g['score']} vs {rep['score']}")
         if "score_0_100" in rep:
-            check(same(rescale_score(spec.judge.rescale, g["score"]), rep["score_0_100"]),
-                  f"{sub}: score_0_100 differs from rescale_score")
+            check(
+                same(rescale_score(spec.judge.rescale, g["score"]), rep["score_0_100"]),
+                f"{sub}: score_0_100 differs from rescale_score",
+            )
     check((sub / "eval.sh").read_text() == spec.eval_script, f"{sub}: eval.sh differs from TaskSpec.eval_script")
 
 
@@ -73,8 +85,10 @@ def main() -> int:
     meta = _load_task_meta(tasks_dir)
     index = RunsIndex(HERE / "runs", task_meta=meta)
     runs = {(r.run_id, r.task): r for r in index.list_runs()}
-    print(f"sforge RunsIndex found {len(runs)} task runs under runs/: "
-          + ", ".join(f"{(r.ip + '/') if r.ip else ''}{rid}/{task}" for (rid, task), r in sorted(runs.items())))
+    print(
+        f"sforge RunsIndex found {len(runs)} task runs under runs/: "
+        + ", ".join(f"{(r.ip + '/') if r.ip else ''}{rid}/{task}" for (rid, task), r in sorted(runs.items()))
+    )
     for tf in sorted((HERE / "_truth").glob("*.json")):
         truth = json.loads(tf.read_text())
         rid, task = truth["run_id"], truth["task_id"]
@@ -89,11 +103,13 @@ def main() -> int:
         kinds = {}
         for s in run.submissions:
             kinds[s.kind] = kinds.get(s.kind, 0) + 1
-        print(f"   scanner: agent={run.agent!r} model={run.model!r} ip={run.ip!r} has_final={run.has_final} "
-              f"best_round={run.best_round!r} best_score={run.best_score} best_pass_rate={run.best_pass_rate:.4f} "
-              f"best_score_0_100={run.best_score_0_100} total_rounds={run.total_rounds} "
-              f"submissions={len(run.submissions)} {kinds} infra_error={run.infra_error} "
-              f"runtime={run.runtime_seconds:.1f}s created_at={run.created_at}")
+        print(
+            f"   scanner: agent={run.agent!r} model={run.model!r} ip={run.ip!r} has_final={run.has_final} "
+            f"best_round={run.best_round!r} best_score={run.best_score} best_pass_rate={run.best_pass_rate:.4f} "
+            f"best_score_0_100={run.best_score_0_100} total_rounds={run.total_rounds} "
+            f"submissions={len(run.submissions)} {kinds} infra_error={run.infra_error} "
+            f"runtime={run.runtime_seconds:.1f}s created_at={run.created_at}"
+        )
         check(run.best_round == exp["best_round"], f"best_round {run.best_round} != {exp['best_round']}")
         if exp.get("best_score") is not None:
             check(abs(float(run.best_score) - float(exp["best_score"])) < 1e-9, "best_score mismatch")
@@ -111,9 +127,11 @@ def main() -> int:
         traj = get_trajectory(tdir / "agent_output.txt")
         markers = len(traj.markers)
         subs = sum(1 for ex in traj.exchanges for tc in ex.tool_calls if tc.sub_exchanges)
-        print(f"   trajectory: {len(traj.exchanges)} exchanges, {traj.tool_use_count} tool calls, "
-              f"{markers} stop-hook markers, {subs} tool calls with subagent exchanges, meta model="
-              f"{traj.meta.get('model')!r}")
+        print(
+            f"   trajectory: {len(traj.exchanges)} exchanges, {traj.tool_use_count} tool calls, "
+            f"{markers} stop-hook markers, {subs} tool calls with subagent exchanges, meta model="
+            f"{traj.meta.get('model')!r}"
+        )
         an = truth.get("transcript", {}).get("analysis")
         if an:
             check(traj.tool_use_count == sum(an["tool_uses"].values()), "tool_use_count vs truth analysis")
@@ -130,9 +148,11 @@ def main() -> int:
                     continue
                 rp = tdir / "submissions" / m.group(1) / "report.json"
                 seen += 1
-                if not rp.exists():   # grading raised: the API report is the empty EvalReport
-                    check("Score:" not in tc.result_content and "Pass rate:" not in tc.result_content,
-                          f"{m.group(1)}: failed grading should print no score")
+                if not rp.exists():  # grading raised: the API report is the empty EvalReport
+                    check(
+                        "Score:" not in tc.result_content and "Pass rate:" not in tc.result_content,
+                        f"{m.group(1)}: failed grading should print no score",
+                    )
                     continue
                 rep = json.loads(rp.read_text())
                 sm = re.search(r"Score:\s+(\S+)", tc.result_content)
@@ -141,8 +161,10 @@ def main() -> int:
                     check(float(sm.group(1)) == rep["score"], f"{m.group(1)}: printed score {sm.group(1)}")
                 pm = re.search(r"Passed:\s+(\d+)/(\d+)", tc.result_content)
                 if rep["total_tests"]:
-                    check(pm and (int(pm.group(1)), int(pm.group(2))) == (rep["passed"], rep["total_tests"]),
-                          f"{m.group(1)}: printed Passed line")
+                    check(
+                        pm and (int(pm.group(1)), int(pm.group(2))) == (rep["passed"], rep["total_tests"]),
+                        f"{m.group(1)}: printed Passed line",
+                    )
         state_p = tdir / "evolve_state.json"
         n_state = 0
         if state_p.exists():
@@ -153,8 +175,10 @@ def main() -> int:
                     check(e["at"] >= int(rep["submitted_at"]), f"{e['round']}: evolve_state at before grading start")
                     check(e["pass_rate"] == rep["pass_rate"], f"{e['round']}: evolve_state pass_rate")
                 n_state += 1
-        print(f"   {seen} sforge-submit results in the transcript match report.json; "
-              f"{n_state} evolve_state entries checked")
+        print(
+            f"   {seen} sforge-submit results in the transcript match report.json; "
+            f"{n_state} evolve_state entries checked"
+        )
 
         # re-grade every report
         n_rep = n_missing = 0
@@ -175,11 +199,15 @@ def main() -> int:
         if hist_p.exists():
             hist = json.loads(hist_p.read_text())
             best = select_best(hist["entries"], spec.judge.score_direction, spec.judge.selection)
-            check(best["best_round"] == hist["best_round"] and same(best["best_score"], hist["best_score"]),
-                  f"{hist_p.name}: best fields disagree with sforge.selection")
+            check(
+                best["best_round"] == hist["best_round"] and same(best["best_score"], hist["best_score"]),
+                f"{hist_p.name}: best fields disagree with sforge.selection",
+            )
             running = [e["round"] for e in hist["entries"] if e.get("status") == "running"]
-            print(f"   {hist_p.name}: {len(hist['entries'])} entries, best {hist['best_round']} "
-                  f"(sforge.selection agrees: {best['best_round'] == hist['best_round']}), running={running}")
+            print(
+                f"   {hist_p.name}: {len(hist['entries'])} entries, best {hist['best_round']} "
+                f"(sforge.selection agrees: {best['best_round'] == hist['best_round']}), running={running}"
+            )
         fr = json.loads((tdir / "final_result.json").read_text())
         check(fr["best_round"] == exp["best_round"], "final_result best_round")
 
@@ -188,9 +216,13 @@ def main() -> int:
             want = generate_game_prompt(spec.work.agent_query, internet=spec.internet)
         else:
             cfg = json.loads((tdir / "run_config.json").read_text()) if (tdir / "run_config.json").exists() else {}
-            want = generate_evolve_prompt(spec.work.agent_query, submit_paths=spec.submit_paths,
-                                          internet=spec.internet, max_submissions=cfg.get("max_submissions"),
-                                          submission_cooldown=cfg.get("submission_cooldown"))
+            want = generate_evolve_prompt(
+                spec.work.agent_query,
+                submit_paths=spec.submit_paths,
+                internet=spec.internet,
+                max_submissions=cfg.get("max_submissions"),
+                submission_cooldown=cfg.get("submission_cooldown"),
+            )
         if (tdir / "run_config.json").exists():
             check((tdir / "agent_prompt.md").read_text() == want, "agent_prompt.md differs from sforge's prompt")
         if (tdir / "_sforge-submit.sh").exists():
@@ -199,8 +231,10 @@ def main() -> int:
         # clocks
         local_iso, epoch = (tdir / "started_at").read_text().splitlines()
         tz = timezone(timedelta(seconds=truth["host_utc_offset_seconds"]))
-        check(datetime.fromtimestamp(float(epoch), tz).strftime("%Y-%m-%dT%H:%M:%S") == local_iso,
-              "started_at line 1 does not match line 2 in the truth's UTC offset")
+        check(
+            datetime.fromtimestamp(float(epoch), tz).strftime("%Y-%m-%dT%H:%M:%S") == local_iso,
+            "started_at line 1 does not match line 2 in the truth's UTC offset",
+        )
         prev = None
         for line in (tdir / "run_agent.log").read_text().splitlines():
             if line[:4].isdigit() and line[19:20] == ",":

@@ -25,9 +25,16 @@ def main(out: Path) -> None:
             kinds[s.kind] = kinds.get(s.kind, 0) + 1
         view = {
             "made_by": "the real SForge 1.1.0 harness with a scripted agent CLI (sample_runs/real_sforge)",
-            "run_id": r.run_id, "task": r.task, "has_final": r.has_final, "aborted": r.aborted,
-            "infra_error": r.infra_error, "best_round": r.best_round, "best_pass_rate": r.best_pass_rate,
-            "best_score": r.best_score, "total_rounds": r.total_rounds, "submissions_by_kind": kinds,
+            "run_id": r.run_id,
+            "task": r.task,
+            "has_final": r.has_final,
+            "aborted": r.aborted,
+            "infra_error": r.infra_error,
+            "best_round": r.best_round,
+            "best_pass_rate": r.best_pass_rate,
+            "best_score": r.best_score,
+            "total_rounds": r.total_rounds,
+            "submissions_by_kind": kinds,
             "n_submissions": len(r.submissions),
         }
         (truth / f"{r.run_id}__{r.task}.json").write_text(json.dumps(view, indent=1, sort_keys=True) + "\n")

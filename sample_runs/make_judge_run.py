@@ -56,7 +56,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from docker_images import JUDGE_EXTRAS, build_busybox_image, remove_containers, remove_image  # noqa: E402
+from docker_images import JUDGE_EXTRAS, build_busybox_image, remove_containers, remove_image  # noqa: E402 - after sys.path is set above
 
 RUN_ID = "judge-demo-001"
 TASK_ID = "judge_demo_sum"
@@ -181,6 +181,7 @@ echo "$s"
 
 # ---------------------------------------------------------------------------- small helpers
 
+
 def jdump(obj) -> str:
     return json.dumps(obj, indent=2, ensure_ascii=False)
 
@@ -233,8 +234,12 @@ class Transcript:
         self.offset = 0
         self.tool_uses: dict[str, int] = {}
         self.n_turns = 0
-        self.usage = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
-                      "cache_read_input_tokens": 0}
+        self.usage = {
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
         self.context = 9000
 
     def emit(self, obj: dict) -> tuple[int, float]:
@@ -248,16 +253,32 @@ class Transcript:
         return off, t
 
     def init(self) -> None:
-        self.emit({"type": "system", "subtype": "init", "cwd": CWD, "session_id": self.session,
-                   "tools": ["Task", "Bash", "Glob", "Grep", "Read", "Edit", "Write", "TodoWrite"],
-                   "mcp_servers": [], "model": MODEL, "permissionMode": "bypassPermissions",
-                   "apiKeySource": "none", "claude_code_version": CLAUDE_CODE_VERSION, "output_style": "default",
-                   "uuid": str(uuid.uuid4())})
+        self.emit(
+            {
+                "type": "system",
+                "subtype": "init",
+                "cwd": CWD,
+                "session_id": self.session,
+                "tools": ["Task", "Bash", "Glob", "Grep", "Read", "Edit", "Write", "TodoWrite"],
+                "mcp_servers": [],
+                "model": MODEL,
+                "permissionMode": "bypassPermissions",
+                "apiKeySource": "none",
+                "claude_code_version": CLAUDE_CODE_VERSION,
+                "output_style": "default",
+                "uuid": str(uuid.uuid4()),
+            }
+        )
 
     def _usage(self, out_tokens: int) -> dict:
         # placeholder token counts (no model ran): a growing context read from cache, a few new tokens
-        u = {"input_tokens": 4, "cache_creation_input_tokens": 180, "cache_read_input_tokens": self.context,
-             "output_tokens": out_tokens, "service_tier": "standard"}
+        u = {
+            "input_tokens": 4,
+            "cache_creation_input_tokens": 180,
+            "cache_read_input_tokens": self.context,
+            "output_tokens": out_tokens,
+            "service_tier": "standard",
+        }
         self.context += 180 + out_tokens
         return u
 
@@ -272,27 +293,64 @@ class Transcript:
         for b in blocks:
             if b.get("type") == "tool_use":
                 self.tool_uses[b["name"]] = self.tool_uses.get(b["name"], 0) + 1
-            out.append(self.emit({"type": "assistant", "message": {
-                "model": MODEL, "id": mid, "type": "message", "role": "assistant", "content": [b],
-                "stop_reason": None, "stop_sequence": None, "usage": usage},
-                "parent_tool_use_id": None, "session_id": self.session, "uuid": str(uuid.uuid4())}))
+            out.append(
+                self.emit(
+                    {
+                        "type": "assistant",
+                        "message": {
+                            "model": MODEL,
+                            "id": mid,
+                            "type": "message",
+                            "role": "assistant",
+                            "content": [b],
+                            "stop_reason": None,
+                            "stop_sequence": None,
+                            "usage": usage,
+                        },
+                        "parent_tool_use_id": None,
+                        "session_id": self.session,
+                        "uuid": str(uuid.uuid4()),
+                    }
+                )
+            )
             time.sleep(0.3)
         return out
 
     def tool_result(self, tool_use_id: str, content: str, is_error: bool = False, extra: dict | None = None):
-        obj = {"type": "user", "message": {"role": "user", "content": [
-            {"tool_use_id": tool_use_id, "type": "tool_result", "content": content, "is_error": is_error}]},
-            "parent_tool_use_id": None, "session_id": self.session, "uuid": str(uuid.uuid4())}
+        obj = {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [
+                    {"tool_use_id": tool_use_id, "type": "tool_result", "content": content, "is_error": is_error}
+                ],
+            },
+            "parent_tool_use_id": None,
+            "session_id": self.session,
+            "uuid": str(uuid.uuid4()),
+        }
         if extra is not None:
             obj["tool_use_result"] = extra
         return self.emit(obj)
 
     def result(self, started: float, text: str) -> None:
         dur = int((time.time() - started) * 1000)
-        self.emit({"type": "result", "subtype": "success", "is_error": False, "duration_ms": dur,
-                   "duration_api_ms": 0, "num_turns": self.n_turns, "result": text, "session_id": self.session,
-                   "total_cost_usd": 0.0, "usage": dict(self.usage), "permission_denials": [],
-                   "uuid": str(uuid.uuid4())})
+        self.emit(
+            {
+                "type": "result",
+                "subtype": "success",
+                "is_error": False,
+                "duration_ms": dur,
+                "duration_api_ms": 0,
+                "num_turns": self.n_turns,
+                "result": text,
+                "session_id": self.session,
+                "total_cost_usd": 0.0,
+                "usage": dict(self.usage),
+                "permission_denials": [],
+                "uuid": str(uuid.uuid4()),
+            }
+        )
 
     def close(self) -> None:
         self.fp.close()
@@ -309,8 +367,11 @@ def targz_of(workspace: Path) -> bytes:
     try:
         excludes = [f"--exclude={e.rstrip('/')}" for e in TASK["submit_exclude"]]
         paths = [p for p in TASK["submit_paths"] if (workspace / p).exists()]
-        cmd = ["tar", "czf", str(out), "--exclude=.git", *excludes, "--", *paths] if paths else \
-            ["tar", "czf", str(out), "--files-from", "/dev/null"]
+        cmd = (
+            ["tar", "czf", str(out), "--exclude=.git", *excludes, "--", *paths]
+            if paths
+            else ["tar", "czf", str(out), "--files-from", "/dev/null"]
+        )
         subprocess.run(cmd, cwd=workspace, check=True)
         return out.read_bytes()
     finally:
@@ -324,6 +385,7 @@ def write_atomic(p: Path, text: str) -> None:
 
 
 # ---------------------------------------------------------------------------- the recording
+
 
 class Recording:
     def __init__(self, tmp: Path):
@@ -353,7 +415,8 @@ class Recording:
     def start_judge(self) -> None:
         bench_yaml = HERE / "tasks" / "BENCHMARK.yaml"
         (self.tasks / "BENCHMARK.yaml").write_text(
-            bench_yaml.read_text() if bench_yaml.exists() else f"name: {BENCH}\nbase_images:\n  python311: {{}}\n")
+            bench_yaml.read_text() if bench_yaml.exists() else f"name: {BENCH}\nbase_images:\n  python311: {{}}\n"
+        )
         (self.tasks / f"{TASK_ID}.json").write_text(jdump(TASK) + "\n")
         extras = dict(JUDGE_EXTRAS)
         extras["opt/judge/grade.sh"] = (GRADER.encode(), 0o755)
@@ -363,8 +426,13 @@ class Recording:
         env = {k: v for k, v in os.environ.items() if k != "SFORGE_ADMIN_SECRET"}
         env.update(SFORGE_LOG_DIR=str(self.logs), SFORGE_TASKS_DIR=str(self.tasks), PYTHONUNBUFFERED="1")
         self.serve_log = open(self.tmp / "serve.log", "wb")
-        self.proc = subprocess.Popen([sforge_cli(), "serve", "--host", "127.0.0.1", "--port", str(self.port)],
-                                     cwd=self.tmp, env=env, stdout=self.serve_log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            [sforge_cli(), "serve", "--host", "127.0.0.1", "--port", str(self.port)],
+            cwd=self.tmp,
+            env=env,
+            stdout=self.serve_log,
+            stderr=subprocess.STDOUT,
+        )
         deadline = time.time() + 60
         while True:
             try:
@@ -390,20 +458,33 @@ class Recording:
             remove_image(self.engine, self.image)
 
     def history(self) -> dict:
-        r = self.requests.get(self.url + "/api/v1/history", params={"token": self.token, "admin_secret": self.secret},
-                              timeout=10)
+        r = self.requests.get(
+            self.url + "/api/v1/history", params={"token": self.token, "admin_secret": self.secret}, timeout=10
+        )
         r.raise_for_status()
         return r.json()
 
     # -------------------------------------------------------------- the agent's tools
     def run_bash(self, command: str) -> tuple[str, int]:
         """Run a Bash tool command in the workspace (sforge-submit on PATH, the container's env)."""
-        env = {"PATH": f"{self.bin}:/usr/local/bin:/usr/bin:/bin", "HOME": str(self.tmp), "LANG": "C.UTF-8",
-               "SFORGE_JUDGE_URL": self.url, "SFORGE_TOKEN": self.token, "SFORGE_PATCH_DIR": str(self.work),
-               "SFORGE_SUBMIT_PATHS": " ".join(TASK["submit_paths"]),
-               "SFORGE_SUBMIT_EXCLUDE_FLAGS": " ".join(f"--exclude={e.rstrip('/')}" for e in TASK["submit_exclude"])}
-        p = subprocess.run(["bash", "-c", command], cwd=self.work, env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, timeout=900)
+        env = {
+            "PATH": f"{self.bin}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(self.tmp),
+            "LANG": "C.UTF-8",
+            "SFORGE_JUDGE_URL": self.url,
+            "SFORGE_TOKEN": self.token,
+            "SFORGE_PATCH_DIR": str(self.work),
+            "SFORGE_SUBMIT_PATHS": " ".join(TASK["submit_paths"]),
+            "SFORGE_SUBMIT_EXCLUDE_FLAGS": " ".join(f"--exclude={e.rstrip('/')}" for e in TASK["submit_exclude"]),
+        }
+        p = subprocess.run(
+            ["bash", "-c", command],
+            cwd=self.work,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=900,
+        )
         return p.stdout.decode("utf-8", "replace").rstrip("\n"), p.returncode
 
     def bash(self, tr: Transcript, command: str, description: str, timeout_ms: int | None = None) -> dict:
@@ -411,25 +492,44 @@ class Recording:
         inp = {"command": command, "description": description}
         if timeout_ms:
             inp["timeout"] = timeout_ms
-        (off, t_call), = tr.assistant([{"type": "tool_use", "id": tid, "name": "Bash", "input": inp}], 40)
+        ((off, t_call),) = tr.assistant([{"type": "tool_use", "id": tid, "name": "Bash", "input": inp}], 40)
         out, rc = self.run_bash(command)
         content = out if rc == 0 else f"Exit code {rc}\n{out}"
-        off_r, t_res = tr.tool_result(tid, content, rc != 0, {"stdout": out, "stderr": "", "interrupted": False,
-                                                               "isImage": False})
-        return {"tool_use_id": tid, "output": out, "rc": rc, "call_epoch": t_call, "call_offset": off,
-                "result_epoch": t_res, "result_offset": off_r}
+        off_r, t_res = tr.tool_result(
+            tid, content, rc != 0, {"stdout": out, "stderr": "", "interrupted": False, "isImage": False}
+        )
+        return {
+            "tool_use_id": tid,
+            "output": out,
+            "rc": rc,
+            "call_epoch": t_call,
+            "call_offset": off,
+            "result_epoch": t_res,
+            "result_offset": off_r,
+        }
 
     def write_file(self, tr: Transcript, name: str, content: str, text: str | None = None) -> None:
         tid = toolu()
         blocks = ([{"type": "text", "text": text}] if text else []) + [
-            {"type": "tool_use", "id": tid, "name": "Write",
-             "input": {"file_path": f"{CWD}/{name}", "content": content}}]
+            {
+                "type": "tool_use",
+                "id": tid,
+                "name": "Write",
+                "input": {"file_path": f"{CWD}/{name}", "content": content},
+            }
+        ]
         tr.assistant(blocks, 90)
         existed = (self.work / name).exists()
         write_atomic(self.work / name, content)
         time.sleep(0.2)
-        tr.tool_result(tid, (f"The file {CWD}/{name} has been updated successfully." if existed
-                             else f"File created successfully at: {CWD}/{name}"))
+        tr.tool_result(
+            tid,
+            (
+                f"The file {CWD}/{name} has been updated successfully."
+                if existed
+                else f"File created successfully at: {CWD}/{name}"
+            ),
+        )
 
     def submit(self, tr: Transcript) -> dict:
         call = self.bash(tr, "sforge-submit", "Submit for evaluation", 600000)
@@ -438,14 +538,24 @@ class Recording:
             raise SystemExit("sforge-submit printed no round:\n" + call["output"])
         rnd = m.group(1)
         rep = json.loads((self.td / "submissions" / rnd / "report.json").read_text())
-        self.rounds[rnd] = {"round": rnd, "kind": "agent", "submission_id": rep["submission_id"],
-                            "submit_call_epoch": round(call["call_epoch"], 6),
-                            "submit_call_offset": call["call_offset"],
-                            "result_seen_epoch": round(call["result_epoch"], 6),
-                            "result_offset": call["result_offset"], "tool_use_id": call["tool_use_id"]}
+        self.rounds[rnd] = {
+            "round": rnd,
+            "kind": "agent",
+            "submission_id": rep["submission_id"],
+            "submit_call_epoch": round(call["call_epoch"], 6),
+            "submit_call_offset": call["call_offset"],
+            "result_seen_epoch": round(call["result_epoch"], 6),
+            "result_offset": call["result_offset"],
+            "tool_use_id": call["tool_use_id"],
+        }
         time.sleep(0.5)
-        return {"round": rnd, "score": rep["score"], "passed": rep["passed"], "total": rep["total_tests"],
-                "summary": rep["summary"]}
+        return {
+            "round": rnd,
+            "score": rep["score"],
+            "passed": rep["passed"],
+            "total": rep["total_tests"],
+            "summary": rep["summary"],
+        }
 
     # -------------------------------------------------------------- auto-eval thread (run_agent's, on the host)
     def auto_eval(self, stop: threading.Event) -> None:
@@ -457,18 +567,29 @@ class Recording:
                 break
             try:
                 archive = targz_of(self.work)
-                r = self.requests.post(self.url + "/api/v1/submit",
-                                       data={"token": self.token, "kind": "auto", "admin_secret": self.secret},
-                                       files={"archive": ("archive.tar.gz", archive, "application/gzip")}, timeout=120)
+                r = self.requests.post(
+                    self.url + "/api/v1/submit",
+                    data={"token": self.token, "kind": "auto", "admin_secret": self.secret},
+                    files={"archive": ("archive.tar.gz", archive, "application/gzip")},
+                    timeout=120,
+                )
                 r.raise_for_status()
                 data = r.json()
                 t = time.time()
                 ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t))
                 with open(ticks_log, "a") as f:
-                    f.write(f"[{ts}] submitted {len(archive)} bytes -> {data.get('submission_id', '?')} "
-                            f"round={data.get('round_id', '?')}\n")
-                self.ticks.append({"round": data.get("round_id"), "submission_id": data.get("submission_id"),
-                                   "tick_log_epoch": round(t, 6), "bytes": len(archive)})
+                    f.write(
+                        f"[{ts}] submitted {len(archive)} bytes -> {data.get('submission_id', '?')} "
+                        f"round={data.get('round_id', '?')}\n"
+                    )
+                self.ticks.append(
+                    {
+                        "round": data.get("round_id"),
+                        "submission_id": data.get("submission_id"),
+                        "tick_log_epoch": round(t, 6),
+                        "bytes": len(archive),
+                    }
+                )
             except Exception as e:  # noqa: BLE001 - as run_agent: logged, never raised
                 ts = time.strftime("%Y-%m-%dT%H:%M:%S")
                 with open(ticks_log, "a") as f:
@@ -480,26 +601,45 @@ class Recording:
         from sforge.harness.evolve_scripts import generate_evolve_prompt, generate_submit_script
         from sforge.harness.run_agent import RunResult
 
-        cfg = {"task_id": TASK_ID, "agent": "claude-code", "model": MODEL, "effort": None, "timeout": AGENT_TIMEOUT,
-               "eval_interval": EVAL_INTERVAL, "disable_stop_hook": True, "disable_auto_eval": False,
-               "disable_auto_resume": False, "internet": True, "judge_url": self.url, "work_cpu_limit": None,
-               "work_mem_limit": None, "judge_cpu_limit": None, "judge_mem_limit": None, "max_submissions": None,
-               "submission_cooldown": None}
+        cfg = {
+            "task_id": TASK_ID,
+            "agent": "claude-code",
+            "model": MODEL,
+            "effort": None,
+            "timeout": AGENT_TIMEOUT,
+            "eval_interval": EVAL_INTERVAL,
+            "disable_stop_hook": True,
+            "disable_auto_eval": False,
+            "disable_auto_resume": False,
+            "internet": True,
+            "judge_url": self.url,
+            "work_cpu_limit": None,
+            "work_mem_limit": None,
+            "judge_cpu_limit": None,
+            "judge_mem_limit": None,
+            "max_submissions": None,
+            "submission_cooldown": None,
+        }
         (self.td / "run_config.json").write_text(jdump(cfg))
-        (self.run_root / "run_config.json").write_text(jdump({"run_id": RUN_ID, "experiment": None, "stagger": None,
-                                                              "tasks": {TASK_ID: cfg}}))
+        (self.run_root / "run_config.json").write_text(
+            jdump({"run_id": RUN_ID, "experiment": None, "stagger": None, "tasks": {TASK_ID: cfg}})
+        )
         log = RunLog(self.td / "run_agent.log")
         log("Images ready")
-        r = self.requests.post(self.url + "/api/v1/register",
-                               json={"task_id": TASK_ID, "run_id": RUN_ID, "admin_secret": self.secret}, timeout=10)
+        r = self.requests.post(
+            self.url + "/api/v1/register",
+            json={"task_id": TASK_ID, "run_id": RUN_ID, "admin_secret": self.secret},
+            timeout=10,
+        )
         r.raise_for_status()
         self.token = r.json()["token"]
         log("Registered session with judge server")
         script = generate_submit_script()
         (self.td / "_sforge-submit.sh").write_text(script)
         # the copy that runs on the host: its two fixed /tmp paths moved into our temp dir
-        host_script = script.replace('STATE_FILE="/tmp/sforge_state.json"', f'STATE_FILE="{self.state_file}"') \
-            .replace("/tmp/_submit_resp.json", str(self.tmp / "_submit_resp.json"))
+        host_script = script.replace('STATE_FILE="/tmp/sforge_state.json"', f'STATE_FILE="{self.state_file}"').replace(
+            "/tmp/_submit_resp.json", str(self.tmp / "_submit_resp.json")
+        )
         (self.bin / "sforge-submit").write_text(host_script)
         (self.bin / "sforge-submit").chmod(0o755)
         log("Installed sforge-submit script")
@@ -508,15 +648,22 @@ class Recording:
         ticker = threading.Thread(target=self.auto_eval, args=(stop,), daemon=True)
         ticker.start()
         log(f"Host-side auto-eval started (interval={EVAL_INTERVAL}s)")
-        prompt = generate_evolve_prompt(AGENT_QUERY, submit_paths=TASK["submit_paths"], internet=True,
-                                        max_submissions=None, submission_cooldown=None)
+        prompt = generate_evolve_prompt(
+            AGENT_QUERY,
+            submit_paths=TASK["submit_paths"],
+            internet=True,
+            max_submissions=None,
+            submission_cooldown=None,
+        )
         (self.td / "agent_prompt.md").write_text(prompt)
         log(f"Prompt written ({len(prompt)} bytes)")
         started = time.time()
         local_iso = datetime.fromtimestamp(started).strftime("%Y-%m-%dT%H:%M:%S")
         (self.td / "started_at").write_text(f"{local_iso}\n{started}\n")
-        cmd = ('claude -p "$(cat /tmp/agent_prompt.md)" --output-format stream-json --verbose '
-               f"--dangerously-skip-permissions --model {MODEL}")
+        cmd = (
+            'claude -p "$(cat /tmp/agent_prompt.md)" --output-format stream-json --verbose '
+            f"--dangerously-skip-permissions --model {MODEL}"
+        )
         log(f"Running agent: {cmd[:200]}... (timeout={AGENT_TIMEOUT}s)")
 
         tr = Transcript(self.td / "agent_output.txt", str(uuid.uuid4()))
@@ -526,24 +673,54 @@ class Recording:
         self.write_file(tr, "solve.sh", SOLVE_V1, "Simplest thing first: add the two arguments.")
         self.bash(tr, "sh solve.sh 2 3", "Try it")
         a = self.submit(tr)
-        tr.assistant([{"type": "text", "text": f"{a['round']}: score {a['score']:g}, {a['passed']}/{a['total']} "
-                                                "cases. Only two-argument inputs work; loop over all arguments."}])
+        tr.assistant(
+            [
+                {
+                    "type": "text",
+                    "text": f"{a['round']}: score {a['score']:g}, {a['passed']}/{a['total']} "
+                    "cases. Only two-argument inputs work; loop over all arguments.",
+                }
+            ]
+        )
         self.write_file(tr, "solve.sh", SOLVE_V2)
         self.bash(tr, "sh solve.sh 1 2 3 4 5 6 7 8 9 10; sh solve.sh 7", "Try several argument counts")
         a = self.submit(tr)
-        tr.assistant([{"type": "text", "text": f"{a['round']}: score {a['score']:g}, {a['passed']}/{a['total']}. "
-                                                "Shell arithmetic keeps biting; a Python one-liner avoids it."}])
+        tr.assistant(
+            [
+                {
+                    "type": "text",
+                    "text": f"{a['round']}: score {a['score']:g}, {a['passed']}/{a['total']}. "
+                    "Shell arithmetic keeps biting; a Python one-liner avoids it.",
+                }
+            ]
+        )
         self.write_file(tr, "solve.sh", SOLVE_V3)
         a = self.submit(tr)
-        tr.assistant([{"type": "text", "text": f"{a['round']}: score {a['score']:g}, every case a runtime error: the "
-                                                "judge image has no python3. Back to sh, printing 0 without "
-                                                "arguments."}], 120)
+        tr.assistant(
+            [
+                {
+                    "type": "text",
+                    "text": f"{a['round']}: score {a['score']:g}, every case a runtime error: the "
+                    "judge image has no python3. Back to sh, printing 0 without "
+                    "arguments.",
+                }
+            ],
+            120,
+        )
         self.write_file(tr, "solve.sh", SOLVE_V4)
         self.bash(tr, "sh solve.sh; sh solve.sh 10 -4", "Empty and negative input")
         a = self.submit(tr)
-        tr.assistant([{"type": "text", "text": f"{a['round']}: score {a['score']:g}, {a['passed']}/{a['total']}. The "
-                                                "last case is a runtime error: `08` is read as octal in $((...)). "
-                                                "Strip leading zeros before adding."}], 140)
+        tr.assistant(
+            [
+                {
+                    "type": "text",
+                    "text": f"{a['round']}: score {a['score']:g}, {a['passed']}/{a['total']}. The "
+                    "last case is a runtime error: `08` is read as octal in $((...)). "
+                    "Strip leading zeros before adding.",
+                }
+            ],
+            140,
+        )
         self.write_file(tr, "solve.sh", SOLVE_V5)
         self.bash(tr, "sh solve.sh 08 09; sh solve.sh -007 3", "Leading zeros")
         a = self.submit(tr)
@@ -573,23 +750,44 @@ class Recording:
         hist = self.history()
         (self.td / "run_history.json").write_text(jdump(hist))
         best_score = float(hist["best_score"]) if hist.get("best_score") is not None else None
-        res = RunResult(archive=final_archive, best_pass_rate=hist.get("best_pass_rate", 0.0), best_score=best_score,
-                        best_round=hist.get("best_round", ""),
-                        total_rounds=hist.get("agent_submissions", 0) + hist.get("auto_submissions", 0),
-                        agent_submissions=hist.get("agent_submissions", 0),
-                        auto_submissions=hist.get("auto_submissions", 0), timed_out=False, runtime_seconds=runtime,
-                        resume_count=0)
-        log(f"Done: best={res.best_pass_rate:.2%} (round {res.best_round!r}), agent_subs={res.agent_submissions}, "
-            f"auto_subs={res.auto_submissions}, resumes=0, runtime={runtime:.1f}s")
+        res = RunResult(
+            archive=final_archive,
+            best_pass_rate=hist.get("best_pass_rate", 0.0),
+            best_score=best_score,
+            best_round=hist.get("best_round", ""),
+            total_rounds=hist.get("agent_submissions", 0) + hist.get("auto_submissions", 0),
+            agent_submissions=hist.get("agent_submissions", 0),
+            auto_submissions=hist.get("auto_submissions", 0),
+            timed_out=False,
+            runtime_seconds=runtime,
+            resume_count=0,
+        )
+        log(
+            f"Done: best={res.best_pass_rate:.2%} (round {res.best_round!r}), agent_subs={res.agent_submissions}, "
+            f"auto_subs={res.auto_submissions}, resumes=0, runtime={runtime:.1f}s"
+        )
         log.close()
-        final = {"agent": "claude-code", "task": TASK_ID, "run_id": RUN_ID, "model": MODEL, "effort": None,
-                 **res.to_dict()}
+        final = {
+            "agent": "claude-code",
+            "task": TASK_ID,
+            "run_id": RUN_ID,
+            "model": MODEL,
+            "effort": None,
+            **res.to_dict(),
+        }
         (self.td / "final_result.json").write_text(jdump(final))
-        return {"started": started, "segment_end": segment_end, "runtime": runtime, "history": hist,
-                "final": final, "state": state}
+        return {
+            "started": started,
+            "segment_end": segment_end,
+            "runtime": runtime,
+            "history": hist,
+            "final": final,
+            "state": state,
+        }
 
 
 # ---------------------------------------------------------------------------- outputs
+
 
 def truth_of(rec: Recording, out: dict, dest: Path) -> dict:
     """Ground truth in the shape of generate.py's truth files (the fields that apply here)."""
@@ -611,18 +809,33 @@ def truth_of(rec: Recording, out: dict, dest: Path) -> dict:
         new_best = b["best_round"] == e["round"] and b["best_round"] != best_before
         new_bests += new_best
         best_before = b["best_round"]
-        r = {"round": e["round"], "kind": e["round"].split("-")[0], "submission_id": e["submission_id"],
-             "grading_start_epoch": rep["submitted_at"],
-             "grading_end_epoch": round((sub / "report.json").stat().st_mtime, 6),
-             "elapsed_hours": round((rep["submitted_at"] - out["started"]) / 3600, 6),
-             "score": rep["score"], "score_0_100": rep["score_0_100"], "pass_rate": rep["pass_rate"],
-             "passed": rep["passed"], "total_tests": rep["total_tests"], "summary": rep["summary"],
-             "new_best": bool(new_best), "best_so_far": b["best_score"], "best_round_so_far": b["best_round"]}
+        r = {
+            "round": e["round"],
+            "kind": e["round"].split("-")[0],
+            "submission_id": e["submission_id"],
+            "grading_start_epoch": rep["submitted_at"],
+            "grading_end_epoch": round((sub / "report.json").stat().st_mtime, 6),
+            "elapsed_hours": round((rep["submitted_at"] - out["started"]) / 3600, 6),
+            "score": rep["score"],
+            "score_0_100": rep["score_0_100"],
+            "pass_rate": rep["pass_rate"],
+            "passed": rep["passed"],
+            "total_tests": rep["total_tests"],
+            "summary": rep["summary"],
+            "new_best": bool(new_best),
+            "best_so_far": b["best_score"],
+            "best_round_so_far": b["best_round"],
+        }
         if e["round"] in rec.rounds:
             a = rec.rounds[e["round"]]
-            r.update(submit_call_epoch=a["submit_call_epoch"], submit_call_offset=a["submit_call_offset"],
-                     result_seen_epoch=a["result_seen_epoch"], result_offset=a["result_offset"],
-                     tool_use_id=a["tool_use_id"], evolve_at=state_at.get(e["round"]))
+            r.update(
+                submit_call_epoch=a["submit_call_epoch"],
+                submit_call_offset=a["submit_call_offset"],
+                result_seen_epoch=a["result_seen_epoch"],
+                result_offset=a["result_offset"],
+                tool_use_id=a["tool_use_id"],
+                evolve_at=state_at.get(e["round"]),
+            )
         if e["round"] in ticks:
             r["tick_log_epoch"] = ticks[e["round"]]["tick_log_epoch"]
             r["archive_bytes"] = ticks[e["round"]]["bytes"]
@@ -634,22 +847,31 @@ def truth_of(rec: Recording, out: dict, dest: Path) -> dict:
     import sforge
 
     return {
-        "run_id": RUN_ID, "task_id": TASK_ID, "path": f"runs/{RUN_ID}/{TASK_ID}", "layout": "flat (<run_id>/<task>)",
+        "run_id": RUN_ID,
+        "task_id": TASK_ID,
+        "path": f"runs/{RUN_ID}/{TASK_ID}",
+        "layout": "flat (<run_id>/<task>)",
         "ip": "",
-        "backend": "docker", "agent": "claude-code", "model": MODEL,
+        "backend": "docker",
+        "agent": "claude-code",
+        "model": MODEL,
         "recorded_with": {
-            "sforge_version": getattr(sforge, "__version__", None), "judge": "sforge serve (real), 127.0.0.1",
+            "sforge_version": getattr(sforge, "__version__", None),
+            "judge": "sforge serve (real), 127.0.0.1",
             "judge_image": f"{BENCH}.judge.{TASK_ID}:{JUDGE_TAG} (static busybox + /opt/judge/grade.sh, built locally)",
             "agent": "scripted (sample_runs/make_judge_run.py); no language model",
             "sforge_submit": "the real script from sforge.harness.evolve_scripts, run on the host",
         },
-        "task": {"parser": TASK["judge"]["parser"], "selection": TASK["judge"]["selection"],
-                 "score_direction": TASK["judge"]["score_direction"], "rescale": TASK["judge"]["rescale"]},
+        "task": {
+            "parser": TASK["judge"]["parser"],
+            "selection": TASK["judge"]["selection"],
+            "score_direction": TASK["judge"]["score_direction"],
+            "rescale": TASK["judge"]["rescale"],
+        },
         "exercises": [
             "submissions/ written by the real SForge judge (sforge serve 1.1.0) grading real tar.gz archives "
             "in real judge containers",
-            "run_history.json = the judge's real admin /history; evolve_state.json = the real sforge-submit "
-            "state file",
+            "run_history.json = the judge's real admin /history; evolve_state.json = the real sforge-submit state file",
             "sforge-submit tool results = the real script's output (Round: agent-N)",
             "score_sum parser, score_first, maximize, linear rescale; a regression round (agent-3, all RE)",
             "agent and auto rounds graded concurrently by the judge",
@@ -657,22 +879,43 @@ def truth_of(rec: Recording, out: dict, dest: Path) -> dict:
         "host_utc_offset": f"{sign}{abs(offset_s) // 3600:02d}:{abs(offset_s) % 3600 // 60:02d}",
         "host_utc_offset_seconds": offset_s,
         "started_at_epoch": out["started"],
-        "segments": [{"start_epoch": round(out["started"], 6), "end_epoch": round(out["segment_end"], 6),
-                      "ended_by": "exit", "session_id": tr.session}],
+        "segments": [
+            {
+                "start_epoch": round(out["started"], 6),
+                "end_epoch": round(out["segment_end"], 6),
+                "ended_by": "exit",
+                "session_id": tr.session,
+            }
+        ],
         "agent_output": {"bytes": tr.offset, "lines": len(tr.line_epochs), "line_epochs": tr.line_epochs},
         "rounds": rounds,
         "expected": {
-            "best_round": best["best_round"], "best_score": best["best_score"],
+            "best_round": best["best_round"],
+            "best_score": best["best_score"],
             "best_pass_rate": best["best_pass_rate"],
-            "agent_rounds": hist["agent_submissions"], "auto_rounds": hist["auto_submissions"],
-            "total_rounds": hist["agent_submissions"] + hist["auto_submissions"], "new_bests": new_bests,
-            "runtime_seconds": out["runtime"], "resume_count": 0, "infra_error_lines": 0,
+            "agent_rounds": hist["agent_submissions"],
+            "auto_rounds": hist["auto_submissions"],
+            "total_rounds": hist["agent_submissions"] + hist["auto_submissions"],
+            "new_bests": new_bests,
+            "runtime_seconds": out["runtime"],
+            "resume_count": 0,
+            "infra_error_lines": 0,
             "rounds_without_report": [],
         },
-        "transcript": {"format": "claude_stream", "version": CLAUDE_CODE_VERSION, "timestamps": "none",
-                       "analysis": {"lines": len(tr.line_epochs), "init_events": 1, "result_events": 1,
-                                    "tool_uses": tr.tool_uses, "stop_hook_feedback": 0,
-                                    "sforge_submit_calls": len(rec.rounds), "sforge_submit_list_calls": 1}},
+        "transcript": {
+            "format": "claude_stream",
+            "version": CLAUDE_CODE_VERSION,
+            "timestamps": "none",
+            "analysis": {
+                "lines": len(tr.line_epochs),
+                "init_events": 1,
+                "result_events": 1,
+                "tool_uses": tr.tool_uses,
+                "stop_hook_feedback": 0,
+                "sforge_submit_calls": len(rec.rounds),
+                "sforge_submit_list_calls": 1,
+            },
+        },
     }
 
 
@@ -708,11 +951,15 @@ def main() -> int:
     shutil.rmtree(tmp, ignore_errors=True)
     size = sum(f.stat().st_size for f in dest_run.rglob("*") if f.is_file())
     e = truth["expected"]
-    print(f"wrote {dest_run.relative_to(HERE)} ({size} bytes): {e['agent_rounds']} agent + {e['auto_rounds']} auto "
-          f"rounds, best {e['best_round']} score {e['best_score']}")
+    print(
+        f"wrote {dest_run.relative_to(HERE)} ({size} bytes): {e['agent_rounds']} agent + {e['auto_rounds']} auto "
+        f"rounds, best {e['best_round']} score {e['best_score']}"
+    )
     for r in truth["rounds"]:
-        print(f"  {r['round']:8} score {r['score']!s:>6}  pass {r['passed']}/{r['total_tests']}  "
-              f"{'new best' if r['new_best'] else ''}")
+        print(
+            f"  {r['round']:8} score {r['score']!s:>6}  pass {r['passed']}/{r['total_tests']}  "
+            f"{'new best' if r['new_best'] else ''}"
+        )
     return 0
 
 

@@ -21,9 +21,11 @@ def pytest_sessionstart(session) -> None:
 
 def shared_data_reason(path: Path) -> str:
     """Skip reason of a test that reads the shared data folder (not part of the project)."""
-    return (f"needs {path}: the shared data folder of real public agent transcripts and EdgeBench tables, "
-            "used as test data and not shipped with edgetui (put it at ../shared/data beside the clone or set "
-            "EDGETUI_SHARED_DATA=/path/to/shared/data); the rest of the suite runs without it")
+    return (
+        f"needs {path}: the shared data folder of real public agent transcripts and EdgeBench tables, "
+        "used as test data and not shipped with edgetui (put it at ../shared/data beside the clone or set "
+        "EDGETUI_SHARED_DATA=/path/to/shared/data); the rest of the suite runs without it"
+    )
 
 
 def need_corpus() -> Path:
@@ -46,10 +48,10 @@ def db_path(tmp_path) -> Path:
 # that starts the real thing without one of these fixtures carries the mark itself). The fixture closure
 # counts: a test using ``image``, ``token`` or ``live`` uses ``engine`` too.
 FIXTURE_MARKS = {
-    "engine": ("docker",),     # test_live_docker / test_ssh_engine / test_live_judge: the real Docker engine
+    "engine": ("docker",),  # test_live_docker / test_ssh_engine / test_live_judge: the real Docker engine
     "harness": ("harness", "docker"),  # test_real_harness_live: the real SForge harness (make_real_run.sh)
-    "judge": ("harness",),     # test_live_judge: the real SForge judge (``sforge serve``)
-    "sshd": ("sshd",),         # a real OpenSSH sshd on 127.0.0.1 (tests/sshd_fixture.py)
+    "judge": ("harness",),  # test_live_judge: the real SForge judge (``sforge serve``)
+    "sshd": ("sshd",),  # a real OpenSSH sshd on 127.0.0.1 (tests/sshd_fixture.py)
     "two_sshd": ("sshd",),
     "served": ("sshd",),
     "rig": ("sshd",),

@@ -16,8 +16,30 @@ from typing import Optional
 
 from prereqs import find_busybox, need
 
-APPLETS = ("sh", "cat", "sleep", "dd", "head", "tail", "echo", "printf", "ls", "env", "true", "false", "kill",
-           "yes", "date", "mkdir", "rm", "wc", "seq", "test", "[", "id")
+APPLETS = (
+    "sh",
+    "cat",
+    "sleep",
+    "dd",
+    "head",
+    "tail",
+    "echo",
+    "printf",
+    "ls",
+    "env",
+    "true",
+    "false",
+    "kill",
+    "yes",
+    "date",
+    "mkdir",
+    "rm",
+    "wc",
+    "seq",
+    "test",
+    "[",
+    "id",
+)
 
 
 def busybox_static() -> Optional[Path]:
@@ -77,12 +99,13 @@ done
 exec /bin/busybox tar $args $files
 """
 #: ``/bin/bash`` for scripts that only need POSIX sh + pipefail (busybox ash)
-BASH_SHIM = b"#!/bin/sh\nexec /bin/busybox sh \"$@\"\n"
+BASH_SHIM = b'#!/bin/sh\nexec /bin/busybox sh "$@"\n'
 JUDGE_EXTRAS = {"bin/tar": (TAR_SHIM, 0o755), "bin/bash": (BASH_SHIM, 0o755)}
 
 
-def build_busybox_image(client, tag: Optional[str] = None,
-                        extra_files: Optional[dict[str, tuple[bytes, int]]] = None) -> str:
+def build_busybox_image(
+    client, tag: Optional[str] = None, extra_files: Optional[dict[str, tuple[bytes, int]]] = None
+) -> str:
     """``docker import`` a busybox rootfs; returns the image tag (``edgetui-test-<hex>:latest``)."""
     bb = need("busybox")  # skips (fails under CI=true) with the install line when missing
     tag = tag or f"edgetui-test-{uuid.uuid4().hex[:8]}:latest"
@@ -107,9 +130,9 @@ def remove_containers(client, token: str) -> None:
             if any(token in n for n in names):
                 try:
                     c.remove(force=True)
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - best-effort cleanup
                     pass
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - best-effort cleanup
         pass
 
 

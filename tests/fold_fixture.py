@@ -20,22 +20,51 @@ META_BEFORE = (0, 12, 0, 11, 0, 14, 0, 12, 0, 10, 0, 11, 0, 8)
 
 def conversation(i: int) -> dict:
     """Conversation record ``i`` (0..13): user prompts, assistant text and tool calls, tool results."""
-    env = {"sessionId": SESSION, "uuid": f"u-{i:03d}", "parentUuid": f"u-{i - 1:03d}" if i else None,
-           "timestamp": T0.format(i * 4), "cwd": "/work/app", "version": "2.1.140", "isSidechain": False}
+    env = {
+        "sessionId": SESSION,
+        "uuid": f"u-{i:03d}",
+        "parentUuid": f"u-{i - 1:03d}" if i else None,
+        "timestamp": T0.format(i * 4),
+        "cwd": "/work/app",
+        "version": "2.1.140",
+        "isSidechain": False,
+    }
     if i % 4 == 0:
         return {**env, "type": "user", "message": {"role": "user", "content": f"step {i}: make the test pass"}}
     if i % 4 == 1:
-        return {**env, "type": "assistant", "message": {
-            "id": f"msg_{i}", "role": "assistant", "model": "claude-opus-4-5",
-            "content": [{"type": "tool_use", "id": f"toolu_{i}", "name": "Bash", "input": {"command": "pytest -q"}}],
-            "usage": {"input_tokens": 10, "output_tokens": 5}}}
+        return {
+            **env,
+            "type": "assistant",
+            "message": {
+                "id": f"msg_{i}",
+                "role": "assistant",
+                "model": "claude-opus-4-5",
+                "content": [
+                    {"type": "tool_use", "id": f"toolu_{i}", "name": "Bash", "input": {"command": "pytest -q"}}
+                ],
+                "usage": {"input_tokens": 10, "output_tokens": 5},
+            },
+        }
     if i % 4 == 2:
-        return {**env, "type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": f"toolu_{i - 1}", "content": "1 failed"}]}}
-    return {**env, "type": "assistant", "message": {
-        "id": f"msg_{i}", "role": "assistant", "model": "claude-opus-4-5",
-        "content": [{"type": "text", "text": f"the test fails at step {i}; fixing it"}],
-        "usage": {"input_tokens": 12, "output_tokens": 7}}}
+        return {
+            **env,
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": f"toolu_{i - 1}", "content": "1 failed"}],
+            },
+        }
+    return {
+        **env,
+        "type": "assistant",
+        "message": {
+            "id": f"msg_{i}",
+            "role": "assistant",
+            "model": "claude-opus-4-5",
+            "content": [{"type": "text", "text": f"the test fails at step {i}; fixing it"}],
+            "usage": {"input_tokens": 12, "output_tokens": 7},
+        },
+    }
 
 
 def metadata(k: int) -> dict:

@@ -46,17 +46,17 @@ def is_static_elf(path: Path) -> bool:
             is64 = head[4] == 2
             endian = "<" if head[5] == 1 else ">"
             if is64:
-                phoff, = struct.unpack_from(endian + "Q", head, 32)
+                (phoff,) = struct.unpack_from(endian + "Q", head, 32)
                 phentsize, phnum = struct.unpack_from(endian + "HH", head, 54)
             else:
-                phoff, = struct.unpack_from(endian + "I", head, 28)
+                (phoff,) = struct.unpack_from(endian + "I", head, 28)
                 phentsize, phnum = struct.unpack_from(endian + "HH", head, 42)
             f.seek(phoff)
             table = f.read(phentsize * phnum)
     except (OSError, struct.error):
         return False
     for i in range(phnum):
-        p_type, = struct.unpack_from(endian + "I", table, i * phentsize)
+        (p_type,) = struct.unpack_from(endian + "I", table, i * phentsize)
         if p_type == 3:  # PT_INTERP
             return False
     return True
@@ -99,27 +99,50 @@ def _which(cmd: str) -> Callable[[], Optional[Path]]:
     def f() -> Optional[Path]:
         p = shutil.which(cmd)
         return Path(p) if p else None
+
     return f
 
 
 TOOLS: dict[str, Tool] = {
-    t.name: t for t in (
-        Tool("busybox", "busybox-static", "the Docker tests (root filesystem of their images)", find_busybox,
-             unpackable=True),
+    t.name: t
+    for t in (
+        Tool(
+            "busybox",
+            "busybox-static",
+            "the Docker tests (root filesystem of their images)",
+            find_busybox,
+            unpackable=True,
+        ),
         Tool("tmux", "tmux", "the end-to-end terminal tests", _which("tmux")),
         Tool("sshd", "openssh-server", "the SSH host tests (a real OpenSSH server on 127.0.0.1)", find_sshd),
-        Tool("inotifywait", "inotify-tools",
-             "the SSH feed's change notices from the host (tests/test_ssh_inotify.py)", _which("inotifywait")),
-        Tool("chromium-headless-shell", "chromium-headless-shell",
-             "the HTML report's browser test (tests/test_report_browser.py)", _which("chromium-headless-shell")),
+        Tool(
+            "inotifywait",
+            "inotify-tools",
+            "the SSH feed's change notices from the host (tests/test_ssh_inotify.py)",
+            _which("inotifywait"),
+        ),
+        Tool(
+            "chromium-headless-shell",
+            "chromium-headless-shell",
+            "the HTML report's browser test (tests/test_report_browser.py)",
+            _which("chromium-headless-shell"),
+        ),
     )
 }
 
 
 def _run(cmd: list[str]) -> bool:
     try:
-        return subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600,
-                              env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"}).returncode == 0
+        return (
+            subprocess.run(
+                cmd,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                timeout=600,
+                env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -148,8 +171,9 @@ def _unpack_busybox(say: Callable[[str], None]) -> bool:
     CACHE.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
         try:
-            r = subprocess.run(["apt-get", "download", "-qq", "busybox-static"], cwd=tmp, capture_output=True,
-                               timeout=300)
+            r = subprocess.run(
+                ["apt-get", "download", "-qq", "busybox-static"], cwd=tmp, capture_output=True, timeout=300
+            )
         except (OSError, subprocess.TimeoutExpired):
             return False
         debs = list(Path(tmp).glob("busybox-static*.deb"))
@@ -176,7 +200,7 @@ def ensure(say: Callable[[str], None] = lambda s: print(s, file=sys.stderr)) -> 
     if missing:
         line = "sudo apt-get install -y " + " ".join(t.package for t in missing)
         for t in missing:
-            t.missing_reason = (f"{t.name} not found: {t.needed_by} need it; install it with: {line}")
+            t.missing_reason = f"{t.name} not found: {t.needed_by} need it; install it with: {line}"
         say(f"edgetui tests: missing {', '.join(t.name for t in missing)}; install with: {line}")
     return {t.name: t for t in missing}
 
@@ -198,8 +222,9 @@ def need(name: str) -> Path:
     path = tool.find()
     if path is not None:
         return path
-    reason = tool.missing_reason or (f"{name} not found: {tool.needed_by} need it; install it with: "
-                                     f"sudo apt-get install -y {tool.package}")
+    reason = tool.missing_reason or (
+        f"{name} not found: {tool.needed_by} need it; install it with: sudo apt-get install -y {tool.package}"
+    )
     if os.environ.get("CI") == "true":
         pytest.fail(f"{reason} (CI=true: a missing prerequisite fails)")
     pytest.skip(reason)

@@ -29,8 +29,21 @@ async def render() -> str:
     with tempfile.TemporaryDirectory() as d:
         db = Path(d) / "pic.duckdb"
         samples = ROOT / "sample_runs"
-        assert main(["--db", str(db), "ingest", "-q", "--sample", "--tasks-dir", str(samples / "tasks"),
-                     str(samples / "runs" / RUN)]) == 0
+        assert (
+            main(
+                [
+                    "--db",
+                    str(db),
+                    "ingest",
+                    "-q",
+                    "--sample",
+                    "--tasks-dir",
+                    str(samples / "tasks"),
+                    str(samples / "runs" / RUN),
+                ]
+            )
+            == 0
+        )
         from edgetui.db import open_db
 
         conn = open_db(db, read_only=True)

@@ -29,8 +29,11 @@ def free_port() -> int:
 
 
 def keygen(path: Path, passphrase: str = "") -> Path:
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-C", "edgetui-test", "-f",
-                    str(path)], check=True, stdin=subprocess.DEVNULL)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-C", "edgetui-test", "-f", str(path)],
+        check=True,
+        stdin=subprocess.DEVNULL,
+    )
     return path
 
 
@@ -79,8 +82,16 @@ def _alive(pid: int) -> bool:
 class Sshd:
     """One sshd in ``tmp`` (a directory); ``port`` free on 127.0.0.1; ``user_key`` the client's key."""
 
-    def __init__(self, sshd: Path, tmp: Path, *, max_sessions: int = 10, port: Optional[int] = None,
-                 extra: str = "", stream_local: bool = True):
+    def __init__(
+        self,
+        sshd: Path,
+        tmp: Path,
+        *,
+        max_sessions: int = 10,
+        port: Optional[int] = None,
+        extra: str = "",
+        stream_local: bool = True,
+    ):
         self.sshd, self.tmp = Path(sshd), Path(tmp)
         self.tmp.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
@@ -99,15 +110,17 @@ class Sshd:
             f"MaxSessions {max_sessions}\nMaxStartups 100\n"
             f"AllowStreamLocalForwarding {'yes' if stream_local else 'no'}\n"
             "AllowAgentForwarding no\nX11Forwarding no\nClientAliveInterval 0\n"
-            "Subsystem sftp /usr/lib/openssh/sftp-server\n" + extra)
+            "Subsystem sftp /usr/lib/openssh/sftp-server\n" + extra
+        )
         self.proc: Optional[subprocess.Popen] = None
         if os.geteuid() == 0:
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
 
     def start(self, timeout: float = 10.0) -> "Sshd":
         logf = open(self.log, "ab")
-        self.proc = subprocess.Popen([str(self.sshd), "-D", "-e", "-f", str(self.config)], stdout=logf,
-                                     stderr=logf, stdin=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [str(self.sshd), "-D", "-e", "-f", str(self.config)], stdout=logf, stderr=logf, stdin=subprocess.DEVNULL
+        )
         logf.close()
         end = time.monotonic() + timeout
         while time.monotonic() < end:

@@ -30,8 +30,9 @@ def test_line_times_equal_duckdbs_asof_interpolation():
         pos = np.arange(n_lines, dtype=np.int64)
         got = line_times(n_lines, kept).to_numpy()
         v = pa.table({"pos": pa.array(pos, pa.int64())})
-        anchors = pa.table({"pos": pa.array([a[0] for a in kept], pa.int64()),
-                            "t": pa.array([a[1] for a in kept], pa.float64())})
+        anchors = pa.table(
+            {"pos": pa.array([a[0] for a in kept], pa.int64()), "t": pa.array([a[1] for a in kept], pa.float64())}
+        )
         c.register("v", v)
         c.register("anchors", anchors)
         want = [t for _, t in c.execute(SQL).fetchall()]
@@ -42,6 +43,6 @@ def test_line_times_equal_duckdbs_asof_interpolation():
         for p, t in kept:
             assert not 0 <= p < n_lines or got[p] == t
         if kept[0][0] >= 0:  # before the first anchor: its time
-            assert (got[:kept[0][0] + 1] == kept[0][1]).all()
+            assert (got[: kept[0][0] + 1] == kept[0][1]).all()
         if kept[-1][0] < n_lines:  # after the last: its time
-            assert (got[kept[-1][0]:] == kept[-1][1]).all()
+            assert (got[kept[-1][0] :] == kept[-1][1]).all()

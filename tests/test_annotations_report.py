@@ -46,11 +46,26 @@ def test_annotate_edit_delete_and_the_queue(gw_db, capsys):
     assert main(["--db", str(db), "annotations", "--queue", "--format", "json"]) == 0
     queue = json.loads(capsys.readouterr().out)
     assert [q["round"] for q in queue] == ["agent-52", "agent-85", "agent-167"]
-    assert main(["--db", str(db), "annotate", "opus48", "--round", "agent-85", "--label", "reframe",
-                 "--text", "coherent statistic"]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                str(db),
+                "annotate",
+                "opus48",
+                "--round",
+                "agent-85",
+                "--label",
+                "reframe",
+                "--text",
+                "coherent statistic",
+            ]
+        )
+        == 0
+    )
     aid = capsys.readouterr().out.split("annotation ")[1].split()[0]
     # a moment's annotation is on its round's judge-result event
-    (eid, rnd, label, text), = _q(db, "SELECT event_id, round, label, text FROM annotations")
+    ((eid, rnd, label, text),) = _q(db, "SELECT event_id, round, label, text FROM annotations")
     assert _q(db, "SELECT kind, round FROM events WHERE event_id = ?", [eid]) == [("judge_result", "agent-85")]
     assert (rnd, label, text) == ("agent-85", "reframe", "coherent statistic")
     assert main(["--db", str(db), "annotations", "--queue", "--format", "json"]) == 0
@@ -70,8 +85,10 @@ def test_annotate_edit_delete_and_the_queue(gw_db, capsys):
 
 def test_annotating_works_while_another_process_holds_the_database(gw_db, capsys):
     db, _ = gw_db
-    code = ("import sys,time;from edgetui.db import open_db,HolderServer;"
-            f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(60)")
+    code = (
+        "import sys,time;from edgetui.db import open_db,HolderServer;"
+        f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(60)"
+    )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline().strip() == "ready"
@@ -99,7 +116,9 @@ class _Refs(HTMLParser):
 def test_reports_and_annotations_survive_a_fresh_ingest_import_and_export(gw_db, tmp_path, capsys):
     db, runs = gw_db
     assert main(["--db", str(db), "annotate", "opus48", "--round", "agent-85", "--label", "reframe"]) == 0
-    ev = _q(db, f"SELECT event_id FROM events WHERE run_key = '{KEY}' AND kind = 'agent_message' LIMIT 1 OFFSET 7")[0][0]
+    ev = _q(db, f"SELECT event_id FROM events WHERE run_key = '{KEY}' AND kind = 'agent_message' LIMIT 1 OFFSET 7")[0][
+        0
+    ]
     assert main(["--db", str(db), "annotate", "opus48", "--event", ev, "--text", "the plan"]) == 0
     before = _q(db, "SELECT annotation_id, event_id, round, label, text FROM annotations ORDER BY 1")
     capsys.readouterr()

@@ -68,7 +68,7 @@ def test_hostile_archives_are_refused_and_nothing_is_written(tmp_path, case):
         extract_archive(arc, dest)
     msg = str(e.value)
     assert "\n" not in msg and str(arc) in msg and "refused" in msg
-    assert sorted(p for p in tmp_path.rglob("*")) == before       # not even ok.py
+    assert sorted(p for p in tmp_path.rglob("*")) == before  # not even ok.py
     assert not Path("/tmp/edgetui-absolute-escape.py").exists()
     with pytest.raises(ArchiveRefused):
         read_archive(arc)
@@ -114,8 +114,9 @@ def test_a_genuine_submission_archive_reads_as_its_files(tmp_path):
         first = t.extractfile(names[0]).read().decode()
     assert sorted(files) == names and files[names[0]] == first
     # a binary member is listed without text; links inside the folder are fine
-    arc2 = _tar(tmp_path / "ok.tar.gz", [_file("a/b.py", b"print(1)\n"), _file("blob.bin", b"\0\1\2"),
-                                         _link("a/c.py", "b.py")])
+    arc2 = _tar(
+        tmp_path / "ok.tar.gz", [_file("a/b.py", b"print(1)\n"), _file("blob.bin", b"\0\1\2"), _link("a/c.py", "b.py")]
+    )
     files = read_archive(arc2)
     assert files["a/b.py"] == "print(1)\n" and files["blob.bin"] is None and "a/c.py" not in files
     assert not any(n.startswith("edgetui-archive-") for n in os.listdir(tmp_path))

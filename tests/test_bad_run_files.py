@@ -38,7 +38,7 @@ def _garble(tmp_path: Path) -> tuple[Path, Path, dict[str, bytes], int]:
     raw = (td / "agent_output.txt").read_bytes()
     last_nl = raw.rindex(b"\n", 0, len(raw) - 1)
     cut = last_nl + 1 + (len(raw) - last_nl) // 2  # in the middle of the last line
-    kept["agent_output.txt"] = raw[last_nl + 1:cut]
+    kept["agent_output.txt"] = raw[last_nl + 1 : cut]
     (td / "agent_output.txt").write_bytes(raw[:cut])
     log = (td / "run_agent.log").read_bytes()
     lines = log.split(b"\n")
@@ -47,7 +47,7 @@ def _garble(tmp_path: Path) -> tuple[Path, Path, dict[str, bytes], int]:
     log = log[:at] + BAD_BYTES + log[at:]
     (td / "run_agent.log").write_bytes(log)
     line_start = log.rindex(b"\n", 0, at) + 1
-    kept["run_agent.log"] = log[line_start:log.index(b"\n", at)]
+    kept["run_agent.log"] = log[line_start : log.index(b"\n", at)]
     return root, td, kept, at
 
 
@@ -80,8 +80,12 @@ def test_every_bad_record_is_kept_with_its_raw_bytes_and_the_run_says_why_it_is_
     kept, nul_at, db = garbled.kept, garbled.nul_at, garbled.db
     conn = open_db(db)
     try:
-        rows = {src: (raw, json.loads(data), summ) for src, raw, data, summ in conn.execute(
-            "SELECT source, raw, data, summary FROM events WHERE kind = 'parse_error'").fetchall()}
+        rows = {
+            src: (raw, json.loads(data), summ)
+            for src, raw, data, summ in conn.execute(
+                "SELECT source, raw, data, summary FROM events WHERE kind = 'parse_error'"
+            ).fetchall()
+        }
         status, reason, n_bad = conn.execute("SELECT status, status_reason, n_parse_errors FROM runs").fetchone()
     finally:
         conn.close()
@@ -117,8 +121,9 @@ def test_a_nan_score_reads_as_a_dash_not_nan():
     from edgetui.parsers.sforge_dir import _result_summary
     from edgetui.records import SubmissionRecord
 
-    rec = SubmissionRecord(round="agent-36", kind="agent", n=36, status="graded", pass_rate=0.893,
-                           score=None, score_flag="nan")
+    rec = SubmissionRecord(
+        round="agent-36", kind="agent", n=36, status="graded", pass_rate=0.893, score=None, score_flag="nan"
+    )
     assert _result_summary(rec) == "agent-36 graded, pass 89.3%, score –"
     rec.score_flag = "inf"
     assert _result_summary(rec).endswith("score inf")
@@ -140,8 +145,10 @@ def test_the_live_supervisor_records_the_same_bad_records_and_reason(tmp_path):
     off = open_db(tmp_path / "off.duckdb")
     ingest_paths(off, [root], tasks_dir=TASKS)
     # (live, a half-written last line waits for its newline: the transcript's cut line is offline's only)
-    q = ("SELECT event_id, source, \"offset\", sub, summary, data, raw FROM events WHERE kind = 'parse_error' "
-         "AND NOT (source = 'agent_output.txt' AND sub = ?) ORDER BY 1")
+    q = (
+        "SELECT event_id, source, \"offset\", sub, summary, data, raw FROM events WHERE kind = 'parse_error' "
+        "AND NOT (source = 'agent_output.txt' AND sub = ?) ORDER BY 1"
+    )
     got = live.execute(q, [TAIL_SUB]).fetchall()
     assert len(got) == 5 and got == off.execute(q, [TAIL_SUB]).fetchall()
     q = "SELECT status_reason FROM runs"

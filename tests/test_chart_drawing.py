@@ -60,8 +60,21 @@ def gw_db(tmp_path_factory):
 
     root = Path(__file__).resolve().parents[1] / "sample_runs"
     db = tmp_path_factory.mktemp("gw") / "gw.duckdb"
-    assert main(["--db", str(db), "ingest", "-q", "--sample", "--tasks-dir", str(root / "tasks"),
-                 str(root / "runs" / GW_RUN)]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                str(db),
+                "ingest",
+                "-q",
+                "--sample",
+                "--tasks-dir",
+                str(root / "tasks"),
+                str(root / "runs" / GW_RUN),
+            ]
+        )
+        == 0
+    )
     conn = open_db(db, read_only=True)
     rk = conn.execute("SELECT run_key FROM runs WHERE run_id = ?", [GW_RUN]).fetchone()[0]
     conn.close()
@@ -123,10 +136,10 @@ async def test_the_gw_climb_is_readable_at_80x24_with_colours_matching_the_legen
             c = (st if isinstance(st, Style) else Style.parse(str(st).replace("ansi_", ""))).color
             return None if c is None else c.number
 
-        legend_diamond = {color(sp.style) for sp in legend.spans if "◆" in legend.plain[sp.start:sp.end]}
+        legend_diamond = {color(sp.style) for sp in legend.spans if "◆" in legend.plain[sp.start : sp.end]}
         drawn = {c.number for c in _cell_styles(chart, "◆")}
         assert drawn and drawn == legend_diamond, (drawn, legend_diamond)
-        legend_dot = {color(sp.style) for sp in legend.spans if "•" in legend.plain[sp.start:sp.end]}
+        legend_dot = {color(sp.style) for sp in legend.spans if "•" in legend.plain[sp.start : sp.end]}
         assert {c.number for c in _cell_styles(chart, "•")} <= legend_dot
         # v: pass rate, then the rescaled score, then back
         modes = []
@@ -159,9 +172,13 @@ async def test_no_empty_chart_for_a_bare_transcript_and_events_first_when_tiny(g
     from edgetui.widgets import EventList, ScoreChart
 
     tr = tmp_path / "t.jsonl"
-    tr.write_text("".join(
-        '{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"text","text":"step %d"}]}}\n'
-        % (i, i) for i in range(30)))
+    tr.write_text(
+        "".join(
+            '{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"text","text":"step %d"}]}}\n'
+            % (i, i)
+            for i in range(30)
+        )
+    )
     db = tmp_path / "bare.duckdb"
     assert main(["--db", str(db), "ingest", "-q", str(tr)]) == 0
     conn = open_db(db, read_only=True)

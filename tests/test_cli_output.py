@@ -28,10 +28,22 @@ GARBAGE = b'{"type": "assistant", "message": {"content": [  \x1b]52;c;cGF3bmVk\x
 def _session_with_a_bad_line(path: Path) -> None:
     sid = "0d1e2f3a-0000-4000-8000-000000000013"
     good = [
-        {"type": "user", "sessionId": sid, "uuid": "u1", "timestamp": "2026-05-20T10:00:00Z", "cwd": "/w",
-         "version": "2.1.140", "message": {"role": "user", "content": "hello"}},
-        {"type": "assistant", "sessionId": sid, "uuid": "u2", "timestamp": "2026-05-20T10:00:05Z",
-         "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "hi"}]}},
+        {
+            "type": "user",
+            "sessionId": sid,
+            "uuid": "u1",
+            "timestamp": "2026-05-20T10:00:00Z",
+            "cwd": "/w",
+            "version": "2.1.140",
+            "message": {"role": "user", "content": "hello"},
+        },
+        {
+            "type": "assistant",
+            "sessionId": sid,
+            "uuid": "u2",
+            "timestamp": "2026-05-20T10:00:05Z",
+            "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+        },
     ]
     path.write_bytes(json.dumps(good[0]).encode() + b"\n" + GARBAGE + b"\n" + json.dumps(good[1]).encode() + b"\n")
 
@@ -47,14 +59,17 @@ def db(tmp_path_factory) -> Path:
     return path
 
 
-QUERY = ("SELECT raw, 1.5::DECIMAL(10, 2) AS dec, (SELECT sum(n_events) FROM runs) AS total, [1, 2] AS l, "
-         "'nan'::DOUBLE AS nan FROM events WHERE kind = 'parse_error' AND raw IS NOT NULL "
-         "AND source LIKE 'bad-line%'")
+QUERY = (
+    "SELECT raw, 1.5::DECIMAL(10, 2) AS dec, (SELECT sum(n_events) FROM runs) AS total, [1, 2] AS l, "
+    "'nan'::DOUBLE AS nan FROM events WHERE kind = 'parse_error' AND raw IS NOT NULL "
+    "AND source LIKE 'bad-line%'"
+)
 
 
 def cli(db: Path, *args: str) -> subprocess.CompletedProcess:
-    r = subprocess.run([*CLI, "--db", str(db), *args], capture_output=True, text=True, timeout=120,
-                       stdin=subprocess.DEVNULL)
+    r = subprocess.run(
+        [*CLI, "--db", str(db), *args], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+    )
     assert r.returncode == 0, r.stderr
     return r
 
@@ -83,16 +98,22 @@ def test_runs_best_is_a_number_in_csv_and_json_and_text_in_the_table(db):
 
 
 def _hold(db: Path) -> subprocess.Popen:
-    code = ("import time;from edgetui.db import open_db,HolderServer;"
-            f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(120)")
+    code = (
+        "import time;from edgetui.db import open_db,HolderServer;"
+        f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(120)"
+    )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert p.stdout.readline().split() == ["ready"]
     return p
 
 
 def test_the_same_output_through_the_process_holding_the_database(db):
-    args = [("sql", "--format", "json", QUERY), ("sql", "--format", "csv", QUERY), ("sql", QUERY),
-            ("runs", "--format", "json")]
+    args = [
+        ("sql", "--format", "json", QUERY),
+        ("sql", "--format", "csv", QUERY),
+        ("sql", QUERY),
+        ("runs", "--format", "json"),
+    ]
     direct = [cli(db, *a).stdout for a in args]
     p = _hold(db)
     try:
@@ -153,16 +174,16 @@ def test_app_start_up_errors_exit_2_with_one_line(tmp_path):
     c.execute("CREATE TABLE t (x INTEGER)")
     c.close()
     missing = tmp_path / "no" / "such" / "dir" / "x.duckdb"
-    cases = [(missing, "no directory"), (damaged, "not a DuckDB database file"),
-             (foreign, "another application")]
+    cases = [(missing, "no directory"), (damaged, "not a DuckDB database file"), (foreign, "another application")]
     for path, says in cases:
         rc, out = _app_in_pty([*CLI, "--db", str(path)])
         lines = _error_lines(out)
         assert rc == 2, (path, rc, out[-400:])
         assert len(lines) == 1 and says in lines[0] and str(path) in lines[0], (path, lines)
     assert not missing.parent.exists()  # no directory tree made for a mistyped --db
-    r = subprocess.run([*CLI, "--db", str(foreign)], capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                       timeout=60)
+    r = subprocess.run(
+        [*CLI, "--db", str(foreign)], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60
+    )
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "terminal" in r.stderr
 
 
@@ -172,8 +193,9 @@ def test_a_narrow_table_cuts_run_ids_in_the_middle_and_shows_times_in_utc(db):
     import datetime as dt
 
     env = dict(os.environ, COLUMNS="80")
-    r = subprocess.run([*CLI, "--db", str(db), "runs"], capture_output=True, text=True, timeout=120,
-                       stdin=subprocess.DEVNULL, env=env)
+    r = subprocess.run(
+        [*CLI, "--db", str(db), "runs"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env
+    )
     assert r.returncode == 0, r.stderr
     ids = [x[0] for x in duckdb.connect(str(db), read_only=True).execute("SELECT run_id FROM runs").fetchall()]
     lines = r.stdout.splitlines()
@@ -184,8 +206,8 @@ def test_a_narrow_table_cuts_run_ids_in_the_middle_and_shows_times_in_utc(db):
         head, tail = s.split("…")
         assert sum(1 for i in ids if i.startswith(head) and i.endswith(tail)) == 1, s
     r = cli(db, "sql", "SELECT 1796160744.974::DOUBLE AS started_at, 1796160744.974::DOUBLE AS n")
-    assert "2026-12-01 " in r.stdout and "1796160744.974" in r.stdout   # the time column as UTC, n as is
+    assert "2026-12-01 " in r.stdout and "1796160744.974" in r.stdout  # the time column as UTC, n as is
     want = dt.datetime.fromtimestamp(1796160744.974, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
     assert want in r.stdout
     r = cli(db, "sql", "--format", "csv", "SELECT 1796160744.974::DOUBLE AS started_at")
-    assert "1796160744.974" in r.stdout   # csv keeps the number
+    assert "1796160744.974" in r.stdout  # csv keeps the number

@@ -136,8 +136,11 @@ def test_session_created_leads_a_codex_stream_not_a_claude_one():
 def test_protocol_dialect_pairs_begin_and_end_with_exit_codes_and_durations():
     path = FIXTURES / "exec_json_protocol.jsonl"
     events = parse(CodexJsonParser, path.read_bytes())
-    ends = {o["msg"]["call_id"]: o["msg"] for _, o in records(path)
-            if isinstance(o.get("msg"), dict) and o["msg"]["type"].endswith("_end")}
+    ends = {
+        o["msg"]["call_id"]: o["msg"]
+        for _, o in records(path)
+        if isinstance(o.get("msg"), dict) and o["msg"]["type"].endswith("_end")
+    }
     res = {e.tool_use_id: e for e in kinds(events, "tool_result")}
     assert set(res) == set(ends)
     for cid, m in ends.items():
@@ -148,8 +151,13 @@ def test_protocol_dialect_pairs_begin_and_end_with_exit_codes_and_durations():
             d = m["duration"]
             assert res[cid].data["duration_ms"] == pytest.approx(d["secs"] * 1000 + d["nanos"] / 1e6)
     names = {e.tool_use_id: e.tool_name for e in kinds(events, "tool_call")}
-    assert names == {"call_a1": "exec", "call_a2": "apply_patch", "call_a3": "docs.search", "ws_1": "web_search",
-                     "call_a4": "exec"}
+    assert names == {
+        "call_a1": "exec",
+        "call_a2": "apply_patch",
+        "call_a3": "docs.search",
+        "ws_1": "web_search",
+        "call_a4": "exec",
+    }
     # the web search's end came without its begin: the call is made from the end, on its line
     ws = [e for e in events if e.tool_use_id == "ws_1"]
     assert [e.kind for e in ws] == ["tool_call", "tool_result"] and ws[0].data["from_end"] is True
@@ -161,9 +169,12 @@ def test_protocol_dialect_pairs_begin_and_end_with_exit_codes_and_durations():
 
 
 def test_protocol_dialect_counts_the_prompt_once_when_an_event_repeats_it():
-    lines = [{"workdir": "/w", "model": "m", "approval": "never", "sandbox": "read-only"}, {"prompt": "do x"},
-             {"id": "0", "msg": {"type": "user_message", "message": "do x"}},
-             {"id": "0", "msg": {"type": "user_message", "message": "and then y"}}]
+    lines = [
+        {"workdir": "/w", "model": "m", "approval": "never", "sandbox": "read-only"},
+        {"prompt": "do x"},
+        {"id": "0", "msg": {"type": "user_message", "message": "do x"}},
+        {"id": "0", "msg": {"type": "user_message", "message": "and then y"}},
+    ]
     events = parse(CodexJsonParser, jsonl(*lines))
     assert [e.data["text"] for e in kinds(events, "user_message")] == ["do x", "and then y"]
     assert [e.data.get("mirror") for e in events if e.offset == records_of(jsonl(*lines))[2][0]] == [True]
@@ -176,7 +187,9 @@ def test_item_type_dialect_reads_item_type_as_type():
     failed = [e for e in kinds(events, "tool_result") if e.is_error]
     assert [e.data["exit_code"] for e in failed] == [2]
     assert [e.summary for e in kinds(events, "agent_error")] == [
-        "error: stream disconnected before completion", "turn failed: stream disconnected before completion"]
+        "error: stream disconnected before completion",
+        "turn failed: stream disconnected before completion",
+    ]
     assert len(kinds(events, "thinking")) == 1
 
 
@@ -208,16 +221,19 @@ def test_rollout_whose_only_conversation_is_event_msg_gives_its_turns():
     events = parse(CodexRolloutParser, path.read_bytes())
     pay = [o["payload"] for _, o in records(path) if o["type"] == "event_msg"]
     assert [e.data["text"] for e in kinds(events, "agent_message")] == [
-        p["message"] for p in pay if p["type"] == "agent_message"]
+        p["message"] for p in pay if p["type"] == "agent_message"
+    ]
     assert [e.data["text"] for e in kinds(events, "user_message")] == [
-        p["message"] for p in pay if p["type"] == "user_message" and p.get("kind") == "plain"]
+        p["message"] for p in pay if p["type"] == "user_message" and p.get("kind") == "plain"
+    ]
     assert [e.tool_use_id for e in kinds(events, "tool_call")] == [
-        p["call_id"] for p in pay if p["type"] == "exec_command_begin"]
+        p["call_id"] for p in pay if p["type"] == "exec_command_begin"
+    ]
     res = kinds(events, "tool_result")
     assert [e.data["exit_code"] for e in res] == [p["exit_code"] for p in pay if p["type"] == "exec_command_end"]
-    assert [(e.usage.input_tokens, e.usage.output_tokens, e.usage.cache_read_tokens)
-            for e in kinds(events, "token_usage")] == [
-        usage_tuple(p["info"]["last_token_usage"]) for p in pay if p["type"] == "token_count"]
+    assert [
+        (e.usage.input_tokens, e.usage.output_tokens, e.usage.cache_read_tokens) for e in kinds(events, "token_usage")
+    ] == [usage_tuple(p["info"]["last_token_usage"]) for p in pay if p["type"] == "token_count"]
     assert len(kinds(events, "thinking")) == 1
     assert all(e.t_source == "recorded" for e in events)
     assert {off for off, _ in records(path)} == {e.offset for e in events}  # every line has its event
@@ -227,8 +243,11 @@ def test_rollout_item_completed_leaves_an_event_and_never_a_second_copy():
     path = FIXTURES / "rollout_item_completed.jsonl"
     events = parse(CodexRolloutParser, path.read_bytes())
     recs = records(path)
-    item_lines = {off: o["payload"]["item"] for off, o in recs
-                  if o["type"] == "event_msg" and o["payload"]["type"] == "item_completed"}
+    item_lines = {
+        off: o["payload"]["item"]
+        for off, o in recs
+        if o["type"] == "event_msg" and o["payload"]["type"] == "item_completed"
+    }
     assert len(item_lines) == 4
     by_off = {}
     for e in events:
@@ -241,8 +260,11 @@ def test_rollout_item_completed_leaves_an_event_and_never_a_second_copy():
     responses = [o["payload"] for _, o in recs if o["type"] == "response_item"]
     assert len(kinds(events, "agent_message")) == sum(1 for p in responses if p.get("role") == "assistant") == 1
     assert len(kinds(events, "user_message")) == sum(1 for p in responses if p.get("role") == "user") == 1
-    assert all(e.data.get("mirror") for e in kinds(events, "system") if e.data.get("item_type") in
-               ("AgentMessage", "UserMessage"))
+    assert all(
+        e.data.get("mirror")
+        for e in kinds(events, "system")
+        if e.data.get("item_type") in ("AgentMessage", "UserMessage")
+    )
     assert {off for off, _ in recs} - {e.offset for e in events} == silent_offsets(path)
 
 
@@ -252,13 +274,22 @@ def test_rollout_messages_come_from_event_msg_while_no_response_item_message_exi
     lines = [
         {"timestamp": ts.format(0), "type": "session_meta", "payload": {"id": "s"}},
         {"timestamp": ts.format(1), "type": "event_msg", "payload": {"type": "user_message", "message": "list it"}},
-        {"timestamp": ts.format(2), "type": "response_item", "payload": {
-            "type": "function_call", "name": "shell", "arguments": "{\"command\": [\"ls\"]}", "call_id": "c1"}},
-        {"timestamp": ts.format(3), "type": "response_item", "payload": {
-            "type": "function_call_output", "call_id": "c1", "output": "a\nb"}},
+        {
+            "timestamp": ts.format(2),
+            "type": "response_item",
+            "payload": {"type": "function_call", "name": "shell", "arguments": '{"command": ["ls"]}', "call_id": "c1"},
+        },
+        {
+            "timestamp": ts.format(3),
+            "type": "response_item",
+            "payload": {"type": "function_call_output", "call_id": "c1", "output": "a\nb"},
+        },
         {"timestamp": ts.format(4), "type": "event_msg", "payload": {"type": "agent_message", "message": "a and b"}},
-        {"timestamp": ts.format(5), "type": "response_item", "payload": {
-            "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}},
+        {
+            "timestamp": ts.format(5),
+            "type": "response_item",
+            "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]},
+        },
         {"timestamp": ts.format(6), "type": "event_msg", "payload": {"type": "agent_message", "message": "done"}},
     ]
     events = parse(CodexRolloutParser, jsonl(*lines))
@@ -267,7 +298,9 @@ def test_rollout_messages_come_from_event_msg_while_no_response_item_message_exi
     assert [e.tool_use_id for e in kinds(events, "tool_call")] == ["c1"]
 
 
-@pytest.mark.parametrize("path", EXEC_FIXTURES + ROLLOUT_FIXTURES, ids=[p.name for p in EXEC_FIXTURES + ROLLOUT_FIXTURES])
+@pytest.mark.parametrize(
+    "path", EXEC_FIXTURES + ROLLOUT_FIXTURES, ids=[p.name for p in EXEC_FIXTURES + ROLLOUT_FIXTURES]
+)
 def test_no_record_is_left_without_an_event_and_resuming_changes_nothing(path: Path):
     data = path.read_bytes()
     fmt = detect_format(data)
@@ -292,10 +325,17 @@ def test_unknown_event_msg_and_envelopes_are_events_not_silence():
     lines = [
         {"timestamp": "2026-05-04T10:00:00.000Z", "type": "session_meta", "payload": {"id": "s"}},
         {"timestamp": "2026-05-04T10:00:01.000Z", "type": "event_msg", "payload": {"type": "brand_new_event", "x": 1}},
-        {"timestamp": "2026-05-04T10:00:02.000Z", "type": "event_msg",
-         "payload": {"type": "item_started", "turn_id": "t", "item": {"type": "WebSearch", "id": "w", "query": "q"}}},
+        {
+            "timestamp": "2026-05-04T10:00:02.000Z",
+            "type": "event_msg",
+            "payload": {"type": "item_started", "turn_id": "t", "item": {"type": "WebSearch", "id": "w", "query": "q"}},
+        },
         {"timestamp": "2026-05-04T10:00:03.000Z", "type": "future_envelope", "payload": {"a": 1}},
-        {"timestamp": "2026-05-04T10:00:04.000Z", "type": "event_msg", "payload": {"type": "raw_response_item", "item": {}}},
+        {
+            "timestamp": "2026-05-04T10:00:04.000Z",
+            "type": "event_msg",
+            "payload": {"type": "raw_response_item", "item": {}},
+        },
     ]
     data = b"".join(json.dumps(x).encode() + b"\n" for x in lines)
     events = parse(CodexRolloutParser, data)
@@ -343,10 +383,26 @@ def oc(typ: str, ts: int, **part) -> dict:
 
 
 STEP_START = oc("step_start", 1767225600000, id="prt_1", messageID="msg_1", snapshot="0f1e", type="step-start")
-RUNNING_TOOL = oc("tool_use", 1767225601000, id="prt_2", messageID="msg_1", type="tool", tool="bash", callID="call_9",
-                  state={"status": "running", "input": {"command": "make test"}, "time": {"start": 1767225601000}})
-FINISH_TOOLS = oc("step_finish", 1767225602000, id="prt_3", messageID="msg_1", type="step-finish", reason="tool-calls",
-                  tokens={"input": 10, "output": 5, "reasoning": 0, "cache": {"read": 0, "write": 0}}, cost=0.0)
+RUNNING_TOOL = oc(
+    "tool_use",
+    1767225601000,
+    id="prt_2",
+    messageID="msg_1",
+    type="tool",
+    tool="bash",
+    callID="call_9",
+    state={"status": "running", "input": {"command": "make test"}, "time": {"start": 1767225601000}},
+)
+FINISH_TOOLS = oc(
+    "step_finish",
+    1767225602000,
+    id="prt_3",
+    messageID="msg_1",
+    type="step-finish",
+    reason="tool-calls",
+    tokens={"input": 10, "output": 5, "reasoning": 0, "cache": {"read": 0, "write": 0}},
+    cost=0.0,
+)
 FINISH_STOP = {**FINISH_TOOLS, "part": {**FINISH_TOOLS["part"], "reason": "stop"}}
 
 
@@ -354,13 +410,17 @@ def jsonl(*recs: dict) -> bytes:
     return b"".join(json.dumps(r).encode() + b"\n" for r in recs)
 
 
-@pytest.mark.parametrize("recs,reason", [
-    ((STEP_START,), "no_step_finish"),  # anomalyco/opencode#31404: only step_start
-    ((STEP_START, RUNNING_TOOL), "ended_after_tool_call"),
-    ((STEP_START, FINISH_TOOLS), "ended_after_tool_call"),
-    ((STEP_START, FINISH_STOP), None),
-    ((STEP_START, FINISH_TOOLS, STEP_START, FINISH_STOP), None),
-], ids=["step-start-only", "tool-running", "finished-for-tool-calls", "finished", "two-steps"])
+@pytest.mark.parametrize(
+    "recs,reason",
+    [
+        ((STEP_START,), "no_step_finish"),  # anomalyco/opencode#31404: only step_start
+        ((STEP_START, RUNNING_TOOL), "ended_after_tool_call"),
+        ((STEP_START, FINISH_TOOLS), "ended_after_tool_call"),
+        ((STEP_START, FINISH_STOP), None),
+        ((STEP_START, FINISH_TOOLS, STEP_START, FINISH_STOP), None),
+    ],
+    ids=["step-start-only", "tool-running", "finished-for-tool-calls", "finished", "two-steps"],
+)
 def test_an_opencode_stream_cut_mid_step_ends_with_a_reason(recs, reason):
     events = parse(OpenCodeParser, jsonl(*recs))
     ends = kinds(events, "segment_end")
@@ -377,8 +437,12 @@ def test_an_opencode_stream_cut_mid_step_ends_with_a_reason(recs, reason):
 def test_an_exit_marker_or_error_record_is_not_a_cut_off():
     marker = jsonl(STEP_START) + b"__SFORGE_EXIT__0\n"
     assert [e.data["reason"] for e in kinds(parse(OpenCodeParser, marker), "segment_end")] == ["exit_marker"]
-    err = {"type": "error", "timestamp": 1767225603000, "sessionID": "ses_cut",
-           "error": {"name": "APIError", "data": {"message": "overloaded"}}}
+    err = {
+        "type": "error",
+        "timestamp": 1767225603000,
+        "sessionID": "ses_cut",
+        "error": {"name": "APIError", "data": {"message": "overloaded"}},
+    }
     assert not kinds(parse(OpenCodeParser, jsonl(STEP_START, err)), "segment_end")
 
 
@@ -438,8 +502,11 @@ CODEX_CUTS = [
 ]
 
 
-@pytest.mark.parametrize("name,n,reason,unanswered", CODEX_CUTS,
-                         ids=[f"{c[0].split('.')[0]}-{c[1]}-{c[2] or 'complete'}" for c in CODEX_CUTS])
+@pytest.mark.parametrize(
+    "name,n,reason,unanswered",
+    CODEX_CUTS,
+    ids=[f"{c[0].split('.')[0]}-{c[1]}-{c[2] or 'complete'}" for c in CODEX_CUTS],
+)
 def test_a_codex_stream_cut_off_ends_with_a_reason(name, n, reason, unanswered):
     from edgetui.parsers.base import END_OF_FILE_SUB
 
@@ -465,7 +532,7 @@ def test_a_codex_stream_cut_off_ends_with_a_reason(name, n, reason, unanswered):
         p.feed(ln.data, ln.offset)
     before = p.state()
     assert p.finish() and p.state() == before
-    rest = path.read_bytes()[len(data):]
+    rest = path.read_bytes()[len(data) :]
     for ln in iter_lines(io.BytesIO(rest)):
         p.feed(ln.data, ln.offset + len(data))
     assert not p.finish()
@@ -508,10 +575,16 @@ def test_the_real_beam_rollout_cut_after_its_calls_is_flagged_incomplete(corpus,
 
     path = real_codex(corpus, "beam-rollout-0.122.0-alpha.13.jsonl")
     recs = records(path)
-    calls = [o["payload"]["call_id"] for _, o in recs if o["type"] == "response_item"
-             and o["payload"].get("type") == "function_call"]
-    answered = {o["payload"]["call_id"] for _, o in recs if o["type"] == "response_item"
-                and o["payload"].get("type") == "function_call_output"}
+    calls = [
+        o["payload"]["call_id"]
+        for _, o in recs
+        if o["type"] == "response_item" and o["payload"].get("type") == "function_call"
+    ]
+    answered = {
+        o["payload"]["call_id"]
+        for _, o in recs
+        if o["type"] == "response_item" and o["payload"].get("type") == "function_call_output"
+    }
     want = [c for c in calls if c not in answered]
     assert len(want) == 5  # the file as published
     events = parse(CodexRolloutParser, path.read_bytes())
@@ -521,7 +594,10 @@ def test_the_real_beam_rollout_cut_after_its_calls_is_flagged_incomplete(corpus,
     assert len(kinds(events, "segment_end")) == 1
 
     db = tmp_path / "beam.duckdb"
-    assert main(["--db", str(db), "ingest", "-q", str(path), str(real_codex(corpus, "scout-rollout-0.142.4-tui.jsonl"))]) == 0
+    assert (
+        main(["--db", str(db), "ingest", "-q", str(path), str(real_codex(corpus, "scout-rollout-0.142.4-tui.jsonl"))])
+        == 0
+    )
     capsys.readouterr()
     assert main(["--db", str(db), "runs", "--format", "json"]) == 0
     flags = {r["run_id"]: r["flags"].split() for r in json.loads(capsys.readouterr().out)}
@@ -530,8 +606,9 @@ def test_the_real_beam_rollout_cut_after_its_calls_is_flagged_incomplete(corpus,
     c = duckdb.connect(str(db), read_only=True)
     try:
         key = c.execute("SELECT run_key FROM runs WHERE run_id = ?", [path.stem]).fetchone()[0]
-        reason = c.execute("SELECT data->>'$.reason' FROM events WHERE run_key = ? AND kind = 'segment_end'",
-                           [key]).fetchall()
+        reason = c.execute(
+            "SELECT data->>'$.reason' FROM events WHERE run_key = ? AND kind = 'segment_end'", [key]
+        ).fetchall()
         head = store.run_header(c, key)
     finally:
         c.close()
@@ -540,13 +617,31 @@ def test_the_real_beam_rollout_cut_after_its_calls_is_flagged_incomplete(corpus,
 
     # the same session read on (the outputs and the turn's end arrive): no longer incomplete
     grown = tmp_path / path.name
-    grown.write_bytes(path.read_bytes() + b"".join(json.dumps(
-        {"timestamp": "2026-04-21T09:51:54.000Z", "type": "response_item",
-         "payload": {"type": "function_call_output", "call_id": cid, "output": "ok"}}).encode() + b"\n" for cid in want))
+    grown.write_bytes(
+        path.read_bytes()
+        + b"".join(
+            json.dumps(
+                {
+                    "timestamp": "2026-04-21T09:51:54.000Z",
+                    "type": "response_item",
+                    "payload": {"type": "function_call_output", "call_id": cid, "output": "ok"},
+                }
+            ).encode()
+            + b"\n"
+            for cid in want
+        )
+    )
     with open(grown, "ab") as fh:
-        fh.write(json.dumps({"timestamp": "2026-04-21T09:51:55.000Z", "type": "event_msg",
-                             "payload": {"type": "task_complete", "turn_id": "t", "last_agent_message": None}}).encode()
-                 + b"\n")
+        fh.write(
+            json.dumps(
+                {
+                    "timestamp": "2026-04-21T09:51:55.000Z",
+                    "type": "event_msg",
+                    "payload": {"type": "task_complete", "turn_id": "t", "last_agent_message": None},
+                }
+            ).encode()
+            + b"\n"
+        )
     assert not kinds(parse(CodexRolloutParser, grown.read_bytes()), "segment_end")
 
 
@@ -556,29 +651,38 @@ def test_real_codex_files_cut_before_their_turn_end_are_incomplete(corpus):
     recs = records(scout)
     assert recs[-1][1]["payload"]["type"] == "task_complete"
     assert not kinds(parse(CodexRolloutParser, scout.read_bytes()), "segment_end")
-    ends = kinds(parse(CodexRolloutParser, scout.read_bytes()[:recs[-1][0]]), "segment_end")
+    ends = kinds(parse(CodexRolloutParser, scout.read_bytes()[: recs[-1][0]]), "segment_end")
     assert [e.data["reason"] for e in ends] == ["no_turn_complete"] and ends[0].offset == recs[-2][0]
     exe = real_codex(corpus, "llmtaste-exec-json-turn2-todo-filechange-cmd.jsonl")
     recs = records(exe)
     assert recs[-1][1]["type"] == "turn.completed"
     assert not kinds(parse(CodexJsonParser, exe.read_bytes()), "segment_end")
-    ends = kinds(parse(CodexJsonParser, exe.read_bytes()[:recs[-1][0]]), "segment_end")
+    ends = kinds(parse(CodexJsonParser, exe.read_bytes()[: recs[-1][0]]), "segment_end")
     assert [e.data["reason"] for e in ends] == ["no_turn_complete"]
 
 
 _CL_INIT = {"type": "system", "subtype": "init", "session_id": "s"}
-_CL_TEXT = {"type": "assistant", "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "hi"}]}}
-_CL_MORE = {"type": "assistant", "message": {"id": "m2", "role": "assistant",
-                                             "content": [{"type": "text", "text": "more"}]}}
+_CL_TEXT = {
+    "type": "assistant",
+    "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+}
+_CL_MORE = {
+    "type": "assistant",
+    "message": {"id": "m2", "role": "assistant", "content": [{"type": "text", "text": "more"}]},
+}
 _EXEC = [ln + b"\n" for ln in (FIXTURES / "exec_json_item_type_session_created.jsonl").read_bytes().splitlines()]
 
 
-@pytest.mark.parametrize("first,more,reason", [
-    (jsonl(_CL_INIT, _CL_TEXT), jsonl(_CL_MORE), "no_result"),
-    (b"".join(_EXEC[:2]), _EXEC[2], "no_turn_complete"),
-    (b"".join(_EXEC[:3]), _EXEC[3], "ended_after_tool_call"),
-    (jsonl(STEP_START), jsonl(RUNNING_TOOL), "ended_after_tool_call"),
-], ids=["claude", "codex-turn", "codex-call", "opencode"])
+@pytest.mark.parametrize(
+    "first,more,reason",
+    [
+        (jsonl(_CL_INIT, _CL_TEXT), jsonl(_CL_MORE), "no_result"),
+        (b"".join(_EXEC[:2]), _EXEC[2], "no_turn_complete"),
+        (b"".join(_EXEC[:3]), _EXEC[3], "ended_after_tool_call"),
+        (jsonl(STEP_START), jsonl(RUNNING_TOOL), "ended_after_tool_call"),
+    ],
+    ids=["claude", "codex-turn", "codex-call", "opencode"],
+)
 def test_a_cut_stream_that_grows_and_is_still_cut_stays_incomplete(tmp_path, capsys, first, more, reason):
     """Ingested, then grown by a line that still ends nothing, then ingested again: the run is still
     flagged, with one segment_end at the new last line (the parser's state saved at the first ingest
@@ -601,9 +705,21 @@ def test_a_cut_stream_that_grows_and_is_still_cut_stays_incomplete(tmp_path, cap
     assert ends == [(len(first), reason)]
 
 
-FINAL_RESULT = {"agent": "codex", "task": "taskA", "run_id": "run1", "model": "gpt-5.5", "best_pass_rate": 0.0,
-                "best_round": "", "total_rounds": 0, "agent_submissions": 0, "auto_submissions": 0, "timed_out": True,
-                "runtime_seconds": 100.0, "archive_size_bytes": 0, "resume_count": 0}
+FINAL_RESULT = {
+    "agent": "codex",
+    "task": "taskA",
+    "run_id": "run1",
+    "model": "gpt-5.5",
+    "best_pass_rate": 0.0,
+    "best_round": "",
+    "total_rounds": 0,
+    "agent_submissions": 0,
+    "auto_submissions": 0,
+    "timed_out": True,
+    "runtime_seconds": 100.0,
+    "archive_size_bytes": 0,
+    "resume_count": 0,
+}
 FINAL_RESULT["timed_out"] = False  # a run that ended otherwise (a timed-out one is stopped at its budget: not a cut)
 
 
@@ -621,8 +737,14 @@ def test_a_codex_stream_still_growing_live_is_not_incomplete(tmp_path):
     (td / "run_agent.log").write_text("2026-05-04 10:00:00,000 - INFO - Images ready\n")
     (td / "agent_output.txt").write_bytes(head_records(FIXTURES / "exec_json_item_type_session_created.jsonl", 4))
     conn = open_db(tmp_path / "live.duckdb")
-    settings = AlarmSettings(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0,
-                             stats_interval_s=0, grading_grace_s=0, container_grace_s=0)
+    settings = AlarmSettings(
+        discovery_interval_s=0,
+        finalize_min_interval_s=0,
+        finalize_interval_s=0,
+        stats_interval_s=0,
+        grading_grace_s=0,
+        container_grace_s=0,
+    )
     sup = Supervisor(conn, [tmp_path / "runs"], docker_client=None, settings=settings)
     try:
         key = sup.poll_once()[0].run_key
@@ -633,8 +755,9 @@ def test_a_codex_stream_still_growing_live_is_not_incomplete(tmp_path):
         (td / "final_result.json").write_text(json.dumps(FINAL_RESULT))
         assert sup.poll_once()[0].status == "finished"
         assert "incomplete" in store.transcript_flags(conn, key)
-        assert conn.execute("SELECT data->>'$.reason' FROM events WHERE run_key = ? AND kind = 'segment_end'",
-                            [key]).fetchall() == [("ended_after_tool_call",)]
+        assert conn.execute(
+            "SELECT data->>'$.reason' FROM events WHERE run_key = ? AND kind = 'segment_end'", [key]
+        ).fetchall() == [("ended_after_tool_call",)]
     finally:
         sup.close()
         conn.close()
@@ -657,33 +780,92 @@ def test_a_codex_stream_still_growing_live_is_not_incomplete(tmp_path):
 # ----------------------------------------------------------------------------- odd values
 
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402 - with the property tests below that use it
+from hypothesis import strategies as st  # noqa: E402 - with the property tests below that use it
 
-_JSON = st.recursive(st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=5),
-                     lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=4), kids, max_size=3),
-                     max_leaves=6)
-_MSG_TYPES = sorted({"agent_message", "user_message", "agent_reasoning", "exec_command_begin", "exec_command_end",
-                     "patch_apply_begin", "patch_apply_end", "mcp_tool_call_begin", "mcp_tool_call_end",
-                     "web_search_begin", "web_search_end", "token_count", "session_configured", "item_completed",
-                     "item_started", "task_started"})
-_FIELDS = ["message", "text", "call_id", "command", "cwd", "changes", "invocation", "result", "duration", "exit_code",
-           "aggregated_output", "stdout", "info", "input_tokens", "output_tokens", "item", "success", "kind", "query"]
-_TURN_ITEM = st.fixed_dictionaries({"type": st.sampled_from(["Plan", "AgentMessage", "UserMessage", "Reasoning", "Other"])},
-                                   optional={f: _JSON for f in ("id", "text", "content", "summary_text", "raw_content")})
-_PAYLOAD = st.fixed_dictionaries({"type": st.sampled_from(_MSG_TYPES)},
-                                 optional={**{f: _JSON for f in _FIELDS}, "item": _TURN_ITEM | _JSON})
-_ITEM = st.fixed_dictionaries({"id": _JSON, "item_type": st.sampled_from(
-    ["assistant_message", "reasoning", "command_execution", "file_change", "mcp_tool_call", "web_search", "todo_list"])},
-    optional={f: _JSON for f in ("text", "command", "aggregated_output", "exit_code", "status", "changes", "items")})
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=5),
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=4), kids, max_size=3),
+    max_leaves=6,
+)
+_MSG_TYPES = sorted(
+    {
+        "agent_message",
+        "user_message",
+        "agent_reasoning",
+        "exec_command_begin",
+        "exec_command_end",
+        "patch_apply_begin",
+        "patch_apply_end",
+        "mcp_tool_call_begin",
+        "mcp_tool_call_end",
+        "web_search_begin",
+        "web_search_end",
+        "token_count",
+        "session_configured",
+        "item_completed",
+        "item_started",
+        "task_started",
+    }
+)
+_FIELDS = [
+    "message",
+    "text",
+    "call_id",
+    "command",
+    "cwd",
+    "changes",
+    "invocation",
+    "result",
+    "duration",
+    "exit_code",
+    "aggregated_output",
+    "stdout",
+    "info",
+    "input_tokens",
+    "output_tokens",
+    "item",
+    "success",
+    "kind",
+    "query",
+]
+_TURN_ITEM = st.fixed_dictionaries(
+    {"type": st.sampled_from(["Plan", "AgentMessage", "UserMessage", "Reasoning", "Other"])},
+    optional={f: _JSON for f in ("id", "text", "content", "summary_text", "raw_content")},
+)
+_PAYLOAD = st.fixed_dictionaries(
+    {"type": st.sampled_from(_MSG_TYPES)}, optional={**{f: _JSON for f in _FIELDS}, "item": _TURN_ITEM | _JSON}
+)
+_ITEM = st.fixed_dictionaries(
+    {
+        "id": _JSON,
+        "item_type": st.sampled_from(
+            [
+                "assistant_message",
+                "reasoning",
+                "command_execution",
+                "file_change",
+                "mcp_tool_call",
+                "web_search",
+                "todo_list",
+            ]
+        ),
+    },
+    optional={f: _JSON for f in ("text", "command", "aggregated_output", "exit_code", "status", "changes", "items")},
+)
 _RECORD = st.one_of(
     _PAYLOAD.map(lambda p: {"id": "0", "msg": p}),
     _PAYLOAD.map(lambda p: {"timestamp": "2026-01-01T00:00:00Z", "type": "event_msg", "payload": p}),
     st.tuples(st.sampled_from(["item_completed", "item_started"]), st.text(max_size=3), _TURN_ITEM).map(
-        lambda t: {"timestamp": "2026-01-01T00:00:00Z", "type": "event_msg",
-                   "payload": {"type": t[0], "turn_id": t[1], "item": t[2]}}),
+        lambda t: {
+            "timestamp": "2026-01-01T00:00:00Z",
+            "type": "event_msg",
+            "payload": {"type": t[0], "turn_id": t[1], "item": t[2]},
+        }
+    ),
     st.tuples(st.sampled_from(["item.started", "item.completed", "session.created"]), _ITEM).map(
-        lambda t: {"type": t[0], "item": t[1], "session_id": t[1].get("id")}),
+        lambda t: {"type": t[0], "item": t[1], "session_id": t[1].get("id")}
+    ),
 )
 
 
@@ -697,5 +879,7 @@ def test_odd_values_in_the_new_shapes_never_break_a_parser(recs):
         for ln in iter_lines(io.BytesIO(data)):
             out += p.feed(ln.data, ln.offset)
         out += p.finish()
-        assert not [e for e in out if e.kind == "parse_error"], [e.data["reason"] for e in out if e.kind == "parse_error"]
+        assert not [e for e in out if e.kind == "parse_error"], [
+            e.data["reason"] for e in out if e.kind == "parse_error"
+        ]
         json.dumps(p.state())

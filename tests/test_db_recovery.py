@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from edgetui.cli import main
@@ -149,7 +147,7 @@ def test_a_torn_file_that_duckdb_cannot_read_whole_is_damaged_and_untouched(tmp_
     _, data, wal_data = _with_wal(tmp_path, "d")
     db = tmp_path / "d.duckdb"
     wal = Path(str(db) + ".wal")
-    db.write_bytes(data[:12288 + 64] + b"\xa5" * 4096 + data[12288 + 64 + 4096:] + b"\0" * 5000)  # + a torn tail
+    db.write_bytes(data[: 12288 + 64] + b"\xa5" * 4096 + data[12288 + 64 + 4096 :] + b"\0" * 5000)  # + a torn tail
     wal.write_bytes(wal_data)
     assert "not a whole number" in check_header(db)
     before = db.read_bytes()
@@ -213,8 +211,7 @@ def test_a_full_disk_then_freed_recovers_the_database(tmp_path, capsys):
         db = mnt / "full.duckdb"
         out = tmp_path / "w.out"
         with open(out, "w") as o:
-            p = subprocess.run([sys.executable, "-c", WRITER, str(db)], stdout=o, stderr=subprocess.PIPE,
-                               timeout=120)
+            p = subprocess.run([sys.executable, "-c", WRITER, str(db)], stdout=o, stderr=subprocess.PIPE, timeout=120)
         assert p.returncode != 0 and b"No space left" in p.stderr, p.stderr[-300:]
         committed = int(out.read_text().split("\n")[-2])
         assert committed > 0

@@ -110,8 +110,11 @@ def _alive(pids: list[int]) -> list[int]:
 
 
 def _big_transcript(path: Path, mb: int = 60) -> None:
-    line = (b'{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"text","text":"'
-            + b"y" * 2000 + b'"}]}}\n')
+    line = (
+        b'{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"text","text":"'
+        + b"y" * 2000
+        + b'"}]}}\n'
+    )
     with open(path, "wb") as f:
         n = 0
         while f.tell() < mb << 20:
@@ -122,8 +125,11 @@ def _big_transcript(path: Path, mb: int = 60) -> None:
 def test_kill_9_of_the_ingest_leaves_no_parsing_process(tmp_path):
     tr = tmp_path / "big.jsonl"
     _big_transcript(tr)
-    p = subprocess.Popen([*CLI, "--db", str(tmp_path / "k.duckdb"), "ingest", "-q", str(tr)],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(
+        [*CLI, "--db", str(tmp_path / "k.duckdb"), "ingest", "-q", str(tr)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     kids = wait_for(lambda: _children(p.pid), 30, "the parsing process started", 0.1)
     p.send_signal(signal.SIGKILL)
     p.wait()
@@ -135,9 +141,13 @@ def test_ctrl_c_during_the_ingest_exits_130(tmp_path):
     _big_transcript(tr, 40)
     for delay in (0.0, 0.3, 0.8):
         db = tmp_path / f"c{delay}.duckdb"
-        p = subprocess.Popen([*CLI, "--db", str(db), "ingest", "-q", str(tr), str(tr)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             preexec_fn=sigint_as_a_terminal_sends_it)
+        p = subprocess.Popen(
+            [*CLI, "--db", str(db), "ingest", "-q", str(tr), str(tr)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=sigint_as_a_terminal_sends_it,
+        )
         deadline = time.monotonic() + 30
         while not db.exists() and time.monotonic() < deadline:  # the ingest is under way (not Python's start)
             time.sleep(0.02)
@@ -161,8 +171,12 @@ def test_a_full_disk_is_said_and_exits_non_zero(tmp_path):
     try:
         tr = tmp_path / "big.jsonl"
         _big_transcript(tr, 40)
-        p = subprocess.run([*CLI, "--db", str(mnt / "full.duckdb"), "ingest", "-q", str(tr)],
-                           capture_output=True, text=True, timeout=300)
+        p = subprocess.run(
+            [*CLI, "--db", str(mnt / "full.duckdb"), "ingest", "-q", str(tr)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert p.returncode != 0, p.stdout
         assert "no space left" in p.stderr and "cannot rollback" not in p.stderr, p.stderr
     finally:

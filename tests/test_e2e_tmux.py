@@ -28,10 +28,14 @@ class Term:
         # a tmux server of its own (-L): a shared default server that exits as the previous test's
         # session ends refused the next new-session once ("server exited unexpectedly")
         self.tmux = ["tmux", "-L", self.name]
-        subprocess.run([*self.tmux, "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), cmd],
-                       check=True, env={**os.environ, "TERM": "xterm-256color"})
-        self.socket = subprocess.run([*self.tmux, "display-message", "-p", "#{socket_path}"],
-                                     capture_output=True, text=True).stdout.strip()
+        subprocess.run(
+            [*self.tmux, "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), cmd],
+            check=True,
+            env={**os.environ, "TERM": "xterm-256color"},
+        )
+        self.socket = subprocess.run(
+            [*self.tmux, "display-message", "-p", "#{socket_path}"], capture_output=True, text=True
+        ).stdout.strip()
 
     def screen(self) -> str:
         r = subprocess.run([*self.tmux, "capture-pane", "-p", "-t", self.name], capture_output=True, text=True)
@@ -52,6 +56,7 @@ class Term:
         def shown():
             seen["screen"] = s = self.screen()
             return s if text in s else None
+
         return waits.wait_for(shown, timeout, f"{text!r} on screen", 0.2, describe=lambda: "screen:\n" + seen["screen"])
 
     def close(self) -> None:
@@ -109,8 +114,11 @@ def test_picker_and_corpus_transcript_in_tmux(sample_db, corpus):
     # the picker lists the samples and the transcript; typing filters, Enter opens
     t = Term(f"{EDGETUI} --db {sample_db}")
     try:
-        n_runs = (len(list((ROOT / "sample_runs" / "_truth").glob("*.json")))
-                  + len(list((ROOT / "sample_runs" / "genuine" / "_truth").glob("*.json"))) + 1)  # + the transcript
+        n_runs = (
+            len(list((ROOT / "sample_runs" / "_truth").glob("*.json")))
+            + len(list((ROOT / "sample_runs" / "genuine" / "_truth").glob("*.json")))
+            + 1
+        )  # + the transcript
         t.wait_for(f"runs {n_runs}")
         s = t.wait_for("archistrator-subagent-scrubbed")
         assert "gw_signal_search" in s

@@ -45,10 +45,20 @@ def unfinalized(tmp_path_factory):
     # (a group's new runs are finalized together at its end: edgetui/ingest_writes.py)
     for mod in (ingest_mod, importlib.import_module("edgetui.ingest_writes")):
         if hasattr(mod, "finalize_runs"):
-            mp.setattr(mod, "finalize_runs", lambda rec, jobs: [
-                calls.append(((j.run_key, j.info, j.task, j.subs, j.transcript_source),
-                              {f: getattr(j, f) for f in JOB_FIELDS},
-                              rec.fresh_run == j.run_key if j.fresh is None else j.fresh)) for j in jobs])
+            mp.setattr(
+                mod,
+                "finalize_runs",
+                lambda rec, jobs: [
+                    calls.append(
+                        (
+                            (j.run_key, j.info, j.task, j.subs, j.transcript_source),
+                            {f: getattr(j, f) for f in JOB_FIELDS},
+                            rec.fresh_run == j.run_key if j.fresh is None else j.fresh,
+                        )
+                    )
+                    for j in jobs
+                ],
+            )
     db = tmp / "files.duckdb"
     conn = open_db(db)
     try:
@@ -90,8 +100,10 @@ def _differences(a: Path, b: Path) -> dict[str, tuple[int, int]]:
     try:
         c.execute(f"ATTACH '{a}' AS a (READ_ONLY)")
         c.execute(f"ATTACH '{b}' AS b (READ_ONLY)")
-        tables = [r[0] for r in c.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE database_name = 'a' ORDER BY 1").fetchall()]
+        tables = [
+            r[0]
+            for r in c.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 'a' ORDER BY 1").fetchall()
+        ]
         assert {"events", "runs", "submissions", "test_results", "record_keys"} <= set(tables)
         out = {}
         for t in tables:

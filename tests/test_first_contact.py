@@ -97,8 +97,9 @@ def test_runs_and_sql_fit_the_terminal(samples_db, cols):
     if cols == 80:
         note = " ".join(plain[-6:])
         assert "not shown" in note and "--format" in note and "cut to fit" in note
-    csv_out = subprocess.run([*CLI, "--db", str(samples_db), "runs", "--format", "csv"], capture_output=True,
-                             text=True).stdout
+    csv_out = subprocess.run(
+        [*CLI, "--db", str(samples_db), "runs", "--format", "csv"], capture_output=True, text=True
+    ).stdout
     assert "stated_usd" in csv_out.splitlines()[0]  # piped: complete
     out = _in_pty([*CLI, "--db", str(samples_db), "sql", "SELECT summary, data FROM events LIMIT 20"], cols)
     plain = [re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", ln) for ln in out.splitlines() if ln.strip()]
@@ -106,8 +107,10 @@ def test_runs_and_sql_fit_the_terminal(samples_db, cols):
 
 
 def test_cells_are_literal_and_control_characters_escaped(samples_db):
-    q = ("SELECT '[bold]x[/bold]' AS a, '[image]' AS b, 'x' || chr(27) || ']0;owned' || chr(7) AS c, "
-         "'[/tmp/sforge-stop-hook.sh]' AS d, 'two' || chr(10) || 'lines' AS e")
+    q = (
+        "SELECT '[bold]x[/bold]' AS a, '[image]' AS b, 'x' || chr(27) || ']0;owned' || chr(7) AS c, "
+        "'[/tmp/sforge-stop-hook.sh]' AS d, 'two' || chr(10) || 'lines' AS e"
+    )
     out = _in_pty([*CLI, "--db", str(samples_db), "sql", q], 160)
     assert "[bold]x[/bold]" in out and "[image]" in out and "[/tmp/sforge-stop-hook.sh]" in out
     assert "\\x1b]0;owned\\x07" in out and "\x1b]0;" not in out
@@ -130,8 +133,9 @@ def test_no_color_is_honoured_in_tables(samples_db):
 
 
 def test_the_app_refuses_a_pipe_and_a_dumb_terminal(samples_db):
-    r = subprocess.run([*CLI, "--db", str(samples_db)], capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                       timeout=60)
+    r = subprocess.run(
+        [*CLI, "--db", str(samples_db)], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60
+    )
     assert r.returncode == 2 and "needs a terminal" in r.stderr and "\x1b" not in r.stdout
     assert r.stderr.count("\n") == 1
     out = _in_pty([*CLI, "--db", str(samples_db)], 100, env={"TERM": "dumb"}, timeout=30)
@@ -245,14 +249,19 @@ def test_binary_and_empty_files_are_not_runs_and_zero_turns_is_said(tmp_path, ca
     folder = tmp_path / "folder"
     folder.mkdir()
     (folder / "pic.json").write_bytes(b"\x00\x01\x02binary")
-    (folder / "t.jsonl").write_text('{"type":"system","subtype":"init","session_id":"s"}\n'
-                                    '{"type":"assistant","message":{"id":"m1","role":"assistant",'
-                                    '"content":[{"type":"text","text":"hi"}]}}\n')
+    (folder / "t.jsonl").write_text(
+        '{"type":"system","subtype":"init","session_id":"s"}\n'
+        '{"type":"assistant","message":{"id":"m1","role":"assistant",'
+        '"content":[{"type":"text","text":"hi"}]}}\n'
+    )
     init_only = tmp_path / "init-only.jsonl"
     init_only.write_text('{"type":"system","subtype":"init","session_id":"s2","model":"m"}\n')
     assert main(["--db", str(db), "ingest", "-q", str(folder), str(init_only)]) == 0
     err = capsys.readouterr().err
-    assert "pic.json: skipped" in err and "init-only.jsonl: no agent or user message, thinking or tool call recognised" in err
+    assert (
+        "pic.json: skipped" in err
+        and "init-only.jsonl: no agent or user message, thinking or tool call recognised" in err
+    )
     c = open_db(db, read_only=True)
     try:
         runs = dict(c.execute("SELECT run_id, n_messages FROM runs").fetchall())
@@ -300,7 +309,10 @@ def test_an_assumed_policy_is_said_in_the_header_at_any_width_and_in_the_chart(t
     from edgetui.widgets.header import header_text
 
     db = tmp_path / "a.duckdb"
-    assert main(["--db", str(db), "ingest", "-q", "--tasks-dir", str(tmp_path), str(SAMPLES / "runs" / "judge-demo-001")]) == 0
+    assert (
+        main(["--db", str(db), "ingest", "-q", "--tasks-dir", str(tmp_path), str(SAMPLES / "runs" / "judge-demo-001")])
+        == 0
+    )
     conn = open_db(db, read_only=True)
     try:
         head = store.run_header(conn, resolve_run(conn, "judge-demo"))
@@ -338,13 +350,32 @@ def test_same_named_transcripts_are_two_runs_and_a_moved_file_is_the_same_run(tm
     for sub, sess in (("a", "s-one"), ("b", "s-two")):
         (tmp_path / sub).mkdir()
         (tmp_path / sub / "session.jsonl").write_text(
-            _json.dumps({"type": "system", "subtype": "init", "session_id": sess}) + "\n"
-            + _json.dumps({"type": "assistant", "message": {"id": "m-" + sess, "role": "assistant",
-                                                           "content": [{"type": "text", "text": "hi"}]}}) + "\n"
-            + _json.dumps({"type": "result", "subtype": "success", "result": "done", "num_turns": 1}) + "\n")
+            _json.dumps({"type": "system", "subtype": "init", "session_id": sess})
+            + "\n"
+            + _json.dumps(
+                {
+                    "type": "assistant",
+                    "message": {"id": "m-" + sess, "role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+                }
+            )
+            + "\n"
+            + _json.dumps({"type": "result", "subtype": "success", "result": "done", "num_turns": 1})
+            + "\n"
+        )
     db = tmp_path / "s.duckdb"
-    assert main(["--db", str(db), "ingest", "-q", str(tmp_path / "a" / "session.jsonl"),
-                 str(tmp_path / "b" / "session.jsonl")]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                str(db),
+                "ingest",
+                "-q",
+                str(tmp_path / "a" / "session.jsonl"),
+                str(tmp_path / "b" / "session.jsonl"),
+            ]
+        )
+        == 0
+    )
     moved = tmp_path / "elsewhere"
     moved.mkdir()
     _shutil.copy(tmp_path / "a" / "session.jsonl", moved / "session.jsonl")
@@ -371,18 +402,31 @@ def test_old_transcript_keys_are_migrated_by_content(tmp_path):
 
     f = tmp_path / "a" / "session.jsonl"
     f.parent.mkdir()
-    f.write_text(_json.dumps({"type": "system", "subtype": "init", "session_id": "s1"}) + "\n"
-                 + _json.dumps({"type": "assistant", "message": {"id": "m1", "role": "assistant",
-                                                                "content": [{"type": "text", "text": "hi"}]}}) + "\n"
-                 + _json.dumps({"type": "result", "subtype": "success", "result": "done", "num_turns": 1}) + "\n")
+    f.write_text(
+        _json.dumps({"type": "system", "subtype": "init", "session_id": "s1"})
+        + "\n"
+        + _json.dumps(
+            {
+                "type": "assistant",
+                "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+            }
+        )
+        + "\n"
+        + _json.dumps({"type": "result", "subtype": "success", "result": "done", "num_turns": 1})
+        + "\n"
+    )
     db = tmp_path / "old.duckdb"
     assert main(["--db", str(db), "ingest", "-q", str(f)]) == 0
     c = _duckdb.connect(str(db))
     new = c.execute("SELECT run_key FROM runs").fetchone()[0]
     old = "local/session/transcript"
-    for eid, src, gen, off, sub in c.execute('SELECT event_id, source, generation, "offset", sub FROM events').fetchall():
-        c.execute("UPDATE events SET event_id = ?, run_key = ? WHERE event_id = ?",
-                  [event_id(old, src, gen, off, sub), old, eid])
+    for eid, src, gen, off, sub in c.execute(
+        'SELECT event_id, source, generation, "offset", sub FROM events'
+    ).fetchall():
+        c.execute(
+            "UPDATE events SET event_id = ?, run_key = ? WHERE event_id = ?",
+            [event_id(old, src, gen, off, sub), old, eid],
+        )
     for t in ("runs", "source_cursors"):
         c.execute(f"UPDATE {t} SET run_key = ? WHERE run_key = ?", [old, new])
     c.execute("UPDATE runs SET task_id = 'transcript'")
@@ -430,7 +474,8 @@ def test_a_db_in_a_missing_directory_is_refused_by_every_command(tmp_path, capsy
 def test_replay_of_a_missing_file_says_no_such_file(samples_db, capsys):
     assert main(["--db", str(samples_db), "replay", "/nonexistent/t.jsonl"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == ("edgetui: error: /nonexistent/t.jsonl: no such file, and no recorded run matches it; "
-                   "see `edgetui runs`")
-    assert main(["--db", str(samples_db), "replay", "no-such-run"]) == 2   # a run name: as before
+    assert err == (
+        "edgetui: error: /nonexistent/t.jsonl: no such file, and no recorded run matches it; see `edgetui runs`"
+    )
+    assert main(["--db", str(samples_db), "replay", "no-such-run"]) == 2  # a run name: as before
     assert "no recorded run matches 'no-such-run'" in capsys.readouterr().err

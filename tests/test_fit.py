@@ -37,8 +37,7 @@ def test_noiseless_curve_is_recovered_exactly():
 # Stated tolerance (README "Fits"): with noise of 1 point at hours 2..12 and t_mid within 2-12 h,
 # every fit that raises no flag is within 35 % of Smax, a factor 2 of t_mid and a factor 1.7 of beta,
 # and at least half of the fits raise no flag.
-@pytest.mark.parametrize("smax,t_mid,beta", [(60, 4, 1.5), (45, 3, 1.0), (80, 8, 2.0), (40, 2.5, 3.0),
-                                             (70, 10, 1.2)])
+@pytest.mark.parametrize("smax,t_mid,beta", [(60, 4, 1.5), (45, 3, 1.0), (80, 8, 2.0), (40, 2.5, 3.0), (70, 10, 1.2)])
 def test_known_parameters_recovered_from_noisy_curves(smax, t_mid, beta):
     clean = 0
     for seed in SEEDS:
@@ -105,8 +104,9 @@ def test_hierarchical_bootstrap_resamples_tasks_then_runs():
 
 
 def test_bootstrap_interval_records_its_kind_and_covers_the_fit():
-    units = {f"t{i}": [list(40 / (1 + (3 / HOURS) ** 1.2) + np.random.default_rng(i).normal(0, 8, 6))]
-             for i in range(51)}
+    units = {
+        f"t{i}": [list(40 / (1 + (3 / HOURS) ** 1.2) + np.random.default_rng(i).normal(0, 8, 6))] for i in range(51)
+    }
     y = units_mean(units, 6)
     f = fit_curve(HOURS, y)
     bootstrap(f, hierarchical_resamples(units, 6, 1000), kind="tasks")
@@ -130,8 +130,7 @@ def test_cli_fits_every_suite_model_curve_of_the_leaderboard(capsys):
     assert {(r["suite"], r["model"]) for r in recs} >= {("open51", "GPT-5.5"), ("full134", "Claude Opus 4.8")}
     for r in recs:
         assert {"Smax", "t_mid", "beta", "fit", "forms", "time_basis", "aggregation"} <= set(r)
-        assert {x["form"] for x in r["forms"]} == {"log_sigmoid", "log_probit", "log_gompertz", "weibull",
-                                                  "log_linear"}
+        assert {x["form"] for x in r["forms"]} == {"log_sigmoid", "log_probit", "log_gompertz", "weibull", "log_linear"}
         if r["fit"]["flags"]:
             assert r["Smax"] is None
         else:

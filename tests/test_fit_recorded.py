@@ -35,10 +35,20 @@ def _gw(db, basis):
 
 
 def test_active_clock_leaves_out_grading_and_cooldown_waits():
-    iv = wait_intervals([{"kind": "agent", "t": 1100.0, "runtime_s": 100.0},
-                         {"kind": "auto", "t": 1150.0, "runtime_s": 500.0}],  # auto-eval: not a wait
-                        [{"t": 1500.0, "summary": "error: sforge-submit rejected (cooldown): Submission cooldown "
-                                                  "active — wait 66s before next submission."}], 1000.0)
+    iv = wait_intervals(
+        [
+            {"kind": "agent", "t": 1100.0, "runtime_s": 100.0},
+            {"kind": "auto", "t": 1150.0, "runtime_s": 500.0},
+        ],  # auto-eval: not a wait
+        [
+            {
+                "t": 1500.0,
+                "summary": "error: sforge-submit rejected (cooldown): Submission cooldown "
+                "active — wait 66s before next submission.",
+            }
+        ],
+        1000.0,
+    )
     assert iv == [(100.0, 200.0), (500.0, 566.0)]
     clock = ActiveClock(iv)
     assert [clock(e) for e in (50.0, 150.0, 300.0, 530.0, 1000.0)] == [50.0, 100.0, 200.0, 400.0, 834.0]
@@ -73,8 +83,23 @@ def test_cooldown_rejection_is_one_of_the_waits(samples_db):
 
 
 def test_fit_json_of_a_recorded_run_records_basis_and_aggregation(samples_db, capsys):
-    assert main(["--db", str(samples_db), "fit", "opus48-edge-3", "--format", "json", "--bootstrap", "200",
-                 "--time-basis", "active"]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                str(samples_db),
+                "fit",
+                "opus48-edge-3",
+                "--format",
+                "json",
+                "--bootstrap",
+                "200",
+                "--time-basis",
+                "active",
+            ]
+        )
+        == 0
+    )
     (rec,) = json.loads(capsys.readouterr().out)
     assert rec["run_key"].endswith("gw_signal_search")
     assert rec["time_basis"] == "active" and rec["aggregation"] == "best-so-far of one run"
@@ -87,7 +112,23 @@ def test_fit_json_of_a_recorded_run_records_basis_and_aggregation(samples_db, ca
 def test_fit_by_model_leaves_out_samples_unless_asked(samples_db, capsys):
     assert main(["--db", str(samples_db), "fit", "--by", "model"]) == 2
     assert "sample runs are left out" in capsys.readouterr().err
-    assert main(["--db", str(samples_db), "fit", "--by", "model", "--include-samples", "--include-infra",
-                 "--format", "json", "--bootstrap", "100"]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                str(samples_db),
+                "fit",
+                "--by",
+                "model",
+                "--include-samples",
+                "--include-infra",
+                "--format",
+                "json",
+                "--bootstrap",
+                "100",
+            ]
+        )
+        == 0
+    )
     recs = {r["model"]: r for r in json.loads(capsys.readouterr().out)}
     assert recs["claude-opus-4-8"]["aggregation"].startswith("mean over tasks")

@@ -24,8 +24,10 @@ def test_stored_fits_are_the_printed_ones_unrounded(tmp_path, capsys):
     capsys.readouterr()
     conn = duckdb.connect(str(db), read_only=True)
     try:
-        rows = conn.execute("SELECT grouping, model, form, method, version, params, smax, status, flags, findings "
-                            "FROM fits ORDER BY model").fetchall()
+        rows = conn.execute(
+            "SELECT grouping, model, form, method, version, params, smax, status, flags, findings "
+            "FROM fits ORDER BY model"
+        ).fetchall()
     finally:
         conn.close()
     assert len(rows) == 10  # the second --store replaced the first, one row per curve

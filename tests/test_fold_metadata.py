@@ -56,8 +56,9 @@ def cursor_of(db: Path, rk: str) -> ReplayCursor:
     conn = open_db(db, read_only=True)
     try:
         head = store.run_header(conn, rk)
-        return ReplayCursor(store.run_events(conn, rk), store.submissions(conn, rk),
-                            start=head.get("started_at") or head.get("first_t"))
+        return ReplayCursor(
+            store.run_events(conn, rk), store.submissions(conn, rk), start=head.get("started_at") or head.get("first_t")
+        )
     finally:
         conn.close()
 
@@ -115,8 +116,10 @@ def test_a_failed_hook_or_an_error_is_never_folded():
 
 def test_only_claude_bookkeeping_is_folded():
     """A Codex text block whose first line happens to start with "progress" is the agent's output."""
-    rows = [{"event_id": f"e{i}", "kind": "system", "summary": "progress: 3/10 tests pass", "agent_format": fmt}
-            for i, fmt in enumerate(("codex_text", "claude_session", None, "claude_stream"))]
+    rows = [
+        {"event_id": f"e{i}", "kind": "system", "summary": "progress: 3/10 tests pass", "agent_format": fmt}
+        for i, fmt in enumerate(("codex_text", "claude_session", None, "claude_stream"))
+    ]
     assert metadata_mask(store.EventColumns.from_rows(rows)) == [False, True, False, True]
 
 
@@ -181,7 +184,9 @@ async def test_replay_folds_by_default_and_z_shows_them(run69013):
         kinds = []
         for _ in range(lst.count - 1):
             await pilot.press("j")
-            kinds.append("fold" if screen.cursor.metadata[screen.cursor.index] else screen.cursor.kind[screen.cursor.index])
+            kinds.append(
+                "fold" if screen.cursor.metadata[screen.cursor.index] else screen.cursor.kind[screen.cursor.index]
+            )
         assert screen.cursor.row_of() == lst.count - 1 and lst.selected == lst.count - 1
         assert kinds.count("fold") == shape["folds"]
         # on a fold row the detail says what the row holds
@@ -244,10 +249,22 @@ async def test_live_run_screen_folds_new_metadata_and_stays_pinned(run69013):
         with src.open("a") as f:
             for k in range(9):
                 f.write(json.dumps(metadata(k)) + "\n")
-            f.write(json.dumps({"type": "assistant", "sessionId": "6f0e2d1c-69013-4a5b-9c8d-000000000001",
-                                "uuid": "u-999", "timestamp": "2026-05-20T10:01:30.000Z",
-                                "message": {"id": "msg_999", "role": "assistant", "content": [
-                                    {"type": "text", "text": "all green now"}]}}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "type": "assistant",
+                        "sessionId": "6f0e2d1c-69013-4a5b-9c8d-000000000001",
+                        "uuid": "u-999",
+                        "timestamp": "2026-05-20T10:01:30.000Z",
+                        "message": {
+                            "id": "msg_999",
+                            "role": "assistant",
+                            "content": [{"type": "text", "text": "all green now"}],
+                        },
+                    }
+                )
+                + "\n"
+            )
         n0 = screen.cursor.n
         ingest_paths(app.conn, [src])
         screen.refresh_live()

@@ -40,10 +40,12 @@ def test_forecast_from_the_first_hours_follows_the_law(law_db):
 
 
 def test_prior_comes_from_stored_fits_of_the_task_never_the_run_itself():
-    stored = [{"task_id": "t", "model": "M", "run_key": "r1", "beta": 2.0, "findings": True},
-              {"task_id": "t", "model": "M", "run_key": "r2", "beta": 4.0, "findings": True},
-              {"task_id": "u", "model": "M", "run_key": "r3", "beta": 0.5, "findings": True},
-              {"task_id": "t", "model": "M", "run_key": "r4", "beta": 9.0, "findings": False}]
+    stored = [
+        {"task_id": "t", "model": "M", "run_key": "r1", "beta": 2.0, "findings": True},
+        {"task_id": "t", "model": "M", "run_key": "r2", "beta": 4.0, "findings": True},
+        {"task_id": "u", "model": "M", "run_key": "r3", "beta": 0.5, "findings": True},
+        {"task_id": "t", "model": "M", "run_key": "r4", "beta": 9.0, "findings": False},
+    ]
     assert prior_beta(stored, "t", "M", exclude_run="r2") == (2.0, "1 stored fit(s) of this task")
     assert prior_beta(stored, "v", "M")[1] == "3 stored fit(s) of this model"
     assert prior_beta(stored, "v", "N")[0] == 1.0

@@ -42,8 +42,16 @@ def lab(tmp_path):
     write_run(runs, "law-c", "law", model="M", start=NOW - 40 * HOUR, duration_s=12.5 * HOUR, subs=_subs(1.0))
     write_run(runs, "law-d", "law", model="M", start=NOW - 30 * HOUR, duration_s=12.5 * HOUR, subs=_subs(0.5))
     # an earlier infra-error run and an earlier run still going on: neither feeds a prior
-    write_run(runs, "law-x", "law", model="M", start=NOW - 70 * HOUR, duration_s=12.5 * HOUR, subs=_subs(6.0),
-              infra_error=True)
+    write_run(
+        runs,
+        "law-x",
+        "law",
+        model="M",
+        start=NOW - 70 * HOUR,
+        duration_s=12.5 * HOUR,
+        subs=_subs(6.0),
+        infra_error=True,
+    )
     # a run of another task by model M, before everything
     write_run(runs, "oth-a", "other", model="M", start=NOW - 80 * HOUR, duration_s=12.5 * HOUR, subs=_subs(1.5))
     ingest(db, [runs], tasks)
@@ -69,8 +77,12 @@ def _fit(db, keys):
 def _rows(db):
     conn = duckdb.connect(str(db), read_only=True)
     try:
-        return {rk: (json.loads(g), beta, findings, created) for g, rk, beta, findings, created in conn.execute(
-            "SELECT grouping, run_key, beta, findings, created_at FROM fits WHERE source = 'prior'").fetchall()}
+        return {
+            rk: (json.loads(g), beta, findings, created)
+            for g, rk, beta, findings, created in conn.execute(
+                "SELECT grouping, run_key, beta, findings, created_at FROM fits WHERE source = 'prior'"
+            ).fetchall()
+        }
     finally:
         conn.close()
 
@@ -84,7 +96,7 @@ def test_prior_is_fitted_from_earlier_runs_of_the_task_and_stored_per_run(lab):
     assert 2.0 < p.beta < 3.0 and p.label == "median of 2 earlier run(s) of this task"
     rows = _rows(db)
     assert set(rows) == set(p.fed_by)  # one row per feeding run, none for the run forecast
-    for rk, (g, beta, findings, _) in rows.items():
+    for rk, (g, _beta, findings, _) in rows.items():
         assert g["role"] == "run" and g["run_key"] == rk and len(g["data_fp"]) == 64 and len(g["run_sig"]) == 64
         assert findings
     assert p.beta == pytest.approx(sum(b for _, b, _, _ in rows.values()) / 2)
@@ -182,7 +194,9 @@ def test_a_signature_change_without_new_data_is_rechecked_not_refitted(lab):
     _fit(db, q.pending)
     after = _rows(db)
     g, beta, findings, created = after["local/law-a/law"]
-    assert g["data_fp"] == rows["local/law-a/law"][0]["data_fp"] and g["run_sig"] != rows["local/law-a/law"][0]["run_sig"]
+    assert (
+        g["data_fp"] == rows["local/law-a/law"][0]["data_fp"] and g["run_sig"] != rows["local/law-a/law"][0]["run_sig"]
+    )
     assert (beta, findings, created) == rows["local/law-a/law"][1:]  # the same fit row: not fitted again
     assert _prior(db, "local/law-c/law", fit=False).pending == []
 

@@ -34,8 +34,9 @@ def test_forget_needs_yes_without_a_terminal_then_leaves_a_tombstone(tmp_path, c
     db = tmp_path / "f.duckdb"
     assert main(["--db", str(db), "ingest", "-q", str(root)]) == 0
     before = sorted(p.name for p in (root / RUN.name).rglob("*"))
-    r = subprocess.run([*CLI, "--db", str(db), "forget", "judge-demo"], capture_output=True, text=True,
-                       stdin=subprocess.DEVNULL)
+    r = subprocess.run(
+        [*CLI, "--db", str(db), "forget", "judge-demo"], capture_output=True, text=True, stdin=subprocess.DEVNULL
+    )
     assert r.returncode == 2 and "needs --yes" in r.stderr
     assert _q(db, "SELECT count(*) FROM runs")[0][0] == 1
     capsys.readouterr()

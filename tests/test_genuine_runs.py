@@ -21,8 +21,13 @@ from edgetui.widgets.header import header_text
 
 GENUINE = Path(__file__).resolve().parents[1] / "sample_runs" / "genuine"
 RUNS, TASKS, TRUTH = GENUINE / "runs", GENUINE / "tasks", GENUINE / "_truth"
-CRASH, CLEAN, PACK, INSTALL_FAIL, TZ = ("rs1-stats-20261201", "real-stats-20261201180500", "real-pack-20261201181500",
-                                        "real-installfail-20261201181800", "real-tz-20261201182000")
+CRASH, CLEAN, PACK, INSTALL_FAIL, TZ = (
+    "rs1-stats-20261201",
+    "real-stats-20261201180500",
+    "real-pack-20261201181500",
+    "real-installfail-20261201181800",
+    "real-tz-20261201182000",
+)
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +56,12 @@ def test_all_five_genuine_runs_are_there_with_their_truth():
 def test_edgetui_agrees_with_sforges_own_visualizer(gdb):
     for t in TRUTH.glob("*.json"):
         v = json.loads(t.read_text())
-        row = _q(gdb, "SELECT best_round, best_pass_rate, best_score, agent_submissions, auto_submissions, status "
-                      "FROM runs WHERE run_id = ? AND task_id = ?", [v["run_id"], v["task"]])
+        row = _q(
+            gdb,
+            "SELECT best_round, best_pass_rate, best_score, agent_submissions, auto_submissions, status "
+            "FROM runs WHERE run_id = ? AND task_id = ?",
+            [v["run_id"], v["task"]],
+        )
         assert row, v["run_id"]
         best_round, best_pr, best_score, n_agent, n_auto, status = row[0]
         assert (best_round or "") == (v["best_round"] or ""), v["run_id"]
@@ -66,12 +75,18 @@ def test_edgetui_agrees_with_sforges_own_visualizer(gdb):
 
 
 def test_harness_crashes_before_the_agent_are_aborted_in_the_harness_words(gdb):
-    rows = dict(_q(gdb, "SELECT run_id, status || ' | ' || coalesce(status_reason, '') FROM runs "
-                        "WHERE run_id IN (?, ?)", [CRASH, INSTALL_FAIL]))
+    rows = dict(
+        _q(
+            gdb,
+            "SELECT run_id, status || ' | ' || coalesce(status_reason, '') FROM runs WHERE run_id IN (?, ?)",
+            [CRASH, INSTALL_FAIL],
+        )
+    )
     assert rows[CRASH].startswith("aborted | harness ended before the agent started: Error: [Errno 2] No such file")
     assert "'sudo'" in rows[CRASH]
-    assert rows[INSTALL_FAIL].startswith("aborted | harness ended before the agent started: Error: Install command "
-                                         "failed")
+    assert rows[INSTALL_FAIL].startswith(
+        "aborted | harness ended before the agent started: Error: Install command failed"
+    )
 
 
 def test_an_auto_resume_ends_segment_0_before_segment_1_starts(gdb):
@@ -95,9 +110,11 @@ def test_a_run_stopped_at_its_time_budget_is_not_a_cut_off_stream(gdb):
     conn = open_db(gdb, read_only=True)
     try:
         key = conn.execute("SELECT run_key FROM runs WHERE run_id = ?", [CLEAN]).fetchone()[0]
-        ends = conn.execute("SELECT summary, data->>'$.reason', data->>'$.cut_reason', data->>'$.incomplete' "
-                            "FROM events WHERE run_key = ? AND kind = 'segment_end' AND sub = ?",
-                            [key, END_OF_FILE_SUB]).fetchall()
+        ends = conn.execute(
+            "SELECT summary, data->>'$.reason', data->>'$.cut_reason', data->>'$.incomplete' "
+            "FROM events WHERE run_key = ? AND kind = 'segment_end' AND sub = ?",
+            [key, END_OF_FILE_SUB],
+        ).fetchall()
         flags = store.transcript_flags(conn, key)
     finally:
         conn.close()
@@ -133,8 +150,13 @@ def test_the_tz_run_replayed_live_into_a_watched_root_agrees_with_its_offline_in
         shutil.copy(src / name, dst / name)
     log_lines = (src / "run_agent.log").read_text().splitlines(keepends=True)
     conn = open_db(tmp_path / "live.duckdb")
-    sup = Supervisor(conn, [tmp_path / "runs"], docker_client=None, tasks_dir=TASKS,
-                     settings=AlarmSettings(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0))
+    sup = Supervisor(
+        conn,
+        [tmp_path / "runs"],
+        docker_client=None,
+        tasks_dir=TASKS,
+        settings=AlarmSettings(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0),
+    )
     try:
         with open(dst / "run_agent.log", "w") as f:
             for i, line in enumerate(log_lines):
@@ -144,8 +166,13 @@ def test_the_tz_run_replayed_live_into_a_watched_root_agrees_with_its_offline_in
                     shutil.copy(src / "started_at", dst / "started_at")  # the harness writes it early on
                 if i % 4 == 0:
                     sup.poll_once()
-        for name in ("agent_output.txt", "auto_eval_ticks.log", "evolve_state.json", "run_history.json",
-                     "final_result.json"):
+        for name in (
+            "agent_output.txt",
+            "auto_eval_ticks.log",
+            "evolve_state.json",
+            "run_history.json",
+            "final_result.json",
+        ):
             shutil.copy(src / name, dst / name)
         shutil.copytree(src / "submissions", dst / "submissions")
         for _ in range(3):
@@ -153,11 +180,16 @@ def test_the_tz_run_replayed_live_into_a_watched_root_agrees_with_its_offline_in
             time.sleep(0.05)
     finally:
         sup.close()
-    live = conn.execute("SELECT \"offset\", t FROM events WHERE source = 'run_agent.log' AND t_source = 'recorded' "
-                        "ORDER BY \"offset\"").fetchall()
+    live = conn.execute(
+        "SELECT \"offset\", t FROM events WHERE source = 'run_agent.log' AND t_source = 'recorded' ORDER BY \"offset\""
+    ).fetchall()
     conn.close()
-    offline = _q(gdb, "SELECT \"offset\", t FROM events WHERE run_key LIKE ? AND source = 'run_agent.log' "
-                      "AND t_source = 'recorded' ORDER BY \"offset\"", [f"%/{TZ}/%"])
+    offline = _q(
+        gdb,
+        "SELECT \"offset\", t FROM events WHERE run_key LIKE ? AND source = 'run_agent.log' "
+        "AND t_source = 'recorded' ORDER BY \"offset\"",
+        [f"%/{TZ}/%"],
+    )
     assert len(live) == len(offline) > 10
     worst = max(abs(a[1] - b[1]) for a, b in zip(live, offline))
     assert [o for o, _ in live] == [o for o, _ in offline] and worst < 1e-3, worst
@@ -176,8 +208,11 @@ def test_a_fresh_clone_of_the_crash_runs_is_aborted_and_started_when_its_log_say
         os.utime(p, (now, now))
     db = tmp_path / "c.duckdb"
     assert main(["--db", str(db), "ingest", "-q", "--tasks-dir", str(TASKS), str(root)]) == 0
-    rows = _q(db, "SELECT run_id, status, started_at, (SELECT min(t) FROM events e WHERE e.run_key = runs.run_key "
-                  "AND e.source = 'run_agent.log') FROM runs")
+    rows = _q(
+        db,
+        "SELECT run_id, status, started_at, (SELECT min(t) FROM events e WHERE e.run_key = runs.run_key "
+        "AND e.source = 'run_agent.log') FROM runs",
+    )
     assert len(rows) == 2
     for run_id, status, started, first_log in rows:
         assert status == "aborted", run_id

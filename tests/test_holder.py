@@ -24,19 +24,31 @@ from waits import wait_for
 
 from edgetui.cli import main
 from edgetui.db import open_db
-from edgetui.holder import MAX_PENDING, WORKERS, HolderServer, ask_holder, check_read_only, socket_path
+from edgetui.holder import MAX_PENDING, WORKERS, ask_holder, check_read_only, socket_path
 
 
-def _holder_process(db: Path, env: dict | None = None, extra: str = "", then: str = "time.sleep(120)",
-                    cwd: Path | None = None, stdin=None) -> subprocess.Popen:
+def _holder_process(
+    db: Path,
+    env: dict | None = None,
+    extra: str = "",
+    then: str = "time.sleep(120)",
+    cwd: Path | None = None,
+    stdin=None,
+) -> subprocess.Popen:
     code = (
         "import sys,time;from edgetui.db import open_db,HolderServer;"
         f"c=open_db({str(db)!r});c.execute('CREATE TABLE IF NOT EXISTS probe(x INTEGER)');"
         "c.execute('INSERT INTO probe VALUES (1),(2),(3)');"
         f"h=HolderServer(c,{str(db)!r});{extra}print('ready',h.path,flush=True);{then}"
     )
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                         env={**os.environ, **(env or {})}, cwd=cwd, stdin=stdin)
+    p = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+        stdin=stdin,
+    )
     line = p.stdout.readline().split()
     assert line and line[0] == "ready", line
     return p
@@ -95,8 +107,9 @@ def test_check_read_only_uses_duckdb_statement_types():
 
 
 def _threads_and_fds(pid: int) -> tuple[int, int]:
-    threads = int([ln for ln in Path(f"/proc/{pid}/status").read_text().splitlines()
-                   if ln.startswith("Threads:")][0].split()[1])
+    threads = int(
+        [ln for ln in Path(f"/proc/{pid}/status").read_text().splitlines() if ln.startswith("Threads:")][0].split()[1]
+    )
     return threads, len(os.listdir(f"/proc/{pid}/fd"))
 
 
@@ -185,7 +198,7 @@ def test_socket_dir_made_first_by_another_user_is_not_used(tmp_path):
 
     tmp = Path(tempfile.mkdtemp(prefix="edgetui-tmpdir-", dir="/tmp"))  # reachable by the other user
     os.chmod(tmp, 0o1777)
-    request_cleanup = lambda: shutil.rmtree(tmp, ignore_errors=True)  # noqa: E731
+    request_cleanup = lambda: shutil.rmtree(tmp, ignore_errors=True)
     squat = tmp / f"edgetui-{os.getuid()}"
     subprocess.run(["su", other, "-s", "/bin/sh", "-c", f"mkdir -m 0777 {squat}"], check=True)
     assert squat.stat().st_uid == pwd.getpwnam(other).pw_uid
@@ -217,8 +230,7 @@ def test_socket_dir_made_first_by_another_user_is_not_used(tmp_path):
 def test_holder_dying_mid_query_is_one_clear_line(tmp_path, capsys):
     db = tmp_path / "h.duckdb"
     # the holder answers nothing: its worker kills the process when a request arrives
-    p = _holder_process(db, extra="import os;"
-                        "import edgetui.holder as H;H.answer=lambda *a, **k: os._exit(9);")
+    p = _holder_process(db, extra="import os;import edgetui.holder as H;H.answer=lambda *a, **k: os._exit(9);")
     try:
         rc = main(["--db", str(db), "sql", "SELECT count(*) FROM probe"])
         err = capsys.readouterr().err
@@ -349,21 +361,34 @@ def test_every_spelling_of_a_write_or_a_read_beyond_the_database_is_refused(sql,
 
 #: analysis SQL that must keep working through the holder (and what its first row starts with)
 ALLOWED = [
-    ("SELECT x, sum(x) OVER (ORDER BY x ROWS BETWEEN 1 PRECEDING AND CURRENT ROW), "
-     "row_number() OVER (PARTITION BY x % 2 ORDER BY x DESC), lag(x) OVER w FROM probe WINDOW w AS (ORDER BY x) "
-     "ORDER BY x", (1, 1, 2, None)),
+    (
+        "SELECT x, sum(x) OVER (ORDER BY x ROWS BETWEEN 1 PRECEDING AND CURRENT ROW), "
+        "row_number() OVER (PARTITION BY x % 2 ORDER BY x DESC), lag(x) OVER w FROM probe WINDOW w AS (ORDER BY x) "
+        "ORDER BY x",
+        (1, 1, 2, None),
+    ),
     ("WITH a AS (SELECT x FROM probe), b AS MATERIALIZED (SELECT x * 2 AS y FROM a) SELECT sum(y) FROM b", (12,)),
     ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 5) SELECT max(i) FROM r", (5,)),
-    ("""SELECT json_extract_string('{"a": {"b": 7}}', '$.a.b'), '{"k": 2}'::JSON ->> 'k', """
-     """json_array_length('[1,2,3]'), to_json({'x': 1})::VARCHAR""", ("7", "2", 3, '{"x":1}')),
-    ("SELECT regexp_extract('run-42', '(\\d+)', 1), regexp_matches('abc', '^a'), "
-     "regexp_replace('a-b', '-', '_')", ("42", True, "a_b")),
-    ("SELECT strftime(TIMESTAMP '2026-12-05 01:02:03', '%Y-%m-%d %H'), "
-     "date_trunc('hour', TIMESTAMP '2026-12-05 01:02:03')::VARCHAR, epoch(TIMESTAMP '1970-01-01 00:00:10')",
-     ("2026-12-05 01", "2026-12-05 01:00:00", 10.0)),
+    (
+        """SELECT json_extract_string('{"a": {"b": 7}}', '$.a.b'), '{"k": 2}'::JSON ->> 'k', """
+        """json_array_length('[1,2,3]'), to_json({'x': 1})::VARCHAR""",
+        ("7", "2", 3, '{"x":1}'),
+    ),
+    (
+        "SELECT regexp_extract('run-42', '(\\d+)', 1), regexp_matches('abc', '^a'), regexp_replace('a-b', '-', '_')",
+        ("42", True, "a_b"),
+    ),
+    (
+        "SELECT strftime(TIMESTAMP '2026-12-05 01:02:03', '%Y-%m-%d %H'), "
+        "date_trunc('hour', TIMESTAMP '2026-12-05 01:02:03')::VARCHAR, epoch(TIMESTAMP '1970-01-01 00:00:10')",
+        ("2026-12-05 01", "2026-12-05 01:00:00", 10.0),
+    ),
     ("SELECT list_transform([1, 2], lambda v: v * 10), [v + 1 FOR v IN [1, 2]], unnest([7])", ([10, 20], [2, 3], 7)),
-    ("SELECT count(*) FILTER (WHERE x > 1), quantile_cont(x, 0.5), arg_max(x, -x), string_agg(x::VARCHAR, ',' "
-     "ORDER BY x) FROM probe", (2, 2.0, 1, "1,2,3")),
+    (
+        "SELECT count(*) FILTER (WHERE x > 1), quantile_cont(x, 0.5), arg_max(x, -x), string_agg(x::VARCHAR, ',' "
+        "ORDER BY x) FROM probe",
+        (2, 2.0, 1, "1,2,3"),
+    ),
     ("SELECT x FROM probe QUALIFY row_number() OVER (ORDER BY x DESC) = 1", (3,)),
     ("SELECT * FROM (SELECT x, x % 2 AS odd FROM probe) PIVOT (count(*) FOR odd IN (0, 1)) ORDER BY x", (1, 0, 1)),
     ("SELECT count(*) FROM main.probe JOIN range(10) r(i) ON r.i = probe.x", (3,)),
@@ -372,8 +397,11 @@ ALLOWED = [
     ("SELECT column_name FROM (DESCRIBE probe)", ("x",)),
     ("SELECT name FROM pragma_table_info('probe')", ("x",)),
     ("SELECT 1 UNION ALL SELECT 2 EXCEPT SELECT 2", (1,)),
-    ("SELECT coalesce(NULL, 5), CASE WHEN 1 < 2 THEN 'y' END, 3 BETWEEN 1 AND 4, 'a' || 'b', "
-     "CAST('1.50' AS DECIMAL(5, 2))::DOUBLE, greatest(1, 9), length('abc')", (5, "y", True, "ab", 1.5, 9, 3)),
+    (
+        "SELECT coalesce(NULL, 5), CASE WHEN 1 < 2 THEN 'y' END, 3 BETWEEN 1 AND 4, 'a' || 'b', "
+        "CAST('1.50' AS DECIMAL(5, 2))::DOUBLE, greatest(1, 9), length('abc')",
+        (5, "y", True, "ab", 1.5, 9, 3),
+    ),
     ("EXPLAIN SELECT * FROM probe", None),
     ("EXPLAIN (FORMAT json) SELECT * FROM probe", None),
     ("SUMMARIZE probe", None),
@@ -406,20 +434,33 @@ def test_refused_requests_change_nothing_in_the_holder(tmp_path):
     db = tmp_path / "h.duckdb"
     p = _holder_process(db, cwd=tmp_path)
     try:
-        before = ask_holder(db, "SELECT value FROM duckdb_settings() WHERE name IN ('enable_logging', "
-                                "'enable_profiling') ORDER BY name").rows
+        before = ask_holder(
+            db, "SELECT value FROM duckdb_settings() WHERE name IN ('enable_logging', 'enable_profiling') ORDER BY name"
+        ).rows
         out = tmp_path / "out.csv"
-        for sql in (f"EXPLAIN (ANALYZE) COPY probe TO '{out}'", f"EXPLAIN /*x*/ ANALYZE COPY probe TO '{out}'",
-                    f"explain\n--c\n(analyze) copy probe to '{out}'", f"EXPLAIN COPY probe TO '{out}'",
-                    "SELECT * FROM enable_logging()", "SELECT * FROM enable_profiling()",
-                    "SELECT * FROM truncate_duckdb_logs()", "SELECT * FROM checkpoint()"):
+        for sql in (
+            f"EXPLAIN (ANALYZE) COPY probe TO '{out}'",
+            f"EXPLAIN /*x*/ ANALYZE COPY probe TO '{out}'",
+            f"explain\n--c\n(analyze) copy probe to '{out}'",
+            f"EXPLAIN COPY probe TO '{out}'",
+            "SELECT * FROM enable_logging()",
+            "SELECT * FROM enable_profiling()",
+            "SELECT * FROM truncate_duckdb_logs()",
+            "SELECT * FROM checkpoint()",
+        ):
             with pytest.raises(RuntimeError, match="^refused: ") as ei:
                 ask_holder(db, sql, timeout=10)
             assert "\n" not in str(ei.value)
         assert not out.exists()
         assert {f for f in os.listdir(tmp_path) if not f.startswith(".")} <= {"h.duckdb", "h.duckdb.wal"}
-        assert ask_holder(db, "SELECT value FROM duckdb_settings() WHERE name IN ('enable_logging', "
-                              "'enable_profiling') ORDER BY name").rows == before
+        assert (
+            ask_holder(
+                db,
+                "SELECT value FROM duckdb_settings() WHERE name IN ('enable_logging', "
+                "'enable_profiling') ORDER BY name",
+            ).rows
+            == before
+        )
     finally:
         p.kill()
         p.wait()
@@ -433,8 +474,14 @@ def test_a_qualified_name_that_is_a_file_is_refused(tmp_path):
     db = tmp_path / "h.duckdb"
     p = _holder_process(db, cwd=tmp_path)
     try:
-        for sql in ("SELECT * FROM x.csv", "SHOW x.csv", "DESCRIBE x.csv", "SUMMARIZE x.csv",
-                    "SELECT * FROM main.csv", "SELECT * FROM probe, (SELECT * FROM x.csv)"):
+        for sql in (
+            "SELECT * FROM x.csv",
+            "SHOW x.csv",
+            "DESCRIBE x.csv",
+            "SUMMARIZE x.csv",
+            "SELECT * FROM main.csv",
+            "SELECT * FROM probe, (SELECT * FROM x.csv)",
+        ):
             with pytest.raises(RuntimeError, match="^refused: ") as ei:
                 ask_holder(db, sql, timeout=10)
             assert "x.csv" in str(ei.value) or "main.csv" in str(ei.value), str(ei.value)
@@ -452,8 +499,12 @@ def test_a_fifo_read_twice_leaves_the_holder_answering(tmp_path):
     db = tmp_path / "h.duckdb"
     p = _holder_process(db, cwd=tmp_path)
     try:
-        for sql in (f"SELECT * FROM read_text('{fifo}')", f"SELECT * FROM read_csv('{fifo}')",
-                    f"SELECT * FROM '{fifo}'", "SELECT * FROM pipe.csv"):
+        for sql in (
+            f"SELECT * FROM read_text('{fifo}')",
+            f"SELECT * FROM read_csv('{fifo}')",
+            f"SELECT * FROM '{fifo}'",
+            "SELECT * FROM pipe.csv",
+        ):
             with pytest.raises(RuntimeError, match="^refused: "):
                 ask_holder(db, sql, timeout=10)
         assert ask_holder(db, "SELECT count(*) FROM probe", timeout=10).rows == [(3,)]
@@ -465,11 +516,16 @@ def test_a_fifo_read_twice_leaves_the_holder_answering(tmp_path):
 def test_dev_stdin_is_not_read_by_a_query(tmp_path):
     """Item 8: the holder's standard input (the app's keypresses) is never read by a query."""
     db = tmp_path / "h.duckdb"
-    p = _holder_process(db, stdin=subprocess.PIPE,
-                        then="print('got', sys.stdin.readline().strip(), flush=True);time.sleep(60)")
+    p = _holder_process(
+        db, stdin=subprocess.PIPE, then="print('got', sys.stdin.readline().strip(), flush=True);time.sleep(60)"
+    )
     try:
-        for sql in ("SELECT * FROM read_text('/dev/stdin')", "SELECT * FROM read_csv('/dev/stdin')",
-                    "FROM '/dev/stdin'", "SELECT * FROM read_blob('/proc/self/fd/0')"):
+        for sql in (
+            "SELECT * FROM read_text('/dev/stdin')",
+            "SELECT * FROM read_csv('/dev/stdin')",
+            "FROM '/dev/stdin'",
+            "SELECT * FROM read_blob('/proc/self/fd/0')",
+        ):
             with pytest.raises(RuntimeError, match="^refused: "):
                 ask_holder(db, sql, timeout=10)
         p.stdin.write("key-q\n")
@@ -485,11 +541,15 @@ def test_analysis_commands_answer_the_same_through_the_holder(tmp_path, capsys):
     the output they print with the file free."""
     db = tmp_path / "s.duckdb"
     assert main(["--db", str(db), "samples"]) == 0
-    commands = [["runs", "--format", "json"], ["sql", "SELECT count(*) FROM events"],
-                ["leaderboard", "--format", "json", "--include-samples", "--include-infra"],
-                ["forecast", "judge-demo-001", "--format", "json"],
-                ["compare", "judge-demo-001", "glm51", "--format", "json"],
-                ["annotations"], ["report", "judge-demo-001"]]
+    commands = [
+        ["runs", "--format", "json"],
+        ["sql", "SELECT count(*) FROM events"],
+        ["leaderboard", "--format", "json", "--include-samples", "--include-infra"],
+        ["forecast", "judge-demo-001", "--format", "json"],
+        ["compare", "judge-demo-001", "glm51", "--format", "json"],
+        ["annotations"],
+        ["report", "judge-demo-001"],
+    ]
     capsys.readouterr()
 
     def outputs():
@@ -501,8 +561,10 @@ def test_analysis_commands_answer_the_same_through_the_holder(tmp_path, capsys):
 
     direct = outputs()
     assert all(rc == 0 for rc, _ in direct), direct
-    code = ("import time;from edgetui.db import open_db,HolderServer;"
-            f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(120)")
+    code = (
+        "import time;from edgetui.db import open_db,HolderServer;"
+        f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(120)"
+    )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline().split() == ["ready"]
@@ -586,8 +648,7 @@ def test_a_client_that_never_reads_is_dropped(tmp_path):
         _wait_reply_started(s)
         assert _server_side_connections(path) >= 1
         # the holder closes its side once it gives up
-        wait_for(lambda: not _server_side_connections(path), 30, "the holder dropping a client that reads nothing",
-                 0.1)
+        wait_for(lambda: not _server_side_connections(path), 30, "the holder dropping a client that reads nothing", 0.1)
         s.settimeout(10)
         got = 0
         while True:

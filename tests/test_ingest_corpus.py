@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import duckdb
-import pytest
 
 from edgetui.cli import main
 from edgetui.schema import SCHEMA_VERSION, migrate
@@ -40,21 +39,34 @@ def test_every_corpus_file_ingests(corpus, tmp_path, capsys):
                 non_json += 1
                 continue
             msg = o.get("message") if isinstance(o, dict) else None
-            if isinstance(o, dict) and o.get("type") == "assistant" and isinstance(msg, dict) \
-                    and isinstance(msg.get("content"), list):
+            if (
+                isinstance(o, dict)
+                and o.get("type") == "assistant"
+                and isinstance(msg, dict)
+                and isinstance(msg.get("content"), list)
+            ):
                 tool_ids |= {b["id"] for b in msg["content"] if isinstance(b, dict) and b.get("type") == "tool_use"}
-        got_err = c.execute("SELECT count(*) FROM events WHERE run_key = ? AND kind = 'parse_error'", [key]).fetchone()[0]
+        got_err = c.execute("SELECT count(*) FROM events WHERE run_key = ? AND kind = 'parse_error'", [key]).fetchone()[
+            0
+        ]
         assert got_err == non_json, f.name
         # every line that holds an event is recorded at its own byte offset
-        n_offsets = c.execute("SELECT count(DISTINCT \"offset\") FROM events WHERE run_key = ? AND source = ?",
-                              [key, f.name]).fetchone()[0]
+        n_offsets = c.execute(
+            'SELECT count(DISTINCT "offset") FROM events WHERE run_key = ? AND source = ?', [key, f.name]
+        ).fetchone()[0]
         assert 0 < n_offsets <= len(lines), f.name
         if tool_ids and "/A/" in str(f):
-            got = {r[0] for r in c.execute("SELECT DISTINCT tool_use_id FROM events WHERE run_key = ? AND kind = 'tool_call'",
-                                            [key]).fetchall()}
+            got = {
+                r[0]
+                for r in c.execute(
+                    "SELECT DISTINCT tool_use_id FROM events WHERE run_key = ? AND kind = 'tool_call'", [key]
+                ).fetchall()
+            }
             assert got == tool_ids, f.name
         # every event has a time after alignment (recorded or interpolated)
-        assert c.execute("SELECT count(*) FROM events WHERE run_key = ? AND t IS NULL", [key]).fetchone()[0] == 0, f.name
+        assert c.execute("SELECT count(*) FROM events WHERE run_key = ? AND t IS NULL", [key]).fetchone()[0] == 0, (
+            f.name
+        )
 
 
 def test_migration_from_empty_and_refusal_of_newer(tmp_path, capsys):
@@ -98,8 +110,12 @@ def test_cut_off_streams_interrupted_and_failed_results_are_flagged(corpus, tmp_
     from edgetui import store
     from edgetui.widgets.header import header_text
 
-    names = ["trackgentic-no-result-event.jsonl", "trackgentic-init-only-no-turns.jsonl",
-             "archistrator-failure-scrubbed.jsonl", "llmtaste-claude-resumed-turn4-result-key-order.jsonl"]
+    names = [
+        "trackgentic-no-result-event.jsonl",
+        "trackgentic-init-only-no-turns.jsonl",
+        "archistrator-failure-scrubbed.jsonl",
+        "llmtaste-claude-resumed-turn4-result-key-order.jsonl",
+    ]
     files = [corpus / "A" / n for n in names]
     db = tmp_path / "flags.duckdb"
     assert main(["--db", str(db), "ingest", "-q", *map(str, files)]) == 0
@@ -112,8 +128,10 @@ def test_cut_off_streams_interrupted_and_failed_results_are_flagged(corpus, tmp_
     assert not {"incomplete", "error", "no-turns"} & set(flags["llmtaste-claude-resumed-turn4-result-key-order"])
     c = duckdb.connect(str(db), read_only=True)
     try:
-        reason = c.execute("SELECT data->>'$.reason' FROM events WHERE kind = 'segment_end' AND run_key LIKE "
-                           "'%trackgentic-no-result-event%'").fetchall()
+        reason = c.execute(
+            "SELECT data->>'$.reason' FROM events WHERE kind = 'segment_end' AND run_key LIKE "
+            "'%trackgentic-no-result-event%'"
+        ).fetchall()
         key = c.execute("SELECT run_key FROM runs WHERE run_id = 'trackgentic-no-result-event'").fetchone()[0]
         head = store.run_header(c, key)
     finally:
@@ -128,10 +146,23 @@ def test_success_after_an_interrupted_turn_is_flagged_interrupted(tmp_path, caps
 
     lines = [
         {"type": "system", "subtype": "init", "session_id": "s"},
-        {"type": "assistant", "message": {"id": "m1", "role": "assistant", "stop_reason": "tool_use", "content": [
-            {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "sleep 999"}}]}},
-        {"type": "result", "subtype": "success", "is_error": False, "num_turns": 1, "stop_reason": "tool_use",
-         "session_id": "s"},
+        {
+            "type": "assistant",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "stop_reason": "tool_use",
+                "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "sleep 999"}}],
+            },
+        },
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "num_turns": 1,
+            "stop_reason": "tool_use",
+            "session_id": "s",
+        },
     ]
     f = tmp_path / "interrupted.jsonl"
     f.write_text("".join(_json.dumps(x) + "\n" for x in lines))
@@ -151,8 +182,15 @@ def test_a_stream_that_grows_after_an_ingest_is_no_longer_incomplete(tmp_path, c
     db = tmp_path / "g.duckdb"
     assert main(["--db", str(db), "ingest", "-q", str(f)]) == 0
     with open(f, "a") as fh:
-        fh.write(_json.dumps({"type": "assistant", "message": {"id": "m1", "role": "assistant",
-                                                             "content": [{"type": "text", "text": "hi"}]}}) + "\n")
+        fh.write(
+            _json.dumps(
+                {
+                    "type": "assistant",
+                    "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+                }
+            )
+            + "\n"
+        )
         fh.write(_json.dumps({"type": "result", "subtype": "success", "result": "ok", "num_turns": 1}) + "\n")
     assert main(["--db", str(db), "ingest", "-q", str(f)]) == 0
     capsys.readouterr()

@@ -21,9 +21,9 @@ from edgetui.db import open_db
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs" / "runs" / "judge-demo-001"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_db_safety import _alive, _big_transcript, _children  # noqa: E402
-from processes import sigint_as_a_terminal_sends_it  # noqa: E402
-from waits import wait_for  # noqa: E402
+from test_db_safety import _alive, _big_transcript, _children  # noqa: E402 - after sys.path.insert of tests/ above
+from processes import sigint_as_a_terminal_sends_it  # noqa: E402 - after sys.path.insert of tests/ above
+from waits import wait_for  # noqa: E402 - after sys.path.insert of tests/ above
 
 SCRIPT = Path(sys.executable).with_name("edgetui")  # the console script (edgetui.cli:run)
 
@@ -66,9 +66,14 @@ def _mapped_sems(pids: list[int]) -> set[int]:
 
 def _start(db: Path, root: Path, script: bool) -> subprocess.Popen:
     cmd = [str(SCRIPT)] if script else [sys.executable, "-m", "edgetui.cli"]
-    return subprocess.Popen([*cmd, "--db", str(db), "ingest", "-q", str(root)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=sigint_as_a_terminal_sends_it)
+    return subprocess.Popen(
+        [*cmd, "--db", str(db), "ingest", "-q", str(root)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=sigint_as_a_terminal_sends_it,
+    )
 
 
 @pytest.mark.timeout(900)  # 20 interrupted ingests, each re-run to its end
@@ -94,15 +99,20 @@ def test_ctrl_c_at_any_moment_says_one_line_exits_130_and_a_rerun_resumes(tmp_pa
         interrupted += 1
         assert p.returncode == 130, (k, p.returncode, err)
         assert err.splitlines() == [INTERRUPTED_INGEST], (k, err)
-        again = subprocess.run([sys.executable, "-m", "edgetui.cli", "--db", str(db), "ingest", "-q", str(root)],
-                               capture_output=True, text=True, timeout=300)
+        again = subprocess.run(
+            [sys.executable, "-m", "edgetui.cli", "--db", str(db), "ingest", "-q", str(root)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert again.returncode == 0, (k, again.stderr)
         assert "Traceback" not in again.stderr and "could not record" not in again.stderr, again.stderr
         conn = open_db(db)
         try:
-            n_runs, = conn.execute("SELECT count(*) FROM runs").fetchone()
-            big, = conn.execute("SELECT count(*) FROM events WHERE run_key LIKE '%run-000%' "
-                                "AND source = 'agent_output.txt'").fetchone()
+            (n_runs,) = conn.execute("SELECT count(*) FROM runs").fetchone()
+            (big,) = conn.execute(
+                "SELECT count(*) FROM events WHERE run_key LIKE '%run-000%' AND source = 'agent_output.txt'"
+            ).fetchone()
         finally:
             conn.close()
         assert n_runs == 60 and big > 1000, (k, n_runs, big)
@@ -117,16 +127,19 @@ def test_kill_9_of_the_ingest_and_its_helpers_leaves_no_semaphore(tmp_path):
         p = _start(db, root, script=False)
         seen: dict = {"kids": []}
 
-        def helpers() -> bool:  # the parsing process and the shard
-            seen["kids"] = [c for c in _children(p.pid) if b"resource_tracker" not in Path(f"/proc/{c}/cmdline").read_bytes()]
+        def helpers(p=p, seen=seen) -> bool:  # the parsing process and the shard
+            seen["kids"] = [
+                c for c in _children(p.pid) if b"resource_tracker" not in Path(f"/proc/{c}/cmdline").read_bytes()
+            ]
             return len(seen["kids"]) >= 2
-        wait_for(helpers, 60, "the parsing process and the shard started", describe=lambda: seen["kids"])
+
+        wait_for(helpers, 60, "the parsing process and the shard started", describe=lambda seen=seen: seen["kids"])
         kids = seen["kids"]
         time.sleep(0.3)  # part of the test: the kill lands while both are at work
         mapped = _mapped_sems([p.pid, *kids])
         os.killpg(p.pid, signal.SIGKILL)  # the ingest, its helpers and the resource tracker
         p.communicate()
-        wait_for(lambda: not any(Path(f"/proc/{c}").exists() for c in kids), 10, "the killed helpers gone")
+        wait_for(lambda kids=kids: not any(Path(f"/proc/{c}").exists() for c in kids), 10, "the killed helpers gone")
         now = _sem_inodes()
         left = [now[i] for i in mapped if i in now]
         # (the count of all of /dev/shm's semaphores is shown, not asserted: other programs make theirs)
@@ -139,8 +152,12 @@ def test_kill_9_of_the_ingest_alone_ends_its_helpers(tmp_path):
     db = tmp_path / "k.duckdb"
     p = _start(db, root, script=False)
     try:  # the parsing process, the shard and the resource tracker
-        kids = wait_for(lambda: (lambda k: k if len(k) >= 3 else None)(_children(p.pid)), 60,
-                        "three helpers started", describe=lambda: _children(p.pid))
+        kids = wait_for(
+            lambda: (lambda k: k if len(k) >= 3 else None)(_children(p.pid)),
+            60,
+            "three helpers started",
+            describe=lambda: _children(p.pid),
+        )
     except AssertionError:  # (as before: two of them do)
         kids = _children(p.pid)
     assert len(kids) >= 2, kids
@@ -173,7 +190,11 @@ def test_a_ctrl_c_inside_duckdbs_scan_of_a_batch_is_an_interrupt():
     except duckdb.Error as e:  # the real one: the stream's read interrupted
         seen.append(e)
     # the text DuckDB 2.0.1 gave when the ctrl+c landed in the schema read (the full suite under load)
-    seen.append(duckdb.InvalidInputException("Invalid Input Error: reading the schema of the object registered as "
-                                             "'_edgetui_batch' failed: KeyboardInterrupt:"))
+    seen.append(
+        duckdb.InvalidInputException(
+            "Invalid Input Error: reading the schema of the object registered as "
+            "'_edgetui_batch' failed: KeyboardInterrupt:"
+        )
+    )
     assert seen and all(_is_interrupt(e) for e in seen), [str(e)[:200] for e in seen]
     assert not _is_interrupt(duckdb.InvalidInputException("reading the schema failed: ValueError: x"))

@@ -26,8 +26,10 @@ from edgetui.ingest import ingest_paths
 from edgetui.parsers.sforge_dir import discover
 
 ROOT = Path(__file__).resolve().parents[1]
-SETS = [(ROOT / "sample_runs" / "runs", ROOT / "sample_runs" / "tasks"),
-        (ROOT / "sample_runs" / "genuine" / "runs", ROOT / "sample_runs" / "genuine" / "tasks")]
+SETS = [
+    (ROOT / "sample_runs" / "runs", ROOT / "sample_runs" / "tasks"),
+    (ROOT / "sample_runs" / "genuine" / "runs", ROOT / "sample_runs" / "genuine" / "tasks"),
+]
 SECRET = "plain-secret-value-7781"
 TIME_COLUMNS = {"ingested_at", "updated_at", "created_at", "built_at"}
 
@@ -72,9 +74,16 @@ def _build(tmp: Path, copies: int):
     tr = last / "agent_output.txt"
     body = tr.read_bytes() if tr.is_file() else b""
     tr.unlink(missing_ok=True)
-    line = {"type": "assistant", "message": {"id": "msg_shard_echo", "type": "message", "role": "assistant",
-                                              "model": "claude-sonnet-4-5",
-                                              "content": [{"type": "text", "text": f"the key is {SECRET} ok"}]}}
+    line = {
+        "type": "assistant",
+        "message": {
+            "id": "msg_shard_echo",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": f"the key is {SECRET} ok"}],
+        },
+    }
     tr.write_bytes(body + json.dumps(line).encode() + b"\n")
     return root, tasks, len(locs)
 
@@ -100,14 +109,24 @@ def _differences(a: Path, b: Path) -> dict[str, tuple[int, int, int, int]]:
     c.execute(f"ATTACH '{b}' AS b (READ_ONLY)")
     out = {}
     for (t,) in c.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 'a'").fetchall():
-        cols = [r[0] for r in c.execute("SELECT column_name FROM duckdb_columns() WHERE database_name = 'a' "
-                                        "AND table_name = ? ORDER BY column_index", [t]).fetchall()
-                if r[0] not in TIME_COLUMNS]
+        cols = [
+            r[0]
+            for r in c.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE database_name = 'a' "
+                "AND table_name = ? ORDER BY column_index",
+                [t],
+            ).fetchall()
+            if r[0] not in TIME_COLUMNS
+        ]
         lst = ", ".join(f'"{x}"' for x in cols)
         n_a = c.execute(f"SELECT count(*) FROM a.{t}").fetchone()[0]
         n_b = c.execute(f"SELECT count(*) FROM b.{t}").fetchone()[0]
-        d1 = c.execute(f"SELECT count(*) FROM (SELECT {lst} FROM a.{t} EXCEPT ALL SELECT {lst} FROM b.{t})").fetchone()[0]
-        d2 = c.execute(f"SELECT count(*) FROM (SELECT {lst} FROM b.{t} EXCEPT ALL SELECT {lst} FROM a.{t})").fetchone()[0]
+        d1 = c.execute(f"SELECT count(*) FROM (SELECT {lst} FROM a.{t} EXCEPT ALL SELECT {lst} FROM b.{t})").fetchone()[
+            0
+        ]
+        d2 = c.execute(f"SELECT count(*) FROM (SELECT {lst} FROM b.{t} EXCEPT ALL SELECT {lst} FROM a.{t})").fetchone()[
+            0
+        ]
         out[t] = (n_a, n_b, d1, d2)
     c.close()
     return out
@@ -117,10 +136,13 @@ def _holds_secret(db: Path) -> int:
     c = duckdb.connect(str(db), read_only=True)
     try:
         n = 0
-        for t, col in c.execute("SELECT table_name, column_name FROM duckdb_columns() WHERE data_type IN "
-                                "('VARCHAR', 'JSON', 'BLOB') AND NOT internal AND database_name = current_database()").fetchall():
-            n += c.execute(f'SELECT count(*) FROM "{t}" WHERE CAST("{col}" AS VARCHAR) LIKE ?',
-                           [f"%{SECRET}%"]).fetchone()[0]
+        for t, col in c.execute(
+            "SELECT table_name, column_name FROM duckdb_columns() WHERE data_type IN "
+            "('VARCHAR', 'JSON', 'BLOB') AND NOT internal AND database_name = current_database()"
+        ).fetchall():
+            n += c.execute(
+                f'SELECT count(*) FROM "{t}" WHERE CAST("{col}" AS VARCHAR) LIKE ?', [f"%{SECRET}%"]
+            ).fetchone()[0]
         return n
     finally:
         c.close()
@@ -160,8 +182,12 @@ def test_sharded_ingest_records_the_same_rows(root, one_process, tmp_path, monke
     assert _holds_secret(one_db) == 0 and _holds_secret(db) == 0
     c = duckdb.connect(str(db), read_only=True)
     try:
-        assert c.execute("SELECT count(*) FROM events WHERE message_id = 'msg_shard_echo' "
-                         "AND summary LIKE '%<redacted>%'").fetchone()[0] == 1
+        assert (
+            c.execute(
+                "SELECT count(*) FROM events WHERE message_id = 'msg_shard_echo' AND summary LIKE '%<redacted>%'"
+            ).fetchone()[0]
+            == 1
+        )
     finally:
         c.close()
     assert not [p.name for p in tmp_path.iterdir() if ".shard-" in p.name]
@@ -209,14 +235,26 @@ def test_kill9_during_a_sharded_ingest_then_resume(tmp_path):
     clean, killed = tmp_path / "clean.duckdb", tmp_path / "killed.duckdb"
 
     def cmd(db: Path) -> list[str]:
-        return [sys.executable, "-c", "import sys; from edgetui.cli import main; sys.exit(main(sys.argv[1:]))",
-                "--db", str(db), "ingest", "-q", "--tasks-dir", str(tasks), str(r)]
+        return [
+            sys.executable,
+            "-c",
+            "import sys; from edgetui.cli import main; sys.exit(main(sys.argv[1:]))",
+            "--db",
+            str(db),
+            "ingest",
+            "-q",
+            "--tasks-dir",
+            str(tasks),
+            str(r),
+        ]
 
     assert subprocess.run(cmd(clean), env=dict(os.environ, EDGETUI_NO_MP="1"), capture_output=True).returncode == 0
     env = {k: v for k, v in os.environ.items() if k != "EDGETUI_NO_MP"}
     p = subprocess.Popen(cmd(killed), env=env)
+
     def shards() -> list[Path]:
         return [f for f in tmp_path.iterdir() if ".shard-" in f.name and f.suffix == ".duckdb"]
+
     shard_files = wait_for(lambda: shards() or p.poll() is not None, 60, "a shard file (or the ingest's end)", 0.02)
     assert shard_files is not True and shard_files, "the ingest made no shard file (or ended before one was seen)"
     time.sleep(0.3)  # part of the test: the kill lands while the shard records
@@ -224,8 +262,13 @@ def test_kill9_during_a_sharded_ingest_then_resume(tmp_path):
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
     # the second process ends with it: nothing holds the shard file open any more
-    wait_for(lambda: not _holders(shard_files[0]), 10, "nothing holding the shard file", 0.1,
-             describe=lambda: _holders(shard_files[0]))
+    wait_for(
+        lambda: not _holders(shard_files[0]),
+        10,
+        "nothing holding the shard file",
+        0.1,
+        describe=lambda: _holders(shard_files[0]),
+    )
     assert shard_files[0].exists()  # (left by the killed ingest: the next one removes it)
     cmd = cmd(killed)
     assert subprocess.run(cmd, env=env, capture_output=True).returncode == 0
@@ -233,7 +276,6 @@ def test_kill9_during_a_sharded_ingest_then_resume(tmp_path):
     diffs = _differences(clean, killed)
     assert diffs["runs"][0] == n_runs
     assert {t: d for t, d in diffs.items() if d[0] != d[1] or d[2] or d[3]} == {}
-
 
 
 def test_a_recorded_runs_secret_scrubs_a_later_ingest(root, tmp_path, monkeypatch):

@@ -48,8 +48,10 @@ TRUTH = SAMPLES / "_truth" / f"{RUN_ID}__{TASK_ID}.json"
 KEY = f"local/{RUN_ID}/{TASK_ID}"
 
 EVENT_COLS = 'kind, source, "offset", sub, round, tool_use_id, summary'
-SUB_COLS = "round, kind, submission_id, status, pass_rate, score, score_0_100, total_tests, passed, is_new_best, " \
-           "best_round, best_score"
+SUB_COLS = (
+    "round, kind, submission_id, status, pass_rate, score, score_0_100, total_tests, passed, is_new_best, "
+    "best_round, best_score"
+)
 
 
 def _truth() -> dict:
@@ -80,15 +82,22 @@ def test_the_recording_is_complete_and_small():
     assert 4 <= len(agent) <= 6 and 1 <= len(auto) <= 2 and len(agent) + len(auto) == len(rounds)
     for r in rounds:  # the judge's files of §3.2, in every folder
         names = {p.name for p in (TASK_DIR / "submissions" / r).iterdir()}
-        assert {"run_instance.log", "submission.tar.gz", "allowed_files.txt", "eval.sh", "test_output.txt",
-                "report.json"} <= names, (r, names)
+        assert {
+            "run_instance.log",
+            "submission.tar.gz",
+            "allowed_files.txt",
+            "eval.sh",
+            "test_output.txt",
+            "report.json",
+        } <= names, (r, names)
     size = sum(p.stat().st_size for p in RUN_DIR.rglob("*") if p.is_file())
     assert size < 1_000_000
 
 
 def test_submissions_match_the_judges_reports(sample_db):
-    rows = {r[0]: r for r in _rows(sample_db, f"SELECT {SUB_COLS}, submitted_at FROM submissions WHERE run_key = ?",
-                                   [KEY])}
+    rows = {
+        r[0]: r for r in _rows(sample_db, f"SELECT {SUB_COLS}, submitted_at FROM submissions WHERE run_key = ?", [KEY])
+    }
     folders = sorted(p for p in (TASK_DIR / "submissions").iterdir() if p.is_dir())
     assert sorted(rows) == sorted(p.name for p in folders)
     hist = {e["round"]: e for e in json.loads((TASK_DIR / "run_history.json").read_text())["entries"]}
@@ -110,18 +119,24 @@ def test_best_round_is_sforges_selection_over_the_judge_history(sample_db):
     hist = json.loads((TASK_DIR / "run_history.json").read_text())
     best = selection.select_best(hist["entries"], task["score_direction"], task["selection"])
     assert best["best_round"] == hist["best_round"]  # the judge's own answer, for the record
-    row = _rows(sample_db, "SELECT best_round, best_score, best_pass_rate, status, agent_submissions, "
-                           "auto_submissions FROM runs WHERE run_key = ?", [KEY])[0]
+    row = _rows(
+        sample_db,
+        "SELECT best_round, best_score, best_pass_rate, status, agent_submissions, "
+        "auto_submissions FROM runs WHERE run_key = ?",
+        [KEY],
+    )[0]
     assert row[0] == best["best_round"] and row[1] == pytest.approx(best["best_score"])
     assert row[2] == pytest.approx(best["best_pass_rate"]) and row[3] == "finished"
     assert (row[4], row[5]) == (hist["agent_submissions"], hist["auto_submissions"])
     # best-so-far: at each result (submissions.t = when it was known) the best is sforge's selection
     # over the results known by then, in the judge's creation order; the last new best is the selected round
-    sent = [r[0] for r in _rows(sample_db, "SELECT round FROM submissions WHERE run_key = ? ORDER BY submitted_at",
-                                [KEY])]
+    sent = [
+        r[0] for r in _rows(sample_db, "SELECT round FROM submissions WHERE run_key = ? ORDER BY submitted_at", [KEY])
+    ]
     assert sent == [e["round"] for e in hist["entries"]]  # judge order = submission order
-    subs = _rows(sample_db, "SELECT round, is_new_best, best_round FROM submissions WHERE run_key = ? ORDER BY t",
-                 [KEY])
+    subs = _rows(
+        sample_db, "SELECT round, is_new_best, best_round FROM submissions WHERE run_key = ? ORDER BY t", [KEY]
+    )
     creation = {e["round"]: i for i, e in enumerate(hist["entries"])}
     prev = None
     for i, (rnd, is_new, best_round) in enumerate(subs):
@@ -135,8 +150,12 @@ def test_best_round_is_sforges_selection_over_the_judge_history(sample_db):
 
 def test_sforge_submit_results_in_the_transcript_link_to_the_rounds(sample_db):
     truth = {r["round"]: r for r in _truth()["rounds"] if r["kind"] == "agent"}
-    got = _rows(sample_db, "SELECT round, tool_use_id, summary FROM events WHERE run_key = ? AND kind = 'tool_result' "
-                           "AND round LIKE 'agent-%' ORDER BY \"offset\"", [KEY])
+    got = _rows(
+        sample_db,
+        "SELECT round, tool_use_id, summary FROM events WHERE run_key = ? AND kind = 'tool_result' "
+        "AND round LIKE 'agent-%' ORDER BY \"offset\"",
+        [KEY],
+    )
     assert [r[0] for r in got] == sorted(truth, key=lambda r: int(r.split("-")[1]))
     for rnd, tid, _ in got:
         assert tid == truth[rnd]["tool_use_id"]
@@ -245,9 +264,17 @@ def test_live_recording_replays_with_the_same_events(tmp_path):
     conn_a = open_db(tmp_path / "live.duckdb")
     # alarms off: the recording is hours/days old while the copy is made now, so age-based rules
     # (no new best, stall, abort) would fire on the replayed timeline; they are not what is compared
-    settings = AlarmSettings(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0,
-                             stats_interval_s=0, grading_grace_s=1e9, container_grace_s=0, stall_after_s=1e12,
-                             no_new_best_after_s=1e12, abort_after_s=1e12)
+    settings = AlarmSettings(
+        discovery_interval_s=0,
+        finalize_min_interval_s=0,
+        finalize_interval_s=0,
+        stats_interval_s=0,
+        grading_grace_s=1e9,
+        container_grace_s=0,
+        stall_after_s=1e12,
+        no_new_best_after_s=1e12,
+        abort_after_s=1e12,
+    )
     sup = Supervisor(conn_a, [runs], docker_client=None, settings=settings, tasks_dir=TASKS)
     saw_half_line = saw_in_flight = False
     try:
@@ -278,30 +305,45 @@ def test_live_recording_replays_with_the_same_events(tmp_path):
     assert rep.runs == [KEY], rep.messages
     try:
         # live-only event kinds: none was recorded (no Docker; alarms off)
-        assert _rows(conn_a, "SELECT count(*) FROM events WHERE run_key = ? AND kind IN ('alarm', 'container_state', "
-                             "'resource_sample')", [KEY])[0][0] == 0
+        assert (
+            _rows(
+                conn_a,
+                "SELECT count(*) FROM events WHERE run_key = ? AND kind IN ('alarm', 'container_state', "
+                "'resource_sample')",
+                [KEY],
+            )[0][0]
+            == 0
+        )
         ev_a = Counter(_rows(conn_a, f"SELECT {EVENT_COLS} FROM events WHERE run_key = ?", [KEY]))
         ev_b = Counter(_rows(conn_b, f"SELECT {EVENT_COLS} FROM events WHERE run_key = ?", [KEY]))
         assert sum(ev_b.values()) > 60
-        assert ev_a == ev_b, {"live only": list((ev_a - ev_b).elements())[:10],
-                              "offline only": list((ev_b - ev_a).elements())[:10]}
+        assert ev_a == ev_b, {
+            "live only": list((ev_a - ev_b).elements())[:10],
+            "offline only": list((ev_b - ev_a).elements())[:10],
+        }
         # generations are first-line hashes, the same for the file grown live and the complete copy:
         # so event ids are equal too
         ids_a = {r[0] for r in _rows(conn_a, "SELECT event_id FROM events WHERE run_key = ?", [KEY])}
         ids_b = {r[0] for r in _rows(conn_b, "SELECT event_id FROM events WHERE run_key = ?", [KEY])}
         assert ids_a == ids_b
         # times: observed live, interpolated / recorded offline
-        n_obs = _rows(conn_a, "SELECT count(*) FROM events WHERE run_key = ? AND source = 'agent_output.txt' "
-                              "AND t_source = 'observed'", [KEY])[0][0]
+        n_obs = _rows(
+            conn_a,
+            "SELECT count(*) FROM events WHERE run_key = ? AND source = 'agent_output.txt' AND t_source = 'observed'",
+            [KEY],
+        )[0][0]
         assert n_obs > 0
-        assert _rows(conn_b, "SELECT count(*) FROM events WHERE run_key = ? AND t_source = 'observed'",
-                     [KEY])[0][0] == 0
+        assert (
+            _rows(conn_b, "SELECT count(*) FROM events WHERE run_key = ? AND t_source = 'observed'", [KEY])[0][0] == 0
+        )
         # submissions and the run's aggregates
         q = f"SELECT {SUB_COLS} FROM submissions WHERE run_key = ? ORDER BY round"
         subs_a, subs_b = _rows(conn_a, q, [KEY]), _rows(conn_b, q, [KEY])
         assert subs_a == subs_b and len(subs_a) == len(_truth()["rounds"])
-        qr = ("SELECT status, best_round, best_score, best_pass_rate, best_score_0_100, agent_submissions, "
-              "auto_submissions, n_tool_calls, input_tokens, output_tokens FROM runs WHERE run_key = ?")
+        qr = (
+            "SELECT status, best_round, best_score, best_pass_rate, best_score_0_100, agent_submissions, "
+            "auto_submissions, n_tool_calls, input_tokens, output_tokens FROM runs WHERE run_key = ?"
+        )
         assert _rows(conn_a, qr, [KEY]) == _rows(conn_b, qr, [KEY])
         assert _rows(conn_b, qr, [KEY])[0][:2] == ("finished", _truth()["expected"]["best_round"])
     finally:

@@ -51,8 +51,7 @@ def test_reproduces_every_open51_leaderboard_and_category_row_within_0_1():
 
 def test_cli_csv_json_is_unrounded_and_matches(capsys):
     _need(PER_TASK)
-    assert main(["leaderboard", "--csv", str(PER_TASK), "--format", "json", "--hours", "12",
-                 "--no-categories"]) == 0
+    assert main(["leaderboard", "--csv", str(PER_TASK), "--format", "json", "--hours", "12", "--no-categories"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert {r["model"] for r in rows} == {"Claude Opus 4.8", "GPT-5.5", "GPT-5.4", "GLM-5.1", "DS-V4-Pro"}
     assert all(r["hours"] == 12 and r["category"] == OVERALL for r in rows)
@@ -79,12 +78,12 @@ def suite_db(tmp_path):
     # model M: task ta twice (20, 40 -> 30 first), tb once (60): mean (30 + 60) / 2 = 45, not 40
     write_run(runs, "m-r1-1-20261101000000", "ta", model="M", start=s, duration_s=12.5 * HOUR, subs=[(HOUR, 0.2, None)])
     write_run(runs, "m-r1-2-20261101000000", "ta", model="M", start=s, duration_s=12.5 * HOUR, subs=[(HOUR, 0.4, None)])
-    write_run(runs, "m-r1-1-20261101000000", "tb", model="M", start=s, duration_s=12.5 * HOUR,
-              subs=[(HOUR, 0.6, None)])
+    write_run(runs, "m-r1-1-20261101000000", "tb", model="M", start=s, duration_s=12.5 * HOUR, subs=[(HOUR, 0.6, None)])
     # left out by default: a -retry run, an infra-error run (model M), and a sample run
     write_run(runs, "m-retry", "tb", model="M", start=s, duration_s=12.5 * HOUR, subs=[(HOUR, 1.0, None)])
-    write_run(runs, "m-infra", "tb", model="M", start=s, duration_s=12.5 * HOUR, infra_error=True,
-              subs=[(HOUR, 0.1, None)])
+    write_run(
+        runs, "m-infra", "tb", model="M", start=s, duration_s=12.5 * HOUR, infra_error=True, subs=[(HOUR, 0.1, None)]
+    )
     ingest(db, [runs], tasks)
     sample = tmp_path / "sample"
     write_run(sample, "m-sample", "ta", model="M", start=s, duration_s=12.5 * HOUR, subs=[(HOUR, 1.0, None)])
@@ -94,8 +93,13 @@ def suite_db(tmp_path):
 
 def _lb(db, capsys, *extra):
     assert main(["--db", str(db), "leaderboard", "--hours", "2", "--format", "json", *extra]) == 0
-    return {(tuple(v for k, v in r.items() if k not in ("category", "hours", "score", "n_tasks", "n_runs")),
-             r["category"]): r for r in json.loads(capsys.readouterr().out)}
+    return {
+        (
+            tuple(v for k, v in r.items() if k not in ("category", "hours", "score", "n_tasks", "n_runs")),
+            r["category"],
+        ): r
+        for r in json.loads(capsys.readouterr().out)
+    }
 
 
 def test_repeats_averaged_first_and_retry_infra_samples_left_out(suite_db, capsys):

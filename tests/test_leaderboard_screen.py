@@ -33,6 +33,7 @@ async def test_leaderboard_screen_counts_samples_only_when_asked(samples_db, siz
         app.action_leaderboard()
         await pilot_wait_for(pilot, lambda: isinstance(app.screen, LeaderboardScreen), 20, "the leaderboard screen")
         screen = app.screen
+
         def title() -> str:
             q = screen.query("#lb-title")
             return q.first(Static).render().plain if q else "loading"

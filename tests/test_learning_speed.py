@@ -38,8 +38,15 @@ def test_recorded_runs_gain_from_the_first_graded_submission(tmp_path, capsys):
     # gains 10, 20, 40 points within 2 h for models released 6 months apart: doubling every 6 months
     for model, gain in (("A", 0.10), ("B", 0.20), ("C", 0.40)):
         for t in ("ta", "tb"):
-            write_run(runs, f"{model.lower()}-{t}", t, model=model, start=s, duration_s=12.5 * HOUR,
-                      subs=[(0.1 * HOUR, 0.3, None), (1.5 * HOUR, 0.3 + gain, None), (3 * HOUR, 0.99, None)])
+            write_run(
+                runs,
+                f"{model.lower()}-{t}",
+                t,
+                model=model,
+                start=s,
+                duration_s=12.5 * HOUR,
+                subs=[(0.1 * HOUR, 0.3, None), (1.5 * HOUR, 0.3 + gain, None), (3 * HOUR, 0.99, None)],
+            )
     ingest(db, [runs], tasks)
     dates = tmp_path / "dates.csv"
     dates.write_text("model,release_date\nA,2025-01\nB,2025-07\nC,2026-01\n")

@@ -4,7 +4,6 @@ stopping that container."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -31,22 +30,27 @@ def _rows(screen) -> list[str]:
 
 
 @pytest.mark.asyncio
-async def test_live_app_over_a_real_container(tmp_path, engine, image, token):  # noqa: F811
+async def test_live_app_over_a_real_container(tmp_path, engine, image, token):
     root = tmp_path / "runs"
     root.mkdir()
     task = f"{token}_task"
     td = make_run(root, "live1", task)
     container = start_work(engine, image, task, "live1", td, APPEND_LOOP)
-    app = EdgeTUIApp(tmp_path / "live.duckdb", live=LiveConfig([root], home=True, interval=0.5),
-                     on_empty=lambda p: None)
+    app = EdgeTUIApp(
+        tmp_path / "live.duckdb", live=LiveConfig([root], home=True, interval=0.5), on_empty=lambda p: None
+    )
     async with app.run_test(size=(160, 48)) as pilot:
         await _until(pilot, lambda: isinstance(app.screen, RunsScreen), what="runs screen")
         screen = app.screen
-        await _until(pilot, lambda: any("live1" in r and "running" in r for r in _rows(screen)),
-                     what="the run listed as running")
+        await _until(
+            pilot, lambda: any("live1" in r and "running" in r for r in _rows(screen)), what="the run listed as running"
+        )
         await pilot.press("enter")
-        await _until(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None,
-                     what="live run screen")
+        await _until(
+            pilot,
+            lambda: isinstance(app.screen, LiveRunScreen) and app.screen.cursor is not None,
+            what="live run screen",
+        )
         run = app.screen
         n0 = run.cursor.n
         # the container keeps appending: new events reach the screen while pinned to now
@@ -60,4 +64,5 @@ async def test_live_app_over_a_real_container(tmp_path, engine, image, token):  
         def stopped() -> bool:
             container.reload()
             return container.status != "running"
+
         await pilot_wait_for(pilot, stopped, 30, "the real container stopped", 0.5, describe=lambda: container.status)

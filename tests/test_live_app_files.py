@@ -27,17 +27,26 @@ async def test_acknowledging_alarms_in_the_app(tmp_path):
     root = tmp_path / "runs"
     root.mkdir()
     t = time.time() - 30
-    make_run(root, "bad", log=log_line(t, "INFO", "Images ready") + log_line(t + 1, "ERROR", "Error: image missing"),
-             transcript=[init_line(), text_line(1)])
-    make_run(root, "bad2", log=log_line(t, "INFO", "Images ready") + log_line(t + 1, "ERROR", "Error: disk full"),
-             transcript=[init_line(), text_line(1)])
+    make_run(
+        root,
+        "bad",
+        log=log_line(t, "INFO", "Images ready") + log_line(t + 1, "ERROR", "Error: image missing"),
+        transcript=[init_line(), text_line(1)],
+    )
+    make_run(
+        root,
+        "bad2",
+        log=log_line(t, "INFO", "Images ready") + log_line(t + 1, "ERROR", "Error: disk full"),
+        transcript=[init_line(), text_line(1)],
+    )
     db = tmp_path / "live.duckdb"
     app = EdgeTUIApp(db, live=LiveConfig([root], home=True, interval=0.5, docker=False), on_empty=lambda p: None)
     async with app.run_test(size=(160, 48)) as pilot:
         await _until(pilot, lambda: isinstance(app.screen, RunsScreen), what="runs screen")
         screen = app.screen
-        await _until(pilot, lambda: len(screen.runs) == 2 and all(r.current_alarms for r in screen.runs),
-                     what="two infra alarms")
+        await _until(
+            pilot, lambda: len(screen.runs) == 2 and all(r.current_alarms for r in screen.runs), what="two infra alarms"
+        )
         banner = screen.query_one("#alarm-banner")
         await _until(pilot, lambda: "2 alarms" in banner.render().plain, what="banner counts 2")
         # A on the selected run: that run's alarm stops counting, the other one still does
@@ -53,13 +62,16 @@ async def test_acknowledging_alarms_in_the_app(tmp_path):
         assert len(lines) == 2 and sum("✓" in x for x in lines) == 1
         assert next(x for x in lines if "✓" in x).split()[3] == sel  # age, ⚠, rule, run key, ack
         await pilot.press("A")
-        await _until(pilot, lambda: isinstance(app.screen, RunsScreen) and not screen.has_class("-alarms"),
-                     what="banner gone")
+        await _until(
+            pilot, lambda: isinstance(app.screen, RunsScreen) and not screen.has_class("-alarms"), what="banner gone"
+        )
         assert all(r.current_alarms == [] and len(r.acked_alarms) == 1 for r in screen.runs)
     conn = open_db(db, read_only=True)
     try:
-        acks = conn.execute("SELECT run_key, data->>'$.rule' FROM events WHERE kind = 'alarm' "
-                            "AND data->>'$.ack' = 'true' ORDER BY run_key").fetchall()
+        acks = conn.execute(
+            "SELECT run_key, data->>'$.rule' FROM events WHERE kind = 'alarm' "
+            "AND data->>'$.ack' = 'true' ORDER BY run_key"
+        ).fetchall()
     finally:
         conn.close()
     assert [r[1] for r in acks] == ["infra_error", "infra_error"] and len({r[0] for r in acks}) == 2
@@ -90,8 +102,11 @@ async def test_picker_behind_the_runs_screen_lists_runs_that_appeared_later(tmp_
         row = next(i for i, r in enumerate(picker.shown) if r.get("run_id") == "late1")
         picker.query_one(DataTable).move_cursor(row=row)
         picker.action_open()
-        await _until(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.run_key.endswith("/late1/taskA"),
-                     what="live run screen from the picker")
+        await _until(
+            pilot,
+            lambda: isinstance(app.screen, LiveRunScreen) and app.screen.run_key.endswith("/late1/taskA"),
+            what="live run screen from the picker",
+        )
         await pilot.press("f2")
         await _until(pilot, lambda: isinstance(app.screen, RunsScreen), what="F2: runs screen")
         await _until(pilot, lambda: any("late1" in r for r in _rows(app.screen)), what="runs listed after F2")

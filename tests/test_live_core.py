@@ -47,34 +47,82 @@ def j(obj) -> bytes:
 
 
 def init_line(session: str = "s1") -> bytes:
-    return j({"type": "system", "subtype": "init", "session_id": session, "model": "claude-opus-4-8", "cwd": "/w",
-              "tools": ["Bash"], "uuid": f"u-{session}"})
+    return j(
+        {
+            "type": "system",
+            "subtype": "init",
+            "session_id": session,
+            "model": "claude-opus-4-8",
+            "cwd": "/w",
+            "tools": ["Bash"],
+            "uuid": f"u-{session}",
+        }
+    )
 
 
 def text_line(i: int, session: str = "s1") -> bytes:
-    return j({"type": "assistant", "message": {"id": f"m{i}", "model": "claude-opus-4-8", "role": "assistant",
-              "content": [{"type": "text", "text": f"thinking about step {i}"}],
-              "usage": {"input_tokens": 10, "output_tokens": 5}}, "parent_tool_use_id": None, "session_id": session})
+    return j(
+        {
+            "type": "assistant",
+            "message": {
+                "id": f"m{i}",
+                "model": "claude-opus-4-8",
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"thinking about step {i}"}],
+                "usage": {"input_tokens": 10, "output_tokens": 5},
+            },
+            "parent_tool_use_id": None,
+            "session_id": session,
+        }
+    )
 
 
 def call_line(i: int, cmd: str = "ls", session: str = "s1") -> bytes:
-    return j({"type": "assistant", "message": {"id": f"c{i}", "model": "claude-opus-4-8", "role": "assistant",
-              "content": [{"type": "tool_use", "id": f"toolu_{i}", "name": "Bash", "input": {"command": cmd}}],
-              "usage": {"input_tokens": 10, "output_tokens": 5}}, "parent_tool_use_id": None, "session_id": session})
+    return j(
+        {
+            "type": "assistant",
+            "message": {
+                "id": f"c{i}",
+                "model": "claude-opus-4-8",
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": f"toolu_{i}", "name": "Bash", "input": {"command": cmd}}],
+                "usage": {"input_tokens": 10, "output_tokens": 5},
+            },
+            "parent_tool_use_id": None,
+            "session_id": session,
+        }
+    )
 
 
 def result_line(i: int, session: str = "s1") -> bytes:
-    return j({"type": "user", "message": {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": f"out {i}", "is_error": False}]},
-        "parent_tool_use_id": None, "session_id": session})
+    return j(
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": f"out {i}", "is_error": False}
+                ],
+            },
+            "parent_tool_use_id": None,
+            "session_id": session,
+        }
+    )
 
 
 def log_line(t: float, level: str, msg: str) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) + f",{int((t % 1) * 1000):03d} - {level} - {msg}\n"
 
 
-def make_run(root: Path, run_id: str = "run1", task: str = "taskA", *, log: str | None = None,
-             transcript: list[bytes] | None = None, config: dict | None = None) -> Path:
+def make_run(
+    root: Path,
+    run_id: str = "run1",
+    task: str = "taskA",
+    *,
+    log: str | None = None,
+    transcript: list[bytes] | None = None,
+    config: dict | None = None,
+) -> Path:
     td = root / run_id / task
     td.mkdir(parents=True)
     (td / "run_agent.log").write_text(log if log is not None else log_line(time.time() - 5, "INFO", "Images ready"))
@@ -96,8 +144,14 @@ def expected_events(lines: list[bytes]) -> int:
 
 
 def fast_settings(**kw) -> AlarmSettings:
-    base = dict(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0, stats_interval_s=0,
-                grading_grace_s=0, container_grace_s=0)
+    base = dict(
+        discovery_interval_s=0,
+        finalize_min_interval_s=0,
+        finalize_interval_s=0,
+        stats_interval_s=0,
+        grading_grace_s=0,
+        container_grace_s=0,
+    )
     base.update(kw)
     return AlarmSettings(**base)
 
@@ -150,8 +204,9 @@ def test_growing_transcript_is_tailed_by_offset_with_observed_times(env):
     key = r.run_key
     n_src = lambda: count(conn, "SELECT count(*) FROM events WHERE run_key = ? AND source = 'agent_output.txt'", key)
     assert n_src() == expected_events(lines[:2])
-    cur = conn.execute('SELECT "offset", generation FROM source_cursors WHERE run_key = ? AND source = ?',
-                       [key, "agent_output.txt"]).fetchone()
+    cur = conn.execute(
+        'SELECT "offset", generation FROM source_cursors WHERE run_key = ? AND source = ?', [key, "agent_output.txt"]
+    ).fetchone()
     first_end = len(lines[0]) + len(lines[1]) + 2
     assert cur[0] == first_end  # the half line waits before the cursor
     # lines present before the supervisor started are not stamped "observed"
@@ -171,12 +226,16 @@ def test_growing_transcript_is_tailed_by_offset_with_observed_times(env):
     sup.poll_once()
     assert sup.last_tail.bytes_read == len(lines[2]) + 1 + len(lines[3]) + 1 + len(lines[4]) + 1  # from the cursor only
     assert n_src() == expected_events(lines[:5])
-    new = conn.execute('SELECT min("offset"), count(*), min(t), max(t) FROM events WHERE run_key = ? '
-                       "AND source = 'agent_output.txt' AND t_source = 'observed'", [key]).fetchone()
+    new = conn.execute(
+        'SELECT min("offset"), count(*), min(t), max(t) FROM events WHERE run_key = ? '
+        "AND source = 'agent_output.txt' AND t_source = 'observed'",
+        [key],
+    ).fetchone()
     assert new[0] == first_end and new[1] == expected_events(lines[:5]) - expected_events(lines[:2])
     assert abs(new[2] - t_obs) < 2 and abs(new[3] - t_obs) < 2
-    cur2 = conn.execute('SELECT "offset" FROM source_cursors WHERE run_key = ? AND source = ?',
-                        [key, "agent_output.txt"]).fetchone()[0]
+    cur2 = conn.execute(
+        'SELECT "offset" FROM source_cursors WHERE run_key = ? AND source = ?', [key, "agent_output.txt"]
+    ).fetchone()[0]
     assert cur2 == tpath.stat().st_size > cur[0]
 
     # a new Supervisor (restart) continues from the saved cursor, never from the start
@@ -210,16 +269,22 @@ def test_a_call_read_with_its_timed_result_is_never_listed_after_it(env):
         f.write(call_line(1) + b"\n" + j(result) + b"\n" + call_line(2) + b"\n" + j(stale) + b"\n")
     t_read = clock()
     sup.poll_once()
-    rows = {(r[0], r[1]): (r[2], r[3]) for r in conn.execute(
-        "SELECT kind, tool_use_id, t, t_source FROM events WHERE run_key = ? AND tool_use_id IS NOT NULL",
-        [key]).fetchall()}
+    rows = {
+        (r[0], r[1]): (r[2], r[3])
+        for r in conn.execute(
+            "SELECT kind, tool_use_id, t, t_source FROM events WHERE run_key = ? AND tool_use_id IS NOT NULL", [key]
+        ).fetchall()
+    }
     call1, res1 = rows[("tool_call", "toolu_1")], rows[("tool_result", "toolu_1")]
     assert res1[1] == "recorded" and call1[1] == "observed"
     assert call1[0] <= res1[0] < t_read
     call2 = rows[("tool_call", "toolu_2")]
     assert call2[1] == "observed" and abs(call2[0] - t_read) < 2  # not 5 h back
-    order = [(k, tid) for k, tid in zip(store.run_events(conn, key).kind, store.run_events(conn, key).tool_use_id)
-             if tid == "toolu_1"]
+    order = [
+        (k, tid)
+        for k, tid in zip(store.run_events(conn, key).kind, store.run_events(conn, key).tool_use_id)
+        if tid == "toolu_1"
+    ]
     assert order == [("tool_call", "toolu_1"), ("tool_result", "toolu_1")]
 
 
@@ -231,8 +296,10 @@ def test_events_timed_days_before_the_run_start_are_pointed_out_once(env):
     old = json.loads(result_line(1))
     old["timestamp"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 5 * 86400))
     t0 = time.time() - 60
-    for run_id, lines in (("run1", [init_line(), call_line(1), j(old), text_line(2)]),
-                          ("run2", [init_line("s2"), text_line(1, "s2")])):
+    for run_id, lines in (
+        ("run1", [init_line(), call_line(1), j(old), text_line(2)]),
+        ("run2", [init_line("s2"), text_line(1, "s2")]),
+    ):
         td = make_run(root, run_id=run_id, transcript=lines)
         (td / "started_at").write_text(time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t0)) + f"\n{t0}\n")
     sup = mk()
@@ -294,8 +361,9 @@ def test_truncated_or_replaced_transcript_is_a_new_generation(env):
     sup.poll_once()
     assert conn.execute(q, [key]).fetchone() == (2, n_old + expected_events(new_lines))
     assert any("new generation" in m for m in sup.messages)
-    gen2 = conn.execute('SELECT generation FROM source_cursors WHERE run_key = ? AND source = ?',
-                        [key, "agent_output.txt"]).fetchone()[0]
+    gen2 = conn.execute(
+        "SELECT generation FROM source_cursors WHERE run_key = ? AND source = ?", [key, "agent_output.txt"]
+    ).fetchone()[0]
 
     # 2. truncated below the cursor but the same first line: a derived generation, nothing dropped
     same_first = [init_line("s2"), text_line(42, "s2")]
@@ -304,13 +372,15 @@ def test_truncated_or_replaced_transcript_is_a_new_generation(env):
     sup.poll_once()  # empty file: waits
     tpath.write_bytes(b"".join(x + b"\n" for x in same_first))
     sup.poll_once()
-    gen3 = conn.execute('SELECT generation FROM source_cursors WHERE run_key = ? AND source = ?',
-                        [key, "agent_output.txt"]).fetchone()[0]
+    gen3 = conn.execute(
+        "SELECT generation FROM source_cursors WHERE run_key = ? AND source = ?", [key, "agent_output.txt"]
+    ).fetchone()[0]
     assert gen3.startswith(gen2 + ".")
     assert conn.execute(q, [key]).fetchone() == (3, n_old + expected_events(new_lines) + expected_events(same_first))
     # the newest generation's events arrived while watching: observed
-    assert count(conn, "SELECT count(*) FROM events WHERE run_key = ? AND generation = ? AND t_source = 'observed'",
-                 key, gen3) == expected_events(same_first)
+    assert count(
+        conn, "SELECT count(*) FROM events WHERE run_key = ? AND generation = ? AND t_source = 'observed'", key, gen3
+    ) == expected_events(same_first)
 
     # 3. rewritten in place to a larger size with the same first line: the bytes before the cursor changed
     grown = [init_line("s2"), text_line(77, "s2"), text_line(78, "s2"), text_line(79, "s2")]
@@ -318,11 +388,13 @@ def test_truncated_or_replaced_transcript_is_a_new_generation(env):
     tmp.write_bytes(b"".join(x + b"\n" for x in grown))
     tmp.replace(tpath)
     sup.poll_once()
-    gen4 = conn.execute('SELECT generation FROM source_cursors WHERE run_key = ? AND source = ?',
-                        [key, "agent_output.txt"]).fetchone()[0]
+    gen4 = conn.execute(
+        "SELECT generation FROM source_cursors WHERE run_key = ? AND source = ?", [key, "agent_output.txt"]
+    ).fetchone()[0]
     assert gen4 != gen3 and gen4.startswith(gen2 + ".")
-    assert count(conn, "SELECT count(*) FROM events WHERE run_key = ? AND generation = ?", key, gen4) == \
-        expected_events(grown)
+    assert count(
+        conn, "SELECT count(*) FROM events WHERE run_key = ? AND generation = ?", key, gen4
+    ) == expected_events(grown)
 
 
 def _fds_on(path: Path) -> int:
@@ -362,7 +434,7 @@ def test_tail_keeps_one_handle_per_file_and_the_bytes_before_the_cursor(env):
         sup.poll_once()
         data = tpath.read_bytes()
         assert src.offset == (len(data) if i < 45 else data.rindex(b"\n") + 1)
-        assert src.fingerprint == data[max(0, src.offset - FINGERPRINT_BYTES):src.offset]
+        assert src.fingerprint == data[max(0, src.offset - FINGERPRINT_BYTES) : src.offset]
         assert _fds_on(tpath) == 1
     assert conn.execute(q, [rs.key]).fetchone() == (1, n)
     with open(tpath, "ab") as f:
@@ -402,8 +474,14 @@ def test_tail_closes_the_least_recently_read_handle_beyond_max_open(tmp_path):
     for i in range(3):
         p = tmp_path / f"f{i}.jsonl"
         p.write_bytes(init_line(f"s{i}") + b"\n")
-        srcs.append(TailSource(run_key=f"local/r{i}/t", source="agent_output.txt", path=p,
-                               make_parser=lambda source, gen, state: parser_for("claude_stream", source, gen, state)))
+        srcs.append(
+            TailSource(
+                run_key=f"local/r{i}/t",
+                source="agent_output.txt",
+                path=p,
+                make_parser=lambda source, gen, state: parser_for("claude_stream", source, gen, state),
+            )
+        )
     tailer.poll(srcs, 1.0e9)
     assert [s.fp is not None for s in srcs] == [False, True, True]
     assert sum(_fds_on(s.path) for s in srcs) == 2
@@ -411,8 +489,9 @@ def test_tail_closes_the_least_recently_read_handle_beyond_max_open(tmp_path):
         f.write(text_line(1, "s0") + b"\n")
     tailer.poll(srcs, 1.0e9 + 1)  # f0 read again: f1 is now the least recently read
     assert [s.fp is not None for s in srcs] == [True, False, True]
-    assert conn.execute("SELECT count(*) FROM events WHERE run_key = 'local/r0/t'").fetchone()[0] == \
-        expected_events([init_line("s0"), text_line(1, "s0")])
+    assert conn.execute("SELECT count(*) FROM events WHERE run_key = 'local/r0/t'").fetchone()[0] == expected_events(
+        [init_line("s0"), text_line(1, "s0")]
+    )
     tailer.close()
     assert sum(_fds_on(s.path) for s in srcs) == 0
     conn.close()
@@ -434,10 +513,25 @@ def test_discovery_flat_and_grouped_layouts_and_new_run_dirs(env):
 
 
 def _report(path: Path, **kw) -> None:
-    rep = {"task_id": "taskA", "submission_id": "a1b2c3d4e5f6", "total_tests": 10, "passed": 7, "failed": 3,
-           "errors": 0, "pass_rate": 0.7, "score": None, "score_0_100": None, "timed_out": False,
-           "runtime_seconds": 3.0, "test_details": [], "valid": True, "summary": "7/10 tests passed",
-           "details": [], "metrics": {}, "submitted_at": time.time() - 30}
+    rep = {
+        "task_id": "taskA",
+        "submission_id": "a1b2c3d4e5f6",
+        "total_tests": 10,
+        "passed": 7,
+        "failed": 3,
+        "errors": 0,
+        "pass_rate": 0.7,
+        "score": None,
+        "score_0_100": None,
+        "timed_out": False,
+        "runtime_seconds": 3.0,
+        "test_details": [],
+        "valid": True,
+        "summary": "7/10 tests passed",
+        "details": [],
+        "metrics": {},
+        "submitted_at": time.time() - 30,
+    }
     rep.update(kw)
     path.write_text(json.dumps(rep))
 
@@ -458,7 +552,9 @@ def test_submission_folder_then_report_gives_best_so_far(env):
     r = sup.poll_once()[0]
     assert r.status == "running" and r.grading_rounds == []
     assert r.best_display == pytest.approx(70.0) and r.best_round == "agent-1" and r.agent_submissions == 1
-    row = conn.execute("SELECT status, pass_rate, is_new_best FROM submissions WHERE run_key = ?", [r.run_key]).fetchone()
+    row = conn.execute(
+        "SELECT status, pass_rate, is_new_best FROM submissions WHERE run_key = ?", [r.run_key]
+    ).fetchone()
     assert row == ("graded", 0.7, True)
     assert count(conn, "SELECT count(*) FROM events WHERE run_key = ? AND kind = 'judge_result'", r.run_key) == 1
 
@@ -470,10 +566,25 @@ def test_final_result_makes_the_run_finished(env):
     assert sup.poll_once()[0].status == "running"
     (td / "final_result.json").write_text('{"agent": "claude-code", "task": "ta')  # mid-write: not yet
     assert sup.poll_once()[0].status == "running"
-    (td / "final_result.json").write_text(json.dumps({
-        "agent": "claude-code", "task": "taskA", "run_id": "run1", "model": "claude-opus-4-8", "best_pass_rate": 0.5,
-        "best_round": "", "total_rounds": 0, "agent_submissions": 0, "auto_submissions": 0, "timed_out": True,
-        "runtime_seconds": 100.0, "archive_size_bytes": 0, "resume_count": 0}))
+    (td / "final_result.json").write_text(
+        json.dumps(
+            {
+                "agent": "claude-code",
+                "task": "taskA",
+                "run_id": "run1",
+                "model": "claude-opus-4-8",
+                "best_pass_rate": 0.5,
+                "best_round": "",
+                "total_rounds": 0,
+                "agent_submissions": 0,
+                "auto_submissions": 0,
+                "timed_out": True,
+                "runtime_seconds": 100.0,
+                "archive_size_bytes": 0,
+                "resume_count": 0,
+            }
+        )
+    )
     r = sup.poll_once()[0]
     assert r.status == "finished"
     assert conn.execute("SELECT status FROM runs WHERE run_key = ?", [r.run_key]).fetchone()[0] == "finished"
@@ -509,15 +620,26 @@ def test_aborted_after_abort_threshold_without_container_information(env):
 
 
 def _alarm_rules(conn, key):
-    return [r[0] for r in conn.execute(
-        "SELECT data->>'$.rule' FROM events WHERE run_key = ? AND kind = 'alarm' ORDER BY t", [key]).fetchall()]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT data->>'$.rule' FROM events WHERE run_key = ? AND kind = 'alarm' ORDER BY t", [key]
+        ).fetchall()
+    ]
 
 
 def test_stall_alarm_fires_once_and_not_while_a_tool_call_is_pending(env, tmp_path):
     root, conn, clock, mk = env
     out = tmp_path / "alarms.jsonl"
     make_run(root, "quiet", transcript=[init_line(), call_line(1), result_line(1), text_line(2)])
-    busy = make_run(root, "busy", transcript=[init_line(), call_line(1, "sforge-submit"), ])  # waiting for grading
+    busy = make_run(
+        root,
+        "busy",
+        transcript=[
+            init_line(),
+            call_line(1, "sforge-submit"),
+        ],
+    )  # waiting for grading
     sup = mk(settings=fast_settings(stall_after_s=900), on_alarm_cmd=f"cat >> {out}")
     runs = sup.poll_once()
     assert one(runs, "busy").pending_tool_calls == 1 and one(runs, "quiet").pending_tool_calls == 0
@@ -557,13 +679,15 @@ def test_no_new_best_alarm_and_look_alike(env):
     root, conn, clock, mk = env
     now = time.time()
     old = make_run(root, "old", transcript=[init_line(), text_line(1)])
-    (old / "started_at").write_text(time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(now - 4 * 3600))
-                                    + f"\n{now - 4 * 3600}\n")
+    (old / "started_at").write_text(
+        time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(now - 4 * 3600)) + f"\n{now - 4 * 3600}\n"
+    )
     (old / "submissions" / "agent-1").mkdir(parents=True)
     _report(old / "submissions" / "agent-1" / "report.json", submitted_at=now - 3 * 3600)
     fresh = make_run(root, "fresh", transcript=[init_line(), text_line(1)])
-    (fresh / "started_at").write_text(time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(now - 4 * 3600))
-                                      + f"\n{now - 4 * 3600}\n")
+    (fresh / "started_at").write_text(
+        time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(now - 4 * 3600)) + f"\n{now - 4 * 3600}\n"
+    )
     for i, (age, pr) in enumerate([(3 * 3600, 0.5), (600, 0.9)], start=1):
         (fresh / "submissions" / f"agent-{i}").mkdir(parents=True)
         _report(fresh / "submissions" / f"agent-{i}" / "report.json", submitted_at=now - age, pass_rate=pr)
@@ -577,13 +701,35 @@ def test_no_new_best_alarm_and_look_alike(env):
 def test_infra_error_alarm_and_look_alikes(env):
     root, conn, clock, mk = env
     t = time.time() - 60
-    make_run(root, "bad", log=log_line(t, "INFO", "Images ready") + log_line(t + 1, "ERROR", "Error: image missing")
-             + "Traceback (most recent call last):\n  File x\n", transcript=[init_line()])
-    make_run(root, "ok", log=log_line(t, "INFO", "Images ready")
-             + log_line(t + 1, "WARNING", "Register attempt 1/5 failed: ERROR - connection refused")
-             + log_line(t + 2, "INFO", "payload mentions ' - ERROR - ' in text"),
-             transcript=[init_line(), j({"type": "assistant", "message": {"id": "x", "role": "assistant", "content": [
-                 {"type": "text", "text": "2026-01-01 10:00:00,000 - ERROR - quoted log line"}]}, "session_id": "s1"})])
+    make_run(
+        root,
+        "bad",
+        log=log_line(t, "INFO", "Images ready")
+        + log_line(t + 1, "ERROR", "Error: image missing")
+        + "Traceback (most recent call last):\n  File x\n",
+        transcript=[init_line()],
+    )
+    make_run(
+        root,
+        "ok",
+        log=log_line(t, "INFO", "Images ready")
+        + log_line(t + 1, "WARNING", "Register attempt 1/5 failed: ERROR - connection refused")
+        + log_line(t + 2, "INFO", "payload mentions ' - ERROR - ' in text"),
+        transcript=[
+            init_line(),
+            j(
+                {
+                    "type": "assistant",
+                    "message": {
+                        "id": "x",
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": "2026-01-01 10:00:00,000 - ERROR - quoted log line"}],
+                    },
+                    "session_id": "s1",
+                }
+            ),
+        ],
+    )
     sup = mk()
     runs = sup.poll_once()
     bad, ok = one(runs, "bad"), one(runs, "ok")
@@ -612,8 +758,11 @@ def test_resume_loop_alarm_and_spread_out_resumes(env):
         spread_log += _resume(now - age, k)
     make_run(root, "loop", log=loop_log, transcript=[init_line()])
     make_run(root, "spread", log=spread_log, transcript=[init_line()])
-    sup = mk(settings=fast_settings(resume_loop_count=3, resume_loop_window_s=1800, stall_after_s=1e9,
-                                    no_new_best_after_s=1e9))
+    sup = mk(
+        settings=fast_settings(
+            resume_loop_count=3, resume_loop_window_s=1800, stall_after_s=1e9, no_new_best_after_s=1e9
+        )
+    )
     runs = sup.poll_once()
     assert one(runs, "loop").active_alarms == ["resume_loop"]
     assert one(runs, "spread").active_alarms == []
@@ -631,9 +780,11 @@ def test_grading_failed_when_judge_log_ends_without_report(env):
     failed.mkdir(parents=True)
     (failed / "run_instance.log").write_text(
         log_line(t - 20, "INFO", "Judge container started: " + "cd" * 32)
-        + log_line(t - 10, "ERROR", "Archive extraction failed: tar: bad") + "Traceback...\n"
+        + log_line(t - 10, "ERROR", "Archive extraction failed: tar: bad")
+        + "Traceback...\n"
         + log_line(t - 9, "INFO", "Stopping container edgebench.judge.taskA.aaaaaaaaaaaa...")
-        + log_line(t - 8, "INFO", "Container edgebench.judge.taskA.aaaaaaaaaaaa removed."))
+        + log_line(t - 8, "INFO", "Container edgebench.judge.taskA.aaaaaaaaaaaa removed.")
+    )
     pending = td / "submissions" / "auto-1"
     pending.mkdir(parents=True)
     (pending / "run_instance.log").write_text(log_line(t - 5, "INFO", "Judge container started: " + "ef" * 32))
@@ -657,7 +808,9 @@ def test_on_alarm_command_failure_is_a_note_not_an_exception(env):
     sup.alarm_cmd.wait()
     sup.poll_once()
     seen += sup.messages
-    assert [m for m in seen if "exited with status 3" in m] == ["--on-alarm command exited with status 3 (alarm infra_error)"]
+    assert [m for m in seen if "exited with status 3" in m] == [
+        "--on-alarm command exited with status 3 (alarm infra_error)"
+    ]
     bad = mk(on_alarm_cmd="/nonexistent/cmd")
     bad.alarm_cmd.fire({"rule": "x"})  # a shell that cannot find the command: exit 127, noted
     bad.alarm_cmd.wait()
@@ -700,16 +853,27 @@ def test_settings_from_toml_and_json_and_bad_files(tmp_path):
 
 def test_container_rules_wait_for_the_grace_and_the_harness_ending():
     s = AlarmSettings(container_grace_s=60, finish_grace_s=1500)
-    base = dict(run_key="h/r/t", status="running", container_id="c" * 64, container_name="sforge.run.t.r",
-                container_state="exited", container_exit_code=3)
+    base = dict(
+        run_key="h/r/t",
+        status="running",
+        container_id="c" * 64,
+        container_name="sforge.run.t.r",
+        container_state="exited",
+        container_exit_code=3,
+    )
     assert evaluate(RunFacts(**base, container_ended_t=1000.0), s, 1030.0) == []
     conds = evaluate(RunFacts(**base, container_ended_t=1000.0), s, 1061.0)
     assert [c.rule for c in conds] == ["container_exit"] and conds[0].severity == "critical"
     # the harness said "Agent finished": the exit is the drain, no alarm until the drain allowance is over
     assert evaluate(RunFacts(**base, container_ended_t=1000.0, ending_since=990.0), s, 1100.0) == []
     assert evaluate(RunFacts(**base, container_ended_t=1000.0, finished=True), s, 5000.0) == []
-    oom = evaluate(RunFacts(**{**base, "container_exit_code": 137, "status": "aborted"}, container_oom=True,
-                            container_ended_t=1000.0), s, 1001.0)
+    oom = evaluate(
+        RunFacts(
+            **{**base, "container_exit_code": 137, "status": "aborted"}, container_oom=True, container_ended_t=1000.0
+        ),
+        s,
+        1001.0,
+    )
     assert [c.rule for c in oom] == ["oom"]
 
 
@@ -717,7 +881,7 @@ class _History(http.server.BaseHTTPRequestHandler):
     seen: list[str] = []
     body: dict = {}
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):  # http.server's name
         type(self).seen.append(self.path)
         data = json.dumps(type(self).body).encode()
         self.send_response(200)
@@ -726,7 +890,7 @@ class _History(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):  # http.server's name
         type(self).seen.append("POST " + self.path)
         self.send_response(405)
         self.end_headers()
@@ -743,14 +907,34 @@ def _free_port() -> int:
 
 def test_judge_poller_reads_history_and_survives_an_unreachable_judge():
     _History.seen = []
-    _History.body = {"run_id": "r", "best_score": None, "best_pass_rate": 0.5, "best_round": "agent-1",
-                     "agent_submissions": 3, "auto_submissions": 1, "entries": [
-                         {"type": "submission", "status": "completed", "round": "agent-1", "pass_rate": 0.5,
-                          "total_tests": 4, "summary": "2/4"},
-                         {"type": "submission", "status": "completed", "round": "agent-2", "error": "boom"},
-                         {"type": "submission", "status": "completed", "round": "auto-1", "pass_rate": 0.0,
-                          "total_tests": 0, "summary": None},
-                         {"type": "submission", "status": "running", "round": "agent-3"}]}
+    _History.body = {
+        "run_id": "r",
+        "best_score": None,
+        "best_pass_rate": 0.5,
+        "best_round": "agent-1",
+        "agent_submissions": 3,
+        "auto_submissions": 1,
+        "entries": [
+            {
+                "type": "submission",
+                "status": "completed",
+                "round": "agent-1",
+                "pass_rate": 0.5,
+                "total_tests": 4,
+                "summary": "2/4",
+            },
+            {"type": "submission", "status": "completed", "round": "agent-2", "error": "boom"},
+            {
+                "type": "submission",
+                "status": "completed",
+                "round": "auto-1",
+                "pass_rate": 0.0,
+                "total_tests": 0,
+                "summary": None,
+            },
+            {"type": "submission", "status": "running", "round": "agent-3"},
+        ],
+    }
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _History)
     th = threading.Thread(target=srv.serve_forever, daemon=True)
     th.start()
@@ -762,8 +946,9 @@ def test_judge_poller_reads_history_and_survives_an_unreachable_judge():
         v = views["k"]
         assert v.ok and v.judge_errors == {"agent-2": "boom"} and list(v.failed) == ["auto-1"]
         assert v.running == ["agent-3"] and v.best_round == "agent-1"
-        assert _History.seen and all(s.startswith("/api/v1/history?token=tok123456&admin_secret=s3cret-admin")
-                                     for s in _History.seen)
+        assert _History.seen and all(
+            s.startswith("/api/v1/history?token=tok123456&admin_secret=s3cret-admin") for s in _History.seen
+        )
         p.close()
     finally:
         srv.shutdown()
@@ -805,16 +990,19 @@ def test_run_forever_wakes_on_file_changes_and_survives_errors(env, poll):
 
     sup._poll = flaky
     stop = threading.Event()
-    th = threading.Thread(target=sup.run_forever, args=(30.0, stop, lambda rs: updates.append(
-        (time.monotonic(), rs[0].n_events if rs else 0))), kwargs={"poll": poll}, daemon=True)
+    th = threading.Thread(
+        target=sup.run_forever,
+        args=(30.0, stop, lambda rs: updates.append((time.monotonic(), rs[0].n_events if rs else 0))),
+        kwargs={"poll": poll},
+        daemon=True,
+    )
     th.start()
     try:
         wait_for(lambda: len(updates) >= 2, 10, "the failed refresh, then a good one", describe=lambda: updates)
         assert any(m == "refresh failed: RuntimeError: disk on fire second line" for _, m in sup.notes)
         sup.notes.clear()  # expected here (the fixture checks that no other test has internal failures)
         if poll:
-            wait_for(lambda: sup.watch_mode.startswith("polling"), 10, "stat polling",
-                     describe=lambda: sup.watch_mode)
+            wait_for(lambda: sup.watch_mode.startswith("polling"), 10, "stat polling", describe=lambda: sup.watch_mode)
         else:  # the watcher's watch on the task folder is in place (seen in this process's inotify fds)
             wait_for(lambda: inotify_watched(td), 10, "an inotify watch on the task folder")
         n_before = len(updates)
@@ -822,8 +1010,12 @@ def test_run_forever_wakes_on_file_changes_and_survives_errors(env, poll):
         with open(td / "agent_output.txt", "ab") as f:
             f.write(text_line(2) + b"\n")
         # far sooner than the 30 s interval: a file change woke it (or the stat polling saw it)
-        wait_for(lambda: any(t > t_append and n >= 3 for t, n in updates[n_before:]), 15,
-                 "a refresh with the appended line", describe=lambda: updates)
+        wait_for(
+            lambda: any(t > t_append and n >= 3 for t, n in updates[n_before:]),
+            15,
+            "a refresh with the appended line",
+            describe=lambda: updates,
+        )
     finally:
         stop.set()
         th.join(10)
@@ -836,8 +1028,11 @@ def test_restart_after_a_crash_rereads_a_little_but_records_and_counts_nothing_t
     alarm rules again (a resume counted twice would fake a resume loop)."""
     root, conn, clock, mk = env
     now = time.time()
-    td = make_run(root, log=log_line(now - 100, "INFO", "Running agent: claude -p x (timeout=43200s)"),
-                  transcript=[init_line(), text_line(1)])
+    td = make_run(
+        root,
+        log=log_line(now - 100, "INFO", "Running agent: claude -p x (timeout=43200s)"),
+        transcript=[init_line(), text_line(1)],
+    )
     sup = mk(settings=fast_settings(resume_loop_count=3, stall_after_s=1e9, no_new_best_after_s=1e9))
     sup.poll_once()
     key = sup.last_runs[0].run_key
@@ -847,8 +1042,9 @@ def test_restart_after_a_crash_rereads_a_little_but_records_and_counts_nothing_t
     with open(td / "agent_output.txt", "ab") as f:
         f.write(text_line(2) + b"\n" + call_line(3) + b"\n")
     sup.poll_once()  # events committed, cursors not yet due (saved every 5 s)
-    saved = conn.execute('SELECT "offset" FROM source_cursors WHERE run_key = ? AND source = ?',
-                         [key, "agent_output.txt"]).fetchone()[0]
+    saved = conn.execute(
+        'SELECT "offset" FROM source_cursors WHERE run_key = ? AND source = ?', [key, "agent_output.txt"]
+    ).fetchone()[0]
     assert saved < (td / "agent_output.txt").stat().st_size
     n_events = count(conn, "SELECT count(*) FROM events WHERE run_key = ?", key)
     # "crash": a new supervisor without closing the first one
@@ -904,8 +1100,11 @@ def test_acknowledged_alarm_stops_counting_is_recorded_and_survives_a_restart(en
     assert "ack:stall" in q.flags and "alarm:stall" not in q.flags
     assert q.active_alarms == ["stall"]  # the condition still holds
     assert [a.rule for a in o.current_alarms] == ["stall"]  # the other run is untouched
-    acks = conn.execute("SELECT data->>'$.rule', data->>'$.key' FROM events WHERE run_key = ? AND kind = 'alarm' "
-                        "AND data->>'$.ack' = 'true'", [q.run_key]).fetchall()
+    acks = conn.execute(
+        "SELECT data->>'$.rule', data->>'$.key' FROM events WHERE run_key = ? AND kind = 'alarm' "
+        "AND data->>'$.ack' = 'true'",
+        [q.run_key],
+    ).fetchall()
     assert acks == [("stall", "stall")]
     # a restart keeps the acknowledgement of the episode that is still going on
     sup.close()
@@ -930,8 +1129,9 @@ def test_over_budget_flag_only_while_running_past_the_timeout(env):
     now = time.time()
     for name, age in (("late", 7300), ("early", 1800)):
         td = make_run(root, name, transcript=[init_line(), text_line(1)], config={"timeout": 7200})
-        (td / "started_at").write_text(time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(now - age))
-                                       + f"\n{now - age}\n")
+        (td / "started_at").write_text(
+            time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(now - age)) + f"\n{now - age}\n"
+        )
     sup = mk(settings=fast_settings(stall_after_s=1e9, no_new_best_after_s=1e9))
     runs = sup.poll_once()
     late, early = one(runs, "late"), one(runs, "early")
@@ -945,13 +1145,15 @@ def test_over_budget_flag_only_while_running_past_the_timeout(env):
 def test_runs_row_gets_live_figures_between_full_recomputations(env):
     root, conn, clock, mk = env
     td = make_run(root, "grow", transcript=[init_line(), text_line(1)])
-    sup = mk(settings=fast_settings(finalize_interval_s=1e9, row_refresh_s=10, stall_after_s=1e9,
-                                    no_new_best_after_s=1e9))
+    sup = mk(
+        settings=fast_settings(finalize_interval_s=1e9, row_refresh_s=10, stall_after_s=1e9, no_new_best_after_s=1e9)
+    )
     r = sup.poll_once()[0]
 
     def row():
-        return conn.execute("SELECT n_events, input_tokens, output_tokens, last_event_at FROM runs WHERE run_key = ?",
-                            [r.run_key]).fetchall()[0]
+        return conn.execute(
+            "SELECT n_events, input_tokens, output_tokens, last_event_at FROM runs WHERE run_key = ?", [r.run_key]
+        ).fetchall()[0]
 
     base = row()
     with open(td / "agent_output.txt", "ab") as f:
@@ -976,13 +1178,15 @@ def test_graded_submission_between_full_recomputations_updates_the_best_at_once(
 
     root, conn, clock, mk = env
     td = make_run(root, "grow", transcript=[init_line(), text_line(1)])
-    sup = mk(settings=fast_settings(finalize_interval_s=1e9, row_refresh_s=0, stall_after_s=1e9,
-                                    no_new_best_after_s=1e9))
+    sup = mk(
+        settings=fast_settings(finalize_interval_s=1e9, row_refresh_s=0, stall_after_s=1e9, no_new_best_after_s=1e9)
+    )
     r = sup.poll_once()[0]
     calls: list[bool] = []
     real = sup_mod.finalize_runs
-    monkeypatch.setattr(sup_mod, "finalize_runs", lambda rec, jobs: (calls.extend(j.aggregates for j in jobs),
-                                                                      real(rec, jobs))[1])
+    monkeypatch.setattr(
+        sup_mod, "finalize_runs", lambda rec, jobs: (calls.extend(j.aggregates for j in jobs), real(rec, jobs))[1]
+    )
     with open(td / "agent_output.txt", "ab") as f:
         f.write(text_line(2) + b"\n")
     sub = td / "submissions" / "agent-1"
@@ -992,8 +1196,9 @@ def test_graded_submission_between_full_recomputations_updates_the_best_at_once(
     r = sup.poll_once()[0]
     assert calls == [False]
     assert r.best_display == pytest.approx(70.0) and r.agent_submissions == 1
-    row = conn.execute("SELECT best_round, agent_submissions, n_events FROM runs WHERE run_key = ?",
-                       [r.run_key]).fetchone()
+    row = conn.execute(
+        "SELECT best_round, agent_submissions, n_events FROM runs WHERE run_key = ?", [r.run_key]
+    ).fetchone()
     n = count(conn, "SELECT count(*) FROM events WHERE run_key = ?", r.run_key)
     assert row == ("agent-1", 1, n) and r.n_events == n
     # the full recomputation still comes (here: on close) and agrees
@@ -1018,13 +1223,19 @@ def test_submission_folder_with_nothing_in_it_fails_after_the_eval_timeout(env):
 def test_error_as_the_last_log_line_is_recorded_at_once_then_completed(env):
     root, conn, clock, mk = env
     t = time.time() - 30
-    td = make_run(root, "err", log=log_line(t, "INFO", "Images ready") + log_line(t + 1, "ERROR", "Error: judge down"),
-                  transcript=[init_line()])
+    td = make_run(
+        root,
+        "err",
+        log=log_line(t, "INFO", "Images ready") + log_line(t + 1, "ERROR", "Error: judge down"),
+        transcript=[init_line()],
+    )
     sup = mk(settings=fast_settings(stall_after_s=1e9, no_new_best_after_s=1e9))
     r = sup.poll_once()[0]
     assert r.active_alarms == ["infra_error"]
-    q = ("SELECT summary, sub, data->>'$.traceback', data->>'$.provisional' FROM events WHERE run_key = ? "
-         "AND kind = 'infra_error' ORDER BY sub")
+    q = (
+        "SELECT summary, sub, data->>'$.traceback', data->>'$.provisional' FROM events WHERE run_key = ? "
+        "AND kind = 'infra_error' ORDER BY sub"
+    )
     clock.advance(3)  # the log stays quiet: the held ERROR record is recorded as it stands
     sup.poll_once()
     rows = conn.execute(q, [r.run_key]).fetchall()
@@ -1032,7 +1243,7 @@ def test_error_as_the_last_log_line_is_recorded_at_once_then_completed(env):
     assert conn.execute("SELECT infra_error FROM runs WHERE run_key = ?", [r.run_key]).fetchall() == [(True,)]
     # its traceback arrives, then the next record: the complete event replaces the provisional one
     with open(td / "run_agent.log", "a") as f:
-        f.write("Traceback (most recent call last):\n  File \"x.py\", line 1\nConnectionError: refused\n")
+        f.write('Traceback (most recent call last):\n  File "x.py", line 1\nConnectionError: refused\n')
         f.write(log_line(t + 5, "INFO", "Agent exited after 4.0s, will resume"))
     sup.poll_once()
     rows = conn.execute(q, [r.run_key]).fetchall()
@@ -1043,14 +1254,23 @@ def test_lines_present_at_first_sight_spread_up_to_the_transcripts_last_write(en
     root, conn, clock, mk = env
     now = time.time()
     start, last_write = now - 3600, now - 600
-    td = make_run(root, "seen", log=log_line(start, "INFO", "Running agent: claude -p ... (timeout=43200s)"),
-                  transcript=[init_line()] + [text_line(i) for i in range(1, 10)])
+    td = make_run(
+        root,
+        "seen",
+        log=log_line(start, "INFO", "Running agent: claude -p ... (timeout=43200s)"),
+        transcript=[init_line()] + [text_line(i) for i in range(1, 10)],
+    )
     (td / "started_at").write_text(time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(start)) + f"\n{start}\n")
     os.utime(td / "agent_output.txt", (last_write, last_write))
     sup = mk(settings=fast_settings(stall_after_s=1e9, no_new_best_after_s=1e9))
     r = sup.poll_once()[0]
-    ts = [t for (t,) in conn.execute("SELECT t FROM events WHERE run_key = ? AND source = 'agent_output.txt' "
-                                     'ORDER BY "offset", sub', [r.run_key]).fetchall()]
+    ts = [
+        t
+        for (t,) in conn.execute(
+            "SELECT t FROM events WHERE run_key = ? AND source = 'agent_output.txt' ORDER BY \"offset\", sub",
+            [r.run_key],
+        ).fetchall()
+    ]
     assert ts[0] == pytest.approx(start, abs=1) and ts[-1] == pytest.approx(last_write, abs=1)
     assert ts == sorted(ts) and start + 1000 < ts[len(ts) // 2] < last_write - 1000  # spread, not piled up
     assert r.last_event_at == pytest.approx(last_write, abs=1)
@@ -1065,13 +1285,22 @@ def test_live_refresh_rereads_only_changed_submission_folders_and_matches_an_off
     for i in range(1, 6):
         sub = td / "submissions" / f"agent-{i}"
         sub.mkdir(parents=True)
-        _report(sub / "report.json", submission_id=f"{i:012x}", pass_rate=i / 10, passed=i, failed=10 - i,
-                summary=f"{i}/10 tests passed", submitted_at=time.time() - 600 + i)
+        _report(
+            sub / "report.json",
+            submission_id=f"{i:012x}",
+            pass_rate=i / 10,
+            passed=i,
+            failed=10 - i,
+            summary=f"{i}/10 tests passed",
+            submitted_at=time.time() - 600 + i,
+        )
     read: list[str] = []
     from edgetui.parsers import sforge_submissions as subs_mod
 
     real = subs_mod._folder_events  # what reads a folder's files into events (the cache skips it)
-    monkeypatch.setattr(subs_mod, "_folder_events", lambda d, recs, off: read.extend(r.round for r in recs) or real(d, recs, off))
+    monkeypatch.setattr(
+        subs_mod, "_folder_events", lambda d, recs, off: read.extend(r.round for r in recs) or real(d, recs, off)
+    )
     sup = mk()
     sup.poll_once()
     assert sorted(read) == [f"agent-{i}" for i in range(1, 6)]
@@ -1079,10 +1308,18 @@ def test_live_refresh_rereads_only_changed_submission_folders_and_matches_an_off
     read.clear()
     sub6 = td / "submissions" / "agent-6"
     sub6.mkdir()
-    _report(sub6 / "report.json", submission_id="6" * 12, pass_rate=0.9, passed=9, failed=1, summary="9/10 tests passed")
+    _report(
+        sub6 / "report.json", submission_id="6" * 12, pass_rate=0.9, passed=9, failed=1, summary="9/10 tests passed"
+    )
     time.sleep(0.01)
-    _report(td / "submissions" / "agent-2" / "report.json", submission_id="2" * 12, pass_rate=0.8, passed=8, failed=2,
-            summary="8/10 tests passed")
+    _report(
+        td / "submissions" / "agent-2" / "report.json",
+        submission_id="2" * 12,
+        pass_rate=0.8,
+        passed=8,
+        failed=2,
+        summary="8/10 tests passed",
+    )
     clock.advance(5)
     r = sup.poll_once()[0]
     assert sorted(read) == ["agent-2", "agent-6"]
@@ -1091,8 +1328,10 @@ def test_live_refresh_rereads_only_changed_submission_folders_and_matches_an_off
     monkeypatch.setattr(sd, "_folder_events", real)
     off = open_db(tmp_path / "offline.duckdb")
     ingest_paths(off, [root])
-    q = ("SELECT event_id, kind, round, summary, data FROM events WHERE source LIKE 'submissions/%' "
-         "AND run_key = ? ORDER BY event_id")
+    q = (
+        "SELECT event_id, kind, round, summary, data FROM events WHERE source LIKE 'submissions/%' "
+        "AND run_key = ? ORDER BY event_id"
+    )
     assert conn.execute(q, [r.run_key]).fetchall() == off.execute(q, [r.run_key]).fetchall()
     off.close()
 
@@ -1131,14 +1370,25 @@ def test_tail_commit_plain_insert_then_or_ignore_on_a_key_conflict(tmp_path):
     tailer = Tailer(Recorder(conn))
 
     def evs(lo: int, hi: int) -> list[Event]:
-        return [Event(run_key="local/r/t", kind="agent_message", source="agent_output.txt", generation="g1",
-                      offset=100 * i, sub=0, t=1.0e9 + i, summary=f"line {i}") for i in range(lo, hi)]
+        return [
+            Event(
+                run_key="local/r/t",
+                kind="agent_message",
+                source="agent_output.txt",
+                generation="g1",
+                offset=100 * i,
+                sub=0,
+                t=1.0e9 + i,
+                summary=f"line {i}",
+            )
+            for i in range(lo, hi)
+        ]
 
     tailer._commit(evs(0, 5), [])
     assert tailer.redone == 0
     tailer._commit(evs(3, 8), [])  # 3 and 4 are recorded already
     assert tailer.redone == 1
-    rows = conn.execute("SELECT summary, count(*) FROM events GROUP BY summary ORDER BY min(\"offset\")").fetchall()
+    rows = conn.execute('SELECT summary, count(*) FROM events GROUP BY summary ORDER BY min("offset")').fetchall()
     assert rows == [(f"line {i}", 1) for i in range(8)]
     tailer._commit(evs(8, 9), [])
     assert tailer.redone == 1 and conn.execute("SELECT count(*) FROM events").fetchone()[0] == 9
@@ -1182,22 +1432,43 @@ def test_a_work_container_killed_before_the_agents_end_is_an_alarm_even_on_a_nor
     The harness's own stop after "Agent finished" (exit 137 too) and an OOM kill are not this alarm."""
     from edgetui.live.alarms import AlarmSettings, RunFacts, evaluate
 
-    base = dict(run_key="k", status="finished", finished=True, container_id="c" * 12, container_name="sforge.run.t.r",
-                container_state="gone", container_exit_code=137, ended_t=1000.0)
+    base = dict(
+        run_key="k",
+        status="finished",
+        finished=True,
+        container_id="c" * 12,
+        container_name="sforge.run.t.r",
+        container_state="gone",
+        container_exit_code=137,
+        ended_t=1000.0,
+    )
     killed = evaluate(RunFacts(**base, container_finished_at=990.0, ending_since=990.2), AlarmSettings(), 1001.0)
     assert [(c.rule, c.key) for c in killed] == [("container_exit", "container_killed:cccccccccccc")]
     assert "killed (exit 137) before the agent's end" in killed[0].message
     normal = evaluate(RunFacts(**base, container_finished_at=1005.0, ending_since=990.2), AlarmSettings(), 1006.0)
     assert normal == []
-    oom = evaluate(RunFacts(**base, container_finished_at=990.0, ending_since=990.2, container_oom=True),
-                   AlarmSettings(), 1001.0)
+    oom = evaluate(
+        RunFacts(**base, container_finished_at=990.0, ending_since=990.2, container_oom=True), AlarmSettings(), 1001.0
+    )
     assert oom == []
-    clean_exit = evaluate(RunFacts(**{**base, "container_exit_code": 0}, container_finished_at=990.0,
-                                   ending_since=990.2), AlarmSettings(), 1001.0)
+    clean_exit = evaluate(
+        RunFacts(**{**base, "container_exit_code": 0}, container_finished_at=990.0, ending_since=990.2),
+        AlarmSettings(),
+        1001.0,
+    )
     assert clean_exit == []
     # the ERROR path already says it: one alarm, not two
-    both = evaluate(RunFacts(**base, container_finished_at=990.0, ending_since=990.2, error_times=[990.1],
-                             last_error_msg="409 … is not running"), AlarmSettings(), 1001.0)
+    both = evaluate(
+        RunFacts(
+            **base,
+            container_finished_at=990.0,
+            ending_since=990.2,
+            error_times=[990.1],
+            last_error_msg="409 … is not running",
+        ),
+        AlarmSettings(),
+        1001.0,
+    )
     assert [c.key for c in both] == ["infra_error@990"]  # the ERROR burst's key: the alarm raised while running
 
 
@@ -1212,7 +1483,7 @@ def test_a_harness_error_tailed_after_the_run_was_read_makes_it_aborted(env):
     r = sup.poll_once()[0]
     assert r.status == "running"
     with open(td / "run_agent.log", "a") as f:
-        f.write(log_line(clock() , "ERROR", "Error: Install command failed (exit 2): curl …"))
+        f.write(log_line(clock(), "ERROR", "Error: Install command failed (exit 2): curl …"))
     assert sup.poll_once()[0].status == "running"  # the harness may still be writing its traceback
     clock.advance(61)
     r = sup.poll_once()[0]
@@ -1229,15 +1500,16 @@ def test_an_aborted_runs_elapsed_ends_at_its_last_record_not_at_its_files_mtimes
 
     src = Path(__file__).resolve().parents[1] / "sample_runs" / "genuine" / "runs" / "real-installfail-20261201181800"
     root = tmp_path / "runs"
-    _sh.copytree(src, root / src.name, copy_function=_sh.copy)   # new mtimes, as a fresh checkout has
+    _sh.copytree(src, root / src.name, copy_function=_sh.copy)  # new mtimes, as a fresh checkout has
     conn = open_db(tmp_path / "live.duckdb")
     sup = Supervisor(conn, [root], docker_client=None, settings=fast_settings())
     try:
         (r,) = sup.poll_once()
-        first, last = conn.execute("SELECT min(t), max(t) FROM events WHERE run_key = ? AND t IS NOT NULL",
-                                   [r.run_key]).fetchone()
+        first, last = conn.execute(
+            "SELECT min(t), max(t) FROM events WHERE run_key = ? AND t IS NOT NULL", [r.run_key]
+        ).fetchone()
         assert r.status == "aborted" and r.started_at is not None
-        assert time.time() - r.started_at > 3600          # it started long before the files' mtimes
+        assert time.time() - r.started_at > 3600  # it started long before the files' mtimes
         assert r.elapsed_s is not None and 0 <= r.elapsed_s <= (last - r.started_at) + 1.0, r.elapsed_s
     finally:
         sup.close()

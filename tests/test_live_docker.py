@@ -22,12 +22,12 @@ import pytest
 
 docker = pytest.importorskip("docker")
 
-import waits  # noqa: E402
-from docker_images import build_busybox_image, remove_containers, remove_image  # noqa: E402
+import waits  # noqa: E402 - after pytest.importorskip("docker") above
+from docker_images import build_busybox_image, remove_containers, remove_image  # noqa: E402 - after pytest.importorskip("docker") above
 
-from edgetui.db import open_db  # noqa: E402
-from edgetui.live.alarms import AlarmSettings  # noqa: E402
-from edgetui.live.supervisor import Supervisor  # noqa: E402
+from edgetui.db import open_db  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.live.alarms import AlarmSettings  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.live.supervisor import Supervisor  # noqa: E402 - after pytest.importorskip("docker") above
 
 
 def _engine():
@@ -35,7 +35,7 @@ def _engine():
         c = docker.from_env(timeout=10)
         c.ping()
         return c, None
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - no engine, whatever the reason: the caller says why
         return None, f"Docker engine not reachable: {' '.join(str(e).split())[:200]}"
 
 
@@ -69,14 +69,33 @@ def token(engine):
 
 # ---------------------------------------------------------------------------- helpers
 
+
 def log_line(t: float, level: str, msg: str) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) + f",000 - {level} - {msg}\n"
 
 
-INIT = json.dumps({"type": "system", "subtype": "init", "session_id": "s1", "model": "claude-opus-4-8", "cwd": "/w",
-                   "tools": ["Bash"]})
-TICK = json.dumps({"type": "assistant", "message": {"id": "m1", "role": "assistant", "model": "claude-opus-4-8",
-                   "content": [{"type": "text", "text": "tick"}]}, "session_id": "s1"})
+INIT = json.dumps(
+    {
+        "type": "system",
+        "subtype": "init",
+        "session_id": "s1",
+        "model": "claude-opus-4-8",
+        "cwd": "/w",
+        "tools": ["Bash"],
+    }
+)
+TICK = json.dumps(
+    {
+        "type": "assistant",
+        "message": {
+            "id": "m1",
+            "role": "assistant",
+            "model": "claude-opus-4-8",
+            "content": [{"type": "text", "text": "tick"}],
+        },
+        "session_id": "s1",
+    }
+)
 APPEND_LOOP = f"while true; do echo '{TICK}' >> /run/agent_output.txt; sleep 0.2; done"
 
 
@@ -92,13 +111,28 @@ def make_run(root: Path, run_id: str, task: str, *, log: str | None = None) -> P
 
 def start_work(engine, image: str, task: str, run_id: str, td: Path | None, cmd: str, **kw):
     vols = {str(td): {"bind": "/run", "mode": "rw"}} if td is not None else None
-    return engine.containers.run(image, ["sh", "-c", cmd], name=f"sforge.run.{task}.{run_id}", detach=True,
-                                 volumes=vols, environment={"SFORGE_TOKEN": "f" * 32}, **kw)
+    return engine.containers.run(
+        image,
+        ["sh", "-c", cmd],
+        name=f"sforge.run.{task}.{run_id}",
+        detach=True,
+        volumes=vols,
+        environment={"SFORGE_TOKEN": "f" * 32},
+        **kw,
+    )
 
 
 def settings(**kw) -> AlarmSettings:
-    base = dict(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0, docker_interval_s=0,
-                stats_interval_s=1, container_grace_s=0, grading_grace_s=0, stall_after_s=1e9)
+    base = dict(
+        discovery_interval_s=0,
+        finalize_min_interval_s=0,
+        finalize_interval_s=0,
+        docker_interval_s=0,
+        stats_interval_s=1,
+        container_grace_s=0,
+        grading_grace_s=0,
+        stall_after_s=1e9,
+    )
     base.update(kw)
     return AlarmSettings(**base)
 
@@ -110,9 +144,17 @@ def wait_for(sup: Supervisor, pred, timeout: float = 10.0, what: str = "conditio
     def polled():
         seen["runs"] = runs = sup.poll_once()
         return pred(runs) and (runs,)
-    return waits.wait_for(polled, timeout, what, 0.2, describe=lambda: (
-        f"runs: {[(r.run_key, r.status, r.flags, r.container and r.container.state) for r in seen['runs']]}; "
-        f"messages: {sup.messages}"))[0]
+
+    return waits.wait_for(
+        polled,
+        timeout,
+        what,
+        0.2,
+        describe=lambda: (
+            f"runs: {[(r.run_key, r.status, r.flags, r.container and r.container.state) for r in seen['runs']]}; "
+            f"messages: {sup.messages}"
+        ),
+    )[0]
 
 
 @pytest.fixture
@@ -142,11 +184,16 @@ def by_key(runs, part):
 
 
 def alarm_rules(conn, key):
-    return [r[0] for r in conn.execute("SELECT data->>'$.rule' FROM events WHERE run_key = ? AND kind = 'alarm' "
-                                       "ORDER BY t", [key]).fetchall()]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT data->>'$.rule' FROM events WHERE run_key = ? AND kind = 'alarm' ORDER BY t", [key]
+        ).fetchall()
+    ]
 
 
 # ---------------------------------------------------------------------------- tests
+
 
 def test_running_work_containers_are_joined_and_their_transcripts_grow(live, engine, image, token):
     root, conn, make = live
@@ -156,34 +203,54 @@ def test_running_work_containers_are_joined_and_their_transcripts_grow(live, eng
         start_work(engine, image, task, f"run{i}", td, APPEND_LOOP)
     sup = make()
     deadline = time.monotonic() + 10  # joined and growing within 10 s, both waits together
-    runs = wait_for(sup, lambda rs: len(rs) == 2 and all(r.status == "running" and r.container
-                                                         and r.container.state == "running" for r in rs),
-                    what="both runs running with their containers")
+    runs = wait_for(
+        sup,
+        lambda rs: (
+            len(rs) == 2 and all(r.status == "running" and r.container and r.container.state == "running" for r in rs)
+        ),
+        what="both runs running with their containers",
+    )
     first = {r.run_key: r.n_events for r in runs}
 
     def n_obs(key):
-        return conn.execute("SELECT count(*) FROM events WHERE run_key = ? AND source = 'agent_output.txt' "
-                            "AND t_source = 'observed'", [key]).fetchone()[0]
+        return conn.execute(
+            "SELECT count(*) FROM events WHERE run_key = ? AND source = 'agent_output.txt' AND t_source = 'observed'",
+            [key],
+        ).fetchone()[0]
 
-    runs = wait_for(sup, lambda rs: all(r.n_events >= first[r.run_key] + 5 and n_obs(r.run_key) >= 5 for r in rs),
-                    timeout=max(0.0, deadline - time.monotonic()), what="events growing, stamped as observed")
+    runs = wait_for(
+        sup,
+        lambda rs: all(r.n_events >= first[r.run_key] + 5 and n_obs(r.run_key) >= 5 for r in rs),
+        timeout=max(0.0, deadline - time.monotonic()),
+        what="events growing, stamped as observed",
+    )
     key = runs[0].run_key
-    st = conn.execute("SELECT data->>'$.state', data->>'$.role' FROM events WHERE run_key = ? AND kind = 'container_state'",
-                      [key]).fetchall()
+    st = conn.execute(
+        "SELECT data->>'$.state', data->>'$.role' FROM events WHERE run_key = ? AND kind = 'container_state'", [key]
+    ).fetchall()
     assert ("running", "work") in st
     # resource samples (stats every second in these settings)
-    runs = wait_for(sup, lambda rs: all(r.mem_bytes and r.cpu_percent is not None for r in rs), timeout=15,
-                    what="cpu/mem samples")
-    assert conn.execute("SELECT count(*) FROM events WHERE run_key = ? AND kind = 'resource_sample'", [key]).fetchone()[0] >= 1
+    runs = wait_for(
+        sup, lambda rs: all(r.mem_bytes and r.cpu_percent is not None for r in rs), timeout=15, what="cpu/mem samples"
+    )
+    assert (
+        conn.execute("SELECT count(*) FROM events WHERE run_key = ? AND kind = 'resource_sample'", [key]).fetchone()[0]
+        >= 1
+    )
     # the background loop wakes on file changes and keeps recording
     updates: list[int] = []
     stop = threading.Event()
-    th = threading.Thread(target=sup.run_forever, args=(1.0, stop, lambda rs: updates.append(
-        sum(r.n_events for r in rs))), daemon=True)
+    th = threading.Thread(
+        target=sup.run_forever, args=(1.0, stop, lambda rs: updates.append(sum(r.n_events for r in rs))), daemon=True
+    )
     th.start()
     try:
-        waits.wait_for(lambda: len(updates) >= 3 and updates[-1] > updates[0], 10,
-                       "three updates of the background loop, the events growing", describe=lambda: updates)
+        waits.wait_for(
+            lambda: len(updates) >= 3 and updates[-1] > updates[0],
+            10,
+            "three updates of the background loop, the events growing",
+            describe=lambda: updates,
+        )
     finally:
         stop.set()
         th.join(10)
@@ -197,14 +264,18 @@ def test_oom_killed_container(live, engine, image, token):
     sup = make()
     sup.poll_once()
     start_work(engine, image, task, "r1", td, "sleep 1; dd if=/dev/zero of=/dev/null bs=256M count=1", mem_limit="32m")
-    runs = wait_for(sup, lambda rs: rs[0].container is not None and rs[0].container.oom_killed, timeout=20,
-                    what="OOMKilled")
+    runs = wait_for(
+        sup, lambda rs: rs[0].container is not None and rs[0].container.oom_killed, timeout=20, what="OOMKilled"
+    )
     r = runs[0]
     assert "oom" in r.flags and r.status == "aborted"
     assert "oom" in r.active_alarms and any(a.rule == "oom" and a.severity == "critical" for a in r.alarms)
     assert alarm_rules(conn, r.run_key) == ["oom"]
-    st = conn.execute("SELECT data->>'$.oom_killed' FROM events WHERE run_key = ? AND kind = 'container_state' "
-                      "AND data->>'$.state' = 'exited'", [r.run_key]).fetchall()
+    st = conn.execute(
+        "SELECT data->>'$.oom_killed' FROM events WHERE run_key = ? AND kind = 'container_state' "
+        "AND data->>'$.state' = 'exited'",
+        [r.run_key],
+    ).fetchall()
     assert st and st[-1][0] == "true"
 
 
@@ -213,17 +284,35 @@ def test_exit_code_alarm_and_look_alikes(live, engine, image, token):
     task = f"{token}_exit"
     bad = make_run(root, "bad", task)
     done = make_run(root, "done", task)
-    drain = make_run(root, "drain", task, log=log_line(time.time() - 60, "INFO", "Running agent: claude -p x")
-                     + log_line(time.time() - 2, "INFO", "Agent finished: runtime=58.0s, timed_out=False, resumes=0"))
+    drain = make_run(
+        root,
+        "drain",
+        task,
+        log=log_line(time.time() - 60, "INFO", "Running agent: claude -p x")
+        + log_line(time.time() - 2, "INFO", "Agent finished: runtime=58.0s, timed_out=False, resumes=0"),
+    )
     sup = make()
     sup.poll_once()
     start_work(engine, image, task, "bad", bad, "sleep 1; exit 3")
-    start_work(engine, image, task, "done", done,
-               "sleep 1; echo '{\"agent\": \"claude-code\", \"task\": \"x\", \"best_pass_rate\": 0.5}' "
-               "> /run/final_result.json; exit 0")
+    start_work(
+        engine,
+        image,
+        task,
+        "done",
+        done,
+        'sleep 1; echo \'{"agent": "claude-code", "task": "x", "best_pass_rate": 0.5}\' '
+        "> /run/final_result.json; exit 0",
+    )
     start_work(engine, image, task, "drain", drain, "sleep 1; exit 137")
-    runs = wait_for(sup, lambda rs: all(r.container is not None and r.container.state == "exited" for r in rs)
-                    and by_key(rs, "/done/").status == "finished", timeout=20, what="all three exited")
+    runs = wait_for(
+        sup,
+        lambda rs: (
+            all(r.container is not None and r.container.state == "exited" for r in rs)
+            and by_key(rs, "/done/").status == "finished"
+        ),
+        timeout=20,
+        what="all three exited",
+    )
     runs = sup.poll_once()
     b, d, dr = by_key(runs, "/bad/"), by_key(runs, "/done/"), by_key(runs, "/drain/")
     assert b.status == "aborted" and "exit:3" in b.flags and b.active_alarms == ["container_exit"]
@@ -239,14 +328,18 @@ def test_container_removed_while_running_is_gone(live, engine, image, token):
     td = make_run(root, "r1", task)
     c = start_work(engine, image, task, "r1", td, APPEND_LOOP)
     sup = make()
-    wait_for(sup, lambda rs: rs and rs[0].container is not None and rs[0].container.state == "running",
-             what="running")
+    wait_for(sup, lambda rs: rs and rs[0].container is not None and rs[0].container.state == "running", what="running")
     c.remove(force=True)
     runs = wait_for(sup, lambda rs: rs[0].status == "gone", what="gone")
     r = runs[0]
     assert "gone" in r.flags and r.active_alarms == ["container_gone"]
-    assert conn.execute("SELECT count(*) FROM events WHERE run_key = ? AND kind = 'container_state' "
-                        "AND data->>'$.state' = 'gone'", [r.run_key]).fetchone()[0] == 1
+    assert (
+        conn.execute(
+            "SELECT count(*) FROM events WHERE run_key = ? AND kind = 'container_state' AND data->>'$.state' = 'gone'",
+            [r.run_key],
+        ).fetchone()[0]
+        == 1
+    )
     # a new supervisor (restart) still knows the container vanished
     sup2 = make()
     assert sup2.poll_once()[0].status == "gone"
@@ -261,7 +354,8 @@ def test_judge_containers_make_the_run_grading(live, engine, image, token):
     start_work(engine, image, task, "r2", other, "sleep 600")
     sid = "a1b2c3d4e5f6"
     (td / "auto_eval_ticks.log").write_text(
-        "[" + time.strftime("%Y-%m-%dT%H:%M:%S") + f"] submitted 2048 bytes -> {sid} round=auto-1\n")
+        "[" + time.strftime("%Y-%m-%dT%H:%M:%S") + f"] submitted 2048 bytes -> {sid} round=auto-1\n"
+    )
     sup = make()
     runs = wait_for(sup, lambda rs: len(rs) == 2 and all(r.status == "running" for r in rs), what="running")
     # 1. an auto round's judge, joined through the tick's submission id
@@ -271,9 +365,14 @@ def test_judge_containers_make_the_run_grading(live, engine, image, token):
     assert r1.judges_running == 1 and r1.judges[0].submission_id == sid and r2.status == "running"
     j1.remove(force=True)
     runs = wait_for(sup, lambda rs: by_key(rs, "/r1/").status == "running", what="back to running")
-    states = [r[0] for r in conn.execute(
-        "SELECT data->>'$.state' FROM events WHERE run_key = ? AND kind = 'container_state' AND data->>'$.role' = 'judge' "
-        "ORDER BY t", [r1.run_key]).fetchall()]
+    states = [
+        r[0]
+        for r in conn.execute(
+            "SELECT data->>'$.state' FROM events WHERE run_key = ? AND kind = 'container_state' AND data->>'$.role' = 'judge' "
+            "ORDER BY t",
+            [r1.run_key],
+        ).fetchall()
+    ]
     assert states == ["running", "gone"]
     # 2. an agent round's judge, joined through run_instance.log; it goes away without report.json
     j2 = engine.containers.run(image, ["sleep", "600"], name=f"edgebench.judge.{task}.0f0f0f0f0f0f", detach=True)
@@ -300,8 +399,9 @@ def test_actions_stop_kill_and_shell(live, engine, image, token):
     c1 = start_work(engine, image, task, "r1", td, "sleep 600")
     c2 = start_work(engine, image, task, "r2", td2, "sleep 600")
     sup = make()
-    wait_for(sup, lambda rs: len(rs) == 2 and all(r.container and r.container.state == "running" for r in rs),
-             what="running")
+    wait_for(
+        sup, lambda rs: len(rs) == 2 and all(r.container and r.container.state == "running" for r in rs), what="running"
+    )
     assert sup.shell_command(c1.name) == ["docker", "exec", "-it", c1.name, "sh"]  # busybox: no bash
     assert sup.stop_container(c1.name, timeout=1).startswith("stopped")
     assert sup.kill_container(c2.id).startswith("killed")
@@ -315,8 +415,11 @@ def test_actions_stop_kill_and_shell(live, engine, image, token):
     assert not any(f.startswith("exit:") for f in r1.flags + r2.flags)
     assert r1.active_alarms == [] and r2.active_alarms == []
     assert alarm_rules(conn, r1.run_key) == [] and alarm_rules(conn, r2.run_key) == []
-    ops = conn.execute("SELECT data->>'$.operator' FROM events WHERE run_key = ? AND kind = 'container_state' "
-                       "AND data->>'$.operator' IS NOT NULL", [r1.run_key]).fetchall()
+    ops = conn.execute(
+        "SELECT data->>'$.operator' FROM events WHERE run_key = ? AND kind = 'container_state' "
+        "AND data->>'$.operator' IS NOT NULL",
+        [r1.run_key],
+    ).fetchall()
     assert ops == [("stop",)]
     # a restart remembers who stopped it
     sup2 = make()
@@ -324,8 +427,12 @@ def test_actions_stop_kill_and_shell(live, engine, image, token):
     assert r1b.status == "aborted" and "stopped" in r1b.flags and r1b.active_alarms == []
     # look-alike: the same container exiting by itself (not asked) raises container_exit
     c3 = start_work(engine, image, task, "r3", make_run(root, "r3", task), "sleep 1; exit 0")
-    runs = wait_for(sup, lambda rs: by_key(rs, "/r3/") is not None and by_key(rs, "/r3/").active_alarms,
-                    timeout=20, what="r3 exit alarm")
+    runs = wait_for(
+        sup,
+        lambda rs: by_key(rs, "/r3/") is not None and by_key(rs, "/r3/").active_alarms,
+        timeout=20,
+        what="r3 exit alarm",
+    )
     assert by_key(runs, "/r3/").active_alarms == ["container_exit"] and c3.name == by_key(runs, "/r3/").container.name
 
 
@@ -385,8 +492,9 @@ def test_engine_stopping_and_coming_back(live, engine, image, token):
     start_work(engine, image, task, "r1", td, APPEND_LOOP)
     flaky = _Flaky(engine)
     sup = make(docker_client=flaky, settings=settings(docker_retry_s=0))
-    runs = wait_for(sup, lambda rs: rs and rs[0].container is not None and rs[0].container.state == "running",
-                    what="running")
+    runs = wait_for(
+        sup, lambda rs: rs and rs[0].container is not None and rs[0].container.state == "running", what="running"
+    )
     n0 = runs[0].n_events
     flaky.down = True
     runs = wait_for(sup, lambda rs: rs[0].n_events > n0 + 3, what="files still tailed while the engine is down")
@@ -394,8 +502,13 @@ def test_engine_stopping_and_coming_back(live, engine, image, token):
     msgs = [m for m in sup.messages if m.startswith("docker unavailable")]
     assert len(msgs) == 1 and "\n" not in msgs[0] and "refused" in msgs[0]
     flaky.down = False
-    runs = wait_for(sup, lambda rs: not any(m.startswith("docker unavailable") for m in sup.messages)
-                    and rs[0].container.state == "running", what="engine back")
+    runs = wait_for(
+        sup,
+        lambda rs: (
+            not any(m.startswith("docker unavailable") for m in sup.messages) and rs[0].container.state == "running"
+        ),
+        what="engine back",
+    )
     assert runs[0].status == "running" and runs[0].active_alarms == []
 
 
@@ -429,14 +542,28 @@ def test_judge_history_polled_with_the_work_container_token(live, engine, image,
     monkeypatch.delenv("SFORGE_ADMIN_SECRET", raising=False)
     (tmp_path / ".judge-admin-secret").write_text("adm1n-s3cret-value\n")
     seen: list[str] = []
-    history = {"run_id": "r1", "best_score": None, "best_pass_rate": 0.0, "best_round": "", "agent_submissions": 2,
-               "auto_submissions": 0, "entries": [
-                   {"type": "submission", "status": "completed", "round": "agent-1", "error": "grading thread raised"},
-                   {"type": "submission", "status": "completed", "round": "agent-2", "pass_rate": 0.0,
-                    "total_tests": 0, "summary": None}]}
+    history = {
+        "run_id": "r1",
+        "best_score": None,
+        "best_pass_rate": 0.0,
+        "best_round": "",
+        "agent_submissions": 2,
+        "auto_submissions": 0,
+        "entries": [
+            {"type": "submission", "status": "completed", "round": "agent-1", "error": "grading thread raised"},
+            {
+                "type": "submission",
+                "status": "completed",
+                "round": "agent-2",
+                "pass_rate": 0.0,
+                "total_tests": 0,
+                "summary": None,
+            },
+        ],
+    }
 
     class H(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):
             seen.append(self.command + " " + self.path)
             body = json.dumps(history).encode()
             self.send_response(200)
@@ -444,7 +571,7 @@ def test_judge_history_polled_with_the_work_container_token(live, engine, image,
             self.end_headers()
             self.wfile.write(body)
 
-        def do_POST(self):  # noqa: N802
+        def do_POST(self):
             seen.append(self.command + " " + self.path)
             self.send_response(405)
             self.end_headers()
@@ -459,31 +586,58 @@ def test_judge_history_polled_with_the_work_container_token(live, engine, image,
         td = make_run(root, "r1", task)
         tok = uuid.uuid4().hex
         # the agent echoes its token into the transcript: it must be scrubbed
-        echo = json.dumps({"type": "assistant", "message": {"id": "m9", "role": "assistant", "content": [
-            {"type": "text", "text": f"my token is {tok}"}]}, "session_id": "s1"})
-        engine.containers.run(image, ["sh", "-c", f"sleep 1; echo '{echo}' >> /run/agent_output.txt; sleep 600"],
-                              name=f"sforge.run.{task}.r1", detach=True, environment={"SFORGE_TOKEN": tok},
-                              volumes={str(td): {"bind": "/run", "mode": "rw"}})
+        echo = json.dumps(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": "m9",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": f"my token is {tok}"}],
+                },
+                "session_id": "s1",
+            }
+        )
+        engine.containers.run(
+            image,
+            ["sh", "-c", f"sleep 1; echo '{echo}' >> /run/agent_output.txt; sleep 600"],
+            name=f"sforge.run.{task}.r1",
+            detach=True,
+            environment={"SFORGE_TOKEN": tok},
+            volumes={str(td): {"bind": "/run", "mode": "rw"}},
+        )
         sup = make(judge_url=f"http://127.0.0.1:{srv.server_address[1]}", settings=settings(judge_interval_s=0.5))
-        runs = wait_for(sup, lambda rs: {"judge_error", "grading_failed"} <= set(rs[0].active_alarms), timeout=15,
-                        what="history alarms")
+        runs = wait_for(
+            sup,
+            lambda rs: {"judge_error", "grading_failed"} <= set(rs[0].active_alarms),
+            timeout=15,
+            what="history alarms",
+        )
         r = runs[0]
         got = {a.data.get("round"): a.rule for a in r.alarms}
         assert got == {"agent-1": "judge_error", "agent-2": "grading_failed"}
-        assert seen and all(x.startswith(f"GET /api/v1/history?token={tok}&admin_secret=adm1n-s3cret-value")
-                            for x in seen)
+        assert seen and all(
+            x.startswith(f"GET /api/v1/history?token={tok}&admin_secret=adm1n-s3cret-value") for x in seen
+        )
         wait_for(sup, lambda rs: rs[0].n_events >= 2, what="echo line")
         time.sleep(1.5)
         sup.poll_once()
         for table in ("events", "runs", "source_cursors", "submissions"):
-            hits = conn.execute(f"SELECT count(*) FROM {table} t WHERE CAST(t AS VARCHAR) LIKE ?",
-                                [f"%{tok}%"]).fetchone()[0]
+            hits = conn.execute(
+                f"SELECT count(*) FROM {table} t WHERE CAST(t AS VARCHAR) LIKE ?", [f"%{tok}%"]
+            ).fetchone()[0]
             assert hits == 0, table
-            hits = conn.execute(f"SELECT count(*) FROM {table} t WHERE CAST(t AS VARCHAR) LIKE ?",
-                                ["%adm1n-s3cret%"]).fetchone()[0]
+            hits = conn.execute(
+                f"SELECT count(*) FROM {table} t WHERE CAST(t AS VARCHAR) LIKE ?", ["%adm1n-s3cret%"]
+            ).fetchone()[0]
             assert hits == 0, table
-        assert conn.execute("SELECT count(*) FROM events WHERE run_key = ? AND CAST(data AS VARCHAR) LIKE "
-                            "'%my token is <redacted>%'", [r.run_key]).fetchone()[0] == 1
+        assert (
+            conn.execute(
+                "SELECT count(*) FROM events WHERE run_key = ? AND CAST(data AS VARCHAR) LIKE "
+                "'%my token is <redacted>%'",
+                [r.run_key],
+            ).fetchone()[0]
+            == 1
+        )
         assert all(tok not in m and "adm1n" not in m for m in sup.messages)
         # what the judge says is shown beside what the files say
         r = sup.poll_once()[0]
@@ -509,21 +663,38 @@ def test_game_container_joined_to_the_game_run_of_its_task(live, engine, image, 
     task = f"{token}_game"
     td = make_run(root, "g1", task)
     (td / "submissions" / "game-1").mkdir(parents=True)
-    (td / "submissions" / "game-1" / "steps.jsonl").write_text(json.dumps(
-        {"move": 1, "action": "look", "observation": "a room", "score": 0, "peak_score": 0, "max_score": 10,
-         "done": False}) + "\n")
+    (td / "submissions" / "game-1" / "steps.jsonl").write_text(
+        json.dumps(
+            {
+                "move": 1,
+                "action": "look",
+                "observation": "a room",
+                "score": 0,
+                "peak_score": 0,
+                "max_score": 10,
+                "done": False,
+            }
+        )
+        + "\n"
+    )
     start_work(engine, image, task, "g1", td, "sleep 600")
     sup = make()
     wait_for(sup, lambda rs: rs and rs[0].container is not None, what="work container")
     engine.containers.run(image, ["sleep", "600"], name=f"sforge.game.{task}.5e55107a1b2c", detach=True)
     runs = wait_for(sup, lambda rs: rs[0].games_running == 1, what="game container joined")
     assert runs[0].status == "running"  # an open game session is not a grading
-    assert conn.execute("SELECT count(*) FROM events WHERE run_key = ? AND kind = 'container_state' "
-                        "AND data->>'$.role' = 'game'", [runs[0].run_key]).fetchone()[0] == 1
+    assert (
+        conn.execute(
+            "SELECT count(*) FROM events WHERE run_key = ? AND kind = 'container_state' AND data->>'$.role' = 'game'",
+            [runs[0].run_key],
+        ).fetchone()[0]
+        == 1
+    )
 
 
 def test_a_judge_whose_report_is_written_is_done_and_a_drained_work_container_is_a_normal_end(
-        live, engine, image, token):
+    live, engine, image, token
+):
     """SForge's containers ignore SIGTERM and are killed ~15 s later: a judge container still up
     after its submission's report.json is written is not "grading", and a work container killed
     (exit 137) after "Agent finished" is no exit / gone flag; an OOM kill is told by OOMKilled."""
@@ -538,8 +709,11 @@ def test_a_judge_whose_report_is_written_is_done_and_a_drained_work_container_is
     sub.mkdir(parents=True)
     (sub / "run_instance.log").write_text(log_line(time.time(), "INFO", f"Judge container started: {judge.id}"))
     wait_for(sup, lambda rs: rs[0].status == "grading", what="grading")
-    (sub / "report.json").write_text(json.dumps({"total_tests": 2, "passed": 2, "failed": 0, "errors": 0,
-                                                 "pass_rate": 1.0, "submitted_at": time.time() - 5}))
+    (sub / "report.json").write_text(
+        json.dumps(
+            {"total_tests": 2, "passed": 2, "failed": 0, "errors": 0, "pass_rate": 1.0, "submitted_at": time.time() - 5}
+        )
+    )
     runs = wait_for(sup, lambda rs: rs[0].status == "running", timeout=10, what="graded: done although the judge is up")
     assert judge.reload() is None and judge.status == "running" and runs[0].judges_running == 0
     # the harness ends the run: "Agent finished", then its container is killed (exit 137)

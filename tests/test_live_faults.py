@@ -22,25 +22,48 @@ from test_live_core import env, init_line, make_run, result_line, text_line  # n
 
 
 def _big_result_line(i: int, size: int) -> bytes:
-    return json.dumps({"type": "user", "message": {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "x" * (size - 10) + "END-OF-IT",
-         "is_error": False}]}, "parent_tool_use_id": None, "session_id": "s1"}).encode()
+    return json.dumps(
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": f"toolu_{i}",
+                        "content": "x" * (size - 10) + "END-OF-IT",
+                        "is_error": False,
+                    }
+                ],
+            },
+            "parent_tool_use_id": None,
+            "session_id": "s1",
+        }
+    ).encode()
 
 
 def _events(conn, key, source="agent_output.txt"):
-    return conn.execute('SELECT kind, "offset", sub, summary FROM events WHERE run_key = ? AND source = ? '
-                        'ORDER BY "offset", sub', [key, source]).fetchall()
+    return conn.execute(
+        'SELECT kind, "offset", sub, summary FROM events WHERE run_key = ? AND source = ? ORDER BY "offset", sub',
+        [key, source],
+    ).fetchall()
 
 
 def _offline(tmp_path, td) -> list[tuple]:
     db = tmp_path / "offline.duckdb"
-    r = subprocess.run([sys.executable, "-m", "edgetui.cli", "--db", str(db), "ingest", "-q", str(td)],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "edgetui.cli", "--db", str(db), "ingest", "-q", str(td)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     c = duckdb.connect(str(db), read_only=True)
     try:
-        return c.execute('SELECT kind, "offset", sub, summary FROM events WHERE source = ? ORDER BY "offset", sub',
-                         ["agent_output.txt"]).fetchall()
+        return c.execute(
+            'SELECT kind, "offset", sub, summary FROM events WHERE source = ? ORDER BY "offset", sub',
+            ["agent_output.txt"],
+        ).fetchall()
     finally:
         c.close()
 
@@ -99,8 +122,9 @@ def test_a_line_without_end_costs_nothing_once_scanned_then_is_recorded_when_it_
     ev = _events(conn, key)
     perr = [e for e in ev if e[0] == "parse_error" and e[1] == start]
     assert len(perr) == 1 and "over the 64 MiB parsed" in perr[0][3]
-    data = json.loads(conn.execute("SELECT data FROM events WHERE run_key = ? AND kind = 'parse_error'",
-                                   [key]).fetchone()[0])
+    data = json.loads(
+        conn.execute("SELECT data FROM events WHERE run_key = ? AND kind = 'parse_error'", [key]).fetchone()[0]
+    )
     assert data["long_line"] == {"bytes": (200 << 20) + 1, "range": [start, start + (200 << 20) + 1]}
     assert len([e for e in ev if e[0] == "agent_message"]) == 2  # the line after it too
 
@@ -117,11 +141,17 @@ def test_a_fifo_named_agent_output_never_hangs_the_supervisor_nor_the_ingest(env
     assert done.wait(20), "the supervisor hung on a FIFO"
     keys = {r.run_key: r for r in sup.last_runs}
     ok_key = [k for k in keys if "/ok/" in k][0]
-    assert conn.execute("SELECT count(*) FROM events WHERE run_key = ? AND kind = 'agent_message'",
-                        [ok_key]).fetchone()[0] == 1
+    assert (
+        conn.execute("SELECT count(*) FROM events WHERE run_key = ? AND kind = 'agent_message'", [ok_key]).fetchone()[0]
+        == 1
+    )
     assert sum("not a regular file" in m for _, m in sup.notes) == 1
-    r = subprocess.run([sys.executable, "-m", "edgetui.cli", "--db", str(tmp_path / "o.duckdb"), "ingest", "-q",
-                        str(td)], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "edgetui.cli", "--db", str(tmp_path / "o.duckdb"), "ingest", "-q", str(td)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert "FIFO" in r.stderr and "Traceback" not in r.stderr
     assert ok.exists()
 
@@ -154,8 +184,9 @@ def test_a_mid_file_truncation_keeps_the_lines_before_the_cut_recorded_once(env)
     sup = mk()
     sup.poll_once()
     key = sup.last_runs[0].run_key
-    before = conn.execute("SELECT count(*), sum(output_tokens) FROM events WHERE run_key = ? "
-                          "AND kind = 'agent_message'", [key]).fetchone()
+    before = conn.execute(
+        "SELECT count(*), sum(output_tokens) FROM events WHERE run_key = ? AND kind = 'agent_message'", [key]
+    ).fetchone()
     assert before == (10, 50)
     cut = sum(len(x) + 1 for x in lines[:6]) + 7  # in the middle of the 7th line
     with open(tpath, "r+b") as f:
@@ -206,19 +237,27 @@ def test_live_times_use_the_runs_own_offset_and_agree_with_offline(env, tmp_path
         f.write(_ist_line(t0 + 45, "INFO", "Running agent: claude-code... (timeout=3600s)"))
     for _ in range(3):
         sup.poll_once()
-    live = conn.execute("SELECT \"offset\", t FROM events WHERE run_key = ? AND source = 'run_agent.log' "
-                        "AND t_source = 'recorded' ORDER BY \"offset\"", [key]).fetchall()
+    live = conn.execute(
+        "SELECT \"offset\", t FROM events WHERE run_key = ? AND source = 'run_agent.log' "
+        "AND t_source = 'recorded' ORDER BY \"offset\"",
+        [key],
+    ).fetchall()
     assert len(live) == 3
     for (off, t), want in zip(live, (t0, t0 + 30, t0 + 45)):
         assert abs(t - want) < 1.0, (off, t - want)  # not 5.5 h in the future
     sup.close()
     db = tmp_path / "offline.duckdb"
-    r = subprocess.run([sys.executable, "-m", "edgetui.cli", "--db", str(db), "ingest", "-q", str(td)],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "edgetui.cli", "--db", str(db), "ingest", "-q", str(td)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     c = duckdb.connect(str(db), read_only=True)
-    offline = c.execute("SELECT \"offset\", t FROM events WHERE source = 'run_agent.log' AND t_source = 'recorded' "
-                        "ORDER BY \"offset\"").fetchall()
+    offline = c.execute(
+        "SELECT \"offset\", t FROM events WHERE source = 'run_agent.log' AND t_source = 'recorded' ORDER BY \"offset\""
+    ).fetchall()
     c.close()
     assert [o for o, _ in offline] == [o for o, _ in live]
     assert all(abs(a[1] - b[1]) < 1e-3 for a, b in zip(offline, live))

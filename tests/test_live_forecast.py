@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from test_live_screens import (LiveApp, open_selected_run, post_runs, runs_home, snapshot,  # noqa: F401
-                               wait_for, db)
+from test_live_screens import LiveApp, open_selected_run, post_runs, runs_home, snapshot, wait_for
+from test_live_screens import db  # noqa: F401 - a pytest fixture, found by its name
 
 from edgetui.db import open_db
 from edgetui.recorder import Recorder
@@ -19,8 +19,15 @@ from edgetui.widgets.header import header_text
 
 def _rescaled(path):
     conn = open_db(path)
-    Recorder(conn).upsert_task(TaskInfo(task_id="gw-detect", name="gw detect", selection="score_first",
-                                        rescale={"kind": "linear", "lower": 0.0, "upper": 100.0}, assumed=False))
+    Recorder(conn).upsert_task(
+        TaskInfo(
+            task_id="gw-detect",
+            name="gw detect",
+            selection="score_first",
+            rescale={"kind": "linear", "lower": 0.0, "upper": 100.0},
+            assumed=False,
+        )
+    )
     conn.close()
 
 
@@ -171,19 +178,46 @@ def _earlier_runs(path, n=2):
         beta = 1.5 + i
         start = T0 - (40 - 13 * i) * 3600.0
         rk = make_run_key("local", f"early-{i}", "gw-detect")
-        rec.upsert_run(rk, RunInfo(host="local", run_id=f"early-{i}", task_id="gw-detect", agent="claude",
-                                   model="claude-opus-4", timeout_s=12 * 3600.0, started_at=start, layout="flat",
-                                   ended_at=start + 12 * 3600.0),
-                       status="finished", score_task=True, selection="score_first")
+        rec.upsert_run(
+            rk,
+            RunInfo(
+                host="local",
+                run_id=f"early-{i}",
+                task_id="gw-detect",
+                agent="claude",
+                model="claude-opus-4",
+                timeout_s=12 * 3600.0,
+                started_at=start,
+                layout="flat",
+                ended_at=start + 12 * 3600.0,
+            ),
+            status="finished",
+            score_task=True,
+            selection="score_first",
+        )
         subs, best = [], None
         for k in range(1, 25):
             h = k / 2
             score = round(80.0 / (1 + (4.0 / h) ** beta), 2)
             best = score if best is None else max(best, score)
-            subs.append(dict(round=f"agent-{k}", kind="agent", n=k, status="graded", t=start + h * 3600.0,
-                             elapsed_s=h * 3600.0, pass_rate=0.5, score=score, valid=True,
-                             is_new_best=score >= best, best_round=f"agent-{k}", best_score=best,
-                             best_pass_rate=0.5, summary="graded"))
+            subs.append(
+                dict(
+                    round=f"agent-{k}",
+                    kind="agent",
+                    n=k,
+                    status="graded",
+                    t=start + h * 3600.0,
+                    elapsed_s=h * 3600.0,
+                    pass_rate=0.5,
+                    score=score,
+                    valid=True,
+                    is_new_best=score >= best,
+                    best_round=f"agent-{k}",
+                    best_score=best,
+                    best_pass_rate=0.5,
+                    summary="graded",
+                )
+            )
         rec.replace_submissions(rk, subs)
         rec.update_run(rk, last_event_at=start + 12 * 3600.0, best_score=best, agent_submissions=len(subs))
         keys.append(rk)
@@ -237,8 +271,12 @@ async def test_forecast_prior_is_fitted_in_the_background_then_swaps(db, monkeyp
         fc = run.header["forecast"]
         assert fc["prior"] == "median of 2 earlier run(s) of this task" and fc["prior_pending"] == []
         await wait_for(pilot, lambda: "fitting" not in _header(run))
-        betas = [b for (b,) in app.conn.cursor().execute(
-            "SELECT beta FROM fits WHERE source = 'prior' ORDER BY run_key").fetchall()]
+        betas = [
+            b
+            for (b,) in app.conn.cursor()
+            .execute("SELECT beta FROM fits WHERE source = 'prior' ORDER BY run_key")
+            .fetchall()
+        ]
         assert len(betas) == 2 and fc["beta"] == pytest.approx(sum(betas) / 2)
         assert betas[0] == pytest.approx(1.5, rel=0.3) and betas[1] == pytest.approx(2.5, rel=0.3)
         # back on the runs screen: its forecast was read again with the stored fits

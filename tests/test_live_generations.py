@@ -26,8 +26,9 @@ def _lines(ids) -> bytes:
 def _recorded_steps(conn) -> dict[int, int]:
     """How many agent_message events say "thinking about step N", by N."""
     out: dict[int, int] = {}
-    for (s,) in conn.execute("SELECT summary FROM events WHERE kind = 'agent_message' "
-                             "AND source = 'agent_output.txt'").fetchall():
+    for (s,) in conn.execute(
+        "SELECT summary FROM events WHERE kind = 'agent_message' AND source = 'agent_output.txt'"
+    ).fetchall():
         if s and s.startswith("thinking about step "):
             n = int(s.rsplit(" ", 1)[1])
             out[n] = out.get(n, 0) + 1
@@ -68,7 +69,7 @@ def test_150_truncations_with_lines_written_right_after_lose_nothing(env):
             size = p.stat().st_size
             cut = rnd.randrange(head, size)
             data = p.read_bytes()
-            mid_line = data[cut - 1:cut] != b"\n"
+            mid_line = data[cut - 1 : cut] != b"\n"
             with open(p, "r+b") as f:
                 f.truncate(cut)
             if rnd.random() < 0.25:
@@ -118,8 +119,12 @@ def test_20_run_folders_deleted_and_made_again_lose_nothing(env):
 
 
 def _ingest(db: Path, root: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "edgetui.cli", "--db", str(db), "ingest", str(root)],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "edgetui.cli", "--db", str(db), "ingest", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_an_ingest_after_the_watch_records_what_changed_below_its_cursors(env, tmp_path):

@@ -34,12 +34,12 @@ import pytest
 docker = pytest.importorskip("docker")
 requests = pytest.importorskip("requests")
 
-from docker_images import JUDGE_EXTRAS, build_busybox_image, remove_containers, remove_image  # noqa: E402
-from waits import wait_for  # noqa: E402
+from docker_images import JUDGE_EXTRAS, build_busybox_image, remove_containers, remove_image  # noqa: E402 - after pytest.importorskip("docker") above
+from waits import wait_for  # noqa: E402 - after pytest.importorskip("docker") above
 
-from edgetui.db import open_db  # noqa: E402
-from edgetui.live.alarms import AlarmSettings  # noqa: E402
-from edgetui.live.supervisor import Supervisor  # noqa: E402
+from edgetui.db import open_db  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.live.alarms import AlarmSettings  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.live.supervisor import Supervisor  # noqa: E402 - after pytest.importorskip("docker") above
 
 
 def _sforge_cli() -> str | None:
@@ -55,7 +55,7 @@ def engine():
         c = docker.from_env(timeout=10)
         c.ping()
         return c
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - no engine, whatever the reason: said (CI fails on it)
         why = f"Docker engine not reachable: {' '.join(str(e).split())[:200]}"
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"{why} (CI=true: Docker tests must not be skipped)")
@@ -93,14 +93,28 @@ def judge(tmp_path, engine, request):
     tasks = tmp_path / "tasks"
     tasks.mkdir()
     (tasks / "BENCHMARK.yaml").write_text(f"name: {bench}\nbase_images:\n  bb: {{}}\n")
-    (tasks / f"{task}.json").write_text(json.dumps({
-        "task_id": task, "name": "live judge test", "base_image": "bb", "platform": "linux/amd64", "cwd": "/work",
-        "submit_paths": ["."], "submit_exclude": [],
-        "work": {"agent_query": "write answer.json", "image_tag": "unused"},
-        "judge": {"eval_cmd": "cat answer.json", "eval_timeout": 60, "parser": "structured_json",
-                  "image_tag": "t1", "score_direction": policy["score_direction"],
-                  "selection": policy["selection"]},
-    }))
+    (tasks / f"{task}.json").write_text(
+        json.dumps(
+            {
+                "task_id": task,
+                "name": "live judge test",
+                "base_image": "bb",
+                "platform": "linux/amd64",
+                "cwd": "/work",
+                "submit_paths": ["."],
+                "submit_exclude": [],
+                "work": {"agent_query": "write answer.json", "image_tag": "unused"},
+                "judge": {
+                    "eval_cmd": "cat answer.json",
+                    "eval_timeout": 60,
+                    "parser": "structured_json",
+                    "image_tag": "t1",
+                    "score_direction": policy["score_direction"],
+                    "selection": policy["selection"],
+                },
+            }
+        )
+    )
     image = build_busybox_image(engine, f"{bench}.judge.{task}:t1", extra_files=JUDGE_EXTRAS)
     work_image = build_busybox_image(engine)
     logs = tmp_path / "logs"
@@ -109,8 +123,13 @@ def judge(tmp_path, engine, request):
     env = {k: v for k, v in os.environ.items() if k != "SFORGE_ADMIN_SECRET"}
     env.update(SFORGE_LOG_DIR=str(logs), SFORGE_TASKS_DIR=str(tasks), PYTHONUNBUFFERED="1")
     out = open(tmp_path / "serve.log", "wb")
-    proc = subprocess.Popen([cli, "serve", "--host", "127.0.0.1", "--port", str(port)], cwd=tmp_path, env=env,
-                            stdout=out, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [cli, "serve", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=tmp_path,
+        env=env,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 30
@@ -124,8 +143,16 @@ def judge(tmp_path, engine, request):
                 pytest.fail("sforge serve did not start: " + (tmp_path / "serve.log").read_text()[-2000:])
             time.sleep(0.3)
         secret = (logs / ".judge-admin-secret").read_text().strip()
-        yield {"url": url, "logs": logs, "task": task, "bench": bench, "secret": secret, "token": token,
-               "work_image": work_image, "log": tmp_path / "serve.log"}
+        yield {
+            "url": url,
+            "logs": logs,
+            "task": task,
+            "bench": bench,
+            "secret": secret,
+            "token": token,
+            "work_image": work_image,
+            "log": tmp_path / "serve.log",
+        }
     finally:
         proc.terminate()
         try:
@@ -145,19 +172,40 @@ def test_supervisor_polls_the_real_judge_history(judge, engine, tmp_path):
     run_id = f"{judge['token']}run"
     tok = _register_run(judge, engine, run_id)
     conn = open_db(tmp_path / "live.duckdb")
-    sup = Supervisor(conn, [logs / "runs"], docker_client=engine, judge_url=url,
-                     settings=AlarmSettings(discovery_interval_s=0, docker_interval_s=0, finalize_min_interval_s=0,
-                                            finalize_interval_s=0, judge_interval_s=0.5, grading_grace_s=0,
-                                            stats_interval_s=0, stall_after_s=1e9))
+    sup = Supervisor(
+        conn,
+        [logs / "runs"],
+        docker_client=engine,
+        judge_url=url,
+        settings=AlarmSettings(
+            discovery_interval_s=0,
+            docker_interval_s=0,
+            finalize_min_interval_s=0,
+            finalize_interval_s=0,
+            judge_interval_s=0.5,
+            grading_grace_s=0,
+            stats_interval_s=0,
+            stall_after_s=1e9,
+        ),
+    )
     try:
         runs = sup.poll_once()
         assert [x.run_key for x in runs] == [f"local/{run_id}/{task}"]
         key = runs[0].run_key
         # 1. a good submission: graded by a real judge container
-        good = _targz({"answer.json": json.dumps({"score": 42.0, "passed": 3, "total_tests": 4, "valid": True,
-                                                  "summary": "3/4 checks"}).encode()})
-        r = requests.post(url + "/api/v1/submit", data={"token": tok, "kind": "agent"},
-                          files={"archive": ("s.tar.gz", good)}, timeout=30)
+        good = _targz(
+            {
+                "answer.json": json.dumps(
+                    {"score": 42.0, "passed": 3, "total_tests": 4, "valid": True, "summary": "3/4 checks"}
+                ).encode()
+            }
+        )
+        r = requests.post(
+            url + "/api/v1/submit",
+            data={"token": tok, "kind": "agent"},
+            files={"archive": ("s.tar.gz", good)},
+            timeout=30,
+        )
         assert r.status_code == 200, r.text
         sid = r.json()["submission_id"]
         saw_grading = False
@@ -171,25 +219,40 @@ def test_supervisor_polls_the_real_judge_history(judge, engine, tmp_path):
                 break
             time.sleep(0.3)
         else:
-            raise AssertionError(f"no graded history; messages {sup.messages}; serve log "
-                                 f"{judge['log'].read_text()[-1500:]}")
+            raise AssertionError(
+                f"no graded history; messages {sup.messages}; serve log {judge['log'].read_text()[-1500:]}"
+            )
         assert saw_grading, "the judge container / submission folder was never seen grading"
         assert hist.best_round == "agent-1" and hist.agent_submissions == 1 and hist.judge_errors == {}
         assert run.best_score == pytest.approx(42.0) and run.status == "running"
-        states = conn.execute("SELECT data->>'$.state' FROM events WHERE run_key = ? AND kind = 'container_state' "
-                              "AND data->>'$.role' = 'judge' ORDER BY t", [key]).fetchall()
+        states = conn.execute(
+            "SELECT data->>'$.state' FROM events WHERE run_key = ? AND kind = 'container_state' "
+            "AND data->>'$.role' = 'judge' ORDER BY t",
+            [key],
+        ).fetchall()
         assert ("running",) in states, states
-        assert conn.execute("SELECT submission_id FROM submissions WHERE run_key = ? AND round = 'agent-1'",
-                            [key]).fetchone()[0] == sid
+        assert (
+            conn.execute(
+                "SELECT submission_id FROM submissions WHERE run_key = ? AND round = 'agent-1'", [key]
+            ).fetchone()[0]
+            == sid
+        )
         # 2. an archive that is not a tar.gz: the judge's listing fails, no report.json
-        r = requests.post(url + "/api/v1/submit", data={"token": tok, "kind": "agent"},
-                          files={"archive": ("s.tar.gz", b"this is not a tarball")}, timeout=30)
+        r = requests.post(
+            url + "/api/v1/submit",
+            data={"token": tok, "kind": "agent"},
+            files={"archive": ("s.tar.gz", b"this is not a tarball")},
+            timeout=30,
+        )
         assert r.status_code == 200, r.text
         deadline = time.time() + 90
         while time.time() < deadline:
             run = sup.poll_once()[0]
-            if "grading_failed" in run.active_alarms and sup.runs[key].history.n_entries == 2 \
-                    and not sup.runs[key].history.running:
+            if (
+                "grading_failed" in run.active_alarms
+                and sup.runs[key].history.n_entries == 2
+                and not sup.runs[key].history.running
+            ):
                 break
             time.sleep(0.3)
         else:
@@ -202,8 +265,9 @@ def test_supervisor_polls_the_real_judge_history(judge, engine, tmp_path):
         # no secret in the database
         for value in (tok, judge["secret"]):
             for table in ("events", "runs", "source_cursors", "submissions"):
-                n = conn.execute(f"SELECT count(*) FROM {table} t WHERE CAST(t AS VARCHAR) LIKE ?",
-                                 [f"%{value}%"]).fetchone()[0]
+                n = conn.execute(
+                    f"SELECT count(*) FROM {table} t WHERE CAST(t AS VARCHAR) LIKE ?", [f"%{value}%"]
+                ).fetchone()[0]
                 assert n == 0, table
     finally:
         sup.close()
@@ -214,18 +278,26 @@ def _register_run(judge, engine, run_id):
     """A run as ``sforge run`` lays it out, registered with the judge, and its work container with the
     token in its environment; returns the token."""
     url, logs, task = judge["url"], judge["logs"], judge["task"]
-    r = requests.post(url + "/api/v1/register", json={"task_id": task, "run_id": run_id,
-                                                       "admin_secret": judge["secret"]}, timeout=10)
+    r = requests.post(
+        url + "/api/v1/register", json={"task_id": task, "run_id": run_id, "admin_secret": judge["secret"]}, timeout=10
+    )
     assert r.status_code == 200, r.text
     tok = r.json()["token"]
     td = logs / "runs" / run_id / task
     td.mkdir(parents=True)
-    (td / "run_agent.log").write_text(time.strftime("%Y-%m-%d %H:%M:%S") + ",000 - INFO - Registered session with "
-                                      "judge server\n")
-    (td / "agent_output.txt").write_text(json.dumps({"type": "system", "subtype": "init", "session_id": "s",
-                                                     "model": "m", "tools": []}) + "\n")
-    engine.containers.run(judge["work_image"], ["sleep", "600"], name=f"sforge.run.{task}.{run_id}", detach=True,
-                          environment={"SFORGE_TOKEN": tok, "SFORGE_JUDGE_URL": url})
+    (td / "run_agent.log").write_text(
+        time.strftime("%Y-%m-%d %H:%M:%S") + ",000 - INFO - Registered session with judge server\n"
+    )
+    (td / "agent_output.txt").write_text(
+        json.dumps({"type": "system", "subtype": "init", "session_id": "s", "model": "m", "tools": []}) + "\n"
+    )
+    engine.containers.run(
+        judge["work_image"],
+        ["sleep", "600"],
+        name=f"sforge.run.{task}.{run_id}",
+        detach=True,
+        environment={"SFORGE_TOKEN": tok, "SFORGE_JUDGE_URL": url},
+    )
     return tok
 
 
@@ -239,26 +311,53 @@ def test_the_judges_best_checks_an_assumed_policy(judge, engine, tmp_path):
     run_id = f"{judge['token']}pol"
     tok = _register_run(judge, engine, run_id)
     conn = open_db(tmp_path / "live.duckdb")
-    sup = Supervisor(conn, [judge["logs"] / "runs"], docker_client=engine, judge_url=url,
-                     settings=AlarmSettings(discovery_interval_s=0, docker_interval_s=0, finalize_min_interval_s=0,
-                                            finalize_interval_s=0, judge_interval_s=0.5, grading_grace_s=0,
-                                            stats_interval_s=0, stall_after_s=1e9))
+    sup = Supervisor(
+        conn,
+        [judge["logs"] / "runs"],
+        docker_client=engine,
+        judge_url=url,
+        settings=AlarmSettings(
+            discovery_interval_s=0,
+            docker_interval_s=0,
+            finalize_min_interval_s=0,
+            finalize_interval_s=0,
+            judge_interval_s=0.5,
+            grading_grace_s=0,
+            stats_interval_s=0,
+            stall_after_s=1e9,
+        ),
+    )
     try:
         key = sup.poll_once()[0].run_key
         for score in (42.0, 30.0):  # equal pass rates: pass_rate_first keeps agent-1, minimize picks agent-2
-            arc = _targz({"answer.json": json.dumps({"score": score, "passed": 3, "total_tests": 4, "valid": True,
-                                                     "summary": "3/4 checks"}).encode()})
-            r = requests.post(url + "/api/v1/submit", data={"token": tok, "kind": "agent"},
-                              files={"archive": ("s.tar.gz", arc)}, timeout=30)
+            arc = _targz(
+                {
+                    "answer.json": json.dumps(
+                        {"score": score, "passed": 3, "total_tests": 4, "valid": True, "summary": "3/4 checks"}
+                    ).encode()
+                }
+            )
+            r = requests.post(
+                url + "/api/v1/submit",
+                data={"token": tok, "kind": "agent"},
+                files={"archive": ("s.tar.gz", arc)},
+                timeout=30,
+            )
             assert r.status_code == 200, r.text
             n = 1 if score == 42.0 else 2
             deadline = time.time() + 90
             while time.time() < deadline:
                 run = sup.poll_once()[0]
                 hist = sup.runs[key].history
-                if hist is not None and hist.n_entries == n and not hist.running \
-                        and conn.execute("SELECT count(*) FROM submissions WHERE run_key = ? AND score IS NOT NULL",
-                                         [key]).fetchone()[0] == n:
+                if (
+                    hist is not None
+                    and hist.n_entries == n
+                    and not hist.running
+                    and conn.execute(
+                        "SELECT count(*) FROM submissions WHERE run_key = ? AND score IS NOT NULL", [key]
+                    ).fetchone()[0]
+                    == n
+                ):
                     break
                 time.sleep(0.3)
             else:
@@ -268,16 +367,23 @@ def test_the_judges_best_checks_an_assumed_policy(judge, engine, tmp_path):
         def best_is_agent_2():
             r = sup.poll_once()[0]
             return r if r.best_round == "agent-2" else None
+
         if run.best_round != "agent-2":
             run = wait_for(best_is_agent_2, 10, "agent-2 as the run's best", 0.2)
-        row = conn.execute("SELECT best_round, best_score, selection, score_direction, policy_assumed FROM runs "
-                           "WHERE run_key = ?", [key]).fetchone()
+        row = conn.execute(
+            "SELECT best_round, best_score, selection, score_direction, policy_assumed FROM runs WHERE run_key = ?",
+            [key],
+        ).fetchone()
         assert row == ("agent-2", pytest.approx(30.0), "score_first", "minimize", True)
         assert run.best_round == "agent-2"
         assert "assumed policy score_first/minimize agrees with the judge" in run.judge_says, run.judge_says
         # the ★ (is_new_best) follows the same best-so-far
-        assert conn.execute("SELECT round FROM submissions WHERE run_key = ? AND is_new_best ORDER BY t DESC "
-                            "LIMIT 1", [key]).fetchone()[0] == "agent-2"
+        assert (
+            conn.execute(
+                "SELECT round FROM submissions WHERE run_key = ? AND is_new_best ORDER BY t DESC LIMIT 1", [key]
+            ).fetchone()[0]
+            == "agent-2"
+        )
     finally:
         sup.close()
         conn.close()

@@ -58,8 +58,18 @@ def _settle(conn) -> None:
 class LiveRunWriter:
     """Writes one growing run through the Recorder: events every ``step`` seconds, graded rounds."""
 
-    def __init__(self, conn, run_id: str, task_id: str, *, start: float = T0, step: float = 30.0,
-                 score_task: bool = True, model: str = "claude-opus-4", status: str = "running") -> None:
+    def __init__(
+        self,
+        conn,
+        run_id: str,
+        task_id: str,
+        *,
+        start: float = T0,
+        step: float = 30.0,
+        score_task: bool = True,
+        model: str = "claude-opus-4",
+        status: str = "running",
+    ) -> None:
         self.conn = conn
         self.rec = Recorder(conn)
         _settle(conn)
@@ -71,13 +81,31 @@ class LiveRunWriter:
         self.off = 0
         self.subs: list[dict] = []
         self.best: Optional[float] = None
-        self.rec.upsert_task(TaskInfo(task_id=task_id, name=task_id.replace("-", " "), selection="score_first"
-                                      if score_task else "pass_rate_first", assumed=False))
+        self.rec.upsert_task(
+            TaskInfo(
+                task_id=task_id,
+                name=task_id.replace("-", " "),
+                selection="score_first" if score_task else "pass_rate_first",
+                assumed=False,
+            )
+        )
         _settle(conn)
-        self.rec.upsert_run(self.rk, RunInfo(host="local", run_id=run_id, task_id=task_id, agent="claude",
-                                             model=model, timeout_s=12 * 3600.0, started_at=start, layout="flat"),
-                            status=status, score_task=score_task,
-                            selection="score_first" if score_task else "pass_rate_first")
+        self.rec.upsert_run(
+            self.rk,
+            RunInfo(
+                host="local",
+                run_id=run_id,
+                task_id=task_id,
+                agent="claude",
+                model=model,
+                timeout_s=12 * 3600.0,
+                started_at=start,
+                layout="flat",
+            ),
+            status=status,
+            score_task=score_task,
+            selection="score_first" if score_task else "pass_rate_first",
+        )
         _settle(conn)
 
     def attach(self, conn) -> "LiveRunWriter":
@@ -106,19 +134,42 @@ class LiveRunWriter:
                 score = round(40.0 + 2.5 * len(self.subs), 2)
                 new_best = self.best is None or score > self.best
                 self.best = max(score, self.best or score)
-                self.subs.append(dict(round=rnd, kind="agent", n=len(self.subs) + 1, status="graded",
-                                      t=self.t_of(i), elapsed_s=self.t_of(i) - self.start, pass_rate=0.5,
-                                      score=score, valid=True, is_new_best=new_best, best_round=rnd,
-                                      best_score=self.best, best_pass_rate=0.5, summary="10/20 passed"))
+                self.subs.append(
+                    dict(
+                        round=rnd,
+                        kind="agent",
+                        n=len(self.subs) + 1,
+                        status="graded",
+                        t=self.t_of(i),
+                        elapsed_s=self.t_of(i) - self.start,
+                        pass_rate=0.5,
+                        score=score,
+                        valid=True,
+                        is_new_best=new_best,
+                        best_round=rnd,
+                        best_score=self.best,
+                        best_pass_rate=0.5,
+                        summary="10/20 passed",
+                    )
+                )
                 summary = f"{rnd} graded: score {score}"
                 kw = dict(round=rnd, data={"round": rnd, "score": score})
                 src = f"submissions/{rnd}/report.json"
                 graded = True
             elif kind == "agent_message":
-                kw = dict(message_id=f"m{i}", model="claude-opus-4",
-                          usage=Usage(input_tokens=1000, output_tokens=200))
-            events.append(Event(run_key=self.rk, kind=kind, source=src, offset=self.off, sub=0, t=self.t_of(i),
-                                summary=summary, **kw))
+                kw = dict(message_id=f"m{i}", model="claude-opus-4", usage=Usage(input_tokens=1000, output_tokens=200))
+            events.append(
+                Event(
+                    run_key=self.rk,
+                    kind=kind,
+                    source=src,
+                    offset=self.off,
+                    sub=0,
+                    t=self.t_of(i),
+                    summary=summary,
+                    **kw,
+                )
+            )
             self.off += 100
             self.i += 1
         self.rec.insert_events(self.rk, events)
@@ -126,8 +177,13 @@ class LiveRunWriter:
         if graded:
             self.rec.replace_submissions(self.rk, [dict(s) for s in self.subs])
             _settle(self.conn)
-        self.rec.update_run(self.rk, n_events=self.i, last_event_at=self.t_of(self.i - 1),
-                            best_score=self.best, agent_submissions=len(self.subs))
+        self.rec.update_run(
+            self.rk,
+            n_events=self.i,
+            last_event_at=self.t_of(self.i - 1),
+            best_score=self.best,
+            agent_submissions=len(self.subs),
+        )
         _settle(self.conn)
         return [e.summary for e in events]
 
@@ -158,13 +214,19 @@ def live(rk_or_writer: Any, **kw: Any) -> LiveRun:
     kw.setdefault("agent", "claude")
     kw.setdefault("started_at", T0)
     if "container" not in kw and kw["status"] in ("running", "grading"):
-        kw["container"] = ContainerInfo(id="c0ffee" + "0" * 58, name=f"sforge.run.{task_id}.{run_id}",
-                                        role="work", state="running")
+        kw["container"] = ContainerInfo(
+            id="c0ffee" + "0" * 58, name=f"sforge.run.{task_id}.{run_id}", role="work", state="running"
+        )
     return LiveRun(run_key=rk, host=host, run_id=run_id, task_id=task_id, **kw)
 
 
-def alarm(rk: str, rule: str = "stall", t: float = NOW - 60, severity: str = "warning",
-          message: str = "no agent action for 25 min") -> Alarm:
+def alarm(
+    rk: str,
+    rule: str = "stall",
+    t: float = NOW - 60,
+    severity: str = "warning",
+    message: str = "no agent action for 25 min",
+) -> Alarm:
     return Alarm(run_key=rk, rule=rule, severity=severity, t=t, message=message)
 
 
@@ -194,8 +256,14 @@ class LiveApp(App):
 
     CSS_PATH = str(APP_TCSS)
 
-    def __init__(self, db_path: Path, *, actions: Any = None, now: Callable[[], float] = lambda: NOW,
-                 run_command: Callable[[Sequence[str]], int] = lambda argv: 0) -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        *,
+        actions: Any = None,
+        now: Callable[[], float] = lambda: NOW,
+        run_command: Callable[[Sequence[str]], int] = lambda argv: 0,
+    ) -> None:
         super().__init__()
         self.db_path = db_path
         self.conn = open_db(db_path)
@@ -260,7 +328,15 @@ def db(tmp_path) -> tuple[Path, dict[str, LiveRunWriter]]:
 def snapshot(writers: dict[str, LiveRunWriter], **over: dict) -> list[LiveRun]:
     base = {
         "gw": dict(status="running", tokens=2_400_000, cost_usd=88.5, cpu_percent=130.0, mem_bytes=3 * 1024**3),
-        "sat": dict(status="grading", judges_running=1, model="gpt-5", agent="codex", tokens=400_000, cost_usd=12.25, best_display=85.0),
+        "sat": dict(
+            status="grading",
+            judges_running=1,
+            model="gpt-5",
+            agent="codex",
+            tokens=400_000,
+            cost_usd=12.25,
+            best_display=85.0,
+        ),
         "old": dict(status="finished", elapsed_s=12 * 3600, tokens=9_000_000, cost_usd=412.0, container=None),
     }
     out = []
@@ -275,7 +351,20 @@ def snapshot(writers: dict[str, LiveRunWriter], **over: dict) -> list[LiveRun]:
 
 def test_formatting_helpers():
     assert [fmt_age(x) for x in (None, -3, 0, 12, 59, 60, 240, 3599, 3600, 7500, 36000, 100000, 400000)] == [
-        "–", "0s", "0s", "12s", "59s", "1m", "4m", "59m", "1h00", "2h05", "10h", "27h", "4d"]
+        "–",
+        "0s",
+        "0s",
+        "12s",
+        "59s",
+        "1m",
+        "4m",
+        "59m",
+        "1h00",
+        "2h05",
+        "10h",
+        "27h",
+        "4d",
+    ]
     assert fmt_hm(5 * 3600 + 12 * 60 + 59) == "5:12" and fmt_hm(12 * 3600) == "12:00" and fmt_hm(None) == "–"
     assert budget_bar(6 * 3600, 12 * 3600, 6).plain == "███░░░"
     assert budget_bar(13 * 3600, 12 * 3600, 6).plain == "██████"
@@ -314,8 +403,20 @@ def test_incremental_load_appends_only_the_tail(tmp_path):
     ref = store.run_events(conn, w.rk)
     assert cur2.events.event_id == ref.event_id
     # an event inserted before the newest known time forces a full reload, still in timeline order
-    w.rec.insert_events(w.rk, [Event(run_key=w.rk, kind="log", source="run_agent.log", offset=0, sub=0,
-                                     t=w.t_of(3) + 1, summary="late harness line")])
+    w.rec.insert_events(
+        w.rk,
+        [
+            Event(
+                run_key=w.rk,
+                kind="log",
+                source="run_agent.log",
+                offset=0,
+                sub=0,
+                t=w.t_of(3) + 1,
+                summary="late harness line",
+            )
+        ],
+    )
     _settle(conn)
     how, head, cur3, _ = load_increment(conn, w.rk, cur2, subs2)
     assert how == "full" and cur3.events.event_id == store.run_events(conn, w.rk).event_id
@@ -330,8 +431,20 @@ def test_incremental_load_appends_only_the_tail(tmp_path):
     assert head4["n_events"] == ref_head["n_events"] == cur4.n and head4["last_t"] == ref_head["last_t"]
     assert subs4 == subs2
     # a late event breaks the plain append: a light read falls back to reading everything
-    w.rec.insert_events(w.rk, [Event(run_key=w.rk, kind="log", source="run_agent.log", offset=1, sub=0,
-                                     t=w.t_of(4) + 1, summary="another late line")])
+    w.rec.insert_events(
+        w.rk,
+        [
+            Event(
+                run_key=w.rk,
+                kind="log",
+                source="run_agent.log",
+                offset=1,
+                sub=0,
+                t=w.t_of(4) + 1,
+                summary="another late line",
+            )
+        ],
+    )
     _settle(conn)
     how, _, cur5, _ = load_increment(conn, w.rk, cur4, subs4, header=head4)
     assert how == "full" and cur5.events.event_id == store.run_events(conn, w.rk).event_id
@@ -355,8 +468,13 @@ def test_tail_read_keeps_the_timeline_order_across_sources(tmp_path):
         _settle(conn)
 
     # b.log starts earlier than a.log: at equal times b.log's lines come first, whatever the name
-    put(ev("b.log", T0 + 1, 0), ev("a.log", T0 + 2, 0), ev("a.log", T0 + 5, 10), ev("b.log", T0 + 5, 10),
-        ev("c.log", None, 0))
+    put(
+        ev("b.log", T0 + 1, 0),
+        ev("a.log", T0 + 2, 0),
+        ev("a.log", T0 + 5, 10),
+        ev("b.log", T0 + 5, 10),
+        ev("c.log", None, 0),
+    )
     base = store.run_events(conn, w.rk)
     assert base.source[2:4] == ["b.log", "a.log"]  # the tie at T0 + 5
     steps = [
@@ -459,8 +577,10 @@ async def test_alarms_are_loud(db):
         screen = app.screen
         await post_runs(pilot, snapshot(writers))
         rk = writers["sat"].rk
-        snap = snapshot(writers, sat=dict(alarms=[alarm(rk, "judge_error", severity="critical",
-                                                         message="judge container exited 137")]))
+        snap = snapshot(
+            writers,
+            sat=dict(alarms=[alarm(rk, "judge_error", severity="critical", message="judge container exited 137")]),
+        )
         await post_runs(pilot, snap)
         banner = screen.query_one("#alarm-banner")
         assert banner.display
@@ -565,8 +685,9 @@ async def test_snapshot_figures_wait_for_the_tick_and_a_status_change_shows_at_o
         assert run._live_dirty and "$91.25" in header.text(160).plain  # waits for the tick
         run._tick()
         assert not run._live_dirty and "$93.50" in header.text(160).plain
-        runs_screen.post_message(RunsUpdated(snapshot(writers, gw=dict(cost_usd=93.5, status="grading",
-                                                                        judges_running=1))))
+        runs_screen.post_message(
+            RunsUpdated(snapshot(writers, gw=dict(cost_usd=93.5, status="grading", judges_running=1)))
+        )
         await wait_for(pilot, lambda: run.live is not None and run.live.status == "grading")
         assert "grading" in status.render().plain and not run._live_dirty  # at once, no tick needed
 
@@ -704,8 +825,12 @@ async def test_shell_and_pager_run_with_the_app_suspended(db, monkeypatch, tmp_p
     fake = FakeActions()
     real = tmp_path / "agent_output.txt"  # the file the pager is asked for holds a secret
     real.write_text("line 1\nexport GITHUB_TOKEN=ghp_" + "Zq9x" * 9 + "\nline 3\necho Zq-known-Value-99 ok\n")
-    fake.file_path = lambda run_key, name: str(real) if name == "agent_output.txt" else (  # type: ignore
-        f"/runs/{run_key}/{name}" if name in fake.files else None)
+    fake.file_path = lambda run_key, name: (
+        str(real)
+        if name == "agent_output.txt"
+        # type: ignore
+        else (f"/runs/{run_key}/{name}" if name in fake.files else None)
+    )
     fake.known_secrets = lambda run_key: {"Zq-known-Value-99"}  # type: ignore  # (the run's api_key…)
     ran: list[list[str]] = []
     shown: list[str] = []
@@ -758,8 +883,9 @@ async def test_layouts_fit(db, size):
     app = LiveApp(path)
     w, h = size
     rk = writers["gw"].rk
-    snap = snapshot(writers, gw=dict(alarms=[alarm(rk), alarm(rk, "no_new_best", t=NOW - 30,
-                                                          message="no new best for 3h")]))
+    snap = snapshot(
+        writers, gw=dict(alarms=[alarm(rk), alarm(rk, "no_new_best", t=NOW - 30, message="no new best for 3h")])
+    )
     async with app.run_test(size=size) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
         await post_runs(pilot, snap, ["watching /runs"])
@@ -894,7 +1020,6 @@ def test_supervisor_actions_adapter(tmp_path):
     assert acts.shell_argv("local/r2/t2") is None
     assert acts.file_path("local/r1/t1", "run_agent.log") == tmp_path / "run_agent.log"
     assert acts.file_path("local/r1/t1", "final_result.json") is None
-
 
 
 @pytest.mark.asyncio
@@ -1193,12 +1318,23 @@ def test_the_live_line_says_when_the_runs_host_is_not_up():
     connection's), with the host's mark; up, or a local run, adds nothing."""
     from edgetui.screens.live_parts import live_status_text
 
-    r = LiveRun(run_key="gpu16/r/t", host="gpu16", run_id="r", task_id="t", status="running", host_state="down",
-                last_event_at=NOW - 90)
+    r = LiveRun(
+        run_key="gpu16/r/t",
+        host="gpu16",
+        run_id="r",
+        task_id="t",
+        status="running",
+        host_state="down",
+        last_event_at=NOW - 90,
+    )
     assert "✗ host gpu16 down" in live_status_text(r, NOW, 160).plain
     r.host_state = "degraded"
     assert "◐ host gpu16 degraded" in live_status_text(r, NOW, 160).plain
     r.host_state = "up"
     assert "host gpu16" not in live_status_text(r, NOW, 160).plain
-    assert "host" not in live_status_text(LiveRun(run_key="local/r/t", host="local", run_id="r", task_id="t",
-                                                  status="running"), NOW, 160).plain
+    assert (
+        "host"
+        not in live_status_text(
+            LiveRun(run_key="local/r/t", host="local", run_id="r", task_id="t", status="running"), NOW, 160
+        ).plain
+    )

@@ -62,10 +62,14 @@ def start_up(runs: Path, tasks: Path, db: Path, one_by_one: bool, monkeypatch) -
             mp.setattr(Supervisor, "_register_all", lambda self, locs, now: [real(self, [loc], now) for loc in locs])
         conn = open_db(db)
         t0 = time.time()
-        settings = AlarmSettings(stats_interval_s=0, max_first_refresh_per_poll=1 if one_by_one else 150,
-                                 max_finalize_per_poll=1 if one_by_one else 8)
-        sup = Supervisor(conn, [runs], docker_client=None, settings=settings, tasks_dir=tasks,
-                         clock=lambda: t0, sleep=False)
+        settings = AlarmSettings(
+            stats_interval_s=0,
+            max_first_refresh_per_poll=1 if one_by_one else 150,
+            max_finalize_per_poll=1 if one_by_one else 8,
+        )
+        sup = Supervisor(
+            conn, [runs], docker_client=None, settings=settings, tasks_dir=tasks, clock=lambda: t0, sleep=False
+        )
         try:
             shown = len(sup.poll_once())
             polls = 1
@@ -89,11 +93,18 @@ def table_differences(a: Path, b: Path) -> dict[str, tuple[int, int]]:
     out = {}
     try:
         for (t,) in c.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 'a'").fetchall():
-            cols = c.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = 'a' "
-                             "AND table_name = ? ORDER BY column_index", [t]).fetchall()
+            cols = c.execute(
+                "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = 'a' "
+                "AND table_name = ? ORDER BY column_index",
+                [t],
+            ).fetchall()
             sel = ", ".join(f'round("{n}", 9)' if ty == "DOUBLE" else f'"{n}"' for n, ty in cols if n not in VOLATILE)
-            ab = c.execute(f"SELECT count(*) FROM (SELECT {sel} FROM a.{t} EXCEPT ALL SELECT {sel} FROM b.{t})").fetchone()[0]
-            ba = c.execute(f"SELECT count(*) FROM (SELECT {sel} FROM b.{t} EXCEPT ALL SELECT {sel} FROM a.{t})").fetchone()[0]
+            ab = c.execute(
+                f"SELECT count(*) FROM (SELECT {sel} FROM a.{t} EXCEPT ALL SELECT {sel} FROM b.{t})"
+            ).fetchone()[0]
+            ba = c.execute(
+                f"SELECT count(*) FROM (SELECT {sel} FROM b.{t} EXCEPT ALL SELECT {sel} FROM a.{t})"
+            ).fetchone()[0]
             out[t] = (ab, ba)
     finally:
         c.close()
@@ -116,12 +127,20 @@ def test_batched_start_up_records_what_one_run_at_a_time_records(root, tmp_path,
         assert con.execute("SELECT count(*) FROM submissions").fetchone()[0] > 100
         assert con.execute("SELECT count(*) FROM test_results").fetchone()[0] > 1000
         no_config = sum(1 for p in runs.glob("**/run_agent.log") if not (p.parent / "run_config.json").exists())
-        assert con.execute("SELECT count(DISTINCT run_key) FROM events WHERE source = 'run_config.json'").fetchone()[0] \
+        assert (
+            con.execute("SELECT count(DISTINCT run_key) FROM events WHERE source = 'run_config.json'").fetchone()[0]
             == n_runs - no_config
-        assert con.execute("SELECT count(DISTINCT run_key) FROM events WHERE source = 'agent_output.txt'").fetchone()[0] \
+        )
+        assert (
+            con.execute("SELECT count(DISTINCT run_key) FROM events WHERE source = 'agent_output.txt'").fetchone()[0]
             >= n_runs - no_config
-        assert con.execute("SELECT count(*) FROM runs WHERE n_events IS NULL OR best_round IS NULL "
-                           "AND agent_submissions > 0").fetchone()[0] == 0
+        )
+        assert (
+            con.execute(
+                "SELECT count(*) FROM runs WHERE n_events IS NULL OR best_round IS NULL AND agent_submissions > 0"
+            ).fetchone()[0]
+            == 0
+        )
     finally:
         con.close()
     diff = table_differences(tmp_path / "batch.duckdb", tmp_path / "single.duckdb")
@@ -144,8 +163,15 @@ def test_a_run_failing_in_a_batch_is_refreshed_alone_and_the_others_are_recorded
     monkeypatch.setattr(run_files, "whole_file_events", boom)
     conn = open_db(tmp_path / "fail.duckdb")
     t0 = time.time()
-    sup = Supervisor(conn, [runs], docker_client=None, settings=AlarmSettings(stats_interval_s=0),
-                     tasks_dir=tasks, clock=lambda: t0, sleep=False)
+    sup = Supervisor(
+        conn,
+        [runs],
+        docker_client=None,
+        settings=AlarmSettings(stats_interval_s=0),
+        tasks_dir=tasks,
+        clock=lambda: t0,
+        sleep=False,
+    )
     try:
         live = sup.poll_once()
         for _ in range(20):
@@ -156,12 +182,17 @@ def test_a_run_failing_in_a_batch_is_refreshed_alone_and_the_others_are_recorded
         bad_key = next(rs.key for rs in sup.runs.values() if rs.task_dir == bad)
         assert said == {bad_key: "could not refresh: OSError: disk on fire"}
         # every other run got its file events and its finalize; the failed one has none of its files
-        files = dict(conn.execute("SELECT run_key, count(*) FROM events WHERE source = 'run_config.json' "
-                                  "GROUP BY run_key").fetchall())
+        files = dict(
+            conn.execute(
+                "SELECT run_key, count(*) FROM events WHERE source = 'run_config.json' GROUP BY run_key"
+            ).fetchall()
+        )
         no_config = sum(1 for p in runs.glob("**/run_agent.log") if not (p.parent / "run_config.json").exists())
         assert bad_key not in files and len(files) == len(live) - 1 - no_config
-        assert conn.execute("SELECT count(*) FROM runs WHERE n_events IS NULL AND run_key <> ?",
-                            [bad_key]).fetchone()[0] == 0
+        assert (
+            conn.execute("SELECT count(*) FROM runs WHERE n_events IS NULL AND run_key <> ?", [bad_key]).fetchone()[0]
+            == 0
+        )
     finally:
         sup.close()
         conn.close()
@@ -182,8 +213,15 @@ def test_a_run_failing_to_register_in_a_group_leaves_the_others_registered(root,
     monkeypatch.setattr(sd, "read_run_info", boom)
     conn = open_db(tmp_path / "reg.duckdb")
     t0 = time.time()
-    sup = Supervisor(conn, [runs], docker_client=None, settings=AlarmSettings(stats_interval_s=0),
-                     tasks_dir=tasks, clock=lambda: t0, sleep=False)
+    sup = Supervisor(
+        conn,
+        [runs],
+        docker_client=None,
+        settings=AlarmSettings(stats_interval_s=0),
+        tasks_dir=tasks,
+        clock=lambda: t0,
+        sleep=False,
+    )
     try:
         live = sup.poll_once()
         n_runs = sum(1 for _ in runs.glob("**/run_agent.log"))
@@ -192,8 +230,12 @@ def test_a_run_failing_to_register_in_a_group_leaves_the_others_registered(root,
         assert notes == [f"{bad}: could not watch: ValueError: unreadable config"]
         # the group's rows were rolled back and written again one by one: each run once, with its task
         assert conn.execute("SELECT count(*), count(DISTINCT run_key) FROM runs").fetchone() == (n_runs - 1, n_runs - 1)
-        assert conn.execute("SELECT count(*) FROM runs r LEFT JOIN tasks t USING (task_id) "
-                            "WHERE t.task_id IS NULL").fetchone()[0] == 0
+        assert (
+            conn.execute(
+                "SELECT count(*) FROM runs r LEFT JOIN tasks t USING (task_id) WHERE t.task_id IS NULL"
+            ).fetchone()[0]
+            == 0
+        )
     finally:
         sup.close()
         conn.close()

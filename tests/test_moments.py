@@ -15,8 +15,15 @@ import pytest
 from edgetui.cli import main
 from edgetui.db import open_db
 from edgetui.moments import list_moments, load_series, rebuild_moments
-from replay.moments import (DEFAULT_PARAMS, BehaviourEvent, Graded, behaviour_cycles, detect_changepoints,
-                            detect_gain, detect_reframing, graded_series)
+from replay.moments import (
+    DEFAULT_PARAMS,
+    BehaviourEvent,
+    behaviour_cycles,
+    detect_changepoints,
+    detect_gain,
+    detect_reframing,
+    graded_series,
+)
 from replay.selection import best_so_far, entry_from_submission
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,10 +32,21 @@ GW_TRUTH = ROOT / "sample_runs" / "_truth" / "opus48-edge-3-20260312005800__gw_s
 
 def _sub(rnd, t, score, *, kind="agent", runtime=60.0, status="graded", pass_rate=None):
     # as edgetui.ingest writes it: submitted at t, the result known (submissions.t) a runtime later
-    return {"round": rnd, "kind": kind, "submitted_at": t, "t": t + runtime, "runtime_s": runtime, "status": status,
-            "score": score,
-            "pass_rate": pass_rate, "score_flag": None, "valid": None, "max_score": None, "submission_id": None,
-            "error": None}
+    return {
+        "round": rnd,
+        "kind": kind,
+        "submitted_at": t,
+        "t": t + runtime,
+        "runtime_s": runtime,
+        "status": status,
+        "score": score,
+        "pass_rate": pass_rate,
+        "score_flag": None,
+        "valid": None,
+        "max_score": None,
+        "submission_id": None,
+        "error": None,
+    }
 
 
 def _series(scores, *, t0=1000.0, step=600.0, direction="maximize"):
@@ -38,16 +56,21 @@ def _series(scores, *, t0=1000.0, step=600.0, direction="maximize"):
 
 def test_graded_series_is_in_result_known_order_with_selections_best():
     # agent-2 was submitted after auto-1 but its result came first (auto-1's judge ran 30 minutes)
-    subs = [_sub("agent-1", 100.0, 10.0), _sub("auto-1", 200.0, 30.0, kind="auto", runtime=1800.0),
-            _sub("agent-2", 300.0, 20.0), _sub("manual-1", 50.0, 99.0, kind="manual"),
-            _sub("agent-3", 400.0, None, status="in_flight")]
+    subs = [
+        _sub("agent-1", 100.0, 10.0),
+        _sub("auto-1", 200.0, 30.0, kind="auto", runtime=1800.0),
+        _sub("agent-2", 300.0, 20.0),
+        _sub("manual-1", 50.0, 99.0, kind="manual"),
+        _sub("agent-3", 400.0, None, status="in_flight"),
+    ]
     s = graded_series(subs, selection="score_first", direction="maximize", score_task=True, started_at=0.0)
     assert [g.round for g in s] == ["agent-1", "agent-2", "auto-1"]
     assert [g.best for g in s] == [10.0, 20.0, 30.0] and [g.best_before for g in s] == [None, 10.0, 20.0]
     assert [g.is_new_best for g in s] == [True, True, True]
     # the running best is selection.best_so_far's over the same entries in the same order
-    steps = best_so_far([entry_from_submission(type("R", (), r)) for r in (subs[0], subs[2], subs[1])],
-                        "maximize", "score_first")
+    steps = best_so_far(
+        [entry_from_submission(type("R", (), r)) for r in (subs[0], subs[2], subs[1])], "maximize", "score_first"
+    )
     assert [st.best_score for st in steps] == [g.best for g in s]
     # a pass-rate task plots the pass rate x 100
     p = graded_series([_sub("agent-1", 1.0, None, pass_rate=0.25)], selection="pass_rate_first", score_task=False)
@@ -59,10 +82,10 @@ def test_gain_against_noise_not_lucky_noise_and_minimize_counts_down():
     scores, best = [50.0], 50.0
     for i in range(60):
         if i == 30:
-            best += 6.0                       # a jump of ~4x the spread of the non-improving scores
+            best += 6.0  # a jump of ~4x the spread of the non-improving scores
             scores.append(best)
         elif i == 45:
-            best += 0.05                      # lucky noise: a new best by a hair
+            best += 0.05  # lucky noise: a new best by a hair
             scores.append(best)
         else:
             scores.append(best - R.uniform(0.0, 4.0))
@@ -98,16 +121,21 @@ def _ev(eid, kind, t, **kw):
 
 def test_behaviour_cycles_count_new_files_once_and_score_a_change_against_the_cycles_before():
     evs, bounds, t = [], [], 0.0
-    for c in range(10):                            # ten ordinary cycles: read, a small edit, submit
-        evs += [_ev(f"r{c}", "tool_call", t + 10, tool_name="Read", path="a.py"),
-                _ev(f"e{c}", "tool_call", t + 20, tool_name="Edit", path="a.py", chars=40),
-                _ev(f"k{c}", "thinking", t + 5, chars=200)]
+    for c in range(10):  # ten ordinary cycles: read, a small edit, submit
+        evs += [
+            _ev(f"r{c}", "tool_call", t + 10, tool_name="Read", path="a.py"),
+            _ev(f"e{c}", "tool_call", t + 20, tool_name="Edit", path="a.py", chars=40),
+            _ev(f"k{c}", "thinking", t + 5, chars=200),
+        ]
         t += 300
         bounds.append(t)
-    evs += [_ev("think", "thinking", t + 5, chars=4000), _ev("msg", "agent_message", t + 6, chars=900),
-            _ev("new", "tool_call", t + 30, tool_name="Write", path="b.py", chars=2000),
-            _ev("test", "tool_call", t + 60, tool_name="Bash", command="python -m pytest -q"),
-            _ev("e2", "tool_call", t + 90, tool_name="Edit", path="b.py", chars=800)]
+    evs += [
+        _ev("think", "thinking", t + 5, chars=4000),
+        _ev("msg", "agent_message", t + 6, chars=900),
+        _ev("new", "tool_call", t + 30, tool_name="Write", path="b.py", chars=2000),
+        _ev("test", "tool_call", t + 60, tool_name="Bash", command="python -m pytest -q"),
+        _ev("e2", "tool_call", t + 90, tool_name="Edit", path="b.py", chars=800),
+    ]
     t += 1500
     bounds.append(t)
     evs.sort(key=lambda e: e.t)
@@ -119,7 +147,7 @@ def test_behaviour_cycles_count_new_files_once_and_score_a_change_against_the_cy
     assert last.features["new_files"] == 1 and last.features["test_runs"] == 1 and last.features["novel_files"] == 1
     assert last.score > DEFAULT_PARAMS.behaviour_min > max(c.score for c in cyc[4:10])
     assert "think" in last.evidence and "new" in last.evidence
-    assert cyc[0].score is None                     # nothing to compare the first cycles with
+    assert cyc[0].score is None  # nothing to compare the first cycles with
 
 
 def test_a_jump_is_a_reframing_only_after_a_behaviour_change():
@@ -133,12 +161,20 @@ def test_a_jump_is_a_reframing_only_after_a_behaviour_change():
             scores.append(best - R.uniform(0.0, 4.0) if i else best)
     s = _series(scores, t0=0.0, step=300.0)
     evs = []
-    for i, g in enumerate(s):                        # ordinary cycles, except before agent-21
+    for i, g in enumerate(s):  # ordinary cycles, except before agent-21
         t = g.t_submit - 250
         big = g.round == "agent-21"
-        evs += [_ev(f"th{i}", "thinking", t, chars=5000 if big else 150),
-                _ev(f"ed{i}", "tool_call", t + 20, tool_name="Edit", path=f"n{i}.py" if big else "a.py",
-                    chars=3000 if big else 30)]
+        evs += [
+            _ev(f"th{i}", "thinking", t, chars=5000 if big else 150),
+            _ev(
+                f"ed{i}",
+                "tool_call",
+                t + 20,
+                tool_name="Edit",
+                path=f"n{i}.py" if big else "a.py",
+                chars=3000 if big else 30,
+            ),
+        ]
     cyc = behaviour_cycles(evs, [g.t_submit for g in s])
     gains = detect_gain(s)
     assert {m.round for m in gains} == {"agent-21", "agent-31"}
@@ -157,7 +193,9 @@ def test_bundled_12_hour_sample_finds_its_three_reframing_moments_and_rebuilds_k
     out = json.loads(capsys.readouterr().out)
     assert [m["round"] for m in out["moments"]] == [m["round"] for m in truth["reframing_moments"]]
     for m, tm in zip(out["moments"], truth["reframing_moments"]):
-        assert m["score_before"] == pytest.approx(tm["score_before"]) and m["score_after"] == pytest.approx(tm["score_after"])
+        assert m["score_before"] == pytest.approx(tm["score_before"]) and m["score_after"] == pytest.approx(
+            tm["score_after"]
+        )
         assert m["lead_time_s"] > 0 and len(m["evidence"]) > 1
     conn = open_db(db)
     try:
@@ -168,7 +206,9 @@ def test_bundled_12_hour_sample_finds_its_three_reframing_moments_and_rebuilds_k
         assert again.keys() == first.keys() and all(again[k] > first[k] for k in first)
         # the evidence names recorded events; the first is the new best's judge result
         for m in list_moments(conn, key, "reframe"):
-            kinds = [conn.execute("SELECT kind FROM events WHERE event_id = ?", [e]).fetchone()[0] for e in m["evidence"]]
+            kinds = [
+                conn.execute("SELECT kind FROM events WHERE event_id = ?", [e]).fetchone()[0] for e in m["evidence"]
+            ]
             assert kinds[0] == "judge_result" and set(kinds[1:]) <= {"thinking", "agent_message", "tool_call"}
         series, _ = load_series(conn, key)
         assert sum(g.is_new_best for g in series) == truth["expected"]["new_bests"]
@@ -189,8 +229,10 @@ def test_bundled_12_hour_sample_finds_its_three_reframing_moments_and_rebuilds_k
 def test_moments_work_while_another_process_holds_the_database(tmp_path, capsys):
     db = tmp_path / "h.duckdb"
     assert main(["--db", str(db), "samples", "-q"]) == 0
-    code = ("import sys,time;from edgetui.db import open_db,HolderServer;"
-            f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(60)")
+    code = (
+        "import sys,time;from edgetui.db import open_db,HolderServer;"
+        f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(60)"
+    )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline().strip() == "ready"
@@ -238,15 +280,23 @@ def test_online_moments_grow_with_the_run_and_end_where_the_batch_detection_does
         key = "local/opus48-edge-3-20260312005800/gw_signal_search"
         subs, comps, ev_ids = _graded_inputs(conn, key)
         events = load_behaviour(conn, key)
-        batch = [(m.detector, m.round, m.before, m.after, m.lead_time_s) for m in detect_run(conn, key)
-                 if m.detector in ("reframe", "gain")]
+        batch = [
+            (m.detector, m.round, m.before, m.after, m.lead_time_s)
+            for m in detect_run(conn, key)
+            if m.detector in ("reframe", "gain")
+        ]
         full = online_start(conn, key)
-        om = OnlineMoments(selection="score_first", direction="maximize", score_task=True,
-                           started_at=full.kw["started_at"], ceiling=full.ceiling)
+        om = OnlineMoments(
+            selection="score_first",
+            direction="maximize",
+            score_task=True,
+            started_at=full.kw["started_at"],
+            ceiling=full.ceiling,
+        )
         subs.sort(key=lambda r: r["t"])
         seen: dict[str, list[bool]] = {}
         j = 0
-        for i in range(1, len(subs) + 1):                  # one graded submission at a time
+        for i in range(1, len(subs) + 1):  # one graded submission at a time
             t = subs[i - 1]["t"]
             k = j
             while k < len(events) and events[k].t <= t:
@@ -257,8 +307,10 @@ def test_online_moments_grow_with_the_run_and_end_where_the_batch_detection_does
                 if m.detector == "reframe":
                     seen.setdefault(m.round, []).append(m.provisional)
         om.add_events(events[j:])
-        final = [(m.detector, m.round, m.before, m.after, m.lead_time_s)
-                 for m in om.update(subs, components=comps, event_ids=ev_ids)]
+        final = [
+            (m.detector, m.round, m.before, m.after, m.lead_time_s)
+            for m in om.update(subs, components=comps, event_ids=ev_ids)
+        ]
         assert final == batch
         # each reframing moment appeared provisional, then firm once three more rounds were graded
         assert sorted(seen) == ["agent-167", "agent-52", "agent-85"]
@@ -277,8 +329,11 @@ def test_online_series_resumed_from_the_first_changed_row_equals_the_whole_serie
     from replay.moments import OnlineMoments
 
     rng = random.Random(7)
-    for selection, direction in (("pass_rate_first", "maximize"), ("score_first", "minimize"),
-                                 ("valid_then_score", "maximize")):
+    for selection, direction in (
+        ("pass_rate_first", "maximize"),
+        ("score_first", "minimize"),
+        ("valid_then_score", "maximize"),
+    ):
         kw = dict(selection=selection, direction=direction, score_task=True, started_at=0.0)
         om = OnlineMoments(**kw)
         subs: list[dict] = []
@@ -288,24 +343,25 @@ def test_online_series_resumed_from_the_first_changed_row_equals_the_whole_serie
         for i in range(120):
             before = list(om._series)
             change = rng.random()
-            if change < 0.6 or not subs:          # a new result
-                subs.append(_sub(f"agent-{i}", 100.0 * i, round(rng.uniform(0, 10), 1),
-                                 pass_rate=rng.choice([0.5, 1.0, 1.0])))
-            elif change < 0.75:                   # a late result: known before the last few
+            if change < 0.6 or not subs:  # a new result
+                subs.append(
+                    _sub(f"agent-{i}", 100.0 * i, round(rng.uniform(0, 10), 1), pass_rate=rng.choice([0.5, 1.0, 1.0]))
+                )
+            elif change < 0.75:  # a late result: known before the last few
                 r = _sub(f"auto-{i}", 100.0 * i - 350, rng.uniform(0, 10), kind="auto", pass_rate=1.0)
                 subs.append(r)
-            elif change < 0.85:                   # a regrade of an earlier round
+            elif change < 0.85:  # a regrade of an earlier round
                 r = subs[rng.randrange(len(subs))]
                 subs[subs.index(r)] = {**r, "score": rng.uniform(0, 10), "valid": rng.choice([None, False])}
-            elif change < 0.95:                   # components / the judge event of a round arrive
+            elif change < 0.95:  # components / the judge event of a round arrive
                 rnd = subs[rng.randrange(len(subs))]["round"]
                 comps[rnd] = {"snr": rng.random()}
                 ids[rnd] = f"ev-{rnd}"
-            else:                                 # nothing changed
+            else:  # nothing changed
                 pass
             got = om._graded(subs, comps, ids)
             assert got == graded_series(subs, components=comps, event_ids=ids, **kw), (selection, i)
-            if change < 0.6 and before:           # appended last: the rows before are kept, not rebuilt
+            if change < 0.6 and before:  # appended last: the rows before are kept, not rebuilt
                 assert all(a is b for a, b in zip(before, got)) and len(got) == len(before) + 1
                 reused += 1
         assert reused > 50

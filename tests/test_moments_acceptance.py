@@ -37,15 +37,27 @@ def test_the_generator_is_the_frozen_one():
     digest = hashlib.sha256((ROOT / "sample_runs" / "generate.py").read_bytes()).hexdigest()
     m = re.search(r"generator SHA-256 `([0-9a-f]{64})`", (ROOT / "README.md").read_text())
     assert m, "the README states the frozen generator's SHA-256"
-    assert digest == m.group(1), ("sample_runs/generate.py changed after the moment detector was tuned on it: "
-                                  "re-freeze it (new hash in the README) and choose new test seeds")
+    assert digest == m.group(1), (
+        "sample_runs/generate.py changed after the moment detector was tuned on it: "
+        "re-freeze it (new hash in the README) and choose new test seeds"
+    )
 
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     root = tmp_path_factory.mktemp("moment-runs")
-    subprocess.run([sys.executable, str(ROOT / "sample_runs" / "generate.py"), "--moment-runs", str(root),
-                    *map(str, TEST_SEEDS), "--control", *map(str, CONTROL_SEEDS)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "sample_runs" / "generate.py"),
+            "--moment-runs",
+            str(root),
+            *map(str, TEST_SEEDS),
+            "--control",
+            *map(str, CONTROL_SEEDS),
+        ],
+        check=True,
+    )
     truths = [json.loads(p.read_text()) for p in sorted((root / "_truth").glob("*.json"))]
     assert sorted(t["seed"] for t in truths) == sorted(TEST_SEEDS + CONTROL_SEEDS)
     conn = open_db(root / "m.duckdb")
@@ -83,7 +95,7 @@ def test_every_planted_moment_is_found_with_precision_at_least_0_6(generated, se
 def test_a_smooth_control_run_reports_at_most_one_moment(generated, seed):
     conn, truths = generated
     truth = next(t for t in truths if t["seed"] == seed and t["control"])
-    assert truth["planted"] == [] and len(truth["tuning_rounds"]) >= 5   # it climbs, in small steps
+    assert truth["planted"] == [] and len(truth["tuning_rounds"]) >= 5  # it climbs, in small steps
     _, found, _, _ = _check(conn, truth)
     assert len(found) <= 1, f"control seed {seed}: {found}"
 

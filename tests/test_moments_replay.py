@@ -40,7 +40,7 @@ async def test_keys_step_between_the_reframing_moments_and_the_chart_marks_them(
     app = EdgeTUIApp(sample_db, GW_KEY)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await loaded(pilot)
-        await wait_for(pilot, lambda: [m["round"] for m in screen.moments] == rounds)   # read after the run
+        await wait_for(pilot, lambda: [m["round"] for m in screen.moments] == rounds)  # read after the run
         chart = screen.query_one(ScoreChart)
         after = {s["round"]: s["best_score"] for s in screen.subs}
         assert [y for _, y in chart.data.moments] == [after[r] for r in rounds]
@@ -52,7 +52,7 @@ async def test_keys_step_between_the_reframing_moments_and_the_chart_marks_them(
         assert _selected(screen) == ("judge_result", rounds[0])
         await pilot.press("right_parenthesis", "right_parenthesis")
         assert _selected(screen) == ("judge_result", rounds[2])
-        await pilot.press("right_parenthesis")          # no later one: it stays
+        await pilot.press("right_parenthesis")  # no later one: it stays
         assert _selected(screen) == ("judge_result", rounds[2])
         await pilot.press("left_parenthesis")
         assert _selected(screen) == ("judge_result", rounds[1])
@@ -73,14 +73,15 @@ async def test_M_pressed_as_the_replay_opens_is_done_once_the_run_is_read_and_ro
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen))
         screen = app.screen
-        assert screen.cursor is None            # pressed before the run is read
+        assert screen.cursor is None  # pressed before the run is read
         await pilot.press("M")
         await wait_for(pilot, lambda: isinstance(app.screen, MomentsScreen), timeout=20)
         await pilot.pause()
         from textual.widgets import OptionList
+
         ol = app.screen.query_one(OptionList)
         assert ol.option_count == len(screen.moments) == 3
-        assert ol.virtual_size.height == ol.option_count   # one line a moment, cut with …
+        assert ol.virtual_size.height == ol.option_count  # one line a moment, cut with …
         lines = [ol.render_line(y).text for y in range(ol.option_count)]
         assert all(ln.rstrip().endswith("…") or len(ln.rstrip()) < ol.content_region.width for ln in lines)
 
@@ -110,7 +111,7 @@ async def test_L_annotates_the_selected_moment_on_its_judge_result(sample_db):
         await pilot.press("enter")
         q = "SELECT round, label, text, event_id FROM annotations WHERE run_key = ?"
         await wait_for(pilot, lambda: app.conn.execute(q, [GW_KEY]).fetchall() != [])
-        (rnd, label, text, eid), = app.conn.execute(q, [GW_KEY]).fetchall()
+        ((rnd, label, text, eid),) = app.conn.execute(q, [GW_KEY]).fetchall()
         c = screen.cursor
         assert (rnd, label, text) == ("agent-52", "reframe", "median PSD") and eid == c.events.event_id[c.index]
         # L again on the annotated moment: its label and note to edit
@@ -133,8 +134,9 @@ async def test_L_annotates_the_selected_moment_on_its_judge_result(sample_db):
         assert prompt.value == "reframe: median PSD" and "emptied: delete" in prompt.placeholder
         prompt.value = "bug fix: the PSD window"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.conn.execute(q, [GW_KEY]).fetchall()
-                       == [("agent-52", "bug fix", "the PSD window", eid)])
+        await wait_for(
+            pilot, lambda: app.conn.execute(q, [GW_KEY]).fetchall() == [("agent-52", "bug fix", "the PSD window", eid)]
+        )
         # a bad label is said, nothing written
         await wait_for(pilot, lambda: screen._annotations[eid][0]["label"] == "bug fix")
         await pilot.press("L")
@@ -150,7 +152,7 @@ async def test_L_annotates_the_selected_moment_on_its_judge_result(sample_db):
         await wait_for(pilot, lambda: app.conn.execute(q, [GW_KEY]).fetchall() == [])
         await wait_for(pilot, lambda: eid not in screen._annotations)
         await wait_for(pilot, lambda: "✎" not in pane())
-        await pilot.press("L")                                   # nothing left to edit: a new one
+        await pilot.press("L")  # nothing left to edit: a new one
         assert prompt.value == "" and "emptied" not in prompt.placeholder
         await pilot.press("escape")
 
@@ -167,17 +169,23 @@ async def test_the_moments_queue_steps_through_unlabelled_moments_across_runs(tm
         app.action_moments_queue()
         await wait_for(pilot, lambda: isinstance(app.screen, QueueScreen) and app.screen.entries)
         queue = app.screen
-        assert [(e["run_key"], e["round"]) for e in queue.entries] == [(GW_KEY, r) for r in
-                                                                      ("agent-52", "agent-85", "agent-167")]
-        await pilot.press("down", "enter")                      # agent-85
+        assert [(e["run_key"], e["round"]) for e in queue.entries] == [
+            (GW_KEY, r) for r in ("agent-52", "agent-85", "agent-167")
+        ]
+        await pilot.press("down", "enter")  # agent-85
         await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.cursor is not None)
         screen = app.screen
         assert _selected(screen) == ("judge_result", "agent-85")
         await pilot.press("L", *"tuning", "enter")
         await wait_for(pilot, lambda: app.conn.execute("SELECT count(*) FROM annotations").fetchone()[0] == 1)
         await pilot.press("q")
-        await wait_for(pilot, lambda: isinstance(app.screen, QueueScreen)
-                       and [e["round"] for e in app.screen.entries] == ["agent-52", "agent-167"])
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, QueueScreen)
+                and [e["round"] for e in app.screen.entries] == ["agent-52", "agent-167"]
+            ),
+        )
 
 
 @pytest.mark.asyncio

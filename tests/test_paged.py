@@ -48,8 +48,19 @@ def test_same_timeline_marks_and_pages(run):
     assert [tl.round[i] for i in b.submission_idx] == [a.round[i] for i in a.submission_idx]
     assert len(tl.missing(0, tl.n - 1)) == -(-3000 // PAGE)
     _read_all(conn, tl)
-    for name in ("event_id", "kind", "summary", "tool_use_id", "parent_tool_use_id", "tool_name", "is_error",
-                 "round", "level", "t", "agent_format"):
+    for name in (
+        "event_id",
+        "kind",
+        "summary",
+        "tool_use_id",
+        "parent_tool_use_id",
+        "tool_name",
+        "is_error",
+        "round",
+        "level",
+        "t",
+        "agent_format",
+    ):
         assert [getattr(tl, name)[i] for i in range(tl.n)] == list(getattr(a.events, name)), name
     fp = first_page(conn, rk)
     assert fp.event_id == list(a.events.event_id)[:PAGE]
@@ -93,8 +104,18 @@ def test_tied_times_are_ordered_by_the_full_key(tmp_path):
         t = 1000.0 + (i // 7)  # groups of 7 events at one time
         src = "b.jsonl" if i % 3 else "a.log"
         kind = "judge_result" if i % 50 == 0 else "agent_message"
-        evs.append(Event(run_key=rk, kind=kind, source=src, offset=(1500 - i) * 10, sub=i % 2, t=t,
-                         summary=f"msg {i} {'hit' if i % 11 == 0 else ''}", round=f"agent-{i}" if kind == "judge_result" else None))
+        evs.append(
+            Event(
+                run_key=rk,
+                kind=kind,
+                source=src,
+                offset=(1500 - i) * 10,
+                sub=i % 2,
+                t=t,
+                summary=f"msg {i} {'hit' if i % 11 == 0 else ''}",
+                round=f"agent-{i}" if kind == "judge_result" else None,
+            )
+        )
     rec.insert_events(rk, evs)
     conn.close()
     conn = duckdb.connect(str(db), read_only=True)
@@ -132,6 +153,7 @@ def test_same_folds_on_a_real_transcript(tmp_path):
                 i = a.row_event(r)
                 heads: dict = {}
                 from replay.fold import fold_head
+
                 for j in range(i, i + a.row_folded(r)):
                     h = fold_head(a.summary[j] or "")
                     heads[h] = heads.get(h, 0) + 1
@@ -218,9 +240,18 @@ def test_first_page_of_matches_with_tied_times(tmp_path):
     db = tmp_path / "tie.duckdb"
     conn = open_db(db)
     rk = "local/tie/task"
-    evs = [Event(run_key=rk, kind="agent_message", source="b.jsonl" if i % 3 else "a.log", offset=(900 - i) * 10,
-                 sub=i % 2, t=1000.0 + (i // 7), summary=f"msg {i} {'hit' if i % 2 == 0 else ''}")
-           for i in range(900)]
+    evs = [
+        Event(
+            run_key=rk,
+            kind="agent_message",
+            source="b.jsonl" if i % 3 else "a.log",
+            offset=(900 - i) * 10,
+            sub=i % 2,
+            t=1000.0 + (i // 7),
+            summary=f"msg {i} {'hit' if i % 2 == 0 else ''}",
+        )
+        for i in range(900)
+    ]
     Recorder(conn).insert_events(rk, evs)
     conn.close()
     conn = duckdb.connect(str(db), read_only=True)

@@ -30,7 +30,8 @@ from edgetui.parsers.claude import (
     sforge_submit_mode,
 )
 
-from conftest import SHARED_DATA as DATA, shared_data_reason  # noqa: E402 (../shared/data or EDGETUI_SHARED_DATA)
+from conftest import SHARED_DATA as DATA, shared_data_reason  # (../shared/data or EDGETUI_SHARED_DATA)
+
 CORPUS = DATA / "transcript-corpus"
 STREAM_DIR = CORPUS / "A"
 SESSION_DIR = CORPUS / "B"
@@ -127,7 +128,11 @@ def expected(path: Path) -> dict:
         if isinstance(o.get("timestamp"), str):
             exp["timestamps"][this] = iso_epoch(o["timestamp"])
         records = [o]
-        if o.get("type") == "progress" and isinstance(o.get("data"), dict) and o["data"].get("type") == "agent_progress":
+        if (
+            o.get("type") == "progress"
+            and isinstance(o.get("data"), dict)
+            and o["data"].get("type") == "agent_progress"
+        ):
             records.append(o["data"].get("message") or {})
         for r in records:
             typ = r.get("type")
@@ -141,7 +146,9 @@ def expected(path: Path) -> dict:
                 exp["subagent_offsets"].add(this)
             if typ == "assistant":
                 if isinstance(content, list):
-                    exp["tool_use_ids"] += [b["id"] for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+                    exp["tool_use_ids"] += [
+                        b["id"] for b in content if isinstance(b, dict) and b.get("type") == "tool_use"
+                    ]
                 if isinstance(msg.get("usage"), dict) and msg.get("id"):
                     exp["usage_msg_ids"].add(msg["id"])
             if typ == "user" and isinstance(content, list):
@@ -295,9 +302,7 @@ def test_subagent_file_parent_ids_and_split_usage():
 
     # tool_result list content is joined from its text blocks
     rec = next(
-        json.loads(ln)
-        for ln in path.read_bytes().splitlines()
-        if b'"tool_result"' in ln and b'"type":"user"' in ln
+        json.loads(ln) for ln in path.read_bytes().splitlines() if b'"tool_result"' in ln and b'"type":"user"' in ln
     )
     blocks = rec["message"]["content"][0]["content"]
     result = next(e for e in events if e.kind == "tool_result")
@@ -404,9 +409,17 @@ def test_truncated_last_line_is_parse_error():
 
 
 def init_rec(session="s1", model="claude-x", version="2.1.159"):
-    return {"type": "system", "subtype": "init", "session_id": session, "model": model, "cwd": "/app",
-            "tools": ["Bash", "Read"], "claude_code_version": version, "permissionMode": "bypassPermissions",
-            "uuid": "u-init"}
+    return {
+        "type": "system",
+        "subtype": "init",
+        "session_id": session,
+        "model": model,
+        "cwd": "/app",
+        "tools": ["Bash", "Read"],
+        "claude_code_version": version,
+        "permissionMode": "bypassPermissions",
+        "uuid": "u-init",
+    }
 
 
 def asst(mid, blocks, usage=None, parent=None, **extra):
@@ -417,13 +430,26 @@ def asst(mid, blocks, usage=None, parent=None, **extra):
 
 
 def user(blocks, parent=None, **extra):
-    return {"type": "user", "message": {"role": "user", "content": blocks}, "parent_tool_use_id": parent,
-            "session_id": "s1", **extra}
+    return {
+        "type": "user",
+        "message": {"role": "user", "content": blocks},
+        "parent_tool_use_id": parent,
+        "session_id": "s1",
+        **extra,
+    }
 
 
 def result_rec(**kw):
-    r = {"type": "result", "subtype": "success", "is_error": False, "duration_ms": 1000, "num_turns": 1,
-         "result": "done", "total_cost_usd": 0.5, "session_id": "s1"}
+    r = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "duration_ms": 1000,
+        "num_turns": 1,
+        "result": "done",
+        "total_cost_usd": 0.5,
+        "session_id": "s1",
+    }
     r.update(kw)
     return r
 
@@ -432,8 +458,13 @@ U = {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 100, "ca
 
 
 def test_second_init_and_exit_marker_segments():
-    hook = {"type": "system", "subtype": "hook_started", "hook_name": "SessionStart:resume",
-            "hook_event": "SessionStart", "session_id": "s2"}
+    hook = {
+        "type": "system",
+        "subtype": "hook_started",
+        "hook_name": "SessionStart:resume",
+        "hook_event": "SessionStart",
+        "session_id": "s2",
+    }
     lines = [
         dumps(init_rec()),
         dumps(asst("m1", [{"type": "text", "text": "hi"}], U)),
@@ -467,8 +498,11 @@ def test_second_init_without_marker_starts_segment_1():
     events = feed_lines(ClaudeStreamParser("a", "g"), lines)
     last = [e for e in events if e.offset == len(lines[0]) + len(lines[1]) + 2]
     # segment 0 never got its result: it was cut off where the next session starts (claude-code#8126)
-    assert [(e.kind, e.sub, e.segment) for e in last] == [("segment_end", 0, 0), ("segment_start", 1, 1),
-                                                          ("session_init", 2, 1)]
+    assert [(e.kind, e.sub, e.segment) for e in last] == [
+        ("segment_end", 0, 0),
+        ("segment_start", 1, 1),
+        ("session_init", 2, 1),
+    ]
     assert last[0].data["reason"] == "no_result" and last[0].data["incomplete"] is True and last[0].t is None
 
 
@@ -479,11 +513,23 @@ def test_concatenated_sessions_without_results_flag_the_run_incomplete(tmp_path)
     from edgetui.ingest import ingest_paths
     from edgetui.store import transcript_flags
 
-    res = {"type": "result", "subtype": "success", "is_error": False, "result": "done", "session_id": "s1",
-           "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 1}}
+    res = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "result": "done",
+        "session_id": "s1",
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
     whole = [dumps(init_rec()), dumps(asst("m1", [{"type": "text", "text": "hi"}], U)), dumps(res)]
-    cut = [dumps(init_rec()), dumps(asst("m1", [{"type": "text", "text": "hi"}], U)), dumps(init_rec()),
-           dumps(asst("m2", [{"type": "text", "text": "again"}], U)), dumps(res)]
+    cut = [
+        dumps(init_rec()),
+        dumps(asst("m1", [{"type": "text", "text": "hi"}], U)),
+        dumps(init_rec()),
+        dumps(asst("m2", [{"type": "text", "text": "again"}], U)),
+        dumps(res),
+    ]
     flags = {}
     for name, lines in (("whole", whole + whole), ("cut", cut)):
         f = tmp_path / f"{name}.jsonl"
@@ -498,10 +544,18 @@ def test_concatenated_sessions_without_results_flag_the_run_incomplete(tmp_path)
 
 
 def test_init_after_compaction_same_session_keeps_segment():
-    boundary = {"type": "system", "subtype": "compact_boundary", "session_id": "s1",
-                "compact_metadata": {"trigger": "auto", "pre_tokens": 160000}}
-    lines = [dumps(init_rec()), dumps(asst("m1", [{"type": "text", "text": "hi"}], U)), dumps(boundary),
-             dumps(init_rec())]
+    boundary = {
+        "type": "system",
+        "subtype": "compact_boundary",
+        "session_id": "s1",
+        "compact_metadata": {"trigger": "auto", "pre_tokens": 160000},
+    }
+    lines = [
+        dumps(init_rec()),
+        dumps(asst("m1", [{"type": "text", "text": "hi"}], U)),
+        dumps(boundary),
+        dumps(init_rec()),
+    ]
     events = feed_lines(ClaudeStreamParser("a", "g"), lines)
     assert {e.segment for e in events} == {0}
     comp = next(e for e in events if e.kind == "compaction")
@@ -575,8 +629,21 @@ JSONISH = st.recursive(
     message=JSONISH,
     content=JSONISH,
     extra=st.dictionaries(
-        st.sampled_from(["timestamp", "parent_tool_use_id", "isSidechain", "sessionId", "error", "uuid", "data",
-                         "hook_event", "total_cost_usd", "isCompactSummary", "message"]),
+        st.sampled_from(
+            [
+                "timestamp",
+                "parent_tool_use_id",
+                "isSidechain",
+                "sessionId",
+                "error",
+                "uuid",
+                "data",
+                "hook_event",
+                "total_cost_usd",
+                "isCompactSummary",
+                "message",
+            ]
+        ),
         JSONISH,
         max_size=4,
     ),
@@ -633,29 +700,49 @@ def test_timestamps():
 
 def test_user_content_variants():
     p = ClaudeStreamParser("a", "g")
-    rec = user([
-        {"type": "tool_result", "tool_use_id": "t1", "is_error": True,
-         "content": [{"type": "text", "text": "line1"}, {"type": "image", "source": {}}, {"type": "text", "text": "line2"}]},
-        {"type": "text", "text": "Stop hook feedback:\n[/tmp/sforge-stop-hook.sh]: Do not stop."},
-        {"type": "text", "text": "plain prompt"},
-    ])
+    rec = user(
+        [
+            {
+                "type": "tool_result",
+                "tool_use_id": "t1",
+                "is_error": True,
+                "content": [
+                    {"type": "text", "text": "line1"},
+                    {"type": "image", "source": {}},
+                    {"type": "text", "text": "line2"},
+                ],
+            },
+            {"type": "text", "text": "Stop hook feedback:\n[/tmp/sforge-stop-hook.sh]: Do not stop."},
+            {"type": "text", "text": "plain prompt"},
+        ]
+    )
     events = p.feed(dumps(rec), 0)
     assert [e.kind for e in events] == ["tool_result", "stop_hook_block", "user_message"]
     assert events[0].data["content"] == "line1\n[image]\nline2" and events[0].is_error is True
     assert events[0].level == "error"
     s = p.feed(dumps({"type": "user", "message": {"role": "user", "content": "just text"}}), 10)
     assert [(e.kind, e.data["text"]) for e in s] == [("user_message", "just text")]
-    comp = p.feed(dumps({"type": "user", "isCompactSummary": True,
-                         "message": {"role": "user", "content": "Summary of earlier work"}}), 20)
+    comp = p.feed(
+        dumps(
+            {
+                "type": "user",
+                "isCompactSummary": True,
+                "message": {"role": "user", "content": "Summary of earlier work"},
+            }
+        ),
+        20,
+    )
     assert comp[0].kind == "compaction" and comp[0].data["phase"] == "summary"
     assert content_text(None) == "" and content_text("x") == "x"
     assert content_text([{"type": "text", "text": "a"}, "b", {"type": "document"}]) == "a\nb\n[document]"
 
 
 def test_redacted_thinking_and_summaries():
-    blocks = [{"type": "redacted_thinking", "data": "xx"},
-              {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls   -la\n/app"}},
-              {"type": "text", "text": "word " * 1000}]
+    blocks = [
+        {"type": "redacted_thinking", "data": "xx"},
+        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls   -la\n/app"}},
+        {"type": "text", "text": "word " * 1000},
+    ]
     events = ClaudeStreamParser("a", "g").feed(dumps(asst("m1", blocks, U)), 0)
     assert [e.kind for e in events] == ["thinking", "tool_call", "agent_message"]
     assert events[0].summary == "[redacted thinking]" and events[0].data["redacted"] is True
@@ -668,25 +755,63 @@ def test_redacted_thinking_and_summaries():
 
 
 def srec(typ, sid="S1", **kw):
-    return {"type": typ, "sessionId": sid, "uuid": kw.pop("uuid", "u"), "parentUuid": None, "isSidechain": False,
-            "timestamp": "2025-06-01T12:00:00.000Z", "cwd": "/w", "version": "2.1.0", **kw}
+    return {
+        "type": typ,
+        "sessionId": sid,
+        "uuid": kw.pop("uuid", "u"),
+        "parentUuid": None,
+        "isSidechain": False,
+        "timestamp": "2025-06-01T12:00:00.000Z",
+        "cwd": "/w",
+        "version": "2.1.0",
+        **kw,
+    }
 
 
 def test_session_sidechain_progress_and_session_change():
-    task_call = srec("assistant", message={"id": "m1", "model": "claude-x", "content": [
-        {"type": "tool_use", "id": "toolu_T", "name": "Task", "input": {"description": "explore"}}], "usage": U})
+    task_call = srec(
+        "assistant",
+        message={
+            "id": "m1",
+            "model": "claude-x",
+            "content": [{"type": "tool_use", "id": "toolu_T", "name": "Task", "input": {"description": "explore"}}],
+            "usage": U,
+        },
+    )
     side = srec("user", isSidechain=True, message={"role": "user", "content": "explore the repo"})
-    side_a = srec("assistant", isSidechain=True, message={"id": "m2", "model": "claude-x", "content": [
-        {"type": "text", "text": "found it"}], "usage": U})
-    prog = srec("progress", toolUseID="agent_msg_1", parentToolUseID="toolu_T", data={
-        "type": "agent_progress", "message": {"type": "assistant", "timestamp": "2025-06-01T12:00:05.000Z",
-                                              "message": {"id": "m3", "model": "claude-x", "content": [
-                                                  {"type": "tool_use", "id": "toolu_inner", "name": "Grep",
-                                                   "input": {"pattern": "x"}}], "usage": U}}})
-    hook = srec("progress", toolUseID="toolu_T", parentToolUseID="toolu_T",
-                data={"type": "hook_progress", "hookName": "PostToolUse:Task"})
-    res = srec("user", message={"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "toolu_T", "content": "done"}]})
+    side_a = srec(
+        "assistant",
+        isSidechain=True,
+        message={"id": "m2", "model": "claude-x", "content": [{"type": "text", "text": "found it"}], "usage": U},
+    )
+    prog = srec(
+        "progress",
+        toolUseID="agent_msg_1",
+        parentToolUseID="toolu_T",
+        data={
+            "type": "agent_progress",
+            "message": {
+                "type": "assistant",
+                "timestamp": "2025-06-01T12:00:05.000Z",
+                "message": {
+                    "id": "m3",
+                    "model": "claude-x",
+                    "content": [{"type": "tool_use", "id": "toolu_inner", "name": "Grep", "input": {"pattern": "x"}}],
+                    "usage": U,
+                },
+            },
+        },
+    )
+    hook = srec(
+        "progress",
+        toolUseID="toolu_T",
+        parentToolUseID="toolu_T",
+        data={"type": "hook_progress", "hookName": "PostToolUse:Task"},
+    )
+    res = srec(
+        "user",
+        message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_T", "content": "done"}]},
+    )
     orphan = srec("user", isSidechain=True, agentId="a77", message={"role": "user", "content": "hi"})
     other = srec("user", sid="S2", message={"role": "user", "content": "new session"})
     lines = [dumps(x) for x in (task_call, side, side_a, prog, hook, res, orphan, other)]
@@ -855,8 +980,14 @@ def test_parse_submit_list():
     assert r["total_submissions"] == 3 and r["best_pass_rate"] == pytest.approx(0.855)
     assert r["best_score"] == 826577.0
     assert [e["round"] for e in r["entries"]] == ["agent-1", "agent-2", "agent-3"]
-    assert r["entries"][1] == {"round": "agent-2", "status": "completed", "valid": False, "pass_rate": 0.0,
-                               "score": None, "summary": "build failed"}
+    assert r["entries"][1] == {
+        "round": "agent-2",
+        "status": "completed",
+        "valid": False,
+        "pass_rate": 0.0,
+        "score": None,
+        "summary": "build failed",
+    }
     assert r["entries"][0]["pass_rate"] == pytest.approx(0.125) and r["entries"][0]["score"] == 100.0
 
 
@@ -887,16 +1018,32 @@ def test_sforge_submit_mode(command, mode):
 
 
 def test_submit_round_trip_in_stream():
-    call = asst("m1", [{"type": "tool_use", "id": "t1", "name": "Bash",
-                        "input": {"command": "cd /app && sforge-submit", "timeout": 600000}}], U)
+    call = asst(
+        "m1",
+        [
+            {
+                "type": "tool_use",
+                "id": "t1",
+                "name": "Bash",
+                "input": {"command": "cd /app && sforge-submit", "timeout": 600000},
+            }
+        ],
+        U,
+    )
     call2 = asst("m2", [{"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "sforge-submit"}}], U)
-    call3 = asst("m3", [{"type": "tool_use", "id": "t3", "name": "Bash", "input": {"command": "sforge-submit --list"}}], U)
+    call3 = asst(
+        "m3", [{"type": "tool_use", "id": "t3", "name": "Bash", "input": {"command": "sforge-submit --list"}}], U
+    )
     lines = [
         dumps(init_rec()),
         dumps(call),
         dumps(user([{"type": "tool_result", "tool_use_id": "t1", "content": SUBMIT_OK, "is_error": False}])),
         dumps(call2),
-        dumps(user([{"type": "tool_result", "tool_use_id": "t2", "content": "Exit code 1\n" + COOLDOWN, "is_error": True}])),
+        dumps(
+            user(
+                [{"type": "tool_result", "tool_use_id": "t2", "content": "Exit code 1\n" + COOLDOWN, "is_error": True}]
+            )
+        ),
         dumps(call3),
         dumps(user([{"type": "tool_result", "tool_use_id": "t3", "content": LISTING}])),
         # a result whose call this parser never saw, still carrying a round
@@ -910,7 +1057,10 @@ def test_submit_round_trip_in_stream():
     events += feed_lines(p2, lines[3:], start=sum(len(x) + 1 for x in lines[:3]))
     calls = [e for e in events if e.kind == "tool_call"]
     assert [(e.data["sforge_submit"], e.data["submit_mode"]) for e in calls] == [
-        (True, "submit"), (True, "submit"), (True, "list")]
+        (True, "submit"),
+        (True, "submit"),
+        (True, "list"),
+    ]
     res = [e for e in events if e.kind == "tool_result"]
     assert res[0].round == "agent-3" and res[0].data["submit_result"]["score"] == 826577.0
     assert res[0].summary == "agent-3: score 826577 pass 85.5% (171/200)"
@@ -952,17 +1102,47 @@ def test_tool_reference_blocks_keep_their_tool_names():
     ``tool_name`` of a lone block)."""
     sid = {"session_id": "s-1"}
     lines = [
-        {"type": "assistant", **sid, "message": {"id": "m1", "role": "assistant", "content": [
-            {"type": "tool_use", "id": "toolu_1", "name": "ToolSearch", "input": {"query": "github issue"}},
-            {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_2", "content": {
-                "type": "tool_search_tool_search_result",
-                "tool_references": [{"type": "tool_reference", "tool_name": "mcp__github__search_issues"}]}}]}},
-        {"type": "user", **sid, "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_1", "content": [
-                {"type": "tool_reference", "tool_name": "mcp__github__create_issue"},
-                {"type": "tool_reference", "tool_name": "mcp__github__list_issues"}]}]}},
-        {"type": "user", **sid, "message": {"role": "user", "content": [
-            {"type": "tool_reference", "tool_name": "WebFetch"}]}},
+        {
+            "type": "assistant",
+            **sid,
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "toolu_1", "name": "ToolSearch", "input": {"query": "github issue"}},
+                    {
+                        "type": "tool_search_tool_result",
+                        "tool_use_id": "srvtoolu_2",
+                        "content": {
+                            "type": "tool_search_tool_search_result",
+                            "tool_references": [{"type": "tool_reference", "tool_name": "mcp__github__search_issues"}],
+                        },
+                    },
+                ],
+            },
+        },
+        {
+            "type": "user",
+            **sid,
+            "message": {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_1",
+                        "content": [
+                            {"type": "tool_reference", "tool_name": "mcp__github__create_issue"},
+                            {"type": "tool_reference", "tool_name": "mcp__github__list_issues"},
+                        ],
+                    }
+                ],
+            },
+        },
+        {
+            "type": "user",
+            **sid,
+            "message": {"role": "user", "content": [{"type": "tool_reference", "tool_name": "WebFetch"}]},
+        },
     ]
     data = b"".join(json.dumps(o).encode() + b"\n" for o in lines)
     events, _parser = parse_bytes(ClaudeStreamParser, data)
@@ -985,9 +1165,18 @@ def test_finish_after_a_restored_cursor_says_the_same_as_after_the_whole_file():
     more live than offline, seen on the bundled game sample)."""
     lines = [
         json.dumps({"type": "system", "subtype": "init", "session_id": "s1", "model": "m"}),
-        json.dumps({"type": "assistant", "session_id": "s1", "message": {
-            "id": "msg_1", "role": "assistant", "model": "m", "content": [
-                {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}]}}),
+        json.dumps(
+            {
+                "type": "assistant",
+                "session_id": "s1",
+                "message": {
+                    "id": "msg_1",
+                    "role": "assistant",
+                    "model": "m",
+                    "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}],
+                },
+            }
+        ),
     ]
     data = ("\n".join(lines) + "\n").encode()
     whole = ClaudeStreamParser("agent_output.txt", "g1")
@@ -1011,8 +1200,10 @@ def test_usage_without_validation_is_the_validated_usage():
     a = make_usage(10, 20, 30, 40)
     b = Usage(input_tokens=10, output_tokens=20, cache_read_tokens=30, cache_write_tokens=40)
     assert a == b and hash(a) == hash(b) and a.model_dump() == b.model_dump() and type(a) is Usage
-    line = (b'{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"hi"}],'
-            b'"usage":{"input_tokens":5,"output_tokens":"x","cache_read_input_tokens":7.9,'
-            b'"cache_creation_input_tokens":true}}}')
+    line = (
+        b'{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"hi"}],'
+        b'"usage":{"input_tokens":5,"output_tokens":"x","cache_read_input_tokens":7.9,'
+        b'"cache_creation_input_tokens":true}}}'
+    )
     ev = ClaudeStreamParser("agent_output.jsonl", "g").feed(line, 0)[0]
     assert ev.usage == Usage(input_tokens=5, output_tokens=0, cache_read_tokens=7, cache_write_tokens=1)

@@ -25,7 +25,8 @@ from edgetui.parsers.codex import CodexJsonParser, CodexRolloutParser, CodexText
 from edgetui.parsers.detect import FORMATS, detect_format, parser_for
 from edgetui.parsers.opencode import OpenCodeParser
 
-from conftest import SHARED_DATA as DATA, shared_data_reason  # noqa: E402 (../shared/data or EDGETUI_SHARED_DATA)
+from conftest import SHARED_DATA as DATA, shared_data_reason  # (../shared/data or EDGETUI_SHARED_DATA)
+
 CORPUS = DATA / "transcript-corpus"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "codex_text"
 SKIP_REASON = shared_data_reason(DATA)
@@ -93,9 +94,11 @@ def iso_epoch(s: str) -> float:
 # ----------------------------------------------------------------------------- all corpus files
 
 
-CASES = [(p, CodexRolloutParser) for p in ROLLOUTS] + [(p, CodexJsonParser) for p in EXEC_JSON] + [
-    (p, OpenCodeParser) for p in OPENCODE
-]
+CASES = (
+    [(p, CodexRolloutParser) for p in ROLLOUTS]
+    + [(p, CodexJsonParser) for p in EXEC_JSON]
+    + [(p, OpenCodeParser) for p in OPENCODE]
+)
 
 
 @needs_corpus
@@ -177,7 +180,10 @@ def test_rollout_counts_match_independent_json(path: Path):
     for e, u in zip(usage, token_counts):
         # edgetui convention: input_tokens is uncached input (reported input - cached)
         assert (e.usage.input_tokens, e.usage.output_tokens, e.usage.cache_read_tokens) == (
-            u["input_tokens"] - u["cached_input_tokens"], u["output_tokens"], u["cached_input_tokens"])
+            u["input_tokens"] - u["cached_input_tokens"],
+            u["output_tokens"],
+            u["cached_input_tokens"],
+        )
     # every event carries its line's recorded time as an epoch float
     for e in events:
         assert isinstance(e.t, float) and e.t_source == "recorded"
@@ -263,7 +269,8 @@ def test_exec_json_counts_match_independent_json(path: Path):
     assert len(of_kind(events, Kind.AGENT_MESSAGE)) == messages
     tok = of_kind(events, Kind.TOKEN_USAGE)
     assert [(e.usage.input_tokens, e.usage.output_tokens, e.usage.cache_read_tokens) for e in tok] == [
-        (u["input_tokens"] - u["cached_input_tokens"], u["output_tokens"], u["cached_input_tokens"]) for u in usages]
+        (u["input_tokens"] - u["cached_input_tokens"], u["output_tokens"], u["cached_input_tokens"]) for u in usages
+    ]
     assert tok[0].data["cumulative"] is None  # first turn: nothing to compare with
     assert all(e.t is None for e in events)  # the stream has no clock
 
@@ -299,14 +306,22 @@ def test_opencode_counts_match_independent_json(path: Path):
     assert [e.data["exit_code"] for e in results] == [o["part"]["state"]["metadata"]["exit"] for o in done]
     assert [e.data["content"] for e in results] == [o["part"]["state"]["output"] for o in done]
     assert [e.data["command"] for e in calls] == [o["part"]["state"]["input"]["command"] for o in tools]
-    assert [e.t for e in calls] == pytest.approx([o["part"]["state"]["time"]["start"] / 1000 for o in tools], rel=0, abs=1e-6)
-    assert [e.t for e in results] == pytest.approx([o["part"]["state"]["time"]["end"] / 1000 for o in done], rel=0, abs=1e-6)
+    assert [e.t for e in calls] == pytest.approx(
+        [o["part"]["state"]["time"]["start"] / 1000 for o in tools], rel=0, abs=1e-6
+    )
+    assert [e.t for e in results] == pytest.approx(
+        [o["part"]["state"]["time"]["end"] / 1000 for o in done], rel=0, abs=1e-6
+    )
     tok = of_kind(events, Kind.TOKEN_USAGE)
     assert len(tok) == len(finishes)
     for e, o in zip(tok, finishes):
         t = o["part"]["tokens"]
         assert (e.usage.input_tokens, e.usage.output_tokens, e.usage.cache_read_tokens, e.usage.cache_write_tokens) == (
-            t["input"], t["output"], t["cache"]["read"], t["cache"]["write"])
+            t["input"],
+            t["output"],
+            t["cache"]["read"],
+            t["cache"]["write"],
+        )
         assert e.stated_cost_usd == pytest.approx(o["part"]["cost"])
         assert e.data["reason"] == o["part"]["reason"]
     assert [e.data["text"] for e in of_kind(events, Kind.AGENT_MESSAGE)] == [o["part"]["text"] for o in texts]
@@ -354,11 +369,14 @@ def test_detect_format_synthetic():
     oc = {"type": "step_start", "timestamp": 1, "sessionID": "ses_1", "part": {"type": "step-start"}}
     assert detect_format(json.dumps(oc).encode() + b"\n") == "opencode"
     # a first rollout line cut by the 64 KiB window
-    meta = {"timestamp": "2026-01-01T00:00:00.000Z", "type": "session_meta",
-            "payload": {"id": "s", "base_instructions": {"text": "x" * 100_000}}}
+    meta = {
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "type": "session_meta",
+        "payload": {"id": "s", "base_instructions": {"text": "x" * 100_000}},
+    }
     head = json.dumps(meta).encode()[: 64 * 1024]
     assert detect_format(head) == "codex_rollout"
-    assert detect_format(b"[1, 2]\n\"str\"\n") == "unknown"
+    assert detect_format(b'[1, 2]\n"str"\n') == "unknown"
     assert detect_format(b"", "rollout-2026-01-01T00-00-00-abc.jsonl") == "codex_rollout"
     # JSON before a Codex-looking line wins (a Claude stream that talks about Codex)
     claude = {"type": "system", "subtype": "init", "session_id": "s", "model": "m"}
@@ -436,10 +454,16 @@ def _exit_stream(record: dict) -> bytes:
 SYNTHETIC_ROUND_TRIP = [
     ("codex_text_multiline", CodexTextParser, lambda: MULTILINE_TEXT),
     ("codex_json_exits", CodexJsonParser, lambda: _exit_stream({"type": "thread.started", "thread_id": "t"})),
-    ("rollout_exits", CodexRolloutParser, lambda: _exit_stream(
-        {"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "s"}})),
-    ("opencode_exits", OpenCodeParser, lambda: _exit_stream(
-        {"type": "step_start", "timestamp": 5, "sessionID": "s", "part": {}})),
+    (
+        "rollout_exits",
+        CodexRolloutParser,
+        lambda: _exit_stream({"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "s"}}),
+    ),
+    (
+        "opencode_exits",
+        OpenCodeParser,
+        lambda: _exit_stream({"type": "step_start", "timestamp": 5, "sessionID": "s", "part": {}}),
+    ),
 ]
 
 
@@ -528,7 +552,9 @@ def test_codex_text_noise_invalid_utf8_and_truncated_block():
     assert [e.offset for e in logs] == [0, data.index(b"(Use `node")]
     err = of_kind(events, Kind.AGENT_ERROR)
     assert len(err) == 1 and err[0].offset == data.index(b"ERROR: stream")
-    assert of_kind(events, Kind.AGENT_MESSAGE)[0].data["text"] == "Let me check the binary output of the benchmark tool."
+    assert (
+        of_kind(events, Kind.AGENT_MESSAGE)[0].data["text"] == "Let me check the binary output of the benchmark tool."
+    )
     bad = of_kind(events, Kind.PARSE_ERROR)
     assert len(bad) == 1
     assert bad[0].offset == data.index(b"\x89BIN")
@@ -539,8 +565,11 @@ def test_codex_text_noise_invalid_utf8_and_truncated_block():
     assert results[1].data["submit_result"]["status"] == "error"
     calls = of_kind(events, Kind.TOOL_CALL)
     assert len(calls) == 3 and len(results) == 2
-    assert calls[-1].data == {"command": "/bin/bash -lc 'make -j8 bench'", "cwd": "/home/agent/workspace",
-                              "incomplete": True}
+    assert calls[-1].data == {
+        "command": "/bin/bash -lc 'make -j8 bench'",
+        "cwd": "/home/agent/workspace",
+        "incomplete": True,
+    }
     # the cut-off block is held until finish()
     parser = CodexTextParser("src", "gen")
     for ln in iter_lines(io.BytesIO(data)):
@@ -580,10 +609,10 @@ def test_codex_text_multiline_command_and_glued_exit_marker():
 
 BAD_LINES = [
     b"(node:1) Warning: something",
-    b"{\"type\": \"thread.started\", \"thread_id\": \"\xff\xfe\"}",
+    b'{"type": "thread.started", "thread_id": "\xff\xfe"}',
     b"[1, 2, 3]",
-    b"\"just a string\"",
-    b"{\"type\": \"turn.started\"",  # truncated
+    b'"just a string"',
+    b'{"type": "turn.started"',  # truncated
 ]
 
 
@@ -606,7 +635,10 @@ def test_json_parsers_bad_input_is_parse_error(parser_cls):
     "parser_cls,record",
     [
         (CodexJsonParser, {"type": "thread.started", "thread_id": "t1"}),
-        (CodexRolloutParser, {"timestamp": "2026-01-01T00:00:00.000Z", "type": "session_meta", "payload": {"id": "s1"}}),
+        (
+            CodexRolloutParser,
+            {"timestamp": "2026-01-01T00:00:00.000Z", "type": "session_meta", "payload": {"id": "s1"}},
+        ),
         (OpenCodeParser, {"type": "step_start", "timestamp": 1000, "sessionID": "ses_1", "part": {}}),
     ],
 )
@@ -629,8 +661,9 @@ def test_json_parsers_exit_marker_and_segments(parser_cls, record):
 
 def test_exec_json_cumulative_usage():
     def turn(i, o):
-        return json.dumps({"type": "turn.completed", "usage": {"input_tokens": i, "cached_input_tokens": 0,
-                                                              "output_tokens": o}}).encode()
+        return json.dumps(
+            {"type": "turn.completed", "usage": {"input_tokens": i, "cached_input_tokens": 0, "output_tokens": o}}
+        ).encode()
 
     p = CodexJsonParser("src", "gen")
     out = feed_lines(p, [turn(100, 10), turn(250, 30), turn(50, 5)])
@@ -642,14 +675,28 @@ def test_exec_json_cumulative_usage():
 
 
 def test_exec_json_items_without_start_and_submit():
-    item = {"id": "item_1", "type": "command_execution", "command": "bash -lc 'sforge-submit'",
-            "aggregated_output": "  Round: agent-2\n\n  agent-2 Results\n  Pass rate:   50.0%\n", "exit_code": 0,
-            "status": "completed"}
-    mcp = {"id": "item_2", "type": "mcp_tool_call", "server": "fs", "tool": "read", "arguments": {"p": 1},
-           "status": "failed", "error": {"message": "boom"}}
-    lines = [json.dumps({"type": "item.completed", "item": item}).encode(),
-             json.dumps({"type": "item.completed", "item": mcp}).encode(),
-             json.dumps({"type": "turn.failed", "error": {"message": "quota"}}).encode()]
+    item = {
+        "id": "item_1",
+        "type": "command_execution",
+        "command": "bash -lc 'sforge-submit'",
+        "aggregated_output": "  Round: agent-2\n\n  agent-2 Results\n  Pass rate:   50.0%\n",
+        "exit_code": 0,
+        "status": "completed",
+    }
+    mcp = {
+        "id": "item_2",
+        "type": "mcp_tool_call",
+        "server": "fs",
+        "tool": "read",
+        "arguments": {"p": 1},
+        "status": "failed",
+        "error": {"message": "boom"},
+    }
+    lines = [
+        json.dumps({"type": "item.completed", "item": item}).encode(),
+        json.dumps({"type": "item.completed", "item": mcp}).encode(),
+        json.dumps({"type": "turn.failed", "error": {"message": "quota"}}).encode(),
+    ]
     out = feed_lines(CodexJsonParser("src", "gen"), lines)
     assert [e.kind for e in out] == ["tool_call", "tool_result", "tool_call", "tool_result", "agent_error"]
     assert out[0].data["sforge_submit"] and out[1].round == "agent-2"
@@ -660,17 +707,51 @@ def test_exec_json_items_without_start_and_submit():
 
 def test_rollout_repeated_token_count_and_pairing_across_resume():
     def tc(total):
-        return json.dumps({"timestamp": "2026-01-01T00:00:01.5Z", "type": "event_msg", "payload": {
-            "type": "token_count", "info": {"total_token_usage": {"total_tokens": total},
-                                            "last_token_usage": {"input_tokens": 7, "output_tokens": 1}}}}).encode()
+        return json.dumps(
+            {
+                "timestamp": "2026-01-01T00:00:01.5Z",
+                "type": "event_msg",
+                "payload": {
+                    "type": "token_count",
+                    "info": {
+                        "total_token_usage": {"total_tokens": total},
+                        "last_token_usage": {"input_tokens": 7, "output_tokens": 1},
+                    },
+                },
+            }
+        ).encode()
 
-    call = json.dumps({"timestamp": "2026-01-01T00:00:00Z", "type": "response_item", "payload": {
-        "type": "function_call", "name": "exec_command", "arguments": "{\"cmd\": \"sforge-submit --list\"}",
-        "call_id": "c1"}}).encode()
-    end = json.dumps({"timestamp": "2026-01-01T00:00:00Z", "type": "event_msg", "payload": {
-        "type": "exec_command_end", "call_id": "c1", "exit_code": 3, "duration": {"secs": 1, "nanos": 500000000}}}).encode()
-    outp = json.dumps({"timestamp": "2026-01-01T00:00:02Z", "type": "response_item", "payload": {
-        "type": "function_call_output", "call_id": "c1", "output": "Submission History\n"}}).encode()
+    call = json.dumps(
+        {
+            "timestamp": "2026-01-01T00:00:00Z",
+            "type": "response_item",
+            "payload": {
+                "type": "function_call",
+                "name": "exec_command",
+                "arguments": '{"cmd": "sforge-submit --list"}',
+                "call_id": "c1",
+            },
+        }
+    ).encode()
+    end = json.dumps(
+        {
+            "timestamp": "2026-01-01T00:00:00Z",
+            "type": "event_msg",
+            "payload": {
+                "type": "exec_command_end",
+                "call_id": "c1",
+                "exit_code": 3,
+                "duration": {"secs": 1, "nanos": 500000000},
+            },
+        }
+    ).encode()
+    outp = json.dumps(
+        {
+            "timestamp": "2026-01-01T00:00:02Z",
+            "type": "response_item",
+            "payload": {"type": "function_call_output", "call_id": "c1", "output": "Submission History\n"},
+        }
+    ).encode()
     p = CodexRolloutParser("src", "gen")
     first = feed_lines(p, [tc(10), tc(10), call, end])
     assert first[0].usage.input_tokens == 7 and first[1].usage is None and first[1].data["repeat"]
@@ -684,33 +765,86 @@ def test_rollout_repeated_token_count_and_pairing_across_resume():
 
 
 def test_iso_to_epoch():
-    assert iso_to_epoch("2026-07-11T17:18:23.720Z") == pytest.approx(iso_epoch("2026-07-11T17:18:23.720Z"), rel=0, abs=1e-6)
+    assert iso_to_epoch("2026-07-11T17:18:23.720Z") == pytest.approx(
+        iso_epoch("2026-07-11T17:18:23.720Z"), rel=0, abs=1e-6
+    )
     assert iso_to_epoch("2026-07-11T17:18:23Z") == pytest.approx(iso_epoch("2026-07-11T17:18:23.000Z"), rel=0, abs=1e-6)
     assert iso_to_epoch("2026-07-11T17:18:23.1234567+00:00") == pytest.approx(
-        iso_epoch("2026-07-11T17:18:23.123456Z"), rel=0, abs=1e-6)
-    assert iso_to_epoch("2026-07-11T22:48:23+05:30") == pytest.approx(iso_epoch("2026-07-11T17:18:23.000Z"), rel=0, abs=1e-6)
+        iso_epoch("2026-07-11T17:18:23.123456Z"), rel=0, abs=1e-6
+    )
+    assert iso_to_epoch("2026-07-11T22:48:23+05:30") == pytest.approx(
+        iso_epoch("2026-07-11T17:18:23.000Z"), rel=0, abs=1e-6
+    )
     assert iso_to_epoch("not a time") is None and iso_to_epoch(12) is None
 
 
 def test_opencode_error_and_running_tool():
     lines = [
-        json.dumps({"type": "tool_use", "timestamp": 2000, "sessionID": "s", "part": {
-            "type": "tool", "tool": "bash", "callID": "b1", "state": {"status": "running", "input": {"command": "ls"}}}}).encode(),
-        json.dumps({"type": "tool_use", "timestamp": 3000, "sessionID": "s", "part": {
-            "type": "tool", "tool": "edit", "callID": "e1", "state": {"status": "error", "input": {"filePath": "/a"},
-                                                                   "error": "no such file"}}}).encode(),
-        json.dumps({"type": "error", "timestamp": 4000, "sessionID": "s",
-                    "error": {"name": "APIError", "data": {"message": "rate limited"}}}).encode(),
-        json.dumps({"type": "step_finish", "timestamp": 5000, "sessionID": "s2", "part": {
-            "reason": "stop", "cost": 0.5, "tokens": {"input": 1, "output": 2, "reasoning": 3,
-                                                      "cache": {"read": 4, "write": 5}}}}).encode(),
+        json.dumps(
+            {
+                "type": "tool_use",
+                "timestamp": 2000,
+                "sessionID": "s",
+                "part": {
+                    "type": "tool",
+                    "tool": "bash",
+                    "callID": "b1",
+                    "state": {"status": "running", "input": {"command": "ls"}},
+                },
+            }
+        ).encode(),
+        json.dumps(
+            {
+                "type": "tool_use",
+                "timestamp": 3000,
+                "sessionID": "s",
+                "part": {
+                    "type": "tool",
+                    "tool": "edit",
+                    "callID": "e1",
+                    "state": {"status": "error", "input": {"filePath": "/a"}, "error": "no such file"},
+                },
+            }
+        ).encode(),
+        json.dumps(
+            {
+                "type": "error",
+                "timestamp": 4000,
+                "sessionID": "s",
+                "error": {"name": "APIError", "data": {"message": "rate limited"}},
+            }
+        ).encode(),
+        json.dumps(
+            {
+                "type": "step_finish",
+                "timestamp": 5000,
+                "sessionID": "s2",
+                "part": {
+                    "reason": "stop",
+                    "cost": 0.5,
+                    "tokens": {"input": 1, "output": 2, "reasoning": 3, "cache": {"read": 4, "write": 5}},
+                },
+            }
+        ).encode(),
     ]
     out = feed_lines(OpenCodeParser("src", "gen"), lines)
-    assert [e.kind for e in out] == ["session_init", "tool_call", "tool_call", "tool_result", "agent_error",
-                                     "segment_start", "session_init", "token_usage"]
+    assert [e.kind for e in out] == [
+        "session_init",
+        "tool_call",
+        "tool_call",
+        "tool_result",
+        "agent_error",
+        "segment_start",
+        "session_init",
+        "token_usage",
+    ]
     tok = out[-1]
-    assert (tok.usage.input_tokens, tok.usage.output_tokens, tok.usage.cache_read_tokens,
-            tok.usage.cache_write_tokens) == (1, 2, 4, 5)
+    assert (
+        tok.usage.input_tokens,
+        tok.usage.output_tokens,
+        tok.usage.cache_read_tokens,
+        tok.usage.cache_write_tokens,
+    ) == (1, 2, 4, 5)
     assert tok.data["reasoning_tokens"] == 3 and tok.stated_cost_usd == 0.5 and tok.segment == 1
     assert tok.data["session_id"] == "s2" and tok.t == 5.0
     assert out[1].t == 2.0 and out[1].data["command"] == "ls"
@@ -719,14 +853,32 @@ def test_opencode_error_and_running_tool():
 
 
 @settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(st.lists(st.one_of(
-    st.binary(max_size=80),
-    st.sampled_from([b"user", b"codex", b"exec", b"thinking", b"tokens used", b"--------", b"__SFORGE_EXIT__1",
-                     b"OpenAI Codex v0.1 (research preview)", b" succeeded in 5ms:", b"ls in /x",
-                     b"{\"type\":\"item.completed\",\"item\":{\"type\":\"command_execution\",\"id\":1}}",
-                     b"{\"type\":\"response_item\",\"payload\":{\"type\":\"function_call_output\"}}",
-                     b"{\"type\":\"tool_use\",\"part\":{\"state\":[]}}", b"{\"type\":\"step_finish\",\"part\":{\"tokens\":1}}"]),
-), max_size=25))
+@given(
+    st.lists(
+        st.one_of(
+            st.binary(max_size=80),
+            st.sampled_from(
+                [
+                    b"user",
+                    b"codex",
+                    b"exec",
+                    b"thinking",
+                    b"tokens used",
+                    b"--------",
+                    b"__SFORGE_EXIT__1",
+                    b"OpenAI Codex v0.1 (research preview)",
+                    b" succeeded in 5ms:",
+                    b"ls in /x",
+                    b'{"type":"item.completed","item":{"type":"command_execution","id":1}}',
+                    b'{"type":"response_item","payload":{"type":"function_call_output"}}',
+                    b'{"type":"tool_use","part":{"state":[]}}',
+                    b'{"type":"step_finish","part":{"tokens":1}}',
+                ]
+            ),
+        ),
+        max_size=25,
+    )
+)
 def test_fuzz_never_raises_and_no_internal_failure(lines):
     lines = [ln.replace(b"\n", b" ") for ln in lines]
     for cls in (CodexTextParser, CodexJsonParser, CodexRolloutParser, OpenCodeParser):

@@ -59,9 +59,19 @@ def wjson(p: Path, obj) -> Path:
 
 RUN_AGENT_LOG = (
     log_line("14:29:50", "INFO", "Images ready")
-    + log_line("14:30:00", "INFO", "Running agent: claude -p \"$(cat /tmp/agent_prompt.md)\" --output-format stream-json... (timeout=3600s)", 500)
+    + log_line(
+        "14:30:00",
+        "INFO",
+        'Running agent: claude -p "$(cat /tmp/agent_prompt.md)" --output-format stream-json... (timeout=3600s)',
+        500,
+    )
     + log_line("14:40:00", "INFO", "Agent exited after 600.0s, will resume")
-    + log_line("14:40:00", "INFO", "Resuming agent (attempt 1/100, 3000s left): claude --continue -p \"Continue working.\"...", 10)
+    + log_line(
+        "14:40:00",
+        "INFO",
+        'Resuming agent (attempt 1/100, 3000s left): claude --continue -p "Continue working."...',
+        10,
+    )
     + log_line("15:00:00", "WARNING", "Failed to extract final archive: boom\nsecond line of warning")
     + log_line("15:30:00", "INFO", "Agent finished: runtime=3600.0s, timed_out=True, resumes=1")
     + log_line("15:30:05", "ERROR", "Error: docker went away")
@@ -69,7 +79,9 @@ RUN_AGENT_LOG = (
     + '  File "/x/run_agent.py", line 934, in run_agent\n'
     + "    raise RuntimeError('docker went away')\n"
     + "RuntimeError: docker went away\n"
-    + log_line("15:31:00", "INFO", "Done: best=85.00% (round 'agent-1'), agent_subs=2, auto_subs=1, resumes=1, runtime=3600.0s")
+    + log_line(
+        "15:31:00", "INFO", "Done: best=85.00% (round 'agent-1'), agent_subs=2, auto_subs=1, resumes=1, runtime=3600.0s"
+    )
 )
 
 SECRET_API = "sk-ant-api03-PLANTEDapikey0123456789"
@@ -169,9 +181,22 @@ def make_task(td: Path, *, with_secrets: bool = True) -> Path:
         ),
     )
     # agent-2: Infinity score, valid false
-    write(subs / "agent-2" / "report.json", json.dumps(report(score=float("inf"), valid=False, submitted_at=utc(13, 10, 0))))
+    write(
+        subs / "agent-2" / "report.json",
+        json.dumps(report(score=float("inf"), valid=False, submitted_at=utc(13, 10, 0))),
+    )
     # 3: legacy integer folder, older report without submitted_at / details
-    wjson(subs / "3" / "report.json", {"task_id": "t1", "submission_id": "x", "total_tests": 1, "passed": 1, "pass_rate": 1.0, "test_details": [{"name": "only", "status": "PASSED"}]})
+    wjson(
+        subs / "3" / "report.json",
+        {
+            "task_id": "t1",
+            "submission_id": "x",
+            "total_tests": 1,
+            "passed": 1,
+            "pass_rate": 1.0,
+            "test_details": [{"name": "only", "status": "PASSED"}],
+        },
+    )
     # agent-4: report.json is not JSON
     write(subs / "agent-4" / "report.json", b'{\n  "task_id": "t1",\n  "pass_rate": 0.5,\n  "score": oops\n}')
     # agent-5: grading raised -> no report.json, traceback in run_instance.log
@@ -188,7 +213,19 @@ def make_task(td: Path, *, with_secrets: bool = True) -> Path:
     # game-1: archived session; game-2: in flight (steps.jsonl only)
     wjson(
         subs / "game-1" / "game_result.json",
-        {"type": "game", "round": "game-1", "session_id": "s1", "task_id": "t1", "max_score": 10, "peak_score": 6, "final_score": 5, "score": 5, "moves": 42, "steps": [{"move": 1}], "pass_rate": 0.5},
+        {
+            "type": "game",
+            "round": "game-1",
+            "session_id": "s1",
+            "task_id": "t1",
+            "max_score": 10,
+            "peak_score": 6,
+            "final_score": 5,
+            "score": 5,
+            "moves": 42,
+            "steps": [{"move": 1}],
+            "pass_rate": 0.5,
+        },
     )
     write(
         subs / "game-2" / "steps.jsonl",
@@ -210,10 +247,35 @@ def make_task(td: Path, *, with_secrets: bool = True) -> Path:
             ],
         },
     )
-    wjson(td / "run_history.json", {"run_id": "r1", "best_score": None, "best_pass_rate": 0.75, "best_round": "agent-1", "entries": [{"type": "submission", "round": "agent-1", "status": "completed", "pass_rate": 0.75, "score": None}]})
+    wjson(
+        td / "run_history.json",
+        {
+            "run_id": "r1",
+            "best_score": None,
+            "best_pass_rate": 0.75,
+            "best_round": "agent-1",
+            "entries": [
+                {"type": "submission", "round": "agent-1", "status": "completed", "pass_rate": 0.75, "score": None}
+            ],
+        },
+    )
     wjson(
         td / "final_result.json",
-        {"agent": "claude-code", "task": "t1", "run_id": "r1", "model": "claude-opus-4-8", "best_pass_rate": 0.75, "best_round": "agent-1", "total_rounds": 3, "agent_submissions": 2, "auto_submissions": 1, "timed_out": True, "runtime_seconds": 3600.0, "archive_size_bytes": 10, "resume_count": 1},
+        {
+            "agent": "claude-code",
+            "task": "t1",
+            "run_id": "r1",
+            "model": "claude-opus-4-8",
+            "best_pass_rate": 0.75,
+            "best_round": "agent-1",
+            "total_rounds": 3,
+            "agent_submissions": 2,
+            "auto_submissions": 1,
+            "timed_out": True,
+            "runtime_seconds": 3600.0,
+            "archive_size_bytes": 10,
+            "resume_count": 1,
+        },
     )
     return td
 
@@ -280,7 +342,9 @@ def test_started_at_offset_and_utc_times(tmp_path: Path) -> None:
     assert sa.epoch == pytest.approx(START_EPOCH)
     assert sa.utc_offset_s == OFFSET
     ev = started_at_events(td)
-    assert [e.kind for e in ev] == ["run_start"] and ev[0].t == pytest.approx(START_EPOCH) and ev[0].t_source == "recorded"
+    assert (
+        [e.kind for e in ev] == ["run_start"] and ev[0].t == pytest.approx(START_EPOCH) and ev[0].t_source == "recorded"
+    )
 
     run = load_run(discover(td)[0])
     seg0 = [e for e in run.events if e.kind == "segment_start" and e.segment == 0]
@@ -323,7 +387,11 @@ def test_run_agent_log_segments_resume_and_traceback(tmp_path: Path) -> None:
     assert [e.segment for e in events[1:5]] == [0, 0, 1, 1]
     assert events[3].sub == 0 and events[4].sub == 1 and events[3].offset == events[4].offset
     assert events[3].data["attempt"] == 1 and events[3].data["remaining_s"] == 3000
-    assert events[2].data == {"message": "Agent exited after 600.0s, will resume", "elapsed_s": 600.0, "will_resume": True}
+    assert events[2].data == {
+        "message": "Agent exited after 600.0s, will resume",
+        "elapsed_s": 600.0,
+        "will_resume": True,
+    }
     assert events[5].level == "WARNING" and events[5].segment == 1
     assert events[6].data["continuation_of"] == events[5].offset and events[6].level == "WARNING"
     fin = events[7]
@@ -416,7 +484,18 @@ def test_ticks_parser() -> None:
 def test_read_submissions_statuses(tmp_path: Path) -> None:
     td = make_task(tmp_path / "runs" / "r1" / "t1")
     recs = {r.round: r for r in read_submissions(td)}
-    assert set(recs) == {"agent-1", "auto-1", "agent-2", "3", "agent-4", "agent-5", "agent-6", "game-1", "game-2", "manual-1"}
+    assert set(recs) == {
+        "agent-1",
+        "auto-1",
+        "agent-2",
+        "3",
+        "agent-4",
+        "agent-5",
+        "agent-6",
+        "game-1",
+        "game-2",
+        "manual-1",
+    }
 
     a1 = recs["agent-1"]
     assert a1.status == "graded" and a1.kind == "agent" and a1.n == 1
@@ -452,7 +531,14 @@ def test_read_submissions_statuses(tmp_path: Path) -> None:
     assert recs["agent-6"].status == "failed_grading" and recs["agent-6"].error == "no report.json"
 
     g1 = recs["game-1"]
-    assert (g1.status, g1.pass_rate, g1.score, g1.max_score, g1.metrics["moves"], g1.submission_id) == ("graded", 0.5, 5.0, 10.0, 42, "s1")
+    assert (g1.status, g1.pass_rate, g1.score, g1.max_score, g1.metrics["moves"], g1.submission_id) == (
+        "graded",
+        0.5,
+        5.0,
+        10.0,
+        42,
+        "s1",
+    )
     g2 = recs["game-2"]
     assert (g2.status, g2.score, g2.max_score, g2.pass_rate, g2.metrics["moves"]) == ("in_flight", 4.0, 20.0, 0.2, 2)
     assert recs["manual-1"].kind == "manual"
@@ -468,7 +554,9 @@ def test_read_submissions_matches_sforge_scanner(tmp_path: Path) -> None:
     ours = [r for r in read_submissions(td) if r.kind != "manual"]  # the visualizer ignores manual-N
     assert len(ours) == len(theirs)
     kind_map = {"legacy": "agent"}
-    assert sorted((r.round, kind_map.get(r.kind, r.kind)) for r in ours) == sorted((s.round_label, s.kind) for s in theirs)
+    assert sorted((r.round, kind_map.get(r.kind, r.kind)) for r in ours) == sorted(
+        (s.round_label, s.kind) for s in theirs
+    )
     by_round = {s.round_label: s for s in theirs}
     for r in ours:
         if r.status == "graded" and r.kind != "game":
@@ -495,9 +583,16 @@ def test_submission_events(tmp_path: Path) -> None:
     assert judge["agent-4"].sub == 1 and judge["agent-4"].data["status"] == "bad_report"
     # run_instance.log: Result line and the ERROR record (as LOG, level ERROR, with traceback)
     res = [e for e in events if e.source == "submissions/agent-1/run_instance.log"]
-    assert [e.data["message"] for e in res] == ["Judge container started: deadbeef", "Result: 3/4 passed (pass_rate=75.00%)"]
+    assert [e.data["message"] for e in res] == [
+        "Judge container started: deadbeef",
+        "Result: 3/4 passed (pass_rate=75.00%)",
+    ]
     assert all(e.round == "agent-1" and e.kind == "log" for e in res)
-    errs = [e for e in events if e.source == "submissions/agent-5/run_instance.log" and e.level == "ERROR" and e.kind == "log"]
+    errs = [
+        e
+        for e in events
+        if e.source == "submissions/agent-5/run_instance.log" and e.level == "ERROR" and e.kind == "log"
+    ]
     assert len(errs) == 1 and "Archive extraction failed" in errs[0].data["traceback"]
     # games
     gr = [e for e in events if e.kind == "game_result"]
@@ -526,7 +621,9 @@ def test_report_not_an_object_and_empty(tmp_path: Path) -> None:
     recs = {r.round: r for r in read_submissions(tmp_path / "t")}
     assert recs["agent-1"].status == "bad_report" and "not a JSON object" in recs["agent-1"].error
     assert recs["agent-2"].status == "bad_report" and "empty file" in recs["agent-2"].error
-    assert recs["game-3"].status == "bad_report" and recs["game-3"].error.startswith("submissions/game-3/game_result.json: invalid JSON at byte 10")
+    assert recs["game-3"].status == "bad_report" and recs["game-3"].error.startswith(
+        "submissions/game-3/game_result.json: invalid JSON at byte 10"
+    )
     evs = submission_events(tmp_path / "t", list(recs.values()), None)
     assert sum(e.kind == "parse_error" for e in evs) == 3
 
@@ -550,8 +647,23 @@ def test_read_run_info(tmp_path: Path) -> None:
 def test_run_info_fallbacks(tmp_path: Path) -> None:
     run = tmp_path / "runs" / "r2"
     td = run / "t1"
-    write(td / "run_agent.log", log_line("10:00:00", "INFO", "Running agent: codex exec --dangerously-bypass-approvals-and-sandbox \"$(cat /tmp/p)\"... (timeout=60s)"))
-    wjson(run / "run_config.json", {"run_id": "r2", "experiment": None, "stagger": None, "tasks": {"t1": {"task_id": "t1", "timeout": 43200, "eval_interval": 1800, "api_key": SECRET_API}}})
+    write(
+        td / "run_agent.log",
+        log_line(
+            "10:00:00",
+            "INFO",
+            'Running agent: codex exec --dangerously-bypass-approvals-and-sandbox "$(cat /tmp/p)"... (timeout=60s)',
+        ),
+    )
+    wjson(
+        run / "run_config.json",
+        {
+            "run_id": "r2",
+            "experiment": None,
+            "stagger": None,
+            "tasks": {"t1": {"task_id": "t1", "timeout": 43200, "eval_interval": 1800, "api_key": SECRET_API}},
+        },
+    )
     write(td / "final_result.json", '{"agent": "codex", "best_pass')  # mid-write
     info = read_run_info(discover(td)[0])
     assert info.timeout_s == 43200 and info.eval_interval_s == 1800
@@ -604,7 +716,7 @@ def test_final_result_time_plausibility(tmp_path: Path) -> None:
 
 
 def test_load_run_event_ids_unique_and_run_key(tmp_path: Path) -> None:
-    td = make_task(tmp_path / "runs" / "10.1.2.3" / "r1" / "t1")
+    make_task(tmp_path / "runs" / "10.1.2.3" / "r1" / "t1")
     (loc,) = discover(tmp_path / "runs")
     assert loc.host == "10.1.2.3" and loc.layout == "grouped"
     run = load_run(loc)
@@ -612,7 +724,19 @@ def test_load_run_event_ids_unique_and_run_key(tmp_path: Path) -> None:
     ids = [e.event_id() for e in run.events]
     assert len(ids) == len(set(ids))
     kinds = {e.kind for e in run.events}
-    assert {"run_config", "run_start", "segment_start", "resume", "infra_error", "submission_sent", "auto_eval_error", "judge_result", "game_result", "game_step", "run_end"} <= kinds
+    assert {
+        "run_config",
+        "run_start",
+        "segment_start",
+        "resume",
+        "infra_error",
+        "submission_sent",
+        "auto_eval_error",
+        "judge_result",
+        "game_result",
+        "game_step",
+        "run_end",
+    } <= kinds
     seen = [e for e in run.events if e.source == "evolve_state.json" and e.round == "agent-2"]
     assert len(seen) == 1 and seen[0].t == utc(13, 10, 20) and seen[0].t_source == "recorded"
     hist = [e for e in run.events if e.source == "run_history.json"]
@@ -627,7 +751,13 @@ def test_load_run_event_ids_unique_and_run_key(tmp_path: Path) -> None:
 def test_secrets_absent_from_info_and_events(tmp_path: Path) -> None:
     td = make_task(tmp_path / "runs" / "r1" / "t1")
     with open(td / "run_agent.log", "a") as f:
-        f.write(log_line("15:32:00", "INFO", f"Running agent: ANTHROPIC_API_KEY={SECRET_LOG} opencode run --format json... (timeout=5s)"))
+        f.write(
+            log_line(
+                "15:32:00",
+                "INFO",
+                f"Running agent: ANTHROPIC_API_KEY={SECRET_LOG} opencode run --format json... (timeout=5s)",
+            )
+        )
         f.write(log_line("15:33:00", "ERROR", "Error: request failed"))
         f.write(f"  headers: Authorization: Bearer {SECRET_TOKEN}\n")
     run = load_run(discover(td)[0])
@@ -666,8 +796,12 @@ def test_redact_config_unit() -> None:
         "hex": hexhash,
         "author": "Ada Lovelace",
         "authored_by": "ada1815x",
-        "extra_env": {"GITHUB_TOKEN": "0123456789abcdef", "DB_PASSWORD": "4Xelsh3NtOnD", "LICENSE_KEY": "2b7c-9d1e",
-                      "MAX_TOKENS": "32000"},
+        "extra_env": {
+            "GITHUB_TOKEN": "0123456789abcdef",
+            "DB_PASSWORD": "4Xelsh3NtOnD",
+            "LICENSE_KEY": "2b7c-9d1e",
+            "MAX_TOKENS": "32000",
+        },
         "nested": [{"GITHUB_TOKEN": "ghp_abc"}, "ok"],
         "disable_auto_eval": False,
         "max_tokens": 32000,
@@ -677,13 +811,20 @@ def test_redact_config_unit() -> None:
     assert out["run_id"] == obj["run_id"]
     tb = out["tasks"]["token_bucket_limiter"]
     assert tb["task_id"] == "token_bucket_limiter" and tb["timeout"] == 43200 and tb["api_key"] == "<redacted>"
-    assert out["tasks"]["graph_node_classification_with_long_name_2024"] == {"model": "gpt-5.5", "max_submissions": None}
+    assert out["tasks"]["graph_node_classification_with_long_name_2024"] == {
+        "model": "gpt-5.5",
+        "max_submissions": None,
+    }
     assert out["api_keys"] == ["<redacted>", "<redacted>"]
     assert out["judge_url"] == "http://user:<redacted>@host.docker.internal:8080"
     assert out["note"] == "use Bearer <redacted> please"
     assert out["nested"] == [{"GITHUB_TOKEN": "<redacted>"}, "ok"]
-    assert out["extra_env"] == {"GITHUB_TOKEN": "<redacted>", "DB_PASSWORD": "<redacted>", "LICENSE_KEY": "<redacted>",
-                                "MAX_TOKENS": "32000"}
+    assert out["extra_env"] == {
+        "GITHUB_TOKEN": "<redacted>",
+        "DB_PASSWORD": "<redacted>",
+        "LICENSE_KEY": "<redacted>",
+        "MAX_TOKENS": "32000",
+    }
     # data, as the database's rule set keeps it
     assert out["hex"] == hexhash and out["opaque"] == urlsafe
     assert out["author"] == "Ada Lovelace" and out["authored_by"] == "ada1815x"
@@ -702,10 +843,26 @@ def test_redact_text() -> None:
 
 def test_load_tasks_and_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     tdir = tmp_path / "tasks"
-    wjson(tdir / "score_task.json", {"task_id": "score_task", "name": "Score Task", "category": "optimization", "game_mode": False,
-                                     "judge": {"parser": "score_sum", "score_direction": "minimize", "selection": "score_first", "eval_timeout": 900,
-                                               "rescale": {"kind": "min_linear", "baseline": 10, "expert": 1}}})
-    wjson(tdir / "game.json", {"task_id": "game_x", "name": "Game", "metadata": {"category": "games"}, "game_mode": True, "judge": {}})
+    wjson(
+        tdir / "score_task.json",
+        {
+            "task_id": "score_task",
+            "name": "Score Task",
+            "category": "optimization",
+            "game_mode": False,
+            "judge": {
+                "parser": "score_sum",
+                "score_direction": "minimize",
+                "selection": "score_first",
+                "eval_timeout": 900,
+                "rescale": {"kind": "min_linear", "baseline": 10, "expert": 1},
+            },
+        },
+    )
+    wjson(
+        tdir / "game.json",
+        {"task_id": "game_x", "name": "Game", "metadata": {"category": "games"}, "game_mode": True, "judge": {}},
+    )
     write(tdir / "broken.json", "{")
     write(tdir / "BENCHMARK.yaml", "name: edgebench\n")
     errors: list[str] = []
@@ -713,14 +870,27 @@ def test_load_tasks_and_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert set(tasks) == {"score_task", "game", "game_x"}
     st = tasks["score_task"]
     assert (st.selection, st.score_direction, st.parser, st.eval_timeout, st.category, st.name, st.assumed) == (
-        "score_first", "minimize", "score_sum", 900, "optimization", "Score Task", False)
+        "score_first",
+        "minimize",
+        "score_sum",
+        900,
+        "optimization",
+        "Score Task",
+        False,
+    )
     assert st.rescale == {"kind": "min_linear", "baseline": 10, "expert": 1}
     g = tasks["game"]
     assert g.game_mode is True and g.category == "games" and g.selection == "pass_rate_first" and g.eval_timeout == 600
     assert tasks["game_x"].task_id == "game_x"
     assert len(errors) == 1 and "broken.json: invalid JSON at byte 1" in errors[0]
     d = task_info("unknown", tasks)
-    assert (d.task_id, d.selection, d.score_direction, d.rescale, d.assumed) == ("unknown", "pass_rate_first", "maximize", None, True)
+    assert (d.task_id, d.selection, d.score_direction, d.rescale, d.assumed) == (
+        "unknown",
+        "pass_rate_first",
+        "maximize",
+        None,
+        True,
+    )
     assert task_info("score_task", tasks) is st
     assert load_tasks(tmp_path / "nope") == {}
 
@@ -751,8 +921,11 @@ def test_read_submissions_cache_rereads_changed_folders_only(tmp_path, monkeypat
     for i in (1, 2, 3):
         d = td / "submissions" / f"agent-{i}"
         d.mkdir(parents=True)
-        (d / "report.json").write_text(_json.dumps({"pass_rate": i / 10, "passed": i, "total_tests": 10,
-                                                    "submitted_at": 1000.0 + i, "test_details": []}))
+        (d / "report.json").write_text(
+            _json.dumps(
+                {"pass_rate": i / 10, "passed": i, "total_tests": 10, "submitted_at": 1000.0 + i, "test_details": []}
+            )
+        )
     read = []
     from edgetui.parsers import sforge_submissions as subs_mod
 
@@ -763,8 +936,9 @@ def test_read_submissions_cache_rereads_changed_folders_only(tmp_path, monkeypat
     assert sorted(read) == ["agent-1", "agent-2", "agent-3"]
     read.clear()
     _time.sleep(0.01)
-    (td / "submissions" / "agent-2" / "report.json").write_text(_json.dumps(
-        {"pass_rate": 0.9, "passed": 9, "total_tests": 10, "submitted_at": 1002.0, "test_details": []}))
+    (td / "submissions" / "agent-2" / "report.json").write_text(
+        _json.dumps({"pass_rate": 0.9, "passed": 9, "total_tests": 10, "submitted_at": 1002.0, "test_details": []})
+    )
     import shutil
 
     shutil.rmtree(td / "submissions" / "agent-3")
@@ -784,7 +958,7 @@ JUDGE_LOG = (
     + log_line("14:40:03", "INFO", "Running agent: judge... (timeout=60s)")
     + log_line("14:40:04", "INFO", "Running eval script with API_KEY=sk-abcdefghijklmnopqrstuvwx")
     + log_line("14:40:05", "ERROR", "grading raised")
-    + "Traceback (most recent call last):\n  File \"x\", line 1\nValueError: bad\n"
+    + 'Traceback (most recent call last):\n  File "x", line 1\nValueError: bad\n'
     + log_line("14:40:06", "INFO", "Test runtime: 0.45s, timed_out: False")
     + "Result: a continuation line that starts like a result\n"
     + log_line("14:40:07", "INFO", "Result: 10/10 passed (pass_rate=100.00%)")
@@ -803,16 +977,27 @@ def test_judge_log_parser_builds_only_kept_events(tmp_path: Path, cut) -> None:
     from edgetui.parsers import sforge_dir as sd
     from edgetui.parsers.runlog import JUDGE_KEPT_LEVELS, JUDGE_KEPT_PREFIXES
 
-    text = JUDGE_LOG if cut is None else JUDGE_LOG[:JUDGE_LOG.index(f"2026-07-17 {cut}")]
+    text = JUDGE_LOG if cut is None else JUDGE_LOG[: JUDGE_LOG.index(f"2026-07-17 {cut}")]
     raw = text.encode("utf-8", "surrogateescape").replace("\xff".encode(), b"\xff")
     entry = write(tmp_path / "submissions" / "agent-1" / "run_instance.log", raw).parent
-    full = sd.parse_line_file(entry / "run_instance.log", RunAgentLogParser(
-        "submissions/agent-1/run_instance.log", sd.file_generation(entry / "run_instance.log"), OFFSET,
-        error_kind=Kind.LOG), "submissions/agent-1/run_instance.log", sd.file_generation(entry / "run_instance.log"))
+    full = sd.parse_line_file(
+        entry / "run_instance.log",
+        RunAgentLogParser(
+            "submissions/agent-1/run_instance.log",
+            sd.file_generation(entry / "run_instance.log"),
+            OFFSET,
+            error_kind=Kind.LOG,
+        ),
+        "submissions/agent-1/run_instance.log",
+        sd.file_generation(entry / "run_instance.log"),
+    )
 
     def kept(e: Event) -> bool:
-        return e.kind == Kind.PARSE_ERROR or e.level in JUDGE_KEPT_LEVELS or \
-            str(e.data.get("message", "")).startswith(JUDGE_KEPT_PREFIXES)
+        return (
+            e.kind == Kind.PARSE_ERROR
+            or e.level in JUDGE_KEPT_LEVELS
+            or str(e.data.get("message", "")).startswith(JUDGE_KEPT_PREFIXES)
+        )
 
     got = sd._instance_log(entry, "submissions/agent-1", OFFSET)
     assert [e for e in got.events if kept(e)] == [e for e in full if kept(e)]

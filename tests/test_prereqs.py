@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 import prereqs
 
@@ -24,10 +23,7 @@ def test_static_elf_told_from_a_dynamic_one(tmp_path):
 
 def test_missing_tool_fails_under_ci_and_skips_otherwise(tmp_path):
     code = (
-        "import prereqs, pytest\n"
-        "prereqs.TOOLS['tmux'].find = lambda: None\n"
-        "def test_x():\n"
-        "    prereqs.need('tmux')\n"
+        "import prereqs, pytest\nprereqs.TOOLS['tmux'].find = lambda: None\ndef test_x():\n    prereqs.need('tmux')\n"
     )
     (tmp_path / "test_x.py").write_text(code)
     here = str(Path(__file__).parent)

@@ -41,9 +41,9 @@ import pytest
 
 docker = pytest.importorskip("docker")
 
-from edgetui.db import open_db  # noqa: E402
-from edgetui.live.alarms import AlarmSettings  # noqa: E402
-from edgetui.live.supervisor import Supervisor  # noqa: E402
+from edgetui.db import open_db  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.live.alarms import AlarmSettings  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.live.supervisor import Supervisor  # noqa: E402 - after pytest.importorskip("docker") above
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "sample_runs" / "real_sforge" / "make_real_run.sh"
@@ -58,7 +58,7 @@ def harness(tmp_path_factory):
     try:
         eng = docker.from_env(timeout=10)
         eng.ping()
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - no engine, whatever the reason: said (CI fails on it)
         why = f"Docker engine not reachable: {' '.join(str(e).split())[:200]}"
         if CI:
             pytest.fail(f"{why} (CI=true: Docker tests must not be skipped)")
@@ -75,8 +75,9 @@ def harness(tmp_path_factory):
     log = work / "fixture.log"
     work.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as out:
-        p = subprocess.run([str(SCRIPT), "setup", "services"], env=env, stdout=out, stderr=subprocess.STDOUT,
-                           timeout=1500)
+        p = subprocess.run(
+            [str(SCRIPT), "setup", "services"], env=env, stdout=out, stderr=subprocess.STDOUT, timeout=1500
+        )
     if p.returncode != 0:
         subprocess.run([str(SCRIPT), "stop"], env=env, capture_output=True, timeout=60)
         pytest.fail(f"the real harness did not set up (rc {p.returncode}): {log.read_text()[-3000:]}")
@@ -103,18 +104,34 @@ def test_live_supervisor_on_the_real_harness(harness, tmp_path):
     alarms_file = tmp_path / "alarms.jsonl"
     on_alarm = f"cat >> {alarms_file}; echo >> {alarms_file}"
     db = tmp_path / "live.duckdb"
-    settings = AlarmSettings(discovery_interval_s=0, docker_interval_s=0, finalize_min_interval_s=0,
-                             finalize_interval_s=0, stats_interval_s=0)
+    settings = AlarmSettings(
+        discovery_interval_s=0,
+        docker_interval_s=0,
+        finalize_min_interval_s=0,
+        finalize_interval_s=0,
+        stats_interval_s=0,
+    )
     conn = open_db(db)
-    sup = Supervisor(conn, [runs_root], docker_client=eng, settings=settings, on_alarm_cmd=on_alarm,
-                     tasks_dir=work / "work" / "tasks")
+    sup = Supervisor(
+        conn,
+        [runs_root],
+        docker_client=eng,
+        settings=settings,
+        on_alarm_cmd=on_alarm,
+        tasks_dir=work / "work" / "tasks",
+    )
     logs = {n: open(tmp_path / f"{n}.log", "wb") for n in ("run3", "run5")}
     procs = {
         # the orphan is kept 100 s: the harness's end is recognised after run_agent.log is quiet 60 s
-        "run3": subprocess.Popen([str(SCRIPT), "run3"], env={**env, "RUN3": orphan_run, "ORPHAN_KEEP_S": "100"},
-                                 stdout=logs["run3"], stderr=subprocess.STDOUT),
-        "run5": subprocess.Popen([str(SCRIPT), "run5"], env={**env, "RUN5": kill_run},
-                                 stdout=logs["run5"], stderr=subprocess.STDOUT),
+        "run3": subprocess.Popen(
+            [str(SCRIPT), "run3"],
+            env={**env, "RUN3": orphan_run, "ORPHAN_KEEP_S": "100"},
+            stdout=logs["run3"],
+            stderr=subprocess.STDOUT,
+        ),
+        "run5": subprocess.Popen(
+            [str(SCRIPT), "run5"], env={**env, "RUN5": kill_run}, stdout=logs["run5"], stderr=subprocess.STDOUT
+        ),
     }
     orphan_key, kill_key = f"local/{orphan_run}/tiny_stats", f"local/{kill_run}/tiny_stats"
     seen: dict[str, set] = {orphan_key: set(), kill_key: set()}
@@ -130,16 +147,21 @@ def test_live_supervisor_on_the_real_harness(harness, tmp_path):
             if o is not None and orphan_alarm is None:
                 orphan_alarm = next((a for a in o.alarms if a.rule == "orphaned_container"), None)
             k = runs.get(kill_key)
-            kill_done = k is not None and k.status == "finished" and any(
-                a.key.startswith(("infra_error@", "container_killed:")) for a in k.alarms)
+            kill_done = (
+                k is not None
+                and k.status == "finished"
+                and any(a.key.startswith(("infra_error@", "container_killed:")) for a in k.alarms)
+            )
             orphan_done = orphan_alarm is not None and o.status == "aborted"
             if orphan_done and kill_done and all(p.poll() is not None for p in procs.values()):
                 break
             time.sleep(0.5)
         else:
-            raise AssertionError(f"scenarios did not end: statuses {seen}; messages {sup.messages[-10:]}; "
-                                 f"run3 log {(tmp_path / 'run3.log').read_text()[-1500:]}; "
-                                 f"run5 log {(tmp_path / 'run5.log').read_text()[-1500:]}")
+            raise AssertionError(
+                f"scenarios did not end: statuses {seen}; messages {sup.messages[-10:]}; "
+                f"run3 log {(tmp_path / 'run3.log').read_text()[-1500:]}; "
+                f"run5 log {(tmp_path / 'run5.log').read_text()[-1500:]}"
+            )
         # --- run3: the harness crashed, its work container left running
         o = runs[orphan_key]
         assert o.status == "aborted", seen[orphan_key]
@@ -154,17 +176,26 @@ def test_live_supervisor_on_the_real_harness(harness, tmp_path):
         rule = ended[0].rule
         if rule == "infra_error":  # the ERROR path: the runs row says infra_error too
             assert conn.execute("SELECT infra_error FROM runs WHERE run_key = ?", [kill_key]).fetchone()[0] is True
-        assert "agent-1" in {r[0] for r in conn.execute("SELECT round FROM submissions WHERE run_key = ?",
-                                                         [kill_key]).fetchall()}, final
+        assert "agent-1" in {
+            r[0] for r in conn.execute("SELECT round FROM submissions WHERE run_key = ?", [kill_key]).fetchall()
+        }, final
         for _ in range(40):  # the --on-alarm command runs in the background
-            fired = [a for a in _alarm_lines(alarms_file) if a.get("run_key") == kill_key and a.get("rule") == rule
-                     and (a.get("data") or {}).get("key") == ended[0].key]
+            fired = [
+                a
+                for a in _alarm_lines(alarms_file)
+                if a.get("run_key") == kill_key
+                and a.get("rule") == rule
+                and (a.get("data") or {}).get("key") == ended[0].key
+            ]
             if fired:
                 break
             time.sleep(0.1)
         assert len(fired) == 1, _alarm_lines(alarms_file)
-        orphan_fired = [a for a in _alarm_lines(alarms_file) if a.get("run_key") == orphan_key
-                        and a.get("rule") == "orphaned_container"]
+        orphan_fired = [
+            a
+            for a in _alarm_lines(alarms_file)
+            if a.get("run_key") == orphan_key and a.get("rule") == "orphaned_container"
+        ]
         assert len(orphan_fired) == 1
     finally:
         sup.close()
@@ -177,12 +208,18 @@ def test_live_supervisor_on_the_real_harness(harness, tmp_path):
         for name in (f"sforge.run.tiny_stats.{orphan_run}", f"sforge.run.tiny_stats.{kill_run}"):
             try:
                 eng.containers.get(name).remove(force=True)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - best-effort cleanup
                 pass
     # a restart on the same database: the recorded alarm is not called again
     conn = open_db(db)
-    sup = Supervisor(conn, [runs_root], docker_client=eng, settings=settings, on_alarm_cmd=on_alarm,
-                     tasks_dir=work / "work" / "tasks")
+    sup = Supervisor(
+        conn,
+        [runs_root],
+        docker_client=eng,
+        settings=settings,
+        on_alarm_cmd=on_alarm,
+        tasks_dir=work / "work" / "tasks",
+    )
     try:
         for _ in range(6):
             sup.poll_once()

@@ -14,8 +14,7 @@ import duckdb
 import pytest
 
 from edgetui.cli import main
-from edgetui.db import DatabaseBusy, HolderServer, ask_holder, open_db
-from edgetui.ingest import ingest_paths
+from edgetui.db import DatabaseBusy, open_db
 
 from helpers_stream import stream_lines
 
@@ -54,8 +53,9 @@ def test_usage_counted_once_per_message(tmp_path, db_path):
     f = _write(tmp_path / "t.jsonl", stream_lines(20))
     main(["--db", str(db_path), "ingest", "-q", str(f)])
     # 20 messages, each split over two lines repeating usage: counted once each
-    (inp, out, cr, cw, stated), = _count(db_path, "SELECT input_tokens, output_tokens, cache_read_tokens, "
-                                         "cache_write_tokens, stated_cost_usd FROM runs")
+    ((inp, out, cr, cw, stated),) = _count(
+        db_path, "SELECT input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, stated_cost_usd FROM runs"
+    )
     assert (inp, out, cr, cw) == (200, 100, 2000, 140)
     assert stated == pytest.approx(1.5)
 
@@ -88,13 +88,21 @@ def test_kill9_then_resume_equals_uninterrupted(tmp_path):
     assert main(["--db", str(killed), "ingest", "-q", str(f)]) == 0
     c = duckdb.connect(str(killed))
     c.execute(f"ATTACH '{clean}' AS clean (READ_ONLY)")
-    cols = ("event_id, run_key, kind, t, t_source, source, generation, \"offset\", sub, summary, level, segment, "
-            "message_id, tool_use_id, parent_tool_use_id, round, input_tokens, output_tokens, data, raw")
-    a = c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM events EXCEPT SELECT {cols} FROM clean.events)").fetchone()[0]
-    b = c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM clean.events EXCEPT SELECT {cols} FROM events)").fetchone()[0]
+    cols = (
+        'event_id, run_key, kind, t, t_source, source, generation, "offset", sub, summary, level, segment, '
+        "message_id, tool_use_id, parent_tool_use_id, round, input_tokens, output_tokens, data, raw"
+    )
+    a = c.execute(
+        f"SELECT count(*) FROM (SELECT {cols} FROM events EXCEPT SELECT {cols} FROM clean.events)"
+    ).fetchone()[0]
+    b = c.execute(
+        f"SELECT count(*) FROM (SELECT {cols} FROM clean.events EXCEPT SELECT {cols} FROM events)"
+    ).fetchone()[0]
     n = c.execute("SELECT count(*) FROM events").fetchone()[0]
     rcols = "run_key, n_events, input_tokens, output_tokens, stated_cost_usd, status"
-    r = c.execute(f"SELECT count(*) FROM (SELECT {rcols} FROM runs EXCEPT SELECT {rcols} FROM clean.runs)").fetchone()[0]
+    r = c.execute(f"SELECT count(*) FROM (SELECT {rcols} FROM runs EXCEPT SELECT {rcols} FROM clean.runs)").fetchone()[
+        0
+    ]
     assert (a, b, r) == (0, 0, 0)
     assert n == c.execute("SELECT count(*) FROM clean.events").fetchone()[0] > 50000
 
@@ -110,7 +118,7 @@ def test_bad_input_kept_as_parse_errors(tmp_path, db_path, capsys):
     assert rc == 0
     err = capsys.readouterr().err
     assert "bad.jsonl @ byte" in err and "Traceback" not in err
-    rows = _count(db_path, "SELECT \"offset\", raw FROM events WHERE kind = 'parse_error' ORDER BY \"offset\"")
+    rows = _count(db_path, 'SELECT "offset", raw FROM events WHERE kind = \'parse_error\' ORDER BY "offset"')
     offsets = [r[0] for r in rows]
     # offsets are byte offsets in the file (BOM = 3 bytes, CRLF line ends)
     off = 3
@@ -127,8 +135,10 @@ def test_bad_input_kept_as_parse_errors(tmp_path, db_path, capsys):
     # the 21 MB line is parsed under the long-line rule: its payload keeps head and tail, and the
     # event says the line's full size and byte range
     data = json.loads(_count(db_path, 'SELECT data FROM events WHERE "offset" = ?', huge_off)[0][0])
-    assert data["long_line"]["bytes"] == len(huge) + 2 and data["long_line"]["range"] == [huge_off,
-                                                                                        huge_off + len(huge) + 2]
+    assert data["long_line"]["bytes"] == len(huge) + 2 and data["long_line"]["range"] == [
+        huge_off,
+        huge_off + len(huge) + 2,
+    ]
     assert data["long_line"]["cut"] and len(json.dumps(data)) < 600_000
     # the good lines still loaded
     assert _count(db_path, "SELECT count(*) FROM events WHERE kind = 'tool_call'")[0][0] == 3
@@ -148,21 +158,53 @@ def _plant_run(root: Path, secret: str, admin: str) -> Path:
     td = root / "runs" / "r1" / "gitlet"
     (td / "submissions" / "agent-1").mkdir(parents=True)
     (root / ".judge-admin-secret").write_text(admin + "\n")
-    cfg = {"task_id": "gitlet", "agent": "claude-code", "model": "claude-opus-4-8", "timeout": 3600,
-           "api_key": secret, "extra_env": {"MY_API_TOKEN": secret, "PLAIN": "hello"}}
+    cfg = {
+        "task_id": "gitlet",
+        "agent": "claude-code",
+        "model": "claude-opus-4-8",
+        "timeout": 3600,
+        "api_key": secret,
+        "extra_env": {"MY_API_TOKEN": secret, "PLAIN": "hello"},
+    }
     (td / "run_config.json").write_text(json.dumps(cfg))
     (td.parent / "run_config.json").write_text(json.dumps({"run_id": "r1", "tasks": {"gitlet": cfg}}))
     (td / "started_at").write_text("2026-07-17T14:00:00\n1784296800.0\n")
     (td / "run_agent.log").write_text(
         "2026-07-17 14:00:01,000 - INFO - Running agent: claude -p ... (timeout=3600s)\n"
-        f"2026-07-17 14:00:02,000 - INFO - using key {secret} and admin {admin}\n")
+        f"2026-07-17 14:00:02,000 - INFO - using key {secret} and admin {admin}\n"
+    )
     lines = stream_lines(2)
-    lines.insert(2, json.dumps({"type": "user", "message": {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "toolu_x", "content": f"env: KEY={secret} ADMIN={admin}"}]}}).encode())
+    lines.insert(
+        2,
+        json.dumps(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": "toolu_x", "content": f"env: KEY={secret} ADMIN={admin}"}
+                    ],
+                },
+            }
+        ).encode(),
+    )
     _write(td / "agent_output.txt", lines)
-    (td / "submissions" / "agent-1" / "report.json").write_text(json.dumps(
-        {"task_id": "gitlet", "submission_id": "abc", "total_tests": 1, "passed": 1, "failed": 0, "errors": 0,
-         "pass_rate": 1.0, "score": None, "summary": f"ok {secret}", "submitted_at": 1784296900.0}))
+    (td / "submissions" / "agent-1" / "report.json").write_text(
+        json.dumps(
+            {
+                "task_id": "gitlet",
+                "submission_id": "abc",
+                "total_tests": 1,
+                "passed": 1,
+                "failed": 0,
+                "errors": 0,
+                "pass_rate": 1.0,
+                "score": None,
+                "summary": f"ok {secret}",
+                "submitted_at": 1784296900.0,
+            }
+        )
+    )
     return root / "runs"
 
 
@@ -226,7 +268,9 @@ def test_busy_without_holder_names_pid_and_snapshot(tmp_path, db_path, capsys):
         assert main(["--db", str(db_path), "sql", "SELECT 1"]) == 2
         err = capsys.readouterr().err
         assert f"process {p.pid}" in err and "--snapshot" in err
-        assert main(["--db", str(db_path), "sql", "SELECT count(*) AS n FROM runs", "--format", "json", "--snapshot"]) == 0
+        assert (
+            main(["--db", str(db_path), "sql", "SELECT count(*) AS n FROM runs", "--format", "json", "--snapshot"]) == 0
+        )
         assert json.loads(capsys.readouterr().out)[0]["n"] == 1
     finally:
         p.kill()
@@ -238,9 +282,15 @@ def _same_events(multi: Path, single: Path):
     same events (EXCEPT both ways)."""
     c = duckdb.connect(str(multi))
     c.execute(f"ATTACH '{single}' AS s (READ_ONLY)")
-    cols = "event_id, kind, t, t_source, \"offset\", sub, summary, data, raw, input_tokens, segment"
-    assert c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM events EXCEPT SELECT {cols} FROM s.events)").fetchone()[0] == 0
-    assert c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM s.events EXCEPT SELECT {cols} FROM events)").fetchone()[0] == 0
+    cols = 'event_id, kind, t, t_source, "offset", sub, summary, data, raw, input_tokens, segment'
+    assert (
+        c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM events EXCEPT SELECT {cols} FROM s.events)").fetchone()[0]
+        == 0
+    )
+    assert (
+        c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM s.events EXCEPT SELECT {cols} FROM events)").fetchone()[0]
+        == 0
+    )
     return c
 
 
@@ -259,10 +309,14 @@ def test_parsing_process_gives_the_same_rows(tmp_path, monkeypatch):
     monkeypatch.setattr(ingest_mod, "CHILD_BATCH_BYTES", 16 * 1024)  # ... of several batches from the queue
     commits = []
     real_commit = ingest_mod.Recorder.commit_batch
-    monkeypatch.setattr(ingest_mod.Recorder, "commit_batch",
-                        lambda self, rk, ev, cur=None, **kw: commits.append((getattr(ev, "num_rows", None),
-                                                                              cur and cur["offset"]))
-                        or real_commit(self, rk, ev, cur, **kw))
+    monkeypatch.setattr(
+        ingest_mod.Recorder,
+        "commit_batch",
+        lambda self, rk, ev, cur=None, **kw: (
+            commits.append((getattr(ev, "num_rows", None), cur and cur["offset"]))
+            or real_commit(self, rk, ev, cur, **kw)
+        ),
+    )
     called = []
     real = ingest_mod._ingest_lines_mp
     monkeypatch.setattr(ingest_mod, "_ingest_lines_mp", lambda *a, **k: called.append(1) or real(*a, **k))
@@ -275,7 +329,11 @@ def test_parsing_process_gives_the_same_rows(tmp_path, monkeypatch):
     assert len(offs) >= 10 and offs == sorted(offs)
     assert f.stat().st_size // len(offs) >= 64 * 1024 * 0.9  # commits of ~BATCH_BYTES, not of 16 KiB
     q = 'SELECT "offset", done, size FROM {}source_cursors'
-    assert c.execute(q.format("")).fetchall() == c.execute(q.format("s.")).fetchall() == [(f.stat().st_size, True, f.stat().st_size)]
+    assert (
+        c.execute(q.format("")).fetchall()
+        == c.execute(q.format("s.")).fetchall()
+        == [(f.stat().st_size, True, f.stat().st_size)]
+    )
 
 
 def test_prewarmed_parsing_process(tmp_path, monkeypatch):
@@ -328,7 +386,7 @@ def test_growing_file_reingested_loses_nothing(tmp_path, monkeypatch, mp):
     f.write_bytes(full)
     assert main(["--db", str(db), "ingest", "-q", str(f)]) == 0
     assert main(["--db", str(ref), "ingest", "-q", str(f)]) == 0
-    cols = "event_id, kind, \"offset\", sub, summary, data, raw"
+    cols = 'event_id, kind, "offset", sub, summary, data, raw'
     got = set(_count(db, f"SELECT {cols} FROM events"))
     want = set(_count(ref, f"SELECT {cols} FROM events"))
     assert got == want and len(want) == 40 * 3 + 2 + 1  # no parse error left, nothing lost
@@ -398,8 +456,9 @@ def test_batch_new_run_row_written_once_with_its_final_columns(tmp_path):
         rec.update_run("local/r3/t1", status="running", n_events=None, n_messages=None)
         assert rec.held_run("local/r1/t1")["model"] == "m2" and rec.held_run("local/r3/t1")["agent"] == "b"
     assert runs_sql == ["INSERT INTO runs"]  # both rows (the same columns set), one statement
-    row = conn.execute("SELECT run_id, agent, model, status, n_events, n_messages, started_at FROM runs "
-                       "ORDER BY run_id").fetchall()
+    row = conn.execute(
+        "SELECT run_id, agent, model, status, n_events, n_messages, started_at FROM runs ORDER BY run_id"
+    ).fetchall()
     assert row == [("r1", "a", "m2", "finished", 3, 0, 10.0), ("r3", "b", None, "running", None, None, None)]
     assert rec.held_run("local/r1/t1") is None
     info2 = RunInfo(run_id="r2", task_id="t1", run_dir="/x/r2/t1", layout="flat")

@@ -101,7 +101,8 @@ def test_records_repeated_in_a_resumed_file_are_counted_once_whatever_the_ingest
     for col in (*TOTALS,):
         assert xy["b-original.jsonl"][col] + xy["a-resumed.jsonl"][col] == x_alone[col] + y_own[col], col
     assert xy["b-original.jsonl"]["cost_usd"] + xy["a-resumed.jsonl"]["cost_usd"] == pytest.approx(
-        x_alone["cost_usd"] + y_own["cost_usd"])
+        x_alone["cost_usd"] + y_own["cost_usd"]
+    )
     x, y = xy["b-original.jsonl"], xy["a-resumed.jsonl"]
     if restamp:  # X's first record is a day earlier: X owns the shared records, Y counts only its own
         owner, other = x, y
@@ -146,7 +147,11 @@ def test_replay_header_tokens_leave_out_the_repeated_records(tmp_path):
         for r in runs.values():
             head = store.run_header(c, r["run_key"])
             assert (head["tok_input"], head["tok_output"], head["tok_cache_read"], head["tok_cache_write"]) == (
-                r["input_tokens"], r["output_tokens"], r["cache_read_tokens"], r["cache_write_tokens"])
+                r["input_tokens"],
+                r["output_tokens"],
+                r["cache_read_tokens"],
+                r["cache_write_tokens"],
+            )
     finally:
         c.close()
 
@@ -177,8 +182,10 @@ def test_a_database_recorded_before_is_recounted_by_its_migration(tmp_path):
     c.execute("ALTER TABLE runs DROP COLUMN n_repeated")
     c.execute("ALTER TABLE runs DROP COLUMN repeated_from")
     sets = ", ".join(f"{col} = ?" for col in TOTALS)
-    c.execute(f"UPDATE runs SET {sets} WHERE run_key = ?",
-              [*(y_alone[col] for col in TOTALS), fresh["a-resumed.jsonl"]["run_key"]])
+    c.execute(
+        f"UPDATE runs SET {sets} WHERE run_key = ?",
+        [*(y_alone[col] for col in TOTALS), fresh["a-resumed.jsonl"]["run_key"]],
+    )
     c.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
     c.close()
     open_db(db).close()  # migrates

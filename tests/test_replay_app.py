@@ -90,7 +90,9 @@ KEY_CASES = [
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("before,key,move", KEY_CASES, ids=[c[1] + ("-after-" + "".join(c[0]) if c[0] else "") for c in KEY_CASES])
+@pytest.mark.parametrize(
+    "before,key,move", KEY_CASES, ids=[c[1] + ("-after-" + "".join(c[0]) if c[0] else "") for c in KEY_CASES]
+)
 async def test_key_moves_selection_and_chart_cursor(db, ref_data, before, key, move):
     path, rk = db
     app = EdgeTUIApp(path, rk)
@@ -284,7 +286,11 @@ async def test_renders_at_size_with_full_header(db, size):
         await pilot.press("d")  # toggle the detail pane
         await pilot.pause()
         assert screen.detail_visible is narrow
-        assert screen.query_one(EventDetail).region.height > 0 if narrow else screen.query_one(EventDetail).region.height == 0
+        assert (
+            screen.query_one(EventDetail).region.height > 0
+            if narrow
+            else screen.query_one(EventDetail).region.height == 0
+        )
 
 
 @pytest.mark.asyncio
@@ -424,8 +430,18 @@ async def test_event_list_time_column_fits_runs_past_999_hours_and_before_their_
 
     start = 1_767_225_600.0
     offs = [-5014 * 3600.0 - 5, 10.0, 6345 * 3600.0 + 49]
-    rows = [{"event_id": f"e{i}", "kind": "agent_message", "t": start + dt, "source": "agent_output.txt",
-             "offset": i, "sub": 0, "summary": f"row {i}"} for i, dt in enumerate(offs)]
+    rows = [
+        {
+            "event_id": f"e{i}",
+            "kind": "agent_message",
+            "t": start + dt,
+            "source": "agent_output.txt",
+            "offset": i,
+            "sub": 0,
+            "summary": f"row {i}",
+        }
+        for i, dt in enumerate(offs)
+    ]
     cur = ReplayCursor(EventColumns.from_rows(rows), [], start=start)
 
     class One(App):
@@ -457,8 +473,18 @@ async def test_event_list_grows_without_a_screen_layout_and_scrolls_to_new_rows_
     start = 1_767_225_600.0
 
     def cursor(n: int) -> ReplayCursor:
-        rows = [{"event_id": f"e{i}", "kind": "agent_message", "t": start + i, "source": "agent_output.txt",
-                 "offset": i, "sub": 0, "summary": f"row {i}"} for i in range(n)]
+        rows = [
+            {
+                "event_id": f"e{i}",
+                "kind": "agent_message",
+                "t": start + i,
+                "source": "agent_output.txt",
+                "offset": i,
+                "sub": 0,
+                "summary": f"row {i}",
+            }
+            for i in range(n)
+        ]
         return ReplayCursor(EventColumns.from_rows(rows), [], start=start)
 
     class One(App):

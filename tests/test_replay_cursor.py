@@ -79,8 +79,16 @@ def build_synthetic_run(
         nonlocal off
         src = kw.pop("source", "agent_output.txt")
         events.append(
-            Event(run_key=rk, kind=kind, source=src, offset=off, sub=0,
-                  t=t_at(i) if i < n_timed else None, summary=summary, **kw)
+            Event(
+                run_key=rk,
+                kind=kind,
+                source=src,
+                offset=off,
+                sub=0,
+                t=t_at(i) if i < n_timed else None,
+                summary=summary,
+                **kw,
+            )
         )
         off += 100
 
@@ -93,7 +101,7 @@ def build_synthetic_run(
             n_auto += 1
             rnd = f"auto-{n_auto}"
         frac = i / n_timed
-        score = round(42.8 + (SYNTH_BEST - 42.8) * frac ** 0.7 * rng.uniform(0.85, 1.0), 2)
+        score = round(42.8 + (SYNTH_BEST - 42.8) * frac**0.7 * rng.uniform(0.85, 1.0), 2)
         if rnd == "agent-1":
             score = 42.8
         pr = round(min(1.0, 0.5 + 0.5 * frac), 3)
@@ -103,31 +111,61 @@ def build_synthetic_run(
         total = 20
         passed = int(round(pr * total))
         tests = [
-            {"name": f"test_case_{k:02d}", "status": "passed" if k < passed else "failed",
-             "message": None if k < passed else f"assertion failed: snr {k} below threshold"}
+            {
+                "name": f"test_case_{k:02d}",
+                "status": "passed" if k < passed else "failed",
+                "message": None if k < passed else f"assertion failed: snr {k} below threshold",
+            }
             for k in range(total)
         ]
-        subs.append(dict(
-            round=rnd, kind=kind, n=n_agent if kind == "agent" else n_auto, status="graded",
-            t=t_at(i), elapsed_s=t_at(i) - T0, pass_rate=pr, score=score, score_0_100=score,
-            valid=True, total_tests=total, passed=passed, failed=total - passed, errors=0,
-            is_new_best=new_best, best_round=best_round, best_score=best, best_pass_rate=best_pr,
-            summary=f"{passed}/{total} passed", tests=tests,
-        ))
-        add("judge_result", f"{rnd} graded: score {score} · pass {pr:.0%}", i, round=rnd,
+        subs.append(
+            dict(
+                round=rnd,
+                kind=kind,
+                n=n_agent if kind == "agent" else n_auto,
+                status="graded",
+                t=t_at(i),
+                elapsed_s=t_at(i) - T0,
+                pass_rate=pr,
+                score=score,
+                score_0_100=score,
+                valid=True,
+                total_tests=total,
+                passed=passed,
+                failed=total - passed,
+                errors=0,
+                is_new_best=new_best,
+                best_round=best_round,
+                best_score=best,
+                best_pass_rate=best_pr,
+                summary=f"{passed}/{total} passed",
+                tests=tests,
+            )
+        )
+        add(
+            "judge_result",
+            f"{rnd} graded: score {score} · pass {pr:.0%}",
+            i,
+            round=rnd,
             source=f"submissions/{rnd}/report.json",
-            data={"round": rnd, "score": score, "pass_rate": pr, "valid": True})
+            data={"round": rnd, "score": score, "pass_rate": pr, "valid": True},
+        )
 
     i = 0
     while i < n_events:
         call_n += 1
         if i > 0 and i % 40 == 0:
             tid = f"toolu_submit_{call_n}"
-            add("tool_call", "Bash: sforge-submit --message 'try new whitening'", i, tool_use_id=tid,
-                tool_name="Bash", data={"input": {"command": "sforge-submit --message 'try new whitening'"}})
+            add(
+                "tool_call",
+                "Bash: sforge-submit --message 'try new whitening'",
+                i,
+                tool_use_id=tid,
+                tool_name="Bash",
+                data={"input": {"command": "sforge-submit --message 'try new whitening'"}},
+            )
             i += 1
-            add("submission_sent", f"agent-{n_agent + 1} sent", i, round=f"agent-{n_agent + 1}",
-                source="run_agent.log")
+            add("submission_sent", f"agent-{n_agent + 1} sent", i, round=f"agent-{n_agent + 1}", source="run_agent.log")
             i += 1
             grade(i, "agent")
             i += 1
@@ -138,38 +176,78 @@ def build_synthetic_run(
             continue
         if i % 25 == 5:
             tid = f"toolu_task_{call_n}"
-            add("tool_call", "Task: survey matched-filter literature", i, tool_use_id=tid, tool_name="Task",
-                data={"input": {"description": "survey", "prompt": "Find matched filter tricks"}})
+            add(
+                "tool_call",
+                "Task: survey matched-filter literature",
+                i,
+                tool_use_id=tid,
+                tool_name="Task",
+                data={"input": {"description": "survey", "prompt": "Find matched filter tricks"}},
+            )
             i += 1
             for k in range(3):
                 if i >= n_events:
                     break
                 sub_id = f"toolu_sub_{call_n}_{k}"
                 if k == 1:
-                    add("tool_call", f"Grep: chirp mass {k}", i, tool_use_id=sub_id, tool_name="Grep",
-                        parent_tool_use_id=tid, data={"input": {"pattern": "chirp"}})
+                    add(
+                        "tool_call",
+                        f"Grep: chirp mass {k}",
+                        i,
+                        tool_use_id=sub_id,
+                        tool_name="Grep",
+                        parent_tool_use_id=tid,
+                        data={"input": {"pattern": "chirp"}},
+                    )
                 else:
-                    add("agent_message", f"subagent note {k}: whitening helps", i, parent_tool_use_id=tid,
-                        data={"text": f"subagent note {k}"})
+                    add(
+                        "agent_message",
+                        f"subagent note {k}: whitening helps",
+                        i,
+                        parent_tool_use_id=tid,
+                        data={"text": f"subagent note {k}"},
+                    )
                 i += 1
             continue
         r = i % 4
         if r == 0:
-            add("thinking", f"Consider the noise floor, iteration {i}", i,
-                data={"text": f"The PSD estimate is biased at low frequency (step {i}).\nTry Welch."})
+            add(
+                "thinking",
+                f"Consider the noise floor, iteration {i}",
+                i,
+                data={"text": f"The PSD estimate is biased at low frequency (step {i}).\nTry Welch."},
+            )
         elif r == 1:
             tid = f"toolu_{call_n}"
-            add("tool_call", f"Bash: python train.py --epoch {i}", i, tool_use_id=tid, tool_name="Bash",
-                data={"input": {"command": f"python train.py --epoch {i}"}})
+            add(
+                "tool_call",
+                f"Bash: python train.py --epoch {i}",
+                i,
+                tool_use_id=tid,
+                tool_name="Bash",
+                data={"input": {"command": f"python train.py --epoch {i}"}},
+            )
         elif r == 2:
-            add("tool_result", f"loss {1.0 / (i + 1):.4f}" + (" ERROR: nan detected" if i % 46 == 2 else ""), i,
-                tool_use_id=f"toolu_{call_n - 1}", is_error=(i % 46 == 2),
-                data={"content": f"epoch {i}\nloss {1.0 / (i + 1):.4f}\n" + ("needle-in-output\n" if i % 50 == 2 else "")})
+            add(
+                "tool_result",
+                f"loss {1.0 / (i + 1):.4f}" + (" ERROR: nan detected" if i % 46 == 2 else ""),
+                i,
+                tool_use_id=f"toolu_{call_n - 1}",
+                is_error=(i % 46 == 2),
+                data={
+                    "content": f"epoch {i}\nloss {1.0 / (i + 1):.4f}\n" + ("needle-in-output\n" if i % 50 == 2 else "")
+                },
+            )
         else:
-            add("agent_message", f"Plan step {i}: tune the band-pass filter", i, message_id=f"msg_{i}",
-                model="claude-opus-4", usage=Usage(input_tokens=1200, output_tokens=300,
-                                                   cache_read_tokens=5000, cache_write_tokens=100),
-                data={"text": f"Plan step {i}"})
+            add(
+                "agent_message",
+                f"Plan step {i}: tune the band-pass filter",
+                i,
+                message_id=f"msg_{i}",
+                model="claude-opus-4",
+                usage=Usage(input_tokens=1200, output_tokens=300, cache_read_tokens=5000, cache_write_tokens=100),
+                data={"text": f"Plan step {i}"},
+            )
         i += 1
 
     # the last agent round reaches exactly SYNTH_BEST; recompute the running best
@@ -188,18 +266,44 @@ def build_synthetic_run(
         s["best_score"], s["best_round"], s["best_pass_rate"] = best, best_round, best_pr
 
     for k in range(0, len(events), 5000):
-        rec.insert_events(rk, events[k:k + 5000])
-    rec.upsert_task(TaskInfo(task_id=task_id, name="Gravitational-wave detection", category="science",
-                             selection="score_first", score_direction="maximize", parser="score_sum",
-                             assumed=False))
+        rec.insert_events(rk, events[k : k + 5000])
+    rec.upsert_task(
+        TaskInfo(
+            task_id=task_id,
+            name="Gravitational-wave detection",
+            category="science",
+            selection="score_first",
+            score_direction="maximize",
+            parser="score_sum",
+            assumed=False,
+        )
+    )
     rec.upsert_run(
         rk,
-        RunInfo(host="local", run_id=run_id, task_id=task_id, agent="claude", model="claude-opus-4",
-                timeout_s=hours * 3600.0, started_at=T0, ended_at=T0 + span + 60, layout="flat"),
-        status="completed", score_task=True, selection="score_first", score_direction="maximize",
-        best_round=best_round, best_score=best,
-        best_pass_rate=best_pr, best_score_0_100=best, agent_submissions=n_agent, auto_submissions=n_auto,
-        n_events=len(events), cost_usd=412.5, stated_cost_usd=398.1,
+        RunInfo(
+            host="local",
+            run_id=run_id,
+            task_id=task_id,
+            agent="claude",
+            model="claude-opus-4",
+            timeout_s=hours * 3600.0,
+            started_at=T0,
+            ended_at=T0 + span + 60,
+            layout="flat",
+        ),
+        status="completed",
+        score_task=True,
+        selection="score_first",
+        score_direction="maximize",
+        best_round=best_round,
+        best_score=best,
+        best_pass_rate=best_pr,
+        best_score_0_100=best,
+        agent_submissions=n_agent,
+        auto_submissions=n_auto,
+        n_events=len(events),
+        cost_usd=412.5,
+        stated_cost_usd=398.1,
     )
     _settle(conn)
     rec.replace_submissions(rk, subs)
@@ -232,8 +336,18 @@ def cur(synth) -> ReplayCursor:
 
 @pytest.mark.parametrize(
     "text,seconds",
-    [("3h20m", 12000), ("2:15:00", 8100), ("95m", 5700), ("5400", 5400), ("1.5h", 5400),
-     ("2h 5m 10s", 7510), ("45s", 45), ("2:15", 8100), ("0:00:30", 30), ("1d", 86400)],
+    [
+        ("3h20m", 12000),
+        ("2:15:00", 8100),
+        ("95m", 5700),
+        ("5400", 5400),
+        ("1.5h", 5400),
+        ("2h 5m 10s", 7510),
+        ("45s", 45),
+        ("2:15", 8100),
+        ("0:00:30", 30),
+        ("1d", 86400),
+    ],
 )
 def test_parse_elapsed(text, seconds):
     assert parse_elapsed(text) == pytest.approx(seconds)
@@ -294,8 +408,12 @@ def test_store_order_ties_by_source_then_offset(tmp_path):
     ev = store.run_events(conn, rk)
     # run_agent.log has the earliest time, so it ranks first at equal t
     assert list(zip(ev.source, ev.offset, ev.sub)) == [
-        ("run_agent.log", 0, 0), ("run_agent.log", 90, 0), ("agent_output.txt", 10, 0),
-        ("agent_output.txt", 50, 0), ("agent_output.txt", 5, 0), ("agent_output.txt", 5, 1),
+        ("run_agent.log", 0, 0),
+        ("run_agent.log", 90, 0),
+        ("agent_output.txt", 10, 0),
+        ("agent_output.txt", 50, 0),
+        ("agent_output.txt", 5, 0),
+        ("agent_output.txt", 5, 1),
     ]
 
 
@@ -413,12 +531,28 @@ def test_detail_shows_a_one_line_text_once_and_a_long_text_in_full():
         con.print(render_detail({"event": ev, "elapsed": 5.0}))
         return con.export_text()
 
-    short = plain({"kind": "log", "summary": "Images ready", "data": {"message": "Images ready"},
-                   "source": "run_agent.log", "offset": 0, "t": 1.0})
+    short = plain(
+        {
+            "kind": "log",
+            "summary": "Images ready",
+            "data": {"message": "Images ready"},
+            "source": "run_agent.log",
+            "offset": 0,
+            "t": 1.0,
+        }
+    )
     assert short.count("Images ready") == 1
     long_text = "line one of a longer message\nline two with more detail"
-    full = plain({"kind": "agent_message", "summary": "line one of a longer message …",
-                  "data": {"text": long_text}, "source": "agent_output.txt", "offset": 9, "t": 1.0})
+    full = plain(
+        {
+            "kind": "agent_message",
+            "summary": "line one of a longer message …",
+            "data": {"text": long_text},
+            "source": "agent_output.txt",
+            "offset": 9,
+            "t": 1.0,
+        }
+    )
     assert "line two with more detail" in full and "── Message" in full
 
 
@@ -450,12 +584,33 @@ def test_report_detail_gives_failing_test_names_the_width_and_says_manual_rounds
         return con.export_text()
 
     name = "tests/test_checkout_restores_the_working_tree.py::test_detached"
-    ev = {"kind": "judge_result", "summary": "manual-1 graded", "data": {"round": "manual-1"},
-          "source": "submissions/manual-1/report.json", "offset": 0, "t": 1.0, "round": "manual-1"}
-    sub = {"round": "manual-1", "kind": "manual", "status": "graded", "pass_rate": 0.5, "best_score": None,
-           "best_pass_rate": None, "best_round": None, "is_new_best": False}
-    out = plain({"event": ev, "elapsed": 5.0, "submission": sub,
-                 "tests": [{"name": name, "status": "FAILED", "message": None}, {"name": "ok", "status": "PASSED"}]})
+    ev = {
+        "kind": "judge_result",
+        "summary": "manual-1 graded",
+        "data": {"round": "manual-1"},
+        "source": "submissions/manual-1/report.json",
+        "offset": 0,
+        "t": 1.0,
+        "round": "manual-1",
+    }
+    sub = {
+        "round": "manual-1",
+        "kind": "manual",
+        "status": "graded",
+        "pass_rate": 0.5,
+        "best_score": None,
+        "best_pass_rate": None,
+        "best_round": None,
+        "is_new_best": False,
+    }
+    out = plain(
+        {
+            "event": ev,
+            "elapsed": 5.0,
+            "submission": sub,
+            "tests": [{"name": name, "status": "FAILED", "message": None}, {"name": "ok", "status": "PASSED"}],
+        }
+    )
     assert name in out
     assert "not counted (a manual submission)" in out and "– · pass –" not in out
     rec = SubmissionRecord(round="agent-36", kind="agent", status="graded", pass_rate=0.893, score=float("nan"))

@@ -89,8 +89,9 @@ async def test_first_page_paints_before_the_index_and_queued_keys_follow(db, ref
         assert not [ln for ln in lines if re.fullmatch(r"\s*-?[\d:]+ …\s*", ln)]  # no placeholder row left
         assert ev.summary[cur.n - 1][:20] in "\n".join(lines)
         detail = screen.query_one("#detail")
-        await wait_for(pilot, lambda: detail.detail is not None
-                       and detail.detail["event"]["event_id"] == ev.event_id[cur.n - 1])
+        await wait_for(
+            pilot, lambda: detail.detail is not None and detail.detail["event"]["event_id"] == ev.event_id[cur.n - 1]
+        )
 
 
 @pytest.mark.asyncio

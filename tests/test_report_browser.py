@@ -65,13 +65,21 @@ def load(html: Path, tmp: Path) -> tuple[str, list[str]]:
     """Load ``html`` by its file:// URL in headless Chromium: (the DOM after load, network URLs)."""
     chromium = need("chromium-headless-shell")  # skips with the install line (fails under CI=true)
     net_log = tmp / f"{html.stem}.netlog.json"
-    profile = tmp / f"{html.stem}.profile"   # a profile of its own: no state shared with other runs
-    cmd = [str(chromium), "--headless", "--disable-gpu", f"--user-data-dir={profile}",
-           "--disable-background-networking",   # the log then holds what the page asked for
-           "--no-first-run", f"--log-net-log={net_log}", "--net-log-capture-mode=Default",
-           "--dump-dom", html.resolve().as_uri()]
+    profile = tmp / f"{html.stem}.profile"  # a profile of its own: no state shared with other runs
+    cmd = [
+        str(chromium),
+        "--headless",
+        "--disable-gpu",
+        f"--user-data-dir={profile}",
+        "--disable-background-networking",  # the log then holds what the page asked for
+        "--no-first-run",
+        f"--log-net-log={net_log}",
+        "--net-log-capture-mode=Default",
+        "--dump-dom",
+        html.resolve().as_uri(),
+    ]
     if os.geteuid() == 0:
-        cmd.insert(1, "--no-sandbox")   # Chromium refuses to run as root with its sandbox
+        cmd.insert(1, "--no-sandbox")  # Chromium refuses to run as root with its sandbox
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, f"chromium exited {r.returncode}: {r.stderr[-2000:]}"
     return r.stdout, network_urls(net_log)
@@ -83,8 +91,23 @@ def report_html(tmp_path_factory) -> Path:
     shutil.copytree(RUN, tmp / "runs" / RUN.name)
     db = tmp / "a.duckdb"
     assert main(["--db", str(db), "ingest", "-q", "--tasks-dir", str(TASKS), str(tmp / "runs")]) == 0
-    assert main(["--db", str(db), "annotate", "opus48", "--round", "agent-85", "--label", "reframe",
-                 "--text", "coherent statistic"]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                str(db),
+                "annotate",
+                "opus48",
+                "--round",
+                "agent-85",
+                "--label",
+                "reframe",
+                "--text",
+                "coherent statistic",
+            ]
+        )
+        == 0
+    )
     out = tmp / "report.html"
     assert main(["--db", str(db), "report", "opus48", "--format", "html", "-o", str(out)]) == 0
     return out
@@ -106,8 +129,8 @@ def test_the_check_sees_an_external_image_and_the_content_policy_stops_it(report
     leaky.write_text(CSP.sub("", text).replace("</h1>", "</h1>" + EXTERNAL_IMG, 1))
     dom, urls = load(leaky, tmp_path)
     assert f"Run report: {RUN_ID}" in dom and "127.0.0.1:9/x.png" in dom
-    assert "http://127.0.0.1:9/x.png" in urls   # the check catches a request
+    assert "http://127.0.0.1:9/x.png" in urls  # the check catches a request
     guarded = tmp_path / "guarded.html"
     guarded.write_text(text.replace("</h1>", "</h1>" + EXTERNAL_IMG, 1))
     dom, urls = load(guarded, tmp_path)
-    assert "127.0.0.1:9/x.png" in dom and urls == []   # default-src 'none' refuses it before the network
+    assert "127.0.0.1:9/x.png" in dom and urls == []  # default-src 'none' refuses it before the network

@@ -88,13 +88,25 @@ def ordered_specs(draw):
     kind = draw(st.sampled_from(sorted(KINDS)))
     base = draw(st.lists(st.sampled_from(POOL[:10]) | st.floats(1e-3, 1e3), min_size=4, max_size=4))
     a, b, c, d = sorted(base)
-    if kind in ("piecewise_min", "piecewise_log_min", "min_linear", "min_linear_positive",
-                "compression_ratio_cropped_guarded", "log_min"):
+    if kind in (
+        "piecewise_min",
+        "piecewise_log_min",
+        "min_linear",
+        "min_linear_positive",
+        "compression_ratio_cropped_guarded",
+        "log_min",
+    ):
         vals = dict(baseline=d, rank30=c, rank1=b, super_anchor=a, expert=a)
     else:
         vals = dict(baseline=a, rank30=b, rank1=c, super_anchor=d, expert=d)
-    spec = {"kind": kind, "lower": a, "upper": d, "anchor_raw": draw(st.sampled_from([c, d, 1.0, 0.5])),
-            "anchor_score": draw(st.sampled_from([50.0, 100.0, 80, 0.0])), **vals}
+    spec = {
+        "kind": kind,
+        "lower": a,
+        "upper": d,
+        "anchor_raw": draw(st.sampled_from([c, d, 1.0, 0.5])),
+        "anchor_score": draw(st.sampled_from([50.0, 100.0, 80, 0.0])),
+        **vals,
+    }
     raw = draw(st.one_of(st.sampled_from([a, b, c, d, 0.0, 1.0]), st.floats(min(a, 0) - 1, max(d, 0) * 2 + 1)))
     return raw, spec
 
@@ -133,7 +145,16 @@ def test_examples():
     assert rescale(-2.0, {"kind": "unknown"}) == 0.0
     assert rescale(5.0, {"kind": "linear", "lower": 0}) is None  # SForge asserts
     spec = {"kind": "piecewise_max", "baseline": 0, "rank30": 10, "rank1": 20, "super_anchor": 30}
-    assert [rescale(r, spec) for r in (0, 5, 10, 15, 20, 25, 30, 99)] == [0.0, 10.0, 20.0, 50.0, 80.0, 90.0, 100.0, 100.0]
+    assert [rescale(r, spec) for r in (0, 5, 10, 15, 20, 25, 30, 99)] == [
+        0.0,
+        10.0,
+        20.0,
+        50.0,
+        80.0,
+        90.0,
+        100.0,
+        100.0,
+    ]
     for raw in (0, 5, 10, 15, 20, 25, 30, 99):
         check(raw, spec)
 
@@ -152,8 +173,17 @@ def test_rescale_matches_sforge_boundary_grid(kind):
             b, r30, r1, sa = (baseline, second, third, fourth)
             if order == "desc":
                 b, r30, r1, sa = fourth, third, second, baseline
-            spec = {"kind": kind, "lower": b, "upper": sa, "baseline": b, "expert": sa,
-                    "rank30": r30, "rank1": r1, "super_anchor": sa,
-                    "anchor_raw": r30, "anchor_score": r1}
+            spec = {
+                "kind": kind,
+                "lower": b,
+                "upper": sa,
+                "baseline": b,
+                "expert": sa,
+                "rank30": r30,
+                "rank1": r1,
+                "super_anchor": sa,
+                "anchor_raw": r30,
+                "anchor_score": r1,
+            }
             for raw in GRID_RAWS + [b, r30, r1, sa]:
                 check(raw, spec)

@@ -60,14 +60,20 @@ def _log_times(log: Path, offset: float) -> dict[str, float]:
 
 def _expected_known(task_dir: Path) -> dict[str, float]:
     """Round -> when its result was known, from the files: evolve ``at`` (agent), else Result: line."""
-    at = {s["round"]: float(s["at"]) for s in json.loads((task_dir / "evolve_state.json").read_text())["submissions"]
-          if s.get("at")}
+    at = {
+        s["round"]: float(s["at"])
+        for s in json.loads((task_dir / "evolve_state.json").read_text())["submissions"]
+        if s.get("at")
+    }
     off = _offset(task_dir)
     out = {}
     for d in (task_dir / "submissions").iterdir():
         if (d / "report.json").exists():
-            out[d.name] = at[d.name] if d.name.startswith("agent-") and d.name in at else \
-                _log_times(d / "run_instance.log", off)["Result:"]
+            out[d.name] = (
+                at[d.name]
+                if d.name.startswith("agent-") and d.name in at
+                else _log_times(d / "run_instance.log", off)["Result:"]
+            )
     return out
 
 
@@ -93,8 +99,9 @@ def test_the_first_rounds_score_sits_after_its_judge_ran_not_at_submitted_at(gw_
     logs = _log_times(GW / "submissions" / "agent-1" / "run_instance.log", _offset(GW))
     sub_at = json.loads((GW / "submissions" / "agent-1" / "report.json").read_text())["submitted_at"]
     assert [round(x - start) for x in (sub_at, logs["Judge container started:"], logs["Result:"])] == [220, 227, 357]
-    (t, ts, known_by), = _q(gw_db, "SELECT t, t_source, data->>'known_by' FROM events WHERE kind = 'judge_result' "
-                                   "AND round = 'agent-1'")
+    ((t, ts, known_by),) = _q(
+        gw_db, "SELECT t, t_source, data->>'known_by' FROM events WHERE kind = 'judge_result' AND round = 'agent-1'"
+    )
     assert (round(t - start), ts, known_by) == (381, "recorded", "evolve_state")
     assert t == _expected_known(GW)["agent-1"]
     # in the replay's timeline: the sforge-submit call, the judge's start, its Result:, then the score
@@ -126,8 +133,11 @@ def test_every_round_is_timed_when_its_result_was_known_and_best_so_far_follows(
     want = _expected_known(GW)
     got = dict(_q(gw_db, "SELECT round, t FROM events WHERE kind = 'judge_result'"))
     assert got == pytest.approx(want) and len(want) == 248
-    rows = _q(gw_db, "SELECT round, t, elapsed_s, submitted_at, pass_rate, score, valid, is_new_best, best_round "
-                     "FROM submissions ORDER BY t")
+    rows = _q(
+        gw_db,
+        "SELECT round, t, elapsed_s, submitted_at, pass_rate, score, valid, is_new_best, best_round "
+        "FROM submissions ORDER BY t",
+    )
     start = float(GW.joinpath("started_at").read_text().split()[-1])
     assert [r[0] for r in rows] == sorted(want, key=want.get)
     for rnd, t, el, sub_at, *_ in rows:
@@ -136,8 +146,14 @@ def test_every_round_is_timed_when_its_result_was_known_and_best_so_far_follows(
         assert sub_at == rep["submitted_at"] < t  # sent before its result was known
     # the order differs from the submission order here (auto-1 sent after agent-10, known before)
     assert [r[0] for r in rows] != [r[0] for r in sorted(rows, key=lambda r: r[3])]
-    entries = [entry_from_submission(SubmissionRecord(round=r[0], kind=r[0].split("-")[0], status="graded",
-                                                      pass_rate=r[4], score=r[5], valid=r[6])) for r in rows]
+    entries = [
+        entry_from_submission(
+            SubmissionRecord(
+                round=r[0], kind=r[0].split("-")[0], status="graded", pass_rate=r[4], score=r[5], valid=r[6]
+            )
+        )
+        for r in rows
+    ]
     steps = best_so_far(entries, "maximize", "score_first")
     assert [(s.is_new_best, s.best_round) for s in steps] == [(r[7], r[8]) for r in rows]
 
@@ -184,19 +200,26 @@ def test_a_run_watched_live_then_ingested_has_the_same_result_times(tmp_path, ru
     for name in ("run_config.json", "started_at", "run_agent.log", "agent_output.txt", "auto_eval_ticks.log"):
         shutil.copy2(run / name, dst / name)
     conn = open_db(tmp_path / "live.duckdb")
-    sup = Supervisor(conn, [tmp_path / "runs"], docker_client=None, tasks_dir=GENUINE / "tasks",
-                     settings=AlarmSettings(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0))
+    sup = Supervisor(
+        conn,
+        [tmp_path / "runs"],
+        docker_client=None,
+        tasks_dir=GENUINE / "tasks",
+        settings=AlarmSettings(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0),
+    )
     off = _offset(run)
-    rounds = sorted((run / "submissions").iterdir(),
-                    key=lambda d: json.loads((d / "report.json").read_text())["submitted_at"])
+    rounds = sorted(
+        (run / "submissions").iterdir(), key=lambda d: json.loads((d / "report.json").read_text())["submitted_at"]
+    )
     try:
         sup.poll_once()
         for d in rounds:
             _copy_round(d, dst / "submissions" / d.name)
             sup.poll_once()
         result = _log_times(run / "submissions" / "agent-1" / "run_instance.log", off)["Result:"]
-        before = conn.execute("SELECT event_id, t, data->>'known_by' FROM events WHERE kind = 'judge_result' "
-                              "AND round = 'agent-1'").fetchall()
+        before = conn.execute(
+            "SELECT event_id, t, data->>'known_by' FROM events WHERE kind = 'judge_result' AND round = 'agent-1'"
+        ).fetchall()
         sub_before = conn.execute("SELECT t FROM submissions WHERE round = 'agent-1'").fetchone()[0]
         assert [(t, k) for _, t, k in before] == [(pytest.approx(result), "judge_log")] and sub_before == before[0][1]
         key = conn.execute("SELECT run_key FROM runs").fetchone()[0]
@@ -206,8 +229,9 @@ def test_a_run_watched_live_then_ingested_has_the_same_result_times(tmp_path, ru
         for _ in range(3):
             sup.poll_once()
             time.sleep(0.05)
-        after = conn.execute("SELECT event_id, t, data->>'known_by' FROM events WHERE kind = 'judge_result' "
-                             "AND round = 'agent-1'").fetchall()
+        after = conn.execute(
+            "SELECT event_id, t, data->>'known_by' FROM events WHERE kind = 'judge_result' AND round = 'agent-1'"
+        ).fetchall()
         assert after == [(before[0][0], _expected_known(run)["agent-1"], "evolve_state")]  # same id, re-timed
         # the live run screen's next read (its header older than a refresh) has the new order
         how, _, screen, _ = load_increment(conn, key, screen, screen_subs)
@@ -221,11 +245,14 @@ def test_a_run_watched_live_then_ingested_has_the_same_result_times(tmp_path, ru
         sup.close()
     offline = tmp_path / "offline.duckdb"
     assert main(["--db", str(offline), "ingest", "-q", "--tasks-dir", str(GENUINE / "tasks"), str(run)]) == 0
-    graded = ("SELECT round, event_id, t, t_source, data->>'known_by' FROM events WHERE kind = 'judge_result' "
-              "ORDER BY round")
+    graded = (
+        "SELECT round, event_id, t, t_source, data->>'known_by' FROM events WHERE kind = 'judge_result' ORDER BY round"
+    )
     subs = "SELECT round, t, elapsed_s, submitted_at, is_new_best, best_round FROM submissions ORDER BY t, round"
-    judge_lines = ("SELECT source, \"offset\", t FROM events WHERE source LIKE 'submissions/%/run_instance.log' "
-                   "ORDER BY source, \"offset\"")
+    judge_lines = (
+        "SELECT source, \"offset\", t FROM events WHERE source LIKE 'submissions/%/run_instance.log' "
+        'ORDER BY source, "offset"'
+    )
     live = [conn.execute(q).fetchall() for q in (graded, subs, judge_lines)]
     conn.close()
     want = [_q(offline, q) for q in (graded, subs, judge_lines)]
@@ -244,10 +271,20 @@ def test_the_report_detail_says_when_the_result_was_known_and_how_long_after_the
         key = c.execute("SELECT run_key FROM runs").fetchone()[0]
         texts = {}
         for rnd in ("agent-1", "auto-1"):
-            eid = c.execute("SELECT event_id FROM events WHERE kind = 'judge_result' AND round = ?", [rnd]).fetchone()[0]
+            eid = c.execute("SELECT event_id FROM events WHERE kind = 'judge_result' AND round = ?", [rnd]).fetchone()[
+                0
+            ]
             con = Console(width=100, record=True, file=io.StringIO())
-            con.print(render_detail({"event": store.event_detail(c, eid), "elapsed": 0.0,
-                                     "submission": store.submission(c, key, rnd), "tests": []}))
+            con.print(
+                render_detail(
+                    {
+                        "event": store.event_detail(c, eid),
+                        "elapsed": 0.0,
+                        "submission": store.submission(c, key, rnd),
+                        "tests": [],
+                    }
+                )
+            )
             texts[rnd] = " ".join(con.export_text().split())
     finally:
         c.close()

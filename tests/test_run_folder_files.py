@@ -53,10 +53,16 @@ def _hostile(tmp_path: Path) -> tuple[Path, Path]:
 def _rows(db: Path) -> tuple[dict, list]:
     conn = open_db(db)
     try:
-        errs = {src: (summ, json.loads(data)) for src, summ, data in conn.execute(
-            "SELECT source, summary, data FROM events WHERE kind = 'parse_error'").fetchall()}
-        blob = conn.execute("SELECT string_agg(coalesce(summary, '') || coalesce(data::VARCHAR, '') || "
-                            "coalesce(decode(raw), ''), '') FROM events").fetchone()[0]
+        errs = {
+            src: (summ, json.loads(data))
+            for src, summ, data in conn.execute(
+                "SELECT source, summary, data FROM events WHERE kind = 'parse_error'"
+            ).fetchall()
+        }
+        blob = conn.execute(
+            "SELECT string_agg(coalesce(summary, '') || coalesce(data::VARCHAR, '') || "
+            "coalesce(decode(raw), ''), '') FROM events"
+        ).fetchone()[0]
         runs = conn.execute("SELECT run_key FROM runs").fetchall()
     finally:
         conn.close()
@@ -165,20 +171,29 @@ def test_why_and_the_report_do_not_follow_an_analysis_md_link_out_of_the_run_fol
     _, md, whys = _report(tmp_path, root)
     # the ingest said so already: a line on stderr and a parse_error event for each file
     err = capsys.readouterr().err
-    for rnd, name, why in (("agent-52", "analysis.md", "a symbolic link pointing out of the run folder"),
-                           ("agent-85", "analysis.md", "a FIFO"),
-                           ("agent-85", "submission.tar.gz", "a symbolic link pointing out of the run folder")):
-        assert any(ln.startswith("edgetui: ") and f"{rnd}/{name}: skipped, {why}" in ln
-                   for ln in err.splitlines()), (rnd, name, err)
+    for rnd, name, why in (
+        ("agent-52", "analysis.md", "a symbolic link pointing out of the run folder"),
+        ("agent-85", "analysis.md", "a FIFO"),
+        ("agent-85", "submission.tar.gz", "a symbolic link pointing out of the run folder"),
+    ):
+        assert any(ln.startswith("edgetui: ") and f"{rnd}/{name}: skipped, {why}" in ln for ln in err.splitlines()), (
+            rnd,
+            name,
+            err,
+        )
     conn = open_db(tmp_path / "x.duckdb", read_only=True)
     try:
         sources = {r[0] for r in conn.execute("SELECT source FROM events WHERE kind = 'parse_error'").fetchall()}
     finally:
         conn.close()
-    assert {"submissions/agent-52/analysis.md", "submissions/agent-85/analysis.md",
-            "submissions/agent-85/submission.tar.gz"} <= sources, sources
-    assert whys["agent-52"]["notes"]["analysis"] == \
-        "[analysis.md skipped: a symbolic link pointing out of the run folder]"
+    assert {
+        "submissions/agent-52/analysis.md",
+        "submissions/agent-85/analysis.md",
+        "submissions/agent-85/submission.tar.gz",
+    } <= sources, sources
+    assert (
+        whys["agent-52"]["notes"]["analysis"] == "[analysis.md skipped: a symbolic link pointing out of the run folder]"
+    )
     assert whys["agent-85"]["notes"]["analysis"] == "[analysis.md skipped: a FIFO (only regular files are read)]"
     assert "[analysis.md skipped: a symbolic link pointing out of the run folder]" in md
     assert SECRET not in md
@@ -206,8 +221,7 @@ def test_the_live_judge_poller_does_not_block_on_a_fifo_as_the_admin_secret(tmp_
 
     os.mkfifo(tmp_path / ".judge-admin-secret")
     got: list = []
-    t = threading.Thread(target=lambda: got.append(read_admin_secret([tmp_path / ".judge-admin-secret"])),
-                         daemon=True)
+    t = threading.Thread(target=lambda: got.append(read_admin_secret([tmp_path / ".judge-admin-secret"])), daemon=True)
     t.start()
     t.join(timeout=30)  # (a deadline, not a timing: it blocked for good on the FIFO's open)
     assert not t.is_alive(), "blocked on the FIFO"
@@ -234,8 +248,7 @@ def test_the_live_supervisor_skips_the_same_files_with_the_same_notes_and_does_n
 
 
 def test_the_rules_one_by_one(tmp_path):
-    from edgetui.run_folder_files import (SkippedRunFile, read_run_file, read_run_file_head,
-                                          reading_run_folder)
+    from edgetui.run_folder_files import SkippedRunFile, read_run_file, read_run_file_head, reading_run_folder
 
     run = tmp_path / "run"
     (run / "task").mkdir(parents=True)
@@ -253,6 +266,8 @@ def test_the_rules_one_by_one(tmp_path):
         with pytest.raises(SkippedRunFile, match="over the 1 read whole"):
             read_run_file(run / "task" / "a.json", limit=1)
         assert read_run_file_head(run / "task" / "a.json", 1) == (b"{", 2)
-    assert notes.relative(run / "task") == [("out.json", "a symbolic link pointing out of the run folder"),
-                                            ("a.json", "2 bytes, over the 1 read whole")]
+    assert notes.relative(run / "task") == [
+        ("out.json", "a symbolic link pointing out of the run folder"),
+        ("a.json", "2 bytes, over the 1 read whole"),
+    ]
     assert read_run_file(run / "task" / "out.json") == b"x" * 100  # no run folder: a user's own file

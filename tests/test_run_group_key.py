@@ -19,13 +19,28 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: SForge's examples (its docstring and comment), siblings across machines, and the suffix rule's edges
 IDS = [
-    "glm51-n35-160-152-20260528172933", "glm51-n35-160-156-20260528172940", "glm51-n35-160",
-    "0530-glm51-new-env", "opus48-edge-3-20260312005800", "gpt55-codex-20260402131500",
-    "legacy-evolve-0115", "glm51-game-20260420", "judge-demo-001",
-    "x-7-20260528172933-retry", "x-retry-7-20260528172933",  # -retry before or after the suffix
-    "x-123456789012345", "x-1-123456789012345", "x-1-2026052817293",  # 15 / 13 digits: no timestamp
-    "-1-20260528172933", "-20260528172933", "20260528172933", "", "a-b-c",
-    "x-1-2-20260528172933", "x--20260528172933", "x-20260528172933-20260528172934",
+    "glm51-n35-160-152-20260528172933",
+    "glm51-n35-160-156-20260528172940",
+    "glm51-n35-160",
+    "0530-glm51-new-env",
+    "opus48-edge-3-20260312005800",
+    "gpt55-codex-20260402131500",
+    "legacy-evolve-0115",
+    "glm51-game-20260420",
+    "judge-demo-001",
+    "x-7-20260528172933-retry",
+    "x-retry-7-20260528172933",  # -retry before or after the suffix
+    "x-123456789012345",
+    "x-1-123456789012345",
+    "x-1-2026052817293",  # 15 / 13 digits: no timestamp
+    "-1-20260528172933",
+    "-20260528172933",
+    "20260528172933",
+    "",
+    "a-b-c",
+    "x-1-2-20260528172933",
+    "x--20260528172933",
+    "x-20260528172933-20260528172934",
     "x-1-20260528172933\n",  # `$` matches before a final newline in both: the newline stays
     "a\nb-1-20260528172933",  # a newline inside: SForge strips the suffix all the same
     "x-١٢-٢٠٢٦٠٥٢٨١٧٢٩٣٣",  # Unicode digits are \\d to Python's re in both
@@ -57,7 +72,10 @@ def test_siblings_merge_and_experiments_stay_apart():
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(["-", "1", "2", "0", "a", "\n", "-20260528172933", "-7", "retry", "9" * 14]),
-                max_size=12).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(["-", "1", "2", "0", "a", "\n", "-20260528172933", "-7", "retry", "9" * 14]), max_size=12
+    ).map("".join)
+)
 def test_generated_ids_group_as_sforge(run_id):
     assert run_group_key(run_id) == scanner.run_group_key(run_id)

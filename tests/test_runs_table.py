@@ -14,9 +14,21 @@ NOW = 1_790_000_000.0
 
 
 def runs(n: int, k: int = 0) -> list[LiveRun]:
-    return [LiveRun(run_key=f"local/r{i:03d}/t{i}", run_id=f"r{i:03d}", task_id=f"t{i}", model="claude-opus-4-8",
-                    status="running", elapsed_s=3600.0, budget_s=43200.0, tokens=1000 * (i + 1) + k,
-                    cost_usd=1.0 + k, last_event_at=NOW - 5) for i in range(n)]
+    return [
+        LiveRun(
+            run_key=f"local/r{i:03d}/t{i}",
+            run_id=f"r{i:03d}",
+            task_id=f"t{i}",
+            model="claude-opus-4-8",
+            status="running",
+            elapsed_s=3600.0,
+            budget_s=43200.0,
+            tokens=1000 * (i + 1) + k,
+            cost_usd=1.0 + k,
+            last_event_at=NOW - 5,
+        )
+        for i in range(n)
+    ]
 
 
 class TableApp(App):
@@ -33,7 +45,6 @@ class TableApp(App):
 
     def on_runs_table_row_highlighted(self, msg: RunsTable.RowHighlighted) -> None:
         self.highlighted.append(msg.run_key)
-
 
 
 def visible_text(table: RunsTable) -> list[str]:
@@ -145,7 +156,6 @@ async def test_rows_off_screen_are_built_when_scrolled_to_and_a_wider_number_wid
         assert "…" not in cell and cell.replace(",", "").startswith("$123456")
 
 
-
 @pytest.mark.asyncio
 async def test_set_border_sets_only_what_changed_and_notices_direct_assignments():
     from rich.text import Text
@@ -192,8 +202,12 @@ async def test_host_column_only_with_remote_runs_and_marked_with_the_host_state(
     async with app.run_test(size=(120, 12)) as pilot:
         t = await shown(pilot, runs(3))
         assert "host" not in t.columns  # this machine only: the table as before
-        remote = [LiveRun(run_key=f"gpu-1/r9{i}/t", host="gpu-1", run_id=f"r9{i}", task_id="t", status="running",
-                          host_state=state) for i, state in enumerate(("up", "down"))]
+        remote = [
+            LiveRun(
+                run_key=f"gpu-1/r9{i}/t", host="gpu-1", run_id=f"r9{i}", task_id="t", status="running", host_state=state
+            )
+            for i, state in enumerate(("up", "down"))
+        ]
         t = await shown(pilot, [*runs(2), *remote])
         assert list(t.columns)[:2] == ["host", "run_id"]
         lines = visible_text(t)
@@ -203,9 +217,10 @@ async def test_host_column_only_with_remote_runs_and_marked_with_the_host_state(
         assert up_line.split()[:2] == ["●", "gpu-1"] and down_line.split()[:2] == ["✗", "gpu-1"]
         assert "gpu-1:r90" not in up_line  # the host has its own column: the run id is bare
         assert next(line for line in lines if "r000" in line).split()[0] == "local"
-        long = [LiveRun(run_key=f"{h}/r8{i}/t", host=h, run_id=f"r8{i}", task_id="t", status="running",
-                        host_state=state) for i, (h, state) in enumerate((("gpu-cluster-node-17.example", "down"),
-                                                                          ("127.0.0.1:2299", "up")))]
+        long = [
+            LiveRun(run_key=f"{h}/r8{i}/t", host=h, run_id=f"r8{i}", task_id="t", status="running", host_state=state)
+            for i, (h, state) in enumerate((("gpu-cluster-node-17.example", "down"), ("127.0.0.1:2299", "up")))
+        ]
         await pilot.resize_terminal(80, 12)
         t = await shown(pilot, [*runs(2), *long])
         lines = visible_text(t)
@@ -233,18 +248,31 @@ def fc_runs(run_id_len: int, task: str = "task", n: int = 3) -> list[LiveRun]:
     out = []
     for i in range(n):
         rid = (f"r{i}-" + "x" * 40)[:run_id_len]
-        out.append(LiveRun(run_key=f"local/{rid}/t{i}", run_id=rid, task_id=f"{task}{i}", model="m", cost_usd=88.5 + i,
-                           status="finished" if i == n - 1 else "running", elapsed_s=3600.0, budget_s=43200.0,
-                           last_event_at=NOW - 5))
+        out.append(
+            LiveRun(
+                run_key=f"local/{rid}/t{i}",
+                run_id=rid,
+                task_id=f"{task}{i}",
+                model="m",
+                cost_usd=88.5 + i,
+                status="finished" if i == n - 1 else "running",
+                elapsed_s=3600.0,
+                budget_s=43200.0,
+                last_event_at=NOW - 5,
+            )
+        )
     return out
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("width, run_id_len, task, want", [
-    (160, 24, "gw_signal_search", "54.3 [45–63] · 40.7 @12h"),  # wide: forecast, 80 % interval, last best, horizon
-    (80, 8, "task", "54 45–63"),  # 80 columns, short ids: the narrow form
-    (80, 14, "gw_sig", "54"),  # 80 columns, longer ids: the value alone (the selected line has the rest)
-])
+@pytest.mark.parametrize(
+    "width, run_id_len, task, want",
+    [
+        (160, 24, "gw_signal_search", "54.3 [45–63] · 40.7 @12h"),  # wide: forecast, 80 % interval, last best, horizon
+        (80, 8, "task", "54 45–63"),  # 80 columns, short ids: the narrow form
+        (80, 14, "gw_sig", "54"),  # 80 columns, longer ids: the value alone (the selected line has the rest)
+    ],
+)
 async def test_forecast_column_degrades_with_the_width(width, run_id_len, task, want):
     from edgetui.widgets.runs_table import FORECAST_PENDING
 
@@ -278,11 +306,23 @@ async def test_narrow_table_with_a_host_column_leaves_columns_out_rather_than_sc
     sideways, a scrollbar thumb sat in the empty rows and the run ids were cut to 10 cells. Now the
     cost and last-event columns are left out first and the freed cells go to the run id."""
     app = TableApp()
-    long = [LiveRun(run_key=f"{h}/opus48-edge-3-2026031200580{i}/gw_signal_search", host=h,
-                    run_id=f"opus48-edge-3-2026031200580{i}", task_id="gw_signal_search", model="claude-opus-4-8",
-                    status="finished", elapsed_s=43260.0, budget_s=43200.0, best_score=67.0, n_submissions=225,
-                    cost_usd=46.55, last_event_at=NOW - 86400 * 200)
-            for i, h in enumerate(["local", "10.0.0.7"])]
+    long = [
+        LiveRun(
+            run_key=f"{h}/opus48-edge-3-2026031200580{i}/gw_signal_search",
+            host=h,
+            run_id=f"opus48-edge-3-2026031200580{i}",
+            task_id="gw_signal_search",
+            model="claude-opus-4-8",
+            status="finished",
+            elapsed_s=43260.0,
+            budget_s=43200.0,
+            best_score=67.0,
+            n_submissions=225,
+            cost_usd=46.55,
+            last_event_at=NOW - 86400 * 200,
+        )
+        for i, h in enumerate(["local", "10.0.0.7"])
+    ]
     async with app.run_test(size=(78, 20)) as pilot:
         t = pilot.app.query_one(RunsTable)
         t.show(long, NOW, tier="auto", available=77)
@@ -302,8 +342,18 @@ async def test_a_host_with_its_port_and_state_is_not_cut_in_a_wide_table():
     from edgetui.widgets.runs_table import row_cells
 
     app = TableApp()
-    r = LiveRun(run_key="127.0.0.1:42289/r1/t", host="127.0.0.1:42289", run_id="r1", task_id="t", status="running",
-                host_state="up", host_rtt_s=0.0012, elapsed_s=60.0, budget_s=3600.0, last_event_at=NOW - 5)
+    r = LiveRun(
+        run_key="127.0.0.1:42289/r1/t",
+        host="127.0.0.1:42289",
+        run_id="r1",
+        task_id="t",
+        status="running",
+        host_state="up",
+        host_rtt_s=0.0012,
+        elapsed_s=60.0,
+        budget_s=3600.0,
+        last_event_at=NOW - 5,
+    )
     async with app.run_test(size=(160, 20)) as pilot:
         t = pilot.app.query_one(RunsTable)
         t.show([r], NOW, tier="auto", available=157)

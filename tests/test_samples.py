@@ -34,8 +34,10 @@ def q(db: Path, sql: str, params=None):
 
 
 def test_all_sample_runs_recorded_as_samples(sample_db):
-    rows = q(sample_db, "SELECT run_id, task_id, is_sample, status FROM runs WHERE run_dir NOT LIKE '%/genuine/%' "
-                        "ORDER BY run_id")
+    rows = q(
+        sample_db,
+        "SELECT run_id, task_id, is_sample, status FROM runs WHERE run_dir NOT LIKE '%/genuine/%' ORDER BY run_id",
+    )
     truth = {(json.loads(f.read_text())["run_id"], json.loads(f.read_text())["task_id"]) for f in TRUTH}
     assert {(r[0], r[1]) for r in rows} == truth
     assert all(r[2] for r in rows) and all(r[3] == "finished" for r in rows)
@@ -59,12 +61,22 @@ def test_samples_cover_corpus_event_kinds(sample_db, corpus, tmp_path):
     def features(d: Path) -> dict:
         src = "source = 'agent_output.txt'" if d == sample_db else "TRUE"
         return {
-            "split message.id": q(d, f"SELECT count(*) FROM (SELECT message_id FROM events WHERE {src} AND "
-                                     "message_id IS NOT NULL GROUP BY run_key, message_id HAVING count(DISTINCT \"offset\") > 1)")[0][0],
-            "subagent events": q(d, f"SELECT count(*) FROM events WHERE {src} AND parent_tool_use_id IS NOT NULL")[0][0],
-            "second init": q(d, f"SELECT count(*) FROM events WHERE {src} AND kind = 'session_init' AND segment >= 1")[0][0],
-            "tool results as lists": q(d, f"SELECT count(*) FROM events WHERE {src} AND kind = 'tool_result' "
-                                          "AND (data->>'$.content_blocks') IS NOT NULL")[0][0],
+            "split message.id": q(
+                d,
+                f"SELECT count(*) FROM (SELECT message_id FROM events WHERE {src} AND "
+                'message_id IS NOT NULL GROUP BY run_key, message_id HAVING count(DISTINCT "offset") > 1)',
+            )[0][0],
+            "subagent events": q(d, f"SELECT count(*) FROM events WHERE {src} AND parent_tool_use_id IS NOT NULL")[0][
+                0
+            ],
+            "second init": q(d, f"SELECT count(*) FROM events WHERE {src} AND kind = 'session_init' AND segment >= 1")[
+                0
+            ][0],
+            "tool results as lists": q(
+                d,
+                f"SELECT count(*) FROM events WHERE {src} AND kind = 'tool_result' "
+                "AND (data->>'$.content_blocks') IS NOT NULL",
+            )[0][0],
         }
 
     fa, fs = features(db), features(sample_db)
@@ -72,8 +84,11 @@ def test_samples_cover_corpus_event_kinds(sample_db, corpus, tmp_path):
         if fa[name]:
             assert fs[name] > 0, f"samples lack {name} (corpus A has {fa[name]})"
     # plus sforge-submit rounds linked to submissions/agent-N
-    linked = q(sample_db, """SELECT count(*) FROM events e JOIN submissions s ON s.run_key = e.run_key AND s.round = e.round
-                             WHERE e.kind = 'tool_result' AND e.round LIKE 'agent-%'""")[0][0]
+    linked = q(
+        sample_db,
+        """SELECT count(*) FROM events e JOIN submissions s ON s.run_key = e.run_key AND s.round = e.round
+                             WHERE e.kind = 'tool_result' AND e.round LIKE 'agent-%'""",
+    )[0][0]
     assert linked > 200
 
 
@@ -84,16 +99,24 @@ def _truth(name_part: str) -> dict:
     raise AssertionError(name_part)
 
 
-@pytest.mark.parametrize("name,median_max,p95_max", [
-    ("gw_signal_search", 5.0, 45.0),
-    ("gitlet_vcs", 5.0, 20.0),
-    ("lantern_cove", 1.0, 1.0),
-])
+@pytest.mark.parametrize(
+    "name,median_max,p95_max",
+    [
+        ("gw_signal_search", 5.0, 45.0),
+        ("gitlet_vcs", 5.0, 20.0),
+        ("lantern_cove", 1.0, 1.0),
+    ],
+)
 def test_aligned_times_against_generator_truth(sample_db, name, median_max, p95_max, record_property):
     t = [json.loads(f.read_text()) for f in TRUTH if name in f.name and "legacy" not in f.name][0]
     key = q(sample_db, "SELECT run_key FROM runs WHERE run_id = ? AND task_id = ?", [t["run_id"], t["task_id"]])[0][0]
-    got = dict(q(sample_db, "SELECT \"offset\", min(t) FROM events WHERE run_key = ? AND source = 'agent_output.txt' "
-                            "GROUP BY 1", [key]))
+    got = dict(
+        q(
+            sample_db,
+            "SELECT \"offset\", min(t) FROM events WHERE run_key = ? AND source = 'agent_output.txt' GROUP BY 1",
+            [key],
+        )
+    )
     errs = sorted(abs(got[o] - true_t) for o, true_t in t["agent_output"]["line_epochs"] if got.get(o) is not None)
     assert len(errs) >= 0.9 * len(t["agent_output"]["line_epochs"])
     med, p95 = statistics.median(errs), errs[int(0.95 * len(errs)) - 1]
@@ -111,8 +134,12 @@ def test_sforge_scanner_agrees_on_best_and_counts(sample_db):
     runs = index.list_runs()
     assert len(runs) == len(TRUTH)
     for r in runs:
-        row = q(sample_db, "SELECT run_key, best_round, agent_submissions, auto_submissions, game_sessions "
-                           "FROM runs WHERE run_id = ? AND task_id = ?", [r.run_id, r.task])
+        row = q(
+            sample_db,
+            "SELECT run_key, best_round, agent_submissions, auto_submissions, game_sessions "
+            "FROM runs WHERE run_id = ? AND task_id = ?",
+            [r.run_id, r.task],
+        )
         assert row, f"{r.run_id}/{r.task} not recorded"
         key, best_round, n_agent, n_auto, n_game = row[0]
         kinds: dict[str, int] = {}
@@ -123,16 +150,21 @@ def test_sforge_scanner_agrees_on_best_and_counts(sample_db):
         assert n_auto == kinds.get("auto", 0), r.key
         assert n_game == kinds.get("game", 0), r.key
         # every round folder the scanner lists (an in-flight game session included), manual-N excluded
-        ours_total = q(sample_db, "SELECT count(*) FROM submissions WHERE run_key = ? AND kind <> 'manual'",
-                       [key])[0][0]
+        ours_total = q(sample_db, "SELECT count(*) FROM submissions WHERE run_key = ? AND kind <> 'manual'", [key])[0][
+            0
+        ]
         assert ours_total == len(r.submissions), r.key
 
 
 def test_best_so_far_matches_truth(sample_db):
     t = _truth("gw_signal_search")
     key = q(sample_db, "SELECT run_key FROM runs WHERE run_id = ?", [t["run_id"]])[0][0]
-    news = q(sample_db, "SELECT count(*) FILTER (is_new_best), min(score) FILTER (is_new_best), max(best_score) "
-                        "FROM submissions WHERE run_key = ?", [key])[0]
+    news = q(
+        sample_db,
+        "SELECT count(*) FILTER (is_new_best), min(score) FILTER (is_new_best), max(best_score) "
+        "FROM submissions WHERE run_key = ?",
+        [key],
+    )[0]
     assert news[0] == t["expected"]["new_bests"]
     assert news[1] == pytest.approx(t["expected"]["first_best_score"])
     assert news[2] == pytest.approx(t["expected"]["best_score"])
@@ -140,9 +172,12 @@ def test_best_so_far_matches_truth(sample_db):
 
 def test_sforge_submit_calls_precede_their_grading(sample_db):
     """Each sforge-submit tool call is anchored just before its round's report.json submitted_at."""
-    late, n = q(sample_db, """SELECT count(*) FILTER (c.t > s.submitted_at), count(*)
+    late, n = q(
+        sample_db,
+        """SELECT count(*) FILTER (c.t > s.submitted_at), count(*)
         FROM events c JOIN events r ON r.run_key = c.run_key AND r.tool_use_id = c.tool_use_id AND r.kind = 'tool_result'
         JOIN submissions s ON s.run_key = r.run_key AND s.round = r.round
-        WHERE c.kind = 'tool_call' AND c.source = 'agent_output.txt'""")[0]
+        WHERE c.kind = 'tool_call' AND c.source = 'agent_output.txt'""",
+    )[0]
     assert n > 250
     assert late <= 0.05 * n

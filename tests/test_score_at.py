@@ -15,20 +15,56 @@ def recorded(tmp_path):
     write_task(tasks, "plain", selection="pass_rate_first", parser="pytest")
     start = NOW - 20 * HOUR
     # rescaled task: 40 known at 1.1 h, 50 submitted at 1.9 h but graded for 0.2 h (known at 2.1 h)
-    write_run(runs, "m1-a", "resc", model="M1", start=start, duration_s=12.5 * HOUR,
-              subs=[(1.0 * HOUR, 0.2, 40.0, 360), (1.9 * HOUR, 0.1, 50.0, 720), (5 * HOUR, 0.9, 30.0, 60)])
+    write_run(
+        runs,
+        "m1-a",
+        "resc",
+        model="M1",
+        start=start,
+        duration_s=12.5 * HOUR,
+        subs=[(1.0 * HOUR, 0.2, 40.0, 360), (1.9 * HOUR, 0.1, 50.0, 720), (5 * HOUR, 0.9, 30.0, 60)],
+    )
     # pass-rate task: value is pass rate x 100 under pass_rate_first; ends at 3 h
-    write_run(runs, "m1-b", "plain", model="M1", start=start, duration_s=3 * HOUR,
-              subs=[(0.5 * HOUR, 0.25, 9.0), (2.5 * HOUR, 0.75, 1.0)])
+    write_run(
+        runs,
+        "m1-b",
+        "plain",
+        model="M1",
+        start=start,
+        duration_s=3 * HOUR,
+        subs=[(0.5 * HOUR, 0.25, 9.0), (2.5 * HOUR, 0.75, 1.0)],
+    )
     # going on: started 3 h ago
-    write_run(runs, "m1-live", "plain", model="M1", start=NOW - 3 * HOUR, duration_s=None,
-              subs=[(0.5 * HOUR, 0.5, None), (2.9 * HOUR, 0.6, None, 30)])
+    write_run(
+        runs,
+        "m1-live",
+        "plain",
+        model="M1",
+        start=NOW - 3 * HOUR,
+        duration_s=None,
+        subs=[(0.5 * HOUR, 0.5, None), (2.9 * HOUR, 0.6, None, 30)],
+    )
     # infra error
-    write_run(runs, "m1-infra", "plain", model="M1", start=start, duration_s=12 * HOUR, infra_error=True,
-              subs=[(1 * HOUR, 0.5, None)])
+    write_run(
+        runs,
+        "m1-infra",
+        "plain",
+        model="M1",
+        start=start,
+        duration_s=12 * HOUR,
+        infra_error=True,
+        subs=[(1 * HOUR, 0.5, None)],
+    )
     # nothing valid: score_first ignores entries without a score
-    write_run(runs, "m1-none", "resc", model="M1", start=start, duration_s=12 * HOUR,
-              subs=[(1 * HOUR, 0.0, None), (3 * HOUR, 0.0, None)])
+    write_run(
+        runs,
+        "m1-none",
+        "resc",
+        model="M1",
+        start=start,
+        duration_s=12 * HOUR,
+        subs=[(1 * HOUR, 0.0, None), (3 * HOUR, 0.0, None)],
+    )
     ingest(db, [runs], tasks)
     return curves(db)
 
@@ -86,8 +122,15 @@ def test_results_known_out_of_submission_order(tmp_path):
     tasks, runs, db = tmp_path / "tasks", tmp_path / "runs", tmp_path / "o.duckdb"
     write_task(tasks, "resc", rescale={"kind": "linear", "lower": 0.0, "upper": 100.0})
     # agent-1 (score 80) is graded for 2 h, known at 3 h; agent-2 (score 50) is known at 1.52 h
-    write_run(runs, "o-1", "resc", model="M", start=NOW - 20 * HOUR, duration_s=12.5 * HOUR,
-              subs=[(1.0 * HOUR, 0.5, 80.0, 2 * HOUR), (1.5 * HOUR, 0.5, 50.0, 60)])
+    write_run(
+        runs,
+        "o-1",
+        "resc",
+        model="M",
+        start=NOW - 20 * HOUR,
+        duration_s=12.5 * HOUR,
+        subs=[(1.0 * HOUR, 0.5, 80.0, 2 * HOUR), (1.5 * HOUR, 0.5, 50.0, 60)],
+    )
     ingest(db, [runs], tasks)
     c = curves(db)["local/o-1/resc"]
     assert c.cell(2).value == pytest.approx(50.0) and c.cell(2).round == "agent-2"

@@ -55,8 +55,11 @@ KNOWN = {
 }
 SECRETS = {**RULE_SECRETS, **{k: v for k, (_, v) in DIGIT_FIRST.items()}, **KNOWN}
 #: research data that must survive wherever it is shown
-KEEP = {"git_sha": "3f786850e387550fdab836ed7e6dc881de23001b", "author": "Ada Lovelace",
-        "commit": "9f86d081884c7d659a2feaa0c55ad015"}
+KEEP = {
+    "git_sha": "3f786850e387550fdab836ed7e6dc881de23001b",
+    "author": "Ada Lovelace",
+    "commit": "9f86d081884c7d659a2feaa0c55ad015",
+}
 
 
 def text_of(kind: str) -> str:
@@ -121,24 +124,58 @@ def plant(root: Path, src: Path = RUN, task: str = "tiny_stats", rnd: str = "age
     everything = "\n".join(texts()) + "\n"
     # run_config.json: the run's own secrets, digit-first ones, and data that stays
     cfg = json.loads((td / "run_config.json").read_text())
-    cfg.update({"api_key": KNOWN["run_api_key"], "author": KEEP["author"], "commit": KEEP["commit"],
-                "notes": everything, "extra_args": texts(),
-                "extra_env": {"BENCH_SERVICE_TOKEN": KNOWN["extra_env_value"],
-                              **{n: v for n, v in DIGIT_FIRST.values()}}})
+    cfg.update(
+        {
+            "api_key": KNOWN["run_api_key"],
+            "author": KEEP["author"],
+            "commit": KEEP["commit"],
+            "notes": everything,
+            "extra_args": texts(),
+            "extra_env": {"BENCH_SERVICE_TOKEN": KNOWN["extra_env_value"], **{n: v for n, v in DIGIT_FIRST.values()}},
+        }
+    )
     (td / "run_config.json").write_text(json.dumps(cfg, indent=2))
     (root / "logs" / ".judge-admin-secret").write_text(KNOWN["admin_secret"] + "\n")
     # the transcript: an assistant message and a tool result per kind, a git SHA beside them
     lines = []
     for i, text in enumerate(texts()):
-        lines.append({"type": "assistant", "message": {
-            "id": f"msg_secret_{i}", "role": "assistant", "model": "claude-sonnet-4-5",
-            "content": [{"type": "text", "text": "said: " + text},
-                        {"type": "tool_use", "id": f"tu_secret_{i}", "name": "Bash", "input": {"command": text}}],
-            "usage": {"input_tokens": 1, "output_tokens": 1}}})
-        lines.append({"type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": f"tu_secret_{i}", "content": "result:\n" + text}]}})
-    lines.append({"type": "assistant", "message": {"id": "msg_keep", "role": "assistant", "model": "claude-sonnet-4-5",
-                                                   "content": [{"type": "text", "text": f"commit {KEEP['git_sha']}"}]}})
+        lines.append(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": f"msg_secret_{i}",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "content": [
+                        {"type": "text", "text": "said: " + text},
+                        {"type": "tool_use", "id": f"tu_secret_{i}", "name": "Bash", "input": {"command": text}},
+                    ],
+                    "usage": {"input_tokens": 1, "output_tokens": 1},
+                },
+            }
+        )
+        lines.append(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": f"tu_secret_{i}", "content": "result:\n" + text}
+                    ],
+                },
+            }
+        )
+    lines.append(
+        {
+            "type": "assistant",
+            "message": {
+                "id": "msg_keep",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": f"commit {KEEP['git_sha']}"}],
+            },
+        }
+    )
     with open(td / "agent_output.txt", "a") as f:
         f.write("".join(json.dumps(x) + "\n" for x in lines))
     # run_agent.log: one record a line, the PEM key's lines too (each its own record)
@@ -148,11 +185,17 @@ def plant(root: Path, src: Path = RUN, task: str = "tiny_stats", rnd: str = "age
     (td / "run_agent.log").write_text(log + _log_records(last, record_lines))
     # the round's archive, analysis.md, test output and a failed test's message
     sub = td / "submissions" / rnd
-    _rewrite_archive(sub / "submission.tar.gz", {"secrets.env": everything,
-                                                 "deploy_key.pem": RULE_SECRETS["ssh_private_key"] + "\n",
-                                                 "NOTES.md": f"based on {KEEP['git_sha']}\n"})
-    (sub / "analysis.md").write_text("Median fix and linear percentile.\n\n" + everything
-                                     + f"\nbased on {KEEP['git_sha']}\n")
+    _rewrite_archive(
+        sub / "submission.tar.gz",
+        {
+            "secrets.env": everything,
+            "deploy_key.pem": RULE_SECRETS["ssh_private_key"] + "\n",
+            "NOTES.md": f"based on {KEEP['git_sha']}\n",
+        },
+    )
+    (sub / "analysis.md").write_text(
+        "Median fix and linear percentile.\n\n" + everything + f"\nbased on {KEEP['git_sha']}\n"
+    )
     with open(sub / "test_output.txt", "a") as f:
         f.write(everything)
     rep = json.loads((sub / "report.json").read_text())
@@ -170,8 +213,14 @@ def plant(root: Path, src: Path = RUN, task: str = "tiny_stats", rnd: str = "age
     t2.mkdir(parents=True)
     (t2 / "started_at").write_text("2026-12-01T21:14:48\n" + text_of("github_pat_classic") + "\n")
     (t2 / "run_agent.log").write_text(last + "\n")
-    for place in (td / "agent_output.txt", td / "run_agent.log", sub / "analysis.md", sub / "test_output.txt",
-                  sub / "report.json", td / "run_config.json"):
+    for place in (
+        td / "agent_output.txt",
+        td / "run_agent.log",
+        sub / "analysis.md",
+        sub / "test_output.txt",
+        sub / "report.json",
+        td / "run_config.json",
+    ):
         assert leaks(place.read_text()) == sorted(SECRETS), place  # precondition: every kind planted there
     return td
 
@@ -180,8 +229,12 @@ def _planted(root: Path, tasks: Path, **kw):
     td = plant(root, **kw)
     db = root / "s.duckdb"
     env = {k: v for k, v in os.environ.items() if k != "SFORGE_ADMIN_SECRET"}
-    r = subprocess.run([*EDGETUI, "--db", str(db), "ingest", str(root / "logs" / "runs"), "--tasks-dir",
-                        str(tasks)], capture_output=True, text=True, env=env)
+    r = subprocess.run(
+        [*EDGETUI, "--db", str(db), "ingest", str(root / "logs" / "runs"), "--tasks-dir", str(tasks)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr
     return root, td, db, r
 
@@ -197,8 +250,9 @@ def planted_gw(tmp_path_factory):
 
 
 def _run(*args, db: Path) -> subprocess.CompletedProcess:
-    r = subprocess.run([*EDGETUI, "--db", str(db), *args], capture_output=True, text=True,
-                       env={**os.environ, "COLUMNS": "300"})
+    r = subprocess.run(
+        [*EDGETUI, "--db", str(db), *args], capture_output=True, text=True, env={**os.environ, "COLUMNS": "300"}
+    )
     assert r.returncode == 0, r.stderr
     return r
 
@@ -207,15 +261,24 @@ def test_database_holds_no_secret_and_keeps_research_data(planted):
     _, _, db, _ = planted
     conn = duckdb.connect(str(db), read_only=True)
     try:
-        tables = [t for (t,) in conn.execute("SELECT table_name FROM information_schema.tables "
-                                             "WHERE table_schema = 'main'").fetchall()]
+        tables = [
+            t
+            for (t,) in conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
+            ).fetchall()
+        ]
         parts = []
         for t in tables:
-            cols = conn.execute("SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ?",
-                                [t]).fetchall()
+            cols = conn.execute(
+                "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ?", [t]
+            ).fetchall()
             exprs = [f'decode("{c}")' if ty == "BLOB" else f'CAST("{c}" AS VARCHAR)' for c, ty in cols]
-            parts.append(conn.execute(f'SELECT string_agg(concat_ws(\' \', {", ".join(exprs)}), chr(10)) FROM "{t}"')
-                         .fetchone()[0] or "")
+            parts.append(
+                conn.execute(f"SELECT string_agg(concat_ws(' ', {', '.join(exprs)}), chr(10)) FROM \"{t}\"").fetchone()[
+                    0
+                ]
+                or ""
+            )
         cfg = json.loads(conn.execute("SELECT config FROM runs WHERE run_key = ?", [KEY]).fetchone()[0])
         msg = conn.execute("SELECT string_agg(message, ' ') FROM test_results WHERE run_key = ?", [KEY]).fetchone()[0]
     finally:
@@ -240,7 +303,10 @@ def test_export_holds_no_secret(planted):
         conn = duckdb.connect()
         rows = conn.execute(f"SELECT * FROM read_parquet('{p}')").fetchall()
         conn.close()
-        assert leaks(json.dumps(rows, default=lambda b: b.decode("utf-8", "replace") if isinstance(b, bytes) else str(b))) == []
+        assert (
+            leaks(json.dumps(rows, default=lambda b: b.decode("utf-8", "replace") if isinstance(b, bytes) else str(b)))
+            == []
+        )
 
 
 @pytest.mark.parametrize("fmt", ["md", "json", "html"])
@@ -288,10 +354,10 @@ async def test_why_screen_in_the_replay_holds_no_secret(planted):
     app = EdgeTUIApp(db, KEY)
     async with app.run_test(size=(160, 48)) as pilot:
         await loaded(pilot)
-        await pilot.press("G", "left_curly_bracket", "w")       # the last new best: agent-5
+        await pilot.press("G", "left_curly_bracket", "w")  # the last new best: agent-5
         await wait_for(pilot, lambda: isinstance(app.screen, WhyScreen))
         why = app.screen
-        await pilot.press("left_square_bracket")                # agent-4, where the secrets are
+        await pilot.press("left_square_bracket")  # agent-4, where the secrets are
         await wait_for(pilot, lambda: why.diff_shown is not None and why.diff_shown["round"] == "agent-4")
         body = why.body_text()
         assert "secrets.env" in body and "Median fix" in body
@@ -311,8 +377,14 @@ def test_pager_copy_of_every_run_file_holds_no_secret(planted):
         sup.poll_once()
         known = actions.known_secrets(KEY)
         assert set(KNOWN.values()) <= known
-        names = ["run_agent.log", "agent_output.txt", "run_config.json", "submissions/agent-4/analysis.md",
-                 "submissions/agent-4/test_output.txt", "submissions/agent-4/report.json"]
+        names = [
+            "run_agent.log",
+            "agent_output.txt",
+            "run_config.json",
+            "submissions/agent-4/analysis.md",
+            "submissions/agent-4/test_output.txt",
+            "submissions/agent-4/report.json",
+        ]
         for name in names:
             path = actions.file_path(KEY, name)
             assert path is not None, name
@@ -338,8 +410,9 @@ def test_on_alarm_json_holds_no_secret(planted):
     try:
         sup.poll_once()
         assert set(KNOWN.values()) <= set(sup.rec.secrets)  # precondition: the live core learned them
-        sup.alarm_cmd.fire({"rule": "infra_error", "run_key": KEY, "message": text_of("run_api_key"),
-                            "detail": {"lines": texts()}})
+        sup.alarm_cmd.fire(
+            {"rule": "infra_error", "run_key": KEY, "message": text_of("run_api_key"), "detail": {"lines": texts()}}
+        )
         sup.alarm_cmd.wait()
     finally:
         sup.close()
@@ -376,8 +449,9 @@ def test_a_pem_key_across_live_log_lines_is_redacted(tmp_path):
             with open(td / "run_agent.log", "a") as f:
                 f.write("".join(log_line(now + i, "INFO", ln) for ln in piece))
             sup.poll_once()
-        rows = conn.execute("SELECT summary, data FROM events WHERE source = 'run_agent.log' ORDER BY \"offset\"") \
-            .fetchall()
+        rows = conn.execute(
+            "SELECT summary, data FROM events WHERE source = 'run_agent.log' ORDER BY \"offset\""
+        ).fetchall()
     finally:
         sup.close()
         conn.close()
@@ -392,8 +466,16 @@ def test_credential_values_starting_with_a_digit_are_redacted_numbers_and_hashes
     for kind, (name, value) in DIGIT_FIRST.items():
         for text in (f"{name}={value}", f'"{name.lower()}": "{value}"', f"export {name}='{value}' && run"):
             assert value not in redact_text(text), (kind, text)
-    for text in ("tokens=1234", "max_tokens=4096", "key_count=12", f"commit={KEEP['git_sha']}",
-                 f"key={KEEP['git_sha']}", "password_min_length=12", "secret_ratio=0.75", f"sha={KEEP['commit']}"):
+    for text in (
+        "tokens=1234",
+        "max_tokens=4096",
+        "key_count=12",
+        f"commit={KEEP['git_sha']}",
+        f"key={KEEP['git_sha']}",
+        "password_min_length=12",
+        "secret_ratio=0.75",
+        f"sha={KEEP['commit']}",
+    ):
         assert redact_text(text) == text, text
 
 
@@ -412,8 +494,13 @@ def test_live_alarm_of_an_error_log_line_holds_no_secret(tmp_path):
     try:
         sup.poll_once()
         with open(td / "run_agent.log", "a") as f:
-            f.write(log_line(time.time(), "ERROR", f"request failed: {text_of('github_pat_classic')} "
-                                                   f"with key {KNOWN['run_api_key']}"))
+            f.write(
+                log_line(
+                    time.time(),
+                    "ERROR",
+                    f"request failed: {text_of('github_pat_classic')} with key {KNOWN['run_api_key']}",
+                )
+            )
         sup.poll_once()
         runs = sup.poll_once()
     finally:

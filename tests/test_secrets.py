@@ -33,10 +33,10 @@ SECRETS = {
     "aws_access_key_id": "AKIAZ7Q4X2P9LM3N8R5T",
     "aws_secret_key_env": "Wk3/Lp9+Qz7Rt5Yv2Nb8Mc4Xd6Fg1Hj0Ks7PqLmA",
     "jwt": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhZ2VudC0xMjMiLCJpYXQiOjE3MDAwMDAwMDB9."
-           "Hk2mQ9xV4pL7nR0sT3wY6zA8cD1fG5jK",
+    "Hk2mQ9xV4pL7nR0sT3wY6zA8cD1fG5jK",
     "ssh_private_key": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtz\n"
-                       "c2gtZWQyNTUxOQAAACDqP4h0n3r5t7y9u1i3o5p7a9s1d3f5g7h9j1k3l5z7x9c1vQAA\n"
-                       "-----END OPENSSH PRIVATE KEY-----",
+    "c2gtZWQyNTUxOQAAACDqP4h0n3r5t7y9u1i3o5p7a9s1d3f5g7h9j1k3l5z7x9c1vQAA\n"
+    "-----END OPENSSH PRIVATE KEY-----",
     "google": "AIzaSyB7xK2mP9qL4nR8sT1wV6yZ3aC5dF0gH2j",
     "slack": "xoxb-2048163512-4096327024123-Zk8Lp3Qm7Rn2Ts9Vw4Xy1Ab6",
     "gitlab": "glpat-Xy7Kp2Lm9Qn4Rs8Tv1Wz",
@@ -67,21 +67,61 @@ def _transcript(path: Path) -> None:
     for name, value in SECRETS.items():
         text = _text_with(name, value)
         n += 1
-        lines.append({"type": "assistant", "message": {
-            "id": f"msg_{n}", "role": "assistant", "model": "claude-x",
-            "content": [{"type": "thinking", "thinking": "thinking: " + text, "signature": "s"},
+        lines.append(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": f"msg_{n}",
+                    "role": "assistant",
+                    "model": "claude-x",
+                    "content": [
+                        {"type": "thinking", "thinking": "thinking: " + text, "signature": "s"},
                         {"type": "text", "text": "said: " + text},
-                        {"type": "tool_use", "id": f"tu_{n}", "name": "Bash", "input": {"command": text}}],
-            "usage": {"input_tokens": 1, "output_tokens": 1}}})
-        lines.append({"type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": f"tu_{n}", "content": "result:\n" + text}]}})
+                        {"type": "tool_use", "id": f"tu_{n}", "name": "Bash", "input": {"command": text}},
+                    ],
+                    "usage": {"input_tokens": 1, "output_tokens": 1},
+                },
+            }
+        )
+        lines.append(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": f"tu_{n}", "content": "result:\n" + text}],
+                },
+            }
+        )
     # a key at the start of a line inside a JSON string (after an escaped newline)
-    lines.append({"type": "assistant", "message": {"id": "msg_nl", "role": "assistant", "content": [
-        {"type": "text", "text": "first line\n" + SECRETS["anthropic"] + "\nlast line"}]}})
+    lines.append(
+        {
+            "type": "assistant",
+            "message": {
+                "id": "msg_nl",
+                "role": "assistant",
+                "content": [{"type": "text", "text": "first line\n" + SECRETS["anthropic"] + "\nlast line"}],
+            },
+        }
+    )
     keep = " ".join(f"{k}={v}" if k != "max_tokens" else v for k, v in KEEP.items())
-    lines.append({"type": "assistant", "message": {"id": "msg_keep", "role": "assistant", "content": [
-        {"type": "text", "text": "keep: " + keep},
-        {"type": "tool_use", "id": "tu_keep", "name": "Read", "input": {"sha": KEEP["git_sha"], "id": KEEP["uuid"]}}]}})
+    lines.append(
+        {
+            "type": "assistant",
+            "message": {
+                "id": "msg_keep",
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "keep: " + keep},
+                    {
+                        "type": "tool_use",
+                        "id": "tu_keep",
+                        "name": "Read",
+                        "input": {"sha": KEEP["git_sha"], "id": KEEP["uuid"]},
+                    },
+                ],
+            },
+        }
+    )
     body = "\n".join(json.dumps(x) for x in lines) + "\n"
     # a malformed line: its raw bytes are kept, with the secrets replaced
     body += "not json at all " + SECRETS["github_pat_classic"] + " " + SECRETS["slack"] + "\n"
@@ -115,11 +155,16 @@ def ingested(tmp_path):
 def test_no_secret_in_any_column_nor_the_file(ingested):
     db, _ = ingested
     conn = duckdb.connect(str(db), read_only=True)
-    cols = [r[0] for r in conn.execute("SELECT column_name FROM information_schema.columns "
-                                       "WHERE table_name = 'events'").fetchall()]
+    cols = [
+        r[0]
+        for r in conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'events'"
+        ).fetchall()
+    ]
     everything = conn.execute(
-        "SELECT string_agg(concat_ws(' ', " + ", ".join(
-            f'decode("{c}")' if c == "raw" else f'CAST("{c}" AS VARCHAR)' for c in cols) + "), chr(10)) FROM events"
+        "SELECT string_agg(concat_ws(' ', "
+        + ", ".join(f'decode("{c}")' if c == "raw" else f'CAST("{c}" AS VARCHAR)' for c in cols)
+        + "), chr(10)) FROM events"
     ).fetchone()[0]
     kinds = {k for (k,) in conn.execute("SELECT DISTINCT kind FROM events").fetchall()}
     assert {"agent_message", "thinking", "tool_call", "tool_result", "parse_error"} <= kinds
@@ -144,15 +189,19 @@ def test_no_secret_in_export_nor_sql_output(ingested):
     parquet = list(out.glob("*.parquet"))
     assert parquet
     conn = duckdb.connect()
-    dumped = conn.execute(f"SELECT string_agg(CAST(columns(*) AS VARCHAR), ' ') FROM "
-                          f"read_parquet('{out / 'events.parquet'}')").fetchall()
+    dumped = conn.execute(
+        f"SELECT string_agg(CAST(columns(*) AS VARCHAR), ' ') FROM read_parquet('{out / 'events.parquet'}')"
+    ).fetchall()
     assert _leaks(" ".join(str(x) for x in dumped[0])) == []
     for p in parquet:
         assert _leaks(p.read_bytes()) == [], p.name
     for fmt in ("table", "json", "csv"):
-        r = subprocess.run([*EDGETUI, "--db", str(db), "sql", "--format", fmt,
-                            "SELECT summary, data, decode(raw) AS raw FROM events"],
-                           capture_output=True, text=True, env={**os.environ, "COLUMNS": "400"})
+        r = subprocess.run(
+            [*EDGETUI, "--db", str(db), "sql", "--format", fmt, "SELECT summary, data, decode(raw) AS raw FROM events"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "COLUMNS": "400"},
+        )
         assert r.returncode == 0, r.stderr
         assert "<redacted>" in r.stdout and _leaks(r.stdout) == [], fmt
 
@@ -187,8 +236,13 @@ def test_pager_copy_and_on_alarm_json_are_redacted(tmp_path):
         view.parent.rmdir()
     sink = tmp_path / "alarm.json"
     cmd = AlarmCommand(f"cat > {sink}")
-    cmd.fire({"rule": "infra_error", "message": _text_with("github_pat_classic", SECRETS["github_pat_classic"]),
-              "detail": {"env": _text_with("aws_secret_key_env", SECRETS["aws_secret_key_env"])}})
+    cmd.fire(
+        {
+            "rule": "infra_error",
+            "message": _text_with("github_pat_classic", SECRETS["github_pat_classic"]),
+            "detail": {"env": _text_with("aws_secret_key_env", SECRETS["aws_secret_key_env"])},
+        }
+    )
     cmd.wait()
     got = json.loads(sink.read_text())
     assert got["rule"] == "infra_error" and REDACTED in got["message"] and _leaks(sink.read_text()) == []
@@ -220,11 +274,15 @@ def test_old_database_is_rescrubbed_and_rewritten(tmp_path):
         c.execute(st)
     c.execute("INSERT INTO meta VALUES ('schema_version', '1')")
     sec = SECRETS["github_pat_classic"]
-    c.execute("INSERT INTO events (event_id, run_key, kind, source, summary, data, raw) VALUES "
-              "('e1', 'r', 'agent_message', 's', ?, ?, ?)",
-              [f"token {sec}", json.dumps({"text": "line\n" + sec, "sha": KEEP["git_sha"]}), f'{{"x":"{sec}"}}'.encode()])
-    c.execute("INSERT INTO runs (run_key, host, run_id, task_id, config) VALUES ('r', 'h', 'r', 't', ?)",
-              [json.dumps({"env": {"GH": sec}})])
+    c.execute(
+        "INSERT INTO events (event_id, run_key, kind, source, summary, data, raw) VALUES "
+        "('e1', 'r', 'agent_message', 's', ?, ?, ?)",
+        [f"token {sec}", json.dumps({"text": "line\n" + sec, "sha": KEEP["git_sha"]}), f'{{"x":"{sec}"}}'.encode()],
+    )
+    c.execute(
+        "INSERT INTO runs (run_key, host, run_id, task_id, config) VALUES ('r', 'h', 'r', 't', ?)",
+        [json.dumps({"env": {"GH": sec}})],
+    )
     c.execute("INSERT INTO test_results VALUES ('r', 'agent-1', 0, 't', 'failed', ?, NULL, NULL, NULL)", [sec])
     c.execute("CHECKPOINT")
     c.close()
@@ -262,11 +320,23 @@ def test_batch_scrub_is_each_row_redacted_alone():
     for i in range(600):
         t = texts[i % len(texts)] if i % 3 else "quiet row %d" % i
         nxt = texts[(i + 1) % len(texts)]
-        events.append(make_event(dict(
-            kind="message", source="agent_output.jsonl", generation="g", offset=i, sub=0,
-            summary=t, tool_name=(nxt[:40] if i % 5 == 0 else None), model=("m-" + t[-8:] if i % 7 == 0 else None),
-            round=None, data=({"text": t, "api_key": "abcdefghijklmnopqrstu", "n": i} if i % 2 else {"k": [t, nxt]}),
-            raw=(t.encode() + b"\xff" if i % 11 == 0 else None))))
+        events.append(
+            make_event(
+                dict(
+                    kind="message",
+                    source="agent_output.jsonl",
+                    generation="g",
+                    offset=i,
+                    sub=0,
+                    summary=t,
+                    tool_name=(nxt[:40] if i % 5 == 0 else None),
+                    model=("m-" + t[-8:] if i % 7 == 0 else None),
+                    round=None,
+                    data=({"text": t, "api_key": "abcdefghijklmnopqrstu", "n": i} if i % 2 else {"k": [t, nxt]}),
+                    raw=(t.encode() + b"\xff" if i % 11 == 0 else None),
+                )
+            )
+        )
     secrets = {known}
     tbl = events_to_table("rk", events, Scrubber(secrets)).to_pydict()
     for i, e in enumerate(events):
@@ -295,8 +365,16 @@ def test_parsing_process_batches_scrubbed_by_the_writer(tmp_path, monkeypatch):
     admin = "adm1n-Secret-Value-42"
     tr = tmp_path / "agent_output.jsonl"
     _transcript(tr)
-    extra = json.dumps({"type": "assistant", "message": {"id": "msg_adm", "role": "assistant", "content": [
-        {"type": "text", "text": f"the admin secret is {admin} here"}]}})
+    extra = json.dumps(
+        {
+            "type": "assistant",
+            "message": {
+                "id": "msg_adm",
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"the admin secret is {admin} here"}],
+            },
+        }
+    )
     tr.write_text(tr.read_text() + extra + "\n")
     monkeypatch.setenv("SFORGE_ADMIN_SECRET", admin)
     single, multi = tmp_path / "one.duckdb", tmp_path / "two.duckdb"

@@ -107,9 +107,7 @@ def entries_strategy(draw, max_size: int = 40):
     return out
 
 
-PROPERTY_SETTINGS = settings(
-    max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+PROPERTY_SETTINGS = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 # --------------------------------------------------------------------------- properties
@@ -290,8 +288,12 @@ def test_is_score_task():
 def test_entry_from_submission_graded_and_failed():
     g = SubmissionRecord(round="agent-1", kind="agent", status="graded", pass_rate=0.75, score=3.5, valid=False)
     assert entry_from_submission(g) == {
-        "type": "submission", "round": "agent-1", "status": "completed",
-        "pass_rate": 0.75, "score": 3.5, "valid": False,
+        "type": "submission",
+        "round": "agent-1",
+        "status": "completed",
+        "pass_rate": 0.75,
+        "score": 3.5,
+        "valid": False,
     }
     f = SubmissionRecord(round="auto-2", kind="auto", status="failed_grading", error="container died")
     e = entry_from_submission(f)
@@ -342,8 +344,9 @@ record_strategy = st.builds(
 
 
 @settings(max_examples=300, deadline=None)
-@given(recs=st.lists(record_strategy, max_size=20), direction=st.sampled_from(DIRECTIONS),
-       policy=st.sampled_from(POLICIES))
+@given(
+    recs=st.lists(record_strategy, max_size=20), direction=st.sampled_from(DIRECTIONS), policy=st.sampled_from(POLICIES)
+)
 def test_mapped_records_select_like_sforge(recs, direction, policy):
     entries = [entry_from_submission(r) for r in recs]
     assert_same_result(select_best(entries, direction, policy), ref_select(entries, direction, policy))
@@ -361,25 +364,38 @@ def test_best_as_known_is_sforges_selection_over_the_results_known_at_each_momen
     rng = random.Random(7)
     for trial in range(300):
         n = rng.randint(1, 9)
-        entries = [{"round": f"agent-{i + 1}", "score": rng.choice([None, 1.0, 2.0, 2.0, 3.0]),
-                    "pass_rate": rng.choice([0.0, 0.5, 1.0, 1.0]), "valid": rng.random() > 0.2,
-                    "status": "completed"} for i in range(n)]
+        entries = [
+            {
+                "round": f"agent-{i + 1}",
+                "score": rng.choice([None, 1.0, 2.0, 2.0, 3.0]),
+                "pass_rate": rng.choice([0.0, 0.5, 1.0, 1.0]),
+                "valid": rng.random() > 0.2,
+                "status": "completed",
+            }
+            for i in range(n)
+        ]
         order = list(range(n))
         rng.shuffle(order)
-        for policy, direction in itertools.product(("pass_rate_first", "score_first", "valid_then_score"),
-                                                   ("maximize", "minimize")):
+        for policy, direction in itertools.product(
+            ("pass_rate_first", "score_first", "valid_then_score"), ("maximize", "minimize")
+        ):
             steps = best_as_known(entries, order, direction, policy)
             assert [st.index for st in steps] == order
-            for k, st in enumerate(steps):
-                known = sorted(order[:k + 1])
+            for k, step in enumerate(steps):
+                known = sorted(order[: k + 1])
                 want = select_best([entries[i] for i in known], direction, policy)
-                assert (st.best_round, st.best_score, st.best_pass_rate) == \
-                    (want.best_round, want.best_score, want.best_pass_rate), (trial, policy, k)
+                assert (step.best_round, step.best_score, step.best_pass_rate) == (
+                    want.best_round,
+                    want.best_score,
+                    want.best_pass_rate,
+                ), (trial, policy, k)
                 prev = steps[k - 1].best_round if k else ""
-                assert st.is_new_best == (st.best_round == entries[st.index]["round"] and st.best_round != prev)
+                assert step.is_new_best == (step.best_round == entries[step.index]["round"] and step.best_round != prev)
     # in submission order: exactly best_so_far
     entries = [{"round": "a", "score": 1.0}, {"round": "b", "score": 3.0}, {"round": "c", "score": 2.0}]
-    assert best_as_known(entries, [0, 1, 2], "maximize", "score_first") == best_so_far(entries, "maximize", "score_first")
+    assert best_as_known(entries, [0, 1, 2], "maximize", "score_first") == best_so_far(
+        entries, "maximize", "score_first"
+    )
     # a tie known in reverse order: SForge keeps the earlier submission
     tie = [{"round": "a", "score": 2.0}, {"round": "b", "score": 2.0}]
     assert [s.best_round for s in best_as_known(tie, [1, 0], "maximize", "score_first")] == ["b", "a"]

@@ -21,13 +21,28 @@ def test_the_agent_clis_own_error_line_is_in_the_summary():
 
 def test_a_timed_out_evaluation_says_timed_out():
     now = time.time()
-    h = {"entries": [
-        {"round": "agent-3", "status": "completed", "type": "submission", "total_tests": 0, "summary": None,
-         "timed_out": True, "runtime": 61.2},
-        {"round": "agent-4", "status": "completed", "type": "submission", "total_tests": 0, "summary": None,
-         "message": "eval_cmd exited 2: grade.sh: not found"},
-        {"round": "agent-5", "status": "completed", "type": "submission", "total_tests": 0, "summary": None},
-    ]}
+    h = {
+        "entries": [
+            {
+                "round": "agent-3",
+                "status": "completed",
+                "type": "submission",
+                "total_tests": 0,
+                "summary": None,
+                "timed_out": True,
+                "runtime": 61.2,
+            },
+            {
+                "round": "agent-4",
+                "status": "completed",
+                "type": "submission",
+                "total_tests": 0,
+                "summary": None,
+                "message": "eval_cmd exited 2: grade.sh: not found",
+            },
+            {"round": "agent-5", "status": "completed", "type": "submission", "total_tests": 0, "summary": None},
+        ]
+    }
     v = classify_history(h, now)
     assert v.failed["agent-3"] == "evaluation timed out (the judge's timed_out: true, after 61 s)"
     assert v.failed["agent-4"] == "judge: eval_cmd exited 2: grade.sh: not found"

@@ -25,7 +25,7 @@ def engine():
     try:
         c = docker.from_env(timeout=10)
         c.ping()
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - no engine, whatever the reason: said (CI fails on it)
         why = f"Docker engine not reachable: {' '.join(str(e).split())[:200]}"
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"{why} (CI=true: Docker tests must not be skipped)")
@@ -41,18 +41,24 @@ def image(engine):
 
 
 @pytest.mark.sshd
-def test_remote_engine_lists_joins_and_stops_containers_over_the_ssh_connection(engine, image, tmp_path,
-                                                                                monkeypatch):
+def test_remote_engine_lists_joins_and_stops_containers_over_the_ssh_connection(engine, image, tmp_path, monkeypatch):
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
     tok = "edt" + uuid.uuid4().hex[:8]
     s = Sshd(prereqs.need("sshd"), tmp_path / "sshd").start()
-    host = SshHost("box", f"{s.user}@127.0.0.1:{s.port}", config=[], known_hosts=str(s.known_hosts(tmp_path / "kh")),
-                   client_keys=[str(s.user_key)], backoff_min=0.1, backoff_max=0.5, connect_timeout=10)
+    host = SshHost(
+        "box",
+        f"{s.user}@127.0.0.1:{s.port}",
+        config=[],
+        known_hosts=str(s.known_hosts(tmp_path / "kh")),
+        client_keys=[str(s.user_key)],
+        backoff_min=0.1,
+        backoff_max=0.5,
+        connect_timeout=10,
+    )
     try:
         assert host.wait_up(10).kind == UP
         work = engine.containers.run(image, ["sleep", "600"], name=f"sforge.run.tiny_stats.{tok}", detach=True)
-        judge = engine.containers.run(image, ["sleep", "600"], name=f"edgebench.judge.tiny_stats.{tok}abc",
-                                      detach=True)
+        judge = engine.containers.run(image, ["sleep", "600"], name=f"edgebench.judge.tiny_stats.{tok}abc", detach=True)
         client = remote_docker_client(host)
         watch = DockerWatch(client, host="box")
         assert watch.refresh(), watch.error

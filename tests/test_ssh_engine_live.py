@@ -22,28 +22,45 @@ import pytest
 
 docker = pytest.importorskip("docker")
 
-import prereqs  # noqa: E402
-import waits  # noqa: E402
-from docker_images import remove_containers  # noqa: E402
+import prereqs  # noqa: E402 - after pytest.importorskip("docker") above
+import waits  # noqa: E402 - after pytest.importorskip("docker") above
+from docker_images import remove_containers  # noqa: E402 - after pytest.importorskip("docker") above
 from test_live_docker import engine, image  # noqa: E402,F401 (the session's engine and test image)
-from sshd_fixture import Sshd  # noqa: E402
+from sshd_fixture import Sshd  # noqa: E402 - after pytest.importorskip("docker") above
 
-from edgetui.db import open_db  # noqa: E402
-from edgetui.hosts.attach import HostLinks  # noqa: E402
-from edgetui.hosts.config import HostConfig, load_hosts  # noqa: E402
-from edgetui.hosts.feed import RemoteFeed  # noqa: E402
-from edgetui.hosts.remote_engine import parse_size  # noqa: E402
-from edgetui.hosts.ssh import UP, SshHost  # noqa: E402
-from edgetui.live.alarms import AlarmSettings  # noqa: E402
-from edgetui.live.supervisor import Supervisor  # noqa: E402
-from edgetui.screens.live_common import SupervisorActions  # noqa: E402
+from edgetui.db import open_db  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.hosts.attach import HostLinks  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.hosts.config import HostConfig, load_hosts  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.hosts.feed import RemoteFeed  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.hosts.remote_engine import parse_size  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.hosts.ssh import UP, SshHost  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.live.alarms import AlarmSettings  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.live.supervisor import Supervisor  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.screens.live_common import SupervisorActions  # noqa: E402 - after pytest.importorskip("docker") above
 
-INIT = json.dumps({"type": "system", "subtype": "init", "session_id": "s1", "model": "claude-opus-4-8", "cwd": "/w",
-                   "tools": ["Bash"]})
-TICK = json.dumps({"type": "assistant", "message": {"id": "m1", "role": "assistant", "model": "claude-opus-4-8",
-                   "content": [{"type": "text", "text": "tick"}]}, "session_id": "s1"})
+INIT = json.dumps(
+    {
+        "type": "system",
+        "subtype": "init",
+        "session_id": "s1",
+        "model": "claude-opus-4-8",
+        "cwd": "/w",
+        "tools": ["Bash"],
+    }
+)
+TICK = json.dumps(
+    {
+        "type": "assistant",
+        "message": {
+            "id": "m1",
+            "role": "assistant",
+            "model": "claude-opus-4-8",
+            "content": [{"type": "text", "text": "tick"}],
+        },
+        "session_id": "s1",
+    }
+)
 APPEND_LOOP = f"while true; do echo '{TICK}' >> /run/agent_output.txt; sleep 0.3; done"
-
 
 
 @pytest.fixture
@@ -68,14 +85,27 @@ def make_run(root: Path, run_id: str, task: str) -> Path:
 
 
 def start_work(engine, image, task, run_id, td, cmd, tok="f" * 32):
-    return engine.containers.run(image, ["sh", "-c", cmd], name=f"sforge.run.{task}.{run_id}", detach=True,
-                                 volumes={str(td): {"bind": "/run", "mode": "rw"}},
-                                 environment={"SFORGE_TOKEN": tok})
+    return engine.containers.run(
+        image,
+        ["sh", "-c", cmd],
+        name=f"sforge.run.{task}.{run_id}",
+        detach=True,
+        volumes={str(td): {"bind": "/run", "mode": "rw"}},
+        environment={"SFORGE_TOKEN": tok},
+    )
 
 
 def _settings(**kw) -> AlarmSettings:
-    base = dict(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0, docker_interval_s=0,
-                stats_interval_s=1, container_grace_s=0, grading_grace_s=0, stall_after_s=1e9)
+    base = dict(
+        discovery_interval_s=0,
+        finalize_min_interval_s=0,
+        finalize_interval_s=0,
+        docker_interval_s=0,
+        stats_interval_s=1,
+        container_grace_s=0,
+        grading_grace_s=0,
+        stall_after_s=1e9,
+    )
     base.update(kw)
     return AlarmSettings(**base)
 
@@ -83,9 +113,19 @@ def _settings(**kw) -> AlarmSettings:
 def _host(s: Sshd, tmp: Path, name: str) -> SshHost:
     kh = tmp / f"kh-{name}"
     s.known_hosts(kh)
-    return SshHost(name, f"{s.user}@127.0.0.1:{s.port}", config=[], known_hosts=str(kh),
-                   client_keys=[str(s.user_key)], connect_timeout=10, backoff_min=0.1, backoff_max=0.5,
-                   keepalive_interval=1, keepalive_count_max=2, op_timeout=10)
+    return SshHost(
+        name,
+        f"{s.user}@127.0.0.1:{s.port}",
+        config=[],
+        known_hosts=str(kh),
+        client_keys=[str(s.user_key)],
+        connect_timeout=10,
+        backoff_min=0.1,
+        backoff_max=0.5,
+        keepalive_interval=1,
+        keepalive_count_max=2,
+        op_timeout=10,
+    )
 
 
 def wait_for(sup, pred, timeout=30.0, what="condition"):
@@ -95,9 +135,17 @@ def wait_for(sup, pred, timeout=30.0, what="condition"):
     def polled():
         seen["runs"] = runs = sup.poll_once()
         return pred(runs) and (runs,)
-    return waits.wait_for(polled, timeout, what, 0.2, describe=lambda: (
-        f"runs: {[(r.run_key, r.status, r.container and (r.container.host, r.container.state)) for r in seen['runs']]}"
-        f"; messages: {sup.messages}"))[0]
+
+    return waits.wait_for(
+        polled,
+        timeout,
+        what,
+        0.2,
+        describe=lambda: (
+            f"runs: {[(r.run_key, r.status, r.container and (r.container.host, r.container.state)) for r in seen['runs']]}"
+            f"; messages: {sup.messages}"
+        ),
+    )[0]
 
 
 def by_task(runs, task):
@@ -122,11 +170,20 @@ def rig(tmp_path, monkeypatch):
             root.mkdir(parents=True)
             roots.append(root)
             cfg = HostConfig(h.name, h.target, (str(root),), (judge_urls or {}).get(h.name), "test", engine_mode)
-            feeds.append(RemoteFeed(cfg, host=h, cache=tmp_path / f"cache{i + 1}", min_interval_s=0.2,
-                                    max_interval_s=0.5, use_inotify=False))
+            feeds.append(
+                RemoteFeed(
+                    cfg,
+                    host=h,
+                    cache=tmp_path / f"cache{i + 1}",
+                    min_interval_s=0.2,
+                    max_interval_s=0.5,
+                    use_inotify=False,
+                )
+            )
         conn = open_db(tmp_path / "live.duckdb")
-        sup = Supervisor(conn, [r for f in feeds for r in f.roots()], docker_client=None,
-                         settings=settings or _settings())
+        sup = Supervisor(
+            conn, [r for f in feeds for r in f.roots()], docker_client=None, settings=settings or _settings()
+        )
         links = HostLinks(feeds, engine_options=dict(interval_s=0.3, stats_interval_s=1)).attach(sup)
         made.append((servers, links, sup, conn))
         return servers, hosts, sup, links, roots
@@ -147,14 +204,22 @@ def test_remote_work_and_judge_containers_joined_stopped_and_killed_over_ssh(rig
     td_b = make_run(root2, "r1", tb)
     sid = "a1b2c3d4e5f6"
     (td_a / "auto_eval_ticks.log").write_text(
-        "[" + time.strftime("%Y-%m-%dT%H:%M:%S") + f"] submitted 2048 bytes -> {sid} round=auto-1\n")
+        "[" + time.strftime("%Y-%m-%dT%H:%M:%S") + f"] submitted 2048 bytes -> {sid} round=auto-1\n"
+    )
     wa = start_work(engine, image, ta, "r1", td_a, APPEND_LOOP)
     wb = start_work(engine, image, tb, "r1", td_b, APPEND_LOOP)
     judge = engine.containers.run(image, ["sleep", "600"], name=f"edgebench.judge.{ta}.{sid}", detach=True)
     links.start()
     assert h1.wait_up(10).kind == UP and h2.wait_up(10).kind == UP
-    runs = wait_for(sup, lambda rs: len(rs) == 2 and all(r.container and r.container.state == "running" for r in rs)
-                    and by_task(rs, ta).judges_running == 1, what="both work containers and the judge joined")
+    runs = wait_for(
+        sup,
+        lambda rs: (
+            len(rs) == 2
+            and all(r.container and r.container.state == "running" for r in rs)
+            and by_task(rs, ta).judges_running == 1
+        ),
+        what="both work containers and the judge joined",
+    )
     a, b = by_task(runs, ta), by_task(runs, tb)
     # joined from the engine of the run's own host (the container says which engine listed it)
     assert (a.run_key.split("/")[0], a.container.host, a.container.id) == ("box1", "box1", wa.id)
@@ -163,7 +228,7 @@ def test_remote_work_and_judge_containers_joined_stopped_and_killed_over_ssh(rig
     assert b.status == "running" and b.judges == []
     # CPU and memory samples of remote work containers (one-shot stats through the forwarded socket)
     runs = wait_for(sup, lambda rs: all(r.container.mem_bytes for r in rs), what="resource samples")
-    assert all(0 < r.container.mem_bytes < 2 ** 30 for r in runs)
+    assert all(0 < r.container.mem_bytes < 2**30 for r in runs)
     assert links.engines["box1"].route == "socket" and links.engines["box2"].route == "socket"
     # the file a pager would open is the local image's copy of the remote file
     acts = SupervisorActions(sup)
@@ -175,8 +240,11 @@ def test_remote_work_and_judge_containers_joined_stopped_and_killed_over_ssh(rig
     waits.wait_for(lambda: h2.state.kind != UP, 15, "box2 down with its sshd", describe=lambda: h2.state)
     n0 = by_task(sup.poll_once(), ta).n_events
     listed0 = links.engines["box1"].listings
-    runs = wait_for(sup, lambda rs: by_task(rs, ta).n_events > n0 + 3 and links.engines["box1"].listings > listed0 + 3,
-                    what="box1 still live while box2 is down")
+    runs = wait_for(
+        sup,
+        lambda rs: by_task(rs, ta).n_events > n0 + 3 and links.engines["box1"].listings > listed0 + 3,
+        what="box1 still live while box2 is down",
+    )
     a, b = by_task(runs, ta), by_task(runs, tb)
     assert a.status == "grading" and a.container.state == "running"
     assert b.status == "running" and b.host_state not in (UP, None)  # quiet for now, not "gone" or "aborted"
@@ -203,14 +271,20 @@ def test_remote_work_and_judge_containers_joined_stopped_and_killed_over_ssh(rig
     runs = wait_for(sup, lambda rs: by_task(rs, ta).status == "aborted", what="box1 run aborted by the operator")
     a = by_task(runs, ta)
     assert "stopped" in a.flags and a.active_alarms == []
-    ops = sup.conn.execute("SELECT data->>'$.operator', data->>'$.host' FROM events WHERE run_key = ? AND "
-                           "kind = 'container_state' AND data->>'$.operator' IS NOT NULL", [a.run_key]).fetchall()
+    ops = sup.conn.execute(
+        "SELECT data->>'$.operator', data->>'$.host' FROM events WHERE run_key = ? AND "
+        "kind = 'container_state' AND data->>'$.operator' IS NOT NULL",
+        [a.run_key],
+    ).fetchall()
     assert ops == [("stop", "box1")]
     # box2 comes back: its run's container is joined again from its own engine
     servers[1].start()
     h2.reconnect_now()
-    runs = wait_for(sup, lambda rs: by_task(rs, tb).container.state == "running" and by_task(rs, tb).host_state == UP,
-                    what="box2 back")
+    runs = wait_for(
+        sup,
+        lambda rs: by_task(rs, tb).container.state == "running" and by_task(rs, tb).host_state == UP,
+        what="box2 back",
+    )
     assert by_task(runs, tb).container.host == "box2"
 
 
@@ -229,19 +303,27 @@ def test_shell_is_ssh_t_docker_exec_in_a_real_terminal(rig, engine, image, token
     mark = f"shell-{token}"
     import shlex
 
-    subprocess.run(["tmux", "-L", sock, "new-session", "-d", "-x", "80", "-y", "24",
-                    " ".join(shlex.quote(a) for a in argv)], check=True)
+    subprocess.run(
+        ["tmux", "-L", sock, "new-session", "-d", "-x", "80", "-y", "24", " ".join(shlex.quote(a) for a in argv)],
+        check=True,
+    )
     try:
         pane = {"text": ""}
 
         def prompt() -> bool:
-            pane["text"] = subprocess.run(["tmux", "-L", sock, "capture-pane", "-p"], capture_output=True,
-                                          text=True).stdout
+            pane["text"] = subprocess.run(
+                ["tmux", "-L", sock, "capture-pane", "-p"], capture_output=True, text=True
+            ).stdout
             return "#" in pane["text"] or "$" in pane["text"]
+
         waits.wait_for(prompt, 10, "the container shell's prompt", 0.1, describe=lambda: pane["text"])
         subprocess.run(["tmux", "-L", sock, "send-keys", f"echo {mark} > /tmp/mark; exit", "Enter"], check=True)
-        waits.wait_for(lambda: w.exec_run(["cat", "/tmp/mark"]).output.strip() == mark.encode(), 15,
-                       "the mark written by the shell in the container", describe=lambda: pane["text"])
+        waits.wait_for(
+            lambda: w.exec_run(["cat", "/tmp/mark"]).output.strip() == mark.encode(),
+            15,
+            "the mark written by the shell in the container",
+            describe=lambda: pane["text"],
+        )
     finally:
         subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True)
 
@@ -252,14 +334,17 @@ def test_docker_cli_fallback_when_sshd_forbids_the_socket_forward(rig, engine, i
     td = make_run(root1, "r1", task)
     w = start_work(engine, image, task, "r1", td, APPEND_LOOP)
     links.start()
-    runs = wait_for(sup, lambda rs: rs and rs[0].container and rs[0].container.state == "running"
-                    and rs[0].container.mem_bytes, what="joined and sampled through the docker CLI")
+    runs = wait_for(
+        sup,
+        lambda rs: rs and rs[0].container and rs[0].container.state == "running" and rs[0].container.mem_bytes,
+        what="joined and sampled through the docker CLI",
+    )
     eng = links.engines["box1"]
     assert eng.route == "cli" and eng.state_text() == "up (cli)"
     r = runs[0]
     assert (r.container.id, r.container.host, r.container.role) == (w.id, "box1", "work")
     assert r.container.started_at and abs(r.container.started_at - time.time()) < 120  # from docker inspect
-    assert 0 < r.container.mem_bytes < 2 ** 30
+    assert 0 < r.container.mem_bytes < 2**30
     assert eng.token_of(w.id) == "f" * 32  # the token, from the inspect's environment
     assert sup.kill_container(w.name).startswith("killed")
     w.reload()
@@ -285,13 +370,27 @@ def test_judge_url_only_reachable_from_the_host_is_forwarded(rig, engine, image,
     a local port forwarded over the host's connection (no route once sshd is gone), with the admin
     secret read over SFTP beside the host's runs root."""
     seen: list[str] = []
-    history = {"run_id": "r1", "best_score": None, "best_pass_rate": 0.5, "best_round": "agent-1",
-               "agent_submissions": 1, "auto_submissions": 0, "entries": [
-                   {"type": "submission", "status": "completed", "round": "agent-1", "pass_rate": 0.5,
-                    "total_tests": 2, "summary": {"passed": 1}}]}
+    history = {
+        "run_id": "r1",
+        "best_score": None,
+        "best_pass_rate": 0.5,
+        "best_round": "agent-1",
+        "agent_submissions": 1,
+        "auto_submissions": 0,
+        "entries": [
+            {
+                "type": "submission",
+                "status": "completed",
+                "round": "agent-1",
+                "pass_rate": 0.5,
+                "total_tests": 2,
+                "summary": {"passed": 1},
+            }
+        ],
+    }
 
     class H(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):
             seen.append(self.path)
             body = json.dumps(history).encode()
             self.send_response(200)
@@ -306,8 +405,9 @@ def test_judge_url_only_reachable_from_the_host_is_forwarded(rig, engine, image,
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     judge_url = f"http://127.0.0.1:{srv.server_address[1]}"
     try:
-        servers, (h1,), sup, links, (root1,) = rig(1, judge_urls={"box1": judge_url},
-                                                   settings=_settings(judge_interval_s=0.5))
+        servers, (h1,), sup, links, (root1,) = rig(
+            1, judge_urls={"box1": judge_url}, settings=_settings(judge_interval_s=0.5)
+        )
         (root1.parent / ".judge-admin-secret").write_text("rem0te-adm1n-secret\n")
         task = f"{token}_judge"
         td = make_run(root1, "r1", task)
@@ -316,8 +416,11 @@ def test_judge_url_only_reachable_from_the_host_is_forwarded(rig, engine, image,
         poller = links.judges["box1"]
         assert poller.url != judge_url and poller.url.startswith("http://127.0.0.1:")
         links.start()
-        runs = wait_for(sup, lambda rs: rs and rs[0].judge_says and "1 agent + 0 auto graded" in rs[0].judge_says,
-                        what="the judge's history through the forward")
+        runs = wait_for(
+            sup,
+            lambda rs: rs and rs[0].judge_says and "1 agent + 0 auto graded" in rs[0].judge_says,
+            what="the judge's history through the forward",
+        )
         assert seen and seen[0].startswith(f"/api/v1/history?token={tok}&admin_secret=rem0te-adm1n-secret")
         assert "best agent-1" in runs[0].judge_says
         # the route is the SSH connection: with sshd gone the poller's URL leads nowhere

@@ -34,7 +34,6 @@ def sshd(tmp_path, monkeypatch):
     s.close()
 
 
-
 @pytest.fixture
 def feed(sshd, tmp_path):
     runs = tmp_path / "remote" / "runs"
@@ -45,16 +44,31 @@ def feed(sshd, tmp_path):
         (td / "run_agent.log").write_text("started\n")
     kh = tmp_path / "known_hosts"
     sshd.known_hosts(kh)
-    host = SshHost("box", f"{sshd.user}@127.0.0.1:{sshd.port}", config=[], known_hosts=str(kh),
-                   client_keys=[str(sshd.user_key)], connect_timeout=10)
+    host = SshHost(
+        "box",
+        f"{sshd.user}@127.0.0.1:{sshd.port}",
+        config=[],
+        known_hosts=str(kh),
+        client_keys=[str(sshd.user_key)],
+        connect_timeout=10,
+    )
     # intervals far beyond the waits: only a report can bring a change in time
-    f = RemoteFeed(HostConfig("box", host.target, (str(runs),)), host=host, cache=tmp_path / "cache",
-                   min_interval_s=60, max_interval_s=60, full_every_s=600)
+    f = RemoteFeed(
+        HostConfig("box", host.target, (str(runs),)),
+        host=host,
+        cache=tmp_path / "cache",
+        min_interval_s=60,
+        max_interval_s=60,
+        full_every_s=600,
+    )
     f.start()
     try:
-        wait_for(lambda: f._watch_ready and f.full_syncs >= 2 and not f._need_full, 30,
-                 "the first sync, then the one once the watches were set up",
-                 describe=lambda: (f.full_syncs, f.last_error))
+        wait_for(
+            lambda: f._watch_ready and f.full_syncs >= 2 and not f._need_full,
+            30,
+            "the first sync, then the one once the watches were set up",
+            describe=lambda: (f.full_syncs, f.last_error),
+        )
         time.sleep(0.5)
         f.remote_runs = runs
         yield f
@@ -91,8 +105,11 @@ def test_a_new_submission_folder_and_a_removal_arrive_by_path(feed):
     (td / "run_agent.log").unlink()
     full0 = feed.full_syncs
     img = feed.mirrors[0].local_root / "run-5" / "task_5"
-    wait_for(lambda: (img / "submissions" / "1" / "report.json").exists()
-             and not (img / "run_agent.log").exists(), 10, "the new report and the removal in the image")
+    wait_for(
+        lambda: (img / "submissions" / "1" / "report.json").exists() and not (img / "run_agent.log").exists(),
+        10,
+        "the new report and the removal in the image",
+    )
     assert (img / "submissions" / "1" / "report.json").read_text() == '{"score": 0.5}'
     assert not (img / "submissions" / "1" / "submission.tar.gz").exists()
     assert feed.full_syncs == full0

@@ -87,8 +87,14 @@ def test_list_stat_read_match_the_local_host(sshd, tmp_path):
 def test_unknown_host_key_refused_with_the_command_that_trusts_it(sshd, tmp_path):
     kh = tmp_path / "known_hosts"
     kh.write_text("")
-    h = SshHost("box", f"{sshd.user}@127.0.0.1:{sshd.port}", config=[], known_hosts=str(kh),
-                client_keys=[str(sshd.user_key)], backoff_min=30)
+    h = SshHost(
+        "box",
+        f"{sshd.user}@127.0.0.1:{sshd.port}",
+        config=[],
+        known_hosts=str(kh),
+        client_keys=[str(sshd.user_key)],
+        backoff_min=30,
+    )
     try:
         st = h.wait_up(10)
         assert st.kind == HOST_KEY_REFUSED
@@ -100,8 +106,9 @@ def test_unknown_host_key_refused_with_the_command_that_trusts_it(sshd, tmp_path
     # the command it names really trusts the host
     out = subprocess.run(["ssh-keyscan", "-p", str(sshd.port), "127.0.0.1"], capture_output=True, text=True)
     kh.write_text(out.stdout)
-    h = SshHost("box", f"{sshd.user}@127.0.0.1:{sshd.port}", config=[], known_hosts=str(kh),
-                client_keys=[str(sshd.user_key)])
+    h = SshHost(
+        "box", f"{sshd.user}@127.0.0.1:{sshd.port}", config=[], known_hosts=str(kh), client_keys=[str(sshd.user_key)]
+    )
     try:
         assert h.wait_up(10).kind == UP
     finally:
@@ -129,8 +136,10 @@ def test_keys_from_ssh_agent_and_options_from_ssh_config(sshd, tmp_path, monkeyp
         subprocess.run(["ssh-add", "-q", str(sshd.user_key)], env=env, check=True, capture_output=True)
         monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
         cfg = tmp_path / "ssh_config"
-        cfg.write_text(f"Host testbox\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
-                       f"  UserKnownHostsFile {sshd.known_hosts(tmp_path / 'kh2')}\n")
+        cfg.write_text(
+            f"Host testbox\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
+            f"  UserKnownHostsFile {sshd.known_hosts(tmp_path / 'kh2')}\n"
+        )
         h = SshHost("box", "testbox", config=[str(cfg)])
         try:
             assert h.wait_up(10).kind == UP, h.state
@@ -178,8 +187,17 @@ def _within(timeout: float, fn, *args):
 def test_stopped_server_degrades_then_goes_down_and_comes_back(sshd, tmp_path):
     """SIGSTOP of sshd and its sessions: a call times out (degraded) without blocking long, the
     missed keepalives drop the connection (down, with the next retry), SIGCONT brings it back."""
-    h = host_for(sshd, tmp_path, op_timeout=1.0, keepalive_interval=0.5, keepalive_count_max=2,
-                 connect_timeout=3.0, backoff_min=0.2, backoff_max=1.0, probe_interval=0.3)
+    h = host_for(
+        sshd,
+        tmp_path,
+        op_timeout=1.0,
+        keepalive_interval=0.5,
+        keepalive_count_max=2,
+        connect_timeout=3.0,
+        backoff_min=0.2,
+        backoff_max=1.0,
+        probe_interval=0.3,
+    )
     other = tmp_path / "f"
     other.write_text("x")
     try:
@@ -234,8 +252,9 @@ def test_changed_host_key_between_reconnects_is_refused(tmp_path, monkeypatch):
             return True
 
     async def listen(key):
-        return await asyncssh.listen("127.0.0.1", port, server_host_keys=[str(key)], server_factory=Server,
-                                     sftp_factory=True)
+        return await asyncssh.listen(
+            "127.0.0.1", port, server_host_keys=[str(key)], server_factory=Server, sftp_factory=True
+        )
 
     loop = asyncio.new_event_loop()
     import threading
@@ -247,8 +266,15 @@ def test_changed_host_key_between_reconnects_is_refused(tmp_path, monkeypatch):
         return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout)
 
     srv = on_loop(listen(ka))
-    h = SshHost("box", f"me@127.0.0.1:{port}", config=[], known_hosts=str(kh), client_keys=[str(user_key)],
-                backoff_min=0.2, backoff_max=0.5)
+    h = SshHost(
+        "box",
+        f"me@127.0.0.1:{port}",
+        config=[],
+        known_hosts=str(kh),
+        client_keys=[str(user_key)],
+        backoff_min=0.2,
+        backoff_max=0.5,
+    )
     try:
         assert h.wait_up(10).kind == UP, h.state
 
@@ -259,8 +285,7 @@ def test_changed_host_key_between_reconnects_is_refused(tmp_path, monkeypatch):
 
         new = on_loop(swap())
         h.call(lambda: _close_conn(h), "drop")  # the live connection goes: the client reconnects, meets key B
-        wait_for(lambda: h.state.kind == HOST_KEY_REFUSED, 10, "the changed host key refused",
-                 describe=lambda: h.state)
+        wait_for(lambda: h.state.kind == HOST_KEY_REFUSED, 10, "the changed host key refused", describe=lambda: h.state)
         assert "CHANGED" in h.state.message and f"ssh-keygen -f {kh} -R '[127.0.0.1]:{port}'" in h.state.message
         assert f"ssh-keyscan -p {port} 127.0.0.1" in h.state.message
         new.close()
@@ -284,10 +309,12 @@ def test_aes_gcm_preferred_unless_the_users_ssh_config_names_ciphers(sshd, tmp_p
     would be chacha20-poly1305); a user's own ``Ciphers`` in ssh_config (read by asyncssh) wins."""
     kh = sshd.known_hosts(tmp_path / "kh")
     cfg = tmp_path / "ssh_config"
-    cfg.write_text(f"Host plainbox\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
-                   f"  UserKnownHostsFile {kh}\n"
-                   f"Host ctrbox\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
-                   f"  UserKnownHostsFile {kh}\n  Ciphers aes256-ctr,aes192-ctr\n")
+    cfg.write_text(
+        f"Host plainbox\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
+        f"  UserKnownHostsFile {kh}\n"
+        f"Host ctrbox\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
+        f"  UserKnownHostsFile {kh}\n  Ciphers aes256-ctr,aes192-ctr\n"
+    )
     got = {}
     for alias in ("plainbox", "ctrbox"):
         h = SshHost("box", alias, config=[str(cfg)], client_keys=[str(sshd.user_key)])
@@ -405,8 +432,9 @@ def test_a_closed_port_says_connection_refused_and_what_to_check(tmp_path):
     h = SshHost("box", f"me@127.0.0.1:{port}", config=[], known_hosts=str(tmp_path / "kh"), backoff_min=30)
     try:
         st = h.wait_up(10)
-        assert st.kind == DOWN and st.message == (f"connection refused by 127.0.0.1 port {port}: is sshd running "
-                                                  "there, on that port?"), st
+        assert st.kind == DOWN and st.message == (
+            f"connection refused by 127.0.0.1 port {port}: is sshd running there, on that port?"
+        ), st
         assert "Errno" not in st.message
     finally:
         h.close()
@@ -423,8 +451,13 @@ def test_a_host_without_sftp_says_so_and_leaves_no_connection_open(tmp_path, mon
     h = host_for(s, tmp_path, backoff_min=0.2, backoff_max=0.2)
     try:
         h.wait_up(10)
-        wait_for(lambda: "Subsystem sftp" in h.state.message, 10, "the state saying what sshd_config needs", 0.1,
-                 describe=lambda: h.state)
+        wait_for(
+            lambda: "Subsystem sftp" in h.state.message,
+            10,
+            "the state saying what sshd_config needs",
+            0.1,
+            describe=lambda: h.state,
+        )
         assert h.state.kind == DOWN and "Subsystem sftp" in h.state.message, h.state
         time.sleep(1.5)  # part of the test: several more attempts (every 0.2 s), each failing the same way
         assert h.state.kind == DOWN

@@ -37,8 +37,9 @@ def _env(s: Sshd, tmp_path: Path, hosts: Path) -> dict:
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True, exist_ok=True)
     s.known_hosts(home / ".ssh" / "known_hosts")
-    (home / ".ssh" / "config").write_text(f"Host devbox\n  HostName 127.0.0.1\n  Port {s.port}\n  User {s.user}\n"
-                                          f"  IdentityFile {s.user_key}\n")
+    (home / ".ssh" / "config").write_text(
+        f"Host devbox\n  HostName 127.0.0.1\n  Port {s.port}\n  User {s.user}\n  IdentityFile {s.user_key}\n"
+    )
     env = {**os.environ, "HOME": str(home), "EDGETUI_HOSTS_FILE": str(hosts), "XDG_CACHE_HOME": str(tmp_path / "xc")}
     env.pop("SSH_AUTH_SOCK", None)
     return env
@@ -66,14 +67,22 @@ def test_a_fifo_in_a_remote_root_is_skipped_with_a_note_and_the_rest_recorded(ss
     hosts.write_text(f'[hosts.lab]\nssh = "devbox"\nroots = ["{runs}"]\n')
     env = _env(sshd, tmp_path, hosts)
     db = tmp_path / "cli.duckdb"
-    for attempt in range(2):  # (a second try: no session left behind by the first either)
-        r = subprocess.run([*EXE, "--db", str(db), "ingest", "-q", "--tasks-dir", str(TASKS), "--host", "lab"],
-                           env=env, capture_output=True, text=True, timeout=180)
+    for _attempt in range(2):  # (a second try: no session left behind by the first either)
+        r = subprocess.run(
+            [*EXE, "--db", str(db), "ingest", "-q", "--tasks-dir", str(TASKS), "--host", "lab"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         assert r.returncode == 0, r.stderr
         assert "Traceback" not in r.stderr
         said = [ln for ln in r.stderr.splitlines() if "notes.pipe" in ln]
-        assert len(said) == 1 and said[0].startswith(f"edgetui: lab:{td / 'notes.pipe'}: ") \
-            and "not a regular file (FIFO)" in said[0], r.stderr
+        assert (
+            len(said) == 1
+            and said[0].startswith(f"edgetui: lab:{td / 'notes.pipe'}: ")
+            and "not a regular file (FIFO)" in said[0]
+        ), r.stderr
         assert any("stray.pipe" in ln and "not a regular file" in ln for ln in r.stderr.splitlines()), r.stderr
         c = duckdb.connect(str(db), read_only=True)
         try:
@@ -83,8 +92,13 @@ def test_a_fifo_in_a_remote_root_is_skipped_with_a_note_and_the_rest_recorded(ss
             c.close()
         assert keys == [f"lab/{TZ}/tiny_stats"] and n > 0
         # no SFTP session stuck on the FIFO: every sftp-server of this sshd ends with the command
-        wait_for(lambda: not sshd.sftp_server_pids(), 20, "no sftp-server left running", 0.1,
-                 describe=lambda: f"sftp-server pids: {sshd.sftp_server_pids()}")
+        wait_for(
+            lambda: not sshd.sftp_server_pids(),
+            20,
+            "no sftp-server left running",
+            0.1,
+            describe=lambda: f"sftp-server pids: {sshd.sftp_server_pids()}",
+        )
 
 
 def test_a_fifo_as_the_hosts_file_is_refused_in_one_line(tmp_path):
@@ -92,8 +106,9 @@ def test_a_fifo_as_the_hosts_file_is_refused_in_one_line(tmp_path):
     os.mkfifo(fifo)
     env = {**os.environ, "EDGETUI_HOSTS_FILE": str(fifo), "XDG_CACHE_HOME": str(tmp_path / "xc")}
     for cmd in (["ingest", "--host", "lab"], ["watch", "--no-docker"]):
-        r = subprocess.run([*EXE, "--db", str(tmp_path / "x.duckdb"), *cmd], env=env, capture_output=True,
-                           text=True, timeout=60)  # (a hang fails here, loudly)
+        r = subprocess.run(
+            [*EXE, "--db", str(tmp_path / "x.duckdb"), *cmd], env=env, capture_output=True, text=True, timeout=60
+        )  # (a hang fails here, loudly)
         assert r.returncode != 0, (cmd, r.stdout, r.stderr)
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and str(fifo) in lines[0] and "a FIFO, not a regular file" in lines[0], (cmd, r.stderr)
@@ -104,15 +119,25 @@ def test_roots_that_cannot_be_runs_roots_are_refused_naming_the_file_and_host(tm
     env = {**os.environ, "EDGETUI_HOSTS_FILE": str(hosts), "XDG_CACHE_HOME": str(tmp_path / "xc")}
     for bad in ('"/"', '"//"', '"/srv/.."', '"srv/runs"', '"/srv/\\u0000x"', '"/srv/\\u001b]52;c;eA==\\u0007"'):
         hosts.write_text(f'[hosts.lab]\nssh = "me@127.0.0.1:1"\nroots = ["/ok/runs", {bad}]\n')
-        r = subprocess.run([*EXE, "--db", str(tmp_path / "x.duckdb"), "ingest", "--host", "lab"], env=env,
-                           capture_output=True, text=True, timeout=60)
+        r = subprocess.run(
+            [*EXE, "--db", str(tmp_path / "x.duckdb"), "ingest", "--host", "lab"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         lines = r.stderr.strip().splitlines()
         assert r.returncode != 0 and len(lines) == 1, (bad, r.stderr)
         assert str(hosts) in lines[0] and "[hosts.lab]" in lines[0] and "roots" in lines[0], (bad, r.stderr)
         assert "\x1b" not in r.stderr and "\x00" not in r.stderr
     hosts.unlink()
-    r = subprocess.run([*EXE, "--db", str(tmp_path / "x.duckdb"), "ingest", "--host", "me@127.0.0.1:1:/"], env=env,
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [*EXE, "--db", str(tmp_path / "x.duckdb"), "ingest", "--host", "me@127.0.0.1:1:/"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode != 0 and "whole file system" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
@@ -125,8 +150,13 @@ def test_a_root_listed_5000_times_is_read_once_with_a_note(sshd, tmp_path):
     hosts.write_text(f'[hosts.lab]\nssh = "devbox"\nroots = [{roots}]\n')
     env = _env(sshd, tmp_path, hosts)
     db = tmp_path / "cli.duckdb"
-    r = subprocess.run([*EXE, "--db", str(db), "ingest", "--tasks-dir", str(TASKS), "--host", "lab"],
-                       env=env, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [*EXE, "--db", str(db), "ingest", "--tasks-dir", str(TASKS), "--host", "lab"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     synced = [ln for ln in r.stderr.splitlines() if ln.startswith(f"lab:{runs}: ") and "read over SSH" in ln]
     assert len(synced) == 1, r.stderr[-2000:]
@@ -145,8 +175,13 @@ def test_a_file_larger_than_a_chunk_is_mirrored_whole_new_rewritten_or_touched(s
     td = runs / "r1" / "t1"
     td.mkdir(parents=True)
     (td / "run_agent.log").write_text("x\n")
-    host = SshHost("box", f"{sshd.user}@127.0.0.1:{sshd.port}", config=[],
-                   known_hosts=str(sshd.known_hosts(tmp_path / "kh")), client_keys=[str(sshd.user_key)])
+    host = SshHost(
+        "box",
+        f"{sshd.user}@127.0.0.1:{sshd.port}",
+        config=[],
+        known_hosts=str(sshd.known_hosts(tmp_path / "kh")),
+        client_keys=[str(sshd.user_key)],
+    )
     try:
         assert host.wait_up(10).kind == UP, host.state
         m = Mirror(host, str(runs), tmp_path / "image")
@@ -186,8 +221,13 @@ def test_a_watched_remote_root_with_a_fifo_is_kept_in_step_and_says_it_once(sshd
     shutil.copytree(GENUINE / "runs" / TZ, runs / TZ, copy_function=shutil.copy2)
     td = runs / TZ / "tiny_stats"
     os.mkfifo(td / "notes.pipe")
-    host = SshHost("lab", f"{sshd.user}@127.0.0.1:{sshd.port}", config=[],
-                   known_hosts=str(sshd.known_hosts(tmp_path / "kh")), client_keys=[str(sshd.user_key)])
+    host = SshHost(
+        "lab",
+        f"{sshd.user}@127.0.0.1:{sshd.port}",
+        config=[],
+        known_hosts=str(sshd.known_hosts(tmp_path / "kh")),
+        client_keys=[str(sshd.user_key)],
+    )
     cfg = HostConfig("lab", SshTarget("127.0.0.1", sshd.port, sshd.user), (str(runs),))
     feed = RemoteFeed(cfg, host=host, cache=tmp_path / "cache", use_inotify=False)
     notes: list[str] = []

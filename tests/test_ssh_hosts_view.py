@@ -12,15 +12,14 @@ import pytest
 
 docker = pytest.importorskip("docker")
 
-import prereqs  # noqa: E402
-from docker_images import remove_containers  # noqa: E402
+import prereqs  # noqa: E402 - after pytest.importorskip("docker") above
+from docker_images import remove_containers  # noqa: E402 - after pytest.importorskip("docker") above
 from test_live_docker import engine, image  # noqa: E402,F401 (the session's engine and test image)
-from sshd_fixture import Sshd  # noqa: E402
-from test_live_app_docker import _rows, _until  # noqa: E402
-from test_ssh_engine_live import APPEND_LOOP, make_run, start_work  # noqa: E402
+from sshd_fixture import Sshd  # noqa: E402 - after pytest.importorskip("docker") above
+from test_live_app_docker import _rows, _until  # noqa: E402 - after pytest.importorskip("docker") above
+from test_ssh_engine_live import APPEND_LOOP, make_run, start_work  # noqa: E402 - after pytest.importorskip("docker") above
 
-from edgetui.hosts.config import load_hosts  # noqa: E402
-
+from edgetui.hosts.config import load_hosts  # noqa: E402 - after pytest.importorskip("docker") above
 
 
 def _text(renderable, width: int) -> str:
@@ -49,28 +48,40 @@ async def test_hosts_view_follows_a_remote_host_and_its_engine(tmp_path, monkeyp
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     s.known_hosts(home / ".ssh" / "known_hosts")
-    (home / ".ssh" / "config").write_text(f"Host devbox\n  HostName 127.0.0.1\n  Port {s.port}\n  User {s.user}\n"
-                                          f"  IdentityFile {s.user_key}\n")
+    (home / ".ssh" / "config").write_text(
+        f"Host devbox\n  HostName 127.0.0.1\n  Port {s.port}\n  User {s.user}\n  IdentityFile {s.user_key}\n"
+    )
     hosts = tmp_path / "hosts.toml"
     hosts.write_text(f'[hosts.lab]\nssh = "devbox"\nroots = ["{remote}"]\nengine = "socket"\n')
     for k, v in (("HOME", home), ("XDG_CACHE_HOME", tmp_path / "xc"), ("XDG_CONFIG_HOME", tmp_path / "xcfg")):
         monkeypatch.setenv(k, str(v))
-    work = start_work(engine, image, f"{tok}_hv", "r1", td, APPEND_LOOP)
-    app = EdgeTUIApp(tmp_path / "app.duckdb", live=LiveConfig([local], home=True, interval=0.5, docker=True,
-                                                             hosts=load_hosts(hosts)), on_empty=lambda p: None)
+    start_work(engine, image, f"{tok}_hv", "r1", td, APPEND_LOOP)
+    app = EdgeTUIApp(
+        tmp_path / "app.duckdb",
+        live=LiveConfig([local], home=True, interval=0.5, docker=True, hosts=load_hosts(hosts)),
+        on_empty=lambda p: None,
+    )
     try:
         async with app.run_test(size=(160, 48)) as pilot:
             await _until(pilot, lambda: isinstance(app.screen, RunsScreen), what="runs screen")
             runs = app.screen
-            await _until(pilot, lambda: runs.runs and runs.runs[0].container is not None
-                         and runs.runs[0].container.state == "running", timeout=30, what="remote container joined")
+            await _until(
+                pilot,
+                lambda: runs.runs and runs.runs[0].container is not None and runs.runs[0].container.state == "running",
+                timeout=30,
+                what="remote container joined",
+            )
             assert runs.runs[0].run_key == f"lab/r1/{tok}_hv" and runs.runs[0].container.host == "lab"
             assert any(r.startswith("● lab") for r in _rows(runs))
             await pilot.press("H")
             await _until(pilot, lambda: isinstance(app.screen, HostsScreen), what="hosts view")
             view = app.screen
-            await _until(pilot, lambda: [r.engine for r in view.rows] == ["up", "up (socket)"], timeout=20,
-                         what="the remote engine up in the view")
+            await _until(
+                pilot,
+                lambda: [r.engine for r in view.rows] == ["up", "up (socket)"],
+                timeout=20,
+                what="the remote engine up in the view",
+            )
             local_row, lab = view.rows
             assert (local_row.name, local_row.kind, local_row.runs) == ("local", "local", 0)
             assert (lab.name, lab.kind, lab.runs) == ("lab", "up", 1) and lab.rtt_s is not None and lab.rtt_s < 2
@@ -80,8 +91,12 @@ async def test_hosts_view_follows_a_remote_host_and_its_engine(tmp_path, monkeyp
                 assert "● up" in line and " ms" in line and line.rstrip().endswith("up (socket)"), txt
             # the host goes down: the open view follows (since when, next retry, why; engine unreachable)
             s.kill_all()
-            await _until(pilot, lambda: view.rows[1].kind == "down" and view.rows[1].next_retry is not None,
-                         timeout=20, what="lab down in the view")
+            await _until(
+                pilot,
+                lambda: view.rows[1].kind == "down" and view.rows[1].next_retry is not None,
+                timeout=20,
+                what="lab down in the view",
+            )
             lab = view.rows[1]
             assert lab.engine == "unreachable" and lab.since <= time.time()
             txt = _text(hosts_table(view.rows, time.time()), 150)

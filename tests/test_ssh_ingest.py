@@ -16,12 +16,14 @@ from edgetui.hosts.ssh import UP, SshHost
 from edgetui.ingest import ingest_paths
 
 ROOT = Path(__file__).resolve().parents[1]
-SETS = [(ROOT / "sample_runs" / "runs", ROOT / "sample_runs" / "tasks"),
-        (ROOT / "sample_runs" / "genuine" / "runs", ROOT / "sample_runs" / "genuine" / "tasks")]
+SETS = [
+    (ROOT / "sample_runs" / "runs", ROOT / "sample_runs" / "tasks"),
+    (ROOT / "sample_runs" / "genuine" / "runs", ROOT / "sample_runs" / "genuine" / "tasks"),
+]
 
 #: every column of events, submissions and runs but the local paths (where the files were read)
 COMPARE = {
-    "events": "SELECT * EXCLUDE (ingested_at) FROM events" ,
+    "events": "SELECT * EXCLUDE (ingested_at) FROM events",
     "submissions": "SELECT * FROM submissions",
     "runs": "SELECT * EXCLUDE (run_dir, source_path, ingested_at, updated_at) FROM runs",
     "test_results": "SELECT * FROM test_results",
@@ -38,8 +40,13 @@ def served(tmp_path, monkeypatch):
         dest = tmp_path / "home" / f"set{i}" / "logs" / "runs"
         shutil.copytree(runs, dest, copy_function=shutil.copy2)
         roots.append(dest)
-    host = SshHost("box", f"{s.user}@127.0.0.1:{s.port}", config=[], known_hosts=str(s.known_hosts(tmp_path / "kh")),
-                   client_keys=[str(s.user_key)])
+    host = SshHost(
+        "box",
+        f"{s.user}@127.0.0.1:{s.port}",
+        config=[],
+        known_hosts=str(s.known_hosts(tmp_path / "kh")),
+        client_keys=[str(s.user_key)],
+    )
     assert host.wait_up(10).kind == UP, host.state
     yield s, host, roots
     host.close()
@@ -101,7 +108,9 @@ def test_remote_root_recorded_as_the_local_ingest_of_the_same_files(served, tmp_
         rc.execute(f"ATTACH '{local_db}' AS l (READ_ONLY)")
         n_events = rc.execute("SELECT count(*) FROM events").fetchone()[0]
         assert n_events > 1000
-        assert rc.execute("SELECT count(DISTINCT split_part(run_key, '/', 1)) FROM runs").fetchone()[0] >= 2  # box + the ip group
+        assert (
+            rc.execute("SELECT count(DISTINCT split_part(run_key, '/', 1)) FROM runs").fetchone()[0] >= 2
+        )  # box + the ip group
         for table in COMPARE:
             q = _query(rc, table)
             ql = q.replace(f"FROM {table}", f"FROM l.{table}")
@@ -162,7 +171,9 @@ def _files(top: Path) -> list[Path]:
 
 def _same_files(image: Path, root: Path) -> None:
     """The image holds exactly the wanted files of ``root``, regular files with its bytes and mtimes."""
-    kept = sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file() and wanted(p.relative_to(root).as_posix()))
+    kept = sorted(
+        p.relative_to(root) for p in root.rglob("*") if p.is_file() and wanted(p.relative_to(root).as_posix())
+    )
     assert _files(image) == kept  # (a staged image: through its top-level links into the stage)
     for rel in kept:
         assert not (image / rel).is_symlink()
@@ -182,8 +193,13 @@ def test_first_sync_completed_by_the_listing_when_the_stream_falls_short(served,
     target = next(p for p in sorted(root.rglob("run_agent.log")))
     (root / "linked.log").symlink_to(target)
     if how == "cut":  # every stream ends after 40 KB of its (uncompressed) tar
-        monkeypatch.setattr(mirror, "_TAR_SCRIPT", mirror._TAR_SCRIPT.replace(" -cf - -- ", " -cf - -- ").replace(
-            "2>/dev/null | $z", "2>/dev/null | head -c 40000 | $z"))
+        monkeypatch.setattr(
+            mirror,
+            "_TAR_SCRIPT",
+            mirror._TAR_SCRIPT.replace(" -cf - -- ", " -cf - -- ").replace(
+                "2>/dev/null | $z", "2>/dev/null | head -c 40000 | $z"
+            ),
+        )
     else:
         real = shutil.which
         monkeypatch.setattr(mirror.shutil, "which", lambda name: None if name == "tar" else real(name))
@@ -322,7 +338,9 @@ def test_a_rescan_trusts_what_it_verified_and_still_sees_every_change(served, tm
     rep = m.sync()
     assert not rep.errors, rep.errors
     rel = lambda p: p.relative_to(root).as_posix()
-    assert {rel(logs[0]), rel(logs[1]), rel(logs[2].parent / "notes.txt"), "brand-new/t/run_agent.log"} <= set(rep.changed)
+    assert {rel(logs[0]), rel(logs[1]), rel(logs[2].parent / "notes.txt"), "brand-new/t/run_agent.log"} <= set(
+        rep.changed
+    )
     assert rel(gone_file) in rep.removed and len(rep.removed) == 1 + gone_n, rep.removed
     assert not (m.local_root / rel(gone_dir)).exists() and (m.local_root / "empty-dir").is_dir()
     _same_files(m.local_root, root)

@@ -32,10 +32,24 @@ def sshd(tmp_path, monkeypatch):
 def _feed(s: Sshd, tmp_path: Path, runs: Path, use_inotify: bool) -> RemoteFeed:
     kh = tmp_path / "known_hosts"
     s.known_hosts(kh)
-    host = SshHost("box", f"{s.user}@127.0.0.1:{s.port}", config=[], known_hosts=str(kh),
-                   client_keys=[str(s.user_key)], connect_timeout=10, backoff_min=0.1, backoff_max=0.5)
-    return RemoteFeed(HostConfig("box", host.target, (str(runs),)), host=host, cache=tmp_path / "cache",
-                      min_interval_s=INTERVAL_S, max_interval_s=INTERVAL_S, use_inotify=use_inotify)
+    host = SshHost(
+        "box",
+        f"{s.user}@127.0.0.1:{s.port}",
+        config=[],
+        known_hosts=str(kh),
+        client_keys=[str(s.user_key)],
+        connect_timeout=10,
+        backoff_min=0.1,
+        backoff_max=0.5,
+    )
+    return RemoteFeed(
+        HostConfig("box", host.target, (str(runs),)),
+        host=host,
+        cache=tmp_path / "cache",
+        min_interval_s=INTERVAL_S,
+        max_interval_s=INTERVAL_S,
+        use_inotify=use_inotify,
+    )
 
 
 LINE = b'{"type":"assistant","n":2}\n'
@@ -56,16 +70,23 @@ def test_a_change_on_the_host_reaches_the_image_through_inotifywait(sshd, tmp_pa
         if use_inotify:
             # inotifywait running, its watches set up (it is quiet under -q: the feed's on_ready says so) and
             # the full sync that follows them requested: from then on its reports are complete
-            wait_for(lambda: feed.inotify and feed._watch_ready and not feed._need_full, 10,
-                     "inotifywait's watches set up", describe=lambda: feed.last_error)
+            wait_for(
+                lambda: feed.inotify and feed._watch_ready and not feed._need_full,
+                10,
+                "inotifywait's watches set up",
+                describe=lambda: feed.last_error,
+            )
             path0 = feed.path_syncs
             with open(remote, "ab") as f:
                 f.write(LINE)
             # brought by a sync of the reported path (only inotifywait's reports make those), well within
             # the stat intervals (60 s): not by the intervals
-            wait_for(lambda: feed.path_syncs > path0 and image.read_bytes().endswith(LINE), INTERVAL_S / 2,
-                     "the appended line synced by its reported path",
-                     describe=lambda: (feed.path_syncs, feed.full_syncs, feed.last_error))
+            wait_for(
+                lambda: feed.path_syncs > path0 and image.read_bytes().endswith(LINE),
+                INTERVAL_S / 2,
+                "the appended line synced by its reported path",
+                describe=lambda: (feed.path_syncs, feed.full_syncs, feed.last_error),
+            )
             assert feed.inotify  # still watching: it was the notice, not an error fallback
         else:
             with open(remote, "ab") as f:

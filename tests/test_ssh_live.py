@@ -16,6 +16,7 @@ import pytest
 
 import prereqs
 from sshd_fixture import Sshd
+
 # at import time, not inside the async test: pytest's assertion rewrite of a module imported
 # that deep in the event loop's stack raised CPython 3.11's 'AST constructor recursion depth mismatch'
 from test_live_app_docker import _rows, _until
@@ -24,7 +25,7 @@ from waits import wait_for
 from edgetui.db import open_db
 from edgetui.hosts.config import HostConfig, is_host_arg, load_hosts, parse_host_arg
 from edgetui.hosts.feed import RemoteFeed
-from edgetui.hosts.ssh import DOWN, UP, SshHost, SshTarget
+from edgetui.hosts.ssh import UP, SshHost, SshTarget
 from edgetui.ingest import ingest_paths
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +39,7 @@ COLS = 'source, generation, "offset", sub, kind, summary, tool_name, tool_use_id
 
 # ------------------------------------------------------------------------------------------ config
 
+
 def test_host_arg_and_hosts_file(tmp_path):
     h = parse_host_arg("me@10.1.2.3:2222:/srv/logs/runs/")
     assert h == HostConfig("10.1.2.3:2222", SshTarget("10.1.2.3", 2222, "me"), ("/srv/logs/runs",), None, "--host")
@@ -47,11 +49,15 @@ def test_host_arg_and_hosts_file(tmp_path):
         parse_host_arg("me@h")
     f = tmp_path / "hosts.toml"
     assert load_hosts(f) == []
-    f.write_text('[hosts.gpu-1]\nssh = "me@10.0.0.9"\nroots = ["/srv/runs"]\njudge_url = "http://127.0.0.1:8000"\n'
-                 'jump = "me@bastion"\n\n[hosts.alias-only]\nroots = ["/a", "/b/"]\n')
+    f.write_text(
+        '[hosts.gpu-1]\nssh = "me@10.0.0.9"\nroots = ["/srv/runs"]\njudge_url = "http://127.0.0.1:8000"\n'
+        'jump = "me@bastion"\n\n[hosts.alias-only]\nroots = ["/a", "/b/"]\n'
+    )
     hs = load_hosts(f)
     assert [h.name for h in hs] == ["gpu-1", "alias-only"]
-    assert hs[0].target == SshTarget("10.0.0.9", None, "me", "me@bastion") and hs[0].judge_url == "http://127.0.0.1:8000"
+    assert (
+        hs[0].target == SshTarget("10.0.0.9", None, "me", "me@bastion") and hs[0].judge_url == "http://127.0.0.1:8000"
+    )
     assert hs[1].target.host == "alias-only" and hs[1].roots == ("/a", "/b")
     f.write_text('[hosts.x]\nroots = "/srv"\n')
     with pytest.raises(ValueError, match=r"hosts.toml: \[hosts.x\]: roots must be a list of absolute paths"):
@@ -71,8 +77,10 @@ def test_a_host_of_the_hosts_file_keeps_its_name_when_given_as_user_at_host(tmp_
     from edgetui.hosts.config import host_name_error
 
     f = tmp_path / "hosts.toml"
-    f.write_text('[hosts.gpu16]\nssh = "root@127.0.0.1:2299"\nroots = ["/tmp/remote_runs"]\n'
-                 '[hosts.far]\nssh = "me@10.0.0.9"\njump = "me@bastion"\nroots = ["/r"]\n')
+    f.write_text(
+        '[hosts.gpu16]\nssh = "root@127.0.0.1:2299"\nroots = ["/tmp/remote_runs"]\n'
+        '[hosts.far]\nssh = "me@10.0.0.9"\njump = "me@bastion"\nroots = ["/r"]\n'
+    )
     known = load_hosts(f)
     assert parse_host_arg("root@127.0.0.1:2299:/tmp/remote_runs", known).name == "gpu16"
     assert parse_host_arg("127.0.0.1:2299:/elsewhere", known).name == "gpu16"  # (no user given: the same)
@@ -80,13 +88,16 @@ def test_a_host_of_the_hosts_file_keeps_its_name_when_given_as_user_at_host(tmp_
     assert parse_host_arg("root@127.0.0.1:2300:/tmp/remote_runs", known).name == "127.0.0.1:2300"
     assert parse_host_arg("me@10.0.0.9:/r", known).name == "10.0.0.9"  # far goes through its jump host
     assert host_name_error("gpu16:relative/path", f).startswith(
-        "--host gpu16:relative/path: a remote root needs its absolute path after the host")
+        "--host gpu16:relative/path: a remote root needs its absolute path after the host"
+    )
     assert host_name_error("root@127.0.0.1:2299", f).startswith("--host root@127.0.0.1:2299: a remote root needs")
-    assert host_name_error("nosuch", f) == (f"--host nosuch: no such host in {f} (a remote root is "
-                                            "user@host[:port]:/path/to/logs/runs)")
+    assert host_name_error("nosuch", f) == (
+        f"--host nosuch: no such host in {f} (a remote root is user@host[:port]:/path/to/logs/runs)"
+    )
 
 
 # ------------------------------------------------------------------------------------------ servers
+
 
 @pytest.fixture
 def two_sshd(tmp_path, monkeypatch):
@@ -101,8 +112,18 @@ def _host(s: Sshd, tmp_path: Path, name: str) -> SshHost:
     kh = tmp_path / f"kh-{name}"
     if not kh.exists():
         s.known_hosts(kh)
-    return SshHost(name, f"{s.user}@127.0.0.1:{s.port}", config=[], known_hosts=str(kh), client_keys=[str(s.user_key)],
-                   connect_timeout=10, backoff_min=0.1, backoff_max=0.5, keepalive_interval=1, keepalive_count_max=2)
+    return SshHost(
+        name,
+        f"{s.user}@127.0.0.1:{s.port}",
+        config=[],
+        known_hosts=str(kh),
+        client_keys=[str(s.user_key)],
+        connect_timeout=10,
+        backoff_min=0.1,
+        backoff_max=0.5,
+        keepalive_interval=1,
+        keepalive_count_max=2,
+    )
 
 
 def _start_run(runs: Path) -> Path:
@@ -129,8 +150,13 @@ def test_killing_sshd_mid_stream_resumes_with_exactly_the_offline_event_set(two_
     host = _host(s, tmp_path, "box")
     feed = RemoteFeed(HostConfig("box", host.target, (str(runs),)), host=host, cache=tmp_path / "cache")
     conn = open_db(tmp_path / "live.duckdb")
-    sup = Supervisor(conn, feed.roots(), docker_client=None, tasks_dir=TASKS,
-                     settings=AlarmSettings(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0))
+    sup = Supervisor(
+        conn,
+        feed.roots(),
+        docker_client=None,
+        tasks_dir=TASKS,
+        settings=AlarmSettings(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0),
+    )
     sup.host_lines = lambda: [feed.state_line()]
     host.start()
     assert host.wait_up(10).kind == UP
@@ -149,25 +175,30 @@ def test_killing_sshd_mid_stream_resumes_with_exactly_the_offline_event_set(two_
                     sup.poll_once()
                     if i == 0:  # the first sync staged the image in tmpfs: the next one writes it to
                         assert feed.mirrors[0].staged  # disk under the tailer (other inodes, same bytes)
-                out.write(line[len(line) // 2:])
+                out.write(line[len(line) // 2 :])
                 out.flush()
                 if i < len(log_lines):
                     log.write(log_lines[i])
                     log.flush()
                 if i == kill_at:
                     s.kill_all()  # mid-stream: the connection goes, writing goes on
-                    wait_for(lambda: host.state.kind not in (UP, "degraded"), 15, "the host down with its sshd",
-                             describe=lambda: host.state)
+                    wait_for(
+                        lambda: host.state.kind not in (UP, "degraded"),
+                        15,
+                        "the host down with its sshd",
+                        describe=lambda: host.state,
+                    )
                 if kill_at < i < back_at and i % 5 == 0:
                     assert feed.sync_once() is None  # down: nothing synced, nothing lost
                     sup.poll_once()
-                    seen_down = seen_down or any(m.startswith("box: ") and ("down" in m or "connecting" in m)
-                                                 for m in sup.messages)
+                    seen_down = seen_down or any(
+                        m.startswith("box: ") and ("down" in m or "connecting" in m) for m in sup.messages
+                    )
                 if i == back_at:
                     s.start()
                     host.reconnect_now()
                     wait_for(lambda: host.state.kind == UP, 15, "the host up again", describe=lambda: host.state)
-            log.writelines(log_lines[len(out_lines):])
+            log.writelines(log_lines[len(out_lines) :])
         _finish_run(dst)
         for _ in range(3):
             assert feed.sync_once() is not None
@@ -194,8 +225,10 @@ def test_killing_sshd_mid_stream_resumes_with_exactly_the_offline_event_set(two_
     assert n > 40
     assert conn.execute(f"SELECT count(*) FROM ({live_q} EXCEPT ALL {off_q})").fetchone()[0] == 0  # no duplicate
     assert conn.execute(f"SELECT count(*) FROM ({off_q} EXCEPT ALL {live_q})").fetchone()[0] == 0  # no gap
-    assert conn.execute("SELECT count(*) FROM events WHERE kind = 'parse_error'").fetchone()[0] == \
-        conn.execute("SELECT count(*) FROM o.events WHERE kind = 'parse_error'").fetchone()[0]
+    assert (
+        conn.execute("SELECT count(*) FROM events WHERE kind = 'parse_error'").fetchone()[0]
+        == conn.execute("SELECT count(*) FROM o.events WHERE kind = 'parse_error'").fetchone()[0]
+    )
     keys = {r[0] for r in conn.execute("SELECT run_key FROM runs").fetchall()}
     assert keys == {f"box/{TZ}/tiny_stats"}
     conn.close()
@@ -212,19 +245,32 @@ def test_one_host_down_leaves_the_other_hosts_runs_live(two_sshd, tmp_path):
         runs = tmp_path / f"remote{i}" / "logs" / "runs"
         dsts.append(_start_run(runs))
         host = _host(s, tmp_path, f"box{i}")
-        feeds.append(RemoteFeed(HostConfig(f"box{i}", host.target, (str(runs),)), host=host,
-                                cache=tmp_path / f"cache{i}", min_interval_s=0.1, max_interval_s=0.3))
+        feeds.append(
+            RemoteFeed(
+                HostConfig(f"box{i}", host.target, (str(runs),)),
+                host=host,
+                cache=tmp_path / f"cache{i}",
+                min_interval_s=0.1,
+                max_interval_s=0.3,
+            )
+        )
     conn = open_db(tmp_path / "live.duckdb")
-    sup = Supervisor(conn, [r for f in feeds for r in f.roots()], docker_client=None, tasks_dir=TASKS,
-                     settings=AlarmSettings(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0))
+    sup = Supervisor(
+        conn,
+        [r for f in feeds for r in f.roots()],
+        docker_client=None,
+        tasks_dir=TASKS,
+        settings=AlarmSettings(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0),
+    )
     sup.host_lines = lambda: [f.state_line() for f in feeds]
     for f in feeds:
         f.start()
     lines = (SRC / "agent_output.txt").read_bytes().splitlines(keepends=True)
 
     def n_events(host: str) -> int:
-        return conn.execute("SELECT count(*) FROM events WHERE run_key LIKE ? AND source = 'agent_output.txt'",
-                            [f"{host}/%"]).fetchone()[0]
+        return conn.execute(
+            "SELECT count(*) FROM events WHERE run_key LIKE ? AND source = 'agent_output.txt'", [f"{host}/%"]
+        ).fetchone()[0]
 
     try:
         outs = [open(d / "agent_output.txt", "wb") for d in dsts]
@@ -236,10 +282,15 @@ def test_one_host_down_leaves_the_other_hosts_runs_live(two_sshd, tmp_path):
         def both_seen():
             sup.poll_once()
             return n_events("box0") > 0 and n_events("box1") > 0
+
         wait_for(both_seen, 20, "both hosts' runs recorded", describe=lambda: (n_events("box0"), n_events("box1")))
         two_sshd[0].kill_all()
-        wait_for(lambda: feeds[0].host.state.kind not in (UP, "degraded"), 15, "box0 down with its sshd",
-                 describe=lambda: feeds[0].host.state)
+        wait_for(
+            lambda: feeds[0].host.state.kind not in (UP, "degraded"),
+            15,
+            "box0 down with its sshd",
+            describe=lambda: feeds[0].host.state,
+        )
         before = n_events("box1"), n_events("box0")
         for ln in lines[10:30]:
             for o in outs:
@@ -249,9 +300,14 @@ def test_one_host_down_leaves_the_other_hosts_runs_live(two_sshd, tmp_path):
         def other_grew():
             sup.poll_once()
             return n_events("box1") > before[0]
+
         # within box0's connect timeout (10 s): box1's run does not wait for the down host's reconnects
-        wait_for(other_grew, 10, "box1's run growing while box0 is down",
-                 describe=lambda: (n_events("box1"), before, sup.messages[-5:]))
+        wait_for(
+            other_grew,
+            10,
+            "box1's run growing while box0 is down",
+            describe=lambda: (n_events("box1"), before, sup.messages[-5:]),
+        )
         assert n_events("box0") == before[1]  # the down host's run stands still, nothing invented
         assert any(m.startswith("box0: ") and ("down" in m or "connecting" in m) for m in sup.messages), sup.messages
         assert not any(m.startswith("box1:") for m in sup.messages), sup.messages  # up: its column says so
@@ -274,19 +330,30 @@ def test_cli_ingest_over_ssh_config_alias_and_hosts_file(two_sshd, tmp_path):
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     s.known_hosts(home / ".ssh" / "known_hosts")
-    (home / ".ssh" / "config").write_text(f"Host devbox\n  HostName 127.0.0.1\n  Port {s.port}\n  User {s.user}\n"
-                                          f"  IdentityFile {s.user_key}\n")
+    (home / ".ssh" / "config").write_text(
+        f"Host devbox\n  HostName 127.0.0.1\n  Port {s.port}\n  User {s.user}\n  IdentityFile {s.user_key}\n"
+    )
     hosts = tmp_path / "hosts.toml"
     hosts.write_text(f'[hosts.lab]\nssh = "devbox"\nroots = ["{runs}"]\n')
     env = {**os.environ, "HOME": str(home), "EDGETUI_HOSTS_FILE": str(hosts), "XDG_CACHE_HOME": str(tmp_path / "xc")}
     env.pop("SSH_AUTH_SOCK", None)
     db = tmp_path / "cli.duckdb"
     exe = [str(Path(sys.executable).parent / "edgetui")]
-    r = subprocess.run([*exe, "--db", str(db), "ingest", "-q", "--tasks-dir", str(TASKS), "--host",
-                        f"devbox:{runs}"], env=env, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [*exe, "--db", str(db), "ingest", "-q", "--tasks-dir", str(TASKS), "--host", f"devbox:{runs}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
-    r = subprocess.run([*exe, "--db", str(db), "ingest", "-q", "--tasks-dir", str(TASKS), "--host", "lab"],
-                       env=env, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [*exe, "--db", str(db), "ingest", "-q", "--tasks-dir", str(TASKS), "--host", "lab"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     import duckdb
 
@@ -298,16 +365,26 @@ def test_cli_ingest_over_ssh_config_alias_and_hosts_file(two_sshd, tmp_path):
     # by the local image the ingest read it from
     bad = runs / TZ / "tiny_stats" / "final_result.json"
     bad.write_bytes(bad.read_bytes()[:20])
-    r = subprocess.run([*exe, "--db", str(db), "ingest", "-q", "--tasks-dir", str(TASKS), "--host", "lab"],
-                       env=env, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [*exe, "--db", str(db), "ingest", "-q", "--tasks-dir", str(TASKS), "--host", "lab"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     said = [ln for ln in r.stderr.splitlines() if "final_result.json" in ln]
     assert len(said) == 1 and said[0].startswith(f"edgetui: lab:{bad}: ") and "byte " in said[0], r.stderr
     assert str(tmp_path / "xc") not in r.stderr, r.stderr
     # an unknown host key: exit 1 and the command that trusts it
     (home / ".ssh" / "known_hosts").write_text("")
-    r = subprocess.run([*exe, "--db", str(db), "ingest", "-q", "--host", f"devbox:{runs}"], env=env,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [*exe, "--db", str(db), "ingest", "-q", "--host", f"devbox:{runs}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 1 and f"ssh-keyscan -p {s.port} 127.0.0.1" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
 
@@ -328,15 +405,19 @@ async def test_the_app_shows_a_remote_hosts_runs_beside_local_ones_with_its_stat
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     s.known_hosts(home / ".ssh" / "known_hosts")
-    (home / ".ssh" / "config").write_text(f"Host devbox\n  HostName 127.0.0.1\n  Port {s.port}\n  User {s.user}\n"
-                                          f"  IdentityFile {s.user_key}\n")
+    (home / ".ssh" / "config").write_text(
+        f"Host devbox\n  HostName 127.0.0.1\n  Port {s.port}\n  User {s.user}\n  IdentityFile {s.user_key}\n"
+    )
     hosts = tmp_path / "hosts.toml"
     hosts.write_text(f'[hosts.lab]\nssh = "devbox"\nroots = ["{remote}"]\n')
     for k, v in (("HOME", home), ("XDG_CACHE_HOME", tmp_path / "xc"), ("XDG_CONFIG_HOME", tmp_path / "xcfg")):
         monkeypatch.setenv(k, str(v))
     hs = load_hosts(hosts)
-    app = EdgeTUIApp(tmp_path / "app.duckdb", live=LiveConfig([local], home=True, interval=0.5, docker=False,
-                                                             hosts=hs), on_empty=lambda p: None)
+    app = EdgeTUIApp(
+        tmp_path / "app.duckdb",
+        live=LiveConfig([local], home=True, interval=0.5, docker=False, hosts=hs),
+        on_empty=lambda p: None,
+    )
     async with app.run_test(size=(160, 48)) as pilot:
         await _until(pilot, lambda: isinstance(app.screen, RunsScreen), what="runs screen")
         screen = app.screen

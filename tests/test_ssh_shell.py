@@ -30,8 +30,16 @@ def _sessions(s: Sshd) -> int:
 
 def test_kept_shell_runs_each_command_in_one_session_and_survives_a_reconnect(sshd, tmp_path):
     kh = sshd.known_hosts(tmp_path / "kh")
-    h = SshHost("box", f"{sshd.user}@127.0.0.1:{sshd.port}", config=[], known_hosts=str(kh),
-                client_keys=[str(sshd.user_key)], backoff_min=0.1, backoff_max=0.5, connect_timeout=10)
+    h = SshHost(
+        "box",
+        f"{sshd.user}@127.0.0.1:{sshd.port}",
+        config=[],
+        known_hosts=str(kh),
+        client_keys=[str(sshd.user_key)],
+        backoff_min=0.1,
+        backoff_max=0.5,
+        connect_timeout=10,
+    )
     try:
         assert h.wait_up(10).kind == UP
         (tmp_path / "d").mkdir()
@@ -46,7 +54,9 @@ def test_kept_shell_runs_each_command_in_one_session_and_survives_a_reconnect(ss
         # one more session would show up in sshd's log per `run`; the kept shell adds none
         n = _sessions(sshd)
         h.run(["true"])  # an ordinary exec: one more session
-        wait_for(lambda: _sessions(sshd) == n + 1, 5, "one more session in sshd's log", describe=lambda: (_sessions(sshd), n))
+        wait_for(
+            lambda: _sessions(sshd) == n + 1, 5, "one more session in sshd's log", describe=lambda: (_sessions(sshd), n)
+        )
         for _ in range(5):
             h.run_kept(["true"])
         time.sleep(0.3)  # part of the test: a window in which a session opened by run_kept would be logged

@@ -47,10 +47,22 @@ def test_watch_ends_when_its_terminal_goes_away_without_sighup(tmp_path):
     db = tmp_path / "w.duckdb"
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 140, 0, 0))
-    env = {**os.environ, "TERM": "xterm-256color", "XDG_CACHE_HOME": str(tmp_path / "xc"),
-           "XDG_CONFIG_HOME": str(tmp_path / "xcfg"), "EDGETUI_HOSTS_FILE": str(tmp_path / "none.toml")}
-    p = subprocess.Popen([EXE, "--db", str(db), "watch", "--runs-dir", str(runs), "--no-docker"],
-                         stdin=slave, stdout=slave, stderr=slave, start_new_session=True, env=env, close_fds=True)
+    env = {
+        **os.environ,
+        "TERM": "xterm-256color",
+        "XDG_CACHE_HOME": str(tmp_path / "xc"),
+        "XDG_CONFIG_HOME": str(tmp_path / "xcfg"),
+        "EDGETUI_HOSTS_FILE": str(tmp_path / "none.toml"),
+    }
+    p = subprocess.Popen(
+        [EXE, "--db", str(db), "watch", "--runs-dir", str(runs), "--no-docker"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+        env=env,
+        close_fds=True,
+    )
     os.close(slave)
     try:
         # the app drew its runs screen with the run (the supervisor holds the database)

@@ -16,7 +16,6 @@ import pty
 import re
 import select
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -38,8 +37,10 @@ NEEDLES = {
     "clear + cursor moves": b"\x1b[2J\x1b[5;5H",
     "cursor up": b"\x1b[3A\xc2\x9b",
     **{f"C1 U+{cp:04X}": chr(cp).encode() for cp in range(0x80, 0xA0)},
-    **{f"bidi U+{cp:04X}": chr(cp).encode() for cp in [*range(0x202A, 0x202F), *range(0x2066, 0x206A),
-                                                         0x200E, 0x200F, 0x061C]},
+    **{
+        f"bidi U+{cp:04X}": chr(cp).encode()
+        for cp in [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C]
+    },
     **{f"C0 {c!r}": c.encode() for c in "\x0b\x0c\x0e\x7f"},
     "C0 BEL BS": b"\x07\x08",  # (less writes a lone backspace of its own after a wrapped line's last cell)
 }
@@ -83,8 +84,9 @@ def test_every_control_shown_escaped_and_newline_kept_only_in_the_lines_variant(
     for text in [h.PAYLOAD, "a\nb\tc\r\x00\x1b\x7f\x85\x9b\x9d\u202e\u2066\u200f\u061c\u2028"]:
         one, lines = visible(text), visible_lines(text)
         for shown in (one, lines):
-            assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u2028\u2029]",
-                                 shown), repr(shown)
+            assert not re.search(
+                r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u2028\u2029]", shown
+            ), repr(shown)
         assert "\n" not in one and "\t" not in one
     assert visible("a\x1b]52;c;x\x07") == "a\\x1b]52;c;x\\x07"
     assert visible("\x9b2J\u202e") == "\\x9b2J\\u202e"
@@ -101,8 +103,11 @@ def test_parsers_strip_osc_strings_not_only_csi_colours():
 
     p = CodexTextParser("t.txt", "g")
     evs, off = [], 0
-    for line in (b"[2026-01-01T00:00:00] OpenAI Codex v0.1\n", b"codex\n",
-                 b"\x1b]52;c;SGVsbG8=\x07\x1b]0;T\x07hello\x1b[1m!\x1b]8;;http://x\x1b\\\n"):
+    for line in (
+        b"[2026-01-01T00:00:00] OpenAI Codex v0.1\n",
+        b"codex\n",
+        b"\x1b]52;c;SGVsbG8=\x07\x1b]0;T\x07hello\x1b[1m!\x1b]8;;http://x\x1b\\\n",
+    ):
         evs += p.feed(line, off)
         off += len(line)
     evs += p.finish()
@@ -143,27 +148,73 @@ def test_the_widgets_texts_hold_no_sequence():
     from edgetui.widgets.runs_cells import row_cells
 
     p = h.PAYLOAD + "\nline two\t[b]x[/b]"
-    call = {"kind": "tool_call", "tool_name": p, "model": p, "summary": p, "source": p, "offset": 0, "t": 1.0,
-            "t_source": p, "data": {"input": {"command": p, "content": p + "\n" + p, "other": p}}, "raw": p.encode()}
+    call = {
+        "kind": "tool_call",
+        "tool_name": p,
+        "model": p,
+        "summary": p,
+        "source": p,
+        "offset": 0,
+        "t": 1.0,
+        "t_source": p,
+        "data": {"input": {"command": p, "content": p + "\n" + p, "other": p}},
+        "raw": p.encode(),
+    }
     result = {"kind": "tool_result", "data": {"content": p}, "is_error": True}
-    graded = {"kind": "judge_result", "data": {"round": p, "error": p, "summary": p, "failing": [p]},
-              "summary": p, "source": "s", "offset": 0}
+    graded = {
+        "kind": "judge_result",
+        "data": {"round": p, "error": p, "summary": p, "failing": [p]},
+        "summary": p,
+        "source": "s",
+        "offset": 0,
+    }
     sub = {"round": p, "kind": p, "status": p, "score_flag": p, "best_round": p, "t": 2.0, "submitted_at": 1.0}
     tests = [{"name": p, "status": p, "message": p}]
-    head = {"run_id": p, "task_id": p, "task_name": p, "model": p, "agent": p, "host": p, "status": p,
-            "transcript_flags": [p], "selection": p}
-    why = {"round": p, "prev_round": p, "before": 1.0, "after": 2.0,
-           "actions": {"edit": {"n": 1, "examples": [p]}},
-           "notes": {"analysis": p, "thinking": [{"text": p}], "messages": [{"text": p}], "files": [{"path": p, "text": p}]},
-           "diff": {"against": p, "files": [{"status": "M", "path": p, "lines": ["+" + p, "-" + p]}], "unchanged": 0}}
-    live = LiveRun(run_key=p, host=p, run_id=p, task_id=p, agent=p, model=p, message=p, best_round=p,
-                   alarms=[Alarm(run_key=p, rule=p, t=1.0, message=p)])
+    head = {
+        "run_id": p,
+        "task_id": p,
+        "task_name": p,
+        "model": p,
+        "agent": p,
+        "host": p,
+        "status": p,
+        "transcript_flags": [p],
+        "selection": p,
+    }
+    why = {
+        "round": p,
+        "prev_round": p,
+        "before": 1.0,
+        "after": 2.0,
+        "actions": {"edit": {"n": 1, "examples": [p]}},
+        "notes": {
+            "analysis": p,
+            "thinking": [{"text": p}],
+            "messages": [{"text": p}],
+            "files": [{"path": p, "text": p}],
+        },
+        "diff": {"against": p, "files": [{"status": "M", "path": p, "lines": ["+" + p, "-" + p]}], "unchanged": 0},
+    }
+    live = LiveRun(
+        run_key=p,
+        host=p,
+        run_id=p,
+        task_id=p,
+        agent=p,
+        model=p,
+        message=p,
+        best_round=p,
+        alarms=[Alarm(run_key=p, rule=p, t=1.0, message=p)],
+    )
     drawn = [
         render_detail({"event": call, "pair": [result], "annotations": [{"label": p, "text": p, "author": p}]}),
         render_detail({"event": graded, "submission": sub, "tests": tests}),
-        header_text(head, 120), why_head_text(why, 80), why_diff_text(why, 80),
+        header_text(head, 120),
+        why_head_text(why, 80),
+        why_diff_text(why, 80),
         moment_line({"round": p, "elapsed_s": 1.0, "components": {p: (1.0, 2.0)}}),
-        *row_cells(live, 10.0, host_column=True).values(), live_status_text(live, 10.0, 120),
+        *row_cells(live, 10.0, host_column=True).values(),
+        live_status_text(live, 10.0, 120),
         alarm_line(live.alarms[0], 10.0),
     ]
     for r in drawn:
@@ -180,8 +231,13 @@ def test_the_widgets_texts_hold_no_sequence():
 def _pty_run(argv: list[str], timeout: float = 60.0) -> tuple[int, bytes]:
     """``argv`` with stdout and stderr on a pty (a terminal): its exit status and every byte it wrote."""
     master, slave = pty.openpty()
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
-                            env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "200"})
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=slave,
+        env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "200"},
+    )
     os.close(slave)
     out = b""
     end = time.monotonic() + timeout
@@ -206,16 +262,20 @@ def _pty_run(argv: list[str], timeout: float = 60.0) -> tuple[int, bytes]:
     return proc.wait(), out
 
 
-@pytest.mark.parametrize("args", [
-    ["runs"],
-    ["sql", "SELECT e.run_key, r.model, e.summary FROM events e JOIN runs r USING (run_key)", "--format", "csv"],
-    ["sql", "SELECT e.run_key, r.model, e.summary FROM events e JOIN runs r USING (run_key)", "--format", "table"],
-    ["sql", "SELECT run_key, summary FROM events", "--format", "json"],
-    ["report", "[@click=app.quit]run[/]", "--format", "md"],
-    ["report", "[@click=app.quit]run[/]", "--format", "json"],
-    ["forecast", "[@click=app.quit]run[/]"],
-    ["sql", "SELECT * FROM nowhere_" + h.PAYLOAD.replace("'", "")],
-], ids=["runs", "sql-csv", "sql-table", "sql-json", "report-md", "report-json", "forecast", "error-line"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["runs"],
+        ["sql", "SELECT e.run_key, r.model, e.summary FROM events e JOIN runs r USING (run_key)", "--format", "csv"],
+        ["sql", "SELECT e.run_key, r.model, e.summary FROM events e JOIN runs r USING (run_key)", "--format", "table"],
+        ["sql", "SELECT run_key, summary FROM events", "--format", "json"],
+        ["report", "[@click=app.quit]run[/]", "--format", "md"],
+        ["report", "[@click=app.quit]run[/]", "--format", "json"],
+        ["forecast", "[@click=app.quit]run[/]"],
+        ["sql", "SELECT * FROM nowhere_" + h.PAYLOAD.replace("'", "")],
+    ],
+    ids=["runs", "sql-csv", "sql-table", "sql-json", "report-md", "report-json", "forecast", "error-line"],
+)
 def test_cli_on_a_terminal_sends_no_sequence(hostile, args):
     _root, db = hostile
     rc, out = _pty_run([str(EDGETUI), "--db", str(db), *args])
@@ -234,11 +294,17 @@ def test_ingest_error_lines_on_a_terminal_send_no_sequence(hostile, tmp_path):
 
 def test_machine_formats_through_a_pipe_keep_the_bytes(hostile):
     _root, db = hostile
-    r = subprocess.run([str(EDGETUI), "--db", str(db), "sql", "SELECT model FROM runs", "--format", "csv"],
-                       capture_output=True, check=True)
+    r = subprocess.run(
+        [str(EDGETUI), "--db", str(db), "sql", "SELECT model FROM runs", "--format", "csv"],
+        capture_output=True,
+        check=True,
+    )
     assert h.planted("model").encode() in r.stdout  # every byte, as recorded
-    r = subprocess.run([str(EDGETUI), "--db", str(db), "report", "[@click=app.quit]run[/]", "--format", "md"],
-                       capture_output=True, check=True)
+    r = subprocess.run(
+        [str(EDGETUI), "--db", str(db), "report", "[@click=app.quit]run[/]", "--format", "md"],
+        capture_output=True,
+        check=True,
+    )
     assert b"\x1b]52;c;SGVsbG8=" in r.stdout
 
 
@@ -345,8 +411,10 @@ def test_replay_events_and_details_in_a_terminal_send_no_sequence(hostile, tmp_p
 def test_live_runs_screen_and_pager_copy_in_a_terminal(hostile, tmp_path):
     need("tmux")
     root, _db = hostile
-    c = Capture(f"env LESS=-R PAGER=less {EDGETUI} --db {tmp_path / 'live.duckdb'} watch --no-docker "
-                f"--runs-dir {root}", tmp_path / "live.out")
+    c = Capture(
+        f"env LESS=-R PAGER=less {EDGETUI} --db {tmp_path / 'live.duckdb'} watch --no-docker --runs-dir {root}",
+        tmp_path / "live.out",
+    )
     try:
         s = c.t.wait_for("runs 3")
         s = c.t.wait_for("second-line")
@@ -389,11 +457,15 @@ async def test_run_names_are_never_read_as_markup(hostile, tmp_path, monkeypatch
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     root, _db = hostile
-    app = EdgeTUIApp(tmp_path / "m.duckdb", live=LiveConfig([root], home=True, interval=0.5, docker=False),
-                     on_empty=lambda p: None)
+    app = EdgeTUIApp(
+        tmp_path / "m.duckdb", live=LiveConfig([root], home=True, interval=0.5, docker=False), on_empty=lambda p: None
+    )
     async with app.run_test(size=(160, 48), notifications=True) as pilot:  # (toasts are off by default in tests)
-        await _until(pilot, lambda: isinstance(app.screen, RunsScreen) and len(app.screen.runs) == 3,
-                     what="runs screen with 3 runs")
+        await _until(
+            pilot,
+            lambda: isinstance(app.screen, RunsScreen) and len(app.screen.runs) == 3,
+            what="runs screen with 3 runs",
+        )
         screen = app.screen
         for key in (h.MARKUP_KEY, "[b]x[/b]"):
             for _ in range(4):  # the cursor onto that run
@@ -403,10 +475,13 @@ async def test_run_names_are_never_read_as_markup(hostile, tmp_path, monkeypatch
                 await pilot.pause(0.1)
             else:
                 await pilot.press("home")
-            await _until(pilot, lambda: (screen.selected_run_key or "").endswith(key), what=f"{key} selected")
+            await _until(pilot, lambda key=key: (screen.selected_run_key or "").endswith(key), what=f"{key} selected")
             await pilot.press("x")  # no container to stop: a toast names the run
-            await _until(pilot, lambda: any(key in t.render().plain for t in app.screen.query(Toast)),
-                         what=f"toast naming {key} as typed")
+            await _until(
+                pilot,
+                lambda key=key: any(key in t.render().plain for t in app.screen.query(Toast)),
+                what=f"toast naming {key} as typed",
+            )
             toast = next(t for t in app.screen.query(Toast) if key in t.render().plain)
             content = toast.render()
             assert not any("click" in str(s.style) or "link" in str(s.style) for s in content.spans), content.spans

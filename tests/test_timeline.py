@@ -34,8 +34,19 @@ def test_same_timeline_as_the_lists(run):
     a, b = _both(conn, rk)
     assert isinstance(b.events, ArrowTimeline)
     assert b.n == a.n == 3000
-    for name in ("event_id", "kind", "summary", "tool_use_id", "parent_tool_use_id", "tool_name", "is_error",
-                 "round", "level", "t", "agent_format"):
+    for name in (
+        "event_id",
+        "kind",
+        "summary",
+        "tool_use_id",
+        "parent_tool_use_id",
+        "tool_name",
+        "is_error",
+        "round",
+        "level",
+        "t",
+        "agent_format",
+    ):
         assert list(getattr(b.events, name)) == getattr(a.events, name), name
     assert list(b.elapsed) == a.elapsed and b.elapsed[-1] is None  # the untimed tail
     assert list(b._pos) == a._pos and b.end_elapsed == a.end_elapsed
@@ -88,7 +99,9 @@ def test_same_moves(run):
         assert a.index == b.index
     q = "task"
     ids = search_light(conn, rk, q)
-    want = sorted(i for i in range(a.n) if q in (a.summary[i] or "").lower() or q in (a.events.tool_name[i] or "").lower())
+    want = sorted(
+        i for i in range(a.n) if q in (a.summary[i] or "").lower() or q in (a.events.tool_name[i] or "").lower()
+    )
     assert ids and b.events.indices_of(ids) == want
     assert b.events.find("TASK") == want  # in memory, case-insensitive, the same events
     assert b.events.find("no such text anywhere") == [] and b.events.find("") == []

@@ -43,15 +43,24 @@ def _ingest(db: Path, runs: Path, tasks: Path, **kw):
 def _rows(db: Path) -> dict[str, list]:
     c = duckdb.connect(str(db), read_only=True)
     try:
-        return {t: sorted(c.execute(q).fetchall(), key=repr) for t, q in (
-            ("events", "SELECT * FROM events"),
-            ("submissions", "SELECT * FROM submissions"),
-            ("test_results", "SELECT * FROM test_results"),
-            ("runs", "SELECT * EXCLUDE (ingested_at) FROM runs"),
-            # (a copy's inodes differ: so do the tree digests, which hold them)
-            ("source_cursors", ("SELECT * EXCLUDE (updated_at, state, inode, generation), CASE WHEN source = '<tree>' "
-                                "THEN NULL ELSE state END, CASE WHEN source = '<tree>' THEN NULL ELSE generation END "
-                                "FROM source_cursors")))}
+        return {
+            t: sorted(c.execute(q).fetchall(), key=repr)
+            for t, q in (
+                ("events", "SELECT * FROM events"),
+                ("submissions", "SELECT * FROM submissions"),
+                ("test_results", "SELECT * FROM test_results"),
+                ("runs", "SELECT * EXCLUDE (ingested_at) FROM runs"),
+                # (a copy's inodes differ: so do the tree digests, which hold them)
+                (
+                    "source_cursors",
+                    (
+                        "SELECT * EXCLUDE (updated_at, state, inode, generation), CASE WHEN source = '<tree>' "
+                        "THEN NULL ELSE state END, CASE WHEN source = '<tree>' THEN NULL ELSE generation END "
+                        "FROM source_cursors"
+                    ),
+                ),
+            )
+        }
     finally:
         c.close()
 
@@ -125,7 +134,7 @@ def test_a_tree_cursor_without_the_transcript_entry_means_a_full_reread(tmp_path
     _ingest(db, tmp_path / "runs", TASKS)
     c = duckdb.connect(str(db))
     states = c.execute("SELECT state FROM source_cursors WHERE source = ?", [TREE_SOURCE]).fetchall()
-    assert states and all(json.loads(s)["transcript"] is None for s, in states)  # no transcript when recorded
+    assert states and all(json.loads(s)["transcript"] is None for (s,) in states)  # no transcript when recorded
     c.execute("UPDATE source_cursors SET state = NULL WHERE source = ?", [TREE_SOURCE])
     c.close()
     orig, dst = held[0]

@@ -50,8 +50,10 @@ def _q(db: Path, sql: str, params=()):
 
 
 def _tables(db: Path) -> dict[str, set]:
-    return {t: set(_q(db, f"SELECT * EXCLUDE (ingested_at) FROM {t}" if t == "runs" else f"SELECT * FROM {t}"))
-            for t in ("events", "submissions", "test_results", "runs")}
+    return {
+        t: set(_q(db, f"SELECT * EXCLUDE (ingested_at) FROM {t}" if t == "runs" else f"SELECT * FROM {t}"))
+        for t in ("events", "submissions", "test_results", "runs")
+    }
 
 
 def test_local_host_lists_stats_and_reads_at_an_offset(tmp_path):
@@ -188,16 +190,22 @@ def test_runs_recorded_together_fail_alone(runs, tmp_path, monkeypatch):
     db = tmp_path / "e.duckdb"
     rep = _ingest(db, runs)
     assert rep.failed == [str(runs / "judge-demo-001" / "judge_demo_sum")]
-    assert [m for m in rep.messages if "could not record" in m] == \
-        [f"{runs / 'judge-demo-001' / 'judge_demo_sum'}: could not record: [Errno 5] Input/output error (injected)"]
+    assert [m for m in rep.messages if "could not record" in m] == [
+        f"{runs / 'judge-demo-001' / 'judge_demo_sum'}: could not record: [Errno 5] Input/output error (injected)"
+    ]
     assert len(rep.runs) == 5 and "local/judge-demo-001/judge_demo_sum" not in rep.runs
     cols = "event_id, kind, t, t_source, summary, data"
     c = duckdb.connect(str(db))
     c.execute(f"ATTACH '{clean}' AS c (READ_ONLY)")
     other = "run_key <> 'local/judge-demo-001/judge_demo_sum'"
     for a, b in (("events", "c.events"), ("c.events", "events")):
-        assert c.execute(f"SELECT count(*) FROM (SELECT {cols} FROM {a} WHERE {other} "
-                         f"EXCEPT SELECT {cols} FROM {b} WHERE {other})").fetchone()[0] == 0
+        assert (
+            c.execute(
+                f"SELECT count(*) FROM (SELECT {cols} FROM {a} WHERE {other} "
+                f"EXCEPT SELECT {cols} FROM {b} WHERE {other})"
+            ).fetchone()[0]
+            == 0
+        )
     # a run's small files are one transaction: the failed run left nothing half-recorded
     assert c.execute("SELECT count(*) FROM events WHERE NOT (" + other + ")").fetchone()[0] == 0
     assert c.execute("SELECT count(*) FROM runs").fetchone()[0] == 5

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -37,8 +36,10 @@ def _one_error_line(capsys) -> str:
 
 def _hold(db: Path, extra: str = "") -> subprocess.Popen:
     """A child process holding ``db`` read-write (its PID in DuckDB's lock), then ``extra`` run."""
-    code = (f"import sys,time;from edgetui.db import open_db;c=open_db({str(db)!r});{extra}"
-            "print('ready',flush=True);time.sleep(120)")
+    code = (
+        f"import sys,time;from edgetui.db import open_db;c=open_db({str(db)!r});{extra}"
+        "print('ready',flush=True);time.sleep(120)"
+    )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "ready"
     return p
@@ -51,6 +52,7 @@ def _end(p: subprocess.Popen) -> None:
 
 
 # ---------------------------------------------------------------------------- the holder
+
 
 def _has_open(pid: int, path: Path) -> bool:
     try:
@@ -71,14 +73,18 @@ def test_an_ingest_holding_the_file_is_said_to_answer_no_queries(tmp_path, capsy
     "read it through that process": now that it answers no queries and what to do."""
     db = _good_db(tmp_path / "i.duckdb")
     tr = tmp_path / "big.jsonl"
-    line = (b'{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"text","text":"'
-            + b"y" * 2000 + b'"}]}}\n')
+    line = (
+        b'{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"text","text":"'
+        + b"y" * 2000
+        + b'"}]}}\n'
+    )
     with open(tr, "wb") as f:
         for n in range(40000):
             f.write(line.replace(b"%d", str(n).encode()))
     capsys.readouterr()
-    p = subprocess.Popen([*CLI, "--db", str(db), "ingest", "-q", str(tr)], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(
+        [*CLI, "--db", str(db), "ingest", "-q", str(tr)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         deadline = time.monotonic() + 60
         while not _has_open(p.pid, db):  # until the ingest holds the file (no open of ours races it)
@@ -93,6 +99,7 @@ def test_an_ingest_holding_the_file_is_said_to_answer_no_queries(tmp_path, capsy
             assert "read it through" not in line and "--snapshot" in line and str(db) in line, line
         with pytest.raises(errors.HolderNotServing):
             from edgetui.cli_output import _query
+
             _query(db, "SELECT 1")
     finally:
         p.kill()
@@ -162,6 +169,7 @@ def test_no_socket_directory_is_said_as_such(tmp_path, capsys, monkeypatch):
 
 # ---------------------------------------------------------------------------- read-only
 
+
 def _unprivileged() -> list[str]:
     """The prefix that runs a command without root's right to write any file (root keeps its uid but
     loses CAP_DAC_OVERRIDE); nothing for a user who has no such right."""
@@ -189,16 +197,25 @@ def test_a_read_only_file_opens_read_only_with_a_note(tmp_path):
         r = subprocess.run([*_unprivileged(), *CLI, "--db", str(db), "ingest", "-q", str(SAMPLE_RUN)], **kw)
         assert r.returncode == 2 and "damaged" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
         assert "not writable" in r.stderr and "read-only" in r.stderr and str(db) in r.stderr, r.stderr
-        r = subprocess.run([*_unprivileged(), sys.executable, "-c", (
-            "from edgetui.app import EdgeTUIApp\n"
-            "import asyncio\n"
-            f"app = EdgeTUIApp({str(db)!r}, on_empty=lambda p: None)\n"
-            "async def go():\n"
-            "    async with app.run_test() as pilot:\n"
-            "        await pilot.pause()\n"
-            "        print('READONLY', app.read_only, app.startup_error)\n"
-            "        print('NOTES', [n.message for n in app._notifications])\n"
-            "asyncio.run(go())\n")], **kw)
+        r = subprocess.run(
+            [
+                *_unprivileged(),
+                sys.executable,
+                "-c",
+                (
+                    "from edgetui.app import EdgeTUIApp\n"
+                    "import asyncio\n"
+                    f"app = EdgeTUIApp({str(db)!r}, on_empty=lambda p: None)\n"
+                    "async def go():\n"
+                    "    async with app.run_test() as pilot:\n"
+                    "        await pilot.pause()\n"
+                    "        print('READONLY', app.read_only, app.startup_error)\n"
+                    "        print('NOTES', [n.message for n in app._notifications])\n"
+                    "asyncio.run(go())\n"
+                ),
+            ],
+            **kw,
+        )
         assert "READONLY True None" in r.stdout, (r.stdout, r.stderr[-2000:])
         assert "opened read-only" in r.stdout and "not writable" in r.stdout, r.stdout
         assert db.read_bytes() == before
@@ -213,8 +230,9 @@ def test_a_file_this_user_may_not_read_is_not_called_damaged(tmp_path):
     os.chmod(db, 0o000)
     before_mode = db.stat().st_mode
     for argv in (["runs"], ["ingest", "-q", str(SAMPLE_RUN)]):
-        r = subprocess.run([*_unprivileged(), *CLI, "--db", str(db), *argv], capture_output=True, text=True,
-                           timeout=120)
+        r = subprocess.run(
+            [*_unprivileged(), *CLI, "--db", str(db), *argv], capture_output=True, text=True, timeout=120
+        )
         assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
         assert "may not read it" in r.stderr and "damaged" not in r.stderr and "backup" not in r.stderr, r.stderr
     assert db.stat().st_mode == before_mode
@@ -292,6 +310,7 @@ def test_a_torn_database_on_a_read_only_mount_is_read_with_a_note(ro_mount, tmp_
 
 # ---------------------------------------------------------------------------- foreign and full
 
+
 def test_another_applications_file_gets_one_line_for_every_command(tmp_path, capsys):
     """``runs`` and ``sql`` on another application's DuckDB file printed DuckDB's raw catalog error
     ("Table with name runs does not exist"); now the same line as ``ingest``."""
@@ -299,8 +318,12 @@ def test_another_applications_file_gets_one_line_for_every_command(tmp_path, cap
     c = duckdb.connect(str(other))
     c.execute("CREATE TABLE customers (id INTEGER)")
     c.close()
-    for argv in (["runs"], ["sql", "SELECT count(*) FROM events"], ["ingest", "-q", str(SAMPLE_RUN)],
-                 ["tag", "x", "y"]):
+    for argv in (
+        ["runs"],
+        ["sql", "SELECT count(*) FROM events"],
+        ["ingest", "-q", str(SAMPLE_RUN)],
+        ["tag", "x", "y"],
+    ):
         assert main(["--db", str(other), *argv]) == 2, argv
         err = _one_error_line(capsys)
         assert "another application" in err and "customers" in err and "Catalog Error" not in err, (argv, err)
@@ -393,6 +416,7 @@ def test_user_errors_carry_their_exit_code_to_the_cli(tmp_path, capsys):
 
 # ---------------------------------------------------------------------------- SSH
 
+
 @pytest.mark.sshd
 def test_a_missing_user_known_hosts_file_is_said_with_what_to_do(tmp_path, monkeypatch):
     """ssh_config's ``UserKnownHostsFile`` names a file that does not exist: asyncssh's "No such
@@ -408,8 +432,9 @@ def test_a_missing_user_known_hosts_file_is_said_with_what_to_do(tmp_path, monke
     try:
         kh = tmp_path / "nowhere" / "known_hosts"
         cfg = tmp_path / "ssh_config"
-        cfg.write_text(f"Host testbox\n  HostName 127.0.0.1\n  Port {s.port}\n  User {s.user}\n"
-                       f"  UserKnownHostsFile {kh}\n")
+        cfg.write_text(
+            f"Host testbox\n  HostName 127.0.0.1\n  Port {s.port}\n  User {s.user}\n  UserKnownHostsFile {kh}\n"
+        )
         h = SshHost("box", "testbox", config=[str(cfg)], client_keys=[str(s.user_key)], backoff_min=30)
         try:
             st = h.wait_up(10)
@@ -443,9 +468,11 @@ def test_the_holders_name_is_its_command_not_an_option_value():
 
     from edgetui.db import process_name
 
-    cases = [(["--db", "s.duckdb", "--tasks-dir", "tasks"], "edgetui"),
-             (["--no-docker", "--db=s.duckdb", "--runs-dir", "logs/runs", "watch"], "edgetui watch"),
-             (["--db", "x.duckdb", "ingest", "runs"], "edgetui ingest")]
+    cases = [
+        (["--db", "s.duckdb", "--tasks-dir", "tasks"], "edgetui"),
+        (["--no-docker", "--db=s.duckdb", "--runs-dir", "logs/runs", "watch"], "edgetui watch"),
+        (["--db", "x.duckdb", "ingest", "runs"], "edgetui ingest"),
+    ]
     for args, want in cases:
         p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "edgetui.cli", *args])
         try:

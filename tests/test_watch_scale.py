@@ -32,15 +32,45 @@ SAMPLES = ROOT / "sample_runs" / "runs"
 TASKS = ROOT / "sample_runs" / "tasks"
 
 #: LiveRun fields a run asleep shows as the same run watched in full does
-SAME = ("run_key", "host", "run_id", "task_id", "run_dir", "agent", "model", "status", "infra_error", "started_at",
-        "elapsed_s", "budget_s", "best_display", "best_round", "score_task", "agent_submissions",
-        "auto_submissions", "last_event_at", "tokens", "cost_usd", "best_pass_rate", "best_score",
-        "best_score_0_100", "game_sessions", "resume_count", "deleted")
+SAME = (
+    "run_key",
+    "host",
+    "run_id",
+    "task_id",
+    "run_dir",
+    "agent",
+    "model",
+    "status",
+    "infra_error",
+    "started_at",
+    "elapsed_s",
+    "budget_s",
+    "best_display",
+    "best_round",
+    "score_task",
+    "agent_submissions",
+    "auto_submissions",
+    "last_event_at",
+    "tokens",
+    "cost_usd",
+    "best_pass_rate",
+    "best_score",
+    "best_score_0_100",
+    "game_sessions",
+    "resume_count",
+    "deleted",
+)
 
 
 def settings(**kw) -> AlarmSettings:
-    base = dict(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0, stats_interval_s=0,
-                grading_grace_s=0, container_grace_s=0)
+    base = dict(
+        discovery_interval_s=0,
+        finalize_min_interval_s=0,
+        finalize_interval_s=0,
+        stats_interval_s=0,
+        grading_grace_s=0,
+        container_grace_s=0,
+    )
     base.update(kw)
     return AlarmSettings(**base)
 
@@ -58,9 +88,14 @@ def warm(tmp_path):
 
 
 def _recorded_asleep(conn) -> set[str]:
-    return {r[0] for r in conn.execute(
-        "SELECT r.run_key FROM runs r JOIN source_cursors c ON c.run_key = r.run_key AND c.source = ? "
-        "WHERE r.status IN ('finished', 'aborted')", [TREE_SOURCE]).fetchall()}
+    return {
+        r[0]
+        for r in conn.execute(
+            "SELECT r.run_key FROM runs r JOIN source_cursors c ON c.run_key = r.run_key AND c.source = ? "
+            "WHERE r.status IN ('finished', 'aborted')",
+            [TREE_SOURCE],
+        ).fetchall()
+    }
 
 
 def test_finished_runs_start_asleep_and_show_what_a_full_watch_shows(warm):
@@ -107,6 +142,7 @@ def test_a_run_asleep_costs_no_refresh_work(warm, monkeypatch):
             def spy(rs, *a, _orig=orig, **kw):
                 seen.append(rs.key)
                 return _orig(rs, *a, **kw)
+
             monkeypatch.setattr(sup, name, spy)
         for _ in range(3):
             runs = sup.poll_once()
@@ -119,8 +155,13 @@ def test_a_run_asleep_costs_no_refresh_work(warm, monkeypatch):
 
 def test_a_change_under_a_run_asleep_wakes_it_through_the_watcher(warm):
     root, conn = warm
-    sup = Supervisor(conn, [root], docker_client=None, tasks_dir=TASKS,
-                     settings=settings(dormant_check_s=3600, dormant_poll_s=3600, dormant_full_s=0))
+    sup = Supervisor(
+        conn,
+        [root],
+        docker_client=None,
+        tasks_dir=TASKS,
+        settings=settings(dormant_check_s=3600, dormant_poll_s=3600, dormant_full_s=0),
+    )
     stop = threading.Event()
     th = threading.Thread(target=sup.run_forever, args=(0.5, stop), daemon=True)
     try:
@@ -133,15 +174,27 @@ def test_a_change_under_a_run_asleep_wakes_it_through_the_watcher(warm):
         assert sup._watching and sup.watch_mode == "inotify"
         with open(td / "run_agent.log", "a") as f:
             f.write(time.strftime("%Y-%m-%d %H:%M:%S", time.localtime()) + ",000 - INFO - woken by a test line\n")
-        wait_for(lambda: conn.cursor().execute(
-            "SELECT count(*) FROM events WHERE run_key = ? AND summary LIKE '%woken by a test line%'",
-            [key]).fetchone()[0], 20, "the line written to the sleeping run recorded", 0.2)
+        wait_for(
+            lambda: (
+                conn.cursor()
+                .execute(
+                    "SELECT count(*) FROM events WHERE run_key = ? AND summary LIKE '%woken by a test line%'", [key]
+                )
+                .fetchone()[0]
+            ),
+            20,
+            "the line written to the sleeping run recorded",
+            0.2,
+        )
         assert key in sup.runs and key not in sup.dormant
         n1 = conn.cursor().execute("SELECT count(*) FROM events WHERE run_key = ?", [key]).fetchone()[0]
         assert n1 > n0
         # resumed from its cursor: no line recorded twice
-        dup = conn.cursor().execute("SELECT count(*) - count(DISTINCT event_id) FROM events WHERE run_key = ?",
-                                    [key]).fetchone()[0]
+        dup = (
+            conn.cursor()
+            .execute("SELECT count(*) - count(DISTINCT event_id) FROM events WHERE run_key = ?", [key])
+            .fetchone()[0]
+        )
         assert dup == 0
     finally:
         stop.set()
@@ -151,8 +204,9 @@ def test_a_change_under_a_run_asleep_wakes_it_through_the_watcher(warm):
 
 def test_without_watcher_the_cheap_check_and_the_full_signature_wake_runs(warm):
     root, conn = warm
-    sup = Supervisor(conn, [root], docker_client=None, tasks_dir=TASKS,
-                     settings=settings(dormant_poll_s=0, dormant_full_s=1e9))
+    sup = Supervisor(
+        conn, [root], docker_client=None, tasks_dir=TASKS, settings=settings(dormant_poll_s=0, dormant_full_s=1e9)
+    )
     try:
         sup.poll_once()
         keys = sorted(sup.dormant)
@@ -217,9 +271,12 @@ def _big_run(root: Path, i: int, n_subs: int) -> None:
     for k in range(n_subs):
         (td / "submissions" / f"agent-{k + 1}").mkdir(parents=True)
     (td / "run_agent.log").write_text(
-        time.strftime("%Y-%m-%d %H:%M:%S", time.localtime()) + ",000 - INFO - Running agent\n")
-    (td / "agent_output.txt").write_text(json.dumps(
-        {"type": "system", "subtype": "init", "session_id": f"s{i}", "model": "m", "cwd": "/w", "tools": []}) + "\n")
+        time.strftime("%Y-%m-%d %H:%M:%S", time.localtime()) + ",000 - INFO - Running agent\n"
+    )
+    (td / "agent_output.txt").write_text(
+        json.dumps({"type": "system", "subtype": "init", "session_id": f"s{i}", "model": "m", "cwd": "/w", "tools": []})
+        + "\n"
+    )
 
 
 _LIMIT_CHILD = textwrap.dedent("""
@@ -275,8 +332,9 @@ def test_watch_limit_reached_falls_back_to_stat_polling(tmp_path):
     namespace only): the supervisor says so, polls by stat, and still records new lines and runs."""
     if shutil.which("unshare") is None:
         pytest.skip("unshare (util-linux) not installed")
-    probe = subprocess.run(["unshare", "-Ur", "sh", "-c", "echo 40 > /proc/sys/user/max_inotify_watches"],
-                           capture_output=True, text=True)
+    probe = subprocess.run(
+        ["unshare", "-Ur", "sh", "-c", "echo 40 > /proc/sys/user/max_inotify_watches"], capture_output=True, text=True
+    )
     if probe.returncode != 0:
         pytest.skip(f"cannot lower the inotify limit in a user namespace: {probe.stderr.strip()}")
     root = tmp_path / "runs"
@@ -284,9 +342,19 @@ def test_watch_limit_reached_falls_back_to_stat_polling(tmp_path):
         _big_run(root, i, 20)  # 4 runs x 20 submission folders: over 80 directories, limit 40
     script = tmp_path / "child.py"
     script.write_text(_LIMIT_CHILD)
-    r = subprocess.run(["unshare", "-Ur", "sh", "-c", 'echo 40 > /proc/sys/user/max_inotify_watches && '
-                        f'exec "{sys.executable}" "{script}" "{root}" "{tmp_path / "l.duckdb"}" "{ROOT}"'],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            "unshare",
+            "-Ur",
+            "sh",
+            "-c",
+            "echo 40 > /proc/sys/user/max_inotify_watches && "
+            f'exec "{sys.executable}" "{script}" "{root}" "{tmp_path / "l.duckdb"}" "{ROOT}"',
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["mode"] == "polling: the file watcher's limit was reached"
@@ -309,7 +377,7 @@ def test_the_local_engine_is_listed_on_its_events_only(tmp_path):
     try:
         engine = docker.from_env(timeout=10)
         engine.ping()
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - no engine, whatever the reason: said (CI fails on it)
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"Docker engine not reachable: {e}")
         pytest.skip(f"Docker engine not reachable: {e}")
@@ -335,6 +403,7 @@ def test_the_local_engine_is_listed_on_its_events_only(tmp_path):
         def listed() -> bool:
             assert dw.refresh()
             return f"sforge.run.{tok}.r1" in dw.by_name
+
         wait_for(listed, 10, "the started container listed", 0.1)
         assert dw.by_name[f"sforge.run.{tok}.r1"].state == "running" and dw.listings > n
         woke.clear()
@@ -344,6 +413,7 @@ def test_the_local_engine_is_listed_on_its_events_only(tmp_path):
         def stopped() -> bool:
             assert dw.refresh()
             return dw.by_name[f"sforge.run.{tok}.r1"].state != "running"
+
         wait_for(stopped, 10, "the killed container seen stopped", 0.1)
         assert dw.by_name[f"sforge.run.{tok}.r1"].state == "exited"
     finally:
@@ -430,8 +500,12 @@ def test_a_change_of_a_directory_above_the_runs_is_no_new_run_but_a_new_run_is_f
         assert len(calls) == n0, "a directory above the runs changing its times started a discovery"
         new = root / "copied-run" / td.name
         shutil.copytree(td, new, symlinks=True)
-        wait_for(lambda: any(str(r.task_dir) == str(new) for r in [*sup.runs.values(), *sup.dormant.values()]),
-                 20, "the copied run found", 0.1)
+        wait_for(
+            lambda: any(str(r.task_dir) == str(new) for r in [*sup.runs.values(), *sup.dormant.values()]),
+            20,
+            "the copied run found",
+            0.1,
+        )
         assert len(calls) > n0
     finally:
         stop.set()

@@ -45,7 +45,9 @@ def test_why_of_a_genuine_new_best_collapses_actions_and_diffs_the_submissions(g
         w = why_of(conn, KEY, "agent-4")
         n_edits = conn.execute(
             """SELECT count(*) FROM events WHERE run_key = ? AND kind = 'tool_call' AND tool_name = 'Edit'
-               AND t > ? AND t <= ?""", [KEY, w["t_from"], w["t_to"]]).fetchone()[0]
+               AND t > ? AND t <= ?""",
+            [KEY, w["t_from"], w["t_to"]],
+        ).fetchone()[0]
     finally:
         conn.close()
     assert w["prev_round"] == "agent-2" and (w["before"], w["after"]) == (70.0, 90.0)
@@ -57,12 +59,13 @@ def test_why_of_a_genuine_new_best_collapses_actions_and_diffs_the_submissions(g
     new = _members(RUN / "tiny_stats" / "submissions" / "agent-4" / "submission.tar.gz")
     changed = sorted(p for p in set(old) | set(new) if old.get(p) != new.get(p))
     assert [f["path"] for f in d["files"]] == changed and d["unchanged"] == len(set(old) & set(new)) - len(
-        [p for p in changed if p in old and p in new])
+        [p for p in changed if p in old and p in new]
+    )
     for f in d["files"]:
         plus = [x[1:] for x in f["lines"] if x.startswith("+") and not x.startswith("+++")]
         minus = [x[1:] for x in f["lines"] if x.startswith("-") and not x.startswith("---")]
         assert plus and set(plus) <= set(new[f["path"]]) and set(minus) <= set(old.get(f["path"], []))
-        assert not set(plus) <= set(old.get(f["path"], []))       # the diff says what is new
+        assert not set(plus) <= set(old.get(f["path"], []))  # the diff says what is new
     # the first new best has nothing before it: the whole archive is added
     conn = open_db(genuine_db, read_only=True)
     try:
@@ -98,17 +101,17 @@ async def test_w_in_the_replay_shows_the_why_of_the_selected_new_best(genuine_db
     app = EdgeTUIApp(genuine_db, KEY)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await loaded(pilot)
-        await pilot.press("G", "left_curly_bracket")           # the last new best: agent-5
+        await pilot.press("G", "left_curly_bracket")  # the last new best: agent-5
         assert screen.why_round() == "agent-5"
         await pilot.press("w")
         await wait_for(pilot, lambda: isinstance(app.screen, WhyScreen))
         why = app.screen
-        await wait_for(pilot, lambda: why.diff_shown is not None)     # the diff comes in the frame after
+        await wait_for(pilot, lambda: why.diff_shown is not None)  # the diff comes in the frame after
         body = why.body_text()
         assert "submission.tar.gz against agent-4" in body and "m, sd = mean(xs), stdev(xs)" in body
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, WhyScreen))
-        await pilot.press("g", "w")                             # nothing at or before the first event
+        await pilot.press("g", "w")  # nothing at or before the first event
         await pilot.pause()
         assert not isinstance(app.screen, WhyScreen)
 
@@ -118,17 +121,19 @@ async def test_the_why_view_steps_milestone_to_milestone_along_the_curve(genuine
     app = EdgeTUIApp(genuine_db, KEY)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await loaded(pilot)
-        await pilot.press("g", "right_curly_bracket", "w")      # the first new best: agent-1
+        await pilot.press("g", "right_curly_bracket", "w")  # the first new best: agent-1
         await wait_for(pilot, lambda: isinstance(app.screen, WhyScreen))
         why = app.screen
         assert why.why["round"] == "agent-1" and why.rounds == ["agent-1", "agent-2", "agent-4", "agent-5"]
         for expect, against in (("agent-2", "agent-1"), ("agent-4", "agent-2"), ("agent-5", "agent-4")):
             await pilot.press("right_square_bracket")
-            await wait_for(pilot, lambda: why.diff_shown is not None and why.diff_shown["round"] == expect)
+            await wait_for(
+                pilot, lambda expect=expect: why.diff_shown is not None and why.diff_shown["round"] == expect
+            )
             assert f"submission.tar.gz against {against}" in why.body_text()
-            c = screen.cursor                                   # the replay follows along the curve
+            c = screen.cursor  # the replay follows along the curve
             assert (c.kind[c.index], c.round[c.index]) == ("judge_result", expect)
-        await pilot.press("right_square_bracket")               # the last one: it stays
+        await pilot.press("right_square_bracket")  # the last one: it stays
         await pilot.pause(0.2)
         assert why.why["round"] == "agent-5"
         await pilot.press("left_square_bracket")

@@ -24,12 +24,15 @@ from test_replay_app import loaded, wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 GW_DIR = ROOT / "sample_runs" / "runs" / "opus48-edge-3-20260312005800" / "gw_signal_search"
-GW_TRUTH = json.loads((ROOT / "sample_runs" / "_truth" / "opus48-edge-3-20260312005800__gw_signal_search.json")
-                      .read_text())
+GW_TRUTH = json.loads(
+    (ROOT / "sample_runs" / "_truth" / "opus48-edge-3-20260312005800__gw_signal_search.json").read_text()
+)
 GW_KEY = "local/opus48-edge-3-20260312005800/gw_signal_search"
 GENUINE = ROOT / "sample_runs" / "genuine"
-GENUINE_RUNS = {"local/real-tz-20261201182000/tiny_stats": GENUINE / "runs" / "real-tz-20261201182000" / "tiny_stats",
-                "local/real-pack-20261201181500/tiny_pack": GENUINE / "runs" / "real-pack-20261201181500" / "tiny_pack"}
+GENUINE_RUNS = {
+    "local/real-tz-20261201182000/tiny_stats": GENUINE / "runs" / "real-tz-20261201182000" / "tiny_stats",
+    "local/real-pack-20261201181500/tiny_pack": GENUINE / "runs" / "real-pack-20261201181500" / "tiny_pack",
+}
 
 
 def _members(arc: Path) -> dict[str, str]:
@@ -61,7 +64,7 @@ def _check_view(body: str, run_dir: Path, rnd: str, prev: str | None, width: int
     for p, st in status.items():
         assert re.search(rf"^\s+{st}\s+{re.escape(p)}$", body, re.M), (rnd, p, st)
         if fresh[p]:
-            assert any(f"    +{x[:width - 5]}" in body for x in fresh[p]), (rnd, p)
+            assert any(f"    +{x[: width - 5]}" in body for x in fresh[p]), (rnd, p)
     return len(status)
 
 
@@ -97,14 +100,17 @@ def test_the_why_of_each_bundled_reframing_moment_diffs_what_the_transcript_edit
                           json_extract_string(data, '$.input.new_string')
                    FROM events WHERE run_key = ? AND kind = 'tool_call' AND tool_name IN ('Write', 'Edit')
                      AND t > ? AND t <= ? AND parent_tool_use_id IS NULL""",
-                [GW_KEY, w["t_from"], w["t_to"]]).fetchall()
+                [GW_KEY, w["t_from"], w["t_to"]],
+            ).fetchall()
             status, _ = _expected(GW_DIR, m["round"], w["prev_round"])
             assert {f["path"]: f["status"] for f in d["files"]} == status
             # a module the agent wrote since the previous best is an added file
             written = {p.split("/gw_search/", 1)[1] for tool, p, _ in edits if tool == "Write"}
             assert written == {p for p, s in status.items() if s == "added"}
             # the reframing's edits ("  # reworked") are added lines of the files they edited
-            reworked = {p.split("/gw_search/", 1)[1] for tool, p, new in edits if tool == "Edit" and "# reworked" in new}
+            reworked = {
+                p.split("/gw_search/", 1)[1] for tool, p, new in edits if tool == "Edit" and "# reworked" in new
+            }
             assert reworked
             for f in d["files"]:
                 if f["path"] in reworked:
@@ -112,7 +118,7 @@ def test_the_why_of_each_bundled_reframing_moment_diffs_what_the_transcript_edit
             n_added += len(written)
     finally:
         conn.close()
-    assert len(GW_TRUTH["reframing_moments"]) == 3 and n_added == 2   # two wrote a module (coherent, refine)
+    assert len(GW_TRUTH["reframing_moments"]) == 3 and n_added == 2  # two wrote a module (coherent, refine)
 
 
 @pytest.mark.asyncio
@@ -122,7 +128,7 @@ async def test_w_on_a_bundled_moment_then_stepping_every_milestone_shows_each_ar
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await loaded(pilot)
         await wait_for(pilot, lambda: [m["round"] for m in screen.moments] == moments)
-        await pilot.press("right_parenthesis", "right_parenthesis", "w")      # the second reframing moment
+        await pilot.press("right_parenthesis", "right_parenthesis", "w")  # the second reframing moment
         await wait_for(pilot, lambda: isinstance(app.screen, WhyScreen))
         why = app.screen
         await wait_for(pilot, lambda: why.diff_shown is not None)
@@ -131,19 +137,23 @@ async def test_w_on_a_bundled_moment_then_stepping_every_milestone_shows_each_ar
         assert "added    search/coherent.py" in body and "# reworked" in body
         _check_view(body, GW_DIR, moments[1], why.why["prev_round"], why._text_width())
         rounds = why.rounds
-        assert len(rounds) == GW_TRUTH["expected"]["new_bests"] == 27 and rounds[-1] == GW_TRUTH["expected"]["best_round"]
+        assert (
+            len(rounds) == GW_TRUTH["expected"]["new_bests"] == 27 and rounds[-1] == GW_TRUTH["expected"]["best_round"]
+        )
         # step back to the first milestone, then forward through all of them
         for _ in range(rounds.index(moments[1])):
             await pilot.press("left_square_bracket")
         await wait_for(pilot, lambda: why.diff_shown is not None and why.diff_shown["round"] == rounds[0])
         allowed = (GW_DIR / "submissions" / rounds[0] / "allowed_files.txt").read_text().split()
-        assert _check_view(why.body_text(), GW_DIR, rounds[0], None, why._text_width()) == len(allowed)   # everything added
+        assert _check_view(why.body_text(), GW_DIR, rounds[0], None, why._text_width()) == len(
+            allowed
+        )  # everything added
         for prev, rnd in zip(rounds, rounds[1:]):
             await pilot.press("right_square_bracket")
-            await wait_for(pilot, lambda: why.diff_shown is not None and why.diff_shown["round"] == rnd)
+            await wait_for(pilot, lambda rnd=rnd: why.diff_shown is not None and why.diff_shown["round"] == rnd)
             assert why.why["prev_round"] == prev
             assert _check_view(why.body_text(), GW_DIR, rnd, prev, why._text_width()) > 0, rnd
-            c = screen.cursor                                                     # the replay follows
+            c = screen.cursor  # the replay follows
             assert (c.kind[c.index], c.round[c.index]) == ("judge_result", rnd)
 
 
@@ -159,7 +169,7 @@ async def test_stepping_the_milestones_of_a_genuine_run_shows_each_archive_diff(
     app = EdgeTUIApp(db, key)
     async with app.run_test(size=(160, 48)) as pilot:
         await loaded(pilot)
-        await pilot.press("g", "right_curly_bracket", "w")                       # the first new best
+        await pilot.press("g", "right_curly_bracket", "w")  # the first new best
         await wait_for(pilot, lambda: isinstance(app.screen, WhyScreen))
         why = app.screen
         rounds = why.rounds
@@ -169,9 +179,9 @@ async def test_stepping_the_milestones_of_a_genuine_run_shows_each_archive_diff(
         changed = 0
         for prev, rnd in zip(rounds, rounds[1:]):
             await pilot.press("right_square_bracket")
-            await wait_for(pilot, lambda: why.diff_shown is not None and why.diff_shown["round"] == rnd)
+            await wait_for(pilot, lambda rnd=rnd: why.diff_shown is not None and why.diff_shown["round"] == rnd)
             changed += _check_view(why.body_text(), GENUINE_RUNS[key], rnd, prev, why._text_width())
-        assert changed > 0                                                       # real edits between the bests
+        assert changed > 0  # real edits between the bests
 
 
 @pytest.mark.asyncio
@@ -197,17 +207,17 @@ async def test_why_at_80_columns_wraps_under_its_indents_and_cuts_samples_at_a_w
         long = [x for f in diff["files"] for x in f["lines"] if len(x) + 4 > width]
         assert long, "the sample's diff has a line longer than 80 columns"
         body = why.body_text()
-        for x in long[:5]:   # each long diff line is all there: first part, then the rest indented
+        for x in long[:5]:  # each long diff line is all there: first part, then the rest indented
             room = width - 5
-            parts = [x[1:][i:i + room] for i in range(0, len(x) - 1, room)]
+            parts = [x[1:][i : i + room] for i in range(0, len(x) - 1, room)]
             assert "    " + x[0] + parts[0] + "\n" + "".join(f"    ↪{p}\n" for p in parts[1:]) in body, x
-        flat_body = " ".join(body.split())   # a sample may go on under its indent at 80 columns
+        flat_body = " ".join(body.split())  # a sample may go on under its indent at 80 columns
         actions = why.why["actions"]
         for a in actions.values():
             for ex in a["examples"][-2:]:
                 flat = " ".join(ex.split())
-                room = min(70, width - 18)   # "  kind      n  " before it (18 cells)
+                room = min(70, width - 18)  # "  kind      n  " before it (18 cells)
                 if len(flat) > room:
                     shown = textwrap.shorten(flat, room, placeholder=" …", break_on_hyphens=False)
                     assert shown.endswith(" …") and shown in flat_body
-                    assert flat.startswith(shown[:-2]) and flat[len(shown) - 2] == " "   # cut at a word
+                    assert flat.startswith(shown[:-2]) and flat[len(shown) - 2] == " "  # cut at a word

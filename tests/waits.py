@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 
-def _failure(what: str, timeout: float, last: Any, error: Optional[BaseException],
-             describe: Optional[Callable[[], Any]]) -> AssertionError:
+def _failure(
+    what: str, timeout: float, last: Any, error: Optional[BaseException], describe: Optional[Callable[[], Any]]
+) -> AssertionError:
     msg = f"timed out after {timeout} s waiting for {what}; last seen: {last!r}"
     if error is not None:
         msg += f"; last error: {type(error).__name__}: {error}"
@@ -28,9 +29,15 @@ def _failure(what: str, timeout: float, last: Any, error: Optional[BaseException
     return AssertionError(msg)
 
 
-def wait_for(condition: Callable[[], Any], timeout: float = 10.0, what: str = "the condition",
-             interval: float = 0.05, *, ignore: tuple[type[BaseException], ...] = (),
-             describe: Optional[Callable[[], Any]] = None) -> Any:
+def wait_for(
+    condition: Callable[[], Any],
+    timeout: float = 10.0,
+    what: str = "the condition",
+    interval: float = 0.05,
+    *,
+    ignore: tuple[type[BaseException], ...] = (),
+    describe: Optional[Callable[[], Any]] = None,
+) -> Any:
     """Call ``condition()`` every ``interval`` s until it returns a truthy value, and return that value.
 
     After ``timeout`` s (the condition is tried once more at the deadline) raise AssertionError naming
@@ -54,9 +61,16 @@ def wait_for(condition: Callable[[], Any], timeout: float = 10.0, what: str = "t
         time.sleep(min(interval, max(0.0, end - time.monotonic())))
 
 
-async def pilot_wait_for(pilot, condition: Callable[[], Any], timeout: float = 10.0, what: str = "the condition",
-                         interval: float = 0.02, *, ignore: tuple[type[BaseException], ...] = (),
-                         describe: Optional[Callable[[], Any]] = None) -> Any:
+async def pilot_wait_for(
+    pilot,
+    condition: Callable[[], Any],
+    timeout: float = 10.0,
+    what: str = "the condition",
+    interval: float = 0.02,
+    *,
+    ignore: tuple[type[BaseException], ...] = (),
+    describe: Optional[Callable[[], Any]] = None,
+) -> Any:
     """:func:`wait_for` inside a Textual ``run_test``: ``await pilot.pause(interval)`` between tries."""
     end = time.monotonic() + timeout
     last: Any = None

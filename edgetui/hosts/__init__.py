@@ -49,8 +49,7 @@ class Host(Protocol):
         Raises ``OSError``."""
         ...
 
-    def watch(self, paths: Iterable[str], on_change: Callable[[set[str]], None],
-              stop: "object") -> None:
+    def watch(self, paths: Iterable[str], on_change: Callable[[set[str]], None], stop: "object") -> None:
         """Call ``on_change`` with the changed paths whenever something changes under ``paths``,
         until ``stop`` (a ``threading.Event``) is set. Blocks; run it in a thread. Raises
         ``OSError`` when the host cannot watch (e.g. the watcher's limit): callers fall back to

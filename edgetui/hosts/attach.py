@@ -44,8 +44,9 @@ class HostLinks:
     :class:`~edgetui.hosts.remote_engine.RemoteEngine` (``interval_s``, ``stats_interval_s``...);
     ``docker``: False leaves every remote engine out (``--no-docker``)."""
 
-    def __init__(self, feeds: list[RemoteFeed], *, docker: bool = True,
-                 engine_options: Optional[dict[str, Any]] = None):
+    def __init__(
+        self, feeds: list[RemoteFeed], *, docker: bool = True, engine_options: Optional[dict[str, Any]] = None
+    ):
         self.feeds = list(feeds)
         self.engines: dict[str, RemoteEngine] = {}
         for f in self.feeds:
@@ -67,8 +68,9 @@ class HostLinks:
         feeds = self.feeds
         by_name = {f.name: f for f in feeds}
         sup.host_lines = lambda: [line for f in feeds if (line := f.state_line())]
-        sup.host_state_of = lambda name: ((by_name[name].host.state.kind, by_name[name].host.state.rtt_s)
-                                          if name in by_name else None)
+        sup.host_state_of = lambda name: (
+            (by_name[name].host.state.kind, by_name[name].host.state.rtt_s) if name in by_name else None
+        )
         for name, eng in self.engines.items():
             sup.add_engine(name, eng)
         for f in feeds:  # a sync that changed the image wakes the refresh (not the image's inotify + debounce)
@@ -84,8 +86,13 @@ class HostLinks:
         for f in feeds:
             if f.cfg.judge_url:
                 url = forward_url(f.host, f.cfg.judge_url)
-                p = JudgePoller(url, None, interval_s=sup.settings.judge_interval_s,
-                                timeout_s=sup.settings.judge_timeout_s, clock=sup.clock)
+                p = JudgePoller(
+                    url,
+                    None,
+                    interval_s=sup.settings.judge_interval_s,
+                    timeout_s=sup.settings.judge_timeout_s,
+                    clock=sup.clock,
+                )
                 p.remote_url = f.cfg.judge_url  # what the host calls it, for messages
                 self.judges[f.name] = p
                 sup.add_judge(f.name, p)
@@ -100,8 +107,7 @@ class HostLinks:
         for f in self.feeds:
             if f.name in self.judges:
                 self.judges[f.name].holding = True  # no request before its admin secret is known
-                t = threading.Thread(target=self._read_secret, args=(f,), name=f"edgetui-secret-{f.name}",
-                                     daemon=True)
+                t = threading.Thread(target=self._read_secret, args=(f,), name=f"edgetui-secret-{f.name}", daemon=True)
                 t.start()
                 self._threads.append(t)
         return self
@@ -159,7 +165,7 @@ class HostLinks:
         """The hosts view's rows: this machine first, then each remote host in the order given."""
         sup = self.sup
         counts: dict[str, int] = {}
-        for key, name in list(sup._run_root_host.items()) if sup is not None else []:
+        for _key, name in list(sup._run_root_host.items()) if sup is not None else []:
             counts[name] = counts.get(name, 0) + 1
         out = []
         if sup is not None:
@@ -170,7 +176,16 @@ class HostLinks:
         for f in self.feeds:
             st = f.host.state
             eng = self.engines.get(f.name)
-            out.append(HostRow(f.name, st.kind, st.rtt_s if st.kind in (UP, DEGRADED) else None, st.since,
-                               st.next_retry, st.message, counts.get(f.name, 0),
-                               "none" if eng is None else eng.state_text()))
+            out.append(
+                HostRow(
+                    f.name,
+                    st.kind,
+                    st.rtt_s if st.kind in (UP, DEGRADED) else None,
+                    st.since,
+                    st.next_retry,
+                    st.message,
+                    counts.get(f.name, 0),
+                    "none" if eng is None else eng.state_text(),
+                )
+            )
         return out

@@ -76,8 +76,11 @@ def parse_host_arg(value: str, known: Sequence[HostConfig] = ()) -> HostConfig:
     name = target.host + (f":{target.port}" if target.port else "")
     for h in known:
         t = h.target
-        if (t.host, t.port or 22) == (target.host, target.port or 22) and (
-                t.user is None or target.user is None or t.user == target.user) and t.jump == target.jump:
+        if (
+            (t.host, t.port or 22) == (target.host, target.port or 22)
+            and (t.user is None or target.user is None or t.user == target.user)
+            and t.jump == target.jump
+        ):
             name = h.name
             break
     why = root_error("/" + path)
@@ -90,8 +93,10 @@ def host_name_error(value: str, file: Path) -> str:
     """The one-line error for ``--host VALUE`` that names no host of ``file`` (and is not a remote
     root): a path that is not absolute, or no path at all, said as such."""
     if ":" in value and not is_host_arg(value):
-        return (f"--host {value}: a remote root needs its absolute path after the host "
-                "(user@host[:port]:/path/to/logs/runs)")
+        return (
+            f"--host {value}: a remote root needs its absolute path after the host "
+            "(user@host[:port]:/path/to/logs/runs)"
+        )
     return f"--host {value}: no such host in {file} (a remote root is user@host[:port]:/path/to/logs/runs)"
 
 

@@ -35,10 +35,19 @@ class RemoteFeed:
     between full syncs without inotifywait; ``full_every_s``: seconds between the safety net's
     full syncs while it reports. ``full_syncs`` / ``path_syncs`` count both kinds."""
 
-    def __init__(self, cfg: HostConfig, *, host: Optional[SshHost] = None, cache: Optional[Path] = None,
-                 min_interval_s: float = 0.5, max_interval_s: float = 10.0,
-                 on_change: Optional[Callable[[SyncReport], None]] = None, use_inotify: bool = True,
-                 full_every_s: float = 45.0, path_gap_s: float = 1.0):
+    def __init__(
+        self,
+        cfg: HostConfig,
+        *,
+        host: Optional[SshHost] = None,
+        cache: Optional[Path] = None,
+        min_interval_s: float = 0.5,
+        max_interval_s: float = 10.0,
+        on_change: Optional[Callable[[SyncReport], None]] = None,
+        use_inotify: bool = True,
+        full_every_s: float = 45.0,
+        path_gap_s: float = 1.0,
+    ):
         self.cfg = cfg
         self.host = host or cfg.ssh_host()
         self.mirrors = [Mirror(self.host, r, (Path(cache) / _dir_name(r)) if cache else None) for r in cfg.roots]
@@ -119,7 +128,7 @@ class RemoteFeed:
             for i, m in enumerate(self.mirrors):
                 root = m.remote_root.rstrip("/")
                 if p == root or p.startswith(root + "/"):
-                    rel = p[len(root):].strip("/")
+                    rel = p[len(root) :].strip("/")
                     rels, recurse = by_root.setdefault(i, (set(), set()))
                     if rel:
                         rels.add(rel)
@@ -199,8 +208,7 @@ class RemoteFeed:
                         break
                 with self._lock:
                     reporting = self.inotify and self._watch_ready
-                    full = (not reporting or self._need_full
-                            or time.monotonic() - self._last_full >= self.full_every_s)
+                    full = not reporting or self._need_full or time.monotonic() - self._last_full >= self.full_every_s
                     paths, self._pending = self._pending, set()
                     if full:
                         self._need_full = False
@@ -254,8 +262,7 @@ class RemoteFeed:
                 continue
             try:
                 self.inotify = True
-                self.host.watch([m.remote_root for m in self.mirrors], self._reported, self._stop,
-                                on_ready=self._ready)
+                self.host.watch([m.remote_root for m in self.mirrors], self._reported, self._stop, on_ready=self._ready)
             except OSError as e:
                 with self._lock:
                     self.inotify = self._watch_ready = False

@@ -84,8 +84,12 @@ def default_cache(host_name: str, remote_root: str) -> Path:
     """Where the image of ``remote_root`` on ``host_name`` lives (user cache directory)."""
     import platformdirs
 
-    return (Path(platformdirs.user_cache_dir("edgetui")) / "hosts" / urllib.parse.quote(host_name, safe="")
-            / urllib.parse.quote(remote_root.rstrip("/") or "/", safe=""))
+    return (
+        Path(platformdirs.user_cache_dir("edgetui"))
+        / "hosts"
+        / urllib.parse.quote(host_name, safe="")
+        / urllib.parse.quote(remote_root.rstrip("/") or "/", safe="")
+    )
 
 
 def _ns(mt: bytes) -> int:
@@ -103,8 +107,7 @@ def _find_walk(host, root: str, skipped: list | None = None) -> dict[str, Entry]
     if run is None:
         return None
     try:
-        status, out, _err = run(["find", "-L", root, "-mindepth", "1", "-printf", r"%y %s %T@ %i %P\0"],
-                                timeout=600)
+        status, out, _err = run(["find", "-L", root, "-mindepth", "1", "-printf", r"%y %s %T@ %i %P\0"], timeout=600)
     except OSError:
         return None
     if status not in (0, 1) or (status == 1 and not out):  # 1: some entries unreadable, the rest listed
@@ -113,8 +116,14 @@ def _find_walk(host, root: str, skipped: list | None = None) -> dict[str, Entry]
 
 
 #: ``find``'s ``%y`` letters of what is neither a file nor a directory, as said in a note
-NOT_REGULAR = {"p": "FIFO", "s": "socket", "c": "character device", "b": "block device",
-               "l": "broken symlink", "D": "door"}
+NOT_REGULAR = {
+    "p": "FIFO",
+    "s": "socket",
+    "c": "character device",
+    "b": "block device",
+    "l": "broken symlink",
+    "D": "door",
+}
 
 
 def _find_entries(out: bytes, base: str, skipped: list | None = None) -> dict[str, Entry]:
@@ -131,7 +140,7 @@ def _find_entries(out: bytes, base: str, skipped: list | None = None) -> dict[st
             p = path.decode("utf-8", "surrogateescape")
             if not p.startswith(base):
                 continue
-            rel_s = p[len(base):]
+            rel_s = p[len(base) :]
             if kind not in (b"d", b"f"):
                 if skipped is not None:
                     k = kind.decode("ascii", "replace")
@@ -182,8 +191,14 @@ def _list_walk(host: Host, root: str, depth: int = 12) -> dict[str, Entry]:
 
 #: GNU tar's patterns for most of what :func:`wanted` leaves out (anything else that comes is
 #: removed from the image at the end of the sync)
-TAR_EXCLUDES = ["--exclude=*.tar.gz", "--exclude=*.tgz", "--exclude=*.tar", "--exclude=*.zip",
-                "--exclude=*/submissions/*/eval.sh", "--exclude=*/submissions/*/allowed_files.txt"]
+TAR_EXCLUDES = [
+    "--exclude=*.tar.gz",
+    "--exclude=*.tgz",
+    "--exclude=*.tar",
+    "--exclude=*.zip",
+    "--exclude=*/submissions/*/eval.sh",
+    "--exclude=*/submissions/*/allowed_files.txt",
+]
 
 #: the remote side of one first-sync stream: ``sh -c SCRIPT edgetui ROOT COMPRESSOR NAME...``. GNU
 #: tar, pax format (nanosecond mtimes), symlinks and hard links stored as the files they lead to
@@ -193,7 +208,9 @@ _TAR_SCRIPT = (
     'cd "$1" || exit 2; z=$2; shift 2; '
     'if [ "$z" = zstd ] && command -v zstd >/dev/null 2>&1; then z="zstd -1 -q -c"; else z="gzip -1 -c"; fi; '
     "tar --format=posix --pax-option=delete=atime,delete=ctime --dereference --hard-dereference "
-    + " ".join(f"'{x}'" for x in TAR_EXCLUDES) + ' -cf - -- "$@" 2>/dev/null | $z')
+    + " ".join(f"'{x}'" for x in TAR_EXCLUDES)
+    + ' -cf - -- "$@" 2>/dev/null | $z'
+)
 _ZSTD_MAGIC, _GZIP_MAGIC = b"\x28\xb5\x2f\xfd", b"\x1f\x8b"
 
 
@@ -441,8 +458,13 @@ class Mirror:
         entries = _find_paths(self.host, self.remote_root, sorted(asked), depth0=True, skipped=odd)
         if entries is None:
             return None
-        deep = [rel for rel in clean if rel in entries and entries[rel].is_dir
-                and (rel in (recurse or ()) or not (self.local_root / rel).is_dir())]
+        deep = [
+            rel
+            for rel in clean
+            if rel in entries
+            and entries[rel].is_dir
+            and (rel in (recurse or ()) or not (self.local_root / rel).is_dir())
+        ]
         if deep:
             more = _find_paths(self.host, self.remote_root, sorted(deep), depth0=False, skipped=odd)
             if more is None:
@@ -490,11 +512,13 @@ class Mirror:
         for rel, what in odd:
             if (rel, what) not in said:
                 said.add((rel, what))
-                rep.skipped.append(f"{self.host.name}:{posixpath.join(self.remote_root, rel)}: skipped, "
-                                   f"not a regular file ({what})")
+                rep.skipped.append(
+                    f"{self.host.name}:{posixpath.join(self.remote_root, rel)}: skipped, not a regular file ({what})"
+                )
 
-    def _apply(self, entries: dict[str, Entry], rep: SyncReport, streamed: bool = False,
-               known: dict[str, Entry] | None = None) -> dict[str, Entry]:
+    def _apply(
+        self, entries: dict[str, Entry], rep: SyncReport, streamed: bool = False, known: dict[str, Entry] | None = None
+    ) -> dict[str, Entry]:
         """Directories made, new files and grown tails read many at a time, then every listed file
         that differs from its image brought up to date. ``streamed``: the image was empty before
         this sync's tar streams, so every file found in it came with them (counted as read and
@@ -519,8 +543,9 @@ class Mirror:
                 st = os.lstat(f"{root}/{rel}")
             except OSError:
                 st = None
-            if st is not None and (statmod.S_ISDIR(st.st_mode) != e.is_dir
-                                   or not (e.is_dir or statmod.S_ISREG(st.st_mode))):
+            if st is not None and (
+                statmod.S_ISDIR(st.st_mode) != e.is_dir or not (e.is_dir or statmod.S_ISREG(st.st_mode))
+            ):
                 _clear(f"{root}/{rel}", st)  # a file where the host has a directory, a symlink...
                 st = None
             have[rel] = st
@@ -569,8 +594,9 @@ class Mirror:
                 rep.bytes_read += n
         return verified
 
-    def _dir_times(self, entries: dict[str, Entry], known: dict[str, Entry] | None = None,
-                   rep: SyncReport | None = None) -> None:
+    def _dir_times(
+        self, entries: dict[str, Entry], known: dict[str, Entry] | None = None, rep: SyncReport | None = None
+    ) -> None:
         """Directories' mtimes as the host has them, last (writing files into them moved them); only
         where they differ (setting a time writes the directory's inode). A directory listed as
         ``known`` has it (``known``: see :meth:`_apply`), unless this sync (``rep``) wrote or removed
@@ -617,8 +643,10 @@ class Mirror:
         for group in groups:
             box: dict = {"bytes": 0}
             try:
-                proc = open_process(self.host, ["sh", "-c", _TAR_SCRIPT, "edgetui", self.remote_root,
-                                                "zstd" if zstd else "gzip", *group])
+                proc = open_process(
+                    self.host,
+                    ["sh", "-c", _TAR_SCRIPT, "edgetui", self.remote_root, "zstd" if zstd else "gzip", *group],
+                )
             except OSError:
                 break
             t = threading.Thread(target=self._pump, args=(proc, tar, box), name="edgetui-first-sync", daemon=True)
@@ -639,8 +667,12 @@ class Mirror:
                 how = ["-z"]
             else:
                 return
-            local = subprocess.Popen([tar, "-x", "-f", "-", "-C", str(self._root), "--no-same-owner", *how],
-                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            local = subprocess.Popen(
+                [tar, "-x", "-f", "-", "-C", str(self._root), "--no-same-owner", *how],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             while data and not box.get("stop"):
                 box["bytes"] += len(data)
                 local.stdin.write(data)
@@ -680,7 +712,7 @@ class Mirror:
             return done
         new = [rel for rel, e in todo.items() if 0 <= e.size <= CHUNK and have.get(rel) is None]
         for i in range(0, len(new), 256):
-            batch = new[i:i + 256]
+            batch = new[i : i + 256]
             got = read_files([(posixpath.join(self.remote_root, r), todo[r].size) for r in batch])
             for rel, data in zip(batch, got):
                 if isinstance(data, BaseException):
@@ -721,7 +753,6 @@ class Mirror:
         got = read_files([(posixpath.join(self.remote_root, rel), start, n, ino) for rel, start, n, ino in want])
         return {rel: data for (rel, _s, _n, _i), data in zip(want, got) if isinstance(data, bytes)}
 
-
     def _stat_only(self, rels: set[str]) -> dict[str, Entry]:
         out = {}
         for rel in rels:
@@ -745,9 +776,9 @@ class Mirror:
             head = tail if tail is not None else self.host.read_at(remote, start, min(CHUNK, e.size - start))
             with open(local, "r+b") as f:
                 f.seek(start)
-                if f.read(st.st_size - start) == head[:st.st_size - start]:
+                if f.read(st.st_size - start) == head[: st.st_size - start]:
                     f.seek(st.st_size)
-                    f.write(head[st.st_size - start:])
+                    f.write(head[st.st_size - start :])
                     n, pos = len(head), start + len(head)
                     while pos < e.size:
                         more = self.host.read_at(remote, pos, min(CHUNK, e.size - pos))
@@ -765,7 +796,7 @@ class Mirror:
         local.parent.mkdir(parents=True, exist_ok=True)
         tmp = local.with_name(f".{local.name}.edgetui-part")
         try:
-            with open(tmp, "wb") as f, (open(local, "rb") if same else _NoFile()) as old:
+            with open(tmp, "wb") as f, open(local, "rb") if same else _NoFile() as old:
                 n = 0
                 for chunk in self._read_chunks(remote, e.size):
                     f.write(chunk)

@@ -59,6 +59,7 @@ def ssh_argv(host: Any, tty: bool = True) -> list[str]:
 
 # ------------------------------------------------------------------------------- the docker CLI route
 
+
 class _ExecResult:
     def __init__(self, exit_code: int, output: bytes):
         self.exit_code, self.output = exit_code, output
@@ -98,7 +99,7 @@ class _CliApi:
     def __init__(self, cli: "CliDockerClient"):
         self._cli = cli
 
-    def containers(self, all: bool = True) -> list[dict[str, Any]]:  # noqa: A002 - docker-py's name
+    def containers(self, all: bool = True) -> list[dict[str, Any]]:  # `all`: docker-py's name
         out = self._cli.docker(["ps", "--no-trunc", "--format", "{{json .}}"] + (["-a"] if all else []))
         rows = []
         for line in out.decode("utf-8", "replace").splitlines():
@@ -106,8 +107,14 @@ class _CliApi:
                 continue
             d = json.loads(line)
             names = [n for n in str(d.get("Names") or "").split(",") if n]
-            rows.append({"Id": d.get("ID"), "Names": ["/" + n for n in names], "State": d.get("State"),
-                         "Status": d.get("Status")})
+            rows.append(
+                {
+                    "Id": d.get("ID"),
+                    "Names": ["/" + n for n in names],
+                    "State": d.get("State"),
+                    "Status": d.get("Status"),
+                }
+            )
         return rows
 
     def inspect_container(self, ref: str) -> dict[str, Any]:
@@ -155,8 +162,12 @@ class CliDockerClient:
             match = next((i for i in ids if i.startswith(cid) or cid.startswith(i)), None) if cid else None
             if match is None:
                 continue
-            res[match] = {"t": now, "cpu_percent": float(cpu) if _NUM_RE.match(cpu) else None,
-                          "mem_bytes": parse_size(used), "mem_limit_bytes": parse_size(limit)}
+            res[match] = {
+                "t": now,
+                "cpu_percent": float(cpu) if _NUM_RE.match(cpu) else None,
+                "mem_bytes": parse_size(used),
+                "mem_limit_bytes": parse_size(limit),
+            }
         return res
 
     def close(self) -> None:
@@ -165,8 +176,19 @@ class CliDockerClient:
 
 _NUM_RE = re.compile(r"^\d+(\.\d+)?$")
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]?i?B)\s*$", re.I)
-_UNITS = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12, "pb": 1e15,
-          "kib": 2 ** 10, "mib": 2 ** 20, "gib": 2 ** 30, "tib": 2 ** 40, "pib": 2 ** 50}
+_UNITS = {
+    "b": 1,
+    "kb": 1e3,
+    "mb": 1e6,
+    "gb": 1e9,
+    "tb": 1e12,
+    "pb": 1e15,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+    "pib": 2**50,
+}
 
 
 def parse_size(text: str) -> Optional[int]:
@@ -180,6 +202,7 @@ def parse_size(text: str) -> Optional[int]:
 
 # ------------------------------------------------------------------------------- the engine
 
+
 class RemoteEngine:
     """The Docker engine of one remote host (see the module). ``host``: its
     :class:`~edgetui.hosts.ssh.SshHost` (shared with the host's feed); ``mode``: ``auto``,
@@ -190,9 +213,18 @@ class RemoteEngine:
     CPU/memory samples of running work containers (0: none); ``retry_s``: between attempts to find
     a route while none works. :meth:`start` starts the thread, :meth:`close` ends it."""
 
-    def __init__(self, host: Any, *, mode: str = "auto", socket_path: str = "/var/run/docker.sock",
-                 interval_s: float = 2.0, stats_interval_s: float = 10.0, retry_s: float = 10.0,
-                 events_window_s: float = 5.0, list_interval_s: float = 30.0):
+    def __init__(
+        self,
+        host: Any,
+        *,
+        mode: str = "auto",
+        socket_path: str = "/var/run/docker.sock",
+        interval_s: float = 2.0,
+        stats_interval_s: float = 10.0,
+        retry_s: float = 10.0,
+        events_window_s: float = 5.0,
+        list_interval_s: float = 30.0,
+    ):
         if mode not in MODES or mode == "none":
             raise ValueError(f"engine mode {mode!r}: expected auto, socket or cli")
         self.ssh = host
@@ -310,7 +342,7 @@ class RemoteEngine:
         if self._client is not None:
             try:
                 self._client.close()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - closing a client whose engine may be gone
                 pass
 
     def _choose(self) -> bool:
@@ -332,15 +364,21 @@ class RemoteEngine:
             try:
                 cli.ping()
                 self._client, self.route = cli, "cli"
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - each route's failure is said, then the next route is tried
                 why.append(f"docker CLI: {' '.join(str(e).split())[:160]}")
         if self.route is None:
             self.error = f"{self.host}: engine unavailable: " + "; ".join(why)
             return False
         events = self.events_window_s if self.route == "socket" else 0.0  # the CLI has no stream here
-        self._watch = DockerWatch(self._client, host=self.host, retry_s=min(self.retry_s, 2.0),
-                                  stats_interval_s=self.stats_interval_s, events_window_s=events,
-                                  list_interval_s=self.list_interval_s, on_change=self._kick.set)
+        self._watch = DockerWatch(
+            self._client,
+            host=self.host,
+            retry_s=min(self.retry_s, 2.0),
+            stats_interval_s=self.stats_interval_s,
+            events_window_s=events,
+            list_interval_s=self.list_interval_s,
+            on_change=self._kick.set,
+        )
         return True
 
     def _run(self) -> None:

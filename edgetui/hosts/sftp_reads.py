@@ -14,7 +14,6 @@ KEPT_HANDLES = 256
 KEPT_IDLE_S = 30.0
 
 
-
 def _ssh():
     from . import ssh
 
@@ -100,5 +99,5 @@ class SftpReads:
             if kept[0] is sftp:
                 try:
                     await kept[2].close()
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - closing a session whose connection may be gone
                     pass

@@ -34,7 +34,7 @@ async def _read_to_marker(stdout, head: bytes) -> tuple[bytes, bytes]:
         if i >= 0:
             j = buf.find(b"\0", i + len(head))
             if j >= 0:
-                return bytes(buf[:i]), bytes(buf[i + len(head):j])
+                return bytes(buf[:i]), bytes(buf[i + len(head) : j])
         else:
             seen = len(buf)
 
@@ -88,7 +88,7 @@ class RemoteShell:
             token = secrets.token_hex(8).encode()
             head = b"\0__edgetui_" + token + b"__ "
             cmd = " ".join(shlex.quote(a) for a in argv)
-            line = (f"{cmd} </dev/null 2>/dev/null; printf '\\000__edgetui_%s__ %d\\000' {token.decode()} $?\n")
+            line = f"{cmd} </dev/null 2>/dev/null; printf '\\000__edgetui_%s__ %d\\000' {token.decode()} $?\n"
             try:
                 proc.stdin.write(line.encode())
                 out, rc = await _read_to_marker(proc.stdout, head)

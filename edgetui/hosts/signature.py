@@ -41,8 +41,16 @@ class TreeSignature:
 
     def cursor(self, task_dir: str) -> dict:
         """The ``source_cursors`` row (as :meth:`edgetui.recorder.Recorder.set_cursor` keywords)."""
-        return dict(path=task_dir, generation=self.digest, offset=self.n_entries, state=None, size=self.n_bytes,
-                    mtime=self.newest_mtime or 0.0, inode=0, done=True)
+        return dict(
+            path=task_dir,
+            generation=self.digest,
+            offset=self.n_entries,
+            state=None,
+            size=self.n_bytes,
+            mtime=self.newest_mtime or 0.0,
+            inode=0,
+            done=True,
+        )
 
 
 def _entry_repr(e) -> str:
@@ -107,6 +115,7 @@ def tree_signature(host: Host, task_dir: str, salt: str = "") -> Optional[TreeSi
 
         def lister(path: str) -> list[tuple]:
             return [(e[0], e[1], 0 if e[1] else e[2], e[3], 0) for e in base_lister(path)]
+
     try:
         top = lister(task_dir)
     except OSError:

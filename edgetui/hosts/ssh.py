@@ -42,7 +42,14 @@ from .tuning import coalesce_sends, preferred_ciphers
 # ---------------------------------------------------------------------------------------------- states
 
 CONNECTING, UP, DEGRADED, DOWN, AUTH_FAILED, HOST_KEY_REFUSED, CLOSED = (
-    "connecting", "up", "degraded", "down", "auth failed", "host key refused", "closed")
+    "connecting",
+    "up",
+    "degraded",
+    "down",
+    "auth failed",
+    "host key refused",
+    "closed",
+)
 
 
 @dataclass(frozen=True)
@@ -93,8 +100,9 @@ class HostDown(OSError):
     state message."""
 
     def __init__(self, host: str, state: HostState):
-        super().__init__(errno.EHOSTDOWN, f"{host}: {state.kind}: {state.message}" if state.message
-                         else f"{host}: {state.kind}")
+        super().__init__(
+            errno.EHOSTDOWN, f"{host}: {state.kind}: {state.message}" if state.message else f"{host}: {state.kind}"
+        )
         self.state = state
 
 
@@ -210,11 +218,24 @@ class SshHost(SftpReads):
     Nothing happens until :meth:`start` (or the first call); :meth:`close` ends it.
     """
 
-    def __init__(self, name: str, target: "SshTarget | str", *, config: Optional[list[str]] = None,
-                 known_hosts: Optional[str] = None, client_keys: Optional[list[str]] = None,
-                 connect_timeout: float = 10.0, op_timeout: float = 30.0, keepalive_interval: float = 15.0,
-                 keepalive_count_max: int = 3, probe_interval: float = 10.0, backoff_min: float = 1.0,
-                 backoff_max: float = 60.0, max_channels: int = 10, slow_s: float = SLOW_S):
+    def __init__(
+        self,
+        name: str,
+        target: "SshTarget | str",
+        *,
+        config: Optional[list[str]] = None,
+        known_hosts: Optional[str] = None,
+        client_keys: Optional[list[str]] = None,
+        connect_timeout: float = 10.0,
+        op_timeout: float = 30.0,
+        keepalive_interval: float = 15.0,
+        keepalive_count_max: int = 3,
+        probe_interval: float = 10.0,
+        backoff_min: float = 1.0,
+        backoff_max: float = 60.0,
+        max_channels: int = 10,
+        slow_s: float = SLOW_S,
+    ):
         self.name = name
         self.target = SshTarget.parse(target) if isinstance(target, str) else target
         if config is None:
@@ -268,7 +289,7 @@ class SshHost(SftpReads):
             for fn in list(self._listeners):
                 try:
                     fn(self.name, self._state)
-                except Exception:
+                except Exception:  # noqa: BLE001 - a listener's failure is not the host's
                     pass
 
     # ----------------------------------------------------------------------------------- lifecycle
@@ -327,8 +348,17 @@ class SshHost(SftpReads):
 
         from asyncssh.config import SSHClientConfig
 
-        return SSHClientConfig.load(None, self.config, False, False, False, getpass.getuser(),
-                                    self.target.user or (), self.target.host, self.target.port or ())
+        return SSHClientConfig.load(
+            None,
+            self.config,
+            False,
+            False,
+            False,
+            getpass.getuser(),
+            self.target.user or (),
+            self.target.host,
+            self.target.port or (),
+        )
 
     def resolved(self) -> tuple[str, int, str]:
         """(address, port, known_hosts file) after ssh_config (asyncssh's own reading of it: an
@@ -356,8 +386,11 @@ class SshHost(SftpReads):
             except Exception:  # noqa: BLE001 - only for a message
                 files = []
         if not files:
-            files = [k for k in ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
-                     if os.path.exists(os.path.expanduser(k))]
+            files = [
+                k
+                for k in ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
+                if os.path.exists(os.path.expanduser(k))
+            ]
         return [_tilde(os.path.expanduser(str(f))) for f in files]
 
     def _missing_known_hosts(self):
@@ -378,14 +411,15 @@ class SshHost(SftpReads):
                 return None
             for opt in ("UserKnownHostsFile", "GlobalKnownHostsFile"):
                 got = cfg.get(opt, None)
-                for f in (got if isinstance(got, (list, tuple)) else [got] if got else []):
+                for f in got if isinstance(got, (list, tuple)) else [got] if got else []:
                     named.append((str(f), f"{opt} in ssh_config"))
         for f, where in named:
             path = os.path.expanduser(f)
             if not os.path.exists(path):
                 addr, port, _kh = self.resolved()
-                return KnownHostsMissing(str(self.target), _tilde(path), where,
-                                         f"ssh-keyscan -p {port} {addr} >> {_tilde(path)}")
+                return KnownHostsMissing(
+                    str(self.target), _tilde(path), where, f"ssh-keyscan -p {port} {addr} >> {_tilde(path)}"
+                )
         return None
 
     def known_hosts_path(self) -> str:
@@ -399,9 +433,15 @@ class SshHost(SftpReads):
 
         t = self.target
         kw: dict[str, Any] = dict(
-            config=self.config, connect_timeout=self.connect_timeout, login_timeout=self.connect_timeout,
-            keepalive_interval=self.keepalive_interval, keepalive_count_max=self.keepalive_count_max,
-            agent_forwarding=False, password_auth=False, kbdint_auth=False, x11_forwarding=False,
+            config=self.config,
+            connect_timeout=self.connect_timeout,
+            login_timeout=self.connect_timeout,
+            keepalive_interval=self.keepalive_interval,
+            keepalive_count_max=self.keepalive_count_max,
+            agent_forwarding=False,
+            password_auth=False,
+            kbdint_auth=False,
+            x11_forwarding=False,
         )
         if self._known_hosts:
             kw["known_hosts"] = os.path.expanduser(self._known_hosts)
@@ -447,20 +487,27 @@ class SshHost(SftpReads):
                 return HOST_KEY_REFUSED, (
                     f"host key of {key_host} CHANGED since it was trusted in {shown} (another machine, or "
                     f"an attack): if the change is expected, check the new fingerprint, then "
-                    f"`ssh-keygen -f {shown} -R '{key_host}'` and `{scan}`")
+                    f"`ssh-keygen -f {shown} -R '{key_host}'` and `{scan}`"
+                )
             # the command first: a cut line (the runs screen's bottom line) still shows it
-            return HOST_KEY_REFUSED, (f"unknown host key of {key_host}: trust it with `{scan}` after checking "
-                                      f"its fingerprint (it is not in {shown})")
+            return HOST_KEY_REFUSED, (
+                f"unknown host key of {key_host}: trust it with `{scan}` after checking "
+                f"its fingerprint (it is not in {shown})"
+            )
         if isinstance(e, asyncssh.PermissionDenied):
             keys = self._identity_files()
             add = f"ssh-add {keys[0]}" if keys else "ssh-add KEYFILE"
-            return AUTH_FAILED, (f"no key accepted for {t}: is its public key in the host's authorized_keys? An "
-                                 f"encrypted key works through the agent only: add the key to ssh-agent (`{add}`); "
-                                 "edgetui never asks for a password or passphrase")
+            return AUTH_FAILED, (
+                f"no key accepted for {t}: is its public key in the host's authorized_keys? An "
+                f"encrypted key works through the agent only: add the key to ssh-agent (`{add}`); "
+                "edgetui never asks for a password or passphrase"
+            )
         if isinstance(e, _NoSftp):
             why = " ".join(str(e.cause).split()) or type(e.cause).__name__
-            return DOWN, (f"{t} gives edgetui no SFTP: add a `Subsystem sftp` line to its sshd_config (edgetui "
-                          f"reads run files over SFTP; the login itself worked: {why})")
+            return DOWN, (
+                f"{t} gives edgetui no SFTP: add a `Subsystem sftp` line to its sshd_config (edgetui "
+                f"reads run files over SFTP; the login itself worked: {why})"
+            )
         if isinstance(e, ConnectionRefusedError):
             addr, port, _kh = self.resolved()
             return DOWN, f"connection refused by {addr} port {port}: is sshd running there, on that port?"
@@ -518,7 +565,7 @@ class SshHost(SftpReads):
                 try:
                     await asyncio.wait_for(sftp.stat("."), self.op_timeout)
                     self._set_state(UP, rtt_s=time.monotonic() - t0, message=str(self.target))
-                except BaseException:
+                except BaseException:  # noqa: BLE001 - the first probe is an extra: the loop below probes again
                     pass
                 self._up.set()
                 probe = asyncio.ensure_future(self._probe_loop(conn, sftp))
@@ -530,8 +577,7 @@ class SshHost(SftpReads):
                     self._conn = self._sftp = None
                 if self._closed:
                     break
-                self._set_state(DOWN, next_retry=time.time() + backoff,
-                                message=f"connection to {self.target} lost")
+                self._set_state(DOWN, next_retry=time.time() + backoff, message=f"connection to {self.target} lost")
                 await self._sleep(backoff)
                 backoff = min(backoff * 2, self.backoff_max)
         finally:
@@ -557,10 +603,13 @@ class SshHost(SftpReads):
             except asyncio.CancelledError:
                 raise
             except asyncio.TimeoutError:
-                self._set_state(DEGRADED, rtt_s=time.monotonic() - t0,
-                                message=f"{self.target} answers no probe within {self.op_timeout:g} s")
+                self._set_state(
+                    DEGRADED,
+                    rtt_s=time.monotonic() - t0,
+                    message=f"{self.target} answers no probe within {self.op_timeout:g} s",
+                )
                 continue
-            except Exception:
+            except Exception:  # noqa: BLE001 - any probe failure ends this connection: the caller reconnects
                 conn.close()
                 return
             rtt = time.monotonic() - t0
@@ -592,13 +641,16 @@ class SshHost(SftpReads):
         except (asyncio.TimeoutError, TimeoutError):
             fut.cancel()
             if self._state.kind in (UP, DEGRADED):
-                self._set_state(DEGRADED, rtt_s=self._state.rtt_s,
-                                message=f"{what}: no answer from {self.target} within {timeout:g} s")
+                self._set_state(
+                    DEGRADED,
+                    rtt_s=self._state.rtt_s,
+                    message=f"{what}: no answer from {self.target} within {timeout:g} s",
+                )
                 raise OSError(errno.ETIMEDOUT, f"{self.name}: no answer within {timeout:g} s", what) from None
             raise HostDown(self.name, self._state) from None
         except OSError:
             raise
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - asyncssh's errors, sorted below into OSError
             import asyncssh
 
             if isinstance(e, (asyncssh.DisconnectError, asyncssh.ChannelOpenError, ConnectionError, EOFError)):
@@ -619,7 +671,7 @@ class SshHost(SftpReads):
                 if a.permissions is not None and statmod.S_ISLNK(a.permissions):
                     try:
                         a = await sftp.stat(path.rstrip("/") + "/" + n.filename)
-                    except Exception:
+                    except Exception:  # noqa: BLE001 - a link that cannot be followed is listed as such
                         out.append(Entry(n.filename, False, -1, 0, 0))
                         continue
                 out.append(_entry(n.filename, a))
@@ -796,8 +848,13 @@ class SshHost(SftpReads):
         """Run an async function on the SSH loop under this host's timeouts (for channel users)."""
         return self._run(coro_fn, what, timeout)
 
-    def watch(self, paths: Iterable[str], on_change: Callable[[set[str]], None], stop,
-              on_ready: Optional[Callable[[], None]] = None) -> None:
+    def watch(
+        self,
+        paths: Iterable[str],
+        on_change: Callable[[set[str]], None],
+        stop,
+        on_ready: Optional[Callable[[], None]] = None,
+    ) -> None:
         """Remote ``inotifywait -m -r`` over one exec channel, changed paths (absolute, remote;
         a directory's own events end in ``/``) passed to ``on_change`` (batched over 0.4 s).
         ``on_ready`` is called once inotifywait says its watches are set up (changes before that
@@ -808,15 +865,18 @@ class SshHost(SftpReads):
         import shlex
 
         paths = list(paths)
-        cmd = ("exec inotifywait -m -r -e close_write,modify,create,delete,moved_to,moved_from,attrib "
-               "--format '%w%f %e' -- " + " ".join(shlex.quote(p) for p in paths))
+        cmd = (
+            "exec inotifywait -m -r -e close_write,modify,create,delete,moved_to,moved_from,attrib "
+            "--format '%w%f %e' -- " + " ".join(shlex.quote(p) for p in paths)
+        )
 
         async def go():
             sem = await self._channel()
             loop = asyncio.get_running_loop()
             try:
-                proc = await self._opening(lambda: self._conn.create_process(cmd, encoding="utf-8",
-                                                                             errors="surrogateescape"))
+                proc = await self._opening(
+                    lambda: self._conn.create_process(cmd, encoding="utf-8", errors="surrogateescape")
+                )
 
                 async def ready():  # inotifywait's stderr: "Setting up watches." ... "Watches established."
                     while True:
@@ -860,10 +920,12 @@ class SshHost(SftpReads):
             finally:
                 self._release(sem)
 
-        status = self._run(go, "inotifywait", timeout=10 ** 9)
+        status = self._run(go, "inotifywait", timeout=10**9)
         if status is not None and not stop.is_set():
-            raise OSError(errno.ENOSYS if status == 127 else errno.EIO,
-                          f"{self.name}: cannot watch with inotifywait (exit {status})")
+            raise OSError(
+                errno.ENOSYS if status == 127 else errno.EIO,
+                f"{self.name}: cannot watch with inotifywait (exit {status})",
+            )
 
 
 #: the path :meth:`SshHost.watch` reports when inotifywait's queue overflowed (changes lost)
@@ -872,7 +934,7 @@ OVERFLOW = "\0overflow"
 
 def _tilde(path: str) -> str:
     home = os.path.expanduser("~")
-    return "~" + path[len(home):] if path.startswith(home + os.sep) else path
+    return "~" + path[len(home) :] if path.startswith(home + os.sep) else path
 
 
 def _known_host_listed(known_hosts: str, host: str, port: int) -> bool:
@@ -882,6 +944,6 @@ def _known_host_listed(known_hosts: str, host: str, port: int) -> bool:
 
         kh = asyncssh.read_known_hosts(known_hosts)
         keys = kh.match(host, host, port)
-    except Exception:
+    except Exception:  # noqa: BLE001 - an unreadable known_hosts is no known key
         return False
     return bool(keys[0] or keys[1] or keys[3] or keys[4])

@@ -75,7 +75,7 @@ class RemoteProcess:
         def release():
             try:
                 proc.close()
-            except Exception:  # noqa: BLE001, S110 - the connection is already gone
+            except Exception:  # noqa: BLE001 - the connection is already gone
                 pass
             host._release(sem)  # (to its own connection's budget: a later one's is not grown)
 

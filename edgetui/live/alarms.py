@@ -69,8 +69,17 @@ from .model import Alarm, newest_per_key
 
 ALARM_SOURCE = "live/alarms"
 
-RULES = ("stall", "no_new_best", "container_exit", "oom", "container_gone", "infra_error", "resume_loop",
-         "judge_error", "grading_failed")
+RULES = (
+    "stall",
+    "no_new_best",
+    "container_exit",
+    "oom",
+    "container_gone",
+    "infra_error",
+    "resume_loop",
+    "judge_error",
+    "grading_failed",
+)
 CRITICAL_RULES = {"oom", "container_exit", "container_gone", "infra_error"}
 
 
@@ -81,7 +90,8 @@ class AlarmSettings(BaseModel):
 
     stall_after_s: float = Field(900.0, description="no transcript growth for this long (no tool call pending) = stall")
     stall_pending_max_s: Optional[float] = Field(
-        10800.0, description="a tool call pending longer than this no longer excuses silence (None = always excuses)")
+        10800.0, description="a tool call pending longer than this no longer excuses silence (None = always excuses)"
+    )
     no_new_best_after_s: float = Field(7200.0, description="no new best-so-far for this long")
     resume_loop_count: int = Field(3, description="this many auto-resumes ...")
     resume_loop_window_s: float = Field(1800.0, description="... within this window = resume loop")
@@ -90,57 +100,86 @@ class AlarmSettings(BaseModel):
     finish_grace_s: float = Field(1500.0, description="after 'Agent finished': drain (<= 15 min) + cleanup allowance")
     grading_grace_s: float = Field(10.0, description="judge container gone this long without report.json = failed")
     grading_start_grace_s: float = Field(
-        300.0, description="a submission folder whose judge container never appeared this long (on an engine "
-                           "where judges are seen) without report.json = failed")
+        300.0,
+        description="a submission folder whose judge container never appeared this long (on an engine "
+        "where judges are seen) without report.json = failed",
+    )
     abort_after_s: float = Field(
         float(os.environ.get("SFORGE_VIZ_ABORT_THRESHOLD", 7200)),
-        description="no growth for this long and no running container = aborted (SForge's threshold)")
+        description="no growth for this long and no running container = aborted (SForge's threshold)",
+    )
     # timings of the supervisor itself
     min_refresh_s: float = Field(
         float(os.environ.get("EDGETUI_MIN_REFRESH_S", 0.6)),
-        description="refreshes woken by file changes come at most this often (busy runs: lines are batched)")
+        description="refreshes woken by file changes come at most this often (busy runs: lines are batched)",
+    )
     duckdb_threads: int = Field(
-        0, description="DuckDB worker threads of the database while supervising (every refresh runs many "
-                       "small queries); 0 keeps DuckDB's default (one per core). 1 measured no clear gain "
-                       "on a 2-core machine (whole app 26.5 / 34.3 % vs 25.8 / 26.3 % of a core, interleaved)")
+        0,
+        description="DuckDB worker threads of the database while supervising (every refresh runs many "
+        "small queries); 0 keeps DuckDB's default (one per core). 1 measured no clear gain "
+        "on a 2-core machine (whole app 26.5 / 34.3 % vs 25.8 / 26.3 % of a core, interleaved)",
+    )
     discovery_interval_s: float = Field(
-        2.0, description="rescan the runs roots at most this often (while the file watcher runs, new runs "
-                         "come from the paths it sees added and the full rescan is every 30 s)")
+        2.0,
+        description="rescan the runs roots at most this often (while the file watcher runs, new runs "
+        "come from the paths it sees added and the full rescan is every 30 s)",
+    )
     docker_interval_s: float = Field(1.0, description="list the engine's containers at most this often")
     docker_retry_s: float = Field(5.0, description="retry an unavailable engine this often")
     docker_list_s: float = Field(
-        30.0, description="while the engine's events stream is read, list its containers only on events and "
-                          "this often (a safety net)")
+        30.0,
+        description="while the engine's events stream is read, list its containers only on events and "
+        "this often (a safety net)",
+    )
     docker_events_window_s: float = Field(
-        5.0, description="the events stream is asked in windows this long (a stopped engine is noticed "
-                         "within one); 0 = no events stream: list at every refresh")
+        5.0,
+        description="the events stream is asked in windows this long (a stopped engine is noticed "
+        "within one); 0 = no events stream: list at every refresh",
+    )
     dormant_after_s: float = Field(
-        120.0, description="a finished or aborted run quiet this long (nothing pending, no container running) "
-                           "goes to sleep: no per-refresh work until a change under its directory wakes it")
+        120.0,
+        description="a finished or aborted run quiet this long (nothing pending, no container running) "
+        "goes to sleep: no per-refresh work until a change under its directory wakes it",
+    )
     dormant_check_s: float = Field(
-        300.0, description="asleep runs' cheap stat check (their directory, submissions/ and logs) runs this "
-                           "often while the file watcher runs (dormant_poll_s while stat polling instead)")
+        300.0,
+        description="asleep runs' cheap stat check (their directory, submissions/ and logs) runs this "
+        "often while the file watcher runs (dormant_poll_s while stat polling instead)",
+    )
     dormant_poll_s: float = Field(10.0, description="... and this often without the file watcher")
     dormant_full_s: float = Field(
-        1800.0, description="each asleep run's full tree signature is taken again this often (spread over "
-                            "refreshes): a report rewritten inside a submission folder wakes it")
+        1800.0,
+        description="each asleep run's full tree signature is taken again this often (spread over "
+        "refreshes): a report rewritten inside a submission folder wakes it",
+    )
     max_poll_s: float = Field(
-        10.0, description="without the file watcher (its limit reached, --poll), refreshes that find nothing "
-                          "new double their interval up to this")
+        10.0,
+        description="without the file watcher (its limit reached, --poll), refreshes that find nothing "
+        "new double their interval up to this",
+    )
     stats_interval_s: float = Field(10.0, description="CPU/memory sample of each running work container (0 = off)")
     finalize_interval_s: float = Field(
-        300.0, description="full recompute (alignment, exact tokens/cost) of a growing run at most this often; "
-                           "live token/cost figures are added up as lines arrive")
+        300.0,
+        description="full recompute (alignment, exact tokens/cost) of a growing run at most this often; "
+        "live token/cost figures are added up as lines arrive",
+    )
     finalize_min_interval_s: float = Field(2.0, description="... and after a submission/final file change")
     row_refresh_s: float = Field(
-        10.0, description="live figures of a growing run's runs-table row (events, last event, tokens, cost) "
-                          "are written this often")
+        10.0,
+        description="live figures of a growing run's runs-table row (events, last event, tokens, cost) "
+        "are written this often",
+    )
     max_finalize_per_poll: int = Field(8, description="aggregate recomputations per refresh (the rest wait)")
     max_first_refresh_per_poll: int = Field(
-        150, description="... and besides them, first refreshes of runs just registered (a start-up, runs woken): "
-                         "done together, a fixed number of statements for them (the rest wait for the next)")
-    judge_interval_s: float = Field(300.0, description="judge /history poll per run (and once after each new "
-                                    "submission folder); each poll writes the admin secret into the judge's log")
+        150,
+        description="... and besides them, first refreshes of runs just registered (a start-up, runs woken): "
+        "done together, a fixed number of statements for them (the rest wait for the next)",
+    )
+    judge_interval_s: float = Field(
+        300.0,
+        description="judge /history poll per run (and once after each new "
+        "submission folder); each poll writes the admin secret into the judge's log",
+    )
     judge_timeout_s: float = Field(3.0, description="HTTP timeout of one /history request")
 
 
@@ -271,11 +310,14 @@ def _killed_from_outside(f: RunFacts) -> Optional[Condition]:
     if f.ending_since is not None and f.ending_since < f.container_finished_at:
         return None  # the agent's end came first: the harness stopped its container (a normal end)
     cid = (f.container_id or "")[:12]
-    return Condition("container_exit", f"container_killed:{cid}",
-                     f"work container {f.container_name} was killed (exit {f.container_exit_code}) before the "
-                     "agent's end was logged: the run ended early", "critical",
-                     {"container": f.container_name, "exit_code": f.container_exit_code,
-                      "finished_at": f.container_finished_at})
+    return Condition(
+        "container_exit",
+        f"container_killed:{cid}",
+        f"work container {f.container_name} was killed (exit {f.container_exit_code}) before the "
+        "agent's end was logged: the run ended early",
+        "critical",
+        {"container": f.container_name, "exit_code": f.container_exit_code, "finished_at": f.container_finished_at},
+    )
 
 
 def evaluate(f: RunFacts, s: AlarmSettings, now: float) -> list[Condition]:
@@ -295,36 +337,69 @@ def evaluate(f: RunFacts, s: AlarmSettings, now: float) -> list[Condition]:
         # (the ERROR tailed before final_result.json) is the same alarm, not a second one
         if f.error_times and f.ended_t is not None and max(f.error_times) >= f.ended_t - 60:
             start = _bursts(f.error_times, s.infra_error_quiet_s)[-1]
-            out.append(Condition("infra_error", f"infra_error@{int(start)}",
-                                 one_line(f"run ended by an infrastructure error: {f.last_error_msg or '?'}", 200),
-                                 "critical", {"error_t": max(f.error_times), "ended_t": f.ended_t}))
+            out.append(
+                Condition(
+                    "infra_error",
+                    f"infra_error@{int(start)}",
+                    one_line(f"run ended by an infrastructure error: {f.last_error_msg or '?'}", 200),
+                    "critical",
+                    {"error_t": max(f.error_times), "ended_t": f.ended_t},
+                )
+            )
         elif killed is not None:  # no ERROR: SForge took the dead container for an agent that exited
             out.append(killed)
         return out
     if f.harness_error and f.container_state in ("running", "restarting", "paused"):
-        out.append(Condition("orphaned_container", f"orphaned:{(f.container_id or '')[:12]}",
-                             one_line(f"work container {f.container_name} still running after the harness ended: "
-                                      f"{f.harness_error}", 200), "critical", {"container": f.container_name}))
+        out.append(
+            Condition(
+                "orphaned_container",
+                f"orphaned:{(f.container_id or '')[:12]}",
+                one_line(
+                    f"work container {f.container_name} still running after the harness ended: {f.harness_error}", 200
+                ),
+                "critical",
+                {"container": f.container_name},
+            )
+        )
     ending_grace = f.ending_since is not None and now - f.ending_since < s.finish_grace_s
     cid = (f.container_id or "")[:12]
     # ---- work container
     if f.container_oom:
-        out.append(Condition("oom", f"oom:{cid}", f"work container {f.container_name} was OOM-killed"
-                             + (f" (exit {f.container_exit_code})" if f.container_exit_code is not None else ""),
-                             "critical", {"container": f.container_name, "exit_code": f.container_exit_code}))
+        out.append(
+            Condition(
+                "oom",
+                f"oom:{cid}",
+                f"work container {f.container_name} was OOM-killed"
+                + (f" (exit {f.container_exit_code})" if f.container_exit_code is not None else ""),
+                "critical",
+                {"container": f.container_name, "exit_code": f.container_exit_code},
+            )
+        )
     elif f.operator_action is not None and f.container_state in ("exited", "dead", "gone"):
         pass  # the operator stopped or killed it (asked and confirmed): expected, not an alarm
     elif f.container_state in ("exited", "dead") and f.container_ended_t is not None:
         if now - f.container_ended_t >= s.container_grace_s and not ending_grace:
-            out.append(Condition("container_exit", f"container_exit:{cid}",
-                                 f"work container {f.container_name} exited with code {f.container_exit_code} "
-                                 "and no final_result.json", "critical",
-                                 {"container": f.container_name, "exit_code": f.container_exit_code}))
+            out.append(
+                Condition(
+                    "container_exit",
+                    f"container_exit:{cid}",
+                    f"work container {f.container_name} exited with code {f.container_exit_code} "
+                    "and no final_result.json",
+                    "critical",
+                    {"container": f.container_name, "exit_code": f.container_exit_code},
+                )
+            )
     elif f.container_state == "gone" and f.container_ended_t is not None:
         if now - f.container_ended_t >= s.container_grace_s and not ending_grace:
-            out.append(Condition("container_gone", f"container_gone:{cid}",
-                                 f"work container {f.container_name} vanished without final_result.json",
-                                 "critical", {"container": f.container_name}))
+            out.append(
+                Condition(
+                    "container_gone",
+                    f"container_gone:{cid}",
+                    f"work container {f.container_name} vanished without final_result.json",
+                    "critical",
+                    {"container": f.container_name},
+                )
+            )
     if f.status not in ("running", "grading", "gone"):
         return out  # aborted: only what happened to its container
     container_alive = f.container_state in (None, "running", "restarting", "paused", "created")
@@ -333,48 +408,101 @@ def evaluate(f: RunFacts, s: AlarmSettings, now: float) -> list[Condition]:
         idle = now - f.last_growth_t
         if idle >= s.stall_after_s:
             pending_ok = f.pending_calls > 0 and (
-                s.stall_pending_max_s is None or f.oldest_pending_t is None
-                or now - f.oldest_pending_t < s.stall_pending_max_s)
+                s.stall_pending_max_s is None
+                or f.oldest_pending_t is None
+                or now - f.oldest_pending_t < s.stall_pending_max_s
+            )
             if not pending_ok:
-                why = "no tool call pending" if f.pending_calls == 0 else \
-                    f"tool call pending for {fmt_age(now - (f.oldest_pending_t or now))}"
-                out.append(Condition("stall", "stall", f"no transcript growth for {fmt_age(idle)} ({why})",
-                                     "warning", {"idle_s": round(idle, 1), "pending_calls": f.pending_calls}))
+                why = (
+                    "no tool call pending"
+                    if f.pending_calls == 0
+                    else f"tool call pending for {fmt_age(now - (f.oldest_pending_t or now))}"
+                )
+                out.append(
+                    Condition(
+                        "stall",
+                        "stall",
+                        f"no transcript growth for {fmt_age(idle)} ({why})",
+                        "warning",
+                        {"idle_s": round(idle, 1), "pending_calls": f.pending_calls},
+                    )
+                )
     # ---- no new best
     ref = f.last_new_best_t if f.last_new_best_t is not None else (f.started_at or f.first_seen)
     if ref is not None and f.ending_since is None and container_alive:
         age = now - ref
         if age >= s.no_new_best_after_s:
-            what = f"since {f.best_round}" if f.last_new_best_t is not None and f.best_round else "since the run started"
-            out.append(Condition("no_new_best", "no_new_best", f"no new best for {fmt_age(age)} ({what})", "warning",
-                                 {"since_s": round(age, 1), "best_round": f.best_round}))
+            what = (
+                f"since {f.best_round}" if f.last_new_best_t is not None and f.best_round else "since the run started"
+            )
+            out.append(
+                Condition(
+                    "no_new_best",
+                    "no_new_best",
+                    f"no new best for {fmt_age(age)} ({what})",
+                    "warning",
+                    {"since_s": round(age, 1), "best_round": f.best_round},
+                )
+            )
     # ---- infra errors (one alarm per burst)
     if f.error_times:
         start = _bursts(f.error_times, s.infra_error_quiet_s)[-1]
-        out.append(Condition("infra_error", f"infra_error@{int(start)}",
-                             one_line(f"ERROR in run_agent.log: {f.last_error_msg or '?'}", 200), "critical",
-                             {"first_t": start, "count": len(f.error_times)}))
+        out.append(
+            Condition(
+                "infra_error",
+                f"infra_error@{int(start)}",
+                one_line(f"ERROR in run_agent.log: {f.last_error_msg or '?'}", 200),
+                "critical",
+                {"first_t": start, "count": len(f.error_times)},
+            )
+        )
     # ---- resume loop
     k = max(1, s.resume_loop_count)
     rt = sorted(f.resume_times)
     if len(rt) >= k and rt[-1] - rt[-k] <= s.resume_loop_window_s and now - rt[-1] <= s.resume_loop_window_s:
-        out.append(Condition("resume_loop", "resume_loop",
-                             f"{k} auto-resumes within {fmt_age(rt[-1] - rt[-k])} (last {fmt_age(now - rt[-1])} ago)",
-                             "warning", {"resumes": len(rt), "window_s": s.resume_loop_window_s}))
+        out.append(
+            Condition(
+                "resume_loop",
+                "resume_loop",
+                f"{k} auto-resumes within {fmt_age(rt[-1] - rt[-k])} (last {fmt_age(now - rt[-1])} ago)",
+                "warning",
+                {"resumes": len(rt), "window_s": s.resume_loop_window_s},
+            )
+        )
     # ---- grading
     for rnd, err in sorted(f.judge_errors.items()):
-        out.append(Condition("judge_error", f"grading:{rnd}", one_line(f"judge error on {rnd}: {err}", 200),
-                             "warning", {"round": rnd}))
+        out.append(
+            Condition(
+                "judge_error",
+                f"grading:{rnd}",
+                one_line(f"judge error on {rnd}: {err}", 200),
+                "warning",
+                {"round": rnd},
+            )
+        )
     for rnd, why in sorted(f.failed_rounds.items()):
         if rnd in f.judge_errors:
             continue
-        out.append(Condition("grading_failed", f"grading:{rnd}", one_line(f"grading of {rnd} failed: {why}", 200),
-                             "warning", {"round": rnd}))
+        out.append(
+            Condition(
+                "grading_failed",
+                f"grading:{rnd}",
+                one_line(f"grading of {rnd} failed: {why}", 200),
+                "warning",
+                {"round": rnd},
+            )
+        )
     if f.tick_error_times:
         start = _bursts(f.tick_error_times, s.infra_error_quiet_s)[-1]
-        out.append(Condition("judge_error", f"auto_eval@{int(start)}",
-                             one_line(f"auto-eval error: {f.last_tick_error or '?'}", 200), "warning",
-                             {"first_t": start}))
+        out.append(
+            Condition(
+                "judge_error",
+                f"auto_eval@{int(start)}",
+                one_line(f"auto-eval error: {f.last_tick_error or '?'}", 200),
+                "warning",
+                {"first_t": start},
+            )
+        )
     return out
 
 
@@ -403,15 +531,22 @@ class AlarmBook:
             keys.add(c.key)
             if c.key in prev:
                 continue
-            new.append(Alarm(run_key=run_key, rule=c.rule, severity=c.severity, t=now, message=c.message,
-                             data={"rule": c.rule, "severity": c.severity, "key": c.key, **c.data}))
+            new.append(
+                Alarm(
+                    run_key=run_key,
+                    rule=c.rule,
+                    severity=c.severity,
+                    t=now,
+                    message=c.message,
+                    data={"rule": c.rule, "severity": c.severity, "key": c.key, **c.data},
+                )
+            )
         self.active[run_key] = keys
         if new:
             hist = self.history.setdefault(run_key, [])
             hist.extend(new)
             del hist[:-50]
         return new
-
 
     def acknowledge(self, run_key: str, keys: Optional[set[str]], now: float) -> list[Alarm]:
         """Mark the newest alarm of each active condition of ``run_key`` (only ``keys`` when given)
@@ -436,19 +571,37 @@ class AlarmBook:
 def ack_event(a: Alarm, now: float, seq: int = 0) -> Event:
     """The ``alarm`` event recording that the operator acknowledged ``a`` (``data.ack`` true)."""
     gen = hashlib.sha1(("ack:" + a.key).encode()).hexdigest()[:16]
-    return Event(run_key=a.run_key, kind=Kind.ALARM, source=ALARM_SOURCE, generation=gen,
-                 offset=int(now * 1000), sub=seq, t=now, t_source=TimeSource.OBSERVED, level="info",
-                 summary=one_line(f"alarm {a.rule} acknowledged: {a.message}"),
-                 data={"ack": True, "key": a.key, "rule": a.rule, "raised_at": a.t, "message": a.message})
+    return Event(
+        run_key=a.run_key,
+        kind=Kind.ALARM,
+        source=ALARM_SOURCE,
+        generation=gen,
+        offset=int(now * 1000),
+        sub=seq,
+        t=now,
+        t_source=TimeSource.OBSERVED,
+        level="info",
+        summary=one_line(f"alarm {a.rule} acknowledged: {a.message}"),
+        data={"ack": True, "key": a.key, "rule": a.rule, "raised_at": a.t, "message": a.message},
+    )
 
 
 def alarm_event(a: Alarm, seq: int = 0) -> Event:
     """The ``alarm`` event recording ``a`` (stable id from run, key and time)."""
     gen = hashlib.sha1(str(a.data.get("key", a.rule)).encode()).hexdigest()[:16]
-    return Event(run_key=a.run_key, kind=Kind.ALARM, source=ALARM_SOURCE, generation=gen,
-                 offset=int(a.t * 1000), sub=seq, t=a.t, t_source=TimeSource.OBSERVED,
-                 level="critical" if a.severity == "critical" else "warning", summary=one_line(f"alarm {a.rule}: {a.message}"),
-                 data={**a.data, "message": a.message})
+    return Event(
+        run_key=a.run_key,
+        kind=Kind.ALARM,
+        source=ALARM_SOURCE,
+        generation=gen,
+        offset=int(a.t * 1000),
+        sub=seq,
+        t=a.t,
+        t_source=TimeSource.OBSERVED,
+        level="critical" if a.severity == "critical" else "warning",
+        summary=one_line(f"alarm {a.rule}: {a.message}"),
+        data={**a.data, "message": a.message},
+    )
 
 
 # ---------------------------------------------------------------------------- --on-alarm command
@@ -472,10 +625,18 @@ class AlarmCommand:
     def fire(self, payload: dict[str, Any]) -> None:
         if not self.cmd:
             return
-        data = json.dumps(redact_obj(payload, frozenset(list(self.secrets))), default=str).encode() + b"\n"  # no secret leaves
+        data = (
+            json.dumps(redact_obj(payload, frozenset(list(self.secrets))), default=str).encode() + b"\n"
+        )  # no secret leaves
         try:
-            p = subprocess.Popen(self.cmd, shell=True, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, start_new_session=True)
+            p = subprocess.Popen(
+                self.cmd,
+                shell=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         except OSError as e:
             self.notes.append(one_line(f"--on-alarm command could not start: {e.strerror or e}", 200))
             return

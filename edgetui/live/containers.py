@@ -44,8 +44,11 @@ class ContainerJoin:
         listed: dict[int, set[str]] = {}
         for eng in [self.docker, *self.engines.values()]:
             if eng is not None and engines_ok.get(id(eng)):
-                listed[id(eng)] = {c.id[:12] for c in list(eng.containers.values())
-                                   if c.state in ("running", "created", "restarting", "paused")}
+                listed[id(eng)] = {
+                    c.id[:12]
+                    for c in list(eng.containers.values())
+                    if c.state in ("running", "created", "restarting", "paused")
+                }
         return listed
 
     def _engine_groups(self) -> list:
@@ -68,8 +71,11 @@ class ContainerJoin:
         if self.engines:
             for rs in list(self.runs.values()):
                 for c in [rs.container, *rs.judges, *rs.games]:
-                    if c is not None and (c.name == name_or_id or c.id == name_or_id
-                                          or (len(name_or_id) >= 12 and c.id.startswith(name_or_id))):
+                    if c is not None and (
+                        c.name == name_or_id
+                        or c.id == name_or_id
+                        or (len(name_or_id) >= 12 and c.id.startswith(name_or_id))
+                    ):
                         return self._engine_of(rs)
         for eng in self.engines.values():
             if eng.has(name_or_id):
@@ -117,8 +123,15 @@ class ContainerJoin:
         return eng.shell_command(container)
 
     def _container_event(self, rs: RunState, c: ContainerInfo, state: str, now: float) -> None:
-        data = {"id": c.id, "name": c.name, "role": c.role, "state": state, "exit_code": c.exit_code,
-                "oom_killed": c.oom_killed, "host": c.host}
+        data = {
+            "id": c.id,
+            "name": c.name,
+            "role": c.role,
+            "state": state,
+            "exit_code": c.exit_code,
+            "oom_killed": c.oom_killed,
+            "host": c.host,
+        }
         if c.submission_id:
             data["submission_id"] = c.submission_id
         extra = f" (exit {c.exit_code})" if state in ("exited", "dead") and c.exit_code is not None else ""
@@ -133,9 +146,14 @@ class ContainerJoin:
         for ref in list(self._operator):
             if ref == c.name or (len(ref) >= 12 and c.id.startswith(ref)):
                 kind = rs.operator_action = self._operator.pop(ref)
-                self._record(rs, Kind.CONTAINER_STATE, now, f"work container {c.name}: {kind} asked by the operator",
-                             {"id": c.id, "name": c.name, "role": "work", "state": c.state, "operator": kind,
-                              "host": c.host}, c.id)
+                self._record(
+                    rs,
+                    Kind.CONTAINER_STATE,
+                    now,
+                    f"work container {c.name}: {kind} asked by the operator",
+                    {"id": c.id, "name": c.name, "role": "work", "state": c.state, "operator": kind, "host": c.host},
+                    c.id,
+                )
 
     def _join_containers(self, now: float, ok: Optional[dict] = None) -> None:
         """Join each engine's containers to its runs (``ok``: availability by ``id(engine)``; the
@@ -156,9 +174,16 @@ class ContainerJoin:
                 c = by_name.get(n)
                 if c is not None:
                     break
-            if c is not None and local and rs.loc.host != self.host and any(
+            if (
+                c is not None
+                and local
+                and rs.loc.host != self.host
+                and any(
                     r.loc.host == self.host and r.info.task_id == rs.info.task_id and r.info.run_id == rs.info.run_id
-                    for r in self.runs.values() if r is not rs):
+                    for r in self.runs.values()
+                    if r is not rs
+                )
+            ):
                 c = None  # the local run of that name owns it
             if c is not None:
                 c = c.model_copy()
@@ -167,7 +192,11 @@ class ContainerJoin:
                     rs.operator_action = None  # a new container (auto-resume, re-run)
                 self._operator_seen(rs, c, now)
                 prev = rs.container_state
-                if c.id != rs.container_seen_id or prev != c.state or (c.oom_killed and not (rs.container and rs.container.oom_killed)):
+                if (
+                    c.id != rs.container_seen_id
+                    or prev != c.state
+                    or (c.oom_killed and not (rs.container and rs.container.oom_killed))
+                ):
                     if c.state in ("exited", "dead"):
                         if prev not in ("exited", "dead") or c.id != rs.container_seen_id:
                             rs.container_ended_t = now
@@ -185,8 +214,12 @@ class ContainerJoin:
                         rs.token = tok
                         self.rec.add_secret(tok)
             elif rs.container_seen_id is not None and rs.container_state != "gone":
-                gone = rs.container or ContainerInfo(id=rs.container_seen_id, name=work_names(rs.info.task_id, rs.info.run_id)[0],
-                                                     role="work", host=self.host)
+                gone = rs.container or ContainerInfo(
+                    id=rs.container_seen_id,
+                    name=work_names(rs.info.task_id, rs.info.run_id)[0],
+                    role="work",
+                    host=self.host,
+                )
                 gone = gone.model_copy(update={"state": "gone", "cpu_percent": None, "mem_bytes": None})
                 rs.container = gone
                 rs.container_state = "gone"
@@ -223,8 +256,13 @@ class ContainerJoin:
                 if c.submission_id in by_sid:
                     owner = by_sid[c.submission_id][0]
                 else:
-                    cands = [r for r in runs if r.info.task_id == c.task_id and not r.finished
-                             and (r.task.game_mode or any(rd.kind == "game" for rd in r.rounds.values()))]
+                    cands = [
+                        r
+                        for r in runs
+                        if r.info.task_id == c.task_id
+                        and not r.finished
+                        and (r.task.game_mode or any(rd.kind == "game" for rd in r.rounds.values()))
+                    ]
                     if len(cands) == 1:
                         owner = cands[0]
                 if owner is None:
@@ -257,8 +295,11 @@ class ContainerJoin:
                 self._sample_engine(dw, runs, now)
 
     def _sample_engine(self, dw, runs: list, now: float) -> None:
-        targets = {rs.container.id: rs.key for rs in runs
-                   if rs.container is not None and rs.container.state == "running" and not rs.deleted}
+        targets = {
+            rs.container.id: rs.key
+            for rs in runs
+            if rs.container is not None and rs.container.state == "running" and not rs.deleted
+        }
         samples = dw.sample(targets)
         for cid, smp in samples.items():
             rs = self.runs.get(targets.get(cid, ""))
@@ -273,10 +314,21 @@ class ContainerJoin:
             mem = smp.get("mem_bytes")
             summ = f"cpu {cpu:.0f}%" if cpu is not None else "cpu ?"
             summ += f", mem {mem / 2**20:.0f} MiB" if mem is not None else ""
-            self._record(rs, Kind.RESOURCE_SAMPLE, now, summ,
-                         {"container": rs.container.name, "id": cid, "cpu_percent": cpu, "mem_bytes": mem,
-                          "mem_limit_bytes": smp.get("mem_limit_bytes"), "sampled_at": smp.get("t")},
-                         "stats:" + cid)
+            self._record(
+                rs,
+                Kind.RESOURCE_SAMPLE,
+                now,
+                summ,
+                {
+                    "container": rs.container.name,
+                    "id": cid,
+                    "cpu_percent": cpu,
+                    "mem_bytes": mem,
+                    "mem_limit_bytes": smp.get("mem_limit_bytes"),
+                    "sampled_at": smp.get("t"),
+                },
+                "stats:" + cid,
+            )
 
     # ================================================================== judge
     def add_judge(self, host_name: str, poller) -> None:
@@ -337,15 +389,28 @@ class ContainerJoin:
                     rd.judge_gone_since = now
                 if now - rd.judge_gone_since >= s.grading_grace_s:
                     failed = rd.log_error or "judge container gone without report.json"
-            if failed is None and rd.log_terminal and rd.terminal_seen is not None and not judge_up \
-                    and now - rd.terminal_seen >= s.grading_grace_s:
+            if (
+                failed is None
+                and rd.log_terminal
+                and rd.terminal_seen is not None
+                and not judge_up
+                and now - rd.terminal_seen >= s.grading_grace_s
+            ):
                 failed = rd.log_error or "judge finished without report.json"
             eng = self._engine_of(rs)
-            if failed is None and not judge_up and not rd.judge_seen and docker_ok and eng is not None \
-                    and eng.host in self._judges_on and (eng is not self.docker or rs.loc.host == self.host) \
-                    and now - rd.first_seen >= s.grading_start_grace_s:
-                failed = rd.log_error or (f"no judge container appeared in {int(now - rd.first_seen)} s "
-                                          "and no report.json")
+            if (
+                failed is None
+                and not judge_up
+                and not rd.judge_seen
+                and docker_ok
+                and eng is not None
+                and eng.host in self._judges_on
+                and (eng is not self.docker or rs.loc.host == self.host)
+                and now - rd.first_seen >= s.grading_start_grace_s
+            ):
+                failed = rd.log_error or (
+                    f"no judge container appeared in {int(now - rd.first_seen)} s and no report.json"
+                )
             if failed is None and not judge_up and now - rd.first_seen > limit:
                 failed = rd.log_error or f"no report.json after {int(now - rd.first_seen)} s"
             if failed is not None and rd.failed is None:
@@ -365,5 +430,10 @@ class ContainerJoin:
                 done_ids.update(c[:12] for c in rd.container_ids)
                 if rd.sid:
                     done_sids.add(rd.sid)
-        return [j for j in rs.judges if j.state == "running" and j.id[:12] not in done_ids
-                and not (j.submission_id and j.submission_id in done_sids)]
+        return [
+            j
+            for j in rs.judges
+            if j.state == "running"
+            and j.id[:12] not in done_ids
+            and not (j.submission_id and j.submission_id in done_sids)
+        ]

@@ -60,12 +60,12 @@ def parse_name(name: str) -> dict[str, Optional[str]]:
     out: dict[str, Optional[str]] = {"role": "other", "task_id": None, "run_id": None, "submission_id": None}
     for prefix in ("sforge.run.", "sforge.evolve."):
         if name.startswith(prefix):
-            rest = name[len(prefix):]
+            rest = name[len(prefix) :]
             task, _, run = rest.partition(".")
             out.update(role="work", task_id=task or None, run_id=run or None)
             return out
     if name.startswith("sforge.game."):
-        rest = name[len("sforge.game."):]
+        rest = name[len("sforge.game.") :]
         task, _, sid = rest.rpartition(".")
         out.update(role="game", task_id=task or None, submission_id=sid or None)
         return out
@@ -99,7 +99,7 @@ def _env_value(env: Any, key: str) -> Optional[str]:
         pre = key + "="
         for item in env:
             if isinstance(item, str) and item.startswith(pre):
-                return item[len(pre):]
+                return item[len(pre) :]
     return None
 
 
@@ -167,7 +167,7 @@ class StatsSampler:
             if self.one_shot:
                 try:
                     st = self.api.stats(cid, stream=False, one_shot=True)
-                except Exception as e:  # noqa: BLE001
+                except Exception as e:
                     if type(e).__name__ != "InvalidVersion":
                         raise
                     self.one_shot = False  # engine API < 1.41: the slower two-sample call
@@ -198,8 +198,9 @@ class StatsSampler:
 
 
 #: container event actions that change what a listing shows (exec_*, attach, resize, top... do not)
-_STATE_ACTIONS = frozenset({"create", "start", "restart", "stop", "die", "kill", "oom", "pause", "unpause",
-                            "destroy", "rename", "update"})
+_STATE_ACTIONS = frozenset(
+    {"create", "start", "restart", "stop", "die", "kill", "oom", "pause", "unpause", "destroy", "rename", "update"}
+)
 
 
 #: seconds after a container event when the engine is listed once more (see EngineEvents.last_event_mono)
@@ -254,7 +255,7 @@ class EngineEvents:
         if st is not None:
             try:
                 st.close()  # docker-py's CancellableStream: ends the blocked read
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - ending a stream whose engine may be gone
                 pass
 
     def _loop(self) -> None:
@@ -264,8 +265,9 @@ class EngineEvents:
             start = now if since is None else since
             until = max(now, start) + self.window_s
             try:
-                self._stream = st = self.api.events(since=start, until=until, decode=True,
-                                                    filters={"type": "container"})
+                self._stream = st = self.api.events(
+                    since=start, until=until, decode=True, filters={"type": "container"}
+                )
                 if not self.up:
                     self.up, self.error = True, None
                     self._dirty = True
@@ -302,9 +304,18 @@ class DockerWatch:
     ``on_change`` is called from the events thread when an event arrives.
     """
 
-    def __init__(self, client: Any = "auto", *, host: str = "local", retry_s: float = 5.0,
-                 stats_interval_s: float = 10.0, clock=time.time, list_interval_s: float = 30.0,
-                 events_window_s: float = 0.0, on_change: Optional[Callable[[], None]] = None):
+    def __init__(
+        self,
+        client: Any = "auto",
+        *,
+        host: str = "local",
+        retry_s: float = 5.0,
+        stats_interval_s: float = 10.0,
+        clock=time.time,
+        list_interval_s: float = 30.0,
+        events_window_s: float = 0.0,
+        on_change: Optional[Callable[[], None]] = None,
+    ):
         self._auto = client == "auto"
         #: seconds between two listings while the events stream is read and says nothing (safety net)
         self.list_interval_s = list_interval_s
@@ -360,10 +371,21 @@ class DockerWatch:
             self.available = False
             return False
         ev = self._events
-        recheck = (ev is not None and ev.last_event_mono > 0 and now - ev.last_event_mono >= RECHECK_S
-                   and self._listed_mono < ev.last_event_mono + RECHECK_S)
-        if (self.available and ev is not None and ev.up and not ev.take_dirty() and not self._force_list
-                and not recheck and now - self._listed_mono < self.list_interval_s):
+        recheck = (
+            ev is not None
+            and ev.last_event_mono > 0
+            and now - ev.last_event_mono >= RECHECK_S
+            and self._listed_mono < ev.last_event_mono + RECHECK_S
+        )
+        if (
+            self.available
+            and ev is not None
+            and ev.up
+            and not ev.take_dirty()
+            and not self._force_list
+            and not recheck
+            and now - self._listed_mono < self.list_interval_s
+        ):
             return True
         self._force_list = False
         try:
@@ -377,7 +399,7 @@ class DockerWatch:
             if self._auto:
                 try:
                     self.client.close()
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - closing a client whose engine may be gone
                     pass
                 self.client = None
                 self._close_sampler()
@@ -417,9 +439,17 @@ class DockerWatch:
         state = str(attrs.get("State") or "")
         status = str(attrs.get("Status") or "")
         m = _EXITED_RE.match(status)
-        info = ContainerInfo(id=str(attrs.get("Id") or ""), name=name, role=p["role"] or "other",
-                             task_id=p["task_id"], run_id=p["run_id"], submission_id=p["submission_id"],
-                             state=state, exit_code=int(m.group(1)) if m else None, host=self.host)
+        info = ContainerInfo(
+            id=str(attrs.get("Id") or ""),
+            name=name,
+            role=p["role"] or "other",
+            task_id=p["task_id"],
+            run_id=p["run_id"],
+            submission_id=p["submission_id"],
+            state=state,
+            exit_code=int(m.group(1)) if m else None,
+            host=self.host,
+        )
         if info.role == "work":
             self._fill_inspect(info)
         return info
@@ -509,7 +539,7 @@ class DockerWatch:
             self._container(name_or_id).stop(timeout=timeout)
             self._force_list = True
             return f"stopped {name_or_id}"
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - the user's action: its failure is the returned message
             return f"could not stop {name_or_id}: {_short_error(e)}"
 
     def kill_container(self, name_or_id: str, signal: str = "SIGKILL") -> str:
@@ -518,7 +548,7 @@ class DockerWatch:
             self._container(name_or_id).kill(signal=signal)
             self._force_list = True
             return f"killed {name_or_id}"
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - the user's action: its failure is the returned message
             return f"could not kill {name_or_id}: {_short_error(e)}"
 
     def shell_command(self, name_or_id: str) -> list[str]:

@@ -47,12 +47,43 @@ _ACTIVE_STATES = ("running", "created", "restarting", "paused")
 
 #: columns of the runs row read for a run asleep (the :meth:`Supervisor._load_row` columns, then
 #: what its :class:`~edgetui.records.RunInfo` needs)
-_ROW_COLS = ("best_round", "best_score", "best_pass_rate", "best_score_0_100", "score_task", "agent_submissions",
-             "auto_submissions", "game_sessions", "agent", "model", "started_at", "resume_count", "ended_at",
-             "selection", "score_direction", "n_events", "input_tokens", "output_tokens", "cache_read_tokens",
-             "cache_write_tokens", "cost_usd", "stated_cost_usd", "last_event_at")
-_INFO_COLS = ("status", "is_sample", "infra_error", "final", "timeout_s", "eval_interval_s", "utc_offset_s",
-              "agent_format", "layout", "run_dir")
+_ROW_COLS = (
+    "best_round",
+    "best_score",
+    "best_pass_rate",
+    "best_score_0_100",
+    "score_task",
+    "agent_submissions",
+    "auto_submissions",
+    "game_sessions",
+    "agent",
+    "model",
+    "started_at",
+    "resume_count",
+    "ended_at",
+    "selection",
+    "score_direction",
+    "n_events",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "cost_usd",
+    "stated_cost_usd",
+    "last_event_at",
+)
+_INFO_COLS = (
+    "status",
+    "is_sample",
+    "infra_error",
+    "final",
+    "timeout_s",
+    "eval_interval_s",
+    "utc_offset_s",
+    "agent_format",
+    "layout",
+    "run_dir",
+)
 
 
 def signature_salt(tasks: dict, task_id: str, is_sample: bool) -> str:
@@ -139,7 +170,8 @@ class DormantRuns:
         rows = self.conn.execute(
             f"SELECT r.run_key, c.generation, {sel} FROM runs r JOIN source_cursors c "
             "ON c.run_key = r.run_key AND c.source = ? WHERE r.status IN (?, ?)",
-            [TREE_SOURCE, *SLEEP_STATUSES]).fetchall()
+            [TREE_SOURCE, *SLEEP_STATUSES],
+        ).fetchall()
         out: set[str] = set()
         for key, digest, *vals in rows:
             loc = locs.get(key)
@@ -155,19 +187,33 @@ class DormantRuns:
                 final = json.loads(d["final"]) if d["final"] else None
             except ValueError:
                 final = None
-            info = RunInfo(host=loc.host, run_id=loc.run_id, task_id=loc.task_id, run_dir=td, layout=loc.layout,
-                           agent=d["agent"], model=d["model"], agent_format=d["agent_format"],
-                           timeout_s=d["timeout_s"], eval_interval_s=d["eval_interval_s"],
-                           started_at=d["started_at"], ended_at=d["ended_at"], utc_offset_s=d["utc_offset_s"],
-                           final=final, is_sample=bool(d["is_sample"]), infra_error=bool(d["infra_error"]),
-                           resume_count=d["resume_count"])
+            info = RunInfo(
+                host=loc.host,
+                run_id=loc.run_id,
+                task_id=loc.task_id,
+                run_dir=td,
+                layout=loc.layout,
+                agent=d["agent"],
+                model=d["model"],
+                agent_format=d["agent_format"],
+                timeout_s=d["timeout_s"],
+                eval_interval_s=d["eval_interval_s"],
+                started_at=d["started_at"],
+                ended_at=d["ended_at"],
+                utc_offset_s=d["utc_offset_s"],
+                final=final,
+                is_sample=bool(d["is_sample"]),
+                infra_error=bool(d["infra_error"]),
+                resume_count=d["resume_count"],
+            )
             rs = RunState(key=key, loc=loc, info=info, task=sd.task_info(loc.task_id, self.tasks), first_seen=now)
             rs.row = {c: d[c] for c in _ROW_COLS}
             rs.status = rs.recorded_status = d["status"]
             rs.recorded_infra = bool(d["infra_error"])
             mt = [c[1] / 1e9 for c in cheap[2:5] if c is not None]  # the logs' mtimes: the run's last activity
-            rs.last_activity_t = min(now, max(mt + ([info.started_at] if info.started_at else []))) \
-                if (mt or info.started_at) else None
+            rs.last_activity_t = (
+                min(now, max(mt + ([info.started_at] if info.started_at else []))) if (mt or info.started_at) else None
+            )
             rs.dirty_files = False
             self._put_to_sleep(rs, sig.digest, cheap, now)
             out.add(key)
@@ -193,8 +239,15 @@ class DormantRuns:
 
     # ------------------------------------------------------------------ falling asleep while watched
     def _may_sleep(self, rs: RunState, now: float) -> bool:
-        if (rs.deleted or rs.status not in SLEEP_STATUSES or rs.dirty_files or rs.dirty_finalize or rs.fmt_pending
-                or rs.last_full_finalize <= 0 or rs.recorded_status != rs.status):
+        if (
+            rs.deleted
+            or rs.status not in SLEEP_STATUSES
+            or rs.dirty_files
+            or rs.dirty_finalize
+            or rs.fmt_pending
+            or rs.last_full_finalize <= 0
+            or rs.recorded_status != rs.status
+        ):
             return False
         if any(rd.in_flight for rd in rs.rounds.values()) or self._grading_judges(rs):
             return False
@@ -205,8 +258,14 @@ class DormantRuns:
         return now - quiet_since >= self.settings.dormant_after_s
 
     def _sleep_mark(self, rs: RunState) -> tuple:
-        return (rs.new_events, rs.last_event_t, rs.last_activity_t, rs.last_finalize, len(rs.rounds),
-                tuple(sorted(rs.file_sigs.items(), key=lambda kv: kv[0])))
+        return (
+            rs.new_events,
+            rs.last_event_t,
+            rs.last_activity_t,
+            rs.last_finalize,
+            len(rs.rounds),
+            tuple(sorted(rs.file_sigs.items(), key=lambda kv: kv[0])),
+        )
 
     def _settle_sleepers(self, now: float) -> None:
         """Runs quiet long enough: take their signature (phase 1), or, one fully checked refresh later
@@ -292,8 +351,9 @@ class DormantRuns:
         last = self._last_full_tick if self._last_full_tick is not None else now
         self._last_full_tick = now
         if s.dormant_full_s > 0 and self.dormant:
-            self._full_credit = min(self._full_credit + len(self.dormant) * (now - last) / s.dormant_full_s,
-                                    float(len(self.dormant)))
+            self._full_credit = min(
+                self._full_credit + len(self.dormant) * (now - last) / s.dormant_full_s, float(len(self.dormant))
+            )
             keys = list(self.dormant)
             while self._full_credit >= 1.0 and keys:
                 self._full_credit -= 1.0

@@ -99,13 +99,18 @@ def classify_history(h: Any, now: float) -> HistoryView:
             v.judge_errors[rnd] = one_line(str(e.get("error")), 200)
         elif status in ("running", "queued"):
             v.running.append(rnd)
-        elif status == "completed" and e.get("type", "submission") == "submission" \
-                and e.get("total_tests") in (0, None) and e.get("summary") is None:
+        elif (
+            status == "completed"
+            and e.get("type", "submission") == "submission"
+            and e.get("total_tests") in (0, None)
+            and e.get("summary") is None
+        ):
             # the judge's own words first: a timed-out evaluation says so (its report's timed_out)
             if e.get("timed_out"):
                 rt = e.get("runtime") if isinstance(e.get("runtime"), (int, float)) else e.get("runtime_s")
                 v.failed[rnd] = "evaluation timed out (the judge's timed_out: true" + (
-                    f", after {rt:.0f} s)" if isinstance(rt, (int, float)) else ")")
+                    f", after {rt:.0f} s)" if isinstance(rt, (int, float)) else ")"
+                )
             else:
                 words = next((str(e[k]) for k in ("message", "stderr", "detail") if e.get(k)), None)
                 v.failed[rnd] = one_line(f"judge: {words}", 200) if words else "judge reported 0 tests and no summary"
@@ -125,7 +130,7 @@ def fetch_history(base_url: str, token: str, admin_secret: Optional[str], timeou
     url = base_url.rstrip("/") + "/api/v1/history?" + urllib.parse.urlencode(q)
     req = urllib.request.Request(url, headers={"Accept": "application/json"}, method="GET")
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:  # noqa: S310 - user-given judge URL
+        with urllib.request.urlopen(req, timeout=timeout) as r:  # the user-given judge URL
             body = r.read(64 << 20)
     except urllib.error.HTTPError as e:
         raise RuntimeError(f"HTTP {e.code}") from None
@@ -143,8 +148,16 @@ def fetch_history(base_url: str, token: str, admin_secret: Optional[str], timeou
 class JudgePoller:
     """Polls /history for each run that has a token, every ``interval_s``, on a thread pool."""
 
-    def __init__(self, url: str, admin_secret: Optional[str], *, interval_s: float = 30.0, timeout_s: float = 3.0,
-                 workers: int = 4, clock=time.time):
+    def __init__(
+        self,
+        url: str,
+        admin_secret: Optional[str],
+        *,
+        interval_s: float = 30.0,
+        timeout_s: float = 3.0,
+        workers: int = 4,
+        clock=time.time,
+    ):
         self.url = url.rstrip("/")
         self.admin_secret = admin_secret
         #: set while the caller is still finding the admin secret: the supervisor does not poll meanwhile
@@ -183,7 +196,9 @@ class JudgePoller:
                 view = HistoryView(fetched_at=now, ok=False, message=self.error)
             self.views[key] = view
             arrived[key] = view
-        backoff = min(300.0, self.interval_s * (2 ** min(self._fail_streak, 4))) if self._fail_streak else self.interval_s
+        backoff = (
+            min(300.0, self.interval_s * (2 ** min(self._fail_streak, 4))) if self._fail_streak else self.interval_s
+        )
         for key, tok in tokens.items():
             if key in self._inflight or not tok:
                 continue
@@ -191,8 +206,7 @@ class JudgePoller:
                 continue
             self._next[key] = now + backoff
             try:
-                self._inflight[key] = self._pool.submit(fetch_history, self.url, tok, self.admin_secret,
-                                                        self.timeout_s)
+                self._inflight[key] = self._pool.submit(fetch_history, self.url, tok, self.admin_secret, self.timeout_s)
             except RuntimeError:  # pool shut down
                 break
         return arrived
@@ -203,7 +217,7 @@ class JudgePoller:
         for fut in list(self._inflight.values()):
             try:
                 fut.result(max(0.0, end - time.monotonic()))
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - waiting for polls in flight: their failures are theirs
                 pass
 
     def close(self) -> None:

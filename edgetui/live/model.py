@@ -164,12 +164,19 @@ def _live_run_construct(values: dict[str, Any]) -> LiveRun:
 
 def _pick_live_run_builder():
     """The direct build only if it gives what ``model_construct`` gives (else model_construct)."""
-    probe = {name: (f.get_default(call_default_factory=True) if not f.is_required() else "x")
-             for name, f in LiveRun.model_fields.items()}
+    probe = {
+        name: (f.get_default(call_default_factory=True) if not f.is_required() else "x")
+        for name, f in LiveRun.model_fields.items()
+    }
     probe.update(run_key="local/r/t", flags=["infra"], elapsed_s=1.5)
     a, b = _live_run_direct(dict(probe)), LiveRun.model_construct(**probe)
-    same = (a == b and a.model_fields_set == b.model_fields_set and a.__dict__ == b.__dict__
-            and a.__pydantic_extra__ == b.__pydantic_extra__ and a.__pydantic_private__ == b.__pydantic_private__)
+    same = (
+        a == b
+        and a.model_fields_set == b.model_fields_set
+        and a.__dict__ == b.__dict__
+        and a.__pydantic_extra__ == b.__pydantic_extra__
+        and a.__pydantic_private__ == b.__pydantic_private__
+    )
     return _live_run_direct if same else _live_run_construct
 
 
@@ -182,6 +189,8 @@ def live_run_from(values: dict[str, Any]) -> LiveRun:
     seventh of its cost (150 runs: 0.5 ms against 3.6 ms per snapshot). Raises ``ValueError`` if a
     field is missing or unknown."""
     if values.keys() != _LIVE_FIELDS:
-        raise ValueError(f"LiveRun fields missing {sorted(_LIVE_FIELDS - values.keys())} "
-                         f"or unknown {sorted(values.keys() - _LIVE_FIELDS)}")
+        raise ValueError(
+            f"LiveRun fields missing {sorted(_LIVE_FIELDS - values.keys())} "
+            f"or unknown {sorted(values.keys() - _LIVE_FIELDS)}"
+        )
     return _live_run_builder(values)

@@ -36,19 +36,19 @@ class RunRegistry:
                     with self.rec.transaction():
                         self._register_many(locs, now)
                     return
-                except Exception:  # noqa: BLE001 - one by one below
+                except Exception:  # one by one below
                     if os.environ.get("EDGETUI_DEBUG"):
                         raise
                     for key in set(self.runs) - before:
                         rs = self.runs.pop(key, None)
-                        for src in (rs.sources.values() if rs is not None else ()):
+                        for src in rs.sources.values() if rs is not None else ():
                             self.tailer.release(src)
                     self._task_cache.clear()
                     self._known_keys = {r[0] for r in self.conn.execute("SELECT run_key FROM runs").fetchall()}
             for loc in locs:
                 try:
                     self._register(loc, now)
-                except Exception as e:  # noqa: BLE001 - one bad run must not stop the others
+                except Exception as e:  # one bad run must not stop the others
                     if os.environ.get("EDGETUI_DEBUG"):
                         raise
                     self._note(one_line(f"{loc.task_dir}: could not watch: {type(e).__name__}: {e}", 240))
@@ -79,7 +79,7 @@ class RunRegistry:
         for asked, task in zip(ask.values(), self.rec.tasks_for(list(ask.values()))):
             self._task_cache[asked.task_id] = (asked, task)
         made = []
-        for loc, task_dir, info, key, _ in got:
+        for loc, _task_dir, info, key, _ in got:
             rs = RunState(key=key, loc=loc, info=info, task=self._task_cache[info.task_id][1], first_seen=now)
             rs.fmt = self._detect_format(rs, now)
             info.agent_format = rs.fmt
@@ -102,9 +102,14 @@ class RunRegistry:
             t_mtime = _mtime(task_dir / TRANSCRIPT)
             if t_mtime is not None:
                 rs.last_growth_t = min(now, t_mtime)
-            rs.last_activity_t = max([x for x in (rs.last_growth_t, _mtime(task_dir / RUN_LOG),
-                                                   _mtime(task_dir / TICKS), info.started_at) if x is not None],
-                                     default=None)
+            rs.last_activity_t = max(
+                [
+                    x
+                    for x in (rs.last_growth_t, _mtime(task_dir / RUN_LOG), _mtime(task_dir / TICKS), info.started_at)
+                    if x is not None
+                ],
+                default=None,
+            )
             if rs.last_activity_t is not None:
                 rs.last_activity_t = min(now, rs.last_activity_t)
             for name in WHOLE_FILES:
@@ -126,7 +131,8 @@ class RunRegistry:
                                                      AND generation = ?)
                    AND tool_use_id NOT IN (SELECT tool_use_id FROM events WHERE run_key = ? AND kind = 'tool_result'
                                            AND tool_use_id IS NOT NULL)""",
-                [key, TRANSCRIPT, cur["generation"], key, TRANSCRIPT, cur["generation"], key]).fetchall()
+                [key, TRANSCRIPT, cur["generation"], key, TRANSCRIPT, cur["generation"], key],
+            ).fetchall()
             rs.pending = {r[0]: now for r in rows}
         # facts of the current generation of each log (a re-run in place truncates them)
         gens = {}
@@ -134,10 +140,11 @@ class RunRegistry:
             cu = self.rec.get_cursor(key, src_name)
             gens[src_name] = cu["generation"] if cu and cu.get("generation") else ""
         for kind, t, summ in c.execute(
-                "SELECT kind, t, summary FROM events WHERE run_key = ? AND ((source = ? AND generation = ?) "
-                "OR (source = ? AND generation = ?)) "
-                "AND kind IN ('resume', 'infra_error', 'auto_eval_error') AND t IS NOT NULL ORDER BY t",
-                [key, RUN_LOG, gens[RUN_LOG], TICKS, gens[TICKS]]).fetchall():
+            "SELECT kind, t, summary FROM events WHERE run_key = ? AND ((source = ? AND generation = ?) "
+            "OR (source = ? AND generation = ?)) "
+            "AND kind IN ('resume', 'infra_error', 'auto_eval_error') AND t IS NOT NULL ORDER BY t",
+            [key, RUN_LOG, gens[RUN_LOG], TICKS, gens[TICKS]],
+        ).fetchall():
             if kind == "resume":
                 rs.resume_times.append(t)
             elif kind == "infra_error":
@@ -146,13 +153,18 @@ class RunRegistry:
             elif kind == "auto_eval_error":
                 rs.tick_error_times.append(t)
                 rs.last_tick_error = summ
-        fin = c.execute("SELECT min(t) FROM events WHERE run_key = ? AND source = ? AND generation = ? "
-                        "AND kind = 'segment_end' AND data->>'$.agent_finished' = 'true'",
-                        [key, RUN_LOG, gens[RUN_LOG]]).fetchone()
+        fin = c.execute(
+            "SELECT min(t) FROM events WHERE run_key = ? AND source = ? AND generation = ? "
+            "AND kind = 'segment_end' AND data->>'$.agent_finished' = 'true'",
+            [key, RUN_LOG, gens[RUN_LOG]],
+        ).fetchone()
         if fin and fin[0] is not None:
             rs.ending_since = fin[0]
-        for sid, rnd in c.execute("SELECT data->>'$.submission_id', round FROM events WHERE run_key = ? AND source = ? "
-                                  "AND kind = 'submission_sent'", [key, TICKS]).fetchall():
+        for sid, rnd in c.execute(
+            "SELECT data->>'$.submission_id', round FROM events WHERE run_key = ? AND source = ? "
+            "AND kind = 'submission_sent'",
+            [key, TICKS],
+        ).fetchall():
             if sid and rnd:
                 rs.tick_sids[sid] = rnd
         # alarms of earlier sessions: their episodes count as still active until seen false once
@@ -170,27 +182,48 @@ class RunRegistry:
                     acks.append((str(d.get("key") or d.get("rule")), t))
                     continue
                 keys.add(str(d.get("key") or d.get("rule")))
-                alarms.append(Alarm(run_key=key, rule=str(d.get("rule") or "?"), severity=str(d.get("severity") or "warning"),
-                                    t=t, message=str(d.get("message") or ""), data=d))
+                alarms.append(
+                    Alarm(
+                        run_key=key,
+                        rule=str(d.get("rule") or "?"),
+                        severity=str(d.get("severity") or "warning"),
+                        t=t,
+                        message=str(d.get("message") or ""),
+                        data=d,
+                    )
+                )
             self.book.preload(key, keys, alarms[-50:])
             for k, t in acks:
                 self.book.restore_ack(key, k, t)
         # the last recorded state of the work container (so a container that vanished while nobody watched is "gone")
-        row = c.execute("SELECT data->>'$.id', data->>'$.state', t FROM events WHERE run_key = ? AND kind = 'container_state' "
-                        "AND data->>'$.role' = 'work' ORDER BY t DESC LIMIT 1", [key]).fetchone()
+        row = c.execute(
+            "SELECT data->>'$.id', data->>'$.state', t FROM events WHERE run_key = ? AND kind = 'container_state' "
+            "AND data->>'$.role' = 'work' ORDER BY t DESC LIMIT 1",
+            [key],
+        ).fetchone()
         if row and row[0]:
             rs.container_seen_id, rs.container_state = row[0], row[1]
             if row[1] in ("exited", "dead", "gone"):
                 rs.container_ended_t = row[2]
-            op = c.execute("SELECT data->>'$.operator' FROM events WHERE run_key = ? AND kind = 'container_state' "
-                           "AND data->>'$.id' = ? AND data->>'$.operator' IS NOT NULL ORDER BY t DESC LIMIT 1",
-                           [key, row[0]]).fetchall()
+            op = c.execute(
+                "SELECT data->>'$.operator' FROM events WHERE run_key = ? AND kind = 'container_state' "
+                "AND data->>'$.id' = ? AND data->>'$.operator' IS NOT NULL ORDER BY t DESC LIMIT 1",
+                [key, row[0]],
+            ).fetchall()
             if op:
                 rs.operator_action = op[0][0]
 
     #: runs-row columns that only a full finalize recomputes (the live deltas are added to them)
-    _AGG_COLS = ("n_events", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd",
-                 "stated_cost_usd", "last_event_at")
+    _AGG_COLS = (
+        "n_events",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "cost_usd",
+        "stated_cost_usd",
+        "last_event_at",
+    )
 
     def _load_row(self, rs: RunState, aggregates: bool = True, fresh: bool = False) -> None:
         """Read the run's runs row into ``rs.row`` (and reset the live deltas). ``aggregates=False``
@@ -202,16 +235,42 @@ class RunRegistry:
         """:meth:`_load_row` of several runs ``(rs, aggregates)``, two statements whatever their number."""
         from ..align import in_list
 
-        cols = ("best_round", "best_score", "best_pass_rate", "best_score_0_100", "score_task", "agent_submissions",
-                "auto_submissions", "game_sessions", "agent", "model", "started_at", "resume_count", "ended_at",
-                "selection", "score_direction")
+        cols = (
+            "best_round",
+            "best_score",
+            "best_pass_rate",
+            "best_score_0_100",
+            "score_task",
+            "agent_submissions",
+            "auto_submissions",
+            "game_sessions",
+            "agent",
+            "model",
+            "started_at",
+            "resume_count",
+            "ended_at",
+            "selection",
+            "score_direction",
+        )
         every = cols + self._AGG_COLS
         keys = [rs.key for rs, _ in items]
-        got = {r[0]: r[1:] for r in self.conn.execute(
-            f"SELECT run_key, {', '.join(every)} FROM runs WHERE {in_list('run_key', keys)}", keys).fetchall()}
-        best = {} if fresh else dict(self.conn.execute(
-            f"SELECT run_key, max(t) FROM submissions WHERE {in_list('run_key', keys)} AND is_new_best "
-            "GROUP BY run_key", keys).fetchall())
+        got = {
+            r[0]: r[1:]
+            for r in self.conn.execute(
+                f"SELECT run_key, {', '.join(every)} FROM runs WHERE {in_list('run_key', keys)}", keys
+            ).fetchall()
+        }
+        best = (
+            {}
+            if fresh
+            else dict(
+                self.conn.execute(
+                    f"SELECT run_key, max(t) FROM submissions WHERE {in_list('run_key', keys)} AND is_new_best "
+                    "GROUP BY run_key",
+                    keys,
+                ).fetchall()
+            )
+        )
         for rs, aggregates in items:
             r = got.get(rs.key)
             if aggregates:

@@ -14,14 +14,36 @@ from typing import Optional
 from ..events import one_line
 from ..align import in_list
 from ..finalize import FinalizeJob, finalize_runs
-from ..ingest import (LINE_SOURCES, _fill_model_agent, detect_file_format, raw_secrets, mark_stopped_at_budget,
-                      whole_file_events)
+from ..ingest import (
+    LINE_SOURCES,
+    _fill_model_agent,
+    detect_file_format,
+    raw_secrets,
+    mark_stopped_at_budget,
+    whole_file_events,
+)
 from ..parsers import sforge_dir as sd
 from ..parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch
 from ..redact import redact_text
 from ..run_folder_files import open_run_file
 from .tail import TailSource, settle
-from .run_state import _mtime, _sig, RoundState, RunState, TRANSCRIPT, RUN_LOG, TICKS, WHOLE_FILES, FULL_CHECK_S, EARLY_EVENT_S, _LOG_HEAD_RE, _ENDING_RE, _JUDGE_STARTED_RE, _JUDGE_DONE_RE, _JUDGE_ERR_RE
+from .run_state import (
+    _mtime,
+    _sig,
+    RoundState,
+    RunState,
+    TRANSCRIPT,
+    RUN_LOG,
+    TICKS,
+    WHOLE_FILES,
+    FULL_CHECK_S,
+    EARLY_EVENT_S,
+    _LOG_HEAD_RE,
+    _ENDING_RE,
+    _JUDGE_STARTED_RE,
+    _JUDGE_DONE_RE,
+    _JUDGE_ERR_RE,
+)
 
 
 class RunFiles:
@@ -47,17 +69,29 @@ class RunFiles:
 
             def make(source, gen, state, rs=rs):
                 return parser_for(rs.fmt or "claude_stream", source, gen, state)
+
             hook = None
         elif name == RUN_LOG:
+
             def make(source, gen, state, rs=rs):
                 return RunAgentLogParser(source, gen, self._utc_offset(rs), state)
+
             hook = self._run_log_hook
         else:
+
             def make(source, gen, state, rs=rs):
                 return AutoEvalTicksParser(source, gen, self._utc_offset(rs), state)
+
             hook = None
-        src = TailSource(run_key=rs.key, source=name, path=path, make_parser=make, line_hook=hook,
-                         on_new_generation=self._new_generation, folder=rs.task_dir.parent)
+        src = TailSource(
+            run_key=rs.key,
+            source=name,
+            path=path,
+            make_parser=make,
+            line_hook=hook,
+            on_new_generation=self._new_generation,
+            folder=rs.task_dir.parent,
+        )
         if not catchup:
             src.catchup_until = 0  # the file appeared while watching: every line is observed
         rs.sources[name] = src
@@ -75,7 +109,9 @@ class RunFiles:
                 for src in rs.sources.values():  # a kept handle would hold the deleted files' space
                     self.tailer.release(src)
                 self._set_message(rs, "run directory deleted", now, sticky=True)
-                self._known_parents = frozenset()  # one made again above it is noticed at once (re-indexed by _discover)
+                self._known_parents = (
+                    frozenset()
+                )  # one made again above it is noticed at once (re-indexed by _discover)
                 self._note(f"{rs.key}: run directory deleted ({td}); its records are kept")
             return
         full = now - rs.last_full_check >= FULL_CHECK_S
@@ -194,8 +230,9 @@ class RunFiles:
         level = m.group(8)
         msg = m.group(9).decode("utf-8", "replace")
         try:
-            t = local_to_epoch(tuple(g.decode() for g in m.group(1, 2, 3, 4, 5, 6)), int(m.group(7)),
-                               self._utc_offset(rs))
+            t = local_to_epoch(
+                tuple(g.decode() for g in m.group(1, 2, 3, 4, 5, 6)), int(m.group(7)), self._utc_offset(rs)
+            )
         except ValueError:
             t = self.clock()
         if level in (b"ERROR", b"CRITICAL"):
@@ -236,7 +273,7 @@ class RunFiles:
             if files:
                 with self.rec.transaction():
                     got = self._refresh_files_many(files, now)
-        except Exception:  # noqa: BLE001 - then one by one: each failure said for its own run
+        except Exception:  # then one by one: each failure said for its own run
             if os.environ.get("EDGETUI_DEBUG") and len(files) == 1:
                 raise
             got = {}
@@ -261,14 +298,14 @@ class RunFiles:
         try:
             with self.rec.transaction():
                 self._finalize_runs([(rs, agg, known) for rs, _, agg, known in todo])
-        except Exception:  # noqa: BLE001 - then one by one: each failure said for its own run
+        except Exception:  # then one by one: each failure said for its own run
             if os.environ.get("EDGETUI_DEBUG") and len(todo) == 1:
                 raise
             for rs, _, agg, known in todo:
                 try:
                     with self.rec.transaction():
                         self._finalize_runs([(rs, agg, known)])
-                except Exception as e:  # noqa: BLE001
+                except Exception as e:  # noqa: BLE001 - said for its own run; the other runs go on
                     self._refresh_failed(rs, e, now)
                     failed.add(rs.key)
         for rs, full, _, _ in todo:
@@ -305,9 +342,13 @@ class RunFiles:
         keys = [rs.key for rs in runs]
         settle(self.conn)
         log_end: dict = {k: None for k in keys}
-        log_end.update(self.conn.execute(
-            f"SELECT run_key, max(t) FROM events WHERE {in_list('run_key', keys)} AND source = 'run_agent.log' "
-            "GROUP BY run_key", keys).fetchall())
+        log_end.update(
+            self.conn.execute(
+                f"SELECT run_key, max(t) FROM events WHERE {in_list('run_key', keys)} AND source = 'run_agent.log' "
+                "GROUP BY run_key",
+                keys,
+            ).fetchall()
+        )
         ends_all: list = []
         files: list[tuple[str, list]] = []
         out: dict[str, tuple[bool, dict]] = {}
@@ -327,7 +368,8 @@ class RunFiles:
                 self._retime(rs, rs.info.utc_offset_s, info.utc_offset_s)
                 settle(self.conn)
                 log_end[rs.key] = self.conn.execute(  # (its log's times just moved)
-                    "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [rs.key]).fetchone()[0]
+                    "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [rs.key]
+                ).fetchone()[0]
             # the runs row's descriptive columns: unchanged since we last wrote them (same facts, no new
             # secret to scrub its config with) is not written again (an UPDATE costs ~5 ms inside the
             # refresh's transaction: 150 new runs' first refresh)
@@ -346,7 +388,7 @@ class RunFiles:
             last_log_t = log_end[rs.key]
             graded = [x for x in subs if x.status != "in_flight" or x.kind == "game"]
             if rs.finished and not rs.end_marked:  # the run ended: what its transcript's end says (a segment
-                rs.end_marked = True               # without a result: incomplete), as an offline ingest records it
+                rs.end_marked = True  # without a result: incomplete), as an offline ingest records it
                 src = rs.sources.get(TRANSCRIPT)
                 if src is not None and src.parser is not None:
                     ends = src.parser.finish()  # (leaves the parser's state as it was)
@@ -356,9 +398,12 @@ class RunFiles:
                     ends_all.extend(ends)
             files.append((rs.key, whole_file_events(td, graded, info, last_log_t, sub_cache=rs.sub_cache)))
             rs.subs = subs
-            full = (rs.finished or rs.last_full_finalize <= 0
-                    or now - rs.last_full_finalize >= self.settings.finalize_interval_s
-                    or rs.aligned != (rs.finished, info.started_at, info.ended_at))
+            full = (
+                rs.finished
+                or rs.last_full_finalize <= 0
+                or now - rs.last_full_finalize >= self.settings.finalize_interval_s
+                or rs.aligned != (rs.finished, info.started_at, info.ended_at)
+            )
             # (the file events about to be replaced hold no run_agent.log line: its latest time is still last_log_t)
             out[rs.key] = (full, {"log_end": last_log_t})
         settle(self.conn)
@@ -388,18 +433,35 @@ class RunFiles:
         # catch-up that went on) or the run's start / end / finish changed (new anchors)
         anchors = {rs.key: (rs.finished, rs.info.started_at, rs.info.ended_at) for rs, _, _ in items}
         ask = [rs.key for rs, _, _ in items if rs.aligned == anchors[rs.key]]
-        untimed = {r[0] for r in self.conn.execute(
-            f"SELECT DISTINCT run_key FROM events WHERE {in_list('run_key', ask)} AND t IS NULL", ask).fetchall()} \
-            if ask else set()
+        untimed = (
+            {
+                r[0]
+                for r in self.conn.execute(
+                    f"SELECT DISTINCT run_key FROM events WHERE {in_list('run_key', ask)} AND t IS NULL", ask
+                ).fetchall()
+            }
+            if ask
+            else set()
+        )
         jobs = []
         for rs, aggregates, known in items:
             live_end = None
             if rs.fmt and not rs.finished:  # a run going on: its transcript's last write ends the known lines
                 live_end = _mtime(rs.task_dir / TRANSCRIPT)
-            jobs.append(FinalizeJob(rs.key, rs.info, rs.task, rs.subs, TRANSCRIPT if rs.fmt else None,
-                                    live_end=live_end, align=rs.aligned != anchors[rs.key] or rs.key in untimed,
-                                    aggregates=aggregates,
-                                    judge_best=rs.history.best_round if rs.history is not None else None, **known))
+            jobs.append(
+                FinalizeJob(
+                    rs.key,
+                    rs.info,
+                    rs.task,
+                    rs.subs,
+                    TRANSCRIPT if rs.fmt else None,
+                    live_end=live_end,
+                    align=rs.aligned != anchors[rs.key] or rs.key in untimed,
+                    aggregates=aggregates,
+                    judge_best=rs.history.best_round if rs.history is not None else None,
+                    **known,
+                )
+            )
         finalize_runs(self.rec, jobs)
         for rs, _, _ in items:
             rs.aligned = anchors[rs.key]
@@ -418,11 +480,15 @@ class RunFiles:
         if not runs:
             return
         vals = [x for rs in runs for x in (rs.key, rs.info.started_at - EARLY_EVENT_S)]
-        got = dict(self.conn.execute(
-            "SELECT e.run_key, count(*) FROM events e JOIN (VALUES "
-            + ", ".join("(?, ?::DOUBLE)" for _ in runs) + ") s(rk, lim) ON e.run_key = s.rk "
-            f"WHERE {in_list('e.run_key', [rs.key for rs in runs])} AND e.t < s.lim GROUP BY e.run_key",
-            vals + [rs.key for rs in runs]).fetchall())
+        got = dict(
+            self.conn.execute(
+                "SELECT e.run_key, count(*) FROM events e JOIN (VALUES "
+                + ", ".join("(?, ?::DOUBLE)" for _ in runs)
+                + ") s(rk, lim) ON e.run_key = s.rk "
+                f"WHERE {in_list('e.run_key', [rs.key for rs in runs])} AND e.t < s.lim GROUP BY e.run_key",
+                vals + [rs.key for rs in runs],
+            ).fetchall()
+        )
         for rs in runs:
             n = got.get(rs.key, 0)
             if n and n != rs.early_events:

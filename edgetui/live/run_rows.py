@@ -23,18 +23,25 @@ class RunRows:
     """Mixin of :class:`~edgetui.live.supervisor.Supervisor` (its state is the supervisor's)."""
 
     def _record_statuses(self) -> None:
-        todo = [rs for rs in self.runs.values() if not rs.deleted and
-                (rs.recorded_status != rs.status or rs.recorded_infra != bool(rs.error_times))]
+        todo = [
+            rs
+            for rs in self.runs.values()
+            if not rs.deleted and (rs.recorded_status != rs.status or rs.recorded_infra != bool(rs.error_times))
+        ]
         if not todo:
             return
         # the infra flag too: an ERROR line arriving live (the file scan runs on submission changes)
         now = self.clock()
-        if self._update_runs({"run_key": [rs.key for rs in todo], "status": [rs.status for rs in todo],
-                              "infra": [bool(rs.error_times) for rs in todo],
-                              "reason": [self._status_reason(rs, now) for rs in todo]},
-                             "status = s.status, infra_error = coalesce(runs.infra_error, FALSE) OR s.infra, "
-                             "status_reason = s.reason",
-                             "run statuses"):
+        if self._update_runs(
+            {
+                "run_key": [rs.key for rs in todo],
+                "status": [rs.status for rs in todo],
+                "infra": [bool(rs.error_times) for rs in todo],
+                "reason": [self._status_reason(rs, now) for rs in todo],
+            },
+            "status = s.status, infra_error = coalesce(runs.infra_error, FALSE) OR s.infra, status_reason = s.reason",
+            "run statuses",
+        ):
             for rs in todo:
                 rs.recorded_status = rs.status
                 rs.recorded_infra = bool(rs.error_times)
@@ -60,7 +67,7 @@ class RunRows:
             finally:
                 self.conn.unregister("_edgetui_live_update")
             return True
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - said as a note; the refresh goes on
             self._note(one_line(f"could not record {what}: {e}", 200))
             return False
 
@@ -86,18 +93,30 @@ class RunRows:
             cost = r.get("cost_usd")
             if rs.cost_delta:
                 cost = (cost or 0.0) + rs.cost_delta
-            rows.append((rs, sig, {
-                "run_key": rs.key, "n_events": int(r.get("n_events") or 0) + rs.new_events, "last_event_at": last,
-                "input_tokens": int(r.get("input_tokens") or 0) + rs.tok_delta[0],
-                "output_tokens": int(r.get("output_tokens") or 0) + rs.tok_delta[1],
-                "cache_read_tokens": int(r.get("cache_read_tokens") or 0) + rs.tok_delta[2],
-                "cache_write_tokens": int(r.get("cache_write_tokens") or 0) + rs.tok_delta[3],
-                "cost_usd": cost}))
+            rows.append(
+                (
+                    rs,
+                    sig,
+                    {
+                        "run_key": rs.key,
+                        "n_events": int(r.get("n_events") or 0) + rs.new_events,
+                        "last_event_at": last,
+                        "input_tokens": int(r.get("input_tokens") or 0) + rs.tok_delta[0],
+                        "output_tokens": int(r.get("output_tokens") or 0) + rs.tok_delta[1],
+                        "cache_read_tokens": int(r.get("cache_read_tokens") or 0) + rs.tok_delta[2],
+                        "cache_write_tokens": int(r.get("cache_write_tokens") or 0) + rs.tok_delta[3],
+                        "cost_usd": cost,
+                    },
+                )
+            )
         if not rows:
             return
         cols = list(rows[0][2])
-        if self._update_runs({c: [x[2][c] for x in rows] for c in cols},
-                             ", ".join(f"{c} = s.{c}" for c in cols if c != "run_key"), "the runs table's live figures"):
+        if self._update_runs(
+            {c: [x[2][c] for x in rows] for c in cols},
+            ", ".join(f"{c} = s.{c}" for c in cols if c != "run_key"),
+            "the runs table's live figures",
+        ):
             for rs, sig, _ in rows:
                 rs._row_sig = sig
 
@@ -108,12 +127,15 @@ class RunRows:
             return rs.status
         if rs.finished:
             return "finished"
-        grading = any(rd.in_flight for rd in rs.rounds.values()) or bool(self._grading_judges(rs)) or \
-            bool(rs.history is not None and rs.history.running)
+        grading = (
+            any(rd.in_flight for rd in rs.rounds.values())
+            or bool(self._grading_judges(rs))
+            or bool(rs.history is not None and rs.history.running)
+        )
         ending = rs.ending_since is not None and now - rs.ending_since < s.finish_grace_s
         known = docker_ok and (rs.loc.host == self.host or self._engine_of(rs) is not self.docker)
         if self._harness_ended(rs, now):  # crashed before the agent started: not "running" for 2 hours,
-            return "aborted"              # even while its work container is left running (the orphan)
+            return "aborted"  # even while its work container is left running (the orphan)
         if known and rs.container_state == "gone" and rs.container_ended_t is not None:
             if ending or now - rs.container_ended_t < s.container_grace_s:
                 return "grading" if grading else "running"
@@ -127,8 +149,16 @@ class RunRows:
             if st == "created" and now - rs.first_seen < s.container_grace_s:
                 return "running"
             return "aborted"
-        acts = [x for x in (rs.last_activity_t, rs.last_growth_t, rs.info.started_at,
-                            max((rd.first_seen for rd in rs.rounds.values()), default=None)) if x is not None]
+        acts = [
+            x
+            for x in (
+                rs.last_activity_t,
+                rs.last_growth_t,
+                rs.info.started_at,
+                max((rd.first_seen for rd in rs.rounds.values()), default=None),
+            )
+            if x is not None
+        ]
         if acts and now - max(acts) < s.abort_after_s:
             return "grading" if grading else "running"
         return "aborted"
@@ -161,23 +191,40 @@ class RunRows:
                 failed.setdefault(n, why)
         oldest = min(rs.pending.values()) if rs.pending else None
         return RunFacts(
-            run_key=rs.key, status=rs.status, finished=rs.finished, deleted=rs.deleted,
-            started_at=rs.info.started_at, first_seen=rs.first_seen, has_transcript=TRANSCRIPT in rs.sources,
-            last_growth_t=rs.last_growth_t, pending_calls=len(rs.pending), oldest_pending_t=oldest,
-            last_new_best_t=rs.last_new_best_t, best_round=rs.row.get("best_round"),
-            resume_times=rs.resume_times, error_times=rs.error_times, last_error_msg=rs.last_error_msg,
+            run_key=rs.key,
+            status=rs.status,
+            finished=rs.finished,
+            deleted=rs.deleted,
+            started_at=rs.info.started_at,
+            first_seen=rs.first_seen,
+            has_transcript=TRANSCRIPT in rs.sources,
+            last_growth_t=rs.last_growth_t,
+            pending_calls=len(rs.pending),
+            oldest_pending_t=oldest,
+            last_new_best_t=rs.last_new_best_t,
+            best_round=rs.row.get("best_round"),
+            resume_times=rs.resume_times,
+            error_times=rs.error_times,
+            last_error_msg=rs.last_error_msg,
             ending_since=rs.ending_since,
-            container_id=c.id if c else rs.container_seen_id, container_name=c.name if c else None,
-            container_state=(c.state if c else None) if (self.docker is not None and self.docker.available) else
-            (rs.container_state if rs.container_state == "gone" else None),
-            container_exit_code=c.exit_code if c else None, container_oom=bool(c and c.oom_killed),
-            container_ended_t=rs.container_ended_t, failed_rounds=failed, judge_errors=jerr,
+            container_id=c.id if c else rs.container_seen_id,
+            container_name=c.name if c else None,
+            container_state=(c.state if c else None)
+            if (self.docker is not None and self.docker.available)
+            else (rs.container_state if rs.container_state == "gone" else None),
+            container_exit_code=c.exit_code if c else None,
+            container_oom=bool(c and c.oom_killed),
+            container_ended_t=rs.container_ended_t,
+            failed_rounds=failed,
+            judge_errors=jerr,
             container_finished_at=c.finished_at if c is not None else None,
             operator_action=rs.operator_action if (c is not None and rs.operator_action) else None,
-            tick_error_times=rs.tick_error_times, last_tick_error=rs.last_tick_error,
+            tick_error_times=rs.tick_error_times,
+            last_tick_error=rs.last_tick_error,
             ended_t=_mtime(rs.task_dir / "final_result.json") if rs.finished else None,
-            harness_error=rs.info.harness_error if self._harness_ended(rs, now) or (
-                c is not None and c.state == "running" and rs.info.harness_error) else None,
+            harness_error=rs.info.harness_error
+            if self._harness_ended(rs, now) or (c is not None and c.state == "running" and rs.info.harness_error)
+            else None,
         )
 
     def _alarms(self, rs: RunState, now: float) -> None:
@@ -191,8 +238,16 @@ class RunRows:
             ev = alarm_event(a, self._seq % 100000)
             self._live_events.append(ev)
             self.last_alarms.append(a)
-            self.alarm_cmd.fire({**a.model_dump(), "run_id": rs.info.run_id, "task_id": rs.info.task_id,
-                                 "host": rs.loc.host, "status": rs.status, "run_dir": str(rs.task_dir)})
+            self.alarm_cmd.fire(
+                {
+                    **a.model_dump(),
+                    "run_id": rs.info.run_id,
+                    "task_id": rs.info.task_id,
+                    "host": rs.loc.host,
+                    "status": rs.status,
+                    "run_dir": str(rs.task_dir),
+                }
+            )
 
     # ================================================================== snapshots
     def _live_run(self, rs: RunState, now: float) -> LiveRun:
@@ -213,8 +268,9 @@ class RunRows:
         elapsed = (end - started) if (started is not None and end is not None) else None
         score_task = bool(row.get("score_task"))
         best_display = display_value(row.get("best_score"), row.get("best_pass_rate"), score_task)
-        toks = sum(int(row.get(k) or 0) for k in ("input_tokens", "output_tokens", "cache_read_tokens",
-                                                   "cache_write_tokens")) + sum(rs.tok_delta)
+        toks = sum(
+            int(row.get(k) or 0) for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+        ) + sum(rs.tok_delta)
         cost = row.get("cost_usd") if row.get("cost_usd") is not None else row.get("stated_cost_usd")
         if rs.cost_delta:
             cost = (cost or 0.0) + rs.cost_delta
@@ -244,36 +300,76 @@ class RunRows:
             if cond.rule not in active:
                 active.append(cond.rule)
         # acknowledged = the newest alarm of the condition's episode was acknowledged (as the banner counts)
-        acked = {k for k, a in newest_per_key(self.book.history.get(rs.key, [])).items()
-                 if k in keys and a.acked_at is not None} if keys else set()
+        acked = (
+            {
+                k
+                for k, a in newest_per_key(self.book.history.get(rs.key, [])).items()
+                if k in keys and a.acked_at is not None
+            }
+            if keys
+            else set()
+        )
         for r in active:
             flags.append(f"ack:{r}" if all(cd.key in acked for cd in rs.conds if cd.rule == r) else f"alarm:{r}")
         last_ev = self._last_event_t(rs)
         grading_rounds = sorted(n for n, rd in rs.rounds.items() if rd.in_flight)
         resume_count = info.resume_count if (rs.finished and info.resume_count is not None) else len(rs.resume_times)
-        return live_run_from(dict(
-            run_key=rs.key, host=rs.loc.host, run_id=info.run_id, task_id=info.task_id, run_dir=str(rs.task_dir),
-            agent=info.agent or row.get("agent"), model=info.model or row.get("model"), status=rs.status,
-            infra_error=infra, flags=flags, started_at=started, elapsed_s=elapsed, budget_s=info.timeout_s,
-            best_display=best_display, best_round=row.get("best_round"), score_task=score_task,
-            agent_submissions=int(row.get("agent_submissions") or 0),
-            auto_submissions=int(row.get("auto_submissions") or 0), last_event_at=last_ev, tokens=toks,
-            cost_usd=cost, cpu_percent=c.cpu_percent if c is not None and c.state == "running" else None,
-            mem_bytes=c.mem_bytes if c is not None and c.state == "running" else None,
-            container=c, judges_running=len(self._grading_judges(rs)),
-            alarms=list(self.book.history.get(rs.key, []))[-20:],
-            message=rs.message if (rs.message_sticky or now - rs.message_t < MESSAGE_TTL_S) else None,
-            best_pass_rate=row.get("best_pass_rate"), best_score=row.get("best_score"),
-            best_score_0_100=row.get("best_score_0_100"), game_sessions=int(row.get("game_sessions") or 0),
-            n_events=int(row.get("n_events") or 0) + rs.new_events, resume_count=int(resume_count or 0),
-            pending_tool_calls=len(rs.pending), last_growth_at=rs.last_growth_t, judges=list(rs.judges),
-            games_running=sum(1 for g in rs.games if g.state == "running"), grading_rounds=grading_rounds,
-            active_alarms=active, deleted=rs.deleted, active_keys=keys, operator_action=rs.operator_action,
-            judge_says=judge_line(rs.history, row.get("best_round"), now,
-                                  assumed_policy=(f"{row.get('selection')}/{row.get('score_direction')}"
-                                                  if rs.task.assumed else None)),
-            host_state=(hs := self._host_state(rs.loc.run_key)) and hs[0], host_rtt_s=hs[1] if hs else None,
-        ))
+        return live_run_from(
+            dict(
+                run_key=rs.key,
+                host=rs.loc.host,
+                run_id=info.run_id,
+                task_id=info.task_id,
+                run_dir=str(rs.task_dir),
+                agent=info.agent or row.get("agent"),
+                model=info.model or row.get("model"),
+                status=rs.status,
+                infra_error=infra,
+                flags=flags,
+                started_at=started,
+                elapsed_s=elapsed,
+                budget_s=info.timeout_s,
+                best_display=best_display,
+                best_round=row.get("best_round"),
+                score_task=score_task,
+                agent_submissions=int(row.get("agent_submissions") or 0),
+                auto_submissions=int(row.get("auto_submissions") or 0),
+                last_event_at=last_ev,
+                tokens=toks,
+                cost_usd=cost,
+                cpu_percent=c.cpu_percent if c is not None and c.state == "running" else None,
+                mem_bytes=c.mem_bytes if c is not None and c.state == "running" else None,
+                container=c,
+                judges_running=len(self._grading_judges(rs)),
+                alarms=list(self.book.history.get(rs.key, []))[-20:],
+                message=rs.message if (rs.message_sticky or now - rs.message_t < MESSAGE_TTL_S) else None,
+                best_pass_rate=row.get("best_pass_rate"),
+                best_score=row.get("best_score"),
+                best_score_0_100=row.get("best_score_0_100"),
+                game_sessions=int(row.get("game_sessions") or 0),
+                n_events=int(row.get("n_events") or 0) + rs.new_events,
+                resume_count=int(resume_count or 0),
+                pending_tool_calls=len(rs.pending),
+                last_growth_at=rs.last_growth_t,
+                judges=list(rs.judges),
+                games_running=sum(1 for g in rs.games if g.state == "running"),
+                grading_rounds=grading_rounds,
+                active_alarms=active,
+                deleted=rs.deleted,
+                active_keys=keys,
+                operator_action=rs.operator_action,
+                judge_says=judge_line(
+                    rs.history,
+                    row.get("best_round"),
+                    now,
+                    assumed_policy=(
+                        f"{row.get('selection')}/{row.get('score_direction')}" if rs.task.assumed else None
+                    ),
+                ),
+                host_state=(hs := self._host_state(rs.loc.run_key)) and hs[0],
+                host_rtt_s=hs[1] if hs else None,
+            )
+        )
 
     def _host_state(self, run_key: str) -> Optional[tuple]:
         name = self._run_root_host.get(run_key)
@@ -281,12 +377,11 @@ class RunRows:
             return None
         try:
             return self.host_state_of(name)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - no host state is shown as none
             return None
 
 
-def judge_line(view: Any, files_best: Optional[str], now: float,
-               assumed_policy: Optional[str] = None) -> Optional[str]:
+def judge_line(view: Any, files_best: Optional[str], now: float, assumed_policy: Optional[str] = None) -> Optional[str]:
     """The judge's own view of a run in one line (its /history: what it is grading now, what it has
     graded, its best), beside what the files say when they disagree; None without a poll.
     ``assumed_policy`` (``"selection/direction"``, set when no task JSON gave the policy): the line
@@ -304,7 +399,8 @@ def judge_line(view: Any, files_best: Optional[str], now: float,
         if files_best and files_best != view.best_round:
             parts.append(f"(the files say {files_best})")
         if assumed_policy:
-            parts.append(f"assumed policy {assumed_policy} "
-                         + ("agrees with the judge" if files_best == view.best_round
-                            else "does NOT reproduce the judge's best"))
+            parts.append(
+                f"assumed policy {assumed_policy} "
+                + ("agrees with the judge" if files_best == view.best_round else "does NOT reproduce the judge's best")
+            )
     return " ".join(parts[:1]) + " " + " · ".join(parts[1:])

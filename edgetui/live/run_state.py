@@ -20,19 +20,28 @@ RUN_LOG = "run_agent.log"
 TICKS = "auto_eval_ticks.log"
 DOCKER_SOURCE = "live/docker"
 #: whole files of a task dir whose appearance/change re-runs the file part of the ingest
-WHOLE_FILES = ("final_result.json", "started_at", "run_config.json", "evolve_state.json", "run_history.json",
-               "game_history.json")
+WHOLE_FILES = (
+    "final_result.json",
+    "started_at",
+    "run_config.json",
+    "evolve_state.json",
+    "run_history.json",
+    "game_history.json",
+)
 FULL_CHECK_S = 60.0  # present whole files / graded rounds are re-checked this often (overwrites)
 #: events timed this long before their run's start are pointed out (see Supervisor._check_early_events)
 EARLY_EVENT_S = 86400.0
 MESSAGE_TTL_S = 600.0  # a run's transient one-line message (new generation, refresh problem) shows this long
 
-_LOG_HEAD_RE = re.compile(rb"^(?:\xef\xbb\xbf)?(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}),(\d{3}) - ([A-Z]+) - ?(.*)$")
+_LOG_HEAD_RE = re.compile(
+    rb"^(?:\xef\xbb\xbf)?(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}),(\d{3}) - ([A-Z]+) - ?(.*)$"
+)
 _ENDING_RE = re.compile(r"^(?:Agent finished: |Run interrupted by user|Done: |Done \(game\))")
 _JUDGE_STARTED_RE = re.compile(rb"Judge container started: ([0-9a-f]{12,64})")
 _JUDGE_DONE_RE = re.compile(rb" - INFO - Container \S+ removed\.|Removing container |Failed to remove container ")
 _JUDGE_ERR_RE = re.compile(rb"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} - (?:ERROR|CRITICAL) - (.*)$", re.M)
 _STATUS_ORDER = {"running": 0, "grading": 0, "gone": 1, "aborted": 2, "finished": 3}
+
 
 def _sig(p: Path) -> Optional[tuple]:
     try:
@@ -41,13 +50,13 @@ def _sig(p: Path) -> Optional[tuple]:
         return None
     return (st.st_size, st.st_mtime_ns, st.st_ino)
 
+
 def _kind(e: Event) -> str:
     k = e.kind
     return k if type(k) is str else k.value
 
+
 @dataclass
-
-
 class RoundState:
     """One ``submissions/<round>/`` folder as watched."""
 

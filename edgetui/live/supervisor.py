@@ -71,7 +71,7 @@ from .docker_watch import DockerWatch
 from .judge import JudgePoller, read_admin_secret, secret_candidates
 from .model import Alarm, ContainerInfo, LiveRun
 from .tail import Tailer, TailSource, settle
-from .run_state import (WATCHED_DISCOVERY_S, _mtime, _sig, _kind, RoundState, RunState, TRANSCRIPT, RUN_LOG, TICKS, DOCKER_SOURCE, WHOLE_FILES, FULL_CHECK_S, EARLY_EVENT_S, MESSAGE_TTL_S, _LOG_HEAD_RE, _ENDING_RE, _JUDGE_STARTED_RE, _JUDGE_DONE_RE, _JUDGE_ERR_RE, _STATUS_ORDER)  # noqa: F401
+from .run_state import WATCHED_DISCOVERY_S, _kind, RunState, TRANSCRIPT, RUN_LOG, TICKS, DOCKER_SOURCE
 from .containers import ContainerJoin
 from .dormant import DormantRuns
 from .register import RunRegistry
@@ -100,10 +100,21 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
     (:mod:`edgetui.live.dormant`); ``False`` watches every run in full.
     """
 
-    def __init__(self, conn, runs_dirs: Iterable[Path | str], *, docker_client: Any = "auto",
-                 judge_url: Optional[str] = None, settings: Optional[AlarmSettings] = None,
-                 on_alarm_cmd: Optional[str] = None, clock: Callable[[], float] = time.time, host: str = "local",
-                 tasks_dir: Optional[Path | str] = None, prices: Optional[Path] = None, sleep: bool = True):
+    def __init__(
+        self,
+        conn,
+        runs_dirs: Iterable[Path | str],
+        *,
+        docker_client: Any = "auto",
+        judge_url: Optional[str] = None,
+        settings: Optional[AlarmSettings] = None,
+        on_alarm_cmd: Optional[str] = None,
+        clock: Callable[[], float] = time.time,
+        host: str = "local",
+        tasks_dir: Optional[Path | str] = None,
+        prices: Optional[Path] = None,
+        sleep: bool = True,
+    ):
         self.conn = conn.cursor()  # our own connection: the supervisor may run in a worker thread
         self.settings = settings or AlarmSettings()
         if self.settings.duckdb_threads > 0:  # a setting of the database (shared with the views' cursors)
@@ -141,18 +152,31 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             self._note(one_line(f"price table not loaded: {e}", 200))
         self.tailer = Tailer(self.rec)
         self._wake = threading.Event()
-        self.docker = DockerWatch(docker_client, host=host, retry_s=self.settings.docker_retry_s,
-                                  stats_interval_s=self.settings.stats_interval_s, clock=clock,
-                                  list_interval_s=self.settings.docker_list_s,
-                                  events_window_s=self.settings.docker_events_window_s,
-                                  on_change=self._wake.set) \
-            if docker_client is not None else None
+        self.docker = (
+            DockerWatch(
+                docker_client,
+                host=host,
+                retry_s=self.settings.docker_retry_s,
+                stats_interval_s=self.settings.stats_interval_s,
+                clock=clock,
+                list_interval_s=self.settings.docker_list_s,
+                events_window_s=self.settings.docker_events_window_s,
+                on_change=self._wake.set,
+            )
+            if docker_client is not None
+            else None
+        )
         self.judge: Optional[JudgePoller] = None
         if judge_url:
             secret = read_admin_secret(secret_candidates(self.roots))
             self.rec.add_secret(secret)
-            self.judge = JudgePoller(judge_url, secret, interval_s=self.settings.judge_interval_s,
-                                     timeout_s=self.settings.judge_timeout_s, clock=clock)
+            self.judge = JudgePoller(
+                judge_url,
+                secret,
+                interval_s=self.settings.judge_interval_s,
+                timeout_s=self.settings.judge_timeout_s,
+                clock=clock,
+            )
         self.book = AlarmBook()
         self.alarm_cmd = AlarmCommand(on_alarm_cmd, secrets=self.rec.secrets)
         self.runs: dict[str, RunState] = {}
@@ -201,7 +225,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             now = self.clock()
             try:
                 self._poll(now)
-            except Exception as e:  # noqa: BLE001 - never die; one line
+            except Exception as e:  # never die; one line
                 if os.environ.get("EDGETUI_DEBUG"):
                     raise
                 self._note(one_line(f"refresh failed: {type(e).__name__}: {e}", 240))
@@ -211,13 +235,22 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             self._polls += 1
             self.messages = self._state_messages() + self._poll_notes
             sig = (self.dormant_changes, tuple(self.messages), len(self.last_runs))
-            self.snapshot_changed = bool(self.runs) or bool(self._run_root_host) or self._failed or sig != self._snap_sig
+            self.snapshot_changed = (
+                bool(self.runs) or bool(self._run_root_host) or self._failed or sig != self._snap_sig
+            )
             self._snap_sig = sig
             return self.last_runs
 
-    def run_forever(self, interval: float = 2.0, stop_event: Optional[threading.Event] = None,
-                    on_update: Optional[Callable[[list[LiveRun]], None]] = None, *, poll: bool = False,
-                    min_interval: Optional[float] = None, poll_delay_s: float = 1.0) -> None:
+    def run_forever(
+        self,
+        interval: float = 2.0,
+        stop_event: Optional[threading.Event] = None,
+        on_update: Optional[Callable[[list[LiveRun]], None]] = None,
+        *,
+        poll: bool = False,
+        min_interval: Optional[float] = None,
+        poll_delay_s: float = 1.0,
+    ) -> None:
         """Refresh until ``stop_event`` is set: every ``interval`` seconds, earlier when a watched file
         changes (``watchfiles``; ``poll=True``: no watcher, stat polling with adaptive intervals,
         for network mounts where inotify sees nothing; so does a watcher whose limit is reached:
@@ -227,8 +260,9 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         if min_interval is None:
             min_interval = self.settings.min_refresh_s
         self.poll_delay_s = poll_delay_s
-        watcher = threading.Thread(target=self._watch_files, args=(stop, poll, interval), daemon=True,
-                                   name="edgetui-live-watch")
+        watcher = threading.Thread(
+            target=self._watch_files, args=(stop, poll, interval), daemon=True, name="edgetui-live-watch"
+        )
         watcher.start()
         try:
             while not stop.is_set():
@@ -238,7 +272,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                 if on_update is not None and self.snapshot_changed:
                     try:
                         on_update(runs)
-                    except Exception as e:  # noqa: BLE001
+                    except Exception as e:  # noqa: BLE001 - a listener's failure is a note, not the supervisor's end
                         self._note(one_line(f"update callback failed: {type(e).__name__}: {e}", 200))
                 if self.behind:  # catching up: continue at once
                     stop.wait(0.01)
@@ -261,12 +295,18 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             self._wake.set()
             watcher.join(timeout=5)
 
-    def start(self, interval: float = 2.0, on_update: Optional[Callable[[list[LiveRun]], None]] = None,
-              *, poll: bool = False) -> tuple[threading.Thread, threading.Event]:
+    def start(
+        self, interval: float = 2.0, on_update: Optional[Callable[[list[LiveRun]], None]] = None, *, poll: bool = False
+    ) -> tuple[threading.Thread, threading.Event]:
         """:meth:`run_forever` in a daemon thread; returns (thread, stop event)."""
         stop = threading.Event()
-        th = threading.Thread(target=self.run_forever, args=(interval, stop, on_update), kwargs={"poll": poll},
-                              daemon=True, name="edgetui-live")
+        th = threading.Thread(
+            target=self.run_forever,
+            args=(interval, stop, on_update),
+            kwargs={"poll": poll},
+            daemon=True,
+            name="edgetui-live",
+        )
         th.start()
         return th, stop
 
@@ -296,14 +336,13 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                     continue
                 try:
                     self._finalize(rs)
-                except Exception as e:  # noqa: BLE001
+                except Exception as e:  # noqa: BLE001 - said for its own run; the other runs go on
                     self._note(one_line(f"could not update {rs.key}: {e}", 200))
             self._record_statuses()
         try:
             self.conn.close()  # our cursor only; the caller's connection stays open
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - closing our cursor at the end: nothing left to tell
             pass
-
 
     def acknowledge_alarms(self, run_key: Optional[str] = None, keys: Optional[Iterable[str]] = None) -> int:
         """Acknowledge the alarms that hold now: of ``run_key`` (all runs when None), only the
@@ -313,7 +352,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         with self._lock:
             now = self.clock()
             evs = []
-            for key in ([run_key] if run_key is not None else list(self.book.active)):
+            for key in [run_key] if run_key is not None else list(self.book.active):
                 for a in self.book.acknowledge(key, set(keys) if keys is not None else None, now):
                     self._seq += 1
                     evs.append(ack_event(a, now, self._seq % 100000))
@@ -321,11 +360,10 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                 try:
                     settle(self.conn)
                     self.rec.insert_events("", evs)
-                except Exception as e:  # noqa: BLE001
+                except Exception as e:  # noqa: BLE001 - said as a note; the acknowledgement stays in memory
                     self._note(one_line(f"could not record acknowledgements: {e}", 200))
                 self._snapshot(self.clock())
             return len(evs)
-
 
     def run_file_path(self, run_key: str, name: str) -> Optional[Path]:
         """Path of a file of a run's task dir (``agent_output.txt``, ``submissions/agent-3/report.json``...),
@@ -342,7 +380,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             base = Path(rows[0][0])
         else:
             base = rs.task_dir
-        p = (base / name)
+        p = base / name
         try:
             p.resolve().relative_to(base.resolve())
         except ValueError:
@@ -430,7 +468,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         for rs in self.runs.values():
             try:
                 self._check_run_files(rs, now)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - said for its own run; the other runs go on
                 self._set_message(rs, one_line(f"could not check files: {type(e).__name__}: {e}", 200), now)
             if not rs.deleted:
                 sources.extend(rs.sources.values())
@@ -440,7 +478,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             try:
                 self._join_containers(now, engines_ok)
                 self._sample_stats(now, engines_ok)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - said as a note; the refresh goes on
                 self._note(one_line(f"could not join containers: {type(e).__name__}: {e}", 200))
         if len(self.runs) - n_awake >= FIRST_SHOW_RUNS:
             # many runs just registered (a start-up): show them at once, from what their files' stats
@@ -460,7 +498,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         if tres is not None and tres.events and self.on_events is not None:
             try:  # views showing these runs read the new events now, not after the rest of the refresh
                 self.on_events({key for key, _source in tres.events})
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - a listener's failure is a note, not the refresh's
                 self._note(one_line(f"events callback failed: {type(e).__name__}: {e}", 200))
         if tres is not None:
             self.behind = tres.behind
@@ -478,7 +516,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                 rs.dirty_finalize = True
                 if source == TRANSCRIPT:
                     rs.last_growth_t = now
-            for key, source in tres.caught_up:
+            for key, _source in tres.caught_up:
                 rs = self.runs.get(key)
                 if rs is not None:
                     rs.dirty_finalize = True
@@ -512,7 +550,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                 eng = self._engine_of(rs)
                 rs.status = self._status(rs, now, eng is not None and bool(engines_ok.get(id(eng))))
                 self._alarms(rs, now)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - said for its own run; the other runs go on
                 self._set_message(rs, one_line(f"could not evaluate: {type(e).__name__}: {e}", 200), now)
         self._record_statuses()
         if now - self._last_rows >= s.row_refresh_s:
@@ -522,15 +560,18 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             try:
                 settle(self.conn)
                 self.rec.insert_events("", self._live_events)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - said as a note; the refresh goes on
                 self._note(one_line(f"could not record live events: {e}", 200))
         self.alarm_cmd.reap()
         for n in self.alarm_cmd.notes:
             self._note(n)
         self.alarm_cmd.notes = []
         self._settle_sleepers(now)
-        self._found = bool(tres is not None and (tres.events or tres.grown)) or \
-            len(self.runs) + len(self.dormant) != n_runs or bool(self._touched)
+        self._found = (
+            bool(tres is not None and (tres.events or tres.grown))
+            or len(self.runs) + len(self.dormant) != n_runs
+            or bool(self._touched)
+        )
         self._snapshot(now)
 
     def _snapshot(self, now: float) -> None:
@@ -589,8 +630,11 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                         self._run_root_host.setdefault(loc.run_key, root_host)
             except OSError as e:
                 self._note(one_line(f"{root}: cannot scan ({e.strerror or e})", 200))
-        new = {key: loc for key, loc in found.items()
-               if key not in gone and key not in self.runs and key not in self.dormant}
+        new = {
+            key: loc
+            for key, loc in found.items()
+            if key not in gone and key not in self.runs and key not in self.dormant
+        }
         asleep = self._asleep_from_records(new, now)  # unchanged since recorded: shown from their rows
         self._register_all([loc for key, loc in new.items() if key not in asleep], now)
         for key, loc in found.items():
@@ -647,7 +691,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         for src in rs.sources.values():
             try:
                 self.tailer.release(src)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - the run is forgotten either way
                 pass
         self._note(f"{run_key}: forgotten; no longer watched")
 
@@ -665,7 +709,9 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         if shift:
             self.rec.conn.execute(
                 "UPDATE events SET t = t + ? WHERE run_key = ? AND source IN ('run_agent.log', 'auto_eval_ticks.log') "
-                "AND t_source = 'recorded'", [shift, rs.key])
+                "AND t_source = 'recorded'",
+                [shift, rs.key],
+            )
         for name in (RUN_LOG, TICKS):
             src = rs.sources.get(name)
             if src is not None and src.parser is not None:
@@ -681,9 +727,11 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             return self._price_cache[model]
         if self._price_rows is None:
             try:
-                rows = self.conn.execute("SELECT model_pattern, input_per_mtok, output_per_mtok, cache_read_per_mtok, "
-                                         "cache_write_per_mtok FROM prices").fetchall()
-            except Exception:  # noqa: BLE001
+                rows = self.conn.execute(
+                    "SELECT model_pattern, input_per_mtok, output_per_mtok, cache_read_per_mtok, "
+                    "cache_write_per_mtok FROM prices"
+                ).fetchall()
+            except Exception:  # noqa: BLE001 - no price table: costs stay empty
                 rows = []
             pats = []
             for pat, *p in rows:
@@ -694,7 +742,6 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         hit = next((p for _, rx, p in self._price_rows if rx.match(model)), None)
         self._price_cache[model] = hit
         return hit
-
 
     def _observe(self, rs: RunState, source: str, evs: list[Event], now: float) -> None:
         rs.new_events += len(evs)
@@ -713,8 +760,12 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                     td[3] += u.cache_write_tokens
                     pr = self._price(e.model or rs.info.model)
                     if pr is not None:
-                        rs.cost_delta += (u.input_tokens * pr[0] + u.output_tokens * pr[1]
-                                          + u.cache_read_tokens * pr[2] + u.cache_write_tokens * pr[3]) / 1e6
+                        rs.cost_delta += (
+                            u.input_tokens * pr[0]
+                            + u.output_tokens * pr[1]
+                            + u.cache_read_tokens * pr[2]
+                            + u.cache_write_tokens * pr[3]
+                        ) / 1e6
                 k = _kind(e)
                 if k == "tool_call" and e.tool_use_id:
                     pend[e.tool_use_id] = e.t if e.t is not None and e.t_source == "observed" else now
@@ -740,6 +791,17 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
     # ================================================================== containers
     def _record(self, rs: RunState, kind: Kind, t: float, summary: str, data: dict, gen: str) -> None:
         self._seq += 1
-        self._live_events.append(Event(run_key=rs.key, kind=kind, source=DOCKER_SOURCE, generation=gen[:16],
-                                       offset=int(t * 1000), sub=self._seq % 100000, t=t,
-                                       t_source=TimeSource.OBSERVED, summary=one_line(summary), data=data))
+        self._live_events.append(
+            Event(
+                run_key=rs.key,
+                kind=kind,
+                source=DOCKER_SOURCE,
+                generation=gen[:16],
+                offset=int(t * 1000),
+                sub=self._seq % 100000,
+                t=t,
+                t_source=TimeSource.OBSERVED,
+                summary=one_line(summary),
+                data=data,
+            )
+        )

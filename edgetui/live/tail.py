@@ -65,8 +65,16 @@ import duckdb
 import pyarrow as pa
 
 from ..events import Event
-from ..parsers.base import (GENERATION_PREFIX_BYTES, MAX_LINE_BYTES, RAW_KEEP, Line, generation_of_head, iter_lines, non_regular_kind,
-                            line_events)
+from ..parsers.base import (
+    GENERATION_PREFIX_BYTES,
+    MAX_LINE_BYTES,
+    RAW_KEEP,
+    Line,
+    generation_of_head,
+    iter_lines,
+    non_regular_kind,
+    line_events,
+)
 from ..recorder import Recorder, _dumps
 from ..cursor_check import moved_below
 from .line_digests import ANCHOR_BYTES, LineDigests
@@ -81,13 +89,34 @@ MAX_OPEN_FILES = 512
 MakeParser = Callable[[str, str, Optional[dict]], Any]  # (source, generation, state) -> LineParser
 LineHook = Callable[["TailSource", bytes, int], None]
 
-_CURSOR_COLS = ["run_key", "source", "path", "generation", "offset", "state", "size", "mtime", "inode", "done",
-                "updated_at"]
-_CURSOR_SCHEMA = pa.schema([
-    ("run_key", pa.string()), ("source", pa.string()), ("path", pa.string()), ("generation", pa.string()),
-    ("offset", pa.int64()), ("state", pa.string()), ("size", pa.int64()), ("mtime", pa.float64()),
-    ("inode", pa.int64()), ("done", pa.bool_()), ("updated_at", pa.float64()),
-])
+_CURSOR_COLS = [
+    "run_key",
+    "source",
+    "path",
+    "generation",
+    "offset",
+    "state",
+    "size",
+    "mtime",
+    "inode",
+    "done",
+    "updated_at",
+]
+_CURSOR_SCHEMA = pa.schema(
+    [
+        ("run_key", pa.string()),
+        ("source", pa.string()),
+        ("path", pa.string()),
+        ("generation", pa.string()),
+        ("offset", pa.int64()),
+        ("state", pa.string()),
+        ("size", pa.int64()),
+        ("mtime", pa.float64()),
+        ("inode", pa.int64()),
+        ("done", pa.bool_()),
+        ("updated_at", pa.float64()),
+    ]
+)
 
 
 def settle(conn) -> None:
@@ -232,8 +261,15 @@ class TailResult:
 class Tailer:
     """Tails many :class:`TailSource` s; one transaction per :meth:`poll`."""
 
-    def __init__(self, rec: Recorder, *, max_bytes_per_source: int = 4 << 20, max_bytes_total: int = 8 << 20,
-                 cursor_interval_s: float = 15.0, max_open: int = MAX_OPEN_FILES):
+    def __init__(
+        self,
+        rec: Recorder,
+        *,
+        max_bytes_per_source: int = 4 << 20,
+        max_bytes_total: int = 8 << 20,
+        cursor_interval_s: float = 15.0,
+        max_open: int = MAX_OPEN_FILES,
+    ):
         self.rec = rec
         self.max_bytes_per_source = max_bytes_per_source
         self.max_bytes_total = max_bytes_total
@@ -283,12 +319,14 @@ class Tailer:
         if getattr(self.rec, "_pending_cursors", None):
             return None
         keys = sorted({s.run_key for s in sources})
-        rows = self.rec.conn.execute("SELECT run_key, source FROM source_cursors WHERE run_key IN "
-                                     "(SELECT unnest(?::VARCHAR[]))", [keys]).fetchall()
+        rows = self.rec.conn.execute(
+            "SELECT run_key, source FROM source_cursors WHERE run_key IN (SELECT unnest(?::VARCHAR[]))", [keys]
+        ).fetchall()
         return {(r[0], r[1]) for r in rows}
 
-    def _load(self, src: TailSource, size: int, have: set[tuple[str, str]] | None = None,
-              st: Optional[os.stat_result] = None) -> None:
+    def _load(
+        self, src: TailSource, size: int, have: set[tuple[str, str]] | None = None, st: Optional[os.stat_result] = None
+    ) -> None:
         """The source's saved position (its cursor row); ``have``: the sources known to have one
         (:meth:`_cursor_keys`), the others are not asked for theirs."""
         if have is not None and (src.run_key, src.source) not in have:
@@ -306,7 +344,8 @@ class Tailer:
             # events recorded beyond the cursor (the cursor is saved every few seconds) were seen already
             rows = self.rec.conn.execute(
                 'SELECT max("offset") FROM events WHERE run_key = ? AND source = ? AND generation = ?',
-                [src.run_key, src.source, src.gen]).fetchall()
+                [src.run_key, src.source, src.gen],
+            ).fetchall()
             top = rows[0][0] if rows and rows[0][0] is not None else -1
             src.delivered = max(src.offset, top + 1)
         src.parser = None
@@ -315,16 +354,33 @@ class Tailer:
             src.catchup_until = size if size > src.offset else src.offset
 
     def _cursor_row(self, src: TailSource, gen: str, offset: int, state: Optional[dict], st, now: float) -> tuple:
-        return (src.run_key, src.source, str(src.path), gen, offset, _dumps(state) if state is not None else None,
-                st[0], st[1], st[2], False, now)
+        return (
+            src.run_key,
+            src.source,
+            str(src.path),
+            gen,
+            offset,
+            _dumps(state) if state is not None else None,
+            st[0],
+            st[1],
+            st[2],
+            False,
+            now,
+        )
 
     def flush(self, sources: list[TailSource], now: Optional[float] = None) -> int:
         """Save the cursor of every source whose live position is ahead of its saved one (shutdown)."""
         return self.poll([], now, flush=sources).cursors_saved
 
     # ------------------------------------------------------------------ poll
-    def poll(self, sources: list[TailSource], now: Optional[float] = None, *, observe: bool = True,
-             flush: Optional[list[TailSource]] = None) -> TailResult:
+    def poll(
+        self,
+        sources: list[TailSource],
+        now: Optional[float] = None,
+        *,
+        observe: bool = True,
+        flush: Optional[list[TailSource]] = None,
+    ) -> TailResult:
         """Read what is new in every changed source and commit it (events + due cursors) at once."""
         now = time.time() if now is None else now
         res = TailResult()
@@ -396,8 +452,9 @@ class Tailer:
                 res.caught_up.add((src.run_key, src.source))
             if upd["save"]:
                 state = upd["parser_obj"].state() if upd["state"] is None else upd["state"]
-                cursors.append(self._cursor_row(src, upd["gen"], upd["offset"], state,
-                                                (st.st_size, st.st_mtime, st.st_ino), now))
+                cursors.append(
+                    self._cursor_row(src, upd["gen"], upd["offset"], state, (st.st_size, st.st_mtime, st.st_ino), now)
+                )
                 saves.append((src, upd["gen"], upd["offset"], state))
             updates.append((src, upd))
         for src in flush or []:
@@ -475,13 +532,16 @@ class Tailer:
             if events:
                 self.rec.insert_events("", events, ignore=ignore)
             if cursors:
-                tbl = pa.table([pa.array(list(c), type=f.type) for c, f in zip(zip(*cursors), _CURSOR_SCHEMA)],
-                               schema=_CURSOR_SCHEMA)
+                tbl = pa.table(
+                    [pa.array(list(c), type=f.type) for c, f in zip(zip(*cursors), _CURSOR_SCHEMA)],
+                    schema=_CURSOR_SCHEMA,
+                )
                 conn.register("_edgetui_live_cursors", tbl)
                 try:
                     cols = ", ".join(f'"{c}"' for c in _CURSOR_COLS)
-                    conn.execute(f"INSERT OR REPLACE INTO source_cursors ({cols}) SELECT {cols} "
-                                 "FROM _edgetui_live_cursors")
+                    conn.execute(
+                        f"INSERT OR REPLACE INTO source_cursors ({cols}) SELECT {cols} FROM _edgetui_live_cursors"
+                    )
                 finally:
                     conn.unregister("_edgetui_live_cursors")
             conn.execute("COMMIT")
@@ -492,15 +552,21 @@ class Tailer:
     def _generation_in_db(self, src: TailSource, gen: str) -> bool:
         row = self.rec.conn.execute(
             "SELECT 1 FROM events WHERE run_key = ? AND source = ? AND generation = ? LIMIT 1",
-            [src.run_key, src.source, gen]).fetchall()
+            [src.run_key, src.source, gen],
+        ).fetchall()
         return bool(row)
 
-    def _read(self, src: TailSource, st: os.stat_result, now: float, limit: int, observe: bool,
-              res: TailResult) -> Optional[tuple[dict, list[Event], int]]:
+    def _read(
+        self, src: TailSource, st: os.stat_result, now: float, limit: int, observe: bool, res: TailResult
+    ) -> Optional[tuple[dict, list[Event], int]]:
         sig = (st.st_size, st.st_mtime_ns, st.st_ino)
         drained: list[Event] = []
-        if (src.fp is not None and src.fp_ino != (st.st_dev, st.st_ino) and src.parser is not None
-                and src.gen is not None):
+        if (
+            src.fp is not None
+            and src.fp_ino != (st.st_dev, st.st_ino)
+            and src.parser is not None
+            and src.gen is not None
+        ):
             drained = self._drain_replaced(src, now, observe)  # lines written just before a rename
         fp = self._handle(src, st)
         if src.parser is not None:
@@ -632,23 +698,36 @@ class Tailer:
         new_off = ro if ro is not None else last_end
         if last_end > src.hook_mark:
             src.hook_mark = last_end
-        fingerprint = _fingerprint(fp, new_off, offset, bounded.first,
-                                   src.fingerprint if (src.gen == gen and src.offset == offset) else None)
+        fingerprint = _fingerprint(
+            fp, new_off, offset, bounded.first, src.fingerprint if (src.gen == gen and src.offset == offset) else None
+        )
         more = bounded.hit_limit or st.st_size - offset > limit
         # the cursor row is written with these events when due; always when a parser holds an open
         # record (its state is the one *before* that record: the live parser cannot be kept)
-        save = (ro is not None or gen != src.saved_gen or more
-                or now - src.saved_t >= self.cursor_interval_s)
+        save = ro is not None or gen != src.saved_gen or more or now - src.saved_t >= self.cursor_interval_s
         # data left beyond the read limit must be read at the next refresh even if the file
         # does not change; a half-written last line waits for the write that completes it
         peek = getattr(parser, "peek_open", None) if ro is not None else None
-        upd = {"gen": gen, "offset": new_off, "state": parser.state() if ro is not None else None,
-               "held": peek() if peek is not None else None,
-               "parser_obj": parser, "parser": parser if ro is None else None, "save": save,
-               "deliver_from": src.delivered if gen == src.gen else 0,
-               "sig": sig if not more else (-1, 0, 0), "fingerprint": fingerprint, "mtime": st.st_mtime,
-               "size": st.st_size, "end": last_end, "start": offset, "lines": n_lines, "new_lines": n_new,
-               "more": more, "ino": (st.st_dev, st.st_ino)}
+        upd = {
+            "gen": gen,
+            "offset": new_off,
+            "state": parser.state() if ro is not None else None,
+            "held": peek() if peek is not None else None,
+            "parser_obj": parser,
+            "parser": parser if ro is None else None,
+            "save": save,
+            "deliver_from": src.delivered if gen == src.gen else 0,
+            "sig": sig if not more else (-1, 0, 0),
+            "fingerprint": fingerprint,
+            "mtime": st.st_mtime,
+            "size": st.st_size,
+            "end": last_end,
+            "start": offset,
+            "lines": n_lines,
+            "new_lines": n_new,
+            "more": more,
+            "ino": (st.st_dev, st.st_ino),
+        }
         return upd, events, last_end - start
 
     @staticmethod
@@ -731,7 +810,7 @@ def _fingerprint(fp, new_off: int, offset: int, first: Optional[tuple[int, bytes
     if first is not None and first[0] == offset and new_off - offset <= len(first[1]):
         new = first[1][: new_off - offset]
         if len(new) >= n:
-            return new[len(new) - n:]
+            return new[len(new) - n :]
         if before is not None and len(before) >= min(FINGERPRINT_BYTES, offset):
             return (before + new)[-n:]  # n > 0 here: len(new) < n
     fp.seek(new_off - n)

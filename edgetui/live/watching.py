@@ -93,8 +93,7 @@ class FileWatch:
                     self.watch_mode = "inotify"
                 if paths:
                     self._on_paths(paths)
-                if len(roots) != sum(1 for r in self.roots if r.exists()) or \
-                        any(not Path(r).exists() for r in roots):
+                if len(roots) != sum(1 for r in self.roots if r.exists()) or any(not Path(r).exists() for r in roots):
                     restart.set()  # a root came or went: watch the new set
 
             try:
@@ -105,10 +104,14 @@ class FileWatch:
                 if is_watch_limit(e):
                     self.watch_mode = "polling: the file watcher's limit was reached"
                     with self._lock:
-                        self._note(one_line(
-                            "file watcher's limit reached (fs.inotify.max_user_watches): polling by stat "
-                            f"instead, every {min(interval, self.poll_delay_s):g}-{self.settings.max_poll_s:g} s; "
-                            "raise the limit to be woken at once", 240))
+                        self._note(
+                            one_line(
+                                "file watcher's limit reached (fs.inotify.max_user_watches): polling by stat "
+                                f"instead, every {min(interval, self.poll_delay_s):g}-{self.settings.max_poll_s:g} s; "
+                                "raise the limit to be woken at once",
+                                240,
+                            )
+                        )
                     stop.wait(WATCH_RETRY_S)
                 else:
                     self.watch_mode = f"polling: {one_line(str(e), 120)}"

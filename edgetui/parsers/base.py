@@ -16,8 +16,13 @@ from typing import Any, BinaryIO, Iterator, Optional, Protocol
 import orjson
 
 from ..events import Event, Kind, one_line
-from ..run_folder_files import (WHOLE_FILE_LIMIT, SkippedRunFile, non_regular_kind,  # noqa: F401 - re-exported
-                                open_run_file, read_run_file)
+from ..run_folder_files import (
+    WHOLE_FILE_LIMIT,
+    SkippedRunFile,
+    non_regular_kind,  # noqa: F401 - re-exported
+    open_run_file,
+    read_run_file,
+)
 
 # --- the long-line rule: one rule for offline ingest and live tailing (line_events) -------------
 #: Lines up to this size are recorded whole.
@@ -80,7 +85,9 @@ def _cut_strings(obj: Any, path: str, cuts: list[dict]) -> Any:
         if len(obj) > PAYLOAD_HEAD + PAYLOAD_TAIL:
             n = len(obj) - PAYLOAD_HEAD - PAYLOAD_TAIL
             cuts.append({"path": path or "$", "chars": len(obj)})
-            return f"{obj[:PAYLOAD_HEAD]}\n[… {n} characters cut (long line): head and tail kept …]\n{obj[-PAYLOAD_TAIL:]}"
+            return (
+                f"{obj[:PAYLOAD_HEAD]}\n[… {n} characters cut (long line): head and tail kept …]\n{obj[-PAYLOAD_TAIL:]}"
+            )
         return obj
     if isinstance(obj, dict):
         return {k: _cut_strings(v, f"{path}.{k}" if path else str(k), cuts) for k, v in obj.items()}
@@ -102,11 +109,19 @@ def line_events(parser: "LineParser", line: Line, source: str, gen: str) -> list
     """
     size = line.end - line.offset
     if line.too_long:
-        ev = parse_error(source, gen, line.offset, line.data + (b"\n[...]\n" + line.tail if line.tail else b""),
-                         f"line of {size} bytes, over the {MAX_LINE_BYTES >> 20} MiB parsed; first and last "
-                         f"{RAW_KEEP >> 10} KiB kept")
+        ev = parse_error(
+            source,
+            gen,
+            line.offset,
+            line.data + (b"\n[...]\n" + line.tail if line.tail else b""),
+            f"line of {size} bytes, over the {MAX_LINE_BYTES >> 20} MiB parsed; first and last "
+            f"{RAW_KEEP >> 10} KiB kept",
+        )
         ev.raw = line.data[:RAW_KEEP] + (b"\n[...]\n" + line.tail[-RAW_KEEP:] if line.tail else b"")
-        ev.data = {**(ev.data or {}), "long_line": {"bytes": size, "range": [line.offset, line.end]}}  # with its newline
+        ev.data = {
+            **(ev.data or {}),
+            "long_line": {"bytes": size, "range": [line.offset, line.end]},
+        }  # with its newline
         return [ev]
     evs = parser.feed(line.data, line.offset)
     if len(line.data) > LINE_WHOLE_MAX:
@@ -285,7 +300,7 @@ def loads_lenient(data: bytes | str) -> Any:
 
 def _int_64(text: str) -> int | float:
     v = int(text)
-    return v if -(2 ** 63) <= v < 2 ** 64 else float(v)
+    return v if -(2**63) <= v < 2**64 else float(v)
 
 
 def finite_or_none(value: Any) -> tuple[Optional[float], Optional[str]]:

@@ -80,12 +80,22 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from ..events import (EVENT_DEFAULTS, Event, Kind, TimeSource, Usage, fast_event, make_event,
-                      validated_event)
+from ..events import EVENT_DEFAULTS, Event, Kind, TimeSource, Usage, fast_event, make_event, validated_event
 from .base import END_OF_FILE_SUB, finite_or_none, loads_lenient, parse_error
-from .claude_content import (SUMMARY_SCAN, SUMMARY_WIDTH,  # noqa: F401 - SUMMARY_WIDTH re-exported
-                             _block_text, _str, _summ, _tool_brief, _usage, _usage_tuple, content_text, parse_timestamp, tool_reference_names)
-from .sforge_submit import _submit_summary, parse_sforge_submit_output, sforge_submit_mode  # noqa: F401 - re-exported
+from .claude_content import (
+    SUMMARY_SCAN,
+    SUMMARY_WIDTH,  # noqa: F401 - SUMMARY_WIDTH re-exported
+    _block_text,
+    _str,
+    _summ,
+    _tool_brief,
+    _usage,
+    _usage_tuple,
+    content_text,
+    parse_timestamp,
+    tool_reference_names,
+)
+from .sforge_submit import _submit_summary, parse_sforge_submit_output, sforge_submit_mode  # (also imported from here)
 
 __all__ = [
     "ClaudeStreamParser",
@@ -196,9 +206,13 @@ class _ClaudeParser:
         self._out = out = []
         self._t = None
         reason = "ended_after_tool_call" if self._open_calls else "no_result"
-        self._emit(K_SEGMENT_END, f"segment {self._segment} ended without a result record ({reason.replace('_', ' ')})",
-                   is_error=True, level="warning",
-                   data={"reason": reason, "incomplete": True, "unanswered_tool_calls": list(self._open_calls)})
+        self._emit(
+            K_SEGMENT_END,
+            f"segment {self._segment} ended without a result record ({reason.replace('_', ' ')})",
+            is_error=True,
+            level="warning",
+            data={"reason": reason, "incomplete": True, "unanswered_tool_calls": list(self._open_calls)},
+        )
         # the state is left as it was: the cursor saved after this keeps it, and a file that grows on
         # without its result is said to be cut off again at its new end
         for e in out:  # after the file's last line, never one of its own event ids
@@ -211,7 +225,7 @@ class _ClaudeParser:
         self._t = None
         try:
             self._feed(line)
-        except Exception as exc:  # never raise on bad input
+        except Exception as exc:  # noqa: BLE001 - never raise on bad input
             del out[:]
             out.append(self._perr(line, f"unhandled record: {type(exc).__name__}: {exc}"))
         return out
@@ -303,11 +317,19 @@ class _ClaudeParser:
             return
         reason = "ended_after_tool_call" if self._open_calls else "no_result"
         t, self._t = self._t, None  # the next session's time is not this one's end: aligned by offset
-        self._emit(K_SEGMENT_END, f"segment {self._segment} ended without a result record "
-                   f"({reason.replace('_', ' ')}; the next session starts here)",
-                   is_error=True, level="warning",
-                   data={"reason": reason, "incomplete": True, "unanswered_tool_calls": list(self._open_calls),
-                         "next_session_at": self._offset})
+        self._emit(
+            K_SEGMENT_END,
+            f"segment {self._segment} ended without a result record "
+            f"({reason.replace('_', ' ')}; the next session starts here)",
+            is_error=True,
+            level="warning",
+            data={
+                "reason": reason,
+                "incomplete": True,
+                "unanswered_tool_calls": list(self._open_calls),
+                "next_session_at": self._offset,
+            },
+        )
         self._t = t
 
     def _new_segment(self) -> None:
@@ -385,7 +407,11 @@ class _ClaudeParser:
             self._after_compact = True
             trig = data.get("trigger")
             pre = data.get("pre_tokens")
-            s = "context compacted" + (f" ({trig})" if trig else "") + (f", {pre} tokens before" if pre is not None else "")
+            s = (
+                "context compacted"
+                + (f" ({trig})" if trig else "")
+                + (f", {pre} tokens before" if pre is not None else "")
+            )
             self._emit(K_COMPACTION, s, data=self._common(o, data))
             return
         level = None
@@ -434,7 +460,7 @@ class _ClaudeParser:
         }
         if isinstance(mcp, list) and mcp:
             data["mcp_servers"] = mcp
-        ver = f" {data['claude_code_version']}" if data['claude_code_version'] else ""
+        ver = f" {data['claude_code_version']}" if data["claude_code_version"] else ""
         s = f"init {model or '?'} (Claude Code{ver}, {data['tools'] if data['tools'] is not None else '?'} tools) cwd={data['cwd'] or '?'}"
         self._emit(K_SESSION_INIT, _summ(s), model=model, data=self._common(o, data))
 
@@ -469,15 +495,20 @@ class _ClaudeParser:
         res = o.get("result")
         # "success" after an interrupted turn (claude-code#40432): no result text or stop_reason
         # tool_use, and a tool call never answered
-        interrupted = sub == "success" and bool(self._open_calls) and (
-            not (isinstance(res, str) and res) or o.get("stop_reason") == "tool_use")
+        interrupted = (
+            sub == "success"
+            and bool(self._open_calls)
+            and (not (isinstance(res, str) and res) or o.get("stop_reason") == "tool_use")
+        )
         if interrupted:
             data["interrupted"] = True
             data["unanswered_tool_calls"] = list(self._open_calls)
         self._open_calls = []
-        s = f"result {sub}{' (error)' if is_error else ''}" + (
-            f" (interrupted: {len(data['unanswered_tool_calls'])} tool call(s) unanswered)" if interrupted else "") + \
-            f": {o.get('num_turns', '?')} turns"
+        s = (
+            f"result {sub}{' (error)' if is_error else ''}"
+            + (f" (interrupted: {len(data['unanswered_tool_calls'])} tool call(s) unanswered)" if interrupted else "")
+            + f": {o.get('num_turns', '?')} turns"
+        )
         if cost is not None:
             s += f", ${cost:.4f}"
         if o.get("duration_ms") is not None:
@@ -498,7 +529,12 @@ class _ClaudeParser:
             K_SEGMENT_END,
             f"segment {self._segment} ended: result {sub}{' (error)' if is_error else ''}",
             is_error=is_error,
-            data={"reason": "result", "subtype": sub, "is_error": is_error, **({"interrupted": True} if interrupted else {})},
+            data={
+                "reason": "result",
+                "subtype": sub,
+                "is_error": is_error,
+                **({"interrupted": True} if interrupted else {}),
+            },
         )
 
     # assistant ----------------------------------------------------------------------------
@@ -608,8 +644,11 @@ class _ClaudeParser:
             elif isinstance(bt, str) and bt.endswith("_tool_result"):
                 # server-side tool results inside an assistant message (web search...)
                 c = block.get("content")
-                data = {"block_type": bt, "content": content_text(c) if isinstance(c, (str, list, dict)) else "",
-                        "block": block}
+                data = {
+                    "block_type": bt,
+                    "content": content_text(c) if isinstance(c, (str, list, dict)) else "",
+                    "block": block,
+                }
                 refs = tool_reference_names(c)
                 if refs:
                     data["tool_references"] = refs
@@ -637,15 +676,37 @@ class _ClaudeParser:
             if api_error:
                 data.setdefault("error", _str(error) or "api_error")
                 data["text"] = ""
-                self._emit(K_AGENT_ERROR, f"API error ({data['error']})", is_error=True, level="error",
-                           message_id=mid, model=model, parent_tool_use_id=parent, data=data, **first_fields)
+                self._emit(
+                    K_AGENT_ERROR,
+                    f"API error ({data['error']})",
+                    is_error=True,
+                    level="error",
+                    message_id=mid,
+                    model=model,
+                    parent_tool_use_id=parent,
+                    data=data,
+                    **first_fields,
+                )
             elif usage is not None:
-                self._emit(K_TOKEN_USAGE, "usage of an assistant message without content", message_id=mid,
-                           model=model, parent_tool_use_id=parent, data=data, **first_fields)
+                self._emit(
+                    K_TOKEN_USAGE,
+                    "usage of an assistant message without content",
+                    message_id=mid,
+                    model=model,
+                    parent_tool_use_id=parent,
+                    data=data,
+                    **first_fields,
+                )
             else:
                 # neither content nor usage: keep the record visible
-                self._emit(K_SYSTEM, "assistant record without content", message_id=mid, model=model,
-                           parent_tool_use_id=parent, data={"type": "assistant", "record": o})
+                self._emit(
+                    K_SYSTEM,
+                    "assistant record without content",
+                    message_id=mid,
+                    model=model,
+                    parent_tool_use_id=parent,
+                    data={"type": "assistant", "record": o},
+                )
 
     # user ----------------------------------------------------------------------------------
 
@@ -673,8 +734,9 @@ class _ClaudeParser:
         if isinstance(content, list):
             self._user_blocks(content, parent, compact_summary, extra)
         if len(self._out) == start:
-            self._emit(K_SYSTEM, "user record without content", parent_tool_use_id=parent,
-                       data={"type": "user", "record": o})
+            self._emit(
+                K_SYSTEM, "user record without content", parent_tool_use_id=parent, data={"type": "user", "record": o}
+            )
 
     def _user_blocks(self, content: list, parent: Optional[str], compact_summary: bool, extra: dict[str, Any]) -> None:
         for block in content:
@@ -699,8 +761,13 @@ class _ClaudeParser:
                 refs = tool_reference_names(block)
                 if refs:
                     data["tool_references"] = refs
-                self._emit(K_USER_MESSAGE, _summ(data["text"]), parent_tool_use_id=parent, data=data,
-                           tool_name=refs[0] if len(refs) == 1 else None)
+                self._emit(
+                    K_USER_MESSAGE,
+                    _summ(data["text"]),
+                    parent_tool_use_id=parent,
+                    data=data,
+                    tool_name=refs[0] if len(refs) == 1 else None,
+                )
 
     def _user_text(self, text: str, parent: Optional[str], compact_summary: bool, extra: dict[str, Any]) -> None:
         data = dict(extra)
@@ -708,7 +775,9 @@ class _ClaudeParser:
         if compact_summary or text.startswith(COMPACT_SUMMARY_PREFIX):
             data["phase"] = "summary"
             self._after_compact = True
-            self._emit(K_COMPACTION, _summ("compaction summary: " + text[:SUMMARY_SCAN]), parent_tool_use_id=parent, data=data)
+            self._emit(
+                K_COMPACTION, _summ("compaction summary: " + text[:SUMMARY_SCAN]), parent_tool_use_id=parent, data=data
+            )
         elif text.startswith(STOP_HOOK_PREFIX):
             self._emit(K_STOP_HOOK, _summ(text), parent_tool_use_id=parent, data=data)
         else:

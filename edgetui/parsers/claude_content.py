@@ -53,8 +53,12 @@ def _int(x: Any) -> int:
 def _usage(u: Any) -> Optional[Usage]:
     if not isinstance(u, dict):
         return None
-    return make_usage(_int(u.get("input_tokens")), _int(u.get("output_tokens")),
-                      _int(u.get("cache_read_input_tokens")), _int(u.get("cache_creation_input_tokens")))
+    return make_usage(
+        _int(u.get("input_tokens")),
+        _int(u.get("output_tokens")),
+        _int(u.get("cache_read_input_tokens")),
+        _int(u.get("cache_creation_input_tokens")),
+    )
 
 
 def _usage_tuple(u: Usage) -> list[int]:
@@ -137,7 +141,18 @@ def content_text(content: Any) -> str:
     return _block_text(content)
 
 
-_BRIEF_KEYS = ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt", "skill", "notebook_path")
+_BRIEF_KEYS = (
+    "command",
+    "file_path",
+    "path",
+    "pattern",
+    "url",
+    "query",
+    "description",
+    "prompt",
+    "skill",
+    "notebook_path",
+)
 
 
 def _tool_brief(inp: Any) -> str:

@@ -35,7 +35,6 @@ class ClaudeSessionParser(_ClaudeParser):
     def finish(self) -> list[Event]:  # a session file never has result records: nothing is cut off
         return []
 
-
     agent_format = "claude_session"
     _hook_segments = False
 
@@ -60,7 +59,7 @@ class ClaudeSessionParser(_ClaudeParser):
             "gitBranch": o.get("gitBranch"),
             "entrypoint": o.get("entrypoint"),
         }
-        ver = f" {data['claude_code_version']}" if data['claude_code_version'] else ""
+        ver = f" {data['claude_code_version']}" if data["claude_code_version"] else ""
         s = f"session {sid} (Claude Code{ver}) cwd={data['cwd'] or '?'}"
         self._emit(K_SESSION_INIT, _summ(s), data=data)
 
@@ -81,7 +80,11 @@ class ClaudeSessionParser(_ClaudeParser):
             ptype = pdata.get("type") if isinstance(pdata, dict) else None
             if ptype == "agent_progress":
                 inner = pdata.get("message")
-                if isinstance(inner, dict) and inner.get("type") in ("assistant", "user") and isinstance(inner.get("message"), dict):
+                if (
+                    isinstance(inner, dict)
+                    and inner.get("type") in ("assistant", "user")
+                    and isinstance(inner.get("message"), dict)
+                ):
                     parent = _str(o.get("parentToolUseID")) or _str(pdata.get("parentToolUseID")) or "sidechain"
                     rec = inner
                     if "timestamp" in inner:

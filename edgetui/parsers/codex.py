@@ -36,6 +36,7 @@ Conventions shared with the Claude parsers (edgetui/parsers/claude.py):
 * Bad input (non-JSON noise, invalid UTF-8, non-object JSON) → ``parse_error``
   events with the raw bytes; ``feed`` and ``finish`` never raise.
 """
+
 from __future__ import annotations
 
 import re
@@ -43,8 +44,7 @@ from typing import Any, Optional
 
 from ..events import Event, Kind, one_line
 from .base import parse_error
-from .codex_common import (copy_state, first_line, iso_to_epoch, submit_fields, submit_mode,  # noqa: F401
-                           tool_result_summary)
+from .codex_common import copy_state, first_line, iso_to_epoch, submit_fields, submit_mode, tool_result_summary
 from ..control_chars import strip_sequences
 from .codex_common import _SFORGE_EXIT_RE
 from .codex_exec import CodexJsonParser
@@ -190,9 +190,14 @@ class CodexTextParser:
                         out.extend(self._single(Kind.LOG, offset, prefix, raw if bad else None))
                 out.extend(self._flush())
                 code = int(m.group(1))
-                ev = self._mk(Kind.SEGMENT_END, offset, summary=f"agent process exited with code {code}",
-                              is_error=code != 0, level="error" if code != 0 else None,
-                              data={"reason": "exit_marker", "exit_code": code})
+                ev = self._mk(
+                    Kind.SEGMENT_END,
+                    offset,
+                    summary=f"agent process exited with code {code}",
+                    is_error=code != 0,
+                    level="error" if code != 0 else None,
+                    data={"reason": "exit_marker", "exit_code": code},
+                )
                 ev.sub = sum(1 for e in out if e.offset == offset)
                 out.append(ev)
                 self._st["after_exit"] = True
@@ -266,8 +271,14 @@ class CodexTextParser:
 
     def _mk(self, kind: Kind, offset: int, **kw: Any) -> Event:
         kw.setdefault("segment", self._st["segment"])
-        return Event(kind=kind, source=self.source, generation=self.generation, offset=offset,
-                     agent_format=self.agent_format, **kw)
+        return Event(
+            kind=kind,
+            source=self.source,
+            generation=self.generation,
+            offset=offset,
+            agent_format=self.agent_format,
+            **kw,
+        )
 
     def _perr(self, offset: int, raw: bytes, reason: str) -> Event:
         ev = parse_error(self.source, self.generation, offset, raw, reason)
@@ -280,8 +291,12 @@ class CodexTextParser:
         st["segment"] += 1
         st["seg_header"] = False
         st["after_exit"] = False
-        return self._mk(Kind.SEGMENT_START, offset, summary=f"segment {st['segment']} starts",
-                        data={"segment": st["segment"], **data})
+        return self._mk(
+            Kind.SEGMENT_START,
+            offset,
+            summary=f"segment {st['segment']} starts",
+            data={"segment": st["segment"], **data},
+        )
 
     def _segment_after_exit(self, offset: int) -> list[Event]:
         return [self._new_segment(offset)] if self._st["after_exit"] else []
@@ -340,8 +355,14 @@ class CodexTextParser:
                 extra.append(ln)
         if version is None:  # a lone "Reading additional input from stdin..." (and noise)
             out = self._segment_after_exit(blk.offset)
-            out.append(self._mk(Kind.SYSTEM, blk.offset, summary=one_line(blk.lines[0] if blk.lines else ""),
-                                data={"text": "\n".join(blk.lines)}))
+            out.append(
+                self._mk(
+                    Kind.SYSTEM,
+                    blk.offset,
+                    summary=one_line(blk.lines[0] if blk.lines else ""),
+                    data={"text": "\n".join(blk.lines)},
+                )
+            )
             return out
         st = self._st
         out = []
@@ -361,9 +382,17 @@ class CodexTextParser:
             data["incomplete_header"] = True
         if extra:
             data["extra_lines"] = extra
-        out.append(self._mk(Kind.SESSION_INIT, blk.offset, model=kv.get("model"), data=data,
-                            summary=one_line(f"Codex v{version} · model {kv.get('model')} · session "
-                                             f"{kv.get('session_id')} · {kv.get('workdir')}")))
+        out.append(
+            self._mk(
+                Kind.SESSION_INIT,
+                blk.offset,
+                model=kv.get("model"),
+                data=data,
+                summary=one_line(
+                    f"Codex v{version} · model {kv.get('model')} · session {kv.get('session_id')} · {kv.get('workdir')}"
+                ),
+            )
+        )
         return out
 
     def _emit_user(self, blk: _Block) -> list[Event]:
@@ -372,27 +401,46 @@ class CodexTextParser:
 
     def _emit_codex(self, blk: _Block) -> list[Event]:
         text = self._body(blk)
-        return [self._mk(Kind.AGENT_MESSAGE, blk.offset, model=self._st["model"], summary=one_line(text),
-                         data={"text": text})]
+        return [
+            self._mk(
+                Kind.AGENT_MESSAGE, blk.offset, model=self._st["model"], summary=one_line(text), data={"text": text}
+            )
+        ]
 
     def _emit_thinking(self, blk: _Block) -> list[Event]:
         text = self._body(blk)
-        return [self._mk(Kind.THINKING, blk.offset, model=self._st["model"], summary=one_line(text),
-                         data={"text": text})]
+        return [
+            self._mk(Kind.THINKING, blk.offset, model=self._st["model"], summary=one_line(text), data={"text": text})
+        ]
 
     def _emit_file_update(self, blk: _Block) -> list[Event]:
         text = self._body(blk)
-        return [self._mk(Kind.SYSTEM, blk.offset, summary=one_line(f"file update: {first_line(text)}"),
-                         data={"block": "file update", "text": text})]
+        return [
+            self._mk(
+                Kind.SYSTEM,
+                blk.offset,
+                summary=one_line(f"file update: {first_line(text)}"),
+                data={"block": "file update", "text": text},
+            )
+        ]
 
     def _emit_tokens(self, blk: _Block) -> list[Event]:
         text = self._body(blk)
         digits = re.sub(r"[,._\s]", "", first_line(text))
         total = int(digits) if digits.isdigit() else None
-        return [self._mk(Kind.TOKEN_USAGE, blk.offset, model=self._st["model"],
-                         summary=f"tokens used: {total if total is not None else one_line(text)}",
-                         data={"total_tokens": total, "text": text,
-                               "note": "codex text prints only a total; no input/output split"})]
+        return [
+            self._mk(
+                Kind.TOKEN_USAGE,
+                blk.offset,
+                model=self._st["model"],
+                summary=f"tokens used: {total if total is not None else one_line(text)}",
+                data={
+                    "total_tokens": total,
+                    "text": text,
+                    "note": "codex text prints only a total; no input/output split",
+                },
+            )
+        ]
 
     def _emit_exec(self, blk: _Block) -> list[Event]:
         lines = blk.lines
@@ -418,8 +466,16 @@ class CodexTextParser:
             call_data["submit_mode"] = mode
         if status_i is None:
             call_data["incomplete"] = True  # no status line: the process was cut off mid-command
-        out = [self._mk(Kind.TOOL_CALL, blk.offset, tool_use_id=tid, tool_name="exec", data=call_data,
-                        summary=one_line(f"$ {command}"))]
+        out = [
+            self._mk(
+                Kind.TOOL_CALL,
+                blk.offset,
+                tool_use_id=tid,
+                tool_name="exec",
+                data=call_data,
+                summary=one_line(f"$ {command}"),
+            )
+        ]
         if status_i is None:
             return out
         sm = _STATUS_RE.match(lines[status_i])
@@ -444,7 +500,17 @@ class CodexTextParser:
             "command": command,
         }
         rnd, summ = submit_fields(content, mode, res_data)
-        out.append(self._mk(Kind.TOOL_RESULT, blk.offset, tool_use_id=tid, tool_name="exec", is_error=is_error,
-                            level="error" if is_error else None, round=rnd, data=res_data,
-                            summary=one_line(summ) if summ else tool_result_summary("exec", exit_code, content, is_error)))
+        out.append(
+            self._mk(
+                Kind.TOOL_RESULT,
+                blk.offset,
+                tool_use_id=tid,
+                tool_name="exec",
+                is_error=is_error,
+                level="error" if is_error else None,
+                round=rnd,
+                data=res_data,
+                summary=one_line(summ) if summ else tool_result_summary("exec", exit_code, content, is_error),
+            )
+        )
         return out

@@ -29,8 +29,18 @@ except ImportError:  # pragma: no cover - only if claude.py renames it
 T_RECORDED = TimeSource.RECORDED.value
 
 __all__ = [
-    "T_RECORDED", "JsonLinesParser", "iso_to_epoch", "submit_mode", "submit_fields", "command_text", "first_line",
-    "int_or_none", "usage_from", "copy_state", "remember", "tool_result_summary",
+    "T_RECORDED",
+    "JsonLinesParser",
+    "iso_to_epoch",
+    "submit_mode",
+    "submit_fields",
+    "command_text",
+    "first_line",
+    "int_or_none",
+    "usage_from",
+    "copy_state",
+    "remember",
+    "tool_result_summary",
 ]
 
 # ----------------------------------------------------------------------------------------
@@ -87,7 +97,7 @@ def submit_fields(content: Any, mode: Optional[str], data: dict[str, Any]) -> tu
         return None, None
     try:
         res = parse_sforge_submit_output(text)
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - a transcript's odd text must not stop its parse
         res = {}
     if not res and mode is None:
         return None, None
@@ -99,7 +109,7 @@ def submit_fields(content: Any, mode: Optional[str], data: dict[str, Any]) -> tu
     if res and _submit_summary is not None:
         try:
             summ = _submit_summary(res)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a transcript's odd text must not stop its parse
             summ = None
     return res.get("round") if isinstance(res.get("round"), str) else None, summ
 
@@ -111,7 +121,7 @@ def command_text(cmd: Any) -> Optional[str]:
     if isinstance(cmd, list):
         try:
             return shlex.join(str(c) for c in cmd)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a transcript's odd text must not stop its parse
             return " ".join(str(c) for c in cmd)
     return cmd if isinstance(cmd, str) else str(cmd)
 
@@ -236,8 +246,14 @@ class JsonLinesParser:
         kw.setdefault("segment", self._st["segment"])
         if kw.get("is_error") and "level" not in kw:
             kw["level"] = "error"
-        return Event(kind=kind, source=self.source, generation=self.generation, offset=offset,
-                     agent_format=self.agent_format, **kw)
+        return Event(
+            kind=kind,
+            source=self.source,
+            generation=self.generation,
+            offset=offset,
+            agent_format=self.agent_format,
+            **kw,
+        )
 
     def _perr(self, offset: int, raw: bytes, reason: str) -> Event:
         ev = parse_error(self.source, self.generation, offset, bytes(raw), reason)
@@ -250,8 +266,12 @@ class JsonLinesParser:
         st["segment"] += 1
         st["seg_init"] = False
         st["after_exit"] = False
-        return self._ev(Kind.SEGMENT_START, offset, summary=f"segment {st['segment']} starts",
-                        data={"segment": st["segment"], **data})
+        return self._ev(
+            Kind.SEGMENT_START,
+            offset,
+            summary=f"segment {st['segment']} starts",
+            data={"segment": st["segment"], **data},
+        )
 
     def _init_record(self, offset: int, **data: Any) -> list[Event]:
         """Called for a record that opens an agent process (init); a second one starts a new segment
@@ -303,9 +323,15 @@ class JsonLinesParser:
                         events.append(self._perr(offset, line, f"JSON value is not an object ({type(obj).__name__})"))
         if exit_code is not None:
             self._st["after_exit"] = True
-            events.append(self._ev(Kind.SEGMENT_END, offset, summary=f"agent process exited with code {exit_code}",
-                                   is_error=exit_code != 0,
-                                   data={"reason": "exit_marker", "exit_code": exit_code}))
+            events.append(
+                self._ev(
+                    Kind.SEGMENT_END,
+                    offset,
+                    summary=f"agent process exited with code {exit_code}",
+                    is_error=exit_code != 0,
+                    data={"reason": "exit_marker", "exit_code": exit_code},
+                )
+            )
         return events
 
     def _handle(self, obj: dict[str, Any], offset: int) -> list[Event]:  # pragma: no cover - abstract

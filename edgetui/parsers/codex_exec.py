@@ -25,14 +25,27 @@ from typing import Any
 import orjson
 
 from ..events import Event, Kind, one_line
-from .codex_common import command_text, int_or_none, remember, submit_fields, submit_mode, tool_result_summary, usage_from
+from .codex_common import (
+    command_text,
+    int_or_none,
+    remember,
+    submit_fields,
+    submit_mode,
+    tool_result_summary,
+    usage_from,
+)
 from .codex_protocol import EventMsgParser
 
 __all__ = ["CodexJsonParser"]
 
 _EXEC_TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
-_USAGE_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens",
-               "reasoning_output_tokens")
+_USAGE_KEYS = (
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_write_input_tokens",
+    "output_tokens",
+    "reasoning_output_tokens",
+)
 
 
 _CONFIG_KEYS = frozenset({"workdir", "model", "approval", "sandbox"})  # the protocol dialect's first line
@@ -82,12 +95,20 @@ class CodexJsonParser(EventMsgParser):
         typ = obj.get("type")
         msg = obj.get("msg")
         if typ is None and isinstance(msg, dict):  # protocol dialect: {"id", "msg": EventMsg}
-            if msg.get("type") == "user_message" and self._st.get("prompt") is not None \
-                    and msg.get("message") == self._st["prompt"]:
+            if (
+                msg.get("type") == "user_message"
+                and self._st.get("prompt") is not None
+                and msg.get("message") == self._st["prompt"]
+            ):
                 self._st["prompt"] = None  # the prompt line already recorded this message
-                return [self._ev(Kind.SYSTEM, offset, summary="user message (the prompt, recorded above)",
-                                 data={"event": "user_message", "mirror": True, "submission_id": obj.get("id"),
-                                       "payload": msg})]
+                return [
+                    self._ev(
+                        Kind.SYSTEM,
+                        offset,
+                        summary="user message (the prompt, recorded above)",
+                        data={"event": "user_message", "mirror": True, "submission_id": obj.get("id"), "payload": msg},
+                    )
+                ]
             events = self._protocol(msg, offset)
             for ev in events:
                 ev.data.setdefault("submission_id", obj.get("id"))
@@ -98,9 +119,15 @@ class CodexJsonParser(EventMsgParser):
             out = self._init_record(offset)
             if isinstance(obj.get("model"), str):
                 self._st["model"] = obj["model"]
-            out.append(self._ev(Kind.SESSION_INIT, offset, model=self._st["model"],
-                                data={"config": obj, "cwd": obj.get("workdir"), "dialect": "protocol"},
-                                summary=one_line(f"codex exec --json · model {obj.get('model')} · {obj.get('workdir')}")))
+            out.append(
+                self._ev(
+                    Kind.SESSION_INIT,
+                    offset,
+                    model=self._st["model"],
+                    data={"config": obj, "cwd": obj.get("workdir"), "dialect": "protocol"},
+                    summary=one_line(f"codex exec --json · model {obj.get('model')} · {obj.get('workdir')}"),
+                )
+            )
             return out
         if typ is None and set(obj) == {"prompt"}:
             text = obj.get("prompt")
@@ -111,9 +138,19 @@ class CodexJsonParser(EventMsgParser):
             out = self._init_record(offset, thread_id=tid, resumed=tid == self._st["thread_id"])
             self._st["thread_id"] = tid
             word = "thread" if typ == "thread.started" else "session"
-            out.append(self._ev(Kind.SESSION_INIT, offset, summary=one_line(f"codex exec --json {word} {tid}"),
-                                data={"session_id": tid, "thread_id": tid, "event": typ,
-                                      "dialect": "items" if typ == "thread.started" else "item_type"}))
+            out.append(
+                self._ev(
+                    Kind.SESSION_INIT,
+                    offset,
+                    summary=one_line(f"codex exec --json {word} {tid}"),
+                    data={
+                        "session_id": tid,
+                        "thread_id": tid,
+                        "event": typ,
+                        "dialect": "items" if typ == "thread.started" else "item_type",
+                    },
+                )
+            )
             return out
         if typ == "turn.started":
             self._turn_started(True)
@@ -125,18 +162,36 @@ class CodexJsonParser(EventMsgParser):
         if typ == "turn.failed":
             err = obj.get("error")
             msg = err.get("message") if isinstance(err, dict) else err
-            return [self._ev(Kind.AGENT_ERROR, offset, is_error=True, summary=one_line(f"turn failed: {msg}"),
-                             data={"event": typ, "error": err, "message": msg})]
+            return [
+                self._ev(
+                    Kind.AGENT_ERROR,
+                    offset,
+                    is_error=True,
+                    summary=one_line(f"turn failed: {msg}"),
+                    data={"event": typ, "error": err, "message": msg},
+                )
+            ]
         if typ == "error":
             msg = obj.get("message")
-            return [self._ev(Kind.AGENT_ERROR, offset, is_error=True, summary=one_line(f"error: {msg}"),
-                             data={"event": typ, "message": msg})]
+            return [
+                self._ev(
+                    Kind.AGENT_ERROR,
+                    offset,
+                    is_error=True,
+                    summary=one_line(f"error: {msg}"),
+                    data={"event": typ, "message": msg},
+                )
+            ]
         if typ in ("item.started", "item.updated", "item.completed"):
             item = obj.get("item")
             if not isinstance(item, dict):
-                return [self._ev(Kind.SYSTEM, offset, summary=f"{typ} without item", data={"event": typ, "record": obj})]
+                return [
+                    self._ev(Kind.SYSTEM, offset, summary=f"{typ} without item", data={"event": typ, "record": obj})
+                ]
             return self._item(typ, item, offset)
-        return [self._ev(Kind.SYSTEM, offset, summary=one_line(f"codex event {typ}"), data={"event": typ, "record": obj})]
+        return [
+            self._ev(Kind.SYSTEM, offset, summary=one_line(f"codex event {typ}"), data={"event": typ, "record": obj})
+        ]
 
     def _turn_usage(self, obj: dict[str, Any], offset: int) -> Event:
         raw = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
@@ -159,10 +214,16 @@ class CodexJsonParser(EventMsgParser):
         self._st["prev_usage"] = cur
         # cumulative turn usage: count only this turn's increase
         usage = usage_from(data["delta"]) if data.get("cumulative") else usage_from(raw)
-        return self._ev(Kind.TOKEN_USAGE, offset, usage=usage, data=data,
-                        summary=one_line(f"turn usage: in {cur['input_tokens']} (cached {cur['cached_input_tokens']})"
-                                         f" out {cur['output_tokens']}"
-                                         + (" (cumulative)" if data.get("cumulative") else "")))
+        return self._ev(
+            Kind.TOKEN_USAGE,
+            offset,
+            usage=usage,
+            data=data,
+            summary=one_line(
+                f"turn usage: in {cur['input_tokens']} (cached {cur['cached_input_tokens']})"
+                f" out {cur['output_tokens']}" + (" (cumulative)" if data.get("cumulative") else "")
+            ),
+        )
 
     def _item(self, typ: str, item: dict[str, Any], offset: int) -> list[Event]:
         if "type" in item or not isinstance(item.get("item_type"), str):
@@ -187,8 +248,16 @@ class CodexJsonParser(EventMsgParser):
                     self._call_open(tid)
                     out.append(self._tool_call(item, tid, offset))
                 else:
-                    out.append(self._ev(Kind.SYSTEM, offset, tool_use_id=tid, tool_name=itype,
-                                        summary=one_line(f"{itype} {typ}"), data={"event": typ, "item": item}))
+                    out.append(
+                        self._ev(
+                            Kind.SYSTEM,
+                            offset,
+                            tool_use_id=tid,
+                            tool_name=itype,
+                            summary=one_line(f"{itype} {typ}"),
+                            data={"event": typ, "item": item},
+                        )
+                    )
                 return out
             self._call_done(tid)
             if tid in opened:  # item.completed
@@ -199,26 +268,60 @@ class CodexJsonParser(EventMsgParser):
             return out
         if typ == "item.completed" and itype == "agent_message":
             text = item.get("text")
-            return [self._ev(Kind.AGENT_MESSAGE, offset, message_id=mid, summary=one_line(text),
-                             data={"text": text, "item_id": iid})]
+            return [
+                self._ev(
+                    Kind.AGENT_MESSAGE,
+                    offset,
+                    message_id=mid,
+                    summary=one_line(text),
+                    data={"text": text, "item_id": iid},
+                )
+            ]
         if typ == "item.completed" and itype == "reasoning":
             text = item.get("text")
-            return [self._ev(Kind.THINKING, offset, message_id=mid, summary=one_line(text) or "(reasoning)",
-                             data={"text": text, "item_id": iid})]
+            return [
+                self._ev(
+                    Kind.THINKING,
+                    offset,
+                    message_id=mid,
+                    summary=one_line(text) or "(reasoning)",
+                    data={"text": text, "item_id": iid},
+                )
+            ]
         if typ == "item.completed" and itype == "error":
             msg = item.get("message")
-            return [self._ev(Kind.AGENT_ERROR, offset, is_error=True, summary=one_line(f"error: {msg}"),
-                             data={"message": msg, "item_id": iid})]
+            return [
+                self._ev(
+                    Kind.AGENT_ERROR,
+                    offset,
+                    is_error=True,
+                    summary=one_line(f"error: {msg}"),
+                    data={"message": msg, "item_id": iid},
+                )
+            ]
         if itype == "todo_list":
             items = item.get("items") if isinstance(item.get("items"), list) else []
             done = sum(1 for x in items if isinstance(x, dict) and x.get("completed"))
             nxt = next((x.get("text") for x in items if isinstance(x, dict) and not x.get("completed")), None)
-            return [self._ev(Kind.SYSTEM, offset, message_id=mid,
-                             summary=one_line(f"todo {done}/{len(items)} done" + (f" · next: {nxt}" if nxt else "")),
-                             data={"event": typ, "todo": items, "item_id": iid})]
+            return [
+                self._ev(
+                    Kind.SYSTEM,
+                    offset,
+                    message_id=mid,
+                    summary=one_line(f"todo {done}/{len(items)} done" + (f" · next: {nxt}" if nxt else "")),
+                    data={"event": typ, "todo": items, "item_id": iid},
+                )
+            ]
         # started/updated of message items, unknown item types
-        return [self._ev(Kind.SYSTEM, offset, message_id=mid, summary=one_line(f"{typ} {itype}"),
-                         data={"event": typ, "item": item})]
+        return [
+            self._ev(
+                Kind.SYSTEM,
+                offset,
+                message_id=mid,
+                summary=one_line(f"{typ} {itype}"),
+                data={"event": typ, "item": item},
+            )
+        ]
 
     def _tool_call(self, item: dict[str, Any], tid: str, offset: int) -> Event:
         itype = item.get("type")
@@ -238,7 +341,8 @@ class CodexJsonParser(EventMsgParser):
             changes = item.get("changes") if isinstance(item.get("changes"), list) else []
             data["changes"] = changes
             summary = "file change: " + ", ".join(
-                f"{c.get('kind', '?')} {c.get('path', '?')}" for c in changes if isinstance(c, dict))
+                f"{c.get('kind', '?')} {c.get('path', '?')}" for c in changes if isinstance(c, dict)
+            )
         elif itype == "mcp_tool_call":
             name = f"{item.get('server')}.{item.get('tool')}"
             data.update(server=item.get("server"), tool=item.get("tool"), arguments=item.get("arguments"))
@@ -286,5 +390,13 @@ class CodexJsonParser(EventMsgParser):
             content = item.get("query")
             is_error = status == "failed"
         data["content"] = content
-        return self._ev(Kind.TOOL_RESULT, offset, tool_use_id=tid, tool_name=name, is_error=bool(is_error), round=rnd,
-                        data=data, summary=one_line(summ) if summ else tool_result_summary(name, exit_code, content, is_error))
+        return self._ev(
+            Kind.TOOL_RESULT,
+            offset,
+            tool_use_id=tid,
+            tool_name=name,
+            is_error=bool(is_error),
+            round=rnd,
+            data=data,
+            summary=one_line(summ) if summ else tool_result_summary(name, exit_code, content, is_error),
+        )

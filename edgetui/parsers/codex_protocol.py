@@ -51,20 +51,46 @@ import orjson
 
 from ..events import Event, Kind, TimeSource, one_line
 from .base import END_OF_FILE_SUB
-from .codex_common import (JsonLinesParser, command_text, first_line, int_or_none, remember, submit_fields, submit_mode,
-                           tool_result_summary, usage_from)
+from .codex_common import (
+    JsonLinesParser,
+    command_text,
+    first_line,
+    int_or_none,
+    remember,
+    submit_fields,
+    submit_mode,
+    tool_result_summary,
+    usage_from,
+)
 
 __all__ = ["CONTEXT_PREFIXES", "CONVERSATION_EVENTS", "EventMsgParser", "duration_ms", "plan_summary"]
 
 #: user texts that are context Codex adds, not what the user typed
-CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
-                    "<permissions instructions>", "<user_shell_command>", "<turn_aborted>")
+CONTEXT_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<permissions instructions>",
+    "<user_shell_command>",
+    "<turn_aborted>",
+)
 #: EventMsg types that carry the conversation (messages, reasoning, tool calls and results)
-CONVERSATION_EVENTS = frozenset({
-    "agent_message", "user_message", "agent_reasoning", "agent_reasoning_raw_content",
-    "exec_command_begin", "exec_command_end", "patch_apply_begin", "patch_apply_end",
-    "mcp_tool_call_begin", "mcp_tool_call_end", "web_search_begin", "web_search_end",
-})
+CONVERSATION_EVENTS = frozenset(
+    {
+        "agent_message",
+        "user_message",
+        "agent_reasoning",
+        "agent_reasoning_raw_content",
+        "exec_command_begin",
+        "exec_command_end",
+        "patch_apply_begin",
+        "patch_apply_end",
+        "mcp_tool_call_begin",
+        "mcp_tool_call_end",
+        "web_search_begin",
+        "web_search_end",
+    }
+)
 _FLAT_USAGE_KEYS = ("input_tokens", "output_tokens", "total_tokens")
 
 
@@ -90,8 +116,16 @@ class EventMsgParser(JsonLinesParser):
     def _initial_state(self) -> dict[str, Any]:
         # the open segment, for finish(): records seen, the last one's offset and time; a turn begun
         # and not yet ended (only where the stream records turn ends); tool calls without a result
-        return {"model": None, "last_total": None, "pcalls": {},
-                "seg_records": 0, "last_off": None, "last_t": None, "turn_open": False, "pending": []}
+        return {
+            "model": None,
+            "last_total": None,
+            "pcalls": {},
+            "seg_records": 0,
+            "last_off": None,
+            "last_t": None,
+            "turn_open": False,
+            "pending": [],
+        }
 
     # -- cut-off streams ------------------------------------------------------------------------
 
@@ -127,14 +161,28 @@ class EventMsgParser(JsonLinesParser):
         else:
             return None
         t = st["last_t"]
-        words = ("its last tool call has no result" if reason == "ended_after_tool_call"
-                 else f"its turn has no {self.TURN_END_RECORD}")
-        return self._ev(Kind.SEGMENT_END, st["last_off"] if at is None else at, is_error=True, level="warning",
-                        summary=f"segment {st['segment']} was cut off: {words}",
-                        data={"reason": reason, "incomplete": True, "unanswered_tool_calls": list(st["pending"]),
-                              "turn_open": st["turn_open"], "expected_record": self.TURN_END_RECORD,
-                              "last_record_offset": st["last_off"]},
-                        t=t, t_source=TimeSource.RECORDED.value if t is not None else None)
+        words = (
+            "its last tool call has no result"
+            if reason == "ended_after_tool_call"
+            else f"its turn has no {self.TURN_END_RECORD}"
+        )
+        return self._ev(
+            Kind.SEGMENT_END,
+            st["last_off"] if at is None else at,
+            is_error=True,
+            level="warning",
+            summary=f"segment {st['segment']} was cut off: {words}",
+            data={
+                "reason": reason,
+                "incomplete": True,
+                "unanswered_tool_calls": list(st["pending"]),
+                "turn_open": st["turn_open"],
+                "expected_record": self.TURN_END_RECORD,
+                "last_record_offset": st["last_off"],
+            },
+            t=t,
+            t_source=TimeSource.RECORDED.value if t is not None else None,
+        )
 
     def _new_segment(self, offset: int, **data: Any) -> Event:
         self._st.update(seg_records=0, last_off=None, last_t=None, turn_open=False, pending=[])
@@ -178,8 +226,16 @@ class EventMsgParser(JsonLinesParser):
         model = self._st.get("model")
         if et == "agent_message":
             text = m.get("message")
-            return [self._ev(Kind.AGENT_MESSAGE, offset, model=model, message_id=message_id, summary=one_line(text),
-                             data={"text": text, "event": et})]
+            return [
+                self._ev(
+                    Kind.AGENT_MESSAGE,
+                    offset,
+                    model=model,
+                    message_id=message_id,
+                    summary=one_line(text),
+                    data={"text": text, "event": et},
+                )
+            ]
         if et == "user_message":
             self._turn_started(False)
             text = m.get("message")
@@ -188,19 +244,35 @@ class EventMsgParser(JsonLinesParser):
                 data["images"] = m.get("images")
             kind = m.get("kind")
             if kind in ("user_instructions", "environment_context") or (
-                    isinstance(text, str) and text.lstrip().startswith(CONTEXT_PREFIXES)):
+                isinstance(text, str) and text.lstrip().startswith(CONTEXT_PREFIXES)
+            ):
                 data["context"] = True
                 data["kind"] = kind
-                return [self._ev(Kind.SYSTEM, offset, message_id=message_id, data=data,
-                                 summary=one_line(f"[user context] {text}"))]
+                return [
+                    self._ev(
+                        Kind.SYSTEM,
+                        offset,
+                        message_id=message_id,
+                        data=data,
+                        summary=one_line(f"[user context] {text}"),
+                    )
+                ]
             return [self._ev(Kind.USER_MESSAGE, offset, message_id=message_id, data=data, summary=one_line(text))]
         if et in ("agent_reasoning", "agent_reasoning_raw_content"):
             text = m.get("text")
             data = {"text": text, "event": et}
             if et == "agent_reasoning_raw_content":
                 data["raw_content"] = True
-            return [self._ev(Kind.THINKING, offset, model=model, message_id=message_id, data=data,
-                             summary=one_line(text) or "(reasoning)")]
+            return [
+                self._ev(
+                    Kind.THINKING,
+                    offset,
+                    model=model,
+                    message_id=message_id,
+                    data=data,
+                    summary=one_line(text) or "(reasoning)",
+                )
+            ]
         if et in ("exec_command_begin", "patch_apply_begin", "mcp_tool_call_begin", "web_search_begin"):
             return [self._begin(m, offset)]
         if et in ("exec_command_end", "patch_apply_end", "mcp_tool_call_end", "web_search_end"):
@@ -214,8 +286,15 @@ class EventMsgParser(JsonLinesParser):
                 self._st["model"] = m["model"]
             data = {k: v for k, v in m.items() if k not in ("type", "initial_messages")}
             data["event"] = et
-            out.append(self._ev(Kind.SESSION_INIT, offset, model=self._st.get("model"), data=data,
-                                summary=one_line(f"Codex session {sid} · model {m.get('model')}")))
+            out.append(
+                self._ev(
+                    Kind.SESSION_INIT,
+                    offset,
+                    model=self._st.get("model"),
+                    data=data,
+                    summary=one_line(f"Codex session {sid} · model {m.get('model')}"),
+                )
+            )
             return out
         if et in ("task_started", "turn_started"):
             self._turn_started(self.TASK_COMPLETE_RECORDED)
@@ -223,28 +302,61 @@ class EventMsgParser(JsonLinesParser):
             self._turn_ended()
         if et == "error":
             msg = m.get("message")
-            return [self._ev(Kind.AGENT_ERROR, offset, is_error=True, summary=one_line(f"error: {msg}"),
-                             data={"event": et, "message": msg, "payload": m})]
+            return [
+                self._ev(
+                    Kind.AGENT_ERROR,
+                    offset,
+                    is_error=True,
+                    summary=one_line(f"error: {msg}"),
+                    data={"event": et, "message": msg, "payload": m},
+                )
+            ]
         if et == "stream_error":
             msg = m.get("message")
-            return [self._ev(Kind.SYSTEM, offset, level="warning", summary=one_line(f"stream error: {msg}"),
-                             data={"event": et, "message": msg, "payload": m})]
+            return [
+                self._ev(
+                    Kind.SYSTEM,
+                    offset,
+                    level="warning",
+                    summary=one_line(f"stream error: {msg}"),
+                    data={"event": et, "message": msg, "payload": m},
+                )
+            ]
         if et == "task_started":
-            return [self._ev(Kind.SYSTEM, offset, summary=one_line(f"task started (turn {m.get('turn_id')})"
-                                                                   if m.get("turn_id") else "task started"),
-                             data={"event": et, **m})]
+            return [
+                self._ev(
+                    Kind.SYSTEM,
+                    offset,
+                    summary=one_line(f"task started (turn {m.get('turn_id')})" if m.get("turn_id") else "task started"),
+                    data={"event": et, **m},
+                )
+            ]
         if et == "task_complete":
             last = m.get("last_agent_message")
-            return [self._ev(Kind.SYSTEM, offset, summary=one_line(f"task complete: {last or ''}"),
-                             data={"event": et, **m})]
+            return [
+                self._ev(Kind.SYSTEM, offset, summary=one_line(f"task complete: {last or ''}"), data={"event": et, **m})
+            ]
         if et == "turn_aborted":
-            return [self._ev(Kind.SYSTEM, offset, level="warning", summary=one_line(f"turn aborted: {m.get('reason')}"),
-                             data={"event": et, **m})]
+            return [
+                self._ev(
+                    Kind.SYSTEM,
+                    offset,
+                    level="warning",
+                    summary=one_line(f"turn aborted: {m.get('reason')}"),
+                    data={"event": et, **m},
+                )
+            ]
         if et == "context_compacted":
             return [self._ev(Kind.COMPACTION, offset, summary="context compacted", data={"event": et, **m})]
         if et == "background_event":
-            return [self._ev(Kind.SYSTEM, offset, summary=one_line(f"background: {m.get('message')}"),
-                             data={"event": et, "message": m.get("message")})]
+            return [
+                self._ev(
+                    Kind.SYSTEM,
+                    offset,
+                    summary=one_line(f"background: {m.get('message')}"),
+                    data={"event": et, "message": m.get("message")},
+                )
+            ]
         return [self._ev(Kind.SYSTEM, offset, summary=one_line(f"event {et}"), data={"event": et, "payload": m})]
 
     # -- tool calls ---------------------------------------------------------------------------
@@ -275,7 +387,12 @@ class EventMsgParser(JsonLinesParser):
             inv = m.get("invocation") if isinstance(m.get("invocation"), dict) else {}
             name = f"{inv.get('server')}.{inv.get('tool')}"
             data.update(server=inv.get("server"), tool=inv.get("tool"), arguments=inv.get("arguments"))
-            return name, data, f"{name}({one_line(orjson.dumps(inv.get('arguments'), default=str).decode(), 100)})", None
+            return (
+                name,
+                data,
+                f"{name}({one_line(orjson.dumps(inv.get('arguments'), default=str).decode(), 100)})",
+                None,
+            )
         data["query"] = m.get("query")
         return "web_search", data, f"web search: {m.get('query') or ''}".rstrip(), None
 
@@ -284,8 +401,15 @@ class EventMsgParser(JsonLinesParser):
         name, data, summary, mode = self._call_fields(m)
         remember(self._st["pcalls"], cid, [name, mode])
         self._call_open(cid)
-        return self._ev(Kind.TOOL_CALL, offset, tool_use_id=cid, tool_name=name, model=self._st.get("model"),
-                        data=data, summary=one_line(summary))
+        return self._ev(
+            Kind.TOOL_CALL,
+            offset,
+            tool_use_id=cid,
+            tool_name=name,
+            model=self._st.get("model"),
+            data=data,
+            summary=one_line(summary),
+        )
 
     def _end(self, m: dict[str, Any], offset: int) -> list[Event]:
         et = m.get("type", "")
@@ -296,8 +420,17 @@ class EventMsgParser(JsonLinesParser):
         if known is None:  # an end without its begin: the call is known from the end alone
             name, cdata, summary, mode = self._call_fields(m)
             cdata["from_end"] = True
-            out.append(self._ev(Kind.TOOL_CALL, offset, tool_use_id=cid, tool_name=name, model=self._st.get("model"),
-                                data=cdata, summary=one_line(summary)))
+            out.append(
+                self._ev(
+                    Kind.TOOL_CALL,
+                    offset,
+                    tool_use_id=cid,
+                    tool_name=name,
+                    model=self._st.get("model"),
+                    data=cdata,
+                    summary=one_line(summary),
+                )
+            )
         else:
             name, mode = known
         data: dict[str, Any] = {"call_id": cid, "event": et}
@@ -310,8 +443,11 @@ class EventMsgParser(JsonLinesParser):
         if et == "exec_command_end":
             exit_code = int_or_none(m.get("exit_code"))
             agg = m.get("aggregated_output")
-            content = agg if isinstance(agg, str) and agg else "".join(
-                x for x in (m.get("stdout"), m.get("stderr")) if isinstance(x, str))
+            content = (
+                agg
+                if isinstance(agg, str) and agg
+                else "".join(x for x in (m.get("stdout"), m.get("stderr")) if isinstance(x, str))
+            )
             data.update(exit_code=exit_code, stdout=m.get("stdout"), stderr=m.get("stderr"))
             is_error = exit_code is not None and exit_code != 0
         elif et == "patch_apply_end":
@@ -336,9 +472,18 @@ class EventMsgParser(JsonLinesParser):
             data["query"] = m.get("query")
         data["content"] = content
         rnd, summ = submit_fields(content, mode, data)
-        out.append(self._ev(Kind.TOOL_RESULT, offset, tool_use_id=cid, tool_name=name, is_error=is_error, round=rnd,
-                            data=data,
-                            summary=one_line(summ) if summ else tool_result_summary(name, exit_code, content, is_error)))
+        out.append(
+            self._ev(
+                Kind.TOOL_RESULT,
+                offset,
+                tool_use_id=cid,
+                tool_name=name,
+                is_error=is_error,
+                round=rnd,
+                data=data,
+                summary=one_line(summ) if summ else tool_result_summary(name, exit_code, content, is_error),
+            )
+        )
         return out
 
     # -- usage --------------------------------------------------------------------------------
@@ -348,14 +493,30 @@ class EventMsgParser(JsonLinesParser):
         info = m.get("info")
         if not isinstance(info, dict):
             if any(k in m for k in _FLAT_USAGE_KEYS):  # early form: one model response's usage, flat
-                data: dict[str, Any] = {"event": "token_count", "raw_usage": {k: v for k, v in m.items() if k != "type"},
-                                        "input_includes_cached": True, "flat": True}
+                data: dict[str, Any] = {
+                    "event": "token_count",
+                    "raw_usage": {k: v for k, v in m.items() if k != "type"},
+                    "input_includes_cached": True,
+                    "flat": True,
+                }
                 usage = usage_from(m)
-                return self._ev(Kind.TOKEN_USAGE, offset, model=model, usage=usage, data=data,
-                                summary=one_line(f"tokens: in {m.get('input_tokens')} (cached "
-                                                 f"{m.get('cached_input_tokens') or 0}) out {m.get('output_tokens')}"))
-            return self._ev(Kind.SYSTEM, offset, summary="rate limits",
-                            data={"event": "token_count", "rate_limits": m.get("rate_limits")})
+                return self._ev(
+                    Kind.TOKEN_USAGE,
+                    offset,
+                    model=model,
+                    usage=usage,
+                    data=data,
+                    summary=one_line(
+                        f"tokens: in {m.get('input_tokens')} (cached "
+                        f"{m.get('cached_input_tokens') or 0}) out {m.get('output_tokens')}"
+                    ),
+                )
+            return self._ev(
+                Kind.SYSTEM,
+                offset,
+                summary="rate limits",
+                data={"event": "token_count", "rate_limits": m.get("rate_limits")},
+            )
         last = info.get("last_token_usage")
         total = info.get("total_token_usage")
         tot = int_or_none(total.get("total_tokens")) if isinstance(total, dict) else None
@@ -374,10 +535,17 @@ class EventMsgParser(JsonLinesParser):
         if tot is not None:
             self._st["last_total"] = tot
         lu = last if isinstance(last, dict) else {}
-        return self._ev(Kind.TOKEN_USAGE, offset, model=model, usage=usage, data=data,
-                        summary=one_line(f"tokens: in {lu.get('input_tokens')} (cached {lu.get('cached_input_tokens')})"
-                                         f" out {lu.get('output_tokens')} · total {tot}"
-                                         + (" (repeat)" if data.get("repeat") else "")))
+        return self._ev(
+            Kind.TOKEN_USAGE,
+            offset,
+            model=model,
+            usage=usage,
+            data=data,
+            summary=one_line(
+                f"tokens: in {lu.get('input_tokens')} (cached {lu.get('cached_input_tokens')})"
+                f" out {lu.get('output_tokens')} · total {tot}" + (" (repeat)" if data.get("repeat") else "")
+            ),
+        )
 
 
 def plan_summary(text: Any) -> str:

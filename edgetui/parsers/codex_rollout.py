@@ -19,8 +19,16 @@ import orjson
 
 from ..events import Event, Kind, one_line
 from .base import finite_or_none, loads_lenient
-from .codex_common import (command_text, first_line, int_or_none, iso_to_epoch, remember, submit_fields, submit_mode,
-                           tool_result_summary)
+from .codex_common import (
+    command_text,
+    first_line,
+    int_or_none,
+    iso_to_epoch,
+    remember,
+    submit_fields,
+    submit_mode,
+    tool_result_summary,
+)
 from .codex_protocol import CONTEXT_PREFIXES, CONVERSATION_EVENTS, EventMsgParser, duration_ms, plan_summary
 
 __all__ = ["CodexRolloutParser"]
@@ -30,16 +38,34 @@ __all__ = ["CodexRolloutParser"]
 
 _ROLLOUT_TOP = {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
 _RESPONSE_ITEM_TYPES = {
-    "message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
-    "custom_tool_call_output", "local_shell_call", "web_search_call", "tool_search_call",
-    "tool_search_output", "image_generation_call",
+    "message",
+    "reasoning",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "local_shell_call",
+    "web_search_call",
+    "tool_search_call",
+    "tool_search_output",
+    "image_generation_call",
 }
 # event_msg types that only mirror a response_item (or stream deltas of one)
 _MIRROR_EVENTS = {
-    "agent_message", "user_message", "agent_reasoning", "agent_reasoning_raw_content",
-    "agent_reasoning_section_break", "agent_message_delta", "agent_reasoning_delta",
-    "agent_reasoning_raw_content_delta", "exec_command_begin", "exec_command_output_delta",
-    "patch_apply_begin", "mcp_tool_call_begin", "mcp_tool_call_end", "web_search_begin",
+    "agent_message",
+    "user_message",
+    "agent_reasoning",
+    "agent_reasoning_raw_content",
+    "agent_reasoning_section_break",
+    "agent_message_delta",
+    "agent_reasoning_delta",
+    "agent_reasoning_raw_content_delta",
+    "exec_command_begin",
+    "exec_command_output_delta",
+    "patch_apply_begin",
+    "mcp_tool_call_begin",
+    "mcp_tool_call_end",
+    "web_search_begin",
     "web_search_end",
 }
 _SHELL_FUNCS = {"shell", "exec_command", "local_shell", "container.exec", "shell_command", "unified_exec"}
@@ -124,9 +150,14 @@ class CodexRolloutParser(EventMsgParser):
         if typ == "compacted":
             msg = payload.get("message")
             hist = payload.get("replacement_history")
-            return [self._ev(Kind.COMPACTION, offset, summary=one_line(f"context compacted: {msg or ''}"),
-                             data={"message": msg,
-                                   "replacement_history_items": len(hist) if isinstance(hist, list) else None})]
+            return [
+                self._ev(
+                    Kind.COMPACTION,
+                    offset,
+                    summary=one_line(f"context compacted: {msg or ''}"),
+                    data={"message": msg, "replacement_history_items": len(hist) if isinstance(hist, list) else None},
+                )
+            ]
         return [self._ev(Kind.SYSTEM, offset, summary=one_line(f"rollout record {typ}"), data={"record": obj})]
 
     # -- records ------------------------------------------------------------------------------
@@ -142,23 +173,53 @@ class CodexRolloutParser(EventMsgParser):
         data["base_instructions"] = bi.get("text") if isinstance(bi, dict) else bi
         if "instructions" in p:
             data["instructions"] = p.get("instructions")
-        out.append(self._ev(Kind.SESSION_INIT, offset, model=self._st["model"], data=data,
-                            summary=one_line(f"Codex {p.get('cli_version') or ''} session {sid} "
-                                             f"({p.get('originator') or p.get('source') or ''}) cwd {p.get('cwd')}")))
+        out.append(
+            self._ev(
+                Kind.SESSION_INIT,
+                offset,
+                model=self._st["model"],
+                data=data,
+                summary=one_line(
+                    f"Codex {p.get('cli_version') or ''} session {sid} "
+                    f"({p.get('originator') or p.get('source') or ''}) cwd {p.get('cwd')}"
+                ),
+            )
+        )
         return out
 
     def _turn_context(self, p: dict[str, Any], offset: int) -> list[Event]:
         if isinstance(p.get("model"), str):
             self._st["model"] = p["model"]
-        data = {k: p.get(k) for k in ("turn_id", "cwd", "model", "effort", "approval_policy", "sandbox_policy",
-                                      "summary", "current_date", "timezone") if k in p}
+        data = {
+            k: p.get(k)
+            for k in (
+                "turn_id",
+                "cwd",
+                "model",
+                "effort",
+                "approval_policy",
+                "sandbox_policy",
+                "summary",
+                "current_date",
+                "timezone",
+            )
+            if k in p
+        }
         cm = p.get("collaboration_mode")
         if isinstance(cm, dict) and isinstance(cm.get("settings"), dict):
             data.setdefault("effort", cm["settings"].get("reasoning_effort"))
             data["collaboration_mode"] = cm.get("mode")
-        return [self._ev(Kind.SYSTEM, offset, model=self._st["model"], data={"event": "turn_context", **data},
-                         summary=one_line(f"turn context: model {p.get('model')} · cwd {p.get('cwd')}"
-                                          f" · approval {p.get('approval_policy')}"))]
+        return [
+            self._ev(
+                Kind.SYSTEM,
+                offset,
+                model=self._st["model"],
+                data={"event": "turn_context", **data},
+                summary=one_line(
+                    f"turn context: model {p.get('model')} · cwd {p.get('cwd')} · approval {p.get('approval_policy')}"
+                ),
+            )
+        ]
 
     def _response_item(self, p: dict[str, Any], offset: int) -> list[Event]:
         self._st["responses"] = True
@@ -174,8 +235,9 @@ class CodexRolloutParser(EventMsgParser):
                 data["phase"] = p["phase"]
             mid = p.get("id") if isinstance(p.get("id"), str) else None
             if role == "assistant":
-                return [self._ev(Kind.AGENT_MESSAGE, offset, model=model, message_id=mid, data=data,
-                                 summary=one_line(text))]
+                return [
+                    self._ev(Kind.AGENT_MESSAGE, offset, model=model, message_id=mid, data=data, summary=one_line(text))
+                ]
             if role == "user" and not text.lstrip().startswith(CONTEXT_PREFIXES):
                 self._turn_started(False)
                 return [self._ev(Kind.USER_MESSAGE, offset, message_id=mid, data=data, summary=one_line(text))]
@@ -188,9 +250,16 @@ class CodexRolloutParser(EventMsgParser):
             data = {"text": text, "summary_text": summ, "encrypted": bool(p.get("encrypted_content"))}
             if body:
                 data["content_text"] = body
-            return [self._ev(Kind.THINKING, offset, model=model,
-                             message_id=p.get("id") if isinstance(p.get("id"), str) else None, data=data,
-                             summary=one_line(text) if text else "(encrypted reasoning)")]
+            return [
+                self._ev(
+                    Kind.THINKING,
+                    offset,
+                    model=model,
+                    message_id=p.get("id") if isinstance(p.get("id"), str) else None,
+                    data=data,
+                    summary=one_line(text) if text else "(encrypted reasoning)",
+                )
+            ]
         if it in ("function_call", "custom_tool_call", "local_shell_call"):
             return [self._call(p, offset)]
         if it in ("function_call_output", "custom_tool_call_output"):
@@ -198,10 +267,16 @@ class CodexRolloutParser(EventMsgParser):
         if it == "web_search_call":
             action = p.get("action")
             q = action.get("query") if isinstance(action, dict) else None
-            return [self._ev(Kind.TOOL_CALL, offset, tool_name="web_search",
-                             tool_use_id=p.get("id") or f"web_search@{offset}",
-                             data={"action": action, "query": q, "status": p.get("status")},
-                             summary=one_line(f"web search: {q}"))]
+            return [
+                self._ev(
+                    Kind.TOOL_CALL,
+                    offset,
+                    tool_name="web_search",
+                    tool_use_id=p.get("id") or f"web_search@{offset}",
+                    data={"action": action, "query": q, "status": p.get("status")},
+                    summary=one_line(f"web search: {q}"),
+                )
+            ]
         return [self._ev(Kind.SYSTEM, offset, summary=one_line(f"response item {it}"), data={"item": p})]
 
     def _call(self, p: dict[str, Any], offset: int) -> Event:
@@ -261,8 +336,15 @@ class CodexRolloutParser(EventMsgParser):
                 data["submit_mode"] = mode
         remember(self._st["calls"], cid, [name, mode])
         self._call_open(cid)
-        return self._ev(Kind.TOOL_CALL, offset, tool_use_id=cid, tool_name=name, model=self._st["model"],
-                        data=data, summary=one_line(summary))
+        return self._ev(
+            Kind.TOOL_CALL,
+            offset,
+            tool_use_id=cid,
+            tool_name=name,
+            model=self._st["model"],
+            data=data,
+            summary=one_line(summary),
+        )
 
     def _output(self, p: dict[str, Any], offset: int) -> Event:
         cid = p.get("call_id") or f"call@{offset}"
@@ -304,7 +386,7 @@ class CodexRolloutParser(EventMsgParser):
             if cut >= 0 and (cut == 0 or content[cut - 1] == "\n"):
                 preamble = content[:cut]
                 if all(": " in ln or ln.startswith("Process ") for ln in preamble.splitlines()):
-                    data["output"] = shown = content[cut + len("Output:\n"):]
+                    data["output"] = shown = content[cut + len("Output:\n") :]
                     m = _WALL_RE.search(preamble)
                     if m:
                         data["wall_time_s"] = float(m.group(1))
@@ -325,9 +407,16 @@ class CodexRolloutParser(EventMsgParser):
                 is_error = exit_code != 0
         data["content"] = content
         rnd, summ = submit_fields(data.get("output", content), mode, data)
-        return self._ev(Kind.TOOL_RESULT, offset, tool_use_id=cid, tool_name=name, is_error=is_error, round=rnd,
-                        data=data,
-                        summary=one_line(summ) if summ else tool_result_summary(name, exit_code, shown, is_error))
+        return self._ev(
+            Kind.TOOL_RESULT,
+            offset,
+            tool_use_id=cid,
+            tool_name=name,
+            is_error=is_error,
+            round=rnd,
+            data=data,
+            summary=one_line(summ) if summ else tool_result_summary(name, exit_code, shown, is_error),
+        )
 
     def _event_msg(self, p: dict[str, Any], offset: int) -> list[Event]:
         et = p.get("type")
@@ -338,12 +427,22 @@ class CodexRolloutParser(EventMsgParser):
                 code = int_or_none(p.get("exit_code"))
                 if code is None and et == "patch_apply_end" and isinstance(p.get("success"), bool):
                     code = 0 if p["success"] else 1
-                remember(self._st["ends"], cid, {"exit_code": code, "duration_ms": duration_ms(p.get("duration")),
-                                                 "status": p.get("status")})
+                remember(
+                    self._st["ends"],
+                    cid,
+                    {"exit_code": code, "duration_ms": duration_ms(p.get("duration")), "status": p.get("status")},
+                )
                 return []
             if self._st["responses"]:
-                return [self._ev(Kind.SYSTEM, offset, tool_use_id=cid if isinstance(cid, str) else None,
-                                 summary=one_line(f"{et} exit {p.get('exit_code')}"), data={"event": et, "payload": p})]
+                return [
+                    self._ev(
+                        Kind.SYSTEM,
+                        offset,
+                        tool_use_id=cid if isinstance(cid, str) else None,
+                        summary=one_line(f"{et} exit {p.get('exit_code')}"),
+                        data={"event": et, "payload": p},
+                    )
+                ]
         if et in CONVERSATION_EVENTS and not self._copied(et):
             return self._protocol(p, offset)  # the only copy of the conversation so far
         if et in ("item_completed", "item_started"):
@@ -366,24 +465,51 @@ class CodexRolloutParser(EventMsgParser):
         item = p.get("item") if isinstance(p.get("item"), dict) else {}
         it = item.get("type")
         iid = item.get("id") if isinstance(item.get("id"), str) else None
-        base = {"event": et, "item_type": it, "item_id": iid, "turn_id": p.get("turn_id"), "thread_id": p.get("thread_id")}
+        base = {
+            "event": et,
+            "item_type": it,
+            "item_id": iid,
+            "turn_id": p.get("turn_id"),
+            "thread_id": p.get("thread_id"),
+        }
         text = None
         if it == "Plan":
-            return self._ev(Kind.SYSTEM, offset, message_id=iid, summary=plan_summary(item.get("text")),
-                            data={**base, "plan": item.get("text")})
+            return self._ev(
+                Kind.SYSTEM,
+                offset,
+                message_id=iid,
+                summary=plan_summary(item.get("text")),
+                data={**base, "plan": item.get("text")},
+            )
         if it in ("AgentMessage", "UserMessage"):
-            text = "\n".join(str(c.get("text")) for c in _list(item.get("content")) if isinstance(c, dict) and "text" in c)
+            text = "\n".join(
+                str(c.get("text")) for c in _list(item.get("content")) if isinstance(c, dict) and "text" in c
+            )
         elif it == "Reasoning":
             parts = [x for x in _list(item.get("summary_text")) + _list(item.get("raw_content")) if isinstance(x, str)]
             text = "\n\n".join(parts)
-        if text is not None and et == "item_completed" and not self._copied(
-                "agent_reasoning" if it == "Reasoning" else "agent_message"):
+        if (
+            text is not None
+            and et == "item_completed"
+            and not self._copied("agent_reasoning" if it == "Reasoning" else "agent_message")
+        ):
             kind = {"AgentMessage": Kind.AGENT_MESSAGE, "UserMessage": Kind.USER_MESSAGE}.get(it, Kind.THINKING)
             model = self._st["model"] if kind != Kind.USER_MESSAGE else None
-            return self._ev(kind, offset, model=model, message_id=iid, summary=one_line(text) or f"({it})",
-                            data={**base, "text": text})
+            return self._ev(
+                kind,
+                offset,
+                model=model,
+                message_id=iid,
+                summary=one_line(text) or f"({it})",
+                data={**base, "text": text},
+            )
         data = {**base, "item": item}
         if text is not None:
             data["mirror"] = True  # the conversation is recorded from its response_item
-        return self._ev(Kind.SYSTEM, offset, message_id=iid, data=data,
-                        summary=one_line(f"{et.replace('_', ' ')}: {it}" + (f" · {text}" if text else "")))
+        return self._ev(
+            Kind.SYSTEM,
+            offset,
+            message_id=iid,
+            data=data,
+            summary=one_line(f"{et.replace('_', ' ')}: {it}" + (f" · {text}" if text else "")),
+        )

@@ -42,15 +42,42 @@ _CODEX_HEADER_RE = re.compile(r"^(?:\[[^\]]*\]\s*)?OpenAI Codex v\S+")
 _STDIN_NOTICE = "Reading additional input from stdin"
 #: ``codex exec --json`` record types; ``session.created`` led the item_type dialect (it carries a
 #: ``session_id`` key, so it must be named before the Claude stream rule sees that key)
-_CODEX_JSON_TYPES = {"thread.started", "session.created", "turn.started", "turn.completed", "turn.failed",
-                     "item.started", "item.updated", "item.completed"}
+_CODEX_JSON_TYPES = {
+    "thread.started",
+    "session.created",
+    "turn.started",
+    "turn.completed",
+    "turn.failed",
+    "item.started",
+    "item.updated",
+    "item.completed",
+}
 _CODEX_CONFIG_KEYS = frozenset({"workdir", "model", "approval", "sandbox"})
 _ROLLOUT_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
 _OPENCODE_TYPES = {"step_start", "step_finish", "text", "tool_use", "reasoning", "error"}
-_CLAUDE_SESSION_TYPES = {"summary", "file-history-snapshot", "queue-operation", "progress", "custom-title",
-                         "last-prompt", "attachment", "agent-name", "tag"}
-_CLAUDE_STREAM_TYPES = {"system", "assistant", "user", "result", "stream_event", "rate_limit_event",
-                        "tool_progress", "auth_status", "control_request", "control_response"}
+_CLAUDE_SESSION_TYPES = {
+    "summary",
+    "file-history-snapshot",
+    "queue-operation",
+    "progress",
+    "custom-title",
+    "last-prompt",
+    "attachment",
+    "agent-name",
+    "tag",
+}
+_CLAUDE_STREAM_TYPES = {
+    "system",
+    "assistant",
+    "user",
+    "result",
+    "stream_event",
+    "rate_limit_event",
+    "tool_progress",
+    "auth_status",
+    "control_request",
+    "control_response",
+}
 _TYPE_SNIFF_RE = re.compile(rb'"type"\s*:\s*"([^"]{1,40})"')
 
 
@@ -123,7 +150,7 @@ def detect_format(head: bytes, name: str = "") -> str:
         return "unknown"
     head = bytes(head[:HEAD_BYTES])
     if head.startswith(BOM):
-        head = head[len(BOM):]
+        head = head[len(BOM) :]
     lines = head.split(b"\n")
     complete = len(lines) - 1  # the last piece has no newline: maybe cut by the window
     seen_json = 0

@@ -58,8 +58,15 @@ class OpenCodeParser(JsonLinesParser):
     def _initial_state(self) -> dict[str, Any]:
         # the open segment's stream: records seen, a step started and not finished, the last
         # step_finish reason, tool calls still pending; the last record's offset and time
-        return {"session": None, "seg_records": 0, "step_open": False, "step_reason": None, "pending": [],
-                "last_off": None, "last_t": None}
+        return {
+            "session": None,
+            "seg_records": 0,
+            "step_open": False,
+            "step_reason": None,
+            "pending": [],
+            "last_off": None,
+            "last_t": None,
+        }
 
     def _new_segment(self, offset: int, **data: Any) -> Event:
         self._st.update(seg_records=0, step_open=False, step_reason=None, pending=[])
@@ -77,11 +84,22 @@ class OpenCodeParser(JsonLinesParser):
         else:
             return []
         t = st["last_t"]
-        ev = self._ev(Kind.SEGMENT_END, st["last_off"], is_error=True, level="warning",
-                      summary=f"segment {st['segment']} ended without finishing its step ({reason.replace('_', ' ')})",
-                      data={"reason": reason, "incomplete": True, "unanswered_tool_calls": list(st["pending"]),
-                            "last_step_reason": st["step_reason"], "session_id": st["session"]},
-                      t=t, t_source=TimeSource.RECORDED.value if t is not None else None)
+        ev = self._ev(
+            Kind.SEGMENT_END,
+            st["last_off"],
+            is_error=True,
+            level="warning",
+            summary=f"segment {st['segment']} ended without finishing its step ({reason.replace('_', ' ')})",
+            data={
+                "reason": reason,
+                "incomplete": True,
+                "unanswered_tool_calls": list(st["pending"]),
+                "last_step_reason": st["step_reason"],
+                "session_id": st["session"],
+            },
+            t=t,
+            t_source=TimeSource.RECORDED.value if t is not None else None,
+        )
         ev.sub = END_OF_FILE_SUB  # after the file's last line, never one of its own event ids
         return [ev]
 
@@ -121,35 +139,64 @@ class OpenCodeParser(JsonLinesParser):
         if isinstance(sid, str) and sid != self._st["session"]:
             events.extend(self._init_record(offset, session_id=sid))
             self._st["session"] = sid
-            events.append(self._ev(Kind.SESSION_INIT, offset, summary=f"OpenCode session {sid}",
-                                   data={"session_id": sid}))
+            events.append(
+                self._ev(Kind.SESSION_INIT, offset, summary=f"OpenCode session {sid}", data={"session_id": sid})
+            )
         if typ == "tool_use":
             events.extend(self._tool(part, offset, t))
         elif typ == "text":
             text = part.get("text")
-            events.append(self._ev(Kind.AGENT_MESSAGE, offset, message_id=part.get("messageID"),
-                                   summary=one_line(text),
-                                   data={"text": text, "part_id": part.get("id"), "time": part.get("time")}))
+            events.append(
+                self._ev(
+                    Kind.AGENT_MESSAGE,
+                    offset,
+                    message_id=part.get("messageID"),
+                    summary=one_line(text),
+                    data={"text": text, "part_id": part.get("id"), "time": part.get("time")},
+                )
+            )
         elif typ == "reasoning":
             text = part.get("text")
-            events.append(self._ev(Kind.THINKING, offset, message_id=part.get("messageID"),
-                                   summary=one_line(text) or "(reasoning)",
-                                   data={"text": text, "part_id": part.get("id"), "time": part.get("time")}))
+            events.append(
+                self._ev(
+                    Kind.THINKING,
+                    offset,
+                    message_id=part.get("messageID"),
+                    summary=one_line(text) or "(reasoning)",
+                    data={"text": text, "part_id": part.get("id"), "time": part.get("time")},
+                )
+            )
         elif typ == "step_start":
-            events.append(self._ev(Kind.SYSTEM, offset, message_id=part.get("messageID"), summary="step start",
-                                   data={"event": typ, "part_id": part.get("id"), "snapshot": part.get("snapshot")}))
+            events.append(
+                self._ev(
+                    Kind.SYSTEM,
+                    offset,
+                    message_id=part.get("messageID"),
+                    summary="step start",
+                    data={"event": typ, "part_id": part.get("id"), "snapshot": part.get("snapshot")},
+                )
+            )
         elif typ == "step_finish":
             events.append(self._step_finish(part, offset))
         elif typ == "error":
             err = obj.get("error") if isinstance(obj.get("error"), dict) else {"value": obj.get("error")}
             edata = err.get("data") if isinstance(err.get("data"), dict) else {}
             msg = edata.get("message") or err.get("message") or err.get("value")
-            events.append(self._ev(Kind.AGENT_ERROR, offset, is_error=True,
-                                   summary=one_line(f"{err.get('name') or 'error'}: {msg}"),
-                                   data={"name": err.get("name"), "message": msg, "error": err}))
+            events.append(
+                self._ev(
+                    Kind.AGENT_ERROR,
+                    offset,
+                    is_error=True,
+                    summary=one_line(f"{err.get('name') or 'error'}: {msg}"),
+                    data={"name": err.get("name"), "message": msg, "error": err},
+                )
+            )
         else:
-            events.append(self._ev(Kind.SYSTEM, offset, summary=one_line(f"opencode event {typ}"),
-                                   data={"event": typ, "record": obj}))
+            events.append(
+                self._ev(
+                    Kind.SYSTEM, offset, summary=one_line(f"opencode event {typ}"), data={"event": typ, "record": obj}
+                )
+            )
         if isinstance(sid, str):
             for ev in events:
                 ev.data.setdefault("session_id", sid)
@@ -168,8 +215,12 @@ class OpenCodeParser(JsonLinesParser):
         times = state.get("time") if isinstance(state.get("time"), dict) else {}
         t_start, t_end = _ms_to_s(times.get("start")), _ms_to_s(times.get("end"))
         cmd = inp.get("command") if isinstance(inp, dict) and isinstance(inp.get("command"), str) else None
-        call_data: dict[str, Any] = {"input": inp, "title": state.get("title"), "status": status,
-                                     "part_id": part.get("id")}
+        call_data: dict[str, Any] = {
+            "input": inp,
+            "title": state.get("title"),
+            "status": status,
+            "part_id": part.get("id"),
+        }
         if cmd is not None:
             call_data["command"] = cmd
             if isinstance(inp, dict) and inp.get("description"):
@@ -184,9 +235,19 @@ class OpenCodeParser(JsonLinesParser):
             summary = f"{tool}({one_line(orjson.dumps(inp, default=str).decode(), 120)})"
         else:
             summary = tool
-        events = [self._ev(Kind.TOOL_CALL, offset, tool_use_id=cid, tool_name=tool, message_id=part.get("messageID"),
-                           summary=one_line(summary), data=call_data,
-                           t=t_start, t_source=TimeSource.RECORDED.value if t_start is not None else None)]
+        events = [
+            self._ev(
+                Kind.TOOL_CALL,
+                offset,
+                tool_use_id=cid,
+                tool_name=tool,
+                message_id=part.get("messageID"),
+                summary=one_line(summary),
+                data=call_data,
+                t=t_start,
+                t_source=TimeSource.RECORDED.value if t_start is not None else None,
+            )
+        ]
         if status not in ("completed", "error"):
             return events
         meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
@@ -207,17 +268,32 @@ class OpenCodeParser(JsonLinesParser):
             res_data["command"] = cmd
         rnd, summ = submit_fields(content, mode, res_data)
         t_res = t_end if t_end is not None else t
-        events.append(self._ev(Kind.TOOL_RESULT, offset, tool_use_id=cid, tool_name=tool, is_error=is_error,
-                               message_id=part.get("messageID"), round=rnd, data=res_data,
-                               summary=one_line(summ) if summ else tool_result_summary(tool, exit_code, content, is_error),
-                               t=t_res, t_source=TimeSource.RECORDED.value if t_res is not None else None))
+        events.append(
+            self._ev(
+                Kind.TOOL_RESULT,
+                offset,
+                tool_use_id=cid,
+                tool_name=tool,
+                is_error=is_error,
+                message_id=part.get("messageID"),
+                round=rnd,
+                data=res_data,
+                summary=one_line(summ) if summ else tool_result_summary(tool, exit_code, content, is_error),
+                t=t_res,
+                t_source=TimeSource.RECORDED.value if t_res is not None else None,
+            )
+        )
         return events
 
     def _step_finish(self, part: dict[str, Any], offset: int) -> Event:
         tokens = part.get("tokens") if isinstance(part.get("tokens"), dict) else None
         usage = None
-        data: dict[str, Any] = {"event": "step_finish", "reason": part.get("reason"), "tokens": tokens,
-                                "part_id": part.get("id")}
+        data: dict[str, Any] = {
+            "event": "step_finish",
+            "reason": part.get("reason"),
+            "tokens": tokens,
+            "part_id": part.get("id"),
+        }
         if tokens is not None:
             cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
             usage = Usage(
@@ -232,9 +308,18 @@ class OpenCodeParser(JsonLinesParser):
             data["cost_flag"] = flag
         summ = f"step finish ({part.get('reason')})"
         if usage is not None:
-            summ += (f": in {usage.input_tokens} out {usage.output_tokens}"
-                     f" cache r/w {usage.cache_read_tokens}/{usage.cache_write_tokens}")
+            summ += (
+                f": in {usage.input_tokens} out {usage.output_tokens}"
+                f" cache r/w {usage.cache_read_tokens}/{usage.cache_write_tokens}"
+            )
         if cost is not None:
             summ += f" · ${cost:.4f}"
-        return self._ev(Kind.TOKEN_USAGE, offset, message_id=part.get("messageID"), usage=usage,
-                        stated_cost_usd=cost, data=data, summary=summ)
+        return self._ev(
+            Kind.TOKEN_USAGE,
+            offset,
+            message_id=part.get("messageID"),
+            usage=usage,
+            stated_cost_usd=cost,
+            data=data,
+            summary=summ,
+        )

@@ -67,6 +67,7 @@ _TICK_ERROR_RE = re.compile(r"^error: ?(.*)$", re.S)
 
 # --------------------------------------------------------------------------- secrets in text
 
+
 def redact_text(text: str) -> str:
     """Replace secrets in free text with ``<redacted>`` (:func:`edgetui.redact.redact_text`)."""
     return _redact(text)  # type: ignore[return-value]
@@ -140,8 +141,14 @@ def flag_bad_bytes(events: list[Event], source: str, generation: str, line: byte
         if e.kind == Kind.PARSE_ERROR and e.offset == offset:
             e.data["bad_byte"] = at
             return events
-    ev = parse_error(source, generation, offset, line, f"{what} at byte {at}; the line is read with U+FFFD "
-                     "in its place", sub=BAD_BYTES_SUB)
+    ev = parse_error(
+        source,
+        generation,
+        offset,
+        line,
+        f"{what} at byte {at}; the line is read with U+FFFD in its place",
+        sub=BAD_BYTES_SUB,
+    )
     ev.data["bad_byte"] = at
     events.append(ev)
     return events
@@ -234,7 +241,7 @@ class RunAgentLogParser:
 
     def _feed(self, line: bytes, offset: int) -> list[Event]:
         if offset == 0 and line.startswith(BOM):
-            line = line[len(BOM):]
+            line = line[len(BOM) :]
         text = _decode(line)
         m = _LOG_RE.match(text)
         if m is None:
@@ -250,7 +257,15 @@ class RunAgentLogParser:
         msg = m.group(9)
         if level in ("ERROR", "CRITICAL"):
             self._snap = self._state_now()
-            self._open = {"offset": offset, "t": t, "level": level, "message": msg, "lines": [], "size": 0, "cut": False}
+            self._open = {
+                "offset": offset,
+                "t": t,
+                "level": level,
+                "message": msg,
+                "lines": [],
+                "size": 0,
+                "cut": False,
+            }
             self.last = {"offset": offset, "level": level, "t": t, "segment": self._cur_segment(), "error": True}
             return out
         out.extend(self._record(t, level, msg, offset))
@@ -259,8 +274,13 @@ class RunAgentLogParser:
     # -- internals
 
     def _state_now(self) -> dict[str, Any]:
-        return {"segment": self.segment, "seg_open": self.seg_open, "resumes": self.resumes, "last": self.last,
-                "in_key": self._keys.inside}
+        return {
+            "segment": self.segment,
+            "seg_open": self.seg_open,
+            "resumes": self.resumes,
+            "last": self.last,
+            "in_key": self._keys.inside,
+        }
 
     def _cur_segment(self) -> Optional[int]:
         return self.segment if self.seg_open else None
@@ -270,9 +290,18 @@ class RunAgentLogParser:
         data.setdefault("message", msg)
         if self.utc_offset_s is None:
             data["tz_assumed"] = True
-        d = {"kind": kind.value, "source": self.source, "generation": self.generation, "offset": offset, "sub": sub,
-             "t": _float(t), "t_source": _RECORDED, "level": level, "summary": kw.pop("summary", None) or one_line(msg),
-             "data": data}
+        d = {
+            "kind": kind.value,
+            "source": self.source,
+            "generation": self.generation,
+            "offset": offset,
+            "sub": sub,
+            "t": _float(t),
+            "t_source": _RECORDED,
+            "level": level,
+            "summary": kw.pop("summary", None) or one_line(msg),
+            "data": data,
+        }
         d.update(kw)
         return make_event(d)
 
@@ -284,7 +313,9 @@ class RunAgentLogParser:
             self.segment, self.seg_open = 0, True
             self.last["segment"] = 0
             data = {"cmd": m.group(1), "timeout_s": _num(m.group(2))}
-            return [self._ev(Kind.SEGMENT_START, t, level, msg, offset, segment=0, data=data, summary="segment 0 started")]
+            return [
+                self._ev(Kind.SEGMENT_START, t, level, msg, offset, segment=0, data=data, summary="segment 0 started")
+            ]
         m = _RESUMING_RE.match(msg)
         if m:
             k = int(m.group(1))
@@ -293,8 +324,28 @@ class RunAgentLogParser:
             data = {"attempt": k, "max_attempts": int(m.group(2)), "remaining_s": _num(m.group(3)), "cmd": m.group(4)}
             left = f", {m.group(3)}s left" if m.group(3) else ""
             return [
-                self._ev(Kind.RESUME, t, level, msg, offset, 0, segment=k, data=dict(data), summary=f"auto-resume {k}/{m.group(2)}{left}"),
-                self._ev(Kind.SEGMENT_START, t, level, msg, offset, 1, segment=k, data=dict(data), summary=f"segment {k} started"),
+                self._ev(
+                    Kind.RESUME,
+                    t,
+                    level,
+                    msg,
+                    offset,
+                    0,
+                    segment=k,
+                    data=dict(data),
+                    summary=f"auto-resume {k}/{m.group(2)}{left}",
+                ),
+                self._ev(
+                    Kind.SEGMENT_START,
+                    t,
+                    level,
+                    msg,
+                    offset,
+                    1,
+                    segment=k,
+                    data=dict(data),
+                    summary=f"segment {k} started",
+                ),
             ]
         m = _EXITED_RE.match(msg) or _EXITED_ONLY_RE.match(msg)
         if m and self.segment is not None:
@@ -302,7 +353,18 @@ class RunAgentLogParser:
             self.seg_open = False
             will = m.re is _EXITED_RE
             data = {"elapsed_s": _num(m.group(1)), "will_resume": will}
-            return [self._ev(Kind.SEGMENT_END, t, level, msg, offset, segment=seg, data=data, summary=f"segment {seg} ended after {m.group(1)}s")]
+            return [
+                self._ev(
+                    Kind.SEGMENT_END,
+                    t,
+                    level,
+                    msg,
+                    offset,
+                    segment=seg,
+                    data=data,
+                    summary=f"segment {seg} ended after {m.group(1)}s",
+                )
+            ]
         m = _FINISHED_RE.match(msg)
         if m:
             data = {
@@ -314,7 +376,9 @@ class RunAgentLogParser:
             if self.seg_open and self.segment is not None:
                 seg = self.segment
                 self.seg_open = False
-                return [self._ev(Kind.SEGMENT_END, t, level, msg, offset, segment=seg, data=data, summary=one_line(msg))]
+                return [
+                    self._ev(Kind.SEGMENT_END, t, level, msg, offset, segment=seg, data=data, summary=one_line(msg))
+                ]
             return [self._ev(Kind.LOG, t, level, msg, offset, data=data)]
         return [self._ev(Kind.LOG, t, level, msg, offset, segment=self._cur_segment())]
 
@@ -331,19 +395,39 @@ class RunAgentLogParser:
         if self.last is None:
             if not text.strip():
                 return []
-            return [parse_error(self.source, self.generation, offset, self._keys.line_bytes(raw),
-                                "line without a 'YYYY-MM-DD HH:MM:SS,mmm - LEVEL - ' prefix")]
+            return [
+                parse_error(
+                    self.source,
+                    self.generation,
+                    offset,
+                    self._keys.line_bytes(raw),
+                    "line without a 'YYYY-MM-DD HH:MM:SS,mmm - LEVEL - ' prefix",
+                )
+            ]
         if not text.strip():
             return []
         last = self.last
         msg = self._keys.line(text)
-        return [make_event({
-            "kind": _LOG, "source": self.source, "generation": self.generation, "offset": offset,
-            "t": _float(last.get("t")), "t_source": _RECORDED, "level": last.get("level"), "segment": last.get("segment"),
-            "summary": one_line(msg),
-            "data": {"message": msg, "continuation_of": last.get("offset"),
-                     **({"tz_assumed": True} if self.utc_offset_s is None else {})},
-        })]
+        return [
+            make_event(
+                {
+                    "kind": _LOG,
+                    "source": self.source,
+                    "generation": self.generation,
+                    "offset": offset,
+                    "t": _float(last.get("t")),
+                    "t_source": _RECORDED,
+                    "level": last.get("level"),
+                    "segment": last.get("segment"),
+                    "summary": one_line(msg),
+                    "data": {
+                        "message": msg,
+                        "continuation_of": last.get("offset"),
+                        **({"tz_assumed": True} if self.utc_offset_s is None else {}),
+                    },
+                }
+            )
+        ]
 
     def _close(self) -> list[Event]:
         o = self._open
@@ -365,7 +449,16 @@ class RunAgentLogParser:
             data["traceback_truncated"] = True
         if self.error_kind != Kind.INFRA_ERROR:
             data["error"] = True
-        ev = self._ev(self.error_kind, o["t"], o["level"], msg, o["offset"], segment=self._cur_segment(), data=data, summary=one_line(head))
+        ev = self._ev(
+            self.error_kind,
+            o["t"],
+            o["level"],
+            msg,
+            o["offset"],
+            segment=self._cur_segment(),
+            data=data,
+            summary=one_line(head),
+        )
         return [ev]
 
 
@@ -389,8 +482,9 @@ class JudgeLogParser(RunAgentLogParser):
     parser would have given so far, dropped ones included (the judge container's end, which
     :func:`edgetui.parsers.sforge_dir.result_known_time` falls back on)."""
 
-    def __init__(self, source: str, generation: str, utc_offset_s: Optional[float],
-                 state: Optional[dict[str, Any]] = None) -> None:
+    def __init__(
+        self, source: str, generation: str, utc_offset_s: Optional[float], state: Optional[dict[str, Any]] = None
+    ) -> None:
         super().__init__(source, generation, utc_offset_s, state, error_kind=Kind.LOG)
         self.end_t: Optional[float] = None
         self._dropped_t: Optional[float] = None
@@ -429,8 +523,12 @@ class JudgeLogParser(RunAgentLogParser):
 
     def _continuation(self, text: str, raw: bytes, offset: int) -> list[Event]:
         last = self.last
-        if (self._open is None and last is not None and last.get("level") not in JUDGE_KEPT_LEVELS
-                and not text.startswith(JUDGE_KEPT_PREFIXES)):
+        if (
+            self._open is None
+            and last is not None
+            and last.get("level") not in JUDGE_KEPT_LEVELS
+            and not text.startswith(JUDGE_KEPT_PREFIXES)
+        ):
             if text.strip() and last.get("t") is not None:
                 self._dropped_t = last.get("t")
             self._keys.observe(text)
@@ -451,7 +549,9 @@ class AutoEvalTicksParser:
     (exception texts with newlines); before any record → parse_error.
     """
 
-    def __init__(self, source: str, generation: str, utc_offset_s: Optional[float], state: Optional[dict[str, Any]] = None) -> None:
+    def __init__(
+        self, source: str, generation: str, utc_offset_s: Optional[float], state: Optional[dict[str, Any]] = None
+    ) -> None:
         self.source = source
         self.generation = generation
         self.utc_offset_s = utc_offset_s
@@ -472,7 +572,7 @@ class AutoEvalTicksParser:
 
     def _feed(self, line: bytes, offset: int) -> list[Event]:
         if offset == 0 and line.startswith(BOM):
-            line = line[len(BOM):]
+            line = line[len(BOM) :]
         text = _decode(line)
         tz = {"tz_assumed": True} if self.utc_offset_s is None else {}
         m = _TICK_RE.match(text)
@@ -480,7 +580,11 @@ class AutoEvalTicksParser:
             if not text.strip():
                 return []
             if self.last is None:
-                return [parse_error(self.source, self.generation, offset, line, "line without a '[YYYY-MM-DDTHH:MM:SS]' prefix")]
+                return [
+                    parse_error(
+                        self.source, self.generation, offset, line, "line without a '[YYYY-MM-DDTHH:MM:SS]' prefix"
+                    )
+                ]
             msg = self._keys.line(text)
             return [
                 Event(

@@ -18,8 +18,17 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..events import Event, TimeSource, one_line
-from .base import (BOM, LineParser, finite_or_none, iter_lines, json_error_text, loads_lenient, open_regular,
-                   parse_error, read_regular)
+from .base import (
+    BOM,
+    LineParser,
+    finite_or_none,
+    iter_lines,
+    json_error_text,
+    loads_lenient,
+    open_regular,
+    parse_error,
+    read_regular,
+)
 from ..run_folder_files import SkippedRunFile, read_run_file_stat
 
 
@@ -36,7 +45,6 @@ def _subdirs(d: Path) -> list[Path]:
         return sorted((c for c in d.iterdir() if not c.name.startswith(".") and c.is_dir()), key=lambda c: c.name)
     except OSError:
         return []
-
 
 
 @dataclass
@@ -134,6 +142,8 @@ def _deeper_than(value: Any, limit: int) -> bool:
         elif isinstance(v, list):
             stack.extend((x, d + 1) for x in v if isinstance(x, (dict, list)))
     return False
+
+
 _JSON_NEST_RE = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 

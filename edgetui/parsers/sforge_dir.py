@@ -58,12 +58,32 @@ from ..redact import redact_obj
 from ..run_folder_files import SMALL_FILE_LIMIT, open_run_file, reads_run_folder
 from .base import file_generation, open_regular, parse_error, read_regular
 from .runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch, redact_text
-from .sforge_common import (  # noqa: F401 - shared with .sforge_submissions; some re-exported
-    FAILED_GRADING_SUB, _Json, _content_gen, _finite, _int, _json_parse_error, _mtime, _read_json,
-    _subdirs, parse_line_file, sanitize)
+from .sforge_common import (  # shared with .sforge_submissions; some also imported from here
+    FAILED_GRADING_SUB,
+    _Json,
+    _content_gen,
+    _finite,
+    _int,
+    _json_parse_error,
+    _mtime,
+    _read_json,
+    _subdirs,
+    parse_line_file,
+    sanitize,
+)
 from .sforge_submissions import (  # noqa: F401 - the submission folders; some re-exported
-    FOLDER_FILES, _folder_events, _instance_log, _parse_round, _read_report_folder, _result_summary,
-    _test, folder_signature, read_submissions, result_known_time, submission_events)
+    FOLDER_FILES,
+    _folder_events,
+    _instance_log,
+    _parse_round,
+    _read_report_folder,
+    _result_summary,
+    _test,
+    folder_signature,
+    read_submissions,
+    result_known_time,
+    submission_events,
+)
 
 __all__ = [
     "RunLocation",
@@ -128,7 +148,6 @@ def is_task_dir(d: Path) -> bool:
         return any((d / m).exists() for m in TASK_DIR_MARKERS)
     except OSError:
         return False
-
 
 
 def _group_host(group_dir: Path, host: str) -> tuple[str, str]:
@@ -315,10 +334,12 @@ def _scan_run_agent_log(path: Path) -> _LogScan:
             m = _LOG_TS_RE.match(line)
             if m:
                 try:
-                    s.last_naive = local_to_epoch(tuple(g.decode() for g in m.group(1, 2, 3, 4, 5, 6)), int(m.group(7)), None)
+                    s.last_naive = local_to_epoch(
+                        tuple(g.decode() for g in m.group(1, 2, 3, 4, 5, 6)), int(m.group(7)), None
+                    )
                 except ValueError:
                     pass
-                rest = line[m.end():].decode("utf-8", "replace")
+                rest = line[m.end() :].decode("utf-8", "replace")
                 level, _, msg = rest.partition(" - ")
                 s.last_level, s.last_message = level.strip(), msg.strip()
                 s.traceback_after_last = False
@@ -523,7 +544,9 @@ def log_events(task_dir: Path, utc_offset_s: Optional[float]) -> list[Event]:
     out.extend(parse_line_file(p, RunAgentLogParser("run_agent.log", gen, utc_offset_s), "run_agent.log", gen))
     p = task_dir / "auto_eval_ticks.log"
     gen = file_generation(p) or ""
-    out.extend(parse_line_file(p, AutoEvalTicksParser("auto_eval_ticks.log", gen, utc_offset_s), "auto_eval_ticks.log", gen))
+    out.extend(
+        parse_line_file(p, AutoEvalTicksParser("auto_eval_ticks.log", gen, utc_offset_s), "auto_eval_ticks.log", gen)
+    )
     return out
 
 
@@ -556,7 +579,16 @@ def evolve_state_events(task_dir: Path) -> list[Event]:
     ]
     for i, s in enumerate(subs, start=1):
         if not isinstance(s, dict):
-            out.append(parse_error(j.rel, j.generation, 0, json.dumps(s).encode(), f"{j.rel}: submissions[{i - 1}] is not an object", sub=i))
+            out.append(
+                parse_error(
+                    j.rel,
+                    j.generation,
+                    0,
+                    json.dumps(s).encode(),
+                    f"{j.rel}: submissions[{i - 1}] is not an object",
+                    sub=i,
+                )
+            )
             continue
         at = _finite(s.get("at"))
         rnd = s.get("round") if isinstance(s.get("round"), str) else None
@@ -621,7 +653,9 @@ def history_events(task_dir: Path) -> list[Event]:
     return out
 
 
-def final_result_events(task_dir: Path, started_at: Optional[float] = None, last_log_t: Optional[float] = None) -> list[Event]:
+def final_result_events(
+    task_dir: Path, started_at: Optional[float] = None, last_log_t: Optional[float] = None
+) -> list[Event]:
     """final_result.json → RUN_END (``data`` = the object, non-finite → null).
 
     ``t`` = file mtime when plausible (see :func:`_end_time`; needs the last

@@ -17,12 +17,34 @@ from typing import Any, Callable, Iterable, Optional
 from ..events import Event, Kind, TimeSource, one_line
 from ..records import SubmissionRecord, TestResult
 from ..run_folder_files import reads_run_folder
-from .base import (GENERATION_PREFIX_BYTES, file_generation, finite_or_none, generation_of_head,
-                   iter_lines, loads_lenient, open_regular, parse_error)
+from .base import (
+    GENERATION_PREFIX_BYTES,
+    file_generation,
+    finite_or_none,
+    generation_of_head,
+    iter_lines,
+    loads_lenient,
+    open_regular,
+    parse_error,
+)
 from .runlog import JUDGE_KEPT_LEVELS, JUDGE_KEPT_PREFIXES, JudgeLogParser
 from .sforge_common import (
-    FAILED_GRADING_SUB, _KIND_ORDER, _PASS_STATUSES, _ROUND_RE, _bool, _content_gen, _finite, _int,
-    _json_parse_error, _mtime, _parse_lines, _read_bytes, _read_json, _subdirs, sanitize)
+    FAILED_GRADING_SUB,
+    _KIND_ORDER,
+    _PASS_STATUSES,
+    _ROUND_RE,
+    _bool,
+    _content_gen,
+    _finite,
+    _int,
+    _json_parse_error,
+    _mtime,
+    _parse_lines,
+    _read_bytes,
+    _read_json,
+    _subdirs,
+    sanitize,
+)
 
 
 def _parse_round(name: str) -> Optional[tuple[str, int]]:
@@ -55,10 +77,14 @@ def _test(item: dict[str, Any], origin: str) -> TestResult:
     name, status, msg, score, weight = g("name"), g("status"), g("message"), g("score"), g("weight")
     # (positional: name, status, message, score, weight, origin; the values checked here, the
     # common types first: ~300,000 calls a 750-run root)
-    return TestResult(name if type(name) is str else ("" if name is None else str(name)),
-                      status if type(status) is str else ("" if status is None else str(status)),
-                      msg if msg is None or type(msg) is str else str(msg),
-                      None if score is None else _finite(score), None if weight is None else _finite(weight), origin)
+    return TestResult(
+        name if type(name) is str else ("" if name is None else str(name)),
+        status if type(status) is str else ("" if status is None else str(status)),
+        msg if msg is None or type(msg) is str else str(msg),
+        None if score is None else _finite(score),
+        None if weight is None else _finite(weight),
+        origin,
+    )
 
 
 def _tests_of_report(d: dict[str, Any]) -> list[TestResult]:
@@ -106,8 +132,11 @@ def _instance_log(entry: Path, rel_dir: str, utc_offset_s: Optional[float]) -> _
         gen = generation_of_head(fp.read(GENERATION_PREFIX_BYTES)) or ""
         parser = JudgeLogParser(f"{rel_dir}/run_instance.log", gen, utc_offset_s)
         events = _parse_lines(fp, parser, parser.source, gen)
-    results = [e.t for e in events if e.t is not None and e.kind != Kind.PARSE_ERROR
-               and str(e.data.get("message", "")).startswith(_RESULT_PREFIX)]
+    results = [
+        e.t
+        for e in events
+        if e.t is not None and e.kind != Kind.PARSE_ERROR and str(e.data.get("message", "")).startswith(_RESULT_PREFIX)
+    ]
     return _JudgeLog(events, results[-1] if results else parser.end_t, gen)
 
 
@@ -227,8 +256,9 @@ def folder_signature(entry: Path) -> tuple:
     return tuple(out)
 
 
-def _cached(cache: Optional[dict[str, tuple]], fresh: dict[str, tuple], name: str, key: Any,
-            build: Callable[[], Any]) -> Any:
+def _cached(
+    cache: Optional[dict[str, tuple]], fresh: dict[str, tuple], name: str, key: Any, build: Callable[[], Any]
+) -> Any:
     """``build()`` unless ``cache`` holds ``name`` under the same ``key``; what is used goes into ``fresh``
     (which replaces the cache afterwards, so folders that vanished drop out)."""
     hit = cache.get(name) if cache is not None else None
@@ -263,8 +293,9 @@ def _read_folder(entry: Path, kind: str, n: Optional[int], tests: bool = True) -
 
 
 @reads_run_folder(lambda task_dir, *a, **k: Path(task_dir).parent)
-def read_submissions(task_dir: Path, cache: Optional[dict[str, tuple]] = None, *,
-                     tests: bool = True) -> list[SubmissionRecord]:
+def read_submissions(
+    task_dir: Path, cache: Optional[dict[str, tuple]] = None, *, tests: bool = True
+) -> list[SubmissionRecord]:
     """One record per ``submissions/<round>/`` folder (agent-N, auto-N, game-N, manual-N, legacy integers).
 
     Other folder names are ignored (as the visualizer does). Sorted by time
@@ -288,8 +319,13 @@ def read_submissions(task_dir: Path, cache: Optional[dict[str, tuple]] = None, *
         if cache is None:
             rec = _read_folder(entry, kind, n, tests)
         else:  # the cached record stays as read; the caller gets a copy (seen_at is set below)
-            rec = _cached(cache, fresh, entry.name, folder_signature(entry),
-                          lambda: _read_folder(entry, kind, n)).model_copy()
+            rec = _cached(
+                cache,
+                fresh,
+                entry.name,
+                folder_signature(entry),
+                lambda entry=entry, kind=kind, n=n: _read_folder(entry, kind, n),
+            ).model_copy()
         if kind in ("agent", "legacy") and entry.name in seen:
             rec.seen_at = seen[entry.name]
         out.append(rec)
@@ -383,15 +419,29 @@ def _step_events(entry: Path, rel_dir: str, rnd: str) -> list[Event]:
             v = sanitize(v)
             act = one_line(v.get("action"), 60)
             summ = f"{rnd} move {v.get('move')}: {act} → {v.get('score')}/{v.get('max_score')}"
-            out.append(Event(kind=Kind.GAME_STEP, source=src, generation=gen, offset=ln.offset, round=rnd, summary=one_line(summ), data=v))
+            out.append(
+                Event(
+                    kind=Kind.GAME_STEP,
+                    source=src,
+                    generation=gen,
+                    offset=ln.offset,
+                    round=rnd,
+                    summary=one_line(summ),
+                    data=v,
+                )
+            )
     return out
 
 
 _KEPT_INSTANCE_PREFIXES = JUDGE_KEPT_PREFIXES
 
 
-def submission_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offset_s: Optional[float],
-                      cache: Optional[dict[str, tuple]] = None) -> list[Event]:
+def submission_events(
+    task_dir: Path,
+    records: Iterable[SubmissionRecord],
+    utc_offset_s: Optional[float],
+    cache: Optional[dict[str, tuple]] = None,
+) -> list[Event]:
     """Events of the submission folders described by ``records`` (from :func:`read_submissions`).
     ``cache`` (kept by the caller between calls, e.g. the live supervisor) re-reads only the folders
     whose files or record changed; the events returned are then copies (callers may re-time them).
@@ -433,8 +483,9 @@ _RESULT_PREFIX = "Result:"
 JUDGE_SETUP_MAX_S = 900.0
 
 
-def result_known_time(rec: SubmissionRecord, judge_end: Optional[float]
-                      ) -> tuple[Optional[float], Optional[str], Optional[str]]:
+def result_known_time(
+    rec: SubmissionRecord, judge_end: Optional[float]
+) -> tuple[Optional[float], Optional[str], Optional[str]]:
     """When a graded round's result was known: ``(t, t_source, known_by)`` (epoch seconds UTC).
 
     * agent (and legacy) rounds: ``evolve_state.json`` ``at`` (``seen_at``), the moment the
@@ -458,8 +509,10 @@ def result_known_time(rec: SubmissionRecord, judge_end: Optional[float]
         return rec.seen_at, TimeSource.RECORDED, "evolve_state"
 
     def plausible(t: float) -> bool:
-        return rec.submitted_at is None or \
-            rec.submitted_at - 1.0 <= t <= rec.submitted_at + (rec.runtime_s or 0.0) + JUDGE_SETUP_MAX_S
+        return (
+            rec.submitted_at is None
+            or rec.submitted_at - 1.0 <= t <= rec.submitted_at + (rec.runtime_s or 0.0) + JUDGE_SETUP_MAX_S
+        )
 
     if judge_end is not None and plausible(judge_end):
         return judge_end, TimeSource.RECORDED, "judge_log"
@@ -555,9 +608,7 @@ def _folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offs
         for ev in inst:
             msg = str(ev.data.get("message", ""))
             keep = (
-                ev.kind == Kind.PARSE_ERROR
-                or ev.level in JUDGE_KEPT_LEVELS
-                or msg.startswith(_KEPT_INSTANCE_PREFIXES)
+                ev.kind == Kind.PARSE_ERROR or ev.level in JUDGE_KEPT_LEVELS or msg.startswith(_KEPT_INSTANCE_PREFIXES)
             )
             if keep:
                 ev.round = rec.round

@@ -14,7 +14,25 @@ from .base import finite_or_none
 
 _SPLIT_CMD = re.compile(r"[;&|\n(){}`'\"]+|\$\(")
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_WRAPPERS = frozenset(("time", "nohup", "env", "timeout", "stdbuf", "bash", "sh", "exec", "command", "sudo", "xargs", "then", "do", "else", "!"))
+_WRAPPERS = frozenset(
+    (
+        "time",
+        "nohup",
+        "env",
+        "timeout",
+        "stdbuf",
+        "bash",
+        "sh",
+        "exec",
+        "command",
+        "sudo",
+        "xargs",
+        "then",
+        "do",
+        "else",
+        "!",
+    )
+)
 
 
 def sforge_submit_mode(command: Any) -> Optional[str]:

@@ -89,7 +89,7 @@ class CompareScreen(Screen):
                 by = {c.run_key: c for c in load_curves(fetch, self.run_keys)}
                 series = [series_of_run(by[k]) for k in self.run_keys if k in by]
             self.post_message(CompareLoaded(series))
-        except Exception as e:  # shown on the screen, never a crash
+        except Exception as e:  # noqa: BLE001 - shown on the screen, never a crash
             if lift_pool_on(getattr(self.app, "conn", None), e):  # (a bounded buffer pool, lifted: again)
                 self.app.call_from_thread(self._load)
                 return

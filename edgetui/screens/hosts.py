@@ -19,9 +19,16 @@ from textual.widgets import Static
 from ..control_chars import visible
 
 #: state → (mark, style) as the runs screen's host column shows them
-_MARKS = {"up": ("●", "green"), "local": ("●", "green"), "degraded": ("◐", "yellow"), "connecting": ("…", "dim"),
-          "down": ("✗", "red"), "auth failed": ("✗", "red"), "host key refused": ("✗", "red"),
-          "closed": ("-", "dim")}
+_MARKS = {
+    "up": ("●", "green"),
+    "local": ("●", "green"),
+    "degraded": ("◐", "yellow"),
+    "connecting": ("…", "dim"),
+    "down": ("✗", "red"),
+    "auth failed": ("✗", "red"),
+    "host key refused": ("✗", "red"),
+    "closed": ("-", "dim"),
+}
 
 
 def _span(s: float) -> str:
@@ -52,11 +59,15 @@ def hosts_table(rows: Sequence[Any], now: float) -> Any:
     if not rows:
         return Text("no hosts (edgetui watch --host user@host:/path, or hosts.toml)", style="dim")
     t = Table(box=None, pad_edge=False, expand=True, show_edge=False, padding=(0, 1))
-    for name, kw in (("host", dict(no_wrap=True, overflow="ellipsis", max_width=18)),
-                     ("state", dict(no_wrap=True)), ("rtt", dict(no_wrap=True, justify="right")),
-                     ("since (UTC)", dict(no_wrap=True)), ("retry", dict(no_wrap=True)),
-                     ("runs", dict(no_wrap=True, justify="right")),
-                     ("engine", dict(no_wrap=True, overflow="ellipsis", ratio=1))):
+    for name, kw in (
+        ("host", dict(no_wrap=True, overflow="ellipsis", max_width=18)),
+        ("state", dict(no_wrap=True)),
+        ("rtt", dict(no_wrap=True, justify="right")),
+        ("since (UTC)", dict(no_wrap=True)),
+        ("retry", dict(no_wrap=True)),
+        ("runs", dict(no_wrap=True, justify="right")),
+        ("engine", dict(no_wrap=True, overflow="ellipsis", ratio=1)),
+    ):
         t.add_column(name, **kw)
     notes = []
     for r in rows:

@@ -66,8 +66,9 @@ class LeaderboardScreen(Screen):
     def _title(self, note: str) -> None:
         t = Text("leaderboard", style="bold")
         t.append(f" · by {self.by.replace('_', ' ')} · ", style="dim")
-        t.append("all runs" if self.include_all else "samples, infra-error and -retry runs left out (a: all)",
-                 style="dim")
+        t.append(
+            "all runs" if self.include_all else "samples, infra-error and -retry runs left out (a: all)", style="dim"
+        )
         t.append("\n(N) or ᴺ = tasks with a value at that hour; mean over them, repeats averaged first", style="dim")
         if note:
             t.append("\n" + visible(str(note)), style="italic yellow")
@@ -81,10 +82,11 @@ class LeaderboardScreen(Screen):
 
         try:
             curves = load_curves(fetch_from(self.app.conn))  # type: ignore[attr-defined]
-            vals = recorded_values(curves, HOURS, by, include_retry=include_all, include_infra=include_all,
-                                   include_samples=include_all)
+            vals = recorded_values(
+                curves, HOURS, by, include_retry=include_all, include_infra=include_all, include_samples=include_all
+            )
             self.post_message(LeaderboardLoaded(aggregate(vals)))
-        except Exception as e:  # shown on the screen, never a crash
+        except Exception as e:  # noqa: BLE001 - shown on the screen, never a crash
             self.post_message(LeaderboardLoaded([], f"{type(e).__name__}: {e}"))
 
     @on(LeaderboardLoaded)
@@ -110,17 +112,24 @@ class LeaderboardScreen(Screen):
 
         for (g, cat), by_h in rows.items():
             label = visible(" ".join(str(x) for x in g))
-            name = Text(cut(label, first), style="bold") if cat == "overall" else Text(cut("  " + visible(str(cat)), first),
-                                                                                       style="dim")
+            name = (
+                Text(cut(label, first), style="bold")
+                if cat == "overall"
+                else Text(cut("  " + visible(str(cat)), first), style="dim")
+            )
             cells = [name]
             for h in HOURS:
                 c = by_h.get(h)
                 n = str(c.n_tasks).translate(_SUP) if c is not None and narrow else f"({c.n_tasks})" if c else ""
-                cells.append(Text("–", style="dim", justify="right") if c is None or c.score is None else
-                             Text(f"{c.score:.1f} {n}", justify="right"))
+                cells.append(
+                    Text("–", style="dim", justify="right")
+                    if c is None or c.score is None
+                    else Text(f"{c.score:.1f} {n}", justify="right")
+                )
             table.add_row(*cells)
-        note = msg.error or ("" if msg.cells else "no runs count here" + ("" if self.include_all else
-                                                                         ": a counts every run"))
+        note = msg.error or (
+            "" if msg.cells else "no runs count here" + ("" if self.include_all else ": a counts every run")
+        )
         self._title(note)
 
     def action_toggle_all(self) -> None:

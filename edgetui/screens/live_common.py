@@ -140,12 +140,12 @@ def _container_label(live: Optional[LiveRun]) -> str:
     return f"{c.name} ({c.id[:12]})"
 
 
-def confirm_container_action(screen: Screen, actions: Optional[LiveActions], run_key: str,
-                             live: Optional[LiveRun], kind: str) -> None:
+def confirm_container_action(
+    screen: Screen, actions: Optional[LiveActions], run_key: str, live: Optional[LiveRun], kind: str
+) -> None:
     """Ask, then ``actions.stop`` / ``actions.kill`` the run's work container in a thread worker."""
     if actions is None:
-        screen.notify("Container actions are not available here (no live supervisor).", severity="warning",
-                      timeout=4)
+        screen.notify("Container actions are not available here (no live supervisor).", severity="warning", timeout=4)
         return
     c = live.container if live else None
     if live is not None and (c is None or c.state not in _LIVE_STATES):
@@ -175,15 +175,13 @@ def confirm_container_action(screen: Screen, actions: Optional[LiveActions], run
         def run() -> None:
             try:
                 out = fn(run_key)
-            except Exception as e:  # shown, never crashes the app
-                screen.app.call_from_thread(
-                    screen.notify, f"{kind} {target} failed: {e}", severity="error", timeout=8)
+            except Exception as e:  # noqa: BLE001 - shown, never crashes the app
+                screen.app.call_from_thread(screen.notify, f"{kind} {target} failed: {e}", severity="error", timeout=8)
                 return
             note = out if isinstance(out, str) and out else f"{kind} sent to {target}"
             screen.app.call_from_thread(screen.notify, note, timeout=4)
 
-        screen.run_worker(run, thread=True, group=f"container-{kind}", exit_on_error=False,
-                          name=f"{kind} {run_key}")
+        screen.run_worker(run, thread=True, group=f"container-{kind}", exit_on_error=False, name=f"{kind} {run_key}")
 
     title = "Kill the work container" if kind == "kill" else "Stop the work container"
     screen.app.push_screen(
@@ -192,8 +190,9 @@ def confirm_container_action(screen: Screen, actions: Optional[LiveActions], run
     )
 
 
-def acknowledge_alarms(screen: Screen, actions: Optional[LiveActions], run_key: Optional[str],
-                       on_done: Optional[Callable[[], None]] = None) -> None:
+def acknowledge_alarms(
+    screen: Screen, actions: Optional[LiveActions], run_key: Optional[str], on_done: Optional[Callable[[], None]] = None
+) -> None:
     """``A``: acknowledge the holding alarms of ``run_key`` (all runs when None) in a thread worker;
     they stop counting in banners and rows until raised again (the acknowledgement is recorded)."""
     if actions is None or not hasattr(actions, "acknowledge"):
@@ -204,7 +203,7 @@ def acknowledge_alarms(screen: Screen, actions: Optional[LiveActions], run_key: 
     def run() -> None:
         try:
             n = actions.acknowledge(run_key)
-        except Exception as e:  # shown, never crashes the app
+        except Exception as e:  # noqa: BLE001 - shown, never crashes the app
             screen.app.call_from_thread(screen.notify, f"could not acknowledge: {e}", severity="error", timeout=8)
             return
         note = f"acknowledged {n} alarm{'s' if n != 1 else ''} of {what}" if n else f"no alarm to acknowledge on {what}"
@@ -215,15 +214,17 @@ def acknowledge_alarms(screen: Screen, actions: Optional[LiveActions], run_key: 
     screen.run_worker(run, thread=True, group="alarm-ack", exit_on_error=False, name=f"ack {what}")
 
 
-def _run_suspended(screen: Screen, argv: Sequence[str], what: str,
-                   run_command: Callable[[Sequence[str]], int]) -> Optional[int]:
+def _run_suspended(
+    screen: Screen, argv: Sequence[str], what: str, run_command: Callable[[Sequence[str]], int]
+) -> Optional[int]:
     """Run ``argv`` with the app suspended (terminal handed over); returns its exit code."""
     try:
         with screen.app.suspend():
             rc = run_command(list(argv))
     except SuspendNotSupported:
-        screen.notify(f"Cannot hand the terminal over here: run `{shlex.join(argv)}` yourself.",
-                      severity="error", timeout=8)
+        screen.notify(
+            f"Cannot hand the terminal over here: run `{shlex.join(argv)}` yourself.", severity="error", timeout=8
+        )
         return None
     except (OSError, subprocess.SubprocessError) as e:
         screen.notify(f"{what}: cannot run {argv[0]}: {e}", severity="error", timeout=8)
@@ -234,15 +235,19 @@ def _run_suspended(screen: Screen, argv: Sequence[str], what: str,
     return rc
 
 
-def open_shell(screen: Screen, actions: Optional[LiveActions], run_key: str,
-               run_command: Callable[[Sequence[str]], int] = subprocess.call) -> None:
+def open_shell(
+    screen: Screen,
+    actions: Optional[LiveActions],
+    run_key: str,
+    run_command: Callable[[Sequence[str]], int] = subprocess.call,
+) -> None:
     """``e``: a shell in the work container, app suspended."""
     if actions is None:
         screen.notify("Shells are not available here (no live supervisor).", severity="warning", timeout=4)
         return
     try:
         argv = actions.shell_argv(run_key)
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - shown, never crashes the app
         screen.notify(f"cannot open a shell: {e}", severity="error", timeout=6)
         return
     if not argv:
@@ -258,8 +263,12 @@ def pager_argv(path: Any) -> list[str]:
     return [*base, str(path)]
 
 
-def open_run_file(screen: Screen, actions: Optional[LiveActions], run_key: str,
-                  run_command: Callable[[Sequence[str]], int] = subprocess.call) -> None:
+def open_run_file(
+    screen: Screen,
+    actions: Optional[LiveActions],
+    run_key: str,
+    run_command: Callable[[Sequence[str]], int] = subprocess.call,
+) -> None:
     """``o``: choose a file of the task directory, then open it in ``$PAGER`` with the app suspended."""
     if actions is None:
         screen.notify("Run files are not available here (no live supervisor).", severity="warning", timeout=4)
@@ -269,7 +278,7 @@ def open_run_file(screen: Screen, actions: Optional[LiveActions], run_key: str,
     for name, desc in RUN_FILES:
         try:
             p = actions.file_path(run_key, name)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a file that cannot be located is offered as not there
             p = None
         if p is not None:
             paths[name] = p
@@ -390,8 +399,14 @@ class AlarmsScreen(_ListModal):
 
     BINDINGS = [Binding("A", "ack", "acknowledge", show=False)]
 
-    def __init__(self, alarms: Iterable[Alarm], now: float, title: str = "Alarms",
-                 on_ack: Optional[Callable[[], None]] = None, states: Optional[dict[int, str]] = None) -> None:
+    def __init__(
+        self,
+        alarms: Iterable[Alarm],
+        now: float,
+        title: str = "Alarms",
+        on_ack: Optional[Callable[[], None]] = None,
+        states: Optional[dict[int, str]] = None,
+    ) -> None:
         alarms = sorted(alarms, key=lambda a: a.t, reverse=True)
         self.on_ack = on_ack
         t = Table(box=None, show_header=True, header_style="bold", padding=(0, 1), expand=True)
@@ -414,11 +429,16 @@ class AlarmsScreen(_ListModal):
             else:
                 st = Text("–", style="dim")
             dim = "dim" if state == "cleared" else ""
-            cells = [Text(fmt_age(now - a.t), style=dim),
-                     Text("⚠" if state != "cleared" else "·",
-                          style="dim" if dim else ("bold red" if crit else "bold yellow")),
-                     Text(visible(a.rule), style=dim or "bold"), Text(visible(a.run_key), style=dim or "cyan"), st,
-                     Text(visible_lines(a.message), style=dim)]
+            cells = [
+                Text(fmt_age(now - a.t), style=dim),
+                Text(
+                    "⚠" if state != "cleared" else "·", style="dim" if dim else ("bold red" if crit else "bold yellow")
+                ),
+                Text(visible(a.rule), style=dim or "bold"),
+                Text(visible(a.run_key), style=dim or "cyan"),
+                st,
+                Text(visible_lines(a.message), style=dim),
+            ]
             t.add_row(*cells)
             self.lines.append(" ".join(c.plain for c in cells))
         super().__init__(f"{title} ({len(alarms)})", t)
@@ -481,14 +501,14 @@ class LiveMomentsMixin:
             return
 
     def on_live_moments(self, msg: LiveMoments) -> None:
-        if [m["round"] for m in msg.moments] == [m["round"] for m in self.moments] and \
-                [m["provisional"] for m in msg.moments] == [m["provisional"] for m in self.moments]:
+        if [m["round"] for m in msg.moments] == [m["round"] for m in self.moments] and [
+            m["provisional"] for m in msg.moments
+        ] == [m["provisional"] for m in self.moments]:
             return
         self.moments = msg.moments
         if self.cursor is not None:
             self.cursor.set_moments(m["round"] for m in self.moments)
         self._draw_chart()
-
 
 
 # ---------------------------------------------------------------------------- forecast priors
@@ -563,7 +583,7 @@ class PriorFitter:
             if conn is not None:
                 try:
                     conn.close()
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - closing a connection that may have failed
                     pass
         try:
             self.app.call_from_thread(self._after, done)

@@ -46,9 +46,14 @@ class SubmissionsTable(DataTable):
         self._sig: Any = None
 
     def on_mount(self) -> None:
-        for label, key, w, just in (("round", "round", 9, "left"), ("elapsed", "elapsed", 9, "right"),
-                                    ("pass", "pass", 6, "right"), ("score", "score", 9, "right"),
-                                    ("★", "best", 1, "left"), ("status", "status", 10, "left")):
+        for label, key, w, just in (
+            ("round", "round", 9, "left"),
+            ("elapsed", "elapsed", 9, "right"),
+            ("pass", "pass", 6, "right"),
+            ("score", "score", 9, "right"),
+            ("★", "best", 1, "left"),
+            ("status", "status", 10, "left"),
+        ):
             self.add_column(Text(label, style="bold", justify=just), width=w, key=key)  # type: ignore[arg-type]
 
     @property
@@ -122,8 +127,9 @@ def live_status_text(live: Optional[LiveRun], now: float, width: int) -> Text:
     if getattr(live, "judge_says", None):
         fields.append(Text(live.judge_says, style="cyan"))
     if live.judges_running:
-        fields.append(Text(f"grading: {live.judges_running} judge{'s' if live.judges_running > 1 else ''}",
-                           style="bold cyan"))
+        fields.append(
+            Text(f"grading: {live.judges_running} judge{'s' if live.judges_running > 1 else ''}", style="bold cyan")
+        )
     c = live.container
     if c is not None:
         ct = Text("ctr " if compact else "container ", style="dim")
@@ -159,8 +165,10 @@ def alarm_line(a: Alarm, now: float, state: str = "holding") -> Text:
     """One alarm: ``⚠ 3m ago stall  message``; ``state`` = holding | acked | cleared (the last two dim,
     marked ``✓ acknowledged`` / ``cleared``)."""
     loud = state == "holding"
-    t = Text("⚠ " if loud else ("✓ " if state == "acked" else "· "),
-             style=("bold red" if a.severity == "critical" else "bold yellow") if loud else "dim")
+    t = Text(
+        "⚠ " if loud else ("✓ " if state == "acked" else "· "),
+        style=("bold red" if a.severity == "critical" else "bold yellow") if loud else "dim",
+    )
     t.append(f"{fmt_age(now - a.t)} ago ", style="dim")
     t.append(a.rule, style="bold" if loud else "dim bold")
     if state == "acked":

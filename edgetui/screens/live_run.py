@@ -46,7 +46,7 @@ from replay.cursor import ReplayCursor, format_elapsed
 
 from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
 from ..widgets.fmt import set_border, set_static
-from .live_parts import SubmissionsTable, alarm_line, live_status_text  # noqa: F401  (re-exported)
+from .live_parts import SubmissionsTable, alarm_line, live_status_text  # (also imported from here)
 from .live_common import (  # noqa: F401 - re-exported: where callers have always found them
     LiveForecastMixin,
     LiveMomentsMixin,
@@ -63,8 +63,7 @@ from .live_common import (  # noqa: F401 - re-exported: where callers have alway
     open_shell,
     pager_argv,
 )
-from .replay import (NARROW_WIDTH, SHORT_HEIGHT, HelpScreen, LoadFailed, PromptInput, ReplayScreen, RunLoaded,
-                     fold_note)
+from .replay import NARROW_WIDTH, SHORT_HEIGHT, HelpScreen, LoadFailed, PromptInput, ReplayScreen, RunLoaded, fold_note
 
 __all__ = [
     "LIVE_KEYS",
@@ -111,8 +110,15 @@ LIVE_KEYS: list[tuple[str, str]] = [
 class LiveLoaded(Message):
     """A (re)load of the run: ``full`` when the whole run was read, else ``added`` events were appended."""
 
-    def __init__(self, base: Optional[ReplayCursor], header: dict, cursor: ReplayCursor, subs: list[dict],
-                 full: bool, fresh_header: bool = True) -> None:
+    def __init__(
+        self,
+        base: Optional[ReplayCursor],
+        header: dict,
+        cursor: ReplayCursor,
+        subs: list[dict],
+        full: bool,
+        fresh_header: bool = True,
+    ) -> None:
         self.base, self.header, self.cursor, self.subs, self.full = base, header, cursor, subs, full
         self.fresh_header = fresh_header  # header and submissions read now (False: kept from the last read)
         super().__init__()
@@ -132,8 +138,14 @@ class LiveWaiting(Message):
 
 def _subs_sig(subs: Iterable[dict]) -> dict[str, tuple]:
     return {
-        s.get("round"): (s.get("status"), s.get("score"), s.get("pass_rate"), s.get("is_new_best"),
-                         s.get("graded_at"), s.get("t"))
+        s.get("round"): (
+            s.get("status"),
+            s.get("score"),
+            s.get("pass_rate"),
+            s.get("is_new_best"),
+            s.get("graded_at"),
+            s.get("t"),
+        )
         for s in subs
     }
 
@@ -141,9 +153,9 @@ def _subs_sig(subs: Iterable[dict]) -> dict[str, tuple]:
 tail_start = store.tail_start  # (k, t0) of a timeline: where a tail read starts
 
 
-def load_increment(conn: Any, run_key: str, base: Optional[ReplayCursor], base_subs: list[dict],
-                   header: Optional[dict] = None
-                   ) -> tuple[str, Optional[dict], Optional[ReplayCursor], list[dict]]:
+def load_increment(
+    conn: Any, run_key: str, base: Optional[ReplayCursor], base_subs: list[dict], header: Optional[dict] = None
+) -> tuple[str, Optional[dict], Optional[ReplayCursor], list[dict]]:
     """Read what changed since ``base``: ``("idle"|"tail"|"full"|"missing", header, cursor, subs)``.
 
     ``tail``: events at or after the newest known time (and untimed ones) were
@@ -180,8 +192,12 @@ def load_increment(conn: Any, run_key: str, base: Optional[ReplayCursor], base_s
                         head["last_t"] = max(last_t, head.get("last_t") or last_t)
                 if light or head["n_events"] == total:
                     kept = tail_start(ev)[0]  # the events before the re-read tail: unchanged
-                    return "tail", head, ReplayCursor(merged, subs, start=start,
-                                                      metadata_prefix=base.metadata[:kept]), subs
+                    return (
+                        "tail",
+                        head,
+                        ReplayCursor(merged, subs, start=start, metadata_prefix=base.metadata[:kept]),
+                        subs,
+                    )
         if light:  # not a plain append after all: read everything
             return load_increment(conn, run_key, base, base_subs)
     head = store.run_header(conn, run_key)
@@ -211,11 +227,22 @@ def _snapshot_sig(live: Optional[LiveRun]) -> Any:
     if live is None:
         return None
     c = live.container
-    return (live.status, live.agent_submissions, live.auto_submissions, live.game_sessions, live.best_round,
-            live.best_display, tuple(live.grading_rounds), live.started_at, live.deleted,
-            len(live.alarms), live.alarms[-1].t if live.alarms else None,
-            tuple((a.acked_at is not None) for a in live.alarms),
-            (c.state, c.exit_code, c.oom_killed, c.restart_count) if c is not None else None, live.operator_action)
+    return (
+        live.status,
+        live.agent_submissions,
+        live.auto_submissions,
+        live.game_sessions,
+        live.best_round,
+        live.best_display,
+        tuple(live.grading_rounds),
+        live.started_at,
+        live.deleted,
+        len(live.alarms),
+        live.alarms[-1].t if live.alarms else None,
+        tuple((a.acked_at is not None) for a in live.alarms),
+        (c.state, c.exit_code, c.oom_killed, c.restart_count) if c is not None else None,
+        live.operator_action,
+    )
 
 
 class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
@@ -321,8 +348,9 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
         chart = self.show_chart and not (narrow and subs)  # narrow: submissions take the chart's place
         # a short terminal and nothing graded yet: an empty chart would take 9 of 24 rows from the
         # events; the top area comes back with the first submission (or with c / u)
-        collapsed = (self.size.height < SHORT_HEIGHT and self.cursor is not None and not self.subs
-                     and not self._top_chosen)
+        collapsed = (
+            self.size.height < SHORT_HEIGHT and self.cursor is not None and not self.subs and not self._top_chosen
+        )
         if collapsed:
             subs = chart = False
         hint = collapsed != self.has_class("-top-collapsed")
@@ -424,8 +452,11 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
         holding = {id(a) for a in current}
         ack_ids = {id(a) for a in acked}
         # loud ones first (newest first), then acknowledged, then cleared
-        alarms = sorted(live.alarms, key=lambda a: (0 if id(a) in holding else (1 if id(a) in ack_ids else 2), -a.t)) \
-            if live else []
+        alarms = (
+            sorted(live.alarms, key=lambda a: (0 if id(a) in holding else (1 if id(a) in ack_ids else 2), -a.t))
+            if live
+            else []
+        )
         self.set_class(bool(alarms), "-has-alarms")
         self.set_class(bool(alarms) and not current, "-quiet-alarms")
         if alarms:
@@ -435,13 +466,19 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
             for k, a in enumerate(shown):
                 if k:
                     t.append("\n")
-                line = alarm_line(a, now, "holding" if id(a) in holding else ("acked" if id(a) in ack_ids else "cleared"))
+                line = alarm_line(
+                    a, now, "holding" if id(a) in holding else ("acked" if id(a) in ack_ids else "cleared")
+                )
                 if line.cell_len > width:
                     line.truncate(width, overflow="ellipsis")
                 t.append_text(line)
             if len(alarms) > len(shown):
-                t.append(f"\n… {len(alarms) - len(shown)} more (a: all alarms)" if not narrow
-                         else f"  (+{len(alarms) - len(shown)}, a)", style="dim")
+                t.append(
+                    f"\n… {len(alarms) - len(shown)} more (a: all alarms)"
+                    if not narrow
+                    else f"  (+{len(alarms) - len(shown)}, a)",
+                    style="dim",
+                )
             set_static(self.query_one("#live-alarms", Static), t)
 
     # ------------------------------------------------------------------ loading
@@ -465,8 +502,12 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
         self._again_full = False
         # only lines were tailed since the last full read (less than HEADER_REFRESH_S ago): keep the
         # header and submissions (the snapshot brings the live dollars; tokens follow within seconds)
-        light = (not full and not self._need_full_header and self.header is not None
-                 and time.monotonic() - self._header_t < HEADER_REFRESH_S)
+        light = (
+            not full
+            and not self._need_full_header
+            and self.header is not None
+            and time.monotonic() - self._header_t < HEADER_REFRESH_S
+        )
         self._reload(None if full else self.cursor, list(self.subs), self.header if light else None)
 
     def action_refresh_live(self) -> None:
@@ -484,7 +525,7 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
                 from ..analysis_data import header_forecast
 
                 head["forecast"] = header_forecast(conn, head, subs)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - shown as a load failure, never crashes the app
             self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
             self.post_message(LiveIdle())
             return
@@ -520,8 +561,9 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
         end = self.cursor.end_elapsed if self.cursor else 0.0
         if self.live and self.live.status in ("running", "grading") and self.live.elapsed_s:
             end = max(end, self.live.elapsed_s)
-        return chart_data(head, self.subs, end_elapsed_s=end, mode=self.chart_mode,
-                          moments=[m["round"] for m in self.moments])
+        return chart_data(
+            head, self.subs, end_elapsed_s=end, mode=self.chart_mode, moments=[m["round"] for m in self.moments]
+        )
 
     def _chart_hidden(self) -> bool:  # the live screen lays out its top area itself (-no-chart)
         return False
@@ -693,8 +735,15 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
         if not alarms:
             self.notify("no alarm on this run", timeout=2)
             return
-        self.app.push_screen(AlarmsScreen(alarms, self.now(), title=f"Alarms of {self.run_key}",
-                                          on_ack=self.action_ack_alarms, states=alarm_states([self.live])))
+        self.app.push_screen(
+            AlarmsScreen(
+                alarms,
+                self.now(),
+                title=f"Alarms of {self.run_key}",
+                on_ack=self.action_ack_alarms,
+                states=alarm_states([self.live]),
+            )
+        )
 
     def action_ack_alarms(self) -> None:
         acknowledge_alarms(self, self.actions, self.run_key, on_done=self._after_ack)

@@ -25,10 +25,21 @@ from replay.cursor import format_elapsed
 from ..control_chars import visible
 from ..widgets.fmt import visible_text
 
-__all__ = ["MomentsScreen", "WhyScreen", "QueueScreen", "QueueLoaded", "ReplayMomentsMixin", "WhyLoaded", "Annotated",
-           "AnnotationsRead",
-           "MomentsFound",
-           "moment_line", "why_text", "why_head_text", "why_diff_text"]
+__all__ = [
+    "MomentsScreen",
+    "WhyScreen",
+    "QueueScreen",
+    "QueueLoaded",
+    "ReplayMomentsMixin",
+    "WhyLoaded",
+    "Annotated",
+    "AnnotationsRead",
+    "MomentsFound",
+    "moment_line",
+    "why_text",
+    "why_head_text",
+    "why_diff_text",
+]
 
 
 def moment_line(m: dict) -> Text:
@@ -88,13 +99,20 @@ class MomentsScreen(ModalScreen[Optional[int]]):
         self.dismiss(None)
 
 
-
 #: the longest action sample shown (cells; cut at a word with …)
 SAMPLE_W = 70
 
 
-def _hang(t: Text, text: str, first: str, width: Optional[int], style: str = "", first_style: str = "",
-          words: bool = True, cont: Optional[str] = None) -> None:
+def _hang(
+    t: Text,
+    text: str,
+    first: str,
+    width: Optional[int],
+    style: str = "",
+    first_style: str = "",
+    words: bool = True,
+    cont: Optional[str] = None,
+) -> None:
     """Append ``first`` then ``text`` to ``t``, continuation lines indented under the text's start
     (a hanging indent; ``cont``: what starts a continuation line instead of spaces, as wide as
     ``first``) when ``width`` (cells) is known; ``words``: wrap at spaces (prose), else cut anywhere
@@ -107,7 +125,7 @@ def _hang(t: Text, text: str, first: str, width: Optional[int], style: str = "",
     if words:
         parts = textwrap.wrap(text, room, break_long_words=True, break_on_hyphens=False) or [""]
     else:
-        parts = [text[i:i + room] for i in range(0, len(text), room)]
+        parts = [text[i : i + room] for i in range(0, len(text), room)]
     t.append(parts[0] + "\n", style=style)
     for p in parts[1:]:
         t.append(cont if cont is not None else " " * len(first), style="dim")
@@ -138,8 +156,14 @@ def why_head_text(why: dict[str, Any], width: Optional[int] = None) -> Text:
     for kind, a_ in (why.get("actions") or {}).items():
         head = f"  {kind:<9} {a_['n']:>4}  "
         for i, x in enumerate(a_["examples"][-2:]):
-            _hang(t, _sample(x, max(30, (width or 10**6) - len(head))), head if i == 0 else " " * len(head), width, style="dim",
-                  first_style="bold")
+            _hang(
+                t,
+                _sample(x, max(30, (width or 10**6) - len(head))),
+                head if i == 0 else " " * len(head),
+                width,
+                style="dim",
+                first_style="bold",
+            )
         if not a_["examples"]:
             t.append(head.rstrip() + "\n", style="bold")
     notes = why.get("notes") or {}
@@ -175,16 +199,24 @@ def why_diff_text(why: dict[str, Any], width: Optional[int] = None) -> Text:
         t.append(f"  {d['error']}\n", style="bold red")
     else:
         against = d.get("against") or "nothing (first archive)"
-        t.append(f"  submission.tar.gz against {against}: {len(d['files'])} file(s) changed, "
-                 f"{d['unchanged']} unchanged" + (" (diff cut)" if d.get("truncated") else "") + "\n", style="dim")
+        t.append(
+            f"  submission.tar.gz against {against}: {len(d['files'])} file(s) changed, "
+            f"{d['unchanged']} unchanged" + (" (diff cut)" if d.get("truncated") else "") + "\n",
+            style="dim",
+        )
         for f in d["files"]:
             t.append(f"  {f['status']:<8} {f['path']}\n", style="bold")
             for line in f["lines"]:
-                style = "green" if line.startswith("+") and not line.startswith("+++") else \
-                    "red" if line.startswith("-") and not line.startswith("---") else \
-                    "cyan" if line.startswith("@@") else ""
-                _hang(t, line[1:], "    " + line[:1], width, style=style, first_style=style, words=False,
-                      cont="    ↪")
+                style = (
+                    "green"
+                    if line.startswith("+") and not line.startswith("+++")
+                    else "red"
+                    if line.startswith("-") and not line.startswith("---")
+                    else "cyan"
+                    if line.startswith("@@")
+                    else ""
+                )
+                _hang(t, line[1:], "    " + line[:1], width, style=style, first_style=style, words=False, cont="    ↪")
     return visible_text(t)
 
 
@@ -202,17 +234,20 @@ class WhyScreen(Screen[None]):
     more per paint here), and painted in two frames: the jump, actions and notes first, the diff
     (the long part) in the frame after, or when the worker reading the archives hands it over."""
 
-    BINDINGS = [Binding("escape,q,w", "close", "close"),
-                Binding("right_square_bracket", "milestone(1)", "next milestone"),
-                Binding("left_square_bracket", "milestone(-1)", "previous milestone")]
+    BINDINGS = [
+        Binding("escape,q,w", "close", "close"),
+        Binding("right_square_bracket", "milestone(1)", "next milestone"),
+        Binding("left_square_bracket", "milestone(-1)", "previous milestone"),
+    ]
     DEFAULT_CSS = """
     WhyScreen > VerticalScroll { width: 100%; height: 1fr; border: round $accent; padding: 0 1;
         scrollbar-gutter: stable; }
     WhyScreen Static { width: 100%; height: auto; }
     """
 
-    def __init__(self, why: dict[str, Any], rounds: Sequence[str] = (),
-                 step: Optional[Callable[[str], None]] = None) -> None:
+    def __init__(
+        self, why: dict[str, Any], rounds: Sequence[str] = (), step: Optional[Callable[[str], None]] = None
+    ) -> None:
         super().__init__()
         self.why = why
         self.rounds = list(rounds)
@@ -252,7 +287,7 @@ class WhyScreen(Screen[None]):
         return "".join(str(self.query_one(f"#{i}", Static).render()) for i in ("why-body", "why-diff"))
 
     def _draw_diff(self, why: dict[str, Any]) -> None:
-        if why is not self.why:   # another milestone was shown meanwhile
+        if why is not self.why:  # another milestone was shown meanwhile
             return
         self.query_one("#why-diff", Static).update(why_diff_text(why, self._text_width()))
         self.diff_shown = None if why.get("diff_pending") else why
@@ -260,8 +295,11 @@ class WhyScreen(Screen[None]):
     def _titles(self) -> None:
         v = self.query_one(VerticalScroll)
         v.border_title = Text(visible(f"why {self.why['round']}"))
-        pos = (f"milestone {self.rounds.index(self.why['round']) + 1}/{len(self.rounds)} · [ ] step · "
-               if self.why["round"] in self.rounds else "")
+        pos = (
+            f"milestone {self.rounds.index(self.why['round']) + 1}/{len(self.rounds)} · [ ] step · "
+            if self.why["round"] in self.rounds
+            else ""
+        )
         v.border_subtitle = pos + "↑↓ scroll · esc closes"
 
     def show(self, why: dict[str, Any]) -> None:
@@ -343,10 +381,14 @@ class QueueScreen(Screen):
             built = getattr(self.app, "_moments_built", None)
             if built is None:
                 built = set()
-                setattr(self.app, "_moments_built", built)
-            todo = [r[0] for r in conn.execute(
-                """SELECT run_key FROM runs r WHERE NOT EXISTS (SELECT 1 FROM moments m WHERE m.run_key = r.run_key)
-                   AND (SELECT count(*) FROM submissions s WHERE s.run_key = r.run_key) >= 5""").fetchall()]
+                setattr(self.app, "_moments_built", built)  # noqa: B010 - an ad-hoc attribute of the App (read by getattr above): mypy refuses the plain assignment
+            todo = [
+                r[0]
+                for r in conn.execute(
+                    """SELECT run_key FROM runs r WHERE NOT EXISTS (SELECT 1 FROM moments m WHERE m.run_key = r.run_key)
+                   AND (SELECT count(*) FROM submissions s WHERE s.run_key = r.run_key) >= 5"""
+                ).fetchall()
+            ]
             for key in todo:
                 if key not in built:
                     built.add(key)
@@ -358,7 +400,7 @@ class QueueScreen(Screen):
                             self.app.call_from_thread(self._load)
                             return
             self.post_message(QueueLoaded(moment_queue(conn)))
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - shown, never crashes the app
             if lift_pool_on(getattr(self.app, "conn", None), e):
                 self.app.call_from_thread(self._load)
                 return
@@ -376,13 +418,18 @@ class QueueScreen(Screen):
             t = Text(no_wrap=True, overflow="ellipsis")
             t.append(f"{e['run_key']}  ", style="bold")
             t.append(f"{e['round']:<10}", style="bold magenta")
-            t.append(f" {format_elapsed(e.get('elapsed_s')):>8}  {e['score_before']:g} → {e['score_after']:g}"
-                     f"  conf {e.get('confidence') or 0:.2f}")
+            t.append(
+                f" {format_elapsed(e.get('elapsed_s')):>8}  {e['score_before']:g} → {e['score_after']:g}"
+                f"  conf {e.get('confidence') or 0:.2f}"
+            )
             ol.add_option(Option(visible_text(t, one_line=True), id=str(i)))
         if msg.entries:
             ol.highlighted = 0
-        ol.border_subtitle = (f"{len(msg.entries)} to label · enter: open at the moment (L labels it) · esc: back"
-                              if msg.entries else "nothing left to label")
+        ol.border_subtitle = (
+            f"{len(msg.entries)} to label · enter: open at the moment (L labels it) · esc: back"
+            if msg.entries
+            else "nothing left to label"
+        )
         ol.focus()
 
     @on(OptionList.OptionSelected)
@@ -398,8 +445,14 @@ class WhyLoaded(Message):
     """A round's why (``why["diff_pending"]``: without its diff yet; ``painted`` is set once it is
     on screen), or the error that stopped its read."""
 
-    def __init__(self, round: str, why: Optional[dict], error: Optional[str] = None, prefetch: bool = False,
-                 painted: Optional[threading.Event] = None) -> None:
+    def __init__(
+        self,
+        round: str,
+        why: Optional[dict],
+        error: Optional[str] = None,
+        prefetch: bool = False,
+        painted: Optional[threading.Event] = None,
+    ) -> None:
         self.round, self.why, self.error, self.prefetch, self.painted = round, why, error, prefetch, painted
         super().__init__()
 
@@ -434,10 +487,10 @@ class ReplayMomentsMixin:
     screen's; the reads and the write run in its workers."""
 
     _why_cache: dict
-    _why_wanted: Optional[str] = None   # the round whose why was asked for last
-    _annotations: dict = {}             # event id -> its annotations (AnnotationsRead; replaced, never mutated)
-    _editing: Optional[str] = None      # the annotation L's open prompt edits
-    _moments_wanted = False             # M pressed before the moments were found (opened when they are)
+    _why_wanted: Optional[str] = None  # the round whose why was asked for last
+    _annotations: dict = {}  # event id -> its annotations (AnnotationsRead; replaced, never mutated)
+    _editing: Optional[str] = None  # the annotation L's open prompt edits
+    _moments_wanted = False  # M pressed before the moments were found (opened when they are)
 
     def on_moments_found(self, msg: MomentsFound) -> None:
         self.moments = msg.moments
@@ -448,7 +501,7 @@ class ReplayMomentsMixin:
             self._draw_chart()
         if self.moments:
             self._prefetch_why([m["round"] for m in self.moments])
-        if self._moments_wanted:   # M pressed while they were being found: open the list now
+        if self._moments_wanted:  # M pressed while they were being found: open the list now
             self._moments_wanted = False
             if self.app.screen is self:
                 self.action_moments_list()
@@ -460,12 +513,13 @@ class ReplayMomentsMixin:
         if c is None:
             return
         if not c.moment_idx:
-            self.notify(getattr(self, "moments_note", None) or "no reframing moment found in this run",
-                        timeout=4)
+            self.notify(getattr(self, "moments_note", None) or "no reframing moment found in this run", timeout=4)
             return
         fwd = direction > 0
-        self._do(c.next_moment if fwd else c.prev_moment,
-                 "no later reframing moment" if fwd else "no earlier reframing moment")
+        self._do(
+            c.next_moment if fwd else c.prev_moment,
+            "no later reframing moment" if fwd else "no earlier reframing moment",
+        )
 
     def action_moments_list(self) -> None:
         if getattr(self, "_later", lambda *a: False)(self.action_moments_list):
@@ -475,17 +529,14 @@ class ReplayMomentsMixin:
             return
         if not self.moments:
             if getattr(self, "moments_read", True):
-                self.notify(getattr(self, "moments_note", None) or "no reframing moment found in this run",
-                            timeout=4)
+                self.notify(getattr(self, "moments_note", None) or "no reframing moment found in this run", timeout=4)
             else:
                 self._moments_wanted = True
-                self.notify("finding this run's reframing moments… the list opens when they are found",
-                            timeout=3)
+                self.notify("finding this run's reframing moments… the list opens when they are found", timeout=3)
             return
         # the moment at or before the selected event is highlighted
         pos = c.position()
-        current = max((i for i, m in enumerate(self.moments)
-                       if (m.get("elapsed_s") or 0.0) <= pos), default=0)
+        current = max((i for i, m in enumerate(self.moments) if (m.get("elapsed_s") or 0.0) <= pos), default=0)
 
         def go(i: Optional[int]) -> None:
             if i is None or self.cursor is None:
@@ -528,7 +579,7 @@ class ReplayMomentsMixin:
         if rnd in self._why_cache:
             self._show_why(self._why_cache[rnd])
             return
-        self._load_why(rnd)   # (no "reading…" note: its toast would cost more than the read of the head)
+        self._load_why(rnd)  # (no "reading…" note: its toast would cost more than the read of the head)
 
     def _show_why(self, why: dict) -> None:
         top = self.app.screen
@@ -582,8 +633,8 @@ class ReplayMomentsMixin:
         if not msg.why.get("diff_pending"):
             self._why_cache[msg.round] = msg.why
             if self._why_wanted is not None and msg.round != self._why_wanted:
-                return   # a milestone stepped past before its read ended
-            top = self.app.screen   # the diff of the round shown (not of one stepped away from, nor of a closed view)
+                return  # a milestone stepped past before its read ended
+            top = self.app.screen  # the diff of the round shown (not of one stepped away from, nor of a closed view)
             if isinstance(top, WhyScreen) and top.why["round"] == msg.round:
                 top.show(msg.why)
             return
@@ -594,7 +645,6 @@ class ReplayMomentsMixin:
         self._show_why(msg.why)
         if msg.painted is not None:
             self.app.screen.call_after_refresh(msg.painted.set)
-
 
     # -- annotations: L adds one to the selected event; on an annotated event it edits the newest
     # one there (the prompt holds its "label: note"), and an emptied prompt deletes it
@@ -616,13 +666,22 @@ class ReplayMomentsMixin:
         editing, self._editing = self._editing, None
         if editing is None:
             if text:
-                self._annotate({"op": "annotate", "event_id": event_id, "label": label.strip() or None,
-                                "text": note.strip()}, label.strip() or note.strip())
+                self._annotate(
+                    {"op": "annotate", "event_id": event_id, "label": label.strip() or None, "text": note.strip()},
+                    label.strip() or note.strip(),
+                )
         elif not text:
             self._annotate({"op": "annotation_delete", "annotation_id": editing}, "deleted")
         else:
-            self._annotate({"op": "annotation_edit", "annotation_id": editing, "label": label.strip() or None,
-                            "text": note.strip()}, "edited")
+            self._annotate(
+                {
+                    "op": "annotation_edit",
+                    "annotation_id": editing,
+                    "label": label.strip() or None,
+                    "text": note.strip(),
+                },
+                "edited",
+            )
 
     @work(thread=True, exclusive=True, group="replay-annotate", exit_on_error=False)
     def _annotate(self, req: dict, where: str) -> None:
@@ -658,6 +717,7 @@ class ReplayMomentsMixin:
         elif msg.reply["ok"] is False:
             self.notify("that annotation is gone (deleted elsewhere)", severity="warning", timeout=4)
         else:
-            self.notify(f"annotated: {msg.where}" + (f" ({msg.reply['ok']})" if isinstance(msg.reply["ok"], str) else ""),
-                        timeout=3)
-
+            self.notify(
+                f"annotated: {msg.where}" + (f" ({msg.reply['ok']})" if isinstance(msg.reply["ok"], str) else ""),
+                timeout=3,
+            )

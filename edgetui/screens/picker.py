@@ -38,13 +38,14 @@ def _middle_cut(s: str, width: int) -> str:
     if len(s) <= width:
         return s
     head = (width - 1) // 2
-    return s[:head] + "…" + s[len(s) - (width - 1 - head):]
+    return s[:head] + "…" + s[len(s) - (width - 1 - head) :]
 
 
 def fit_columns(widths: dict[str, int], avail: int, min_id: int = 14) -> tuple[list[str], int]:
     """Which of the picker's columns fit in ``avail`` cells, and the run id column's width: the
     columns of :data:`_DROP_ORDER` are kept, most needed first, where they fit; when even the rest
     do not, the run id is cut (down to ``min_id``). ``widths`` maps each column label to its widest cell."""
+
     def total(cs: list[str]) -> int:
         return sum(widths[c] + _CELL_PAD for c in cs)
 
@@ -90,8 +91,9 @@ class PickerScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static(id="picker-title")
-        yield FilterInput(placeholder="type to filter runs: words match run id, task, host, model, agent, status",
-                          id="filter")
+        yield FilterInput(
+            placeholder="type to filter runs: words match run id, task, host, model, agent, status", id="filter"
+        )
         yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
         yield Static(id="picker-empty")
         yield Footer()
@@ -112,7 +114,7 @@ class PickerScreen(Screen):
     def reload(self) -> None:
         try:
             rows = store.list_runs(self.app.conn)  # type: ignore[attr-defined]
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - shown, never crashes the app
             self.app.call_from_thread(self.notify, f"cannot list runs: {e}", severity="error")
             rows = []
         self.post_message(RunsLoaded(rows))
@@ -132,7 +134,9 @@ class PickerScreen(Screen):
         if not msg.rows:
             empty.display = True
             note = getattr(self.app, "empty_note", None)
-            empty.update(Text(note or "No runs recorded in this database yet — loading sample runs…", style="dim italic"))
+            empty.update(
+                Text(note or "No runs recorded in this database yet — loading sample runs…", style="dim italic")
+            )
             self.app.handle_empty()  # type: ignore[attr-defined]
         else:
             empty.display = False
@@ -150,26 +154,36 @@ class PickerScreen(Screen):
             score_task = r.get("score_task")
             # a pass-rate task has no score (SForge stores its pass rate as best_score): the pass column says it
             best = fmt_score(r.get("best_score")) if score_task else "–"
-            subs = (f"{r['game_sessions']} games" if r.get("game_sessions")
-                    else f"{r.get('agent_submissions') or 0}+{r.get('auto_submissions') or 0}")
+            subs = (
+                f"{r['game_sessions']} games"
+                if r.get("game_sessions")
+                else f"{r.get('agent_submissions') or 0}+{r.get('auto_submissions') or 0}"
+            )
             cost = r.get("cost_usd") if r.get("cost_usd") is not None else r.get("stated_cost_usd")
-            rows.append((r["run_key"], [
-                Text(visible(str(r.get("run_id"))), style="bold"),
-                Text(visible(str(r.get("task_id"))), style="cyan"),
-                Text(best, style="green", justify="right"),
-                Text(fmt_pct(r.get("best_pass_rate")), justify="right"),
-                Text(visible(st), style=STATUS_STYLE.get(st, "")),
-                Text(visible(str(r.get("model") or r.get("agent") or "–"))),
-                Text(subs, justify="right"),
-                Text(fmt_count(r.get("n_events")), justify="right"),
-                Text(fmt_usd(cost), style="yellow", justify="right"),
-                Text(fmt_utc(r.get("started_at"))),
-            ]))
+            rows.append(
+                (
+                    r["run_key"],
+                    [
+                        Text(visible(str(r.get("run_id"))), style="bold"),
+                        Text(visible(str(r.get("task_id"))), style="cyan"),
+                        Text(best, style="green", justify="right"),
+                        Text(fmt_pct(r.get("best_pass_rate")), justify="right"),
+                        Text(visible(st), style=STATUS_STYLE.get(st, "")),
+                        Text(visible(str(r.get("model") or r.get("agent") or "–"))),
+                        Text(subs, justify="right"),
+                        Text(fmt_count(r.get("n_events")), justify="right"),
+                        Text(fmt_usd(cost), style="yellow", justify="right"),
+                        Text(fmt_utc(r.get("started_at"))),
+                    ],
+                )
+            )
         # explicit column widths from the cells: the table never depends on deferred auto-width
         # (under load it could keep the header widths and cut every value); a narrow terminal
         # leaves out the least needed columns and cuts run ids in the middle instead of scrolling
-        widths = {label: max([len(label)] + [cells[i].cell_len for _, cells in rows])
-                  for i, label in enumerate(PICKER_COLUMNS)}
+        widths = {
+            label: max([len(label)] + [cells[i].cell_len for _, cells in rows])
+            for i, label in enumerate(PICKER_COLUMNS)
+        }
         avail = (t.size.width or self.size.width or 160) - 2  # the vertical scrollbar
         cols, id_w = fit_columns(widths, avail)
         idx = [PICKER_COLUMNS.index(c) for c in cols]
@@ -186,7 +200,9 @@ class PickerScreen(Screen):
                 if key == keep:
                     t.move_cursor(row=i, animate=False)
                     break
-        t.border_title = f"runs {len(self.shown):,}" + (f" of {len(self.rows):,}" if len(self.shown) != len(self.rows) else "")
+        t.border_title = f"runs {len(self.shown):,}" + (
+            f" of {len(self.rows):,}" if len(self.shown) != len(self.rows) else ""
+        )
 
     def on_resize(self) -> None:
         if self.rows:

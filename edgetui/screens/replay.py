@@ -37,9 +37,21 @@ from replay.cursor import SPEEDS, ReplayCursor, format_elapsed, parse_elapsed
 
 from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
 from .moments import MomentsFound, MomentsScreen, ReplayMomentsMixin, WhyScreen, moment_line  # noqa: F401 (re-exported)
-from .replay_parts import (FOOTER_PALETTE_WIDTH, DepthsReady, DetailLoaded, HeaderExact, HelpScreen,  # noqa: F401
-                           LoadFailed, PagesLoaded, PreviewLoaded, PromptInput, RunLoaded, fit_footer, fold_note,
-                           freeze_startup_heap, thaw_heap)
+from .replay_parts import (
+    DepthsReady,
+    DetailLoaded,
+    HeaderExact,
+    HelpScreen,
+    LoadFailed,
+    PagesLoaded,
+    PreviewLoaded,
+    PromptInput,
+    RunLoaded,
+    fit_footer,
+    fold_note,
+    freeze_startup_heap,
+    thaw_heap,
+)
 from .replay_search import ReplaySearchMixin, SearchDone  # noqa: F401 (re-exported)
 from ..widgets.chart import legend_text
 from ..control_chars import visible, visible_lines
@@ -82,10 +94,16 @@ REPLAY_KEYS: list[tuple[str, str]] = [
     ("}  b  /  {  B", "next / previous new best"),
     (")  /  (", "next / previous reframing moment (✦ on the chart)"),
     ("M", "the run's reframing moments: enter jumps to one"),
-    ("w", "why: what the agent did since the previous best, its notes, the code diff (the moment at "
-          "or before the cursor, or the selected new best); in it ] / [ step milestone to milestone"),
-    ("L", "annotate the selected event (a graded round: its moment): label, then : and a note, e.g. "
-          "reframe: coherent statistic; on an annotated event it edits the newest one (emptied: deletes it)"),
+    (
+        "w",
+        "why: what the agent did since the previous best, its notes, the code diff (the moment at "
+        "or before the cursor, or the selected new best); in it ] / [ step milestone to milestone",
+    ),
+    (
+        "L",
+        "annotate the selected event (a graded round: its moment): label, then : and a note, e.g. "
+        "reframe: coherent statistic; on an annotated event it edits the newest one (emptied: deletes it)",
+    ),
     ("g home  /  G end", "first / last event"),
     ("space", "play / pause (run time advances at the speed)"),
     ("s  +  /  -", "faster / slower: 1× 10× 60× 600×"),
@@ -94,8 +112,11 @@ REPLAY_KEYS: list[tuple[str, str]] = [
     ("n  /  N", "next / previous match"),
     ("d", "show / hide the detail pane"),
     ("enter", "maximise the detail pane (esc restores)"),
-    ("z", "show / fold the metadata rows (permission-mode, mode, progress, file-history-snapshot, "
-          "queue-operation, last-prompt…): folded into one “N folded” row per run of them by default"),
+    (
+        "z",
+        "show / fold the metadata rows (permission-mode, mode, progress, file-history-snapshot, "
+        "queue-operation, last-prompt…): folded into one “N folded” row per run of them by default",
+    ),
     ("c", "show / hide the chart (left out when the terminal is under 20 rows or nothing is graded)"),
     ("v", "chart: score / pass rate / rescaled 0–100 (those the run has); ▾▴ mark scores off the scale"),
     ("ctrl+p", "command palette"),
@@ -240,7 +261,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         try:
             conn = self.app.conn  # type: ignore[attr-defined]
             pool_retry(conn, self._load_run_once, conn)  # (a read past a bounded buffer pool lifts it)
-        except Exception as e:  # shown, never crashes the app
+        except Exception as e:  # noqa: BLE001 - shown, never crashes the app
             self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
 
     def _load_run_once(self, conn) -> None:
@@ -278,9 +299,15 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
             from edgetui.moments import list_moments, replay_moments
 
             if events.n > DETECT_MOMENTS_MAX_EVENTS and not list_moments(conn, self.run_key):
-                self.post_message(MomentsFound([], not_detected=(
-                    f"moments are not detected in the app for a run of over {DETECT_MOMENTS_MAX_EVENTS:,} events "
-                    f"(the detector reads every message and tool call): `edgetui moments` stores them, then ✦ show")))
+                self.post_message(
+                    MomentsFound(
+                        [],
+                        not_detected=(
+                            f"moments are not detected in the app for a run of over {DETECT_MOMENTS_MAX_EVENTS:,} events "
+                            f"(the detector reads every message and tool call): `edgetui moments` stores them, then ✦ show"
+                        ),
+                    )
+                )
             else:
                 self.post_message(MomentsFound(replay_moments(conn, self.run_key)))
         except duckdb.OutOfMemoryException:  # (db.pool_retry lifts the bound and reads again)
@@ -351,7 +378,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         conn = self.app.conn  # type: ignore[attr-defined]
         try:
             got = pool_retry(conn, tl.fetch_pages, conn, pages)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - shown, never crashes the app
             got = {}
             self.app.call_from_thread(self.notify, f"cannot read events: {e}", severity="error", timeout=4)
         self.post_message(PagesLoaded(tl, {p: got.get(p) for p in pages}))
@@ -397,8 +424,9 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
             end = msg.cursor.end_elapsed or 0.0
             msg.cursor.jump_to(min(at, end))
             if at > end:
-                self.notify(f"{format_elapsed(at)} is past the run's end ({format_elapsed(end)}): at its last event",
-                            timeout=6)
+                self.notify(
+                    f"{format_elapsed(at)} is past the run's end ({format_elapsed(end)}): at its last event", timeout=6
+                )
         if self.start_round is not None:
             rnd, self.start_round = self.start_round, None
             idx = next((i for i in msg.cursor.submission_idx if msg.cursor.round[i] == rnd), None)
@@ -445,8 +473,11 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
             return
         events = self.query_one(EventList)
         n = cur.n if self.cursor is not None else int((self.header or {}).get("n_events") or cur.n)
-        events.border_title = f"events {cur.index + 1:,}/{n:,}" + (fold_note(cur) if self.cursor is not None else "") + (
-            " · c: chart" if self.has_class("-chart-hidden") else "")
+        events.border_title = (
+            f"events {cur.index + 1:,}/{n:,}"
+            + (fold_note(cur) if self.cursor is not None else "")
+            + (" · c: chart" if self.has_class("-chart-hidden") else "")
+        )
         state = "▶" if cur.playing else "⏸"
         sub = Text()
         sub.append(f"{state} {cur.speed}×", style="bold green" if cur.playing else "")
@@ -472,8 +503,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
             self._detail_pending = False
             return
         self._detail_pending = True
-        self._detail_timer = self.set_timer(throttle if throttle is not None else DETAIL_DELAY,
-                                            self._request_detail)
+        self._detail_timer = self.set_timer(throttle if throttle is not None else DETAIL_DELAY, self._request_detail)
 
     def _detail_throttle_s(self) -> Optional[float]:
         """Seconds between detail loads while the selection moves by itself (playing), else None
@@ -498,16 +528,20 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         self._fetch_detail(i, eid, cur.elapsed[i], fold)
 
     @work(thread=True, exclusive=True, group="replay-detail", exit_on_error=False)
-    def _fetch_detail(self, index: int, event_id: str, elapsed: Optional[float],
-                      fold: Optional[tuple[int, int]] = None) -> None:
+    def _fetch_detail(
+        self, index: int, event_id: str, elapsed: Optional[float], fold: Optional[tuple[int, int]] = None
+    ) -> None:
         try:
             conn = self.app.conn  # type: ignore[attr-defined]
             pool_retry(conn, self._fetch_detail_once, conn, index, event_id, elapsed, fold)
-        except Exception as e:
-            self.post_message(DetailLoaded(index, {"event": {"kind": "parse_error", "summary": f"cannot load detail: {e}"}}))
+        except Exception as e:  # noqa: BLE001 - shown in the detail pane, never crashes the app
+            self.post_message(
+                DetailLoaded(index, {"event": {"kind": "parse_error", "summary": f"cannot load detail: {e}"}})
+            )
 
-    def _fetch_detail_once(self, conn, index: int, event_id: str, elapsed: Optional[float],
-                           fold: Optional[tuple[int, int]]) -> None:
+    def _fetch_detail_once(
+        self, conn, index: int, event_id: str, elapsed: Optional[float], fold: Optional[tuple[int, int]]
+    ) -> None:
         ev = store.event_detail(conn, event_id)
         detail: dict[str, Any] = {"event": ev, "elapsed": elapsed}
         if fold is not None:
@@ -515,8 +549,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         if ev is not None:
             if ev.get("tool_use_id") and ev.get("kind") in ("tool_call", "tool_result"):
                 detail["pair"] = [
-                    e for e in store.tool_events(conn, self.run_key, ev["tool_use_id"])
-                    if e["event_id"] != event_id
+                    e for e in store.tool_events(conn, self.run_key, ev["tool_use_id"]) if e["event_id"] != event_id
                 ]
             if ev.get("kind") in ("judge_result", "game_result") and ev.get("round"):
                 detail["submission"] = store.submission(conn, self.run_key, ev["round"])
@@ -567,8 +600,10 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         c = self.cursor
         if c is not None:
             fwd = direction > 0
-            self._do(c.next_submission if fwd else c.prev_submission,
-                     "no later submission" if fwd else "no earlier submission")
+            self._do(
+                c.next_submission if fwd else c.prev_submission,
+                "no later submission" if fwd else "no earlier submission",
+            )
 
     def action_new_best(self, direction: int) -> None:
         if self._later(self.action_new_best, direction):
@@ -576,8 +611,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         c = self.cursor
         if c is not None:
             fwd = direction > 0
-            self._do(c.next_new_best if fwd else c.prev_new_best,
-                     "no later new best" if fwd else "no earlier new best")
+            self._do(c.next_new_best if fwd else c.prev_new_best, "no later new best" if fwd else "no earlier new best")
 
     def action_first(self) -> None:
         if self._later(self.action_first):
@@ -643,8 +677,9 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         elif mode == "label":
             where = c.round[c.index] if c.kind[c.index] in ("judge_result", "game_result") else "this event"
             p.value, editing = self.label_prompt(c.events.event_id[c.index])
-            p.placeholder = (f"annotate {visible(str(where))}: reframe · bug fix · tuning · reward hack? [: note]  "
-                             + ("(enter: save · emptied: delete · esc: cancel)" if editing else "(enter: save · esc: cancel)"))
+            p.placeholder = f"annotate {visible(str(where))}: reframe · bug fix · tuning · reward hack? [: note]  " + (
+                "(enter: save · emptied: delete · esc: cancel)" if editing else "(enter: save · esc: cancel)"
+            )
         else:
             p.placeholder = "jump to elapsed time: 3h20m · 2:15:00 · 2:15 · 95m · 5400  (esc: cancel)"
             p.value = ""
@@ -742,8 +777,13 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
 
     def _chart_data(self) -> Any:
         end = self.cursor.end_elapsed if self.cursor is not None else 0.0
-        return chart_data(self.header or {}, self.subs, end_elapsed_s=end, mode=self.chart_mode,
-                          moments=[m["round"] for m in self.moments])
+        return chart_data(
+            self.header or {},
+            self.subs,
+            end_elapsed_s=end,
+            mode=self.chart_mode,
+            moments=[m["round"] for m in self.moments],
+        )
 
     def _draw_chart(self) -> None:
         chart = self.query_one(ScoreChart)

@@ -18,13 +18,28 @@ from textual.widgets import Footer, Input, Static
 
 from replay.cursor import ReplayCursor
 
-__all__ = ["RunLoaded", "PreviewLoaded", "HeaderExact", "PagesLoaded", "DepthsReady", "LoadFailed", "DetailLoaded",
-           "PromptInput", "HelpScreen", "FOOTER_PALETTE_WIDTH", "freeze_startup_heap", "thaw_heap", "fold_note", "fit_footer"]
+__all__ = [
+    "RunLoaded",
+    "PreviewLoaded",
+    "HeaderExact",
+    "PagesLoaded",
+    "DepthsReady",
+    "LoadFailed",
+    "DetailLoaded",
+    "PromptInput",
+    "HelpScreen",
+    "FOOTER_PALETTE_WIDTH",
+    "freeze_startup_heap",
+    "thaw_heap",
+    "fold_note",
+    "fit_footer",
+]
 
 
 class RunLoaded(Message):
-    def __init__(self, header: dict, cursor: ReplayCursor, subs: list[dict],
-                 moments: Optional[list[dict]] = None) -> None:
+    def __init__(
+        self, header: dict, cursor: ReplayCursor, subs: list[dict], moments: Optional[list[dict]] = None
+    ) -> None:
         self.header, self.cursor, self.subs = header, cursor, subs
         self.moments = moments
         super().__init__()
@@ -33,8 +48,9 @@ class RunLoaded(Message):
 class PreviewLoaded(Message):
     """The first page of a run, its header and chart data: painted before the whole run's index."""
 
-    def __init__(self, header: dict, cursor: ReplayCursor, subs: list[dict],
-                 painted: Optional[threading.Event] = None) -> None:
+    def __init__(
+        self, header: dict, cursor: ReplayCursor, subs: list[dict], painted: Optional[threading.Event] = None
+    ) -> None:
         self.header, self.cursor, self.subs = header, cursor, subs
         self.painted = painted  # set once the preview has been drawn
         super().__init__()

@@ -28,8 +28,16 @@ class SearchDone(Message):
     the search started at (``start``), complete over events ``cover = (lo, hi)``, with every match
     to follow (``painted`` is set once the page is drawn)."""
 
-    def __init__(self, query: str, indices: Any, *, serial: int = 0, cover: Optional[tuple[int, int]] = None,
-                 start: int = 0, painted: Optional[threading.Event] = None) -> None:
+    def __init__(
+        self,
+        query: str,
+        indices: Any,
+        *,
+        serial: int = 0,
+        cover: Optional[tuple[int, int]] = None,
+        start: int = 0,
+        painted: Optional[threading.Event] = None,
+    ) -> None:
         self.query, self.indices = query, indices
         self.serial, self.cover, self.start, self.painted = serial, cover, start, painted
         super().__init__()
@@ -89,8 +97,7 @@ class ReplaySearchMixin:
                     continue
                 if page.array.size and int(page.array[-1]) >= start:  # a match from here on: shown now
                     painted = threading.Event()
-                    self.post_message(SearchDone(query, page, serial=serial, cover=cover, start=start,
-                                                 painted=painted))
+                    self.post_message(SearchDone(query, page, serial=serial, cover=cover, start=start, painted=painted))
                     painted.wait(1.0)  # (the rest's scan does not share the CPU with that frame)
                     if serial != self._search_serial:
                         return
@@ -117,8 +124,9 @@ class ReplaySearchMixin:
             return
         was = c.index
         follow = msg.cover is None and c.match_cover is not None and c.query == msg.query  # (after its first page)
-        n = c.search(msg.query, msg.indices, presorted=isinstance(c.events, PagedTimeline), cover=msg.cover,
-                     select=not follow)
+        n = c.search(
+            msg.query, msg.indices, presorted=isinstance(c.events, PagedTimeline), cover=msg.cover, select=not follow
+        )
         self.query_one(EventList).set_query(msg.query)
         if msg.cover is not None:
             self.call_after_refresh(msg.painted.set)

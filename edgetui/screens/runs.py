@@ -86,8 +86,11 @@ RUNS_KEYS: list[tuple[str, str]] = [
     ("?", "this help"),
     ("q", "back to the recorded runs when they are below (edgetui watch), else quit"),
     ("", ""),
-    ("status", "● running · grading · finished · aborted · gone; ⚠N alarms, ✓N acknowledged, ⚑ infra error, "
-               "OOM, stopped/killed (by you), over (budget)"),
+    (
+        "status",
+        "● running · grading · finished · aborted · gone; ⚠N alarms, ✓N acknowledged, ⚑ infra error, "
+        "OOM, stopped/killed (by you), over (budget)",
+    ),
     ("subs · last", "agent / auto-eval submissions · age of the run's last event"),
 ]
 
@@ -95,7 +98,9 @@ RUNS_KEYS: list[tuple[str, str]] = [
 class RunsUpdated(Message):
     """A supervisor snapshot: every run it watches, and its new notes (one line each)."""
 
-    def __init__(self, runs: Sequence[LiveRun], messages: Sequence[str] = (), hosts: Optional[Sequence[Any]] = None) -> None:
+    def __init__(
+        self, runs: Sequence[LiveRun], messages: Sequence[str] = (), hosts: Optional[Sequence[Any]] = None
+    ) -> None:
         self.runs = list(runs)
         self.messages = list(messages)
         #: rows of the hosts view (:class:`edgetui.hosts.attach.HostRow`), None without remote hosts
@@ -137,8 +142,9 @@ def dispatch_events_recorded(app: App, run_keys: Iterable[str]) -> int:
     return _to_screens(app, "events_recorded", set(run_keys))
 
 
-def dispatch_runs_updated(app: App, runs: Sequence[LiveRun], messages: Sequence[str] = (),
-                          hosts: Optional[Sequence[Any]] = None) -> int:
+def dispatch_runs_updated(
+    app: App, runs: Sequence[LiveRun], messages: Sequence[str] = (), hosts: Optional[Sequence[Any]] = None
+) -> int:
     """Hand a snapshot to every screen of the stack that takes one (``update_runs``; the hosts
     view's rows to those taking ``update_hosts``); returns how many took the runs."""
     if hosts is not None:
@@ -225,8 +231,11 @@ class RunsScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Static(id="runs-title")
         yield Static(id="alarm-banner")
-        yield Input(placeholder="filter runs: words match run id, task, model, agent, status, host, flags "
-                                "(enter keeps · esc clears)", id="runs-filter")
+        yield Input(
+            placeholder="filter runs: words match run id, task, model, agent, status, host, flags "
+            "(enter keeps · esc clears)",
+            id="runs-filter",
+        )
         yield RunsTable(id="runs-table")
         yield Static(id="runs-empty")
         yield Static(id="runs-selected")
@@ -247,8 +256,12 @@ class RunsScreen(Screen):
     def on_screen_suspend(self) -> None:
         """Popped (q) or covered: the view is kept for the next runs screen (F2)."""
         try:
-            self.app.runs_view = {"sort": self.sort_index, "reverse": self.reverse, "filter": self.filter_text,  # type: ignore[attr-defined]
-                                  "run": self.query_one(RunsTable).selected_run_key}
+            self.app.runs_view = {
+                "sort": self.sort_index,
+                "reverse": self.reverse,
+                "filter": self.filter_text,  # type: ignore[attr-defined]
+                "run": self.query_one(RunsTable).selected_run_key,
+            }
         except Exception:  # noqa: BLE001 - the app is shutting down
             pass
 
@@ -310,16 +323,28 @@ class RunsScreen(Screen):
         crit = any(a.severity == "critical" for a in new)
         if self._first_alarms and len(new) > 1:
             latest = new[-1]
-            self.notify(f"{len(new)} alarms on {len({a.run_key for a in new})} runs; latest: "
-                        f"{latest.run_key} {latest.rule}: {latest.message}\n(a: list them)",
-                        title="alarms", severity="error" if crit else "warning", timeout=10)
+            self.notify(
+                f"{len(new)} alarms on {len({a.run_key for a in new})} runs; latest: "
+                f"{latest.run_key} {latest.rule}: {latest.message}\n(a: list them)",
+                title="alarms",
+                severity="error" if crit else "warning",
+                timeout=10,
+            )
         else:
             for a in new[-MAX_ALARM_TOASTS:]:
-                self.notify(f"{a.run_key}\n{a.message}", title=f"alarm · {a.rule}",
-                            severity="error" if a.severity == "critical" else "warning", timeout=10)
+                self.notify(
+                    f"{a.run_key}\n{a.message}",
+                    title=f"alarm · {a.rule}",
+                    severity="error" if a.severity == "critical" else "warning",
+                    timeout=10,
+                )
             if len(new) > MAX_ALARM_TOASTS:
-                self.notify(f"… and {len(new) - MAX_ALARM_TOASTS} more (a: list them)", title="alarms",
-                            severity="warning", timeout=10)
+                self.notify(
+                    f"… and {len(new) - MAX_ALARM_TOASTS} more (a: list them)",
+                    title="alarms",
+                    severity="warning",
+                    timeout=10,
+                )
         self._first_alarms = False
         if crit:
             self.app.bell()
@@ -360,11 +385,13 @@ class RunsScreen(Screen):
         except NoMatches:  # a snapshot arriving while the app shuts down (children already removed)
             return
         self._want_forecasts()
-        self.shown = sort_runs(filter_runs(self.runs, self.filter_text), self.sort_key, self.reverse, now=now,
-                               forecasts=self.forecasts)
+        self.shown = sort_runs(
+            filter_runs(self.runs, self.filter_text), self.sort_key, self.reverse, now=now, forecasts=self.forecasts
+        )
         table.forecasts = self.forecasts
-        table.show(self.shown, now, tier="auto", sort_key=self.sort_key, reverse=self.reverse,
-                   available=max(20, width - 2 - 1))
+        table.show(
+            self.shown, now, tier="auto", sort_key=self.sort_key, reverse=self.reverse, available=max(20, width - 2 - 1)
+        )
         if self._reselect and table.select_run(self._reselect):
             self._reselect = None
         label = SORT_KEYS[self.sort_index][1]
@@ -462,8 +489,7 @@ class RunsScreen(Screen):
                 f.append(f" ({note})", style="dim italic")
             fields.append(f)
         if r.judges_running:
-            fields.append(Text(f"{r.judges_running} judge{'s' if r.judges_running > 1 else ''} grading",
-                               style="cyan"))
+            fields.append(Text(f"{r.judges_running} judge{'s' if r.judges_running > 1 else ''} grading", style="cyan"))
         c = r.container
         if c is not None:
             ct = Text(f"{c.name} ", style="dim")
@@ -561,8 +587,9 @@ class RunsScreen(Screen):
         if self.runs:
             text = Text(f"No run matches “{self.filter_text}”. esc clears the filter.", style="italic")
         elif self.updates:
-            text = Text("No live run found yet: the supervisor is watching; runs appear here as they start.",
-                        style="italic")
+            text = Text(
+                "No live run found yet: the supervisor is watching; runs appear here as they start.", style="italic"
+            )
         else:
             text = Text("Waiting for the supervisor's first look at runs and containers…", style="dim italic")
         set_static(self.query_one("#runs-empty", Static), text)
@@ -628,8 +655,11 @@ class RunsScreen(Screen):
 
     def open_run(self, run_key: str) -> None:
         """Push the live run screen of ``run_key`` (with this screen's actions and the newest snapshot)."""
-        self.app.push_screen(LiveRunScreen(run_key, actions=self.actions, live=self.by_key.get(run_key),
-                                           now=self.now, run_command=self.run_command))
+        self.app.push_screen(
+            LiveRunScreen(
+                run_key, actions=self.actions, live=self.by_key.get(run_key), now=self.now, run_command=self.run_command
+            )
+        )
 
     def _need_selection(self) -> Optional[str]:
         rk = self.selected_run_key

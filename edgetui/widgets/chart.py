@@ -126,8 +126,11 @@ def chart_data(
         score_task = (head.get("selection") or "pass_rate_first") != "pass_rate_first" and any(
             s.get("score") is not None for s in subs
         )
-    modes = tuple(m for m, key in (("score", "score"), ("pass", "pass_rate"), ("rescaled", "score_0_100"))
-                  if any(_num(s.get(key)) is not None for s in subs))
+    modes = tuple(
+        m
+        for m, key in (("score", "score"), ("pass", "pass_rate"), ("rescaled", "score_0_100"))
+        if any(_num(s.get(key)) is not None for s in subs)
+    )
     if mode not in MODES:
         mode = "score" if score_task else "pass"
     by_round = {s.get("round"): s for s in subs}
@@ -191,8 +194,9 @@ def chart_data(
     d.budget_h = budget / 3600.0 if budget else None
     x_max = max(end_h, last_x, d.budget_h * 1.03 if d.budget_h else 0.0)
     d.x_max = x_max if x_max > 0 else 1.0
-    lo, hi = fitted_range([y for _, y in d.best], [y for _, y in d.agent] + [y for _, y in d.auto],
-                          whole=d.mode != "score")
+    lo, hi = fitted_range(
+        [y for _, y in d.best], [y for _, y in d.agent] + [y for _, y in d.auto], whole=d.mode != "score"
+    )
     d.outliers = sum(1 for _, y in d.agent + d.auto if not lo <= y <= hi)
     return d
 
@@ -203,10 +207,17 @@ def _same_drawing(old: ChartData, new: ChartData, columns: int) -> bool:
     if columns <= 0 or old.x_max <= 0:
         return False
     col_h = old.x_max / columns
-    if (old.agent != new.agent or old.auto != new.auto or old.budget_h != new.budget_h
-            or old.y_label != new.y_label or old.policy != new.policy or len(old.best) != len(new.best)
-            or old.mode != new.mode or old.moments != new.moments
-            or abs(new.x_max - old.x_max) >= col_h):
+    if (
+        old.agent != new.agent
+        or old.auto != new.auto
+        or old.budget_h != new.budget_h
+        or old.y_label != new.y_label
+        or old.policy != new.policy
+        or len(old.best) != len(new.best)
+        or old.mode != new.mode
+        or old.moments != new.moments
+        or abs(new.x_max - old.x_max) >= col_h
+    ):
         return False
     if old.best[:-1] != new.best[:-1]:
         return False
@@ -314,8 +325,12 @@ def _thin_line(pts: Sequence[tuple[float, float]], x_max: float, parts: int) -> 
         if len(group) <= 4:
             out.extend(group)
             return
-        keep = {0, len(group) - 1, min(range(len(group)), key=lambda k: group[k][1]),
-                max(range(len(group)), key=lambda k: group[k][1])}
+        keep = {
+            0,
+            len(group) - 1,
+            min(range(len(group)), key=lambda k: group[k][1]),
+            max(range(len(group)), key=lambda k: group[k][1]),
+        }
         out.extend(group[k] for k in sorted(keep))
 
     for p in pts:
@@ -446,8 +461,9 @@ class ScoreChart(Widget):
         f.clear()
         f.theme("simple")
         f.plot_size(w, h)
-        lo, hi = fitted_range([y for _, y in d.best], [y for _, y in d.agent] + [y for _, y in d.auto],
-                              whole=d.mode != "score")
+        lo, hi = fitted_range(
+            [y for _, y in d.best], [y for _, y in d.agent] + [y for _, y in d.auto], whole=d.mode != "score"
+        )
         if d.mode != "score":  # bounded 0-100: no axis below 0 or above 100 for the padding's sake
             lo, hi = max(lo, 0.0), min(hi, 100.0)
         rows = max(2, h - 3)  # canvas rows (frame top and bottom, x labels)
@@ -468,8 +484,9 @@ class ScoreChart(Widget):
         cols = max(1, w - 8)
         if d.best:  # drawn first: a submission on the line (a new best, a tie) keeps its mark on top
             best = _thin_line([(x, min(hi, max(lo, y))) for x, y in d.best], d.x_max, LINE_COLUMNS_PER_CELL * cols)
-            s = f.signal([x for x, _ in best], [y for _, y in best],
-                         marker=plt.marker("braille", pixel=(BEST_COLOR, "default")))
+            s = f.signal(
+                [x for x, _ in best], [y for _, y in best], marker=plt.marker("braille", pixel=(BEST_COLOR, "default"))
+            )
             s.lines()
             f.draw(s)
         for pts, mk, color in ((d.auto, AUTO_MARKER, AUTO_COLOR), (d.agent, AGENT_MARKER, AGENT_COLOR)):
@@ -478,14 +495,27 @@ class ScoreChart(Widget):
             high = [(x, hi) for x, y in pts if y > hi]
             if len(inside) > THIN_ABOVE or len(inside) > 2 * cols:
                 inside = _thin(inside, d.x_max, cols)
-            for group, sym in ((inside, mk), (_thin(low, d.x_max, cols), LOW_MARKER),
-                               (_thin(high, d.x_max, cols), HIGH_MARKER)):
+            for group, sym in (
+                (inside, mk),
+                (_thin(low, d.x_max, cols), LOW_MARKER),
+                (_thin(high, d.x_max, cols), HIGH_MARKER),
+            ):
                 if group:
-                    f.draw(f.signal([x for x, _ in group], [y for _, y in group],
-                                    marker=plt.marker(sym, pixel=(color, "default"))))
+                    f.draw(
+                        f.signal(
+                            [x for x, _ in group],
+                            [y for _, y in group],
+                            marker=plt.marker(sym, pixel=(color, "default")),
+                        )
+                    )
         if d.moments:  # on top of the line: where the reframing's new best starts
-            f.draw(f.signal([x for x, _ in d.moments], [min(hi, max(lo, y)) for _, y in d.moments],
-                            marker=plt.marker(MOMENT_MARKER, pixel=(MOMENT_COLOR, "default"))))
+            f.draw(
+                f.signal(
+                    [x for x, _ in d.moments],
+                    [min(hi, max(lo, y)) for _, y in d.moments],
+                    marker=plt.marker(MOMENT_MARKER, pixel=(MOMENT_COLOR, "default")),
+                )
+            )
         m = f.build()
         lines = m.string().split("\n")[:h]
         canvas = self._canvas_of(f, lines)
@@ -496,7 +526,7 @@ class ScoreChart(Widget):
         try:
             (left, top), (cw, ch) = f._parts.canvas.position(), f._parts.canvas.size()
             return int(left), int(top), int(cw), int(ch)
-        except Exception:  # plotext internals moved: read the frame corners instead
+        except Exception:  # noqa: BLE001 - plotext internals moved: read the frame corners instead
             plain = [Text.from_ansi(x).plain for x in lines]
             top = next((i for i, x in enumerate(plain) if "┌" in x), 0)
             bottom = next((i for i, x in enumerate(plain) if "└" in x), len(plain) - 1)

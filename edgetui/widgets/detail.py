@@ -103,13 +103,17 @@ _KNOWN_BY = {
 
 
 def _report(sub: dict[str, Any], tests: Optional[list[dict[str, Any]]], data: dict[str, Any]) -> list[RenderableType]:
-    g = lambda k: sub.get(k) if sub.get(k) is not None else data.get(k)  # noqa: E731
+    g = lambda k: sub.get(k) if sub.get(k) is not None else data.get(k)
     out: list[RenderableType] = [_section("Submission report", "bold green")]
     t = Table.grid(padding=(0, 2))
     t.add_column(style="dim", no_wrap=True)
     t.add_column()
-    t.add_row("round", Text(visible(str(sub.get("round") or data.get("round") or "?")), style="bold")
-              .append(visible(f"  {g('kind') or ''}  {g('status') or ''}"), style="dim"))
+    t.add_row(
+        "round",
+        Text(visible(str(sub.get("round") or data.get("round") or "?")), style="bold").append(
+            visible(f"  {g('kind') or ''}  {g('status') or ''}"), style="dim"
+        ),
+    )
     t.add_row("pass rate", Text(fmt_pct(g("pass_rate")), style="bold"))
     sc = Text(fmt_score(g("score")), style="bold")
     if g("score_flag"):
@@ -139,17 +143,26 @@ def _report(sub: dict[str, Any], tests: Optional[list[dict[str, Any]]], data: di
             kt.append(f" · sent {fmt_elapsed(at - sent)} before", style="dim")
         t.add_row("known", kt)
     if sub:
-        nb = Text("★ new best" if sub.get("is_new_best") else "no", style="bold bright_yellow" if sub.get("is_new_best") else "dim")
+        nb = Text(
+            "★ new best" if sub.get("is_new_best") else "no",
+            style="bold bright_yellow" if sub.get("is_new_best") else "dim",
+        )
         t.add_row("new best", nb)
-        if sub.get("kind") == "manual":  # `sforge eval` rounds: SForge's visualizer ignores them (sforge-format.md §3.1)
+        if (
+            sub.get("kind") == "manual"
+        ):  # `sforge eval` rounds: SForge's visualizer ignores them (sforge-format.md §3.1)
             t.add_row("best so far", Text("not counted (a manual submission)", style="dim"))
         else:
             bs, bp = sub.get("best_score"), sub.get("best_pass_rate")
             # a pass-rate task: SForge stores the pass rate as best_score (no score of its own)
             passrate_only = bs is None or (bp is not None and abs(float(bs) - float(bp)) < 1e-12)
-            t.add_row("best so far", Text(
-                (f"pass {fmt_pct(bp)}" if passrate_only else f"{fmt_score(bs)} · pass {fmt_pct(bp)}")
-                + visible(f" ({sub.get('best_round') or '–'})")))
+            t.add_row(
+                "best so far",
+                Text(
+                    (f"pass {fmt_pct(bp)}" if passrate_only else f"{fmt_score(bs)} · pass {fmt_pct(bp)}")
+                    + visible(f" ({sub.get('best_round') or '–'})")
+                ),
+            )
     err = g("error")
     if err:
         t.add_row("error", Text(visible_lines(str(err)), style="red"))
@@ -233,8 +246,12 @@ def render_detail(detail: Optional[dict[str, Any]]) -> RenderableType:
         for r in pair:
             if r.get("kind") == "tool_result":
                 rd = r.get("data") or {}
-                parts.append(_section("Output" + (" (error)" if r.get("is_error") else ""),
-                                      "bold red" if r.get("is_error") else "bold"))
+                parts.append(
+                    _section(
+                        "Output" + (" (error)" if r.get("is_error") else ""),
+                        "bold red" if r.get("is_error") else "bold",
+                    )
+                )
                 parts += _plain(_text_of(rd) or _json_text(rd), "red" if r.get("is_error") else "")
                 if rd.get("submit_result"):
                     parts += _code(_json_text(rd["submit_result"]), "json")
@@ -243,8 +260,11 @@ def render_detail(detail: Optional[dict[str, Any]]) -> RenderableType:
             if c.get("kind") == "tool_call":
                 parts.append(_section(visible(f"Call {c.get('tool_name') or ''}".rstrip()), "bold cyan"))
                 parts += _input_parts((c.get("data") or {}).get("input"))
-        parts.append(_section("Output" + (" (error)" if ev.get("is_error") else ""),
-                              "bold red" if ev.get("is_error") else "bold"))
+        parts.append(
+            _section(
+                "Output" + (" (error)" if ev.get("is_error") else ""), "bold red" if ev.get("is_error") else "bold"
+            )
+        )
         txt = _text_of(data)
         parts += _plain(txt if txt is not None else "(empty)", "red" if ev.get("is_error") else "")
         used.update(_TEXT_KEYS)

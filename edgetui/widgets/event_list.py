@@ -49,6 +49,8 @@ def event_mark(kind: str, is_error: bool, level: Optional[str], new_best: bool) 
     if is_error or (kind in _ERROR_KINDS and level != "info"):
         return "✗", "bold red"
     return " ", ""
+
+
 _GRADED = {"judge_result", "game_result"}
 
 
@@ -129,8 +131,12 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             self._time_w = time_w
             self._cache.clear()
         vs = Size(0, self.count)  # (rows are cut to the width: never a horizontal scrollbar)
-        if (vs != self.virtual_size and self.show_vertical_scrollbar and vs.width == self.virtual_size.width
-                and vs.height > self.scrollable_content_region.height):
+        if (
+            vs != self.virtual_size
+            and self.show_vertical_scrollbar
+            and vs.width == self.virtual_size.width
+            and vs.height > self.scrollable_content_region.height
+        ):
             # more (or fewer) rows, the vertical scrollbar shown before and after: only the scroll
             # range and the scrollbar change, as Textual's own Widget._size_updated(layout=False)
             # does it; assigning virtual_size (a layout=True reactive) would lay out the whole
@@ -225,11 +231,20 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             self.post_message(self.NeedRows(index, index + max(0, folded - 1)))
             dim = self.rich_style + Style(dim=True)
             return Strip([Segment(" " + fmt_elapsed(tl.elapsed[index]).rjust(self._time_w) + " …", dim)]).crop_extend(
-                0, width, self.rich_style)
+                0, width, self.rich_style
+            )
         # keyed by the event (not its row number): a live reload that appends events or re-reads the
         # tail keeps the rows already drawn; everything a row shows besides its event is in the key
-        key = (eid, tl.elapsed[index], tl.depth[index] if tl.depth else 0,
-               index in self._new_best, width, sel, self.has_focus if sel else False, folded)
+        key = (
+            eid,
+            tl.elapsed[index],
+            tl.depth[index] if tl.depth else 0,
+            index in self._new_best,
+            width,
+            sel,
+            self.has_focus if sel else False,
+            folded,
+        )
         strip = self._cache.get(key)
         if strip is None:
             strip = self._fold_row(index, folded, width, sel) if folded else self._row(index, width, sel)
@@ -254,11 +269,13 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             for j in range(i, min(i + folded, tl.n)):
                 h = fold_head(tl.summary[j] or "")
                 heads[h] = heads.get(h, 0) + 1
-        what = ", ".join(f"{h} ×{c}" if c > 1 else h
-                         for h, c in sorted(heads.items(), key=lambda kv: (-kv[1], kv[0])))
-        segs = [Segment(" ", dim), Segment(fmt_elapsed(tl.elapsed[i]).rjust(self._time_w) + " ", dim),
-                Segment("┄ " + f"{folded:,} folded".ljust((KIND_W if width >= 60 else 8) - 1) + " ", dim),
-                Segment(visible(what), dim)]
+        what = ", ".join(f"{h} ×{c}" if c > 1 else h for h, c in sorted(heads.items(), key=lambda kv: (-kv[1], kv[0])))
+        segs = [
+            Segment(" ", dim),
+            Segment(fmt_elapsed(tl.elapsed[i]).rjust(self._time_w) + " ", dim),
+            Segment("┄ " + f"{folded:,} folded".ljust((KIND_W if width >= 60 else 8) - 1) + " ", dim),
+            Segment(visible(what), dim),
+        ]
         strip = Strip(segs)
         if strip.cell_length > width > 1:
             strip = Strip.join([strip.crop(0, width - 1), Strip([Segment("…", dim)], 1)])
@@ -297,7 +314,11 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         if d:
             segs.append(Segment("┆ " * (d - 1) + "↳ ", st("dim cyan")))
         summary = visible((tl.summary[i] or "").replace("\n", " ").replace("\r", " "))
-        sstyle = "red" if mark == "✗" else ("bold" if kind in _GRADED else ("dim" if kind in ("tool_result", "log", "system") else ""))
+        sstyle = (
+            "red"
+            if mark == "✗"
+            else ("bold" if kind in _GRADED else ("dim" if kind in ("tool_result", "log", "system") else ""))
+        )
         q = self.query_text.lower()
         if q and q in summary.lower():
             low = summary.lower()

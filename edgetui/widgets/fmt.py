@@ -178,8 +178,11 @@ def fmt_utc(t: Any) -> str:
 
 def text_sig(text: Any) -> tuple:
     """What a Rich ``Text`` shows (plain text, base style, styled spans): equal signatures draw alike."""
-    return (text.plain, str(getattr(text, "style", "")),
-            tuple((s.start, s.end, str(s.style)) for s in getattr(text, "spans", ())))
+    return (
+        text.plain,
+        str(getattr(text, "style", "")),
+        tuple((s.start, s.end, str(s.style)) for s in getattr(text, "spans", ())),
+    )
 
 
 def set_static(widget: Any, content: Any) -> bool:
@@ -263,5 +266,13 @@ def visible_text(text: Text, one_line: bool = False) -> Text:
         n += len(piece)
     pos[cuts[-1]] = n
     spans = [Span(pos[s.start], pos[s.end], s.style) for s in text.spans if s.start in pos and s.end in pos]
-    return Text("".join(pieces), style=text.style, justify=text.justify, overflow=text.overflow,
-                no_wrap=text.no_wrap, end=text.end, tab_size=text.tab_size, spans=spans)
+    return Text(
+        "".join(pieces),
+        style=text.style,
+        justify=text.justify,
+        overflow=text.overflow,
+        no_wrap=text.no_wrap,
+        end=text.end,
+        tab_size=text.tab_size,
+        spans=spans,
+    )

@@ -165,7 +165,9 @@ def status_text(run: LiveRun, *, compact: bool = False, budget: bool = True) -> 
             t.append(f" {f[:1]}" if compact else f" {f}", style="yellow")  # by the operator
         elif f == "over_budget":
             if budget:
-                t.append(" o" if compact else " over", style="bold red")  # running past its budget (the elapsed cell is red too)
+                t.append(
+                    " o" if compact else " over", style="bold red"
+                )  # running past its budget (the elapsed cell is red too)
         else:
             t.append(f" {f[:1]}" if compact else f" {f}", style="red")
     return visible_text(t, one_line=True)
@@ -243,8 +245,14 @@ _CAPS = {
 }
 
 #: mark and colour of a remote host's connection state (edgetui.hosts.ssh.HostState.kind) in the host column
-HOST_MARKS = {"up": ("●", "green"), "degraded": ("◐", "yellow"), "connecting": ("◌", "yellow"),
-              "down": ("✗", "bold red"), "auth failed": ("✗", "bold red"), "host key refused": ("✗", "bold red")}
+HOST_MARKS = {
+    "up": ("●", "green"),
+    "degraded": ("◐", "yellow"),
+    "connecting": ("◌", "yellow"),
+    "down": ("✗", "bold red"),
+    "auth failed": ("✗", "bold red"),
+    "host key refused": ("✗", "bold red"),
+}
 
 
 def has_remote(runs: Iterable[LiveRun]) -> bool:
@@ -268,7 +276,7 @@ def _sort_value(run: LiveRun, key: str, now: float, forecasts: Optional[dict[str
     if key == "task":
         return _natural(run.task_id)
     if key == "model":
-        return (run.model or run.agent or None)
+        return run.model or run.agent or None
     if key == "elapsed":
         return run.elapsed_s
     if key == "best":
@@ -286,8 +294,14 @@ def _sort_value(run: LiveRun, key: str, now: float, forecasts: Optional[dict[str
     raise KeyError(key)
 
 
-def sort_runs(runs: Iterable[LiveRun], key: str = "status", reverse: bool = False, *, now: float = 0.0,
-              forecasts: Optional[dict[str, Any]] = None) -> list[LiveRun]:
+def sort_runs(
+    runs: Iterable[LiveRun],
+    key: str = "status",
+    reverse: bool = False,
+    *,
+    now: float = 0.0,
+    forecasts: Optional[dict[str, Any]] = None,
+) -> list[LiveRun]:
     """Runs sorted by ``key`` (one of :data:`SORT_KEYS`), ties by run key; ``None`` always last.
 
     The default ``status`` order puts runs with alarms first, then gone,
@@ -315,8 +329,18 @@ def filter_runs(runs: Iterable[LiveRun], text: Optional[str]) -> list[LiveRun]:
     for r in runs:
         hay = " ".join(
             str(x or "")
-            for x in (r.run_key, r.run_id, r.task_id, r.model, r.agent, r.status, r.host, *r.flags,
-                      "infra" if r.infra_error else "", "alarm" if r.current_alarms else "")
+            for x in (
+                r.run_key,
+                r.run_id,
+                r.task_id,
+                r.model,
+                r.agent,
+                r.status,
+                r.host,
+                *r.flags,
+                "infra" if r.infra_error else "",
+                "alarm" if r.current_alarms else "",
+            )
         ).lower()
         if all(w in hay for w in words):
             out.append(r)
@@ -340,8 +364,13 @@ def forecast_cell(run: LiveRun, forecast: Any, tier: str = "w", short: bool = Fa
         return Text("…", style="dim", justify="right")
     if not forecast:
         return Text("–", style="dim", justify="right")
-    v, lo, hi, base, h = (forecast["value"], forecast.get("lo"), forecast.get("hi"), forecast["baseline"],
-                          forecast["horizon_h"])
+    v, lo, hi, base, h = (
+        forecast["value"],
+        forecast.get("lo"),
+        forecast.get("hi"),
+        forecast["baseline"],
+        forecast["horizon_h"],
+    )
     wide = tier == "w"
     t = Text(justify="right")
     t.append(f"{v:.1f}" if wide else f"{v:.0f}", style="bold magenta")
@@ -358,8 +387,15 @@ def forecast_cell(run: LiveRun, forecast: Any, tier: str = "w", short: bool = Fa
     return t
 
 
-def row_cells(run: LiveRun, now: float, tier: str = "w", forecast: Any = None,
-              forecast_short: bool = False, *, host_column: bool = False) -> dict[str, Text]:
+def row_cells(
+    run: LiveRun,
+    now: float,
+    tier: str = "w",
+    forecast: Any = None,
+    forecast_short: bool = False,
+    *,
+    host_column: bool = False,
+) -> dict[str, Text]:
     """Cells of one run for every column of ``tier`` (uncut; :class:`RunsTable` fits them).
     ``forecast``: the run's Forecast dict, :data:`FORECAST_PENDING` or ``None``; ``forecast_short``:
     its short form (:func:`forecast_cell`). Without ``host_column`` a remote run's id reads

@@ -138,8 +138,7 @@ class RunsTable(ScrollView, can_focus=True):
         self._fc_short = False  # the forecast column in its short form (the value alone: 80 columns)
 
     def _cells_of(self, run: LiveRun, now: float, tier: str) -> dict[str, Text]:
-        return row_cells(run, now, tier, self.forecasts.get(run.run_key), self._fc_short,
-                         host_column=self._host_col)
+        return row_cells(run, now, tier, self.forecasts.get(run.run_key), self._fc_short, host_column=self._host_col)
 
     # ------------------------------------------------------------------ DataTable-like reading
 
@@ -165,8 +164,9 @@ class RunsTable(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ data in
 
-    def _widths(self, keys: Sequence[str], rows: list[dict[str, Text]], tier: str, labels: dict[str, str],
-                available: int) -> tuple[dict[str, int], set[str]]:
+    def _widths(
+        self, keys: Sequence[str], rows: list[dict[str, Text]], tier: str, labels: dict[str, str], available: int
+    ) -> tuple[dict[str, int], set[str]]:
         """Column widths for ``rows`` (content, capped per tier, at least the label), text columns
         shrunk until ``available`` cells hold them; and the columns that were shrunk."""
         caps = _CAPS[tier]
@@ -212,13 +212,16 @@ class RunsTable(ScrollView, can_focus=True):
         new_keys = [r.run_key for r in runs]
         self._runs = {r.run_key: r for r in runs}
         self._now = now
-        if (layout_in != self._layout_in or new_keys != self.run_keys
-                or time.monotonic() - self._widths_t >= self.WIDTHS_EVERY_S
-                or not self._show_on_screen(new_keys, list(self.columns))):
+        if (
+            layout_in != self._layout_in
+            or new_keys != self.run_keys
+            or time.monotonic() - self._widths_t >= self.WIDTHS_EVERY_S
+            or not self._show_on_screen(new_keys, list(self.columns))
+        ):
             pad = 2 * self.cell_padding
             hc = self._host_col = has_remote(runs)
             self._fc_short = False
-            for t in (("w", "m", "n") if tier == "auto" else (tier,)):
+            for t in ("w", "m", "n") if tier == "auto" else (tier,):
                 keys = [c.key for c in COLUMNS if t in c.tiers and (hc or c.key != "host")]
                 keys = self._without_empty_forecast(keys, runs)
                 labels = {k: _label(k, t) for k in keys}
@@ -259,9 +262,18 @@ class RunsTable(ScrollView, can_focus=True):
             return [k for k in keys if k != "forecast"]
         return keys
 
-    def _add_fitting(self, keys: list[str], widths: dict[str, int], shown_labels: dict[str, str],
-                     raw: list[dict[str, Text]], tier: str, avail: int, sort_key: Optional[str],
-                     reverse: bool, shrunk: Optional[set[str]] = None) -> list[str]:
+    def _add_fitting(
+        self,
+        keys: list[str],
+        widths: dict[str, int],
+        shown_labels: dict[str, str],
+        raw: list[dict[str, Text]],
+        tier: str,
+        avail: int,
+        sort_key: Optional[str],
+        reverse: bool,
+        shrunk: Optional[set[str]] = None,
+    ) -> list[str]:
         """``keys`` plus the EXTRA_COLUMNS that fit in what the tier's columns leave of ``avail``
         (display order kept); ``widths`` / ``shown_labels`` get their entries. The forecast column
         may take room from the text columns (cut down to their minimum; added to ``shrunk``)."""
@@ -269,8 +281,9 @@ class RunsTable(ScrollView, can_focus=True):
         used = sum(max(widths[k], len(shown_labels[k])) + pad for k in keys)
         out = set(keys)
         for k in self.EXTRA_COLUMNS:
-            if k in out or (k == "forecast" and not any(r.status in ("running", "grading")
-                                                        for r in self._runs.values())):
+            if k in out or (
+                k == "forecast" and not any(r.status in ("running", "grading") for r in self._runs.values())
+            ):
                 continue
             label = _label(k, tier, sort_key, reverse)
             content = max((r[k].cell_len for r in raw), default=0)
@@ -293,8 +306,15 @@ class RunsTable(ScrollView, can_focus=True):
                 used += w + pad
         return [c.key for c in COLUMNS if c.key in out]
 
-    def _make_room(self, keys: list[str], widths: dict[str, int], shown_labels: dict[str, str], used: int,
-                   need: int, shrunk: set[str]) -> int:
+    def _make_room(
+        self,
+        keys: list[str],
+        widths: dict[str, int],
+        shown_labels: dict[str, str],
+        used: int,
+        need: int,
+        shrunk: set[str],
+    ) -> int:
         """Cut the shrinkable columns of ``keys`` (the one furthest above its minimum first) by ``need``
         cells in all, only when they can give that many; returns ``used`` (cells) after."""
         slack = {k: widths[k] - max(_COL[k].min_w, len(shown_labels[k])) for k in keys if _COL[k].shrink}
@@ -350,8 +370,15 @@ class RunsTable(ScrollView, can_focus=True):
             self._set_row(rk, self._cells_of(self._runs[rk], self._now, self._tier))
         return self._rows[rk]
 
-    def _show_all(self, new_keys: list[str], keys: list[str], shown_labels: dict[str, str],
-                  raw: list[dict[str, Text]], widths: dict[str, int], layout_in: tuple) -> None:
+    def _show_all(
+        self,
+        new_keys: list[str],
+        keys: list[str],
+        shown_labels: dict[str, str],
+        raw: list[dict[str, Text]],
+        widths: dict[str, int],
+        layout_in: tuple,
+    ) -> None:
         """Every row measured and built (``raw``: uncut cells of ``self._tier``)."""
         widths = dict(widths)
         for k in keys:  # the arrow must not widen a fitted column past its label
@@ -362,8 +389,14 @@ class RunsTable(ScrollView, can_focus=True):
         changed = new_keys != self.run_keys
         if layout != self._layout:
             self._layout = layout
-            self.columns = {k: ColumnInfo(k, Text(shown_labels[k], style="bold", justify=_COL[k].justify),  # type: ignore[arg-type]
-                                          widths[k]) for k in keys}
+            self.columns = {
+                k: ColumnInfo(
+                    k,
+                    Text(shown_labels[k], style="bold", justify=_COL[k].justify),  # type: ignore[arg-type]
+                    widths[k],
+                )
+                for k in keys
+            }
             self._total_width = sum(widths[k] + 2 * self.cell_padding for k in keys)
             self._strips.clear()
             self._header = None

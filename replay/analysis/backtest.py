@@ -86,8 +86,9 @@ def _units(values) -> tuple[list[float], dict[tuple[str, str], dict[float, float
     return hours, {k: {h: sum(x) / len(x) for h, x in d.items()} for k, d in by.items()}
 
 
-def backtest(values, windows: Sequence[tuple[float, float]] = ((2, 6), (2, 4)), target: float = 12.0,
-             level: float = 0.8) -> list[BacktestRow]:
+def backtest(
+    values, windows: Sequence[tuple[float, float]] = ((2, 6), (2, 4)), target: float = 12.0, level: float = 0.8
+) -> list[BacktestRow]:
     """The back-test of a per-task table's values (:class:`replay.analysis.leaderboard.TaskValue`,
     grouped by model: the first grouping value). Returns rows for tasks (per model and overall)
     and for suite means (overall), for each window."""
@@ -105,11 +106,21 @@ def backtest(values, windows: Sequence[tuple[float, float]] = ((2, 6), (2, 4)), 
         win = (H >= lo) & (H <= hi)
         if win.sum() < 2:
             raise ValueError(f"window {lo:g}-{hi:g} h holds fewer than 2 of the table's hours")
-        rows += _level("task", f"{lo:g}-{hi:g}h", keys, full, H, win, target, level,
-                       lambda i, j: keys[i][0] != keys[j][0] and keys[i][1] != keys[j][1])
+        rows += _level(
+            "task",
+            f"{lo:g}-{hi:g}h",
+            keys,
+            full,
+            H,
+            win,
+            target,
+            level,
+            lambda i, j: keys[i][0] != keys[j][0] and keys[i][1] != keys[j][1],
+        )
         mkeys = [(m, "(suite mean)") for m in models]
-        rows += _level("suite mean", f"{lo:g}-{hi:g}h", mkeys, means, H, win, target, level,
-                       lambda i, j: i != j, per_model=False)
+        rows += _level(
+            "suite mean", f"{lo:g}-{hi:g}h", mkeys, means, H, win, target, level, lambda i, j: i != j, per_model=False
+        )
     return rows
 
 
@@ -122,8 +133,9 @@ def _level(name, wname, keys, full, H, win, target, level, independent, per_mode
         betas[complete] = r["beta"]
     usable = np.all(np.isfinite(full[:, win]), axis=1) & np.isfinite(full[:, ti])
     idx = np.where(usable)[0]
-    prior = np.array([np.nanmedian([betas[j] for j in range(len(keys)) if j != i and independent(i, j)]
-                                   or [np.nan]) for i in idx])
+    prior = np.array(
+        [np.nanmedian([betas[j] for j in range(len(keys)) if j != i and independent(i, j)] or [np.nan]) for i in idx]
+    )
     ok = np.isfinite(prior)
     idx, prior = idx[ok], prior[ok]
     Yw = full[idx][:, win]
@@ -155,19 +167,36 @@ def _level(name, wname, keys, full, H, win, target, level, independent, per_mode
     out = []
     for label, mask in groups:
         n_all = len(keys) if label == "overall" else sum(1 for k in keys if k[0] == label)
-        out.append(BacktestRow(name, wname, label, int(mask.sum()), int(n_all - mask.sum()),
-                               float(np.mean(np.abs(err_f[mask]))), float(np.mean(np.abs(err_b[mask]))),
-                               float(np.mean(cov_f[mask])), float(np.mean(cov_b[mask])),
-                               float(np.nanmean(wf[mask])), float(np.nanmean(wb[mask])),
-                               float(np.percentile(err_f[mask], q[0])), float(np.percentile(err_f[mask], q[1]))))
+        out.append(
+            BacktestRow(
+                name,
+                wname,
+                label,
+                int(mask.sum()),
+                int(n_all - mask.sum()),
+                float(np.mean(np.abs(err_f[mask]))),
+                float(np.mean(np.abs(err_b[mask]))),
+                float(np.mean(cov_f[mask])),
+                float(np.mean(cov_b[mask])),
+                float(np.nanmean(wf[mask])),
+                float(np.nanmean(wb[mask])),
+                float(np.percentile(err_f[mask], q[0])),
+                float(np.percentile(err_f[mask], q[1])),
+            )
+        )
     return out
 
 
 def markdown(rows: Sequence[BacktestRow]) -> str:
     """The back-test as the Markdown table the README carries (MAE in points, coverage in %)."""
-    out = ["| curves | window | model | n | MAE forecast | MAE last best | 80 % coverage forecast | "
-           "80 % coverage last best |", "|---|---|---|---|---|---|---|---|"]
+    out = [
+        "| curves | window | model | n | MAE forecast | MAE last best | 80 % coverage forecast | "
+        "80 % coverage last best |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        out.append(f"| {r.level} | {r.window} | {r.model} | {r.n} | {r.mae_forecast:.2f} | {r.mae_baseline:.2f} | "
-                   f"{100 * r.coverage_forecast:.0f} % | {100 * r.coverage_baseline:.0f} % |")
+        out.append(
+            f"| {r.level} | {r.window} | {r.model} | {r.n} | {r.mae_forecast:.2f} | {r.mae_baseline:.2f} | "
+            f"{100 * r.coverage_forecast:.0f} % | {100 * r.coverage_baseline:.0f} % |"
+        )
     return "\n".join(out)

@@ -60,8 +60,9 @@ def _nanmean(a: np.ndarray, axis: int) -> np.ndarray:
         return np.where(n > 0, s / np.maximum(n, 1), np.nan)
 
 
-def hierarchical_resamples(units: dict[str, list[list[float]]], n_hours: int, n: int = 1000,
-                           seed: int = 0) -> np.ndarray:
+def hierarchical_resamples(
+    units: dict[str, list[list[float]]], n_hours: int, n: int = 1000, seed: int = 0
+) -> np.ndarray:
     """``n`` resampled mean curves, (n, n_hours): tasks drawn with replacement, then each drawn
     task's runs drawn with replacement, then the leaderboard mean (NaN where no drawn task has a
     value). Vectorised: one gather over a (task, run, hour) array padded with NaN."""
@@ -85,8 +86,9 @@ def hierarchical_resamples(units: dict[str, list[list[float]]], n_hours: int, n:
     return _nanmean(per_task, axis=1)
 
 
-def read_curves_csv(path: Path, mean_over: Optional[str] = None, group_cols: Optional[Sequence[str]] = None
-                    ) -> list[Curve]:
+def read_curves_csv(
+    path: Path, mean_over: Optional[str] = None, group_cols: Optional[Sequence[str]] = None
+) -> list[Curve]:
     """Curves of a CSV with ``hours`` and ``score`` columns; every other column groups (one curve
     per group), except ``mean_over`` (e.g. ``task``): each group's curve is then the leaderboard
     mean over that column's values (rows with the same group, unit and hour are repeats) and keeps
@@ -114,8 +116,9 @@ def read_curves_csv(path: Path, mean_over: Optional[str] = None, group_cols: Opt
                 s = (r["score"] or "").strip()
                 v = float(s) if s else math.nan
             except (TypeError, ValueError):
-                raise ValueError(f"{path}: line {i}: hours {r.get('hours')!r} / score {r.get('score')!r} "
-                                 "are not numbers") from None
+                raise ValueError(
+                    f"{path}: line {i}: hours {r.get('hours')!r} / score {r.get('score')!r} are not numbers"
+                ) from None
             if not h > 0:
                 raise ValueError(f"{path}: line {i}: hours {r.get('hours')!r} must be above 0")
             g = tuple(r[c] for c in group_cols)
@@ -127,13 +130,21 @@ def read_curves_csv(path: Path, mean_over: Optional[str] = None, group_cols: Opt
         units: dict[str, list[list[float]]] = {}
         for unit, by_h in by_unit.items():
             reps = max(len(v) for v in by_h.values())
-            units[unit] = [[(by_h.get(h, [])[k] if k < len(by_h.get(h, [])) else math.nan) for h in hours]
-                           for k in range(reps)]
+            units[unit] = [
+                [(by_h.get(h, [])[k] if k < len(by_h.get(h, [])) else math.nan) for h in hours] for k in range(reps)
+            ]
         scores = units_mean(units, len(hours))
-        out.append(Curve(dict(zip(group_cols, g)), hours, [float(x) for x in scores],
-                         units if mean_over else {},
-                         f"mean over {mean_over} (repeats first; tasks with a value)" if mean_over
-                         else ("mean of repeated rows" if any(len(r) > 1 for r in units.values()) else "as given")))
+        out.append(
+            Curve(
+                dict(zip(group_cols, g)),
+                hours,
+                [float(x) for x in scores],
+                units if mean_over else {},
+                f"mean over {mean_over} (repeats first; tasks with a value)"
+                if mean_over
+                else ("mean of repeated rows" if any(len(r) > 1 for r in units.values()) else "as given"),
+            )
+        )
     return out
 
 
@@ -158,9 +169,20 @@ def run_curves(curves: Sequence[Any], hours: Sequence[float], by: str = "run") -
     out = []
     for key, units in groups.items():
         scores = units_mean(units, len(hours))
-        agg = {"run": "best-so-far of one run", "task": "mean over the task's runs",
-               "model": "mean over tasks (repeats first; tasks with a value)"}[by]
+        agg = {
+            "run": "best-so-far of one run",
+            "task": "mean over the task's runs",
+            "model": "mean over tasks (repeats first; tasks with a value)",
+        }[by]
         basis = {c.time_basis for c in curves} or {"wall_clock"}
-        out.append(Curve(dict(zip(names[by], key)), [float(h) for h in hours], [float(x) for x in scores],
-                         units if by != "run" else {}, agg, "/".join(sorted(basis))))
+        out.append(
+            Curve(
+                dict(zip(names[by], key)),
+                [float(h) for h in hours],
+                [float(x) for x in scores],
+                units if by != "run" else {},
+                agg,
+                "/".join(sorted(basis)),
+            )
+        )
     return out

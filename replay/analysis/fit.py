@@ -46,9 +46,22 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["FORMS", "SHAPE_FORMS", "Fit", "fit_curve", "fit_many", "predict", "t_half", "bootstrap", "compare_forms",
-           "residual_resamples",
-           "FIT_METHOD", "FIT_VERSION", "TMID_BOUNDS", "BETA_BOUNDS"]
+__all__ = [
+    "FORMS",
+    "SHAPE_FORMS",
+    "Fit",
+    "fit_curve",
+    "fit_many",
+    "predict",
+    "t_half",
+    "bootstrap",
+    "compare_forms",
+    "residual_resamples",
+    "FIT_METHOD",
+    "FIT_VERSION",
+    "TMID_BOUNDS",
+    "BETA_BOUNDS",
+]
 
 FIT_METHOD = "profile-grid+least_squares(trf,soft_l1)"
 FIT_VERSION = 1
@@ -79,8 +92,12 @@ def _F(form: str, x: np.ndarray) -> np.ndarray:
 
 
 #: F(x_half) = 1/2
-_X_HALF = {"log_sigmoid": 0.0, "log_probit": 0.0, "log_gompertz": -math.log(math.log(2.0)),
-           "weibull": math.log(math.log(2.0))}
+_X_HALF = {
+    "log_sigmoid": 0.0,
+    "log_probit": 0.0,
+    "log_gompertz": -math.log(math.log(2.0)),
+    "weibull": math.log(math.log(2.0)),
+}
 
 
 def predict(form: str, params: dict[str, float], t: Any) -> np.ndarray:
@@ -130,13 +147,23 @@ class Fit:
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape of ``edgetui fit --format json`` (README "fit JSON")."""
         shown = {k: (v if self.findings else None) for k, v in self.params.items()}
-        d: dict[str, Any] = {"form": self.form, **shown, "t_half": self.t_half, "r2": self.r2, "rmse": self.rmse,
-                             "n": self.n, "status": self.status, "flags": list(self.flags),
-                             "findings": self.findings, "raw": dict(self.params),
-                             "gain_per_doubling": self.gain_per_doubling,
-                             "S_at": {f"{h:g}": v for h, v in self.S_at.items()},
-                             "intervals": {k: list(v) for k, v in self.intervals.items()},
-                             "hours": self.hours, "scores": self.scores}
+        d: dict[str, Any] = {
+            "form": self.form,
+            **shown,
+            "t_half": self.t_half,
+            "r2": self.r2,
+            "rmse": self.rmse,
+            "n": self.n,
+            "status": self.status,
+            "flags": list(self.flags),
+            "findings": self.findings,
+            "raw": dict(self.params),
+            "gain_per_doubling": self.gain_per_doubling,
+            "S_at": {f"{h:g}": v for h, v in self.S_at.items()},
+            "intervals": {k: list(v) for k, v in self.intervals.items()},
+            "hours": self.hours,
+            "scores": self.scores,
+        }
         if self.bootstrap:
             d["bootstrap"] = self.bootstrap
         if self.diagnostics:
@@ -180,8 +207,14 @@ def _shape_grid():
     return tm.ravel(), b.ravel()
 
 
-def fit_curve(hours: Sequence[float], scores: Sequence[float], form: str = "log_sigmoid", *,
-              smax_max: float = 100.0, horizons: Sequence[float] = (12.0,)) -> Fit:
+def fit_curve(
+    hours: Sequence[float],
+    scores: Sequence[float],
+    form: str = "log_sigmoid",
+    *,
+    smax_max: float = 100.0,
+    horizons: Sequence[float] = (12.0,),
+) -> Fit:
     """Fit one curve. ``hours``: elapsed hours (> 0); ``scores``: 0–100 values (missing values
     must be dropped by the caller). ``smax_max``: Smax's upper bound (100, or the task's maximum).
     Raises ``ValueError`` for mismatched or non-positive hours, or fewer than 3 points (2 for
@@ -240,8 +273,9 @@ def _fit_shape(form: str, t: np.ndarray, y: np.ndarray, smax_max: float, sst: fl
         return p[0] * _F(form, math.exp(p[2]) * (lt - p[1])) - y
 
     lo, hi = [0.0, _LN_TM[0], _LN_B[0]], [smax_max, _LN_TM[1], _LN_B[1]]
-    r = least_squares(resid, x0, bounds=(lo, hi), method="trf", loss="soft_l1", f_scale=1.0, max_nfev=2000,
-                      x_scale="jac")
+    r = least_squares(
+        resid, x0, bounds=(lo, hi), method="trf", loss="soft_l1", f_scale=1.0, max_nfev=2000, x_scale="jac"
+    )
     p = r.x
     # the robust refinement must not end worse than the grid's start in plain squares
     if float(np.sum(resid(p) ** 2)) > float(np.sum(resid(x0) ** 2)):
@@ -314,11 +348,11 @@ def fit_many(form: str, t: np.ndarray, Y: np.ndarray, smax_max: float = 100.0) -
     Fm, ff = _grid_F(form, t, gtm, gb)
     best = np.empty(len(Y), dtype=int)
     for a in range(0, len(Y), _CHUNK):  # chunks keep the (resamples x shapes) arrays in cache
-        Yc = Y[a:a + _CHUNK]
+        Yc = Y[a : a + _CHUNK]
         fy = Yc @ Fm.T
         with np.errstate(divide="ignore", invalid="ignore"):
             sm = np.clip(np.where(ff > 0, fy / ff, 0.0), 0.0, smax_max)
-        best[a:a + _CHUNK] = np.argmin(sm * (sm * ff - 2 * fy), axis=1)  # SSE minus the constant y·y
+        best[a : a + _CHUNK] = np.argmin(sm * (sm * ff - 2 * fy), axis=1)  # SSE minus the constant y·y
     c_tm, c_b = gtm[best], gb[best]
     d_tm, d_b = _GRID_TM[1] - _GRID_TM[0], _GRID_B[1] - _GRID_B[0]
     off = np.linspace(-1, 1, 11)
@@ -338,8 +372,15 @@ def fit_many(form: str, t: np.ndarray, Y: np.ndarray, smax_max: float = 100.0) -
     return {"Smax": s[rows, j], "t_mid": np.exp(ltm[rows, j]), "beta": np.exp(lb[rows, j]), "sse": e[rows, j]}
 
 
-def bootstrap(fit: Fit, Y: np.ndarray, *, horizons: Sequence[float] = (12.0,), smax_max: float = 100.0,
-              level: float = 0.8, kind: str = "") -> Fit:
+def bootstrap(
+    fit: Fit,
+    Y: np.ndarray,
+    *,
+    horizons: Sequence[float] = (12.0,),
+    smax_max: float = 100.0,
+    level: float = 0.8,
+    kind: str = "",
+) -> Fit:
     """Attach percentile intervals from resampled curves ``Y`` ((B, n) over ``fit.hours``; rows with
     a missing value are dropped) to ``fit`` (its form): ``Smax``, ``t_mid``, ``beta``, ``t_half`` and
     ``S@<h>`` for each horizon, at ``level`` (0.8 → 10th–90th percentiles), placed around the fit's
@@ -369,10 +410,14 @@ def bootstrap(fit: Fit, Y: np.ndarray, *, horizons: Sequence[float] = (12.0,), s
         centre = {"Smax": float(r0["Smax"][0]), "t_mid": float(r0["t_mid"][0]), "beta": float(r0["beta"][0])}
         centre["t_half"] = centre["t_mid"] * math.exp(_X_HALF[fit.form] / centre["beta"])
         for h in horizons:
-            centre[f"S@{h:g}"] = centre["Smax"] * float(_F(fit.form, np.array(centre["beta"] * (
-                math.log(h) - math.log(centre["t_mid"])))))
-    point = {**{k: fit.params.get(k) for k in ("Smax", "t_mid", "beta")}, "t_half": fit.t_half,
-             **{f"S@{h:g}": fit.S_at.get(h) for h in horizons}}
+            centre[f"S@{h:g}"] = centre["Smax"] * float(
+                _F(fit.form, np.array(centre["beta"] * (math.log(h) - math.log(centre["t_mid"]))))
+            )
+    point = {
+        **{k: fit.params.get(k) for k in ("Smax", "t_mid", "beta")},
+        "t_half": fit.t_half,
+        **{f"S@{h:g}": fit.S_at.get(h) for h in horizons},
+    }
     fit.intervals = {}
     for k, v in vals.items():
         lo, hi = float(np.percentile(v, q[0])), float(np.percentile(v, q[1]))
@@ -380,10 +425,13 @@ def bootstrap(fit: Fit, Y: np.ndarray, *, horizons: Sequence[float] = (12.0,), s
             shift = point[k] - centre[k]
             lo, hi = lo + shift, hi + shift
         fit.intervals[k] = (lo, hi)
-    at_b = (r["Smax"] >= smax_max - 0.1) | (np.log(r["t_mid"]) >= _LN_TM[1] - 0.01 * (_LN_TM[1] - _LN_TM[0])) | \
-           (np.log(r["t_mid"]) <= _LN_TM[0] + 0.01 * (_LN_TM[1] - _LN_TM[0])) | \
-           (np.log(r["beta"]) <= _LN_B[0] + 0.01 * (_LN_B[1] - _LN_B[0])) | \
-           (np.log(r["beta"]) >= _LN_B[1] - 0.01 * (_LN_B[1] - _LN_B[0]))
+    at_b = (
+        (r["Smax"] >= smax_max - 0.1)
+        | (np.log(r["t_mid"]) >= _LN_TM[1] - 0.01 * (_LN_TM[1] - _LN_TM[0]))
+        | (np.log(r["t_mid"]) <= _LN_TM[0] + 0.01 * (_LN_TM[1] - _LN_TM[0]))
+        | (np.log(r["beta"]) <= _LN_B[0] + 0.01 * (_LN_B[1] - _LN_B[0]))
+        | (np.log(r["beta"]) >= _LN_B[1] - 0.01 * (_LN_B[1] - _LN_B[0]))
+    )
     fit.bootstrap = {"resamples": int(len(Y)), "kind": kind, "level": level, "at_bound_share": float(at_b.mean())}
     return fit
 
@@ -398,8 +446,9 @@ def residual_resamples(fit: Fit, n: int = 1000, seed: int = 0) -> np.ndarray:
     return yhat[None, :] + rng.choice(res, size=(n, len(t)), replace=True)
 
 
-def compare_forms(hours: Sequence[float], scores: Sequence[float], *, smax_max: float = 100.0,
-                  forms: Sequence[str] = FORMS) -> list[dict[str, Any]]:
+def compare_forms(
+    hours: Sequence[float], scores: Sequence[float], *, smax_max: float = 100.0, forms: Sequence[str] = FORMS
+) -> list[dict[str, Any]]:
     """Every form on one curve, compared by RMSE on held-out hours (leave one hour out: fit on the
     others, predict it; points), beside in-sample R² and RMSE, sorted by held-out RMSE. An entry
     whose leave-one-out fit has too few points gets ``heldout_rmse`` ``None``."""
@@ -417,8 +466,16 @@ def compare_forms(hours: Sequence[float], scores: Sequence[float], *, smax_max: 
                 errs = []
                 break
             errs.append(float(predict(form, f.params, [t[i]])[0] - y[i]))
-        out.append({"form": form, "heldout_rmse": math.sqrt(sum(e * e for e in errs) / len(errs)) if errs else None,
-                    "rmse": full.rmse, "r2": full.r2, "t_half": full.t_half, "flags": full.flags,
-                    "params": full.params})
+        out.append(
+            {
+                "form": form,
+                "heldout_rmse": math.sqrt(sum(e * e for e in errs) / len(errs)) if errs else None,
+                "rmse": full.rmse,
+                "r2": full.r2,
+                "t_half": full.t_half,
+                "flags": full.flags,
+                "params": full.params,
+            }
+        )
     out.sort(key=lambda d: (d["heldout_rmse"] is None, d["heldout_rmse"] or 0.0))
     return out

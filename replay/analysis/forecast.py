@@ -60,12 +60,12 @@ class Forecast:
         return dict(self.__dict__)
 
 
-def prior_beta(stored: Sequence[dict], task_id: Optional[str], model: Optional[str],
-               exclude_run: Optional[str] = None) -> tuple[float, str]:
+def prior_beta(
+    stored: Sequence[dict], task_id: Optional[str], model: Optional[str], exclude_run: Optional[str] = None
+) -> tuple[float, str]:
     """(beta, where from) from stored fits (``fits`` rows: ``task_id``, ``model``, ``run_key``,
     ``beta``, ``findings``), never the run being forecast (``exclude_run``)."""
-    rows = [r for r in stored if r.get("beta") and r.get("run_key") != exclude_run
-            and math.isfinite(r["beta"])]
+    rows = [r for r in stored if r.get("beta") and r.get("run_key") != exclude_run and math.isfinite(r["beta"])]
     for key, val, label in (("task_id", task_id, "task"), ("model", model, "model")):
         xs = [r["beta"] for r in rows if val is not None and r.get(key) == val and r.get("findings")]
         if xs:
@@ -73,8 +73,13 @@ def prior_beta(stored: Sequence[dict], task_id: Optional[str], model: Optional[s
     return DEFAULT_BETA, "default (open-51 per-task median)"
 
 
-def forecast_run(curve, horizon_h: float = 12.0, beta: float = DEFAULT_BETA, prior: str = "default",
-                 elapsed_s: Optional[float] = None) -> Optional[Forecast]:
+def forecast_run(
+    curve,
+    horizon_h: float = 12.0,
+    beta: float = DEFAULT_BETA,
+    prior: str = "default",
+    elapsed_s: Optional[float] = None,
+) -> Optional[Forecast]:
     """The :class:`Forecast` of ``curve`` at ``horizon_h`` hours, from its state at ``elapsed_s``
     (default: where it is now, or its end). ``None`` before it has a valid value."""
     e = elapsed_s
@@ -106,5 +111,6 @@ def forecast_run(curve, horizon_h: float = 12.0, beta: float = DEFAULT_BETA, pri
     value = min(100.0, max(base, value))
     window = "2-4h" if eh < horizon_h / 2 else "2-6h"
     q10, q90 = BACKTEST_ERRORS[window]
-    return Forecast(horizon_h, value, max(base, value + q10), min(100.0, value + q90), base, eh, beta, prior,
-                    window, len(pts))
+    return Forecast(
+        horizon_h, value, max(base, value + q10), min(100.0, value + q90), base, eh, beta, prior, window, len(pts)
+    )

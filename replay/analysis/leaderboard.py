@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-__all__ = ["TaskValue", "LeaderCell", "aggregate", "read_task_table", "recorded_values", "DEFAULT_HOURS",
-           "OVERALL"]
+__all__ = ["TaskValue", "LeaderCell", "aggregate", "read_task_table", "recorded_values", "DEFAULT_HOURS", "OVERALL"]
 
 #: The hours of EdgeBench's leaderboard.
 DEFAULT_HOURS: tuple[float, ...] = (2, 4, 6, 8, 10, 12)
@@ -115,17 +114,33 @@ def read_task_table(path: Path, hours: Optional[Sequence[float]] = None) -> tupl
                 s = r["score"].strip() if r["score"] is not None else ""
                 val = float(s) if s else None
             except (TypeError, ValueError, AttributeError):
-                raise ValueError(f"{path}: line {i}: hours {r.get('hours')!r} / score {r.get('score')!r} "
-                                 "are not numbers") from None
+                raise ValueError(
+                    f"{path}: line {i}: hours {r.get('hours')!r} / score {r.get('score')!r} are not numbers"
+                ) from None
             if keep is not None and h not in keep:
                 continue
-            out.append(TaskValue(tuple(r[c] for c in group_cols), r["task"], r.get("category") or None, h, val,
-                                 r.get("run") or f"line {i}"))
+            out.append(
+                TaskValue(
+                    tuple(r[c] for c in group_cols),
+                    r["task"],
+                    r.get("category") or None,
+                    h,
+                    val,
+                    r.get("run") or f"line {i}",
+                )
+            )
     return group_cols, out
 
 
-def recorded_values(curves, hours: Sequence[float], group_by: str = "model", *, include_retry: bool = False,
-                    include_infra: bool = False, include_samples: bool = False) -> list[TaskValue]:
+def recorded_values(
+    curves,
+    hours: Sequence[float],
+    group_by: str = "model",
+    *,
+    include_retry: bool = False,
+    include_infra: bool = False,
+    include_samples: bool = False,
+) -> list[TaskValue]:
     """Per-task values of recorded runs (:class:`replay.analysis.score_at.RunCurve`) at ``hours``.
 
     ``group_by``: ``model`` (the run's model, from ``run_config.json`` / ``final_result.json``),
@@ -137,8 +152,11 @@ def recorded_values(curves, hours: Sequence[float], group_by: str = "model", *, 
 
     out: list[TaskValue] = []
     for c in curves:
-        if (c.retry and not include_retry) or (c.is_sample and not include_samples) or \
-                (c.infra_error and not include_infra):
+        if (
+            (c.retry and not include_retry)
+            or (c.is_sample and not include_samples)
+            or (c.infra_error and not include_infra)
+        ):
             continue
         if group_by == "model":
             g = (c.model or "(unknown model)",)

@@ -23,8 +23,15 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["Trend", "read_speed_table", "read_release_dates", "release_year", "doubling_trend",
-           "run_gain", "recorded_speeds"]
+__all__ = [
+    "Trend",
+    "read_speed_table",
+    "read_release_dates",
+    "release_year",
+    "doubling_trend",
+    "run_gain",
+    "recorded_speeds",
+]
 
 
 def release_year(text: str, where: str = "") -> float:
@@ -57,10 +64,18 @@ class Trend:
     note: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"points": [{"model": m, "release_year": y, "learning_speed": v} for m, y, v in self.points],
-                "slope_per_year": self.slope, "doubling_months": self.doubling_months,
-                "interval_months": list(self.interval), "level": self.level, "r2": self.r2,
-                "resamples": self.resamples, "bootstrap": self.basis, "left_out": self.left_out, "note": self.note}
+        return {
+            "points": [{"model": m, "release_year": y, "learning_speed": v} for m, y, v in self.points],
+            "slope_per_year": self.slope,
+            "doubling_months": self.doubling_months,
+            "interval_months": list(self.interval),
+            "level": self.level,
+            "r2": self.r2,
+            "resamples": self.resamples,
+            "bootstrap": self.basis,
+            "left_out": self.left_out,
+            "note": self.note,
+        }
 
 
 def _slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
@@ -71,7 +86,7 @@ def _slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     b = float(((x - xm) * (y - ym)).sum() / sxx)
     res = y - (ym + b * (x - xm))
     sst = float(((y - ym) ** 2).sum())
-    return b, (1 - float((res ** 2).sum()) / sst) if sst > 0 else 0.0
+    return b, (1 - float((res**2).sum()) / sst) if sst > 0 else 0.0
 
 
 def _slopes(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -98,8 +113,15 @@ def _rank_interval(v: np.ndarray, level: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def doubling_trend(points: Sequence[tuple[str, float, float]], *, resamples: int = 1000, level: float = 0.8,
-                   seed: int = 0, resampled: Optional[np.ndarray] = None, basis: str = "models") -> Trend:
+def doubling_trend(
+    points: Sequence[tuple[str, float, float]],
+    *,
+    resamples: int = 1000,
+    level: float = 0.8,
+    seed: int = 0,
+    resampled: Optional[np.ndarray] = None,
+    basis: str = "models",
+) -> Trend:
     """The trend of ``points`` (model, decimal year, speed). The interval resamples the models
     with replacement (``resampled`` (B, models) speeds replaces that: e.g. tasks then runs). A
     resample whose slope is ≤ 0 (no doubling) counts as an infinite doubling time in the
@@ -127,8 +149,18 @@ def doubling_trend(points: Sequence[tuple[str, float, float]], *, resamples: int
     dm = np.where(bs > 0, _months(np.where(bs > 0, bs, 1.0)), np.inf)
     lo, hi = _rank_interval(dm, level)
     note = f"{len(keep)} points" + (" (one value per model: a thin basis for a trend)" if basis == "models" else "")
-    return Trend([(m, float(xx), float(v)) for m, xx, v in keep], b, float(_months(b)) if b > 0 else math.inf,
-                 (lo, hi), r2, resamples, level, basis, left, note)
+    return Trend(
+        [(m, float(xx), float(v)) for m, xx, v in keep],
+        b,
+        float(_months(b)) if b > 0 else math.inf,
+        (lo, hi),
+        r2,
+        resamples,
+        level,
+        basis,
+        left,
+        note,
+    )
 
 
 def read_speed_table(path: Path) -> list[tuple[str, float, float]]:
@@ -177,8 +209,9 @@ def run_gain(curve, hours: float = 2.0) -> Optional[float]:
     return None if v is None else v - curve.first_value
 
 
-def recorded_speeds(curves, dates: dict[str, float], *, resamples: int = 1000, seed: int = 0,
-                    hours: float = 2.0) -> tuple[list[tuple[str, float, float]], np.ndarray, list[str]]:
+def recorded_speeds(
+    curves, dates: dict[str, float], *, resamples: int = 1000, seed: int = 0, hours: float = 2.0
+) -> tuple[list[tuple[str, float, float]], np.ndarray, list[str]]:
     """Per-model learning speeds of recorded runs (mean over tasks, repeats first) for the models
     in ``dates``, and (resamples, models) bootstrap speeds: tasks, then runs within each task, drawn
     with replacement per model. Returns (points, resampled, models without a release date)."""

@@ -38,8 +38,20 @@ __all__ = ["CELL_STATES", "Cell", "RunCurve", "run_curve", "known_elapsed", "is_
 #: Every state a cell can have (see the module docstring).
 CELL_STATES = ("value", "carried", "not_yet", "no_valid", "infra_error")
 
-_RECORD_FIELDS = ("round", "kind", "n", "submission_id", "status", "pass_rate", "score", "score_flag",
-                  "score_0_100", "max_score", "valid", "error")
+_RECORD_FIELDS = (
+    "round",
+    "kind",
+    "n",
+    "submission_id",
+    "status",
+    "pass_rate",
+    "score",
+    "score_flag",
+    "score_0_100",
+    "max_score",
+    "valid",
+    "error",
+)
 
 
 @dataclass(frozen=True)
@@ -165,8 +177,14 @@ def _value_of(row: Mapping[str, Any], best_pass_rate: Any, spec: Optional[dict])
     return None if pr is None else pr * 100.0
 
 
-def run_curve(run: Mapping[str, Any], subs: Sequence[Mapping[str, Any]], rescale_spec: Optional[dict] = None,
-              *, now: Optional[float] = None, clock=None) -> RunCurve:
+def run_curve(
+    run: Mapping[str, Any],
+    subs: Sequence[Mapping[str, Any]],
+    rescale_spec: Optional[dict] = None,
+    *,
+    now: Optional[float] = None,
+    clock=None,
+) -> RunCurve:
     """The :class:`RunCurve` of one run.
 
     ``run``: a ``runs`` row (``run_key``, ``run_id``, ``task_id``, ``model``, ``status``,
@@ -181,9 +199,16 @@ def run_curve(run: Mapping[str, Any], subs: Sequence[Mapping[str, Any]], rescale
     start = _num(run.get("started_at"))
     live = run.get("status") in ("running", "grading")
     end = _num(run.get("ended_at")) or _num(run.get("last_event_at"))
-    curve = RunCurve(run_key=str(run.get("run_key")), task_id=str(run.get("task_id")),
-                     run_id=str(run.get("run_id") or ""), model=run.get("model"), category=run.get("category"),
-                     infra_error=bool(run.get("infra_error")), is_sample=bool(run.get("is_sample")), live=live)
+    curve = RunCurve(
+        run_key=str(run.get("run_key")),
+        task_id=str(run.get("task_id")),
+        run_id=str(run.get("run_id") or ""),
+        model=run.get("model"),
+        category=run.get("category"),
+        infra_error=bool(run.get("infra_error")),
+        is_sample=bool(run.get("is_sample")),
+        live=live,
+    )
     if start is not None:
         curve.end_elapsed_s = None if live or end is None else end - start
         ref = now if now is not None else (_num(run.get("last_event_at")) or end)
@@ -206,7 +231,7 @@ def run_curve(run: Mapping[str, Any], subs: Sequence[Mapping[str, Any]], rescale
     ks = [k for k in known if k is not None]
     if all(a <= b for a, b in zip(ks, ks[1:])):  # results known in submission order: one O(n) pass
         bests = {}
-        for e, k, st in zip(entries, known, best_so_far(entries, direction, policy)):
+        for _e, k, st in zip(entries, known, best_so_far(entries, direction, policy)):
             if k is not None:
                 bests[k] = st.result()
     else:
@@ -225,8 +250,7 @@ def run_curve(run: Mapping[str, Any], subs: Sequence[Mapping[str, Any]], rescale
             curve.steps.append((kt, val, cur[1]))
             last = cur
     # the first graded submission's own value (starting score for learning speed)
-    for s, e, k in sorted(((s, e, k) for s, e, k in zip(order, entries, known) if k is not None),
-                          key=lambda x: x[2]):
+    for s, e, k in sorted(((s, e, k) for s, e, k in zip(order, entries, known) if k is not None), key=lambda x: x[2]):
         if e.get("status", "completed") == "completed" and s.get("status") == "graded":
             b = select_best([e], direction, policy)
             if b.best_round and b.best_valid:

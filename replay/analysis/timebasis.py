@@ -24,13 +24,15 @@ __all__ = ["BASES", "COOLDOWN_SQL", "wait_intervals", "ActiveClock"]
 BASES = ("wall_clock", "active")
 
 #: the events that name a cooldown rejection (``edgetui.parsers.claude`` summarises sforge-submit results)
-COOLDOWN_SQL = ("SELECT run_key, t, summary FROM events WHERE kind = 'tool_result' "
-                "AND summary LIKE '%rejected (cooldown)%'")
+COOLDOWN_SQL = (
+    "SELECT run_key, t, summary FROM events WHERE kind = 'tool_result' AND summary LIKE '%rejected (cooldown)%'"
+)
 _WAIT_RE = re.compile(r"wait (\d+(?:\.\d+)?)\s*s", re.I)
 
 
-def wait_intervals(subs: Iterable[Mapping[str, Any]], cooldowns: Iterable[Mapping[str, Any]],
-                   started_at: Optional[float]) -> list[tuple[float, float]]:
+def wait_intervals(
+    subs: Iterable[Mapping[str, Any]], cooldowns: Iterable[Mapping[str, Any]], started_at: Optional[float]
+) -> list[tuple[float, float]]:
     """Merged ``(from, to)`` intervals (seconds since start) of grading waits and cooldown waits."""
     if started_at is None:
         return []
