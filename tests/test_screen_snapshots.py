@@ -1,0 +1,117 @@
+"""Snapshots of the main screens at 80x24 and 160x48 on the bundled sample runs: a screen that
+renders wrong (a cut legend, a lost column, overlapping text) fails a test.
+
+Each snapshot is the screen's text as the app draws it (Textual's compositor, the same render
+``App.export_screenshot`` makes into an SVG), kept in ``tests/screen_snapshots/<name>.txt``.
+pytest-textual-snapshot would keep SVGs, but its pinned syrupy (4.8.0) refuses pytest 9
+(Textualize/pytest-textual-snapshot#28, #24 unreleased).
+
+When a screen changes on purpose, write the new snapshots and LOOK AT EACH ONE before committing:
+
+    EDGETUI_UPDATE_SNAPSHOTS=1 .venv/bin/pytest -q tests/test_screen_snapshots.py
+    git diff tests/screen_snapshots
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from waits import pilot_wait_for as wait_for
+
+from edgetui.app import EdgeTUIApp
+from edgetui.cli import main
+from edgetui.screens.picker import PickerScreen
+from edgetui.screens.replay import HelpScreen, ReplayScreen
+
+SNAPSHOTS = Path(__file__).resolve().parent / "screen_snapshots"
+UPDATE = os.environ.get("EDGETUI_UPDATE_SNAPSHOTS") == "1"
+TWELVE_HOURS = "local/opus48-edge-3-20260312005800/gw_signal_search"
+SIZES = [(80, 24), (160, 48)]
+
+
+@pytest.fixture(scope="module")
+def samples_db(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("snap") / "s.duckdb"
+    assert main(["--db", str(db), "samples", "-q"]) == 0
+    return db
+
+
+def screen_text(app) -> str:
+    """The screen as drawn, as text (every line its full width, trailing blanks cut)."""
+    width, height = app.size
+    console = Console(
+        width=width,
+        height=height,
+        file=io.StringIO(),
+        force_terminal=True,
+        color_system="truecolor",
+        record=True,
+        legacy_windows=False,
+        safe_box=False,
+    )
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return "\n".join(line.rstrip() for line in console.export_text(styles=False).splitlines()) + "\n"
+
+
+def check(name: str, text: str) -> None:
+    path = SNAPSHOTS / f"{name}.txt"
+    if UPDATE:
+        SNAPSHOTS.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return
+    assert path.exists(), f"no snapshot {path.name}: write it with EDGETUI_UPDATE_SNAPSHOTS=1 and look at it"
+    want = path.read_text(encoding="utf-8")
+    assert text == want, f"{name} differs from {path}:\n{text}"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_run_picker(samples_db, size, monkeypatch):
+    monkeypatch.chdir(samples_db.parent)  # (the header names the database as given: no temp path)
+    app = EdgeTUIApp(Path(samples_db.name))
+    async with app.run_test(size=size) as pilot:
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, PickerScreen) and len(app.screen.rows) >= 11,
+            30,
+            "the picker with the 11 sample runs",
+        )
+        await pilot.pause(0.2)
+        check(f"picker-{size[0]}x{size[1]}", screen_text(app))
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_replay_of_the_12_hour_run(samples_db, size, monkeypatch):
+    monkeypatch.chdir(samples_db.parent)
+    app = EdgeTUIApp(Path(samples_db.name), TWELVE_HOURS)
+    async with app.run_test(size=size) as pilot:
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, ReplayScreen) and app.screen.cursor is not None,
+            30,
+            "the replay loaded",
+        )
+        await wait_for(pilot, lambda: "events 1/" in screen_text(app), 30, "the first paint")
+        await pilot.pause(0.2)
+        check(f"replay-{size[0]}x{size[1]}", screen_text(app))
+        await pilot.press("]")  # the next submission, its report in the detail pane
+        if size[0] < 120:
+            await pilot.press("d")  # (a narrow terminal shows the detail pane on demand)
+        await wait_for(
+            pilot,
+            lambda: "Submission report" in screen_text(app),
+            30,
+            "the submission's report shown",
+            describe=lambda: screen_text(app),
+        )
+        await pilot.pause(0.2)
+        check(f"replay-submission-{size[0]}x{size[1]}", screen_text(app))
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), 30, "the help screen")
+        await pilot.pause(0.2)
+        check(f"help-{size[0]}x{size[1]}", screen_text(app))
