@@ -58,7 +58,7 @@ def default_on_empty(db_path: Path) -> Optional[str]:
 
 
 class LiveConfig:
-    """Live supervision settings from the command line (see README "Live supervision").
+    """Live supervision settings from the command line (see docs/live.md).
 
     ``runs_dirs``: runs roots to watch; ``home``: open the runs screen at once
     (``edgetui watch`` / explicit ``--runs-dir``) instead of only when a live run

@@ -1,4 +1,4 @@
-"""``edgetui`` command line. The one list of commands is in README.md.
+"""``edgetui`` command line. Every command and option is described in docs/commands.md.
 
 Every command takes ``--db PATH`` (default: :func:`edgetui.db.default_db_path`).
 Errors are one line on stderr (``edgetui: error: ...``) with exit status 2;

@@ -98,7 +98,7 @@ def add_commands(sub, cmd, add_db) -> None:
         "bootstraps it). Smax is solved in closed form over a dense (t_mid, beta) grid, then refined by "
         "bounded robust least squares. Flagged fits (at_bound:*, ill_conditioned, did_not_converge, flat) "
         "withhold Smax, t_mid and beta. Forms (log_probit, log_gompertz, weibull, log_linear) are compared "
-        'by RMSE on held-out hours (leave one hour out). --format json: README "fit JSON".',
+        'by RMSE on held-out hours (leave one hour out). --format json: docs/commands.md "fit JSON".',
     )
     add_db(p)
     p.add_argument("runs", nargs="*", metavar="RUN", help="recorded runs (default: all, as --by groups them)")
@@ -157,7 +157,7 @@ def add_commands(sub, cmd, add_db) -> None:
         help="with --csv of a per-task table (task, model, hours, score): back-test the 12-hour "
         "forecast from 2-6 h and 2-4 h, leave-one-out, beside 'last best persists'",
     )
-    p.add_argument("--markdown", action="store_true", help="with --backtest: print the README's Markdown table")
+    p.add_argument("--markdown", action="store_true", help="with --backtest: print docs/analysis.md's Markdown table")
     p.add_argument(
         "--store",
         action="store_true",

@@ -46,7 +46,7 @@ cursor's index; no event column is read for it.
 
 Parameters are frozen in :data:`DEFAULT_PARAMS` (the acceptance test in
 ``tests/test_moments_acceptance.py`` checks them on generated runs never used for
-tuning; see the README).
+tuning; see docs/moments.md).
 """
 
 from __future__ import annotations

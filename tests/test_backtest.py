@@ -63,8 +63,8 @@ def test_per_task_table_backtest_and_readme_figures(capsys):
     assert r.n + r.left_out == 255
     assert 0.6 <= r.coverage_forecast <= 0.95  # an 80 % interval measured by back-testing
     assert r.mae_forecast < r.mae_baseline
-    # the README carries exactly these numbers (`edgetui fit --backtest --csv ... --markdown`)
-    assert markdown(rows) in (ROOT / "README.md").read_text(encoding="utf-8")
+    # docs/analysis.md carries exactly these numbers (`edgetui fit --backtest --csv ... --markdown`)
+    assert markdown(rows) in (ROOT / "docs" / "analysis.md").read_text(encoding="utf-8")
     assert main(["fit", "--backtest", "--csv", str(p), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert {d["model"] for d in out} >= {"overall", "GPT-5.5"}

@@ -1,8 +1,8 @@
 """Acceptance of the reframing-moment detector on generated gravitational-wave-like runs.
 
 The generator (``sample_runs/generate.py --moment-runs``) was frozen first (its SHA-256 is in
-the README and checked here); the detector's parameters (``replay.moments.DEFAULT_PARAMS``)
-were tuned on seeds 101-118 (controls 107, 108) and on the earlier test sets the README
+docs/moments.md and checked here); the detector's parameters (``replay.moments.DEFAULT_PARAMS``)
+were tuned on seeds 101-118 (controls 107, 108) and on the earlier test sets docs/moments.md
 lists; the seeds below were chosen after the last change (of the generator: its runs gained
 submission archives) and never used for tuning.
 
@@ -35,11 +35,11 @@ CONTROL_SEEDS = (10861, 10979)
 
 def test_the_generator_is_the_frozen_one():
     digest = hashlib.sha256((ROOT / "sample_runs" / "generate.py").read_bytes()).hexdigest()
-    m = re.search(r"generator SHA-256 `([0-9a-f]{64})`", (ROOT / "README.md").read_text())
-    assert m, "the README states the frozen generator's SHA-256"
+    m = re.search(r"generator SHA-256 `([0-9a-f]{64})`", (ROOT / "docs" / "moments.md").read_text())
+    assert m, "docs/moments.md states the frozen generator's SHA-256"
     assert digest == m.group(1), (
         "sample_runs/generate.py changed after the moment detector was tuned on it: "
-        "re-freeze it (new hash in the README) and choose new test seeds"
+        "re-freeze it (new hash in docs/moments.md) and choose new test seeds"
     )
 
 

@@ -1,6 +1,6 @@
 """Analysis of recorded runs and published tables (no Textual): score at h hours, the
 EdgeBench-style leaderboard, log-sigmoid fits and their look-alikes, back-tests and learning
-speed. See README.md "Analysis" and DESIGN.md for the definitions used.
+speed. See docs/analysis.md and DESIGN.md for the definitions used.
 
 Built, like all of :mod:`replay`, on the paged cursor's interface (:mod:`replay.cursor`,
 :class:`edgetui.paged.PagedTimeline`): analyses take submissions and event rows from SQL (plain

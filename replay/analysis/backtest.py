@@ -188,7 +188,7 @@ def _level(name, wname, keys, full, H, win, target, level, independent, per_mode
 
 
 def markdown(rows: Sequence[BacktestRow]) -> str:
-    """The back-test as the Markdown table the README carries (MAE in points, coverage in %)."""
+    """The back-test as the Markdown table docs/analysis.md carries (MAE in points, coverage in %)."""
     out = [
         "| curves | window | model | n | MAE forecast | MAE last best | 80 % coverage forecast | "
         "80 % coverage last best |",

@@ -145,7 +145,7 @@ class Fit:
         return not self.flags
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON shape of ``edgetui fit --format json`` (README "fit JSON")."""
+        """The JSON shape of ``edgetui fit --format json`` (docs/commands.md "fit JSON")."""
         shown = {k: (v if self.findings else None) for k, v in self.params.items()}
         d: dict[str, Any] = {
             "form": self.form,
