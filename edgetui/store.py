@@ -177,7 +177,9 @@ TRANSCRIPT_FLAGS_SQL = """nullif(concat_ws(' ',
         CASE WHEN bool_or(e.kind = 'segment_end' AND coalesce(TRY_CAST(e.data->>'$.incomplete' AS BOOLEAN), FALSE))
              THEN 'incomplete' END,
         CASE WHEN bool_or(coalesce(TRY_CAST(e.data->>'$.interrupted' AS BOOLEAN), FALSE)) THEN 'interrupted' END,
-        CASE WHEN bool_or(e.kind = 'agent_result' AND coalesce(e.is_error, FALSE)) THEN 'error' END), '')"""
+        CASE WHEN bool_or(e.kind = 'agent_result' AND coalesce(e.is_error, FALSE)) THEN 'error' END,
+        CASE WHEN bool_or(e.kind = 'segment_end' AND e.data->>'$.reason' = 'api_errors_only')
+             THEN 'api-errors-only' END), '')"""
 #: the run's transcript flags as one space-separated string (NULL for none): a scalar subquery over
 #: the events of the run named by ``{run_key}`` (``?``, or ``runs.run_key`` inside a query of runs)
 TRANSCRIPT_FLAGS_SUBQUERY = (
