@@ -603,6 +603,7 @@ class _ClaudeParser:
         if api_error and error is not None:
             first_data["error"] = _str(error)
 
+        blank = 0  # text blocks of whitespace only (no event)
         for block in content:
             if not isinstance(block, dict):
                 block = {"type": "text", "text": _str(block) or ""}
@@ -613,6 +614,7 @@ class _ClaudeParser:
                 text = block.get("text")
                 text = text if isinstance(text, str) else (_str(text) or "")
                 if not api_error and not text.strip():
+                    blank += 1
                     continue  # a text block of whitespace only says nothing: no row
                 if api_error:
                     data = {"text": text, "error": _str(error) or "api_error"}
@@ -696,6 +698,8 @@ class _ClaudeParser:
             self._emit(kind, s, message_id=mid, model=model, parent_tool_use_id=parent, data=data, **fields)
 
         if first_fields is not None:
+            if blank and not api_error and not first_fields and not first_data:
+                return  # only whitespace text, and no usage left to count: nothing to show
             # no content block at all
             data = self._common(o, first_data)
             if sidechain:

@@ -294,6 +294,7 @@ class CodexRolloutParser(EventMsgParser):
                 ]
             if role == "user" and not text.lstrip().startswith(CONTEXT_PREFIXES):
                 self._turn_started(False)
+                self._user_turn(offset, text)
                 return [self._ev(Kind.USER_MESSAGE, offset, message_id=mid, data=data, summary=one_line(text))]
             data["context"] = True
             return [self._ev(Kind.SYSTEM, offset, message_id=mid, data=data, summary=one_line(f"[{role}] {text}"))]
