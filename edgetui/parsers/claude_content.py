@@ -174,7 +174,7 @@ def _tool_brief(inp: Any) -> str:
 
 def api_error_fields(o: dict[str, Any]) -> dict[str, Any]:
     """``status``, ``message``, ``attempt``, ``max_retries``, ``retry_in_ms`` of a session file's
-    ``system`` / ``api_error`` record (docs/transcript-formats.md, "Claude Code session files"):
+    ``system`` / ``api_error`` record (docs/transcript-formats.md §4):
     ``{"error": {"status", "message", "formatted", ...}, "retryAttempt", "maxRetries", "retryInMs"}``;
     a field the record lacks is None."""
     err = o.get("error")

@@ -38,7 +38,7 @@ class ClaudeSessionParser(_ClaudeParser):
         answer is API errors (``system`` / ``api_error`` records, synthetic API-error messages, and no
         text, thinking or tool call from the model) ends with a ``segment_end`` saying so
         (``data.reason`` ``api_errors_only``, ``sub`` = ``END_OF_FILE_SUB``): the run is flagged
-        ``api-errors-only`` (docs/transcript-formats.md, "Claude Code session files")."""
+        ``api-errors-only`` (docs/transcript-formats.md §4)."""
         if not self._api_errors or self._answered:
             return []
         self._out = out = []

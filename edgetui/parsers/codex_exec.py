@@ -73,7 +73,7 @@ class CodexJsonParser(EventMsgParser):
     ``data.cumulative`` (True when no counter is smaller than the previous
     turn's *of the same thread id*, False otherwise, None for a thread's first turn) and
     ``data.delta``: several runs appended to one file each start their own thread, and a
-    thread's usage never continues another's (docs/transcript-formats.md, "codex exec --json").
+    thread's usage never continues another's (docs/transcript-formats.md §6).
 
     ``session.created`` is read as ``thread.started``; an item's ``item_type`` as its
     ``type`` (``assistant_message`` as ``agent_message``). Protocol events: the config

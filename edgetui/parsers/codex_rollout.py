@@ -125,7 +125,10 @@ class CodexRolloutParser(EventMsgParser):
     ``function_call_output`` / ``custom_tool_call_output`` → ``tool_result``,
     paired by ``call_id`` (= ``tool_use_id``), exit code read from the output
     text (``Process exited with code N`` / ``Exit code: N``) or from a preceding
-    ``exec_command_end``. ``event_msg/token_count`` → ``token_usage`` with
+    ``exec_command_end``; one result per command whatever the order of output and end (an end
+    whose output never comes, a unified-exec output saying the command still runs and its later
+    end: docs/transcript-formats.md §7.4); code-mode cells summarised by their output (§7.5);
+    ``thread_rolled_back`` names the turns it undid (§7.3). ``event_msg/token_count`` → ``token_usage`` with
     ``info.last_token_usage`` (a repeated count whose ``total_token_usage`` did not
     change keeps ``usage`` empty and says ``data.repeat``); ``compacted`` →
     ``compaction``. ``event_msg`` ``item_completed`` / ``item_started`` (0.148 and later)
@@ -161,8 +164,7 @@ class CodexRolloutParser(EventMsgParser):
         (the end is the result), and of each unified-exec command still running (its held output,
         ``data.running``). These sit at their call's offset with ``sub`` =
         :data:`~edgetui.parsers.base.END_OF_FILE_SUB` and the time of the record they come from, so
-        a file that grows says them again only if still true (docs/transcript-formats.md,
-        "Codex rollouts")."""
+        a file that grows says them again only if still true (docs/transcript-formats.md §7.4)."""
         out: list[Event] = []
         for cid, end in self._st["ends"].items():
             if "payload" in end:
@@ -451,7 +453,7 @@ class CodexRolloutParser(EventMsgParser):
                 if m:
                     exit_code = int(m.group(1))
             cell = _CELL_HEAD_RE.match(content)
-            if cell:  # code mode: summarised by the cell's output, its state beside the tool's name
+            if cell:  # code mode (docs/transcript-formats.md §7.5): summarised by the cell's output
                 data["output"] = shown = content[cell.end() :]
                 data["cell_state"] = {"Script completed": "completed", "Script failed": "failed"}.get(
                     cell.group(1), "running"
@@ -601,7 +603,8 @@ class CodexRolloutParser(EventMsgParser):
         protocol does). Before its call's output: its exit code and duration go to that output, and
         it is the call's result if the output never comes (:meth:`finish`). After a unified-exec
         output saying the command still runs: the call's result, here, with the final exit code and
-        output. After an output that gave the result: a copy, no event."""
+        output. After an output that gave the result: a copy, no event (docs/transcript-formats.md
+        §7.4)."""
         cid = p.get("call_id")
         if not isinstance(cid, str):
             cid = None
