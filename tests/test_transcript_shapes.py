@@ -89,7 +89,7 @@ def test_claude_api_error_records_are_errors_with_status_message_and_attempt():
     errs = [e for e in of(events, "system") if (e.data or {}).get("subtype") == "api_error"]
     assert [(e.data["status"], e.data["attempt"], e.data["max_retries"]) for e in errs] == want
     assert all(e.is_error and e.level == "error" for e in errs)
-    assert errs[0].summary == "API error 1/10: 529 overloaded_error: Overloaded (status 529)"
+    assert errs[0].summary == "API error 1/10 (status 529): 529 overloaded_error: Overloaded"
     assert errs[2].summary == "API error 3/10: Connection error."  # no status in that record
     end = events[-1]
     assert (end.kind, end.sub, end.data["reason"], end.data["api_errors"]) == (
@@ -267,12 +267,32 @@ def test_thread_rolled_back_shows_num_turns_and_the_turns_it_undid():
     assert rb.summary == "thread rolled back 2 turns: undid “now delete the tests”, “and push it”"
 
 
+def test_the_turns_a_rollback_undid_are_marked_on_their_rows(tmp_path, capsys):
+    path = fixture("codex_rollout_rolled_back.jsonl")
+    recs = records(path)
+    at = next(off for off, o in recs if o["payload"].get("type") == "thread_rolled_back")
+    users = [off for off, o in recs if o["payload"].get("role") == "user" and off < at]
+    first = users[-2]  # num_turns 2: the last two user turns before the rollback
+    want = {off for off, o in recs if first <= off < at}
+    db, _ = ingest_runs(tmp_path, capsys, path)
+    assert main(["--db", str(db), "ingest", "-q", "--full", str(path)]) == 0  # marking twice changes nothing
+    with duckdb.connect(str(db), read_only=True) as conn:
+        rows = conn.execute(
+            """SELECT "offset", summary, data->>'$.rolled_back' FROM events WHERE run_key = ?""", [run_key(path)]
+        ).fetchall()
+    marked = {off for off, _, rb in rows if rb is not None}
+    assert marked == want and {int(rb) for _, _, rb in rows if rb is not None} == {at}
+    assert all(summ.startswith("↶ ") and not summ.startswith("↶ ↶") for off, summ, _ in rows if off in marked)
+    assert not [summ for off, summ, _ in rows if off not in marked and summ.startswith("↶")]
+
+
 def test_opencode_call_to_the_invalid_tool_is_an_error():
     events = parse(OpenCodeParser, fixture("opencode_invalid_tool.jsonl").read_bytes())
     (res,) = of(events, "tool_result")
     assert res.tool_name == "invalid" and res.is_error and res.level == "error"
     assert res.data["invalid_tool"] == "Write"
-    assert of(events, "tool_call")[0].summary.startswith("invalid: unavailable tool Write")
+    assert of(events, "tool_call")[0].summary == "invalid: model called unavailable tool Write"
+    assert res.summary.startswith("invalid → error: unavailable tool Write: The arguments provided")
 
 
 def test_whitespace_only_assistant_text_makes_no_row():

@@ -197,10 +197,12 @@ def api_error_fields(o: dict[str, Any]) -> dict[str, Any]:
 
 
 def api_error_summary(o: dict[str, Any]) -> str:
-    """``API error 3/10: <message> (status 529)`` for a ``system`` / ``api_error`` record."""
+    """``API error 3/10 (status 529): <message>`` for a ``system`` / ``api_error`` record (the
+    status before the message, so a narrow list still shows it)."""
     f = api_error_fields(o)
     head = "API error"
     if f["attempt"] is not None or f["max_retries"] is not None:
         head += f" {f['attempt'] if f['attempt'] is not None else '?'}/{f['max_retries'] if f['max_retries'] is not None else '?'}"
-    tail = f" (status {f['status']})" if f["status"] is not None else ""
-    return _summ(f"{head}: {f['message'] or 'no message'}{tail}")
+    if f["status"] is not None:
+        head += f" (status {f['status']})"
+    return _summ(f"{head}: {f['message'] or 'no message'}")

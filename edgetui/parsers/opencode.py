@@ -237,7 +237,7 @@ class OpenCodeParser(JsonLinesParser):
         if cmd is not None:
             summary = f"{tool}: $ {cmd}"
         elif invalid:
-            summary = f"invalid: unavailable tool {inp.get('tool')}: {one_line(inp.get('error'), 100)}"
+            summary = f"invalid: model called unavailable tool {inp.get('tool')}"
         elif inp is not None:
             summary = f"{tool}({one_line(orjson.dumps(inp, default=str).decode(), 120)})"
         else:
@@ -289,7 +289,11 @@ class OpenCodeParser(JsonLinesParser):
                 message_id=part.get("messageID"),
                 round=rnd,
                 data=res_data,
-                summary=one_line(summ) if summ else tool_result_summary(tool, exit_code, content, is_error),
+                summary=one_line(summ)
+                if summ
+                else one_line(f"invalid → error: unavailable tool {inp.get('tool')}: {content}")
+                if invalid
+                else tool_result_summary(tool, exit_code, content, is_error),
                 t=t_res,
                 t_source=TimeSource.RECORDED.value if t_res is not None else None,
             )
