@@ -59,6 +59,26 @@ def records(path: Path) -> list[tuple[int, dict]]:
     return out
 
 
+def ends_after_outputs(path: Path, end_type: str) -> bytes:
+    """The file's own lines with each ``end_type`` event_msg moved to just after its call's output
+    (the order in which the end merely follows the output that gave the result)."""
+    lines = [ln for ln in path.read_bytes().split(b"\n") if ln.strip()]
+    ends = {}
+    for ln in lines:
+        p = json.loads(ln)["payload"]
+        if p.get("type") == end_type:
+            ends[p["call_id"]] = ln
+    out = []
+    for ln in lines:
+        p = json.loads(ln)["payload"]
+        if p.get("type") == end_type:
+            continue
+        out.append(ln)
+        if p.get("type") in ("function_call_output", "custom_tool_call_output") and p["call_id"] in ends:
+            out.append(ends[p["call_id"]])
+    return b"\n".join(out) + b"\n"
+
+
 def of(events, kind: str, tool_use_id=None):
     return [e for e in events if e.kind == kind and (tool_use_id is None or e.tool_use_id == tool_use_id)]
 
@@ -181,12 +201,22 @@ def test_unified_exec_output_and_later_end_make_one_result_with_the_final_exit_c
 
 
 def test_real_beam_rollout_has_one_result_row_per_command():
+    """``C/beam-…`` as written (each end before its output), and its own lines with each
+    ``exec_command_end`` moved after its output (the order where the end merely follows)."""
     path = real("C", "beam-rollout-0.122.0-alpha.13.jsonl")
     recs = records(path)
     outs = [o["payload"]["call_id"] for _, o in recs if o["payload"].get("type") == "function_call_output"]
-    events = parse(CodexRolloutParser, path.read_bytes())
-    assert [e.tool_use_id for e in of(events, "tool_result")] == outs
-    assert not [e for e in of(events, "system") if (e.data or {}).get("event") == "exec_command_end"]
+    codes = {
+        o["payload"]["call_id"]: o["payload"]["exit_code"]
+        for _, o in recs
+        if o["payload"].get("type") == "exec_command_end"
+    }
+    for data in (path.read_bytes(), ends_after_outputs(path, "exec_command_end")):
+        events = parse(CodexRolloutParser, data)
+        results = of(events, "tool_result")
+        assert [e.tool_use_id for e in results] == outs
+        assert all(e.data["exit_code"] == codes[e.tool_use_id] for e in results if e.tool_use_id in codes)
+        assert not [e for e in of(events, "system") if (e.data or {}).get("event") == "exec_command_end"]
 
 
 # ---------------------------------------------------------------- 4. exec --json, several threads
@@ -245,10 +275,15 @@ def test_patch_apply_end_without_exit_code_is_summarised_by_success():
 
 
 def test_real_scout_rollout_patches_show_no_exit_none():
-    events = parse(CodexRolloutParser, real("C", "scout-rollout-0.142.4-tui.jsonl").read_bytes())
-    patches = [e for e in of(events, "tool_result") if e.tool_name == "apply_patch"]
-    assert len(patches) == 2 and all(e.data["exit_code"] == 0 and not e.is_error for e in patches)
-    assert not [e for e in events if "exit None" in e.summary]
+    """``C/scout-…`` (0.142): its ``patch_apply_end`` records have ``success`` and no ``exit_code``;
+    as written (each before its output) and moved after their outputs."""
+    path = real("C", "scout-rollout-0.142.4-tui.jsonl")
+    for data in (path.read_bytes(), ends_after_outputs(path, "patch_apply_end")):
+        events = parse(CodexRolloutParser, data)
+        patches = [e for e in of(events, "tool_result") if e.tool_name == "apply_patch"]
+        assert len(patches) == 2 and all(e.data["exit_code"] == 0 and not e.is_error for e in patches)
+        assert not [e for e in events if "exit None" in e.summary]
+        assert not [e for e in of(events, "system") if (e.data or {}).get("event") == "patch_apply_end"]
 
 
 # ---------------------------------------------------------------- 6. smaller shapes
