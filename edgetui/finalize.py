@@ -12,6 +12,7 @@ from typing import Optional
 from . import repeats
 from .align import AlignJob, align_runs, in_list
 from .records import RunInfo, SubmissionRecord, TaskInfo
+from .rollbacks import mark_rolled_back
 from .recorder import Recorder
 
 ABORT_THRESHOLD_S = float(os.environ.get("SFORGE_VIZ_ABORT_THRESHOLD", 7200))  # SForge visualizer default
@@ -181,6 +182,7 @@ def finalize_runs(rec: Recorder, jobs: list[FinalizeJob]) -> None:
     rec.replace_submissions_many([(d.job.run_key, d.rows, d.job.fresh) for d in done if not d.job.submissions_kept])
     # (only transcript events carry a message id)
     _apply_usage_updates(conn, [j.run_key for j in jobs if j.aggregates and j.transcript_source is not None])
+    mark_rolled_back(conn, [j.run_key for j in jobs if j.transcript_source is not None])
     align_runs(
         conn,
         [

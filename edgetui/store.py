@@ -177,7 +177,9 @@ TRANSCRIPT_FLAGS_SQL = """nullif(concat_ws(' ',
         CASE WHEN bool_or(e.kind = 'segment_end' AND coalesce(TRY_CAST(e.data->>'$.incomplete' AS BOOLEAN), FALSE))
              THEN 'incomplete' END,
         CASE WHEN bool_or(coalesce(TRY_CAST(e.data->>'$.interrupted' AS BOOLEAN), FALSE)) THEN 'interrupted' END,
-        CASE WHEN bool_or(e.kind = 'agent_result' AND coalesce(e.is_error, FALSE)) THEN 'error' END), '')"""
+        CASE WHEN bool_or(e.kind = 'agent_result' AND coalesce(e.is_error, FALSE)) THEN 'error' END,
+        CASE WHEN bool_or(e.kind = 'segment_end' AND e.data->>'$.reason' = 'api_errors_only')
+             THEN 'api-errors-only' END), '')"""
 #: the run's transcript flags as one space-separated string (NULL for none): a scalar subquery over
 #: the events of the run named by ``{run_key}`` (``?``, or ``runs.run_key`` inside a query of runs)
 TRANSCRIPT_FLAGS_SUBQUERY = (
@@ -228,7 +230,7 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
     * ``tok_input``, ``tok_output``, ``tok_cache_read``, ``tok_cache_write`` and
       ``tokens`` (their sum) — the events' token columns summed, counting each
       model message (``message_id``) once, since a split assistant message
-      repeats its usage on every part (sforge-format.md §6.2), and leaving out
+      repeats its usage on every part (docs/transcript-formats.md §3), and leaving out
       ``agent_result`` events whose usage is the segment total and records an earlier run
       holds too (a resumed transcript's copies: :mod:`edgetui.repeats`).
     """

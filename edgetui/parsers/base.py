@@ -1,7 +1,7 @@
 """Shared parser plumbing: line reading by byte offset, file generations, parse errors.
 
 Facts used: agent_output.txt is appended chunk by chunk, so the last line can be
-half-written (sforge-format.md §6.1); files may carry a UTF-8 BOM, CRLF line
+half-written (docs/transcript-formats.md §2); files may carry a UTF-8 BOM, CRLF line
 ends, invalid UTF-8 or single lines far over 20 MB.
 """
 

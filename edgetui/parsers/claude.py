@@ -4,7 +4,7 @@ Two :class:`~edgetui.parsers.base.LineParser` implementations share one record
 handler (same message / content-block mapping):
 
 * :class:`ClaudeStreamParser` (``agent_format = "claude_stream"``) — what SForge
-  stores in ``agent_output.txt`` (sforge-format.md §6.2): ``system``/``assistant``
+  stores in ``agent_output.txt`` (docs/transcript-formats.md §3): ``system``/``assistant``
   /``user``/``result`` records, ``__SFORGE_EXIT__<n>`` exit markers, non-JSON
   noise.
 * :class:`ClaudeSessionParser` (``agent_format = "claude_session"``) — Claude
@@ -91,6 +91,8 @@ from .claude_content import (
     _tool_brief,
     _usage,
     _usage_tuple,
+    api_error_fields,
+    api_error_summary,
     content_text,
     parse_timestamp,
     tool_reference_names,
@@ -167,6 +169,12 @@ class _ClaudeParser:
         #: main-thread tool calls of the open segment still waiting for their result (newest last)
         self._open_calls: list[str] = list(st.get("open_calls", []))
         self._seg_records: int = int(st.get("seg_records", 0))  # records of the open segment
+        #: ``system`` ``api_error`` records and synthetic API-error messages seen, and whether the
+        #: model answered anything else (text, thinking, a tool call): a session whose only answer is
+        #: API errors is flagged ``api-errors-only`` (:meth:`ClaudeSessionParser.finish`)
+        self._api_errors: int = int(st.get("api_errors", 0))
+        self._last_api_error: Optional[str] = st.get("last_api_error")
+        self._answered: bool = bool(st.get("answered", False))
         # per-line scratch (the last line's offset is kept in the state: a parser restored from a
         # cursor puts what finish() says at the same place as the one that read the whole file)
         self._out: list[Event] = []
@@ -191,6 +199,9 @@ class _ClaudeParser:
             "open_calls": list(self._open_calls),
             "seg_records": self._seg_records,
             "last_off": self._offset,
+            "api_errors": self._api_errors,
+            "last_api_error": self._last_api_error,
+            "answered": self._answered,
         }
 
     def resume_offset(self) -> Optional[int]:
@@ -415,7 +426,13 @@ class _ClaudeParser:
             self._emit(K_COMPACTION, s, data=self._common(o, data))
             return
         level = None
-        if sub == "api_retry":
+        is_error = None
+        if sub == "api_error":  # session files (2.1.x): one failed API request, retried or given up
+            level, is_error = "error", True
+            s = api_error_summary(o)
+            self._api_errors += 1
+            self._last_api_error = s
+        elif sub == "api_retry":
             level = "warning"
             s = f"API retry {o.get('attempt', '?')}/{o.get('max_retries', '?')}: {o.get('error', '')} (status {o.get('error_status', '?')})"
         elif sub in ("hook_started", "hook_response"):
@@ -430,10 +447,13 @@ class _ClaudeParser:
             detail = o.get("content") or o.get("message") or o.get("text") or ""
             s = f"system/{sub}" + (f": {_summ(detail, 120)}" if isinstance(detail, str) and detail else "")
         data = o if "subtype" in o else {"subtype": None, **o}
+        if sub == "api_error":
+            data = {**data, **api_error_fields(o)}
         self._emit(
             K_SYSTEM,
             _summ(s),
             level=level,
+            is_error=is_error,
             tool_use_id=_str(o.get("tool_use_id")),
             data=data,
         )
@@ -583,6 +603,7 @@ class _ClaudeParser:
         if api_error and error is not None:
             first_data["error"] = _str(error)
 
+        blank = 0  # text blocks of whitespace only (no event)
         for block in content:
             if not isinstance(block, dict):
                 block = {"type": "text", "text": _str(block) or ""}
@@ -592,6 +613,9 @@ class _ClaudeParser:
             if bt == "text":
                 text = block.get("text")
                 text = text if isinstance(text, str) else (_str(text) or "")
+                if not api_error and not text.strip():
+                    blank += 1
+                    continue  # a text block of whitespace only says nothing: no row
                 if api_error:
                     data = {"text": text, "error": _str(error) or "api_error"}
                     kind, s = K_AGENT_ERROR, f"API error ({data['error']}): {_summ(text, 130)}"
@@ -666,9 +690,16 @@ class _ClaudeParser:
                 fields.update(first_fields)
                 data.update(first_data)
                 first_fields = None
+            if kind == K_AGENT_ERROR:
+                self._api_errors += 1
+                self._last_api_error = s
+            elif kind in (K_AGENT_MESSAGE, K_THINKING, K_TOOL_CALL):
+                self._answered = True
             self._emit(kind, s, message_id=mid, model=model, parent_tool_use_id=parent, data=data, **fields)
 
         if first_fields is not None:
+            if blank and not api_error and not first_fields and not first_data:
+                return  # only whitespace text, and no usage left to count: nothing to show
             # no content block at all
             data = self._common(o, first_data)
             if sidechain:
@@ -676,6 +707,8 @@ class _ClaudeParser:
             if api_error:
                 data.setdefault("error", _str(error) or "api_error")
                 data["text"] = ""
+                self._api_errors += 1
+                self._last_api_error = f"API error ({data['error']})"
                 self._emit(
                     K_AGENT_ERROR,
                     f"API error ({data['error']})",

@@ -170,3 +170,39 @@ def _tool_brief(inp: Any) -> str:
     if inp is None:
         return ""
     return str(inp)[:SUMMARY_SCAN]
+
+
+def api_error_fields(o: dict[str, Any]) -> dict[str, Any]:
+    """``status``, ``message``, ``attempt``, ``max_retries``, ``retry_in_ms`` of a session file's
+    ``system`` / ``api_error`` record (docs/transcript-formats.md §4):
+    ``{"error": {"status", "message", "formatted", ...}, "retryAttempt", "maxRetries", "retryInMs"}``;
+    a field the record lacks is None."""
+    err = o.get("error")
+    err = err if isinstance(err, dict) else ({"message": err} if isinstance(err, str) else {})
+    status = err.get("status", o.get("status"))
+    message = err.get("message") or err.get("formatted")
+    conn = err.get("connection")
+    if not message and isinstance(conn, dict):
+        message = conn.get("message") or conn.get("code")
+    if not message:
+        content = o.get("content")
+        message = content if isinstance(content, str) and content else None
+    return {
+        "status": status if isinstance(status, (int, str)) and not isinstance(status, bool) else None,
+        "message": _str(message),
+        "attempt": o.get("retryAttempt"),
+        "max_retries": o.get("maxRetries"),
+        "retry_in_ms": o.get("retryInMs"),
+    }
+
+
+def api_error_summary(o: dict[str, Any]) -> str:
+    """``API error 3/10 (status 529): <message>`` for a ``system`` / ``api_error`` record (the
+    status before the message, so a narrow list still shows it)."""
+    f = api_error_fields(o)
+    head = "API error"
+    if f["attempt"] is not None or f["max_retries"] is not None:
+        head += f" {f['attempt'] if f['attempt'] is not None else '?'}/{f['max_retries'] if f['max_retries'] is not None else '?'}"
+    if f["status"] is not None:
+        head += f" (status {f['status']})"
+    return _summ(f"{head}: {f['message'] or 'no message'}")

@@ -11,7 +11,8 @@ from typing import Any, Optional
 import orjson
 
 from ..events import Event
-from .claude import K_SESSION_INIT, K_SYSTEM, ClaudeStreamParser, _ClaudeParser
+from .base import END_OF_FILE_SUB
+from .claude import K_SEGMENT_END, K_SESSION_INIT, K_SYSTEM, ClaudeStreamParser, _ClaudeParser
 from .claude_content import _str, _summ, parse_timestamp
 
 
@@ -32,8 +33,27 @@ class ClaudeSessionParser(_ClaudeParser):
     def _close_cut_segment(self) -> None:  # no result records in a session file: a new session cuts nothing
         return
 
-    def finish(self) -> list[Event]:  # a session file never has result records: nothing is cut off
-        return []
+    def finish(self) -> list[Event]:
+        """A session file never has result records, so nothing is cut off; but a session whose only
+        answer is API errors (``system`` / ``api_error`` records, synthetic API-error messages, and no
+        text, thinking or tool call from the model) ends with a ``segment_end`` saying so
+        (``data.reason`` ``api_errors_only``, ``sub`` = ``END_OF_FILE_SUB``): the run is flagged
+        ``api-errors-only`` (docs/transcript-formats.md §4)."""
+        if not self._api_errors or self._answered:
+            return []
+        self._out = out = []
+        self._t = None
+        n = self._api_errors
+        self._emit(
+            K_SEGMENT_END,
+            _summ(f"session answered only with API errors ({n}); last: {self._last_api_error}"),
+            is_error=True,
+            level="error",
+            data={"reason": "api_errors_only", "api_errors": n, "last_api_error": self._last_api_error},
+        )
+        for e in out:  # after the file's last line, never one of its own event ids
+            e.sub = END_OF_FILE_SUB
+        return list(out)
 
     agent_format = "claude_session"
     _hook_segments = False

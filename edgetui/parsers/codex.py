@@ -4,7 +4,7 @@ streams and rollout (session) files.
 Three :class:`~edgetui.parsers.base.LineParser` classes, one module each:
 
 * :class:`CodexTextParser` (``codex_text``, this module) — what SForge stores in
-  ``agent_output.txt`` (sforge-format.md §6.3): an optional
+  ``agent_output.txt`` (docs/transcript-formats.md §5): an optional
   ``Reading additional input from stdin...`` line, a header
   ``OpenAI Codex v<ver> (research preview)`` / ``--------`` / ``key: value`` lines /
   ``--------``, then blocks that start with bare marker lines ``user``, ``codex``,
@@ -109,7 +109,7 @@ class _Block:
 
 
 class CodexTextParser:
-    """Human-readable ``codex exec`` output → events (agent_format ``codex_text``, §6.3).
+    """Human-readable ``codex exec`` output → events (agent_format ``codex_text``, docs/transcript-formats.md §5).
 
     Header → ``session_init`` (``model`` from ``model:``; the key/value lines in
     ``data``, keys with ``_`` for spaces, ``data.cwd`` = workdir); a second header

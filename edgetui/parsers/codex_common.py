@@ -180,15 +180,22 @@ def remember(d: dict[str, Any], key: str, value: Any, cap: int = 500) -> None:
         del d[next(iter(d))]
 
 
-def tool_result_summary(tool: Optional[str], exit_code: Optional[int], text: Any, is_error: Optional[bool]) -> str:
+def tool_result_summary(
+    tool: Optional[str], exit_code: Optional[int], text: Any, is_error: Optional[bool], state: Optional[str] = None
+) -> str:
+    """``<tool> → exit N: <first line of the output>``; ``state`` (``running (session 7)``, ``ok``,
+    ``failed``...) stands where no exit code is known; an empty output leaves the head alone."""
     head = tool or "tool"
     if exit_code is not None:
         head += f" → exit {exit_code}"
+    elif state:
+        head += f" → {state}"
     elif is_error:
         head += " → error"
     else:
         head += " →"
-    return one_line(f"{head}: {first_line(text)}")
+    line = first_line(text)
+    return one_line(f"{head}: {line}" if line.strip() else head)
 
 
 # ----------------------------------------------------------------------------------------

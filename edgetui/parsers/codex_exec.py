@@ -71,7 +71,9 @@ class CodexJsonParser(EventMsgParser):
     ``agent_error``; ``todo_list`` → ``system`` (``data.todo``).
     ``turn.completed`` → ``token_usage``: ``usage`` as reported, plus
     ``data.cumulative`` (True when no counter is smaller than the previous
-    turn's, False otherwise, None for the first turn) and ``data.delta``.
+    turn's *of the same thread id*, False otherwise, None for a thread's first turn) and
+    ``data.delta``: several runs appended to one file each start their own thread, and a
+    thread's usage never continues another's (docs/transcript-formats.md §6).
 
     ``session.created`` is read as ``thread.started``; an item's ``item_type`` as its
     ``type`` (``assistant_message`` as ``agent_message``). Protocol events: the config
@@ -136,6 +138,8 @@ class CodexJsonParser(EventMsgParser):
         if typ in ("thread.started", "session.created"):
             tid = obj.get("thread_id") if typ == "thread.started" else obj.get("session_id")
             out = self._init_record(offset, thread_id=tid, resumed=tid == self._st["thread_id"])
+            if tid != self._st["thread_id"]:
+                self._st["prev_usage"] = None  # usage is cumulative within one thread only
             self._st["thread_id"] = tid
             word = "thread" if typ == "thread.started" else "session"
             out.append(

@@ -125,6 +125,7 @@ class EventMsgParser(JsonLinesParser):
             "last_t": None,
             "turn_open": False,
             "pending": [],
+            "turns": [],
         }
 
     # -- cut-off streams ------------------------------------------------------------------------
@@ -216,6 +217,39 @@ class EventMsgParser(JsonLinesParser):
         if marks_end:
             self._st["turn_open"] = True
 
+    def _user_turn(self, offset: int, text: Any) -> None:
+        """A user message opens a user turn (what ``thread_rolled_back`` counts back over): its
+        offset and first line, the newest 64 kept."""
+        turns = self._st.setdefault("turns", [])
+        turns.append([offset, one_line(first_line(text), 80)])
+        del turns[:-64]
+
+    def _rolled_back(self, m: dict[str, Any], offset: int) -> Event:
+        """``thread_rolled_back`` {num_turns}: the newest ``num_turns`` user turns were taken back
+        (they stay in the file; Codex no longer sends them to the model). The event names them:
+        ``data.undone_turns`` = [{offset, text}] of their user messages, oldest first."""
+        n = int_or_none(m.get("num_turns"))
+        turns = self._st.setdefault("turns", [])
+        undone = turns[len(turns) - n :] if n and n > 0 else []
+        if undone:
+            del turns[len(turns) - len(undone) :]
+        words = ", ".join(f"“{t}”" for _, t in undone)
+        return self._ev(
+            Kind.SYSTEM,
+            offset,
+            level="warning",
+            summary=one_line(
+                f"thread rolled back {n if n is not None else '?'} turn{'s' if n != 1 else ''}"
+                + (f": undid {words}" if words else "")
+            ),
+            data={
+                "event": "thread_rolled_back",
+                "num_turns": n,
+                "undone_turns": [{"offset": o, "text": t} for o, t in undone],
+                "payload": m,
+            },
+        )
+
     def _turn_ended(self) -> None:
         """The stream says the turn ended (completed, aborted, failed): nothing is cut."""
         self._st["pending"] = []
@@ -257,7 +291,10 @@ class EventMsgParser(JsonLinesParser):
                         summary=one_line(f"[user context] {text}"),
                     )
                 ]
+            self._user_turn(offset, text)
             return [self._ev(Kind.USER_MESSAGE, offset, message_id=message_id, data=data, summary=one_line(text))]
+        if et == "thread_rolled_back":
+            return [self._rolled_back(m, offset)]
         if et in ("agent_reasoning", "agent_reasoning_raw_content"):
             text = m.get("text")
             data = {"text": text, "event": et}

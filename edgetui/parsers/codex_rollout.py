@@ -18,8 +18,9 @@ from typing import Any, Optional
 import orjson
 
 from ..events import Event, Kind, one_line
-from .base import finite_or_none, loads_lenient
+from .base import END_OF_FILE_SUB, finite_or_none, loads_lenient
 from .codex_common import (
+    T_RECORDED,
     command_text,
     first_line,
     int_or_none,
@@ -70,6 +71,13 @@ _MIRROR_EVENTS = {
 }
 _SHELL_FUNCS = {"shell", "exec_command", "local_shell", "container.exec", "shell_command", "unified_exec"}
 _EXIT_TEXT_RE = re.compile(r"^(?:Process exited with code|Exit code:)\s*(-?\d+)", re.M)
+#: unified exec (0.12x): the command still runs when its output is returned; its end comes later
+_RUNNING_RE = re.compile(r"^Process running with session ID\s*(\S+)", re.M)
+#: code mode (0.14x): a cell's result starts with its state, its wall time and "Output:"
+_CELL_HEAD_RE = re.compile(
+    r"\A(Script completed|Script failed|Script running with cell ID (\S+))[ \t]*\n"
+    r"(?:Wall time:? [0-9.]+ seconds[ \t]*\n)?(?:(?:Final )?Output:[ \t]*(?:\n|\Z))?"
+)
 _WALL_RE = re.compile(r"^Wall time:\s*([0-9.]+)\s*seconds", re.M)
 
 
@@ -91,6 +99,14 @@ def _content_text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
+def _call_info(v: Any) -> tuple[Optional[str], Optional[str], Optional[int]]:
+    """(tool name, submit mode, call offset) of a remembered call (states saved before the
+    offset was kept hold two items)."""
+    v = list(v) if isinstance(v, list) else []
+    v += [None] * (3 - len(v))
+    return v[0], v[1], v[2]
+
+
 def _list(v: Any) -> list:
     return v if isinstance(v, list) else []
 
@@ -109,7 +125,10 @@ class CodexRolloutParser(EventMsgParser):
     ``function_call_output`` / ``custom_tool_call_output`` → ``tool_result``,
     paired by ``call_id`` (= ``tool_use_id``), exit code read from the output
     text (``Process exited with code N`` / ``Exit code: N``) or from a preceding
-    ``exec_command_end``. ``event_msg/token_count`` → ``token_usage`` with
+    ``exec_command_end``; one result per command whatever the order of output and end (an end
+    whose output never comes, a unified-exec output saying the command still runs and its later
+    end: docs/transcript-formats.md §7.4); code-mode cells summarised by their output (§7.5);
+    ``thread_rolled_back`` names the turns it undid (§7.3). ``event_msg/token_count`` → ``token_usage`` with
     ``info.last_token_usage`` (a repeated count whose ``total_token_usage`` did not
     change keeps ``usage`` empty and says ``data.repeat``); ``compacted`` →
     ``compaction``. ``event_msg`` ``item_completed`` / ``item_started`` (0.148 and later)
@@ -124,12 +143,49 @@ class CodexRolloutParser(EventMsgParser):
         # calls: call_id -> [tool_name, submit_mode]; ends: call_id -> {exit_code, duration_ms, status};
         # responses / resp_msgs: a response_item / a response_item message was seen (event_msg
         # copies of the conversation are then mirrors, see _copied)
-        return {**super()._initial_state(), "calls": {}, "ends": {}, "responses": False, "resp_msgs": False}
+        # held: call_id -> a unified-exec output whose command still ran (its end gives the result);
+        # answered: call_id -> exit code of a result already recorded (a later end is then a copy)
+        return {
+            **super()._initial_state(),
+            "calls": {},
+            "ends": {},
+            "held": {},
+            "answered": {},
+            "responses": False,
+            "resp_msgs": False,
+        }
 
     def _time_of(self, obj: dict[str, Any]) -> Optional[float]:
         return iso_to_epoch(obj.get("timestamp"))
 
+    def finish(self) -> list[Event]:
+        """At the end of a finished file, besides the cut (:meth:`EventMsgParser.finish`): the result
+        of each call whose ``exec_command_end`` / ``patch_apply_end`` came and whose output never did
+        (the end is the result), and of each unified-exec command still running (its held output,
+        ``data.running``). These sit at their call's offset with ``sub`` =
+        :data:`~edgetui.parsers.base.END_OF_FILE_SUB` and the time of the record they come from, so
+        a file that grows says them again only if still true (docs/transcript-formats.md §7.4)."""
+        out: list[Event] = []
+        for cid, end in self._st["ends"].items():
+            if "payload" in end:
+                ev = self._end_result(cid, end["name"], end["mode"], end["payload"], end["call_offset"], {})
+                ev.data["end_offset"] = end["offset"]
+                ev.data["output_never_came"] = True
+                out.append(self._at_end(ev, end.get("t")))
+        for cid, h in self._st["held"].items():
+            ev = self._held_result(cid, h)
+            out.append(self._at_end(ev, h.get("t")))
+        return out + super().finish()
+
+    @staticmethod
+    def _at_end(ev: Event, t: Optional[float]) -> Event:
+        ev.sub = END_OF_FILE_SUB
+        if t is not None:
+            ev.t, ev.t_source = t, T_RECORDED
+        return ev
+
     def _handle(self, obj: dict[str, Any], offset: int) -> list[Event]:
+        self._rec_t = self._time_of(obj)
         typ = obj.get("type")
         payload = obj.get("payload")
         if typ not in _ROLLOUT_TOP:
@@ -240,6 +296,7 @@ class CodexRolloutParser(EventMsgParser):
                 ]
             if role == "user" and not text.lstrip().startswith(CONTEXT_PREFIXES):
                 self._turn_started(False)
+                self._user_turn(offset, text)
                 return [self._ev(Kind.USER_MESSAGE, offset, message_id=mid, data=data, summary=one_line(text))]
             data["context"] = True
             return [self._ev(Kind.SYSTEM, offset, message_id=mid, data=data, summary=one_line(f"[{role}] {text}"))]
@@ -263,7 +320,7 @@ class CodexRolloutParser(EventMsgParser):
         if it in ("function_call", "custom_tool_call", "local_shell_call"):
             return [self._call(p, offset)]
         if it in ("function_call_output", "custom_tool_call_output"):
-            return [self._output(p, offset)]
+            return self._output(p, offset)
         if it == "web_search_call":
             action = p.get("action")
             q = action.get("query") if isinstance(action, dict) else None
@@ -334,7 +391,7 @@ class CodexRolloutParser(EventMsgParser):
             if mode is not None:
                 data["sforge_submit"] = True
                 data["submit_mode"] = mode
-        remember(self._st["calls"], cid, [name, mode])
+        remember(self._st["calls"], cid, [name, mode, offset])
         self._call_open(cid)
         return self._ev(
             Kind.TOOL_CALL,
@@ -346,10 +403,9 @@ class CodexRolloutParser(EventMsgParser):
             summary=one_line(summary),
         )
 
-    def _output(self, p: dict[str, Any], offset: int) -> Event:
+    def _output(self, p: dict[str, Any], offset: int) -> list[Event]:
         cid = p.get("call_id") or f"call@{offset}"
-        name, mode = self._st["calls"].pop(cid, None) or [None, None]
-        self._call_done(cid)
+        name, mode, call_offset = _call_info(self._st["calls"].pop(cid, None))
         end = self._st["ends"].pop(cid, None)
         out = p.get("output")
         data: dict[str, Any] = {"call_id": cid}
@@ -379,6 +435,7 @@ class CodexRolloutParser(EventMsgParser):
         else:
             content = _content_text(out)
         shown = content
+        preamble = ""
         if isinstance(content, str):
             # exec_command / apply_patch output: "Chunk ID: ..\nWall time: ..\nProcess exited with code N\n
             # Original token count: ..\nOutput:\n<text>" — all of it stays in content, the text also in data.output
@@ -387,6 +444,7 @@ class CodexRolloutParser(EventMsgParser):
                 preamble = content[:cut]
                 if all(": " in ln or ln.startswith("Process ") for ln in preamble.splitlines()):
                     data["output"] = shown = content[cut + len("Output:\n") :]
+                    data["preamble"] = True
                     m = _WALL_RE.search(preamble)
                     if m:
                         data["wall_time_s"] = float(m.group(1))
@@ -394,6 +452,36 @@ class CodexRolloutParser(EventMsgParser):
                 m = _EXIT_TEXT_RE.search(content[:600])
                 if m:
                     exit_code = int(m.group(1))
+            cell = _CELL_HEAD_RE.match(content)
+            if cell:  # code mode (docs/transcript-formats.md §7.5): summarised by the cell's output
+                data["output"] = shown = content[cell.end() :]
+                data["cell_state"] = {"Script completed": "completed", "Script failed": "failed"}.get(
+                    cell.group(1), "running"
+                )
+                if cell.group(2):
+                    data["cell_id"] = cell.group(2)
+                if data["cell_state"] == "failed" and is_error is None:
+                    is_error = True
+            running = _RUNNING_RE.search(content[:cut]) if data.pop("preamble", None) and exit_code is None else None
+            if running and not end and name in _SHELL_FUNCS:
+                # unified exec: the command runs on; its exec_command_end gives the result (one row)
+                remember(
+                    self._st["held"],
+                    cid,
+                    {
+                        "offset": offset,
+                        "t": self._rec_t,
+                        "name": name,
+                        "mode": mode,
+                        "call_offset": offset if call_offset is None else call_offset,
+                        "session_id": running.group(1),
+                        "content": content,
+                        "output": data.get("output", content),
+                        "wall_time_s": data.get("wall_time_s"),
+                    },
+                )
+                return []
+        self._call_done(cid)
         if end:
             if exit_code is None:
                 exit_code = end.get("exit_code")
@@ -406,7 +494,62 @@ class CodexRolloutParser(EventMsgParser):
             if is_error is None:
                 is_error = exit_code != 0
         data["content"] = content
+        remember(self._st["answered"], cid, exit_code)
         rnd, summ = submit_fields(data.get("output", content), mode, data)
+        state = None
+        if data.get("cell_state") == "running":
+            state = f"running (cell {data.get('cell_id')})"
+        elif data.get("cell_state") == "failed":
+            state = "failed"
+        return [
+            self._ev(
+                Kind.TOOL_RESULT,
+                offset,
+                tool_use_id=cid,
+                tool_name=name,
+                is_error=is_error,
+                round=rnd,
+                data=data,
+                summary=one_line(summ) if summ else tool_result_summary(name, exit_code, shown, is_error, state),
+            )
+        ]
+
+    def _end_result(
+        self,
+        cid: str,
+        name: Optional[str],
+        mode: Optional[str],
+        p: dict[str, Any],
+        offset: int,
+        extra: dict[str, Any],
+    ) -> Event:
+        """The ``tool_result`` an ``exec_command_end`` / ``patch_apply_end`` ``p`` gives the call
+        ``cid``: its exit code (a patch's ``success`` when it has none), its output
+        (``aggregated_output``, else stdout and stderr), duration and status; ``extra`` joins
+        ``data``."""
+        et = p.get("type")
+        code = int_or_none(p.get("exit_code"))
+        ok = p.get("success") if isinstance(p.get("success"), bool) else None
+        agg = p.get("aggregated_output")
+        content = (
+            agg
+            if isinstance(agg, str) and agg
+            else "".join(x for x in (p.get("stdout"), p.get("stderr")) if isinstance(x, str))
+        )
+        data: dict[str, Any] = {"call_id": cid, "event": et, **extra}
+        if code is not None:
+            data["exit_code"] = code
+        if ok is not None:
+            data["success"] = ok
+        dms = duration_ms(p.get("duration"))
+        if dms is not None:
+            data["duration_ms"] = dms
+        if p.get("status"):
+            data["status"] = p["status"]
+        data["content"] = content
+        is_error = code != 0 if code is not None else (None if ok is None else not ok)
+        state = None if code is not None or ok is None else ("ok" if ok else "failed")
+        rnd, summ = submit_fields(content, mode, data)
         return self._ev(
             Kind.TOOL_RESULT,
             offset,
@@ -415,34 +558,38 @@ class CodexRolloutParser(EventMsgParser):
             is_error=is_error,
             round=rnd,
             data=data,
-            summary=one_line(summ) if summ else tool_result_summary(name, exit_code, shown, is_error),
+            summary=one_line(summ) if summ else tool_result_summary(name, code, content, is_error, state),
+        )
+
+    def _held_result(self, cid: str, h: dict[str, Any]) -> Event:
+        """The result of a unified-exec command whose end never came: its first output, running."""
+        data: dict[str, Any] = {
+            "call_id": cid,
+            "running": True,
+            "session_id": h.get("session_id"),
+            "output": h.get("output"),
+            "content": h.get("content"),
+            "output_offset": h.get("offset"),
+        }
+        if h.get("wall_time_s") is not None:
+            data["wall_time_s"] = h["wall_time_s"]
+        return self._ev(
+            Kind.TOOL_RESULT,
+            h["call_offset"],
+            tool_use_id=cid,
+            tool_name=h.get("name"),
+            data=data,
+            summary=tool_result_summary(
+                h.get("name"), None, h.get("output"), None, f"running (session {h.get('session_id')})"
+            ),
         )
 
     def _event_msg(self, p: dict[str, Any], offset: int) -> list[Event]:
         et = p.get("type")
         if et in ("exec_command_end", "patch_apply_end"):
-            cid = p.get("call_id")
-            if isinstance(cid, str) and cid in self._st["calls"]:
-                # output not seen yet: lend exit code / duration to the coming function_call_output
-                code = int_or_none(p.get("exit_code"))
-                if code is None and et == "patch_apply_end" and isinstance(p.get("success"), bool):
-                    code = 0 if p["success"] else 1
-                remember(
-                    self._st["ends"],
-                    cid,
-                    {"exit_code": code, "duration_ms": duration_ms(p.get("duration")), "status": p.get("status")},
-                )
-                return []
-            if self._st["responses"]:
-                return [
-                    self._ev(
-                        Kind.SYSTEM,
-                        offset,
-                        tool_use_id=cid if isinstance(cid, str) else None,
-                        summary=one_line(f"{et} exit {p.get('exit_code')}"),
-                        data={"event": et, "payload": p},
-                    )
-                ]
+            ended = self._command_end(et, p, offset)
+            if ended is not None:
+                return ended
         if et in CONVERSATION_EVENTS and not self._copied(et):
             return self._protocol(p, offset)  # the only copy of the conversation so far
         if et in ("item_completed", "item_started"):
@@ -450,6 +597,67 @@ class CodexRolloutParser(EventMsgParser):
         if et in _MIRROR_EVENTS:
             return []
         return self._protocol(p, offset)
+
+    def _command_end(self, et: str, p: dict[str, Any], offset: int) -> Optional[list[Event]]:
+        """An ``exec_command_end`` / ``patch_apply_end`` among response items (None: read it as the
+        protocol does). Before its call's output: its exit code and duration go to that output, and
+        it is the call's result if the output never comes (:meth:`finish`). After a unified-exec
+        output saying the command still runs: the call's result, here, with the final exit code and
+        output. After an output that gave the result: a copy, no event (docs/transcript-formats.md
+        §7.4)."""
+        cid = p.get("call_id")
+        if not isinstance(cid, str):
+            cid = None
+        code = int_or_none(p.get("exit_code"))
+        ok = p.get("success") if isinstance(p.get("success"), bool) else None
+        if cid is not None and cid in self._st["held"]:
+            h = self._st["held"].pop(cid)
+            self._call_done(cid)
+            remember(self._st["answered"], cid, code)
+            extra = {
+                "session_id": h.get("session_id"),
+                "first_output": h.get("output"),
+                "output_offset": h.get("offset"),
+            }
+            return [self._end_result(cid, h.get("name"), h.get("mode"), p, offset, extra)]
+        if cid is not None and cid in self._st["calls"]:
+            name, mode, call_offset = _call_info(self._st["calls"][cid])
+            if code is None and ok is not None:
+                code = 0 if ok else 1
+            remember(
+                self._st["ends"],
+                cid,
+                {
+                    "exit_code": code,
+                    "duration_ms": duration_ms(p.get("duration")),
+                    "status": p.get("status"),
+                    "payload": p,
+                    "name": name,
+                    "mode": mode,
+                    "offset": offset,
+                    "call_offset": offset if call_offset is None else call_offset,
+                    "t": self._rec_t,
+                },
+            )
+            self._call_done(cid)  # the command ended: it is not a call left without its result
+            return []
+        if cid is not None and cid in self._st["answered"]:
+            known = self._st["answered"][cid]
+            if code is None or known == code:
+                return []  # the output already gave this result
+        if not self._st["responses"]:
+            return None
+        state = f"exit {code}" if code is not None else ("ok" if ok else "failed" if ok is False else "ended")
+        return [
+            self._ev(
+                Kind.SYSTEM,
+                offset,
+                tool_use_id=cid,
+                level="warning" if code not in (None, 0) or ok is False else None,
+                summary=one_line(f"{et}: {state}"),
+                data={"event": et, "payload": p},
+            )
+        ]
 
     def _copied(self, et: str) -> bool:
         """Whether an ``event_msg`` of type ``et`` copies what response items carry in this file: a

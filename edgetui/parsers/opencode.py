@@ -1,4 +1,4 @@
-"""OpenCode ``opencode run --format json`` output (sforge-format.md §6.4).
+"""OpenCode ``opencode run --format json`` output (docs/transcript-formats.md §8).
 
 One JSON object per line with top-level ``type``, ``timestamp`` (epoch ms,
 container clock), ``sessionID`` and ``part``:
@@ -229,8 +229,15 @@ class OpenCodeParser(JsonLinesParser):
         if mode is not None:
             call_data["sforge_submit"] = True
             call_data["submit_mode"] = mode
+        # OpenCode repairs a call to a tool it does not have into a call to its ``invalid`` tool
+        # ({tool, error: "Model tried to call unavailable tool 'X'. ..."}), which "completes": an error
+        invalid = tool == "invalid" and isinstance(inp, dict)
+        if invalid:
+            call_data["invalid_tool"] = inp.get("tool")
         if cmd is not None:
             summary = f"{tool}: $ {cmd}"
+        elif invalid:
+            summary = f"invalid: model called unavailable tool {inp.get('tool')}"
         elif inp is not None:
             summary = f"{tool}({one_line(orjson.dumps(inp, default=str).decode(), 120)})"
         else:
@@ -253,7 +260,9 @@ class OpenCodeParser(JsonLinesParser):
         meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
         exit_code = int_or_none(meta.get("exit"))
         content = state.get("output") if status == "completed" else state.get("error")
-        is_error = status == "error" or (exit_code is not None and exit_code != 0)
+        is_error = status == "error" or (exit_code is not None and exit_code != 0) or invalid
+        if invalid and not content:
+            content = inp.get("error")
         res_data: dict[str, Any] = {
             "content": content,
             "status": status,
@@ -262,6 +271,8 @@ class OpenCodeParser(JsonLinesParser):
         }
         if status == "error":
             res_data["error"] = state.get("error")
+        if invalid:
+            res_data["invalid_tool"] = inp.get("tool")
         if t_start is not None and t_end is not None:
             res_data["duration_ms"] = round((t_end - t_start) * 1000, 3)
         if cmd is not None:
@@ -278,7 +289,11 @@ class OpenCodeParser(JsonLinesParser):
                 message_id=part.get("messageID"),
                 round=rnd,
                 data=res_data,
-                summary=one_line(summ) if summ else tool_result_summary(tool, exit_code, content, is_error),
+                summary=one_line(summ)
+                if summ
+                else one_line(f"invalid → error: unavailable tool {inp.get('tool')}: {content}")
+                if invalid
+                else tool_result_summary(tool, exit_code, content, is_error),
                 t=t_res,
                 t_source=TimeSource.RECORDED.value if t_res is not None else None,
             )

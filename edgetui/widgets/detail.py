@@ -230,7 +230,9 @@ def render_detail(detail: Optional[dict[str, Any]]) -> RenderableType:
             meta.append(f"{k.replace('_', ' ')} {ev[k]}")
     if ev.get("parent_tool_use_id"):
         meta.append(f"subagent of {ev['parent_tool_use_id']}")
-    meta.append(f"{ev.get('source')}@{ev.get('offset')}" + (f"#{ev.get('sub')}" if ev.get("sub") else ""))
+    # where the record is: file and byte offset (the event's index within its record, or the index
+    # past a file's end that a parser's finish() uses, is internal: never shown)
+    meta.append(f"{ev.get('source')}@{ev.get('offset')}")
     parts.append(Text(visible("  ·  ".join(meta)), style="dim"))
     if ev.get("is_error"):
         parts.append(Text("✗ error", style="bold red"))

@@ -44,8 +44,8 @@ def _fields(head: dict[str, Any], compact: bool) -> tuple[list[Text], list[Text]
     st.append(visible(str(status)), style=STATUS_STYLE.get(status, ""))
     if head.get("is_sample"):
         st.append(" sample", style="dim italic")
-    for flag in head.get("transcript_flags") or []:  # incomplete / interrupted / error
-        st.append(f" {visible(str(flag))}", style="bold yellow" if flag != "error" else "bold red")
+    for flag in head.get("transcript_flags") or []:  # incomplete / interrupted / error / api-errors-only
+        st.append(f" {visible(str(flag))}", style="bold red" if flag in ("error", "api-errors-only") else "bold yellow")
     ident.append(st)
 
     figs: list[Text] = []
