@@ -246,6 +246,7 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
             return None
         head["config"] = _json(head.get("config"))
         head["final"] = _json(head.get("final"))
+        head["trajectory_metrics"] = _json(head.get("trajectory_metrics"))
         if not tokens and head.get("started_at") is not None and head.get("n_events") is not None:
             # the first paint's header: the recorded count, flags with the exact header (both scan the run)
             head.update(transcript_flags=[], first_t=None, last_t=None, n_events=int(head["n_events"]))

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Mapping, Optional, Sequence
 
+from replay.invalid_rounds import is_invalid
 from replay.rescale import rescale
 from replay.selection import best_so_far, entry_from_submission, select_best
 
@@ -215,7 +216,8 @@ def run_curve(
         curve.now_elapsed_s = None if ref is None else ref - start
         if clock is not None:
             curve.end_elapsed_s, curve.now_elapsed_s = clock(curve.end_elapsed_s), clock(curve.now_elapsed_s)
-    counted = [s for s in subs if s.get("kind") != "manual" and s.get("status") != "in_flight"]
+    # invalid rounds are no input (docs/sforge-formats.md, "Invalid rounds"): never a value at h
+    counted = [s for s in subs if s.get("kind") != "manual" and s.get("status") != "in_flight" and not is_invalid(s)]
     # creation order: the judge's history order (submission time, as the ingest orders them)
     order = sorted(counted, key=lambda s: (_sent(s) is None, _sent(s) or 0.0, s.get("n") or 0, str(s.get("round"))))
     entries = [entry_from_submission(SimpleNamespace(**{k: s.get(k) for k in _RECORD_FIELDS})) for s in order]
