@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Mapping, Optional, Sequence
 
+from replay.analysis.task_variants import variant_of
 from replay.invalid_rounds import is_invalid
 from replay.rescale import rescale
 from replay.selection import best_so_far, entry_from_submission, select_best
@@ -90,6 +91,8 @@ class RunCurve:
     first_value: Optional[float] = None
     first_elapsed_s: Optional[float] = None
     time_basis: str = "wall_clock"
+    #: the run's task variant (:func:`replay.analysis.task_variants.variant_of`; None: digests unknown)
+    variant: Optional[str] = None
 
     @property
     def retry(self) -> bool:
@@ -209,6 +212,7 @@ def run_curve(
         infra_error=bool(run.get("infra_error")),
         is_sample=bool(run.get("is_sample")),
         live=live,
+        variant=variant_of(run.get("work_image"), run.get("judge_image")),
     )
     if start is not None:
         curve.end_elapsed_s = None if live or end is None else end - start
