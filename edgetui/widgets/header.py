@@ -66,8 +66,8 @@ def _fields(head: dict[str, Any], compact: bool, narrow: bool = False) -> tuple[
         best.append(" invalid round", style="bold yellow")
     figs.append(best)
     traj = None if narrow else trajectory_text(head.get("trajectory_metrics"), compact)
-    if traj is not None:
-        figs.append(traj)
+    if traj is not None:  # after the status (a short line when narrow); see header_text
+        ident.append(traj)
     fc = head.get("forecast")
     if fc:  # a live run: its forecast at the horizon, always beside "last best persists"
         f = Text(f"{fc['horizon_h']:g}h forecast ", style="dim")
@@ -140,6 +140,8 @@ def header_text(head: Optional[dict[str, Any]], width: int) -> Text:
         line_len = 0
         for k, f in enumerate(group):
             w = f.cell_len
+            if compact and f.plain.startswith("traj ") and k and line_len + len(SEP) + w > width:
+                continue  # (narrow: the trajectory metrics only where they fit, never a line of their own)
             if k and line_len + len(SEP) + w > width:
                 out.append("\n")
                 line_len = 0
