@@ -19,6 +19,7 @@ from edgetui.db import open_db
 from edgetui.moments import load_series
 from edgetui.report import build_report, to_markdown
 from edgetui.widgets.chart import chart_data
+from edgetui.widgets.event_list import event_mark
 from edgetui.widgets.header import header_text
 from replay.trajectory_metrics import FIELDS, trajectory_metrics
 from runs_factory import curves
@@ -157,6 +158,22 @@ def test_an_invalid_round_is_no_input_to_score_at_h_moments_or_the_report(fdb):
     assert reasons["agent-4"].startswith("report.json unreadable")
     md = to_markdown(rep)
     assert "**the round SForge selects is invalid**" in md and "agent-2 (report valid: false)" in md
+
+
+def test_an_invalid_round_is_marked_grey_in_the_event_list_with_its_reason(fdb):
+    rows = dict(
+        (r[0], r[1:])
+        for r in _q(
+            fdb,
+            "SELECT round, level, is_error, summary FROM events WHERE run_key = ? AND kind = 'judge_result'",
+            [_key(fdb, "inv-run")],
+        )
+    )
+    level, is_error, summary = rows["agent-2"]
+    assert event_mark("judge_result", is_error, level, False) == ("╵", "bright_black")
+    assert summary.endswith("INVALID (report valid: false; not a score)")
+    assert event_mark("judge_result", *rows["agent-1"][:2], False)[0] == "◆"
+    assert event_mark("judge_result", *rows["agent-3"][:2], False)[0] == "✗"  # failed grading: an error
 
 
 def test_the_genuine_pack_run_keeps_sforges_best_and_not_the_invalid_100(tmp_path):

@@ -602,7 +602,8 @@ def _folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offs
                     t=t,
                     t_source=ts,
                     round=rec.round,
-                    level="ERROR" if rec.status != "graded" else None,
+                    # (an invalid report: a warning, marked grey ╵ in the event list; replay/invalid_rounds.py)
+                    level="ERROR" if rec.status != "graded" else ("WARNING" if rec.valid is False else None),
                     is_error=rec.status != "graded",
                     summary=_result_summary(rec),
                     data=data,
