@@ -283,3 +283,14 @@ def test_runs_says_which_sforge_format_a_run_used(fdb, capsys):
     head = out.splitlines()[0].split()
     assert head[:4] == ["run_id", "task_id", "status", "format"]
     assert any(line.split()[3] == "next" for line in out.splitlines()[1:4])
+
+
+def test_a_long_runs_thinned_chart_rows_keep_its_invalid_rounds(fdb):
+    """A run with more submissions than the chart reads keeps, per bucket, its first invalid round
+    (a grey tick), not only the extremes of its values (agent-3 has none: no report.json)."""
+    conn = open_db(fdb, read_only=True)
+    try:
+        rows = store.chart_submissions(conn, _key(fdb, "inv-run"), max_rows=2, buckets=2)
+    finally:
+        conn.close()
+    assert {"agent-2", "agent-3"} <= {r["round"] for r in rows}
