@@ -113,3 +113,29 @@ def test_the_live_supervisor_records_the_images_a_run_ran(tmp_path, engine, imag
         sup.close()
         conn.close()
         remove_image(engine, repaired)
+
+
+@pytest.mark.asyncio
+async def test_the_leaderboard_screen_marks_a_cell_that_mixes_variants(mixed_db):
+    from textual.widgets import DataTable, Static
+    from waits import pilot_wait_for
+
+    from edgetui.app import EdgeTUIApp
+    from edgetui.screens.leaderboard import LeaderboardScreen
+
+    db, _ = mixed_db
+    app = EdgeTUIApp(db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.action_leaderboard()
+        await pilot_wait_for(pilot, lambda: isinstance(app.screen, LeaderboardScreen), 20, "the leaderboard screen")
+        screen = app.screen
+        await pilot_wait_for(
+            pilot, lambda: screen.query(DataTable) and screen.query_one(DataTable).row_count > 0, 20, "rows"
+        )
+        t = screen.query_one(DataTable)
+        row = [str(c) for c in t.get_row_at(0)]
+        assert row[0] == "m-1" and row[1] == "50.0! ²"  # @2h: both tasks at pass 50 %; tv_task's runs mix
+        assert "! mixes task variants (different work/judge image digests) of tv_task" in (
+            screen.query_one("#lb-title", Static).render().plain
+        )
