@@ -72,10 +72,6 @@ class RunInfo(BaseModel):
     #: the SForge format the run used (:func:`edgetui.run_format.run_format`: "1.1.0", "next";
     #: None for a bare transcript)
     format: Optional[str] = None
-    #: the work and judge images the run used, by digest where known (docs/sforge-formats.md,
-    #: "Task variants"; :mod:`edgetui.task_variants`), else None
-    work_image: Optional[str] = None
-    judge_image: Optional[str] = None
 
 
 @dataclass(slots=True)
