@@ -220,7 +220,8 @@ def to_markdown(rep: dict[str, Any]) -> str:
         f"- best {_best_text(run)} ({run.get('best_round') or '–'}); selection {run.get('selection')}, "
         f"{run.get('score_direction')}",
         f"- {run.get('agent_submissions') or 0} agent and {run.get('auto_submissions') or 0} auto-eval submissions, "
-        f"{len(rep['curve'])} graded rounds, {run.get('n_events') or 0} events",
+        f"{len(rep['curve'])} valid graded rounds, {len(rep.get('invalid_rounds', []))} invalid, "
+        f"{run.get('n_events') or 0} events",
         f"- SForge format {run.get('format') or '–'}"
         + ("; **the round SForge selects is invalid**" if run.get("best_invalid") else "")
         + f"; work image {run.get('work_image') or '–'}, judge image {run.get('judge_image') or '–'}",
