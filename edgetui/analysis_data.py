@@ -15,7 +15,7 @@ __all__ = ["RUNS_SQL", "SUBS_SQL", "load_curves", "fetch_from", "store_fits", "h
 RUNS_SQL = """
 SELECT r.run_key, r.run_id, r.task_id, r.host, r.model, r.status, r.started_at, r.ended_at, r.last_event_at,
        r.timeout_s, coalesce(r.infra_error, FALSE) AS infra_error, coalesce(r.is_sample, FALSE) AS is_sample,
-       r.selection, r.score_direction, t.category, t.rescale
+       r.selection, r.score_direction, r.work_image, r.judge_image, t.category, t.rescale
 FROM runs r LEFT JOIN tasks t ON t.task_id = r.task_id
 {where}
 ORDER BY r.run_key

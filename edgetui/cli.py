@@ -8,6 +8,7 @@ no traceback reaches the user unless ``EDGETUI_DEBUG=1``.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -720,9 +721,10 @@ RUNS_BEST_NUMBER = (
 )
 
 RUNS_SQL = """
-SELECT run_id, task_id, status,
+SELECT run_id, task_id, status, format,
        {best},
        concat_ws(' ', CASE WHEN infra_error THEN 'infra' END, CASE WHEN is_sample THEN 'sample' END,
+                 CASE WHEN best_invalid THEN 'best-invalid' END,
                  CASE WHEN policy_assumed AND coalesce(layout, '') <> 'transcript' THEN 'policy-assumed' END,
                  CASE WHEN n_parse_errors > 0 THEN n_parse_errors || '-bad-records' END,
                  CASE WHEN n_messages = 0 AND coalesce(n_repeated, 0) = 0 AND agent_format IS NOT NULL
@@ -739,9 +741,12 @@ SELECT run_id, task_id, status,
          + coalesce(cache_write_tokens, 0) AS tokens,
        round(cost_usd, 2) AS cost_usd, round(stated_cost_usd, 2) AS stated_usd,
        coalesce((SELECT string_agg(tag, ' ' ORDER BY tag) FROM run_tags g WHERE g.run_key = runs.run_key), '') AS tags,
-       best_score, best_pass_rate, started_at, status_reason, repeated_from
+       best_score, best_pass_rate, started_at, status_reason, repeated_from{detail}
 FROM runs {where} ORDER BY started_at DESC NULLS LAST, run_id, task_id
 """
+#: ``runs --format json`` / ``csv`` only (too wide for the table): SForge's trajectory metrics
+#: (replay/trajectory_metrics.py) and the run's images (docs/sforge-formats.md, "Task variants")
+RUNS_DETAIL = ", best_invalid, trajectory_metrics, work_image, judge_image"
 
 
 def cmd_runs(db: Path, args) -> int:
@@ -756,9 +761,16 @@ def cmd_runs(db: Path, args) -> int:
 
     best = RUNS_BEST_TEXT if args.format == "table" else RUNS_BEST_NUMBER
     sql = RUNS_SQL.format(
-        where=where, best=best, transcript_flags=TRANSCRIPT_FLAGS_SUBQUERY.format(run_key="runs.run_key")
+        where=where,
+        best=best,
+        transcript_flags=TRANSCRIPT_FLAGS_SUBQUERY.format(run_key="runs.run_key"),
+        detail="" if args.format == "table" else RUNS_DETAIL,
     )
-    _emit(_query(db, sql, args.snapshot, params=params or None), args.format)
+    res = _query(db, sql, args.snapshot, params=params or None)
+    if args.format == "json" and "trajectory_metrics" in res.columns:  # (an object, not its JSON text)
+        i = res.columns.index("trajectory_metrics")
+        res.rows = [(*r[:i], json.loads(r[i]) if isinstance(r[i], str) else r[i], *r[i + 1 :]) for r in res.rows]
+    _emit(res, args.format)
     return 0
 
 

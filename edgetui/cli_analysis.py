@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from replay.analysis.task_variants import mixed_note, mixed_tasks
+
 from .cli_output import for_terminal, visible
 
 __all__ = ["add_commands", "cmd_leaderboard", "cmd_fit", "parse_hours"]
@@ -296,8 +298,11 @@ def cmd_leaderboard(db: Path, args) -> int:
     from .holder import QueryResult
 
     if args.format in ("csv", "json"):
-        cols = list(group_cols) + ["category", "hours", "score", "n_tasks", "n_runs"]
-        rows = [tuple(c.group) + (c.category, c.hours, c.score, c.n_tasks, c.n_runs) for c in cells]
+        cols = list(group_cols) + ["category", "hours", "score", "n_tasks", "n_runs", "mixed_variants"]
+        rows = [
+            tuple(c.group) + (c.category, c.hours, c.score, c.n_tasks, c.n_runs, " ".join(c.mixed_variants))
+            for c in cells
+        ]
         _emit(QueryResult(cols, rows), args.format)
         return 0
     table: dict[tuple, dict[float, object]] = {}
@@ -305,17 +310,22 @@ def cmd_leaderboard(db: Path, args) -> int:
         table.setdefault((c.group, c.category), {})[c.hours] = c
     cols = list(group_cols) + ["category"] + [f"@{h:g}h" for h in hours]
     rows = []
+    mixed: set[str] = set()
     for (g, cat), by_h in table.items():
         row = list(g) + [cat if cat != OVERALL else "overall"]
         for h in hours:
             c = by_h.get(float(h))
-            row.append("–" if c is None or c.score is None else f"{c.score:.1f} ({c.n_tasks})")
+            mark = "" if c is None or not c.mixed_variants else " !"
+            mixed.update(c.mixed_variants if c is not None else ())
+            row.append("–" if c is None or c.score is None else f"{c.score:.1f} ({c.n_tasks}){mark}")
         rows.append(tuple(row))
     _emit(QueryResult(cols, rows), "table")
     print(
         "(N) = tasks with a value at that hour; mean over them, repeats averaged first; "
         "--format csv|json for unrounded values"
     )
+    if mixed:
+        print(f"! = the cell {mixed_note(sorted(mixed))}")
     return 0
 
 
@@ -382,6 +392,7 @@ def fit_record(curve, args) -> dict:
         "time_basis": curve.time_basis,
         "method": FIT_METHOD,
         "version": FIT_VERSION,
+        "mixed_variants": list(curve.mixed_variants),
     }
     try:
         f = fit_curve(t[ok], y[ok], args.form, smax_max=args.smax_max, horizons=args.horizons)
@@ -543,7 +554,7 @@ def cmd_fit(db: Path, args) -> int:
                     _num(fd["S_at"].get(f"{h0:g}")),
                     f"{iv[0]:.1f}–{iv[1]:.1f}" if iv else "–",
                     str(fd["status"]),
-                    " ".join(fd["flags"]) or "ok",
+                    " ".join(fd["flags"] + (["mixed-variants"] if rec["mixed_variants"] else [])) or "ok",
                 ]
             )
         )
@@ -575,6 +586,9 @@ def cmd_fit(db: Path, args) -> int:
         "* the reported form; flagged fits withhold Smax, t_mid, beta (see flags); the other forms' rows are for "
         "comparison (heldout_RMSE: leave one hour out)"
     )
+    mixed = sorted({t for rec in recs for t in rec.get("mixed_variants", [])})
+    if mixed:
+        print(f"mixed-variants: a fit {mixed_note(mixed)}")
     if args.plot:
         print(plot_fits(recs))
     return 0
@@ -858,6 +872,10 @@ def cmd_compare(db: Path, args) -> int:
         series = [series_of_run(by[k]) for k in keys]
     if len(series) < 2:
         raise ValueError("compare needs two or more runs (or run groups)")
+    compared = (
+        [c for c in curves for g in args.runs if run_group_key(c.run_id) == g] if args.groups else list(by.values())
+    )
+    mixed = mixed_tasks((c.task_id, c.variant) for c in compared)
     part = parting_point(series)
     recs = []
     for s in series:
@@ -877,7 +895,11 @@ def cmd_compare(db: Path, args) -> int:
         except ValueError as e:
             rec["fit"] = {"error": str(e)}
         recs.append(rec)
-    out = {"curves": recs, "parting": None if part is None else {"elapsed_s": part[0], "values": part[1]}}
+    out = {
+        "curves": recs,
+        "parting": None if part is None else {"elapsed_s": part[0], "values": part[1]},
+        "mixed_variants": mixed,
+    }
     if args.at is not None:
         from .cli import _parse_at
 
@@ -914,6 +936,8 @@ def cmd_compare(db: Path, args) -> int:
             f"they part at {format_elapsed(part[0])} elapsed: "
             + ", ".join(f"{visible(str(s.name))} {fv(v)}" for s, v in zip(series, part[1]))
         )
+    if mixed:
+        print(f"this comparison {mixed_note(mixed)}")
     if args.plot:
         print(_plot_compare(series))
     return 0

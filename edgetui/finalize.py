@@ -4,16 +4,19 @@ ingest (:mod:`edgetui.ingest`) and the live supervisor. Core: no Textual imports
 
 from __future__ import annotations
 
+import json
 import os
 import time
-from dataclasses import dataclass
-from typing import Optional
+from dataclasses import dataclass, field
+from typing import Any, Optional
 
 from . import repeats
 from .align import AlignJob, align_runs, in_list
 from .records import RunInfo, SubmissionRecord, TaskInfo
 from .rollbacks import mark_rolled_back
 from .recorder import Recorder
+from replay.invalid_rounds import is_invalid
+from replay.trajectory_metrics import entries_of_rounds, trajectory_metrics
 
 ABORT_THRESHOLD_S = float(os.environ.get("SFORGE_VIZ_ABORT_THRESHOLD", 7200))  # SForge visualizer default
 
@@ -132,6 +135,10 @@ class _Done:
     direction: str
     game_t: dict[str, float]
     score_0_100: dict
+    #: SForge's selection over every counted round (replay.selection.BestResult)
+    sforge_best: Any = None
+    #: the rounds SForge counts, in creation (submission) order
+    counted: list = field(default_factory=list)
 
 
 def finalize_runs(rec: Recorder, jobs: list[FinalizeJob]) -> None:
@@ -255,7 +262,7 @@ def _refresh_record_keys(rec: Recorder, jobs: list[FinalizeJob]) -> dict[str, bo
 
 def _best_so_far(j: FinalizeJob, known_t: dict, tick_t: dict, log_end) -> _Done:
     """One run's submission rows with their times and best-so-far (no statement)."""
-    from replay.selection import best_as_known, entry_from_submission
+    from replay.selection import best_as_known, entry_from_submission, select_best
 
     info, task, subs = j.info, j.task, j.subs
     run_end = info.ended_at or log_end
@@ -282,15 +289,19 @@ def _best_so_far(j: FinalizeJob, known_t: dict, tick_t: dict, log_end) -> _Done:
         key=lambda s: (sent_time(s) is None, sent_time(s) or 0.0, s.kind, s.n or 0, s.round),
     )
     entries = [entry_from_submission(s) for s in counted]
-    pos = {id(s): i for i, s in enumerate(counted)}
-    known_order = [pos[id(s)] for s in ordered if id(s) in pos]
     selection, direction = task.selection, task.score_direction
     final_best = (info.final or {}).get("best_round") if isinstance(info.final, dict) else None
     final_best = final_best or j.judge_best
     if task.assumed and final_best and entries:
         selection, direction = infer_policy(entries, final_best, selection, direction)
-    steps = best_as_known(entries, known_order, direction, selection)
-    step_of = {counted[st.index].round: st for st in steps}
+    # the run's best: SForge's own selection over every counted round, invalid ones included (as its
+    # judge selects); the drawn curve leaves invalid rounds out (docs/sforge-formats.md, "Invalid rounds")
+    sforge_best = select_best(entries, direction, selection)
+    curve = [s for s in counted if not is_invalid(s)]
+    pos = {id(s): i for i, s in enumerate(curve)}
+    known_order = [pos[id(s)] for s in ordered if id(s) in pos]
+    steps = best_as_known([entry_from_submission(s) for s in curve], known_order, direction, selection)
+    step_of = {curve[st.index].round: st for st in steps}
     start = info.started_at
     rows = []
     for s in ordered:
@@ -306,7 +317,7 @@ def _best_so_far(j: FinalizeJob, known_t: dict, tick_t: dict, log_end) -> _Done:
         d["best_pass_rate"] = stp.best_pass_rate if stp else None
         rows.append(d)
     score_0_100 = {d["round"]: d.get("score_0_100") for d in rows}  # (as written to submissions)
-    return _Done(j, rows, steps, selection, direction, game_t, score_0_100)
+    return _Done(j, rows, steps, selection, direction, game_t, score_0_100, sforge_best, counted)
 
 
 def _run_columns(j: FinalizeJob, d: _Done, agg_totals: Optional[tuple], log_rec: tuple) -> dict:
@@ -315,8 +326,8 @@ def _run_columns(j: FinalizeJob, d: _Done, agg_totals: Optional[tuple], log_rec:
     latest and the first recorded time of its run_agent.log)."""
     from replay.selection import is_score_task
 
-    info, task, subs, steps = j.info, j.task, j.subs, d.steps
-    best = steps[-1] if steps else None
+    info, task, subs = j.info, j.task, j.subs
+    best = d.sforge_best if d.counted else None
     final = info.final or {}
     best_round = final.get("best_round") if final.get("best_round") else (best.best_round if best else None)
     best_score = final.get("best_score") if final.get("best_score") is not None else (best.best_score if best else None)
@@ -329,8 +340,11 @@ def _run_columns(j: FinalizeJob, d: _Done, agg_totals: Optional[tuple], log_rec:
     n_agent = sum(1 for s in subs if s.kind in ("agent", "legacy"))
     n_auto = sum(1 for s in subs if s.kind == "auto")
     n_game = sum(1 for s in subs if s.kind == "game")
+    best_row = next((s for s in subs if best_round and s.round == best_round), None)
     sub_cols = dict(
         best_round=best_round or None,
+        best_invalid=best_row is not None and is_invalid(best_row),
+        trajectory_metrics=json.dumps(trajectory_metrics(entries_of_rounds(d.counted), d.direction)),
         best_score=_finite(best_score),
         best_pass_rate=best_pr,
         best_score_0_100=best_0_100,

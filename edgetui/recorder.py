@@ -647,6 +647,7 @@ class Recorder:
             agent=info.agent,
             model=info.model,
             agent_format=info.agent_format,
+            format=info.format,
             timeout_s=info.timeout_s,
             eval_interval_s=info.eval_interval_s,
             started_at=info.started_at,

@@ -69,6 +69,9 @@ class RunInfo(BaseModel):
     #: why a final_result.json that exists gives no final result, one line naming the file and the
     #: byte ("final_result.json could not be read (invalid JSON at byte 186: ...)"), else None
     unreadable: Optional[str] = None
+    #: the SForge format the run used (:func:`edgetui.run_format.run_format`: "1.1.0", "next";
+    #: None for a bare transcript)
+    format: Optional[str] = None
 
 
 @dataclass(slots=True)

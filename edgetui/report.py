@@ -18,6 +18,8 @@ from .moments import load_series, replay_moments
 from .redact import redact_obj
 from .run_secrets import recorded_run_secrets
 from .why import why_of
+from replay.invalid_rounds import invalid_reason
+from replay.trajectory_metrics import FIELDS as TRAJECTORY_FIELDS
 
 __all__ = ["REPORT_SCHEMA", "build_report", "to_markdown", "to_json", "to_html", "text_chart"]
 
@@ -43,6 +45,11 @@ _SUMMARY = (
     "auto_submissions",
     "n_events",
     "cost_usd",
+    "format",
+    "best_invalid",
+    "trajectory_metrics",
+    "work_image",
+    "judge_image",
 )
 
 
@@ -68,6 +75,8 @@ def build_report(conn: Any, run_key: str, *, with_diff: bool = True) -> dict[str
     if row is None:
         raise KeyError(run_key)
     run = dict(zip(_SUMMARY, row))
+    if isinstance(run.get("trajectory_metrics"), str):
+        run["trajectory_metrics"] = json.loads(run["trajectory_metrics"])
     series, info = load_series(conn, run_key)
     curve = [
         {
@@ -108,12 +117,36 @@ def build_report(conn: Any, run_key: str, *, with_diff: bool = True) -> dict[str
             "run": run,
             "unit": "score" if info["score_task"] else "pass rate %",
             "curve": curve,
+            "invalid_rounds": _invalid_rounds(conn, run_key),
             "moments": moments,
             "other_moments": others,
             "annotations": list_annotations(conn, run_key),
         },
         recorded_run_secrets(conn, run_key),
     )
+
+
+def _invalid_rounds(conn: Any, run_key: str) -> list[dict[str, Any]]:
+    """The run's invalid rounds (:mod:`replay.invalid_rounds`: no curve point, no input to the
+    analysis) in time order: ``round``, ``kind``, ``elapsed_s``, ``reason``."""
+    cur = conn.execute(
+        "SELECT s.round, s.kind, s.status, s.valid, s.error, s.t - r.started_at FROM submissions s "
+        "JOIN runs r ON r.run_key = s.run_key WHERE s.run_key = ? ORDER BY s.t NULLS LAST, s.round",
+        [run_key],
+    )
+    out = []
+    for rnd, kind, status, valid, error, el in cur.fetchall():
+        reason = invalid_reason({"status": status, "valid": valid, "kind": kind, "error": error})
+        if reason is not None:
+            out.append({"round": rnd, "kind": kind, "elapsed_s": el, "reason": reason})
+    return out
+
+
+def _trajectory_text(tm: Any) -> str:
+    """SForge's trajectory metrics (replay/trajectory_metrics.py) as one Markdown line's text."""
+    if not isinstance(tm, dict):
+        return "–"
+    return ", ".join(f"{k} {tm.get(k) if tm.get(k) is not None else '–'}" for k in TRAJECTORY_FIELDS)
 
 
 def _jsonable(v: Any) -> Any:
@@ -187,7 +220,14 @@ def to_markdown(rep: dict[str, Any]) -> str:
         f"- best {_best_text(run)} ({run.get('best_round') or '–'}); selection {run.get('selection')}, "
         f"{run.get('score_direction')}",
         f"- {run.get('agent_submissions') or 0} agent and {run.get('auto_submissions') or 0} auto-eval submissions, "
-        f"{len(rep['curve'])} graded rounds, {run.get('n_events') or 0} events",
+        f"{len(rep['curve'])} valid graded rounds, {len(rep.get('invalid_rounds', []))} invalid, "
+        f"{run.get('n_events') or 0} events",
+        f"- SForge format {run.get('format') or '–'}"
+        + ("; **the round SForge selects is invalid**" if run.get("best_invalid") else "")
+        + f"; work image {run.get('work_image') or '–'}, judge image {run.get('judge_image') or '–'}",
+        f"- trajectory metrics: {_trajectory_text(run.get('trajectory_metrics'))}",
+        "- invalid rounds (no point of the curve): "
+        + (", ".join(f"{r['round']} ({r['reason']})" for r in rep.get("invalid_rounds", [])) or "none"),
         f"- reframing moments: {len(rep['moments'])}; other detectors: "
         + ", ".join(f"{k} {v}" for k, v in rep["other_moments"].items()),
         "",

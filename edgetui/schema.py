@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import duckdb
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 _V1 = [
     """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
@@ -165,6 +165,15 @@ MIGRATIONS: dict[int, list[str]] = {
     #: 9: version 6's statements again (all idempotent), for files stamped 7 or 8 by a build in which
     #: version 6 was still empty: they get the moments table and the annotation columns too
     9: _V6,
+    #: 10: SForge's formats after 1.1.0 (docs/sforge-formats.md): the format a run used, whether the
+    #: round SForge selects is invalid, the trajectory metrics, the work and judge images
+    10: [
+        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS format VARCHAR",
+        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS best_invalid BOOLEAN",
+        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS trajectory_metrics JSON",
+        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS work_image VARCHAR",
+        "ALTER TABLE runs ADD COLUMN IF NOT EXISTS judge_image VARCHAR",
+    ],
 }
 
 

@@ -248,6 +248,7 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
             return None
         head["config"] = _json(head.get("config"))
         head["final"] = _json(head.get("final"))
+        head["trajectory_metrics"] = _json(head.get("trajectory_metrics"))
         if not tokens and head.get("started_at") is not None and head.get("n_events") is not None:
             # the first paint's header: the recorded count, flags with the exact header (both scan the run)
             head.update(transcript_flags=[], first_t=None, last_t=None, n_events=int(head["n_events"]))
@@ -585,7 +586,10 @@ def chart_submissions(
             cur.execute(f"SELECT {cols} FROM submissions WHERE run_key = ? {order}", [run_key])
             return _rows(cur)
         qs = ("score", "pass_rate", "score_0_100")
-        picks = ", ".join(f"arg_{d}(round, {q})" for q in qs for d in ("min", "max"))
+        # (+ per bucket the first invalid round: its grey tick; replay/invalid_rounds.py)
+        picks = ", ".join(
+            [f"arg_{d}(round, {q})" for q in qs for d in ("min", "max")] + ["arg_min(round, _x) FILTER (inv)"]
+        )
         best_picks = ", ".join(
             ["arg_min(round, _x)", "arg_max(round, _x)"]
             + [f"arg_{d}(round, {q})" for q in (*qs, "best_score", "best_pass_rate") for d in ("min", "max")]
@@ -593,6 +597,8 @@ def chart_submissions(
         cur.execute(
             f"""WITH s AS (SELECT kind, round, score, pass_rate, score_0_100, best_score, best_pass_rate,
                                           coalesce(is_new_best, FALSE) AS nb,
+                                          (status IN ('failed_grading', 'bad_report')
+                                           OR (status = 'graded' AND valid = FALSE AND kind <> 'game')) AS inv,
                                           coalesce(t, submitted_at, graded_at, seen_at) AS _x
                                    FROM submissions WHERE run_key = $rk),
                             r AS (SELECT min(_x) AS x0, greatest(max(_x) - min(_x), 1e-9) AS span FROM s),

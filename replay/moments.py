@@ -58,6 +58,7 @@ from types import SimpleNamespace
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 # (_Selector: best_so_far's own fold, kept between live updates so a series resumes where it ended)
+from replay.invalid_rounds import is_invalid
 from replay.selection import _Selector, display_value, entry_from_submission
 
 __all__ = [
@@ -284,8 +285,13 @@ def _t_result(r: Any) -> Optional[float]:
 
 
 def _known_rows(subs: Sequence[Mapping[str, Any]]) -> list[Any]:
-    """The rows SForge counts (no manual round, none in flight), in result-known order."""
-    rows = [r for r in subs if _row_get(r, "kind") != "manual" and _row_get(r, "status") != "in_flight"]
+    """The rows a moment can come from: those SForge counts (no manual round, none in flight) less
+    the invalid rounds (:mod:`replay.invalid_rounds`), in result-known order."""
+    rows = [
+        r
+        for r in subs
+        if _row_get(r, "kind") != "manual" and _row_get(r, "status") != "in_flight" and not is_invalid(r)
+    ]
     rows.sort(key=lambda r: (_t_result(r) is None, _t_result(r) or 0.0, _row_get(r, "round") or ""))
     return rows
 

@@ -146,16 +146,21 @@ def test_every_round_is_timed_when_its_result_was_known_and_best_so_far_follows(
         assert sub_at == rep["submitted_at"] < t  # sent before its result was known
     # the order differs from the submission order here (auto-1 sent after agent-10, known before)
     assert [r[0] for r in rows] != [r[0] for r in sorted(rows, key=lambda r: r[3])]
+    # the drawn curve is over the valid rounds: an invalid one (valid: false) is no point of it
+    valid = [r for r in rows if r[6] is not False]
     entries = [
         entry_from_submission(
             SubmissionRecord(
                 round=r[0], kind=r[0].split("-")[0], status="graded", pass_rate=r[4], score=r[5], valid=r[6]
             )
         )
-        for r in rows
+        for r in valid
     ]
     steps = best_so_far(entries, "maximize", "score_first")
-    assert [(s.is_new_best, s.best_round) for s in steps] == [(r[7], r[8]) for r in rows]
+    assert [(s.is_new_best, s.best_round) for s in steps] == [(r[7], r[8]) for r in valid]
+    assert [(r[0], r[7], r[8]) for r in rows if r[6] is False] == [
+        (rnd, False, None) for rnd in ("agent-39", "auto-13", "agent-178")
+    ]
 
 
 def test_the_chart_draws_each_score_at_its_result_time(gw_db):

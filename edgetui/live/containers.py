@@ -208,6 +208,8 @@ class ContainerJoin:
                 if rs.container is not None and rs.container.id == c.id:
                     c.cpu_percent, c.mem_bytes = rs.container.cpu_percent, rs.container.mem_bytes
                 rs.container = c
+                if c.image_id and c.image_id not in rs.work_images:
+                    rs.work_images.append(c.image_id)
                 if rs.token is None:
                     tok = dw.token_of(c.id)
                     if tok:
@@ -276,6 +278,9 @@ class ContainerJoin:
             if new_j:
                 self._judges_here = True
                 self._judges_on.add(dw.host)
+            for c in new_j:
+                if c.image_id and c.image_id not in rs.judge_images:
+                    rs.judge_images.append(c.image_id)
             for c in new_j + new_g:
                 seen[c.id] = c.state
                 if rs.judge_states.get(c.id) != c.state:

@@ -449,6 +449,7 @@ class DockerWatch:
             state=state,
             exit_code=int(m.group(1)) if m else None,
             host=self.host,
+            image_id=str(attrs.get("ImageID") or "") or None,
         )
         if info.role == "work":
             self._fill_inspect(info)
@@ -471,6 +472,7 @@ class DockerWatch:
                     finished_at=parse_docker_time(st.get("FinishedAt")) if info.state not in ("running",) else None,
                     restart_count=int(a.get("RestartCount") or 0),
                     mem_limit=((a.get("HostConfig") or {}).get("Memory") or None),
+                    image_id=str(a.get("Image") or "") or None,
                 )
                 tok = _env_value((a.get("Config") or {}).get("Env"), "SFORGE_TOKEN")
                 if tok:
@@ -485,6 +487,7 @@ class DockerWatch:
         info.finished_at = cached.get("finished_at")
         info.restart_count = cached.get("restart_count") or 0
         info.mem_limit_bytes = cached.get("mem_limit")
+        info.image_id = info.image_id or cached.get("image_id")
 
     def token_of(self, container_id: str) -> Optional[str]:
         """``SFORGE_TOKEN`` from the work container's environment (read once, at its first inspect)."""

@@ -47,6 +47,9 @@ class ContainerInfo(BaseModel):
     mem_bytes: Optional[int] = None
     mem_limit_bytes: Optional[int] = None
     host: str = "local"
+    #: the container's image by digest (``sha256:…``, the engine's image id; None when the engine
+    #: does not say): the run's task variant (docs/sforge-formats.md, "Task variants")
+    image_id: Optional[str] = None
 
 
 class Alarm(BaseModel):

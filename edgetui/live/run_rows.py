@@ -46,6 +46,27 @@ class RunRows:
                 rs.recorded_status = rs.status
                 rs.recorded_infra = bool(rs.error_times)
 
+    def _record_images(self) -> None:
+        """Write the image digests the runs' work and judge containers ran (the engine's image ids)
+        to ``runs.work_image`` / ``runs.judge_image``: one digest, or several joined by ", " when
+        they changed within the run (docs/sforge-formats.md, "Task variants")."""
+        todo = []
+        for rs in self.runs.values():
+            images = (", ".join(rs.work_images) or None, ", ".join(rs.judge_images) or None)
+            if not rs.deleted and images != (None, None) and images != rs.recorded_images:
+                todo.append((rs, images))
+        if todo and self._update_runs(
+            {
+                "run_key": [rs.key for rs, _ in todo],
+                "work": [w for _, (w, _j) in todo],
+                "judge": [j for _, (_w, j) in todo],
+            },
+            "work_image = coalesce(s.work, runs.work_image), judge_image = coalesce(s.judge, runs.judge_image)",
+            "the runs' images",
+        ):
+            for rs, images in todo:
+                rs.recorded_images = images
+
     def _status_reason(self, rs: RunState, now: float) -> Optional[str]:
         """Why the run's status is what it is, in its source's words (as :func:`edgetui.ingest.finalize_run`
         words it offline): a harness that ended before the agent started, a final_result.json that

@@ -130,6 +130,11 @@ class RunState:
     early_events: int = 0  # events timed long before the run's start, last said (see _finalize)
     recorded_status: Optional[str] = None
     recorded_infra: Optional[bool] = None
+    #: the image digests its work and judge containers ran (in the order seen) and the
+    #: ``(work_image, judge_image)`` last written to its ``runs`` row
+    work_images: list[str] = field(default_factory=list)
+    judge_images: list[str] = field(default_factory=list)
+    recorded_images: Optional[tuple] = None
     _row_sig: Optional[tuple] = None  # live figures last written to the runs row
     sub_cache: dict[str, tuple] = field(default_factory=dict)  # round -> (folder signature, its events)
     rec_cache: dict[str, tuple] = field(default_factory=dict)  # round -> (folder signature, its record)

@@ -553,6 +553,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             except Exception as e:  # noqa: BLE001 - said for its own run; the other runs go on
                 self._set_message(rs, one_line(f"could not evaluate: {type(e).__name__}: {e}", 200), now)
         self._record_statuses()
+        self._record_images()
         if now - self._last_rows >= s.row_refresh_s:
             self._last_rows = now
             self._record_rows()

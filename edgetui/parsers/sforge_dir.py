@@ -56,6 +56,7 @@ from ..events import Event, Kind, TimeSource, one_line
 from ..records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
 from ..redact import redact_obj
 from ..run_folder_files import SMALL_FILE_LIMIT, open_run_file, reads_run_folder
+from ..run_format import FormatEvidence, run_format
 from .base import file_generation, open_regular, parse_error, read_regular
 from .runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch, redact_text
 from .sforge_common import (  # shared with .sforge_submissions; some also imported from here
@@ -437,6 +438,8 @@ def read_run_info(loc: RunLocation) -> RunInfo:
         log_mtime=_mtime(td / "run_agent.log"),
         unreadable=_final_unreadable(fj) if final is None else None,
     )
+    hj = _read_json(td / "run_history.json", "run_history.json")
+    info.format = run_format(FormatEvidence(history=hj.value if hj.ok and isinstance(hj.value, dict) else None))
     if config is not None:
         t = _finite(config.get("timeout"))
         info.timeout_s = t if t is not None and t > 0 else DEFAULT_TIMEOUT_S

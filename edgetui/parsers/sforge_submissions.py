@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
+from replay.invalid_rounds import invalid_reason
+
 from ..events import Event, Kind, TimeSource, one_line
 from ..records import SubmissionRecord, TestResult
 from ..run_folder_files import reads_run_folder
@@ -370,6 +372,7 @@ def _judge_data(rec: SubmissionRecord) -> dict[str, Any]:
         "n_failing": len(failing),
         "error": rec.error,
         "metrics": rec.metrics,
+        "invalid": invalid_reason(rec),
     }
 
 
@@ -387,8 +390,8 @@ def _result_summary(rec: SubmissionRecord) -> str:
         parts.append(f"score {rec.score:g}" + (f"/{rec.max_score:g}" if rec.max_score is not None else ""))
     elif rec.score_flag:  # (a NaN or non-numeric score is shown as "–", not the word "nan")
         parts.append("score –" if rec.score_flag in ("nan", "non_numeric") else f"score {rec.score_flag}")
-    if rec.valid is False:
-        parts.append("INVALID")
+    if rec.valid is False:  # (an invalid round: not a zero, no point of the curve; replay/invalid_rounds.py)
+        parts.append("INVALID (report valid: false; not a score)")
     return one_line(", ".join(parts))
 
 
@@ -599,7 +602,8 @@ def _folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offs
                     t=t,
                     t_source=ts,
                     round=rec.round,
-                    level="ERROR" if rec.status != "graded" else None,
+                    # (an invalid report: a warning, marked grey ╵ in the event list; replay/invalid_rounds.py)
+                    level="ERROR" if rec.status != "graded" else ("WARNING" if rec.valid is False else None),
                     is_error=rec.status != "graded",
                     summary=_result_summary(rec),
                     data=data,

@@ -18,6 +18,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from replay.analysis.task_variants import mixed_note
+
 from ..control_chars import visible
 
 __all__ = ["LeaderboardScreen"]
@@ -121,15 +123,21 @@ class LeaderboardScreen(Screen):
             for h in HOURS:
                 c = by_h.get(h)
                 n = str(c.n_tasks).translate(_SUP) if c is not None and narrow else f"({c.n_tasks})" if c else ""
+                mixed = c is not None and bool(c.mixed_variants)
                 cells.append(
                     Text("–", style="dim", justify="right")
                     if c is None or c.score is None
-                    else Text(f"{c.score:.1f} {n}", justify="right")
+                    else Text(
+                        f"{c.score:.1f}{'!' if mixed else ''} {n}", style="yellow" if mixed else "", justify="right"
+                    )
                 )
             table.add_row(*cells)
+        mixed_tasks = sorted({t for c in msg.cells for t in c.mixed_variants})
         note = msg.error or (
             "" if msg.cells else "no runs count here" + ("" if self.include_all else ": a counts every run")
         )
+        if mixed_tasks and not msg.error:  # (docs/sforge-formats.md, "Task variants")
+            note = (note + "\n" if note else "") + "! " + (mixed_note(mixed_tasks) or "")
         self._title(note)
 
     def action_toggle_all(self) -> None:

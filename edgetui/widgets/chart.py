@@ -23,6 +23,8 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
+from replay.invalid_rounds import is_invalid
+
 from .fmt import _finite
 
 __all__ = ["ChartData", "MODES", "ScoreChart", "chart_data", "fitted_range", "legend_text", "series_style"]
@@ -42,6 +44,8 @@ LOW_MARKER = "▾"  # a score below the fitted range, drawn at its lower edge (�
 HIGH_MARKER = "▴"  # above it, at the upper edge
 MOMENT_MARKER = "✦"  # a reframing moment, at its new best (replay/moments.py)
 MOMENT_COLOR = 13  # bright magenta
+INVALID_MARKER = "╵"  # an invalid round (docs/sforge-formats.md, "Invalid rounds"): a grey tick on the x axis
+INVALID_COLOR = 244  # grey
 #: more markers than this (or two per canvas column) are thinned: per column the lowest and highest
 THIN_ABOVE = 200
 _SENTINEL = 1e100
@@ -62,6 +66,8 @@ def legend_text(data: "ChartData") -> Text:
     legend.append("━ best", style=series_style(BEST_COLOR))
     legend.append(f"  {AGENT_MARKER} agent", style=series_style(AGENT_COLOR))
     legend.append(f"  {AUTO_MARKER} auto-eval", style=series_style(AUTO_COLOR))
+    if data.invalid:
+        legend.append(f"  {INVALID_MARKER} invalid", style=series_style(INVALID_COLOR))
     if data.outliers:
         legend.append(f"  {LOW_MARKER}{HIGH_MARKER} off scale", style="dim")
     if data.moments:
@@ -81,6 +87,8 @@ class ChartData:
     best: list[tuple[float, float]] = field(default_factory=list)  # step line points
     agent: list[tuple[float, float]] = field(default_factory=list)
     auto: list[tuple[float, float]] = field(default_factory=list)
+    #: x (hours) of the invalid rounds: no value, no step of the best line; a grey tick at the bottom
+    invalid: list[float] = field(default_factory=list)
     budget_h: Optional[float] = None
     x_max: float = 1.0
     y_label: str = "score"
@@ -92,7 +100,7 @@ class ChartData:
 
     @property
     def empty(self) -> bool:
-        return not (self.best or self.agent or self.auto)
+        return not (self.best or self.agent or self.auto or self.invalid)
 
 
 def _num(v: Any) -> Optional[float]:
@@ -117,7 +125,9 @@ def chart_data(
     best-so-far line is the running best under the task's selection policy as the
     submissions record it (``best_round``; SForge selection.py semantics), shown in
     the chosen quantity, run on to ``end_elapsed_s``. Agent (and game) rounds and
-    auto-eval samples are separate series so they get different markers. ``moments``: rounds
+    auto-eval samples are separate series so they get different markers; invalid rounds
+    (:mod:`replay.invalid_rounds`) are neither: only their x, drawn as a grey tick on the x axis,
+    and never a step of the best line. ``moments``: rounds
     of reframing moments, marked ✦ on the best-so-far line where their new best starts.
     """
     start = head.get("started_at") or head.get("first_t") or 0.0
@@ -170,6 +180,9 @@ def chart_data(
         if x is None:
             continue
         last_x = max(last_x, x)
+        if is_invalid(s):
+            d.invalid.append(x)
+            continue
         v = value(s)
         if v is not None:
             (d.auto if s.get("kind") == "auto" else d.agent).append((x, v))
@@ -210,6 +223,7 @@ def _same_drawing(old: ChartData, new: ChartData, columns: int) -> bool:
     if (
         old.agent != new.agent
         or old.auto != new.auto
+        or old.invalid != new.invalid
         or old.budget_h != new.budget_h
         or old.y_label != new.y_label
         or old.policy != new.policy
@@ -508,6 +522,9 @@ class ScoreChart(Widget):
                             marker=plt.marker(sym, pixel=(color, "default")),
                         )
                     )
+        if d.invalid:  # on the x axis's row: no value to place them by
+            xs = sorted(set(d.invalid))
+            f.draw(f.signal(xs, [lo] * len(xs), marker=plt.marker(INVALID_MARKER, pixel=(INVALID_COLOR, "default"))))
         if d.moments:  # on top of the line: where the reframing's new best starts
             f.draw(
                 f.signal(

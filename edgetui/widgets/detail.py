@@ -17,6 +17,8 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from replay.invalid_rounds import invalid_reason
+
 from .fmt import fmt_count, fmt_elapsed, fmt_pct, fmt_score, fmt_usd, fmt_utc, kind_label, kind_style
 from ..control_chars import visible, visible_lines
 
@@ -152,6 +154,8 @@ def _report(sub: dict[str, Any], tests: Optional[list[dict[str, Any]]], data: di
             sub.get("kind") == "manual"
         ):  # `sforge eval` rounds: SForge's visualizer ignores them (sforge-format.md §3.1)
             t.add_row("best so far", Text("not counted (a manual submission)", style="dim"))
+        elif invalid_reason(sub) is not None:  # (docs/sforge-formats.md, "Invalid rounds")
+            t.add_row("best so far", Text(f"invalid round ({invalid_reason(sub)}): no point of the curve", style="dim"))
         else:
             bs, bp = sub.get("best_score"), sub.get("best_pass_rate")
             # a pass-rate task: SForge stores the pass rate as best_score (no score of its own)

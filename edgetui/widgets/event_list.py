@@ -40,12 +40,15 @@ _ERROR_KINDS = {"infra_error", "parse_error", "agent_error", "auto_eval_error", 
 
 
 def event_mark(kind: str, is_error: bool, level: Optional[str], new_best: bool) -> tuple[str, str]:
-    """Gutter mark and its style: ``★`` new best, ``◆`` graded round (``✗`` when its grading failed),
-    ``✗`` errors and alarms (not an ``info`` record of an error kind, e.g. an alarm's acknowledgement)."""
+    """Gutter mark and its style: ``★`` new best, ``◆`` graded round (``✗`` when its grading failed,
+    a grey ``╵`` when its report says ``valid: false``: an invalid round, level WARNING), ``✗`` errors
+    and alarms (not an ``info`` record of an error kind, e.g. an alarm's acknowledgement)."""
     if new_best:
         return "★", "bold bright_yellow"
     if kind in _GRADED:
-        return ("✗", "bold red") if is_error else ("◆", "green")
+        if is_error:
+            return "✗", "bold red"
+        return ("╵", "bright_black") if level == "WARNING" else ("◆", "green")
     if is_error or (kind in _ERROR_KINDS and level != "info"):
         return "✗", "bold red"
     return " ", ""

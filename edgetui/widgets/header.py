@@ -11,14 +11,17 @@ from typing import Any, Optional
 from rich.text import Text
 from textual.widget import Widget
 
+from replay.cursor import format_elapsed
+
 from .fmt import STATUS_STYLE, fmt_count, fmt_pct, fmt_score, fmt_usd, prior_note
 from ..control_chars import visible
 
 SEP = "  "
 
 
-def _fields(head: dict[str, Any], compact: bool) -> tuple[list[Text], list[Text]]:
-    """(identity fields, figures fields) as separate Texts, wrapped as units."""
+def _fields(head: dict[str, Any], compact: bool, narrow: bool = False) -> tuple[list[Text], list[Text]]:
+    """(identity fields, figures fields) as separate Texts, wrapped as units (``narrow``: below 60
+    columns, where the trajectory metrics give way to the events)."""
     ident: list[Text] = []
     run = Text()
     run.append("▍", style="bold bright_magenta")
@@ -59,7 +62,12 @@ def _fields(head: dict[str, Any], compact: bool) -> tuple[list[Text], list[Text]
         best.append(fmt_pct(head.get("best_pass_rate")), style="bold green")
     if head.get("best_round"):
         best.append(f" ({head['best_round']})", style="dim")
+    if head.get("best_invalid"):  # SForge's selection picked an invalid round (replay/invalid_rounds.py)
+        best.append(" invalid round", style="bold yellow")
     figs.append(best)
+    traj = None if narrow else trajectory_text(head.get("trajectory_metrics"), compact)
+    if traj is not None:  # after the status (a short line when narrow); see header_text
+        ident.append(traj)
     fc = head.get("forecast")
     if fc:  # a live run: its forecast at the horizon, always beside "last best persists"
         f = Text(f"{fc['horizon_h']:g}h forecast ", style="dim")
@@ -103,16 +111,37 @@ def _fields(head: dict[str, Any], compact: bool) -> tuple[list[Text], list[Text]
     return ident, figs
 
 
+def trajectory_text(tm: Optional[dict[str, Any]], compact: bool) -> Optional[Text]:
+    """The run's trajectory metrics (:mod:`replay.trajectory_metrics`, SForge's names) in a few
+    words: ``traj 3/14 improving · best at 0:12:40``, with the values when wide; None without any
+    counted submission."""
+    if not isinstance(tm, dict) or not tm.get("submission_count"):
+        return None
+    t = Text("traj ", style="dim")
+    if not compact:
+        field = "pass" if tm.get("value_field") == "pass_rate" else "score"
+        fv = fmt_pct if field == "pass" else fmt_score
+        t.append(f"{field} {fv(tm.get('initial_value'))}→{fv(tm.get('best_value'))} ", style="")
+    t.append(f"{tm.get('improving_submissions')}/{tm.get('submission_count')} improving", style="bold")
+    if not compact and tm.get("first_improvement_seconds") is not None:
+        t.append(f" · first {format_elapsed(tm['first_improvement_seconds'])}", style="dim")
+    if tm.get("time_to_best_seconds") is not None:
+        t.append(f" · best at {format_elapsed(tm['time_to_best_seconds'])}", style="dim")
+    return t
+
+
 def header_text(head: Optional[dict[str, Any]], width: int) -> Text:
     """The header as Text lines for a given width (fields wrap as whole units)."""
     if not head:
         return Text("loading run…", style="dim")
     compact = width < 110
     out = Text()
-    for group in _fields(head, compact):
+    for group in _fields(head, compact, narrow=width < 60):
         line_len = 0
         for k, f in enumerate(group):
             w = f.cell_len
+            if compact and f.plain.startswith("traj ") and k and line_len + len(SEP) + w > width:
+                continue  # (narrow: the trajectory metrics only where they fit, never a line of their own)
             if k and line_len + len(SEP) + w > width:
                 out.append("\n")
                 line_len = 0

@@ -19,6 +19,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from .task_variants import mixed_tasks
+
 __all__ = ["Curve", "read_curves_csv", "run_curves", "hierarchical_resamples", "units_mean"]
 
 
@@ -35,6 +37,8 @@ class Curve:
     units: dict[str, list[list[float]]] = field(default_factory=dict)
     aggregation: str = "as given"
     time_basis: str = "wall_clock"
+    #: tasks whose runs in this curve ran different task variants (replay.analysis.task_variants)
+    mixed_variants: list[str] = field(default_factory=list)
 
     def label(self) -> str:
         return " ".join(str(v) for v in self.group.values()) or "(all)"
@@ -155,6 +159,7 @@ def run_curves(curves: Sequence[Any], hours: Sequence[float], by: str = "run") -
     ``model`` (mean over tasks, repeats first: the leaderboard's rule). Runs going on contribute
     up to where they are."""
     groups: dict[tuple, dict[str, list[list[float]]]] = {}
+    variants: dict[tuple, list[tuple[str, Optional[str]]]] = {}
     names = {"run": ("run_key",), "task": ("task_id",), "model": ("model",)}
     if by not in names:
         raise ValueError(f"--by {by!r}: use run, task or model")
@@ -166,6 +171,7 @@ def run_curves(curves: Sequence[Any], hours: Sequence[float], by: str = "run") -
         key = {"run": (c.run_key,), "task": (c.task_id,), "model": (c.model or "(unknown model)",)}[by]
         unit = c.run_key if by == "run" else c.task_id
         groups.setdefault(key, {}).setdefault(unit, []).append(vals)
+        variants.setdefault(key, []).append((c.task_id, getattr(c, "variant", None)))
     out = []
     for key, units in groups.items():
         scores = units_mean(units, len(hours))
@@ -183,6 +189,7 @@ def run_curves(curves: Sequence[Any], hours: Sequence[float], by: str = "run") -
                 units if by != "run" else {},
                 agg,
                 "/".join(sorted(basis)),
+                mixed_tasks(variants[key]),
             )
         )
     return out

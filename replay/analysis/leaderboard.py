@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
+from .task_variants import mixed_tasks
+
 __all__ = ["TaskValue", "LeaderCell", "aggregate", "read_task_table", "recorded_values", "DEFAULT_HOURS", "OVERALL"]
 
 #: The hours of EdgeBench's leaderboard.
@@ -43,13 +45,15 @@ class TaskValue:
     hours: float
     value: Optional[float]
     run: str = ""
+    variant: Optional[str] = None  # the run's task variant (replay.analysis.task_variants; None: unknown)
 
 
 @dataclass(frozen=True)
 class LeaderCell:
     """One aggregate: ``group``, ``category`` (:data:`OVERALL` or a category), ``hours``, ``score``
     (mean 0–100, unrounded; ``None`` when no task has a value), ``n_tasks`` (tasks with a value),
-    ``n_runs`` (runs behind them, repeats counted)."""
+    ``n_runs`` (runs behind them, repeats counted), ``mixed_variants``: the tasks whose runs in
+    the cell ran different task variants (:func:`replay.analysis.task_variants.mixed_tasks`)."""
 
     group: tuple
     category: str
@@ -57,6 +61,7 @@ class LeaderCell:
     score: Optional[float]
     n_tasks: int
     n_runs: int
+    mixed_variants: tuple = ()
 
 
 def aggregate(values: Iterable[TaskValue], categories: bool = True) -> list[LeaderCell]:
@@ -65,9 +70,12 @@ def aggregate(values: Iterable[TaskValue], categories: bool = True) -> list[Lead
     reps: dict[tuple, list[float]] = defaultdict(list)
     cat_of: dict[tuple, Optional[str]] = {}
     keys: set[tuple] = set()
+    variants: dict[tuple, list[tuple[str, Optional[str]]]] = defaultdict(list)  # (group, hours) -> (task, variant)
     for v in values:
         k = (v.group, v.task, v.hours)
         keys.add((v.group, v.hours))
+        if v.value is not None and math.isfinite(v.value):
+            variants[(v.group, v.hours)].append((v.task, v.variant))
         cat_of[(v.group, v.task)] = v.category if v.category is not None else cat_of.get((v.group, v.task))
         if v.value is not None and math.isfinite(v.value):
             reps[k].append(float(v.value))
@@ -83,9 +91,11 @@ def aggregate(values: Iterable[TaskValue], categories: bool = True) -> list[Lead
                 c = cat_of.get((g, task))
                 if c:
                     buckets.setdefault(c, []).append((v, n))
+        mixed = mixed_tasks(variants.get((g, h), []))
         for c, xs in buckets.items():
             score = sum(v for v, _ in xs) / len(xs) if xs else None
-            out.append(LeaderCell(g, c, h, score, len(xs), sum(n for _, n in xs)))
+            mix = tuple(t for t in mixed if c == OVERALL or cat_of.get((g, t)) == c)
+            out.append(LeaderCell(g, c, h, score, len(xs), sum(n for _, n in xs), mix))
     out.sort(key=lambda c: (tuple(str(x) for x in c.group), c.category != OVERALL, c.category, c.hours))
     return out
 
@@ -168,5 +178,5 @@ def recorded_values(
             raise ValueError(f"group by {group_by!r}: use model, run_group or run_id")
         for h in hours:
             cell = c.cell(h, include_infra=include_infra)
-            out.append(TaskValue(g, c.task_id, c.category, float(h), cell.value, c.run_key))
+            out.append(TaskValue(g, c.task_id, c.category, float(h), cell.value, c.run_key, c.variant))
     return out

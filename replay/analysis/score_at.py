@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Mapping, Optional, Sequence
 
+from replay.analysis.task_variants import variant_of
+from replay.invalid_rounds import is_invalid
 from replay.rescale import rescale
 from replay.selection import best_so_far, entry_from_submission, select_best
 
@@ -89,6 +91,8 @@ class RunCurve:
     first_value: Optional[float] = None
     first_elapsed_s: Optional[float] = None
     time_basis: str = "wall_clock"
+    #: the run's task variant (:func:`replay.analysis.task_variants.variant_of`; None: digests unknown)
+    variant: Optional[str] = None
 
     @property
     def retry(self) -> bool:
@@ -208,6 +212,7 @@ def run_curve(
         infra_error=bool(run.get("infra_error")),
         is_sample=bool(run.get("is_sample")),
         live=live,
+        variant=variant_of(run.get("work_image"), run.get("judge_image")),
     )
     if start is not None:
         curve.end_elapsed_s = None if live or end is None else end - start
@@ -215,7 +220,8 @@ def run_curve(
         curve.now_elapsed_s = None if ref is None else ref - start
         if clock is not None:
             curve.end_elapsed_s, curve.now_elapsed_s = clock(curve.end_elapsed_s), clock(curve.now_elapsed_s)
-    counted = [s for s in subs if s.get("kind") != "manual" and s.get("status") != "in_flight"]
+    # invalid rounds are no input (docs/sforge-formats.md, "Invalid rounds"): never a value at h
+    counted = [s for s in subs if s.get("kind") != "manual" and s.get("status") != "in_flight" and not is_invalid(s)]
     # creation order: the judge's history order (submission time, as the ingest orders them)
     order = sorted(counted, key=lambda s: (_sent(s) is None, _sent(s) or 0.0, s.get("n") or 0, str(s.get("round"))))
     entries = [entry_from_submission(SimpleNamespace(**{k: s.get(k) for k in _RECORD_FIELDS})) for s in order]
