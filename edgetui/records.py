@@ -69,6 +69,10 @@ class RunInfo(BaseModel):
     #: why a final_result.json that exists gives no final result, one line naming the file and the
     #: byte ("final_result.json could not be read (invalid JSON at byte 186: ...)"), else None
     unreadable: Optional[str] = None
+    #: the container backend when the files say it (``"e2b"``: newer SForge's managed sandboxes, no
+    #: containers or pods to watch, docs/sforge-judge.md): run_config.json ``backend``, an E2B judge
+    #: URL or the harness's sandbox lines in run_agent.log; None = not said (docker or k8s)
+    backend: Optional[str] = None
 
 
 @dataclass(slots=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 from ..events import one_line
 from ..ingest import raw_secrets
 from ..parsers import sforge_dir as sd
+from ..parsers.runlog import JUDGE_FULL_TICK
 from ..records import make_run_key
 from .model import Alarm
 from .run_state import _mtime, _sig, RunState, TRANSCRIPT, RUN_LOG, TICKS, WHOLE_FILES
@@ -150,6 +151,8 @@ class RunRegistry:
             elif kind == "infra_error":
                 rs.error_times.append(t)
                 rs.last_error_msg = summ
+            elif kind == "auto_eval_error" and summ and summ.startswith(JUDGE_FULL_TICK):
+                rs.judge_full_times.append(t)
             elif kind == "auto_eval_error":
                 rs.tick_error_times.append(t)
                 rs.last_tick_error = summ
