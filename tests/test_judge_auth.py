@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -217,3 +218,64 @@ def test_the_real_1_1_0_judge_is_read_in_its_query_form(judge):
     p.close()
     lines = [ln for ln in log.read_text().splitlines() if "/api/v1/history" in ln]
     assert lines[0].rstrip().endswith("422 Unprocessable Entity") and "?" not in lines[0]
+
+
+class _EchoJudge(_Judge):
+    """A header judge whose failed evaluation's error text echoes the request's credentials."""
+
+    accepts = "header"
+    seen: list[dict] = []
+
+    @staticmethod
+    def _view(admin):
+        err = f"evaluator failed: token={TOKEN} admin={SECRET}"
+        return {
+            **HISTORY,
+            "entries": [{"type": "submission", "status": "error", "round": "agent-2", "error": err}],
+        }
+
+
+def test_credentials_echoed_by_the_judge_reach_no_message_database_or_screen(tmp_path):
+    from edgetui.db import open_db
+    from edgetui.live.alarms import AlarmSettings
+    from edgetui.live.supervisor import Supervisor
+    from edgetui.screens.live_parts import alarm_line, live_status_text
+
+    logs = tmp_path / "logs"
+    td = logs / "runs" / "run1" / "taskA"
+    td.mkdir(parents=True)
+    (logs / ".judge-admin-secret").write_text(SECRET + "\n")
+    (td / "run_agent.log").write_text(
+        time.strftime("%Y-%m-%d %H:%M:%S") + ",000 - INFO - Running agent: claude -p x... (timeout=3600s)\n"
+    )
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _EchoJudge)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    conn = open_db(tmp_path / "live.duckdb")
+    st = AlarmSettings(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0, stats_interval_s=0)
+    sup = Supervisor(
+        conn, [logs / "runs"], docker_client=None, settings=st, judge_url=f"http://127.0.0.1:{srv.server_address[1]}"
+    )
+    try:
+        r = sup.poll_once()[0]
+        rs = sup.runs[r.run_key]
+        rs.token = TOKEN  # what the container join does with the work container's SFORGE_TOKEN
+        sup.rec.add_secret(TOKEN)
+        sup.judge.poll({r.run_key: TOKEN})
+        sup.judge.wait()
+        sup.judge._next.clear()
+        r = sup.poll_once()[0]
+        assert "judge_error" in r.active_alarms
+        assert _EchoJudge.seen and all(s["path"] == "/api/v1/history" for s in _EchoJudge.seen)
+        shown = [r.judge_says or "", *sup.messages, *(a.message for a in r.alarms)]
+        shown.append(live_status_text(r, time.time(), 200).plain)
+        shown += [alarm_line(a, time.time()).plain for a in r.alarms]
+        sup.close()
+        rows = conn.execute("SELECT summary, CAST(data AS VARCHAR) FROM events").fetchall()
+        texts = shown + [x or "" for row in rows for x in row]
+        assert any("evaluator failed" in t for t in texts)
+        for t in texts:
+            assert TOKEN not in t and SECRET not in t
+    finally:
+        conn.close()
+        srv.shutdown()
+        srv.server_close()

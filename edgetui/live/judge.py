@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from ..events import one_line
+from ..redact import redact_obj
 from ..run_folder_files import SMALL_FILE_LIMIT, read_run_file
 
 
@@ -187,11 +188,14 @@ def fetch_history_any(
     base_url: str, token: str, admin_secret: Optional[str], timeout: float, known: Optional[str]
 ) -> tuple[Any, str]:
     """``(history, form)``: the ``known`` form when given, else the headers, then 1.1.0's query form
-    when the judge refuses the first way of authenticating (:data:`_AUTH_REFUSED`)."""
+    when the judge refuses the first way of authenticating (:data:`_AUTH_REFUSED`). The token and
+    the secret are replaced wherever the answer holds them."""
     forms = (known,) if known else AUTH_FORMS
+    sent = frozenset(x for x in (token, admin_secret) if x)
     for i, form in enumerate(forms):
         try:
-            return fetch_history(base_url, token, admin_secret, timeout, form), form
+            # what the judge says back (an error text may echo the request) never carries what was sent
+            return redact_obj(fetch_history(base_url, token, admin_secret, timeout, form), sent), form
         except JudgeHTTPError as e:
             if e.code not in _AUTH_REFUSED or i == len(forms) - 1:
                 raise
