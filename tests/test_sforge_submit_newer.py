@@ -292,6 +292,11 @@ def test_repeated_503s_raise_one_judge_saturated_alarm_and_no_auto_eval_error(tm
     sat = [a for a in r.alarms if a.rule == "judge_saturated"]
     assert len(sat) == 1 and "3 submissions refused with HTTP 503" in sat[0].message
     sup.close()
+    # a restart on the same database: the same episode (its refusals read back), not a second alarm
+    sup2 = _supervisor(conn, root)
+    r = sup2.poll_once()[0]
+    assert "judge_saturated" in r.active_alarms
+    sup2.close()
     n = conn.execute("SELECT count(*) FROM events WHERE kind = 'alarm' AND summary LIKE '%judge_saturated%'")
     assert n.fetchone()[0] == 1
     conn.close()

@@ -135,6 +135,16 @@ class RunRegistry:
                 [key, TRANSCRIPT, cur["generation"], key, TRANSCRIPT, cur["generation"], key],
             ).fetchall()
             rs.pending = {r[0]: now for r in rows}
+            # sforge-submit calls a full judge refused (HTTP 503): the judge_saturated rule's facts
+            rs.judge_full_times.extend(
+                r[0]
+                for r in c.execute(
+                    "SELECT t FROM events WHERE run_key = ? AND source = ? AND kind = 'tool_result' "
+                    "AND t IS NOT NULL AND contains(data, 'judge_full') "
+                    "AND data->>'$.submit_result.rejected' = 'judge_full' ORDER BY t",
+                    [key, TRANSCRIPT],
+                ).fetchall()
+            )
         # facts of the current generation of each log (a re-run in place truncates them)
         gens = {}
         for src_name in (RUN_LOG, TICKS):
