@@ -300,3 +300,15 @@ def test_repeated_503s_raise_one_judge_saturated_alarm_and_no_auto_eval_error(tm
     n = conn.execute("SELECT count(*) FROM events WHERE kind = 'alarm' AND summary LIKE '%judge_saturated%'")
     assert n.fetchone()[0] == 1
     conn.close()
+
+
+def test_codex_and_opencode_results_of_a_result_read_carry_no_round():
+    from edgetui.parsers.codex_common import submit_fields, submit_mode
+
+    data: dict = {}
+    mode = submit_mode(["bash", "-lc", "sforge-submit --result 3f9c0a1b2d4e"])
+    rnd, summ = submit_fields(RESULT_READ, mode, data)
+    assert mode == "result" and rnd is None and "read again" in summ
+    assert data["submit_result"]["round"] == "agent-2" and data["submit_mode"] == "result"
+    rnd, _ = submit_fields(SUBMITTED, submit_mode("sforge-submit"), {})
+    assert rnd == "agent-3"
