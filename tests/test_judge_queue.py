@@ -20,6 +20,7 @@ from edgetui.live.alarms import AlarmSettings
 from edgetui.live.model import LiveRun
 from edgetui.live.supervisor import Supervisor
 from edgetui.screens.live_parts import grading_text, live_status_text
+from edgetui.widgets.runs_cells import status_text
 
 TOKEN = "q" * 32
 
@@ -93,7 +94,7 @@ def test_queued_rounds_and_the_judges_pending_archives_beside_grading(tmp_path):
         assert any("agent-2" in a.message for a in r.alarms if a.rule == "judge_error")
         assert "queued auto-2" in r.judge_says and "grading auto-1" in r.judge_says
         line = _text(live_status_text(r, time.time(), 200))
-        assert "1 queued · judge queue 3" in line
+        assert "● grading 1 queued" in line and "judge queue 3" in line and line.count("queued") == 2
     finally:
         sup.close()
         conn.close()
@@ -106,4 +107,6 @@ def test_grading_text_says_judges_queued_and_the_judges_queue():
     assert grading_text(LiveRun(**base)) is None
     assert grading_text(LiveRun(**base, judges_running=1)).plain == "1 judge grading"
     full = LiveRun(**base, judges_running=2, queued_rounds=["auto-3", "agent-4"], judge_pending=5)
-    assert grading_text(full).plain == "2 judges grading · 2 queued · judge queue 5"
+    assert grading_text(full).plain == "2 judges grading · judge queue 5"
+    full.status = "grading"
+    assert status_text(full).plain == "● grading 2 queued" and status_text(full, compact=True).plain == "● grading q2"

@@ -161,15 +161,13 @@ def live_status_text(live: Optional[LiveRun], now: float, width: int) -> Text:
 
 
 def grading_text(live: LiveRun) -> Optional[Text]:
-    """``1 judge grading · 2 queued · judge queue 5``: judges at work for the run, its rounds waiting in
-    the judge's queue (/history) and the judge's whole queue (``judge-pending/``); None when all are 0."""
+    """``1 judge grading · judge queue 5``: judges at work for the run and the judge's whole queue
+    (``judge-pending/``); None when both are 0. (The run's own queued rounds are in its status text,
+    :func:`edgetui.widgets.runs_cells.status_text`, shown just before.)"""
     parts: list[tuple[str, str]] = []
     n = live.judges_running
     if n:
         parts.append((f"{n} judge{'s' if n > 1 else ''} grading", "bold cyan"))
-    q = len(getattr(live, "queued_rounds", None) or [])
-    if q:
-        parts.append((f"{q} queued", "bold yellow"))
     pend = getattr(live, "judge_pending", None)
     if pend:
         parts.append((f"judge queue {pend}", "yellow"))

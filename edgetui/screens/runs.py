@@ -89,8 +89,8 @@ RUNS_KEYS: list[tuple[str, str]] = [
     ("", ""),
     (
         "status",
-        "● running · grading · finished · aborted · gone; ⚠N alarms, ✓N acknowledged, ⚑ infra error, "
-        "OOM, stopped/killed (by you), over (budget)",
+        "● running · grading · finished · aborted · gone; N queued (rounds waiting in the judge's queue), "
+        "⚠N alarms, ✓N acknowledged, ⚑ infra error, OOM, stopped/killed (by you), over (budget)",
     ),
     ("subs · last", "agent / auto-eval submissions · age of the run's last event"),
 ]
