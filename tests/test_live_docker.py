@@ -542,6 +542,7 @@ def test_judge_history_polled_with_the_work_container_token(live, engine, image,
     monkeypatch.delenv("SFORGE_ADMIN_SECRET", raising=False)
     (tmp_path / ".judge-admin-secret").write_text("adm1n-s3cret-value\n")
     seen: list[str] = []
+    auth: list[tuple] = []
     history = {
         "run_id": "r1",
         "best_score": None,
@@ -565,6 +566,7 @@ def test_judge_history_polled_with_the_work_container_token(live, engine, image,
     class H(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
             seen.append(self.command + " " + self.path)
+            auth.append((self.headers.get("Authorization"), self.headers.get("X-SForge-Admin-Secret")))
             body = json.dumps(history).encode()
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
@@ -615,9 +617,9 @@ def test_judge_history_polled_with_the_work_container_token(live, engine, image,
         r = runs[0]
         got = {a.data.get("round"): a.rule for a in r.alarms}
         assert got == {"agent-1": "judge_error", "agent-2": "grading_failed"}
-        assert seen and all(
-            x.startswith(f"GET /api/v1/history?token={tok}&admin_secret=adm1n-s3cret-value") for x in seen
-        )
+        # the header form (tried first, accepted here): nothing secret in the request line
+        assert seen and all(x == "GET /api/v1/history" for x in seen)
+        assert set(auth) == {(f"Bearer {tok}", "adm1n-s3cret-value")}
         wait_for(sup, lambda rs: rs[0].n_events >= 2, what="echo line")
         time.sleep(1.5)
         sup.poll_once()
