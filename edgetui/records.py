@@ -72,6 +72,10 @@ class RunInfo(BaseModel):
     #: the SForge format the run used (:func:`edgetui.run_format.run_format`: "1.1.0", "next";
     #: None for a bare transcript)
     format: Optional[str] = None
+    #: the container backend when the files say it (``"e2b"``: newer SForge's managed sandboxes, no
+    #: containers or pods to watch, docs/sforge-judge.md): run_config.json ``backend``, an E2B judge
+    #: URL or the harness's sandbox lines in run_agent.log; None = not said (docker or k8s)
+    backend: Optional[str] = None
 
 
 @dataclass(slots=True)

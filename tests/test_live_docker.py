@@ -542,6 +542,7 @@ def test_judge_history_polled_with_the_work_container_token(live, engine, image,
     monkeypatch.delenv("SFORGE_ADMIN_SECRET", raising=False)
     (tmp_path / ".judge-admin-secret").write_text("adm1n-s3cret-value\n")
     seen: list[str] = []
+    auth: list[tuple] = []
     history = {
         "run_id": "r1",
         "best_score": None,
@@ -565,6 +566,7 @@ def test_judge_history_polled_with_the_work_container_token(live, engine, image,
     class H(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
             seen.append(self.command + " " + self.path)
+            auth.append((self.headers.get("Authorization"), self.headers.get("X-SForge-Admin-Secret")))
             body = json.dumps(history).encode()
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
@@ -615,9 +617,9 @@ def test_judge_history_polled_with_the_work_container_token(live, engine, image,
         r = runs[0]
         got = {a.data.get("round"): a.rule for a in r.alarms}
         assert got == {"agent-1": "judge_error", "agent-2": "grading_failed"}
-        assert seen and all(
-            x.startswith(f"GET /api/v1/history?token={tok}&admin_secret=adm1n-s3cret-value") for x in seen
-        )
+        # the header form (tried first, accepted here): nothing secret in the request line
+        assert seen and all(x == "GET /api/v1/history" for x in seen)
+        assert set(auth) == {(f"Bearer {tok}", "adm1n-s3cret-value")}
         wait_for(sup, lambda rs: rs[0].n_events >= 2, what="echo line")
         time.sleep(1.5)
         sup.poll_once()
@@ -727,3 +729,39 @@ def test_a_judge_whose_report_is_written_is_done_and_a_drained_work_container_is
     assert r.container.exit_code == 137 and not r.container.oom_killed
     assert not any(f.startswith("exit:") or f == "gone" for f in r.flags), r.flags
     assert r.active_alarms == []
+
+
+def test_a_managed_sandbox_run_has_no_container_and_no_container_or_judge_alarms(live, engine, image, token):
+    """A run on newer SForge's managed-sandbox (E2B) backend (docs/sforge-judge.md, "Managed
+    sandboxes"): its work and judge "containers" are remote sandboxes no engine lists. Beside a Docker
+    run whose judge this engine lists, its submission folder without report.json is still grading
+    (not "no judge container appeared"), and a container of its work container's name that comes and
+    goes (a stale one from an earlier Docker run of the same id) is never its container: no
+    container_gone."""
+    root, conn, make = live
+    task = f"{token}_sbx"
+    docker_td = make_run(root, "rd", task)
+    start_work(engine, image, task, "rd", docker_td, "sleep 600")
+    sid = "b1c2d3e4f5a6"
+    (docker_td / "auto_eval_ticks.log").write_text(
+        "[" + time.strftime("%Y-%m-%dT%H:%M:%S") + f"] submitted 2048 bytes -> {sid} round=auto-1\n"
+    )
+    e2b_td = make_run(
+        root, "re", task, log=log_line(time.time() - 5, "INFO", "Running agent: claude -p x... (timeout=86400s)")
+    )
+    (e2b_td / "run_config.json").write_text(json.dumps({"task_id": task, "backend": "e2b", "timeout": 86400}))
+    (e2b_td / "submissions" / "agent-1").mkdir(parents=True)
+    sup = make(settings=settings(grading_start_grace_s=0))
+    engine.containers.run(image, ["sleep", "600"], name=f"edgebench.judge.{task}.{sid}", detach=True)
+    runs = wait_for(sup, lambda rs: by_key(rs, "/rd/").status == "grading", what="the Docker run grading")
+    stale = start_work(engine, image, task, "re", None, "sleep 600")
+    for _ in range(3):
+        runs = sup.poll_once()
+    e = by_key(runs, "/re/")
+    assert e.container is None and e.status == "grading" and e.grading_rounds == ["agent-1"]
+    stale.remove(force=True)
+    for _ in range(3):
+        runs = sup.poll_once()
+    e = by_key(runs, "/re/")
+    assert e.status == "grading" and "gone" not in e.flags and e.active_alarms == []
+    assert alarm_rules(conn, e.run_key) == []

@@ -41,6 +41,14 @@ grading_failed      a submission folder without report.json once its judge
                     or still none after the task's eval timeout + 15 min;
                     or a history entry completed with total_tests 0 and no
                     summary
+judge_saturated     the judge refused submissions with HTTP 503 (its queue was
+                    full: newer SForge, docs/sforge-judge.md) at least
+                    ``judge_saturated_count`` times within
+                    ``judge_saturated_window_s``, the last within that window
+                    of now: auto-eval ticks ``error: 503 Server Error`` and
+                    sforge-submit's ``ERROR: Failed to submit to judge server
+                    (HTTP 503)``; one alarm per burst (key
+                    ``judge_saturated@<first 503 of the burst>``)
 ==================  ==========================================================
 
 Container alarms wait ``container_grace_s`` (the CLI writes
@@ -79,6 +87,7 @@ RULES = (
     "resume_loop",
     "judge_error",
     "grading_failed",
+    "judge_saturated",
 )
 CRITICAL_RULES = {"oom", "container_exit", "container_gone", "infra_error"}
 
@@ -104,6 +113,8 @@ class AlarmSettings(BaseModel):
         description="a submission folder whose judge container never appeared this long (on an engine "
         "where judges are seen) without report.json = failed",
     )
+    judge_saturated_count: int = Field(3, description="this many submissions refused by a full judge (HTTP 503) ...")
+    judge_saturated_window_s: float = Field(900.0, description="... within this window = judge saturated")
     abort_after_s: float = Field(
         float(os.environ.get("SFORGE_VIZ_ABORT_THRESHOLD", 7200)),
         description="no growth for this long and no running container = aborted (SForge's threshold)",
@@ -263,6 +274,7 @@ class RunFacts:
     judge_errors: dict[str, str] = field(default_factory=dict)  # round -> error text (history)
     tick_error_times: list[float] = field(default_factory=list)
     last_tick_error: Optional[str] = None
+    judge_full_times: list[float] = field(default_factory=list)  # submissions refused with HTTP 503
     ended_t: Optional[float] = None  # final_result.json written (epoch UTC; finished runs)
     harness_error: Optional[str] = None  # the harness ended before the agent started: its words
 
@@ -317,6 +329,27 @@ def _killed_from_outside(f: RunFacts) -> Optional[Condition]:
         "agent's end was logged: the run ended early",
         "critical",
         {"container": f.container_name, "exit_code": f.container_exit_code, "finished_at": f.container_finished_at},
+    )
+
+
+def _saturated(times: list[float], s: AlarmSettings, now: float) -> Optional[Condition]:
+    """``judge_saturated`` while at least ``judge_saturated_count`` 503 refusals fall within one
+    ``judge_saturated_window_s`` and the last is within that window of ``now``."""
+    k = max(1, s.judge_saturated_count)
+    ts = sorted(times)
+    if len(ts) < k or now - ts[-1] > s.judge_saturated_window_s:
+        return None
+    if ts[-1] - ts[-k] > s.judge_saturated_window_s:
+        return None
+    start = _bursts(ts, s.judge_saturated_window_s)[-1]
+    n = sum(1 for t in ts if t >= start)
+    return Condition(
+        "judge_saturated",
+        f"judge_saturated@{int(start)}",
+        f"judge saturated: {n} submissions refused with HTTP 503 (queue full) since "
+        f"{fmt_age(now - start)} ago, the last {fmt_age(now - ts[-1])} ago",
+        "warning",
+        {"refusals": n, "first_t": start, "last_t": ts[-1]},
     )
 
 
@@ -492,6 +525,9 @@ def evaluate(f: RunFacts, s: AlarmSettings, now: float) -> list[Condition]:
                 {"round": rnd},
             )
         )
+    sat = _saturated(f.judge_full_times, s, now)
+    if sat is not None:
+        out.append(sat)
     if f.tick_error_times:
         start = _bursts(f.tick_error_times, s.infra_error_quiet_s)[-1]
         out.append(

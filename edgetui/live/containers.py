@@ -169,6 +169,8 @@ class ContainerJoin:
         local = dw is self.docker
         # work containers, by the names each run's container would have
         for rs in runs:
+            if rs.info.backend == "e2b":
+                continue  # managed sandboxes: no container of this run on any engine (never "gone")
             c = None
             for n in work_names(rs.info.task_id, rs.info.run_id):
                 c = by_name.get(n)
@@ -408,6 +410,7 @@ class ContainerJoin:
                 and not judge_up
                 and not rd.judge_seen
                 and docker_ok
+                and rs.info.backend != "e2b"  # its judges are sandboxes: never listed by an engine
                 and eng is not None
                 and eng.host in self._judges_on
                 and (eng is not self.docker or rs.loc.host == self.host)

@@ -12,10 +12,17 @@
   the next interval — the supervisor keeps going.
 * Neither the token nor the secret is ever put in a message or the database
   (callers add both to the recorder's secrets so any echo is scrubbed).
+* Two ways to authenticate (docs/sforge-judge.md, "Authentication"): the newer
+  judge's headers (``Authorization: Bearer <token>``, ``X-SForge-Admin-Secret``)
+  are tried first; a judge that answers 400/401/403/422 to them is asked again
+  in SForge 1.1.0's query form (``?token=..&admin_secret=..``). The form that
+  worked is kept per poller (:attr:`JudgePoller.auth_form`) so later polls make
+  one request; a refusal of the kept form starts over with the headers.
 
-Entry classification (§4.4, §12.5): ``error`` key → judge error; status
-``completed`` with ``total_tests`` 0 and a null ``summary`` → failed grading;
-``running``/``queued`` → grading in progress.
+Entry classification (§4.4, §12.5, docs/sforge-judge.md): ``error`` key or
+status ``error`` → judge error; status ``completed`` with ``total_tests`` 0 and
+a null ``summary`` → failed grading; ``running`` → grading; ``queued`` →
+waiting in the judge's queue (also "grading" for the run's status).
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from ..events import one_line
+from ..redact import redact_obj
 from ..run_folder_files import SMALL_FILE_LIMIT, read_run_file
 
 
@@ -71,7 +79,8 @@ class HistoryView:
     fetched_at: float
     ok: bool = True
     message: Optional[str] = None
-    running: list[str] = field(default_factory=list)  # rounds still grading
+    running: list[str] = field(default_factory=list)  # rounds grading or queued (both in flight)
+    queued: list[str] = field(default_factory=list)  # rounds waiting in the judge's queue (status queued)
     judge_errors: dict[str, str] = field(default_factory=dict)  # round -> error text
     failed: dict[str, str] = field(default_factory=dict)  # round -> reason
     best_round: Optional[str] = None
@@ -95,10 +104,12 @@ def classify_history(h: Any, now: float) -> HistoryView:
             continue
         rnd = str(e.get("round") or e.get("submission_id") or f"#{i + 1}")
         status = e.get("status")
-        if e.get("error"):
-            v.judge_errors[rnd] = one_line(str(e.get("error")), 200)
+        if e.get("error") or status == "error":
+            v.judge_errors[rnd] = one_line(str(e.get("error") or "evaluation failed (status error)"), 200)
         elif status in ("running", "queued"):
             v.running.append(rnd)
+            if status == "queued":
+                v.queued.append(rnd)
         elif (
             status == "completed"
             and e.get("type", "submission") == "submission"
@@ -122,18 +133,46 @@ def classify_history(h: Any, now: float) -> HistoryView:
     return v
 
 
-def fetch_history(base_url: str, token: str, admin_secret: Optional[str], timeout: float) -> Any:
-    """GET ``/api/v1/history`` (raises on HTTP / network / JSON errors, with secret-free messages)."""
-    q = {"token": token}
-    if admin_secret:
-        q["admin_secret"] = admin_secret
-    url = base_url.rstrip("/") + "/api/v1/history?" + urllib.parse.urlencode(q)
-    req = urllib.request.Request(url, headers={"Accept": "application/json"}, method="GET")
+#: the two ways to authenticate to /history: the newer judge's headers, SForge 1.1.0's query string
+AUTH_FORMS = ("header", "query")
+#: answers that mean "not this way of authenticating" (1.1.0 answers 422 to a request without the
+#: token query parameter; a headers-only judge 401 / 403 to one without the Authorization header)
+_AUTH_REFUSED = (400, 401, 403, 422)
+
+
+class JudgeHTTPError(RuntimeError):
+    """An HTTP error status of the judge (its message names the code only, never the request)."""
+
+    def __init__(self, code: int):
+        super().__init__(f"HTTP {code}")
+        self.code = code
+
+
+def history_request(base_url: str, token: str, admin_secret: Optional[str], form: str) -> urllib.request.Request:
+    """The GET ``/api/v1/history`` request in ``form`` (:data:`AUTH_FORMS`)."""
+    url = base_url.rstrip("/") + "/api/v1/history"
+    headers = {"Accept": "application/json"}
+    if form == "header":
+        headers["Authorization"] = f"Bearer {token}"
+        if admin_secret:
+            headers["X-SForge-Admin-Secret"] = admin_secret
+    else:
+        q = {"token": token}
+        if admin_secret:
+            q["admin_secret"] = admin_secret
+        url += "?" + urllib.parse.urlencode(q)
+    return urllib.request.Request(url, headers=headers, method="GET")
+
+
+def fetch_history(base_url: str, token: str, admin_secret: Optional[str], timeout: float, form: str = "query") -> Any:
+    """GET ``/api/v1/history`` in ``form`` (raises on HTTP / network / JSON errors, with secret-free
+    messages: :class:`JudgeHTTPError` for an HTTP status)."""
+    req = history_request(base_url, token, admin_secret, form)
     try:
         with urllib.request.urlopen(req, timeout=timeout) as r:  # the user-given judge URL
             body = r.read(64 << 20)
     except urllib.error.HTTPError as e:
-        raise RuntimeError(f"HTTP {e.code}") from None
+        raise JudgeHTTPError(e.code) from None
     except urllib.error.URLError as e:
         reason = getattr(e, "reason", e)
         raise RuntimeError(one_line(str(getattr(reason, "strerror", None) or reason), 120)) from None
@@ -143,6 +182,24 @@ def fetch_history(base_url: str, token: str, admin_secret: Optional[str], timeou
         return json.loads(body)
     except ValueError:
         raise RuntimeError("answer is not JSON") from None
+
+
+def fetch_history_any(
+    base_url: str, token: str, admin_secret: Optional[str], timeout: float, known: Optional[str]
+) -> tuple[Any, str]:
+    """``(history, form)``: the ``known`` form when given, else the headers, then 1.1.0's query form
+    when the judge refuses the first way of authenticating (:data:`_AUTH_REFUSED`). The token and
+    the secret are replaced wherever the answer holds them."""
+    forms = (known,) if known else AUTH_FORMS
+    sent = frozenset(x for x in (token, admin_secret) if x)
+    for i, form in enumerate(forms):
+        try:
+            # what the judge says back (an error text may echo the request) never carries what was sent
+            return redact_obj(fetch_history(base_url, token, admin_secret, timeout, form), sent), form
+        except JudgeHTTPError as e:
+            if e.code not in _AUTH_REFUSED or i == len(forms) - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 class JudgePoller:
@@ -166,6 +223,8 @@ class JudgePoller:
         self.timeout_s = timeout_s
         self.clock = clock
         self.error: Optional[str] = None  # one line while the judge does not answer
+        #: the way of authenticating this judge accepted (:data:`AUTH_FORMS`); None until one answer
+        self.auth_form: Optional[str] = None
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="edgetui-judge")
         self._inflight: dict[str, Future] = {}
         self._next: dict[str, float] = {}
@@ -187,10 +246,14 @@ class JudgePoller:
                 continue
             del self._inflight[key]
             try:
-                view = classify_history(fut.result(), now)
+                body, form = fut.result()
+                self.auth_form = form
+                view = classify_history(body, now)
                 self._fail_streak = 0
                 self.error = None
             except Exception as e:  # noqa: BLE001 - network, HTTP, JSON: one line
+                if isinstance(e, JudgeHTTPError) and e.code in _AUTH_REFUSED:
+                    self.auth_form = None  # the judge was replaced (an upgrade): try both ways again
                 self._fail_streak += 1
                 self.error = one_line(f"judge {self.url}: {e}", 200)
                 view = HistoryView(fetched_at=now, ok=False, message=self.error)
@@ -206,7 +269,9 @@ class JudgePoller:
                 continue
             self._next[key] = now + backoff
             try:
-                self._inflight[key] = self._pool.submit(fetch_history, self.url, tok, self.admin_secret, self.timeout_s)
+                self._inflight[key] = self._pool.submit(
+                    fetch_history_any, self.url, tok, self.admin_secret, self.timeout_s, self.auth_form
+                )
             except RuntimeError:  # pool shut down
                 break
         return arrived

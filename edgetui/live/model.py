@@ -56,7 +56,7 @@ class Alarm(BaseModel):
     """One raised alarm; also recorded as an ``alarm`` event of its run."""
 
     run_key: str
-    rule: str  # stall | no_new_best | container_exit | oom | container_gone | infra_error | resume_loop | judge_error | grading_failed
+    rule: str  # stall | no_new_best | container_exit | oom | container_gone | infra_error | resume_loop | judge_error | grading_failed | judge_saturated
     severity: str = "warning"  # warning | critical
     t: float  # epoch UTC when raised
     message: str
@@ -122,6 +122,8 @@ class LiveRun(BaseModel):
     judges: list[ContainerInfo] = Field(default_factory=list)  # judge containers of this run, as listed
     games_running: int = 0
     grading_rounds: list[str] = Field(default_factory=list)  # submission folders still being graded
+    queued_rounds: list[str] = Field(default_factory=list)  # rounds waiting in the judge's queue (/history)
+    judge_pending: Optional[int] = None  # archives in <log_dir>/judge-pending/ (the judge's whole queue)
     active_alarms: list[str] = Field(default_factory=list)  # rules whose condition holds now
 
     deleted: bool = False  # the run directory disappeared (status kept)

@@ -12,6 +12,7 @@ from pathlib import Path
 from ..events import one_line
 from ..ingest import raw_secrets
 from ..parsers import sforge_dir as sd
+from ..parsers.runlog import JUDGE_FULL_TICK
 from ..records import make_run_key
 from .model import Alarm
 from .run_state import _mtime, _sig, RunState, TRANSCRIPT, RUN_LOG, TICKS, WHOLE_FILES
@@ -134,6 +135,16 @@ class RunRegistry:
                 [key, TRANSCRIPT, cur["generation"], key, TRANSCRIPT, cur["generation"], key],
             ).fetchall()
             rs.pending = {r[0]: now for r in rows}
+            # sforge-submit calls a full judge refused (HTTP 503): the judge_saturated rule's facts
+            rs.judge_full_times.extend(
+                r[0]
+                for r in c.execute(
+                    "SELECT t FROM events WHERE run_key = ? AND source = ? AND kind = 'tool_result' "
+                    "AND t IS NOT NULL AND contains(data, 'judge_full') "
+                    "AND data->>'$.submit_result.rejected' = 'judge_full' ORDER BY t",
+                    [key, TRANSCRIPT],
+                ).fetchall()
+            )
         # facts of the current generation of each log (a re-run in place truncates them)
         gens = {}
         for src_name in (RUN_LOG, TICKS):
@@ -150,6 +161,8 @@ class RunRegistry:
             elif kind == "infra_error":
                 rs.error_times.append(t)
                 rs.last_error_msg = summ
+            elif kind == "auto_eval_error" and summ and summ.startswith(JUDGE_FULL_TICK):
+                rs.judge_full_times.append(t)
             elif kind == "auto_eval_error":
                 rs.tick_error_times.append(t)
                 rs.last_tick_error = summ

@@ -242,6 +242,7 @@ class RunRows:
             operator_action=rs.operator_action if (c is not None and rs.operator_action) else None,
             tick_error_times=rs.tick_error_times,
             last_tick_error=rs.last_tick_error,
+            judge_full_times=rs.judge_full_times,
             ended_t=_mtime(rs.task_dir / "final_result.json") if rs.finished else None,
             harness_error=rs.info.harness_error
             if self._harness_ended(rs, now) or (c is not None and c.state == "running" and rs.info.harness_error)
@@ -375,6 +376,10 @@ class RunRows:
                 judges=list(rs.judges),
                 games_running=sum(1 for g in rs.games if g.state == "running"),
                 grading_rounds=grading_rounds,
+                queued_rounds=list(rs.history.queued) if rs.history is not None and rs.history.ok else [],
+                judge_pending=self.judge_queue.pending_for(rs.task_dir, now)
+                if rs.status in ("running", "grading") and not rs.deleted
+                else None,
                 active_alarms=active,
                 deleted=rs.deleted,
                 active_keys=keys,
@@ -412,8 +417,11 @@ def judge_line(view: Any, files_best: Optional[str], now: float, assumed_policy:
     if not view.ok:
         return f"judge: {view.message or 'not answering'}"
     parts = [f"judge ({fmt_age(now - view.fetched_at)} ago):"]
-    if view.running:
-        parts.append("grading " + ", ".join(view.running[:3]) + ("…" if len(view.running) > 3 else ""))
+    grading = [r for r in view.running if r not in view.queued]
+    if grading:
+        parts.append("grading " + ", ".join(grading[:3]) + ("…" if len(grading) > 3 else ""))
+    if view.queued:
+        parts.append("queued " + ", ".join(view.queued[:3]) + ("…" if len(view.queued) > 3 else ""))
     parts.append(f"{view.agent_submissions} agent + {view.auto_submissions} auto graded")
     if view.best_round:
         parts.append(f"best {view.best_round}")

@@ -102,6 +102,7 @@ class RunState:
     tick_sids: dict[str, str] = field(default_factory=dict)  # submission id -> round
     tick_error_times: list[float] = field(default_factory=list)
     last_tick_error: Optional[str] = None
+    judge_full_times: list[float] = field(default_factory=list)  # submissions refused with HTTP 503
     # containers
     container: Optional[ContainerInfo] = None
     container_seen_id: Optional[str] = None

@@ -69,6 +69,7 @@ from ..recorder import Recorder
 from .alarms import AlarmBook, AlarmCommand, AlarmSettings, ack_event
 from .docker_watch import DockerWatch
 from .judge import JudgePoller, read_admin_secret, secret_candidates
+from .judge_queue import PendingCount, refused_by_full_judge
 from .model import Alarm, ContainerInfo, LiveRun
 from .tail import Tailer, TailSource, settle
 from .run_state import WATCHED_DISCOVERY_S, _kind, RunState, TRANSCRIPT, RUN_LOG, TICKS, DOCKER_SOURCE
@@ -177,6 +178,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                 timeout_s=self.settings.judge_timeout_s,
                 clock=clock,
             )
+        self.judge_queue = PendingCount(max(1.0, self.settings.discovery_interval_s))  # judge-pending/ counts
         self.book = AlarmBook()
         self.alarm_cmd = AlarmCommand(on_alarm_cmd, secrets=self.rec.secrets)
         self.runs: dict[str, RunState] = {}
@@ -772,6 +774,8 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                     pend[e.tool_use_id] = e.t if e.t is not None and e.t_source == "observed" else now
                 elif k == "tool_result" and e.tool_use_id:
                     pend.pop(e.tool_use_id, None)
+                    if refused_by_full_judge(e):
+                        rs.judge_full_times.append(e.t if e.t is not None else now)
                 elif k in ("session_init", "segment_start"):
                     pend.clear()  # a new segment: calls of the old one never get results
         elif source == RUN_LOG:
@@ -786,6 +790,9 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                     if sid:
                         rs.tick_sids[sid] = e.round
                 elif k == "auto_eval_error" and e.t is not None:
+                    if (e.data or {}).get("judge_full"):  # refused by a full judge: saturation, not an error
+                        rs.judge_full_times.append(e.t)
+                        continue
                     rs.tick_error_times.append(e.t)
                     rs.last_tick_error = one_line((e.data or {}).get("message") or e.summary, 200)
 

@@ -650,7 +650,8 @@ class _ClaudeParser:
                     if mode is not None:
                         data["sforge_submit"] = True
                         data["submit_mode"] = mode
-                        s = f"sforge-submit{' --list' if mode == 'list' else ''} ({name}): {_tool_brief(inp)}"
+                        flag = {"list": " --list", "result": " --result"}.get(mode, "")
+                        s = f"sforge-submit{flag} ({name}): {_tool_brief(inp)}"
                         if tid is not None:
                             self._submits[tid] = mode
                             if len(self._submits) > RECENT_SUBMITS:
@@ -836,7 +837,8 @@ class _ClaudeParser:
                 if sub_mode is not None:
                     data["submit_mode"] = sub_mode
                 data["submit_result"] = r
-                rnd = r.get("round")
+                # a --result read names the round it read again: not a new submission's result
+                rnd = None if (sub_mode == "result" or r.get("mode") == "result") else r.get("round")
                 s = _submit_summary(r)
             else:
                 s = text

@@ -77,7 +77,7 @@ def iso_to_epoch(value: Any) -> Optional[float]:
 
 
 def submit_mode(command: Any) -> Optional[str]:
-    """``submit`` / ``details`` / ``list`` when the shell ``command`` invokes sforge-submit, else None."""
+    """``submit`` / ``details`` / ``list`` / ``result`` when the shell ``command`` invokes sforge-submit, else None."""
     if command is None:
         return None
     try:
@@ -111,6 +111,8 @@ def submit_fields(content: Any, mode: Optional[str], data: dict[str, Any]) -> tu
             summ = _submit_summary(res)
         except Exception:  # noqa: BLE001 - a transcript's odd text must not stop its parse
             summ = None
+    if mode == "result" or res.get("mode") == "result":
+        return None, summ  # a --result read names the round it read again: not a new submission's result
     return res.get("round") if isinstance(res.get("round"), str) else None, summ
 
 

@@ -23,6 +23,9 @@ line                                            events
 ``Resuming agent (attempt k/100, Ns left): ..`` RESUME + SEGMENT_START (segment k)
 ``Agent exited after X.Xs, will resume``        SEGMENT_END (``will_resume`` true)
 ``Agent exited after only X.Xs ... not resum``  SEGMENT_END (``will_resume`` false)
+``Draining N pending judge evals...``          LOG with ``data.draining`` = N
+``Drain timed out after 15 min; ...`` (WARNING) LOG with ``data.drain_timed_out`` (reports
+                                                of rounds still grading may be missing)
 ``Agent finished: runtime=..., timed_out=...``  SEGMENT_END of the open segment with
                                                 ``agent_finished`` true (the run's end
                                                 itself is RUN_END from final_result.json);
@@ -64,6 +67,13 @@ _EXITED_ONLY_RE = re.compile(r"^Agent exited after only ([\d.]+)s")
 _FINISHED_RE = re.compile(r"^Agent finished: runtime=([\d.]+)s, timed_out=(\w+), resumes=(\d+)")
 _SUBMITTED_RE = re.compile(r"^submitted (\d+) bytes -> (\S+) round=(\S+)\s*$")
 _TICK_ERROR_RE = re.compile(r"^error: ?(.*)$", re.S)
+#: an HTTP error status in a tick's error text (``requests``' ``raise_for_status``: "503 Server
+#: Error: Service Unavailable for url: …"); 503 = the judge's queue was full (docs/sforge-judge.md)
+_TICK_HTTP_RE = re.compile(r"^(\d{3}) (?:Client|Server) Error\b")
+#: the summary of a tick refused by a full judge (read back by the live side after a restart)
+JUDGE_FULL_TICK = "auto-eval refused: judge full"
+_DRAIN_TIMEOUT_RE = re.compile(r"^Drain timed out after (\d+) min")
+_DRAINING_RE = re.compile(r"^Draining (\d+) pending judge evals")
 
 # --------------------------------------------------------------------------- secrets in text
 
@@ -380,6 +390,16 @@ class RunAgentLogParser:
                     self._ev(Kind.SEGMENT_END, t, level, msg, offset, segment=seg, data=data, summary=one_line(msg))
                 ]
             return [self._ev(Kind.LOG, t, level, msg, offset, data=data)]
+        m = _DRAIN_TIMEOUT_RE.match(msg)
+        if m:  # the harness stopped waiting for the judge: rounds still grading may have no report
+            data = {"drain_timed_out": True, "drain_min": int(m.group(1))}
+            summary = f"judge drain timed out after {m.group(1)} min: some reports may be missing"
+            return [self._ev(Kind.LOG, t, level, msg, offset, segment=self._cur_segment(), data=data, summary=summary)]
+        m = _DRAINING_RE.match(msg)
+        if m:
+            data = {"draining": int(m.group(1))}
+            summary = f"waiting for the judge: {m.group(1)} evaluations pending"
+            return [self._ev(Kind.LOG, t, level, msg, offset, segment=self._cur_segment(), data=data, summary=summary)]
         return [self._ev(Kind.LOG, t, level, msg, offset, segment=self._cur_segment())]
 
     def _continuation(self, text: str, raw: bytes, offset: int) -> list[Event]:
@@ -544,7 +564,9 @@ class AutoEvalTicksParser:
 
     ``submitted N bytes -> <sid> round=auto-K`` → SUBMISSION_SENT (``round``,
     ``data.submission_id``, ``data.bytes``, ``data.kind = "auto"``);
-    ``error: <text>`` → AUTO_EVAL_ERROR; any other ``[ts] text`` → LOG;
+    ``error: <text>`` → AUTO_EVAL_ERROR (``data.http_status`` when the text starts with
+    ``NNN Client/Server Error``; ``data.judge_full`` for a 503: the judge's queue was full);
+    any other ``[ts] text`` → LOG;
     an unprefixed line after a record → LOG with ``data.continuation_of``
     (exception texts with newlines); before any record → parse_error.
     """
@@ -631,14 +653,14 @@ class AutoEvalTicksParser:
         em = _TICK_ERROR_RE.match(msg)
         if em:
             self.last = {"offset": offset, "t": t, "level": "ERROR"}
-            return [
-                Event(
-                    kind=Kind.AUTO_EVAL_ERROR,
-                    level="ERROR",
-                    summary=one_line(f"auto-eval error: {em.group(1)}"),
-                    data={"message": em.group(1), **tz},
-                    **common,
-                )
-            ]
+            data = {"message": em.group(1), **tz}
+            summary = f"auto-eval error: {em.group(1)}"
+            hm = _TICK_HTTP_RE.match(em.group(1))
+            if hm:
+                data["http_status"] = int(hm.group(1))
+                if data["http_status"] == 503:
+                    data["judge_full"] = True
+                    summary = f"{JUDGE_FULL_TICK} (HTTP 503), no round spent"
+            return [Event(kind=Kind.AUTO_EVAL_ERROR, level="ERROR", summary=one_line(summary), data=data, **common)]
         self.last = {"offset": offset, "t": t, "level": None}
         return [Event(kind=Kind.LOG, summary=one_line(msg), data={"message": msg, **tz}, **common)]

@@ -307,9 +307,13 @@ class _LogScan:
     last_level: Optional[str] = None  # level of the last timed record
     last_message: Optional[str] = None  # its message (first line)
     traceback_after_last: bool = False  # "Traceback (most recent call last):" after the last timed record
+    sandbox: bool = False  # a line of the managed-sandbox (E2B) backend
 
 
 _LOG_TS_RE = re.compile(rb"^(?:\xef\xbb\xbf)?(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}),(\d{3}) - ")
+#: run_agent.log words of SForge's E2B backend (sforge/harness/backend/e2b_backend.py, run_agent.py
+#: after 1.1.0): its sandbox cleanup, network isolation and template check
+_SANDBOX_WORDS = (b"Killing sandbox ", b"e2b network isolation", b"E2B Template for", b"E2B Sandbox")
 _AGENT_PEEK = (("claude", "claude-code"), ("codex", "codex"), ("opencode", "opencode"), ("aider", "aider"))
 
 
@@ -326,6 +330,8 @@ def _scan_run_agent_log(path: Path) -> _LogScan:
                 s.infra_error = True
             if b"Resuming agent (attempt" in line:
                 s.resumes += 1
+            if not s.sandbox and any(w in line for w in _SANDBOX_WORDS):
+                s.sandbox = True
             if s.agent is None and b"Running agent: " in line:
                 cmd = line.split(b"Running agent: ", 1)[1].decode("utf-8", "replace").lstrip()
                 for word, name in _AGENT_PEEK:
@@ -460,7 +466,21 @@ def read_run_info(loc: RunLocation) -> RunInfo:
         info.resume_count = scan.resumes
     if info.agent is None:
         info.agent = scan.agent
+    info.backend = run_backend(config, scan)
     return info
+
+
+def run_backend(config: Optional[dict[str, Any]], scan: "_LogScan") -> Optional[str]:
+    """``"e2b"`` when the run's files say it ran on managed sandboxes (newer SForge,
+    docs/sforge-judge.md "Managed sandboxes"): its config's ``backend``, a judge URL on E2B's
+    gateway, or the backend's lines in run_agent.log; else the config's ``backend`` or None."""
+    b = config.get("backend") if isinstance(config, dict) else None
+    if isinstance(b, str) and b:
+        return b
+    url = config.get("judge_url") if isinstance(config, dict) else None
+    if isinstance(url, str) and (".e2b.app" in url or ".e2b.dev" in url):
+        return "e2b"
+    return "e2b" if scan.sandbox else None
 
 
 def _final_unreadable(fj: _Json) -> Optional[str]:

@@ -1,7 +1,7 @@
 """What ``sforge-submit`` was asked and what it printed, read from an agent's shell tool calls:
 which invocations run it (:func:`sforge_submit_mode`) and the round, result, history or refusal
 its output gives (:func:`parse_sforge_submit_output`; the output format of SForge's
-``sforge-submit`` client, ../shared/docs/sforge-format.md). Shared by the Claude Code, Codex and
+``sforge-submit`` client, docs/sforge-judge.md). Shared by the Claude Code, Codex and
 OpenCode parsers; pure functions, no I/O."""
 
 from __future__ import annotations
@@ -35,8 +35,14 @@ _WRAPPERS = frozenset(
 )
 
 
+#: modes that read the judge's record without submitting (no round, no submission)
+_READS = ("list", "result")
+
+
 def sforge_submit_mode(command: Any) -> Optional[str]:
-    """``"submit"`` / ``"details"`` / ``"list"`` when a shell command runs sforge-submit, else None.
+    """``"submit"`` / ``"details"`` / ``"list"`` / ``"result"`` when a shell command runs sforge-submit,
+    else None. ``result`` (``--result <submission id>``, newer SForge: docs/sforge-judge.md) re-reads a
+    graded submission: like ``list`` it is no new submission and makes no round.
 
     The command is split at shell separators (``; & | ( ) { } ` ' "`` newlines,
     ``$(``); a piece invokes sforge-submit when its first word after
@@ -68,10 +74,12 @@ def sforge_submit_mode(command: Any) -> Optional[str]:
         mode = "submit"
         if "--list" in args or "-l" in args:
             mode = "list"
+        elif "--result" in args or any(a.startswith("--result=") for a in args):
+            mode = "result"
         elif "--details" in args or "-d" in args:
             mode = "details"
-        if found is None or (found == "list" and mode != "list"):
-            found = mode  # a real submission wins over a --list in the same command
+        if found is None or (found in _READS and mode not in _READS):
+            found = mode  # a real submission wins over a --list / --result in the same command
     return found
 
 
@@ -89,6 +97,12 @@ _RE_TOTAL_SUB = re.compile(r"^\s*Total submissions:\s*(\d+)", re.M)
 _RE_BEST_RATE = re.compile(r"^\s*Best pass rate:\s*(-?[\d.]+(?:[eE][-+]?\d+)?)%", re.M)
 _RE_BEST_SCORE = re.compile(r"^\s*Best score:\s*(\S+)", re.M)
 _RE_MORE = re.compile(r"^\s*\.\.\. and (\d+) more\s*$")
+# newer sforge-submit (docs/sforge-judge.md): --result, the submission id, evaluation errors, 503
+_RE_READING = re.compile(r"^\s*Reading existing submission:\s*(\S+)(?:\s*\((\S+)\))?", re.M)
+_RE_SUB_ID = re.compile(r"^\s*Submission ID:\s*(\S+)", re.M)
+_RE_EVAL_FAILED = re.compile(r"^\s*ERROR: (\S+) evaluation failed: ?(.*?)\s*$", re.M)
+_RE_NO_REPORT = re.compile(r"^\s*ERROR: (\S+) completed without a report", re.M)
+_RE_HTTP = re.compile(r"\(HTTP (\d{3})\)|returned HTTP (\d{3})")
 _RULE = "=" * 40
 
 
@@ -126,11 +140,17 @@ def parse_sforge_submit_output(text: str) -> dict[str, Any]:
 
     Keys (present only when found):
 
-    * ``mode``: ``"submit"`` or ``"list"``; ``status``: ``"completed"`` (results
-      block), ``"error"`` (``agent-N: ERROR`` block), ``"rejected"``
-      (``COOLDOWN:`` / ``SUBMISSION LIMIT REACHED:``), ``"failed"`` (an
-      ``ERROR: ...`` line of the script), ``"pending"`` (submitted, no result
-      printed — e.g. the shell tool timed out);
+    * ``mode``: ``"submit"``, ``"list"`` or ``"result"`` (``Reading existing
+      submission: <id> (<round>)``: ``--result`` read a graded submission again;
+      its ``round`` names the round read, not a new one); ``status``:
+      ``"completed"`` (results block), ``"error"`` (``agent-N: ERROR`` block, or
+      newer ``ERROR: <id> evaluation failed: …`` / ``… completed without a
+      report``), ``"rejected"`` (``COOLDOWN:`` / ``SUBMISSION LIMIT REACHED:``,
+      or ``rejected`` ``"judge_full"``: ``HTTP 503``, the judge's queue was full),
+      ``"failed"`` (an ``ERROR: ...`` line of the script; ``http_status`` when it
+      names one, ``acceptance_unknown`` when the reply was lost), ``"pending"``
+      (submitted, no result printed — e.g. the shell tool timed out);
+    * ``submission_id`` (newer ``Submission ID:`` line or ``--result``);
     * ``round`` (``agent-N``), ``remaining`` (int), ``valid`` (bool; true unless
       ``Valid: no``), ``score`` (float; ``score_flag`` when not finite),
       ``pass_rate`` (0–1 from ``Pass rate: NN.N%``), ``passed``, ``total``,
@@ -138,7 +158,9 @@ def parse_sforge_submit_output(text: str) -> dict[str, Any]:
       ``failed_more`` (int), ``all_passed`` (bool), ``error`` (text),
       ``rejected`` (``"cooldown"`` / ``"limit"``) with ``detail``;
     * list mode: ``total_submissions``, ``best_pass_rate`` (0–1), ``best_score``,
-      ``entries`` = [{round, status, valid, pass_rate, score, summary}].
+      ``entries`` = [{round, status, valid, pass_rate, score, summary}] read by the
+      table's header (1.1.0 ``ROUND STATUS VALID …``; newer tables add a
+      ``SUBMISSION_ID`` column, kept as ``submission_id``; ``valid`` None for ``-``).
     """
     if not isinstance(text, str) or not text:
         return {}
@@ -148,6 +170,15 @@ def parse_sforge_submit_output(text: str) -> dict[str, Any]:
         _parse_history(text, out)
         return out
 
+    reading = _RE_READING.search(text)
+    if reading:  # --result: a graded submission read again (no new submission, no round)
+        out["submission_id"] = reading.group(1)
+        if reading.group(2):
+            out["round"] = reading.group(2)
+    else:
+        m = _RE_SUB_ID.search(text)
+        if m:
+            out["submission_id"] = m.group(1)
     m = _RE_ROUND.search(text)
     if m:
         out["round"] = m.group(1)
@@ -220,19 +251,33 @@ def parse_sforge_submit_output(text: str) -> dict[str, Any]:
     else:
         m = _RE_LIMIT.search(text)
         m2 = _RE_COOLDOWN.search(text)
+        ev = _RE_EVAL_FAILED.search(text) or _RE_NO_REPORT.search(text)
         if m or m2:
             out["status"] = "rejected"
             out["rejected"] = "limit" if m else "cooldown"
             out["detail"] = (m or m2).group(1)  # type: ignore[union-attr]
+        elif ev:  # the judge's evaluation failed (status "error") or left no report: no score
+            out["status"] = "error"
+            out.setdefault("submission_id", ev.group(1))
+            out["error"] = (ev.group(2) if ev.re is _RE_EVAL_FAILED else "") or "completed without a report"
         else:
             m = _RE_ERROR_LINE.search(text)
             if m:
                 out["status"] = "failed"
                 out["error"] = m.group(1)
+                h = _RE_HTTP.search(m.group(1))
+                if h:
+                    out["http_status"] = int(h.group(1) or h.group(2))
+                if out.get("http_status") == 503:  # the judge's queue is full: refused, no round spent
+                    out["status"] = "rejected"
+                    out["rejected"] = "judge_full"
+                    out["detail"] = m.group(1)
+                elif "acceptance is unknown" in m.group(1):
+                    out["acceptance_unknown"] = True
             elif "round" in out or "Submitting for evaluation" in text:
                 out["status"] = "pending"
     if out:
-        out["mode"] = "submit"
+        out["mode"] = "result" if reading else "submit"
     return out
 
 
@@ -247,12 +292,14 @@ def _parse_history(text: str, out: dict[str, Any]) -> None:
     if m:
         out["best_score"] = _num(m.group(1))[0]
     entries = []
-    in_table = False
+    cols: Optional[list[str]] = None
     for ln in text.splitlines():
         st = ln.strip()
-        if not in_table:
-            if st.startswith("ROUND") and "PASS_RATE" in st:
-                in_table = True
+        if cols is None:
+            words = st.split()
+            if "ROUND" in words and "PASS_RATE" in words:
+                # 1.1.0: ROUND STATUS VALID PASS_RATE SCORE SUMMARY; newer: SUBMISSION_ID first
+                cols = words
             continue
         if not st:
             if entries:
@@ -260,20 +307,24 @@ def _parse_history(text: str, out: dict[str, Any]) -> None:
             continue
         if st.startswith("-----") or st.startswith(_RULE):
             continue
-        parts = st.split(None, 5)
-        if len(parts) < 5:
+        n_fixed = len(cols) - 1 if cols[-1] == "SUMMARY" else len(cols)
+        parts = st.split(None, n_fixed)
+        if len(parts) < n_fixed:
             continue
-        rnd, status, valid, rate, score = parts[:5]
-        entries.append(
-            {
-                "round": None if rnd == "-" else rnd,
-                "status": None if status == "-" else status,
-                "valid": valid != "no",
-                "pass_rate": _pct(rate[:-1]) if rate.endswith("%") else None,
-                "score": None if score == "-" else _num(score)[0],
-                "summary": parts[5] if len(parts) > 5 else "",
-            }
-        )
+        row = dict(zip(cols, parts))
+        rate, score, valid = row.get("PASS_RATE", "-"), row.get("SCORE", "-"), row.get("VALID", "-")
+        entry = {
+            "round": None if row.get("ROUND", "-") == "-" else row["ROUND"],
+            "status": None if row.get("STATUS", "-") == "-" else row["STATUS"],
+            # "no" / "yes"; the newer table writes "-" while no report says either
+            "valid": None if valid == "-" else valid != "no",
+            "pass_rate": _pct(rate[:-1]) if rate.endswith("%") else None,
+            "score": None if score == "-" else _num(score)[0],
+            "summary": row.get("SUMMARY", ""),
+        }
+        if "SUBMISSION_ID" in row:
+            entry["submission_id"] = None if row["SUBMISSION_ID"] == "-" else row["SUBMISSION_ID"]
+        entries.append(entry)
     out["entries"] = entries
 
 
@@ -288,6 +339,8 @@ def _submit_summary(r: dict[str, Any]) -> str:
             s += f", best score {r['best_score']:g}"
         return s
     label = r.get("round") or "submission"
+    if r.get("mode") == "result":
+        label = f"sforge-submit --result {r.get('submission_id') or '?'} ({r.get('round') or '?'}, read again)"
     st = r.get("status")
     if st == "completed":
         parts = []
@@ -303,6 +356,8 @@ def _submit_summary(r: dict[str, Any]) -> str:
     if st == "error":
         return f"{label}: ERROR {r.get('error', '')}"
     if st == "rejected":
+        if r.get("rejected") == "judge_full":
+            return f"sforge-submit refused: judge full (HTTP 503), no round spent: {r.get('detail', '')}"
         return f"sforge-submit rejected ({r.get('rejected')}): {r.get('detail', '')}"
     if st == "failed":
         return f"sforge-submit failed: {r.get('error', '')}"

@@ -126,10 +126,9 @@ def live_status_text(live: Optional[LiveRun], now: float, width: int) -> Text:
         fields.append(Text(f"{mark} host {live.host} {hs}", style=style))
     if getattr(live, "judge_says", None):
         fields.append(Text(live.judge_says, style="cyan"))
-    if live.judges_running:
-        fields.append(
-            Text(f"grading: {live.judges_running} judge{'s' if live.judges_running > 1 else ''}", style="bold cyan")
-        )
+    grading = grading_text(live)
+    if grading is not None:
+        fields.append(grading)
     c = live.container
     if c is not None:
         ct = Text("ctr " if compact else "container ", style="dim")
@@ -159,6 +158,27 @@ def live_status_text(live: Optional[LiveRun], now: float, width: int) -> Text:
     if live.message:
         fields.append(Text(live.message, style="italic yellow"))
     return _wrap_units(fields, max(20, width))
+
+
+def grading_text(live: LiveRun) -> Optional[Text]:
+    """``1 judge grading · judge queue 5``: judges at work for the run and the judge's whole queue
+    (``judge-pending/``); None when both are 0. (The run's own queued rounds are in its status text,
+    :func:`edgetui.widgets.runs_cells.status_text`, shown just before.)"""
+    parts: list[tuple[str, str]] = []
+    n = live.judges_running
+    if n:
+        parts.append((f"{n} judge{'s' if n > 1 else ''} grading", "bold cyan"))
+    pend = getattr(live, "judge_pending", None)
+    if pend:
+        parts.append((f"judge queue {pend}", "yellow"))
+    if not parts:
+        return None
+    t = Text()
+    for i, (words, style) in enumerate(parts):
+        if i:
+            t.append(" · ", style="dim")
+        t.append(words, style=style)
+    return t
 
 
 def alarm_line(a: Alarm, now: float, state: str = "holding") -> Text:

@@ -46,7 +46,7 @@ from replay.cursor import ReplayCursor, format_elapsed
 
 from ..widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
 from ..widgets.fmt import set_border, set_static
-from .live_parts import SubmissionsTable, alarm_line, live_status_text  # (also imported from here)
+from .live_parts import SubmissionsTable, alarm_line, grading_text, live_status_text  # noqa: F401 - grading_text: for the runs screen
 from .live_common import (  # noqa: F401 - re-exported: where callers have always found them
     LiveForecastMixin,
     LiveMomentsMixin,

@@ -50,6 +50,7 @@ from .live_run import (
     ScreenCommands,
     _wrap_units,
     confirm_container_action,
+    grading_text,
     open_run_file,
     open_shell,
 )
@@ -88,8 +89,8 @@ RUNS_KEYS: list[tuple[str, str]] = [
     ("", ""),
     (
         "status",
-        "● running · grading · finished · aborted · gone; ⚠N alarms, ✓N acknowledged, ⚑ infra error, "
-        "OOM, stopped/killed (by you), over (budget)",
+        "● running · grading · finished · aborted · gone; N queued (rounds waiting in the judge's queue), "
+        "⚠N alarms, ✓N acknowledged, ⚑ infra error, OOM, stopped/killed (by you), over (budget)",
     ),
     ("subs · last", "agent / auto-eval submissions · age of the run's last event"),
 ]
@@ -488,8 +489,9 @@ class RunsScreen(Screen):
             if note:
                 f.append(f" ({note})", style="dim italic")
             fields.append(f)
-        if r.judges_running:
-            fields.append(Text(f"{r.judges_running} judge{'s' if r.judges_running > 1 else ''} grading", style="cyan"))
+        grading = grading_text(r)
+        if grading is not None:
+            fields.append(grading)
         c = r.container
         if c is not None:
             ct = Text(f"{c.name} ", style="dim")

@@ -55,6 +55,7 @@ def event_mark(kind: str, is_error: bool, level: Optional[str], new_best: bool) 
 
 
 _GRADED = {"judge_result", "game_result"}
+_QUIET = ("tool_result", "log", "system")
 
 
 def _elapsed_ends(elapsed) -> list[float]:
@@ -320,7 +321,12 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         sstyle = (
             "red"
             if mark == "✗"
-            else ("bold" if kind in _GRADED else ("dim" if kind in ("tool_result", "log", "system") else ""))
+            else (
+                "bold"
+                if kind in _GRADED
+                # a harness WARNING (a drain that timed out: reports may be missing) is not background
+                else ("yellow" if kind == "log" and level == "WARNING" else "dim" if kind in _QUIET else "")
+            )
         )
         q = self.query_text.lower()
         if q and q in summary.lower():

@@ -3,7 +3,8 @@ that turn a :class:`edgetui.live.model.LiveRun` snapshot into cells, and the col
 tiers and widths. The widget is :class:`edgetui.widgets.runs_table.RunsTable`.
 
 * :func:`status_text` — ``● running`` coloured by status (running green,
-  grading cyan, finished dim, aborted yellow, gone red) with flags: ``⚠N``
+  grading cyan, finished dim, aborted yellow, gone red), ``N queued`` (``qN``
+  compact: rounds waiting in the judge's queue) and flags: ``⚠N``
   unacknowledged alarms (red), ``✓N`` acknowledged ones still holding (dim),
   ``⚑`` infra error, ``OOM``, ``stopped`` / ``killed`` (by the operator),
   ``over`` (budget);
@@ -142,7 +143,8 @@ def _flags(run: LiveRun) -> list[str]:
 
 
 def status_text(run: LiveRun, *, compact: bool = False, budget: bool = True) -> Text:
-    """``● running ⚠2 ⚑infra`` — status coloured, then alarm count and flags in red.
+    """``● grading 2 queued ⚠2 ⚑infra`` — status coloured, the run's rounds waiting in the judge's
+    queue, then alarm count and flags in red.
 
     ``compact`` keeps the flag symbols only (``⚑`` for infra, first letter for others);
     ``budget=False`` leaves out the over-budget flag (a caller that says it in words).
@@ -150,6 +152,9 @@ def status_text(run: LiveRun, *, compact: bool = False, budget: bool = True) -> 
     st = run.status or "?"
     t = Text("● ", style=STATUS_COLORS.get(st, "dim"))
     t.append(st, style=STATUS_COLORS.get(st, ""))
+    n_queued = len(getattr(run, "queued_rounds", None) or [])
+    if n_queued:  # rounds waiting in the judge's queue (newer judges, /history: docs/sforge-judge.md)
+        t.append(f" q{n_queued}" if compact else f" {n_queued} queued", style="yellow")
     n_alarms = len(run.current_alarms)
     if n_alarms:
         t.append(f" ⚠{n_alarms}", style="bold red")
