@@ -865,10 +865,7 @@ class SshHost(SftpReads):
         import shlex
 
         paths = list(paths)
-        cmd = (
-            "exec inotifywait -m -r -e close_write,modify,create,delete,moved_to,moved_from,attrib "
-            "--format '%w%f %e' -- " + " ".join(shlex.quote(p) for p in paths)
-        )
+        cmd = "sh -c " + shlex.quote(_WATCH_SCRIPT) + " edgetui " + " ".join(shlex.quote(p) for p in paths)
 
         async def go():
             sem = await self._channel()
@@ -927,6 +924,19 @@ class SshHost(SftpReads):
                 f"{self.name}: cannot watch with inotifywait (exit {status})",
             )
 
+
+#: the remote side of :meth:`SshHost.watch` (``sh -c SCRIPT edgetui PATH...``): ``inotifywait -m``
+#: writes only when something changes, so a session that ended (the channel closed, the connection
+#: or sshd gone) would leave it running with parent 1 for good; here a ``cat`` of the channel's
+#: stdin ends it as soon as that closes (sshd closes it with the session), and the script ends with
+#: inotifywait (its status: 127 without it)
+_WATCH_SCRIPT = (
+    "command -v inotifywait >/dev/null 2>&1 || exit 127; exec 3<&0; "
+    "inotifywait -m -r -e close_write,modify,create,delete,moved_to,moved_from,attrib "
+    "--format '%w%f %e' -- \"$@\" </dev/null & p=$!; "
+    "{ cat <&3 >/dev/null 2>&1; kill $p 2>/dev/null; } & c=$!; exec 3<&-; "
+    "wait $p; s=$?; kill $c 2>/dev/null; exit $s"
+)
 
 #: the path :meth:`SshHost.watch` reports when inotifywait's queue overflowed (changes lost)
 OVERFLOW = "\0overflow"
