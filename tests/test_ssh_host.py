@@ -465,3 +465,33 @@ def test_a_host_without_sftp_says_so_and_leaves_no_connection_open(tmp_path, mon
     finally:
         h.close()
         s.close()
+
+
+def test_a_cancelled_keeper_ends_during_the_first_probe(sshd, tmp_path):
+    """The keeper cancelled (close, the loop ending) while its first probe waits on a stopped server
+    ends there: the cancellation is not swallowed by the probe's error handling (issue 36), which
+    would go on to set the host up, probe and reconnect for good."""
+    import threading
+
+    h = host_for(sshd, tmp_path, op_timeout=30.0, keepalive_interval=0.5, keepalive_count_max=2, backoff_min=0.1)
+    box: dict = {}
+    hooked = threading.Event()
+
+    async def stop_the_server(conn):
+        box["task"] = asyncio.current_task()
+        sshd.stop_all()  # the first probe, next, gets no answer
+        hooked.set()
+
+    h.on_connect.append(stop_the_server)
+    try:
+        h.start()
+        assert hooked.wait(20)
+        from edgetui.hosts.ssh import _loop
+
+        _loop().call_soon_threadsafe(box["task"].cancel)
+        wait_for(lambda: box["task"].done(), 10, "the keeper ended by its cancellation", describe=lambda: h.state)
+        assert box["task"].cancelled()
+        assert h.stats["connects"] == 1 and not h._up.is_set()
+    finally:
+        sshd.cont_all()
+        h.close()

@@ -565,7 +565,9 @@ class SshHost(SftpReads):
                 try:
                     await asyncio.wait_for(sftp.stat("."), self.op_timeout)
                     self._set_state(UP, rtt_s=time.monotonic() - t0, message=str(self.target))
-                except BaseException:  # noqa: BLE001 - the first probe is an extra: the loop below probes again
+                except asyncio.CancelledError:  # closed (or the loop ending) meanwhile: end, the finally closes
+                    raise
+                except Exception:  # noqa: BLE001 - the first probe is an extra: the loop below probes again
                     pass
                 self._up.set()
                 probe = asyncio.ensure_future(self._probe_loop(conn, sftp))
