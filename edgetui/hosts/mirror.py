@@ -372,7 +372,7 @@ class Mirror:
         base = stage_mod.base_dir() if first and self.use_stage else None
         if base is not None:
             try:
-                self.stage = self._root = stage_mod.make(base)
+                self.stage = self._root = stage_mod.make(base, self.local_root)
             except OSError:
                 base = None
         streams = self._start_streams() if first else None
@@ -466,7 +466,7 @@ class Mirror:
     def _drop_stage(self) -> None:
         """Forget and remove this sync's stage (nothing published from it yet)."""
         if self.stage is not None:
-            shutil.rmtree(self.stage, ignore_errors=True)
+            stage_mod.remove(self.stage)
         self.stage, self._root = None, self.local_root
 
     def sync_changed(self, rels: set[str], recurse: set[str] | None = None) -> SyncReport | None:
