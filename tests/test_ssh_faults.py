@@ -267,3 +267,42 @@ def test_a_path_sync_believes_a_deletion_only_from_the_hosts_listing_of_its_dire
         assert rep is not None and rep.removed == [f"{TZ}/tiny_stats/started_at"]
     finally:
         host.close()
+
+
+def test_the_connecting_line_gives_way_once_the_host_is_up(server, tmp_path):
+    """The runs screen's bottom line shows the newest of the supervisor's lines: a host's
+    "connecting … since" line must be followed by one saying it is up once it is (issue 36 item
+    11: it said connecting for four minutes after the host was up). The server is stopped while
+    the first connection waits for its banner, then let go."""
+    from edgetui.live.alarms import AlarmSettings
+    from edgetui.live.supervisor import Supervisor
+
+    s, runs, _ctl = server
+    host = _host(s, tmp_path)
+    feed = RemoteFeed(HostConfig("box", host.target, (str(runs),)), host=host, cache=tmp_path / "cache")
+    conn = open_db(tmp_path / "live.duckdb")
+    sup = Supervisor(conn, feed.roots(), docker_client=None, tasks_dir=TASKS, settings=AlarmSettings())
+    sup.host_lines = lambda: [line for line in [feed.state_line()] if line]
+    shown: list[str] = []  # as the runs screen keeps them (each distinct line once, the newest last)
+
+    def poll() -> None:
+        sup.poll_once()
+        for m in sup.messages:
+            if m not in shown[-50:]:
+                shown.append(m)
+
+    s.stop_all()
+    try:
+        host.start()
+        poll()
+        assert host.state.kind == "connecting"
+        assert shown and shown[-1].startswith("box: connecting"), shown
+        s.cont_all()
+        wait_for(lambda: host.state.kind == UP, 20, "the host up", describe=lambda: host.state)
+        poll()
+        assert shown[-1].startswith("box: up since "), shown
+    finally:
+        s.cont_all()
+        sup.close()
+        host.close()
+        conn.close()
