@@ -388,7 +388,8 @@ def first_scan(
         print(
             f"    rescan {i + 1} ({mode}, load {res[mode][-1][6]:.1f}): {res[mode][-1][0]:.2f} s = sync {t_sync:.2f} s ("
             + ", ".join(f"{k} {v:.2f}" for k, v in again.phases.items())
-            + f") + ingest {res[mode][-1][0] - t_sync:.2f} s; CPU {res[mode][-1][2]:.2f} s; read {again.bytes_read} bytes"
+            + f") + ingest {res[mode][-1][0] - t_sync:.2f} s; CPU {res[mode][-1][2]:.2f} s; read {again.bytes_read} bytes; "
+            f"{len(again.changed)} files changed, runs unchanged {rep2.unchanged} of {len(rep2.runs)}"
         )
     med = {k: [statistics.median(x[n] for x in v) for n in range(3)] for k, v in res.items()}
     worst = max(x[0] for x in res["trusted"])
