@@ -418,6 +418,9 @@ def main() -> int:
     )
     ap.add_argument("--skip-scan", action="store_true")
     ap.add_argument("--no-stage", action="store_true", help="first syncs straight to disk (no tmpfs stage)")
+    ap.add_argument(
+        "--no-compression", action="store_true", help="the connection uncompressed (edgetui compresses by default)"
+    )
     args = ap.parse_args()
     import prereqs
     from sshd_fixture import Sshd
@@ -438,9 +441,11 @@ def main() -> int:
             config=[],
             known_hosts=str(s.known_hosts(work / "kh")),
             client_keys=[str(s.user_key)],
+            compression=not args.no_compression,
         )
         try:
             assert host.wait_up(10).kind == "up", host.state
+            print(f"connection compression: {'off' if args.no_compression else 'zlib@openssh.com'}")
             if not args.skip_scan:
                 first_scan(
                     s,
