@@ -215,6 +215,7 @@ def sync_variants(host, work: Path, root: Path, counts: list[str], reps: int) ->
     process: the median seconds per variant and its ratio to the first one's, with each phase's
     median."""
     from edgetui.hosts import mirror as mirror_mod
+    from edgetui.hosts import stage as stage_mod
 
     got: dict[str, list] = {c: [] for c in counts}
     keep = mirror_mod.STREAMS
@@ -238,7 +239,7 @@ def sync_variants(host, work: Path, root: Path, counts: list[str], reps: int) ->
                     + ", ".join(f"{k} {v:.2f}" for k, v in rep.phases.items())
                 )
                 if m.stage is not None:
-                    shutil.rmtree(m.stage, ignore_errors=True)
+                    stage_mod.remove(m.stage)
                 shutil.rmtree(base_dir if shm else img, ignore_errors=True)
     finally:
         mirror_mod.STREAMS = keep

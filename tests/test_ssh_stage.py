@@ -92,6 +92,9 @@ def test_a_stage_whose_image_is_gone_is_swept_by_the_next_one_and_a_linked_one_k
         assert not made[1].exists() and not Path(str(made[1]) + stage.OWNER).exists()  # swept
         assert made[0].exists() and making.exists() and fourth.exists()
         assert (kept_img / "run-1" / "f.txt").read_text() == "x"
+        shutil.rmtree(made[0])  # the stage itself lost (a reboot clears /dev/shm): its owner file goes next
+        made.append(stage.make(base, tmp_path / "fifth"))
+        assert not Path(str(made[0]) + stage.OWNER).exists()
     finally:
         for s in made:
             stage.remove(s)

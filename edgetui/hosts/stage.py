@@ -167,7 +167,15 @@ def sweep(base: str) -> list[Path]:
         items = list(os.scandir(base))
     except OSError:
         return out
+    names = {e.name for e in items}
     for e in items:
+        if e.name.startswith(PREFIX) and e.name.endswith(OWNER) and e.name[: -len(OWNER)] not in names:
+            try:  # the stage itself removed by hand (as a reboot clears /dev/shm): its owner file too
+                if e.stat(follow_symlinks=False).st_uid == os.getuid():
+                    os.unlink(e.path)
+            except OSError:
+                pass
+            continue
         if not e.name.startswith(PREFIX) or e.name.endswith(OWNER) or not e.is_dir(follow_symlinks=False):
             continue
         try:
