@@ -16,7 +16,13 @@ own ``Total bytes received`` (its protocol stream inside ssh: ssh's framing and 
 key exchange not counted, which favours rsync). Printed: bytes received ÷ bytes appended for
 each, ours against ``rsync -az``'s, and the seconds each sync took (median).
 
-Usage: ``.venv/bin/python bench/bench_ssh_compression.py [--rounds 20] [--chunk-kb 1024]``
+``--first-sync RUNS``: instead, the first sync of a root of RUNS runs × ``--subs`` submission
+folders (bench/bench_ssh.py's tree), alternately over the compressed and the uncompressed
+connection, ``--rounds`` times each (staged in tmpfs as edgetui does, the image and its stage
+removed after each): seconds and TCP bytes received of each, medians and their ratio.
+
+Usage: ``.venv/bin/python bench/bench_ssh_compression.py [--rounds 20] [--chunk-kb 1024]``,
+``.venv/bin/python bench/bench_ssh_compression.py --first-sync 50 --subs 100 --rounds 3``
 """
 
 from __future__ import annotations
@@ -86,10 +92,50 @@ def rsync_bytes(s, kh: Path, src: str, dest: Path, compress: bool) -> int:
     return int("".join(ch for ch in line.split(":", 1)[1] if ch.isdigit()))
 
 
+def first_syncs(hosts: dict, work: Path, n_runs: int, subs: int, rounds: int) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    import bench_ssh
+
+    from edgetui.hosts import stage as stage_mod
+    from edgetui.hosts.mirror import Mirror
+
+    root = work / "scan" / "runs"
+    root.mkdir(parents=True)
+    bench_ssh.build_tree(root, n_runs, subs)
+    os.sync()
+    got: dict[str, list[tuple[float, int]]] = {m: [] for m in hosts}
+    for r in range(rounds):
+        for mode in ["zlib", "none"] if r % 2 == 0 else ["none", "zlib"]:
+            h = hosts[mode]
+            assert h.wait_up(10).kind == "up", h.state
+            img = work / f"first-{mode}-{r}"
+            before, t0 = tcp_received(h), time.perf_counter()
+            m = Mirror(h, str(root), img)
+            rep = m.sync()
+            got[mode].append((time.perf_counter() - t0, tcp_received(h) - before))
+            assert not rep.errors, rep.errors[:3]
+            print(
+                f"  round {r + 1} {mode} (load {os.getloadavg()[0]:.1f}): first sync {got[mode][-1][0]:.2f} s, "
+                f"{got[mode][-1][1] / 1e6:.2f} MB received; " + ", ".join(f"{k} {v:.2f}" for k, v in rep.phases.items())
+            )
+            if m.stage is not None:
+                stage_mod.remove(m.stage)
+            shutil.rmtree(img, ignore_errors=True)
+    med = {m: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for m, v in got.items()}
+    print(
+        f"first sync of {n_runs} runs x {subs} submission folders, median of {rounds} interleaved: compressed "
+        f"{med['zlib'][0]:.2f} s, {med['zlib'][1] / 1e6:.2f} MB; uncompressed {med['none'][0]:.2f} s, "
+        f"{med['none'][1] / 1e6:.2f} MB; compressed / uncompressed: {med['zlib'][0] / med['none'][0]:.2f}x time, "
+        f"{med['zlib'][1] / med['none'][1]:.2f}x bytes"
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--chunk-kb", type=int, default=1024)
+    ap.add_argument("--first-sync", type=int, default=0, metavar="RUNS")
+    ap.add_argument("--subs", type=int, default=100)
     args = ap.parse_args()
     import prereqs
     from sshd_fixture import Sshd
@@ -122,6 +168,9 @@ def main() -> int:
             for mode in ("zlib", "none")
         }
         try:
+            if args.first_sync:
+                first_syncs(hosts, work, args.first_sync, args.subs, args.rounds)
+                return 0
             mirrors = {}
             for mode, h in hosts.items():
                 assert h.wait_up(10).kind == "up", h.state
