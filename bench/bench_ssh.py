@@ -215,6 +215,7 @@ def sync_variants(host, work: Path, root: Path, counts: list[str], reps: int) ->
     process: the median seconds per variant and its ratio to the first one's, with each phase's
     median."""
     from edgetui.hosts import mirror as mirror_mod
+    from edgetui.hosts import stage as stage_mod
 
     got: dict[str, list] = {c: [] for c in counts}
     keep = mirror_mod.STREAMS
@@ -238,7 +239,7 @@ def sync_variants(host, work: Path, root: Path, counts: list[str], reps: int) ->
                     + ", ".join(f"{k} {v:.2f}" for k, v in rep.phases.items())
                 )
                 if m.stage is not None:
-                    shutil.rmtree(m.stage, ignore_errors=True)
+                    stage_mod.remove(m.stage)
                 shutil.rmtree(base_dir if shm else img, ignore_errors=True)
     finally:
         mirror_mod.STREAMS = keep
@@ -388,7 +389,8 @@ def first_scan(
         print(
             f"    rescan {i + 1} ({mode}, load {res[mode][-1][6]:.1f}): {res[mode][-1][0]:.2f} s = sync {t_sync:.2f} s ("
             + ", ".join(f"{k} {v:.2f}" for k, v in again.phases.items())
-            + f") + ingest {res[mode][-1][0] - t_sync:.2f} s; CPU {res[mode][-1][2]:.2f} s; read {again.bytes_read} bytes"
+            + f") + ingest {res[mode][-1][0] - t_sync:.2f} s; CPU {res[mode][-1][2]:.2f} s; read {again.bytes_read} bytes; "
+            f"{len(again.changed)} files changed, runs unchanged {rep2.unchanged} of {len(rep2.runs)}"
         )
     med = {k: [statistics.median(x[n] for x in v) for n in range(3)] for k, v in res.items()}
     worst = max(x[0] for x in res["trusted"])
@@ -417,6 +419,9 @@ def main() -> int:
     )
     ap.add_argument("--skip-scan", action="store_true")
     ap.add_argument("--no-stage", action="store_true", help="first syncs straight to disk (no tmpfs stage)")
+    ap.add_argument(
+        "--no-compression", action="store_true", help="the connection uncompressed (edgetui compresses by default)"
+    )
     args = ap.parse_args()
     import prereqs
     from sshd_fixture import Sshd
@@ -437,9 +442,11 @@ def main() -> int:
             config=[],
             known_hosts=str(s.known_hosts(work / "kh")),
             client_keys=[str(s.user_key)],
+            compression=not args.no_compression,
         )
         try:
             assert host.wait_up(10).kind == "up", host.state
+            print(f"connection compression: {'off' if args.no_compression else 'zlib@openssh.com'}")
             if not args.skip_scan:
                 first_scan(
                     s,

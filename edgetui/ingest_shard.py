@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional
 
 from .helper_process import FileLock, start_process
+from .hosts.signature import add_image_root, image_roots
 
 if TYPE_CHECKING:
     from .ingest import IngestReport
@@ -225,6 +226,7 @@ def start_shard(rec: "Recorder", jobs: list, start: int, tasks: dict, host: str,
                 sorted(rec.secrets),
                 os.getpid(),
                 value,
+                image_roots(),
             ),
             "edgetui-shard",
         )
@@ -249,6 +251,7 @@ def shard_main(
     secrets: list,
     parent_pid: int,
     value,
+    images: tuple = (),
 ) -> None:
     """The shard's process: record the chunks it claims from the back of ``jobs`` into the fresh
     database at ``path``, each with the secrets of every job before it (module docstring), then
@@ -258,6 +261,8 @@ def shard_main(
 
     ignore_ctrl_c()
     die_with_parent(parent_pid)
+    for image in images:  # signed as the parent signs them: without inodes (a settled stage moves them)
+        add_image_root(image)
     try:
         from .changed import fresh_signatures
         from .db import open_db

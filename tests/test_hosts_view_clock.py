@@ -42,3 +42,31 @@ async def test_the_hosts_view_counts_since_and_retry_on_between_snapshots():
             if "(17s)" in body():
                 break
         assert "(17s)" in body() and "in 18s" in body(), body()
+
+
+@pytest.mark.asyncio
+async def test_the_runs_screen_names_a_host_that_is_down_and_has_no_runs(tmp_path):
+    """A down host with no run has no row on the runs screen: its title line names it, as the hosts
+    view would (issue 36 item 11); a host up, or down with runs (their rows show it), is not named."""
+    from test_live_screens import LiveApp
+    from waits import pilot_wait_for
+
+    from edgetui.screens.runs import RunsScreen, RunsUpdated
+
+    rows = [
+        HostRow("gpu16", "down", None, 1_000_000.0, 1_000_030.0, "connection refused", 0, "none"),
+        HostRow("lab", "up", 0.003, 1_000_000.0, None, "me@lab", 0, "none"),
+        HostRow("busy", "down", None, 1_000_000.0, 1_000_030.0, "connection refused", 2, "none"),
+    ]
+    app = LiveApp(tmp_path / "live.duckdb")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot_wait_for(pilot, lambda: isinstance(app.screen, RunsScreen), what="the runs screen")
+        screen = app.screen
+        screen.post_message(RunsUpdated([], [], hosts=rows))
+
+        def title() -> str:
+            return str(screen.query_one("#runs-title").content)
+
+        await pilot_wait_for(pilot, lambda: "gpu16" in title(), what="the down host named", describe=title)
+        assert "✗ gpu16 down since 13:46:40 UTC" in title(), title()
+        assert "lab" not in title() and "busy" not in title(), title()

@@ -465,3 +465,68 @@ def test_a_host_without_sftp_says_so_and_leaves_no_connection_open(tmp_path, mon
     finally:
         h.close()
         s.close()
+
+
+def test_a_cancelled_keeper_ends_during_the_first_probe(sshd, tmp_path):
+    """The keeper cancelled (close, the loop ending) while its first probe waits on a stopped server
+    ends there: the cancellation is not swallowed by the probe's error handling (issue 36), which
+    would go on to set the host up, probe and reconnect for good."""
+    import threading
+
+    h = host_for(sshd, tmp_path, op_timeout=30.0, keepalive_interval=0.5, keepalive_count_max=2, backoff_min=0.1)
+    box: dict = {}
+    hooked = threading.Event()
+
+    async def stop_the_server(conn):
+        box["task"] = asyncio.current_task()
+        sshd.stop_all()  # the first probe, next, gets no answer
+        hooked.set()
+
+    h.on_connect.append(stop_the_server)
+    try:
+        h.start()
+        assert hooked.wait(20)
+        from edgetui.hosts.ssh import _loop
+
+        _loop().call_soon_threadsafe(box["task"].cancel)
+        wait_for(lambda: box["task"].done(), 10, "the keeper ended by its cancellation", describe=lambda: h.state)
+        assert box["task"].cancelled()
+        assert h.stats["connects"] == 1 and not h._up.is_set()
+    finally:
+        sshd.cont_all()
+        h.close()
+
+
+def _tcp_received(h: SshHost) -> int:
+    """TCP payload bytes the host's connection has received (``tcpi_bytes_received``, Linux)."""
+    import socket
+    import struct
+
+    sock = h.connection.get_extra_info("socket")
+    return struct.unpack_from("<Q", sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256), 128)[0]
+
+
+def test_the_connection_is_compressed_unless_ssh_config_says_no(sshd, tmp_path):
+    """Run files are text: read over a compressed connection (zlib@openssh.com, the default) they
+    take a fraction of their size on the wire; ``Compression no`` in the user's ssh_config for the
+    host turns it off (issue 36 item 12: 1.005 bytes on the wire per byte appended before)."""
+    lines = b"".join(
+        b'{"seq":%d,"type":"assistant","text":"line %d of a transcript"}\n' % (i, i * 7) for i in range(20000)
+    )
+    f = tmp_path / "agent_output.txt"
+    f.write_bytes(lines)
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text("Host 127.0.0.1\n  Compression no\n")
+    got = {}
+    for label, config in (("default", []), ("config no", [str(cfg)])):
+        h = host_for(sshd, tmp_path)
+        h.config = config  # (the user's ssh_config files, as asyncssh reads them)
+        try:
+            assert h.wait_up(10).kind == UP
+            before = _tcp_received(h)
+            assert h.read_at(str(f), 0, len(lines)) == lines
+            got[label] = (_tcp_received(h) - before) / len(lines)
+        finally:
+            h.close()
+    assert got["default"] < 0.3, got
+    assert got["config no"] > 0.99, got

@@ -349,3 +349,37 @@ def test_a_rescan_trusts_what_it_verified_and_still_sees_every_change(served, tm
     assert fresh.changed == [] and fresh.removed == [] and fresh.bytes_read == 0
     again = m.sync()
     assert again.changed == [] and again.removed == [] and again.bytes_read == 0
+
+
+def test_a_rescan_with_nothing_changed_records_nothing_after_a_sharded_first_ingest(served, tmp_path, monkeypatch):
+    """The first ingest of a staged image shares its new runs with a second process (the shard,
+    edgetui/ingest_shard.py), which signs them too; the stage then settled on disk (new inodes, the
+    same files), a rescan with nothing changed on the host records nothing: every run unchanged,
+    no event written (issue 36 item 11: 33 of 50 runs read again, 4.25 s, in bench/bench_ssh.py:
+    the shard signed the image's runs with their inodes, not knowing the image)."""
+    import edgetui.ingest_shard as shard_mod
+
+    _s, host, roots = served
+    root, tasks = roots[0], SETS[0][1]
+    monkeypatch.delenv("EDGETUI_NO_MP", raising=False)
+    monkeypatch.setattr(shard_mod, "SHARD_MIN_RUNS", 2)
+    monkeypatch.setattr(shard_mod, "CHUNK_RUNS", 1)
+    shards = []
+    real_copy = shard_mod.copy_shard
+    monkeypatch.setattr(shard_mod, "copy_shard", lambda rec, path: (shards.append(path), real_copy(rec, path))[1])
+    m = Mirror(host, str(root), tmp_path / "img")
+    assert not m.sync().errors and m.staged
+    conn = open_db(tmp_path / "r.duckdb")
+    try:
+        first = ingest_paths(conn, [m.local_root], tasks_dir=tasks, host="box")
+        assert shards and first.runs and not first.failed  # the shard recorded some of them
+        m.settle()
+        n_events = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+        for _ in range(2):
+            rep = m.sync()
+            assert rep.changed == [] and rep.removed == []
+            again = ingest_paths(conn, [m.local_root], tasks_dir=tasks, host="box")
+            assert (again.unchanged, len(again.runs)) == (len(first.runs), len(first.runs))
+            assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == n_events
+    finally:
+        conn.close()

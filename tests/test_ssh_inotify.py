@@ -96,3 +96,64 @@ def test_a_change_on_the_host_reaches_the_image_through_inotifywait(sshd, tmp_pa
             assert not feed.inotify and feed.syncs == 1
     finally:
         feed.close()
+
+
+def _inotifywaits(path: Path) -> list[int]:
+    """The host's inotifywait processes watching ``path`` (any parent: one left behind has parent 1)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"inotifywait") and str(path).encode() in argv:
+            try:
+                if (d / "stat").read_text().rsplit(") ", 1)[1].startswith("Z"):
+                    continue
+            except (OSError, IndexError):
+                continue
+            out.append(int(d.name))
+    return out
+
+
+def test_the_hosts_inotifywait_ends_with_its_session_on_quit_and_on_reconnects(sshd, tmp_path):
+    """``inotifywait -m`` writes only when something changes: a session that ends (sshd killed, a
+    reconnect, the feed closed) must take it along, not leave it with parent 1 (issue 36 item 10).
+    Counted on the host before and after two reconnects and the quit."""
+    runs = tmp_path / "remote" / "logs" / "runs"
+    (runs / "run-1" / "task_a").mkdir(parents=True)
+    (runs / "run-1" / "task_a" / "agent_output.txt").write_bytes(LINE)
+    assert _inotifywaits(runs) == []
+    feed = _feed(sshd, tmp_path, runs, True)
+    feed.start()
+
+    def watching() -> bool:
+        return feed.inotify and feed._watch_ready
+
+    try:
+        wait_for(watching, 20, "inotifywait's watches set up", describe=lambda: feed.last_error)
+        first = _inotifywaits(runs)
+        assert len(first) == 1
+        for _ in range(2):
+            sshd.kill_all()  # the connection and its session gone at once
+            wait_for(lambda: not watching(), 15, "the watch ended with the connection")
+            sshd.start()
+            feed.host.reconnect_now()
+            wait_for(watching, 20, "watching again after the reconnect", describe=lambda: feed.host.state)
+            wait_for(
+                lambda: len(_inotifywaits(runs)) == 1,
+                15,
+                "one inotifywait on the host, the old session's gone",
+                describe=lambda: _inotifywaits(runs),
+            )
+        assert _inotifywaits(runs) != first
+    finally:
+        feed.close()
+    wait_for(
+        lambda: _inotifywaits(runs) == [],
+        15,
+        "no inotifywait left after the quit",
+        describe=lambda: _inotifywaits(runs),
+    )

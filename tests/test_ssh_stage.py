@@ -68,3 +68,33 @@ def test_settle_removes_links_whose_stage_is_gone_and_leaves_other_links(tmp_pat
     shutil.rmtree(st)  # as a reboot clears /dev/shm
     assert stage.settle(image) == 0
     assert sorted(p.name for p in image.iterdir()) == ["mine"]
+
+
+def test_a_stage_whose_image_is_gone_is_swept_by_the_next_one_and_a_linked_one_kept(tmp_path):
+    """A stage holds tmpfs memory until its image is settled; when the image goes instead (the cache
+    cleared, a test's temporary directory removed) nothing would ever settle it: the next stage made
+    sweeps it. A stage an image still links to, and one still being made, stay."""
+    base = stage.base_dir()
+    kept_img, gone_img = tmp_path / "kept", tmp_path / "gone"
+    made = []
+    try:
+        for img in (kept_img, gone_img):
+            s = stage.make(base, img)
+            made.append(s)
+            (s / "run-1").mkdir()
+            (s / "run-1" / "f.txt").write_text("x")
+            stage.publish(s, img)
+        making = stage.make(base, tmp_path / "third")  # not published yet
+        made.append(making)
+        shutil.rmtree(gone_img)
+        fourth = stage.make(base, tmp_path / "fourth")
+        made.append(fourth)
+        assert not made[1].exists() and not Path(str(made[1]) + stage.OWNER).exists()  # swept
+        assert made[0].exists() and making.exists() and fourth.exists()
+        assert (kept_img / "run-1" / "f.txt").read_text() == "x"
+        shutil.rmtree(made[0])  # the stage itself lost (a reboot clears /dev/shm): its owner file goes next
+        made.append(stage.make(base, tmp_path / "fifth"))
+        assert not Path(str(made[0]) + stage.OWNER).exists()
+    finally:
+        for s in made:
+            stage.remove(s)

@@ -59,6 +59,7 @@ class RemoteFeed:
         self.last: Optional[SyncReport] = None
         self.last_error: Optional[str] = None
         self._was_down = False  # a state line said the host was not up (state_line)
+        self._said_connecting = False  # a state line said it was connecting
         self.syncs = 0
         self._stop = threading.Event()
         self._kick = threading.Event()
@@ -97,9 +98,14 @@ class RemoteFeed:
         if st.kind == "up":
             if self.last_error:  # (an error naming this host already: named once)
                 return f"{self.cfg.name}: {self.last_error.removeprefix(self.cfg.name + ': ')}"
-            # after a line saying it was not up, one saying it is again (the bottom line shows the latest)
-            return f"{self.cfg.name}: up again since {since}" if self._was_down else None
-        if st.kind != "connecting":  # (a first connection is not a recovery)
+            # after a line saying it was not up (connecting included), one saying it is now: the
+            # runs screen's bottom line shows the latest line, which would say "connecting" for good
+            if self._was_down:
+                return f"{self.cfg.name}: up again since {since}"
+            return f"{self.cfg.name}: up since {since}" if self._said_connecting else None
+        if st.kind == "connecting":  # (a first connection is not a recovery)
+            self._said_connecting = True
+        else:
             self._was_down = True
         retry = ", retrying" if st.kind not in ("connecting", "degraded", "closed") else ""
         # the why (and what to do) right after the state: the runs screen's bottom line is one line

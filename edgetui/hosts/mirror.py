@@ -33,6 +33,7 @@ submission's ``eval.sh`` or ``allowed_files.txt``). Nothing is ever written on t
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
 import shutil
@@ -71,6 +72,8 @@ class SyncReport:
     #: a device, a broken symlink): never opened, not in the image
     skipped: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: the host's listing was not complete (cut short, a directory unreadable): nothing was removed
+    incomplete: bool = False
     #: bytes of the compressed tar streams of a first sync (0 without one)
     bulk_bytes: int = 0
     #: seconds of each phase of a full sync, in order (``settle``: an earlier stage written to disk
@@ -100,9 +103,12 @@ def _ns(mt: bytes) -> int:
     return int(Decimal(mt.decode()) * 1_000_000_000)  # a negative time, an odd form
 
 
-def _find_walk(host, root: str, skipped: list | None = None) -> dict[str, Entry] | None:
-    """Every path under ``root`` (relative, POSIX) from one remote ``find -L -printf``; None when
-    the host cannot run it (no exec, no GNU find). ``skipped``: see :func:`_find_entries`."""
+def _find_walk(host, root: str, skipped: list | None = None) -> tuple[dict[str, Entry], bool] | None:
+    """Every path under ``root`` (relative, POSIX) from one remote ``find -L -printf``, and whether
+    that listing is complete (``find`` exited 0 and its last record is whole: a listing cut short or
+    with unreadable parts lists only some of what is there). None when the host cannot run it (no
+    exec channel, no GNU find, the channel refused: the caller lists over SFTP). ``skipped``: see
+    :func:`_find_entries`."""
     run = getattr(host, "run_kept", None) or getattr(host, "run", None)  # no new session per listing
     if run is None:
         return None
@@ -112,7 +118,10 @@ def _find_walk(host, root: str, skipped: list | None = None) -> dict[str, Entry]
         return None
     if status not in (0, 1) or (status == 1 and not out):  # 1: some entries unreadable, the rest listed
         return None
-    return _find_entries(out, "", skipped)
+    whole = not out or out.endswith(b"\0")
+    if not whole:  # a record cut short: not a path of the host's
+        out = out[: out.rfind(b"\0") + 1]
+    return _find_entries(out, "", skipped), status == 0 and whole
 
 
 #: ``find``'s ``%y`` letters of what is neither a file nor a directory, as said in a note
@@ -167,26 +176,36 @@ def _find_paths(host, root: str, rels: list[str], depth0: bool, skipped: list | 
         status, out, _err = run(argv + ["-printf", r"%y %s %T@ %i %p\0"], timeout=600)
     except OSError:
         return None
-    if status not in (0, 1):  # 1: some paths gone (they are absent), the rest listed
-        return None
+    if status not in (0, 1) or (out and not out.endswith(b"\0")):  # 1: some paths gone (absent), the rest listed
+        return None  # (a record cut short: the answer is not whole)
     return _find_entries(out, base, skipped)
 
 
-def _list_walk(host: Host, root: str, depth: int = 12) -> dict[str, Entry]:
+def _list_walk(host: Host, root: str, depth: int = 12) -> tuple[dict[str, Entry], bool]:
+    """Every path under ``root`` from SFTP listings, directory by directory, and whether that is
+    complete (every directory listed, none deeper than ``depth``). Raises ``OSError`` when ``root``
+    itself cannot be listed."""
     got: dict[str, Entry] = {}
+    complete = True
     todo = [("", 0)]
     while todo:
         rel, d = todo.pop()
         try:
             entries = host.list(posixpath.join(root, rel) if rel else root)
-        except OSError:
+        except OSError as e:
+            if not rel or e.errno in (errno.EHOSTDOWN, errno.ETIMEDOUT):  # (the host gone: no listing at all)
+                raise
+            complete = False  # (a directory unreadable, gone meanwhile, or the host gone: not listed)
             continue
         for e in entries:
             r = posixpath.join(rel, e.name) if rel else e.name
             got[r] = e
-            if e.is_dir and d < depth:
-                todo.append((r, d + 1))
-    return got
+            if e.is_dir:
+                if d < depth:
+                    todo.append((r, d + 1))
+                else:
+                    complete = False
+    return got, complete
 
 
 #: GNU tar's patterns for most of what :func:`wanted` leaves out (anything else that comes is
@@ -278,6 +297,13 @@ def wanted(rel: str) -> bool:
 def walk(host: Host, root: str, skipped: list | None = None) -> dict[str, Entry]:
     """Every file and directory under ``root`` on ``host`` (relative POSIX path -> Entry). Raises
     ``OSError`` when ``root`` is not a directory there. ``skipped``: see :func:`_find_entries`."""
+    return listing(host, root, skipped)[0]
+
+
+def listing(host: Host, root: str, skipped: list | None = None) -> tuple[dict[str, Entry], bool]:
+    """:func:`walk`, and whether the listing is complete: the only kind a removal is believed from
+    (docs/remote-hosts.md, "What is believed deleted"). Raises ``OSError`` when ``root`` is not a
+    directory there or the host stops answering."""
     top = host.stat(root)
     if top is None or not top.is_dir:
         raise OSError(2, "no such directory", root)
@@ -346,7 +372,7 @@ class Mirror:
         base = stage_mod.base_dir() if first and self.use_stage else None
         if base is not None:
             try:
-                self.stage = self._root = stage_mod.make(base)
+                self.stage = self._root = stage_mod.make(base, self.local_root)
             except OSError:
                 base = None
         streams = self._start_streams() if first else None
@@ -363,7 +389,10 @@ class Mirror:
         try:
             try:
                 odd: list = []
-                entries = walk(self.host, self.remote_root, odd) if only is None else self._stat_only(only)
+                if only is None:
+                    entries, complete = listing(self.host, self.remote_root, odd)
+                else:
+                    entries, complete = self._stat_only(only), False
                 self._say_skipped(odd, rep)
             except BaseException:
                 if streams is not None:
@@ -382,8 +411,14 @@ class Mirror:
             mark("streams")
             verified = self._apply(entries, rep, streamed=streams is not None, known=known)
             mark("check")
-            if only is None:
+            if complete:
                 rep.removed = self._remove_gone(entries, listed)
+            elif only is None:
+                rep.incomplete = True
+                rep.errors.append(
+                    f"{self.host.name}:{self.remote_root}: the host's listing was incomplete "
+                    "(a directory unreadable, or the answer cut short): nothing removed"
+                )
             mark("remove")
             self._dir_times(entries, known, rep)
             mark("dir_times")
@@ -399,8 +434,12 @@ class Mirror:
             raise
         finally:
             self._root = self.local_root
-        if only is None:
+        if complete:
             self._verified, self._listed = verified, set(entries)
+        elif only is None and listed is not None:
+            # what this listing missed may still be there: kept among the paths a later complete
+            # listing looks for removals in
+            self._verified, self._listed = verified, listed | set(entries)
         self.bytes_read += rep.bytes_read
         rep.seconds = time.monotonic() - t0
         return rep
@@ -427,7 +466,7 @@ class Mirror:
     def _drop_stage(self) -> None:
         """Forget and remove this sync's stage (nothing published from it yet)."""
         if self.stage is not None:
-            shutil.rmtree(self.stage, ignore_errors=True)
+            stage_mod.remove(self.stage)
         self.stage, self._root = None, self.local_root
 
     def sync_changed(self, rels: set[str], recurse: set[str] | None = None) -> SyncReport | None:
@@ -471,7 +510,7 @@ class Mirror:
                 return None
             entries.update(more)
         self._say_skipped(odd, rep)
-        gone = [rel for rel in clean if rel not in entries]
+        gone = self._confirmed_gone([rel for rel in clean if rel not in entries])
         entries = {rel: e for rel, e in entries.items() if e.is_dir or wanted(rel)}
         self.local_root.mkdir(parents=True, exist_ok=True)
         known, listed = self._verified, self._listed
@@ -504,6 +543,35 @@ class Mirror:
         self.bytes_read += rep.bytes_read
         rep.seconds = time.monotonic() - t0
         return rep
+
+    def _confirmed_gone(self, rels: list[str]) -> list[str]:
+        """Those of ``rels`` (missing from a ``find`` of the reported paths) that the host says are
+        gone: its SFTP listing of the parent directory lacks the name (or the parent is gone, and
+        so on up; never the root). A ``find`` that failed to stat a path (an unreadable directory,
+        a host half-answering) is no proof of a deletion. Raises ``OSError`` when a listing fails
+        otherwise (the caller then lists the root in full)."""
+        names: dict[str, set[str] | None] = {}
+
+        def listed(d: str) -> set[str] | None:
+            if d not in names:
+                try:
+                    names[d] = {
+                        e.name for e in self.host.list(posixpath.join(self.remote_root, d) if d else self.remote_root)
+                    }
+                except OSError as e:
+                    if e.errno != errno.ENOENT or not d:
+                        raise
+                    names[d] = None
+            return names[d]
+
+        def gone(rel: str) -> bool:
+            parent = posixpath.dirname(rel)
+            have = listed(parent)
+            if have is None:
+                return gone(parent)
+            return posixpath.basename(rel) not in have
+
+        return [rel for rel in rels if gone(rel)]
 
     def _say_skipped(self, odd: list, rep: SyncReport) -> None:
         """A note in ``rep.skipped`` for each ``(relative path, what)`` the listing left out, once

@@ -88,6 +88,12 @@ def add_image_root(path: str) -> None:
         _image_prefixes = tuple(sorted(_IMAGE_ROOTS))
 
 
+def image_roots() -> list[str]:
+    """The image roots said so far in this process (:func:`add_image_root`): for a helper process
+    taking signatures too (the ingest's shard), which must say them again there."""
+    return sorted(_IMAGE_ROOTS)
+
+
 def _in_image(task_dir: str) -> bool:
     if not _image_prefixes:
         return False

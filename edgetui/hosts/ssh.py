@@ -235,6 +235,7 @@ class SshHost(SftpReads):
         backoff_max: float = 60.0,
         max_channels: int = 10,
         slow_s: float = SLOW_S,
+        compression: Optional[bool] = None,
     ):
         self.name = name
         self.target = SshTarget.parse(target) if isinstance(target, str) else target
@@ -251,6 +252,9 @@ class SshHost(SftpReads):
         if max_channels < 2:
             raise ValueError("max_channels must be at least 2 (the SFTP session and one more)")
         self.max_channels = max_channels
+        #: compress the connection (zlib@openssh.com, after login): None: yes, unless the user's
+        #: ssh_config says ``Compression`` for this host (docs/remote-hosts.md, "Compression")
+        self.compression = compression
         self._state = HostState(CONNECTING, time.time())
         self._listeners: list[Callable[[str, HostState], None]] = []
         self._conn = None
@@ -451,11 +455,18 @@ class SshHost(SftpReads):
         # A ``Ciphers`` of the user's ssh_config for this host wins: asyncssh applies it when no
         # encryption_algs is given (an explicit one would override it)
         try:
-            user_ciphers = self.ssh_config().get("Ciphers", None)
+            cfg = self.ssh_config()
+            user_ciphers, user_compression = cfg.get("Ciphers", None), cfg.get("Compression", None)
         except Exception:  # noqa: BLE001 - a bad config file: asyncssh.connect reports it below
-            user_ciphers = None
+            user_ciphers = user_compression = None
         if user_ciphers is None:
             kw["encryption_algs"] = preferred_ciphers()
+        # compressed: run files are text (JSON lines, logs) that zlib takes to a fifth or less,
+        # bytes on the wire per byte appended ~0.2 against 1.005 without (bench/bench_ssh_compression.py);
+        # asyncssh offers "none" first unless told. The user's ``Compression`` wins, as for ciphers
+        want = self.compression if self.compression is not None else (user_compression is None or user_compression)
+        if self.compression is not None or user_compression is None:
+            kw["compression_algs"] = ["zlib@openssh.com", "zlib", "none"] if want else ["none"]
         if t.port:
             kw["port"] = t.port
         if t.user:
@@ -565,7 +576,9 @@ class SshHost(SftpReads):
                 try:
                     await asyncio.wait_for(sftp.stat("."), self.op_timeout)
                     self._set_state(UP, rtt_s=time.monotonic() - t0, message=str(self.target))
-                except BaseException:  # noqa: BLE001 - the first probe is an extra: the loop below probes again
+                except asyncio.CancelledError:  # closed (or the loop ending) meanwhile: end, the finally closes
+                    raise
+                except Exception:  # noqa: BLE001 - the first probe is an extra: the loop below probes again
                     pass
                 self._up.set()
                 probe = asyncio.ensure_future(self._probe_loop(conn, sftp))
@@ -865,10 +878,7 @@ class SshHost(SftpReads):
         import shlex
 
         paths = list(paths)
-        cmd = (
-            "exec inotifywait -m -r -e close_write,modify,create,delete,moved_to,moved_from,attrib "
-            "--format '%w%f %e' -- " + " ".join(shlex.quote(p) for p in paths)
-        )
+        cmd = "sh -c " + shlex.quote(_WATCH_SCRIPT) + " edgetui " + " ".join(shlex.quote(p) for p in paths)
 
         async def go():
             sem = await self._channel()
@@ -927,6 +937,19 @@ class SshHost(SftpReads):
                 f"{self.name}: cannot watch with inotifywait (exit {status})",
             )
 
+
+#: the remote side of :meth:`SshHost.watch` (``sh -c SCRIPT edgetui PATH...``): ``inotifywait -m``
+#: writes only when something changes, so a session that ended (the channel closed, the connection
+#: or sshd gone) would leave it running with parent 1 for good; here a ``cat`` of the channel's
+#: stdin ends it as soon as that closes (sshd closes it with the session), and the script ends with
+#: inotifywait (its status: 127 without it)
+_WATCH_SCRIPT = (
+    "command -v inotifywait >/dev/null 2>&1 || exit 127; exec 3<&0; "
+    "inotifywait -m -r -e close_write,modify,create,delete,moved_to,moved_from,attrib "
+    "--format '%w%f %e' -- \"$@\" </dev/null & p=$!; "
+    "{ cat <&3 >/dev/null 2>&1; kill $p 2>/dev/null; } & c=$!; exec 3<&-; "
+    "wait $p; s=$?; kill $c 2>/dev/null; exit $s"
+)
 
 #: the path :meth:`SshHost.watch` reports when inotifywait's queue overflowed (changes lost)
 OVERFLOW = "\0overflow"

@@ -118,9 +118,80 @@ def budget(base: str) -> int:
     return cap if avail is None else min(cap, int(avail * MEM_SHARE))
 
 
-def make(base: str) -> Path:
-    """A new private stage directory (0700, a random name) under ``base``. Raises ``OSError``."""
-    return Path(tempfile.mkdtemp(prefix=PREFIX, dir=base))
+#: suffix of the file beside a stage naming its maker and its image (``<pid>\n<image path>\n``)
+OWNER = ".owner"
+
+#: stages this process made that are not published or settled yet (never swept)
+_MAKING: set[str] = set()
+
+
+def make(base: str, image: Path | None = None) -> Path:
+    """A new private stage directory (0700, a random name) under ``base`` for the image ``image``
+    (named in a file beside it, :data:`OWNER`); stages left orphaned are swept first
+    (:func:`sweep`). Raises ``OSError``."""
+    sweep(base)
+    stage = Path(tempfile.mkdtemp(prefix=PREFIX, dir=base))
+    _MAKING.add(str(stage))
+    if image is not None:
+        Path(str(stage) + OWNER).write_text(f"{os.getpid()}\n{os.path.abspath(image)}\n")
+    return stage
+
+
+def remove(stage: Path) -> None:
+    """Remove a stage and the file naming its owner."""
+    _MAKING.discard(str(stage))
+    shutil.rmtree(stage, ignore_errors=True)
+    try:
+        os.unlink(str(stage) + OWNER)
+    except FileNotFoundError:
+        pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep(base: str) -> list[Path]:
+    """Remove the stages under ``base`` that nothing leads to any more: made by this user, whose
+    image (named beside it) has no link into it, and not being made (by this process, or by another
+    one still alive). Such a stage is tmpfs memory held for nothing: its image was deleted (the
+    cache cleared, a test's temporary directory removed) or settled elsewhere. Returns those removed."""
+    out = []
+    try:
+        items = list(os.scandir(base))
+    except OSError:
+        return out
+    names = {e.name for e in items}
+    for e in items:
+        if e.name.startswith(PREFIX) and e.name.endswith(OWNER) and e.name[: -len(OWNER)] not in names:
+            try:  # the stage itself removed by hand (as a reboot clears /dev/shm): its owner file too
+                if e.stat(follow_symlinks=False).st_uid == os.getuid():
+                    os.unlink(e.path)
+            except OSError:
+                pass
+            continue
+        if not e.name.startswith(PREFIX) or e.name.endswith(OWNER) or not e.is_dir(follow_symlinks=False):
+            continue
+        try:
+            if e.stat(follow_symlinks=False).st_uid != os.getuid():
+                continue
+            pid_s, image = Path(e.path + OWNER).read_text().split("\n")[:2]
+            pid = int(pid_s)
+        except (OSError, ValueError):
+            continue  # (no owner named: made by an older edgetui, left as it is)
+        if e.path in _MAKING or (pid != os.getpid() and _alive(pid)):
+            continue
+        if any(os.path.dirname(t) == e.path for _link, t in staged_links(Path(image))):
+            continue  # the next sync of its image settles it
+        remove(Path(e.path))
+        out.append(Path(e.path))
+    return out
 
 
 def publish(stage: Path, image: Path) -> None:
@@ -139,6 +210,7 @@ def publish(stage: Path, image: Path) -> None:
             os.symlink(e.path, dst)
         else:
             shutil.copy2(e.path, dst)
+    _MAKING.discard(str(stage))
 
 
 def staged_links(image: Path) -> list[tuple[Path, str]]:
@@ -185,5 +257,5 @@ def settle(image: Path, stage: Path | None = None) -> int:
         part.unlink()
         n += 1
     for s in stages:
-        shutil.rmtree(s, ignore_errors=True)
+        remove(s)
     return n

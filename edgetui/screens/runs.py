@@ -293,7 +293,7 @@ class RunsScreen(Screen):
     def _on_runs_updated(self, msg: RunsUpdated) -> None:
         """Posted to this screen (thread-safe from a worker): update every screen that shows live data."""
         msg.stop()
-        dispatch_runs_updated(self.app, msg.runs, msg.messages)
+        dispatch_runs_updated(self.app, msg.runs, msg.messages, msg.hosts)
         if self not in self.app.screen_stack:  # not pushed yet / already popped: still keep the data
             self.update_runs(msg.runs, msg.messages)
 
@@ -430,6 +430,11 @@ class RunsScreen(Screen):
                 t = Text("● ", style=STATUS_COLORS.get(st, ""))
                 t.append(f"{counts[st]} {st}", style=STATUS_COLORS.get(st, ""))
                 fields.append(t)
+        for h in self.host_rows:  # a host not up with no run here: only the hosts view would say so
+            if h.kind not in ("local", "up", "degraded") and not h.runs:
+                since = time.strftime(" since %H:%M:%S UTC", time.gmtime(h.since)) if h.since else ""
+                mark = "…" if h.kind == "connecting" else "✗"
+                fields.append(Text(visible(f"{mark} {h.name} {h.kind}{since} (H: hosts)"), style="red"))
         n_alarms = sum(len(r.current_alarms) for r in self.runs)
         if n_alarms:
             fields.append(Text(f"⚠ {n_alarms} alarm{'s' if n_alarms != 1 else ''}", style="bold red"))
