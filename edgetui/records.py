@@ -1,6 +1,6 @@
 """Structured records besides events: runs, tasks, submissions, per-test results.
 
-These mirror the database tables of the same names (see :mod:`edgetui.schema`).
+These mirror the database tables of the same names (see :mod:`edgetui.store.schema`).
 Scores are raw task scores (any unit, direction per task); ``pass_rate`` is
 0–1; ``score_0_100`` is SForge's rescaled score (0–100, higher is better).
 Times are epoch seconds UTC.

@@ -1,19 +1,19 @@
 """Moments of a run: where the best-so-far jumped, and which jumps were *reframing moments*.
 
 No Textual and no database here: the inputs are plain rows (the loader is
-:mod:`edgetui.moments`), the outputs :class:`Moment` values, so the detectors are
+:mod:`edgetui.analysis.moments_table`), the outputs :class:`Moment` values, so the detectors are
 tested on their own and shared by the CLI, the replay screen and the report. In a view, moments
 are placed on the paged cursor, the interface they build on (:mod:`replay`): by round, through
-:meth:`replay.cursor.ReplayCursor.set_moments`, which finds the rounds' graded positions in the
+:meth:`edgetui.replay.cursor.ReplayCursor.set_moments`, which finds the rounds' graded positions in the
 cursor's index; no event column is read for it.
 
 **Signals.**
 
 * :func:`graded_series`: every graded round in *result-known order* (``submissions.t``, the
   time the judge's result was known; else submission time + the judge's ``runtime_s``), with the
-  running best from the one best-so-far function, :func:`replay.selection.best_so_far`,
+  running best from the one best-so-far function, :func:`edgetui.replay.selection.best_so_far`,
   under the task's selection policy and score direction. Values are what the chart
-  plots (:func:`replay.selection.display_value`): raw task units for a score task,
+  plots (:func:`edgetui.replay.selection.display_value`): raw task units for a score task,
   the pass rate × 100 (0–100) otherwise. ``gain`` is always counted in the improving
   direction (positive = better, also for ``minimize`` tasks).
 * :func:`behaviour_cycles`: the agent's behaviour between two agent submissions (a
@@ -58,7 +58,7 @@ from types import SimpleNamespace
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 # (_Selector: best_so_far's own fold, kept between live updates so a series resumes where it ended)
-from replay.selection import _Selector, display_value, entry_from_submission
+from edgetui.replay.selection import _Selector, display_value, entry_from_submission
 
 __all__ = [
     "DETECTOR_VERSION",
@@ -274,7 +274,7 @@ def _t_submit(r: Any) -> Optional[float]:
 
 
 def _t_result(r: Any) -> Optional[float]:
-    # ``submissions.t`` is when the round's result was known (edgetui.ingest.finalize_run);
+    # ``submissions.t`` is when the round's result was known (edgetui.record.ingest.finalize_run);
     # without it, the submission plus the judge's runtime
     v = _row_get(r, "t")
     if v is not None:
@@ -302,7 +302,7 @@ def _graded_from(
     event_ids: Optional[Mapping[str, str]],
 ) -> Iterable[Graded]:
     """The :class:`Graded` of ``rows[start:]``, ``sel`` holding the selection over ``rows[:start]``
-    and ``prev_best`` the plotted best after them (what :func:`replay.selection.best_so_far`
+    and ``prev_best`` the plotted best after them (what :func:`edgetui.replay.selection.best_so_far`
     computes, one row at a time, so a series can be resumed)."""
     for i in range(start, len(rows)):
         r = rows[i]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from textual.app import App
 
-from edgetui.hosts.attach import HostRow
-from edgetui.screens.hosts import HostsScreen
+from edgetui.live.remote_hosts import HostRow
+from edgetui.views.screens.hosts import HostsScreen
 
 
 class _Host(App):

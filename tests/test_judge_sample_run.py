@@ -30,13 +30,13 @@ from pathlib import Path
 
 import pytest
 
-from edgetui import store
-from edgetui.cli import resolve_run
-from edgetui.db import open_db
-from edgetui.ingest import ingest_paths
+from edgetui.store import queries as store
+from edgetui.cli.main import resolve_run
+from edgetui.store.database import open_db
+from edgetui.record.ingest import ingest_paths
 from edgetui.live.alarms import AlarmSettings
 from edgetui.live.supervisor import Supervisor
-from replay.cursor import ReplayCursor
+from edgetui.replay.cursor import ReplayCursor
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_runs"

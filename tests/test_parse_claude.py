@@ -509,9 +509,9 @@ def test_second_init_without_marker_starts_segment_1():
 def test_concatenated_sessions_without_results_flag_the_run_incomplete(tmp_path):
     """A file of two sessions, the first without its result (cut off, then a new session appended):
     the run is flagged incomplete, in runs and in the replay header's flags (one SQL expression)."""
-    from edgetui.db import open_db
-    from edgetui.ingest import ingest_paths
-    from edgetui.store import transcript_flags
+    from edgetui.store.database import open_db
+    from edgetui.record.ingest import ingest_paths
+    from edgetui.store.queries import transcript_flags
 
     res = {
         "type": "result",

@@ -10,10 +10,10 @@ import prereqs
 import pytest
 from sshd_fixture import Sshd
 
-from edgetui.db import open_db
+from edgetui.store.database import open_db
 from edgetui.hosts.mirror import Mirror, wanted
 from edgetui.hosts.ssh import UP, SshHost
-from edgetui.ingest import ingest_paths
+from edgetui.record.ingest import ingest_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = [

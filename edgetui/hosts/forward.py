@@ -15,7 +15,7 @@ import socket
 import urllib.parse
 from typing import Any
 
-from .ssh import _loop
+from edgetui.hosts.ssh import _loop
 
 
 def _free_port() -> int:

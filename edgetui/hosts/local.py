@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Iterable, Optional
 
-from . import Entry
+from edgetui.hosts import Entry
 
 
 class LocalHost:

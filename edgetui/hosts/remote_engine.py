@@ -32,7 +32,7 @@ import threading
 import time
 from typing import Any, Optional
 
-from .ssh import DEGRADED, UP
+from edgetui.hosts.ssh import DEGRADED, UP
 
 MODES = ("auto", "socket", "cli", "none")
 
@@ -347,12 +347,12 @@ class RemoteEngine:
 
     def _choose(self) -> bool:
         """Find a route (socket first under ``auto``); False with :attr:`error` set when none works."""
-        from ..live.docker_watch import DockerWatch, _short_error
+        from edgetui.live.docker_watch import DockerWatch, _short_error
 
         why = []
         if self.mode in ("auto", "socket"):
             try:
-                from .engine import remote_docker_client
+                from edgetui.hosts.engine import remote_docker_client
 
                 client = remote_docker_client(self.ssh, self.socket_path)
                 client.ping()

@@ -15,7 +15,7 @@ KEPT_IDLE_S = 30.0
 
 
 def _ssh():
-    from . import ssh
+    from edgetui.hosts import ssh
 
     return ssh
 

@@ -99,7 +99,7 @@ class RemoteShell:
 
     def close(self) -> None:
         """Give the channel back (from any thread)."""
-        from .ssh import _loop
+        from edgetui.hosts.ssh import _loop
 
         if self._proc is not None:
             asyncio.run_coroutine_threadsafe(self._drop(), _loop())

@@ -35,9 +35,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
-from . import Entry
-from .sftp_reads import KEPT_HANDLES, KEPT_IDLE_S, SftpReads  # noqa: F401  (public here before the split)
-from .tuning import coalesce_sends, preferred_ciphers
+from edgetui.hosts import Entry
+from edgetui.hosts.sftp_reads import KEPT_HANDLES, KEPT_IDLE_S, SftpReads  # noqa: F401  (public here before the split)
+from edgetui.hosts.tuning import coalesce_sends, preferred_ciphers
 
 # ---------------------------------------------------------------------------------------------- states
 
@@ -399,7 +399,7 @@ class SshHost(SftpReads):
         ``GlobalKnownHostsFile``) that does not exist, else None. (asyncssh reads each file it is
         given and fails with "No such file or directory" on a missing one; the default
         ``~/.ssh/known_hosts`` is not named, and its absence only means no host is known yet.)"""
-        from ..errors import KnownHostsMissing
+        from edgetui.errors import KnownHostsMissing
 
         named: list[tuple[str, str]] = []
         if self._known_hosts:
@@ -472,7 +472,7 @@ class SshHost(SftpReads):
         import asyncssh
 
         t = self.target
-        from ..errors import KnownHostsMissing
+        from edgetui.errors import KnownHostsMissing
 
         if isinstance(e, FileNotFoundError) and not isinstance(e, KnownHostsMissing):
             e = self._missing_known_hosts() or e  # asyncssh reads the known_hosts files once connected
@@ -775,7 +775,7 @@ class SshHost(SftpReads):
         """As :meth:`run`, in the host's long-lived ``sh`` (:mod:`edgetui.hosts.shell`: no new
         session per call; stderr is discarded, the command gets no stdin)."""
         if self._shell is None:
-            from .shell import RemoteShell
+            from edgetui.hosts.shell import RemoteShell
 
             self._shell = RemoteShell(self)
         shell = self._shell

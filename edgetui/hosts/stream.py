@@ -68,7 +68,7 @@ class RemoteProcess:
         if self._closed:
             return
         self._closed = True
-        from .ssh import _loop
+        from edgetui.hosts.ssh import _loop
 
         host, proc, sem = self.host, self._proc, self._sem
 

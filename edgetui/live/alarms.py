@@ -62,10 +62,10 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..events import Event, Kind, TimeSource, one_line
-from ..parsers.base import read_regular
-from ..redact import redact_obj
-from .model import Alarm, newest_per_key
+from edgetui.events import Event, Kind, TimeSource, one_line
+from edgetui.parsers.base import read_regular
+from edgetui.redact import redact_obj
+from edgetui.live.model import Alarm, newest_per_key
 
 ALARM_SOURCE = "live/alarms"
 
@@ -211,7 +211,7 @@ def load_settings(path: Optional[Path] = None, messages: Optional[list[str]] = N
             if p.suffix.lower() == ".json":
                 data = json.loads(raw or b"{}")
             else:
-                from ..compat import tomllib
+                from edgetui.compat import tomllib
 
                 data = tomllib.loads(raw.decode("utf-8"))
             if isinstance(data, dict) and isinstance(data.get("alarms"), dict):

@@ -43,8 +43,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Callable, Optional
 
-from ..events import one_line
-from .model import ContainerInfo
+from edgetui.events import one_line
+from edgetui.live.model import ContainerInfo
 
 _EXITED_RE = re.compile(r"^Exited \((-?\d+)\)")
 _SUBMISSION_ID_RE = re.compile(r"^[0-9a-f]{6,64}$")

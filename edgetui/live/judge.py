@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from ..events import one_line
-from ..run_folder_files import SMALL_FILE_LIMIT, read_run_file
+from edgetui.events import one_line
+from edgetui.parsers.run_folder_files import SMALL_FILE_LIMIT, read_run_file
 
 
 def read_admin_secret(candidates: Iterable[Path]) -> Optional[str]:

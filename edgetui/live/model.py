@@ -23,7 +23,7 @@ from typing import Any, Iterable, Optional
 
 from pydantic import BaseModel, Field
 
-from ..events import trusted_instance
+from edgetui.events import trusted_instance
 
 STATUSES = ("running", "grading", "finished", "aborted", "gone")
 

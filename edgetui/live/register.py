@@ -9,12 +9,12 @@ import os
 from pathlib import Path
 
 
-from ..events import one_line
-from ..ingest import raw_secrets
-from ..parsers import sforge_dir as sd
-from ..records import make_run_key
-from .model import Alarm
-from .run_state import _mtime, _sig, RunState, TRANSCRIPT, RUN_LOG, TICKS, WHOLE_FILES
+from edgetui.events import one_line
+from edgetui.record.ingest import raw_secrets
+from edgetui.parsers import sforge_dir as sd
+from edgetui.records import make_run_key
+from edgetui.live.model import Alarm
+from edgetui.live.run_state import _mtime, _sig, RunState, TRANSCRIPT, RUN_LOG, TICKS, WHOLE_FILES
 
 
 class RunRegistry:
@@ -60,8 +60,8 @@ class RunRegistry:
 
     def _register_many(self, locs: list, now: float) -> None:
         """Register the runs at ``locs``: their files read one by one, then their tasks
-        (:meth:`edgetui.recorder.Recorder.tasks_for`), their runs rows
-        (:meth:`~edgetui.recorder.Recorder.upsert_runs`) and the new ones' rows read back
+        (:meth:`edgetui.record.recorder.Recorder.tasks_for`), their runs rows
+        (:meth:`~edgetui.record.recorder.Recorder.upsert_runs`) and the new ones' rows read back
         (:meth:`_load_rows`) each in one statement for them all."""
         got = []
         for loc in locs:
@@ -233,7 +233,7 @@ class RunRegistry:
 
     def _load_rows(self, items: list[tuple[RunState, bool]], fresh: bool = False) -> None:
         """:meth:`_load_row` of several runs ``(rs, aggregates)``, two statements whatever their number."""
-        from ..align import in_list
+        from edgetui.record.time_alignment import in_list
 
         cols = (
             "best_round",

@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from ..events import one_line
-from ..align import in_list
-from ..finalize import FinalizeJob, finalize_runs
-from ..ingest import (
+from edgetui.events import one_line
+from edgetui.record.time_alignment import in_list
+from edgetui.record.derived_rows import FinalizeJob, finalize_runs
+from edgetui.record.ingest import (
     LINE_SOURCES,
     _fill_model_agent,
     detect_file_format,
@@ -22,12 +22,12 @@ from ..ingest import (
     mark_stopped_at_budget,
     whole_file_events,
 )
-from ..parsers import sforge_dir as sd
-from ..parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch
-from ..redact import redact_text
-from ..run_folder_files import open_run_file
-from .tail import TailSource, settle
-from .run_state import (
+from edgetui.parsers import sforge_dir as sd
+from edgetui.parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch
+from edgetui.redact import redact_text
+from edgetui.parsers.run_folder_files import open_run_file
+from edgetui.live.tail import TailSource, settle
+from edgetui.live.run_state import (
     _mtime,
     _sig,
     RoundState,
@@ -65,7 +65,7 @@ class RunFiles:
     def _add_source(self, rs: RunState, name: str, catchup: bool) -> None:
         path = rs.task_dir / name
         if name == TRANSCRIPT:
-            from ..parsers.detect import parser_for
+            from edgetui.parsers.detect import parser_for
 
             def make(source, gen, state, rs=rs):
                 return parser_for(rs.fmt or "claude_stream", source, gen, state)
@@ -262,7 +262,7 @@ class RunFiles:
         first = [rs for _, _, rs in due if rs.last_finalize <= 0][: max(1, s.max_first_refresh_per_poll)]
         batch = first + [rs for _, _, rs in due if rs.last_finalize > 0][: max(1, s.max_finalize_per_poll)]
         # the runs' files in one transaction (a fixed number of statements for the batch, see
-        # _refresh_files_many), then the finalize of all of them at once (edgetui.finalize.finalize_runs:
+        # _refresh_files_many), then the finalize of all of them at once (edgetui.record.derived_rows.finalize_runs:
         # a fixed number of statements for the batch instead of ~25 a run); when a batch fails, its runs
         # again one by one, each in its own transaction (one run's trouble stays with that run)
         todo: list[tuple[RunState, bool, bool, dict]] = []  # (rs, full, aggregates, known)
@@ -327,10 +327,10 @@ class RunFiles:
             rs.dirty_finalize = False
 
     def _refresh_files_many(self, runs: list[RunState], now: float) -> dict[str, tuple[bool, dict]]:
-        """The whole-file part of :func:`edgetui.ingest.ingest_run` for each of ``runs`` (their
+        """The whole-file part of :func:`edgetui.record.ingest.ingest_run` for each of ``runs`` (their
         finalize follows), in a fixed number of statements for the batch: one read of their
         run_agent.log ends, one insert of the finished ones' transcript ends, and
-        :meth:`edgetui.recorder.Recorder.replace_file_events_many` of their file events.
+        :meth:`edgetui.record.recorder.Recorder.replace_file_events_many` of their file events.
 
         A run going on whose aggregates were recomputed less than ``finalize_interval_s`` ago (and
         whose time anchors did not change) gets a submissions-only finalize: a new graded round
@@ -416,14 +416,14 @@ class RunFiles:
         return out
 
     def _finalize(self, rs: RunState, aggregates: bool = True, **known) -> None:
-        """:func:`edgetui.finalize.finalize_run` for one run, then its runs row read back
+        """:func:`edgetui.record.derived_rows.finalize_run` for one run, then its runs row read back
         (``aggregates=False``: see :meth:`_refresh_files_many`). ``known``: ``log_end`` (the latest time of
         the run's run_agent.log events, epoch UTC or None) when the caller just read it."""
         self._finalize_runs([(rs, aggregates, known)])
 
     def _finalize_runs(self, items: list[tuple[RunState, bool, dict]]) -> None:
         """:meth:`_finalize` of several runs ``(rs, aggregates, known)`` together
-        (:func:`edgetui.finalize.finalize_runs`; the reads before and after it grouped too)."""
+        (:func:`edgetui.record.derived_rows.finalize_runs`; the reads before and after it grouped too)."""
         settle(self.conn)
         for rs, _, _ in items:
             _fill_model_agent(self.rec, rs.key, rs.info)

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from ..events import Event
-from ..parsers import sforge_dir as sd
-from ..records import RunInfo, SubmissionRecord, TaskInfo
-from .model import ContainerInfo
-from .tail import TailSource
+from edgetui.events import Event
+from edgetui.parsers import sforge_dir as sd
+from edgetui.records import RunInfo, SubmissionRecord, TaskInfo
+from edgetui.live.model import ContainerInfo
+from edgetui.live.tail import TailSource
 
 TRANSCRIPT = "agent_output.txt"
 RUN_LOG = "run_agent.log"

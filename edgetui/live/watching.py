@@ -18,8 +18,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from ..events import one_line
-from ..hosts.local import is_watch_limit
+from edgetui.events import one_line
+from edgetui.hosts.local import is_watch_limit
 
 #: seconds between two attempts to start the watcher after its limit was reached
 WATCH_RETRY_S = 600.0

@@ -15,8 +15,8 @@ from typing import Any, BinaryIO, Iterator, Optional, Protocol
 
 import orjson
 
-from ..events import Event, Kind, one_line
-from ..run_folder_files import (
+from edgetui.events import Event, Kind, one_line
+from edgetui.parsers.run_folder_files import (
     WHOLE_FILE_LIMIT,
     SkippedRunFile,
     non_regular_kind,  # noqa: F401 - re-exported
@@ -136,14 +136,14 @@ def line_events(parser: "LineParser", line: Line, source: str, gen: str) -> list
 
 
 #: A run file not read (a FIFO, socket or device, a link out of the run folder, a link loop, over
-#: its size bound): :class:`edgetui.run_folder_files.SkippedRunFile`.
+#: its size bound): :class:`edgetui.parsers.run_folder_files.SkippedRunFile`.
 NotRegularFile = SkippedRunFile
 
 
 def open_regular(path: str | os.PathLike) -> BinaryIO:
     """Open ``path`` for binary reading only if it is a regular file (and, inside
-    :func:`~edgetui.run_folder_files.reading_run_folder`, inside the run folder):
-    :func:`edgetui.run_folder_files.open_run_file`. Never blocks on a FIFO. Raises
+    :func:`~edgetui.parsers.run_folder_files.reading_run_folder`, inside the run folder):
+    :func:`edgetui.parsers.run_folder_files.open_run_file`. Never blocks on a FIFO. Raises
     :class:`NotRegularFile` (an ``OSError`` whose message says what the file is) or any other
     ``OSError``.
     """
@@ -152,7 +152,7 @@ def open_regular(path: str | os.PathLike) -> BinaryIO:
 
 def read_regular(path: str | os.PathLike, limit: int = WHOLE_FILE_LIMIT) -> bytes:
     """The bytes of a regular file (:func:`open_regular`'s rules), at most ``limit``
-    (:func:`edgetui.run_folder_files.read_run_file`: a longer file is skipped, noted)."""
+    (:func:`edgetui.parsers.run_folder_files.read_run_file`: a longer file is skipped, noted)."""
     return read_run_file(path, limit=limit)
 
 

@@ -80,9 +80,9 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from ..events import EVENT_DEFAULTS, Event, Kind, TimeSource, Usage, fast_event, make_event, validated_event
-from .base import END_OF_FILE_SUB, finite_or_none, loads_lenient, parse_error
-from .claude_content import (
+from edgetui.events import EVENT_DEFAULTS, Event, Kind, TimeSource, Usage, fast_event, make_event, validated_event
+from edgetui.parsers.base import END_OF_FILE_SUB, finite_or_none, loads_lenient, parse_error
+from edgetui.parsers.claude_content import (
     SUMMARY_SCAN,
     SUMMARY_WIDTH,  # noqa: F401 - SUMMARY_WIDTH re-exported
     _block_text,
@@ -95,7 +95,11 @@ from .claude_content import (
     parse_timestamp,
     tool_reference_names,
 )
-from .sforge_submit import _submit_summary, parse_sforge_submit_output, sforge_submit_mode  # (also imported from here)
+from edgetui.parsers.sforge_submit import (
+    _submit_summary,
+    parse_sforge_submit_output,
+    sforge_submit_mode,
+)  # (also imported from here)
 
 __all__ = [
     "ClaudeStreamParser",
@@ -851,7 +855,7 @@ def __getattr__(name: str):
     """``ClaudeSessionParser``, ``FORMATS`` and ``detect_claude_format`` live in :mod:`.claude_session` (read
     from here as before, on first use: that module builds on this one)."""
     if name in ("ClaudeSessionParser", "detect_claude_format", "FORMATS"):
-        from . import claude_session
+        from edgetui.parsers import claude_session
 
         return getattr(claude_session, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import orjson
 
-from ..events import Usage, make_usage, one_line
+from edgetui.events import Usage, make_usage, one_line
 
 #: summaries collapse at most this many characters of a long text
 SUMMARY_SCAN = 1200

@@ -10,9 +10,9 @@ from typing import Any, Optional
 
 import orjson
 
-from ..events import Event
-from .claude import K_SESSION_INIT, K_SYSTEM, ClaudeStreamParser, _ClaudeParser
-from .claude_content import _str, _summ, parse_timestamp
+from edgetui.events import Event
+from edgetui.parsers.claude import K_SESSION_INIT, K_SYSTEM, ClaudeStreamParser, _ClaudeParser
+from edgetui.parsers.claude_content import _str, _summ, parse_timestamp
 
 
 class ClaudeSessionParser(_ClaudeParser):

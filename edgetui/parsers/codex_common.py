@@ -17,12 +17,12 @@ from typing import Any, Optional
 
 import orjson
 
-from ..events import Event, Kind, TimeSource, Usage, one_line
-from .base import loads_lenient, parse_error
-from .sforge_submit import parse_sforge_submit_output, sforge_submit_mode
+from edgetui.events import Event, Kind, TimeSource, Usage, one_line
+from edgetui.parsers.base import loads_lenient, parse_error
+from edgetui.parsers.sforge_submit import parse_sforge_submit_output, sforge_submit_mode
 
 try:  # private helper of the Claude parser: one summary style for submit results
-    from .sforge_submit import _submit_summary
+    from edgetui.parsers.sforge_submit import _submit_summary
 except ImportError:  # pragma: no cover - only if claude.py renames it
     _submit_summary = None
 

@@ -48,9 +48,9 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, Optional
 
-from ..events import Event, Kind, TimeSource, make_event, one_line
-from .base import BOM, parse_error
-from ..redact import KeyBlockLines, redact_text as _redact
+from edgetui.events import Event, Kind, TimeSource, make_event, one_line
+from edgetui.parsers.base import BOM, parse_error
+from edgetui.redact import KeyBlockLines, redact_text as _redact
 
 #: Longest traceback text kept in one INFRA_ERROR event (the rest is cut, flagged).
 MAX_TRACEBACK_CHARS = 64 * 1024

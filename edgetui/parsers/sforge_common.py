@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ..events import Event, TimeSource, one_line
-from .base import (
+from edgetui.events import Event, TimeSource, one_line
+from edgetui.parsers.base import (
     BOM,
     LineParser,
     finite_or_none,
@@ -29,7 +29,7 @@ from .base import (
     parse_error,
     read_regular,
 )
-from ..run_folder_files import SkippedRunFile, read_run_file_stat
+from edgetui.parsers.run_folder_files import SkippedRunFile, read_run_file_stat
 
 
 _ROUND_RE = re.compile(r"^(agent|auto|game|manual)-(\d+)$")

@@ -52,13 +52,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
 
-from ..events import Event, Kind, TimeSource, one_line
-from ..records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
-from ..redact import redact_obj
-from ..run_folder_files import SMALL_FILE_LIMIT, open_run_file, reads_run_folder
-from .base import file_generation, open_regular, parse_error, read_regular
-from .runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch, redact_text
-from .sforge_common import (  # shared with .sforge_submissions; some also imported from here
+from edgetui.events import Event, Kind, TimeSource, one_line
+from edgetui.records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
+from edgetui.redact import redact_obj
+from edgetui.parsers.run_folder_files import SMALL_FILE_LIMIT, open_run_file, reads_run_folder
+from edgetui.parsers.base import file_generation, open_regular, parse_error, read_regular
+from edgetui.parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch, redact_text
+from edgetui.parsers.sforge_common import (  # shared with .sforge_submissions; some also imported from here
     FAILED_GRADING_SUB,
     _Json,
     _content_gen,
@@ -71,7 +71,7 @@ from .sforge_common import (  # shared with .sforge_submissions; some also impor
     parse_line_file,
     sanitize,
 )
-from .sforge_submissions import (  # noqa: F401 - the submission folders; some re-exported
+from edgetui.parsers.sforge_submissions import (  # noqa: F401 - the submission folders; some re-exported
     FOLDER_FILES,
     _folder_events,
     _instance_log,

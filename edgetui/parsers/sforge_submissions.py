@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
-from ..events import Event, Kind, TimeSource, one_line
-from ..records import SubmissionRecord, TestResult
-from ..run_folder_files import reads_run_folder
-from .base import (
+from edgetui.events import Event, Kind, TimeSource, one_line
+from edgetui.records import SubmissionRecord, TestResult
+from edgetui.parsers.run_folder_files import reads_run_folder
+from edgetui.parsers.base import (
     GENERATION_PREFIX_BYTES,
     file_generation,
     finite_or_none,
@@ -27,8 +27,8 @@ from .base import (
     open_regular,
     parse_error,
 )
-from .runlog import JUDGE_KEPT_LEVELS, JUDGE_KEPT_PREFIXES, JudgeLogParser
-from .sforge_common import (
+from edgetui.parsers.runlog import JUDGE_KEPT_LEVELS, JUDGE_KEPT_PREFIXES, JudgeLogParser
+from edgetui.parsers.sforge_common import (
     FAILED_GRADING_SUB,
     _KIND_ORDER,
     _PASS_STATUSES,

@@ -10,7 +10,7 @@ import math
 import re
 from typing import Any, Optional
 
-from .base import finite_or_none
+from edgetui.parsers.base import finite_or_none
 
 _SPLIT_CMD = re.compile(r"[;&|\n(){}`'\"]+|\$\(")
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")

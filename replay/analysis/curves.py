@@ -149,7 +149,7 @@ def read_curves_csv(
 
 
 def run_curves(curves: Sequence[Any], hours: Sequence[float], by: str = "run") -> list[Curve]:
-    """Curves of recorded runs (:class:`replay.analysis.score_at.RunCurve`) sampled at ``hours``.
+    """Curves of recorded runs (:class:`edgetui.replay.analysis.score_at.RunCurve`) sampled at ``hours``.
     ``by``: ``run`` (one curve per run; its values are its cells, carried after its end and
     missing before its first valid submission), ``task`` (mean over the task's runs) or
     ``model`` (mean over tasks, repeats first: the leaderboard's rule). Runs going on contribute

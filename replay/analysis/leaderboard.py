@@ -9,7 +9,7 @@ leaderboard and 12-hour category tables, ``tests/test_leaderboard.py``; ``scalin
    from hour to hour); ``n_tasks`` says how many tasks it is over;
 3. a category's value is the same mean over that category's tasks.
 
-Values are 0–100 (the per-task value of :mod:`replay.analysis.score_at`, or a per-task table's
+Values are 0–100 (the per-task value of :mod:`edgetui.replay.analysis.score_at`, or a per-task table's
 ``score``), unrounded. No running maximum is applied to a per-task table (EdgeBench's is not
 always monotone: its values are kept as published).
 """
@@ -141,14 +141,14 @@ def recorded_values(
     include_infra: bool = False,
     include_samples: bool = False,
 ) -> list[TaskValue]:
-    """Per-task values of recorded runs (:class:`replay.analysis.score_at.RunCurve`) at ``hours``.
+    """Per-task values of recorded runs (:class:`edgetui.replay.analysis.score_at.RunCurve`) at ``hours``.
 
     ``group_by``: ``model`` (the run's model, from ``run_config.json`` / ``final_result.json``),
     ``run_group`` (SForge's ``run_group_key`` of the run id) or ``run_id``. ``-retry`` runs,
     infra-error runs and sample runs are left out unless asked. A run's cell without a value
-    (:class:`~replay.analysis.score_at.Cell` ``not_yet`` / ``no_valid``) is a missing value.
+    (:class:`~edgetui.replay.analysis.score_at.Cell` ``not_yet`` / ``no_valid``) is a missing value.
     """
-    from .score_at import run_group_key
+    from edgetui.replay.analysis.score_at import run_group_key
 
     out: list[TaskValue] = []
     for c in curves:
