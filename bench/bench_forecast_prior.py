@@ -1,4 +1,4 @@
-"""Speed of the live forecast update with its shape prior (edgetui.analysis.recorded_curves.header_forecast):
+"""Speed of the live forecast update with its shape prior (edgetui.analysis.forecast_prior.header_forecast):
 what a live run's forecast costs after each graded submission, in a real DuckDB file.
 
 Records ``--earlier`` finished 12-hour runs of one task (a graded submission every 10 minutes:
@@ -48,7 +48,8 @@ def main(argv=None) -> int:
     from runs_factory import HOUR, NOW, ingest, write_run, write_task
 
     from edgetui.store import queries as store
-    from edgetui.analysis.recorded_curves import fetch_from, header_forecast
+    from edgetui.analysis.recorded_curves import fetch_from
+    from edgetui.analysis.forecast_prior import header_forecast
     from edgetui.analysis.forecast_prior import fit_runs
     from edgetui.store.database import open_db
     from edgetui.replay.analysis.forecast import forecast_run

@@ -43,8 +43,8 @@ TARGET_S = 1.0
 
 def _holder(db: Path, code_dir: Path) -> subprocess.Popen:
     code = (
-        "import time;from edgetui.store.database import open_db,HolderServer;"
-        f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(600)"
+        "import time;from edgetui.store.database import open_db;from edgetui.record.forget_and_tag import holder_server;"
+        f"c=open_db({str(db)!r});h=holder_server(c,{str(db)!r});print('ready',flush=True);time.sleep(600)"
     )
     env = {**os.environ, "PYTHONPATH": str(code_dir)}
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env, cwd=code_dir)

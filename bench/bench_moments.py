@@ -7,9 +7,9 @@ message and tool-call rows, each placed a little after the original (new event i
 same texts and tool inputs), so the agent's behaviour between submissions is denser but
 shaped as before. Then it times, best of ``--repeat``:
 
-* detection: :func:`edgetui.analysis.moments_table.detect_run` (loading the series and the behaviour
+* detection: :func:`edgetui.record.moments_table.detect_run` (loading the series and the behaviour
   rows, every detector), and the same with the write of the ``moments`` table
-  (:func:`edgetui.analysis.moments_table.rebuild_moments`);
+  (:func:`edgetui.record.moments_table.rebuild_moments`);
 * the why of each reframing moment (:func:`edgetui.analysis.why_new_best.why_of`: actions, notes, and the diff
   of two submission archives, extracted safely), the data behind the ``w`` view (its paint
   is not measured here);
@@ -125,7 +125,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from edgetui.store.database import open_db
     from edgetui.record.ingest import ingest_paths
-    from edgetui.analysis.moments_table import detect_run, rebuild_moments
+    from edgetui.record.moments_table import detect_run, rebuild_moments
     from edgetui.store.queries import run_events
     from edgetui.analysis.why_new_best import why_of
 
@@ -157,7 +157,7 @@ def main(argv=None) -> int:
         t_base = best_of(lambda: run_events(conn, key), args.repeat)
         rounds = [m.round for m in found if m.detector == "reframe"]
         t_why = max(best_of(lambda r=r: why_of(conn, key, r), args.repeat) for r in rounds) if rounds else float("nan")
-        from edgetui.analysis.moments_table import _graded_inputs, load_behaviour, online_start
+        from edgetui.record.moments_table import _graded_inputs, load_behaviour, online_start
 
         subs, comps, ev_ids = _graded_inputs(conn, key)
         events = load_behaviour(conn, key)

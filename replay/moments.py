@@ -1,7 +1,7 @@
 """Moments of a run: where the best-so-far jumped, and which jumps were *reframing moments*.
 
 No Textual and no database here: the inputs are plain rows (the loader is
-:mod:`edgetui.analysis.moments_table`), the outputs :class:`Moment` values, so the detectors are
+:mod:`edgetui.record.moments_table`), the outputs :class:`Moment` values, so the detectors are
 tested on their own and shared by the CLI, the replay screen and the report. In a view, moments
 are placed on the paged cursor, the interface they build on (:mod:`replay`): by round, through
 :meth:`edgetui.replay.cursor.ReplayCursor.set_moments`, which finds the rounds' graded positions in the

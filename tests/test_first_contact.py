@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from edgetui.cli.main import build_parser, main, resolve_run
+from edgetui.cli.main import build_parser, main
+from edgetui.cli.run_arguments import resolve_run
 from edgetui.store.database import open_db
 
 ROOT = Path(__file__).resolve().parents[1]

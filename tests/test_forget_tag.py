@@ -101,8 +101,8 @@ def test_forget_and_tag_work_while_another_process_holds_the_database(tmp_path, 
     assert main(["--db", str(db), "samples", "-q"]) == 0
     n_runs = _q(db, "SELECT count(*) FROM runs")[0][0]
     code = (
-        "import sys,time;from edgetui.store.database import open_db,HolderServer;"
-        f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(60)"
+        "import sys,time;from edgetui.store.database import open_db;from edgetui.record.forget_and_tag import holder_server;"
+        f"c=open_db({str(db)!r});h=holder_server(c,{str(db)!r});print('ready',flush=True);time.sleep(60)"
     )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:

@@ -36,10 +36,10 @@ def _holder_process(
     stdin=None,
 ) -> subprocess.Popen:
     code = (
-        "import sys,time;from edgetui.store.database import open_db,HolderServer;"
+        "import sys,time;from edgetui.store.database import open_db;from edgetui.record.forget_and_tag import holder_server;"
         f"c=open_db({str(db)!r});c.execute('CREATE TABLE IF NOT EXISTS probe(x INTEGER)');"
         "c.execute('INSERT INTO probe VALUES (1),(2),(3)');"
-        f"h=HolderServer(c,{str(db)!r});{extra}print('ready',h.path,flush=True);{then}"
+        f"h=holder_server(c,{str(db)!r});{extra}print('ready',h.path,flush=True);{then}"
     )
     p = subprocess.Popen(
         [sys.executable, "-c", code],
@@ -564,8 +564,8 @@ def test_analysis_commands_answer_the_same_through_the_holder(tmp_path, capsys):
     direct = outputs()
     assert all(rc == 0 for rc, _ in direct), direct
     code = (
-        "import time;from edgetui.store.database import open_db,HolderServer;"
-        f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(120)"
+        "import time;from edgetui.store.database import open_db;from edgetui.record.forget_and_tag import holder_server;"
+        f"c=open_db({str(db)!r});h=holder_server(c,{str(db)!r});print('ready',flush=True);time.sleep(120)"
     )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:

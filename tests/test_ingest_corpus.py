@@ -26,7 +26,7 @@ def test_every_corpus_file_ingests(corpus, tmp_path, capsys):
     assert f"recorded {len(files)} run(s)" in out.out
     c = duckdb.connect(str(db), read_only=True)
     for f in files:
-        from edgetui.record.ingest import transcript_task_id
+        from edgetui.parsers.transcript_identity import transcript_task_id
 
         key = f"local/{f.stem}/{transcript_task_id(f)}"
         lines = [l for l in f.read_bytes().splitlines() if l.strip()]

@@ -173,7 +173,7 @@ def test_a_ctrl_c_inside_duckdbs_scan_of_a_batch_is_an_interrupt():
     import duckdb
     import pyarrow as pa
 
-    from edgetui.record.ingest import _is_interrupt
+    from edgetui.record.run_recording import is_interrupt
 
     schema = pa.schema([("a", pa.int64())])
 
@@ -196,5 +196,5 @@ def test_a_ctrl_c_inside_duckdbs_scan_of_a_batch_is_an_interrupt():
             "'_edgetui_batch' failed: KeyboardInterrupt:"
         )
     )
-    assert seen and all(_is_interrupt(e) for e in seen), [str(e)[:200] for e in seen]
-    assert not _is_interrupt(duckdb.InvalidInputException("reading the schema failed: ValueError: x"))
+    assert seen and all(is_interrupt(e) for e in seen), [str(e)[:200] for e in seen]
+    assert not is_interrupt(duckdb.InvalidInputException("reading the schema failed: ValueError: x"))

@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from edgetui.store import queries as store
-from edgetui.cli.main import resolve_run
+from edgetui.cli.run_arguments import resolve_run
 from edgetui.store.database import open_db
 from edgetui.record.ingest import ingest_paths
 from edgetui.live.alarms import AlarmSettings

@@ -24,7 +24,8 @@ from waits import pilot_wait_for as wait_for
 from edgetui.store import queries as store
 from edgetui.store.database import close_when_idle, open_db
 from edgetui.events import Event, Usage
-from edgetui.live.model import Alarm, ContainerInfo, LiveRun
+from edgetui.hosts.container_info import ContainerInfo
+from edgetui.live.model import Alarm, LiveRun
 from edgetui.record.recorder import Recorder
 from edgetui.records import RunInfo, TaskInfo, make_run_key
 from edgetui.views.screens.confirm import ChoiceScreen, ConfirmScreen

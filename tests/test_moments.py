@@ -14,7 +14,7 @@ import pytest
 
 from edgetui.cli.main import main
 from edgetui.store.database import open_db
-from edgetui.analysis.moments_table import list_moments, load_series, rebuild_moments
+from edgetui.record.moments_table import list_moments, load_series, rebuild_moments
 from edgetui.replay.moments import (
     DEFAULT_PARAMS,
     BehaviourEvent,
@@ -230,8 +230,8 @@ def test_moments_work_while_another_process_holds_the_database(tmp_path, capsys)
     db = tmp_path / "h.duckdb"
     assert main(["--db", str(db), "samples", "-q"]) == 0
     code = (
-        "import sys,time;from edgetui.store.database import open_db,HolderServer;"
-        f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(60)"
+        "import sys,time;from edgetui.store.database import open_db;from edgetui.record.forget_and_tag import holder_server;"
+        f"c=open_db({str(db)!r});h=holder_server(c,{str(db)!r});print('ready',flush=True);time.sleep(60)"
     )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
@@ -270,7 +270,7 @@ def test_a_database_of_version_5_gains_the_moments_table_and_the_annotation_colu
 
 
 def test_online_moments_grow_with_the_run_and_end_where_the_batch_detection_does(tmp_path):
-    from edgetui.analysis.moments_table import _graded_inputs, detect_run, load_behaviour, online_start, online_step
+    from edgetui.record.moments_table import _graded_inputs, detect_run, load_behaviour, online_start, online_step
     from edgetui.replay.moments import OnlineMoments
 
     db = tmp_path / "o.duckdb"

@@ -26,7 +26,7 @@ import pytest
 
 from edgetui.store.database import open_db
 from edgetui.record.ingest import ingest_paths
-from edgetui.analysis.moments_table import detect_run, load_series
+from edgetui.record.moments_table import detect_run, load_series
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_SEEDS = (10313, 10427, 10531, 10639, 10753)

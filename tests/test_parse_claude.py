@@ -20,15 +20,13 @@ from hypothesis import strategies as st
 from edgetui.events import Event, Kind
 from edgetui.parsers.base import iter_lines
 from edgetui.parsers.claude import (
-    FORMATS,
-    ClaudeSessionParser,
     ClaudeStreamParser,
     content_text,
-    detect_claude_format,
     parse_sforge_submit_output,
     parse_timestamp,
     sforge_submit_mode,
 )
+from edgetui.parsers.claude_session import FORMATS, ClaudeSessionParser, detect_claude_format
 
 from conftest import SHARED_DATA as DATA, shared_data_reason  # (../shared/data or EDGETUI_SHARED_DATA)
 

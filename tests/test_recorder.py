@@ -232,8 +232,8 @@ def test_second_process_reads_through_holder(tmp_path, db_path, capsys):
     assert main(["--db", str(db_path), "ingest", "-q", str(f)]) == 0
     capsys.readouterr()
     holder_code = (
-        "import sys,time;from edgetui.store.database import open_db,HolderServer;"
-        f"c=open_db({str(db_path)!r});h=HolderServer(c,{str(db_path)!r});print('ready',flush=True);time.sleep(60)"
+        "import sys,time;from edgetui.store.database import open_db;from edgetui.record.forget_and_tag import holder_server;"
+        f"c=open_db({str(db_path)!r});h=holder_server(c,{str(db_path)!r});print('ready',flush=True);time.sleep(60)"
     )
     p = subprocess.Popen([sys.executable, "-c", holder_code], stdout=subprocess.PIPE, text=True)
     try:
@@ -296,7 +296,7 @@ def _same_events(multi: Path, single: Path):
 
 def test_parsing_process_gives_the_same_rows(tmp_path, monkeypatch):
     """Big transcripts are parsed in a second process; the rows must be identical."""
-    import edgetui.record.ingest as ingest_mod
+    import edgetui.record.line_recording as ingest_mod
 
     f = _big_transcript(tmp_path / "mid.jsonl", 800)
     single = tmp_path / "single.duckdb"
@@ -340,7 +340,7 @@ def test_prewarmed_parsing_process(tmp_path, monkeypatch):
     """``edgetui ingest BIG_FILE`` starts the parsing process before its imports (edgetui/parsers/spare_parsing_process.py);
     the ingest takes that one (the same rows as one process), and one left untaken (nothing to read
     this time) is stopped when the command ends."""
-    import edgetui.record.ingest as ingest_mod
+    import edgetui.record.line_recording as ingest_mod
     from edgetui.parsers import spare_parsing_process as prewarm
 
     f = _big_transcript(tmp_path / "mid.jsonl", 400)
@@ -371,7 +371,7 @@ def test_prewarmed_parsing_process(tmp_path, monkeypatch):
 def test_growing_file_reingested_loses_nothing(tmp_path, monkeypatch, mp):
     """A transcript copied while it was being written ends mid-line; ingesting the complete file
     later must give exactly the rows of ingesting the complete file once."""
-    import edgetui.record.ingest as ingest_mod
+    import edgetui.record.line_recording as ingest_mod
 
     if mp:
         monkeypatch.setattr(ingest_mod, "MP_MIN_BYTES", 1)

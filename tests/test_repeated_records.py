@@ -3,7 +3,7 @@
 After a resume, Claude Code can start a new session file Y with copies of an earlier file X's
 records (the same uuids and message ids under a new session id). Recorded into one database,
 tokens, dollars, messages and tool calls count them once, in the run ranked first (first
-timestamp, then path), whatever the order of the ingests (edgetui/record/repeated_records.py).
+timestamp, then path), whatever the order of the ingests (edgetui/store/repeated_records.py).
 
 The inputs are built at test time from a real Claude Code session file of the shared corpus
 (``B/willitrain-windows-2.1.22.jsonl``, 714 records with usage): X is the file as it is; Y is its

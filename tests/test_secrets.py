@@ -358,7 +358,7 @@ def test_parsing_process_batches_scrubbed_by_the_writer(tmp_path, monkeypatch):
     """A transcript parsed in the second process (its batches cross unscrubbed; the writing process
     scrubs them): no secret in the database, a known secret value (SFORGE_ADMIN_SECRET) included,
     and the same rows as the one-process ingest; DuckDB's thread setting is back after it."""
-    import edgetui.record.ingest as ingest_mod
+    import edgetui.record.line_recording as ingest_mod
     from edgetui.cli.main import main
     from edgetui.store.database import open_db
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-import edgetui.record.ingest as ingest_mod
+import edgetui.record.run_recording as ingest_mod
 from edgetui.store.database import open_db
 from edgetui.hosts.signature import TREE_SOURCE
 from edgetui.record.ingest import ingest_paths

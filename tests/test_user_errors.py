@@ -127,7 +127,7 @@ def test_a_stopped_holder_is_said_not_to_answer(tmp_path):
     """A holder serving its socket, stopped (SIGSTOP): the kernel accepts the connection, no reply
     comes; the reader's error says it does not answer."""
     db = _good_db(tmp_path / "s.duckdb")
-    p = _hold(db, extra=f"from edgetui.store.database import HolderServer;h=HolderServer(c,{str(db)!r});")
+    p = _hold(db, extra=f"from edgetui.record.forget_and_tag import holder_server;h=holder_server(c,{str(db)!r});")
     try:
         assert ask_holder(db, "SELECT 42").rows == [(42,)]
         os.kill(p.pid, signal.SIGSTOP)

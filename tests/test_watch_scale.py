@@ -372,7 +372,7 @@ def test_the_local_engine_is_listed_on_its_events_only(tmp_path):
     sys.path.insert(0, str(Path(__file__).parent))
     from docker_images import build_busybox_image, remove_containers, remove_image
 
-    from edgetui.live.docker_watch import DockerWatch
+    from edgetui.hosts.docker_watch import DockerWatch
 
     try:
         engine = docker.from_env(timeout=10)

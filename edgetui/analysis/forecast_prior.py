@@ -19,7 +19,7 @@ Each row also keeps ``run_sig``: the hash of the run's ``runs`` row as :data:`_S
 which needs no read of submissions.
 
 **The live update only reads.** :func:`shape_prior` with ``fit=False`` (what each live forecast
-update calls, :func:`edgetui.analysis.recorded_curves.header_forecast`) reads the feeding runs' signatures and
+update calls, :func:`edgetui.analysis.forecast_prior.header_forecast`) reads the feeding runs' signatures and
 their stored rows in one query and takes the median of the stored betas; feeding runs whose
 row is missing or whose ``run_sig`` moved are returned as :attr:`Prior.pending` (a missing one is
 left out, a moved one keeps its stored beta until re-checked, so an app restart that reads every run
@@ -46,7 +46,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
-__all__ = ["PRIOR_SOURCE", "Prior", "shape_prior", "fit_runs"]
+from edgetui.analysis.recorded_curves import fetch_from, load_curves
+from edgetui.store import queries as store
+
+__all__ = ["PRIOR_SOURCE", "Prior", "shape_prior", "fit_runs", "header_forecast"]
 
 #: ``fits.source`` of the per-run prior rows
 PRIOR_SOURCE = "prior"
@@ -230,8 +233,6 @@ def fit_runs(
     row's run signature is written again); the others are fitted. Rows are written through
     ``execute`` when given, in one transaction. Returns run key -> (beta, findings) of every run
     (beta None: fewer than 3 points)."""
-    from edgetui.analysis.recorded_curves import load_curves
-
     keys = sorted(set(run_keys))
     if not keys:
         return {}
@@ -329,3 +330,43 @@ def shape_prior(
                 pending,
             )
     return Prior(DEFAULT_BETA, "default (open-51 per-task median): no earlier run of this task or model", "default")
+
+
+def header_forecast(
+    conn, head: dict[str, Any], subs: Sequence[dict[str, Any]], *, now: Optional[float] = None
+) -> Optional[dict[str, Any]]:
+    """The forecast a live run's header shows (:class:`edgetui.replay.analysis.forecast.Forecast` as a dict),
+    for a run going on (status ``running`` / ``grading``) with a valid best; else ``None``.
+    ``head``: :func:`edgetui.store.queries.run_header`; ``subs``: :func:`edgetui.store.queries.submissions`; ``now``
+    (epoch UTC) defaults to the run's newest event. The
+    horizon is the run's budget (``timeout_s``), else 12 h; the prior is :func:`edgetui.analysis.forecast_prior.shape_prior`
+    from the stored fits of the run's earlier runs of the same task or model, read only (no fit, no
+    write: a few ms). The dict adds ``prior_level`` (task / model / default) and ``prior_pending``: the
+    feeding runs without a current stored fit, left out of the prior until fitted
+    (:func:`edgetui.analysis.forecast_prior.fit_runs`). Reads through ``conn`` (a worker's, never the UI's)."""
+    # lazy: the forecast imports the fitting stack (scipy), which a listing need not load
+    from edgetui.replay.analysis.forecast import forecast_run
+    from edgetui.replay.analysis.score_at import run_curve
+
+    if head.get("status") not in ("running", "grading"):
+        return None
+    conn = conn.cursor()  # this thread's own connection to the database (a worker's, never the UI's)
+    t = store.task(conn, head.get("task_id")) if head.get("task_id") else None
+    spec = t.get("rescale") if t else None
+    # "now" of the curve: the run's newest event (what the screen shows), else the clock
+    now = now or head.get("last_t") or head.get("last_event_at") or time.time()
+    curve = run_curve(head, subs, spec if isinstance(spec, dict) else None, now=now)
+    budget = head.get("timeout_s")
+    horizon = budget / 3600.0 if budget else 12.0
+    # reads only: the feeding runs' stored fits; those without one come back as pending, for the
+    # app's background fitter (edgetui.views.screens.live_common.request_prior_fits)
+    p = shape_prior(
+        fetch_from(conn),
+        curve.run_key,
+        fit=False,
+        run=(head.get("task_id"), head.get("model"), head.get("started_at"), bool(head.get("is_sample"))),
+    )
+    f = forecast_run(curve, horizon, p.beta, p.label)
+    if f is None:
+        return None
+    return {**f.as_dict(), "prior_level": p.level, "prior_pending": list(p.pending)}

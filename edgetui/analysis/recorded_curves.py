@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Optional, Sequence
 
-__all__ = ["RUNS_SQL", "SUBS_SQL", "load_curves", "fetch_from", "store_fits", "header_forecast"]
+__all__ = ["RUNS_SQL", "SUBS_SQL", "load_curves", "fetch_from", "store_fits"]
 
 RUNS_SQL = """
 SELECT r.run_key, r.run_id, r.task_id, r.host, r.model, r.status, r.started_at, r.ended_at, r.last_event_at,
@@ -158,48 +158,3 @@ def store_fits(conn, recs: Sequence[dict], source: str) -> int:
         )
         n += 1
     return n
-
-
-def header_forecast(
-    conn, head: dict[str, Any], subs: Sequence[dict[str, Any]], *, now: Optional[float] = None
-) -> Optional[dict[str, Any]]:
-    """The forecast a live run's header shows (:class:`edgetui.replay.analysis.forecast.Forecast` as a dict),
-    for a run going on (status ``running`` / ``grading``) with a valid best; else ``None``.
-    ``head``: :func:`edgetui.store.queries.run_header`; ``subs``: :func:`edgetui.store.queries.submissions`; ``now``
-    (epoch UTC) defaults to the run's newest event. The
-    horizon is the run's budget (``timeout_s``), else 12 h; the prior is :func:`edgetui.analysis.forecast_prior.shape_prior`
-    from the stored fits of the run's earlier runs of the same task or model, read only (no fit, no
-    write: a few ms). The dict adds ``prior_level`` (task / model / default) and ``prior_pending``: the
-    feeding runs without a current stored fit, left out of the prior until fitted
-    (:func:`edgetui.analysis.forecast_prior.fit_runs`). Reads through ``conn`` (a worker's, never the UI's)."""
-    import time
-
-    from edgetui.replay.analysis.forecast import forecast_run
-    from edgetui.replay.analysis.score_at import run_curve
-
-    from edgetui.store import queries as store
-
-    if head.get("status") not in ("running", "grading"):
-        return None
-    conn = conn.cursor()  # this thread's own connection to the database (a worker's, never the UI's)
-    t = store.task(conn, head.get("task_id")) if head.get("task_id") else None
-    spec = t.get("rescale") if t else None
-    # "now" of the curve: the run's newest event (what the screen shows), else the clock
-    now = now or head.get("last_t") or head.get("last_event_at") or time.time()
-    curve = run_curve(head, subs, spec if isinstance(spec, dict) else None, now=now)
-    budget = head.get("timeout_s")
-    horizon = budget / 3600.0 if budget else 12.0
-    from edgetui.analysis.forecast_prior import shape_prior
-
-    # reads only: the feeding runs' stored fits; those without one come back as pending, for the
-    # app's background fitter (edgetui.views.screens.live_common.request_prior_fits)
-    p = shape_prior(
-        fetch_from(conn),
-        curve.run_key,
-        fit=False,
-        run=(head.get("task_id"), head.get("model"), head.get("started_at"), bool(head.get("is_sample"))),
-    )
-    f = forecast_run(curve, horizon, p.beta, p.label)
-    if f is None:
-        return None
-    return {**f.as_dict(), "prior_level": p.level, "prior_pending": list(p.pending)}

@@ -14,7 +14,7 @@ import math
 from typing import Any, Optional
 
 from edgetui.record.annotations import list_annotations
-from edgetui.analysis.moments_table import load_series, replay_moments
+from edgetui.record.moments_table import load_series, replay_moments
 from edgetui.redact import redact_obj
 from edgetui.parsers.run_secrets import recorded_run_secrets
 from edgetui.analysis.why_new_best import why_of

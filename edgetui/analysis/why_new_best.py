@@ -24,7 +24,7 @@ from typing import Any, Optional
 
 from edgetui.parsers.submission_archive import DEFAULT_LIMITS, ArchiveRefused, Limits, read_archive
 from edgetui.parsers.run_folder_files import SkippedRunFile, check_run_file, read_run_file_head
-from edgetui.analysis.moments_table import load_series
+from edgetui.record.moments_table import load_series
 from edgetui.redact import redact_obj, redact_text
 from edgetui.parsers.run_secrets import recorded_run_secrets
 

@@ -760,7 +760,7 @@ def cmd_learning_speed(db: Path, args) -> int:
 
 
 def _resolve(db: Path, spec: str, snapshot: bool) -> str:
-    from edgetui.cli.main import resolve_run
+    from edgetui.cli.run_arguments import resolve_run
 
     fetch = _fetch(db, snapshot)
 
@@ -807,9 +807,9 @@ def cmd_forecast(db: Path, args) -> int:
     key = _resolve(db, args.run, args.snapshot)
     fetch = _fetch(db, args.snapshot)
     (curve,) = load_curves(fetch, [key])
-    from edgetui.cli.main import _parse_at
+    from edgetui.cli.run_arguments import parse_at
 
-    at = _parse_at(args.at)
+    at = parse_at(args.at)
     horizon = args.horizon
     if horizon is None:
         budget = fetch("SELECT timeout_s FROM runs WHERE run_key = ?", [key]).rows[0][0]
@@ -886,9 +886,9 @@ def cmd_compare(db: Path, args) -> int:
         recs.append(rec)
     out = {"curves": recs, "parting": None if part is None else {"elapsed_s": part[0], "values": part[1]}}
     if args.at is not None:
-        from edgetui.cli.main import _parse_at
+        from edgetui.cli.run_arguments import parse_at
 
-        at = _parse_at(args.at)
+        at = parse_at(args.at)
         out["at"] = {"elapsed_s": at, "values": values_at(series, at)}
     if args.format == "json":
         print(_dumps(out))

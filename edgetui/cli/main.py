@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from edgetui import __version__
+from edgetui.cli.run_arguments import parse_at, resolve_run, write_op
 from edgetui.cli.output import _emit, _print_table, _query, for_terminal, visible  # noqa: F401  (cli_analysis and tests read them here)
 
 
@@ -384,9 +385,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as e:  # one line, no traceback
-        from edgetui.record.ingest import _is_interrupt
+        from edgetui.record.run_recording import is_interrupt
 
-        if _is_interrupt(e):  # ctrl+c inside a DuckDB statement (DuckDB raises its own exception)
+        if is_interrupt(e):  # ctrl+c inside a DuckDB statement (DuckDB raises its own exception)
             print(_interrupted_line[0], file=sys.stderr)
             return 130
         if os.environ.get("EDGETUI_DEBUG"):
@@ -572,7 +573,7 @@ def _cmd_ingest(db: Path, args) -> int:
         raise ValueError(f"--host given {len(names)} names for local runs; give one")
     if not args.paths and not remote:
         raise ValueError("give a PATH to record, or --host USER@HOST[:PORT]:/PATH")
-    from edgetui.record.ingest import IngestReport
+    from edgetui.record.ingest_report import IngestReport
 
     rep = IngestReport()
     if args.paths:
@@ -599,7 +600,7 @@ def _ingest_remote(db: Path, cfg, args):
     """Record a remote host's runs roots: each root's image brought up to date over one SSH
     connection (:mod:`edgetui.hosts.mirror`), then ingested as a local root under the host's name."""
     from edgetui.hosts.mirror import Mirror
-    from edgetui.record.ingest import IngestReport
+    from edgetui.record.ingest_report import IngestReport
 
     rep = IngestReport()
     host = cfg.ssh_host()
@@ -690,7 +691,7 @@ def cmd_check(db: Path, args) -> int:
 
 
 def cmd_samples(db: Path, args) -> int:
-    from edgetui.record.ingest import IngestReport
+    from edgetui.record.ingest_report import IngestReport
     from edgetui.samples import sample_sets
 
     rep = IngestReport()
@@ -763,59 +764,6 @@ def cmd_runs(db: Path, args) -> int:
     return 0
 
 
-class _HolderConn:
-    """Enough of a DuckDB connection (``execute(...).fetchall()``) to resolve a run through the
-    holder's read-only SQL while it holds the file."""
-
-    def __init__(self, db: Path):
-        self.db = db
-
-    def execute(self, sql: str, params=None):
-        from edgetui.store.holder_socket import ask_holder
-
-        rows = ask_holder(self.db, sql, list(params or [])).rows
-
-        class _R:
-            def fetchall(self_inner):
-                return rows
-
-            def fetchone(self_inner):
-                return rows[0] if rows else None
-
-        return _R()
-
-
-def _write_op(db: Path, spec: str, host: Optional[str], op, describe=None):
-    """Resolve RUN and carry out ``op(conn, run_key)`` on the file, or as a typed request to the
-    process holding it (``op.__name__`` names the request). Returns (run_key, result)."""
-    from edgetui.store.database import DatabaseBusy, busy_because, open_db
-    from edgetui.store.holder_socket import ask_holder_op
-
-    try:
-        conn = open_db(db)
-    except DatabaseBusy as busy:
-        hc = _HolderConn(db)
-        try:
-            key = resolve_run(hc, spec, host)
-        except ConnectionError as why:
-            raise busy_because(busy, why) from None
-        if describe is not None:
-            describe(hc, key)
-        return key, ask_holder_op(db, op(None, key))
-    try:
-        key = resolve_run(conn, spec, host)
-        if describe is not None:
-            describe(conn, key)
-        from edgetui.record.forget_and_tag import apply_request
-
-        reply = apply_request(conn, op(conn, key))
-        if "error" in reply:
-            raise RuntimeError(reply["error"])
-        return key, reply["ok"]
-    finally:
-        conn.close()
-
-
 def cmd_forget(db: Path, args) -> int:
     """``edgetui forget RUN``: asks first (``--yes`` skips it; needed without a terminal)."""
     if not db.exists():
@@ -834,7 +782,7 @@ def cmd_forget(db: Path, args) -> int:
             raise KeyboardInterrupt
 
     try:
-        key, n = _write_op(db, args.run, args.host, lambda conn, k: {"op": "forget", "run_key": k}, confirm)
+        key, n = write_op(db, args.run, args.host, lambda conn, k: {"op": "forget", "run_key": k}, confirm)
     except KeyboardInterrupt:
         print("nothing forgotten")
         return 1
@@ -849,75 +797,12 @@ def cmd_tag(db: Path, args) -> int:
         raise FileNotFoundError(f"no database at {db}")
     check_tag(args.name)
     op = "untag" if args.remove else "tag"
-    key, changed = _write_op(db, args.run, args.host, lambda conn, k: {"op": op, "run_key": k, "tag": args.name})
+    key, changed = write_op(db, args.run, args.host, lambda conn, k: {"op": op, "run_key": k, "tag": args.name})
     if args.remove:
         print(f"{visible(key)}: tag {args.name!r} " + ("removed" if changed else "was not there"))
     else:
         print(f"{visible(key)}: tagged {args.name!r}" + ("" if changed else " (already)"))
     return 0
-
-
-def resolve_run(conn, spec: str, host: Optional[str] = None) -> str:
-    """Map RUN (task dir / run dir / transcript path, RUN_ID or RUN_ID/TASK_ID, optional host) to a run_key.
-
-    Raises ``LookupError`` listing the candidates when ambiguous or unknown.
-    """
-    p = Path(spec)
-    if p.exists():  # a task dir, a run dir (several tasks) or a transcript file
-        rows = conn.execute("SELECT run_key FROM runs WHERE run_dir = ?", [str(p.resolve())]).fetchall()
-        if not rows and p.is_dir():
-            rows = conn.execute("SELECT run_key FROM runs WHERE run_dir LIKE ?", [str(p.resolve()) + "/%"]).fetchall()
-    else:
-        run_id, _, task_id = spec.partition("/")
-        q = "SELECT run_key FROM runs WHERE run_id = ?"
-        params = [run_id]
-        if task_id:
-            q += " AND task_id = ?"
-            params.append(task_id)
-        if host:
-            q += " AND host = ?"
-            params.append(host)
-        rows = conn.execute(q + " ORDER BY run_key", params).fetchall()
-    keys = [r[0] for r in rows]
-    if not keys and not p.exists():  # a unique prefix of a run id, else of a task name
-        run_id, _, task_id = spec.partition("/")
-        for col, val in (("run_id", run_id if not task_id else None), ("task_id", spec)):
-            if not val:
-                continue
-            q = f"SELECT run_key FROM runs WHERE starts_with({col}, ?)"
-            params = [val]
-            if host:
-                q += " AND host = ?"
-                params.append(host)
-            keys = [r[0] for r in conn.execute(q + " ORDER BY run_key", params).fetchall()]
-            if keys:
-                break
-        if task_id and not keys:
-            keys = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT run_key FROM runs WHERE starts_with(run_id, ?) AND starts_with(task_id, ?) ORDER BY run_key",
-                    [run_id, task_id],
-                ).fetchall()
-            ]
-    if not keys:
-        raise LookupError(f"no recorded run matches {spec!r}; see `edgetui runs`")
-    if len(keys) > 1:
-        raise LookupError(f"{spec!r} is ambiguous; candidates: " + ", ".join(keys))
-    return keys[0]
-
-
-def _parse_at(text: Optional[str]) -> Optional[float]:
-    """``--at TIME`` in seconds of elapsed time (None when not given); raises ``ValueError`` naming
-    the accepted forms (:func:`edgetui.replay.cursor.parse_elapsed`)."""
-    if text is None:
-        return None
-    from edgetui.replay.cursor import parse_elapsed
-
-    try:
-        return parse_elapsed(text)
-    except ValueError:
-        raise ValueError(f"--at {text!r}: not a time; e.g. 3h20m, 2:15 (h:mm), 95m or seconds") from None
 
 
 def cmd_replay(db: Path, args) -> int:
@@ -927,7 +812,7 @@ def cmd_replay(db: Path, args) -> int:
     p = Path(args.run)
     if p.exists():
         _progress_ingest(db, [p], tasks_dir=args.tasks_dir, host=args.host or "local", quiet=True)
-    at = _parse_at(args.at)
+    at = parse_at(args.at)
     conn = open_db(db, read_only=True)
     try:
         try:

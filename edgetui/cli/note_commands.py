@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from edgetui.cli.main import _write_op, resolve_run
+from edgetui.cli.run_arguments import resolve_run, write_op
 from edgetui.cli.output import _emit, for_terminal, visible
 
 
@@ -53,7 +53,7 @@ def cmd_moments(db: Path, args) -> int:
     """``edgetui moments RUN``: rebuild the run's moments, list them (table / csv / json)."""
     if not db.exists():
         raise FileNotFoundError(f"no database at {db}")
-    key, rows = _write_op(db, args.run, args.host, lambda conn, k: {"op": "moments", "run_key": k})
+    key, rows = write_op(db, args.run, args.host, lambda conn, k: {"op": "moments", "run_key": k})
     if args.detector != "all":
         rows = [m for m in rows if m["detector"] == args.detector]
     if args.format == "json":
@@ -104,7 +104,7 @@ def cmd_annotate(db: Path, args) -> int:
         raise ValueError("annotate needs RUN (or --edit / --delete ANNOTATION_ID)")
     if not (args.round or args.event):
         raise ValueError("annotate needs --round ROUND or --event EVENT_ID")
-    key, aid = _write_op(
+    key, aid = write_op(
         db,
         args.run,
         args.host,

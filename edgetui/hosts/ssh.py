@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
 from edgetui.hosts import Entry
+from edgetui.hosts.ssh_loop import os_error, ssh_loop
 from edgetui.hosts.sftp_reads import KEPT_HANDLES, KEPT_IDLE_S, SftpReads  # noqa: F401  (public here before the split)
 from edgetui.hosts.tuning import coalesce_sends, preferred_ciphers
 
@@ -142,49 +143,14 @@ class SshTarget:
 
 # ---------------------------------------------------------------------------------------------- the loop
 
-_LOOP: Optional[asyncio.AbstractEventLoop] = None
-_LOOP_LOCK = threading.Lock()
-
-
-def _loop() -> asyncio.AbstractEventLoop:
-    """The event loop every SSH host runs on, in a daemon thread started on first use."""
-    global _LOOP
-    with _LOOP_LOCK:
-        if _LOOP is None or _LOOP.is_closed():
-            loop = asyncio.new_event_loop()
-            ready = threading.Event()
-
-            def run():
-                asyncio.set_event_loop(loop)
-                loop.call_soon(ready.set)
-                loop.run_forever()
-
-            threading.Thread(target=run, name="edgetui-ssh", daemon=True).start()
-            ready.wait()
-            _LOOP = loop
-        return _LOOP
+# (edgetui.hosts.ssh_loop: one thread for every host; _loop kept as the name this module uses)
+_loop = ssh_loop
 
 
 # ---------------------------------------------------------------------------------------------- the host
 
 
-def _os_error(e: BaseException, path: str) -> OSError:
-    """An SFTP error as the ``OSError`` the local calls raise (errno and filename set)."""
-    import asyncssh
-
-    if isinstance(e, OSError):
-        return e
-    code = errno.EIO
-    if isinstance(e, asyncssh.SFTPNoSuchFile):
-        code = errno.ENOENT
-    elif isinstance(e, asyncssh.SFTPPermissionDenied):
-        code = errno.EACCES
-    elif isinstance(e, getattr(asyncssh, "SFTPNotADirectory", ())):
-        code = errno.ENOTDIR
-    elif isinstance(e, getattr(asyncssh, "SFTPFileIsADirectory", ())):
-        code = errno.EISDIR
-    reason = getattr(e, "reason", None) or str(e) or type(e).__name__
-    return OSError(code, reason, path)
+_os_error = os_error
 
 
 def _entry(name: str, attrs) -> Entry:

@@ -68,7 +68,7 @@ class RemoteProcess:
         if self._closed:
             return
         self._closed = True
-        from edgetui.hosts.ssh import _loop
+        from edgetui.hosts.ssh_loop import ssh_loop
 
         host, proc, sem = self.host, self._proc, self._sem
 
@@ -79,4 +79,4 @@ class RemoteProcess:
                 pass
             host._release(sem)  # (to its own connection's budget: a later one's is not grown)
 
-        _loop().call_soon_threadsafe(release)
+        ssh_loop().call_soon_threadsafe(release)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from edgetui.events import Kind
-from edgetui.live.docker_watch import work_names
-from edgetui.live.model import ContainerInfo
+from edgetui.hosts.docker_watch import work_names
+from edgetui.hosts.container_info import ContainerInfo
 from edgetui.live.run_state import RoundState, RunState
 
 

@@ -34,7 +34,7 @@ from edgetui.hosts.local import LocalHost
 from edgetui.hosts.signature import TREE_SOURCE, tree_signature
 from edgetui.parsers import sforge_dir as sd
 from edgetui.records import RunInfo
-from edgetui.live.docker_watch import work_names
+from edgetui.hosts.docker_watch import work_names
 from edgetui.live.model import LiveRun
 from edgetui.live.run_state import RunState, TRANSCRIPT, RUN_LOG, TICKS, FULL_CHECK_S
 
@@ -88,9 +88,9 @@ _INFO_COLS = (
 
 def signature_salt(tasks: dict, task_id: str, is_sample: bool) -> str:
     """The salt of a run's tree signature: the one the ingest uses (same task settings, sample flag)."""
-    from edgetui.record.ingest import _signature_salt
+    from edgetui.record.changed_runs import signature_salt
 
-    return _signature_salt(tasks, task_id, is_sample)
+    return signature_salt(tasks, task_id, is_sample)
 
 
 class DormantRuns:

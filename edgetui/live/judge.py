@@ -1,7 +1,7 @@
 """Read-only polling of the SForge judge's ``/api/v1/history`` (sforge-format.md §4, §4.8, §12.5).
 
 * The token is the work container's ``SFORGE_TOKEN`` (read by
-  :class:`~edgetui.live.docker_watch.DockerWatch` from the container's
+  :class:`~edgetui.hosts.docker_watch.DockerWatch` from the container's
   environment); the admin secret comes from ``SFORGE_ADMIN_SECRET`` or
   ``<log_dir>/.judge-admin-secret`` (1.1.0). Without a secret the agent view
   is fetched (auto rounds hidden).

@@ -10,7 +10,7 @@ from pathlib import Path
 
 
 from edgetui.events import one_line
-from edgetui.record.ingest import raw_secrets
+from edgetui.parsers.run_secrets import raw_secrets
 from edgetui.parsers import sforge_dir as sd
 from edgetui.records import make_run_key
 from edgetui.live.model import Alarm
@@ -233,7 +233,7 @@ class RunRegistry:
 
     def _load_rows(self, items: list[tuple[RunState, bool]], fresh: bool = False) -> None:
         """:meth:`_load_row` of several runs ``(rs, aggregates)``, two statements whatever their number."""
-        from edgetui.record.time_alignment import in_list
+        from edgetui.store.sql_in_list import in_list
 
         cols = (
             "best_round",

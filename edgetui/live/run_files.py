@@ -12,16 +12,12 @@ from pathlib import Path
 from typing import Optional
 
 from edgetui.events import one_line
-from edgetui.record.time_alignment import in_list
+from edgetui.store.sql_in_list import in_list
 from edgetui.record.derived_rows import FinalizeJob, finalize_runs
-from edgetui.record.ingest import (
-    LINE_SOURCES,
-    _fill_model_agent,
-    detect_file_format,
-    raw_secrets,
-    mark_stopped_at_budget,
-    whole_file_events,
-)
+from edgetui.parsers.run_secrets import raw_secrets
+from edgetui.record.group_writes import fill_model_agent
+from edgetui.record.line_recording import detect_file_format
+from edgetui.record.run_recording import LINE_SOURCES, mark_stopped_at_budget, whole_file_events
 from edgetui.parsers import sforge_dir as sd
 from edgetui.parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch
 from edgetui.redact import redact_text
@@ -426,7 +422,7 @@ class RunFiles:
         (:func:`edgetui.record.derived_rows.finalize_runs`; the reads before and after it grouped too)."""
         settle(self.conn)
         for rs, _, _ in items:
-            _fill_model_agent(self.rec, rs.key, rs.info)
+            fill_model_agent(self.rec, rs.key, rs.info)
         settle(self.conn)
         # once aligned, a live run's new lines carry their observed time: aligning again (a third of a
         # finalize) would change nothing unless some event still has no time (a file just read, a

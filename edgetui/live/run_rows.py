@@ -12,7 +12,7 @@ import pyarrow as pa
 from edgetui.replay.selection import display_value
 
 from edgetui.events import one_line
-from edgetui.record.ingest import harness_reason, unreadable_reason
+from edgetui.record.derived_rows import harness_reason, unreadable_reason
 from edgetui.live.alarms import RunFacts, alarm_event, evaluate, fmt_age
 from edgetui.live.model import LiveRun, live_run_from, newest_per_key
 from edgetui.live.tail import settle
@@ -166,7 +166,7 @@ class RunRows:
     def _harness_ended(self, rs: RunState, now: float) -> bool:
         """run_agent.log ends on an ERROR (+ traceback), has been quiet for 60 s, no started_at, no
         final result: the harness ended before the agent started (its words: ``info.harness_error``)."""
-        from edgetui.record.ingest import HARNESS_QUIET_S
+        from edgetui.record.derived_rows import HARNESS_QUIET_S
 
         info = rs.info
         if not info.harness_error or info.started_at is not None or rs.finished:

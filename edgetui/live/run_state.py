@@ -12,7 +12,7 @@ from typing import Any, Optional
 from edgetui.events import Event
 from edgetui.parsers import sforge_dir as sd
 from edgetui.records import RunInfo, SubmissionRecord, TaskInfo
-from edgetui.live.model import ContainerInfo
+from edgetui.hosts.container_info import ContainerInfo
 from edgetui.live.tail import TailSource
 
 TRANSCRIPT = "agent_output.txt"

@@ -27,7 +27,7 @@ and keeps the database current while runs are going:
   :meth:`edgetui.record.recorder.Recorder.replace_file_events`), so a run watched live ends with the
   times of an offline ingest;
 * **containers**: the engine's container events, a listing when they say something changed
-  (:class:`~edgetui.live.docker_watch.DockerWatch`); work containers are
+  (:class:`~edgetui.hosts.docker_watch.DockerWatch`); work containers are
   joined by name, judge containers through the submission folder's
   ``run_instance.log`` ("Judge container started: <id>"), ``report.json``
   ``submission_id`` or the auto-eval tick's submission id (never by task name
@@ -63,13 +63,14 @@ from typing import Any, Callable, Iterable, Optional
 from edgetui.events import Event, Kind, TimeSource, one_line
 from edgetui.redact import redact_text
 from edgetui.parsers.run_secrets import run_secrets
-from edgetui.record.ingest import load_price_file
+from edgetui.record.prices import load_price_file
 from edgetui.parsers import sforge_dir as sd
 from edgetui.record.recorder import Recorder
 from edgetui.live.alarms import AlarmBook, AlarmCommand, AlarmSettings, ack_event
-from edgetui.live.docker_watch import DockerWatch
+from edgetui.hosts.docker_watch import DockerWatch
 from edgetui.live.judge import JudgePoller, read_admin_secret, secret_candidates
-from edgetui.live.model import Alarm, ContainerInfo, LiveRun
+from edgetui.hosts.container_info import ContainerInfo
+from edgetui.live.model import Alarm, LiveRun
 from edgetui.live.tail import Tailer, TailSource, settle
 from edgetui.live.run_state import WATCHED_DISCOVERY_S, _kind, RunState, TRANSCRIPT, RUN_LOG, TICKS, DOCKER_SOURCE
 from edgetui.live.containers import ContainerJoin

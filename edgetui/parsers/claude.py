@@ -104,7 +104,7 @@ from edgetui.parsers.sforge_submit import (
 __all__ = [
     "ClaudeStreamParser",
     "parse_sforge_submit_output",
-]  # (and, from .claude_session: ClaudeSessionParser, FORMATS, detect_claude_format)
+]  # (the session-file parser, FORMATS and detect_claude_format: edgetui.parsers.claude_session)
 
 # ----------------------------------------------------------------------------- constants
 
@@ -849,13 +849,3 @@ class ClaudeStreamParser(_ClaudeParser):
     """Claude Code ``-p --output-format stream-json --verbose`` (SForge ``agent_output.txt``)."""
 
     agent_format = "claude_stream"
-
-
-def __getattr__(name: str):
-    """``ClaudeSessionParser``, ``FORMATS`` and ``detect_claude_format`` live in :mod:`.claude_session` (read
-    from here as before, on first use: that module builds on this one)."""
-    if name in ("ClaudeSessionParser", "detect_claude_format", "FORMATS"):
-        from edgetui.parsers import claude_session
-
-        return getattr(claude_session, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

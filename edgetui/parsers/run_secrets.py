@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from edgetui.parsers.base import loads_lenient, read_regular
-from edgetui.parsers.run_folder_files import SMALL_FILE_LIMIT, read_run_file
+from edgetui.parsers.run_folder_files import SMALL_FILE_LIMIT, read_run_file, reads_run_folder
 from edgetui.redact import REDACTED, secret_values
 
 __all__ = ["run_secrets", "recorded_run_secrets"]
@@ -61,3 +61,12 @@ def _read_secret_file(path: Path) -> Optional[str]:
     except OSError:
         return None
     return v if len(v) >= 6 and v != REDACTED else None
+
+
+@reads_run_folder(lambda task_dir: Path(task_dir).parent)
+def raw_secrets(task_dir: Path) -> set[str]:
+    """Secret values found in a run's files before redaction (:func:`edgetui.parsers.run_secrets.run_secrets`):
+    run_config.json's credential-named values (``api_key``, ``extra_env``'s), and the judge admin
+    secret of the log dir. Used to scrub every other text (a key echoed by the agent) before it is
+    written."""
+    return run_secrets(task_dir)

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from edgetui.record.ingest import IngestReport
+    from edgetui.record.ingest_report import IngestReport
     from edgetui.record.recorder import Recorder
 
 
-def _signature_salt(tasks: dict, task_id: str, is_sample: bool) -> str:
+def signature_salt(tasks: dict, task_id: str, is_sample: bool) -> str:
     """What a run's recorded result depends on besides its files: this edgetui's version and schema,
     the task's settings from the tasks dir, the sample flag."""
     from edgetui import __version__
@@ -70,7 +70,7 @@ def _signature_of(task_dir: str, salt: str):
     return (sig, _transcript_entry(task_dir)) if sig is not None else None
 
 
-def _changed_runs(
+def changed_runs(
     rec: Recorder, jobs: list, tasks: dict, is_sample: bool, report: IngestReport, full: bool
 ) -> tuple[list, Signatures, set]:
     """The jobs to do: every run job whose tree signature differs from the recorded one (or with
@@ -102,7 +102,7 @@ def _changed_runs(
             kept.append((kind, obj))
             continue
         key = obj.run_key
-        salt = _signature_salt(tasks, obj.task_id, is_sample)
+        salt = signature_salt(tasks, obj.task_id, is_sample)
         old = stored.get(key)
         if old is None:  # read whatever its signature: taken by a thread before the run's read (Signatures)
             sigs.take_later(key, obj.task_dir, salt)
@@ -114,7 +114,7 @@ def _changed_runs(
             report.runs.append(key)
             # (not read again, but the secrets its files name still scrub the runs read: a key
             # one run's config names and another's agent echoes; ~0.1 ms a run)
-            from edgetui.record.ingest import raw_secrets
+            from edgetui.parsers.run_secrets import raw_secrets
 
             for secret in raw_secrets(Path(obj.task_dir)):
                 rec.add_secret(secret)
@@ -129,11 +129,11 @@ def _changed_runs(
 
 def fresh_signatures(jobs: list, tasks: dict, is_sample: bool) -> Signatures:
     """:class:`Signatures` of run jobs known to have no recorded signature (what
-    :func:`_changed_runs` gives them, without its read of the recorded ones)."""
+    :func:`changed_runs` gives them, without its read of the recorded ones)."""
     sigs = Signatures()
     for kind, obj in jobs:
         if kind == "run":
-            sigs.take_later(obj.run_key, obj.task_dir, _signature_salt(tasks, obj.task_id, is_sample))
+            sigs.take_later(obj.run_key, obj.task_dir, signature_salt(tasks, obj.task_id, is_sample))
     return sigs
 
 

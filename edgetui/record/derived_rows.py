@@ -9,8 +9,9 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from edgetui.record import repeated_records as repeats
-from edgetui.record.time_alignment import AlignJob, align_runs, in_list
+from edgetui.store import repeated_records as repeats
+from edgetui.record.time_alignment import AlignJob, align_runs
+from edgetui.store.sql_in_list import in_list
 from edgetui.records import RunInfo, SubmissionRecord, TaskInfo
 from edgetui.record.recorder import Recorder
 
@@ -138,7 +139,7 @@ def finalize_runs(rec: Recorder, jobs: list[FinalizeJob]) -> None:
     statements whatever their number, instead of ~20 a run (each ~5-10 ms on a loaded machine:
     150 new live runs paid ~11 s): every read groups by ``run_key`` over ``run_key IN (...)``,
     every write is one statement for the batch (submissions, usage, alignment, game events, the
-    runs rows). Bare transcripts' record keys and shared totals (:mod:`edgetui.record.repeated_records`) stay
+    runs rows). Bare transcripts' record keys and shared totals (:mod:`edgetui.store.repeated_records`) stay
     per run. The same rows as finalizing the runs one by one (tests/test_finalize_batch.py)."""
     if not jobs:
         return
@@ -201,7 +202,7 @@ def finalize_runs(rec: Recorder, jobs: list[FinalizeJob]) -> None:
 
     full = [d for d in done if d.job.aggregates]
     # tokens, dollars, messages and tool calls count a record repeated from an earlier run's
-    # file (a resumed transcript) once, in that run (edgetui/record/repeated_records.py)
+    # file (a resumed transcript) once, in that run (edgetui/store/repeated_records.py)
     has_keys = _refresh_record_keys(rec, [d.job for d in full])
     # a run without record keys (an SForge run dir) shares nothing: its totals in the same scan
     aggs = repeats.runs_aggregates(conn, [d.job.run_key for d in full if not has_keys[d.job.run_key]], totals=True)
@@ -237,7 +238,7 @@ def finalize_runs(rec: Recorder, jobs: list[FinalizeJob]) -> None:
 
 
 def _refresh_record_keys(rec: Recorder, jobs: list[FinalizeJob]) -> dict[str, bool]:
-    """:func:`edgetui.record.repeated_records.refresh_record_keys` of the runs: one DELETE for the runs recorded
+    """:func:`edgetui.store.repeated_records.refresh_record_keys` of the runs: one DELETE for the runs recorded
     before, the keys of the bare transcripts among them (a run dir has none). By run key: whether
     the run has keys now."""
     conn = rec.conn
@@ -309,7 +310,7 @@ def _best_so_far(j: FinalizeJob, known_t: dict, tick_t: dict, log_end) -> _Done:
 
 def _run_columns(j: FinalizeJob, d: _Done, agg_totals: Optional[tuple], log_rec: tuple) -> dict:
     """The runs-row columns of one finalized run (``agg_totals``: its
-    :func:`edgetui.record.repeated_records.run_aggregates`, None when ``j.aggregates`` is False; ``log_rec``: the
+    :func:`edgetui.store.repeated_records.run_aggregates`, None when ``j.aggregates`` is False; ``log_rec``: the
     latest and the first recorded time of its run_agent.log)."""
     from edgetui.replay.selection import is_score_task
 

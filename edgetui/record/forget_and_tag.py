@@ -2,12 +2,12 @@
 
 * :func:`forget_run` removes everything recorded of a run (events, submissions, test
   results, cursors, annotations, tags, its row) and leaves a **tombstone**: the raw files
-  are never touched (the runs that shared records with it count them again: :mod:`edgetui.record.repeated_records`),
+  are never touched (the runs that shared records with it count them again: :mod:`edgetui.store.repeated_records`),
   and neither an ingest of a root that holds the run nor a scan of a
   watched root brings it back, until ``edgetui ingest --unforget PATH`` (:func:`unforget_run`).
 * :func:`tag_run` / :func:`untag_run` give runs names (``run_tags``), shown by ``edgetui runs``
   and matched by its ``--tag`` filter.
-* ``{"op": "moments", "run_key": …}`` rebuilds a run's moments (:mod:`edgetui.analysis.moments_table`) and
+* ``{"op": "moments", "run_key": …}`` rebuilds a run's moments (:mod:`edgetui.record.moments_table`) and
   replies with its rows of the ``moments`` table.
 * ``annotate`` (``run_key``, ``event_id`` or ``round``, ``label``, ``text``), ``annotation_edit`` /
   ``annotation_delete`` (``annotation_id``) and ``annotations_import`` (``annotations``: a JSON
@@ -26,7 +26,8 @@ from typing import Any, Optional
 
 import duckdb
 
-from edgetui.record import repeated_records as repeats
+from edgetui.store import repeated_records as repeats
+from edgetui.store.holder_socket import HolderServer
 
 #: tables whose rows belong to one run (``run_key``), emptied by forget
 RUN_TABLES = (
@@ -199,7 +200,7 @@ def apply_request(conn: duckdb.DuckDBPyConnection, req: dict) -> dict:
         if op == "unforget":
             return {"ok": unforget_run(conn, key)}
         if op == "moments":  # rebuild the run's moments, reply with them (the moments table's rows)
-            from edgetui.analysis.moments_table import list_moments, rebuild_moments
+            from edgetui.record.moments_table import list_moments, rebuild_moments
 
             if not conn.execute("SELECT 1 FROM runs WHERE run_key = ?", [key]).fetchall():
                 raise LookupError(f"no recorded run {key!r}")
@@ -213,3 +214,9 @@ def apply_request(conn: duckdb.DuckDBPyConnection, req: dict) -> dict:
         return {"error": str(e).strip("'\"")}
     except duckdb.Error as e:
         return {"error": " ".join(str(e).split())}
+
+
+def holder_server(conn: duckdb.DuckDBPyConnection, db_path) -> HolderServer:
+    """The holder socket of a process holding ``db_path`` through ``conn``, carrying out the typed
+    requests of other edgetui processes on ``conn`` (:func:`apply_request`)."""
+    return HolderServer(conn, db_path, on_request=lambda req: apply_request(conn, req))

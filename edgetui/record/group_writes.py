@@ -1,6 +1,6 @@
 """The offline ingest's writes of a group of new runs held to the group's end (:class:`GroupWrites`),
 and the per-run steps they share with the one-by-one path: a run's model / agent from its events
-(:func:`_fill_model_agent`, also used by the live side) and the no-turns note (:func:`_say_no_turns`).
+(:func:`fill_model_agent`, also used by the live side) and the no-turns note (:func:`say_no_turns`).
 Core: no Textual imports."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from edgetui.records import RunInfo
 from edgetui.record.recorder import Recorder
 
 if TYPE_CHECKING:
-    from edgetui.record.ingest import IngestReport
+    from edgetui.record.ingest_report import IngestReport
 
 
-def _fill_model_agent(rec: Recorder, key: str, info: RunInfo, model: bool = True) -> None:
+def fill_model_agent(rec: Recorder, key: str, info: RunInfo, model: bool = True) -> None:
     """The run's ``model`` (without ``model=False``) and ``agent`` when its info names none: the first
     event naming a model, the agent of its transcript's format."""
     if model and info.model is None:
@@ -43,7 +43,7 @@ def _fill_model_agent(rec: Recorder, key: str, info: RunInfo, model: bool = True
             rec.update_run(key, agent=agent)
 
 
-def _say_no_turns(rec: Recorder, key: str, where: Path, report: IngestReport) -> None:
+def say_no_turns(rec: Recorder, key: str, where: Path, report: IngestReport) -> None:
     """A transcript that gave no agent or user message, thinking or tool call says so (and is flagged
     ``no-turns``)."""
     held = rec.held_run(key)  # (a new run's row waits for the commit: its columns as they will be written)
@@ -87,7 +87,7 @@ class GroupWrites:
         """Hold ``key``'s finalize (its events are in :attr:`tables` already)."""
         if info.model is None:
             self.models.append((key, info))
-        _fill_model_agent(rec, key, info, model=False)  # (its agent: no statement)
+        fill_model_agent(rec, key, info, model=False)  # (its agent: no statement)
         self.jobs.append(job)
         if transcript is not None:
             self.no_turns.append((len(report.messages), key, transcript, report))
@@ -101,7 +101,7 @@ class GroupWrites:
             if ts:
                 rec.insert_table(pa.concat_tables(ts), ignore=ignore, fresh=True)
         if self.models:
-            from edgetui.record.time_alignment import in_list
+            from edgetui.store.sql_in_list import in_list
 
             keys = [k for k, _ in self.models]
             found = dict(
@@ -118,6 +118,6 @@ class GroupWrites:
         finalize_runs(rec, self.jobs)
         for i, key, transcript, report in reversed(self.no_turns):
             notes: list[str] = []
-            _say_no_turns(rec, key, transcript, SimpleNamespace(messages=notes))
+            say_no_turns(rec, key, transcript, SimpleNamespace(messages=notes))
             report.messages[i:i] = notes
         self.tables, self.models, self.jobs, self.no_turns = [], [], [], []

@@ -10,7 +10,7 @@ construction (checked by the tests, every table compared). What makes this exact
 * only **SForge run directories never recorded** in the main database go to the shard (no row of
   them to read or replace), each once, all of them after every job this process keeps (the
   report's lines stay in job order: this process's, then the shard's);
-* SForge run directories share nothing across runs (the record keys of :mod:`edgetui.record.repeated_records` are
+* SForge run directories share nothing across runs (the record keys of :mod:`edgetui.store.repeated_records` are
   for bare transcripts only, which stay here), except the **secrets** a run's files name: every
   secret of a run is used to scrub the runs after it, so the shard first learns those of every job
   before its own (:func:`edgetui.record.ingest.raw_secrets`), and this process learns the shard's after;
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 from edgetui.parsers.helper_process import FileLock, start_process
 
 if TYPE_CHECKING:
-    from edgetui.record.ingest import IngestReport
+    from edgetui.record.ingest_report import IngestReport
     from edgetui.record.recorder import Recorder
 
 #: the fewest new runs worth a second process (its start costs ~0.3-0.7 s of imports)
@@ -79,7 +79,7 @@ class Claims:
     def take_front(self, n: int = CHUNK_RUNS) -> Optional[tuple[int, int]]:
         with self.lock:
             i = self.front.value
-            j = min(i + self._size(n), self.back.value)
+            j = min(i + self.file_size(n), self.back.value)
             if i >= j:
                 return None
             self.front.value = j
@@ -88,13 +88,13 @@ class Claims:
     def take_back(self, n: int = CHUNK_RUNS) -> Optional[tuple[int, int]]:
         with self.lock:
             j = self.back.value
-            i = max(j - self._size(n), self.front.value)
+            i = max(j - self.file_size(n), self.front.value)
             if i >= j:
                 return None
             self.back.value = i
             return i, j
 
-    def _size(self, n: int) -> int:
+    def file_size(self, n: int) -> int:
         """Smaller chunks as the part left shrinks (the two processes end closer together)."""
         return max(1, min(n, (self.back.value - self.front.value) // 6))
 
@@ -261,7 +261,9 @@ def shard_main(
     try:
         from edgetui.record.changed_runs import fresh_signatures
         from edgetui.store.database import open_db
-        from edgetui.record.ingest import INGEST_MEMORY_LIMIT, IngestReport, _record_serial, raw_secrets
+        from edgetui.parsers.run_secrets import raw_secrets
+        from edgetui.record.ingest_report import INGEST_MEMORY_LIMIT, IngestReport
+        from edgetui.record.run_recording import record_serial
         from edgetui.parsers.parsing_process import fewer_collections
         from edgetui.record.recorder import Recorder
 
@@ -293,7 +295,7 @@ def shard_main(
                 chunk = jobs[i:j]
                 sigs = fresh_signatures(chunk, tasks, is_sample)
                 try:
-                    _record_serial(rec, chunk, sigs, set(), tasks, host, is_sample, progress, report)
+                    record_serial(rec, chunk, sigs, set(), tasks, host, is_sample, progress, report)
                 finally:
                     sigs.close()
                 found |= rec.secrets

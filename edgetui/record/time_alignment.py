@@ -29,6 +29,8 @@ from typing import Optional
 import duckdb
 import pyarrow as pa
 
+from edgetui.store.sql_in_list import in_list
+
 UPLOAD_LEAD_S = 2.0  # tar + upload before the judge stamps submitted_at
 RESULT_POLL_S = 5.0  # sforge-submit polls /result every 10 s: mean wait 5 s
 
@@ -134,12 +136,6 @@ def align_runs(conn: duckdb.DuckDBPyConnection, jobs: list[AlignJob]) -> dict[st
 
 
 _RECORDED = "e.t_source IN ('recorded', 'observed') AND e.t IS NOT NULL"
-
-
-def in_list(col: str, keys: list) -> str:
-    """SQL ``col = ?`` (one key: the scan's zone maps prune as before) or ``col IN (?, ?, ...)``,
-    with ``keys`` as its parameters, in order."""
-    return f"{col} = ?" if len(keys) == 1 else f"{col} IN ({', '.join('?' for _ in keys)})"
 
 
 def _runs_slices(tbl: pa.Table) -> dict[str, pa.Table]:

@@ -49,7 +49,6 @@ from typing import Any, Callable, Optional
 import duckdb
 
 from edgetui.store.query_cells import from_wire, to_wire
-from edgetui.record.forget_and_tag import apply_request
 
 MAX_PENDING = 16
 REQUEST_TIMEOUT_S = 5.0
@@ -248,11 +247,9 @@ class HolderServer:
     Raises :class:`SocketDirError` when no private socket directory exists.
     """
 
-    def __init__(
-        self, conn: duckdb.DuckDBPyConnection, db_path: Path | str, on_request: Optional[Callable[[dict], dict]] = None
-    ):
+    def __init__(self, conn: duckdb.DuckDBPyConnection, db_path: Path | str, on_request: Callable[[dict], dict]):
         self.conn = conn
-        #: carries out a typed request (default: :func:`edgetui.record.forget_and_tag.apply_request` on ``conn``);
+        #: carries out a typed request (:func:`edgetui.record.forget_and_tag.holder_server` gives one that applies it on ``conn``);
         #: the app passes one that also tells its supervisor (a forgotten run stops being watched)
         self.on_request = on_request
         self.path = socket_path(db_path, create=True)
@@ -430,7 +427,7 @@ class HolderServer:
             try:
                 req = json.loads(line)
                 if "op" in req:  # a typed write (forget, tag…): carried out by the holder itself
-                    reply = self.on_request(req) if self.on_request else apply_request(self.conn, req)
+                    reply = self.on_request(req)
                 else:
                     reply = answer(self.conn, req["sql"], req.get("params"))
             except (ValueError, KeyError, TypeError) as e:

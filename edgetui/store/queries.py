@@ -32,7 +32,7 @@ from typing import Any, Iterable, Optional, Sequence
 import duckdb
 import orjson
 
-from edgetui.record.repeated_records import REP_CTE, keep_sql, repeated_keys
+from edgetui.store.repeated_records import REP_CTE, keep_sql, repeated_keys
 
 __all__ = [
     "EVENT_ORDER_SQL",
@@ -230,7 +230,7 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
       model message (``message_id``) once, since a split assistant message
       repeats its usage on every part (sforge-format.md §6.2), and leaving out
       ``agent_result`` events whose usage is the segment total and records an earlier run
-      holds too (a resumed transcript's copies: :mod:`edgetui.record.repeated_records`).
+      holds too (a resumed transcript's copies: :mod:`edgetui.store.repeated_records`).
     """
     with conn.cursor() as cur:
         cur.execute(
@@ -273,7 +273,7 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
             head["tokens"] = sum(tok4)
             head["tokens_exact"] = False
             return head
-        try:  # records an earlier run's file holds too are counted there (edgetui/record/repeated_records.py)
+        try:  # records an earlier run's file holds too are counted there (edgetui/store/repeated_records.py)
             shared = repeated_keys(cur, run_key)[0] > 0
         except duckdb.CatalogException:  # a read-only file of an older schema: no record_keys yet
             shared = False

@@ -19,10 +19,10 @@ units unless named ``*_0_100``):
   watched root skips them until ``edgetui ingest --unforget``).
 * ``run_tags`` — names given to runs with ``edgetui tag``.
 * ``record_keys(run_key, rkey, event_id)`` — the Claude Code message ids (``m:…``) and uuids (``u:…``)
-  of each run's transcript events, to count records repeated across runs once (:mod:`edgetui.record.repeated_records`).
+  of each run's transcript events, to count records repeated across runs once (:mod:`edgetui.store.repeated_records`).
 * ``fits`` — fitted curves stored by ``edgetui fit --store`` (derived, rebuildable: method,
   version, unrounded parameters, optimiser status, flags, intervals, the points fitted).
-* ``moments`` — detected moments (:mod:`edgetui.analysis.moments_table`, :mod:`edgetui.replay.moments`): derived, rebuilt on
+* ``moments`` — detected moments (:mod:`edgetui.record.moments_table`, :mod:`edgetui.replay.moments`): derived, rebuilt on
   demand, keyed by (run, detector, version, round of the new best); ``score_before`` /
   ``score_after`` / ``gain`` / ``noise`` / ``headroom`` in the chart's units (task units, or the
   pass rate × 100), ``lead_time_s`` seconds, ``confidence`` 0–1, ``idx`` the round's position
@@ -141,7 +141,7 @@ MIGRATIONS: dict[int, list[str]] = {
     #: 6: detected moments, their own table (never mixed into events)
     6: _V6,
     #: 7: records repeated across runs (a resumed transcript copying an earlier file's records) are
-    #: counted once, by the earliest run (edgetui/record/repeated_records.py): their keys, and what a run leaves out
+    #: counted once, by the earliest run (edgetui/store/repeated_records.py): their keys, and what a run leaves out
     #: (the data step in migrate(): the transcript runs already recorded are counted again)
     7: [
         "CREATE TABLE IF NOT EXISTS record_keys (run_key VARCHAR NOT NULL, rkey VARCHAR NOT NULL, event_id VARCHAR)",
@@ -208,11 +208,11 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> int:
             for stmt in MIGRATIONS.get(v, []):
                 conn.execute(stmt)
             if v == 7 and found >= 1:  # transcript runs recorded before: their keys and totals now
-                from edgetui.record.repeated_records import recount_transcript_runs
+                from edgetui.store.repeated_records import recount_transcript_runs
 
                 recount_transcript_runs(conn)
             if v == 5 and found >= 1:
-                from edgetui.record.migrate_rekey import rekey_transcript_runs
+                from edgetui.store.migrate_rekey import rekey_transcript_runs
 
                 rekey_transcript_runs(conn)
             if v == 2 and found == 1:  # rows written by an earlier version: scrub them again

@@ -476,12 +476,12 @@ LIVE_MOMENTS_MIN_GRADED = 5
 class LiveMomentsMixin:
     """Live reframing moments for the live run screen: when its graded rounds change (and there
     are a few), a worker brings an :class:`edgetui.replay.moments.OnlineMoments` up to date with what was
-    recorded since (:func:`edgetui.analysis.moments_table.online_step`); the moments (provisional ones included)
+    recorded since (:func:`edgetui.record.moments_table.online_step`); the moments (provisional ones included)
     are marked on the chart and reached with ``(`` / ``)`` as in the replay."""
 
     def _maybe_live_moments(self) -> None:
         """Look for moments again when the graded rounds changed (in a worker, incremental:
-        :func:`edgetui.analysis.moments_table.online_step`), once the run has a few of them."""
+        :func:`edgetui.record.moments_table.online_step`), once the run has a few of them."""
         graded = sum(1 for s in self.subs if s.get("status") == "graded")
         if graded < LIVE_MOMENTS_MIN_GRADED or graded == getattr(self, "_moments_graded", -1):
             return
@@ -491,7 +491,7 @@ class LiveMomentsMixin:
     @work(thread=True, exclusive=True, group="live-moments", exit_on_error=False)
     def _live_moments(self, graded: int) -> None:
         try:
-            from edgetui.analysis.moments_table import online_start, online_step
+            from edgetui.record.moments_table import online_start, online_step
 
             conn = self.app.conn  # type: ignore[attr-defined]
             if getattr(self, "_online", None) is None:
@@ -635,7 +635,7 @@ class LiveForecastMixin:
 
     @work(thread=True, exclusive=True, group="live-forecast", exit_on_error=False)
     def _read_forecast(self, head: dict, subs: list[dict]) -> None:
-        from edgetui.analysis.recorded_curves import header_forecast
+        from edgetui.analysis.forecast_prior import header_forecast
 
         try:
             fc = header_forecast(self.app.conn, head, subs)  # type: ignore[attr-defined]

@@ -531,7 +531,7 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
             if cur is not None:
                 cur.set_folding(self.folding)
             if head is not None and header is None:  # a fresh header read: the forecast with it
-                from edgetui.analysis.recorded_curves import header_forecast
+                from edgetui.analysis.forecast_prior import header_forecast
 
                 head["forecast"] = header_forecast(conn, head, subs)
         except Exception as e:  # noqa: BLE001 - shown as a load failure, never crashes the app

@@ -375,7 +375,7 @@ class QueueScreen(Screen):
     def _load(self) -> None:
         try:
             from edgetui.record.annotations import moment_queue
-            from edgetui.analysis.moments_table import rebuild_moments
+            from edgetui.record.moments_table import rebuild_moments
 
             conn = self.app.conn  # type: ignore[attr-defined]
             built = getattr(self.app, "_moments_built", None)

@@ -76,7 +76,7 @@ TINY_HEIGHT = 20
 #: the rows at the run's end read right after the whole run's cursor (G draws them in one frame)
 END_ROWS = 2 * PAGE
 #: a run with more events than this whose moments are not stored gets none detected in the app: the
-#: detector (:func:`edgetui.analysis.moments_table.detect_run`) holds every message and tool call in Python (600 MB
+#: detector (:func:`edgetui.record.moments_table.detect_run`) holds every message and tool call in Python (600 MB
 #: at a million events); `edgetui moments RUN` stores them, and stored ones are always shown
 DETECT_MOMENTS_MAX_EVENTS = 200_000
 
@@ -186,7 +186,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         self._pages_asked: set[int] = set()  # pages being read
         self.header: Optional[dict] = None
         self.subs: list[dict] = []
-        self.moments: list[dict] = []  # reframing moments (edgetui.analysis.moments_table.replay_moments), round order
+        self.moments: list[dict] = []  # reframing moments (edgetui.record.moments_table.replay_moments), round order
         self.moments_read = False  # False while they are still being read or detected after the first paint
         self._why_cache: dict[str, dict] = {}
         self.prompt_mode: Optional[str] = None
@@ -296,7 +296,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
             self.post_message(HeaderExact(exact))
         # then the moments (stored, else detected now): the first paint does not wait for them
         try:
-            from edgetui.analysis.moments_table import list_moments, replay_moments
+            from edgetui.record.moments_table import list_moments, replay_moments
 
             if events.n > DETECT_MOMENTS_MAX_EVENTS and not list_moments(conn, self.run_key):
                 self.post_message(

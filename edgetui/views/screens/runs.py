@@ -538,7 +538,7 @@ class RunsScreen(Screen):
     @work(thread=True, exclusive=False, group="runs-forecast", exit_on_error=False)
     def _read_forecasts(self, run_keys: list[str]) -> None:
         from edgetui.store import queries as store
-        from edgetui.analysis.recorded_curves import header_forecast
+        from edgetui.analysis.forecast_prior import header_forecast
 
         out: dict[str, Optional[dict]] = {}
         posted = time.monotonic()

@@ -234,7 +234,7 @@ def set_border(widget: Any, title: Any = None, subtitle: Any = None) -> bool:
 
 
 def prior_note(forecast: Optional[dict]) -> Optional[str]:
-    """What a live forecast's prior is still waiting for (``edgetui.analysis.recorded_curves.header_forecast``'s
+    """What a live forecast's prior is still waiting for (``edgetui.analysis.forecast_prior.header_forecast``'s
     ``prior_level`` and ``prior_pending``): ``default prior: fitting 20 earlier runs`` while none of
     its feeding runs has a stored fit, ``prior: fitting 1 earlier run`` while some have (or a stored
     fit is being re-checked); ``None`` when the prior is complete."""

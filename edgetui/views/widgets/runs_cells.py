@@ -13,7 +13,7 @@ tiers and widths. The widget is :class:`edgetui.views.widgets.runs_table.RunsTab
 * :func:`sort_runs` / :func:`filter_runs` — the runs screen's sort and type-ahead filter;
 * :func:`forecast_cell` — a live run's forecast at its horizon (budget or 12 h) with its 80 %
   interval beside "last best persists" (both 0–100), from the Forecast dicts the runs screen's
-  worker reads (:func:`edgetui.analysis.recorded_curves.header_forecast`).
+  worker reads (:func:`edgetui.analysis.forecast_prior.header_forecast`).
 
 """
 

@@ -44,7 +44,7 @@ from datetime import datetime
 from typing import Any, Callable, Optional
 
 from edgetui.events import one_line
-from edgetui.live.model import ContainerInfo
+from edgetui.hosts.container_info import ContainerInfo
 
 _EXITED_RE = re.compile(r"^Exited \((-?\d+)\)")
 _SUBMISSION_ID_RE = re.compile(r"^[0-9a-f]{6,64}$")
@@ -103,7 +103,7 @@ def _env_value(env: Any, key: str) -> Optional[str]:
     return None
 
 
-def _short_error(e: BaseException) -> str:
+def short_error(e: BaseException) -> str:
     """One line for an engine error, without the SDK's long reprs."""
     txt = str(e)
     if "Connection refused" in txt or "ConnectionRefused" in txt:
@@ -287,7 +287,7 @@ class EngineEvents:
                 if self._stop.is_set():
                     return
                 self.up = False
-                self.error = _short_error(e)
+                self.error = short_error(e)
                 self._dirty = True
                 self.on_change()
                 since = None
@@ -354,7 +354,7 @@ class DockerWatch:
             self.client = docker.from_env(timeout=10)
             return True
         except Exception as e:  # noqa: BLE001 - no engine, bad DOCKER_HOST...
-            self.error = f"docker unavailable: {_short_error(e)}"
+            self.error = f"docker unavailable: {short_error(e)}"
             return False
 
     def refresh(self) -> bool:
@@ -393,7 +393,7 @@ class DockerWatch:
         except Exception as e:  # noqa: BLE001 - engine stopped, socket gone, timeout
             was = self.available
             self.available = False
-            self.error = f"docker unavailable: {_short_error(e)}" + ("; retrying" if was else "")
+            self.error = f"docker unavailable: {short_error(e)}" + ("; retrying" if was else "")
             self._next_try = now + self.retry_s
             self._close_events()
             if self._auto:
@@ -540,7 +540,7 @@ class DockerWatch:
             self._force_list = True
             return f"stopped {name_or_id}"
         except Exception as e:  # noqa: BLE001 - the user's action: its failure is the returned message
-            return f"could not stop {name_or_id}: {_short_error(e)}"
+            return f"could not stop {name_or_id}: {short_error(e)}"
 
     def kill_container(self, name_or_id: str, signal: str = "SIGKILL") -> str:
         """``docker kill``; returns a one-line outcome."""
@@ -549,7 +549,7 @@ class DockerWatch:
             self._force_list = True
             return f"killed {name_or_id}"
         except Exception as e:  # noqa: BLE001 - the user's action: its failure is the returned message
-            return f"could not kill {name_or_id}: {_short_error(e)}"
+            return f"could not kill {name_or_id}: {short_error(e)}"
 
     def shell_command(self, name_or_id: str) -> list[str]:
         """argv opening an interactive shell in the container: bash when it has one, else sh."""

@@ -170,7 +170,7 @@ def run_aggregates(conn: Any, run_key: str, totals: bool) -> tuple[tuple, dict[s
 def runs_aggregates(conn: Any, run_keys: list[str], totals: bool) -> dict[str, tuple[tuple, dict[str, Any]]]:
     """:func:`run_aggregates` of several runs, by run key, in two statements whatever their
     number (one grouped scan, one grouped price join for the runs with usage)."""
-    from edgetui.record.time_alignment import in_list
+    from edgetui.store.sql_in_list import in_list
 
     out: dict[str, tuple[tuple, dict[str, Any]]] = {}
     if not run_keys:

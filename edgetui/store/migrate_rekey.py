@@ -2,7 +2,7 @@
 
 Earlier versions keyed a bare transcript's run ``host/<file stem>/transcript``, so two different
 ``session.jsonl`` files in two folders became one run. Each such run is re-keyed
-``host/<stem>/transcript-<content id>`` (:func:`edgetui.record.ingest.transcript_task_id`) from its
+``host/<stem>/transcript-<content id>`` (:func:`edgetui.parsers.transcript_identity.transcript_task_id`) from its
 file when the file is still there; every row of the run moves with it and event ids are
 recomputed (they hash the run key). Runs whose file is gone keep their key.
 """
@@ -14,15 +14,14 @@ from pathlib import Path
 import duckdb
 
 from edgetui.events import event_id
+from edgetui.parsers.base import file_generation
+from edgetui.parsers.transcript_identity import transcript_task_id
 
 _TABLES = ("submissions", "test_results", "source_cursors", "annotations", "run_tags", "tombstones")
 
 
 def rekey_transcript_runs(conn: duckdb.DuckDBPyConnection) -> int:
     """Re-key the old-style transcript runs (the caller holds the transaction); returns how many."""
-    from edgetui.record.ingest import transcript_task_id
-    from edgetui.parsers.base import file_generation
-
     rows = conn.execute(
         "SELECT run_key, host, run_id, run_dir FROM runs WHERE layout = 'transcript' AND task_id = 'transcript'"
     ).fetchall()
