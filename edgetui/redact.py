@@ -52,6 +52,9 @@ import re
 import re2
 from typing import Any, Callable, Optional, Union
 
+import bisect
+import tempfile
+
 REDACTED = "<redacted>"
 
 #: end of a token. (Its start is checked in the replacement, :func:`_at_start`, for the rules named in
@@ -482,7 +485,6 @@ def items_that_may_hold(items: list, kind: str = "text") -> set[int]:
     serialised ``data``; None and empty allowed) the prefilter matches in: one RE2 pass over
     all of them joined, the match positions mapped back to items (a batch's cost is one scan,
     not one call per item)."""
-    import bisect
 
     rx = _PREFILTER_DATA_B if kind == "data" else _PREFILTER_B
     if kind == "text":  # as UTF-8 bytes: re2 would encode a str (and map offsets) on every search
@@ -574,8 +576,6 @@ def redacted_copy(path: "str | os.PathLike[str]", secrets: frozenset[str] | set[
     """A private copy (mode 0600, in a fresh 0700 temp directory) of the file at ``path``
     with every line redacted, for a pager; returns its path (the caller removes its
     directory). Raises ``OSError`` when the file cannot be read."""
-    import os
-    import tempfile
 
     d = tempfile.mkdtemp(prefix="edgetui-view-")
     out = os.path.join(d, os.path.basename(os.fspath(path)) or "file")

@@ -20,6 +20,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
+import bisect
+
 if TYPE_CHECKING:  # pragma: no cover
     from edgetui.records import SubmissionRecord
 
@@ -256,7 +258,6 @@ def best_as_known(
     the longest fully known prefix. Raises ``ValueError`` for an unknown ``policy`` or a
     ``known_order`` that is not a permutation of some of the indices.
     """
-    import bisect
 
     n = len(entries)
     order = list(known_order)

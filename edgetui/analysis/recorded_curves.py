@@ -10,6 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Optional, Sequence
 
+from edgetui.store.holder_socket import run_query
+import hashlib
+import time
+
 __all__ = ["RUNS_SQL", "SUBS_SQL", "load_curves", "fetch_from", "store_fits"]
 
 RUNS_SQL = """
@@ -30,7 +34,6 @@ FROM submissions {where}
 
 def fetch_from(conn) -> Callable[..., Any]:
     """A ``fetch`` over an open DuckDB connection."""
-    from edgetui.store.holder_socket import run_query
 
     return lambda sql, params=None: run_query(conn, sql, params)
 
@@ -93,7 +96,6 @@ def load_curves(
 
 
 def _fit_id(rec: dict, source: str) -> str:
-    import hashlib
 
     key = json.dumps(
         [
@@ -115,7 +117,6 @@ def store_fits(conn, recs: Sequence[dict], source: str) -> int:
     """Write fit records (``edgetui fit --format json`` objects) into the ``fits`` table, one row
     per curve (a later fit of the same source, group, form, method, version, time basis and
     aggregation replaces it). ``source``: ``recorded`` or the table's file name. Returns the count."""
-    import time
 
     n = 0
     now = time.time()

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, NamedTuple, Optional, Protocol, runtime_checkable
 
+import posixpath
+
 
 class Entry(NamedTuple):
     """One directory entry with its stat: ``size`` in bytes, ``mtime_ns`` (nanoseconds since the
@@ -59,6 +61,5 @@ class Host(Protocol):
 
 def join(*parts: str) -> str:
     """POSIX join of host path parts (a host path is always ``/``-separated)."""
-    import posixpath
 
     return posixpath.join(*parts)

@@ -24,6 +24,10 @@ from typing import Optional, Sequence
 
 from edgetui.hosts.ssh import SshTarget
 
+from edgetui.hosts.ssh import SshHost
+from edgetui.compat import tomllib
+from edgetui.parsers.base import NotRegularFile, non_regular_kind
+
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 
 
@@ -43,7 +47,6 @@ class HostConfig:
 
     def ssh_host(self, **kw):
         """An :class:`~edgetui.hosts.ssh.SshHost` for this host (not started)."""
-        from edgetui.hosts.ssh import SshHost
 
         return SshHost(self.name, self.target, **kw)
 
@@ -131,8 +134,6 @@ def load_hosts(path: Optional[Path] = None, notes: Optional[list[str]] = None) -
     host, for a root that cannot be one: :func:`root_error`). A file that is not a regular file (a
     FIFO would block the read) is refused. A root listed again (in any spelling) is kept once, and
     ``notes`` (when given) gets one line saying so."""
-    from edgetui.compat import tomllib
-    from edgetui.parsers.base import NotRegularFile, non_regular_kind
 
     p = Path(path) if path else hosts_file()
     try:

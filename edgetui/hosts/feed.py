@@ -27,6 +27,9 @@ from edgetui.hosts.config import HostConfig
 from edgetui.hosts.mirror import Mirror, SyncReport
 from edgetui.hosts.ssh import SshHost
 
+from edgetui.hosts.ssh import OVERFLOW
+from edgetui.hosts.ssh import HostDown
+
 
 class RemoteFeed:
     """One remote host's images, kept in step (see the module). ``cache``: the directory holding
@@ -240,7 +243,6 @@ class RemoteFeed:
             self._kick.clear()
 
     def _reported(self, paths: set[str]) -> None:
-        from edgetui.hosts.ssh import OVERFLOW
 
         with self._lock:
             if OVERFLOW in paths:
@@ -294,7 +296,6 @@ def _add(total: SyncReport, remote_root: str, r: SyncReport) -> None:
 def _error_text(e: OSError) -> str:
     """One line for an ``OSError`` of a sync, without Python's ``[Errno N]`` and quoted filename:
     its text, then the remote path it concerns (when not already in it)."""
-    from edgetui.hosts.ssh import HostDown
 
     text = e.strerror or str(e)
     if e.filename and not isinstance(e, HostDown) and str(e.filename) not in text:  # (HostDown: the state says it)

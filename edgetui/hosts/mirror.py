@@ -48,6 +48,10 @@ from pathlib import Path
 from edgetui.hosts import Entry, Host
 from edgetui.hosts import stage as stage_mod
 
+from edgetui.parsers.sforge_dir import FOLDER_FILES
+from edgetui.hosts.signature import add_image_root
+from edgetui.hosts.stream import open_process
+
 #: bytes re-read before a grown file's recorded end, compared with the image's (a replaced file)
 OVERLAP = 64
 #: bytes asked for in one read call
@@ -263,8 +267,6 @@ def wanted(rel: str) -> bool:
     nowhere. Everything else is kept: the image is then what the ingest would read locally."""
     global _FOLDER_FILES
     if _FOLDER_FILES is None:
-        from edgetui.parsers.sforge_dir import FOLDER_FILES
-
         _FOLDER_FILES = frozenset(FOLDER_FILES)
     parts = rel.split("/")
     name = parts[-1]
@@ -307,7 +309,6 @@ class Mirror:
     def __init__(self, host: Host, remote_root: str, local_root: Path | None = None, *, use_stage: bool = True):
         self.host, self.remote_root = host, remote_root.rstrip("/") or "/"
         self.local_root = Path(local_root) if local_root else default_cache(host.name, self.remote_root)
-        from edgetui.hosts.signature import add_image_root
 
         add_image_root(str(self.local_root))  # its tree signatures leave inodes out (settle copies files)
         #: the directory syncs write into: ``local_root``, or a first sync's stage (:mod:`.stage`)
@@ -480,8 +481,6 @@ class Mirror:
         for rel in sorted(gone):
             local = self.local_root / rel
             if local.is_dir() and not local.is_symlink():
-                import shutil
-
                 rep.removed += [p.relative_to(self.local_root).as_posix() for p in local.rglob("*") if p.is_file()]
                 shutil.rmtree(local, ignore_errors=True)
             elif local.exists() or local.is_symlink():
@@ -624,7 +623,6 @@ class Mirror:
         ``readdir``) dealt among :data:`STREAMS` remote ``tar``s, each read in a thread into a
         local ``tar -x`` under the image. None when the host cannot stream (no exec channel) or
         this machine has no ``tar``: the files then come one by one."""
-        from edgetui.hosts.stream import open_process
 
         tar = shutil.which("tar")
         if tar is None or getattr(self.host, "call", None) is None:  # (an SshHost: it has exec channels)

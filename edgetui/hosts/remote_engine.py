@@ -34,6 +34,8 @@ from typing import Any, Optional
 
 from edgetui.hosts.ssh import DEGRADED, UP
 
+from edgetui.hosts.docker_watch import DockerWatch, short_error
+
 MODES = ("auto", "socket", "cli", "none")
 
 
@@ -347,7 +349,6 @@ class RemoteEngine:
 
     def _choose(self) -> bool:
         """Find a route (socket first under ``auto``); False with :attr:`error` set when none works."""
-        from edgetui.hosts.docker_watch import DockerWatch, short_error
 
         why = []
         if self.mode in ("auto", "socket"):

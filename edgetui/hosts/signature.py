@@ -24,6 +24,8 @@ from typing import Optional
 
 from edgetui.hosts import Host, join
 
+from edgetui.hosts.local import LocalHost
+
 #: source name of the row in ``source_cursors`` holding a run's tree signature (``generation`` =
 #: the digest, ``offset`` = number of entries, ``size`` = their bytes, ``mtime`` = the newest
 #: mtime in epoch seconds UTC); not a file: no event ever has this source
@@ -106,7 +108,6 @@ def tree_signature(host: Host, task_dir: str, salt: str = "") -> Optional[TreeSi
     size (the file system's, not the host's: a tmpfs says 1000 where ext4 says 4096), counts as 0: only
     :class:`~edgetui.hosts.mirror.Mirror` writes there, always with the host's size and mtime, and
     it moves a staged image to disk (new inodes, the same files: :mod:`edgetui.hosts.stage`)."""
-    from edgetui.hosts.local import LocalHost
 
     lister = _local_list if type(host) is LocalHost else host.list
     image = _in_image(task_dir)

@@ -40,6 +40,11 @@ from edgetui.hosts.ssh_loop import os_error, ssh_loop
 from edgetui.hosts.sftp_reads import KEPT_HANDLES, KEPT_IDLE_S, SftpReads  # noqa: F401  (public here before the split)
 from edgetui.hosts.tuning import coalesce_sends, preferred_ciphers
 
+from edgetui.errors import KnownHostsMissing
+import shlex
+from edgetui.hosts.shell import RemoteShell
+import tempfile
+
 # ---------------------------------------------------------------------------------------------- states
 
 CONNECTING, UP, DEGRADED, DOWN, AUTH_FAILED, HOST_KEY_REFUSED, CLOSED = (
@@ -365,7 +370,6 @@ class SshHost(SftpReads):
         ``GlobalKnownHostsFile``) that does not exist, else None. (asyncssh reads each file it is
         given and fails with "No such file or directory" on a missing one; the default
         ``~/.ssh/known_hosts`` is not named, and its absence only means no host is known yet.)"""
-        from edgetui.errors import KnownHostsMissing
 
         named: list[tuple[str, str]] = []
         if self._known_hosts:
@@ -438,7 +442,6 @@ class SshHost(SftpReads):
         import asyncssh
 
         t = self.target
-        from edgetui.errors import KnownHostsMissing
 
         if isinstance(e, FileNotFoundError) and not isinstance(e, KnownHostsMissing):
             e = self._missing_known_hosts() or e  # asyncssh reads the known_hosts files once connected
@@ -722,7 +725,6 @@ class SshHost(SftpReads):
         """Run a command on the host over an exec channel (queued on the channel budget): (exit
         status, stdout, stderr); 127 when the command is missing. The command line is built with
         ``shlex.quote`` from ``argv``."""
-        import shlex
 
         cmd = " ".join(shlex.quote(a) for a in argv)
 
@@ -741,8 +743,6 @@ class SshHost(SftpReads):
         """As :meth:`run`, in the host's long-lived ``sh`` (:mod:`edgetui.hosts.shell`: no new
         session per call; stderr is discarded, the command gets no stdin)."""
         if self._shell is None:
-            from edgetui.hosts.shell import RemoteShell
-
             self._shell = RemoteShell(self)
         shell = self._shell
 
@@ -791,7 +791,6 @@ class SshHost(SftpReads):
         ``direct-streamlocal`` channel to ``remote_path`` on the host over this connection; set up
         again after each reconnect. Returns the local path (e.g. for
         ``docker.DockerClient(base_url="unix://" + path)``). Raises ``OSError`` when the host is down."""
-        import tempfile
 
         for local, remote in self._forwards.items():
             if remote == remote_path:
@@ -828,7 +827,6 @@ class SshHost(SftpReads):
         path :data:`OVERFLOW` (changes were lost: list everything). Raises ``OSError`` when the
         host has no ``inotifywait`` (exit 127) or the connection goes: callers then poll with
         :meth:`list`."""
-        import shlex
 
         paths = list(paths)
         cmd = (

@@ -16,6 +16,9 @@ from edgetui.records import make_run_key
 from edgetui.live.model import Alarm
 from edgetui.live.run_state import _mtime, _sig, RunState, TRANSCRIPT, RUN_LOG, TICKS, WHOLE_FILES
 
+import json
+from edgetui.store.sql_in_list import in_list
+
 
 class RunRegistry:
     """Mixin of :class:`~edgetui.live.supervisor.Supervisor` (its state is the supervisor's)."""
@@ -170,8 +173,6 @@ class RunRegistry:
         # alarms of earlier sessions: their episodes count as still active until seen false once
         rows = c.execute("SELECT t, data FROM events WHERE run_key = ? AND kind = 'alarm' ORDER BY t", [key]).fetchall()
         if rows:
-            import json
-
             alarms, keys, acks = [], set(), []
             for t, data in rows[-100:]:
                 try:
@@ -233,7 +234,6 @@ class RunRegistry:
 
     def _load_rows(self, items: list[tuple[RunState, bool]], fresh: bool = False) -> None:
         """:meth:`_load_row` of several runs ``(rs, aggregates)``, two statements whatever their number."""
-        from edgetui.store.sql_in_list import in_list
 
         cols = (
             "best_round",

@@ -17,6 +17,10 @@ from edgetui.hosts.feed import RemoteFeed
 from edgetui.hosts.remote_engine import RemoteEngine
 from edgetui.hosts.ssh import DEGRADED, UP
 
+from edgetui.live.judge import JudgePoller
+from edgetui.hosts.forward import forward_url
+import os
+
 #: where a log dir's judge admin secret is, relative to a runs root (SForge 1.1.0)
 _SECRET_NAME = ".judge-admin-secret"
 
@@ -61,8 +65,6 @@ class HostLinks:
     def attach(self, sup: Any) -> "HostLinks":
         """Give ``sup`` (a :class:`~edgetui.live.supervisor.Supervisor` watching the feeds' roots) the
         hosts' state lines and states, engines and judge pollers."""
-        from edgetui.live.judge import JudgePoller
-        from edgetui.hosts.forward import forward_url
 
         self.sup = sup
         feeds = self.feeds
@@ -122,7 +124,6 @@ class HostLinks:
     def _read_secret(self, feed: RemoteFeed) -> None:
         """The host's judge admin secret (``SFORGE_ADMIN_SECRET`` here, else
         ``.judge-admin-secret`` beside the host's runs roots, read over SFTP once it is up)."""
-        import os
 
         poller = self.judges[feed.name]
         try:

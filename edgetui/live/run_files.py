@@ -41,6 +41,8 @@ from edgetui.live.run_state import (
     _JUDGE_ERR_RE,
 )
 
+from edgetui.parsers.detect import parser_for
+
 
 class RunFiles:
     """Mixin of :class:`~edgetui.live.supervisor.Supervisor` (its state is the supervisor's)."""
@@ -61,7 +63,6 @@ class RunFiles:
     def _add_source(self, rs: RunState, name: str, catchup: bool) -> None:
         path = rs.task_dir / name
         if name == TRANSCRIPT:
-            from edgetui.parsers.detect import parser_for
 
             def make(source, gen, state, rs=rs):
                 return parser_for(rs.fmt or "claude_stream", source, gen, state)

@@ -18,6 +18,8 @@ from edgetui.live.model import LiveRun, live_run_from, newest_per_key
 from edgetui.live.tail import settle
 from edgetui.live.run_state import _mtime, RunState, TRANSCRIPT, RUN_LOG, MESSAGE_TTL_S
 
+from edgetui.record.derived_rows import HARNESS_QUIET_S
+
 
 class RunRows:
     """Mixin of :class:`~edgetui.live.supervisor.Supervisor` (its state is the supervisor's)."""
@@ -166,7 +168,6 @@ class RunRows:
     def _harness_ended(self, rs: RunState, now: float) -> bool:
         """run_agent.log ends on an ERROR (+ traceback), has been quiet for 60 s, no started_at, no
         final result: the harness ended before the agent started (its words: ``info.harness_error``)."""
-        from edgetui.record.derived_rows import HARNESS_QUIET_S
 
         info = rs.info
         if not info.harness_error or info.started_at is not None or rs.finished:

@@ -80,6 +80,9 @@ from edgetui.live.run_files import RunFiles
 from edgetui.live.run_rows import RunRows, judge_line  # noqa: F401  (judge_line: public here before the split)
 from edgetui.live.watching import FileWatch
 
+from edgetui.record.forget_and_tag import forgotten
+from edgetui.record.forget_and_tag import apply_request
+
 
 #: this many runs registered in one refresh are shown before any of their lines is read
 FIRST_SHOW_RUNS = 20
@@ -610,7 +613,6 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         return False
 
     def _discover(self, now: float) -> None:
-        from edgetui.record.forget_and_tag import forgotten
 
         found: dict[str, sd.RunLocation] = {}
         try:
@@ -671,7 +673,6 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
     def apply_request(self, req: dict) -> dict:
         """A typed request from another process (:func:`edgetui.record.forget_and_tag.apply_request`), carried out
         between two refreshes; a forgotten run stops being watched at once."""
-        from edgetui.record.forget_and_tag import apply_request
 
         with self._lock:
             if req.get("op") == "forget" and isinstance(req.get("run_key"), str):

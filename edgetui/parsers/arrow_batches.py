@@ -20,6 +20,8 @@ from edgetui.redact import (  # noqa: F401 - REDACTED re-exported
     redact_text,
 )
 
+from edgetui.redact import _RE2_OPTIONS
+
 
 EVENT_COLUMNS = [
     ("event_id", pa.string()),
@@ -111,8 +113,6 @@ class Scrubber:
         key = frozenset(self.secrets)
         if self._known_rx[0] != key:
             import re2
-
-            from edgetui.redact import _RE2_OPTIONS
 
             vals = sorted({s.encode() for s in key if s}, key=len, reverse=True)
             self._known_rx = (key, re2.compile(b"|".join(re2.escape(v) for v in vals), _RE2_OPTIONS) if vals else None)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 
+from edgetui.parsers.base import open_regular
+
 #: recorded line starts checked (the last ones before the cursor)
 PROBES = 8
 
@@ -45,7 +47,6 @@ def moved_below(conn, run_key: str, source: str, cur: dict, path, st: os.stat_re
         'AND "offset" > 3 AND "offset" < ? AND sub < ? ORDER BY "offset" DESC LIMIT ?',
         [run_key, source, cur.get("generation"), off, _LINE_SUBS, PROBES],
     ).fetchall()
-    from edgetui.parsers.base import open_regular
 
     try:
         with open_regular(path) as fp:

@@ -31,6 +31,13 @@ from typing import Any, Optional
 from edgetui.control_chars import strip_sequences
 from edgetui.parsers.base import BOM, loads_lenient
 
+from edgetui.parsers.codex import CodexTextParser
+from edgetui.parsers.codex import CodexJsonParser
+from edgetui.parsers.codex import CodexRolloutParser
+from edgetui.parsers.opencode import OpenCodeParser
+from edgetui.parsers.claude import ClaudeStreamParser  # type: ignore[attr-defined]
+from edgetui.parsers.claude_session import ClaudeSessionParser
+
 __all__ = ["FORMATS", "detect_format", "parser_for"]
 
 FORMATS = ("claude_stream", "claude_session", "codex_text", "codex_json", "codex_rollout", "opencode")
@@ -194,27 +201,15 @@ def parser_for(fmt: str, source: str, generation: str, state: Optional[dict[str,
     Raises ``ValueError`` for ``unknown`` or an unsupported name.
     """
     if fmt == "codex_text":
-        from edgetui.parsers.codex import CodexTextParser
-
         return CodexTextParser(source, generation, state)
     if fmt == "codex_json":
-        from edgetui.parsers.codex import CodexJsonParser
-
         return CodexJsonParser(source, generation, state)
     if fmt == "codex_rollout":
-        from edgetui.parsers.codex import CodexRolloutParser
-
         return CodexRolloutParser(source, generation, state)
     if fmt == "opencode":
-        from edgetui.parsers.opencode import OpenCodeParser
-
         return OpenCodeParser(source, generation, state)
     if fmt == "claude_stream":
-        from edgetui.parsers.claude import ClaudeStreamParser  # type: ignore[attr-defined]
-
         return ClaudeStreamParser(source, generation, state)
     if fmt == "claude_session":
-        from edgetui.parsers.claude_session import ClaudeSessionParser
-
         return ClaudeSessionParser(source, generation, state)
     raise ValueError(f"no parser for transcript format {fmt!r}")

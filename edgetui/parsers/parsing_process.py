@@ -22,6 +22,12 @@ from edgetui.parsers.base import (
     parse_error,
 )  # line_events: the long-line rule, shared with the live tailer
 
+from edgetui.parsers.base import MAX_LINE_BYTES, RAW_KEEP
+from edgetui.parsers.base import Line
+from edgetui.parsers.helper_process import Sender, ignore_ctrl_c
+from edgetui.parsers.detect import parser_for
+from edgetui.parsers.arrow_batches import build_table
+
 _relaxed = [0, None]  # [uses open, the thresholds before the first]: fewer_collections' state
 _relaxed_lock = threading.Lock()
 
@@ -72,7 +78,6 @@ def _tail_events(fp, last_end: int, make_parser, source: str, gen: str, state) -
     """Events of the bytes after the last newline (an unterminated last line), parsed by a copy of the
     parser (built from ``state``) so the main parser and its cursor stay before that line.
     Returns (events, has_tail)."""
-    from edgetui.parsers.base import MAX_LINE_BYTES, RAW_KEEP
 
     fp.seek(last_end)
     data = fp.read(MAX_LINE_BYTES + 1)
@@ -86,8 +91,6 @@ def _tail_events(fp, last_end: int, make_parser, source: str, gen: str, state) -
             )
         ]
     else:
-        from edgetui.parsers.base import Line
-
         body = data[:-1] if data.endswith(b"\r") else data
         evs = line_events(tail_parser, Line(last_end, body, last_end + len(data)), source, gen)
     evs += tail_parser.finish()
@@ -103,7 +106,6 @@ def die_with_parent(parent_pid: int) -> None:
     ``kill -9`` of ``edgetui ingest`` leaves no parsing process (nor, through it, multiprocessing's
     resource tracker) behind. Where prctl is unavailable, a thread polls the parent instead."""
     import signal
-    import threading
 
     try:
         import ctypes
@@ -127,7 +129,6 @@ def die_with_parent(parent_pid: int) -> None:
 def serve_parse(conn, *job) -> None:
     """The parsing process's target: :func:`child_parse` of ``job`` with its messages sent on the
     pipe ``conn`` (:class:`edgetui.parsers.helper_process.Sender`)."""
-    from edgetui.parsers.helper_process import Sender, ignore_ctrl_c
 
     ignore_ctrl_c()
     sender = Sender(conn)
@@ -158,9 +159,6 @@ def child_parse(
 
     if parent_pid:
         die_with_parent(parent_pid)
-
-    from edgetui.parsers.detect import parser_for
-    from edgetui.parsers.arrow_batches import build_table
 
     try:
         parser = parser_for(fmt, source, gen, state)

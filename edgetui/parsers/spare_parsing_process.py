@@ -13,6 +13,13 @@ from __future__ import annotations
 import os
 from typing import Optional
 
+import stat
+from edgetui.parsers.parsing_process import die_with_parent, serve_parse
+from edgetui.parsers.helper_process import ignore_ctrl_c
+from edgetui.parsers.arrow_batches import build_table  # noqa: F401  (imported ahead, as child_parse will)
+from edgetui.parsers.detect import parser_for  # noqa: F401 - imported ahead (warming the child), as child_parse will
+from edgetui.parsers.helper_process import start_process
+
 _ready: Optional[tuple] = None  # (process, pipe)
 
 #: files with more than this left to read are parsed in a second process (edgetui.record.ingest.ingest_lines)
@@ -22,7 +29,6 @@ MP_MIN_BYTES = 32 * 1024 * 1024
 def start_for(paths) -> None:
     """:func:`start` when one of ``paths`` is a regular file over :data:`MP_MIN_BYTES` (a big
     transcript given on its own)."""
-    import stat
 
     for p in paths:
         try:
@@ -37,14 +43,10 @@ def start_for(paths) -> None:
 def _wait(conn, parent_pid: int) -> None:
     """The process: imports what parsing needs, then parses the one job it is given on the pipe
     ``conn`` (None, or the pipe closed: ends), its batches sent back on it."""
-    from edgetui.parsers.parsing_process import die_with_parent, serve_parse
 
     die_with_parent(parent_pid)
-    from edgetui.parsers.helper_process import ignore_ctrl_c
 
     ignore_ctrl_c()
-    from edgetui.parsers.arrow_batches import build_table  # noqa: F401  (imported ahead, as child_parse will)
-    from edgetui.parsers.detect import parser_for  # noqa: F401 - imported ahead (warming the child), as child_parse will
 
     try:
         job = conn.recv()
@@ -60,8 +62,6 @@ def start() -> None:
     if _ready is not None or os.environ.get("EDGETUI_NO_MP"):
         return
     import multiprocessing as mp
-
-    from edgetui.parsers.helper_process import start_process
 
     conn, child_end = mp.Pipe()
     try:

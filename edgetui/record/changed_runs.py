@@ -10,6 +10,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from edgetui import __version__
+from edgetui.store.schema import SCHEMA_VERSION
+from edgetui.hosts.local import LocalHost
+from edgetui.hosts.signature import tree_signature
+from edgetui.parsers.run_secrets import raw_secrets
+from edgetui.hosts import Entry
+
 if TYPE_CHECKING:
     from edgetui.record.ingest_report import IngestReport
     from edgetui.record.recorder import Recorder
@@ -18,8 +25,6 @@ if TYPE_CHECKING:
 def signature_salt(tasks: dict, task_id: str, is_sample: bool) -> str:
     """What a run's recorded result depends on besides its files: this edgetui's version and schema,
     the task's settings from the tasks dir, the sample flag."""
-    from edgetui import __version__
-    from edgetui.store.schema import SCHEMA_VERSION
 
     t = tasks.get(task_id)
     return f"{__version__}|{SCHEMA_VERSION}|{int(is_sample)}|{t.model_dump_json() if t is not None else ''}"
@@ -63,8 +68,6 @@ class Signatures(dict):
 
 
 def _signature_of(task_dir: str, salt: str):
-    from edgetui.hosts.local import LocalHost
-    from edgetui.hosts.signature import tree_signature
 
     sig = tree_signature(LocalHost(), task_dir, salt)
     return (sig, _transcript_entry(task_dir)) if sig is not None else None
@@ -80,7 +83,6 @@ def changed_runs(
     (:func:`_only_transcript_changed`). Unchanged runs are counted in ``report.unchanged`` and
     listed in ``report.runs``, and the secrets their files name are added to ``rec``'s. The
     caller calls ``close()`` on the signatures at its end."""
-    from edgetui.hosts.local import LocalHost
     from edgetui.hosts.signature import TREE_SOURCE, tree_signature
 
     stored = (
@@ -114,7 +116,6 @@ def changed_runs(
             report.runs.append(key)
             # (not read again, but the secrets its files name still scrub the runs read: a key
             # one run's config names and another's agent echoes; ~0.1 ms a run)
-            from edgetui.parsers.run_secrets import raw_secrets
 
             for secret in raw_secrets(Path(obj.task_dir)):
                 rec.add_secret(secret)
@@ -158,13 +159,11 @@ class _RecordedTranscriptView:
     recorded one exactly when nothing but the transcript changed."""
 
     def __init__(self, task_dir: str, entry: list | None):
-        from edgetui.hosts.local import LocalHost
 
         self._local, self._task_dir, self._entry = LocalHost(), task_dir, entry
         self.name = "local"
 
     def list(self, path: str):
-        from edgetui.hosts import Entry
 
         out = self._local.list(path)
         if path == self._task_dir:
@@ -181,7 +180,6 @@ def _only_transcript_changed(task_dir: str, salt: str, recorded_digest: str, sta
     """Is the task dir, its transcript aside, as recorded? (Its tree signature with the transcript's
     entry put back as recorded equals the recorded digest.) False when the recorded cursor does
     not say what the transcript was (written by an older edgetui, or by the live supervisor)."""
-    from edgetui.hosts.signature import tree_signature
 
     try:
         st = json.loads(state) if state else None

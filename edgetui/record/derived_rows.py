@@ -15,6 +15,13 @@ from edgetui.store.sql_in_list import in_list
 from edgetui.records import RunInfo, SubmissionRecord, TaskInfo
 from edgetui.record.recorder import Recorder
 
+from edgetui.replay.selection import best_so_far
+from edgetui.replay.selection import best_as_known, entry_from_submission
+from edgetui.replay.selection import is_score_task
+from edgetui.record.time_alignment import _write_times
+import re
+import math
+
 ABORT_THRESHOLD_S = float(os.environ.get("SFORGE_VIZ_ABORT_THRESHOLD", 7200))  # SForge visualizer default
 
 
@@ -54,7 +61,6 @@ def infer_policy(entries: list, final_best_round: str, selection: str, direction
     selection (replay/selection.py, SForge selection.py semantics) picks the ``best_round`` that
     the run's final_result.json names, so the header, the chart, the ★ and the runs table tell one
     best-so-far. The assumed defaults first; unchanged when no policy reproduces it."""
-    from edgetui.replay.selection import best_so_far
 
     order = [(selection, direction)] + [
         (p, d)
@@ -254,7 +260,6 @@ def _refresh_record_keys(rec: Recorder, jobs: list[FinalizeJob]) -> dict[str, bo
 
 def _best_so_far(j: FinalizeJob, known_t: dict, tick_t: dict, log_end) -> _Done:
     """One run's submission rows with their times and best-so-far (no statement)."""
-    from edgetui.replay.selection import best_as_known, entry_from_submission
 
     info, task, subs = j.info, j.task, j.subs
     run_end = info.ended_at or log_end
@@ -312,7 +317,6 @@ def _run_columns(j: FinalizeJob, d: _Done, agg_totals: Optional[tuple], log_rec:
     """The runs-row columns of one finalized run (``agg_totals``: its
     :func:`edgetui.store.repeated_records.run_aggregates`, None when ``j.aggregates`` is False; ``log_rec``: the
     latest and the first recorded time of its run_agent.log)."""
-    from edgetui.replay.selection import is_score_task
 
     info, task, subs, steps = j.info, j.task, j.subs, d.steps
     best = steps[-1] if steps else None
@@ -449,14 +453,11 @@ def _place_game_events(conn, runs: dict[str, tuple[dict[str, float], Optional[fl
                     ts.append(t_end)
             prev = t_end
     if ids:
-        from edgetui.record.time_alignment import _write_times
-
         _write_times(conn, ids, ts, keys)
 
 
 def _like(pattern: str):
     """SQL ``LIKE`` (no escape character, case-sensitive) as a compiled regex for ``fullmatch``."""
-    import re
 
     return re.compile("".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern), re.S)
 
@@ -490,7 +491,6 @@ def _apply_usage_updates(conn, run_keys: list[str]) -> None:
 
 
 def _finite(v):
-    import math
 
     if isinstance(v, float) and not math.isfinite(v):
         return None

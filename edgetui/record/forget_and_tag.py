@@ -29,6 +29,8 @@ import duckdb
 from edgetui.store import repeated_records as repeats
 from edgetui.store.holder_socket import HolderServer
 
+from edgetui.record import annotations as an
+
 #: tables whose rows belong to one run (``run_key``), emptied by forget
 RUN_TABLES = (
     "events",
@@ -157,7 +159,6 @@ def _plain_moment(row: dict) -> dict:
 
 
 def _annotation_op(conn: duckdb.DuckDBPyConnection, op: str, req: dict) -> Any:
-    from edgetui.record import annotations as an
 
     def opt(name: str) -> Optional[str]:
         v = req.get(name)

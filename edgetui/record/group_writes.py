@@ -13,6 +13,8 @@ from edgetui.record.derived_rows import FinalizeJob, finalize_runs
 from edgetui.records import RunInfo
 from edgetui.record.recorder import Recorder
 
+from edgetui.store.sql_in_list import in_list
+
 if TYPE_CHECKING:
     from edgetui.record.ingest_report import IngestReport
 
@@ -101,8 +103,6 @@ class GroupWrites:
             if ts:
                 rec.insert_table(pa.concat_tables(ts), ignore=ignore, fresh=True)
         if self.models:
-            from edgetui.store.sql_in_list import in_list
-
             keys = [k for k, _ in self.models]
             found = dict(
                 rec.conn.execute(

@@ -25,6 +25,14 @@ from edgetui.record.line_recording import ProgressFn, one_duckdb_thread
 from edgetui.record.prices import load_price_file
 from edgetui.record.run_recording import TRANSCRIPT_NAMES, file_size, record_serial, transcripts_under
 
+from edgetui.parsers.sforge_dir import discover, load_tasks, resolve_tasks_dir
+from edgetui.record.forget_and_tag import forgotten, unforget_run
+from edgetui.record.ingest_shard import shard_split
+from edgetui.record.ingest_shard import start_shard
+from edgetui.record.changed_runs import fresh_signatures
+from edgetui.store.database import open_db
+from edgetui.samples import sample_sets
+
 
 def ingest_paths(
     conn,
@@ -80,8 +88,6 @@ def _scrub_message(rec: Recorder, message: str) -> str:
 def _ingest_jobs(
     rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget=False, full=False
 ) -> None:
-    from edgetui.parsers.sforge_dir import discover, load_tasks, resolve_tasks_dir
-    from edgetui.record.forget_and_tag import forgotten, unforget_run
 
     tdir = resolve_tasks_dir(tasks_dir)
     tasks = load_tasks(tdir) if tdir else {}
@@ -147,8 +153,6 @@ def _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progr
     end (:mod:`edgetui.record.ingest_shard`: the same rows)."""
     start = len(jobs)
     if shard:
-        from edgetui.record.ingest_shard import shard_split
-
         start = shard_split(
             rec,
             jobs,
@@ -158,7 +162,6 @@ def _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progr
     if start == len(jobs):
         record_serial(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report)
         return
-    from edgetui.record.ingest_shard import start_shard
 
     sh = start_shard(rec, jobs, start, tasks, host, is_sample)
     if sh is None:
@@ -193,7 +196,6 @@ def _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progr
 
 def _record_new_runs(rec, jobs, tasks, host, is_sample, progress, report) -> None:
     """:func:`record_serial` of run jobs known to be new (their signatures taken as they go)."""
-    from edgetui.record.changed_runs import fresh_signatures
 
     sigs = fresh_signatures(jobs, tasks, is_sample)
     try:
@@ -204,8 +206,6 @@ def _record_new_runs(rec, jobs, tasks, host, is_sample, progress, report) -> Non
 
 def ingest_samples(db_path: Path, quiet: bool = True) -> IngestReport:
     """Record the bundled sample runs (tagged as samples) into ``db_path``."""
-    from edgetui.store.database import open_db
-    from edgetui.samples import sample_sets
 
     conn = open_db(db_path)
     try:

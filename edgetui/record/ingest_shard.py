@@ -31,6 +31,9 @@ from typing import TYPE_CHECKING, Callable, Optional
 
 from edgetui.parsers.helper_process import FileLock, start_process
 
+from edgetui.parsers.helper_process import ignore_ctrl_c
+from edgetui.parsers.parsing_process import die_with_parent
+
 if TYPE_CHECKING:
     from edgetui.record.ingest_report import IngestReport
     from edgetui.record.recorder import Recorder
@@ -253,8 +256,6 @@ def shard_main(
     """The shard's process: record the chunks it claims from the back of ``jobs`` into the fresh
     database at ``path``, each with the secrets of every job before it (module docstring), then
     send ``("done", [(chunk start, report), …], secrets)`` (or ``("error", text)``)."""
-    from edgetui.parsers.helper_process import ignore_ctrl_c
-    from edgetui.parsers.parsing_process import die_with_parent
 
     ignore_ctrl_c()
     die_with_parent(parent_pid)

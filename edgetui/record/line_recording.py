@@ -24,6 +24,15 @@ from edgetui.record.changed_runs import changed_runs, signature_salt  # noqa: F4
 from edgetui.record.ingest_report import IngestReport, note_read
 from edgetui.record.recorder import Recorder
 
+import hashlib
+import time
+from edgetui.parsers.cursor_check import moved_below
+from edgetui.parsers.base import END_OF_FILE_SUB
+from edgetui.parsers import spare_parsing_process as prewarm
+from edgetui.parsers.arrow_batches import scrub_table
+from edgetui.parsers.detect import parser_for
+from edgetui.parsers.detect import detect_format
+
 
 BATCH_EVENTS = int(os.environ.get("EDGETUI_BATCH_EVENTS", 20000))  # events per committed batch (at most)
 BATCH_BYTES = 6 * 1024 * 1024  # source bytes per committed batch (at most): bounds memory per batch
@@ -37,8 +46,6 @@ ProgressFn = Callable[[int], None]  # called with bytes consumed since the last 
 def derived_generation(gen: str, st: os.stat_result) -> str:
     """A generation ``<gen>.<6 hex>`` for a file rewritten under the same first line (its events'
     ids apart from the recorded ones of ``gen``)."""
-    import hashlib
-    import time
 
     return f"{gen}.{hashlib.sha1(f'{st.st_ino}:{st.st_size}:{time.time_ns()}'.encode()).hexdigest()[:6]}"
 
@@ -86,7 +93,6 @@ def ingest_lines(
     # never read before: no event of this source is recorded (events commit with their cursor)
     fresh = cur is None and rec.plain_new_sources
     start, state = 0, None
-    from edgetui.parsers.cursor_check import moved_below
 
     if (
         cur
@@ -110,7 +116,6 @@ def ingest_lines(
         start, state = cur["offset"], cur["state"]
     if start:  # the file grew: what was said of its old end (an unterminated line, "ended without a
         # result" after its last line) is said again of the new end if still true
-        from edgetui.parsers.base import END_OF_FILE_SUB
 
         rec.conn.execute(
             'DELETE FROM events WHERE run_key = ? AND source = ? AND (("offset" >= ? AND sub >= ?) OR sub = ?)',
@@ -261,9 +266,6 @@ def _ingest_lines_mp(
 
     import pyarrow as pa
 
-    from edgetui.parsers import spare_parsing_process as prewarm
-    from edgetui.parsers.arrow_batches import scrub_table
-
     # the parsing process sends small batches (1 MB of source: its memory stays ~100 MB and its
     # caches warm); this process commits several at once (BATCH_BYTES), fewer transactions
     job = (str(path), start, fmt, source, gen, state, run_key, BATCH_EVENTS, CHILD_BATCH_BYTES, os.getpid())
@@ -354,7 +356,6 @@ def _ingest_lines_mp(
 
 
 def transcript_parser_factory(fmt: str):
-    from edgetui.parsers.detect import parser_for
 
     def make(source: str, gen: str, state: Optional[dict]):
         return parser_for(fmt, source, gen, state)
@@ -363,7 +364,6 @@ def transcript_parser_factory(fmt: str):
 
 
 def detect_file_format(path: Path) -> str:
-    from edgetui.parsers.detect import detect_format
 
     try:
         with open_regular(path) as fp:

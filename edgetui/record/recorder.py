@@ -39,6 +39,8 @@ from edgetui.parsers.arrow_batches import (  # noqa: F401  (re-exported: the rec
     events_to_table,
 )
 
+import uuid
+
 
 def _has_final_errors(tbl: pa.Table) -> bool:
     """Does this batch hold a completed (not provisional) run-log ERROR record?"""
@@ -900,7 +902,6 @@ class Recorder:
     def add_annotation(
         self, run_key: str, text: str, *, event_id: Optional[str] = None, t: Optional[float] = None, tags: str = ""
     ) -> str:
-        import uuid
 
         aid = uuid.uuid4().hex[:16]
         self.conn.execute(

@@ -32,6 +32,16 @@ from edgetui.record import line_recording
 from edgetui.record.line_recording import ProgressFn, detect_file_format, ingest_lines, transcript_parser_factory
 from edgetui.parsers.run_secrets import raw_secrets
 
+from edgetui.hosts.signature import TREE_SOURCE
+import errno
+from edgetui.parsers.base import open_regular
+from edgetui.parsers import sforge_dir as sd
+from edgetui.parsers.base import END_OF_FILE_SUB
+from edgetui.parsers.arrow_batches import _dumps  # (the data as every event's is written)
+from edgetui.parsers.sforge_submissions import FOLDER_FILES
+from edgetui.parsers.base import parse_error
+from edgetui.parsers.sforge_common import _content_gen
+
 
 TRANSCRIPT_NAMES = ("agent_output.txt",)
 #: sources streamed by byte offset; every other source of a run dir is a whole file
@@ -58,8 +68,6 @@ def record_serial(rec, jobs, sigs, only_transcript, tasks, host, is_sample, prog
         finally:
             rec.plain_new_sources = True
         if key and got is not None:  # taken before the run was read: a change meanwhile is seen next time
-            from edgetui.hosts.signature import TREE_SOURCE
-
             sig, entry = got
             cur = sig.cursor(str(loc.task_dir))
             cur["state"] = {"transcript": entry}
@@ -170,7 +178,6 @@ def is_interrupt(e: BaseException) -> bool:
 def no_space(e: BaseException, rec) -> Optional[str]:
     """A one-line "no space left" message when ``e`` (or its cause) is a full disk, else None.
     DuckDB reports a failed write and then, on rollback, "cannot rollback - no transaction is active"."""
-    import errno
 
     chain: list[BaseException] = []
     x: Optional[BaseException] = e
@@ -236,7 +243,6 @@ def file_size(p: Path) -> int:
 
 def _binary_head(path: Path) -> bool:
     """Does the file start like binary data (a NUL byte, or invalid UTF-8 in its first 4 KiB)?"""
-    from edgetui.parsers.base import open_regular
 
     try:
         with open_regular(path) as f:
@@ -363,7 +369,6 @@ def _ingest_run(
     files_unchanged: bool,
     defer: Optional["GroupWrites"],
 ) -> Optional[str]:
-    from edgetui.parsers import sforge_dir as sd
 
     for secret in raw_secrets(task_dir):
         rec.add_secret(secret)
@@ -404,8 +409,6 @@ def _ingest_run_files(
     files_unchanged: bool = False,
     defer: Optional["GroupWrites"] = None,
 ) -> None:
-    from edgetui.hosts.signature import TREE_SOURCE
-    from edgetui.parsers import sforge_dir as sd
 
     with rec.transaction():
         task = rec.task_for(sd.task_info(info.task_id, tasks))
@@ -474,7 +477,6 @@ def _record_run_files(
     ``defer``: the model lookup, finalize_run and the no-turns note are held there
     (:class:`GroupWrites`), and for a run never recorded its events' insert too (a recorded run's
     events are replaced here: what it had is compared and deleted in place)."""
-    from edgetui.parsers import sforge_dir as sd
 
     if held:
         import pyarrow as pa
@@ -569,7 +571,6 @@ def _ingest_run_transcript(
     report.events_offered += ingest_lines(
         rec, key, transcript, "agent_output.txt", transcript_parser_factory(fmt), report, progress, mp_fmt=fmt
     )
-    from edgetui.parsers.base import END_OF_FILE_SUB
 
     if held is not None:
         for i, (evs, ignore) in enumerate(held):
@@ -595,8 +596,6 @@ def _ingest_run_transcript(
         ).fetchall():
             got = stopped_at_budget(info.final, summ or "", json.loads(data) if data else {})
             if got is not None:
-                from edgetui.parsers.arrow_batches import _dumps  # (the data as every event's is written)
-
                 rec.conn.execute(
                     "UPDATE events SET summary = ?, data = ?, is_error = FALSE, level = NULL WHERE event_id = ?",
                     [got[0], _dumps(got[1]), eid],
@@ -628,7 +627,6 @@ def whole_file_events(
     evolve_state.json, histories, final_result.json), mtime-timed ones placed inside the run.
     Shared by the offline ingest and the live supervisor (which keeps ``sub_cache``: see
     :func:`edgetui.parsers.sforge_dir.submission_events`)."""
-    from edgetui.parsers import sforge_dir as sd
 
     off = info.utc_offset_s
     events: list[Event] = []
@@ -650,7 +648,6 @@ def _check_folder_files(task_dir: Path, subs: list[SubmissionRecord]) -> None:
     ``submission.tar.gz``…) and the log dir's
     ``.judge-admin-secret`` checked all the same, so that one that could not be read is noted (a
     FIFO, a link out of its folder)."""
-    from edgetui.parsers.sforge_submissions import FOLDER_FILES
 
     def check(p: Path) -> None:
         try:
@@ -684,8 +681,6 @@ def skipped_file_events(task_dir: Path, notes: RunFolderNotes, events: Sequence[
     link out of the run folder or a loop, over its size bound: ``notes``), unless ``events``
     already say it; source relative to ``task_dir``. The line files (logs, transcript) are noted
     by their readers (:func:`_regular_or_note`)."""
-    from edgetui.parsers.base import parse_error
-    from edgetui.parsers.sforge_common import _content_gen
 
     said = {e.source for e in events if e.kind == "parse_error"}
     out = []

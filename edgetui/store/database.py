@@ -35,6 +35,12 @@ from edgetui.errors import (
 from edgetui.store.migrate_rescrub import rewrite_file
 from edgetui.store.schema import SCHEMA_VERSION, current_version, migrate, rewrite_pending
 
+from edgetui.errors import HolderNotServing
+from edgetui.store.holder_socket import NoSocketDir, NotAnswering, NotServing
+import struct
+import sys
+import errno as _errno
+
 
 def default_db_path() -> Path:
     """``<user data dir>/edgetui/edgetui.duckdb`` (platformdirs), or ``$EDGETUI_DB``."""
@@ -54,7 +60,6 @@ def _busy(path: Path, err: Exception) -> Optional[DatabaseBusy]:  # (DatabaseBus
     another process, or DuckDB's refusal of a second open of a file this process has open already
     (DuckDB 1.x: "Unique file handle conflict ... already attached": not damage, not another process)."""
     if _is_lock_error(err):
-        from edgetui.errors import HolderNotServing
         from edgetui.store.holder_socket import SocketDirError, socket_path
 
         pid = _holder_pid(err)
@@ -108,7 +113,6 @@ def busy_because(busy: DatabaseBusy, why: ConnectionError) -> DatabaseBusy:
     (``why`` from :func:`edgetui.store.holder_socket.ask_holder`): it serves no socket, it does not answer, or no
     socket directory exists here."""
     from edgetui.errors import HolderNotAnswering, HolderNotServing, NoSocketDirectory
-    from edgetui.store.holder_socket import NoSocketDir, NotAnswering, NotServing
 
     what = process_name(busy.pid)
     if isinstance(why, NoSocketDir):
@@ -132,7 +136,6 @@ def check_header(path: Path) -> Optional[str]:
     count, block size…).
     Returns a one-line reason when the file is damaged (e.g. truncated), else None; formats it
     does not recognise pass (DuckDB itself then decides)."""
-    import struct
 
     try:
         size = path.stat().st_size
@@ -173,7 +176,6 @@ def check_header(path: Path) -> Optional[str]:
 
 
 def _print_note(text: str) -> None:
-    import sys
 
     print(f"edgetui: note: {text}", file=sys.stderr)
 
@@ -192,8 +194,6 @@ def _io_error(path: Path, e: BaseException) -> Optional[UserError]:
     s = str(e)
     low = s.lower()
     if isinstance(e, OSError) and e.errno is not None:
-        import errno as _errno
-
         if e.errno in (_errno.ENOSPC, _errno.EDQUOT, _errno.EFBIG):
             low += " no space left on device"
         elif e.errno in (_errno.EROFS, _errno.EACCES, _errno.EPERM):

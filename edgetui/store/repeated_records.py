@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from edgetui.store.sql_in_list import in_list
+
 #: kinds whose repetition changes a run's totals (messages, tool calls; usage rides on them)
 KEYED_KINDS = ("agent_message", "user_message", "thinking", "tool_call", "tool_result", "token_usage", "agent_error")
 #: kinds counted in ``runs.n_messages`` (the same list as ingest.finalize_run's count)
@@ -170,7 +172,6 @@ def run_aggregates(conn: Any, run_key: str, totals: bool) -> tuple[tuple, dict[s
 def runs_aggregates(conn: Any, run_keys: list[str], totals: bool) -> dict[str, tuple[tuple, dict[str, Any]]]:
     """:func:`run_aggregates` of several runs, by run key, in two statements whatever their
     number (one grouped scan, one grouped price join for the runs with usage)."""
-    from edgetui.store.sql_in_list import in_list
 
     out: dict[str, tuple[tuple, dict[str, Any]]] = {}
     if not run_keys:

@@ -19,6 +19,9 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from edgetui.replay.fold import CLAUDE_FORMATS, is_metadata
+from edgetui.store.queries import timeline_table
+
 #: columns of an :class:`ArrowTimeline` (a subset of :data:`edgetui.store.queries.EVENT_LIST_COLUMNS`)
 TIMELINE_COLUMNS = (
     "event_id",
@@ -122,7 +125,6 @@ class ArrowTimeline:
         """Positions (ascending) of the transcript metadata events (:mod:`edgetui.replay.fold`): the
         candidates picked by Arrow kernels (kind ``system`` of a Claude transcript, no error, a
         quiet level), then their summaries classified by :func:`edgetui.replay.fold.is_metadata`."""
-        from edgetui.replay.fold import CLAUDE_FORMATS, is_metadata
 
         quiet = pc.or_kleene(
             pc.is_null(self.level.arrow), pc.is_in(self.level.arrow, value_set=pa.array(["", "info", "debug"]))
@@ -205,7 +207,6 @@ class ArrowTimeline:
 def run_timeline(conn: duckdb.DuckDBPyConnection, run_key: str) -> ArrowTimeline:
     """A run's events in the timeline order of :func:`edgetui.store.queries.run_events`, as an
     :class:`ArrowTimeline` (its module docstring)."""
-    from edgetui.store.queries import timeline_table
 
     return ArrowTimeline(timeline_table(conn, run_key, TIMELINE_COLUMNS))
 

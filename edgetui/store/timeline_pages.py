@@ -37,6 +37,10 @@ import pyarrow as pa
 
 from edgetui.store.queries import EventColumns
 
+from bisect import bisect_left
+from edgetui.replay.fold import fold_head
+from edgetui.replay.fold import is_metadata
+
 __all__ = [
     "PAGE",
     "MAX_PAGES",
@@ -459,9 +463,6 @@ class PagedTimeline:
     def fold_heads(self, i: int, folded: int) -> dict[str, int]:
         """First words (:func:`edgetui.replay.fold.fold_head`) of the ``folded`` metadata events from event
         ``i`` on, with their counts (from the index: no page read)."""
-        from bisect import bisect_left
-
-        from edgetui.replay.fold import fold_head
 
         k = bisect_left(self._meta_pos, i)
         heads: dict[str, int] = {}
@@ -631,7 +632,6 @@ def load_index(conn: duckdb.DuckDBPyConnection, run_key: str) -> PagedTimeline:
     """Read what a :class:`PagedTimeline` holds of every event (module docstring): the sorted times,
     each source's earliest time, and the positions of graded rounds, metadata events and the events
     with a sub-agent depth. I/O: call from a worker."""
-    from edgetui.replay.fold import is_metadata
 
     with conn.cursor() as cur:
         n = int(cur.execute("SELECT count(*) FROM events WHERE run_key = ?", [run_key]).fetchall()[0][0])

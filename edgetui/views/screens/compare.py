@@ -23,6 +23,8 @@ from textual.widgets import Footer, Static
 from edgetui.store.database import lift_pool_on
 from edgetui.control_chars import visible
 
+from edgetui.replay.cursor import format_elapsed
+
 __all__ = ["CompareScreen"]
 
 COLOURS = (33, 208, 40, 170, 45, 196)
@@ -136,7 +138,6 @@ class CompareScreen(Screen):
 
     def _draw(self) -> None:
         from edgetui.replay.analysis.compare import values_at
-        from edgetui.replay.cursor import format_elapsed
 
         if not self.is_mounted:
             return

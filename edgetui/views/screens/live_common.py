@@ -33,6 +33,8 @@ from edgetui.views.widgets.fmt import visible_text
 from edgetui.views.widgets.runs_table import fmt_age
 from edgetui.views.screens.confirm import ChoiceScreen, ConfirmScreen, shown_as_typed
 
+import time
+
 #: Files of a task directory offered by ``o`` (name, what it holds).
 RUN_FILES: tuple[tuple[str, str], ...] = (
     ("run_agent.log", "harness log: segments, resumes, errors"),
@@ -545,7 +547,6 @@ class PriorFitter:
         self.fitted: list[str] = []
 
     def request(self, run_keys: Iterable[str]) -> None:
-        import time
 
         now = time.monotonic()
         new = {k for k in run_keys if now - self.tried.get(k, -1e18) >= self.RETRY_S}
@@ -557,7 +558,6 @@ class PriorFitter:
     def _maybe_start(self) -> None:
         if self.busy or not self.queue or getattr(self.app, "conn", None) is None:
             return
-        import time
 
         keys, self.queue = sorted(self.queue), set()
         now = time.monotonic()

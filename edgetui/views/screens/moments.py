@@ -25,6 +25,8 @@ from edgetui.replay.cursor import format_elapsed
 from edgetui.control_chars import visible
 from edgetui.views.widgets.fmt import visible_text
 
+from edgetui.record.forget_and_tag import apply_request
+
 __all__ = [
     "MomentsScreen",
     "WhyScreen",
@@ -687,7 +689,6 @@ class ReplayMomentsMixin:
     def _annotate(self, req: dict, where: str) -> None:
         """A typed request on the app's connection (the same the holder carries out for others),
         then the run's annotations read again."""
-        from edgetui.record.forget_and_tag import apply_request
 
         reply = apply_request(self.app.conn, dict(req, run_key=self.run_key))  # type: ignore[attr-defined]
         self.post_message(Annotated(where, reply))

@@ -61,6 +61,8 @@ from edgetui.views.screens.live_run import (
 )
 from edgetui.views.screens.replay import HelpScreen, fit_footer
 
+from edgetui.store import queries as store
+
 __all__ = [
     "AlarmsScreen",
     "MessagesScreen",
@@ -537,7 +539,6 @@ class RunsScreen(Screen):
 
     @work(thread=True, exclusive=False, group="runs-forecast", exit_on_error=False)
     def _read_forecasts(self, run_keys: list[str]) -> None:
-        from edgetui.store import queries as store
         from edgetui.analysis.forecast_prior import header_forecast
 
         out: dict[str, Optional[dict]] = {}
