@@ -57,8 +57,8 @@ from dataclasses import asdict, dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-# (_Selector: best_so_far's own fold, kept between live updates so a series resumes where it ended)
-from edgetui.replay.selection import _Selector, display_value, entry_from_submission
+# (Selector: best_so_far's own fold, kept between live updates so a series resumes where it ended)
+from edgetui.replay.selection import Selector, display_value, entry_from_submission
 
 __all__ = [
     "DETECTOR_VERSION",
@@ -235,7 +235,7 @@ def graded_series(
     ``components``: round → {sub-score name: score}; ``event_ids``: round → its
     ``judge_result`` event id. Raises ``ValueError`` for an unknown ``selection``.
     """
-    sel = _Selector(direction, selection)
+    sel = Selector(direction, selection)
     return list(
         _graded_from(
             _known_rows(subs),
@@ -293,7 +293,7 @@ def _known_rows(subs: Sequence[Mapping[str, Any]]) -> list[Any]:
 def _graded_from(
     rows: Sequence[Any],
     start: int,
-    sel: _Selector,
+    sel: Selector,
     prev_best: Optional[float],
     *,
     score_task: bool,
@@ -877,7 +877,7 @@ class OnlineMoments:
         old, p, n = self._sigs, 0, min(len(sigs), len(self._sigs))
         while p < n and sigs[p] == old[p]:
             p += 1
-        sel = _Selector(self.kw["direction"], self.kw["selection"])
+        sel = Selector(self.kw["direction"], self.kw["selection"])
         if p:
             sel.best_score, sel.best_pass_rate, sel.best_round, sel.best_valid = self._states[p - 1]
         series, states = self._series[:p], self._states[:p]

@@ -105,7 +105,7 @@ def _is_better_score(new: Any, old: Any, direction: str) -> bool:
     return new < old if direction == "minimize" else new > old
 
 
-class _Selector:
+class Selector:
     """Incremental state machine equivalent to SForge's policy loops."""
 
     __slots__ = ("policy", "direction", "best_score", "best_pass_rate", "best_round", "best_valid")
@@ -165,10 +165,10 @@ class _Selector:
     def result(self) -> BestResult:
         return BestResult(self.best_score, self.best_pass_rate, self.best_round, self.best_valid)
 
-    def copy(self) -> "_Selector":
+    def copy(self) -> "Selector":
         """A selector in the same state (feeding it leaves this one as it is)."""
-        other = _Selector.__new__(_Selector)
-        for a in _Selector.__slots__:
+        other = Selector.__new__(Selector)
+        for a in Selector.__slots__:
             setattr(other, a, getattr(self, a))
         return other
 
@@ -201,7 +201,7 @@ def select_best(
     replaced.  Raises ``ValueError`` naming the allowed policies for an
     unknown ``policy``.
     """
-    sel = _Selector(score_direction, policy)
+    sel = Selector(score_direction, policy)
     for e in entries:
         sel.feed(e)
     return sel.result()
@@ -220,7 +220,7 @@ def best_so_far(
     An empty input gives an empty list (use ``select_best([])`` for the
     initial state).  Raises ``ValueError`` for an unknown ``policy``.
     """
-    sel = _Selector(score_direction, policy)
+    sel = Selector(score_direction, policy)
     steps: list[BestStep] = []
     for i, e in enumerate(entries):
         considered, new = sel.feed(e)
@@ -265,7 +265,7 @@ def best_as_known(
         raise ValueError("known_order must name each entry index at most once")
     if order == list(range(len(order))):
         return best_so_far([entries[i] for i in order], score_direction, policy)
-    base = _Selector(score_direction, policy)
+    base = Selector(score_direction, policy)
     known = [False] * n
     pending: list[int] = []  # known indices past the fully known prefix, sorted
     p = 0
@@ -286,7 +286,7 @@ def best_as_known(
             BestStep(
                 index=i,
                 round=e.get("round"),
-                considered=_Selector(score_direction, policy).feed(e)[0],
+                considered=Selector(score_direction, policy).feed(e)[0],
                 is_new_best=sel.best_round == e.get("round", "")
                 and (not steps or steps[-1].best_round != sel.best_round),
                 best_score=sel.best_score,

@@ -1297,9 +1297,9 @@ def test_live_refresh_rereads_only_changed_submission_folders_and_matches_an_off
     read: list[str] = []
     from edgetui.parsers import sforge_submissions as subs_mod
 
-    real = subs_mod._folder_events  # what reads a folder's files into events (the cache skips it)
+    real = subs_mod.folder_events  # what reads a folder's files into events (the cache skips it)
     monkeypatch.setattr(
-        subs_mod, "_folder_events", lambda d, recs, off: read.extend(r.round for r in recs) or real(d, recs, off)
+        subs_mod, "folder_events", lambda d, recs, off: read.extend(r.round for r in recs) or real(d, recs, off)
     )
     sup = mk()
     sup.poll_once()
@@ -1325,7 +1325,7 @@ def test_live_refresh_rereads_only_changed_submission_folders_and_matches_an_off
     assert sorted(read) == ["agent-2", "agent-6"]
     assert r.best_display == pytest.approx(90.0)
     # the same submission events as recording the directory offline
-    monkeypatch.setattr(sd, "_folder_events", real)
+    monkeypatch.setattr(sd, "folder_events", real)
     off = open_db(tmp_path / "offline.duckdb")
     ingest_paths(off, [root])
     q = (

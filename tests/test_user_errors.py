@@ -98,9 +98,9 @@ def test_an_ingest_holding_the_file_is_said_to_answer_no_queries(tmp_path, capsy
             assert f"held by process {p.pid} (edgetui ingest)" in line and "answers no queries" in line, line
             assert "read it through" not in line and "--snapshot" in line and str(db) in line, line
         with pytest.raises(errors.HolderNotServing):
-            from edgetui.cli.output import _query
+            from edgetui.cli.output import query_read_only
 
-            _query(db, "SELECT 1")
+            query_read_only(db, "SELECT 1")
     finally:
         p.kill()
         p.wait()

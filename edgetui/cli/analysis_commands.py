@@ -248,9 +248,9 @@ def add_commands(sub, cmd, add_db) -> None:
 
 
 def _fetch(db: Path, snapshot: bool):
-    from edgetui.cli.output import _query
+    from edgetui.cli.output import query_read_only
 
-    return lambda sql, params=None: _query(db, sql, snapshot, params)
+    return lambda sql, params=None: query_read_only(db, sql, snapshot, params)
 
 
 def recorded_task_values(db: Path, args, hours: Sequence[float]):
@@ -292,13 +292,13 @@ def cmd_leaderboard(db: Path, args) -> int:
                 "--include-samples)"
             )
         )
-    from edgetui.cli.output import _emit
+    from edgetui.cli.output import emit
     from edgetui.store.holder_socket import QueryResult
 
     if args.format in ("csv", "json"):
         cols = list(group_cols) + ["category", "hours", "score", "n_tasks", "n_runs"]
         rows = [tuple(c.group) + (c.category, c.hours, c.score, c.n_tasks, c.n_runs) for c in cells]
-        _emit(QueryResult(cols, rows), args.format)
+        emit(QueryResult(cols, rows), args.format)
         return 0
     table: dict[tuple, dict[float, object]] = {}
     for c in cells:
@@ -311,7 +311,7 @@ def cmd_leaderboard(db: Path, args) -> int:
             c = by_h.get(float(h))
             row.append("–" if c is None or c.score is None else f"{c.score:.1f} ({c.n_tasks})")
         rows.append(tuple(row))
-    _emit(QueryResult(cols, rows), "table")
+    emit(QueryResult(cols, rows), "table")
     print(
         "(N) = tasks with a value at that hour; mean over them, repeats averaged first; "
         "--format csv|json for unrounded values"
@@ -441,7 +441,7 @@ def cmd_backtest(args) -> int:
     if args.format == "json":
         print(_dumps([r.as_dict() for r in rows]))
         return 0
-    from edgetui.cli.output import _emit
+    from edgetui.cli.output import emit
     from edgetui.store.holder_socket import QueryResult
 
     cols = [
@@ -457,7 +457,7 @@ def cmd_backtest(args) -> int:
         "width_forecast",
         "width_last_best",
     ]
-    _emit(
+    emit(
         QueryResult(
             cols,
             [
@@ -507,7 +507,7 @@ def cmd_fit(db: Path, args) -> int:
     if args.format == "json":
         print(_dumps(recs))
         return 0
-    from edgetui.cli.output import _emit
+    from edgetui.cli.output import emit
     from edgetui.store.holder_socket import QueryResult
 
     gcols = list(curves[0].group) if curves else []
@@ -577,7 +577,7 @@ def cmd_fit(db: Path, args) -> int:
                     ]
                 )
             )
-    _emit(QueryResult(cols, rows), "table")
+    emit(QueryResult(cols, rows), "table")
     print(
         "* the reported form; flagged fits withhold Smax, t_mid, beta (see flags); the other forms' rows are for "
         "comparison (heldout_RMSE: leave one hour out)"
@@ -731,10 +731,10 @@ def cmd_learning_speed(db: Path, args) -> int:
         d.update({"source": source, "frontier": args.frontier, "undated_models": undated})
         print(_dumps(d))
         return 0
-    from edgetui.cli.output import _emit
+    from edgetui.cli.output import emit
     from edgetui.store.holder_socket import QueryResult
 
-    _emit(
+    emit(
         QueryResult(["model", "release", "learning_speed"], [(m, f"{y:.2f}", f"{v:.2f}") for m, y, v in trend.points]),
         "table",
     )
@@ -897,7 +897,7 @@ def cmd_compare(db: Path, args) -> int:
     def fv(v):
         return "–" if v is None else f"{v:.2f}"
 
-    from edgetui.cli.output import _emit
+    from edgetui.cli.output import emit
     from edgetui.store.holder_socket import QueryResult
 
     rows = []
@@ -911,7 +911,7 @@ def cmd_compare(db: Path, args) -> int:
         rows.append(
             (s.name, format_elapsed(s.end_s), fv(last), fv(out["at"]["values"][len(rows)]) if "at" in out else "", fit)
         )
-    _emit(
+    emit(
         QueryResult(["curve", "elapsed", "best", f"at {args.at}" if args.at else "", "log-sigmoid fit"], rows), "table"
     )
     if part is None:

@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 
 from edgetui import __version__
 from edgetui.cli.run_arguments import parse_at, resolve_run, write_op
-from edgetui.cli.output import _emit, _print_table, _query, for_terminal, visible  # noqa: F401  (cli_analysis and tests read them here)
+from edgetui.cli.output import emit, print_table, query_read_only, for_terminal, visible  # noqa: F401  (cli_analysis and tests read them here)
 
 
 def _add_db(p: argparse.ArgumentParser, top: bool = False) -> None:
@@ -707,7 +707,7 @@ def cmd_sql(db: Path, args) -> int:
     from edgetui.store.holder_socket import check_read_only
 
     check_read_only(args.query)  # the same answer whether the file is free or held by the app
-    _emit(_query(db, args.query, args.snapshot), args.format)
+    emit(query_read_only(db, args.query, args.snapshot), args.format)
     return 0
 
 
@@ -760,7 +760,7 @@ def cmd_runs(db: Path, args) -> int:
     sql = RUNS_SQL.format(
         where=where, best=best, transcript_flags=TRANSCRIPT_FLAGS_SUBQUERY.format(run_key="runs.run_key")
     )
-    _emit(_query(db, sql, args.snapshot, params=params or None), args.format)
+    emit(query_read_only(db, sql, args.snapshot, params=params or None), args.format)
     return 0
 
 

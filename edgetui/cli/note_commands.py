@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from edgetui.cli.run_arguments import resolve_run, write_op
-from edgetui.cli.output import _emit, for_terminal, visible
+from edgetui.cli.output import emit, for_terminal, visible
 
 
 MOMENT_COLUMNS = (
@@ -61,7 +61,7 @@ def cmd_moments(db: Path, args) -> int:
         return 0
     from edgetui.store.holder_socket import QueryResult
 
-    _emit(QueryResult(list(MOMENT_COLUMNS), [_moment_row(m, args.format) for m in rows]), args.format)
+    emit(QueryResult(list(MOMENT_COLUMNS), [_moment_row(m, args.format) for m in rows]), args.format)
     return 0
 
 
@@ -150,7 +150,7 @@ def cmd_annotations(db: Path, args) -> int:
         print(json.dumps(rows, indent=1, default=str))
         return 0
     cols = list(rows[0]) if rows else (["run_key", "round"] if args.queue else ["annotation_id", "run_key", "label"])
-    _emit(QueryResult(cols, [tuple(r.get(c) for c in cols) for r in rows]), args.format)
+    emit(QueryResult(cols, [tuple(r.get(c) for c in cols) for r in rows]), args.format)
     return 0
 
 

@@ -27,7 +27,7 @@ def for_terminal(text: str, stream=None) -> str:
     return visible_lines(text.replace("\r\n", "\n")) if tty else text  # (CSV's CRLF line ends: plain ones)
 
 
-def _query(db: Path, sql: str, snapshot: bool = False, params=None):
+def query_read_only(db: Path, sql: str, snapshot: bool = False, params=None):
     """Run read-only SQL: own read-only connection, else through the holder, else a snapshot copy."""
     from edgetui.store.database import DatabaseBusy, ask_holder, busy_because, open_db, run_query, snapshot_copy
     from edgetui.store.holder_socket import HolderEnded
@@ -61,7 +61,7 @@ def _query(db: Path, sql: str, snapshot: bool = False, params=None):
     return res
 
 
-def _emit(res, fmt: str) -> None:
+def emit(res, fmt: str) -> None:
     from edgetui.store.query_cells import csv_cell, json_cell
 
     if fmt == "json":  # numbers as numbers, BLOBs as base64 (edgetui.store.query_cells)
@@ -75,7 +75,7 @@ def _emit(res, fmt: str) -> None:
             w.writerow([csv_cell(v) for v in r])
         sys.stdout.write(for_terminal(buf.getvalue()))
     else:
-        _print_table(res)
+        print_table(res)
 
 
 #: colours of a run's status in tables (left out under NO_COLOR or TERM=dumb, by Rich)
@@ -104,7 +104,7 @@ def _utc(v) -> str:
     return _short(v)
 
 
-def _print_table(res) -> None:
+def print_table(res) -> None:
     """The table for a terminal: cell text literal (no markup), control characters shown
     escaped, fitted to the terminal's width: long text columns are cut with "…" first (down to
     8 cells), then the rightmost columns are left out, and a last line names them."""

@@ -14,7 +14,7 @@ from edgetui.parsers.run_secrets import raw_secrets
 from edgetui.parsers import sforge_dir as sd
 from edgetui.records import make_run_key
 from edgetui.live.model import Alarm
-from edgetui.live.run_state import _mtime, _sig, RunState, TRANSCRIPT, RUN_LOG, TICKS, WHOLE_FILES
+from edgetui.live.run_state import mtime, stat_signature, RunState, TRANSCRIPT, RUN_LOG, TICKS, WHOLE_FILES
 
 import json
 from edgetui.store.sql_in_list import in_list
@@ -102,13 +102,13 @@ class RunRegistry:
             for name in (TRANSCRIPT, RUN_LOG, TICKS):
                 if (task_dir / name).exists():
                     self._add_source(rs, name, catchup=True)
-            t_mtime = _mtime(task_dir / TRANSCRIPT)
+            t_mtime = mtime(task_dir / TRANSCRIPT)
             if t_mtime is not None:
                 rs.last_growth_t = min(now, t_mtime)
             rs.last_activity_t = max(
                 [
                     x
-                    for x in (rs.last_growth_t, _mtime(task_dir / RUN_LOG), _mtime(task_dir / TICKS), info.started_at)
+                    for x in (rs.last_growth_t, mtime(task_dir / RUN_LOG), mtime(task_dir / TICKS), info.started_at)
                     if x is not None
                 ],
                 default=None,
@@ -116,7 +116,7 @@ class RunRegistry:
             if rs.last_activity_t is not None:
                 rs.last_activity_t = min(now, rs.last_activity_t)
             for name in WHOLE_FILES:
-                rs.file_sigs[name] = _sig(task_dir / name)
+                rs.file_sigs[name] = stat_signature(task_dir / name)
             rs.last_full_check = now
             self.runs[rs.key] = rs
 

@@ -24,8 +24,8 @@ from edgetui.redact import redact_text
 from edgetui.parsers.run_folder_files import open_run_file
 from edgetui.live.tail import TailSource, settle
 from edgetui.live.run_state import (
-    _mtime,
-    _sig,
+    mtime,
+    stat_signature,
     RoundState,
     RunState,
     TRANSCRIPT,
@@ -34,11 +34,11 @@ from edgetui.live.run_state import (
     WHOLE_FILES,
     FULL_CHECK_S,
     EARLY_EVENT_S,
-    _LOG_HEAD_RE,
-    _ENDING_RE,
-    _JUDGE_STARTED_RE,
-    _JUDGE_DONE_RE,
-    _JUDGE_ERR_RE,
+    LOG_HEAD_RE,
+    ENDING_RE,
+    JUDGE_STARTED_RE,
+    JUDGE_DONE_RE,
+    JUDGE_ERR_RE,
 )
 
 from edgetui.parsers.detect import parser_for
@@ -136,7 +136,7 @@ class RunFiles:
                 continue
             if old is not None and not full and not (name == "final_result.json" and not rs.finished):
                 continue
-            new = _sig(os.path.join(td, name))
+            new = stat_signature(os.path.join(td, name))
             if new != old:
                 rs.file_sigs[name] = new
                 rs.dirty_files = True
@@ -144,7 +144,7 @@ class RunFiles:
 
     def _scan_submissions(self, rs: RunState, now: float, full: bool) -> None:
         sub_dir = rs.task_dir / "submissions"
-        sig = _sig(sub_dir)
+        sig = stat_signature(sub_dir)
         changed = False
         if sig != rs.subs_sig or (sig is not None and time.time() - sig[1] / 1e9 < 2.0):
             rs.subs_sig = sig
@@ -176,13 +176,13 @@ class RunFiles:
             if rd.has_report and not full:
                 continue
             entry = sub_dir / rd.name
-            rep = _sig(entry / ("game_result.json" if rd.kind == "game" else "report.json"))
+            rep = stat_signature(entry / ("game_result.json" if rd.kind == "game" else "report.json"))
             if rep != rd.report_sig:
                 rd.report_sig = rep
                 rd.has_report = rep is not None
                 changed = True
             if not rd.has_report and rd.kind != "game":
-                ls = _sig(entry / "run_instance.log")
+                ls = stat_signature(entry / "run_instance.log")
                 if ls != rd.log_sig:
                     rd.log_sig = ls
                     self._read_instance_log(rd, entry / "run_instance.log", now)
@@ -196,11 +196,11 @@ class RunFiles:
                 data = fp.read(4 << 20)
         except OSError:
             return
-        rd.container_ids.update(m.decode() for m in _JUDGE_STARTED_RE.findall(data))
-        errs = _JUDGE_ERR_RE.findall(data)
+        rd.container_ids.update(m.decode() for m in JUDGE_STARTED_RE.findall(data))
+        errs = JUDGE_ERR_RE.findall(data)
         if errs:
             rd.log_error = one_line(redact_text(errs[-1].decode("utf-8", "replace"), self.rec.secrets) or "", 200)
-        if (errs or _JUDGE_DONE_RE.search(data)) and not rd.log_terminal:
+        if (errs or JUDGE_DONE_RE.search(data)) and not rd.log_terminal:
             rd.log_terminal = True
             rd.terminal_seen = now
 
@@ -221,7 +221,7 @@ class RunFiles:
         rs = self.runs.get(src.run_key)
         if rs is None:
             return
-        m = _LOG_HEAD_RE.match(line)
+        m = LOG_HEAD_RE.match(line)
         if not m:
             return
         level = m.group(8)
@@ -238,7 +238,7 @@ class RunFiles:
             # the run's facts are read again (sforge_dir.read_run_info: the harness's end before the
             # agent started is an ERROR as run_agent.log's last record), not only on submission changes
             rs.dirty_files = True
-        elif _ENDING_RE.match(msg) and rs.ending_since is None:
+        elif ENDING_RE.match(msg) and rs.ending_since is None:
             rs.ending_since = t
 
     # ================================================================== database refresh
@@ -444,7 +444,7 @@ class RunFiles:
         for rs, aggregates, known in items:
             live_end = None
             if rs.fmt and not rs.finished:  # a run going on: its transcript's last write ends the known lines
-                live_end = _mtime(rs.task_dir / TRANSCRIPT)
+                live_end = mtime(rs.task_dir / TRANSCRIPT)
             jobs.append(
                 FinalizeJob(
                     rs.key,

@@ -16,7 +16,7 @@ from edgetui.record.derived_rows import harness_reason, unreadable_reason
 from edgetui.live.alarms import RunFacts, alarm_event, evaluate, fmt_age
 from edgetui.live.model import LiveRun, live_run_from, newest_per_key
 from edgetui.live.tail import settle
-from edgetui.live.run_state import _mtime, RunState, TRANSCRIPT, RUN_LOG, MESSAGE_TTL_S
+from edgetui.live.run_state import mtime, RunState, TRANSCRIPT, RUN_LOG, MESSAGE_TTL_S
 
 from edgetui.record.derived_rows import HARNESS_QUIET_S
 
@@ -222,7 +222,7 @@ class RunRows:
             operator_action=rs.operator_action if (c is not None and rs.operator_action) else None,
             tick_error_times=rs.tick_error_times,
             last_tick_error=rs.last_tick_error,
-            ended_t=_mtime(rs.task_dir / "final_result.json") if rs.finished else None,
+            ended_t=mtime(rs.task_dir / "final_result.json") if rs.finished else None,
             harness_error=rs.info.harness_error
             if self._harness_ended(rs, now) or (c is not None and c.state == "running" and rs.info.harness_error)
             else None,

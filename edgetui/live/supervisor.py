@@ -72,7 +72,7 @@ from edgetui.live.judge import JudgePoller, read_admin_secret, secret_candidates
 from edgetui.hosts.container_info import ContainerInfo
 from edgetui.live.model import Alarm, LiveRun
 from edgetui.live.tail import Tailer, TailSource, settle
-from edgetui.live.run_state import WATCHED_DISCOVERY_S, _kind, RunState, TRANSCRIPT, RUN_LOG, TICKS, DOCKER_SOURCE
+from edgetui.live.run_state import WATCHED_DISCOVERY_S, kind_of, RunState, TRANSCRIPT, RUN_LOG, TICKS, DOCKER_SOURCE
 from edgetui.live.containers import ContainerJoin
 from edgetui.live.dormant import DormantRuns
 from edgetui.live.register import RunRegistry
@@ -768,7 +768,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                             + u.cache_read_tokens * pr[2]
                             + u.cache_write_tokens * pr[3]
                         ) / 1e6
-                k = _kind(e)
+                k = kind_of(e)
                 if k == "tool_call" and e.tool_use_id:
                     pend[e.tool_use_id] = e.t if e.t is not None and e.t_source == "observed" else now
                 elif k == "tool_result" and e.tool_use_id:
@@ -777,11 +777,11 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                     pend.clear()  # a new segment: calls of the old one never get results
         elif source == RUN_LOG:
             for e in evs:
-                if _kind(e) == "resume" and e.t is not None:
+                if kind_of(e) == "resume" and e.t is not None:
                     rs.resume_times.append(e.t)
         elif source == TICKS:
             for e in evs:
-                k = _kind(e)
+                k = kind_of(e)
                 if k == "submission_sent" and e.round:
                     sid = (e.data or {}).get("submission_id")
                     if sid:

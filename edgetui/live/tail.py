@@ -75,7 +75,7 @@ from edgetui.parsers.base import (
     non_regular_kind,
     line_events,
 )
-from edgetui.record.recorder import Recorder, _dumps
+from edgetui.record.recorder import Recorder, dumps
 from edgetui.parsers.cursor_check import moved_below
 from edgetui.live.line_digests import ANCHOR_BYTES, LineDigests
 from edgetui.parsers.run_folder_files import SkippedRunFile, open_run_file
@@ -360,7 +360,7 @@ class Tailer:
             str(src.path),
             gen,
             offset,
-            _dumps(state) if state is not None else None,
+            dumps(state) if state is not None else None,
             st[0],
             st[1],
             st[2],

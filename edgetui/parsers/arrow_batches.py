@@ -10,8 +10,8 @@ import pyarrow as pa
 
 from edgetui.events import Event, event_id as _event_id
 from edgetui.redact import (  # noqa: F401 - REDACTED re-exported
-    _PREFILTER_B,
-    _PREFILTER_DATA_B,
+    PREFILTER_B,
+    PREFILTER_DATA_B,
     REDACTED,
     has_keyword,
     items_that_may_hold,
@@ -20,7 +20,7 @@ from edgetui.redact import (  # noqa: F401 - REDACTED re-exported
     redact_text,
 )
 
-from edgetui.redact import _RE2_OPTIONS
+from edgetui.redact import RE2_OPTIONS
 
 
 EVENT_COLUMNS = [
@@ -52,8 +52,8 @@ EVENT_COLUMNS = [
     ("data", pa.string()),
     ("raw", pa.binary()),
 ]
-_EVENT_SCHEMA = pa.schema(EVENT_COLUMNS)
-_EVENT_COLS_SQL = ", ".join(f'"{c}"' for c, _ in EVENT_COLUMNS)
+EVENT_SCHEMA = pa.schema(EVENT_COLUMNS)
+EVENT_COLS_SQL = ", ".join(f'"{c}"' for c, _ in EVENT_COLUMNS)
 
 
 _GET = __import__("operator").attrgetter(
@@ -87,7 +87,7 @@ def _dumps_b(obj: Any) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS, default=str)
 
 
-def _dumps(obj: Any) -> str:
+def data_json(obj: Any) -> str:
     return _dumps_b(obj).decode()
 
 
@@ -115,7 +115,7 @@ class Scrubber:
             import re2
 
             vals = sorted({s.encode() for s in key if s}, key=len, reverse=True)
-            self._known_rx = (key, re2.compile(b"|".join(re2.escape(v) for v in vals), _RE2_OPTIONS) if vals else None)
+            self._known_rx = (key, re2.compile(b"|".join(re2.escape(v) for v in vals), RE2_OPTIONS) if vals else None)
         return self._known_rx[1]
 
     def scrub_bytes(self, raw: Optional[bytes]) -> Optional[bytes]:
@@ -139,7 +139,7 @@ class Scrubber:
         and the known secret values, each one RE2 scan of the array's value buffer as it is (no
         join, no Python strings). A match across two rows marks both (the rows are adjacent in the
         buffer); every row a per-row scan would mark is marked. Sorted row indices."""
-        return _buffer_hits(arr, _PREFILTER_DATA_B if kind == "data" else _PREFILTER_B, self._known_regex())
+        return _buffer_hits(arr, PREFILTER_DATA_B if kind == "data" else PREFILTER_B, self._known_regex())
 
     def scrub_column(self, items: list) -> list:
         hits = self.column_hits(items)
@@ -198,7 +198,7 @@ def build_table(run_key: str, events: Sequence[Event]) -> pa.Table:
     array *viewed* as string: no Python str round trip, no validating cast (orjson writes valid
     UTF-8 only)."""
     if not events:
-        return _EVENT_SCHEMA.empty_table()
+        return EVENT_SCHEMA.empty_table()
     rows = [_GET(e) for e in events]
     (
         rks,
@@ -259,7 +259,7 @@ def build_table(run_key: str, events: Sequence[Event]) -> pa.Table:
         "data": blobs,
         "raw": raws,
     }
-    return pa.table(cols, schema=_EVENT_SCHEMA)
+    return pa.table(cols, schema=EVENT_SCHEMA)
 
 
 #: the columns :func:`scrub_table` scrubs, and how each is scanned and redacted
@@ -300,7 +300,7 @@ def scrub_table(tbl: pa.Table, scrubber: Scrubber) -> pa.Table:
                     else:
                         obj = orjson.loads(v)
                         clean = scrubber.scrub_obj(obj)
-                        new = v if clean is obj else _dumps(clean)
+                        new = v if clean is obj else data_json(clean)
                     if new is not v:
                         vals[i], dirty = new, True
                 if dirty:

@@ -53,7 +53,7 @@ from edgetui.parsers.codex_common import (
     tool_result_summary,
 )
 from edgetui.control_chars import strip_sequences
-from edgetui.parsers.codex_common import _SFORGE_EXIT_RE
+from edgetui.parsers.codex_common import SFORGE_EXIT_RE
 from edgetui.parsers.codex_exec import CodexJsonParser
 from edgetui.parsers.codex_rollout import CodexRolloutParser
 
@@ -187,7 +187,7 @@ class CodexTextParser:
 
         # __SFORGE_EXIT__<n> (possibly glued to the last output line)
         if "__SFORGE_EXIT__" in text:
-            m = _SFORGE_EXIT_RE.search(raw)
+            m = SFORGE_EXIT_RE.search(raw)
             if m:
                 prefix = text[: text.find("__SFORGE_EXIT__")]
                 if prefix.strip():

@@ -57,7 +57,7 @@ def fewer_collections():
                 gc.unfreeze()
 
 
-def _err_line(path: Path, e: Event) -> str:
+def err_line(path: Path, e: Event) -> str:
     """``<full path> @ byte <offset>: <reason>`` (a reason past 200 characters cut at a word)."""
     data = e.data or {}
     reason = " ".join(str(data.get("reason") or e.summary).split())
@@ -74,7 +74,7 @@ def _err_line(path: Path, e: Event) -> str:
 TAIL_SUB = 1 << 20
 
 
-def _tail_events(fp, last_end: int, make_parser, source: str, gen: str, state) -> tuple[list[Event], bool]:
+def tail_events(fp, last_end: int, make_parser, source: str, gen: str, state) -> tuple[list[Event], bool]:
     """Events of the bytes after the last newline (an unterminated last line), parsed by a copy of the
     parser (built from ``state``) so the main parser and its cursor stay before that line.
     Returns (events, has_tail)."""
@@ -186,13 +186,13 @@ def child_parse(
                     if e.kind == "parse_error":
                         n_err += 1
                         if first_err is None:
-                            first_err = _err_line(Path(path), e)
+                            first_err = err_line(Path(path), e)
                 batch.extend(evs)
                 last_end = line.end
                 if len(batch) >= batch_events or last_end - batch_start >= batch_bytes:
                     send(batch, False)
                     batch, batch_start = [], last_end
-            tail, has_tail = _tail_events(
+            tail, has_tail = tail_events(
                 fp, last_end, lambda s_, g_, st_: parser_for(fmt, s_, g_, st_), source, gen, parser.state()
             )
         if not has_tail:
@@ -200,7 +200,7 @@ def child_parse(
         for e in tail:
             if e.kind == "parse_error":
                 n_err += 1
-                first_err = first_err or _err_line(Path(path), e)
+                first_err = first_err or err_line(Path(path), e)
         cur_state = parser.state()
         batch.extend(tail)
         send(batch, not has_tail, state=cur_state)

@@ -277,7 +277,7 @@ def _parse_history(text: str, out: dict[str, Any]) -> None:
     out["entries"] = entries
 
 
-def _submit_summary(r: dict[str, Any]) -> str:
+def submit_summary(r: dict[str, Any]) -> str:
     if r.get("mode") == "list":
         n = r.get("total_submissions")
         best = r.get("best_pass_rate")

@@ -18,7 +18,7 @@ from edgetui.record.recorder import Recorder
 from edgetui.replay.selection import best_so_far
 from edgetui.replay.selection import best_as_known, entry_from_submission
 from edgetui.replay.selection import is_score_task
-from edgetui.record.time_alignment import _write_times
+from edgetui.record.time_alignment import write_times
 import re
 import math
 
@@ -453,7 +453,7 @@ def _place_game_events(conn, runs: dict[str, tuple[dict[str, float], Optional[fl
                     ts.append(t_end)
             prev = t_end
     if ids:
-        _write_times(conn, ids, ts, keys)
+        write_times(conn, ids, ts, keys)
 
 
 def _like(pattern: str):

@@ -13,8 +13,8 @@ from edgetui.events import Event
 from edgetui.parsers.base import file_generation, iter_lines, open_regular
 from edgetui.parsers.parsing_process import (
     TAIL_SUB,
-    _err_line,
-    _tail_events,
+    err_line,
+    tail_events,
     fewer_collections,
     line_events,
     serve_parse,
@@ -190,7 +190,7 @@ def ingest_lines(
                     if e.kind == "parse_error":
                         n_errors += 1
                         if first_error is None:
-                            first_error = _err_line(path, e)
+                            first_error = err_line(path, e)
                 batch.extend(evs)
                 last_end = line.end
                 if len(batch) >= BATCH_EVENTS or last_end - batch_start >= BATCH_BYTES:
@@ -203,7 +203,7 @@ def ingest_lines(
                         consumed = last_end
             has_tail = False
             if final:
-                tail, has_tail = _tail_events(fp, last_end, make_parser, source, gen, parser.state())
+                tail, has_tail = tail_events(fp, last_end, make_parser, source, gen, parser.state())
                 if not has_tail:
                     tail = parser.finish()
             else:
@@ -211,7 +211,7 @@ def ingest_lines(
             for e in tail:
                 if e.kind == "parse_error":
                     n_errors += 1
-                    first_error = first_error or _err_line(path, e)
+                    first_error = first_error or err_line(path, e)
             cur_final = cursor(final and not has_tail)  # the cursor stays before an unterminated line
             batch.extend(tail)
             submit(batch, cur_final)

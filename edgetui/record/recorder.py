@@ -30,12 +30,12 @@ from edgetui.records import RunInfo, TaskInfo
 from edgetui.store.schema import migrate
 
 from edgetui.parsers.arrow_batches import (  # noqa: F401  (re-exported: the recorder's batch format)
-    _EVENT_COLS_SQL,
-    _EVENT_SCHEMA,
+    EVENT_COLS_SQL,
+    EVENT_SCHEMA,
     EVENT_COLUMNS,
     REDACTED,
     Scrubber,
-    _dumps,
+    dumps,
     events_to_table,
 )
 
@@ -200,8 +200,8 @@ class Recorder:
                     [PROVISIONAL_SUB] * 3,
                 )
             self.conn.execute(
-                f"INSERT {'OR IGNORE ' if ignore else ''}INTO events ({_EVENT_COLS_SQL}) "
-                f"SELECT {_EVENT_COLS_SQL} FROM _edgetui_batch"
+                f"INSERT {'OR IGNORE ' if ignore else ''}INTO events ({EVENT_COLS_SQL}) "
+                f"SELECT {EVENT_COLS_SQL} FROM _edgetui_batch"
             )
         finally:
             try:
@@ -379,7 +379,7 @@ class Recorder:
         inode: int,
         done: bool,
     ) -> None:
-        st = _dumps(state) if state is not None else None
+        st = dumps(state) if state is not None else None
         k = (run_key, source)
         if k in self._pending_cursors or (self.batch_mode and self._depth and k in self._no_cursor):
             self._no_cursor.discard(k)  # a new cursor: written with the others at the commit
@@ -551,7 +551,7 @@ class Recorder:
                     task.category,
                     task.selection,
                     task.score_direction,
-                    _dumps(task.rescale) if task.rescale else None,
+                    dumps(task.rescale) if task.rescale else None,
                     task.parser,
                     task.game_mode,
                     task.eval_timeout,
@@ -567,7 +567,7 @@ class Recorder:
                 "category": pa.array([t.category for t in tasks], pa.string()),
                 "selection": [t.selection for t in tasks],
                 "score_direction": [t.score_direction for t in tasks],
-                "rescale": pa.array([_dumps(t.rescale) if t.rescale else None for t in tasks], pa.string()),
+                "rescale": pa.array([dumps(t.rescale) if t.rescale else None for t in tasks], pa.string()),
                 "parser": pa.array([t.parser for t in tasks], pa.string()),
                 "game_mode": pa.array([t.game_mode for t in tasks], pa.bool_()),
                 "eval_timeout": pa.array([t.eval_timeout for t in tasks], pa.int64()),
@@ -638,8 +638,8 @@ class Recorder:
 
     def _run_values(self, info: RunInfo, extra: dict[str, Any]) -> dict[str, Any]:
         """The descriptive columns of a run's row (config and final result scrubbed now)."""
-        cfg = _dumps(self.scrubber.scrub_obj(info.config)) if info.config is not None else None
-        fin = _dumps(self.scrubber.scrub_obj(info.final)) if info.final is not None else None
+        cfg = dumps(self.scrubber.scrub_obj(info.config)) if info.config is not None else None
+        fin = dumps(self.scrubber.scrub_obj(info.final)) if info.final is not None else None
         vals = dict(
             host=info.host,
             run_id=info.run_id,
@@ -796,7 +796,7 @@ class Recorder:
         for s in subs:
             tests = s.pop("tests", [])
             s["run_key"] = run_key
-            s["metrics"] = _dumps(self.scrubber.scrub_obj(s.get("metrics") or {}))
+            s["metrics"] = dumps(self.scrubber.scrub_obj(s.get("metrics") or {}))
             sub_rows.append(s)
             for i, tr in enumerate(tests):  # (dicts, or TestResult objects: finalize's rows)
                 tests_rows.append(

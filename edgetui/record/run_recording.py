@@ -37,10 +37,10 @@ import errno
 from edgetui.parsers.base import open_regular
 from edgetui.parsers import sforge_dir as sd
 from edgetui.parsers.base import END_OF_FILE_SUB
-from edgetui.parsers.arrow_batches import _dumps  # (the data as every event's is written)
+from edgetui.parsers.arrow_batches import data_json  # (the data as every event's is written)
 from edgetui.parsers.sforge_submissions import FOLDER_FILES
 from edgetui.parsers.base import parse_error
-from edgetui.parsers.sforge_common import _content_gen
+from edgetui.parsers.sforge_common import content_gen
 
 
 TRANSCRIPT_NAMES = ("agent_output.txt",)
@@ -598,7 +598,7 @@ def _ingest_run_transcript(
             if got is not None:
                 rec.conn.execute(
                     "UPDATE events SET summary = ?, data = ?, is_error = FALSE, level = NULL WHERE event_id = ?",
-                    [got[0], _dumps(got[1]), eid],
+                    [got[0], data_json(got[1]), eid],
                 )
 
 
@@ -688,7 +688,7 @@ def skipped_file_events(task_dir: Path, notes: RunFolderNotes, events: Sequence[
         if rel in said or rel in LINE_SOURCES:
             continue
         said.add(rel)
-        ev = parse_error(rel, _content_gen(reason.encode()), 0, b"", f"skipped, {reason}")
+        ev = parse_error(rel, content_gen(reason.encode()), 0, b"", f"skipped, {reason}")
         ev.data["skipped"] = True
         out.append(ev)
     return out

@@ -399,10 +399,10 @@ def _fill_other_sources(conn, jobs: list[AlignJob], stats: dict[str, AlignStats]
             ts.append(val)
             stats[rk].interpolated += 1
     if ids:
-        _write_times(conn, ids, ts, keys)
+        write_times(conn, ids, ts, keys)
 
 
-def _write_times(conn, ids: list[str], ts: list[Optional[float]], run_keys: list[str] | None = None) -> None:
+def write_times(conn, ids: list[str], ts: list[Optional[float]], run_keys: list[str] | None = None) -> None:
     """``t`` of the events ``ids`` (of ``run_keys`` when given: the UPDATE's scan then skips the other
     runs' rows instead of joining them), ``t_source`` 'interpolated'."""
     tbl = pa.table({"event_id": pa.array(ids, pa.string()), "t": pa.array(ts, pa.float64())})

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from edgetui.replay.analysis.fit import _F, fit_many
+from edgetui.replay.analysis.fit import F, fit_many
 
 __all__ = ["BacktestRow", "backtest", "forecast_fixed_beta", "markdown"]
 
@@ -38,7 +38,7 @@ def forecast_fixed_beta(t: np.ndarray, Y: np.ndarray, beta: np.ndarray, target: 
     """S at ``target`` hours for each row of ``Y`` ((U, n) over hours ``t``) fitted with its own
     fixed ``beta`` ((U,)): t_mid on a grid, Smax in closed form (clipped to 0–100). (U,)."""
     x = beta[:, None, None] * (np.log(t)[None, None, :] - _LN_TM[None, :, None])  # (U, G, n)
-    Fm = _F("log_sigmoid", x)
+    Fm = F("log_sigmoid", x)
     ff = np.einsum("ugn,ugn->ug", Fm, Fm)
     fy = np.einsum("ugn,un->ug", Fm, Y)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -47,7 +47,7 @@ def forecast_fixed_beta(t: np.ndarray, Y: np.ndarray, beta: np.ndarray, target: 
     j = np.argmin(sse, axis=1)
     u = np.arange(len(Y))
     s, tm = sm[u, j], _LN_TM[j]
-    return s * _F("log_sigmoid", beta * (math.log(target) - tm))
+    return s * F("log_sigmoid", beta * (math.log(target) - tm))
 
 
 @dataclass

@@ -331,7 +331,7 @@ class ScreenCommands(Provider):
 # ---------------------------------------------------------------------------- messages
 
 
-def _wrap_units(fields: Sequence[Text], width: int, sep: str = "  ") -> Text:
+def wrap_units(fields: Sequence[Text], width: int, sep: str = "  ") -> Text:
     """Fields joined by ``sep``, wrapping between fields, never inside one (a field longer than the width is cut;
     each field on one line, its control characters escaped)."""
     out = Text()

@@ -16,7 +16,7 @@ from edgetui.control_chars import visible
 from edgetui.views.widgets.fmt import fmt_pct, fmt_score, visible_text
 from edgetui.views.widgets.runs_cells import HOST_MARKS
 from edgetui.views.widgets.runs_table import budget_bar, fmt_age, fmt_bytes, fmt_hm, status_text
-from edgetui.views.screens.live_common import _wrap_units
+from edgetui.views.screens.live_common import wrap_units
 from edgetui.views.screens.replay import NARROW_WIDTH
 
 __all__ = ["SubmissionsTable", "alarm_line", "live_status_text"]
@@ -158,7 +158,7 @@ def live_status_text(live: Optional[LiveRun], now: float, width: int) -> Text:
         fields.append(r)
     if live.message:
         fields.append(Text(live.message, style="italic yellow"))
-    return _wrap_units(fields, max(20, width))
+    return wrap_units(fields, max(20, width))
 
 
 def alarm_line(a: Alarm, now: float, state: str = "holding") -> Text:

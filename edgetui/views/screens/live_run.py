@@ -55,7 +55,7 @@ from edgetui.views.screens.live_common import (  # noqa: F401 - re-exported: whe
     LiveActions,
     ScreenCommands,
     SupervisorActions,
-    _wrap_units,
+    wrap_units,
     acknowledge_alarms,
     alarm_states,
     confirm_container_action,

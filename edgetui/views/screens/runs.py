@@ -48,13 +48,13 @@ from edgetui.views.screens.live_common import (
     PriorsFitted,
     alarm_states,
     request_prior_fits,
+    wrap_units,
 )
 from edgetui.views.screens.live_run import (
     acknowledge_alarms,
     LiveActions,
     LiveRunScreen,
     ScreenCommands,
-    _wrap_units,
     confirm_container_action,
     open_run_file,
     open_shell,
@@ -446,7 +446,7 @@ class RunsScreen(Screen):
             fields.append(Text(fmt_usd(cost), style="yellow"))
         if tokens:
             fields.append(Text(f"{fmt_count(tokens)} tok", style="dim"))
-        return _wrap_units(fields, max(20, width), sep=" · ")
+        return wrap_units(fields, max(20, width), sep=" · ")
 
     def _render_banner(self, now: float, width: int) -> None:
         alarms = [a for r in self.runs for a in r.current_alarms]  # cleared alarms stay in the `a` list only
@@ -508,7 +508,7 @@ class RunsScreen(Screen):
             fields.append(Text(f"⚠ {a.rule}: {a.message}", style="bold red"))
         if r.message:
             fields.append(Text(r.message, style="italic yellow"))
-        set_static(box, _wrap_units(fields, max(20, width)))
+        set_static(box, wrap_units(fields, max(20, width)))
 
     def _want_forecasts(self) -> None:
         """Read again, in a worker, the forecast of every live run whose best or submissions changed

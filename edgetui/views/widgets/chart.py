@@ -23,7 +23,7 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
-from edgetui.views.widgets.fmt import _finite
+from edgetui.views.widgets.fmt import finite
 
 __all__ = ["ChartData", "MODES", "ScoreChart", "chart_data", "fitted_range", "legend_text", "series_style"]
 
@@ -96,8 +96,8 @@ class ChartData:
 
 
 def _num(v: Any) -> Optional[float]:
-    """A plottable number: finite (:func:`fmt._finite`) and below the visualizer's 1e100 sentinel."""
-    f = _finite(v)
+    """A plottable number: finite (:func:`fmt.finite`) and below the visualizer's 1e100 sentinel."""
+    f = finite(v)
     return f if f is not None and abs(f) < _SENTINEL else None
 
 

@@ -118,7 +118,7 @@ def kind_style(kind: Optional[str]) -> str:
     return KIND_STYLE.get(kind or "", "")
 
 
-def _finite(v: Any) -> Optional[float]:
+def finite(v: Any) -> Optional[float]:
     if v is None or isinstance(v, bool):
         return None
     try:
@@ -130,7 +130,7 @@ def _finite(v: Any) -> Optional[float]:
 
 def fmt_score(v: Any) -> str:
     """A raw score with up to 4 significant digits (``67.25``, ``0.1235``, ``12,345``); ``–`` if none."""
-    f = _finite(v)
+    f = finite(v)
     if f is None:
         return "–"
     if abs(f) >= 1e4:
@@ -141,7 +141,7 @@ def fmt_score(v: Any) -> str:
 
 def fmt_pct(pass_rate: Any) -> str:
     """A 0–1 pass rate as percent: ``85%``, ``85.5%``; ``–`` if none."""
-    f = _finite(pass_rate)
+    f = finite(pass_rate)
     if f is None:
         return "–"
     p = f * 100
@@ -150,7 +150,7 @@ def fmt_pct(pass_rate: Any) -> str:
 
 def fmt_count(n: Any) -> str:
     """``950``, ``12.3k``, ``4.5M``, ``1.2B``."""
-    f = _finite(n)
+    f = finite(n)
     if f is None:
         return "–"
     a = abs(f)
@@ -162,7 +162,7 @@ def fmt_count(n: Any) -> str:
 
 
 def fmt_usd(v: Any) -> str:
-    f = _finite(v)
+    f = finite(v)
     if f is None:
         return "–"
     return f"${f:,.2f}" if abs(f) < 1e5 else f"${f:,.0f}"
@@ -170,7 +170,7 @@ def fmt_usd(v: Any) -> str:
 
 def fmt_utc(t: Any) -> str:
     """Epoch seconds as ``2026-01-01 12:34:56Z``."""
-    f = _finite(t)
+    f = finite(t)
     if f is None:
         return "–"
     return datetime.fromtimestamp(f, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")

@@ -220,7 +220,7 @@ COLUMNS: tuple[Col, ...] = (
     Col("cpu", "cpu", "w", 4, justify="right"),
     Col("mem", "mem", "w", 4, justify="right"),
 )
-_COL = {c.key: c for c in COLUMNS}
+COL = {c.key: c for c in COLUMNS}
 
 #: Sort keys cycled by ``s`` (label, key function); ``None`` values always sort last.
 SORT_KEYS: tuple[tuple[str, str], ...] = (
@@ -238,7 +238,7 @@ SORT_KEYS: tuple[tuple[str, str], ...] = (
     ("cpu", "cpu"),
 )
 #: Caps of text columns per tier.
-_CAPS = {
+CAPS = {
     "n": {"host": 10, "run_id": 18, "task": 18, "status": 16},
     "m": {"host": 22, "run_id": 18, "task": 18, "model": 16, "status": 20},
     "w": {"host": 28, "run_id": 30, "task": 24, "model": 24, "status": 30},
@@ -442,16 +442,16 @@ def row_cells(
     return {k: visible_text(v, one_line=True) for k, v in cells.items()}
 
 
-def _label(key: str, tier: str, sort_key: Optional[str] = None, reverse: bool = False) -> str:
+def column_label(key: str, tier: str, sort_key: Optional[str] = None, reverse: bool = False) -> str:
     """A column's header label in ``tier`` (the narrow tier's short one), with the sort arrow when
     ``key`` is ``sort_key``."""
-    col = _COL[key]
+    col = COL[key]
     short = tier == "n" or (tier == "m" and key == "forecast")  # its compact cell in the medium tier too
     label = (col.narrow_label or col.label) if short else col.label
     return label + ((" ▼" if reverse else " ▲") if key == sort_key else "")
 
 
-def _fit(key: str, cell: Text, width: int) -> Text:
+def fit(key: str, cell: Text, width: int) -> Text:
     """``cell`` cut to ``width`` cells (run ids keep both ends)."""
     if cell.cell_len <= width:
         return cell

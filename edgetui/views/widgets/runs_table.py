@@ -29,13 +29,13 @@ from edgetui.views.widgets.runs_cells import *  # noqa: F403  (the cells' public
 from edgetui.views.widgets.runs_cells import __all__ as _cells_all
 from edgetui.views.widgets.fmt import text_sig
 from edgetui.views.widgets.runs_cells import (  # noqa: F401  (FORECAST_PENDING, HOST_MARKS: read by the screens and tests)
-    _CAPS,
-    _COL,
+    CAPS,
+    COL,
     COLUMNS,
     FORECAST_PENDING,
     HOST_MARKS,
-    _fit,
-    _label,
+    fit,
+    column_label,
     forecast_cell,
     has_remote,
     row_cells,
@@ -169,7 +169,7 @@ class RunsTable(ScrollView, can_focus=True):
     ) -> tuple[dict[str, int], set[str]]:
         """Column widths for ``rows`` (content, capped per tier, at least the label), text columns
         shrunk until ``available`` cells hold them; and the columns that were shrunk."""
-        caps = _CAPS[tier]
+        caps = CAPS[tier]
         w: dict[str, int] = {}
         for k in keys:
             content = max((r[k].cell_len for r in rows), default=0)
@@ -178,10 +178,10 @@ class RunsTable(ScrollView, can_focus=True):
         pad = 2 * self.cell_padding
         total = sum(w.values()) + pad * len(keys)
         # shrink the text columns (widest first) until the table fits
-        shrinkable = [k for k in keys if _COL[k].shrink]
+        shrinkable = [k for k in keys if COL[k].shrink]
         while total > available and shrinkable:
-            k = max(shrinkable, key=lambda c: w[c] - _COL[c].min_w)
-            if w[k] <= max(_COL[k].min_w, len(labels[k])):
+            k = max(shrinkable, key=lambda c: w[c] - COL[c].min_w)
+            if w[k] <= max(COL[k].min_w, len(labels[k])):
                 break
             w[k] -= 1
             total -= 1
@@ -224,8 +224,8 @@ class RunsTable(ScrollView, can_focus=True):
             for t in ("w", "m", "n") if tier == "auto" else (tier,):
                 keys = [c.key for c in COLUMNS if t in c.tiers and (hc or c.key != "host")]
                 keys = self._without_empty_forecast(keys, runs)
-                labels = {k: _label(k, t) for k in keys}
-                shown_labels = {k: _label(k, t, sort_key, reverse) for k in keys}
+                labels = {k: column_label(k, t) for k in keys}
+                shown_labels = {k: column_label(k, t, sort_key, reverse) for k in keys}
                 raw = [self._cells_of(r, now, t) for r in runs]
                 widths, shrunk = self._widths(keys, raw, t, labels, avail)
                 fits = sum(max(widths[k], len(shown_labels[k])) + pad for k in keys) <= avail
@@ -285,9 +285,9 @@ class RunsTable(ScrollView, can_focus=True):
                 k == "forecast" and not any(r.status in ("running", "grading") for r in self._runs.values())
             ):
                 continue
-            label = _label(k, tier, sort_key, reverse)
+            label = column_label(k, tier, sort_key, reverse)
             content = max((r[k].cell_len for r in raw), default=0)
-            w = max(len(label), min(content, _CAPS[tier].get(k, 16)))
+            w = max(len(label), min(content, CAPS[tier].get(k, 16)))
             if k == "forecast" and used + w + pad > avail and shrunk is not None:
                 used = self._make_room(keys, widths, shown_labels, used, used + w + pad - avail, shrunk)
                 if used + w + pad > avail and tier == "n":  # the value alone, when that fits
@@ -317,7 +317,7 @@ class RunsTable(ScrollView, can_focus=True):
     ) -> int:
         """Cut the shrinkable columns of ``keys`` (the one furthest above its minimum first) by ``need``
         cells in all, only when they can give that many; returns ``used`` (cells) after."""
-        slack = {k: widths[k] - max(_COL[k].min_w, len(shown_labels[k])) for k in keys if _COL[k].shrink}
+        slack = {k: widths[k] - max(COL[k].min_w, len(shown_labels[k])) for k in keys if COL[k].shrink}
         if sum(max(0, v) for v in slack.values()) < need:
             return used  # not enough: nothing is cut
         while need > 0:
@@ -334,7 +334,7 @@ class RunsTable(ScrollView, can_focus=True):
         row on screen needs a wider column (then every row is measured)."""
         top = int(self.scroll_y)
         bottom = min(len(new_keys), top + self._visible_rows)
-        caps = _CAPS[self._tier]
+        caps = CAPS[self._tier]
         built: list[tuple[int, str, dict[str, Text]]] = []
         for i in range(top, bottom):
             rk = new_keys[i]
@@ -355,7 +355,7 @@ class RunsTable(ScrollView, can_focus=True):
 
     def _set_row(self, rk: str, row: dict[str, Text]) -> bool:
         """Fit ``row`` (uncut cells) to the columns and keep it; True when what it shows changed."""
-        fitted = {k: _fit(k, row[k], c.width) for k, c in self.columns.items()}
+        fitted = {k: fit(k, row[k], c.width) for k, c in self.columns.items()}
         sig = tuple(text_sig(fitted[k]) for k in self.columns)
         self._stale.discard(rk)
         self._rows[rk] = fitted
@@ -392,7 +392,7 @@ class RunsTable(ScrollView, can_focus=True):
             self.columns = {
                 k: ColumnInfo(
                     k,
-                    Text(shown_labels[k], style="bold", justify=_COL[k].justify),  # type: ignore[arg-type]
+                    Text(shown_labels[k], style="bold", justify=COL[k].justify),  # type: ignore[arg-type]
                     widths[k],
                 )
                 for k in keys
@@ -547,7 +547,7 @@ class RunsTable(ScrollView, can_focus=True):
         """One full-width line: each cell padded to its column, on ``style`` (the row's background)."""
         segments: list[Segment] = []
         for cell, col in zip(cells, self.columns.values()):
-            segments.extend(self._cell_segments(cell, col.width, cell.justify or _COL[col.key].justify))
+            segments.extend(self._cell_segments(cell, col.width, cell.justify or COL[col.key].justify))
         segments = list(Segment.apply_style(segments, style))
         return Strip(segments).adjust_cell_length(self._total_width, style)
 
