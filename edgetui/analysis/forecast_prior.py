@@ -49,6 +49,12 @@ from typing import Any, Callable, Optional, Sequence
 from edgetui.analysis.recorded_curves import fetch_from, load_curves
 from edgetui.store import queries as store
 
+from edgetui.replay.analysis.fit import FIT_METHOD, FIT_VERSION
+from edgetui.replay.analysis.curves import run_curves
+from edgetui.replay.analysis.forecast import DEFAULT_BETA
+from edgetui.replay.analysis.forecast import forecast_run
+from edgetui.replay.analysis.score_at import run_curve
+
 __all__ = ["PRIOR_SOURCE", "Prior", "shape_prior", "fit_runs", "header_forecast"]
 
 #: ``fits.source`` of the per-run prior rows
@@ -125,7 +131,6 @@ def _run_fit_id(run_key: str) -> str:
 def _data_fps(rows: Sequence[Sequence[Any]]) -> dict[str, str]:
     """run key -> hash of its row (:data:`_DATA_SQL` or :data:`_SIG_SQL`), salted with the fit's
     method and version."""
-    from edgetui.replay.analysis.fit import FIT_METHOD, FIT_VERSION
 
     return {r[0]: _sha([FIT_METHOD, FIT_VERSION, PRIOR_POINTS, list(r)]) for r in rows}
 
@@ -133,7 +138,6 @@ def _data_fps(rows: Sequence[Sequence[Any]]) -> dict[str, str]:
 def _points(curve) -> tuple[list[float], list[float]]:
     """(hours, scores) fitted for a feeding run: its cells at PRIOR_POINTS even hours to its end,
     missing ones dropped."""
-    from edgetui.replay.analysis.curves import run_curves
 
     end = curve.end_elapsed_s if curve.end_elapsed_s is not None else (curve.now_elapsed_s or 0.0)
     if end <= 0:
@@ -291,7 +295,6 @@ def shape_prior(
     the stored fits give, or the default while none is stored). Raises ``LookupError`` for a run key
     not recorded. ``run``: the run's ``(task_id, model, started_at, is_sample)`` when the caller has
     them (a live update's header), which saves a query."""
-    from edgetui.replay.analysis.forecast import DEFAULT_BETA
 
     if run is None:
         rows = fetch(_RUN_SQL, [run_key]).rows
@@ -345,8 +348,6 @@ def header_forecast(
     feeding runs without a current stored fit, left out of the prior until fitted
     (:func:`edgetui.analysis.forecast_prior.fit_runs`). Reads through ``conn`` (a worker's, never the UI's)."""
     # lazy: the forecast imports the fitting stack (scipy), which a listing need not load
-    from edgetui.replay.analysis.forecast import forecast_run
-    from edgetui.replay.analysis.score_at import run_curve
 
     if head.get("status") not in ("running", "grading"):
         return None

@@ -14,6 +14,10 @@ from edgetui.store.holder_socket import run_query
 import hashlib
 import time
 
+from edgetui.replay.analysis.score_at import run_curve
+from edgetui.replay.analysis.timebasis import COOLDOWN_SQL
+from edgetui.replay.analysis.timebasis import ActiveClock, wait_intervals
+
 __all__ = ["RUNS_SQL", "SUBS_SQL", "load_curves", "fetch_from", "store_fits"]
 
 RUNS_SQL = """
@@ -53,7 +57,6 @@ def load_curves(
     in run-key order. ``now`` (epoch UTC): how far runs going on have got (default: their last
     event). Category and rescale come from the run's task JSON (``tasks``). ``time_basis``:
     ``wall_clock`` or ``active`` (:mod:`edgetui.replay.analysis.timebasis`: grading and cooldown waits left out)."""
-    from edgetui.replay.analysis.score_at import run_curve
 
     where, params = "", None
     if run_keys is not None:
@@ -68,8 +71,6 @@ def load_curves(
         subs.setdefault(s["run_key"], []).append(s)
     cool: dict[str, list[dict[str, Any]]] = {}
     if time_basis == "active":
-        from edgetui.replay.analysis.timebasis import COOLDOWN_SQL
-
         for e in _dicts(fetch(COOLDOWN_SQL)):
             cool.setdefault(e["run_key"], []).append(e)
     elif time_basis != "wall_clock":
@@ -84,8 +85,6 @@ def load_curves(
                 spec = None
         clock = None
         if time_basis == "active":
-            from edgetui.replay.analysis.timebasis import ActiveClock, wait_intervals
-
             clock = ActiveClock(
                 wait_intervals(subs.get(r["run_key"], []), cool.get(r["run_key"], []), r.get("started_at"))
             )

@@ -28,6 +28,10 @@ from edgetui.hosts.ssh import SshHost
 from edgetui.compat import tomllib
 from edgetui.parsers.base import NotRegularFile, non_regular_kind
 
+import platformdirs
+
+from edgetui.parsers.base import open_regular
+
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 
 
@@ -53,7 +57,6 @@ class HostConfig:
 
 def hosts_file() -> Path:
     """The hosts file's path (user config directory; it need not exist)."""
-    import platformdirs
 
     return Path(platformdirs.user_config_dir("edgetui")) / "hosts.toml"
 
@@ -148,8 +151,6 @@ def load_hosts(path: Optional[Path] = None, notes: Optional[list[str]] = None) -
     if st.st_size > MAX_HOSTS_FILE_BYTES:
         raise ValueError(f"{p}: the hosts file is {st.st_size} bytes; more than {MAX_HOSTS_FILE_BYTES} is not one")
     try:
-        from edgetui.parsers.base import open_regular
-
         with open_regular(p) as fp:  # (non-blocking open: made a FIFO since the stat, it is refused too)
             raw = fp.read(MAX_HOSTS_FILE_BYTES + 1)
     except FileNotFoundError:

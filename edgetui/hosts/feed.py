@@ -30,6 +30,8 @@ from edgetui.hosts.ssh import SshHost
 from edgetui.hosts.ssh import OVERFLOW
 from edgetui.hosts.ssh import HostDown
 
+import urllib.parse
+
 
 class RemoteFeed:
     """One remote host's images, kept in step (see the module). ``cache``: the directory holding
@@ -278,7 +280,6 @@ class RemoteFeed:
 
 
 def _dir_name(root: str) -> str:
-    import urllib.parse
 
     return urllib.parse.quote(root.rstrip("/") or "/", safe="")
 

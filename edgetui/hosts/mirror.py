@@ -52,6 +52,8 @@ from edgetui.parsers.sforge_dir import FOLDER_FILES
 from edgetui.hosts.signature import add_image_root
 from edgetui.hosts.stream import open_process
 
+import platformdirs
+
 #: bytes re-read before a grown file's recorded end, compared with the image's (a replaced file)
 OVERLAP = 64
 #: bytes asked for in one read call
@@ -86,7 +88,6 @@ class SyncReport:
 
 def default_cache(host_name: str, remote_root: str) -> Path:
     """Where the image of ``remote_root`` on ``host_name`` lives (user cache directory)."""
-    import platformdirs
 
     return (
         Path(platformdirs.user_cache_dir("edgetui"))

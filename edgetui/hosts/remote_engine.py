@@ -36,6 +36,8 @@ from edgetui.hosts.ssh import DEGRADED, UP
 
 from edgetui.hosts.docker_watch import DockerWatch, short_error
 
+from edgetui.hosts.engine import remote_docker_client
+
 MODES = ("auto", "socket", "cli", "none")
 
 
@@ -353,8 +355,6 @@ class RemoteEngine:
         why = []
         if self.mode in ("auto", "socket"):
             try:
-                from edgetui.hosts.engine import remote_docker_client
-
                 client = remote_docker_client(self.ssh, self.socket_path)
                 client.ping()
                 self._client, self.route = client, "socket"

@@ -45,6 +45,8 @@ import shlex
 from edgetui.hosts.shell import RemoteShell
 import tempfile
 
+import getpass
+
 # ---------------------------------------------------------------------------------------------- states
 
 CONNECTING, UP, DEGRADED, DOWN, AUTH_FAILED, HOST_KEY_REFUSED, CLOSED = (
@@ -315,7 +317,6 @@ class SshHost(SftpReads):
         """asyncssh's own reading of the ssh_config files for this target (its ``SSHClientConfig``:
         ``get(option)``), as ``asyncssh.connect`` will apply them. Raises what asyncssh raises on
         an unreadable or invalid file."""
-        import getpass
 
         from asyncssh.config import SSHClientConfig
 

@@ -28,6 +28,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import ctypes
+
 #: prefix of a stage directory's name (recognised when adopting a stage left by another process)
 PREFIX = "edgetui-stage-"
 #: share of MemAvailable a staged image may take at most
@@ -60,7 +62,6 @@ def _exchange_fn():
 def exchange(a: Path, b: Path) -> None:
     """Swap the paths ``a`` and ``b`` atomically (both must exist, on one file system). Raises
     ``OSError``."""
-    import ctypes
 
     fn = _exchange_fn()
     if fn is None:

@@ -38,6 +38,8 @@ from edgetui.hosts.docker_watch import work_names
 from edgetui.live.model import LiveRun
 from edgetui.live.run_state import RunState, TRANSCRIPT, RUN_LOG, TICKS, FULL_CHECK_S
 
+from edgetui.events import one_line
+
 #: recorded statuses a run may sleep in (a run recorded as running is always watched: its status
 #: depends on the clock)
 SLEEP_STATUSES = ("finished", "aborted")
@@ -294,8 +296,6 @@ class DormantRuns:
                 self.tailer.flush(srcs, now)
                 self.rec.set_cursor(rs.key, TREE_SOURCE, **sig.cursor(str(rs.task_dir)))
             except Exception as e:  # noqa: BLE001 - stays awake; tried again once quiet
-                from edgetui.events import one_line
-
                 self._note(one_line(f"{rs.key}: could not record its tree signature: {e}", 200))
                 rs.sleep_sig = None
                 continue
@@ -325,8 +325,6 @@ class DormantRuns:
                 self._register(rs.loc, now)
                 return
             except Exception as e:  # noqa: BLE001 - shown as it was; its check says what is wrong
-                from edgetui.events import one_line
-
                 self._note(one_line(f"{rs.loc.task_dir}: could not watch: {type(e).__name__}: {e}", 240))
         rs.sleep_sig = None
         rs.dirty_files = False

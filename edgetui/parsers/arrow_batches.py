@@ -22,6 +22,8 @@ from edgetui.redact import (  # noqa: F401 - REDACTED re-exported
 
 from edgetui.redact import RE2_OPTIONS
 
+import re2
+
 
 EVENT_COLUMNS = [
     ("event_id", pa.string()),
@@ -112,8 +114,6 @@ class Scrubber:
         """One RE2 alternation of the known secret values (UTF-8), or None without any."""
         key = frozenset(self.secrets)
         if self._known_rx[0] != key:
-            import re2
-
             vals = sorted({s.encode() for s in key if s}, key=len, reverse=True)
             self._known_rx = (key, re2.compile(b"|".join(re2.escape(v) for v in vals), RE2_OPTIONS) if vals else None)
         return self._known_rx[1]

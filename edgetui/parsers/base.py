@@ -24,6 +24,8 @@ from edgetui.parsers.run_folder_files import (
     read_run_file,
 )
 
+import json
+
 # --- the long-line rule: one rule for offline ingest and live tailing (line_events) -------------
 #: Lines up to this size are recorded whole.
 LINE_WHOLE_MAX = 4 * 1024 * 1024
@@ -291,8 +293,6 @@ def loads_lenient(data: bytes | str) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        import json
-
         if isinstance(data, bytes):
             data = data.decode("utf-8", errors="strict")
         return json.loads(data, parse_int=_int_64)

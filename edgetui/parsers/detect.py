@@ -38,6 +38,8 @@ from edgetui.parsers.opencode import OpenCodeParser
 from edgetui.parsers.claude import ClaudeStreamParser  # type: ignore[attr-defined]
 from edgetui.parsers.claude_session import ClaudeSessionParser
 
+from edgetui.parsers.claude_session import detect_claude_format
+
 __all__ = ["FORMATS", "detect_format", "parser_for"]
 
 FORMATS = ("claude_stream", "claude_session", "codex_text", "codex_json", "codex_rollout", "opencode")
@@ -139,8 +141,6 @@ def _sniff_truncated(line: bytes) -> Optional[str]:
 def _claude_refine(head: bytes, guess: str) -> str:
     """Let the Claude parser's own detector decide between its two formats."""
     try:
-        from edgetui.parsers.claude_session import detect_claude_format
-
         res = detect_claude_format(head)
     except Exception:  # noqa: BLE001 - detection must not raise
         return guess

@@ -24,6 +24,8 @@ import signal
 import threading
 from typing import Any, Callable, Optional
 
+import multiprocessing as mp
+
 __all__ = ["start_process", "ignore_ctrl_c", "Sender", "FileLock"]
 
 
@@ -31,7 +33,6 @@ def start_process(target: Callable, args: tuple, name: str):
     """A started ``spawn`` process running ``target(*args)``, with SIGINT ignored from its first
     instruction. SIGINT is blocked in this thread while the disposition is switched, so a ctrl+c
     meanwhile stays pending and is taken by this process's own handler after."""
-    import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
     proc = ctx.Process(target=target, args=args, daemon=True, name=name)

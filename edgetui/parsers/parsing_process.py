@@ -28,6 +28,8 @@ from edgetui.parsers.helper_process import Sender, ignore_ctrl_c
 from edgetui.parsers.detect import parser_for
 from edgetui.parsers.arrow_batches import build_table
 
+import signal
+
 _relaxed = [0, None]  # [uses open, the thresholds before the first]: fewer_collections' state
 _relaxed_lock = threading.Lock()
 
@@ -105,7 +107,6 @@ def die_with_parent(parent_pid: int) -> None:
     """Make this process end when its parent does (Linux ``PR_SET_PDEATHSIG`` = SIGKILL), so a
     ``kill -9`` of ``edgetui ingest`` leaves no parsing process (nor, through it, multiprocessing's
     resource tracker) behind. Where prctl is unavailable, a thread polls the parent instead."""
-    import signal
 
     try:
         import ctypes

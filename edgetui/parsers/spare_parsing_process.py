@@ -20,6 +20,8 @@ from edgetui.parsers.arrow_batches import build_table  # noqa: F401  (imported a
 from edgetui.parsers.detect import parser_for  # noqa: F401 - imported ahead (warming the child), as child_parse will
 from edgetui.parsers.helper_process import start_process
 
+import multiprocessing as mp
+
 _ready: Optional[tuple] = None  # (process, pipe)
 
 #: files with more than this left to read are parsed in a second process (edgetui.record.ingest.ingest_lines)
@@ -61,7 +63,6 @@ def start() -> None:
     global _ready
     if _ready is not None or os.environ.get("EDGETUI_NO_MP"):
         return
-    import multiprocessing as mp
 
     conn, child_end = mp.Pipe()
     try:

@@ -14,6 +14,8 @@ import hashlib
 import time
 from typing import Any, Iterable, Optional
 
+from edgetui.replay.moments import DETECTOR_VERSION
+
 __all__ = [
     "LABELS",
     "annotate",
@@ -135,7 +137,6 @@ def list_annotations(conn: Any, run_key: Optional[str] = None) -> list[dict[str,
 def moment_queue(conn: Any, detector: str = "reframe") -> list[dict[str, Any]]:
     """Unlabelled moments across runs: one entry per (run, moment round) of the stored moments of
     ``detector`` whose round's judge result carries no labelled annotation, by run and round order."""
-    from edgetui.replay.moments import DETECTOR_VERSION
 
     rows = conn.execute(
         """SELECT m.run_key, m.round, m.elapsed_s, m.score_before, m.score_after, m.confidence

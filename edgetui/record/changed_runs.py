@@ -17,6 +17,8 @@ from edgetui.hosts.signature import tree_signature
 from edgetui.parsers.run_secrets import raw_secrets
 from edgetui.hosts import Entry
 
+from concurrent.futures import ThreadPoolExecutor
+
 if TYPE_CHECKING:
     from edgetui.record.ingest_report import IngestReport
     from edgetui.record.recorder import Recorder
@@ -55,8 +57,6 @@ class Signatures(dict):
         """Have the signature of ``key``'s task dir taken by this object's thread (started on first
         use), in the order of the calls."""
         if self.pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-
             self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edgetui-signatures")
         self[key] = self.pool.submit(_signature_of, str(task_dir), salt)
 

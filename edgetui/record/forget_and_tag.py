@@ -31,6 +31,8 @@ from edgetui.store.holder_socket import HolderServer
 
 from edgetui.record import annotations as an
 
+from edgetui.record.moments_table import list_moments, rebuild_moments
+
 #: tables whose rows belong to one run (``run_key``), emptied by forget
 RUN_TABLES = (
     "events",
@@ -201,8 +203,6 @@ def apply_request(conn: duckdb.DuckDBPyConnection, req: dict) -> dict:
         if op == "unforget":
             return {"ok": unforget_run(conn, key)}
         if op == "moments":  # rebuild the run's moments, reply with them (the moments table's rows)
-            from edgetui.record.moments_table import list_moments, rebuild_moments
-
             if not conn.execute("SELECT 1 FROM runs WHERE run_key = ?", [key]).fetchall():
                 raise LookupError(f"no recorded run {key!r}")
             rebuild_moments(conn, key)

@@ -34,6 +34,16 @@ from edgetui.parsers.helper_process import FileLock, start_process
 from edgetui.parsers.helper_process import ignore_ctrl_c
 from edgetui.parsers.parsing_process import die_with_parent
 
+import multiprocessing as mp
+
+from edgetui.record.changed_runs import fresh_signatures
+from edgetui.store.database import open_db
+from edgetui.parsers.run_secrets import raw_secrets
+from edgetui.record.ingest_report import INGEST_MEMORY_LIMIT, IngestReport
+from edgetui.record.run_recording import record_serial
+from edgetui.parsers.parsing_process import fewer_collections
+from edgetui.record.recorder import Recorder
+
 if TYPE_CHECKING:
     from edgetui.record.ingest_report import IngestReport
     from edgetui.record.recorder import Recorder
@@ -198,7 +208,6 @@ def start_shard(rec: "Recorder", jobs: list, start: int, tasks: dict, host: str,
     """Start the shard, sharing ``jobs[start:]`` with this process (its own database file beside
     the main one), or None (an in-memory database, or the process cannot be started: the caller
     records them itself)."""
-    import multiprocessing as mp
 
     main = _db_file(rec)
     if main is None:
@@ -260,14 +269,6 @@ def shard_main(
     ignore_ctrl_c()
     die_with_parent(parent_pid)
     try:
-        from edgetui.record.changed_runs import fresh_signatures
-        from edgetui.store.database import open_db
-        from edgetui.parsers.run_secrets import raw_secrets
-        from edgetui.record.ingest_report import INGEST_MEMORY_LIMIT, IngestReport
-        from edgetui.record.run_recording import record_serial
-        from edgetui.parsers.parsing_process import fewer_collections
-        from edgetui.record.recorder import Recorder
-
         conn = open_db(path)
         conn.execute(f"SET memory_limit = '{INGEST_MEMORY_LIMIT}'")
         conn.execute("SET threads = 1")  # (two processes on two cores: see ingest._record_jobs)

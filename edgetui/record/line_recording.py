@@ -33,6 +33,9 @@ from edgetui.parsers.arrow_batches import scrub_table
 from edgetui.parsers.detect import parser_for
 from edgetui.parsers.detect import detect_format
 
+from concurrent.futures import ThreadPoolExecutor
+import multiprocessing as mp
+
 
 BATCH_EVENTS = int(os.environ.get("EDGETUI_BATCH_EVENTS", 20000))  # events per committed batch (at most)
 BATCH_BYTES = 6 * 1024 * 1024  # source bytes per committed batch (at most): bounds memory per batch
@@ -157,7 +160,6 @@ def ingest_lines(
     # Batches are committed by one writer thread while this thread parses the next batch
     # (DuckDB releases the GIL while inserting); at most one batch waits, in file order, so
     # memory stays bounded and each committed cursor follows exactly the events before it.
-    from concurrent.futures import ThreadPoolExecutor
 
     # A file with at most one batch left is committed in this thread (a thread per small file cost
     # more than it overlapped: most files of a run directory are a few kB).
@@ -262,7 +264,6 @@ def _ingest_lines_mp(
     progress: Optional[ProgressFn],
     fresh: bool = False,
 ) -> int:
-    import multiprocessing as mp
 
     import pyarrow as pa
 

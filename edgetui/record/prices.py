@@ -9,13 +9,14 @@ from typing import Optional
 from edgetui.parsers.base import read_regular
 from edgetui.record.changed_runs import changed_runs, signature_salt  # noqa: F401  (signature_salt: live/dormant.py)
 
+import platformdirs
+
 
 # ---------------------------------------------------------------------------- prices
 
 
 def load_price_file(path: Optional[Path] = None) -> dict[str, dict[str, float]]:
     """Price table: ``path``, else ``<user config dir>/edgetui/prices.json``, else the bundled one."""
-    import platformdirs
 
     candidates = [path] if path else [Path(platformdirs.user_config_dir("edgetui")) / "prices.json"]
     candidates.append(Path(__file__).with_name("prices.json"))

@@ -42,6 +42,8 @@ from edgetui.parsers.sforge_submissions import FOLDER_FILES
 from edgetui.parsers.base import parse_error
 from edgetui.parsers.sforge_common import content_gen
 
+import duckdb
+
 
 TRANSCRIPT_NAMES = ("agent_output.txt",)
 #: sources streamed by byte offset; every other source of a run dir is a whole file
@@ -49,7 +51,6 @@ LINE_SOURCES = ("run_agent.log", "auto_eval_ticks.log", "agent_output.txt")
 
 
 def record_serial(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report) -> None:
-    import duckdb
 
     def record_run(loc, plain: bool = True, defer: Optional[GroupWrites] = None) -> Optional[str]:
         got = sigs.take(loc.run_key)  # (before the run is read: see edgetui.record.changed_runs.Signatures)
@@ -161,7 +162,6 @@ def is_interrupt(e: BaseException) -> bool:
     and one landing while it scans a registered Arrow batch (Python code under DuckDB) into an
     ``InvalidInputException`` naming it ("…registered as '_edgetui_batch' failed: KeyboardInterrupt:",
     or the Python traceback of a stream's read ending in a ``KeyboardInterrupt`` line)."""
-    import duckdb
 
     x: Optional[BaseException] = e
     for _ in range(6):  # the failed ROLLBACK after an interrupted statement hides it as its context

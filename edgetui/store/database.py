@@ -41,6 +41,8 @@ import struct
 import sys
 import errno as _errno
 
+import atexit
+
 
 def default_db_path() -> Path:
     """``<user data dir>/edgetui/edgetui.duckdb`` (platformdirs), or ``$EDGETUI_DB``."""
@@ -633,7 +635,6 @@ def snapshot_copy(path: Path | str) -> duckdb.DuckDBPyConnection:
     """
     path = Path(path).expanduser()
     tmp = Path(tempfile.mkdtemp(prefix="edgetui-snapshot-"))
-    import atexit
 
     atexit.register(shutil.rmtree, tmp, True)  # the copy lives as long as this process
     dst = tmp / path.name

@@ -33,6 +33,10 @@ from __future__ import annotations
 
 import duckdb
 
+from edgetui.store.repeated_records import recount_transcript_runs
+from edgetui.store.migrate_rekey import rekey_transcript_runs
+from edgetui.store.migrate_rescrub import rescrub_database
+
 SCHEMA_VERSION = 9
 
 _V1 = [
@@ -208,16 +212,10 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> int:
             for stmt in MIGRATIONS.get(v, []):
                 conn.execute(stmt)
             if v == 7 and found >= 1:  # transcript runs recorded before: their keys and totals now
-                from edgetui.store.repeated_records import recount_transcript_runs
-
                 recount_transcript_runs(conn)
             if v == 5 and found >= 1:
-                from edgetui.store.migrate_rekey import rekey_transcript_runs
-
                 rekey_transcript_runs(conn)
             if v == 2 and found == 1:  # rows written by an earlier version: scrub them again
-                from edgetui.store.migrate_rescrub import rescrub_database
-
                 rescrub_database(conn)
                 conn.execute("INSERT OR REPLACE INTO meta VALUES ('rewrite_pending', '1')")
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(v)])

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
+from edgetui.replay.analysis.score_at import run_group_key
+
 __all__ = ["TaskValue", "LeaderCell", "aggregate", "read_task_table", "recorded_values", "DEFAULT_HOURS", "OVERALL"]
 
 #: The hours of EdgeBench's leaderboard.
@@ -148,7 +150,6 @@ def recorded_values(
     infra-error runs and sample runs are left out unless asked. A run's cell without a value
     (:class:`~edgetui.replay.analysis.score_at.Cell` ``not_yet`` / ``no_valid``) is a missing value.
     """
-    from edgetui.replay.analysis.score_at import run_group_key
 
     out: list[TaskValue] = []
     for c in curves:

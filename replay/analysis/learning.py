@@ -23,6 +23,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from edgetui.replay.analysis.curves import hierarchical_resamples
+
 __all__ = [
     "Trend",
     "read_speed_table",
@@ -215,7 +217,6 @@ def recorded_speeds(
     """Per-model learning speeds of recorded runs (mean over tasks, repeats first) for the models
     in ``dates``, and (resamples, models) bootstrap speeds: tasks, then runs within each task, drawn
     with replacement per model. Returns (points, resampled, models without a release date)."""
-    from edgetui.replay.analysis.curves import hierarchical_resamples
 
     by: dict[str, dict[str, list[list[float]]]] = {}
     undated = set()

@@ -25,6 +25,12 @@ from edgetui.control_chars import visible
 
 from edgetui.replay.cursor import format_elapsed
 
+from edgetui.replay.analysis.compare import group_series, series_of_run
+from edgetui.replay.analysis.score_at import run_group_key
+from edgetui.analysis.recorded_curves import fetch_from, load_curves
+from edgetui.replay.analysis.compare import parting_point
+from edgetui.replay.analysis.compare import values_at
+
 __all__ = ["CompareScreen"]
 
 COLOURS = (33, 208, 40, 170, 45, 196)
@@ -77,10 +83,6 @@ class CompareScreen(Screen):
 
     @work(thread=True, exclusive=True, group="compare", exit_on_error=False)
     def _load(self) -> None:
-        from edgetui.replay.analysis.compare import group_series, series_of_run
-        from edgetui.replay.analysis.score_at import run_group_key
-
-        from edgetui.analysis.recorded_curves import fetch_from, load_curves
 
         try:
             fetch = fetch_from(self.app.conn)  # type: ignore[attr-defined]
@@ -99,7 +101,6 @@ class CompareScreen(Screen):
 
     @on(CompareLoaded)
     def _on_loaded(self, msg: CompareLoaded) -> None:
-        from edgetui.replay.analysis.compare import parting_point
 
         self.series, self.error = msg.series, msg.error
         self.part = parting_point(self.series) if len(self.series) > 1 else None
@@ -137,7 +138,6 @@ class CompareScreen(Screen):
     # ------------------------------------------------------------------ drawing (no I/O)
 
     def _draw(self) -> None:
-        from edgetui.replay.analysis.compare import values_at
 
         if not self.is_mounted:
             return

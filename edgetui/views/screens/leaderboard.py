@@ -20,6 +20,9 @@ from textual.widgets import DataTable, Footer, Static
 
 from edgetui.control_chars import visible
 
+from edgetui.replay.analysis.leaderboard import aggregate, recorded_values
+from edgetui.analysis.recorded_curves import fetch_from, load_curves
+
 __all__ = ["LeaderboardScreen"]
 
 HOURS = (2.0, 4.0, 6.0, 8.0, 10.0, 12.0)
@@ -76,9 +79,6 @@ class LeaderboardScreen(Screen):
 
     @work(thread=True, exclusive=True, group="leaderboard", exit_on_error=False)
     def _load(self, include_all: bool, by: str) -> None:
-        from edgetui.replay.analysis.leaderboard import aggregate, recorded_values
-
-        from edgetui.analysis.recorded_curves import fetch_from, load_curves
 
         try:
             curves = load_curves(fetch_from(self.app.conn))  # type: ignore[attr-defined]

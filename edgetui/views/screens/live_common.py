@@ -35,6 +35,12 @@ from edgetui.views.screens.confirm import ChoiceScreen, ConfirmScreen, shown_as_
 
 import time
 
+from edgetui.analysis.recorded_curves import fetch_from
+from edgetui.analysis.forecast_prior import fit_runs
+from edgetui.analysis.forecast_prior import header_forecast
+
+from edgetui.record.moments_table import online_start, online_step
+
 #: Files of a task directory offered by ``o`` (name, what it holds).
 RUN_FILES: tuple[tuple[str, str], ...] = (
     ("run_agent.log", "harness log: segments, resumes, errors"),
@@ -493,8 +499,6 @@ class LiveMomentsMixin:
     @work(thread=True, exclusive=True, group="live-moments", exit_on_error=False)
     def _live_moments(self, graded: int) -> None:
         try:
-            from edgetui.record.moments_table import online_start, online_step
-
             conn = self.app.conn  # type: ignore[attr-defined]
             if getattr(self, "_online", None) is None:
                 self._online = online_start(conn, self.run_key)
@@ -567,8 +571,6 @@ class PriorFitter:
         self.app.run_worker(lambda: self._round(keys), thread=True, group="prior-fits", exit_on_error=False)
 
     def _round(self, keys: list[str]) -> None:
-        from edgetui.analysis.recorded_curves import fetch_from
-        from edgetui.analysis.forecast_prior import fit_runs
 
         done: list[str] = []
         conn = None
@@ -635,7 +637,6 @@ class LiveForecastMixin:
 
     @work(thread=True, exclusive=True, group="live-forecast", exit_on_error=False)
     def _read_forecast(self, head: dict, subs: list[dict]) -> None:
-        from edgetui.analysis.forecast_prior import header_forecast
 
         try:
             fc = header_forecast(self.app.conn, head, subs)  # type: ignore[attr-defined]

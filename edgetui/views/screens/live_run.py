@@ -74,6 +74,8 @@ from edgetui.views.screens.replay import (
     fold_note,
 )
 
+from edgetui.analysis.forecast_prior import header_forecast
+
 __all__ = [
     "LIVE_KEYS",
     "LiveActions",
@@ -531,8 +533,6 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
             if cur is not None:
                 cur.set_folding(self.folding)
             if head is not None and header is None:  # a fresh header read: the forecast with it
-                from edgetui.analysis.forecast_prior import header_forecast
-
                 head["forecast"] = header_forecast(conn, head, subs)
         except Exception as e:  # noqa: BLE001 - shown as a load failure, never crashes the app
             self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))

@@ -27,6 +27,12 @@ from edgetui.views.widgets.fmt import visible_text
 
 from edgetui.record.forget_and_tag import apply_request
 
+from edgetui.analysis.why_new_best import why_of
+
+from edgetui.record.annotations import moment_queue
+from edgetui.record.moments_table import rebuild_moments
+from edgetui.record.annotations import list_annotations
+
 __all__ = [
     "MomentsScreen",
     "WhyScreen",
@@ -376,9 +382,6 @@ class QueueScreen(Screen):
     @work(thread=True, exclusive=True, group="moments-queue", exit_on_error=False)
     def _load(self) -> None:
         try:
-            from edgetui.record.annotations import moment_queue
-            from edgetui.record.moments_table import rebuild_moments
-
             conn = self.app.conn  # type: ignore[attr-defined]
             built = getattr(self.app, "_moments_built", None)
             if built is None:
@@ -616,7 +619,6 @@ class ReplayMomentsMixin:
     @work(thread=True, exclusive=True, group="replay-why-prefetch", exit_on_error=False)
     def _prefetch_why(self, rounds: list[str]) -> None:
         """The why of each moment, read ahead after the run loads: ``w`` then paints from the cache."""
-        from edgetui.analysis.why_new_best import why_of
 
         for rnd in rounds:
             try:
@@ -697,8 +699,6 @@ class ReplayMomentsMixin:
     def _read_annotations_now(self) -> None:
         """(In a worker.) The run's annotations, by event, posted to the screen."""
         try:
-            from edgetui.record.annotations import list_annotations
-
             by_event: dict[str, list[dict]] = {}
             for a in list_annotations(self.app.conn, self.run_key):  # type: ignore[attr-defined]
                 by_event.setdefault(a["event_id"], []).append(a)

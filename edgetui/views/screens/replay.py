@@ -56,6 +56,8 @@ from edgetui.views.screens.replay_search import ReplaySearchMixin, SearchDone  #
 from edgetui.views.widgets.chart import legend_text
 from edgetui.control_chars import visible, visible_lines
 
+from edgetui.record.moments_table import list_moments, replay_moments
+
 __all__ = ["ReplayScreen", "HelpScreen", "MomentsScreen", "REPLAY_KEYS", "fold_note", "replay_commands", "moment_line"]
 
 #: Tick of the play timer (seconds of wall time).
@@ -296,8 +298,6 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
             self.post_message(HeaderExact(exact))
         # then the moments (stored, else detected now): the first paint does not wait for them
         try:
-            from edgetui.record.moments_table import list_moments, replay_moments
-
             if events.n > DETECT_MOMENTS_MAX_EVENTS and not list_moments(conn, self.run_key):
                 self.post_message(
                     MomentsFound(

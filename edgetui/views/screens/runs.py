@@ -63,6 +63,9 @@ from edgetui.views.screens.replay import HelpScreen, fit_footer
 
 from edgetui.store import queries as store
 
+from edgetui.analysis.forecast_prior import header_forecast
+from edgetui.views.screens.hosts import HostsScreen
+
 __all__ = [
     "AlarmsScreen",
     "MessagesScreen",
@@ -539,7 +542,6 @@ class RunsScreen(Screen):
 
     @work(thread=True, exclusive=False, group="runs-forecast", exit_on_error=False)
     def _read_forecasts(self, run_keys: list[str]) -> None:
-        from edgetui.analysis.forecast_prior import header_forecast
 
         out: dict[str, Optional[dict]] = {}
         posted = time.monotonic()
@@ -719,7 +721,6 @@ class RunsScreen(Screen):
         self.host_rows = list(rows)
 
     def action_hosts(self) -> None:
-        from edgetui.views.screens.hosts import HostsScreen
 
         self.app.push_screen(HostsScreen(self.host_rows))
 
