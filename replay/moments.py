@@ -621,6 +621,7 @@ def detect_gain(
 def _prefix_l2_cost(rpt: Any) -> Any:
     """ruptures' ``l2`` cost (a segment's squared deviation from its mean, ``CostL2``) from prefix
     sums: O(1) per segment instead of a variance over its points (the same values to rounding)."""
+    # lazy: numpy loads with the first computation that needs it, not with the module
     import numpy as np
 
     class PrefixL2(rpt.base.BaseCost):
@@ -652,6 +653,7 @@ def detect_changepoints(
     the number of change points kept is the one found over the most penalties of the sweep,
     ties to the larger penalty). Each is reported at the new best with the largest gain between
     the grid point before the change and the change's own."""
+    # lazy: numpy loads with the first computation that needs it, not with the module
     import numpy as np
     import ruptures as rpt
 

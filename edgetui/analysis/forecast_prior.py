@@ -49,7 +49,7 @@ from typing import Any, Callable, Optional, Sequence
 from edgetui.analysis.recorded_curves import fetch_from, load_curves
 from edgetui.store import queries as store
 
-from edgetui.replay.analysis.fit import FIT_METHOD, FIT_VERSION
+from edgetui.replay.analysis.fit import FIT_METHOD, FIT_VERSION, fit_curve
 from edgetui.replay.analysis.curves import run_curves
 from edgetui.replay.analysis.forecast import DEFAULT_BETA
 from edgetui.replay.analysis.forecast import forecast_run
@@ -151,7 +151,6 @@ def _points(curve) -> tuple[list[float], list[float]]:
 def _fit_row(curve, data_fp: str, run_sig: str) -> list[Any]:
     """One feeding run's log-sigmoid fit as a ``fits`` row (beta None when it cannot be fitted:
     fewer than 3 points; flags ``no_fit``)."""
-    from edgetui.replay.analysis.fit import FIT_METHOD, FIT_VERSION, fit_curve
 
     hours, scores = _points(curve)
     params: dict[str, float] = {}

@@ -349,6 +349,7 @@ class DockerWatch:
         if not self._auto:
             return False
         try:
+            # lazy: the Docker SDK loads only when an engine is watched
             import docker
 
             self.client = docker.from_env(timeout=10)

@@ -235,6 +235,7 @@ def _flush(path: Path) -> None:
     a first sync wrote thousands of files, the ingest that reads them next commits with fsync, and
     on ext4 (``data=ordered``) that commit would first write all of them out, inside the ingest."""
     try:
+        # lazy: a libc call made through ctypes only on this path (Linux), not at import
         import ctypes
 
         syncfs = ctypes.CDLL(None, use_errno=True).syncfs

@@ -318,6 +318,7 @@ class SshHost(SftpReads):
         ``get(option)``), as ``asyncssh.connect`` will apply them. Raises what asyncssh raises on
         an unreadable or invalid file."""
 
+        # lazy: asyncssh loads only when a host is reached over SSH
         from asyncssh.config import SSHClientConfig
 
         return SSHClientConfig.load(
@@ -400,6 +401,7 @@ class SshHost(SftpReads):
     # ----------------------------------------------------------------------------------- connecting
 
     async def _connect(self):
+        # lazy: asyncssh loads only when a host is reached over SSH
         import asyncssh
 
         t = self.target
@@ -440,6 +442,7 @@ class SshHost(SftpReads):
 
     def _refusal(self, e: BaseException) -> tuple[str, str]:
         """(state kind, one-line message) for a failed connection attempt."""
+        # lazy: asyncssh loads only when a host is reached over SSH
         import asyncssh
 
         t = self.target
@@ -621,6 +624,7 @@ class SshHost(SftpReads):
         except OSError:
             raise
         except Exception as e:  # noqa: BLE001 - asyncssh's errors, sorted below into OSError
+            # lazy: asyncssh loads only when a host is reached over SSH
             import asyncssh
 
             if isinstance(e, (asyncssh.DisconnectError, asyncssh.ChannelOpenError, ConnectionError, EOFError)):
@@ -651,6 +655,7 @@ class SshHost(SftpReads):
 
     def stat(self, path: str) -> Optional[Entry]:
         async def go():
+            # lazy: asyncssh loads only when a host is reached over SSH
             import asyncssh
 
             try:
@@ -705,6 +710,7 @@ class SshHost(SftpReads):
         """``await open_fn()`` (a channel open), retried for up to 2 s while the server refuses it:
         sshd frees a closed session a moment after the client saw it close, so a queued channel
         can meet a full ``MaxSessions`` for that moment."""
+        # lazy: asyncssh loads only when a host is reached over SSH
         import asyncssh
 
         end = time.monotonic() + 2.0
@@ -905,6 +911,7 @@ def _tilde(path: str) -> str:
 def _known_host_listed(known_hosts: str, host: str, port: int) -> bool:
     """Does ``known_hosts`` hold any key for ``host`` at ``port`` (a changed key, then)?"""
     try:
+        # lazy: asyncssh loads only when a host is reached over SSH
         import asyncssh
 
         kh = asyncssh.read_known_hosts(known_hosts)

@@ -34,6 +34,7 @@ def ssh_loop() -> asyncio.AbstractEventLoop:
 
 def os_error(e: BaseException, path: str) -> OSError:
     """An SFTP error as the ``OSError`` the local calls raise (errno and filename set)."""
+    # lazy: asyncssh loads only when a host is reached over SSH
     import asyncssh
 
     if isinstance(e, OSError):

@@ -49,6 +49,7 @@ def _exchange_fn():
     global _renameat2
     if _renameat2 is None:
         try:
+            # lazy: a libc call made through ctypes only on this path (Linux), not at import
             import ctypes
 
             fn = ctypes.CDLL(None, use_errno=True).renameat2

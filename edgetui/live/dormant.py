@@ -34,6 +34,7 @@ from edgetui.hosts.local import LocalHost
 from edgetui.hosts.signature import TREE_SOURCE, tree_signature
 from edgetui.parsers import sforge_dir as sd
 from edgetui.records import RunInfo
+from edgetui.record.changed_runs import signature_salt
 from edgetui.hosts.docker_watch import work_names
 from edgetui.live.model import LiveRun
 from edgetui.live.run_state import RunState, TRANSCRIPT, RUN_LOG, TICKS, FULL_CHECK_S
@@ -86,13 +87,6 @@ _INFO_COLS = (
     "layout",
     "run_dir",
 )
-
-
-def signature_salt(tasks: dict, task_id: str, is_sample: bool) -> str:
-    """The salt of a run's tree signature: the one the ingest uses (same task settings, sample flag)."""
-    from edgetui.record.changed_runs import signature_salt
-
-    return signature_salt(tasks, task_id, is_sample)
 
 
 class DormantRuns:

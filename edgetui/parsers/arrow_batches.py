@@ -153,6 +153,7 @@ class Scrubber:
 
 def _buffer_hits(arr: pa.Array, rx, known_rx) -> list[int]:
     """:meth:`Scrubber.array_hits` for the patterns ``rx`` and ``known_rx`` (None: no known values)."""
+    # lazy: numpy loads with the first computation that needs it, not with the module
     import numpy as np
 
     n = len(arr)

@@ -109,6 +109,7 @@ def die_with_parent(parent_pid: int) -> None:
     resource tracker) behind. Where prctl is unavailable, a thread polls the parent instead."""
 
     try:
+        # lazy: a libc call made through ctypes only on this path (Linux), not at import
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
@@ -156,6 +157,7 @@ def child_parse(
     The batches are **not scrubbed** (:func:`edgetui.parsers.arrow_batches.build_table`): the receiving process
     scrubs each one (:func:`edgetui.parsers.arrow_batches.scrub_table`) before anything is written, on the other
     core while this one parses on."""
+    # lazy: pyarrow is not loaded by listing commands; it loads on first use
     import pyarrow as pa
 
     if parent_pid:

@@ -252,6 +252,7 @@ def open_run_file(path: str | os.PathLike, *, folder: Optional[str | os.PathLike
     fd, _, _ = _open_fd(path, folder)
     try:
         if hasattr(os, "O_NONBLOCK"):
+            # lazy: POSIX-only locking, imported where it is used
             import fcntl
 
             fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)

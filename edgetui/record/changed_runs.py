@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from edgetui import __version__
 from edgetui.store.schema import SCHEMA_VERSION
 from edgetui.hosts.local import LocalHost
-from edgetui.hosts.signature import tree_signature
+from edgetui.hosts.signature import TREE_SOURCE, tree_signature
 from edgetui.parsers.run_secrets import raw_secrets
 from edgetui.hosts import Entry
 
@@ -83,7 +83,6 @@ def changed_runs(
     (:func:`_only_transcript_changed`). Unchanged runs are counted in ``report.unchanged`` and
     listed in ``report.runs``, and the secrets their files name are added to ``rec``'s. The
     caller calls ``close()`` on the signatures at its end."""
-    from edgetui.hosts.signature import TREE_SOURCE, tree_signature
 
     stored = (
         {}

@@ -96,6 +96,7 @@ class GroupWrites:
 
     def write(self, rec: Recorder) -> None:
         """Make the held writes (inside the caller's transaction, before its commit)."""
+        # lazy: pyarrow is not loaded by listing commands; it loads on first use
         import pyarrow as pa
 
         for ignore in (False, True):

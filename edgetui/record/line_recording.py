@@ -265,6 +265,7 @@ def _ingest_lines_mp(
     fresh: bool = False,
 ) -> int:
 
+    # lazy: pyarrow is not loaded by listing commands; it loads on first use
     import pyarrow as pa
 
     # the parsing process sends small batches (1 MB of source: its memory stays ~100 MB and its

@@ -44,6 +44,7 @@ import uuid
 
 def _has_final_errors(tbl: pa.Table) -> bool:
     """Does this batch hold a completed (not provisional) run-log ERROR record?"""
+    # lazy: pyarrow.compute's kernels load on first use, not for every command
     import pyarrow.compute as pc
 
     return bool(
@@ -214,6 +215,7 @@ class Recorder:
         """Are all rows of ``tbl`` of :attr:`fresh_run`?"""
         if self.fresh_run is None:
             return False
+        # lazy: pyarrow.compute's kernels load on first use, not for every command
         import pyarrow.compute as pc
 
         return bool(pc.all(pc.equal(tbl.column("run_key"), self.fresh_run)).as_py())

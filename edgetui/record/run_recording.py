@@ -479,6 +479,7 @@ def _record_run_files(
     events are replaced here: what it had is compared and deleted in place)."""
 
     if held:
+        # lazy: pyarrow is not loaded by listing commands; it loads on first use
         import pyarrow as pa
         import pyarrow.compute as pc
 

@@ -182,6 +182,7 @@ def _align_lines(
 ) -> None:
     """``per_run``: each run's rows of the registered ``_edgetui_pos`` table (run_key, offset, pos,
     n, anchor_t, init), ordered by pos."""
+    # lazy: pyarrow.compute's kernels load on first use, not for every command
     import pyarrow.compute as pc
 
     keys = [j.run_key for j in jobs]
@@ -264,6 +265,7 @@ def _kept_anchors(
     ``log`` its run_agent.log (kind, t) ordered by t, ``subs`` its submissions, ``call_pos`` the
     line of each sforge-submit call by tool_use_id, ``results`` its tool results (tool_use_id,
     round, pos, recorded) in file order."""
+    # lazy: pyarrow.compute's kernels load on first use, not for every command
     import pyarrow.compute as pc
 
     last_pos = lines.num_rows - 1
@@ -327,6 +329,7 @@ def line_times(n_lines: int, kept: list[tuple[int, float]]) -> pa.Array:
     bits), an anchor's own time on its line, the first anchor's time before it and the last one's
     after it. Vectorised (numpy, which the ingest's scrubbing imports already): a Claude
     transcript stamps most of its lines, so a loop per anchor cost ~2 µs a line."""
+    # lazy: numpy loads with the first computation that needs it, not with the module
     import numpy as np
 
     kp = np.fromiter((p for p, _ in kept), dtype=np.int64, count=len(kept))

@@ -30,12 +30,14 @@ from edgetui.errors import (
     DatabaseUnreadable,
     DiskFull,
     ForeignDatabase,
+    HolderNotAnswering,
+    HolderNotServing,
+    NoSocketDirectory,
     UserError,
 )
 from edgetui.store.migrate_rescrub import rewrite_file
 from edgetui.store.schema import SCHEMA_VERSION, current_version, migrate, rewrite_pending
 
-from edgetui.errors import HolderNotServing
 from edgetui.store.holder_socket import NoSocketDir, NotAnswering, NotServing
 import struct
 import sys
@@ -62,8 +64,6 @@ def _busy(path: Path, err: Exception) -> Optional[DatabaseBusy]:  # (DatabaseBus
     another process, or DuckDB's refusal of a second open of a file this process has open already
     (DuckDB 1.x: "Unique file handle conflict ... already attached": not damage, not another process)."""
     if _is_lock_error(err):
-        from edgetui.store.holder_socket import SocketDirError, socket_path
-
         pid = _holder_pid(err)
         what = process_name(pid)
         try:
@@ -114,7 +114,6 @@ def busy_because(busy: DatabaseBusy, why: ConnectionError) -> DatabaseBusy:
     """The :class:`DatabaseBusy` that says why the holder of ``busy.path`` could not be asked
     (``why`` from :func:`edgetui.store.holder_socket.ask_holder`): it serves no socket, it does not answer, or no
     socket directory exists here."""
-    from edgetui.errors import HolderNotAnswering, HolderNotServing, NoSocketDirectory
 
     what = process_name(busy.pid)
     if isinstance(why, NoSocketDir):

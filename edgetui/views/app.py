@@ -44,12 +44,26 @@ from edgetui.live.model import LiveRun
 from edgetui.views.screens.picker import PickerScreen
 from edgetui.views.screens.replay import ReplayScreen, replay_commands
 
+from edgetui.views.screens.compare import CompareScreen
+from edgetui.views.terminal_gone import TERMINAL_GONE_STATUS, hung_up, terminal_fds
+from edgetui.views.screens.live_run import SupervisorActions
+from edgetui.views.screens.runs import RunsUpdated
+from edgetui.views.screens.runs import EventsRecorded
+from edgetui.views.screens.runs import RunsScreen
+from edgetui.views.screens.runs import dispatch_events_recorded
+from edgetui.views.screens.runs import dispatch_runs_updated
+from edgetui.record.forget_and_tag import apply_request
+from edgetui.views.screens.live_run import LiveRunScreen
+from edgetui.views.screens.moments import QueueScreen
+from edgetui.views.screens.leaderboard import LeaderboardScreen
+
 __all__ = ["EdgeTUIApp", "run_app", "default_on_empty"]
 
 
 def default_on_empty(db_path: Path) -> Optional[str]:
     """Record the bundled sample runs into ``db_path``; returns a note for the user or ``None``."""
     try:
+        # lazy: the ingest (pyarrow, the parsers) loads only when samples are recorded
         from edgetui.record.ingest import ingest_samples  # written by the ingest work; optional here
     except ImportError:
         return "No runs recorded yet. Record one with `edgetui ingest <run dir>`, then press F5."
@@ -201,8 +215,6 @@ class EdgeTUIApp(App):
         else:
             self.push_screen(PickerScreen())
         if self.compare:
-            from edgetui.views.screens.compare import CompareScreen
-
             self.push_screen(CompareScreen(**self.compare))
         if self.live is not None and not self.snapshot and not self.read_only:
             self._start_live()
@@ -210,7 +222,6 @@ class EdgeTUIApp(App):
     def _watch_terminal(self) -> None:
         """End the app when its terminal goes away without a SIGHUP (:mod:`edgetui.views.terminal_gone`),
         checked every second: it would otherwise spin and hold the database for good."""
-        from edgetui.views.terminal_gone import TERMINAL_GONE_STATUS, hung_up, terminal_fds
 
         fds = terminal_fds()
         if not fds:
@@ -225,11 +236,13 @@ class EdgeTUIApp(App):
     # ------------------------------------------------------------------ live supervision
 
     def _start_live(self) -> None:
+        # lazy: the live supervisor loads only when runs are watched, not for a replay
         from edgetui.live.supervisor import Supervisor
-        from edgetui.views.screens.live_run import SupervisorActions
 
+        # lazy: the live supervisor loads only when runs are watched, not for a replay
         from edgetui.live.alarms import load_settings
 
+        # lazy: the SSH stack loads only when a host is watched, not for a replay
         from edgetui.hosts.feed import RemoteFeed
 
         cfg = self.live
@@ -258,17 +271,16 @@ class EdgeTUIApp(App):
         sup = self.supervisor
 
         def on_update(runs: list[LiveRun]) -> None:
-            from edgetui.views.screens.runs import RunsUpdated
 
             links = getattr(self, "host_links", None)
             self.post_message(RunsUpdated(list(runs), list(sup.messages), links.rows() if links is not None else None))
 
         def on_events(run_keys: set[str]) -> None:
-            from edgetui.views.screens.runs import EventsRecorded
 
             self.post_message(EventsRecorded(run_keys))
 
         sup.on_events = on_events
+        # lazy: the live supervisor loads only when runs are watched, not for a replay
         from edgetui.live.remote_hosts import HostLinks
 
         # always: the hosts view lists this machine first, remote hosts (if any) after it
@@ -277,20 +289,17 @@ class EdgeTUIApp(App):
         self._live_thread, self._live_stop = sup.start(interval=cfg.interval, on_update=on_update, poll=cfg.poll)
 
     def _show_runs_screen(self) -> None:
-        from edgetui.views.screens.runs import RunsScreen
 
         if not self._runs_screen_shown:
             self._runs_screen_shown = True
             self.push_screen(RunsScreen(actions=self.live_actions))
 
     def on_events_recorded(self, message: Any) -> None:
-        from edgetui.views.screens.runs import dispatch_events_recorded
 
         dispatch_events_recorded(self, message.run_keys)
 
     def on_runs_updated(self, message: Any) -> None:
         """A supervisor refresh: the runs screen becomes home as soon as anything is live."""
-        from edgetui.views.screens.runs import dispatch_runs_updated
 
         if not self._runs_screen_shown and any(r.status in ("running", "grading") for r in message.runs):
             self._show_runs_screen()
@@ -326,7 +335,6 @@ class EdgeTUIApp(App):
     def _holder_request(self, req: dict) -> dict:
         """A typed write from another edgetui process (forget, tag): through the supervisor when
         one runs (between its refreshes), else on this app's connection."""
-        from edgetui.record.forget_and_tag import apply_request
 
         sup = self.supervisor
         if sup is not None:
@@ -352,8 +360,6 @@ class EdgeTUIApp(App):
         sup = self.supervisor
         live = next((r for r in (getattr(sup, "last_runs", None) or []) if r.run_key == run_key), None)
         if live is not None:
-            from edgetui.views.screens.live_run import LiveRunScreen
-
             self.push_screen(LiveRunScreen(run_key, actions=self.live_actions, live=live))
             return
         self.push_screen(ReplayScreen(run_key, clock=self.clock))
@@ -364,13 +370,11 @@ class EdgeTUIApp(App):
 
     def action_moments_queue(self) -> None:
         """The queue of unlabelled reframing moments across runs."""
-        from edgetui.views.screens.moments import QueueScreen
 
         self.push_screen(QueueScreen())
 
     def action_live_runs(self) -> None:
         """``F2``: the runs screen of live supervision (back to it when it is in the stack)."""
-        from edgetui.views.screens.runs import RunsScreen, dispatch_runs_updated
 
         if self.supervisor is None:
             self.notify(
@@ -443,11 +447,9 @@ class EdgeTUIApp(App):
         )
         if not isinstance(screen, PickerScreen) and any(isinstance(s, PickerScreen) for s in self.screen_stack):
             yield SystemCommand("Recorded runs", "the run picker (replay any recorded run)", self._to_picker)
-        from edgetui.views.screens.runs import RunsScreen
 
         if self.supervisor is not None and not isinstance(screen, RunsScreen):
             yield SystemCommand("Live runs", "the runs screen of live supervision (F2)", self.action_live_runs)
-        from edgetui.views.screens.leaderboard import LeaderboardScreen
 
         if not isinstance(screen, LeaderboardScreen):
             yield SystemCommand(
@@ -458,7 +460,6 @@ class EdgeTUIApp(App):
 
     def action_leaderboard(self) -> None:
         """The leaderboard screen (palette: "Leaderboard")."""
-        from edgetui.views.screens.leaderboard import LeaderboardScreen
 
         self.push_screen(LeaderboardScreen())
 

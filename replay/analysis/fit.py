@@ -81,6 +81,7 @@ def F(form: str, x: np.ndarray) -> np.ndarray:
     if form == "log_sigmoid":
         return 0.5 * (1.0 + np.tanh(0.5 * x))
     if form == "log_probit":
+        # lazy: scipy loads with the first fit, not with the analysis modules
         from scipy.special import ndtr
 
         return ndtr(x)
@@ -259,6 +260,7 @@ def _r2(sse: float, sst: float) -> float:
 
 
 def _fit_shape(form: str, t: np.ndarray, y: np.ndarray, smax_max: float, sst: float) -> Fit:
+    # lazy: scipy loads with the first fit, not with the analysis modules
     from scipy.optimize import least_squares
 
     gtm, gb = _shape_grid()

@@ -166,6 +166,7 @@ class CompareScreen(Screen):
         self.query_one("#cmp-values", Static).update(t)
 
     def _chart(self, w: int, h: int) -> Text:
+        # lazy: plotext loads with the first chart drawn, after the first paint
         import plotext as plt
 
         f = plt.figure

@@ -27,7 +27,7 @@ from edgetui.views.widgets.fmt import visible_text
 
 from edgetui.record.forget_and_tag import apply_request
 
-from edgetui.analysis.why_new_best import why_of
+from edgetui.analysis.why_new_best import why_diff, why_of
 
 from edgetui.record.annotations import moment_queue
 from edgetui.record.moments_table import rebuild_moments
@@ -600,8 +600,6 @@ class ReplayMomentsMixin:
         """The why of ``rnd`` in two messages: the actions and notes (the view opens with them), then
         the same with the archives' diff."""
         try:
-            from edgetui.analysis.why_new_best import why_diff, why_of
-
             conn = self.app.conn  # type: ignore[attr-defined]
             head = why_of(conn, self.run_key, rnd, with_diff=False)
             painted = threading.Event()

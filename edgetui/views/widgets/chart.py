@@ -453,6 +453,7 @@ class ScoreChart(Widget):
         return self._built
 
     def _build(self, size: Size) -> _Built:
+        # lazy: plotext loads with the first chart drawn, after the first paint
         import plotext as plt
 
         d = self.data
