@@ -11,6 +11,7 @@ path.
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -100,3 +101,61 @@ for c in comps: print(" ".join(c))
     lines = r.stdout.splitlines()
     assert int(lines[0]) > 100  # the whole package was read
     assert lines[1:] == [], "import circles:\n" + "\n".join(lines[1:])
+
+
+def _package_files():
+    return sorted(list((ROOT / "edgetui").rglob("*.py")) + list((ROOT / "replay").rglob("*.py")))
+
+
+def _module_of(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[0] == "replay":
+        parts = ["edgetui", *parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_imports_inside_functions_are_few_and_say_why():
+    """At most 40 imports inside functions outside the command line's per-command dispatch
+    (``edgetui/cli/``), each a lazy load with its reason on the line above (``# lazy: ...``)."""
+    lazy, unexplained = [], []
+    for path in _package_files():
+        if path.relative_to(ROOT).parts[:2] == ("edgetui", "cli"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+
+        def visit(node, in_function, path=path, lines=lines):
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                    visit(child, True, path, lines)
+                elif isinstance(child, (ast.Import, ast.ImportFrom)):
+                    if in_function:
+                        where = f"{path.relative_to(ROOT)}:{child.lineno}"
+                        lazy.append(where)
+                        above = lines[child.lineno - 2].strip()
+                        # a run of imports shares the reason above its first line
+                        k = child.lineno - 2
+                        while above.startswith(("import ", "from ")) and k > 0:
+                            k -= 1
+                            above = lines[k].strip()
+                        if not above.startswith("# lazy:"):
+                            unexplained.append(where)
+                else:
+                    visit(child, in_function, path, lines)
+
+        visit(ast.parse(text), False)
+    assert len(lazy) <= 40, f"{len(lazy)} imports inside functions:\n" + "\n".join(lazy)
+    assert unexplained == [], "imports inside functions without a '# lazy:' reason:\n" + "\n".join(unexplained)
+
+
+def test_no_module_imports_another_modules_private_names():
+    modules = {_module_of(p) for p in _package_files()}
+    taken = []
+    for path in _package_files():
+        me = _module_of(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in modules and node.module != me:
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        taken.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.module}.{alias.name}")
+    assert taken == [], "\n".join(taken)
