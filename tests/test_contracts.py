@@ -159,3 +159,15 @@ def test_no_module_imports_another_modules_private_names():
                     if alias.name.startswith("_") and not alias.name.startswith("__"):
                         taken.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.module}.{alias.name}")
     assert taken == [], "\n".join(taken)
+
+
+def test_views_run_no_sql_of_their_own():
+    """Screens and widgets read data only through the read side (``edgetui.store``): no
+    ``.execute(...)``, ``.sql(...)`` or fetch call anywhere under ``edgetui/views``."""
+    calls = []
+    for path in sorted((ROOT / "edgetui" / "views").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr in ("execute", "executemany", "sql", "fetchall", "fetchone"):
+                    calls.append(f"{path.relative_to(ROOT)}:{node.lineno}: .{node.func.attr}(...)")
+    assert calls == [], "\n".join(calls)

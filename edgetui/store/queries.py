@@ -38,6 +38,8 @@ __all__ = [
     "EVENT_ORDER_SQL",
     "EventColumns",
     "count_runs",
+    "event_count",
+    "runs_without_moments",
     "list_runs",
     "filter_runs",
     "run_header",
@@ -652,3 +654,22 @@ def tool_events(conn: duckdb.DuckDBPyConnection, run_key: str, tool_use_id: str)
         d = _json(r.get("data"))
         r["data"] = d if isinstance(d, dict) else {}
     return rows
+
+
+def event_count(conn, run_key: str) -> int:
+    """How many events the run has recorded."""
+    with conn.cursor() as cur:
+        return cur.execute("SELECT count(*) FROM events WHERE run_key = ?", [run_key]).fetchall()[0][0]
+
+
+def runs_without_moments(conn, min_graded: int = 5) -> list[str]:
+    """The runs with at least ``min_graded`` submissions and no stored moment (the moments queue's
+    runs still to detect)."""
+    return [
+        r[0]
+        for r in conn.execute(
+            """SELECT run_key FROM runs r WHERE NOT EXISTS (SELECT 1 FROM moments m WHERE m.run_key = r.run_key)
+               AND (SELECT count(*) FROM submissions s WHERE s.run_key = r.run_key) >= ?""",
+            [min_graded],
+        ).fetchall()
+    ]

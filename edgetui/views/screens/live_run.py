@@ -183,8 +183,7 @@ def load_increment(
     if base is not None:
         ev = base.events
         old_sig, new_sig = _subs_sig(base_subs), _subs_sig(subs)
-        with conn.cursor() as cur:
-            total = cur.execute("SELECT count(*) FROM events WHERE run_key = ?", [run_key]).fetchall()[0][0]
+        total = store.event_count(conn, run_key)
         if total == len(ev) and new_sig == old_sig:
             return "idle", None, None, subs
         subs_appended = all(new_sig.get(r) == s for r, s in old_sig.items())

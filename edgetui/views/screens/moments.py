@@ -19,6 +19,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from edgetui.store import queries as store
 from edgetui.store.database import lift_pool_on
 from edgetui.replay.cursor import format_elapsed
 
@@ -387,13 +388,7 @@ class QueueScreen(Screen):
             if built is None:
                 built = set()
                 setattr(self.app, "_moments_built", built)  # noqa: B010 - an ad-hoc attribute of the App (read by getattr above): mypy refuses the plain assignment
-            todo = [
-                r[0]
-                for r in conn.execute(
-                    """SELECT run_key FROM runs r WHERE NOT EXISTS (SELECT 1 FROM moments m WHERE m.run_key = r.run_key)
-                   AND (SELECT count(*) FROM submissions s WHERE s.run_key = r.run_key) >= 5"""
-                ).fetchall()
-            ]
+            todo = store.runs_without_moments(conn, min_graded=5)
             for key in todo:
                 if key not in built:
                     built.add(key)
