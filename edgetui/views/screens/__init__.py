@@ -1,4 +1,7 @@
-"""Textual screens of edgetui: the run picker and the replay screen."""
+"""Textual screens of edgetui: the run picker, the replay and live run screens, the runs screen,
+moments, why, annotations, compare, leaderboard, hosts and confirmations. They read data
+through :mod:`edgetui.store`'s read side and the analysis modules, and run no SQL themselves.
+"""
 
 from edgetui.views.screens.picker import PickerScreen
 from edgetui.views.screens.replay import HelpScreen, ReplayScreen

@@ -1,4 +1,5 @@
-"""Replay widgets. They render data handed to them and never do I/O."""
+"""Widgets of the replay and live screens (header, chart, event list, detail, runs table). They
+render data handed to them and never do I/O."""
 
 from edgetui.views.widgets.chart import ChartData, ScoreChart, chart_data
 from edgetui.views.widgets.detail import EventDetail, render_detail
