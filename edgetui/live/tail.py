@@ -75,7 +75,8 @@ from edgetui.parsers.base import (
     non_regular_kind,
     line_events,
 )
-from edgetui.record.recorder import Recorder, dumps
+from edgetui.parsers.arrow_batches import data_json
+from edgetui.record.recorder import Recorder
 from edgetui.parsers.cursor_check import moved_below
 from edgetui.live.line_digests import ANCHOR_BYTES, LineDigests
 from edgetui.parsers.run_folder_files import SkippedRunFile, open_run_file
@@ -360,7 +361,7 @@ class Tailer:
             str(src.path),
             gen,
             offset,
-            dumps(state) if state is not None else None,
+            data_json(state) if state is not None else None,
             st[0],
             st[1],
             st[2],

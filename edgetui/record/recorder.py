@@ -35,7 +35,7 @@ from edgetui.parsers.arrow_batches import (  # noqa: F401  (re-exported: the rec
     EVENT_COLUMNS,
     REDACTED,
     Scrubber,
-    dumps,
+    data_json,
     events_to_table,
 )
 
@@ -381,7 +381,7 @@ class Recorder:
         inode: int,
         done: bool,
     ) -> None:
-        st = dumps(state) if state is not None else None
+        st = data_json(state) if state is not None else None
         k = (run_key, source)
         if k in self._pending_cursors or (self.batch_mode and self._depth and k in self._no_cursor):
             self._no_cursor.discard(k)  # a new cursor: written with the others at the commit
@@ -553,7 +553,7 @@ class Recorder:
                     task.category,
                     task.selection,
                     task.score_direction,
-                    dumps(task.rescale) if task.rescale else None,
+                    data_json(task.rescale) if task.rescale else None,
                     task.parser,
                     task.game_mode,
                     task.eval_timeout,
@@ -569,7 +569,7 @@ class Recorder:
                 "category": pa.array([t.category for t in tasks], pa.string()),
                 "selection": [t.selection for t in tasks],
                 "score_direction": [t.score_direction for t in tasks],
-                "rescale": pa.array([dumps(t.rescale) if t.rescale else None for t in tasks], pa.string()),
+                "rescale": pa.array([data_json(t.rescale) if t.rescale else None for t in tasks], pa.string()),
                 "parser": pa.array([t.parser for t in tasks], pa.string()),
                 "game_mode": pa.array([t.game_mode for t in tasks], pa.bool_()),
                 "eval_timeout": pa.array([t.eval_timeout for t in tasks], pa.int64()),
@@ -640,8 +640,8 @@ class Recorder:
 
     def _run_values(self, info: RunInfo, extra: dict[str, Any]) -> dict[str, Any]:
         """The descriptive columns of a run's row (config and final result scrubbed now)."""
-        cfg = dumps(self.scrubber.scrub_obj(info.config)) if info.config is not None else None
-        fin = dumps(self.scrubber.scrub_obj(info.final)) if info.final is not None else None
+        cfg = data_json(self.scrubber.scrub_obj(info.config)) if info.config is not None else None
+        fin = data_json(self.scrubber.scrub_obj(info.final)) if info.final is not None else None
         vals = dict(
             host=info.host,
             run_id=info.run_id,
@@ -798,7 +798,7 @@ class Recorder:
         for s in subs:
             tests = s.pop("tests", [])
             s["run_key"] = run_key
-            s["metrics"] = dumps(self.scrubber.scrub_obj(s.get("metrics") or {}))
+            s["metrics"] = data_json(self.scrubber.scrub_obj(s.get("metrics") or {}))
             sub_rows.append(s)
             for i, tr in enumerate(tests):  # (dicts, or TestResult objects: finalize's rows)
                 tests_rows.append(
