@@ -171,3 +171,17 @@ def test_views_run_no_sql_of_their_own():
                 if node.func.attr in ("execute", "executemany", "sql", "fetchall", "fetchone"):
                     calls.append(f"{path.relative_to(ROOT)}:{node.lineno}: .{node.func.attr}(...)")
     assert calls == [], "\n".join(calls)
+
+
+def test_every_module_imports():
+    """Every module of the package imports on its own (a moved or renamed name fails here, not in
+    the one test that happens to reach it)."""
+    names = sorted(_module_of(p) for p in _package_files())
+    code = "import importlib, sys\nbad = []\n"
+    code += f"for n in {names!r}:\n"
+    code += "    try:\n        importlib.import_module(n)\n"
+    code += "    except Exception as e:  # noqa: BLE001\n        bad.append(f'{n}: {type(e).__name__}: {e}')\n"
+    code += "print('\\n'.join(bad))\n"
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "", r.stdout
