@@ -19,7 +19,7 @@ def load_price_file(path: Optional[Path] = None) -> dict[str, dict[str, float]]:
     """Price table: ``path``, else ``<user config dir>/edgetui/prices.json``, else the bundled one."""
 
     candidates = [path] if path else [Path(platformdirs.user_config_dir("edgetui")) / "prices.json"]
-    candidates.append(Path(__file__).with_name("prices.json"))
+    candidates.append(Path(__file__).resolve().parent.parent / "prices.json")  # edgetui/prices.json (package data)
     for c in candidates:
         if c and c.exists():
             try:
