@@ -13,8 +13,8 @@ two ways, each with a fresh holder:
 
 ``--rounds`` rounds of each; the medians against the target are printed.
 
-``--code DIR`` runs the holder from another checkout (e.g. ``/work/main``) for a before figure;
-there the 9th client may wait past its own 60 s limit (printed as such).
+``--code DIR`` runs the holder from another checkout (e.g. a checkout of main at ``../main``) for a
+before figure; there the 9th client may wait past its own 60 s limit (printed as such).
 
 Usage: ``.venv/bin/python bench/bench_holder_stalled.py [--stalled 8] [--rounds 3] [--code DIR]``
 """

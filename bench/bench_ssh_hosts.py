@@ -24,8 +24,8 @@ writer excluded; target < 30 % of one core), beside it the servers' CPU (every s
 fixture and what it forked: sftp-server, sessions), refreshes, finalizes, syncs, load average;
 then the SSH / local ratios.
 
-``--code DIR`` runs another checkout's ``edgetui`` (e.g. ``/work/main``) under this same bench, for
-before/after runs interleaved in one session (an older feed without path syncs ignores nothing:
+``--code DIR`` runs another checkout's ``edgetui`` (e.g. a checkout of main at ``../main``) under this
+same bench, for before/after runs interleaved in one session (an older feed without path syncs ignores nothing:
 it only lacks their counts).
 
 Usage: ``.venv/bin/python bench/bench_ssh_hosts.py [--hosts 10] [--runs 15] [--rate 2] [--seconds 60]

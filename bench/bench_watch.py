@@ -26,8 +26,8 @@ The machine's load moves every figure (printed: ``/proc/loadavg`` before and aft
 against the scanner, run in the same minutes, are what to compare.
 
 ``--live-only`` runs part 3 alone, ``--repeat`` rounds, each in a fresh process; with ``--code DIR``
-(e.g. ``/work/main``) each round runs that checkout's ``edgetui`` too, in turn (paired before/after
-figures, the load printed with each).
+(e.g. a checkout of main at ``../main``) each round runs that checkout's ``edgetui`` too, in turn
+(paired before/after figures, the load printed with each).
 
 Usage: ``.venv/bin/python bench/bench_watch.py [--runs 750] [--repeat 3] [--idle 60] [--app] [--keep DIR]
 [--skip-live] [--live-only [--code DIR]]``

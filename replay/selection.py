@@ -2,10 +2,10 @@
 
 Source: SForge selection.py semantics (``sforge.harness.selection``),
 reimplemented so edgetui has no runtime dependency on sforge.  See
-docs/sforge-format.md §3.5 and §3.7.
+docs/sforge-run-folders.md §4.4 and §4.6.
 
 Entries are plain mappings shaped like judge ``/history`` entries
-(docs/sforge-format.md §4.4): keys ``type``, ``status``, ``round``,
+(docs/sforge-run-folders.md §3.4.6): keys ``type``, ``status``, ``round``,
 ``pass_rate`` (0–1), ``score`` (raw task score), ``max_score`` (games),
 ``valid``, ``error``.  :func:`entry_from_submission` builds one from an
 edgetui :class:`~edgetui.records.SubmissionRecord`.
@@ -321,7 +321,7 @@ def display_value(best_score: Optional[float], best_pass_rate: Optional[float], 
 
 
 def is_score_task(parser: Optional[str], score_direction_present: bool, game_mode: Any) -> bool:
-    """SForge visualizer's "score task" notion (docs/sforge-format.md §3.5).
+    """SForge visualizer's "score task" notion (docs/sforge-run-folders.md §4.4).
 
     True when the task's ``judge.parser`` is ``score_sum`` or
     ``structured_json``, or its ``judge`` object has a ``score_direction`` key

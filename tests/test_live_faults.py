@@ -230,7 +230,7 @@ def test_live_times_use_the_runs_own_offset_and_agree_with_offline(env, tmp_path
     with open(log, "a") as f:
         f.write(_ist_line(t0 + 30, "INFO", "Container started: sforge.run.taskA.tz"))
     sup.poll_once()
-    # started_at: local ISO time (the runner's) + epoch (sforge-format.md §2)
+    # started_at: local ISO time (the runner's) + epoch (docs/sforge-run-folders.md §3.4.3)
     local = _dt.datetime.fromtimestamp(t0 + 40, _dt.timezone(_dt.timedelta(hours=5, minutes=30)))
     (td / "started_at").write_text(local.strftime("%Y-%m-%dT%H:%M:%S") + "\n" + f"{t0 + 40:.3f}\n")
     with open(log, "a") as f:

@@ -4,7 +4,7 @@ Corpus tests compute their expectations independently with the stdlib ``json``
 module and compare them with the parsers' events; they skip when the shared
 data folder (``../shared/data`` beside the clone) is absent. The Codex text
 tests use the hand-written fixtures in ``tests/fixtures/codex_text/`` (see the
-README there: written from sforge-format.md §6.3, not captured from Codex).
+README there: written from docs/sforge-run-folders.md §10.3, not captured from Codex).
 """
 
 from __future__ import annotations

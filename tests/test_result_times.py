@@ -2,8 +2,8 @@
 
 A round's graded row (``judge_result``) and its ``submissions.t`` are the moment its result was
 known: ``evolve_state.json`` ``at`` for agent rounds (SForge's visualizer semantics,
-sforge-format.md §10.1), the judge's ``Result:`` line in ``run_instance.log`` for auto rounds
-(and for agent rounds before ``evolve_state.json`` is written), else the report's mtime. The
+docs/sforge-run-folders.md §8.2), the judge's ``Result:`` line in ``run_instance.log`` for auto
+rounds (and for agent rounds before ``evolve_state.json`` is written), else the report's mtime. The
 submission stays where it was sent (``submitted_at``: the sforge-submit call, the auto-eval tick).
 Best-so-far and the chart follow the result-known time. Live, a result is timed by the judge log
 and re-timed under the same event id when ``evolve_state.json`` gives ``at``: a finished run

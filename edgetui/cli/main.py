@@ -655,7 +655,7 @@ def _ingest_remote(db: Path, cfg, args):
 
 def remote_names(message: str, image_root: Path, remote_root: str) -> str:
     """``message`` with the host's image paths (``image_root/...``, the local cache the ingest
-    read) named as the user knows them: ``HOST:/remote/root/...``. A bad file of a remote run
+    read) named as the user knows them: ``HOST:/remote/dir/...``. A bad file of a remote run
     is reported where it lives, not where edgetui keeps its copy."""
     base = str(image_root).rstrip("/")
     out, i = [], 0

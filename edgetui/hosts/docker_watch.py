@@ -1,6 +1,6 @@
 """The local Docker engine as a source for the live supervisor (core, no Textual).
 
-Cost model (sforge-format.md §10.3, §12.12): the engine's container events
+Cost model (docs/sforge-run-folders.md §8.3, §11.12): the engine's container events
 (``GET /events``, type ``container``) are read in a thread
 (:class:`EngineEvents`); a container listing — one ``GET /containers/json``
 without the per-container inspect the SDK does by default, names, state and
@@ -22,7 +22,7 @@ one_shot=True)``, CPU from the difference of two samples), at most every
 Never raises to its caller: an unreachable engine is reported as a one-line
 :attr:`DockerWatch.error` and retried every ``retry_s``.
 
-Container names (sforge-format.md §7.1):
+Container names (docs/sforge-run-folders.md §5.1):
 
 * work ``sforge.run.<task_id>.<run_id>`` (legacy ``sforge.evolve.<task>.<run>``);
 * judge ``<benchmark>.judge.<task_id>.<submission_id>``;

@@ -1,4 +1,5 @@
-"""Read-only polling of the SForge judge's ``/api/v1/history`` (sforge-format.md §4, §4.8, §12.5).
+"""Read-only polling of the SForge judge's ``/api/v1/history`` (docs/sforge-judge.md; the history
+object: docs/sforge-run-folders.md §3.4.6, its quirks §11.5).
 
 * The token is the work container's ``SFORGE_TOKEN`` (read by
   :class:`~edgetui.hosts.docker_watch.DockerWatch` from the container's
@@ -13,7 +14,7 @@
 * Neither the token nor the secret is ever put in a message or the database
   (callers add both to the recorder's secrets so any echo is scrubbed).
 
-Entry classification (§4.4, §12.5): ``error`` key → judge error; status
+Entry classification (docs/sforge-run-folders.md §3.4.6, §11.5): ``error`` key → judge error; status
 ``completed`` with ``total_tests`` 0 and a null ``summary`` → failed grading;
 ``running``/``queued`` → grading in progress.
 """

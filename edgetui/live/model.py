@@ -1,6 +1,6 @@
 """Shapes shared by the live core and the live views (no Textual, no I/O).
 
-Statuses follow SForge's own rules (sforge-format.md §10.1), refined:
+Statuses follow SForge's own rules (docs/sforge-run-folders.md §8.1), refined:
 
 * ``running`` — no ``final_result.json``; the work container is running (or,
   with no container information, the run grew within ``abort_after_s``);

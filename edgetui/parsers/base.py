@@ -1,7 +1,7 @@
 """Shared parser plumbing: line reading by byte offset, file generations, parse errors.
 
 Facts used: agent_output.txt is appended chunk by chunk, so the last line can be
-half-written (sforge-format.md §6.1); files may carry a UTF-8 BOM, CRLF line
+half-written (docs/sforge-run-folders.md §10.1); files may carry a UTF-8 BOM, CRLF line
 ends, invalid UTF-8 or single lines far over 20 MB.
 """
 
@@ -284,7 +284,8 @@ def json_error_text(msg: str, offset: int, size: int) -> str:
 
 
 def loads_lenient(data: bytes | str) -> Any:
-    """Parse JSON allowing Python's NaN / Infinity / -Infinity tokens (sforge-format.md §12.3).
+    """Parse JSON allowing Python's NaN / Infinity / -Infinity tokens
+    (docs/sforge-run-folders.md §11.3).
 
     Fast path with orjson; on failure falls back to the stdlib parser which
     accepts the non-standard numbers; integers beyond 64 bits (which orjson can

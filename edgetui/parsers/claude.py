@@ -4,7 +4,7 @@ Two :class:`~edgetui.parsers.base.LineParser` implementations share one record
 handler (same message / content-block mapping):
 
 * :class:`ClaudeStreamParser` (``agent_format = "claude_stream"``) — what SForge
-  stores in ``agent_output.txt`` (sforge-format.md §6.2): ``system``/``assistant``
+  stores in ``agent_output.txt`` (docs/sforge-run-folders.md §10.2): ``system``/``assistant``
   /``user``/``result`` records, ``__SFORGE_EXIT__<n>`` exit markers, non-JSON
   noise.
 * :class:`ClaudeSessionParser` (``agent_format = "claude_session"``) — Claude

@@ -4,7 +4,7 @@ streams and rollout (session) files.
 Three :class:`~edgetui.parsers.base.LineParser` classes, one module each:
 
 * :class:`CodexTextParser` (``codex_text``, this module) — what SForge stores in
-  ``agent_output.txt`` (sforge-format.md §6.3): an optional
+  ``agent_output.txt`` (docs/sforge-run-folders.md §10.3): an optional
   ``Reading additional input from stdin...`` line, a header
   ``OpenAI Codex v<ver> (research preview)`` / ``--------`` / ``key: value`` lines /
   ``--------``, then blocks that start with bare marker lines ``user``, ``codex``,
@@ -116,7 +116,8 @@ class _Block:
 
 
 class CodexTextParser:
-    """Human-readable ``codex exec`` output → events (agent_format ``codex_text``, §6.3).
+    """Human-readable ``codex exec`` output → events (agent_format ``codex_text``,
+    docs/sforge-run-folders.md §10.3).
 
     Header → ``session_init`` (``model`` from ``model:``; the key/value lines in
     ``data``, keys with ``_`` for spaces, ``data.cwd`` = workdir); a second header

@@ -4,7 +4,7 @@
 plenty) and names its format; :func:`parser_for` builds the matching
 :class:`~edgetui.parsers.base.LineParser`.
 
-Rules (sforge-format.md §6.5, extended to the formats edgetui reads):
+Rules (docs/sforge-run-folders.md §10.5, extended to the formats edgetui reads):
 
 * Lines are scanned in order; non-JSON noise lines (shell warnings, Node
   warnings, blank lines) are skipped.

@@ -1,4 +1,4 @@
-"""OpenCode ``opencode run --format json`` output (sforge-format.md §6.4).
+"""OpenCode ``opencode run --format json`` output (docs/sforge-run-folders.md §10.4).
 
 One JSON object per line with top-level ``type``, ``timestamp`` (epoch ms,
 container clock), ``sessionID`` and ``part``:

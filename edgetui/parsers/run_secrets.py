@@ -1,9 +1,9 @@
 """The secret values a run's own files name, to be replaced wherever they occur.
 
 A run's ``run_config.json`` (the task's and the run's) holds its ``api_key`` and ``extra_env``;
-the log dir holds the judge's admin secret (``<log_dir>/.judge-admin-secret``, sforge-format.md
-§11); ``SFORGE_ADMIN_SECRET`` names it in the environment. An agent that echoes one of them
-(``env``, ``cat ~/.config``) writes it where no rule of :mod:`edgetui.redact` would know it: the
+the log dir holds the judge's admin secret (``<log_dir>/.judge-admin-secret``,
+docs/sforge-run-folders.md §2.2); ``SFORGE_ADMIN_SECRET`` names it in the environment. An agent
+that echoes one of them (``env``, ``cat ~/.config``) writes it where no rule of :mod:`edgetui.redact` would know it: the
 recorder, the why view, the reports, the pager's copy and ``--on-alarm`` replace these values as
 well. Which config values count is :func:`edgetui.redact.secret_values` (the names of the one rule
 set: ``author`` is not a credential's name).

@@ -1,6 +1,6 @@
 """Line parsers for SForge host logs: ``run_agent.log``, ``run_instance.log``, ``auto_eval_ticks.log``.
 
-Facts used (sforge-format.md §2.5, §3.2, §5.4, §5.5, §6.7):
+Facts used (docs/sforge-run-folders.md §3.5, §3.6, §4.2, §9):
 
 * ``run_agent.log`` / ``run_instance.log`` are Python logging output
   ``YYYY-MM-DD HH:MM:SS,mmm - LEVEL - message`` in **host local time** (naive).

@@ -1,9 +1,9 @@
 """What the SForge run-directory readers share (:mod:`.sforge_dir`, :mod:`.sforge_submissions`):
 JSON documents read with their bytes' generation and a one-line error naming the file and byte
 (:func:`read_json`, :func:`json_parse_error`), number and flag coercion of scores and counts
-(non-finite values dropped, sforge-format.md §12), file mtimes (seconds, epoch UTC), line files
-parsed whole (:func:`parse_line_file`), and the round names and status words of submission
-folders (§3). Pure readers: nothing here raises on bad input."""
+(non-finite values dropped, docs/sforge-run-folders.md §11.3), file mtimes (seconds, epoch UTC),
+line files parsed whole (:func:`parse_line_file`), and the round names and status words of
+submission folders (§4.1 there). Pure readers: nothing here raises on bad input."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """An SForge run directory (everything except ``agent_output.txt``) → RunInfo, submissions, events.
 
-Facts used: sforge-format.md §2 (layout, file schemas, lifecycle), §3
-(submission folders, report.json, game folders), §5.4/§5.5 (tick and log line
-formats, via :mod:`edgetui.parsers.runlog`), §6.7 (clocks), §8 (task JSON),
-§10.1 (visualizer rules), §11 (1.1.0 redaction), §12 (missing / partial /
+Facts used (docs/sforge-run-folders.md): §3 (layout, file schemas, lifecycle), §4
+(submission folders, report.json, game folders), §3.5/§3.6 (log and tick line
+formats, via :mod:`edgetui.parsers.runlog`), §9 (clocks), §7 (task JSON),
+§8.1 (visualizer rules), §3.4.1 (1.1.0 redaction), §11 (missing / partial /
 non-finite input).
 
 Public API
@@ -112,7 +112,8 @@ __all__ = [
 ]
 
 TASK_DIR_MARKERS = ("final_result.json", "run_agent.log", "started_at", "evolve_state.json")
-#: Agent class default budget used by SForge when run_config.json ``timeout`` is null (§2.4).
+#: Agent class default budget used by SForge when run_config.json ``timeout`` is null
+#: (docs/sforge-run-folders.md §3.4.1).
 DEFAULT_TIMEOUT_S = 3600.0
 REDACTED = "<redacted>"
 _IP_RE = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]*:[0-9A-Fa-f:]+)$")
@@ -141,7 +142,8 @@ class RunLocation:
 
 
 def is_task_dir(d: Path) -> bool:
-    """§2.2: a dir is a task dir if it has ``submissions/`` or any of the marker files."""
+    """A dir is a task dir if it has ``submissions/`` or any of the marker files
+    (docs/sforge-run-folders.md §3.2)."""
     try:
         if (d / "submissions").is_dir():
             return True
@@ -165,8 +167,8 @@ def _group_host(group_dir: Path, host: str) -> tuple[str, str]:
 def discover(path: str | os.PathLike, host: str = "local") -> list[RunLocation]:
     """Runs under ``path``: a task dir, a run dir, a runs root, a log dir or a grouped root.
 
-    Detection follows the visualizer (§2.2): a direct child of the root is a
-    run dir if any of its child dirs is a task dir, else a machine-group dir
+    Detection follows the visualizer (docs/sforge-run-folders.md §3.2): a direct child of the
+    root is a run dir if any of its child dirs is a task dir, else a machine-group dir
     (``<ip>/<run_id>/<task>``, the ip becomes ``host``). A ``<log_dir>`` holding
     ``runs/`` is accepted too. At most three directory levels are listed;
     dot-directories are skipped. Sorted by (host, run_id, task_id).
@@ -274,9 +276,9 @@ def infer_log_offset(path: Path) -> Optional[float]:
     """The UTC offset (seconds, 15-minute steps) of the host that writes ``run_agent.log``, from
     the file itself: its last line's naive local time against the file's mtime (the moment that
     line was written). For a run without ``started_at`` (which gives the offset exactly,
-    sforge-format.md §2): never the offset of the process edgetui runs in. Only for a log seen
-    growing (the live supervisor): a copied file's mtime says nothing. None when the log has no
-    timed line, or the two are more than 14 h apart."""
+    docs/sforge-run-folders.md §3.4.3): never the offset of the process edgetui runs in. Only for
+    a log seen growing (the live supervisor): a copied file's mtime says nothing. None when the
+    log has no timed line, or the two are more than 14 h apart."""
     try:
         with open_run_file(path, folder=Path(path).parent.parent) as f:
             st = os.fstat(f.fileno())
@@ -351,7 +353,8 @@ def _scan_run_agent_log(path: Path) -> _LogScan:
 def harness_error_of(scan: "_LogScan") -> Optional[str]:
     """The harness's own words when run_agent.log ends on an ERROR record (with its traceback or
     without): SForge 1.1.0 crashes in run_agent's ``finally`` on any early error and writes
-    nothing else (sforge-format.md; a genuine run without sudo shows it). None otherwise."""
+    nothing else (docs/sforge-run-folders.md §3.7; a genuine run without sudo shows it). None
+    otherwise."""
     if scan.last_level in ("ERROR", "CRITICAL") and scan.last_message:
         return redact_text(scan.last_message) + (" (traceback in run_agent.log)" if scan.traceback_after_last else "")
     return None
@@ -405,7 +408,7 @@ def read_run_info(loc: RunLocation) -> RunInfo:
 
     ``config`` = run_config.json (per-task, else the root file's ``tasks[task]``)
     through :func:`redact_config`; ``timeout_s`` = its ``timeout`` or 3600 s when
-    null (§2.4, only when a config exists); ``agent``/``model`` from the config,
+    null (§3.4.1, only when a config exists); ``agent``/``model`` from the config,
     else final_result.json, else the ``Running agent:`` line; ``started_at`` and
     ``utc_offset_s`` from ``started_at``; ``final`` = final_result.json (non-finite
     numbers → null; None if missing / unparsable / not an object);
@@ -661,7 +664,7 @@ def final_result_events(
     ``t`` = file mtime when plausible (see :func:`_end_time`; needs the last
     run_agent.log time ``last_log_t``), ``t_source`` interpolated (an mtime is
     not written by SForge and is lost by copies). A partial / corrupt file
-    (§12.2: possibly mid-write) → parse_error.
+    (docs/sforge-run-folders.md §11.2: possibly mid-write) → parse_error.
     """
     j = read_json(Path(task_dir) / "final_result.json", "final_result.json")
     if not j.exists:

@@ -2,8 +2,8 @@
 :class:`~edgetui.records.SubmissionRecord` (report.json with its tests, game folders, the judge's
 ``run_instance.log``; :func:`read_submissions`, cached by folder signature) and as events
 (:func:`submission_events`: submission sent, judge result, per-step game events, with the time
-each result was known, :func:`result_known_time`). Facts: sforge-format.md §3 (folders, report.json,
-game folders), §5.5 (the judge log), §6.7 (clocks). Nothing here raises on bad input."""
+each result was known, :func:`result_known_time`). Facts (docs/sforge-run-folders.md): §4 (folders,
+report.json, game folders), §3.5 (the judge log's format), §9 (clocks). Nothing here raises on bad input."""
 
 from __future__ import annotations
 
@@ -489,7 +489,8 @@ def result_known_time(
     """When a graded round's result was known: ``(t, t_source, known_by)`` (epoch seconds UTC).
 
     * agent (and legacy) rounds: ``evolve_state.json`` ``at`` (``seen_at``), the moment the
-      agent saw the result — SForge's visualizer times agent rounds so (sforge-format.md §10.1);
+      agent saw the result — SForge's visualizer times agent rounds so
+      (docs/sforge-run-folders.md §8.2);
       ``known_by = "evolve_state"``, recorded;
     * otherwise (auto rounds; an agent round before ``evolve_state.json`` is written, which the
       harness does at the end): the judge's end in ``run_instance.log``, its ``Result:`` line

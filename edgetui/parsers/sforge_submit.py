@@ -1,7 +1,7 @@
 """What ``sforge-submit`` was asked and what it printed, read from an agent's shell tool calls:
 which invocations run it (:func:`sforge_submit_mode`) and the round, result, history or refusal
 its output gives (:func:`parse_sforge_submit_output`; the output format of SForge's
-``sforge-submit`` client, ../shared/docs/sforge-format.md). Shared by the Claude Code, Codex and
+``sforge-submit`` client, docs/sforge-judge.md). Shared by the Claude Code, Codex and
 OpenCode parsers; pure functions, no I/O."""
 
 from __future__ import annotations
@@ -122,7 +122,8 @@ def _indented_block(lines: list[str], header: str) -> Optional[list[str]]:
 
 
 def parse_sforge_submit_output(text: str) -> dict[str, Any]:
-    """Parse what ``sforge-submit`` printed (sforge-format.md §5.2); ``{}`` when nothing is recognised.
+    """Parse what ``sforge-submit`` printed (docs/sforge-judge.md, ``sforge-submit``); ``{}`` when
+    nothing is recognised.
 
     Keys (present only when found):
 

@@ -343,7 +343,8 @@ def ingest_run(
     files_unchanged: bool = False,
     defer: Optional["GroupWrites"] = None,
 ) -> Optional[str]:
-    """Record one SForge task directory (one run): every file of sforge-format.md §2–§5.
+    """Record one SForge task directory (one run): every file of docs/sforge-run-folders.md
+    §3–§4.
     ``files_unchanged``: the caller knows that nothing but the transcript changed since the run was
     recorded (its tree signature, :func:`edgetui.record.changed_runs._only_transcript_changed`): what depends
     on those files only is kept as recorded instead of being re-read and compared (the whole-file

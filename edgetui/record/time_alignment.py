@@ -1,4 +1,4 @@
-"""Time alignment of a finished run (sforge-format.md §6.7), run after every ingest.
+"""Time alignment of a finished run (docs/sforge-run-folders.md §9), run after every ingest.
 
 Claude stream-json and Codex text transcripts carry no wall-clock times. Their
 events get ``t`` by interpolation between **anchors**:

@@ -230,7 +230,7 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
     * ``tok_input``, ``tok_output``, ``tok_cache_read``, ``tok_cache_write`` and
       ``tokens`` (their sum) — the events' token columns summed, counting each
       model message (``message_id``) once, since a split assistant message
-      repeats its usage on every part (sforge-format.md §6.2), and leaving out
+      repeats its usage on every part (docs/sforge-run-folders.md §10.2), and leaving out
       ``agent_result`` events whose usage is the segment total and records an earlier run
       holds too (a resumed transcript's copies: :mod:`edgetui.store.repeated_records`).
     """

@@ -114,7 +114,7 @@ class RunCurve:
 
 def is_retry(run_id: str) -> bool:
     """``-retry`` in a run id marks a single-task re-run (SForge's visualizer leaves it out of group
-    aggregates; sforge-format.md §10.1)."""
+    aggregates; docs/sforge-run-folders.md §8.1)."""
     return "-retry" in (run_id or "")
 
 

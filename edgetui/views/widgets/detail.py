@@ -159,7 +159,7 @@ def _report(sub: dict[str, Any], tests: Optional[list[dict[str, Any]]], data: di
         t.add_row("new best", nb)
         if (
             sub.get("kind") == "manual"
-        ):  # `sforge eval` rounds: SForge's visualizer ignores them (sforge-format.md §3.1)
+        ):  # `sforge eval` rounds: SForge's visualizer skips them (docs/sforge-run-folders.md §4.1)
             t.add_row("best so far", Text("not counted (a manual submission)", style="dim"))
         else:
             bs, bp = sub.get("best_score"), sub.get("best_pass_rate")

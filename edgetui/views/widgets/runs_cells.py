@@ -47,7 +47,7 @@ __all__ = [
     "status_text",
 ]
 
-#: Colour of each live status (sforge-format.md §10.1, edgetui.live.model).
+#: Colour of each live status (docs/sforge-run-folders.md §8.1, edgetui.live.model).
 STATUS_COLORS = {
     "running": "bold green",
     "grading": "bold cyan",
