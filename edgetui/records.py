@@ -77,7 +77,7 @@ class TestResult:
 
     A plain slotted dataclass, not a pydantic model: a 750-run root has ~600,000 of them and
     pydantic's validation was ~1.4 µs of each one's 1.6 µs. The one producer
-    (:func:`edgetui.parsers.sforge_dir._test`) hands it values already checked (``str``, ``str``,
+    (:func:`edgetui.parsers.sforge_submissions.test`) hands it values already checked (``str``, ``str``,
     ``str | None``, finite ``float | None`` twice, ``"details" | "test_details"``); inside a
     :class:`SubmissionRecord` pydantic still validates it (``SubmissionRecord(tests=[...])``,
     dicts included) and dumps it as a dict, so ``model_dump()`` / ``model_dump_json()`` are as before.

@@ -149,15 +149,33 @@ def test_imports_inside_functions_are_few_and_say_why():
 
 
 def test_no_module_imports_another_modules_private_names():
+    """Neither ``from module import _name`` nor ``module._name`` through an imported module."""
     modules = {_module_of(p) for p in _package_files()}
+
+    def private(name: str) -> bool:
+        return name.startswith("_") and not name.startswith("__")
+
     taken = []
     for path in _package_files():
         me = _module_of(path)
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in modules and node.module != me:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        module_names = {}  # local name -> the edgetui module it is bound to
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 for alias in node.names:
-                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    if node.module in modules and node.module != me and private(alias.name):
                         taken.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.module}.{alias.name}")
+                    if f"{node.module}.{alias.name}" in modules:
+                        module_names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname and alias.name in modules:
+                        module_names[alias.asname] = alias.name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and private(node.attr):
+                target = module_names.get(node.value.id)
+                if target is not None and target != me:
+                    taken.append(f"{path.relative_to(ROOT)}:{node.lineno}: {target}.{node.attr}")
     assert taken == [], "\n".join(taken)
 
 

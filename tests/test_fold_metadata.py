@@ -30,7 +30,7 @@ from edgetui.replay.fold import is_metadata, metadata_mask
 from fold_fixture import META_BEFORE, metadata, write_fixture
 from waits import pilot_wait_for as wait_for
 
-APP_TCSS = Path(__file__).resolve().parents[1] / "edgetui" / "app.tcss"
+APP_TCSS = Path(__file__).resolve().parents[1] / "edgetui" / "views" / "app.tcss"
 
 
 def record(db: Path, path: Path) -> str:

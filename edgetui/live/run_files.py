@@ -160,7 +160,7 @@ class RunFiles:
                 pass
             for n, born in names.items():
                 if n not in rs.rounds:
-                    parsed = sd._parse_round(n)
+                    parsed = sd.parse_round(n)
                     if parsed is None:
                         continue
                     rs.rounds[n] = RoundState(name=n, kind=parsed[0], first_seen=born)
