@@ -32,8 +32,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from replay.analysis.curves import hierarchical_resamples, units_mean  # noqa: E402 - after sys.path is set above
-from replay.analysis.fit import bootstrap, fit_curve  # noqa: E402 - after sys.path is set above
+from edgetui.replay.analysis.curves import hierarchical_resamples, units_mean  # noqa: E402 - after sys.path is set above
+from edgetui.replay.analysis.fit import bootstrap, fit_curve  # noqa: E402 - after sys.path is set above
 
 HOURS = np.array([2.0, 4.0, 6.0, 8.0, 10.0, 12.0])
 
@@ -97,8 +97,8 @@ def main() -> int:
 def forecast_bench(n_subs: int = 250) -> None:
     import statistics
 
-    from replay.analysis.forecast import forecast_run
-    from replay.analysis.score_at import run_curve
+    from edgetui.replay.analysis.forecast import forecast_run
+    from edgetui.replay.analysis.score_at import run_curve
 
     rng = np.random.default_rng(2)
     start = 1.7e9

@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from edgetui.store import EventColumns
-from replay.cursor import ReplayCursor
-from replay.fold import metadata_mask
+from edgetui.store.queries import EventColumns
+from edgetui.replay.cursor import ReplayCursor
+from edgetui.replay.fold import metadata_mask
 
 N = 50_000
 HEADS = [

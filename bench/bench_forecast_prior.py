@@ -1,4 +1,4 @@
-"""Speed of the live forecast update with its shape prior (edgetui.analysis_data.header_forecast):
+"""Speed of the live forecast update with its shape prior (edgetui.analysis.forecast_prior.header_forecast):
 what a live run's forecast costs after each graded submission, in a real DuckDB file.
 
 Records ``--earlier`` finished 12-hour runs of one task (a graded submission every 10 minutes:
@@ -9,7 +9,7 @@ times in this process (each update: median of ``--repeat``, and the slowest):
   from the run's submissions: what the update cost before the prior was automatic);
 * the **first** update, nothing stored yet: the update reads the feeding runs' data hashes, finds
   no stored fit, shows the default prior and names the runs pending (no fit in the update);
-* the **background fit** of those runs (``edgetui.priors.fit_runs``, the app's worker): not an
+* the **background fit** of those runs (``edgetui.analysis.forecast_prior.fit_runs``, the app's worker): not an
   update, printed for what the worker costs (first call: with scipy's import);
 * a **stored** update (every feeding run's fit stored and current): what every later graded
   submission pays;
@@ -47,12 +47,13 @@ def main(argv=None) -> int:
 
     from runs_factory import HOUR, NOW, ingest, write_run, write_task
 
-    from edgetui import store
-    from edgetui.analysis_data import fetch_from, header_forecast
-    from edgetui.priors import fit_runs
-    from edgetui.db import open_db
-    from replay.analysis.forecast import forecast_run
-    from replay.analysis.score_at import run_curve
+    from edgetui.store import queries as store
+    from edgetui.analysis.recorded_curves import fetch_from
+    from edgetui.analysis.forecast_prior import header_forecast
+    from edgetui.analysis.forecast_prior import fit_runs
+    from edgetui.store.database import open_db
+    from edgetui.replay.analysis.forecast import forecast_run
+    from edgetui.replay.analysis.score_at import run_curve
 
     with tempfile.TemporaryDirectory(prefix="edgetui-prior-") as tmp:
         tmp = Path(tmp)

@@ -3,7 +3,7 @@
 
 A holder process (``HolderServer`` on a fresh database file) gets ``--stalled`` clients (default 8)
 that each ask for a ~20 MB reply (``SELECT repeat('x', 1000) FROM range(20000)``) and never read
-it. A 9th client asks ``SELECT 42`` through :func:`edgetui.holder.ask_holder`; its wait is timed
+it. A 9th client asks ``SELECT 42`` through :func:`edgetui.store.holder_socket.ask_holder`; its wait is timed
 two ways, each with a fresh holder:
 
 * **stalled**: once the holder has started replying to every stalled client (their first byte is
@@ -13,8 +13,8 @@ two ways, each with a fresh holder:
 
 ``--rounds`` rounds of each; the medians against the target are printed.
 
-``--code DIR`` runs the holder from another checkout (e.g. ``/work/main``) for a before figure;
-there the 9th client may wait past its own 60 s limit (printed as such).
+``--code DIR`` runs the holder from another checkout (e.g. a checkout of main at ``../main``) for a
+before figure; there the 9th client may wait past its own 60 s limit (printed as such).
 
 Usage: ``.venv/bin/python bench/bench_holder_stalled.py [--stalled 8] [--rounds 3] [--code DIR]``
 """
@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from edgetui.holder import ask_holder, socket_path  # noqa: E402 - after sys.path is set above
+from edgetui.store.holder_socket import ask_holder, socket_path  # noqa: E402 - after sys.path is set above
 
 BIG = "SELECT repeat('x', 1000) AS pad FROM range(20000)"
 TARGET_S = 1.0
@@ -43,8 +43,8 @@ TARGET_S = 1.0
 
 def _holder(db: Path, code_dir: Path) -> subprocess.Popen:
     code = (
-        "import time;from edgetui.db import open_db,HolderServer;"
-        f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(600)"
+        "import time;from edgetui.store.database import open_db;from edgetui.record.forget_and_tag import holder_server;"
+        f"c=open_db({str(db)!r});h=holder_server(c,{str(db)!r});print('ready',flush=True);time.sleep(600)"
     )
     env = {**os.environ, "PYTHONPATH": str(code_dir)}
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env, cwd=code_dir)

@@ -163,7 +163,7 @@ def redaction_seconds(f: Path, chunk: int = 5_000) -> float:
     """Seconds the ingest spends redacting this file: its events parsed here (chunk by chunk),
     then ``events_to_table`` (what the ingest runs on each batch) with the Scrubber minus the
     same call with every redaction step a no-op, batch by batch."""
-    from edgetui.batches import Scrubber, events_to_table
+    from edgetui.parsers.arrow_batches import Scrubber, events_to_table
     from edgetui.parsers.claude import ClaudeStreamParser
 
     scrub = Scrubber()
@@ -310,7 +310,7 @@ def _edgetui_round(work: Path, f: Path) -> tuple[float, float, float, float, int
         if p.exists():
             p.unlink()
     code = (
-        "import sys,time;from edgetui.cli import main;t=time.perf_counter();"
+        "import sys,time;from edgetui.cli.main import main;t=time.perf_counter();"
         f"rc=main(['--db','{db}','ingest','-q','{f}']);"
         "print('ELAPSED',time.perf_counter()-t);sys.exit(rc)"
     )

@@ -246,7 +246,7 @@ def main(argv=None) -> int:
     )
     args = ap.parse_args(argv)
 
-    from edgetui.db import open_db
+    from edgetui.store.database import open_db
     from edgetui.live.alarms import AlarmSettings
     from edgetui.live.supervisor import Supervisor
     from edgetui.live.tail import Tailer

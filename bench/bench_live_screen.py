@@ -75,11 +75,11 @@ def pct(xs: list[float], p: float) -> float:
 
 async def run(args) -> int:
     os.environ.setdefault("XDG_CONFIG_HOME", tempfile.mkdtemp(prefix="edgetui-bench-cfg-"))  # default alarm settings
-    from edgetui.app import EdgeTUIApp, LiveConfig
+    from edgetui.views.app import EdgeTUIApp, LiveConfig
     from edgetui.live.supervisor import Supervisor
     from edgetui.live.tail import Tailer
-    from edgetui.screens.live_run import LiveRunScreen
-    from edgetui.screens.runs import RunsScreen
+    from edgetui.views.screens.live_run import LiveRunScreen
+    from edgetui.views.screens.runs import RunsScreen
 
     tmp = Path(tempfile.mkdtemp(prefix="edgetui-bench-screen-"))
     root = tmp / "runs"

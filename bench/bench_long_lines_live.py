@@ -27,7 +27,7 @@ CHILD = r"""
 import resource, sys, time
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from edgetui.db import open_db
+from edgetui.store.database import open_db
 from edgetui.live.alarms import AlarmSettings
 from edgetui.live.supervisor import Supervisor
 conn = open_db({db!r})

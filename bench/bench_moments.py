@@ -7,13 +7,13 @@ message and tool-call rows, each placed a little after the original (new event i
 same texts and tool inputs), so the agent's behaviour between submissions is denser but
 shaped as before. Then it times, best of ``--repeat``:
 
-* detection: :func:`edgetui.moments.detect_run` (loading the series and the behaviour
+* detection: :func:`edgetui.record.moments_table.detect_run` (loading the series and the behaviour
   rows, every detector), and the same with the write of the ``moments`` table
-  (:func:`edgetui.moments.rebuild_moments`);
-* the why of each reframing moment (:func:`edgetui.why.why_of`: actions, notes, and the diff
+  (:func:`edgetui.record.moments_table.rebuild_moments`);
+* the why of each reframing moment (:func:`edgetui.analysis.why_new_best.why_of`: actions, notes, and the diff
   of two submission archives, extracted safely), the data behind the ``w`` view (its paint
   is not measured here);
-* the live update per graded submission: :class:`replay.moments.OnlineMoments` fed the run
+* the live update per graded submission: :class:`edgetui.replay.moments.OnlineMoments` fed the run
   one graded submission at a time (its events up to that submission added first), the median
   and the slowest ``update``; for the slowest, its wall time, its thread's CPU time and the time
   the garbage collector paused it (``gc.callbacks``): wall far above CPU is the machine running
@@ -26,7 +26,7 @@ shaped as before. Then it times, best of ``--repeat``:
   and until the frame after its diff is drawn too (``call_after_refresh``); wall and the main
   thread's CPU time, each as a ratio to the ``?`` help overlay of the same app (the faster of
   two openings);
-* baseline, in the same process: :func:`edgetui.store.run_events`, the read of the run's
+* baseline, in the same process: :func:`edgetui.store.queries.run_events`, the read of the run's
   events the replay screen does on opening it.
 
 Target: detection < 1 s. Usage: ``.venv/bin/python bench/bench_moments.py [--events N]``
@@ -58,9 +58,9 @@ async def paint_times(db: Path, key: str, moment_round: str) -> dict[str, tuple[
     """Wall and main-thread CPU seconds of each paint, keyed by what was painted."""
     import asyncio
 
-    from edgetui.app import EdgeTUIApp
-    from edgetui.screens.moments import MomentsScreen, WhyScreen
-    from edgetui.screens.replay import HelpScreen, ReplayScreen
+    from edgetui.views.app import EdgeTUIApp
+    from edgetui.views.screens.moments import MomentsScreen, WhyScreen
+    from edgetui.views.screens.replay import HelpScreen, ReplayScreen
 
     app = EdgeTUIApp(db, key)
     out: dict[str, tuple[float, float]] = {}
@@ -123,11 +123,11 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--apps", type=int, default=5, help="apps opened for the paint figures")
     args = ap.parse_args(argv)
-    from edgetui.db import open_db
-    from edgetui.ingest import ingest_paths
-    from edgetui.moments import detect_run, rebuild_moments
-    from edgetui.store import run_events
-    from edgetui.why import why_of
+    from edgetui.store.database import open_db
+    from edgetui.record.ingest import ingest_paths
+    from edgetui.record.moments_table import detect_run, rebuild_moments
+    from edgetui.store.queries import run_events
+    from edgetui.analysis.why_new_best import why_of
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -157,7 +157,7 @@ def main(argv=None) -> int:
         t_base = best_of(lambda: run_events(conn, key), args.repeat)
         rounds = [m.round for m in found if m.detector == "reframe"]
         t_why = max(best_of(lambda r=r: why_of(conn, key, r), args.repeat) for r in rounds) if rounds else float("nan")
-        from edgetui.moments import _graded_inputs, load_behaviour, online_start
+        from edgetui.record.moments_table import _graded_inputs, load_behaviour, online_start
 
         subs, comps, ev_ids = _graded_inputs(conn, key)
         events = load_behaviour(conn, key)
@@ -167,7 +167,7 @@ def main(argv=None) -> int:
         subs.sort(key=lambda r: r["t"] or 0.0)
         import gc
 
-        from replay.moments import graded_series
+        from edgetui.replay.moments import graded_series
 
         gc_s, gc_t0 = [0.0], [0.0]
 

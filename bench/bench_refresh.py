@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from edgetui.db import open_db  # noqa: E402 - after sys.path is set above
+from edgetui.store.database import open_db  # noqa: E402 - after sys.path is set above
 from edgetui.live.alarms import AlarmSettings  # noqa: E402 - after sys.path is set above
 from edgetui.live.supervisor import Supervisor  # noqa: E402 - after sys.path is set above
 from edgetui.parsers import sforge_dir as sd  # noqa: E402 - after sys.path is set above

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What counting repeated records once (edgetui/repeats.py) adds to a finalize of a big transcript run.
+"""What counting repeated records once (edgetui/store/repeated_records.py) adds to a finalize of a big transcript run.
 
 Builds a Claude Code stream-json transcript X of --mb megabytes from the real transcripts of the
 shared corpus (``transcript-corpus/A``, fresh message / tool-use / uuid ids per repetition, as
@@ -117,9 +117,9 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=5)
     a = ap.parse_args()
-    from edgetui import repeats
-    from edgetui.db import open_db
-    from edgetui.ingest import ingest_paths
+    from edgetui.store import repeated_records as repeats
+    from edgetui.store.database import open_db
+    from edgetui.record.ingest import ingest_paths
 
     with tempfile.TemporaryDirectory(prefix="edgetui-bench-repeats-") as d:
         work = Path(d)

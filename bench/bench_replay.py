@@ -5,7 +5,7 @@ in a temp DuckDB file, opens ``EdgeTUIApp(db, run_key)`` with ``run_test`` and
 prints:
 
 * first paint: app start (entering ``run_test``) until the replay screen is
-  mounted, its event list shows rows (the first page: :mod:`edgetui.paged`) and the
+  mounted, its event list shows rows (the first page: :mod:`edgetui.store.timeline_pages`) and the
   first frame showing them has been composed;
 * whole run ready: the same until the cursor over every event's time and marks is the
   screen's (keys pressed before it wait for it);
@@ -34,7 +34,7 @@ is judged on the medians, and the per-round figures, the paired ratios, each siz
 the load average are printed beside them. "CPU of the process" is the app process's CPU time (every
 thread) up to the first paint: less swayed by other processes than the wall time on a shared
 machine. The search is timed to the frame showing its first page of matches
-(:meth:`edgetui.paged.PagedTimeline.find_from`) and, beside it, to every match counted.
+(:meth:`edgetui.store.timeline_pages.PagedTimeline.find_from`) and, beside it, to every match counted.
 
 Usage: ``.venv/bin/python bench/bench_replay.py [--events N[,N...]] [--rounds R] [--size WxH]``
 """
@@ -58,9 +58,9 @@ SEARCH = "search summaries and tool names"
 
 
 async def measure(db: Path, run_key: str, size: tuple[int, int]) -> dict[str, float]:
-    from edgetui.app import EdgeTUIApp
-    from edgetui.screens.replay import ReplayScreen
-    from edgetui.widgets import EventList
+    from edgetui.views.app import EdgeTUIApp
+    from edgetui.views.screens.replay import ReplayScreen
+    from edgetui.views.widgets import EventList
 
     out: dict[str, float] = {}
     clock_now = [0.0]

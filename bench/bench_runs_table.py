@@ -24,7 +24,7 @@ from textual.app import App
 
 from edgetui.live.model import LiveRun
 from bench_live import machine_reference_s
-from edgetui.widgets.runs_table import RunsTable
+from edgetui.views.widgets.runs_table import RunsTable
 
 
 def snapshot(n: int, k: int, now: float) -> list[LiveRun]:

@@ -29,7 +29,7 @@ process, each measure ``--repeat`` times (median):
 First-ingest parts are measured once (a fresh database each time would double the
 bench's length), the first against the mean of the scans of the same tree (no transcripts
 yet) just before and just after it, in CPU too (this process and its ended children: the
-ingest's second process, edgetui/ingest_shard.py);
+ingest's second process, edgetui/record/ingest_shard.py);
 the scanner and the nothing-changed re-ingest are interleaved, ``--repeat`` rounds,
 medians. The machine's load moves every figure: the ratios are what to compare.
 
@@ -133,8 +133,8 @@ def sforge_scan(root: Path, tasks: Path) -> int:
 
 
 def edgetui_ingest(db: Path, root: Path, tasks: Path, full: bool = False):
-    from edgetui.db import open_db
-    from edgetui.ingest import ingest_paths
+    from edgetui.store.database import open_db
+    from edgetui.record.ingest import ingest_paths
 
     conn = open_db(db)
     try:
@@ -173,7 +173,7 @@ def duckdb_store(work: Path, files: list[Path]) -> None:
 
 def cpu_now() -> float:
     """This process's CPU time and its ended children's (s, user + system, every thread: DuckDB's
-    too; the children: the ingest's second process, edgetui/ingest_shard.py)."""
+    too; the children: the ingest's second process, edgetui/record/ingest_shard.py)."""
     r = resource.getrusage(resource.RUSAGE_SELF)
     c = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime + c.ru_utime + c.ru_stime

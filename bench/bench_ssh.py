@@ -259,9 +259,9 @@ def first_scan(
 ) -> None:
     import bench_scale
 
-    from edgetui.db import open_db
+    from edgetui.store.database import open_db
     from edgetui.hosts.mirror import Mirror
-    from edgetui.ingest import ingest_paths
+    from edgetui.record.ingest import ingest_paths
 
     root = work / "scan" / "runs"
     root.mkdir(parents=True)

@@ -11,7 +11,7 @@ distinct loopback ports, ``--runs`` live runs on each (issue 16's Speed section:
 * This process is the whole live side of edgetui: one :class:`~edgetui.hosts.feed.RemoteFeed` per
   host (one SSH connection each: SFTP reads, ``find`` listings; the hosts' ``inotifywait``
   reports changed paths and only those are synced, unless ``--no-inotify``: adaptive stat
-  intervals and full listings), the :class:`~edgetui.hosts.attach.HostLinks` of those hosts (with each host's
+  intervals and full listings), the :class:`~edgetui.live.remote_hosts.HostLinks` of those hosts (with each host's
   Docker engine through its forwarded socket unless ``--no-engines``; this machine's engine
   behind all of them) and one ``Supervisor.run_forever`` over the hosts' images.
 * Lag of a line, as in bench_live: the commit time of the first transaction that recorded the
@@ -24,8 +24,8 @@ writer excluded; target < 30 % of one core), beside it the servers' CPU (every s
 fixture and what it forked: sftp-server, sessions), refreshes, finalizes, syncs, load average;
 then the SSH / local ratios.
 
-``--code DIR`` runs another checkout's ``edgetui`` (e.g. ``/work/main``) under this same bench, for
-before/after runs interleaved in one session (an older feed without path syncs ignores nothing:
+``--code DIR`` runs another checkout's ``edgetui`` (e.g. a checkout of main at ``../main``) under this
+same bench, for before/after runs interleaved in one session (an older feed without path syncs ignores nothing:
 it only lacks their counts).
 
 Usage: ``.venv/bin/python bench/bench_ssh_hosts.py [--hosts 10] [--runs 15] [--rate 2] [--seconds 60]
@@ -87,8 +87,8 @@ def main(argv=None) -> int:
         assert "edgetui" not in sys.modules
         sys.path.insert(0, str(args.code.resolve()))
 
-    from edgetui.db import open_db
-    from edgetui.hosts.attach import HostLinks
+    from edgetui.store.database import open_db
+    from edgetui.live.remote_hosts import HostLinks
     from edgetui.hosts.config import HostConfig
     from edgetui.hosts.feed import RemoteFeed
     from edgetui.hosts.ssh import UP, SshHost

@@ -26,8 +26,8 @@ The machine's load moves every figure (printed: ``/proc/loadavg`` before and aft
 against the scanner, run in the same minutes, are what to compare.
 
 ``--live-only`` runs part 3 alone, ``--repeat`` rounds, each in a fresh process; with ``--code DIR``
-(e.g. ``/work/main``) each round runs that checkout's ``edgetui`` too, in turn (paired before/after
-figures, the load printed with each).
+(e.g. a checkout of main at ``../main``) each round runs that checkout's ``edgetui`` too, in turn
+(paired before/after figures, the load printed with each).
 
 Usage: ``.venv/bin/python bench/bench_watch.py [--runs 750] [--repeat 3] [--idle 60] [--app] [--keep DIR]
 [--skip-live] [--live-only [--code DIR]]``
@@ -116,7 +116,7 @@ def build_warm(work: Path, n_runs: int) -> tuple[Path, Path, Path, int]:
 
 def supervisor_startup(db: Path, root: Path, tasks: Path, n_runs: int, docker: bool) -> tuple[float, object]:
     """Seconds from the supervisor's construction to a snapshot holding every run (its first refresh)."""
-    from edgetui.db import open_db
+    from edgetui.store.database import open_db
     from edgetui.live.supervisor import Supervisor
 
     conn = open_db(db)
@@ -136,7 +136,7 @@ def supervisor_startup(db: Path, root: Path, tasks: Path, n_runs: int, docker: b
 
 def _child_idle(db: str, root: str, tasks: str, docker: bool) -> None:
     """The supervisor alone, watching until killed (the parent measures this process)."""
-    from edgetui.db import open_db
+    from edgetui.store.database import open_db
     from edgetui.live.supervisor import Supervisor
 
     conn = open_db(Path(db))
@@ -182,7 +182,7 @@ def app_stop() -> None:
 def live_startup(n: int = 150, history: int = 300) -> dict[str, float]:
     """bench_live's runs in a fresh database: seconds until on screen, caught up, first full refresh done."""
     from bench_live import make_runs
-    from edgetui.db import open_db
+    from edgetui.store.database import open_db
     from edgetui.live.alarms import AlarmSettings
     from edgetui.live.supervisor import Supervisor
 

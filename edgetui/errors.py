@@ -145,7 +145,7 @@ class NoSocketDirectory(DatabaseBusy):
 
 class QueryRefused(UserError, ValueError):
     """A request to the holder's socket (or ``edgetui sql``) that is not a read of the database's
-    tables alone (one line, starting with ``refused:``; see :mod:`edgetui.read_only_sql`)."""
+    tables alone (one line, starting with ``refused:``; see :mod:`edgetui.store.read_only_sql`)."""
 
 
 # ---------------------------------------------------------------------------- SSH hosts

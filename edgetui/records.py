@@ -1,6 +1,6 @@
 """Structured records besides events: runs, tasks, submissions, per-test results.
 
-These mirror the database tables of the same names (see :mod:`edgetui.schema`).
+These mirror the database tables of the same names (see :mod:`edgetui.store.schema`).
 Scores are raw task scores (any unit, direction per task); ``pass_rate`` is
 0–1; ``score_0_100`` is SForge's rescaled score (0–100, higher is better).
 Times are epoch seconds UTC.
@@ -69,7 +69,7 @@ class RunInfo(BaseModel):
     #: why a final_result.json that exists gives no final result, one line naming the file and the
     #: byte ("final_result.json could not be read (invalid JSON at byte 186: ...)"), else None
     unreadable: Optional[str] = None
-    #: the SForge format the run used (:func:`edgetui.run_format.run_format`: "1.1.0", "next";
+    #: the SForge format the run used (:func:`edgetui.parsers.run_format.run_format`: "1.1.0", "next";
     #: None for a bare transcript)
     format: Optional[str] = None
     #: the container backend when the files say it (``"e2b"``: newer SForge's managed sandboxes, no
@@ -84,7 +84,7 @@ class TestResult:
 
     A plain slotted dataclass, not a pydantic model: a 750-run root has ~600,000 of them and
     pydantic's validation was ~1.4 µs of each one's 1.6 µs. The one producer
-    (:func:`edgetui.parsers.sforge_dir._test`) hands it values already checked (``str``, ``str``,
+    (:func:`edgetui.parsers.sforge_submissions.test`) hands it values already checked (``str``, ``str``,
     ``str | None``, finite ``float | None`` twice, ``"details" | "test_details"``); inside a
     :class:`SubmissionRecord` pydantic still validates it (``SubmissionRecord(tests=[...])``,
     dicts included) and dumps it as a dict, so ``model_dump()`` / ``model_dump_json()`` are as before.

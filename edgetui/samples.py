@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from importlib.resources import files
+
 
 def samples_dir() -> Path:
     """Directory holding ``runs/`` and ``tasks/`` of the generated sample runs."""
     try:
-        from importlib.resources import files
-
         p = Path(str(files("edgetui.sample_runs")))
         if (p / "runs").is_dir():
             return p

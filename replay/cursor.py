@@ -4,24 +4,24 @@ No Textual here: the cursor is plain state plus pure moves, so it is tested
 without a terminal and shared by the live and replay views.
 
 **Order.** The cursor walks the events in the order they are given; the views
-load them with :func:`edgetui.store.run_events`, whose order is the timeline
+load them with :func:`edgetui.store.queries.run_events`, whose order is the timeline
 order of edgetui: ``t`` ascending with untimed events (``t IS NULL``) last, then
 the source order (sources ranked by their earliest ``t``, then by name), then
 byte ``offset`` and ``sub`` within the source (then ``event_id``).
 
 **Paged timelines: the interface moments and analysis build on.** The replay screen hands the
-cursor an :class:`edgetui.paged.PagedTimeline`: a run's events are *not* all in memory. What the
+cursor an :class:`edgetui.store.timeline_pages.PagedTimeline`: a run's events are *not* all in memory. What the
 cursor holds of every event is its time (one ``array('d')``, 8 bytes an event: NaN for untimed) and
 the positions of the few marks it moves between (graded rounds with their round names, new bests,
 moments, metadata folds, sub-agent depths), all computed by SQL when the run opens; the columns
 (``events.kind[i]``, ``events.summary[i]``, ``events.event_id[i]``…) are pages of
-:data:`edgetui.paged.PAGE` rows read on demand by the screen's workers (``None`` where a page is not
+:data:`edgetui.store.timeline_pages.PAGE` rows read on demand by the screen's workers (``None`` where a page is not
 read yet; ``kind`` and ``round`` of a graded round are always known). So code built on a cursor
 (moments, analysis, views) must take positions, times and marks from the cursor and read event
 columns only for the rows it shows, or query the database by position
-(:meth:`edgetui.paged.PagedTimeline.fetch_pages`) — never iterate a column. The same interface
-serves :class:`edgetui.timeline.ArrowTimeline` (a whole run as Arrow columns; tests) and plain
-lists (:class:`edgetui.store.EventColumns`, the live run screen): ``events`` is any object with the
+(:meth:`edgetui.store.timeline_pages.PagedTimeline.fetch_pages`) — never iterate a column. The same interface
+serves :class:`edgetui.store.timeline_columns.ArrowTimeline` (a whole run as Arrow columns; tests) and plain
+lists (:class:`edgetui.store.queries.EventColumns`, the live run screen): ``events`` is any object with the
 columns below.
 
 **Elapsed.** ``elapsed = t − start`` where ``start`` is ``runs.started_at``, or
@@ -39,10 +39,10 @@ positions never decrease along the timeline.
 * previous / next *new best*: ``judge_result`` events whose round has
   ``is_new_best`` in the ``submissions`` table;
 * previous / next *moment*: the ``judge_result`` events of the rounds given to
-  :meth:`ReplayCursor.set_moments` (reframing moments, :mod:`replay.moments`);
+  :meth:`ReplayCursor.set_moments` (reframing moments, :mod:`edgetui.replay.moments`);
 * jump to an elapsed time: the last event at or before it;
 * search: case-insensitive substring over summary (and data text when given,
-  or matches computed by the database, see :func:`edgetui.store.search_events`),
+  or matches computed by the database, see :func:`edgetui.store.queries.search_events`),
   then next / previous match, cycling;
 * play: :meth:`ReplayCursor.advance` moves the play head by ``dt × speed``
   seconds of run time and selects the last event at or before the head. The
@@ -50,7 +50,7 @@ positions never decrease along the timeline.
 
 **Rows and folds.** The list shows *rows*. Unfolded (the default of a bare
 cursor), a row is an event. With :meth:`ReplayCursor.set_folding` on, each
-consecutive run of metadata events (:func:`replay.fold.metadata_mask`) is one
+consecutive run of metadata events (:func:`edgetui.replay.fold.metadata_mask`) is one
 row standing for all of them; its *anchor* is its first event. Steps (±n,
 pages) move by rows and select a row's anchor; every other move selects an
 event as above, which may sit inside a fold (its row is then the fold's row).
@@ -64,7 +64,7 @@ import re
 from bisect import bisect_left, bisect_right
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from .fold import metadata_mask
+from edgetui.replay.fold import metadata_mask
 
 __all__ = [
     "SPEEDS",
@@ -273,7 +273,7 @@ class ReplayCursor:
 
     ``events`` is any object with parallel sequences ``t``, ``kind`` and
     ``round`` (optional: ``summary``, ``event_id``, ``tool_use_id``,
-    ``parent_tool_use_id``), e.g. :class:`edgetui.store.EventColumns`, in
+    ``parent_tool_use_id``), e.g. :class:`edgetui.store.queries.EventColumns`, in
     timeline order. ``submissions`` are row mappings with ``round`` and
     ``is_new_best``. ``start`` is the run's start (epoch seconds); ``texts``
     optional per-event search text (e.g. the data JSON) matched with the summary;
@@ -292,7 +292,7 @@ class ReplayCursor:
         metadata_prefix: Optional[Sequence[bool]] = None,
     ) -> None:
         self.events = events
-        if getattr(events, "ordered_by_time", False):  # an edgetui.timeline.ArrowTimeline
+        if getattr(events, "ordered_by_time", False):  # an edgetui.store.timeline_columns.ArrowTimeline
             self._init_arrow(events, submissions, start, texts)
             return
         self.kind: Sequence[str] = events.kind
@@ -537,7 +537,7 @@ class ReplayCursor:
         return self.select(i) if i is not None else False
 
     def set_moments(self, rounds: Iterable[str]) -> int:
-        """Mark the moments (:mod:`replay.moments`) by the rounds of their new bests: their
+        """Mark the moments (:mod:`edgetui.replay.moments`) by the rounds of their new bests: their
         ``judge_result`` events become the stops of :meth:`next_moment` / :meth:`prev_moment`.
         Returns how many of the rounds have such an event in the timeline."""
         want = set(rounds)
@@ -635,12 +635,12 @@ class ReplayCursor:
         """Set the search and select the first match at or after the selection (wrapping).
 
         ``matches`` (event indices) comes from the database when given (see
-        :func:`edgetui.store.search_events`); otherwise the summary and
+        :func:`edgetui.store.queries.search_events`); otherwise the summary and
         :attr:`texts` are matched here, case-insensitively. Returns the number
         of matches. ``presorted``: ``matches`` is already ascending without repeats (any sequence,
-        e.g. the array :meth:`edgetui.paged.PagedTimeline.find` returns: kept as it is).
+        e.g. the array :meth:`edgetui.store.timeline_pages.PagedTimeline.find` returns: kept as it is).
         ``cover``: ``matches`` are only those of events ``lo..hi`` (a first page of them,
-        :meth:`edgetui.paged.PagedTimeline.find_from`): the first of them at or after the selection
+        :meth:`edgetui.store.timeline_pages.PagedTimeline.find_from`): the first of them at or after the selection
         is selected, never a wrap (there may be matches outside), and :attr:`match_cover` says so
         until the search is set again with every match. ``select=False`` leaves the selection where
         it is (every match after a first page of them: the page's match stays selected).

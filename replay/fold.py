@@ -83,7 +83,7 @@ def is_metadata(
 
 def metadata_mask(events: Any, start: int = 0) -> list[bool]:
     """One flag per event of a timeline (parallel columns ``kind``, ``summary``, optional ``level``,
-    ``is_error`` and ``agent_format``, e.g. :class:`edgetui.store.EventColumns`) from index
+    ``is_error`` and ``agent_format``, e.g. :class:`edgetui.store.queries.EventColumns`) from index
     ``start`` on: ``True`` for metadata."""
     kind: Sequence[Optional[str]] = events.kind
     n = len(kind)

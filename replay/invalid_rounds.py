@@ -6,7 +6,7 @@ rounds"): a ``report.json`` with ``valid: false``, or one that is missing or can
 a run's curve. edgetui applies the rule to every run, 1.1.0 ones included: an invalid round is
 shown (a grey tick and its reason) but is never a point of the drawn best-so-far curve nor an input
 to fits, forecasts, moments, the leaderboard or score-at-h. A run's *best* stays what SForge's own
-selection reports (:mod:`replay.selection`); when that round is invalid the run says so.
+selection reports (:mod:`edgetui.replay.selection`); when that round is invalid the run says so.
 
 Rows are ``submissions`` rows or :class:`edgetui.records.SubmissionRecord` objects (mappings or
 attribute holders): ``status`` (``graded`` / ``failed_grading`` / ``bad_report`` / ``in_flight``),

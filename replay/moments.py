@@ -1,19 +1,19 @@
 """Moments of a run: where the best-so-far jumped, and which jumps were *reframing moments*.
 
 No Textual and no database here: the inputs are plain rows (the loader is
-:mod:`edgetui.moments`), the outputs :class:`Moment` values, so the detectors are
+:mod:`edgetui.record.moments_table`), the outputs :class:`Moment` values, so the detectors are
 tested on their own and shared by the CLI, the replay screen and the report. In a view, moments
 are placed on the paged cursor, the interface they build on (:mod:`replay`): by round, through
-:meth:`replay.cursor.ReplayCursor.set_moments`, which finds the rounds' graded positions in the
+:meth:`edgetui.replay.cursor.ReplayCursor.set_moments`, which finds the rounds' graded positions in the
 cursor's index; no event column is read for it.
 
 **Signals.**
 
 * :func:`graded_series`: every graded round in *result-known order* (``submissions.t``, the
   time the judge's result was known; else submission time + the judge's ``runtime_s``), with the
-  running best from the one best-so-far function, :func:`replay.selection.best_so_far`,
+  running best from the one best-so-far function, :func:`edgetui.replay.selection.best_so_far`,
   under the task's selection policy and score direction. Values are what the chart
-  plots (:func:`replay.selection.display_value`): raw task units for a score task,
+  plots (:func:`edgetui.replay.selection.display_value`): raw task units for a score task,
   the pass rate × 100 (0–100) otherwise. ``gain`` is always counted in the improving
   direction (positive = better, also for ``minimize`` tasks).
 * :func:`behaviour_cycles`: the agent's behaviour between two agent submissions (a
@@ -57,9 +57,9 @@ from dataclasses import asdict, dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-# (_Selector: best_so_far's own fold, kept between live updates so a series resumes where it ended)
-from replay.invalid_rounds import is_invalid
-from replay.selection import _Selector, display_value, entry_from_submission
+# (Selector: best_so_far's own fold, kept between live updates so a series resumes where it ended)
+from edgetui.replay.invalid_rounds import is_invalid
+from edgetui.replay.selection import Selector, display_value, entry_from_submission
 
 __all__ = [
     "DETECTOR_VERSION",
@@ -236,7 +236,7 @@ def graded_series(
     ``components``: round → {sub-score name: score}; ``event_ids``: round → its
     ``judge_result`` event id. Raises ``ValueError`` for an unknown ``selection``.
     """
-    sel = _Selector(direction, selection)
+    sel = Selector(direction, selection)
     return list(
         _graded_from(
             _known_rows(subs),
@@ -275,7 +275,7 @@ def _t_submit(r: Any) -> Optional[float]:
 
 
 def _t_result(r: Any) -> Optional[float]:
-    # ``submissions.t`` is when the round's result was known (edgetui.ingest.finalize_run);
+    # ``submissions.t`` is when the round's result was known (edgetui.record.ingest.finalize_run);
     # without it, the submission plus the judge's runtime
     v = _row_get(r, "t")
     if v is not None:
@@ -286,7 +286,7 @@ def _t_result(r: Any) -> Optional[float]:
 
 def _known_rows(subs: Sequence[Mapping[str, Any]]) -> list[Any]:
     """The rows a moment can come from: those SForge counts (no manual round, none in flight) less
-    the invalid rounds (:mod:`replay.invalid_rounds`), in result-known order."""
+    the invalid rounds (:mod:`edgetui.replay.invalid_rounds`), in result-known order."""
     rows = [
         r
         for r in subs
@@ -299,7 +299,7 @@ def _known_rows(subs: Sequence[Mapping[str, Any]]) -> list[Any]:
 def _graded_from(
     rows: Sequence[Any],
     start: int,
-    sel: _Selector,
+    sel: Selector,
     prev_best: Optional[float],
     *,
     score_task: bool,
@@ -308,7 +308,7 @@ def _graded_from(
     event_ids: Optional[Mapping[str, str]],
 ) -> Iterable[Graded]:
     """The :class:`Graded` of ``rows[start:]``, ``sel`` holding the selection over ``rows[:start]``
-    and ``prev_best`` the plotted best after them (what :func:`replay.selection.best_so_far`
+    and ``prev_best`` the plotted best after them (what :func:`edgetui.replay.selection.best_so_far`
     computes, one row at a time, so a series can be resumed)."""
     for i in range(start, len(rows)):
         r = rows[i]
@@ -627,6 +627,7 @@ def detect_gain(
 def _prefix_l2_cost(rpt: Any) -> Any:
     """ruptures' ``l2`` cost (a segment's squared deviation from its mean, ``CostL2``) from prefix
     sums: O(1) per segment instead of a variance over its points (the same values to rounding)."""
+    # lazy: numpy loads with the first computation that needs it, not with the module
     import numpy as np
 
     class PrefixL2(rpt.base.BaseCost):
@@ -658,6 +659,7 @@ def detect_changepoints(
     the number of change points kept is the one found over the most penalties of the sweep,
     ties to the larger penalty). Each is reported at the new best with the largest gain between
     the grid point before the change and the change's own."""
+    # lazy: numpy loads with the first computation that needs it, not with the module
     import numpy as np
     import ruptures as rpt
 
@@ -883,7 +885,7 @@ class OnlineMoments:
         old, p, n = self._sigs, 0, min(len(sigs), len(self._sigs))
         while p < n and sigs[p] == old[p]:
             p += 1
-        sel = _Selector(self.kw["direction"], self.kw["selection"])
+        sel = Selector(self.kw["direction"], self.kw["selection"])
         if p:
             sel.best_score, sel.best_pass_rate, sel.best_round, sel.best_valid = self._states[p - 1]
         series, states = self._series[:p], self._states[:p]

@@ -2,7 +2,7 @@
 
 Source: SForge score_rescale.py semantics (``sforge.harness.score_rescale``,
 ``rescale_score`` / ``parse_rescale_spec``), reimplemented here so edgetui has
-no runtime dependency on sforge.  See docs/sforge-format.md §3.6.
+no runtime dependency on sforge.  See docs/sforge-run-folders.md §4.5.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def rescale(raw: Optional[float], spec: Optional[dict[str, Any]]) -> Optional[fl
     * for an unknown ``kind``: ``clip(raw, 0, 100)``;
     * otherwise the kind's formula clipped to ``[0, 100]`` (piecewise kinds
       clip each band to its own range), with the guards that return ``0.0``
-      (docs/sforge-format.md §3.6 lists them).
+      (docs/sforge-run-folders.md §4.5 lists them).
 
     Source: SForge score_rescale.py semantics, reproduced operation by
     operation so float results are bit-identical (including the exceptions

@@ -2,10 +2,10 @@
 
 Source: SForge selection.py semantics (``sforge.harness.selection``),
 reimplemented so edgetui has no runtime dependency on sforge.  See
-docs/sforge-format.md §3.5 and §3.7.
+docs/sforge-run-folders.md §4.4 and §4.6.
 
 Entries are plain mappings shaped like judge ``/history`` entries
-(docs/sforge-format.md §4.4): keys ``type``, ``status``, ``round``,
+(docs/sforge-run-folders.md §3.4.6): keys ``type``, ``status``, ``round``,
 ``pass_rate`` (0–1), ``score`` (raw task score), ``max_score`` (games),
 ``valid``, ``error``.  :func:`entry_from_submission` builds one from an
 edgetui :class:`~edgetui.records.SubmissionRecord`.
@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+
+import bisect
 
 if TYPE_CHECKING:  # pragma: no cover
     from edgetui.records import SubmissionRecord
@@ -103,7 +105,7 @@ def _is_better_score(new: Any, old: Any, direction: str) -> bool:
     return new < old if direction == "minimize" else new > old
 
 
-class _Selector:
+class Selector:
     """Incremental state machine equivalent to SForge's policy loops."""
 
     __slots__ = ("policy", "direction", "best_score", "best_pass_rate", "best_round", "best_valid")
@@ -163,10 +165,10 @@ class _Selector:
     def result(self) -> BestResult:
         return BestResult(self.best_score, self.best_pass_rate, self.best_round, self.best_valid)
 
-    def copy(self) -> "_Selector":
+    def copy(self) -> "Selector":
         """A selector in the same state (feeding it leaves this one as it is)."""
-        other = _Selector.__new__(_Selector)
-        for a in _Selector.__slots__:
+        other = Selector.__new__(Selector)
+        for a in Selector.__slots__:
             setattr(other, a, getattr(self, a))
         return other
 
@@ -199,7 +201,7 @@ def select_best(
     replaced.  Raises ``ValueError`` naming the allowed policies for an
     unknown ``policy``.
     """
-    sel = _Selector(score_direction, policy)
+    sel = Selector(score_direction, policy)
     for e in entries:
         sel.feed(e)
     return sel.result()
@@ -218,7 +220,7 @@ def best_so_far(
     An empty input gives an empty list (use ``select_best([])`` for the
     initial state).  Raises ``ValueError`` for an unknown ``policy``.
     """
-    sel = _Selector(score_direction, policy)
+    sel = Selector(score_direction, policy)
     steps: list[BestStep] = []
     for i, e in enumerate(entries):
         considered, new = sel.feed(e)
@@ -256,7 +258,6 @@ def best_as_known(
     the longest fully known prefix. Raises ``ValueError`` for an unknown ``policy`` or a
     ``known_order`` that is not a permutation of some of the indices.
     """
-    import bisect
 
     n = len(entries)
     order = list(known_order)
@@ -264,7 +265,7 @@ def best_as_known(
         raise ValueError("known_order must name each entry index at most once")
     if order == list(range(len(order))):
         return best_so_far([entries[i] for i in order], score_direction, policy)
-    base = _Selector(score_direction, policy)
+    base = Selector(score_direction, policy)
     known = [False] * n
     pending: list[int] = []  # known indices past the fully known prefix, sorted
     p = 0
@@ -285,7 +286,7 @@ def best_as_known(
             BestStep(
                 index=i,
                 round=e.get("round"),
-                considered=_Selector(score_direction, policy).feed(e)[0],
+                considered=Selector(score_direction, policy).feed(e)[0],
                 is_new_best=sel.best_round == e.get("round", "")
                 and (not steps or steps[-1].best_round != sel.best_round),
                 best_score=sel.best_score,
@@ -320,7 +321,7 @@ def display_value(best_score: Optional[float], best_pass_rate: Optional[float], 
 
 
 def is_score_task(parser: Optional[str], score_direction_present: bool, game_mode: Any) -> bool:
-    """SForge visualizer's "score task" notion (docs/sforge-format.md §3.5).
+    """SForge visualizer's "score task" notion (docs/sforge-run-folders.md §4.4).
 
     True when the task's ``judge.parser`` is ``score_sum`` or
     ``structured_json``, or its ``judge`` object has a ``score_direction`` key

@@ -25,7 +25,7 @@ def conversation(i: int) -> dict:
         "uuid": f"u-{i:03d}",
         "parentUuid": f"u-{i - 1:03d}" if i else None,
         "timestamp": T0.format(i * 4),
-        "cwd": "/work/app",
+        "cwd": "/workspace/app",
         "version": "2.1.140",
         "isSidechain": False,
     }

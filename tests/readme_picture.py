@@ -23,8 +23,8 @@ RUN = "opus48-edge-3-20260312005800"
 async def render() -> str:
     """The SVG text (ids made stable: Textual numbers its SVG classes by a hash of the content)."""
     sys.path.insert(0, str(ROOT))
-    from edgetui.app import EdgeTUIApp
-    from edgetui.cli import main
+    from edgetui.views.app import EdgeTUIApp
+    from edgetui.cli.main import main
 
     with tempfile.TemporaryDirectory() as d:
         db = Path(d) / "pic.duckdb"
@@ -44,7 +44,7 @@ async def render() -> str:
             )
             == 0
         )
-        from edgetui.db import open_db
+        from edgetui.store.database import open_db
 
         conn = open_db(db, read_only=True)
         rk = conn.execute("SELECT run_key FROM runs WHERE run_id = ?", [RUN]).fetchone()[0]

@@ -106,8 +106,8 @@ def write_run(
 
 
 def ingest(db: Path, paths, tasks_dir: Path, sample: bool = False) -> None:
-    from edgetui.db import open_db
-    from edgetui.ingest import ingest_paths
+    from edgetui.store.database import open_db
+    from edgetui.record.ingest import ingest_paths
 
     conn = open_db(db)
     try:
@@ -117,8 +117,8 @@ def ingest(db: Path, paths, tasks_dir: Path, sample: bool = False) -> None:
 
 
 def curves(db: Path, now: Optional[float] = None):
-    from edgetui.analysis_data import fetch_from, load_curves
-    from edgetui.db import open_db
+    from edgetui.analysis.recorded_curves import fetch_from, load_curves
+    from edgetui.store.database import open_db
 
     conn = open_db(db, read_only=True)
     try:

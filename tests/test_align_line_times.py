@@ -1,4 +1,4 @@
-"""The alignment's per-line times (edgetui.align.line_times, numpy) against the SQL they replaced
+"""The alignment's per-line times (edgetui.record.time_alignment.line_times, numpy) against the SQL they replaced
 (two ASOF joins and the same expression in DuckDB): equal to the last bit, on random anchors."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from edgetui.align import _monotone, line_times
+from edgetui.record.time_alignment import _monotone, line_times
 
 SQL = """SELECT v.pos, CASE WHEN q.p0 IS NULL THEN q.t1 WHEN q.p1 IS NULL OR q.p1 = q.p0 THEN q.t0
                         ELSE q.t0 + (q.t1 - q.t0) * (q.pos - q.p0) / (q.p1 - q.p0) END AS t_new

@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from edgetui.cli import main
+from edgetui.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "sample_runs" / "runs" / "opus48-edge-3-20260312005800"
@@ -86,8 +86,8 @@ def test_annotate_edit_delete_and_the_queue(gw_db, capsys):
 def test_annotating_works_while_another_process_holds_the_database(gw_db, capsys):
     db, _ = gw_db
     code = (
-        "import sys,time;from edgetui.db import open_db,HolderServer;"
-        f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(60)"
+        "import sys,time;from edgetui.store.database import open_db;from edgetui.record.forget_and_tag import holder_server;"
+        f"c=open_db({str(db)!r});h=holder_server(c,{str(db)!r});print('ready',flush=True);time.sleep(60)"
     )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from edgetui.archive import ArchiveRefused, Limits, extract_archive, read_archive
+from edgetui.parsers.submission_archive import ArchiveRefused, Limits, extract_archive, read_archive
 
 ROOT = Path(__file__).resolve().parents[1]
 GENUINE = ROOT / "sample_runs" / "genuine" / "runs" / "real-stats-20261201180500" / "tiny_stats"

@@ -1,4 +1,4 @@
-"""The 12-hour forecast back-test (replay.analysis.backtest, `edgetui fit --backtest`)."""
+"""The 12-hour forecast back-test (edgetui.replay.analysis.backtest, `edgetui fit --backtest`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 
 from conftest import ROOT, SHARED_DATA, shared_data_reason
 
-from edgetui.cli import main
-from replay.analysis.backtest import backtest, markdown
-from replay.analysis.leaderboard import TaskValue, read_task_table
+from edgetui.cli.main import main
+from edgetui.replay.analysis.backtest import backtest, markdown
+from edgetui.replay.analysis.leaderboard import TaskValue, read_task_table
 
 HOURS = (2, 4, 6, 8, 10, 12)
 

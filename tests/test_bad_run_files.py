@@ -14,8 +14,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from edgetui.cli import main
-from edgetui.db import open_db
+from edgetui.cli.main import main
+from edgetui.store.database import open_db
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs" / "runs" / "judge-demo-001"
@@ -130,9 +130,9 @@ def test_a_nan_score_reads_as_a_dash_not_nan():
 
 
 def test_the_live_supervisor_records_the_same_bad_records_and_reason(tmp_path):
-    from edgetui.ingest import ingest_paths
+    from edgetui.record.ingest import ingest_paths
     from edgetui.live.supervisor import Supervisor
-    from edgetui.parse_worker import TAIL_SUB
+    from edgetui.parsers.parsing_process import TAIL_SUB
 
     root = _garble(tmp_path)[0]
     live = open_db(tmp_path / "live.duckdb")

@@ -11,7 +11,7 @@ async def test_score_chart_keeps_its_drawing_while_now_moves_less_than_a_column(
     column, or a new submission, does (and the picture then shows it)."""
     from textual.app import App as _App
 
-    from edgetui.widgets.chart import ChartData, ScoreChart
+    from edgetui.views.widgets.chart import ChartData, ScoreChart
 
     class ChartApp(_App):
         def compose(self):
@@ -55,8 +55,8 @@ GW_RUN = "opus48-edge-3-20260312005800"
 def gw_db(tmp_path_factory):
     from pathlib import Path
 
-    from edgetui.cli import main
-    from edgetui.db import open_db
+    from edgetui.cli.main import main
+    from edgetui.store.database import open_db
 
     root = Path(__file__).resolve().parents[1] / "sample_runs"
     db = tmp_path_factory.mktemp("gw") / "gw.duckdb"
@@ -107,9 +107,9 @@ async def test_the_gw_climb_is_readable_at_80x24_with_colours_matching_the_legen
     """At 80x24 the 42.8 -> 67.0 climb gets at least three evenly spaced ticks between 40 and 70
     (a few 0.0 scores drawn as ▾ at the edge instead of stretching the range), and every ◆ is
     drawn in the colour the legend gives ◆ (read from the rendered strips, not a constant)."""
-    from edgetui.app import EdgeTUIApp
-    from edgetui.screens.replay import ReplayScreen
-    from edgetui.widgets import ScoreChart
+    from edgetui.views.app import EdgeTUIApp
+    from edgetui.views.screens.replay import ReplayScreen
+    from edgetui.views.widgets import ScoreChart
 
     db, rk = gw_db
     app = EdgeTUIApp(db, rk)
@@ -165,11 +165,11 @@ async def test_the_gw_climb_is_readable_at_80x24_with_colours_matching_the_legen
 async def test_no_empty_chart_for_a_bare_transcript_and_events_first_when_tiny(gw_db, tmp_path):
     from pathlib import Path
 
-    from edgetui.app import EdgeTUIApp
-    from edgetui.cli import main
-    from edgetui.db import open_db
-    from edgetui.screens.replay import ReplayScreen
-    from edgetui.widgets import EventList, ScoreChart
+    from edgetui.views.app import EdgeTUIApp
+    from edgetui.cli.main import main
+    from edgetui.store.database import open_db
+    from edgetui.views.screens.replay import ReplayScreen
+    from edgetui.views.widgets import EventList, ScoreChart
 
     tr = tmp_path / "t.jsonl"
     tr.write_text(
@@ -219,7 +219,7 @@ async def test_submissions_on_the_best_so_far_line_keep_their_marks():
     submission now keeps its mark on the line."""
     from textual.app import App as _App
 
-    from edgetui.widgets.chart import ChartData, ScoreChart
+    from edgetui.views.widgets.chart import ChartData, ScoreChart
 
     class ChartApp(_App):
         def compose(self):
@@ -246,7 +246,7 @@ async def test_submissions_on_the_best_so_far_line_keep_their_marks():
 
 def test_a_run_of_minutes_gets_minute_ticks():
     """The genuine real-tz run (4 minutes) had the one x tick "0h"; an hour-long one keeps hours."""
-    from edgetui.widgets.chart import _hour_ticks
+    from edgetui.views.widgets.chart import _hour_ticks
 
     pos, labels = _hour_ticks(4.5 / 60, 10)
     assert labels[0] == "0m" and len(labels) >= 3 and all(x.endswith("m") for x in labels)

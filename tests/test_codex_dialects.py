@@ -18,7 +18,7 @@ import duckdb
 import pytest
 
 from conftest import shared_data_reason
-from edgetui.cli import main
+from edgetui.cli.main import main
 from edgetui.parsers.base import iter_lines
 from edgetui.parsers.codex import CodexJsonParser, CodexRolloutParser
 from edgetui.parsers.detect import detect_format, parser_for
@@ -447,8 +447,8 @@ def test_an_exit_marker_or_error_record_is_not_a_cut_off():
 
 
 def test_an_opencode_file_with_only_step_start_is_flagged_incomplete(tmp_path, capsys):
-    from edgetui import store
-    from edgetui.widgets.header import header_text
+    from edgetui.store import queries as store
+    from edgetui.views.widgets.header import header_text
 
     f = tmp_path / "opencode-step-start-only.jsonl"
     f.write_bytes(jsonl(STEP_START))
@@ -569,9 +569,9 @@ def real_codex(corpus: Path, name: str) -> Path:
 def test_the_real_beam_rollout_cut_after_its_calls_is_flagged_incomplete(corpus, tmp_path, capsys):
     """``C/beam-rollout-…``: the session was cut off after five exec_command calls had been sent;
     none has its output. Parsed, ingested, listed in ``runs`` and shown in the replay header."""
-    from edgetui import store
+    from edgetui.store import queries as store
     from edgetui.parsers.base import END_OF_FILE_SUB
-    from edgetui.widgets.header import header_text
+    from edgetui.views.widgets.header import header_text
 
     path = real_codex(corpus, "beam-rollout-0.122.0-alpha.13.jsonl")
     recs = records(path)
@@ -727,8 +727,8 @@ def test_a_codex_stream_still_growing_live_is_not_incomplete(tmp_path):
     """A run's ``codex exec --json`` transcript that stops after a command started: while the run goes
     on (no ``final_result.json``) the live supervisor and an offline ingest leave it unflagged; once the
     run has finished, both flag it ``incomplete``."""
-    from edgetui import store
-    from edgetui.db import open_db
+    from edgetui.store import queries as store
+    from edgetui.store.database import open_db
     from edgetui.live.alarms import AlarmSettings
     from edgetui.live.supervisor import Supervisor
 

@@ -1,4 +1,4 @@
-"""Comparing runs and run groups (replay.analysis.compare, `edgetui compare`): on the bundled
+"""Comparing runs and run groups (edgetui.replay.analysis.compare, `edgetui compare`): on the bundled
 sample runs and on run-group siblings recorded into a real DuckDB file."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 
 from runs_factory import HOUR, NOW, curves, ingest, write_run, write_task
 
-from edgetui.cli import main
-from replay.analysis.compare import Series, parting_point, values_at
+from edgetui.cli.main import main
+from edgetui.replay.analysis.compare import Series, parting_point, values_at
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +82,8 @@ def test_run_group_siblings_merge(tmp_path, capsys):
 async def test_compare_screen_steps_both_together(samples_db, size):
     from textual.widgets import Static
 
-    from edgetui.app import EdgeTUIApp
-    from edgetui.screens.compare import CompareScreen
+    from edgetui.views.app import EdgeTUIApp
+    from edgetui.views.screens.compare import CompareScreen
 
     cs = curves(samples_db)
     stats = next(c for k, c in cs.items() if "real-stats" in k)

@@ -13,17 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from edgetui.cli import main
-from edgetui.db import DatabaseDamaged, check_database, check_header, open_db
+from edgetui.cli.main import main
+from edgetui.store.database import DatabaseDamaged, check_database, check_header, open_db
 
-CLI = [sys.executable, "-m", "edgetui.cli"]
+CLI = [sys.executable, "-m", "edgetui.cli.main"]
 SAMPLE_RUN = Path(__file__).resolve().parents[1] / "sample_runs" / "runs" / "judge-demo-001"
 
 #: a child that opens the database as edgetui does and commits rows in a loop, saying after each
 #: commit how many rows the table holds (each insert's 4 MB make DuckDB write blocks and checkpoint)
 WRITER = r"""
 import sys
-from edgetui.db import open_db
+from edgetui.store.database import open_db
 conn = open_db(sys.argv[1])
 conn.execute("CREATE TABLE IF NOT EXISTS load (i BIGINT, s VARCHAR)")
 print(conn.execute("SELECT count(*) FROM load").fetchone()[0], flush=True)

@@ -16,10 +16,10 @@ import pytest
 from processes import sigint_as_a_terminal_sends_it
 from waits import wait_for
 
-from edgetui.cli import main
-from edgetui.db import DatabaseDamaged, check_database, open_db
+from edgetui.cli.main import main
+from edgetui.store.database import DatabaseDamaged, check_database, open_db
 
-CLI = [sys.executable, "-m", "edgetui.cli"]
+CLI = [sys.executable, "-m", "edgetui.cli.main"]
 SAMPLE_RUN = Path(__file__).resolve().parents[1] / "sample_runs" / "runs" / "judge-demo-001"
 
 
@@ -187,7 +187,7 @@ def test_a_damaged_block_is_said_with_the_file_by_read_commands(tmp_path, capsys
     """A database with a corrupted first block: ``runs`` printed DuckDB's "Corrupt database file:
     computed checksum … in block at location 12288" without saying which file; now the message
     names it and says it is left untouched (as ``check`` and the app do)."""
-    from edgetui.cli import main
+    from edgetui.cli.main import main
 
     f = tmp_path / "t.jsonl"
     f.write_text('{"type":"system","subtype":"init","session_id":"s"}\n')
@@ -210,7 +210,7 @@ def test_a_second_writable_open_in_one_process_says_so_not_damaged(tmp_path):
     file stays usable through the first connection."""
     import os
 
-    from edgetui.db import DatabaseBusy, DatabaseDamaged, open_db
+    from edgetui.store.database import DatabaseBusy, DatabaseDamaged, open_db
 
     path = tmp_path / "twice.duckdb"
     first = open_db(path)

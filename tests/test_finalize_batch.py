@@ -1,4 +1,4 @@
-"""The batched finalize (edgetui.finalize.finalize_runs: a fixed number of statements for N runs)
+"""The batched finalize (edgetui.record.derived_rows.finalize_runs: a fixed number of statements for N runs)
 records what finalizing the same runs one by one records: every table of two real DuckDB files,
 compared with EXCEPT ALL both ways. The runs: the bundled sample runs, the genuine SForge runs of
 sample_runs/genuine, and two bare transcripts holding the same records (the repeated-records path,
@@ -13,11 +13,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-import edgetui.ingest as ingest_mod
-from edgetui.db import open_db
-from edgetui.finalize import FinalizeJob, finalize_run, finalize_runs
-from edgetui.ingest import ingest_paths
-from edgetui.recorder import Recorder
+import edgetui.record.run_recording as ingest_mod
+from edgetui.store.database import open_db
+from edgetui.record.derived_rows import FinalizeJob, finalize_run, finalize_runs
+from edgetui.record.ingest import ingest_paths
+from edgetui.record.recorder import Recorder
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_runs" / "runs"
@@ -42,8 +42,8 @@ def unfinalized(tmp_path_factory):
         calls.append(((run_key, *a), kw, rec.fresh_run == run_key))
 
     mp.setattr(ingest_mod, "finalize_run", capture)
-    # (a group's new runs are finalized together at its end: edgetui/ingest_writes.py)
-    for mod in (ingest_mod, importlib.import_module("edgetui.ingest_writes")):
+    # (a group's new runs are finalized together at its end: edgetui/record/group_writes.py)
+    for mod in (ingest_mod, importlib.import_module("edgetui.record.group_writes")):
         if hasattr(mod, "finalize_runs"):
             mp.setattr(
                 mod,

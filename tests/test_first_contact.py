@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from edgetui.cli import build_parser, main, resolve_run
-from edgetui.db import open_db
+from edgetui.cli.main import build_parser, main
+from edgetui.cli.run_arguments import resolve_run
+from edgetui.store.database import open_db
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_runs"
-CLI = [sys.executable, "-m", "edgetui.cli"]
+CLI = [sys.executable, "-m", "edgetui.cli.main"]
 
 
 @pytest.fixture(scope="module")
@@ -159,8 +160,8 @@ def test_replay_takes_a_unique_prefix_and_lists_an_ambiguous_one(samples_db):
 
 @pytest.mark.asyncio
 async def test_replay_at_a_time_and_past_the_end(samples_db):
-    from edgetui.app import EdgeTUIApp
-    from edgetui.screens.replay import ReplayScreen
+    from edgetui.views.app import EdgeTUIApp
+    from edgetui.views.screens.replay import ReplayScreen
 
     conn = open_db(samples_db, read_only=True)
     rk = resolve_run(conn, "opus48")
@@ -185,8 +186,8 @@ async def test_replay_at_a_time_and_past_the_end(samples_db):
 
 @pytest.mark.asyncio
 async def test_a_single_search_match_stays_selected(samples_db):
-    from edgetui.app import EdgeTUIApp
-    from edgetui.screens.replay import ReplayScreen
+    from edgetui.views.app import EdgeTUIApp
+    from edgetui.views.screens.replay import ReplayScreen
 
     conn = open_db(samples_db, read_only=True)
     rk = resolve_run(conn, "judge-demo")
@@ -211,7 +212,7 @@ async def test_a_single_search_match_stays_selected(samples_db):
 
 def test_alarm_list_marks_cleared_alarms():
     from edgetui.live.model import Alarm
-    from edgetui.screens.live_common import AlarmsScreen
+    from edgetui.views.screens.live_common import AlarmsScreen
 
     now = time.time()
     a1 = Alarm(run_key="h/r/t", rule="stall", t=now - 600, message="no growth for 15 min")
@@ -280,9 +281,9 @@ def test_pass_rate_tasks_show_a_pass_rate_not_a_score(samples_db):
     header and a round's "best so far" show the pass rate only (a score task shows both)."""
     from rich.console import Console
 
-    from edgetui import store
-    from edgetui.widgets.detail import _report
-    from edgetui.widgets.header import header_text
+    from edgetui.store import queries as store
+    from edgetui.views.widgets.detail import _report
+    from edgetui.views.widgets.header import header_text
 
     conn = open_db(samples_db, read_only=True)
     try:
@@ -305,8 +306,8 @@ def test_pass_rate_tasks_show_a_pass_rate_not_a_score(samples_db):
 
 
 def test_an_assumed_policy_is_said_in_the_header_at_any_width_and_in_the_chart(tmp_path):
-    from edgetui import store
-    from edgetui.widgets.header import header_text
+    from edgetui.store import queries as store
+    from edgetui.views.widgets.header import header_text
 
     db = tmp_path / "a.duckdb"
     assert (

@@ -1,4 +1,4 @@
-"""Log-sigmoid fits and their look-alikes (replay.analysis.fit, `edgetui fit`): known parameters
+"""Log-sigmoid fits and their look-alikes (edgetui.replay.analysis.fit, `edgetui fit`): known parameters
 recovered from synthetic noisy curves, flags raised and Smax withheld on flat and ridge curves,
 forms compared on held-out hours, the vectorised bootstrap."""
 
@@ -12,9 +12,9 @@ import pytest
 
 from conftest import SHARED_DATA, shared_data_reason
 
-from edgetui.cli import main
-from replay.analysis.curves import hierarchical_resamples, units_mean
-from replay.analysis.fit import bootstrap, compare_forms, fit_curve, fit_many, predict
+from edgetui.cli.main import main
+from edgetui.replay.analysis.curves import hierarchical_resamples, units_mean
+from edgetui.replay.analysis.fit import bootstrap, compare_forms, fit_curve, fit_many, predict
 
 HOURS = np.array([2.0, 4.0, 6.0, 8.0, 10.0, 12.0])
 SEEDS = range(20)
@@ -160,7 +160,7 @@ def test_bootstrap_interval_holds_its_own_value_and_a_flat_curve_has_a_sane_r2()
     """The resamples are fitted on the grid only, the point is refined: the interval is placed
     around the point (it once read 47.20 with an interval 47.3–47.3); a flat curve's R² is not the
     ratio of two rounding errors (it read −2·10¹⁴)."""
-    from replay.analysis.fit import bootstrap, fit_curve, residual_resamples
+    from edgetui.replay.analysis.fit import bootstrap, fit_curve, residual_resamples
 
     hours = [2, 4, 6, 8, 10, 12]
     law = [60.0 / (1 + (3.3 / h) ** 1.7) for h in hours]

@@ -1,4 +1,4 @@
-"""Fits of recorded runs and their time basis (replay.analysis.timebasis): the bundled
+"""Fits of recorded runs and their time basis (edgetui.replay.analysis.timebasis): the bundled
 gravitational-wave sample, which has a cooldown rejection, recorded into a real DuckDB file."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 
 from runs_factory import ingest
 
-from edgetui.cli import main
-from replay.analysis.timebasis import ActiveClock, wait_intervals
+from edgetui.cli.main import main
+from edgetui.replay.analysis.timebasis import ActiveClock, wait_intervals
 
 
 @pytest.fixture(scope="module")
@@ -24,8 +24,8 @@ def samples_db(tmp_path_factory):
 
 
 def _gw(db, basis):
-    from edgetui.analysis_data import fetch_from, load_curves
-    from edgetui.db import open_db
+    from edgetui.analysis.recorded_curves import fetch_from, load_curves
+    from edgetui.store.database import open_db
 
     conn = open_db(db, read_only=True)
     try:
@@ -66,9 +66,9 @@ def test_wall_clock_and_active_time_differ_on_the_gw_sample(samples_db):
 
 
 def test_cooldown_rejection_is_one_of_the_waits(samples_db):
-    from edgetui.analysis_data import fetch_from
-    from edgetui.db import open_db
-    from replay.analysis.timebasis import COOLDOWN_SQL
+    from edgetui.analysis.recorded_curves import fetch_from
+    from edgetui.store.database import open_db
+    from edgetui.replay.analysis.timebasis import COOLDOWN_SQL
 
     conn = open_db(samples_db, read_only=True)
     try:

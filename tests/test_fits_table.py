@@ -10,7 +10,7 @@ import pytest
 
 from conftest import SHARED_DATA, shared_data_reason
 
-from edgetui.cli import main
+from edgetui.cli.main import main
 
 
 def test_stored_fits_are_the_printed_ones_unrounded(tmp_path, capsys):
@@ -41,8 +41,8 @@ def test_stored_fits_are_the_printed_ones_unrounded(tmp_path, capsys):
 
 
 def test_version_5_file_gains_the_fits_table(tmp_path):
-    from edgetui.db import open_db
-    from edgetui.schema import MIGRATIONS, SCHEMA_VERSION
+    from edgetui.store.database import open_db
+    from edgetui.store.schema import MIGRATIONS, SCHEMA_VERSION
 
     db = tmp_path / "old.duckdb"
     conn = duckdb.connect(str(db))

@@ -16,21 +16,21 @@ from rich.console import Console
 from textual.app import App
 from textual.widgets import Footer
 
-from edgetui import store
-from edgetui.app import EdgeTUIApp
-from edgetui.db import close_when_idle, open_db
-from edgetui.ingest import ingest_paths
-from edgetui.screens.live_run import LiveRunScreen
-from edgetui.screens.replay import ReplayScreen
-from edgetui.widgets import EventDetail, EventList
-from edgetui.widgets.detail import render_detail
-from replay.cursor import ReplayCursor
-from replay.fold import is_metadata, metadata_mask
+from edgetui.store import queries as store
+from edgetui.views.app import EdgeTUIApp
+from edgetui.store.database import close_when_idle, open_db
+from edgetui.record.ingest import ingest_paths
+from edgetui.views.screens.live_run import LiveRunScreen
+from edgetui.views.screens.replay import ReplayScreen
+from edgetui.views.widgets import EventDetail, EventList
+from edgetui.views.widgets.detail import render_detail
+from edgetui.replay.cursor import ReplayCursor
+from edgetui.replay.fold import is_metadata, metadata_mask
 
 from fold_fixture import META_BEFORE, metadata, write_fixture
 from waits import pilot_wait_for as wait_for
 
-APP_TCSS = Path(__file__).resolve().parents[1] / "edgetui" / "app.tcss"
+APP_TCSS = Path(__file__).resolve().parents[1] / "edgetui" / "views" / "app.tcss"
 
 
 def record(db: Path, path: Path) -> str:

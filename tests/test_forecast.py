@@ -1,4 +1,4 @@
-"""The 12-hour forecast of a run (replay.analysis.forecast, `edgetui forecast`), on recorded runs."""
+"""The 12-hour forecast of a run (edgetui.replay.analysis.forecast, `edgetui forecast`), on recorded runs."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from conftest import SHARED_DATA, shared_data_reason
 from runs_factory import HOUR, NOW, curves, ingest, write_run, write_task
 
-from edgetui.cli import main
-from replay.analysis.forecast import BACKTEST_ERRORS, forecast_run, prior_beta
+from edgetui.cli.main import main
+from edgetui.replay.analysis.forecast import BACKTEST_ERRORS, forecast_run, prior_beta
 
 
 def _law(h, smax=80.0, t_mid=4.0, beta=1.0):
@@ -79,8 +79,8 @@ def test_interval_constants_are_the_backtests():
     p = SHARED_DATA / "edgebench_open51_per_task.csv"
     if not p.is_file():
         pytest.skip(shared_data_reason(p))
-    from replay.analysis.backtest import backtest
-    from replay.analysis.leaderboard import read_task_table
+    from edgetui.replay.analysis.backtest import backtest
+    from edgetui.replay.analysis.leaderboard import read_task_table
 
     rows = {r.window: r for r in backtest(read_task_table(p)[1]) if r.level == "task" and r.model == "overall"}
     for w, (q10, q90) in BACKTEST_ERRORS.items():

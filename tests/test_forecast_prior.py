@@ -1,9 +1,9 @@
 """The forecast's shape prior from stored per-run fits of a run's earlier recorded runs
-(edgetui.priors), in a real DuckDB file: the run is never in its own prior, later and live runs
+(edgetui.analysis.forecast_prior), in a real DuckDB file: the run is never in its own prior, later and live runs
 never feed it, each feeding run's fit is stored once with what it was made from, and the live
 update (``fit=False``) only reads: runs without a current stored fit are pending (a missing row
 left out, the default while none is stored; a row whose run moved kept until re-checked) until
-:func:`edgetui.priors.fit_runs` fits them."""
+:func:`edgetui.analysis.forecast_prior.fit_runs` fits them."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ import pytest
 
 from runs_factory import HOUR, NOW, ingest, write_run, write_task
 
-from edgetui.analysis_data import fetch_from
-from edgetui.db import open_db
-from edgetui.priors import fit_runs, shape_prior
-from replay.analysis.forecast import DEFAULT_BETA
+from edgetui.analysis.recorded_curves import fetch_from
+from edgetui.store.database import open_db
+from edgetui.analysis.forecast_prior import fit_runs, shape_prior
+from edgetui.replay.analysis.forecast import DEFAULT_BETA
 
 
 def _law(h, smax=80.0, t_mid=4.0, beta=1.0):
@@ -172,7 +172,7 @@ def test_stored_fits_follow_the_runs_that_feed_them(lab):
     assert r.pending == [] and r.beta > p.beta + 0.5
     assert _rows(db)["local/law-a/law"] == rows["local/law-a/law"]  # law-a was not fitted again by law-b's refit
     # law-a forgotten: the prior is law-b's alone, nothing fitted
-    from edgetui.runops import forget_run
+    from edgetui.record.forget_and_tag import forget_run
 
     conn = open_db(db)
     forget_run(conn, "local/law-a/law")

@@ -12,12 +12,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from edgetui.cli import main
-from edgetui.db import open_db
+from edgetui.cli.main import main
+from edgetui.store.database import open_db
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "sample_runs" / "runs" / "judge-demo-001"
-CLI = [sys.executable, "-m", "edgetui.cli"]
+CLI = [sys.executable, "-m", "edgetui.cli.main"]
 
 
 def _q(db: Path, sql: str):
@@ -55,7 +55,7 @@ def test_forget_needs_yes_without_a_terminal_then_leaves_a_tombstone(tmp_path, c
 
 def test_a_watched_root_does_not_bring_a_forgotten_run_back(tmp_path):
     from edgetui.live.supervisor import Supervisor
-    from edgetui.runops import forget_run
+    from edgetui.record.forget_and_tag import forget_run
 
     root = tmp_path / "runs"
     shutil.copytree(RUN, root / RUN.name)
@@ -101,8 +101,8 @@ def test_forget_and_tag_work_while_another_process_holds_the_database(tmp_path, 
     assert main(["--db", str(db), "samples", "-q"]) == 0
     n_runs = _q(db, "SELECT count(*) FROM runs")[0][0]
     code = (
-        "import sys,time;from edgetui.db import open_db,HolderServer;"
-        f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(60)"
+        "import sys,time;from edgetui.store.database import open_db;from edgetui.record.forget_and_tag import holder_server;"
+        f"c=open_db({str(db)!r});h=holder_server(c,{str(db)!r});print('ready',flush=True);time.sleep(60)"
     )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:

@@ -13,11 +13,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from edgetui import store
+from edgetui.store import queries as store
 from edgetui.parsers.base import END_OF_FILE_SUB
-from edgetui.cli import main
-from edgetui.db import open_db
-from edgetui.widgets.header import header_text
+from edgetui.cli.main import main
+from edgetui.store.database import open_db
+from edgetui.views.widgets.header import header_text
 
 GENUINE = Path(__file__).resolve().parents[1] / "sample_runs" / "genuine"
 RUNS, TASKS, TRUTH = GENUINE / "runs", GENUINE / "tasks", GENUINE / "_truth"

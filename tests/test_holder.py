@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 from waits import wait_for
 
-from edgetui.cli import main
-from edgetui.db import open_db
-from edgetui.holder import MAX_PENDING, WORKERS, ask_holder, check_read_only, socket_path
+from edgetui.cli.main import main
+from edgetui.store.database import open_db
+from edgetui.store.holder_socket import MAX_PENDING, WORKERS, ask_holder, check_read_only, socket_path
 
 
 def _holder_process(
@@ -36,10 +36,10 @@ def _holder_process(
     stdin=None,
 ) -> subprocess.Popen:
     code = (
-        "import sys,time;from edgetui.db import open_db,HolderServer;"
+        "import sys,time;from edgetui.store.database import open_db;from edgetui.record.forget_and_tag import holder_server;"
         f"c=open_db({str(db)!r});c.execute('CREATE TABLE IF NOT EXISTS probe(x INTEGER)');"
         "c.execute('INSERT INTO probe VALUES (1),(2),(3)');"
-        f"h=HolderServer(c,{str(db)!r});{extra}print('ready',h.path,flush=True);{then}"
+        f"h=holder_server(c,{str(db)!r});{extra}print('ready',h.path,flush=True);{then}"
     )
     p = subprocess.Popen(
         [sys.executable, "-c", code],
@@ -117,7 +117,7 @@ def _threads_and_fds(pid: int) -> tuple[int, int]:
 def patient_holder(tmp_path):
     """A holder whose request timeout is out of the way (600 s)."""
     db = tmp_path / "h.duckdb"
-    p = _holder_process(db, extra="import edgetui.holder as H;H.REQUEST_TIMEOUT_S=600.0;")
+    p = _holder_process(db, extra="import edgetui.store.holder_socket as H;H.REQUEST_TIMEOUT_S=600.0;")
     yield db, p
     p.kill()
     p.wait()
@@ -230,7 +230,9 @@ def test_socket_dir_made_first_by_another_user_is_not_used(tmp_path):
 def test_holder_dying_mid_query_is_one_clear_line(tmp_path, capsys):
     db = tmp_path / "h.duckdb"
     # the holder answers nothing: its worker kills the process when a request arrives
-    p = _holder_process(db, extra="import os;import edgetui.holder as H;H.answer=lambda *a, **k: os._exit(9);")
+    p = _holder_process(
+        db, extra="import os;import edgetui.store.holder_socket as H;H.answer=lambda *a, **k: os._exit(9);"
+    )
     try:
         rc = main(["--db", str(db), "sql", "SELECT count(*) FROM probe"])
         err = capsys.readouterr().err
@@ -562,8 +564,8 @@ def test_analysis_commands_answer_the_same_through_the_holder(tmp_path, capsys):
     direct = outputs()
     assert all(rc == 0 for rc, _ in direct), direct
     code = (
-        "import time;from edgetui.db import open_db,HolderServer;"
-        f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(120)"
+        "import time;from edgetui.store.database import open_db;from edgetui.record.forget_and_tag import holder_server;"
+        f"c=open_db({str(db)!r});h=holder_server(c,{str(db)!r});print('ready',flush=True);time.sleep(120)"
     )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
@@ -640,7 +642,7 @@ def _server_side_connections(path: str) -> int:
 
 def test_a_client_that_never_reads_is_dropped(tmp_path):
     db = tmp_path / "h.duckdb"
-    p = _holder_process(db, extra="import edgetui.holder as H;H.SEND_STALL_S=1.0;")
+    p = _holder_process(db, extra="import edgetui.store.holder_socket as H;H.SEND_STALL_S=1.0;")
     try:
         path = str(socket_path(db))
         assert ask_holder(db, "SELECT 1").rows == [(1,)]
@@ -668,7 +670,7 @@ def test_replies_waiting_for_readers_are_bounded(tmp_path):
     """At most MAX_SENDING replies wait for their readers: beyond, the one stalled longest is dropped
     (here 2; the stall timeout is out of the way)."""
     db = tmp_path / "h.duckdb"
-    p = _holder_process(db, extra="import edgetui.holder as H;H.SEND_STALL_S=600.0;H.MAX_SENDING=2;")
+    p = _holder_process(db, extra="import edgetui.store.holder_socket as H;H.SEND_STALL_S=600.0;H.MAX_SENDING=2;")
     try:
         path = str(socket_path(db))
         first = _stalled_clients(path, 1)[0]
@@ -699,7 +701,7 @@ def test_replies_waiting_for_readers_are_bounded(tmp_path):
 
 
 def test_oversized_or_too_deep_sql_is_refused_in_one_line():
-    from edgetui.read_only_sql import MAX_SQL_BYTES
+    from edgetui.store.read_only_sql import MAX_SQL_BYTES
 
     for sql in ("SELECT " + ", ".join(["1"] * (MAX_SQL_BYTES // 3 + 10)), "SELECT " + "abs(" * 600 + "1" + ")" * 600):
         with pytest.raises(ValueError) as ei:

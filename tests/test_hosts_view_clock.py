@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from textual.app import App
 
-from edgetui.hosts.attach import HostRow
-from edgetui.screens.hosts import HostsScreen
+from edgetui.live.remote_hosts import HostRow
+from edgetui.views.screens.hosts import HostsScreen
 
 
 class _Host(App):
@@ -51,7 +51,7 @@ async def test_the_runs_screen_names_a_host_that_is_down_and_has_no_runs(tmp_pat
     from test_live_screens import LiveApp
     from waits import pilot_wait_for
 
-    from edgetui.screens.runs import RunsScreen, RunsUpdated
+    from edgetui.views.screens.runs import RunsScreen, RunsUpdated
 
     rows = [
         HostRow("gpu16", "down", None, 1_000_000.0, 1_000_030.0, "connection refused", 0, "none"),

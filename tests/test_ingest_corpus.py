@@ -8,8 +8,8 @@ from pathlib import Path
 
 import duckdb
 
-from edgetui.cli import main
-from edgetui.schema import SCHEMA_VERSION, migrate
+from edgetui.cli.main import main
+from edgetui.store.schema import SCHEMA_VERSION, migrate
 
 
 def _files(corpus: Path) -> list[Path]:
@@ -26,7 +26,7 @@ def test_every_corpus_file_ingests(corpus, tmp_path, capsys):
     assert f"recorded {len(files)} run(s)" in out.out
     c = duckdb.connect(str(db), read_only=True)
     for f in files:
-        from edgetui.ingest import transcript_task_id
+        from edgetui.parsers.transcript_identity import transcript_task_id
 
         key = f"local/{f.stem}/{transcript_task_id(f)}"
         lines = [l for l in f.read_bytes().splitlines() if l.strip()]
@@ -107,8 +107,8 @@ def test_cut_off_streams_interrupted_and_failed_results_are_flagged(corpus, tmp_
     the replay header says the same."""
     import json as _json
 
-    from edgetui import store
-    from edgetui.widgets.header import header_text
+    from edgetui.store import queries as store
+    from edgetui.views.widgets.header import header_text
 
     names = [
         "trackgentic-no-result-event.jsonl",

@@ -1,4 +1,4 @@
-"""A ctrl+c or a kill -9 of ``edgetui ingest`` (edgetui/helper_process.py): a ctrl+c in a terminal
+"""A ctrl+c or a kill -9 of ``edgetui ingest`` (edgetui/parsers/helper_process.py): a ctrl+c in a terminal
 signals the whole foreground process group, the ingest's parsing process and shard too; at any
 moment the ingest says one line (running it again resumes) and exits 130, no traceback, and the
 rerun completes. A kill -9 of the whole group (the ingest, its helpers and multiprocessing's
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from edgetui.db import open_db
+from edgetui.store.database import open_db
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs" / "runs" / "judge-demo-001"
@@ -25,7 +25,7 @@ from test_db_safety import _alive, _big_transcript, _children  # noqa: E402 - af
 from processes import sigint_as_a_terminal_sends_it  # noqa: E402 - after sys.path.insert of tests/ above
 from waits import wait_for  # noqa: E402 - after sys.path.insert of tests/ above
 
-SCRIPT = Path(sys.executable).with_name("edgetui")  # the console script (edgetui.cli:run)
+SCRIPT = Path(sys.executable).with_name("edgetui")  # the console script (edgetui.cli.main:run)
 
 
 def _root(tmp_path: Path, runs: int = 60, mb: int = 40) -> Path:
@@ -65,7 +65,7 @@ def _mapped_sems(pids: list[int]) -> set[int]:
 
 
 def _start(db: Path, root: Path, script: bool) -> subprocess.Popen:
-    cmd = [str(SCRIPT)] if script else [sys.executable, "-m", "edgetui.cli"]
+    cmd = [str(SCRIPT)] if script else [sys.executable, "-m", "edgetui.cli.main"]
     return subprocess.Popen(
         [*cmd, "--db", str(db), "ingest", "-q", str(root)],
         stdout=subprocess.PIPE,
@@ -79,7 +79,7 @@ def _start(db: Path, root: Path, script: bool) -> subprocess.Popen:
 @pytest.mark.timeout(900)  # 20 interrupted ingests, each re-run to its end
 @pytest.mark.slow
 def test_ctrl_c_at_any_moment_says_one_line_exits_130_and_a_rerun_resumes(tmp_path):
-    from edgetui.cli import INTERRUPTED_INGEST
+    from edgetui.cli.main import INTERRUPTED_INGEST
 
     assert SCRIPT.exists(), SCRIPT
     root = _root(tmp_path)
@@ -100,7 +100,7 @@ def test_ctrl_c_at_any_moment_says_one_line_exits_130_and_a_rerun_resumes(tmp_pa
         assert p.returncode == 130, (k, p.returncode, err)
         assert err.splitlines() == [INTERRUPTED_INGEST], (k, err)
         again = subprocess.run(
-            [sys.executable, "-m", "edgetui.cli", "--db", str(db), "ingest", "-q", str(root)],
+            [sys.executable, "-m", "edgetui.cli.main", "--db", str(db), "ingest", "-q", str(root)],
             capture_output=True,
             text=True,
             timeout=300,
@@ -173,7 +173,7 @@ def test_a_ctrl_c_inside_duckdbs_scan_of_a_batch_is_an_interrupt():
     import duckdb
     import pyarrow as pa
 
-    from edgetui.ingest import _is_interrupt
+    from edgetui.record.run_recording import is_interrupt
 
     schema = pa.schema([("a", pa.int64())])
 
@@ -196,5 +196,5 @@ def test_a_ctrl_c_inside_duckdbs_scan_of_a_batch_is_an_interrupt():
             "'_edgetui_batch' failed: KeyboardInterrupt:"
         )
     )
-    assert seen and all(_is_interrupt(e) for e in seen), [str(e)[:200] for e in seen]
-    assert not _is_interrupt(duckdb.InvalidInputException("reading the schema failed: ValueError: x"))
+    assert seen and all(is_interrupt(e) for e in seen), [str(e)[:200] for e in seen]
+    assert not is_interrupt(duckdb.InvalidInputException("reading the schema failed: ValueError: x"))

@@ -1,4 +1,4 @@
-"""A first ingest of many new run directories on two processes (edgetui.ingest_shard) records what
+"""A first ingest of many new run directories on two processes (edgetui.record.ingest_shard) records what
 the one-process ingest records: every table of two real DuckDB files compared with EXCEPT ALL both
 ways, the report's lines in the same order, the progress bytes summed the same. The root: copies of
 the bundled sample runs and the genuine SForge runs (hard links, as bench/bench_scale.py builds
@@ -20,9 +20,9 @@ import duckdb
 import pytest
 from waits import wait_for
 
-import edgetui.ingest_shard as shard_mod
-from edgetui.db import open_db
-from edgetui.ingest import ingest_paths
+import edgetui.record.ingest_shard as shard_mod
+from edgetui.store.database import open_db
+from edgetui.record.ingest import ingest_paths
 from edgetui.parsers.sforge_dir import discover
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -238,7 +238,7 @@ def test_kill9_during_a_sharded_ingest_then_resume(tmp_path):
         return [
             sys.executable,
             "-c",
-            "import sys; from edgetui.cli import main; sys.exit(main(sys.argv[1:]))",
+            "import sys; from edgetui.cli.main import main; sys.exit(main(sys.argv[1:]))",
             "--db",
             str(db),
             "ingest",

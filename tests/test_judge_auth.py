@@ -236,10 +236,10 @@ class _EchoJudge(_Judge):
 
 
 def test_credentials_echoed_by_the_judge_reach_no_message_database_or_screen(tmp_path):
-    from edgetui.db import open_db
+    from edgetui.store.database import open_db
     from edgetui.live.alarms import AlarmSettings
     from edgetui.live.supervisor import Supervisor
-    from edgetui.screens.live_parts import alarm_line, live_status_text
+    from edgetui.views.screens.live_parts import alarm_line, live_status_text
 
     logs = tmp_path / "logs"
     td = logs / "runs" / "run1" / "taskA"

@@ -15,12 +15,12 @@ import time
 
 from rich.console import Console
 
-from edgetui.db import open_db
+from edgetui.store.database import open_db
 from edgetui.live.alarms import AlarmSettings
 from edgetui.live.model import LiveRun
 from edgetui.live.supervisor import Supervisor
-from edgetui.screens.live_parts import grading_text, live_status_text
-from edgetui.widgets.runs_cells import status_text
+from edgetui.views.screens.live_parts import grading_text, live_status_text
+from edgetui.views.widgets.runs_cells import status_text
 
 TOKEN = "q" * 32
 

@@ -30,13 +30,13 @@ from pathlib import Path
 
 import pytest
 
-from edgetui import store
-from edgetui.cli import resolve_run
-from edgetui.db import open_db
-from edgetui.ingest import ingest_paths
+from edgetui.store import queries as store
+from edgetui.cli.run_arguments import resolve_run
+from edgetui.store.database import open_db
+from edgetui.record.ingest import ingest_paths
 from edgetui.live.alarms import AlarmSettings
 from edgetui.live.supervisor import Supervisor
-from replay.cursor import ReplayCursor
+from edgetui.replay.cursor import ReplayCursor
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_runs"
@@ -80,7 +80,7 @@ def test_the_recording_is_complete_and_small():
     agent = [r for r in rounds if r.startswith("agent-")]
     auto = [r for r in rounds if r.startswith("auto-")]
     assert 4 <= len(agent) <= 6 and 1 <= len(auto) <= 2 and len(agent) + len(auto) == len(rounds)
-    for r in rounds:  # the judge's files of §3.2, in every folder
+    for r in rounds:  # the judge's files of docs/sforge-run-folders.md §4.2, in every folder
         names = {p.name for p in (TASK_DIR / "submissions" / r).iterdir()}
         assert {
             "run_instance.log",

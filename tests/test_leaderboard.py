@@ -1,4 +1,4 @@
-"""The leaderboard (replay.analysis.leaderboard, `edgetui leaderboard`): the published open-51
+"""The leaderboard (edgetui.replay.analysis.leaderboard, `edgetui leaderboard`): the published open-51
 EdgeBench tables reproduced from the per-task table, and repeats, -retry, infra-error and sample
 runs on recorded runs."""
 
@@ -12,8 +12,8 @@ import pytest
 from conftest import SHARED_DATA, shared_data_reason
 from runs_factory import HOUR, NOW, ingest, write_run, write_task
 
-from edgetui.cli import main
-from replay.analysis.leaderboard import OVERALL, aggregate, read_task_table
+from edgetui.cli.main import main
+from edgetui.replay.analysis.leaderboard import OVERALL, aggregate, read_task_table
 
 PER_TASK = SHARED_DATA / "edgebench_open51_per_task.csv"
 

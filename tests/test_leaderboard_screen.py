@@ -8,8 +8,8 @@ import pytest
 from runs_factory import ingest
 from waits import pilot_wait_for
 
-from edgetui.app import EdgeTUIApp
-from edgetui.screens.leaderboard import LeaderboardScreen
+from edgetui.views.app import EdgeTUIApp
+from edgetui.views.screens.leaderboard import LeaderboardScreen
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Learning speed and its doubling time (replay.analysis.learning, `edgetui learning-speed`)."""
+"""Learning speed and its doubling time (edgetui.replay.analysis.learning, `edgetui learning-speed`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from conftest import SHARED_DATA, shared_data_reason
 from runs_factory import HOUR, NOW, ingest, write_run, write_task
 
-from edgetui.cli import main
-from replay.analysis.learning import read_speed_table
+from edgetui.cli.main import main
+from edgetui.replay.analysis.learning import read_speed_table
 
 
 def test_table_doubling_time_is_ln2_over_the_slope(capsys):

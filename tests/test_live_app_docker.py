@@ -10,12 +10,12 @@ import pytest
 from test_live_docker import APPEND_LOOP, engine, image, make_run, start_work, token  # noqa: F401 (fixtures)
 from waits import pilot_wait_for
 
-from edgetui.app import EdgeTUIApp, LiveConfig
-from edgetui.screens.confirm import ConfirmScreen
-from edgetui.screens.live_run import LiveRunScreen
-from edgetui.screens.runs import RunsScreen
-from edgetui.widgets.event_list import EventList
-from edgetui.widgets.runs_table import RunsTable
+from edgetui.views.app import EdgeTUIApp, LiveConfig
+from edgetui.views.screens.confirm import ConfirmScreen
+from edgetui.views.screens.live_run import LiveRunScreen
+from edgetui.views.screens.runs import RunsScreen
+from edgetui.views.widgets.event_list import EventList
+from edgetui.views.widgets.runs_table import RunsTable
 
 
 async def _until(pilot, pred, timeout: float = 15.0, what: str = "condition"):

@@ -11,10 +11,10 @@ import pytest
 from test_live_app_docker import _rows, _until
 from test_live_core import init_line, log_line, make_run, text_line
 
-from edgetui.app import EdgeTUIApp, LiveConfig
-from edgetui.db import open_db
-from edgetui.screens.picker import PickerScreen
-from edgetui.screens.runs import AlarmsScreen, RunsScreen
+from edgetui.views.app import EdgeTUIApp, LiveConfig
+from edgetui.store.database import open_db
+from edgetui.views.screens.picker import PickerScreen
+from edgetui.views.screens.runs import AlarmsScreen, RunsScreen
 
 
 @pytest.fixture(autouse=True)
@@ -97,7 +97,7 @@ async def test_picker_behind_the_runs_screen_lists_runs_that_appeared_later(tmp_
 
         assert picker.query_one(DataTable).row_count == len(picker.shown) >= 1
         # Enter on a watched run opens it live (not a static replay); F2 leads back to the live runs
-        from edgetui.screens.live_run import LiveRunScreen
+        from edgetui.views.screens.live_run import LiveRunScreen
 
         row = next(i for i, r in enumerate(picker.shown) if r.get("run_id") == "late1")
         picker.query_one(DataTable).move_cursor(row=row)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from waits import inotify_watched, wait_for
 
-from edgetui.db import open_db
+from edgetui.store.database import open_db
 from edgetui.live.alarms import AlarmSettings, evaluate, load_settings, RunFacts
 from edgetui.live.judge import JudgePoller, classify_history
 from edgetui.live.supervisor import Supervisor
@@ -253,7 +253,7 @@ def test_a_call_read_with_its_timed_result_is_never_listed_after_it(env):
     """Claude Code writes a tool_result with its own timestamp right after the untimed tool_use:
     read together, the call's observed time (the read's) is lowered to the result's recorded one,
     so the timeline keeps the file's order; a stale recorded time (a copied line) lowers nothing."""
-    from edgetui import store
+    from edgetui.store import queries as store
 
     root, conn, clock, mk = env
     td = make_run(root, transcript=[init_line(), text_line(1)])
@@ -466,7 +466,7 @@ def test_tail_keeps_one_handle_per_file_and_the_bytes_before_the_cursor(env):
 
 def test_tail_closes_the_least_recently_read_handle_beyond_max_open(tmp_path):
     from edgetui.live.tail import Tailer, TailSource
-    from edgetui.recorder import Recorder
+    from edgetui.record.recorder import Recorder
 
     conn = open_db(tmp_path / "h.duckdb")
     tailer = Tailer(Recorder(conn), max_open=2)
@@ -1276,7 +1276,7 @@ def test_lines_present_at_first_sight_spread_up_to_the_transcripts_last_write(en
 
 
 def test_live_refresh_rereads_only_changed_submission_folders_and_matches_an_offline_ingest(env, tmp_path, monkeypatch):
-    from edgetui.ingest import ingest_paths
+    from edgetui.record.ingest import ingest_paths
     from edgetui.parsers import sforge_dir as sd
 
     root, conn, clock, mk = env
@@ -1296,9 +1296,9 @@ def test_live_refresh_rereads_only_changed_submission_folders_and_matches_an_off
     read: list[str] = []
     from edgetui.parsers import sforge_submissions as subs_mod
 
-    real = subs_mod._folder_events  # what reads a folder's files into events (the cache skips it)
+    real = subs_mod.folder_events  # what reads a folder's files into events (the cache skips it)
     monkeypatch.setattr(
-        subs_mod, "_folder_events", lambda d, recs, off: read.extend(r.round for r in recs) or real(d, recs, off)
+        subs_mod, "folder_events", lambda d, recs, off: read.extend(r.round for r in recs) or real(d, recs, off)
     )
     sup = mk()
     sup.poll_once()
@@ -1324,7 +1324,7 @@ def test_live_refresh_rereads_only_changed_submission_folders_and_matches_an_off
     assert sorted(read) == ["agent-2", "agent-6"]
     assert r.best_display == pytest.approx(90.0)
     # the same submission events as recording the directory offline
-    monkeypatch.setattr(sd, "_folder_events", real)
+    monkeypatch.setattr(sd, "folder_events", real)
     off = open_db(tmp_path / "offline.duckdb")
     ingest_paths(off, [root])
     q = (
@@ -1363,7 +1363,7 @@ def test_tail_commit_plain_insert_then_or_ignore_on_a_key_conflict(tmp_path):
     restart from an older cursor) is redone with INSERT OR IGNORE: the new rows land, none twice."""
     from edgetui.events import Event
     from edgetui.live.tail import Tailer
-    from edgetui.recorder import Recorder
+    from edgetui.record.recorder import Recorder
 
     conn = open_db(tmp_path / "t.duckdb")
     tailer = Tailer(Recorder(conn))

@@ -25,7 +25,7 @@ docker = pytest.importorskip("docker")
 import waits  # noqa: E402 - after pytest.importorskip("docker") above
 from docker_images import build_busybox_image, remove_containers, remove_image  # noqa: E402 - after pytest.importorskip("docker") above
 
-from edgetui.db import open_db  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.store.database import open_db  # noqa: E402 - after pytest.importorskip("docker") above
 from edgetui.live.alarms import AlarmSettings  # noqa: E402 - after pytest.importorskip("docker") above
 from edgetui.live.supervisor import Supervisor  # noqa: E402 - after pytest.importorskip("docker") above
 

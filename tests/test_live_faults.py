@@ -52,7 +52,7 @@ def _events(conn, key, source="agent_output.txt"):
 def _offline(tmp_path, td) -> list[tuple]:
     db = tmp_path / "offline.duckdb"
     r = subprocess.run(
-        [sys.executable, "-m", "edgetui.cli", "--db", str(db), "ingest", "-q", str(td)],
+        [sys.executable, "-m", "edgetui.cli.main", "--db", str(db), "ingest", "-q", str(td)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -147,7 +147,7 @@ def test_a_fifo_named_agent_output_never_hangs_the_supervisor_nor_the_ingest(env
     )
     assert sum("not a regular file" in m for _, m in sup.notes) == 1
     r = subprocess.run(
-        [sys.executable, "-m", "edgetui.cli", "--db", str(tmp_path / "o.duckdb"), "ingest", "-q", str(td)],
+        [sys.executable, "-m", "edgetui.cli.main", "--db", str(tmp_path / "o.duckdb"), "ingest", "-q", str(td)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -230,7 +230,7 @@ def test_live_times_use_the_runs_own_offset_and_agree_with_offline(env, tmp_path
     with open(log, "a") as f:
         f.write(_ist_line(t0 + 30, "INFO", "Container started: sforge.run.taskA.tz"))
     sup.poll_once()
-    # started_at: local ISO time (the runner's) + epoch (sforge-format.md §2)
+    # started_at: local ISO time (the runner's) + epoch (docs/sforge-run-folders.md §3.4.3)
     local = _dt.datetime.fromtimestamp(t0 + 40, _dt.timezone(_dt.timedelta(hours=5, minutes=30)))
     (td / "started_at").write_text(local.strftime("%Y-%m-%dT%H:%M:%S") + "\n" + f"{t0 + 40:.3f}\n")
     with open(log, "a") as f:
@@ -248,7 +248,7 @@ def test_live_times_use_the_runs_own_offset_and_agree_with_offline(env, tmp_path
     sup.close()
     db = tmp_path / "offline.duckdb"
     r = subprocess.run(
-        [sys.executable, "-m", "edgetui.cli", "--db", str(db), "ingest", "-q", str(td)],
+        [sys.executable, "-m", "edgetui.cli.main", "--db", str(db), "ingest", "-q", str(td)],
         capture_output=True,
         text=True,
         timeout=120,

@@ -10,11 +10,11 @@ import pytest
 from test_live_screens import LiveApp, open_selected_run, post_runs, runs_home, snapshot, wait_for
 from test_live_screens import db  # noqa: F401 - a pytest fixture, found by its name
 
-from edgetui.db import open_db
-from edgetui.recorder import Recorder
+from edgetui.store.database import open_db
+from edgetui.record.recorder import Recorder
 from edgetui.records import TaskInfo
-from edgetui.widgets import RunHeader
-from edgetui.widgets.header import header_text
+from edgetui.views.widgets import RunHeader
+from edgetui.views.widgets.header import header_text
 
 
 def _rescaled(path):
@@ -102,7 +102,7 @@ async def test_runs_screen_shows_the_selected_live_runs_forecast(db):
 def _forecast_cells(screen) -> dict[str, str]:
     from test_live_screens import col
 
-    t = screen.query_one(__import__("edgetui.widgets.runs_table", fromlist=["RunsTable"]).RunsTable)
+    t = screen.query_one(__import__("edgetui.views.widgets.runs_table", fromlist=["RunsTable"]).RunsTable)
     if "forecast" not in t.columns:
         return {}
     return dict(zip(t.run_keys, col(screen, "forecast")))
@@ -146,7 +146,7 @@ async def test_runs_screen_forecast_column_for_every_live_run(db):
 async def test_forecast_selected_line_at_80_columns_and_no_sideways_scroll(db):
     from textual.widgets import Static
 
-    from edgetui.widgets.runs_table import RunsTable
+    from edgetui.views.widgets.runs_table import RunsTable
 
     path, writers = db
     _rescaled(path)
@@ -234,7 +234,7 @@ async def test_forecast_prior_is_fitted_in_the_background_then_swaps(db, monkeyp
 
     from textual.widgets import Static
 
-    import edgetui.priors as priors
+    import edgetui.analysis.forecast_prior as priors
 
     path, writers = db
     _rescaled(path)
@@ -310,7 +310,7 @@ async def test_runs_screen_sorts_by_the_forecast_column(db):
         vals = {w.rk: screen.forecasts[w.rk]["value"] for w in (gw, sat)}
         assert vals[gw.rk] != vals[sat.rk]
         want = sorted(vals, key=vals.get)
-        t = screen.query_one(__import__("edgetui.widgets.runs_table", fromlist=["RunsTable"]).RunsTable)
+        t = screen.query_one(__import__("edgetui.views.widgets.runs_table", fromlist=["RunsTable"]).RunsTable)
         assert t.run_keys == [*want, old.rk]
         assert "▲" in str(t.columns["forecast"].label)
         await pilot.press("S")

@@ -120,7 +120,7 @@ def test_20_run_folders_deleted_and_made_again_lose_nothing(env):
 
 def _ingest(db: Path, root: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "edgetui.cli", "--db", str(db), "ingest", str(root)],
+        [sys.executable, "-m", "edgetui.cli.main", "--db", str(db), "ingest", str(root)],
         capture_output=True,
         text=True,
         timeout=300,

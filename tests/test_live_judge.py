@@ -37,7 +37,7 @@ requests = pytest.importorskip("requests")
 from docker_images import JUDGE_EXTRAS, build_busybox_image, remove_containers, remove_image  # noqa: E402 - after pytest.importorskip("docker") above
 from waits import wait_for  # noqa: E402 - after pytest.importorskip("docker") above
 
-from edgetui.db import open_db  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.store.database import open_db  # noqa: E402 - after pytest.importorskip("docker") above
 from edgetui.live.alarms import AlarmSettings  # noqa: E402 - after pytest.importorskip("docker") above
 from edgetui.live.supervisor import Supervisor  # noqa: E402 - after pytest.importorskip("docker") above
 

@@ -2,7 +2,7 @@
 (pinned to now, incremental reload, "N new", submissions), container actions behind a confirmation,
 layouts at 80×24 and 160×48.
 
-Data: runs written with the real :class:`edgetui.recorder.Recorder` into a DuckDB file, and
+Data: runs written with the real :class:`edgetui.record.recorder.Recorder` into a DuckDB file, and
 :class:`edgetui.live.model.LiveRun` snapshots handed to the screens in :class:`RunsUpdated`
 messages, as the supervisor's worker will. Container effects go to a recording fake
 (:class:`FakeActions`); the real Docker effects are the live core's tests.
@@ -21,17 +21,30 @@ from textual.app import App
 
 from waits import pilot_wait_for as wait_for
 
-from edgetui import store
-from edgetui.db import close_when_idle, open_db
+from edgetui.store import queries as store
+from edgetui.store.database import close_when_idle, open_db
 from edgetui.events import Event, Usage
-from edgetui.live.model import Alarm, ContainerInfo, LiveRun
-from edgetui.recorder import Recorder
+from edgetui.hosts.container_info import ContainerInfo
+from edgetui.live.model import Alarm, LiveRun
+from edgetui.record.recorder import Recorder
 from edgetui.records import RunInfo, TaskInfo, make_run_key
-from edgetui.screens.confirm import ChoiceScreen, ConfirmScreen
-from edgetui.screens.live_run import LiveRunScreen, SubmissionsTable, SupervisorActions, load_increment, tail_start
-from edgetui.screens.runs import AlarmsScreen, RunsScreen, RunsUpdated, dispatch_events_recorded, dispatch_runs_updated
-from edgetui.widgets import EventList, RunHeader, ScoreChart
-from edgetui.widgets.runs_table import (
+from edgetui.views.screens.confirm import ChoiceScreen, ConfirmScreen
+from edgetui.views.screens.live_run import (
+    LiveRunScreen,
+    SubmissionsTable,
+    SupervisorActions,
+    load_increment,
+    tail_start,
+)
+from edgetui.views.screens.runs import (
+    AlarmsScreen,
+    RunsScreen,
+    RunsUpdated,
+    dispatch_events_recorded,
+    dispatch_runs_updated,
+)
+from edgetui.views.widgets import EventList, RunHeader, ScoreChart
+from edgetui.views.widgets.runs_table import (
     COLUMNS,
     RunsTable,
     budget_bar,
@@ -1059,7 +1072,7 @@ async def test_help_scrolls_when_the_terminal_is_short(db):
     """At 80x24 the runs keys do not fit: the help overlay scrolls with the keys (it used to be cut)."""
     from textual.containers import VerticalScroll
 
-    from edgetui.screens.replay import HelpScreen
+    from edgetui.views.screens.replay import HelpScreen
 
     path, writers = db
     app = LiveApp(path)
@@ -1170,7 +1183,7 @@ async def test_snapshot_reads_again_only_when_the_run_changed(db):
 async def test_header_tokens_follow_new_lines_within_the_header_refresh(db, monkeypatch):
     """Reads of tailed lines keep the header for HEADER_REFRESH_S at most: an idle read (nothing new)
     must not count as the header's refresh (seen in a trial: tokens frozen while dollars moved)."""
-    import edgetui.screens.live_run as lr
+    import edgetui.views.screens.live_run as lr
 
     monkeypatch.setattr(lr, "HEADER_REFRESH_S", 0.3)
     path, writers = db
@@ -1271,7 +1284,7 @@ async def test_short_terminal_collapses_the_empty_chart_until_the_first_graded_s
     """At 80x24 an empty chart took 9 of the 24 rows from the events: with nothing graded yet the
     top area collapses (the status line says c shows the chart), c brings it back and keeps it,
     and in a collapsed view the first graded submission brings it back by itself."""
-    from edgetui.widgets import ScoreChart
+    from edgetui.views.widgets import ScoreChart
 
     path, writers = db
     app = LiveApp(path)
@@ -1316,7 +1329,7 @@ async def test_short_terminal_collapses_the_empty_chart_until_the_first_graded_s
 def test_the_live_line_says_when_the_runs_host_is_not_up():
     """A remote run whose host is down says so on the live run screen's line (its quiet is the
     connection's), with the host's mark; up, or a local run, adds nothing."""
-    from edgetui.screens.live_parts import live_status_text
+    from edgetui.views.screens.live_parts import live_status_text
 
     r = LiveRun(
         run_key="gpu16/r/t",

@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from edgetui.db import open_db
+from edgetui.store.database import open_db
 from edgetui.live.alarms import AlarmSettings
 from edgetui.live.supervisor import FIRST_SHOW_RUNS, Supervisor
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from edgetui.cli import main
-from edgetui.db import open_db
-from edgetui.moments import list_moments, load_series, rebuild_moments
-from replay.moments import (
+from edgetui.cli.main import main
+from edgetui.store.database import open_db
+from edgetui.record.moments_table import list_moments, load_series, rebuild_moments
+from edgetui.replay.moments import (
     DEFAULT_PARAMS,
     BehaviourEvent,
     behaviour_cycles,
@@ -24,14 +24,14 @@ from replay.moments import (
     detect_reframing,
     graded_series,
 )
-from replay.selection import best_so_far, entry_from_submission
+from edgetui.replay.selection import best_so_far, entry_from_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 GW_TRUTH = ROOT / "sample_runs" / "_truth" / "opus48-edge-3-20260312005800__gw_signal_search.json"
 
 
 def _sub(rnd, t, score, *, kind="agent", runtime=60.0, status="graded", pass_rate=None):
-    # as edgetui.ingest writes it: submitted at t, the result known (submissions.t) a runtime later
+    # as edgetui.record.ingest writes it: submitted at t, the result known (submissions.t) a runtime later
     return {
         "round": rnd,
         "kind": kind,
@@ -230,8 +230,8 @@ def test_moments_work_while_another_process_holds_the_database(tmp_path, capsys)
     db = tmp_path / "h.duckdb"
     assert main(["--db", str(db), "samples", "-q"]) == 0
     code = (
-        "import sys,time;from edgetui.db import open_db,HolderServer;"
-        f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(60)"
+        "import sys,time;from edgetui.store.database import open_db;from edgetui.record.forget_and_tag import holder_server;"
+        f"c=open_db({str(db)!r});h=holder_server(c,{str(db)!r});print('ready',flush=True);time.sleep(60)"
     )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
@@ -249,7 +249,7 @@ def test_moments_work_while_another_process_holds_the_database(tmp_path, capsys)
 
 
 def test_a_database_of_version_5_gains_the_moments_table_and_the_annotation_columns(tmp_path):
-    from edgetui.schema import MIGRATIONS, SCHEMA_VERSION
+    from edgetui.store.schema import MIGRATIONS, SCHEMA_VERSION
 
     assert SCHEMA_VERSION >= 6
     c = duckdb.connect(str(tmp_path / "v5.duckdb"))
@@ -270,8 +270,8 @@ def test_a_database_of_version_5_gains_the_moments_table_and_the_annotation_colu
 
 
 def test_online_moments_grow_with_the_run_and_end_where_the_batch_detection_does(tmp_path):
-    from edgetui.moments import _graded_inputs, detect_run, load_behaviour, online_start, online_step
-    from replay.moments import OnlineMoments
+    from edgetui.record.moments_table import _graded_inputs, detect_run, load_behaviour, online_start, online_step
+    from edgetui.replay.moments import OnlineMoments
 
     db = tmp_path / "o.duckdb"
     assert main(["--db", str(db), "samples", "-q"]) == 0
@@ -326,7 +326,7 @@ def test_online_series_resumed_from_the_first_changed_row_equals_the_whole_serie
     row that changed; after every kind of change (a new result, a late result sorting in before
     others, a regrade, a row's components or judge event arriving, pass-rate-first ties) it must be
     graded_series of the same rows."""
-    from replay.moments import OnlineMoments
+    from edgetui.replay.moments import OnlineMoments
 
     rng = random.Random(7)
     for selection, direction in (
@@ -373,8 +373,8 @@ def test_online_series_resumed_from_the_first_changed_row_equals_the_whole_serie
 def test_a_file_stamped_8_without_the_moments_table_gets_it(tmp_path):
     """A build in which schema version 6 was still empty stamped files 7 / 8 without the moments
     table: version 9 applies version 6's statements again (idempotent)."""
-    from edgetui.db import open_db
-    from edgetui.schema import SCHEMA_VERSION
+    from edgetui.store.database import open_db
+    from edgetui.store.schema import SCHEMA_VERSION
 
     p = tmp_path / "old.duckdb"
     c = open_db(p)

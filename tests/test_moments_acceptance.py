@@ -1,7 +1,7 @@
 """Acceptance of the reframing-moment detector on generated gravitational-wave-like runs.
 
 The generator (``sample_runs/generate.py --moment-runs``) was frozen first (its SHA-256 is in
-docs/moments.md and checked here); the detector's parameters (``replay.moments.DEFAULT_PARAMS``)
+docs/moments.md and checked here); the detector's parameters (``edgetui.replay.moments.DEFAULT_PARAMS``)
 were tuned on seeds 101-118 (controls 107, 108) and on the earlier test sets docs/moments.md
 lists; the seeds below were chosen after the last change (of the generator: its runs gained
 submission archives) and never used for tuning.
@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from edgetui.db import open_db
-from edgetui.ingest import ingest_paths
-from edgetui.moments import detect_run, load_series
+from edgetui.store.database import open_db
+from edgetui.record.ingest import ingest_paths
+from edgetui.record.moments_table import detect_run, load_series
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_SEEDS = (10313, 10427, 10531, 10639, 10753)
@@ -101,7 +101,7 @@ def test_a_smooth_control_run_reports_at_most_one_moment(generated, seed):
 
 
 def test_the_why_of_each_planted_moment_diffs_the_generated_archives(generated):
-    from edgetui.why import why_of
+    from edgetui.analysis.why_new_best import why_of
 
     conn, truths = generated
     truth = next(t for t in truths if t["seed"] == TEST_SEEDS[0])

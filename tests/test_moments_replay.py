@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from rich.text import Text
 
-from edgetui.app import EdgeTUIApp
-from edgetui.cli import main
-from edgetui.screens.replay import MomentsScreen, ReplayScreen
-from edgetui.widgets import ScoreChart
-from edgetui.widgets.chart import MOMENT_MARKER
+from edgetui.views.app import EdgeTUIApp
+from edgetui.cli.main import main
+from edgetui.views.screens.replay import MomentsScreen, ReplayScreen
+from edgetui.views.widgets import ScoreChart
+from edgetui.views.widgets.chart import MOMENT_MARKER
 
 from test_replay_app import loaded, wait_for
 
@@ -117,12 +117,12 @@ async def test_L_annotates_the_selected_moment_on_its_judge_result(sample_db):
         # L again on the annotated moment: its label and note to edit
         await wait_for(pilot, lambda: eid in screen._annotations)
         # the detail pane shows the annotation of the selected event (it said nothing before)
-        from edgetui.widgets import EventDetail
+        from edgetui.views.widgets import EventDetail
 
         def pane() -> str:
             from rich.console import Console
 
-            from edgetui.widgets.detail import render_detail
+            from edgetui.views.widgets.detail import render_detail
 
             con = Console(width=100, record=True, file=open("/dev/null", "w"))
             con.print(render_detail(screen.query_one(EventDetail).detail))
@@ -159,7 +159,7 @@ async def test_L_annotates_the_selected_moment_on_its_judge_result(sample_db):
 
 @pytest.mark.asyncio
 async def test_the_moments_queue_steps_through_unlabelled_moments_across_runs(tmp_path):
-    from edgetui.screens.moments import QueueScreen
+    from edgetui.views.screens.moments import QueueScreen
 
     db = tmp_path / "q.duckdb"
     assert main(["--db", str(db), "samples", "-q"]) == 0
@@ -195,7 +195,7 @@ async def test_the_moments_queue_steps_through_unlabelled_moments_across_runs(tm
 async def test_the_live_run_screen_marks_the_moments_found_online(sample_db):
     import time
 
-    from edgetui.screens.live_run import LiveRunScreen
+    from edgetui.views.screens.live_run import LiveRunScreen
 
     rounds = [m["round"] for m in json.loads(GW_TRUTH.read_text())["reframing_moments"]]
     app = EdgeTUIApp(sample_db)

@@ -1,4 +1,4 @@
-"""The paged timeline (edgetui/paged.py) against the whole-run Arrow timeline (edgetui/timeline.py),
+"""The paged timeline (edgetui/store/timeline_pages.py) against the whole-run Arrow timeline (edgetui/store/timeline_columns.py),
 through ReplayCursor, on real DuckDB files: the same order, marks, folds, depths, moves and search
 matches, while holding only times and marks (pages read on demand)."""
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from edgetui import store
-from edgetui.paged import PAGE, PagedTimeline, first_page, load_index
-from edgetui.timeline import run_timeline
-from replay.cursor import ReplayCursor
+from edgetui.store import queries as store
+from edgetui.store.timeline_pages import PAGE, PagedTimeline, first_page, load_index
+from edgetui.store.timeline_columns import run_timeline
+from edgetui.replay.cursor import ReplayCursor
 from test_replay_cursor import build_synthetic_run
 
 
@@ -91,9 +91,9 @@ def test_same_moves_and_search(run):
 def test_tied_times_are_ordered_by_the_full_key(tmp_path):
     """Events sharing a time (a record's content blocks, a log line and a transcript line at the same
     anchor) are placed by segment, source rank, offset and sub, as the whole-run read orders them."""
-    from edgetui.db import open_db
+    from edgetui.store.database import open_db
     from edgetui.events import Event
-    from edgetui.recorder import Recorder
+    from edgetui.record.recorder import Recorder
 
     db = tmp_path / "tie.duckdb"
     conn = open_db(db)
@@ -132,8 +132,8 @@ def test_tied_times_are_ordered_by_the_full_key(tmp_path):
 
 def test_same_folds_on_a_real_transcript(tmp_path):
     from conftest import need_corpus
-    from edgetui.db import open_db
-    from edgetui.ingest import ingest_paths
+    from edgetui.store.database import open_db
+    from edgetui.record.ingest import ingest_paths
 
     files = sorted(need_corpus().rglob("*.jsonl"))
     db = tmp_path / "f.duckdb"
@@ -152,7 +152,7 @@ def test_same_folds_on_a_real_transcript(tmp_path):
             if a.row_folded(r):
                 i = a.row_event(r)
                 heads: dict = {}
-                from replay.fold import fold_head
+                from edgetui.replay.fold import fold_head
 
                 for j in range(i, i + a.row_folded(r)):
                     h = fold_head(a.summary[j] or "")
@@ -233,9 +233,9 @@ def test_first_page_of_matches_then_the_rest_are_every_match(run, data):
 def test_first_page_of_matches_with_tied_times(tmp_path):
     """A page cut inside a group of events sharing a time holds every match of that time (its cover
     ends after the group), in the full key's order."""
-    from edgetui.db import open_db
+    from edgetui.store.database import open_db
     from edgetui.events import Event
-    from edgetui.recorder import Recorder
+    from edgetui.record.recorder import Recorder
 
     db = tmp_path / "tie.duckdb"
     conn = open_db(db)

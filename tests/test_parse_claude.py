@@ -20,15 +20,13 @@ from hypothesis import strategies as st
 from edgetui.events import Event, Kind
 from edgetui.parsers.base import iter_lines
 from edgetui.parsers.claude import (
-    FORMATS,
-    ClaudeSessionParser,
     ClaudeStreamParser,
     content_text,
-    detect_claude_format,
     parse_sforge_submit_output,
     parse_timestamp,
     sforge_submit_mode,
 )
+from edgetui.parsers.claude_session import FORMATS, ClaudeSessionParser, detect_claude_format
 
 from conftest import SHARED_DATA as DATA, shared_data_reason  # (../shared/data or EDGETUI_SHARED_DATA)
 
@@ -528,9 +526,9 @@ def test_second_init_without_marker_starts_segment_1():
 def test_concatenated_sessions_without_results_flag_the_run_incomplete(tmp_path):
     """A file of two sessions, the first without its result (cut off, then a new session appended):
     the run is flagged incomplete, in runs and in the replay header's flags (one SQL expression)."""
-    from edgetui.db import open_db
-    from edgetui.ingest import ingest_paths
-    from edgetui.store import transcript_flags
+    from edgetui.store.database import open_db
+    from edgetui.record.ingest import ingest_paths
+    from edgetui.store.queries import transcript_flags
 
     res = {
         "type": "result",

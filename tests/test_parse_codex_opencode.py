@@ -385,7 +385,8 @@ def test_detect_format_synthetic():
 
 
 def test_parser_for_every_format():
-    from edgetui.parsers.claude import ClaudeSessionParser, ClaudeStreamParser
+    from edgetui.parsers.claude import ClaudeStreamParser
+    from edgetui.parsers.claude_session import ClaudeSessionParser
 
     want = {
         "claude_stream": ClaudeStreamParser,

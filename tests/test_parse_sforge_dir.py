@@ -929,8 +929,8 @@ def test_read_submissions_cache_rereads_changed_folders_only(tmp_path, monkeypat
     read = []
     from edgetui.parsers import sforge_submissions as subs_mod
 
-    real = subs_mod._read_report_folder
-    monkeypatch.setattr(subs_mod, "_read_report_folder", lambda e, r: read.append(e.name) or real(e, r))
+    real = subs_mod.read_report_folder
+    monkeypatch.setattr(subs_mod, "read_report_folder", lambda e, r: read.append(e.name) or real(e, r))
     cache: dict = {}
     first = sd.read_submissions(td, cache=cache)
     assert sorted(read) == ["agent-1", "agent-2", "agent-3"]
@@ -999,7 +999,7 @@ def test_judge_log_parser_builds_only_kept_events(tmp_path: Path, cut) -> None:
             or str(e.data.get("message", "")).startswith(JUDGE_KEPT_PREFIXES)
         )
 
-    got = sd._instance_log(entry, "submissions/agent-1", OFFSET)
+    got = sd.instance_log(entry, "submissions/agent-1", OFFSET)
     assert [e for e in got.events if kept(e)] == [e for e in full if kept(e)]
     assert any(kept(e) for e in full) and len(got.events) < len(full)
     timed = [e for e in full if e.t is not None and e.kind != Kind.PARSE_ERROR]

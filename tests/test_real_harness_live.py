@@ -41,7 +41,7 @@ import pytest
 
 docker = pytest.importorskip("docker")
 
-from edgetui.db import open_db  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.store.database import open_db  # noqa: E402 - after pytest.importorskip("docker") above
 from edgetui.live.alarms import AlarmSettings  # noqa: E402 - after pytest.importorskip("docker") above
 from edgetui.live.supervisor import Supervisor  # noqa: E402 - after pytest.importorskip("docker") above
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from edgetui.cli import main
-from edgetui.db import DatabaseBusy, open_db
+from edgetui.cli.main import main
+from edgetui.store.database import DatabaseBusy, open_db
 
 from helpers_stream import stream_lines
 
@@ -74,7 +74,7 @@ def test_kill9_then_resume_equals_uninterrupted(tmp_path):
     killed = tmp_path / "killed.duckdb"
     assert main(["--db", str(clean), "ingest", "-q", str(f)]) == 0
     env = dict(os.environ, EDGETUI_BATCH_EVENTS="500")
-    code = f"from edgetui.cli import main; main(['--db', {str(killed)!r}, 'ingest', '-q', {str(f)!r}])"
+    code = f"from edgetui.cli.main import main; main(['--db', {str(killed)!r}, 'ingest', '-q', {str(f)!r}])"
     kills = 0
     for delay in (1.2, 2.0):
         p = subprocess.Popen([sys.executable, "-c", code], env=env)
@@ -232,8 +232,8 @@ def test_second_process_reads_through_holder(tmp_path, db_path, capsys):
     assert main(["--db", str(db_path), "ingest", "-q", str(f)]) == 0
     capsys.readouterr()
     holder_code = (
-        "import sys,time;from edgetui.db import open_db,HolderServer;"
-        f"c=open_db({str(db_path)!r});h=HolderServer(c,{str(db_path)!r});print('ready',flush=True);time.sleep(60)"
+        "import sys,time;from edgetui.store.database import open_db;from edgetui.record.forget_and_tag import holder_server;"
+        f"c=open_db({str(db_path)!r});h=holder_server(c,{str(db_path)!r});print('ready',flush=True);time.sleep(60)"
     )
     p = subprocess.Popen([sys.executable, "-c", holder_code], stdout=subprocess.PIPE, text=True)
     try:
@@ -296,7 +296,7 @@ def _same_events(multi: Path, single: Path):
 
 def test_parsing_process_gives_the_same_rows(tmp_path, monkeypatch):
     """Big transcripts are parsed in a second process; the rows must be identical."""
-    import edgetui.ingest as ingest_mod
+    import edgetui.record.line_recording as ingest_mod
 
     f = _big_transcript(tmp_path / "mid.jsonl", 800)
     single = tmp_path / "single.duckdb"
@@ -337,11 +337,11 @@ def test_parsing_process_gives_the_same_rows(tmp_path, monkeypatch):
 
 
 def test_prewarmed_parsing_process(tmp_path, monkeypatch):
-    """``edgetui ingest BIG_FILE`` starts the parsing process before its imports (edgetui/prewarm.py);
+    """``edgetui ingest BIG_FILE`` starts the parsing process before its imports (edgetui/parsers/spare_parsing_process.py);
     the ingest takes that one (the same rows as one process), and one left untaken (nothing to read
     this time) is stopped when the command ends."""
-    import edgetui.ingest as ingest_mod
-    from edgetui import prewarm
+    import edgetui.record.line_recording as ingest_mod
+    from edgetui.parsers import spare_parsing_process as prewarm
 
     f = _big_transcript(tmp_path / "mid.jsonl", 400)
     single, multi = tmp_path / "single.duckdb", tmp_path / "multi.duckdb"
@@ -371,7 +371,7 @@ def test_prewarmed_parsing_process(tmp_path, monkeypatch):
 def test_growing_file_reingested_loses_nothing(tmp_path, monkeypatch, mp):
     """A transcript copied while it was being written ends mid-line; ingesting the complete file
     later must give exactly the rows of ingesting the complete file once."""
-    import edgetui.ingest as ingest_mod
+    import edgetui.record.line_recording as ingest_mod
 
     if mp:
         monkeypatch.setattr(ingest_mod, "MP_MIN_BYTES", 1)
@@ -398,7 +398,7 @@ def test_close_when_idle_waits_for_a_cursor_mid_query_and_then_closes(tmp_path):
 
     import duckdb
 
-    from edgetui.db import close_when_idle
+    from edgetui.store.database import close_when_idle
 
     conn = duckdb.connect(str(tmp_path / "busy.duckdb"))
     started, result = threading.Event(), {}
@@ -427,7 +427,7 @@ def test_batch_new_run_row_written_once_with_its_final_columns(tmp_path):
     (at the commit), with every column as the separate statements would have left it; a rollback
     leaves no row and the run is new again afterwards."""
     from edgetui.records import RunInfo
-    from edgetui.recorder import Recorder
+    from edgetui.record.recorder import Recorder
 
     conn = open_db(tmp_path / "b.duckdb")
     rec = Recorder(conn)

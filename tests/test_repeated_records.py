@@ -3,7 +3,7 @@
 After a resume, Claude Code can start a new session file Y with copies of an earlier file X's
 records (the same uuids and message ids under a new session id). Recorded into one database,
 tokens, dollars, messages and tool calls count them once, in the run ranked first (first
-timestamp, then path), whatever the order of the ingests (edgetui/repeats.py).
+timestamp, then path), whatever the order of the ingests (edgetui/store/repeated_records.py).
 
 The inputs are built at test time from a real Claude Code session file of the shared corpus
 (``B/willitrain-windows-2.1.22.jsonl``, 714 records with usage): X is the file as it is; Y is its
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from edgetui.cli import main
-from edgetui.db import open_db
+from edgetui.cli.main import main
+from edgetui.store.database import open_db
 
 from conftest import CORPUS, shared_data_reason
 
@@ -137,7 +137,7 @@ def test_one_ingest_of_both_files_gives_the_same_totals_as_two(tmp_path):
 
 def test_replay_header_tokens_leave_out_the_repeated_records(tmp_path):
     """The replay header's token figures agree with the runs row (both leave the copies out)."""
-    from edgetui import store
+    from edgetui.store import queries as store
 
     f = _files(tmp_path, restamp=True)
     db = tmp_path / "h.duckdb"

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from edgetui import store
-from edgetui.app import EdgeTUIApp
-from edgetui.db import open_db
-from edgetui.screens.picker import PickerScreen
-from edgetui.screens.replay import HelpScreen, ReplayScreen
-from edgetui.widgets import EventDetail, EventList, RunHeader, ScoreChart
-from replay.cursor import ReplayCursor
+from edgetui.store import queries as store
+from edgetui.views.app import EdgeTUIApp
+from edgetui.store.database import open_db
+from edgetui.views.screens.picker import PickerScreen
+from edgetui.views.screens.replay import HelpScreen, ReplayScreen
+from edgetui.views.widgets import EventDetail, EventList, RunHeader, ScoreChart
+from edgetui.replay.cursor import ReplayCursor
 
 from test_replay_cursor import SYNTH_BEST, build_synthetic_run
 from waits import pilot_wait_for as wait_for
@@ -425,8 +425,8 @@ async def test_event_list_time_column_fits_runs_past_999_hours_and_before_their_
     start) widen the time column for every row, so the kind column stays aligned."""
     from textual.app import App, ComposeResult
 
-    from edgetui.store import EventColumns
-    from replay.cursor import ReplayCursor
+    from edgetui.store.queries import EventColumns
+    from edgetui.replay.cursor import ReplayCursor
 
     start = 1_767_225_600.0
     offs = [-5014 * 3600.0 - 5, 10.0, 6345 * 3600.0 + 49]
@@ -467,8 +467,8 @@ async def test_event_list_grows_without_a_screen_layout_and_scrolls_to_new_rows_
     still gets a layout."""
     from textual.app import App, ComposeResult
 
-    from edgetui.store import EventColumns
-    from replay.cursor import ReplayCursor
+    from edgetui.store.queries import EventColumns
+    from edgetui.replay.cursor import ReplayCursor
 
     start = 1_767_225_600.0
 
@@ -514,7 +514,7 @@ async def test_event_list_grows_without_a_screen_layout_and_scrolls_to_new_rows_
 
 @pytest.mark.asyncio
 async def test_subagent_indents_arrive_after_the_first_paint(db, ref_data):
-    """The replay screen loads Arrow columns (edgetui.timeline) and sets the sub-agent depths right
+    """The replay screen loads Arrow columns (edgetui.store.timeline_columns) and sets the sub-agent depths right
     after the first paint: the same depths as the list-backed cursor, drawn as ↳ in the rows."""
     path, rk = db
     ref = reference(ref_data)

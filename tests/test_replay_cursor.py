@@ -3,7 +3,7 @@
 Also holds :func:`build_synthetic_run`, the synthetic-run builder used by the
 replay app tests and ``bench/bench_replay.py`` (a 12-hour run with tool calls,
 subagents, graded agent and auto-eval rounds, new bests, token use, untimed
-tail events), written through the real :class:`edgetui.recorder.Recorder`.
+tail events), written through the real :class:`edgetui.record.recorder.Recorder`.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from typing import Optional
 
 import pytest
 
-from edgetui import store
-from edgetui.db import open_db
+from edgetui.store import queries as store
+from edgetui.store.database import open_db
 from edgetui.events import Event, Usage
-from edgetui.recorder import Recorder
+from edgetui.record.recorder import Recorder
 from edgetui.records import RunInfo, TaskInfo, make_run_key
-from replay.cursor import ReplayCursor, format_elapsed, parse_elapsed, subagent_depths
+from edgetui.replay.cursor import ReplayCursor, format_elapsed, parse_elapsed, subagent_depths
 
 T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 SYNTH_BEST = 67.25
@@ -524,7 +524,7 @@ def test_empty_cursor():
 def test_detail_shows_a_one_line_text_once_and_a_long_text_in_full():
     from rich.console import Console
 
-    from edgetui.widgets.detail import render_detail
+    from edgetui.views.widgets.detail import render_detail
 
     def plain(ev):
         con = Console(width=100, record=True, file=__import__("io").StringIO())
@@ -557,7 +557,7 @@ def test_detail_shows_a_one_line_text_once_and_a_long_text_in_full():
 
 
 def test_event_marks_errors_alarms_but_not_acknowledgements():
-    from edgetui.widgets.event_list import event_mark
+    from edgetui.views.widgets.event_list import event_mark
 
     assert event_mark("judge_result", False, None, True)[0] == "★"
     assert event_mark("judge_result", False, None, False)[0] == "◆"
@@ -576,7 +576,7 @@ def test_report_detail_gives_failing_test_names_the_width_and_says_manual_rounds
     from rich.console import Console
 
     from edgetui.parsers.sforge_dir import SubmissionRecord, _result_summary
-    from edgetui.widgets.detail import render_detail
+    from edgetui.views.widgets.detail import render_detail
 
     def plain(detail):
         con = Console(width=100, record=True, file=__import__("io").StringIO())

@@ -1,4 +1,4 @@
-"""The replay screen over a paged timeline (edgetui/paged.py), through Textual's Pilot on a real
+"""The replay screen over a paged timeline (edgetui/store/timeline_pages.py), through Textual's Pilot on a real
 DuckDB file: the first page painted before the whole run's index, keys pressed meanwhile done in
 order once it is there, pages read as moves reach them, the placeholder rows filled in."""
 
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from edgetui import store
-from edgetui.app import EdgeTUIApp
-from edgetui.db import open_db
-from edgetui.paged import PAGE, PagedTimeline
-from edgetui.screens import replay as replay_screen
-from edgetui.widgets import EventList
-from replay.cursor import ReplayCursor
+from edgetui.store import queries as store
+from edgetui.views.app import EdgeTUIApp
+from edgetui.store.database import open_db
+from edgetui.store.timeline_pages import PAGE, PagedTimeline
+from edgetui.views.screens import replay as replay_screen
+from edgetui.views.widgets import EventList
+from edgetui.replay.cursor import ReplayCursor
 from test_replay_app import wait_for
 from test_replay_cursor import build_synthetic_run
 

@@ -1,4 +1,4 @@
-"""The replay app's bounded DuckDB buffer pool (edgetui.db.cap_pool / pool_retry / lift_pool_on): the
+"""The replay app's bounded DuckDB buffer pool (edgetui.store.database.cap_pool / pool_retry / lift_pool_on): the
 limit applies while the app only replays, and a read needing more than it lifts it instead of failing."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from edgetui import db as db_mod
-from edgetui.app import EdgeTUIApp, LiveConfig
-from edgetui.db import lift_pool_on, open_db, pool_retry
-from edgetui.widgets import EventList
+from edgetui.store import database as db_mod
+from edgetui.views.app import EdgeTUIApp, LiveConfig
+from edgetui.store.database import lift_pool_on, open_db, pool_retry
+from edgetui.views.widgets import EventList
 
 from test_replay_app import loaded, wait_for
 from test_replay_cursor import build_synthetic_run
@@ -87,7 +87,7 @@ async def test_a_replay_past_a_tiny_pool_lifts_it_and_loads(tmp_path, monkeypatc
     c = open_db(path)
     c.execute("SET memory_limit = '2MB'")
     with pytest.raises(duckdb.OutOfMemoryException):  # (the premise: this read does not fit in 2 MB)
-        from edgetui.paged import load_index
+        from edgetui.store.timeline_pages import load_index
 
         load_index(c, rk)
     c.close()

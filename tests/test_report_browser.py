@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from edgetui.cli import main
+from edgetui.cli.main import main
 from prereqs import need
 
 ROOT = Path(__file__).resolve().parents[1]

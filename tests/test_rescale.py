@@ -1,4 +1,4 @@
-"""replay.rescale vs SForge's score_rescale.py (sforge is a test-only dependency)."""
+"""edgetui.replay.rescale vs SForge's score_rescale.py (sforge is a test-only dependency)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay.rescale import KINDS, PARAMS, rescale
+from edgetui.replay.rescale import KINDS, PARAMS, rescale
 
 score_rescale = pytest.importorskip("sforge.harness.score_rescale")
 

@@ -2,8 +2,8 @@
 
 A round's graded row (``judge_result``) and its ``submissions.t`` are the moment its result was
 known: ``evolve_state.json`` ``at`` for agent rounds (SForge's visualizer semantics,
-sforge-format.md §10.1), the judge's ``Result:`` line in ``run_instance.log`` for auto rounds
-(and for agent rounds before ``evolve_state.json`` is written), else the report's mtime. The
+docs/sforge-run-folders.md §8.2), the judge's ``Result:`` line in ``run_instance.log`` for auto
+rounds (and for agent rounds before ``evolve_state.json`` is written), else the report's mtime. The
 submission stays where it was sent (``submitted_at``: the sforge-submit call, the auto-eval tick).
 Best-so-far and the chart follow the result-known time. Live, a result is timed by the judge log
 and re-timed under the same event id when ``evolve_state.json`` gives ``at``: a finished run
@@ -24,9 +24,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from edgetui import store
-from edgetui.cli import main
-from edgetui.db import open_db
+from edgetui.store import queries as store
+from edgetui.cli.main import main
+from edgetui.store.database import open_db
 
 ROOT = Path(__file__).resolve().parents[1]
 GW = next((ROOT / "sample_runs" / "runs").glob("opus48-edge-3-*")) / "gw_signal_search"
@@ -125,9 +125,9 @@ def test_the_first_rounds_score_sits_after_its_judge_ran_not_at_submitted_at(gw_
 
 def test_every_round_is_timed_when_its_result_was_known_and_best_so_far_follows(gw_db):
     """All 248 graded rounds: agent rounds at evolve ``at``, auto rounds at their Result: line; the
-    submissions rows in that order, with the best-so-far of that order (replay.selection, tested
+    submissions rows in that order, with the best-so-far of that order (edgetui.replay.selection, tested
     against SForge's own), and the submission times kept as sent."""
-    from replay.selection import best_so_far, entry_from_submission
+    from edgetui.replay.selection import best_so_far, entry_from_submission
     from edgetui.records import SubmissionRecord
 
     want = _expected_known(GW)
@@ -164,7 +164,7 @@ def test_every_round_is_timed_when_its_result_was_known_and_best_so_far_follows(
 
 
 def test_the_chart_draws_each_score_at_its_result_time(gw_db):
-    from edgetui.widgets.chart import chart_data
+    from edgetui.views.widgets.chart import chart_data
 
     c = open_db(gw_db, read_only=True)
     try:
@@ -198,7 +198,7 @@ def test_a_run_watched_live_then_ingested_has_the_same_result_times(tmp_path, ru
     equals an offline ingest's (compared by SQL)."""
     from edgetui.live.alarms import AlarmSettings
     from edgetui.live.supervisor import Supervisor
-    from edgetui.screens.live_run import load_increment
+    from edgetui.views.screens.live_run import load_increment
 
     dst = tmp_path / "runs" / run.parent.name / run.name
     dst.mkdir(parents=True)
@@ -269,7 +269,7 @@ def test_the_report_detail_says_when_the_result_was_known_and_how_long_after_the
 
     from rich.console import Console
 
-    from edgetui.widgets.detail import render_detail
+    from edgetui.views.widgets.detail import render_detail
 
     c = open_db(gw_db, read_only=True)
     try:

@@ -1,4 +1,4 @@
-"""Files read from a run folder are not trusted (edgetui.run_folder_files): a FIFO, a link out of
+"""Files read from a run folder are not trusted (edgetui.parsers.run_folder_files): a FIFO, a link out of
 the run folder, a link loop or an oversized file is skipped **with a note** (a parse_error event
 and a one-line message naming the file) by the offline ingest, the live supervisor, the why view
 and the reports; a run_config.json nested 100,000 levels deep is a parse error naming the byte,
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from edgetui.cli import main
-from edgetui.db import open_db
+from edgetui.cli.main import main
+from edgetui.store.database import open_db
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs" / "runs" / "judge-demo-001"
@@ -142,8 +142,8 @@ def _moments_run(tmp_path: Path):
 
 def _report(tmp_path: Path, root: Path) -> tuple[str, str, dict]:
     """(key, the markdown report, the why of each moment's round)."""
-    from edgetui.report import build_report, to_markdown
-    from edgetui.why import why_of
+    from edgetui.analysis.report import build_report, to_markdown
+    from edgetui.analysis.why_new_best import why_of
 
     db = tmp_path / "x.duckdb"
     assert main(["ingest", "--db", str(db), "--tasks-dir", str(TASKS), "-q", str(root)]) == 0
@@ -200,7 +200,7 @@ def test_why_and_the_report_do_not_follow_an_analysis_md_link_out_of_the_run_fol
 
 
 def test_a_3_gb_analysis_md_is_read_to_a_bound_and_said_to_be_cut(tmp_path):
-    from edgetui.why import MAX_NOTE_CHARS
+    from edgetui.analysis.why_new_best import MAX_NOTE_CHARS
 
     root, subs = _moments_run(tmp_path)
     with open(subs / "agent-52" / "analysis.md", "wb") as f:
@@ -248,7 +248,7 @@ def test_the_live_supervisor_skips_the_same_files_with_the_same_notes_and_does_n
 
 
 def test_the_rules_one_by_one(tmp_path):
-    from edgetui.run_folder_files import SkippedRunFile, read_run_file, read_run_file_head, reading_run_folder
+    from edgetui.parsers.run_folder_files import SkippedRunFile, read_run_file, read_run_file_head, reading_run_folder
 
     run = tmp_path / "run"
     (run / "task").mkdir(parents=True)

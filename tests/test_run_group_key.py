@@ -1,4 +1,4 @@
-"""edgetui's run groups are SForge's: ``replay.analysis.score_at.run_group_key`` against the
+"""edgetui's run groups are SForge's: ``edgetui.replay.analysis.score_at.run_group_key`` against the
 visualizer's own ``sforge.visualizer.scanner.run_group_key`` (the installed sforge==1.1.0) on the
 run ids of the bundled sample runs, SForge's documented examples, edge cases of the suffix rule, and
 generated ids."""
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replay.analysis.score_at import run_group_key
+from edgetui.replay.analysis.score_at import run_group_key
 
 scanner = pytest.importorskip("sforge.visualizer.scanner", reason="sforge (a dev dependency) is not installed")
 

@@ -8,7 +8,7 @@ import pytest
 from textual.app import App
 
 from edgetui.live.model import LiveRun
-from edgetui.widgets.runs_table import RunsTable
+from edgetui.views.widgets.runs_table import RunsTable
 
 NOW = 1_790_000_000.0
 
@@ -160,7 +160,7 @@ async def test_rows_off_screen_are_built_when_scrolled_to_and_a_wider_number_wid
 async def test_set_border_sets_only_what_changed_and_notices_direct_assignments():
     from rich.text import Text
 
-    from edgetui.widgets.fmt import set_border
+    from edgetui.views.widgets.fmt import set_border
 
     app = TableApp()
     async with app.run_test(size=(60, 10)):
@@ -186,7 +186,7 @@ async def test_the_selected_row_stays_on_screen_when_the_table_gets_shorter():
 
 
 def test_run_ids_and_tasks_sort_with_numbers_as_numbers():
-    from edgetui.widgets.runs_table import sort_runs
+    from edgetui.views.widgets.runs_table import sort_runs
 
     rs = runs(12)
     for r in rs:
@@ -230,7 +230,7 @@ async def test_host_column_only_with_remote_runs_and_marked_with_the_host_state(
 
 
 def test_a_remote_hosts_cell_carries_its_round_trip_in_the_wide_tier():
-    from edgetui.widgets.runs_table import row_cells
+    from edgetui.views.widgets.runs_table import row_cells
 
     r = LiveRun(run_key="gpu-1/r/t", host="gpu-1", run_id="r", task_id="t", host_state="up", host_rtt_s=0.0123)
     assert row_cells(r, NOW, "w", host_column=True)["host"].plain == "● gpu-1 12ms"
@@ -274,7 +274,7 @@ def fc_runs(run_id_len: int, task: str = "task", n: int = 3) -> list[LiveRun]:
     ],
 )
 async def test_forecast_column_degrades_with_the_width(width, run_id_len, task, want):
-    from edgetui.widgets.runs_table import FORECAST_PENDING
+    from edgetui.views.widgets.runs_table import FORECAST_PENDING
 
     app = TableApp()
     async with app.run_test(size=(width, 20)) as pilot:
@@ -339,7 +339,7 @@ async def test_narrow_table_with_a_host_column_leaves_columns_out_rather_than_sc
 @pytest.mark.asyncio
 async def test_a_host_with_its_port_and_state_is_not_cut_in_a_wide_table():
     """At 160 columns the host cell read "127.0.0.1:4…" (cap 20 cells) with the table's right end empty."""
-    from edgetui.widgets.runs_table import row_cells
+    from edgetui.views.widgets.runs_table import row_cells
 
     app = TableApp()
     r = LiveRun(

@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from edgetui.cli import main
-from edgetui.ingest import ingest_paths
+from edgetui.cli.main import main
+from edgetui.record.ingest import ingest_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_runs"

@@ -1,4 +1,4 @@
-"""Score at h hours of recorded runs (replay.analysis.score_at): every cell state, on runs written
+"""Score at h hours of recorded runs (edgetui.replay.analysis.score_at): every cell state, on runs written
 as SForge writes them and recorded by the real ingest into a real DuckDB file."""
 
 from __future__ import annotations

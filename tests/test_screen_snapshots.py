@@ -22,10 +22,10 @@ import pytest
 from rich.console import Console
 from waits import pilot_wait_for as wait_for
 
-from edgetui.app import EdgeTUIApp
-from edgetui.cli import main
-from edgetui.screens.picker import PickerScreen
-from edgetui.screens.replay import HelpScreen, ReplayScreen
+from edgetui.views.app import EdgeTUIApp
+from edgetui.cli.main import main
+from edgetui.views.screens.picker import PickerScreen
+from edgetui.views.screens.replay import HelpScreen, ReplayScreen
 
 SNAPSHOTS = Path(__file__).resolve().parent / "screen_snapshots"
 UPDATE = os.environ.get("EDGETUI_UPDATE_SNAPSHOTS") == "1"

@@ -26,12 +26,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from edgetui.db import open_db
+from edgetui.store.database import open_db
 from edgetui.redact import REDACTED, redact_text, redacted_copy
 
 from test_secrets import SECRETS as RULE_SECRETS, _text_with
 
-EDGETUI = [sys.executable, "-m", "edgetui.cli"]
+EDGETUI = [sys.executable, "-m", "edgetui.cli.main"]
 ROOT = Path(__file__).resolve().parents[1]
 GENUINE = ROOT / "sample_runs" / "genuine"
 RUN = GENUINE / "runs" / "real-stats-20261201180500"
@@ -322,8 +322,8 @@ def test_report_holds_no_secret(planted_gw, fmt):
 
 
 def test_why_view_data_and_text_hold_no_secret(planted):
-    from edgetui.screens.moments import why_text
-    from edgetui.why import why_diff, why_of
+    from edgetui.views.screens.moments import why_text
+    from edgetui.analysis.why_new_best import why_diff, why_of
 
     _, _, db, _ = planted
     conn = open_db(db, read_only=True)
@@ -345,8 +345,8 @@ def test_why_view_data_and_text_hold_no_secret(planted):
 
 @pytest.mark.asyncio
 async def test_why_screen_in_the_replay_holds_no_secret(planted):
-    from edgetui.app import EdgeTUIApp
-    from edgetui.screens.moments import WhyScreen
+    from edgetui.views.app import EdgeTUIApp
+    from edgetui.views.screens.moments import WhyScreen
 
     from test_replay_app import loaded, wait_for
 
@@ -367,7 +367,7 @@ async def test_why_screen_in_the_replay_holds_no_secret(planted):
 def test_pager_copy_of_every_run_file_holds_no_secret(planted):
     """The copy ``o`` hands to $PAGER, with the secrets the live core knows for the run."""
     from edgetui.live.supervisor import Supervisor
-    from edgetui.screens.live_common import SupervisorActions
+    from edgetui.views.screens.live_common import SupervisorActions
 
     root, td, _, _ = planted
     conn = open_db(root / "live.duckdb")

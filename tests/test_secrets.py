@@ -22,7 +22,7 @@ import pytest
 from edgetui.live.alarms import AlarmCommand
 from edgetui.redact import REDACTED, redact_bytes, redact_text, redacted_copy
 
-EDGETUI = [sys.executable, "-m", "edgetui.cli"]
+EDGETUI = [sys.executable, "-m", "edgetui.cli.main"]
 
 #: one of each kind (all made up; shaped like the real thing)
 SECRETS = {
@@ -249,7 +249,7 @@ def test_pager_copy_and_on_alarm_json_are_redacted(tmp_path):
 
 
 def test_supervisor_notes_and_messages_are_redacted(tmp_path, db_path):
-    from edgetui.db import open_db
+    from edgetui.store.database import open_db
     from edgetui.live.supervisor import Supervisor
 
     conn = open_db(db_path)
@@ -265,8 +265,8 @@ def test_supervisor_notes_and_messages_are_redacted(tmp_path, db_path):
 def test_old_database_is_rescrubbed_and_rewritten(tmp_path):
     """A schema-1 file (an earlier version) holding secrets: opening it re-scrubs every table and
     rewrites the file, so its bytes no longer hold them."""
-    from edgetui.db import open_db
-    from edgetui.schema import _V1
+    from edgetui.store.database import open_db
+    from edgetui.store.schema import _V1
 
     p = tmp_path / "old.duckdb"
     c = duckdb.connect(str(p))
@@ -294,7 +294,7 @@ def test_old_database_is_rescrubbed_and_rewritten(tmp_path):
         assert raw == '{"x":"<redacted>"}'
         assert conn.execute("SELECT config FROM runs").fetchone()[0] == '{"env":{"GH":"<redacted>"}}'
         assert conn.execute("SELECT message FROM test_results").fetchone()[0] == REDACTED
-        from edgetui.schema import SCHEMA_VERSION
+        from edgetui.store.schema import SCHEMA_VERSION
 
         assert dict(conn.execute("SELECT key, value FROM meta").fetchall()) == {"schema_version": str(SCHEMA_VERSION)}
     finally:
@@ -309,7 +309,7 @@ def test_batch_scrub_is_each_row_redacted_alone():
     secrets at row edges and across neighbours included, known secret values too."""
     import orjson
 
-    from edgetui.batches import Scrubber, events_to_table
+    from edgetui.parsers.arrow_batches import Scrubber, events_to_table
     from edgetui.events import make_event
     from edgetui.redact import redact_obj
 
@@ -358,9 +358,9 @@ def test_parsing_process_batches_scrubbed_by_the_writer(tmp_path, monkeypatch):
     """A transcript parsed in the second process (its batches cross unscrubbed; the writing process
     scrubs them): no secret in the database, a known secret value (SFORGE_ADMIN_SECRET) included,
     and the same rows as the one-process ingest; DuckDB's thread setting is back after it."""
-    import edgetui.ingest as ingest_mod
-    from edgetui.cli import main
-    from edgetui.db import open_db
+    import edgetui.record.line_recording as ingest_mod
+    from edgetui.cli.main import main
+    from edgetui.store.database import open_db
 
     admin = "adm1n-Secret-Value-42"
     tr = tmp_path / "agent_output.jsonl"
@@ -411,7 +411,7 @@ def test_array_hits_of_slices_chunks_and_wide_arrays():
     each chunk of a chunked column, and of large (64-bit offset) arrays; nulls never match."""
     import pyarrow as pa
 
-    from edgetui.batches import Scrubber
+    from edgetui.parsers.arrow_batches import Scrubber
 
     sc = Scrubber({"known-secret-1"})
     vals = ["clean", None, "x " + SECRETS["github_pat_classic"], "", "plain", "the known-secret-1 here", "end"]

@@ -1,4 +1,4 @@
-"""replay.selection vs SForge's own selection.py (sforge is a test-only dependency)."""
+"""edgetui.replay.selection vs SForge's own selection.py (sforge is a test-only dependency)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from edgetui.records import SubmissionRecord
-from replay.selection import (
+from edgetui.replay.selection import (
     POLICIES,
     BestResult,
     best_so_far,
@@ -359,7 +359,7 @@ def test_best_as_known_is_sforges_selection_over_the_results_known_at_each_momen
     import itertools
     import random
 
-    from replay.selection import best_as_known, best_so_far, select_best
+    from edgetui.replay.selection import best_as_known, best_so_far, select_best
 
     rng = random.Random(7)
     for trial in range(300):

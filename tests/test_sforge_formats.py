@@ -13,15 +13,15 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from edgetui import store
-from edgetui.cli import main
-from edgetui.db import open_db
-from edgetui.moments import load_series
-from edgetui.report import build_report, to_markdown
-from edgetui.widgets.chart import chart_data
-from edgetui.widgets.event_list import event_mark
-from edgetui.widgets.header import header_text
-from replay.trajectory_metrics import FIELDS, trajectory_metrics
+from edgetui.store import queries as store
+from edgetui.cli.main import main
+from edgetui.store.database import open_db
+from edgetui.analysis.moments_table import load_series
+from edgetui.analysis.report import build_report, to_markdown
+from edgetui.views.widgets.chart import chart_data
+from edgetui.views.widgets.event_list import event_mark
+from edgetui.views.widgets.header import header_text
+from edgetui.replay.trajectory_metrics import FIELDS, trajectory_metrics
 from runs_factory import curves
 from sforge_format_runs import write_pass_task, write_run
 

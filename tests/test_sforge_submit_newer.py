@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from edgetui.db import open_db
-from edgetui.ingest import ingest_paths
+from edgetui.store.database import open_db
+from edgetui.record.ingest import ingest_paths
 from edgetui.live.alarms import AlarmSettings
 from edgetui.live.supervisor import Supervisor
 from edgetui.parsers.claude import parse_sforge_submit_output, sforge_submit_mode

@@ -17,7 +17,7 @@ from waits import wait_for
 
 from edgetui.hosts.engine import remote_docker_client
 from edgetui.hosts.ssh import UP, SshHost
-from edgetui.live.docker_watch import DockerWatch
+from edgetui.hosts.docker_watch import DockerWatch
 
 
 @pytest.fixture(scope="module")

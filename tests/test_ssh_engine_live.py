@@ -28,15 +28,15 @@ from docker_images import remove_containers  # noqa: E402 - after pytest.importo
 from test_live_docker import engine, image  # noqa: E402,F401 (the session's engine and test image)
 from sshd_fixture import Sshd  # noqa: E402 - after pytest.importorskip("docker") above
 
-from edgetui.db import open_db  # noqa: E402 - after pytest.importorskip("docker") above
-from edgetui.hosts.attach import HostLinks  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.store.database import open_db  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.live.remote_hosts import HostLinks  # noqa: E402 - after pytest.importorskip("docker") above
 from edgetui.hosts.config import HostConfig, load_hosts  # noqa: E402 - after pytest.importorskip("docker") above
 from edgetui.hosts.feed import RemoteFeed  # noqa: E402 - after pytest.importorskip("docker") above
 from edgetui.hosts.remote_engine import parse_size  # noqa: E402 - after pytest.importorskip("docker") above
 from edgetui.hosts.ssh import UP, SshHost  # noqa: E402 - after pytest.importorskip("docker") above
 from edgetui.live.alarms import AlarmSettings  # noqa: E402 - after pytest.importorskip("docker") above
 from edgetui.live.supervisor import Supervisor  # noqa: E402 - after pytest.importorskip("docker") above
-from edgetui.screens.live_common import SupervisorActions  # noqa: E402 - after pytest.importorskip("docker") above
+from edgetui.views.screens.live_common import SupervisorActions  # noqa: E402 - after pytest.importorskip("docker") above
 
 INIT = json.dumps(
     {

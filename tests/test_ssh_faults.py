@@ -26,7 +26,7 @@ import prereqs
 from sshd_fixture import Sshd
 from waits import wait_for
 
-from edgetui.db import open_db
+from edgetui.store.database import open_db
 from edgetui.hosts.config import HostConfig
 from edgetui.hosts.feed import RemoteFeed
 from edgetui.hosts.mirror import Mirror

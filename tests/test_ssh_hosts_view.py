@@ -33,9 +33,9 @@ def _text(renderable, width: int) -> str:
 @pytest.mark.sshd
 @pytest.mark.asyncio
 async def test_hosts_view_follows_a_remote_host_and_its_engine(tmp_path, monkeypatch, engine, image):
-    from edgetui.app import EdgeTUIApp, LiveConfig
-    from edgetui.screens.hosts import HostsScreen, hosts_table
-    from edgetui.screens.runs import RunsScreen
+    from edgetui.views.app import EdgeTUIApp, LiveConfig
+    from edgetui.views.screens.hosts import HostsScreen, hosts_table
+    from edgetui.views.screens.runs import RunsScreen
 
     tok = "edt" + __import__("uuid").uuid4().hex[:8]
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)

@@ -10,10 +10,10 @@ import prereqs
 import pytest
 from sshd_fixture import Sshd
 
-from edgetui.db import open_db
+from edgetui.store.database import open_db
 from edgetui.hosts.mirror import Mirror, wanted
 from edgetui.hosts.ssh import UP, SshHost
-from edgetui.ingest import ingest_paths
+from edgetui.record.ingest import ingest_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = [
@@ -353,11 +353,11 @@ def test_a_rescan_trusts_what_it_verified_and_still_sees_every_change(served, tm
 
 def test_a_rescan_with_nothing_changed_records_nothing_after_a_sharded_first_ingest(served, tmp_path, monkeypatch):
     """The first ingest of a staged image shares its new runs with a second process (the shard,
-    edgetui/ingest_shard.py), which signs them too; the stage then settled on disk (new inodes, the
+    edgetui/record/ingest_shard.py), which signs them too; the stage then settled on disk (new inodes, the
     same files), a rescan with nothing changed on the host records nothing: every run unchanged,
     no event written (issue 36 item 11: 33 of 50 runs read again, 4.25 s, in bench/bench_ssh.py:
     the shard signed the image's runs with their inodes, not knowing the image)."""
-    import edgetui.ingest_shard as shard_mod
+    import edgetui.record.ingest_shard as shard_mod
 
     _s, host, roots = served
     root, tasks = roots[0], SETS[0][1]

@@ -22,11 +22,11 @@ from sshd_fixture import Sshd
 from test_live_app_docker import _rows, _until
 from waits import wait_for
 
-from edgetui.db import open_db
+from edgetui.store.database import open_db
 from edgetui.hosts.config import HostConfig, is_host_arg, load_hosts, parse_host_arg
 from edgetui.hosts.feed import RemoteFeed
 from edgetui.hosts.ssh import UP, SshHost, SshTarget
-from edgetui.ingest import ingest_paths
+from edgetui.record.ingest import ingest_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 GENUINE = ROOT / "sample_runs" / "genuine"
@@ -395,8 +395,8 @@ async def test_the_app_shows_a_remote_hosts_runs_beside_local_ones_with_its_stat
     """EdgeTUIApp (Pilot) with a local runs root and a host of hosts.toml reached through an
     ~/.ssh/config alias: both runs in one runs screen, the host column marking the host up, then
     down once its sshd is killed (the local run still listed)."""
-    from edgetui.app import EdgeTUIApp, LiveConfig
-    from edgetui.screens.runs import RunsScreen
+    from edgetui.views.app import EdgeTUIApp, LiveConfig
+    from edgetui.views.screens.runs import RunsScreen
 
     s = two_sshd[0]
     remote = tmp_path / "remote" / "logs" / "runs"

@@ -15,10 +15,10 @@ from runs_factory import write_run, write_task
 from test_live_docker import engine, image, token  # noqa: F401 - the real engine's fixtures, shared
 from test_live_docker import make_run, settings, start_work, wait_for
 
-from edgetui.cli import main
-from edgetui.db import open_db
+from edgetui.cli.main import main
+from edgetui.store.database import open_db
 from edgetui.live.supervisor import Supervisor
-from replay.analysis.task_variants import mixed_tasks, variant_of
+from edgetui.replay.analysis.task_variants import mixed_tasks, variant_of
 
 HOUR = 3600.0
 
@@ -120,8 +120,8 @@ async def test_the_leaderboard_screen_marks_a_cell_that_mixes_variants(mixed_db)
     from textual.widgets import DataTable, Static
     from waits import pilot_wait_for
 
-    from edgetui.app import EdgeTUIApp
-    from edgetui.screens.leaderboard import LeaderboardScreen
+    from edgetui.views.app import EdgeTUIApp
+    from edgetui.views.screens.leaderboard import LeaderboardScreen
 
     db, _ = mixed_db
     app = EdgeTUIApp(db)

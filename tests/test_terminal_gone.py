@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 
-from edgetui.terminal_gone import TERMINAL_GONE_STATUS
+from edgetui.views.terminal_gone import TERMINAL_GONE_STATUS
 from test_live_core import init_line, make_run, text_line
 
 EXE = str(Path(sys.executable).parent / "edgetui")

@@ -141,11 +141,11 @@ def test_the_widgets_texts_hold_no_sequence():
     """The builders behind the detail pane, the header, the why view, the moments lists, the live rows,
     status lines and alarm lines, fed the payload in every field they show."""
     from edgetui.live.model import Alarm, LiveRun
-    from edgetui.screens.live_parts import alarm_line, live_status_text
-    from edgetui.screens.moments import moment_line, why_diff_text, why_head_text
-    from edgetui.widgets.detail import render_detail
-    from edgetui.widgets.header import header_text
-    from edgetui.widgets.runs_cells import row_cells
+    from edgetui.views.screens.live_parts import alarm_line, live_status_text
+    from edgetui.views.screens.moments import moment_line, why_diff_text, why_head_text
+    from edgetui.views.widgets.detail import render_detail
+    from edgetui.views.widgets.header import header_text
+    from edgetui.views.widgets.runs_cells import row_cells
 
     p = h.PAYLOAD + "\nline two\t[b]x[/b]"
     call = {
@@ -451,9 +451,9 @@ async def test_run_names_are_never_read_as_markup(hostile, tmp_path, monkeypatch
     as typed, and clicking them does not quit."""
     from textual.widgets._toast import Toast
 
-    from edgetui.app import EdgeTUIApp, LiveConfig
-    from edgetui.screens.confirm import ChoiceScreen
-    from edgetui.screens.runs import RunsScreen
+    from edgetui.views.app import EdgeTUIApp, LiveConfig
+    from edgetui.views.screens.confirm import ChoiceScreen
+    from edgetui.views.screens.runs import RunsScreen
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     root, _db = hostile

@@ -1,4 +1,4 @@
-"""The replay screen's Arrow-backed timeline (edgetui/timeline.py) against the list-backed one
+"""The replay screen's Arrow-backed timeline (edgetui/store/timeline_columns.py) against the list-backed one
 (store.run_events), through ReplayCursor, on a real DuckDB file."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from edgetui import store
-from edgetui.timeline import ArrowTimeline, run_timeline, search_light
-from replay.cursor import ReplayCursor
+from edgetui.store import queries as store
+from edgetui.store.timeline_columns import ArrowTimeline, run_timeline, search_light
+from edgetui.replay.cursor import ReplayCursor
 from test_replay_cursor import build_synthetic_run
 
 
@@ -62,8 +62,8 @@ def test_same_folds_on_a_real_transcript(tmp_path):
     """Metadata rows (replay/fold.py) of a real Claude session transcript: the same events folded,
     the same rows, whichever timeline the cursor walks."""
     from conftest import need_corpus
-    from edgetui.db import open_db
-    from edgetui.ingest import ingest_paths
+    from edgetui.store.database import open_db
+    from edgetui.record.ingest import ingest_paths
 
     files = sorted(need_corpus().rglob("*.jsonl"))
     db = tmp_path / "f.duckdb"

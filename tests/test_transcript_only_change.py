@@ -1,5 +1,5 @@
 """A run whose transcript is all that changed since it was recorded: its whole-file events are kept
-instead of re-read (edgetui.ingest: the tree signature with the transcript's recorded entry put
+instead of re-read (edgetui.record.ingest: the tree signature with the transcript's recorded entry put
 back), and what is recorded is the same as a full re-read records. Real copies of the sample
 runs, real DuckDB files."""
 
@@ -13,10 +13,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-import edgetui.ingest as ingest_mod
-from edgetui.db import open_db
+import edgetui.record.run_recording as ingest_mod
+from edgetui.store.database import open_db
 from edgetui.hosts.signature import TREE_SOURCE
-from edgetui.ingest import ingest_paths
+from edgetui.record.ingest import ingest_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_runs" / "runs"
@@ -149,8 +149,8 @@ def test_new_runs_submissions_deferred_to_the_commit_record_the_same(tmp_path, m
     """A new run's submission rows are inserted at its transaction's commit and the alignment gets
     them from finalize; with both turned off (rows inserted at once, the alignment reading the
     table) the same rows are recorded."""
-    import edgetui.finalize as fin
-    from edgetui.recorder import Recorder
+    import edgetui.record.derived_rows as fin
+    from edgetui.record.recorder import Recorder
 
     shutil.copytree(src, tmp_path / "runs")
     _ingest(tmp_path / "a.duckdb", tmp_path / "runs", tasks)

@@ -19,14 +19,14 @@ import pytest
 from rich.console import Console
 
 from conftest import CORPUS, shared_data_reason
-from edgetui import store
-from edgetui.cli import main
-from edgetui.ingest import transcript_task_id
+from edgetui.store import queries as store
+from edgetui.cli.main import main
+from edgetui.record.ingest import transcript_task_id
 from edgetui.parsers.base import END_OF_FILE_SUB, iter_lines
 from edgetui.parsers.claude_session import ClaudeSessionParser
 from edgetui.parsers.codex import CodexJsonParser, CodexRolloutParser
 from edgetui.parsers.opencode import OpenCodeParser
-from edgetui.widgets.detail import render_detail
+from edgetui.views.widgets.detail import render_detail
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcript_shapes"
 

@@ -13,12 +13,12 @@ import duckdb
 import pytest
 from waits import inotify_watched, wait_for
 
-from edgetui.cli import main
-from edgetui.db import open_db
+from edgetui.cli.main import main
+from edgetui.store.database import open_db
 from edgetui.hosts import Entry, Host
 from edgetui.hosts.local import LocalHost
 from edgetui.hosts.signature import TREE_SOURCE, tree_signature
-from edgetui.ingest import ingest_paths
+from edgetui.record.ingest import ingest_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_runs" / "runs"

@@ -15,11 +15,11 @@ import duckdb
 import pytest
 
 from edgetui import errors
-from edgetui.cli import main
-from edgetui.db import check_database, open_db
-from edgetui.holder import ask_holder, socket_path
+from edgetui.cli.main import main
+from edgetui.store.database import check_database, open_db
+from edgetui.store.holder_socket import ask_holder, socket_path
 
-CLI = [sys.executable, "-m", "edgetui.cli"]
+CLI = [sys.executable, "-m", "edgetui.cli.main"]
 SAMPLE_RUN = Path(__file__).resolve().parents[1] / "sample_runs" / "runs" / "judge-demo-001"
 
 
@@ -37,7 +37,7 @@ def _one_error_line(capsys) -> str:
 def _hold(db: Path, extra: str = "") -> subprocess.Popen:
     """A child process holding ``db`` read-write (its PID in DuckDB's lock), then ``extra`` run."""
     code = (
-        f"import sys,time;from edgetui.db import open_db;c=open_db({str(db)!r});{extra}"
+        f"import sys,time;from edgetui.store.database import open_db;c=open_db({str(db)!r});{extra}"
         "print('ready',flush=True);time.sleep(120)"
     )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
@@ -98,9 +98,9 @@ def test_an_ingest_holding_the_file_is_said_to_answer_no_queries(tmp_path, capsy
             assert f"held by process {p.pid} (edgetui ingest)" in line and "answers no queries" in line, line
             assert "read it through" not in line and "--snapshot" in line and str(db) in line, line
         with pytest.raises(errors.HolderNotServing):
-            from edgetui.cli_output import _query
+            from edgetui.cli.output import query_read_only
 
-            _query(db, "SELECT 1")
+            query_read_only(db, "SELECT 1")
     finally:
         p.kill()
         p.wait()
@@ -127,7 +127,7 @@ def test_a_stopped_holder_is_said_not_to_answer(tmp_path):
     """A holder serving its socket, stopped (SIGSTOP): the kernel accepts the connection, no reply
     comes; the reader's error says it does not answer."""
     db = _good_db(tmp_path / "s.duckdb")
-    p = _hold(db, extra=f"from edgetui.db import HolderServer;h=HolderServer(c,{str(db)!r});")
+    p = _hold(db, extra=f"from edgetui.record.forget_and_tag import holder_server;h=holder_server(c,{str(db)!r});")
     try:
         assert ask_holder(db, "SELECT 42").rows == [(42,)]
         os.kill(p.pid, signal.SIGSTOP)
@@ -135,7 +135,7 @@ def test_a_stopped_holder_is_said_not_to_answer(tmp_path):
             open_db(db, read_only=True)
         with pytest.raises(ConnectionError) as why:
             ask_holder(db, "SELECT 42", timeout=1.0)
-        from edgetui.db import busy_because
+        from edgetui.store.database import busy_because
 
         err = busy_because(busy.value, why.value)
         assert isinstance(err, errors.HolderNotAnswering)
@@ -203,7 +203,7 @@ def test_a_read_only_file_opens_read_only_with_a_note(tmp_path):
                 sys.executable,
                 "-c",
                 (
-                    "from edgetui.app import EdgeTUIApp\n"
+                    "from edgetui.views.app import EdgeTUIApp\n"
                     "import asyncio\n"
                     f"app = EdgeTUIApp({str(db)!r}, on_empty=lambda p: None)\n"
                     "async def go():\n"
@@ -269,7 +269,7 @@ def test_a_sound_database_on_a_read_only_mount_opens_read_only(ro_mount, capsys)
     assert main(["--db", str(db), "runs", "--format", "csv"]) == 0
     assert "judge-demo-001" in capsys.readouterr().out
     assert check_database(db) == []
-    from edgetui.app import EdgeTUIApp
+    from edgetui.views.app import EdgeTUIApp
     import asyncio
 
     app = EdgeTUIApp(db, on_empty=lambda p: None)
@@ -367,7 +367,7 @@ def test_the_app_starting_on_a_full_disk_says_so(tmp_path, free_kb):
     closed connection behind ("Connection already closed!"). Both end the app with the disk's line."""
     import asyncio
 
-    from edgetui.app import EdgeTUIApp
+    from edgetui.views.app import EdgeTUIApp
 
     if os.geteuid() != 0:
         pytest.fail("this test mounts a small tmpfs (a full disk): run it as root (CI does)")
@@ -400,7 +400,7 @@ def test_user_errors_carry_their_exit_code_to_the_cli(tmp_path, capsys):
     class Custom(errors.UserError):
         exit_code = 3
 
-    import edgetui.cli as cli
+    import edgetui.cli.main as cli
 
     def boom(db, args):
         raise Custom(f"{db}: a cause\nthat spans lines;  do this")
@@ -466,7 +466,7 @@ def test_the_holders_name_is_its_command_not_an_option_value():
     import subprocess
     import sys
 
-    from edgetui.db import process_name
+    from edgetui.store.database import process_name
 
     cases = [
         (["--db", "s.duckdb", "--tasks-dir", "tasks"], "edgetui"),
@@ -474,10 +474,10 @@ def test_the_holders_name_is_its_command_not_an_option_value():
         (["--db", "x.duckdb", "ingest", "runs"], "edgetui ingest"),
     ]
     for args, want in cases:
-        p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "edgetui.cli", *args])
+        p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "edgetui.cli.main", *args])
         try:
             deadline = time.monotonic() + 30  # (until the child has exec'd: its cmdline is its own)
-            while b"edgetui.cli" not in Path(f"/proc/{p.pid}/cmdline").read_bytes():
+            while b"edgetui.cli.main" not in Path(f"/proc/{p.pid}/cmdline").read_bytes():
                 assert time.monotonic() < deadline, "the child never exec'd"
                 time.sleep(0.01)
             assert process_name(p.pid) == want, (args, process_name(p.pid))

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from waits import wait_for
 
-from edgetui.db import open_db
+from edgetui.store.database import open_db
 from edgetui.hosts.signature import TREE_SOURCE
-from edgetui.ingest import ingest_paths
+from edgetui.record.ingest import ingest_paths
 from edgetui.live.alarms import AlarmSettings
 from edgetui.live.supervisor import Supervisor
 from edgetui.parsers.sforge_dir import discover
@@ -283,7 +283,7 @@ _LIMIT_CHILD = textwrap.dedent("""
     import json, sys, threading, time
     from pathlib import Path
     sys.path.insert(0, sys.argv[3])
-    from edgetui.db import open_db
+    from edgetui.store.database import open_db
     from edgetui.live.alarms import AlarmSettings
     from edgetui.live.supervisor import Supervisor
     root, db = Path(sys.argv[1]), Path(sys.argv[2])
@@ -372,7 +372,7 @@ def test_the_local_engine_is_listed_on_its_events_only(tmp_path):
     sys.path.insert(0, str(Path(__file__).parent))
     from docker_images import build_busybox_image, remove_containers, remove_image
 
-    from edgetui.live.docker_watch import DockerWatch
+    from edgetui.hosts.docker_watch import DockerWatch
 
     try:
         engine = docker.from_env(timeout=10)

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from edgetui.app import EdgeTUIApp
-from edgetui.db import open_db
-from edgetui.ingest import ingest_paths
-from edgetui.screens.moments import WhyScreen
-from edgetui.why import why_of
+from edgetui.views.app import EdgeTUIApp
+from edgetui.store.database import open_db
+from edgetui.record.ingest import ingest_paths
+from edgetui.views.screens.moments import WhyScreen
+from edgetui.analysis.why_new_best import why_of
 
 from test_archive import HOSTILE, _tar
 from test_replay_app import loaded, wait_for

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from edgetui.app import EdgeTUIApp
-from edgetui.cli import main
-from edgetui.db import open_db
-from edgetui.screens.moments import WhyScreen
-from edgetui.why import why_of
+from edgetui.views.app import EdgeTUIApp
+from edgetui.cli.main import main
+from edgetui.store.database import open_db
+from edgetui.views.screens.moments import WhyScreen
+from edgetui.analysis.why_new_best import why_of
 
 from test_replay_app import loaded, wait_for
 
@@ -160,7 +160,7 @@ async def test_w_on_a_bundled_moment_then_stepping_every_milestone_shows_each_ar
 @pytest.mark.asyncio
 @pytest.mark.parametrize("key", sorted(GENUINE_RUNS))
 async def test_stepping_the_milestones_of_a_genuine_run_shows_each_archive_diff(tmp_path, key):
-    from edgetui.ingest import ingest_paths
+    from edgetui.record.ingest import ingest_paths
 
     db = tmp_path / "g.duckdb"
     conn = open_db(db)

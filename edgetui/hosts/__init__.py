@@ -1,18 +1,24 @@
-"""Hosts: where runs live, and the few file operations edgetui needs from one.
+"""Hosts: where runs live, and what edgetui needs from one (files, changes, containers).
 
-A *host* is this machine (:class:`~edgetui.hosts.local.LocalHost`) or, next, a
-machine reached over one SSH connection (issue 16: the same operations over
-SFTP). Code that looks at run files through a :class:`Host` works for both:
-change detection (:mod:`edgetui.hosts.signature`) is the first such code.
+A *host* is this machine (:class:`~edgetui.hosts.local.LocalHost`) or a machine reached over one
+SSH connection (:mod:`edgetui.hosts.ssh`, its SFTP reads, kept shell and port forwards, the
+mirror of its runs roots); container engines are watched here too (local Docker, a remote engine
+through its forwarded socket or CLI). Code that looks at run files through a :class:`Host` works
+for both: change detection (:mod:`edgetui.hosts.signature`) is the first such code.
 
-Paths are POSIX strings on the host (``str``, not :class:`pathlib.Path`: a remote
-path means nothing to this machine's file system). Errors are ``OSError`` (its
-``errno`` and ``filename`` set), as the local calls raise them.
+Paths are POSIX strings on the host (``str``, not :class:`pathlib.Path`: a remote path means
+nothing to this machine's file system). Errors are ``OSError`` (its ``errno`` and ``filename``
+set), as the local calls raise them.
+
+May import :mod:`edgetui.parsers`, :mod:`edgetui.replay` and the base modules of ``edgetui``;
+nothing above (no store, record, live or views).
 """
 
 from __future__ import annotations
 
 from typing import Callable, Iterable, NamedTuple, Optional, Protocol, runtime_checkable
+
+import posixpath
 
 
 class Entry(NamedTuple):
@@ -59,6 +65,5 @@ class Host(Protocol):
 
 def join(*parts: str) -> str:
     """POSIX join of host path parts (a host path is always ``/``-separated)."""
-    import posixpath
 
     return posixpath.join(*parts)

@@ -22,7 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .ssh import SshTarget
+from edgetui.hosts.ssh import SshTarget
+
+from edgetui.hosts.ssh import SshHost
+from edgetui.compat import tomllib
+from edgetui.parsers.base import NotRegularFile, non_regular_kind
+
+import platformdirs
+
+from edgetui.parsers.base import open_regular
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 
@@ -43,14 +51,12 @@ class HostConfig:
 
     def ssh_host(self, **kw):
         """An :class:`~edgetui.hosts.ssh.SshHost` for this host (not started)."""
-        from .ssh import SshHost
 
         return SshHost(self.name, self.target, **kw)
 
 
 def hosts_file() -> Path:
     """The hosts file's path (user config directory; it need not exist)."""
-    import platformdirs
 
     return Path(platformdirs.user_config_dir("edgetui")) / "hosts.toml"
 
@@ -131,8 +137,6 @@ def load_hosts(path: Optional[Path] = None, notes: Optional[list[str]] = None) -
     host, for a root that cannot be one: :func:`root_error`). A file that is not a regular file (a
     FIFO would block the read) is refused. A root listed again (in any spelling) is kept once, and
     ``notes`` (when given) gets one line saying so."""
-    from ..compat import tomllib
-    from ..parsers.base import NotRegularFile, non_regular_kind
 
     p = Path(path) if path else hosts_file()
     try:
@@ -147,8 +151,6 @@ def load_hosts(path: Optional[Path] = None, notes: Optional[list[str]] = None) -
     if st.st_size > MAX_HOSTS_FILE_BYTES:
         raise ValueError(f"{p}: the hosts file is {st.st_size} bytes; more than {MAX_HOSTS_FILE_BYTES} is not one")
     try:
-        from ..parsers.base import open_regular
-
         with open_regular(p) as fp:  # (non-blocking open: made a FIFO since the stat, it is refused too)
             raw = fp.read(MAX_HOSTS_FILE_BYTES + 1)
     except FileNotFoundError:

@@ -23,9 +23,14 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
-from .config import HostConfig
-from .mirror import Mirror, SyncReport
-from .ssh import SshHost
+from edgetui.hosts.config import HostConfig
+from edgetui.hosts.mirror import Mirror, SyncReport
+from edgetui.hosts.ssh import SshHost
+
+from edgetui.hosts.ssh import OVERFLOW
+from edgetui.hosts.ssh import HostDown
+
+import urllib.parse
 
 
 class RemoteFeed:
@@ -246,7 +251,6 @@ class RemoteFeed:
             self._kick.clear()
 
     def _reported(self, paths: set[str]) -> None:
-        from .ssh import OVERFLOW
 
         with self._lock:
             if OVERFLOW in paths:
@@ -282,7 +286,6 @@ class RemoteFeed:
 
 
 def _dir_name(root: str) -> str:
-    import urllib.parse
 
     return urllib.parse.quote(root.rstrip("/") or "/", safe="")
 
@@ -300,7 +303,6 @@ def _add(total: SyncReport, remote_root: str, r: SyncReport) -> None:
 def _error_text(e: OSError) -> str:
     """One line for an ``OSError`` of a sync, without Python's ``[Errno N]`` and quoted filename:
     its text, then the remote path it concerns (when not already in it)."""
-    from .ssh import HostDown
 
     text = e.strerror or str(e)
     if e.filename and not isinstance(e, HostDown) and str(e.filename) not in text:  # (HostDown: the state says it)

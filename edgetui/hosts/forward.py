@@ -15,7 +15,7 @@ import socket
 import urllib.parse
 from typing import Any
 
-from .ssh import _loop
+from edgetui.hosts.ssh_loop import ssh_loop
 
 
 def _free_port() -> int:
@@ -46,7 +46,7 @@ def forward_url(host: Any, url: str) -> str:
     host.on_connect.append(listen)
     conn = host.connection
     if conn is not None:  # already up: listen now (later connections call the hook)
-        fut = asyncio.run_coroutine_threadsafe(listen(conn), _loop())
+        fut = asyncio.run_coroutine_threadsafe(listen(conn), ssh_loop())
         try:
             fut.result(host.op_timeout)
         except Exception:  # noqa: BLE001 - refused now: the next connection tries again

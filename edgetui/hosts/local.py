@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 from typing import Callable, Iterable, Optional
 
-from . import Entry
+from edgetui.hosts import Entry
+
+import watchfiles
 
 
 class LocalHost:
@@ -49,7 +51,6 @@ class LocalHost:
         watches are in place; the caller may look at its own state and set ``stop``). Raises ``OSError`` when a
         path cannot be watched; :func:`is_watch_limit` tells the watch limit
         (``fs.inotify.max_user_watches``) from other causes."""
-        import watchfiles
 
         paths = list(paths)
 

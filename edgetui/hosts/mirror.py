@@ -46,8 +46,14 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from . import Entry, Host
-from . import stage as stage_mod
+from edgetui.hosts import Entry, Host
+from edgetui.hosts import stage as stage_mod
+
+from edgetui.parsers.sforge_dir import FOLDER_FILES
+from edgetui.hosts.signature import add_image_root
+from edgetui.hosts.stream import open_process
+
+import platformdirs
 
 #: bytes re-read before a grown file's recorded end, compared with the image's (a replaced file)
 OVERLAP = 64
@@ -85,7 +91,6 @@ class SyncReport:
 
 def default_cache(host_name: str, remote_root: str) -> Path:
     """Where the image of ``remote_root`` on ``host_name`` lives (user cache directory)."""
-    import platformdirs
 
     return (
         Path(platformdirs.user_cache_dir("edgetui"))
@@ -249,6 +254,7 @@ def _flush(path: Path) -> None:
     a first sync wrote thousands of files, the ingest that reads them next commits with fsync, and
     on ext4 (``data=ordered``) that commit would first write all of them out, inside the ingest."""
     try:
+        # lazy: a libc call made through ctypes only on this path (Linux), not at import
         import ctypes
 
         syncfs = ctypes.CDLL(None, use_errno=True).syncfs
@@ -282,8 +288,6 @@ def wanted(rel: str) -> bool:
     nowhere. Everything else is kept: the image is then what the ingest would read locally."""
     global _FOLDER_FILES
     if _FOLDER_FILES is None:
-        from ..parsers.sforge_dir import FOLDER_FILES
-
         _FOLDER_FILES = frozenset(FOLDER_FILES)
     parts = rel.split("/")
     name = parts[-1]
@@ -333,7 +337,6 @@ class Mirror:
     def __init__(self, host: Host, remote_root: str, local_root: Path | None = None, *, use_stage: bool = True):
         self.host, self.remote_root = host, remote_root.rstrip("/") or "/"
         self.local_root = Path(local_root) if local_root else default_cache(host.name, self.remote_root)
-        from .signature import add_image_root
 
         add_image_root(str(self.local_root))  # its tree signatures leave inodes out (settle copies files)
         #: the directory syncs write into: ``local_root``, or a first sync's stage (:mod:`.stage`)
@@ -519,8 +522,6 @@ class Mirror:
         for rel in sorted(gone):
             local = self.local_root / rel
             if local.is_dir() and not local.is_symlink():
-                import shutil
-
                 rep.removed += [p.relative_to(self.local_root).as_posix() for p in local.rglob("*") if p.is_file()]
                 shutil.rmtree(local, ignore_errors=True)
             elif local.exists() or local.is_symlink():
@@ -692,7 +693,6 @@ class Mirror:
         ``readdir``) dealt among :data:`STREAMS` remote ``tar``s, each read in a thread into a
         local ``tar -x`` under the image. None when the host cannot stream (no exec channel) or
         this machine has no ``tar``: the files then come one by one."""
-        from .stream import open_process
 
         tar = shutil.which("tar")
         if tar is None or getattr(self.host, "call", None) is None:  # (an SshHost: it has exec channels)

@@ -1,7 +1,7 @@
 """A remote host's Docker engine for the live supervisor: listed in the host's own thread, joined to
 that host's runs, acted on over the host's one SSH connection (core, no Textual).
 
-:class:`RemoteEngine` has the part of :class:`edgetui.live.docker_watch.DockerWatch`'s interface
+:class:`RemoteEngine` has the part of :class:`edgetui.hosts.docker_watch.DockerWatch`'s interface
 the supervisor uses (``refresh``, ``available``, ``error``, ``containers``, ``by_name``,
 ``token_of``, ``sample``, ``stop_container``, ``kill_container``, ``shell_command``, ``close``), so
 the supervisor joins each host's containers to that host's runs with the code it uses for the
@@ -32,7 +32,11 @@ import threading
 import time
 from typing import Any, Optional
 
-from .ssh import DEGRADED, UP
+from edgetui.hosts.ssh import DEGRADED, UP
+
+from edgetui.hosts.docker_watch import DockerWatch, short_error
+
+from edgetui.hosts.engine import remote_docker_client
 
 MODES = ("auto", "socket", "cli", "none")
 
@@ -126,7 +130,7 @@ class _CliApi:
 
 class CliDockerClient:
     """A stand-in for ``docker.DockerClient`` driving the host's ``docker`` CLI over exec channels
-    (what :class:`~edgetui.live.docker_watch.DockerWatch` calls: ``api.containers``,
+    (what :class:`~edgetui.hosts.docker_watch.DockerWatch` calls: ``api.containers``,
     ``api.inspect_container``, ``containers.get(ref).stop / kill / exec_run``). Calls raise
     ``RuntimeError`` with the CLI's one-line error, ``OSError`` when the host is down."""
 
@@ -347,18 +351,15 @@ class RemoteEngine:
 
     def _choose(self) -> bool:
         """Find a route (socket first under ``auto``); False with :attr:`error` set when none works."""
-        from ..live.docker_watch import DockerWatch, _short_error
 
         why = []
         if self.mode in ("auto", "socket"):
             try:
-                from .engine import remote_docker_client
-
                 client = remote_docker_client(self.ssh, self.socket_path)
                 client.ping()
                 self._client, self.route = client, "socket"
             except Exception as e:  # noqa: BLE001 - no forwarding, no access to the socket
-                why.append(f"socket {self.socket_path}: {_short_error(e)}")
+                why.append(f"socket {self.socket_path}: {short_error(e)}")
         if self.route is None and self.mode in ("auto", "cli"):
             cli = CliDockerClient(self.ssh)
             try:

@@ -8,16 +8,12 @@ from __future__ import annotations
 import asyncio
 import time
 
+from edgetui.hosts.ssh_loop import os_error
+
 #: SFTP handles :meth:`SshHost.read_files` keeps open per host (OpenSSH's sftp-server allows 512),
 #: and seconds one stays open unused
 KEPT_HANDLES = 256
 KEPT_IDLE_S = 30.0
-
-
-def _ssh():
-    from . import ssh
-
-    return ssh
 
 
 class SftpReads:
@@ -51,7 +47,7 @@ class SftpReads:
                         async with self._sftp.open(path, "rb") as f:
                             data = await f.read(n, offset) if n > 0 else b""
                 except Exception as e:  # noqa: BLE001 - returned per file
-                    return _ssh()._os_error(e, path)
+                    return os_error(e, path)
                 self.stats["bytes_read"] += len(data)
                 return data
 

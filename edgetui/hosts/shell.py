@@ -17,6 +17,8 @@ import secrets
 import shlex
 from typing import Any, Optional
 
+from edgetui.hosts.ssh_loop import ssh_loop
+
 
 async def _read_to_marker(stdout, head: bytes) -> tuple[bytes, bytes]:
     """(the output before ``head``, the status digits after it, up to the next NUL), read in chunks:
@@ -99,7 +101,5 @@ class RemoteShell:
 
     def close(self) -> None:
         """Give the channel back (from any thread)."""
-        from .ssh import _loop
-
         if self._proc is not None:
-            asyncio.run_coroutine_threadsafe(self._drop(), _loop())
+            asyncio.run_coroutine_threadsafe(self._drop(), ssh_loop())

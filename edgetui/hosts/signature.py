@@ -22,7 +22,9 @@ import hashlib
 import os
 from typing import Optional
 
-from . import Host, join
+from edgetui.hosts import Host, join
+
+from edgetui.hosts.local import LocalHost
 
 #: source name of the row in ``source_cursors`` holding a run's tree signature (``generation`` =
 #: the digest, ``offset`` = number of entries, ``size`` = their bytes, ``mtime`` = the newest
@@ -40,7 +42,7 @@ class TreeSignature:
         self.digest, self.n_entries, self.n_bytes, self.newest_mtime = digest, n_entries, n_bytes, newest_mtime
 
     def cursor(self, task_dir: str) -> dict:
-        """The ``source_cursors`` row (as :meth:`edgetui.recorder.Recorder.set_cursor` keywords)."""
+        """The ``source_cursors`` row (as :meth:`edgetui.record.recorder.Recorder.set_cursor` keywords)."""
         return dict(
             path=task_dir,
             generation=self.digest,
@@ -112,7 +114,6 @@ def tree_signature(host: Host, task_dir: str, salt: str = "") -> Optional[TreeSi
     size (the file system's, not the host's: a tmpfs says 1000 where ext4 says 4096), counts as 0: only
     :class:`~edgetui.hosts.mirror.Mirror` writes there, always with the host's size and mtime, and
     it moves a staged image to disk (new inodes, the same files: :mod:`edgetui.hosts.stage`)."""
-    from .local import LocalHost
 
     lister = _local_list if type(host) is LocalHost else host.list
     image = _in_image(task_dir)

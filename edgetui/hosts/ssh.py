@@ -35,9 +35,17 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
-from . import Entry
-from .sftp_reads import KEPT_HANDLES, KEPT_IDLE_S, SftpReads  # noqa: F401  (public here before the split)
-from .tuning import coalesce_sends, preferred_ciphers
+from edgetui.hosts import Entry
+from edgetui.hosts.ssh_loop import os_error, ssh_loop
+from edgetui.hosts.sftp_reads import KEPT_HANDLES, KEPT_IDLE_S, SftpReads  # noqa: F401  (public here before the split)
+from edgetui.hosts.tuning import coalesce_sends, preferred_ciphers
+
+from edgetui.errors import KnownHostsMissing
+import shlex
+from edgetui.hosts.shell import RemoteShell
+import tempfile
+
+import getpass
 
 # ---------------------------------------------------------------------------------------------- states
 
@@ -142,49 +150,14 @@ class SshTarget:
 
 # ---------------------------------------------------------------------------------------------- the loop
 
-_LOOP: Optional[asyncio.AbstractEventLoop] = None
-_LOOP_LOCK = threading.Lock()
-
-
-def _loop() -> asyncio.AbstractEventLoop:
-    """The event loop every SSH host runs on, in a daemon thread started on first use."""
-    global _LOOP
-    with _LOOP_LOCK:
-        if _LOOP is None or _LOOP.is_closed():
-            loop = asyncio.new_event_loop()
-            ready = threading.Event()
-
-            def run():
-                asyncio.set_event_loop(loop)
-                loop.call_soon(ready.set)
-                loop.run_forever()
-
-            threading.Thread(target=run, name="edgetui-ssh", daemon=True).start()
-            ready.wait()
-            _LOOP = loop
-        return _LOOP
+# (edgetui.hosts.ssh_loop: one thread for every host; _loop kept as the name this module uses)
+_loop = ssh_loop
 
 
 # ---------------------------------------------------------------------------------------------- the host
 
 
-def _os_error(e: BaseException, path: str) -> OSError:
-    """An SFTP error as the ``OSError`` the local calls raise (errno and filename set)."""
-    import asyncssh
-
-    if isinstance(e, OSError):
-        return e
-    code = errno.EIO
-    if isinstance(e, asyncssh.SFTPNoSuchFile):
-        code = errno.ENOENT
-    elif isinstance(e, asyncssh.SFTPPermissionDenied):
-        code = errno.EACCES
-    elif isinstance(e, getattr(asyncssh, "SFTPNotADirectory", ())):
-        code = errno.ENOTDIR
-    elif isinstance(e, getattr(asyncssh, "SFTPFileIsADirectory", ())):
-        code = errno.EISDIR
-    reason = getattr(e, "reason", None) or str(e) or type(e).__name__
-    return OSError(code, reason, path)
+_os_error = os_error
 
 
 def _entry(name: str, attrs) -> Entry:
@@ -348,8 +321,8 @@ class SshHost(SftpReads):
         """asyncssh's own reading of the ssh_config files for this target (its ``SSHClientConfig``:
         ``get(option)``), as ``asyncssh.connect`` will apply them. Raises what asyncssh raises on
         an unreadable or invalid file."""
-        import getpass
 
+        # lazy: asyncssh loads only when a host is reached over SSH
         from asyncssh.config import SSHClientConfig
 
         return SSHClientConfig.load(
@@ -403,7 +376,6 @@ class SshHost(SftpReads):
         ``GlobalKnownHostsFile``) that does not exist, else None. (asyncssh reads each file it is
         given and fails with "No such file or directory" on a missing one; the default
         ``~/.ssh/known_hosts`` is not named, and its absence only means no host is known yet.)"""
-        from ..errors import KnownHostsMissing
 
         named: list[tuple[str, str]] = []
         if self._known_hosts:
@@ -433,6 +405,7 @@ class SshHost(SftpReads):
     # ----------------------------------------------------------------------------------- connecting
 
     async def _connect(self):
+        # lazy: asyncssh loads only when a host is reached over SSH
         import asyncssh
 
         t = self.target
@@ -480,10 +453,10 @@ class SshHost(SftpReads):
 
     def _refusal(self, e: BaseException) -> tuple[str, str]:
         """(state kind, one-line message) for a failed connection attempt."""
+        # lazy: asyncssh loads only when a host is reached over SSH
         import asyncssh
 
         t = self.target
-        from ..errors import KnownHostsMissing
 
         if isinstance(e, FileNotFoundError) and not isinstance(e, KnownHostsMissing):
             e = self._missing_known_hosts() or e  # asyncssh reads the known_hosts files once connected
@@ -664,6 +637,7 @@ class SshHost(SftpReads):
         except OSError:
             raise
         except Exception as e:  # noqa: BLE001 - asyncssh's errors, sorted below into OSError
+            # lazy: asyncssh loads only when a host is reached over SSH
             import asyncssh
 
             if isinstance(e, (asyncssh.DisconnectError, asyncssh.ChannelOpenError, ConnectionError, EOFError)):
@@ -694,6 +668,7 @@ class SshHost(SftpReads):
 
     def stat(self, path: str) -> Optional[Entry]:
         async def go():
+            # lazy: asyncssh loads only when a host is reached over SSH
             import asyncssh
 
             try:
@@ -748,6 +723,7 @@ class SshHost(SftpReads):
         """``await open_fn()`` (a channel open), retried for up to 2 s while the server refuses it:
         sshd frees a closed session a moment after the client saw it close, so a queued channel
         can meet a full ``MaxSessions`` for that moment."""
+        # lazy: asyncssh loads only when a host is reached over SSH
         import asyncssh
 
         end = time.monotonic() + 2.0
@@ -769,7 +745,6 @@ class SshHost(SftpReads):
         """Run a command on the host over an exec channel (queued on the channel budget): (exit
         status, stdout, stderr); 127 when the command is missing. The command line is built with
         ``shlex.quote`` from ``argv``."""
-        import shlex
 
         cmd = " ".join(shlex.quote(a) for a in argv)
 
@@ -788,8 +763,6 @@ class SshHost(SftpReads):
         """As :meth:`run`, in the host's long-lived ``sh`` (:mod:`edgetui.hosts.shell`: no new
         session per call; stderr is discarded, the command gets no stdin)."""
         if self._shell is None:
-            from .shell import RemoteShell
-
             self._shell = RemoteShell(self)
         shell = self._shell
 
@@ -838,7 +811,6 @@ class SshHost(SftpReads):
         ``direct-streamlocal`` channel to ``remote_path`` on the host over this connection; set up
         again after each reconnect. Returns the local path (e.g. for
         ``docker.DockerClient(base_url="unix://" + path)``). Raises ``OSError`` when the host is down."""
-        import tempfile
 
         for local, remote in self._forwards.items():
             if remote == remote_path:
@@ -875,7 +847,6 @@ class SshHost(SftpReads):
         path :data:`OVERFLOW` (changes were lost: list everything). Raises ``OSError`` when the
         host has no ``inotifywait`` (exit 127) or the connection goes: callers then poll with
         :meth:`list`."""
-        import shlex
 
         paths = list(paths)
         cmd = "sh -c " + shlex.quote(_WATCH_SCRIPT) + " edgetui " + " ".join(shlex.quote(p) for p in paths)
@@ -963,6 +934,7 @@ def _tilde(path: str) -> str:
 def _known_host_listed(known_hosts: str, host: str, port: int) -> bool:
     """Does ``known_hosts`` hold any key for ``host`` at ``port`` (a changed key, then)?"""
     try:
+        # lazy: asyncssh loads only when a host is reached over SSH
         import asyncssh
 
         kh = asyncssh.read_known_hosts(known_hosts)

@@ -28,6 +28,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import ctypes
+
 #: prefix of a stage directory's name (recognised when adopting a stage left by another process)
 PREFIX = "edgetui-stage-"
 #: share of MemAvailable a staged image may take at most
@@ -47,6 +49,7 @@ def _exchange_fn():
     global _renameat2
     if _renameat2 is None:
         try:
+            # lazy: a libc call made through ctypes only on this path (Linux), not at import
             import ctypes
 
             fn = ctypes.CDLL(None, use_errno=True).renameat2
@@ -60,7 +63,6 @@ def _exchange_fn():
 def exchange(a: Path, b: Path) -> None:
     """Swap the paths ``a`` and ``b`` atomically (both must exist, on one file system). Raises
     ``OSError``."""
-    import ctypes
 
     fn = _exchange_fn()
     if fn is None:

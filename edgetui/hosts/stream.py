@@ -13,6 +13,8 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from edgetui.hosts.ssh_loop import ssh_loop
+
 
 def open_process(host: Any, argv: list[str]) -> RemoteProcess:
     """Start ``argv`` (quoted with ``shlex``) on the :class:`~edgetui.hosts.ssh.SshHost` ``host``
@@ -68,7 +70,6 @@ class RemoteProcess:
         if self._closed:
             return
         self._closed = True
-        from .ssh import _loop
 
         host, proc, sem = self.host, self._proc, self._sem
 
@@ -79,4 +80,4 @@ class RemoteProcess:
                 pass
             host._release(sem)  # (to its own connection's budget: a later one's is not grown)
 
-        _loop().call_soon_threadsafe(release)
+        ssh_loop().call_soon_threadsafe(release)

@@ -44,6 +44,7 @@ def coalesce_sends(conn) -> None:
 
 
 def preferred_ciphers() -> list[str]:
+    # lazy: asyncssh loads only when a host is reached over SSH
     from asyncssh.encryption import get_default_encryption_algs
 
     algs = [a.decode() for a in get_default_encryption_algs()]

@@ -70,10 +70,14 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..events import Event, Kind, TimeSource, one_line
-from ..parsers.base import read_regular
-from ..redact import redact_obj
-from .model import Alarm, newest_per_key
+from edgetui.events import Event, Kind, TimeSource, one_line
+from edgetui.parsers.base import read_regular
+from edgetui.redact import redact_obj
+from edgetui.live.model import Alarm, newest_per_key
+
+import platformdirs
+
+from edgetui.compat import tomllib
 
 ALARM_SOURCE = "live/alarms"
 
@@ -195,7 +199,6 @@ class AlarmSettings(BaseModel):
 
 
 def settings_path() -> Path:
-    import platformdirs
 
     return Path(platformdirs.user_config_dir("edgetui")) / "alarms.toml"
 
@@ -222,8 +225,6 @@ def load_settings(path: Optional[Path] = None, messages: Optional[list[str]] = N
             if p.suffix.lower() == ".json":
                 data = json.loads(raw or b"{}")
             else:
-                from ..compat import tomllib
-
                 data = tomllib.loads(raw.decode("utf-8"))
             if isinstance(data, dict) and isinstance(data.get("alarms"), dict):
                 data = {**{k: v for k, v in data.items() if k != "alarms"}, **data["alarms"]}

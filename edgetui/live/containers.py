@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ..events import Kind
-from .docker_watch import work_names
-from .model import ContainerInfo
-from .run_state import RoundState, RunState
+from edgetui.events import Kind
+from edgetui.hosts.docker_watch import work_names
+from edgetui.hosts.container_info import ContainerInfo
+from edgetui.live.run_state import RoundState, RunState
 
 
 class ContainerJoin:

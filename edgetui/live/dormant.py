@@ -30,13 +30,16 @@ import os
 from collections import deque
 from typing import Optional
 
-from ..hosts.local import LocalHost
-from ..hosts.signature import TREE_SOURCE, tree_signature
-from ..parsers import sforge_dir as sd
-from ..records import RunInfo
-from .docker_watch import work_names
-from .model import LiveRun
-from .run_state import RunState, TRANSCRIPT, RUN_LOG, TICKS, FULL_CHECK_S
+from edgetui.hosts.local import LocalHost
+from edgetui.hosts.signature import TREE_SOURCE, tree_signature
+from edgetui.parsers import sforge_dir as sd
+from edgetui.records import RunInfo
+from edgetui.record.changed_runs import signature_salt
+from edgetui.hosts.docker_watch import work_names
+from edgetui.live.model import LiveRun
+from edgetui.live.run_state import RunState, TRANSCRIPT, RUN_LOG, TICKS, FULL_CHECK_S
+
+from edgetui.events import one_line
 
 #: recorded statuses a run may sleep in (a run recorded as running is always watched: its status
 #: depends on the clock)
@@ -84,13 +87,6 @@ _INFO_COLS = (
     "layout",
     "run_dir",
 )
-
-
-def signature_salt(tasks: dict, task_id: str, is_sample: bool) -> str:
-    """The salt of a run's tree signature: the one the ingest uses (same task settings, sample flag)."""
-    from ..ingest import _signature_salt
-
-    return _signature_salt(tasks, task_id, is_sample)
 
 
 class DormantRuns:
@@ -294,8 +290,6 @@ class DormantRuns:
                 self.tailer.flush(srcs, now)
                 self.rec.set_cursor(rs.key, TREE_SOURCE, **sig.cursor(str(rs.task_dir)))
             except Exception as e:  # noqa: BLE001 - stays awake; tried again once quiet
-                from ..events import one_line
-
                 self._note(one_line(f"{rs.key}: could not record its tree signature: {e}", 200))
                 rs.sleep_sig = None
                 continue
@@ -325,8 +319,6 @@ class DormantRuns:
                 self._register(rs.loc, now)
                 return
             except Exception as e:  # noqa: BLE001 - shown as it was; its check says what is wrong
-                from ..events import one_line
-
                 self._note(one_line(f"{rs.loc.task_dir}: could not watch: {type(e).__name__}: {e}", 240))
         rs.sleep_sig = None
         rs.dirty_files = False

@@ -1,7 +1,8 @@
-"""Read-only polling of the SForge judge's ``/api/v1/history`` (sforge-format.md §4, §4.8, §12.5).
+"""Read-only polling of the SForge judge's ``/api/v1/history`` (docs/sforge-judge.md; the history
+object: docs/sforge-run-folders.md §3.4.6, its quirks §11.5).
 
 * The token is the work container's ``SFORGE_TOKEN`` (read by
-  :class:`~edgetui.live.docker_watch.DockerWatch` from the container's
+  :class:`~edgetui.hosts.docker_watch.DockerWatch` from the container's
   environment); the admin secret comes from ``SFORGE_ADMIN_SECRET`` or
   ``<log_dir>/.judge-admin-secret`` (1.1.0). Without a secret the agent view
   is fetched (auto rounds hidden).
@@ -19,10 +20,10 @@
   worked is kept per poller (:attr:`JudgePoller.auth_form`) so later polls make
   one request; a refusal of the kept form starts over with the headers.
 
-Entry classification (§4.4, §12.5, docs/sforge-judge.md): ``error`` key or
-status ``error`` → judge error; status ``completed`` with ``total_tests`` 0 and
-a null ``summary`` → failed grading; ``running`` → grading; ``queued`` →
-waiting in the judge's queue (also "grading" for the run's status).
+Entry classification (docs/sforge-run-folders.md §3.4.6, §11.5; docs/sforge-judge.md): ``error``
+key or status ``error`` → judge error; status ``completed`` with ``total_tests`` 0 and a null
+``summary`` → failed grading; ``running`` → grading; ``queued`` → waiting in the judge's queue
+(also "grading" for the run's status).
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from ..events import one_line
-from ..redact import redact_obj
-from ..run_folder_files import SMALL_FILE_LIMIT, read_run_file
+from edgetui.events import one_line
+from edgetui.parsers.run_folder_files import SMALL_FILE_LIMIT, read_run_file
+from edgetui.redact import redact_obj
 
 
 def read_admin_secret(candidates: Iterable[Path]) -> Optional[str]:

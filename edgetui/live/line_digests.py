@@ -15,7 +15,7 @@ import zlib
 from array import array
 from typing import BinaryIO, Optional
 
-from ..parsers.base import Line, iter_lines
+from edgetui.parsers.base import Line, iter_lines
 
 #: lines remembered per file (12 bytes each)
 MAX_LINES = 4_000_000

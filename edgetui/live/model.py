@@ -1,6 +1,6 @@
 """Shapes shared by the live core and the live views (no Textual, no I/O).
 
-Statuses follow SForge's own rules (sforge-format.md §10.1), refined:
+Statuses follow SForge's own rules (docs/sforge-run-folders.md §8.1), refined:
 
 * ``running`` — no ``final_result.json``; the work container is running (or,
   with no container information, the run grew within ``abort_after_s``);
@@ -23,33 +23,10 @@ from typing import Any, Iterable, Optional
 
 from pydantic import BaseModel, Field
 
-from ..events import trusted_instance
+from edgetui.events import trusted_instance
+from edgetui.hosts.container_info import ContainerInfo
 
 STATUSES = ("running", "grading", "finished", "aborted", "gone")
-
-
-class ContainerInfo(BaseModel):
-    """One container as seen in one engine listing (docker SDK ``containers.list(all=True)``)."""
-
-    id: str
-    name: str
-    role: str  # work | judge | game | other
-    task_id: Optional[str] = None
-    run_id: Optional[str] = None  # work containers: from the name sforge.run.<task>.<run>
-    submission_id: Optional[str] = None  # judge containers: <benchmark>.judge.<task>.<submission_id>
-    state: str = ""  # running | exited | dead | created | paused | restarting | removing
-    exit_code: Optional[int] = None
-    oom_killed: bool = False
-    restart_count: int = 0
-    started_at: Optional[float] = None  # epoch UTC
-    finished_at: Optional[float] = None
-    cpu_percent: Optional[float] = None  # of one core (100 = one core busy)
-    mem_bytes: Optional[int] = None
-    mem_limit_bytes: Optional[int] = None
-    host: str = "local"
-    #: the container's image by digest (``sha256:…``, the engine's image id; None when the engine
-    #: does not say): the run's task variant (docs/sforge-formats.md, "Task variants")
-    image_id: Optional[str] = None
 
 
 class Alarm(BaseModel):

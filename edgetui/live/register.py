@@ -9,13 +9,16 @@ import os
 from pathlib import Path
 
 
-from ..events import one_line
-from ..ingest import raw_secrets
-from ..parsers import sforge_dir as sd
-from ..parsers.runlog import JUDGE_FULL_TICK
-from ..records import make_run_key
-from .model import Alarm
-from .run_state import _mtime, _sig, RunState, TRANSCRIPT, RUN_LOG, TICKS, WHOLE_FILES
+from edgetui.events import one_line
+from edgetui.parsers.run_secrets import raw_secrets
+from edgetui.parsers import sforge_dir as sd
+from edgetui.records import make_run_key
+from edgetui.live.model import Alarm
+from edgetui.live.run_state import mtime, stat_signature, RunState, TRANSCRIPT, RUN_LOG, TICKS, WHOLE_FILES
+
+import json
+from edgetui.store.sql_in_list import in_list
+from edgetui.parsers.runlog import JUDGE_FULL_TICK
 
 
 class RunRegistry:
@@ -61,8 +64,8 @@ class RunRegistry:
 
     def _register_many(self, locs: list, now: float) -> None:
         """Register the runs at ``locs``: their files read one by one, then their tasks
-        (:meth:`edgetui.recorder.Recorder.tasks_for`), their runs rows
-        (:meth:`~edgetui.recorder.Recorder.upsert_runs`) and the new ones' rows read back
+        (:meth:`edgetui.record.recorder.Recorder.tasks_for`), their runs rows
+        (:meth:`~edgetui.record.recorder.Recorder.upsert_runs`) and the new ones' rows read back
         (:meth:`_load_rows`) each in one statement for them all."""
         got = []
         for loc in locs:
@@ -100,13 +103,13 @@ class RunRegistry:
             for name in (TRANSCRIPT, RUN_LOG, TICKS):
                 if (task_dir / name).exists():
                     self._add_source(rs, name, catchup=True)
-            t_mtime = _mtime(task_dir / TRANSCRIPT)
+            t_mtime = mtime(task_dir / TRANSCRIPT)
             if t_mtime is not None:
                 rs.last_growth_t = min(now, t_mtime)
             rs.last_activity_t = max(
                 [
                     x
-                    for x in (rs.last_growth_t, _mtime(task_dir / RUN_LOG), _mtime(task_dir / TICKS), info.started_at)
+                    for x in (rs.last_growth_t, mtime(task_dir / RUN_LOG), mtime(task_dir / TICKS), info.started_at)
                     if x is not None
                 ],
                 default=None,
@@ -114,7 +117,7 @@ class RunRegistry:
             if rs.last_activity_t is not None:
                 rs.last_activity_t = min(now, rs.last_activity_t)
             for name in WHOLE_FILES:
-                rs.file_sigs[name] = _sig(task_dir / name)
+                rs.file_sigs[name] = stat_signature(task_dir / name)
             rs.last_full_check = now
             self.runs[rs.key] = rs
 
@@ -183,8 +186,6 @@ class RunRegistry:
         # alarms of earlier sessions: their episodes count as still active until seen false once
         rows = c.execute("SELECT t, data FROM events WHERE run_key = ? AND kind = 'alarm' ORDER BY t", [key]).fetchall()
         if rows:
-            import json
-
             alarms, keys, acks = [], set(), []
             for t, data in rows[-100:]:
                 try:
@@ -246,7 +247,6 @@ class RunRegistry:
 
     def _load_rows(self, items: list[tuple[RunState, bool]], fresh: bool = False) -> None:
         """:meth:`_load_row` of several runs ``(rs, aggregates)``, two statements whatever their number."""
-        from ..align import in_list
 
         cols = (
             "best_round",

@@ -11,25 +11,21 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from ..events import one_line
-from ..align import in_list
-from ..finalize import FinalizeJob, finalize_runs
-from ..ingest import (
-    LINE_SOURCES,
-    _fill_model_agent,
-    detect_file_format,
-    raw_secrets,
-    mark_stopped_at_budget,
-    whole_file_events,
-)
-from ..parsers import sforge_dir as sd
-from ..parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch
-from ..redact import redact_text
-from ..run_folder_files import open_run_file
-from .tail import TailSource, settle
-from .run_state import (
-    _mtime,
-    _sig,
+from edgetui.events import one_line
+from edgetui.store.sql_in_list import in_list
+from edgetui.record.derived_rows import FinalizeJob, finalize_runs
+from edgetui.parsers.run_secrets import raw_secrets
+from edgetui.record.group_writes import fill_model_agent
+from edgetui.record.line_recording import detect_file_format
+from edgetui.record.run_recording import LINE_SOURCES, mark_stopped_at_budget, whole_file_events
+from edgetui.parsers import sforge_dir as sd
+from edgetui.parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch
+from edgetui.redact import redact_text
+from edgetui.parsers.run_folder_files import open_run_file
+from edgetui.live.tail import TailSource, settle
+from edgetui.live.run_state import (
+    mtime,
+    stat_signature,
     RoundState,
     RunState,
     TRANSCRIPT,
@@ -38,12 +34,14 @@ from .run_state import (
     WHOLE_FILES,
     FULL_CHECK_S,
     EARLY_EVENT_S,
-    _LOG_HEAD_RE,
-    _ENDING_RE,
-    _JUDGE_STARTED_RE,
-    _JUDGE_DONE_RE,
-    _JUDGE_ERR_RE,
+    LOG_HEAD_RE,
+    ENDING_RE,
+    JUDGE_STARTED_RE,
+    JUDGE_DONE_RE,
+    JUDGE_ERR_RE,
 )
+
+from edgetui.parsers.detect import parser_for
 
 
 class RunFiles:
@@ -65,7 +63,6 @@ class RunFiles:
     def _add_source(self, rs: RunState, name: str, catchup: bool) -> None:
         path = rs.task_dir / name
         if name == TRANSCRIPT:
-            from ..parsers.detect import parser_for
 
             def make(source, gen, state, rs=rs):
                 return parser_for(rs.fmt or "claude_stream", source, gen, state)
@@ -139,7 +136,7 @@ class RunFiles:
                 continue
             if old is not None and not full and not (name == "final_result.json" and not rs.finished):
                 continue
-            new = _sig(os.path.join(td, name))
+            new = stat_signature(os.path.join(td, name))
             if new != old:
                 rs.file_sigs[name] = new
                 rs.dirty_files = True
@@ -147,7 +144,7 @@ class RunFiles:
 
     def _scan_submissions(self, rs: RunState, now: float, full: bool) -> None:
         sub_dir = rs.task_dir / "submissions"
-        sig = _sig(sub_dir)
+        sig = stat_signature(sub_dir)
         changed = False
         if sig != rs.subs_sig or (sig is not None and time.time() - sig[1] / 1e9 < 2.0):
             rs.subs_sig = sig
@@ -163,7 +160,7 @@ class RunFiles:
                 pass
             for n, born in names.items():
                 if n not in rs.rounds:
-                    parsed = sd._parse_round(n)
+                    parsed = sd.parse_round(n)
                     if parsed is None:
                         continue
                     rs.rounds[n] = RoundState(name=n, kind=parsed[0], first_seen=born)
@@ -179,13 +176,13 @@ class RunFiles:
             if rd.has_report and not full:
                 continue
             entry = sub_dir / rd.name
-            rep = _sig(entry / ("game_result.json" if rd.kind == "game" else "report.json"))
+            rep = stat_signature(entry / ("game_result.json" if rd.kind == "game" else "report.json"))
             if rep != rd.report_sig:
                 rd.report_sig = rep
                 rd.has_report = rep is not None
                 changed = True
             if not rd.has_report and rd.kind != "game":
-                ls = _sig(entry / "run_instance.log")
+                ls = stat_signature(entry / "run_instance.log")
                 if ls != rd.log_sig:
                     rd.log_sig = ls
                     self._read_instance_log(rd, entry / "run_instance.log", now)
@@ -199,11 +196,11 @@ class RunFiles:
                 data = fp.read(4 << 20)
         except OSError:
             return
-        rd.container_ids.update(m.decode() for m in _JUDGE_STARTED_RE.findall(data))
-        errs = _JUDGE_ERR_RE.findall(data)
+        rd.container_ids.update(m.decode() for m in JUDGE_STARTED_RE.findall(data))
+        errs = JUDGE_ERR_RE.findall(data)
         if errs:
             rd.log_error = one_line(redact_text(errs[-1].decode("utf-8", "replace"), self.rec.secrets) or "", 200)
-        if (errs or _JUDGE_DONE_RE.search(data)) and not rd.log_terminal:
+        if (errs or JUDGE_DONE_RE.search(data)) and not rd.log_terminal:
             rd.log_terminal = True
             rd.terminal_seen = now
 
@@ -224,7 +221,7 @@ class RunFiles:
         rs = self.runs.get(src.run_key)
         if rs is None:
             return
-        m = _LOG_HEAD_RE.match(line)
+        m = LOG_HEAD_RE.match(line)
         if not m:
             return
         level = m.group(8)
@@ -241,7 +238,7 @@ class RunFiles:
             # the run's facts are read again (sforge_dir.read_run_info: the harness's end before the
             # agent started is an ERROR as run_agent.log's last record), not only on submission changes
             rs.dirty_files = True
-        elif _ENDING_RE.match(msg) and rs.ending_since is None:
+        elif ENDING_RE.match(msg) and rs.ending_since is None:
             rs.ending_since = t
 
     # ================================================================== database refresh
@@ -262,7 +259,7 @@ class RunFiles:
         first = [rs for _, _, rs in due if rs.last_finalize <= 0][: max(1, s.max_first_refresh_per_poll)]
         batch = first + [rs for _, _, rs in due if rs.last_finalize > 0][: max(1, s.max_finalize_per_poll)]
         # the runs' files in one transaction (a fixed number of statements for the batch, see
-        # _refresh_files_many), then the finalize of all of them at once (edgetui.finalize.finalize_runs:
+        # _refresh_files_many), then the finalize of all of them at once (edgetui.record.derived_rows.finalize_runs:
         # a fixed number of statements for the batch instead of ~25 a run); when a batch fails, its runs
         # again one by one, each in its own transaction (one run's trouble stays with that run)
         todo: list[tuple[RunState, bool, bool, dict]] = []  # (rs, full, aggregates, known)
@@ -327,10 +324,10 @@ class RunFiles:
             rs.dirty_finalize = False
 
     def _refresh_files_many(self, runs: list[RunState], now: float) -> dict[str, tuple[bool, dict]]:
-        """The whole-file part of :func:`edgetui.ingest.ingest_run` for each of ``runs`` (their
+        """The whole-file part of :func:`edgetui.record.ingest.ingest_run` for each of ``runs`` (their
         finalize follows), in a fixed number of statements for the batch: one read of their
         run_agent.log ends, one insert of the finished ones' transcript ends, and
-        :meth:`edgetui.recorder.Recorder.replace_file_events_many` of their file events.
+        :meth:`edgetui.record.recorder.Recorder.replace_file_events_many` of their file events.
 
         A run going on whose aggregates were recomputed less than ``finalize_interval_s`` ago (and
         whose time anchors did not change) gets a submissions-only finalize: a new graded round
@@ -416,17 +413,17 @@ class RunFiles:
         return out
 
     def _finalize(self, rs: RunState, aggregates: bool = True, **known) -> None:
-        """:func:`edgetui.finalize.finalize_run` for one run, then its runs row read back
+        """:func:`edgetui.record.derived_rows.finalize_run` for one run, then its runs row read back
         (``aggregates=False``: see :meth:`_refresh_files_many`). ``known``: ``log_end`` (the latest time of
         the run's run_agent.log events, epoch UTC or None) when the caller just read it."""
         self._finalize_runs([(rs, aggregates, known)])
 
     def _finalize_runs(self, items: list[tuple[RunState, bool, dict]]) -> None:
         """:meth:`_finalize` of several runs ``(rs, aggregates, known)`` together
-        (:func:`edgetui.finalize.finalize_runs`; the reads before and after it grouped too)."""
+        (:func:`edgetui.record.derived_rows.finalize_runs`; the reads before and after it grouped too)."""
         settle(self.conn)
         for rs, _, _ in items:
-            _fill_model_agent(self.rec, rs.key, rs.info)
+            fill_model_agent(self.rec, rs.key, rs.info)
         settle(self.conn)
         # once aligned, a live run's new lines carry their observed time: aligning again (a third of a
         # finalize) would change nothing unless some event still has no time (a file just read, a
@@ -447,7 +444,7 @@ class RunFiles:
         for rs, aggregates, known in items:
             live_end = None
             if rs.fmt and not rs.finished:  # a run going on: its transcript's last write ends the known lines
-                live_end = _mtime(rs.task_dir / TRANSCRIPT)
+                live_end = mtime(rs.task_dir / TRANSCRIPT)
             jobs.append(
                 FinalizeJob(
                     rs.key,

@@ -9,14 +9,16 @@ from typing import Any, Optional
 
 import pyarrow as pa
 
-from replay.selection import display_value
+from edgetui.replay.selection import display_value
 
-from ..events import one_line
-from ..ingest import harness_reason, unreadable_reason
-from .alarms import RunFacts, alarm_event, evaluate, fmt_age
-from .model import LiveRun, live_run_from, newest_per_key
-from .tail import settle
-from .run_state import _mtime, RunState, TRANSCRIPT, RUN_LOG, MESSAGE_TTL_S
+from edgetui.events import one_line
+from edgetui.record.derived_rows import harness_reason, unreadable_reason
+from edgetui.live.alarms import RunFacts, alarm_event, evaluate, fmt_age
+from edgetui.live.model import LiveRun, live_run_from, newest_per_key
+from edgetui.live.tail import settle
+from edgetui.live.run_state import mtime, RunState, TRANSCRIPT, RUN_LOG, MESSAGE_TTL_S
+
+from edgetui.record.derived_rows import HARNESS_QUIET_S
 
 
 class RunRows:
@@ -68,7 +70,7 @@ class RunRows:
                 rs.recorded_images = images
 
     def _status_reason(self, rs: RunState, now: float) -> Optional[str]:
-        """Why the run's status is what it is, in its source's words (as :func:`edgetui.ingest.finalize_run`
+        """Why the run's status is what it is, in its source's words (as :func:`edgetui.record.ingest.finalize_run`
         words it offline): a harness that ended before the agent started, a final_result.json that
         cannot be read; None otherwise."""
         if rs.status == "aborted" and self._harness_ended(rs, now):
@@ -187,7 +189,6 @@ class RunRows:
     def _harness_ended(self, rs: RunState, now: float) -> bool:
         """run_agent.log ends on an ERROR (+ traceback), has been quiet for 60 s, no started_at, no
         final result: the harness ended before the agent started (its words: ``info.harness_error``)."""
-        from ..ingest import HARNESS_QUIET_S
 
         info = rs.info
         if not info.harness_error or info.started_at is not None or rs.finished:
@@ -243,7 +244,7 @@ class RunRows:
             tick_error_times=rs.tick_error_times,
             last_tick_error=rs.last_tick_error,
             judge_full_times=rs.judge_full_times,
-            ended_t=_mtime(rs.task_dir / "final_result.json") if rs.finished else None,
+            ended_t=mtime(rs.task_dir / "final_result.json") if rs.finished else None,
             harness_error=rs.info.harness_error
             if self._harness_ended(rs, now) or (c is not None and c.state == "running" and rs.info.harness_error)
             else None,

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from ..events import Event
-from ..parsers import sforge_dir as sd
-from ..records import RunInfo, SubmissionRecord, TaskInfo
-from .model import ContainerInfo
-from .tail import TailSource
+from edgetui.events import Event
+from edgetui.parsers import sforge_dir as sd
+from edgetui.records import RunInfo, SubmissionRecord, TaskInfo
+from edgetui.hosts.container_info import ContainerInfo
+from edgetui.live.tail import TailSource
 
 TRANSCRIPT = "agent_output.txt"
 RUN_LOG = "run_agent.log"
@@ -33,17 +33,17 @@ FULL_CHECK_S = 60.0  # present whole files / graded rounds are re-checked this o
 EARLY_EVENT_S = 86400.0
 MESSAGE_TTL_S = 600.0  # a run's transient one-line message (new generation, refresh problem) shows this long
 
-_LOG_HEAD_RE = re.compile(
+LOG_HEAD_RE = re.compile(
     rb"^(?:\xef\xbb\xbf)?(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}),(\d{3}) - ([A-Z]+) - ?(.*)$"
 )
-_ENDING_RE = re.compile(r"^(?:Agent finished: |Run interrupted by user|Done: |Done \(game\))")
-_JUDGE_STARTED_RE = re.compile(rb"Judge container started: ([0-9a-f]{12,64})")
-_JUDGE_DONE_RE = re.compile(rb" - INFO - Container \S+ removed\.|Removing container |Failed to remove container ")
-_JUDGE_ERR_RE = re.compile(rb"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} - (?:ERROR|CRITICAL) - (.*)$", re.M)
+ENDING_RE = re.compile(r"^(?:Agent finished: |Run interrupted by user|Done: |Done \(game\))")
+JUDGE_STARTED_RE = re.compile(rb"Judge container started: ([0-9a-f]{12,64})")
+JUDGE_DONE_RE = re.compile(rb" - INFO - Container \S+ removed\.|Removing container |Failed to remove container ")
+JUDGE_ERR_RE = re.compile(rb"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} - (?:ERROR|CRITICAL) - (.*)$", re.M)
 _STATUS_ORDER = {"running": 0, "grading": 0, "gone": 1, "aborted": 2, "finished": 3}
 
 
-def _sig(p: Path) -> Optional[tuple]:
+def stat_signature(p: Path) -> Optional[tuple]:
     try:
         st = os.stat(p)
     except OSError:
@@ -51,7 +51,7 @@ def _sig(p: Path) -> Optional[tuple]:
     return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
-def _kind(e: Event) -> str:
+def kind_of(e: Event) -> str:
     k = e.kind
     return k if type(k) is str else k.value
 
@@ -178,7 +178,7 @@ class RunState:
 WATCHED_DISCOVERY_S = 300.0
 
 
-def _mtime(p: Path) -> Optional[float]:
+def mtime(p: Path) -> Optional[float]:
     try:
         return p.stat().st_mtime
     except OSError:

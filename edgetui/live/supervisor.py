@@ -18,16 +18,16 @@ and keeps the database current while runs are going:
 * **submissions**: new ``submissions/<round>/`` folders and their
   ``report.json`` (and the run's other whole files: ``final_result.json``,
   ``started_at``, ``evolve_state.json``, histories) re-run the file part of
-  :func:`edgetui.ingest.ingest_run` for that run, then
-  :func:`~edgetui.ingest.finalize_run` (best-so-far, alignment, aggregates);
+  :func:`edgetui.record.ingest.ingest_run` for that run, then
+  :func:`~edgetui.record.ingest.finalize_run` (best-so-far, alignment, aggregates);
   runs that only grew are finalized at most every ``finalize_interval_s``; a graded round is
   timed when its result was known — its judge log's ``Result:`` line (else the report's mtime),
   then, when ``evolve_state.json`` is written at the end, its ``at``: the same event, re-timed
   under its id (:func:`edgetui.parsers.sforge_dir.result_known_time`,
-  :meth:`edgetui.recorder.Recorder.replace_file_events`), so a run watched live ends with the
+  :meth:`edgetui.record.recorder.Recorder.replace_file_events`), so a run watched live ends with the
   times of an offline ingest;
 * **containers**: the engine's container events, a listing when they say something changed
-  (:class:`~edgetui.live.docker_watch.DockerWatch`); work containers are
+  (:class:`~edgetui.hosts.docker_watch.DockerWatch`); work containers are
   joined by name, judge containers through the submission folder's
   ``run_instance.log`` ("Judge container started: <id>"), ``report.json``
   ``submission_id`` or the auto-eval tick's submission id (never by task name
@@ -60,25 +60,29 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
-from ..events import Event, Kind, TimeSource, one_line
-from ..redact import redact_text
-from ..run_secrets import run_secrets
-from ..ingest import load_price_file
-from ..parsers import sforge_dir as sd
-from ..recorder import Recorder
-from .alarms import AlarmBook, AlarmCommand, AlarmSettings, ack_event
-from .docker_watch import DockerWatch
-from .judge import JudgePoller, read_admin_secret, secret_candidates
-from .judge_queue import PendingCount, refused_by_full_judge
-from .model import Alarm, ContainerInfo, LiveRun
-from .tail import Tailer, TailSource, settle
-from .run_state import WATCHED_DISCOVERY_S, _kind, RunState, TRANSCRIPT, RUN_LOG, TICKS, DOCKER_SOURCE
-from .containers import ContainerJoin
-from .dormant import DormantRuns
-from .register import RunRegistry
-from .run_files import RunFiles
-from .run_rows import RunRows, judge_line  # noqa: F401  (judge_line: public here before the split)
-from .watching import FileWatch
+from edgetui.events import Event, Kind, TimeSource, one_line
+from edgetui.redact import redact_text
+from edgetui.parsers.run_secrets import run_secrets
+from edgetui.record.prices import load_price_file
+from edgetui.parsers import sforge_dir as sd
+from edgetui.record.recorder import Recorder
+from edgetui.live.alarms import AlarmBook, AlarmCommand, AlarmSettings, ack_event
+from edgetui.hosts.docker_watch import DockerWatch
+from edgetui.live.judge import JudgePoller, read_admin_secret, secret_candidates
+from edgetui.hosts.container_info import ContainerInfo
+from edgetui.live.model import Alarm, LiveRun
+from edgetui.live.tail import Tailer, TailSource, settle
+from edgetui.live.run_state import WATCHED_DISCOVERY_S, kind_of, RunState, TRANSCRIPT, RUN_LOG, TICKS, DOCKER_SOURCE
+from edgetui.live.containers import ContainerJoin
+from edgetui.live.dormant import DormantRuns
+from edgetui.live.register import RunRegistry
+from edgetui.live.run_files import RunFiles
+from edgetui.live.run_rows import RunRows, judge_line  # noqa: F401  (judge_line: public here before the split)
+from edgetui.live.watching import FileWatch
+
+from edgetui.record.forget_and_tag import forgotten
+from edgetui.record.forget_and_tag import apply_request
+from edgetui.live.judge_queue import PendingCount, refused_by_full_judge
 
 
 #: this many runs registered in one refresh are shown before any of their lines is read
@@ -612,7 +616,6 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         return False
 
     def _discover(self, now: float) -> None:
-        from ..runops import forgotten
 
         found: dict[str, sd.RunLocation] = {}
         try:
@@ -671,9 +674,8 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         self._known_parents = frozenset(parents)
 
     def apply_request(self, req: dict) -> dict:
-        """A typed request from another process (:func:`edgetui.runops.apply_request`), carried out
+        """A typed request from another process (:func:`edgetui.record.forget_and_tag.apply_request`), carried out
         between two refreshes; a forgotten run stops being watched at once."""
-        from ..runops import apply_request
 
         with self._lock:
             if req.get("op") == "forget" and isinstance(req.get("run_key"), str):
@@ -723,7 +725,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
 
     def _price(self, model: Optional[str]) -> Optional[tuple]:
         """USD per Mtok (in, out, cache read, cache write) for ``model``: the longest matching LIKE pattern
-        of the price table, as :func:`edgetui.ingest.finalize_run` does."""
+        of the price table, as :func:`edgetui.record.ingest.finalize_run` does."""
         if not model:
             return None
         if model in self._price_cache:
@@ -769,7 +771,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                             + u.cache_read_tokens * pr[2]
                             + u.cache_write_tokens * pr[3]
                         ) / 1e6
-                k = _kind(e)
+                k = kind_of(e)
                 if k == "tool_call" and e.tool_use_id:
                     pend[e.tool_use_id] = e.t if e.t is not None and e.t_source == "observed" else now
                 elif k == "tool_result" and e.tool_use_id:
@@ -780,11 +782,11 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                     pend.clear()  # a new segment: calls of the old one never get results
         elif source == RUN_LOG:
             for e in evs:
-                if _kind(e) == "resume" and e.t is not None:
+                if kind_of(e) == "resume" and e.t is not None:
                     rs.resume_times.append(e.t)
         elif source == TICKS:
             for e in evs:
-                k = _kind(e)
+                k = kind_of(e)
                 if k == "submission_sent" and e.round:
                     sid = (e.data or {}).get("submission_id")
                     if sid:

@@ -1,6 +1,6 @@
 """Batched live tailing of many line files into the database (core, no Textual).
 
-Same semantics as :func:`edgetui.ingest.ingest_lines` with ``final=False`` and
+Same semantics as :func:`edgetui.record.ingest.ingest_lines` with ``final=False`` and
 ``observed_t`` — the saved cursor (generation + byte offset + parser state)
 is where reading resumes, a half-written last line waits for its newline, a
 parser's open multi-line record is re-read from its first byte — but built
@@ -64,8 +64,8 @@ from typing import Any, Callable, Optional
 import duckdb
 import pyarrow as pa
 
-from ..events import Event
-from ..parsers.base import (
+from edgetui.events import Event
+from edgetui.parsers.base import (
     GENERATION_PREFIX_BYTES,
     MAX_LINE_BYTES,
     RAW_KEEP,
@@ -75,10 +75,11 @@ from ..parsers.base import (
     non_regular_kind,
     line_events,
 )
-from ..recorder import Recorder, _dumps
-from ..cursor_check import moved_below
-from .line_digests import ANCHOR_BYTES, LineDigests
-from ..run_folder_files import SkippedRunFile, open_run_file
+from edgetui.parsers.arrow_batches import data_json
+from edgetui.record.recorder import Recorder
+from edgetui.parsers.cursor_check import moved_below
+from edgetui.live.line_digests import ANCHOR_BYTES, LineDigests
+from edgetui.parsers.run_folder_files import SkippedRunFile, open_run_file
 
 #: bytes just before the cursor compared at each change to notice a rewritten file (kept as they are)
 FINGERPRINT_BYTES = 4096
@@ -203,7 +204,7 @@ class TailSource:
     make_parser: MakeParser
     line_hook: Optional[LineHook] = None  # sees each new raw line once (offset order)
     on_new_generation: Optional[Callable[["TailSource"], None]] = None  # before the new generation's lines
-    folder: Optional[Path] = None  # the run folder the file must stay in (edgetui.run_folder_files)
+    folder: Optional[Path] = None  # the run folder the file must stay in (edgetui.parsers.run_folder_files)
     refused: Optional[tuple] = None  # (size, mtime_ns, inode) of a file not read: a link out of the folder…
     # --- live position
     gen: Optional[str] = None
@@ -360,7 +361,7 @@ class Tailer:
             str(src.path),
             gen,
             offset,
-            _dumps(state) if state is not None else None,
+            data_json(state) if state is not None else None,
             st[0],
             st[1],
             st[2],

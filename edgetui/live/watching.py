@@ -18,8 +18,10 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from ..events import one_line
-from ..hosts.local import is_watch_limit
+from edgetui.events import one_line
+from edgetui.hosts.local import is_watch_limit
+
+import os
 
 #: seconds between two attempts to start the watcher after its limit was reached
 WATCH_RETRY_S = 600.0
@@ -64,7 +66,6 @@ class FileWatch:
 
     def _on_paths(self, paths: set[str]) -> None:
         """Changes reported by the watcher (its thread)."""
-        import os
 
         self._wake.set()
         for p in paths:

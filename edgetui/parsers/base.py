@@ -15,14 +15,16 @@ from typing import Any, BinaryIO, Iterator, Optional, Protocol
 
 import orjson
 
-from ..events import Event, Kind, one_line
-from ..run_folder_files import (
+from edgetui.events import Event, Kind, one_line
+from edgetui.parsers.run_folder_files import (
     WHOLE_FILE_LIMIT,
     SkippedRunFile,
     non_regular_kind,  # noqa: F401 - re-exported
     open_run_file,
     read_run_file,
 )
+
+import json
 
 # --- the long-line rule: one rule for offline ingest and live tailing (line_events) -------------
 #: Lines up to this size are recorded whole.
@@ -136,14 +138,14 @@ def line_events(parser: "LineParser", line: Line, source: str, gen: str) -> list
 
 
 #: A run file not read (a FIFO, socket or device, a link out of the run folder, a link loop, over
-#: its size bound): :class:`edgetui.run_folder_files.SkippedRunFile`.
+#: its size bound): :class:`edgetui.parsers.run_folder_files.SkippedRunFile`.
 NotRegularFile = SkippedRunFile
 
 
 def open_regular(path: str | os.PathLike) -> BinaryIO:
     """Open ``path`` for binary reading only if it is a regular file (and, inside
-    :func:`~edgetui.run_folder_files.reading_run_folder`, inside the run folder):
-    :func:`edgetui.run_folder_files.open_run_file`. Never blocks on a FIFO. Raises
+    :func:`~edgetui.parsers.run_folder_files.reading_run_folder`, inside the run folder):
+    :func:`edgetui.parsers.run_folder_files.open_run_file`. Never blocks on a FIFO. Raises
     :class:`NotRegularFile` (an ``OSError`` whose message says what the file is) or any other
     ``OSError``.
     """
@@ -152,7 +154,7 @@ def open_regular(path: str | os.PathLike) -> BinaryIO:
 
 def read_regular(path: str | os.PathLike, limit: int = WHOLE_FILE_LIMIT) -> bytes:
     """The bytes of a regular file (:func:`open_regular`'s rules), at most ``limit``
-    (:func:`edgetui.run_folder_files.read_run_file`: a longer file is skipped, noted)."""
+    (:func:`edgetui.parsers.run_folder_files.read_run_file`: a longer file is skipped, noted)."""
     return read_run_file(path, limit=limit)
 
 
@@ -282,7 +284,8 @@ def json_error_text(msg: str, offset: int, size: int) -> str:
 
 
 def loads_lenient(data: bytes | str) -> Any:
-    """Parse JSON allowing Python's NaN / Infinity / -Infinity tokens (sforge-format.md §12.3).
+    """Parse JSON allowing Python's NaN / Infinity / -Infinity tokens
+    (docs/sforge-run-folders.md §11.3).
 
     Fast path with orjson; on failure falls back to the stdlib parser which
     accepts the non-standard numbers; integers beyond 64 bits (which orjson can
@@ -291,8 +294,6 @@ def loads_lenient(data: bytes | str) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        import json
-
         if isinstance(data, bytes):
             data = data.decode("utf-8", errors="strict")
         return json.loads(data, parse_int=_int_64)

@@ -80,29 +80,33 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from ..events import EVENT_DEFAULTS, Event, Kind, TimeSource, Usage, fast_event, make_event, validated_event
-from .base import END_OF_FILE_SUB, finite_or_none, loads_lenient, parse_error
-from .claude_content import (
+from edgetui.events import EVENT_DEFAULTS, Event, Kind, TimeSource, Usage, fast_event, make_event, validated_event
+from edgetui.parsers.base import END_OF_FILE_SUB, finite_or_none, loads_lenient, parse_error
+from edgetui.parsers.claude_content import (
     SUMMARY_SCAN,
-    SUMMARY_WIDTH,  # noqa: F401 - SUMMARY_WIDTH re-exported
-    _block_text,
-    _str,
-    _summ,
-    _tool_brief,
-    _usage,
-    _usage_tuple,
     api_error_fields,
     api_error_summary,
+    SUMMARY_WIDTH,  # noqa: F401 - SUMMARY_WIDTH re-exported
+    block_text,
+    as_text,
+    summ,
+    tool_brief,
+    usage_of,
+    usage_tuple,
     content_text,
     parse_timestamp,
     tool_reference_names,
 )
-from .sforge_submit import _submit_summary, parse_sforge_submit_output, sforge_submit_mode  # (also imported from here)
+from edgetui.parsers.sforge_submit import (
+    submit_summary,
+    parse_sforge_submit_output,
+    sforge_submit_mode,
+)  # (also imported from here)
 
 __all__ = [
     "ClaudeStreamParser",
     "parse_sforge_submit_output",
-]  # (and, from .claude_session: ClaudeSessionParser, FORMATS, detect_claude_format)
+]  # (the session-file parser, FORMATS and detect_claude_format: edgetui.parsers.claude_session)
 
 # ----------------------------------------------------------------------------- constants
 
@@ -145,7 +149,7 @@ _EVENT_DEFAULTS, _fast_event, _validated_event, _make_event = EVENT_DEFAULTS, fa
 # ----------------------------------------------------------------------------- parsers
 
 
-class _ClaudeParser:
+class ClaudeParser:
     """Shared record handling of the stream-json and session-file parsers."""
 
     agent_format = "claude_stream"
@@ -383,7 +387,7 @@ class _ClaudeParser:
         """Hook for the session parser (session changes)."""
 
     def _parent(self, o: dict[str, Any]) -> Optional[str]:
-        return _str(o.get("parent_tool_use_id"))
+        return as_text(o.get("parent_tool_use_id"))
 
     def _common(self, o: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
         u = o.get("uuid")
@@ -445,21 +449,21 @@ class _ClaudeParser:
             s = f"turn duration {o.get('durationMs')} ms"
         else:
             detail = o.get("content") or o.get("message") or o.get("text") or ""
-            s = f"system/{sub}" + (f": {_summ(detail, 120)}" if isinstance(detail, str) and detail else "")
+            s = f"system/{sub}" + (f": {summ(detail, 120)}" if isinstance(detail, str) and detail else "")
         data = o if "subtype" in o else {"subtype": None, **o}
         if sub == "api_error":
             data = {**data, **api_error_fields(o)}
         self._emit(
             K_SYSTEM,
-            _summ(s),
+            summ(s),
             level=level,
             is_error=is_error,
-            tool_use_id=_str(o.get("tool_use_id")),
+            tool_use_id=as_text(o.get("tool_use_id")),
             data=data,
         )
 
     def _init(self, o: dict[str, Any]) -> None:
-        sid = _str(o.get("session_id"))
+        sid = as_text(o.get("session_id"))
         if self._seg_ended or self._seg_init:
             same_process = self._after_compact and not self._seg_ended and sid is not None and sid == self._seg_session
             if not same_process:
@@ -468,7 +472,7 @@ class _ClaudeParser:
         self._seg_session = sid
         self._after_compact = False
         tools = o.get("tools")
-        model = _str(o.get("model"))
+        model = as_text(o.get("model"))
         mcp = o.get("mcp_servers")
         data = {
             "session_id": sid,
@@ -482,7 +486,7 @@ class _ClaudeParser:
             data["mcp_servers"] = mcp
         ver = f" {data['claude_code_version']}" if data["claude_code_version"] else ""
         s = f"init {model or '?'} (Claude Code{ver}, {data['tools'] if data['tools'] is not None else '?'} tools) cwd={data['cwd'] or '?'}"
-        self._emit(K_SESSION_INIT, _summ(s), model=model, data=self._common(o, data))
+        self._emit(K_SESSION_INIT, summ(s), model=model, data=self._common(o, data))
 
     # result -------------------------------------------------------------------------------
 
@@ -511,7 +515,7 @@ class _ClaudeParser:
         model = None
         mu = o.get("modelUsage")
         if isinstance(mu, dict) and len(mu) == 1:
-            model = _str(next(iter(mu)))
+            model = as_text(next(iter(mu)))
         res = o.get("result")
         # "success" after an interrupted turn (claude-code#40432): no result text or stop_reason
         # tool_use, and a tool call never answered
@@ -537,7 +541,7 @@ class _ClaudeParser:
             s += " — " + res[:SUMMARY_SCAN]
         self._emit(
             K_AGENT_RESULT,
-            _summ(s),
+            summ(s),
             is_error=is_error,
             level="error" if is_error else None,
             stated_cost_usd=cost,
@@ -563,8 +567,8 @@ class _ClaudeParser:
         msg = o.get("message")
         if not isinstance(msg, dict):
             msg = {}
-        mid = _str(msg.get("id"))
-        model = _str(msg.get("model"))
+        mid = as_text(msg.get("id"))
+        model = as_text(msg.get("model"))
         content = msg.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
@@ -573,14 +577,14 @@ class _ClaudeParser:
         error = o.get("error")
         api_error = error is not None or bool(o.get("isApiErrorMessage")) or bool(o.get("is_api_error_message"))
 
-        usage = _usage(msg.get("usage"))
+        usage = usage_of(msg.get("usage"))
         attach: Optional[Usage] = None
         update: Optional[dict[str, int]] = None
         if usage is not None:
             if mid is None:
                 attach = usage
             else:
-                tup = _usage_tuple(usage)
+                tup = usage_tuple(usage)
                 prev = self._msgs.get(mid)
                 if prev is None:
                     attach = usage
@@ -601,28 +605,28 @@ class _ClaudeParser:
         if update is not None:
             first_data["usage_update"] = update
         if api_error and error is not None:
-            first_data["error"] = _str(error)
+            first_data["error"] = as_text(error)
 
         blank = 0  # text blocks of whitespace only (no event)
         for block in content:
             if not isinstance(block, dict):
-                block = {"type": "text", "text": _str(block) or ""}
+                block = {"type": "text", "text": as_text(block) or ""}
             bt = block.get("type")
             data: dict[str, Any]
             fields: dict[str, Any]
             if bt == "text":
                 text = block.get("text")
-                text = text if isinstance(text, str) else (_str(text) or "")
+                text = text if isinstance(text, str) else (as_text(text) or "")
                 if not api_error and not text.strip():
                     blank += 1
                     continue  # a text block of whitespace only says nothing: no row
                 if api_error:
-                    data = {"text": text, "error": _str(error) or "api_error"}
-                    kind, s = K_AGENT_ERROR, f"API error ({data['error']}): {_summ(text, 130)}"
+                    data = {"text": text, "error": as_text(error) or "api_error"}
+                    kind, s = K_AGENT_ERROR, f"API error ({data['error']}): {summ(text, 130)}"
                     fields = {"is_error": True, "level": "error"}
                 else:
                     data = {"text": text}
-                    kind, s, fields = K_AGENT_MESSAGE, _summ(text), {}
+                    kind, s, fields = K_AGENT_MESSAGE, summ(text), {}
             elif bt == "thinking" or bt == "redacted_thinking":
                 text = block.get("thinking")
                 text = text if isinstance(text, str) else ""
@@ -630,20 +634,20 @@ class _ClaudeParser:
                 if block.get("signature") or block.get("data"):
                     data["signed"] = True
                 if text:
-                    s = _summ(text)
+                    s = summ(text)
                 else:
                     s = "[redacted thinking]" if bt == "redacted_thinking" else "[thinking: signature only]"
                 kind, fields = K_THINKING, {}
             elif bt in TOOL_CALL_BLOCKS:
-                name = _str(block.get("name")) or ""
+                name = as_text(block.get("name")) or ""
                 inp = block.get("input")
-                tid = _str(block.get("id"))
+                tid = as_text(block.get("id"))
                 data = {"input": inp}
                 if bt != "tool_use":
                     data["block_type"] = bt
                 if block.get("server_name") is not None:
                     data["server_name"] = block.get("server_name")
-                s = f"{name}: {_tool_brief(inp)}"
+                s = f"{name}: {tool_brief(inp)}"
                 cmd = inp.get("command") if isinstance(inp, dict) else None
                 if cmd is not None:
                     mode = sforge_submit_mode(cmd)
@@ -651,7 +655,7 @@ class _ClaudeParser:
                         data["sforge_submit"] = True
                         data["submit_mode"] = mode
                         flag = {"list": " --list", "result": " --result"}.get(mode, "")
-                        s = f"sforge-submit{flag} ({name}): {_tool_brief(inp)}"
+                        s = f"sforge-submit{flag} ({name}): {tool_brief(inp)}"
                         if tid is not None:
                             self._submits[tid] = mode
                             if len(self._submits) > RECENT_SUBMITS:
@@ -665,7 +669,7 @@ class _ClaudeParser:
                     self._open_calls.append(tid)
                     if len(self._open_calls) > 64:
                         del self._open_calls[0]
-                s = _summ(s)
+                s = summ(s)
             elif isinstance(bt, str) and bt.endswith("_tool_result"):
                 # server-side tool results inside an assistant message (web search...)
                 c = block.get("content")
@@ -678,11 +682,11 @@ class _ClaudeParser:
                 if refs:
                     data["tool_references"] = refs
                 kind = K_TOOL_RESULT
-                fields = {"tool_use_id": _str(block.get("tool_use_id")), "is_error": False}
-                s = _summ(f"{bt}: {data['content']}")
+                fields = {"tool_use_id": as_text(block.get("tool_use_id")), "is_error": False}
+                s = summ(f"{bt}: {data['content']}")
             else:
                 data = {"block_type": bt, "block": block}
-                kind, fields, s = K_SYSTEM, {}, _summ(f"assistant block {bt}")
+                kind, fields, s = K_SYSTEM, {}, summ(f"assistant block {bt}")
             if uuid is not None:
                 data["uuid"] = uuid
             if sidechain:
@@ -706,7 +710,7 @@ class _ClaudeParser:
             if sidechain:
                 data["sidechain"] = True
             if api_error:
-                data.setdefault("error", _str(error) or "api_error")
+                data.setdefault("error", as_text(error) or "api_error")
                 data["text"] = ""
                 self._api_errors += 1
                 self._last_api_error = f"API error ({data['error']})"
@@ -778,18 +782,18 @@ class _ClaudeParser:
                 self._user_text(block, parent, compact_summary, extra)
                 continue
             if not isinstance(block, dict):
-                self._user_text(_str(block) or "", parent, compact_summary, extra)
+                self._user_text(as_text(block) or "", parent, compact_summary, extra)
                 continue
             bt = block.get("type")
             if bt == "tool_result":
                 self._tool_result(block, parent, extra)
             elif bt == "text":
                 t = block.get("text")
-                self._user_text(t if isinstance(t, str) else (_str(t) or ""), parent, compact_summary, extra)
+                self._user_text(t if isinstance(t, str) else (as_text(t) or ""), parent, compact_summary, extra)
             else:
                 data = dict(extra)
                 data["block_type"] = bt
-                data["text"] = _block_text(block)
+                data["text"] = block_text(block)
                 if bt != "image":
                     data["block"] = block
                 refs = tool_reference_names(block)
@@ -797,7 +801,7 @@ class _ClaudeParser:
                     data["tool_references"] = refs
                 self._emit(
                     K_USER_MESSAGE,
-                    _summ(data["text"]),
+                    summ(data["text"]),
                     parent_tool_use_id=parent,
                     data=data,
                     tool_name=refs[0] if len(refs) == 1 else None,
@@ -810,15 +814,15 @@ class _ClaudeParser:
             data["phase"] = "summary"
             self._after_compact = True
             self._emit(
-                K_COMPACTION, _summ("compaction summary: " + text[:SUMMARY_SCAN]), parent_tool_use_id=parent, data=data
+                K_COMPACTION, summ("compaction summary: " + text[:SUMMARY_SCAN]), parent_tool_use_id=parent, data=data
             )
         elif text.startswith(STOP_HOOK_PREFIX):
-            self._emit(K_STOP_HOOK, _summ(text), parent_tool_use_id=parent, data=data)
+            self._emit(K_STOP_HOOK, summ(text), parent_tool_use_id=parent, data=data)
         else:
-            self._emit(K_USER_MESSAGE, _summ(text), parent_tool_use_id=parent, data=data)
+            self._emit(K_USER_MESSAGE, summ(text), parent_tool_use_id=parent, data=data)
 
     def _tool_result(self, block: dict[str, Any], parent: Optional[str], extra: dict[str, Any]) -> None:
-        tid = _str(block.get("tool_use_id"))
+        tid = as_text(block.get("tool_use_id"))
         text = content_text(block.get("content"))
         is_error = bool(block.get("is_error"))
         data = dict(extra)
@@ -839,7 +843,7 @@ class _ClaudeParser:
                 data["submit_result"] = r
                 # a --result read names the round it read again: not a new submission's result
                 rnd = None if (sub_mode == "result" or r.get("mode") == "result") else r.get("round")
-                s = _submit_summary(r)
+                s = submit_summary(r)
             else:
                 s = text
         else:
@@ -852,7 +856,7 @@ class _ClaudeParser:
             s = "error: " + (s[:SUMMARY_SCAN] if isinstance(s, str) else "")
         self._emit(
             K_TOOL_RESULT,
-            _summ(s),
+            summ(s),
             tool_use_id=tid,
             is_error=is_error,
             level="error" if is_error else None,
@@ -873,20 +877,10 @@ class _ClaudeParser:
         elif typ == "summary":
             detail = o.get("summary") or ""
         s = f"{typ}" + (f": {detail}" if detail else "")
-        self._emit(K_SYSTEM, _summ(s), data=data)
+        self._emit(K_SYSTEM, summ(s), data=data)
 
 
-class ClaudeStreamParser(_ClaudeParser):
+class ClaudeStreamParser(ClaudeParser):
     """Claude Code ``-p --output-format stream-json --verbose`` (SForge ``agent_output.txt``)."""
 
     agent_format = "claude_stream"
-
-
-def __getattr__(name: str):
-    """``ClaudeSessionParser``, ``FORMATS`` and ``detect_claude_format`` live in :mod:`.claude_session` (read
-    from here as before, on first use: that module builds on this one)."""
-    if name in ("ClaudeSessionParser", "detect_claude_format", "FORMATS"):
-        from . import claude_session
-
-        return getattr(claude_session, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,14 +11,14 @@ from typing import Any, Optional
 
 import orjson
 
-from ..events import Usage, make_usage, one_line
+from edgetui.events import Usage, make_usage, one_line
 
 #: summaries collapse at most this many characters of a long text
 SUMMARY_SCAN = 1200
 SUMMARY_WIDTH = 160
 
 
-def _str(x: Any) -> Optional[str]:
+def as_text(x: Any) -> Optional[str]:
     if x is None or isinstance(x, str):
         return x
     if isinstance(x, (dict, list)):
@@ -26,7 +26,7 @@ def _str(x: Any) -> Optional[str]:
     return str(x)
 
 
-def _summ(text: Any, width: int = SUMMARY_WIDTH) -> str:
+def summ(text: Any, width: int = SUMMARY_WIDTH) -> str:
     """one_line() that only looks at the first SUMMARY_SCAN chars of a long text."""
     if text is None:
         return ""
@@ -50,7 +50,7 @@ def _int(x: Any) -> int:
     return 0
 
 
-def _usage(u: Any) -> Optional[Usage]:
+def usage_of(u: Any) -> Optional[Usage]:
     if not isinstance(u, dict):
         return None
     return make_usage(
@@ -61,7 +61,7 @@ def _usage(u: Any) -> Optional[Usage]:
     )
 
 
-def _usage_tuple(u: Usage) -> list[int]:
+def usage_tuple(u: Usage) -> list[int]:
     return [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens]
 
 
@@ -93,7 +93,7 @@ def parse_timestamp(v: Any) -> Optional[float]:
     return f
 
 
-def _block_text(block: Any) -> str:
+def block_text(block: Any) -> str:
     """Text of one content block (tool_result content element)."""
     if isinstance(block, str):
         return block
@@ -104,11 +104,11 @@ def _block_text(block: Any) -> str:
         x = block.get("text")
         return x if isinstance(x, str) else ("" if x is None else str(x))
     if t == "tool_reference":  # a tool the result loads (tool search): the name is what it says
-        name = _str(block.get("tool_name"))
+        name = as_text(block.get("tool_name"))
         return f"[tool_reference {name}]" if name else "[tool_reference]"
     refs = block.get("tool_references")
     if isinstance(refs, list) and refs:  # a tool search result block
-        return "\n".join(_block_text(b) for b in refs)
+        return "\n".join(block_text(b) for b in refs)
     return f"[{t or 'block'}]"
 
 
@@ -121,7 +121,7 @@ def tool_reference_names(content: Any) -> list[str]:
     if not isinstance(content, dict):
         return []
     if content.get("type") == "tool_reference":
-        name = _str(content.get("tool_name"))
+        name = as_text(content.get("tool_name"))
         return [name] if name else []
     refs = content.get("tool_references")
     if isinstance(refs, list):
@@ -137,8 +137,8 @@ def content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(_block_text(b) for b in content)
-    return _block_text(content)
+        return "\n".join(block_text(b) for b in content)
+    return block_text(content)
 
 
 _BRIEF_KEYS = (
@@ -155,7 +155,7 @@ _BRIEF_KEYS = (
 )
 
 
-def _tool_brief(inp: Any) -> str:
+def tool_brief(inp: Any) -> str:
     if isinstance(inp, dict):
         for k in _BRIEF_KEYS:
             v = inp.get(k)
@@ -189,7 +189,7 @@ def api_error_fields(o: dict[str, Any]) -> dict[str, Any]:
         message = content if isinstance(content, str) and content else None
     return {
         "status": status if isinstance(status, (int, str)) and not isinstance(status, bool) else None,
-        "message": _str(message),
+        "message": as_text(message),
         "attempt": o.get("retryAttempt"),
         "max_retries": o.get("maxRetries"),
         "retry_in_ms": o.get("retryInMs"),
@@ -205,4 +205,4 @@ def api_error_summary(o: dict[str, Any]) -> str:
         head += f" {f['attempt'] if f['attempt'] is not None else '?'}/{f['max_retries'] if f['max_retries'] is not None else '?'}"
     if f["status"] is not None:
         head += f" (status {f['status']})"
-    return _summ(f"{head}: {f['message'] or 'no message'}")
+    return summ(f"{head}: {f['message'] or 'no message'}")

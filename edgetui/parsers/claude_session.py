@@ -1,7 +1,7 @@
 """Claude Code's session files (``~/.claude/projects/<dir>/<session>.jsonl``: the records the
 CLI keeps for ``--resume``, a dialect of the stream-json records), and telling the two formats
 apart from a file's first lines (:func:`detect_claude_format`). The record handling shared with
-stream-json is :class:`edgetui.parsers.claude._ClaudeParser`."""
+stream-json is :class:`edgetui.parsers.claude.ClaudeParser`."""
 
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ from typing import Any, Optional
 
 import orjson
 
-from ..events import Event
-from .base import END_OF_FILE_SUB
-from .claude import K_SEGMENT_END, K_SESSION_INIT, K_SYSTEM, ClaudeStreamParser, _ClaudeParser
-from .claude_content import _str, _summ, parse_timestamp
+from edgetui.events import Event
+from edgetui.parsers.claude import K_SESSION_INIT, K_SYSTEM, ClaudeStreamParser, ClaudeParser
+from edgetui.parsers.claude_content import as_text, summ, parse_timestamp
+from edgetui.parsers.base import END_OF_FILE_SUB
+from edgetui.parsers.claude import K_SEGMENT_END
 
 
-class ClaudeSessionParser(_ClaudeParser):
+class ClaudeSessionParser(ClaudeParser):
     """Claude Code session files (``~/.claude/projects/<project>/<session>.jsonl``).
 
     Besides the shared mapping: the first record carrying a ``sessionId`` and
@@ -46,7 +47,7 @@ class ClaudeSessionParser(_ClaudeParser):
         n = self._api_errors
         self._emit(
             K_SEGMENT_END,
-            _summ(f"session answered only with API errors ({n}); last: {self._last_api_error}"),
+            summ(f"session answered only with API errors ({n}); last: {self._last_api_error}"),
             is_error=True,
             level="error",
             data={"reason": "api_errors_only", "api_errors": n, "last_api_error": self._last_api_error},
@@ -81,12 +82,12 @@ class ClaudeSessionParser(_ClaudeParser):
         }
         ver = f" {data['claude_code_version']}" if data["claude_code_version"] else ""
         s = f"session {sid} (Claude Code{ver}) cwd={data['cwd'] or '?'}"
-        self._emit(K_SESSION_INIT, _summ(s), data=data)
+        self._emit(K_SESSION_INIT, summ(s), data=data)
 
     def _parent(self, o: dict[str, Any]) -> Optional[str]:
         p = o.get("parent_tool_use_id")
         if p is not None:
-            return _str(p)
+            return as_text(p)
         if o.get("isSidechain") is True:
             if self._agent_calls:
                 return self._agent_calls[-1]
@@ -105,7 +106,7 @@ class ClaudeSessionParser(_ClaudeParser):
                     and inner.get("type") in ("assistant", "user")
                     and isinstance(inner.get("message"), dict)
                 ):
-                    parent = _str(o.get("parentToolUseID")) or _str(pdata.get("parentToolUseID")) or "sidechain"
+                    parent = as_text(o.get("parentToolUseID")) or as_text(pdata.get("parentToolUseID")) or "sidechain"
                     rec = inner
                     if "timestamp" in inner:
                         t = parse_timestamp(inner.get("timestamp"))
@@ -121,12 +122,12 @@ class ClaudeSessionParser(_ClaudeParser):
                 hn = pdata.get("hookName")
                 if hn:
                     s += f" {hn}"
-            self._emit(K_SYSTEM, _summ(s), tool_use_id=_str(o.get("toolUseID")), data=o)
+            self._emit(K_SYSTEM, summ(s), tool_use_id=as_text(o.get("toolUseID")), data=o)
             return
         super()._other(o, typ)
 
 
-FORMATS: dict[str, type[_ClaudeParser]] = {
+FORMATS: dict[str, type[ClaudeParser]] = {
     "claude_stream": ClaudeStreamParser,
     "claude_session": ClaudeSessionParser,
 }

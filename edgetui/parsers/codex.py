@@ -42,13 +42,20 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from ..events import Event, Kind, one_line
-from .base import parse_error
-from .codex_common import copy_state, first_line, iso_to_epoch, submit_fields, submit_mode, tool_result_summary
-from ..control_chars import strip_sequences
-from .codex_common import _SFORGE_EXIT_RE
-from .codex_exec import CodexJsonParser
-from .codex_rollout import CodexRolloutParser
+from edgetui.events import Event, Kind, one_line
+from edgetui.parsers.base import parse_error
+from edgetui.parsers.codex_common import (
+    copy_state,
+    first_line,
+    iso_to_epoch,
+    submit_fields,
+    submit_mode,
+    tool_result_summary,
+)
+from edgetui.control_chars import strip_sequences
+from edgetui.parsers.codex_common import SFORGE_EXIT_RE
+from edgetui.parsers.codex_exec import CodexJsonParser
+from edgetui.parsers.codex_rollout import CodexRolloutParser
 
 __all__ = [
     "CodexTextParser",
@@ -180,7 +187,7 @@ class CodexTextParser:
 
         # __SFORGE_EXIT__<n> (possibly glued to the last output line)
         if "__SFORGE_EXIT__" in text:
-            m = _SFORGE_EXIT_RE.search(raw)
+            m = SFORGE_EXIT_RE.search(raw)
             if m:
                 prefix = text[: text.find("__SFORGE_EXIT__")]
                 if prefix.strip():

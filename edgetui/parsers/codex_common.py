@@ -17,14 +17,14 @@ from typing import Any, Optional
 
 import orjson
 
-from ..events import Event, Kind, TimeSource, Usage, one_line
-from .base import loads_lenient, parse_error
-from .sforge_submit import parse_sforge_submit_output, sforge_submit_mode
+from edgetui.events import Event, Kind, TimeSource, Usage, one_line
+from edgetui.parsers.base import loads_lenient, parse_error
+from edgetui.parsers.sforge_submit import parse_sforge_submit_output, sforge_submit_mode
 
 try:  # private helper of the Claude parser: one summary style for submit results
-    from .sforge_submit import _submit_summary
+    from edgetui.parsers.sforge_submit import submit_summary
 except ImportError:  # pragma: no cover - only if claude.py renames it
-    _submit_summary = None
+    submit_summary = None
 
 T_RECORDED = TimeSource.RECORDED.value
 
@@ -47,7 +47,7 @@ __all__ = [
 # shared helpers
 
 _SFORGE_EXIT = b"__SFORGE_EXIT__"
-_SFORGE_EXIT_RE = re.compile(rb"__SFORGE_EXIT__(-?\d+)[ \t\r]*$")
+SFORGE_EXIT_RE = re.compile(rb"__SFORGE_EXIT__(-?\d+)[ \t\r]*$")
 
 
 def iso_to_epoch(value: Any) -> Optional[float]:
@@ -106,9 +106,9 @@ def submit_fields(content: Any, mode: Optional[str], data: dict[str, Any]) -> tu
         data["submit_mode"] = mode
     data["submit_result"] = res
     summ = None
-    if res and _submit_summary is not None:
+    if res and submit_summary is not None:
         try:
-            summ = _submit_summary(res)
+            summ = submit_summary(res)
         except Exception:  # noqa: BLE001 - a transcript's odd text must not stop its parse
             summ = None
     if mode == "result" or res.get("mode") == "result":
@@ -303,7 +303,7 @@ class JsonLinesParser:
             return []
         exit_code: Optional[int] = None
         if not s.endswith(b"}") and _SFORGE_EXIT in s:
-            m = _SFORGE_EXIT_RE.search(s)
+            m = SFORGE_EXIT_RE.search(s)
             if m:
                 exit_code = int(m.group(1))
                 s = s[: m.start()].strip()

@@ -24,8 +24,8 @@ from typing import Any
 
 import orjson
 
-from ..events import Event, Kind, one_line
-from .codex_common import (
+from edgetui.events import Event, Kind, one_line
+from edgetui.parsers.codex_common import (
     command_text,
     int_or_none,
     remember,
@@ -34,7 +34,7 @@ from .codex_common import (
     tool_result_summary,
     usage_from,
 )
-from .codex_protocol import EventMsgParser
+from edgetui.parsers.codex_protocol import EventMsgParser
 
 __all__ = ["CodexJsonParser"]
 

@@ -49,9 +49,9 @@ from typing import Any, Optional
 
 import orjson
 
-from ..events import Event, Kind, TimeSource, one_line
-from .base import END_OF_FILE_SUB
-from .codex_common import (
+from edgetui.events import Event, Kind, TimeSource, one_line
+from edgetui.parsers.base import END_OF_FILE_SUB
+from edgetui.parsers.codex_common import (
     JsonLinesParser,
     command_text,
     first_line,

@@ -17,9 +17,9 @@ from typing import Any, Optional
 
 import orjson
 
-from ..events import Event, Kind, one_line
-from .base import END_OF_FILE_SUB, finite_or_none, loads_lenient
-from .codex_common import (
+from edgetui.events import Event, Kind, one_line
+from edgetui.parsers.base import END_OF_FILE_SUB, finite_or_none, loads_lenient
+from edgetui.parsers.codex_common import (
     T_RECORDED,
     command_text,
     first_line,
@@ -30,7 +30,13 @@ from .codex_common import (
     submit_mode,
     tool_result_summary,
 )
-from .codex_protocol import CONTEXT_PREFIXES, CONVERSATION_EVENTS, EventMsgParser, duration_ms, plan_summary
+from edgetui.parsers.codex_protocol import (
+    CONTEXT_PREFIXES,
+    CONVERSATION_EVENTS,
+    EventMsgParser,
+    duration_ms,
+    plan_summary,
+)
 
 __all__ = ["CodexRolloutParser"]
 

@@ -28,8 +28,17 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from ..control_chars import strip_sequences
-from .base import BOM, loads_lenient
+from edgetui.control_chars import strip_sequences
+from edgetui.parsers.base import BOM, loads_lenient
+
+from edgetui.parsers.codex import CodexTextParser
+from edgetui.parsers.codex import CodexJsonParser
+from edgetui.parsers.codex import CodexRolloutParser
+from edgetui.parsers.opencode import OpenCodeParser
+from edgetui.parsers.claude import ClaudeStreamParser  # type: ignore[attr-defined]
+from edgetui.parsers.claude_session import ClaudeSessionParser
+
+from edgetui.parsers.claude_session import detect_claude_format
 
 __all__ = ["FORMATS", "detect_format", "parser_for"]
 
@@ -132,8 +141,6 @@ def _sniff_truncated(line: bytes) -> Optional[str]:
 def _claude_refine(head: bytes, guess: str) -> str:
     """Let the Claude parser's own detector decide between its two formats."""
     try:
-        from .claude_session import detect_claude_format
-
         res = detect_claude_format(head)
     except Exception:  # noqa: BLE001 - detection must not raise
         return guess
@@ -194,27 +201,15 @@ def parser_for(fmt: str, source: str, generation: str, state: Optional[dict[str,
     Raises ``ValueError`` for ``unknown`` or an unsupported name.
     """
     if fmt == "codex_text":
-        from .codex import CodexTextParser
-
         return CodexTextParser(source, generation, state)
     if fmt == "codex_json":
-        from .codex import CodexJsonParser
-
         return CodexJsonParser(source, generation, state)
     if fmt == "codex_rollout":
-        from .codex import CodexRolloutParser
-
         return CodexRolloutParser(source, generation, state)
     if fmt == "opencode":
-        from .opencode import OpenCodeParser
-
         return OpenCodeParser(source, generation, state)
     if fmt == "claude_stream":
-        from .claude import ClaudeStreamParser  # type: ignore[attr-defined]
-
         return ClaudeStreamParser(source, generation, state)
     if fmt == "claude_session":
-        from .claude_session import ClaudeSessionParser
-
         return ClaudeSessionParser(source, generation, state)
     raise ValueError(f"no parser for transcript format {fmt!r}")

@@ -38,9 +38,9 @@ from typing import Any, Optional
 
 import orjson
 
-from ..events import Event, Kind, TimeSource, Usage, one_line
-from .base import END_OF_FILE_SUB, finite_or_none
-from .codex_common import JsonLinesParser, int_or_none, submit_fields, submit_mode, tool_result_summary
+from edgetui.events import Event, Kind, TimeSource, Usage, one_line
+from edgetui.parsers.base import END_OF_FILE_SUB, finite_or_none
+from edgetui.parsers.codex_common import JsonLinesParser, int_or_none, submit_fields, submit_mode, tool_result_summary
 
 __all__ = ["OpenCodeParser"]
 

@@ -1,6 +1,6 @@
 """Line parsers for SForge host logs: ``run_agent.log``, ``run_instance.log``, ``auto_eval_ticks.log``.
 
-Facts used (sforge-format.md §2.5, §3.2, §5.4, §5.5, §6.7):
+Facts used (docs/sforge-run-folders.md §3.5, §3.6, §4.2, §9):
 
 * ``run_agent.log`` / ``run_instance.log`` are Python logging output
   ``YYYY-MM-DD HH:MM:SS,mmm - LEVEL - message`` in **host local time** (naive).
@@ -51,9 +51,9 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, Optional
 
-from ..events import Event, Kind, TimeSource, make_event, one_line
-from .base import BOM, parse_error
-from ..redact import KeyBlockLines, redact_text as _redact
+from edgetui.events import Event, Kind, TimeSource, make_event, one_line
+from edgetui.parsers.base import BOM, parse_error
+from edgetui.redact import KeyBlockLines, redact_text as _redact
 
 #: Longest traceback text kept in one INFRA_ERROR event (the rest is cut, flagged).
 MAX_TRACEBACK_CHARS = 64 * 1024

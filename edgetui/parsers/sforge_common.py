@@ -1,9 +1,9 @@
 """What the SForge run-directory readers share (:mod:`.sforge_dir`, :mod:`.sforge_submissions`):
 JSON documents read with their bytes' generation and a one-line error naming the file and byte
-(:func:`_read_json`, :func:`_json_parse_error`), number and flag coercion of scores and counts
-(non-finite values dropped, sforge-format.md §12), file mtimes (seconds, epoch UTC), line files
-parsed whole (:func:`parse_line_file`), and the round names and status words of submission
-folders (§3). Pure readers: nothing here raises on bad input."""
+(:func:`read_json`, :func:`json_parse_error`), number and flag coercion of scores and counts
+(non-finite values dropped, docs/sforge-run-folders.md §11.3), file mtimes (seconds, epoch UTC),
+line files parsed whole (:func:`parse_line_file`), and the round names and status words of
+submission folders (§4.1 there). Pure readers: nothing here raises on bad input."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ..events import Event, TimeSource, one_line
-from .base import (
+from edgetui.events import Event, TimeSource, one_line
+from edgetui.parsers.base import (
     BOM,
     LineParser,
     finite_or_none,
@@ -29,18 +29,18 @@ from .base import (
     parse_error,
     read_regular,
 )
-from ..run_folder_files import SkippedRunFile, read_run_file_stat
+from edgetui.parsers.run_folder_files import SkippedRunFile, read_run_file_stat
 
 
-_ROUND_RE = re.compile(r"^(agent|auto|game|manual)-(\d+)$")
-_KIND_ORDER = {"agent": 0, "legacy": 0, "auto": 1, "game": 2, "manual": 3}
-_PASS_STATUSES = {"PASSED", "PASS", "OK", "SUCCESS", "XFAIL"}
+ROUND_RE = re.compile(r"^(agent|auto|game|manual)-(\d+)$")
+KIND_ORDER = {"agent": 0, "legacy": 0, "auto": 1, "game": 2, "manual": 3}
+PASS_STATUSES = {"PASSED", "PASS", "OK", "SUCCESS", "XFAIL"}
 #: ``sub`` of the JUDGE_RESULT of a failed grading: its source is run_instance.log,
 #: whose first line already owns (offset 0, sub 0).
 FAILED_GRADING_SUB = 1_000_000
 
 
-def _subdirs(d: Path) -> list[Path]:
+def subdirs(d: Path) -> list[Path]:
     try:
         return sorted((c for c in d.iterdir() if not c.name.startswith(".") and c.is_dir()), key=lambda c: c.name)
     except OSError:
@@ -48,7 +48,7 @@ def _subdirs(d: Path) -> list[Path]:
 
 
 @dataclass
-class _Json:
+class Json:
     path: Path
     rel: str
     exists: bool = False
@@ -66,16 +66,16 @@ class _Json:
 
     @property
     def generation(self) -> str:
-        return _content_gen(self.raw)
+        return content_gen(self.raw)
 
 
-def _content_gen(raw: bytes) -> str:
+def content_gen(raw: bytes) -> str:
     return hashlib.sha1(raw).hexdigest()[:16]
 
 
-def _read_json(path: Path, rel: str) -> _Json:
+def read_json(path: Path, rel: str) -> Json:
     """Read a whole-file JSON document leniently (NaN/Infinity, BOM). Never raises."""
-    j = _Json(path, rel)
+    j = Json(path, rel)
     try:
         raw, st = read_run_file_stat(path)
     except SkippedRunFile as e:  # (a FIFO, a link out of the run folder or a loop, too big: noted)
@@ -161,15 +161,15 @@ def _too_deep_at(body: bytes) -> int:
     return 0
 
 
-def _read_bytes(path: Path) -> bytes:
-    """The bytes :func:`_read_json` keeps of ``path`` (``_Json.raw``): b"" when it cannot be read."""
+def read_bytes(path: Path) -> bytes:
+    """The bytes :func:`read_json` keeps of ``path`` (``Json.raw``): b"" when it cannot be read."""
     try:
         return read_regular(path)
     except OSError:
         return b""
 
 
-def _json_parse_error(j: _Json, reason: Optional[str] = None) -> Event:
+def json_parse_error(j: Json, reason: Optional[str] = None) -> Event:
     ev = parse_error(j.rel, j.generation, 0, j.raw, reason or j.error or "invalid JSON")
     ev.data["error_offset"] = j.err_offset
     ev.summary = one_line(reason or j.error or f"{j.rel}: invalid JSON", 240)
@@ -189,7 +189,7 @@ def sanitize(obj: Any) -> Any:
     return obj
 
 
-def _finite(v: Any) -> Optional[float]:
+def as_finite(v: Any) -> Optional[float]:
     if type(v) is float:  # (the common case first: ~100,000 calls for 60 runs' report.json tests)
         return v if math.isfinite(v) else None
     if v is None:
@@ -197,7 +197,7 @@ def _finite(v: Any) -> Optional[float]:
     return finite_or_none(v)[0] if not isinstance(v, bool) else None
 
 
-def _int(v: Any) -> Optional[int]:
+def as_int(v: Any) -> Optional[int]:
     if isinstance(v, bool) or v is None:
         return None
     if isinstance(v, int):
@@ -207,11 +207,11 @@ def _int(v: Any) -> Optional[int]:
     return None
 
 
-def _bool(v: Any) -> Optional[bool]:
+def as_bool(v: Any) -> Optional[bool]:
     return v if isinstance(v, bool) else None
 
 
-def _mtime(p: Path) -> Optional[float]:
+def file_mtime(p: Path) -> Optional[float]:
     try:
         return p.stat().st_mtime
     except OSError:
@@ -225,10 +225,10 @@ def parse_line_file(path: Path, parser: LineParser, source: str, generation: str
     except OSError:
         return []
     with fp:
-        return _parse_lines(fp, parser, source, generation)
+        return parse_lines(fp, parser, source, generation)
 
 
-def _parse_lines(fp, parser: LineParser, source: str, generation: str) -> list[Event]:
+def parse_lines(fp, parser: LineParser, source: str, generation: str) -> list[Event]:
     """:func:`parse_line_file` of an open file (read from byte 0)."""
     out: list[Event] = []
     for ln in iter_lines(fp, 0, final=True):

@@ -1,9 +1,9 @@
 """An SForge run directory (everything except ``agent_output.txt``) → RunInfo, submissions, events.
 
-Facts used: sforge-format.md §2 (layout, file schemas, lifecycle), §3
-(submission folders, report.json, game folders), §5.4/§5.5 (tick and log line
-formats, via :mod:`edgetui.parsers.runlog`), §6.7 (clocks), §8 (task JSON),
-§10.1 (visualizer rules), §11 (1.1.0 redaction), §12 (missing / partial /
+Facts used (docs/sforge-run-folders.md): §3 (layout, file schemas, lifecycle), §4
+(submission folders, report.json, game folders), §3.5/§3.6 (log and tick line
+formats, via :mod:`edgetui.parsers.runlog`), §9 (clocks), §7 (task JSON),
+§8.1 (visualizer rules), §3.4.1 (1.1.0 redaction), §11 (missing / partial /
 non-finite input).
 
 Public API
@@ -52,34 +52,34 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
 
-from ..events import Event, Kind, TimeSource, one_line
-from ..records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
-from ..redact import redact_obj
-from ..run_folder_files import SMALL_FILE_LIMIT, open_run_file, reads_run_folder
-from ..run_format import FormatEvidence, run_format
-from .base import file_generation, open_regular, parse_error, read_regular
-from .runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch, redact_text
-from .sforge_common import (  # shared with .sforge_submissions; some also imported from here
+from edgetui.events import Event, Kind, TimeSource, one_line
+from edgetui.records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
+from edgetui.redact import redact_obj
+from edgetui.parsers.run_folder_files import SMALL_FILE_LIMIT, open_run_file, reads_run_folder
+from edgetui.parsers.base import file_generation, open_regular, parse_error, read_regular
+from edgetui.parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch, redact_text
+from edgetui.parsers.run_format import FormatEvidence, run_format
+from edgetui.parsers.sforge_common import (  # shared with .sforge_submissions; some also imported from here
     FAILED_GRADING_SUB,
-    _Json,
-    _content_gen,
-    _finite,
-    _int,
-    _json_parse_error,
-    _mtime,
-    _read_json,
-    _subdirs,
+    Json,
+    content_gen,
+    as_finite,
+    as_int,
+    json_parse_error,
+    file_mtime,
+    read_json,
+    subdirs,
     parse_line_file,
     sanitize,
 )
-from .sforge_submissions import (  # noqa: F401 - the submission folders; some re-exported
+from edgetui.parsers.sforge_submissions import (  # noqa: F401 - the submission folders; some re-exported
     FOLDER_FILES,
-    _folder_events,
-    _instance_log,
-    _parse_round,
-    _read_report_folder,
-    _result_summary,
-    _test,
+    folder_events,
+    instance_log,
+    parse_round,
+    read_report_folder,
+    result_summary,
+    test,
     folder_signature,
     read_submissions,
     result_known_time,
@@ -113,7 +113,8 @@ __all__ = [
 ]
 
 TASK_DIR_MARKERS = ("final_result.json", "run_agent.log", "started_at", "evolve_state.json")
-#: Agent class default budget used by SForge when run_config.json ``timeout`` is null (§2.4).
+#: Agent class default budget used by SForge when run_config.json ``timeout`` is null
+#: (docs/sforge-run-folders.md §3.4.1).
 DEFAULT_TIMEOUT_S = 3600.0
 REDACTED = "<redacted>"
 _IP_RE = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]*:[0-9A-Fa-f:]+)$")
@@ -142,7 +143,8 @@ class RunLocation:
 
 
 def is_task_dir(d: Path) -> bool:
-    """§2.2: a dir is a task dir if it has ``submissions/`` or any of the marker files."""
+    """A dir is a task dir if it has ``submissions/`` or any of the marker files
+    (docs/sforge-run-folders.md §3.2)."""
     try:
         if (d / "submissions").is_dir():
             return True
@@ -166,8 +168,8 @@ def _group_host(group_dir: Path, host: str) -> tuple[str, str]:
 def discover(path: str | os.PathLike, host: str = "local") -> list[RunLocation]:
     """Runs under ``path``: a task dir, a run dir, a runs root, a log dir or a grouped root.
 
-    Detection follows the visualizer (§2.2): a direct child of the root is a
-    run dir if any of its child dirs is a task dir, else a machine-group dir
+    Detection follows the visualizer (docs/sforge-run-folders.md §3.2): a direct child of the
+    root is a run dir if any of its child dirs is a task dir, else a machine-group dir
     (``<ip>/<run_id>/<task>``, the ip becomes ``host``). A ``<log_dir>`` holding
     ``runs/`` is accepted too. At most three directory levels are listed;
     dot-directories are skipped. Sorted by (host, run_id, task_id).
@@ -178,25 +180,25 @@ def discover(path: str | os.PathLike, host: str = "local") -> list[RunLocation]:
     if is_task_dir(p):
         h, layout = _group_host(p.parent.parent, host)
         return [RunLocation(h, p.parent.name, p.name, p, layout)]
-    children = _subdirs(p)
+    children = subdirs(p)
     tasks = [c for c in children if is_task_dir(c)]
     if tasks:  # p is a run dir
         h, layout = _group_host(p.parent, host)
         return [RunLocation(h, p.name, c.name, c, layout) for c in tasks]
     runs = p / "runs"
-    if runs.is_dir() and not any(is_task_dir(c) for c in _subdirs(runs)):
+    if runs.is_dir() and not any(is_task_dir(c) for c in subdirs(runs)):
         # a log dir: <log_dir>/runs/... (a *run* named "runs" has task dirs and is kept as a run)
-        p, children = runs, _subdirs(runs)
+        p, children = runs, subdirs(runs)
     out: list[RunLocation] = []
     root_host, root_layout = _group_host(p, host)
     for entry in children:
-        sub = _subdirs(entry)
+        sub = subdirs(entry)
         entry_tasks = [c for c in sub if is_task_dir(c)]
         if entry_tasks:
             out.extend(RunLocation(root_host, entry.name, t.name, t, root_layout) for t in entry_tasks)
             continue
         for run_dir in sub:  # entry is a machine / ip dir
-            for t in _subdirs(run_dir):
+            for t in subdirs(run_dir):
                 if is_task_dir(t):
                     out.append(RunLocation(entry.name, run_dir.name, t.name, t, "grouped"))
     out.sort(key=lambda r: (r.host, r.run_id, r.task_id))
@@ -243,7 +245,7 @@ def read_started_at(task_dir: Path) -> Optional[StartedAt]:
         raw = read_regular(p, SMALL_FILE_LIMIT)
     except OSError:
         return None
-    sa = StartedAt(raw=raw, mtime=_mtime(p))
+    sa = StartedAt(raw=raw, mtime=file_mtime(p))
     text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines:
@@ -275,9 +277,9 @@ def infer_log_offset(path: Path) -> Optional[float]:
     """The UTC offset (seconds, 15-minute steps) of the host that writes ``run_agent.log``, from
     the file itself: its last line's naive local time against the file's mtime (the moment that
     line was written). For a run without ``started_at`` (which gives the offset exactly,
-    sforge-format.md §2): never the offset of the process edgetui runs in. Only for a log seen
-    growing (the live supervisor): a copied file's mtime says nothing. None when the log has no
-    timed line, or the two are more than 14 h apart."""
+    docs/sforge-run-folders.md §3.4.3): never the offset of the process edgetui runs in. Only for
+    a log seen growing (the live supervisor): a copied file's mtime says nothing. None when the
+    log has no timed line, or the two are more than 14 h apart."""
     try:
         with open_run_file(path, folder=Path(path).parent.parent) as f:
             st = os.fstat(f.fileno())
@@ -358,7 +360,8 @@ def _scan_run_agent_log(path: Path) -> _LogScan:
 def harness_error_of(scan: "_LogScan") -> Optional[str]:
     """The harness's own words when run_agent.log ends on an ERROR record (with its traceback or
     without): SForge 1.1.0 crashes in run_agent's ``finally`` on any early error and writes
-    nothing else (sforge-format.md; a genuine run without sudo shows it). None otherwise."""
+    nothing else (docs/sforge-run-folders.md §3.7; a genuine run without sudo shows it). None
+    otherwise."""
     if scan.last_level in ("ERROR", "CRITICAL") and scan.last_message:
         return redact_text(scan.last_message) + (" (traceback in run_agent.log)" if scan.traceback_after_last else "")
     return None
@@ -386,15 +389,15 @@ def _end_time(
     return mtime
 
 
-def _read_config(task_dir: Path) -> tuple[Optional[dict[str, Any]], list[_Json], Optional[dict[str, Any]]]:
+def _read_config(task_dir: Path) -> tuple[Optional[dict[str, Any]], list[Json], Optional[dict[str, Any]]]:
     """(per-task config, files read, root-level info) — per-task file first, else root tasks[task]."""
-    read: list[_Json] = []
-    own = _read_json(task_dir / "run_config.json", "run_config.json")
+    read: list[Json] = []
+    own = read_json(task_dir / "run_config.json", "run_config.json")
     if own.exists:
         read.append(own)
     if own.ok and isinstance(own.value, dict):
         return own.value, read, None
-    root = _read_json(task_dir.parent / "run_config.json", "../run_config.json")
+    root = read_json(task_dir.parent / "run_config.json", "../run_config.json")
     if root.exists:
         read.append(root)
     if root.ok and isinstance(root.value, dict):
@@ -412,7 +415,7 @@ def read_run_info(loc: RunLocation) -> RunInfo:
 
     ``config`` = run_config.json (per-task, else the root file's ``tasks[task]``)
     through :func:`redact_config`; ``timeout_s`` = its ``timeout`` or 3600 s when
-    null (§2.4, only when a config exists); ``agent``/``model`` from the config,
+    null (§3.4.1, only when a config exists); ``agent``/``model`` from the config,
     else final_result.json, else the ``Running agent:`` line; ``started_at`` and
     ``utc_offset_s`` from ``started_at``; ``final`` = final_result.json (non-finite
     numbers → null; None if missing / unparsable / not an object);
@@ -424,7 +427,7 @@ def read_run_info(loc: RunLocation) -> RunInfo:
     cfg, _, _ = _read_config(td)
     config = redact_config(sanitize(cfg)) if isinstance(cfg, dict) else None
     sa = read_started_at(td)
-    fj = _read_json(td / "final_result.json", "final_result.json")
+    fj = read_json(td / "final_result.json", "final_result.json")
     final = sanitize(fj.value) if fj.ok and isinstance(fj.value, dict) else None
     scan = _scan_run_agent_log(td / "run_agent.log")
     offset = sa.utc_offset_s if sa else None
@@ -441,15 +444,15 @@ def read_run_info(loc: RunLocation) -> RunInfo:
         final=final,
         infra_error=scan.infra_error,
         harness_error=harness_error_of(scan) if sa is None and final is None else None,
-        log_mtime=_mtime(td / "run_agent.log"),
+        log_mtime=file_mtime(td / "run_agent.log"),
         unreadable=_final_unreadable(fj) if final is None else None,
     )
-    hj = _read_json(td / "run_history.json", "run_history.json")
+    hj = read_json(td / "run_history.json", "run_history.json")
     info.format = run_format(FormatEvidence(history=hj.value if hj.ok and isinstance(hj.value, dict) else None))
     if config is not None:
-        t = _finite(config.get("timeout"))
+        t = as_finite(config.get("timeout"))
         info.timeout_s = t if t is not None and t > 0 else DEFAULT_TIMEOUT_S
-        ei = _finite(config.get("eval_interval"))
+        ei = as_finite(config.get("eval_interval"))
         info.eval_interval_s = ei
         info.agent = config.get("agent") if isinstance(config.get("agent"), str) else None
         info.model = config.get("model") if isinstance(config.get("model"), str) else None
@@ -458,10 +461,10 @@ def read_run_info(loc: RunLocation) -> RunInfo:
             info.agent = final["agent"]
         if info.model is None and isinstance(final.get("model"), str) and final.get("model"):
             info.model = final["model"]
-        rc = _int(final.get("resume_count"))
+        rc = as_int(final.get("resume_count"))
         info.resume_count = rc if rc is not None else (scan.resumes if scan.exists else None)
         last_t = scan.last_naive - (offset or 0.0) if scan.last_naive is not None else None
-        info.ended_at = _end_time(fj.mtime, info.started_at, last_t, _finite(final.get("runtime_seconds")))
+        info.ended_at = _end_time(fj.mtime, info.started_at, last_t, as_finite(final.get("runtime_seconds")))
     elif scan.exists:
         info.resume_count = scan.resumes
     if info.agent is None:
@@ -483,7 +486,7 @@ def run_backend(config: Optional[dict[str, Any]], scan: "_LogScan") -> Optional[
     return "e2b" if scan.sandbox else None
 
 
-def _final_unreadable(fj: _Json) -> Optional[str]:
+def _final_unreadable(fj: Json) -> Optional[str]:
     """Why a final_result.json that exists gives no final result (one line), else None."""
     if not fj.exists:
         return None
@@ -501,9 +504,9 @@ def run_config_events(task_dir: Path) -> list[Event]:
     out: list[Event] = []
     for j in read:
         if j.error is not None:
-            out.append(_json_parse_error(j))
+            out.append(json_parse_error(j))
         elif not isinstance(j.value, dict):
-            out.append(_json_parse_error(j, f"{j.rel}: not a JSON object at byte 0"))
+            out.append(json_parse_error(j, f"{j.rel}: not a JSON object at byte 0"))
     if cfg is None:
         return out
     src = read[-1]
@@ -516,7 +519,7 @@ def run_config_events(task_dir: Path) -> list[Event]:
         Event(
             kind=Kind.RUN_CONFIG,
             source=src.rel,
-            generation=_content_gen(json.dumps(red, sort_keys=True).encode()),
+            generation=content_gen(json.dumps(red, sort_keys=True).encode()),
             t=src.mtime,
             t_source=TimeSource.INTERPOLATED if src.mtime is not None else None,
             summary=one_line(f"run config: {summ}"),
@@ -533,7 +536,7 @@ def started_at_events(task_dir: Path) -> list[Event]:
     sa = read_started_at(Path(task_dir))
     if sa is None:
         return []
-    gen = _content_gen(sa.raw)
+    gen = content_gen(sa.raw)
     out: list[Event] = []
     if sa.epoch is None:
         return [parse_error("started_at", gen, 0, sa.raw, sa.error or "no epoch")]
@@ -579,13 +582,13 @@ def evolve_state_events(task_dir: Path) -> list[Event]:
     as a LOG event with ``round`` and ``data.evolve_entry`` (pass_rate, score, at):
     ``t`` = ``at`` (container clock when the agent saw the result, recorded).
     """
-    j = _read_json(Path(task_dir) / "evolve_state.json", "evolve_state.json")
+    j = read_json(Path(task_dir) / "evolve_state.json", "evolve_state.json")
     if not j.exists:
         return []
     if j.error is not None:
-        return [_json_parse_error(j)]
+        return [json_parse_error(j)]
     if not isinstance(j.value, dict):
-        return [_json_parse_error(j, f"{j.rel}: not a JSON object at byte 0")]
+        return [json_parse_error(j, f"{j.rel}: not a JSON object at byte 0")]
     v = sanitize(j.value)
     subs = v.get("submissions") if isinstance(v.get("submissions"), list) else []
     head = {k: v.get(k) for k in ("best_pass_rate", "best_score", "best_round")}
@@ -613,9 +616,9 @@ def evolve_state_events(task_dir: Path) -> list[Event]:
                 )
             )
             continue
-        at = _finite(s.get("at"))
+        at = as_finite(s.get("at"))
         rnd = s.get("round") if isinstance(s.get("round"), str) else None
-        pr = _finite(s.get("pass_rate"))
+        pr = as_finite(s.get("pass_rate"))
         prs = f"{pr * 100:.1f}%" if pr is not None else "?"
         out.append(
             Event(
@@ -641,14 +644,14 @@ def history_events(task_dir: Path) -> list[Event]:
     """
     out: list[Event] = []
     for name in ("run_history.json", "game_history.json"):
-        j = _read_json(Path(task_dir) / name, name)
+        j = read_json(Path(task_dir) / name, name)
         if not j.exists:
             continue
         if j.error is not None:
-            out.append(_json_parse_error(j))
+            out.append(json_parse_error(j))
             continue
         if not isinstance(j.value, dict):
-            out.append(_json_parse_error(j, f"{j.rel}: not a JSON object at byte 0"))
+            out.append(json_parse_error(j, f"{j.rel}: not a JSON object at byte 0"))
             continue
         h = sanitize(j.value)
         entries = h.get("entries") if isinstance(h.get("entries"), list) else []
@@ -684,18 +687,18 @@ def final_result_events(
     ``t`` = file mtime when plausible (see :func:`_end_time`; needs the last
     run_agent.log time ``last_log_t``), ``t_source`` interpolated (an mtime is
     not written by SForge and is lost by copies). A partial / corrupt file
-    (§12.2: possibly mid-write) → parse_error.
+    (docs/sforge-run-folders.md §11.2: possibly mid-write) → parse_error.
     """
-    j = _read_json(Path(task_dir) / "final_result.json", "final_result.json")
+    j = read_json(Path(task_dir) / "final_result.json", "final_result.json")
     if not j.exists:
         return []
     if j.error is not None:
-        return [_json_parse_error(j)]
+        return [json_parse_error(j)]
     if not isinstance(j.value, dict):
-        return [_json_parse_error(j, f"{j.rel}: not a JSON object at byte 0")]
+        return [json_parse_error(j, f"{j.rel}: not a JSON object at byte 0")]
     v = sanitize(j.value)
-    t = _end_time(j.mtime, started_at, last_log_t, _finite(v.get("runtime_seconds")))
-    pr = _finite(v.get("best_pass_rate"))
+    t = _end_time(j.mtime, started_at, last_log_t, as_finite(v.get("runtime_seconds")))
+    pr = as_finite(v.get("best_pass_rate"))
     prs = f"{pr * 100:.1f}%" if pr is not None else "?"
     summ = f"run ended: best {prs} ({v.get('best_round') or '-'}), score {v.get('best_score')}, timed_out={v.get('timed_out')}"
     return [
@@ -774,7 +777,7 @@ def _task_from_json(stem: str, d: dict[str, Any], path: Path) -> TaskInfo:
     sel = judge.get("selection")
     dirn = judge.get("score_direction")
     rescale = judge.get("rescale")
-    et = _int(judge.get("eval_timeout"))
+    et = as_int(judge.get("eval_timeout"))
     return TaskInfo(
         task_id=stem,
         name=str(d["name"]) if d.get("name") is not None else None,
@@ -807,7 +810,7 @@ def load_tasks(tasks_dir: Optional[str | os.PathLike], errors: Optional[list[str
             errors.append(one_line(f"{d}: {e}", 240))
         return out
     for f in files:
-        j = _read_json(f, str(f))
+        j = read_json(f, str(f))
         if j.error is not None or not isinstance(j.value, dict):
             if errors is not None:
                 errors.append(j.error or f"{f}: not a JSON object at byte 0")

@@ -2,8 +2,8 @@
 :class:`~edgetui.records.SubmissionRecord` (report.json with its tests, game folders, the judge's
 ``run_instance.log``; :func:`read_submissions`, cached by folder signature) and as events
 (:func:`submission_events`: submission sent, judge result, per-step game events, with the time
-each result was known, :func:`result_known_time`). Facts: sforge-format.md §3 (folders, report.json,
-game folders), §5.5 (the judge log), §6.7 (clocks). Nothing here raises on bad input."""
+each result was known, :func:`result_known_time`). Facts (docs/sforge-run-folders.md): §4 (folders,
+report.json, game folders), §3.5 (the judge log's format), §9 (clocks). Nothing here raises on bad input."""
 
 from __future__ import annotations
 
@@ -14,12 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
-from replay.invalid_rounds import invalid_reason
-
-from ..events import Event, Kind, TimeSource, one_line
-from ..records import SubmissionRecord, TestResult
-from ..run_folder_files import reads_run_folder
-from .base import (
+from edgetui.events import Event, Kind, TimeSource, one_line
+from edgetui.records import SubmissionRecord, TestResult
+from edgetui.parsers.run_folder_files import reads_run_folder
+from edgetui.replay.invalid_rounds import invalid_reason
+from edgetui.parsers.base import (
     GENERATION_PREFIX_BYTES,
     file_generation,
     finite_or_none,
@@ -29,37 +28,37 @@ from .base import (
     open_regular,
     parse_error,
 )
-from .runlog import JUDGE_KEPT_LEVELS, JUDGE_KEPT_PREFIXES, JudgeLogParser
-from .sforge_common import (
+from edgetui.parsers.runlog import JUDGE_KEPT_LEVELS, JUDGE_KEPT_PREFIXES, JudgeLogParser
+from edgetui.parsers.sforge_common import (
     FAILED_GRADING_SUB,
-    _KIND_ORDER,
-    _PASS_STATUSES,
-    _ROUND_RE,
-    _bool,
-    _content_gen,
-    _finite,
-    _int,
-    _json_parse_error,
-    _mtime,
-    _parse_lines,
-    _read_bytes,
-    _read_json,
-    _subdirs,
+    KIND_ORDER,
+    PASS_STATUSES,
+    ROUND_RE,
+    as_bool,
+    content_gen,
+    as_finite,
+    as_int,
+    json_parse_error,
+    file_mtime,
+    parse_lines,
+    read_bytes,
+    read_json,
+    subdirs,
     sanitize,
 )
 
 
-def _parse_round(name: str) -> Optional[tuple[str, int]]:
+def parse_round(name: str) -> Optional[tuple[str, int]]:
     if name.isdigit():
         return "legacy", int(name)
-    m = _ROUND_RE.match(name)
+    m = ROUND_RE.match(name)
     if m:
         return m.group(1), int(m.group(2))
     return None
 
 
 def _evolve_seen(task_dir: Path) -> dict[str, float]:
-    j = _read_json(task_dir / "evolve_state.json", "evolve_state.json")
+    j = read_json(task_dir / "evolve_state.json", "evolve_state.json")
     out: dict[str, float] = {}
     if not (j.ok and isinstance(j.value, dict)):
         return out
@@ -68,13 +67,13 @@ def _evolve_seen(task_dir: Path) -> dict[str, float]:
         return out
     for s in subs:
         if isinstance(s, dict) and isinstance(s.get("round"), str):
-            at = _finite(s.get("at"))
+            at = as_finite(s.get("at"))
             if at is not None and at > 0:
                 out[s["round"]] = at
     return out
 
 
-def _test(item: dict[str, Any], origin: str) -> TestResult:
+def test(item: dict[str, Any], origin: str) -> TestResult:
     g = item.get
     name, status, msg, score, weight = g("name"), g("status"), g("message"), g("score"), g("weight")
     # (positional: name, status, message, score, weight, origin; the values checked here, the
@@ -83,8 +82,8 @@ def _test(item: dict[str, Any], origin: str) -> TestResult:
         name if type(name) is str else ("" if name is None else str(name)),
         status if type(status) is str else ("" if status is None else str(status)),
         msg if msg is None or type(msg) is str else str(msg),
-        None if score is None else _finite(score),
-        None if weight is None else _finite(weight),
+        None if score is None else as_finite(score),
+        None if weight is None else as_finite(weight),
         origin,
     )
 
@@ -97,17 +96,17 @@ def _tests_of_report(d: dict[str, Any]) -> list[TestResult]:
     seen: Counter[tuple[str, str]] = Counter()
     for it in details:
         if isinstance(it, dict):
-            tr = _test(it, "details")
+            tr = test(it, "details")
             out.append(tr)
             seen[(tr.name, tr.status)] += 1
     for it in tdetails:
         if isinstance(it, dict):
-            name, status = it.get("name"), it.get("status")  # (as _test makes them: a repeat is not built)
+            name, status = it.get("name"), it.get("status")  # (as test makes them: a repeat is not built)
             key = ("" if name is None else str(name), "" if status is None else str(status))
             if seen[key] > 0:
                 seen[key] -= 1
                 continue
-            out.append(_test(it, "test_details"))
+            out.append(test(it, "test_details"))
     return out
 
 
@@ -124,7 +123,7 @@ class _JudgeLog:
     generation: str
 
 
-def _instance_log(entry: Path, rel_dir: str, utc_offset_s: Optional[float]) -> _JudgeLog:
+def instance_log(entry: Path, rel_dir: str, utc_offset_s: Optional[float]) -> _JudgeLog:
     """Read ``entry/run_instance.log`` once (its generation from the same open file)."""
     try:
         fp = open_regular(entry / "run_instance.log")
@@ -133,7 +132,7 @@ def _instance_log(entry: Path, rel_dir: str, utc_offset_s: Optional[float]) -> _
     with fp:
         gen = generation_of_head(fp.read(GENERATION_PREFIX_BYTES)) or ""
         parser = JudgeLogParser(f"{rel_dir}/run_instance.log", gen, utc_offset_s)
-        events = _parse_lines(fp, parser, parser.source, gen)
+        events = parse_lines(fp, parser, parser.source, gen)
     results = [
         e.t
         for e in events
@@ -147,12 +146,12 @@ def _last_instance_error(events: list[Event]) -> Optional[Event]:
     return errs[-1] if errs else None
 
 
-def _read_report_folder(entry: Path, rec: SubmissionRecord, tests: bool = True) -> None:
+def read_report_folder(entry: Path, rec: SubmissionRecord, tests: bool = True) -> None:
     rel_dir = f"submissions/{entry.name}"
-    rj = _read_json(entry / "report.json", f"{rel_dir}/report.json")
+    rj = read_json(entry / "report.json", f"{rel_dir}/report.json")
     if not rj.exists:
         rec.status = "failed_grading"
-        err = _last_instance_error(_instance_log(entry, rel_dir, None).events)
+        err = _last_instance_error(instance_log(entry, rel_dir, None).events)
         rec.error = one_line(err.summary, 300) if err is not None and err.summary else "no report.json"
         return
     rec.graded_at = rj.mtime
@@ -167,21 +166,21 @@ def _read_report_folder(entry: Path, rec: SubmissionRecord, tests: bool = True) 
     rec.status = "graded"
     sid = d.get("submission_id")
     rec.submission_id = str(sid) if sid not in (None, "") else None
-    rec.total_tests = _int(d.get("total_tests"))
-    rec.passed = _int(d.get("passed"))
-    rec.failed = _int(d.get("failed"))
-    rec.errors = _int(d.get("errors"))
-    rec.pass_rate = _finite(d.get("pass_rate"))
+    rec.total_tests = as_int(d.get("total_tests"))
+    rec.passed = as_int(d.get("passed"))
+    rec.failed = as_int(d.get("failed"))
+    rec.errors = as_int(d.get("errors"))
+    rec.pass_rate = as_finite(d.get("pass_rate"))
     rec.score, rec.score_flag = finite_or_none(d.get("score"))
-    rec.score_0_100 = _finite(d.get("score_0_100"))
-    rec.valid = _bool(d.get("valid"))
-    rec.timed_out = _bool(d.get("timed_out"))
-    rec.runtime_s = _finite(d.get("runtime_seconds"))
+    rec.score_0_100 = as_finite(d.get("score_0_100"))
+    rec.valid = as_bool(d.get("valid"))
+    rec.timed_out = as_bool(d.get("timed_out"))
+    rec.runtime_s = as_finite(d.get("runtime_seconds"))
     summ = d.get("summary")
     rec.summary = summ if isinstance(summ, str) else (None if summ is None else str(summ))
     m = d.get("metrics")
     rec.metrics = (m if rj.finite else sanitize(m)) if isinstance(m, dict) else {}  # (orjson: nothing to sanitize)
-    sub_at = _finite(d.get("submitted_at"))
+    sub_at = as_finite(d.get("submitted_at"))
     rec.submitted_at = sub_at if sub_at is not None and sub_at > 0 else None
     if tests:
         rec.tests = _tests_of_report(d)
@@ -208,24 +207,24 @@ def _last_step(path: Path) -> tuple[Optional[dict[str, Any]], int]:
 
 
 def _fill_game(rec: SubmissionRecord, d: dict[str, Any]) -> None:
-    max_score = _finite(d.get("max_score"))
+    max_score = as_finite(d.get("max_score"))
     final = d.get("final_score", d.get("score"))
     score, flag = finite_or_none(final)
     rec.score, rec.score_flag = score, flag
     rec.max_score = max_score
-    pr = _finite(d.get("pass_rate"))
+    pr = as_finite(d.get("pass_rate"))
     if pr is None and score is not None and max_score is not None:
         pr = score / max_score if max_score > 0 else 0.0
     rec.pass_rate = pr
-    moves = _int(d.get("moves", d.get("move")))
-    rec.metrics = {k: v for k, v in (("moves", moves), ("peak_score", _finite(d.get("peak_score")))) if v is not None}
+    moves = as_int(d.get("moves", d.get("move")))
+    rec.metrics = {k: v for k, v in (("moves", moves), ("peak_score", as_finite(d.get("peak_score")))) if v is not None}
     sid = d.get("session_id")
     rec.submission_id = str(sid) if sid else None
 
 
 def _read_game_folder(entry: Path, rec: SubmissionRecord) -> None:
     rel_dir = f"submissions/{entry.name}"
-    gj = _read_json(entry / "game_result.json", f"{rel_dir}/game_result.json")
+    gj = read_json(entry / "game_result.json", f"{rel_dir}/game_result.json")
     if gj.exists:
         rec.graded_at = gj.mtime
         if gj.error is not None:
@@ -285,9 +284,9 @@ def _read_folder(entry: Path, kind: str, n: Optional[int], tests: bool = True) -
             _read_game_folder(entry, rec)
         else:
             if tests:
-                _read_report_folder(entry, rec)
+                read_report_folder(entry, rec)
             else:
-                _read_report_folder(entry, rec, tests=False)
+                read_report_folder(entry, rec, tests=False)
     except Exception as e:  # noqa: BLE001 - last resort: one bad folder must not stop the run
         rec.status = "bad_report"
         rec.error = one_line(f"submissions/{entry.name}: {type(e).__name__}: {e}", 240)
@@ -313,8 +312,8 @@ def read_submissions(
     out: list[SubmissionRecord] = []
     seen = _evolve_seen(task_dir)
     fresh: dict[str, tuple] = {}
-    for entry in _subdirs(task_dir / "submissions"):
-        parsed = _parse_round(entry.name)
+    for entry in subdirs(task_dir / "submissions"):
+        parsed = parse_round(entry.name)
         if parsed is None:
             continue
         kind, n = parsed
@@ -334,7 +333,7 @@ def read_submissions(
 
     def key(r: SubmissionRecord) -> tuple[Any, ...]:
         t = r.submitted_at if r.submitted_at is not None else (r.seen_at if r.seen_at is not None else r.graded_at)
-        return (t is None, t or 0.0, _KIND_ORDER.get(r.kind, 9), r.n or 0, r.round)
+        return (t is None, t or 0.0, KIND_ORDER.get(r.kind, 9), r.n or 0, r.round)
 
     out.sort(key=key)
     _replace(cache, fresh)
@@ -342,7 +341,7 @@ def read_submissions(
 
 
 def _is_pass(status: str) -> bool:
-    return status.upper() in _PASS_STATUSES
+    return status.upper() in PASS_STATUSES
 
 
 def _judge_data(rec: SubmissionRecord) -> dict[str, Any]:
@@ -376,7 +375,7 @@ def _judge_data(rec: SubmissionRecord) -> dict[str, Any]:
     }
 
 
-def _result_summary(rec: SubmissionRecord) -> str:
+def result_summary(rec: SubmissionRecord) -> str:
     if rec.status == "failed_grading":
         return one_line(f"{rec.round} failed grading: {rec.error}")
     if rec.status == "bad_report":
@@ -468,12 +467,12 @@ def submission_events(
     """
     task_dir = Path(task_dir)
     if cache is None:
-        return _folder_events(task_dir, records, utc_offset_s)
+        return folder_events(task_dir, records, utc_offset_s)
     fresh: dict[str, tuple] = {}
     out: list[Event] = []
     for rec in records:
         key = (rec.model_dump_json(), utc_offset_s, folder_signature(task_dir / "submissions" / rec.round))
-        evs = _cached(cache, fresh, rec.round, key, lambda rec=rec: _folder_events(task_dir, [rec], utc_offset_s))
+        evs = _cached(cache, fresh, rec.round, key, lambda rec=rec: folder_events(task_dir, [rec], utc_offset_s))
         out.extend(e.model_copy() for e in evs)
     _replace(cache, fresh)
     return out
@@ -492,7 +491,8 @@ def result_known_time(
     """When a graded round's result was known: ``(t, t_source, known_by)`` (epoch seconds UTC).
 
     * agent (and legacy) rounds: ``evolve_state.json`` ``at`` (``seen_at``), the moment the
-      agent saw the result — SForge's visualizer times agent rounds so (sforge-format.md §10.1);
+      agent saw the result — SForge's visualizer times agent rounds so
+      (docs/sforge-run-folders.md §8.2);
       ``known_by = "evolve_state"``, recorded;
     * otherwise (auto rounds; an agent round before ``evolve_state.json`` is written, which the
       harness does at the end): the judge's end in ``run_instance.log``, its ``Result:`` line
@@ -526,15 +526,15 @@ def result_known_time(
     return None, None, None
 
 
-def _folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offset_s: Optional[float]) -> list[Event]:
+def folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offset_s: Optional[float]) -> list[Event]:
     out: list[Event] = []
     for rec in records:
         entry = task_dir / "submissions" / rec.round
         rel_dir = f"submissions/{rec.round}"
         if rec.kind == "game":
-            gj = _read_json(entry / "game_result.json", f"{rel_dir}/game_result.json")
+            gj = read_json(entry / "game_result.json", f"{rel_dir}/game_result.json")
             if gj.exists and rec.status != "graded":
-                out.append(_json_parse_error(gj, rec.error))
+                out.append(json_parse_error(gj, rec.error))
             elif gj.exists:
                 out.append(
                     Event(
@@ -544,14 +544,14 @@ def _folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offs
                         t=gj.mtime,
                         t_source=TimeSource.INTERPOLATED if gj.mtime is not None else None,
                         round=rec.round,
-                        summary=_result_summary(rec),
+                        summary=result_summary(rec),
                         data=_judge_data(rec),
                     )
                 )
             out.extend(_step_events(entry, rel_dir, rec.round))
             continue
 
-        judge = _instance_log(entry, rel_dir, utc_offset_s)
+        judge = instance_log(entry, rel_dir, utc_offset_s)
         inst = judge.events
         data = _judge_data(rec)
         if rec.status == "failed_grading":
@@ -560,7 +560,7 @@ def _folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offs
             if err is not None:
                 t, ts = err.t, TimeSource.RECORDED
             else:
-                t = _mtime(p) or _mtime(entry)
+                t = file_mtime(p) or file_mtime(entry)
                 ts = TimeSource.INTERPOLATED if t is not None else None
             if utc_offset_s is None and err is not None:
                 data["tz_assumed"] = True
@@ -575,7 +575,7 @@ def _folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offs
                     round=rec.round,
                     level="ERROR",
                     is_error=True,
-                    summary=_result_summary(rec),
+                    summary=result_summary(rec),
                     data=data,
                 )
             )
@@ -583,12 +583,12 @@ def _folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offs
             rel = f"{rel_dir}/report.json"
             sub = 0
             if rec.status == "bad_report":
-                rj = _read_json(entry / "report.json", rel)
-                out.append(_json_parse_error(rj, rec.error))
+                rj = read_json(entry / "report.json", rel)
+                out.append(json_parse_error(rj, rec.error))
                 gen = rj.generation
                 sub = 1
-            else:  # (read as _read_json would, not parsed again: its bytes' generation is all it gives)
-                gen = _content_gen(_read_bytes(entry / "report.json"))
+            else:  # (read as read_json would, not parsed again: its bytes' generation is all it gives)
+                gen = content_gen(read_bytes(entry / "report.json"))
             t, ts, known_by = result_known_time(rec, judge.judge_end)
             data["known_by"] = known_by
             if known_by == "judge_log" and utc_offset_s is None:
@@ -605,7 +605,7 @@ def _folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offs
                     # (an invalid report: a warning, marked grey ╵ in the event list; replay/invalid_rounds.py)
                     level="ERROR" if rec.status != "graded" else ("WARNING" if rec.valid is False else None),
                     is_error=rec.status != "graded",
-                    summary=_result_summary(rec),
+                    summary=result_summary(rec),
                     data=data,
                 )
             )

@@ -10,7 +10,7 @@ import math
 import re
 from typing import Any, Optional
 
-from .base import finite_or_none
+from edgetui.parsers.base import finite_or_none
 
 _SPLIT_CMD = re.compile(r"[;&|\n(){}`'\"]+|\$\(")
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -136,7 +136,8 @@ def _indented_block(lines: list[str], header: str) -> Optional[list[str]]:
 
 
 def parse_sforge_submit_output(text: str) -> dict[str, Any]:
-    """Parse what ``sforge-submit`` printed (sforge-format.md §5.2); ``{}`` when nothing is recognised.
+    """Parse what ``sforge-submit`` printed (docs/sforge-judge.md, ``sforge-submit``); ``{}`` when
+    nothing is recognised.
 
     Keys (present only when found):
 
@@ -328,7 +329,7 @@ def _parse_history(text: str, out: dict[str, Any]) -> None:
     out["entries"] = entries
 
 
-def _submit_summary(r: dict[str, Any]) -> str:
+def submit_summary(r: dict[str, Any]) -> str:
     if r.get("mode") == "list":
         n = r.get("total_submissions")
         best = r.get("best_pass_rate")

@@ -4,7 +4,7 @@ For every curve of the table (a task × model, and each model's suite mean) and 
 (2–6 h and 2–4 h by default), leave-one-out:
 
 1. **prior**: the shape ``beta`` is the median beta of the log-sigmoid fits (2–12 h, the
-   vectorised profile grid of :func:`replay.analysis.fit.fit_many`) of the curves that share
+   vectorised profile grid of :func:`edgetui.replay.analysis.fit.fit_many`) of the curves that share
    neither the task nor the model being predicted (for a suite mean: the other models' means);
 2. **forecast**: with beta fixed, ``t_mid`` (grid over ln t_mid in [ln 0.01, ln 1000]) and
    ``Smax`` (closed form, 0–100) are fitted to the window's points; the forecast is S at the
@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .fit import _F, fit_many
+from edgetui.replay.analysis.fit import F, fit_many
 
 __all__ = ["BacktestRow", "backtest", "forecast_fixed_beta", "markdown"]
 
@@ -38,7 +38,7 @@ def forecast_fixed_beta(t: np.ndarray, Y: np.ndarray, beta: np.ndarray, target: 
     """S at ``target`` hours for each row of ``Y`` ((U, n) over hours ``t``) fitted with its own
     fixed ``beta`` ((U,)): t_mid on a grid, Smax in closed form (clipped to 0–100). (U,)."""
     x = beta[:, None, None] * (np.log(t)[None, None, :] - _LN_TM[None, :, None])  # (U, G, n)
-    Fm = _F("log_sigmoid", x)
+    Fm = F("log_sigmoid", x)
     ff = np.einsum("ugn,ugn->ug", Fm, Fm)
     fy = np.einsum("ugn,un->ug", Fm, Y)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -47,7 +47,7 @@ def forecast_fixed_beta(t: np.ndarray, Y: np.ndarray, beta: np.ndarray, target: 
     j = np.argmin(sse, axis=1)
     u = np.arange(len(Y))
     s, tm = sm[u, j], _LN_TM[j]
-    return s * _F("log_sigmoid", beta * (math.log(target) - tm))
+    return s * F("log_sigmoid", beta * (math.log(target) - tm))
 
 
 @dataclass
@@ -89,7 +89,7 @@ def _units(values) -> tuple[list[float], dict[tuple[str, str], dict[float, float
 def backtest(
     values, windows: Sequence[tuple[float, float]] = ((2, 6), (2, 4)), target: float = 12.0, level: float = 0.8
 ) -> list[BacktestRow]:
-    """The back-test of a per-task table's values (:class:`replay.analysis.leaderboard.TaskValue`,
+    """The back-test of a per-task table's values (:class:`edgetui.replay.analysis.leaderboard.TaskValue`,
     grouped by model: the first grouping value). Returns rows for tasks (per model and overall)
     and for suite means (overall), for each window."""
     hours, units = _units(values)

@@ -1,7 +1,7 @@
 """Two or more runs (or run groups) side by side, aligned by elapsed time on one score axis.
 
 * :func:`group_curve`: runs merged as one curve (SForge's run group: ``-<machine>-<timestamp>``
-  siblings share one :func:`~replay.analysis.score_at.run_group_key`): at each elapsed time the
+  siblings share one :func:`~edgetui.replay.analysis.score_at.run_group_key`): at each elapsed time the
   mean over tasks of the runs' values (repeats first), as the leaderboard does;
 * :func:`values_at`: every curve's best-so-far at one elapsed time (stepping them together);
 * :func:`parting_point`: the first elapsed time at which their best-so-far values differ (a curve
@@ -39,7 +39,7 @@ class Series:
 
 
 def series_of_run(curve) -> Series:
-    """The :class:`Series` of one :class:`~replay.analysis.score_at.RunCurve` (its new bests)."""
+    """The :class:`Series` of one :class:`~edgetui.replay.analysis.score_at.RunCurve` (its new bests)."""
     end = curve.end_elapsed_s if curve.end_elapsed_s is not None else curve.now_elapsed_s
     return Series(curve.run_key, [(t, v) for t, v, _ in curve.steps], end, [curve.run_key])
 

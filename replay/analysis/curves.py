@@ -19,7 +19,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .task_variants import mixed_tasks
+from edgetui.replay.analysis.task_variants import mixed_tasks
 
 __all__ = ["Curve", "read_curves_csv", "run_curves", "hierarchical_resamples", "units_mean"]
 
@@ -37,7 +37,7 @@ class Curve:
     units: dict[str, list[list[float]]] = field(default_factory=dict)
     aggregation: str = "as given"
     time_basis: str = "wall_clock"
-    #: tasks whose runs in this curve ran different task variants (replay.analysis.task_variants)
+    #: tasks whose runs in this curve ran different task variants (edgetui.replay.analysis.task_variants)
     mixed_variants: list[str] = field(default_factory=list)
 
     def label(self) -> str:
@@ -153,7 +153,7 @@ def read_curves_csv(
 
 
 def run_curves(curves: Sequence[Any], hours: Sequence[float], by: str = "run") -> list[Curve]:
-    """Curves of recorded runs (:class:`replay.analysis.score_at.RunCurve`) sampled at ``hours``.
+    """Curves of recorded runs (:class:`edgetui.replay.analysis.score_at.RunCurve`) sampled at ``hours``.
     ``by``: ``run`` (one curve per run; its values are its cells, carried after its end and
     missing before its first valid submission), ``task`` (mean over the task's runs) or
     ``model`` (mean over tasks, repeats first: the leaderboard's rule). Runs going on contribute

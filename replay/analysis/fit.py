@@ -77,10 +77,11 @@ _GRID_TM = np.linspace(*_LN_TM, 121)
 _GRID_B = np.linspace(*_LN_B, 81)
 
 
-def _F(form: str, x: np.ndarray) -> np.ndarray:
+def F(form: str, x: np.ndarray) -> np.ndarray:
     if form == "log_sigmoid":
         return 0.5 * (1.0 + np.tanh(0.5 * x))
     if form == "log_probit":
+        # lazy: scipy loads with the first fit, not with the analysis modules
         from scipy.special import ndtr
 
         return ndtr(x)
@@ -106,7 +107,7 @@ def predict(form: str, params: dict[str, float], t: Any) -> np.ndarray:
     if form == "log_linear":
         return params["a"] + params["b"] * np.log(t)
     x = params["beta"] * (np.log(t) - math.log(params["t_mid"]))
-    return params["Smax"] * _F(form, x)
+    return params["Smax"] * F(form, x)
 
 
 def t_half(form: str, t_mid: float, beta: float) -> float:
@@ -182,7 +183,7 @@ def _grid_sse(form: str, t: np.ndarray, Y: np.ndarray, smax_max: float, ln_tm: n
     """SSE and Smax of every shape for every curve. ``Y``: (B, n); shapes: flattened grid (G,).
     Returns (sse (B, G), smax (B, G))."""
     x = np.exp(ln_b)[:, None] * (np.log(t)[None, :] - ln_tm[:, None])  # (G, n)
-    Fm = _F(form, x)
+    Fm = F(form, x)
     ff = np.einsum("gn,gn->g", Fm, Fm)
     fy = Y @ Fm.T  # (B, G)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -198,7 +199,7 @@ _CHUNK = 128
 
 def _grid_F(form: str, t: np.ndarray, ln_tm: np.ndarray, ln_b: np.ndarray):
     """F of every grid shape at ``t`` ((G, n)) and its squared norms ((G,))."""
-    Fm = _F(form, np.exp(ln_b)[:, None] * (np.log(t)[None, :] - ln_tm[:, None]))
+    Fm = F(form, np.exp(ln_b)[:, None] * (np.log(t)[None, :] - ln_tm[:, None]))
     return Fm, np.einsum("gn,gn->g", Fm, Fm)
 
 
@@ -259,6 +260,7 @@ def _r2(sse: float, sst: float) -> float:
 
 
 def _fit_shape(form: str, t: np.ndarray, y: np.ndarray, smax_max: float, sst: float) -> Fit:
+    # lazy: scipy loads with the first fit, not with the analysis modules
     from scipy.optimize import least_squares
 
     gtm, gb = _shape_grid()
@@ -270,7 +272,7 @@ def _fit_shape(form: str, t: np.ndarray, y: np.ndarray, smax_max: float, sst: fl
     lt = np.log(t)
 
     def resid(p):
-        return p[0] * _F(form, math.exp(p[2]) * (lt - p[1])) - y
+        return p[0] * F(form, math.exp(p[2]) * (lt - p[1])) - y
 
     lo, hi = [0.0, _LN_TM[0], _LN_B[0]], [smax_max, _LN_TM[1], _LN_B[1]]
     r = least_squares(
@@ -324,7 +326,7 @@ def _flags(form, p, r, t, y, smax_max, rmse) -> list[str]:
     se_smax = math.inf
     dof = len(t) - 3
     if dof > 0 and math.isfinite(cond):
-        s2 = float(np.sum((p[0] * _F(form, math.exp(p[2]) * (np.log(t) - p[1])) - y) ** 2)) / dof
+        s2 = float(np.sum((p[0] * F(form, math.exp(p[2]) * (np.log(t) - p[1])) - y) ** 2)) / dof
         try:
             cov = np.linalg.inv(J.T @ J) * max(s2, 1e-12)
             se_smax = math.sqrt(max(cov[0, 0], 0.0))
@@ -334,7 +336,7 @@ def _flags(form, p, r, t, y, smax_max, rmse) -> list[str]:
         flags.append("ill_conditioned")
     if r.status <= 0:
         flags.append("did_not_converge")
-    fitted = p[0] * _F(form, math.exp(p[2]) * (np.log(np.array([t.min(), t.max()])) - p[1]))
+    fitted = p[0] * F(form, math.exp(p[2]) * (np.log(np.array([t.min(), t.max()])) - p[1]))
     if abs(float(fitted[1] - fitted[0])) < max(1.0, 2.0 * rmse, 0.05 * abs(float(fitted[1]))):
         flags.append("flat")
     return flags
@@ -360,7 +362,7 @@ def fit_many(form: str, t: np.ndarray, Y: np.ndarray, smax_max: float = 100.0) -
     ltm = np.clip(c_tm[:, None] + otm.ravel()[None, :], *_LN_TM)  # (B, L)
     lb = np.clip(c_b[:, None] + ob.ravel()[None, :], *_LN_B)
     x = np.exp(lb)[:, :, None] * (np.log(t)[None, None, :] - ltm[:, :, None])  # (B, L, n)
-    Fm = _F(form, x)
+    Fm = F(form, x)
     ff = np.einsum("bln,bln->bl", Fm, Fm)
     fy = np.einsum("bln,bn->bl", Fm, Y)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -399,7 +401,7 @@ def bootstrap(
     q = [(1 - level) / 2 * 100, (1 + level) / 2 * 100]
     vals = {"Smax": r["Smax"], "t_mid": r["t_mid"], "beta": r["beta"], "t_half": th}
     for h in horizons:
-        vals[f"S@{h:g}"] = r["Smax"] * _F(fit.form, r["beta"] * (math.log(h) - np.log(r["t_mid"])))
+        vals[f"S@{h:g}"] = r["Smax"] * F(fit.form, r["beta"] * (math.log(h) - np.log(r["t_mid"])))
     # the resamples are fitted on the grid only (no refinement): their spread is measured around the
     # grid fit of the data itself and placed around the refined point, so the grid's step never
     # shifts an interval off its own value (seen: 47.20 with an interval 47.3–47.3)
@@ -411,7 +413,7 @@ def bootstrap(
         centre["t_half"] = centre["t_mid"] * math.exp(_X_HALF[fit.form] / centre["beta"])
         for h in horizons:
             centre[f"S@{h:g}"] = centre["Smax"] * float(
-                _F(fit.form, np.array(centre["beta"] * (math.log(h) - math.log(centre["t_mid"]))))
+                F(fit.form, np.array(centre["beta"] * (math.log(h) - math.log(centre["t_mid"]))))
             )
     point = {
         **{k: fit.params.get(k) for k in ("Smax", "t_mid", "beta")},

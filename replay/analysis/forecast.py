@@ -1,17 +1,17 @@
 """A run's score at its horizon (12 h, or its own budget) forecast from its first hours.
 
-From a run's best-so-far curve (:class:`replay.analysis.score_at.RunCurve`) at the elapsed time
+From a run's best-so-far curve (:class:`edgetui.replay.analysis.score_at.RunCurve`) at the elapsed time
 reached so far:
 
 * **points**: each new best at the time its result was known, up to now (at most 48, thinned
   evenly), and the best so far now;
 * **shape prior**: beta fixed to the median beta of the log-sigmoid fits of the run's earlier
-  recorded runs of the same task, else of the same model (:func:`edgetui.priors.shape_prior`:
+  recorded runs of the same task, else of the same model (:func:`edgetui.analysis.forecast_prior.shape_prior`:
   each earlier run fitted once and stored in the ``fits`` table, never the run itself; a live
   update only reads them), else 1.0 (the median beta of the log-sigmoid fits of the 252 complete curves of
   EdgeBench's open-51 per-task table); :func:`prior_beta` applies the same median to given rows;
 * **forecast**: t_mid on a grid and Smax in closed form with that beta
-  (:func:`replay.analysis.backtest.forecast_fixed_beta`), S at the horizon, kept between the best
+  (:func:`edgetui.replay.analysis.backtest.forecast_fixed_beta`), S at the horizon, kept between the best
   so far and 100;
 * **interval**: the 10th–90th percentile errors of that forecast measured by back-testing single
   tasks on the open-51 per-task table (``edgetui fit --backtest``): from 2–4 h when under half of the
@@ -28,7 +28,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .backtest import forecast_fixed_beta
+from edgetui.replay.analysis.backtest import forecast_fixed_beta
 
 __all__ = ["Forecast", "forecast_run", "prior_beta", "DEFAULT_BETA", "BACKTEST_ERRORS"]
 

@@ -9,7 +9,7 @@ leaderboard and 12-hour category tables, ``tests/test_leaderboard.py``; ``scalin
    from hour to hour); ``n_tasks`` says how many tasks it is over;
 3. a category's value is the same mean over that category's tasks.
 
-Values are 0–100 (the per-task value of :mod:`replay.analysis.score_at`, or a per-task table's
+Values are 0–100 (the per-task value of :mod:`edgetui.replay.analysis.score_at`, or a per-task table's
 ``score``), unrounded. No running maximum is applied to a per-task table (EdgeBench's is not
 always monotone: its values are kept as published).
 """
@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-from .task_variants import mixed_tasks
+from edgetui.replay.analysis.score_at import run_group_key
+from edgetui.replay.analysis.task_variants import mixed_tasks
 
 __all__ = ["TaskValue", "LeaderCell", "aggregate", "read_task_table", "recorded_values", "DEFAULT_HOURS", "OVERALL"]
 
@@ -45,7 +46,7 @@ class TaskValue:
     hours: float
     value: Optional[float]
     run: str = ""
-    variant: Optional[str] = None  # the run's task variant (replay.analysis.task_variants; None: unknown)
+    variant: Optional[str] = None  # the run's task variant (edgetui.replay.analysis.task_variants; None: unknown)
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class LeaderCell:
     """One aggregate: ``group``, ``category`` (:data:`OVERALL` or a category), ``hours``, ``score``
     (mean 0–100, unrounded; ``None`` when no task has a value), ``n_tasks`` (tasks with a value),
     ``n_runs`` (runs behind them, repeats counted), ``mixed_variants``: the tasks whose runs in
-    the cell ran different task variants (:func:`replay.analysis.task_variants.mixed_tasks`)."""
+    the cell ran different task variants (:func:`edgetui.replay.analysis.task_variants.mixed_tasks`)."""
 
     group: tuple
     category: str
@@ -151,14 +152,13 @@ def recorded_values(
     include_infra: bool = False,
     include_samples: bool = False,
 ) -> list[TaskValue]:
-    """Per-task values of recorded runs (:class:`replay.analysis.score_at.RunCurve`) at ``hours``.
+    """Per-task values of recorded runs (:class:`edgetui.replay.analysis.score_at.RunCurve`) at ``hours``.
 
     ``group_by``: ``model`` (the run's model, from ``run_config.json`` / ``final_result.json``),
     ``run_group`` (SForge's ``run_group_key`` of the run id) or ``run_id``. ``-retry`` runs,
     infra-error runs and sample runs are left out unless asked. A run's cell without a value
-    (:class:`~replay.analysis.score_at.Cell` ``not_yet`` / ``no_valid``) is a missing value.
+    (:class:`~edgetui.replay.analysis.score_at.Cell` ``not_yet`` / ``no_valid``) is a missing value.
     """
-    from .score_at import run_group_key
 
     out: list[TaskValue] = []
     for c in curves:

@@ -2,7 +2,7 @@
 
 **Learning speed** of a run (EdgeBench's notion): the gain within its first 2 hours, here the
 per-task value at 2 h minus the value of the run's *first graded submission* (its starting
-score, :attr:`replay.analysis.score_at.RunCurve.first_value`), in points (0–100). A model's
+score, :attr:`edgetui.replay.analysis.score_at.RunCurve.first_value`), in points (0–100). A model's
 learning speed is the mean over tasks (repeats averaged first) of its runs' gains.
 
 **Doubling time** (the method METR uses for its time-horizon trend): least squares of
@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
+
+from edgetui.replay.analysis.curves import hierarchical_resamples
 
 __all__ = [
     "Trend",
@@ -215,7 +217,6 @@ def recorded_speeds(
     """Per-model learning speeds of recorded runs (mean over tasks, repeats first) for the models
     in ``dates``, and (resamples, models) bootstrap speeds: tasks, then runs within each task, drawn
     with replacement per model. Returns (points, resampled, models without a release date)."""
-    from .curves import hierarchical_resamples
 
     by: dict[str, dict[str, list[list[float]]]] = {}
     undated = set()

@@ -2,11 +2,11 @@
 
 A run's **curve** is the step function of its per-task value against the elapsed time at which
 each graded submission's result was known: ``submissions.t``, as the replay draws it
-(``evolve_state.json`` ``at``, else the judge's ``Result:`` line, else the report's time). At each known time the best is SForge's selection (:func:`replay.selection.select_best`)
+(``evolve_state.json`` ``at``, else the judge's ``Result:`` line, else the report's time). At each known time the best is SForge's selection (:func:`edgetui.replay.selection.select_best`)
 over the submissions known by then, taken in submission (creation) order, as the judge does.
 
 **Per-task value** (0–100): the best round's rescaled score (``score_0_100`` as SForge wrote it,
-else :func:`replay.rescale.rescale` of its raw score) where the task defines a ``judge.rescale``;
+else :func:`edgetui.replay.rescale.rescale` of its raw score) where the task defines a ``judge.rescale``;
 else the best pass rate × 100.
 
 **Cells** (:class:`Cell`, ``state``):
@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Mapping, Optional, Sequence
 
-from replay.analysis.task_variants import variant_of
-from replay.invalid_rounds import is_invalid
-from replay.rescale import rescale
-from replay.selection import best_so_far, entry_from_submission, select_best
+from edgetui.replay.rescale import rescale
+from edgetui.replay.selection import best_so_far, entry_from_submission, select_best
+from edgetui.replay.analysis.task_variants import variant_of
+from edgetui.replay.invalid_rounds import is_invalid
 
 __all__ = ["CELL_STATES", "Cell", "RunCurve", "run_curve", "known_elapsed", "is_retry", "run_group_key"]
 
@@ -91,7 +91,7 @@ class RunCurve:
     first_value: Optional[float] = None
     first_elapsed_s: Optional[float] = None
     time_basis: str = "wall_clock"
-    #: the run's task variant (:func:`replay.analysis.task_variants.variant_of`; None: digests unknown)
+    #: the run's task variant (:func:`edgetui.replay.analysis.task_variants.variant_of`; None: digests unknown)
     variant: Optional[str] = None
 
     @property
@@ -118,7 +118,7 @@ class RunCurve:
 
 def is_retry(run_id: str) -> bool:
     """``-retry`` in a run id marks a single-task re-run (SForge's visualizer leaves it out of group
-    aggregates; sforge-format.md §10.1)."""
+    aggregates; docs/sforge-run-folders.md §8.1)."""
     return "-retry" in (run_id or "")
 
 
@@ -198,7 +198,7 @@ def run_curve(
     ``rescale_spec``: the task's ``judge.rescale`` (``None``: values are pass rate × 100).
     ``now``: epoch UTC for a run going on (default: its last event). A run is going on while its
     status is ``running`` or ``grading``. ``clock``: maps wall elapsed seconds to the curve's time
-    basis (:class:`replay.analysis.timebasis.ActiveClock`; default: wall clock).
+    basis (:class:`edgetui.replay.analysis.timebasis.ActiveClock`; default: wall clock).
     """
     start = _num(run.get("started_at"))
     live = run.get("status") in ("running", "grading")

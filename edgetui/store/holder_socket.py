@@ -1,0 +1,556 @@
+"""The holder socket: read-only SQL for other edgetui processes while one holds the file.
+
+DuckDB allows one read-write process per file. The holder (the app, ``watch``)
+serves a Unix socket only the user can open; ``edgetui sql`` / ``edgetui runs`` in
+other terminals send one JSON request line and get one JSON reply line.
+
+Guarantees (each tested with real processes and sockets):
+
+* **Read-only, the database only.** A request runs only if *every* statement (DuckDB's
+  own ``extract_statements``) is a SELECT (which includes DESCRIBE, SHOW, SUMMARIZE,
+  FROM, VALUES, TABLE, WITH … SELECT) or an EXPLAIN without ANALYZE of one, and its
+  parse tree reads nothing but the database's tables (no file, device, directory
+  listing, network or extension; no function that changes the holder):
+  :mod:`edgetui.store.read_only_sql`. PRAGMA, SET, RESET, CALL, COPY, ATTACH, INSTALL,
+  LOAD, EXPORT and every write are refused in one line. Accepted requests run in a
+  transaction that is rolled back.
+* **Bounded.** At most :data:`MAX_PENDING` connections waiting for their request
+  (the oldest is dropped for a new one), :data:`REQUEST_TIMEOUT_S` seconds to send
+  it, :data:`MAX_REQUEST_BYTES` per request, :data:`WORKERS` queries at once (more
+  wait in a queue of :data:`MAX_QUEUED`, then "busy"), :data:`QUERY_TIMEOUT_S`
+  seconds per query (interrupted), :data:`MAX_REPLY_BYTES` per reply. Requests are
+  read and replies written by one selector thread, without blocking, so stalled
+  clients cost a descriptor and their reply's bytes each, never a thread: a client
+  that takes none of its reply for :data:`SEND_STALL_S` seconds is dropped, and at
+  most :data:`MAX_SENDING` replies (:data:`MAX_SENDING_BYTES` bytes) wait for their
+  readers (beyond, the one stalled longest is dropped).
+* **Private.** The socket lives in a directory of the user's (mode 0700, owned by
+  them, not a symlink: checked with ``lstat``): ``$XDG_RUNTIME_DIR/edgetui-<uid>``,
+  else ``$TMPDIR/edgetui-<uid>``; when that one belongs to someone else or is
+  open to others, a ``.edgetui-<uid>`` directory beside the database is used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import queue
+import selectors
+import socket
+import stat
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import duckdb
+
+from edgetui.store.query_cells import from_wire, to_wire
+
+MAX_PENDING = 16
+REQUEST_TIMEOUT_S = 5.0
+MAX_REQUEST_BYTES = 1 << 20
+WORKERS = 2
+MAX_QUEUED = 16
+QUERY_TIMEOUT_S = 30.0
+MAX_REPLY_BYTES = 64 << 20
+#: a client that takes no byte of its reply for this long is dropped
+SEND_STALL_S = 10.0
+#: replies waiting for their readers at once, and their bytes (as much as the 2 workers could hold
+#: before, each blocked on one reply); beyond, the reply whose reader took nothing for longest is dropped
+MAX_SENDING = 64
+MAX_SENDING_BYTES = 128 << 20
+#: sun_path holds 108 bytes with the terminating NUL
+MAX_SOCKET_PATH = 107
+
+
+class HolderEnded(ConnectionError):
+    """The holder accepted the request, then ended before answering it."""
+
+
+class SocketDirError(Exception):
+    """No private directory for the holder socket could be found or made."""
+
+
+class HolderUnreachable(ConnectionError):
+    """No answer from the process holding a file (see the subclasses for why)."""
+
+
+class NoSocketDir(HolderUnreachable):
+    """No private socket directory exists, so no holder's socket can be reached."""
+
+
+class NotServing(HolderUnreachable):
+    """No socket for the file: its holder serves none (only the app and ``watch`` do)."""
+
+
+class NotAnswering(HolderUnreachable):
+    """The holder's socket refused the connection or no reply came in time."""
+
+
+def _private_dir(d: Path, create: bool) -> bool:
+    """Is ``d`` a directory of this user, mode 0700, not a symlink? (made so when ``create``)."""
+    try:
+        st = os.lstat(d)
+    except FileNotFoundError:
+        if not create:
+            return False
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            return False
+        try:
+            st = os.lstat(d)
+        except OSError:
+            return False
+    except OSError:
+        return False
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        return False
+    if st.st_mode & 0o077:
+        try:  # ours but open to others: close it
+            os.chmod(d, 0o700)
+            return stat.S_IMODE(os.lstat(d).st_mode) & 0o077 == 0
+        except OSError:
+            return False
+    return True
+
+
+def socket_dirs(db_path: Path | str) -> list[Path]:
+    """Candidate socket directories, in order (see the module docstring)."""
+    uid = os.getuid()
+    base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or tempfile.gettempdir()
+    db = Path(db_path).expanduser().resolve()
+    return [Path(base) / f"edgetui-{uid}", db.parent / f".edgetui-{uid}"]
+
+
+def socket_path(db_path: Path | str, create: bool = False) -> Path:
+    """The holder socket of a database: ``<private dir>/<sha1(db path)[:16]>.sock``.
+
+    Raises :class:`SocketDirError` (one line) when no candidate directory is private
+    or the path would exceed the 107-byte limit of a Unix socket path.
+    """
+    h = hashlib.sha1(str(Path(db_path).expanduser().resolve()).encode()).hexdigest()[:16]
+    refused = []
+    for d in socket_dirs(db_path):
+        p = d / f"{h}.sock"
+        if len(os.fsencode(p)) > MAX_SOCKET_PATH:
+            refused.append(f"{d} (path over {MAX_SOCKET_PATH} bytes)")
+            continue
+        if _private_dir(d, create):
+            return p
+        refused.append(f"{d} (not a private directory of this user)")
+    raise SocketDirError("no private directory for the holder socket: " + "; ".join(refused))
+
+
+# ---------------------------------------------------------------------------- queries
+
+#: the check of a request (edgetui.store.read_only_sql), here where callers have always found it
+from edgetui.store.read_only_sql import check_read_only  # noqa: E402 - in the section that uses it, where callers have always found it
+
+
+@dataclass
+class QueryResult:
+    columns: list[str]
+    rows: list[tuple]
+
+
+def run_query(conn: duckdb.DuckDBPyConnection, sql: str, params: Optional[list] = None) -> QueryResult:
+    """Run ``sql`` on a fresh cursor of ``conn`` (this process's own queries)."""
+    cur = conn.cursor()
+    try:
+        rel = cur.execute(sql, params or [])
+        if rel.description is None:
+            return QueryResult([], [])
+        cols = [d[0] for d in rel.description]
+        return QueryResult(cols, [tuple(r) for r in rel.fetchall()])
+    finally:
+        cur.close()
+
+
+def answer(
+    conn: duckdb.DuckDBPyConnection, sql: str, params: Optional[list] = None, timeout_s: float = QUERY_TIMEOUT_S
+) -> dict[str, Any]:
+    """The reply to one request: read-only check (:func:`check_read_only`, with this database's
+    catalog for qualified table names), then the statements in a transaction that is rolled back,
+    interrupted after ``timeout_s``. Python objects are not scanned as tables. Never raises."""
+    cur = conn.cursor()
+    try:
+        check_read_only(sql, cur)
+    except ValueError as e:
+        cur.close()
+        return {"error": str(e)}
+    except Exception as e:  # noqa: BLE001 - the catalog could not be read: say so, never crash the holder
+        cur.close()
+        return {"error": " ".join(str(e).split()) or type(e).__name__}
+    timer = threading.Timer(timeout_s, cur.interrupt)
+    timer.daemon = True
+    started = time.monotonic()
+    try:
+        cur.execute("SET python_enable_replacements = false")  # this cursor only: no Python variable is a table
+        cur.execute("BEGIN TRANSACTION")
+        timer.start()
+        stmts = duckdb.extract_statements(sql)
+        rel = None
+        for i, st in enumerate(stmts):
+            rel = cur.execute(st, params or []) if i == len(stmts) - 1 else cur.execute(st)
+        if rel is None or rel.description is None:
+            return {"columns": [], "rows": []}
+        cols = [d[0] for d in rel.description]
+        rows = []
+        size = 0
+        while True:
+            chunk = rel.fetchmany(2048)
+            if not chunk:
+                break
+            for r in chunk:
+                row = [to_wire(v) for v in r]  # (BLOBs, DECIMALs: edgetui.store.query_cells)
+                size += len(json.dumps(row, default=str))
+                if size > MAX_REPLY_BYTES:
+                    return {
+                        "error": f"reply over {MAX_REPLY_BYTES >> 20} MiB: narrow the query (LIMIT, fewer "
+                        "columns) or use --snapshot"
+                    }
+                rows.append(row)
+        return {"columns": cols, "rows": rows}
+    except duckdb.InterruptException:
+        return {
+            "error": f"query stopped after {timeout_s:.0f} s (the holder's limit per query); narrow it or use "
+            "--snapshot"
+        }
+    except Exception as e:  # noqa: BLE001 - reply with the error, never crash the holder
+        if time.monotonic() - started >= timeout_s:
+            return {"error": f"query stopped after {timeout_s:.0f} s (the holder's limit per query)"}
+        return {"error": " ".join(str(e).split()) or type(e).__name__}
+    finally:
+        timer.cancel()
+        try:
+            cur.execute("ROLLBACK")
+        except duckdb.Error:
+            pass
+        cur.close()
+
+
+# ---------------------------------------------------------------------------- server
+
+
+class HolderServer:
+    """Serve read-only SQL on :func:`socket_path` while this process holds ``db_path``.
+
+    Besides read-only SQL it carries out typed requests (``{"op": "forget" | "unforget" | "tag" |
+    "untag", …}``: :mod:`edgetui.record.forget_and_tag`) for processes that cannot open the file themselves.
+    Raises :class:`SocketDirError` when no private socket directory exists.
+    """
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection, db_path: Path | str, on_request: Callable[[dict], dict]):
+        self.conn = conn
+        #: carries out a typed request (:func:`edgetui.record.forget_and_tag.holder_server` gives one that applies it on ``conn``);
+        #: the app passes one that also tells its supervisor (a forgotten run stops being watched)
+        self.on_request = on_request
+        self.path = socket_path(db_path, create=True)
+        try:
+            os.lstat(self.path)
+            os.unlink(self.path)  # a socket left by a holder that was killed
+        except FileNotFoundError:
+            pass
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            self.sock.bind(str(self.path))
+        finally:
+            os.umask(old)
+        self.sock.listen(128)
+        self.sock.setblocking(False)
+        self._sel = selectors.DefaultSelector()
+        self._sel.register(self.sock, selectors.EVENT_READ, None)
+        self._pending: dict[socket.socket, tuple[float, bytearray]] = {}
+        #: replies being written: socket -> [bytes left, time of the last progress]
+        self._sending: dict[socket.socket, list] = {}
+        #: replies the workers could not write at once, for the selector thread
+        self._outbox: "queue.SimpleQueue[tuple[socket.socket, memoryview]]" = queue.SimpleQueue()
+        self._jobs: "queue.Queue[Optional[tuple[socket.socket, bytes]]]" = queue.Queue(MAX_QUEUED)
+        self._stop = threading.Event()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._sel.register(self._wake_r, selectors.EVENT_READ, "wake")
+        self.thread = threading.Thread(target=self._serve, name="edgetui-holder", daemon=True)
+        self.workers = [
+            threading.Thread(target=self._work, name=f"edgetui-holder-{i}", daemon=True) for i in range(WORKERS)
+        ]
+        self.thread.start()
+        for w in self.workers:
+            w.start()
+
+    # -- the selector thread: accepts, reads request lines, writes replies
+    def _drop(self, s: socket.socket) -> None:
+        self._pending.pop(s, None)
+        self._sending.pop(s, None)
+        try:
+            self._sel.unregister(s)
+        except (KeyError, ValueError):
+            pass
+        s.close()
+
+    def _reply_now(self, s: socket.socket, reply: dict[str, Any]) -> None:
+        self._pending.pop(s, None)
+        try:
+            self._sel.unregister(s)
+        except (KeyError, ValueError):
+            pass
+        self._start_sending(s, memoryview(json.dumps(reply).encode() + b"\n"))
+
+    def _start_sending(self, s: socket.socket, data: memoryview) -> None:
+        """Write what the socket takes now; the rest when it is writable (never blocks)."""
+        try:
+            n = s.send(data)
+        except (BlockingIOError, InterruptedError):
+            n = 0
+        except OSError:  # the client went away
+            s.close()
+            return
+        if n == len(data):
+            s.close()
+            return
+        self._sending[s] = [data[n:], time.monotonic()]
+        self._sel.register(s, selectors.EVENT_WRITE, "send")
+        self._bound_sending()
+
+    def _bound_sending(self) -> None:
+        """At most MAX_SENDING replies / MAX_SENDING_BYTES bytes wait: drop the most stalled."""
+        while len(self._sending) > MAX_SENDING or sum(len(v[0]) for v in self._sending.values()) > MAX_SENDING_BYTES:
+            self._drop(min(self._sending, key=lambda k: self._sending[k][1]))
+
+    def _write(self, s: socket.socket) -> None:
+        entry = self._sending.get(s)
+        if entry is None:
+            return
+        try:
+            n = s.send(entry[0])
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self._drop(s)
+            return
+        entry[0] = entry[0][n:]
+        entry[1] = time.monotonic()
+        if not entry[0]:
+            self._drop(s)
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            for key, _ in self._sel.select(timeout=0.5):
+                if key.data == "wake":
+                    try:
+                        self._wake_r.recv(4096)
+                    except OSError:
+                        pass
+                    continue
+                if key.fileobj is self.sock:
+                    self._accept()
+                    continue
+                if key.data == "send":
+                    self._write(key.fileobj)  # type: ignore[arg-type]
+                    continue
+                self._read(key.fileobj)  # type: ignore[arg-type]
+            while True:  # replies the workers handed over
+                try:
+                    s, data = self._outbox.get_nowait()
+                except queue.Empty:
+                    break
+                self._sending[s] = [data, time.monotonic()]
+                self._sel.register(s, selectors.EVENT_WRITE, "send")
+                self._bound_sending()
+            now = time.monotonic()
+            for s, (t0, _) in list(self._pending.items()):
+                if now - t0 > REQUEST_TIMEOUT_S:
+                    self._reply_now(s, {"error": f"no request within {REQUEST_TIMEOUT_S:.0f} s"})
+            for s, (_, t_last) in list(self._sending.items()):
+                if now - t_last > SEND_STALL_S:  # it reads nothing: its reply is given up
+                    self._drop(s)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                s, _ = self.sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:  # out of descriptors: drop the oldest waiting connection
+                if self._pending:
+                    self._drop(next(iter(self._pending)))
+                return
+            s.setblocking(False)
+            if len(self._pending) >= MAX_PENDING:
+                self._drop(next(iter(self._pending)))  # the oldest: a stalled one, most likely
+            self._pending[s] = (time.monotonic(), bytearray())
+            self._sel.register(s, selectors.EVENT_READ, "conn")
+
+    def _read(self, s: socket.socket) -> None:
+        try:
+            chunk = s.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._drop(s)
+            return
+        t0, buf = self._pending[s]
+        buf += chunk
+        if b"\n" not in buf:
+            if len(buf) > MAX_REQUEST_BYTES:
+                self._reply_now(s, {"error": f"request over {MAX_REQUEST_BYTES >> 20} MiB"})
+            return
+        line = bytes(buf[: buf.index(b"\n")])
+        self._pending.pop(s, None)
+        self._sel.unregister(s)
+        if len(line) > MAX_REQUEST_BYTES:
+            self._reply_now(s, {"error": f"request over {MAX_REQUEST_BYTES >> 20} MiB"})
+            return
+        try:
+            self._jobs.put_nowait((s, line))
+        except queue.Full:
+            self._reply_now(s, {"error": "the holder is busy with other queries; try again"})
+
+    # -- the workers: run queries; a reply the socket does not take at once goes to the selector thread
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            s, line = job
+            try:
+                req = json.loads(line)
+                if "op" in req:  # a typed write (forget, tag…): carried out by the holder itself
+                    reply = self.on_request(req)
+                else:
+                    reply = answer(self.conn, req["sql"], req.get("params"))
+            except (ValueError, KeyError, TypeError) as e:
+                reply = {"error": f"bad request: {' '.join(str(e).split())}"}
+            except Exception as e:  # noqa: BLE001 - never lose a worker
+                reply = {"error": " ".join(str(e).split()) or type(e).__name__}
+            self._hand_over(s, memoryview(json.dumps(reply).encode() + b"\n"))
+
+    def _hand_over(self, s: socket.socket, data: memoryview) -> None:
+        try:
+            n = s.send(data)  # non-blocking (set at accept)
+        except (BlockingIOError, InterruptedError):
+            n = 0
+        except OSError:
+            s.close()
+            return
+        if n == len(data):
+            s.close()
+            return
+        if self._stop.is_set():
+            s.close()
+            return
+        self._outbox.put((s, data[n:]))
+        try:
+            self._wake_w.send(b"x")
+        except OSError:  # (full: a wake-up is already pending)
+            pass
+
+    def close(self) -> None:
+        self._stop.set()
+        try:
+            self._wake_w.send(b"x")
+        except OSError:
+            pass
+        self.thread.join(2.0)
+        for _ in self.workers:
+            try:
+                self._jobs.put(None, timeout=1.0)
+            except queue.Full:
+                pass
+        for s in list(self._pending) + list(self._sending):
+            self._drop(s)
+        while True:
+            try:
+                self._outbox.get_nowait()[0].close()
+            except queue.Empty:
+                break
+        for x in (self.sock, self._wake_r, self._wake_w):
+            x.close()
+        self._sel.close()
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def _ask(db_path: Path | str, req: dict, timeout: float) -> dict:
+    """One request line to the holder of ``db_path`` and its reply (a dict with ``error`` when the
+    holder refused or failed). Raises ``ConnectionError`` when no holder answers, :class:`HolderEnded`
+    when it ended before answering."""
+    try:
+        p = socket_path(db_path)
+    except SocketDirError as e:
+        raise NoSocketDir(str(e)) from None
+    if not p.exists():
+        raise NotServing("no edgetui process is serving this database")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        deadline = time.monotonic() + min(timeout, 10.0)
+        while True:
+            try:
+                s.connect(str(p))
+                break
+            except (BlockingIOError, InterruptedError):  # the holder's backlog is full: it is draining it
+                if time.monotonic() > deadline:
+                    raise NotAnswering("the edgetui process holding the database accepts no connection") from None
+                time.sleep(0.01)
+            except FileNotFoundError:
+                raise NotServing("no edgetui process is serving this database") from None
+            except socket.timeout:
+                raise NotAnswering(f"{p} accepted no connection within {timeout:.0f} s") from None
+            except ConnectionRefusedError:
+                raise NotAnswering(f"{p} refuses connections") from None
+            except OSError as e:
+                raise NotAnswering(f"{p}: {e.strerror or e}") from None
+        buf = b""
+        try:
+            s.sendall(json.dumps(req).encode() + b"\n")
+            while not buf.endswith(b"\n"):
+                chunk = s.recv(1 << 20)
+                if not chunk:
+                    break
+                buf += chunk
+        except socket.timeout:
+            raise NotAnswering(f"no reply within {timeout:.0f} s") from None
+        except OSError:
+            pass
+    try:
+        return json.loads(buf)
+    except ValueError:
+        raise HolderEnded(
+            "the edgetui process holding the database ended before answering; run the command "
+            "again (with the file free it is opened directly; --snapshot reads a copy)"
+        ) from None
+
+
+def ask_holder_op(db_path: Path | str, req: dict, timeout: float = 60.0) -> Any:
+    """Send one typed request (:data:`edgetui.record.forget_and_tag.OPS`) to the holder; returns its ``ok`` value.
+    Raises ``ConnectionError`` when no holder answers and ``RuntimeError`` with its one-line error."""
+    reply = _ask(db_path, req, timeout)
+    if "error" in reply:
+        raise RuntimeError(reply["error"])
+    return reply.get("ok")
+
+
+def ask_holder(db_path: Path | str, sql: str, params: Optional[list] = None, timeout: float = 60.0) -> QueryResult:
+    """Run read-only ``sql`` in the process holding ``db_path``.
+
+    Raises ``ConnectionError`` if no holder answers (also when the holder ended
+    before answering, said in one line) and ``RuntimeError`` with the holder's
+    one-line error message if the query was refused or failed there.
+    """
+    reply = _ask(db_path, {"sql": sql, "params": params or []}, timeout)
+    if "error" in reply:
+        raise RuntimeError(reply["error"])
+    return QueryResult(reply["columns"], [tuple(from_wire(v) for v in r) for r in reply["rows"]])

@@ -1,0 +1,717 @@
+"""The replay screen's moment views: the list of a run's reframing moments, and the *why* of one
+(actions since the previous best collapsed by kind, the agent's notes, the submission's diff).
+Data comes in ready (loaded by the replay screen's workers); nothing here does I/O."""
+
+from __future__ import annotations
+
+import textwrap
+import threading
+from typing import Any, Callable, Optional, Sequence
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual import work
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from edgetui.store import queries as store
+from edgetui.store.database import lift_pool_on
+from edgetui.replay.cursor import format_elapsed
+
+from edgetui.control_chars import visible
+from edgetui.views.widgets.fmt import visible_text
+
+from edgetui.record.forget_and_tag import apply_request
+
+from edgetui.analysis.why_new_best import why_diff, why_of
+
+from edgetui.record.annotations import moment_queue
+from edgetui.record.moments_table import rebuild_moments
+from edgetui.record.annotations import list_annotations
+
+__all__ = [
+    "MomentsScreen",
+    "WhyScreen",
+    "QueueScreen",
+    "QueueLoaded",
+    "ReplayMomentsMixin",
+    "WhyLoaded",
+    "Annotated",
+    "AnnotationsRead",
+    "MomentsFound",
+    "moment_line",
+    "why_text",
+    "why_head_text",
+    "why_diff_text",
+]
+
+
+def moment_line(m: dict) -> Text:
+    """One line of the moments list: round, elapsed, best before → after (+gain), lead time,
+    confidence and the sub-scores that moved most (cut with … at the list's width)."""
+    t = Text(no_wrap=True, overflow="ellipsis")
+    t.append(f"{m['round']:<10}", style="bold magenta")
+    t.append(f" {format_elapsed(m.get('elapsed_s')):>8}  ")
+    b, a, g = m.get("score_before"), m.get("score_after"), m.get("gain")
+    if b is not None and a is not None:
+        t.append(f"{b:g} → {a:g}")
+        if g is not None:
+            t.append(f" (+{g:.3g})", style="green")
+    if m.get("lead_time_s") is not None:
+        t.append(f"  lead {format_elapsed(m['lead_time_s'])}", style="dim")
+    t.append(f"  conf {m.get('confidence') or 0:.2f}", style="dim")
+    comps = m.get("components") or {}
+    if comps:
+        t.append("  " + ", ".join(f"{k} {x:g}→{y:g}" for k, (x, y) in list(comps.items())[:2]), style="cyan")
+    if m.get("provisional"):
+        t.append("  provisional", style="yellow")
+    return visible_text(t, one_line=True)
+
+
+class MomentsScreen(ModalScreen[Optional[int]]):
+    """The run's reframing moments; enter dismisses with the chosen one's position, esc with None."""
+
+    BINDINGS = [Binding("escape,q,M", "dismiss_none", "close")]
+    DEFAULT_CSS = """
+    MomentsScreen { align: center middle; }
+    MomentsScreen > OptionList { width: 110; max-width: 100%; height: auto; max-height: 100%;
+        border: round $accent; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
+    """
+
+    def __init__(self, moments: list[dict], current: Optional[int] = None) -> None:
+        super().__init__()
+        self.moments = moments
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        ol = OptionList(*[Option(moment_line(m), id=str(i)) for i, m in enumerate(self.moments)])
+        ol.border_title = f"reframing moments ({len(self.moments)})"
+        ol.border_subtitle = "enter: go · esc: close"
+        yield ol
+
+    def on_mount(self) -> None:
+        ol = self.query_one(OptionList)
+        ol.focus()
+        if self.current is not None and self.moments:
+            ol.highlighted = self.current
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self, msg: OptionList.OptionSelected) -> None:
+        self.dismiss(int(msg.option.id))
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+#: the longest action sample shown (cells; cut at a word with …)
+SAMPLE_W = 70
+
+
+def _hang(
+    t: Text,
+    text: str,
+    first: str,
+    width: Optional[int],
+    style: str = "",
+    first_style: str = "",
+    words: bool = True,
+    cont: Optional[str] = None,
+) -> None:
+    """Append ``first`` then ``text`` to ``t``, continuation lines indented under the text's start
+    (a hanging indent; ``cont``: what starts a continuation line instead of spaces, as wide as
+    ``first``) when ``width`` (cells) is known; ``words``: wrap at spaces (prose), else cut anywhere
+    keeping every character (code)."""
+    t.append(first, style=first_style)
+    room = (width or 0) - len(first)
+    if width is None or room < 20 or len(text) <= room:
+        t.append(text + "\n", style=style)
+        return
+    if words:
+        parts = textwrap.wrap(text, room, break_long_words=True, break_on_hyphens=False) or [""]
+    else:
+        parts = [text[i : i + room] for i in range(0, len(text), room)]
+    t.append(parts[0] + "\n", style=style)
+    for p in parts[1:]:
+        t.append(cont if cont is not None else " " * len(first), style="dim")
+        t.append(p + "\n", style=style)
+
+
+def _sample(x: str, room: int = SAMPLE_W) -> str:
+    """An action sample on one line, cut at a word with … to ``room`` cells (at most
+    :data:`SAMPLE_W`)."""
+    x = " ".join(x.split())
+    room = min(SAMPLE_W, room)
+    return x if len(x) <= room else textwrap.shorten(x, room, placeholder=" …", break_on_hyphens=False)
+
+
+def why_head_text(why: dict[str, Any], width: Optional[int] = None) -> Text:
+    """The cheap part of a why (:func:`edgetui.analysis.why_new_best.why_of`'s dict): the jump, the actions since
+    the previous best by kind, the agent's notes. ``width``: the view's width in cells (long lines
+    wrap under their own indent; ``None``: not wrapped here)."""
+    t = Text()
+    b, a = why.get("before"), why.get("after")
+    t.append(f"{why['round']}", style="bold magenta")
+    if b is not None and a is not None:
+        t.append(f"  best {b:g} → {a:g}")
+    elif a is not None:  # the first graded round: nothing before it
+        t.append(f"  first best {a:g}")
+    t.append(f"  since {why.get('prev_round') or 'the start'}\n\n", style="dim")
+    t.append("What the agent did\n", style="bold underline")
+    for kind, a_ in (why.get("actions") or {}).items():
+        head = f"  {kind:<9} {a_['n']:>4}  "
+        for i, x in enumerate(a_["examples"][-2:]):
+            _hang(
+                t,
+                _sample(x, max(30, (width or 10**6) - len(head))),
+                head if i == 0 else " " * len(head),
+                width,
+                style="dim",
+                first_style="bold",
+            )
+        if not a_["examples"]:
+            t.append(head.rstrip() + "\n", style="bold")
+    notes = why.get("notes") or {}
+    if notes.get("analysis"):
+        t.append("\nanalysis.md\n", style="bold underline")
+        for line in notes["analysis"].rstrip().split("\n"):
+            _hang(t, line.strip(), "  " + " " * (len(line) - len(line.lstrip())), width)
+    for key, title in (("thinking", "Its thinking"), ("messages", "Its last messages")):
+        if notes.get(key):
+            t.append(f"\n{title}\n", style="bold underline")
+            for n in notes[key]:
+                for j, line in enumerate(n["text"].strip().split("\n")):
+                    _hang(t, line.strip(), "  " if j == 0 else "    ", width)
+    for f in notes.get("files") or []:
+        t.append(f"\nNote file {f['path']}\n", style="bold underline")
+        for line in f["text"].rstrip().split("\n"):
+            _hang(t, line.strip(), "  " + " " * (len(line) - len(line.lstrip())), width)
+    return visible_text(t)
+
+
+def why_diff_text(why: dict[str, Any], width: Optional[int] = None) -> Text:
+    """The code part of a why: the submission's diff against the previous best's (or why there
+    is none; ``why["diff_pending"]``: the archives are still being read). ``width`` as for
+    :func:`why_head_text` (a diff line too long goes on under its own indent, every character kept)."""
+    t = Text()
+    t.append("\nCode\n", style="bold underline")
+    d = why.get("diff")
+    if why.get("diff_pending"):
+        t.append("  reading the submission archives…\n", style="dim")
+    elif d is None:
+        t.append("  no submission.tar.gz for this round: no diff\n", style="dim")
+    elif d.get("error"):
+        t.append(f"  {d['error']}\n", style="bold red")
+    else:
+        against = d.get("against") or "nothing (first archive)"
+        t.append(
+            f"  submission.tar.gz against {against}: {len(d['files'])} file(s) changed, "
+            f"{d['unchanged']} unchanged" + (" (diff cut)" if d.get("truncated") else "") + "\n",
+            style="dim",
+        )
+        for f in d["files"]:
+            t.append(f"  {f['status']:<8} {f['path']}\n", style="bold")
+            for line in f["lines"]:
+                style = (
+                    "green"
+                    if line.startswith("+") and not line.startswith("+++")
+                    else "red"
+                    if line.startswith("-") and not line.startswith("---")
+                    else "cyan"
+                    if line.startswith("@@")
+                    else ""
+                )
+                _hang(t, line[1:], "    " + line[:1], width, style=style, first_style=style, words=False, cont="    ↪")
+    return visible_text(t)
+
+
+def why_text(why: dict[str, Any]) -> Text:
+    """The whole why as one text (:func:`why_head_text` then :func:`why_diff_text`)."""
+    return why_head_text(why) + why_diff_text(why)
+
+
+class WhyScreen(Screen[None]):
+    """The why of one new best (scrolls; esc closes). ``]`` / ``[`` step to the next / previous
+    milestone (new best) along the score curve: ``step(round)`` asks the replay screen to load
+    that one's why, which it hands back through :meth:`show`.
+
+    A screen of its own, not an overlay (an overlay redraws the replay under it, dimmed: ~40 ms
+    more per paint here), and painted in two frames: the jump, actions and notes first, the diff
+    (the long part) in the frame after, or when the worker reading the archives hands it over."""
+
+    BINDINGS = [
+        Binding("escape,q,w", "close", "close"),
+        Binding("right_square_bracket", "milestone(1)", "next milestone"),
+        Binding("left_square_bracket", "milestone(-1)", "previous milestone"),
+    ]
+    DEFAULT_CSS = """
+    WhyScreen > VerticalScroll { width: 100%; height: 1fr; border: round $accent; padding: 0 1;
+        scrollbar-gutter: stable; }
+    WhyScreen Static { width: 100%; height: auto; }
+    """
+
+    def __init__(
+        self, why: dict[str, Any], rounds: Sequence[str] = (), step: Optional[Callable[[str], None]] = None
+    ) -> None:
+        super().__init__()
+        self.why = why
+        self.rounds = list(rounds)
+        self.step = step
+        #: the why whose diff is drawn (``None``: not yet)
+        self.diff_shown: Optional[dict[str, Any]] = None
+        #: the milestone last asked for and not shown yet: keys pressed faster than the reads
+        #: step on from it
+        self.asked: Optional[str] = None
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(why_head_text(self.why, self._text_width()), id="why-body")
+            yield Static("", id="why-diff")
+
+    def on_mount(self) -> None:
+        self._titles()
+        self.query_one(VerticalScroll).focus()
+        self.call_after_refresh(self._draw_diff, self.why)
+
+    def _text_width(self) -> int:
+        """Cells a line of the view holds: the screen's width less the border (2), padding (2) and
+        the scrollbar's gutter (2, kept whether or not the text scrolls: the width does not change
+        when a long diff arrives)."""
+        return max(20, (self.app.size.width or 80) - 6)
+
+    def on_resize(self) -> None:
+        w = self._text_width()
+        if w != getattr(self, "_drawn_w", w):
+            self.query_one("#why-body", Static).update(why_head_text(self.why, w))
+            if self.diff_shown is not None:
+                self.query_one("#why-diff", Static).update(why_diff_text(self.diff_shown, w))
+        self._drawn_w = w
+
+    def body_text(self) -> str:
+        """What the view shows, as plain text (both parts)."""
+        return "".join(str(self.query_one(f"#{i}", Static).render()) for i in ("why-body", "why-diff"))
+
+    def _draw_diff(self, why: dict[str, Any]) -> None:
+        if why is not self.why:  # another milestone was shown meanwhile
+            return
+        self.query_one("#why-diff", Static).update(why_diff_text(why, self._text_width()))
+        self.diff_shown = None if why.get("diff_pending") else why
+
+    def _titles(self) -> None:
+        v = self.query_one(VerticalScroll)
+        v.border_title = Text(visible(f"why {self.why['round']}"))
+        pos = (
+            f"milestone {self.rounds.index(self.why['round']) + 1}/{len(self.rounds)} · [ ] step · "
+            if self.why["round"] in self.rounds
+            else ""
+        )
+        v.border_subtitle = pos + "↑↓ scroll · esc closes"
+
+    def show(self, why: dict[str, Any]) -> None:
+        """Show another round's why in place (the next milestone), or the same round's with its
+        diff read (the head is not drawn again then)."""
+        same = why["round"] == self.why["round"] and not why.get("diff_pending") and self.why.get("diff_pending")
+        self.why = why
+        if why["round"] == self.asked:
+            self.asked = None
+        if same:
+            self._draw_diff(why)
+            return
+        self.query_one("#why-body", Static).update(why_head_text(why, self._text_width()))
+        self.query_one("#why-diff", Static).update("")
+        self.diff_shown = None
+        self.query_one(VerticalScroll).scroll_home(animate=False)
+        self._titles()
+        self.call_after_refresh(self._draw_diff, why)
+
+    def action_milestone(self, direction: int) -> None:
+        here = self.asked or self.why["round"]
+        if self.step is None or here not in self.rounds:
+            return
+        k = self.rounds.index(here) + direction
+        if 0 <= k < len(self.rounds):
+            self.asked = self.rounds[k]
+            self.step(self.rounds[k])
+        else:
+            self.notify("no later milestone" if direction > 0 else "no earlier milestone", timeout=2)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class QueueLoaded(Message):
+    def __init__(self, entries: list[dict], error: Optional[str] = None) -> None:
+        self.entries, self.error = entries, error
+        super().__init__()
+
+
+class QueueScreen(Screen):
+    """The queue of unlabelled reframing moments across runs (one entry per run and moment): enter
+    opens the run's replay at the moment (``L`` there labels it); back here, the labelled ones are
+    gone. Moments are built first for runs that have none stored (in a worker, once per app)."""
+
+    BINDINGS = [Binding("escape,q", "back", "back"), Binding("f5", "reload", "reload")]
+    DEFAULT_CSS = """
+    QueueScreen OptionList { height: 1fr; border: round $accent; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entries: list[dict] = []
+
+    def compose(self) -> ComposeResult:
+        ol = OptionList(id="queue")
+        ol.border_title = "unlabelled reframing moments"
+        yield ol
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).loading = True
+        self._load()
+
+    def on_screen_resume(self) -> None:
+        if self.entries:
+            self._load()
+
+    def action_reload(self) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, group="moments-queue", exit_on_error=False)
+    def _load(self) -> None:
+        try:
+            conn = self.app.conn  # type: ignore[attr-defined]
+            built = getattr(self.app, "_moments_built", None)
+            if built is None:
+                built = set()
+                setattr(self.app, "_moments_built", built)  # noqa: B010 - an ad-hoc attribute of the App (read by getattr above): mypy refuses the plain assignment
+            todo = store.runs_without_moments(conn, min_graded=5)
+            for key in todo:
+                if key not in built:
+                    built.add(key)
+                    try:
+                        rebuild_moments(conn, key)
+                    except Exception as e:  # noqa: BLE001  (a read-only database: the stored ones only)
+                        if lift_pool_on(conn, e):  # (a bounded buffer pool, lifted: read again)
+                            built.discard(key)
+                            self.app.call_from_thread(self._load)
+                            return
+            self.post_message(QueueLoaded(moment_queue(conn)))
+        except Exception as e:  # noqa: BLE001 - shown, never crashes the app
+            if lift_pool_on(getattr(self.app, "conn", None), e):
+                self.app.call_from_thread(self._load)
+                return
+            self.post_message(QueueLoaded([], f"{type(e).__name__}: {e}"))
+
+    @on(QueueLoaded)
+    def _on_loaded(self, msg: QueueLoaded) -> None:
+        ol = self.query_one(OptionList)
+        ol.loading = False
+        if msg.error:
+            self.notify(msg.error, severity="error", timeout=6)
+        self.entries = msg.entries
+        ol.clear_options()
+        for i, e in enumerate(msg.entries):
+            t = Text(no_wrap=True, overflow="ellipsis")
+            t.append(f"{e['run_key']}  ", style="bold")
+            t.append(f"{e['round']:<10}", style="bold magenta")
+            t.append(
+                f" {format_elapsed(e.get('elapsed_s')):>8}  {e['score_before']:g} → {e['score_after']:g}"
+                f"  conf {e.get('confidence') or 0:.2f}"
+            )
+            ol.add_option(Option(visible_text(t, one_line=True), id=str(i)))
+        if msg.entries:
+            ol.highlighted = 0
+        ol.border_subtitle = (
+            f"{len(msg.entries)} to label · enter: open at the moment (L labels it) · esc: back"
+            if msg.entries
+            else "nothing left to label"
+        )
+        ol.focus()
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self, msg: OptionList.OptionSelected) -> None:
+        e = self.entries[int(msg.option.id)]
+        self.app.open_moment(e["run_key"], e["round"])  # type: ignore[attr-defined]
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+
+class WhyLoaded(Message):
+    """A round's why (``why["diff_pending"]``: without its diff yet; ``painted`` is set once it is
+    on screen), or the error that stopped its read."""
+
+    def __init__(
+        self,
+        round: str,
+        why: Optional[dict],
+        error: Optional[str] = None,
+        prefetch: bool = False,
+        painted: Optional[threading.Event] = None,
+    ) -> None:
+        self.round, self.why, self.error, self.prefetch, self.painted = round, why, error, prefetch, painted
+        super().__init__()
+
+
+class MomentsFound(Message):
+    """The run's reframing moments, read after the run itself (the replay paints first)."""
+
+    def __init__(self, moments: list[dict], not_detected: Optional[str] = None) -> None:
+        self.moments = moments
+        #: why the moments were not detected (none stored, and the run too big to detect them in the app)
+        self.not_detected = not_detected
+        super().__init__()
+
+
+class Annotated(Message):
+    def __init__(self, where: str, reply: dict) -> None:
+        self.where, self.reply = where, reply
+        super().__init__()
+
+
+class AnnotationsRead(Message):
+    """The run's annotations: event id → its annotations, oldest first."""
+
+    def __init__(self, by_event: dict[str, list[dict]]) -> None:
+        self.by_event = by_event
+        super().__init__()
+
+
+class ReplayMomentsMixin:
+    """The replay screen's moment keys and views (``(`` ``)`` ``M`` ``w`` and the ``L`` write):
+    the screen's state (``cursor``, ``moments``, ``run_key``) and moves (``_do``) are the replay
+    screen's; the reads and the write run in its workers."""
+
+    _why_cache: dict
+    _why_wanted: Optional[str] = None  # the round whose why was asked for last
+    _annotations: dict = {}  # event id -> its annotations (AnnotationsRead; replaced, never mutated)
+    _editing: Optional[str] = None  # the annotation L's open prompt edits
+    _moments_wanted = False  # M pressed before the moments were found (opened when they are)
+
+    def on_moments_found(self, msg: MomentsFound) -> None:
+        self.moments = msg.moments
+        self.moments_read = True
+        self.moments_note = msg.not_detected
+        if self.cursor is not None:
+            self.cursor.set_moments(m["round"] for m in self.moments)
+            self._draw_chart()
+        if self.moments:
+            self._prefetch_why([m["round"] for m in self.moments])
+        if self._moments_wanted:  # M pressed while they were being found: open the list now
+            self._moments_wanted = False
+            if self.app.screen is self:
+                self.action_moments_list()
+
+    def action_moment(self, direction: int) -> None:
+        if getattr(self, "_later", lambda *a: False)(self.action_moment, direction):
+            return
+        c = self.cursor
+        if c is None:
+            return
+        if not c.moment_idx:
+            self.notify(getattr(self, "moments_note", None) or "no reframing moment found in this run", timeout=4)
+            return
+        fwd = direction > 0
+        self._do(
+            c.next_moment if fwd else c.prev_moment,
+            "no later reframing moment" if fwd else "no earlier reframing moment",
+        )
+
+    def action_moments_list(self) -> None:
+        if getattr(self, "_later", lambda *a: False)(self.action_moments_list):
+            return
+        c = self.cursor
+        if c is None:
+            return
+        if not self.moments:
+            if getattr(self, "moments_read", True):
+                self.notify(getattr(self, "moments_note", None) or "no reframing moment found in this run", timeout=4)
+            else:
+                self._moments_wanted = True
+                self.notify("finding this run's reframing moments… the list opens when they are found", timeout=3)
+            return
+        # the moment at or before the selected event is highlighted
+        pos = c.position()
+        current = max((i for i, m in enumerate(self.moments) if (m.get("elapsed_s") or 0.0) <= pos), default=0)
+
+        def go(i: Optional[int]) -> None:
+            if i is None or self.cursor is None:
+                return
+            rnd = self.moments[i]["round"]
+            idx = next((k for k in self.cursor.moment_idx if self.cursor.round[k] == rnd), None)
+            if idx is not None:
+                self._do(lambda: self.cursor.select(idx))
+
+        self.app.push_screen(MomentsScreen(self.moments, current), go)
+
+    def why_round(self) -> Optional[str]:
+        """The round ``w`` explains: the selected event's, when it is a new best's judge result;
+        else the last reframing moment at or before the cursor."""
+        c = self.cursor
+        if c is None or c.n == 0:
+            return None
+        if c.index in c.new_best_idx:
+            return c.round[c.index]
+        before = [k for k in c.moment_idx if k <= c.index]
+        return c.round[before[-1]] if before else None
+
+    def action_why(self) -> None:
+        if getattr(self, "_later", lambda *a: False)(self.action_why):
+            return
+        rnd = self.why_round()
+        if rnd is None:
+            self.notify("no reframing moment at or before the cursor (select a new best: { })", timeout=3)
+            return
+        self._why_round(rnd)
+
+    def _why_round(self, rnd: str) -> None:
+        """Show the why of ``rnd``: in the open why view (a milestone step), else in a new one; the
+        replay's cursor goes to that round's judge result, so the chart shows where it is."""
+        self._why_wanted = rnd
+        c = self.cursor
+        idx = next((k for k in c.new_best_idx if c.round[k] == rnd), None) if c is not None else None
+        if idx is not None and idx != c.index:
+            self._do(lambda: c.select(idx))
+        if rnd in self._why_cache:
+            self._show_why(self._why_cache[rnd])
+            return
+        self._load_why(rnd)  # (no "reading…" note: its toast would cost more than the read of the head)
+
+    def _show_why(self, why: dict) -> None:
+        top = self.app.screen
+        if isinstance(top, WhyScreen):
+            top.show(why)
+            return
+        c = self.cursor
+        rounds = [c.round[k] for k in c.new_best_idx] if c is not None else []
+        self.app.push_screen(WhyScreen(why, rounds, self._why_round))
+
+    @work(thread=True, exclusive=True, group="replay-why", exit_on_error=False)
+    def _load_why(self, rnd: str) -> None:
+        """The why of ``rnd`` in two messages: the actions and notes (the view opens with them), then
+        the same with the archives' diff."""
+        try:
+            conn = self.app.conn  # type: ignore[attr-defined]
+            head = why_of(conn, self.run_key, rnd, with_diff=False)
+            painted = threading.Event()
+            self.post_message(WhyLoaded(rnd, dict(head, diff_pending=True), painted=painted))
+            # the archives wait for the head's frame (at most 0.5 s): read at once, they would take the
+            # interpreter from the paint half of the time
+            painted.wait(0.5)
+            self.post_message(WhyLoaded(rnd, why_diff(conn, head)))
+        except Exception as e:  # noqa: BLE001  (said, never a crash)
+            if lift_pool_on(getattr(self.app, "conn", None), e):  # (a bounded buffer pool, lifted)
+                self.app.call_from_thread(self._load_why, rnd)
+                return
+            self.post_message(WhyLoaded(rnd, None, f"{type(e).__name__}: {e}"))
+
+    @work(thread=True, exclusive=True, group="replay-why-prefetch", exit_on_error=False)
+    def _prefetch_why(self, rounds: list[str]) -> None:
+        """The why of each moment, read ahead after the run loads: ``w`` then paints from the cache."""
+
+        for rnd in rounds:
+            try:
+                self.post_message(WhyLoaded(rnd, why_of(self.app.conn, self.run_key, rnd), prefetch=True))  # type: ignore[attr-defined]
+            except Exception:  # noqa: BLE001  (w reads it again and says what failed)
+                continue
+
+    def on_why_loaded(self, msg: WhyLoaded) -> None:
+        if msg.prefetch:
+            if msg.why is not None:
+                self._why_cache.setdefault(msg.round, msg.why)
+            return
+        if msg.why is None:
+            self.notify(f"why {msg.round}: {msg.error}", severity="error", timeout=6)
+            return
+        if not msg.why.get("diff_pending"):
+            self._why_cache[msg.round] = msg.why
+            if self._why_wanted is not None and msg.round != self._why_wanted:
+                return  # a milestone stepped past before its read ended
+            top = self.app.screen  # the diff of the round shown (not of one stepped away from, nor of a closed view)
+            if isinstance(top, WhyScreen) and top.why["round"] == msg.round:
+                top.show(msg.why)
+            return
+        if self._why_wanted is not None and msg.round != self._why_wanted:
+            if msg.painted is not None:
+                msg.painted.set()
+            return
+        self._show_why(msg.why)
+        if msg.painted is not None:
+            self.app.screen.call_after_refresh(msg.painted.set)
+
+    # -- annotations: L adds one to the selected event; on an annotated event it edits the newest
+    # one there (the prompt holds its "label: note"), and an emptied prompt deletes it
+
+    def label_prompt(self, event_id: str) -> tuple[str, Optional[str]]:
+        """What ``L``'s prompt starts with on ``event_id``: its newest annotation's ``label: note``
+        and that annotation's id, or ``("", None)``."""
+        anns = self._annotations.get(event_id) or []
+        if not anns:
+            self._editing = None
+            return "", None
+        a = anns[-1]
+        self._editing = a["annotation_id"]
+        return (a.get("label") or "") + (f": {a['text']}" if a.get("text") else ""), a["annotation_id"]
+
+    def label_submitted(self, event_id: str, text: str) -> None:
+        """``L``'s prompt was submitted with ``text`` (``label[: note]``)."""
+        label, _, note = text.partition(":")
+        editing, self._editing = self._editing, None
+        if editing is None:
+            if text:
+                self._annotate(
+                    {"op": "annotate", "event_id": event_id, "label": label.strip() or None, "text": note.strip()},
+                    label.strip() or note.strip(),
+                )
+        elif not text:
+            self._annotate({"op": "annotation_delete", "annotation_id": editing}, "deleted")
+        else:
+            self._annotate(
+                {
+                    "op": "annotation_edit",
+                    "annotation_id": editing,
+                    "label": label.strip() or None,
+                    "text": note.strip(),
+                },
+                "edited",
+            )
+
+    @work(thread=True, exclusive=True, group="replay-annotate", exit_on_error=False)
+    def _annotate(self, req: dict, where: str) -> None:
+        """A typed request on the app's connection (the same the holder carries out for others),
+        then the run's annotations read again."""
+
+        reply = apply_request(self.app.conn, dict(req, run_key=self.run_key))  # type: ignore[attr-defined]
+        self.post_message(Annotated(where, reply))
+        self._read_annotations_now()
+
+    def _read_annotations_now(self) -> None:
+        """(In a worker.) The run's annotations, by event, posted to the screen."""
+        try:
+            by_event: dict[str, list[dict]] = {}
+            for a in list_annotations(self.app.conn, self.run_key):  # type: ignore[attr-defined]
+                by_event.setdefault(a["event_id"], []).append(a)
+            self.post_message(AnnotationsRead(by_event))
+        except Exception:  # noqa: BLE001  (a database without the table: L adds, never edits)
+            pass
+
+    def on_annotations_read(self, msg: "AnnotationsRead") -> None:
+        self._annotations = msg.by_event
+        changed = getattr(self, "_annotations_changed", None)
+        if changed is not None:
+            changed()
+
+    def on_annotated(self, msg: Annotated) -> None:
+        if "error" in msg.reply:
+            self.notify(f"not annotated: {msg.reply['error']}", severity="error", timeout=5)
+        elif msg.reply["ok"] is False:
+            self.notify("that annotation is gone (deleted elsewhere)", severity="warning", timeout=4)
+        else:
+            self.notify(
+                f"annotated: {msg.where}" + (f" ({msg.reply['ok']})" if isinstance(msg.reply["ok"], str) else ""),
+                timeout=3,
+            )

@@ -1,0 +1,248 @@
+"""Run picker: every recorded run, filtered as you type; Enter opens the replay."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from edgetui.store import queries as store
+
+from edgetui.views.widgets.fmt import STATUS_STYLE, fmt_count, fmt_pct, fmt_score, fmt_usd, fmt_utc
+from edgetui.control_chars import visible
+
+__all__ = ["PickerScreen"]
+
+
+class RunsLoaded(Message):
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+        super().__init__()
+
+
+PICKER_COLUMNS = ("run id", "task", "best", "pass", "status", "model", "subs", "events", "cost", "started (UTC)")
+#: the columns left out first when the terminal is too narrow for all of them (the rest stay)
+_DROP_ORDER = ("started (UTC)", "events", "cost", "subs", "model")
+_CELL_PAD = 2  # DataTable's cell padding, both sides together
+
+
+def _middle_cut(s: str, width: int) -> str:
+    """``s`` in ``width`` cells, cut in the middle (run ids differ at both ends: the name and the
+    timestamp)."""
+    if len(s) <= width:
+        return s
+    head = (width - 1) // 2
+    return s[:head] + "…" + s[len(s) - (width - 1 - head) :]
+
+
+def fit_columns(widths: dict[str, int], avail: int, min_id: int = 14) -> tuple[list[str], int]:
+    """Which of the picker's columns fit in ``avail`` cells, and the run id column's width: the
+    columns of :data:`_DROP_ORDER` are kept, most needed first, where they fit; when even the rest
+    do not, the run id is cut (down to ``min_id``). ``widths`` maps each column label to its widest cell."""
+
+    def total(cs: list[str]) -> int:
+        return sum(widths[c] + _CELL_PAD for c in cs)
+
+    keep = [c for c in PICKER_COLUMNS if c not in _DROP_ORDER]
+    for c in reversed(_DROP_ORDER):  # the most needed of the optional columns first, each if it fits
+        if total(keep + [c]) <= avail:
+            keep.append(c)
+    cols = [c for c in PICKER_COLUMNS if c in keep]
+    id_w = widths["run id"]
+    over = total(cols) - avail
+    if over > 0:
+        id_w = max(min_id, id_w - over)
+    return cols, id_w
+
+
+class FilterInput(Input):
+    """The picker's filter: Enter submits (opens the selected run), said in the footer as the
+    screen's own Enter was (the input's Enter binding, hidden, shadowed it)."""
+
+    BINDINGS = [Binding("enter", "submit", "open run", key_display="enter")]
+
+
+class PickerScreen(Screen):
+    """Type to filter (words match run key, model, agent, status); ↑/↓ choose; Enter opens."""
+
+    BINDINGS = [
+        Binding("down", "move(1)", "down", show=False),
+        Binding("up", "move(-1)", "up", show=False),
+        Binding("pagedown", "move(10)", "page down", show=False),
+        Binding("pageup", "move(-10)", "page up", show=False),
+        # not a priority binding: those run as the app receives the key, before the focused filter has
+        # handled the characters typed with it (one terminal read: a fast typist, a paste), which
+        # opened the row selected before the filter; in the filter, Enter is its Submitted, in order
+        Binding("enter", "open", "open run", key_display="enter"),
+        Binding("escape", "clear_or_quit", "clear / quit", key_display="esc"),
+        Binding("f5", "reload", "reload"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[dict[str, Any]] = []
+        self.shown: list[dict[str, Any]] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="picker-title")
+        yield FilterInput(
+            placeholder="type to filter runs: words match run id, task, host, model, agent, status", id="filter"
+        )
+        yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        yield Static(id="picker-empty")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        t = self.query_one(DataTable)
+        t.add_columns(*PICKER_COLUMNS)
+        self.query_one("#picker-empty").display = False
+        title = Text()
+        title.append("edgetui ", style="bold bright_magenta")
+        title.append("replay · ", style="dim")
+        title.append(visible(str(getattr(self.app, "db_path", ""))), style="dim")
+        self.query_one("#picker-title", Static).update(title)
+        self.query_one("#filter", Input).focus()
+        self.reload()
+
+    @work(thread=True, exclusive=True, group="picker-load", exit_on_error=False)
+    def reload(self) -> None:
+        try:
+            rows = store.list_runs(self.app.conn)  # type: ignore[attr-defined]
+        except Exception as e:  # noqa: BLE001 - shown, never crashes the app
+            self.app.call_from_thread(self.notify, f"cannot list runs: {e}", severity="error")
+            rows = []
+        self.post_message(RunsLoaded(rows))
+
+    def action_reload(self) -> None:
+        self.reload()
+
+    def on_screen_resume(self) -> None:
+        """Back on top (e.g. from the runs screen or a replay): the list may have grown or changed."""
+        if self.is_mounted:
+            self.reload()
+
+    @on(RunsLoaded)
+    def _on_runs(self, msg: RunsLoaded) -> None:
+        self.rows = msg.rows
+        empty = self.query_one("#picker-empty", Static)
+        if not msg.rows:
+            empty.display = True
+            note = getattr(self.app, "empty_note", None)
+            empty.update(
+                Text(note or "No runs recorded in this database yet — loading sample runs…", style="dim italic")
+            )
+            self.app.handle_empty()  # type: ignore[attr-defined]
+        else:
+            empty.display = False
+        self._fill()
+
+    def _fill(self) -> None:
+        keep = self.selected_run_key
+        text = self.query_one("#filter", Input).value
+        self._shown_for = text
+        self.shown = store.filter_runs(self.rows, text)
+        t = self.query_one(DataTable)
+        rows = []
+        for r in self.shown:
+            st = r.get("status") or "?"
+            score_task = r.get("score_task")
+            # a pass-rate task has no score (SForge stores its pass rate as best_score): the pass column says it
+            best = fmt_score(r.get("best_score")) if score_task else "–"
+            subs = (
+                f"{r['game_sessions']} games"
+                if r.get("game_sessions")
+                else f"{r.get('agent_submissions') or 0}+{r.get('auto_submissions') or 0}"
+            )
+            cost = r.get("cost_usd") if r.get("cost_usd") is not None else r.get("stated_cost_usd")
+            rows.append(
+                (
+                    r["run_key"],
+                    [
+                        Text(visible(str(r.get("run_id"))), style="bold"),
+                        Text(visible(str(r.get("task_id"))), style="cyan"),
+                        Text(best, style="green", justify="right"),
+                        Text(fmt_pct(r.get("best_pass_rate")), justify="right"),
+                        Text(visible(st), style=STATUS_STYLE.get(st, "")),
+                        Text(visible(str(r.get("model") or r.get("agent") or "–"))),
+                        Text(subs, justify="right"),
+                        Text(fmt_count(r.get("n_events")), justify="right"),
+                        Text(fmt_usd(cost), style="yellow", justify="right"),
+                        Text(fmt_utc(r.get("started_at"))),
+                    ],
+                )
+            )
+        # explicit column widths from the cells: the table never depends on deferred auto-width
+        # (under load it could keep the header widths and cut every value); a narrow terminal
+        # leaves out the least needed columns and cuts run ids in the middle instead of scrolling
+        widths = {
+            label: max([len(label)] + [cells[i].cell_len for _, cells in rows])
+            for i, label in enumerate(PICKER_COLUMNS)
+        }
+        avail = (t.size.width or self.size.width or 160) - 2  # the vertical scrollbar
+        cols, id_w = fit_columns(widths, avail)
+        idx = [PICKER_COLUMNS.index(c) for c in cols]
+        t.clear(columns=True)
+        for c in cols:
+            t.add_column(c, width=id_w if c == "run id" else widths[c])
+        for key, cells in rows:
+            shown = [cells[i] for i in idx]
+            if id_w < widths["run id"]:
+                shown[0] = Text(_middle_cut(shown[0].plain, id_w), style="bold")
+            t.add_row(*shown, key=key)
+        if keep is not None:  # a reload keeps the selected run selected
+            for i, (key, _) in enumerate(rows):
+                if key == keep:
+                    t.move_cursor(row=i, animate=False)
+                    break
+        t.border_title = f"runs {len(self.shown):,}" + (
+            f" of {len(self.rows):,}" if len(self.shown) != len(self.rows) else ""
+        )
+
+    def on_resize(self) -> None:
+        if self.rows:
+            self.call_after_refresh(self._fill)
+
+    @on(Input.Changed, "#filter")
+    def _on_filter(self) -> None:
+        self._fill()
+
+    @on(Input.Submitted, "#filter")
+    def _on_filter_enter(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_open()
+
+    def action_move(self, n: int) -> None:
+        t = self.query_one(DataTable)
+        if t.row_count:
+            t.move_cursor(row=max(0, min(t.row_count - 1, t.cursor_row + n)))
+
+    @property
+    def selected_run_key(self) -> Optional[str]:
+        t = self.query_one(DataTable)
+        if not t.row_count or not (0 <= t.cursor_row < len(self.shown)):
+            return None
+        return self.shown[t.cursor_row]["run_key"]
+
+    def action_open(self) -> None:
+        if self.query_one("#filter", Input).value != getattr(self, "_shown_for", None):
+            self._fill()  # Enter typed right after the filter: apply it before choosing
+        rk = self.selected_run_key
+        if rk:
+            self.app.open_run(rk)  # type: ignore[attr-defined]
+
+    @on(DataTable.RowSelected)
+    def _on_row(self, event: DataTable.RowSelected) -> None:
+        self.action_open()
+
+    def action_clear_or_quit(self) -> None:
+        f = self.query_one("#filter", Input)
+        if f.value:
+            f.value = ""
+        else:
+            self.app.exit()
