@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from edgetui.replay.selection import select_best
+
 from .claude_transcript import CLAUDE_TOOLS, Claude, bash_tur, read_result
-from .judge_rounds import select_best
 from .run_folder import NPM_OUT_CLAUDE, RunBase, run_config, write_task
 from .sforge_texts import CLAUDE_RUN, NODE_INSTALL_CMD, game_prompt
 from .truth import analyse_claude, write_truth
@@ -440,18 +441,18 @@ class GameRun(RunBase):
         best = select_best(hist_entries, "maximize", "pass_rate_first")
         hist = {
             "run_id": self.run_id,
-            "best_score": best["best_score"],
-            "best_pass_rate": best["best_pass_rate"],
-            "best_round": best["best_round"],
+            "best_score": best.best_score,
+            "best_pass_rate": best.best_pass_rate,
+            "best_round": best.best_round,
             "agent_submissions": 0,
             "auto_submissions": 0,
             "entries": hist_entries,
         }
         self.write("game_history.json", jdump(hist))
-        bs = float(best["best_score"])
+        bs = float(best.best_score)
         L.info(
             t + 0.02,
-            f"Done (game): best_score={bs} ({best['best_round']}), sessions={len(hist_entries)}, "
+            f"Done (game): best_score={bs} ({best.best_round}), sessions={len(hist_entries)}, "
             f"resumes=0, runtime={runtime:.1f}s",
         )
         t += 0.03

@@ -8,8 +8,10 @@ import math
 import random
 from pathlib import Path
 
+from edgetui.replay.selection import select_best
+
 from .claude_transcript import CLAUDE_TOOLS, Claude, bash_tur, read_result
-from .judge_rounds import Judge, grade_legacy, report_dict, select_best
+from .judge_rounds import Judge, grade_legacy, report_dict
 from .run_folder import AutoEval, NPM_OUT_CLAUDE, RunBase, jqv, run_config, write_task
 from .sforge_texts import (
     CLAUDE_RESUME,
@@ -797,7 +799,7 @@ class GitletRun(RunBase):
             "expected": {
                 "best_round": self.hist["best_round"],
                 "best_pass_rate": self.hist["best_pass_rate"],
-                "best_round_recomputed_from_disk": best_disk["best_round"],
+                "best_round_recomputed_from_disk": best_disk.best_round,
                 "agent_rounds": sum(1 for r in rounds if r["kind"] == "agent"),
                 "auto_rounds": sum(1 for r in rounds if r["kind"] == "auto"),
                 "total_rounds": len(rounds),

@@ -11,73 +11,17 @@ import math
 import random
 from pathlib import Path
 
+from edgetui.replay.rescale import rescale
+from edgetui.replay.selection import select_best
+
 from .sforge_texts import eval_script, k8s_name
 from .writers import Clock, Ids, RunLog, jdump, q6
 
 
 # ---------------------------------------------------------------------------
-# Grading replicas (sforge.harness.grading / selection / score_rescale)
+# Grading replicas (sforge.harness.grading); selection and rescale are the project's own
+# (edgetui.replay.selection, edgetui.replay.rescale: SForge's semantics, tested against it)
 # ---------------------------------------------------------------------------
-
-
-def rescale(spec: dict | None, raw):
-    if not spec or "kind" not in spec or raw is None:
-        return None
-    if isinstance(raw, float) and not math.isfinite(raw):
-        return None
-    raw = float(raw)
-
-    def clip(v, lo=0.0, hi=100.0):
-        return v if math.isnan(v) else max(lo, min(hi, v))
-
-    k = spec["kind"]
-    if k == "linear":
-        lo, hi = spec["lower"], spec["upper"]
-        return math.nan if hi == lo else clip(100.0 * (raw - lo) / (hi - lo))
-    if k == "piecewise_min":
-        b, r30, r1, sa = spec["baseline"], spec["rank30"], spec["rank1"], spec["super_anchor"]
-        if raw <= 0 or raw >= b:
-            return 0.0
-        if raw >= r30:
-            return clip(20.0 * (b - raw) / (b - r30), 0.0, 20.0)
-        if raw >= r1:
-            return clip(20.0 + 60.0 * (r30 - raw) / (r30 - r1), 20.0, 80.0)
-        if raw >= sa:
-            return clip(80.0 + 20.0 * (r1 - raw) / (r1 - sa), 80.0, 100.0)
-        return 100.0
-    raise ValueError(k)
-
-
-def select_best(entries: list[dict], direction="maximize", policy="pass_rate_first") -> dict:
-    done = [e for e in entries if e.get("type", "submission") in ("submission", "game")
-            and e.get("status") in (None, "completed")]
-
-    def better(s, old):
-        return old is None or (s < old if direction == "minimize" else s > old)
-
-    best_score, best_pr, best_round = None, 0.0, ""
-    if policy == "score_first":
-        for e in done:
-            s = e.get("score")
-            if s is None:
-                continue
-            if better(s, best_score):
-                best_score, best_pr, best_round = s, e.get("pass_rate", 0.0) or 0.0, e.get("round", "")
-    elif policy == "pass_rate_first":
-        for e in done:
-            pr = e.get("pass_rate", 0.0) or 0.0
-            s = e.get("score") if e.get("score") is not None else e.get("max_score")
-            new = False
-            if pr < 1.0 or best_pr < 1.0:
-                if pr > best_pr:
-                    best_pr, best_score, new = pr, (s if s is not None else pr), True
-            elif s is not None and better(s, best_score):
-                best_score, new = s, True
-            if new:
-                best_round = e.get("round", "")
-    else:
-        raise ValueError(policy)
-    return {"best_score": best_score, "best_pass_rate": best_pr, "best_round": best_round}
 
 
 def report_dict(task_id, sid, g: dict, timed_out, runtime, submitted_at, score_0_100) -> dict:
@@ -225,7 +169,7 @@ class Judge:
         t += eval_runtime + R.uniform(0.01, 0.05)
         (d / "test_output.txt").write_text(test_output)
         log.info(t, f"Test runtime: {eval_runtime:.2f}s, timed_out: {timed_out}")
-        s100 = rescale(self.task["judge"].get("rescale"), graded["score"])
+        s100 = rescale(graded["score"], self.task["judge"].get("rescale"))
         if nan_score:
             graded = dict(graded, score=math.nan)
             s100 = None
@@ -265,8 +209,8 @@ class Judge:
             else:
                 entries.append(r["history"])
         best = select_best(entries, direction, policy)
-        return {"run_id": run_id, "best_score": best["best_score"], "best_pass_rate": best["best_pass_rate"],
-                "best_round": best["best_round"],
+        return {"run_id": run_id, "best_score": best.best_score, "best_pass_rate": best.best_pass_rate,
+                "best_round": best.best_round,
                 "agent_submissions": sum(1 for e in entries if (e.get("round") or "").startswith("agent-")),
                 "auto_submissions": sum(1 for e in entries if (e.get("round") or "").startswith("auto-")),
                 "entries": entries}
@@ -275,7 +219,7 @@ class Judge:
         full = self.history(run_id, policy, direction, at)
         entries = [e for e in full["entries"] if not (e.get("round") or "").startswith("auto-")]
         best = select_best(entries, direction, policy)
-        return {"run_id": run_id, "best_score": best["best_score"], "best_pass_rate": best["best_pass_rate"],
-                "best_round": best["best_round"],
+        return {"run_id": run_id, "best_score": best.best_score, "best_pass_rate": best.best_pass_rate,
+                "best_round": best.best_round,
                 "agent_submissions": sum(1 for e in entries if e.get("type") == "submission"),
                 "auto_submissions": 0, "entries": entries}
