@@ -13,7 +13,7 @@ from .writers import RULE, jq_num, jq_pct
 
 
 # ---------------------------------------------------------------------------
-# Verbatim replicas of SForge 1.1.0 generated texts (stdlib-only generator;
+# Verbatim replicas of SForge 1.1.0 generated texts (so the generator does not need sforge;
 # check_with_sforge.py compares them with the installed package).
 # ---------------------------------------------------------------------------
 
@@ -241,9 +241,8 @@ def k8s_name(name: str) -> str:
     return s.strip("-")[:63].rstrip("-")
 
 
-# sforge-submit is copied verbatim from the installed package text at
-# generation time if available; otherwise this marker file is written.  To stay
-# stdlib-only and self-contained the script text is embedded below.
+# sforge-submit: the text of sforge.harness.evolve_scripts.generate_submit_script() (SForge
+# 1.1.0), embedded so the generator does not need sforge; check_with_sforge.py compares it.
 SFORGE_SUBMIT_SH = r"""#!/bin/bash
 set -e
 
