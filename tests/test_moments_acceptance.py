@@ -5,7 +5,8 @@ The generator of these runs (``sample_runs/generate.py --moment-runs``: the modu
 (the SHA-256 of each of its modules is in docs/moments.md and checked here); the detector's
 parameters (``edgetui.replay.moments.DEFAULT_PARAMS``) were tuned on seeds 101-118 (controls 107, 108) and on the earlier test sets docs/moments.md
 lists; the seeds below were chosen after the last change (of the generator: its runs gained
-submission archives) and never used for tuning.
+submission archives; its later split into modules changed no file of the runs) and never used
+for tuning.
 
 Each run plants 4 reframing moments (a behaviour change, then a jump of 1-5 x the spread of
 the non-improving scores) and distractors: 3 behaviour changes without a jump, 3 jumps
