@@ -1,10 +1,12 @@
 """Acceptance of the reframing-moment detector on generated gravitational-wave-like runs.
 
-The generator (``sample_runs/generate.py --moment-runs``) was frozen first (its SHA-256 is in
-docs/moments.md and checked here); the detector's parameters (``edgetui.replay.moments.DEFAULT_PARAMS``)
-were tuned on seeds 101-118 (controls 107, 108) and on the earlier test sets docs/moments.md
+The generator of these runs (``sample_runs/generate.py --moment-runs``: the module
+``sample_runs/generator/moment_runs.py`` and every generator module it imports) was frozen first
+(the SHA-256 of each of its modules is in docs/moments.md and checked here); the detector's
+parameters (``edgetui.replay.moments.DEFAULT_PARAMS``) were tuned on seeds 101-118 (controls 107, 108) and on the earlier test sets docs/moments.md
 lists; the seeds below were chosen after the last change (of the generator: its runs gained
-submission archives) and never used for tuning.
+submission archives; its later split into modules changed no file of the runs) and never used
+for tuning.
 
 Each run plants 4 reframing moments (a behaviour change, then a jump of 1-5 x the spread of
 the non-improving scores) and distractors: 3 behaviour changes without a jump, 3 jumps
@@ -15,6 +17,7 @@ counted over all graded rounds in result-known order.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
@@ -24,23 +27,67 @@ from pathlib import Path
 
 import pytest
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
 from edgetui.store.database import open_db
 from edgetui.record.ingest import ingest_paths
 from edgetui.record.moments_table import detect_run, load_series
 
 ROOT = Path(__file__).resolve().parents[1]
+GENERATOR = ROOT / "sample_runs" / "generator"
+PACKAGE = "edgetui.sample_runs.generator"
+#: a line of docs/moments.md's list of frozen modules: "- `sample_runs/generator/NAME.py` SHA-256 `HEX`"
+FROZEN_LINE = re.compile(r"^- `sample_runs/generator/(\w+\.py)` SHA-256 `([0-9a-f]{64})`$", re.M)
 TEST_SEEDS = (10313, 10427, 10531, 10639, 10753)
 CONTROL_SEEDS = (10861, 10979)
 
 
+def frozen_modules() -> set[str]:
+    """The generator modules the moment runs depend on: ``moment_runs.py`` and every module of
+    ``sample_runs/generator/`` it imports, directly or through another."""
+    todo, seen = ["moment_runs"], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for node in ast.walk(ast.parse((GENERATOR / f"{name}.py").read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                todo += [a.name[len(PACKAGE) + 1 :] for a in node.names if a.name.startswith(PACKAGE + ".")]
+            elif isinstance(node, ast.ImportFrom):
+                module = PACKAGE if node.level == 1 else node.module or ""
+                if node.level == 1 and node.module:
+                    module += "." + node.module
+                if module == PACKAGE:  # from . import x / from edgetui.sample_runs.generator import x
+                    todo += [a.name for a in node.names]
+                elif module.startswith(PACKAGE + "."):
+                    todo.append(module[len(PACKAGE) + 1 :])
+    return {f"{name}.py" for name in seen}
+
+
 def test_the_generator_is_the_frozen_one():
-    digest = hashlib.sha256((ROOT / "sample_runs" / "generate.py").read_bytes()).hexdigest()
-    m = re.search(r"generator SHA-256 `([0-9a-f]{64})`", (ROOT / "docs" / "moments.md").read_text())
-    assert m, "docs/moments.md states the frozen generator's SHA-256"
-    assert digest == m.group(1), (
-        "sample_runs/generate.py changed after the moment detector was tuned on it: "
-        "re-freeze it (new hash in docs/moments.md) and choose new test seeds"
-    )
+    stated = dict(FROZEN_LINE.findall((ROOT / "docs" / "moments.md").read_text(encoding="utf-8")))
+    assert stated, "docs/moments.md states the SHA-256 of each frozen generator module"
+    frozen = frozen_modules()
+    assert {"moment_runs.py", "gw_run.py"} <= frozen  # the walk follows the imports
+    assert set(stated) == frozen, "docs/moments.md must list exactly the modules the moment runs import"
+    for name in sorted(frozen):
+        digest = hashlib.sha256((GENERATOR / name).read_bytes()).hexdigest()
+        assert digest == stated[name], (
+            f"sample_runs/generator/{name} changed after the moment detector was tuned on its runs: "
+            "re-freeze it (new hash in docs/moments.md) and choose new test seeds, unless every "
+            "file of the moment runs stayed byte for byte the same (docs/moments.md says how to check)"
+        )
+    # ruff format leaves exactly these alone (a reformat would change their hashes)
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    unformatted = {Path(p).name for p in config["tool"]["ruff"]["format"]["exclude"] if "/generator/" in p}
+    assert unformatted == frozen, "pyproject.toml's [tool.ruff.format] exclude lists the frozen modules"
+    # the package's __init__ runs on every import of a frozen module: it holds only its docstring
+    body = ast.parse((GENERATOR / "__init__.py").read_text(encoding="utf-8")).body
+    assert len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
 
 
 @pytest.fixture(scope="module")
