@@ -34,17 +34,22 @@ def record(checkout: Path, db: Path) -> None:
     ``checkout`` into ``db``, then build every run's moments: both versions read the same files at
     the same paths."""
     py = checkout / ".venv" / "bin" / "python"
+    # the names before and after the re-layout of issue 34 (spelled in parts: the re-layout's own
+    # rewrite of module names must leave the old ones here as they are)
+    old = {"ingest": "edgetui" + ".ingest", "db": "edgetui" + ".db", "moments": "edgetui" + ".moments"}
     code = (
-        "import sys\nfrom pathlib import Path\n"
-        "try:\n    from edgetui.record.ingest import ingest_paths\n    from edgetui.store.database import open_db\n"
-        "    from edgetui.record.moments_table import rebuild_moments\n"
-        "except ImportError:\n    from edgetui.record.ingest import ingest_paths\n    from edgetui.store.database import open_db\n"
-        "    from edgetui.analysis.moments_table import rebuild_moments\n"
-        "conn = open_db(Path(sys.argv[1]))\n"
+        "import importlib, sys\nfrom pathlib import Path\n"
+        "try:\n    ing = importlib.import_module('edgetui.record.ingest')\n"
+        "    dbm = importlib.import_module('edgetui.store.database')\n"
+        "    mom = importlib.import_module('edgetui.record.moments_table')\n"
+        f"except ImportError:\n    ing = importlib.import_module({old['ingest']!r})\n"
+        f"    dbm = importlib.import_module({old['db']!r})\n"
+        f"    mom = importlib.import_module({old['moments']!r})\n"
+        "conn = dbm.open_db(Path(sys.argv[1]))\n"
         "for runs, tasks in ((sys.argv[2], sys.argv[3]), (sys.argv[4], sys.argv[5])):\n"
-        "    ingest_paths(conn, [Path(runs)], tasks_dir=Path(tasks), is_sample=True)\n"
+        "    ing.ingest_paths(conn, [Path(runs)], tasks_dir=Path(tasks), is_sample=True)\n"
         "for (key,) in conn.execute('SELECT run_key FROM runs ORDER BY run_key').fetchall():\n"
-        "    rebuild_moments(conn, key)\n"
+        "    mom.rebuild_moments(conn, key)\n"
         "conn.close()\n"
     )
     s = ROOT / "sample_runs"
