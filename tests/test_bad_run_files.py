@@ -118,15 +118,15 @@ def test_good_log_lines_are_not_flagged_and_bad_bytes_are_found_where_they_are()
 
 
 def test_a_nan_score_reads_as_a_dash_not_nan():
-    from edgetui.parsers.sforge_dir import _result_summary
+    from edgetui.parsers.sforge_dir import result_summary
     from edgetui.records import SubmissionRecord
 
     rec = SubmissionRecord(
         round="agent-36", kind="agent", n=36, status="graded", pass_rate=0.893, score=None, score_flag="nan"
     )
-    assert _result_summary(rec) == "agent-36 graded, pass 89.3%, score –"
+    assert result_summary(rec) == "agent-36 graded, pass 89.3%, score –"
     rec.score_flag = "inf"
-    assert _result_summary(rec).endswith("score inf")
+    assert result_summary(rec).endswith("score inf")
 
 
 def test_the_live_supervisor_records_the_same_bad_records_and_reason(tmp_path):

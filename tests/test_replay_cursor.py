@@ -575,7 +575,7 @@ def test_report_detail_gives_failing_test_names_the_width_and_says_manual_rounds
     instead of dashes; a NaN score is no score in the result's summary."""
     from rich.console import Console
 
-    from edgetui.parsers.sforge_dir import SubmissionRecord, _result_summary
+    from edgetui.parsers.sforge_dir import SubmissionRecord, result_summary
     from edgetui.views.widgets.detail import render_detail
 
     def plain(detail):
@@ -614,4 +614,4 @@ def test_report_detail_gives_failing_test_names_the_width_and_says_manual_rounds
     assert name in out
     assert "not counted (a manual submission)" in out and "– · pass –" not in out
     rec = SubmissionRecord(round="agent-36", kind="agent", status="graded", pass_rate=0.893, score=float("nan"))
-    assert _result_summary(rec) == "agent-36 graded, pass 89.3%, score –"
+    assert result_summary(rec) == "agent-36 graded, pass 89.3%, score –"

@@ -16,7 +16,7 @@ import pytest
 from edgetui.store import queries as store
 from edgetui.cli.main import main
 from edgetui.store.database import open_db
-from edgetui.analysis.moments_table import load_series
+from edgetui.record.moments_table import load_series
 from edgetui.analysis.report import build_report, to_markdown
 from edgetui.views.widgets.chart import chart_data
 from edgetui.views.widgets.event_list import event_mark

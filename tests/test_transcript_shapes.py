@@ -21,7 +21,7 @@ from rich.console import Console
 from conftest import CORPUS, shared_data_reason
 from edgetui.store import queries as store
 from edgetui.cli.main import main
-from edgetui.record.ingest import transcript_task_id
+from edgetui.parsers.transcript_identity import transcript_task_id
 from edgetui.parsers.base import END_OF_FILE_SUB, iter_lines
 from edgetui.parsers.claude_session import ClaudeSessionParser
 from edgetui.parsers.codex import CodexJsonParser, CodexRolloutParser
