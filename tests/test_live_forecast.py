@@ -235,6 +235,7 @@ async def test_forecast_prior_is_fitted_in_the_background_then_swaps(db, monkeyp
     from textual.widgets import Static
 
     import edgetui.analysis.forecast_prior as priors
+    import edgetui.views.screens.live_common as live_common
 
     path, writers = db
     _rescaled(path)
@@ -248,6 +249,7 @@ async def test_forecast_prior_is_fitted_in_the_background_then_swaps(db, monkeyp
         return real(fetch, run_keys, **kw)
 
     monkeypatch.setattr(priors, "fit_runs", gated)
+    monkeypatch.setattr(live_common, "fit_runs", gated)  # (the screens' own binding of it)
     app = LiveApp(path)
     gw = writers["gw"]
     async with app.run_test(size=(160, 48)) as pilot:

@@ -55,7 +55,7 @@ from edgetui.views.widgets.runs_table import (
     status_text,
 )
 
-APP_TCSS = Path(__file__).resolve().parents[1] / "edgetui" / "app.tcss"
+APP_TCSS = Path(__file__).resolve().parents[1] / "edgetui" / "views" / "app.tcss"
 T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 NOW = T0 + 5 * 3600 + 12 * 60  # 5:12 into the runs
 
