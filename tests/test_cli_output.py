@@ -21,6 +21,8 @@ import pytest
 
 from edgetui.cli import main
 
+from conftest import copy_samples_db
+
 CLI = [sys.executable, "-m", "edgetui.cli"]
 GARBAGE = b'{"type": "assistant", "message": {"content": [  \x1b]52;c;cGF3bmVk\x07 cut here'
 
@@ -49,12 +51,12 @@ def _session_with_a_bad_line(path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory) -> Path:
+def db(tmp_path_factory, samples_template) -> Path:
     d = tmp_path_factory.mktemp("out")
     t = d / "bad-line.jsonl"
     _session_with_a_bad_line(t)
     path = d / "o.duckdb"
-    assert main(["--db", str(path), "samples", "-q"]) == 0
+    copy_samples_db(samples_template, path)
     assert main(["--db", str(path), "ingest", "-q", str(t)]) == 0
     return path
 

@@ -14,6 +14,8 @@ import pytest
 import waits
 from prereqs import need
 
+from conftest import copy_samples_db
+
 EDGETUI = Path(sys.executable).parent / "edgetui"
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,10 +71,8 @@ class Term:
 
 
 @pytest.fixture
-def sample_db(tmp_path) -> Path:
-    db = tmp_path / "e2e.duckdb"
-    subprocess.run([str(EDGETUI), "--db", str(db), "samples", "-q"], check=True, capture_output=True)
-    return db
+def sample_db(tmp_path, samples_template) -> Path:
+    return copy_samples_db(samples_template, tmp_path / "e2e.duckdb")
 
 
 def test_replay_sample_run_in_tmux(sample_db):

@@ -16,15 +16,17 @@ import pytest
 from edgetui.cli import build_parser, main, resolve_run
 from edgetui.db import open_db
 
+from conftest import copy_samples_db
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_runs"
 CLI = [sys.executable, "-m", "edgetui.cli"]
 
 
 @pytest.fixture(scope="module")
-def samples_db(tmp_path_factory) -> Path:
+def samples_db(tmp_path_factory, samples_template) -> Path:
     db = tmp_path_factory.mktemp("fc") / "s.duckdb"
-    assert main(["--db", str(db), "samples", "-q"]) == 0
+    copy_samples_db(samples_template, db)
     return db
 
 

@@ -10,12 +10,13 @@ import pytest
 from rich.text import Text
 
 from edgetui.app import EdgeTUIApp
-from edgetui.cli import main
 from edgetui.screens.replay import MomentsScreen, ReplayScreen
 from edgetui.widgets import ScoreChart
 from edgetui.widgets.chart import MOMENT_MARKER
 
 from test_replay_app import loaded, wait_for
+
+from conftest import copy_samples_db
 
 ROOT = Path(__file__).resolve().parents[1]
 GW_TRUTH = ROOT / "sample_runs" / "_truth" / "opus48-edge-3-20260312005800__gw_signal_search.json"
@@ -23,9 +24,9 @@ GW_KEY = "local/opus48-edge-3-20260312005800/gw_signal_search"
 
 
 @pytest.fixture(scope="module")
-def sample_db(tmp_path_factory) -> Path:
+def sample_db(tmp_path_factory, samples_template) -> Path:
     db = tmp_path_factory.mktemp("mreplay") / "s.duckdb"
-    assert main(["--db", str(db), "samples", "-q"]) == 0
+    copy_samples_db(samples_template, db)
     return db
 
 
@@ -158,11 +159,11 @@ async def test_L_annotates_the_selected_moment_on_its_judge_result(sample_db):
 
 
 @pytest.mark.asyncio
-async def test_the_moments_queue_steps_through_unlabelled_moments_across_runs(tmp_path):
+async def test_the_moments_queue_steps_through_unlabelled_moments_across_runs(tmp_path, samples_template):
     from edgetui.screens.moments import QueueScreen
 
     db = tmp_path / "q.duckdb"
-    assert main(["--db", str(db), "samples", "-q"]) == 0
+    copy_samples_db(samples_template, db)
     app = EdgeTUIApp(db)
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
