@@ -172,6 +172,11 @@ FIXTURE_MARKS = {
 }
 
 
+#: under xdist, these run first (the longest: the Ctrl-C sweep ~290 s at load 9, the harness ~150 s): one of
+#: them started last would keep one worker busy minutes after the other has run out of tests
+LONG_FIRST = ("harness", "slow")
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
@@ -180,3 +185,5 @@ def pytest_collection_modifyitems(config, items) -> None:
                 for m in marks:
                     if item.get_closest_marker(m) is None:
                         item.add_marker(m)
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # (every worker sorts alike: xdist needs one order)
+        items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in LONG_FIRST))
