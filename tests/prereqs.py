@@ -208,10 +208,22 @@ def ensure(say: Callable[[str], None] = lambda s: print(s, file=sys.stderr)) -> 
 _MISSING: Optional[dict[str, Tool]] = None
 
 
-def session_start() -> None:
-    """Called once from ``conftest.py``'s ``pytest_sessionstart``."""
+def session_start(install: bool = True) -> None:
+    """Called from ``conftest.py``'s ``pytest_sessionstart``: in the main process (which installs), then in
+    each xdist worker (``install=False``: only find, so that two workers never run apt-get at once)."""
     global _MISSING
-    _MISSING = ensure()
+    if install:
+        _MISSING = ensure()
+        return
+    no_install = os.environ.get("EDGETUI_TEST_NO_INSTALL")
+    os.environ["EDGETUI_TEST_NO_INSTALL"] = "1"
+    try:
+        _MISSING = ensure(say=lambda s: None)
+    finally:
+        if no_install is None:
+            os.environ.pop("EDGETUI_TEST_NO_INSTALL")
+        else:
+            os.environ["EDGETUI_TEST_NO_INSTALL"] = no_install
 
 
 def need(name: str) -> Path:

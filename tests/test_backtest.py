@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
-from conftest import ROOT, SHARED_DATA, shared_data_reason
+from conftest import ROOT, SHARED_DATA, need_shared_data
 
 from edgetui.cli.main import main
 from edgetui.replay.analysis.backtest import backtest, markdown
@@ -49,10 +48,7 @@ def test_the_prior_never_sees_the_model_it_predicts():
 
 
 def _need(name):
-    p = SHARED_DATA / name
-    if not p.is_file():
-        pytest.skip(shared_data_reason(p))
-    return p
+    return need_shared_data(SHARED_DATA / name)
 
 
 def test_per_task_table_backtest_and_readme_figures(capsys):

@@ -21,6 +21,8 @@ import pytest
 
 from edgetui.cli.main import main
 
+from conftest import copy_samples_db
+
 CLI = [sys.executable, "-m", "edgetui.cli.main"]
 GARBAGE = b'{"type": "assistant", "message": {"content": [  \x1b]52;c;cGF3bmVk\x07 cut here'
 
@@ -49,12 +51,12 @@ def _session_with_a_bad_line(path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory) -> Path:
+def db(tmp_path_factory, samples_template) -> Path:
     d = tmp_path_factory.mktemp("out")
     t = d / "bad-line.jsonl"
     _session_with_a_bad_line(t)
     path = d / "o.duckdb"
-    assert main(["--db", str(path), "samples", "-q"]) == 0
+    copy_samples_db(samples_template, path)
     assert main(["--db", str(path), "ingest", "-q", str(t)]) == 0
     return path
 
@@ -99,8 +101,8 @@ def test_runs_best_is_a_number_in_csv_and_json_and_text_in_the_table(db):
 
 def _hold(db: Path) -> subprocess.Popen:
     code = (
-        "import time;from edgetui.store.database import open_db;from edgetui.record.forget_and_tag import holder_server;"
-        f"c=open_db({str(db)!r});h=holder_server(c,{str(db)!r});print('ready',flush=True);time.sleep(120)"
+        "import time;from edgetui.store.database import open_db,HolderServer;"
+        f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(120)"
     )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert p.stdout.readline().split() == ["ready"]

@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import shared_data_reason
+from conftest import need_shared_data
 from edgetui.cli.main import main
 from edgetui.parsers.base import iter_lines
 from edgetui.parsers.codex import CodexJsonParser, CodexRolloutParser
@@ -560,10 +560,7 @@ def test_a_codex_process_cut_off_before_the_next_one_starts_is_incomplete_mid_fi
 
 
 def real_codex(corpus: Path, name: str) -> Path:
-    path = corpus / "C" / name
-    if not path.is_file():
-        pytest.skip(shared_data_reason(path))
-    return path
+    return need_shared_data(corpus / "C" / name)
 
 
 def test_the_real_beam_rollout_cut_after_its_calls_is_flagged_incomplete(corpus, tmp_path, capsys):

@@ -13,14 +13,12 @@ from runs_factory import HOUR, NOW, curves, ingest, write_run, write_task
 from edgetui.cli.main import main
 from edgetui.replay.analysis.compare import Series, parting_point, values_at
 
+from conftest import copy_samples_db
+
 
 @pytest.fixture(scope="module")
-def samples_db(tmp_path_factory):
-    from edgetui.samples import sample_sets
-
-    db = tmp_path_factory.mktemp("c") / "s.duckdb"
-    for runs, tasks in sample_sets():
-        ingest(db, [runs], tasks, sample=True)
+def samples_db(tmp_path_factory, samples_template):
+    db = copy_samples_db(samples_template, tmp_path_factory.mktemp("c") / "s.duckdb")
     return db
 
 

@@ -14,6 +14,8 @@ import pytest
 import waits
 from prereqs import need
 
+from conftest import copy_samples_db
+
 EDGETUI = Path(sys.executable).parent / "edgetui"
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,10 +30,14 @@ class Term:
         # a tmux server of its own (-L): a shared default server that exits as the previous test's
         # session ends refused the next new-session once ("server exited unexpectedly")
         self.tmux = ["tmux", "-L", self.name]
+        # the app takes its size from the pane, not from COLUMNS / LINES, which it would read first
+        # (shutil.get_terminal_size): an xdist worker has COLUMNS=80 LINES=24 in its environment, and a
+        # 160x48 pane showed an 80x24 app
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
         subprocess.run(
             [*self.tmux, "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), cmd],
             check=True,
-            env={**os.environ, "TERM": "xterm-256color"},
+            env={**env, "TERM": "xterm-256color"},
         )
         self.socket = subprocess.run(
             [*self.tmux, "display-message", "-p", "#{socket_path}"], capture_output=True, text=True
@@ -69,10 +75,8 @@ class Term:
 
 
 @pytest.fixture
-def sample_db(tmp_path) -> Path:
-    db = tmp_path / "e2e.duckdb"
-    subprocess.run([str(EDGETUI), "--db", str(db), "samples", "-q"], check=True, capture_output=True)
-    return db
+def sample_db(tmp_path, samples_template) -> Path:
+    return copy_samples_db(samples_template, tmp_path / "e2e.duckdb")
 
 
 def test_replay_sample_run_in_tmux(sample_db):

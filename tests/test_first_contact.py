@@ -17,15 +17,17 @@ from edgetui.cli.main import build_parser, main
 from edgetui.cli.run_arguments import resolve_run
 from edgetui.store.database import open_db
 
+from conftest import copy_samples_db
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_runs"
 CLI = [sys.executable, "-m", "edgetui.cli.main"]
 
 
 @pytest.fixture(scope="module")
-def samples_db(tmp_path_factory) -> Path:
+def samples_db(tmp_path_factory, samples_template) -> Path:
     db = tmp_path_factory.mktemp("fc") / "s.duckdb"
-    assert main(["--db", str(db), "samples", "-q"]) == 0
+    copy_samples_db(samples_template, db)
     return db
 
 

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from conftest import SHARED_DATA, shared_data_reason
+from conftest import SHARED_DATA, need_shared_data
 
 from edgetui.cli.main import main
 from edgetui.replay.analysis.curves import hierarchical_resamples, units_mean
@@ -116,10 +116,7 @@ def test_bootstrap_interval_records_its_kind_and_covers_the_fit():
 
 
 def _need(name):
-    p = SHARED_DATA / name
-    if not p.is_file():
-        pytest.skip(shared_data_reason(p))
-    return p
+    return need_shared_data(SHARED_DATA / name)
 
 
 def test_cli_fits_every_suite_model_curve_of_the_leaderboard(capsys):

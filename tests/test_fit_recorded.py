@@ -7,19 +7,16 @@ import json
 
 import pytest
 
-from runs_factory import ingest
 
 from edgetui.cli.main import main
 from edgetui.replay.analysis.timebasis import ActiveClock, wait_intervals
 
+from conftest import copy_samples_db
+
 
 @pytest.fixture(scope="module")
-def samples_db(tmp_path_factory):
-    from edgetui.samples import sample_sets
-
-    db = tmp_path_factory.mktemp("s") / "s.duckdb"
-    for runs, tasks in sample_sets():
-        ingest(db, [runs], tasks, sample=True)
+def samples_db(tmp_path_factory, samples_template):
+    db = copy_samples_db(samples_template, tmp_path_factory.mktemp("s") / "s.duckdb")
     return db
 
 

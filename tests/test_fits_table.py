@@ -6,17 +6,14 @@ from __future__ import annotations
 import json
 
 import duckdb
-import pytest
 
-from conftest import SHARED_DATA, shared_data_reason
+from conftest import SHARED_DATA, need_shared_data
 
 from edgetui.cli.main import main
 
 
 def test_stored_fits_are_the_printed_ones_unrounded(tmp_path, capsys):
-    p = SHARED_DATA / "edgebench_leaderboard.csv"
-    if not p.is_file():
-        pytest.skip(shared_data_reason(p))
+    p = need_shared_data(SHARED_DATA / "edgebench_leaderboard.csv")
     db = tmp_path / "f.duckdb"
     assert main(["--db", str(db), "fit", "--csv", str(p), "--format", "json", "--bootstrap", "50", "--store"]) == 0
     recs = json.loads(capsys.readouterr().out)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import SHARED_DATA, shared_data_reason
+from conftest import SHARED_DATA, need_shared_data
 from runs_factory import HOUR, NOW, curves, ingest, write_run, write_task
 
 from edgetui.cli.main import main
@@ -76,9 +76,7 @@ def test_cli_forecast_prior_comes_from_an_earlier_run_of_the_task(law_db, tmp_pa
 
 
 def test_interval_constants_are_the_backtests():
-    p = SHARED_DATA / "edgebench_open51_per_task.csv"
-    if not p.is_file():
-        pytest.skip(shared_data_reason(p))
+    p = need_shared_data(SHARED_DATA / "edgebench_open51_per_task.csv")
     from edgetui.replay.analysis.backtest import backtest
     from edgetui.replay.analysis.leaderboard import read_task_table
 

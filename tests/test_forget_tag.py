@@ -15,6 +15,8 @@ import pytest
 from edgetui.cli.main import main
 from edgetui.store.database import open_db
 
+from conftest import copy_samples_db
+
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "sample_runs" / "runs" / "judge-demo-001"
 CLI = [sys.executable, "-m", "edgetui.cli.main"]
@@ -78,9 +80,9 @@ def test_a_watched_root_does_not_bring_a_forgotten_run_back(tmp_path):
         conn.close()
 
 
-def test_tags_are_shown_and_filter_the_runs_table(tmp_path, capsys):
+def test_tags_are_shown_and_filter_the_runs_table(tmp_path, capsys, samples_template):
     db = tmp_path / "t.duckdb"
-    assert main(["--db", str(db), "samples", "-q"]) == 0
+    copy_samples_db(samples_template, db)
     assert main(["--db", str(db), "tag", "opus48", "baseline"]) == 0
     assert main(["--db", str(db), "tag", "gpt55", "baseline"]) == 0
     assert main(["--db", str(db), "tag", "gpt55", "codex-try"]) == 0
@@ -96,9 +98,9 @@ def test_tags_are_shown_and_filter_the_runs_table(tmp_path, capsys):
     assert "tag 'bad name!'" in capsys.readouterr().err
 
 
-def test_forget_and_tag_work_while_another_process_holds_the_database(tmp_path, capsys):
+def test_forget_and_tag_work_while_another_process_holds_the_database(tmp_path, capsys, samples_template):
     db = tmp_path / "h.duckdb"
-    assert main(["--db", str(db), "samples", "-q"]) == 0
+    copy_samples_db(samples_template, db)
     n_runs = _q(db, "SELECT count(*) FROM runs")[0][0]
     code = (
         "import sys,time;from edgetui.store.database import open_db;from edgetui.record.forget_and_tag import holder_server;"

@@ -26,6 +26,8 @@ from edgetui.cli.main import main
 from edgetui.store.database import open_db
 from edgetui.store.holder_socket import MAX_PENDING, WORKERS, ask_holder, check_read_only, socket_path
 
+from conftest import copy_samples_db
+
 
 def _holder_process(
     db: Path,
@@ -187,7 +189,7 @@ def test_slow_request_times_out_and_oversized_request_is_refused(holder):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create a second real user for the test")
-def test_socket_dir_made_first_by_another_user_is_not_used(tmp_path):
+def test_socket_dir_made_first_by_another_user_is_not_used():
     """Without $XDG_RUNTIME_DIR the socket goes to $TMPDIR/edgetui-<uid>; another local user can
     make that directory first. It must not be used (nor silently disable the socket)."""
     other = "edgetui-other"
@@ -203,7 +205,10 @@ def test_socket_dir_made_first_by_another_user_is_not_used(tmp_path):
     subprocess.run(["su", other, "-s", "/bin/sh", "-c", f"mkdir -m 0777 {squat}"], check=True)
     assert squat.stat().st_uid == pwd.getpwnam(other).pw_uid
     env = {"TMPDIR": str(tmp), "XDG_RUNTIME_DIR": ""}
-    db = tmp_path / "db" / "h.duckdb"
+    # the database in the short directory too: the fallback socket goes beside it, and under tmp_path (with
+    # xdist's popen-gwN/ in it) the socket path came within a byte of the 107-byte limit of a Unix socket
+    # path, past it once pytest's numbered base directory reached pytest-100
+    db = tmp / "db" / "h.duckdb"
     db.parent.mkdir()
     p = _holder_process(db, env)
     try:
@@ -538,11 +543,11 @@ def test_dev_stdin_is_not_read_by_a_query(tmp_path):
         p.wait()
 
 
-def test_analysis_commands_answer_the_same_through_the_holder(tmp_path, capsys):
+def test_analysis_commands_answer_the_same_through_the_holder(tmp_path, capsys, samples_template):
     """The SQL edgetui's own read commands send passes the check: their output through the holder is
     the output they print with the file free."""
     db = tmp_path / "s.duckdb"
-    assert main(["--db", str(db), "samples"]) == 0
+    copy_samples_db(samples_template, db)
     commands = [
         ["runs", "--format", "json"],
         ["sql", "SELECT count(*) FROM events"],

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from conftest import SHARED_DATA, shared_data_reason
+from conftest import SHARED_DATA, need_shared_data
 from runs_factory import HOUR, NOW, ingest, write_run, write_task
 
 from edgetui.cli.main import main
@@ -19,9 +19,7 @@ PER_TASK = SHARED_DATA / "edgebench_open51_per_task.csv"
 
 
 def _need(path):
-    if not path.is_file():
-        pytest.skip(shared_data_reason(path))
-    return path
+    return need_shared_data(path)
 
 
 def _published(name, suite="open51"):

@@ -5,20 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from runs_factory import ingest
 from waits import pilot_wait_for
 
 from edgetui.views.app import EdgeTUIApp
 from edgetui.views.screens.leaderboard import LeaderboardScreen
 
+from conftest import copy_samples_db
+
 
 @pytest.fixture(scope="module")
-def samples_db(tmp_path_factory):
-    from edgetui.samples import sample_sets
-
-    db = tmp_path_factory.mktemp("l") / "s.duckdb"
-    for runs, tasks in sample_sets():
-        ingest(db, [runs], tasks, sample=True)
+def samples_db(tmp_path_factory, samples_template):
+    db = copy_samples_db(samples_template, tmp_path_factory.mktemp("l") / "s.duckdb")
     return db
 
 

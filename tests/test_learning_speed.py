@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from conftest import SHARED_DATA, shared_data_reason
+from conftest import SHARED_DATA, need_shared_data
 from runs_factory import HOUR, NOW, ingest, write_run, write_task
 
 from edgetui.cli.main import main
@@ -16,9 +16,7 @@ from edgetui.replay.analysis.learning import read_speed_table
 
 
 def test_table_doubling_time_is_ln2_over_the_slope(capsys):
-    p = SHARED_DATA / "edgebench_learning_speed.csv"
-    if not p.is_file():
-        pytest.skip(shared_data_reason(p))
+    p = need_shared_data(SHARED_DATA / "edgebench_learning_speed.csv")
     pts = read_speed_table(p)
     slope = np.polyfit([x for _, x, _ in pts], np.log([v for _, _, v in pts]), 1)[0]
     assert main(["learning-speed", "--csv", str(p), "--format", "json"]) == 0

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_live_docker import APPEND_LOOP, engine, image, make_run, start_work, token  # noqa: F401 (fixtures)
+from test_live_docker import APPEND_LOOP, make_run, start_work
 from waits import pilot_wait_for
 
 from edgetui.views.app import EdgeTUIApp, LiveConfig

@@ -23,48 +23,13 @@ import pytest
 docker = pytest.importorskip("docker")
 
 import waits  # noqa: E402 - after pytest.importorskip("docker") above
-from docker_images import build_busybox_image, remove_containers, remove_image  # noqa: E402 - after pytest.importorskip("docker") above
 
 from edgetui.store.database import open_db  # noqa: E402 - after pytest.importorskip("docker") above
 from edgetui.live.alarms import AlarmSettings  # noqa: E402 - after pytest.importorskip("docker") above
 from edgetui.live.supervisor import Supervisor  # noqa: E402 - after pytest.importorskip("docker") above
 
 
-def _engine():
-    try:
-        c = docker.from_env(timeout=10)
-        c.ping()
-        return c, None
-    except Exception as e:  # noqa: BLE001 - no engine, whatever the reason: the caller says why
-        return None, f"Docker engine not reachable: {' '.join(str(e).split())[:200]}"
-
-
-def _require_engine():
-    client, why = _engine()
-    if client is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{why} (CI=true: Docker tests must not be skipped)")
-        pytest.skip(why)
-    return client
-
-
-@pytest.fixture(scope="session")
-def engine():
-    return _require_engine()
-
-
-@pytest.fixture(scope="session")
-def image(engine):
-    tag = build_busybox_image(engine)
-    yield tag
-    remove_image(engine, tag)
-
-
-@pytest.fixture
-def token(engine):
-    tok = "edt" + uuid.uuid4().hex[:8]
-    yield tok
-    remove_containers(engine, tok)
+# the session's engine, image and a test's token: conftest.py
 
 
 # ---------------------------------------------------------------------------- helpers

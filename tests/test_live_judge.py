@@ -49,19 +49,6 @@ def _sforge_cli() -> str | None:
     return shutil.which("sforge")
 
 
-@pytest.fixture(scope="module")
-def engine():
-    try:
-        c = docker.from_env(timeout=10)
-        c.ping()
-        return c
-    except Exception as e:  # noqa: BLE001 - no engine, whatever the reason: said (CI fails on it)
-        why = f"Docker engine not reachable: {' '.join(str(e).split())[:200]}"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{why} (CI=true: Docker tests must not be skipped)")
-        pytest.skip(why)
-
-
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -26,6 +26,8 @@ from edgetui.replay.moments import (
 )
 from edgetui.replay.selection import best_so_far, entry_from_submission
 
+from conftest import copy_samples_db
+
 ROOT = Path(__file__).resolve().parents[1]
 GW_TRUTH = ROOT / "sample_runs" / "_truth" / "opus48-edge-3-20260312005800__gw_signal_search.json"
 
@@ -184,9 +186,11 @@ def test_a_jump_is_a_reframing_only_after_a_behaviour_change():
     assert "th20" in ref[0].evidence and ref[0].behaviour["notes"] > 0
 
 
-def test_bundled_12_hour_sample_finds_its_three_reframing_moments_and_rebuilds_keep_identity(tmp_path, capsys):
+def test_bundled_12_hour_sample_finds_its_three_reframing_moments_and_rebuilds_keep_identity(
+    tmp_path, capsys, samples_template
+):
     db = tmp_path / "m.duckdb"
-    assert main(["--db", str(db), "samples", "-q"]) == 0
+    copy_samples_db(samples_template, db)
     truth = json.loads(GW_TRUTH.read_text())
     capsys.readouterr()
     assert main(["--db", str(db), "moments", "opus48", "--detector", "reframe", "--format", "json"]) == 0
@@ -226,12 +230,12 @@ def test_bundled_12_hour_sample_finds_its_three_reframing_moments_and_rebuilds_k
     c.close()
 
 
-def test_moments_work_while_another_process_holds_the_database(tmp_path, capsys):
+def test_moments_work_while_another_process_holds_the_database(tmp_path, capsys, samples_template):
     db = tmp_path / "h.duckdb"
-    assert main(["--db", str(db), "samples", "-q"]) == 0
+    copy_samples_db(samples_template, db)
     code = (
-        "import sys,time;from edgetui.store.database import open_db;from edgetui.record.forget_and_tag import holder_server;"
-        f"c=open_db({str(db)!r});h=holder_server(c,{str(db)!r});print('ready',flush=True);time.sleep(60)"
+        "import sys,time;from edgetui.store.database import open_db,HolderServer;"
+        f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(60)"
     )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
@@ -269,12 +273,12 @@ def test_a_database_of_version_5_gains_the_moments_table_and_the_annotation_colu
         conn.close()
 
 
-def test_online_moments_grow_with_the_run_and_end_where_the_batch_detection_does(tmp_path):
+def test_online_moments_grow_with_the_run_and_end_where_the_batch_detection_does(tmp_path, samples_template):
     from edgetui.record.moments_table import _graded_inputs, detect_run, load_behaviour, online_start, online_step
     from edgetui.replay.moments import OnlineMoments
 
     db = tmp_path / "o.duckdb"
-    assert main(["--db", str(db), "samples", "-q"]) == 0
+    copy_samples_db(samples_template, db)
     conn = open_db(db, read_only=True)
     try:
         key = "local/opus48-edge-3-20260312005800/gw_signal_search"

@@ -28,7 +28,7 @@ from edgetui.parsers.claude import (
 )
 from edgetui.parsers.claude_session import FORMATS, ClaudeSessionParser, detect_claude_format
 
-from conftest import SHARED_DATA as DATA, shared_data_reason  # (../shared/data or EDGETUI_SHARED_DATA)
+from conftest import SHARED_DATA as DATA, need_shared_data  # (../shared/data or EDGETUI_SHARED_DATA)
 
 CORPUS = DATA / "transcript-corpus"
 STREAM_DIR = CORPUS / "A"
@@ -39,10 +39,7 @@ def corpus_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
 
 
-def need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(shared_data_reason(path))
-    return path
+need = need_shared_data
 
 
 STREAM_FILES = corpus_files(STREAM_DIR)

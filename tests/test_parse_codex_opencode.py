@@ -26,13 +26,12 @@ from edgetui.parsers.codex import CodexJsonParser, CodexRolloutParser, CodexText
 from edgetui.parsers.detect import FORMATS, detect_format, parser_for
 from edgetui.parsers.opencode import OpenCodeParser
 
-from conftest import SHARED_DATA as DATA, shared_data_reason  # (../shared/data or EDGETUI_SHARED_DATA)
+from conftest import SHARED_DATA as DATA, need_shared_data  # (../shared/data or EDGETUI_SHARED_DATA)
 
 CORPUS = DATA / "transcript-corpus"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "codex_text"
-SKIP_REASON = shared_data_reason(DATA)
-
-needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=SKIP_REASON)
+# the corpus fixture (conftest.need_corpus): without the corpus a test skips locally, fails under CI=true
+needs_corpus = pytest.mark.usefixtures("corpus")
 
 
 def corpus_files(folder: str) -> list[Path]:
@@ -40,9 +39,15 @@ def corpus_files(folder: str) -> list[Path]:
     return sorted(p for p in d.iterdir() if p.is_file()) if d.is_dir() else []
 
 
-ROLLOUTS = [p for p in corpus_files("C") if "rollout" in p.name]
-EXEC_JSON = [p for p in corpus_files("C") if "exec-json" in p.name]
-OPENCODE = corpus_files("D")
+def or_missing(paths: list[Path], folder: str) -> list[Path]:
+    """``paths``, or one case naming the missing folder: a parametrized test over an empty list would be
+    skipped silently by pytest, even under CI=true; this one case runs and says (need_shared_data)."""
+    return paths or [CORPUS / folder / "(missing)"]
+
+
+ROLLOUTS = or_missing([p for p in corpus_files("C") if "rollout" in p.name], "C")
+EXEC_JSON = or_missing([p for p in corpus_files("C") if "exec-json" in p.name], "C")
+OPENCODE = or_missing(corpus_files("D"), "D")
 TEXT_FIXTURES = sorted(FIXTURES.glob("*.txt"))
 
 
@@ -211,9 +216,7 @@ def test_rollout_counts_match_independent_json(path: Path):
 
 @needs_corpus
 def test_rollout_scout_patches_and_failures():
-    path = CORPUS / "C" / "scout-rollout-0.142.4-tui.jsonl"
-    if not path.exists():
-        pytest.skip(shared_data_reason(CORPUS) + " (scout rollout not in it)")
+    path = need_shared_data(CORPUS / "C" / "scout-rollout-0.142.4-tui.jsonl")
     events = parse_file(CodexRolloutParser, path)
     patches = [e for e in of_kind(events, Kind.TOOL_CALL) if e.tool_name == "apply_patch"]
     assert len(patches) == 2
@@ -228,9 +231,7 @@ def test_rollout_scout_patches_and_failures():
 
 @needs_corpus
 def test_rollout_beam_failed_commands():
-    path = CORPUS / "C" / "beam-rollout-0.122.0-alpha.13.jsonl"
-    if not path.exists():
-        pytest.skip(shared_data_reason(CORPUS) + " (beam rollout not in it)")
+    path = need_shared_data(CORPUS / "C" / "beam-rollout-0.122.0-alpha.13.jsonl")
     events = parse_file(CodexRolloutParser, path)
     failed = [e for e in of_kind(events, Kind.TOOL_RESULT) if e.is_error]
     assert sorted(e.data["exit_code"] for e in failed) == [2, 128, 128]
@@ -278,9 +279,7 @@ def test_exec_json_counts_match_independent_json(path: Path):
 
 @needs_corpus
 def test_exec_json_failed_command_and_todo():
-    path = CORPUS / "C" / "llmtaste-exec-json-turn2-todo-filechange-cmd.jsonl"
-    if not path.exists():
-        pytest.skip(shared_data_reason(CORPUS) + " (exec-json turn2 file not in it)")
+    path = need_shared_data(CORPUS / "C" / "llmtaste-exec-json-turn2-todo-filechange-cmd.jsonl")
     events = parse_file(CodexJsonParser, path)
     failed = [e for e in of_kind(events, Kind.TOOL_RESULT) if e.is_error]
     assert len(failed) == 1 and failed[0].data["exit_code"] == 1
@@ -432,8 +431,7 @@ ROUND_TRIP = CASES + [(p, CodexTextParser) for p in TEXT_FIXTURES]
 
 @pytest.mark.parametrize("path,parser_cls", ROUND_TRIP, ids=[p.name for p, _ in ROUND_TRIP])
 def test_state_round_trip_matches_single_pass(path: Path, parser_cls):
-    if not path.exists():
-        pytest.skip(SKIP_REASON)
+    need_shared_data(path)
     data = path.read_bytes()
     whole = [e.model_dump() for e in parse_bytes(parser_cls, data, source="src")]
     n = len(list(iter_lines(io.BytesIO(data))))

@@ -22,13 +22,17 @@ import pytest
 from edgetui.cli.main import main
 from edgetui.store.database import open_db
 
-from conftest import CORPUS, shared_data_reason
+from conftest import CORPUS, need_shared_data
 
 REAL = CORPUS / "B" / "willitrain-windows-2.1.22.jsonl"
 COPIED = 300  # records of X copied at the head of Y
 TOTALS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "n_messages", "n_tool_calls")
 
-pytestmark = pytest.mark.skipif(not REAL.exists(), reason=shared_data_reason(REAL))
+
+@pytest.fixture(autouse=True)
+def _real_transcript() -> Path:
+    """Every test here reads REAL (skips locally without it, fails under CI=true: conftest.need_shared_data)."""
+    return need_shared_data(REAL)
 
 
 def _shift(ts: str, days: int) -> str:

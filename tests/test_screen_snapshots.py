@@ -23,9 +23,10 @@ from rich.console import Console
 from waits import pilot_wait_for as wait_for
 
 from edgetui.views.app import EdgeTUIApp
-from edgetui.cli.main import main
 from edgetui.views.screens.picker import PickerScreen
 from edgetui.views.screens.replay import HelpScreen, ReplayScreen
+
+from conftest import copy_samples_db
 
 SNAPSHOTS = Path(__file__).resolve().parent / "screen_snapshots"
 UPDATE = os.environ.get("EDGETUI_UPDATE_SNAPSHOTS") == "1"
@@ -34,9 +35,9 @@ SIZES = [(80, 24), (160, 48)]
 
 
 @pytest.fixture(scope="module")
-def samples_db(tmp_path_factory) -> Path:
+def samples_db(tmp_path_factory, samples_template) -> Path:
     db = tmp_path_factory.mktemp("snap") / "s.duckdb"
-    assert main(["--db", str(db), "samples", "-q"]) == 0
+    copy_samples_db(samples_template, db)
     return db
 
 

@@ -4,15 +4,11 @@ joining by name, stop, kill) as for the local engine; the forward comes back aft
 
 from __future__ import annotations
 
-import os
 import uuid
 
-import docker
 import pytest
 
-import prereqs
-from docker_images import build_busybox_image, remove_containers, remove_image
-from sshd_fixture import Sshd
+from docker_images import remove_containers
 from waits import wait_for
 
 from edgetui.hosts.engine import remote_docker_client
@@ -20,31 +16,10 @@ from edgetui.hosts.ssh import UP, SshHost
 from edgetui.hosts.docker_watch import DockerWatch
 
 
-@pytest.fixture(scope="module")
-def engine():
-    try:
-        c = docker.from_env(timeout=10)
-        c.ping()
-    except Exception as e:  # noqa: BLE001 - no engine, whatever the reason: said (CI fails on it)
-        why = f"Docker engine not reachable: {' '.join(str(e).split())[:200]}"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{why} (CI=true: Docker tests must not be skipped)")
-        pytest.skip(why)
-    return c
-
-
-@pytest.fixture(scope="module")
-def image(engine):
-    tag = build_busybox_image(engine)
-    yield tag
-    remove_image(engine, tag)
-
-
 @pytest.mark.sshd
-def test_remote_engine_lists_joins_and_stops_containers_over_the_ssh_connection(engine, image, tmp_path, monkeypatch):
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+def test_remote_engine_lists_joins_and_stops_containers_over_the_ssh_connection(engine, image, tmp_path, start_sshd):
     tok = "edt" + uuid.uuid4().hex[:8]
-    s = Sshd(prereqs.need("sshd"), tmp_path / "sshd").start()
+    s = start_sshd()
     host = SshHost(
         "box",
         f"{s.user}@127.0.0.1:{s.port}",

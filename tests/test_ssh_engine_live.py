@@ -22,10 +22,7 @@ import pytest
 
 docker = pytest.importorskip("docker")
 
-import prereqs  # noqa: E402 - after pytest.importorskip("docker") above
 import waits  # noqa: E402 - after pytest.importorskip("docker") above
-from docker_images import remove_containers  # noqa: E402 - after pytest.importorskip("docker") above
-from test_live_docker import engine, image  # noqa: E402,F401 (the session's engine and test image)
 from sshd_fixture import Sshd  # noqa: E402 - after pytest.importorskip("docker") above
 
 from edgetui.store.database import open_db  # noqa: E402 - after pytest.importorskip("docker") above
@@ -61,13 +58,6 @@ TICK = json.dumps(
     }
 )
 APPEND_LOOP = f"while true; do echo '{TICK}' >> /run/agent_output.txt; sleep 0.3; done"
-
-
-@pytest.fixture
-def token(engine):
-    tok = "edt" + uuid.uuid4().hex[:8]
-    yield tok
-    remove_containers(engine, tok)
 
 
 def _log_line(t: float, msg: str) -> str:
@@ -153,15 +143,14 @@ def by_task(runs, task):
 
 
 @pytest.fixture
-def rig(tmp_path, monkeypatch):
+def rig(tmp_path, monkeypatch, start_sshd):
     """make(n, **sshd options) -> (servers, hosts, supervisor, links, roots); everything closed after."""
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
     monkeypatch.delenv("SFORGE_ADMIN_SECRET", raising=False)
     os.chmod(tmp_path, 0o777)
     made: list = []
 
     def make(n=2, *, judge_urls=None, engine_mode="auto", settings=None, **sshd_kw):
-        servers = [Sshd(prereqs.need("sshd"), tmp_path / f"sshd{i}", **sshd_kw).start() for i in range(n)]
+        servers = [start_sshd(f"sshd{i}", **sshd_kw) for i in range(n)]
         hosts = [_host(s, tmp_path, f"box{i + 1}") for i, s in enumerate(servers)]
         roots = []
         feeds = []

@@ -12,7 +12,6 @@ import time
 import pytest
 
 import prereqs
-from sshd_fixture import Sshd
 from sshd_fixture import rchar as _rchar
 from waits import wait_for
 
@@ -26,12 +25,9 @@ BIG = 40_000  # bytes of every other transcript: reading any one of them again w
 
 
 @pytest.fixture
-def sshd(tmp_path, monkeypatch):
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+def sshd(start_sshd):
     prereqs.need("inotifywait")
-    s = Sshd(prereqs.need("sshd"), tmp_path / "sshd").start()
-    yield s
-    s.close()
+    return start_sshd()
 
 
 @pytest.fixture

@@ -14,21 +14,12 @@ from pathlib import Path
 
 import pytest
 
-import prereqs
 from sshd_fixture import Sshd, free_port, keygen
 from waits import wait_for
 
 from edgetui.hosts import Host
 from edgetui.hosts.local import LocalHost
 from edgetui.hosts.ssh import AUTH_FAILED, DEGRADED, DOWN, HOST_KEY_REFUSED, UP, HostDown, SshHost, SshTarget
-
-
-@pytest.fixture
-def sshd(tmp_path, monkeypatch):
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)  # only the keys a test gives
-    s = Sshd(prereqs.need("sshd"), tmp_path / "sshd").start()
-    yield s
-    s.close()
 
 
 def host_for(s: Sshd, tmp_path: Path, **kw) -> SshHost:
@@ -152,10 +143,9 @@ def test_keys_from_ssh_agent_and_options_from_ssh_config(sshd, tmp_path, monkeyp
 
 
 @pytest.mark.sshd
-def test_channel_budget_queues_beyond_max_sessions(tmp_path, monkeypatch):
+def test_channel_budget_queues_beyond_max_sessions(tmp_path, start_sshd):
     """15 exec channels at once against MaxSessions 10: none refused, never more than 10 open."""
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-    s = Sshd(prereqs.need("sshd"), tmp_path / "sshd", max_sessions=10).start()
+    s = start_sshd(max_sessions=10)
     h = host_for(s, tmp_path, max_channels=10)
     try:
         assert h.wait_up(10).kind == UP
@@ -328,7 +318,7 @@ def test_aes_gcm_preferred_unless_the_users_ssh_config_names_ciphers(sshd, tmp_p
 
 
 @pytest.mark.sshd
-def test_channel_budget_stays_bounded_by_max_sessions_across_reconnects(tmp_path, monkeypatch):
+def test_channel_budget_stays_bounded_by_max_sessions_across_reconnects(tmp_path, start_sshd):
     """MaxSessions 10, 15 users of channels (inotify watches holding theirs, their change callbacks
     busy past the reconnect, commands queued behind them), the server killed and started again
     twice: after each reconnect, 15 commands at once all succeed, never more than 10 channels open
@@ -337,8 +327,7 @@ def test_channel_budget_stays_bounded_by_max_sessions_across_reconnects(tmp_path
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-    s = Sshd(prereqs.need("sshd"), tmp_path / "sshd", max_sessions=10).start()
+    s = start_sshd(max_sessions=10)
     h = host_for(s, tmp_path, max_channels=10, backoff_min=0.1, backoff_max=0.5, connect_timeout=10)
     watched = tmp_path / "w"
     watched.mkdir()
@@ -441,11 +430,10 @@ def test_a_closed_port_says_connection_refused_and_what_to_check(tmp_path):
 
 
 @pytest.mark.sshd
-def test_a_host_without_sftp_says_so_and_leaves_no_connection_open(tmp_path, monkeypatch):
+def test_a_host_without_sftp_says_so_and_leaves_no_connection_open(tmp_path, start_sshd):
     """sshd without a ``Subsystem sftp`` line: logged in, but no SFTP channel. The state says what the
     host's sshd_config needs, and the failed login's connection is closed (not kept until exit)."""
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-    s = Sshd(prereqs.need("sshd"), tmp_path / "sshd")
+    s = start_sshd(start=False)
     s.config.write_text(s.config.read_text().replace("Subsystem sftp /usr/lib/openssh/sftp-server\n", ""))
     s.start()
     h = host_for(s, tmp_path, backoff_min=0.2, backoff_max=0.2)

@@ -12,9 +12,7 @@ import time
 from pathlib import Path
 
 import duckdb
-import pytest
 
-import prereqs
 from sshd_fixture import Sshd
 from waits import wait_for
 
@@ -23,14 +21,6 @@ GENUINE = ROOT / "sample_runs" / "genuine"
 TZ = "real-tz-20261201182000"
 TASKS = GENUINE / "tasks"
 EXE = [str(Path(sys.executable).parent / "edgetui")]
-
-
-@pytest.fixture
-def sshd(tmp_path, monkeypatch):
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-    s = Sshd(prereqs.need("sshd"), tmp_path / "sshd").start()
-    yield s
-    s.close()
 
 
 def _env(s: Sshd, tmp_path: Path, hosts: Path) -> dict:

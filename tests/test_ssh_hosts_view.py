@@ -12,10 +12,7 @@ import pytest
 
 docker = pytest.importorskip("docker")
 
-import prereqs  # noqa: E402 - after pytest.importorskip("docker") above
 from docker_images import remove_containers  # noqa: E402 - after pytest.importorskip("docker") above
-from test_live_docker import engine, image  # noqa: E402,F401 (the session's engine and test image)
-from sshd_fixture import Sshd  # noqa: E402 - after pytest.importorskip("docker") above
 from test_live_app_docker import _rows, _until  # noqa: E402 - after pytest.importorskip("docker") above
 from test_ssh_engine_live import APPEND_LOOP, make_run, start_work  # noqa: E402 - after pytest.importorskip("docker") above
 
@@ -32,15 +29,14 @@ def _text(renderable, width: int) -> str:
 
 @pytest.mark.sshd
 @pytest.mark.asyncio
-async def test_hosts_view_follows_a_remote_host_and_its_engine(tmp_path, monkeypatch, engine, image):
+async def test_hosts_view_follows_a_remote_host_and_its_engine(tmp_path, monkeypatch, engine, image, start_sshd):
     from edgetui.views.app import EdgeTUIApp, LiveConfig
     from edgetui.views.screens.hosts import HostsScreen, hosts_table
     from edgetui.views.screens.runs import RunsScreen
 
     tok = "edt" + __import__("uuid").uuid4().hex[:8]
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
     os.chmod(tmp_path, 0o777)
-    s = Sshd(prereqs.need("sshd"), tmp_path / "sshd").start()
+    s = start_sshd()
     remote = tmp_path / "remote" / "logs" / "runs"
     td = make_run(remote, "r1", f"{tok}_hv")
     local = tmp_path / "local" / "runs"

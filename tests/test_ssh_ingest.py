@@ -6,9 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import prereqs
 import pytest
-from sshd_fixture import Sshd
 
 from edgetui.store.database import open_db
 from edgetui.hosts.mirror import Mirror, wanted
@@ -31,10 +29,9 @@ COMPARE = {
 
 
 @pytest.fixture
-def served(tmp_path, monkeypatch):
+def served(tmp_path, start_sshd):
     """An sshd serving copies of the sample and genuine runs (mtimes kept, nanoseconds included)."""
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-    s = Sshd(prereqs.need("sshd"), tmp_path / "sshd").start()
+    s = start_sshd()
     roots = []
     for i, (runs, _tasks) in enumerate(SETS):
         dest = tmp_path / "home" / f"set{i}" / "logs" / "runs"

@@ -21,12 +21,9 @@ INTERVAL_S = 60.0  # the stat intervals: far beyond the test's waits, so only in
 
 
 @pytest.fixture
-def sshd(tmp_path, monkeypatch):
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+def sshd(start_sshd):
     prereqs.need("inotifywait")
-    s = Sshd(prereqs.need("sshd"), tmp_path / "sshd").start()
-    yield s
-    s.close()
+    return start_sshd()
 
 
 def _feed(s: Sshd, tmp_path: Path, runs: Path, use_inotify: bool) -> RemoteFeed:

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-import prereqs
 from sshd_fixture import Sshd
 
 # at import time, not inside the async test: pytest's assertion rewrite of a module imported
@@ -100,12 +99,8 @@ def test_a_host_of_the_hosts_file_keeps_its_name_when_given_as_user_at_host(tmp_
 
 
 @pytest.fixture
-def two_sshd(tmp_path, monkeypatch):
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-    servers = [Sshd(prereqs.need("sshd"), tmp_path / f"sshd{i}").start() for i in range(2)]
-    yield servers
-    for s in servers:
-        s.close()
+def two_sshd(start_sshd):
+    return [start_sshd(f"sshd{i}") for i in range(2)]
 
 
 def _host(s: Sshd, tmp_path: Path, name: str) -> SshHost:

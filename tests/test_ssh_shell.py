@@ -9,7 +9,6 @@ import time
 
 import pytest
 
-import prereqs
 from sshd_fixture import Sshd
 from waits import wait_for
 
@@ -17,11 +16,8 @@ from edgetui.hosts.ssh import UP, SshHost
 
 
 @pytest.fixture
-def sshd(tmp_path, monkeypatch):
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-    s = Sshd(prereqs.need("sshd"), tmp_path / "sshd", extra="LogLevel VERBOSE\n").start()
-    yield s
-    s.close()
+def sshd(start_sshd):
+    return start_sshd(extra="LogLevel VERBOSE\n")
 
 
 def _sessions(s: Sshd) -> int:

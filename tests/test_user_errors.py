@@ -418,17 +418,14 @@ def test_user_errors_carry_their_exit_code_to_the_cli(tmp_path, capsys):
 
 
 @pytest.mark.sshd
-def test_a_missing_user_known_hosts_file_is_said_with_what_to_do(tmp_path, monkeypatch):
+def test_a_missing_user_known_hosts_file_is_said_with_what_to_do(tmp_path, start_sshd):
     """ssh_config's ``UserKnownHostsFile`` names a file that does not exist: asyncssh's "No such
     file or directory" became "cannot connect to testbox: No such file or directory"; now the host
     is refused naming the file and the command that trusts the host (which then works)."""
-    import prereqs
-    from sshd_fixture import Sshd
 
     from edgetui.hosts.ssh import HOST_KEY_REFUSED, UP, HostDown, SshHost
 
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-    s = Sshd(prereqs.need("sshd"), tmp_path / "sshd").start()
+    s = start_sshd()
     try:
         kh = tmp_path / "nowhere" / "known_hosts"
         cfg = tmp_path / "ssh_config"

@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 
 from edgetui.views.app import EdgeTUIApp
-from edgetui.cli.main import main
 from edgetui.store.database import open_db
 from edgetui.views.screens.moments import WhyScreen
 from edgetui.analysis.why_new_best import why_of
 
 from test_replay_app import loaded, wait_for
+
+from conftest import copy_samples_db
 
 ROOT = Path(__file__).resolve().parents[1]
 GW_DIR = ROOT / "sample_runs" / "runs" / "opus48-edge-3-20260312005800" / "gw_signal_search"
@@ -69,9 +70,9 @@ def _check_view(body: str, run_dir: Path, rnd: str, prev: str | None, width: int
 
 
 @pytest.fixture(scope="module")
-def sample_db(tmp_path_factory) -> Path:
+def sample_db(tmp_path_factory, samples_template) -> Path:
     db = tmp_path_factory.mktemp("whys") / "s.duckdb"
-    assert main(["--db", str(db), "samples", "-q"]) == 0
+    copy_samples_db(samples_template, db)
     return db
 
 
