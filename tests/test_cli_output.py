@@ -101,8 +101,8 @@ def test_runs_best_is_a_number_in_csv_and_json_and_text_in_the_table(db):
 
 def _hold(db: Path) -> subprocess.Popen:
     code = (
-        "import time;from edgetui.store.database import open_db,HolderServer;"
-        f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(120)"
+        "import time;from edgetui.store.database import open_db;from edgetui.record.forget_and_tag import holder_server;"
+        f"c=open_db({str(db)!r});h=holder_server(c,{str(db)!r});print('ready',flush=True);time.sleep(120)"
     )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert p.stdout.readline().split() == ["ready"]

@@ -234,8 +234,8 @@ def test_moments_work_while_another_process_holds_the_database(tmp_path, capsys,
     db = tmp_path / "h.duckdb"
     copy_samples_db(samples_template, db)
     code = (
-        "import sys,time;from edgetui.store.database import open_db,HolderServer;"
-        f"c=open_db({str(db)!r});h=HolderServer(c,{str(db)!r});print('ready',flush=True);time.sleep(60)"
+        "import sys,time;from edgetui.store.database import open_db;from edgetui.record.forget_and_tag import holder_server;"
+        f"c=open_db({str(db)!r});h=holder_server(c,{str(db)!r});print('ready',flush=True);time.sleep(60)"
     )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:

@@ -170,10 +170,13 @@ async def test_the_moments_queue_steps_through_unlabelled_moments_across_runs(tm
         app.action_moments_queue()
         await wait_for(pilot, lambda: isinstance(app.screen, QueueScreen) and app.screen.entries)
         queue = app.screen
-        assert [(e["run_key"], e["round"]) for e in queue.entries] == [
+        # (the gitlet sample's reframes at agent-9 and auto-3 come first: with its failed-grading round
+        # agent-7 no input to the detectors, an invalid round, they are found; docs/sforge-formats.md)
+        gitlet = "local/7c1e94d2a0b3/gitlet_vcs"
+        assert [(e["run_key"], e["round"]) for e in queue.entries] == [(gitlet, "agent-9"), (gitlet, "auto-3")] + [
             (GW_KEY, r) for r in ("agent-52", "agent-85", "agent-167")
         ]
-        await pilot.press("down", "enter")  # agent-85
+        await pilot.press("down", "down", "down", "enter")  # agent-85
         await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.cursor is not None)
         screen = app.screen
         assert _selected(screen) == ("judge_result", "agent-85")
@@ -184,7 +187,7 @@ async def test_the_moments_queue_steps_through_unlabelled_moments_across_runs(tm
             pilot,
             lambda: (
                 isinstance(app.screen, QueueScreen)
-                and [e["round"] for e in app.screen.entries] == ["agent-52", "agent-167"]
+                and [e["round"] for e in app.screen.entries] == ["agent-9", "auto-3", "agent-52", "agent-167"]
             ),
         )
 

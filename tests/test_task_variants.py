@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from docker_images import build_busybox_image, remove_image
 from runs_factory import write_run, write_task
-from test_live_docker import engine, image, token  # noqa: F401 - the real engine's fixtures, shared
+
 from test_live_docker import make_run, settings, start_work, wait_for
 
 from edgetui.cli.main import main
