@@ -609,7 +609,8 @@ class ClaudeParser:
 
         blank = 0  # text blocks of whitespace only (no event)
         for block in content:
-            if not isinstance(block, dict):
+            odd = not isinstance(block, dict)  # a block that is not an object: shown as text, never dropped
+            if odd:
                 block = {"type": "text", "text": as_text(block) or ""}
             bt = block.get("type")
             data: dict[str, Any]
@@ -617,7 +618,7 @@ class ClaudeParser:
             if bt == "text":
                 text = block.get("text")
                 text = text if isinstance(text, str) else (as_text(text) or "")
-                if not api_error and not text.strip():
+                if not api_error and not odd and not text.strip():
                     blank += 1
                     continue  # a text block of whitespace only says nothing: no row
                 if api_error:
