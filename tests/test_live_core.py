@@ -1513,3 +1513,31 @@ def test_an_aborted_runs_elapsed_ends_at_its_last_record_not_at_its_files_mtimes
     finally:
         sup.close()
         conn.close()
+
+
+def test_a_run_already_over_when_the_watch_begins_is_shown_not_alarmed(env):
+    """Issue 36, item 6: a run that had ended by an infrastructure error ten minutes before the first
+    watch shows its infra flag, and raises no alarm; one that ends so while watched raises one."""
+    root, conn, clock, mk = env
+    t = time.time() - 900
+    over = make_run(
+        root,
+        "over",
+        log=log_line(t, "INFO", "Images ready") + log_line(t + 290, "ERROR", "Error: image missing"),
+        transcript=[init_line()],
+    )
+    (over / "final_result.json").write_text(json.dumps({"task_id": "taskA", "status": "error"}))
+    os.utime(over / "final_result.json", (t + 300, t + 300))
+    live = make_run(root, "live", log=log_line(time.time() - 5, "INFO", "Images ready"), transcript=[init_line()])
+    sup = mk()
+    runs = sup.poll_once()
+    assert one(runs, "over").infra_error and "infra" in one(runs, "over").flags
+    assert one(runs, "over").active_alarms == []
+    assert _alarm_rules(conn, one(runs, "over").run_key) == []
+    # the control: a run ended by an infrastructure error while watched raises its alarm
+    now = time.time()
+    with open(live / "run_agent.log", "a") as f:
+        f.write(log_line(now, "ERROR", "Error: judge gone"))
+    (live / "final_result.json").write_text(json.dumps({"task_id": "taskA", "status": "error"}))
+    runs = sup.poll_once()
+    assert one(runs, "live").active_alarms == ["infra_error"]

@@ -251,6 +251,8 @@ class RunFacts:
     deleted: bool = False
     started_at: Optional[float] = None
     first_seen: Optional[float] = None
+    #: when the watch began (the supervisor's start): a run that ended before it raises no alarm
+    watch_started: Optional[float] = None
     has_transcript: bool = False
     last_growth_t: Optional[float] = None  # transcript growth (observed) or its mtime
     pending_calls: int = 0
@@ -364,6 +366,11 @@ def evaluate(f: RunFacts, s: AlarmSettings, now: float) -> list[Condition]:
     if f.deleted:
         return out
     killed = _killed_from_outside(f)
+    if f.finished and f.ended_t is not None and f.watch_started is not None and f.ended_t < f.watch_started:
+        # over before this watch began (final_result.json older than the watch's start): what happened
+        # then is shown (status, flags, events), not alarmed; alarms are for what happens while
+        # watching (issue 36, item 6)
+        return out
     if f.finished:
         # a run that ENDED by an infrastructure error (SForge logs the ERROR, removes the work
         # container and writes final_result.json within a second) raises its alarm, once per run:

@@ -219,6 +219,7 @@ class RunRows:
             deleted=rs.deleted,
             started_at=rs.info.started_at,
             first_seen=rs.first_seen,
+            watch_started=self.watch_started,
             has_transcript=TRANSCRIPT in rs.sources,
             last_growth_t=rs.last_growth_t,
             pending_calls=len(rs.pending),

@@ -142,6 +142,8 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         self.host_state_of: Optional[Callable[[str], Optional[tuple]]] = None
         self._run_root_host: dict[str, str] = {}  # run key -> host name of the root it was found under
         self.clock = clock
+        #: when this watch began: a run over before it is shown, not alarmed (issue 36, item 6)
+        self.watch_started = clock()
         self.host = host
         self.notes: deque[tuple[float, str]] = deque(maxlen=200)
         self.messages: list[str] = []
