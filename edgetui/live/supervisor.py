@@ -51,7 +51,6 @@ from another thread should use their own ``conn.cursor()`` too.
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 import threading
@@ -61,6 +60,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from edgetui.events import Event, Kind, TimeSource, one_line
+from edgetui.garbage_collector import COLLECTOR
 from edgetui.redact import redact_text
 from edgetui.parsers.run_secrets import run_secrets
 from edgetui.record.prices import load_price_file
@@ -287,7 +287,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                     # caught up: what was built so far (parsers, tables, caches) lives as long as the
                     # supervisor; out of the collector's full scans, which otherwise walk it again and
                     # again while hundreds of lines a second come and go
-                    gc.freeze()
+                    COLLECTOR.hold_frozen(self)
                     self._gc_frozen = True
                 gap = self._next_gap(interval)  # without the file watcher: longer while nothing changes
                 end = t0 + (min(interval, 2.0) if self._failed else gap)  # a failed refresh retries soon

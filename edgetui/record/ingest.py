@@ -14,9 +14,7 @@ import os
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from edgetui.parsers.parsing_process import (
-    fewer_collections,
-)
+from edgetui.garbage_collector import fewer_collections
 from edgetui.record.changed_runs import changed_runs
 from edgetui.record.ingest_report import INGEST_MEMORY_LIMIT, IngestReport
 from edgetui.record.recorder import Recorder

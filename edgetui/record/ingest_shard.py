@@ -41,7 +41,7 @@ from edgetui.store.database import open_db
 from edgetui.parsers.run_secrets import raw_secrets
 from edgetui.record.ingest_report import INGEST_MEMORY_LIMIT, IngestReport
 from edgetui.record.run_recording import record_serial
-from edgetui.parsers.parsing_process import fewer_collections
+from edgetui.garbage_collector import fewer_collections
 from edgetui.record.recorder import Recorder
 from edgetui.hosts.signature import add_image_root, image_roots
 
