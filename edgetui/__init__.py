@@ -15,7 +15,7 @@ pyproject.toml's [tool.importlinter]; the map is at the top of DESIGN.md):
 
 The modules directly in this package are the base every stage uses: the event model
 (:mod:`edgetui.events`), records, user errors, control characters, redaction, Python-version
-differences and the samples' location; they import nothing of the stages.
+differences, the one ISO-8601 time parser (:mod:`edgetui.times`) and the samples' location; they import nothing of the stages.
 """
 
 __version__ = "0.1.0"

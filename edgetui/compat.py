@@ -1,10 +1,6 @@
-"""What differs between the Python versions edgetui supports (3.10 and later)."""
+"""What differs between the Python versions edgetui supports (3.11.4 and later, pyproject.toml's
+requires-python): nothing today; ``tomllib`` is imported from here, as when 3.10 needed ``tomli``."""
 
-import sys
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10: the same parser, from PyPI (pinned in pyproject.toml)
-    import tomli as tomllib
+import tomllib
 
 __all__ = ["tomllib"]

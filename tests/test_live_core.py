@@ -1184,7 +1184,9 @@ def test_graded_submission_between_full_recomputations_updates_the_best_at_once(
     calls: list[bool] = []
     real = sup_mod.finalize_runs
     monkeypatch.setattr(
-        sup_mod, "finalize_runs", lambda rec, jobs: (calls.extend(j.aggregates for j in jobs), real(rec, jobs))[1]
+        sup_mod,
+        "finalize_runs",
+        lambda rec, jobs, *rest: (calls.extend(j.aggregates for j in jobs), real(rec, jobs, *rest))[1],
     )
     with open(td / "agent_output.txt", "ab") as f:
         f.write(text_line(2) + b"\n")

@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from edgetui.events import Event, Kind
 from edgetui.parsers.base import iter_lines
-from edgetui.parsers.codex import CodexJsonParser, CodexRolloutParser, CodexTextParser, iso_to_epoch
+from edgetui.parsers.codex import CodexJsonParser, CodexRolloutParser, CodexTextParser
+from edgetui.times import iso8601_to_epoch
 from edgetui.parsers.detect import FORMATS, detect_format, parser_for
 from edgetui.parsers.opencode import OpenCodeParser
 
@@ -765,17 +766,19 @@ def test_rollout_repeated_token_count_and_pairing_across_resume():
 
 
 def test_iso_to_epoch():
-    assert iso_to_epoch("2026-07-11T17:18:23.720Z") == pytest.approx(
+    assert iso8601_to_epoch("2026-07-11T17:18:23.720Z") == pytest.approx(
         iso_epoch("2026-07-11T17:18:23.720Z"), rel=0, abs=1e-6
     )
-    assert iso_to_epoch("2026-07-11T17:18:23Z") == pytest.approx(iso_epoch("2026-07-11T17:18:23.000Z"), rel=0, abs=1e-6)
-    assert iso_to_epoch("2026-07-11T17:18:23.1234567+00:00") == pytest.approx(
-        iso_epoch("2026-07-11T17:18:23.123456Z"), rel=0, abs=1e-6
-    )
-    assert iso_to_epoch("2026-07-11T22:48:23+05:30") == pytest.approx(
+    assert iso8601_to_epoch("2026-07-11T17:18:23Z") == pytest.approx(
         iso_epoch("2026-07-11T17:18:23.000Z"), rel=0, abs=1e-6
     )
-    assert iso_to_epoch("not a time") is None and iso_to_epoch(12) is None
+    assert iso8601_to_epoch("2026-07-11T17:18:23.1234567+00:00") == pytest.approx(
+        iso_epoch("2026-07-11T17:18:23.123456Z"), rel=0, abs=1e-6
+    )
+    assert iso8601_to_epoch("2026-07-11T22:48:23+05:30") == pytest.approx(
+        iso_epoch("2026-07-11T17:18:23.000Z"), rel=0, abs=1e-6
+    )
+    assert iso8601_to_epoch("not a time") is None and iso8601_to_epoch(12) is None
 
 
 def test_opencode_error_and_running_tool():

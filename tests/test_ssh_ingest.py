@@ -89,7 +89,9 @@ def test_remote_root_recorded_as_the_local_ingest_of_the_same_files(served, tmp_
             tops = list(m.local_root.iterdir())
             assert tops and all(p.is_symlink() for p in tops if p.is_dir())
             assert _files(m.local_root) == sorted(p.relative_to(root) for p in kept)
-            rrep = ingest_paths(rc, [m.local_root], tasks_dir=tasks, host="box")  # read from the stage
+            rrep = ingest_paths(
+                rc, [m.local_root], tasks_dir=tasks, host="box", images=[m.local_root]
+            )  # read from the stage
             assert sorted(lrep.runs) == sorted(rrep.runs) and lrep.runs
             assert not rrep.failed
             stage = m.stage
@@ -97,7 +99,9 @@ def test_remote_root_recorded_as_the_local_ingest_of_the_same_files(served, tmp_
             assert not any(p.is_symlink() for p in m.local_root.rglob("*"))
             _same_files(m.local_root, root)  # on disk now: the same bytes and mtimes
             # the runs recorded from the stage are unchanged on disk (signatures without inodes)
-            assert ingest_paths(rc, [m.local_root], tasks_dir=tasks, host="box").unchanged == len(rrep.runs)
+            assert ingest_paths(
+                rc, [m.local_root], tasks_dir=tasks, host="box", images=[m.local_root]
+            ).unchanged == len(rrep.runs)
             # nothing changed: the next sync reads nothing
             again = m.sync()
             assert again.bytes_read == 0 and again.changed == [] and "settle" not in again.phases
@@ -368,14 +372,14 @@ def test_a_rescan_with_nothing_changed_records_nothing_after_a_sharded_first_ing
     assert not m.sync().errors and m.staged
     conn = open_db(tmp_path / "r.duckdb")
     try:
-        first = ingest_paths(conn, [m.local_root], tasks_dir=tasks, host="box")
+        first = ingest_paths(conn, [m.local_root], tasks_dir=tasks, host="box", images=[m.local_root])
         assert shards and first.runs and not first.failed  # the shard recorded some of them
         m.settle()
         n_events = conn.execute("SELECT count(*) FROM events").fetchone()[0]
         for _ in range(2):
             rep = m.sync()
             assert rep.changed == [] and rep.removed == []
-            again = ingest_paths(conn, [m.local_root], tasks_dir=tasks, host="box")
+            again = ingest_paths(conn, [m.local_root], tasks_dir=tasks, host="box", images=[m.local_root])
             assert (again.unchanged, len(again.runs)) == (len(first.runs), len(first.runs))
             assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == n_events
     finally:

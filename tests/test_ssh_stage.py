@@ -12,7 +12,7 @@ import pytest
 
 from edgetui.hosts import stage
 from edgetui.hosts.local import LocalHost
-from edgetui.hosts.signature import add_image_root, tree_signature
+from edgetui.hosts.signature import tree_signature
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_runs" / "runs"
@@ -38,14 +38,13 @@ def test_a_staged_image_settled_on_disk_is_the_same_tree_with_the_same_signature
         (shutil.copytree if e.is_dir() else shutil.copy2)(e, st / e.name)
     image = tmp_path / "img"
     stage.publish(st, image)
-    add_image_root(str(image))
     assert all(p.is_symlink() for p in image.iterdir() if p.is_dir())
     staged, h = _tree(image), LocalHost()
-    sig = tree_signature(h, str(image / GW)).digest
+    sig = tree_signature(h, str(image / GW), image=True).digest
     assert stage.settle(image, st) == sum(1 for e in SAMPLES.iterdir() if e.is_dir())
     assert not st.exists() and not any(p.is_symlink() for p in image.rglob("*"))
     assert _tree(image) == staged  # bytes and nanosecond mtimes of files and directories kept
-    assert tree_signature(h, str(image / GW)).digest == sig
+    assert tree_signature(h, str(image / GW), image=True).digest == sig
     # outside an image the same copy is another tree (other inodes)
     plain = tmp_path / "plain"
     shutil.copytree(image, plain)
@@ -55,7 +54,7 @@ def test_a_staged_image_settled_on_disk_is_the_same_tree_with_the_same_signature
     rep = image / GW / "submissions" / "agent-3" / "report.json"
     t = rep.stat().st_mtime_ns
     os.utime(rep, ns=(t, t + 1))
-    assert tree_signature(h, str(image / GW)).digest != sig
+    assert tree_signature(h, str(image / GW), image=True).digest != sig
 
 
 def test_settle_removes_links_whose_stage_is_gone_and_leaves_other_links(tmp_path):

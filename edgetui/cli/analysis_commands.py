@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from edgetui.cli.output import for_terminal, visible
+from edgetui.plot_figure import new_figure
 from edgetui.replay.analysis.task_variants import mixed_note, mixed_tasks
 
 __all__ = ["add_commands", "cmd_leaderboard", "cmd_fit", "parse_hours"]
@@ -648,7 +649,7 @@ def plot_fits(recs, width: int = 0, height: int = 0) -> str:
     cols, lines = shutil.get_terminal_size((100, 30))
     w, h = width or min(cols, 160), height or max(15, min(lines - 6, 40))
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    f = plt.figure
+    f = new_figure()
     f.clear()
     f.theme("simple")
     f.plot_size(w, h)
@@ -977,7 +978,7 @@ def _plot_compare(series) -> str:
 
     cols, lines = shutil.get_terminal_size((100, 30))
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    f = plt.figure
+    f = new_figure()
     f.clear()
     f.theme("simple")
     f.plot_size(min(cols, 160), max(12, min(lines - 6, 30)))

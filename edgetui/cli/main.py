@@ -470,7 +470,17 @@ def cmd_watch(db: Path, args) -> int:
 
 
 def _progress_ingest(
-    db: Path, paths, *, tasks_dir=None, host="local", sample=False, prices=None, quiet=False, unforget=False, full=False
+    db: Path,
+    paths,
+    *,
+    tasks_dir=None,
+    host="local",
+    sample=False,
+    prices=None,
+    quiet=False,
+    unforget=False,
+    full=False,
+    images=(),
 ):
     from edgetui.store.database import open_db
 
@@ -481,19 +491,27 @@ def _progress_ingest(
 
     before = count()
     try:
-        rep = _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet, unforget, full)
+        rep = _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet, unforget, full, images)
         rep.new_events = max(0, count() - before)
         return rep
     finally:
         conn.close()
 
 
-def _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet, unforget=False, full=False):
+def _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet, unforget=False, full=False, images=()):
     from edgetui.record.ingest import ingest_paths
 
     if quiet or not sys.stderr.isatty():
         return ingest_paths(
-            conn, paths, tasks_dir=tasks_dir, host=host, is_sample=sample, prices=prices, unforget=unforget, full=full
+            conn,
+            paths,
+            tasks_dir=tasks_dir,
+            host=host,
+            is_sample=sample,
+            prices=prices,
+            unforget=unforget,
+            full=full,
+            images=images,
         )
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
@@ -524,6 +542,7 @@ def _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet, u
             on_total=on_total,
             unforget=unforget,
             full=full,
+            images=images,
         )
 
 
@@ -636,6 +655,7 @@ def _ingest_remote(db: Path, cfg, args):
                 quiet=args.quiet,
                 unforget=args.unforget,
                 full=args.full,
+                images=[m.local_root],  # an image: its runs signed without inodes
             )
             got.messages = [remote_names(x, m.local_root, f"{cfg.name}:{root}") for x in got.messages]
             rep.merge(got)

@@ -40,11 +40,11 @@ import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
 from typing import Any, Callable, Optional
 
 from edgetui.events import one_line
 from edgetui.hosts.container_info import ContainerInfo
+from edgetui.times import iso8601_to_epoch
 
 _EXITED_RE = re.compile(r"^Exited \((-?\d+)\)")
 _SUBMISSION_ID_RE = re.compile(r"^[0-9a-f]{6,64}$")
@@ -80,18 +80,9 @@ def parse_name(name: str) -> dict[str, Optional[str]]:
 
 def parse_docker_time(v: Any) -> Optional[float]:
     """Epoch of a Docker RFC 3339 timestamp (nanoseconds allowed); the zero time → None."""
-    if not isinstance(v, str) or not v or v.startswith("0001-"):
+    if not isinstance(v, str) or v.startswith("0001-"):
         return None
-    s = v.strip()
-    if s.endswith("Z"):
-        s = s[:-1] + "+00:00"
-    m = re.match(r"^(.*?\.\d{1,6})\d*(.*)$", s)
-    if m:
-        s = m.group(1) + m.group(2)
-    try:
-        return datetime.fromisoformat(s).timestamp()
-    except ValueError:
-        return None
+    return iso8601_to_epoch(v)
 
 
 def _env_value(env: Any, key: str) -> Optional[str]:

@@ -50,7 +50,6 @@ from edgetui.hosts import Entry, Host
 from edgetui.hosts import stage as stage_mod
 
 from edgetui.parsers.sforge_dir import FOLDER_FILES
-from edgetui.hosts.signature import add_image_root
 from edgetui.hosts.stream import open_process
 
 import platformdirs
@@ -338,7 +337,6 @@ class Mirror:
         self.host, self.remote_root = host, remote_root.rstrip("/") or "/"
         self.local_root = Path(local_root) if local_root else default_cache(host.name, self.remote_root)
 
-        add_image_root(str(self.local_root))  # its tree signatures leave inodes out (settle copies files)
         #: the directory syncs write into: ``local_root``, or a first sync's stage (:mod:`.stage`)
         self._root = self.local_root
         #: a first sync's stage not written to disk yet (:meth:`settle`), else None

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Optional
+from typing import Iterable, Optional
 
 from edgetui.hosts import Host, join
 
@@ -74,35 +74,18 @@ def _local_list(path: str) -> list[tuple]:
     return out
 
 
-#: local directories holding images of remote roots (:class:`edgetui.hosts.mirror.Mirror` adds
-#: its own): a task dir under one is signed without inodes (see :func:`tree_signature`)
-_IMAGE_ROOTS: set[str] = set()
-_image_prefixes: tuple[str, ...] = ()
+def image_prefixes(roots: Iterable[str | os.PathLike]) -> tuple[str, ...]:
+    """The local directories holding images of remote runs roots (each
+    :class:`edgetui.hosts.mirror.Mirror`'s ``local_root``), as the prefixes :func:`in_image` takes."""
+    return tuple(sorted({os.path.abspath(r).rstrip("/") + "/" for r in roots}))
 
 
-def add_image_root(path: str) -> None:
-    """Say that ``path`` (a local directory) is the image of a remote runs root: the tree
-    signatures of task dirs under it are taken with every inode 0."""
-    global _image_prefixes
-    p = os.path.abspath(path).rstrip("/") + "/"
-    if p not in _IMAGE_ROOTS:
-        _IMAGE_ROOTS.add(p)
-        _image_prefixes = tuple(sorted(_IMAGE_ROOTS))
+def in_image(task_dir: str | os.PathLike, prefixes: tuple[str, ...]) -> bool:
+    """Is ``task_dir`` inside one of the images (:func:`image_prefixes`)?"""
+    return bool(prefixes) and os.path.abspath(task_dir).startswith(prefixes)
 
 
-def image_roots() -> list[str]:
-    """The image roots said so far in this process (:func:`add_image_root`): for a helper process
-    taking signatures too (the ingest's shard), which must say them again there."""
-    return sorted(_IMAGE_ROOTS)
-
-
-def _in_image(task_dir: str) -> bool:
-    if not _image_prefixes:
-        return False
-    return os.path.abspath(task_dir).startswith(_image_prefixes)
-
-
-def tree_signature(host: Host, task_dir: str, salt: str = "") -> Optional[TreeSignature]:
+def tree_signature(host: Host, task_dir: str, salt: str = "", image: bool = False) -> Optional[TreeSignature]:
     """The signature of ``task_dir`` on ``host`` (see the module), with ``salt`` (what else the
     ingest's result depends on: task settings, flags) mixed in; None when the directory cannot be
     listed (the ingest then says why). The digest is of ``repr`` of the list of parts (the salt,
@@ -110,13 +93,13 @@ def tree_signature(host: Host, task_dir: str, salt: str = "") -> Optional[TreeSi
     run dir's ``run_config.json`` entry last; the local host's listings skip building the entries
     (:func:`_local_list`; the same digest, tested).
 
-    In the image of a remote root (:func:`add_image_root`) every inode, and every directory's
+    With ``image`` (``task_dir`` is in the image of a remote root: :func:`in_image`, which the
+    caller that knows the images asks; never a process-wide list) every inode, and every directory's
     size (the file system's, not the host's: a tmpfs says 1000 where ext4 says 4096), counts as 0: only
     :class:`~edgetui.hosts.mirror.Mirror` writes there, always with the host's size and mtime, and
     it moves a staged image to disk (new inodes, the same files: :mod:`edgetui.hosts.stage`)."""
 
     lister = _local_list if type(host) is LocalHost else host.list
-    image = _in_image(task_dir)
     if image:
         base_lister = lister
 

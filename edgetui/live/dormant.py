@@ -31,7 +31,7 @@ from collections import deque
 from typing import Optional
 
 from edgetui.hosts.local import LocalHost
-from edgetui.hosts.signature import TREE_SOURCE, tree_signature
+from edgetui.hosts.signature import TREE_SOURCE, in_image, tree_signature
 from edgetui.parsers import sforge_dir as sd
 from edgetui.records import RunInfo
 from edgetui.record.changed_runs import signature_salt
@@ -125,7 +125,8 @@ class DormantRuns:
         return tuple(out)
 
     def _signature(self, td: str, task_id: str, is_sample: bool):
-        return tree_signature(self._local_host, td, signature_salt(self.tasks, task_id, is_sample))
+        salt = signature_salt(self.tasks, task_id, is_sample)
+        return tree_signature(self._local_host, td, salt, in_image(td, self.image_roots))
 
     def _index_asleep(self, rs: RunState) -> None:
         self._dormant_dirs[os.path.abspath(str(rs.task_dir))] = rs.key

@@ -459,7 +459,7 @@ class RunFiles:
                     **known,
                 )
             )
-        finalize_runs(self.rec, jobs)
+        finalize_runs(self.rec, jobs, self.settings.abort_after_s)
         for rs, _, _ in items:
             rs.aligned = anchors[rs.key]
         self._load_rows([(rs, aggregates) for rs, aggregates, _ in items])

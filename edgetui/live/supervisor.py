@@ -51,7 +51,6 @@ from another thread should use their own ``conn.cursor()`` too.
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 import threading
@@ -61,6 +60,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from edgetui.events import Event, Kind, TimeSource, one_line
+from edgetui.garbage_collector import COLLECTOR
+from edgetui.hosts.signature import image_prefixes
 from edgetui.redact import redact_text
 from edgetui.parsers.run_secrets import run_secrets
 from edgetui.record.prices import load_price_file
@@ -137,6 +138,9 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             else:
                 path = Path(r).expanduser()
             self.roots.append(path)
+        #: the roots given with their host (``(path, host)``: a feed's images of a remote host's
+        #: roots, edgetui.hosts.feed.RemoteFeed.roots): their runs are signed without inodes
+        self.image_roots = image_prefixes(self._root_host)
         self.host_lines: Optional[Callable[[], list[str]]] = None
         #: (HostState.kind, round trip in seconds or None) of a remote host by name, for each run of its roots
         self.host_state_of: Optional[Callable[[str], Optional[tuple]]] = None
@@ -289,7 +293,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                     # caught up: what was built so far (parsers, tables, caches) lives as long as the
                     # supervisor; out of the collector's full scans, which otherwise walk it again and
                     # again while hundreds of lines a second come and go
-                    gc.freeze()
+                    COLLECTOR.hold_frozen(self)
                     self._gc_frozen = True
                 gap = self._next_gap(interval)  # without the file watcher: longer while nothing changes
                 end = t0 + (min(interval, 2.0) if self._failed else gap)  # a failed refresh retries soon

@@ -6,12 +6,12 @@ stream-json and session-file parsers (:mod:`edgetui.parsers.claude`); no I/O."""
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
 from typing import Any, Optional
 
 import orjson
 
 from edgetui.events import Usage, make_usage, one_line
+from edgetui.times import iso8601_to_epoch
 
 #: summaries collapse at most this many characters of a long text
 SUMMARY_SCAN = 1200
@@ -66,23 +66,16 @@ def usage_tuple(u: Usage) -> list[int]:
 
 
 def parse_timestamp(v: Any) -> Optional[float]:
-    """ISO 8601 string (``Z`` or offset; naive = UTC) or epoch s / ms -> epoch seconds UTC."""
+    """ISO 8601 string (:func:`edgetui.times.parse_iso8601`) or epoch s / ms (a number, or a string
+    of one) -> epoch seconds UTC."""
     if isinstance(v, str):
-        s = v.strip()
-        if not s:
-            return None
-        if s[-1] in "Zz":
-            s = s[:-1] + "+00:00"
+        t = iso8601_to_epoch(v)
+        if t is not None:
+            return t
         try:
-            dt = datetime.fromisoformat(s)
+            return parse_timestamp(float(v))
         except ValueError:
-            try:
-                return parse_timestamp(float(s))
-            except ValueError:
-                return None
-        if dt.tzinfo is None:
-            dt = dt.replace(tzinfo=timezone.utc)
-        return dt.timestamp()
+            return None
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
     f = float(v)

@@ -47,7 +47,6 @@ from edgetui.parsers.base import parse_error
 from edgetui.parsers.codex_common import (
     copy_state,
     first_line,
-    iso_to_epoch,
     submit_fields,
     submit_mode,
     tool_result_summary,
@@ -61,7 +60,6 @@ __all__ = [
     "CodexTextParser",
     "CodexJsonParser",
     "CodexRolloutParser",
-    "iso_to_epoch",
     "submit_mode",
     "submit_fields",
 ]

@@ -1,6 +1,6 @@
 """Helpers shared by the Codex and OpenCode JSON-lines parsers.
 
-* :func:`iso_to_epoch` (ISO-8601 → epoch seconds UTC), :func:`submit_mode` /
+* :func:`submit_mode` /
   :func:`submit_fields` (sforge-submit calls and their results, as the Claude
   parser marks them), OpenAI usage → :class:`~edgetui.events.Usage`;
 * :class:`JsonLinesParser`: one JSON object per line, segments
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from datetime import datetime, timezone
 from typing import Any, Optional
 
 import orjson
@@ -31,7 +30,6 @@ T_RECORDED = TimeSource.RECORDED.value
 __all__ = [
     "T_RECORDED",
     "JsonLinesParser",
-    "iso_to_epoch",
     "submit_mode",
     "submit_fields",
     "command_text",
@@ -48,32 +46,6 @@ __all__ = [
 
 _SFORGE_EXIT = b"__SFORGE_EXIT__"
 SFORGE_EXIT_RE = re.compile(rb"__SFORGE_EXIT__(-?\d+)[ \t\r]*$")
-
-
-def iso_to_epoch(value: Any) -> Optional[float]:
-    """ISO-8601 string (``2026-07-11T17:18:23.720Z``) → epoch seconds UTC; ``None`` if unparsable.
-
-    A time without zone is taken as UTC (Codex writes ``Z``).
-    """
-    if not isinstance(value, str) or len(value) < 10:
-        return None
-    s = value.strip()
-    if s.endswith(("Z", "z")):
-        s = s[:-1] + "+00:00"
-    # Python 3.10's fromisoformat wants 3 or 6 fraction digits: normalise to 6.
-    dot = s.find(".", 10)
-    if dot >= 0:
-        end = dot + 1
-        while end < len(s) and s[end].isdigit():
-            end += 1
-        s = s[: dot + 1] + (s[dot + 1 : end] + "000000")[:6] + s[end:]
-    try:
-        dt = datetime.fromisoformat(s)
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
 
 
 def submit_mode(command: Any) -> Optional[str]:

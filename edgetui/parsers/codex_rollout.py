@@ -24,12 +24,12 @@ from edgetui.parsers.codex_common import (
     command_text,
     first_line,
     int_or_none,
-    iso_to_epoch,
     remember,
     submit_fields,
     submit_mode,
     tool_result_summary,
 )
+from edgetui.times import iso8601_to_epoch
 from edgetui.parsers.codex_protocol import (
     CONTEXT_PREFIXES,
     CONVERSATION_EVENTS,
@@ -162,7 +162,7 @@ class CodexRolloutParser(EventMsgParser):
         }
 
     def _time_of(self, obj: dict[str, Any]) -> Optional[float]:
-        return iso_to_epoch(obj.get("timestamp"))
+        return iso8601_to_epoch(obj.get("timestamp"))
 
     def finish(self) -> list[Event]:
         """At the end of a finished file, besides the cut (:meth:`EventMsgParser.finish`): the result

@@ -7,11 +7,9 @@ path in :mod:`edgetui.record.ingest`.
 
 from __future__ import annotations
 
-import gc
 import os
 import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 from edgetui.events import Event
@@ -22,6 +20,7 @@ from edgetui.parsers.base import (
     parse_error,
 )  # line_events: the long-line rule, shared with the live tailer
 
+from edgetui.garbage_collector import fewer_collections
 from edgetui.parsers.base import MAX_LINE_BYTES, RAW_KEEP
 from edgetui.parsers.base import Line
 from edgetui.parsers.helper_process import Sender, ignore_ctrl_c
@@ -29,34 +28,6 @@ from edgetui.parsers.detect import parser_for
 from edgetui.parsers.arrow_batches import build_table
 
 import signal
-
-_relaxed = [0, None]  # [uses open, the thresholds before the first]: fewer_collections' state
-_relaxed_lock = threading.Lock()
-
-
-@contextmanager
-def fewer_collections():
-    """Cyclic GC mostly off while a big file is parsed: the parsers allocate millions of short-lived
-    containers (freed by reference counting) and the default thresholds made the collector rescan
-    every live batch thousands of times (~30 % of parse + Arrow time). Objects alive before are
-    frozen out of the scans; collections still run, rarely. Uses that overlap (nested, or in
-    several threads) share the first one's setting, restored when the last one ends: the offline
-    ingest holds one around all its runs (one scope per transcript cost a full collection of every
-    live object at each of its ends: ~1 ms a transcript, 608 in bench_scale's root)."""
-    with _relaxed_lock:
-        if not _relaxed[0]:
-            _relaxed[1] = gc.get_threshold()
-            gc.freeze()
-            gc.set_threshold(200_000, 50, 50)
-        _relaxed[0] += 1
-    try:
-        yield
-    finally:
-        with _relaxed_lock:
-            _relaxed[0] -= 1
-            if not _relaxed[0]:
-                gc.set_threshold(*_relaxed[1])
-                gc.unfreeze()
 
 
 def err_line(path: Path, e: Event) -> str:

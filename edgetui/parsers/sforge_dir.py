@@ -55,6 +55,7 @@ from typing import Any, Optional
 from edgetui.events import Event, Kind, TimeSource, one_line
 from edgetui.records import RunInfo, SubmissionRecord, TaskInfo, make_run_key
 from edgetui.redact import redact_obj
+from edgetui.times import parse_iso8601
 from edgetui.parsers.run_folder_files import SMALL_FILE_LIMIT, open_run_file, reads_run_folder
 from edgetui.parsers.base import file_generation, open_regular, parse_error, read_regular
 from edgetui.parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch, redact_text
@@ -261,15 +262,17 @@ def read_started_at(task_dir: Path) -> Optional[StartedAt]:
         return sa
     if len(lines) >= 2:
         sa.local_iso = lines[0]
-        try:
-            naive = datetime.strptime(lines[0][:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
+        # the wall clock of line 1 (its first 19 characters: any fraction or zone after it is not read)
+        local = parse_iso8601(lines[0][:19]) if len(lines[0]) >= 19 else None
+        if local is None:
+            sa.error = one_line(f"started_at: line 1 is not a local ISO time: {lines[0]!r}", 240)
+        else:
+            naive = local.replace(tzinfo=timezone.utc).timestamp()  # the wall clock read as UTC
             off = round((naive - ep) / 900.0) * 900.0
             if abs(off) <= 14 * 3600:
                 sa.utc_offset_s = float(off)
             else:
                 sa.error = one_line(f"started_at: line 1 {lines[0]!r} is {off / 3600:.1f} h away from the epoch", 240)
-        except ValueError:
-            sa.error = one_line(f"started_at: line 1 is not a local ISO time: {lines[0]!r}", 240)
     return sa
 
 

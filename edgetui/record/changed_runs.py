@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from edgetui import __version__
 from edgetui.store.schema import SCHEMA_VERSION
 from edgetui.hosts.local import LocalHost
-from edgetui.hosts.signature import TREE_SOURCE, tree_signature
+from edgetui.hosts.signature import TREE_SOURCE, in_image, tree_signature
 from edgetui.parsers.run_secrets import raw_secrets
 from edgetui.hosts import Entry
 
@@ -40,9 +40,10 @@ class Signatures(dict):
     a 750-run first ingest). :meth:`take` waits for it: called before the run is read, the
     signature is still taken before the read (a change meanwhile is seen next time)."""
 
-    def __init__(self) -> None:
+    def __init__(self, images: tuple[str, ...] = ()) -> None:
         super().__init__()
         self.pool = None
+        self.images = images  # the images of remote roots (edgetui.hosts.signature.image_prefixes)
 
     def take(self, key: str):
         """The run's ``(TreeSignature, transcript entry)``, or None (no signature: not listable)."""
@@ -58,7 +59,7 @@ class Signatures(dict):
         use), in the order of the calls."""
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edgetui-signatures")
-        self[key] = self.pool.submit(_signature_of, str(task_dir), salt)
+        self[key] = self.pool.submit(_signature_of, str(task_dir), salt, in_image(task_dir, self.images))
 
     def close(self) -> None:
         """Stop taking the signatures not taken yet (the ingest ended)."""
@@ -67,14 +68,20 @@ class Signatures(dict):
             self.pool = None
 
 
-def _signature_of(task_dir: str, salt: str):
+def _signature_of(task_dir: str, salt: str, image: bool):
 
-    sig = tree_signature(LocalHost(), task_dir, salt)
+    sig = tree_signature(LocalHost(), task_dir, salt, image)
     return (sig, _transcript_entry(task_dir)) if sig is not None else None
 
 
 def changed_runs(
-    rec: Recorder, jobs: list, tasks: dict, is_sample: bool, report: IngestReport, full: bool
+    rec: Recorder,
+    jobs: list,
+    tasks: dict,
+    is_sample: bool,
+    report: IngestReport,
+    full: bool,
+    images: tuple[str, ...] = (),
 ) -> tuple[list, Signatures, set]:
     """The jobs to do: every run job whose tree signature differs from the recorded one (or with
     ``full``, every job), the signatures taken (a :class:`Signatures`: ``take(run key)`` ->
@@ -97,7 +104,7 @@ def changed_runs(
         }
     )
     local = LocalHost()
-    kept, sigs, only_transcript = [], Signatures(), set()
+    kept, sigs, only_transcript = [], Signatures(images), set()
     for kind, obj in jobs:
         if kind != "run":
             kept.append((kind, obj))
@@ -109,7 +116,8 @@ def changed_runs(
             sigs.take_later(key, obj.task_dir, salt)
             kept.append((kind, obj))
             continue
-        sig = tree_signature(local, str(obj.task_dir), salt)
+        image = in_image(obj.task_dir, images)
+        sig = tree_signature(local, str(obj.task_dir), salt, image)
         if sig is not None and old is not None and old[0] == sig.digest and old[1] != "running":
             report.unchanged += 1
             report.runs.append(key)
@@ -121,16 +129,16 @@ def changed_runs(
             continue
         if sig is not None:
             sigs[key] = (sig, _transcript_entry(obj.task_dir))  # (stat'ed after the listing: see below)
-            if old is not None and _only_transcript_changed(str(obj.task_dir), salt, old[0], old[2]):
+            if old is not None and _only_transcript_changed(str(obj.task_dir), salt, old[0], old[2], image):
                 only_transcript.add(key)
         kept.append((kind, obj))
     return kept, sigs, only_transcript
 
 
-def fresh_signatures(jobs: list, tasks: dict, is_sample: bool) -> Signatures:
+def fresh_signatures(jobs: list, tasks: dict, is_sample: bool, images: tuple[str, ...] = ()) -> Signatures:
     """:class:`Signatures` of run jobs known to have no recorded signature (what
     :func:`changed_runs` gives them, without its read of the recorded ones)."""
-    sigs = Signatures()
+    sigs = Signatures(images)
     for kind, obj in jobs:
         if kind == "run":
             sigs.take_later(obj.run_key, obj.task_dir, signature_salt(tasks, obj.task_id, is_sample))
@@ -175,7 +183,9 @@ class _RecordedTranscriptView:
         return self._local.stat(path)
 
 
-def _only_transcript_changed(task_dir: str, salt: str, recorded_digest: str, state: str | None) -> bool:
+def _only_transcript_changed(
+    task_dir: str, salt: str, recorded_digest: str, state: str | None, image: bool = False
+) -> bool:
     """Is the task dir, its transcript aside, as recorded? (Its tree signature with the transcript's
     entry put back as recorded equals the recorded digest.) False when the recorded cursor does
     not say what the transcript was (written by an older edgetui, or by the live supervisor)."""
@@ -189,5 +199,5 @@ def _only_transcript_changed(task_dir: str, salt: str, recorded_digest: str, sta
     entry = st["transcript"]
     if entry is not None and (not isinstance(entry, list) or len(entry) != 4):
         return False
-    sig = tree_signature(_RecordedTranscriptView(task_dir, entry), task_dir, salt)
+    sig = tree_signature(_RecordedTranscriptView(task_dir, entry), task_dir, salt, image)
     return sig is not None and sig.digest == recorded_digest

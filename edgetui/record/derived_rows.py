@@ -5,7 +5,6 @@ ingest (:mod:`edgetui.record.ingest`) and the live supervisor. Core: no Textual 
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -15,6 +14,7 @@ from edgetui.record.time_alignment import AlignJob, align_runs
 from edgetui.store.sql_in_list import in_list
 from edgetui.records import RunInfo, SubmissionRecord, TaskInfo
 from edgetui.record.recorder import Recorder
+from edgetui.record.user_settings import load_settings
 
 from edgetui.replay.selection import best_as_known, best_so_far, entry_from_submission, is_score_task, select_best
 from edgetui.record.time_alignment import write_times
@@ -23,8 +23,6 @@ import math
 from edgetui.record.rollbacks import mark_rolled_back
 from edgetui.replay.invalid_rounds import is_invalid
 from edgetui.replay.trajectory_metrics import entries_of_rounds, trajectory_metrics
-
-ABORT_THRESHOLD_S = float(os.environ.get("SFORGE_VIZ_ABORT_THRESHOLD", 7200))  # SForge visualizer default
 
 
 def _sub_row(s: SubmissionRecord) -> dict:
@@ -146,15 +144,20 @@ class _Done:
     counted: list = field(default_factory=list)
 
 
-def finalize_runs(rec: Recorder, jobs: list[FinalizeJob]) -> None:
+def finalize_runs(rec: Recorder, jobs: list[FinalizeJob], abort_after_s: Optional[float] = None) -> None:
     """:func:`finalize_run` of several runs (distinct run keys) with a fixed number of DuckDB
     statements whatever their number, instead of ~20 a run (each ~5-10 ms on a loaded machine:
     150 new live runs paid ~11 s): every read groups by ``run_key`` over ``run_key IN (...)``,
     every write is one statement for the batch (submissions, usage, alignment, game events, the
     runs rows). Bare transcripts' record keys and shared totals (:mod:`edgetui.store.repeated_records`) stay
-    per run. The same rows as finalizing the runs one by one (tests/test_finalize_batch.py)."""
+    per run. The same rows as finalizing the runs one by one (tests/test_finalize_batch.py).
+    ``abort_after_s``: SForge's abort threshold (the live supervisor passes its settings'); None
+    reads the user's settings now (:func:`edgetui.record.user_settings.load_settings`), so the
+    offline ingest and the live supervisor say "aborted" of the same run alike."""
     if not jobs:
         return
+    if abort_after_s is None:
+        abort_after_s = load_settings().abort_after_s
     conn = rec.conn
     for j in jobs:
         if j.fresh is None:
@@ -241,7 +244,9 @@ def finalize_runs(rec: Recorder, jobs: list[FinalizeJob]) -> None:
     updates = []
     for d in done:
         j = d.job
-        updates.append((j.run_key, _run_columns(j, d, aggs.get(j.run_key), log_rec.get(j.run_key, (None, None)))))
+        updates.append(
+            (j.run_key, _run_columns(j, d, aggs.get(j.run_key), log_rec.get(j.run_key, (None, None)), abort_after_s))
+        )
     rec.update_runs(updates)
     rec.flush_run()  # (a new run's held row: written now, with every column set since its upsert)
     for d in full:
@@ -323,7 +328,7 @@ def _best_so_far(j: FinalizeJob, known_t: dict, tick_t: dict, log_end) -> _Done:
     return _Done(j, rows, steps, selection, direction, game_t, score_0_100, sforge_best, counted)
 
 
-def _run_columns(j: FinalizeJob, d: _Done, agg_totals: Optional[tuple], log_rec: tuple) -> dict:
+def _run_columns(j: FinalizeJob, d: _Done, agg_totals: Optional[tuple], log_rec: tuple, abort_after_s: float) -> dict:
     """The runs-row columns of one finalized run (``agg_totals``: its
     :func:`edgetui.store.repeated_records.run_aggregates`, None when ``j.aggregates`` is False; ``log_rec``: the
     latest and the first recorded time of its run_agent.log)."""
@@ -374,7 +379,7 @@ def _run_columns(j: FinalizeJob, d: _Done, agg_totals: Optional[tuple], log_rec:
         status, reason = "aborted", harness_reason(info.harness_error)
     else:
         activity = max([x for x in (last_event, info.started_at) if x is not None], default=None)
-        status = "aborted" if activity is None or time.time() - activity > ABORT_THRESHOLD_S else "running"
+        status = "aborted" if activity is None or time.time() - activity > abort_after_s else "running"
         reason = unreadable_reason(info.unreadable)
     started = info.started_at
     if started is None:  # no started_at: the harness log's first line, before any file's mtime (a copy's)

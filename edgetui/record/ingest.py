@@ -14,9 +14,8 @@ import os
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from edgetui.parsers.parsing_process import (
-    fewer_collections,
-)
+from edgetui.garbage_collector import fewer_collections
+from edgetui.hosts.signature import image_prefixes
 from edgetui.record.changed_runs import changed_runs
 from edgetui.record.ingest_report import INGEST_MEMORY_LIMIT, IngestReport
 from edgetui.record.recorder import Recorder
@@ -46,6 +45,7 @@ def ingest_paths(
     on_total: Optional[Callable[[int], None]] = None,
     unforget: bool = False,
     full: bool = False,
+    images: Iterable[Path | str] = (),
 ) -> IngestReport:
     """Record every run found under ``paths`` (task dirs, run dirs, runs roots, transcript files).
 
@@ -55,6 +55,10 @@ def ingest_paths(
     ``report.unchanged`` and listed in ``report.runs``), unless its recorded status is
     ``running`` (its status depends on the clock) or ``full`` (a tree copied with its mtimes
     over recorded files).
+
+    ``images``: the local images of remote runs roots among ``paths`` (each
+    :class:`~edgetui.hosts.mirror.Mirror`'s ``local_root``): their runs are signed without inodes
+    (:func:`edgetui.hosts.signature.tree_signature`).
 
     Runs forgotten with ``edgetui forget`` (:mod:`edgetui.record.forget_and_tag`) are skipped with a note,
     unless ``unforget`` (their tombstones are then removed). Returns an :class:`IngestReport`;
@@ -67,7 +71,9 @@ def ingest_paths(
     old_limit = conn.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
     conn.execute(f"SET memory_limit = '{INGEST_MEMORY_LIMIT}'")
     try:
-        _ingest_jobs(rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget, full)
+        _ingest_jobs(
+            rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget, full, image_prefixes(images)
+        )
     finally:
         conn.execute(f"SET memory_limit = '{old_limit}'")
         # the messages go to stderr: a file's name or a reason quoting its bytes, without its secrets
@@ -86,7 +92,7 @@ def _scrub_message(rec: Recorder, message: str) -> str:
 
 
 def _ingest_jobs(
-    rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget=False, full=False
+    rec, paths, tasks_dir, host, is_sample, progress, on_total, report, unforget=False, full=False, images=()
 ) -> None:
 
     tdir = resolve_tasks_dir(tasks_dir)
@@ -129,7 +135,7 @@ def _ingest_jobs(
                 unforget_run(rec.conn, key)
             kept.append((kind, obj))
         jobs = kept
-    jobs, sigs, only_transcript = changed_runs(rec, jobs, tasks, is_sample, report, full)
+    jobs, sigs, only_transcript = changed_runs(rec, jobs, tasks, is_sample, report, full, images)
     if on_total:
         total = 0
         for kind, obj in jobs:
@@ -142,12 +148,14 @@ def _ingest_jobs(
         on_total(total)
     try:
         with fewer_collections():  # (one scope for every run: see fewer_collections)
-            _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report)
+            _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report, images=images)
     finally:
         sigs.close()
 
 
-def _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report, shard=True) -> None:
+def _record_jobs(
+    rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report, shard=True, images=()
+) -> None:
     """Record ``jobs`` in order; with ``shard``, many new run directories at their end are shared
     with a second process, which records its part into a database of its own, copied in at the
     end (:mod:`edgetui.record.ingest_shard`: the same rows)."""
@@ -163,7 +171,7 @@ def _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progr
         record_serial(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report)
         return
 
-    sh = start_shard(rec, jobs, start, tasks, host, is_sample)
+    sh = start_shard(rec, jobs, start, tasks, host, is_sample, images)
     if sh is None:
         record_serial(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progress, report)
         return
@@ -186,18 +194,18 @@ def _record_jobs(rec, jobs, sigs, only_transcript, tasks, host, is_sample, progr
         with one_duckdb_thread(rec.conn):
             record_serial(rec, jobs[:start], sigs, only_transcript, tasks, host, is_sample, mine, report)
             while (got := sh.claims.take_front()) is not None:
-                _record_new_runs(rec, jobs[got[0] : got[1]], tasks, host, is_sample, mine, report)
+                _record_new_runs(rec, jobs[got[0] : got[1]], tasks, host, is_sample, mine, report, images)
         ok = sh.finish(rec, report, progress)
     finally:
         sh.close()
     if not ok:  # (nothing of it copied: what it had claimed is recorded here)
-        _record_new_runs(rec, jobs[sh.claims.shard_from() :], tasks, host, is_sample, progress, report)
+        _record_new_runs(rec, jobs[sh.claims.shard_from() :], tasks, host, is_sample, progress, report, images)
 
 
-def _record_new_runs(rec, jobs, tasks, host, is_sample, progress, report) -> None:
+def _record_new_runs(rec, jobs, tasks, host, is_sample, progress, report, images=()) -> None:
     """:func:`record_serial` of run jobs known to be new (their signatures taken as they go)."""
 
-    sigs = fresh_signatures(jobs, tasks, is_sample)
+    sigs = fresh_signatures(jobs, tasks, is_sample, images)
     try:
         record_serial(rec, jobs, sigs, set(), tasks, host, is_sample, progress, report)
     finally:

@@ -41,9 +41,8 @@ from edgetui.store.database import open_db
 from edgetui.parsers.run_secrets import raw_secrets
 from edgetui.record.ingest_report import INGEST_MEMORY_LIMIT, IngestReport
 from edgetui.record.run_recording import record_serial
-from edgetui.parsers.parsing_process import fewer_collections
+from edgetui.garbage_collector import fewer_collections
 from edgetui.record.recorder import Recorder
-from edgetui.hosts.signature import add_image_root, image_roots
 
 if TYPE_CHECKING:
     from edgetui.record.ingest_report import IngestReport
@@ -205,7 +204,9 @@ def _remove_stale(main: Path) -> None:
             pass
 
 
-def start_shard(rec: "Recorder", jobs: list, start: int, tasks: dict, host: str, is_sample: bool) -> Optional[Shard]:
+def start_shard(
+    rec: "Recorder", jobs: list, start: int, tasks: dict, host: str, is_sample: bool, images: tuple = ()
+) -> Optional[Shard]:
     """Start the shard, sharing ``jobs[start:]`` with this process (its own database file beside
     the main one), or None (an in-memory database, or the process cannot be started: the caller
     records them itself)."""
@@ -238,7 +239,7 @@ def start_shard(rec: "Recorder", jobs: list, start: int, tasks: dict, host: str,
                 sorted(rec.secrets),
                 os.getpid(),
                 value,
-                image_roots(),
+                images,
             ),
             "edgetui-shard",
         )
@@ -271,8 +272,6 @@ def shard_main(
 
     ignore_ctrl_c()
     die_with_parent(parent_pid)
-    for image in images:  # signed as the parent signs them: without inodes (a settled stage moves them)
-        add_image_root(image)
     try:
         conn = open_db(path)
         conn.execute(f"SET memory_limit = '{INGEST_MEMORY_LIMIT}'")
@@ -300,7 +299,7 @@ def shard_main(
                 rec.set_secrets(base.union(*before[:i]))  # (what this process knows after jobs[:i])
                 report = IngestReport()
                 chunk = jobs[i:j]
-                sigs = fresh_signatures(chunk, tasks, is_sample)
+                sigs = fresh_signatures(chunk, tasks, is_sample, images)  # (the parent's images)
                 try:
                     record_serial(rec, chunk, sigs, set(), tasks, host, is_sample, progress, report)
                 finally:

@@ -11,11 +11,11 @@ from typing import Callable, Optional
 
 from edgetui.events import Event
 from edgetui.parsers.base import file_generation, iter_lines, open_regular
+from edgetui.garbage_collector import fewer_collections
 from edgetui.parsers.parsing_process import (
     TAIL_SUB,
     err_line,
     tail_events,
-    fewer_collections,
     line_events,
     serve_parse,
 )

@@ -10,7 +10,7 @@ curve, ``p`` to where they part, ``g`` / ``G`` to the start / end, ``q`` / Esc b
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from rich.text import Text
 from textual import on, work
@@ -22,6 +22,7 @@ from textual.widgets import Footer, Static
 
 from edgetui.store.database import lift_pool_on
 from edgetui.control_chars import visible
+from edgetui.plot_figure import new_figure
 
 from edgetui.replay.cursor import format_elapsed
 
@@ -71,6 +72,7 @@ class CompareScreen(Screen):
         self.at = 0.0  # the cursor, seconds of elapsed time
         self.part: Optional[tuple] = None
         self.error = ""
+        self._figure: Any = None  # this screen's own plotext figure (edgetui.plot_figure), made at the first chart
 
     def compose(self) -> ComposeResult:
         yield Static("loading…", id="cmp-title")
@@ -169,7 +171,9 @@ class CompareScreen(Screen):
         # lazy: plotext loads with the first chart drawn, after the first paint
         import plotext as plt
 
-        f = plt.figure
+        if self._figure is None:
+            self._figure = new_figure()
+        f = self._figure
         f.clear()
         f.theme("simple")
         f.plot_size(w, h)

@@ -4,7 +4,6 @@ lines); everything here is re-exported there."""
 
 from __future__ import annotations
 
-import gc
 import threading
 from typing import Any, Iterable, Optional
 
@@ -16,6 +15,7 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, Static
 
+from edgetui.garbage_collector import COLLECTOR
 from edgetui.replay.cursor import ReplayCursor
 
 __all__ = [
@@ -143,9 +143,6 @@ class HelpScreen(ModalScreen[None]):
 FOOTER_PALETTE_WIDTH = 96
 
 
-_frozen_by: Optional[int] = None  # id of the screen whose mount froze the heap
-
-
 def freeze_startup_heap(owner: object) -> bool:
     """When ``owner`` (a replay screen) mounts and nothing is frozen yet: the objects alive then
     (modules, classes, Textual's DOM and styles: the import-time heap, a few hundred thousand
@@ -156,21 +153,15 @@ def freeze_startup_heap(owner: object) -> bool:
     stays out of the collector for good (the garbage of a closed screen is collectable again). Left
     alone when something else froze the heap (the live supervisor, once caught up). Returns whether
     it froze."""
-    global _frozen_by
-    if _frozen_by is not None or gc.get_freeze_count():
+    if COLLECTOR.frozen():
         return False
-    gc.collect(1)
-    gc.freeze()
-    _frozen_by = id(owner)
+    COLLECTOR.hold_frozen(owner, collect_young=True)
     return True
 
 
 def thaw_heap(owner: object) -> None:
-    """Undo :func:`freeze_startup_heap` if ``owner`` froze the heap (:func:`gc.unfreeze`)."""
-    global _frozen_by
-    if _frozen_by == id(owner):
-        _frozen_by = None
-        gc.unfreeze()
+    """Undo :func:`freeze_startup_heap` if ``owner`` froze the heap (and no one else needs it frozen)."""
+    COLLECTOR.release(owner)
 
 
 def fold_note(cur: ReplayCursor) -> str:
