@@ -1,7 +1,9 @@
 """``edgetui`` command line. Every command and option is described in docs/commands.md.
 
 Every command takes ``--db PATH`` (default: :func:`edgetui.store.database.default_db_path`).
-Errors are one line on stderr (``edgetui: error: ...``) with exit status 2;
+Errors are one line on stderr: an input problem ``edgetui: error: ...`` with exit status 2, an
+internal error (a bug) ``edgetui: internal error (...): ...; details in <log file>`` with 70
+(:mod:`edgetui.error_log`; docs/reliability-and-security.md, "Errors and exit status");
 no traceback reaches the user unless ``EDGETUI_DEBUG=1``.
 """
 
@@ -15,6 +17,8 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from edgetui import __version__
+from edgetui.error_log import EXIT_INPUT, EXIT_INTERNAL, report_internal_error
+from edgetui.errors import UserError
 from edgetui.cli.run_arguments import parse_at, resolve_run, write_op
 from edgetui.cli.output import emit, print_table, query_read_only, for_terminal, visible  # noqa: F401  (cli_analysis and tests read them here)
 
@@ -393,8 +397,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 130
         if os.environ.get("EDGETUI_DEBUG"):
             raise
-        from edgetui.errors import UserError
-
+        if not is_input_problem(e):  # a bug of edgetui's: its traceback to the log file, one line here
+            print(report_internal_error(e, f"edgetui {args.cmd or 'app'}"), file=sys.stderr)
+            return EXIT_INTERNAL
         if isinstance(e, UserError):  # one line already: the file, the cause, what to do
             print(f"edgetui: error: {e}", file=sys.stderr)
             return e.exit_code
@@ -403,7 +408,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             text = text.split("\nLINE ", 1)[0]  # DuckDB's caret picture does not survive one line
         msg = " ".join(text.split()) or type(e).__name__
         print(f"edgetui: error: {visible(msg)}", file=sys.stderr)
-        return 2
+        return EXIT_INPUT
+
+
+def is_input_problem(e: BaseException) -> bool:
+    """Whether ``e`` ending a command is the input's (one line, :data:`EXIT_INPUT`), not a bug of
+    edgetui's: a :class:`UserError`; an OS error (a missing file, a permission); a bad value
+    (ValueError); an unknown run (LookupError, not KeyError / IndexError, which are bugs); a
+    RuntimeError raised with a message for the user (the holder's refusals; not its subclasses,
+    RecursionError, NotImplementedError); a DuckDB error (the user's SQL, a database's state)."""
+    if isinstance(e, (UserError, OSError, ValueError)):
+        return True
+    if type(e).__module__.startswith(("duckdb", "_duckdb")):  # (duckdb not imported for this: start-up time)
+        return True
+    if isinstance(e, LookupError):
+        return not isinstance(e, (KeyError, IndexError))
+    return type(e) is RuntimeError
 
 
 # ---------------------------------------------------------------------------- commands

@@ -1,0 +1,84 @@
+"""The one error path (edgetui/error_log.py; docs/reliability-and-security.md, "Errors and exit
+status"): a bug planted in a command is one stderr line naming the log file, exit status 70, and
+the traceback in that file; a user's error stays one line with its own status."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+from edgetui.error_log import EXIT_INPUT, EXIT_INTERNAL
+
+#: the real CLI (``run()``, the console script's entry) with ``cmd_runs`` replaced by a bug
+PLANTED = textwrap.dedent(
+    """
+    import edgetui.cli.main as m
+
+    def cmd_runs(db, args):
+        secret = "sk-ant-api03-" + "Q" * 40
+        return len(secret) // 0
+
+    m.cmd_runs = cmd_runs
+    m.run()
+    """
+)
+
+
+def _run(code: str, args: list[str], state, tmp_path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "EDGETUI_DEBUG"}
+    env["EDGETUI_STATE_DIR"] = str(state)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+
+
+def test_planted_bug_in_a_command_is_one_line_naming_the_log_file(tmp_path):
+    state = tmp_path / "state"
+    p = _run(PLANTED, ["--db", str(tmp_path / "x.duckdb"), "runs"], state, tmp_path)
+    log = state / "errors.log"
+    lines = p.stderr.splitlines()
+    assert lines == [
+        f"edgetui: internal error (ZeroDivisionError): integer division or modulo by zero; details in {log}"
+    ]
+    assert p.returncode == EXIT_INTERNAL == 70
+    text = log.read_text()
+    assert "Traceback (most recent call last)" in text and "ZeroDivisionError" in text
+    assert "line 6, in cmd_runs" in text  # the planted function, in the traceback
+    assert oct(state.stat().st_mode & 0o777) == oct(0o700)
+
+
+def test_a_user_error_stays_one_line_with_its_status_and_no_log(tmp_path):
+    state = tmp_path / "state"
+    p = _run(
+        "import edgetui.cli.main as m; m.run()",
+        ["--db", str(tmp_path / "nodir" / "x.duckdb"), "runs"],
+        state,
+        tmp_path,
+    )
+    assert p.stderr.splitlines() == [
+        f"edgetui: error: cannot open {tmp_path / 'nodir' / 'x.duckdb'}: no directory {tmp_path / 'nodir'} "
+        "(create it, or choose another --db)"
+    ]
+    assert p.returncode == EXIT_INPUT == 2
+    assert not (state / "errors.log").exists()
+
+
+def test_a_key_error_is_a_bug_not_an_unknown_run_and_its_secret_is_redacted(tmp_path):
+    """LookupError stands for an unknown run; its subclass KeyError is a bug (a dict's missing key).
+    A secret in the message reaches neither the line nor the log file."""
+    state = tmp_path / "state"
+    code = PLANTED.replace("return len(secret) // 0", "return {}[secret]")
+    p = _run(code, ["--db", str(tmp_path / "x.duckdb"), "runs"], state, tmp_path)
+    assert p.stderr.splitlines() == [
+        f"edgetui: internal error (KeyError): '<redacted>'; details in {state / 'errors.log'}"
+    ]
+    assert p.returncode == EXIT_INTERNAL
+    text = (state / "errors.log").read_text()
+    assert "KeyError" in text and "sk-ant-api03-QQQQ" not in text and "<redacted>" in text
