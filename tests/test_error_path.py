@@ -8,8 +8,15 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
+import pytest
+from textual.binding import Binding
+
+import edgetui.views.app
 from edgetui.error_log import EXIT_INPUT, EXIT_INTERNAL
+from edgetui.views.app import EdgeTUIApp
+from waits import pilot_wait_for as wait_for
 
 #: the real CLI (``run()``, the console script's entry) with ``cmd_runs`` replaced by a bug
 PLANTED = textwrap.dedent(
@@ -82,3 +89,32 @@ def test_a_key_error_is_a_bug_not_an_unknown_run_and_its_secret_is_redacted(tmp_
     assert p.returncode == EXIT_INTERNAL
     text = (state / "errors.log").read_text()
     assert "KeyError" in text and "sk-ant-api03-QQQQ" not in text and "<redacted>" in text
+
+
+class PlantedBugApp(EdgeTUIApp):
+    """The real app with one planted bug: a key whose action divides by zero."""
+
+    BINDINGS = [Binding("f9", "boom", "boom")]
+    CSS_PATH = str(Path(edgetui.views.app.__file__).with_name(EdgeTUIApp.CSS_PATH))
+
+    def action_boom(self) -> None:
+        print(1 // 0)
+
+
+@pytest.mark.asyncio
+async def test_planted_bug_in_the_app_is_one_line_and_the_log_file(tmp_path, monkeypatch):
+    state = tmp_path / "state"
+    monkeypatch.setenv("EDGETUI_STATE_DIR", str(state))
+    monkeypatch.delenv("EDGETUI_DEBUG", raising=False)
+    app = PlantedBugApp(tmp_path / "x.duckdb", on_empty=lambda path: None)
+    with pytest.raises(ZeroDivisionError):  # Textual's pilot re-raises the app's exception at its end
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("f9")
+            await wait_for(pilot, lambda: app.internal_error, what="the app's one line")
+    log = state / "errors.log"
+    assert app.internal_error == (
+        f"edgetui: internal error (ZeroDivisionError): integer division or modulo by zero; details in {log}"
+    )
+    assert app.return_code == EXIT_INTERNAL
+    text = log.read_text()
+    assert "internal error in the app" in text and "in action_boom" in text and "print(1 // 0)" in text
