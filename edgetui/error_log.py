@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import os
+import sys
 import traceback
 from pathlib import Path
 from typing import Optional
@@ -117,3 +118,28 @@ def report_internal_error(exc: BaseException, where: str = "") -> str:
             h.flush()
     shown = path if path is not None else log_path()
     return f"edgetui: internal error ({type(exc).__name__}): {one_line(exc)}; details in {shown}"
+
+
+#: exception types that, swallowed, most likely hide a bug of edgetui's (a renamed function, a wrong
+#: type): :func:`note_swallowed` logs them as warnings, every other exception at debug level
+BUG_TYPES: tuple[type[BaseException], ...] = (
+    AttributeError,
+    TypeError,
+    NameError,
+    KeyError,
+    IndexError,
+    ArithmeticError,
+    AssertionError,
+    ImportError,
+    RecursionError,
+    NotImplementedError,
+)
+
+
+def note_swallowed(why: str) -> None:
+    """Inside an ``except`` that recovers (a connection already gone, a listener's failure): log the
+    exception being handled with ``why``, a warning when it looks like a bug (:data:`BUG_TYPES`),
+    else at debug level (the log file keeps warnings; ``EDGETUI_DEBUG=1`` debug lines too)."""
+    exc = sys.exc_info()[1]
+    level = logging.WARNING if isinstance(exc, BUG_TYPES) else logging.DEBUG
+    log.log(level, "recovered from %s: %s", type(exc).__name__ if exc else "nothing", why, exc_info=exc is not None)

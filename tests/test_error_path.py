@@ -4,6 +4,7 @@ the traceback in that file; a user's error stays one line with its own status.""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -13,8 +14,11 @@ from pathlib import Path
 import pytest
 from textual.binding import Binding
 
+import edgetui.parsers.detect
 import edgetui.views.app
-from edgetui.error_log import EXIT_INPUT, EXIT_INTERNAL
+from edgetui import error_log
+from edgetui.error_log import EXIT_INPUT, EXIT_INTERNAL, log_to_file
+from edgetui.parsers.detect import detect_format
 from edgetui.views.app import EdgeTUIApp
 from waits import pilot_wait_for as wait_for
 
@@ -31,6 +35,20 @@ PLANTED = textwrap.dedent(
     m.run()
     """
 )
+
+
+@pytest.fixture(autouse=True)
+def own_log_handlers():
+    """The ``edgetui`` logger as it was after each test (a test's log file is its own)."""
+    log = error_log.log
+    before = (list(log.handlers), log.level, log.propagate)
+    yield
+    for h in log.handlers:
+        if h not in before[0]:
+            h.close()
+    log.handlers[:] = before[0]
+    log.setLevel(before[1])
+    log.propagate = before[2]
 
 
 def _run(code: str, args: list[str], state, tmp_path) -> subprocess.CompletedProcess:
@@ -118,3 +136,23 @@ async def test_planted_bug_in_the_app_is_one_line_and_the_log_file(tmp_path, mon
     assert app.return_code == EXIT_INTERNAL
     text = log.read_text()
     assert "internal error in the app" in text and "in action_boom" in text and "print(1 // 0)" in text
+
+
+def test_a_swallowed_bug_leaves_a_warning_in_the_log_file(tmp_path, monkeypatch):
+    """A handler that recovers (format detection must not raise) logs what it swallowed: a bug
+    (a renamed function: AttributeError) as a warning with its traceback, in the same file."""
+    state = tmp_path / "state"
+    monkeypatch.setenv("EDGETUI_STATE_DIR", str(state))
+    log_to_file(logging.WARNING)
+
+    def renamed(head):
+        return edgetui.parsers.detect.no_such_function(head)  # the planted bug
+
+    monkeypatch.setattr(edgetui.parsers.detect, "detect_claude_format", renamed)
+    line = b'{"type": "system", "subtype": "init", "session_id": "s1"}\n'
+    assert detect_format(line) == "claude_stream"  # the detection's answer stands
+    for h in error_log.log.handlers:
+        h.flush()
+    text = (state / "errors.log").read_text()
+    assert "WARNING edgetui: recovered from AttributeError: detection must not raise" in text
+    assert "no_such_function" in text and "Traceback" in text

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from edgetui.error_log import note_swallowed
 from edgetui.cli.output import for_terminal, visible
 from edgetui.replay.analysis.task_variants import mixed_note, mixed_tasks
 
@@ -803,6 +804,7 @@ def _prior(db: Path, fetch, key: str):
     try:
         conn = open_db(db)
     except Exception:  # noqa: BLE001 - held by another process: read through it, cache nothing
+        note_swallowed("held by another process: read through it, cache nothing")
         return shape_prior(fetch, key)
     try:
         from edgetui.analysis.recorded_curves import fetch_from

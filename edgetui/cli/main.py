@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
 from edgetui import __version__
-from edgetui.error_log import EXIT_INPUT, EXIT_INTERNAL, report_internal_error
+from edgetui.error_log import EXIT_INPUT, EXIT_INTERNAL, log_to_file, report_internal_error
 from edgetui.errors import UserError
 from edgetui.cli.run_arguments import parse_at, resolve_run, write_op
 from edgetui.cli.output import emit, print_table, query_read_only, for_terminal, visible  # noqa: F401  (cli_analysis and tests read them here)
@@ -368,6 +369,7 @@ _interrupted_line = ["edgetui: interrupted"]  # (what a ctrl+c says, once the co
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    log_to_file(logging.DEBUG if os.environ.get("EDGETUI_DEBUG") else logging.WARNING)  # (opened when written)
     _interrupted_line[0] = INTERRUPTED_INGEST if args.cmd == "ingest" else "edgetui: interrupted"
     from edgetui.store.database import default_db_path
 

@@ -60,6 +60,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
+from edgetui.error_log import note_swallowed
 from edgetui.events import Event, Kind, TimeSource, one_line
 from edgetui.redact import redact_text
 from edgetui.parsers.run_secrets import run_secrets
@@ -348,7 +349,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         try:
             self.conn.close()  # our cursor only; the caller's connection stays open
         except Exception:  # noqa: BLE001 - closing our cursor at the end: nothing left to tell
-            pass
+            note_swallowed("closing our cursor at the end: nothing left to tell")
 
     def acknowledge_alarms(self, run_key: Optional[str] = None, keys: Optional[Iterable[str]] = None) -> int:
         """Acknowledge the alarms that hold now: of ``run_key`` (all runs when None), only the
@@ -440,7 +441,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             try:
                 out.extend(line for line in self.host_lines() if line)
             except Exception:  # noqa: BLE001 - a state line is never worth a failed refresh
-                pass
+                note_swallowed("a state line is never worth a failed refresh")
         return out
 
     # ================================================================== one refresh
@@ -697,7 +698,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             try:
                 self.tailer.release(src)
             except Exception:  # noqa: BLE001 - the run is forgotten either way
-                pass
+                note_swallowed("the run is forgotten either way")
         self._note(f"{run_key}: forgotten; no longer watched")
 
     def _utc_offset(self, rs: RunState) -> Optional[float]:

@@ -64,6 +64,7 @@ from typing import Any, Callable, Optional
 import duckdb
 import pyarrow as pa
 
+from edgetui.error_log import note_swallowed
 from edgetui.events import Event
 from edgetui.parsers.base import (
     GENERATION_PREFIX_BYTES,
@@ -799,7 +800,8 @@ def _linked(fp) -> bool:
     same inode number: the kept handle would go on reading the deleted one.)"""
     try:
         return os.fstat(fp.fileno()).st_nlink > 0
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError):  # (AttributeError: a handle without fileno)
+        note_swallowed("a handle that cannot say whether it is still linked is read as unlinked")
         return False
 
 
