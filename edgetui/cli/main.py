@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from edgetui import __version__
-from edgetui.error_log import EXIT_INPUT, EXIT_INTERNAL, log_to_file, report_internal_error
+from edgetui.error_log import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, log_to_file, report_internal_error
 from edgetui.errors import UserError
 from edgetui.cli.run_arguments import parse_at, resolve_run, write_op
 from edgetui.cli.output import emit, print_table, query_read_only, for_terminal, visible  # noqa: F401  (cli_analysis and tests read them here)
@@ -388,7 +388,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return (globals().get(name) or getattr(cli_notes, name, None) or getattr(cli_analysis, name))(db, args)
     except KeyboardInterrupt:
         print(_interrupted_line[0], file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
     except Exception as e:  # one line, no traceback
@@ -396,7 +396,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
         if is_interrupt(e):  # ctrl+c inside a DuckDB statement (DuckDB raises its own exception)
             print(_interrupted_line[0], file=sys.stderr)
-            return 130
+            return EXIT_INTERRUPTED
         if os.environ.get("EDGETUI_DEBUG"):
             raise
         if not is_input_problem(e):  # a bug of edgetui's: its traceback to the log file, one line here
@@ -882,7 +882,7 @@ def run() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         if rc is None:
             print(_interrupted_line[0], file=sys.stderr)
-            rc = 130
+            rc = EXIT_INTERRUPTED
     sys.exit(rc)
 
 
