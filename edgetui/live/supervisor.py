@@ -402,7 +402,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             try:
                 known = set(self.rec.secrets)  # (the set grows on the supervisor's thread)
                 break
-            except RuntimeError:
+            except RuntimeError:  # (the set changed size during the copy: copy again)
                 continue
         path = self.run_file_path(run_key, ".")
         return known | run_secrets(path, environment=True) if path is not None else known

@@ -305,7 +305,7 @@ class Tailer:
         if fp is not None:
             try:
                 fp.close()
-            except OSError:
+            except OSError:  # (closing a read handle: no data of ours is lost)
                 pass
 
     def close(self) -> None:
