@@ -18,6 +18,7 @@ import edgetui.parsers.detect
 import edgetui.views.app
 from edgetui import error_log
 from edgetui.error_log import EXIT_INPUT, EXIT_INTERNAL, log_to_file
+from edgetui.errors import UserError
 from edgetui.parsers.detect import detect_format
 from edgetui.views.app import EdgeTUIApp
 from waits import pilot_wait_for as wait_for
@@ -156,3 +157,7 @@ def test_a_swallowed_bug_leaves_a_warning_in_the_log_file(tmp_path, monkeypatch)
     text = (state / "errors.log").read_text()
     assert "WARNING edgetui: recovered from AttributeError: detection must not raise" in text
     assert "no_such_function" in text and "Traceback" in text
+
+
+def test_a_user_errors_status_is_the_tables():
+    assert UserError.exit_code == EXIT_INPUT
