@@ -2,7 +2,7 @@
 
 Built on :mod:`edgetui.replay.analysis` (no Textual); parsers follow :mod:`edgetui.cli.main`'s pattern (a
 description and an example per command). Errors are raised as exceptions and printed by
-``edgetui.cli.main`` as one line with exit status 2.
+``edgetui.cli.main`` as one line (an input problem: status 2; a bug: an internal error, status 70).
 """
 
 from __future__ import annotations
