@@ -52,7 +52,7 @@ class RunFiles:
         p = rs.task_dir / TRANSCRIPT
         try:
             st = p.stat()
-        except OSError:
+        except OSError:  # (no transcript yet: no format yet)
             return None
         fmt = detect_file_format(p)
         if fmt == "unknown":

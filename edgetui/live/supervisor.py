@@ -390,7 +390,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         p = base / name
         try:
             p.resolve().relative_to(base.resolve())
-        except ValueError:
+        except ValueError:  # (a name that leaves the run folder: refused)
             return None
         return p
 

@@ -507,7 +507,7 @@ class Tailer:
             return
         try:
             st = os.stat(src.path)
-        except OSError:
+        except OSError:  # (the file went away: no cursor row for it this time)
             return
         state = src.parser.state()
         cursors.append(self._cursor_row(src, src.gen, src.offset, state, (st.st_size, st.st_mtime, st.st_ino), now))
