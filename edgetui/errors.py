@@ -1,9 +1,12 @@
 """The errors a user can act on: each one line that names the file (or host) and says what to do.
 
 :class:`UserError` is their base; its ``exit_code`` is the status the command line exits with when
-one ends a command (``edgetui: error: <message>``, no traceback). Every other exception is a fault of
-edgetui's (a bug), not of the input. A subclass stands for one cause, so that a caller can tell the
-causes apart by type, never by the words of the message.
+one ends a command (``edgetui: error: <message>``, no traceback; :data:`edgetui.error_log.EXIT_INPUT`).
+Besides these, the command line counts a few built-in exceptions as input problems (a missing file, a
+bad value, an unknown run: ``edgetui.cli.main.is_input_problem``); every other exception is a fault of
+edgetui's (a bug), said as an internal error with its traceback in the log file
+(:func:`edgetui.error_log.report_internal_error`). A subclass stands for one cause, so that a caller can
+tell the causes apart by type, never by the words of the message.
 
 Notes (:class:`Note`) are not errors: one line saying what edgetui did about a condition it recovered
 from (a database recovered from its WAL, opened read-only); the command line prints them as
@@ -20,7 +23,7 @@ from typing import Optional
 class UserError(Exception):
     """An error in the input or the environment, said in one line; ``exit_code`` for the CLI."""
 
-    exit_code = 2
+    exit_code = 2  # edgetui.error_log.EXIT_INPUT (a layer above this module: tests/test_error_path.py checks)
 
     def __init__(self, message: str):
         super().__init__(" ".join(str(message).split()))  # one line, whatever the parts held

@@ -151,3 +151,45 @@ def test_picker_filter_and_enter_in_one_read_open_the_filtered_run(sample_db):
         assert "opus48" in s
     finally:
         t.close()
+
+
+#: the real program with a bug planted behind Enter in the picker (opening a run divides by zero)
+PLANTED_APP = """
+import edgetui.views.app as a
+
+def open_run(self, run_key):
+    return len(run_key) // 0
+
+a.EdgeTUIApp.open_run = open_run
+import edgetui.cli.main as m
+m.run()
+"""
+
+
+def test_a_bug_in_the_app_is_one_line_naming_the_log_file_after_the_terminal_is_back(sample_db, tmp_path):
+    """docs/reliability-and-security.md, "Errors and exit status": the app's one handler writes the
+    traceback to the log file and the line is said once the terminal is restored; status 70."""
+    _need_tmux()
+    script, state = tmp_path / "planted.py", tmp_path / "state"
+    script.write_text(PLANTED_APP)
+    # (the app draws on stderr: the line is read from the screen after the app has left it; wide
+    # enough for the line not to wrap)
+    t = Term(
+        f"sh -c 'EDGETUI_STATE_DIR={state} {sys.executable} {script} --db {sample_db}; echo status=$?; sleep 60'",
+        width=250,
+        height=24,
+    )
+    try:
+        t.wait_for("gw_signal_search")
+        t.keys("Enter")
+        s = t.wait_for("status=")
+    finally:
+        t.close()
+    log = state / "errors.log"
+    lines = [line.rstrip() for line in s.splitlines() if line.strip()]
+    assert lines == [
+        f"edgetui: internal error (ZeroDivisionError): integer division or modulo by zero; details in {log}",
+        "status=70",
+    ]
+    text = log.read_text()
+    assert "internal error in the app" in text and "in open_run" in text and "Traceback" in text

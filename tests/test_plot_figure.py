@@ -1,9 +1,9 @@
-"""Each chart with its own plotext figure (edgetui/plot_figure.py), not plotext's one shared figure."""
+"""Each chart with its own plotext figure (edgetui/views/plot_figure.py), not plotext's one shared figure."""
 
 import plotext as plt
 
 from edgetui.cli.analysis_commands import plot_fits
-from edgetui.plot_figure import new_figure
+from edgetui.views.plot_figure import new_figure
 
 
 def _draw(f, ys) -> str:

@@ -16,7 +16,7 @@ import pytest
 from packaging.specifiers import SpecifierSet
 
 import time_cases
-from edgetui.compat import tomllib
+import tomllib
 from edgetui.hosts.docker_watch import parse_docker_time
 from edgetui.parsers.claude_content import parse_timestamp
 from edgetui.parsers.sforge_dir import read_started_at

@@ -46,6 +46,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
+from edgetui.error_log import note_swallowed
 from edgetui.analysis.recorded_curves import fetch_from, load_curves
 from edgetui.store import queries as store
 
@@ -220,7 +221,7 @@ def _write(execute: Callable[..., Any], rows: Sequence[tuple[str, list[Any]]]) -
             try:
                 execute("ROLLBACK")
             except Exception:  # noqa: BLE001 - rolling back after a failure: that failure is the one said
-                pass
+                note_swallowed("rolling back after a failure: that failure is the one said")
         return False
 
 
@@ -270,6 +271,7 @@ def _feeders(fetch: Callable[..., Any], where: str, params: list) -> tuple[dict[
     try:
         rows = fetch(_FEED_SQL.format(where=where), params).rows
     except Exception:  # noqa: BLE001 - no fits table (a database the holder serves unmigrated)
+        note_swallowed("no fits table (a database the holder serves unmigrated")
         return _data_fps(fetch(_SIG_SQL.format(where=where), params).rows), {}
     sigs = _data_fps([r[:15] for r in rows])
     stored = {}

@@ -2,7 +2,7 @@
 
 Built on :mod:`edgetui.replay.analysis` (no Textual); parsers follow :mod:`edgetui.cli.main`'s pattern (a
 description and an example per command). Errors are raised as exceptions and printed by
-``edgetui.cli.main`` as one line with exit status 2.
+``edgetui.cli.main`` as one line (an input problem: status 2; a bug: an internal error, status 70).
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from edgetui.error_log import note_swallowed
 from edgetui.cli.output import for_terminal, visible
-from edgetui.plot_figure import new_figure
+from edgetui.views.plot_figure import new_figure
 from edgetui.replay.analysis.task_variants import mixed_note, mixed_tasks
 
 __all__ = ["add_commands", "cmd_leaderboard", "cmd_fit", "parse_hours"]
@@ -804,6 +805,7 @@ def _prior(db: Path, fetch, key: str):
     try:
         conn = open_db(db)
     except Exception:  # noqa: BLE001 - held by another process: read through it, cache nothing
+        note_swallowed("held by another process: read through it, cache nothing")
         return shape_prior(fetch, key)
     try:
         from edgetui.analysis.recorded_curves import fetch_from

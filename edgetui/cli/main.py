@@ -1,7 +1,9 @@
 """``edgetui`` command line. Every command and option is described in docs/commands.md.
 
 Every command takes ``--db PATH`` (default: :func:`edgetui.store.database.default_db_path`).
-Errors are one line on stderr (``edgetui: error: ...``) with exit status 2;
+Errors are one line on stderr: an input problem ``edgetui: error: ...`` with exit status 2, an
+internal error (a bug) ``edgetui: internal error (...): ...; details in <log file>`` with 70
+(:mod:`edgetui.error_log`; docs/reliability-and-security.md, "Errors and exit status");
 no traceback reaches the user unless ``EDGETUI_DEBUG=1``.
 """
 
@@ -9,12 +11,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
 from edgetui import __version__
+from edgetui.error_log import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, log_to_file, report_internal_error
+from edgetui.errors import UserError
 from edgetui.cli.run_arguments import parse_at, resolve_run, write_op
 from edgetui.cli.output import emit, print_table, query_read_only, for_terminal, visible  # noqa: F401  (cli_analysis and tests read them here)
 
@@ -364,6 +369,7 @@ _interrupted_line = ["edgetui: interrupted"]  # (what a ctrl+c says, once the co
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    log_to_file(logging.DEBUG if os.environ.get("EDGETUI_DEBUG") else logging.WARNING)  # (opened when written)
     _interrupted_line[0] = INTERRUPTED_INGEST if args.cmd == "ingest" else "edgetui: interrupted"
     from edgetui.store.database import default_db_path
 
@@ -382,7 +388,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return (globals().get(name) or getattr(cli_notes, name, None) or getattr(cli_analysis, name))(db, args)
     except KeyboardInterrupt:
         print(_interrupted_line[0], file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
     except Exception as e:  # one line, no traceback
@@ -390,11 +396,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
         if is_interrupt(e):  # ctrl+c inside a DuckDB statement (DuckDB raises its own exception)
             print(_interrupted_line[0], file=sys.stderr)
-            return 130
+            return EXIT_INTERRUPTED
         if os.environ.get("EDGETUI_DEBUG"):
             raise
-        from edgetui.errors import UserError
-
+        if not is_input_problem(e):  # a bug of edgetui's: its traceback to the log file, one line here
+            print(report_internal_error(e, f"edgetui {args.cmd or 'app'}"), file=sys.stderr)
+            return EXIT_INTERNAL
         if isinstance(e, UserError):  # one line already: the file, the cause, what to do
             print(f"edgetui: error: {e}", file=sys.stderr)
             return e.exit_code
@@ -403,7 +410,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             text = text.split("\nLINE ", 1)[0]  # DuckDB's caret picture does not survive one line
         msg = " ".join(text.split()) or type(e).__name__
         print(f"edgetui: error: {visible(msg)}", file=sys.stderr)
-        return 2
+        return EXIT_INPUT
+
+
+def is_input_problem(e: BaseException) -> bool:
+    """Whether ``e`` ending a command is the input's (one line, :data:`EXIT_INPUT`), not a bug of
+    edgetui's: a :class:`UserError`; an OS error (a missing file, a permission); a bad value
+    (ValueError); an unknown run (LookupError, not KeyError / IndexError, which are bugs); a
+    RuntimeError raised with a message for the user (the holder's refusals; not its subclasses,
+    RecursionError, NotImplementedError); a DuckDB error (the user's SQL, a database's state)."""
+    if isinstance(e, (UserError, OSError, ValueError)):
+        return True
+    if type(e).__module__.startswith(("duckdb", "_duckdb")):  # (duckdb not imported for this: start-up time)
+        return True
+    if isinstance(e, LookupError):
+        return not isinstance(e, (KeyError, IndexError))
+    return type(e) is RuntimeError
 
 
 # ---------------------------------------------------------------------------- commands
@@ -880,7 +902,7 @@ def run() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         if rc is None:
             print(_interrupted_line[0], file=sys.stderr)
-            rc = 130
+            rc = EXIT_INTERRUPTED
     sys.exit(rc)
 
 

@@ -25,7 +25,7 @@ from typing import Optional, Sequence
 from edgetui.hosts.ssh import SshTarget
 
 from edgetui.hosts.ssh import SshHost
-from edgetui.compat import tomllib
+import tomllib
 from edgetui.parsers.base import NotRegularFile, non_regular_kind
 
 import platformdirs

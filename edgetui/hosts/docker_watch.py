@@ -42,6 +42,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
+from edgetui.error_log import note_swallowed
 from edgetui.events import one_line
 from edgetui.hosts.container_info import ContainerInfo
 from edgetui.times import iso8601_to_epoch
@@ -166,6 +167,7 @@ class StatsSampler:
             else:
                 st = self.api.stats(cid, stream=False)
         except Exception:  # noqa: BLE001 - a container that just went away, an engine hiccup
+            note_swallowed("a container that just went away, an engine hiccup")
             return
         now = time.time()
         mono = time.monotonic()
@@ -247,7 +249,7 @@ class EngineEvents:
             try:
                 st.close()  # docker-py's CancellableStream: ends the blocked read
             except Exception:  # noqa: BLE001 - ending a stream whose engine may be gone
-                pass
+                note_swallowed("ending a stream whose engine may be gone")
 
     def _loop(self) -> None:
         since: Optional[float] = None
@@ -392,7 +394,7 @@ class DockerWatch:
                 try:
                     self.client.close()
                 except Exception:  # noqa: BLE001 - closing a client whose engine may be gone
-                    pass
+                    note_swallowed("closing a client whose engine may be gone")
                 self.client = None
                 self._close_sampler()
             return False
@@ -510,7 +512,7 @@ class DockerWatch:
             try:
                 cb()
             except Exception:  # noqa: BLE001 - a listener's failure is not the engine's
-                pass
+                note_swallowed("a listener's failure is not the engine's")
 
     def _close_events(self) -> None:
         if self._events is not None:

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
+from edgetui.error_log import note_swallowed
 from edgetui.hosts.config import HostConfig
 from edgetui.hosts.mirror import Mirror, SyncReport
 from edgetui.hosts.ssh import SshHost
@@ -170,12 +171,12 @@ class RemoteFeed:
                 try:
                     self.on_note(line)
                 except Exception:  # noqa: BLE001 - a listener's failure is not the feed's
-                    pass
+                    note_swallowed("a listener's failure is not the feed's")
         if (total.changed or total.removed) and self.on_change is not None:
             try:
                 self.on_change(total)
             except Exception:  # noqa: BLE001 - a listener's failure is not the feed's
-                pass
+                note_swallowed("a listener's failure is not the feed's")
         return total
 
     def start(self) -> "RemoteFeed":

@@ -15,6 +15,7 @@ import socket
 import urllib.parse
 from typing import Any
 
+from edgetui.error_log import note_swallowed
 from edgetui.hosts.ssh_loop import ssh_loop
 
 
@@ -50,6 +51,6 @@ def forward_url(host: Any, url: str) -> str:
         try:
             fut.result(host.op_timeout)
         except Exception:  # noqa: BLE001 - refused now: the next connection tries again
-            pass
+            note_swallowed("refused now: the next connection tries again")
     netloc = f"127.0.0.1:{lport}"
     return urllib.parse.urlunsplit((u.scheme or "http", netloc, u.path, u.query, u.fragment))

@@ -32,6 +32,7 @@ import threading
 import time
 from typing import Any, Optional
 
+from edgetui.error_log import note_swallowed
 from edgetui.hosts.ssh import DEGRADED, UP
 
 from edgetui.hosts.docker_watch import DockerWatch, short_error
@@ -315,7 +316,7 @@ class RemoteEngine:
             try:
                 inner = w.shell_command(name_or_id)
             except Exception:  # noqa: BLE001 - host gone: sh
-                pass
+                note_swallowed("host gone: sh")
         return ssh_argv(self.ssh) + [" ".join(shlex.quote(a) for a in inner)]
 
     def has(self, name_or_id: str) -> bool:
@@ -347,7 +348,7 @@ class RemoteEngine:
             try:
                 self._client.close()
             except Exception:  # noqa: BLE001 - closing a client whose engine may be gone
-                pass
+                note_swallowed("closing a client whose engine may be gone")
 
     def _choose(self) -> bool:
         """Find a route (socket first under ``auto``); False with :attr:`error` set when none works."""
@@ -416,6 +417,7 @@ class RemoteEngine:
         try:
             got = self._client.stats(ids)
         except Exception:  # noqa: BLE001 - a container that just went away: next time
+            note_swallowed("a container that just went away: next time")
             return
         with self._lock:
             self._samples.update(got)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from edgetui.error_log import note_swallowed
 from edgetui.hosts.ssh_loop import os_error
 
 #: SFTP handles :meth:`SshHost.read_files` keeps open per host (OpenSSH's sftp-server allows 512),
@@ -69,7 +70,7 @@ class SftpReads:
                 try:
                     await kept[2].close()
                 except Exception:  # noqa: BLE001 - a handle of a file since replaced
-                    pass
+                    note_swallowed("a handle of a file since replaced")
             kept = None
         if kept is None:
             f = await sftp.open(path, "rb")
@@ -96,4 +97,4 @@ class SftpReads:
                 try:
                     await kept[2].close()
                 except Exception:  # noqa: BLE001 - closing a session whose connection may be gone
-                    pass
+                    note_swallowed("closing a session whose connection may be gone")

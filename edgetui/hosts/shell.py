@@ -17,6 +17,7 @@ import secrets
 import shlex
 from typing import Any, Optional
 
+from edgetui.error_log import note_swallowed
 from edgetui.hosts.ssh_loop import ssh_loop
 
 
@@ -76,7 +77,7 @@ class RemoteShell:
             try:
                 proc.close()
             except Exception:  # noqa: BLE001 - the connection is already gone
-                pass
+                note_swallowed("the connection is already gone")
             self.host._release(self._sem)  # (to its own connection's budget: a later one's is not grown)
 
     async def run(self, argv: list[str]) -> tuple[int, bytes]:

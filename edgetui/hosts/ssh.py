@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
+from edgetui.error_log import note_swallowed
 from edgetui.hosts import Entry
 from edgetui.hosts.ssh_loop import os_error, ssh_loop
 from edgetui.hosts.sftp_reads import KEPT_HANDLES, KEPT_IDLE_S, SftpReads  # noqa: F401  (public here before the split)
@@ -267,7 +268,7 @@ class SshHost(SftpReads):
                 try:
                     fn(self.name, self._state)
                 except Exception:  # noqa: BLE001 - a listener's failure is not the host's
-                    pass
+                    note_swallowed("a listener's failure is not the host's")
 
     # ----------------------------------------------------------------------------------- lifecycle
 
@@ -349,7 +350,7 @@ class SshHost(SftpReads):
             if not kh and files:
                 kh = files[0] if isinstance(files, (list, tuple)) else files
         except Exception:  # noqa: BLE001 - only for a message
-            pass
+            note_swallowed("only for a message")
         return host, int(port or 22), os.path.expanduser(kh or "~/.ssh/known_hosts")
 
     def _identity_files(self) -> list[str]:
@@ -384,6 +385,7 @@ class SshHost(SftpReads):
             try:
                 cfg = self.ssh_config()
             except Exception:  # noqa: BLE001 - a bad config file: asyncssh.connect reports it
+                note_swallowed("a bad config file: asyncssh.connect reports it")
                 return None
             for opt in ("UserKnownHostsFile", "GlobalKnownHostsFile"):
                 got = cfg.get(opt, None)
@@ -543,7 +545,7 @@ class SshHost(SftpReads):
                     try:
                         await hook(conn)
                     except Exception:  # noqa: BLE001 - a forward that cannot listen is its user's error
-                        pass
+                        note_swallowed("a forward that cannot listen is its user's error")
                 backoff = self.backoff_min
                 t0 = time.monotonic()
                 try:
@@ -552,7 +554,7 @@ class SshHost(SftpReads):
                 except asyncio.CancelledError:  # closed (or the loop ending) meanwhile: end, the finally closes
                     raise
                 except Exception:  # noqa: BLE001 - the first probe is an extra: the loop below probes again
-                    pass
+                    note_swallowed("the first probe is an extra: the loop below probes again")
                 self._up.set()
                 probe = asyncio.ensure_future(self._probe_loop(conn, sftp))
                 try:
@@ -804,7 +806,7 @@ class SshHost(SftpReads):
         try:
             await conn.forward_local_path(local, remote)
         except Exception:  # noqa: BLE001 - the engine's user sees it as "engine unavailable"
-            pass
+            note_swallowed("the engine's user sees it as 'engine unavailable'")
 
     def forward_unix(self, remote_path: str = "/var/run/docker.sock") -> str:
         """A local Unix socket (in a private 0700 directory) whose every connection is a
@@ -864,6 +866,7 @@ class SshHost(SftpReads):
                         try:
                             line = await proc.stderr.readline()
                         except Exception:  # noqa: BLE001 - the connection went: the stdout loop ends too
+                            note_swallowed("the connection went: the stdout loop ends too")
                             return
                         if not line:
                             return
@@ -940,5 +943,6 @@ def _known_host_listed(known_hosts: str, host: str, port: int) -> bool:
         kh = asyncssh.read_known_hosts(known_hosts)
         keys = kh.match(host, host, port)
     except Exception:  # noqa: BLE001 - an unreadable known_hosts is no known key
+        note_swallowed("an unreadable known_hosts is no known key")
         return False
     return bool(keys[0] or keys[1] or keys[3] or keys[4])

@@ -13,6 +13,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from edgetui.error_log import note_swallowed
 from edgetui.hosts.ssh_loop import ssh_loop
 
 
@@ -77,7 +78,7 @@ class RemoteProcess:
             try:
                 proc.close()
             except Exception:  # noqa: BLE001 - the connection is already gone
-                pass
+                note_swallowed("the connection is already gone")
             host._release(sem)  # (to its own connection's budget: a later one's is not grown)
 
         ssh_loop().call_soon_threadsafe(release)

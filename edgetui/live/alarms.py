@@ -561,6 +561,6 @@ class AlarmCommand:
         for p, _ in self.procs:
             try:
                 p.wait(max(0.0, end - time.monotonic()))
-            except subprocess.TimeoutExpired:
+            except subprocess.TimeoutExpired:  # (still running: reap() keeps it for a later look)
                 pass
         self.reap()

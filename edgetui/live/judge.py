@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
+from edgetui.error_log import note_swallowed
 from edgetui.events import one_line
 from edgetui.parsers.run_folder_files import SMALL_FILE_LIMIT, read_run_file
 from edgetui.redact import redact_obj
@@ -284,7 +285,7 @@ class JudgePoller:
             try:
                 fut.result(max(0.0, end - time.monotonic()))
             except Exception:  # noqa: BLE001 - waiting for polls in flight: their failures are theirs
-                pass
+                note_swallowed("waiting for polls in flight: their failures are theirs")
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -31,7 +31,7 @@ def count_pending(folder: Path) -> Optional[int]:
     try:
         with os.scandir(folder) as it:
             return sum(1 for d in it if d.is_file(follow_symlinks=False))
-    except OSError:
+    except OSError:  # (not a folder, or gone: None, as documented)
         return None
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from typing import Any, NamedTuple, Optional
 
+from edgetui.error_log import note_swallowed
 from edgetui.hosts.feed import RemoteFeed
 from edgetui.hosts.remote_engine import RemoteEngine
 from edgetui.hosts.ssh import DEGRADED, UP
@@ -150,7 +151,8 @@ class HostLinks:
                     try:
                         if feed.host.stat(c) is not None:
                             secret = feed.host.read_at(c, 0, 4096).decode("utf-8", "replace").strip() or None
-                    except OSError:
+                    except OSError:  # (unreadable there: the next candidate)
+                        note_swallowed(f"{c}: the judge secret's file could not be read")
                         continue
                     if secret:
                         break

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from edgetui.error_log import note_swallowed
 from edgetui.events import one_line
 from edgetui.store.sql_in_list import in_list
 from edgetui.record.derived_rows import FinalizeJob, finalize_runs
@@ -51,7 +52,7 @@ class RunFiles:
         p = rs.task_dir / TRANSCRIPT
         try:
             st = p.stat()
-        except OSError:
+        except OSError:  # (no transcript yet: no format yet)
             return None
         fmt = detect_file_format(p)
         if fmt == "unknown":
@@ -156,8 +157,8 @@ class RunFiles:
                             names[e.name] = min(now, e.stat().st_mtime)
                         except OSError:
                             names[e.name] = now
-            except OSError:
-                pass
+            except OSError:  # (a folder gone or unreadable: no names from it this time)
+                note_swallowed("a run folder could not be listed")
             for n, born in names.items():
                 if n not in rs.rounds:
                     parsed = sd.parse_round(n)
@@ -194,7 +195,8 @@ class RunFiles:
         try:
             with open_run_file(p, folder=p.parents[3]) as fp:  # (<run>/<task>/submissions/<round>/…)
                 data = fp.read(4 << 20)
-        except OSError:
+        except OSError:  # (not written yet, or gone: the next refresh reads it again)
+            note_swallowed(f"{p}: the instance log could not be read")
             return
         rd.container_ids.update(m.decode() for m in JUDGE_STARTED_RE.findall(data))
         errs = JUDGE_ERR_RE.findall(data)

@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 import pyarrow as pa
 
+from edgetui.error_log import note_swallowed
 from edgetui.replay.selection import display_value
 
 from edgetui.events import one_line
@@ -406,6 +407,7 @@ class RunRows:
         try:
             return self.host_state_of(name)
         except Exception:  # noqa: BLE001 - no host state is shown as none
+            note_swallowed("no host state is shown as none")
             return None
 
 

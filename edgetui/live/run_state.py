@@ -46,7 +46,7 @@ _STATUS_ORDER = {"running": 0, "grading": 0, "gone": 1, "aborted": 2, "finished"
 def stat_signature(p: Path) -> Optional[tuple]:
     try:
         st = os.stat(p)
-    except OSError:
+    except OSError:  # (gone or unreadable: no signature, as documented)
         return None
     return (st.st_size, st.st_mtime_ns, st.st_ino)
 
@@ -181,5 +181,5 @@ WATCHED_DISCOVERY_S = 300.0
 def mtime(p: Path) -> Optional[float]:
     try:
         return p.stat().st_mtime
-    except OSError:
+    except OSError:  # (gone or unreadable: no mtime)
         return None

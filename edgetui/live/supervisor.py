@@ -59,6 +59,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
+from edgetui.error_log import note_swallowed
 from edgetui.events import Event, Kind, TimeSource, one_line
 from edgetui.garbage_collector import COLLECTOR
 from edgetui.hosts.signature import image_prefixes
@@ -354,7 +355,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         try:
             self.conn.close()  # our cursor only; the caller's connection stays open
         except Exception:  # noqa: BLE001 - closing our cursor at the end: nothing left to tell
-            pass
+            note_swallowed("closing our cursor at the end: nothing left to tell")
 
     def acknowledge_alarms(self, run_key: Optional[str] = None, keys: Optional[Iterable[str]] = None) -> int:
         """Acknowledge the alarms that hold now: of ``run_key`` (all runs when None), only the
@@ -395,7 +396,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         p = base / name
         try:
             p.resolve().relative_to(base.resolve())
-        except ValueError:
+        except ValueError:  # (a name that leaves the run folder: refused)
             return None
         return p
 
@@ -407,7 +408,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             try:
                 known = set(self.rec.secrets)  # (the set grows on the supervisor's thread)
                 break
-            except RuntimeError:
+            except RuntimeError:  # (the set changed size during the copy: copy again)
                 continue
         path = self.run_file_path(run_key, ".")
         return known | run_secrets(path, environment=True) if path is not None else known
@@ -446,7 +447,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             try:
                 out.extend(line for line in self.host_lines() if line)
             except Exception:  # noqa: BLE001 - a state line is never worth a failed refresh
-                pass
+                note_swallowed("a state line is never worth a failed refresh")
         return out
 
     # ================================================================== one refresh
@@ -703,7 +704,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             try:
                 self.tailer.release(src)
             except Exception:  # noqa: BLE001 - the run is forgotten either way
-                pass
+                note_swallowed("the run is forgotten either way")
         self._note(f"{run_key}: forgotten; no longer watched")
 
     def _utc_offset(self, rs: RunState) -> Optional[float]:

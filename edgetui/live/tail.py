@@ -64,6 +64,7 @@ from typing import Any, Callable, Optional
 import duckdb
 import pyarrow as pa
 
+from edgetui.error_log import note_swallowed
 from edgetui.events import Event
 from edgetui.parsers.base import (
     GENERATION_PREFIX_BYTES,
@@ -304,7 +305,7 @@ class Tailer:
         if fp is not None:
             try:
                 fp.close()
-            except OSError:
+            except OSError:  # (closing a read handle: no data of ours is lost)
                 pass
 
     def close(self) -> None:
@@ -506,7 +507,7 @@ class Tailer:
             return
         try:
             st = os.stat(src.path)
-        except OSError:
+        except OSError:  # (the file went away: no cursor row for it this time)
             return
         state = src.parser.state()
         cursors.append(self._cursor_row(src, src.gen, src.offset, state, (st.st_size, st.st_mtime, st.st_ino), now))
@@ -799,7 +800,8 @@ def _linked(fp) -> bool:
     same inode number: the kept handle would go on reading the deleted one.)"""
     try:
         return os.fstat(fp.fileno()).st_nlink > 0
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError):  # (AttributeError: a handle without fileno)
+        note_swallowed("a handle that cannot say whether it is still linked is read as unlinked")
         return False
 
 

@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 import orjson
 
+from edgetui.error_log import note_swallowed
 from edgetui.events import Event, Kind, TimeSource, Usage, one_line
 from edgetui.parsers.base import loads_lenient, parse_error
 from edgetui.parsers.sforge_submit import parse_sforge_submit_output, sforge_submit_mode
@@ -55,6 +56,7 @@ def submit_mode(command: Any) -> Optional[str]:
     try:
         return sforge_submit_mode(command)
     except Exception:  # noqa: BLE001 - a foreign helper must not break parsing
+        note_swallowed("a foreign helper must not break parsing")
         return None
 
 
@@ -96,6 +98,7 @@ def command_text(cmd: Any) -> Optional[str]:
         try:
             return shlex.join(str(c) for c in cmd)
         except Exception:  # noqa: BLE001 - a transcript's odd text must not stop its parse
+            note_swallowed("a transcript's odd text must not stop its parse")
             return " ".join(str(c) for c in cmd)
     return cmd if isinstance(cmd, str) else str(cmd)
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
+from edgetui.error_log import note_swallowed
 from edgetui.control_chars import strip_sequences
 from edgetui.parsers.base import BOM, loads_lenient
 
@@ -143,6 +144,7 @@ def _claude_refine(head: bytes, guess: str) -> str:
     try:
         res = detect_claude_format(head)
     except Exception:  # noqa: BLE001 - detection must not raise
+        note_swallowed("detection must not raise")
         return guess
     return res if res in ("claude_stream", "claude_session") else guess
 

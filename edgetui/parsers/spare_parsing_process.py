@@ -14,6 +14,7 @@ import os
 from typing import Optional
 
 import stat
+from edgetui.error_log import note_swallowed
 from edgetui.parsers.parsing_process import die_with_parent, serve_parse
 from edgetui.parsers.helper_process import ignore_ctrl_c
 from edgetui.parsers.arrow_batches import build_table  # noqa: F401  (imported ahead, as child_parse will)
@@ -95,7 +96,7 @@ def stop() -> None:
             conn.send(None)
             proc.join(timeout=2)
         except Exception:  # noqa: BLE001 - (closed: it is killed instead)
-            pass
+            note_swallowed("closed: it is killed instead")
         if proc.is_alive():
             proc.kill()
             proc.join(timeout=2)

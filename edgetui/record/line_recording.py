@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Optional
 
+from edgetui.error_log import note_swallowed
 from edgetui.events import Event
 from edgetui.parsers.base import file_generation, iter_lines, open_regular
 from edgetui.garbage_collector import fewer_collections
@@ -243,7 +244,7 @@ def one_duckdb_thread(conn):
         try:
             conn.execute(f"SET threads = {int(threads)}")
         except Exception:  # noqa: BLE001 - restoring a setting on a connection that may have failed
-            pass
+            note_swallowed("restoring a setting on a connection that may have failed")
 
 
 #: Files with more than this left to read are parsed in a second process (see ingest_lines).

@@ -20,7 +20,7 @@ from typing import Optional
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from edgetui.compat import tomllib
+import tomllib
 from edgetui.events import one_line
 from edgetui.parsers.base import read_regular
 

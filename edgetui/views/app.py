@@ -40,6 +40,7 @@ from edgetui.store.database import (
     snapshot_copy,
 )
 from edgetui.errors import UserError
+from edgetui.error_log import EXIT_INTERNAL, report_internal_error
 from edgetui.live.model import LiveRun
 from edgetui.views.screens.picker import PickerScreen
 from edgetui.views.screens.replay import ReplayScreen, replay_commands
@@ -150,7 +151,28 @@ class EdgeTUIApp(App):
         self.startup_error: Optional[str] = None
         #: the same, when it is a user error (:func:`run_app` raises it for the CLI to print)
         self.startup_exc: Optional[UserError] = None
+        #: an internal error's one line (:func:`edgetui.error_log.report_internal_error`), printed by
+        #: :func:`run_app` once the terminal is back
+        self.internal_error: Optional[str] = None
         self._empty_done = False
+
+    def _handle_exception(self, error: Exception) -> None:
+        """The app's one handler of an exception no screen handled (a bug): its traceback to the log
+        file, the app ends with :data:`EXIT_INTERNAL`, and :func:`run_app` prints the one line
+        instead of Textual's traceback with local variables (which could hold a run's secrets).
+        ``EDGETUI_DEBUG=1`` keeps Textual's traceback."""
+        if os.environ.get("EDGETUI_DEBUG"):
+            super()._handle_exception(error)
+            return
+        if self.internal_error is None:  # the first one says it; later ones (the app closing) log only
+            self.internal_error = report_internal_error(error, "the app")
+        else:
+            report_internal_error(error, "the app, after an earlier internal error")
+        self._return_code = EXIT_INTERNAL
+        if self._exception is None:  # Textual's test pilot raises it at the end of run_test, as before
+            self._exception = error
+            self._exception_event.set()
+        self._close_messages_no_wait()
 
     def notify(
         self,
@@ -501,6 +523,9 @@ def run_app(db_path: Path | str, run_key: Optional[str] = None, **kwargs: Any) -
         raise RuntimeError(f"cannot open {db_path}: no directory {parent} (create it, or choose another --db)")
     app = EdgeTUIApp(db_path, run_key, **kwargs)
     app.run()
+    if app.internal_error:
+        print(app.internal_error, file=sys.stderr)
+        raise SystemExit(EXIT_INTERNAL)
     if app.startup_exc is not None:
         raise app.startup_exc
     if app.startup_error:

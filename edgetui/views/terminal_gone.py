@@ -13,8 +13,10 @@ from __future__ import annotations
 import os
 import select
 
+from edgetui.error_log import EXIT_TERMINAL_GONE
+
 #: the exit status of an app whose terminal went away (as for SIGHUP: 128 + 1)
-TERMINAL_GONE_STATUS = 129
+TERMINAL_GONE_STATUS = EXIT_TERMINAL_GONE
 
 _GONE = getattr(select, "POLLHUP", 0x10) | getattr(select, "POLLERR", 0x08) | getattr(select, "POLLNVAL", 0x20)
 

@@ -22,7 +22,7 @@ from textual.widgets import Footer, Static
 
 from edgetui.store.database import lift_pool_on
 from edgetui.control_chars import visible
-from edgetui.plot_figure import new_figure
+from edgetui.views.plot_figure import new_figure
 
 from edgetui.replay.cursor import format_elapsed
 
@@ -72,7 +72,9 @@ class CompareScreen(Screen):
         self.at = 0.0  # the cursor, seconds of elapsed time
         self.part: Optional[tuple] = None
         self.error = ""
-        self._figure: Any = None  # this screen's own plotext figure (edgetui.plot_figure), made at the first chart
+        self._figure: Any = (
+            None  # this screen's own plotext figure (edgetui.views.plot_figure), made at the first chart
+        )
 
     def compose(self) -> ComposeResult:
         yield Static("loading…", id="cmp-title")

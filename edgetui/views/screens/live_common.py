@@ -25,6 +25,7 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+from edgetui.error_log import note_swallowed
 from edgetui.live.model import Alarm, LiveRun
 from edgetui.control_chars import make_file_visible, visible, visible_lines
 from edgetui.redact import redacted_copy
@@ -504,6 +505,7 @@ class LiveMomentsMixin:
                 self._online = online_start(conn, self.run_key)
             self.post_message(LiveMoments(online_step(conn, self.run_key, self._online), graded))
         except Exception:  # noqa: BLE001  (no moments is no reason to stop following the run)
+            note_swallowed("no moments is no reason to stop following the run")
             return
 
     def on_live_moments(self, msg: LiveMoments) -> None:
@@ -586,11 +588,11 @@ class PriorFitter:
                 try:
                     conn.close()
                 except Exception:  # noqa: BLE001 - closing a connection that may have failed
-                    pass
+                    note_swallowed("closing a connection that may have failed")
         try:
             self.app.call_from_thread(self._after, done)
         except Exception:  # noqa: BLE001 - the app is shutting down
-            pass
+            note_swallowed("the app is shutting down")
 
     def _after(self, done: list[str]) -> None:
         self.busy = False
@@ -641,6 +643,7 @@ class LiveForecastMixin:
         try:
             fc = header_forecast(self.app.conn, head, subs)  # type: ignore[attr-defined]
         except Exception:  # noqa: BLE001 - the forecast shown stays; the next header read brings it
+            note_swallowed("the forecast shown stays; the next header read brings it")
             return
         self.post_message(LiveForecast(fc))  # type: ignore[attr-defined]
 

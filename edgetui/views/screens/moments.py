@@ -19,6 +19,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from edgetui.error_log import note_swallowed
 from edgetui.store import queries as store
 from edgetui.store.database import lift_pool_on
 from edgetui.replay.cursor import format_elapsed
@@ -617,6 +618,7 @@ class ReplayMomentsMixin:
             try:
                 self.post_message(WhyLoaded(rnd, why_of(self.app.conn, self.run_key, rnd), prefetch=True))  # type: ignore[attr-defined]
             except Exception:  # noqa: BLE001  (w reads it again and says what failed)
+                note_swallowed("w reads it again and says what failed")
                 continue
 
     def on_why_loaded(self, msg: WhyLoaded) -> None:
@@ -697,7 +699,7 @@ class ReplayMomentsMixin:
                 by_event.setdefault(a["event_id"], []).append(a)
             self.post_message(AnnotationsRead(by_event))
         except Exception:  # noqa: BLE001  (a database without the table: L adds, never edits)
-            pass
+            note_swallowed("a database without the table: L adds, never edits")
 
     def on_annotations_read(self, msg: "AnnotationsRead") -> None:
         self._annotations = msg.by_event

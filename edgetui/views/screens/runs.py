@@ -28,6 +28,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
+from edgetui.error_log import note_swallowed
 from edgetui.live.model import LiveRun
 
 from edgetui.control_chars import visible
@@ -275,7 +276,7 @@ class RunsScreen(Screen):
                 "run": self.query_one(RunsTable).selected_run_key,
             }
         except Exception:  # noqa: BLE001 - the app is shutting down
-            pass
+            note_swallowed("the app is shutting down")
 
     def on_resize(self) -> None:
         fit_footer(self, self.size.width)
@@ -384,6 +385,7 @@ class RunsScreen(Screen):
         try:
             return self.app.screen is self
         except Exception:  # noqa: BLE001 - no screen stack yet / any more
+            note_swallowed("no screen stack yet / any more")
             return False
 
     # ------------------------------------------------------------------ render

@@ -25,7 +25,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 from edgetui.views.widgets.fmt import finite
 from edgetui.replay.invalid_rounds import is_invalid
-from edgetui.plot_figure import new_figure
+from edgetui.views.plot_figure import new_figure
 
 __all__ = ["ChartData", "MODES", "ScoreChart", "chart_data", "fitted_range", "legend_text", "series_style"]
 
@@ -405,7 +405,7 @@ class ScoreChart(Widget):
         self.data: ChartData = ChartData()
         self.cursor_elapsed: Optional[float] = None
         self._built: Optional[_Built] = None
-        self._figure: Any = None  # this chart's own plotext figure (edgetui.plot_figure), made at the first build
+        self._figure: Any = None  # this chart's own plotext figure (edgetui.views.plot_figure), made at the first build
 
     # ------------------------------------------------------------------ API
 
