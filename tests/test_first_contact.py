@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+import duckdb
+
 from edgetui.cli.main import build_parser, main
 from edgetui.cli.run_arguments import resolve_run
 from edgetui.store.database import open_db
@@ -482,3 +484,21 @@ def test_replay_of_a_missing_file_says_no_such_file(samples_db, capsys):
     )
     assert main(["--db", str(samples_db), "replay", "no-such-run"]) == 2  # a run name: as before
     assert "no recorded run matches 'no-such-run'" in capsys.readouterr().err
+
+
+def test_a_text_file_in_no_known_format_is_not_a_run(tmp_path, capsys):
+    """Issue 37, item 8: `edgetui ingest README.md` recorded a run of 177 parse errors; a file in no
+    format edgetui reads is refused in one line, nothing is recorded, and the exit status is 1."""
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nSome prose, a list:\n\n* one\n* two\n" * 20)
+    db = tmp_path / "t.duckdb"
+    rc = main(["--db", str(db), "ingest", str(notes)])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert f"{notes}: skipped, not an agent transcript" in err
+    conn = duckdb.connect(str(db), read_only=True)
+    try:
+        assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == 0
+    finally:
+        conn.close()

@@ -270,8 +270,8 @@ def ingest_transcript(
 ) -> Optional[str]:
     """Record a bare transcript file as run ``host/<file stem>/transcript-<content id>``
     (:func:`transcript_task_id`). An empty file is
-    reported and not recorded; a binary one (unknown format, binary head) is refused (a failed
-    path; in a folder only skipped with a note)."""
+    reported and not recorded; one in no known format (binary, or text no parser recognises) is
+    refused (a failed path; in a folder only skipped with a note)."""
     if file_size(path) == 0:
         report.messages.append(f"{path}: empty file; nothing recorded")
         return None
@@ -285,8 +285,14 @@ def ingest_transcript(
             if not from_folder:
                 report.failed.append(str(path))
             return None
-        report.messages.append(f"{path}: format not recognised; lines kept as parse errors")
-        fmt = "claude_stream"  # every non-JSON line becomes a parse_error event with its bytes
+        # text in no format edgetui reads (a README, a log of something else): not a run (issue 37,
+        # item 8); a known format's malformed lines are still kept as parse_error events
+        report.messages.append(
+            f"{path}: skipped, not an agent transcript edgetui reads (no known format in its first 64 KiB)"
+        )
+        if not from_folder:
+            report.failed.append(str(path))
+        return None
     run_id, task_id = path.stem, transcript_task_id(path)
     key = make_run_key(host, run_id, task_id)
     info = RunInfo(
