@@ -474,7 +474,7 @@ def test_a_cancelled_keeper_ends_during_the_first_probe(sshd, tmp_path):
     try:
         h.start()
         assert hooked.wait(20)
-        from edgetui.hosts.ssh import _loop
+        from edgetui.hosts.ssh_loop import ssh_loop as _loop
 
         _loop().call_soon_threadsafe(box["task"].cancel)
         wait_for(lambda: box["task"].done(), 10, "the keeper ended by its cancellation", describe=lambda: h.state)

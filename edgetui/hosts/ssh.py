@@ -14,7 +14,7 @@ the key to ssh-agent". Host keys are verified against known_hosts; an unknown or
 refused with the command that trusts it. edgetui never writes remote files and never forwards
 the agent (``agent_forwarding=False``; the SFTP session is only asked to read and list).
 
-asyncio runs in one background thread shared by every SSH host (:func:`_loop`); the methods of
+asyncio runs in one background thread shared by every SSH host (:func:`edgetui.hosts.ssh_loop.ssh_loop`); the methods of
 :class:`SshHost` are a synchronous facade for the threaded supervisor and ingest. A call never
 waits longer than ``op_timeout`` seconds; while the host is down a call fails at once with
 :class:`HostDown` (an ``OSError``), so a dead or slow host never blocks other hosts. The
@@ -149,16 +149,7 @@ class SshTarget:
         return (f"{self.user}@" if self.user else "") + h + (f":{self.port}" if self.port else "")
 
 
-# ---------------------------------------------------------------------------------------------- the loop
-
-# (edgetui.hosts.ssh_loop: one thread for every host; _loop kept as the name this module uses)
-_loop = ssh_loop
-
-
 # ---------------------------------------------------------------------------------------------- the host
-
-
-_os_error = os_error
 
 
 def _entry(name: str, attrs) -> Entry:
@@ -276,7 +267,7 @@ class SshHost(SftpReads):
         """Start connecting (returns at once; the state says how it goes)."""
         with self._lock:
             if self._keeper is None and not self._closed:
-                self._keeper = asyncio.run_coroutine_threadsafe(self._keep(), _loop())
+                self._keeper = asyncio.run_coroutine_threadsafe(self._keep(), ssh_loop())
         return self
 
     def wait_up(self, timeout: float) -> HostState:
@@ -291,7 +282,7 @@ class SshHost(SftpReads):
 
     def reconnect_now(self) -> None:
         """Skip the backoff wait: try to connect again at once."""
-        loop = _loop()
+        loop = ssh_loop()
         if self._wake is not None:
             loop.call_soon_threadsafe(self._wake.set)
 
@@ -300,10 +291,10 @@ class SshHost(SftpReads):
         self._closed = True
         fut = self._keeper
         if fut is not None:
-            _loop().call_soon_threadsafe(fut.cancel)
+            ssh_loop().call_soon_threadsafe(fut.cancel)
         conn = self._conn
         if conn is not None:
-            _loop().call_soon_threadsafe(conn.close)
+            ssh_loop().call_soon_threadsafe(conn.close)
         for local in self._forwards:
             try:
                 os.unlink(local)
@@ -623,7 +614,7 @@ class SshHost(SftpReads):
                 await asyncio.sleep(0.02)
             return await coro_fn()
 
-        fut = asyncio.run_coroutine_threadsafe(asyncio.wait_for(call(), timeout), _loop())
+        fut = asyncio.run_coroutine_threadsafe(asyncio.wait_for(call(), timeout), ssh_loop())
         try:
             return fut.result(timeout + 1)
         except (asyncio.TimeoutError, TimeoutError):
@@ -644,7 +635,7 @@ class SshHost(SftpReads):
 
             if isinstance(e, (asyncssh.DisconnectError, asyncssh.ChannelOpenError, ConnectionError, EOFError)):
                 raise OSError(errno.EHOSTDOWN, f"{self.name}: connection lost ({e})", what) from None
-            raise _os_error(e, what) from None
+            raise os_error(e, what) from None
 
     def list(self, path: str) -> list[Entry]:
         """Entries of ``path`` with their stats (one SFTP ``readdir``; a symlink is stat'ed to tell
@@ -794,7 +785,7 @@ class SshHost(SftpReads):
         def release():
             if not done.is_set():
                 done.set()
-                _loop().call_soon_threadsafe(lambda: (writer.close(), self._release(sem)))
+                ssh_loop().call_soon_threadsafe(lambda: (writer.close(), self._release(sem)))
 
         return reader, writer, release
 
