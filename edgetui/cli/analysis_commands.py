@@ -775,24 +775,10 @@ def cmd_learning_speed(db: Path, args) -> int:
 
 
 def _resolve(db: Path, spec: str, snapshot: bool) -> str:
-    from edgetui.cli.run_arguments import resolve_run
+    from edgetui.cli.run_arguments import RowsConn, resolve_run
 
     fetch = _fetch(db, snapshot)
-
-    class _C:
-        def execute(self, sql, params=None):
-            rows = fetch(sql, params).rows
-
-            class _R:
-                def fetchall(self_inner):
-                    return rows
-
-                def fetchone(self_inner):
-                    return rows[0] if rows else None
-
-            return _R()
-
-    return resolve_run(_C(), spec)
+    return resolve_run(RowsConn(lambda sql, params: fetch(sql, params).rows), spec)
 
 
 def _prior(db: Path, fetch, key: str):

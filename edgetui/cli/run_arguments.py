@@ -14,15 +14,16 @@ from edgetui.store.database import DatabaseBusy, busy_because, open_db
 from edgetui.store.holder_socket import ask_holder, ask_holder_op
 
 
-class HolderConn:
-    """Enough of a DuckDB connection (``execute(...).fetchall()``) to resolve a run through the
-    holder's read-only SQL while it holds the file."""
+class RowsConn:
+    """Enough of a DuckDB connection (``execute(...).fetchall()`` / ``.fetchone()``) over any
+    ``fetch(sql, params) -> rows``: RUN resolved through the holder's read-only SQL, or through the
+    analysis commands' own reader."""
 
-    def __init__(self, db: Path):
-        self.db = db
+    def __init__(self, fetch):
+        self.fetch = fetch
 
     def execute(self, sql: str, params=None):
-        rows = ask_holder(self.db, sql, list(params or [])).rows
+        rows = self.fetch(sql, params)
 
         class _R:
             def fetchall(self_inner):
@@ -34,13 +35,18 @@ class HolderConn:
         return _R()
 
 
+def holder_conn(db: Path) -> RowsConn:
+    """RUN resolved through the holder's read-only SQL while it holds the file."""
+    return RowsConn(lambda sql, params: ask_holder(db, sql, list(params or [])).rows)
+
+
 def write_op(db: Path, spec: str, host: Optional[str], op, describe=None):
     """Resolve RUN and carry out ``op(conn, run_key)`` on the file, or as a typed request to the
     process holding it (``op.__name__`` names the request). Returns (run_key, result)."""
     try:
         conn = open_db(db)
     except DatabaseBusy as busy:
-        hc = HolderConn(db)
+        hc = holder_conn(db)
         try:
             key = resolve_run(hc, spec, host)
         except ConnectionError as why:
