@@ -73,6 +73,8 @@ class TimeSource(str, Enum):
     OBSERVED = "observed"
     RECORDED = "recorded"
     INTERPOLATED = "interpolated"
+    #: a transcript line timed by an anchor of the run's files, or printed with an anchored line
+    ANCHORED = "anchored"
 
 
 class Usage(BaseModel):

@@ -54,6 +54,7 @@ class FinalizeJob:
     log_end: object = _UNKNOWN
     submissions_kept: bool = False
     fresh: Optional[bool] = None
+    written: Optional[float] = None
 
 
 def infer_policy(entries: list, final_best_round: str, selection: str, direction: str) -> tuple[str, str]:
@@ -89,6 +90,7 @@ def finalize_run(
     judge_best: Optional[str] = None,
     log_end: object = _UNKNOWN,
     submissions_kept: bool = False,
+    written: Optional[float] = None,
 ) -> None:
     """Submissions + best-so-far, time alignment and the run's aggregate columns (``fallback_end`` /
     ``live_end``: see :func:`edgetui.record.time_alignment.align_run`). ``align=False`` skips the time alignment (a
@@ -105,6 +107,7 @@ def finalize_run(
     submission rows are already what this call would write (the offline ingest of a run whose
     transcript is all that changed: the rows depend on the submission folders, the non-transcript
     events, the run's info and the task only); they are then not compared nor rewritten.
+    ``written``: the transcript's last write (its mtime), an anchor of its last line.
     (:func:`finalize_runs` of this one run.)"""
     finalize_runs(
         rec,
@@ -122,6 +125,7 @@ def finalize_run(
                 judge_best,
                 log_end,
                 submissions_kept,
+                written=written,
             )
         ],
     )
@@ -209,6 +213,7 @@ def finalize_runs(rec: Recorder, jobs: list[FinalizeJob], abort_after_s: Optiona
                 j.fallback_end,
                 j.live_end,
                 {r["round"]: (r["submitted_at"], r["seen_at"], r["graded_at"], r["runtime_s"]) for r in d.rows},
+                j.written,
             )
             for d in done
             if (j := d.job).align

@@ -531,6 +531,7 @@ def _record_run_files(
                 log_end=last_log_t,
                 submissions_kept=keep_files,
                 fresh=rec.fresh_run == key,
+                written=_written(transcript) if fmt else None,
             ),
             transcript if fmt else None,
             report,
@@ -538,10 +539,26 @@ def _record_run_files(
         return
     fill_model_agent(rec, key, info)
     finalize_run(
-        rec, key, info, task, subs, "agent_output.txt" if fmt else None, log_end=last_log_t, submissions_kept=keep_files
+        rec,
+        key,
+        info,
+        task,
+        subs,
+        "agent_output.txt" if fmt else None,
+        log_end=last_log_t,
+        submissions_kept=keep_files,
+        written=_written(transcript) if fmt else None,
     )
     if fmt:
         say_no_turns(rec, key, transcript, report)
+
+
+def _written(path: Path) -> Optional[float]:
+    """A transcript's last write (its mtime, epoch UTC): the alignment's anchor of its last line."""
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
 
 
 def _say_bad_files(report: IngestReport, task_dir: Path, events: Sequence[Event]) -> None:

@@ -33,6 +33,8 @@ from edgetui.store.sql_in_list import in_list
 
 UPLOAD_LEAD_S = 2.0  # tar + upload before the judge stamps submitted_at
 RESULT_POLL_S = 5.0  # sforge-submit polls /result every 10 s: mean wait 5 s
+#: evolve_state.json's ``at`` is ``date +%s`` (whole seconds) taken just before sforge-submit prints
+SEEN_AT_LAG_S = 0.5
 
 
 @dataclass
@@ -84,6 +86,7 @@ class AlignJob:
     fallback_end: Optional[float] = None
     live_end: Optional[float] = None
     submissions: dict | None = None
+    written: Optional[float] = None  # the transcript's last write (its mtime), when the caller knows it
 
 
 def align_run(
@@ -161,7 +164,13 @@ def _align_transcripts(conn, source: str, jobs: list[AlignJob], stats: dict[str,
     lines = conn.sql(
         'SELECT run_key, "offset", (row_number() OVER (PARTITION BY run_key ORDER BY "offset") - 1)::BIGINT AS pos, '
         f"count(*) AS n, arg_min(e.t, e.sub) FILTER ({_RECORDED}) AS anchor_t, "
-        "bool_or(e.kind = 'session_init') AS init "
+        "bool_or(e.kind = 'session_init') AS init, "
+        # what the line says about the time before it (line_weights): a model message's id, a tool
+        # call's or result's tool_use_id and tool, a result record's own duration
+        "min(e.message_id) FILTER (e.kind IN ('agent_message', 'thinking', 'tool_call')) AS msg, "
+        "min(e.tool_use_id) FILTER (e.kind = 'tool_result') AS res_of, "
+        "min(e.tool_use_id || chr(31) || e.tool_name) FILTER (e.kind = 'tool_call') AS call_of, "
+        "max(CASE WHEN e.kind = 'agent_result' THEN TRY_CAST(e.data->>'$.duration_ms' AS DOUBLE) END) AS dur_ms "
         f'FROM events e WHERE {in_list("run_key", keys)} AND source = ? GROUP BY run_key, "offset" '
         'ORDER BY run_key, "offset"',
         params=[*keys, source],
@@ -232,21 +241,45 @@ def _align_lines(
                 [*with_calls, source],
             ).fetchall():
                 results[rk].append(r)
+    # the transcript's own last write, where its ingest read it to the end (source_cursors)
+    written: dict[str, float] = {}
+    for rk, off, size, mt in conn.execute(
+        f'SELECT run_key, "offset", size, mtime FROM source_cursors WHERE {in_list("run_key", keys)} AND source = ?',
+        [*keys, source],
+    ).fetchall():
+        lines = per_run.get(rk)
+        last = lines.column("offset")[-1].as_py() if lines is not None and lines.num_rows else None
+        if off is not None and mt is not None and off == size and last is not None and off > last:
+            written[rk] = mt  # (read to its end, last line included, when that mtime was taken)
     line_t: list[pa.Table] = []
     for j in jobs:
         lines = per_run[j.run_key]
         st = stats[j.run_key]
         st.events = int(pc.sum(lines.column("n")).as_py())
-        kept = _kept_anchors(j, lines, logs[j.run_key], subs_of[j.run_key], call_pos[j.run_key], results[j.run_key], st)
+        kept = _kept_anchors(
+            j,
+            lines,
+            logs[j.run_key],
+            subs_of[j.run_key],
+            call_pos[j.run_key],
+            results[j.run_key],
+            st,
+            j.written if j.written is not None else written.get(j.run_key),
+        )
         if kept:
-            # piecewise-linear in the line position between kept anchors, flat outside them: one
-            # time per line (8 bytes a line), written to the line's events without a recorded time
+            # piecewise-linear between kept anchors in the time the lines say passed (line_weights),
+            # flat outside them: one time per line, written to the line's events without a recorded
+            # time, with the bracketing anchors' times when it lies in a gap (line_placement)
+            t_new, lo, hi, pinned = line_placement(line_weights(lines), kept)
             line_t.append(
                 pa.table(
                     {
                         "run_key": lines.column("run_key"),
                         "offset": lines.column("offset"),
-                        "t_new": line_times(lines.num_rows, kept),
+                        "t_new": t_new,
+                        "t_lo": lo,
+                        "t_hi": hi,
+                        "src": pc.if_else(pinned, "anchored", "interpolated"),
                     }
                 )
             )
@@ -259,12 +292,20 @@ def _align_lines(
 
 
 def _kept_anchors(
-    j: AlignJob, lines: pa.Table, log: list, subs: dict, call_pos: dict, results: list, st: AlignStats
+    j: AlignJob,
+    lines: pa.Table,
+    log: list,
+    subs: dict,
+    call_pos: dict,
+    results: list,
+    st: AlignStats,
+    written: Optional[float] = None,
 ) -> list[tuple[int, float]]:
     """One run's anchors (module docstring), kept monotone: ``lines`` its ``_edgetui_pos`` rows,
     ``log`` its run_agent.log (kind, t) ordered by t, ``subs`` its submissions, ``call_pos`` the
     line of each sforge-submit call by tool_use_id, ``results`` its tool results (tool_use_id,
-    round, pos, recorded) in file order."""
+    round, pos, recorded) in file order, ``written`` the transcript's last write (its mtime when
+    its ingest read it to the end)."""
     # lazy: pyarrow.compute's kernels load on first use, not for every command
     import pyarrow.compute as pc
 
@@ -289,13 +330,20 @@ def _kept_anchors(
             anchors.append((init_pos[k + 1] - 1, t_end))
     if not init_pos and seg_starts:
         anchors.append((0, seg_starts[0]))
+    # a Claude ``result`` record says how long its process ran (``duration_ms``, from its start)
+    if "dur_ms" in lines.column_names and init_pos:
+        with_dur = lines.filter(pc.is_valid(lines.column("dur_ms")))
+        for p, d in zip(with_dur.column("pos").to_pylist(), with_dur.column("dur_ms").to_pylist()):
+            k = bisect.bisect_right(init_pos, p) - 1
+            if 0 <= k < len(seg_starts) and 0 <= d < 30 * 86400 * 1000:
+                anchors.append((p, seg_starts[k] + d / 1000.0))
     for tid, rnd, pos, recorded in results:
         if rnd not in subs or tid not in call_pos:
             continue
         submitted_at, seen_at, graded_at, runtime_s = subs[rnd]
         if submitted_at is not None:
             anchors.append((call_pos[tid], submitted_at - UPLOAD_LEAD_S))
-        res_t = seen_at
+        res_t = seen_at + SEEN_AT_LAG_S if seen_at is not None else None
         if res_t is None and submitted_at is not None and runtime_s is not None:
             res_t = submitted_at + runtime_s + RESULT_POLL_S
         if (
@@ -307,11 +355,23 @@ def _kept_anchors(
             res_t = graded_at + RESULT_POLL_S
         if res_t is not None and not recorded:
             anchors.append((pos, res_t))
-    end = j.ended_at
-    if end is None and seg_ends and len(seg_ends) >= len(init_pos) > 0:
-        end = seg_ends[-1]
+    # the last line: the transcript's last write when it is plausible (not before its segment started,
+    # not after the agent finished), else the agent's end ("Agent finished", never the run's end,
+    # which comes after the harness stopped and removed its container), else the run's end
+    finished = seg_ends[-1] if seg_ends and len(seg_ends) >= len(init_pos) > 0 else None
+    cap = finished if finished is not None else j.ended_at
+    floor = seg_starts[min(len(init_pos), len(seg_starts)) - 1] if init_pos and seg_starts else None
+    end = None
+    for cand in (written if floor is not None else None, j.live_end):
+        if (
+            end is None
+            and cand is not None
+            and (cap is None or cand <= cap + WRITTEN_SLACK_S)
+            and (floor is None or cand >= floor)
+        ):
+            end = min(cand, cap) if cap is not None else cand
     if end is None:
-        end = j.live_end
+        end = cap
     if end is not None:
         anchors.append((last_pos, end))
     if not anchors and j.fallback_end is not None:
@@ -319,6 +379,102 @@ def _kept_anchors(
     kept, dropped = _monotone(anchors)
     st.anchors, st.dropped_anchors = len(kept), dropped
     return kept
+
+
+#: tools whose result comes as soon as they are called (no command runs): their result takes no time
+INSTANT_TOOLS = frozenset(
+    {"Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS", "TodoWrite", "NotebookEdit", "NotebookRead"}
+)
+#: the time before a model message (its latency) is one unit; a command's result takes this much
+COMMAND_WEIGHT = 0.5
+#: a transcript's last write (its file's mtime) is believed up to this long after "Agent finished"
+WRITTEN_SLACK_S = 1.0
+
+
+def line_weights(lines: pa.Table):
+    """How much time passes before each line of a transcript, in units of one model message's latency
+    (numpy float64, one per line of ``lines``: the ``_edgetui_pos`` rows with ``msg``, ``res_of``,
+    ``call_of``): 1 before a line starting a new model message (its first content block: the blocks
+    of one message are printed together), :data:`COMMAND_WEIGHT` before the result of a command
+    (Bash, a subagent, a fetch: it ran for a while), 0 before anything printed right after the line
+    before it (the next block of the same message, an instant tool's result, hook records, a Stop
+    hook's feedback, a prompt, a ``result`` record). Interpolating in this measure rather than in
+    line numbers keeps a message's blocks and an edit's result together with their neighbours."""
+    # lazy: numpy loads with the first computation that needs it, not with the module
+    import numpy as np
+
+    msgs = lines.column("msg").to_pylist() if "msg" in lines.column_names else [None] * lines.num_rows
+    res = lines.column("res_of").to_pylist() if "res_of" in lines.column_names else [None] * lines.num_rows
+    calls = lines.column("call_of").to_pylist() if "call_of" in lines.column_names else [None] * lines.num_rows
+    tool_of: dict[str, str] = {}
+    w = np.zeros(lines.num_rows, dtype=np.float64)
+    prev_msg = None
+    for i, (m, r, c) in enumerate(zip(msgs, res, calls)):
+        if c is not None:
+            tid, _, name = c.partition("\x1f")
+            tool_of[tid] = name
+        if m is not None:
+            if m != prev_msg:
+                w[i] = 1.0
+            prev_msg = m
+        elif r is not None:
+            w[i] = 0.0 if tool_of.get(r) in INSTANT_TOOLS else COMMAND_WEIGHT
+            prev_msg = None
+    return w
+
+
+def line_placement(weights, kept: list[tuple[int, float]]):
+    """Time of each line between the ``kept`` anchors (``(pos, t)``, pos strictly increasing),
+    linear in the cumulative ``weights`` (:func:`line_weights`; in line numbers across a stretch
+    where they add up to nothing), the first anchor's time before it and the last one's after it.
+    Returns Arrow arrays (t, t_lo, t_hi, pinned): a line is *pinned* when no time passes between
+    it and an anchor (an anchor's own line, the other blocks of an anchored message, an instant
+    tool's result after an anchored call): its time is the anchor's, bounds null; any other line
+    lies in a gap and gets the bracketing anchors' times as its bounds (null on an open side)."""
+    # lazy: numpy loads with the first computation that needs it, not with the module
+    import numpy as np
+
+    n_lines = len(weights)
+    cum = np.cumsum(weights)
+    kp = np.fromiter((p for p, _ in kept), dtype=np.int64, count=len(kept))
+    kt = np.fromiter((t for _, t in kept), dtype=np.float64, count=len(kept))
+    pos = np.arange(n_lines, dtype=np.int64)
+    idx = np.searchsorted(kp, pos, side="right") - 1  # the greatest anchor at or before each line
+    out = np.empty(n_lines, dtype=np.float64)
+    lo = np.full(n_lines, np.nan)
+    hi = np.full(n_lines, np.nan)
+    pinned = np.zeros(n_lines, dtype=bool)
+    first = idx < 0
+    out[first] = kt[0]
+    hi[first] = kt[0]
+    pinned[first] = cum[first] == cum[kp[0]]  # nothing between it and the anchor
+    last = idx >= len(kp) - 1
+    out[last] = kt[-1]
+    lo[last] = kt[-1]
+    pinned[last] = cum[last] == cum[kp[-1]]
+    mid = ~(last | first)
+    i = idx[mid]
+    p0, t0, p1, t1 = kp[i], kt[i], kp[i + 1], kt[i + 1]
+    c, c0, c1 = cum[pos[mid]], cum[p0], cum[p1]
+    span = c1 - c0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.where(span > 0, (c - c0) / span, (pos[mid] - p0) / (p1 - p0))
+    out[mid] = t0 + (t1 - t0) * frac
+    at0 = ((c == c0) & (span > 0)) | (pos[mid] == p0)
+    at1 = (c == c1) & (span > 0)
+    out[mid] = np.where(at0, t0, np.where(at1, t1, out[mid]))
+    pin = at0 | at1
+    pinned[mid] = pin
+    lo[mid] = np.where(pin, np.nan, t0)
+    hi[mid] = np.where(pin, np.nan, t1)
+    lo[pinned] = np.nan
+    hi[pinned] = np.nan
+    return (
+        pa.array(out, pa.float64()),
+        pa.array(lo, pa.float64(), from_pandas=True),
+        pa.array(hi, pa.float64(), from_pandas=True),
+        pa.array(pinned, pa.bool_()),
+    )
 
 
 def line_times(n_lines: int, kept: list[tuple[int, float]]) -> pa.Array:
@@ -356,11 +512,13 @@ def _interpolate_lines(conn, source: str, tables: list[pa.Table], keys: list[str
     conn.register("_edgetui_line_t", tbl)
     try:
         n = conn.execute(
-            f"""UPDATE events SET t = l.t_new, t_source = 'interpolated' FROM _edgetui_line_t l
+            f"""UPDATE events SET t = l.t_new, t_source = l.src, t_lo = l.t_lo, t_hi = l.t_hi
+               FROM _edgetui_line_t l
                WHERE {in_list("events.run_key", keys)} AND events.source = ? AND events.run_key = l.run_key
                  AND events."offset" = l."offset"
                  AND (events.t_source IS NULL OR events.t_source NOT IN ('recorded', 'observed'))
-                 AND (events.t IS DISTINCT FROM l.t_new OR events.t_source IS DISTINCT FROM 'interpolated')""",
+                 AND (events.t IS DISTINCT FROM l.t_new OR events.t_source IS DISTINCT FROM l.src
+                      OR events.t_lo IS DISTINCT FROM l.t_lo OR events.t_hi IS DISTINCT FROM l.t_hi)""",
             [*keys, source],
         ).fetchall()
     finally:

@@ -37,7 +37,7 @@ from edgetui.store.repeated_records import recount_transcript_runs
 from edgetui.store.migrate_rekey import rekey_transcript_runs
 from edgetui.store.migrate_rescrub import rescrub_database
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 _V1 = [
     """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
@@ -177,6 +177,12 @@ MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE runs ADD COLUMN IF NOT EXISTS trajectory_metrics JSON",
         "ALTER TABLE runs ADD COLUMN IF NOT EXISTS work_image VARCHAR",
         "ALTER TABLE runs ADD COLUMN IF NOT EXISTS judge_image VARCHAR",
+    ],
+    #: 11: how far a transcript event placed between two anchors may be off (docs/transcript-formats.md
+    #: §9): the times of the anchors around it (null when its time is an anchor's or was seen)
+    11: [
+        "ALTER TABLE events ADD COLUMN IF NOT EXISTS t_lo DOUBLE",
+        "ALTER TABLE events ADD COLUMN IF NOT EXISTS t_hi DOUBLE",
     ],
 }
 
