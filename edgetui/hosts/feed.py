@@ -30,8 +30,12 @@ from edgetui.hosts.ssh import SshHost
 
 from edgetui.hosts.ssh import OVERFLOW
 from edgetui.hosts.ssh import HostDown
+from edgetui.hosts.ssh import UP
 
 import urllib.parse
+
+#: a sync that took longer than this (seconds) brought its bytes late: they are timed as caught up
+CATCHUP_AFTER_S = 3.0
 
 
 class RemoteFeed:
@@ -84,6 +88,15 @@ class RemoteFeed:
         self._watch_ready = False  # its watches are set up: its reports are complete from then on
         self._need_full = True
         self._last_full = 0.0
+        #: the images are current: the last sync succeeded and the host has been up since (and
+        #: reporting, when it can). A sync that starts while they are not catches up: the bytes it
+        #: brings were written on the host while nothing followed them (Mirror.catching_up)
+        self._current = False
+        #: image path -> size caught up to (Mirror.catchup_marks), shared with the live tailer
+        self.catchup_marks: dict[str, int] = {}
+        for m in self.mirrors:
+            m.catchup_marks = self.catchup_marks
+        self.host.on_state(self._state_changed)
 
     @property
     def name(self) -> str:
@@ -119,15 +132,58 @@ class RemoteFeed:
             return f"{self.cfg.name}: {st.kind}: {st.message} (since {since}{retry})"
         return f"{self.cfg.name}: {st.kind} since {since}{retry}"
 
+    def share_catchup_marks(self, marks: dict[str, int]) -> None:
+        """Note the sizes caught up to in ``marks`` (a live tailer's ``catchup_marks``) from now on."""
+        self.catchup_marks = marks
+        for m in self.mirrors:
+            m.catchup_marks = marks
+
+    def _catching_up(self) -> bool:
+        """Is the sync about to start a catch-up (see ``_current``)? Tells the mirrors."""
+        catching = not self._current
+        for m in self.mirrors:
+            m.catching_up = catching
+        return catching
+
+    def _synced(self, rep: Optional[SyncReport], t0: float) -> None:
+        """After a sync that started at ``t0`` (monotonic): the images are current when it succeeded
+        (and the host reports changes, when it can); one that took longer than
+        :data:`CATCHUP_AFTER_S` brought bytes late: they are noted as caught up (before the tailer
+        is told of them)."""
+        for m in self.mirrors:
+            m.catching_up = False
+        if rep is None:
+            self._current = False
+            return
+        if time.monotonic() - t0 > CATCHUP_AFTER_S:
+            for m in self.mirrors:
+                root = m.remote_root.rstrip("/") + "/"
+                for c in rep.changed:
+                    if c.startswith(root):
+                        local = m.local_root / c[len(root) :]
+                        try:
+                            self.catchup_marks[str(local)] = local.stat().st_size
+                        except OSError:
+                            pass
+        self._current = self.host.state.kind == UP and (self._watch_ready or not self.inotify)
+
+    def _state_changed(self, _name: str, st) -> None:
+        if st.kind != UP:  # down, reconnecting, or not answering its probes: not followed meanwhile
+            self._current = False
+
     def sync_once(self) -> Optional[SyncReport]:
         """Sync every image once; None when the host could not be reached (``last_error`` says why)."""
         total = SyncReport()
+        t0 = time.monotonic()
+        self._catching_up()
         try:
             for m in self.mirrors:
                 _add(total, m.remote_root, m.sync())
         except OSError as e:
             self.last_error = _error_text(e)
+            self._synced(None, t0)
             return None
+        self._synced(total, t0)
         self.full_syncs += 1
         return self._done(total)
 
@@ -149,16 +205,21 @@ class RemoteFeed:
                     break
             else:
                 return None  # outside every root (an overflow, an odd path): list everything
+        t0 = time.monotonic()
+        self._catching_up()
         try:
             for i, (rels, recurse) in by_root.items():
                 m = self.mirrors[i]
                 r = m.sync_changed(rels, recurse)
                 if r is None:
+                    self._synced(None, t0)
                     return None
                 _add(total, m.remote_root, r)
         except OSError as e:
             self.last_error = _error_text(e)
+            self._synced(None, t0)
             return None
+        self._synced(total, t0)
         self.path_syncs += 1
         return self._done(total)
 
@@ -247,6 +308,7 @@ class RemoteFeed:
                     interval = self.min_interval_s if changed else min(interval * 2, self.max_interval_s)
                     wait = interval
             else:
+                self._current = False
                 interval = wait = self.min_interval_s  # down: check the state often, sync as soon as it is up
             self._kick.wait(wait)
             self._kick.clear()
@@ -283,6 +345,7 @@ class RemoteFeed:
             with self._lock:
                 self.inotify = self._watch_ready = False
                 self._need_full = True
+                self._current = False  # (what the host wrote since its watch ended: the next full sync)
             self._kick.set()
 
 

@@ -354,6 +354,12 @@ class Mirror:
         self._verified: dict[str, Entry] | None = None
         self._listed: set[str] | None = None
         self._said_skipped: set[tuple[str, str]] = set()  # (relative path, what) said in a SyncReport
+        #: a sync while ``catching_up`` (set by its feed: the host was not followed for a while) notes,
+        #: before writing, the size each file it brings up to date will have: image path -> bytes
+        #: written on the host while nothing followed it, which the live tailer then times as the
+        #: offline ingest does, not by their arrival (``Tailer.catchup_marks``; None: not noted)
+        self.catchup_marks: dict[str, int] | None = None
+        self.catching_up = False
 
     def sync(self, only: set[str] | None = None) -> SyncReport:
         """Bring the image up to date (``only``: relative paths of files known changed, to skip
@@ -644,6 +650,9 @@ class Mirror:
             todo[rel] = e
         if not todo:
             return verified
+        if self.catching_up and self.catchup_marks is not None:
+            for rel, e in todo.items():
+                self.catchup_marks[str(self.local_root / rel)] = e.size
         done = self._fetch_new(todo, have, rep)
         tails = self._fetch_tails(todo, have)
         for rel in sorted(todo):

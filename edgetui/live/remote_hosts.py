@@ -86,6 +86,7 @@ class HostLinks:
 
             f.on_change = changed
             f.on_note = sup.note
+            f.share_catchup_marks(sup.tailer.catchup_marks)  # caught-up lines are not timed by arrival
         for f in feeds:
             if f.cfg.judge_url:
                 url = forward_url(f.host, f.cfg.judge_url)

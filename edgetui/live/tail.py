@@ -40,9 +40,10 @@ before a cut stay recorded once and lines written right after it are all read;
 another file (another inode, or a handle whose file was deleted), or a cut that
 cannot be placed, is read from its start.
 
-Time. Lines that were already in a file when this tailer first saw it keep
-``t`` unset (aligned later by interpolation); lines that arrive while
-watching get ``t = observed_t`` with ``t_source = 'observed'`` when their
+Time. Lines that were already in a file when this tailer first saw it (or
+when it was restarted), and lines a remote host's image got in a catch-up
+(:attr:`Tailer.catchup_marks`), keep ``t`` unset (aligned later from the run's
+anchors, as offline); lines that arrive while watching get ``t = observed_t`` with ``t_source = 'observed'`` when their
 parser gave no time. An observed time is an upper bound (the line was written
 before it was read): when a later line of the same read carries its own recent
 time (a Claude Code ``tool_result`` with its ``timestamp``, written right
@@ -280,6 +281,10 @@ class Tailer:
         self.cursor_interval_s = cursor_interval_s
         self.max_open = max_open
         self._open: dict[int, TailSource] = {}  # id(source) -> source holding an open handle, oldest read first
+        #: file path -> offset up to which its lines were written while nothing followed them (a remote
+        #: host's image caught up after an outage: ``edgetui.hosts.feed``); those lines get no
+        #: observed time, the alignment times them as the offline ingest does
+        self.catchup_marks: dict[str, int] = {}
 
     # ------------------------------------------------------------------ handles
     def _handle(self, src: TailSource, st: os.stat_result):
@@ -423,6 +428,10 @@ class Tailer:
                 continue
             if not src.loaded:
                 self._load(src, st.st_size, have, st)
+            if self.catchup_marks:
+                mark = self.catchup_marks.get(str(src.path))
+                if mark is not None and mark > (src.catchup_until or 0):
+                    src.catchup_until = mark
             try:
                 out = self._read(src, st, now, min(self.max_bytes_per_source, budget), observe, res)
             except SkippedRunFile as e:  # (said once for this file)
