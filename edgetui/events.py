@@ -11,7 +11,8 @@ Every event carries
   a truncated/rewritten file is a new generation, ``offset`` = byte offset of the
   record in the file, ``sub`` = index of the event within that record),
 * its **time** (``t`` epoch seconds UTC, ``t_source`` one of ``observed`` /
-  ``recorded`` / ``interpolated``; ``None`` until aligned).
+  ``recorded`` / ``anchored`` / ``interpolated``, the last with the bracketing anchors' times in the
+  events table's ``t_lo`` / ``t_hi``; ``None`` until aligned: docs/transcript-formats.md §9).
 
 The identity ``event_id`` is a hash of (run_key, source, generation, offset,
 sub): re-ingesting the same bytes yields the same ids, so the recorder's

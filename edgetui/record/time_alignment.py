@@ -31,10 +31,14 @@ import pyarrow as pa
 
 from edgetui.store.sql_in_list import in_list
 
-UPLOAD_LEAD_S = 2.0  # tar + upload before the judge stamps submitted_at
+#: tar + upload of the workspace before the judge stamps ``submitted_at`` (the call line came 0.1-0.5 s
+#: before it in genuine runs with small archives; a large archive over a slow link takes longer)
+UPLOAD_LEAD_S = 0.5
 RESULT_POLL_S = 5.0  # sforge-submit polls /result every 10 s: mean wait 5 s
-#: evolve_state.json's ``at`` is ``date +%s`` (whole seconds) taken just before sforge-submit prints
-SEEN_AT_LAG_S = 0.5
+#: evolve_state.json's ``at`` is ``date +%s`` (whole seconds: +0.5 on average) taken before
+#: sforge-submit updates its state file with jq and prints; the result line comes when it exits
+#: (1.1-2.8 s after ``at`` in genuine runs, 2.0 s on average)
+SEEN_AT_LAG_S = 1.5
 
 
 @dataclass
@@ -168,6 +172,7 @@ def _align_transcripts(conn, source: str, jobs: list[AlignJob], stats: dict[str,
         # what the line says about the time before it (line_weights): a model message's id, a tool
         # call's or result's tool_use_id and tool, a result record's own duration
         "min(e.message_id) FILTER (e.kind IN ('agent_message', 'thinking', 'tool_call')) AS msg, "
+        "bool_or(e.kind = 'agent_result') AS result, "
         "min(e.tool_use_id) FILTER (e.kind = 'tool_result') AS res_of, "
         "min(e.tool_use_id || chr(31) || e.tool_name) FILTER (e.kind = 'tool_call') AS call_of, "
         "max(CASE WHEN e.kind = 'agent_result' THEN TRY_CAST(e.data->>'$.duration_ms' AS DOUBLE) END) AS dur_ms "
@@ -394,22 +399,27 @@ WRITTEN_SLACK_S = 1.0
 def line_weights(lines: pa.Table):
     """How much time passes before each line of a transcript, in units of one model message's latency
     (numpy float64, one per line of ``lines``: the ``_edgetui_pos`` rows with ``msg``, ``res_of``,
-    ``call_of``): 1 before a line starting a new model message (its first content block: the blocks
+    ``call_of``, ``result``): 1 before a line starting a new model message (its first content block: the blocks
     of one message are printed together), :data:`COMMAND_WEIGHT` before the result of a command
     (Bash, a subagent, a fetch: it ran for a while), 0 before anything printed right after the line
     before it (the next block of the same message, an instant tool's result, hook records, a Stop
-    hook's feedback, a prompt, a ``result`` record). Interpolating in this measure rather than in
+    hook's feedback, a prompt, a ``result`` record right after a model message; one after anything
+    else gets 1: a model call ended it). Interpolating in this measure rather than in
     line numbers keeps a message's blocks and an edit's result together with their neighbours."""
     # lazy: numpy loads with the first computation that needs it, not with the module
     import numpy as np
 
-    msgs = lines.column("msg").to_pylist() if "msg" in lines.column_names else [None] * lines.num_rows
-    res = lines.column("res_of").to_pylist() if "res_of" in lines.column_names else [None] * lines.num_rows
-    calls = lines.column("call_of").to_pylist() if "call_of" in lines.column_names else [None] * lines.num_rows
+    n = lines.num_rows
+    names = lines.column_names
+    msgs = lines.column("msg").to_pylist() if "msg" in names else [None] * n
+    res = lines.column("res_of").to_pylist() if "res_of" in names else [None] * n
+    calls = lines.column("call_of").to_pylist() if "call_of" in names else [None] * n
+    ends = lines.column("result").to_pylist() if "result" in names else [None] * n
     tool_of: dict[str, str] = {}
-    w = np.zeros(lines.num_rows, dtype=np.float64)
+    w = np.zeros(n, dtype=np.float64)
     prev_msg = None
-    for i, (m, r, c) in enumerate(zip(msgs, res, calls)):
+    after_message = False  # the line before is a model message's
+    for i, (m, r, c, e) in enumerate(zip(msgs, res, calls, ends)):
         if c is not None:
             tid, _, name = c.partition("\x1f")
             tool_of[tid] = name
@@ -420,6 +430,9 @@ def line_weights(lines: pa.Table):
         elif r is not None:
             w[i] = 0.0 if tool_of.get(r) in INSTANT_TOOLS else COMMAND_WEIGHT
             prev_msg = None
+        elif e and not after_message:  # a result record after a tool's result: a model call ended it
+            w[i] = 1.0
+        after_message = m is not None
     return w
 
 

@@ -18,6 +18,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from edgetui.views.widgets.fmt import (
+    finite,
     fmt_count,
     fmt_elapsed,
     fmt_pct,
@@ -225,6 +226,15 @@ def render_detail(detail: Optional[dict[str, Any]]) -> RenderableType:
     if ev.get("t_source"):
         title.append(visible(f" ({ev['t_source']})"), style="dim")
     parts.append(title)
+    lo, hi = finite(ev.get("t_lo")), finite(ev.get("t_hi"))
+    if lo is not None or hi is not None:  # placed in a gap between anchors: how far it may be off
+        gap = Text("  somewhere ", style="dim")
+        gap.append(f"after {fmt_utc(lo)[11:]}" if lo is not None else "", style="dim")
+        gap.append(" and " if lo is not None and hi is not None else "", style="dim")
+        gap.append(f"before {fmt_utc(hi)[11:]}" if hi is not None else "", style="dim")
+        if lo is not None and hi is not None:
+            gap.append(f" (a {hi - lo:,.0f} s gap without anchors)", style="dim")
+        parts.append(gap)
     for a in detail.get("annotations") or []:  # the user's notes on this event (L adds / edits)
         note = Text("✎ ", style="bold magenta")
         note.append(visible(str(a.get("label") or "note")), style="bold magenta")
