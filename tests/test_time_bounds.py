@@ -31,7 +31,10 @@ def genuine(tmp_path_factory):
 
 
 def test_no_transcript_event_after_the_agent_finished_nor_a_result_before_its_call(genuine):
-    keys = [r[0] for r in genuine.execute("SELECT DISTINCT run_key FROM events WHERE source = 'agent_output.txt'").fetchall()]
+    keys = [
+        r[0]
+        for r in genuine.execute("SELECT DISTINCT run_key FROM events WHERE source = 'agent_output.txt'").fetchall()
+    ]
     assert len(keys) >= 3
     for k in keys:
         assert causal_faults(genuine, k) == [], k
