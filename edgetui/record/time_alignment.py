@@ -396,9 +396,9 @@ COMMAND_WEIGHT = 0.5
 WRITTEN_SLACK_S = 1.0
 
 
-def line_weights(lines: pa.Table):
+def line_weights(lines: pa.Table) -> list[float]:
     """How much time passes before each line of a transcript, in units of one model message's latency
-    (numpy float64, one per line of ``lines``: the ``_edgetui_pos`` rows with ``msg``, ``res_of``,
+    (a float per line of ``lines``: the ``_edgetui_pos`` rows with ``msg``, ``res_of``,
     ``call_of``, ``result``): 1 before a line starting a new model message (its first content block: the blocks
     of one message are printed together), :data:`COMMAND_WEIGHT` before the result of a command
     (Bash, a subagent, a fetch: it ran for a while), 0 before anything printed right after the line
@@ -406,9 +406,6 @@ def line_weights(lines: pa.Table):
     hook's feedback, a prompt, a ``result`` record right after a model message; one after anything
     else gets 1: a model call ended it). Interpolating in this measure rather than in
     line numbers keeps a message's blocks and an edit's result together with their neighbours."""
-    # lazy: numpy loads with the first computation that needs it, not with the module
-    import numpy as np
-
     n = lines.num_rows
     names = lines.column_names
     msgs = lines.column("msg").to_pylist() if "msg" in names else [None] * n
@@ -416,7 +413,7 @@ def line_weights(lines: pa.Table):
     calls = lines.column("call_of").to_pylist() if "call_of" in names else [None] * n
     ends = lines.column("result").to_pylist() if "result" in names else [None] * n
     tool_of: dict[str, str] = {}
-    w = np.zeros(n, dtype=np.float64)
+    w = [0.0] * n
     prev_msg = None
     after_message = False  # the line before is a model message's
     for i, (m, r, c, e) in enumerate(zip(msgs, res, calls, ends)):
@@ -448,6 +445,7 @@ def line_placement(weights, kept: list[tuple[int, float]]):
     import numpy as np
 
     n_lines = len(weights)
+    weights = np.asarray(weights, dtype=np.float64)
     cum = np.cumsum(weights)
     kp = np.fromiter((p for p, _ in kept), dtype=np.int64, count=len(kept))
     kt = np.fromiter((t for _, t in kept), dtype=np.float64, count=len(kept))
