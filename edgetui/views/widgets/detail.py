@@ -228,12 +228,11 @@ def render_detail(detail: Optional[dict[str, Any]]) -> RenderableType:
     parts.append(title)
     lo, hi = finite(ev.get("t_lo")), finite(ev.get("t_hi"))
     if lo is not None or hi is not None:  # placed in a gap between anchors: how far it may be off
-        gap = Text("  somewhere ", style="dim")
-        gap.append(f"after {fmt_utc(lo)[11:]}" if lo is not None else "", style="dim")
-        gap.append(" and " if lo is not None and hi is not None else "", style="dim")
-        gap.append(f"before {fmt_utc(hi)[11:]}" if hi is not None else "", style="dim")
         if lo is not None and hi is not None:
-            gap.append(f" (a {hi - lo:,.0f} s gap without anchors)", style="dim")
+            gap = Text(f"  somewhere in {fmt_utc(lo)[11:]}–{fmt_utc(hi)[11:]} ({hi - lo:,.0f} s without an anchor)")
+        else:
+            gap = Text(f"  somewhere after {fmt_utc(lo)[11:]}" if lo is not None else f"  before {fmt_utc(hi)[11:]}")
+        gap.stylize("dim")
         parts.append(gap)
     for a in detail.get("annotations") or []:  # the user's notes on this event (L adds / edits)
         note = Text("✎ ", style="bold magenta")
