@@ -109,6 +109,9 @@ class LiveRun(BaseModel):
     judge_says: Optional[str] = None  # one line of the judge's own view (--judge-url: /history)
     host_state: Optional[str] = None  # a remote host's connection state (edgetui.hosts.ssh.HostState.kind)
     host_rtt_s: Optional[float] = None  # its last round trip (seconds), while up or degraded
+    #: SForge's own duration of a finished run (final_result.json's runtime_seconds: the agent's
+    #: segments only), beside ``elapsed_s`` (start to the run's end, with the harness's drain and cleanup)
+    sforge_runtime_s: Optional[float] = None
 
     def _holding(self) -> list[Alarm]:
         """The newest raised alarm of each condition that still holds (acknowledged or not)."""

@@ -14,6 +14,7 @@ from edgetui.replay.selection import display_value
 
 from edgetui.events import one_line
 from edgetui.record.derived_rows import harness_reason, unreadable_reason
+from edgetui.records import sforge_runtime_s
 from edgetui.live.alarms import RunFacts, alarm_event, evaluate, fmt_age
 from edgetui.live.model import LiveRun, live_run_from, newest_per_key
 from edgetui.live.tail import settle
@@ -397,6 +398,7 @@ class RunRows:
                 ),
                 host_state=(hs := self._host_state(rs.loc.run_key)) and hs[0],
                 host_rtt_s=hs[1] if hs else None,
+                sforge_runtime_s=sforge_runtime_s(info.final),
             )
         )
 
