@@ -116,22 +116,28 @@ def _fields(head: dict[str, Any], compact: bool, narrow: bool = False) -> tuple[
 
 def duration_text(head: dict[str, Any], compact: bool) -> Optional[Text]:
     """The run's duration as :func:`edgetui.store.queries.with_durations` gives it, saying which one:
-    ``ran 0:07:16 (start→end) · SForge runtime 0:07:00`` (wide), ``ran 0:07:16 · agent 0:07:00``
-    (compact); ``to last event`` for a run without an end. None when unknown."""
+    ``ran 0:07:16 start→end · SForge runtime 0:07:00`` (wide), ``ran 7:16 · agent 7:00`` (compact:
+    no zero hours); ``to last event`` for a run without an end. None when unknown."""
     d, sf = head.get("duration_s"), head.get("sforge_runtime_s")
     if d is None and sf is None:
         return None
+
+    def fmt(x: float) -> str:
+        if compact and 0 <= x < 3600:
+            return f"{int(x) // 60}:{int(x) % 60:02d}"
+        return format_elapsed(x)
+
     t = Text()
     if d is not None:
         t.append("ran ", style="dim")
-        t.append(format_elapsed(d), style="bold")
+        t.append(fmt(d), style="bold")
         if head.get("duration_to") == "last event":
             t.append("…" if compact else " to last event", style="dim")
         elif not compact:
             t.append(" start→end", style="dim")
     if sf is not None:
         t.append((" · " if d is not None else "") + ("agent " if compact else "SForge runtime "), style="dim")
-        t.append(format_elapsed(sf))
+        t.append(fmt(sf))
     return t
 
 
