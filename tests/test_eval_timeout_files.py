@@ -74,3 +74,35 @@ def test_timed_out_rounds_are_said_from_their_reports_and_the_history_does_not_k
     finally:
         sup.close()
         conn.close()
+
+
+def test_a_timeout_is_said_from_run_instance_log_before_the_report(tmp_path):
+    """The judge writes "Test runtime: 25.07s, timed_out: True" to run_instance.log before it
+    writes report.json (SForge 1.1.0, ``judge_submission`` in sforge/harness/run_evaluation.py)."""
+    root = tmp_path / "runs"
+    shutil.copytree(GENUINE / "runs" / PACK, root / PACK)
+    td = root / PACK / "tiny_pack"
+    for name in ("final_result.json", "run_history.json", "evolve_state.json", "final_archive.tar.gz"):
+        (td / name).unlink()
+    (td / "submissions" / "agent-4" / "report.json").unlink()  # the report not written yet
+    t0 = float((td / "started_at").read_text().split()[-1]) + 400.0
+    for p in td.rglob("*"):
+        os.utime(p, (t0, t0))
+    now = [t0 + 5.0]
+    conn = open_db(tmp_path / "live.duckdb")
+    sup = Supervisor(
+        conn,
+        [root],
+        docker_client=None,
+        settings=AlarmSettings(discovery_interval_s=0, finalize_min_interval_s=0, finalize_interval_s=0),
+        clock=lambda: now[0],
+        tasks_dir=GENUINE / "tasks",
+        sleep=False,
+    )
+    try:
+        run = {r.run_key: r for r in sup.poll_once()}[f"local/{PACK}/tiny_pack"]
+        said = {a.data.get("round"): a.message for a in run.alarms if a.rule == "eval_timeout"}
+        assert said["agent-4"] == "agent-4: evaluation timed out after 25 s (eval_timeout 25 s; run_instance.log)"
+    finally:
+        sup.close()
+        conn.close()
