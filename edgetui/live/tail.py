@@ -76,6 +76,7 @@ from edgetui.parsers.base import (
     non_regular_kind,
     line_events,
 )
+from edgetui.parsers.runlog import RunAgentLogParser
 from edgetui.parsers.arrow_batches import data_json
 from edgetui.record.recorder import Recorder
 from edgetui.parsers.cursor_check import moved_below
@@ -236,7 +237,10 @@ class TailSource:
     not_regular: bool = False  # the path is a FIFO, socket or device (said once)
     cut_at: Optional[int] = None  # truncated: where the file stops holding the lines read (kept recorded)
     skip: Optional[list] = None  # [offset, scanned_to, head, tail] of a line over MAX_LINE_BYTES
-    provisional: Optional[tuple] = None  # (generation, offset) of the held record recorded provisionally
+    provisional: Optional[tuple] = None  # (generation, offset, ended) of the held record recorded provisionally
+    #: the file gets no more lines (its run is over): a held record is recorded as final, with the
+    #: event id an offline ingest gives it (its parser's finish()), not provisionally
+    ended: bool = False
     digests: Optional[LineDigests] = None  # the lines read of the file (where a cut was: line_digests)
     read_ino: Optional[tuple[int, int]] = None  # (st_dev, st_ino) of the file last read
 
@@ -490,10 +494,16 @@ class Tailer:
         """Record the held record of a quiet source as it stands (``RunAgentLogParser.peek_open``):
         an ERROR that is the log's last line is seen at once, not when the next line arrives."""
         ev = src.held
-        if ev is None or now - src.read_t < self.HOLD_FLUSH_S or src.provisional == (src.gen, ev.offset):
+        if ev is None or now - src.read_t < self.HOLD_FLUSH_S or src.provisional == (src.gen, ev.offset, src.ended):
             return
+        seen = src.provisional is not None and src.provisional[:2] == (src.gen, ev.offset)
+        src.provisional = (src.gen, ev.offset, src.ended)
+        if src.ended:  # (the Recorder drops the provisional row of the same record)
+            ev = RunAgentLogParser.final_of(ev)
         ev.run_key = src.run_key
-        src.provisional = (src.gen, ev.offset)
+        if seen:  # the same record, final now: not a new event of the run (its count, its alarms)
+            events.append(ev)
+            return
         events.append(ev)
         res.events.setdefault((src.run_key, src.source), []).append(ev)
 

@@ -246,6 +246,13 @@ class RunAgentLogParser:
         ev.data = {**(ev.data or {}), "provisional": True}
         return ev
 
+    @staticmethod
+    def final_of(provisional: Event) -> Event:
+        """The event a :meth:`peek_open` event stands for, as :meth:`finish` gives it (the same
+        ``event_id`` as an offline ingest's): for a log that gets no more lines (its run is over)."""
+        data = {k: v for k, v in (provisional.data or {}).items() if k != "provisional"}
+        return provisional.model_copy(update={"sub": 0, "data": data})
+
     def feed(self, line: bytes, offset: int) -> list[Event]:
         return flag_bad_bytes(self._feed(line, offset), self.source, self.generation, line, offset)
 

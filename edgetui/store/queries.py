@@ -32,6 +32,7 @@ from typing import Any, Iterable, Optional, Sequence
 import duckdb
 import orjson
 
+from edgetui.records import sforge_runtime_s
 from edgetui.store.repeated_records import REP_CTE, keep_sql, repeated_keys
 
 __all__ = [
@@ -215,6 +216,26 @@ def transcript_flags(conn: Any, run_key: str) -> list[str]:
     return got.split() if got else []
 
 
+def with_durations(head: dict[str, Any]) -> dict[str, Any]:
+    """``head`` (a ``runs`` row) with the run's two durations (docs/replay.md, "Durations"):
+
+    * ``duration_s``: edgetui's, from its start (``started_at``, else its log's first line) to its
+      end (``ended_at``: ``final_result.json`` written, so after the harness's drain and its work
+      container's stop and removal, ~15 s with SForge 1.1.0's containers), else to its last event;
+      ``duration_to`` says which (``"end"`` / ``"last event"``);
+    * ``sforge_runtime_s``: SForge's own ``runtime_seconds`` of ``final_result.json``, the sum of
+      the agent's segments (no install, drain or cleanup), when the run has it (not on SForge's
+      error paths, which write 0.0).
+    """
+    start, end, last = head.get("started_at"), head.get("ended_at"), head.get("last_event_at")
+    stop, to = (end, "end") if end is not None else (last, "last event")
+    head["duration_s"] = stop - start if start is not None and stop is not None and stop >= start else None
+    head["duration_to"] = to if head["duration_s"] is not None else None
+    final = head.get("final")
+    head["sforge_runtime_s"] = sforge_runtime_s(_json(final) if isinstance(final, str) else final)
+    return head
+
+
 def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = True) -> Optional[dict[str, Any]]:
     """Everything the replay header needs about one run, or ``None`` if unknown.
 
@@ -229,6 +250,7 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
     ``tasks``, plus from the events:
 
     * ``n_events``, ``first_t``, ``last_t`` (times of the first/last timed event),
+    * ``duration_s``, ``duration_to``, ``sforge_runtime_s``: :func:`with_durations`,
     * ``tok_input``, ``tok_output``, ``tok_cache_read``, ``tok_cache_write`` and
       ``tokens`` (their sum) — the events' token columns summed, counting each
       model message (``message_id``) once, since a split assistant message
@@ -261,7 +283,7 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
             head["tok_input"], head["tok_output"], head["tok_cache_read"], head["tok_cache_write"] = tok4
             head["tokens"] = sum(tok4)
             head["tokens_exact"] = False
-            return head
+            return with_durations(head)
         n, first_t, last_t = cur.execute(
             "SELECT count(*), min(t), max(t) FROM events WHERE run_key = ?", [run_key]
         ).fetchone()
@@ -277,7 +299,7 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
             head["tok_input"], head["tok_output"], head["tok_cache_read"], head["tok_cache_write"] = tok4
             head["tokens"] = sum(tok4)
             head["tokens_exact"] = False
-            return head
+            return with_durations(head)
         try:  # records an earlier run's file holds too are counted there (edgetui/store/repeated_records.py)
             shared = repeated_keys(cur, run_key)[0] > 0
         except duckdb.CatalogException:  # a read-only file of an older schema: no record_keys yet
@@ -298,7 +320,7 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
     head["tok_input"], head["tok_output"], head["tok_cache_read"], head["tok_cache_write"] = (int(x) for x in tok)
     head["tokens"] = sum(int(x) for x in tok)
     head["tokens_exact"] = True
-    return head
+    return with_durations(head)
 
 
 def task(conn: duckdb.DuckDBPyConnection, task_id: str) -> Optional[dict[str, Any]]:
