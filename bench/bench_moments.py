@@ -101,7 +101,7 @@ async def paint_times(db: Path, key: str, moment_round: str) -> dict[str, tuple[
         await close()
         idx = next(i for i in screen.cursor.moment_idx if screen.cursor.round[i] == moment_round)
         screen.cursor.select(idx)
-        screen._moved(True)
+        screen.moved(True)
         await pilot.pause(0.2)
         await timed("why", screen.action_why, why_up, diff_up)  # read ahead: from the cache
         await close()
