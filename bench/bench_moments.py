@@ -107,7 +107,7 @@ async def paint_times(db: Path, key: str, moment_round: str) -> dict[str, tuple[
         await close()
         await timed("why again", screen.action_why, why_up, diff_up)
         await close()
-        screen._why_cache.clear()  # as if asked right at load
+        screen.moments_part.why_cache.clear()  # as if asked right at load
         await timed("why unread", screen.action_why, why_up, diff_up)
         await close()
         await timed(
