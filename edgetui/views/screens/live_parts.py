@@ -128,8 +128,9 @@ def live_status_text(live: Optional[LiveRun], now: float, width: int) -> Text:
     if hs and hs != "up":  # a remote host not up: the quiet is the connection's, not the agent's
         mark, style = HOST_MARKS.get(hs, ("?", "bold yellow"))
         fields.append(Text(f"{mark} host {live.host} {hs}", style=style))
-    if getattr(live, "judge_says", None):
-        fields.append(Text(live.judge_says, style="cyan"))
+    says = getattr(live, "judge_says", None)
+    if says:
+        fields.append(Text(says, style="cyan"))
     grading = grading_text(live)
     if grading is not None:
         fields.append(grading)
