@@ -44,6 +44,7 @@ from edgetui.error_log import note_swallowed
 from edgetui.events import one_line
 from edgetui.parsers.run_folder_files import SMALL_FILE_LIMIT, read_run_file
 from edgetui.redact import redact_obj
+from edgetui.parsers.json_fields import list_at
 
 
 def read_admin_secret(candidates: Iterable[Path]) -> Optional[str]:
@@ -99,7 +100,7 @@ def classify_history(h: Any, now: float) -> HistoryView:
     if not isinstance(h, dict):
         v.ok, v.message = False, "judge history: not a JSON object"
         return v
-    entries = h.get("entries") if isinstance(h.get("entries"), list) else []
+    entries = list_at(h, "entries")
     v.n_entries = len(entries)
     for i, e in enumerate(entries):
         if not isinstance(e, dict):

@@ -627,7 +627,9 @@ class AutoEvalTicksParser:
             self.last = None
             return [parse_error(self.source, self.generation, offset, line, f"bad timestamp: {e}")]
         msg = self._keys.line(m.group(7))
-        common = dict(source=self.source, generation=self.generation, offset=offset, t=t, t_source=TimeSource.RECORDED)
+        common: dict[str, Any] = dict(
+            source=self.source, generation=self.generation, offset=offset, t=t, t_source=TimeSource.RECORDED
+        )
         sm = _SUBMITTED_RE.match(msg)
         if sm:
             self.last = {"offset": offset, "t": t, "level": "INFO"}

@@ -238,7 +238,7 @@ def parse_sforge_submit_output(text: str) -> dict[str, Any]:
         label = err_block.group(1)
         if "round" not in out and label != "submission":
             out["round"] = label
-        err_lines = []
+        err_lines: list[str] = []
         for ln in text[err_block.end() :].splitlines():
             st = ln.strip()
             if st.startswith(_RULE):
@@ -292,7 +292,7 @@ def _parse_history(text: str, out: dict[str, Any]) -> None:
     m = _RE_BEST_SCORE.search(text)
     if m:
         out["best_score"] = _num(m.group(1))[0]
-    entries = []
+    entries: list[dict[str, Any]] = []
     cols: Optional[list[str]] = None
     for ln in text.splitlines():
         st = ln.strip()

@@ -52,7 +52,7 @@ class _Bounded(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:  # type: ignore[override]
+    def readinto(self, b) -> int:
         data = self.inner.read(len(b))
         self.n += len(data)
         if self.n > self.limit:
