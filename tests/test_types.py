@@ -21,3 +21,12 @@ def test_mypy_finds_no_error_in_the_package(monkeypatch):
     # the run checked the package and edgetui.replay (a config that found nothing would pass)
     checked = re.search(r"no issues found in (\d+) source files", stdout)
     assert checked and int(checked.group(1)) > 150, stdout
+
+
+def test_arrow_timeline_declares_every_column_it_sets():
+    # ArrowTimeline sets its columns with setattr from TIMELINE_COLUMNS; its class annotations are
+    # what mypy checks their uses against, so the two lists must be the same
+    from edgetui.store.timeline_columns import TIMELINE_COLUMNS, ArrowColumn, ArrowTimeline
+
+    declared = {k for k, v in ArrowTimeline.__annotations__.items() if v in ("ArrowColumn", ArrowColumn)}
+    assert declared == set(TIMELINE_COLUMNS)
