@@ -219,6 +219,9 @@ class JudgePoller:
         clock=time.time,
     ):
         self.url = url.rstrip("/")
+        #: the judge's URL as a remote host calls it (``url`` being the local forward to it), for
+        #: messages; None for a judge reached directly
+        self.remote_url: Optional[str] = None
         self.admin_secret = admin_secret
         #: set while the caller is still finding the admin secret: the supervisor does not poll meanwhile
         self.holding = False

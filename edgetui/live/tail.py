@@ -441,11 +441,11 @@ class Tailer:
             res.bytes_read += nbytes
             if upd.get("more"):
                 res.behind = True
-            for e in evs:
-                e.run_key = src.run_key
+            for ev in evs:
+                ev.run_key = src.run_key
             all_events.extend(evs)
             mark = upd["deliver_from"]
-            fresh = [e for e in evs if e.offset >= mark] if mark else evs
+            fresh = [ev for ev in evs if ev.offset >= mark] if mark else evs
             if fresh:
                 res.events[(src.run_key, src.source)] = fresh
             if upd["new_lines"]:
@@ -653,7 +653,8 @@ class Tailer:
             if observe and end > (src.catchup_until or 0):
                 for e in long_evs:
                     if e.t is None:
-                        e.t, e.t_source = now, "observed"
+                        # use_enum_values: the field holds the enum's str value, as validation sets it
+                        e.t, e.t_source = now, "observed"  # type: ignore[assignment]
             events.extend(long_evs)
             offset = end
         elif src.long_at == offset:  # a long line in progress: read it whole (the long-line rule)
@@ -676,7 +677,8 @@ class Tailer:
                 for e in evs:
                     if e.t is None:
                         e.t = now
-                        e.t_source = "observed"
+                        # use_enum_values: the field holds the enum's str value, as validation sets it
+                        e.t_source = "observed"  # type: ignore[assignment]
             events.extend(evs)
             last_end = line.end
             n_lines += 1
@@ -759,7 +761,8 @@ class Tailer:
                 if observe:
                     for e in evs:
                         if e.t is None:
-                            e.t, e.t_source = now, "observed"
+                            # use_enum_values: the field holds the enum's str value, as validation sets it
+                            e.t, e.t_source = now, "observed"  # type: ignore[assignment]
                 out.extend(evs)
                 last = line.end
             if last > src.offset:
