@@ -50,7 +50,7 @@ import os
 import re
 
 import re2
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Union, overload
 
 import bisect
 import tempfile
@@ -384,6 +384,14 @@ def _present(text: str) -> Optional[set[str]]:
     return found or None
 
 
+@overload
+def redact_text(text: str, secrets: frozenset[str] | set[str] = ...) -> str: ...
+@overload
+def redact_text(text: None, secrets: frozenset[str] | set[str] = ...) -> None: ...
+@overload
+def redact_text(text: Optional[str], secrets: frozenset[str] | set[str] = ...) -> Optional[str]: ...
+
+
 def redact_text(text: Optional[str], secrets: frozenset[str] | set[str] = frozenset()) -> Optional[str]:
     """``text`` with every secret replaced by :data:`REDACTED` (None and "" pass through).
 
@@ -421,10 +429,10 @@ def redact_bytes(raw: Optional[bytes], secrets: frozenset[str] | set[str] = froz
                 good, bad, rest = rest[: e.start].decode("utf-8"), rest[e.start : e.end], rest[e.end :]
             out = redact_text(good, secrets)
             changed = changed or out is not good
-            parts += [out.encode("utf-8"), bad]  # type: ignore[union-attr]
+            parts += [out.encode("utf-8"), bad]
         return b"".join(parts) if changed else raw
     out = redact_text(text, secrets)
-    return raw if out is text else out.encode("utf-8")  # type: ignore[union-attr]
+    return raw if out is text else out.encode("utf-8")
 
 
 def redact_obj(obj: Any, secrets: frozenset[str] | set[str] = frozenset()) -> Any:

@@ -7,11 +7,15 @@ in the config, no global ignore; the third-party libraries that ship no types ar
 import re
 from pathlib import Path
 
+import pytest
 from mypy import api as mypy_api
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# a first run (no .mypy_cache) takes ~15 s of CPU, up to a minute on a loaded machine
+@pytest.mark.slow
+@pytest.mark.timeout(600)
 def test_mypy_finds_no_error_in_the_package(monkeypatch):
     # mypy reads pyproject.toml and resolves mypy_path (typecheck/) from the working directory
     monkeypatch.chdir(ROOT)

@@ -747,9 +747,10 @@ class Tailer:
         """The complete lines the replaced file (still open as ``src.fp``) got after ``src.offset``,
         read before switching to the file now at the path; ``src``'s live position moves past them
         (same generation). A rename-replace otherwise loses what was written just before it."""
-        fp = src.fp
-        parser = src.parser
+        fp, parser, gen = src.fp, src.parser, src.gen
         out: list[Event] = []
+        if fp is None or gen is None:  # (the caller drains an open file of a known generation only)
+            return out
         try:
             fp.seek(0, os.SEEK_END)
             end = fp.tell()
@@ -757,7 +758,7 @@ class Tailer:
                 return out
             last = src.offset
             for line in iter_lines(_Bounded(fp, end - src.offset, end - src.offset), src.offset, final=False):
-                evs = line_events(parser, line, src.source, src.gen)  # type: ignore[arg-type]
+                evs = line_events(parser, line, src.source, gen)
                 if observe:
                     for e in evs:
                         if e.t is None:
@@ -781,7 +782,9 @@ class Tailer:
     def _scan_long_line(self, src: TailSource, fp, size: int) -> Optional[int]:
         """Continue the search for the newline ending ``src.skip``'s line; returns the offset just
         after it, or None (``src.skip`` keeps where the search stopped and the line's last bytes)."""
-        off, pos, head, tail = src.skip  # type: ignore[misc]
+        skip = src.skip
+        assert skip is not None  # (the caller reads a long line's end only while there is one)
+        off, pos, head, tail = skip
         stop = min(size, pos + self.SKIP_SCAN_BYTES)
         fp.seek(pos)
         while pos < stop:

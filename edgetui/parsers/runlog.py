@@ -80,7 +80,7 @@ _DRAINING_RE = re.compile(r"^Draining (\d+) pending judge evals")
 
 def redact_text(text: str) -> str:
     """Replace secrets in free text with ``<redacted>`` (:func:`edgetui.redact.redact_text`)."""
-    return _redact(text)  # type: ignore[return-value]
+    return _redact(text)
 
 
 # --------------------------------------------------------------------------- time

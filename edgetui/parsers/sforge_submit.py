@@ -253,10 +253,11 @@ def parse_sforge_submit_output(text: str) -> dict[str, Any]:
         m = _RE_LIMIT.search(text)
         m2 = _RE_COOLDOWN.search(text)
         ev = _RE_EVAL_FAILED.search(text) or _RE_NO_REPORT.search(text)
-        if m or m2:
+        hit = m or m2
+        if hit:
             out["status"] = "rejected"
             out["rejected"] = "limit" if m else "cooldown"
-            out["detail"] = (m or m2).group(1)  # type: ignore[union-attr]
+            out["detail"] = hit.group(1)
         elif ev:  # the judge's evaluation failed (status "error") or left no report: no score
             out["status"] = "error"
             out.setdefault("submission_id", ev.group(1))
