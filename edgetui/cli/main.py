@@ -86,7 +86,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse with a suggestion for a mistyped command (``edgetui ingets`` -> did you mean
     ``ingest``?) and each command's own usage on its errors."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         import difflib
         import re
 
@@ -505,11 +505,12 @@ def _progress_ingest(
     images=(),
 ):
     from edgetui.store.database import open_db
+    from edgetui.store.one_row import one_row
 
     conn = open_db(db)
 
     def count() -> int:
-        return conn.execute("SELECT count(*) FROM events").fetchone()[0]
+        return one_row(conn.execute("SELECT count(*) FROM events"))[0]
 
     before = count()
     try:

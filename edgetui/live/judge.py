@@ -45,6 +45,7 @@ from edgetui.error_log import note_swallowed
 from edgetui.events import one_line
 from edgetui.parsers.run_folder_files import SMALL_FILE_LIMIT, read_run_file
 from edgetui.redact import redact_obj
+from edgetui.parsers.json_fields import list_at
 
 
 def read_admin_secret(candidates: Iterable[Path]) -> Optional[str]:
@@ -101,7 +102,7 @@ def classify_history(h: Any, now: float) -> HistoryView:
     if not isinstance(h, dict):
         v.ok, v.message = False, "judge history: not a JSON object"
         return v
-    entries = h.get("entries") if isinstance(h.get("entries"), list) else []
+    entries = list_at(h, "entries")
     v.n_entries = len(entries)
     for i, e in enumerate(entries):
         if not isinstance(e, dict):
@@ -225,6 +226,9 @@ class JudgePoller:
         clock=time.time,
     ):
         self.url = url.rstrip("/")
+        #: the judge's URL as a remote host calls it (``url`` being the local forward to it), for
+        #: messages; None for a judge reached directly
+        self.remote_url: Optional[str] = None
         self.admin_secret = admin_secret
         #: set while the caller is still finding the admin secret: the supervisor does not poll meanwhile
         self.holding = False

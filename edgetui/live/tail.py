@@ -445,11 +445,11 @@ class Tailer:
             res.bytes_read += nbytes
             if upd.get("more"):
                 res.behind = True
-            for e in evs:
-                e.run_key = src.run_key
+            for ev in evs:
+                ev.run_key = src.run_key
             all_events.extend(evs)
             mark = upd["deliver_from"]
-            fresh = [e for e in evs if e.offset >= mark] if mark else evs
+            fresh = [ev for ev in evs if ev.offset >= mark] if mark else evs
             if fresh:
                 res.events[(src.run_key, src.source)] = fresh
             if upd["new_lines"]:
@@ -663,7 +663,8 @@ class Tailer:
             if observe and end > (src.catchup_until or 0):
                 for e in long_evs:
                     if e.t is None:
-                        e.t, e.t_source = now, "observed"
+                        # use_enum_values: the field holds the enum's str value, as validation sets it
+                        e.t, e.t_source = now, "observed"  # type: ignore[assignment]
             events.extend(long_evs)
             offset = end
         elif src.long_at == offset:  # a long line in progress: read it whole (the long-line rule)
@@ -686,7 +687,8 @@ class Tailer:
                 for e in evs:
                     if e.t is None:
                         e.t = now
-                        e.t_source = "observed"
+                        # use_enum_values: the field holds the enum's str value, as validation sets it
+                        e.t_source = "observed"  # type: ignore[assignment]
             events.extend(evs)
             last_end = line.end
             n_lines += 1
@@ -755,9 +757,10 @@ class Tailer:
         """The complete lines the replaced file (still open as ``src.fp``) got after ``src.offset``,
         read before switching to the file now at the path; ``src``'s live position moves past them
         (same generation). A rename-replace otherwise loses what was written just before it."""
-        fp = src.fp
-        parser = src.parser
+        fp, parser, gen = src.fp, src.parser, src.gen
         out: list[Event] = []
+        if fp is None or gen is None:  # (the caller drains an open file of a known generation only)
+            return out
         try:
             fp.seek(0, os.SEEK_END)
             end = fp.tell()
@@ -765,11 +768,12 @@ class Tailer:
                 return out
             last = src.offset
             for line in iter_lines(_Bounded(fp, end - src.offset, end - src.offset), src.offset, final=False):
-                evs = line_events(parser, line, src.source, src.gen)  # type: ignore[arg-type]
+                evs = line_events(parser, line, src.source, gen)
                 if observe:
                     for e in evs:
                         if e.t is None:
-                            e.t, e.t_source = now, "observed"
+                            # use_enum_values: the field holds the enum's str value, as validation sets it
+                            e.t, e.t_source = now, "observed"  # type: ignore[assignment]
                 out.extend(evs)
                 last = line.end
             if last > src.offset:
@@ -788,7 +792,9 @@ class Tailer:
     def _scan_long_line(self, src: TailSource, fp, size: int) -> Optional[int]:
         """Continue the search for the newline ending ``src.skip``'s line; returns the offset just
         after it, or None (``src.skip`` keeps where the search stopped and the line's last bytes)."""
-        off, pos, head, tail = src.skip  # type: ignore[misc]
+        skip = src.skip
+        assert skip is not None  # (the caller reads a long line's end only while there is one)
+        off, pos, head, tail = skip
         stop = min(size, pos + self.SKIP_SCAN_BYTES)
         fp.seek(pos)
         while pos < stop:

@@ -80,7 +80,7 @@ _DRAINING_RE = re.compile(r"^Draining (\d+) pending judge evals")
 
 def redact_text(text: str) -> str:
     """Replace secrets in free text with ``<redacted>`` (:func:`edgetui.redact.redact_text`)."""
-    return _redact(text)  # type: ignore[return-value]
+    return _redact(text)
 
 
 # --------------------------------------------------------------------------- time
@@ -634,7 +634,9 @@ class AutoEvalTicksParser:
             self.last = None
             return [parse_error(self.source, self.generation, offset, line, f"bad timestamp: {e}")]
         msg = self._keys.line(m.group(7))
-        common = dict(source=self.source, generation=self.generation, offset=offset, t=t, t_source=TimeSource.RECORDED)
+        common: dict[str, Any] = dict(
+            source=self.source, generation=self.generation, offset=offset, t=t, t_source=TimeSource.RECORDED
+        )
         sm = _SUBMITTED_RE.match(msg)
         if sm:
             self.last = {"offset": offset, "t": t, "level": "INFO"}

@@ -27,12 +27,13 @@ Event order (the timeline order every view shares, see :data:`EVENT_ORDER_SQL`):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence, cast
 
 import duckdb
 import orjson
 
 from edgetui.records import sforge_runtime_s
+from edgetui.store.one_row import one_row
 from edgetui.store.repeated_records import REP_CTE, keep_sql, repeated_keys
 
 __all__ = [
@@ -139,10 +140,10 @@ def _json(v: Any) -> Any:
 def count_runs(conn: duckdb.DuckDBPyConnection) -> int:
     """Number of runs in the database (0 for an empty or brand-new file)."""
     with conn.cursor() as cur:
-        has = cur.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'runs'").fetchone()[0]
+        has = one_row(cur.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'runs'"))[0]
         if not has:
             return 0
-        return int(cur.execute("SELECT count(*) FROM runs").fetchone()[0])
+        return int(one_row(cur.execute("SELECT count(*) FROM runs"))[0])
 
 
 def filter_runs(rows: Iterable[dict[str, Any]], text: Optional[str]) -> list[dict[str, Any]]:
@@ -284,9 +285,9 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
             head["tokens"] = sum(tok4)
             head["tokens_exact"] = False
             return with_durations(head)
-        n, first_t, last_t = cur.execute(
-            "SELECT count(*), min(t), max(t) FROM events WHERE run_key = ?", [run_key]
-        ).fetchone()
+        n, first_t, last_t = one_row(
+            cur.execute("SELECT count(*), min(t), max(t) FROM events WHERE run_key = ?", [run_key])
+        )
         head["transcript_flags"] = transcript_flags(cur, run_key)
         head["n_events"] = int(n)
         head["first_t"] = first_t
@@ -304,8 +305,9 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
             shared = repeated_keys(cur, run_key)[0] > 0
         except duckdb.CatalogException:  # a read-only file of an older schema: no record_keys yet
             shared = False
-        tok = cur.execute(
-            f"""WITH {REP_CTE if shared else "_none AS (SELECT 1)"}
+        tok = one_row(
+            cur.execute(
+                f"""WITH {REP_CTE if shared else "_none AS (SELECT 1)"}
                SELECT coalesce(sum(i), 0), coalesce(sum(o), 0), coalesce(sum(cr), 0), coalesce(sum(cw), 0)
                FROM (SELECT max(input_tokens) i, max(output_tokens) o,
                             max(cache_read_tokens) cr, max(cache_write_tokens) cw
@@ -315,8 +317,9 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
                             OR cache_read_tokens IS NOT NULL OR cache_write_tokens IS NOT NULL)
                        AND {keep_sql(shared=shared)}
                      GROUP BY coalesce(message_id, event_id))""",
-            {"rk": run_key},
-        ).fetchone()
+                {"rk": run_key},
+            )
+        )
     head["tok_input"], head["tok_output"], head["tok_cache_read"], head["tok_cache_write"] = (int(x) for x in tok)
     head["tokens"] = sum(int(x) for x in tok)
     head["tokens_exact"] = True
@@ -467,9 +470,9 @@ def tail_start(ev: EventColumns) -> tuple[int, Optional[float]]:
         last -= 1
     if last < 0:
         return 0, None
-    t0 = t[last]
+    t0 = cast(float, t[last])  # (the newest timed event's: not None)
     k = last
-    while k > 0 and t[k - 1] is not None and t[k - 1] >= t0:
+    while k > 0 and (tk := t[k - 1]) is not None and tk >= t0:
         k -= 1
     return k, t0
 
@@ -501,7 +504,9 @@ def run_events_since(
         ).fetchall()
     if total - len(rows) != k:
         return None  # events were added (or removed) before t0: not a plain append
-    mins = {s: m for s, m in base.source_min().items() if m is not None and m < t0}  # the kept events'
+    mins: dict[str, Optional[float]] = {
+        s: m for s, m in base.source_min().items() if m is not None and m < t0
+    }  # the kept events'
     i_t, i_src = EVENT_LIST_COLUMNS.index("t"), EVENT_LIST_COLUMNS.index("source")
     _fold_source_min(mins, ((r[i_src], r[i_t]) for r in rows))
     rows.sort(key=_timeline_key(source_ranks(mins)))
