@@ -85,7 +85,8 @@ class ReplayMoments:
             self.prefetch_why(self.rounds())
         if self.wanted:  # M pressed while they were being found: open the list now
             self.wanted = False
-            if self.host.app.screen is self.host:
+            top: object = self.host.app.screen  # (a Screen; the host a protocol of one)
+            if top is self.host:
                 self.moments_list()
 
     def moment(self, direction: int) -> None:
@@ -175,7 +176,7 @@ class ReplayMoments:
             top.show(why)
             return
         c = self.host.cursor
-        rounds = [c.round[k] for k in c.new_best_idx] if c is not None else []
+        rounds = [r for k in c.new_best_idx if (r := c.round[k]) is not None] if c is not None else []
         self.host.app.push_screen(WhyScreen(why, rounds, self.show_why_of))
 
     def load_why(self, rnd: str) -> None:
