@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_mypy_finds_no_error_in_the_package(monkeypatch):
-    # mypy reads pyproject.toml and resolves mypy_path (typecheck/) from the working directory
+    # mypy reads pyproject.toml and resolves mypy_path (.ci/typecheck/) from the working directory
     monkeypatch.chdir(ROOT)
     stdout, stderr, status = mypy_api.run(["--config-file", str(ROOT / "pyproject.toml")])
     errors = [line for line in stdout.splitlines() if ": error:" in line]
