@@ -823,7 +823,7 @@ so far under the task's selection policy.</figcaption></figure>
 {_html_table(_NEW_BEST_HEAD, nb, "small" if len(nb) <= n_small else "") if nb else "<p>None.</p>"}
 <h2>Tests of the best submission ({e(bt.get("round") or "–")})</h2>
 {
-        _html_table(_TEST_HEAD, tests, "small" if len(tests) <= n_small else "", test_cls, (30, 11, 9, 9, 41))
+        _html_table(_TEST_HEAD, tests, "small" if len(tests) <= n_small else "", test_cls, (27, 11, 9, 11, 42))
         if tests
         else "<p>No per-test results recorded.</p>"
     }
