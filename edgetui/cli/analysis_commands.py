@@ -231,6 +231,22 @@ def add_commands(sub, cmd, add_db) -> None:
 
     p = cmd(
         sub,
+        "edgebench-csv",
+        "turn EdgeBench's README (its published leaderboard, category and per-task tables) into the CSV files "
+        "the analysis commands read",
+        "edgetui edgebench-csv edgebench-README.md -o tables/",
+        "EdgeBench publishes its results in its repository's README "
+        "(https://github.com/ByteDance-Seed/EdgeBench, section Leaderboard); edgetui ships none of them. Download "
+        "it (e.g. curl -L -o edgebench-README.md https://raw.githubusercontent.com/ByteDance-Seed/EdgeBench/main/README.md) and give "
+        "it here: writes edgebench_leaderboard.csv (suite,model,hours,score), edgebench_category_12h.csv "
+        "(suite,model,category,score) and edgebench_<suite>_per_task.csv (task,category,model,hours,score).",
+    )
+    add_db(p)
+    p.add_argument("readme", type=Path, metavar="README", help="EdgeBench's README.md, downloaded")
+    p.add_argument("--output", "-o", type=Path, default=Path("."), metavar="DIR", help="folder to write to (default .)")
+
+    p = cmd(
+        sub,
         "learning-speed",
         "learning speed per model and its doubling time across model generations",
         "edgetui learning-speed --csv edgebench_learning_speed.csv",
@@ -1090,3 +1106,38 @@ def _plain_text(s: str) -> str:
     from edgetui.control_chars import strip_sequences
 
     return strip_sequences(s)
+
+
+# ---------------------------------------------------------------------------- EdgeBench's tables
+
+
+def cmd_edgebench_csv(db: Path, args) -> int:
+    """EdgeBench's README → its tables as CSV files in ``args.output`` (the database is not used)."""
+    import csv
+
+    from edgetui.replay.analysis.published_tables import PublishedTables, read_published_tables
+
+    try:
+        text = args.readme.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{args.readme}: not UTF-8 text (byte {e.start})") from None
+    t = read_published_tables(text, str(args.readme))
+    if not args.output.is_dir():
+        raise FileNotFoundError(f"-o {args.output}: no such folder")
+    files = [
+        ("edgebench_leaderboard.csv", "leaderboard", t.leaderboard),
+        ("edgebench_category_12h.csv", "category", t.category),
+        (f"edgebench_{t.per_task_suite}_per_task.csv", "per_task", t.per_task),
+    ]
+    for name, kind, rows in files:
+        if not rows:
+            print(f"{args.readme}: no {kind.replace('_', '-')} table found: {name} not written", file=sys.stderr)
+            continue
+        with open(args.output / name, "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f, lineterminator="\n")
+            head = PublishedTables.HEADERS[kind]
+            w.writerow(head)
+            for r in rows:  # hours as 2, 4 …; scores as the README writes them (39.0, 16.7)
+                w.writerow(["" if v is None else f"{v:g}" if c == "hours" else str(v) for c, v in zip(head, r)])
+        print(f"wrote {visible(str(args.output / name))} ({len(rows)} rows)")
+    return 0
