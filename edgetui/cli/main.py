@@ -295,15 +295,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = _cmd(
         sub,
         "report",
-        "a run's report: summary, the curve, reframing moments with their why, annotations",
+        "a run's report: summary, the curve, new bests, the best submission's tests, moments with their why, "
+        "annotations",
         "edgetui report opus48-edge-3 --format html -o report.html",
         "Markdown reads on its own (the chart as text); HTML is one self-contained file (no script, nothing "
-        "fetched); JSON carries a moments list (round, elapsed seconds) and the annotations, which "
+        "fetched); PDF is that HTML printed by a headless Chromium (chromium-headless-shell, chromium or "
+        "$EDGETUI_CHROMIUM); JSON carries a moments list (round, elapsed seconds) and the annotations, which "
         "`edgetui import` restores.",
     )
     _add_db(p)
     p.add_argument("run", metavar="RUN", help="run dir, RUN_ID[/TASK_ID], or a unique prefix")
-    p.add_argument("--format", choices=["md", "json", "html"], default="md", help="output format (default: md)")
+    p.add_argument(
+        "--format",
+        choices=["md", "json", "html", "pdf"],
+        default="md",
+        help="output format (default: md; pdf: the HTML printed by a headless Chromium, needs -o)",
+    )
     p.add_argument("--output", "-o", type=Path, default=None, metavar="FILE", help="write here (default: stdout)")
     p.add_argument("--no-diff", action="store_true", help="leave the submission diffs out")
     p.add_argument("--host", default=None, help="only runs of this host")
