@@ -46,6 +46,8 @@ def test_compare_two_sample_runs_of_one_task(samples_db, capsys):
     assert main(["--db", str(samples_db), "compare", "real-stats", "real-tz", "--plot"]) == 0
     text = capsys.readouterr().out
     assert "they part at 0:00:" in text and "x: elapsed (m:ss)" in text and "\x1b" not in text
+    # the values are rescaled 0-100, and a flagged fit still says what it determines (issue 37)
+    assert "values are 0-100" in text and "t_half 0.0" in text and "Smax –" not in text
     # without colour the curves still tell apart: each has its own mark, in the legend and on its steps
     legend = {ln.split(" ", 1)[1]: ln.split(" ", 1)[0] for ln in text.splitlines() if ln.startswith("━")}
     assert legend == {stats.run_key: "━•━", tz.run_key: "━o━"}

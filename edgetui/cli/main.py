@@ -86,7 +86,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse with a suggestion for a mistyped command (``edgetui ingets`` -> did you mean
     ``ingest``?) and each command's own usage on its errors."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         import difflib
         import re
 
@@ -295,15 +295,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = _cmd(
         sub,
         "report",
-        "a run's report: summary, the curve, reframing moments with their why, annotations",
+        "a run's report: summary, the curve, new bests, the best submission's tests, moments with their why, "
+        "annotations",
         "edgetui report opus48-edge-3 --format html -o report.html",
         "Markdown reads on its own (the chart as text); HTML is one self-contained file (no script, nothing "
-        "fetched); JSON carries a moments list (round, elapsed seconds) and the annotations, which "
+        "fetched); PDF is that HTML printed by a headless Chromium (chromium-headless-shell, chromium or "
+        "$EDGETUI_CHROMIUM); JSON carries a moments list (round, elapsed seconds) and the annotations, which "
         "`edgetui import` restores.",
     )
     _add_db(p)
     p.add_argument("run", metavar="RUN", help="run dir, RUN_ID[/TASK_ID], or a unique prefix")
-    p.add_argument("--format", choices=["md", "json", "html"], default="md", help="output format (default: md)")
+    p.add_argument(
+        "--format",
+        choices=["md", "json", "html", "pdf"],
+        default="md",
+        help="output format (default: md; pdf: the HTML printed by a headless Chromium, needs -o)",
+    )
     p.add_argument("--output", "-o", type=Path, default=None, metavar="FILE", help="write here (default: stdout)")
     p.add_argument("--no-diff", action="store_true", help="leave the submission diffs out")
     p.add_argument("--host", default=None, help="only runs of this host")
@@ -505,11 +512,12 @@ def _progress_ingest(
     images=(),
 ):
     from edgetui.store.database import open_db
+    from edgetui.store.one_row import one_row
 
     conn = open_db(db)
 
     def count() -> int:
-        return conn.execute("SELECT count(*) FROM events").fetchone()[0]
+        return one_row(conn.execute("SELECT count(*) FROM events"))[0]
 
     before = count()
     try:
@@ -778,6 +786,8 @@ SELECT run_id, task_id, status, format,
                  CASE WHEN status IN ('running', 'grading') AND timeout_s > 0 AND started_at IS NOT NULL
                       AND epoch(current_timestamp) - started_at > timeout_s THEN 'over-budget' END) AS flags,
        round((coalesce(last_event_at, started_at) - started_at) / 3600.0, 2) AS elapsed_h,
+       round(nullif(greatest(coalesce(TRY_CAST(final->>'$.runtime_seconds' AS DOUBLE), 0), 0), 0) / 3600.0, 2)
+         AS sforge_runtime_h,
        round(timeout_s / 3600.0, 2) AS budget_h,
        agent_submissions AS agent_subs, auto_submissions AS auto_subs,
        coalesce(model, '') AS model, coalesce(agent, '') AS agent, host, best_round, n_events AS events,

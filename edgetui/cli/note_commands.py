@@ -163,6 +163,17 @@ def cmd_report(db: Path, args) -> int:
         rep = build_report(conn, key, with_diff=not args.no_diff)
     finally:
         conn.close()
+    if args.format == "pdf":
+        from edgetui.analysis.report_pdf import NoBrowser, print_pdf
+
+        if args.output is None:
+            raise ValueError("--format pdf needs -o FILE.pdf (a PDF is not written to a terminal)")
+        try:
+            print_pdf(to_html(rep), args.output)
+        except NoBrowser as e:
+            raise LookupError(str(e)) from None
+        print(f"wrote {args.output} ({len(rep['moments'])} moments, {len(rep['annotations'])} annotations)")
+        return 0
     text = {"md": to_markdown, "json": to_json, "html": to_html}[args.format](rep)
     if args.output is None:
         sys.stdout.write(for_terminal(text))  # (escaped on a terminal; a pipe or file gets the bytes)

@@ -134,6 +134,7 @@ class HostLinks:
             poller.holding = False  # asked with the secret if one was found, else without (as locally)
 
     def _find_secret(self, feed: RemoteFeed, poller, env: Optional[str]) -> None:
+        secret: Optional[str] = None
         candidates = []
         for r in feed.cfg.roots:
             parts = r.rstrip("/").split("/")
