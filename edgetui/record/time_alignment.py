@@ -173,6 +173,7 @@ def _align_transcripts(conn, source: str, jobs: list[AlignJob], stats: dict[str,
         # call's or result's tool_use_id and tool, a result record's own duration
         "min(e.message_id) FILTER (e.kind IN ('agent_message', 'thinking', 'tool_call')) AS msg, "
         "bool_or(e.kind = 'agent_result') AS result, "
+        "bool_or(e.kind IN ('agent_message', 'thinking', 'tool_call')) AS said, "
         "min(e.tool_use_id) FILTER (e.kind = 'tool_result') AS res_of, "
         "min(e.tool_use_id || chr(31) || e.tool_name) FILTER (e.kind = 'tool_call') AS call_of, "
         "max(CASE WHEN e.kind = 'agent_result' THEN TRY_CAST(e.data->>'$.duration_ms' AS DOUBLE) END) AS dur_ms "
@@ -400,8 +401,9 @@ WRITTEN_SLACK_S = 1.0
 def line_weights(lines: pa.Table) -> list[float]:
     """How much time passes before each line of a transcript, in units of one model message's latency
     (a float per line of ``lines``: the ``_edgetui_pos`` rows with ``msg``, ``res_of``,
-    ``call_of``, ``result``): 1 before a line starting a new model message (its first content block: the blocks
-    of one message are printed together), :data:`COMMAND_WEIGHT` before the result of a command
+    ``call_of``, ``result``, ``said``): 1 before a line starting a new model message (its first content
+    block: the blocks of one message are printed together; in a format without message ids, every
+    line of the model's), :data:`COMMAND_WEIGHT` before the result of a command
     (Bash, a subagent, a fetch: it ran for a while), 0 before anything printed right after the line
     before it (the next block of the same message, an instant tool's result, hook records, a Stop
     hook's feedback, a prompt, a ``result`` record right after a model message; one after anything
@@ -413,11 +415,12 @@ def line_weights(lines: pa.Table) -> list[float]:
     res = lines.column("res_of").to_pylist() if "res_of" in names else [None] * n
     calls = lines.column("call_of").to_pylist() if "call_of" in names else [None] * n
     ends = lines.column("result").to_pylist() if "result" in names else [None] * n
+    said = lines.column("said").to_pylist() if "said" in names else [None] * n
     tool_of: dict[str, str] = {}
     w = [0.0] * n
     prev_msg = None
     after_message = False  # the line before is a model message's
-    for i, (m, r, c, e) in enumerate(zip(msgs, res, calls, ends)):
+    for i, (m, r, c, e, sd) in enumerate(zip(msgs, res, calls, ends, said)):
         if c is not None:
             tid, _, name = c.partition("\x1f")
             tool_of[tid] = name
@@ -425,6 +428,9 @@ def line_weights(lines: pa.Table) -> list[float]:
             if m != prev_msg:
                 w[i] = 1.0
             prev_msg = m
+        elif sd:  # a model's output in a format without message ids (Codex text): a message of its own
+            w[i] = 1.0
+            prev_msg = None
         elif r is not None:
             w[i] = 0.0 if tool_of.get(r) in INSTANT_TOOLS else COMMAND_WEIGHT
             prev_msg = None
