@@ -57,6 +57,7 @@ from edgetui.record.forget_and_tag import apply_request
 from edgetui.views.screens.live_run import LiveRunScreen
 from edgetui.views.screens.moments import QueueScreen
 from edgetui.views.screens.leaderboard import LeaderboardScreen
+from edgetui.views.screens.screen_keys import HELP_KEYS, show_keys
 
 __all__ = ["EdgeTUIApp", "run_app", "default_on_empty"]
 
@@ -116,7 +117,11 @@ class EdgeTUIApp(App):
 
     CSS_PATH = "app.tcss"
     TITLE = "edgetui"
-    BINDINGS = [Binding("f2", "live_runs", "live runs", show=False)]
+    BINDINGS = [Binding("f2", "live_runs", "live runs", show=False), Binding(HELP_KEYS, "help", "keys", show=False)]
+
+    def action_help(self) -> None:
+        """``F1`` (``?`` where no input has the focus): the top screen's keys."""
+        show_keys(self)
 
     def __init__(
         self,
