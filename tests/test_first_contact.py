@@ -544,3 +544,46 @@ def test_export_refuses_a_non_empty_directory_unless_forced(tmp_path, db_path, c
     q = tmp_path / "it's here"
     assert main(["--db", str(db_path), "export", str(q)]) == 0
     assert (q / "runs.parquet").is_file()
+
+
+@pytest.mark.asyncio
+async def test_try_it_uses_the_default_database_and_the_readme_commands_work_on_it(tmp_path, monkeypatch, capsys):
+    """The README's "Try it" opens the app without --db (the commands after it have none: a
+    demo.duckdb left `edgetui runs` finding "no database"); its first start records the samples,
+    tagged as samples, into the default database, and the README's next commands read them there."""
+    import json
+    import re
+
+    from waits import pilot_wait_for
+
+    from edgetui.store.database import default_db_path
+    from edgetui.views.app import EdgeTUIApp
+    from edgetui.views.screens.picker import PickerScreen
+
+    readme = (ROOT / "README.md").read_text()
+    try_it = readme.split("## Try it", 1)[1].split("\n## ", 1)[0]
+    command = re.search(r"```sh\n(.*?)\n```", try_it, re.S).group(1).strip()
+    assert command.endswith(".venv/bin/edgetui") and "--db" not in command, command
+    for var in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.setenv(var, str(tmp_path / var.lower()))
+    monkeypatch.setenv("EDGETUI_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.delenv("EDGETUI_DB", raising=False)
+    db = default_db_path()
+    assert str(db).startswith(str(tmp_path)) and not db.exists()
+    db.parent.mkdir(parents=True)  # (run_app makes it; the test drives the app itself)
+    app = EdgeTUIApp(db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot_wait_for(
+            pilot, lambda: isinstance(app.screen, PickerScreen) and len(app.screen.rows) >= 11, 120, "the samples"
+        )
+    capsys.readouterr()
+    # the commands the README names after it, as written there (no --db)
+    assert "`edgetui runs`" in try_it and "`edgetui moments opus48`" in try_it
+    assert main(["runs", "--format", "json"]) == 0
+    runs = json.loads(capsys.readouterr().out)
+    assert len(runs) == 11 and all("sample" in (r.get("flags") or "") for r in runs)
+    assert main(["moments", "opus48"]) == 0 and "agent-52" in capsys.readouterr().out
+    out = tmp_path / "report.html"
+    assert main(["report", "opus48", "-o", str(out)]) == 0 and out.stat().st_size > 1000
+    assert main(["sql", "SELECT count(*) AS n FROM runs WHERE is_sample"]) == 0
+    assert "11" in capsys.readouterr().out

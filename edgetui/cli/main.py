@@ -124,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="edgetui",
         description="Supervise and replay SForge / EdgeBench agent runs. Without a "
         "command: the app (the run picker; the live runs screen when a watched run is live).",
-        epilog="examples:\n  edgetui --db demo.duckdb          the app on the bundled samples\n"
+        epilog="examples:\n  edgetui                           the app (on a first start: the bundled samples)\n"
         "  edgetui ingest logs/runs          record every run under a runs root\n"
         "  edgetui watch --runs-dir logs/runs  supervise them live\n"
         '  edgetui sql "SELECT task_id, best_score FROM runs"',
