@@ -150,6 +150,8 @@ async def test_L_annotates_the_selected_moment_on_its_judge_result(sample_db):
         assert prompt.value == "bug fix: the PSD window"
         prompt.value = ""
         await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen")  # (asked first)
+        await pilot.press("y")
         await wait_for(pilot, lambda: app.conn.execute(q, [GW_KEY]).fetchall() == [])
         await wait_for(pilot, lambda: eid not in screen._annotations)
         await wait_for(pilot, lambda: "✎" not in pane())

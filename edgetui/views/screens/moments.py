@@ -27,6 +27,7 @@ from edgetui.replay.cursor import format_elapsed
 
 from edgetui.control_chars import visible
 from edgetui.views.widgets.fmt import visible_text
+from edgetui.views.screens.confirm import ConfirmScreen
 
 from edgetui.record.forget_and_tag import apply_request
 
@@ -55,6 +56,18 @@ __all__ = [
 
 #: where a moment's wrapped line goes on in the moments list: under its elapsed time
 MOMENT_INDENT = 11
+
+
+def delete_annotation_question(anns: list[dict]) -> ConfirmScreen:
+    """The question ``L``'s emptied prompt asks before it deletes the event's newest annotation."""
+    a = anns[-1] if anns else {}
+    said = (a.get("label") or "") + (f": {a['text']}" if a.get("text") else "")
+    return ConfirmScreen(
+        "Delete the annotation?",
+        f"{said or 'the annotation'}\n\nis deleted for good (an emptied prompt deletes; esc keeps it).",
+        confirm_label="Delete",
+        danger=False,
+    )
 
 
 def moment_line(m: dict, width: Optional[int] = None) -> Text:
@@ -763,8 +776,15 @@ class ReplayMomentsMixin:
                     {"op": "annotate", "event_id": event_id, "label": label.strip() or None, "text": note.strip()},
                     label.strip() or note.strip(),
                 )
-        elif not text:
-            self._annotate({"op": "annotation_delete", "annotation_id": editing}, "deleted")
+        elif not text:  # emptied: deleted once you say so (an annotation cannot be brought back)
+            self.app.push_screen(
+                delete_annotation_question(self._annotations.get(event_id) or []),
+                lambda yes: (
+                    self._annotate({"op": "annotation_delete", "annotation_id": editing}, "deleted")
+                    if yes
+                    else self.notify("annotation kept", timeout=2)
+                ),
+            )
         else:
             self._annotate(
                 {

@@ -12,6 +12,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
+from edgetui.views.widgets.ordered_input import OrderedInput
+
 from edgetui.store import queries as store
 from edgetui.views.screens.replay_parts import HelpScreen
 
@@ -62,32 +64,12 @@ def fit_columns(widths: dict[str, int], avail: int, min_id: int = 14) -> tuple[l
     return cols, id_w
 
 
-#: the filter's editing keys, done as the key arrives (:meth:`FilterInput.on_key`): key -> action
-EDIT_KEYS = {
-    k.strip(): b.action
-    for b in Input.BINDINGS
-    if isinstance(b, Binding) and b.action not in ("submit", "copy", "cut", "paste")
-    for k in b.key.split(",")
-}
-
-
-class FilterInput(Input):
+class FilterInput(OrderedInput):
     """The picker's filter: Enter submits (opens the selected run), said in the footer as the
     screen's own Enter was (the input's Enter binding, hidden, shadowed it).
-
-    Its editing keys (backspace, delete, the cursor moves) act when the key arrives, in order with
-    the characters typed around them: as bindings they went up to the app and back, so in a burst
-    of keys (a fast typist, a terminal's one read) the characters after a backspace were inserted
-    before it ran, and it deleted one of them (``opus⌫s48⌫⌫48-e`` gave ``opuss484``)."""
+    Its editing keys act in order with the characters of a burst (:class:`OrderedInput`)."""
 
     BINDINGS = [Binding("enter", "submit", "open run", key_display="enter")]
-
-    async def on_key(self, event) -> None:
-        action = EDIT_KEYS.get(event.key)
-        if action is not None:
-            event.stop()
-            event.prevent_default()
-            await self.run_action(action)
 
 
 #: the picker's keys (F1: the filter has the focus, so ``?`` is a character of it)
