@@ -922,6 +922,12 @@ def cmd_forecast(db: Path, args) -> int:
 # ---------------------------------------------------------------------------- compare
 
 
+def compare_view_spec(names: list[str], groups: bool) -> dict:
+    """What ``compare --view`` opens the app with (:class:`edgetui.views.screens.compare.CompareScreen`'s
+    arguments): the runs or run groups, and ``direct`` (``q`` quits the app: nothing to go back to)."""
+    return {"groups" if groups else "run_keys": names, "direct": True}
+
+
 def cmd_compare(db: Path, args) -> int:
     from edgetui.replay.analysis.compare import group_series, parting_point, series_of_run, values_at
     from edgetui.replay.analysis.fit import fit_curve
@@ -934,10 +940,8 @@ def cmd_compare(db: Path, args) -> int:
     if args.view:
         from edgetui.views.app import run_app
 
-        spec = (
-            {"groups": list(args.runs)}
-            if args.groups
-            else {"run_keys": [_resolve(db, r, args.snapshot) for r in args.runs]}
+        spec = compare_view_spec(
+            list(args.runs) if args.groups else [_resolve(db, r, args.snapshot) for r in args.runs], args.groups
         )
         run_app(db, compare=spec)
         return 0
