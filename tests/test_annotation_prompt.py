@@ -44,7 +44,7 @@ async def test_L_edits_after_the_old_text_and_asks_before_deleting(samples_db, s
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.conn.execute(Q, [GW_KEY]).fetchall() == [("reframe", "median")], 10)
         c = screen.cursor
-        await wait_for(pilot, lambda: c.events.event_id[c.index] in screen._annotations, 10, "read back")
+        await wait_for(pilot, lambda: c.events.event_id[c.index] in screen.moments_part.annotations, 10, "read back")
         # L again: the old text, the cursor after it, nothing selected; typing goes on from it
         await pilot.press("L")
         prompt = screen.query_one("#prompt")
@@ -55,7 +55,7 @@ async def test_L_edits_after_the_old_text_and_asks_before_deleting(samples_db, s
         assert prompt.value == "reframe: median PSD"
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.conn.execute(Q, [GW_KEY]).fetchall() == [("reframe", "median PSD")], 10)
-        await wait_for(pilot, lambda: screen._annotations[c.events.event_id[c.index]][0]["text"] == "median PSD", 10)
+        await wait_for(pilot, lambda: screen.moments_part.annotations[c.events.event_id[c.index]][0]["text"] == "median PSD", 10)
         # emptied: it asks; n keeps the annotation
         await pilot.press("L")
         await wait_for(pilot, lambda: prompt.has_focus, 10, "the prompt")

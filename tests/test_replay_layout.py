@@ -32,7 +32,7 @@ async def gw_replay(pilot, app) -> ReplayScreen:
     screen = await wait_for(
         pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.cursor and app.screen, 30, "the replay"
     )
-    await wait_for(pilot, lambda: screen.moments_read and screen.query_one(ScoreChart).data.moments, 60, "moments")
+    await wait_for(pilot, lambda: screen.moments_part.read and screen.query_one(ScoreChart).data.moments, 60, "moments")
     await pilot.pause(0.2)
     return screen
 

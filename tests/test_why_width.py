@@ -93,7 +93,7 @@ async def test_the_moments_list_shows_every_sub_score_in_the_width(samples_db, s
     async with app.run_test(size=size) as pilot:
         screen = await wait_for(
             pilot,
-            lambda: isinstance(app.screen, ReplayScreen) and app.screen.moments_read and app.screen,
+            lambda: isinstance(app.screen, ReplayScreen) and app.screen.moments_part.read and app.screen,
             60,
             "moments",
         )
@@ -104,13 +104,13 @@ async def test_the_moments_list_shows_every_sub_score_in_the_width(samples_db, s
         shown = [ol.render_line(y).text.rstrip() for y in range(ol.virtual_size.height)]
         text = "\n".join(shown)
         assert "…" not in text
-        for m in screen.moments:
+        for m in screen.moments_part.moments:
             for name, (x, y) in m["components"].items():
                 assert f"{name} {x:g}→{y:g}" in text, (name, text)
         assert max(len(ln) for ln in shown) <= size[0]
         rows = [ln for ln in shown if ln.strip()]
         if size[0] >= 160:
-            assert len(rows) == len(screen.moments)  # one line a moment
+            assert len(rows) == len(screen.moments_part.moments)  # one line a moment
         else:  # the rest goes on under the elapsed time, never where a round starts
             more = [ln for ln in rows if not ln.lstrip().startswith("agent-")]
             assert more and all(ln.startswith(" " * MOMENT_INDENT) for ln in more), rows

@@ -66,11 +66,11 @@ def _fields(head: dict[str, Any], compact: bool, narrow: bool = False) -> tuple[
         best.append(" invalid round", style="bold yellow")
     figs.append(best)
     dur = duration_text(head, compact)
-    if dur is not None:
-        figs.append(dur)
     traj = None if narrow else trajectory_text(head.get("trajectory_metrics"), compact)
     if traj is not None:  # after the status (a short line when narrow); see header_text
         ident.append(traj)
+    if dur is not None:  # wide: beside the trajectory (the figures' line is full); narrow: a figure
+        (figs if compact else ident).append(dur)
     fc = head.get("forecast")
     if fc:  # a live run: its forecast at the horizon, always beside "last best persists"
         f = Text(f"{fc['horizon_h']:g}h forecast ", style="dim")
