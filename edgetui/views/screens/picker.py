@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from edgetui.store import queries as store
 
-from edgetui.views.widgets.fmt import STATUS_STYLE, fmt_count, fmt_pct, fmt_score, fmt_usd, fmt_utc
+from edgetui.views.widgets.fmt import STATUS_STYLE, fmt_best, fmt_count, fmt_pct, fmt_subs, fmt_usd, fmt_utc
 from edgetui.control_chars import visible
 
 __all__ = ["PickerScreen"]
@@ -151,14 +151,9 @@ class PickerScreen(Screen):
         rows = []
         for r in self.shown:
             st = r.get("status") or "?"
-            score_task = r.get("score_task")
-            # a pass-rate task has no score (SForge stores its pass rate as best_score): the pass column says it
-            best = fmt_score(r.get("best_score")) if score_task else "–"
-            subs = (
-                f"{r['game_sessions']} games"
-                if r.get("game_sessions")
-                else f"{r.get('agent_submissions') or 0}+{r.get('auto_submissions') or 0}"
-            )
+            # a task's best in its own quantity (a pass-rate task's pass rate), as `edgetui runs` and the runs screen
+            best = fmt_best(r.get("best_score"), r.get("best_pass_rate"), r.get("score_task"))
+            subs = fmt_subs(r.get("agent_submissions"), r.get("auto_submissions"), r.get("game_sessions"))
             cost = r.get("cost_usd") if r.get("cost_usd") is not None else r.get("stated_cost_usd")
             rows.append(
                 (

@@ -32,7 +32,7 @@ from edgetui.error_log import note_swallowed
 from edgetui.live.model import LiveRun
 
 from edgetui.control_chars import visible
-from edgetui.views.widgets.fmt import fmt_count, fmt_usd, prior_note, set_border, set_static, visible_text
+from edgetui.views.widgets.fmt import fmt_count, fmt_hours, fmt_usd, prior_note, set_border, set_static, visible_text
 from edgetui.views.widgets.runs_table import (
     FORECAST_PENDING,
     SORT_KEYS,
@@ -498,7 +498,7 @@ class RunsScreen(Screen):
             fields.append(Text(f"best at {r.best_round}", style="dim"))
         fc = self.forecasts.get(r.run_key)
         if isinstance(fc, dict):
-            f = Text(f"{fc['horizon_h']:g}h forecast ", style="dim")
+            f = Text(f"{fmt_hours(fc['horizon_h'])} forecast ", style="dim")
             f.append(f"{fc['value']:.1f}", style="bold magenta")
             if fc.get("lo") is not None:
                 f.append(f" [{fc['lo']:.1f}–{fc['hi']:.1f}]", style="magenta")
