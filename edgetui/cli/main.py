@@ -195,6 +195,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(p)
     p.add_argument("--no-samples", action="store_true", help="hide sample runs")
     p.add_argument("--tag", action="append", default=None, metavar="NAME", help="only runs with this tag (repeatable)")
+    p.add_argument(
+        "--by-run-id",
+        action="store_true",
+        help="one row per SForge run id (its tasks folded: how many, how many finished, their mean score)",
+    )
     p.add_argument("--format", choices=["table", "csv", "json"], default="table", help=FORMAT_HELP)
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
 
@@ -810,6 +815,8 @@ def cmd_runs(db: Path, args) -> int:
         conds.append("run_key IN (SELECT run_key FROM run_tags WHERE tag = ?)")
         params.append(tag)
     where = ("WHERE " + " AND ".join(conds)) if conds else ""
+    if args.by_run_id:
+        return runs_by_run_id(db, args, where, params)
     from edgetui.store.queries import TRANSCRIPT_FLAGS_SUBQUERY
 
     best = RUNS_BEST_TEXT if args.format == "table" else RUNS_BEST_NUMBER
@@ -828,6 +835,38 @@ def cmd_runs(db: Path, args) -> int:
         i = res.columns.index("trajectory_metrics")
         res.rows = [(*r[:i], json.loads(r[i]) if isinstance(r[i], str) else r[i], *r[i + 1 :]) for r in res.rows]
     emit(res, args.format)
+    return 0
+
+
+#: the columns :func:`edgetui.store.run_groups.group_by_run_id` reads
+RUN_ID_GROUP_SQL = """
+SELECT run_key, host, run_id, task_id, status, best_score_0_100, best_pass_rate, started_at, model, agent
+FROM runs {where} ORDER BY started_at DESC NULLS LAST, run_id, task_id
+"""
+
+
+def runs_by_run_id(db: Path, args, where: str, params: list) -> int:
+    """``edgetui runs --by-run-id``: one row per (host, SForge run id), its tasks folded
+    (:func:`edgetui.store.run_groups.group_by_run_id`, the grouping the picker and the runs screen show)."""
+    from edgetui.store.holder_socket import QueryResult
+    from edgetui.store.run_groups import group_by_run_id
+
+    res = query_read_only(db, RUN_ID_GROUP_SQL.format(where=where), args.snapshot, params=params or None)
+    groups = group_by_run_id(dict(zip(res.columns, r)) for r in res.rows)
+    table = args.format == "table"
+    cols = ["run_id", "host", "tasks", "finished", "running", "mean_score", "models", "started_at"]
+    if not table:
+        cols.append("task_ids")
+    rows = []
+    for g in groups:
+        mean = g.mean_score
+        if table and mean is not None:
+            mean = round(mean, 1)
+        row = [g.run_id, g.host, g.n_tasks, g.n_finished, g.n_running, mean, " ".join(g.models), g.started_at]
+        if not table:
+            row.append(" ".join(g.tasks))
+        rows.append(tuple(row))
+    emit(QueryResult(cols, rows), args.format)
     return 0
 
 
