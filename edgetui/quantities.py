@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from typing import Any, Optional
 
 __all__ = [
+    "elapsed_ticks",
     "finite",
     "fmt_best",
     "fmt_count",
@@ -106,6 +107,8 @@ def fmt_hours(h: Any) -> str:
         return "–"
     sign = "-" if f < 0 else ""
     s = round(abs(f) * 3600)
+    if s == 0:
+        return "0"
     if s < 60:
         return f"{sign}{s}s"
     if s < 3600:
@@ -121,3 +124,17 @@ def fmt_hours(h: Any) -> str:
 def plural(n: int, word: str, words: Optional[str] = None) -> str:
     """``1 annotation``, ``2 annotations`` (``words``: an irregular plural)."""
     return f"{n:,} {word if n == 1 else (words or word + 's')}"
+
+
+#: steps between elapsed-time ticks, in hours: 1, 2, 5, 10, 15, 30 minutes, then whole hours
+TICK_STEPS_H = (1 / 60, 2 / 60, 1 / 12, 1 / 6, 0.25, 0.5, 1, 2, 3, 4, 6, 12, 24, 48)
+
+
+def elapsed_ticks(span_h: float, most: int) -> list[float]:
+    """Ticks (hours) from 0 over ``span_h`` hours, at most ``most`` of them, on a round step
+    (:data:`TICK_STEPS_H`); labelled with :func:`fmt_hours`. Empty for no span."""
+    if not span_h or span_h <= 0 or most < 2:
+        return []
+    step = next((s for s in TICK_STEPS_H if span_h / s <= most - 1), TICK_STEPS_H[-1])
+    n = int(span_h / step + 1e-9)
+    return [round(i * step, 9) for i in range(n + 1)]

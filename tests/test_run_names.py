@@ -5,6 +5,7 @@ tasks folded under their SForge run id; one formatter per quantity."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -206,3 +207,28 @@ async def test_runs_table_tells_run_ids_and_models_apart(size):
         if "model" in t.columns:
             models = {c.plain for c in t.get_column("model")}
             assert len(models) == 2
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_compare_x_axis_says_its_unit(db, size):
+    """The compare chart's x axis was fractional hours with no unit (``0.08 0.17``): now elapsed
+    time with its unit (``5m``, ``1h``)."""
+    from textual.widgets import Static
+
+    from edgetui.views.screens.compare import CompareScreen
+    from runs_factory import curves
+
+    cs = curves(db)
+    keys = [next(c for k, c in cs.items() if name in k).run_key for name in ("real-stats", "real-tz")]
+    app = EdgeTUIApp(db, compare={"run_keys": keys})
+    async with app.run_test(size=size) as pilot:
+        for _ in range(200):
+            if isinstance(app.screen, CompareScreen) and app.screen.series:
+                break
+            await pilot.pause(0.05)
+        await pilot.pause()
+        chart = app.screen.query_one("#cmp-chart", Static).render().plain
+        axis = chart.rstrip().splitlines()[-1]
+        assert re.search(r"\b\d+m\b", axis), axis
+        assert not re.search(r"\d\.\d", axis), axis

@@ -98,6 +98,11 @@ RUNS_KEYS: list[tuple[str, str]] = [
     ("ctrl+p", "command palette"),
     ("?", "this help"),
     ("q", "back to the recorded runs when they are below (edgetui watch), else quit"),
+    ("status column", "⚠N alarms · ✓N acknowledged ones still holding · ⚑ infra error · OOM · N queued (qN) rounds"),
+    ("", "over (o) past the budget · deleted (d) run directory · exit:N / exited (e) container · gone (g)"),
+    ("", "stopped (s) / killed (k) by you — the letters where the column is narrow (80 columns)"),
+    ("subs", "agent / automatic submissions (225/23), or a game task's sessions (6 games)"),
+    ("$", 'dollars from the tokens at list prices; "stated $" is what the agent CLI itself reported'),
     ("", ""),
     (
         "status",
