@@ -232,3 +232,69 @@ async def test_compare_x_axis_says_its_unit(db, size):
         axis = chart.rstrip().splitlines()[-1]
         assert re.search(r"\b\d+m\b", axis), axis
         assert not re.search(r"\d\.\d", axis), axis
+
+
+class _RunsApp(App):
+    """The live runs screen alone, on an empty database (the snapshot comes from the test)."""
+
+    def __init__(self, db_path: Path) -> None:
+        super().__init__()
+        self.db_path = db_path
+        self.conn = open_db(db_path)
+        self.actions = None
+
+    def on_mount(self) -> None:
+        from edgetui.views.screens.runs import RunsScreen
+
+        self.push_screen(RunsScreen(now=time.time))
+
+    def on_unmount(self) -> None:
+        self.conn.close()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_live_runs_screen_folds_tasks_under_their_run_id(tmp_path, size):
+    from edgetui.views.screens.runs import RunsScreen, RunsUpdated
+
+    now = time.time()
+    runs = [
+        LiveRun(
+            run_key=f"local/{rid}/{task}",
+            run_id=rid,
+            task_id=task,
+            model="claude-opus-4-8",
+            status="running" if task == "task_a" and rid == SUITE_IDS[0] else "finished",
+            started_at=now - 3600,
+            elapsed_s=3600,
+            budget_s=43200,
+            best_score_0_100=score,
+            best_display=score,
+            score_task=True,
+            agent_submissions=2,
+            auto_submissions=1,
+            last_event_at=now,
+        )
+        for rid in SUITE_IDS[:3]
+        for task, score in (("task_a", 40.0), ("task_b", 60.0), ("task_c", None))
+    ]
+    app = _RunsApp(tmp_path / "live.duckdb")
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
+        screen = app.screen
+        screen.post_message(RunsUpdated(runs, []))
+        await wait_for(pilot, lambda: screen.query_one(RunsTable).row_count == 9)
+        await pilot.press("g")
+        await pilot.pause()
+        t = screen.query_one(RunsTable)
+        assert t.row_count == 3
+        tasks = {c.plain for c in t.get_column("task")}
+        assert tasks == {"3 tasks, 3 done", "3 tasks, 2 done"}, tasks
+        assert {c.plain for c in t.get_column("best")} == {"50"}  # the mean of 40 and 60
+        assert {c.plain for c in t.get_column("subs")} == {"6/3"}
+        assert len({c.plain for c in t.get_column("run_id")}) == 3
+        t.move_cursor(0)
+        await pilot.press("enter")  # a run id: its tasks
+        await pilot.pause()
+        assert not screen.folded and t.row_count == 3
+        assert {r.run_id for r in screen.shown} == {t.selected_run_key.split("/")[1]}
