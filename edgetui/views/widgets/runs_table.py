@@ -244,6 +244,8 @@ class RunsTable(ScrollView, can_focus=True):
                 raw = [self._cells_of(r, now, t) for r in runs]
                 widths, shrunk = self._widths(keys, raw, t, labels, avail)
                 fits = sum(max(widths[k], len(shown_labels[k])) + pad for k in keys) <= avail
+                # names before numbers: a wider tier whose names had to be cut does not fit
+                fits = fits and (t == "n" or not shrunk.intersection(NAME_KEYS))
                 if fits:
                     break
             dropped = False
@@ -257,6 +259,7 @@ class RunsTable(ScrollView, can_focus=True):
                         keys = [k for k in keys if k != drop]
                         widths, shrunk = self._widths(keys, raw, t, labels, avail)
                         dropped = True
+            self._grow_names(keys, widths, shown_labels, raw, avail, shrunk)
             if tier == "auto" and t != "w" and not dropped:  # (no extra column where one was left out)
                 keys = self._add_fitting(keys, widths, shown_labels, raw, t, avail, sort_key, reverse, shrunk)
             self._tier = t
@@ -269,6 +272,31 @@ class RunsTable(ScrollView, can_focus=True):
 
     #: columns of wider tiers added, in this order, to a narrower tier's when they fit the space left
     EXTRA_COLUMNS = ("forecast", "tokens", "model", "cpu", "mem")
+
+    def _grow_names(
+        self,
+        keys: list[str],
+        widths: dict[str, int],
+        shown_labels: dict[str, str],
+        raw: list[dict[str, Text]],
+        avail: int,
+        shrunk: set[str],
+    ) -> None:
+        """Names cut by the tier's caps or shrunk take the cells the columns leave free, before any
+        wider tier's column is added (names before numbers): a 160-column table showed run ids in 18
+        cells beside 60 empty ones."""
+        pad = 2 * self.cell_padding
+        free = avail - 2 - sum(max(widths[k], len(shown_labels[k])) + pad for k in keys)  # (2: a sort arrow)
+        for k in NAME_KEYS:
+            if k not in keys or free <= 0:
+                continue
+            natural = max((r[k].cell_len for r in raw), default=0)
+            grow = min(free, natural - widths[k])
+            if grow > 0:
+                widths[k] += grow
+                free -= grow
+                if widths[k] >= natural:
+                    shrunk.discard(k)
 
     def _without_empty_forecast(self, keys: list[str], runs: Sequence[LiveRun]) -> list[str]:
         """The forecast column only while a shown run is going on (a table of ended runs keeps its
