@@ -231,7 +231,7 @@ def _rich_table(cols: list[str], widths: list[int], cells: list[list[str]], widt
     from rich.table import Table
     from rich.text import Text
 
-    t = Table(show_lines=False, header_style="bold", box=None, pad_edge=False, padding=(0, 1), collapse_padding=True)
+    t = Table(show_lines=False, header_style="bold", box=None, pad_edge=False, padding=(0, 1), collapse_padding=False)
     for c, w in zip(cols, widths):
         t.add_column(Text(c), no_wrap=True, overflow="ellipsis", max_width=w, min_width=min(w, len(c)))
     status_col = cols.index("status") if "status" in cols else -1
