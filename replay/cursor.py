@@ -85,11 +85,12 @@ SUBMISSION_KINDS: tuple[str, ...] = ("judge_result", "game_result")
 
 
 def format_elapsed(seconds: Optional[float]) -> str:
-    """``h:mm:ss`` (hours unbounded: ``13:05:09``); ``-`` for ``None``; a leading ``-`` when negative."""
+    """``h:mm:ss`` (hours unbounded: ``13:05:09``); ``-`` for ``None``; a leading ``-`` when negative
+    by a whole second or more (under a second before the start reads ``0:00:00``, not ``-0:00:00``)."""
     if seconds is None:
         return "-"
-    sign = "-" if seconds < 0 else ""
     s = int(abs(seconds))
+    sign = "-" if seconds < 0 and s else ""
     h, rem = divmod(s, 3600)
     m, sec = divmod(rem, 60)
     return f"{sign}{h}:{m:02d}:{sec:02d}"

@@ -55,7 +55,9 @@ async def test_L_edits_after_the_old_text_and_asks_before_deleting(samples_db, s
         assert prompt.value == "reframe: median PSD"
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.conn.execute(Q, [GW_KEY]).fetchall() == [("reframe", "median PSD")], 10)
-        await wait_for(pilot, lambda: screen.moments_part.annotations[c.events.event_id[c.index]][0]["text"] == "median PSD", 10)
+        await wait_for(
+            pilot, lambda: screen.moments_part.annotations[c.events.event_id[c.index]][0]["text"] == "median PSD", 10
+        )
         # emptied: it asks; n keeps the annotation
         await pilot.press("L")
         await wait_for(pilot, lambda: prompt.has_focus, 10, "the prompt")

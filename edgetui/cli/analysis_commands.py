@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, cast
 
 from edgetui.error_log import note_swallowed
 from edgetui.cli.output import for_terminal, visible
+from edgetui.quantities import fmt_hours
 from edgetui.views.plot_figure import new_figure
 from edgetui.replay.analysis.task_variants import mixed_note, mixed_tasks
 
@@ -906,8 +907,8 @@ def cmd_forecast(db: Path, args) -> int:
     iv = "" if f.lo is None else f" (80% interval {f.lo:.1f}-{f.hi:.1f}, from the {f.window} back-test)"
     how = f"from {f.prior}" if f.beta != f.beta else f"beta {f.beta:.2f} from {f.prior}"  # NaN: no beta used
     print(
-        f"{visible(key)} at {f.elapsed_h:.2f} h: forecast at {f.horizon_h:g} h {f.value:.1f}{iv}; last best persists: "
-        f"{f.baseline:.1f}; {how}"
+        f"{visible(key)} at {fmt_hours(f.elapsed_h)}: forecast at {fmt_hours(f.horizon_h)} {f.value:.1f}{iv}; "
+        f"last best persists: {f.baseline:.1f}; {how}"
     )
     notes = [SCALE_NOTE]
     if past_end:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from edgetui.quantities import plural
 from edgetui.cli.run_arguments import resolve_run, write_op
 from edgetui.cli.output import emit, for_terminal, visible
 from edgetui.errors import UserError
@@ -180,7 +181,9 @@ def cmd_report(db: Path, args) -> int:
         sys.stdout.write(for_terminal(text))  # (escaped on a terminal; a pipe or file gets the bytes)
     else:
         args.output.write_text(text, encoding="utf-8")
-        print(f"wrote {args.output} ({len(rep['moments'])} moments, {len(rep['annotations'])} annotations)")
+        print(
+            f"wrote {args.output} ({plural(len(rep['moments']), 'moment')}, {plural(len(rep['annotations']), 'annotation')})"
+        )
     return 0
 
 
@@ -196,7 +199,7 @@ def cmd_import(db: Path, args) -> int:
         raise ValueError(f"{args.file}: not an edgetui JSON report (no annotations list)")
     res = _typed(db, {"op": "annotations_import", "annotations": items})
     print(
-        f"{args.file}: {res['added']} annotation(s) restored, {len(items) - res['added'] - len(res['unmatched'])} "
+        f"{args.file}: {plural(res['added'], 'annotation')} restored, {len(items) - res['added'] - len(res['unmatched'])} "
         f"already there, {len(res['unmatched'])} not matched"
     )
     for u in res["unmatched"]:

@@ -35,8 +35,7 @@ from edgetui.errors import (
     NoSocketDirectory,
     UserError,
 )
-from edgetui.store.migrate_rescrub import rewrite_file
-from edgetui.store.schema import SCHEMA_VERSION, current_version, migrate, rewrite_pending
+from edgetui.store.schema import SCHEMA_VERSION, current_version, data_steps, migrate, rewrite_pending
 
 from edgetui.store.holder_socket import NoSocketDir, NotAnswering, NotServing
 import struct
@@ -344,7 +343,7 @@ def open_db(
     if rewrite_pending(conn):  # the file still holds blocks of the values the migration replaced
         conn.close()
         try:
-            rewrite_file(path)
+            data_steps().rewrite_file(path)
         except (duckdb.Error, OSError) as e:
             io = _io_error(path, e)
             if io is not None:

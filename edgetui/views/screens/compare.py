@@ -23,6 +23,7 @@ from textual.widgets import Footer, Static
 from edgetui.store.database import lift_pool_on
 from edgetui.control_chars import visible
 from edgetui.views.plot_figure import new_figure
+from edgetui.quantities import elapsed_ticks, fmt_hours
 
 from edgetui.replay.cursor import format_elapsed
 
@@ -207,4 +208,10 @@ class CompareScreen(Screen):
             sig.lines()
             f.draw(sig)
         f.line(self.at / 3600.0, orientation="vertical", pixel=(250, "default"), style="dotted")
+        span = max(
+            [(s.end_s or 0.0) / 3600.0 for s in self.series] + [t / 3600.0 for s in self.series for t, _ in s.steps]
+        )
+        ticks = elapsed_ticks(span, max(2, w // 10))
+        if ticks:  # elapsed time with its unit (4m, 1h30, 12h), not fractional hours
+            f.ruler("x").ticks(ticks, [fmt_hours(x) for x in ticks])
         return Text.from_ansi(f.build().string())

@@ -12,7 +12,7 @@ from typing import Any, Optional
 from rich.text import Text
 from textual.widget import Widget
 
-from edgetui.views.widgets.fmt import STATUS_STYLE, fmt_count, fmt_pct, fmt_score, fmt_usd, prior_note
+from edgetui.views.widgets.fmt import STATUS_STYLE, fmt_count, fmt_hours, fmt_pct, fmt_score, fmt_usd, prior_note
 from edgetui.control_chars import visible
 from edgetui.replay.cursor import format_elapsed
 
@@ -73,7 +73,7 @@ def _fields(head: dict[str, Any], compact: bool, narrow: bool = False) -> tuple[
         (figs if compact else ident).append(dur)
     fc = head.get("forecast")
     if fc:  # a live run: its forecast at the horizon, always beside "last best persists"
-        f = Text(f"{fc['horizon_h']:g}h forecast ", style="dim")
+        f = Text(f"{fmt_hours(fc['horizon_h'])} forecast ", style="dim")
         f.append(f"{fc['value']:.1f}", style="bold magenta")
         if fc.get("lo") is not None:
             f.append(f" [{fc['lo']:.1f}–{fc['hi']:.1f}]", style="magenta")
