@@ -124,7 +124,7 @@ def parse_elapsed(text: str) -> float:
         return h * 3600 + m * 60 + sec
     try:
         return float(s)
-    except ValueError:
+    except ValueError:  # not plain seconds: read below as a duration (1h2m3s)
         pass
     pos = 0
     total = 0.0

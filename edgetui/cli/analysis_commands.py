@@ -683,7 +683,7 @@ def _clean(o):
     if hasattr(o, "item") and not isinstance(o, (str, bytes)):
         try:
             o = o.item()
-        except (TypeError, ValueError):
+        except (TypeError, ValueError):  # not a numpy scalar after all: kept as it is
             pass
     if isinstance(o, float) and not math.isfinite(o):
         return None

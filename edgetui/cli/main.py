@@ -425,7 +425,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print(_interrupted_line[0], file=sys.stderr)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader of our output went away (| head): not an error
         return 0
     except Exception as e:  # one line, no traceback
         from edgetui.record.run_recording import is_interrupt

@@ -239,7 +239,7 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> int:
         except Exception:
             try:  # a COMMIT that failed (a full disk) has ended the transaction already
                 conn.execute("ROLLBACK")
-            except duckdb.Error:
+            except duckdb.Error:  # the transaction ended already (a failed COMMIT): the error is raised below
                 pass
             raise
     return found
