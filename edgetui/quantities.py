@@ -30,7 +30,7 @@ def finite(v: Any) -> Optional[float]:
         return None
     try:
         f = float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError):  # not a number (text, an object): no value
         return None
     return f if math.isfinite(f) else None
 

@@ -209,14 +209,9 @@ def test_every_module_imports():
 
 # ---------------------------------------------------------------------------- silent handlers
 
-#: to do: silent handlers left in live/ and views/, by file (being restructured on other branches;
-#: annotated after their merge). A file may hold at most this many; the integrator annotates them
-#: and empties the list.
-SILENT_HANDLERS_TO_DO: dict[str, int] = {
-    "edgetui/views/app.py": 1,
-    "edgetui/views/terminal_gone.py": 2,
-    "edgetui/views/widgets/fmt.py": 1,
-}
+#: silent handlers tolerated, by file, while a restructuring branch is merged (a file may hold at
+#: most its count); empty: none anywhere
+SILENT_HANDLERS_TO_DO: dict[str, int] = {}
 
 
 def _literal(node: ast.AST | None) -> bool:

@@ -70,11 +70,9 @@ __all__ = ["EdgeTUIApp", "run_app", "default_on_empty"]
 
 def default_on_empty(db_path: Path) -> Optional[str]:
     """Record the bundled sample runs into ``db_path``; returns a note for the user or ``None``."""
-    try:
-        # lazy: the ingest (pyarrow, the parsers) loads only when samples are recorded
-        from edgetui.record.ingest import ingest_samples  # written by the ingest work; optional here
-    except ImportError:
-        return "No runs recorded yet. Record one with `edgetui ingest <run dir>`, then press F5."
+    # lazy: the ingest (pyarrow, the parsers) loads only when samples are recorded
+    from edgetui.record.ingest import ingest_samples
+
     ingest_samples(Path(db_path))
     return None
 
