@@ -126,7 +126,7 @@ def _looks_like_credential(value: str, name: str = "") -> bool:
     try:
         float(v)
         return False
-    except ValueError:
+    except ValueError:  # not a number: it may be a secret
         pass
     return _entropy(v) >= 3.5
 

@@ -13,7 +13,7 @@ def samples_dir() -> Path:
         p = Path(str(files("edgetui.sample_runs")))
         if (p / "runs").is_dir():
             return p
-    except (ModuleNotFoundError, TypeError):
+    except (ModuleNotFoundError, TypeError):  # no packaged sample runs (a source checkout): the repository's folder
         pass
     return Path(__file__).resolve().parent.parent / "sample_runs"
 

@@ -85,11 +85,12 @@ SUBMISSION_KINDS: tuple[str, ...] = ("judge_result", "game_result")
 
 
 def format_elapsed(seconds: Optional[float]) -> str:
-    """``h:mm:ss`` (hours unbounded: ``13:05:09``); ``-`` for ``None``; a leading ``-`` when negative."""
+    """``h:mm:ss`` (hours unbounded: ``13:05:09``); ``-`` for ``None``; a leading ``-`` when negative
+    by a whole second or more (under a second before the start reads ``0:00:00``, not ``-0:00:00``)."""
     if seconds is None:
         return "-"
-    sign = "-" if seconds < 0 else ""
     s = int(abs(seconds))
+    sign = "-" if seconds < 0 and s else ""
     h, rem = divmod(s, 3600)
     m, sec = divmod(rem, 60)
     return f"{sign}{h}:{m:02d}:{sec:02d}"
@@ -123,7 +124,7 @@ def parse_elapsed(text: str) -> float:
         return h * 3600 + m * 60 + sec
     try:
         return float(s)
-    except ValueError:
+    except ValueError:  # not plain seconds: read below as a duration (1h2m3s)
         pass
     pos = 0
     total = 0.0

@@ -312,7 +312,7 @@ def display_value(best_score: Optional[float], best_pass_rate: Optional[float], 
         return None
     try:
         v = float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError):  # not a number: no best value
         return None
     return v if math.isfinite(v) else None
 

@@ -45,7 +45,7 @@ def _finite(v: Any) -> Optional[float]:
         v = float(v)
     try:
         f = float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError):  # not a number: None
         return None
     return f if math.isfinite(f) else None
 

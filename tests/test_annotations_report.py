@@ -156,9 +156,9 @@ def test_reports_and_annotations_survive_a_fresh_ingest_import_and_export(gw_db,
     assert main(["--db", str(fresh), "ingest", "-q", "--tasks-dir", str(TASKS), str(runs)]) == 0
     capsys.readouterr()
     assert main(["--db", str(fresh), "import", str(out)]) == 0
-    assert "2 annotation(s) restored" in capsys.readouterr().out
+    assert "2 annotations restored" in capsys.readouterr().out
     assert main(["--db", str(fresh), "import", str(out)]) == 0
-    assert "0 annotation(s) restored, 2 already there, 0 not matched" in capsys.readouterr().out
+    assert "0 annotations restored, 2 already there, 0 not matched" in capsys.readouterr().out
     assert _q(fresh, "SELECT annotation_id, event_id, round, label, text FROM annotations ORDER BY 1") == before
     # one that cannot be matched is listed, and the status says so
     rep["annotations"].append({**rep["annotations"][0], "annotation_id": "0" * 16, "event_id": "nope"})

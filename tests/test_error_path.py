@@ -162,3 +162,23 @@ def test_a_swallowed_bug_leaves_a_warning_in_the_log_file(tmp_path, monkeypatch)
 
 def test_a_user_errors_status_is_the_tables():
     assert UserError.exit_code == EXIT_INPUT
+
+
+def test_an_unreadable_run_config_is_logged_a_missing_one_is_not(tmp_path, monkeypatch):
+    """run_secrets gives nothing for a run_config.json it cannot read, so its secret values are
+    unknown to the redaction: that is logged (debug level). A run without one logs nothing."""
+    from edgetui.parsers.run_secrets import run_secrets
+
+    state = tmp_path / "state"
+    monkeypatch.setenv("EDGETUI_STATE_DIR", str(state))
+    log_to_file(logging.DEBUG)
+    task = tmp_path / "logs" / "run" / "task"
+    task.mkdir(parents=True)
+    assert run_secrets(task) == set()  # none there: nothing to say
+    (task / "run_config.json").mkdir()  # there, but not a file that can be read
+    assert run_secrets(task) == set()
+    for h in error_log.log.handlers:
+        h.flush()
+    text = (state / "errors.log").read_text()
+    assert text.count("recovered from") == 1
+    assert "a run_config.json not read: its secrets are unknown to the redaction" in text

@@ -159,7 +159,7 @@ def _fit_row(curve, data_fp: str, run_sig: str) -> list[Any]:
     flags, findings = "no_fit", False
     try:
         f = fit_curve(hours, scores, "log_sigmoid")
-    except ValueError:
+    except ValueError:  # fit_curve refuses the points (too few, not finite): flags stay "no_fit"
         pass
     else:
         params = dict(f.params)

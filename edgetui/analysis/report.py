@@ -19,7 +19,7 @@ import datetime as dt
 import html
 import json
 import math
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from edgetui.control_chars import visible, visible_lines
 from edgetui.record.annotations import list_annotations
@@ -123,7 +123,7 @@ def build_report(conn: Any, run_key: str, *, with_diff: bool = True) -> dict[str
     subs = queries.submissions(conn, run_key)
     by_round = {r["round"]: r for r in subs}
     series, info = load_series(conn, run_key)
-    curve = [
+    curve: list[dict[str, Any]] = [
         {
             "round": g.round,
             "kind": g.kind,
@@ -426,7 +426,7 @@ def _summary_rows(rep: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _new_best_rows(rep: dict[str, Any]) -> list[tuple[str, ...]]:
-    out = []
+    out: list[tuple[str, ...]] = []
     for b in rep.get("new_bests", []):
         tests = "–" if b.get("total_tests") is None else f"{b.get('passed') or 0}/{b['total_tests']}"
         out.append(
@@ -711,7 +711,7 @@ def _html_diff(lines: list[str]) -> str:
 
 
 def _html_table(
-    head: tuple[str, ...], rows: list[tuple[str, ...]], cls: str = "", row_cls=None, widths: tuple[int, ...] = ()
+    head: tuple[str, ...], rows: Sequence[tuple[str, ...]], cls: str = "", row_cls=None, widths: tuple[int, ...] = ()
 ) -> str:
     """A table with a fixed layout (``widths``: percentages of the page's width, else equal): however
     long a run's text, it wraps inside its cell and never pushes the table past the page's edge."""

@@ -179,7 +179,7 @@ def read_analysis(path: Path, run_folder: Path) -> Optional[str]:
         raw, size = read_run_file_head(path, limit, folder=run_folder)
     except SkippedRunFile as e:
         return f"[analysis.md skipped: {e.reason}]"
-    except OSError:
+    except OSError:  # no analysis.md (or gone since the listing): no note
         return None
     text = raw.decode("utf-8", errors="replace")
     if size > len(raw) or len(text) > MAX_NOTE_CHARS * 4:
@@ -232,7 +232,7 @@ def _archive_to_read(path: Path, run_folder: Path) -> bool:
     """A regular file inside the run folder (:func:`edgetui.parsers.run_folder_files.check_run_file`)."""
     try:
         return check_run_file(path, folder=run_folder) is None
-    except OSError:
+    except OSError:  # gone or unreadable: not an archive to read
         return False
 
 

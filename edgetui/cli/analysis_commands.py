@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, cast
 
 from edgetui.error_log import note_swallowed
 from edgetui.cli.output import for_terminal, visible
+from edgetui.quantities import fmt_hours
 from edgetui.views.plot_figure import new_figure
 from edgetui.replay.analysis.task_variants import mixed_note, mixed_tasks
 
@@ -682,7 +683,7 @@ def _clean(o):
     if hasattr(o, "item") and not isinstance(o, (str, bytes)):
         try:
             o = o.item()
-        except (TypeError, ValueError):
+        except (TypeError, ValueError):  # not a numpy scalar after all: kept as it is
             pass
     if isinstance(o, float) and not math.isfinite(o):
         return None
@@ -906,8 +907,8 @@ def cmd_forecast(db: Path, args) -> int:
     iv = "" if f.lo is None else f" (80% interval {f.lo:.1f}-{f.hi:.1f}, from the {f.window} back-test)"
     how = f"from {f.prior}" if f.beta != f.beta else f"beta {f.beta:.2f} from {f.prior}"  # NaN: no beta used
     print(
-        f"{visible(key)} at {f.elapsed_h:.2f} h: forecast at {f.horizon_h:g} h {f.value:.1f}{iv}; last best persists: "
-        f"{f.baseline:.1f}; {how}"
+        f"{visible(key)} at {fmt_hours(f.elapsed_h)}: forecast at {fmt_hours(f.horizon_h)} {f.value:.1f}{iv}; "
+        f"last best persists: {f.baseline:.1f}; {how}"
     )
     notes = [SCALE_NOTE]
     if past_end:
@@ -922,6 +923,12 @@ def cmd_forecast(db: Path, args) -> int:
 # ---------------------------------------------------------------------------- compare
 
 
+def compare_view_spec(names: list[str], groups: bool) -> dict:
+    """What ``compare --view`` opens the app with (:class:`edgetui.views.screens.compare.CompareScreen`'s
+    arguments): the runs or run groups, and ``direct`` (``q`` quits the app: nothing to go back to)."""
+    return {"groups" if groups else "run_keys": names, "direct": True}
+
+
 def cmd_compare(db: Path, args) -> int:
     from edgetui.replay.analysis.compare import group_series, parting_point, series_of_run, values_at
     from edgetui.replay.analysis.fit import fit_curve
@@ -934,10 +941,8 @@ def cmd_compare(db: Path, args) -> int:
     if args.view:
         from edgetui.views.app import run_app
 
-        spec = (
-            {"groups": list(args.runs)}
-            if args.groups
-            else {"run_keys": [_resolve(db, r, args.snapshot) for r in args.runs]}
+        spec = compare_view_spec(
+            list(args.runs) if args.groups else [_resolve(db, r, args.snapshot) for r in args.runs], args.groups
         )
         run_app(db, compare=spec)
         return 0

@@ -13,6 +13,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
@@ -83,24 +84,31 @@ def default_runs_dirs() -> list[Path]:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with a suggestion for a mistyped command (``edgetui ingets`` -> did you mean
-    ``ingest``?) and each command's own usage on its errors."""
+    """argparse whose usage errors are one line with a hint: a mistyped command names the command
+    meant (``edgetui ingets`` -> did you mean ``ingest``?), and every error says where the usage is
+    (``edgetui sql --help``) instead of printing it (the top level's usage is four lines of options)."""
 
     def error(self, message: str):
         import difflib
-        import re
 
+        hint = f"{self.prog} --help"
         m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if m:
             choices = re.findall(r"'?([\w-]+)'?", m.group(2))
             near = difflib.get_close_matches(m.group(1), choices, n=1)
-            message = (
-                f"unknown command {m.group(1)!r}"
-                + (f"; did you mean {near[0]!r}?" if near else "")
-                + f" (commands: {', '.join(choices)})"
+            message = f"unknown command {m.group(1)!r}" + (f"; did you mean {near[0]!r}?" if near else "")
+            hint += " lists the commands"
+        else:
+            hint += " shows the usage"
+            m = re.match(r"unrecognized arguments: (-[\w-]+)", message)
+            near = (
+                difflib.get_close_matches(m.group(1), [o for a in self._actions for o in a.option_strings], n=1)
+                if m
+                else []
             )
-        self.print_usage(sys.stderr)
-        self.exit(2, f"{self.prog}: error: {message}\n")
+            if near:
+                message += f"; did you mean {near[0]!r}?"
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} ({hint})\n")
 
 
 def _cmd(sub, name: str, summary: str, example: str, extra: str = "") -> argparse.ArgumentParser:
@@ -118,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="edgetui",
         description="Supervise and replay SForge / EdgeBench agent runs. Without a "
         "command: the app (the run picker; the live runs screen when a watched run is live).",
-        epilog="examples:\n  edgetui --db demo.duckdb          the app on the bundled samples\n"
+        epilog="examples:\n  edgetui                           the app (on a first start: the bundled samples)\n"
         "  edgetui ingest logs/runs          record every run under a runs root\n"
         "  edgetui watch --runs-dir logs/runs  supervise them live\n"
         '  edgetui sql "SELECT task_id, best_score FROM runs"',
@@ -128,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(ap, top=True)
     _add_live(ap)
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
+    ap.set_defaults(commands=sub.choices)
 
     p = _cmd(
         sub,
@@ -195,6 +204,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(p)
     p.add_argument("--no-samples", action="store_true", help="hide sample runs")
     p.add_argument("--tag", action="append", default=None, metavar="NAME", help="only runs with this tag (repeatable)")
+    p.add_argument(
+        "--by-run-id",
+        action="store_true",
+        help="one row per SForge run id (its tasks folded: how many, how many finished, their mean score)",
+    )
     p.add_argument("--format", choices=["table", "csv", "json"], default="table", help=FORMAT_HELP)
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
 
@@ -211,7 +225,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _cmd(sub, "export", "export every table as Parquet into a directory", "edgetui export ./edgetui-export")
     _add_db(p)
-    p.add_argument("out", type=Path, metavar="DIR", help="directory to write (created if missing)")
+    p.add_argument(
+        "out", type=Path, metavar="DIR", help="directory to write (created if missing; refused if not empty)"
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="write into DIR even when it is not empty (files of the same name are replaced)",
+    )
 
     p = _cmd(
         sub,
@@ -375,7 +396,10 @@ _interrupted_line = ["edgetui: interrupted"]  # (what a ctrl+c says, once the co
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the command's own parser: its options in the hint and the suggestion
+        (args.commands.get(args.cmd) or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     log_to_file(logging.DEBUG if os.environ.get("EDGETUI_DEBUG") else logging.WARNING)  # (opened when written)
     _interrupted_line[0] = INTERRUPTED_INGEST if args.cmd == "ingest" else "edgetui: interrupted"
     from edgetui.store.database import default_db_path
@@ -388,15 +412,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             raise FileNotFoundError(f"cannot open {db}: no directory {parent} (create it, or choose another --db)")
         if args.cmd is None:
             return cmd_app(db, args)
-        from edgetui.cli import analysis_commands as cli_analysis
+        name = f"cmd_{args.cmd.replace('-', '_')}"
+        if name in globals():  # (the command modules beside this one load only for their commands)
+            return globals()[name](db, args)
         from edgetui.cli import note_commands as cli_notes
 
-        name = f"cmd_{args.cmd.replace('-', '_')}"
-        return (globals().get(name) or getattr(cli_notes, name, None) or getattr(cli_analysis, name))(db, args)
+        if hasattr(cli_notes, name):
+            return getattr(cli_notes, name)(db, args)
+        from edgetui.cli import analysis_commands as cli_analysis
+
+        return getattr(cli_analysis, name)(db, args)
     except KeyboardInterrupt:
         print(_interrupted_line[0], file=sys.stderr)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader of our output went away (| head): not an error
         return 0
     except Exception as e:  # one line, no traceback
         from edgetui.record.run_recording import is_interrupt
@@ -762,15 +791,19 @@ def cmd_sql(db: Path, args) -> int:
     return 0
 
 
-#: ``best`` in the table: the task's own quantity as text (``67``, ``95.3%``)
-RUNS_BEST_TEXT = (
-    "CASE WHEN score_task THEN printf('%.6g', best_score) ELSE printf('%.1f%%', 100 * best_pass_rate) END AS best"
-)
+#: ``best`` in the table: filled in by :func:`edgetui.quantities.fmt_best` (the task's own quantity as
+#: text, ``67.25`` or ``95%``, as the screens show it) from the columns of :data:`RUNS_TABLE_ONLY`
+RUNS_BEST_TEXT = "NULL AS best"
+#: read for the table's ``best`` and ``subs`` cells, not shown themselves
+RUNS_TABLE_ONLY = ", score_task AS score_task_, game_sessions AS game_sessions_"
 #: ``best`` in csv / json: a number (the score, or the pass rate 0–1) and ``best_of`` saying which
 RUNS_BEST_NUMBER = (
     "CASE WHEN score_task THEN best_score ELSE best_pass_rate END AS best, "
     "CASE WHEN score_task THEN 'score' ELSE 'pass_rate' END AS best_of"
 )
+
+#: DuckDB's buffer pool while `edgetui runs` reads (docs/performance.md)
+RUNS_MEMORY_LIMIT = "32MB"
 
 RUNS_SQL = """
 SELECT run_id, task_id, status, format,
@@ -811,6 +844,8 @@ def cmd_runs(db: Path, args) -> int:
         conds.append("run_key IN (SELECT run_key FROM run_tags WHERE tag = ?)")
         params.append(tag)
     where = ("WHERE " + " AND ".join(conds)) if conds else ""
+    if args.by_run_id:
+        return runs_by_run_id(db, args, where, params)
     from edgetui.store.queries import TRANSCRIPT_FLAGS_SUBQUERY
 
     best = RUNS_BEST_TEXT if args.format == "table" else RUNS_BEST_NUMBER
@@ -818,14 +853,69 @@ def cmd_runs(db: Path, args) -> int:
         where=where,
         best=best,
         transcript_flags=TRANSCRIPT_FLAGS_SUBQUERY.format(run_key="runs.run_key"),
-        detail="" if args.format == "table" else RUNS_DETAIL,
+        detail=RUNS_TABLE_ONLY if args.format == "table" else RUNS_DETAIL,
     )
-    res = query_read_only(db, sql, args.snapshot, params=params or None)
+    # (a bounded buffer pool: the transcript flags read a little of many blocks; 107 against 237 MB
+    # at the peak on bench_runs_cli.py's 750 runs, and faster)
+    res = query_read_only(db, sql, args.snapshot, params=params or None, memory_limit=RUNS_MEMORY_LIMIT)
+    if args.format == "table":
+        res = runs_table_cells(res)
     if args.format == "json" and "trajectory_metrics" in res.columns:  # (an object, not its JSON text)
         i = res.columns.index("trajectory_metrics")
         res.rows = [(*r[:i], json.loads(r[i]) if isinstance(r[i], str) else r[i], *r[i + 1 :]) for r in res.rows]
     emit(res, args.format)
     return 0
+
+
+#: the columns :func:`edgetui.store.run_groups.group_by_run_id` reads
+RUN_ID_GROUP_SQL = """
+SELECT run_key, host, run_id, task_id, status, best_score_0_100, best_pass_rate, started_at, model, agent
+FROM runs {where} ORDER BY started_at DESC NULLS LAST, run_id, task_id
+"""
+
+
+def runs_by_run_id(db: Path, args, where: str, params: list) -> int:
+    """``edgetui runs --by-run-id``: one row per (host, SForge run id), its tasks folded
+    (:func:`edgetui.store.run_groups.group_by_run_id`, the grouping the picker and the runs screen show)."""
+    from edgetui.store.holder_socket import QueryResult
+    from edgetui.store.run_groups import group_by_run_id
+
+    res = query_read_only(db, RUN_ID_GROUP_SQL.format(where=where), args.snapshot, params=params or None)
+    groups = group_by_run_id(dict(zip(res.columns, r)) for r in res.rows)
+    table = args.format == "table"
+    cols = ["run_id", "host", "tasks", "finished", "running", "mean_score", "models", "started_at"]
+    if not table:
+        cols.append("task_ids")
+    rows = []
+    for g in groups:
+        mean = g.mean_score
+        if table and mean is not None:
+            mean = round(mean, 1)
+        row = [g.run_id, g.host, g.n_tasks, g.n_finished, g.n_running, mean, " ".join(g.models), g.started_at]
+        if not table:
+            row.append(" ".join(g.tasks))
+        rows.append(tuple(row))
+    emit(QueryResult(cols, rows), args.format)
+    return 0
+
+
+def runs_table_cells(res):
+    """The table's ``best`` (:func:`~edgetui.quantities.fmt_best`) and ``subs`` (``agent/auto`` or
+    ``6 games``: :func:`~edgetui.quantities.fmt_subs`, in place of the two counts csv / json give),
+    as the picker and the runs screen show them."""
+    from edgetui.quantities import fmt_best, fmt_subs
+
+    cols = list(res.columns)
+    out_cols = [c for c in cols if c not in ("auto_subs", "score_task_", "game_sessions_")]
+    out_cols[out_cols.index("agent_subs")] = "subs"
+    rows = []
+    for r in res.rows:
+        d = dict(zip(cols, r))
+        d["best"] = fmt_best(d["best_score"], d["best_pass_rate"], d["score_task_"])
+        d["subs"] = fmt_subs(d["agent_subs"], d["auto_subs"], d["game_sessions_"])
+        rows.append(tuple(d[c] for c in out_cols))
+    res.columns, res.rows = out_cols, rows
+    return res
 
 
 def cmd_forget(db: Path, args) -> int:

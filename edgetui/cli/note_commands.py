@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from edgetui.quantities import plural
 from edgetui.cli.run_arguments import resolve_run, write_op
 from edgetui.cli.output import emit, for_terminal, visible
+from edgetui.errors import UserError
 
 
 MOMENT_COLUMNS = (
@@ -179,7 +181,9 @@ def cmd_report(db: Path, args) -> int:
         sys.stdout.write(for_terminal(text))  # (escaped on a terminal; a pipe or file gets the bytes)
     else:
         args.output.write_text(text, encoding="utf-8")
-        print(f"wrote {args.output} ({len(rep['moments'])} moments, {len(rep['annotations'])} annotations)")
+        print(
+            f"wrote {args.output} ({plural(len(rep['moments']), 'moment')}, {plural(len(rep['annotations']), 'annotation')})"
+        )
     return 0
 
 
@@ -195,7 +199,7 @@ def cmd_import(db: Path, args) -> int:
         raise ValueError(f"{args.file}: not an edgetui JSON report (no annotations list)")
     res = _typed(db, {"op": "annotations_import", "annotations": items})
     print(
-        f"{args.file}: {res['added']} annotation(s) restored, {len(items) - res['added'] - len(res['unmatched'])} "
+        f"{args.file}: {plural(res['added'], 'annotation')} restored, {len(items) - res['added'] - len(res['unmatched'])} "
         f"already there, {len(res['unmatched'])} not matched"
     )
     for u in res["unmatched"]:
@@ -211,11 +215,19 @@ def cmd_import(db: Path, args) -> int:
 def cmd_export(db: Path, args) -> int:
     from edgetui.store.database import open_db
 
+    out = args.out
+    if out.exists() and not out.is_dir():
+        raise UserError(f"cannot export to {visible(str(out))}: it is a file, not a directory")
+    if out.is_dir() and any(out.iterdir()) and not args.force:
+        raise UserError(
+            f"not exporting to {visible(str(out))}: the directory is not empty (its files would be replaced); "
+            "choose an empty or new directory, or add --force"
+        )
     conn = open_db(db, read_only=True)
     try:
-        out = args.out
         out.mkdir(parents=True, exist_ok=True)
-        conn.execute(f"EXPORT DATABASE '{str(out)}' (FORMAT parquet)")
+        quoted = str(out).replace("'", "''")  # an SQL string literal: a quote in the path stays a quote
+        conn.execute(f"EXPORT DATABASE '{quoted}' (FORMAT parquet)")
     finally:
         conn.close()
     print(f"exported to {args.out}")

@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Optional
 
 from edgetui.control_chars import visible, visible_lines  # (the CLI's escaper, read here by cli*.py)
 
@@ -27,10 +28,14 @@ def for_terminal(text: str, stream=None) -> str:
     return visible_lines(text.replace("\r\n", "\n")) if tty else text  # (CSV's CRLF line ends: plain ones)
 
 
-def query_read_only(db: Path, sql: str, snapshot: bool = False, params=None):
-    """Run read-only SQL: own read-only connection, else through the holder, else a snapshot copy."""
+def query_read_only(db: Path, sql: str, snapshot: bool = False, params=None, memory_limit: Optional[str] = None):
+    """Run read-only SQL: own read-only connection, else through the holder, else a snapshot copy.
+    ``memory_limit`` (e.g. ``"32MB"``) bounds DuckDB's buffer pool on its own connection: a listing
+    that reads a little of many blocks (the runs' transcript flags) then keeps none of them; a query
+    that needs more is run again without it."""
     from edgetui.store.database import DatabaseBusy, ask_holder, busy_because, open_db, run_query, snapshot_copy
     from edgetui.store.holder_socket import HolderEnded
+    import duckdb
 
     if not db.exists():
         raise FileNotFoundError(
@@ -50,7 +55,15 @@ def query_read_only(db: Path, sql: str, snapshot: bool = False, params=None):
                 raise busy_because(busy, why) from None
             conn = snapshot_copy(db)
     try:
-        res = run_query(conn, sql, params)
+        if memory_limit:
+            conn.execute(f"SET memory_limit = '{memory_limit}'")
+        try:
+            res = run_query(conn, sql, params)
+        except duckdb.OutOfMemoryException:
+            if not memory_limit:
+                raise
+            conn.execute("RESET memory_limit")
+            res = run_query(conn, sql, params)
     finally:
         conn.close()
     from edgetui.store.query_cells import from_wire, to_wire
@@ -82,41 +95,103 @@ def emit(res, fmt: str) -> None:
 _STATUS_COLOUR = {"running": "green", "grading": "cyan", "finished": "blue", "aborted": "red", "gone": "magenta"}
 
 
-#: columns cut in the middle when too wide ("opus48-…5800", not "opus48-…")
-MIDDLE_CUT = {"run_id", "run_key", "annotation_id", "event_id"}
-
-
-def _middle(s: str, n: int) -> str:
-    """``s`` in ``n`` cells with its middle cut out ("…")."""
-    if len(s) <= n or n < 3:
-        return s[:n]
-    head = (n - 1) // 2
-    return s[:head] + "…" + s[len(s) - (n - 1 - head) :]
+#: columns of names (runs, tasks, models, hosts): given their width before the numbers' columns, and
+#: cut to the part that tells each apart from the others of its column (edgetui.names), never blind
+NAME_COLUMNS = {"run_id", "run_key", "task_id", "model", "host", "annotation_id", "event_id"}
 
 
 def _utc(v) -> str:
     """A time column's epoch seconds (UTC) as ``2026-12-01 18:12:24Z`` in a table (csv and json
     keep the number); anything else as :func:`_short` gives it."""
-    import datetime as dt
-
     if isinstance(v, (int, float)) and not isinstance(v, bool) and 1e8 < v < 1e11:
+        import datetime as dt
+
         return dt.datetime.fromtimestamp(float(v), dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
     return _short(v)
 
 
-def print_table(res) -> None:
-    """The table for a terminal: cell text literal (no markup), control characters shown
-    escaped, fitted to the terminal's width: long text columns are cut with "…" first (down to
-    8 cells), then the rightmost columns are left out, and a last line names them."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+def table_width(stream=None) -> Optional[int]:
+    """The width a table is fitted to: the terminal's; for a file or a pipe none (never cut) unless
+    ``COLUMNS`` is set in the environment."""
+    stream = sys.stdout if stream is None else stream
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    if tty:
+        import shutil
 
-    con = Console()
-    width = con.width if con.is_terminal else int(os.environ.get("COLUMNS") or 250)
+        return shutil.get_terminal_size().columns
+    cols = os.environ.get("COLUMNS", "")
+    return int(cols) if cols.isdigit() and int(cols) > 0 else None
+
+
+def fit_table(cols: list[str], cells: list[list[str]], width: Optional[int], gap: int = 2):
+    """Fit a table's text cells to ``width`` cells (``None``: whole). Returns the columns kept, their
+    widths and the cells (cut where needed), the columns cut and those left out. Names
+    (:data:`NAME_COLUMNS`) keep the part that tells them apart; other long text columns are cut
+    first (down to 8 cells), then names (each to no fewer cells than still tell its values apart,
+    at least 12), then the rightmost columns that are not names are left out, and last names."""
+    from edgetui.names import distinguishing_width, shared_ends, abbreviate
+
+    longest = [max([len(row[j]) for row in cells] + [len(c)]) for j, c in enumerate(cols)]
+    if width is None:
+        return cols, longest, cells, [], []
+    names = [j for j, c in enumerate(cols) if c in NAME_COLUMNS]
+    need = {j: max(len(cols[j]), distinguishing_width([row[j] for row in cells], floor=12)) for j in names}
+    widths = list(longest)
+    shown = list(range(len(cols)))
+
+    def total() -> int:
+        return sum(widths[j] for j in shown) + gap * (len(shown) - 1)
+
+    for j in sorted((j for j in shown if j not in names and longest[j] > 16), key=lambda j: -longest[j]):
+        if total() <= width:
+            break
+        widths[j] = max(8, len(cols[j]), widths[j] - (total() - width))
+    for j in sorted(names, key=lambda j: -(longest[j] - need[j])):  # names, to what tells them apart
+        if total() <= width:
+            break
+        widths[j] = max(need[j], widths[j] - (total() - width))
+    for j in reversed([j for j in shown if j not in names]):  # then numbers and flags give way to names
+        if total() <= width or len(shown) == 1:
+            break
+        shown.remove(j)
+    while total() > width and len(shown) > 1:
+        shown.pop()
+    for j in shown:  # what leaving columns out freed goes back to the cut columns, left to right
+        if widths[j] < longest[j] and total() < width:
+            widths[j] = min(longest[j], widths[j] + width - total())
+    left_out = [cols[j] for j in range(len(cols)) if j not in shown]
+    cut = [cols[j] for j in shown if widths[j] < longest[j]]
+    out = [[row[j] for j in shown] for row in cells]
+    for i, j in enumerate(shown):
+        w = widths[j]
+        if w >= longest[j]:
+            continue
+        if j in names:
+            ends = shared_ends(row[i] for row in out)
+            for row in out:
+                row[i] = abbreviate(row[i], w, *ends.get(row[i], (0, 0)))
+        else:
+            for row in out:
+                if len(row[i]) > w:
+                    row[i] = row[i][: w - 1] + "…"
+    return [cols[j] for j in shown], [widths[j] for j in shown], out, cut, left_out
+
+
+def print_table(res) -> None:
+    """The table: cell text literal (no markup), control characters shown escaped. On a terminal
+    fitted to its width (:func:`fit_table`) with the status coloured; to a file or a pipe never cut
+    (unless ``COLUMNS`` says a width), written as plain text without loading Rich. A last line
+    gives the number of rows and names the columns cut or left out."""
+    width = table_width()
+    tty = sys.stdout.isatty()
     times = [j for j, c in enumerate(res.columns) if str(c) == "t" or str(c).endswith("_at")]
+    whole = width is None
     cells = [
-        [visible("" if v is None else _utc(v) if j in times else _short(v)) for j, v in enumerate(r)] for r in res.rows
+        [visible("" if v is None else _utc(v) if j in times else _short(v, whole)) for j, v in enumerate(r)]
+        for r in res.rows
     ]
     cols = [visible(str(c)) for c in res.columns]
     empty: list[str] = []
@@ -125,47 +200,13 @@ def print_table(res) -> None:
         empty = [c for j, c in enumerate(cols) if j not in keep and c.strip()]  # (an unnamed spacer: not said)
         cols = [cols[j] for j in keep]
         cells = [[row[j] for j in keep] for row in cells]
-    longest = [max([len(row[j]) for row in cells] + [len(c)]) for j, c in enumerate(cols)]
-    gap = 2
-
-    def layout(n: int) -> list[int]:
-        """Widths of the first ``n`` columns: numbers, flags and short ids (<= 16 cells) whole; the
-        long text columns share what is left, the narrower ones first (at least 8 cells each, run
-        ids and keys 14: rightmost columns are left out before an id is cut shorter)."""
-        ws = list(longest[:n])
-        long_cols = sorted((j for j in range(n) if ws[j] > 16), key=lambda j: ws[j])
-        budget = width - sum(w for j, w in enumerate(ws) if j not in long_cols) - gap * (n - 1)
-        for i, j in enumerate(long_cols):
-            ws[j] = min(longest[j], max(14 if cols[j] in MIDDLE_CUT else 8, budget // (len(long_cols) - i)))
-            budget -= ws[j]
-        return ws
-
-    n = len(cols)
-    widths = layout(n)
-    while n > 1 and sum(widths) + gap * (n - 1) > width:
-        n -= 1
-        widths = layout(n)
-    left_out = cols[n:]
-    cols = cols[:n]
-    cut = [c for j, c in enumerate(cols) if widths[j] < longest[j]]
-    for j, c in enumerate(cols):  # ids keep both ends (run ids differ at the end: their timestamps)
-        if c in MIDDLE_CUT and widths[j] < longest[j]:
-            for row in cells:
-                row[j] = _middle(row[j], widths[j])
-    t = Table(
-        show_lines=False, header_style="bold", box=None, pad_edge=False, padding=(0, gap // 2), collapse_padding=True
-    )
-    for c, w in zip(cols, widths):
-        t.add_column(Text(c), no_wrap=True, overflow="ellipsis", max_width=w, min_width=min(w, len(c)))
-    status_col = cols.index("status") if "status" in cols else -1
-    for row in cells:
-        t.add_row(
-            *(
-                Text(x, style=_STATUS_COLOUR.get(x, "") if j == status_col else "")
-                for j, x in enumerate(row[: len(cols)])
-            )
-        )
-    Console(width=width, highlight=False).print(t)
+    cols, widths, cells, cut, left_out = fit_table(cols, cells, width)
+    if tty:
+        _rich_table(cols, widths, cells, width or 250)
+    else:
+        out = ["  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip()]
+        out.extend("  ".join(x.ljust(w) for x, w in zip(row, widths)).rstrip() for row in cells)
+        sys.stdout.write("\n".join(out) + "\n")
     notes = [f"{len(res.rows)} row{'s' if len(res.rows) != 1 else ''}"]
     if cut:
         notes.append("cut to fit: " + ", ".join(cut))
@@ -175,9 +216,28 @@ def print_table(res) -> None:
         notes.append("not shown (too wide): " + ", ".join(left_out))
     if empty or left_out:
         notes[-1] += "; --format csv or json shows every column"
-    import textwrap
+    note = "(" + "; ".join(notes) + ")"
+    if width is not None:
+        import textwrap
 
-    print("\n".join(textwrap.wrap("(" + "; ".join(notes) + ")", width=max(20, width))))
+        note = "\n".join(textwrap.wrap(note, width=max(20, width)))
+    print(note)
+
+
+def _rich_table(cols: list[str], widths: list[int], cells: list[list[str]], width: int) -> None:
+    """The fitted table on a terminal, through Rich (the status coloured; NO_COLOR and TERM=dumb
+    respected)."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    t = Table(show_lines=False, header_style="bold", box=None, pad_edge=False, padding=(0, 1), collapse_padding=False)
+    for c, w in zip(cols, widths):
+        t.add_column(Text(c), no_wrap=True, overflow="ellipsis", max_width=w, min_width=min(w, len(c)))
+    status_col = cols.index("status") if "status" in cols else -1
+    for row in cells:
+        t.add_row(*(Text(x, style=_STATUS_COLOUR.get(x, "") if j == status_col else "") for j, x in enumerate(row)))
+    Console(width=width, highlight=False).print(t)
 
 
 def _plain(v):
@@ -188,8 +248,9 @@ def _plain(v):
     return v
 
 
-def _short(v) -> str:
+def _short(v, whole: bool = False) -> str:
+    """A cell's text; a text longer than 200 characters cut on a terminal (``whole``: never)."""
     if isinstance(v, float):
         return f"{v:.3f}" if abs(v) >= 1e6 else f"{v:.6g}"  # (epoch seconds keep their digits)
     s = str(_plain(v))
-    return s if len(s) <= 200 else s[:199] + "…"
+    return s if whole or len(s) <= 200 else s[:199] + "…"

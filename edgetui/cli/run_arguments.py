@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from edgetui.record.forget_and_tag import apply_request
 from edgetui.replay.cursor import parse_elapsed
 from edgetui.store.database import DatabaseBusy, busy_because, open_db
 from edgetui.store.holder_socket import ask_holder, ask_holder_op
@@ -58,6 +57,8 @@ def write_op(db: Path, spec: str, host: Optional[str], op, describe=None):
         key = resolve_run(conn, spec, host)
         if describe is not None:
             describe(conn, key)
+        from edgetui.record.forget_and_tag import apply_request
+
         reply = apply_request(conn, op(conn, key))
         if "error" in reply:
             raise RuntimeError(reply["error"])

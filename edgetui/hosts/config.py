@@ -141,7 +141,7 @@ def load_hosts(path: Optional[Path] = None, notes: Optional[list[str]] = None) -
     p = Path(path) if path else hosts_file()
     try:
         st = p.stat()
-    except FileNotFoundError:
+    except FileNotFoundError:  # no hosts file: no hosts
         return []
     except OSError as e:
         raise ValueError(f"{p}: cannot read ({e.strerror or e})") from None
@@ -153,7 +153,7 @@ def load_hosts(path: Optional[Path] = None, notes: Optional[list[str]] = None) -
     try:
         with open_regular(p) as fp:  # (non-blocking open: made a FIFO since the stat, it is refused too)
             raw = fp.read(MAX_HOSTS_FILE_BYTES + 1)
-    except FileNotFoundError:
+    except FileNotFoundError:  # removed since the stat: no hosts
         return []
     except NotRegularFile:
         raise ValueError(f"{p}: the hosts file is not a regular file (a TOML file is read)") from None

@@ -163,7 +163,7 @@ class RemoteFeed:
                         local = m.local_root / c[len(root) :]
                         try:
                             self.catchup_marks[str(local)] = local.stat().st_size
-                        except OSError:
+                        except OSError:  # gone from the image since: nothing of it to time
                             pass
         self._current = self.host.state.kind == UP and (self._watch_ready or not self.inotify)
 

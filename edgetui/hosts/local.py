@@ -32,7 +32,7 @@ class LocalHost:
     def stat(self, path: str) -> Optional[Entry]:
         try:
             st = os.stat(path)
-        except OSError:
+        except OSError:  # gone or unreachable: no entry (HostListing.stat's None)
             return None
         return Entry(os.path.basename(path), (st.st_mode & 0o170000) == 0o040000, st.st_size, st.st_mtime_ns, st.st_ino)
 

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
+from edgetui.error_log import note_swallowed
 from edgetui.hosts import Entry, Host
 from edgetui.hosts import stage as stage_mod
 
@@ -118,7 +119,7 @@ def _find_walk(host, root: str, skipped: list | None = None) -> tuple[dict[str, 
         return None
     try:
         status, out, _err = run(["find", "-L", root, "-mindepth", "1", "-printf", r"%y %s %T@ %i %P\0"], timeout=600)
-    except OSError:
+    except OSError:  # the host cannot run find: the caller lists over SFTP
         return None
     if status not in (0, 1) or (status == 1 and not out):  # 1: some entries unreadable, the rest listed
         return None
@@ -160,7 +161,7 @@ def _find_entries(out: bytes, base: str, skipped: list | None = None) -> dict[st
                     skipped.append((rel_s, NOT_REGULAR.get(k, f"type {k}")))
                 continue
             got[rel_s] = Entry(posixpath.basename(rel_s), kind == b"d", int(size), _ns(mt), int(ino))
-        except (ValueError, ArithmeticError):
+        except (ValueError, ArithmeticError):  # a malformed record: skipped (see the docstring)
             continue
     return got
 
@@ -178,7 +179,7 @@ def _find_paths(host, root: str, rels: list[str], depth0: bool, skipped: list | 
         argv += ["-maxdepth", "0"]
     try:
         status, out, _err = run(argv + ["-printf", r"%y %s %T@ %i %p\0"], timeout=600)
-    except OSError:
+    except OSError:  # the host cannot run find: the caller stats over SFTP
         return None
     if status not in (0, 1) or (out and not out.endswith(b"\0")):  # 1: some paths gone (absent), the rest listed
         return None  # (a record cut short: the answer is not whole)
@@ -244,7 +245,7 @@ def _clear(path: str, st: os.stat_result) -> None:
     else:
         try:
             os.unlink(path)
-        except FileNotFoundError:
+        except FileNotFoundError:  # gone already
             pass
 
 
@@ -257,11 +258,11 @@ def _flush(path: Path) -> None:
         import ctypes
 
         syncfs = ctypes.CDLL(None, use_errno=True).syncfs
-    except (OSError, AttributeError):
+    except (OSError, AttributeError):  # no libc syncfs (not Linux): nothing to write out
         return
     try:
         fd = os.open(path, os.O_RDONLY)
-    except OSError:
+    except OSError:  # the folder went meanwhile: nothing to write out
         return
     try:
         syncfs(fd)
@@ -694,7 +695,7 @@ class Mirror:
                     if os.stat(p).st_mtime_ns != e.mtime_ns:
                         os.utime(p, ns=(e.mtime_ns, e.mtime_ns))
                 except OSError:
-                    pass
+                    note_swallowed("a directory's time not set (gone since the listing?)")
 
     def _start_streams(self) -> list | None:
         """Start the first sync's tar streams (see the module): the root's entries (one SFTP
@@ -707,7 +708,7 @@ class Mirror:
             return None
         try:
             names = sorted(e.name for e in self.host.list(self.remote_root))
-        except OSError:
+        except OSError:  # the root unlisted: the files come one by one (whose errors are said)
             return None
         if not names:
             return None
@@ -724,6 +725,7 @@ class Mirror:
                     ["sh", "-c", _TAR_SCRIPT, "edgetui", self.remote_root, "zstd" if zstd else "gzip", *group],
                 )
             except OSError:
+                note_swallowed("a first-sync stream not started: its files come one by one")
                 break
             t = threading.Thread(target=self._pump, args=(proc, tar, box), name="edgetui-first-sync", daemon=True)
             t.start()
@@ -758,13 +760,13 @@ class Mirror:
             if box.get("stop"):
                 proc.close()
         except (OSError, ValueError):
-            pass
+            note_swallowed("a first-sync stream failed: the listing's check reads what is missing")
         finally:
             if local is not None:
                 try:
                     if local.stdin is not None:  # (stdin=PIPE: always)
                         local.stdin.close()
-                except OSError:
+                except OSError:  # tar ended already (a broken pipe): it is waited for below
                     pass
                 local.wait()
             try:
@@ -920,7 +922,7 @@ class Mirror:
                 p = f"{root}/{rel}"
                 try:
                     st = os.lstat(p)
-                except OSError:
+                except OSError:  # gone already: nothing to remove
                     continue
                 if statmod.S_ISDIR(st.st_mode):
                     for q in Path(p).rglob("*"):
@@ -936,7 +938,7 @@ class Mirror:
             try:
                 with os.scandir(d) as it:
                     items = list(it)
-            except OSError:
+            except OSError:  # the directory went meanwhile: nothing in it to remove
                 return
             for x in items:
                 rel = prefix + x.name
@@ -945,12 +947,12 @@ class Mirror:
                     if rel not in entries:
                         try:
                             os.rmdir(x.path)
-                        except OSError:
+                        except OSError:  # not empty (it holds listed files) or gone: kept
                             pass
                 elif rel not in entries:
                     try:
                         os.unlink(x.path)
-                    except FileNotFoundError:
+                    except FileNotFoundError:  # gone already
                         pass
                     gone.append(rel)
 

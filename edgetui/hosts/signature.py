@@ -108,7 +108,7 @@ def tree_signature(host: HostListing, task_dir: str, salt: str = "", image: bool
 
     try:
         top = lister(task_dir)
-    except OSError:
+    except OSError:  # cannot be listed: no signature (the ingest then says why)
         return None
     parts: list[str] = [repr(salt)]
     add = parts.append
@@ -123,7 +123,7 @@ def tree_signature(host: HostListing, task_dir: str, salt: str = "", image: bool
             sub = join(task_dir, "submissions")
             try:
                 rounds = lister(sub)
-            except OSError:
+            except OSError:  # submissions/ unlisted: its own entry alone counts
                 continue
             rounds.sort()
             for r in rounds:

@@ -304,7 +304,7 @@ class SshHost(SftpReads):
             try:
                 os.unlink(local)
                 os.rmdir(os.path.dirname(local))
-            except OSError:
+            except OSError:  # the forward's socket (or its folder) gone already
                 pass
         self._set_state(CLOSED)
 
@@ -574,7 +574,7 @@ class SshHost(SftpReads):
         self._wake.clear()
         try:
             await asyncio.wait_for(self._wake.wait(), s)
-        except asyncio.TimeoutError:
+        except asyncio.TimeoutError:  # slept the whole time: nothing woke it
             pass
 
     async def _probe_loop(self, conn, sftp) -> None:
@@ -672,7 +672,7 @@ class SshHost(SftpReads):
 
             try:
                 a = await self._session().stat(path)
-            except asyncssh.SFTPNoSuchFile:
+            except asyncssh.SFTPNoSuchFile:  # no such file: None, as HostListing.stat says
                 return None
             return _entry(path.rstrip("/").rsplit("/", 1)[-1], a)
 
@@ -803,7 +803,7 @@ class SshHost(SftpReads):
     async def _listen_unix(self, conn, local: str, remote: str) -> None:
         try:
             os.unlink(local)  # the listener of an earlier connection
-        except FileNotFoundError:
+        except FileNotFoundError:  # no listener left by an earlier connection
             pass
         try:
             await conn.forward_local_path(local, remote)

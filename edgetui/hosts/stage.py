@@ -81,7 +81,7 @@ def _is_tmpfs(path: str) -> bool:
                 parts = line.split()
                 if len(parts) >= 3 and parts[1] == path:
                     return parts[2] == "tmpfs"
-    except OSError:
+    except OSError:  # no /proc/self/mounts (not Linux): not known to be a tmpfs
         pass
     return False
 
@@ -107,7 +107,7 @@ def budget(base: str) -> int:
     try:
         st = os.statvfs(base)
         free = st.f_bavail * st.f_frsize
-    except OSError:
+    except OSError:  # the base cannot be asked: nothing may be staged there
         return 0
     avail = None
     try:
@@ -116,7 +116,7 @@ def budget(base: str) -> int:
                 if line.startswith("MemAvailable:"):
                     avail = int(line.split()[1]) * 1024
                     break
-    except (OSError, ValueError, IndexError):
+    except (OSError, ValueError, IndexError):  # no MemAvailable (not Linux): the disk's share alone
         pass
     cap = int(free * TMPFS_SHARE)
     return cap if avail is None else min(cap, int(avail * MEM_SHARE))
@@ -147,16 +147,16 @@ def remove(stage: Path) -> None:
     shutil.rmtree(stage, ignore_errors=True)
     try:
         os.unlink(str(stage) + OWNER)
-    except FileNotFoundError:
+    except FileNotFoundError:  # no owner file: nothing more to remove
         pass
 
 
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except ProcessLookupError:  # no such process
         return False
-    except PermissionError:
+    except PermissionError:  # alive, another user's
         return True
     return True
 
@@ -177,7 +177,7 @@ def sweep(base: str) -> list[Path]:
             try:  # the stage itself removed by hand (as a reboot clears /dev/shm): its owner file too
                 if e.stat(follow_symlinks=False).st_uid == os.getuid():
                     os.unlink(e.path)
-            except OSError:
+            except OSError:  # gone meanwhile, or not removable: left for the next sweep
                 pass
             continue
         if not e.name.startswith(PREFIX) or e.name.endswith(OWNER) or not e.is_dir(follow_symlinks=False):
@@ -229,7 +229,7 @@ def staged_links(image: Path) -> list[tuple[Path, str]]:
         if e.is_symlink():
             try:
                 target = os.readlink(e.path)
-            except OSError:
+            except OSError:  # gone since the scan: not a staged image's link
                 continue
             if os.path.basename(os.path.dirname(target)).startswith(PREFIX):
                 out.append((Path(e.path), target))

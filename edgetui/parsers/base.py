@@ -171,7 +171,7 @@ def file_generation(path: str | os.PathLike) -> Optional[str]:
     try:
         with open_regular(path) as fp:
             head = fp.read(GENERATION_PREFIX_BYTES)
-    except OSError:
+    except OSError:  # gone or unreadable: no generation (its read says why)
         return None
     return generation_of_head(head)
 
@@ -326,5 +326,5 @@ def finite_or_none(value: Any) -> tuple[Optional[float], Optional[str]]:
         return f, None
     try:
         return finite_or_none(float(value))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError):  # not a number: flagged non_numeric
         return None, "non_numeric"

@@ -74,7 +74,7 @@ def parse_timestamp(v: Any) -> Optional[float]:
             return t
         try:
             return parse_timestamp(float(v))
-        except ValueError:
+        except ValueError:  # neither ISO 8601 nor a number: no time
             return None
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None

@@ -174,7 +174,7 @@ def detect_claude_format(head: bytes) -> Optional[str]:
             continue
         try:
             o = orjson.loads(s)
-        except orjson.JSONDecodeError:
+        except orjson.JSONDecodeError:  # not a JSON line: a later one may tell the format
             continue
         if isinstance(o, dict):
             fmt = _classify(o)

@@ -119,7 +119,7 @@ def int_or_none(v: Any) -> Optional[int]:
     if isinstance(v, str):
         try:
             return int(v.strip())
-        except ValueError:
+        except ValueError:  # not an integer: None
             return None
     return None
 

@@ -54,6 +54,6 @@ def moved_below(conn, run_key: str, source: str, cur: dict, path, st: os.stat_re
                 fp.seek(o - 1)
                 if fp.read(1) != b"\n":
                     return True
-    except OSError:
+    except OSError:  # unreadable now: not told (the read that follows says why)
         return False
     return False

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any, Optional
 
+from edgetui.error_log import note_swallowed
 from edgetui.parsers.base import loads_lenient, read_regular
 from edgetui.parsers.run_folder_files import SMALL_FILE_LIMIT, read_run_file, reads_run_folder
 from edgetui.redact import REDACTED, secret_values
@@ -38,8 +39,10 @@ def run_secrets(task_dir: "Path | str | None", *, environment: bool = False) -> 
     for cfg in (task_dir / "run_config.json", task_dir.parent / "run_config.json"):
         try:
             found |= secret_values(loads_lenient(read_regular(cfg)))
-        except (OSError, ValueError, RecursionError):
+        except FileNotFoundError:  # no such config: no secrets from it
             pass
+        except (OSError, ValueError, RecursionError):
+            note_swallowed("a run_config.json not read: its secrets are unknown to the redaction")
     for up in list(task_dir.parents)[:5]:
         v = _read_secret_file(up / ".judge-admin-secret")
         if v:
@@ -58,7 +61,10 @@ def _read_secret_file(path: Path) -> Optional[str]:
     try:
         # (the log dir's file, above the run folder: it stays in its own folder; a FIFO is skipped)
         v = read_run_file(path, limit=SMALL_FILE_LIMIT, folder=path.parent).decode("utf-8", "replace").strip()
+    except FileNotFoundError:  # no judge admin secret at this level
+        return None
     except OSError:
+        note_swallowed("a .judge-admin-secret not read: its value is unknown to the redaction")
         return None
     return v if len(v) >= 6 and v != REDACTED else None
 

@@ -175,7 +175,7 @@ def _float(t: Any) -> Optional[float]:
 def _num(text: Optional[str]) -> Optional[float]:
     try:
         return float(text) if text is not None else None
-    except ValueError:
+    except ValueError:  # not a number: None
         return None
 
 

@@ -43,7 +43,7 @@ FAILED_GRADING_SUB = 1_000_000
 def subdirs(d: Path) -> list[Path]:
     try:
         return sorted((c for c in d.iterdir() if not c.name.startswith(".") and c.is_dir()), key=lambda c: c.name)
-    except OSError:
+    except OSError:  # gone or unreadable: no subdirectories
         return []
 
 
@@ -165,7 +165,7 @@ def read_bytes(path: Path) -> bytes:
     """The bytes :func:`read_json` keeps of ``path`` (``Json.raw``): b"" when it cannot be read."""
     try:
         return read_regular(path)
-    except OSError:
+    except OSError:  # cannot be read: b"" (see the docstring)
         return b""
 
 
@@ -214,7 +214,7 @@ def as_bool(v: Any) -> Optional[bool]:
 def file_mtime(p: Path) -> Optional[float]:
     try:
         return p.stat().st_mtime
-    except OSError:
+    except OSError:  # gone: no mtime
         return None
 
 
@@ -222,7 +222,7 @@ def parse_line_file(path: Path, parser: LineParser, source: str, generation: str
     """Run a finished line file through ``parser`` (offline). Missing file → ``[]``."""
     try:
         fp = open_regular(path)
-    except OSError:
+    except OSError:  # missing file: no events (see the docstring)
         return []
     with fp:
         return parse_lines(fp, parser, source, generation)

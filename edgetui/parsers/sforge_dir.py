@@ -151,7 +151,7 @@ def is_task_dir(d: Path) -> bool:
         if (d / "submissions").is_dir():
             return True
         return any((d / m).exists() for m in TASK_DIR_MARKERS)
-    except OSError:
+    except OSError:  # unreadable: not a task dir
         return False
 
 
@@ -245,7 +245,7 @@ def read_started_at(task_dir: Path) -> Optional[StartedAt]:
     p = task_dir / "started_at"
     try:
         raw = read_regular(p, SMALL_FILE_LIMIT)
-    except OSError:
+    except OSError:  # no started_at file (or unreadable): None, as the docstring says
         return None
     sa = StartedAt(raw=raw, mtime=file_mtime(p))
     text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
@@ -289,7 +289,7 @@ def infer_log_offset(path: Path) -> Optional[float]:
             st = os.fstat(f.fileno())
             f.seek(max(0, st.st_size - 65536))
             tail = f.read()
-    except OSError:
+    except OSError:  # the log gone or unreadable: no offset
         return None
     stamps = [m for m in map(_LOG_TS_RE.match, tail.splitlines()) if m]
     if not stamps:
@@ -297,7 +297,7 @@ def infer_log_offset(path: Path) -> Optional[float]:
     y, mo, d, h, mi, sec = (int(x) for x in stamps[-1].group(1, 2, 3, 4, 5, 6))
     try:
         naive = datetime(y, mo, d, h, mi, sec, tzinfo=timezone.utc).timestamp()
-    except ValueError:
+    except ValueError:  # not a date (a 31st of February): no offset
         return None
     off = round((naive - st.st_mtime) / 900.0) * 900.0
     return float(off) if abs(off) <= 14 * 3600 else None
@@ -350,7 +350,7 @@ def _scan_run_agent_log(path: Path) -> _LogScan:
                     s.last_naive = local_to_epoch(
                         tuple(g.decode() for g in m.group(1, 2, 3, 4, 5, 6)), int(m.group(7)), None
                     )
-                except ValueError:
+                except ValueError:  # not a time (a bad date, a DST gap): the last time read stays
                     pass
                 rest = line[m.end() :].decode("utf-8", "replace")
                 level, _, msg = rest.partition(" - ")

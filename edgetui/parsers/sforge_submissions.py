@@ -193,7 +193,7 @@ def _last_step(path: Path) -> tuple[Optional[dict[str, Any]], int]:
     n = 0
     try:
         fp = open_regular(path)
-    except OSError:
+    except OSError:  # no such file (or unreadable): no step
         return None, 0
     with fp:
         for ln in iter_lines(fp, 0, final=True):
@@ -201,7 +201,7 @@ def _last_step(path: Path) -> tuple[Optional[dict[str, Any]], int]:
                 continue
             try:
                 v = loads_lenient(ln.data)
-            except ValueError:
+            except ValueError:  # not a JSON line (one cut short): skipped
                 continue
             if isinstance(v, dict):
                 last, n = v, n + 1

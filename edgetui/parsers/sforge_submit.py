@@ -109,7 +109,7 @@ _RULE = "=" * 40
 def _pct(s: str) -> Optional[float]:
     try:
         f = float(s)
-    except ValueError:
+    except ValueError:  # not a number: None
         return None
     return round(f / 100.0, 6) if math.isfinite(f) else None
 
@@ -117,7 +117,7 @@ def _pct(s: str) -> Optional[float]:
 def _num(s: str) -> tuple[Optional[float], Optional[str]]:
     try:
         return finite_or_none(float(s))
-    except ValueError:
+    except ValueError:  # not a number: flagged non_numeric
         return None, "non_numeric"
 
 

@@ -36,7 +36,7 @@ def start_for(paths) -> None:
     for p in paths:
         try:
             st = os.stat(p)
-        except (OSError, ValueError):
+        except (OSError, ValueError):  # gone, or not a path: no reason to start
             continue
         if stat.S_ISREG(st.st_mode) and st.st_size > MP_MIN_BYTES:
             start()
@@ -53,7 +53,7 @@ def _wait(conn, parent_pid: int) -> None:
 
     try:
         job = conn.recv()
-    except EOFError:
+    except EOFError:  # the parent closed the pipe: nothing to parse
         return
     if job is not None:
         serve_parse(conn, *job)

@@ -20,6 +20,6 @@ def transcript_task_id(path: Path) -> str:
             head = f.read(65536)
         m = re.search(rb'"(?:session_id|sessionId)"\s*:\s*"([^"]{1,200})"', head)
         session = m.group(1).decode("utf-8", "replace") if m else ""
-    except OSError:
+    except OSError:  # unreadable: the identity of its generation alone
         pass
     return "transcript-" + hashlib.sha1(f"{gen}\x1f{session}".encode()).hexdigest()[:8]

@@ -156,7 +156,7 @@ def _transcript_entry(task_dir) -> list | None:
     digest holds, so :func:`_only_transcript_changed` then says no (a full re-read, never a miss)."""
     try:
         st = os.stat(Path(task_dir) / TRANSCRIPT)
-    except OSError:
+    except OSError:  # no transcript (or gone): None
         return None
     return [(st.st_mode & 0o170000) == 0o040000, st.st_size, st.st_mtime_ns, st.st_ino]
 
@@ -193,7 +193,7 @@ def _only_transcript_changed(
 
     try:
         st = json.loads(state) if state else None
-    except ValueError:
+    except ValueError:  # a cursor that is not JSON: not as recorded (a full re-read)
         return False
     if not isinstance(st, dict) or "transcript" not in st:
         return False

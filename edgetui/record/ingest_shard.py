@@ -177,7 +177,7 @@ class Shard:
             for p in (self.path, Path(str(self.path) + ".wal"), Path(str(self.path) + ".claims")):
                 try:
                     p.unlink()
-                except OSError:
+                except OSError:  # gone already, or never written
                     pass
 
 
@@ -194,13 +194,13 @@ def _remove_stale(main: Path) -> None:
             pid = int(p.name[len(main.name) + 8 :].split("-", 1)[0])
             os.kill(pid, 0)
             continue  # (still running: an ingest of this database in another process)
-        except ProcessLookupError:
+        except ProcessLookupError:  # its process is gone: the shard is stale, removed below
             pass
-        except (ValueError, PermissionError, OSError):
+        except (ValueError, PermissionError, OSError):  # not a shard's name, or another user's process: kept
             continue
         try:
             p.unlink()
-        except OSError:
+        except OSError:  # gone meanwhile, or not ours to remove: kept
             pass
 
 
@@ -311,7 +311,7 @@ def shard_main(
     except BaseException as e:  # noqa: BLE001 - said to the parent, which records these runs itself
         try:
             conn_end.send(("error", " ".join(str(e).split()) or type(e).__name__))
-        except (OSError, ValueError):
+        except (OSError, ValueError):  # the parent is gone (the pipe closed): nobody to tell
             pass
     finally:
         conn_end.close()

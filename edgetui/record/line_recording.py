@@ -372,6 +372,6 @@ def detect_file_format(path: Path) -> str:
     try:
         with open_regular(path) as fp:
             head = fp.read(65536)
-    except OSError:
+    except OSError:  # unreadable: format unknown (its read says why)
         return "unknown"
     return detect_format(head, path.name)

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Optional, Sequence
 import duckdb
 import pyarrow as pa
 
+from edgetui.error_log import note_swallowed
 from edgetui.events import Event
 from edgetui.parsers.runlog import PROVISIONAL_SUB
 from edgetui.records import RunInfo, TaskInfo
@@ -586,7 +587,7 @@ class Recorder:
             try:
                 self.conn.unregister("_edgetui_tasks")
             except duckdb.Error:
-                pass
+                note_swallowed("unregistering a view on a connection that may have failed")
 
     def upsert_run(self, run_key: str, info: RunInfo, **extra: Any) -> bool:
         """Insert or update the descriptive columns of a run (aggregates are set by ``update_run``).
@@ -722,7 +723,7 @@ class Recorder:
                 try:
                     self.conn.unregister("_edgetui_runs")
                 except duckdb.Error:
-                    pass
+                    note_swallowed("unregistering a view on a connection that may have failed")
 
     def update_run(self, run_key: str, **vals: Any) -> None:
         self.update_runs([(run_key, vals)])

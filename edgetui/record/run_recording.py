@@ -205,7 +205,7 @@ def no_space(e: BaseException, rec) -> Optional[str]:
         free = st.f_bavail * st.f_frsize
         if free > 64 << 20 and "No space left" not in text:
             return None  # a real rollback error, not a full disk
-    except OSError:
+    except OSError:  # free space unknown: taken as the full disk the error says
         pass
     return f"no space left on the device of {path}: free some space and run the ingest again (it resumes)"
 
@@ -223,7 +223,7 @@ def transcripts_under(d: Path, notes: Optional[list[str]] = None) -> list[Path]:
             continue
         try:  # (a FIFO, a link out of the folder or a loop: noted; a directory named *.jsonl: passed over)
             why = check_run_file(f, folder=d)
-        except OSError:
+        except OSError:  # gone since the listing: not a transcript
             continue
         if why is not None:
             if notes is not None and not f.is_dir():
@@ -239,7 +239,7 @@ def transcripts_under(d: Path, notes: Optional[list[str]] = None) -> list[Path]:
 def file_size(p: Path) -> int:
     try:
         return p.stat().st_size
-    except OSError:
+    except OSError:  # gone: size 0
         return 0
 
 
@@ -249,7 +249,7 @@ def _binary_head(path: Path) -> bool:
     try:
         with open_regular(path) as f:
             head = f.read(4096)
-    except OSError:
+    except OSError:  # unreadable: not called binary (its read says why)
         return False
     if b"\x00" in head:
         return True
@@ -559,7 +559,7 @@ def _written(path: Path) -> Optional[float]:
     """A transcript's last write (its mtime, epoch UTC): the alignment's anchor of its last line."""
     try:
         return path.stat().st_mtime
-    except OSError:
+    except OSError:  # gone since it was read: the alignment does without this anchor
         return None
 
 
@@ -640,7 +640,7 @@ def _regular_or_note(f: Path, report) -> bool:
     is skipped with a one-line note (opening a FIFO would block the ingest)."""
     try:
         why = check_run_file(f)
-    except OSError:
+    except OSError:  # gone since the listing: nothing to read
         return False
     if why is None:
         return True
@@ -704,7 +704,7 @@ def _check_folder_files(task_dir: Path, subs: list[SubmissionRecord]) -> None:
         try:
             if not stat.S_ISREG(os.lstat(up / ".judge-admin-secret").st_mode):
                 check_run_file(up / ".judge-admin-secret", folder=up)
-        except OSError:
+        except OSError:  # no admin secret file at this level: nothing to check
             pass
 
 

@@ -398,6 +398,14 @@ COMMAND_WEIGHT = 0.5
 WRITTEN_SLACK_S = 1.0
 
 
+def _numpy():
+    """numpy (the per-line computations' one import)."""
+    # lazy: numpy loads with the first computation that needs it, not with the module
+    import numpy
+
+    return numpy
+
+
 def line_weights(lines: pa.Table) -> list[float]:
     """How much time passes before each line of a transcript, in units of one model message's latency
     (a float per line of ``lines``: the ``_edgetui_pos`` rows with ``msg``, ``res_of``,
@@ -448,8 +456,7 @@ def line_placement(weights, kept: list[tuple[int, float]]):
     it and an anchor (an anchor's own line, the other blocks of an anchored message, an instant
     tool's result after an anchored call): its time is the anchor's, bounds null; any other line
     lies in a gap and gets the bracketing anchors' times as its bounds (null on an open side)."""
-    # lazy: numpy loads with the first computation that needs it, not with the module
-    import numpy as np
+    np = _numpy()
 
     n_lines = len(weights)
     weights = np.asarray(weights, dtype=np.float64)
@@ -503,8 +510,7 @@ def line_times(n_lines: int, kept: list[tuple[int, float]]) -> pa.Array:
     bits), an anchor's own time on its line, the first anchor's time before it and the last one's
     after it. Vectorised (numpy, which the ingest's scrubbing imports already): a Claude
     transcript stamps most of its lines, so a loop per anchor cost ~2 µs a line."""
-    # lazy: numpy loads with the first computation that needs it, not with the module
-    import numpy as np
+    np = _numpy()
 
     kp = np.fromiter((p for p, _ in kept), dtype=np.int64, count=len(kept))
     kt = np.fromiter((t for _, t in kept), dtype=np.float64, count=len(kept))

@@ -22,6 +22,7 @@ from typing import Callable, Optional
 import duckdb
 import platformdirs
 
+from edgetui.error_log import note_swallowed
 from edgetui.errors import (
     DatabaseBusy,
     DatabaseDamaged,
@@ -35,8 +36,7 @@ from edgetui.errors import (
     NoSocketDirectory,
     UserError,
 )
-from edgetui.store.migrate_rescrub import rewrite_file
-from edgetui.store.schema import SCHEMA_VERSION, current_version, migrate, rewrite_pending
+from edgetui.store.schema import SCHEMA_VERSION, current_version, data_steps, migrate, rewrite_pending
 
 from edgetui.store.holder_socket import NoSocketDir, NotAnswering, NotServing
 import struct
@@ -95,7 +95,7 @@ def process_name(pid: Optional[int]) -> str:
         return ""
     try:
         argv = [a.decode(errors="replace") for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
-    except OSError:
+    except OSError:  # no /proc, or the process ended: unknown (see the docstring)
         return ""
     if not argv:
         return ""
@@ -224,7 +224,7 @@ def _not_writable(path: Path) -> Optional[str]:
     try:
         if os.statvfs(d).f_flag & os.ST_RDONLY:
             return "it is on a read-only file system"
-    except OSError:
+    except OSError:  # the file system cannot be asked: the checks below decide
         pass
     if path.exists() and not os.access(path, os.W_OK):
         return "the file is not writable by this user"
@@ -336,7 +336,7 @@ def open_db(
         try:
             conn.close()
         except duckdb.Error:
-            pass
+            note_swallowed("closing a connection after its open failed (that error is raised)")
         err = _schema_error(path, e)
         if err is e:
             raise
@@ -344,7 +344,7 @@ def open_db(
     if rewrite_pending(conn):  # the file still holds blocks of the values the migration replaced
         conn.close()
         try:
-            rewrite_file(path)
+            data_steps().rewrite_file(path)
         except (duckdb.Error, OSError) as e:
             io = _io_error(path, e)
             if io is not None:
@@ -502,7 +502,7 @@ def lift_pool_on(conn: Optional[duckdb.DuckDBPyConnection], err: BaseException) 
         now = conn.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
         conn.execute("RESET memory_limit")
         return conn.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] != now
-    except duckdb.Error:
+    except duckdb.Error:  # the limit cannot be lifted: the caller's error stands
         return False
 
 

@@ -48,6 +48,7 @@ from typing import Any, Callable, Optional, cast
 
 import duckdb
 
+from edgetui.error_log import note_swallowed
 from edgetui.store.query_cells import from_wire, to_wire
 
 MAX_PENDING = 16
@@ -100,15 +101,15 @@ def _private_dir(d: Path, create: bool) -> bool:
             return False
         try:
             os.mkdir(d, 0o700)
-        except FileExistsError:
+        except FileExistsError:  # made meanwhile by another process: checked below
             pass
-        except OSError:
+        except OSError:  # cannot be made: no socket here
             return False
         try:
             st = os.lstat(d)
-        except OSError:
+        except OSError:  # removed meanwhile: not ours
             return False
-    except OSError:
+    except OSError:  # cannot be asked: not known to be ours
         return False
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
         return False
@@ -116,7 +117,7 @@ def _private_dir(d: Path, create: bool) -> bool:
         try:  # ours but open to others: close it
             os.chmod(d, 0o700)
             return stat.S_IMODE(os.lstat(d).st_mode) & 0o077 == 0
-        except OSError:
+        except OSError:  # cannot be closed to others: not used
             return False
     return True
 
@@ -232,7 +233,7 @@ def answer(
         try:
             cur.execute("ROLLBACK")
         except duckdb.Error:
-            pass
+            note_swallowed("ending a query's transaction that may have ended already")
         cur.close()
 
 
@@ -256,7 +257,7 @@ class HolderServer:
         try:
             os.lstat(self.path)
             os.unlink(self.path)  # a socket left by a holder that was killed
-        except FileNotFoundError:
+        except FileNotFoundError:  # no socket left by an earlier holder
             pass
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)
@@ -293,7 +294,7 @@ class HolderServer:
         self._sending.pop(s, None)
         try:
             self._sel.unregister(s)
-        except (KeyError, ValueError):
+        except (KeyError, ValueError):  # not registered (yet, or any more)
             pass
         s.close()
 
@@ -301,7 +302,7 @@ class HolderServer:
         self._pending.pop(s, None)
         try:
             self._sel.unregister(s)
-        except (KeyError, ValueError):
+        except (KeyError, ValueError):  # not registered (yet, or any more)
             pass
         self._start_sending(s, memoryview(json.dumps(reply).encode() + b"\n"))
 
@@ -332,7 +333,7 @@ class HolderServer:
             return
         try:
             n = s.send(entry[0])
-        except (BlockingIOError, InterruptedError):
+        except (BlockingIOError, InterruptedError):  # the socket is full: the selector calls again
             return
         except OSError:
             self._drop(s)
@@ -348,7 +349,7 @@ class HolderServer:
                 if key.data == "wake":
                     try:
                         self._wake_r.recv(4096)
-                    except OSError:
+                    except OSError:  # drained already: the wake-up is done
                         pass
                     continue
                 if key.fileobj is self.sock:
@@ -362,7 +363,7 @@ class HolderServer:
             while True:  # replies the workers handed over
                 try:
                     s, data = self._outbox.get_nowait()
-                except queue.Empty:
+                except queue.Empty:  # no reply waiting
                     break
                 self._sending[s] = [data, time.monotonic()]
                 self._sel.register(s, selectors.EVENT_WRITE, "send")
@@ -379,7 +380,7 @@ class HolderServer:
         while True:
             try:
                 s, _ = self.sock.accept()
-            except (BlockingIOError, InterruptedError):
+            except (BlockingIOError, InterruptedError):  # no connection waiting: the selector calls again
                 return
             except OSError:  # out of descriptors: drop the oldest waiting connection
                 if self._pending:
@@ -394,7 +395,7 @@ class HolderServer:
     def _read(self, s: socket.socket) -> None:
         try:
             chunk = s.recv(65536)
-        except (BlockingIOError, InterruptedError):
+        except (BlockingIOError, InterruptedError):  # nothing to read yet: the selector calls again
             return
         except OSError:
             chunk = b""
@@ -461,27 +462,27 @@ class HolderServer:
         self._stop.set()
         try:
             self._wake_w.send(b"x")
-        except OSError:
+        except OSError:  # full: a wake-up is pending already
             pass
         self.thread.join(2.0)
         for _ in self.workers:
             try:
                 self._jobs.put(None, timeout=1.0)
             except queue.Full:
-                pass
+                note_swallowed("a worker busy past the wait is not told to end (a daemon: it ends with the process)")
         for s in list(self._pending) + list(self._sending):
             self._drop(s)
         while True:
             try:
                 self._outbox.get_nowait()[0].close()
-            except queue.Empty:
+            except queue.Empty:  # no reply left to close
                 break
         for x in (self.sock, self._wake_r, self._wake_w):
             x.close()
         self._sel.close()
         try:
             self.path.unlink()
-        except FileNotFoundError:
+        except FileNotFoundError:  # removed already
             pass
 
 
@@ -524,7 +525,7 @@ def _ask(db_path: Path | str, req: dict, timeout: float) -> dict:
                 buf += chunk
         except socket.timeout:
             raise NotAnswering(f"no reply within {timeout:.0f} s") from None
-        except OSError:
+        except OSError:  # the holder went mid-reply: buf is cut, said below as HolderEnded
             pass
     try:
         return json.loads(buf)

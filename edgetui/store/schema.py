@@ -34,8 +34,6 @@ from __future__ import annotations
 import duckdb
 
 from edgetui.store.repeated_records import recount_transcript_runs
-from edgetui.store.migrate_rekey import rekey_transcript_runs
-from edgetui.store.migrate_rescrub import rescrub_database
 
 SCHEMA_VERSION = 11
 
@@ -210,6 +208,15 @@ def rewrite_pending(conn: duckdb.DuckDBPyConnection) -> bool:
     return bool(conn.execute("SELECT count(*) FROM meta WHERE key = 'rewrite_pending'").fetchall()[0][0])
 
 
+def data_steps():
+    """The module of the migrations' data steps (``rekey_transcript_runs``, ``rescrub_database``,
+    ``rewrite_file``): loaded only for a file of an earlier version."""
+    # lazy: the data steps load the parsers and pyarrow, which opening a current file (`edgetui runs`) never needs
+    from edgetui.store import migrate_data
+
+    return migrate_data
+
+
 def migrate(conn: duckdb.DuckDBPyConnection) -> int:
     """Bring the database to :data:`SCHEMA_VERSION`; returns the version found before.
 
@@ -229,16 +236,16 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> int:
             if v == 7 and found >= 1:  # transcript runs recorded before: their keys and totals now
                 recount_transcript_runs(conn)
             if v == 5 and found >= 1:
-                rekey_transcript_runs(conn)
+                data_steps().rekey_transcript_runs(conn)
             if v == 2 and found == 1:  # rows written by an earlier version: scrub them again
-                rescrub_database(conn)
+                data_steps().rescrub_database(conn)
                 conn.execute("INSERT OR REPLACE INTO meta VALUES ('rewrite_pending', '1')")
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(v)])
             conn.execute("COMMIT")
         except Exception:
             try:  # a COMMIT that failed (a full disk) has ended the transaction already
                 conn.execute("ROLLBACK")
-            except duckdb.Error:
+            except duckdb.Error:  # the transaction ended already (a failed COMMIT): the error is raised below
                 pass
             raise
     return found

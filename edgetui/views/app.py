@@ -59,6 +59,7 @@ from edgetui.record.forget_and_tag import apply_request
 from edgetui.views.screens.live_run import LiveRunScreen
 from edgetui.views.screens.moments import QueueScreen
 from edgetui.views.screens.leaderboard import LeaderboardScreen
+from edgetui.views.screens.screen_keys import HELP_KEYS, show_keys
 
 if TYPE_CHECKING:  # (loaded only when runs are watched: see _start_live)
     from edgetui.hosts.feed import RemoteFeed
@@ -69,11 +70,9 @@ __all__ = ["EdgeTUIApp", "run_app", "default_on_empty"]
 
 def default_on_empty(db_path: Path) -> Optional[str]:
     """Record the bundled sample runs into ``db_path``; returns a note for the user or ``None``."""
-    try:
-        # lazy: the ingest (pyarrow, the parsers) loads only when samples are recorded
-        from edgetui.record.ingest import ingest_samples  # written by the ingest work; optional here
-    except ImportError:
-        return "No runs recorded yet. Record one with `edgetui ingest <run dir>`, then press F5."
+    # lazy: the ingest (pyarrow, the parsers) loads only when samples are recorded
+    from edgetui.record.ingest import ingest_samples
+
     ingest_samples(Path(db_path))
     return None
 
@@ -122,7 +121,11 @@ class EdgeTUIApp(App):
 
     CSS_PATH = "app.tcss"
     TITLE = "edgetui"
-    BINDINGS = [Binding("f2", "live_runs", "live runs", show=False)]
+    BINDINGS = [Binding("f2", "live_runs", "live runs", show=False), Binding(HELP_KEYS, "help", "keys", show=False)]
+
+    def action_help(self) -> None:
+        """``F1`` (``?`` where no input has the focus): the top screen's keys."""
+        show_keys(self)
 
     def __init__(
         self,

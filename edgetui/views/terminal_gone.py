@@ -28,7 +28,7 @@ def terminal_fds() -> list[int]:
         try:
             if os.isatty(fd):
                 out.append(fd)
-        except OSError:
+        except OSError:  # a closed descriptor: not a terminal to watch
             pass
     return out
 
@@ -42,5 +42,5 @@ def hung_up(fds: list[int]) -> bool:
         p.register(fd, 0)  # no event asked for: only hang-up and errors are reported
     try:
         return any(ev & _GONE for _fd, ev in p.poll(0))
-    except OSError:
+    except OSError:  # the descriptors cannot even be polled: the terminal is gone
         return True

@@ -330,7 +330,7 @@ def _flags(form, p, r, t, y, smax_max, rmse) -> list[str]:
         try:
             cov = np.linalg.inv(J.T @ J) * max(s2, 1e-12)
             se_smax = math.sqrt(max(cov[0, 0], 0.0))
-        except np.linalg.LinAlgError:
+        except np.linalg.LinAlgError:  # J^T J singular: se_smax stays inf (flagged ill_conditioned below)
             pass
     if cond > 1e6 or se_smax > max(p[0], 1e-9):
         flags.append("ill_conditioned")

@@ -182,7 +182,7 @@ def forecast_run(
     value = min(100.0, max(base, value))
     q10, q90 = BACKTEST_ERRORS[window]
     g = published.gain(getattr(curve, "task_id", None), eh, horizon_h) if published is not None else None
-    if g is not None and window in GAIN_ERRORS[g[2]]:
+    if g is not None and published is not None and window in GAIN_ERRORS[g[2]]:
         gain, n, kind = g
         value = min(100.0, base + max(0.0, gain))
         q10, q90 = GAIN_ERRORS[kind][window]

@@ -91,7 +91,7 @@ def read_published_tables(text: str, source: str = "README.md") -> PublishedTabl
             j += 1
         low = title.lower()
         if head and head[0].lower() == "model" and all(_HOUR.match(h) for h in head[1:]) and len(head) > 1:
-            hours = [float(_HOUR.match(h).group(1)) for h in head[1:]]
+            hours = [float(m.group(1)) for h in head[1:] if (m := _HOUR.match(h))]
             for n, row in body:
                 for h, v in zip(hours, row[1:]):
                     out.leaderboard.append((_suite(title, suites), row[0], h, _num(v, f"{source}: line {n}")))

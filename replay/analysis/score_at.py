@@ -144,7 +144,7 @@ def run_group_key(run_id: str) -> str:
 def _num(v: Any) -> Optional[float]:
     try:
         f = float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError):  # not a number: no score
         return None
     return f if math.isfinite(f) else None
 

@@ -12,9 +12,24 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from edgetui.store import queries as store
+from edgetui.views.widgets.ordered_input import OrderedInput
 
-from edgetui.views.widgets.fmt import STATUS_STYLE, fmt_count, fmt_pct, fmt_score, fmt_usd, fmt_utc
+from edgetui.names import abbreviate_all, distinguishing_width
+from edgetui.store import queries as store
+from edgetui.store.run_groups import RunIdGroup, group_by_run_id
+from edgetui.views.screens.replay_parts import HelpScreen
+
+from edgetui.views.widgets.fmt import (
+    STATUS_STYLE,
+    fmt_best,
+    fmt_count,
+    fmt_pct,
+    fmt_score,
+    fmt_subs,
+    fmt_usd,
+    fmt_utc,
+    plural,
+)
 from edgetui.control_chars import visible
 
 __all__ = ["PickerScreen"]
@@ -30,15 +45,6 @@ PICKER_COLUMNS = ("run id", "task", "best", "pass", "status", "model", "subs", "
 #: the columns left out first when the terminal is too narrow for all of them (the rest stay)
 _DROP_ORDER = ("started (UTC)", "events", "cost", "subs", "model")
 _CELL_PAD = 2  # DataTable's cell padding, both sides together
-
-
-def _middle_cut(s: str, width: int) -> str:
-    """``s`` in ``width`` cells, cut in the middle (run ids differ at both ends: the name and the
-    timestamp)."""
-    if len(s) <= width:
-        return s
-    head = (width - 1) // 2
-    return s[:head] + "…" + s[len(s) - (width - 1 - head) :]
 
 
 def fit_columns(widths: dict[str, int], avail: int, min_id: int = 14) -> tuple[list[str], int]:
@@ -61,11 +67,25 @@ def fit_columns(widths: dict[str, int], avail: int, min_id: int = 14) -> tuple[l
     return cols, id_w
 
 
-class FilterInput(Input):
+class FilterInput(OrderedInput):
     """The picker's filter: Enter submits (opens the selected run), said in the footer as the
-    screen's own Enter was (the input's Enter binding, hidden, shadowed it)."""
+    screen's own Enter was (the input's Enter binding, hidden, shadowed it).
+    Its editing keys act in order with the characters of a burst (:class:`OrderedInput`)."""
 
     BINDINGS = [Binding("enter", "submit", "open run", key_display="enter")]
+
+
+#: the picker's keys (F1: the filter has the focus, so ``?`` is a character of it)
+PICKER_KEYS = [
+    ("type", "filter the runs: words match run id, task, host, model, agent, status"),
+    ("↑ / ↓, pgup / pgdn", "choose a run"),
+    ("enter", "replay the chosen run"),
+    ("esc", "clear the filter; on an empty filter, quit"),
+    ("f5", "read the list again"),
+    ("f2", "the live runs (when supervising: edgetui watch)"),
+    ("ctrl+p", "command palette: the leaderboard, the moments queue, …"),
+    ("F1", "these keys (on the other screens ? too)"),
+]
 
 
 class PickerScreen(Screen):
@@ -82,12 +102,18 @@ class PickerScreen(Screen):
         Binding("enter", "open", "open run", key_display="enter"),
         Binding("escape", "clear_or_quit", "clear / quit", key_display="esc"),
         Binding("f5", "reload", "reload"),
+        Binding("f1", "help", "keys"),
+        # (a control key: the filter takes every printable one)
+        Binding("ctrl+g", "fold_run_ids", "by run id", key_display="^g"),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.rows: list[dict[str, Any]] = []
         self.shown: list[dict[str, Any]] = []
+        #: tasks folded under their SForge run id (ctrl+g): one row per (host, run id)
+        self.folded = False
+        self.groups: list[RunIdGroup] = []
 
     def compose(self) -> ComposeResult:
         yield Static(id="picker-title")
@@ -119,6 +145,9 @@ class PickerScreen(Screen):
             rows = []
         self.post_message(RunsLoaded(rows))
 
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(PICKER_KEYS, title="Run picker keys"))
+
     def action_reload(self) -> None:
         self.reload()
 
@@ -147,18 +176,16 @@ class PickerScreen(Screen):
         text = self.query_one("#filter", Input).value
         self._shown_for = text
         self.shown = store.filter_runs(self.rows, text)
+        if self.folded:
+            self._fill_groups()
+            return
         t = self.query_one(DataTable)
         rows = []
         for r in self.shown:
             st = r.get("status") or "?"
-            score_task = r.get("score_task")
-            # a pass-rate task has no score (SForge stores its pass rate as best_score): the pass column says it
-            best = fmt_score(r.get("best_score")) if score_task else "–"
-            subs = (
-                f"{r['game_sessions']} games"
-                if r.get("game_sessions")
-                else f"{r.get('agent_submissions') or 0}+{r.get('auto_submissions') or 0}"
-            )
+            # a task's best in its own quantity (a pass-rate task's pass rate), as `edgetui runs` and the runs screen
+            best = fmt_best(r.get("best_score"), r.get("best_pass_rate"), r.get("score_task"))
+            subs = fmt_subs(r.get("agent_submissions"), r.get("auto_submissions"), r.get("game_sessions"))
             cost = r.get("cost_usd") if r.get("cost_usd") is not None else r.get("stated_cost_usd")
             rows.append(
                 (
@@ -185,15 +212,18 @@ class PickerScreen(Screen):
             for i, label in enumerate(PICKER_COLUMNS)
         }
         avail = (t.size.width or self.size.width or 160) - 2  # the vertical scrollbar
-        cols, id_w = fit_columns(widths, avail)
+        ids = [cells[0].plain for _, cells in rows]
+        # a run id is cut no shorter than what tells it apart from the others (names before numbers)
+        cols, id_w = fit_columns(widths, avail, min_id=distinguishing_width(ids, floor=14))
+        short_ids = abbreviate_all(ids, id_w)
         idx = [PICKER_COLUMNS.index(c) for c in cols]
         t.clear(columns=True)
         for c in cols:
             t.add_column(c, width=id_w if c == "run id" else widths[c])
-        for key, cells in rows:
+        for (key, cells), short in zip(rows, short_ids):
             shown = [cells[i] for i in idx]
             if id_w < widths["run id"]:
-                shown[0] = Text(_middle_cut(shown[0].plain, id_w), style="bold")
+                shown[0] = Text(short, style="bold")
             t.add_row(*shown, key=key)
         if keep is not None:  # a reload keeps the selected run selected
             for i, (key, _) in enumerate(rows):
@@ -203,6 +233,65 @@ class PickerScreen(Screen):
         t.border_title = f"runs {len(self.shown):,}" + (
             f" of {len(self.rows):,}" if len(self.shown) != len(self.rows) else ""
         )
+
+    def _fill_groups(self) -> None:
+        """One row per (host, SForge run id) of the runs shown: its tasks, how many ended, their mean
+        score (0–100) and models (:func:`edgetui.store.run_groups.group_by_run_id`)."""
+        t = self.query_one(DataTable)
+        keep = self._selected_group()
+        self.groups = group_by_run_id(self.shown)
+        rows = []
+        for g in self.groups:
+            rid = g.run_id if g.host in ("", "local") else f"{g.host}:{g.run_id}"
+            rows.append(
+                [
+                    Text(visible(rid), style="bold"),
+                    Text(plural(g.n_tasks, "task"), justify="right"),
+                    Text(f"{g.n_finished} ended", justify="right"),
+                    Text(fmt_score(g.mean_score), style="green", justify="right"),
+                    Text(visible(" ".join(g.models) or "–")),
+                    Text(fmt_utc(g.started_at)),
+                ]
+            )
+        labels = ("run id", "tasks", "finished", "mean score", "models", "started (UTC)")
+        widths = {lb: max([len(lb)] + [r[i].cell_len for r in rows]) for i, lb in enumerate(labels)}
+        avail = (t.size.width or self.size.width or 160) - 2
+        fixed = sum(widths[lb] + _CELL_PAD for lb in labels[1:4]) + widths["run id"] + _CELL_PAD
+        id_w = widths["run id"]
+        if fixed > avail:  # names keep the part that tells them apart
+            id_w = max(distinguishing_width([r[0].plain for r in rows], floor=14), id_w - (fixed - avail))
+        t.clear(columns=True)
+        used = 0
+        cols = []
+        for i, lb in enumerate(labels):
+            w = id_w if i == 0 else widths[lb]
+            if i >= 4 and used + w + _CELL_PAD > avail:
+                break
+            cols.append(i)
+            used += w + _CELL_PAD
+            t.add_column(lb, width=w)
+        ids = abbreviate_all([r[0].plain for r in rows], id_w)
+        for g, r, short in zip(self.groups, rows, ids):
+            cells = [r[i] for i in cols]
+            cells[0] = Text(short, style="bold")
+            t.add_row(*cells, key="group:" + g.key)
+        for i, g in enumerate(self.groups):
+            if g.key == keep:
+                t.move_cursor(row=i, animate=False)
+                break
+        t.border_title = f"{plural(len(self.groups), 'run id')} · {plural(len(self.shown), 'task')} · ^g unfolds"
+
+    def _selected_group(self) -> Optional[str]:
+        t = self.query_one(DataTable)
+        if not self.groups or not (0 <= t.cursor_row < len(self.groups)):
+            return None
+        return self.groups[t.cursor_row].key
+
+    def action_fold_run_ids(self) -> None:
+        """Fold the tasks under their SForge run id (again: one row per task)."""
+        self.folded = not self.folded
+        self.groups = []
+        self._fill()
 
     def on_resize(self) -> None:
         if self.rows:
@@ -225,6 +314,8 @@ class PickerScreen(Screen):
     @property
     def selected_run_key(self) -> Optional[str]:
         t = self.query_one(DataTable)
+        if self.folded:
+            return None
         if not t.row_count or not (0 <= t.cursor_row < len(self.shown)):
             return None
         return self.shown[t.cursor_row]["run_key"]
@@ -232,6 +323,14 @@ class PickerScreen(Screen):
     def action_open(self) -> None:
         if self.query_one("#filter", Input).value != getattr(self, "_shown_for", None):
             self._fill()  # Enter typed right after the filter: apply it before choosing
+        if self.folded:  # a run id: its tasks, unfolded
+            t = self.query_one(DataTable)
+            if self.groups and 0 <= t.cursor_row < len(self.groups):
+                g = self.groups[t.cursor_row]
+                self.folded = False
+                self.query_one("#filter", Input).value = g.run_id
+                self._fill()
+            return
         rk = self.selected_run_key
         if rk:
             self.app.open_run(rk)  # type: ignore[attr-defined]

@@ -32,7 +32,16 @@ from edgetui.error_log import note_swallowed
 from edgetui.live.model import LiveRun
 
 from edgetui.control_chars import visible
-from edgetui.views.widgets.fmt import fmt_count, fmt_usd, prior_note, set_border, set_static, visible_text
+from edgetui.views.widgets.fmt import (
+    fmt_count,
+    fmt_hours,
+    fmt_usd,
+    plural,
+    prior_note,
+    set_border,
+    set_static,
+    visible_text,
+)
 from edgetui.views.widgets.runs_table import (
     FORECAST_PENDING,
     SORT_KEYS,
@@ -64,6 +73,7 @@ from edgetui.views.screens.live_run import (
 from edgetui.views.screens.replay import HelpScreen, fit_footer
 
 from edgetui.store import queries as store
+from edgetui.store.run_groups import group_by_run_id
 
 from edgetui.analysis.forecast_prior import header_forecast
 from edgetui.views.screens.hosts import HostsScreen
@@ -76,6 +86,45 @@ __all__ = [
     "RunsUpdated",
     "dispatch_runs_updated",
 ]
+
+#: run key of a row that stands for a run id's tasks (folded, ``g``)
+GROUP_KEY = "group:"
+
+
+def run_id_rows(runs: Sequence[LiveRun]) -> list[LiveRun]:
+    """One row per (host, SForge run id) of ``runs`` (:func:`edgetui.store.run_groups.group_by_run_id`),
+    in their order: the task column says how many tasks and how many finished (``3 tasks, 2 done``), best is their mean
+    score (0–100), submissions, tokens and dollars are summed, the status is running while one runs."""
+    by_key = {r.run_key: r for r in runs}
+    out = []
+    for g in group_by_run_id(runs):
+        members = [by_key[k] for k in g.run_keys]
+        costs = [m.cost_usd for m in members if m.cost_usd is not None]
+        ends = [m.last_event_at for m in members if m.last_event_at is not None]
+        out.append(
+            LiveRun(
+                run_key=GROUP_KEY + g.key,
+                host=g.host,
+                run_id=g.run_id,
+                task_id=f"{plural(g.n_tasks, 'task')}, {g.n_finished} done",
+                model=" ".join(g.models) or None,
+                status="running" if g.n_running else "finished",
+                started_at=g.started_at,
+                elapsed_s=max((m.elapsed_s or 0.0 for m in members), default=None),
+                budget_s=max((m.budget_s or 0.0 for m in members), default=None) or None,
+                best_display=g.mean_score,
+                score_task=True,
+                agent_submissions=sum(m.agent_submissions for m in members),
+                auto_submissions=sum(m.auto_submissions for m in members),
+                game_sessions=sum(m.game_sessions for m in members),
+                last_event_at=max(ends) if ends else None,
+                tokens=sum(m.tokens for m in members),
+                cost_usd=sum(costs) if costs else None,
+                host_state=members[0].host_state,
+            )
+        )
+    return out
+
 
 #: Supervisor notes kept for ``m``.
 MAX_MESSAGES = 500
@@ -95,9 +144,15 @@ RUNS_KEYS: list[tuple[str, str]] = [
     ("e", "shell in the selected run's work container (app suspended)"),
     ("o", "open a run file in $PAGER (app suspended; a remote run's file from its local image)"),
     ("H", "hosts: each host's connection, round trip, since when, next retry, runs, engine"),
+    ("g", "fold the tasks under their SForge run id (n tasks, n finished, mean score); enter shows its tasks"),
     ("ctrl+p", "command palette"),
-    ("?", "this help"),
+    ("? / F1", "this help"),
     ("q", "back to the recorded runs when they are below (edgetui watch), else quit"),
+    ("status column", "⚠N alarms · ✓N acknowledged ones still holding · ⚑ infra error · OOM · N queued (qN) rounds"),
+    ("", "over (o) past the budget · deleted (d) run directory · exit:N / exited (e) container · gone (g)"),
+    ("", "stopped (s) / killed (k) by you — the letters where the column is narrow (80 columns)"),
+    ("subs", "agent / automatic submissions (225/23), or a game task's sessions (6 games)"),
+    ("$", 'dollars from the tokens at list prices; "stated $" is what the agent CLI itself reported'),
     ("", ""),
     (
         "status",
@@ -195,6 +250,7 @@ class RunsScreen(Screen):
         Binding("e", "shell", "shell", show=False),
         Binding("o", "open_file", "file", show=False),
         Binding("H", "hosts", "hosts", show=False),
+        Binding("g", "fold_run_ids", "by run id"),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit_or_back('back')", "back"),  # over the recorded runs (edgetui watch)
         Binding("q", "quit_or_back('quit')", "quit"),  # the app's only screen: the footer says which
@@ -246,6 +302,8 @@ class RunsScreen(Screen):
         self.forecasts: dict[str, Any] = {}
         self._fc_sig: dict[str, tuple] = {}
         self._fc_busy: set[str] = set()  # run keys a worker is reading
+        #: tasks folded under their SForge run id (g): one row per (host, run id), :func:`run_id_rows`
+        self.folded = False
 
     # ------------------------------------------------------------------ layout
 
@@ -414,6 +472,8 @@ class RunsScreen(Screen):
         self.shown = sort_runs(
             filter_runs(self.runs, self.filter_text), self.sort_key, self.reverse, now=now, forecasts=self.forecasts
         )
+        if self.folded:
+            self.shown = run_id_rows(self.shown)
         table.forecasts = self.forecasts
         table.show(
             self.shown, now, tier="auto", sort_key=self.sort_key, reverse=self.reverse, available=max(20, width - 2 - 1)
@@ -422,6 +482,8 @@ class RunsScreen(Screen):
             self._reselect = None
         label = SORT_KEYS[self.sort_index][1]
         title = f"runs {len(self.shown):,}" + (f" of {len(self.runs):,}" if len(self.shown) != len(self.runs) else "")
+        if self.folded:
+            title = f"{plural(len(self.shown), 'run id')} · best: the tasks' mean (0–100) · g unfolds"
         sub = Text()
         sub.append(f"sort {label} {'▼' if self.reverse else '▲'}", style="")
         if self.filter_text:
@@ -510,7 +572,7 @@ class RunsScreen(Screen):
             fields.append(Text(f"best at {r.best_round}", style="dim"))
         fc = self.forecasts.get(r.run_key)
         if isinstance(fc, dict):
-            f = Text(f"{fc['horizon_h']:g}h forecast ", style="dim")
+            f = Text(f"{fmt_hours(fc['horizon_h'])} forecast ", style="dim")
             f.append(f"{fc['value']:.1f}", style="bold magenta")
             if fc.get("lo") is not None:
                 f.append(f" [{fc['lo']:.1f}–{fc['hi']:.1f}]", style="magenta")
@@ -680,8 +742,17 @@ class RunsScreen(Screen):
 
     def action_open(self) -> None:
         rk = self.selected_run_key
-        if rk:
+        if rk and rk.startswith(GROUP_KEY):  # a run id: its tasks, unfolded
+            self.folded = False
+            self.filter_text = rk[len(GROUP_KEY) :].split("/", 1)[-1]
+            self._render_all()
+        elif rk:
             self.open_run(rk)
+
+    def action_fold_run_ids(self) -> None:
+        """Fold the tasks under their SForge run id (again: one row per task)."""
+        self.folded = not self.folded
+        self._render_all()
 
     def open_run(self, run_key: str) -> None:
         """Push the live run screen of ``run_key`` (with this screen's actions and the newest snapshot)."""
@@ -693,6 +764,9 @@ class RunsScreen(Screen):
 
     def _need_selection(self) -> Optional[str]:
         rk = self.selected_run_key
+        if rk and rk.startswith(GROUP_KEY):
+            self.notify("a run id: enter shows its tasks", timeout=2)
+            return None
         if rk is None:
             self.notify("no run selected", timeout=2)
         return rk

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
-import math
-from datetime import datetime, timezone
 from typing import Any, Optional
 
 from rich.text import Span, Text
 
 from edgetui.control_chars import visible, visible_lines
+from edgetui.quantities import (  # noqa: F401  (one formatter per quantity, shared with the command line)
+    finite,
+    fmt_best,
+    fmt_count,
+    fmt_hours,
+    fmt_pct,
+    fmt_score,
+    fmt_subs,
+    fmt_usd,
+    fmt_utc,
+    plural,
+)
 
 from edgetui.replay.cursor import format_elapsed
 
@@ -19,7 +29,11 @@ __all__ = [
     "text_sig",
     "KIND_STYLE",
     "STATUS_STYLE",
+    "fmt_best",
     "fmt_count",
+    "fmt_hours",
+    "fmt_subs",
+    "plural",
     "fmt_elapsed",
     "fmt_pct",
     "fmt_score",
@@ -116,64 +130,6 @@ def kind_label(kind: Optional[str]) -> str:
 
 def kind_style(kind: Optional[str]) -> str:
     return KIND_STYLE.get(kind or "", "")
-
-
-def finite(v: Any) -> Optional[float]:
-    if v is None or isinstance(v, bool):
-        return None
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
-
-
-def fmt_score(v: Any) -> str:
-    """A raw score with up to 4 significant digits (``67.25``, ``0.1235``, ``12,345``); ``–`` if none."""
-    f = finite(v)
-    if f is None:
-        return "–"
-    if abs(f) >= 1e4:
-        return f"{f:,.0f}" if abs(f) < 1e9 else f"{f:.3g}"
-    s = f"{f:.4g}"
-    return s if "e" not in s else f"{f:.3g}"
-
-
-def fmt_pct(pass_rate: Any) -> str:
-    """A 0–1 pass rate as percent: ``85%``, ``85.5%``; ``–`` if none."""
-    f = finite(pass_rate)
-    if f is None:
-        return "–"
-    p = f * 100
-    return f"{p:.0f}%" if abs(p - round(p)) < 0.05 else f"{p:.1f}%"
-
-
-def fmt_count(n: Any) -> str:
-    """``950``, ``12.3k``, ``4.5M``, ``1.2B``."""
-    f = finite(n)
-    if f is None:
-        return "–"
-    a = abs(f)
-    for unit, div in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
-        if a >= div:
-            v = f / div
-            return f"{v:.1f}{unit}" if abs(v) < 100 else f"{v:.0f}{unit}"
-    return f"{f:.0f}"
-
-
-def fmt_usd(v: Any) -> str:
-    f = finite(v)
-    if f is None:
-        return "–"
-    return f"${f:,.2f}" if abs(f) < 1e5 else f"${f:,.0f}"
-
-
-def fmt_utc(t: Any) -> str:
-    """Epoch seconds as ``2026-01-01 12:34:56Z``."""
-    f = finite(t)
-    if f is None:
-        return "–"
-    return datetime.fromtimestamp(f, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def text_sig(text: Any) -> tuple:

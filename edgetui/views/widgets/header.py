@@ -12,7 +12,7 @@ from typing import Any, Optional
 from rich.text import Text
 from textual.widget import Widget
 
-from edgetui.views.widgets.fmt import STATUS_STYLE, fmt_count, fmt_pct, fmt_score, fmt_usd, prior_note
+from edgetui.views.widgets.fmt import STATUS_STYLE, fmt_count, fmt_hours, fmt_pct, fmt_score, fmt_usd, prior_note
 from edgetui.control_chars import visible
 from edgetui.replay.cursor import format_elapsed
 
@@ -66,14 +66,14 @@ def _fields(head: dict[str, Any], compact: bool, narrow: bool = False) -> tuple[
         best.append(" invalid round", style="bold yellow")
     figs.append(best)
     dur = duration_text(head, compact)
-    if dur is not None:
-        figs.append(dur)
     traj = None if narrow else trajectory_text(head.get("trajectory_metrics"), compact)
     if traj is not None:  # after the status (a short line when narrow); see header_text
         ident.append(traj)
+    if dur is not None:  # beside the trajectory (the figures' line is full); narrow: only where it fits
+        ident.append(dur)
     fc = head.get("forecast")
     if fc:  # a live run: its forecast at the horizon, always beside "last best persists"
-        f = Text(f"{fc['horizon_h']:g}h forecast ", style="dim")
+        f = Text(f"{fmt_hours(fc['horizon_h'])} forecast ", style="dim")
         f.append(f"{fc['value']:.1f}", style="bold magenta")
         if fc.get("lo") is not None:
             f.append(f" [{fc['lo']:.1f}–{fc['hi']:.1f}]", style="magenta")
@@ -116,8 +116,8 @@ def _fields(head: dict[str, Any], compact: bool, narrow: bool = False) -> tuple[
 
 def duration_text(head: dict[str, Any], compact: bool) -> Optional[Text]:
     """The run's duration as :func:`edgetui.store.queries.with_durations` gives it, saying which one:
-    ``ran 0:07:16 start→end · SForge runtime 0:07:00`` (wide), ``ran 7:16 · agent 7:00`` (compact:
-    no zero hours); ``to last event`` for a run without an end. None when unknown."""
+    ``ran 0:07:16 start→end · SForge runtime 0:07:00`` (wide), ``ran 7:16`` (compact: no zero hours,
+    SForge's ``runtime 7:00`` only when the run has no end of its own); ``to last event`` for a run without an end. None when unknown."""
     d, sf = head.get("duration_s"), head.get("sforge_runtime_s")
     if d is None and sf is None:
         return None
@@ -135,8 +135,8 @@ def duration_text(head: dict[str, Any], compact: bool) -> Optional[Text]:
             t.append("…" if compact else " to last event", style="dim")
         elif not compact:
             t.append(" start→end", style="dim")
-    if sf is not None:
-        t.append((" · " if d is not None else "") + ("agent " if compact else "SForge runtime "), style="dim")
+    if sf is not None and (d is None or not compact):  # (compact: one, start→end where known)
+        t.append((" · " if d is not None else "") + ("runtime " if compact else "SForge runtime "), style="dim")
         t.append(fmt(sf))
     return t
 
@@ -166,12 +166,15 @@ def header_text(head: Optional[dict[str, Any]], width: int) -> Text:
         return Text("loading run…", style="dim")
     compact = width < 110
     out = Text()
+    carried: list[Text] = []  # (narrow: a duration with no room beside the status tries the figures' line)
     for group in _fields(head, compact, narrow=width < 60):
         line_len = 0
-        for k, f in enumerate(group):
+        for k, f in enumerate(group + carried):
             w = f.cell_len
-            if compact and f.plain.startswith("traj ") and k and line_len + len(SEP) + w > width:
-                continue  # (narrow: the trajectory metrics only where they fit, never a line of their own)
+            if compact and f.plain.startswith(("traj ", "ran ", "runtime ")) and k and line_len + len(SEP) + w > width:
+                if f.plain.startswith(("ran ", "runtime ")) and f not in carried:
+                    carried.append(f)
+                continue  # (narrow: trajectory and duration only where they fit, never a line of their own)
             if k and line_len + len(SEP) + w > width:
                 out.append("\n")
                 line_len = 0

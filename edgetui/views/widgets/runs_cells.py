@@ -30,10 +30,12 @@ from rich.text import Text
 from edgetui.live.model import LiveRun
 
 from edgetui.control_chars import visible
-from edgetui.views.widgets.fmt import fmt_count, fmt_score, fmt_usd, visible_text
+from edgetui.names import abbreviate
+from edgetui.views.widgets.fmt import fmt_count, fmt_hours, fmt_score, fmt_subs, fmt_usd, visible_text
 
 __all__ = [
     "COLUMNS",
+    "NAME_KEYS",
     "SORT_KEYS",
     "STATUS_COLORS",
     "budget_bar",
@@ -382,13 +384,13 @@ def forecast_cell(run: LiveRun, forecast: Any, tier: str = "w", short: bool = Fa
     if short:
         return t
     if lo is None:
-        t.append(f" at {h:g}h", style="dim")
+        t.append(f" at {fmt_hours(h)}", style="dim")
         return t
     if tier == "n":  # 80 columns: the interval only (the best column beside it holds the last best)
         t.append(f" {lo:.0f}–{hi:.0f}", style="magenta")
         return t
     t.append(f" [{lo:.0f}–{hi:.0f}]", style="magenta")
-    t.append(f" · {base:.1f} @{h:g}h" if wide else f"·{base:.0f}", style="dim")
+    t.append(f" · {base:.1f} @{fmt_hours(h)}" if wide else f"·{base:.0f}", style="dim")
     return t
 
 
@@ -431,7 +433,7 @@ def row_cells(
         el.append_text(budget_bar(run.elapsed_s, run.budget_s, 6))
     cells["elapsed"] = el
     cells["best"] = Text(fmt_best(run), style="bold green" if run.best_display is not None else "dim", justify="right")
-    cells["subs"] = Text(f"{run.agent_submissions}/{run.auto_submissions}", justify="right")
+    cells["subs"] = Text(fmt_subs(run.agent_submissions, run.auto_submissions, run.game_sessions), justify="right")
     age = None if run.last_event_at is None else now - run.last_event_at
     age_style = "" if age is None or age < 600 else ("yellow" if age < 1800 else "bold red")
     if run.status in ("finished", "aborted"):
@@ -456,10 +458,20 @@ def column_label(key: str, tier: str, sort_key: Optional[str] = None, reverse: b
     return label + ((" ▼" if reverse else " ▲") if key == sort_key else "")
 
 
-def fit(key: str, cell: Text, width: int) -> Text:
-    """``cell`` cut to ``width`` cells (run ids keep both ends)."""
+#: columns of names: cut to the part that tells a value apart from the others of its column
+#: (:func:`edgetui.names.abbreviate`), and given that width before the numbers' columns
+NAME_KEYS = ("host", "run_id", "task", "model")
+
+
+def fit(key: str, cell: Text, width: int, ends: Optional[dict[str, tuple[int, int]]] = None) -> Text:
+    """``cell`` cut to ``width`` cells: a name (:data:`NAME_KEYS`) to what tells it apart from the
+    others of its column (``ends``: :func:`edgetui.names.shared_ends` of the column), other text
+    with a trailing ``…``."""
     if cell.cell_len <= width:
         return cell
+    if key in NAME_KEYS and ends is not None and not cell.spans:
+        plain = cell.plain
+        return Text(abbreviate(plain, width, *ends.get(plain, (0, 0))), style=cell.style)
     if key == "run_id":
         out = Text(_cut_middle(cell.plain, width), style=cell.style)
         return out

@@ -24,6 +24,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from edgetui.live.model import LiveRun
+from edgetui.names import distinguishing_width, shared_ends
 
 from edgetui.views.widgets.runs_cells import *  # noqa: F403  (the cells' public names, re-exported)
 from edgetui.views.widgets.runs_cells import __all__ as _cells_all
@@ -34,6 +35,7 @@ from edgetui.views.widgets.runs_cells import (  # noqa: F401  (FORECAST_PENDING,
     COLUMNS,
     FORECAST_PENDING,
     HOST_MARKS,
+    NAME_KEYS,
     fit,
     column_label,
     forecast_cell,
@@ -136,6 +138,8 @@ class RunsTable(ScrollView, can_focus=True):
         #: run key -> Forecast dict / FORECAST_PENDING / None (the runs screen's worker reads them)
         self.forecasts: dict[str, Any] = {}
         self._fc_short = False  # the forecast column in its short form (the value alone: 80 columns)
+        #: name column -> each shown value's head and tail shared with another (edgetui.names.shared_ends)
+        self._ends: dict[str, dict[str, tuple[int, int]]] = {}
 
     def _cells_of(self, run: LiveRun, now: float, tier: str) -> dict[str, Text]:
         return row_cells(run, now, tier, self.forecasts.get(run.run_key), self._fc_short, host_column=self._host_col)
@@ -168,20 +172,31 @@ class RunsTable(ScrollView, can_focus=True):
         self, keys: Sequence[str], rows: list[dict[str, Text]], tier: str, labels: dict[str, str], available: int
     ) -> tuple[dict[str, int], set[str]]:
         """Column widths for ``rows`` (content, capped per tier, at least the label), text columns
-        shrunk until ``available`` cells hold them; and the columns that were shrunk."""
+        shrunk until ``available`` cells hold them; and the columns that were shrunk. Names
+        (:data:`NAME_KEYS`) are given the cells that tell their values apart before any other
+        column (above the tier's cap but in the narrow tier; :func:`edgetui.names.distinguishing_width`):
+        a table whose names would be cut further does not fit a wider tier."""
         caps = CAPS[tier]
         w: dict[str, int] = {}
+        floor: dict[str, int] = {}
         for k in keys:
             content = max((r[k].cell_len for r in rows), default=0)
-            w[k] = max(len(labels[k]), min(content, caps.get(k, 10**6)))
+            cap = caps.get(k, 10**6)
+            floor[k] = COL[k].min_w
+            if k in NAME_KEYS:
+                need = distinguishing_width([r[k].plain for r in rows], floor=COL[k].min_w)
+                if tier != "n":
+                    cap = max(cap, need)
+                    floor[k] = max(floor[k], need)
+            w[k] = max(len(labels[k]), min(content, cap))
         natural = dict(w)
         pad = 2 * self.cell_padding
         total = sum(w.values()) + pad * len(keys)
         # shrink the text columns (widest first) until the table fits
         shrinkable = [k for k in keys if COL[k].shrink]
         while total > available and shrinkable:
-            k = max(shrinkable, key=lambda c: w[c] - COL[c].min_w)
-            if w[k] <= max(COL[k].min_w, len(labels[k])):
+            k = max(shrinkable, key=lambda c: w[c] - floor[c])
+            if w[k] <= max(floor[k], len(labels[k])):
                 break
             w[k] -= 1
             total -= 1
@@ -229,6 +244,8 @@ class RunsTable(ScrollView, can_focus=True):
                 raw = [self._cells_of(r, now, t) for r in runs]
                 widths, shrunk = self._widths(keys, raw, t, labels, avail)
                 fits = sum(max(widths[k], len(shown_labels[k])) + pad for k in keys) <= avail
+                # names before numbers: a wider tier whose names had to be cut does not fit
+                fits = fits and (t == "n" or not shrunk.intersection(NAME_KEYS))
                 if fits:
                     break
             dropped = False
@@ -242,6 +259,7 @@ class RunsTable(ScrollView, can_focus=True):
                         keys = [k for k in keys if k != drop]
                         widths, shrunk = self._widths(keys, raw, t, labels, avail)
                         dropped = True
+            self._grow_names(keys, widths, shown_labels, raw, avail, shrunk)
             if tier == "auto" and t != "w" and not dropped:  # (no extra column where one was left out)
                 keys = self._add_fitting(keys, widths, shown_labels, raw, t, avail, sort_key, reverse, shrunk)
             self._tier = t
@@ -254,6 +272,31 @@ class RunsTable(ScrollView, can_focus=True):
 
     #: columns of wider tiers added, in this order, to a narrower tier's when they fit the space left
     EXTRA_COLUMNS = ("forecast", "tokens", "model", "cpu", "mem")
+
+    def _grow_names(
+        self,
+        keys: list[str],
+        widths: dict[str, int],
+        shown_labels: dict[str, str],
+        raw: list[dict[str, Text]],
+        avail: int,
+        shrunk: set[str],
+    ) -> None:
+        """Names cut by the tier's caps or shrunk take the cells the columns leave free, before any
+        wider tier's column is added (names before numbers): a 160-column table showed run ids in 18
+        cells beside 60 empty ones."""
+        pad = 2 * self.cell_padding
+        free = avail - 2 - sum(max(widths[k], len(shown_labels[k])) + pad for k in keys)  # (2: a sort arrow)
+        for k in NAME_KEYS:
+            if k not in keys or free <= 0:
+                continue
+            natural = max((r[k].cell_len for r in raw), default=0)
+            grow = min(free, natural - widths[k])
+            if grow > 0:
+                widths[k] += grow
+                free -= grow
+                if widths[k] >= natural:
+                    shrunk.discard(k)
 
     def _without_empty_forecast(self, keys: list[str], runs: Sequence[LiveRun]) -> list[str]:
         """The forecast column only while a shown run is going on (a table of ended runs keeps its
@@ -355,7 +398,7 @@ class RunsTable(ScrollView, can_focus=True):
 
     def _set_row(self, rk: str, row: dict[str, Text]) -> bool:
         """Fit ``row`` (uncut cells) to the columns and keep it; True when what it shows changed."""
-        fitted = {k: fit(k, row[k], c.width) for k, c in self.columns.items()}
+        fitted = {k: fit(k, row[k], c.width, self._ends.get(k)) for k, c in self.columns.items()}
         sig = tuple(text_sig(fitted[k]) for k in self.columns)
         self._stale.discard(rk)
         self._rows[rk] = fitted
@@ -380,6 +423,7 @@ class RunsTable(ScrollView, can_focus=True):
         layout_in: tuple,
     ) -> None:
         """Every row measured and built (``raw``: uncut cells of ``self._tier``)."""
+        self._ends = {k: shared_ends(r[k].plain for r in raw) for k in keys if k in NAME_KEYS}
         widths = dict(widths)
         for k in keys:  # the arrow must not widen a fitted column past its label
             widths[k] = max(widths[k], len(shown_labels[k]))
