@@ -99,7 +99,8 @@ def classify_history(h: Any, now: float) -> HistoryView:
     if not isinstance(h, dict):
         v.ok, v.message = False, "judge history: not a JSON object"
         return v
-    entries = h.get("entries") if isinstance(h.get("entries"), list) else []
+    raw = h.get("entries")
+    entries: list[Any] = raw if isinstance(raw, list) else []
     v.n_entries = len(entries)
     for i, e in enumerate(entries):
         if not isinstance(e, dict):
@@ -227,6 +228,8 @@ class JudgePoller:
         self.error: Optional[str] = None  # one line while the judge does not answer
         #: the way of authenticating this judge accepted (:data:`AUTH_FORMS`); None until one answer
         self.auth_form: Optional[str] = None
+        #: the judge URL as its host calls it, when polled through a forward (edgetui.live.remote_hosts)
+        self.remote_url: Optional[str] = None
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="edgetui-judge")
         self._inflight: dict[str, Future] = {}
         self._next: dict[str, float] = {}

@@ -146,7 +146,7 @@ def _live_run_construct(values: dict[str, Any]) -> LiveRun:
 
 def _pick_live_run_builder():
     """The direct build only if it gives what ``model_construct`` gives (else model_construct)."""
-    probe = {
+    probe: dict[str, Any] = {
         name: (f.get_default(call_default_factory=True) if not f.is_required() else "x")
         for name, f in LiveRun.model_fields.items()
     }

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from edgetui.events import Event
+from edgetui.redact import redact_text
 from edgetui.parsers import sforge_dir as sd
 from edgetui.records import RunInfo, SubmissionRecord, TaskInfo
 from edgetui.hosts.container_info import ContainerInfo
@@ -43,7 +44,7 @@ JUDGE_ERR_RE = re.compile(rb"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} - (?:ERR
 _STATUS_ORDER = {"running": 0, "grading": 0, "gone": 1, "aborted": 2, "finished": 3}
 
 
-def stat_signature(p: Path) -> Optional[tuple]:
+def stat_signature(p: str | os.PathLike[str]) -> Optional[tuple]:
     try:
         st = os.stat(p)
     except OSError:  # (gone or unreadable: no signature, as documented)
@@ -136,7 +137,7 @@ class RunState:
     work_images: list[str] = field(default_factory=list)
     judge_images: list[str] = field(default_factory=list)
     recorded_images: Optional[tuple] = None
-    _row_sig: Optional[tuple] = None  # live figures last written to the runs row
+    row_sig: Optional[tuple] = None  # live figures last written to the runs row
     sub_cache: dict[str, tuple] = field(default_factory=dict)  # round -> (folder signature, its events)
     rec_cache: dict[str, tuple] = field(default_factory=dict)  # round -> (folder signature, its record)
     # state
@@ -183,3 +184,8 @@ def mtime(p: Path) -> Optional[float]:
         return p.stat().st_mtime
     except OSError:  # (gone or unreadable: no mtime)
         return None
+
+
+def set_message(rs: RunState, msg: str, now: float, sticky: bool = False) -> None:
+    """Set the run's one-line message (redacted; shown for MESSAGE_TTL_S unless ``sticky``)."""
+    rs.message, rs.message_t, rs.message_sticky = redact_text(msg), now, sticky

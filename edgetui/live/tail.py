@@ -65,7 +65,7 @@ import duckdb
 import pyarrow as pa
 
 from edgetui.error_log import note_swallowed
-from edgetui.events import Event
+from edgetui.events import Event, TimeSource
 from edgetui.parsers.base import (
     GENERATION_PREFIX_BYTES,
     MAX_LINE_BYTES,
@@ -441,8 +441,8 @@ class Tailer:
             res.bytes_read += nbytes
             if upd.get("more"):
                 res.behind = True
-            for e in evs:
-                e.run_key = src.run_key
+            for ev in evs:
+                ev.run_key = src.run_key
             all_events.extend(evs)
             mark = upd["deliver_from"]
             fresh = [e for e in evs if e.offset >= mark] if mark else evs
@@ -653,7 +653,7 @@ class Tailer:
             if observe and end > (src.catchup_until or 0):
                 for e in long_evs:
                     if e.t is None:
-                        e.t, e.t_source = now, "observed"
+                        e.t, e.t_source = now, TimeSource.OBSERVED
             events.extend(long_evs)
             offset = end
         elif src.long_at == offset:  # a long line in progress: read it whole (the long-line rule)
@@ -676,7 +676,7 @@ class Tailer:
                 for e in evs:
                     if e.t is None:
                         e.t = now
-                        e.t_source = "observed"
+                        e.t_source = TimeSource.OBSERVED
             events.extend(evs)
             last_end = line.end
             n_lines += 1
@@ -759,7 +759,7 @@ class Tailer:
                 if observe:
                     for e in evs:
                         if e.t is None:
-                            e.t, e.t_source = now, "observed"
+                            e.t, e.t_source = now, TimeSource.OBSERVED
                 out.extend(evs)
                 last = line.end
             if last > src.offset:

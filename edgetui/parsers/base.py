@@ -187,7 +187,16 @@ def generation_of_head(head: bytes) -> Optional[str]:
     return hashlib.sha1(prefix).hexdigest()[:16]
 
 
-def iter_lines(fp: BinaryIO, start: int = 0, *, final: bool = True, chunk: int = 1 << 20) -> Iterator[Line]:
+class SeekableReader(Protocol):
+    """What :func:`iter_lines` reads a file through: a binary file, or a bounded view of one
+    (the live tailer's)."""
+
+    def seek(self, pos: int, /) -> int: ...
+
+    def read(self, n: int = -1, /) -> bytes: ...
+
+
+def iter_lines(fp: SeekableReader, start: int = 0, *, final: bool = True, chunk: int = 1 << 20) -> Iterator[Line]:
     """Yield complete lines of ``fp`` from byte ``start``.
 
     A last line without ``\\n`` is yielded only when ``final`` is true (offline
