@@ -234,6 +234,7 @@ class DormantRuns:
             )
             rs = RunState(key=key, loc=loc, info=info, task=sd.task_info(loc.task_id, self.ctx.tasks), first_seen=now)
             rs.row = {c: d[c] for c in _ROW_COLS}
+            rs.row_read_t = now
             rs.status = rs.recorded_status = d["status"]
             rs.recorded_infra = bool(d["infra_error"])
             mt = [c[1] / 1e9 for c in cheap[2:5] if c is not None]  # the logs' mtimes: the run's last activity

@@ -109,7 +109,7 @@ class RunRegistry:
             else:
                 self._load_known(rs, now)
         if fresh:
-            load_rows(self.ctx.conn, [(rs, True) for rs in fresh], fresh=True)
+            load_rows(self.ctx.conn, [(rs, True) for rs in fresh], now, fresh=True)
         for rs in made:
             task_dir, info = rs.task_dir, rs.info
             for name in (TRANSCRIPT, RUN_LOG, TICKS):
@@ -137,7 +137,7 @@ class RunRegistry:
         """What earlier sessions recorded: the run row, pending tool calls, resumes, errors, alarms, containers."""
         c = self.ctx.conn
         key = rs.key
-        load_row(self.ctx.conn, rs)
+        load_row(self.ctx.conn, rs, now)
         cur = self.ctx.rec.get_cursor(key, TRANSCRIPT)
         if cur and cur.get("generation"):
             rows = c.execute(

@@ -496,7 +496,7 @@ class RunFiles:
         finalize_runs(self.ctx.rec, jobs, self.ctx.settings.abort_after_s)
         for rs, _, _ in items:
             rs.aligned = anchors[rs.key]
-        load_rows(self.ctx.conn, [(rs, aggregates) for rs, aggregates, _ in items])
+        load_rows(self.ctx.conn, [(rs, aggregates) for rs, aggregates, _ in items], self.ctx.clock())
         full = [rs for rs, aggregates, _ in items if aggregates]
         for rs in full:
             rs.recorded_status = rs.recorded_infra = None  # finalize_run wrote its own row: write ours again

@@ -31,8 +31,13 @@ HostStateOf = Callable[[str], Optional[tuple]]
 
 
 def last_event_t(rs: RunState) -> Optional[float]:
-    """The run's last event time: the recorded row's, or a newer one tailed since."""
+    """The run's last event time on the watcher's clock: the recorded row's (never after the moment
+    the row was read: a time ahead of the watcher's clock, a runner's log read with an offset not
+    known yet, would hold the ``last`` age at 0 s; issue 36, item 3), or a newer one tailed since
+    (:meth:`edgetui.live.supervisor.Supervisor._observe` bounds those by their read)."""
     a, b = rs.row.get("last_event_at"), rs.last_event_t
+    if a is not None and rs.row_read_t is not None and a > rs.row_read_t:
+        a = rs.row_read_t
     return b if a is None else (a if b is None or a >= b else b)
 
 
@@ -49,15 +54,20 @@ AGG_COLS = (
 )
 
 
-def load_row(conn: duckdb.DuckDBPyConnection, rs: RunState, aggregates: bool = True, fresh: bool = False) -> None:
+def load_row(
+    conn: duckdb.DuckDBPyConnection, rs: RunState, now: float, aggregates: bool = True, fresh: bool = False
+) -> None:
     """Read the run's runs row into ``rs.row`` (and reset the live deltas). ``aggregates=False``
     (after a submissions-only finalize) keeps the aggregate columns and their deltas as they are.
     ``fresh``: the row was just written for a run never recorded before (no submissions rows)."""
-    load_rows(conn, [(rs, aggregates)], fresh=fresh)
+    load_rows(conn, [(rs, aggregates)], now, fresh=fresh)
 
 
-def load_rows(conn: duckdb.DuckDBPyConnection, items: list[tuple[RunState, bool]], fresh: bool = False) -> None:
-    """:func:`load_row` of several runs ``(rs, aggregates)``, two statements whatever their number."""
+def load_rows(
+    conn: duckdb.DuckDBPyConnection, items: list[tuple[RunState, bool]], now: float, fresh: bool = False
+) -> None:
+    """:func:`load_row` of several runs ``(rs, aggregates)``, two statements whatever their number
+    (``now``: the moment they are read, on the watcher's clock)."""
 
     cols = (
         "best_round",
@@ -99,6 +109,7 @@ def load_rows(conn: duckdb.DuckDBPyConnection, items: list[tuple[RunState, bool]
         r = got.get(rs.key)
         if aggregates:
             rs.row = dict(zip(every, r)) if r else {}
+            rs.row_read_t = now
         else:
             rs.row = {**rs.row, **(dict(zip(cols, r)) if r else {})}
         rs.last_new_best_t = best.get(rs.key)

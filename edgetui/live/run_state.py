@@ -119,6 +119,7 @@ class RunState:
     history: Any = None
     # database side
     row: dict[str, Any] = field(default_factory=dict)
+    row_read_t: Optional[float] = None  # when ``row`` was read (its last_event_at is bounded by it)
     last_new_best_t: Optional[float] = None
     new_events: int = 0
     last_event_t: Optional[float] = None

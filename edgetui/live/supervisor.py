@@ -829,8 +829,11 @@ class Supervisor:
     def _observe(self, rs: RunState, source: str, evs: list[Event], now: float) -> None:
         rs.new_events += len(evs)
         for e in evs:
-            if e.t is not None and (rs.last_event_t is None or e.t > rs.last_event_t):
-                rs.last_event_t = e.t
+            # on the watcher's clock: a line cannot have been written after it was read (a runner's
+            # log read with an offset not known yet, a runner's clock ahead: issue 36, item 3)
+            t = e.t if e.t is None or e.t <= now else now
+            if t is not None and (rs.last_event_t is None or t > rs.last_event_t):
+                rs.last_event_t = t
         if source == TRANSCRIPT:
             pend = rs.pending
             td = rs.tok_delta
