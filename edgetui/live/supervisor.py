@@ -140,17 +140,17 @@ class Supervisor:
         #: before the rest of the refresh; the snapshot callback comes at its end
         self.on_events: Optional[Callable[[set[str]], None]] = None
         self.roots: list[Path] = []
-        self.root_host_of_root: dict[Path, str] = {}
+        self._root_host: dict[Path, str] = {}
         for r in runs_dirs:
             if isinstance(r, tuple):
                 path = Path(r[0]).expanduser()
-                self.root_host_of_root[path] = r[1]
+                self._root_host[path] = r[1]
             else:
                 path = Path(r).expanduser()
             self.roots.append(path)
         #: the roots given with their host (``(path, host)``: a feed's images of a remote host's
         #: roots, edgetui.hosts.feed.RemoteFeed.roots): their runs are signed without inodes
-        self.image_roots = image_prefixes(self.root_host_of_root)
+        self.image_roots = image_prefixes(self._root_host)
         self.host_lines: Optional[Callable[[], list[str]]] = None
         self.clock = clock
         self.host = host
@@ -733,7 +733,7 @@ class Supervisor:
                 self._note(f"{root}: runs root not found (waiting for it)")
                 continue
             try:
-                root_host = self.root_host_of_root.get(root)
+                root_host = self._root_host.get(root)
                 for loc in sd.discover(root, host=root_host or self.host):
                     found.setdefault(loc.run_key, loc)
                     if root_host is not None:
