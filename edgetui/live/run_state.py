@@ -30,7 +30,7 @@ WHOLE_FILES = (
     "game_history.json",
 )
 FULL_CHECK_S = 60.0  # present whole files / graded rounds are re-checked this often (overwrites)
-#: events timed this long before their run's start are pointed out (see Supervisor._check_early_events)
+#: events timed this long before their run's start are pointed out (see edgetui.live.run_files.RunFiles)
 EARLY_EVENT_S = 86400.0
 MESSAGE_TTL_S = 600.0  # a run's transient one-line message (new generation, refresh problem) shows this long
 
@@ -129,8 +129,8 @@ class RunState:
     dirty_files: bool = True
     dirty_finalize: bool = False
     last_finalize: float = 0.0
-    last_full_finalize: float = 0.0  # the last finalize that recomputed the aggregates (see _refresh_files_many)
-    early_events: int = 0  # events timed long before the run's start, last said (see _finalize)
+    last_full_finalize: float = 0.0  # the last finalize that recomputed the aggregates (RunFiles.refresh_files_many)
+    early_events: int = 0  # events timed long before the run's start, last said (see RunFiles.finalize)
     recorded_status: Optional[str] = None
     recorded_infra: Optional[bool] = None
     #: the image digests its work and judge containers ran (in the order seen) and the
@@ -149,7 +149,7 @@ class RunState:
     message_sticky: bool = False
     fmt_pending: bool = False  # agent_output.txt exists but its format cannot be told yet
     conds: list = field(default_factory=list)
-    aligned: Optional[tuple] = None  # (finished, started_at, ended_at) at the last time alignment (see _finalize)
+    aligned: Optional[tuple] = None  # (finished, started_at, ended_at) at the last alignment (RunFiles.finalize)
     end_marked: bool = False  # the finished run's transcript end was read (its parser's finish())
     upserted_secrets: int = -1  # secrets known when ``info`` was last written to the runs row (-1: not by us)
 

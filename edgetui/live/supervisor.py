@@ -114,12 +114,16 @@ class Supervisor:
     ``host_lines``, when set, gives lines for the state messages (remote hosts' states).
     ``sleep``: finished and aborted runs fall asleep and cost nothing until a change wakes them
     (:mod:`edgetui.live.dormant`); ``False`` watches every run in full.
+
+    The work is done by the parts it owns, each with its own state (docs/live.md, "How the
+    supervisor is built"): :attr:`containers`, :attr:`rows`, :attr:`files`, :attr:`registry`,
+    :attr:`sleepers` and :attr:`watch`, sharing :attr:`ctx`.
     """
 
     def __init__(
         self,
         conn,
-        runs_dirs: Iterable[Path | str],
+        runs_dirs: Iterable[Path | str | tuple[Path | str, str]],
         *,
         docker_client: Any = "auto",
         judge_url: Optional[str] = None,
