@@ -101,13 +101,13 @@ async def paint_times(db: Path, key: str, moment_round: str) -> dict[str, tuple[
         await close()
         idx = next(i for i in screen.cursor.moment_idx if screen.cursor.round[i] == moment_round)
         screen.cursor.select(idx)
-        screen._moved(True)
+        screen.moved(True)
         await pilot.pause(0.2)
         await timed("why", screen.action_why, why_up, diff_up)  # read ahead: from the cache
         await close()
         await timed("why again", screen.action_why, why_up, diff_up)
         await close()
-        screen._why_cache.clear()  # as if asked right at load
+        screen.moments_part.why_cache.clear()  # as if asked right at load
         await timed("why unread", screen.action_why, why_up, diff_up)
         await close()
         await timed(

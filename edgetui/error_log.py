@@ -16,6 +16,7 @@ No Textual here: a base module.
 
 from __future__ import annotations
 
+import io
 import logging
 import logging.handlers
 import os
@@ -71,6 +72,12 @@ class RedactingFileHandler(logging.handlers.RotatingFileHandler):
 
     def format(self, record: logging.LogRecord) -> str:
         return redact_text(super().format(record)) or ""
+
+    def _open(self) -> io.TextIOWrapper:
+        # the file is the user's alone (0600, as the state directory is 0700): tracebacks name paths
+        # and hosts; created with that mode before logging opens it (and again after each rotation)
+        os.close(os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+        return super()._open()
 
 
 def _open_handler() -> Optional[logging.Handler]:

@@ -127,7 +127,7 @@ class Event(BaseModel):
 _setattr = object.__setattr__
 
 
-def trusted_instance(cls: type, values: dict[str, Any], fields_set: set[str]) -> Any:
+def trusted_instance(cls: type[BaseModel], values: dict[str, Any], fields_set: set[str]) -> Any:
     """An instance of the pydantic model ``cls`` whose ``__dict__`` is ``values`` (every field, values
     already of the model's types), no validation: the end of pydantic's ``model_construct`` without
     its per-field loop. For models without extra fields, private attributes or post-init; callers
@@ -168,7 +168,7 @@ def validated_event(d: dict[str, Any]) -> Event:
 
 def _self_check() -> Callable[[dict[str, Any]], Event]:
     """Use the fast path only if it yields exactly what validation yields."""
-    probe = {
+    probe: dict[str, Any] = {
         "kind": Kind.TOOL_CALL.value,
         "source": "s",
         "generation": "g",

@@ -8,10 +8,21 @@ Times are epoch seconds UTC.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from pydantic import BaseModel, Field
+
+
+def sforge_runtime_s(final: Any) -> Optional[float]:
+    """SForge's own duration of a finished run: ``final_result.json``'s ``runtime_seconds``, the sum
+    of the agent's segments (no install, drain or cleanup); None without it or on SForge's error
+    paths, which write 0.0 (docs/sforge-run-folders.md §3.4.7)."""
+    rt = final.get("runtime_seconds") if isinstance(final, dict) else None
+    if isinstance(rt, bool) or not isinstance(rt, (int, float)) or not math.isfinite(rt) or rt <= 0:
+        return None
+    return float(rt)
 
 
 def make_run_key(host: str, run_id: str, task_id: str) -> str:

@@ -50,7 +50,7 @@ import os
 import re
 
 import re2
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Union, overload
 
 import bisect
 import tempfile
@@ -76,7 +76,7 @@ def _at_start(m: "re.Match[str]") -> bool:
 
 def _bounded(repl: Repl) -> Callable[["re.Match[str]"], str]:
     if callable(repl):
-        return lambda m: repl(m) if _at_start(m) else m.group(0)  # type: ignore[operator]
+        return lambda m: repl(m) if _at_start(m) else m.group(0)
     return lambda m: (m.expand(repl) if "\\" in repl else repl) if _at_start(m) else m.group(0)
 
 
@@ -205,8 +205,13 @@ def _redact_generic(text: str) -> str:
     return "".join(out)
 
 
-#: (gitleaks rule id or our name, literal keywords (any of, lowercase means case-insensitive), pattern, repl)
-RULES: list[tuple[str, tuple[str, ...], "re.Pattern[str]", Repl]] = [
+#: a rule by pattern: (gitleaks rule id or our name, literal keywords (any of, lowercase means
+#: case-insensitive), pattern, repl)
+PatternRule = tuple[str, tuple[str, ...], "re.Pattern[str]", Repl]
+#: a rule over the whole text: (name, keywords, None, the function from text to text)
+TextRule = tuple[str, tuple[str, ...], None, Callable[[str], str]]
+
+RULES: list[Union[PatternRule, TextRule]] = [
     # private-key: the whole block, also one cut before its END line
     (
         "private-key",
@@ -290,7 +295,7 @@ RULES: list[tuple[str, tuple[str, ...], "re.Pattern[str]", Repl]] = [
     ("url-password", ("://",), re.compile(r"(://[^/\s:@\"'\\]+:)[^@\s/\"'\\]+@"), r"\1" + REDACTED + "@"),
     ("bearer", ("bearer",), re.compile(r"(?i)(\bBearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + REDACTED),
     # generic-api-key, narrowed: NAME=value and "name": "value" where NAME mentions a secret
-    ("generic-assignment", _GENERIC_WORDS, None, lambda text: _redact_generic(text)),
+    ("generic-assignment", _GENERIC_WORDS, None, _redact_generic),
 ]
 
 _BOUNDED = {
@@ -306,7 +311,15 @@ _BOUNDED = {
     "huggingface-access-token",
     "npm-access-token",
 }
-RULES = [(n, k, rx, _bounded(r) if n in _BOUNDED else r) for n, k, rx, r in RULES]
+
+
+def _bounded_rule(rule: Union[PatternRule, TextRule]) -> Union[PatternRule, TextRule]:
+    if rule[2] is None or rule[0] not in _BOUNDED:
+        return rule
+    return (rule[0], rule[1], rule[2], _bounded(rule[3]))
+
+
+RULES = [_bounded_rule(rule) for rule in RULES]
 
 _CASED = sorted({k for _, ks, _, _ in RULES for k in ks if not k.islower()})
 _FOLDED = sorted({k for _, ks, _, _ in RULES for k in ks if k.islower()})
@@ -371,6 +384,14 @@ def _present(text: str) -> Optional[set[str]]:
     return found or None
 
 
+@overload
+def redact_text(text: str, secrets: frozenset[str] | set[str] = ...) -> str: ...
+@overload
+def redact_text(text: None, secrets: frozenset[str] | set[str] = ...) -> None: ...
+@overload
+def redact_text(text: Optional[str], secrets: frozenset[str] | set[str] = ...) -> Optional[str]: ...
+
+
 def redact_text(text: Optional[str], secrets: frozenset[str] | set[str] = frozenset()) -> Optional[str]:
     """``text`` with every secret replaced by :data:`REDACTED` (None and "" pass through).
 
@@ -385,9 +406,9 @@ def redact_text(text: Optional[str], secrets: frozenset[str] | set[str] = frozen
     found = _present(text)
     if found is None:
         return text
-    for _name, keys, rx, repl in RULES:
-        if any(k in found for k in keys):
-            text = repl(text) if rx is None else rx.sub(repl, text)  # type: ignore[operator,arg-type]
+    for rule in RULES:
+        if any(k in found for k in rule[1]):
+            text = rule[3](text) if rule[2] is None else rule[2].sub(rule[3], text)
     return text
 
 
@@ -408,10 +429,10 @@ def redact_bytes(raw: Optional[bytes], secrets: frozenset[str] | set[str] = froz
                 good, bad, rest = rest[: e.start].decode("utf-8"), rest[e.start : e.end], rest[e.end :]
             out = redact_text(good, secrets)
             changed = changed or out is not good
-            parts += [out.encode("utf-8"), bad]  # type: ignore[union-attr]
+            parts += [out.encode("utf-8"), bad]
         return b"".join(parts) if changed else raw
     out = redact_text(text, secrets)
-    return raw if out is text else out.encode("utf-8")  # type: ignore[union-attr]
+    return raw if out is text else out.encode("utf-8")
 
 
 def redact_obj(obj: Any, secrets: frozenset[str] | set[str] = frozenset()) -> Any:

@@ -62,7 +62,7 @@ from __future__ import annotations
 import collections.abc as _abc
 import re
 from bisect import bisect_left, bisect_right
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence, cast
 
 from edgetui.replay.fold import metadata_mask
 
@@ -127,11 +127,11 @@ def parse_elapsed(text: str) -> float:
         pass
     pos = 0
     total = 0.0
-    for m in _UNITS_RE.finditer(s):
-        if m.start() != pos:
+    for unit in _UNITS_RE.finditer(s):
+        if unit.start() != pos:
             break
-        total += float(m.group(1)) * _UNIT[m.group(2)]
-        pos = m.end()
+        total += float(unit.group(1)) * _UNIT[unit.group(2)]
+        pos = unit.end()
     if pos != len(s) or pos == 0:
         raise ValueError(f"cannot read time {text!r}: try 3h20m, 95m, 2:15:00 or seconds")
     return total
@@ -165,7 +165,7 @@ def subagent_depths(
 # ---------------------------------------------------------------------------- views of a time array
 
 
-class _Elapsed(_abc.Sequence):
+class _Elapsed(_abc.Sequence[Optional[float]]):
     """Elapsed seconds of each event of a time array (``None`` where the time is NaN: untimed)."""
 
     __slots__ = ("_t", "_base", "_n")
@@ -176,14 +176,14 @@ class _Elapsed(_abc.Sequence):
     def __len__(self) -> int:
         return self._n
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(self._n))]
         v = self._t[i]
         return None if v != v else v - self._base
 
 
-class _Positions(_abc.Sequence):
+class _Positions(_abc.Sequence[float]):
     """Elapsed carried forward over the untimed tail of a time array whose timed values ascend and
     come first (so it is non-decreasing: :func:`bisect.bisect_right` works on it)."""
 
@@ -196,7 +196,7 @@ class _Positions(_abc.Sequence):
     def __len__(self) -> int:
         return self._n
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(self._n))]
         if i < 0:
@@ -206,7 +206,7 @@ class _Positions(_abc.Sequence):
         return self._t[i] - self._base if i < self._timed else self._last
 
 
-class _Flags(_abc.Sequence):
+class _Flags(_abc.Sequence[bool]):
     """One bool per event from the sorted positions of the ``True`` ones (memory: the positions)."""
 
     __slots__ = ("_pos", "_set", "_n")
@@ -217,7 +217,7 @@ class _Flags(_abc.Sequence):
     def __len__(self) -> int:
         return self._n
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             a, b, step = i.indices(self._n)
             if step != 1:
@@ -246,7 +246,7 @@ class _Flags(_abc.Sequence):
                 yield False
 
 
-class SparseZero(_abc.Sequence):
+class SparseZero(_abc.Sequence[int]):
     """Depth 0 for each of ``n`` events (until the real depths are set)."""
 
     __slots__ = ("_n",)
@@ -257,7 +257,7 @@ class SparseZero(_abc.Sequence):
     def __len__(self) -> int:
         return self._n
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return [0] * len(range(*i.indices(self._n)))
         if not -self._n <= i < self._n:
@@ -306,14 +306,15 @@ class ReplayCursor:
         self.start: Optional[float] = start
         base = start if start is not None else 0.0
         #: elapsed seconds of each event (``None`` if untimed)
-        self.elapsed: list[Optional[float]] = [None if t is None else t - base for t in ts]
+        self.elapsed: Sequence[Optional[float]] = [None if t is None else t - base for t in ts]
         #: elapsed carried forward over untimed events (non-decreasing; used for time moves)
-        self._pos: list[float] = []
+        positions: list[float] = []
         last = next((e for e in self.elapsed if e is not None), 0.0)
         for e in self.elapsed:
             if e is not None and e > last:
                 last = e
-            self._pos.append(last)
+            positions.append(last)
+        self._pos: Sequence[float] = positions
         self.end_elapsed: float = self._pos[-1] if self._pos else 0.0
 
         best_rounds = {s.get("round") for s in submissions if s.get("is_new_best")}
@@ -325,7 +326,7 @@ class ReplayCursor:
         self.moment_idx: list[int] = []
         tu = getattr(events, "tool_use_id", None)
         pu = getattr(events, "parent_tool_use_id", None)
-        self.depth: list[int] = (
+        self.depth: Sequence[int] = (
             subagent_depths(self.kind, tu, pu) if tu is not None and pu is not None else [0] * self.n
         )
 
@@ -341,7 +342,7 @@ class ReplayCursor:
         self.playing: bool = False
         self.speed: int = SPEEDS[0]
         self.query: str = ""
-        self.matches: list[int] = []
+        self.matches: Sequence[int] = []
         #: ``(lo, hi)`` while :attr:`matches` are a first page (every match in events lo..hi; more may be
         #: elsewhere: :meth:`match_needs_more`); ``None`` when they are every match
         self.match_cover: Optional[tuple[int, int]] = None
@@ -648,7 +649,8 @@ class ReplayCursor:
         self.query = query or ""
         self.match_cover = cover if matches is not None else None
         if matches is not None:
-            self.matches = matches if presorted else sorted(set(matches))
+            # presorted: the caller's sequence (an array, a list) is kept as it is, as documented
+            self.matches = cast(Sequence[int], matches) if presorted else sorted(set(matches))
         else:
             q = self.query.lower()
             if not q:
@@ -660,7 +662,7 @@ class ReplayCursor:
                     s = self.summary[i]
                     if s and q in s.lower():
                         out.append(i)
-                    elif texts is not None and texts[i] and q in texts[i].lower():
+                    elif texts is not None and (text := texts[i]) and q in text.lower():
                         out.append(i)
                 self.matches = out
         if select and len(self.matches):

@@ -55,7 +55,7 @@ import math
 import re
 from dataclasses import asdict, dataclass, field, replace
 from types import SimpleNamespace
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence, cast
 
 # (Selector: best_so_far's own fold, kept between live updates so a series resumes where it ended)
 from edgetui.replay.invalid_rounds import is_invalid
@@ -536,11 +536,7 @@ def _components_moved(series: Sequence[Graded], i: int) -> dict[str, list]:
     prev = next((s for s in reversed(series[:i]) if s.is_new_best), None)
     if prev is None or not g.components or not prev.components:
         return {}
-    moves = {
-        k: (prev.components.get(k), v)
-        for k, v in g.components.items()
-        if prev.components.get(k) is not None and v is not None
-    }
+    moves = {k: (a, v) for k, v in g.components.items() if (a := prev.components.get(k)) is not None and v is not None}
     if not moves:
         return {}
     top = max(abs(b - a) for a, b in moves.values())
@@ -598,7 +594,8 @@ def detect_gain(
         by_head = headroom is not None and headroom > 0 and gain >= params.headroom_frac * headroom
         if not (by_noise or by_head):
             continue
-        r = gain / noise if noise else (gain / (params.headroom_frac * headroom) * params.gain_k)
+        # without noise, by_head held: headroom is a float
+        r = gain / noise if noise else (gain / (params.headroom_frac * cast(float, headroom)) * params.gain_k)
         out.append(
             Moment(
                 detector="gain",
@@ -761,15 +758,16 @@ def detect_reframing(
         # work, so the window reaches one cycle further back
         lo = k - params.lead_cycles + 1 - (0 if g.kind == "agent" else 1)
         best_c: Optional[Cycle] = None
+        best_c_score = 0.0
         for c in cycles[max(0, lo) : k + 1]:
             if c.score is None or c.score < params.behaviour_min or t - c.start > params.lead_max_s:
                 continue
-            if best_c is None or c.score > best_c.score:
-                best_c = c
+            if best_c is None or c.score > best_c_score:
+                best_c, best_c_score = c, c.score
         if best_c is None:
             continue
         r = (m.gain or 0) / m.noise if m.noise else params.gain_k
-        conf = (1 - math.exp(-best_c.score / params.behaviour_min)) * (1 - math.exp(-r / params.gain_k))
+        conf = (1 - math.exp(-best_c_score / params.behaviour_min)) * (1 - math.exp(-r / params.gain_k))
         out.append(
             replace(
                 m,
@@ -823,7 +821,7 @@ class OnlineMoments:
         ceiling: Optional[float] = None,
         params: Params = DEFAULT_PARAMS,
     ) -> None:
-        self.kw = {"selection": selection, "direction": direction, "score_task": score_task, "started_at": started_at}
+        self.selection, self.direction, self.score_task, self.started_at = selection, direction, score_task, started_at
         self.improving_up = not (score_task and direction == "minimize")
         self.ceiling, self.params = ceiling, params
         self.builder = CycleBuilder(params)
@@ -880,12 +878,14 @@ class OnlineMoments:
         sigs = []
         for r in rows:
             get = getattr(r, "get", None)
-            sig = tuple(map(get, _SUB_FIELDS)) if get is not None else tuple(getattr(r, k, None) for k in _SUB_FIELDS)
+            sig: tuple[Any, ...] = (
+                tuple(map(get, _SUB_FIELDS)) if get is not None else tuple(getattr(r, k, None) for k in _SUB_FIELDS)
+            )
             sigs.append((sig, components.get(sig[1]), event_ids.get(sig[1])))
         old, p, n = self._sigs, 0, min(len(sigs), len(self._sigs))
         while p < n and sigs[p] == old[p]:
             p += 1
-        sel = Selector(self.kw["direction"], self.kw["selection"])
+        sel = Selector(self.direction, self.selection)
         if p:
             sel.best_score, sel.best_pass_rate, sel.best_round, sel.best_valid = self._states[p - 1]
         series, states = self._series[:p], self._states[:p]
@@ -894,8 +894,8 @@ class OnlineMoments:
             p,
             sel,
             series[-1].best if p else None,
-            score_task=self.kw["score_task"],
-            started_at=self.kw["started_at"],
+            score_task=self.score_task,
+            started_at=self.started_at,
             components=components,
             event_ids=event_ids,
         ):

@@ -92,15 +92,16 @@ def rescale(raw: Optional[float], spec: Optional[dict[str, Any]]) -> Optional[fl
     if any(spec.get(name) is None for name in required):
         return None  # SForge: AssertionError (see docstring)
 
-    lower = spec.get("lower")
-    upper = spec.get("upper")
-    baseline = spec.get("baseline")
-    expert = spec.get("expert")
-    rank30 = spec.get("rank30")
-    rank1 = spec.get("rank1")
-    super_anchor = spec.get("super_anchor")
-    anchor_raw = spec.get("anchor_raw")
-    anchor_score = spec.get("anchor_score")
+    # JSON values (Any): the kind's required ones were checked not None just above
+    lower: Any = spec.get("lower")
+    upper: Any = spec.get("upper")
+    baseline: Any = spec.get("baseline")
+    expert: Any = spec.get("expert")
+    rank30: Any = spec.get("rank30")
+    rank1: Any = spec.get("rank1")
+    super_anchor: Any = spec.get("super_anchor")
+    anchor_raw: Any = spec.get("anchor_raw")
+    anchor_score: Any = spec.get("anchor_score")
 
     if k == "linear":
         if upper == lower:

@@ -18,12 +18,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Protocol, Sequence
 
 import bisect
-
-if TYPE_CHECKING:  # pragma: no cover
-    from edgetui.records import SubmissionRecord
 
 __all__ = [
     "POLICIES",
@@ -333,7 +330,33 @@ def is_score_task(parser: Optional[str], score_direction_present: bool, game_mod
 _FLAG_VALUES = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
-def entry_from_submission(rec: "SubmissionRecord") -> dict[str, Any]:
+class SubmissionFields(Protocol):
+    """What :func:`entry_from_submission` reads of a submission: a
+    :class:`~edgetui.records.SubmissionRecord`, or a row's fields (a namespace of them)."""
+
+    @property
+    def kind(self) -> Optional[str]: ...
+    @property
+    def round(self) -> Optional[str]: ...
+    @property
+    def submission_id(self) -> Optional[str]: ...
+    @property
+    def status(self) -> Optional[str]: ...
+    @property
+    def score(self) -> Optional[float]: ...
+    @property
+    def score_flag(self) -> Optional[str]: ...
+    @property
+    def pass_rate(self) -> Optional[float]: ...
+    @property
+    def max_score(self) -> Optional[float]: ...
+    @property
+    def valid(self) -> Optional[bool]: ...
+    @property
+    def error(self) -> Optional[str]: ...
+
+
+def entry_from_submission(rec: SubmissionFields) -> dict[str, Any]:
     """Map an edgetui ``SubmissionRecord`` to a judge-history-shaped entry.
 
     The mapping reproduces what the judge holds in memory, so that

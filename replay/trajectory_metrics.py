@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence, cast
 
 __all__ = ["FIELDS", "trajectory_metrics", "entries_of_rounds"]
 
@@ -65,7 +65,8 @@ def trajectory_metrics(entries: Sequence[Mapping[str, Any]], score_direction: st
     direction = score_direction if by_score else "maximize"
     points = [(v, _finite(e.get("submitted_at"))) for e in counted if (v := _finite(e.get(field))) is not None]
     if points and all(t is not None for _, t in points):
-        points.sort(key=lambda p: p[1])  # (stable: equal times keep their order)
+        # (stable: equal times keep their order; every time is a float, checked just above)
+        points.sort(key=lambda p: cast(float, p[1]))
     if not points:
         return dict(
             zip(FIELDS, (field, direction, 0, None, None, None, 0.0, 0, 0, None, None)),
@@ -84,9 +85,10 @@ def trajectory_metrics(entries: Sequence[Mapping[str, Any]], score_direction: st
     t0 = min(times) if times else None
 
     def since_start(i: Optional[int]) -> Optional[float]:
-        if i is None or t0 is None or points[i][1] is None:
+        t = None if i is None else points[i][1]
+        if t is None or t0 is None:
             return None
-        d = points[i][1] - t0
+        d = t - t0
         return max(d, 0.0) if math.isfinite(d) else None
 
     return dict(

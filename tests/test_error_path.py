@@ -78,6 +78,7 @@ def test_planted_bug_in_a_command_is_one_line_naming_the_log_file(tmp_path):
     assert "Traceback (most recent call last)" in text and "ZeroDivisionError" in text
     assert "line 6, in cmd_runs" in text  # the planted function, in the traceback
     assert oct(state.stat().st_mode & 0o777) == oct(0o700)
+    assert oct(log.stat().st_mode & 0o777) == oct(0o600)  # the user's alone, whatever the umask
 
 
 def test_a_user_error_stays_one_line_with_its_status_and_no_log(tmp_path):

@@ -205,7 +205,7 @@ async def test_a_single_search_match_stays_selected(samples_db):
         cur = app.screen.cursor
         cur.search("Final archive")
         assert len(cur.matches) == 1
-        app.screen._moved(True)
+        app.screen.moved(True)
         where = cur.index
         await pilot.press("n")
         await pilot.pause(0.05)

@@ -29,6 +29,7 @@ from edgetui.live.model import Alarm, LiveRun
 from edgetui.record.recorder import Recorder
 from edgetui.records import RunInfo, TaskInfo, make_run_key
 from edgetui.views.screens.confirm import ChoiceScreen, ConfirmScreen
+from edgetui.views.screens.live_common import PriorFitter
 from edgetui.views.screens.live_run import (
     LiveRunScreen,
     SubmissionsTable,
@@ -280,6 +281,8 @@ class LiveApp(App):
         super().__init__()
         self.db_path = db_path
         self.conn = open_db(db_path)
+        self.prior_fitter: Optional[PriorFitter] = None  # (the forecast prior's fits, as the app's)
+        self.runs_view: Optional[dict] = None  # (the runs screen's view kept for the next one, as the app's)
         self.actions = actions
         self._now = now
         self.run_command = run_command

@@ -294,7 +294,7 @@ def test_online_moments_grow_with_the_run_and_end_where_the_batch_detection_does
             selection="score_first",
             direction="maximize",
             score_task=True,
-            started_at=full.kw["started_at"],
+            started_at=full.started_at,
             ceiling=full.ceiling,
         )
         subs.sort(key=lambda r: r["t"])

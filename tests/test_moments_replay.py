@@ -41,7 +41,7 @@ async def test_keys_step_between_the_reframing_moments_and_the_chart_marks_them(
     app = EdgeTUIApp(sample_db, GW_KEY)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await loaded(pilot)
-        await wait_for(pilot, lambda: [m["round"] for m in screen.moments] == rounds)  # read after the run
+        await wait_for(pilot, lambda: [m["round"] for m in screen.moments_part.moments] == rounds)  # read after the run
         chart = screen.query_one(ScoreChart)
         after = {s["round"]: s["best_score"] for s in screen.subs}
         assert [y for _, y in chart.data.moments] == [after[r] for r in rounds]
@@ -81,7 +81,7 @@ async def test_M_pressed_as_the_replay_opens_is_done_once_the_run_is_read_and_ro
         from textual.widgets import OptionList
 
         ol = app.screen.query_one(OptionList)
-        assert ol.option_count == len(screen.moments) == 3
+        assert ol.option_count == len(screen.moments_part.moments) == 3
         assert ol.virtual_size.height == ol.option_count  # one line a moment, cut with …
         lines = [ol.render_line(y).text for y in range(ol.option_count)]
         assert all(ln.rstrip().endswith("…") or len(ln.rstrip()) < ol.content_region.width for ln in lines)
@@ -93,7 +93,7 @@ async def test_a_run_without_reframing_moments_says_so(sample_db):
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await loaded(pilot)
         await pilot.pause(0.5)
-        assert screen.moments == [] and screen.query_one(ScoreChart).data.moments == []
+        assert screen.moments_part.moments == [] and screen.query_one(ScoreChart).data.moments == []
         before = screen.cursor.index
         await pilot.press("right_parenthesis", "M")
         await pilot.pause()
@@ -116,7 +116,7 @@ async def test_L_annotates_the_selected_moment_on_its_judge_result(sample_db):
         c = screen.cursor
         assert (rnd, label, text) == ("agent-52", "reframe", "median PSD") and eid == c.events.event_id[c.index]
         # L again on the annotated moment: its label and note to edit
-        await wait_for(pilot, lambda: eid in screen._annotations)
+        await wait_for(pilot, lambda: eid in screen.moments_part.annotations)
         # the detail pane shows the annotation of the selected event (it said nothing before)
         from edgetui.views.widgets import EventDetail
 
@@ -139,7 +139,7 @@ async def test_L_annotates_the_selected_moment_on_its_judge_result(sample_db):
             pilot, lambda: app.conn.execute(q, [GW_KEY]).fetchall() == [("agent-52", "bug fix", "the PSD window", eid)]
         )
         # a bad label is said, nothing written
-        await wait_for(pilot, lambda: screen._annotations[eid][0]["label"] == "bug fix")
+        await wait_for(pilot, lambda: screen.moments_part.annotations[eid][0]["label"] == "bug fix")
         await pilot.press("L")
         prompt.value = "<"
         await pilot.press("enter")
@@ -151,7 +151,7 @@ async def test_L_annotates_the_selected_moment_on_its_judge_result(sample_db):
         prompt.value = ""
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.conn.execute(q, [GW_KEY]).fetchall() == [])
-        await wait_for(pilot, lambda: eid not in screen._annotations)
+        await wait_for(pilot, lambda: eid not in screen.moments_part.annotations)
         await wait_for(pilot, lambda: "✎" not in pane())
         await pilot.press("L")  # nothing left to edit: a new one
         assert prompt.value == "" and "emptied" not in prompt.placeholder
@@ -205,9 +205,11 @@ async def test_the_live_run_screen_marks_the_moments_found_online(sample_db):
         screen = LiveRunScreen(GW_KEY, live=None, now=time.time)
         app.push_screen(screen)
         await wait_for(pilot, lambda: screen.is_mounted and screen.cursor is not None)
-        await wait_for(pilot, lambda: [m["round"] for m in screen.moments] == rounds)
-        assert not any(m["provisional"] for m in screen.moments)
-        assert [y for _, y in screen.query_one(ScoreChart).data.moments] == [m["score_after"] for m in screen.moments]
+        await wait_for(pilot, lambda: [m["round"] for m in screen.moments_part.moments] == rounds)
+        assert not any(m["provisional"] for m in screen.moments_part.moments)
+        assert [y for _, y in screen.query_one(ScoreChart).data.moments] == [
+            m["score_after"] for m in screen.moments_part.moments
+        ]
         await pilot.press("g", "right_parenthesis")
         c = screen.cursor
         assert (c.kind[c.index], c.round[c.index]) == ("judge_result", rounds[0])

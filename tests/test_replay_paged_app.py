@@ -103,7 +103,9 @@ async def test_scrolling_the_list_asks_for_its_pages(db, ref):
         screen = pilot.app.screen
         # the exact header and the moments come after the cursor: a header of another height lays the
         # list out again, which scrolls it back to the selection; scroll once they are in
-        await wait_for(pilot, lambda: screen.moments_read and (screen.header or {}).get("tokens_exact"), timeout=30)
+        await wait_for(
+            pilot, lambda: screen.moments_part.read and (screen.header or {}).get("tokens_exact"), timeout=30
+        )
         await pilot.pause(0.2)
         el = screen.query_one(EventList)
         tl = screen.cursor.events

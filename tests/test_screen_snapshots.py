@@ -99,7 +99,7 @@ async def test_the_replay_of_the_12_hour_run(samples_db, size, monkeypatch):
         )
         await wait_for(pilot, lambda: "events 1/" in screen_text(app), 30, "the first paint")
         # the reframing moments are detected after the first paint: the chart marks them (✦) then
-        await wait_for(pilot, lambda: app.screen.moments_read, 60, "the moments read")
+        await wait_for(pilot, lambda: app.screen.moments_part.read, 60, "the moments read")
         await wait_for(pilot, lambda: "✦ reframe" in screen_text(app), 30, "the moments on the chart")
         await pilot.pause(0.2)
         check(f"replay-{size[0]}x{size[1]}", screen_text(app))

@@ -44,6 +44,8 @@ def test_a_timed_out_evaluation_says_timed_out():
         ]
     }
     v = classify_history(h, now)
-    assert v.failed["agent-3"] == "evaluation timed out (the judge's timed_out: true, after 61 s)"
+    # an evaluation that ran out of time is not a failed grading: said as eval_timeout
+    assert v.timed_out["agent-3"] == "evaluation timed out after 61 s (the judge's history)"
+    assert "agent-3" not in v.failed
     assert v.failed["agent-4"] == "judge: eval_cmd exited 2: grade.sh: not found"
     assert v.failed["agent-5"] == "judge reported 0 tests and no summary"

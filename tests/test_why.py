@@ -102,7 +102,7 @@ async def test_w_in_the_replay_shows_the_why_of_the_selected_new_best(genuine_db
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await loaded(pilot)
         await pilot.press("G", "left_curly_bracket")  # the last new best: agent-5
-        assert screen.why_round() == "agent-5"
+        assert screen.moments_part.why_round() == "agent-5"
         await pilot.press("w")
         await wait_for(pilot, lambda: isinstance(app.screen, WhyScreen))
         why = app.screen

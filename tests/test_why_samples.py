@@ -128,7 +128,7 @@ async def test_w_on_a_bundled_moment_then_stepping_every_milestone_shows_each_ar
     app = EdgeTUIApp(sample_db, GW_KEY)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await loaded(pilot)
-        await wait_for(pilot, lambda: [m["round"] for m in screen.moments] == moments)
+        await wait_for(pilot, lambda: [m["round"] for m in screen.moments_part.moments] == moments)
         await pilot.press("right_parenthesis", "right_parenthesis", "w")  # the second reframing moment
         await wait_for(pilot, lambda: isinstance(app.screen, WhyScreen))
         why = app.screen
@@ -194,7 +194,7 @@ async def test_why_at_80_columns_wraps_under_its_indents_and_cuts_samples_at_a_w
     app = EdgeTUIApp(sample_db, GW_KEY)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await loaded(pilot)
-        await wait_for(pilot, lambda: [m["round"] for m in screen.moments] == moments)
+        await wait_for(pilot, lambda: [m["round"] for m in screen.moments_part.moments] == moments)
         await pilot.press("right_parenthesis", "w")
         await wait_for(pilot, lambda: isinstance(app.screen, WhyScreen))
         why = app.screen

@@ -353,7 +353,8 @@ def header_forecast(
     if head.get("status") not in ("running", "grading"):
         return None
     conn = conn.cursor()  # this thread's own connection to the database (a worker's, never the UI's)
-    t = store.task(conn, head.get("task_id")) if head.get("task_id") else None
+    task_id = head.get("task_id")
+    t = store.task(conn, task_id) if task_id else None
     spec = t.get("rescale") if t else None
     # "now" of the curve: the run's newest event (what the screen shows), else the clock
     now = now or head.get("last_t") or head.get("last_event_at") or time.time()

@@ -11,12 +11,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence, cast
 
 from edgetui.error_log import note_swallowed
 from edgetui.cli.output import for_terminal, visible
 from edgetui.views.plot_figure import new_figure
 from edgetui.replay.analysis.task_variants import mixed_note, mixed_tasks
+
+if TYPE_CHECKING:
+    from edgetui.replay.analysis.leaderboard import LeaderCell
 
 __all__ = ["add_commands", "cmd_leaderboard", "cmd_fit", "parse_hours"]
 
@@ -306,7 +309,7 @@ def cmd_leaderboard(db: Path, args) -> int:
         ]
         emit(QueryResult(cols, rows), args.format)
         return 0
-    table: dict[tuple, dict[float, object]] = {}
+    table: dict[tuple, dict[float, LeaderCell]] = {}
     for c in cells:
         table.setdefault((c.group, c.category), {})[c.hours] = c
     cols = list(group_cols) + ["category"] + [f"@{h:g}h" for h in hours]
@@ -315,10 +318,10 @@ def cmd_leaderboard(db: Path, args) -> int:
     for (g, cat), by_h in table.items():
         row = list(g) + [cat if cat != OVERALL else "overall"]
         for h in hours:
-            c = by_h.get(float(h))
-            mark = "" if c is None or not c.mixed_variants else " !"
-            mixed.update(c.mixed_variants if c is not None else ())
-            row.append("–" if c is None or c.score is None else f"{c.score:.1f} ({c.n_tasks}){mark}")
+            cell = by_h.get(float(h))
+            mark = "" if cell is None or not cell.mixed_variants else " !"
+            mixed.update(cell.mixed_variants if cell is not None else ())
+            row.append("–" if cell is None or cell.score is None else f"{cell.score:.1f} ({cell.n_tasks}){mark}")
         rows.append(tuple(row))
     emit(QueryResult(cols, rows), "table")
     print(
@@ -872,25 +875,24 @@ def cmd_compare(db: Path, args) -> int:
     )
     mixed = mixed_tasks((c.task_id, c.variant) for c in compared)
     part = parting_point(series)
-    recs = []
+    recs: list[dict[str, Any]] = []
     for s in series:
         end = s.end_s or (s.steps[-1][0] if s.steps else 0.0)
-        rec = {
+        rec: dict[str, Any] = {
             "name": s.name,
             "runs": s.runs,
             "end_h": end / 3600.0,
             "steps": [{"elapsed_s": t, "value": v} for t, v in s.steps],
         }
         hours = [end / 3600.0 * k / 12 for k in range(1, 13)] if end > 0 else []
-        pts = [(h, s.at(h * 3600)) for h in hours]
-        pts = [(h, v) for h, v in pts if v is not None]
+        pts = [(h, v) for h in hours if (v := s.at(h * 3600)) is not None]
         try:
             f = fit_curve([h for h, _ in pts], [v for _, v in pts]).as_dict()
             rec["fit"] = {k: f[k] for k in ("Smax", "t_mid", "beta", "t_half", "r2", "rmse", "flags", "raw")}
         except ValueError as e:
             rec["fit"] = {"error": str(e)}
         recs.append(rec)
-    out = {
+    out: dict[str, Any] = {
         "curves": recs,
         "parting": None if part is None else {"elapsed_s": part[0], "values": part[1]},
         "mixed_variants": mixed,
@@ -898,7 +900,7 @@ def cmd_compare(db: Path, args) -> int:
     if args.at is not None:
         from edgetui.cli.run_arguments import parse_at
 
-        at = parse_at(args.at)
+        at = cast(float, parse_at(args.at))  # (a text given: a time, or ValueError)
         out["at"] = {"elapsed_s": at, "values": values_at(series, at)}
     if args.format == "json":
         print(_dumps(out))
@@ -910,7 +912,7 @@ def cmd_compare(db: Path, args) -> int:
     from edgetui.cli.output import emit
     from edgetui.store.holder_socket import QueryResult
 
-    rows = []
+    rows: list[tuple] = []
     for s, rec in zip(series, recs):
         f = rec["fit"]
         fit = f.get("error") or (
@@ -977,7 +979,8 @@ def _plot_compare(series) -> str:
         pts = [(t / 3600.0, v) for t, v in s.steps if v is not None]
         if not pts:
             continue
-        xs, ys = [], []
+        xs: list[float] = []
+        ys: list[float] = []
         for k, (x, y) in enumerate(pts):  # steps: hold each value until the next
             if k:
                 xs.append(x)

@@ -86,7 +86,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse with a suggestion for a mistyped command (``edgetui ingets`` -> did you mean
     ``ingest``?) and each command's own usage on its errors."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         import difflib
         import re
 
@@ -505,11 +505,12 @@ def _progress_ingest(
     images=(),
 ):
     from edgetui.store.database import open_db
+    from edgetui.store.one_row import one_row
 
     conn = open_db(db)
 
     def count() -> int:
-        return conn.execute("SELECT count(*) FROM events").fetchone()[0]
+        return one_row(conn.execute("SELECT count(*) FROM events"))[0]
 
     before = count()
     try:
@@ -778,6 +779,8 @@ SELECT run_id, task_id, status, format,
                  CASE WHEN status IN ('running', 'grading') AND timeout_s > 0 AND started_at IS NOT NULL
                       AND epoch(current_timestamp) - started_at > timeout_s THEN 'over-budget' END) AS flags,
        round((coalesce(last_event_at, started_at) - started_at) / 3600.0, 2) AS elapsed_h,
+       round(nullif(greatest(coalesce(TRY_CAST(final->>'$.runtime_seconds' AS DOUBLE), 0), 0), 0) / 3600.0, 2)
+         AS sforge_runtime_h,
        round(timeout_s / 3600.0, 2) AS budget_h,
        agent_submissions AS agent_subs, auto_submissions AS auto_subs,
        coalesce(model, '') AS model, coalesce(agent, '') AS agent, host, best_round, n_events AS events,

@@ -35,9 +35,9 @@ class Entry(NamedTuple):
 
 
 @runtime_checkable
-class Host(Protocol):
-    """What edgetui asks of a place runs live. ``name`` is the host part of run keys
-    (``local`` for this machine)."""
+class HostListing(Protocol):
+    """The listings of a place runs live (what a tree signature reads). ``name`` is the host part
+    of run keys (``local`` for this machine)."""
 
     name: str
 
@@ -49,6 +49,10 @@ class Host(Protocol):
     def stat(self, path: str) -> Optional[Entry]:
         """The entry of ``path`` (its ``name`` the last path part), or None when it does not exist."""
         ...
+
+
+class Host(HostListing, Protocol):
+    """What edgetui asks of a place runs live: its listings, reads and watches."""
 
     def read_at(self, path: str, offset: int, n: int) -> bytes:
         """Up to ``n`` bytes of the regular file ``path`` from byte ``offset`` (fewer at its end).

@@ -40,7 +40,7 @@ import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol
 
 from edgetui.error_log import note_swallowed
 from edgetui.events import one_line
@@ -287,6 +287,17 @@ class EngineEvents:
                 self._stop.wait(self.retry_s)
 
 
+class EngineClient(Protocol):
+    """What the watch uses of a client: ``docker.DockerClient``, or one of the same shape over a
+    remote engine (:class:`edgetui.hosts.remote_engine.CliDockerClient`)."""
+
+    @property
+    def api(self) -> Any: ...
+    @property
+    def containers(self) -> Any: ...
+    def close(self) -> None: ...
+
+
 class DockerWatch:
     """Listing, joining helpers, samples and actions for one Docker engine.
 
@@ -319,7 +330,7 @@ class DockerWatch:
         self._listed_mono = float("-inf")
         self._force_list = False  # an action of ours changed a container: list at the next refresh
         self.listings = 0  # listings made (diagnostics, benches)
-        self.client = None if self._auto else client
+        self.client: Optional[EngineClient] = None if self._auto else client
         self.enabled = client is not None
         self.host = host
         self.retry_s = retry_s
@@ -336,20 +347,21 @@ class DockerWatch:
         self.by_name: dict[str, ContainerInfo] = {}
 
     # ------------------------------------------------------------------ engine
-    def _ensure_client(self) -> bool:
+    def _ensure_client(self) -> Optional[EngineClient]:
+        """The client, made now for an auto watch that has none; None when there is none."""
         if self.client is not None:
-            return True
+            return self.client
         if not self._auto:
-            return False
+            return None
         try:
             # lazy: the Docker SDK loads only when an engine is watched
             import docker
 
             self.client = docker.from_env(timeout=10)
-            return True
+            return self.client
         except Exception as e:  # noqa: BLE001 - no engine, bad DOCKER_HOST...
             self.error = f"docker unavailable: {short_error(e)}"
-            return False
+            return None
 
     def refresh(self) -> bool:
         """Bring :attr:`containers` up to date: a listing when the events stream said something
@@ -360,7 +372,8 @@ class DockerWatch:
         now = time.monotonic()
         if not self.available and now < self._next_try:
             return False
-        if not self._ensure_client():
+        client = self._ensure_client()
+        if client is None:
             self._next_try = now + self.retry_s
             self.available = False
             return False
@@ -383,7 +396,7 @@ class DockerWatch:
             return True
         self._force_list = False
         try:
-            raw = self.client.api.containers(all=True)
+            raw = client.api.containers(all=True)
         except Exception as e:  # noqa: BLE001 - engine stopped, socket gone, timeout
             was = self.available
             self.available = False
@@ -392,7 +405,7 @@ class DockerWatch:
             self._close_events()
             if self._auto:
                 try:
-                    self.client.close()
+                    client.close()
                 except Exception:  # noqa: BLE001 - closing a client whose engine may be gone
                     note_swallowed("closing a client whose engine may be gone")
                 self.client = None
@@ -403,11 +416,11 @@ class DockerWatch:
         self.available = True
         if self._events is None and self.events_window_s > 0:  # listed: read the events from now on
             try:
-                has_events = callable(getattr(self.client.api, "events", None))
+                has_events = callable(getattr(client.api, "events", None))
             except Exception:  # noqa: BLE001 - a client whose attributes fail while the engine is down
                 has_events = False
             if has_events:
-                self._events = EngineEvents(self.client.api, self._on_event, self.events_window_s)
+                self._events = EngineEvents(client.api, self._on_event, self.events_window_s)
         self.error = None
         self.listed_at = self.clock()
         infos: dict[str, ContainerInfo] = {}
@@ -457,6 +470,8 @@ class DockerWatch:
             if cached is not None:
                 facts["token"] = cached.get("token")
             try:
+                if self.client is None:  # (closed since the listing)
+                    raise RuntimeError("docker unavailable")
                 a = self.client.api.inspect_container(info.id)
                 st = a.get("State") or {}
                 facts.update(
@@ -526,9 +541,10 @@ class DockerWatch:
 
     # ------------------------------------------------------------------ actions (never raise)
     def _container(self, name_or_id: str):
-        if not self._ensure_client():
+        client = self._ensure_client()
+        if client is None:
             raise RuntimeError(self.error or "docker unavailable")
-        return self.client.containers.get(name_or_id)
+        return client.containers.get(name_or_id)
 
     def stop_container(self, name_or_id: str, timeout: int = 10) -> str:
         """``docker stop``; returns a one-line outcome."""

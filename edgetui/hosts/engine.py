@@ -17,7 +17,7 @@ from typing import Any
 DOCKER_SOCKET = "/var/run/docker.sock"
 
 
-def remote_docker_client(host: Any, socket_path: str = DOCKER_SOCKET, timeout: float = 10.0):
+def remote_docker_client(host: Any, socket_path: str = DOCKER_SOCKET, timeout: int = 10):
     """A ``docker.DockerClient`` for the engine behind ``socket_path`` on ``host`` (an
     :class:`~edgetui.hosts.ssh.SshHost`). Raises ``OSError`` when the host is down."""
     # lazy: the Docker SDK loads only when an engine is watched

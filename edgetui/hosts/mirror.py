@@ -201,10 +201,10 @@ def _list_walk(host: Host, root: str, depth: int = 12) -> tuple[dict[str, Entry]
                 raise
             complete = False  # (a directory unreadable, gone meanwhile, or the host gone: not listed)
             continue
-        for e in entries:
-            r = posixpath.join(rel, e.name) if rel else e.name
-            got[r] = e
-            if e.is_dir:
+        for entry in entries:
+            r = posixpath.join(rel, entry.name) if rel else entry.name
+            got[r] = entry
+            if entry.is_dir:
                 if d < depth:
                     todo.append((r, d + 1))
                 else:
@@ -404,7 +404,8 @@ class Mirror:
             entries = {rel: e for rel, e in entries.items() if e.is_dir or wanted(rel)}
             if self.stage is not None and base is not None and _image_bytes(entries) > stage_mod.budget(base):
                 # larger than the stage may hold: straight to disk (the streams started again there)
-                self._finish_streams(streams, stop=True)
+                if streams is not None:  # (a stage is kept only with streams)
+                    self._finish_streams(streams, stop=True)
                 self._drop_stage()
                 streams = self._start_streams()
             if streams is not None:
@@ -739,9 +740,11 @@ class Mirror:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
+            pipe = local.stdin
+            assert pipe is not None  # (stdin=PIPE)
             while data and not box.get("stop"):
                 box["bytes"] += len(data)
-                local.stdin.write(data)
+                pipe.write(data)
                 data = proc.read(1 << 20)
             if box.get("stop"):
                 proc.close()
@@ -750,7 +753,8 @@ class Mirror:
         finally:
             if local is not None:
                 try:
-                    local.stdin.close()
+                    if local.stdin is not None:  # (stdin=PIPE: always)
+                        local.stdin.close()
                 except OSError:
                     pass
                 local.wait()

@@ -30,14 +30,16 @@ import re
 import shlex
 import threading
 import time
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from edgetui.error_log import note_swallowed
 from edgetui.hosts.ssh import DEGRADED, UP
-
 from edgetui.hosts.docker_watch import DockerWatch, short_error
 
 from edgetui.hosts.engine import remote_docker_client
+
+if TYPE_CHECKING:
+    import docker
 
 MODES = ("auto", "socket", "cli", "none")
 
@@ -248,8 +250,8 @@ class RemoteEngine:
         self.api_listings = 0
         self.containers: dict = {}
         self.by_name: dict = {}
-        self._watch = None  # DockerWatch over the chosen route
-        self._client = None
+        self._watch: Optional[DockerWatch] = None  # over the chosen route
+        self._client: Union[docker.DockerClient, CliDockerClient, None] = None
         self._stats_targets: dict[str, str] = {}
         self._samples: dict[str, dict[str, Any]] = {}
         self._next_stats = 0.0
@@ -392,6 +394,7 @@ class RemoteEngine:
                 wait = self.retry_s
             else:
                 w = self._watch
+                assert w is not None  # (made by _choose)
                 before = w.listings
                 ok = w.refresh()
                 self.api_listings += w.listings - before
@@ -414,8 +417,11 @@ class RemoteEngine:
         if not ids:
             return
         self._next_stats = time.monotonic() + self.stats_interval_s
+        client = self._client
+        if not isinstance(client, CliDockerClient):  # (the CLI route's client)
+            return
         try:
-            got = self._client.stats(ids)
+            got = client.stats(ids)
         except Exception:  # noqa: BLE001 - a container that just went away: next time
             note_swallowed("a container that just went away: next time")
             return

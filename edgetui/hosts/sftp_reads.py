@@ -6,10 +6,16 @@ core: no Textual). The host's state is ``SshHost``'s (``_run``, ``_sftp``, ``_ha
 from __future__ import annotations
 
 import asyncio
+import collections
+import errno
 import time
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from edgetui.error_log import note_swallowed
 from edgetui.hosts.ssh_loop import os_error
+
+if TYPE_CHECKING:
+    import asyncssh
 
 #: SFTP handles :meth:`SshHost.read_files` keeps open per host (OpenSSH's sftp-server allows 512),
 #: and seconds one stays open unused
@@ -19,6 +25,20 @@ KEPT_IDLE_S = 30.0
 
 class SftpReads:
     """``read_files`` and its kept handles (mixed into :class:`~edgetui.hosts.ssh.SshHost`)."""
+
+    # the host's state these reads use: SshHost's, set in its __init__ and by its connection
+    _sftp: Optional[asyncssh.SFTPClient]
+    _handles: collections.OrderedDict[str, list[Any]]
+    stats: dict[str, int]
+    op_timeout: float
+    _run: Callable[..., Any]
+
+    def _session(self) -> asyncssh.SFTPClient:
+        """The current SFTP session; ``OSError`` (EHOSTDOWN) when the connection went meanwhile."""
+        sftp = self._sftp
+        if sftp is None:
+            raise OSError(errno.EHOSTDOWN, "SFTP session closed (connection lost)")
+        return sftp
 
     def read_files(self, files: list[tuple], parallel: int = 32) -> list:
         """The first ``n`` bytes of each ``(path, n)`` (n: the listed size; fewer at a shorter
@@ -45,7 +65,7 @@ class SftpReads:
                     if inode > 0 and n > 0:
                         data = await self._read_kept(path, inode, offset, n)
                     else:
-                        async with self._sftp.open(path, "rb") as f:
+                        async with self._session().open(path, "rb") as f:
                             data = await f.read(n, offset) if n > 0 else b""
                 except Exception as e:  # noqa: BLE001 - returned per file
                     return os_error(e, path)
@@ -62,7 +82,7 @@ class SftpReads:
 
     async def _read_kept(self, path: str, inode: int, offset: int, n: int) -> bytes:
         """Read through the kept handle of (path, inode) on the current SFTP session (opened on first use)."""
-        sftp = self._sftp
+        sftp = self._session()
         kept = self._handles.get(path)
         if kept is not None and (kept[0] is not sftp or kept[1] != inode):
             del self._handles[path]

@@ -22,7 +22,7 @@ import hashlib
 import os
 from typing import Iterable, Optional
 
-from edgetui.hosts import Host, join
+from edgetui.hosts import HostListing, join
 
 from edgetui.hosts.local import LocalHost
 
@@ -85,7 +85,7 @@ def in_image(task_dir: str | os.PathLike, prefixes: tuple[str, ...]) -> bool:
     return bool(prefixes) and os.path.abspath(task_dir).startswith(prefixes)
 
 
-def tree_signature(host: Host, task_dir: str, salt: str = "", image: bool = False) -> Optional[TreeSignature]:
+def tree_signature(host: HostListing, task_dir: str, salt: str = "", image: bool = False) -> Optional[TreeSignature]:
     """The signature of ``task_dir`` on ``host`` (see the module), with ``salt`` (what else the
     ingest's result depends on: task settings, flags) mixed in; None when the directory cannot be
     listed (the ingest then says why). The digest is of ``repr`` of the list of parts (the salt,

@@ -25,7 +25,9 @@ reports the host's :class:`HostState`.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import collections
+import concurrent.futures
 import errno
 import os
 import re
@@ -33,7 +35,7 @@ import stat as statmod
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, cast
 
 from edgetui.error_log import note_swallowed
 from edgetui.hosts import Entry
@@ -47,6 +49,9 @@ from edgetui.hosts.shell import RemoteShell
 import tempfile
 
 import getpass
+
+if TYPE_CHECKING:
+    import asyncssh
 
 # ---------------------------------------------------------------------------------------------- states
 
@@ -222,20 +227,20 @@ class SshHost(SftpReads):
         self.compression = compression
         self._state = HostState(CONNECTING, time.time())
         self._listeners: list[Callable[[str, HostState], None]] = []
-        self._conn = None
-        self._sftp = None
-        self._handles: "collections.OrderedDict[str, list]" = collections.OrderedDict()  # read_files' kept handles
+        self._conn: Optional[asyncssh.SSHClientConnection] = None
+        self._sftp: Optional[asyncssh.SFTPClient] = None
+        self._handles: collections.OrderedDict[str, list[Any]] = collections.OrderedDict()  # read_files' kept handles
         self._up: Optional[asyncio.Event] = None
         self._wake: Optional[asyncio.Event] = None
         self._channels: Optional[asyncio.Semaphore] = None
-        self._keeper: Optional[asyncio.Future] = None
+        self._keeper: Optional[concurrent.futures.Future[None]] = None
         self._closed = False
         self._lock = threading.Lock()
         #: counters (for benches and tests): connections made, channels opened, SFTP bytes read
-        self.stats = {"connects": 0, "channels": 0, "bytes_read": 0, "max_channels_open": 0}
+        self.stats: dict[str, int] = {"connects": 0, "channels": 0, "bytes_read": 0, "max_channels_open": 0}
         self._open_channels = 0
         self._forwards: dict[str, str] = {}  # local socket path -> remote socket path (kept across reconnects)
-        self._shell = None  # RemoteShell, made on first use of run_kept
+        self._shell: Optional[RemoteShell] = None  # made on first use of run_kept
         #: ``async fn(conn)`` called on the SSH loop after each connection is made (forwards set up again)
         self.on_connect: list[Callable[[Any], Any]] = []
 
@@ -642,19 +647,20 @@ class SshHost(SftpReads):
         a directory). SFTP v3 (OpenSSH) has whole-second mtimes and no inodes: ``inode`` is 0."""
 
         async def go():
-            sftp = self._sftp
+            sftp = self._session()
             out = []
             for n in await sftp.readdir(path):
-                if n.filename in (".", ".."):
+                name = cast(str, n.filename)  # (a str path's names are str)
+                if name in (".", ".."):
                     continue
                 a = n.attrs
                 if a.permissions is not None and statmod.S_ISLNK(a.permissions):
                     try:
-                        a = await sftp.stat(path.rstrip("/") + "/" + n.filename)
+                        a = await sftp.stat(path.rstrip("/") + "/" + name)
                     except Exception:  # noqa: BLE001 - a link that cannot be followed is listed as such
-                        out.append(Entry(n.filename, False, -1, 0, 0))
+                        out.append(Entry(name, False, -1, 0, 0))
                         continue
-                out.append(_entry(n.filename, a))
+                out.append(_entry(name, a))
             return out
 
         return self._run(go, path)
@@ -665,7 +671,7 @@ class SshHost(SftpReads):
             import asyncssh
 
             try:
-                a = await self._sftp.stat(path)
+                a = await self._session().stat(path)
             except asyncssh.SFTPNoSuchFile:
                 return None
             return _entry(path.rstrip("/").rsplit("/", 1)[-1], a)
@@ -682,7 +688,7 @@ class SshHost(SftpReads):
         as parallel requests). Raises ``OSError`` (``EISDIR`` for a directory)."""
 
         async def go():
-            sftp = self._sftp
+            sftp = self._session()
             async with sftp.open(path, "rb") as f:
                 data = await f.read(n, offset)
             self.stats["bytes_read"] += len(data)
@@ -734,7 +740,7 @@ class SshHost(SftpReads):
         self._open_channels -= 1
         sem.release()
 
-    def run(self, argv: list[str], timeout: Optional[float] = None) -> tuple[int, bytes, bytes]:
+    def run(self, argv: builtins.list[str], timeout: Optional[float] = None) -> tuple[int, bytes, bytes]:
         """Run a command on the host over an exec channel (queued on the channel budget): (exit
         status, stdout, stderr); 127 when the command is missing. The command line is built with
         ``shlex.quote`` from ``argv``."""
@@ -744,7 +750,7 @@ class SshHost(SftpReads):
         async def go():
             sem = await self._channel()
             try:
-                proc = await self._opening(lambda: self._conn.create_process(cmd, encoding=None))
+                proc = await self._opening(lambda: self._connected().create_process(cmd, encoding=None))
                 r = await proc.wait(check=False)
             finally:
                 self._release(sem)
@@ -752,7 +758,7 @@ class SshHost(SftpReads):
 
         return self._run(go, cmd, timeout)
 
-    def run_kept(self, argv: list[str], timeout: Optional[float] = None) -> tuple[int, bytes, bytes]:
+    def run_kept(self, argv: builtins.list[str], timeout: Optional[float] = None) -> tuple[int, bytes, bytes]:
         """As :meth:`run`, in the host's long-lived ``sh`` (:mod:`edgetui.hosts.shell`: no new
         session per call; stderr is discarded, the command gets no stdin)."""
         if self._shell is None:
@@ -773,7 +779,7 @@ class SshHost(SftpReads):
         async def go():
             sem = await self._channel()
             try:
-                reader, writer = await self._opening(lambda: self._conn.open_unix_connection(path))
+                reader, writer = await self._opening(lambda: self._connected().open_unix_connection(path))
             except BaseException:
                 self._release(sem)
                 raise
@@ -785,7 +791,12 @@ class SshHost(SftpReads):
         def release():
             if not done.is_set():
                 done.set()
-                ssh_loop().call_soon_threadsafe(lambda: (writer.close(), self._release(sem)))
+
+                def close_and_release() -> None:
+                    writer.close()
+                    self._release(sem)
+
+                ssh_loop().call_soon_threadsafe(close_and_release)
 
         return reader, writer, release
 
@@ -812,10 +823,17 @@ class SshHost(SftpReads):
         self._forwards[local] = remote_path
 
         async def go():
-            await self._listen_unix(self._conn, local, remote_path)
+            await self._listen_unix(self._connected(), local, remote_path)
 
         self._run(go, remote_path)
         return local
+
+    def _connected(self) -> asyncssh.SSHClientConnection:
+        """The current connection; ``OSError`` (EHOSTDOWN) when it went meanwhile."""
+        conn = self._conn
+        if conn is None:
+            raise OSError(errno.EHOSTDOWN, f"{self.name}: connection lost")
+        return conn
 
     @property
     def connection(self):
@@ -849,7 +867,7 @@ class SshHost(SftpReads):
             loop = asyncio.get_running_loop()
             try:
                 proc = await self._opening(
-                    lambda: self._conn.create_process(cmd, encoding="utf-8", errors="surrogateescape")
+                    lambda: self._connected().create_process(cmd, encoding="utf-8", errors="surrogateescape")
                 )
 
                 async def ready():  # inotifywait's stderr: "Setting up watches." ... "Watches established."

@@ -27,6 +27,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Callable, Union
 
 import ctypes
 
@@ -41,7 +42,8 @@ ENTRY_OVERHEAD = 4096
 
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
-_renameat2 = None
+#: libc's renameat2 once looked up (a ctypes function), False when there is none
+_renameat2: Union[None, bool, Callable[..., int]] = None
 
 
 def _exchange_fn():
@@ -164,7 +166,7 @@ def sweep(base: str) -> list[Path]:
     image (named beside it) has no link into it, and not being made (by this process, or by another
     one still alive). Such a stage is tmpfs memory held for nothing: its image was deleted (the
     cache cleared, a test's temporary directory removed) or settled elsewhere. Returns those removed."""
-    out = []
+    out: list[Path] = []
     try:
         items = list(os.scandir(base))
     except OSError:
@@ -218,7 +220,7 @@ def publish(stage: Path, image: Path) -> None:
 def staged_links(image: Path) -> list[tuple[Path, str]]:
     """The top-level symlinks of ``image`` made by :func:`publish` (a target whose parent is a
     stage directory): (link, target) pairs."""
-    out = []
+    out: list[tuple[Path, str]] = []
     try:
         it = list(os.scandir(image))
     except OSError:

@@ -41,6 +41,12 @@ grading_failed      a submission folder without report.json once its judge
                     or still none after the task's eval timeout + 15 min;
                     or a history entry completed with total_tests 0 and no
                     summary
+eval_timeout        an evaluation ran out of the task's ``eval_timeout``: the
+                    round's report.json says ``timed_out`` (or its
+                    run_instance.log ``Test runtime: …, timed_out: True``, or
+                    a newer judge's history); said instead of
+                    ``grading_failed`` (SForge 1.1.0's history only says "0
+                    tests, no summary"), for agent and auto rounds alike
 judge_saturated     the judge refused submissions with HTTP 503 (its queue was
                     full: newer SForge, docs/sforge-judge.md) at least
                     ``judge_saturated_count`` times within
@@ -85,6 +91,7 @@ RULES = (
     "resume_loop",
     "judge_error",
     "grading_failed",
+    "eval_timeout",
     "judge_saturated",
 )
 CRITICAL_RULES = {"oom", "container_exit", "container_gone", "infra_error"}
@@ -127,6 +134,7 @@ class RunFacts:
     # grading
     failed_rounds: dict[str, str] = field(default_factory=dict)  # round -> reason (folder / history)
     judge_errors: dict[str, str] = field(default_factory=dict)  # round -> error text (history)
+    eval_timeouts: dict[str, str] = field(default_factory=dict)  # round -> "evaluation timed out …"
     tick_error_times: list[float] = field(default_factory=list)
     last_tick_error: Optional[str] = None
     judge_full_times: list[float] = field(default_factory=list)  # submissions refused with HTTP 503
@@ -373,8 +381,12 @@ def evaluate(f: RunFacts, s: AlarmSettings, now: float) -> list[Condition]:
                 {"round": rnd},
             )
         )
+    for rnd, why in sorted(f.eval_timeouts.items()):
+        out.append(
+            Condition("eval_timeout", f"eval_timeout:{rnd}", one_line(f"{rnd}: {why}", 200), "warning", {"round": rnd})
+        )
     for rnd, why in sorted(f.failed_rounds.items()):
-        if rnd in f.judge_errors:
+        if rnd in f.judge_errors or rnd in f.eval_timeouts:
             continue
         out.append(
             Condition(

@@ -22,7 +22,8 @@ object: docs/sforge-run-folders.md §3.4.6, its quirks §11.5).
 
 Entry classification (docs/sforge-run-folders.md §3.4.6, §11.5; docs/sforge-judge.md): ``error``
 key or status ``error`` → judge error; status ``completed`` with ``total_tests`` 0 and a null
-``summary`` → failed grading; ``running`` → grading; ``queued`` → waiting in the judge's queue
+``summary`` → failed grading (unless the entry says ``timed_out``: an evaluation that ran out of its
+time, said so); ``running`` → grading; ``queued`` → waiting in the judge's queue
 (also "grading" for the run's status).
 """
 
@@ -44,6 +45,7 @@ from edgetui.error_log import note_swallowed
 from edgetui.events import one_line
 from edgetui.parsers.run_folder_files import SMALL_FILE_LIMIT, read_run_file
 from edgetui.redact import redact_obj
+from edgetui.parsers.json_fields import list_at
 
 
 def read_admin_secret(candidates: Iterable[Path]) -> Optional[str]:
@@ -85,6 +87,7 @@ class HistoryView:
     queued: list[str] = field(default_factory=list)  # rounds waiting in the judge's queue (status queued)
     judge_errors: dict[str, str] = field(default_factory=dict)  # round -> error text
     failed: dict[str, str] = field(default_factory=dict)  # round -> reason
+    timed_out: dict[str, str] = field(default_factory=dict)  # round -> "evaluation timed out …" (newer judges)
     best_round: Optional[str] = None
     best_pass_rate: Optional[float] = None
     best_score: Optional[float] = None
@@ -99,8 +102,7 @@ def classify_history(h: Any, now: float) -> HistoryView:
     if not isinstance(h, dict):
         v.ok, v.message = False, "judge history: not a JSON object"
         return v
-    raw = h.get("entries")
-    entries: list[Any] = raw if isinstance(raw, list) else []
+    entries = list_at(h, "entries")
     v.n_entries = len(entries)
     for i, e in enumerate(entries):
         if not isinstance(e, dict):
@@ -119,11 +121,16 @@ def classify_history(h: Any, now: float) -> HistoryView:
             and e.get("total_tests") in (0, None)
             and e.get("summary") is None
         ):
-            # the judge's own words first: a timed-out evaluation says so (its report's timed_out)
+            # the judge's own words first: a newer judge's entry says its evaluation timed out (SForge
+            # 1.1.0's has no timed_out: the round's report.json and run_instance.log say it, read by
+            # the live side's files, RunState.eval_timeouts)
             if e.get("timed_out"):
-                rt = e.get("runtime") if isinstance(e.get("runtime"), (int, float)) else e.get("runtime_s")
-                v.failed[rnd] = "evaluation timed out (the judge's timed_out: true" + (
-                    f", after {rt:.0f} s)" if isinstance(rt, (int, float)) else ")"
+                rt = next(
+                    (e[k] for k in ("runtime_seconds", "runtime", "runtime_s") if isinstance(e.get(k), (int, float))),
+                    None,
+                )
+                v.timed_out[rnd] = "evaluation timed out" + (
+                    f" after {rt:.0f} s (the judge's history)" if rt is not None else " (the judge's history)"
                 )
             else:
                 words = next((str(e[k]) for k in ("message", "stderr", "detail") if e.get(k)), None)
@@ -219,6 +226,9 @@ class JudgePoller:
         clock=time.time,
     ):
         self.url = url.rstrip("/")
+        #: the judge's URL as a remote host calls it (``url`` being the local forward to it), for
+        #: messages; None for a judge reached directly
+        self.remote_url: Optional[str] = None
         self.admin_secret = admin_secret
         #: set while the caller is still finding the admin secret: the supervisor does not poll meanwhile
         self.holding = False
@@ -228,8 +238,6 @@ class JudgePoller:
         self.error: Optional[str] = None  # one line while the judge does not answer
         #: the way of authenticating this judge accepted (:data:`AUTH_FORMS`); None until one answer
         self.auth_form: Optional[str] = None
-        #: the judge URL as its host calls it, when polled through a forward (edgetui.live.remote_hosts)
-        self.remote_url: Optional[str] = None
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="edgetui-judge")
         self._inflight: dict[str, Future] = {}
         self._next: dict[str, float] = {}

@@ -5,7 +5,8 @@ Statuses follow SForge's own rules (docs/sforge-run-folders.md §8.1), refined:
 * ``running`` — no ``final_result.json``; the work container is running (or,
   with no container information, the run grew within ``abort_after_s``);
 * ``grading`` — running, and at least one judge container of this run is up
-  (or a submission folder has no ``report.json`` yet);
+  (or a submission folder has no ``report.json`` yet, or the judge's last history says a round
+  is in flight that the files have not settled since);
 * ``finished`` — ``final_result.json`` parses;
 * ``aborted`` — no final result, no running container, no growth for
   ``abort_after_s`` (default 7200 s, SForge's ``SFORGE_VIZ_ABORT_THRESHOLD``);
@@ -33,7 +34,7 @@ class Alarm(BaseModel):
     """One raised alarm; also recorded as an ``alarm`` event of its run."""
 
     run_key: str
-    rule: str  # stall | no_new_best | container_exit | oom | container_gone | infra_error | resume_loop | judge_error | grading_failed | judge_saturated
+    rule: str  # stall | no_new_best | container_exit | oom | container_gone | infra_error | resume_loop | judge_error | grading_failed | eval_timeout | judge_saturated | orphaned_container
     severity: str = "warning"  # warning | critical
     t: float  # epoch UTC when raised
     message: str
@@ -109,6 +110,9 @@ class LiveRun(BaseModel):
     judge_says: Optional[str] = None  # one line of the judge's own view (--judge-url: /history)
     host_state: Optional[str] = None  # a remote host's connection state (edgetui.hosts.ssh.HostState.kind)
     host_rtt_s: Optional[float] = None  # its last round trip (seconds), while up or degraded
+    #: SForge's own duration of a finished run (final_result.json's runtime_seconds: the agent's
+    #: segments only), beside ``elapsed_s`` (start to the run's end, with the harness's drain and cleanup)
+    sforge_runtime_s: Optional[float] = None
 
     def _holding(self) -> list[Alarm]:
         """The newest raised alarm of each condition that still holds (acknowledged or not)."""

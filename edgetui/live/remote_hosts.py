@@ -133,8 +133,8 @@ class HostLinks:
             poller.holding = False  # asked with the secret if one was found, else without (as locally)
 
     def _find_secret(self, feed: RemoteFeed, poller, env: Optional[str]) -> None:
-        candidates = []
         secret: Optional[str] = None
+        candidates = []
         for r in feed.cfg.roots:
             parts = r.rstrip("/").split("/")
             for k in (len(parts), len(parts) - 1, len(parts) - 2):

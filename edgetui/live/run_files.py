@@ -44,6 +44,7 @@ from edgetui.live.run_state import (
     JUDGE_STARTED_RE,
     JUDGE_DONE_RE,
     JUDGE_ERR_RE,
+    TEST_RUNTIME_RE,
 )
 
 from edgetui.parsers.detect import parser_for
@@ -232,6 +233,8 @@ class RunFiles:
             note_swallowed(f"{p}: the instance log could not be read")
             return
         rd.container_ids.update(m.decode() for m in JUDGE_STARTED_RE.findall(data))
+        if (tm := TEST_RUNTIME_RE.search(data)) is not None and tm.group(2) == b"True":
+            rd.log_timed_out_s = float(tm.group(1))  # (before report.json: said as eval_timeout)
         errs = JUDGE_ERR_RE.findall(data)
         if errs:
             rd.log_error = one_line(redact_text(errs[-1].decode("utf-8", "replace"), self.ctx.rec.secrets) or "", 200)

@@ -15,13 +15,14 @@ from edgetui.replay.selection import display_value
 
 from edgetui.events import one_line
 from edgetui.record.derived_rows import harness_reason, unreadable_reason
+from edgetui.records import sforge_runtime_s
 from edgetui.live.alarms import AlarmBook, AlarmCommand, RunFacts, alarm_event, evaluate, fmt_age
 from edgetui.live.containers import ContainerJoin, grading_judges
 from edgetui.live.judge_queue import PendingCount
 from edgetui.live.model import Alarm, LiveRun, live_run_from, newest_per_key
 from edgetui.live.tail import settle
 from edgetui.store.sql_in_list import in_list
-from edgetui.live.run_state import mtime, RunState, TRANSCRIPT, RUN_LOG, MESSAGE_TTL_S
+from edgetui.live.run_state import mtime, plus, RunState, TRANSCRIPT, RUN_LOG, MESSAGE_TTL_S
 from edgetui.live.watch_context import WatchContext
 
 from edgetui.record.derived_rows import HARNESS_QUIET_S
@@ -242,10 +243,11 @@ class RunRows:
                         "run_key": rs.key,
                         "n_events": int(r.get("n_events") or 0) + rs.new_events,
                         "last_event_at": last,
-                        "input_tokens": int(r.get("input_tokens") or 0) + rs.tok_delta[0],
-                        "output_tokens": int(r.get("output_tokens") or 0) + rs.tok_delta[1],
-                        "cache_read_tokens": int(r.get("cache_read_tokens") or 0) + rs.tok_delta[2],
-                        "cache_write_tokens": int(r.get("cache_write_tokens") or 0) + rs.tok_delta[3],
+                        # (none counted stays NULL, as offline: a run without a transcript has no tokens)
+                        "input_tokens": plus(r.get("input_tokens"), rs.tok_delta[0]),
+                        "output_tokens": plus(r.get("output_tokens"), rs.tok_delta[1]),
+                        "cache_read_tokens": plus(r.get("cache_read_tokens"), rs.tok_delta[2]),
+                        "cache_write_tokens": plus(r.get("cache_write_tokens"), rs.tok_delta[3]),
                         "cost_usd": cost,
                     },
                 )
@@ -271,13 +273,14 @@ class RunRows:
         grading = (
             any(rd.in_flight for rd in rs.rounds.values())
             or bool(grading_judges(rs))
-            or bool(rs.history is not None and rs.history.running)
+            or bool(rs.judge_in_flight()[0])  # (the judge's history less what the files settled since)
         )
         ending = rs.ending_since is not None and now - rs.ending_since < s.finish_grace_s
         known = docker_ok and (
             rs.loc.host == self.ctx.host or self.containers.engine_of(rs) is not self.containers.docker
         )
         if self.harness_ended(rs, now):  # crashed before the agent started: not "running" for 2 hours,
+            rs.log_ended()  # (its held ERROR record is final: the event id an offline ingest gives it)
             return "aborted"  # even while its work container is left running (the orphan)
         if known and rs.container_state == "gone" and rs.container_ended_t is not None:
             if ending or now - rs.container_ended_t < s.container_grace_s:
@@ -359,6 +362,7 @@ class RunRows:
             container_oom=bool(c and c.oom_killed),
             container_ended_t=rs.container_ended_t,
             failed_rounds=failed,
+            eval_timeouts=rs.eval_timeouts(),
             judge_errors=jerr,
             container_finished_at=c.finished_at if c is not None else None,
             operator_action=rs.operator_action if (c is not None and rs.operator_action) else None,
@@ -406,7 +410,8 @@ class RunRows:
         elif rs.status in ("aborted", "gone"):
             # its own last record, before the files' mtimes: a copied or freshly cloned tree has
             # every mtime at copy time (an aborted 7-minute run read 10 h of elapsed)
-            end = rs.container_ended_t or last_event_t(rs) or rs.last_activity_t
+            end = (None if self.harness_ended(rs, now) else rs.container_ended_t) or last_event_t(rs)
+            end = end or rs.last_activity_t  # (a crash before the agent: its log's last record, as offline)
         else:
             end = now
         elapsed = (end - started) if (started is not None and end is not None) else None
@@ -498,7 +503,7 @@ class RunRows:
                 judges=list(rs.judges),
                 games_running=sum(1 for g in rs.games if g.state == "running"),
                 grading_rounds=grading_rounds,
-                queued_rounds=list(rs.history.queued) if rs.history is not None and rs.history.ok else [],
+                queued_rounds=rs.judge_in_flight()[1],
                 judge_pending=self.judge_queue.pending_for(rs.task_dir, now)
                 if rs.status in ("running", "grading") and not rs.deleted
                 else None,
@@ -516,6 +521,7 @@ class RunRows:
                 ),
                 host_state=(hs := self.host_state(rs.loc.run_key)) and hs[0],
                 host_rtt_s=hs[1] if hs else None,
+                sforge_runtime_s=sforge_runtime_s(info.final),
             )
         )
 

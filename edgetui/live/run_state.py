@@ -41,6 +41,9 @@ ENDING_RE = re.compile(r"^(?:Agent finished: |Run interrupted by user|Done: |Don
 JUDGE_STARTED_RE = re.compile(rb"Judge container started: ([0-9a-f]{12,64})")
 JUDGE_DONE_RE = re.compile(rb" - INFO - Container \S+ removed\.|Removing container |Failed to remove container ")
 JUDGE_ERR_RE = re.compile(rb"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} - (?:ERROR|CRITICAL) - (.*)$", re.M)
+#: the judge's end of the evaluation in run_instance.log (``run_evaluation.py``, SForge 1.1.0:
+#: ``Test runtime: 25.07s, timed_out: True``; docs/sforge-run-folders.md §4.2)
+TEST_RUNTIME_RE = re.compile(rb" - INFO - Test runtime: ([\d.]+)s, timed_out: (True|False)")
 _STATUS_ORDER = {"running": 0, "grading": 0, "gone": 1, "aborted": 2, "finished": 3}
 
 
@@ -76,6 +79,8 @@ class RoundState:
     sid: Optional[str] = None
     failed: Optional[str] = None  # reason, once the grading is known to have failed
     in_flight: bool = False
+    #: the evaluation's runtime (s) when run_instance.log says it timed out (before its report.json)
+    log_timed_out_s: Optional[float] = None
 
 
 @dataclass
@@ -174,10 +179,67 @@ class RunState:
     def finished(self) -> bool:
         return self.info.final is not None
 
+    def log_ended(self) -> None:
+        """Its run_agent.log gets no more lines (the harness ended): a held ERROR record is recorded
+        final, as an offline ingest records it (:attr:`TailSource.ended`)."""
+        src = self.sources.get(RUN_LOG)
+        if src is not None:
+            src.ended = True
+
+    def settled_rounds(self) -> set[str]:
+        """Rounds whose grading the run's files have ended: a ``report.json`` on disk, or a grading
+        known to have failed (the judge container gone, its log ended). The judge's history, polled
+        every few minutes, only adds what these cannot tell."""
+        return {n for n, rd in self.rounds.items() if rd.has_report or rd.failed}
+
+    def judge_in_flight(self) -> tuple[list[str], list[str]]:
+        """``(grading, queued)``: the rounds the judge's last /history said were grading or queued,
+        less the rounds the files have settled since (issue 36: a history polled every 5 minutes
+        kept a run ``grading`` up to 5 minutes after its report landed)."""
+        h = self.history
+        if h is None or not h.ok or not h.running:
+            return [], []
+        settled = self.settled_rounds()
+        return [r for r in h.running if r not in settled], [r for r in h.queued if r not in settled]
+
+    def eval_timeouts(self) -> dict[str, str]:
+        """Round -> what the judge says of an evaluation that ran out of the task's ``eval_timeout``:
+        the round's ``report.json`` (``timed_out``, ``runtime_seconds``), else its run_instance.log
+        (``Test runtime: …, timed_out: True``). SForge 1.1.0's /history has no ``timed_out``: there
+        such a round is only "completed, 0 tests, no summary"."""
+        out: dict[str, str] = {}
+        limit = self.task.eval_timeout
+        for rec in self.subs:
+            if rec.timed_out:
+                out[rec.round] = timed_out_text(rec.runtime_s, limit, "report.json")
+        for n, rd in self.rounds.items():
+            if n not in out and rd.log_timed_out_s is not None:
+                out[n] = timed_out_text(rd.log_timed_out_s, limit, "run_instance.log")
+        h = self.history
+        if h is not None and h.ok:  # a newer judge's history says it too
+            for n, why in h.timed_out.items():
+                out.setdefault(n, why)
+        return out
+
+
+def timed_out_text(runtime_s: Optional[float], limit_s: Optional[float], where: str) -> str:
+    """``evaluation timed out after 25 s (eval_timeout 25 s; report.json)``."""
+    after = f" after {runtime_s:.0f} s" if isinstance(runtime_s, (int, float)) else ""
+    lim = f"eval_timeout {limit_s:g} s; " if isinstance(limit_s, (int, float)) else ""
+    return f"evaluation timed out{after} ({lim}{where})"
+
 
 #: seconds between full rescans of the runs roots while the file watcher reports new directories (a
 #: safety net: a rescan of a 750-run root is ~0.2 s of a core, 30 s made it most of an idle watch's cost)
 WATCHED_DISCOVERY_S = 300.0
+
+
+def plus(recorded: Optional[int], delta: int) -> Optional[int]:
+    """A recorded token count plus what arrived since; None (nothing counted, as the offline ingest
+    leaves it) while both are nothing."""
+    if recorded is None and not delta:
+        return None
+    return int(recorded or 0) + delta
 
 
 def mtime(p: Path) -> Optional[float]:

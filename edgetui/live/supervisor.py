@@ -136,7 +136,7 @@ class Supervisor:
         sleep: bool = True,
     ):
         self.conn = conn.cursor()  # our own connection: the supervisor may run in a worker thread
-        self.settings = settings or AlarmSettings.model_validate({})  # (every field has its default)
+        self.settings = settings or AlarmSettings()
         if self.settings.duckdb_threads > 0:  # a setting of the database (shared with the views' cursors)
             self.conn.execute(f"SET threads = {int(self.settings.duckdb_threads)}")
         self.rec = Recorder(self.conn)

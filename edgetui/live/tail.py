@@ -65,7 +65,7 @@ import duckdb
 import pyarrow as pa
 
 from edgetui.error_log import note_swallowed
-from edgetui.events import Event, TimeSource
+from edgetui.events import Event
 from edgetui.parsers.base import (
     GENERATION_PREFIX_BYTES,
     MAX_LINE_BYTES,
@@ -76,6 +76,7 @@ from edgetui.parsers.base import (
     non_regular_kind,
     line_events,
 )
+from edgetui.parsers.runlog import RunAgentLogParser
 from edgetui.parsers.arrow_batches import data_json
 from edgetui.record.recorder import Recorder
 from edgetui.parsers.cursor_check import moved_below
@@ -236,7 +237,10 @@ class TailSource:
     not_regular: bool = False  # the path is a FIFO, socket or device (said once)
     cut_at: Optional[int] = None  # truncated: where the file stops holding the lines read (kept recorded)
     skip: Optional[list] = None  # [offset, scanned_to, head, tail] of a line over MAX_LINE_BYTES
-    provisional: Optional[tuple] = None  # (generation, offset) of the held record recorded provisionally
+    provisional: Optional[tuple] = None  # (generation, offset, ended) of the held record recorded provisionally
+    #: the file gets no more lines (its run is over): a held record is recorded as final, with the
+    #: event id an offline ingest gives it (its parser's finish()), not provisionally
+    ended: bool = False
     digests: Optional[LineDigests] = None  # the lines read of the file (where a cut was: line_digests)
     read_ino: Optional[tuple[int, int]] = None  # (st_dev, st_ino) of the file last read
 
@@ -445,7 +449,7 @@ class Tailer:
                 ev.run_key = src.run_key
             all_events.extend(evs)
             mark = upd["deliver_from"]
-            fresh = [e for e in evs if e.offset >= mark] if mark else evs
+            fresh = [ev for ev in evs if ev.offset >= mark] if mark else evs
             if fresh:
                 res.events[(src.run_key, src.source)] = fresh
             if upd["new_lines"]:
@@ -490,10 +494,16 @@ class Tailer:
         """Record the held record of a quiet source as it stands (``RunAgentLogParser.peek_open``):
         an ERROR that is the log's last line is seen at once, not when the next line arrives."""
         ev = src.held
-        if ev is None or now - src.read_t < self.HOLD_FLUSH_S or src.provisional == (src.gen, ev.offset):
+        if ev is None or now - src.read_t < self.HOLD_FLUSH_S or src.provisional == (src.gen, ev.offset, src.ended):
             return
+        seen = src.provisional is not None and src.provisional[:2] == (src.gen, ev.offset)
+        src.provisional = (src.gen, ev.offset, src.ended)
+        if src.ended:  # (the Recorder drops the provisional row of the same record)
+            ev = RunAgentLogParser.final_of(ev)
         ev.run_key = src.run_key
-        src.provisional = (src.gen, ev.offset)
+        if seen:  # the same record, final now: not a new event of the run (its count, its alarms)
+            events.append(ev)
+            return
         events.append(ev)
         res.events.setdefault((src.run_key, src.source), []).append(ev)
 
@@ -653,7 +663,8 @@ class Tailer:
             if observe and end > (src.catchup_until or 0):
                 for e in long_evs:
                     if e.t is None:
-                        e.t, e.t_source = now, TimeSource.OBSERVED
+                        # use_enum_values: the field holds the enum's str value, as validation sets it
+                        e.t, e.t_source = now, "observed"  # type: ignore[assignment]
             events.extend(long_evs)
             offset = end
         elif src.long_at == offset:  # a long line in progress: read it whole (the long-line rule)
@@ -676,7 +687,8 @@ class Tailer:
                 for e in evs:
                     if e.t is None:
                         e.t = now
-                        e.t_source = TimeSource.OBSERVED
+                        # use_enum_values: the field holds the enum's str value, as validation sets it
+                        e.t_source = "observed"  # type: ignore[assignment]
             events.extend(evs)
             last_end = line.end
             n_lines += 1
@@ -745,9 +757,10 @@ class Tailer:
         """The complete lines the replaced file (still open as ``src.fp``) got after ``src.offset``,
         read before switching to the file now at the path; ``src``'s live position moves past them
         (same generation). A rename-replace otherwise loses what was written just before it."""
-        fp = src.fp
-        parser = src.parser
+        fp, parser, gen = src.fp, src.parser, src.gen
         out: list[Event] = []
+        if fp is None or gen is None:  # (the caller drains an open file of a known generation only)
+            return out
         try:
             fp.seek(0, os.SEEK_END)
             end = fp.tell()
@@ -755,11 +768,12 @@ class Tailer:
                 return out
             last = src.offset
             for line in iter_lines(_Bounded(fp, end - src.offset, end - src.offset), src.offset, final=False):
-                evs = line_events(parser, line, src.source, src.gen)  # type: ignore[arg-type]
+                evs = line_events(parser, line, src.source, gen)
                 if observe:
                     for e in evs:
                         if e.t is None:
-                            e.t, e.t_source = now, TimeSource.OBSERVED
+                            # use_enum_values: the field holds the enum's str value, as validation sets it
+                            e.t, e.t_source = now, "observed"  # type: ignore[assignment]
                 out.extend(evs)
                 last = line.end
             if last > src.offset:
@@ -778,7 +792,9 @@ class Tailer:
     def _scan_long_line(self, src: TailSource, fp, size: int) -> Optional[int]:
         """Continue the search for the newline ending ``src.skip``'s line; returns the offset just
         after it, or None (``src.skip`` keeps where the search stopped and the line's last bytes)."""
-        off, pos, head, tail = src.skip  # type: ignore[misc]
+        skip = src.skip
+        assert skip is not None  # (the caller reads a long line's end only while there is one)
+        off, pos, head, tail = skip
         stop = min(size, pos + self.SKIP_SCAN_BYTES)
         fp.seek(pos)
         while pos < stop:

@@ -3,7 +3,7 @@ parsing process, which stays small)."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence, Union
 
 import orjson
 import pyarrow as pa
@@ -294,6 +294,7 @@ def scrub_table(tbl: pa.Table, scrubber: Scrubber) -> pa.Table:
                     v = vals[i]
                     if not v:
                         continue
+                    new: Union[str, bytes, None]
                     if kind == "text":
                         new = scrubber.scrub(v)
                     elif kind == "bytes":

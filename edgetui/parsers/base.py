@@ -187,16 +187,14 @@ def generation_of_head(head: bytes) -> Optional[str]:
     return hashlib.sha1(prefix).hexdigest()[:16]
 
 
-class SeekableReader(Protocol):
-    """What :func:`iter_lines` reads a file through: a binary file, or a bounded view of one
-    (the live tailer's)."""
+class Readable(Protocol):
+    """What :func:`iter_lines` reads through: a binary file, or a view of one that stops early."""
 
     def seek(self, pos: int, /) -> int: ...
-
     def read(self, n: int = -1, /) -> bytes: ...
 
 
-def iter_lines(fp: SeekableReader, start: int = 0, *, final: bool = True, chunk: int = 1 << 20) -> Iterator[Line]:
+def iter_lines(fp: Readable, start: int = 0, *, final: bool = True, chunk: int = 1 << 20) -> Iterator[Line]:
     """Yield complete lines of ``fp`` from byte ``start``.
 
     A last line without ``\\n`` is yielded only when ``final`` is true (offline

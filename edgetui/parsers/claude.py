@@ -218,7 +218,8 @@ class ClaudeParser:
         stream still growing never gets this (finish runs only offline)."""
         if self._seg_ended or not (self._seg_init or self._seg_records):
             return []
-        self._out = out = []
+        out: list[Event] = []
+        self._out = out
         self._t = None
         reason = "ended_after_tool_call" if self._open_calls else "no_result"
         self._emit(
@@ -235,7 +236,8 @@ class ClaudeParser:
         return list(out)
 
     def feed(self, line: bytes, offset: int) -> list[Event]:
-        self._out = out = []
+        out: list[Event] = []
+        self._out = out
         self._offset = offset
         self._t = None
         try:
@@ -598,9 +600,7 @@ class ClaudeParser:
         sidechain = o.get("isSidechain") is True
         uuid = o.get("uuid")
         # fields of the first event of this record only
-        first_fields: Optional[dict[str, Any]] = {}
-        if attach is not None:
-            first_fields["usage"] = attach
+        first_fields: Optional[dict[str, Any]] = {} if attach is None else {"usage": attach}
         first_data: dict[str, Any] = {}
         if update is not None:
             first_data["usage_update"] = update

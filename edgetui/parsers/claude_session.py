@@ -14,6 +14,7 @@ from edgetui.events import Event
 from edgetui.parsers.claude import K_SESSION_INIT, K_SYSTEM, ClaudeStreamParser, ClaudeParser
 from edgetui.parsers.claude_content import as_text, summ, parse_timestamp
 from edgetui.parsers.base import END_OF_FILE_SUB
+from edgetui.parsers.json_fields import dict_at
 from edgetui.parsers.claude import K_SEGMENT_END
 
 
@@ -42,7 +43,8 @@ class ClaudeSessionParser(ClaudeParser):
         ``api-errors-only`` (docs/transcript-formats.md §4)."""
         if not self._api_errors or self._answered:
             return []
-        self._out = out = []
+        out: list[Event] = []
+        self._out = out
         self._t = None
         n = self._api_errors
         self._emit(
@@ -97,8 +99,8 @@ class ClaudeSessionParser(ClaudeParser):
 
     def _other(self, o: dict[str, Any], typ: Any) -> None:
         if typ == "progress":
-            pdata = o.get("data")
-            ptype = pdata.get("type") if isinstance(pdata, dict) else None
+            pdata = dict_at(o, "data")
+            ptype = pdata.get("type")
             if ptype == "agent_progress":
                 inner = pdata.get("message")
                 if (

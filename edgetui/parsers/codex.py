@@ -232,11 +232,11 @@ class CodexTextParser:
             return out
 
         if marker is None and (blk is None or blk.kind != "exec"):
-            m = _TOKENS_INLINE_RE.match(stripped)
-            if m:  # one-line "tokens used: 1234"
+            tm = _TOKENS_INLINE_RE.match(stripped)
+            if tm:  # one-line "tokens used: 1234"
                 out.extend(self._flush())
                 nb = _Block("tokens", offset)
-                nb.lines.append(m.group(1))
+                nb.lines.append(tm.group(1))
                 self._open = nb
                 out.extend(self._flush())
                 return out

@@ -20,11 +20,8 @@ from edgetui.error_log import note_swallowed
 from edgetui.events import Event, Kind, TimeSource, Usage, one_line
 from edgetui.parsers.base import loads_lenient, parse_error
 from edgetui.parsers.sforge_submit import parse_sforge_submit_output, sforge_submit_mode
-
-try:  # private helper of the Claude parser: one summary style for submit results
-    from edgetui.parsers.sforge_submit import submit_summary
-except ImportError:  # pragma: no cover - only if claude.py renames it
-    submit_summary = None
+from edgetui.parsers.json_fields import str_at
+from edgetui.parsers.sforge_submit import submit_summary  # one summary style for submit results
 
 T_RECORDED = TimeSource.RECORDED.value
 
@@ -80,14 +77,14 @@ def submit_fields(content: Any, mode: Optional[str], data: dict[str, Any]) -> tu
         data["submit_mode"] = mode
     data["submit_result"] = res
     summ = None
-    if res and submit_summary is not None:
+    if res:
         try:
             summ = submit_summary(res)
         except Exception:  # noqa: BLE001 - a transcript's odd text must not stop its parse
             summ = None
     if mode == "result" or res.get("mode") == "result":
         return None, summ  # a --result read names the round it read again: not a new submission's result
-    return res.get("round") if isinstance(res.get("round"), str) else None, summ
+    return str_at(res, "round"), summ
 
 
 def command_text(cmd: Any) -> Optional[str]:
@@ -301,7 +298,8 @@ class JsonLinesParser:
                         if t is not None:
                             for ev in events:
                                 if ev.t is None:
-                                    ev.t, ev.t_source = t, T_RECORDED
+                                    # use_enum_values: the field holds the enum's str value, as validation sets it
+                                    ev.t, ev.t_source = t, T_RECORDED  # type: ignore[assignment]
                         self._after_record(offset, t, events)
                     else:
                         events.append(self._perr(offset, line, f"JSON value is not an object ({type(obj).__name__})"))

@@ -35,6 +35,7 @@ from edgetui.parsers.codex_common import (
     usage_from,
 )
 from edgetui.parsers.codex_protocol import EventMsgParser
+from edgetui.parsers.json_fields import dict_at, list_at
 
 __all__ = ["CodexJsonParser"]
 
@@ -198,7 +199,7 @@ class CodexJsonParser(EventMsgParser):
         ]
 
     def _turn_usage(self, obj: dict[str, Any], offset: int) -> Event:
-        raw = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
+        raw = dict_at(obj, "usage")
         cur = {k: int_or_none(raw.get(k)) or 0 for k in _USAGE_KEYS}
         prev = self._st.get("prev_usage")
         data: dict[str, Any] = {
@@ -304,7 +305,7 @@ class CodexJsonParser(EventMsgParser):
                 )
             ]
         if itype == "todo_list":
-            items = item.get("items") if isinstance(item.get("items"), list) else []
+            items = list_at(item, "items")
             done = sum(1 for x in items if isinstance(x, dict) and x.get("completed"))
             nxt = next((x.get("text") for x in items if isinstance(x, dict) and not x.get("completed")), None)
             return [
@@ -342,7 +343,7 @@ class CodexJsonParser(EventMsgParser):
                 data["submit_mode"] = mode
             summary = f"$ {cmd}"
         elif itype == "file_change":
-            changes = item.get("changes") if isinstance(item.get("changes"), list) else []
+            changes = list_at(item, "changes")
             data["changes"] = changes
             summary = "file change: " + ", ".join(
                 f"{c.get('kind', '?')} {c.get('path', '?')}" for c in changes if isinstance(c, dict)
@@ -376,7 +377,7 @@ class CodexJsonParser(EventMsgParser):
             is_error = (exit_code is not None and exit_code != 0) or status in ("failed", "declined")
             rnd, summ = submit_fields(content, submit_mode(cmd), data)
         elif itype == "file_change":
-            changes = item.get("changes") if isinstance(item.get("changes"), list) else []
+            changes = list_at(item, "changes")
             data["changes"] = changes
             content = "\n".join(f"{c.get('kind', '?')} {c.get('path', '?')}" for c in changes if isinstance(c, dict))
             is_error = status == "failed"

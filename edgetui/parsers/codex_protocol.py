@@ -62,6 +62,7 @@ from edgetui.parsers.codex_common import (
     tool_result_summary,
     usage_from,
 )
+from edgetui.parsers.json_fields import dict_at, list_at, str_at
 
 __all__ = ["CONTEXT_PREFIXES", "CONVERSATION_EVENTS", "EventMsgParser", "duration_ms", "plan_summary"]
 
@@ -416,12 +417,12 @@ class EventMsgParser(JsonLinesParser):
                 data["submit_mode"] = mode
             return "exec", data, f"$ {cmd}", mode
         if et.startswith("patch_apply"):
-            changes = m.get("changes") if isinstance(m.get("changes"), dict) else {}
+            changes = dict_at(m, "changes")
             files = [f"{next(iter(v), '?') if isinstance(v, dict) else '?'} {p}" for p, v in changes.items()]
             data.update(changes=changes, files=list(changes), auto_approved=m.get("auto_approved"))
             return "apply_patch", data, "apply_patch: " + ", ".join(files), None
         if et.startswith("mcp_tool_call"):
-            inv = m.get("invocation") if isinstance(m.get("invocation"), dict) else {}
+            inv = dict_at(m, "invocation")
             name = f"{inv.get('server')}.{inv.get('tool')}"
             data.update(server=inv.get("server"), tool=inv.get("tool"), arguments=inv.get("arguments"))
             return (
@@ -434,7 +435,9 @@ class EventMsgParser(JsonLinesParser):
         return "web_search", data, f"web search: {m.get('query') or ''}".rstrip(), None
 
     def _begin(self, m: dict[str, Any], offset: int) -> Event:
-        cid = m.get("call_id") if isinstance(m.get("call_id"), str) else f"call@{offset}"
+        cid = str_at(m, "call_id")
+        if cid is None:
+            cid = f"call@{offset}"
         name, data, summary, mode = self._call_fields(m)
         remember(self._st["pcalls"], cid, [name, mode])
         self._call_open(cid)
@@ -450,7 +453,9 @@ class EventMsgParser(JsonLinesParser):
 
     def _end(self, m: dict[str, Any], offset: int) -> list[Event]:
         et = m.get("type", "")
-        cid = m.get("call_id") if isinstance(m.get("call_id"), str) else f"call@{offset}"
+        cid = str_at(m, "call_id")
+        if cid is None:
+            cid = f"call@{offset}"
         out: list[Event] = []
         self._call_done(cid)
         known = self._st["pcalls"].pop(cid, None)
@@ -501,7 +506,7 @@ class EventMsgParser(JsonLinesParser):
             else:
                 ok = res.get("Ok") if isinstance(res, dict) and "Ok" in res else res
                 if isinstance(ok, dict):
-                    blocks = ok.get("content") if isinstance(ok.get("content"), list) else []
+                    blocks = list_at(ok, "content")
                     content = "\n".join(str(c.get("text", "")) for c in blocks if isinstance(c, dict))
                     is_error = bool(ok.get("isError") or ok.get("is_error"))
         else:  # web_search_end

@@ -37,6 +37,7 @@ from edgetui.parsers.codex_protocol import (
     duration_ms,
     plan_summary,
 )
+from edgetui.parsers.json_fields import dict_at, str_at
 
 __all__ = ["CodexRolloutParser"]
 
@@ -187,7 +188,8 @@ class CodexRolloutParser(EventMsgParser):
     def _at_end(ev: Event, t: Optional[float]) -> Event:
         ev.sub = END_OF_FILE_SUB
         if t is not None:
-            ev.t, ev.t_source = t, T_RECORDED
+            # use_enum_values: the field holds the enum's str value, as validation sets it
+            ev.t, ev.t_source = t, T_RECORDED  # type: ignore[assignment]
         return ev
 
     def _handle(self, obj: dict[str, Any], offset: int) -> list[Event]:
@@ -252,7 +254,7 @@ class CodexRolloutParser(EventMsgParser):
     def _turn_context(self, p: dict[str, Any], offset: int) -> list[Event]:
         if isinstance(p.get("model"), str):
             self._st["model"] = p["model"]
-        data = {
+        data: dict[str, Any] = {
             k: p.get(k)
             for k in (
                 "turn_id",
@@ -295,7 +297,7 @@ class CodexRolloutParser(EventMsgParser):
             data: dict[str, Any] = {"role": role, "text": text}
             if p.get("phase"):
                 data["phase"] = p["phase"]
-            mid = p.get("id") if isinstance(p.get("id"), str) else None
+            mid = str_at(p, "id")
             if role == "assistant":
                 return [
                     self._ev(Kind.AGENT_MESSAGE, offset, model=model, message_id=mid, data=data, summary=one_line(text))
@@ -318,7 +320,7 @@ class CodexRolloutParser(EventMsgParser):
                     Kind.THINKING,
                     offset,
                     model=model,
-                    message_id=p.get("id") if isinstance(p.get("id"), str) else None,
+                    message_id=str_at(p, "id"),
                     data=data,
                     summary=one_line(text) if text else "(encrypted reasoning)",
                 )
@@ -382,7 +384,7 @@ class CodexRolloutParser(EventMsgParser):
                 summary = f"{name}: {first_line(inp)}"
         else:  # local_shell_call
             name = "local_shell"
-            action = p.get("action") if isinstance(p.get("action"), dict) else {}
+            action = dict_at(p, "action")
             cmd = command_text(action.get("command"))
             data["action"] = action
             if action.get("working_directory"):
@@ -427,7 +429,7 @@ class CodexRolloutParser(EventMsgParser):
                     j = None
                 if isinstance(j, dict) and isinstance(j.get("output"), str):
                     content = j["output"]
-                    meta = j.get("metadata") if isinstance(j.get("metadata"), dict) else {}
+                    meta = dict_at(j, "metadata")
                     exit_code = int_or_none(meta.get("exit_code"))
                     dur, _flag = finite_or_none(meta.get("duration_seconds"))
                     if dur is not None:
@@ -676,9 +678,9 @@ class CodexRolloutParser(EventMsgParser):
         ``system`` (``data.plan``: plans are in no response_item); a message or reasoning →
         its event while it copies no response item (see :meth:`_copied`), else ``system`` with
         ``data.mirror``."""
-        item = p.get("item") if isinstance(p.get("item"), dict) else {}
-        it = item.get("type")
-        iid = item.get("id") if isinstance(item.get("id"), str) else None
+        item = dict_at(p, "item")
+        it: Any = item.get("type")  # (a JSON value: any type)
+        iid = str_at(item, "id")
         base = {
             "event": et,
             "item_type": it,

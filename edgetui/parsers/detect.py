@@ -36,7 +36,7 @@ from edgetui.parsers.codex import CodexTextParser
 from edgetui.parsers.codex import CodexJsonParser
 from edgetui.parsers.codex import CodexRolloutParser
 from edgetui.parsers.opencode import OpenCodeParser
-from edgetui.parsers.claude import ClaudeStreamParser  # type: ignore[attr-defined]
+from edgetui.parsers.claude import ClaudeStreamParser
 from edgetui.parsers.claude_session import ClaudeSessionParser
 
 from edgetui.parsers.claude_session import detect_claude_format

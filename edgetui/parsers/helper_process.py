@@ -124,9 +124,11 @@ class FileLock:
         return self
 
     def __exit__(self, *exc) -> None:
-        fcntl.lockf(self._fd, fcntl.LOCK_UN)
+        if self._fd is not None:  # (set by __enter__)
+            fcntl.lockf(self._fd, fcntl.LOCK_UN)
 
     def __del__(self) -> None:
-        if getattr(self, "_fd", None) is not None:
-            os.close(self._fd)
+        fd = getattr(self, "_fd", None)
+        if fd is not None:
+            os.close(fd)
             self._fd = None

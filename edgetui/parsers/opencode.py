@@ -41,6 +41,7 @@ import orjson
 from edgetui.events import Event, Kind, TimeSource, Usage, one_line
 from edgetui.parsers.base import END_OF_FILE_SUB, finite_or_none
 from edgetui.parsers.codex_common import JsonLinesParser, int_or_none, submit_fields, submit_mode, tool_result_summary
+from edgetui.parsers.json_fields import dict_at
 
 __all__ = ["OpenCodeParser"]
 
@@ -121,7 +122,7 @@ class OpenCodeParser(JsonLinesParser):
             st["pending"] = []
         elif typ == "tool_use":
             cid = part.get("callID") or part.get("id")
-            state = part.get("state") if isinstance(part.get("state"), dict) else {}
+            state = dict_at(part, "state")
             if isinstance(cid, str):
                 if state.get("status") in ("completed", "error"):
                     st["pending"] = [c for c in st["pending"] if c != cid]
@@ -132,7 +133,7 @@ class OpenCodeParser(JsonLinesParser):
         typ = obj.get("type")
         t = self._time_of(obj)
         sid = obj.get("sessionID")
-        part = obj.get("part") if isinstance(obj.get("part"), dict) else {}
+        part = dict_at(obj, "part")
         if sid is None:
             sid = part.get("sessionID")
         events: list[Event] = []
@@ -179,8 +180,9 @@ class OpenCodeParser(JsonLinesParser):
         elif typ == "step_finish":
             events.append(self._step_finish(part, offset))
         elif typ == "error":
-            err = obj.get("error") if isinstance(obj.get("error"), dict) else {"value": obj.get("error")}
-            edata = err.get("data") if isinstance(err.get("data"), dict) else {}
+            raw_err = obj.get("error")
+            err: dict[str, Any] = raw_err if isinstance(raw_err, dict) else {"value": raw_err}
+            edata = dict_at(err, "data")
             msg = edata.get("message") or err.get("message") or err.get("value")
             events.append(
                 self._ev(
@@ -209,10 +211,10 @@ class OpenCodeParser(JsonLinesParser):
     def _tool(self, part: dict[str, Any], offset: int, t: Optional[float]) -> list[Event]:
         tool = part.get("tool") or "tool"
         cid = part.get("callID") or part.get("id") or f"tool@{offset}"
-        state = part.get("state") if isinstance(part.get("state"), dict) else {}
+        state = dict_at(part, "state")
         status = state.get("status")
         inp = state.get("input")
-        times = state.get("time") if isinstance(state.get("time"), dict) else {}
+        times = dict_at(state, "time")
         t_start, t_end = _ms_to_s(times.get("start")), _ms_to_s(times.get("end"))
         cmd = inp.get("command") if isinstance(inp, dict) and isinstance(inp.get("command"), str) else None
         call_data: dict[str, Any] = {
@@ -232,12 +234,13 @@ class OpenCodeParser(JsonLinesParser):
         # OpenCode repairs a call to a tool it does not have into a call to its ``invalid`` tool
         # ({tool, error: "Model tried to call unavailable tool 'X'. ..."}), which "completes": an error
         invalid = tool == "invalid" and isinstance(inp, dict)
+        invalid_input: dict[str, Any] = inp if tool == "invalid" and isinstance(inp, dict) else {}
         if invalid:
-            call_data["invalid_tool"] = inp.get("tool")
+            call_data["invalid_tool"] = invalid_input.get("tool")
         if cmd is not None:
             summary = f"{tool}: $ {cmd}"
         elif invalid:
-            summary = f"invalid: model called unavailable tool {inp.get('tool')}"
+            summary = f"invalid: model called unavailable tool {invalid_input.get('tool')}"
         elif inp is not None:
             summary = f"{tool}({one_line(orjson.dumps(inp, default=str).decode(), 120)})"
         else:
@@ -257,12 +260,12 @@ class OpenCodeParser(JsonLinesParser):
         ]
         if status not in ("completed", "error"):
             return events
-        meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
+        meta = dict_at(state, "metadata")
         exit_code = int_or_none(meta.get("exit"))
         content = state.get("output") if status == "completed" else state.get("error")
         is_error = status == "error" or (exit_code is not None and exit_code != 0) or invalid
         if invalid and not content:
-            content = inp.get("error")
+            content = invalid_input.get("error")
         res_data: dict[str, Any] = {
             "content": content,
             "status": status,
@@ -272,7 +275,7 @@ class OpenCodeParser(JsonLinesParser):
         if status == "error":
             res_data["error"] = state.get("error")
         if invalid:
-            res_data["invalid_tool"] = inp.get("tool")
+            res_data["invalid_tool"] = invalid_input.get("tool")
         if t_start is not None and t_end is not None:
             res_data["duration_ms"] = round((t_end - t_start) * 1000, 3)
         if cmd is not None:
@@ -291,7 +294,7 @@ class OpenCodeParser(JsonLinesParser):
                 data=res_data,
                 summary=one_line(summ)
                 if summ
-                else one_line(f"invalid → error: unavailable tool {inp.get('tool')}: {content}")
+                else one_line(f"invalid → error: unavailable tool {invalid_input.get('tool')}: {content}")
                 if invalid
                 else tool_result_summary(tool, exit_code, content, is_error),
                 t=t_res,
@@ -310,7 +313,7 @@ class OpenCodeParser(JsonLinesParser):
             "part_id": part.get("id"),
         }
         if tokens is not None:
-            cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+            cache = dict_at(tokens, "cache")
             usage = Usage(
                 input_tokens=int_or_none(tokens.get("input")) or 0,
                 output_tokens=int_or_none(tokens.get("output")) or 0,

@@ -42,7 +42,7 @@ import stat as _stat
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import BinaryIO, Callable, Iterator, Optional, TypeVar
+from typing import BinaryIO, Callable, Iterator, Optional, TypeVar, cast
 
 F = TypeVar("F", bound=Callable)
 
@@ -133,7 +133,7 @@ def reads_run_folder(folder_of: Callable[..., str | os.PathLike]) -> Callable[[F
             with reading_run_folder(folder_of(*args, **kwargs)):
                 return fn(*args, **kwargs)
 
-        return inner  # type: ignore[return-value]
+        return cast(F, inner)  # (functools.wraps: fn's signature, and fn's value returned)
 
     return wrap
 

@@ -80,7 +80,7 @@ _DRAINING_RE = re.compile(r"^Draining (\d+) pending judge evals")
 
 def redact_text(text: str) -> str:
     """Replace secrets in free text with ``<redacted>`` (:func:`edgetui.redact.redact_text`)."""
-    return _redact(text)  # type: ignore[return-value]
+    return _redact(text)
 
 
 # --------------------------------------------------------------------------- time
@@ -245,6 +245,13 @@ class RunAgentLogParser:
         ev.sub = PROVISIONAL_SUB
         ev.data = {**(ev.data or {}), "provisional": True}
         return ev
+
+    @staticmethod
+    def final_of(provisional: Event) -> Event:
+        """The event a :meth:`peek_open` event stands for, as :meth:`finish` gives it (the same
+        ``event_id`` as an offline ingest's): for a log that gets no more lines (its run is over)."""
+        data = {k: v for k, v in (provisional.data or {}).items() if k != "provisional"}
+        return provisional.model_copy(update={"sub": 0, "data": data})
 
     def feed(self, line: bytes, offset: int) -> list[Event]:
         return flag_bad_bytes(self._feed(line, offset), self.source, self.generation, line, offset)
@@ -627,7 +634,9 @@ class AutoEvalTicksParser:
             self.last = None
             return [parse_error(self.source, self.generation, offset, line, f"bad timestamp: {e}")]
         msg = self._keys.line(m.group(7))
-        common = dict(source=self.source, generation=self.generation, offset=offset, t=t, t_source=TimeSource.RECORDED)
+        common: dict[str, Any] = dict(
+            source=self.source, generation=self.generation, offset=offset, t=t, t_source=TimeSource.RECORDED
+        )
         sm = _SUBMITTED_RE.match(msg)
         if sm:
             self.last = {"offset": offset, "t": t, "level": "INFO"}

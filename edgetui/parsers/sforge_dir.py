@@ -60,6 +60,7 @@ from edgetui.parsers.run_folder_files import SMALL_FILE_LIMIT, open_run_file, re
 from edgetui.parsers.base import file_generation, open_regular, parse_error, read_regular
 from edgetui.parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch, redact_text
 from edgetui.parsers.run_format import FormatEvidence, run_format
+from edgetui.parsers.json_fields import dict_at, list_at, str_at
 from edgetui.parsers.sforge_common import (  # shared with .sforge_submissions; some also imported from here
     FAILED_GRADING_SUB,
     Json,
@@ -457,8 +458,8 @@ def read_run_info(loc: RunLocation) -> RunInfo:
         info.timeout_s = t if t is not None and t > 0 else DEFAULT_TIMEOUT_S
         ei = as_finite(config.get("eval_interval"))
         info.eval_interval_s = ei
-        info.agent = config.get("agent") if isinstance(config.get("agent"), str) else None
-        info.model = config.get("model") if isinstance(config.get("model"), str) else None
+        info.agent = str_at(config, "agent")
+        info.model = str_at(config, "model")
     if final is not None:
         if info.agent is None and isinstance(final.get("agent"), str) and final.get("agent"):
             info.agent = final["agent"]
@@ -527,7 +528,7 @@ def run_config_events(task_dir: Path) -> list[Event]:
             t_source=TimeSource.INTERPOLATED if src.mtime is not None else None,
             summary=one_line(f"run config: {summ}"),
             agent_format=None,
-            model=red.get("model") if isinstance(red.get("model"), str) else None,
+            model=str_at(red, "model"),
             data=data,
         )
     )
@@ -593,7 +594,7 @@ def evolve_state_events(task_dir: Path) -> list[Event]:
     if not isinstance(j.value, dict):
         return [json_parse_error(j, f"{j.rel}: not a JSON object at byte 0")]
     v = sanitize(j.value)
-    subs = v.get("submissions") if isinstance(v.get("submissions"), list) else []
+    subs = list_at(v, "submissions")
     head = {k: v.get(k) for k in ("best_pass_rate", "best_score", "best_round")}
     out = [
         Event(
@@ -620,7 +621,7 @@ def evolve_state_events(task_dir: Path) -> list[Event]:
             )
             continue
         at = as_finite(s.get("at"))
-        rnd = s.get("round") if isinstance(s.get("round"), str) else None
+        rnd = str_at(s, "round")
         pr = as_finite(s.get("pass_rate"))
         prs = f"{pr * 100:.1f}%" if pr is not None else "?"
         out.append(
@@ -657,7 +658,7 @@ def history_events(task_dir: Path) -> list[Event]:
             out.append(json_parse_error(j, f"{j.rel}: not a JSON object at byte 0"))
             continue
         h = sanitize(j.value)
-        entries = h.get("entries") if isinstance(h.get("entries"), list) else []
+        entries = list_at(h, "entries")
         dropped = False
         slim = []
         for e in entries:
@@ -712,7 +713,7 @@ def final_result_events(
             t=t,
             t_source=TimeSource.INTERPOLATED if t is not None else None,
             summary=one_line(summ),
-            model=v.get("model") if isinstance(v.get("model"), str) else None,
+            model=str_at(v, "model"),
             data=v,
         )
     ]
@@ -774,8 +775,8 @@ def resolve_tasks_dir(cli_value: Optional[str | os.PathLike] = None) -> Optional
 
 
 def _task_from_json(stem: str, d: dict[str, Any], path: Path) -> TaskInfo:
-    judge = d.get("judge") if isinstance(d.get("judge"), dict) else {}
-    meta = d.get("metadata") if isinstance(d.get("metadata"), dict) else {}
+    judge = dict_at(d, "judge")
+    meta = dict_at(d, "metadata")
     cat = d.get("category") if d.get("category") is not None else meta.get("category")
     sel = judge.get("selection")
     dirn = judge.get("score_direction")
@@ -788,7 +789,7 @@ def _task_from_json(stem: str, d: dict[str, Any], path: Path) -> TaskInfo:
         selection=sel if isinstance(sel, str) and sel else "pass_rate_first",
         score_direction=dirn if isinstance(dirn, str) and dirn else "maximize",
         rescale=sanitize(rescale) if isinstance(rescale, dict) else None,
-        parser=judge.get("parser") if isinstance(judge.get("parser"), str) else None,
+        parser=str_at(judge, "parser"),
         game_mode=bool(d.get("game_mode", False)),
         eval_timeout=et if et is not None else 600,
         source_path=str(path),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+from functools import partial
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,7 @@ from edgetui.parsers.sforge_common import (
     subdirs,
     sanitize,
 )
+from edgetui.parsers.json_fields import list_at
 
 
 def parse_round(name: str) -> Optional[tuple[str, int]]:
@@ -90,8 +92,8 @@ def test(item: dict[str, Any], origin: str) -> TestResult:
 
 def _tests_of_report(d: dict[str, Any]) -> list[TestResult]:
     """details (all parsers) + test_details items not already in details (legacy parsers repeat them)."""
-    details = d.get("details") if isinstance(d.get("details"), list) else []
-    tdetails = d.get("test_details") if isinstance(d.get("test_details"), list) else []
+    details = list_at(d, "details")
+    tdetails = list_at(d, "test_details")
     out: list[TestResult] = []
     seen: Counter[tuple[str, str]] = Counter()
     for it in details:
@@ -247,7 +249,7 @@ FOLDER_FILES = ("report.json", "run_instance.log", "test_output.txt", "game_resu
 
 def folder_signature(entry: Path) -> tuple:
     """(size, mtime_ns, inode) of each of :data:`FOLDER_FILES` in a submission folder (None when absent)."""
-    out = []
+    out: list[Optional[tuple[int, int, int]]] = []
     for name in FOLDER_FILES:
         try:
             st = os.stat(os.path.join(entry, name))
@@ -325,7 +327,7 @@ def read_submissions(
                 fresh,
                 entry.name,
                 folder_signature(entry),
-                lambda entry=entry, kind=kind, n=n: _read_folder(entry, kind, n),
+                partial(_read_folder, entry, kind, n),
             ).model_copy()
         if kind in ("agent", "legacy") and entry.name in seen:
             rec.seen_at = seen[entry.name]
@@ -472,7 +474,7 @@ def submission_events(
     out: list[Event] = []
     for rec in records:
         key = (rec.model_dump_json(), utc_offset_s, folder_signature(task_dir / "submissions" / rec.round))
-        evs = _cached(cache, fresh, rec.round, key, lambda rec=rec: folder_events(task_dir, [rec], utc_offset_s))
+        evs = _cached(cache, fresh, rec.round, key, partial(folder_events, task_dir, [rec], utc_offset_s))
         out.extend(e.model_copy() for e in evs)
     _replace(cache, fresh)
     return out
@@ -487,7 +489,7 @@ JUDGE_SETUP_MAX_S = 900.0
 
 def result_known_time(
     rec: SubmissionRecord, judge_end: Optional[float]
-) -> tuple[Optional[float], Optional[str], Optional[str]]:
+) -> tuple[Optional[float], Optional[TimeSource], Optional[str]]:
     """When a graded round's result was known: ``(t, t_source, known_by)`` (epoch seconds UTC).
 
     * agent (and legacy) rounds: ``evolve_state.json`` ``at`` (``seen_at``), the moment the
@@ -557,6 +559,7 @@ def folder_events(task_dir: Path, records: Iterable[SubmissionRecord], utc_offse
         if rec.status == "failed_grading":
             err = _last_instance_error(inst)
             p = entry / "run_instance.log"
+            ts: Optional[TimeSource]
             if err is not None:
                 t, ts = err.t, TimeSource.RECORDED
             else:

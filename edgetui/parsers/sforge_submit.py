@@ -238,7 +238,7 @@ def parse_sforge_submit_output(text: str) -> dict[str, Any]:
         label = err_block.group(1)
         if "round" not in out and label != "submission":
             out["round"] = label
-        err_lines = []
+        err_lines: list[str] = []
         for ln in text[err_block.end() :].splitlines():
             st = ln.strip()
             if st.startswith(_RULE):
@@ -253,10 +253,11 @@ def parse_sforge_submit_output(text: str) -> dict[str, Any]:
         m = _RE_LIMIT.search(text)
         m2 = _RE_COOLDOWN.search(text)
         ev = _RE_EVAL_FAILED.search(text) or _RE_NO_REPORT.search(text)
-        if m or m2:
+        hit = m or m2
+        if hit:
             out["status"] = "rejected"
             out["rejected"] = "limit" if m else "cooldown"
-            out["detail"] = (m or m2).group(1)  # type: ignore[union-attr]
+            out["detail"] = hit.group(1)
         elif ev:  # the judge's evaluation failed (status "error") or left no report: no score
             out["status"] = "error"
             out.setdefault("submission_id", ev.group(1))
@@ -292,7 +293,7 @@ def _parse_history(text: str, out: dict[str, Any]) -> None:
     m = _RE_BEST_SCORE.search(text)
     if m:
         out["best_score"] = _num(m.group(1))[0]
-    entries = []
+    entries: list[dict[str, Any]] = []
     cols: Optional[list[str]] = None
     for ln in text.splitlines():
         st = ln.strip()

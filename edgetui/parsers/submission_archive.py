@@ -21,7 +21,7 @@ import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Optional
+from typing import Optional
 
 __all__ = ["ArchiveRefused", "Limits", "DEFAULT_LIMITS", "extract_archive", "read_archive"]
 
@@ -46,13 +46,13 @@ DEFAULT_LIMITS = Limits()
 class _Bounded(io.RawIOBase):
     """A read-only stream that raises :class:`ArchiveRefused` past ``limit`` bytes."""
 
-    def __init__(self, inner: BinaryIO, limit: int, name: str) -> None:
+    def __init__(self, inner: io.BufferedIOBase, limit: int, name: str) -> None:
         self.inner, self.limit, self.name, self.n = inner, limit, name, 0
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:  # type: ignore[override]
+    def readinto(self, b) -> int:
         data = self.inner.read(len(b))
         self.n += len(data)
         if self.n > self.limit:
@@ -66,7 +66,7 @@ def _open(path: Path, limits: Limits) -> tarfile.TarFile:
     try:
         head = raw.read(2)
         raw.seek(0)
-        inner: BinaryIO = gzip.GzipFile(fileobj=raw, mode="rb") if head == b"\x1f\x8b" else raw  # type: ignore[assignment]
+        inner: io.BufferedIOBase = gzip.GzipFile(fileobj=raw, mode="rb") if head == b"\x1f\x8b" else raw
         stream = io.BufferedReader(_Bounded(inner, limits.max_bytes, str(path)))
         return tarfile.open(fileobj=stream, mode="r|")
     except BaseException:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 from edgetui import __version__
 from edgetui.store.schema import SCHEMA_VERSION
@@ -42,7 +42,7 @@ class Signatures(dict):
 
     def __init__(self, images: tuple[str, ...] = ()) -> None:
         super().__init__()
-        self.pool = None
+        self.pool: Optional[ThreadPoolExecutor] = None
         self.images = images  # the images of remote roots (edgetui.hosts.signature.image_prefixes)
 
     def take(self, key: str):
@@ -57,9 +57,10 @@ class Signatures(dict):
     def take_later(self, key: str, task_dir, salt: str) -> None:
         """Have the signature of ``key``'s task dir taken by this object's thread (started on first
         use), in the order of the calls."""
-        if self.pool is None:
-            self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edgetui-signatures")
-        self[key] = self.pool.submit(_signature_of, str(task_dir), salt, in_image(task_dir, self.images))
+        pool = self.pool
+        if pool is None:
+            pool = self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edgetui-signatures")
+        self[key] = pool.submit(_signature_of, str(task_dir), salt, in_image(task_dir, self.images))
 
     def close(self) -> None:
         """Stop taking the signatures not taken yet (the ingest ended)."""

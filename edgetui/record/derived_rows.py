@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 from edgetui.store import repeated_records as repeats
 from edgetui.record.time_alignment import AlignJob, align_runs
@@ -368,6 +368,7 @@ def _run_columns(j: FinalizeJob, d: _Done, agg_totals: Optional[tuple], log_rec:
         if info.started_at is not None:
             sub_cols["started_at"] = info.started_at
         return sub_cols
+    assert agg_totals is not None  # (a job with aggregates has its row in aggs)
     agg, totals = agg_totals
     last_event = agg[2]
     reason = None
@@ -432,8 +433,8 @@ def _game_times(subs: list[SubmissionRecord], start: Optional[float], end: Optio
         return {}
     end = end if end is not None and end > start else start + 3600
     plausible = all(s.graded_at is not None and start - 3600 <= s.graded_at <= end + 3600 for s in games)
-    if plausible:
-        return {s.round: s.graded_at for s in games}
+    if plausible:  # (every graded_at a float: checked just above)
+        return {s.round: cast(float, s.graded_at) for s in games}
     return {s.round: start + (end - start) * (i + 1) / (len(games) + 1) for i, s in enumerate(games)}
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 import duckdb
 
@@ -198,6 +198,7 @@ def apply_request(conn: duckdb.DuckDBPyConnection, req: dict) -> dict:
             raise ValueError(f"unknown request {op!r}")
         if op in ("annotate", "annotation_edit", "annotation_delete", "annotations_import"):
             return {"ok": _annotation_op(conn, op, req)}
+        key = cast(str, key)  # (the other ops need a run key: checked above)
         if op == "forget":
             return {"ok": forget_run(conn, key)}
         if op == "unforget":

@@ -6,17 +6,14 @@ Core: no Textual imports."""
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from edgetui.record.derived_rows import FinalizeJob, finalize_runs
 from edgetui.records import RunInfo
 from edgetui.record.recorder import Recorder
 
 from edgetui.store.sql_in_list import in_list
-
-if TYPE_CHECKING:
-    from edgetui.record.ingest_report import IngestReport
+from edgetui.record.ingest_report import IngestReport
 
 
 def fill_model_agent(rec: Recorder, key: str, info: RunInfo, model: bool = True) -> None:
@@ -118,7 +115,7 @@ class GroupWrites:
                     rec.update_run(key, model=found[key])
         finalize_runs(rec, self.jobs)
         for i, key, transcript, report in reversed(self.no_turns):
-            notes: list[str] = []
-            say_no_turns(rec, key, transcript, SimpleNamespace(messages=notes))
-            report.messages[i:i] = notes
+            notes = IngestReport()
+            say_no_turns(rec, key, transcript, notes)
+            report.messages[i:i] = notes.messages
         self.tables, self.models, self.jobs, self.no_turns = [], [], [], []

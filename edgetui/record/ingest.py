@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from edgetui.garbage_collector import fewer_collections
 from edgetui.hosts.signature import image_prefixes
@@ -97,7 +97,7 @@ def _ingest_jobs(
 
     tdir = resolve_tasks_dir(tasks_dir)
     tasks = load_tasks(tdir) if tdir else {}
-    jobs: list[tuple[str, object]] = []
+    jobs: list[tuple[str, Any]] = []  # (kind, a transcript's Path or a run's RunLocation)
     for p in paths:
         p = Path(p).expanduser()
         if not p.exists():
@@ -128,7 +128,7 @@ def _ingest_jobs(
             if key in gone:
                 if not unforget:
                     report.messages.append(
-                        f"{obj.task_dir}: skipped, forgotten with `edgetui forget` "  # type: ignore
+                        f"{obj.task_dir}: skipped, forgotten with `edgetui forget` "
                         "(`edgetui ingest --unforget PATH` records it again)"
                     )
                     continue

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from edgetui.parsers.helper_process import FileLock, start_process
 
@@ -56,7 +56,7 @@ CHUNK_RUNS = 32
 _ATTACH = "edgetui_shard"
 
 
-def shard_split(rec: "Recorder", jobs: list, only_transcript: set, *, small: Callable[[object], bool]) -> int:
+def shard_split(rec: "Recorder", jobs: list, only_transcript: set, *, small: Callable[[Any], bool]) -> int:
     """Index into ``jobs`` where the part the two processes share starts (``len(jobs)``: no
     shard): the longest tail of jobs that are SForge run directories, not recorded, distinct, with
     a transcript small enough to be recorded in one transaction (``small(loc)``), if it holds at
@@ -69,7 +69,7 @@ def shard_split(rec: "Recorder", jobs: list, only_transcript: set, *, small: Cal
     while start > 0:
         kind, obj = jobs[start - 1]
         key = getattr(obj, "run_key", None)
-        if kind != "run" or key in known or key in only_transcript or key in tail or not small(obj):
+        if kind != "run" or key is None or key in known or key in only_transcript or key in tail or not small(obj):
             break
         tail.add(key)
         start -= 1

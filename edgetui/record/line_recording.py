@@ -28,7 +28,7 @@ from edgetui.record.recorder import Recorder
 import hashlib
 import time
 from edgetui.parsers.cursor_check import moved_below
-from edgetui.parsers.base import END_OF_FILE_SUB
+from edgetui.parsers.base import END_OF_FILE_SUB, LineParser
 from edgetui.parsers import spare_parsing_process as prewarm
 from edgetui.parsers.arrow_batches import scrub_table
 from edgetui.parsers.detect import parser_for
@@ -59,7 +59,7 @@ def ingest_lines(
     run_key: str,
     path: Path,
     source: str,
-    make_parser: Callable[[str, str, Optional[dict]], object],
+    make_parser: Callable[[str, str, Optional[dict]], LineParser],
     report: IngestReport,
     progress: Optional[ProgressFn] = None,
     *,
@@ -185,15 +185,16 @@ def ingest_lines(
             for line in iter_lines(fp, start, final=False):
                 evs = line_events(parser, line, source, gen)
                 if observed_t is not None:
-                    for e in evs:
-                        if e.t is None:
-                            e.t = observed_t
-                            e.t_source = "observed"
-                for e in evs:
-                    if e.kind == "parse_error":
+                    for ev in evs:
+                        if ev.t is None:
+                            ev.t = observed_t
+                            # use_enum_values: the field holds the enum's str value, as validation sets it
+                            ev.t_source = "observed"  # type: ignore[assignment]
+                for ev in evs:
+                    if ev.kind == "parse_error":
                         n_errors += 1
                         if first_error is None:
-                            first_error = err_line(path, e)
+                            first_error = err_line(path, ev)
                 batch.extend(evs)
                 last_end = line.end
                 if len(batch) >= BATCH_EVENTS or last_end - batch_start >= BATCH_BYTES:
@@ -211,10 +212,10 @@ def ingest_lines(
                     tail = parser.finish()
             else:
                 tail = []
-            for e in tail:
-                if e.kind == "parse_error":
+            for ev in tail:
+                if ev.kind == "parse_error":
                     n_errors += 1
-                    first_error = first_error or err_line(path, e)
+                    first_error = first_error or err_line(path, ev)
             cur_final = cursor(final and not has_tail)  # the cursor stays before an unterminated line
             batch.extend(tail)
             submit(batch, cur_final)

@@ -347,15 +347,15 @@ class Recorder:
         if run_key == self.fresh_run:
             self._no_cursor.add((run_key, source))
             return None
-        row = self.conn.execute(
+        rows = self.conn.execute(
             'SELECT generation, "offset", state, size, mtime, inode, done, path FROM source_cursors '
             "WHERE run_key = ? AND source = ?",
             [run_key, source],
         ).fetchall()
-        if not row:
+        if not rows:
             self._no_cursor.add((run_key, source))
             return None
-        row = row[0]
+        row = rows[0]
         return {
             "generation": row[0],
             "offset": row[1],
@@ -595,18 +595,19 @@ class Recorder:
         if run_key in self._held_runs:  # (the same run again in this transaction: its row written first)
             self.write_held_runs()
         vals = self._run_values(info, extra)
+        known = self._known_runs
         if self.batch_mode:  # the only writer: the keys read once instead of one lookup per run
-            if self._known_runs is None:
-                self._known_runs = {r[0] for r in self.conn.execute("SELECT run_key FROM runs").fetchall()}
-            exists = run_key in self._known_runs
+            if known is None:
+                known = self._known_runs = {r[0] for r in self.conn.execute("SELECT run_key FROM runs").fetchall()}
+            exists = run_key in known
         else:
             exists = bool(self.conn.execute("SELECT 1 FROM runs WHERE run_key = ?", [run_key]).fetchall())
         if exists:
             self._update_run_values(run_key, vals)
-        elif self.batch_mode and self._depth and info.layout != "transcript":
+        elif self.batch_mode and known is not None and self._depth and info.layout != "transcript":
             # held until flush_run (a bare transcript's row is read by the repeats' ranking: written now)
             self._pending_run = (run_key, vals)
-            self._known_runs.add(run_key)
+            known.add(run_key)
         else:
             self._insert_run(run_key, vals)
             if self._known_runs is not None:
@@ -757,7 +758,7 @@ class Recorder:
         """Replace all submissions and test results of a run (rows as dicts of column -> value)."""
         self.replace_submissions_many([(run_key, subs, run_key == self.fresh_run)])
 
-    def replace_submissions_many(self, items: Sequence[tuple[str, Iterable[dict[str, Any]], bool]]) -> None:
+    def replace_submissions_many(self, items: Sequence[tuple[str, Iterable[dict[str, Any]], Optional[bool]]]) -> None:
         """:meth:`replace_submissions` of several runs ``(run_key, rows, fresh)`` (``fresh``: the run
         had no row before this ingest, as :attr:`fresh_run`): one DELETE per table for the runs
         that had rows and one INSERT per table for all of them."""

@@ -9,7 +9,8 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Optional, Sequence
+from functools import partial
+from typing import Any, Optional, Sequence
 
 from edgetui.events import Event
 from edgetui.parsers.run_folder_files import RunFolderNotes, check_run_file, reading_run_folder
@@ -36,7 +37,7 @@ from edgetui.hosts.signature import TREE_SOURCE
 import errno
 from edgetui.parsers.base import open_regular
 from edgetui.parsers import sforge_dir as sd
-from edgetui.parsers.base import END_OF_FILE_SUB
+from edgetui.parsers.base import END_OF_FILE_SUB, LineParser
 from edgetui.parsers.arrow_batches import data_json  # (the data as every event's is written)
 from edgetui.parsers.sforge_submissions import FOLDER_FILES
 from edgetui.parsers.base import parse_error
@@ -128,7 +129,8 @@ def record_serial(rec, jobs, sigs, only_transcript, tasks, host, is_sample, prog
 
     i = 0
     while i < len(jobs):
-        locs, nbytes = [], 0
+        locs: list[Any] = []  # (run locations: any other job ends a group)
+        nbytes = 0
         while i + len(locs) < len(jobs) and len(locs) < GROUP_RUNS:
             kind, obj = jobs[i + len(locs)]
             sz = file_size(Path(obj.task_dir) / "agent_output.txt") if kind == "run" else line_recording.BATCH_BYTES + 1
@@ -424,7 +426,7 @@ def _ingest_run_files(
             rec.note_no_cursor(key, TREE_SOURCE)
         off = info.utc_offset_s
         # a new run's log events go in with its file events, one INSERT (each costs ~3 ms here)
-        held = (
+        held: Optional[list[Event]] = (
             []
             if (
                 rec.fresh_run == key
@@ -447,7 +449,7 @@ def _ingest_run_files(
                 f = task_dir / name
                 if _regular_or_note(f, report):
                     report.events_offered += ingest_lines(
-                        rec, key, f, name, lambda src, gen, st, cls=cls: cls(src, gen, off, st), report, progress
+                        rec, key, f, name, partial(_log_parser, cls, off), report, progress
                     )
             if fmt and not big and held is not None:  # (its events held with the logs', one INSERT)
                 _ingest_run_transcript(rec, key, transcript, fmt, info, report, progress, held)
@@ -459,7 +461,7 @@ def _ingest_run_files(
         keep_files = files_unchanged and rec.fresh_run != key
         if not big:
             _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report, held or (), keep_files, defer)
-    if big:
+    if big and fmt:  # (big: a transcript of a known format)
         _ingest_run_transcript(rec, key, transcript, fmt, info, report, progress)
         with rec.transaction():
             _record_run_files(rec, key, info, task, task_dir, fmt, transcript, report, (), keep_files)
@@ -560,6 +562,11 @@ def _say_bad_files(report: IngestReport, task_dir: Path, events: Sequence[Event]
             else " (kept as a parse_error event)"
         )
         report.messages.append(f"{os.path.normpath(task_dir / source)}: {reason}{more}")
+
+
+def _log_parser(cls, utc_offset_s: Optional[float], source: str, gen: str, state: Optional[dict]) -> LineParser:
+    """A parser of the run's harness logs (``cls``: RunAgentLogParser, AutoEvalTicksParser)."""
+    return cls(source, gen, utc_offset_s, state)
 
 
 def _ingest_run_transcript(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence
 
 import duckdb
 import pyarrow as pa
@@ -198,8 +198,9 @@ def _align_lines(
     ).fetchall():
         logs[rk].append((k, t))
     # submissions: the sforge-submit call and its result
-    subs_of = {j.run_key: j.submissions for j in jobs}
-    unread = [k for k, s in subs_of.items() if s is None]
+    known_subs = {j.run_key: j.submissions for j in jobs}
+    unread = [k for k, s in known_subs.items() if s is None]
+    subs_of: dict[str, dict] = {k: s for k, s in known_subs.items() if s is not None}
     if unread:
         for k in unread:
             subs_of[k] = {}
@@ -405,7 +406,7 @@ def _fill_other_sources(conn, jobs: list[AlignJob], stats: dict[str, AlignStats]
         write_times(conn, ids, ts, keys)
 
 
-def write_times(conn, ids: list[str], ts: list[Optional[float]], run_keys: list[str] | None = None) -> None:
+def write_times(conn, ids: list[str], ts: Sequence[Optional[float]], run_keys: list[str] | None = None) -> None:
     """``t`` of the events ``ids`` (of ``run_keys`` when given: the UPDATE's scan then skips the other
     runs' rows instead of joining them), ``t_source`` 'interpolated'."""
     tbl = pa.table({"event_id": pa.array(ids, pa.string()), "t": pa.array(ts, pa.float64())})

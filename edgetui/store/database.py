@@ -148,12 +148,9 @@ def check_header(path: Path) -> Optional[str]:
         return None
     if len(head) < 12288 or head[8:12] != b"DUCK":
         return "not a DuckDB database file (no DuckDB header)"
-    best = None
-    for off in (4096, 8192):
-        iteration, meta, free, blocks, block_size = struct.unpack_from("<QQQQQ", head, off + 8)
-        if best is None or iteration > best[0]:
-            best = (iteration, meta, free, block_size)
-    _, meta, free, block_size = best  # type: ignore[misc]
+    # the two headers: the one of the higher iteration counts (the first on a tie)
+    headers = [struct.unpack_from("<QQQQQ", head, off + 8) for off in (4096, 8192)]
+    _, meta, free, _blocks, block_size = max(headers, key=lambda h: h[0])
     if not (4096 <= block_size <= (1 << 24) and block_size & (block_size - 1) == 0):
         return None  # a layout this check does not know
     # the catalog's first block and the free list's (block pointers: the id in the low 56 bits) must

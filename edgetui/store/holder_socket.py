@@ -44,7 +44,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, cast
 
 import duckdb
 
@@ -354,10 +354,11 @@ class HolderServer:
                 if key.fileobj is self.sock:
                     self._accept()
                     continue
+                client = cast(socket.socket, key.fileobj)  # (every other key is a client's socket)
                 if key.data == "send":
-                    self._write(key.fileobj)  # type: ignore[arg-type]
+                    self._write(client)
                     continue
-                self._read(key.fileobj)  # type: ignore[arg-type]
+                self._read(client)
             while True:  # replies the workers handed over
                 try:
                     s, data = self._outbox.get_nowait()

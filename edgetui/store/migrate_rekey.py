@@ -13,6 +13,8 @@ from pathlib import Path
 
 import duckdb
 
+from edgetui.store.one_row import one_row
+
 from edgetui.events import event_id
 from edgetui.parsers.base import file_generation
 from edgetui.parsers.transcript_identity import transcript_task_id
@@ -43,7 +45,7 @@ def rekey_transcript_runs(conn: duckdb.DuckDBPyConnection) -> int:
             ).fetchall()
             if e[2] is None or (e[2].split(".", 1)[0] == gen) or e[1] != Path(run_dir).name
         ]
-        left = conn.execute("SELECT count(*) FROM events WHERE run_key = ?", [old]).fetchone()[0] - len(evs)
+        left = one_row(conn.execute("SELECT count(*) FROM events WHERE run_key = ?", [old]))[0] - len(evs)
         conn.execute("CREATE OR REPLACE TEMP TABLE _rekey (old_id VARCHAR, new_id VARCHAR)")
         if evs:
             conn.executemany(

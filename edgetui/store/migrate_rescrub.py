@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+
+from edgetui.store.one_row import one_row
 import orjson
 import pyarrow as pa
 
@@ -95,15 +97,15 @@ def rescrub_database(conn: duckdb.DuckDBPyConnection) -> int:
         ("test_results", ["run_key", "round", "idx"], ["name", "message"], []),
         ("annotations", ["annotation_id"], ["text"], []),
     ):
-        cols = text_cols + json_cols
-        sel = ", ".join(key + [f"CAST({c} AS VARCHAR)" if c in json_cols else c for c in cols])
-        for row in conn.execute(f"SELECT {sel} FROM {table}").fetchall():
-            k, vals = row[: len(key)], row[len(key) :]
-            new = [redact_text(v) if c in text_cols else _scrub_json_text(v) for c, v in zip(cols, vals)]
-            if list(vals) != new:
-                sets = ", ".join(f"{c} = ?" for c in cols)
+        row_cols: list[str] = text_cols + json_cols
+        sel = ", ".join(key + [f"CAST({c} AS VARCHAR)" if c in json_cols else c for c in row_cols])
+        for rec in conn.execute(f"SELECT {sel} FROM {table}").fetchall():
+            rec_key, rec_vals = rec[: len(key)], rec[len(key) :]
+            cleaned = [redact_text(v) if c in text_cols else _scrub_json_text(v) for c, v in zip(row_cols, rec_vals)]
+            if list(rec_vals) != cleaned:
+                sets = ", ".join(f"{c} = ?" for c in row_cols)
                 where = " AND ".join(f"{c} = ?" for c in key)
-                conn.execute(f"UPDATE {table} SET {sets} WHERE {where}", [*new, *k])
+                conn.execute(f"UPDATE {table} SET {sets} WHERE {where}", [*cleaned, *rec_key])
                 changed += 1
     return changed
 
@@ -132,5 +134,5 @@ def rewrite_file(path: Path) -> None:
 
 
 def _db_name(conn: duckdb.DuckDBPyConnection) -> str:
-    name = conn.execute("SELECT current_database()").fetchone()[0]
+    name = one_row(conn.execute("SELECT current_database()"))[0]
     return '"' + str(name).replace('"', '""') + '"'

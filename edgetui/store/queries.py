@@ -27,11 +27,13 @@ Event order (the timeline order every view shares, see :data:`EVENT_ORDER_SQL`):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence, cast
 
 import duckdb
 import orjson
 
+from edgetui.records import sforge_runtime_s
+from edgetui.store.one_row import one_row
 from edgetui.store.repeated_records import REP_CTE, keep_sql, repeated_keys
 
 __all__ = [
@@ -138,10 +140,10 @@ def _json(v: Any) -> Any:
 def count_runs(conn: duckdb.DuckDBPyConnection) -> int:
     """Number of runs in the database (0 for an empty or brand-new file)."""
     with conn.cursor() as cur:
-        has = cur.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'runs'").fetchone()[0]
+        has = one_row(cur.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'runs'"))[0]
         if not has:
             return 0
-        return int(cur.execute("SELECT count(*) FROM runs").fetchone()[0])
+        return int(one_row(cur.execute("SELECT count(*) FROM runs"))[0])
 
 
 def filter_runs(rows: Iterable[dict[str, Any]], text: Optional[str]) -> list[dict[str, Any]]:
@@ -215,6 +217,26 @@ def transcript_flags(conn: Any, run_key: str) -> list[str]:
     return got.split() if got else []
 
 
+def with_durations(head: dict[str, Any]) -> dict[str, Any]:
+    """``head`` (a ``runs`` row) with the run's two durations (docs/replay.md, "Durations"):
+
+    * ``duration_s``: edgetui's, from its start (``started_at``, else its log's first line) to its
+      end (``ended_at``: ``final_result.json`` written, so after the harness's drain and its work
+      container's stop and removal, ~15 s with SForge 1.1.0's containers), else to its last event;
+      ``duration_to`` says which (``"end"`` / ``"last event"``);
+    * ``sforge_runtime_s``: SForge's own ``runtime_seconds`` of ``final_result.json``, the sum of
+      the agent's segments (no install, drain or cleanup), when the run has it (not on SForge's
+      error paths, which write 0.0).
+    """
+    start, end, last = head.get("started_at"), head.get("ended_at"), head.get("last_event_at")
+    stop, to = (end, "end") if end is not None else (last, "last event")
+    head["duration_s"] = stop - start if start is not None and stop is not None and stop >= start else None
+    head["duration_to"] = to if head["duration_s"] is not None else None
+    final = head.get("final")
+    head["sforge_runtime_s"] = sforge_runtime_s(_json(final) if isinstance(final, str) else final)
+    return head
+
+
 def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = True) -> Optional[dict[str, Any]]:
     """Everything the replay header needs about one run, or ``None`` if unknown.
 
@@ -229,6 +251,7 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
     ``tasks``, plus from the events:
 
     * ``n_events``, ``first_t``, ``last_t`` (times of the first/last timed event),
+    * ``duration_s``, ``duration_to``, ``sforge_runtime_s``: :func:`with_durations`,
     * ``tok_input``, ``tok_output``, ``tok_cache_read``, ``tok_cache_write`` and
       ``tokens`` (their sum) — the events' token columns summed, counting each
       model message (``message_id``) once, since a split assistant message
@@ -261,10 +284,10 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
             head["tok_input"], head["tok_output"], head["tok_cache_read"], head["tok_cache_write"] = tok4
             head["tokens"] = sum(tok4)
             head["tokens_exact"] = False
-            return head
-        n, first_t, last_t = cur.execute(
-            "SELECT count(*), min(t), max(t) FROM events WHERE run_key = ?", [run_key]
-        ).fetchone()
+            return with_durations(head)
+        n, first_t, last_t = one_row(
+            cur.execute("SELECT count(*), min(t), max(t) FROM events WHERE run_key = ?", [run_key])
+        )
         head["transcript_flags"] = transcript_flags(cur, run_key)
         head["n_events"] = int(n)
         head["first_t"] = first_t
@@ -277,13 +300,14 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
             head["tok_input"], head["tok_output"], head["tok_cache_read"], head["tok_cache_write"] = tok4
             head["tokens"] = sum(tok4)
             head["tokens_exact"] = False
-            return head
+            return with_durations(head)
         try:  # records an earlier run's file holds too are counted there (edgetui/store/repeated_records.py)
             shared = repeated_keys(cur, run_key)[0] > 0
         except duckdb.CatalogException:  # a read-only file of an older schema: no record_keys yet
             shared = False
-        tok = cur.execute(
-            f"""WITH {REP_CTE if shared else "_none AS (SELECT 1)"}
+        tok = one_row(
+            cur.execute(
+                f"""WITH {REP_CTE if shared else "_none AS (SELECT 1)"}
                SELECT coalesce(sum(i), 0), coalesce(sum(o), 0), coalesce(sum(cr), 0), coalesce(sum(cw), 0)
                FROM (SELECT max(input_tokens) i, max(output_tokens) o,
                             max(cache_read_tokens) cr, max(cache_write_tokens) cw
@@ -293,12 +317,13 @@ def run_header(conn: duckdb.DuckDBPyConnection, run_key: str, *, tokens: bool = 
                             OR cache_read_tokens IS NOT NULL OR cache_write_tokens IS NOT NULL)
                        AND {keep_sql(shared=shared)}
                      GROUP BY coalesce(message_id, event_id))""",
-            {"rk": run_key},
-        ).fetchone()
+                {"rk": run_key},
+            )
+        )
     head["tok_input"], head["tok_output"], head["tok_cache_read"], head["tok_cache_write"] = (int(x) for x in tok)
     head["tokens"] = sum(int(x) for x in tok)
     head["tokens_exact"] = True
-    return head
+    return with_durations(head)
 
 
 def task(conn: duckdb.DuckDBPyConnection, task_id: str) -> Optional[dict[str, Any]]:
@@ -445,9 +470,9 @@ def tail_start(ev: EventColumns) -> tuple[int, Optional[float]]:
         last -= 1
     if last < 0:
         return 0, None
-    t0 = t[last]
+    t0 = cast(float, t[last])  # (the newest timed event's: not None)
     k = last
-    while k > 0 and t[k - 1] is not None and t[k - 1] >= t0:
+    while k > 0 and (tk := t[k - 1]) is not None and tk >= t0:
         k -= 1
     return k, t0
 
@@ -479,7 +504,9 @@ def run_events_since(
         ).fetchall()
     if total - len(rows) != k:
         return None  # events were added (or removed) before t0: not a plain append
-    mins = {s: m for s, m in base.source_min().items() if m is not None and m < t0}  # the kept events'
+    mins: dict[str, Optional[float]] = {
+        s: m for s, m in base.source_min().items() if m is not None and m < t0
+    }  # the kept events'
     i_t, i_src = EVENT_LIST_COLUMNS.index("t"), EVENT_LIST_COLUMNS.index("source")
     _fold_source_min(mins, ((r[i_src], r[i_t]) for r in rows))
     rows.sort(key=_timeline_key(source_ranks(mins)))

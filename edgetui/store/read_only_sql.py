@@ -47,6 +47,8 @@ from typing import Any, Optional
 
 import duckdb
 
+from edgetui.store.one_row import one_row
+
 from edgetui.errors import QueryRefused
 
 #: table functions a request may use: they compute from their arguments or read the catalog
@@ -227,7 +229,7 @@ def _explain_inner(query: str) -> str:
         for (p, kind), e in zip(toks, ends)
         if kind != duckdb.token_type.comment
     ]
-    toks = [p for p, kind in toks if kind != duckdb.token_type.comment]
+    starts = [p for p, kind in toks if kind != duckdb.token_type.comment]
     if not words or words[0] != "explain":
         raise _refuse("an EXPLAIN statement that could not be read")
     i = 1
@@ -245,7 +247,7 @@ def _explain_inner(query: str) -> str:
         raise _refuse("EXPLAIN ANALYZE (it runs its statement)")
     if i >= len(words):
         raise _refuse("an EXPLAIN without a statement")
-    return raw[toks[i] :].decode()
+    return raw[starts[i] :].decode()
 
 
 def _kind(st) -> str:
@@ -271,13 +273,11 @@ def _check_statement(st, qualified: list) -> None:
             "`edgetui forget` / `edgetui tag`"
         )
     with _lock:
-        text = (
-            _allowed()
-            .execute(
+        text = one_row(
+            _allowed().execute(
                 "SELECT json_serialize_sql(?, skip_null := true, skip_empty := true, skip_default := true)", [st.query]
             )
-            .fetchone()[0]
-        )
+        )[0]
     try:
         tree = json.loads(text)
     except RecursionError:  # (Python's JSON reader nests as deep as the query, ~500 levels at most)

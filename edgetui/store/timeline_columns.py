@@ -49,7 +49,7 @@ class ArrowColumn(Sequence):
     def __len__(self) -> int:
         return len(self._a)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return self._a[i].to_pylist()
         if i < 0:
@@ -76,7 +76,7 @@ class SparseDepth(Sequence):
     def __len__(self) -> int:
         return self._n
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return [self._d.get(j, 0) for j in range(*i.indices(self._n))]
         return self._d.get(i if i >= 0 else i + self._n, 0)
@@ -95,6 +95,19 @@ class ArrowTimeline:
     of :data:`TIMELINE_COLUMNS`; ``t_array`` the times (epoch seconds UTC, NaN for untimed: they
     come last, the timed ones in ascending order). ``ordered_by_time`` is true: the order's first
     key is ``t`` (what lets the cursor carry positions without a pass over every event)."""
+
+    # the columns, one per name of TIMELINE_COLUMNS (set in __init__)
+    event_id: ArrowColumn
+    kind: ArrowColumn
+    t: ArrowColumn
+    summary: ArrowColumn
+    tool_use_id: ArrowColumn
+    parent_tool_use_id: ArrowColumn
+    tool_name: ArrowColumn
+    is_error: ArrowColumn
+    round: ArrowColumn
+    level: ArrowColumn
+    agent_format: ArrowColumn
 
     ordered_by_time = True
     #: the cursor starts with every depth 0 and the caller sets ``cursor.depth = timeline.depths()``

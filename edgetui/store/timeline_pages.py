@@ -29,7 +29,7 @@ No Textual here (core).
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 import duckdb
 import numpy as np
@@ -246,7 +246,8 @@ def positions_where(
         i_t = _I["t"]
         base = np.searchsorted(t_sorted, np.array([r[i_t] for r in rows], dtype=np.float64), "left")
         prev_t, rank = None, 0
-        tp, tv = [], {c: [] for c in cols}
+        tp: list[int] = []
+        tv: dict[str, list[Any]] = {c: [] for c in cols}
         for r, b in zip(rows, base):
             rank = rank + 1 if r[i_t] == prev_t else 0
             prev_t = r[i_t]
@@ -323,7 +324,7 @@ class Positions(Sequence):
     def __len__(self) -> int:
         return len(self.array)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return self.array[i].tolist()
         return int(self.array[i])
@@ -353,7 +354,7 @@ class ArrayDepth(Sequence):
     def __len__(self) -> int:
         return self._n
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(self._n))]
         if i < 0:
@@ -383,7 +384,7 @@ class _Column(Sequence):
     def __len__(self) -> int:
         return self._tl.n
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(self._tl.n))]
         tl = self._tl
@@ -676,12 +677,12 @@ def load_index(conn: duckdb.DuckDBPyConnection, run_key: str) -> PagedTimeline:
             ("kind", "tool_use_id", "parent_tool_use_id"),
         )
         call_depth: dict[str, int] = {}
-        depth = {}
+        depth_at: dict[int, int] = {}
         for i, kind, tid, par in zip(dpos.tolist(), dv["kind"], dv["tool_use_id"], dv["parent_tool_use_id"]):
             d = 0 if par is None else call_depth.get(par, 0) + 1
             if d:
-                depth[i] = d
+                depth_at[i] = d
             if kind == "tool_call" and tid is not None and tid not in call_depth:
                 call_depth[tid] = d
-        depth = (np.array(list(depth), np.int64), np.array(list(depth.values()), np.int16))
+        depth = (np.array(list(depth_at), np.int64), np.array(list(depth_at.values()), np.int16))
     return PagedTimeline(run_key, n, t_sorted, src, (gpos, gv["round"], gv["kind"]), (meta_pos, meta_sum), depth)

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 import duckdb
 from textual import work
@@ -47,6 +48,7 @@ from edgetui.views.screens.replay import ReplayScreen, replay_commands
 
 from edgetui.views.screens.compare import CompareScreen
 from edgetui.views.terminal_gone import TERMINAL_GONE_STATUS, hung_up, terminal_fds
+from edgetui.views.screens.live_common import LiveSupervisor, PriorFitter
 from edgetui.views.screens.live_run import SupervisorActions
 from edgetui.views.screens.runs import RunsUpdated
 from edgetui.views.screens.runs import EventsRecorded
@@ -57,6 +59,10 @@ from edgetui.record.forget_and_tag import apply_request
 from edgetui.views.screens.live_run import LiveRunScreen
 from edgetui.views.screens.moments import QueueScreen
 from edgetui.views.screens.leaderboard import LeaderboardScreen
+
+if TYPE_CHECKING:  # (loaded only when runs are watched: see _start_live)
+    from edgetui.hosts.feed import RemoteFeed
+    from edgetui.live.remote_hosts import HostLinks
 
 __all__ = ["EdgeTUIApp", "run_app", "default_on_empty"]
 
@@ -134,11 +140,23 @@ class EdgeTUIApp(App):
         self.start_at = start_at
         self.compare = compare  # {"run_keys": [...]} or {"groups": [...]}: open the compare screen
         self.live = live
-        self.supervisor: Any = None
-        self._live_thread: Any = None
-        self._live_stop: Any = None
+        #: the live core's supervisor while runs are watched (:meth:`_start_live`), else None
+        self.supervisor: Optional[LiveSupervisor] = None
+        self._live_thread: Optional[threading.Thread] = None
+        self._live_stop: Optional[threading.Event] = None
         self._runs_screen_shown = False
-        self.live_actions: Any = None  # kept across a supervisor restart (screens hold it)
+        self.live_actions: Optional[SupervisorActions] = None  # kept across a supervisor restart (screens hold it)
+        #: the remote hosts' feeds (SSH connections) and their links to the supervisor, while watched
+        self._feeds: list[RemoteFeed] = []
+        self.host_links: Optional[HostLinks] = None
+        #: answers other edgetui processes while this app holds the database file (:meth:`_serve`)
+        self.holder: Optional[HolderServer] = None
+        #: fits the forecast prior's per-run fits in the background (made on first use by a live screen)
+        self.prior_fitter: Optional[PriorFitter] = None
+        #: the runs screen's sort, filter and selection, kept for the next runs screen (F2)
+        self.runs_view: Optional[dict] = None
+        #: runs whose moments the moments queue built in this app (each once)
+        self.moments_built: set[str] = set()
         self.db_path = Path(db_path).expanduser()
         self.run_key = run_key
         self.read_only = read_only
@@ -268,11 +286,15 @@ class EdgeTUIApp(App):
         from edgetui.hosts.feed import RemoteFeed
 
         cfg = self.live
+        if cfg is None:
+            return
         notes: list[str] = []
         settings = load_settings(messages=notes)  # <user config dir>/edgetui/alarms.toml or .json
         self._feeds = [RemoteFeed(h, **cfg.feed_options) for h in cfg.hosts]
-        runs_dirs = [*cfg.runs_dirs, *(r for f in self._feeds for r in f.roots())]
-        self.supervisor = Supervisor(
+        # (a feed's roots are (image directory, host name) pairs, which the Supervisor takes beside
+        # plain paths though its annotation says paths only: i35-sup's coordinator types both)
+        runs_dirs: list[Any] = [*cfg.runs_dirs, *(r for f in self._feeds for r in f.roots())]
+        sup: LiveSupervisor = Supervisor(
             self.conn,
             runs_dirs,
             docker_client="auto" if cfg.docker else None,
@@ -282,19 +304,19 @@ class EdgeTUIApp(App):
             host=cfg.host,
             settings=settings,
         )
+        self.supervisor = sup
         for n in notes:
             self.notify(n, title="alarm settings", severity="warning", timeout=10)
         if self.live_actions is not None:
-            self.live_actions.sup = self.supervisor  # screens keep their actions object across a restart
+            self.live_actions.sup = sup  # screens keep their actions object across a restart
         else:
-            self.live_actions = SupervisorActions(self.supervisor)
+            self.live_actions = SupervisorActions(sup)
         if cfg.home:
             self._show_runs_screen()
-        sup = self.supervisor
 
         def on_update(runs: list[LiveRun]) -> None:
 
-            links = getattr(self, "host_links", None)
+            links = self.host_links
             self.post_message(RunsUpdated(list(runs), list(sup.messages), links.rows() if links is not None else None))
 
         def on_events(run_keys: set[str]) -> None:
@@ -316,11 +338,11 @@ class EdgeTUIApp(App):
             self._runs_screen_shown = True
             self.push_screen(RunsScreen(actions=self.live_actions))
 
-    def on_events_recorded(self, message: Any) -> None:
+    def on_events_recorded(self, message: EventsRecorded) -> None:
 
         dispatch_events_recorded(self, message.run_keys)
 
-    def on_runs_updated(self, message: Any) -> None:
+    def on_runs_updated(self, message: RunsUpdated) -> None:
         """A supervisor refresh: the runs screen becomes home as soon as anything is live."""
 
         if not self._runs_screen_shown and any(r.status in ("running", "grading") for r in message.runs):
@@ -329,17 +351,18 @@ class EdgeTUIApp(App):
         dispatch_runs_updated(self, message.runs, message.messages, message.hosts)
 
     def _stop_live(self) -> None:
-        links = getattr(self, "host_links", None)
+        links = self.host_links
         if links is not None:
             links.close()
         else:
-            for f in getattr(self, "_feeds", []):
+            for f in self._feeds:
                 f.close()
         self._feeds = []
         self.host_links = None
         if self._live_stop is not None:
             self._live_stop.set()
-            self._live_thread.join(timeout=10)
+            if self._live_thread is not None:
+                self._live_thread.join(timeout=10)
             self._live_stop = None
         if self.supervisor is not None:
             self.supervisor.close()
@@ -364,7 +387,7 @@ class EdgeTUIApp(App):
         return apply_request(self.conn, req) if self.conn is not None else {"error": "no database open"}
 
     def _stop_serving(self) -> None:
-        if getattr(self, "holder", None) is not None:
+        if self.holder is not None:
             self.holder.close()
             self.holder = None
 
@@ -380,7 +403,7 @@ class EdgeTUIApp(App):
         """Open ``run_key`` over the picker: the live run screen when the supervisor watches it, else
         its replay."""
         sup = self.supervisor
-        live = next((r for r in (getattr(sup, "last_runs", None) or []) if r.run_key == run_key), None)
+        live = next((r for r in (sup.last_runs if sup is not None else []) if r.run_key == run_key), None)
         if live is not None:
             self.push_screen(LiveRunScreen(run_key, actions=self.live_actions, live=live))
             return

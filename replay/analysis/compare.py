@@ -57,8 +57,7 @@ def group_series(name: str, curves: Sequence[Any]) -> Series:
     for t in times:
         per_task = []
         for idx in tasks.values():
-            xs = [runs[i].at(t) for i in idx]
-            xs = [x for x in xs if x is not None]
+            xs = [x for x in (runs[i].at(t) for i in idx) if x is not None]
             if xs:
                 per_task.append(sum(xs) / len(xs))
         v = sum(per_task) / len(per_task) if per_task else None

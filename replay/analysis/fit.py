@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
@@ -209,8 +209,8 @@ def _shape_grid():
 
 
 def fit_curve(
-    hours: Sequence[float],
-    scores: Sequence[float],
+    hours: Union[Sequence[float], np.ndarray],
+    scores: Union[Sequence[float], np.ndarray],
     form: str = "log_sigmoid",
     *,
     smax_max: float = 100.0,
@@ -274,9 +274,9 @@ def _fit_shape(form: str, t: np.ndarray, y: np.ndarray, smax_max: float, sst: fl
     def resid(p):
         return p[0] * F(form, math.exp(p[2]) * (lt - p[1])) - y
 
-    lo, hi = [0.0, _LN_TM[0], _LN_B[0]], [smax_max, _LN_TM[1], _LN_B[1]]
+    lower, upper = [0.0, _LN_TM[0], _LN_B[0]], [smax_max, _LN_TM[1], _LN_B[1]]
     r = least_squares(
-        resid, x0, bounds=(lo, hi), method="trf", loss="soft_l1", f_scale=1.0, max_nfev=2000, x_scale="jac"
+        resid, x0, bounds=(lower, upper), method="trf", loss="soft_l1", f_scale=1.0, max_nfev=2000, x_scale="jac"
     )
     p = r.x
     # the robust refinement must not end worse than the grid's start in plain squares
@@ -423,8 +423,9 @@ def bootstrap(
     fit.intervals = {}
     for k, v in vals.items():
         lo, hi = float(np.percentile(v, q[0])), float(np.percentile(v, q[1]))
-        if k in centre and point.get(k) is not None and math.isfinite(point[k]):
-            shift = point[k] - centre[k]
+        pk = point.get(k)
+        if k in centre and pk is not None and math.isfinite(pk):
+            shift = pk - centre[k]
             lo, hi = lo + shift, hi + shift
         fit.intervals[k] = (lo, hi)
     at_b = (
@@ -459,7 +460,7 @@ def compare_forms(
     out = []
     for form in forms:
         full = fit_curve(t, y, form, smax_max=smax_max)
-        errs = []
+        errs: list[float] = []
         for i in range(len(t)):
             m = np.arange(len(t)) != i
             try:

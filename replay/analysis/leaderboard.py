@@ -88,15 +88,15 @@ def aggregate(values: Iterable[TaskValue], categories: bool = True) -> list[Lead
         tasks = per_task.get((g, h), [])
         buckets: dict[str, list[tuple[float, int]]] = {OVERALL: [(v, n) for _, v, n in tasks]}
         if categories:
-            for task, v, n in tasks:
+            for task, mean, n in tasks:
                 c = cat_of.get((g, task))
                 if c:
-                    buckets.setdefault(c, []).append((v, n))
+                    buckets.setdefault(c, []).append((mean, n))
         mixed = mixed_tasks(variants.get((g, h), []))
-        for c, xs in buckets.items():
-            score = sum(v for v, _ in xs) / len(xs) if xs else None
+        for c, cells in buckets.items():
+            score = sum(v for v, _ in cells) / len(cells) if cells else None
             mix = tuple(t for t in mixed if c == OVERALL or cat_of.get((g, t)) == c)
-            out.append(LeaderCell(g, c, h, score, len(xs), sum(n for _, n in xs), mix))
+            out.append(LeaderCell(g, c, h, score, len(cells), sum(n for _, n in cells), mix))
     out.sort(key=lambda c: (tuple(str(x) for x in c.group), c.category != OVERALL, c.category, c.hours))
     return out
 

@@ -183,7 +183,8 @@ class CompareScreen(Screen):
             pts = [(t / 3600.0, v) for t, v in s.steps if v is not None]
             if not pts:
                 continue
-            xs, ys = [], []
+            xs: list[float] = []
+            ys: list[float] = []
             for k, (x, y) in enumerate(pts):  # steps: each value holds until the next
                 if k:
                     xs.append(x)

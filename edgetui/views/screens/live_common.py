@@ -12,11 +12,12 @@ import os
 import shlex
 import shutil
 import subprocess
+import threading
+from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Protocol, Sequence, runtime_checkable
 
 from rich.table import Table
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -33,6 +34,8 @@ from edgetui.redact import redacted_copy
 from edgetui.views.widgets.fmt import visible_text
 from edgetui.views.widgets.runs_table import fmt_age
 from edgetui.views.screens.confirm import ChoiceScreen, ConfirmScreen, shown_as_typed
+from edgetui.views.screens.replay_host import ReplayHost, app_connection
+from edgetui.views.screens.replay_moments import ReplayMoments
 
 import time
 
@@ -41,6 +44,7 @@ from edgetui.analysis.forecast_prior import fit_runs
 from edgetui.analysis.forecast_prior import header_forecast
 
 from edgetui.record.moments_table import online_start, online_step
+from edgetui.replay.moments import OnlineMoments
 
 #: Files of a task directory offered by ``o`` (name, what it holds).
 RUN_FILES: tuple[tuple[str, str], ...] = (
@@ -93,8 +97,48 @@ class LiveActions(Protocol):
 _LIVE_STATES = ("running", "paused", "restarting")
 
 
+class LiveSupervisor(Protocol):
+    """The live core's supervisor (:class:`edgetui.live.supervisor.Supervisor`) as the views use it:
+    typed by its public names, not its class (the app starts and stops it, reads its snapshots and
+    notes, hands it other processes' writes; :class:`SupervisorActions` acts through it)."""
+
+    #: called with the run keys whose new events were just committed (the app sets it)
+    on_events: Optional[Callable[[set[str]], None]]
+
+    @property
+    def last_runs(self) -> Sequence[LiveRun]:
+        """The newest snapshot: every run watched."""
+        ...
+
+    @property
+    def messages(self) -> Sequence[str]:
+        """Its notes, newest last."""
+        ...
+
+    def start(
+        self, interval: float = 2.0, on_update: Optional[Callable[[list[LiveRun]], None]] = None, *, poll: bool = False
+    ) -> tuple[threading.Thread, threading.Event]: ...
+
+    def close(self) -> None: ...
+
+    def apply_request(self, req: dict) -> dict: ...
+
+    def stop_container(self, name_or_id: str) -> str: ...
+
+    def kill_container(self, name_or_id: str) -> str: ...
+
+    def shell_command(self, container: str) -> list[str]: ...
+
+    def run_file_path(self, run_key: str, name: str) -> Optional[Path]: ...
+
+    def known_secrets(self, run_key: str) -> set[str]: ...
+
+    def acknowledge_alarms(self, run_key: Optional[str] = None) -> int: ...
+
+
 class SupervisorActions:
-    """:class:`LiveActions` over the live core's ``Supervisor`` (duck-typed, no import).
+    """:class:`LiveActions` over the live core's supervisor (:class:`LiveSupervisor`: its public
+    names, no import of the class).
 
     The supervisor acts on container names or ids and answers one-line
     outcomes (``"stopped …"`` / ``"could not stop …: …"``) without raising;
@@ -103,11 +147,12 @@ class SupervisorActions:
     screens show as an error.
     """
 
-    def __init__(self, supervisor: Any) -> None:
+    def __init__(self, supervisor: LiveSupervisor) -> None:
+        #: the supervisor acted through (the app puts a restarted one here: screens keep this object)
         self.sup = supervisor
 
     def container(self, run_key: str) -> Optional[str]:
-        for r in list(getattr(self.sup, "last_runs", None) or []):
+        for r in list(self.sup.last_runs):
             if r.run_key == run_key and r.container is not None:
                 return r.container.id or r.container.name
         return None
@@ -482,41 +527,59 @@ class LiveMoments(Message):
 LIVE_MOMENTS_MIN_GRADED = 5
 
 
-class LiveMomentsMixin:
-    """Live reframing moments for the live run screen: when its graded rounds change (and there
-    are a few), a worker brings an :class:`edgetui.replay.moments.OnlineMoments` up to date with what was
-    recorded since (:func:`edgetui.record.moments_table.online_step`); the moments (provisional ones included)
-    are marked on the chart and reached with ``(`` / ``)`` as in the replay."""
+class LiveRunHost(ReplayHost, Protocol):
+    """The live run screen as its parts (:class:`LiveMomentsPart`, :class:`LiveForecastPart`) see it:
+    a :class:`~edgetui.views.screens.replay_host.ReplayHost` that also draws its header again (with
+    the live dollars)."""
 
-    def _maybe_live_moments(self) -> None:
+    def set_header(self) -> None: ...
+
+
+class LiveMomentsPart:
+    """Live reframing moments for the live run screen (a part of it): when its graded rounds change
+    (and there are a few), a worker brings an :class:`edgetui.replay.moments.OnlineMoments` up to date
+    with what was recorded since (:func:`edgetui.record.moments_table.online_step`); the moments
+    (provisional ones included) go to the screen's moments part (``moments``), which marks them on
+    the chart and reaches them with ``(`` / ``)`` as in the replay."""
+
+    def __init__(self, host: LiveRunHost, moments: ReplayMoments) -> None:
+        self.host = host
+        self.moments = moments
+        #: the graded rounds the moments were last looked for at (-1: never)
+        self.graded = -1
+        #: the detector's state between updates (made by the first worker)
+        self.online: Optional[OnlineMoments] = None
+
+    def maybe_update(self) -> None:
         """Look for moments again when the graded rounds changed (in a worker, incremental:
         :func:`edgetui.record.moments_table.online_step`), once the run has a few of them."""
-        graded = sum(1 for s in self.subs if s.get("status") == "graded")
-        if graded < LIVE_MOMENTS_MIN_GRADED or graded == getattr(self, "_moments_graded", -1):
+        graded = sum(1 for s in self.host.subs if s.get("status") == "graded")
+        if graded < LIVE_MOMENTS_MIN_GRADED or graded == self.graded:
             return
-        self._moments_graded = graded
-        self._live_moments(graded)
+        self.graded = graded
+        self.host.run_worker(
+            lambda: self._update(graded), thread=True, exclusive=True, group="live-moments", exit_on_error=False
+        )
 
-    @work(thread=True, exclusive=True, group="live-moments", exit_on_error=False)
-    def _live_moments(self, graded: int) -> None:
+    def _update(self, graded: int) -> None:
+        host = self.host
         try:
-            conn = self.app.conn  # type: ignore[attr-defined]
-            if getattr(self, "_online", None) is None:
-                self._online = online_start(conn, self.run_key)
-            self.post_message(LiveMoments(online_step(conn, self.run_key, self._online), graded))
+            conn = app_connection(host.app)
+            if self.online is None:
+                self.online = online_start(conn, host.run_key)
+            host.post_message(LiveMoments(online_step(conn, host.run_key, self.online), graded))
         except Exception:  # noqa: BLE001  (no moments is no reason to stop following the run)
             note_swallowed("no moments is no reason to stop following the run")
             return
 
-    def on_live_moments(self, msg: LiveMoments) -> None:
-        if [m["round"] for m in msg.moments] == [m["round"] for m in self.moments] and [
+    def found(self, msg: LiveMoments) -> None:
+        """(The screen's handler of :class:`LiveMoments`.)"""
+        shown = self.moments.moments
+        if [m["round"] for m in msg.moments] == [m["round"] for m in shown] and [
             m["provisional"] for m in msg.moments
-        ] == [m["provisional"] for m in self.moments]:
+        ] == [m["provisional"] for m in shown]:
             return
-        self.moments = msg.moments
-        if self.cursor is not None:
-            self.cursor.set_moments(m["round"] for m in self.moments)
-        self._draw_chart()
+        self.moments.set_moments(msg.moments)
 
 
 # ---------------------------------------------------------------------------- forecast priors
@@ -604,13 +667,22 @@ class PriorFitter:
         self._maybe_start()
 
 
-def request_prior_fits(app: Any, run_keys: Iterable[str]) -> None:
-    """Queue ``run_keys`` for the app's :class:`PriorFitter` (made on first use; UI thread only)."""
-    fitter = getattr(app, "prior_fitter", None)
-    if fitter is None:
-        fitter = PriorFitter(app)
-        app.prior_fitter = fitter
-    fitter.request(run_keys)
+@runtime_checkable
+class FitsPriors(Protocol):
+    """An app holding a :class:`PriorFitter` (:attr:`edgetui.views.app.EdgeTUIApp.prior_fitter`, made on
+    first use)."""
+
+    prior_fitter: Optional[PriorFitter]
+
+
+def request_prior_fits(app: object, run_keys: Iterable[str]) -> None:
+    """Queue ``run_keys`` for the app's :class:`PriorFitter` (made on first use; UI thread only). An
+    app without one (:class:`FitsPriors`) fits nothing: its forecasts keep the default prior."""
+    if not isinstance(app, FitsPriors):
+        return
+    if app.prior_fitter is None:
+        app.prior_fitter = PriorFitter(app)
+    app.prior_fitter.request(run_keys)
 
 
 class LiveForecast(Message):
@@ -621,36 +693,46 @@ class LiveForecast(Message):
         super().__init__()
 
 
-class LiveForecastMixin:
-    """The live run screen's side of the forecast prior: a forecast read with pending feeding runs
-    asks the app's :class:`PriorFitter` for them (:meth:`_ask_prior_fits`, called with each fresh
-    header); when fits are stored (:class:`PriorsFitted`) the forecast alone is read again in a worker
-    and the header redrawn."""
+class LiveForecastPart:
+    """The live run screen's side of the forecast prior (a part of it): a forecast read with pending
+    feeding runs asks the app's :class:`PriorFitter` for them (:meth:`ask_prior_fits`, called with
+    each fresh header); when fits are stored (:class:`PriorsFitted`) the forecast alone is read again
+    in a worker and the header redrawn."""
 
-    def _ask_prior_fits(self, head: Optional[dict]) -> None:
+    def __init__(self, host: LiveRunHost) -> None:
+        self.host = host
+
+    def ask_prior_fits(self, head: Optional[dict]) -> None:
         fc = (head or {}).get("forecast")
         if fc and fc.get("prior_pending"):
-            request_prior_fits(self.app, fc["prior_pending"])  # type: ignore[attr-defined]
+            request_prior_fits(self.host.app, fc["prior_pending"])
 
-    def on_priors_fitted(self, msg: PriorsFitted) -> None:
-        header = getattr(self, "header", None)
+    def priors_fitted(self, msg: PriorsFitted) -> None:
+        """(The screen's handler of :class:`PriorsFitted`.)"""
+        header = self.host.header
         if header is not None and (header.get("forecast") or {}).get("prior_pending"):
-            self._read_forecast(dict(header), list(self.subs))  # type: ignore[attr-defined]
+            head, subs = dict(header), list(self.host.subs)
+            self.host.run_worker(
+                lambda: self._read_forecast(head, subs),
+                thread=True,
+                exclusive=True,
+                group="live-forecast",
+                exit_on_error=False,
+            )
 
-    @work(thread=True, exclusive=True, group="live-forecast", exit_on_error=False)
     def _read_forecast(self, head: dict, subs: list[dict]) -> None:
-
         try:
-            fc = header_forecast(self.app.conn, head, subs)  # type: ignore[attr-defined]
+            fc = header_forecast(app_connection(self.host.app), head, subs)
         except Exception:  # noqa: BLE001 - the forecast shown stays; the next header read brings it
             note_swallowed("the forecast shown stays; the next header read brings it")
             return
-        self.post_message(LiveForecast(fc))  # type: ignore[attr-defined]
+        self.host.post_message(LiveForecast(fc))
 
-    def on_live_forecast(self, msg: LiveForecast) -> None:
-        header = getattr(self, "header", None)
+    def forecast_read(self, msg: LiveForecast) -> None:
+        """(The screen's handler of :class:`LiveForecast`.)"""
+        header = self.host.header
         if header is None:
             return
         header["forecast"] = msg.forecast
-        self._ask_prior_fits(header)
-        self._set_header()  # type: ignore[attr-defined]
+        self.ask_prior_fits(header)
+        self.host.set_header()

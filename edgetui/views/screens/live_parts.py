@@ -114,6 +114,10 @@ def live_status_text(live: Optional[LiveRun], now: float, width: int) -> Text:
     if live.budget_s and not compact:
         el.append(" ")
         el.append_text(budget_bar(live.elapsed_s, live.budget_s, 8))
+    if live.sforge_runtime_s is not None:  # which duration is which (docs/live.md, "Durations")
+        el.append(" start→end · " if not compact else " · ", style="dim")
+        el.append("SForge runtime " if not compact else "agent ", style="dim")
+        el.append(fmt_hm(live.sforge_runtime_s))
     fields.append(el)
     age = None if live.last_event_at is None else now - live.last_event_at
     last = Text("last " if compact else "last event ", style="dim")
@@ -124,8 +128,9 @@ def live_status_text(live: Optional[LiveRun], now: float, width: int) -> Text:
     if hs and hs != "up":  # a remote host not up: the quiet is the connection's, not the agent's
         mark, style = HOST_MARKS.get(hs, ("?", "bold yellow"))
         fields.append(Text(f"{mark} host {live.host} {hs}", style=style))
-    if getattr(live, "judge_says", None):
-        fields.append(Text(live.judge_says, style="cyan"))
+    says = getattr(live, "judge_says", None)
+    if says:
+        fields.append(Text(says, style="cyan"))
     grading = grading_text(live)
     if grading is not None:
         fields.append(grading)

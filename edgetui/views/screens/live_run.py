@@ -38,6 +38,7 @@ from textual.binding import Binding
 from textual.containers import Container, Horizontal
 from textual.css.query import NoMatches
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Static
 
 from edgetui.store import queries as store
@@ -48,8 +49,11 @@ from edgetui.views.widgets import EventDetail, EventList, RunHeader, ScoreChart,
 from edgetui.views.widgets.fmt import set_border, set_static
 from edgetui.views.screens.live_parts import SubmissionsTable, alarm_line, grading_text, live_status_text  # noqa: F401 - grading_text: for the runs screen
 from edgetui.views.screens.live_common import (  # noqa: F401 - re-exported: where callers have always found them
-    LiveForecastMixin,
-    LiveMomentsMixin,
+    LiveForecast,
+    LiveForecastPart,
+    LiveMoments,
+    LiveMomentsPart,
+    PriorsFitted,
     RUN_FILES,
     AlarmsScreen,
     LiveActions,
@@ -63,6 +67,7 @@ from edgetui.views.screens.live_common import (  # noqa: F401 - re-exported: whe
     open_shell,
     pager_argv,
 )
+from edgetui.views.screens.replay_host import app_connection
 from edgetui.views.screens.replay import (
     NARROW_WIDTH,
     SHORT_HEIGHT,
@@ -147,7 +152,7 @@ class LiveWaiting(Message):
         super().__init__()
 
 
-def _subs_sig(subs: Iterable[dict]) -> dict[str, tuple]:
+def _subs_sig(subs: Iterable[dict]) -> dict[Optional[str], tuple]:
     return {
         s.get("round"): (
             s.get("status"),
@@ -190,7 +195,7 @@ def load_increment(
         grown = store.run_events_since(conn, run_key, ev, total=total) if subs_appended else None
         if grown is not None:
             merged, total = grown
-            head = dict(header) if light else store.run_header(conn, run_key)
+            head = dict(header) if light and header is not None else store.run_header(conn, run_key)
             if head is None:
                 return "missing", None, None, subs
             start = head.get("started_at") or head.get("first_t")
@@ -255,8 +260,10 @@ def _snapshot_sig(live: Optional[LiveRun]) -> Any:
     )
 
 
-class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
-    """The replay screen of ``run_key`` following the run live (module docstring)."""
+class LiveRunScreen(ReplayScreen):
+    """The replay screen of ``run_key`` following the run live (module docstring). Besides the replay
+    screen's parts it holds the live moments (:attr:`live_moments`) and the forecast's prior
+    (:attr:`forecast_part`)."""
 
     COMMANDS = {ScreenCommands}
 
@@ -330,6 +337,9 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
         self._need_full_header = True  # the snapshot said the run row / submissions changed
         self._last_reload_t = float("-inf")  # monotonic time of the last reload request
         self._live_dirty = False  # a snapshot's figures (tokens, dollars, ages) wait for the next tick
+        self._tick_timer: Optional[Timer] = None
+        self.live_moments = LiveMomentsPart(self, self.moments_part)
+        self.forecast_part = LiveForecastPart(self)
 
     # ------------------------------------------------------------------ layout
 
@@ -407,7 +417,7 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
         sig = _snapshot_sig(self.live)
         if sig != self._snap_sig:  # a status, alarm, submission or container change shows at once
             self._show_live()
-            self._set_header()
+            self.set_header()
             self._live_dirty = False
         else:  # only figures moved: drawn with the next 1 s tick (one frame, not one per snapshot)
             self._live_dirty = True
@@ -423,7 +433,7 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
             self._snap_sig = sig
             self.refresh_live()
 
-    def _set_header(self) -> None:
+    def set_header(self) -> None:
         """The recorded header with the live dollars: the runs row's cost is written every
         ``row_refresh_s``, the snapshot's adds what was tailed since (tokens are summed from the
         events, so they are current already)."""
@@ -443,7 +453,7 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
         self._show_live()
         if self._live_dirty:
             self._live_dirty = False
-            self._set_header()
+            self.set_header()
 
     def _show_live(self) -> None:
         now = self.now()
@@ -493,7 +503,7 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
 
     # ------------------------------------------------------------------ loading
 
-    def _load_run(self) -> None:  # called by ReplayScreen.on_mount
+    def _start_loading(self) -> None:  # called by ReplayScreen.on_mount
         self.query_one(EventList).loading = True
         self.refresh_live()
 
@@ -527,7 +537,7 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
     @work(thread=True, exclusive=False, group="live-reload", exit_on_error=False)
     def _reload(self, base: Optional[ReplayCursor], base_subs: list[dict], header: Optional[dict] = None) -> None:
         try:
-            conn = self.app.conn  # type: ignore[attr-defined]
+            conn = app_connection(self.app)
             how, head, cur, subs = load_increment(conn, self.run_key, base, base_subs, header)
             if cur is not None:
                 cur.set_folding(self.folding)
@@ -542,6 +552,7 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
         elif how == "missing":
             self.post_message(LiveWaiting(f"waiting for {self.run_key} to be recorded…"))
         else:
+            assert head is not None and cur is not None  # (a tail and a full read bring both)
             self.post_message(LiveLoaded(base, head, cur, subs, full=how == "full", fresh_header=header is None))
 
     def _done(self) -> None:
@@ -550,7 +561,7 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
             self.refresh_live(full=self._again_full)
 
     @on(LiveIdle)
-    def _on_idle(self) -> None:
+    def _on_live_idle(self) -> None:
         self.reloads["idle"] += 1
         self._done()
 
@@ -569,9 +580,7 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
         end = self.cursor.end_elapsed if self.cursor else 0.0
         if self.live and self.live.status in ("running", "grading") and self.live.elapsed_s:
             end = max(end, self.live.elapsed_s)
-        return chart_data(
-            head, self.subs, end_elapsed_s=end, mode=self.chart_mode, moments=[m["round"] for m in self.moments]
-        )
+        return chart_data(head, self.subs, end_elapsed_s=end, mode=self.chart_mode, moments=self.moments_part.rounds())
 
     def _chart_hidden(self) -> bool:  # the live screen lays out its top area itself (-no-chart)
         return False
@@ -583,7 +592,7 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
         if msg.fresh_header:  # (an idle read leaves the header as old as it was)
             self._need_full_header = False
             self._header_t = time.monotonic()
-            self._ask_prior_fits(msg.header)
+            self.forecast_part.ask_prior_fits(msg.header)
         try:
             if self.cursor is None:
                 self._first_load(msg)
@@ -594,16 +603,16 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
 
     def _first_load(self, msg: LiveLoaded) -> None:
         ReplayScreen._on_run_loaded(self, RunLoaded(msg.header, msg.cursor, msg.subs))
-        self._maybe_live_moments()
+        self.live_moments.maybe_update()
         self._apply_layout()  # (a short terminal and nothing graded yet: the top area collapses)
-        self._set_header()
-        self._draw_chart()
+        self.set_header()
+        self.draw_chart()
         self.query_one(SubmissionsTable).set_submissions(msg.subs, msg.cursor.start)
         self._update_subs_title()
         self.pinned = True
         self.new_count = 0
         msg.cursor.last()
-        self._moved(True)
+        self.moved(True)
         self.call_after_refresh(self._follow)
 
     def _apply_reload(self, msg: LiveLoaded) -> None:
@@ -628,13 +637,13 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
                 new.playing, new.play_head = True, old.play_head
         changed = (new.n != old.n) or (new.index != old.index)
         had_subs = bool(self.subs)
-        new.set_moments(m["round"] for m in self.moments)
+        new.set_moments(self.moments_part.rounds())
         self.cursor, self.header, self.subs = new, msg.header, msg.subs
-        self._maybe_live_moments()
+        self.live_moments.maybe_update()
         if had_subs != bool(self.subs):
             self._apply_layout()  # the first graded submission brings back a collapsed top area
-        self._set_header()
-        self._draw_chart()
+        self.set_header()
+        self.draw_chart()
         self.query_one(SubmissionsTable).set_submissions(msg.subs, new.start)
         self._update_subs_title()
         events = self.query_one(EventList)
@@ -644,7 +653,7 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
             events.scroll_to(y=top, animate=False, immediate=True)
         self._refreshing = True
         try:
-            self._moved(changed)
+            self.moved(changed)
         finally:
             self._refreshing = False
         if self.pinned:
@@ -676,14 +685,14 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
 
     # ------------------------------------------------------------------ pinning
 
-    def _moved(self, changed: bool = True) -> None:
+    def moved(self, changed: bool = True) -> None:
         cur = self.cursor
         if cur is not None and not self._refreshing:
             at_end = cur.n == 0 or cur.index >= cur.n - 1 or cur.row_of() >= cur.n_rows - 1  # (the last row: a fold)
             self.pinned = at_end
             if at_end:
                 self.new_count = 0
-        super()._moved(changed)
+        super().moved(changed)
 
     def _update_status(self) -> None:
         cur = self.cursor
@@ -720,8 +729,22 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
         if idx is None:
             self.notify(f"{rnd}: no graded event in the timeline yet", timeout=3)
             return
-        self._do(lambda: cur.select(idx))
+        self.do(lambda: cur.select(idx))
         self.query_one(EventList).focus()
+
+    # ------------------------------------------------------------------ the parts' messages
+
+    @on(LiveMoments)
+    def _on_live_moments(self, msg: LiveMoments) -> None:
+        self.live_moments.found(msg)
+
+    @on(PriorsFitted)
+    def _on_priors_fitted(self, msg: PriorsFitted) -> None:
+        self.forecast_part.priors_fitted(msg)
+
+    @on(LiveForecast)
+    def _on_live_forecast(self, msg: LiveForecast) -> None:
+        self.forecast_part.forecast_read(msg)
 
     # ------------------------------------------------------------------ actions
 
@@ -739,8 +762,9 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
 
     def action_alarms(self) -> None:
 
-        alarms = list(self.live.alarms) if self.live else []
-        if not alarms:
+        live = self.live
+        alarms = list(live.alarms) if live else []
+        if live is None or not alarms:
             self.notify("no alarm on this run", timeout=2)
             return
         self.app.push_screen(
@@ -749,7 +773,7 @@ class LiveRunScreen(LiveForecastMixin, LiveMomentsMixin, ReplayScreen):
                 self.now(),
                 title=f"Alarms of {self.run_key}",
                 on_ack=self.action_ack_alarms,
-                states=alarm_states([self.live]),
+                states=alarm_states([live]),
             )
         )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import textwrap
 import threading
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Protocol, Sequence, runtime_checkable
 
 from rich.text import Text
 from textual import on
@@ -19,7 +19,6 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from edgetui.error_log import note_swallowed
 from edgetui.store import queries as store
 from edgetui.store.database import lift_pool_on
 from edgetui.replay.cursor import format_elapsed
@@ -27,20 +26,15 @@ from edgetui.replay.cursor import format_elapsed
 from edgetui.control_chars import visible
 from edgetui.views.widgets.fmt import visible_text
 
-from edgetui.record.forget_and_tag import apply_request
-
-from edgetui.analysis.why_new_best import why_diff, why_of
 
 from edgetui.record.annotations import moment_queue
 from edgetui.record.moments_table import rebuild_moments
-from edgetui.record.annotations import list_annotations
 
 __all__ = [
     "MomentsScreen",
     "WhyScreen",
     "QueueScreen",
     "QueueLoaded",
-    "ReplayMomentsMixin",
     "WhyLoaded",
     "Annotated",
     "AnnotationsRead",
@@ -103,7 +97,7 @@ class MomentsScreen(ModalScreen[Optional[int]]):
 
     @on(OptionList.OptionSelected)
     def _chosen(self, msg: OptionList.OptionSelected) -> None:
-        self.dismiss(int(msg.option.id))
+        self.dismiss(int(msg.option.id or 0))
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
@@ -350,6 +344,14 @@ class QueueLoaded(Message):
         super().__init__()
 
 
+@runtime_checkable
+class BuildsMoments(Protocol):
+    """An app that keeps which runs' moments the queue built (:attr:`edgetui.views.app.EdgeTUIApp.moments_built`):
+    each run's once per app."""
+
+    moments_built: set[str]
+
+
 class QueueScreen(Screen):
     """The queue of unlabelled reframing moments across runs (one entry per run and moment): enter
     opens the run's replay at the moment (``L`` there labels it); back here, the labelled ones are
@@ -385,10 +387,8 @@ class QueueScreen(Screen):
     def _load(self) -> None:
         try:
             conn = self.app.conn  # type: ignore[attr-defined]
-            built = getattr(self.app, "_moments_built", None)
-            if built is None:
-                built = set()
-                setattr(self.app, "_moments_built", built)  # noqa: B010 - an ad-hoc attribute of the App (read by getattr above): mypy refuses the plain assignment
+            app = self.app
+            built = app.moments_built if isinstance(app, BuildsMoments) else set()
             todo = store.runs_without_moments(conn, min_graded=5)
             for key in todo:
                 if key not in built:
@@ -435,7 +435,7 @@ class QueueScreen(Screen):
 
     @on(OptionList.OptionSelected)
     def _chosen(self, msg: OptionList.OptionSelected) -> None:
-        e = self.entries[int(msg.option.id)]
+        e = self.entries[int(msg.option.id or 0)]
         self.app.open_moment(e["run_key"], e["round"])  # type: ignore[attr-defined]
 
     def action_back(self) -> None:
@@ -480,240 +480,3 @@ class AnnotationsRead(Message):
     def __init__(self, by_event: dict[str, list[dict]]) -> None:
         self.by_event = by_event
         super().__init__()
-
-
-class ReplayMomentsMixin:
-    """The replay screen's moment keys and views (``(`` ``)`` ``M`` ``w`` and the ``L`` write):
-    the screen's state (``cursor``, ``moments``, ``run_key``) and moves (``_do``) are the replay
-    screen's; the reads and the write run in its workers."""
-
-    _why_cache: dict
-    _why_wanted: Optional[str] = None  # the round whose why was asked for last
-    _annotations: dict = {}  # event id -> its annotations (AnnotationsRead; replaced, never mutated)
-    _editing: Optional[str] = None  # the annotation L's open prompt edits
-    _moments_wanted = False  # M pressed before the moments were found (opened when they are)
-
-    def on_moments_found(self, msg: MomentsFound) -> None:
-        self.moments = msg.moments
-        self.moments_read = True
-        self.moments_note = msg.not_detected
-        if self.cursor is not None:
-            self.cursor.set_moments(m["round"] for m in self.moments)
-            self._draw_chart()
-        if self.moments:
-            self._prefetch_why([m["round"] for m in self.moments])
-        if self._moments_wanted:  # M pressed while they were being found: open the list now
-            self._moments_wanted = False
-            if self.app.screen is self:
-                self.action_moments_list()
-
-    def action_moment(self, direction: int) -> None:
-        if getattr(self, "_later", lambda *a: False)(self.action_moment, direction):
-            return
-        c = self.cursor
-        if c is None:
-            return
-        if not c.moment_idx:
-            self.notify(getattr(self, "moments_note", None) or "no reframing moment found in this run", timeout=4)
-            return
-        fwd = direction > 0
-        self._do(
-            c.next_moment if fwd else c.prev_moment,
-            "no later reframing moment" if fwd else "no earlier reframing moment",
-        )
-
-    def action_moments_list(self) -> None:
-        if getattr(self, "_later", lambda *a: False)(self.action_moments_list):
-            return
-        c = self.cursor
-        if c is None:
-            return
-        if not self.moments:
-            if getattr(self, "moments_read", True):
-                self.notify(getattr(self, "moments_note", None) or "no reframing moment found in this run", timeout=4)
-            else:
-                self._moments_wanted = True
-                self.notify("finding this run's reframing moments… the list opens when they are found", timeout=3)
-            return
-        # the moment at or before the selected event is highlighted
-        pos = c.position()
-        current = max((i for i, m in enumerate(self.moments) if (m.get("elapsed_s") or 0.0) <= pos), default=0)
-
-        def go(i: Optional[int]) -> None:
-            if i is None or self.cursor is None:
-                return
-            rnd = self.moments[i]["round"]
-            idx = next((k for k in self.cursor.moment_idx if self.cursor.round[k] == rnd), None)
-            if idx is not None:
-                self._do(lambda: self.cursor.select(idx))
-
-        self.app.push_screen(MomentsScreen(self.moments, current), go)
-
-    def why_round(self) -> Optional[str]:
-        """The round ``w`` explains: the selected event's, when it is a new best's judge result;
-        else the last reframing moment at or before the cursor."""
-        c = self.cursor
-        if c is None or c.n == 0:
-            return None
-        if c.index in c.new_best_idx:
-            return c.round[c.index]
-        before = [k for k in c.moment_idx if k <= c.index]
-        return c.round[before[-1]] if before else None
-
-    def action_why(self) -> None:
-        if getattr(self, "_later", lambda *a: False)(self.action_why):
-            return
-        rnd = self.why_round()
-        if rnd is None:
-            self.notify("no reframing moment at or before the cursor (select a new best: { })", timeout=3)
-            return
-        self._why_round(rnd)
-
-    def _why_round(self, rnd: str) -> None:
-        """Show the why of ``rnd``: in the open why view (a milestone step), else in a new one; the
-        replay's cursor goes to that round's judge result, so the chart shows where it is."""
-        self._why_wanted = rnd
-        c = self.cursor
-        idx = next((k for k in c.new_best_idx if c.round[k] == rnd), None) if c is not None else None
-        if idx is not None and idx != c.index:
-            self._do(lambda: c.select(idx))
-        if rnd in self._why_cache:
-            self._show_why(self._why_cache[rnd])
-            return
-        self._load_why(rnd)  # (no "reading…" note: its toast would cost more than the read of the head)
-
-    def _show_why(self, why: dict) -> None:
-        top = self.app.screen
-        if isinstance(top, WhyScreen):
-            top.show(why)
-            return
-        c = self.cursor
-        rounds = [c.round[k] for k in c.new_best_idx] if c is not None else []
-        self.app.push_screen(WhyScreen(why, rounds, self._why_round))
-
-    @work(thread=True, exclusive=True, group="replay-why", exit_on_error=False)
-    def _load_why(self, rnd: str) -> None:
-        """The why of ``rnd`` in two messages: the actions and notes (the view opens with them), then
-        the same with the archives' diff."""
-        try:
-            conn = self.app.conn  # type: ignore[attr-defined]
-            head = why_of(conn, self.run_key, rnd, with_diff=False)
-            painted = threading.Event()
-            self.post_message(WhyLoaded(rnd, dict(head, diff_pending=True), painted=painted))
-            # the archives wait for the head's frame (at most 0.5 s): read at once, they would take the
-            # interpreter from the paint half of the time
-            painted.wait(0.5)
-            self.post_message(WhyLoaded(rnd, why_diff(conn, head)))
-        except Exception as e:  # noqa: BLE001  (said, never a crash)
-            if lift_pool_on(getattr(self.app, "conn", None), e):  # (a bounded buffer pool, lifted)
-                self.app.call_from_thread(self._load_why, rnd)
-                return
-            self.post_message(WhyLoaded(rnd, None, f"{type(e).__name__}: {e}"))
-
-    @work(thread=True, exclusive=True, group="replay-why-prefetch", exit_on_error=False)
-    def _prefetch_why(self, rounds: list[str]) -> None:
-        """The why of each moment, read ahead after the run loads: ``w`` then paints from the cache."""
-
-        for rnd in rounds:
-            try:
-                self.post_message(WhyLoaded(rnd, why_of(self.app.conn, self.run_key, rnd), prefetch=True))  # type: ignore[attr-defined]
-            except Exception:  # noqa: BLE001  (w reads it again and says what failed)
-                note_swallowed("w reads it again and says what failed")
-                continue
-
-    def on_why_loaded(self, msg: WhyLoaded) -> None:
-        if msg.prefetch:
-            if msg.why is not None:
-                self._why_cache.setdefault(msg.round, msg.why)
-            return
-        if msg.why is None:
-            self.notify(f"why {msg.round}: {msg.error}", severity="error", timeout=6)
-            return
-        if not msg.why.get("diff_pending"):
-            self._why_cache[msg.round] = msg.why
-            if self._why_wanted is not None and msg.round != self._why_wanted:
-                return  # a milestone stepped past before its read ended
-            top = self.app.screen  # the diff of the round shown (not of one stepped away from, nor of a closed view)
-            if isinstance(top, WhyScreen) and top.why["round"] == msg.round:
-                top.show(msg.why)
-            return
-        if self._why_wanted is not None and msg.round != self._why_wanted:
-            if msg.painted is not None:
-                msg.painted.set()
-            return
-        self._show_why(msg.why)
-        if msg.painted is not None:
-            self.app.screen.call_after_refresh(msg.painted.set)
-
-    # -- annotations: L adds one to the selected event; on an annotated event it edits the newest
-    # one there (the prompt holds its "label: note"), and an emptied prompt deletes it
-
-    def label_prompt(self, event_id: str) -> tuple[str, Optional[str]]:
-        """What ``L``'s prompt starts with on ``event_id``: its newest annotation's ``label: note``
-        and that annotation's id, or ``("", None)``."""
-        anns = self._annotations.get(event_id) or []
-        if not anns:
-            self._editing = None
-            return "", None
-        a = anns[-1]
-        self._editing = a["annotation_id"]
-        return (a.get("label") or "") + (f": {a['text']}" if a.get("text") else ""), a["annotation_id"]
-
-    def label_submitted(self, event_id: str, text: str) -> None:
-        """``L``'s prompt was submitted with ``text`` (``label[: note]``)."""
-        label, _, note = text.partition(":")
-        editing, self._editing = self._editing, None
-        if editing is None:
-            if text:
-                self._annotate(
-                    {"op": "annotate", "event_id": event_id, "label": label.strip() or None, "text": note.strip()},
-                    label.strip() or note.strip(),
-                )
-        elif not text:
-            self._annotate({"op": "annotation_delete", "annotation_id": editing}, "deleted")
-        else:
-            self._annotate(
-                {
-                    "op": "annotation_edit",
-                    "annotation_id": editing,
-                    "label": label.strip() or None,
-                    "text": note.strip(),
-                },
-                "edited",
-            )
-
-    @work(thread=True, exclusive=True, group="replay-annotate", exit_on_error=False)
-    def _annotate(self, req: dict, where: str) -> None:
-        """A typed request on the app's connection (the same the holder carries out for others),
-        then the run's annotations read again."""
-
-        reply = apply_request(self.app.conn, dict(req, run_key=self.run_key))  # type: ignore[attr-defined]
-        self.post_message(Annotated(where, reply))
-        self._read_annotations_now()
-
-    def _read_annotations_now(self) -> None:
-        """(In a worker.) The run's annotations, by event, posted to the screen."""
-        try:
-            by_event: dict[str, list[dict]] = {}
-            for a in list_annotations(self.app.conn, self.run_key):  # type: ignore[attr-defined]
-                by_event.setdefault(a["event_id"], []).append(a)
-            self.post_message(AnnotationsRead(by_event))
-        except Exception:  # noqa: BLE001  (a database without the table: L adds, never edits)
-            note_swallowed("a database without the table: L adds, never edits")
-
-    def on_annotations_read(self, msg: "AnnotationsRead") -> None:
-        self._annotations = msg.by_event
-        changed = getattr(self, "_annotations_changed", None)
-        if changed is not None:
-            changed()
-
-    def on_annotated(self, msg: Annotated) -> None:
-        if "error" in msg.reply:
-            self.notify(f"not annotated: {msg.reply['error']}", severity="error", timeout=5)
-        elif msg.reply["ok"] is False:
-            self.notify("that annotation is gone (deleted elsewhere)", severity="warning", timeout=4)
-        else:
-            self.notify(
-                f"annotated: {msg.where}" + (f" ({msg.reply['ok']})" if isinstance(msg.reply["ok"], str) else ""),
-                timeout=3,
-            )

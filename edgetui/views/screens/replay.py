@@ -36,7 +36,8 @@ from edgetui.store.timeline_pages import PAGE, PAGE_COLUMNS, PagedTimeline, firs
 from edgetui.replay.cursor import SPEEDS, ReplayCursor, format_elapsed, parse_elapsed
 
 from edgetui.views.widgets import EventDetail, EventList, RunHeader, ScoreChart, chart_data
-from edgetui.views.screens.moments import MomentsFound, MomentsScreen, ReplayMomentsMixin, WhyScreen, moment_line  # noqa: F401 (re-exported)
+from edgetui.views.screens.moments import Annotated, AnnotationsRead, MomentsFound, WhyLoaded
+from edgetui.views.screens.moments import MomentsScreen, WhyScreen, moment_line  # noqa: F401 (re-exported)
 from edgetui.views.screens.replay_parts import (
     DepthsReady,
     DetailLoaded,
@@ -52,7 +53,9 @@ from edgetui.views.screens.replay_parts import (
     freeze_startup_heap,
     thaw_heap,
 )
-from edgetui.views.screens.replay_search import ReplaySearchMixin, SearchDone  # noqa: F401 (re-exported)
+from edgetui.views.screens.replay_host import app_connection
+from edgetui.views.screens.replay_moments import ReplayMoments
+from edgetui.views.screens.replay_search import ReplaySearch, SearchDone
 from edgetui.views.widgets.chart import legend_text
 from edgetui.control_chars import visible, visible_lines
 
@@ -127,8 +130,10 @@ REPLAY_KEYS: list[tuple[str, str]] = [
 ]
 
 
-class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
-    """Header, score chart, event list and detail of one run; keys in :data:`REPLAY_KEYS`."""
+class ReplayScreen(Screen):
+    """Header, score chart, event list and detail of one run; keys in :data:`REPLAY_KEYS`. Its search
+    and its moments are parts it holds (:attr:`search_part`, :attr:`moments_part`: each with its own
+    state, seeing the screen as a :class:`~edgetui.views.screens.replay_host.ReplayHost`)."""
 
     BINDINGS = [
         Binding("j,down,right", "step(1)", "next", key_display="j", group=STEP),
@@ -183,14 +188,12 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         #: a cursor over the first page only, shown until :attr:`cursor` (the whole run's) is ready
         self.preview: Optional[ReplayCursor] = None
         self._pending: list[tuple[Callable, tuple]] = []  # keys pressed while only the preview was shown
-        self._search_serial = 0  # the search being done (older ones' results are dropped)
-        self._match_pending: list[int] = []  # n / N pressed past a first page of matches (done with every match)
         self._pages_asked: set[int] = set()  # pages being read
         self.header: Optional[dict] = None
         self.subs: list[dict] = []
-        self.moments: list[dict] = []  # reframing moments (edgetui.record.moments_table.replay_moments), round order
-        self.moments_read = False  # False while they are still being read or detected after the first paint
-        self._why_cache: dict[str, dict] = {}
+        #: the search (/, n, N) and the reframing moments ( ( ) M w L ): parts of this screen
+        self.search_part = ReplaySearch(self)
+        self.moments_part = ReplayMoments(self)
         self.prompt_mode: Optional[str] = None
         self.show_detail: Optional[bool] = None  # None: automatic (hidden when narrow)
         self.chart_choice: Optional[bool] = None  # None: automatic (hidden when tiny or nothing graded)
@@ -227,7 +230,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         self.query_one(EventDetail).border_title = "detail"
         self._play_timer = self.set_interval(PLAY_TICK, self.play_tick, pause=True)
         self._apply_layout()
-        self._load_run()
+        self._start_loading()
 
     def on_unmount(self) -> None:
         thaw_heap(self)
@@ -258,10 +261,14 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
 
     # ------------------------------------------------------------------ loading
 
+    def _start_loading(self) -> None:
+        """Read the run (:meth:`_load_run`; the live run screen reads it its own way)."""
+        self._load_run()
+
     @work(thread=True, exclusive=True, group="replay-load", exit_on_error=False)
     def _load_run(self) -> None:
         try:
-            conn = self.app.conn  # type: ignore[attr-defined]
+            conn = app_connection(self.app)
             pool_retry(conn, self._load_run_once, conn)  # (a read past a bounded buffer pool lifts it)
         except Exception as e:  # noqa: BLE001 - shown, never crashes the app
             self.post_message(LoadFailed(f"{type(e).__name__}: {e}"))
@@ -314,7 +321,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
             raise
         except Exception:  # noqa: BLE001  (no moments is no reason not to replay the run)
             self.post_message(MomentsFound([]))
-        self._read_annotations_now()
+        self.moments_part.read_annotations_now()
 
     @on(PreviewLoaded)
     def _on_preview(self, msg: PreviewLoaded) -> None:
@@ -324,7 +331,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
             return
         self.header, self.preview, self.subs = msg.header, msg.cursor, msg.subs
         self.query_one(RunHeader).set_header(msg.header)
-        self._draw_chart()
+        self.draw_chart()
         self._apply_layout()
         events = self.query_one(EventList)
         events.loading = False
@@ -339,7 +346,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         self.header = msg.header
         self.query_one(RunHeader).set_header(msg.header)
 
-    def _later(self, fn: Callable, *args: Any) -> bool:
+    def later(self, fn: Callable, *args: Any) -> bool:
         """Before the whole run's cursor is ready (nothing shown yet, or only the first page): queue
         ``fn(*args)`` for when it is and say so (``True``); else ``False``. A key pressed right as
         the screen opens is done once the run is read, not dropped."""
@@ -375,8 +382,8 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
 
     @work(thread=True, group="replay-pages", exit_on_error=False)
     def _read_pages(self, tl: PagedTimeline, pages: list[int]) -> None:
-        conn = self.app.conn  # type: ignore[attr-defined]
         try:
+            conn = app_connection(self.app)
             got = pool_retry(conn, tl.fetch_pages, conn, pages)
         except Exception as e:  # noqa: BLE001 - shown, never crashes the app
             got = {}
@@ -409,13 +416,9 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
             msg.cursor.select(preview.index)  # (j / k within the first page before the rest came)
         if msg.cursor.folding != self.folding:  # (z pressed while it was read)
             msg.cursor.set_folding(self.folding)
-        if msg.moments is not None:
-            self.moments, self.moments_read = msg.moments, True
-        msg.cursor.set_moments(m["round"] for m in self.moments)
-        if msg.moments:
-            self._prefetch_why([m["round"] for m in msg.moments])
+        self.moments_part.loaded(msg.moments)
         self.query_one(RunHeader).set_header(self.header)
-        self._draw_chart()
+        self.draw_chart()
         self._apply_layout()  # (nothing graded: no empty chart)
         events = self.query_one(EventList)
         events.loading = False
@@ -435,15 +438,16 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         events.set_timeline(msg.cursor, msg.cursor.index)
         events.focus()
         self.loaded_at = time.perf_counter()
-        self._moved(True)
+        self.moved(True)
         pending, self._pending = self._pending, []
         for fn, args in pending:  # the keys pressed while the first page was shown
             fn(*args)
 
     @on(DepthsReady)
     def _on_depths(self, msg: DepthsReady) -> None:
-        if msg.cursor is self.cursor:
-            msg.cursor.depth = msg.depth
+        cur = self.cursor
+        if cur is not None and msg.cursor is cur:
+            cur.depth = msg.depth
             self.query_one(EventList).refresh()
 
     @on(LoadFailed)
@@ -456,7 +460,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
 
     # ------------------------------------------------------------------ after every move
 
-    def _moved(self, changed: bool = True) -> None:
+    def moved(self, changed: bool = True) -> None:
         cur = self.cursor
         if cur is None:
             return
@@ -532,7 +536,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         self, index: int, event_id: str, elapsed: Optional[float], fold: Optional[tuple[int, int]] = None
     ) -> None:
         try:
-            conn = self.app.conn  # type: ignore[attr-defined]
+            conn = app_connection(self.app)
             pool_retry(conn, self._fetch_detail_once, conn, index, event_id, elapsed, fold)
         except Exception as e:  # noqa: BLE001 - shown in the detail pane, never crashes the app
             self.post_message(
@@ -562,85 +566,87 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
             self.query_one(EventDetail).show(self._with_annotations(msg.detail))
 
     def _with_annotations(self, detail: Optional[dict]) -> Optional[dict]:
-        """``detail`` with its event's annotations (the run's, read by the moments mixin) beside it."""
+        """``detail`` with its event's annotations (the run's, read by the moments part) beside it."""
         ev = (detail or {}).get("event") or {}
-        anns = self._annotations.get(ev.get("event_id")) if ev.get("event_id") else None
+        anns = self.moments_part.annotations.get(ev["event_id"]) if ev.get("event_id") else None
         return dict(detail, annotations=anns) if detail is not None and anns else detail
 
-    def _annotations_changed(self) -> None:
-        """(ReplayMomentsMixin read the run's annotations again.) The detail pane shows the new ones."""
+    def annotations_changed(self) -> None:
+        """(The moments part read the run's annotations again.) The detail pane shows the new ones."""
         pane = self.query_one(EventDetail)
         if pane.detail is not None:
             pane.show(self._with_annotations({k: v for k, v in pane.detail.items() if k != "annotations"}))
 
     # ------------------------------------------------------------------ moves
 
-    def _do(self, move: Callable[[], bool], what: str = "") -> None:
+    def do(self, move: Callable[[], bool], what: str = "") -> None:
         if self.cursor is None:
             return
         changed = move()
         if not changed and what:
             self.notify(what, timeout=2)
-        self._moved(changed)
+        self.moved(changed)
 
     def action_step(self, n: int) -> None:
-        if self._later(self.action_step, n):
+        if self.later(self.action_step, n) or (c := self.cursor) is None:
             return
-        self._do(lambda: self.cursor.step(n))
+        self.do(lambda: c.step(n))
 
     def action_page(self, direction: int) -> None:
-        if self._later(self.action_page, direction):
+        if self.later(self.action_page, direction) or (c := self.cursor) is None:
             return
         h = max(1, self.query_one(EventList).scrollable_content_region.height - 1)
-        self._do(lambda: self.cursor.step(direction * h))
+        self.do(lambda: c.step(direction * h))
 
     def action_submission(self, direction: int) -> None:
-        if self._later(self.action_submission, direction):
+        if self.later(self.action_submission, direction):
             return
         c = self.cursor
         if c is not None:
             fwd = direction > 0
-            self._do(
+            self.do(
                 c.next_submission if fwd else c.prev_submission,
                 "no later submission" if fwd else "no earlier submission",
             )
 
     def action_new_best(self, direction: int) -> None:
-        if self._later(self.action_new_best, direction):
+        if self.later(self.action_new_best, direction):
             return
         c = self.cursor
         if c is not None:
             fwd = direction > 0
-            self._do(c.next_new_best if fwd else c.prev_new_best, "no later new best" if fwd else "no earlier new best")
+            self.do(c.next_new_best if fwd else c.prev_new_best, "no later new best" if fwd else "no earlier new best")
 
     def action_first(self) -> None:
-        if self._later(self.action_first):
+        if self.later(self.action_first) or (c := self.cursor) is None:
             return
-        self._do(lambda: self.cursor.first())
+        self.do(c.first)
 
     def action_last(self) -> None:
-        if self._later(self.action_last):
+        if self.later(self.action_last) or (c := self.cursor) is None:
             return
-        self._do(lambda: self.cursor.last())
+        self.do(c.last)
 
     # ------------------------------------------------------------------ play
 
     def action_play(self) -> None:
-        if self._later(self.action_play):
+        if self.later(self.action_play):
             return
         c = self.cursor
         if c is None:
             return
         c.toggle_play()
+        timer = self._play_timer
         if c.playing:
             self._last_tick = self.clock()
-            self._play_timer.resume()
-        else:
-            self._play_timer.pause()
-        self._moved(False)
+            if timer is not None:
+                timer.resume()
+        elif timer is not None:
+            timer.pause()
+        self.moved(False)
 
     def action_speed(self, direction: int) -> None:
-        if self._later(self.action_speed, direction):
+        if self.later(self.action_speed, direction):
             return
         if self.cursor is None:
             return
@@ -659,7 +665,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         changed = c.advance(max(0.0, dt))
         if not c.playing and self._play_timer is not None:
             self._play_timer.pause()
-        self._moved(changed)
+        self.moved(changed)
 
     # ------------------------------------------------------------------ prompt
 
@@ -676,7 +682,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
             p.value = c.query
         elif mode == "label":
             where = c.round[c.index] if c.kind[c.index] in ("judge_result", "game_result") else "this event"
-            p.value, editing = self.label_prompt(c.events.event_id[c.index])
+            p.value, editing = self.moments_part.label_prompt(c.events.event_id[c.index])
             p.placeholder = f"annotate {visible(str(where))}: reframe · bug fix · tuning · reward hack? [: note]  " + (
                 "(enter: save · emptied: delete · esc: cancel)" if editing else "(enter: save · esc: cancel)"
             )
@@ -718,26 +724,27 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
                 self.notify(str(e), severity="error", timeout=4)
                 return
             self._close_prompt()
-            self._do(lambda: self.cursor.jump_to(secs))
+            cur = self.cursor
+            if cur is not None:
+                self.do(lambda: cur.jump_to(secs))
             return
         self._close_prompt()
+        c = self.cursor
+        if c is None:
+            return
         if mode == "label":
-            c = self.cursor
             eid = c.events.event_id[c.index]
             if eid is None:
                 self.notify("the event is still being read: press L again", timeout=3)
                 return
-            self.label_submitted(eid, text)
+            self.moments_part.label_submitted(eid, text)
             return
         if mode == "search":
             if not text:
-                self._search_serial += 1  # (a search still being done is dropped)
-                self._match_pending = []
-                self.cursor.search("")
-                self.query_one(EventList).set_query("")
+                self.search_part.clear()
                 self._update_status()
                 return
-            self._search(text)
+            self.search_part.search(text)
 
     # ------------------------------------------------------------------ panes
 
@@ -749,7 +756,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
 
     def action_toggle_fold(self) -> None:
         """``z``: fold the metadata rows (one "N folded" row per run of them) or show them all."""
-        if self._later(self.action_toggle_fold):
+        if self.later(self.action_toggle_fold):
             return
         self.folding = not self.folding
         cur = self.cursor
@@ -760,7 +767,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         cur.set_folding(self.folding)
         events = self.query_one(EventList)
         events.set_timeline(cur, cur.index)
-        self._moved(False)
+        self.moved(False)
 
     def action_toggle_chart(self) -> None:
         self.chart_choice = self._chart_hidden()  # hidden -> shown, shown -> hidden
@@ -773,7 +780,7 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         modes = chart.data.modes or (chart.data.mode,)
         cur = chart.data.mode if chart.data.mode in modes else modes[0]
         self.chart_mode = modes[(modes.index(cur) + 1) % len(modes)]
-        self._draw_chart()  # (the chart's title names the quantity: no toast over the events)
+        self.draw_chart()  # (the chart's title names the quantity: no toast over the events)
 
     def _chart_data(self) -> Any:
         end = self.cursor.end_elapsed if self.cursor is not None else 0.0
@@ -782,10 +789,10 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
             self.subs,
             end_elapsed_s=end,
             mode=self.chart_mode,
-            moments=[m["round"] for m in self.moments],
+            moments=self.moments_part.rounds(),
         )
 
-    def _draw_chart(self) -> None:
+    def draw_chart(self) -> None:
         chart = self.query_one(ScoreChart)
         data = self._chart_data()
         chart.set_data(data)
@@ -830,9 +837,48 @@ class ReplayScreen(ReplaySearchMixin, ReplayMomentsMixin, Screen):
         else:
             self.app.pop_screen()
 
+    # ------------------------------------------------------------------ the parts' keys and messages
+
+    def action_match(self, direction: int) -> None:
+        self.search_part.match(direction)
+
+    def action_moment(self, direction: int) -> None:
+        self.moments_part.moment(direction)
+
+    def action_moments_list(self) -> None:
+        self.moments_part.moments_list()
+
+    def action_why(self) -> None:
+        self.moments_part.why()
+
+    def show_query(self, query: str) -> None:
+        self.query_one(EventList).set_query(query)
+
+    @on(SearchDone)
+    def _on_search_done(self, msg: SearchDone) -> None:
+        self.search_part.done(msg)
+
+    @on(MomentsFound)
+    def _on_moments_found(self, msg: MomentsFound) -> None:
+        self.moments_part.found(msg)
+
+    @on(WhyLoaded)
+    def _on_why_loaded(self, msg: WhyLoaded) -> None:
+        self.moments_part.why_loaded(msg)
+
+    @on(AnnotationsRead)
+    def _on_annotations_read(self, msg: AnnotationsRead) -> None:
+        self.moments_part.annotations_read(msg)
+
+    @on(Annotated)
+    def _on_annotated(self, msg: Annotated) -> None:
+        self.moments_part.annotated(msg)
+
     @on(EventList.Clicked)
     def _on_clicked(self, msg: EventList.Clicked) -> None:
-        self._do(lambda: self.cursor.select(msg.index))
+        c = self.cursor
+        if c is not None:
+            self.do(lambda: c.select(msg.index))
 
 
 def replay_commands(screen: ReplayScreen) -> list[tuple[str, str, Callable[[], Any]]]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import subprocess
 import time
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Protocol, Sequence, runtime_checkable
 
 from rich.text import Text
 from textual import on, work
@@ -168,6 +168,14 @@ def dispatch_runs_updated(
 # ---------------------------------------------------------------------------- the screen
 
 
+@runtime_checkable
+class KeepsRunsView(Protocol):
+    """An app that keeps the runs screen's view (sort, filter, selected run) for the next one (F2):
+    :attr:`edgetui.views.app.EdgeTUIApp.runs_view`."""
+
+    runs_view: Optional[dict]
+
+
 class RunsScreen(Screen):
     """Table of live runs; keys in :data:`RUNS_KEYS`."""
 
@@ -260,7 +268,8 @@ class RunsScreen(Screen):
         self.query_one(RunsTable).focus()
         self.set_interval(1.0, self._tick)
         fit_footer(self, self.size.width)
-        view = getattr(self.app, "runs_view", None)  # left with q, back with F2: same sort / filter / run
+        app = self.app
+        view = app.runs_view if isinstance(app, KeepsRunsView) else None  # left with q, back with F2: same view
         if view:
             self.sort_index, self.reverse, self.filter_text = view["sort"], view["reverse"], view["filter"]
             self._reselect = view.get("run")
@@ -268,11 +277,14 @@ class RunsScreen(Screen):
 
     def on_screen_suspend(self) -> None:
         """Popped (q) or covered: the view is kept for the next runs screen (F2)."""
+        app = self.app
+        if not isinstance(app, KeepsRunsView):
+            return
         try:
-            self.app.runs_view = {
+            app.runs_view = {
                 "sort": self.sort_index,
                 "reverse": self.reverse,
-                "filter": self.filter_text,  # type: ignore[attr-defined]
+                "filter": self.filter_text,
                 "run": self.query_one(RunsTable).selected_run_key,
             }
         except Exception:  # noqa: BLE001 - the app is shutting down

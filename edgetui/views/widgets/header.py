@@ -1,4 +1,5 @@
-"""Run header: run id, task, model, status, best score, a live run's forecast, tokens, dollars.
+"""Run header: run id, task, model, status, best score, duration, a live run's forecast, tokens,
+dollars.
 
 Renders the header dict of :func:`edgetui.store.queries.run_header` (no I/O). Text
 wraps between fields, never inside one, so nothing is cut at 80 columns.
@@ -64,6 +65,9 @@ def _fields(head: dict[str, Any], compact: bool, narrow: bool = False) -> tuple[
     if head.get("best_invalid"):  # SForge's selection picked an invalid round (replay/invalid_rounds.py)
         best.append(" invalid round", style="bold yellow")
     figs.append(best)
+    dur = duration_text(head, compact)
+    if dur is not None:
+        figs.append(dur)
     traj = None if narrow else trajectory_text(head.get("trajectory_metrics"), compact)
     if traj is not None:  # after the status (a short line when narrow); see header_text
         ident.append(traj)
@@ -108,6 +112,33 @@ def _fields(head: dict[str, Any], compact: bool, narrow: bool = False) -> tuple[
             d.append(" stated", style="dim")
         figs.append(d)
     return ident, figs
+
+
+def duration_text(head: dict[str, Any], compact: bool) -> Optional[Text]:
+    """The run's duration as :func:`edgetui.store.queries.with_durations` gives it, saying which one:
+    ``ran 0:07:16 start→end · SForge runtime 0:07:00`` (wide), ``ran 7:16 · agent 7:00`` (compact:
+    no zero hours); ``to last event`` for a run without an end. None when unknown."""
+    d, sf = head.get("duration_s"), head.get("sforge_runtime_s")
+    if d is None and sf is None:
+        return None
+
+    def fmt(x: float) -> str:
+        if compact and 0 <= x < 3600:
+            return f"{int(x) // 60}:{int(x) % 60:02d}"
+        return format_elapsed(x)
+
+    t = Text()
+    if d is not None:
+        t.append("ran ", style="dim")
+        t.append(fmt(d), style="bold")
+        if head.get("duration_to") == "last event":
+            t.append("…" if compact else " to last event", style="dim")
+        elif not compact:
+            t.append(" start→end", style="dim")
+    if sf is not None:
+        t.append((" · " if d is not None else "") + ("agent " if compact else "SForge runtime "), style="dim")
+        t.append(fmt(sf))
+    return t
 
 
 def trajectory_text(tm: Optional[dict[str, Any]], compact: bool) -> Optional[Text]:
