@@ -134,7 +134,8 @@ def test_reports_and_annotations_survive_a_fresh_ingest_import_and_export(gw_db,
     assert main(["--db", str(db), "report", "opus48"]) == 0
     md = capsys.readouterr().out
     chart = md.split("```")[1]
-    assert chart.count("✦") == 3 and "42.8" in chart and "67" in chart
+    plotted = "\n".join(ln for ln in chart.splitlines() if "│" in ln)  # (the legend line names ✦ too)
+    assert plotted.count("✦") == 3 and "42.8" in chart and "67" in chart
     assert "### agent-85" in md and "**reframe**" in md and "the plan" in md
     # HTML: one file, nothing it would fetch (no src/href/link/script), the chart inline
     html = tmp_path / "r.html"

@@ -216,7 +216,8 @@ async def test_no_empty_chart_for_a_bare_transcript_and_events_first_when_tiny(g
 async def test_submissions_on_the_best_so_far_line_keep_their_marks():
     """A run whose every submission is a new best or a tie (the genuine real-tz run: pass 30, 70,
     70, 70, 90, 90, 100, 100 %) showed the line and not one ◆: the line was drawn over them. Each
-    submission now keeps its mark on the line."""
+    tie keeps its mark on the line; each new best is its step, drawn over any mark in its column
+    (issue 37: at 80x24 the steps hid under the ◆ of the new bests and ties)."""
     from textual.app import App as _App
 
     from edgetui.views.widgets.chart import ChartData, ScoreChart
@@ -228,10 +229,12 @@ async def test_submissions_on_the_best_so_far_line_keep_their_marks():
     xs = [0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5]
     ys = [30.0, 70.0, 70.0, 70.0, 90.0, 90.0, 100.0, 100.0]
     best, b = [], None
+    new_bests = []
     for x, y in zip(xs, ys):
         if b is None or y > b:
             if b is not None:
                 best.append((x, b))
+                new_bests.append(x)
             best.append((x, y))
             b = y
     best.append((8.0, b))
@@ -240,8 +243,14 @@ async def test_submissions_on_the_best_so_far_line_keep_their_marks():
         chart = app.query_one(ScoreChart)
         chart.set_data(ChartData(best=best, agent=list(zip(xs, ys)), budget_h=8.0, x_max=8.24, mode="pass"))
         await pilot.pause()
-        drawn = sum("".join(seg.text for seg in chart.render_line(y)).count("◆") for y in range(chart.size.height))
-        assert drawn == len(xs)
+        lines = ["".join(seg.text for seg in chart.render_line(y)) for y in range(chart.size.height)]
+        drawn = sum(ln.count("◆") for ln in lines)
+        assert drawn == len(xs) - len(new_bests) == 5  # the first round and the four ties
+        _left, top, _w, height = chart.canvas
+        for x in new_bests:
+            col = chart.column_for(x * 3600)
+            column = [ln[col] for ln in lines[top : top + height]]
+            assert "◆" not in column and any("\u2800" < ch <= "\u28ff" for ch in column), (x, column)
 
 
 def test_a_run_of_minutes_gets_minute_ticks():

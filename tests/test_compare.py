@@ -46,6 +46,8 @@ def test_compare_two_sample_runs_of_one_task(samples_db, capsys):
     assert main(["--db", str(samples_db), "compare", "real-stats", "real-tz", "--plot"]) == 0
     text = capsys.readouterr().out
     assert "they part at 0:00:" in text and "x: elapsed (m:ss)" in text and "\x1b" not in text
+    # the values are rescaled 0-100, and a flagged fit still says what it determines (issue 37)
+    assert "values are 0-100" in text and "t_half 0.0" in text and "Smax –" not in text
     # without colour the curves still tell apart: each has its own mark, in the legend and on its steps
     legend = {ln.split(" ", 1)[1]: ln.split(" ", 1)[0] for ln in text.splitlines() if ln.startswith("━")}
     assert legend == {stats.run_key: "━•━", tz.run_key: "━o━"}
@@ -111,3 +113,27 @@ async def test_compare_screen_steps_both_together(samples_db, size):
         assert screen.at == pytest.approx(screen.span_s)
         await pilot.press("p")
         assert screen.at == pytest.approx(min(stats.steps[0][0], tz.steps[0][0]))
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_q_in_compare_view_goes_back_to_the_shell(samples_db, size):
+    """``edgetui compare --view``: ``q`` ends the app (it opened a run picker the user never saw)."""
+    from edgetui.cli.analysis_commands import compare_view_spec
+    from edgetui.views.app import EdgeTUIApp
+    from edgetui.views.screens.compare import CompareScreen
+    from edgetui.views.screens.picker import PickerScreen
+
+    cs = curves(samples_db)
+    keys = [next(c for k, c in cs.items() if name in k).run_key for name in ("real-stats", "real-tz")]
+    app = EdgeTUIApp(samples_db, compare=compare_view_spec(keys, groups=False))
+    async with app.run_test(size=size) as pilot:
+        for _ in range(200):
+            if isinstance(app.screen, CompareScreen) and app.screen.series:
+                break
+            await pilot.pause(0.05)
+        assert isinstance(app.screen, CompareScreen)
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.return_code == 0  # the app ended
+        assert not any(isinstance(s, PickerScreen) and s is app.screen for s in app.screen_stack)

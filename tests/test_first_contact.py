@@ -79,11 +79,23 @@ def test_every_command_has_a_description_help_on_its_arguments_and_an_example(ca
         main(["ingets", "x"])
     assert e.value.code == 2
     err = capsys.readouterr().err
-    assert "did you mean 'ingest'" in err
-    # an error inside a command shows that command's usage
+    # one line (no usage block before it: the top level's is four lines) with the hint where the usage is
+    assert (
+        err == "edgetui: error: unknown command 'ingets'; did you mean 'ingest'? (edgetui --help lists the commands)\n"
+    )
+    # an error inside a command: one line naming that command, and where its usage is
     with pytest.raises(SystemExit):
         main(["sql"])
-    assert "usage: edgetui sql" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        "edgetui sql: error: the following arguments are required: QUERY (edgetui sql --help shows the usage)\n"
+    )
+    # a mistyped option is said by its command's parser, with the option meant
+    with pytest.raises(SystemExit) as e:
+        main(["runs", "--frmat", "csv"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("edgetui runs: error: unrecognized arguments: --frmat csv")
+    assert "did you mean '--format'?" in err and "edgetui runs --help" in err
     # every live option works after the command too
     args = build_parser().parse_args(["watch", "--tasks-dir", "/tmp", "--no-docker"])
     assert args.tasks_dir == Path("/tmp") and args.no_docker
@@ -502,3 +514,76 @@ def test_a_text_file_in_no_known_format_is_not_a_run(tmp_path, capsys):
         assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == 0
     finally:
         conn.close()
+
+
+def test_export_refuses_a_non_empty_directory_unless_forced(tmp_path, db_path, capsys):
+    open_db(db_path).close()
+    out = tmp_path / "exp"
+    assert main(["--db", str(db_path), "export", str(out)]) == 0  # a new directory
+    written = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    assert "runs.parquet" in written
+    (out / "mine.txt").write_text("keep me")
+    capsys.readouterr()
+    # a second export into it: refused in one line, exit status 2 (an input problem), nothing touched
+    assert main(["--db", str(db_path), "export", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not empty" in err and "--force" in err, err
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.name != "mine.txt"} == written
+    # --force writes into it (the user's own file stays)
+    time.sleep(0.01)
+    assert main(["--db", str(db_path), "export", "--force", str(out)]) == 0
+    assert (out / "mine.txt").read_text() == "keep me"
+    assert (out / "runs.parquet").stat().st_mtime_ns != written["runs.parquet"]
+    # a file where the directory should be: one line, status 2
+    f = tmp_path / "a-file"
+    f.write_text("x")
+    capsys.readouterr()
+    assert main(["--db", str(db_path), "export", str(f)]) == 2
+    assert "not a directory" in capsys.readouterr().err
+    # a quote in the path is a character of the path, not the end of the SQL string
+    q = tmp_path / "it's here"
+    assert main(["--db", str(db_path), "export", str(q)]) == 0
+    assert (q / "runs.parquet").is_file()
+
+
+@pytest.mark.asyncio
+async def test_try_it_uses_the_default_database_and_the_readme_commands_work_on_it(tmp_path, monkeypatch, capsys):
+    """The README's "Try it" opens the app without --db (the commands after it have none: a
+    demo.duckdb left `edgetui runs` finding "no database"); its first start records the samples,
+    tagged as samples, into the default database, and the README's next commands read them there."""
+    import json
+    import re
+
+    from waits import pilot_wait_for
+
+    from edgetui.store.database import default_db_path
+    from edgetui.views.app import EdgeTUIApp
+    from edgetui.views.screens.picker import PickerScreen
+
+    readme = (ROOT / "README.md").read_text()
+    try_it = readme.split("## Try it", 1)[1].split("\n## ", 1)[0]
+    command = re.search(r"```sh\n(.*?)\n```", try_it, re.S).group(1).strip()
+    assert command.endswith(".venv/bin/edgetui") and "--db" not in command, command
+    for var in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.setenv(var, str(tmp_path / var.lower()))
+    monkeypatch.setenv("EDGETUI_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.delenv("EDGETUI_DB", raising=False)
+    db = default_db_path()
+    assert str(db).startswith(str(tmp_path)) and not db.exists()
+    db.parent.mkdir(parents=True)  # (run_app makes it; the test drives the app itself)
+    app = EdgeTUIApp(db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot_wait_for(
+            pilot, lambda: isinstance(app.screen, PickerScreen) and len(app.screen.rows) >= 11, 120, "the samples"
+        )
+    capsys.readouterr()
+    # the commands the README names after it, as written there (no --db)
+    assert "`edgetui runs`" in try_it and "`edgetui moments opus48`" in try_it
+    assert main(["runs", "--format", "json"]) == 0
+    runs = json.loads(capsys.readouterr().out)
+    assert len(runs) == 11 and all("sample" in (r.get("flags") or "") for r in runs)
+    assert main(["moments", "opus48"]) == 0 and "agent-52" in capsys.readouterr().out
+    out = tmp_path / "report.html"
+    assert main(["report", "opus48", "-o", str(out)]) == 0 and out.stat().st_size > 1000
+    assert main(["sql", "SELECT count(*) AS n FROM runs WHERE is_sample"]) == 0
+    assert "11" in capsys.readouterr().out

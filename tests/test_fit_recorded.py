@@ -129,3 +129,24 @@ def test_fit_by_model_leaves_out_samples_unless_asked(samples_db, capsys):
     )
     recs = {r["model"]: r for r in json.loads(capsys.readouterr().out)}
     assert recs["claude-opus-4-8"]["aggregation"].startswith("mean over tasks")
+
+
+def test_readme_fit_example_shows_what_the_points_determine(samples_db, capsys, monkeypatch):
+    # the README's first fit example: a flagged fit (Smax at its bound) must still show its t_half with
+    # its interval, the gain per doubling and the withheld parameters' ranges; no optimiser code; the
+    # log-linear form's parameters in the parameters column, not in flags (issue 37)
+    monkeypatch.setenv("COLUMNS", "400")
+    assert main(["--db", str(samples_db), "fit", "opus48-edge-3", "--time-basis", "active", "--bootstrap", "200"]) == 0
+    out = capsys.readouterr().out
+    header, star, *rest = out.splitlines()
+    assert "status" not in header.split() and "gain/2x" in header and "t_half_80%" in header
+    cells = star.split()
+    assert "withheld" in star and "Smax" in star and "at_bound:Smax" in star
+    assert cells[cells.index("withheld") + 2] == "Smax"  # "withheld (80%: Smax lo–hi ...)"
+    after = cells[next(i for i, c in enumerate(cells) if c.endswith(")")) + 1 :]  # past "withheld (80%: ...)"
+    t_half, t_half_iv, gain = float(after[0]), after[1], float(after[2])
+    assert 0.3 < t_half < 3.0 and "–" in t_half_iv and 3.0 < gain < 20.0
+    assert 0.3 < t_half < 3.0
+    linear = next(line for line in rest if " log_linear " in line)
+    assert "S = " in linear and " ln t" in linear and "a=" not in linear and linear.rstrip().endswith("ok")
+    assert "values are 0-100" in out and "what they do determine" in out

@@ -129,3 +129,9 @@ def test_sample_runs_counted_when_asked(suite_db, capsys):
 def test_run_groups_merge_machine_siblings(suite_db, capsys):
     cells = _lb(suite_db, capsys, "--by", "run_group")
     assert cells[(("m-r1",), OVERALL)]["score"] == pytest.approx(45.0)
+
+
+def test_table_says_its_values_are_rescaled(suite_db, capsys):
+    # recorded runs' values are rescaled 0-100 (or pass rate x 100): the table says so (issue 37)
+    assert main(["--db", str(suite_db), "leaderboard"]) == 0
+    assert "values are 0-100: the task's rescaled score" in capsys.readouterr().out

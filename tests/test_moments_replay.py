@@ -82,9 +82,9 @@ async def test_M_pressed_as_the_replay_opens_is_done_once_the_run_is_read_and_ro
 
         ol = app.screen.query_one(OptionList)
         assert ol.option_count == len(screen.moments_part.moments) == 3
-        assert ol.virtual_size.height == ol.option_count  # one line a moment, cut with …
+        assert ol.virtual_size.height == ol.option_count  # one line a moment: at 160 columns each fits whole
         lines = [ol.render_line(y).text for y in range(ol.option_count)]
-        assert all(ln.rstrip().endswith("…") or len(ln.rstrip()) < ol.content_region.width for ln in lines)
+        assert all(len(ln.rstrip()) <= ol.content_region.width and "…" not in ln for ln in lines)
 
 
 @pytest.mark.asyncio
@@ -150,6 +150,8 @@ async def test_L_annotates_the_selected_moment_on_its_judge_result(sample_db):
         assert prompt.value == "bug fix: the PSD window"
         prompt.value = ""
         await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen")  # (asked first)
+        await pilot.press("y")
         await wait_for(pilot, lambda: app.conn.execute(q, [GW_KEY]).fetchall() == [])
         await wait_for(pilot, lambda: eid not in screen.moments_part.annotations)
         await wait_for(pilot, lambda: "✎" not in pane())

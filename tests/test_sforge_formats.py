@@ -157,7 +157,7 @@ def test_an_invalid_round_is_no_input_to_score_at_h_moments_or_the_report(fdb):
     assert reasons["agent-3"].startswith("no report.json")
     assert reasons["agent-4"].startswith("report.json unreadable")
     md = to_markdown(rep)
-    assert "**the round SForge selects is invalid**" in md and "agent-2 (report valid: false)" in md
+    assert "; the round SForge selects is invalid" in md and "agent-2 (report valid: false)" in md
 
 
 def test_an_invalid_round_is_marked_grey_in_the_event_list_with_its_reason(fdb):

@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence, cast
+from typing import TYPE_CHECKING, Any, Optional, Sequence, cast
 
 from edgetui.error_log import note_swallowed
 from edgetui.cli.output import for_terminal, visible
@@ -21,7 +21,13 @@ from edgetui.replay.analysis.task_variants import mixed_note, mixed_tasks
 if TYPE_CHECKING:
     from edgetui.replay.analysis.leaderboard import LeaderCell
 
-__all__ = ["add_commands", "cmd_leaderboard", "cmd_fit", "parse_hours"]
+__all__ = ["add_commands", "cmd_leaderboard", "cmd_fit", "parse_hours", "SCALE_NOTE"]
+
+#: said under every table of rescaled values (forecast, compare, leaderboard)
+SCALE_NOTE = (
+    "values are 0-100: the task's rescaled score where it defines a rescale (its raw score is in `edgetui runs`), "
+    "else pass rate x 100"
+)
 
 
 def parse_hours(text: str) -> list[float]:
@@ -179,9 +185,11 @@ def add_commands(sub, cmd, add_db) -> None:
         "forecast",
         "forecast a run's score at 12 h (or its budget) from its hours so far, beside 'last best persists'",
         "edgetui forecast opus48-edge-3 --at 3h",
-        "log-sigmoid with beta from stored fits of the same task or model (`edgetui fit --store`), else 1.0; "
-        "the 80% interval is the error of that forecast measured by back-testing single tasks "
-        "(`edgetui fit --backtest`).",
+        "log-sigmoid with beta from the earlier recorded runs of the same task or model, else 1.0; with "
+        "--published FILE (EdgeBench's per-task table saved as CSV, see docs/analysis.md) and no earlier run of "
+        "the task, the best so far plus the table's median gain to the horizon where the back-test found that "
+        "better. The 80% interval is the error of that forecast measured by back-testing single tasks "
+        "(`edgetui fit --backtest`). Values are rescaled 0-100 (the task's rescale, else pass rate x 100).",
     )
     add_db(p)
     p.add_argument("run", metavar="RUN", help="run dir, RUN_ID[/TASK_ID], or a unique prefix")
@@ -193,6 +201,14 @@ def add_commands(sub, cmd, add_db) -> None:
         help="hours to forecast (default: the run's budget, else 12)",
     )
     p.add_argument("--at", default=None, metavar="TIME", help="forecast as of this elapsed time (3h, 2:15, 95m)")
+    p.add_argument(
+        "--published",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="EdgeBench's per-task table as CSV (task, model, hours, score): the prior when no earlier "
+        "run of the task is recorded",
+    )
     p.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
 
@@ -215,6 +231,22 @@ def add_commands(sub, cmd, add_db) -> None:
     )
     p.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
+
+    p = cmd(
+        sub,
+        "edgebench-csv",
+        "turn EdgeBench's README (its published leaderboard, category and per-task tables) into the CSV files "
+        "the analysis commands read",
+        "edgetui edgebench-csv edgebench-README.md -o tables/",
+        "EdgeBench publishes its results in its repository's README "
+        "(https://github.com/ByteDance-Seed/EdgeBench, section Leaderboard); edgetui ships none of them. Download "
+        "it (e.g. curl -L -o edgebench-README.md https://raw.githubusercontent.com/ByteDance-Seed/EdgeBench/main/README.md) and give "
+        "it here: writes edgebench_leaderboard.csv (suite,model,hours,score), edgebench_category_12h.csv "
+        "(suite,model,category,score) and edgebench_<suite>_per_task.csv (task,category,model,hours,score).",
+    )
+    add_db(p)
+    p.add_argument("readme", type=Path, metavar="README", help="EdgeBench's README.md, downloaded")
+    p.add_argument("--output", "-o", type=Path, default=Path("."), metavar="DIR", help="folder to write to (default .)")
 
     p = cmd(
         sub,
@@ -328,6 +360,7 @@ def cmd_leaderboard(db: Path, args) -> int:
         "(N) = tasks with a value at that hour; mean over them, repeats averaged first; "
         "--format csv|json for unrounded values"
     )
+    print(f"values as {args.csv.name} gives them" if args.csv is not None else SCALE_NOTE)
     if mixed:
         print(f"! = the cell {mixed_note(sorted(mixed))}")
     return 0
@@ -527,44 +560,87 @@ def cmd_fit(db: Path, args) -> int:
 
     gcols = list(curves[0].group) if curves else []
     h0 = args.horizons[0]
-    cols = gcols + [
+    emit(QueryResult(gcols + fit_columns(h0), fit_rows(recs, gcols, args.form, h0)), "table")
+    withheld = any("error" not in r and not r["fit"]["findings"] for r in recs)
+    print(
+        "* the reported form; the other forms' rows are for comparison (heldout_RMSE: leave one hour out). "
+        "t_half: hours to half of Smax; gain/2x: points gained per doubling of time; S@h with its 80% interval."
+        + (
+            " Flagged fits withhold Smax, t_mid and beta: the points do not pin them down (see flags); "
+            "t_half, gain/2x and S@h are what they do determine."
+            if withheld
+            else ""
+        )
+    )
+    print(SCALE_NOTE)
+    mixed = sorted({t for rec in recs for t in rec.get("mixed_variants", [])})
+    if mixed:
+        print(f"mixed-variants: a fit {mixed_note(mixed)}")
+    if args.plot:
+        print(plot_fits(recs))
+    return 0
+
+
+def fit_columns(h0: float) -> list[str]:
+    """The columns of ``edgetui fit``'s table after the grouping columns."""
+    return [
         "form",
-        "Smax",
-        "t_mid",
+        "parameters",
         "t_half",
-        "beta",
+        "t_half_80%",
+        "gain/2x",
         "R2",
         "RMSE",
         "heldout_RMSE",
         f"S@{h0:g}h",
         f"S@{h0:g}h_80%",
-        "status",
         "flags",
     ]
+
+
+def _params_text(form: str, params: dict, shown: bool, intervals: Optional[dict] = None) -> str:
+    """A form's parameters as words: ``Smax 79.5 t_mid 1.21 beta 0.59``, ``S = 48.0 + 13.7 ln t``, or for a
+    flagged fit ``withheld`` with the bootstrap's 80 % ranges when there are some (how far apart they lie
+    is what says the points do not pin them down)."""
+    if not shown:
+        iv = [(k, (intervals or {}).get(k)) for k in ("Smax", "t_mid", "beta")]
+        ranges = " ".join(f"{k} {lo:.3g}–{hi:.3g}" for k, (lo, hi) in ((k, v) for k, v in iv if v))
+        return f"withheld (80%: {ranges})" if ranges else "withheld"
+    if form == "log_linear":
+        return f"S = {params['a']:.1f} + {params['b']:.1f} ln t"
+    return (
+        f"Smax {_num(params.get('Smax'), '{:.1f}')} t_mid {_num(params.get('t_mid'))} beta {_num(params.get('beta'))}"
+    )
+
+
+def fit_rows(recs: list[dict], gcols: list[str], form: str, h0: float) -> list[tuple]:
+    """The rows of ``edgetui fit``'s table: the reported form (``*``), then each look-alike form."""
+    import math
+
     rows = []
     for rec in recs:
         g = [rec["group"].get(c) for c in gcols]
         if "error" in rec:
-            rows.append(tuple(g + [args.form] + ["–"] * 9 + [rec["error"]]))
+            rows.append(tuple(g + [form] + ["–"] * 9 + [rec["error"]]))
             continue
         fd = rec["fit"]
         iv = fd["intervals"].get(f"S@{h0:g}")
+        th = fd["intervals"].get("t_half")
         held = {x["form"]: x for x in rec.get("forms", [])}
         rows.append(
             tuple(
                 g
                 + [
                     fd["form"] + " *",
-                    _num(fd["Smax"]),
-                    _num(fd["t_mid"]),
-                    _num(fd["t_half"] if fd["findings"] else None),
-                    _num(fd["beta"]),
+                    _params_text(fd["form"], fd["raw"], fd["findings"], fd["intervals"]),
+                    _num(fd["t_half"]),
+                    f"{th[0]:.2f}–{th[1]:.2f}" if th else "–",
+                    _num(fd["gain_per_doubling"], "{:.1f}"),
                     _num(fd["r2"], "{:.4f}"),
                     _num(fd["rmse"], "{:.3f}"),
                     _num((held.get(fd["form"]) or {}).get("heldout_rmse"), "{:.3f}"),
                     _num(fd["S_at"].get(f"{h0:g}")),
                     f"{iv[0]:.1f}–{iv[1]:.1f}" if iv else "–",
-                    str(fd["status"]),
                     " ".join(fd["flags"] + (["mixed-variants"] if rec["mixed_variants"] else [])) or "ok",
                 ]
             )
@@ -572,37 +648,27 @@ def cmd_fit(db: Path, args) -> int:
         for x in rec.get("forms", []):
             if x["form"] == fd["form"]:
                 continue
-            ps = x["params"] if not x["flags"] else {k: None for k in x["params"]}
+            ps = x["params"] or {}
+            linear = x["form"] == "log_linear"
             rows.append(
                 tuple(
                     g
                     + [
                         x["form"],
-                        _num(ps.get("Smax")),
-                        _num(ps.get("t_mid")),
-                        _num(x.get("t_half") if not x["flags"] else None),
-                        _num(ps.get("beta")) if ps else "–",
+                        _params_text(x["form"], ps, not x["flags"]),
+                        "–" if linear else _num(x.get("t_half")),
+                        "",
+                        _num(ps["b"] * math.log(2), "{:.1f}") if linear and "b" in ps else "",
                         _num(x["r2"], "{:.4f}"),
                         _num(x["rmse"], "{:.3f}"),
                         _num(x["heldout_rmse"], "{:.3f}"),
                         "",
                         "",
-                        "",
-                        " ".join(x["flags"]) if x["form"] != "log_linear" else f"a={ps['a']:.2f} b={ps['b']:.2f}",
+                        " ".join(x["flags"]) or "ok",
                     ]
                 )
             )
-    emit(QueryResult(cols, rows), "table")
-    print(
-        "* the reported form; flagged fits withhold Smax, t_mid, beta (see flags); the other forms' rows are for "
-        "comparison (heldout_RMSE: leave one hour out)"
-    )
-    mixed = sorted({t for rec in recs for t in rec.get("mixed_variants", [])})
-    if mixed:
-        print(f"mixed-variants: a fit {mixed_note(mixed)}")
-    if args.plot:
-        print(plot_fits(recs))
-    return 0
+    return rows
 
 
 def _clean(o):
@@ -820,21 +886,46 @@ def cmd_forecast(db: Path, args) -> int:
         budget = fetch("SELECT timeout_s FROM runs WHERE run_key = ?", [key]).rows[0][0]
         horizon = budget / 3600.0 if budget else 12.0
     p = _prior(db, fetch, key)
-    f = forecast_run(curve, horizon, p.beta, p.label, elapsed_s=at)
+    published = None
+    if args.published is not None:
+        from edgetui.replay.analysis.forecast import PublishedCurves
+        from edgetui.replay.analysis.leaderboard import read_task_table
+
+        if not args.published.is_file():
+            raise FileNotFoundError(f"--published {args.published}: no such file")
+        if p.level != "task":  # earlier runs of the task come first
+            published = PublishedCurves(read_task_table(args.published)[1], args.published.name)
+    f = forecast_run(curve, horizon, p.beta, p.label, elapsed_s=at, published=published)
     if f is None:
         raise LookupError(f"{key}: no valid submission yet to forecast from")
+    end_h = None if curve.live or curve.end_elapsed_s is None else curve.end_elapsed_s / 3600.0
+    past_end = at is not None and end_h is not None and at / 3600.0 > end_h
     if args.format == "json":
-        print(_dumps({"run_key": key, **f.as_dict()}))
+        print(_dumps({"run_key": key, **f.as_dict(), "scale": "0-100", "run_end_h": end_h, "past_end": past_end}))
         return 0
     iv = "" if f.lo is None else f" (80% interval {f.lo:.1f}-{f.hi:.1f}, from the {f.window} back-test)"
+    how = f"from {f.prior}" if f.beta != f.beta else f"beta {f.beta:.2f} from {f.prior}"  # NaN: no beta used
     print(
         f"{visible(key)} at {f.elapsed_h:.2f} h: forecast at {f.horizon_h:g} h {f.value:.1f}{iv}; last best persists: "
-        f"{f.baseline:.1f}; beta {f.beta:.2f} from {f.prior}"
+        f"{f.baseline:.1f}; {how}"
     )
+    notes = [SCALE_NOTE]
+    if past_end:
+        notes.append(
+            f"--at {args.at} is past the run's end ({end_h:.2f} h): the run's values at its end, carried "
+            + ("(the horizon was reached: no forecast, its value there)" if f.lo is None else "")
+        )
+    print("; ".join(notes))
     return 0
 
 
 # ---------------------------------------------------------------------------- compare
+
+
+def compare_view_spec(names: list[str], groups: bool) -> dict:
+    """What ``compare --view`` opens the app with (:class:`edgetui.views.screens.compare.CompareScreen`'s
+    arguments): the runs or run groups, and ``direct`` (``q`` quits the app: nothing to go back to)."""
+    return {"groups" if groups else "run_keys": names, "direct": True}
 
 
 def cmd_compare(db: Path, args) -> int:
@@ -849,10 +940,8 @@ def cmd_compare(db: Path, args) -> int:
     if args.view:
         from edgetui.views.app import run_app
 
-        spec = (
-            {"groups": list(args.runs)}
-            if args.groups
-            else {"run_keys": [_resolve(db, r, args.snapshot) for r in args.runs]}
+        spec = compare_view_spec(
+            list(args.runs) if args.groups else [_resolve(db, r, args.snapshot) for r in args.runs], args.groups
         )
         run_app(db, compare=spec)
         return 0
@@ -916,8 +1005,9 @@ def cmd_compare(db: Path, args) -> int:
     for s, rec in zip(series, recs):
         f = rec["fit"]
         fit = f.get("error") or (
-            f"Smax {fv(f['Smax'])} t_mid {fv(f['t_mid'])} beta {fv(f['beta'])}"
-            + (f" ({' '.join(f['flags'])})" if f["flags"] else "")
+            f"t_half {fv(f['t_half'])} h; Smax, t_mid, beta withheld ({' '.join(f['flags'])})"
+            if f["flags"]
+            else f"Smax {fv(f['Smax'])} t_mid {fv(f['t_mid'])} beta {fv(f['beta'])}"
         )
         last = s.steps[-1][1] if s.steps else None
         rows.append(
@@ -926,6 +1016,7 @@ def cmd_compare(db: Path, args) -> int:
     emit(
         QueryResult(["curve", "elapsed", "best", f"at {args.at}" if args.at else "", "log-sigmoid fit"], rows), "table"
     )
+    print(SCALE_NOTE)
     if part is None:
         print("their best-so-far curves never part (up to the shortest one's end)")
     else:
@@ -1022,3 +1113,38 @@ def _plain_text(s: str) -> str:
     from edgetui.control_chars import strip_sequences
 
     return strip_sequences(s)
+
+
+# ---------------------------------------------------------------------------- EdgeBench's tables
+
+
+def cmd_edgebench_csv(db: Path, args) -> int:
+    """EdgeBench's README → its tables as CSV files in ``args.output`` (the database is not used)."""
+    import csv
+
+    from edgetui.replay.analysis.published_tables import PublishedTables, read_published_tables
+
+    try:
+        text = args.readme.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{args.readme}: not UTF-8 text (byte {e.start})") from None
+    t = read_published_tables(text, str(args.readme))
+    if not args.output.is_dir():
+        raise FileNotFoundError(f"-o {args.output}: no such folder")
+    files = [
+        ("edgebench_leaderboard.csv", "leaderboard", t.leaderboard),
+        ("edgebench_category_12h.csv", "category", t.category),
+        (f"edgebench_{t.per_task_suite}_per_task.csv", "per_task", t.per_task),
+    ]
+    for name, kind, rows in files:
+        if not rows:
+            print(f"{args.readme}: no {kind.replace('_', '-')} table found: {name} not written", file=sys.stderr)
+            continue
+        with open(args.output / name, "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f, lineterminator="\n")
+            head = PublishedTables.HEADERS[kind]
+            w.writerow(head)
+            for r in rows:  # hours as 2, 4 …; scores as the README writes them (39.0, 16.7)
+                w.writerow(["" if v is None else f"{v:g}" if c == "hours" else str(v) for c, v in zip(head, r)])
+        print(f"wrote {visible(str(args.output / name))} ({len(rows)} rows)")
+    return 0

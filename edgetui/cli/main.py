@@ -13,6 +13,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
@@ -83,24 +84,31 @@ def default_runs_dirs() -> list[Path]:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with a suggestion for a mistyped command (``edgetui ingets`` -> did you mean
-    ``ingest``?) and each command's own usage on its errors."""
+    """argparse whose usage errors are one line with a hint: a mistyped command names the command
+    meant (``edgetui ingets`` -> did you mean ``ingest``?), and every error says where the usage is
+    (``edgetui sql --help``) instead of printing it (the top level's usage is four lines of options)."""
 
     def error(self, message: str):
         import difflib
-        import re
 
+        hint = f"{self.prog} --help"
         m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if m:
             choices = re.findall(r"'?([\w-]+)'?", m.group(2))
             near = difflib.get_close_matches(m.group(1), choices, n=1)
-            message = (
-                f"unknown command {m.group(1)!r}"
-                + (f"; did you mean {near[0]!r}?" if near else "")
-                + f" (commands: {', '.join(choices)})"
+            message = f"unknown command {m.group(1)!r}" + (f"; did you mean {near[0]!r}?" if near else "")
+            hint += " lists the commands"
+        else:
+            hint += " shows the usage"
+            m = re.match(r"unrecognized arguments: (-[\w-]+)", message)
+            near = (
+                difflib.get_close_matches(m.group(1), [o for a in self._actions for o in a.option_strings], n=1)
+                if m
+                else []
             )
-        self.print_usage(sys.stderr)
-        self.exit(2, f"{self.prog}: error: {message}\n")
+            if near:
+                message += f"; did you mean {near[0]!r}?"
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} ({hint})\n")
 
 
 def _cmd(sub, name: str, summary: str, example: str, extra: str = "") -> argparse.ArgumentParser:
@@ -118,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="edgetui",
         description="Supervise and replay SForge / EdgeBench agent runs. Without a "
         "command: the app (the run picker; the live runs screen when a watched run is live).",
-        epilog="examples:\n  edgetui --db demo.duckdb          the app on the bundled samples\n"
+        epilog="examples:\n  edgetui                           the app (on a first start: the bundled samples)\n"
         "  edgetui ingest logs/runs          record every run under a runs root\n"
         "  edgetui watch --runs-dir logs/runs  supervise them live\n"
         '  edgetui sql "SELECT task_id, best_score FROM runs"',
@@ -128,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(ap, top=True)
     _add_live(ap)
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
+    ap.set_defaults(commands=sub.choices)
 
     p = _cmd(
         sub,
@@ -211,7 +220,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _cmd(sub, "export", "export every table as Parquet into a directory", "edgetui export ./edgetui-export")
     _add_db(p)
-    p.add_argument("out", type=Path, metavar="DIR", help="directory to write (created if missing)")
+    p.add_argument(
+        "out", type=Path, metavar="DIR", help="directory to write (created if missing; refused if not empty)"
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="write into DIR even when it is not empty (files of the same name are replaced)",
+    )
 
     p = _cmd(
         sub,
@@ -295,15 +311,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = _cmd(
         sub,
         "report",
-        "a run's report: summary, the curve, reframing moments with their why, annotations",
+        "a run's report: summary, the curve, new bests, the best submission's tests, moments with their why, "
+        "annotations",
         "edgetui report opus48-edge-3 --format html -o report.html",
         "Markdown reads on its own (the chart as text); HTML is one self-contained file (no script, nothing "
-        "fetched); JSON carries a moments list (round, elapsed seconds) and the annotations, which "
+        "fetched); PDF is that HTML printed by a headless Chromium (chromium-headless-shell, chromium or "
+        "$EDGETUI_CHROMIUM); JSON carries a moments list (round, elapsed seconds) and the annotations, which "
         "`edgetui import` restores.",
     )
     _add_db(p)
     p.add_argument("run", metavar="RUN", help="run dir, RUN_ID[/TASK_ID], or a unique prefix")
-    p.add_argument("--format", choices=["md", "json", "html"], default="md", help="output format (default: md)")
+    p.add_argument(
+        "--format",
+        choices=["md", "json", "html", "pdf"],
+        default="md",
+        help="output format (default: md; pdf: the HTML printed by a headless Chromium, needs -o)",
+    )
     p.add_argument("--output", "-o", type=Path, default=None, metavar="FILE", help="write here (default: stdout)")
     p.add_argument("--no-diff", action="store_true", help="leave the submission diffs out")
     p.add_argument("--host", default=None, help="only runs of this host")
@@ -368,7 +391,10 @@ _interrupted_line = ["edgetui: interrupted"]  # (what a ctrl+c says, once the co
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the command's own parser: its options in the hint and the suggestion
+        (args.commands.get(args.cmd) or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     log_to_file(logging.DEBUG if os.environ.get("EDGETUI_DEBUG") else logging.WARNING)  # (opened when written)
     _interrupted_line[0] = INTERRUPTED_INGEST if args.cmd == "ingest" else "edgetui: interrupted"
     from edgetui.store.database import default_db_path

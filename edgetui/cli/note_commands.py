@@ -10,6 +10,7 @@ from typing import Any
 
 from edgetui.cli.run_arguments import resolve_run, write_op
 from edgetui.cli.output import emit, for_terminal, visible
+from edgetui.errors import UserError
 
 
 MOMENT_COLUMNS = (
@@ -163,6 +164,17 @@ def cmd_report(db: Path, args) -> int:
         rep = build_report(conn, key, with_diff=not args.no_diff)
     finally:
         conn.close()
+    if args.format == "pdf":
+        from edgetui.analysis.report_pdf import NoBrowser, print_pdf
+
+        if args.output is None:
+            raise ValueError("--format pdf needs -o FILE.pdf (a PDF is not written to a terminal)")
+        try:
+            print_pdf(to_html(rep), args.output)
+        except NoBrowser as e:
+            raise LookupError(str(e)) from None
+        print(f"wrote {args.output} ({len(rep['moments'])} moments, {len(rep['annotations'])} annotations)")
+        return 0
     text = {"md": to_markdown, "json": to_json, "html": to_html}[args.format](rep)
     if args.output is None:
         sys.stdout.write(for_terminal(text))  # (escaped on a terminal; a pipe or file gets the bytes)
@@ -200,11 +212,19 @@ def cmd_import(db: Path, args) -> int:
 def cmd_export(db: Path, args) -> int:
     from edgetui.store.database import open_db
 
+    out = args.out
+    if out.exists() and not out.is_dir():
+        raise UserError(f"cannot export to {visible(str(out))}: it is a file, not a directory")
+    if out.is_dir() and any(out.iterdir()) and not args.force:
+        raise UserError(
+            f"not exporting to {visible(str(out))}: the directory is not empty (its files would be replaced); "
+            "choose an empty or new directory, or add --force"
+        )
     conn = open_db(db, read_only=True)
     try:
-        out = args.out
         out.mkdir(parents=True, exist_ok=True)
-        conn.execute(f"EXPORT DATABASE '{str(out)}' (FORMAT parquet)")
+        quoted = str(out).replace("'", "''")  # an SQL string literal: a quote in the path stays a quote
+        conn.execute(f"EXPORT DATABASE '{quoted}' (FORMAT parquet)")
     finally:
         conn.close()
     print(f"exported to {args.out}")

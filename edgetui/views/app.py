@@ -59,6 +59,7 @@ from edgetui.record.forget_and_tag import apply_request
 from edgetui.views.screens.live_run import LiveRunScreen
 from edgetui.views.screens.moments import QueueScreen
 from edgetui.views.screens.leaderboard import LeaderboardScreen
+from edgetui.views.screens.screen_keys import HELP_KEYS, show_keys
 
 if TYPE_CHECKING:  # (loaded only when runs are watched: see _start_live)
     from edgetui.hosts.feed import RemoteFeed
@@ -122,7 +123,11 @@ class EdgeTUIApp(App):
 
     CSS_PATH = "app.tcss"
     TITLE = "edgetui"
-    BINDINGS = [Binding("f2", "live_runs", "live runs", show=False)]
+    BINDINGS = [Binding("f2", "live_runs", "live runs", show=False), Binding(HELP_KEYS, "help", "keys", show=False)]
+
+    def action_help(self) -> None:
+        """``F1`` (``?`` where no input has the focus): the top screen's keys."""
+        show_keys(self)
 
     def __init__(
         self,

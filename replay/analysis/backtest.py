@@ -12,7 +12,11 @@ For every curve of the table (a task × model, and each model's suite mean) and 
 3. **interval**: the forecast plus the 10th and 90th percentiles of the errors (actual −
    forecast) of the curves that share neither task nor model (an 80 % interval measured by
    back-testing, never seeing the predicted curve);
-4. **baseline**: "last best persists": the window's last value, with its interval made the same way.
+4. **baseline**: "last best persists": the window's last value, with its interval made the same way;
+5. **published gain** (the prior ``edgetui forecast --published TABLE`` uses): the window's last value
+   plus the median gain from the window's end to the target hour of the table's other curves: of the
+   same task by other models (``gain_task``; for a suite mean, the other models' means), and of every
+   curve sharing neither task nor model (``gain_all``); errors and intervals made the same way.
 
 Reported per model and overall: the mean absolute error of both and how often their 80 %
 intervals cover the actual value. Curves missing a value in the window or at the target hour are
@@ -71,6 +75,16 @@ class BacktestRow:
     #: 10th and 90th percentiles of actual − forecast (points), over these curves
     error_q10: float = 0.0
     error_q90: float = 0.0
+    #: the published-gain forecasts (same task's other curves; every independent curve): MAE in
+    #: points, 80 % coverage (0–1), and the 10th / 90th percentiles of their errors
+    mae_gain_task: float = math.nan
+    mae_gain_all: float = math.nan
+    coverage_gain_task: float = math.nan
+    coverage_gain_all: float = math.nan
+    gain_task_q10: float = math.nan
+    gain_task_q90: float = math.nan
+    gain_all_q10: float = math.nan
+    gain_all_q90: float = math.nan
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -116,15 +130,46 @@ def backtest(
             target,
             level,
             lambda i, j: keys[i][0] != keys[j][0] and keys[i][1] != keys[j][1],
+            lambda i, j: keys[i][0] != keys[j][0] and keys[i][1] == keys[j][1],
         )
         mkeys = [(m, "(suite mean)") for m in models]
         rows += _level(
-            "suite mean", f"{lo:g}-{hi:g}h", mkeys, means, H, win, target, level, lambda i, j: i != j, per_model=False
+            "suite mean",
+            f"{lo:g}-{hi:g}h",
+            mkeys,
+            means,
+            H,
+            win,
+            target,
+            level,
+            lambda i, j: i != j,
+            lambda i, j: i != j,
+            per_model=False,
         )
     return rows
 
 
-def _level(name, wname, keys, full, H, win, target, level, independent, per_model=True) -> list[BacktestRow]:
+def published_gain(full: np.ndarray, rows: Sequence[int], h_from: int, h_to: int) -> float:
+    """The median gain from column ``h_from`` to ``h_to`` of ``full``'s ``rows`` with both values (NaN if none)."""
+    g = [full[j, h_to] - full[j, h_from] for j in rows if np.isfinite(full[j, h_to]) and np.isfinite(full[j, h_from])]
+    return float(np.median(g)) if g else math.nan
+
+
+def _coverage(idx, independent, fc, actual, err, q):
+    """(covered by the 80 % interval made from the independent curves' errors, interval width) per curve."""
+    cov = np.zeros(len(idx), dtype=bool)
+    width = np.full(len(idx), math.nan)
+    for a, i in enumerate(idx):
+        others = [b for b, j in enumerate(idx) if j != i and independent(i, j) and np.isfinite(err[b])]
+        if len(others) < 2 or not np.isfinite(fc[a]):
+            continue
+        lo, hi = np.percentile(err[others], q)
+        cov[a] = fc[a] + lo <= actual[a] <= fc[a] + hi
+        width[a] = hi - lo
+    return cov, width
+
+
+def _level(name, wname, keys, full, H, win, target, level, independent, same_task, per_model=True) -> list[BacktestRow]:
     ti = int(np.where(H == target)[0][0])
     complete = np.all(np.isfinite(full), axis=1)
     betas = np.full(len(keys), np.nan)
@@ -145,21 +190,16 @@ def _level(name, wname, keys, full, H, win, target, level, independent, per_mode
     actual = full[idx, ti]
     err_f, err_b = actual - fc, actual - last
     q = [(1 - level) / 2 * 100, (1 + level) / 2 * 100]
-    cov_f = np.zeros(len(idx), dtype=bool)
-    cov_b = np.zeros(len(idx), dtype=bool)
-    wf = np.zeros(len(idx))
-    wb = np.zeros(len(idx))
-    for a, i in enumerate(idx):
-        others = [b for b, j in enumerate(idx) if j != i and independent(i, j)]
-        if len(others) < 2:
-            cov_f[a] = cov_b[a] = False
-            wf[a] = wb[a] = math.nan
-            continue
-        lf, hf = np.percentile(err_f[others], q)
-        lb, hb = np.percentile(err_b[others], q)
-        cov_f[a] = fc[a] + lf <= actual[a] <= fc[a] + hf
-        cov_b[a] = last[a] + lb <= actual[a] <= last[a] + hb
-        wf[a], wb[a] = hf - lf, hb - lb
+    cov_f, wf = _coverage(idx, independent, fc, actual, err_f, q)
+    cov_b, wb = _coverage(idx, independent, last, actual, err_b, q)
+    h_end = int(np.where(win)[0][-1])
+    n = len(keys)
+    gt = np.array([published_gain(full, [j for j in range(n) if same_task(i, j)], h_end, ti) for i in idx])
+    ga = np.array([published_gain(full, [j for j in range(n) if independent(i, j)], h_end, ti) for i in idx])
+    fc_gt, fc_ga = np.clip(last + gt, last, 100.0), np.clip(last + ga, last, 100.0)
+    err_gt, err_ga = actual - fc_gt, actual - fc_ga
+    cov_gt, _ = _coverage(idx, independent, fc_gt, actual, err_gt, q)
+    cov_ga, _ = _coverage(idx, independent, fc_ga, actual, err_ga, q)
     groups = [("overall", np.ones(len(idx), dtype=bool))]
     if per_model:
         for m in sorted({keys[i][0] for i in idx}):
@@ -182,21 +222,48 @@ def _level(name, wname, keys, full, H, win, target, level, independent, per_mode
                 float(np.nanmean(wb[mask])),
                 float(np.percentile(err_f[mask], q[0])),
                 float(np.percentile(err_f[mask], q[1])),
+                *_gain_stats(err_gt[mask], cov_gt[mask], err_ga[mask], cov_ga[mask], q),
             )
         )
     return out
 
 
+def _gain_stats(err_t, cov_t, err_a, cov_a, q) -> tuple[float, ...]:
+    """(MAE task, MAE all, coverage task, coverage all, q10/q90 task, q10/q90 all) of the gain forecasts."""
+
+    def mae(e):
+        e = e[np.isfinite(e)]
+        return float(np.mean(np.abs(e))) if len(e) else math.nan
+
+    def pct(e, k):
+        e = e[np.isfinite(e)]
+        return float(np.percentile(e, q[k])) if len(e) else math.nan
+
+    ok_t, ok_a = np.isfinite(err_t), np.isfinite(err_a)
+    return (
+        mae(err_t),
+        mae(err_a),
+        float(np.mean(cov_t[ok_t])) if ok_t.any() else math.nan,
+        float(np.mean(cov_a[ok_a])) if ok_a.any() else math.nan,
+        pct(err_t, 0),
+        pct(err_t, 1),
+        pct(err_a, 0),
+        pct(err_a, 1),
+    )
+
+
 def markdown(rows: Sequence[BacktestRow]) -> str:
     """The back-test as the Markdown table docs/analysis.md carries (MAE in points, coverage in %)."""
     out = [
-        "| curves | window | model | n | MAE forecast | MAE last best | 80 % coverage forecast | "
-        "80 % coverage last best |",
-        "|---|---|---|---|---|---|---|---|",
+        "| curves | window | model | n | MAE forecast | MAE last best | MAE gain (task) | MAE gain (all) | "
+        "80 % coverage forecast | 80 % coverage last best | 80 % coverage gain (task) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         out.append(
             f"| {r.level} | {r.window} | {r.model} | {r.n} | {r.mae_forecast:.2f} | {r.mae_baseline:.2f} | "
-            f"{100 * r.coverage_forecast:.0f} % | {100 * r.coverage_baseline:.0f} % |"
+            f"{r.mae_gain_task:.2f} | {r.mae_gain_all:.2f} | "
+            f"{100 * r.coverage_forecast:.0f} % | {100 * r.coverage_baseline:.0f} % | "
+            f"{100 * r.coverage_gain_task:.0f} % |"
         )
     return "\n".join(out)

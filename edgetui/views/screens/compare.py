@@ -5,7 +5,7 @@ The series are :class:`edgetui.replay.analysis.compare.Series` (read by a worker
 with a cursor; the values of all of them at the cursor and the first point where their
 best-so-far curves part are shown beneath. Keys: ``l`` / ``→`` and ``h`` / ``←`` move the
 cursor by a hundredth of the longest run, ``]`` / ``[`` to the next / previous change of any
-curve, ``p`` to where they part, ``g`` / ``G`` to the start / end, ``q`` / Esc back.
+curve, ``p`` to where they part, ``g`` / ``G`` to the start / end, ``q`` / Esc back (out of the app when opened by ``compare --view``).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class CompareScreen(Screen):
         Binding("p", "parting", "where they part"),
         Binding("g,home", "edge(0)", "start", show=False),
         Binding("G,end", "edge(1)", "end", show=False),
-        Binding("q,escape", "app.pop_screen", "back"),
+        Binding("q,escape", "back", "back"),
     ]
 
     DEFAULT_CSS = """
@@ -64,8 +64,10 @@ class CompareScreen(Screen):
     CompareScreen #cmp-values { height: auto; padding: 0 1; }
     """
 
-    def __init__(self, run_keys: Sequence[str] = (), groups: Sequence[str] = ()) -> None:
+    def __init__(self, run_keys: Sequence[str] = (), groups: Sequence[str] = (), direct: bool = False) -> None:
+        """``direct``: opened by ``edgetui compare --view`` (``q`` quits: there is nothing to go back to)."""
         super().__init__()
+        self.direct = direct
         self.run_keys = list(run_keys)
         self.groups = list(groups)
         self.series: list = []
@@ -84,6 +86,12 @@ class CompareScreen(Screen):
 
     def on_mount(self) -> None:
         self._load()
+
+    def action_back(self) -> None:
+        if self.direct:
+            self.app.exit()
+        else:
+            self.app.pop_screen()
 
     @work(thread=True, exclusive=True, group="compare", exit_on_error=False)
     def _load(self) -> None:

@@ -118,7 +118,7 @@ LIVE_KEYS: list[tuple[str, str]] = [
     ("e", "shell in the work container (docker exec -it … sh), app suspended"),
     ("o", "open a run file in $PAGER, app suspended"),
     ("ctrl+p", "command palette"),
-    ("?", "this help"),
+    ("? / F1", "this help"),
     ("q", "back to the runs"),
 ]
 

@@ -4,6 +4,7 @@ Data comes in ready (loaded by the replay screen's workers); nothing here does I
 
 from __future__ import annotations
 
+import re
 import textwrap
 import threading
 from typing import Any, Callable, Optional, Protocol, Sequence, runtime_checkable
@@ -25,6 +26,7 @@ from edgetui.replay.cursor import format_elapsed
 
 from edgetui.control_chars import visible
 from edgetui.views.widgets.fmt import visible_text
+from edgetui.views.screens.confirm import ConfirmScreen
 
 
 from edgetui.record.annotations import moment_queue
@@ -46,9 +48,27 @@ __all__ = [
 ]
 
 
-def moment_line(m: dict) -> Text:
-    """One line of the moments list: round, elapsed, best before → after (+gain), lead time,
-    confidence and the sub-scores that moved most (cut with … at the list's width)."""
+#: where a moment's wrapped line goes on in the moments list: under its elapsed time
+MOMENT_INDENT = 11
+
+
+def delete_annotation_question(anns: list[dict]) -> ConfirmScreen:
+    """The question ``L``'s emptied prompt asks before it deletes the event's newest annotation."""
+    a = anns[-1] if anns else {}
+    said = (a.get("label") or "") + (f": {a['text']}" if a.get("text") else "")
+    return ConfirmScreen(
+        "Delete the annotation?",
+        f"{said or 'the annotation'}\n\nis deleted for good (an emptied prompt deletes; esc keeps it).",
+        confirm_label="Delete",
+        danger=False,
+    )
+
+
+def moment_line(m: dict, width: Optional[int] = None) -> Text:
+    """A moment in the moments list: round, elapsed, best before → after (+gain), lead time,
+    confidence and every sub-score that moved, most first. ``width`` (cells, the list's): what does
+    not fit goes on under the elapsed time (a hanging indent), the sub-scores wrapped between
+    names; without it, one line."""
     t = Text(no_wrap=True, overflow="ellipsis")
     t.append(f"{m['round']:<10}", style="bold magenta")
     t.append(f" {format_elapsed(m.get('elapsed_s')):>8}  ")
@@ -60,12 +80,29 @@ def moment_line(m: dict) -> Text:
     if m.get("lead_time_s") is not None:
         t.append(f"  lead {format_elapsed(m['lead_time_s'])}", style="dim")
     t.append(f"  conf {m.get('confidence') or 0:.2f}", style="dim")
-    comps = m.get("components") or {}
-    if comps:
-        t.append("  " + ", ".join(f"{k} {x:g}→{y:g}" for k, (x, y) in list(comps.items())[:2]), style="cyan")
+    tail: list[tuple[str, str]] = [
+        (f"{visible(str(k))} {x:g}→{y:g}", "cyan") for k, (x, y) in (m.get("components") or {}).items()
+    ]
     if m.get("provisional"):
-        t.append("  provisional", style="yellow")
-    return visible_text(t, one_line=True)
+        tail.append(("provisional", "yellow"))
+    if width is None or t.cell_len + sum(len(w) + 2 for w, _ in tail) <= width:
+        for i, (w, style) in enumerate(tail):
+            sep = ", " if i and style == "cyan" else "  "
+            t.append(sep + w, style=style)
+        return visible_text(t, one_line=True)
+    # the rest on lines of their own, under the elapsed time, cut between sub-scores
+    t = visible_text(t, one_line=True)
+    line = t.cell_len
+    for i, (w, style) in enumerate(tail):
+        sep = ", " if i and style == "cyan" and tail[i - 1][1] == "cyan" else "  "
+        if line + len(sep) + len(w) > width:
+            t.append("," if sep == ", " else "")
+            t.append("\n" + " " * MOMENT_INDENT)
+            sep, line = "", MOMENT_INDENT
+        t.append(sep + w, style=style)
+        line += len(sep) + len(w)
+    t.no_wrap = False
+    return visible_text(t)
 
 
 class MomentsScreen(ModalScreen[Optional[int]]):
@@ -74,8 +111,8 @@ class MomentsScreen(ModalScreen[Optional[int]]):
     BINDINGS = [Binding("escape,q,M", "dismiss_none", "close")]
     DEFAULT_CSS = """
     MomentsScreen { align: center middle; }
-    MomentsScreen > OptionList { width: 110; max-width: 100%; height: auto; max-height: 100%;
-        border: round $accent; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
+    MomentsScreen > OptionList { width: auto; min-width: 60; max-width: 100%; height: auto; max-height: 100%;
+        border: round $accent; background: $panel; }
     """
 
     def __init__(self, moments: list[dict], current: Optional[int] = None) -> None:
@@ -84,7 +121,9 @@ class MomentsScreen(ModalScreen[Optional[int]]):
         self.current = current
 
     def compose(self) -> ComposeResult:
-        ol = OptionList(*[Option(moment_line(m), id=str(i)) for i, m in enumerate(self.moments)])
+        # the list's room: the screen less its border (2) and each option's padding (2)
+        room = max(40, (self.app.size.width or 80) - 4)
+        ol = OptionList(*[Option(moment_line(m, room), id=str(i)) for i, m in enumerate(self.moments)])
         ol.border_title = f"reframing moments ({len(self.moments)})"
         ol.border_subtitle = "enter: go · esc: close"
         yield ol
@@ -103,8 +142,46 @@ class MomentsScreen(ModalScreen[Optional[int]]):
         self.dismiss(None)
 
 
-#: the longest action sample shown (cells; cut at a word with …)
+#: the longest action sample shown when the view's width is not known (cells; cut at a word with …);
+#: a view of known width gives each sample the rest of its line
 SAMPLE_W = 70
+#: how much further than a note's first line its wrapped lines start (a hanging indent: where one
+#: note ends and the next begins stays plain)
+HANG = 2
+#: ``**bold**`` (and ``__bold__``) of a transcript's markdown: Codex's reasoning summaries are
+#: ``**Title**`` lines; shown bold, without the asterisks (never read as markup: see :func:`_markdown`)
+_BOLD = re.compile(r"(?<![*\w])\*\*(?=[^\s*])(.+?)(?<=[^\s*])\*\*(?![*\w])|(?<!\w)__(?=[^\s_])(.+?)(?<=[^\s_])__(?!\w)")
+
+
+def _markdown(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """``text`` without the markers of its ``**bold**`` runs, and where those runs are in it. The
+    text is run content: it goes into a :class:`Text` as plain characters, never parsed as Rich
+    markup, and control characters are escaped after (:func:`visible_text`)."""
+    out: list[str] = []
+    bold: list[tuple[int, int]] = []
+    pos = n = 0
+    for m in _BOLD.finditer(text):
+        out.append(text[pos : m.start()])
+        n += m.start() - pos
+        inner = m.group(1) if m.group(1) is not None else m.group(2)
+        out.append(inner)
+        bold.append((n, n + len(inner)))
+        n += len(inner)
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out), bold
+
+
+def _append_marked(t: Text, plain: str, start: int, bold: list[tuple[int, int]], style: str) -> None:
+    """Append ``plain`` (which starts at ``start`` of the text :func:`_markdown` read) in
+    ``style``, its characters inside ``bold`` runs in bold too."""
+    at = len(t)
+    t.append(plain, style=style)
+    end = start + len(plain)
+    for a, b in bold:
+        lo, hi = max(a, start), min(b, end)
+        if lo < hi:
+            t.stylize("bold", at + lo - start, at + hi - start)
 
 
 def _hang(
@@ -116,31 +193,58 @@ def _hang(
     first_style: str = "",
     words: bool = True,
     cont: Optional[str] = None,
+    hang: int = 0,
+    markdown: bool = False,
 ) -> None:
     """Append ``first`` then ``text`` to ``t``, continuation lines indented under the text's start
-    (a hanging indent; ``cont``: what starts a continuation line instead of spaces, as wide as
-    ``first``) when ``width`` (cells) is known; ``words``: wrap at spaces (prose), else cut anywhere
-    keeping every character (code)."""
+    and ``hang`` cells further (a hanging indent; ``cont``: what starts a continuation line instead
+    of spaces, as wide as ``first``) when ``width`` (cells) is known; ``words``: wrap at spaces
+    (prose), else cut anywhere keeping every character (code); ``markdown``: ``**bold**`` shown bold
+    without its asterisks (:func:`_markdown`)."""
     t.append(first, style=first_style)
+    text, bold = _markdown(text) if markdown else (text, [])
     room = (width or 0) - len(first)
     if width is None or room < 20 or len(text) <= room:
-        t.append(text + "\n", style=style)
+        _append_marked(t, text, 0, bold, style)
+        t.append("\n")
         return
+    lead = cont if cont is not None else " " * (len(first) + hang)
+    rest = max(10, (width or 0) - len(lead))
     if words:
-        parts = textwrap.wrap(text, room, break_long_words=True, break_on_hyphens=False) or [""]
+        parts = textwrap.wrap(
+            text, room, break_long_words=True, break_on_hyphens=False, expand_tabs=False, replace_whitespace=False
+        ) or [""]
+        if len(parts) > 1 and rest != room:  # the lines after the first are narrower by the hang
+            tail = text[text.find(parts[1], len(parts[0])) :]
+            parts = parts[:1] + (
+                textwrap.wrap(
+                    tail,
+                    rest,
+                    break_long_words=True,
+                    break_on_hyphens=False,
+                    expand_tabs=False,
+                    replace_whitespace=False,
+                )
+                or [""]
+            )
     else:
-        parts = [text[i : i + room] for i in range(0, len(text), room)]
-    t.append(parts[0] + "\n", style=style)
-    for p in parts[1:]:
-        t.append(cont if cont is not None else " " * len(first), style="dim")
-        t.append(p + "\n", style=style)
+        parts = [text[:room]] + [text[i : i + rest] for i in range(room, len(text), rest)]
+    pos = 0
+    for i, p in enumerate(parts):
+        if i:
+            t.append(lead, style="dim")
+        start = text.find(p, pos) if p else pos
+        start = pos if start < 0 else start
+        _append_marked(t, p, start, bold, style)
+        t.append("\n")
+        pos = start + len(p)
 
 
-def _sample(x: str, room: int = SAMPLE_W) -> str:
-    """An action sample on one line, cut at a word with … to ``room`` cells (at most
-    :data:`SAMPLE_W`)."""
+def _sample(x: str, room: Optional[int] = None) -> str:
+    """An action sample on one line, cut at a word with … to ``room`` cells (:data:`SAMPLE_W` when
+    the view's width is not known)."""
     x = " ".join(x.split())
-    room = min(SAMPLE_W, room)
+    room = SAMPLE_W if room is None else max(20, room)
     return x if len(x) <= room else textwrap.shorten(x, room, placeholder=" …", break_on_hyphens=False)
 
 
@@ -160,9 +264,12 @@ def why_head_text(why: dict[str, Any], width: Optional[int] = None) -> Text:
     for kind, a_ in (why.get("actions") or {}).items():
         head = f"  {kind:<9} {a_['n']:>4}  "
         for i, x in enumerate(a_["examples"][-2:]):
+            plain = " ".join(x.split())
+            if kind in ("thinking", "messages"):  # prose: a Codex summary's **Title**, its words only
+                plain = _markdown(plain)[0]
             _hang(
                 t,
-                _sample(x, max(30, (width or 10**6) - len(head))),
+                _sample(plain, None if width is None else width - len(head)),
                 head if i == 0 else " " * len(head),
                 width,
                 style="dim",
@@ -174,17 +281,17 @@ def why_head_text(why: dict[str, Any], width: Optional[int] = None) -> Text:
     if notes.get("analysis"):
         t.append("\nanalysis.md\n", style="bold underline")
         for line in notes["analysis"].rstrip().split("\n"):
-            _hang(t, line.strip(), "  " + " " * (len(line) - len(line.lstrip())), width)
+            _hang(t, line.strip(), "  " + " " * (len(line) - len(line.lstrip())), width, hang=HANG, markdown=True)
     for key, title in (("thinking", "Its thinking"), ("messages", "Its last messages")):
         if notes.get(key):
             t.append(f"\n{title}\n", style="bold underline")
             for n in notes[key]:
                 for j, line in enumerate(n["text"].strip().split("\n")):
-                    _hang(t, line.strip(), "  " if j == 0 else "    ", width)
+                    _hang(t, line.strip(), "  " if j == 0 else "    ", width, hang=HANG, markdown=True)
     for f in notes.get("files") or []:
         t.append(f"\nNote file {f['path']}\n", style="bold underline")
         for line in f["text"].rstrip().split("\n"):
-            _hang(t, line.strip(), "  " + " " * (len(line) - len(line.lstrip())), width)
+            _hang(t, line.strip(), "  " + " " * (len(line) - len(line.lstrip())), width, hang=HANG, markdown=True)
     return visible_text(t)
 
 

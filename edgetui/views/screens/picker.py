@@ -12,7 +12,10 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
+from edgetui.views.widgets.ordered_input import OrderedInput
+
 from edgetui.store import queries as store
+from edgetui.views.screens.replay_parts import HelpScreen
 
 from edgetui.views.widgets.fmt import STATUS_STYLE, fmt_count, fmt_pct, fmt_score, fmt_usd, fmt_utc
 from edgetui.control_chars import visible
@@ -61,11 +64,25 @@ def fit_columns(widths: dict[str, int], avail: int, min_id: int = 14) -> tuple[l
     return cols, id_w
 
 
-class FilterInput(Input):
+class FilterInput(OrderedInput):
     """The picker's filter: Enter submits (opens the selected run), said in the footer as the
-    screen's own Enter was (the input's Enter binding, hidden, shadowed it)."""
+    screen's own Enter was (the input's Enter binding, hidden, shadowed it).
+    Its editing keys act in order with the characters of a burst (:class:`OrderedInput`)."""
 
     BINDINGS = [Binding("enter", "submit", "open run", key_display="enter")]
+
+
+#: the picker's keys (F1: the filter has the focus, so ``?`` is a character of it)
+PICKER_KEYS = [
+    ("type", "filter the runs: words match run id, task, host, model, agent, status"),
+    ("↑ / ↓, pgup / pgdn", "choose a run"),
+    ("enter", "replay the chosen run"),
+    ("esc", "clear the filter; on an empty filter, quit"),
+    ("f5", "read the list again"),
+    ("f2", "the live runs (when supervising: edgetui watch)"),
+    ("ctrl+p", "command palette: the leaderboard, the moments queue, …"),
+    ("F1", "these keys (on the other screens ? too)"),
+]
 
 
 class PickerScreen(Screen):
@@ -82,6 +99,7 @@ class PickerScreen(Screen):
         Binding("enter", "open", "open run", key_display="enter"),
         Binding("escape", "clear_or_quit", "clear / quit", key_display="esc"),
         Binding("f5", "reload", "reload"),
+        Binding("f1", "help", "keys"),
     ]
 
     def __init__(self) -> None:
@@ -118,6 +136,9 @@ class PickerScreen(Screen):
             self.app.call_from_thread(self.notify, f"cannot list runs: {e}", severity="error")
             rows = []
         self.post_message(RunsLoaded(rows))
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(PICKER_KEYS, title="Run picker keys"))
 
     def action_reload(self) -> None:
         self.reload()

@@ -125,7 +125,7 @@ REPLAY_KEYS: list[tuple[str, str]] = [
     ("c", "show / hide the chart (left out when the terminal is under 20 rows or nothing is graded)"),
     ("v", "chart: score / pass rate / rescaled 0–100 (those the run has); ▾▴ mark scores off the scale"),
     ("ctrl+p", "command palette"),
-    ("?", "this help"),
+    ("? / F1", "this help"),
     ("q", "back to the run picker (quit when the run was opened directly)"),
 ]
 

@@ -22,6 +22,7 @@ from edgetui.views.screens.moments import (
     MomentsScreen,
     WhyLoaded,
     WhyScreen,
+    delete_annotation_question,
 )
 from edgetui.views.screens.replay_host import DatabaseApp, ReplayHost, app_connection
 
@@ -275,8 +276,15 @@ class ReplayMoments:
                     {"op": "annotate", "event_id": event_id, "label": label.strip() or None, "text": note.strip()},
                     label.strip() or note.strip(),
                 )
-        elif not text:
-            self._annotate({"op": "annotation_delete", "annotation_id": editing}, "deleted")
+        elif not text:  # emptied: deleted once you say so (an annotation cannot be brought back)
+            self.host.app.push_screen(
+                delete_annotation_question(self.annotations.get(event_id) or []),
+                lambda yes: (
+                    self._annotate({"op": "annotation_delete", "annotation_id": editing}, "deleted")
+                    if yes
+                    else self.host.notify("annotation kept", timeout=2)
+                ),
+            )
         else:
             self._annotate(
                 {

@@ -13,10 +13,11 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Footer, Static
 
 from edgetui.garbage_collector import COLLECTOR
 from edgetui.replay.cursor import ReplayCursor
+from edgetui.views.widgets.ordered_input import OrderedInput
 
 __all__ = [
     "RunLoaded",
@@ -92,13 +93,23 @@ class DetailLoaded(Message):
         super().__init__()
 
 
-class PromptInput(Input):
-    """The one-line prompt under the list (search, jump to time); esc cancels."""
+class PromptInput(OrderedInput):
+    """The one-line prompt under the list (search, jump to time, an annotation); esc cancels. It
+    opens with the cursor after the text it holds and nothing selected (an annotation's old text,
+    a search's last query): typing goes on from it, never replaces it unasked (Textual's input
+    selected it all on focus, so L on an annotated event lost its text to the first key)."""
 
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
 
     class Cancelled(Message):
         pass
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("select_on_focus", False)
+        super().__init__(*args, **kwargs)
+
+    def on_focus(self) -> None:
+        self.action_end()
 
     def action_cancel(self) -> None:
         self.post_message(self.Cancelled())

@@ -96,7 +96,7 @@ RUNS_KEYS: list[tuple[str, str]] = [
     ("o", "open a run file in $PAGER (app suspended; a remote run's file from its local image)"),
     ("H", "hosts: each host's connection, round trip, since when, next retry, runs, engine"),
     ("ctrl+p", "command palette"),
-    ("?", "this help"),
+    ("? / F1", "this help"),
     ("q", "back to the recorded runs when they are below (edgetui watch), else quit"),
     ("", ""),
     (

@@ -13,6 +13,7 @@ plotext centres the limits on the first and last canvas cells, so elapsed
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
@@ -27,7 +28,16 @@ from edgetui.views.widgets.fmt import finite
 from edgetui.replay.invalid_rounds import is_invalid
 from edgetui.views.plot_figure import new_figure
 
-__all__ = ["ChartData", "MODES", "ScoreChart", "chart_data", "fitted_range", "legend_text", "series_style"]
+__all__ = [
+    "ChartData",
+    "MODES",
+    "ScoreChart",
+    "chart_data",
+    "fit_legend",
+    "fitted_range",
+    "legend_text",
+    "series_style",
+]
 
 CURSOR_STYLE = Style(color="bright_yellow", bold=True)
 CURSOR_BG = Style(bgcolor="grey30")
@@ -78,6 +88,49 @@ def legend_text(data: "ChartData") -> Text:
     if len(data.modes) > 1:
         legend.append("  v: view", style="dim")  # (the chart's title names the quantity shown)
     return legend
+
+
+#: shorter names of legend entries, for a legend too long for the chart's border
+_LEGEND_SHORT = {"auto-eval": "auto", "off scale": "off"}
+#: legend entries left out, in turn, when even the short legend does not fit (both are said in the help)
+_LEGEND_DROP = ("v: view", "│ cursor")
+
+
+def fit_legend(legend: Text, room: int) -> Text:
+    """``legend`` (:func:`legend_text`) in ``room`` cells: as it is when it fits, else its entries
+    one space apart, then with shorter names (``• auto``, ``▾▴ off``), then without ``v: view`` and
+    ``│ cursor``. (A border holds one line: at 80 columns the legend was cut at ``┊ budge…``.)"""
+    if legend.cell_len <= room:
+        return legend
+    items = [it for it in legend.split("  ") if it.plain]
+    joined = Text(" ").join(items)
+    if joined.cell_len <= room:
+        return joined
+
+    def short(it: Text) -> Text:
+        p = it.plain
+        for long, brief in _LEGEND_SHORT.items():
+            if p.endswith(" " + long) or p == long:
+                style = it.spans[0].style if it.spans else it.style
+                return Text(p[: len(p) - len(long)] + brief, style=style)
+        return it
+
+    items = [short(it) for it in items]
+    for drop in (None, *_LEGEND_DROP):
+        if drop is not None:
+            items = [it for it in items if it.plain != _short_plain(drop)]
+        out = Text(" ").join(items)
+        if out.cell_len <= room:
+            return out
+    return out
+
+
+def _short_plain(entry: str) -> str:
+    """``entry`` (a legend entry's text) as :func:`fit_legend` shortens it."""
+    for long, brief in _LEGEND_SHORT.items():
+        if entry.endswith(" " + long) or entry == long:
+            return entry[: len(entry) - len(long)] + brief
+    return entry
 
 
 @dataclass
@@ -385,6 +438,49 @@ def _fmt_tick(v: float, step: float) -> str:
     return f"{v:.{min(digits, 4)}f}"
 
 
+def chart_column(x: float, x_max: float, canvas_w: int) -> int:
+    """The canvas column (from 0) of ``x`` hours where plotext puts a marker: the limits centred
+    on the first and last cells."""
+    frac = min(1.0, max(0.0, x / x_max)) if x_max > 0 else 0.0
+    return int(math.floor(frac * (canvas_w - 1) + 0.5))
+
+
+def rise_columns(best: Sequence[tuple[float, float]], x_max: float, canvas_w: int) -> set[int]:
+    """The canvas columns of the best-so-far line's steps (its new bests): where a marker would
+    hide the step. Each step's column as a marker's, and as the line's braille dots (two a cell)
+    place it, when those differ."""
+    out: set[int] = set()
+    for (x0, y0), (x1, y1) in zip(best, best[1:]):
+        if x0 == x1 and y0 != y1:
+            out.add(chart_column(x1, x_max, canvas_w))
+            frac = min(1.0, max(0.0, x1 / x_max)) if x_max > 0 else 0.0
+            out.add(int(math.floor(frac * (2 * canvas_w - 1) + 0.5)) // 2)
+    return out
+
+
+def split_on_line(
+    d: "ChartData", rises: set[int], canvas_w: int
+) -> tuple[dict[str, list[tuple[float, float]]], dict[str, list[tuple[float, float]]]]:
+    """The agent's and the auto-eval's points ``({"agent": …, "auto": …})`` on the best-so-far line
+    (a tie or the new best itself: drawn over the line) outside the columns of ``rises`` (there the
+    step is drawn over them, so they are left out), and those off the line (drawn under it)."""
+    xs = [x for x, _ in d.best]
+    on: dict[str, list[tuple[float, float]]] = {"agent": [], "auto": []}
+    off: dict[str, list[tuple[float, float]]] = {"agent": [], "auto": []}
+    for key, pts in (("agent", d.agent), ("auto", d.auto)):
+        for x, y in pts:
+            j = bisect.bisect_right(xs, x) - 1
+            line = [d.best[j][1]] if j >= 0 else []
+            if j >= 1 and xs[j - 1] == x:  # the foot of a step at x
+                line.append(d.best[j - 1][1])
+            if any(abs(y - v) <= 1e-9 * max(1.0, abs(v)) for v in line):
+                if chart_column(x, d.x_max, canvas_w) not in rises:
+                    on[key].append((x, y))
+            else:
+                off[key].append((x, y))
+    return on, off
+
+
 @dataclass
 class _Built:
     size: Size
@@ -393,12 +489,34 @@ class _Built:
     strips: Optional[list[Strip]] = None
 
 
+class _FittedLegend:
+    """:attr:`ScoreChart.border_subtitle`: the screens set the whole legend (:func:`legend_text`);
+    the border shows it fitted to the chart's width (:func:`fit_legend`), again at each resize."""
+
+    def __set__(self, obj: "ScoreChart", value: Any) -> None:
+        obj.legend = value
+        obj.show_legend()
+
+    def __get__(self, obj: Optional["ScoreChart"], objtype: Any = None) -> Any:
+        return None if obj is None else _BORDER_SUBTITLE.__get__(obj, objtype)
+
+
+#: Textual's own border subtitle (a descriptor of :class:`Widget`), which :class:`_FittedLegend` feeds
+_BORDER_SUBTITLE = Widget.__dict__["border_subtitle"]
+#: under this many rows of content the chart leaves out its frame's top line: one more row of canvas
+#: (at 80x24 the chart had 4 rows of canvas; the border above already closes it)
+FULL_FRAME_ROWS = 12
+
+
 class ScoreChart(Widget):
-    """The score-over-time chart with a vertical time cursor (see module docstring)."""
+    """The score-over-time chart with a vertical time cursor (see module docstring). Nothing is
+    drawn while it has no data (no placeholder axes while a run loads)."""
 
     DEFAULT_CSS = """
     ScoreChart { height: 14; min-height: 5; }
     """
+
+    border_subtitle = _FittedLegend()
 
     def __init__(self, *, id: Optional[str] = None, classes: Optional[str] = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -406,6 +524,19 @@ class ScoreChart(Widget):
         self.cursor_elapsed: Optional[float] = None
         self._built: Optional[_Built] = None
         self._figure: Any = None  # this chart's own plotext figure (edgetui.views.plot_figure), made at the first build
+        #: the legend as the screen set it (:attr:`border_subtitle`), shown fitted to the width
+        self.legend: Any = None
+
+    def show_legend(self) -> None:
+        """Put :attr:`legend` in the border, fitted to the width: the corners and the dashes
+        around the text take 6 cells."""
+        legend = self.legend
+        if isinstance(legend, Text) and self.size.width:
+            legend = fit_legend(legend, max(10, self.size.width - 6))
+        _BORDER_SUBTITLE.__set__(self, legend)
+
+    def on_resize(self) -> None:
+        self.show_legend()
 
     # ------------------------------------------------------------------ API
 
@@ -461,7 +592,7 @@ class ScoreChart(Widget):
 
     def _ensure_built(self) -> Optional[_Built]:
         size = self.content_size
-        if size.width < 10 or size.height < 3:
+        if size.width < 10 or size.height < 3 or self.data.empty:
             return None
         if self._built is None or self._built.size != size:
             self._built = self._build(size)
@@ -484,7 +615,8 @@ class ScoreChart(Widget):
         )
         if d.mode != "score":  # bounded 0-100: no axis below 0 or above 100 for the padding's sake
             lo, hi = max(lo, 0.0), min(hi, 100.0)
-        rows = max(2, h - 3)  # canvas rows (frame top and bottom, x labels)
+        top_frame = h >= FULL_FRAME_ROWS
+        rows = max(2, h - (3 if top_frame else 2))  # canvas rows (frame top and bottom, x labels)
         lo, hi, step = _y_ticks(lo, hi, rows)
         f.ruler("x").lim(0.0, d.x_max)
         f.ruler("y").lim(lo, hi)
@@ -496,36 +628,61 @@ class ScoreChart(Widget):
         xt, xl = _hour_ticks(d.x_max, max(2, (w - 8) // 7))
         f.ruler("x").ticks(xt, xl)
         f.axes(pixel=(AXES_COLOR, "default"))
+        if not top_frame:
+            f.axes(False, axis=0, side=1)
         f.ruler("both").pixel((AXES_COLOR, "default"))
         if d.budget_h is not None:
             f.line(d.budget_h, orientation="vertical", pixel=(BUDGET_COLOR, "default"), style="dotted")
         cols = max(1, w - 8)
-        if d.best:  # drawn first: a submission on the line (a new best, a tie) keeps its mark on top
+        # the canvas's columns: the y labels and their axis to the left, the frame to the right
+        label_w = max((len(_fmt_tick(v, step)) for v in yt), default=1)
+        canvas_w = max(2, w - label_w - 2)
+        rises = rise_columns(d.best, d.x_max, canvas_w)
+        on_line, off_line = split_on_line(d, rises, canvas_w)
+
+        def markers(series: Sequence[tuple[list[tuple[float, float]], str, int]]) -> None:
+            for pts, mk, color in series:
+                inside = [(x, y) for x, y in pts if lo <= y <= hi]
+                low = [(x, lo) for x, y in pts if y < lo]
+                high = [(x, hi) for x, y in pts if y > hi]
+                if len(inside) > THIN_ABOVE or len(inside) > 2 * cols:
+                    inside = _thin(inside, d.x_max, cols)
+                for group, sym in (
+                    (inside, mk),
+                    (_thin(low, d.x_max, cols), LOW_MARKER),
+                    (_thin(high, d.x_max, cols), HIGH_MARKER),
+                ):
+                    if group:
+                        f.draw(
+                            f.signal(
+                                [x for x, _ in group],
+                                [y for _, y in group],
+                                marker=plt.marker(sym, pixel=(color, "default")),
+                            )
+                        )
+
+        # the submissions off the line, then the line over them, then the ties on it: a new best's
+        # step (its column) is never under a mark (at 80x24 the line hid under the ◆ of the ties
+        # and new bests), and a tie elsewhere keeps its mark on the line
+        markers(
+            [
+                (off_line[k], mk, color)
+                for k, mk, color in (("auto", AUTO_MARKER, AUTO_COLOR), ("agent", AGENT_MARKER, AGENT_COLOR))
+            ]
+        )
+        if d.best:
             best = _thin_line([(x, min(hi, max(lo, y))) for x, y in d.best], d.x_max, LINE_COLUMNS_PER_CELL * cols)
             s = f.signal(
                 [x for x, _ in best], [y for _, y in best], marker=plt.marker("braille", pixel=(BEST_COLOR, "default"))
             )
             s.lines()
             f.draw(s)
-        for pts, mk, color in ((d.auto, AUTO_MARKER, AUTO_COLOR), (d.agent, AGENT_MARKER, AGENT_COLOR)):
-            inside = [(x, y) for x, y in pts if lo <= y <= hi]
-            low = [(x, lo) for x, y in pts if y < lo]
-            high = [(x, hi) for x, y in pts if y > hi]
-            if len(inside) > THIN_ABOVE or len(inside) > 2 * cols:
-                inside = _thin(inside, d.x_max, cols)
-            for group, sym in (
-                (inside, mk),
-                (_thin(low, d.x_max, cols), LOW_MARKER),
-                (_thin(high, d.x_max, cols), HIGH_MARKER),
-            ):
-                if group:
-                    f.draw(
-                        f.signal(
-                            [x for x, _ in group],
-                            [y for _, y in group],
-                            marker=plt.marker(sym, pixel=(color, "default")),
-                        )
-                    )
+        markers(
+            [
+                (on_line[k], mk, color)
+                for k, mk, color in (("auto", AUTO_MARKER, AUTO_COLOR), ("agent", AGENT_MARKER, AGENT_COLOR))
+            ]
+        )
         if d.invalid:  # on the x axis's row: no value to place them by
             xs = sorted(set(d.invalid))
             f.draw(f.signal(xs, [lo] * len(xs), marker=plt.marker(INVALID_MARKER, pixel=(INVALID_COLOR, "default"))))
