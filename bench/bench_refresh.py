@@ -55,8 +55,9 @@ def main() -> None:
             rs.sub_cache.clear()
             rs.rec_cache.clear()
         t = time.perf_counter()
-        full, known = sup._refresh_files(rs, sup.clock())
-        sup._finalize(rs, aggregates=full, **known)  # (the refresh's finalize: the poll's, with its others)
+        with sup.rec.transaction():
+            full, known = sup.files.refresh_files_many([rs], sup.clock())[rs.key]
+        sup.files.finalize(rs, aggregates=full, **known)  # (the refresh's finalize: the poll's, with its others)
         return time.perf_counter() - t
 
     warm = [timed(False) for _ in range(a.repeat)]

@@ -125,14 +125,14 @@ def main(argv=None) -> int:
             end = time.monotonic() + 60
             while time.monotonic() < end and not all(e.available for e in links.engines.values()):
                 time.sleep(0.2)
-        finalizes = [0]
-        orig_fin = sup._finalize
+        finalizes = [0]  # runs finalized (a refresh finalizes its due runs together)
+        orig_fin = sup.files.finalize_many
 
-        def counted_fin(rs, **kw):
-            finalizes[0] += 1
-            return orig_fin(rs, **kw)
+        def counted_fin(items):
+            finalizes[0] += len(items)
+            return orig_fin(items)
 
-        sup._finalize = counted_fin
+        sup.files.finalize_many = counted_fin  # type: ignore[method-assign]  # (a counting spy)
         ctx = mp.get_context("spawn")
         go = ctx.Event()
         log_path = str(tmp / f"writer-{label}.json")

@@ -18,7 +18,7 @@ import time
 import duckdb
 
 from edgetui.parsers.base import LINE_WHOLE_MAX, PAYLOAD_HEAD, PAYLOAD_TAIL
-from test_live_core import env, init_line, make_run, result_line, text_line  # noqa: F401 (fixture)
+from test_live_core import env, fast_settings, init_line, make_run, result_line, text_line  # noqa: F401 (fixture)
 
 
 def _big_result_line(i: int, size: int) -> bytes:
@@ -261,3 +261,44 @@ def test_live_times_use_the_runs_own_offset_and_agree_with_offline(env, tmp_path
     c.close()
     assert [o for o, _ in offline] == [o for o, _ in live]
     assert all(abs(a[1] - b[1]) < 1e-3 for a, b in zip(offline, live))
+
+
+def test_last_event_age_of_a_plus_0530_run_comes_from_the_watchers_clock(env):
+    """Issue 36, item 3: a runner at +05:30 wrote run_agent.log lines before its started_at (read
+    as UTC until then: 5.5 h ahead). The ``last`` column's age must come from one clock: it
+    grows while the run is quiet, during the run and after it, never stuck at 0 s; the runs
+    row's live ``last_event_at`` is never after the watcher's now."""
+    import datetime as _dt
+
+    root, conn, clock, mk = env
+    t0 = time.time() - 60
+    td = make_run(root, run_id="tz", log=_ist_line(t0, "INFO", "Images ready"), transcript=[init_line()])
+    log = td / "run_agent.log"
+    sup = mk(settings=fast_settings(finalize_interval_s=3600, row_refresh_s=0))
+    sup.poll_once()
+    key = next(r.run_key for r in sup.last_runs if "/tz/" in r.run_key)
+
+    def age() -> float:
+        run = next(r for r in sup.last_runs if r.run_key == key)
+        assert run.last_event_at is not None
+        return clock() - run.last_event_at
+
+    with open(log, "a") as f:  # tailed live, before started_at tells the run's offset
+        f.write(_ist_line(time.time(), "INFO", "Container started: sforge.run.taskA.tz"))
+    sup.poll_once()
+    assert 0 <= age() < 30, age()
+    clock.advance(50)  # the agent installs: quiet for 50 s
+    sup.poll_once()
+    assert 45 <= age() < 80, age()
+    local = _dt.datetime.fromtimestamp(t0 + 40, _dt.timezone(_dt.timedelta(hours=5, minutes=30)))
+    (td / "started_at").write_text(local.strftime("%Y-%m-%dT%H:%M:%S") + "\n" + f"{t0 + 40:.3f}\n")
+    with open(log, "a") as f:
+        f.write(_ist_line(time.time(), "INFO", "Running agent: claude-code... (timeout=3600s)"))
+    for _ in range(3):
+        sup.poll_once()
+    assert 0 <= age() < 30, age()
+    clock.advance(100)  # nothing happens for 100 s: the age follows the watcher's clock
+    sup.poll_once()
+    assert 95 <= age() < 130, age()
+    row = conn.execute("SELECT last_event_at FROM runs WHERE run_key = ?", [key]).fetchone()
+    assert row is not None and row[0] is not None and row[0] <= clock(), (row, clock())

@@ -18,6 +18,7 @@ import pytest
 
 from edgetui.store.database import open_db
 from edgetui.live.alarms import AlarmSettings
+from edgetui.live.register import RunRegistry
 from edgetui.live.supervisor import FIRST_SHOW_RUNS, Supervisor
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,8 +59,8 @@ def start_up(runs: Path, tasks: Path, db: Path, one_by_one: bool, monkeypatch) -
     (runs shown, polls, notes)."""
     with monkeypatch.context() as mp:
         if one_by_one:
-            real = Supervisor._register_all
-            mp.setattr(Supervisor, "_register_all", lambda self, locs, now: [real(self, [loc], now) for loc in locs])
+            real = RunRegistry.register_all
+            mp.setattr(RunRegistry, "register_all", lambda self, locs, now: [real(self, [loc], now) for loc in locs])
         conn = open_db(db)
         t0 = time.time()
         settings = AlarmSettings(

@@ -136,14 +136,20 @@ def test_a_run_asleep_costs_no_refresh_work(warm, monkeypatch):
         sup.poll_once()
         asleep = set(sup.dormant)
         seen: list[str] = []
-        for name in ("_check_run_files", "_status", "_alarms", "_live_run", "_grading_state"):
-            orig = getattr(sup, name)
+        for part, name in (
+            (sup.files, "check_run_files"),
+            (sup.rows, "status"),
+            (sup.rows, "alarms"),
+            (sup.rows, "live_run"),
+            (sup.containers, "grading_state"),
+        ):
+            orig = getattr(part, name)
 
             def spy(rs, *a, _orig=orig, **kw):
                 seen.append(rs.key)
                 return _orig(rs, *a, **kw)
 
-            monkeypatch.setattr(sup, name, spy)
+            monkeypatch.setattr(part, name, spy)
         for _ in range(3):
             runs = sup.poll_once()
         assert not asleep & set(seen)
@@ -170,8 +176,8 @@ def test_a_change_under_a_run_asleep_wakes_it_through_the_watcher(warm):
         td = Path(sup.dormant[key].task_dir)
         n0 = conn.execute("SELECT count(*) FROM events WHERE run_key = ?", [key]).fetchone()[0]
         th.start()
-        wait_for(lambda: sup._watching, 20, "the file watcher running", 0.1, describe=lambda: sup.watch_mode)
-        assert sup._watching and sup.watch_mode == "inotify"
+        wait_for(lambda: sup.watch.watching, 20, "the file watcher running", 0.1, describe=lambda: sup.watch_mode)
+        assert sup.watch.watching and sup.watch_mode == "inotify"
         with open(td / "run_agent.log", "a") as f:
             f.write(time.strftime("%Y-%m-%d %H:%M:%S", time.localtime()) + ",000 - INFO - woken by a test line\n")
         wait_for(
@@ -485,10 +491,10 @@ def test_a_change_of_a_directory_above_the_runs_is_no_new_run_but_a_new_run_is_f
         td = Path(min(sup.dormant.values(), key=lambda r: r.key).task_dir)
         th.start()
         end = time.time() + 20
-        while not sup._watching and time.time() < end:
+        while not sup.watch.watching and time.time() < end:
             (root / ".probe").write_text("x")  # (the watcher says it runs at its first report)
             time.sleep(0.2)
-        assert sup._watching
+        assert sup.watch.watching
         time.sleep(1.0)
         n0 = len(calls)
         for i in range(5):

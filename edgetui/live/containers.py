@@ -1,20 +1,60 @@
 """Containers of the watched runs: joining work, judge and game containers to runs, their states and
-resource samples, the judge poller and the operator's stop / kill / shell (a mixin of
-:class:`edgetui.live.supervisor.Supervisor`; core: no Textual).
+resource samples, the judge pollers, the gradings in flight and the operator's stop / kill / shell
+(a part of :class:`edgetui.live.supervisor.Supervisor`; core: no Textual).
 """
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from edgetui.events import Kind
-from edgetui.hosts.docker_watch import work_names
+from edgetui.hosts.docker_watch import DockerWatch, work_names
 from edgetui.hosts.container_info import ContainerInfo
+from edgetui.live.judge import JudgePoller
 from edgetui.live.run_state import RoundState, RunState
+from edgetui.live.watch_context import WatchContext
+
+
+def grading_judges(rs: RunState) -> list[ContainerInfo]:
+    """Judge containers of ``rs`` still grading: running, and their submission's report.json not
+    written yet (SForge's containers ignore SIGTERM and are killed ~15 s after the report: a
+    judge whose report is written is done)."""
+    done_ids: set[str] = set()
+    done_sids: set[str] = set()
+    for rd in rs.rounds.values():
+        if rd.has_report:
+            done_ids.update(c[:12] for c in rd.container_ids)
+            if rd.sid:
+                done_sids.add(rd.sid)
+    return [
+        j
+        for j in rs.judges
+        if j.state == "running" and j.id[:12] not in done_ids and not (j.submission_id and j.submission_id in done_sids)
+    ]
 
 
 class ContainerJoin:
-    """Mixin of :class:`~edgetui.live.supervisor.Supervisor` (its state is the supervisor's)."""
+    """The engines (the local ``docker``, remote hosts' ``engines``) and judge pollers (``judge``
+    for ``judge_url``, remote hosts' ``judges``), and what they say of the runs of ``ctx``.
+    ``wake`` is called when an operator's action should be seen by a refresh at once."""
+
+    def __init__(
+        self,
+        ctx: WatchContext,
+        docker: Optional[DockerWatch],
+        judge: Optional[JudgePoller],
+        wake: Callable[[], None],
+    ):
+        self.ctx = ctx
+        self.docker = docker
+        self.judge = judge
+        self.wake = wake
+        #: remote hosts' engines and judge pollers by host name (add_engine / add_judge; edgetui.hosts)
+        self.engines: dict[str, Any] = {}
+        self.judges: dict[str, JudgePoller] = {}
+        self.operator: dict[str, str] = {}  # container id/name -> "stop" | "kill" asked, not yet seen
+        self.judges_on: set[str] = set()  # hosts of the engines that listed a judge container of a watched run
+        self.unattributed: list[ContainerInfo] = []  # judge/game containers not joined to a run
 
     # ---- engines: the local one and one per remote host (edgetui.hosts.remote_engine)
     def add_engine(self, host_name: str, engine) -> None:
@@ -23,15 +63,15 @@ class ContainerJoin:
         (and to those only); the local engine keeps the other runs."""
         self.engines[host_name] = engine
 
-    def _engine_of(self, rs: RunState):
+    def engine_of(self, rs: RunState):
         """The engine whose containers belong to ``rs``: its host's remote engine, else the local one."""
         if self.engines:
-            eng = self.engines.get(self._run_root_host.get(rs.key, ""))
+            eng = self.engines.get(self.ctx.root_host.get(rs.key, ""))
             if eng is not None:
                 return eng
         return self.docker
 
-    def _engines_ok(self, docker_ok: bool) -> dict:
+    def engines_ok(self, docker_ok: bool) -> dict:
         """Availability by ``id(engine)``: the local engine's from this refresh's listing, each
         remote engine's from its own thread's last listing (no I/O here)."""
         ok = {id(e): e.refresh() for e in self.engines.values()}
@@ -39,7 +79,7 @@ class ContainerJoin:
             ok[id(self.docker)] = docker_ok
         return ok
 
-    def _listed_ids(self, engines_ok: dict) -> dict:
+    def listed_ids(self, engines_ok: dict) -> dict:
         """Short ids of the live containers of each available engine, by ``id(engine)``."""
         listed: dict[int, set[str]] = {}
         for eng in [self.docker, *self.engines.values()]:
@@ -58,8 +98,8 @@ class ContainerJoin:
             groups[id(self.docker)] = (self.docker, [])
         for eng in self.engines.values():
             groups.setdefault(id(eng), (eng, []))
-        for rs in self.runs.values():
-            eng = self._engine_of(rs)
+        for rs in self.ctx.runs.values():
+            eng = self.engine_of(rs)
             if eng is not None:
                 groups[id(eng)][1].append(rs)
         return list(groups.values())
@@ -69,14 +109,14 @@ class ContainerJoin:
         repeat across hosts: siblings of one run on several machines), else the first engine
         listing it, else the local one."""
         if self.engines:
-            for rs in list(self.runs.values()):
+            for rs in list(self.ctx.runs.values()):
                 for c in [rs.container, *rs.judges, *rs.games]:
                     if c is not None and (
                         c.name == name_or_id
                         or c.id == name_or_id
                         or (len(name_or_id) >= 12 and c.id.startswith(name_or_id))
                     ):
-                        return self._engine_of(rs)
+                        return self.engine_of(rs)
         for eng in self.engines.values():
             if eng.has(name_or_id):
                 return eng
@@ -104,14 +144,14 @@ class ContainerJoin:
         return self._operator_act(name_or_id, "kill", lambda: eng.kill_container(name_or_id), eng)
 
     def _operator_act(self, name_or_id: str, kind: str, fn: Callable[[], str], eng=None) -> str:
-        self._operator[name_or_id] = kind  # before acting: the exit may be listed at once
+        self.operator[name_or_id] = kind  # before acting: the exit may be listed at once
         out = str(fn() or "")
         if out.startswith("could not"):
-            self._operator.pop(name_or_id, None)
+            self.operator.pop(name_or_id, None)
         kick = getattr(eng, "kick", None)
         if kick is not None:  # a remote engine lists in its own thread: now, not at its next interval
             kick()
-        self._wake.set()
+        self.wake()
         return out
 
     def shell_command(self, container: str) -> list[str]:
@@ -137,16 +177,18 @@ class ContainerJoin:
         extra = f" (exit {c.exit_code})" if state in ("exited", "dead") and c.exit_code is not None else ""
         if c.oom_killed:
             extra += " OOM-killed"
-        self._record(rs, Kind.CONTAINER_STATE, now, f"{c.role} container {c.name}: {state}{extra}", data, c.id)
+        self.ctx.events.record(
+            rs, Kind.CONTAINER_STATE, now, f"{c.role} container {c.name}: {state}{extra}", data, c.id
+        )
 
     def _operator_seen(self, rs: RunState, c: ContainerInfo, now: float) -> None:
         """Attach a pending operator stop/kill of container ``c`` to its run (recorded once)."""
-        if not self._operator:
+        if not self.operator:
             return
-        for ref in list(self._operator):
+        for ref in list(self.operator):
             if ref == c.name or (len(ref) >= 12 and c.id.startswith(ref)):
-                kind = rs.operator_action = self._operator.pop(ref)
-                self._record(
+                kind = rs.operator_action = self.operator.pop(ref)
+                self.ctx.events.record(
                     rs,
                     Kind.CONTAINER_STATE,
                     now,
@@ -155,7 +197,7 @@ class ContainerJoin:
                     c.id,
                 )
 
-    def _join_containers(self, now: float, ok: Optional[dict] = None) -> None:
+    def join(self, now: float, ok: Optional[dict] = None) -> None:
         """Join each engine's containers to its runs (``ok``: availability by ``id(engine)``; the
         engines not listed there, or listed False, are skipped)."""
         unattributed: list[ContainerInfo] = []
@@ -179,10 +221,12 @@ class ContainerJoin:
             if (
                 c is not None
                 and local
-                and rs.loc.host != self.host
+                and rs.loc.host != self.ctx.host
                 and any(
-                    r.loc.host == self.host and r.info.task_id == rs.info.task_id and r.info.run_id == rs.info.run_id
-                    for r in self.runs.values()
+                    r.loc.host == self.ctx.host
+                    and r.info.task_id == rs.info.task_id
+                    and r.info.run_id == rs.info.run_id
+                    for r in self.ctx.runs.values()
                     if r is not rs
                 )
             ):
@@ -216,13 +260,13 @@ class ContainerJoin:
                     tok = dw.token_of(c.id)
                     if tok:
                         rs.token = tok
-                        self.rec.add_secret(tok)
+                        self.ctx.rec.add_secret(tok)
             elif rs.container_seen_id is not None and rs.container_state != "gone":
                 gone = rs.container or ContainerInfo(
                     id=rs.container_seen_id,
                     name=work_names(rs.info.task_id, rs.info.run_id)[0],
                     role="work",
-                    host=self.host,
+                    host=self.ctx.host,
                 )
                 gone = gone.model_copy(update={"state": "gone", "cpu_percent": None, "mem_bytes": None})
                 rs.container = gone
@@ -278,8 +322,7 @@ class ContainerJoin:
             new_g = games.get(rs.key, [])
             seen = {}
             if new_j:
-                self._judges_here = True
-                self._judges_on.add(dw.host)
+                self.judges_on.add(dw.host)
             for c in new_j:
                 if c.image_id and c.image_id not in rs.judge_images:
                     rs.judge_images.append(c.image_id)
@@ -296,7 +339,7 @@ class ContainerJoin:
             rs.judges, rs.games = new_j, new_g
         return unattributed
 
-    def _sample_stats(self, now: float, ok: Optional[dict] = None) -> None:
+    def sample_stats(self, now: float, ok: Optional[dict] = None) -> None:
         for dw, runs in self._engine_groups():
             if ok is None or ok.get(id(dw)):
                 self._sample_engine(dw, runs, now)
@@ -309,7 +352,7 @@ class ContainerJoin:
         }
         samples = dw.sample(targets)
         for cid, smp in samples.items():
-            rs = self.runs.get(targets.get(cid, ""))
+            rs = self.ctx.runs.get(targets.get(cid, ""))
             if rs is None or rs.container is None:
                 continue
             rs.container.cpu_percent = smp.get("cpu_percent")
@@ -321,7 +364,7 @@ class ContainerJoin:
             mem = smp.get("mem_bytes")
             summ = f"cpu {cpu:.0f}%" if cpu is not None else "cpu ?"
             summ += f", mem {mem / 2**20:.0f} MiB" if mem is not None else ""
-            self._record(
+            self.ctx.events.record(
                 rs,
                 Kind.RESOURCE_SAMPLE,
                 now,
@@ -344,17 +387,17 @@ class ContainerJoin:
         SSH connection, :mod:`edgetui.hosts.forward`) instead of the ``judge_url`` poller."""
         self.judges[host_name] = poller
 
-    def _judge_of(self, rs: RunState):
+    def judge_of(self, rs: RunState):
         """The judge poller of ``rs``: its host's (:meth:`add_judge`), else the ``judge_url`` one."""
-        p = self.judges.get(self._run_root_host.get(rs.key, "")) if self.judges else None
+        p = self.judges.get(self.ctx.root_host.get(rs.key, "")) if self.judges else None
         return p or self.judge
 
-    def _poll_judge(self, now: float) -> None:
+    def poll_judges(self, now: float) -> None:
         by_poller: dict[int, tuple] = {}
-        for rs in self.runs.values():
+        for rs in self.ctx.runs.values():
             if not (rs.token and not rs.deleted and not rs.finished):
                 continue
-            p = self._judge_of(rs)
+            p = self.judge_of(rs)
             if p is not None:
                 by_poller.setdefault(id(p), (p, {}))[1][rs.key] = rs.token
         for p in [self.judge, *self.judges.values()]:
@@ -367,7 +410,7 @@ class ContainerJoin:
 
     def _apply_views(self, views: dict) -> None:
         for key, view in views.items():
-            rs = self.runs.get(key)
+            rs = self.ctx.runs.get(key)
             if rs is not None and view.ok:
                 before = rs.history.best_round if rs.history is not None else None
                 rs.history = view
@@ -375,8 +418,8 @@ class ContainerJoin:
                     rs.dirty_files = True  # the judge's best checks the assumed policy (finalize_run)
 
     # ================================================================== gradings
-    def _grading_state(self, rs: RunState, now: float, docker_ok: bool, all_ids: set[str]) -> None:
-        s = self.settings
+    def grading_state(self, rs: RunState, now: float, docker_ok: bool, all_ids: set[str]) -> None:
+        s = self.ctx.settings
         live_ids = {c.id[:12] for c in rs.judges if c.state in ("running", "created", "restarting", "paused")}
         limit = float(rs.task.eval_timeout or 600) + 900.0
         for rd in rs.rounds.values():
@@ -404,7 +447,7 @@ class ContainerJoin:
                 and now - rd.terminal_seen >= s.grading_grace_s
             ):
                 failed = rd.log_error or "judge finished without report.json"
-            eng = self._engine_of(rs)
+            eng = self.engine_of(rs)
             if (
                 failed is None
                 and not judge_up
@@ -412,8 +455,8 @@ class ContainerJoin:
                 and docker_ok
                 and rs.info.backend != "e2b"  # its judges are sandboxes: never listed by an engine
                 and eng is not None
-                and eng.host in self._judges_on
-                and (eng is not self.docker or rs.loc.host == self.host)
+                and eng.host in self.judges_on
+                and (eng is not self.docker or rs.loc.host == self.ctx.host)
                 and now - rd.first_seen >= s.grading_start_grace_s
             ):
                 failed = rd.log_error or (
@@ -425,23 +468,3 @@ class ContainerJoin:
                 rd.failed = failed
                 rs.dirty_files = True
             rd.in_flight = failed is None and rd.failed is None
-
-    @staticmethod
-    def _grading_judges(rs: RunState) -> list:
-        """Judge containers of ``rs`` still grading: running, and their submission's report.json not
-        written yet (SForge's containers ignore SIGTERM and are killed ~15 s after the report: a
-        judge whose report is written is done)."""
-        done_ids: set[str] = set()
-        done_sids: set[str] = set()
-        for rd in rs.rounds.values():
-            if rd.has_report:
-                done_ids.update(c[:12] for c in rd.container_ids)
-                if rd.sid:
-                    done_sids.add(rd.sid)
-        return [
-            j
-            for j in rs.judges
-            if j.state == "running"
-            and j.id[:12] not in done_ids
-            and not (j.submission_id and j.submission_id in done_sids)
-        ]

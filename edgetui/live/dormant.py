@@ -1,4 +1,4 @@
-"""Runs that cost nothing while watched: finished (or aborted) runs *asleep* (a mixin of
+"""Runs that cost nothing while watched: finished (or aborted) runs *asleep* (a part of
 :class:`edgetui.live.supervisor.Supervisor`; core: no Textual).
 
 A run asleep has no tail sources, no file checks, statuses, alarms or snapshot work per refresh:
@@ -36,7 +36,11 @@ from edgetui.parsers import sforge_dir as sd
 from edgetui.records import RunInfo
 from edgetui.record.changed_runs import signature_salt
 from edgetui.hosts.docker_watch import work_names
+from edgetui.live.containers import ContainerJoin, grading_judges
 from edgetui.live.model import LiveRun
+from edgetui.live.register import RunRegistry
+from edgetui.live.run_rows import RunRows
+from edgetui.live.watch_context import WatchContext
 from edgetui.live.run_state import RunState, TRANSCRIPT, RUN_LOG, TICKS, FULL_CHECK_S
 
 from edgetui.events import one_line
@@ -48,7 +52,7 @@ SLEEP_STATUSES = ("finished", "aborted")
 CHEAP_FILES = (TRANSCRIPT, RUN_LOG, TICKS, "final_result.json", "evolve_state.json", "started_at")
 _ACTIVE_STATES = ("running", "created", "restarting", "paused")
 
-#: columns of the runs row read for a run asleep (the :meth:`Supervisor._load_row` columns, then
+#: columns of the runs row read for a run asleep (the :func:`edgetui.live.run_rows.load_row` columns, then
 #: what its :class:`~edgetui.records.RunInfo` needs)
 _ROW_COLS = (
     "best_round",
@@ -90,32 +94,57 @@ _INFO_COLS = (
 
 
 class DormantRuns:
-    """Mixin of :class:`~edgetui.live.supervisor.Supervisor` (its state is the supervisor's)."""
+    """The runs asleep (``dormant``) of the runs found under the roots of ``ctx``: put to sleep at
+    discovery or once quiet, woken through ``registry``; shown from the LiveRun ``rows`` built."""
 
-    def _init_dormant(self, sleep: bool) -> None:
+    def __init__(
+        self,
+        ctx: WatchContext,
+        registry: RunRegistry,
+        rows: RunRows,
+        containers: ContainerJoin,
+        local_host: LocalHost,
+        image_roots: tuple[str, ...],
+        sleep: bool,
+    ):
+        self.ctx = ctx
+        self.registry = registry
+        self.rows = rows
+        self.containers = containers
+        self.local_host = local_host
+        #: the roots given with their host (images of remote roots): their runs are signed without inodes
+        self.image_roots = image_roots
         #: runs may sleep (``Supervisor(sleep=False)``: every run is watched in full, as before)
         self.sleep_runs = sleep
         self.dormant: dict[str, RunState] = {}  # run key -> the state of a run asleep (rs.live: its LiveRun)
-        self._dormant_dirs: dict[str, str] = {}  # absolute task dir -> run key
-        self._dormant_names: dict[str, str] = {}  # work container name -> run key
+        self.dirs: dict[str, str] = {}  # absolute task dir -> run key
+        self.names: dict[str, str] = {}  # work container name -> run key
         #: run keys asleep the watcher saw a change under (its thread appends, refreshes pop)
-        self._touched: deque[str] = deque()
-        self._last_cheap = float("-inf")
-        self._full_credit = 0.0
-        self._full_pos = 0
-        self._last_full_tick: Optional[float] = None
-        self._local_host = LocalHost()
-        self._docker_seen = -1  # DockerWatch.listings last checked for asleep runs' containers
-        self.dormant_changes = 0  # falls asleep + wakes (a new snapshot is due)
+        self.touched: deque[str] = deque()
+        self.last_cheap = float("-inf")
+        self.full_credit = 0.0
+        self.full_pos = 0
+        self.last_full_tick: Optional[float] = None
+        self.docker_seen = -1  # DockerWatch.listings last checked for asleep runs' containers
+        self.changes = 0  # falls asleep + wakes (a new snapshot is due)
         self.woken = 0
         self.slept = 0
+
+    def forget(self, run_key: str) -> bool:
+        """Forget ``run_key`` if it is asleep (True), else False."""
+        rs = self.dormant.pop(run_key, None)
+        if rs is None:
+            return False
+        self._unindex_asleep(rs)
+        self.changes += 1
+        return True
 
     # ------------------------------------------------------------------ helpers
     def _cheap_stats(self, td: str) -> tuple:
         """The stats the cheap check compares: the task dir's and ``submissions/``'s mtime and inode,
         each :data:`CHEAP_FILES` file's size, mtime and inode (None where missing)."""
-        host = self._local_host
-        out = []
+        host = self.local_host
+        out: list[Optional[tuple[int, ...]]] = []
         for p in (td, os.path.join(td, "submissions")):
             e = host.stat(p)
             out.append(None if e is None else (e.mtime_ns, e.inode))
@@ -125,23 +154,23 @@ class DormantRuns:
         return tuple(out)
 
     def _signature(self, td: str, task_id: str, is_sample: bool):
-        salt = signature_salt(self.tasks, task_id, is_sample)
-        return tree_signature(self._local_host, td, salt, in_image(td, self.image_roots))
+        salt = signature_salt(self.ctx.tasks, task_id, is_sample)
+        return tree_signature(self.local_host, td, salt, in_image(td, self.image_roots))
 
     def _index_asleep(self, rs: RunState) -> None:
-        self._dormant_dirs[os.path.abspath(str(rs.task_dir))] = rs.key
+        self.dirs[os.path.abspath(str(rs.task_dir))] = rs.key
         for n in work_names(rs.info.task_id, rs.info.run_id):
-            self._dormant_names[n] = rs.key
+            self.names[n] = rs.key
 
     def _unindex_asleep(self, rs: RunState) -> None:
-        self._dormant_dirs.pop(os.path.abspath(str(rs.task_dir)), None)
+        self.dirs.pop(os.path.abspath(str(rs.task_dir)), None)
         for n in work_names(rs.info.task_id, rs.info.run_id):
-            if self._dormant_names.get(n) == rs.key:
-                self._dormant_names.pop(n, None)
+            if self.names.get(n) == rs.key:
+                self.names.pop(n, None)
 
-    def _dormant_owner(self, path: str) -> Optional[str]:
+    def owner(self, path: str) -> Optional[str]:
         """The run key asleep whose task dir holds ``path`` (from the watcher's thread), else None."""
-        dirs = self._dormant_dirs
+        dirs = self.dirs
         if not dirs:
             return None
         p = os.path.abspath(path)
@@ -156,7 +185,7 @@ class DormantRuns:
         return None
 
     # ------------------------------------------------------------------ falling asleep at discovery
-    def _asleep_from_records(self, locs: dict[str, sd.RunLocation], now: float) -> set[str]:
+    def asleep_from_records(self, locs: dict[str, sd.RunLocation], now: float) -> set[str]:
         """Of ``locs`` (runs found and not watched yet), put to sleep those recorded as finished or
         aborted whose tree signature is the recorded one; their runs rows come from one query.
         Returns their keys (the others are registered in full by the caller)."""
@@ -164,7 +193,7 @@ class DormantRuns:
             return set()
         cols = _ROW_COLS + _INFO_COLS
         sel = ", ".join(f"r.{c}" for c in cols)
-        rows = self.conn.execute(
+        rows = self.ctx.conn.execute(
             f"SELECT r.run_key, c.generation, {sel} FROM runs r JOIN source_cursors c "
             "ON c.run_key = r.run_key AND c.source = ? WHERE r.status IN (?, ?)",
             [TREE_SOURCE, *SLEEP_STATUSES],
@@ -203,8 +232,9 @@ class DormantRuns:
                 infra_error=bool(d["infra_error"]),
                 resume_count=d["resume_count"],
             )
-            rs = RunState(key=key, loc=loc, info=info, task=sd.task_info(loc.task_id, self.tasks), first_seen=now)
+            rs = RunState(key=key, loc=loc, info=info, task=sd.task_info(loc.task_id, self.ctx.tasks), first_seen=now)
             rs.row = {c: d[c] for c in _ROW_COLS}
+            rs.row_read_t = now
             rs.status = rs.recorded_status = d["status"]
             rs.recorded_infra = bool(d["infra_error"])
             mt = [c[1] / 1e9 for c in cheap[2:5] if c is not None]  # the logs' mtimes: the run's last activity
@@ -215,13 +245,13 @@ class DormantRuns:
             self._put_to_sleep(rs, sig.digest, cheap, now)
             out.add(key)
         if out:
-            self._last_cheap = now  # their cheap stats were just taken
+            self.last_cheap = now  # their cheap stats were just taken
         return out
 
-    def _put_to_sleep(self, rs: RunState, digest: str, cheap: tuple, now: float) -> None:
+    def _put_to_sleep(self, rs: RunState, digest: str, cheap: Optional[tuple], now: float) -> None:
         rs.sleep_digest, rs.sleep_cheap = digest, cheap
         rs.sleep_sig = None
-        live = self._live_run(rs, now)
+        live = self.rows.live_run(rs, now)
         row = rs.row
         if not rs.finished and row.get("resume_count") is not None:  # (a run watched counts its resumes live)
             live.resume_count = max(live.resume_count, int(row["resume_count"] or 0))
@@ -232,7 +262,7 @@ class DormantRuns:
         rs.live_host_state = live.host_state
         self.dormant[rs.key] = rs
         self._index_asleep(rs)
-        self.dormant_changes += 1
+        self.changes += 1
 
     # ------------------------------------------------------------------ falling asleep while watched
     def _may_sleep(self, rs: RunState, now: float) -> bool:
@@ -246,13 +276,13 @@ class DormantRuns:
             or rs.recorded_status != rs.status
         ):
             return False
-        if any(rd.in_flight for rd in rs.rounds.values()) or self._grading_judges(rs):
+        if any(rd.in_flight for rd in rs.rounds.values()) or grading_judges(rs):
             return False
         c = rs.container
         if c is not None and c.state in _ACTIVE_STATES:
             return False
         quiet_since = max(x for x in (rs.last_activity_t, rs.last_finalize, rs.first_seen) if x is not None)
-        return now - quiet_since >= self.settings.dormant_after_s
+        return now - quiet_since >= self.ctx.settings.dormant_after_s
 
     def _sleep_mark(self, rs: RunState) -> tuple:
         return (
@@ -264,12 +294,12 @@ class DormantRuns:
             tuple(sorted(rs.file_sigs.items(), key=lambda kv: kv[0])),
         )
 
-    def _settle_sleepers(self, now: float) -> None:
+    def settle_sleepers(self, now: float) -> None:
         """Runs quiet long enough: take their signature (phase 1), or, one fully checked refresh later
         with nothing new, record it and put them to sleep (phase 2)."""
         if not self.sleep_runs:
             return
-        for rs in list(self.runs.values()):
+        for rs in list(self.ctx.runs.values()):
             if rs.sleep_sig is None:
                 if self._may_sleep(rs, now):
                     td = str(rs.task_dir)
@@ -288,94 +318,94 @@ class DormantRuns:
             sig = rs.sleep_sig
             srcs = list(rs.sources.values())
             try:
-                self.tailer.flush(srcs, now)
-                self.rec.set_cursor(rs.key, TREE_SOURCE, **sig.cursor(str(rs.task_dir)))
+                self.ctx.tailer.flush(srcs, now)
+                self.ctx.rec.set_cursor(rs.key, TREE_SOURCE, **sig.cursor(str(rs.task_dir)))
             except Exception as e:  # noqa: BLE001 - stays awake; tried again once quiet
-                self._note(one_line(f"{rs.key}: could not record its tree signature: {e}", 200))
+                self.ctx.note(one_line(f"{rs.key}: could not record its tree signature: {e}", 200))
                 rs.sleep_sig = None
                 continue
             for src in srcs:
-                self.tailer.release(src)
+                self.ctx.tailer.release(src)
             rs.sources = {}
             rs.sub_cache, rs.rec_cache, rs.subs = {}, {}, []
-            del self.runs[rs.key]
+            del self.ctx.runs[rs.key]
             self._put_to_sleep(rs, sig.digest, rs.sleep_cheap, now)
             self.slept += 1
 
     def _is_sample(self, rs: RunState) -> bool:
-        r = self.conn.execute("SELECT is_sample FROM runs WHERE run_key = ?", [rs.key]).fetchall()
+        r = self.ctx.conn.execute("SELECT is_sample FROM runs WHERE run_key = ?", [rs.key]).fetchall()
         return bool(r and r[0][0])
 
     # ------------------------------------------------------------------ waking
-    def _wake_run(self, key: str, now: float) -> None:
+    def wake_run(self, key: str, now: float) -> None:
         """Watch ``key`` in full again (its cursors resume where it stopped)."""
         rs = self.dormant.pop(key, None)
         if rs is None:
             return
         self._unindex_asleep(rs)
-        self.dormant_changes += 1
+        self.changes += 1
         self.woken += 1
         if os.path.isdir(rs.task_dir):
             try:
-                self._register(rs.loc, now)
+                self.registry.register(rs.loc, now)
                 return
             except Exception as e:  # noqa: BLE001 - shown as it was; its check says what is wrong
-                self._note(one_line(f"{rs.loc.task_dir}: could not watch: {type(e).__name__}: {e}", 240))
+                self.ctx.note(one_line(f"{rs.loc.task_dir}: could not watch: {type(e).__name__}: {e}", 240))
         rs.sleep_sig = None
         rs.dirty_files = False
-        self.runs[key] = rs  # its directory is gone: the file check marks it deleted
+        self.ctx.runs[key] = rs  # its directory is gone: the file check marks it deleted
 
-    def _check_asleep(self, now: float) -> None:
+    def check_asleep(self, now: float, watching: bool) -> None:
         """Wake the runs asleep that the watcher, their cheap check, their full signature or the
         engine say changed; a few full signatures per refresh (each run every ``dormant_full_s``)."""
-        touched = self._touched
+        touched = self.touched
         while touched:
-            self._wake_run(touched.popleft(), now)
+            self.wake_run(touched.popleft(), now)
         if not self.dormant:
-            self._last_full_tick = now
+            self.last_full_tick = now
             return
-        s = self.settings
-        period = s.dormant_check_s if self._watching else s.dormant_poll_s
-        if now - self._last_cheap >= period:
-            self._last_cheap = now
+        s = self.ctx.settings
+        period = s.dormant_check_s if watching else s.dormant_poll_s
+        if now - self.last_cheap >= period:
+            self.last_cheap = now
             for key, rs in list(self.dormant.items()):
                 if self._cheap_stats(str(rs.task_dir)) != rs.sleep_cheap:
-                    self._wake_run(key, now)
-        last = self._last_full_tick if self._last_full_tick is not None else now
-        self._last_full_tick = now
+                    self.wake_run(key, now)
+        last = self.last_full_tick if self.last_full_tick is not None else now
+        self.last_full_tick = now
         if s.dormant_full_s > 0 and self.dormant:
-            self._full_credit = min(
-                self._full_credit + len(self.dormant) * (now - last) / s.dormant_full_s, float(len(self.dormant))
+            self.full_credit = min(
+                self.full_credit + len(self.dormant) * (now - last) / s.dormant_full_s, float(len(self.dormant))
             )
             keys = list(self.dormant)
-            while self._full_credit >= 1.0 and keys:
-                self._full_credit -= 1.0
-                self._full_pos = (self._full_pos + 1) % len(keys)
-                rs = self.dormant[keys[self._full_pos]]
+            while self.full_credit >= 1.0 and keys:
+                self.full_credit -= 1.0
+                self.full_pos = (self.full_pos + 1) % len(keys)
+                rs = self.dormant[keys[self.full_pos]]
                 sig = self._signature(str(rs.task_dir), rs.info.task_id, bool(rs.info.is_sample))
                 if sig is None or sig.digest != rs.sleep_digest:
-                    self._wake_run(rs.key, now)
+                    self.wake_run(rs.key, now)
                     keys = list(self.dormant)
 
-    def _wake_by_containers(self, now: float) -> None:
+    def wake_by_containers(self, now: float) -> None:
         """A work container of a run asleep is running (a resume, a re-run in place): wake it."""
-        dw = self.docker
-        if not self._dormant_names or dw is None or dw.listings == self._docker_seen:
+        dw = self.containers.docker
+        if not self.names or dw is None or dw.listings == self.docker_seen:
             return
-        self._docker_seen = dw.listings
+        self.docker_seen = dw.listings
         for c in list(dw.containers.values()):
             if c.role == "work" and c.state in _ACTIVE_STATES:
-                key = self._dormant_names.get(c.name)
-                if key is not None and self.dormant[key].loc.host == self.host:
-                    self._wake_run(key, now)
+                key = self.names.get(c.name)
+                if key is not None and self.dormant[key].loc.host == self.ctx.host:
+                    self.wake_run(key, now)
 
-    def _asleep_snapshot(self) -> list[LiveRun]:
+    def snapshot(self) -> list[LiveRun]:
         """The LiveRuns of the runs asleep (a remote image's run gets its host's state of now)."""
         out = []
         for rs in self.dormant.values():
             lr = rs.live
-            if self.host_state_of is not None and rs.key in self._run_root_host:
-                hs = self._host_state(rs.key)
+            if self.rows.host_state_of is not None and rs.key in self.ctx.root_host:
+                hs = self.rows.host_state(rs.key)
                 st = hs[0] if hs else None
                 if st != rs.live_host_state:
                     lr = rs.live = lr.model_copy(update={"host_state": st, "host_rtt_s": hs[1] if hs else None})

@@ -1,30 +1,42 @@
 """Registering the runs the supervisor finds: what their files say, what earlier sessions recorded of
 them (the runs row, pending tool calls, resumes, errors, alarms, containers), their tail sources (a
-mixin of :class:`edgetui.live.supervisor.Supervisor`; core: no Textual).
+part of :class:`edgetui.live.supervisor.Supervisor`; core: no Textual).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Optional
 
 
 from edgetui.events import one_line
 from edgetui.parsers.run_secrets import raw_secrets
 from edgetui.parsers import sforge_dir as sd
-from edgetui.records import make_run_key
+from edgetui.records import TaskInfo, make_run_key
+from edgetui.live.alarms import AlarmBook
 from edgetui.live.model import Alarm
+from edgetui.live.run_files import RunFiles
+from edgetui.live.run_rows import load_row, load_rows
 from edgetui.live.run_state import mtime, stat_signature, RunState, TRANSCRIPT, RUN_LOG, TICKS, WHOLE_FILES
+from edgetui.live.watch_context import WatchContext
 
 import json
-from edgetui.store.sql_in_list import in_list
 from edgetui.parsers.runlog import JUDGE_FULL_TICK
 
 
 class RunRegistry:
-    """Mixin of :class:`~edgetui.live.supervisor.Supervisor` (its state is the supervisor's)."""
+    """Adds the runs found to ``ctx.runs``: their files through ``files`` (format, tail sources),
+    their earlier alarms into ``book``."""
 
-    def _register_all(self, locs: list, now: float) -> None:
+    def __init__(self, ctx: WatchContext, files: RunFiles, book: AlarmBook):
+        self.ctx = ctx
+        self.files = files
+        self.book = book
+        self.known_keys: Optional[set[str]] = None  # run keys with a runs row (while registering)
+        self.task_cache: dict[str, tuple[TaskInfo, TaskInfo]] = {}  # task id -> (TaskInfo asked, recorded)
+
+    def register_all(self, locs: list, now: float) -> None:
         """Register new runs: in one transaction and a fixed number of statements for them
         (:meth:`_register_many`; a commit per statement was most of a new run's cost, then a few
         statements each), the runs without a runs row skip the reads of what earlier sessions
@@ -32,77 +44,77 @@ class RunRegistry:
         failure said once."""
         if not locs:
             return
-        self._known_keys = {r[0] for r in self.conn.execute("SELECT run_key FROM runs").fetchall()}
+        self.known_keys = {r[0] for r in self.ctx.conn.execute("SELECT run_key FROM runs").fetchall()}
         try:
             if len(locs) > 1:
-                before = set(self.runs)
+                before = set(self.ctx.runs)
                 try:
-                    with self.rec.transaction():
+                    with self.ctx.rec.transaction():
                         self._register_many(locs, now)
                     return
                 except Exception:  # one by one below
                     if os.environ.get("EDGETUI_DEBUG"):
                         raise
-                    for key in set(self.runs) - before:
-                        rs = self.runs.pop(key, None)
+                    for key in set(self.ctx.runs) - before:
+                        rs = self.ctx.runs.pop(key, None)
                         for src in rs.sources.values() if rs is not None else ():
-                            self.tailer.release(src)
-                    self._task_cache.clear()
-                    self._known_keys = {r[0] for r in self.conn.execute("SELECT run_key FROM runs").fetchall()}
+                            self.ctx.tailer.release(src)
+                    self.task_cache.clear()
+                    self.known_keys = {r[0] for r in self.ctx.conn.execute("SELECT run_key FROM runs").fetchall()}
             for loc in locs:
                 try:
-                    self._register(loc, now)
+                    self.register(loc, now)
                 except Exception as e:  # one bad run must not stop the others
                     if os.environ.get("EDGETUI_DEBUG"):
                         raise
-                    self._note(one_line(f"{loc.task_dir}: could not watch: {type(e).__name__}: {e}", 240))
+                    self.ctx.note(one_line(f"{loc.task_dir}: could not watch: {type(e).__name__}: {e}", 240))
         finally:
-            self._known_keys = None
+            self.known_keys = None
 
-    def _register(self, loc: sd.RunLocation, now: float) -> None:
+    def register(self, loc: sd.RunLocation, now: float) -> None:
         self._register_many([loc], now)
 
     def _register_many(self, locs: list, now: float) -> None:
         """Register the runs at ``locs``: their files read one by one, then their tasks
         (:meth:`edgetui.record.recorder.Recorder.tasks_for`), their runs rows
         (:meth:`~edgetui.record.recorder.Recorder.upsert_runs`) and the new ones' rows read back
-        (:meth:`_load_rows`) each in one statement for them all."""
+        (:func:`edgetui.live.run_rows.load_rows`) each in one statement for them all."""
         got = []
         for loc in locs:
             task_dir = Path(loc.task_dir)
             for secret in raw_secrets(task_dir):
-                self.rec.add_secret(secret)
+                self.ctx.rec.add_secret(secret)
             info = sd.read_run_info(loc)
             key = make_run_key(info.host, info.run_id, info.task_id)
-            got.append((loc, task_dir, info, key, sd.task_info(info.task_id, self.tasks)))
-        ask: dict[str, object] = {}
+            got.append((loc, task_dir, info, key, sd.task_info(info.task_id, self.ctx.tasks)))
+        ask: dict[str, TaskInfo] = {}
         for _, _, info, _, asked in got:
-            cached = self._task_cache.get(info.task_id)
+            cached = self.task_cache.get(info.task_id)
             if cached is None or cached[0] != asked:
                 ask[info.task_id] = asked
-        for asked, task in zip(ask.values(), self.rec.tasks_for(list(ask.values()))):
-            self._task_cache[asked.task_id] = (asked, task)
+        for asked, task in zip(ask.values(), self.ctx.rec.tasks_for(list(ask.values()))):
+            self.task_cache[asked.task_id] = (asked, task)
         made = []
         for loc, _task_dir, info, key, _ in got:
-            rs = RunState(key=key, loc=loc, info=info, task=self._task_cache[info.task_id][1], first_seen=now)
-            rs.fmt = self._detect_format(rs, now)
+            rs = RunState(key=key, loc=loc, info=info, task=self.task_cache[info.task_id][1], first_seen=now)
+            rs.fmt = self.files.detect_format(rs, now)
             info.agent_format = rs.fmt
             made.append(rs)
-        self.rec.upsert_runs([(rs.key, rs.info) for rs in made])
+        self.ctx.rec.upsert_runs([(rs.key, rs.info) for rs in made])
         fresh = []
         for rs in made:
-            rs.upserted_secrets = len(self.rec.secrets)
-            if self._known_keys is not None and rs.key not in self._known_keys:
+            rs.upserted_secrets = len(self.ctx.rec.secrets)
+            if self.known_keys is not None and rs.key not in self.known_keys:
                 fresh.append(rs)  # never recorded before: nothing else of it to read
             else:
                 self._load_known(rs, now)
         if fresh:
-            self._load_rows([(rs, True) for rs in fresh], fresh=True)
+            load_rows(self.ctx.conn, [(rs, True) for rs in fresh], now, fresh=True)
         for rs in made:
             task_dir, info = rs.task_dir, rs.info
             for name in (TRANSCRIPT, RUN_LOG, TICKS):
                 if (task_dir / name).exists():
-                    self._add_source(rs, name, catchup=True)
+                    self.files.add_source(rs, name, catchup=True)
             t_mtime = mtime(task_dir / TRANSCRIPT)
             if t_mtime is not None:
                 rs.last_growth_t = min(now, t_mtime)
@@ -119,14 +131,14 @@ class RunRegistry:
             for name in WHOLE_FILES:
                 rs.file_sigs[name] = stat_signature(task_dir / name)
             rs.last_full_check = now
-            self.runs[rs.key] = rs
+            self.ctx.runs[rs.key] = rs
 
     def _load_known(self, rs: RunState, now: float) -> None:
         """What earlier sessions recorded: the run row, pending tool calls, resumes, errors, alarms, containers."""
-        c = self.conn
+        c = self.ctx.conn
         key = rs.key
-        self._load_row(rs)
-        cur = self.rec.get_cursor(key, TRANSCRIPT)
+        load_row(self.ctx.conn, rs, now)
+        cur = self.ctx.rec.get_cursor(key, TRANSCRIPT)
         if cur and cur.get("generation"):
             rows = c.execute(
                 """SELECT tool_use_id FROM events WHERE run_key = ? AND source = ? AND generation = ?
@@ -151,7 +163,7 @@ class RunRegistry:
         # facts of the current generation of each log (a re-run in place truncates them)
         gens = {}
         for src_name in (RUN_LOG, TICKS):
-            cu = self.rec.get_cursor(key, src_name)
+            cu = self.ctx.rec.get_cursor(key, src_name)
             gens[src_name] = cu["generation"] if cu and cu.get("generation") else ""
         for kind, t, summ in c.execute(
             "SELECT kind, t, summary FROM events WHERE run_key = ? AND ((source = ? AND generation = ?) "
@@ -226,76 +238,3 @@ class RunRegistry:
             ).fetchall()
             if op:
                 rs.operator_action = op[0][0]
-
-    #: runs-row columns that only a full finalize recomputes (the live deltas are added to them)
-    _AGG_COLS = (
-        "n_events",
-        "input_tokens",
-        "output_tokens",
-        "cache_read_tokens",
-        "cache_write_tokens",
-        "cost_usd",
-        "stated_cost_usd",
-        "last_event_at",
-    )
-
-    def _load_row(self, rs: RunState, aggregates: bool = True, fresh: bool = False) -> None:
-        """Read the run's runs row into ``rs.row`` (and reset the live deltas). ``aggregates=False``
-        (after a submissions-only finalize) keeps the aggregate columns and their deltas as they are.
-        ``fresh``: the row was just written for a run never recorded before (no submissions rows)."""
-        self._load_rows([(rs, aggregates)], fresh=fresh)
-
-    def _load_rows(self, items: list[tuple[RunState, bool]], fresh: bool = False) -> None:
-        """:meth:`_load_row` of several runs ``(rs, aggregates)``, two statements whatever their number."""
-
-        cols = (
-            "best_round",
-            "best_score",
-            "best_pass_rate",
-            "best_score_0_100",
-            "score_task",
-            "agent_submissions",
-            "auto_submissions",
-            "game_sessions",
-            "agent",
-            "model",
-            "started_at",
-            "resume_count",
-            "ended_at",
-            "selection",
-            "score_direction",
-        )
-        every = cols + self._AGG_COLS
-        keys = [rs.key for rs, _ in items]
-        got = {
-            r[0]: r[1:]
-            for r in self.conn.execute(
-                f"SELECT run_key, {', '.join(every)} FROM runs WHERE {in_list('run_key', keys)}", keys
-            ).fetchall()
-        }
-        best = (
-            {}
-            if fresh
-            else dict(
-                self.conn.execute(
-                    f"SELECT run_key, max(t) FROM submissions WHERE {in_list('run_key', keys)} AND is_new_best "
-                    "GROUP BY run_key",
-                    keys,
-                ).fetchall()
-            )
-        )
-        for rs, aggregates in items:
-            r = got.get(rs.key)
-            if aggregates:
-                rs.row = dict(zip(every, r)) if r else {}
-            else:
-                rs.row = {**rs.row, **(dict(zip(cols, r)) if r else {})}
-            rs.last_new_best_t = best.get(rs.key)
-            if aggregates:
-                self._reset_deltas(rs)
-
-    @staticmethod
-    def _reset_deltas(rs: RunState) -> None:
-        rs.new_events = 0
-        rs.tok_delta = [0, 0, 0, 0]
-        rs.cost_delta = 0.0

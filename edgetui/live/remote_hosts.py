@@ -82,7 +82,7 @@ class HostLinks:
             def changed(rep, prev=prev):
                 if prev is not None:
                     prev(rep)
-                sup._wake.set()
+                sup.wake()
 
             f.on_change = changed
             f.on_note = sup.note
@@ -170,11 +170,11 @@ class HostLinks:
         """The hosts view's rows: this machine first, then each remote host in the order given."""
         sup = self.sup
         counts: dict[str, int] = {}
-        for _key, name in list(sup._run_root_host.items()) if sup is not None else []:
+        for _key, name in list(sup.run_root_host.items()) if sup is not None else []:
             counts[name] = counts.get(name, 0) + 1
         out = []
         if sup is not None:
-            local_runs = sum(1 for k in list(sup.runs) if k not in sup._run_root_host)
+            local_runs = sum(1 for k in list(sup.runs) if k not in sup.run_root_host)
             dw = sup.docker
             eng = "none" if dw is None else ("up" if dw.available else (dw.error or "connecting"))
             out.append(HostRow(sup.host, "local", None, None, None, "this machine", local_runs, eng))

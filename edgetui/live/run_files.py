@@ -1,6 +1,6 @@
 """The run files of the watched runs: format detection, tail sources, whole files, ``submissions/``
-folders and their ``run_instance.log``, and the refresh and finalize of a run's file events (a mixin of
-:class:`edgetui.live.supervisor.Supervisor`; core: no Textual).
+folders and their ``run_instance.log``, and the refresh and finalize of a run's file events (a part
+of :class:`edgetui.live.supervisor.Supervisor`; core: no Textual).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import os
 from stat import S_ISDIR as stat_isdir
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from edgetui.error_log import note_swallowed
 from edgetui.events import one_line
@@ -23,9 +23,13 @@ from edgetui.parsers import sforge_dir as sd
 from edgetui.parsers.runlog import AutoEvalTicksParser, RunAgentLogParser, local_to_epoch
 from edgetui.redact import redact_text
 from edgetui.parsers.run_folder_files import open_run_file
+from edgetui.live.containers import ContainerJoin
+from edgetui.live.run_rows import load_rows
 from edgetui.live.tail import TailSource, settle
+from edgetui.live.watch_context import WatchContext
 from edgetui.live.run_state import (
     mtime,
+    set_message,
     stat_signature,
     RoundState,
     RunState,
@@ -46,10 +50,41 @@ from edgetui.live.run_state import (
 from edgetui.parsers.detect import parser_for
 
 
-class RunFiles:
-    """Mixin of :class:`~edgetui.live.supervisor.Supervisor` (its state is the supervisor's)."""
+def utc_offset(rs: RunState) -> Optional[float]:
+    """The run's own UTC offset (its ``started_at``, else its log's clock against the log's mtime:
+    :func:`edgetui.parsers.sforge_dir.infer_log_offset`), never this process's time zone; None
+    (UTC) while the run has told nothing yet. When it becomes known or changes, the run's
+    recorded log times are moved (:meth:`RunFiles.retime`)."""
+    return rs.info.utc_offset_s
 
-    def _detect_format(self, rs: RunState, now: float) -> Optional[str]:
+
+class RunFiles:
+    """The files of the runs of ``ctx``: what changed in them, their tail sources, the refresh of
+    their file events and their finalize. ``containers`` tells a run's judge poller (poked at a new
+    submission); ``on_run_deleted`` is called when a run's directory went away."""
+
+    def __init__(self, ctx: WatchContext, containers: ContainerJoin, on_run_deleted: Callable[[], None]):
+        self.ctx = ctx
+        self.containers = containers
+        self.on_run_deleted = on_run_deleted
+
+    def retime(self, rs: RunState, old: Optional[float], new: Optional[float]) -> None:
+        """The run's offset changed from ``old`` to ``new`` (None = UTC): its log lines recorded with
+        the old one are moved, and its live log parsers use the new one from now on."""
+        shift = (old or 0.0) - (new or 0.0)
+        if shift:
+            self.ctx.rec.conn.execute(
+                "UPDATE events SET t = t + ? WHERE run_key = ? AND source IN ('run_agent.log', 'auto_eval_ticks.log') "
+                "AND t_source = 'recorded'",
+                [shift, rs.key],
+            )
+        for name in (RUN_LOG, TICKS):
+            src = rs.sources.get(name)
+            if src is not None and src.parser is not None:
+                src.parser.utc_offset_s = new
+        rs.dirty_files = True
+
+    def detect_format(self, rs: RunState, now: float) -> Optional[str]:
         p = rs.task_dir / TRANSCRIPT
         try:
             st = p.stat()
@@ -62,7 +97,7 @@ class RunFiles:
             fmt = {"codex": "codex_text", "opencode": "opencode"}.get(rs.info.agent or "", "claude_stream")
         return fmt
 
-    def _add_source(self, rs: RunState, name: str, catchup: bool) -> None:
+    def add_source(self, rs: RunState, name: str, catchup: bool) -> None:
         path = rs.task_dir / name
         if name == TRANSCRIPT:
 
@@ -73,13 +108,13 @@ class RunFiles:
         elif name == RUN_LOG:
 
             def make(source, gen, state, rs=rs):
-                return RunAgentLogParser(source, gen, self._utc_offset(rs), state)
+                return RunAgentLogParser(source, gen, utc_offset(rs), state)
 
             hook = self._run_log_hook
         else:
 
             def make(source, gen, state, rs=rs):
-                return AutoEvalTicksParser(source, gen, self._utc_offset(rs), state)
+                return AutoEvalTicksParser(source, gen, utc_offset(rs), state)
 
             hook = None
         src = TailSource(
@@ -96,7 +131,7 @@ class RunFiles:
         rs.sources[name] = src
 
     # ================================================================== per-run files
-    def _check_run_files(self, rs: RunState, now: float) -> None:
+    def check_run_files(self, rs: RunState, now: float) -> None:
         td = rs.task_dir
         try:
             dst = os.stat(td)
@@ -106,12 +141,10 @@ class RunFiles:
             if not rs.deleted:
                 rs.deleted = True
                 for src in rs.sources.values():  # a kept handle would hold the deleted files' space
-                    self.tailer.release(src)
-                self._set_message(rs, "run directory deleted", now, sticky=True)
-                self._known_parents = (
-                    frozenset()
-                )  # one made again above it is noticed at once (re-indexed by _discover)
-                self._note(f"{rs.key}: run directory deleted ({td}); its records are kept")
+                    self.ctx.tailer.release(src)
+                set_message(rs, "run directory deleted", now, sticky=True)
+                self.on_run_deleted()  # one made again above it is noticed at once
+                self.ctx.note(f"{rs.key}: run directory deleted ({td}); its records are kept")
             return
         full = now - rs.last_full_check >= FULL_CHECK_S
         if full:
@@ -123,13 +156,13 @@ class RunFiles:
             for name in (TRANSCRIPT, RUN_LOG, TICKS):
                 if name not in rs.sources and os.path.exists(os.path.join(td, name)):
                     if name == TRANSCRIPT and rs.fmt is None:
-                        rs.fmt = self._detect_format(rs, now)
+                        rs.fmt = self.detect_format(rs, now)
                         rs.fmt_pending = rs.fmt is None
                         if rs.fmt is None:
                             continue
                         rs.info.agent_format = rs.fmt
-                        self.rec.update_run(rs.key, agent_format=rs.fmt)
-                    self._add_source(rs, name, catchup=False)
+                        self.ctx.rec.update_run(rs.key, agent_format=rs.fmt)
+                    self.add_source(rs, name, catchup=False)
         # whole files: missing ones when the dir changed, present ones every FULL_CHECK_S,
         # an unparsable final_result.json (mid-write) at every refresh
         for name in WHOLE_FILES:
@@ -167,7 +200,7 @@ class RunFiles:
                         continue
                     rs.rounds[n] = RoundState(name=n, kind=parsed[0], first_seen=born)
                     changed = True
-                    judge = self._judge_of(rs)
+                    judge = self.containers.judge_of(rs)
                     if judge is not None:  # a new submission: ask the judge once soon (else rarely)
                         judge.poke(rs.key)
             for n in list(rs.rounds):
@@ -204,14 +237,14 @@ class RunFiles:
             rd.log_timed_out_s = float(tm.group(1))  # (before report.json: said as eval_timeout)
         errs = JUDGE_ERR_RE.findall(data)
         if errs:
-            rd.log_error = one_line(redact_text(errs[-1].decode("utf-8", "replace"), self.rec.secrets) or "", 200)
+            rd.log_error = one_line(redact_text(errs[-1].decode("utf-8", "replace"), self.ctx.rec.secrets) or "", 200)
         if (errs or JUDGE_DONE_RE.search(data)) and not rd.log_terminal:
             rd.log_terminal = True
             rd.terminal_seen = now
 
     def _new_generation(self, src: TailSource) -> None:
         """A log was truncated / replaced (a re-run in place): forget the facts of its old content."""
-        rs = self.runs.get(src.run_key)
+        rs = self.ctx.runs.get(src.run_key)
         if rs is None:
             return
         if src.source == TRANSCRIPT:
@@ -223,7 +256,7 @@ class RunFiles:
 
     # ================================================================== observing new lines
     def _run_log_hook(self, src: TailSource, line: bytes, offset: int) -> None:
-        rs = self.runs.get(src.run_key)
+        rs = self.ctx.runs.get(src.run_key)
         if rs is None:
             return
         m = LOG_HEAD_RE.match(line)
@@ -232,14 +265,12 @@ class RunFiles:
         level = m.group(8)
         msg = m.group(9).decode("utf-8", "replace")
         try:
-            t = local_to_epoch(
-                tuple(g.decode() for g in m.group(1, 2, 3, 4, 5, 6)), int(m.group(7)), self._utc_offset(rs)
-            )
+            t = local_to_epoch(tuple(g.decode() for g in m.group(1, 2, 3, 4, 5, 6)), int(m.group(7)), utc_offset(rs))
         except ValueError:
-            t = self.clock()
+            t = self.ctx.clock()
         if level in (b"ERROR", b"CRITICAL"):
             rs.error_times.append(t)
-            rs.last_error_msg = one_line(redact_text(msg, self.rec.secrets) or "", 200)  # (an alarm's text)
+            rs.last_error_msg = one_line(redact_text(msg, self.ctx.rec.secrets) or "", 200)  # (an alarm's text)
             # the run's facts are read again (sforge_dir.read_run_info: the harness's end before the
             # agent started is an ERROR as run_agent.log's last record), not only on submission changes
             rs.dirty_files = True
@@ -247,10 +278,10 @@ class RunFiles:
             rs.ending_since = t
 
     # ================================================================== database refresh
-    def _refresh_and_finalize(self, now: float) -> None:
-        s = self.settings
+    def refresh_and_finalize(self, now: float) -> None:
+        s = self.ctx.settings
         due: list[tuple[int, float, RunState]] = []
-        for rs in self.runs.values():
+        for rs in self.ctx.runs.values():
             if rs.deleted:
                 continue
             if rs.dirty_files and now - rs.last_finalize >= s.finalize_min_interval_s:
@@ -264,7 +295,7 @@ class RunFiles:
         first = [rs for _, _, rs in due if rs.last_finalize <= 0][: max(1, s.max_first_refresh_per_poll)]
         batch = first + [rs for _, _, rs in due if rs.last_finalize > 0][: max(1, s.max_finalize_per_poll)]
         # the runs' files in one transaction (a fixed number of statements for the batch, see
-        # _refresh_files_many), then the finalize of all of them at once (edgetui.record.derived_rows.finalize_runs:
+        # refresh_files_many), then the finalize of all of them at once (edgetui.record.derived_rows.finalize_runs:
         # a fixed number of statements for the batch instead of ~25 a run); when a batch fails, its runs
         # again one by one, each in its own transaction (one run's trouble stays with that run)
         todo: list[tuple[RunState, bool, bool, dict]] = []  # (rs, full, aggregates, known)
@@ -273,8 +304,8 @@ class RunFiles:
         got: dict[str, tuple[bool, dict]] = {}
         try:
             if files:
-                with self.rec.transaction():
-                    got = self._refresh_files_many(files, now)
+                with self.ctx.rec.transaction():
+                    got = self.refresh_files_many(files, now)
         except Exception:  # then one by one: each failure said for its own run
             if os.environ.get("EDGETUI_DEBUG") and len(files) == 1:
                 raise
@@ -282,8 +313,8 @@ class RunFiles:
             for rs in files:
                 rs.info, rs.end_marked, rs.upserted_secrets = kept[rs.key]  # (what the batch's try changed)
                 try:
-                    with self.rec.transaction():
-                        got.update(self._refresh_files_many([rs], now))
+                    with self.ctx.rec.transaction():
+                        got.update(self.refresh_files_many([rs], now))
                 except Exception as e:  # noqa: BLE001 - one run's trouble stays with that run
                     self._refresh_failed(rs, e, now)
                     self._refreshed(rs, now, True)
@@ -298,15 +329,15 @@ class RunFiles:
             return
         failed: set[str] = set()
         try:
-            with self.rec.transaction():
-                self._finalize_runs([(rs, agg, known) for rs, _, agg, known in todo])
+            with self.ctx.rec.transaction():
+                self.finalize_many([(rs, agg, known) for rs, _, agg, known in todo])
         except Exception:  # then one by one: each failure said for its own run
             if os.environ.get("EDGETUI_DEBUG") and len(todo) == 1:
                 raise
             for rs, _, agg, known in todo:
                 try:
-                    with self.rec.transaction():
-                        self._finalize_runs([(rs, agg, known)])
+                    with self.ctx.rec.transaction():
+                        self.finalize_many([(rs, agg, known)])
                 except Exception as e:  # noqa: BLE001 - said for its own run; the other runs go on
                     self._refresh_failed(rs, e, now)
                     failed.add(rs.key)
@@ -318,7 +349,7 @@ class RunFiles:
     def _refresh_failed(self, rs: RunState, e: Exception, now: float) -> None:
         if os.environ.get("EDGETUI_DEBUG"):
             raise e
-        self._set_message(rs, one_line(f"could not refresh: {type(e).__name__}: {e}", 200), now)
+        set_message(rs, one_line(f"could not refresh: {type(e).__name__}: {e}", 200), now)
 
     @staticmethod
     def _refreshed(rs: RunState, now: float, full: bool) -> None:
@@ -328,7 +359,7 @@ class RunFiles:
             rs.last_full_finalize = now
             rs.dirty_finalize = False
 
-    def _refresh_files_many(self, runs: list[RunState], now: float) -> dict[str, tuple[bool, dict]]:
+    def refresh_files_many(self, runs: list[RunState], now: float) -> dict[str, tuple[bool, dict]]:
         """The whole-file part of :func:`edgetui.record.ingest.ingest_run` for each of ``runs`` (their
         finalize follows), in a fixed number of statements for the batch: one read of their
         run_agent.log ends, one insert of the finished ones' transcript ends, and
@@ -339,13 +370,13 @@ class RunFiles:
         updates its submissions and best-so-far at once, while its event counts, tokens and cost
         stay the recorded ones plus the live deltas (the full recomputation is a third of a
         refresh and runs on its own schedule). Returns by run key ``(full, known)``: whether the
-        finalize due is a full one and what :meth:`_finalize_runs` takes of it (the caller finalizes
+        finalize due is a full one and what :meth:`finalize_many` takes of it (the caller finalizes
         them together)."""
         keys = [rs.key for rs in runs]
-        settle(self.conn)
+        settle(self.ctx.conn)
         log_end: dict = {k: None for k in keys}
         log_end.update(
-            self.conn.execute(
+            self.ctx.conn.execute(
                 f"SELECT run_key, max(t) FROM events WHERE {in_list('run_key', keys)} AND source = 'run_agent.log' "
                 "GROUP BY run_key",
                 keys,
@@ -357,7 +388,7 @@ class RunFiles:
         for rs in runs:
             td = rs.task_dir
             for secret in raw_secrets(td):
-                self.rec.add_secret(secret)
+                self.ctx.rec.add_secret(secret)
             info = sd.read_run_info(rs.loc)
             info.agent_format = rs.fmt
             if info.utc_offset_s is None and rs.info.utc_offset_s is None:
@@ -367,17 +398,18 @@ class RunFiles:
             if info.utc_offset_s is None and rs.info.utc_offset_s is not None:
                 info.utc_offset_s = rs.info.utc_offset_s
             elif info.utc_offset_s != rs.info.utc_offset_s:  # started_at (or the log) told the run's offset
-                self._retime(rs, rs.info.utc_offset_s, info.utc_offset_s)
-                settle(self.conn)
-                log_end[rs.key] = self.conn.execute(  # (its log's times just moved)
+                self.retime(rs, rs.info.utc_offset_s, info.utc_offset_s)
+                settle(self.ctx.conn)
+                row = self.ctx.conn.execute(  # (its log's times just moved)
                     "SELECT max(t) FROM events WHERE run_key = ? AND source = 'run_agent.log'", [rs.key]
-                ).fetchone()[0]
+                ).fetchone()
+                log_end[rs.key] = row[0] if row else None
             # the runs row's descriptive columns: unchanged since we last wrote them (same facts, no new
             # secret to scrub its config with) is not written again (an UPDATE costs ~5 ms inside the
             # refresh's transaction: 150 new runs' first refresh)
-            if info != rs.info or rs.upserted_secrets != len(self.rec.secrets):
-                self.rec.upsert_run(rs.key, info)
-                rs.upserted_secrets = len(self.rec.secrets)
+            if info != rs.info or rs.upserted_secrets != len(self.ctx.rec.secrets):
+                self.ctx.rec.upsert_run(rs.key, info)
+                rs.upserted_secrets = len(self.ctx.rec.secrets)
             rs.info = info
             subs = sd.read_submissions(td, cache=rs.rec_cache)  # unchanged folders are not read again (nor below)
             in_flight = {n for n, rd in rs.rounds.items() if rd.in_flight}
@@ -403,33 +435,33 @@ class RunFiles:
             full = (
                 rs.finished
                 or rs.last_full_finalize <= 0
-                or now - rs.last_full_finalize >= self.settings.finalize_interval_s
+                or now - rs.last_full_finalize >= self.ctx.settings.finalize_interval_s
                 or rs.aligned != (rs.finished, info.started_at, info.ended_at)
             )
             # (the file events about to be replaced hold no run_agent.log line: its latest time is still last_log_t)
             out[rs.key] = (full, {"log_end": last_log_t})
-        settle(self.conn)
+        settle(self.ctx.conn)
         if ends_all:
-            self.rec.insert_events("", ends_all)
-        added = self.rec.replace_file_events_many(files, line_sources=LINE_SOURCES)
+            self.ctx.rec.insert_events("", ends_all)
+        added = self.ctx.rec.replace_file_events_many(files, line_sources=LINE_SOURCES)
         for rs, n in zip(runs, added):
             if not out[rs.key][0]:
                 rs.new_events += n
         return out
 
-    def _finalize(self, rs: RunState, aggregates: bool = True, **known) -> None:
+    def finalize(self, rs: RunState, aggregates: bool = True, **known) -> None:
         """:func:`edgetui.record.derived_rows.finalize_run` for one run, then its runs row read back
-        (``aggregates=False``: see :meth:`_refresh_files_many`). ``known``: ``log_end`` (the latest time of
+        (``aggregates=False``: see :meth:`refresh_files_many`). ``known``: ``log_end`` (the latest time of
         the run's run_agent.log events, epoch UTC or None) when the caller just read it."""
-        self._finalize_runs([(rs, aggregates, known)])
+        self.finalize_many([(rs, aggregates, known)])
 
-    def _finalize_runs(self, items: list[tuple[RunState, bool, dict]]) -> None:
-        """:meth:`_finalize` of several runs ``(rs, aggregates, known)`` together
+    def finalize_many(self, items: list[tuple[RunState, bool, dict]]) -> None:
+        """:meth:`finalize` of several runs ``(rs, aggregates, known)`` together
         (:func:`edgetui.record.derived_rows.finalize_runs`; the reads before and after it grouped too)."""
-        settle(self.conn)
+        settle(self.ctx.conn)
         for rs, _, _ in items:
-            fill_model_agent(self.rec, rs.key, rs.info)
-        settle(self.conn)
+            fill_model_agent(self.ctx.rec, rs.key, rs.info)
+        settle(self.ctx.conn)
         # once aligned, a live run's new lines carry their observed time: aligning again (a third of a
         # finalize) would change nothing unless some event still has no time (a file just read, a
         # catch-up that went on) or the run's start / end / finish changed (new anchors)
@@ -438,7 +470,7 @@ class RunFiles:
         untimed = (
             {
                 r[0]
-                for r in self.conn.execute(
+                for r in self.ctx.conn.execute(
                     f"SELECT DISTINCT run_key FROM events WHERE {in_list('run_key', ask)} AND t IS NULL", ask
                 ).fetchall()
             }
@@ -464,10 +496,10 @@ class RunFiles:
                     **known,
                 )
             )
-        finalize_runs(self.rec, jobs, self.settings.abort_after_s)
+        finalize_runs(self.ctx.rec, jobs, self.ctx.settings.abort_after_s)
         for rs, _, _ in items:
             rs.aligned = anchors[rs.key]
-        self._load_rows([(rs, aggregates) for rs, aggregates, _ in items])
+        load_rows(self.ctx.conn, [(rs, aggregates) for rs, aggregates, _ in items], self.ctx.clock())
         full = [rs for rs, aggregates, _ in items if aggregates]
         for rs in full:
             rs.recorded_status = rs.recorded_infra = None  # finalize_run wrote its own row: write ours again
@@ -478,12 +510,13 @@ class RunFiles:
         timestamps of lines copied from another run (a sample copied to try live mode) put them
         thousands of hours before it, where the timeline shows them; nothing is changed. (One
         statement for the runs.)"""
-        runs = [rs for rs in runs if rs.info.started_at is not None]
+        starts = {rs.key: rs.info.started_at for rs in runs if rs.info.started_at is not None}
+        runs = [rs for rs in runs if rs.key in starts]
         if not runs:
             return
-        vals = [x for rs in runs for x in (rs.key, rs.info.started_at - EARLY_EVENT_S)]
+        vals = [x for rs in runs for x in (rs.key, starts[rs.key] - EARLY_EVENT_S)]
         got = dict(
-            self.conn.execute(
+            self.ctx.conn.execute(
                 "SELECT e.run_key, count(*) FROM events e JOIN (VALUES "
                 + ", ".join("(?, ?::DOUBLE)" for _ in runs)
                 + ") s(rk, lim) ON e.run_key = s.rk "
@@ -495,6 +528,6 @@ class RunFiles:
             n = got.get(rs.key, 0)
             if n and n != rs.early_events:
                 msg = f"{n} event{'s' if n != 1 else ''} timed over a day before the run's start (copied lines?)"
-                self._set_message(rs, msg, self.clock())
-                self._note(f"{rs.key}: {msg}")
+                set_message(rs, msg, self.ctx.clock())
+                self.ctx.note(f"{rs.key}: {msg}")
             rs.early_events = n

@@ -1,12 +1,13 @@
 """What the supervisor shows and records of each run: its status, alarm facts and alarms, the runs
-rows written to the database and the :class:`~edgetui.live.model.LiveRun` views (a mixin of
+rows written to the database and the :class:`~edgetui.live.model.LiveRun` views (a part of
 :class:`edgetui.live.supervisor.Supervisor`; core: no Textual).
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
+import duckdb
 import pyarrow as pa
 
 from edgetui.error_log import note_swallowed
@@ -15,27 +16,147 @@ from edgetui.replay.selection import display_value
 from edgetui.events import one_line
 from edgetui.record.derived_rows import harness_reason, unreadable_reason
 from edgetui.records import sforge_runtime_s
-from edgetui.live.alarms import RunFacts, alarm_event, evaluate, fmt_age
-from edgetui.live.model import LiveRun, live_run_from, newest_per_key
+from edgetui.live.alarms import AlarmBook, AlarmCommand, RunFacts, alarm_event, evaluate, fmt_age
+from edgetui.live.containers import ContainerJoin, grading_judges
+from edgetui.live.judge_queue import PendingCount
+from edgetui.live.model import Alarm, LiveRun, live_run_from, newest_per_key
 from edgetui.live.tail import settle
+from edgetui.store.sql_in_list import in_list
 from edgetui.live.run_state import mtime, plus, RunState, TRANSCRIPT, RUN_LOG, MESSAGE_TTL_S
+from edgetui.live.watch_context import WatchContext
 
 from edgetui.record.derived_rows import HARNESS_QUIET_S
 
+#: (HostState.kind, round trip in seconds or None) of a remote host by its name, or None
+HostStateOf = Callable[[str], Optional[tuple]]
+
+
+def last_event_t(rs: RunState) -> Optional[float]:
+    """The run's last event time on the watcher's clock: the recorded row's (never after the moment
+    the row was read: a time ahead of the watcher's clock, a runner's log read with an offset not
+    known yet, would hold the ``last`` age at 0 s; issue 36, item 3), or a newer one tailed since
+    (:meth:`edgetui.live.supervisor.Supervisor._observe` bounds those by their read)."""
+    a, b = rs.row.get("last_event_at"), rs.last_event_t
+    if a is not None and rs.row_read_t is not None and a > rs.row_read_t:
+        a = rs.row_read_t
+    return b if a is None else (a if b is None or a >= b else b)
+
+
+#: runs-row columns that only a full finalize recomputes (the live deltas are added to them)
+AGG_COLS = (
+    "n_events",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "cost_usd",
+    "stated_cost_usd",
+    "last_event_at",
+)
+
+
+def load_row(
+    conn: duckdb.DuckDBPyConnection, rs: RunState, now: float, aggregates: bool = True, fresh: bool = False
+) -> None:
+    """Read the run's runs row into ``rs.row`` (and reset the live deltas). ``aggregates=False``
+    (after a submissions-only finalize) keeps the aggregate columns and their deltas as they are.
+    ``fresh``: the row was just written for a run never recorded before (no submissions rows)."""
+    load_rows(conn, [(rs, aggregates)], now, fresh=fresh)
+
+
+def load_rows(
+    conn: duckdb.DuckDBPyConnection, items: list[tuple[RunState, bool]], now: float, fresh: bool = False
+) -> None:
+    """:func:`load_row` of several runs ``(rs, aggregates)``, two statements whatever their number
+    (``now``: the moment they are read, on the watcher's clock)."""
+
+    cols = (
+        "best_round",
+        "best_score",
+        "best_pass_rate",
+        "best_score_0_100",
+        "score_task",
+        "agent_submissions",
+        "auto_submissions",
+        "game_sessions",
+        "agent",
+        "model",
+        "started_at",
+        "resume_count",
+        "ended_at",
+        "selection",
+        "score_direction",
+    )
+    every = cols + AGG_COLS
+    keys = [rs.key for rs, _ in items]
+    got = {
+        r[0]: r[1:]
+        for r in conn.execute(
+            f"SELECT run_key, {', '.join(every)} FROM runs WHERE {in_list('run_key', keys)}", keys
+        ).fetchall()
+    }
+    best = (
+        {}
+        if fresh
+        else dict(
+            conn.execute(
+                f"SELECT run_key, max(t) FROM submissions WHERE {in_list('run_key', keys)} AND is_new_best "
+                "GROUP BY run_key",
+                keys,
+            ).fetchall()
+        )
+    )
+    for rs, aggregates in items:
+        r = got.get(rs.key)
+        if aggregates:
+            rs.row = dict(zip(every, r)) if r else {}
+            rs.row_read_t = now
+        else:
+            rs.row = {**rs.row, **(dict(zip(cols, r)) if r else {})}
+        rs.last_new_best_t = best.get(rs.key)
+        if aggregates:
+            reset_deltas(rs)
+
+
+def reset_deltas(rs: RunState) -> None:
+    rs.new_events = 0
+    rs.tok_delta = [0, 0, 0, 0]
+    rs.cost_delta = 0.0
+
 
 class RunRows:
-    """Mixin of :class:`~edgetui.live.supervisor.Supervisor` (its state is the supervisor's)."""
+    """Statuses, alarms, the runs rows' live columns and the LiveRun of each run of ``ctx``.
+    ``host_state_of`` (set by :class:`edgetui.live.remote_hosts.HostLinks`) tells a remote host's
+    state for the runs of its roots."""
 
-    def _record_statuses(self) -> None:
+    def __init__(
+        self,
+        ctx: WatchContext,
+        containers: ContainerJoin,
+        book: AlarmBook,
+        alarm_cmd: AlarmCommand,
+        judge_queue: PendingCount,
+        watch_started: float,
+    ):
+        self.ctx = ctx
+        self.containers = containers
+        self.book = book
+        self.alarm_cmd = alarm_cmd
+        self.judge_queue = judge_queue
+        #: when this watch began: a run over before it is shown, not alarmed (issue 36, item 6)
+        self.watch_started = watch_started
+        self.host_state_of: Optional[HostStateOf] = None
+
+    def record_statuses(self) -> None:
         todo = [
             rs
-            for rs in self.runs.values()
+            for rs in self.ctx.runs.values()
             if not rs.deleted and (rs.recorded_status != rs.status or rs.recorded_infra != bool(rs.error_times))
         ]
         if not todo:
             return
         # the infra flag too: an ERROR line arriving live (the file scan runs on submission changes)
-        now = self.clock()
+        now = self.ctx.clock()
         if self._update_runs(
             {
                 "run_key": [rs.key for rs in todo],
@@ -50,12 +171,12 @@ class RunRows:
                 rs.recorded_status = rs.status
                 rs.recorded_infra = bool(rs.error_times)
 
-    def _record_images(self) -> None:
+    def record_images(self) -> None:
         """Write the image digests the runs' work and judge containers ran (the engine's image ids)
         to ``runs.work_image`` / ``runs.judge_image``: one digest, or several joined by ", " when
         they changed within the run (docs/sforge-formats.md, "Task variants")."""
         todo = []
-        for rs in self.runs.values():
+        for rs in self.ctx.runs.values():
             images = (", ".join(rs.work_images) or None, ", ".join(rs.judge_images) or None)
             if not rs.deleted and images != (None, None) and images != rs.recorded_images:
                 todo.append((rs, images))
@@ -75,7 +196,7 @@ class RunRows:
         """Why the run's status is what it is, in its source's words (as :func:`edgetui.record.ingest.finalize_run`
         words it offline): a harness that ended before the agent started, a final_result.json that
         cannot be read; None otherwise."""
-        if rs.status == "aborted" and self._harness_ended(rs, now):
+        if rs.status == "aborted" and self.harness_ended(rs, now):
             return harness_reason(rs.info.harness_error)
         if rs.status != "finished" and rs.info.final is None:
             return unreadable_reason(rs.info.unreadable)
@@ -85,36 +206,32 @@ class RunRows:
         """``UPDATE runs SET <sets>`` from one row per run (``columns`` incl. ``run_key``, the row
         aliased ``s``) in one statement; a failure is a note. Returns whether it was written."""
         try:
-            settle(self.conn)
-            self.conn.register("_edgetui_live_update", pa.table(columns))
+            settle(self.ctx.conn)
+            self.ctx.conn.register("_edgetui_live_update", pa.table(columns))
             try:
-                self.conn.execute(f"UPDATE runs SET {sets} FROM _edgetui_live_update s WHERE runs.run_key = s.run_key")
+                self.ctx.conn.execute(
+                    f"UPDATE runs SET {sets} FROM _edgetui_live_update s WHERE runs.run_key = s.run_key"
+                )
             finally:
-                self.conn.unregister("_edgetui_live_update")
+                self.ctx.conn.unregister("_edgetui_live_update")
             return True
         except Exception as e:  # noqa: BLE001 - said as a note; the refresh goes on
-            self._note(one_line(f"could not record {what}: {e}", 200))
+            self.ctx.note(one_line(f"could not record {what}: {e}", 200))
             return False
 
-    @staticmethod
-    def _last_event_t(rs: RunState) -> Optional[float]:
-        """The run's last event time: the recorded row's, or a newer one tailed since."""
-        a, b = rs.row.get("last_event_at"), rs.last_event_t
-        return b if a is None else (a if b is None or a >= b else b)
-
-    def _record_rows(self) -> None:
+    def record_rows(self) -> None:
         """Bring the live figures of each growing run's ``runs`` row up to date (events, last event,
         tokens, cost: the recorded aggregates plus what arrived since), in one UPDATE. The full
         recomputation (alignment, exact per-message usage) still runs every ``finalize_interval_s``."""
         rows = []
-        for rs in self.runs.values():
+        for rs in self.ctx.runs.values():
             if rs.deleted or not (rs.new_events or rs.cost_delta or any(rs.tok_delta)):
                 continue
             r = rs.row
             sig = (rs.new_events, tuple(rs.tok_delta), rs.cost_delta, rs.last_event_t)
-            if rs._row_sig == sig:
+            if rs.row_sig == sig:
                 continue
-            last = self._last_event_t(rs)
+            last = last_event_t(rs)
             cost = r.get("cost_usd")
             if rs.cost_delta:
                 cost = (cost or 0.0) + rs.cost_delta
@@ -144,23 +261,25 @@ class RunRows:
             "the runs table's live figures",
         ):
             for rs, sig, _ in rows:
-                rs._row_sig = sig
+                rs.row_sig = sig
 
     # ================================================================== status
-    def _status(self, rs: RunState, now: float, docker_ok: bool) -> str:
-        s = self.settings
+    def status(self, rs: RunState, now: float, docker_ok: bool) -> str:
+        s = self.ctx.settings
         if rs.deleted:
             return rs.status
         if rs.finished:
             return "finished"
         grading = (
             any(rd.in_flight for rd in rs.rounds.values())
-            or bool(self._grading_judges(rs))
+            or bool(grading_judges(rs))
             or bool(rs.judge_in_flight()[0])  # (the judge's history less what the files settled since)
         )
         ending = rs.ending_since is not None and now - rs.ending_since < s.finish_grace_s
-        known = docker_ok and (rs.loc.host == self.host or self._engine_of(rs) is not self.docker)
-        if self._harness_ended(rs, now):  # crashed before the agent started: not "running" for 2 hours,
+        known = docker_ok and (
+            rs.loc.host == self.ctx.host or self.containers.engine_of(rs) is not self.containers.docker
+        )
+        if self.harness_ended(rs, now):  # crashed before the agent started: not "running" for 2 hours,
             rs.log_ended()  # (its held ERROR record is final: the event id an offline ingest gives it)
             return "aborted"  # even while its work container is left running (the orphan)
         if known and rs.container_state == "gone" and rs.container_ended_t is not None:
@@ -190,7 +309,7 @@ class RunRows:
             return "grading" if grading else "running"
         return "aborted"
 
-    def _harness_ended(self, rs: RunState, now: float) -> bool:
+    def harness_ended(self, rs: RunState, now: float) -> bool:
         """run_agent.log ends on an ERROR (+ traceback), has been quiet for 60 s, no started_at, no
         final result: the harness ended before the agent started (its words: ``info.harness_error``)."""
 
@@ -237,7 +356,7 @@ class RunRows:
             container_id=c.id if c else rs.container_seen_id,
             container_name=c.name if c else None,
             container_state=(c.state if c else None)
-            if (self.docker is not None and self.docker.available)
+            if (self.containers.docker is not None and self.containers.docker.available)
             else (rs.container_state if rs.container_state == "gone" else None),
             container_exit_code=c.exit_code if c else None,
             container_oom=bool(c and c.oom_killed),
@@ -252,21 +371,20 @@ class RunRows:
             judge_full_times=rs.judge_full_times,
             ended_t=mtime(rs.task_dir / "final_result.json") if rs.finished else None,
             harness_error=rs.info.harness_error
-            if self._harness_ended(rs, now) or (c is not None and c.state == "running" and rs.info.harness_error)
+            if self.harness_ended(rs, now) or (c is not None and c.state == "running" and rs.info.harness_error)
             else None,
         )
 
-    def _alarms(self, rs: RunState, now: float) -> None:
+    def alarms(self, rs: RunState, now: float) -> list[Alarm]:
+        """Evaluate the alarm rules for ``rs``: the alarms newly raised (recorded as live events and
+        passed to the alarm command)."""
         if rs.deleted:
-            return
+            return []
         facts = self._facts(rs, now)
-        rs.conds = evaluate(facts, self.settings, now)
+        rs.conds = evaluate(facts, self.ctx.settings, now)
         new = self.book.update(rs.key, rs.conds, now)
         for a in new:
-            self._seq += 1
-            ev = alarm_event(a, self._seq % 100000)
-            self._live_events.append(ev)
-            self.last_alarms.append(a)
+            self.ctx.events.add(alarm_event(a, self.ctx.events.next_sub()))
             self.alarm_cmd.fire(
                 {
                     **a.model_dump(),
@@ -277,9 +395,10 @@ class RunRows:
                     "run_dir": str(rs.task_dir),
                 }
             )
+        return new
 
     # ================================================================== snapshots
-    def _live_run(self, rs: RunState, now: float) -> LiveRun:
+    def live_run(self, rs: RunState, now: float) -> LiveRun:
         row = rs.row
         info = rs.info
         started = info.started_at if info.started_at is not None else row.get("started_at")
@@ -291,7 +410,7 @@ class RunRows:
         elif rs.status in ("aborted", "gone"):
             # its own last record, before the files' mtimes: a copied or freshly cloned tree has
             # every mtime at copy time (an aborted 7-minute run read 10 h of elapsed)
-            end = (None if self._harness_ended(rs, now) else rs.container_ended_t) or self._last_event_t(rs)
+            end = (None if self.harness_ended(rs, now) else rs.container_ended_t) or last_event_t(rs)
             end = end or rs.last_activity_t  # (a crash before the agent: its log's last record, as offline)
         else:
             end = now
@@ -341,7 +460,7 @@ class RunRows:
         )
         for r in active:
             flags.append(f"ack:{r}" if all(cd.key in acked for cd in rs.conds if cd.rule == r) else f"alarm:{r}")
-        last_ev = self._last_event_t(rs)
+        last_ev = last_event_t(rs)
         grading_rounds = sorted(n for n, rd in rs.rounds.items() if rd.in_flight)
         resume_count = info.resume_count if (rs.finished and info.resume_count is not None) else len(rs.resume_times)
         return live_run_from(
@@ -370,7 +489,7 @@ class RunRows:
                 cpu_percent=c.cpu_percent if c is not None and c.state == "running" else None,
                 mem_bytes=c.mem_bytes if c is not None and c.state == "running" else None,
                 container=c,
-                judges_running=len(self._grading_judges(rs)),
+                judges_running=len(grading_judges(rs)),
                 alarms=list(self.book.history.get(rs.key, []))[-20:],
                 message=rs.message if (rs.message_sticky or now - rs.message_t < MESSAGE_TTL_S) else None,
                 best_pass_rate=row.get("best_pass_rate"),
@@ -400,14 +519,14 @@ class RunRows:
                         f"{row.get('selection')}/{row.get('score_direction')}" if rs.task.assumed else None
                     ),
                 ),
-                host_state=(hs := self._host_state(rs.loc.run_key)) and hs[0],
+                host_state=(hs := self.host_state(rs.loc.run_key)) and hs[0],
                 host_rtt_s=hs[1] if hs else None,
                 sforge_runtime_s=sforge_runtime_s(info.final),
             )
         )
 
-    def _host_state(self, run_key: str) -> Optional[tuple]:
-        name = self._run_root_host.get(run_key)
+    def host_state(self, run_key: str) -> Optional[tuple]:
+        name = self.ctx.root_host.get(run_key)
         if name is None or self.host_state_of is None:
             return None
         try:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from edgetui.events import Event
+from edgetui.redact import redact_text
 from edgetui.parsers import sforge_dir as sd
 from edgetui.records import RunInfo, SubmissionRecord, TaskInfo
 from edgetui.hosts.container_info import ContainerInfo
@@ -29,7 +30,7 @@ WHOLE_FILES = (
     "game_history.json",
 )
 FULL_CHECK_S = 60.0  # present whole files / graded rounds are re-checked this often (overwrites)
-#: events timed this long before their run's start are pointed out (see Supervisor._check_early_events)
+#: events timed this long before their run's start are pointed out (see edgetui.live.run_files.RunFiles)
 EARLY_EVENT_S = 86400.0
 MESSAGE_TTL_S = 600.0  # a run's transient one-line message (new generation, refresh problem) shows this long
 
@@ -46,7 +47,7 @@ TEST_RUNTIME_RE = re.compile(rb" - INFO - Test runtime: ([\d.]+)s, timed_out: (T
 _STATUS_ORDER = {"running": 0, "grading": 0, "gone": 1, "aborted": 2, "finished": 3}
 
 
-def stat_signature(p: Path) -> Optional[tuple]:
+def stat_signature(p: str | os.PathLike[str]) -> Optional[tuple]:
     try:
         st = os.stat(p)
     except OSError:  # (gone or unreadable: no signature, as documented)
@@ -123,6 +124,7 @@ class RunState:
     history: Any = None
     # database side
     row: dict[str, Any] = field(default_factory=dict)
+    row_read_t: Optional[float] = None  # when ``row`` was read (its last_event_at is bounded by it)
     last_new_best_t: Optional[float] = None
     new_events: int = 0
     last_event_t: Optional[float] = None
@@ -132,8 +134,8 @@ class RunState:
     dirty_files: bool = True
     dirty_finalize: bool = False
     last_finalize: float = 0.0
-    last_full_finalize: float = 0.0  # the last finalize that recomputed the aggregates (see _refresh_files_many)
-    early_events: int = 0  # events timed long before the run's start, last said (see _finalize)
+    last_full_finalize: float = 0.0  # the last finalize that recomputed the aggregates (RunFiles.refresh_files_many)
+    early_events: int = 0  # events timed long before the run's start, last said (see RunFiles.finalize)
     recorded_status: Optional[str] = None
     recorded_infra: Optional[bool] = None
     #: the image digests its work and judge containers ran (in the order seen) and the
@@ -141,7 +143,7 @@ class RunState:
     work_images: list[str] = field(default_factory=list)
     judge_images: list[str] = field(default_factory=list)
     recorded_images: Optional[tuple] = None
-    _row_sig: Optional[tuple] = None  # live figures last written to the runs row
+    row_sig: Optional[tuple] = None  # live figures last written to the runs row
     sub_cache: dict[str, tuple] = field(default_factory=dict)  # round -> (folder signature, its events)
     rec_cache: dict[str, tuple] = field(default_factory=dict)  # round -> (folder signature, its record)
     # state
@@ -152,7 +154,7 @@ class RunState:
     message_sticky: bool = False
     fmt_pending: bool = False  # agent_output.txt exists but its format cannot be told yet
     conds: list = field(default_factory=list)
-    aligned: Optional[tuple] = None  # (finished, started_at, ended_at) at the last time alignment (see _finalize)
+    aligned: Optional[tuple] = None  # (finished, started_at, ended_at) at the last alignment (RunFiles.finalize)
     end_marked: bool = False  # the finished run's transcript end was read (its parser's finish())
     upserted_secrets: int = -1  # secrets known when ``info`` was last written to the runs row (-1: not by us)
 
@@ -245,3 +247,8 @@ def mtime(p: Path) -> Optional[float]:
         return p.stat().st_mtime
     except OSError:  # (gone or unreadable: no mtime)
         return None
+
+
+def set_message(rs: RunState, msg: str, now: float, sticky: bool = False) -> None:
+    """Set the run's one-line message (redacted; shown for MESSAGE_TTL_S unless ``sticky``)."""
+    rs.message, rs.message_t, rs.message_sticky = redact_text(msg), now, sticky

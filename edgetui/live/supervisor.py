@@ -60,10 +60,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from edgetui.error_log import note_swallowed
-from edgetui.events import Event, Kind, TimeSource, one_line
+from edgetui.events import Event, one_line
 from edgetui.garbage_collector import COLLECTOR
+from edgetui.hosts.local import LocalHost
 from edgetui.hosts.signature import image_prefixes
-from edgetui.redact import redact_text
 from edgetui.parsers.run_secrets import run_secrets
 from edgetui.record.prices import load_price_file
 from edgetui.parsers import sforge_dir as sd
@@ -73,13 +73,22 @@ from edgetui.hosts.docker_watch import DockerWatch
 from edgetui.live.judge import JudgePoller, read_admin_secret, secret_candidates
 from edgetui.hosts.container_info import ContainerInfo
 from edgetui.live.model import Alarm, LiveRun
-from edgetui.live.tail import Tailer, TailSource, settle
-from edgetui.live.run_state import WATCHED_DISCOVERY_S, kind_of, RunState, TRANSCRIPT, RUN_LOG, TICKS, DOCKER_SOURCE
+from edgetui.live.tail import Tailer, TailResult, TailSource, settle
+from edgetui.live.run_state import (
+    WATCHED_DISCOVERY_S,
+    kind_of,
+    set_message,
+    RunState,
+    TRANSCRIPT,
+    RUN_LOG,
+    TICKS,
+)
 from edgetui.live.containers import ContainerJoin
 from edgetui.live.dormant import DormantRuns
 from edgetui.live.register import RunRegistry
 from edgetui.live.run_files import RunFiles
-from edgetui.live.run_rows import RunRows, judge_line  # noqa: F401  (judge_line: public here before the split)
+from edgetui.live.run_rows import HostStateOf, RunRows, judge_line  # noqa: F401  (judge_line: public here before the split)
+from edgetui.live.watch_context import LiveEvents, Notes, WatchContext
 from edgetui.live.watching import FileWatch
 
 from edgetui.record.forget_and_tag import forgotten
@@ -93,7 +102,7 @@ FIRST_SHOW_RUNS = 20
 CATCHUP_DEFER_S = 30.0
 
 
-class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, FileWatch):
+class Supervisor:
     """Watches runs roots + the local engine; :meth:`poll_once` is one refresh.
 
     ``docker_client``: ``"auto"`` (``docker.from_env()``; an unreachable engine
@@ -105,12 +114,16 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
     ``host_lines``, when set, gives lines for the state messages (remote hosts' states).
     ``sleep``: finished and aborted runs fall asleep and cost nothing until a change wakes them
     (:mod:`edgetui.live.dormant`); ``False`` watches every run in full.
+
+    The work is done by the parts it owns, each with its own state (docs/live.md, "How the
+    supervisor is built"): :attr:`containers`, :attr:`rows`, :attr:`files`, :attr:`registry`,
+    :attr:`sleepers` and :attr:`watch`, sharing :attr:`ctx`.
     """
 
     def __init__(
         self,
         conn,
-        runs_dirs: Iterable[Path | str],
+        runs_dirs: Iterable[Path | str | tuple[Path | str, str]],
         *,
         docker_client: Any = "auto",
         judge_url: Optional[str] = None,
@@ -143,28 +156,34 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         #: roots, edgetui.hosts.feed.RemoteFeed.roots): their runs are signed without inodes
         self.image_roots = image_prefixes(self._root_host)
         self.host_lines: Optional[Callable[[], list[str]]] = None
-        #: (HostState.kind, round trip in seconds or None) of a remote host by name, for each run of its roots
-        self.host_state_of: Optional[Callable[[str], Optional[tuple]]] = None
-        self._run_root_host: dict[str, str] = {}  # run key -> host name of the root it was found under
         self.clock = clock
-        #: when this watch began: a run over before it is shown, not alarmed (issue 36, item 6)
-        self.watch_started = clock()
         self.host = host
-        self.notes: deque[tuple[float, str]] = deque(maxlen=200)
         self.messages: list[str] = []
-        self._poll_notes: list[str] = []
         tdir = sd.resolve_tasks_dir(tasks_dir)
         terr: list[str] = []
-        self.tasks = sd.load_tasks(tdir, terr) if tdir else {}
+        tasks = sd.load_tasks(tdir, terr) if tdir else {}
+        self.tailer = Tailer(self.rec)
+        self.ctx = WatchContext(
+            conn=self.conn,
+            rec=self.rec,
+            tailer=self.tailer,
+            settings=self.settings,
+            clock=clock,
+            host=host,
+            tasks=tasks,
+            notes=Notes(clock, self.rec.secrets),
+            events=LiveEvents(),
+        )
+        #: the runs watched in full (awake), by run key (the runs asleep: :attr:`dormant`)
+        self.runs: dict[str, RunState] = self.ctx.runs
         for m in terr:
             self._note(m)
         try:
             self.rec.load_prices(load_price_file(prices))
         except Exception as e:  # noqa: BLE001 - a bad price file: costs stay empty
             self._note(one_line(f"price table not loaded: {e}", 200))
-        self.tailer = Tailer(self.rec)
         self._wake = threading.Event()
-        self.docker = (
+        docker = (
             DockerWatch(
                 docker_client,
                 host=host,
@@ -178,11 +197,11 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             if docker_client is not None
             else None
         )
-        self.judge: Optional[JudgePoller] = None
+        judge: Optional[JudgePoller] = None
         if judge_url:
             secret = read_admin_secret(secret_candidates(self.roots))
             self.rec.add_secret(secret)
-            self.judge = JudgePoller(
+            judge = JudgePoller(
                 judge_url,
                 secret,
                 interval_s=self.settings.judge_interval_s,
@@ -192,49 +211,131 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         self.judge_queue = PendingCount(max(1.0, self.settings.discovery_interval_s))  # judge-pending/ counts
         self.book = AlarmBook()
         self.alarm_cmd = AlarmCommand(on_alarm_cmd, secrets=self.rec.secrets)
-        self.runs: dict[str, RunState] = {}
+        self._lock = threading.RLock()
+        local_host = LocalHost()
+        # the parts, each with its own state; what one needs of another is given to it here
+        self.containers = ContainerJoin(self.ctx, docker, judge, self._wake.set)
+        self.rows = RunRows(self.ctx, self.containers, self.book, self.alarm_cmd, self.judge_queue, clock())
+        self.files = RunFiles(self.ctx, self.containers, self._forget_parents)
+        self.registry = RunRegistry(self.ctx, self.files, self.book)
+        self.sleepers = DormantRuns(
+            self.ctx, self.registry, self.rows, self.containers, local_host, self.image_roots, sleep
+        )
+        self.watch = FileWatch(
+            self.roots, local_host, self.settings, self.sleepers, self._known, self._wake.set, self._note, self._lock
+        )
         self.last_alarms: list[Alarm] = []
-        self.unattributed: list[ContainerInfo] = []  # judge/game containers not joined to a run
         self.last_runs: list[LiveRun] = []
         self._last_discovery = float("-inf")
         self._last_docker = float("-inf")
-        self._live_events: list[Event] = []
-        self._seq = 0
         self._polls = 0
         self.behind = False  # a catch-up did not finish in the last refresh
-        self.last_tail = None  # TailResult of the last refresh (diagnostics)
+        self.last_tail: Optional[TailResult] = None  # of the last refresh (diagnostics)
         self._failed = False
         self._closed = False
-        self.poll_delay_s = 1.0
         self._price_rows: Optional[list] = None
         self._price_cache: dict[str, Optional[tuple]] = {}
-        self._lock = threading.RLock()
-        self._operator: dict[str, str] = {}  # container id/name -> "stop" | "kill" asked, not yet seen
-        self._judges_here = False  # a judge container of a watched run was listed by this engine
-        self._judges_on: set[str] = set()  # hosts of the engines that listed a judge container of a watched run
-        #: remote hosts' engines and judge pollers by host name (add_engine / add_judge; edgetui.hosts)
-        self.engines: dict[str, Any] = {}
-        self.judges: dict[str, JudgePoller] = {}
         self._last_rows = float("-inf")
         self._known_dirs: frozenset[str] = frozenset()  # the task dirs of the watched runs (str paths)
         #: the directories above them up to their root (str paths), of runs not deleted: see _known
         self._known_parents: frozenset[str] = frozenset()
         self._gc_frozen = False
-        self._init_watch()
-        self._init_dormant(sleep)
-        self._known_keys: Optional[set[str]] = None  # run keys with a runs row (while registering)
-        self._task_cache: dict[str, Any] = {}  # task id -> (TaskInfo asked, TaskInfo recorded)
         #: the snapshot changed in the last refresh (False: nothing awake, nothing woke or slept)
         self.snapshot_changed = True
         self._snap_sig: Optional[tuple] = None
         self._behind_since: Optional[float] = None  # when the current catch-up began
         self._snap_asleep: Optional[tuple] = None  # (dormant_changes, runs awake) at the last snapshot
 
+    # ================================================================== the parts' state, by its old names
+    @property
+    def docker(self) -> Optional[DockerWatch]:
+        return self.containers.docker
+
+    @property
+    def judge(self) -> Optional[JudgePoller]:
+        return self.containers.judge
+
+    @property
+    def engines(self) -> dict[str, Any]:
+        return self.containers.engines
+
+    @property
+    def judges(self) -> dict[str, JudgePoller]:
+        return self.containers.judges
+
+    @property
+    def unattributed(self) -> list[ContainerInfo]:
+        """Judge and game containers not joined to a run (the last refresh's)."""
+        return self.containers.unattributed
+
+    @property
+    def dormant(self) -> dict[str, RunState]:
+        """The runs asleep by run key (:mod:`edgetui.live.dormant`)."""
+        return self.sleepers.dormant
+
+    @property
+    def dormant_changes(self) -> int:
+        return self.sleepers.changes
+
+    @property
+    def watch_mode(self) -> str:
+        """``"starting"``, ``"inotify"`` or ``"polling: <why>"`` (:mod:`edgetui.live.watching`)."""
+        return self.watch.mode
+
+    @property
+    def notes(self) -> deque[tuple[float, str]]:
+        """The last 200 notes, ``(time, line)``."""
+        return self.ctx.notes.kept
+
+    @property
+    def run_root_host(self) -> dict[str, str]:
+        """Run key -> the host of the root its run was found under (remote hosts' images only)."""
+        return self.ctx.root_host
+
+    @property
+    def watch_started(self) -> float:
+        return self.rows.watch_started
+
+    @property
+    def host_state_of(self) -> Optional[HostStateOf]:
+        """(HostState.kind, round trip in seconds or None) of a remote host by name, for each run of its roots."""
+        return self.rows.host_state_of
+
+    @host_state_of.setter
+    def host_state_of(self, fn: Optional[HostStateOf]) -> None:
+        self.rows.host_state_of = fn
+
+    def add_engine(self, host_name: str, engine: Any) -> None:
+        """Join the containers of ``engine`` to the runs of ``host_name``'s roots
+        (:meth:`edgetui.live.containers.ContainerJoin.add_engine`)."""
+        self.containers.add_engine(host_name, engine)
+
+    def add_judge(self, host_name: str, poller: JudgePoller) -> None:
+        """Poll the runs of ``host_name``'s roots with ``poller``
+        (:meth:`edgetui.live.containers.ContainerJoin.add_judge`)."""
+        self.containers.add_judge(host_name, poller)
+
+    def stop_container(self, name_or_id: str, timeout: int = 10) -> str:
+        """:meth:`edgetui.live.containers.ContainerJoin.stop_container` (never raises)."""
+        return self.containers.stop_container(name_or_id, timeout)
+
+    def kill_container(self, name_or_id: str) -> str:
+        """:meth:`edgetui.live.containers.ContainerJoin.kill_container` (never raises)."""
+        return self.containers.kill_container(name_or_id)
+
+    def shell_command(self, container: str) -> list[str]:
+        """:meth:`edgetui.live.containers.ContainerJoin.shell_command`."""
+        return self.containers.shell_command(container)
+
+    def wake(self) -> None:
+        """Start the next refresh now (from any thread)."""
+        self._wake.set()
+
     # ================================================================== public API
     def poll_once(self) -> list[LiveRun]:
         """One refresh: discovery, tails, submissions, containers, judge, statuses, alarms."""
         with self._lock:
-            self._poll_notes = []
+            self.ctx.notes.this_refresh = []
             now = self.clock()
             try:
                 self._poll(now)
@@ -246,11 +347,9 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             else:
                 self._failed = False
             self._polls += 1
-            self.messages = self._state_messages() + self._poll_notes
+            self.messages = self._state_messages() + self.ctx.notes.this_refresh
             sig = (self.dormant_changes, tuple(self.messages), len(self.last_runs))
-            self.snapshot_changed = (
-                bool(self.runs) or bool(self._run_root_host) or self._failed or sig != self._snap_sig
-            )
+            self.snapshot_changed = bool(self.runs) or bool(self.ctx.root_host) or self._failed or sig != self._snap_sig
             self._snap_sig = sig
             return self.last_runs
 
@@ -272,9 +371,9 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         stop = stop_event or threading.Event()
         if min_interval is None:
             min_interval = self.settings.min_refresh_s
-        self.poll_delay_s = poll_delay_s
+        self.watch.poll_delay_s = poll_delay_s
         watcher = threading.Thread(
-            target=self._watch_files, args=(stop, poll, interval), daemon=True, name="edgetui-live-watch"
+            target=self.watch.watch_files, args=(stop, poll, interval), daemon=True, name="edgetui-live-watch"
         )
         watcher.start()
         try:
@@ -351,7 +450,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                     self._finalize(rs)
                 except Exception as e:  # noqa: BLE001 - said for its own run; the other runs go on
                     self._note(one_line(f"could not update {rs.key}: {e}", 200))
-            self._record_statuses()
+            self.rows.record_statuses()
         try:
             self.conn.close()  # our cursor only; the caller's connection stays open
         except Exception:  # noqa: BLE001 - closing our cursor at the end: nothing left to tell
@@ -367,8 +466,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             evs = []
             for key in [run_key] if run_key is not None else list(self.book.active):
                 for a in self.book.acknowledge(key, set(keys) if keys is not None else None, now):
-                    self._seq += 1
-                    evs.append(ack_event(a, now, self._seq % 100000))
+                    evs.append(ack_event(a, now, self.ctx.events.next_sub()))
             if evs:
                 try:
                     settle(self.conn)
@@ -414,22 +512,13 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         return known | run_secrets(path, environment=True) if path is not None else known
 
     # ================================================================== messages
-    @staticmethod
-    def _set_message(rs: RunState, msg: str, now: float, sticky: bool = False) -> None:
-        rs.message, rs.message_t, rs.message_sticky = redact_text(msg), now, sticky
-
     def note(self, msg: str) -> None:
         """Add a one-line note to the supervisor's messages (from any thread; a line said in the
         last 5 minutes is not said again)."""
         self._note(msg)
 
     def _note(self, msg: str) -> None:
-        msg = redact_text(msg, self.rec.secrets) or ""
-        t = self.clock()
-        if any(m == msg and t - mt < 300 for mt, m in list(self.notes)[-20:]):
-            return
-        self.notes.append((t, msg))
-        self._poll_notes.append(msg)
+        self.ctx.note(msg)
 
     def _state_messages(self) -> list[str]:
         out = []
@@ -453,18 +542,18 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
     # ================================================================== one refresh
     def _poll(self, now: float) -> None:
         s = self.settings
-        self._live_events = []
+        self.ctx.events.pending = []
         # while the file watcher runs, a new run is noticed by it (a path added outside the known task
         # dirs) and the full rescan is only a safety net; without it, rescan every discovery_interval_s
-        every = max(s.discovery_interval_s, WATCHED_DISCOVERY_S) if self._watching else s.discovery_interval_s
-        if not self._watching:  # stat polling: discovery follows the adaptive interval
-            every = max(every, self._poll_gap or 0.0)
+        every = max(s.discovery_interval_s, WATCHED_DISCOVERY_S) if self.watch.watching else s.discovery_interval_s
+        if not self.watch.watching:  # stat polling: discovery follows the adaptive interval
+            every = max(every, self.watch.poll_gap or 0.0)
         n_runs, n_awake = len(self.runs) + len(self.dormant), len(self.runs)
-        if self._rediscover or now - self._last_discovery >= every:
-            self._rediscover = False
+        if self.watch.rediscover or now - self._last_discovery >= every:
+            self.watch.rediscover = False
             self._last_discovery = now
             self._discover(now)
-        self._check_asleep(now)
+        self.sleepers.check_asleep(now, self.watch.watching)
         # docker listing
         docker_ok = False
         if self.docker is not None:
@@ -474,32 +563,32 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             else:
                 docker_ok = self.docker.available
             if docker_ok and self.dormant:
-                self._wake_by_containers(now)
-        engines_ok = self._engines_ok(docker_ok)
+                self.sleepers.wake_by_containers(now)
+        engines_ok = self.containers.engines_ok(docker_ok)
         # files of each run (cheap stats), then all tails in one transaction
         sources: list[TailSource] = []
         for rs in self.runs.values():
             try:
-                self._check_run_files(rs, now)
+                self.files.check_run_files(rs, now)
             except Exception as e:  # noqa: BLE001 - said for its own run; the other runs go on
-                self._set_message(rs, one_line(f"could not check files: {type(e).__name__}: {e}", 200), now)
+                set_message(rs, one_line(f"could not check files: {type(e).__name__}: {e}", 200), now)
             if not rs.deleted:
                 sources.extend(rs.sources.values())
         # containers before the tails: a new work container's SFORGE_TOKEN becomes a secret
         # (scrubbed) before any line echoing it is recorded
         if any(engines_ok.values()):
             try:
-                self._join_containers(now, engines_ok)
-                self._sample_stats(now, engines_ok)
+                self.containers.join(now, engines_ok)
+                self.containers.sample_stats(now, engines_ok)
             except Exception as e:  # noqa: BLE001 - said as a note; the refresh goes on
                 self._note(one_line(f"could not join containers: {type(e).__name__}: {e}", 200))
         if len(self.runs) - n_awake >= FIRST_SHOW_RUNS:
             # many runs just registered (a start-up): show them at once, from what their files' stats
             # and their rows say; their lines are read from the next refresh on (which comes at once)
             for rs in self.runs.values():
-                rs.status = self._status(rs, now, docker_ok)
-            self._record_statuses()
-            self.behind = self._found = True
+                rs.status = self.rows.status(rs, now, docker_ok)
+            self.rows.record_statuses()
+            self.behind = self.watch.found = True
             self._snapshot(now)
             return
         try:
@@ -518,35 +607,35 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             for m in tres.messages:
                 self._note(m)
             for (key, source), evs in tres.events.items():
-                rs = self.runs.get(key)
-                if rs is not None:
-                    self._observe(rs, source, evs, now)
+                hit = self.runs.get(key)
+                if hit is not None:
+                    self._observe(hit, source, evs, now)
             for key, source in tres.grown:
-                rs = self.runs.get(key)
-                if rs is None:
+                hit = self.runs.get(key)
+                if hit is None:
                     continue
-                rs.last_activity_t = now
-                rs.dirty_finalize = True
+                hit.last_activity_t = now
+                hit.dirty_finalize = True
                 if source == TRANSCRIPT:
-                    rs.last_growth_t = now
+                    hit.last_growth_t = now
             for key, _source in tres.caught_up:
-                rs = self.runs.get(key)
-                if rs is not None:
-                    rs.dirty_finalize = True
+                hit = self.runs.get(key)
+                if hit is not None:
+                    hit.dirty_finalize = True
             for key, source in tres.new_generation:
-                rs = self.runs.get(key)
-                if rs is not None:
-                    self._set_message(rs, f"{source} truncated or replaced: new generation", now)
+                hit = self.runs.get(key)
+                if hit is not None:
+                    set_message(hit, f"{source} truncated or replaced: new generation", now)
         # judge history
         if self.judge is not None or self.judges:
-            self._poll_judge(now)
+            self.containers.poll_judges(now)
         # gradings in flight / failed
-        listed = self._listed_ids(engines_ok)
+        listed = self.containers.listed_ids(engines_ok)
         for rs in self.runs.values():
             if not rs.deleted:
-                eng = self._engine_of(rs)
+                eng = self.containers.engine_of(rs)
                 ok = eng is not None and bool(engines_ok.get(id(eng)))
-                self._grading_state(rs, now, ok, listed.get(id(eng), set()) if ok else set())
+                self.containers.grading_state(rs, now, ok, listed.get(id(eng), set()) if ok else set())
         # file refresh + finalize (throttled; while catching up with existing files, for at most
         # CATCHUP_DEFER_S, after the catch-up: its refreshes come back to back and read more at once)
         if tres is not None and tres.behind:
@@ -555,47 +644,59 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         else:
             self._behind_since = None
         if self._behind_since is None or now - self._behind_since >= CATCHUP_DEFER_S:
-            self._refresh_and_finalize(now)
+            self.files.refresh_and_finalize(now)
         # statuses, alarms
         self.last_alarms = []
         for rs in self.runs.values():
             try:
-                eng = self._engine_of(rs)
-                rs.status = self._status(rs, now, eng is not None and bool(engines_ok.get(id(eng))))
-                self._alarms(rs, now)
+                eng = self.containers.engine_of(rs)
+                rs.status = self.rows.status(rs, now, eng is not None and bool(engines_ok.get(id(eng))))
+                self.last_alarms.extend(self.rows.alarms(rs, now))
             except Exception as e:  # noqa: BLE001 - said for its own run; the other runs go on
-                self._set_message(rs, one_line(f"could not evaluate: {type(e).__name__}: {e}", 200), now)
-        self._record_statuses()
-        self._record_images()
+                set_message(rs, one_line(f"could not evaluate: {type(e).__name__}: {e}", 200), now)
+        self.rows.record_statuses()
+        self.rows.record_images()
         if now - self._last_rows >= s.row_refresh_s:
             self._last_rows = now
-            self._record_rows()
-        if self._live_events:
+            self.rows.record_rows()
+        if self.ctx.events.pending:
             try:
                 settle(self.conn)
-                self.rec.insert_events("", self._live_events)
+                self.rec.insert_events("", self.ctx.events.pending)
             except Exception as e:  # noqa: BLE001 - said as a note; the refresh goes on
                 self._note(one_line(f"could not record live events: {e}", 200))
         self.alarm_cmd.reap()
         for n in self.alarm_cmd.notes:
             self._note(n)
         self.alarm_cmd.notes = []
-        self._settle_sleepers(now)
-        self._found = (
+        self.sleepers.settle_sleepers(now)
+        self.watch.found = (
             bool(tres is not None and (tres.events or tres.grown))
             or len(self.runs) + len(self.dormant) != n_runs
-            or bool(self._touched)
+            or bool(self.sleepers.touched)
         )
         self._snapshot(now)
+
+    def _finalize(self, rs: RunState) -> None:
+        """A full finalize of ``rs`` (:meth:`edgetui.live.run_files.RunFiles.finalize`)."""
+        self.files.finalize(rs)
+
+    def _next_gap(self, interval: float) -> float:
+        """The wait before the next refresh (:meth:`edgetui.live.watching.FileWatch.next_gap`)."""
+        return self.watch.next_gap(interval)
+
+    def _forget_parents(self) -> None:
+        """A watched run's directory was deleted: one made again above it is found at once."""
+        self._known_parents = frozenset()
 
     def _snapshot(self, now: float) -> None:
         """``last_runs``: a LiveRun of every run awake, the kept one of every run asleep, by run key;
         ``snapshot_changed`` False when nothing is awake and no run woke or fell asleep."""
-        if not self.runs and self._snap_asleep == (self.dormant_changes, 0) and not self._run_root_host:
+        if not self.runs and self._snap_asleep == (self.dormant_changes, 0) and not self.ctx.root_host:
             return  # nothing awake now or at the last one, no run woke or fell asleep: the same snapshot
-        runs = [self._live_run(rs, now) for rs in self.runs.values()]
+        runs = [self.rows.live_run(rs, now) for rs in self.runs.values()]
         if self.dormant:
-            runs.extend(self._asleep_snapshot())
+            runs.extend(self.sleepers.snapshot())
         runs.sort(key=lambda r: r.run_key)
         self.last_runs = runs
         self._snap_asleep = (self.dormant_changes, len(self.runs))
@@ -609,7 +710,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         is reported under its own new path. (Not for the directories above a deleted run: one made
         again there is found at once.)"""
         known = self._known_dirs
-        asleep = self._dormant_dirs
+        asleep = self.sleepers.dirs
         p = os.path.abspath(path)
         if p in self._known_parents:
             return True
@@ -640,7 +741,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                 for loc in sd.discover(root, host=root_host or self.host):
                     found.setdefault(loc.run_key, loc)
                     if root_host is not None:
-                        self._run_root_host.setdefault(loc.run_key, root_host)
+                        self.ctx.root_host.setdefault(loc.run_key, root_host)
             except OSError as e:
                 self._note(one_line(f"{root}: cannot scan ({e.strerror or e})", 200))
         new = {
@@ -648,8 +749,8 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             for key, loc in found.items()
             if key not in gone and key not in self.runs and key not in self.dormant
         }
-        asleep = self._asleep_from_records(new, now)  # unchanged since recorded: shown from their rows
-        self._register_all([loc for key, loc in new.items() if key not in asleep], now)
+        asleep = self.sleepers.asleep_from_records(new, now)  # unchanged since recorded: shown from their rows
+        self.registry.register_all([loc for key, loc in new.items() if key not in asleep], now)
         for key, loc in found.items():
             if key in gone or key in new:
                 continue
@@ -658,7 +759,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                 continue  # asleep
             if rs.deleted and Path(loc.task_dir).is_dir():
                 rs.deleted = False  # the directory came back (e.g. restored): tail it again
-                self._set_message(rs, "run directory reappeared", now)
+                set_message(rs, "run directory reappeared", now)
                 rs.loc = loc
                 for src in rs.sources.values():
                     src.sig = None
@@ -667,7 +768,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             if key in gone:
                 self.forget(key)
             else:
-                self._wake_run(key, now)  # its directory went away: watched in full, it shows as deleted
+                self.sleepers.wake_run(key, now)  # its directory went away: watched in full, it shows as deleted
         self._known_dirs = frozenset(os.path.abspath(rs.task_dir) for rs in self.runs.values())
         parents: set[str] = set()
         for key, loc in found.items():
@@ -694,10 +795,7 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
         it leaves the snapshot; nothing more of it is recorded."""
         rs = self.runs.pop(run_key, None)
         if rs is None:
-            rs = self.dormant.pop(run_key, None)
-            if rs is not None:
-                self._unindex_asleep(rs)
-                self.dormant_changes += 1
+            if self.sleepers.forget(run_key):
                 self._note(f"{run_key}: forgotten; no longer watched")
             return
         for src in rs.sources.values():
@@ -706,29 +804,6 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
             except Exception:  # noqa: BLE001 - the run is forgotten either way
                 note_swallowed("the run is forgotten either way")
         self._note(f"{run_key}: forgotten; no longer watched")
-
-    def _utc_offset(self, rs: RunState) -> Optional[float]:
-        """The run's own UTC offset (its ``started_at``, else its log's clock against the log's mtime:
-        :func:`edgetui.parsers.sforge_dir.infer_log_offset`), never this process's time zone; None
-        (UTC) while the run has told nothing yet. When it becomes known or changes, the run's
-        recorded log times are moved (:meth:`_retime`)."""
-        return rs.info.utc_offset_s
-
-    def _retime(self, rs: RunState, old: Optional[float], new: Optional[float]) -> None:
-        """The run's offset changed from ``old`` to ``new`` (None = UTC): its log lines recorded with
-        the old one are moved, and its live log parsers use the new one from now on."""
-        shift = (old or 0.0) - (new or 0.0)
-        if shift:
-            self.rec.conn.execute(
-                "UPDATE events SET t = t + ? WHERE run_key = ? AND source IN ('run_agent.log', 'auto_eval_ticks.log') "
-                "AND t_source = 'recorded'",
-                [shift, rs.key],
-            )
-        for name in (RUN_LOG, TICKS):
-            src = rs.sources.get(name)
-            if src is not None and src.parser is not None:
-                src.parser.utc_offset_s = new
-        rs.dirty_files = True
 
     def _price(self, model: Optional[str]) -> Optional[tuple]:
         """USD per Mtok (in, out, cache read, cache write) for ``model``: the longest matching LIKE pattern
@@ -758,8 +833,11 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
     def _observe(self, rs: RunState, source: str, evs: list[Event], now: float) -> None:
         rs.new_events += len(evs)
         for e in evs:
-            if e.t is not None and (rs.last_event_t is None or e.t > rs.last_event_t):
-                rs.last_event_t = e.t
+            # on the watcher's clock: a line cannot have been written after it was read (a runner's
+            # log read with an offset not known yet, a runner's clock ahead: issue 36, item 3)
+            t = e.t if e.t is None or e.t <= now else now
+            if t is not None and (rs.last_event_t is None or t > rs.last_event_t):
+                rs.last_event_t = t
         if source == TRANSCRIPT:
             pend = rs.pending
             td = rs.tok_delta
@@ -804,21 +882,3 @@ class Supervisor(ContainerJoin, RunFiles, RunRows, RunRegistry, DormantRuns, Fil
                         continue
                     rs.tick_error_times.append(e.t)
                     rs.last_tick_error = one_line((e.data or {}).get("message") or e.summary, 200)
-
-    # ================================================================== containers
-    def _record(self, rs: RunState, kind: Kind, t: float, summary: str, data: dict, gen: str) -> None:
-        self._seq += 1
-        self._live_events.append(
-            Event(
-                run_key=rs.key,
-                kind=kind,
-                source=DOCKER_SOURCE,
-                generation=gen[:16],
-                offset=int(t * 1000),
-                sub=self._seq % 100000,
-                t=t,
-                t_source=TimeSource.OBSERVED,
-                summary=one_line(summary),
-                data=data,
-            )
-        )

@@ -1,5 +1,5 @@
 """Noticing changes under the watched runs roots: the file watcher, and stat polling when it cannot
-run (a mixin of :class:`edgetui.live.supervisor.Supervisor`; core: no Textual).
+run (a part of :class:`edgetui.live.supervisor.Supervisor`; core: no Textual).
 
 The watcher (:meth:`edgetui.hosts.local.LocalHost.watch`, inotify through ``watchfiles``, one
 watch per directory) wakes a refresh at each change, tells the supervisor of paths added outside
@@ -15,13 +15,15 @@ cheap stats every ``dormant_poll_s``. The watcher is tried again every :data:`WA
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
+from typing import Callable, Optional
 
 from edgetui.events import one_line
-from edgetui.hosts.local import is_watch_limit
-
-import os
+from edgetui.hosts.local import LocalHost, is_watch_limit
+from edgetui.live.alarms import AlarmSettings
+from edgetui.live.dormant import DormantRuns
 
 #: seconds between two attempts to start the watcher after its limit was reached
 WATCH_RETRY_S = 600.0
@@ -38,48 +40,70 @@ class _Either:
 
 
 class FileWatch:
-    """Mixin of :class:`~edgetui.live.supervisor.Supervisor` (its state is the supervisor's)."""
+    """The file watcher of ``roots`` (run in its own thread by :meth:`watch_files`) and the gaps
+    between refreshes without it. ``wake`` starts a refresh; ``known`` tells a path inside or above
+    a watched run (no new run); changes under a run asleep go to ``dormant``; notes are said through
+    ``note`` under ``lock`` (the refresh's)."""
 
-    def _init_watch(self) -> None:
-        self._watching = False  # the file watcher is running (its watches are in place)
+    def __init__(
+        self,
+        roots: list[Path],
+        local_host: LocalHost,
+        settings: AlarmSettings,
+        dormant: DormantRuns,
+        known: Callable[[str], bool],
+        wake: Callable[[], None],
+        note: Callable[[str], None],
+        lock: threading.RLock,
+    ):
+        self.roots = roots
+        self.local_host = local_host
+        self.settings = settings
+        self.dormant = dormant
+        self.known = known
+        self.wake = wake
+        self.note = note
+        self.lock = lock
+        self.watching = False  # the file watcher is running (its watches are in place)
         #: "starting", "inotify", "polling: <why>" (no watcher: stat polling, adaptive intervals)
-        self.watch_mode = "starting"
-        self._rediscover = False  # the watcher saw a path added outside every known task dir
-        self._poll_gap = None  # the current stat-polling interval (None until polling)
-        self._found = False  # the last refresh found something new (adaptive polling)
+        self.mode = "starting"
+        self.rediscover = False  # the watcher saw a path added outside every known task dir
+        self.poll_gap: Optional[float] = None  # the current stat-polling interval (None until polling)
+        self.found = False  # the last refresh found something new (adaptive polling)
+        self.poll_delay_s = 1.0  # the shortest gap without the watcher (run_forever's)
 
-    def _next_gap(self, interval: float) -> float:
+    def next_gap(self, interval: float) -> float:
         """The wait before the next refresh: ``interval`` while the watcher runs; without it,
         ``poll_delay_s`` (at most ``interval``) after a refresh that found something, doubled after
         each one that found nothing, up to ``max_poll_s``."""
-        if self._watching:
-            self._poll_gap = None
+        if self.watching:
+            self.poll_gap = None
             return interval
         base = min(interval, self.poll_delay_s)
-        gap = self._poll_gap
-        if gap is None or self._found:
+        gap = self.poll_gap
+        if gap is None or self.found:
             gap = base
         else:
             gap = min(max(gap * 2, base), max(base, self.settings.max_poll_s))
-        self._poll_gap = gap
+        self.poll_gap = gap
         return gap
 
     def _on_paths(self, paths: set[str]) -> None:
         """Changes reported by the watcher (its thread)."""
 
-        self._wake.set()
+        self.wake()
         for p in paths:
-            key = self._dormant_owner(p)
+            key = self.dormant.owner(p)
             if key is not None:
-                self._touched.append(key)
-            elif not self._rediscover and not self._known(p) and os.path.isdir(p):
-                self._rediscover = True
+                self.dormant.touched.append(key)
+            elif not self.rediscover and not self.known(p) and os.path.isdir(p):
+                self.rediscover = True
 
-    def _watch_files(self, stop: threading.Event, force_polling: bool, interval: float) -> None:
+    def watch_files(self, stop: threading.Event, force_polling: bool, interval: float) -> None:
         """Wake refreshes whenever something changes under a runs root (restarts when a root comes or
         goes, or after an error); without a watcher, say why and leave the refreshes to poll."""
         if force_polling:
-            self.watch_mode = "polling: asked for (--poll)"
+            self.mode = "polling: asked for (--poll)"
             return
         while not stop.is_set():
             roots = [str(r) for r in self.roots if r.exists()]
@@ -89,23 +113,23 @@ class FileWatch:
             restart = threading.Event()
 
             def on_change(paths: set[str], roots=roots, restart=restart) -> None:
-                if not self._watching:
-                    self._watching = True
-                    self.watch_mode = "inotify"
+                if not self.watching:
+                    self.watching = True
+                    self.mode = "inotify"
                 if paths:
                     self._on_paths(paths)
                 if len(roots) != sum(1 for r in self.roots if r.exists()) or any(not Path(r).exists() for r in roots):
                     restart.set()  # a root came or went: watch the new set
 
             try:
-                self._local_host.watch(roots, on_change, _Either(stop, restart), idle_s=max(interval, 1.0))
+                self.local_host.watch(roots, on_change, _Either(stop, restart), idle_s=max(interval, 1.0))
             except OSError as e:
-                self._watching = False
-                self._wake.set()
+                self.watching = False
+                self.wake()
                 if is_watch_limit(e):
-                    self.watch_mode = "polling: the file watcher's limit was reached"
-                    with self._lock:
-                        self._note(
+                    self.mode = "polling: the file watcher's limit was reached"
+                    with self.lock:
+                        self.note(
                             one_line(
                                 "file watcher's limit reached (fs.inotify.max_user_watches): polling by stat "
                                 f"instead, every {min(interval, self.poll_delay_s):g}-{self.settings.max_poll_s:g} s; "
@@ -115,13 +139,13 @@ class FileWatch:
                         )
                     stop.wait(WATCH_RETRY_S)
                 else:
-                    self.watch_mode = f"polling: {one_line(str(e), 120)}"
-                    with self._lock:
-                        self._note(one_line(f"file watching paused: {type(e).__name__}: {e}", 200))
+                    self.mode = f"polling: {one_line(str(e), 120)}"
+                    with self.lock:
+                        self.note(one_line(f"file watching paused: {type(e).__name__}: {e}", 200))
                     stop.wait(interval)
             except Exception as e:  # noqa: BLE001 - never let the thread die silently
-                self._watching = False
-                self.watch_mode = f"polling: {type(e).__name__}"
-                with self._lock:
-                    self._note(one_line(f"file watching paused: {type(e).__name__}: {e}", 200))
+                self.watching = False
+                self.mode = f"polling: {type(e).__name__}"
+                with self.lock:
+                    self.note(one_line(f"file watching paused: {type(e).__name__}: {e}", 200))
                 stop.wait(interval)
