@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import duckdb
 
+from edgetui.store.ready_views import view_statements
 from edgetui.store.repeated_records import recount_transcript_runs
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 _V1 = [
     """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
@@ -182,6 +183,10 @@ MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE events ADD COLUMN IF NOT EXISTS t_lo DOUBLE",
         "ALTER TABLE events ADD COLUMN IF NOT EXISTS t_hi DOUBLE",
     ],
+    #: 12: the ready-made views (edgetui/store/ready_views.py, docs/database.md): best so far, tool calls,
+    #: idle gaps, spend over time, alarms, moments' why, the test matrix, a run id's tasks. A change to a
+    #: view is a new version that runs view_statements() again (CREATE OR REPLACE)
+    12: view_statements(),
 }
 
 
