@@ -58,6 +58,7 @@ from edgetui.views.screens.runs import dispatch_runs_updated
 from edgetui.record.forget_and_tag import apply_request
 from edgetui.views.screens.live_run import LiveRunScreen
 from edgetui.views.screens.moments import QueueScreen
+from edgetui.views.screens.sql import SqlScreen
 from edgetui.views.screens.leaderboard import LeaderboardScreen
 from edgetui.views.screens.screen_keys import HELP_KEYS, show_keys
 
@@ -415,6 +416,14 @@ class EdgeTUIApp(App):
     def open_moment(self, run_key: str, round: str) -> None:
         """The replay of ``run_key`` at ``round``'s judge result (the moments queue)."""
         self.push_screen(ReplayScreen(run_key, clock=self.clock, start_round=round))
+
+    def open_sql(self, run_key: Optional[str] = None) -> None:
+        """``F6``: the SQL screen (scoped to ``run_key`` when opened from its replay)."""
+        self.push_screen(SqlScreen(run_key))
+
+    def open_replay_at(self, run_key: str, t: Optional[float]) -> None:
+        """The replay of ``run_key`` at the event of time ``t`` (a row of the SQL screen)."""
+        self.push_screen(ReplayScreen(run_key, clock=self.clock, start_t=t))
 
     def action_moments_queue(self) -> None:
         """The queue of unlabelled reframing moments across runs."""

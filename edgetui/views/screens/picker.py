@@ -82,6 +82,7 @@ PICKER_KEYS = [
     ("enter", "replay the chosen run"),
     ("esc", "clear the filter; on an empty filter, quit"),
     ("f5", "read the list again"),
+    ("f6", "SQL: query the database (ready-made views, history, export)"),
     ("f2", "the live runs (when supervising: edgetui watch)"),
     ("ctrl+p", "command palette: the leaderboard, the moments queue, …"),
     ("F1", "these keys (on the other screens ? too)"),
@@ -103,6 +104,7 @@ class PickerScreen(Screen):
         Binding("escape", "clear_or_quit", "clear / quit", key_display="esc"),
         Binding("f5", "reload", "reload"),
         Binding("f1", "help", "keys"),
+        Binding("f6", "sql", "SQL", show=False),  # (in F1 keys; the footer fits 80 columns)
         # (a control key: the filter takes every printable one)
         Binding("ctrl+g", "fold_run_ids", "by run id", key_display="^g"),
     ]
@@ -147,6 +149,10 @@ class PickerScreen(Screen):
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(PICKER_KEYS, title="Run picker keys"))
+
+    def action_sql(self) -> None:
+        """``F6``: the SQL screen."""
+        self.app.open_sql()  # type: ignore[attr-defined]
 
     def action_reload(self) -> None:
         self.reload()

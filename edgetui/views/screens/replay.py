@@ -124,6 +124,7 @@ REPLAY_KEYS: list[tuple[str, str]] = [
     ),
     ("c", "show / hide the chart (left out when the terminal is under 20 rows or nothing is graded)"),
     ("v", "chart: score / pass rate / rescaled 0–100 (those the run has); ▾▴ mark scores off the scale"),
+    ("F6", "SQL screen, its query scoped to this run (WHERE run_key = …)"),
     ("ctrl+p", "command palette"),
     ("? / F1", "this help"),
     ("q", "back to the run picker (quit when the run was opened directly)"),
@@ -166,6 +167,7 @@ class ReplayScreen(Screen):
         Binding("escape", "restore", "restore", show=False),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "back", "back"),
+        Binding("f6", "sql", "SQL", show=False),
     ]
 
     def __init__(
@@ -177,8 +179,10 @@ class ReplayScreen(Screen):
         name: Optional[str] = None,
         start_at: Optional[float] = None,
         start_round: Optional[str] = None,
+        start_t: Optional[float] = None,
     ) -> None:
         super().__init__(name=name)
+        self.start_t = start_t  # a time to open at (an event's, from the SQL screen)
         self.run_key = run_key
         self.start_at = start_at  # elapsed seconds to open at (edgetui replay --at)
         self.start_round = start_round  # a round to open at, its judge result (the moments queue)
@@ -412,7 +416,7 @@ class ReplayScreen(Screen):
         if self.header is None or msg.header.get("tokens_exact") or not self.header.get("tokens_exact"):
             self.header = msg.header
         self.cursor, self.subs = msg.cursor, msg.subs
-        if preview is not None and self.start_at is None and self.start_round is None:
+        if preview is not None and self.start_at is None and self.start_round is None and self.start_t is None:
             msg.cursor.select(preview.index)  # (j / k within the first page before the rest came)
         if msg.cursor.folding != self.folding:  # (z pressed while it was read)
             msg.cursor.set_folding(self.folding)
@@ -430,6 +434,10 @@ class ReplayScreen(Screen):
                 self.notify(
                     f"{format_elapsed(at)} is past the run's end ({format_elapsed(end)}): at its last event", timeout=6
                 )
+        if self.start_t is not None:  # a row of the SQL screen: its event's time
+            at_t, self.start_t = self.start_t, None
+            base = msg.cursor.start if msg.cursor.start is not None else at_t
+            msg.cursor.jump_to(at_t - base)
         if self.start_round is not None:
             rnd, self.start_round = self.start_round, None
             idx = next((i for i in msg.cursor.submission_idx if msg.cursor.round[i] == rnd), None)
@@ -825,6 +833,10 @@ class ReplayScreen(Screen):
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(REPLAY_KEYS))
+
+    def action_sql(self) -> None:
+        """``F6``: the SQL screen over this run."""
+        self.app.open_sql(self.run_key)  # type: ignore[attr-defined]
 
     def action_back(self) -> None:
         if self.maximized is not None:

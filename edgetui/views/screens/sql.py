@@ -1,0 +1,536 @@
+"""The SQL screen: an editor (textual-textarea's, SQL highlighting and completion of tables, views,
+columns, functions), the schema with each table's and column's meaning, a results table that pages
+lazily, history kept across restarts, cancel, a cell whole, export as CSV or Parquet.
+
+No SQL runs here: workers call :mod:`edgetui.store.sql_results`, which checks every query with the
+socket's read-only rule and fetches its rows a page at a time from a cursor the worker holds. Cells
+are shown through :func:`edgetui.control_chars.visible` (no control sequence, no markup reaches the
+terminal). Opened with F6 from the picker, and from the replay scoped to its run.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, Input, OptionList, Static, TextArea, Tree
+from textual_textarea import TextEditor
+
+from edgetui.control_chars import visible, visible_lines
+from edgetui.store.sql_results import (
+    PagedResult,
+    QueryHistory,
+    completion_words,
+    event_time,
+    export_result,
+    schema_entries,
+)
+from edgetui.views.screens.replay_host import app_connection
+
+__all__ = ["SqlScreen", "CellScreen", "HistoryScreen", "ExportScreen", "scoped_query", "CELL_WIDTH"]
+
+#: the widest a cell is drawn in the results table (the whole of it: `v`)
+CELL_WIDTH = 40
+#: rows from the end of what is loaded at which the next page is asked for
+PREFETCH_ROWS = 20
+#: the most completions offered at once
+MAX_COMPLETIONS = 30
+#: TextEditor's actions that read or write files, or quit: the app does its own I/O and quitting
+_EDITOR_LEFT_OUT = {"save", "load", "quit"}
+
+
+def scoped_query(run_key: Optional[str]) -> str:
+    """The query the screen opens with: one run's events when opened from its replay."""
+    if not run_key:
+        return "SELECT run_key, round, known_at, score, best_score, is_new_best\nFROM best_so_far\nORDER BY known_at"
+    rk = run_key.replace("'", "''")
+    return f"SELECT t, kind, summary, run_key, event_id\nFROM events\nWHERE run_key = '{rk}'\nORDER BY t"
+
+
+def cell_text(v: Any) -> str:
+    """A value as the table and the cell view show it: NULL as ∅, bytes by their size."""
+    if v is None:
+        return "∅"
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return f"<{len(bytes(v))} bytes>"
+    return str(v)
+
+
+class SqlEditor(TextEditor):
+    """textual-textarea's editor without its file and quit keys (ctrl+s, ctrl+o, ctrl+q)."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in _EDITOR_LEFT_OUT:
+            return False
+        return super().check_action(action, parameters)
+
+
+class SqlStarted(Message):
+    def __init__(self, result: PagedResult) -> None:
+        super().__init__()
+        self.result = result
+
+
+class SqlPage(Message):
+    """A page of rows of ``result`` (``first``: the query's first page)."""
+
+    def __init__(self, result: PagedResult, rows: list[tuple], first: bool, error: str = "") -> None:
+        super().__init__()
+        self.result = result
+        self.rows = rows
+        self.first = first
+        self.error = error
+
+
+class SchemaLoaded(Message):
+    def __init__(self, entries: list[dict], words: list[str], error: str = "") -> None:
+        super().__init__()
+        self.entries = entries
+        self.words = words
+        self.error = error
+
+
+class Said(Message):
+    """A line for the status bar (an export done, a replay that cannot open)."""
+
+    def __init__(self, text: str, error: bool = False) -> None:
+        super().__init__()
+        self.text = text
+        self.error = error
+
+
+class ReplayAt(Message):
+    def __init__(self, run_key: str, t: Optional[float]) -> None:
+        super().__init__()
+        self.run_key = run_key
+        self.t = t
+
+
+class CellScreen(ModalScreen[None]):
+    """One cell whole (control characters shown escaped), scrollable."""
+
+    BINDINGS = [Binding("escape,q,v", "dismiss", "close")]
+    DEFAULT_CSS = """
+    CellScreen { align: center middle; }
+    CellScreen > VerticalScroll { width: 90%; height: 80%; border: round $accent; background: $panel; padding: 0 1; }
+    """
+
+    def __init__(self, column: str, value: Any) -> None:
+        super().__init__()
+        self.column = column
+        self.value = value
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll() as v:
+            v.border_title = visible(self.column)
+            v.border_subtitle = "esc closes"
+            yield Static(Text(visible_lines(cell_text(self.value))), id="cell-text")
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).focus()
+
+    def action_dismiss(self) -> None:  # type: ignore[override]
+        self.dismiss(None)
+
+
+class HistoryScreen(ModalScreen[Optional[str]]):
+    """The queries run before (newest first), filtered by the words typed; Enter takes one."""
+
+    BINDINGS = [Binding("escape", "cancel", "close")]
+    DEFAULT_CSS = """
+    HistoryScreen { align: center middle; }
+    HistoryScreen > Vertical { width: 90%; height: 80%; border: round $accent; background: $panel; }
+    HistoryScreen OptionList { height: 1fr; }
+    """
+
+    def __init__(self, queries: list[str]) -> None:
+        super().__init__()
+        self.queries = queries  # newest first
+        self.shown: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as v:
+            v.border_title = "query history"
+            v.border_subtitle = "type to filter · enter takes it · esc closes"
+            yield Input(placeholder="filter: words the query contains", id="history-filter")
+            yield OptionList(id="history-list")
+
+    def on_mount(self) -> None:
+        self._fill("")
+        self.query_one(Input).focus()
+
+    def _fill(self, text: str) -> None:
+        words = text.lower().split()
+        self.shown = [q for q in self.queries if all(w in q.lower() for w in words)]
+        ol = self.query_one(OptionList)
+        ol.clear_options()
+        ol.add_options([Text(visible(" ".join(q.split()))[:200]) for q in self.shown])
+        if self.shown:
+            ol.highlighted = 0
+
+    @on(Input.Changed, "#history-filter")
+    def _changed(self, ev: Input.Changed) -> None:
+        self._fill(ev.value)
+
+    def on_key(self, ev) -> None:
+        if ev.key in ("down", "up") and self.shown:
+            ol = self.query_one(OptionList)
+            ol.action_cursor_down() if ev.key == "down" else ol.action_cursor_up()
+            ev.stop()
+
+    @on(Input.Submitted, "#history-filter")
+    def _submitted(self) -> None:
+        hi = self.query_one(OptionList).highlighted
+        self.dismiss(self.shown[hi] if hi is not None and self.shown else None)
+
+    @on(OptionList.OptionSelected)
+    def _selected(self, ev: OptionList.OptionSelected) -> None:
+        self.dismiss(self.shown[ev.option_index])
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ExportScreen(ModalScreen[Optional[str]]):
+    """The file to export the result to (``.csv`` or ``.parquet``)."""
+
+    BINDINGS = [Binding("escape", "cancel", "close")]
+    DEFAULT_CSS = """
+    ExportScreen { align: center middle; }
+    ExportScreen > Vertical { width: 80%; height: auto; border: round $accent; background: $panel; }
+    """
+
+    def __init__(self, default: str) -> None:
+        super().__init__()
+        self.default = default
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as v:
+            v.border_title = "export the result"
+            v.border_subtitle = "a .csv or .parquet file · enter writes · esc closes"
+            yield Input(value=self.default, id="export-path")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    @on(Input.Submitted)
+    def _submitted(self, ev: Input.Submitted) -> None:
+        self.dismiss(ev.value.strip() or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class SqlScreen(Screen):
+    """Editor above, results below, the schema on the left (wide terminals, or ctrl+t)."""
+
+    BINDINGS = [
+        Binding("f5,ctrl+j", "run_query", "run", key_display="F5", priority=True),
+        Binding("f8", "cancel_query", "cancel", key_display="F8", priority=True),
+        Binding("f7", "history", "history", key_display="F7", priority=True),
+        Binding("f4", "export", "export", key_display="F4", priority=True),
+        Binding("ctrl+t", "toggle_schema", "schema", key_display="^t", priority=True),
+        Binding("ctrl+r", "focus_results", "results", key_display="^r", priority=True),
+        Binding("ctrl+e", "focus_editor", "editor", key_display="^e", priority=True),
+        Binding("v", "open_cell", "cell", show=False),
+        Binding("f10", "back", "back", key_display="F10"),
+        Binding("escape", "back_unless_editing", "back", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    SqlScreen #sql-schema { width: 34; border: round $primary 40%; }
+    SqlScreen #sql-main { width: 1fr; }
+    SqlScreen SqlEditor { height: 8; }
+    SqlScreen #sql-status { height: 1; padding: 0 1; background: $panel; }
+    SqlScreen #sql-results { height: 1fr; }
+    """
+
+    def __init__(self, run_key: Optional[str] = None, history: Optional[QueryHistory] = None) -> None:
+        super().__init__()
+        self.run_key = run_key
+        self.history = history or QueryHistory()
+        self.result: Optional[PagedResult] = None
+        self.running: Optional[PagedResult] = None
+        self.rows: list[tuple] = []
+        self.sql = ""
+        self.words: list[str] = []
+        self.show_schema: Optional[bool] = None  # None: automatic (shown at 120 columns and more)
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            yield Tree("schema", id="sql-schema")
+            with Vertical(id="sql-main"):
+                yield SqlEditor(language="sql", text=scoped_query(self.run_key), word_completer=self._complete)
+                yield Static(id="sql-status")
+                yield DataTable(id="sql-results", cursor_type="cell", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._say("F5 runs the query · F7 history · F4 export · F8 cancels · v a cell whole · enter: replay")
+        self._apply_layout()
+        self._load_schema()
+        self.query_one(SqlEditor).focus()
+
+    def on_resize(self) -> None:
+        self._apply_layout()
+
+    def _apply_layout(self) -> None:
+        show = self.show_schema if self.show_schema is not None else (self.size.width or 80) >= 120
+        self.query_one("#sql-schema").display = show
+        self.query_one(SqlEditor).styles.height = 8 if (self.size.height or 24) >= 30 else 5
+
+    def _say(self, text: str, error: bool = False) -> None:
+        self.query_one("#sql-status", Static).update(Text(visible(text), style="bold red" if error else "dim"))
+
+    # ------------------------------------------------------------------ schema and completion
+
+    @work(thread=True, exclusive=True, group="sql-schema", exit_on_error=False)
+    def _load_schema(self) -> None:
+        try:
+            conn = app_connection(self.app)
+            self.post_message(SchemaLoaded(schema_entries(conn), completion_words(conn)))
+        except Exception as e:  # noqa: BLE001 - shown on the screen, never a crash
+            self.post_message(SchemaLoaded([], [], f"{type(e).__name__}: {e}"))
+
+    @on(SchemaLoaded)
+    def _schema_loaded(self, msg: SchemaLoaded) -> None:
+        if msg.error:
+            self._say(f"the schema cannot be read: {msg.error}", error=True)
+            return
+        self.words = msg.words
+        tree = self.query_one(Tree)
+        tree.clear()
+        tree.root.expand()
+        for kind in ("view", "table"):
+            branch = tree.root.add(Text("ready-made views" if kind == "view" else "tables", style="bold"), expand=True)
+            for e in (e for e in msg.entries if e["kind"] == kind):
+                label = Text(e["name"], style="cyan")
+                node = branch.add(label, data=e["meaning"])
+                if e["meaning"]:
+                    node.add_leaf(Text(e["meaning"], style="dim italic"))
+                for col, ty, meaning in e["columns"]:
+                    t = Text(col)
+                    t.append(f" {ty.lower()}", style="dim")
+                    if meaning:
+                        t.append(f" {meaning}", style="dim italic")
+                    node.add_leaf(t)
+
+    def _complete(self, prefix: str) -> list[tuple[str, str]]:
+        """The editor's word completer: names starting with ``prefix`` (case-insensitive)."""
+        p = prefix.lower()
+        if not p:
+            return []
+        return [(w, w) for w in self.words if w.lower().startswith(p) and w != prefix][:MAX_COMPLETIONS]
+
+    # ------------------------------------------------------------------ running a query
+
+    def action_run_query(self) -> None:
+        sql = self.query_one(SqlEditor).text.strip()
+        if not sql:
+            self._say("nothing to run: type a query", error=True)
+            return
+        if self.running is not None:
+            self._say("a query is running: F8 cancels it", error=True)
+            return
+        if self.result is not None:
+            self.result.close()
+            self.result = None
+        self.sql = sql
+        self.history_add(sql)
+        self._say("running… (F8 cancels)")
+        self._run(sql)
+
+    def history_add(self, sql: str) -> None:
+        self._write_history(sql)
+
+    @work(thread=True, group="sql-history", exit_on_error=False)
+    def _write_history(self, sql: str) -> None:
+        try:
+            self.history.add(sql)
+        except OSError as e:
+            self.post_message(Said(f"history not saved: {e}", error=True))
+
+    @work(thread=True, exclusive=True, group="sql-run", exit_on_error=False)
+    def _run(self, sql: str) -> None:
+        res: Optional[PagedResult] = None
+        try:
+            res = PagedResult(app_connection(self.app))
+            self.post_message(SqlStarted(res))
+            res.run(sql)
+            self.post_message(SqlPage(res, res.next_page(), True))
+        except Exception as e:  # noqa: BLE001 - a refused or failing query is said on the screen
+            if res is not None:
+                res.close()
+            name = "cancelled" if "interrupt" in type(e).__name__.lower() else type(e).__name__
+            self.post_message(SqlPage(res or PagedResult.__new__(PagedResult), [], True, f"{name}: {e}"))
+
+    @on(SqlStarted)
+    def _started(self, msg: SqlStarted) -> None:
+        self.running = msg.result
+
+    def action_cancel_query(self) -> None:
+        if self.running is None:
+            self._say("no query is running")
+            return
+        self.running.interrupt()
+
+    @on(SqlPage)
+    def _page(self, msg: SqlPage) -> None:
+        table = self.query_one("#sql-results", DataTable)
+        if msg.first:
+            self.running = None
+            if msg.error:
+                self._say(msg.error.splitlines()[0] if msg.error else "", error=True)
+                return
+            self.result = msg.result
+            self.rows = []
+            table.clear(columns=True)
+            for c in msg.result.columns:
+                table.add_column(Text(visible(c)))
+        elif msg.result is not self.result:
+            return  # a page of a result since replaced
+        if msg.error:
+            self._say(msg.error.splitlines()[0], error=True)
+            return
+        self.rows.extend(msg.rows)
+        table.add_rows([[self._cell(v) for v in row] for row in msg.rows])
+        self._status()
+        if msg.first:
+            table.move_cursor(row=0, column=0)
+
+    def _cell(self, v: Any) -> Text:
+        s = visible(cell_text(v))
+        if len(s) > CELL_WIDTH:
+            s = s[: CELL_WIDTH - 1] + "…"
+        style = "dim" if v is None else ""
+        right = isinstance(v, (int, float)) and not isinstance(v, bool)
+        return Text(s, style=style, justify="right" if right else "left")
+
+    def _status(self) -> None:
+        res = self.result
+        if res is None:
+            return
+        more = "" if res.done else "+ (more as you scroll)"
+        self._say(f"{len(self.rows):,}{more} rows · {len(res.columns)} columns · F4 export · v cell · enter replay")
+
+    @on(DataTable.CellHighlighted, "#sql-results")
+    def _highlighted(self, ev: DataTable.CellHighlighted) -> None:
+        res = self.result
+        if res is not None and not res.done and ev.coordinate.row >= len(self.rows) - PREFETCH_ROWS:
+            self._more(res)
+
+    @work(thread=True, exclusive=True, group="sql-page", exit_on_error=False)
+    def _more(self, res: PagedResult) -> None:
+        try:
+            self.post_message(SqlPage(res, res.next_page(), False))
+        except Exception as e:  # noqa: BLE001 - a failing fetch is said on the screen
+            self.post_message(SqlPage(res, [], False, f"{type(e).__name__}: {e}"))
+
+    # ------------------------------------------------------------------ a row, a cell
+
+    def _current(self) -> Optional[tuple[int, int]]:
+        table = self.query_one("#sql-results", DataTable)
+        if self.result is None or not self.rows:
+            return None
+        c = table.cursor_coordinate
+        return (c.row, c.column) if 0 <= c.row < len(self.rows) else None
+
+    def action_open_cell(self) -> None:
+        at = self._current()
+        if at is None or self.result is None:
+            return
+        r, c = at
+        self.app.push_screen(CellScreen(self.result.columns[c], self.rows[r][c]))
+
+    @on(DataTable.CellSelected, "#sql-results")
+    def _selected(self, ev: DataTable.CellSelected) -> None:
+        """Enter: the replay at the row's event when it names a run and an event, else the cell whole."""
+        res = self.result
+        at = self._current()
+        if res is None or at is None:
+            return
+        row = self.rows[at[0]]
+        if "run_key" in res.columns and "event_id" in res.columns:
+            rk, eid = row[res.columns.index("run_key")], row[res.columns.index("event_id")]
+            if rk and eid:
+                self._replay_at(str(rk), str(eid))
+                return
+        self.action_open_cell()
+
+    @work(thread=True, group="sql-replay", exit_on_error=False)
+    def _replay_at(self, run_key: str, event_id: str) -> None:
+        try:
+            self.post_message(ReplayAt(run_key, event_time(app_connection(self.app), run_key, event_id)))
+        except Exception as e:  # noqa: BLE001 - said on the screen
+            self.post_message(Said(f"cannot open the replay: {type(e).__name__}: {e}", error=True))
+
+    @on(ReplayAt)
+    def _open_replay(self, msg: ReplayAt) -> None:
+        self.app.open_replay_at(msg.run_key, msg.t)  # type: ignore[attr-defined]
+
+    @on(Said)
+    def _said(self, msg: Said) -> None:
+        self._say(msg.text, msg.error)
+
+    # ------------------------------------------------------------------ history, export
+
+    def action_history(self) -> None:
+        def take(q: Optional[str]) -> None:
+            if q:
+                self.query_one(SqlEditor).text = q
+                self.query_one(SqlEditor).focus()
+
+        self.app.push_screen(HistoryScreen(list(reversed(self.history.load()))), take)
+
+    def action_export(self) -> None:
+        if not self.sql or self.result is None:
+            self._say("nothing to export: run a query first", error=True)
+            return
+
+        def write(path: Optional[str]) -> None:
+            if path:
+                fmt = "parquet" if path.lower().endswith((".parquet", ".pq")) else "csv"
+                self._say(f"writing {path}…")
+                self._export(self.sql, path, fmt)
+
+        self.app.push_screen(ExportScreen("edgetui-result.csv"), write)
+
+    @work(thread=True, group="sql-export", exit_on_error=False)
+    def _export(self, sql: str, path: str, fmt: str) -> None:
+        try:
+            n = export_result(app_connection(self.app), sql, path, fmt)
+            self.post_message(Said(f"{n:,} rows written to {path} ({fmt})"))
+        except Exception as e:  # noqa: BLE001 - said on the screen
+            self.post_message(Said(f"export failed: {type(e).__name__}: {e}", error=True))
+
+    # ------------------------------------------------------------------ focus, back
+
+    def action_toggle_schema(self) -> None:
+        self.show_schema = not self.query_one("#sql-schema").display
+        self._apply_layout()
+
+    def action_focus_results(self) -> None:
+        self.query_one("#sql-results").focus()
+
+    def action_focus_editor(self) -> None:
+        self.query_one(SqlEditor).focus()
+
+    def action_back_unless_editing(self) -> None:
+        """Esc leaves the screen, except in the editor (where it closes the completion list)."""
+        if not isinstance(self.focused, TextArea):
+            self.action_back()
+
+    def action_back(self) -> None:
+        if self.running is not None:
+            self.running.interrupt()
+        if self.result is not None:
+            self.result.close()
+        self.app.pop_screen()

@@ -1,0 +1,176 @@
+"""The SQL screen (edgetui/views/screens/sql.py) driven by Pilot on the bundled samples, at 80x24 and
+160x48: a query typed and run, rows paged in lazily, a cell opened whole, a running query cancelled,
+a result exported, history kept across restarts, a row opening the replay at its event."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+from waits import pilot_wait_for as wait_for
+
+from conftest import copy_samples_db
+from edgetui.store.sql_results import PAGE_ROWS, QueryHistory, run_paged
+from edgetui.views.app import EdgeTUIApp
+from edgetui.views.screens.picker import PickerScreen
+from edgetui.views.screens.replay import ReplayScreen
+from edgetui.views.screens.sql import CellScreen, ExportScreen, HistoryScreen, SqlEditor, SqlScreen
+
+GW = "local/opus48-edge-3-20260312005800/gw_signal_search"
+SIZES = [(80, 24), (160, 48)]
+
+
+@pytest.fixture
+def samples_db(samples_template, tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # the history file's directory
+    return copy_samples_db(samples_template, tmp_path / "s.duckdb")
+
+
+async def open_sql(app, pilot) -> SqlScreen:
+    await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen) and app.screen.rows, what="the picker")
+    await pilot.press("f6")
+    await wait_for(pilot, lambda: isinstance(app.screen, SqlScreen) and app.screen.words, what="the SQL screen")
+    return app.screen
+
+
+async def run(pilot, screen: SqlScreen, sql: str) -> None:
+    screen.query_one(SqlEditor).text = sql
+    screen.query_one(SqlEditor).focus()
+    await pilot.press("f5")
+    await wait_for(pilot, lambda: screen.running is None and screen.sql == sql and (screen.result or screen.rows == []))
+
+
+def status(screen: SqlScreen) -> str:
+    return str(screen.query_one("#sql-status").render())
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_a_query_runs_pages_lazily_and_a_cell_opens_whole(samples_db, size):
+    app = EdgeTUIApp(samples_db)
+    async with app.run_test(size=size) as pilot:
+        screen = await open_sql(app, pilot)
+        sql = "SELECT i, 'x' || chr(27) || '[31mred' || repeat('y', 60) AS s FROM range(1000) t(i)"
+        await run(pilot, screen, sql)
+        await wait_for(pilot, lambda: len(screen.rows) == PAGE_ROWS, what="the first page")
+        assert not screen.result.done  # the rest is not fetched
+        await pilot.press("ctrl+r")
+        for _ in range(12):
+            await pilot.press("pagedown")
+        await wait_for(pilot, lambda: len(screen.rows) > PAGE_ROWS, what="the next page")
+        table = screen.query_one("#sql-results")
+        assert table.row_count == len(screen.rows) < 1000
+        await pilot.press("right")  # the column s
+        await pilot.press("v")
+        await wait_for(pilot, lambda: isinstance(app.screen, CellScreen))
+        shown = str(app.screen.query_one("#cell-text").render())
+        assert "\x1b" not in shown and "\\x1b[31mred" in shown and "y" * 60 in shown  # whole, escaped
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen)
+
+
+@pytest.mark.asyncio
+async def test_a_running_query_is_cancelled_by_f8(samples_db):
+    app = EdgeTUIApp(samples_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sql(app, pilot)
+        screen.query_one(SqlEditor).text = "SELECT count(*) FROM range(100000000000) a"
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: screen.running is not None, what="the query running")
+        await pilot.pause(0.3)
+        await pilot.press("f8")
+        await wait_for(pilot, lambda: screen.running is None, what="the query stopped")
+        assert "cancelled" in status(screen)
+        assert screen.result is None
+
+
+@pytest.mark.asyncio
+async def test_writes_are_refused_like_the_socket(samples_db):
+    app = EdgeTUIApp(samples_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sql(app, pilot)
+        await run(pilot, screen, "DELETE FROM runs")
+        assert "refused" in status(screen)
+    c = duckdb.connect(str(samples_db), read_only=True)
+    assert c.execute("SELECT count(*) FROM runs").fetchone()[0] == 11
+    c.close()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("ext", ["parquet", "csv"])
+async def test_a_result_is_exported_by_the_app(samples_db, tmp_path, ext):
+    out = tmp_path / f"out.{ext}"
+    app = EdgeTUIApp(samples_db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_sql(app, pilot)
+        await run(pilot, screen, "SELECT * FROM best_so_far")
+        await wait_for(pilot, lambda: len(screen.rows) == PAGE_ROWS)
+        await pilot.press("f4")
+        await wait_for(pilot, lambda: isinstance(app.screen, ExportScreen))
+        app.screen.query_one("#export-path").value = str(out)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "rows written" in status(screen), what="the export")
+    n = 359  # every row, not the page shown
+    if ext == "parquet":
+        assert pq.read_table(out).num_rows == n
+    else:
+        assert len(out.read_text().splitlines()) == n + 1
+
+
+@pytest.mark.asyncio
+async def test_history_is_kept_across_restarts_and_filtered(samples_db):
+    app = EdgeTUIApp(samples_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sql(app, pilot)
+        await run(pilot, screen, "SELECT * FROM tool_calls WHERE failed")
+        await run(pilot, screen, "SELECT * FROM idle_gaps")
+    await_path = QueryHistory()
+    assert await_path.load()[-2:] == ["SELECT * FROM tool_calls WHERE failed", "SELECT * FROM idle_gaps"]
+    app = EdgeTUIApp(samples_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sql(app, pilot)
+        await pilot.press("f7")
+        await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen))
+        assert app.screen.shown[:2] == ["SELECT * FROM idle_gaps", "SELECT * FROM tool_calls WHERE failed"]
+        await pilot.press(*"failed")
+        await wait_for(pilot, lambda: app.screen.shown == ["SELECT * FROM tool_calls WHERE failed"])
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is screen)
+        assert screen.query_one(SqlEditor).text == "SELECT * FROM tool_calls WHERE failed"
+
+
+@pytest.mark.asyncio
+async def test_enter_on_a_row_opens_the_replay_at_its_event_and_f6_comes_back_scoped(samples_db):
+    c = duckdb.connect(str(samples_db), read_only=True)
+    eid, t, start = c.execute(
+        "SELECT g.event_id, g.ended_at, r.started_at FROM idle_gaps g JOIN runs r USING (run_key) "
+        "WHERE run_key = ? ORDER BY gap_s DESC LIMIT 1",
+        [GW],
+    ).fetchone()
+    c.close()
+    app = EdgeTUIApp(samples_db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_sql(app, pilot)
+        await run(pilot, screen, f"SELECT run_key, event_id, gap_s FROM idle_gaps WHERE event_id = '{eid}'")
+        await wait_for(pilot, lambda: len(screen.rows) == 1)
+        await pilot.press("ctrl+r", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.cursor is not None, 20)
+        replay = app.screen
+        cur = replay.cursor
+        assert cur.index > 0
+        assert cur.elapsed[cur.index] == pytest.approx(t - start)
+        await pilot.press("f6")
+        await wait_for(pilot, lambda: isinstance(app.screen, SqlScreen) and app.screen is not screen)
+        assert f"WHERE run_key = '{GW}'" in app.screen.query_one(SqlEditor).text
+
+
+def test_paged_result_holds_a_page_not_the_result(tmp_path):
+    conn = duckdb.connect()
+    res = run_paged(conn, "SELECT i FROM range(1000000) t(i)")
+    first = res.next_page()
+    assert [r[0] for r in first] == list(range(PAGE_ROWS)) and res.fetched == PAGE_ROWS and not res.done
+    assert res.next_page()[0][0] == PAGE_ROWS
+    with pytest.raises(ValueError, match="refused"):
+        run_paged(conn, "COPY (SELECT 1) TO 'x.csv'")
