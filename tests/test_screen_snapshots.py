@@ -119,3 +119,26 @@ async def test_the_replay_of_the_12_hour_run(samples_db, size, monkeypatch):
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), 30, "the help screen")
         await pilot.pause(0.2)
         check(f"help-{size[0]}x{size[1]}", screen_text(app))
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_sql_screen(samples_db, size, monkeypatch, tmp_path):
+    from edgetui.views.screens.sql import SqlEditor, SqlScreen
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.chdir(samples_db.parent)
+    app = EdgeTUIApp(Path(samples_db.name))
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen) and len(app.screen.rows) >= 11)
+        await pilot.press("f6")
+        await wait_for(pilot, lambda: isinstance(app.screen, SqlScreen) and app.screen.words)
+        screen = app.screen
+        screen.query_one(SqlEditor).text = (
+            "SELECT tool_name, count(*) AS calls, count(*) FILTER (failed) AS failed,\n"
+            "       round(max(duration_s), 1) AS longest_s\nFROM tool_calls GROUP BY ALL ORDER BY calls DESC"
+        )
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: screen.result is not None and screen.rows and screen.result.done)
+        await pilot.pause(0.2)
+        check(f"sql-{size[0]}x{size[1]}", screen_text(app))

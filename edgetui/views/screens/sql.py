@@ -48,7 +48,10 @@ _EDITOR_LEFT_OUT = {"save", "load", "quit"}
 def scoped_query(run_key: Optional[str]) -> str:
     """The query the screen opens with: one run's events when opened from its replay."""
     if not run_key:
-        return "SELECT run_key, round, known_at, score, best_score, is_new_best\nFROM best_so_far\nORDER BY known_at"
+        return (
+            "SELECT run_key, round, to_timestamp(known_at) AS known, score, best_score, is_new_best\n"
+            "FROM best_so_far\nORDER BY known_at"
+        )
     rk = run_key.replace("'", "''")
     return f"SELECT t, kind, summary, run_key, event_id\nFROM events\nWHERE run_key = '{rk}'\nORDER BY t"
 
@@ -63,7 +66,14 @@ def cell_text(v: Any) -> str:
 
 
 class SqlEditor(TextEditor):
-    """textual-textarea's editor without its file and quit keys (ctrl+s, ctrl+o, ctrl+q)."""
+    """textual-textarea's editor without its file and quit keys (ctrl+s, ctrl+o, ctrl+q); its find
+    and go-to keys kept but out of the footer (it fits 80 columns)."""
+
+    BINDINGS = [
+        Binding(b.key, b.action, b.description, show=False)
+        for b in TextEditor.BINDINGS
+        if isinstance(b, Binding) and b.action not in _EDITOR_LEFT_OUT
+    ]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in _EDITOR_LEFT_OUT:
@@ -418,8 +428,8 @@ class SqlScreen(Screen):
         res = self.result
         if res is None:
             return
-        more = "" if res.done else "+ (more as you scroll)"
-        self._say(f"{len(self.rows):,}{more} rows · {len(res.columns)} columns · F4 export · v cell · enter replay")
+        more = " so far (more as you scroll)" if not res.done else ""
+        self._say(f"{len(self.rows):,} rows{more} · {len(res.columns)} columns · F4 export · v cell · enter replay")
 
     @on(DataTable.CellHighlighted, "#sql-results")
     def _highlighted(self, ev: DataTable.CellHighlighted) -> None:
