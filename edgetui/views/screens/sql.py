@@ -37,8 +37,9 @@ __all__ = ["SqlScreen", "CellScreen", "HistoryScreen", "ExportScreen", "scoped_q
 
 #: the widest a cell is drawn in the results table (the whole of it: `v`)
 CELL_WIDTH = 40
-#: rows from the end of what is loaded at which the next page is asked for
-PREFETCH_ROWS = 20
+#: rows from the end of what is loaded at which the next page is asked for: a page ahead, so a page
+#: down (a screenful) lands on rows already there (bench/bench_sql_screen.py)
+PREFETCH_ROWS = 200
 #: the most completions offered at once
 MAX_COMPLETIONS = 30
 #: TextEditor's actions that read or write files, or quit: the app does its own I/O and quitting
@@ -435,10 +436,10 @@ class SqlScreen(Screen):
     def _highlighted(self, ev: DataTable.CellHighlighted) -> None:
         res = self.result
         if res is not None and not res.done and ev.coordinate.row >= len(self.rows) - PREFETCH_ROWS:
-            self._more(res)
+            self.fetch_more(res)
 
     @work(thread=True, exclusive=True, group="sql-page", exit_on_error=False)
-    def _more(self, res: PagedResult) -> None:
+    def fetch_more(self, res: PagedResult) -> None:
         try:
             self.post_message(SqlPage(res, res.next_page(), False))
         except Exception as e:  # noqa: BLE001 - a failing fetch is said on the screen
