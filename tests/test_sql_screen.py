@@ -9,6 +9,7 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 import pytest
+from textual.coordinate import Coordinate
 from waits import pilot_wait_for as wait_for
 
 from conftest import copy_samples_db
@@ -64,6 +65,8 @@ async def test_a_query_runs_pages_lazily_and_a_cell_opens_whole(samples_db, size
         await wait_for(pilot, lambda: len(screen.rows) > 2 * PAGE_ROWS, what="the next page")
         table = screen.query_one("#sql-results")
         assert table.row_count == len(screen.rows) < 1000
+        shown_cell = table.get_cell_at(Coordinate(0, 1))
+        assert "\x1b" not in shown_cell.plain and shown_cell.plain.startswith("x\\x1b[31mred")
         await pilot.press("right")  # the column s
         await pilot.press("v")
         await wait_for(pilot, lambda: isinstance(app.screen, CellScreen))
