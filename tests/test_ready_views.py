@@ -187,3 +187,20 @@ def test_run_id_tasks_groups_as_the_picker_does(conn):
         g = groups[key]
         assert (n_tasks, n_ended) == (g.n_tasks, g.n_finished)
         assert mean == pytest.approx(g.mean_score) if g.mean_score is not None else mean is None
+
+
+def test_the_columns_meanings_are_duckdb_comments(conn):
+    from edgetui.store.ready_views import COLUMN_MEANINGS
+    from edgetui.store.sql_results import schema_entries
+
+    got = {
+        (t, c): comment
+        for t, c, comment in conn.execute(
+            "SELECT table_name, column_name, comment FROM duckdb_columns() WHERE comment IS NOT NULL"
+        ).fetchall()
+    }
+    assert got == COLUMN_MEANINGS
+    # the SQL screen's schema tree reads them
+    events = next(e for e in schema_entries(conn) if e["name"] == "events")
+    assert ("t_source", "VARCHAR", COLUMN_MEANINGS[("events", "t_source")]) in events["columns"]
+    assert events["meaning"].startswith("every event")

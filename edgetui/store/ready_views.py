@@ -11,7 +11,7 @@ the replay at that event.
 
 from __future__ import annotations
 
-__all__ = ["READY_VIEWS", "IDLE_GAP_S", "AGENT_KINDS", "view_statements"]
+__all__ = ["READY_VIEWS", "COLUMN_MEANINGS", "IDLE_GAP_S", "AGENT_KINDS", "view_statements"]
 
 #: the shortest pause between two of the agent's own events that ``idle_gaps`` lists (seconds)
 IDLE_GAP_S = 60
@@ -151,10 +151,57 @@ WINDOW g AS (PARTITION BY host, run_id)""",
 }
 
 
+#: (table or view, column) -> meaning: DuckDB comments on the columns whose meaning is not in their name
+COLUMN_MEANINGS: dict[tuple[str, str], str] = {
+    ("events", "t"): "when it happened, epoch seconds UTC",
+    ("events", "t_source"): "recorded by the source, observed live, anchored, or interpolated between anchors",
+    ("events", "t_lo"): "an interpolated time's earliest possible value",
+    ("events", "t_hi"): "an interpolated time's latest possible value",
+    ("events", "offset"): 'byte offset in its source file (quote it: "offset")',
+    ("events", "data"): "the kind's payload as JSON (tool input, result, usage…)",
+    ("events", "raw"): "the source bytes of a record that did not parse (decode(raw) shows it)",
+    ("submissions", "t"): "when the result was known (not when it was sent)",
+    ("submissions", "elapsed_s"): "seconds from the run's start to t",
+    ("submissions", "score_0_100"): "SForge's rescaled score",
+    ("runs", "run_key"): "host/run_id/task_id",
+    ("runs", "best_score_0_100"): "the best on SForge's 0-100 scale",
+    ("best_so_far", "known_at"): "when the result was known (evolve_state at, the judge's Result: line, ...)",
+    ("best_so_far", "known_by"): "what gave known_at: evolve_state, judge_log, report_mtime, submitted_at+runtime",
+    ("best_so_far", "known_after_s"): "seconds from sending to the result known",
+    ("best_so_far", "event_id"): "the round's judge_result event",
+    ("tool_calls", "duration_s"): "the tool's own duration_ms, else result time minus call time",
+    ("tool_calls", "failed"): "an error result or a non-zero exit code",
+    ("tool_calls", "unanswered"): "no result recorded for the call",
+    ("tool_calls", "event_id"): "the call's event",
+    ("idle_gaps", "gap_s"): "seconds without an event of the agent",
+    ("idle_gaps", "event_id"): "the event that ended the pause",
+    ("idle_gaps", "waiting_on_tool"): "the event before the pause was a tool call",
+    ("idle_gaps", "approximate"): "a time interpolated between anchors",
+    ("spend_over_time", "cost_usd"): "this event's dollars by the price table",
+    ("spend_over_time", "cum_cost_usd"): "the run's dollars up to this event",
+    ("spend_over_time", "cum_tokens"): "the run's tokens up to this event",
+    ("alarms", "acked"): "this row acknowledges an alarm",
+    ("moment_why", "moved"): "the sub-scores that moved, before and after",
+    ("moment_why", "why"): "the behaviour change's notes",
+    ("moment_why", "evidence"): "the event ids of the evidence",
+    ("moment_why", "event_id"): "the round's judge_result event",
+    ("test_matrix", "round_no"): "the round's place in result-known order",
+    ("run_id_tasks", "best_0_100"): "the task's best on the 0-100 scale (pass rate x 100)",
+    ("run_id_tasks", "n_ended"): "tasks of the run id finished or aborted",
+}
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
 def view_statements() -> list[str]:
-    """The statements creating (or replacing) every ready-made view, each followed by its comment."""
+    """The statements creating (or replacing) every ready-made view, each followed by its comment,
+    then the comments of :data:`COLUMN_MEANINGS`."""
     out: list[str] = []
     for name, (meaning, select) in READY_VIEWS.items():
         out.append(f"CREATE OR REPLACE VIEW {name} AS {select}")
-        out.append(f"COMMENT ON VIEW {name} IS '{meaning.replace(chr(39), chr(39) * 2)}'")
+        out.append(f"COMMENT ON VIEW {name} IS {_quoted(meaning)}")
+    for (table, column), meaning in COLUMN_MEANINGS.items():
+        out.append(f'COMMENT ON COLUMN {table}."{column}" IS {_quoted(meaning)}')
     return out
