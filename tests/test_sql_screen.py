@@ -13,7 +13,7 @@ from textual.coordinate import Coordinate
 from waits import pilot_wait_for as wait_for
 
 from conftest import copy_samples_db
-from edgetui.store.sql_results import PAGE_ROWS, QueryHistory, run_paged
+from edgetui.store.sql_results import PAGE_ROWS, QueryBuffer, QueryHistory, run_paged
 from edgetui.views.app import EdgeTUIApp
 from edgetui.views.screens.picker import PickerScreen
 from edgetui.views.screens.replay import ReplayScreen
@@ -179,3 +179,20 @@ def test_paged_result_holds_a_page_not_the_result(tmp_path):
     assert res.next_page()[0][0] == PAGE_ROWS
     with pytest.raises(ValueError, match="refused"):
         run_paged(conn, "COPY (SELECT 1) TO 'x.csv'")
+
+
+@pytest.mark.asyncio
+async def test_the_open_query_is_saved_and_offered_back_after_a_crash(samples_db):
+    typed = "SELECT * FROM spend_over_time -- half done"
+    app = EdgeTUIApp(samples_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sql(app, pilot)
+        screen.query_one(SqlEditor).text = typed
+        screen.save_buffer()  # what the minute's timer does
+        await wait_for(pilot, lambda: QueryBuffer().load() == typed, what="the buffer saved")
+    # (the app ended without the screen closing: as a crash would leave it)
+    app = EdgeTUIApp(samples_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sql(app, pilot)
+        await wait_for(pilot, lambda: screen.query_one(SqlEditor).text == typed, what="the buffer restored")
+        assert "left open last time" in status(screen)

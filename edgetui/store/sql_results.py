@@ -33,6 +33,7 @@ __all__ = [
     "completion_words",
     "event_time",
     "QueryHistory",
+    "QueryBuffer",
     "TABLE_MEANINGS",
 ]
 
@@ -238,3 +239,24 @@ class QueryHistory:
         """The queries containing every word of ``text`` (case-insensitive), newest first."""
         words = text.lower().split()
         return [q for q in reversed(self.load()) if all(w in q.lower() for w in words)]
+
+
+class QueryBuffer:
+    """The editor's text, saved every minute and on each run (``<state dir>/edgetui/sql_buffer.sql``),
+    so a crash or a closed terminal loses at most a minute of typing: the next SQL screen opens with it."""
+
+    def __init__(self, path: Optional[Path] = None) -> None:
+        self.path = path or Path(platformdirs.user_state_dir("edgetui")) / "sql_buffer.sql"
+
+    def load(self) -> str:
+        try:
+            return self.path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:  # nothing saved yet
+            return ""
+
+    def save(self, text: str) -> None:
+        """Write ``text`` whole (beside, then renamed: a crash mid-write keeps the last buffer)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".part")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, self.path)

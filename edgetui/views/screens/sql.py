@@ -25,6 +25,7 @@ from textual_textarea import TextEditor
 from edgetui.control_chars import visible, visible_lines
 from edgetui.store.sql_results import (
     PagedResult,
+    QueryBuffer,
     QueryHistory,
     completion_words,
     event_time,
@@ -42,6 +43,8 @@ CELL_WIDTH = 40
 PREFETCH_ROWS = 200
 #: the most completions offered at once
 MAX_COMPLETIONS = 30
+#: seconds between two saves of the editor's text (QueryBuffer)
+BUFFER_SAVE_S = 60.0
 #: TextEditor's actions that read or write files, or quit: the app does its own I/O and quitting
 _EDITOR_LEFT_OUT = {"save", "load", "quit"}
 
@@ -114,6 +117,12 @@ class Said(Message):
         super().__init__()
         self.text = text
         self.error = error
+
+
+class BufferRestored(Message):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
 
 
 class ReplayAt(Message):
@@ -262,10 +271,17 @@ class SqlScreen(Screen):
     SqlScreen #sql-results { height: 1fr; }
     """
 
-    def __init__(self, run_key: Optional[str] = None, history: Optional[QueryHistory] = None) -> None:
+    def __init__(
+        self,
+        run_key: Optional[str] = None,
+        history: Optional[QueryHistory] = None,
+        buffer: Optional[QueryBuffer] = None,
+    ) -> None:
         super().__init__()
         self.run_key = run_key
         self.history = history or QueryHistory()
+        self.buffer = buffer or QueryBuffer()
+        self.saved_text = ""
         self.result: Optional[PagedResult] = None
         self.running: Optional[PagedResult] = None
         self.rows: list[tuple] = []
@@ -288,6 +304,9 @@ class SqlScreen(Screen):
         self._say("F5 runs the query · F7 history · F4 export · F8 cancels · v a cell whole · enter: replay")
         self._apply_layout()
         self._load_schema()
+        if not self.run_key:  # the query left open last time (a crash, a closed terminal)
+            self._restore_buffer()
+        self.set_interval(BUFFER_SAVE_S, self.save_buffer)
         self.query_one(SqlEditor).focus()
 
     def on_resize(self) -> None:
@@ -361,6 +380,39 @@ class SqlScreen(Screen):
 
     def history_add(self, sql: str) -> None:
         self._write_history(sql)
+        self.save_buffer()
+
+    def save_buffer(self) -> None:
+        """Save the editor's text when it changed since the last save (every minute, on each run)."""
+        text = self.query_one(SqlEditor).text
+        if text != self.saved_text and text.strip():
+            self.saved_text = text
+            self._write_buffer(text)
+
+    @work(thread=True, group="sql-buffer", exit_on_error=False)
+    def _write_buffer(self, text: str) -> None:
+        try:
+            self.buffer.save(text)
+        except OSError as e:
+            self.post_message(Said(f"the query was not saved: {e}", error=True))
+
+    @work(thread=True, group="sql-buffer", exit_on_error=False)
+    def _restore_buffer(self) -> None:
+        try:
+            text = self.buffer.load()
+        except OSError as e:
+            self.post_message(Said(f"the saved query cannot be read: {e}", error=True))
+            return
+        if text.strip():
+            self.post_message(BufferRestored(text))
+
+    @on(BufferRestored)
+    def _buffer_restored(self, msg: BufferRestored) -> None:
+        editor = self.query_one(SqlEditor)
+        if editor.text == scoped_query(None):  # (nothing typed yet)
+            editor.text = msg.text
+            self.saved_text = msg.text
+            self._say("the query left open last time is back (F7: the history)")
 
     @work(thread=True, group="sql-history", exit_on_error=False)
     def _write_history(self, sql: str) -> None:
