@@ -204,3 +204,36 @@ def test_the_columns_meanings_are_duckdb_comments(conn):
     events = next(e for e in schema_entries(conn) if e["name"] == "events")
     assert ("t_source", "VARCHAR", COLUMN_MEANINGS[("events", "t_source")]) in events["columns"]
     assert events["meaning"].startswith("every event")
+
+
+def test_the_example_questions_of_the_docs_run_under_the_read_only_rule(samples_db, capsys):
+    import re
+
+    from edgetui.store.sql_results import run_paged
+
+    assert main(["--db", str(samples_db), "moments", "opus48-edge-3-20260312005800"]) == 0
+    capsys.readouterr()
+    conn = open_db(samples_db)
+    text = DOCS.read_text()
+    section = text[text.index("## Ready-made views") : text.index("Best-so-far follows SForge exactly")]
+    queries = [q for q in re.findall(r"`((?:SELECT|PIVOT) [^`]+)`", section)]
+    assert len(queries) >= len(READY_VIEWS)
+    answered = 0
+    for q in queries:
+        res = run_paged(conn, q.replace("'X'", "'opus48-edge-3-20260312005800'"))
+        answered += bool(res.next_page())
+        res.close()
+    conn.close()
+    assert answered == len(queries) - 1  # (alarms: none in the samples)
+
+
+def test_spend_goes_toward_the_next_submission_sent(conn):
+    rows = conn.execute(
+        "SELECT s.t, s.toward_round, (SELECT min(submitted_at) FROM submissions b WHERE b.run_key = s.run_key "
+        "AND b.submitted_at >= s.t) FROM spend_over_time s WHERE run_key = ?",
+        [GW],
+    ).fetchall()
+    sent = dict(conn.execute("SELECT round, submitted_at FROM submissions WHERE run_key = ?", [GW]).fetchall())
+    assert any(r[1] for r in rows)
+    for _t, toward, first_after in rows:
+        assert (sent[toward] if toward else None) == first_after

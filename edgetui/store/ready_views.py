@@ -84,12 +84,13 @@ WHERE gap_s >= {IDLE_GAP_S}""",
     ),
     "spend_over_time": (
         "every event that carries token use, in time order per run, with its dollars (the price table's "
-        "longest matching model pattern) and the run's running totals (cum_tokens, cum_cost_usd); "
+        "longest matching model pattern), the round it went toward (the next submission sent: toward_round) "
+        "and the run's running totals (cum_tokens, cum_cost_usd); "
         "counts every record, where runs' totals leave out records an earlier run holds",
-        """SELECT run_key, event_id, t, t - min(t) OVER (PARTITION BY run_key) AS elapsed_s, round, model,
+        """SELECT run_key, event_id, t, t - min(t) OVER (PARTITION BY run_key) AS elapsed_s, toward_round, model,
        input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, tokens, cost_usd,
        sum(tokens) OVER w AS cum_tokens, sum(cost_usd) OVER w AS cum_cost_usd
-FROM (SELECT e.run_key, e.event_id, e.t, e.round, e.model,
+FROM (SELECT e.run_key, e.event_id, e.t, nx.round AS toward_round, e.model,
              e.input_tokens, e.output_tokens, e.cache_read_tokens, e.cache_write_tokens,
              coalesce(e.input_tokens, 0) + coalesce(e.output_tokens, 0) + coalesce(e.cache_read_tokens, 0)
                + coalesce(e.cache_write_tokens, 0) AS tokens,
@@ -99,6 +100,8 @@ FROM (SELECT e.run_key, e.event_id, e.t, e.round, e.model,
       FROM events e
       LEFT JOIN LATERAL (SELECT * FROM prices WHERE e.model LIKE prices.model_pattern
                          ORDER BY length(model_pattern) DESC LIMIT 1) p ON TRUE
+      ASOF LEFT JOIN (SELECT run_key, round, submitted_at FROM submissions WHERE submitted_at IS NOT NULL) nx
+        ON nx.run_key = e.run_key AND e.t <= nx.submitted_at
       WHERE e.input_tokens IS NOT NULL OR e.output_tokens IS NOT NULL)
 WINDOW w AS (PARTITION BY run_key ORDER BY t, event_id ROWS UNBOUNDED PRECEDING)""",
     ),
@@ -178,6 +181,7 @@ COLUMN_MEANINGS: dict[tuple[str, str], str] = {
     ("idle_gaps", "waiting_on_tool"): "the event before the pause was a tool call",
     ("idle_gaps", "approximate"): "a time interpolated between anchors",
     ("spend_over_time", "cost_usd"): "this event's dollars by the price table",
+    ("spend_over_time", "toward_round"): "the next submission sent at or after this event (null after the last)",
     ("spend_over_time", "cum_cost_usd"): "the run's dollars up to this event",
     ("spend_over_time", "cum_tokens"): "the run's tokens up to this event",
     ("alarms", "acked"): "this row acknowledges an alarm",
