@@ -329,8 +329,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--format",
         choices=["md", "json", "html", "pdf"],
-        default="md",
-        help="output format (default: md; pdf: the HTML printed by a headless Chromium, needs -o)",
+        default=None,
+        help="output format (default: from -o's extension, .html/.htm, .md, .json or .pdf, else md; "
+        "pdf: the HTML printed by a headless Chromium, needs -o)",
     )
     p.add_argument("--output", "-o", type=Path, default=None, metavar="FILE", help="write here (default: stdout)")
     p.add_argument("--no-diff", action="store_true", help="leave the submission diffs out")

@@ -156,9 +156,28 @@ def cmd_annotations(db: Path, args) -> int:
     return 0
 
 
+#: ``report -o FILE``'s format when --format is not given: by FILE's extension
+REPORT_FORMAT_BY_SUFFIX = {".html": "html", ".htm": "html", ".md": "md", ".json": "json", ".pdf": "pdf"}
+
+
+def report_format(given: str | None, output: Path | None) -> str:
+    """``edgetui report``'s format: ``--format``, else the one ``-o``'s extension names, else md.
+    A --format the extension contradicts (``--format md -o r.html``) is refused."""
+    by_suffix = REPORT_FORMAT_BY_SUFFIX.get(output.suffix.lower()) if output is not None else None
+    if given is None:
+        return by_suffix or "md"
+    if by_suffix is not None and by_suffix != given:
+        raise UserError(
+            f"--format {given} contradicts -o {visible(str(output))} (a .{output.suffix[1:]} file); "
+            f"drop --format, or name the file .{given}"
+        )
+    return given
+
+
 def cmd_report(db: Path, args) -> int:
     from edgetui.analysis.report import build_report, to_html, to_json, to_markdown
 
+    args.format = report_format(args.format, args.output)
     conn = _read_conn(db)
     try:
         key = resolve_run(conn, args.run, args.host)
