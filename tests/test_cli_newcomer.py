@@ -33,3 +33,35 @@ def test_report_format_follows_the_output_files_extension(samples_db, tmp_path, 
     assert main(["--db", str(samples_db), "report", "opus48", "--format", "md", "-o", str(other)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--format md contradicts" in err and not other.exists()
+
+
+def _is_sample(db: Path, task: str):
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return [r[0] for r in con.execute("SELECT is_sample FROM runs WHERE task_id = ?", [task]).fetchall()]
+    finally:
+        con.close()
+
+
+def test_a_forgotten_sample_comes_back_a_sample_the_way_samples_says(samples_db, capsys):
+    from edgetui.samples import samples_dir
+
+    run_dir = samples_dir() / "runs" / "judge-demo-001"
+    db = ["--db", str(samples_db)]
+    assert main([*db, "forget", "judge-demo", "--yes"]) == 0
+    capsys.readouterr()
+    # `edgetui samples` names the command that brings it back, and has the options its lines name
+    main([*db, "samples", "--quiet"])
+    err = capsys.readouterr().err
+    assert "judge_demo_sum: skipped, forgotten" in err and "`edgetui samples --unforget`" in err, err
+    assert "ingest --unforget" not in err
+    assert main([*db, "samples", "--quiet", "--full"]) in (0, 1)
+    assert "unrecognized" not in capsys.readouterr().err
+    # ingest --unforget of the bundled run: back as a sample (left out of the leaderboard)
+    assert main([*db, "ingest", "--quiet", "--unforget", str(run_dir)]) == 0
+    assert _is_sample(samples_db, "judge_demo_sum") == [True]
+    assert main([*db, "forget", "judge-demo", "--yes"]) == 0
+    assert main([*db, "samples", "--quiet", "--unforget"]) == 0
+    assert _is_sample(samples_db, "judge_demo_sum") == [True]

@@ -194,6 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _cmd(sub, "samples", "record the bundled sample runs (tagged as samples)", "edgetui --db demo.duckdb samples")
     _add_db(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--unforget", action="store_true", help="record sample runs forgotten with `edgetui forget` again")
+    p.add_argument("--full", action="store_true", help="re-read every sample run, also those unchanged since recorded")
 
     p = _cmd(
         sub,
@@ -655,15 +657,22 @@ def _cmd_ingest(db: Path, args) -> int:
         raise ValueError("give a PATH to record, or --host USER@HOST[:PORT]:/PATH")
     from edgetui.record.ingest_report import IngestReport
 
+    from edgetui.samples import sample_set_of
+
     rep = IngestReport()
-    if args.paths:
+    # a path inside the bundled samples is recorded as `edgetui samples` records it: a sample, with its tasks
+    groups: dict[tuple, list[Path]] = {}
+    for p in args.paths:
+        home = sample_set_of(p)
+        groups.setdefault((args.tasks_dir or home[1], True) if home else (args.tasks_dir, args.sample), []).append(p)
+    for (tasks_dir, sample), paths in groups.items():
         rep.merge(
             _progress_ingest(
                 db,
-                args.paths,
-                tasks_dir=args.tasks_dir,
+                paths,
+                tasks_dir=tasks_dir,
                 host=names[0] if names else "local",
-                sample=args.sample,
+                sample=sample,
                 prices=args.prices,
                 quiet=args.quiet,
                 unforget=args.unforget,
@@ -777,7 +786,11 @@ def cmd_samples(db: Path, args) -> int:
 
     rep = IngestReport()
     for runs, tasks in sample_sets():
-        rep.merge(_progress_ingest(db, [runs], tasks_dir=tasks, sample=True, quiet=args.quiet))
+        rep.merge(
+            _progress_ingest(
+                db, [runs], tasks_dir=tasks, sample=True, quiet=args.quiet, unforget=args.unforget, full=args.full
+            )
+        )
     _print_report(rep)
     return 0 if rep.recorded_anything else 1
 
