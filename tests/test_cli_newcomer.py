@@ -65,3 +65,22 @@ def test_a_forgotten_sample_comes_back_a_sample_the_way_samples_says(samples_db,
     assert main([*db, "forget", "judge-demo", "--yes"]) == 0
     assert main([*db, "samples", "--quiet", "--unforget"]) == 0
     assert _is_sample(samples_db, "judge_demo_sum") == [True]
+
+
+def test_an_options_invalid_choice_is_not_called_a_command(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["runs", "--format", "xml"])
+    assert e.value.code == 2
+    assert capsys.readouterr().err == (
+        "edgetui runs: error: --format: invalid choice 'xml' (choose from table, csv, json) "
+        "(edgetui runs --help shows the usage)\n"
+    )
+    with pytest.raises(SystemExit):
+        main(["moments", "x", "--detector", "refram"])
+    err = capsys.readouterr().err
+    assert "--detector: invalid choice 'refram'" in err and "did you mean 'reframe'?" in err
+    assert "command" not in err
+    # the subcommand's own choice still is a command
+    with pytest.raises(SystemExit):
+        main(["ingets"])
+    assert "unknown command 'ingets'" in capsys.readouterr().err

@@ -92,12 +92,17 @@ class _Parser(argparse.ArgumentParser):
         import difflib
 
         hint = f"{self.prog} --help"
-        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        m = re.search(r"(?:argument ([^:]+): )?invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if m:
-            choices = re.findall(r"'?([\w-]+)'?", m.group(2))
-            near = difflib.get_close_matches(m.group(1), choices, n=1)
-            message = f"unknown command {m.group(1)!r}" + (f"; did you mean {near[0]!r}?" if near else "")
-            hint += " lists the commands"
+            choices = re.findall(r"'?([\w-]+)'?", m.group(3))
+            near = difflib.get_close_matches(m.group(2), choices, n=1)
+            meant = f"; did you mean {near[0]!r}?" if near else ""
+            if m.group(1) in (None, "COMMAND"):  # the subcommand's choice
+                message = f"unknown command {m.group(2)!r}{meant}"
+                hint += " lists the commands"
+            else:  # an option's (or another argument's) choice
+                message = f"{m.group(1)}: invalid choice {m.group(2)!r} (choose from {', '.join(choices)}){meant}"
+                hint += " shows the usage"
         else:
             hint += " shows the usage"
             m = re.match(r"unrecognized arguments: (-[\w-]+)", message)
