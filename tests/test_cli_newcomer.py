@@ -104,3 +104,21 @@ def test_reaching_a_host_says_no_dsa_deprecation_warnings():
     )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert "RSA is deprecated" in p.stderr and "DSA is deprecated" in p.stderr, p.stderr
+
+
+def test_errors_are_plain_lines_without_python_internals(samples_db, tmp_path, capsys):
+    db = ["--db", str(samples_db)]
+    assert main([*db, "report", "opus48", "-o", "/nonexistent/r.html"]) == 2
+    assert capsys.readouterr().err == "edgetui: error: cannot write /nonexistent/r.html: no such directory\n"
+    with pytest.raises(SystemExit) as e:
+        main([*db, "leaderboard", "--hours", "abc"])
+    assert e.value.code == 2
+    assert capsys.readouterr().err == (
+        "edgetui leaderboard: error: --hours: 'abc' is not a list of hours (e.g. 1,3,12) "
+        "(edgetui leaderboard --help shows the usage)\n"
+    )
+    # the only path refused: its one line, no "recorded 0 run(s)" after it
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    assert main([*db, "ingest", "--quiet", str(readme)]) == 1
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.count("\n") == 1 and "README.md: skipped" in out.err, out

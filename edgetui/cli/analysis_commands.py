@@ -32,7 +32,9 @@ SCALE_NOTE = (
 
 
 def parse_hours(text: str) -> list[float]:
-    """``"2,4,6"`` → ``[2.0, 4.0, 6.0]`` (hours); raises ``ValueError`` naming the bad item."""
+    """``"2,4,6"`` → ``[2.0, 4.0, 6.0]`` (hours): the type of ``--hours`` and ``--horizons``. A bad
+    list raises ``argparse.ArgumentTypeError``, whose message argparse says after the option's name
+    (``--hours: 'abc' is not a list of hours (e.g. 1,3,12)``)."""
     out = []
     for item in (text or "").split(","):
         item = item.strip()
@@ -41,12 +43,12 @@ def parse_hours(text: str) -> list[float]:
         try:
             h = float(item.rstrip("h"))
         except ValueError:
-            raise ValueError(f"--hours: {item!r} is not a number of hours; e.g. --hours 2,4,6,8,10,12") from None
-        if h <= 0:
-            raise ValueError(f"--hours: {item!r} must be above 0")
+            raise argparse.ArgumentTypeError(f"{text!r} is not a list of hours (e.g. 1,3,12)") from None
+        if h <= 0 or h != h or h == float("inf"):
+            raise argparse.ArgumentTypeError(f"{item!r}: hours must be a number above 0 (e.g. 1,3,12)")
         out.append(h)
     if not out:
-        raise ValueError("--hours: no hours given; e.g. --hours 2,4,6,8,10,12")
+        raise argparse.ArgumentTypeError("no hours given (e.g. 1,3,12)")
     return out
 
 

@@ -105,6 +105,7 @@ class _Parser(argparse.ArgumentParser):
                 hint += " shows the usage"
         else:
             hint += " shows the usage"
+            message = re.sub(r"^argument (-[\w-]+)(?:/-[\w-]+)*: ", r"\1: ", message)  # (an option's bad value)
             m = re.match(r"unrecognized arguments: (-[\w-]+)", message)
             near = (
                 difflib.get_close_matches(m.group(1), [o for a in self._actions for o in a.option_strings], n=1)
@@ -616,6 +617,8 @@ def _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet, u
 def _print_report(rep) -> None:
     for m in rep.messages:
         print(f"edgetui: {visible(str(m))}", file=sys.stderr)
+    if not rep.runs and rep.messages:  # every path refused or failed: its line says it, no "recorded 0 run(s)"
+        return
     new = rep.new_events
     if new == 0 and rep.runs:
         same = f", {rep.unchanged} unchanged since recorded (not read; --full reads them)" if rep.unchanged else ""

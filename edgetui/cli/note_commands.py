@@ -178,6 +178,10 @@ def cmd_report(db: Path, args) -> int:
     from edgetui.analysis.report import build_report, to_html, to_json, to_markdown
 
     args.format = report_format(args.format, args.output)
+    if args.output is not None:
+        where = args.output.expanduser().parent
+        if not where.is_dir():  # said before the report is built, in words rather than an errno
+            raise UserError(f"cannot write {visible(str(args.output))}: no such directory")
     conn = _read_conn(db)
     try:
         key = resolve_run(conn, args.run, args.host)
@@ -193,13 +197,18 @@ def cmd_report(db: Path, args) -> int:
             print_pdf(to_html(rep), args.output)
         except NoBrowser as e:
             raise LookupError(str(e)) from None
-        print(f"wrote {args.output} ({len(rep['moments'])} moments, {len(rep['annotations'])} annotations)")
+        print(
+            f"wrote {args.output} ({plural(len(rep['moments']), 'moment')}, {plural(len(rep['annotations']), 'annotation')})"
+        )
         return 0
     text = {"md": to_markdown, "json": to_json, "html": to_html}[args.format](rep)
     if args.output is None:
         sys.stdout.write(for_terminal(text))  # (escaped on a terminal; a pipe or file gets the bytes)
     else:
-        args.output.write_text(text, encoding="utf-8")
+        try:
+            args.output.write_text(text, encoding="utf-8")
+        except OSError as e:
+            raise UserError(f"cannot write {visible(str(args.output))}: {e.strerror or e}") from None
         print(
             f"wrote {args.output} ({plural(len(rep['moments']), 'moment')}, {plural(len(rep['annotations']), 'annotation')})"
         )
