@@ -55,6 +55,10 @@ async def test_f1_lists_the_keys_on_every_screen(samples_db, size):
         # the picker: the filter has the focus, so ? is a character of it, and F1 opens the keys
         text = await opens_and_closes(pilot, app, "f1", "Run picker keys")
         assert "enter" in text and "filter" in text
+        assert "ctrl+g" in text  # (the footer names it: ^g by run id)
+        # the picker's title names the picker, not the replay
+        title = str(app.screen.query_one("#picker-title").render())
+        assert title.startswith("edgetui · runs") and "replay" not in title, title
         await pilot.press("question_mark")
         await pilot.pause()
         assert app.screen.query_one("#filter").value == "?"
