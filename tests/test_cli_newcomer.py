@@ -122,3 +122,16 @@ def test_errors_are_plain_lines_without_python_internals(samples_db, tmp_path, c
     assert main([*db, "ingest", "--quiet", str(readme)]) == 1
     out = capsys.readouterr()
     assert out.out == "" and out.err.count("\n") == 1 and "README.md: skipped" in out.err, out
+
+
+def test_fit_prints_signs_and_time_intervals_as_a_reader_expects(samples_db, capsys, monkeypatch):
+    import re
+
+    monkeypatch.setenv("COLUMNS", "250")
+    assert main(["--db", str(samples_db), "fit", "--include-samples"]) == 0
+    out = capsys.readouterr().out
+    assert "ln t" in out and "lantern_cove_adventure" in out
+    assert "+ -" not in out and not re.search(r"(?<![\w.])-0\.0(?![\d.]*[1-9])", out), out
+    assert "S = 38.6 + 0.0 ln t" in out  # (a flat run: its slope is -1e-15)
+    # a time's 80 % interval never starts below 0 (t_half, t_mid)
+    assert not re.search(r"(?<![\w.])-\d[\d.]*–", out), out
