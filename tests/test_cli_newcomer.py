@@ -135,3 +135,20 @@ def test_fit_prints_signs_and_time_intervals_as_a_reader_expects(samples_db, cap
     assert "S = 38.6 + 0.0 ln t" in out  # (a flat run: its slope is -1e-15)
     # a time's 80 % interval never starts below 0 (t_half, t_mid)
     assert not re.search(r"(?<![\w.])-\d[\d.]*–", out), out
+
+
+def test_runs_elapsed_h_is_the_headers_ran_not_the_last_events_time(samples_db, capsys):
+    """The generated sample 7c1e94d2a0b3 has events after its end (a grading after the drain gave up,
+    a manual round half an hour later): `runs` said 3.76 h where the header says ran 3:15:12."""
+    from edgetui.store.database import open_db
+    from edgetui.store.queries import run_header
+
+    assert main(["--db", str(samples_db), "runs", "--format", "json"]) == 0
+    row = next(r for r in json.loads(capsys.readouterr().out) if r["run_id"] == "7c1e94d2a0b3")
+    conn = open_db(samples_db, read_only=True)
+    try:
+        head = run_header(conn, "local/7c1e94d2a0b3/gitlet_vcs")
+    finally:
+        conn.close()
+    assert head["duration_to"] == "end" and head["last_event_at"] > head["ended_at"] + 600
+    assert row["elapsed_h"] == round(head["duration_s"] / 3600, 2)

@@ -67,7 +67,9 @@ async def test_f1_lists_the_keys_on_every_screen(samples_db, size):
         app.open_run(TWELVE_HOURS)
         await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.cursor, 30, "the replay")
         for key in ("question_mark", "f1"):
-            assert "reframing moment" in await opens_and_closes(pilot, app, key, "Replay keys")
+            text = await opens_and_closes(pilot, app, key, "Replay keys")
+            assert "reframing moment" in text
+            assert "traj N/M improving" in text and "FIRST SUBMISSION" in text  # (the header's metrics explained)
         # the why of a new best (a screen of its own)
         await pilot.press("right_curly_bracket", "w")
         await wait_for(pilot, lambda: isinstance(app.screen, WhyScreen), 30, "the why")

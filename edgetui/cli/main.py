@@ -840,7 +840,7 @@ SELECT run_id, task_id, status, format,
                  {transcript_flags},
                  CASE WHEN status IN ('running', 'grading') AND timeout_s > 0 AND started_at IS NOT NULL
                       AND epoch(current_timestamp) - started_at > timeout_s THEN 'over-budget' END) AS flags,
-       round((coalesce(last_event_at, started_at) - started_at) / 3600.0, 2) AS elapsed_h,
+       round((coalesce(ended_at, last_event_at, started_at) - started_at) / 3600.0, 2) AS elapsed_h,
        round(nullif(greatest(coalesce(TRY_CAST(final->>'$.runtime_seconds' AS DOUBLE), 0), 0), 0) / 3600.0, 2)
          AS sforge_runtime_h,
        round(timeout_s / 3600.0, 2) AS budget_h,
