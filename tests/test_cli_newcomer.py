@@ -152,3 +152,17 @@ def test_runs_elapsed_h_is_the_headers_ran_not_the_last_events_time(samples_db, 
         conn.close()
     assert head["duration_to"] == "end" and head["last_event_at"] > head["ended_at"] + 600
     assert row["elapsed_h"] == round(head["duration_s"] / 3600, 2)
+
+
+def test_the_readmes_sql_example_names_each_run_and_both_bests(samples_db, capsys):
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    query = re.search(r'^edgetui sql "([^"]+)"', readme, re.M).group(1)
+    assert main(["--db", str(samples_db), "sql", query, "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 11
+    # each row says which run it is (tiny_stats is a task of three runs) and which best is which
+    assert {"run_id", "task_id", "best_score", "best_pass_rate"} <= set(rows[0])
+    assert len({(r["run_id"], r["task_id"]) for r in rows}) == len(rows)
+    assert 'edgetui sql "' + query + '"' in main.__globals__["build_parser"]().epilog

@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n  edgetui                           the app (on a first start: the bundled samples)\n"
         "  edgetui ingest logs/runs          record every run under a runs root\n"
         "  edgetui watch --runs-dir logs/runs  supervise them live\n"
-        '  edgetui sql "SELECT task_id, best_score FROM runs"',
+        '  edgetui sql "SELECT run_id, task_id, best_score, best_pass_rate FROM runs"',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--version", action="version", version=f"edgetui {__version__}")
