@@ -166,3 +166,19 @@ def test_the_readmes_sql_example_names_each_run_and_both_bests(samples_db, capsy
     assert {"run_id", "task_id", "best_score", "best_pass_rate"} <= set(rows[0])
     assert len({(r["run_id"], r["task_id"]) for r in rows}) == len(rows)
     assert 'edgetui sql "' + query + '"' in main.__globals__["build_parser"]().epilog
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(300)
+def test_the_pdf_line_counts_in_words_and_the_pdf_comes_from_the_extension(samples_db, tmp_path, capsys):
+    from prereqs import need
+
+    need("chromium-headless-shell")  # skips with the install line (fails under CI=true)
+    db = ["--db", str(samples_db)]
+    assert main([*db, "annotate", "opus48", "--round", "agent-213", "--label", "tuning"]) == 0
+    out = tmp_path / "report.pdf"
+    capsys.readouterr()
+    assert main([*db, "report", "opus48", "-o", str(out)]) == 0
+    assert out.read_bytes().startswith(b"%PDF")
+    line = capsys.readouterr().out
+    assert line.startswith(f"wrote {out} (") and line.endswith(", 1 annotation)\n"), line
