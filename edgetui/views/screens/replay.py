@@ -125,6 +125,11 @@ REPLAY_KEYS: list[tuple[str, str]] = [
     ("c", "show / hide the chart (left out when the terminal is under 20 rows or nothing is graded)"),
     ("v", "chart: score / pass rate / rescaled 0–100 (those the run has); ▾▴ mark scores off the scale"),
     ("ctrl+p", "command palette"),
+    (
+        "header: traj",
+        "traj N/M improving: of the M counted submissions, N raised the best; first gain +h:mm:ss and "
+        "best +h:mm:ss count from the FIRST SUBMISSION (SForge's trajectory metrics), not from the run's start",
+    ),
     ("? / F1", "this help"),
     ("q", "back to the run picker (quit when the run was opened directly)"),
 ]
