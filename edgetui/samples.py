@@ -26,3 +26,17 @@ def sample_sets() -> list[tuple[Path, Path]]:
     if (d / "genuine" / "runs").is_dir():
         sets.append((d / "genuine" / "runs", d / "genuine" / "tasks"))
     return sets
+
+
+def sample_set_of(path: Path) -> tuple[Path, Path] | None:
+    """The bundled set (:func:`sample_sets`) ``path`` lies in (a runs root, a run or a task
+    directory of it), else None: what lies there is recorded as a sample whoever records it."""
+    try:
+        p = Path(path).expanduser().resolve()
+    except OSError:  # (a path that cannot be resolved, a loop of links: not one of the samples)
+        return None
+    for runs, tasks in sample_sets():
+        r = runs.resolve()
+        if p == r or r in p.parents:
+            return runs, tasks
+    return None

@@ -163,8 +163,10 @@ async def test_picker_tells_run_ids_apart_and_folds_them(tmp_path, size):
         await pilot.pause()
         assert t.row_count == 6
         labels = [str(c.label) for c in t.columns.values()]
-        assert labels[:4] == ["run id", "tasks", "finished", "mean score"]
+        assert labels[:4] == ["run id", "tasks", "done", "mean score"]
         assert {t.get_row_at(i)[1].plain for i in range(t.row_count)} == {"2 tasks"}
+        # ended tasks (finished or aborted) say "done", as the runs screen's "2 tasks, 2 done"
+        assert all(t.get_row_at(i)[2].plain.endswith(" done") for i in range(t.row_count))
         assert len({t.get_row_at(i)[0].plain for i in range(t.row_count)}) == 6
         await pilot.press("enter")  # a run id: its tasks
         await pilot.pause()

@@ -268,7 +268,8 @@ def fc_runs(run_id_len: int, task: str = "task", n: int = 3) -> list[LiveRun]:
 @pytest.mark.parametrize(
     "width, run_id_len, task, want",
     [
-        (160, 24, "gw_signal_search", "54.3 [45–63] · 40.7 @12h"),  # wide: forecast, 80 % interval, last best, horizon
+        (160, 16, "gw_signal_search", "54.3 [45–63] · 40.7 @12h"),  # wide: forecast, 80 % interval, last best, horizon
+        (160, 24, "gw_signal_search", "54 [45–63]·41"),  # longer ids: names first, the medium form
         (80, 8, "task", "54 45–63"),  # 80 columns, short ids: the narrow form
         (80, 14, "gw_sig", "54"),  # 80 columns, longer ids: the value alone (the selected line has the rest)
     ],

@@ -55,6 +55,10 @@ async def test_f1_lists_the_keys_on_every_screen(samples_db, size):
         # the picker: the filter has the focus, so ? is a character of it, and F1 opens the keys
         text = await opens_and_closes(pilot, app, "f1", "Run picker keys")
         assert "enter" in text and "filter" in text
+        assert "ctrl+g" in text  # (the footer names it: ^g by run id)
+        # the picker's title names the picker, not the replay
+        title = str(app.screen.query_one("#picker-title").render())
+        assert title.startswith("edgetui · runs") and "replay" not in title, title
         await pilot.press("question_mark")
         await pilot.pause()
         assert app.screen.query_one("#filter").value == "?"
@@ -63,7 +67,9 @@ async def test_f1_lists_the_keys_on_every_screen(samples_db, size):
         app.open_run(TWELVE_HOURS)
         await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.cursor, 30, "the replay")
         for key in ("question_mark", "f1"):
-            assert "reframing moment" in await opens_and_closes(pilot, app, key, "Replay keys")
+            text = await opens_and_closes(pilot, app, key, "Replay keys")
+            assert "reframing moment" in text
+            assert "traj N/M improving" in text and "FIRST SUBMISSION" in text  # (the header's metrics explained)
         # the why of a new best (a screen of its own)
         await pilot.press("right_curly_bracket", "w")
         await wait_for(pilot, lambda: isinstance(app.screen, WhyScreen), 30, "the why")

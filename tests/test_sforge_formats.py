@@ -228,8 +228,12 @@ def test_trajectory_metrics_of_a_run_as_upstream_defines_them(fdb, capsys):
         rep = build_report(conn, key, with_diff=False)
     finally:
         conn.close()
-    assert "2/5 improving · first 0:01:00 · best at 0:02:00" in header_text(head, 160).plain
-    assert "2/5 improving" in header_text(head, 80).plain
+    # SForge's times count from the first submission: said so, not shown like the run's elapsed times
+    wide = header_text(head, 160).plain
+    assert "2/5 improving · first gain +0:01:00 · best +0:02:00 after the first submission" in wide
+    narrow = header_text(head, 80).plain
+    assert "2/5 improving" in narrow and "best at" not in narrow
+    assert "best +0:02:00" in narrow or "best" not in narrow.split("improving", 1)[1]
     assert rep["run"]["trajectory_metrics"] == want
 
 

@@ -14,8 +14,15 @@ ROOT = Path(__file__).resolve().parents[1]
 VIEWS = ROOT / "edgetui" / "views"
 
 
+LIVE = ROOT / "edgetui" / "live"
+
+
 def _views_trees() -> list[tuple[Path, ast.Module]]:
     return [(p, ast.parse(p.read_text(encoding="utf-8"))) for p in sorted(VIEWS.rglob("*.py"))]
+
+
+def _live_trees() -> list[tuple[Path, ast.Module]]:
+    return [(p, ast.parse(p.read_text(encoding="utf-8"))) for p in sorted(LIVE.rglob("*.py"))]
 
 
 def _base_name(node: ast.expr) -> str:
@@ -44,11 +51,11 @@ def _self_attrs_set(fn: ast.AST) -> set[str]:
     return names
 
 
-def test_no_view_class_is_built_from_mixins():
-    """Every class under edgetui/views has a single base (keywords such as ``can_focus`` aside); only a
+def test_no_view_or_live_class_is_built_from_mixins():
+    """Every class under edgetui/views and edgetui/live (the supervisor and its parts) has a single base (keywords such as ``can_focus`` aside); only a
     Protocol may list several, the others Protocols too."""
     mixed = []
-    for path, tree in _views_trees():
+    for path, tree in _views_trees() + _live_trees():
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef) and len(node.bases) > 1:
                 names = [_base_name(b) for b in node.bases]

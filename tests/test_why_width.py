@@ -66,7 +66,10 @@ async def test_codex_markdown_bold_is_shown_bold_not_as_asterisks(samples_db, si
         text = why.body_text()
         assert "Planning the next improvement" in text
         assert "**Planning" not in text and "improvement**" not in text
-        assert "*** Begin Patch" in text or "apply_patch" in text  # a command's asterisks are its own
+        # a command's asterisks are its own (which commands the view samples depends on the events' order)
+        cmd = "$ /bin/bash -lc 'apply_patch <<EOF *** Begin Patch *** Update File: a.py *** End Patch EOF'"
+        mine = dict(why.why, actions={"other": {"n": 1, "examples": [cmd]}})
+        assert "*** Begin Patch *** Update File: a.py" in why_head_text(mine, 200).plain
         t = why_head_text(why.why, why._text_width())
         at = t.plain.index("Its thinking")
         bold = [t.plain[s.start : s.end] for s in t.spans if s.start > at and "bold" in str(s.style)]

@@ -32,7 +32,9 @@ SCALE_NOTE = (
 
 
 def parse_hours(text: str) -> list[float]:
-    """``"2,4,6"`` → ``[2.0, 4.0, 6.0]`` (hours); raises ``ValueError`` naming the bad item."""
+    """``"2,4,6"`` → ``[2.0, 4.0, 6.0]`` (hours): the type of ``--hours`` and ``--horizons``. A bad
+    list raises ``argparse.ArgumentTypeError``, whose message argparse says after the option's name
+    (``--hours: 'abc' is not a list of hours (e.g. 1,3,12)``)."""
     out = []
     for item in (text or "").split(","):
         item = item.strip()
@@ -41,12 +43,12 @@ def parse_hours(text: str) -> list[float]:
         try:
             h = float(item.rstrip("h"))
         except ValueError:
-            raise ValueError(f"--hours: {item!r} is not a number of hours; e.g. --hours 2,4,6,8,10,12") from None
-        if h <= 0:
-            raise ValueError(f"--hours: {item!r} must be above 0")
+            raise argparse.ArgumentTypeError(f"{text!r} is not a list of hours (e.g. 1,3,12)") from None
+        if h <= 0 or h != h or h == float("inf"):
+            raise argparse.ArgumentTypeError(f"{item!r}: hours must be a number above 0 (e.g. 1,3,12)")
         out.append(h)
     if not out:
-        raise ValueError("--hours: no hours given; e.g. --hours 2,4,6,8,10,12")
+        raise argparse.ArgumentTypeError("no hours given (e.g. 1,3,12)")
     return out
 
 
@@ -605,13 +607,28 @@ def _params_text(form: str, params: dict, shown: bool, intervals: Optional[dict]
     is what says the points do not pin them down)."""
     if not shown:
         iv = [(k, (intervals or {}).get(k)) for k in ("Smax", "t_mid", "beta")]
-        ranges = " ".join(f"{k} {lo:.3g}–{hi:.3g}" for k, (lo, hi) in ((k, v) for k, v in iv if v))
+        # (t_mid is a time: a bootstrap's low end below 0 shows as 0, as t_half's does)
+        ranges = " ".join(
+            f"{k} {max(lo, 0.0) if k == 't_mid' else lo:.3g}–{hi:.3g}" for k, (lo, hi) in ((k, v) for k, v in iv if v)
+        )
         return f"withheld (80%: {ranges})" if ranges else "withheld"
     if form == "log_linear":
-        return f"S = {params['a']:.1f} + {params['b']:.1f} ln t"
+        b = round(params["b"], 1) or 0.0  # (a slope of -1e-15, a flat run's, is 0.0, not -0.0)
+        return f"S = {params['a']:.1f} {'−' if b < 0 else '+'} {abs(b):.1f} ln t"
     return (
         f"Smax {_num(params.get('Smax'), '{:.1f}')} t_mid {_num(params.get('t_mid'))} beta {_num(params.get('beta'))}"
     )
+
+
+def t_half_interval(iv) -> str:
+    """The 80 % interval of t_half as text: a time is not negative, so a bootstrap's low end below 0
+    shows as 0 (``0.00–3.20``), and one wholly at or below 0 as ``undetermined``."""
+    if not iv:
+        return "–"
+    lo, hi = iv
+    if hi is None or hi <= 0:
+        return "undetermined"
+    return f"{max(lo, 0.0):.2f}–{hi:.2f}"
 
 
 def fit_rows(recs: list[dict], gcols: list[str], form: str, h0: float) -> list[tuple]:
@@ -635,7 +652,7 @@ def fit_rows(recs: list[dict], gcols: list[str], form: str, h0: float) -> list[t
                     fd["form"] + " *",
                     _params_text(fd["form"], fd["raw"], fd["findings"], fd["intervals"]),
                     _num(fd["t_half"]),
-                    f"{th[0]:.2f}–{th[1]:.2f}" if th else "–",
+                    t_half_interval(th),
                     _num(fd["gain_per_doubling"], "{:.1f}"),
                     _num(fd["r2"], "{:.4f}"),
                     _num(fd["rmse"], "{:.3f}"),
@@ -659,7 +676,7 @@ def fit_rows(recs: list[dict], gcols: list[str], form: str, h0: float) -> list[t
                         _params_text(x["form"], ps, not x["flags"]),
                         "–" if linear else _num(x.get("t_half")),
                         "",
-                        _num(ps["b"] * math.log(2), "{:.1f}") if linear and "b" in ps else "",
+                        _num(round(ps["b"] * math.log(2), 1) or 0.0, "{:.1f}") if linear and "b" in ps else "",
                         _num(x["r2"], "{:.4f}"),
                         _num(x["rmse"], "{:.3f}"),
                         _num(x["heldout_rmse"], "{:.3f}"),

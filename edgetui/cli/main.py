@@ -92,14 +92,20 @@ class _Parser(argparse.ArgumentParser):
         import difflib
 
         hint = f"{self.prog} --help"
-        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        m = re.search(r"(?:argument ([^:]+): )?invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if m:
-            choices = re.findall(r"'?([\w-]+)'?", m.group(2))
-            near = difflib.get_close_matches(m.group(1), choices, n=1)
-            message = f"unknown command {m.group(1)!r}" + (f"; did you mean {near[0]!r}?" if near else "")
-            hint += " lists the commands"
+            choices = re.findall(r"'?([\w-]+)'?", m.group(3))
+            near = difflib.get_close_matches(m.group(2), choices, n=1)
+            meant = f"; did you mean {near[0]!r}?" if near else ""
+            if m.group(1) in (None, "COMMAND"):  # the subcommand's choice
+                message = f"unknown command {m.group(2)!r}{meant}"
+                hint += " lists the commands"
+            else:  # an option's (or another argument's) choice
+                message = f"{m.group(1)}: invalid choice {m.group(2)!r} (choose from {', '.join(choices)}){meant}"
+                hint += " shows the usage"
         else:
             hint += " shows the usage"
+            message = re.sub(r"^argument (-[\w-]+)(?:/-[\w-]+)*: ", r"\1: ", message)  # (an option's bad value)
             m = re.match(r"unrecognized arguments: (-[\w-]+)", message)
             near = (
                 difflib.get_close_matches(m.group(1), [o for a in self._actions for o in a.option_strings], n=1)
@@ -129,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n  edgetui                           the app (on a first start: the bundled samples)\n"
         "  edgetui ingest logs/runs          record every run under a runs root\n"
         "  edgetui watch --runs-dir logs/runs  supervise them live\n"
-        '  edgetui sql "SELECT task_id, best_score FROM runs"',
+        '  edgetui sql "SELECT run_id, task_id, best_score, best_pass_rate FROM runs"',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--version", action="version", version=f"edgetui {__version__}")
@@ -194,6 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _cmd(sub, "samples", "record the bundled sample runs (tagged as samples)", "edgetui --db demo.duckdb samples")
     _add_db(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--unforget", action="store_true", help="record sample runs forgotten with `edgetui forget` again")
+    p.add_argument("--full", action="store_true", help="re-read every sample run, also those unchanged since recorded")
 
     p = _cmd(
         sub,
@@ -329,8 +337,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--format",
         choices=["md", "json", "html", "pdf"],
-        default="md",
-        help="output format (default: md; pdf: the HTML printed by a headless Chromium, needs -o)",
+        default=None,
+        help="output format (default: from -o's extension, .html/.htm, .md, .json or .pdf, else md; "
+        "pdf: the HTML printed by a headless Chromium, needs -o)",
     )
     p.add_argument("--output", "-o", type=Path, default=None, metavar="FILE", help="write here (default: stdout)")
     p.add_argument("--no-diff", action="store_true", help="leave the submission diffs out")
@@ -608,6 +617,8 @@ def _ingest_with_progress(conn, paths, tasks_dir, host, sample, prices, quiet, u
 def _print_report(rep) -> None:
     for m in rep.messages:
         print(f"edgetui: {visible(str(m))}", file=sys.stderr)
+    if not rep.runs and rep.messages:  # every path refused or failed: its line says it, no "recorded 0 run(s)"
+        return
     new = rep.new_events
     if new == 0 and rep.runs:
         same = f", {rep.unchanged} unchanged since recorded (not read; --full reads them)" if rep.unchanged else ""
@@ -654,15 +665,22 @@ def _cmd_ingest(db: Path, args) -> int:
         raise ValueError("give a PATH to record, or --host USER@HOST[:PORT]:/PATH")
     from edgetui.record.ingest_report import IngestReport
 
+    from edgetui.samples import sample_set_of
+
     rep = IngestReport()
-    if args.paths:
+    # a path inside the bundled samples is recorded as `edgetui samples` records it: a sample, with its tasks
+    groups: dict[tuple, list[Path]] = {}
+    for p in args.paths:
+        home = sample_set_of(p)
+        groups.setdefault((args.tasks_dir or home[1], True) if home else (args.tasks_dir, args.sample), []).append(p)
+    for (tasks_dir, sample), paths in groups.items():
         rep.merge(
             _progress_ingest(
                 db,
-                args.paths,
-                tasks_dir=args.tasks_dir,
+                paths,
+                tasks_dir=tasks_dir,
                 host=names[0] if names else "local",
-                sample=args.sample,
+                sample=sample,
                 prices=args.prices,
                 quiet=args.quiet,
                 unforget=args.unforget,
@@ -776,7 +794,11 @@ def cmd_samples(db: Path, args) -> int:
 
     rep = IngestReport()
     for runs, tasks in sample_sets():
-        rep.merge(_progress_ingest(db, [runs], tasks_dir=tasks, sample=True, quiet=args.quiet))
+        rep.merge(
+            _progress_ingest(
+                db, [runs], tasks_dir=tasks, sample=True, quiet=args.quiet, unforget=args.unforget, full=args.full
+            )
+        )
     _print_report(rep)
     return 0 if rep.recorded_anything else 1
 
@@ -818,7 +840,7 @@ SELECT run_id, task_id, status, format,
                  {transcript_flags},
                  CASE WHEN status IN ('running', 'grading') AND timeout_s > 0 AND started_at IS NOT NULL
                       AND epoch(current_timestamp) - started_at > timeout_s THEN 'over-budget' END) AS flags,
-       round((coalesce(last_event_at, started_at) - started_at) / 3600.0, 2) AS elapsed_h,
+       round((coalesce(ended_at, last_event_at, started_at) - started_at) / 3600.0, 2) AS elapsed_h,
        round(nullif(greatest(coalesce(TRY_CAST(final->>'$.runtime_seconds' AS DOUBLE), 0), 0), 0) / 3600.0, 2)
          AS sforge_runtime_h,
        round(timeout_s / 3600.0, 2) AS budget_h,

@@ -156,9 +156,32 @@ def cmd_annotations(db: Path, args) -> int:
     return 0
 
 
+#: ``report -o FILE``'s format when --format is not given: by FILE's extension
+REPORT_FORMAT_BY_SUFFIX = {".html": "html", ".htm": "html", ".md": "md", ".json": "json", ".pdf": "pdf"}
+
+
+def report_format(given: str | None, output: Path | None) -> str:
+    """``edgetui report``'s format: ``--format``, else the one ``-o``'s extension names, else md.
+    A --format the extension contradicts (``--format md -o r.html``) is refused."""
+    by_suffix = REPORT_FORMAT_BY_SUFFIX.get(output.suffix.lower()) if output is not None else None
+    if given is None:
+        return by_suffix or "md"
+    if by_suffix is not None and by_suffix != given:
+        raise UserError(
+            f"--format {given} contradicts -o {visible(str(output))} (a .{output.suffix[1:]} file); "
+            f"drop --format, or name the file .{given}"
+        )
+    return given
+
+
 def cmd_report(db: Path, args) -> int:
     from edgetui.analysis.report import build_report, to_html, to_json, to_markdown
 
+    args.format = report_format(args.format, args.output)
+    if args.output is not None:
+        where = args.output.expanduser().parent
+        if not where.is_dir():  # said before the report is built, in words rather than an errno
+            raise UserError(f"cannot write {visible(str(args.output))}: no such directory")
     conn = _read_conn(db)
     try:
         key = resolve_run(conn, args.run, args.host)
@@ -174,13 +197,18 @@ def cmd_report(db: Path, args) -> int:
             print_pdf(to_html(rep), args.output)
         except NoBrowser as e:
             raise LookupError(str(e)) from None
-        print(f"wrote {args.output} ({len(rep['moments'])} moments, {len(rep['annotations'])} annotations)")
+        print(
+            f"wrote {args.output} ({plural(len(rep['moments']), 'moment')}, {plural(len(rep['annotations']), 'annotation')})"
+        )
         return 0
     text = {"md": to_markdown, "json": to_json, "html": to_html}[args.format](rep)
     if args.output is None:
         sys.stdout.write(for_terminal(text))  # (escaped on a terminal; a pipe or file gets the bytes)
     else:
-        args.output.write_text(text, encoding="utf-8")
+        try:
+            args.output.write_text(text, encoding="utf-8")
+        except OSError as e:
+            raise UserError(f"cannot write {visible(str(args.output))}: {e.strerror or e}") from None
         print(
             f"wrote {args.output} ({plural(len(rep['moments']), 'moment')}, {plural(len(rep['annotations']), 'annotation')})"
         )

@@ -7,7 +7,14 @@ from __future__ import annotations
 import asyncio
 import errno
 import threading
+import warnings
 from typing import Optional
+
+# asyncssh still names DSA keys (for the servers that offer them); cryptography deprecates DSA with a
+# warning per name on asyncssh's import: ten lines of CryptographyDeprecationWarning (a UserWarning)
+# before anything an ``ingest --host`` says. Only that warning, only from asyncssh's modules, is
+# silenced; every module that imports asyncssh imports this one first.
+warnings.filterwarnings("ignore", message=r"DSA is deprecated", category=UserWarning, module=r"asyncssh(\.|$)")
 
 _LOOP: Optional[asyncio.AbstractEventLoop] = None
 _LOOP_LOCK = threading.Lock()

@@ -26,6 +26,7 @@ from edgetui.record.run_recording import TRANSCRIPT_NAMES, file_size, record_ser
 
 from edgetui.parsers.sforge_dir import discover, load_tasks, resolve_tasks_dir
 from edgetui.record.forget_and_tag import forgotten, unforget_run
+from edgetui.samples import sample_set_of
 from edgetui.record.ingest_shard import shard_split
 from edgetui.record.ingest_shard import start_shard
 from edgetui.record.changed_runs import fresh_signatures
@@ -127,9 +128,9 @@ def _ingest_jobs(
             key = getattr(obj, "run_key", None) if kind == "run" else None
             if key in gone:
                 if not unforget:
+                    again = "samples --unforget" if sample_set_of(obj.task_dir) else "ingest --unforget PATH"
                     report.messages.append(
-                        f"{obj.task_dir}: skipped, forgotten with `edgetui forget` "
-                        "(`edgetui ingest --unforget PATH` records it again)"
+                        f"{obj.task_dir}: skipped, forgotten with `edgetui forget` (`edgetui {again}` records it again)"
                     )
                     continue
                 unforget_run(rec.conn, key)

@@ -369,7 +369,9 @@ def _kept_anchors(
     cap = finished if finished is not None else j.ended_at
     floor = seg_starts[min(len(init_pos), len(seg_starts)) - 1] if init_pos and seg_starts else None
     end = None
-    for cand in (written if floor is not None else None, j.live_end):
+    # (the last write only below a known end: without one, a copied run directory's fresh mtime, the
+    # copy's time, would pass for the agent's last line and make a run over long ago look alive)
+    for cand in (written if floor is not None and cap is not None else None, j.live_end):
         if (
             end is None
             and cand is not None

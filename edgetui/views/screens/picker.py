@@ -84,6 +84,7 @@ PICKER_KEYS = [
     ("f5", "read the list again"),
     ("f6", "SQL: query the database (ready-made views, history, export)"),
     ("f2", "the live runs (when supervising: edgetui watch)"),
+    ("ctrl+g", "fold the tasks by SForge run id (again: unfold)"),
     ("ctrl+p", "command palette: the leaderboard, the moments queue, …"),
     ("F1", "these keys (on the other screens ? too)"),
 ]
@@ -132,7 +133,7 @@ class PickerScreen(Screen):
         self.query_one("#picker-empty").display = False
         title = Text()
         title.append("edgetui ", style="bold bright_magenta")
-        title.append("replay · ", style="dim")
+        title.append("· runs · ", style="dim")
         title.append(visible(str(getattr(self.app, "db_path", ""))), style="dim")
         self.query_one("#picker-title", Static).update(title)
         self.query_one("#filter", Input).focus()
@@ -242,7 +243,8 @@ class PickerScreen(Screen):
 
     def _fill_groups(self) -> None:
         """One row per (host, SForge run id) of the runs shown: its tasks, how many ended, their mean
-        score (0–100) and models (:func:`edgetui.store.run_groups.group_by_run_id`)."""
+        score (0–100) and models; ``n done`` counts the ended tasks, finished or aborted, as the runs screen's
+        ``3 tasks, 2 done`` does (:func:`edgetui.store.run_groups.group_by_run_id`)."""
         t = self.query_one(DataTable)
         keep = self._selected_group()
         self.groups = group_by_run_id(self.shown)
@@ -253,13 +255,13 @@ class PickerScreen(Screen):
                 [
                     Text(visible(rid), style="bold"),
                     Text(plural(g.n_tasks, "task"), justify="right"),
-                    Text(f"{g.n_finished} ended", justify="right"),
+                    Text(f"{g.n_finished} done", justify="right"),
                     Text(fmt_score(g.mean_score), style="green", justify="right"),
                     Text(visible(" ".join(g.models) or "–")),
                     Text(fmt_utc(g.started_at)),
                 ]
             )
-        labels = ("run id", "tasks", "finished", "mean score", "models", "started (UTC)")
+        labels = ("run id", "tasks", "done", "mean score", "models", "started (UTC)")
         widths = {lb: max([len(lb)] + [r[i].cell_len for r in rows]) for i, lb in enumerate(labels)}
         avail = (t.size.width or self.size.width or 160) - 2
         fixed = sum(widths[lb] + _CELL_PAD for lb in labels[1:4]) + widths["run id"] + _CELL_PAD

@@ -126,6 +126,11 @@ REPLAY_KEYS: list[tuple[str, str]] = [
     ("v", "chart: score / pass rate / rescaled 0–100 (those the run has); ▾▴ mark scores off the scale"),
     ("F6", "SQL screen, its query scoped to this run (WHERE run_key = …)"),
     ("ctrl+p", "command palette"),
+    (
+        "header: traj",
+        "traj N/M improving: of the M counted submissions, N raised the best; first gain +h:mm:ss and "
+        "best +h:mm:ss count from the FIRST SUBMISSION (SForge's trajectory metrics), not from the run's start",
+    ),
     ("? / F1", "this help"),
     ("q", "back to the run picker (quit when the run was opened directly)"),
 ]

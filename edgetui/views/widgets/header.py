@@ -143,8 +143,11 @@ def duration_text(head: dict[str, Any], compact: bool) -> Optional[Text]:
 
 def trajectory_text(tm: Optional[dict[str, Any]], compact: bool) -> Optional[Text]:
     """The run's trajectory metrics (:mod:`edgetui.replay.trajectory_metrics`, SForge's names) in a few
-    words: ``traj 3/14 improving · best at 0:12:40``, with the values when wide; None without any
-    counted submission."""
+    words: ``traj 3/14 improving · best +0:12:40`` (compact), with the values and SForge's
+    time_to_first_improvement when wide (``… · first gain +0:02:10 · best +0:12:40 after the first
+    submission``); None without any counted submission. The times count from the run's FIRST
+    SUBMISSION (SForge's definition), not from its start: ``+`` and the words say so, so that they
+    are not read as the elapsed times of the chart and the event list."""
     if not isinstance(tm, dict) or not tm.get("submission_count"):
         return None
     t = Text("traj ", style="dim")
@@ -154,9 +157,13 @@ def trajectory_text(tm: Optional[dict[str, Any]], compact: bool) -> Optional[Tex
         t.append(f"{field} {fv(tm.get('initial_value'))}→{fv(tm.get('best_value'))} ", style="")
     t.append(f"{tm.get('improving_submissions')}/{tm.get('submission_count')} improving", style="bold")
     if not compact and tm.get("first_improvement_seconds") is not None:
-        t.append(f" · first {format_elapsed(tm['first_improvement_seconds'])}", style="dim")
+        t.append(f" · first gain +{format_elapsed(tm['first_improvement_seconds'])}", style="dim")
     if tm.get("time_to_best_seconds") is not None:
-        t.append(f" · best at {format_elapsed(tm['time_to_best_seconds'])}", style="dim")
+        t.append(f" · best +{format_elapsed(tm['time_to_best_seconds'])}", style="dim")
+        if not compact:
+            t.append(" after the first submission", style="dim")
+    elif not compact and tm.get("first_improvement_seconds") is not None:
+        t.append(" after the first submission", style="dim")
     return t
 
 
