@@ -166,7 +166,7 @@ def report_format(given: str | None, output: Path | None) -> str:
     by_suffix = REPORT_FORMAT_BY_SUFFIX.get(output.suffix.lower()) if output is not None else None
     if given is None:
         return by_suffix or "md"
-    if by_suffix is not None and by_suffix != given:
+    if output is not None and by_suffix is not None and by_suffix != given:
         raise UserError(
             f"--format {given} contradicts -o {visible(str(output))} (a .{output.suffix[1:]} file); "
             f"drop --format, or name the file .{given}"
