@@ -326,9 +326,11 @@ def copy_shard(rec: "Recorder", path: Path) -> None:
     try:
         cols: dict[str, list[str]] = {}
         for table, col in conn.execute(
+            # (tables only: the ready-made views have run_key columns too, and are the database's own)
             "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = ? AND schema_name = 'main' "
+            "AND table_name IN (SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main') "
             "ORDER BY table_name, column_index",
-            [_ATTACH],
+            [_ATTACH, _ATTACH],
         ).fetchall():
             cols.setdefault(table, []).append(col)
         with rec.transaction():
