@@ -233,12 +233,26 @@ def test_a_first_sync_into_an_image_with_files_is_not_streamed(served, tmp_path)
     _same_files(img, root)
 
 
-def _stages() -> set[str]:
+def _stages(under: Path | None = None) -> set[str]:
+    """The stages in /dev/shm (with ``under``: only those whose owner file names an image below it,
+    so that tests staging at the same time in other workers do not count)."""
     import glob
 
-    from edgetui.hosts.stage import PREFIX
+    from edgetui.hosts.stage import OWNER, PREFIX
 
-    return set(glob.glob(f"/dev/shm/{PREFIX}*"))
+    found = set(glob.glob(f"/dev/shm/{PREFIX}*"))
+    if under is None:
+        return found
+    mine = set()
+    for f in found:
+        owner = f if f.endswith(OWNER) else f + OWNER
+        try:
+            image = Path(owner).read_text().splitlines()[1]
+        except (OSError, IndexError):  # gone meanwhile, or not named: another's
+            continue
+        if image.startswith(str(under)):
+            mine.add(f)
+    return mine
 
 
 def test_a_root_too_large_for_the_stage_or_staging_off_goes_straight_to_disk(served, tmp_path, monkeypatch):
@@ -247,19 +261,19 @@ def test_a_root_too_large_for_the_stage_or_staging_off_goes_straight_to_disk(ser
     _s, host, roots = served
     from edgetui.hosts import stage
 
-    before = _stages()
+    assert _stages(tmp_path) == set()
     monkeypatch.setattr(stage, "budget", lambda base: 10_000)  # the sample runs take ~7 MB
     m = Mirror(host, str(roots[0]), tmp_path / "big")
     rep = m.sync()
     assert not rep.errors and rep.bulk_bytes > 0 and not m.staged
-    assert list(rep.phases)[-1] == "flush" and _stages() == before
+    assert list(rep.phases)[-1] == "flush" and _stages(tmp_path) == set()
     assert not any(p.is_symlink() for p in m.local_root.iterdir())
     _same_files(m.local_root, roots[0])
     monkeypatch.undo()
     monkeypatch.setenv("EDGETUI_STAGE_DIR", "none")
     m = Mirror(host, str(roots[1]), tmp_path / "off")
     rep = m.sync()
-    assert not m.staged and rep.bulk_bytes > 0 and _stages() == before
+    assert not m.staged and rep.bulk_bytes > 0 and _stages(tmp_path) == set()
     _same_files(m.local_root, roots[1])
 
 
