@@ -39,7 +39,7 @@ from edgetui.hosts.docker_watch import work_names
 from edgetui.live.containers import ContainerJoin, grading_judges
 from edgetui.live.model import LiveRun
 from edgetui.live.register import RunRegistry
-from edgetui.live.run_rows import RunRows
+from edgetui.live.run_rows import AGG_COLS, ROW_COLS, RunRows
 from edgetui.live.watch_context import WatchContext
 from edgetui.live.run_state import RunState, TRANSCRIPT, RUN_LOG, TICKS, FULL_CHECK_S
 
@@ -52,33 +52,9 @@ SLEEP_STATUSES = ("finished", "aborted")
 CHEAP_FILES = (TRANSCRIPT, RUN_LOG, TICKS, "final_result.json", "evolve_state.json", "started_at")
 _ACTIVE_STATES = ("running", "created", "restarting", "paused")
 
-#: columns of the runs row read for a run asleep (the :func:`edgetui.live.run_rows.load_row` columns, then
-#: what its :class:`~edgetui.records.RunInfo` needs)
-_ROW_COLS = (
-    "best_round",
-    "best_score",
-    "best_pass_rate",
-    "best_score_0_100",
-    "score_task",
-    "agent_submissions",
-    "auto_submissions",
-    "game_sessions",
-    "agent",
-    "model",
-    "started_at",
-    "resume_count",
-    "ended_at",
-    "selection",
-    "score_direction",
-    "n_events",
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "cost_usd",
-    "stated_cost_usd",
-    "last_event_at",
-)
+#: columns of the runs row read for a run asleep: those :func:`edgetui.live.run_rows.load_rows` reads
+#: (then :data:`_INFO_COLS`, what its :class:`~edgetui.records.RunInfo` needs)
+_ROW_COLS = ROW_COLS + AGG_COLS
 _INFO_COLS = (
     "status",
     "is_sample",

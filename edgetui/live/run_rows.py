@@ -55,6 +55,26 @@ AGG_COLS = (
 )
 
 
+#: the runs row's columns the live side reads for a run beside :data:`AGG_COLS` (its totals)
+ROW_COLS = (
+    "best_round",
+    "best_score",
+    "best_pass_rate",
+    "best_score_0_100",
+    "score_task",
+    "agent_submissions",
+    "auto_submissions",
+    "game_sessions",
+    "agent",
+    "model",
+    "started_at",
+    "resume_count",
+    "ended_at",
+    "selection",
+    "score_direction",
+)
+
+
 def load_row(
     conn: duckdb.DuckDBPyConnection, rs: RunState, now: float, aggregates: bool = True, fresh: bool = False
 ) -> None:
@@ -70,23 +90,7 @@ def load_rows(
     """:func:`load_row` of several runs ``(rs, aggregates)``, two statements whatever their number
     (``now``: the moment they are read, on the watcher's clock)."""
 
-    cols = (
-        "best_round",
-        "best_score",
-        "best_pass_rate",
-        "best_score_0_100",
-        "score_task",
-        "agent_submissions",
-        "auto_submissions",
-        "game_sessions",
-        "agent",
-        "model",
-        "started_at",
-        "resume_count",
-        "ended_at",
-        "selection",
-        "score_direction",
-    )
+    cols = ROW_COLS
     every = cols + AGG_COLS
     keys = [rs.key for rs, _ in items]
     got = {
