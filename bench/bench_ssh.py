@@ -254,8 +254,65 @@ def sync_variants(host, work: Path, root: Path, counts: list[str], reps: int) ->
         )
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its waited-for children (user + system)."""
+    import resource
+
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+def settle_variants(host, work: Path, root: Path, reps: int) -> None:
+    """The staged image's write to disk alone, each way interleaved (``reps`` rounds, the order
+    alternating, ``os.sync`` before each): ``tar`` (edgetui's: a pipe of two tars,
+    stage.copy_tree) and ``copytree`` (``shutil.copytree`` with ``copy2``, the way before), each
+    copy of the stage's top-level entries followed by one ``syncfs``: wall and CPU seconds (this
+    process and its children), medians and ratios."""
+    from edgetui.hosts import mirror as mirror_mod
+    from edgetui.hosts import stage as stage_mod
+
+    m = mirror_mod.Mirror(host, str(root), work / "settle-img")
+    m.sync()
+    if m.stage is None:
+        print("  not staged here (no tmpfs /dev/shm, or staging off): nothing to compare")
+        return
+    tops = [e.path for e in os.scandir(m.stage) if e.is_dir(follow_symlinks=False)]
+    ways = {
+        "tar": stage_mod.copy_tree,
+        "copytree": lambda a, b: shutil.copytree(a, b, symlinks=True, copy_function=shutil.copy2),
+    }
+    got: dict[str, list[tuple[float, float]]] = {k: [] for k in ways}
+    out = work / "settle-copies"
+    for r in range(reps):
+        for name in list(ways) if r % 2 == 0 else list(ways)[::-1]:
+            dst = out / f"{name}-{r}"
+            dst.mkdir(parents=True)
+            os.sync()
+            load = os.getloadavg()[0]
+            t0, c0 = time.perf_counter(), _cpu()
+            for t in tops:
+                ways[name](t, dst / os.path.basename(t))
+            mirror_mod._flush(dst)
+            got[name].append((time.perf_counter() - t0, _cpu() - c0))
+            print(f"  round {r + 1}, {name} (load {load:.1f}): {got[name][-1][0]:.2f} s, CPU {got[name][-1][1]:.2f} s")
+    base_w = statistics.median(x[0] for x in got["copytree"])
+    base_c = statistics.median(x[1] for x in got["copytree"])
+    for name, xs in got.items():
+        w, c = statistics.median(x[0] for x in xs), statistics.median(x[1] for x in xs)
+        print(f"  {name}: median {w:.2f} s ({w / base_w:.2f}x copytree's), CPU {c:.2f} s ({c / base_c:.2f}x)")
+    stage_mod.remove(m.stage)
+
+
 def first_scan(
-    s, host, work: Path, n_runs: int, subs: int, rounds: int, variants: list[str] | None = None, stage: bool = True
+    s,
+    host,
+    work: Path,
+    n_runs: int,
+    subs: int,
+    rounds: int,
+    variants: list[str] | None = None,
+    stage: bool = True,
+    settle_ways: bool = False,
 ) -> None:
     import bench_scale
 
@@ -278,6 +335,9 @@ def first_scan(
     if variants:
         sync_variants(host, work, root, variants, rounds)
         return
+    if settle_ways:
+        settle_variants(host, work, root, rounds)
+        return
 
     def ingest(db: Path, path: Path, image: bool = False):
         conn = open_db(db)
@@ -291,6 +351,8 @@ def first_scan(
     ingest(work / "warm.duckdb", ROOT / "sample_runs" / "runs")  # imports and first-use costs, for neither side
     pids = s.sftp_server_pids()
     locals_, remotes, syncs, image_ingests, settles, staged = [], [], [], [], [], []
+    settle_cpu: list[float] = []
+    settle_steps: list[dict] = []
     last = None
     for r in range(rounds):
 
@@ -311,9 +373,11 @@ def first_scan(
             syncs.append(t_sync)
             image_ingests.append(remotes[-1] - t_sync)
             staged.append(m.staged)
-            t1 = time.perf_counter()
+            t1, c1 = time.perf_counter(), _cpu()
             m.settle()  # deferred, after the scan: the staged image written to disk (timed apart)
             settles.append(time.perf_counter() - t1)
+            settle_cpu.append(_cpu() - c1)
+            settle_steps.append(dict(m.settle_phases))
             return rep, m, srep, rchar(pids) - before
 
         load0 = os.getloadavg()[0]
@@ -336,6 +400,12 @@ def first_scan(
             f"written to disk {settles[-1]:.2f} s (all three: {(remotes[-1] + settles[-1]) / locals_[-1]:.2f}x)"
         )
         print("    sync phases: " + ", ".join(f"{k} {v:.2f} s" for k, v in srep.phases.items()))
+        if staged[-1]:
+            print(
+                "    image write: "
+                + ", ".join(f"{k} {v:.2f} s" for k, v in settle_steps[-1].items())
+                + f"; CPU (this process and its children) {settle_cpu[-1]:.2f} s"
+            )
         if last is not None:
             shutil.rmtree(last[0].local_root, ignore_errors=True)  # not timed
         last = (m, srep, sftp_read, r)
@@ -420,6 +490,11 @@ def main() -> int:
         help="e.g. 4,2: only the first sync, with each number of tar streams interleaved (--rounds rounds), no ingest",
     )
     ap.add_argument("--skip-scan", action="store_true")
+    ap.add_argument(
+        "--settle-variants",
+        action="store_true",
+        help="only the staged image's write to disk, tar pipe against shutil.copytree (--rounds rounds)",
+    )
     ap.add_argument("--no-stage", action="store_true", help="first syncs straight to disk (no tmpfs stage)")
     ap.add_argument(
         "--no-compression", action="store_true", help="the connection uncompressed (edgetui compresses by default)"
@@ -459,6 +534,7 @@ def main() -> int:
                     args.rounds,
                     [x for x in args.sync_streams.split(",") if x] or None,
                     stage=not args.no_stage,
+                    settle_ways=args.settle_variants,
                 )
             if not args.skip_follow:
                 follow(s, host, work, args.grow_mb, args.rate_mb, args.chunk_kb)

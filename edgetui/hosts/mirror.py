@@ -361,6 +361,9 @@ class Mirror:
         #: offline ingest does, not by their arrival (``Tailer.catchup_marks``; None: not noted)
         self.catchup_marks: dict[str, int] | None = None
         self.catching_up = False
+        #: seconds of the last :meth:`settle`'s steps: ``copy`` (the stage written beside the links
+        #: and swapped in, the stage freed) and ``syncfs`` (the image's file system written out)
+        self.settle_phases: dict[str, float] = {}
 
     def sync(self, only: set[str] | None = None) -> SyncReport:
         """Bring the image up to date (``only``: relative paths of files known changed, to skip
@@ -468,8 +471,11 @@ class Mirror:
             return None
         t0 = time.monotonic()
         stage, self.stage = self.stage, None
-        if stage_mod.settle(self.local_root, stage):
+        written = stage_mod.settle(self.local_root, stage)
+        t1 = time.monotonic()
+        if written:
             _flush(self.local_root)
+        self.settle_phases = {"copy": t1 - t0, "syncfs": time.monotonic() - t1}
         return time.monotonic() - t0
 
     def _drop_stage(self) -> None:
