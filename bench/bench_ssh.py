@@ -352,24 +352,29 @@ def first_scan(
     pids = s.sftp_server_pids()
     locals_, remotes, syncs, image_ingests, settles, staged = [], [], [], [], [], []
     settle_cpu: list[float] = []
+    local_cpu: list[float] = []
+    remote_cpu: list[tuple[float, float]] = []  # (sync, the image's ingest)
     settle_steps: list[dict] = []
     last = None
     for r in range(rounds):
 
         def local_side(r=r):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), _cpu()
             rep = ingest(work / f"local{r}.duckdb", root)
             locals_.append(time.perf_counter() - t0)
+            local_cpu.append(_cpu() - c0)
             return rep
 
         def ssh_side(r=r):
             before = rchar(pids)
             m = Mirror(host, str(root), work / f"img{r}", use_stage=stage)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), _cpu()
             srep = m.sync()
             t_sync = time.perf_counter() - t0
+            c_sync = _cpu()
             rep = ingest(work / f"remote{r}.duckdb", m.local_root, image=True)  # done: the runs recorded and queryable
             remotes.append(time.perf_counter() - t0)
+            remote_cpu.append((c_sync - c0, _cpu() - c_sync))
             syncs.append(t_sync)
             image_ingests.append(remotes[-1] - t_sync)
             staged.append(m.staged)
@@ -400,6 +405,11 @@ def first_scan(
             f"written to disk {settles[-1]:.2f} s (all three: {(remotes[-1] + settles[-1]) / locals_[-1]:.2f}x)"
         )
         print("    sync phases: " + ", ".join(f"{k} {v:.2f} s" for k, v in srep.phases.items()))
+        print(
+            f"    CPU (this process and its children; not the server's): local ingest {local_cpu[-1]:.2f} s; "
+            f"sync {remote_cpu[-1][0]:.2f} s + image ingest {remote_cpu[-1][1]:.2f} s + image write "
+            f"{settle_cpu[-1]:.2f} s = {(sum(remote_cpu[-1]) + settle_cpu[-1]) / local_cpu[-1]:.2f}x the local ingest's"
+        )
         if staged[-1]:
             print(
                 "    image write: "
@@ -418,7 +428,8 @@ def first_scan(
         f"sync median {statistics.median(syncs):.2f} s, image ingest / local ingest median "
         f"{statistics.median([b / a for a, b in zip(locals_, image_ingests)]):.2f}x; deferred image write median "
         f"{statistics.median(settles):.2f} s (scan + write / local: median "
-        f"{statistics.median([(b + c) / a for a, b, c in zip(locals_, remotes, settles)]):.2f}x)"
+        f"{statistics.median([(b + c) / a for a, b, c in zip(locals_, remotes, settles)]):.2f}x); CPU of scan + write / "
+        f"local ingest's, median {statistics.median([(sum(b) + c) / a for a, b, c in zip(local_cpu, remote_cpu, settle_cpu)]):.2f}x"
     )
     moved = sftp_read + srep.bulk_bytes
     print(

@@ -97,3 +97,71 @@ def test_a_stage_whose_image_is_gone_is_swept_by_the_next_one_and_a_linked_one_k
     finally:
         for s in made:
             stage.remove(s)
+
+
+def _mixed_tree(top: Path) -> None:
+    """A run dir with nested folders, an empty one, an odd name and a read-only file, each at its own
+    nanosecond mtime (directories last, as a sync leaves them)."""
+    (top / "submissions" / "agent-1").mkdir(parents=True)
+    (top / "empty").mkdir()
+    (top / "run_agent.log").write_bytes(b"2026-12-01 10:00:00 INFO start\n" * 50)
+    (top / "submissions" / "agent-1" / "report.json").write_text('{"passed": 3}\n')
+    (top / "na\u00efve name \n.txt").write_bytes(b"\x00\xff")
+    ro = top / "submissions" / "agent-1" / "metadata.json"
+    ro.write_text("{}\n")
+    ro.chmod(0o444)
+    t = 1_767_000_000_123_456_789
+    for i, p in enumerate(sorted(top.rglob("*"), key=lambda p: -len(p.parts))):
+        os.utime(p, ns=(t + i, t + 7 * i))
+    os.utime(top, ns=(t, t + 99))
+
+
+def stat_mode(p: Path) -> int:
+    return p.stat().st_mode & 0o777
+
+
+@pytest.mark.parametrize("tar_found", [True, False], ids=["tar-pipe", "no-tar-copytree"])
+def test_copy_tree_keeps_bytes_modes_and_nanosecond_mtimes(tmp_path, monkeypatch, tar_found):
+    """settle's copy (a pipe of two tars, or shutil.copytree where no tar is found) gives the same
+    tree: bytes, permission bits and mtimes to the nanosecond of files and directories, the top one
+    included."""
+    src = tmp_path / "src" / "run-1"
+    src.mkdir(parents=True)
+    _mixed_tree(src)
+    if not tar_found:
+        monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))
+    dst = tmp_path / "dst"
+    stage.copy_tree(str(src), dst)
+    assert _tree(dst) == _tree(src)
+    assert dst.stat().st_mtime_ns == src.stat().st_mtime_ns and stat_mode(dst) == stat_mode(src)
+    modes = {p.relative_to(src): p.stat().st_mode for p in src.rglob("*")}
+    assert {p.relative_to(dst): p.stat().st_mode for p in dst.rglob("*")} == modes
+    assert stat_mode(dst / "submissions" / "agent-1" / "metadata.json") == 0o444
+
+
+def test_a_settle_whose_copy_fails_leaves_the_link_and_the_stage_and_says_why(tmp_path, monkeypatch):
+    """A copy that fails (here the disk's tar exits 2, a wrapper first on PATH, as a full disk would
+    make it) raises an OSError naming the stage entry; the image's path still leads to the staged
+    files, no half copy is left beside it, and a later settle (tar back) writes it to disk."""
+    st = stage.make(stage.base_dir(), tmp_path / "img")
+    try:
+        _mixed_tree(st / "run-1")
+        image = tmp_path / "img"
+        stage.publish(st, image)
+        before = _tree(image)
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        wrapper = bin_dir / "tar"
+        wrapper.write_text("#!/bin/sh\necho 'tar: run-1: Cannot write: No space left on device' >&2\nexit 2\n")
+        wrapper.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+        with pytest.raises(OSError) as err:
+            stage.settle(image, st)
+        assert "No space left on device" in str(err.value) and "run-1" in str(err.value)
+        assert (image / "run-1").is_symlink() and _tree(image) == before
+        assert sorted(p.name for p in image.iterdir()) == ["run-1"]  # no .run-1.edgetui-part left
+        monkeypatch.setenv("PATH", os.environ["PATH"].split(":", 1)[1])
+        assert stage.settle(image, st) == 1
+        assert not (image / "run-1").is_symlink() and _tree(image) == before and not st.exists()
+    finally:
+        stage.remove(st)
