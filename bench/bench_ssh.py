@@ -25,7 +25,12 @@ one process:
    plus what sftp-server read) beside ``rsync -a`` of the tree from the same sshd (its bytes
    received and time); (c) the rescan with nothing changed (sync + ingest, 4 times; target < 2 s), each with its phases and
    this process's CPU time, interleaved (ABBA) with 4 rescans that first forget what the last sync
-   verified (every path lstat'ed and the image walked, as before the trust).
+   verified (every path lstat'ed and the image walked, as before the trust). Each round also prints
+   the CPU seconds (this process and its children: the local tars, the ingest's shard; not the
+   server's) of the local ingest, the sync, the image's ingest and the image's write.
+
+``--settle-variants``: only the staged image's write to disk, the tar pipe edgetui uses against
+``shutil.copytree``, interleaved (``--rounds`` rounds), wall and CPU.
 
 Usage: ``.venv/bin/python bench/bench_ssh.py [--grow-mb 200] [--rate-mb 20] [--runs 50] [--subs 100] [--rounds 3]``
 """
