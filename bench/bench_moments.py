@@ -195,7 +195,15 @@ def main(argv=None) -> int:
             ups.append((wall, cpu, gc_s[0], i))
             # baseline, same process: the whole graded series rebuilt, as each update did before
             t0 = time.perf_counter()
-            graded_series(subs[:i], components=comps, event_ids=ev_ids, **om.kw)
+            graded_series(
+                subs[:i],
+                components=comps,
+                event_ids=ev_ids,
+                selection=om.selection,
+                direction=om.direction,
+                score_task=om.score_task,
+                started_at=om.started_at,
+            )
             base_series.append(time.perf_counter() - t0)
         gc.callbacks.remove(on_gc)
         times.sort()
