@@ -120,7 +120,7 @@ def stat_mode(p: Path) -> int:
     return p.stat().st_mode & 0o777
 
 
-@pytest.mark.parametrize("tar_found", [True, False], ids=["tar-pipe", "no-tar-copytree"])
+@pytest.mark.parametrize("tar_found", [True, False], ids=["gnu-tar-pipe", "no-tar-copytree"])
 def test_copy_tree_keeps_bytes_modes_and_nanosecond_mtimes(tmp_path, monkeypatch, tar_found):
     """settle's copy (a pipe of two tars, or shutil.copytree where no tar is found) gives the same
     tree: bytes, permission bits and mtimes to the nanosecond of files and directories, the top one
@@ -130,6 +130,7 @@ def test_copy_tree_keeps_bytes_modes_and_nanosecond_mtimes(tmp_path, monkeypatch
     _mixed_tree(src)
     if not tar_found:
         monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))
+    assert (stage._gnu_tar() is not None) == tar_found  # (the tests' machines have GNU tar: prereqs)
     dst = tmp_path / "dst"
     stage.copy_tree(str(src), dst)
     assert _tree(dst) == _tree(src)
@@ -152,7 +153,10 @@ def test_a_settle_whose_copy_fails_leaves_the_link_and_the_stage_and_says_why(tm
         bin_dir = tmp_path / "bin"
         bin_dir.mkdir()
         wrapper = bin_dir / "tar"
-        wrapper.write_text("#!/bin/sh\necho 'tar: run-1: Cannot write: No space left on device' >&2\nexit 2\n")
+        wrapper.write_text(
+            '#!/bin/sh\n[ "$1" = --version ] && exec ' + shutil.which("tar") + " --version\n"
+            "echo 'tar: run-1: Cannot write: No space left on device' >&2\nexit 2\n"
+        )
         wrapper.chmod(0o755)
         monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
         with pytest.raises(OSError) as err:

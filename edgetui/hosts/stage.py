@@ -238,29 +238,53 @@ def staged_links(image: Path) -> list[tuple[Path, str]]:
     return out
 
 
+#: tar programs found to be GNU tar (path -> bool), asked once each
+_GNU_TAR: dict[str, bool] = {}
+
+
+def _gnu_tar() -> str | None:
+    """The path of ``tar`` when it is GNU tar (the options :func:`copy_tree` gives it), else None."""
+    tar = shutil.which("tar")
+    if tar is None:
+        return None
+    if tar not in _GNU_TAR:
+        try:
+            r = subprocess.run([tar, "--version"], capture_output=True, timeout=10, check=False)
+            _GNU_TAR[tar] = r.returncode == 0 and b"GNU tar" in r.stdout.split(b"\n", 1)[0]
+        except (OSError, subprocess.SubprocessError):  # it cannot be run: not used
+            _GNU_TAR[tar] = False
+    return tar if _GNU_TAR[tar] else None
+
+
 def copy_tree(src: str, dst: Path) -> None:
     """A copy of the directory ``src`` at ``dst`` (which must not exist): files' bytes and modes,
-    and files' and directories' mtimes to the nanosecond. Through a pipe of two ``tar`` processes
-    (pax format: nanosecond times) where ``tar`` is found, else ``shutil.copytree``: the tar pipe
-    takes ~25 % less CPU than the Python copy (its per-file calls and ``copystat``) and reads on one
-    core while it writes on the other (bench/bench_ssh.py --settle-variants). Raises ``OSError``
-    naming ``src`` when the copy fails (what was copied is left at ``dst``)."""
-    tar = shutil.which("tar")
+    and files' and directories' mtimes to the nanosecond. Through a pipe of two GNU ``tar``
+    processes (pax format: nanosecond times) where GNU tar is found, else ``shutil.copytree``: the
+    tar pipe takes ~25 % less CPU than the Python copy (its per-file calls and ``copystat``) and
+    reads on one core while it writes on the other (bench/bench_ssh.py --settle-variants). Raises
+    ``OSError`` naming ``src`` when the copy fails (what was copied is left at ``dst``)."""
+    tar = _gnu_tar()
     if tar is None:
         shutil.copytree(src, dst, symlinks=True, copy_function=shutil.copy2)
         return
     os.mkdir(dst, 0o700)  # (its mode and mtime then come from the archive's "." entry)
-    with subprocess.Popen(
-        [tar, "-C", src, "--format=posix", "--pax-option=delete=atime,delete=ctime", "-cf", "-", "."],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    ) as out:
-        assert out.stdout is not None
-        into = subprocess.run(
-            [tar, "-C", str(dst), "-xpf", "-", "--no-same-owner"], stdin=out.stdout, capture_output=True, check=False
-        )
-        out.stdout.close()
-        err_out = out.stderr.read() if out.stderr is not None else b""
+    with tempfile.TemporaryFile() as err_c:  # (a file, not a pipe: a long complaint cannot stall the copy)
+        with subprocess.Popen(
+            [tar, "-C", src, "--format=posix", "--pax-option=delete=atime,delete=ctime", "-cf", "-", "."],
+            stdout=subprocess.PIPE,
+            stderr=err_c,
+        ) as out:
+            assert out.stdout is not None
+            into = subprocess.run(
+                [tar, "-C", str(dst), "-xpf", "-", "--no-same-owner"],
+                stdin=out.stdout,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                check=False,
+            )
+            out.stdout.close()
+        err_c.seek(0)
+        err_out = err_c.read()
     if out.returncode != 0 or into.returncode != 0:
         why = (into.stderr or err_out).decode("utf-8", "replace").strip().splitlines()
         raise OSError(errno.EIO, f"copying the stage to disk failed: {why[-1] if why else 'tar failed'}", src)
