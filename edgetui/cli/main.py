@@ -1013,7 +1013,15 @@ def run() -> None:
     """The ``edgetui`` program (the console script and ``python -m edgetui.cli.main``): :func:`main`,
     then SIGINT ignored: the work is done and its exit status known, and a ctrl+c now (the
     interpreter's shutdown, where Python's handler is gone) would end the process by the signal,
-    status -2 and no message. A ctrl+c before :func:`main` takes over (its imports) says one line too."""
+    status -2 and no message. A ctrl+c before :func:`main` takes over (its imports) says one line too.
+
+    An interrupted command (status 130) ends by :func:`os._exit` once its streams and log are
+    flushed: in CPython 3.11 a ``KeyboardInterrupt`` that passes through ``exec`` of a string (as
+    :mod:`dataclasses` builds a class's methods, so a ctrl+c during an import) sets the interpreter's
+    "unhandled KeyboardInterrupt" flag for good, even when caught; under ``python -m`` the
+    interpreter's exit then kills the process with SIGINT (status -2) whatever ``sys.exit`` said
+    (3 of 80 interrupted ingests here). By then the command has stopped its helper processes and
+    closed or committed what it wrote."""
     import signal
 
     rc = None
@@ -1025,6 +1033,14 @@ def run() -> None:
         if rc is None:
             print(_interrupted_line[0], file=sys.stderr)
             rc = EXIT_INTERRUPTED
+    if rc == EXIT_INTERRUPTED:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a reader gone or a stream closed: nothing more can be said
+                pass
+        logging.shutdown()
+        os._exit(rc)
     sys.exit(rc)
 
 
