@@ -20,9 +20,9 @@ from edgetui.hosts.pod_watch import (
     k8s_name,
     match_judge_pod,
     pod_info,
-    sforge_cluster,
     work_pod_name,
 )
+from edgetui.hosts.cluster_config import sforge_cluster
 from fake_kube_api import FakeKubeApi, pod_event, sforge_pod
 
 

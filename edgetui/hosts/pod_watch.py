@@ -32,13 +32,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import shutil
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Optional
 
 import httpx2
@@ -47,6 +45,7 @@ from lightkube.resources.core_v1 import Event, Pod
 
 from edgetui.error_log import note_swallowed
 from edgetui.events import one_line
+from edgetui.hosts.cluster_config import ClusterConfig, kubeconfig_path
 from edgetui.hosts.container_info import ContainerInfo
 from edgetui.times import iso8601_to_epoch
 
@@ -473,43 +472,6 @@ def pod_info(pod: dict[str, Any], host: str, events: Optional[list[dict[str, Any
     )
 
 
-# ---------------------------------------------------------------------------- config
-
-
-@dataclass(frozen=True)
-class ClusterConfig:
-    """One cluster: ``kubeconfig`` (a path; None: ``$KUBECONFIG`` or ``~/.kube/config``),
-    ``context`` (None: the kubeconfig's current context), ``namespaces`` (where SForge's pods are)."""
-
-    name: str
-    kubeconfig: Optional[str]
-    context: Optional[str]
-    namespaces: tuple[str, ...]
-    source: str = "environment"
-
-
-def sforge_cluster(env: Optional[dict[str, str]] = None) -> ClusterConfig:
-    """The cluster SForge itself uses: ``SFORGE_K8S_KUBECONFIG`` (else kubectl's default) and
-    ``SFORGE_K8S_NAMESPACE`` (default ``default``), the kubeconfig's current context."""
-    e = os.environ if env is None else env
-    return ClusterConfig(
-        "sforge",
-        e.get("SFORGE_K8S_KUBECONFIG") or None,
-        None,
-        (e.get("SFORGE_K8S_NAMESPACE") or "default",),
-        "SFORGE_K8S_KUBECONFIG / SFORGE_K8S_NAMESPACE",
-    )
-
-
-def kubeconfig_path(cfg: ClusterConfig) -> Path:
-    if cfg.kubeconfig:
-        return Path(cfg.kubeconfig).expanduser()
-    env = os.environ.get("KUBECONFIG")
-    if env:
-        return Path(env.split(os.pathsep)[0]).expanduser()
-    return Path.home() / ".kube" / "config"
-
-
 # ---------------------------------------------------------------------------- the engine
 
 
@@ -557,6 +519,7 @@ class PodEngine:
         self.containers: dict[str, ContainerInfo] = {}
         self.by_name: dict[str, ContainerInfo] = {}
         self._by_ns_name: dict[tuple[str, str], ContainerInfo] = {}
+        self._named: dict[str, list[ContainerInfo]] = {}
         self._seen_gen: Optional[tuple] = None
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._thread: Optional[threading.Thread] = None
@@ -660,6 +623,10 @@ class PodEngine:
                     by_ns[(ns.key, name)] = info
             self.containers = containers
             self._by_ns_name = by_ns
+            named: dict[str, list[ContainerInfo]] = {}
+            for (_k, n), c in by_ns.items():
+                named.setdefault(n, []).append(c)
+            self._named = named
             self.by_name = {c.name: c for c in containers.values()}
         return any(ns.listed for ns in self.namespaces)
 
@@ -678,9 +645,7 @@ class PodEngine:
         namespaces hold one (ambiguous)."""
         name = work_pod_name(task_id, run_id)
         hits = []
-        for (_key, n), c in list(self._by_ns_name.items()):
-            if n != name:
-                continue
+        for c in self._named.get(name, ()):
             it = image_task(c.image)
             if it is not None and it != task_id:
                 continue
@@ -688,6 +653,32 @@ class PodEngine:
                 c = c.model_copy(update={"inferred": True})
             hits.append(c)
         return hits[0] if len(hits) == 1 else None
+
+    def work_name(self, task_id: str, run_id: str) -> str:
+        return work_pod_name(task_id, run_id)
+
+    def judge_owner(self, c: ContainerInfo, windows: list[tuple]) -> Optional[tuple[Any, str, bool]]:
+        """(owner, submission id, inferred) of judge pod ``c`` among ``windows`` (see :func:`match_judge_pod`)."""
+        return match_judge_pod(c.name, c.created_at, windows)
+
+    @property
+    def error(self) -> Optional[str]:
+        """One line while a namespace is not up (the supervisor's notes), else None."""
+        bad = [ns for ns in self.namespaces if ns.state in ("down", "forbidden")]
+        if bad:
+            return f"k8s {bad[0].key}: {bad[0].state}: {bad[0].message}" + (
+                f" (+{len(bad) - 1} more)" if len(bad) > 1 else ""
+            )
+        if self.config_errors:
+            return f"k8s {self.config_errors[0][0]}: {self.config_errors[0][1]}"
+        return None
+
+    def state_of(self, key: str) -> Optional[str]:
+        """The state of namespace ``key`` (``context/namespace``): up, connecting, down, forbidden."""
+        for ns in self.namespaces:
+            if ns.key == key:
+                return ns.state
+        return None
 
     def token_of(self, container_id: str) -> Optional[str]:
         c = self.containers.get(container_id)

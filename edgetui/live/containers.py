@@ -15,6 +15,10 @@ from edgetui.live.run_state import RoundState, RunState
 from edgetui.live.watch_context import WatchContext
 
 
+#: the key of the cluster's engine among :attr:`ContainerJoin.engines` (no host has this name)
+CLUSTER_KEY = "\x00k8s"
+
+
 def grading_judges(rs: RunState) -> list[ContainerInfo]:
     """Judge containers of ``rs`` still grading: running, and their submission's report.json not
     written yet (SForge's containers ignore SIGTERM and are killed ~15 s after the report: a
@@ -55,6 +59,21 @@ class ContainerJoin:
         self.operator: dict[str, str] = {}  # container id/name -> "stop" | "kill" asked, not yet seen
         self.judges_on: set[str] = set()  # hosts of the engines that listed a judge container of a watched run
         self.unattributed: list[ContainerInfo] = []  # judge/game containers not joined to a run
+        #: SForge's pods on Kubernetes (edgetui.hosts.pod_watch.PodEngine; add_cluster), or None
+        self.cluster: Any = None
+
+    def add_cluster(self, engine) -> None:
+        """Join the pods of ``engine`` (a :class:`~edgetui.hosts.pod_watch.PodEngine`) to the runs
+        whose backend is ``k8s`` or whose work pod it lists, wherever their files are (this machine
+        or an SSH host): only the containers moved to the cluster."""
+        self.cluster = engine
+        self.engines[CLUSTER_KEY] = engine
+
+    def _on_cluster(self, rs: RunState) -> bool:
+        cl = self.cluster
+        return cl is not None and (
+            rs.info.backend == "k8s" or cl.work_container(rs.info.task_id, rs.info.run_id) is not None
+        )
 
     # ---- engines: the local one and one per remote host (edgetui.hosts.remote_engine)
     def add_engine(self, host_name: str, engine) -> None:
@@ -65,6 +84,8 @@ class ContainerJoin:
 
     def engine_of(self, rs: RunState):
         """The engine whose containers belong to ``rs``: its host's remote engine, else the local one."""
+        if self.cluster is not None and self._on_cluster(rs):
+            return self.cluster
         if self.engines:
             eng = self.engines.get(self.ctx.root_host.get(rs.key, ""))
             if eng is not None:
@@ -209,15 +230,34 @@ class ContainerJoin:
     def _join_engine(self, dw, runs: list, now: float) -> list:
         by_name = dw.by_name
         local = dw is self.docker
+        # pods: the engine finds a run's work pod (SForge cuts task ids in pod names: two tasks
+        # sharing their first 15 characters under one run id share a name; a pod whose image does
+        # not tell them apart, claimed by two runs, is joined to neither)
+        finder = getattr(dw, "work_container", None)
+        pods: dict[str, Optional[ContainerInfo]] = {}
+        if finder is not None:
+            claims: dict[str, int] = {}
+            for rs in runs:
+                p = finder(rs.info.task_id, rs.info.run_id)
+                pods[rs.key] = p
+                if p is not None:
+                    claims[p.id] = claims.get(p.id, 0) + 1
+            for key, p in pods.items():
+                if p is not None and p.inferred and claims[p.id] > 1:
+                    pods[key] = None
+                    self.ctx.note(f"pod {p.name}: its name fits {claims[p.id]} runs and its image none: not joined")
         # work containers, by the names each run's container would have
         for rs in runs:
             if rs.info.backend == "e2b":
                 continue  # managed sandboxes: no container of this run on any engine (never "gone")
             c = None
-            for n in work_names(rs.info.task_id, rs.info.run_id):
-                c = by_name.get(n)
-                if c is not None:
-                    break
+            if finder is not None:
+                c = pods.get(rs.key)
+            else:
+                for n in work_names(rs.info.task_id, rs.info.run_id):
+                    c = by_name.get(n)
+                    if c is not None:
+                        break
             if (
                 c is not None
                 and local
@@ -264,11 +304,14 @@ class ContainerJoin:
             elif rs.container_seen_id is not None and rs.container_state != "gone":
                 gone = rs.container or ContainerInfo(
                     id=rs.container_seen_id,
-                    name=work_names(rs.info.task_id, rs.info.run_id)[0],
+                    name=dw.work_name(rs.info.task_id, rs.info.run_id)
+                    if finder is not None
+                    else work_names(rs.info.task_id, rs.info.run_id)[0],
                     role="work",
                     host=self.ctx.host,
                 )
                 gone = gone.model_copy(update={"state": "gone", "cpu_percent": None, "mem_bytes": None})
+                self._operator_seen(rs, gone, now)  # a pod the operator deleted is never listed again
                 rs.container = gone
                 rs.container_state = "gone"
                 rs.container_ended_t = now
@@ -287,7 +330,15 @@ class ContainerJoin:
         judges: dict[str, list[ContainerInfo]] = {}
         games: dict[str, list[ContainerInfo]] = {}
         unattributed: list[ContainerInfo] = []
-        for c in dw.containers.values():
+        judge_owner = getattr(dw, "judge_owner", None)
+        windows: list[tuple] = []
+        if judge_owner is not None:  # pods: a submission by its sanitised, maybe cut, name and its time
+            for rs in runs:
+                limit = float(rs.task.eval_timeout or 600) + 900.0
+                for rd in rs.rounds.values():
+                    if rd.sid:
+                        windows.append((rs, rs.info.task_id, rd.sid, rd.first_seen - 900.0, rd.first_seen + limit))
+        for c in list(dw.containers.values()):
             if c.role == "judge":
                 hit = by_cid.get(c.id[:12])
                 owner = hit[0] if hit else None
@@ -295,6 +346,13 @@ class ContainerJoin:
                     cand = by_sid[c.submission_id][0]
                     if cand.info.task_id == c.task_id:
                         owner = cand
+                if owner is None and judge_owner is not None and c.submission_id is None:
+                    m = judge_owner(c, windows)
+                    if m is not None:
+                        owner = m[0]
+                        c = c.model_copy(
+                            update={"submission_id": m[1], "task_id": owner.info.task_id, "inferred": m[2]}
+                        )
                 if owner is None:
                     unattributed.append(c)
                 else:

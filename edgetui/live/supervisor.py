@@ -310,6 +310,17 @@ class Supervisor:
         (:meth:`edgetui.live.containers.ContainerJoin.add_engine`)."""
         self.containers.add_engine(host_name, engine)
 
+    def add_cluster(self, engine: Any) -> None:
+        """Join SForge's pods watched by ``engine`` (:class:`edgetui.hosts.pod_watch.PodEngine`)
+        to the pod-backed runs (:meth:`edgetui.live.containers.ContainerJoin.add_cluster`); closed
+        with the supervisor."""
+        self.containers.add_cluster(engine)
+
+    @property
+    def cluster(self) -> Any:
+        """The pods' engine (:meth:`add_cluster`), or None."""
+        return self.containers.cluster
+
     def add_judge(self, host_name: str, poller: JudgePoller) -> None:
         """Poll the runs of ``host_name``'s roots with ``poller``
         (:meth:`edgetui.live.containers.ContainerJoin.add_judge`)."""
@@ -430,6 +441,8 @@ class Supervisor:
         self._closed = True
         if self.docker is not None:
             self.docker.close()
+        if self.containers.cluster is not None:
+            self.containers.cluster.close()
         for p in [self.judge, *self.judges.values()]:
             if p is not None:
                 p.close()
