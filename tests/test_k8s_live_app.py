@@ -14,6 +14,7 @@ from test_live_docker import make_run
 from waits import pilot_wait_for
 
 from edgetui.hosts.cluster_config import ClusterConfig
+from edgetui.hosts.pod_watch import PodEngine
 from edgetui.views.app import EdgeTUIApp, LiveConfig
 from edgetui.views.screens.confirm import ConfirmScreen
 from edgetui.views.screens.hosts import HostsScreen, host_cells
@@ -76,7 +77,9 @@ async def test_pods_come_and_go_and_the_runs_screen_follows(tmp_path, api, monke
             home=True,
             interval=0.3,
             docker=False,
-            clusters=[ClusterConfig("c", str(kc), None, ("sforge", "locked"))],
+            pods=lambda wake: PodEngine(
+                [ClusterConfig("c", str(kc), None, ("sforge", "locked"))], on_change=wake, events_interval_s=0.2
+            ),
         ),
         on_empty=lambda p: None,
     )

@@ -502,6 +502,13 @@ def _live_config(args, home: bool):
     clusters = load_clusters(_hosts_file())
     if getattr(args, "k8s", False) or os.environ.get("SFORGE_BACKEND") == "k8s":
         clusters.insert(0, sforge_cluster())
+    pods = None
+    if clusters:
+        from edgetui.hosts.pod_watch import PodEngine
+
+        def pods(wake):
+            return PodEngine(clusters, on_change=wake)
+
     if not dirs and not hosts and not home:
         return None
     return LiveConfig(
@@ -513,7 +520,7 @@ def _live_config(args, home: bool):
         docker=not args.no_docker,
         tasks_dir=getattr(args, "tasks_dir", None),
         hosts=hosts,
-        clusters=clusters,
+        pods=pods,
     )
 
 

@@ -103,11 +103,12 @@ class LiveConfig:
         host: str = "local",
         hosts: Optional[list] = None,
         feed_options: Optional[dict] = None,
-        clusters: Optional[list] = None,
+        pods: Optional[Callable[[Callable[[], None]], Any]] = None,
     ) -> None:
         self.runs_dirs = runs_dirs
-        #: Kubernetes clusters whose SForge pods are joined to the runs (edgetui.hosts.cluster_config)
-        self.clusters = list(clusters or [])
+        #: makes the engine of SForge's pods on Kubernetes (edgetui.hosts.pod_watch.PodEngine), given
+        #: the supervisor's wake callback; None: no cluster watched
+        self.pods = pods
         self.hosts = list(hosts or [])
         self.feed_options = dict(feed_options or {})
         self.home = home
@@ -334,11 +335,8 @@ class EdgeTUIApp(App):
         # lazy: the live supervisor loads only when runs are watched, not for a replay
         from edgetui.live.remote_hosts import HostLinks
 
-        if cfg.clusters:
-            # lazy: the Kubernetes client loads only when a cluster is watched
-            from edgetui.hosts.pod_watch import PodEngine
-
-            sup.add_cluster(PodEngine(cfg.clusters, on_change=sup.wake).start())
+        if cfg.pods is not None:
+            sup.add_cluster(cfg.pods(sup.wake).start())
 
         # always: the hosts view lists this machine first, remote hosts (if any) after it
         self.host_links = HostLinks(self._feeds, docker=cfg.docker).attach(sup).start()
