@@ -109,6 +109,48 @@ def _status(code: int, reason: str, message: str) -> dict[str, Any]:
     }
 
 
+#: the discovery documents kubectl reads first (shapes of `kubectl get --raw /api/v1`, trimmed to
+#: the resources used here; https://kubernetes.io/docs/reference/using-api/api-concepts/)
+DISCOVERY: dict[str, Any] = {
+    "/version": {"major": "1", "minor": "32", "gitVersion": "v1.32.0-fake", "platform": "linux/amd64"},
+    "/api": {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:6443"}],
+    },
+    "/apis": {"kind": "APIGroupList", "apiVersion": "v1", "groups": []},
+    "/api/v1": {
+        "kind": "APIResourceList",
+        "groupVersion": "v1",
+        "resources": [
+            {
+                "name": "pods",
+                "singularName": "pod",
+                "namespaced": True,
+                "kind": "Pod",
+                "verbs": ["create", "delete", "get", "list", "watch"],
+                "shortNames": ["po"],
+            },
+            {
+                "name": "pods/exec",
+                "singularName": "",
+                "namespaced": True,
+                "kind": "PodExecOptions",
+                "verbs": ["create", "get"],
+            },
+            {"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]},
+            {
+                "name": "events",
+                "singularName": "event",
+                "namespaced": True,
+                "kind": "Event",
+                "verbs": ["list", "watch"],
+            },
+        ],
+    },
+}
+
+
 class FakeKubeApi:
     """The server's state and controls (see the module); ``url`` once started."""
 
@@ -219,6 +261,8 @@ class FakeKubeApi:
                 q = parse_qs(u.query)
                 api.requests.append(("GET", u.path, q))
                 parts = u.path.strip("/").split("/")
+                if u.path in DISCOVERY:  # what kubectl asks before anything (its discovery)
+                    return self._json(200, DISCOVERY[u.path])
                 # /api/v1/namespaces/NS/pods[/NAME[/log|exec]] or /events
                 if len(parts) < 5 or parts[:3] != ["api", "v1", "namespaces"]:
                     return self._json(404, _status(404, "NotFound", "the server could not find the requested resource"))

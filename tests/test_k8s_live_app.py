@@ -112,6 +112,15 @@ async def test_pods_come_and_go_and_the_runs_screen_follows(tmp_path, api, monke
         )
         await _until(pilot, lambda: "oom" in _live(app, "k1").active_alarms, what="the OOM alarm")
         assert _live(app, "k1").container.exit_code == 137
+        # its log, for the pager (o); a shell needs kubectl (none here: said, not run)
+        api.logs[("sforge", "run-gitlet-k1")] = "agent started\nKilled\n"
+        rk = _live(app, "k1").run_key
+        log = app.live_actions.file_path(rk, "pod.log")
+        assert log is not None and open(log).read() == "agent started\nKilled\n"
+        assert app.live_actions.file_path(_live(app, "k1").run_key, "no-such-file") is None
+        app.supervisor.cluster.kubectl = ""
+        with pytest.raises(RuntimeError, match="kubectl is not installed"):
+            app.live_actions.shell_argv(rk)
         # k3's pod is deleted while the watch misses it (the stream drops): the relist finds it gone
         api.hold = True
         api.delete("sforge", "run-gitlet-k3")

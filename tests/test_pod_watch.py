@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import time
 from pathlib import Path
 from typing import Callable
@@ -24,6 +25,7 @@ from edgetui.hosts.pod_watch import (
 )
 from edgetui.hosts.cluster_config import sforge_cluster
 from fake_kube_api import FakeKubeApi, pod_event, sforge_pod
+from prereqs import need
 
 
 def wait_for(cond: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
@@ -312,6 +314,23 @@ def test_pod_events_actions_and_logs(api, tmp_path):
         assert dels and dels[0].get("gracePeriodSeconds") == ["15"]
         wait_for(lambda: "run-gitlet-r0" not in names(eng), "the deletion")
         assert eng.stop_container("run-gitlet-r0").startswith("could not delete pod run-gitlet-r0")
+    finally:
+        eng.close()
+
+
+def test_the_shell_is_kubectl_exec_and_a_refused_exec_says_the_clusters_words(api, tmp_path):
+    """The shell's argv run for real (kubectl, its discovery, the pod, the exec upgrade) against the
+    fake server, which refuses exec as a cluster does for a user without pods/exec."""
+    kubectl = need("kubectl")
+    api.put(sforge_pod("run-gitlet-r0"))
+    eng = engine(api, tmp_path, kubectl=str(kubectl))
+    try:
+        wait_for(lambda: names(eng) == {"run-gitlet-r0"}, "the pod")
+        argv = eng.shell_command("run-gitlet-r0")
+        r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        assert r.returncode != 0
+        assert 'pods "run-gitlet-r0" is forbidden: cannot create resource "pods/exec"' in r.stderr.decode()
+        assert any(p.endswith("/pods/run-gitlet-r0/exec") for _m, p, _q in api.requests)
     finally:
         eng.close()
 

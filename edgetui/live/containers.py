@@ -5,6 +5,9 @@ resource samples, the judge pollers, the gradings in flight and the operator's s
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 from edgetui.events import Kind
@@ -14,6 +17,9 @@ from edgetui.live.judge import JudgePoller
 from edgetui.live.run_state import RoundState, RunState
 from edgetui.live.watch_context import WatchContext
 
+
+#: the name under which a pod-backed run's work pod log is offered (``o``: opened in the pager)
+POD_LOG = "pod.log"
 
 #: the key of the cluster's engine among :attr:`ContainerJoin.engines` (no host has this name)
 CLUSTER_KEY = "\x00k8s"
@@ -61,6 +67,7 @@ class ContainerJoin:
         self.unattributed: list[ContainerInfo] = []  # judge/game containers not joined to a run
         #: SForge's pods on Kubernetes (edgetui.hosts.pod_watch.PodEngine; add_cluster), or None
         self.cluster: Any = None
+        self._log_dir: Optional[Path] = None  # pod logs read for the pager
 
     def add_cluster(self, engine) -> None:
         """Join the pods of ``engine`` (a :class:`~edgetui.hosts.pod_watch.PodEngine`) to the runs
@@ -68,6 +75,30 @@ class ContainerJoin:
         or an SSH host): only the containers moved to the cluster."""
         self.cluster = engine
         self.engines[CLUSTER_KEY] = engine
+
+    def pod_log_file(self, run_key: str) -> Optional[Path]:
+        """The work pod's log of ``run_key`` read now into a file of ours (the pager's), or None:
+        no pod-backed run, or its namespace not up (never a wait on a cluster that is down)."""
+        rs = self.ctx.runs.get(run_key)
+        cl = self.cluster
+        c = rs.container if rs is not None else None
+        if cl is None or c is None or c.phase is None or c.state == "gone" or cl.state_of(c.host) != "up":
+            return None
+        try:
+            text = cl.pod_log(c.name)
+        except RuntimeError as e:  # said in the notes; the file is offered as not there
+            self.ctx.note(str(e))
+            return None
+        if self._log_dir is None:
+            self._log_dir = Path(tempfile.mkdtemp(prefix="edgetui-pod-logs-"))
+        p = self._log_dir / f"{c.name}.log"
+        p.write_text(text, encoding="utf-8", errors="replace")
+        return p
+
+    def close(self) -> None:
+        if self._log_dir is not None:
+            shutil.rmtree(self._log_dir, ignore_errors=True)
+            self._log_dir = None
 
     def _on_cluster(self, rs: RunState) -> bool:
         cl = self.cluster

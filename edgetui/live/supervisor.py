@@ -83,7 +83,7 @@ from edgetui.live.run_state import (
     RUN_LOG,
     TICKS,
 )
-from edgetui.live.containers import ContainerJoin
+from edgetui.live.containers import POD_LOG, ContainerJoin
 from edgetui.live.dormant import DormantRuns
 from edgetui.live.register import RunRegistry
 from edgetui.live.run_files import RunFiles
@@ -443,6 +443,7 @@ class Supervisor:
             self.docker.close()
         if self.containers.cluster is not None:
             self.containers.cluster.close()
+        self.containers.close()
         for p in [self.judge, *self.judges.values()]:
             if p is not None:
                 p.close()
@@ -492,6 +493,8 @@ class Supervisor:
     def run_file_path(self, run_key: str, name: str) -> Optional[Path]:
         """Path of a file of a run's task dir (``agent_output.txt``, ``submissions/agent-3/report.json``...),
         or None for an unknown run or a name leaving the task dir."""
+        if name == POD_LOG:
+            return self.containers.pod_log_file(run_key)
         rs = self.runs.get(run_key)
         if rs is None:
             cur = self.conn.cursor()  # callable from a view thread while a refresh runs

@@ -56,6 +56,7 @@ RUN_FILES: tuple[tuple[str, str], ...] = (
     ("run_config.json", "run configuration (secrets redacted)"),
     ("install_output.txt", "agent install output"),
     ("started_at", "start time"),
+    ("pod.log", "the work pod's log (Kubernetes: read from its API server)"),
 )
 
 # ---------------------------------------------------------------------------- injected effects
