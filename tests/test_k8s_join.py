@@ -1,0 +1,99 @@
+"""Pods joined to runs by the real supervisor, the pods read through the real lightkube client from
+a fake API server on 127.0.0.1 (tests/fake_kube_api.py; no real one can run here): SForge's cut
+names are never parsed blindly (two tasks sharing their first 15 characters under one run id)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fake_kube_api import FakeKubeApi, sforge_pod
+from test_live_docker import make_run, settings, wait_for
+
+from edgetui.hosts.cluster_config import ClusterConfig
+from edgetui.hosts.config import load_clusters, load_hosts
+from edgetui.hosts.pod_watch import PodEngine, work_pod_name
+from edgetui.live.supervisor import Supervisor
+from edgetui.store.database import open_db
+
+TASK_A = "database_engine_optimisation"
+TASK_B = "database_engine_v2"
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    api = FakeKubeApi().start()
+    root = tmp_path / "runs"
+    root.mkdir()
+    for task in (TASK_A, TASK_B):
+        td = make_run(root, "r1", task)
+        (td / "run_config.json").write_text(json.dumps({"backend": "k8s"}))
+    eng = PodEngine(
+        [ClusterConfig("c", str(api.kubeconfig(tmp_path / "kc")), None, ("sforge",))],
+        backoff_first_s=0.05,
+        events_interval_s=0,
+    ).start()
+    conn = open_db(tmp_path / "live.duckdb")
+    sup = Supervisor(conn, [root], docker_client=None, settings=settings())
+    sup.add_cluster(eng)
+    yield api, sup
+    sup.close()
+    conn.close()
+    api.close()
+
+
+def _by_task(runs) -> dict:
+    return {r.task_id: r for r in runs}
+
+
+def test_two_tasks_cut_to_one_pod_name_join_by_the_pods_image(cluster):
+    api, sup = cluster
+    name = work_pod_name(TASK_A, "r1")
+    assert name == work_pod_name(TASK_B, "r1") == "run-database-engine-r1"
+    # the pod's image names its task: it joins that run only
+    api.put(sforge_pod(name, image=f"reg.example/edgebench.work.{TASK_B}:0a1b2c3d4e5f"))
+    runs = wait_for(
+        sup, lambda rs: (r := _by_task(rs).get(TASK_B)) is not None and r.container is not None, what="B's pod"
+    )
+    a, b = _by_task(runs)[TASK_A], _by_task(runs)[TASK_B]
+    assert b.container.name == name and b.cluster == "fake/sforge"
+    assert not b.container.inferred
+    assert a.container is None and a.cluster is None
+
+
+def test_a_pod_whose_image_does_not_tell_joins_neither_run(cluster):
+    api, sup = cluster
+    name = work_pod_name(TASK_A, "r1")
+    api.put(sforge_pod(name, image="reg.example/some-image:1"))
+    runs = wait_for(
+        sup,
+        lambda rs: any("fits 2 runs" in m for m in sup.messages) and len(rs) == 2,
+        what="the ambiguity said",
+    )
+    assert all(r.container is None for r in runs)
+
+
+def test_the_hosts_files_clusters_section(tmp_path):
+    f = tmp_path / "hosts.toml"
+    f.write_text(
+        '[hosts.gpu-1]\nssh = "me@10.0.0.1"\nroots = ["/srv/runs"]\n\n'
+        '[clusters.pool]\nkubeconfig = "~/.kube/pool.yaml"\ncontext = "pool-admin"\nnamespaces = ["sforge", "sforge-b"]\n\n'
+        "[clusters.plain]\n"
+    )
+    assert [h.name for h in load_hosts(f)] == ["gpu-1"]
+    pool, plain = load_clusters(f)
+    assert (pool.name, pool.kubeconfig, pool.context, pool.namespaces) == (
+        "pool",
+        "~/.kube/pool.yaml",
+        "pool-admin",
+        ("sforge", "sforge-b"),
+    )
+    assert (plain.kubeconfig, plain.context, plain.namespaces) == (None, None, ("default",))
+    f.write_text('[clusters.bad]\nnamespaces = ["Not_A_Namespace"]\n')
+    with pytest.raises(ValueError, match=r"hosts.toml: \[clusters.bad\]: namespaces must be a list"):
+        load_clusters(f)
+    f.write_text('[clusters.bad]\nnamespace = "x"\n')
+    with pytest.raises(ValueError, match="unknown key 'namespace'"):
+        load_clusters(f)
+    assert load_clusters(tmp_path / "none.toml") == []
