@@ -13,7 +13,7 @@ from test_live_docker import make_run, settings, wait_for
 
 from edgetui.hosts.cluster_config import ClusterConfig
 from edgetui.hosts.config import load_clusters, load_hosts
-from edgetui.hosts.pod_watch import PodEngine, work_pod_name
+from edgetui.hosts.pod_watch import PodEngine, k8s_name, work_pod_name
 from edgetui.live.supervisor import Supervisor
 from edgetui.store.database import open_db
 
@@ -97,3 +97,28 @@ def test_the_hosts_files_clusters_section(tmp_path):
     with pytest.raises(ValueError, match="unknown key 'namespace'"):
         load_clusters(f)
     assert load_clusters(tmp_path / "none.toml") == []
+
+
+def test_judge_pods_join_their_submission_exactly_or_inferred_by_a_cut_name(cluster, tmp_path):
+    api, sup = cluster
+    td = tmp_path / "runs" / "r1" / TASK_A
+    sid_short = "3f9c0a1b2d4e"
+    sid_long = "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b"
+    for rnd, sid in (("agent-1", sid_short), ("agent-2", sid_long)):
+        (td / "submissions" / rnd).mkdir(parents=True)
+        (td / "submissions" / rnd / "report.json").write_text(
+            json.dumps({"submission_id": sid, "total_tests": 3, "passed": 1, "pass_rate": 1 / 3})
+        )
+    exact = k8s_name(f"edgebench.judge.{TASK_A}.{sid_short}")
+    cut = k8s_name(f"edgebench.judge.{TASK_A}.{sid_long}")
+    assert len(cut) == 63 and not cut.endswith(sid_long)  # the end of the id is lost
+    api.put(sforge_pod(exact, image=f"reg/edgebench.judge.{TASK_A}:1"))
+    runs = wait_for(sup, lambda rs: len(_by_task(rs)[TASK_A].judges) == 1, what="the exact join")
+    j = _by_task(runs)[TASK_A].judges[0]
+    assert (j.name, j.submission_id, j.inferred) == (exact, sid_short, False)
+    # the cut name: joined by its prefix (no other submission shares it), said to be inferred
+    api.put(sforge_pod(cut, image=f"reg/edgebench.judge.{TASK_A}:1"))
+    runs = wait_for(sup, lambda rs: len(_by_task(rs)[TASK_A].judges) == 2, what="the inferred join")
+    j2 = next(j for j in _by_task(runs)[TASK_A].judges if j.name == cut)
+    assert j2.submission_id == sid_long and j2.inferred
+    assert _by_task(runs)[TASK_B].judges == []

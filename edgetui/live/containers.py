@@ -366,9 +366,12 @@ class ContainerJoin:
         if judge_owner is not None:  # pods: a submission by its sanitised, maybe cut, name and its time
             for rs in runs:
                 limit = float(rs.task.eval_timeout or 600) + 900.0
-                for rd in rs.rounds.values():
-                    if rd.sid:
-                        windows.append((rs, rs.info.task_id, rd.sid, rd.first_seen - 900.0, rd.first_seen + limit))
+                sids = {rd.sid: rd.first_seen for rd in rs.rounds.values() if rd.sid}
+                for sid, rnd in rs.tick_sids.items():  # (auto rounds: the tick log's ids, before any report)
+                    rd0 = rs.rounds.get(rnd) if rnd else None
+                    sids.setdefault(sid, rd0.first_seen if rd0 is not None else rs.first_seen)
+                for sid, t0 in sids.items():
+                    windows.append((rs, rs.info.task_id, sid, t0 - 900.0, t0 + limit))
         for c in list(dw.containers.values()):
             if c.role == "judge":
                 hit = by_cid.get(c.id[:12])
@@ -517,7 +520,13 @@ class ContainerJoin:
                 if rd.has_report:
                     rd.failed = None
                 continue
-            judge_up = any(cid[:12] in live_ids or cid[:12] in all_ids for cid in rd.container_ids)
+            judge_up = any(cid[:12] in live_ids or cid[:12] in all_ids for cid in rd.container_ids) or (
+                rd.sid is not None  # a judge pod: joined by its submission (no Docker id in run_instance.log)
+                and any(
+                    j.phase is not None and j.submission_id == rd.sid and j.state in ("running", "created")
+                    for j in rs.judges
+                )
+            )
             failed = None
             if judge_up:
                 rd.judge_gone_since = None
