@@ -77,7 +77,7 @@ async def test_pods_come_and_go_and_the_runs_screen_follows(tmp_path, api, monke
             home=True,
             interval=0.3,
             docker=False,
-            pods=lambda wake: PodEngine(
+            pods=lambda wake, hosts: PodEngine(
                 [ClusterConfig("c", str(kc), None, ("sforge", "locked"))], on_change=wake, events_interval_s=0.2
             ),
         ),

@@ -506,8 +506,8 @@ def _live_config(args, home: bool):
     if clusters:
         from edgetui.hosts.pod_watch import PodEngine
 
-        def pods(wake):
-            return PodEngine(clusters, on_change=wake)
+        def pods(wake, ssh_hosts):
+            return PodEngine(clusters, on_change=wake, hosts=ssh_hosts)
 
     if not dirs and not hosts and not home:
         return None

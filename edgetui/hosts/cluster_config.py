@@ -9,6 +9,7 @@ cluster, the kubeconfig's current context. The hosts file may name more (docs/ku
     kubeconfig = "~/.kube/gpu-pool.yaml"   # optional: else $KUBECONFIG or ~/.kube/config
     context = "gpu-pool-admin"            # optional: else the kubeconfig's current context
     namespaces = ["sforge", "sforge-b"]   # where SForge's pods are (default: ["default"])
+    via = "gpu-1"                         # optional: a host of [hosts]: its kubeconfig, its connection
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ class ClusterConfig:
     context: Optional[str]
     namespaces: tuple[str, ...]
     source: str = "environment"
+    #: the SSH host (a name of the hosts file) whose kubeconfig is read and through whose connection
+    #: the API server is reached; ``kubeconfig`` is then a path on that host (default ``.kube/config``
+    #: in its home). None: this machine's kubeconfig, the API reached directly
+    via: Optional[str] = None
 
 
 def sforge_cluster(env: Optional[dict[str, str]] = None) -> ClusterConfig:
@@ -70,14 +75,16 @@ def clusters_of(doc: dict[str, Any], where: str) -> list[ClusterConfig]:
         at = f"{where}: [clusters.{name}]"
         if not isinstance(t, dict):
             raise ValueError(f"{at}: must be a table")
-        unknown = set(t) - {"kubeconfig", "context", "namespaces"}
+        unknown = set(t) - {"kubeconfig", "context", "namespaces", "via"}
         if unknown:
-            raise ValueError(f"{at}: unknown key {sorted(unknown)[0]!r} (kubeconfig, context, namespaces)")
-        for k in ("kubeconfig", "context"):
+            raise ValueError(f"{at}: unknown key {sorted(unknown)[0]!r} (kubeconfig, context, namespaces, via)")
+        for k in ("kubeconfig", "context", "via"):
             if t.get(k) is not None and not isinstance(t.get(k), str):
                 raise ValueError(f"{at}: {k} must be a string")
         nss = t.get("namespaces", ["default"])
         if not isinstance(nss, list) or not nss or not all(isinstance(n, str) and _NS_RE.match(n) for n in nss):
             raise ValueError(f"{at}: namespaces must be a list of namespace names (lower case, digits, -)")
-        out.append(ClusterConfig(name, t.get("kubeconfig"), t.get("context"), tuple(dict.fromkeys(nss)), where))
+        out.append(
+            ClusterConfig(name, t.get("kubeconfig"), t.get("context"), tuple(dict.fromkeys(nss)), where, t.get("via"))
+        )
     return out

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import httpx2
+import yaml
 from lightkube import AsyncClient, KubeConfig
 from lightkube.resources.core_v1 import Event, Pod
 
@@ -47,6 +48,9 @@ from edgetui.error_log import note_swallowed
 from edgetui.events import one_line
 from edgetui.hosts.cluster_config import ClusterConfig, kubeconfig_path
 from edgetui.hosts.container_info import ContainerInfo
+from edgetui.hosts.forward import forward_url
+from edgetui.hosts.remote_engine import ssh_argv
+from edgetui.hosts.ssh import DEGRADED, UP
 from edgetui.times import iso8601_to_epoch
 
 #: the labels SForge puts on every pod it makes (k8s_backend.create_container)
@@ -490,8 +494,12 @@ class PodEngine:
         on_change: Optional[Callable[[], None]] = None,
         kubectl: Optional[str] = None,
         chunk_size: int = 250,
+        hosts: Optional[dict[str, Any]] = None,
     ):
         self.chunk_size = chunk_size
+        #: SSH hosts by name (:class:`~edgetui.hosts.ssh.SshHost`), for the clusters reached ``via`` one
+        self.hosts = dict(hosts or {})
+        self._via: list[tuple[ClusterConfig, list[NamespacePods]]] = []
         self.clusters = list(clusters)
         self.clock = clock
         self.events_interval_s = events_interval_s
@@ -505,6 +513,17 @@ class PodEngine:
         self.config_errors: list[tuple[str, str]] = []  # (cluster name, why its kubeconfig is not usable)
         self._configs: dict[str, Any] = {}
         for c in self.clusters:
+            if c.via is not None:  # its kubeconfig is on that host: read once the host is up
+                if c.via not in self.hosts:
+                    self.config_errors.append((c.name, f"via {c.via}: no such host in the hosts file"))
+                    continue
+                nss = [NamespacePods(c.name, n, clock) for n in c.namespaces]
+                for ns in nss:
+                    ns.message = f"waiting for {c.via}"
+                    self.namespaces.append(ns)
+                    self._ns_cluster[ns.key] = c
+                self._via.append((c, nss))
+                continue
             try:
                 single = self._load(c)
             except Exception as e:  # noqa: BLE001 - a bad kubeconfig: said in the hosts view, not raised
@@ -552,28 +571,15 @@ class PodEngine:
     async def _main(self, ready: threading.Event) -> None:
 
         self._stop = asyncio.Event()
-        tasks = []
+        tasks: list[asyncio.Future] = []
+        for c, nss in self._via:
+            tasks.append(asyncio.ensure_future(self._start_via(c, nss, tasks)))
         for ns in self.namespaces:
-            client = AsyncClient(config=self._configs[ns.key], namespace=ns.namespace, field_manager="edgetui")
-            self._clients[ns.key] = client
-            tasks.append(
-                asyncio.ensure_future(
-                    watch_namespace(
-                        client,
-                        ns,
-                        self._stop,
-                        backoff_first_s=self.backoff_first_s,
-                        backoff_max_s=self.backoff_max_s,
-                        on_change=self.on_change,
-                        chunk_size=self.chunk_size,
-                    )
-                )
-            )
-            if self.events_interval_s > 0:
-                tasks.append(asyncio.ensure_future(poll_events(client, ns, self._stop, self.events_interval_s)))
+            if ns.key in self._configs:
+                self._start_watch(ns, tasks)
         ready.set()
         await self._stop.wait()
-        for t in tasks:
+        for t in list(tasks):
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         for client in self._clients.values():
@@ -581,6 +587,68 @@ class PodEngine:
                 await client.close()
             except Exception:  # noqa: BLE001 - closing a client whose server may be gone
                 note_swallowed("closing a Kubernetes client")
+
+    async def _start_via(self, c: ClusterConfig, nss: list[NamespacePods], tasks: list) -> None:
+        """A cluster reached through an SSH host: once the host is up, its kubeconfig read over SFTP,
+        the API server's address forwarded over the host's connection, then the namespaces watched.
+        Retried (1 s doubling to 30 s) until it works."""
+        backoff = self.backoff_first_s
+        loop = asyncio.get_running_loop()
+        assert self._stop is not None
+        while not self._stop.is_set():
+            try:
+                single = await loop.run_in_executor(None, self._load_via, c)
+                break
+            except Exception as e:  # noqa: BLE001 - the host down, no kubeconfig there: shown, retried
+                for ns in nss:
+                    ns.set_state("down", f"via {c.via}: {one_line(str(e), 160)}", time.time() + backoff)
+                _notify(self.on_change)
+                await _wait(self._stop, backoff)
+                backoff = min(backoff * 2, self.backoff_max_s)
+        else:
+            return
+        for ns in nss:
+            self._configs[ns.key] = single
+            self._start_watch(ns, tasks)
+
+    def _load_via(self, c: ClusterConfig):
+        host = self.hosts[c.via or ""]
+        if host.state.kind not in (UP, DEGRADED):
+            raise RuntimeError(f"host {c.via} is {host.state.kind}")
+        path = c.kubeconfig or ".kube/config"  # (SFTP resolves a relative path in the login's home)
+        raw = host.read_at(path, 0, 4 << 20)
+        doc = yaml.safe_load(raw.decode("utf-8", "replace"))
+        if not isinstance(doc, dict):
+            raise ValueError(f"{c.via}:{path}: not a kubeconfig")
+        ctx_name = c.context or doc.get("current-context")
+        ctx = next((x.get("context") or {} for x in doc.get("contexts") or [] if x.get("name") == ctx_name), None)
+        if ctx is None:
+            raise ValueError(f"{c.via}:{path}: no context {ctx_name!r}")
+        cl = next((x.get("cluster") for x in doc.get("clusters") or [] if x.get("name") == ctx.get("cluster")), None)
+        if not isinstance(cl, dict) or not cl.get("server"):
+            raise ValueError(f"{c.via}:{path}: context {ctx_name!r} names no cluster with a server")
+        cl["server"] = forward_url(host, str(cl["server"]))  # the API as the host sees it, over its connection
+        return KubeConfig.from_dict(doc).get(context_name=ctx_name)
+
+    def _start_watch(self, ns: NamespacePods, tasks: list) -> None:
+        assert self._stop is not None
+        client = AsyncClient(config=self._configs[ns.key], namespace=ns.namespace, field_manager="edgetui")
+        self._clients[ns.key] = client
+        tasks.append(
+            asyncio.ensure_future(
+                watch_namespace(
+                    client,
+                    ns,
+                    self._stop,
+                    backoff_first_s=self.backoff_first_s,
+                    backoff_max_s=self.backoff_max_s,
+                    on_change=self.on_change,
+                    chunk_size=self.chunk_size,
+                )
+            )
+        )
+        if self.events_interval_s > 0:
+            tasks.append(asyncio.ensure_future(poll_events(client, ns, self._stop, self.events_interval_s)))
 
     def close(self) -> None:
         loop, stop = self._loop, self._stop
@@ -720,13 +788,19 @@ class PodEngine:
         """``kubectl exec -it`` in the pod's ``work`` container, a second program as the SSH shell is.
         Raises ``RuntimeError`` (shown as is) when kubectl is not installed."""
         ns, c = self._find(name_or_id)
+        cfg = self._ns_cluster.get(ns.key)
+        tail = ["-n", ns.namespace, "exec", "-it", c.name, "-c", WORK_CONTAINER, "--", "sh"]
+        if cfg is not None and cfg.via is not None:  # that host's kubectl and kubeconfig: a second login, as its shells
+            single = self._configs.get(ns.key)
+            ctx = ["--context", single.context_name] if single is not None else []
+            kc = ["--kubeconfig", cfg.kubeconfig] if cfg.kubeconfig else []
+            return [*ssh_argv(self.hosts[cfg.via]), "kubectl", *kc, *ctx, *tail]
         if not self.kubectl:
             raise RuntimeError("kubectl is not installed: a shell in a pod needs it (kubectl exec -it)")
-        cfg = self._ns_cluster.get(ns.key)
         argv = [self.kubectl]
         if cfg is not None and cfg.kubeconfig:
             argv += ["--kubeconfig", str(kubeconfig_path(cfg))]
-        argv += ["--context", ns.context, "-n", ns.namespace, "exec", "-it", c.name, "-c", WORK_CONTAINER, "--", "sh"]
+        argv += ["--context", ns.context, *tail]
         return argv
 
     def pod_log(self, name_or_id: str, tail_lines: int = 20000) -> str:
