@@ -539,6 +539,7 @@ class PodEngine:
         self.by_name: dict[str, ContainerInfo] = {}
         self._by_ns_name: dict[tuple[str, str], ContainerInfo] = {}
         self._named: dict[str, list[ContainerInfo]] = {}
+        self._info_cache: dict[tuple[str, str], tuple[Any, Any, ContainerInfo]] = {}
         self._seen_gen: Optional[tuple] = None
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._thread: Optional[threading.Thread] = None
@@ -680,15 +681,26 @@ class PodEngine:
             self._seen_gen = gen
             containers: dict[str, ContainerInfo] = {}
             by_ns: dict[tuple[str, str], ContainerInfo] = {}
+            cache: dict[tuple[str, str], tuple[Any, Any, ContainerInfo]] = {}
             for ns in self.namespaces:
                 with ns.lock:
                     pods = list(ns.pods.values())
                     events = dict(ns.events)
                 for p in pods:
                     name = str((p.get("metadata") or {}).get("name") or "")
-                    info = pod_info(p, ns.key, events.get(name))
+                    evs = events.get(name)
+                    k = (ns.key, name)
+                    hit = self._info_cache.get(k)
+                    # a pod unchanged (same object: the cache keeps what the watch stored) with the same
+                    # events is not converted again: one pod changing costs one conversion
+                    if hit is not None and hit[0] is p and hit[1] is evs:
+                        info = hit[2]
+                    else:
+                        info = pod_info(p, ns.key, evs)
+                    cache[k] = (p, evs, info)
                     containers[info.id] = info
-                    by_ns[(ns.key, name)] = info
+                    by_ns[k] = info
+            self._info_cache = cache
             self.containers = containers
             self._by_ns_name = by_ns
             named: dict[str, list[ContainerInfo]] = {}
