@@ -63,7 +63,7 @@ def main() -> None:
         for mode in ("cached", "full") if r % 2 == 0 else ("full", "cached"):
             gen = ns.generation
             api.put(sforge_pod(f"run-task00-r{r}", phase="Failed", terminated={"exitCode": r, "reason": "Error"}))
-            wait(lambda: ns.generation != gen, "the MODIFIED event")
+            wait(lambda gen=gen: ns.generation != gen, "the MODIFIED event")
             if mode == "full":
                 eng._info_cache = {}
             t = time.perf_counter()
