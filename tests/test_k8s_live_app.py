@@ -18,6 +18,7 @@ from edgetui.hosts.pod_watch import PodEngine
 from edgetui.views.app import EdgeTUIApp, LiveConfig
 from edgetui.views.screens.confirm import ConfirmScreen
 from edgetui.views.screens.hosts import HostsScreen, host_cells
+from edgetui.views.screens.live_parts import live_status_text
 from edgetui.views.screens.runs import RunsScreen
 from edgetui.views.widgets.runs_table import RunsTable
 
@@ -112,6 +113,9 @@ async def test_pods_come_and_go_and_the_runs_screen_follows(tmp_path, api, monke
         )
         await _until(pilot, lambda: "oom" in _live(app, "k1").active_alarms, what="the OOM alarm")
         assert _live(app, "k1").container.exit_code == 137
+        # the live run screen's status line says it in the cluster's terms
+        line = live_status_text(_live(app, "k1"), 0.0, 160).plain
+        assert "exited exit 137 OOM" in line and "Failed" in line and "on node-a (fake/sforge)" in line
         # its log, for the pager (o); a shell needs kubectl (none here: said, not run)
         api.logs[("sforge", "run-gitlet-k1")] = "agent started\nKilled\n"
         rk = _live(app, "k1").run_key
