@@ -5,6 +5,7 @@ deletion; a 403 namespace does not stall the others; a dead cluster deletes noth
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
@@ -14,8 +15,13 @@ from typing import Callable
 
 import pytest
 
+from lightkube import KubeConfig
+
+from edgetui.hosts import pod_watch
 from edgetui.hosts.pod_watch import (
     ClusterConfig,
+    NamespacePods,
+    watch_namespace,
     PodEngine,
     image_task,
     k8s_name,
@@ -346,3 +352,33 @@ def test_a_real_cluster_lists_and_watches(tmp_path):
         assert eng.namespaces[0].state == "up"
     finally:
         eng.close()
+
+
+def test_errors_back_off_from_1_s_doubling_to_30_s_forever(tmp_path, monkeypatch):
+    """The real client against a port nothing listens on; the waits recorded instead of slept."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    a = FakeKubeApi()
+    a.url = f"http://127.0.0.1:{port}"
+    single = KubeConfig.from_file(a.kubeconfig(tmp_path / "kc")).get()
+    waits: list[float] = []
+
+    async def go() -> None:
+        stop = asyncio.Event()
+
+        async def record(_stop, s: float) -> None:
+            waits.append(s)
+            if len(waits) >= 9:
+                stop.set()
+
+        monkeypatch.setattr(pod_watch, "_wait", record)
+        client = pod_watch.AsyncClient(config=single, namespace="sforge")
+        ns = NamespacePods("fake", "sforge")
+        await watch_namespace(client, ns, stop)
+        await client.close()
+        assert ns.state == "down" and ns.pods == {} and ns.deletions == []
+
+    asyncio.run(go())
+    assert waits == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0, 30.0]
