@@ -5,6 +5,8 @@ names are never parsed blindly (two tasks sharing their first 15 characters unde
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +19,7 @@ from edgetui.hosts.pod_watch import PodEngine, k8s_name, work_pod_name
 from edgetui.live.supervisor import Supervisor
 from edgetui.store.database import open_db
 
+ROOT = Path(__file__).resolve().parents[1]
 TASK_A = "database_engine_optimisation"
 TASK_B = "database_engine_v2"
 
@@ -122,3 +125,30 @@ def test_judge_pods_join_their_submission_exactly_or_inferred_by_a_cut_name(clus
     j2 = next(j for j in _by_task(runs)[TASK_A].judges if j.name == cut)
     assert j2.submission_id == sid_long and j2.inferred
     assert _by_task(runs)[TASK_B].judges == []
+
+
+def test_a_finished_run_asleep_wakes_when_its_work_pod_runs(tmp_path):
+    """A finished run falls asleep; a running work pod of its name (a re-run in place) wakes it."""
+    root = tmp_path / "runs"
+    src = ROOT / "sample_runs" / "runs" / "opus48-edge-3-20260312005800"
+    shutil.copytree(src, root / src.name, symlinks=True)
+    api = FakeKubeApi().start()
+    eng = PodEngine(
+        [ClusterConfig("c", str(api.kubeconfig(tmp_path / "kc")), None, ("sforge",))],
+        backoff_first_s=0.05,
+        events_interval_s=0,
+    ).start()
+    conn = open_db(tmp_path / "live.duckdb")
+    sup = Supervisor(conn, [root], docker_client=None, settings=settings(dormant_after_s=0))
+    sup.add_cluster(eng)
+    try:
+        wait_for(sup, lambda rs: bool(sup.dormant), what="the finished run asleep")
+        key = next(iter(sup.dormant))
+        rs = sup.dormant[key]
+        task = rs.info.task_id
+        api.put(sforge_pod(work_pod_name(task, rs.info.run_id), image=f"reg/edgebench.work.{task}:1"))
+        wait_for(sup, lambda rs: key in sup.runs and key not in sup.dormant, what="the run awake")
+    finally:
+        sup.close()
+        conn.close()
+        api.close()

@@ -710,6 +710,11 @@ class PodEngine:
             self.by_name = {c.name: c for c in containers.values()}
         return any(ns.listed for ns in self.namespaces)
 
+    def generations(self) -> Optional[tuple]:
+        """The caches' change counts that :attr:`containers` reflects (as of the last :meth:`refresh`;
+        equal: nothing changed since)."""
+        return self._seen_gen
+
     @property
     def available(self) -> bool:
         return any(ns.state == "up" for ns in self.namespaces)

@@ -581,6 +581,9 @@ class Supervisor:
             if docker_ok and self.dormant:
                 self.sleepers.wake_by_containers(now)
         engines_ok = self.containers.engines_ok(docker_ok)
+        cluster = self.containers.cluster
+        if cluster is not None and self.dormant and engines_ok.get(id(cluster)):
+            self.sleepers.wake_by_pods(now)
         # files of each run (cheap stats), then all tails in one transaction
         sources: list[TailSource] = []
         for rs in self.runs.values():
