@@ -353,13 +353,15 @@ async def watch_namespace(
     """List, then watch, forever (until ``stop``): see the module."""
     backoff = backoff_first_s
     why: Optional[str] = None  # the gap the next list closes (None: the first list)
+    quick = 0  # watches in a row that ended within a second
     while not stop.is_set():
         try:
             items, version = await list_pods(client, ns.namespace, chunk_size)
             ns.reconcile(items, version, why)
             ns.set_state("up", f"{len(items)} pods")
             _notify(on_change)
-            backoff = backoff_first_s
+            if not quick:
+                backoff = backoff_first_s
             while not stop.is_set():
                 started = time.monotonic()
                 try:
@@ -367,8 +369,11 @@ async def watch_namespace(
                 except StreamEnded as end:
                     why = end.why
                     _notify(on_change)
-                    if time.monotonic() - started < 1.0 and not end.why.startswith("410"):
-                        await _wait(stop, backoff)  # a server that ends every stream at once: not a busy loop
+                    quick = quick + 1 if time.monotonic() - started < 1.0 else 0
+                    if quick and (quick > 1 or not end.why.startswith("410")):
+                        # a server that ends (or 410s) every stream at once: not a busy loop (a first
+                        # 410 relists at once: the usual compaction)
+                        await _wait(stop, backoff)
                         backoff = min(backoff * 2, backoff_max_s)
                     break  # relist: the changes the watch did not deliver are in the list
         except asyncio.CancelledError:
