@@ -122,6 +122,12 @@ TOOLS: dict[str, Tool] = {
             _which("inotifywait"),
         ),
         Tool(
+            "kubectl",
+            "kubectl",  # (Kubernetes' own apt repository, pkgs.k8s.io, names it so)
+            "the pod shell test (kubectl exec against the fake API server, tests/test_pod_watch.py)",
+            _which("kubectl"),
+        ),
+        Tool(
             "chromium-headless-shell",
             "chromium-headless-shell",
             "the HTML report's browser test (tests/test_report_browser.py)",

@@ -62,6 +62,13 @@ def _add_live(p: argparse.ArgumentParser, top: bool = True) -> None:
         help="do not watch the local Docker engine",
     )
     p.add_argument(
+        "--k8s",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="watch SForge's pods on Kubernetes (SFORGE_K8S_KUBECONFIG / SFORGE_K8S_NAMESPACE; also "
+        "when SFORGE_BACKEND=k8s; the hosts file's [clusters] add more)",
+    )
+    p.add_argument(
         "--tasks-dir",
         type=Path,
         default=d,
@@ -489,6 +496,19 @@ def _live_config(args, home: bool):
     hosts = [parse_host_arg(v, from_file) for v in (getattr(args, "host", None) or [])]
     named = {h.name for h in hosts}
     hosts += [h for h in from_file if h.name not in named]
+    from edgetui.hosts.cluster_config import sforge_cluster
+    from edgetui.hosts.config import load_clusters
+
+    clusters = load_clusters(_hosts_file())
+    if getattr(args, "k8s", False) or os.environ.get("SFORGE_BACKEND") == "k8s":
+        clusters.insert(0, sforge_cluster())
+    pods = None
+    if clusters:
+        from edgetui.hosts.pod_watch import PodEngine
+
+        def pods(wake, ssh_hosts):
+            return PodEngine(clusters, on_change=wake, hosts=ssh_hosts)
+
     if not dirs and not hosts and not home:
         return None
     return LiveConfig(
@@ -500,6 +520,7 @@ def _live_config(args, home: bool):
         docker=not args.no_docker,
         tasks_dir=getattr(args, "tasks_dir", None),
         hosts=hosts,
+        pods=pods,
     )
 
 

@@ -103,8 +103,13 @@ class LiveConfig:
         host: str = "local",
         hosts: Optional[list] = None,
         feed_options: Optional[dict] = None,
+        pods: Optional[Callable[[Callable[[], None], dict[str, Any]], Any]] = None,
     ) -> None:
         self.runs_dirs = runs_dirs
+        #: makes the engine of SForge's pods on Kubernetes (edgetui.hosts.pod_watch.PodEngine), given
+        #: the supervisor's wake callback and the SSH hosts by name (a cluster may be reached via one);
+        #: None: no cluster watched
+        self.pods = pods
         self.hosts = list(hosts or [])
         self.feed_options = dict(feed_options or {})
         self.home = home
@@ -330,6 +335,9 @@ class EdgeTUIApp(App):
         sup.on_events = on_events
         # lazy: the live supervisor loads only when runs are watched, not for a replay
         from edgetui.live.remote_hosts import HostLinks
+
+        if cfg.pods is not None:
+            sup.add_cluster(cfg.pods(sup.wake, {f.name: f.host for f in self._feeds}).start())
 
         # always: the hosts view lists this machine first, remote hosts (if any) after it
         self.host_links = HostLinks(self._feeds, docker=cfg.docker).attach(sup).start()

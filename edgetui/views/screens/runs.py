@@ -588,6 +588,16 @@ class RunsScreen(Screen):
         if c is not None:
             ct = Text(f"{c.name} ", style="dim")
             ct.append(c.state or "?", style="green" if c.state == "running" else "red")
+            if c.phase is not None:  # a pod: its phase, why it waits or ended, restarts, node (the cluster's words)
+                ct.append(f" ({c.phase}" + (f", {c.reason}" if c.reason else ""), style="dim")
+                ct.append(
+                    (f", {c.restart_count} restarts" if c.restart_count else "")
+                    + (f", node {c.node}" if c.node else "")
+                    + ")",
+                    style="dim",
+                )
+                if c.inferred:
+                    ct.append(" inferred join", style="dim italic")
             fields.append(ct)
         if r.current_alarms:
             a = max(r.current_alarms, key=lambda x: x.t)
