@@ -905,7 +905,9 @@ def runs_by_run_id(db: Path, args, where: str, params: list) -> int:
     res = query_read_only(db, RUN_ID_GROUP_SQL.format(where=where), args.snapshot, params=params or None)
     groups = group_by_run_id(dict(zip(res.columns, r)) for r in res.rows)
     table = args.format == "table"
-    cols = ["run_id", "host", "tasks", "finished", "running", "mean_score", "models", "started_at"]
+    # ("done": the ended tasks, finished or aborted, the word the picker and the runs screen use;
+    # the mean is of each task's best on EdgeBench's 0–100 scale, not a raw score: its name says so)
+    cols = ["run_id", "host", "tasks", "done", "running", "mean_0_100", "models", "started_at"]
     if not table:
         cols.append("task_ids")
     rows = []
@@ -918,6 +920,8 @@ def runs_by_run_id(db: Path, args, where: str, params: list) -> int:
             row.append(" ".join(g.tasks))
         rows.append(tuple(row))
     emit(QueryResult(cols, rows), args.format)
+    if table and rows:
+        print("(mean_0_100: the tasks' best on EdgeBench's 0–100 scale: scores normalised, pass rates × 100)")
     return 0
 
 
