@@ -809,7 +809,7 @@ def cmd_sql(db: Path, args) -> int:
     from edgetui.store.holder_socket import check_read_only
 
     check_read_only(args.query)  # the same answer whether the file is free or held by the app
-    emit(query_read_only(db, args.query, args.snapshot), args.format)
+    emit(query_read_only(db, args.query, args.snapshot), args.format, durations=False)
     return 0
 
 
@@ -840,10 +840,10 @@ SELECT run_id, task_id, status, format,
                  {transcript_flags},
                  CASE WHEN status IN ('running', 'grading') AND timeout_s > 0 AND started_at IS NOT NULL
                       AND epoch(current_timestamp) - started_at > timeout_s THEN 'over-budget' END) AS flags,
-       round((coalesce(ended_at, last_event_at, started_at) - started_at) / 3600.0, 2) AS elapsed_h,
-       round(nullif(greatest(coalesce(TRY_CAST(final->>'$.runtime_seconds' AS DOUBLE), 0), 0), 0) / 3600.0, 2)
+       round((coalesce(ended_at, last_event_at, started_at) - started_at) / 3600.0, {digits}) AS elapsed_h,
+       round(nullif(greatest(coalesce(TRY_CAST(final->>'$.runtime_seconds' AS DOUBLE), 0), 0), 0) / 3600.0, {digits})
          AS sforge_runtime_h,
-       round(timeout_s / 3600.0, 2) AS budget_h,
+       round(timeout_s / 3600.0, {digits}) AS budget_h,
        agent_submissions AS agent_subs, auto_submissions AS auto_subs,
        coalesce(model, '') AS model, coalesce(agent, '') AS agent, host, best_round, n_events AS events,
        coalesce(input_tokens, 0) + coalesce(output_tokens, 0) + coalesce(cache_read_tokens, 0)
@@ -876,6 +876,8 @@ def cmd_runs(db: Path, args) -> int:
         best=best,
         transcript_flags=TRANSCRIPT_FLAGS_SUBQUERY.format(run_key="runs.run_key"),
         detail=RUNS_TABLE_ONLY if args.format == "table" else RUNS_DETAIL,
+        # hours to 2 places in csv / json; the table shows h:mm:ss (edgetui.cli.output.DURATION_COLUMNS)
+        digits=9 if args.format == "table" else 2,
     )
     # (a bounded buffer pool: the transcript flags read a little of many blocks; 107 against 237 MB
     # at the peak on bench_runs_cli.py's 750 runs, and faster)
