@@ -120,7 +120,8 @@ def cmd_annotate(db: Path, args) -> int:
             "text": args.text or "",
         },
     )
-    print(visible(f"{key}: annotation {aid} on {args.round or args.event}"))
+    already = " (already)" if aid["already"] else ""  # (the same label and text there: stored once)
+    print(visible(f"{key}: annotation {aid['annotation_id']} on {args.round or args.event}{already}"))
     return 0
 
 
