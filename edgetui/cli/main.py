@@ -946,19 +946,32 @@ def runs_table_cells(res):
     return res
 
 
+def bring_back(conn, key: str) -> str:
+    """The command that records forgotten run ``key`` again: a sample run's ``edgetui samples
+    --unforget``; another's ``edgetui ingest --unforget`` with its directory (when recorded) or PATH."""
+    row = conn.execute("SELECT coalesce(is_sample, FALSE), run_dir, host FROM runs WHERE run_key = ?", [key]).fetchone()
+    if row and row[0]:
+        return "`edgetui samples --unforget`"
+    path = row[1] if row and row[1] and (row[2] or "local") == "local" else "PATH"
+    return f"`edgetui ingest --unforget {visible(str(path))}`"
+
+
 def cmd_forget(db: Path, args) -> int:
     """``edgetui forget RUN``: asks first (``--yes`` skips it; needed without a terminal)."""
     if not db.exists():
         raise FileNotFoundError(f"no database at {db}")
 
+    how: list[str] = []  # (the command that brings it back, read before it is forgotten)
+
     def confirm(conn, key: str) -> None:
+        how.append(bring_back(conn, key))
         if args.yes:
             return
         if not sys.stdin.isatty():
             raise RuntimeError(f"forgetting {key} needs --yes when stdin is not a terminal")
         row = conn.execute("SELECT count(*) FROM events WHERE run_key = ?", [key]).fetchone()
         n = row[0] if row else 0
-        print(f"forget {visible(key)} ({n} events)? Its files stay; `edgetui ingest --unforget PATH` brings it back.")
+        print(f"forget {visible(key)} ({n} events)? Its files stay; {how[0]} brings it back.")
         answer = input("[y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             raise KeyboardInterrupt
@@ -968,7 +981,7 @@ def cmd_forget(db: Path, args) -> int:
     except KeyboardInterrupt:
         print("nothing forgotten")
         return 1
-    print(f"forgot {visible(key)} ({n} events); its files are untouched")
+    print(f"forgot {visible(key)} ({n} events); its files are untouched; {how[0]} brings it back")
     return 0
 
 
