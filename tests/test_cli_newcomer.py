@@ -231,3 +231,24 @@ def test_elapsed_time_reads_h_mm_ss_in_every_table(samples_db, capsys):
     assert main(["--db", str(samples_db), "sql", "SELECT elapsed_s FROM moments LIMIT 1"]) == 0
     out = capsys.readouterr().out
     assert out.split()[0] == "elapsed_s" and ":" not in out.splitlines()[1]
+
+
+def test_leaderboard_and_fit_say_how_many_runs_they_left_out_and_why(samples_db, capsys):
+    """Infra-error runs left out of the leaderboard and the fits without a word: one line under the
+    table says how many and why, naming the option that counts them."""
+    db = ["--db", str(samples_db)]
+    assert main([*db, "leaderboard", "--include-samples"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    note = "left out: 3 infra-error runs (--include-infra)"
+    assert note in out and out.index(note) == next(i for i, ln in enumerate(out) if ln.startswith("(")) + 1
+    assert main([*db, "leaderboard", "--include-samples", "--include-infra"]) == 0
+    assert "left out" not in capsys.readouterr().out
+    # a machine format keeps stdout clean: the line goes to stderr
+    assert main([*db, "leaderboard", "--include-samples", "--format", "json"]) == 0
+    cap = capsys.readouterr()
+    assert json.loads(cap.out) and note in cap.err
+    assert main([*db, "fit", "--include-samples", "--bootstrap", "0"]) == 0
+    assert note in capsys.readouterr().out.splitlines()
+    # nothing left to rank: the error says what was left out
+    assert main([*db, "leaderboard"]) == 2
+    assert "no runs to rank (left out: 11 sample runs (--include-samples))" in capsys.readouterr().err

@@ -295,12 +295,21 @@ def _fetch(db: Path, snapshot: bool):
 
 
 def recorded_task_values(db: Path, args, hours: Sequence[float]):
-    """(grouping column names, per-task values) of the recorded runs under ``args``' selection."""
-    from edgetui.replay.analysis.leaderboard import recorded_values
+    """(grouping column names, per-task values) of the recorded runs under ``args``' selection;
+    ``args.left_out`` is set to the line saying how many runs it left out and why."""
+    from edgetui.replay.analysis.leaderboard import left_out, left_out_note, recorded_values
 
     from edgetui.analysis.recorded_curves import load_curves
 
     curves = load_curves(_fetch(db, args.snapshot))
+    args.left_out = left_out_note(
+        left_out(
+            curves,
+            include_retry=args.include_retry,
+            include_infra=args.include_infra,
+            include_samples=args.include_samples,
+        )
+    )
     vals = recorded_values(
         curves,
         hours,
@@ -325,13 +334,7 @@ def cmd_leaderboard(db: Path, args) -> int:
     cells = aggregate(vals, categories=not args.no_categories)
     if not cells:
         raise LookupError(
-            "no runs to rank"
-            + (
-                ""
-                if args.csv
-                else " (-retry, infra-error and sample runs are left out: --include-retry, --include-infra, "
-                "--include-samples)"
-            )
+            "no runs to rank" + ("" if args.csv else f" ({getattr(args, 'left_out', '') or 'no recorded run'})")
         )
     from edgetui.cli.output import emit
     from edgetui.store.holder_socket import QueryResult
@@ -343,6 +346,8 @@ def cmd_leaderboard(db: Path, args) -> int:
             for c in cells
         ]
         emit(QueryResult(cols, rows), args.format)
+        if getattr(args, "left_out", ""):  # (said on stderr: stdout stays the machine format)
+            print(f"edgetui leaderboard: {args.left_out}", file=sys.stderr)
         return 0
     table: dict[tuple, dict[float, LeaderCell]] = {}
     for c in cells:
@@ -359,6 +364,8 @@ def cmd_leaderboard(db: Path, args) -> int:
             row.append("–" if cell is None or cell.score is None else f"{cell.score:.1f} ({cell.n_tasks}){mark}")
         rows.append(tuple(row))
     emit(QueryResult(cols, rows), "table")
+    if getattr(args, "left_out", ""):  # runs the selection left out, and why (the options that count them)
+        print(args.left_out)
     print(
         "(N) = tasks with a value at that hour; mean over them, repeats averaged first; "
         "--format csv|json for unrounded values"
@@ -386,6 +393,16 @@ def _fit_curves(db: Path, args):
     keys = [_resolve(db, r, args.snapshot) for r in args.runs] if args.runs else None
     curves = load_curves(_fetch(db, args.snapshot), keys, time_basis=args.time_basis)
     if keys is None:
+        from edgetui.replay.analysis.leaderboard import left_out, left_out_note
+
+        args.left_out = left_out_note(
+            left_out(
+                curves,
+                include_retry=args.include_retry,
+                include_infra=args.include_infra,
+                include_samples=args.include_samples,
+            )
+        )
         curves = [
             c
             for c in curves
@@ -396,12 +413,7 @@ def _fit_curves(db: Path, args):
     if not curves:
         raise LookupError(
             "no runs to fit"
-            + (
-                ""
-                if keys
-                else " (-retry, infra-error and sample runs are left out: "
-                "--include-retry, --include-infra, --include-samples, or name runs)"
-            )
+            + ("" if keys else f" ({getattr(args, 'left_out', '') or 'no recorded run'}; or name runs)")
         )
     hours = args.hours
     if hours is None:
@@ -557,6 +569,8 @@ def cmd_fit(db: Path, args) -> int:
         print(f"stored {n} fit(s) in the fits table of {db}", file=sys.stderr)
     if args.format == "json":
         print(_dumps(recs))
+        if getattr(args, "left_out", ""):  # (said on stderr: stdout stays JSON)
+            print(f"edgetui fit: {args.left_out}", file=sys.stderr)
         return 0
     from edgetui.cli.output import emit
     from edgetui.store.holder_socket import QueryResult
@@ -564,6 +578,8 @@ def cmd_fit(db: Path, args) -> int:
     gcols = list(curves[0].group) if curves else []
     h0 = args.horizons[0]
     emit(QueryResult(gcols + fit_columns(h0), fit_rows(recs, gcols, args.form, h0)), "table")
+    if getattr(args, "left_out", ""):  # runs the selection left out, and why
+        print(args.left_out)
     withheld = any("error" not in r and not r["fit"]["findings"] for r in recs)
     print(
         "* the reported form; the other forms' rows are for comparison (heldout_RMSE: leave one hour out). "
