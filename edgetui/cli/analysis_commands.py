@@ -808,6 +808,27 @@ def _frontier(points):
     return out
 
 
+def _release_dates_needed(db: Path, args) -> str:
+    """The error of ``learning-speed`` on recorded runs without ``--release-dates``: what the file
+    holds, with the models of the recorded runs it needs dates for (as many as fit one line)."""
+    models: list[str] = []
+    if db.exists():
+        from edgetui.analysis.recorded_curves import load_curves
+
+        try:
+            models = sorted({c.model for c in load_curves(_fetch(db, args.snapshot)) if c.model})
+        except Exception:  # noqa: BLE001 - the models only help the message: it is said without them
+            models = []
+    first = models[0] if models else "claude-opus-4-8"
+    named = ", ".join(models[:6]) + (f" and {len(models) - 6} more" if len(models) > 6 else "")
+    return (
+        "recorded runs need --release-dates FILE: a CSV of model,release_date (YYYY-MM), one line per model"
+        + (f" of your runs ({named})" if models else "")
+        + f", e.g. '{first},2026-06'; or --csv FILE of model,release_month,learning_speed "
+        "(docs/analysis.md#learning-speed)"
+    )
+
+
 def cmd_learning_speed(db: Path, args) -> int:
     from edgetui.replay.analysis.learning import doubling_trend, read_release_dates, read_speed_table, recorded_speeds
 
@@ -824,7 +845,7 @@ def cmd_learning_speed(db: Path, args) -> int:
         source = f"{args.csv.name}: one value per model"
     else:
         if args.release_dates is None:
-            raise ValueError("recorded runs need --release-dates FILE (model,release_date per line); or give --csv")
+            raise ValueError(_release_dates_needed(db, args))
         if not args.release_dates.is_file():
             raise FileNotFoundError(f"--release-dates {args.release_dates}: no such file")
         dates = read_release_dates(args.release_dates)
@@ -1181,4 +1202,14 @@ def cmd_edgebench_csv(db: Path, args) -> int:
             for r in rows:  # hours as 2, 4 …; scores as the README writes them (39.0, 16.7)
                 w.writerow(["" if v is None else f"{v:g}" if c == "hours" else str(v) for c, v in zip(head, r)])
         print(f"wrote {visible(str(args.output / name))} ({len(rows)} rows)")
+    print(LEARNING_SPEED_NOTE)
     return 0
+
+
+#: what ``edgebench-csv`` says of the learning-speed table it cannot write (not in EdgeBench's README)
+LEARNING_SPEED_NOTE = (
+    "no edgebench_learning_speed.csv: EdgeBench's README has no learning-speed table (its figures are a "
+    "chart of the announcement). `edgetui learning-speed --release-dates FILE` measures it on your recorded "
+    "runs (FILE: model,release_date lines); --csv FILE reads your own model,release_month,learning_speed "
+    "table (docs/analysis.md#learning-speed)"
+)
