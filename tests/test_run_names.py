@@ -163,7 +163,7 @@ async def test_picker_tells_run_ids_apart_and_folds_them(tmp_path, size):
         ids = {t.get_row_at(i)[0].plain for i in range(t.row_count)}
         assert len(ids) == 6  # six run ids, each told apart (a middle cut showed them alike at 80)
         assert t.virtual_size.width <= t.size.width
-        assert "pass-rate task's pass rate (%)" in str(t.border_subtitle)  # the best column's two units
+        assert "score (↓: lower is better) or pass rate (%)" in str(t.border_subtitle)  # the best column's units
         await pilot.press("ctrl+g")
         await pilot.pause()
         assert t.row_count == 6

@@ -31,6 +31,7 @@ from edgetui.views.widgets.fmt import (
     plural,
 )
 from edgetui.control_chars import visible
+from edgetui.quantities import lower_is_better
 
 __all__ = ["PickerScreen"]
 
@@ -46,7 +47,7 @@ PICKER_COLUMNS = ("run id", "task", "best", "pass", "status", "model", "subs", "
 _DROP_ORDER = ("started (UTC)", "events", "cost", "subs", "model")
 _CELL_PAD = 2  # DataTable's cell padding, both sides together
 #: what the best column's two quantities are (said under the table: the header stays narrow)
-BEST_NOTE = "best: a score task's score, a pass-rate task's pass rate (%)"
+BEST_NOTE = "best: a score task's score (↓: lower is better) or pass rate (%)"
 #: the folded rows' mean: not a raw score but each task's best on EdgeBench's 0–100 scale
 GROUP_MEAN_LABEL = "mean 0–100"
 GROUP_MEAN_NOTE = "mean 0–100: the tasks' best, scores normalised, pass rates × 100"
@@ -197,6 +198,8 @@ class PickerScreen(Screen):
             st = r.get("status") or "?"
             # a task's best in its own quantity (a pass-rate task's pass rate), as `edgetui runs` and the runs screen
             best = fmt_best(r.get("best_score"), r.get("best_pass_rate"), r.get("score_task"))
+            if r.get("score_task") and lower_is_better(r) and best != "–":
+                best = "↓" + best  # a minimised score (a route's length): lower is better
             subs = fmt_subs(r.get("agent_submissions"), r.get("auto_submissions"), r.get("game_sessions"))
             cost = r.get("cost_usd") if r.get("cost_usd") is not None else r.get("stated_cost_usd")
             rows.append(

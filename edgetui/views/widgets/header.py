@@ -14,6 +14,7 @@ from textual.widget import Widget
 
 from edgetui.views.widgets.fmt import STATUS_STYLE, fmt_count, fmt_hours, fmt_pct, fmt_score, fmt_usd, prior_note
 from edgetui.control_chars import visible
+from edgetui.quantities import lower_is_better
 from edgetui.replay.cursor import format_elapsed
 
 SEP = "  "
@@ -56,6 +57,8 @@ def _fields(head: dict[str, Any], compact: bool, narrow: bool = False) -> tuple[
     score_task = head.get("score_task")
     if score_task or (score_task is None and head.get("best_score") is not None):
         best.append(fmt_score(head.get("best_score")), style="bold green")
+        if lower_is_better(head):  # a minimised score (a route's length): said beside it
+            best.append(" (↓ lower is better)", style="yellow")
         if head.get("best_pass_rate") is not None:
             best.append(f" pass {fmt_pct(head.get('best_pass_rate'))}", style="green")
     else:  # a pass-rate task: SForge stores the pass rate as best_score when the task has no score

@@ -1,0 +1,101 @@
+"""Issue 37 leftovers on the replay's chart (Pilot, on the bundled samples at 80x24 and 160x48): the
+plot area uses its rows (no tick rows left empty above the data), and a task that minimises its
+score says "lower is better" on the chart and in the header."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from waits import pilot_wait_for as wait_for
+
+from edgetui.views.app import EdgeTUIApp
+from edgetui.views.screens.replay import ReplayScreen
+from edgetui.views.widgets import ScoreChart
+from edgetui.views.widgets.chart import _y_ticks, fitted_range
+
+from conftest import copy_samples_db
+
+SIZES = [(80, 24), (160, 48)]
+GW = "local/opus48-edge-3-20260312005800/gw_signal_search"  # maximises its score
+VRP = "10.0.0.7/gpt55-codex-20260402131500/vrp_route_planner"  # minimises a route's length
+
+
+@pytest.fixture(scope="module")
+def samples_db(tmp_path_factory, samples_template) -> Path:
+    return copy_samples_db(samples_template, tmp_path_factory.mktemp("rows") / "s.duckdb")
+
+
+def _tick_rows(chart) -> dict[int, float]:
+    """The canvas rows that carry a y label, and its value (read from the rendered strips)."""
+    left, top, _w, h = chart.canvas
+    out = {}
+    for y in range(top, top + h):
+        label = "".join(seg.text for seg in chart.render_line(y)).replace("┤", " ").replace("│", " ")[:left].strip()
+        if label:
+            out[y - top] = float(label.replace(",", ""))
+    return out
+
+
+async def _replay(app, pilot):
+    await wait_for(
+        pilot,
+        lambda: isinstance(app.screen, ReplayScreen) and app.screen.cursor is not None and app.screen.header,
+        20,
+        "the replay",
+    )
+    await pilot.pause(0.1)
+    chart = app.screen.query_one(ScoreChart)
+    chart._ensure_built()
+    return chart
+
+
+def _header_text(screen) -> str:
+    from edgetui.views.widgets.header import RunHeader
+
+    return "\n".join(w.text().plain for w in screen.query(RunHeader))
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("run_key", [GW, VRP], ids=["gw", "vrp"])
+async def test_the_chart_uses_its_rows(samples_db, size, run_key):
+    """At 80x24 the 42.8 -> 67 climb took the rows 40 … 90, the two top ones empty: the y range now
+    ends within a tick step of the data, and the data spans most of it."""
+    app = EdgeTUIApp(samples_db, run_key)
+    async with app.run_test(size=size) as pilot:
+        chart = await _replay(app, pilot)
+        d = chart.data
+        lo, hi = fitted_range([y for _, y in d.best], [y for _, y in d.agent] + [y for _, y in d.auto])
+        ticks = _tick_rows(chart)
+        values = sorted(ticks.values())
+        assert len(values) >= 4, ticks
+        step = values[1] - values[0]
+        assert {round(b - a, 6) for a, b in zip(values, values[1:])} == {round(step, 6)}  # evenly spaced
+        assert values[0] <= lo and values[-1] < hi + step  # no tick a whole step above the data
+        rows = chart.canvas[3]
+        a, b, _ = _y_ticks(lo, hi, rows)
+        assert (hi - lo) / (b - a) >= 0.75  # the data fills the plot area's height
+        if size == (80, 24):
+            assert rows >= 6  # (issue 37: at least 6 rows at 80x24)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_a_minimised_score_says_lower_is_better(samples_db, size):
+    app = EdgeTUIApp(samples_db, VRP)
+    async with app.run_test(size=size) as pilot:
+        chart = await _replay(app, pilot)
+        assert chart.data.lower_better and "↓ lower is better" in str(chart.border_title)
+        head = _header_text(app.screen)
+        assert "best 31,823 (↓ lower is better)" in head, head
+        # the pass rate rises whatever the task: its view says nothing of the kind
+        await pilot.press("v")
+        await pilot.pause(0.1)
+        assert chart.data.mode == "pass" and not chart.data.lower_better
+        assert "lower is better" not in str(chart.border_title)
+    app = EdgeTUIApp(samples_db, GW)  # a maximised score: not said
+    async with app.run_test(size=size) as pilot:
+        chart = await _replay(app, pilot)
+        assert not chart.data.lower_better and "lower is better" not in str(chart.border_title)
+        assert "lower is better" not in _header_text(app.screen)
