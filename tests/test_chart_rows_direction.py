@@ -99,3 +99,37 @@ async def test_a_minimised_score_says_lower_is_better(samples_db, size):
         chart = await _replay(app, pilot)
         assert not chart.data.lower_better and "lower is better" not in str(chart.border_title)
         assert "lower is better" not in _header_text(app.screen)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_moments_list_has_column_headings(samples_db, size):
+    """`M` listed the moments without saying what each column was: a heading line over them, its
+    columns where the lines' columns are, inside the screen."""
+    from textual.widgets import OptionList, Static
+
+    from edgetui.views.screens.moments import MomentsScreen
+
+    app = EdgeTUIApp(samples_db, GW)
+    async with app.run_test(size=size) as pilot:
+        screen = await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, ReplayScreen) and app.screen.moments_part.read and app.screen,
+            60,
+            "moments",
+        )
+        await pilot.press("M")
+        await wait_for(pilot, lambda: isinstance(app.screen, MomentsScreen), 20, "the moments list")
+        await pilot.pause()
+        head = app.screen.query_one("#moments-head", Static)
+        ol = app.screen.query_one(OptionList)
+        heading = "".join(seg.text for seg in head.render_line(0)).rstrip()
+        lines = [ol.render_line(y).text.rstrip() for y in range(ol.virtual_size.height)]
+        assert heading.split()[:3] == ["round", "elapsed", "best"] and "conf" in heading, heading
+        first = next(ln for ln in lines if "agent-52" in ln)
+        # the headings stand over their columns: round over the round, elapsed ending over the time
+        assert heading.index("round") == first.index("agent-52")
+        assert heading.index("elapsed") + len("elapsed") == first.index("2:40:18") + len("2:40:18")
+        box = app.screen.query_one("#moments-box")
+        assert box.region.right <= size[0] and head.region.x >= box.region.x
+        assert ol.option_count == len(screen.moments_part.moments) == 3  # the heading is no option
