@@ -175,6 +175,12 @@ def fit_table(cols: list[str], cells: list[list[str]], width: Optional[int], gap
         shown.remove(j)
     while total() > width and len(shown) > 1:
         shown.pop()
+    # names cut by a cell or two while the rightmost number fits: it gives way when that makes every
+    # name whole (a run's task read `judge_…mo_sum` beside its stated dollars)
+    cut_by = sum(longest[j] - widths[j] for j in shown if j in names)
+    last = next((j for j in reversed(shown) if j not in names), None)
+    if 0 < cut_by <= 4 and last is not None and len(shown) > 1 and width - total() + widths[last] + gap >= cut_by:
+        shown.remove(last)
     for j in shown:  # what leaving columns out freed goes back to the cut columns, left to right
         if widths[j] < longest[j] and total() < width:
             widths[j] = min(longest[j], widths[j] + width - total())

@@ -171,19 +171,49 @@ def trajectory_text(tm: Optional[dict[str, Any]], compact: bool) -> Optional[Tex
 
 
 def header_text(head: Optional[dict[str, Any]], width: int) -> Text:
-    """The header as Text lines for a given width (fields wrap as whole units)."""
+    """The header as Text lines for a given width (fields wrap as whole units). The duration never
+    takes a line of its own: beside the status (or the trajectory), else at the end of the figures'
+    line; wide, in its short form (``ran 12:01:51``) when the long one fits neither, and last first
+    on the figures' line."""
     if not head:
         return Text("loading run…", style="dim")
     compact = width < 110
+    ident, figs = _fields(head, compact, narrow=width < 60)
+    out = _layout((ident, figs), width, compact)
+    if not compact and _duration_alone(out):
+        long, short = duration_text(head, False), duration_text(head, True)
+        if long is not None and short is not None:
+            rest = [f for f in ident if f.plain != long.plain]
+            for alt in (  # the short form where the long one went; else first on the figures' line
+                _layout(([short if f.plain == long.plain else f for f in ident], figs), width, compact),
+                _layout((rest, [short, *figs]), width, compact),
+            ):
+                if not _duration_alone(alt):
+                    return alt
+    return out
+
+
+def _duration_alone(text: Text) -> bool:
+    """Whether a line of ``text`` holds the duration and nothing else (fields are joined by SEP)."""
+    return any(ln.startswith(("ran ", "runtime ")) and SEP not in ln for ln in text.plain.split("\n"))
+
+
+def _layout(groups: tuple[list[Text], list[Text]], width: int, compact: bool) -> Text:
+    """The fields of each group on lines of ``width``, a group starting a new line."""
     out = Text()
-    carried: list[Text] = []  # (narrow: a duration with no room beside the status tries the figures' line)
-    for group in _fields(head, compact, narrow=width < 60):
+    # a duration with no room beside the status (or the trajectory) tries the figures' line: never a
+    # line of its own (wide too: at 110-158 columns `ran …` wrapped alone under the identity)
+    carried: list[Text] = []
+    for group in groups:
         line_len = 0
         for k, f in enumerate(group + carried):
             w = f.cell_len
-            if compact and f.plain.startswith(("traj ", "ran ", "runtime ")) and k and line_len + len(SEP) + w > width:
-                if f.plain.startswith(("ran ", "runtime ")) and f not in carried:
-                    carried.append(f)
+            duration = f.plain.startswith(("ran ", "runtime "))
+            fits = not k or line_len + len(SEP) + w <= width
+            if not fits and duration and f not in carried:
+                carried.append(f)
+                continue
+            if not fits and compact and (duration or f.plain.startswith("traj ")):
                 continue  # (narrow: trajectory and duration only where they fit, never a line of their own)
             if k and line_len + len(SEP) + w > width:
                 out.append("\n")

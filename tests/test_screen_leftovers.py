@@ -1,6 +1,7 @@
-"""Issue 37 leftovers on the replay's chart (Pilot, on the bundled samples at 80x24 and 160x48): the
-plot area uses its rows (no tick rows left empty above the data), and a task that minimises its
-score says "lower is better" on the chart and in the header."""
+"""Issue 37 leftovers on the replay's screen (Pilot, on the bundled samples at 80x24 and 160x48): the
+chart's plot area uses its rows (no tick rows left empty above the data), a task that minimises its
+score says "lower is better" on the chart and in the header, the moments list has column headings,
+and the header's duration never takes a line of its own (110-158 columns wrapped it)."""
 
 from __future__ import annotations
 
@@ -133,3 +134,48 @@ async def test_the_moments_list_has_column_headings(samples_db, size):
         box = app.screen.query_one("#moments-box")
         assert box.region.right <= size[0] and head.region.x >= box.region.x
         assert ol.option_count == len(screen.moments_part.moments) == 3  # the heading is no option
+
+
+def test_the_headers_duration_never_takes_a_line_of_its_own(samples_db):
+    """At 110-158 columns `ran 0:00:00 to last event` (or `ran 12:01:51 start→end · SForge runtime
+    12:00:00`) wrapped onto a line of its own under the identity. Every sample run, every width from
+    60 to 200: no line holds the duration alone, none is wider than the width, and from 110 columns
+    on (the wide header) the duration is always there."""
+    from edgetui.store.database import open_db
+    from edgetui.store.queries import run_header
+    from edgetui.views.widgets.header import SEP, header_text
+
+    conn = open_db(samples_db, read_only=True)
+    try:
+        heads = [run_header(conn, k) for (k,) in conn.execute("SELECT run_key FROM runs").fetchall()]
+    finally:
+        conn.close()
+    assert len(heads) == 11
+    for width in range(60, 201):
+        for head in heads:
+            lines = header_text(head, width).plain.split("\n")
+            where = (width, head["run_key"], lines)
+            assert all(len(ln) <= width for ln in lines), where
+            assert not any(ln.startswith(("ran ", "runtime ")) and SEP not in ln for ln in lines), where
+            if width >= 110 and head.get("duration_s") is not None:
+                assert any("ran " in ln for ln in lines), where
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(80, 24), (140, 40), (160, 48)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_replay_header_keeps_ran_beside_other_fields(samples_db, size):
+    from edgetui.views.widgets.header import SEP, RunHeader
+
+    app = EdgeTUIApp(samples_db, "local/real-installfail-20261201181800/tiny_stats")
+    async with app.run_test(size=size) as pilot:
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, ReplayScreen) and app.screen.header,
+            20,
+            "the replay",
+        )
+        await pilot.pause(0.1)
+        header = app.screen.query_one(RunHeader)
+        lines = ["".join(seg.text for seg in header.render_line(y)).strip() for y in range(header.size.height)]
+        ran = [ln for ln in lines if "ran 0:00" in ln]
+        assert ran and all(SEP in ln for ln in ran), lines  # beside another field, never alone
