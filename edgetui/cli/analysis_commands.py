@@ -295,12 +295,21 @@ def _fetch(db: Path, snapshot: bool):
 
 
 def recorded_task_values(db: Path, args, hours: Sequence[float]):
-    """(grouping column names, per-task values) of the recorded runs under ``args``' selection."""
-    from edgetui.replay.analysis.leaderboard import recorded_values
+    """(grouping column names, per-task values) of the recorded runs under ``args``' selection;
+    ``args.left_out`` is set to the line saying how many runs it left out and why."""
+    from edgetui.replay.analysis.leaderboard import left_out, left_out_note, recorded_values
 
     from edgetui.analysis.recorded_curves import load_curves
 
     curves = load_curves(_fetch(db, args.snapshot))
+    args.left_out = left_out_note(
+        left_out(
+            curves,
+            include_retry=args.include_retry,
+            include_infra=args.include_infra,
+            include_samples=args.include_samples,
+        )
+    )
     vals = recorded_values(
         curves,
         hours,
@@ -325,13 +334,7 @@ def cmd_leaderboard(db: Path, args) -> int:
     cells = aggregate(vals, categories=not args.no_categories)
     if not cells:
         raise LookupError(
-            "no runs to rank"
-            + (
-                ""
-                if args.csv
-                else " (-retry, infra-error and sample runs are left out: --include-retry, --include-infra, "
-                "--include-samples)"
-            )
+            "no runs to rank" + ("" if args.csv else f" ({getattr(args, 'left_out', '') or 'no recorded run'})")
         )
     from edgetui.cli.output import emit
     from edgetui.store.holder_socket import QueryResult
@@ -343,6 +346,8 @@ def cmd_leaderboard(db: Path, args) -> int:
             for c in cells
         ]
         emit(QueryResult(cols, rows), args.format)
+        if getattr(args, "left_out", ""):  # (said on stderr: stdout stays the machine format)
+            print(f"edgetui leaderboard: {args.left_out}", file=sys.stderr)
         return 0
     table: dict[tuple, dict[float, LeaderCell]] = {}
     for c in cells:
@@ -359,6 +364,8 @@ def cmd_leaderboard(db: Path, args) -> int:
             row.append("–" if cell is None or cell.score is None else f"{cell.score:.1f} ({cell.n_tasks}){mark}")
         rows.append(tuple(row))
     emit(QueryResult(cols, rows), "table")
+    if getattr(args, "left_out", ""):  # runs the selection left out, and why (the options that count them)
+        print(args.left_out)
     print(
         "(N) = tasks with a value at that hour; mean over them, repeats averaged first; "
         "--format csv|json for unrounded values"
@@ -386,6 +393,16 @@ def _fit_curves(db: Path, args):
     keys = [_resolve(db, r, args.snapshot) for r in args.runs] if args.runs else None
     curves = load_curves(_fetch(db, args.snapshot), keys, time_basis=args.time_basis)
     if keys is None:
+        from edgetui.replay.analysis.leaderboard import left_out, left_out_note
+
+        args.left_out = left_out_note(
+            left_out(
+                curves,
+                include_retry=args.include_retry,
+                include_infra=args.include_infra,
+                include_samples=args.include_samples,
+            )
+        )
         curves = [
             c
             for c in curves
@@ -396,12 +413,7 @@ def _fit_curves(db: Path, args):
     if not curves:
         raise LookupError(
             "no runs to fit"
-            + (
-                ""
-                if keys
-                else " (-retry, infra-error and sample runs are left out: "
-                "--include-retry, --include-infra, --include-samples, or name runs)"
-            )
+            + ("" if keys else f" ({getattr(args, 'left_out', '') or 'no recorded run'}; or name runs)")
         )
     hours = args.hours
     if hours is None:
@@ -557,6 +569,8 @@ def cmd_fit(db: Path, args) -> int:
         print(f"stored {n} fit(s) in the fits table of {db}", file=sys.stderr)
     if args.format == "json":
         print(_dumps(recs))
+        if getattr(args, "left_out", ""):  # (said on stderr: stdout stays JSON)
+            print(f"edgetui fit: {args.left_out}", file=sys.stderr)
         return 0
     from edgetui.cli.output import emit
     from edgetui.store.holder_socket import QueryResult
@@ -564,6 +578,8 @@ def cmd_fit(db: Path, args) -> int:
     gcols = list(curves[0].group) if curves else []
     h0 = args.horizons[0]
     emit(QueryResult(gcols + fit_columns(h0), fit_rows(recs, gcols, args.form, h0)), "table")
+    if getattr(args, "left_out", ""):  # runs the selection left out, and why
+        print(args.left_out)
     withheld = any("error" not in r and not r["fit"]["findings"] for r in recs)
     print(
         "* the reported form; the other forms' rows are for comparison (heldout_RMSE: leave one hour out). "
@@ -792,6 +808,27 @@ def _frontier(points):
     return out
 
 
+def _release_dates_needed(db: Path, args) -> str:
+    """The error of ``learning-speed`` on recorded runs without ``--release-dates``: what the file
+    holds, with the models of the recorded runs it needs dates for (as many as fit one line)."""
+    models: list[str] = []
+    if db.exists():
+        from edgetui.analysis.recorded_curves import load_curves
+
+        try:
+            models = sorted({c.model for c in load_curves(_fetch(db, args.snapshot)) if c.model})
+        except Exception:  # noqa: BLE001 - the models only help the message: it is said without them
+            models = []
+    first = models[0] if models else "claude-opus-4-8"
+    named = ", ".join(models[:6]) + (f" and {len(models) - 6} more" if len(models) > 6 else "")
+    return (
+        "recorded runs need --release-dates FILE: a CSV of model,release_date (YYYY-MM), one line per model"
+        + (f" of your runs ({named})" if models else "")
+        + f", e.g. '{first},2026-06'; or --csv FILE of model,release_month,learning_speed "
+        "(docs/analysis.md#learning-speed)"
+    )
+
+
 def cmd_learning_speed(db: Path, args) -> int:
     from edgetui.replay.analysis.learning import doubling_trend, read_release_dates, read_speed_table, recorded_speeds
 
@@ -808,7 +845,7 @@ def cmd_learning_speed(db: Path, args) -> int:
         source = f"{args.csv.name}: one value per model"
     else:
         if args.release_dates is None:
-            raise ValueError("recorded runs need --release-dates FILE (model,release_date per line); or give --csv")
+            raise ValueError(_release_dates_needed(db, args))
         if not args.release_dates.is_file():
             raise FileNotFoundError(f"--release-dates {args.release_dates}: no such file")
         dates = read_release_dates(args.release_dates)
@@ -1165,4 +1202,14 @@ def cmd_edgebench_csv(db: Path, args) -> int:
             for r in rows:  # hours as 2, 4 …; scores as the README writes them (39.0, 16.7)
                 w.writerow(["" if v is None else f"{v:g}" if c == "hours" else str(v) for c, v in zip(head, r)])
         print(f"wrote {visible(str(args.output / name))} ({len(rows)} rows)")
+    print(LEARNING_SPEED_NOTE)
     return 0
+
+
+#: what ``edgebench-csv`` says of the learning-speed table it cannot write (not in EdgeBench's README)
+LEARNING_SPEED_NOTE = (
+    "no edgebench_learning_speed.csv: EdgeBench's README has no learning-speed table (its figures are a "
+    "chart of the announcement). `edgetui learning-speed --release-dates FILE` measures it on your recorded "
+    "runs (FILE: model,release_date lines); --csv FILE reads your own model,release_month,learning_speed "
+    "table (docs/analysis.md#learning-speed)"
+)

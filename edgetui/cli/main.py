@@ -830,7 +830,7 @@ def cmd_sql(db: Path, args) -> int:
     from edgetui.store.holder_socket import check_read_only
 
     check_read_only(args.query)  # the same answer whether the file is free or held by the app
-    emit(query_read_only(db, args.query, args.snapshot), args.format)
+    emit(query_read_only(db, args.query, args.snapshot), args.format, durations=False)
     return 0
 
 
@@ -861,10 +861,10 @@ SELECT run_id, task_id, status, format,
                  {transcript_flags},
                  CASE WHEN status IN ('running', 'grading') AND timeout_s > 0 AND started_at IS NOT NULL
                       AND epoch(current_timestamp) - started_at > timeout_s THEN 'over-budget' END) AS flags,
-       round((coalesce(ended_at, last_event_at, started_at) - started_at) / 3600.0, 2) AS elapsed_h,
-       round(nullif(greatest(coalesce(TRY_CAST(final->>'$.runtime_seconds' AS DOUBLE), 0), 0), 0) / 3600.0, 2)
+       round((coalesce(ended_at, last_event_at, started_at) - started_at) / 3600.0, {digits}) AS elapsed_h,
+       round(nullif(greatest(coalesce(TRY_CAST(final->>'$.runtime_seconds' AS DOUBLE), 0), 0), 0) / 3600.0, {digits})
          AS sforge_runtime_h,
-       round(timeout_s / 3600.0, 2) AS budget_h,
+       round(timeout_s / 3600.0, {digits}) AS budget_h,
        agent_submissions AS agent_subs, auto_submissions AS auto_subs,
        coalesce(model, '') AS model, coalesce(agent, '') AS agent, host, best_round, n_events AS events,
        coalesce(input_tokens, 0) + coalesce(output_tokens, 0) + coalesce(cache_read_tokens, 0)
@@ -897,6 +897,8 @@ def cmd_runs(db: Path, args) -> int:
         best=best,
         transcript_flags=TRANSCRIPT_FLAGS_SUBQUERY.format(run_key="runs.run_key"),
         detail=RUNS_TABLE_ONLY if args.format == "table" else RUNS_DETAIL,
+        # hours to 2 places in csv / json; the table shows h:mm:ss (edgetui.cli.output.DURATION_COLUMNS)
+        digits=9 if args.format == "table" else 2,
     )
     # (a bounded buffer pool: the transcript flags read a little of many blocks; 107 against 237 MB
     # at the peak on bench_runs_cli.py's 750 runs, and faster)
@@ -926,7 +928,9 @@ def runs_by_run_id(db: Path, args, where: str, params: list) -> int:
     res = query_read_only(db, RUN_ID_GROUP_SQL.format(where=where), args.snapshot, params=params or None)
     groups = group_by_run_id(dict(zip(res.columns, r)) for r in res.rows)
     table = args.format == "table"
-    cols = ["run_id", "host", "tasks", "finished", "running", "mean_score", "models", "started_at"]
+    # ("done": the ended tasks, finished or aborted, the word the picker and the runs screen use;
+    # the mean is of each task's best on EdgeBench's 0–100 scale, not a raw score: its name says so)
+    cols = ["run_id", "host", "tasks", "done", "running", "mean_0_100", "models", "started_at"]
     if not table:
         cols.append("task_ids")
     rows = []
@@ -939,6 +943,8 @@ def runs_by_run_id(db: Path, args, where: str, params: list) -> int:
             row.append(" ".join(g.tasks))
         rows.append(tuple(row))
     emit(QueryResult(cols, rows), args.format)
+    if table and rows:
+        print("(mean_0_100: the tasks' best on EdgeBench's 0–100 scale: scores normalised, pass rates × 100)")
     return 0
 
 
@@ -961,19 +967,32 @@ def runs_table_cells(res):
     return res
 
 
+def bring_back(conn, key: str) -> str:
+    """The command that records forgotten run ``key`` again: a sample run's ``edgetui samples
+    --unforget``; another's ``edgetui ingest --unforget`` with its directory (when recorded) or PATH."""
+    row = conn.execute("SELECT coalesce(is_sample, FALSE), run_dir, host FROM runs WHERE run_key = ?", [key]).fetchone()
+    if row and row[0]:
+        return "`edgetui samples --unforget`"
+    path = row[1] if row and row[1] and (row[2] or "local") == "local" else "PATH"
+    return f"`edgetui ingest --unforget {visible(str(path))}`"
+
+
 def cmd_forget(db: Path, args) -> int:
     """``edgetui forget RUN``: asks first (``--yes`` skips it; needed without a terminal)."""
     if not db.exists():
         raise FileNotFoundError(f"no database at {db}")
 
+    how: list[str] = []  # (the command that brings it back, read before it is forgotten)
+
     def confirm(conn, key: str) -> None:
+        how.append(bring_back(conn, key))
         if args.yes:
             return
         if not sys.stdin.isatty():
             raise RuntimeError(f"forgetting {key} needs --yes when stdin is not a terminal")
         row = conn.execute("SELECT count(*) FROM events WHERE run_key = ?", [key]).fetchone()
         n = row[0] if row else 0
-        print(f"forget {visible(key)} ({n} events)? Its files stay; `edgetui ingest --unforget PATH` brings it back.")
+        print(f"forget {visible(key)} ({n} events)? Its files stay; {how[0]} brings it back.")
         answer = input("[y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             raise KeyboardInterrupt
@@ -983,7 +1002,7 @@ def cmd_forget(db: Path, args) -> int:
     except KeyboardInterrupt:
         print("nothing forgotten")
         return 1
-    print(f"forgot {visible(key)} ({n} events); its files are untouched")
+    print(f"forgot {visible(key)} ({n} events); its files are untouched; {how[0]} brings it back")
     return 0
 
 

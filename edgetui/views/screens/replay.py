@@ -813,6 +813,8 @@ class ReplayScreen(Screen):
         head = self.header or {}
         assumed = ", policy assumed" if head.get("policy_assumed") or head.get("task_assumed") else ""
         title = f"{data.y_label} · best-so-far" + (f" ({data.policy}{assumed})" if data.policy else "")
+        if data.lower_better:  # (a minimised score: its best line falls, its new bests are drops)
+            title += " · ↓ lower is better"
         if self._chart_texts != (legend.plain, title):  # (a live reload redraws the same often)
             self._chart_texts = (legend.plain, title)
             chart.border_subtitle = legend

@@ -329,7 +329,9 @@ class ReplayMoments:
         elif msg.reply["ok"] is False:
             self.host.notify("that annotation is gone (deleted elsewhere)", severity="warning", timeout=4)
         else:
-            self.host.notify(
-                f"annotated: {msg.where}" + (f" ({msg.reply['ok']})" if isinstance(msg.reply["ok"], str) else ""),
-                timeout=3,
-            )
+            ok = msg.reply["ok"]
+            if isinstance(ok, dict):  # a new annotation: its id, or the same one already there
+                said = f"already there: {msg.where} ({ok['annotation_id']})" if ok.get("already") else None
+                self.host.notify(said or f"annotated: {msg.where} ({ok['annotation_id']})", timeout=3)
+            else:
+                self.host.notify(f"annotated: {msg.where}" + (f" ({ok})" if isinstance(ok, str) else ""), timeout=3)

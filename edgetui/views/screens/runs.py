@@ -144,7 +144,10 @@ RUNS_KEYS: list[tuple[str, str]] = [
     ("e", "shell in the selected run's work container (app suspended)"),
     ("o", "open a run file in $PAGER (app suspended; a remote run's file from its local image)"),
     ("H", "hosts: each host's connection, round trip, since when, next retry, runs, engine"),
-    ("g", "fold the tasks under their SForge run id (n tasks, n finished, mean score); enter shows its tasks"),
+    (
+        "g",
+        "fold the tasks under their SForge run id (n tasks, n done, best: their mean on the 0–100 scale); enter shows its tasks",
+    ),
     ("ctrl+p", "command palette"),
     ("? / F1", "this help"),
     ("q", "back to the recorded runs when they are below (edgetui watch), else quit"),
