@@ -417,6 +417,9 @@ class Supervisor:
             stop.set()
             self._wake.set()
             watcher.join(timeout=5)
+            if self._gc_frozen:  # stopped: what it froze for its lifetime goes back to the collector
+                COLLECTOR.release(self)
+                self._gc_frozen = False
 
     def start(
         self, interval: float = 2.0, on_update: Optional[Callable[[list[LiveRun]], None]] = None, *, poll: bool = False
