@@ -18,6 +18,13 @@ def samples_db(tmp_path, samples_template) -> Path:
     return copy_samples_db(samples_template, tmp_path / "s.duckdb")
 
 
+@pytest.fixture(autouse=True)
+def output_is_a_pipe(monkeypatch):
+    """The commands print as into a pipe (never cut): no ``COLUMNS`` in the environment, which an
+    xdist worker that ran a Textual test before has (80), so its tables were fitted to 80 columns."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
 def test_report_format_follows_the_output_files_extension(samples_db, tmp_path, capsys):
     html = tmp_path / "report.html"
     assert main(["--db", str(samples_db), "report", "opus48", "-o", str(html)]) == 0
