@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Footer, Input, OptionList, Static, TextArea, Tree
+from textual.widgets import Footer, Input, OptionList, Static, TextArea, Tree
 from textual_textarea import TextEditor
 
 from edgetui.control_chars import visible, visible_lines
@@ -33,11 +33,10 @@ from edgetui.store.sql_results import (
     schema_entries,
 )
 from edgetui.views.screens.replay_host import app_connection
+from edgetui.views.widgets.results_grid import CELL_WIDTH, ResultsGrid, cell_text
 
 __all__ = ["SqlScreen", "CellScreen", "HistoryScreen", "ExportScreen", "scoped_query", "CELL_WIDTH"]
 
-#: the widest a cell is drawn in the results table (the whole of it: `v`)
-CELL_WIDTH = 40
 #: rows from the end of what is loaded at which the next page is asked for: a page ahead, so a page
 #: down (a screenful) lands on rows already there (bench/bench_sql_screen.py)
 PREFETCH_ROWS = 200
@@ -58,15 +57,6 @@ def scoped_query(run_key: Optional[str]) -> str:
         )
     rk = run_key.replace("'", "''")
     return f"SELECT t, kind, summary, run_key, event_id\nFROM events\nWHERE run_key = '{rk}'\nORDER BY t"
-
-
-def cell_text(v: Any) -> str:
-    """A value as the table and the cell view show it: NULL as ∅, bytes by their size."""
-    if v is None:
-        return "∅"
-    if isinstance(v, (bytes, bytearray, memoryview)):
-        return f"<{len(bytes(v))} bytes>"
-    return str(v)
 
 
 class SqlEditor(TextEditor):
@@ -285,6 +275,8 @@ class SqlScreen(Screen):
         self.result: Optional[PagedResult] = None
         self.running: Optional[PagedResult] = None
         self.rows: list[tuple] = []
+        #: a page is being fetched (the next is asked for when it is in)
+        self.fetching = False
         self.sql = ""
         self.words: list[str] = []
         self.show_schema: Optional[bool] = None  # None: automatic (shown at 120 columns and more)
@@ -297,7 +289,7 @@ class SqlScreen(Screen):
             with Vertical(id="sql-main"):
                 yield SqlEditor(language="sql", text=scoped_query(self.run_key), word_completer=self._complete)
                 yield Static(id="sql-status")
-                yield DataTable(id="sql-results", cursor_type="cell", zebra_stripes=True)
+                yield ResultsGrid(id="sql-results")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -447,7 +439,7 @@ class SqlScreen(Screen):
 
     @on(SqlPage)
     def _page(self, msg: SqlPage) -> None:
-        table = self.query_one("#sql-results", DataTable)
+        table = self.query_one("#sql-results", ResultsGrid)
         if msg.first:
             self.running = None
             if msg.error:
@@ -455,27 +447,20 @@ class SqlScreen(Screen):
                 return
             self.result = msg.result
             self.rows = []
+            self.fetching = False
             table.clear(columns=True)
-            for c in msg.result.columns:
-                table.add_column(Text(visible(c)))
+            table.add_columns(msg.result.columns)
         elif msg.result is not self.result:
             return  # a page of a result since replaced
+        else:
+            self.fetching = False
         if msg.error:
             self._say(msg.error.splitlines()[0], error=True)
             return
         self.rows.extend(msg.rows)
-        table.add_rows([[self._cell(v) for v in row] for row in msg.rows])
+        table.add_rows(msg.rows)
         self._status()
-        if msg.first:
-            table.move_cursor(row=0, column=0)
-
-    def _cell(self, v: Any) -> Text:
-        s = visible(cell_text(v))
-        if len(s) > CELL_WIDTH:
-            s = s[: CELL_WIDTH - 1] + "…"
-        style = "dim" if v is None else ""
-        right = isinstance(v, (int, float)) and not isinstance(v, bool)
-        return Text(s, style=style, justify="right" if right else "left")
+        self._fetch_ahead(table.cursor_row)
 
     def _status(self) -> None:
         res = self.result
@@ -484,10 +469,15 @@ class SqlScreen(Screen):
         more = " so far (more as you scroll)" if not res.done else ""
         self._say(f"{len(self.rows):,} rows{more} · {len(res.columns)} columns · F4 export · v cell · enter replay")
 
-    @on(DataTable.CellHighlighted, "#sql-results")
-    def _highlighted(self, ev: DataTable.CellHighlighted) -> None:
+    @on(ResultsGrid.CellHighlighted, "#sql-results")
+    def _highlighted(self, ev: ResultsGrid.CellHighlighted) -> None:
+        self._fetch_ahead(ev.coordinate.row)
+
+    def _fetch_ahead(self, row: int) -> None:
+        """The next page, when the cursor at ``row`` is within :data:`PREFETCH_ROWS` of the end."""
         res = self.result
-        if res is not None and not res.done and ev.coordinate.row >= len(self.rows) - PREFETCH_ROWS:
+        if res is not None and not res.done and not self.fetching and row >= len(self.rows) - PREFETCH_ROWS:
+            self.fetching = True  # one fetch at a time: pages come in order
             self.fetch_more(res)
 
     @work(thread=True, exclusive=True, group="sql-page", exit_on_error=False)
@@ -500,7 +490,7 @@ class SqlScreen(Screen):
     # ------------------------------------------------------------------ a row, a cell
 
     def _current(self) -> Optional[tuple[int, int]]:
-        table = self.query_one("#sql-results", DataTable)
+        table = self.query_one("#sql-results", ResultsGrid)
         if self.result is None or not self.rows:
             return None
         c = table.cursor_coordinate
@@ -513,8 +503,8 @@ class SqlScreen(Screen):
         r, c = at
         self.app.push_screen(CellScreen(self.result.columns[c], self.rows[r][c]))
 
-    @on(DataTable.CellSelected, "#sql-results")
-    def _selected(self, ev: DataTable.CellSelected) -> None:
+    @on(ResultsGrid.CellSelected, "#sql-results")
+    def _selected(self, ev: ResultsGrid.CellSelected) -> None:
         """Enter: the replay at the row's event when it names a run and an event, else the cell whole."""
         res = self.result
         at = self._current()
