@@ -10,7 +10,8 @@ terminal). Opened with F6 from the picker, and from the replay scoped to its run
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from pathlib import Path
+from typing import Any, Optional, Union
 
 from rich.text import Text
 from textual import on, work
@@ -24,6 +25,7 @@ from textual_textarea import TextEditor
 
 from edgetui.control_chars import visible, visible_lines
 from edgetui.store.sql_results import (
+    HolderPagedResult,
     PagedResult,
     QueryBuffer,
     QueryHistory,
@@ -46,6 +48,10 @@ MAX_COMPLETIONS = 30
 BUFFER_SAVE_S = 60.0
 #: TextEditor's actions that read or write files, or quit: the app does its own I/O and quitting
 _EDITOR_LEFT_OUT = {"save", "load", "quit"}
+
+
+#: a result being paged: on the app's own connection, or through the socket of the process holding the file
+Paged = Union[PagedResult, HolderPagedResult]
 
 
 def scoped_query(run_key: Optional[str]) -> str:
@@ -76,7 +82,7 @@ class SqlEditor(TextEditor):
 
 
 class SqlStarted(Message):
-    def __init__(self, result: PagedResult) -> None:
+    def __init__(self, result: Paged) -> None:
         super().__init__()
         self.result = result
 
@@ -84,7 +90,7 @@ class SqlStarted(Message):
 class SqlPage(Message):
     """A page of rows of ``result`` (``first``: the query's first page)."""
 
-    def __init__(self, result: PagedResult, rows: list[tuple], first: bool, error: str = "") -> None:
+    def __init__(self, result: Optional[Paged], rows: list[tuple], first: bool, error: str = "") -> None:
         super().__init__()
         self.result = result
         self.rows = rows
@@ -266,14 +272,21 @@ class SqlScreen(Screen):
         run_key: Optional[str] = None,
         history: Optional[QueryHistory] = None,
         buffer: Optional[QueryBuffer] = None,
+        timeout_s: Optional[float] = None,
+        held_elsewhere: Optional[Path] = None,
     ) -> None:
         super().__init__()
         self.run_key = run_key
+        #: seconds a query may run (``--sql-timeout``), None: until F8
+        self.timeout_s = timeout_s
+        #: the database file when another process holds it: queries go to that process's socket, a
+        #: page at a time from a cursor there (the app's own connection is a snapshot copy)
+        self.held_elsewhere = held_elsewhere
         self.history = history or QueryHistory()
         self.buffer = buffer or QueryBuffer()
         self.saved_text = ""
-        self.result: Optional[PagedResult] = None
-        self.running: Optional[PagedResult] = None
+        self.result: Optional[Paged] = None
+        self.running: Optional[Paged] = None
         self.rows: list[tuple] = []
         #: a page is being fetched (the next is asked for when it is in)
         self.fetching = False
@@ -415,17 +428,32 @@ class SqlScreen(Screen):
 
     @work(thread=True, exclusive=True, group="sql-run", exit_on_error=False)
     def _run(self, sql: str) -> None:
-        res: Optional[PagedResult] = None
+        res: Optional[Paged] = None
         try:
-            res = PagedResult(app_connection(self.app))
+            if self.held_elsewhere is not None:
+                res = HolderPagedResult(self.held_elsewhere, timeout_s=self.timeout_s)
+            else:
+                res = PagedResult(app_connection(self.app), timeout_s=self.timeout_s)
             self.post_message(SqlStarted(res))
             res.run(sql)
             self.post_message(SqlPage(res, res.next_page(), True))
         except Exception as e:  # noqa: BLE001 - a refused or failing query is said on the screen
             if res is not None:
                 res.close()
-            name = "cancelled" if "interrupt" in type(e).__name__.lower() else type(e).__name__
-            self.post_message(SqlPage(res or PagedResult.__new__(PagedResult), [], True, f"{name}: {e}"))
+            self.post_message(SqlPage(res, [], True, self._why(res, e)))
+
+    def _why(self, res: Optional[Paged], e: Exception) -> str:
+        """A failed query's line: stopped by --sql-timeout, cancelled, refused or failing; through
+        the holder, its own line."""
+        if isinstance(res, PagedResult) and res.timed_out:
+            return f"stopped after {self.timeout_s:g} s (--sql-timeout)"
+        if "interrupt" in type(e).__name__.lower():
+            return f"cancelled: {e}"
+        if isinstance(e, ConnectionError) and self.held_elsewhere is not None:
+            return f"the process holding the database does not answer: {e}"
+        if isinstance(e, RuntimeError) and isinstance(res, HolderPagedResult):
+            return str(e)  # the holder's line
+        return f"{type(e).__name__}: {e}"
 
     @on(SqlStarted)
     def _started(self, msg: SqlStarted) -> None:
@@ -444,6 +472,8 @@ class SqlScreen(Screen):
             self.running = None
             if msg.error:
                 self._say(msg.error.splitlines()[0] if msg.error else "", error=True)
+                return
+            if msg.result is None:
                 return
             self.result = msg.result
             self.rows = []
@@ -467,7 +497,10 @@ class SqlScreen(Screen):
         if res is None:
             return
         more = " so far (more as you scroll)" if not res.done else ""
-        self._say(f"{len(self.rows):,} rows{more} · {len(res.columns)} columns · F4 export · v cell · enter replay")
+        via = " · from the holding process" if isinstance(res, HolderPagedResult) else ""
+        self._say(
+            f"{len(self.rows):,} rows{more} · {len(res.columns)} columns{via} · F4 export · v cell · enter replay"
+        )
 
     @on(ResultsGrid.CellHighlighted, "#sql-results")
     def _highlighted(self, ev: ResultsGrid.CellHighlighted) -> None:
@@ -481,11 +514,11 @@ class SqlScreen(Screen):
             self.fetch_more(res)
 
     @work(thread=True, exclusive=True, group="sql-page", exit_on_error=False)
-    def fetch_more(self, res: PagedResult) -> None:
+    def fetch_more(self, res: Paged) -> None:
         try:
             self.post_message(SqlPage(res, res.next_page(), False))
         except Exception as e:  # noqa: BLE001 - a failing fetch is said on the screen
-            self.post_message(SqlPage(res, [], False, f"{type(e).__name__}: {e}"))
+            self.post_message(SqlPage(res, [], False, self._why(res, e)))
 
     # ------------------------------------------------------------------ a row, a cell
 
