@@ -22,6 +22,7 @@ import platformdirs
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
+from edgetui.store.column_meanings import meaning_of
 from edgetui.store.holder_cursors import HolderCursor
 from edgetui.store.read_only_sql import check_read_only
 from edgetui.store.ready_views import READY_VIEWS
@@ -230,8 +231,8 @@ def schema_entries(conn: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
             "WHERE database_name = current_database() ORDER BY table_name, column_index"
         ).fetchall()
     by_table: dict[str, list[tuple[str, str, str]]] = {}
-    for t, c, ty, comment in cols:
-        by_table.setdefault(t, []).append((c, ty, comment or ""))
+    for t, c, ty, comment in cols:  # (a snapshot of an older file may lack the comments: the store's own then)
+        by_table.setdefault(t, []).append((c, ty, comment or meaning_of(t, c) or ""))
     out = []
     for name, kind, comment in tables:
         meaning = comment or TABLE_MEANINGS.get(name) or (READY_VIEWS[name][0] if name in READY_VIEWS else "")
