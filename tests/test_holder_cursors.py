@@ -9,8 +9,9 @@ import threading
 
 import pytest
 
-from edgetui.store.holder_cursors import MAX_CURSORS, MAX_SESSIONS, HolderCursor
-from edgetui.store.holder_socket import ask_holder
+from edgetui.store.holder_cursors import MAX_CURSORS, MAX_SESSIONS
+from edgetui.store.holder_socket import HolderCursor, ask_holder
+
 
 from test_holder import _holder_process
 

@@ -2,7 +2,7 @@
 the database (:mod:`edgetui.store.holder_socket`), for the SQL screen of an app that could not open
 the file itself.
 
-A connection that sends a cursor request stays open (a *session*); its requests, one JSON line
+The client is :class:`edgetui.store.holder_socket.HolderCursor`. A connection that sends a cursor request stays open (a *session*); its requests, one JSON line
 each, answered one line each, in order::
 
     {"cursor": "open", "sql": "...", "params": [], "timeout": 30, "token": "<hex>"}
@@ -24,8 +24,6 @@ and every cursor of a connection is closed when the connection drops.
 from __future__ import annotations
 
 import json
-import secrets
-import socket
 import threading
 import time
 from typing import Any, Callable, Optional
@@ -33,7 +31,7 @@ from typing import Any, Callable, Optional
 import duckdb
 
 from edgetui.error_log import note_swallowed
-from edgetui.store.query_cells import from_wire, to_wire
+from edgetui.store.query_cells import to_wire
 from edgetui.store.read_only_sql import check_read_only
 
 __all__ = [
@@ -42,7 +40,6 @@ __all__ = [
     "MAX_FETCH_ROWS",
     "CURSOR_IDLE_S",
     "HeldCursor",
-    "HolderCursor",
 ]
 
 #: cursors open at once on one connection
@@ -127,89 +124,3 @@ class HeldCursor:
             self.cur.close()
         except duckdb.Error:
             note_swallowed("closing a cursor whose connection closed already")
-
-
-# ---------------------------------------------------------------------------- the client
-
-
-class HolderCursor:
-    """A query's rows from the process holding ``db_path``, a page at a time over one connection
-    to its socket (:meth:`open`, :meth:`fetch` until ``done``, :meth:`close`); :meth:`cancel` (from
-    another thread) stops the query while it runs. Raises ``ConnectionError`` when no holder answers
-    and ``RuntimeError`` with the holder's one-line error."""
-
-    def __init__(self, db_path: Any, timeout: float = 60.0) -> None:
-        from edgetui.store.holder_socket import connect_holder
-
-        self.db_path = db_path
-        self.timeout = timeout
-        self.sock: Optional[socket.socket] = connect_holder(db_path, timeout)
-        self._buf = b""
-        self.token = secrets.token_hex(16)
-        self.id: Optional[int] = None
-        self.columns: list[str] = []
-        self.types: list[str] = []
-        self.done = True
-
-    def _ask(self, req: dict) -> dict:
-        from edgetui.store.holder_socket import HolderEnded, NotAnswering
-
-        if self.sock is None:
-            raise HolderEnded("the cursor's connection to the holder is closed")
-        try:
-            self.sock.sendall(json.dumps(req).encode() + b"\n")
-            while b"\n" not in self._buf:
-                chunk = self.sock.recv(1 << 20)
-                if not chunk:
-                    raise HolderEnded("the edgetui process holding the database closed the cursor's connection")
-                self._buf += chunk
-        except socket.timeout:
-            raise NotAnswering(f"no reply within {self.timeout:.0f} s") from None
-        except OSError as e:
-            if isinstance(e, ConnectionError):
-                raise
-            raise HolderEnded(f"the connection to the holder failed: {e.strerror or e}") from None
-        line, _, self._buf = self._buf.partition(b"\n")
-        try:
-            reply = json.loads(line)
-        except ValueError:
-            raise HolderEnded("the holder's reply is not JSON") from None
-        if "error" in reply:
-            raise RuntimeError(reply["error"])
-        return reply
-
-    def open(self, sql: str, params: Optional[list] = None, query_timeout: Optional[float] = None) -> list[str]:
-        """Run ``sql`` in the holder; its columns (no row fetched yet)."""
-        req: dict[str, Any] = {"cursor": "open", "sql": sql, "params": params or [], "token": self.token}
-        if query_timeout is not None:
-            req["timeout"] = query_timeout
-        reply = self._ask(req)
-        self.id = int(reply["id"])
-        self.columns = list(reply["columns"])
-        self.types = list(reply.get("types") or [])
-        self.done = not self.columns
-        return self.columns
-
-    def fetch(self, n: int) -> list[tuple]:
-        """The next ``n`` rows at most (``done`` when the end came)."""
-        if self.done or self.id is None:
-            return []
-        reply = self._ask({"cursor": "fetch", "id": self.id, "n": n})
-        self.done = bool(reply["done"])
-        return [tuple(from_wire(v) for v in r) for r in reply["rows"]]
-
-    def cancel(self) -> None:
-        """Interrupt the query this cursor opened while it runs (a connection of its own)."""
-        from edgetui.store.holder_socket import ask_holder_raw
-
-        try:
-            ask_holder_raw(self.db_path, {"cursor": "cancel", "token": self.token}, 10.0)
-        except ConnectionError:  # the holder is gone: nothing runs any more
-            note_swallowed("cancelling a query of a holder that is gone")
-
-    def close(self) -> None:
-        """Close the cursor and the connection (the holder closes the cursor when the connection drops)."""
-        self.done = True
-        s, self.sock = self.sock, None
-        if s is not None:
-            s.close()

@@ -23,7 +23,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from edgetui.store.column_meanings import meaning_of
-from edgetui.store.holder_cursors import HolderCursor
+from edgetui.store.holder_socket import HolderCursor
 from edgetui.store.read_only_sql import check_read_only
 from edgetui.store.ready_views import READY_VIEWS
 
