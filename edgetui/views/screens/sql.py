@@ -261,6 +261,8 @@ class SqlScreen(Screen):
 
     DEFAULT_CSS = """
     SqlScreen #sql-schema { width: 34; border: round $primary 40%; }
+    SqlScreen #sql-schema Tree { height: 1fr; }
+    SqlScreen #sql-schema-note { height: auto; max-height: 7; padding: 0 1; border-top: solid $primary 40%; }
     SqlScreen #sql-main { width: 1fr; }
     SqlScreen SqlEditor { height: 8; }
     SqlScreen #sql-status { height: 1; padding: 0 1; background: $panel; }
@@ -298,7 +300,9 @@ class SqlScreen(Screen):
 
     def compose(self) -> ComposeResult:
         with Horizontal():
-            yield Tree("schema", id="sql-schema")
+            with Vertical(id="sql-schema"):
+                yield Tree("schema", id="sql-tree")
+                yield Static(id="sql-schema-note")
             with Vertical(id="sql-main"):
                 yield SqlEditor(language="sql", text=scoped_query(self.run_key), word_completer=self._complete)
                 yield Static(id="sql-status")
@@ -348,15 +352,35 @@ class SqlScreen(Screen):
             branch = tree.root.add(Text("ready-made views" if kind == "view" else "tables", style="bold"), expand=True)
             for e in (e for e in msg.entries if e["kind"] == kind):
                 label = Text(e["name"], style="cyan")
-                node = branch.add(label, data=e["meaning"])
+                about = self._note(e["name"], kind, e["meaning"])
+                node = branch.add(label, data=about)
                 if e["meaning"]:
-                    node.add_leaf(Text(e["meaning"], style="dim italic"))
+                    node.add_leaf(Text(e["meaning"], style="dim italic"), data=about)
                 for col, ty, meaning in e["columns"]:
                     t = Text(col)
                     t.append(f" {ty.lower()}", style="dim")
                     if meaning:
                         t.append(f" {meaning}", style="dim italic")
-                    node.add_leaf(t)
+                    node.add_leaf(t, data=self._note(f"{e['name']}.{col}", ty.lower(), meaning))
+        self._show_note(self._note("schema", "", "tables and ready-made views: ↑↓ and enter open one"))
+
+    @staticmethod
+    def _note(name: str, what: str, meaning: str) -> Text:
+        """The whole of a schema entry, under the tree (the tree's lines are cut at its width)."""
+        t = Text(name, style="bold")
+        if what:
+            t.append(f" {what}", style="dim")
+        if meaning:
+            t.append(f"\n{meaning}", style="italic")
+        return t
+
+    def _show_note(self, note: Text) -> None:
+        self.query_one("#sql-schema-note", Static).update(note)
+
+    @on(Tree.NodeHighlighted, "#sql-tree")
+    def _schema_highlighted(self, ev: Tree.NodeHighlighted) -> None:
+        if isinstance(ev.node.data, Text):
+            self._show_note(ev.node.data)
 
     def _complete(self, prefix: str) -> list[tuple[str, str]]:
         """The editor's word completer: names starting with ``prefix`` (case-insensitive)."""
