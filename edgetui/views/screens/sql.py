@@ -32,6 +32,7 @@ from edgetui.store.sql_results import (
     completion_words,
     event_time,
     export_result,
+    ready_the_rule,
     schema_entries,
 )
 from edgetui.views.screens.replay_host import app_connection
@@ -336,6 +337,7 @@ class SqlScreen(Screen):
         try:
             conn = app_connection(self.app)
             self.post_message(SchemaLoaded(schema_entries(conn), completion_words(conn)))
+            ready_the_rule()
         except Exception as e:  # noqa: BLE001 - shown on the screen, never a crash
             self.post_message(SchemaLoaded([], [], f"{type(e).__name__}: {e}"))
 
