@@ -175,6 +175,11 @@ async def test_the_sql_screens_schema_with_column_meanings(samples_db, size, mon
         # the line cut at the tree's width, whole under it for the highlighted column
         pass_rate = next(n for n in node.children if str(n.label).startswith("pass_rate "))
         tree.move_cursor(pass_rate)
+        await wait_for(
+            pilot,
+            lambda: "submissions.pass_rate double" in screen_text(app) and "pass_rate double t" in screen_text(app),
+            what="the column's meaning whole under the tree",
+        )
         await pilot.pause(0.3)
         text = screen_text(app)
         assert "submissions.pass_rate double" in text and "tests passed ÷ tests, 0–1" in text
