@@ -21,8 +21,8 @@ LONG = "SELECT count(*) FROM range(1000000000000) a(i) WHERE hash(i) = 42"
 @pytest.fixture
 def holder(tmp_path):
     db = tmp_path / "h.duckdb"
-    # the idle limit shortened in the holder process (the module's value, read when it checks)
-    p = _holder_process(db, extra="import edgetui.store.holder_socket as hs;hs.CURSOR_IDLE_S=1.0;")
+    # the idle limit and the stalled reader's shortened in the holder process (the module's value, read when it checks)
+    p = _holder_process(db, extra="import edgetui.store.holder_socket as hs;hs.CURSOR_IDLE_S=1.0;hs.SEND_STALL_S=1.0;")
     yield db
     p.kill()
     p.wait()
@@ -190,3 +190,79 @@ def test_edgetui_sql_timeout_stops_a_query_directly_and_through_the_holder(holde
     with pytest.raises(SystemExit):
         main(["--db", str(free), "sql", "SELECT 1", "--timeout", "0"])
     assert "above 0" in capsys.readouterr().err
+
+
+def test_a_connection_dropped_while_its_query_runs_gives_back_its_place(holder):
+    """The holder's worker ends a session whose connection went while its query ran (its cursors with
+    it): until then the session counts against the cap, after it a new one opens."""
+    import json
+    import time
+
+    from waits import wait_for
+
+    held = []
+    try:
+        for _ in range(MAX_SESSIONS - 1):
+            h = HolderCursor(holder)
+            h.open("SELECT 1")
+            held.append(h)
+        c = HolderCursor(holder)
+        c.open("SELECT * FROM range(10)")  # a cursor it holds
+        assert c.sock is not None
+        c.sock.sendall(json.dumps({"cursor": "open", "sql": LONG, "timeout": 8}).encode() + b"\n")
+        time.sleep(0.3)  # (the query under way in the holder)
+        c.close()
+        late = HolderCursor(holder)
+        with pytest.raises(RuntimeError, match="hold cursors already"):
+            late.open("SELECT 1")  # the dropped session still counts while its query runs
+        late.close()
+
+        def opens() -> bool:
+            x = HolderCursor(holder)
+            try:
+                x.open("SELECT 7 AS x")
+                return x.fetch(1) == [(7,)]
+            except RuntimeError:
+                return False
+            finally:
+                x.close()
+
+        wait_for(opens, timeout=30, what="the dropped session's place given back")
+    finally:
+        for h in held:
+            h.close()
+
+
+def test_a_session_that_stops_reading_is_dropped_with_its_cursors(holder):
+    """A client that takes nothing of a large page is dropped (after SEND_STALL_S, 1 s here) and its
+    session ends with it: its place under the cap comes back."""
+    import json
+
+    from waits import wait_for
+
+    held = []
+    try:
+        for _ in range(MAX_SESSIONS - 1):
+            h = HolderCursor(holder)
+            h.open("SELECT 1")
+            held.append(h)
+        c = HolderCursor(holder)
+        c.open("SELECT repeat('x', 2000) AS wide FROM range(20000)")
+        assert c.sock is not None
+        c.sock.sendall(json.dumps({"cursor": "fetch", "id": c.id, "n": 10000}).encode() + b"\n")  # ~20 MB, unread
+
+        def opens() -> bool:
+            x = HolderCursor(holder)
+            try:
+                x.open("SELECT 7 AS x")
+                return x.fetch(1) == [(7,)]
+            except RuntimeError:
+                return False
+            finally:
+                x.close()
+
+        wait_for(opens, timeout=30, what="the stalled session's place given back")
+        c.close()
+    finally:
+        for h in held:
+            h.close()

@@ -349,10 +349,12 @@ class HolderServer:
     def _close(self, s: socket.socket) -> None:
         """Close a client's socket and its cursors (those of a busy session: by its worker)."""
         with self._lock:
-            sess = self._sessions.pop(s, None)
-            if sess is not None and sess.busy:
+            sess = self._sessions.get(s)
+            if sess is not None and sess.busy:  # its worker ends it when its reply is ready
                 sess.dropped = True
                 sess = None
+            elif sess is not None:
+                del self._sessions[s]
         if sess is not None:
             for c in sess.cursors.values():
                 c.close()
@@ -365,7 +367,6 @@ class HolderServer:
         with self._lock:
             sess = self._sessions.get(s)
             if sess is not None:
-                sess.busy = False
                 sess.last = time.monotonic()
                 dropped = sess.dropped
         if sess is None or dropped:
@@ -664,6 +665,9 @@ class HolderServer:
                     c.close()
                 s.close()
                 return
+            if sess is not None:  # its request is answered: the selector thread may end it now
+                sess.busy = False
+                sess.last = time.monotonic()
         try:
             n = s.send(data)  # non-blocking (set at accept)
         except (BlockingIOError, InterruptedError):
