@@ -228,6 +228,14 @@ async def test_held_elsewhere_the_screen_pages_through_the_holders_cursor(sample
                 await pilot.press("pagedown")
             await wait_for(pilot, lambda: len(screen.rows) > 2 * PAGE_ROWS, what="the next page")
             assert [r[0] for r in screen.rows] == list(range(len(screen.rows)))  # in order, none twice
+            # an export reads the snapshot copy, and says so
+            out = samples_db.parent / f"held-{size[0]}.csv"
+            await pilot.press("f4")
+            await wait_for(pilot, lambda: isinstance(app.screen, ExportScreen))
+            app.screen.query_one("#export-path").value = str(out)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: "rows written" in status(screen), what="the export")
+            assert "from the snapshot copy" in status(screen) and len(out.read_text().splitlines()) == 100_001
             # refused there as here
             screen.query_one(SqlEditor).text = "DELETE FROM runs"
             await pilot.press("f5")

@@ -557,6 +557,10 @@ class HolderServer:
 
     # -- the workers: run queries; a reply the socket does not take at once goes to the selector thread
     def _work(self) -> None:
+        try:  # the read-only rule's parser made before the first request (~0.1 s once per process)
+            check_read_only("SELECT 1")
+        except Exception:  # noqa: BLE001 - made again, and its error said, at the first request
+            note_swallowed("setting up the read-only rule ahead of the first request")
         while True:
             job = self._jobs.get()
             if job is None:

@@ -619,7 +619,9 @@ class SqlScreen(Screen):
     def _export(self, sql: str, path: str, fmt: str) -> None:
         try:
             n = export_result(app_connection(self.app), sql, path, fmt)
-            self.post_message(Said(f"{n:,} rows written to {path} ({fmt})"))
+            # (held elsewhere: run on the app's snapshot copy, not through the holder; said so)
+            copy = " from the snapshot copy taken when the app opened" if self.held_elsewhere is not None else ""
+            self.post_message(Said(f"{n:,} rows written to {path} ({fmt}){copy}"))
         except Exception as e:  # noqa: BLE001 - said on the screen
             self.post_message(Said(f"export failed: {type(e).__name__}: {e}", error=True))
 
