@@ -249,6 +249,11 @@ async def test_held_elsewhere_the_screen_pages_through_the_holders_cursor(sample
             await pilot.press("f8")
             await wait_for(pilot, lambda: screen.running is None, what="the query stopped", timeout=20)
             assert "cancelled" in status(screen)
+            # the holder gone: the snapshot copy answers, and the status line says so
+            holder.kill()
+            holder.wait()
+            await run(pilot, screen, "SELECT count(*) AS n FROM run_tags")
+            assert screen.rows == [(0,)] and "from the snapshot copy" in status(screen)
     finally:
         holder.kill()
         holder.wait()

@@ -461,7 +461,16 @@ class SqlScreen(Screen):
             else:
                 res = PagedResult(app_connection(self.app), timeout_s=self.timeout_s)
             self.post_message(SqlStarted(res))
-            res.run(sql)
+            try:
+                res.run(sql)
+            except ConnectionError:
+                if not isinstance(res, HolderPagedResult):
+                    raise
+                # the holder is gone (or does not answer): the app's snapshot copy answers, said so
+                res.close()
+                res = PagedResult(app_connection(self.app), timeout_s=self.timeout_s)
+                self.post_message(SqlStarted(res))
+                res.run(sql)
             self.post_message(SqlPage(res, res.next_page(), True))
         except Exception as e:  # noqa: BLE001 - a refused or failing query is said on the screen
             if res is not None:
@@ -524,6 +533,8 @@ class SqlScreen(Screen):
             return
         more = " so far (more as you scroll)" if not res.done else ""
         via = " · from the holding process" if isinstance(res, HolderPagedResult) else ""
+        if self.held_elsewhere is not None and isinstance(res, PagedResult):
+            via = " · from the snapshot copy (the holding process does not answer)"
         self._say(
             f"{len(self.rows):,} rows{more} · {len(res.columns)} columns{via} · F4 export · v cell · enter replay"
         )
@@ -544,6 +555,7 @@ class SqlScreen(Screen):
         try:
             self.post_message(SqlPage(res, res.next_page(), False))
         except Exception as e:  # noqa: BLE001 - a failing fetch is said on the screen
+            res.done = True  # (not asked again at each cursor move: the rows so far stay)
             self.post_message(SqlPage(res, [], False, self._why(res, e)))
 
     # ------------------------------------------------------------------ a row, a cell
