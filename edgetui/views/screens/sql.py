@@ -364,7 +364,7 @@ class SqlScreen(Screen):
                     if meaning:
                         t.append(f" {meaning}", style="dim italic")
                     node.add_leaf(t, data=self._note(f"{e['name']}.{col}", ty.lower(), meaning))
-        self._show_note(self._note("schema", "", "tables and ready-made views: ↑↓ and enter open one"))
+        self._show_note(self._note("schema", "", "tables and ready-made views: ^t (or a click), ↑↓, enter opens"))
 
     @staticmethod
     def _note(name: str, what: str, meaning: str) -> Text:
@@ -640,8 +640,13 @@ class SqlScreen(Screen):
     # ------------------------------------------------------------------ focus, back
 
     def action_toggle_schema(self) -> None:
+        """Show the schema and move into it, or hide it and go back to the editor."""
         self.show_schema = not self.query_one("#sql-schema").display
         self._apply_layout()
+        if self.show_schema:
+            self.query_one(Tree).focus()
+        else:
+            self.query_one(SqlEditor).focus()
 
     def action_focus_results(self) -> None:
         self.query_one("#sql-results").focus()
