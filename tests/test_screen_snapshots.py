@@ -142,3 +142,45 @@ async def test_the_sql_screen(samples_db, size, monkeypatch, tmp_path):
         await wait_for(pilot, lambda: screen.result is not None and screen.rows and screen.result.done)
         await pilot.pause(0.2)
         check(f"sql-{size[0]}x{size[1]}", screen_text(app))
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_sql_screens_schema_with_column_meanings(samples_db, size, monkeypatch, tmp_path):
+    """The schema tree with a table opened: each column with its type and its meaning (schema 13)."""
+    from textual.widgets import Tree
+
+    from edgetui.views.screens.sql import SqlScreen
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.chdir(samples_db.parent)
+    app = EdgeTUIApp(Path(samples_db.name))
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen) and len(app.screen.rows) >= 11)
+        await pilot.press("f6")
+        await wait_for(pilot, lambda: isinstance(app.screen, SqlScreen) and app.screen.words)
+        screen = app.screen
+        tree = screen.query_one(Tree)
+        await wait_for(pilot, lambda: len(tree.root.children) == 2, what="the schema read")
+        if size[0] < 120:
+            await pilot.press("ctrl+t")
+        views, tables = tree.root.children
+        views.collapse()
+        node = next(n for n in tables.children if str(n.label) == "submissions")
+        node.expand()
+        await pilot.pause(0.1)
+        tree.focus()
+        tree.move_cursor(node)
+        tree.scroll_to_node(node, animate=False)
+        # the line cut at the tree's width, whole under it for the highlighted column
+        pass_rate = next(n for n in node.children if str(n.label).startswith("pass_rate "))
+        tree.move_cursor(pass_rate)
+        await wait_for(
+            pilot,
+            lambda: "submissions.pass_rate double" in screen_text(app) and "pass_rate double t" in screen_text(app),
+            what="the column's meaning whole under the tree",
+        )
+        await pilot.pause(0.3)
+        text = screen_text(app)
+        assert "submissions.pass_rate double" in text and "tests passed ÷ tests, 0–1" in text
+        check(f"sql-schema-{size[0]}x{size[1]}", text)

@@ -134,6 +134,28 @@ def _cmd(sub, name: str, summary: str, example: str, extra: str = "") -> argpars
     )
 
 
+def _seconds(text: str) -> float:
+    """A positive number of seconds (argparse type)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of seconds above 0")
+    return v
+
+
+def _add_sql_timeout(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--sql-timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="the SQL screen (F6) stops a query after this many seconds (default: no limit; F8 cancels; "
+        "while another process holds the database: its 30 s limit, or this if shorter)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(
         prog="edgetui",
@@ -148,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=f"edgetui {__version__}")
     _add_db(ap, top=True)
     _add_live(ap)
+    _add_sql_timeout(ap)
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
     ap.set_defaults(commands=sub.choices)
 
@@ -159,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_db(p)
     _add_live(p, top=False)
+    _add_sql_timeout(p)
 
     p = _cmd(
         sub,
@@ -237,6 +261,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", metavar="QUERY", help="the SQL (DuckDB dialect; quote it for the shell)")
     p.add_argument("--format", choices=["table", "csv", "json"], default="table", help=FORMAT_HELP)
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
+    p.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="stop the query after this many seconds (default: no limit; through the process holding "
+        "the database: its 30 s limit, or this if shorter)",
+    )
 
     p = _cmd(sub, "export", "export every table as Parquet into a directory", "edgetui export ./edgetui-export")
     _add_db(p)
@@ -546,14 +578,18 @@ def _hosts_file():
 def cmd_app(db: Path, args=None) -> int:
     from edgetui.views.app import run_app
 
-    run_app(db, live=_live_config(args, home=False) if args is not None else None)
+    run_app(
+        db,
+        live=_live_config(args, home=False) if args is not None else None,
+        sql_timeout=getattr(args, "sql_timeout", None),
+    )
     return 0
 
 
 def cmd_watch(db: Path, args) -> int:
     from edgetui.views.app import run_app
 
-    run_app(db, live=_live_config(args, home=True))
+    run_app(db, live=_live_config(args, home=True), sql_timeout=args.sql_timeout)
     return 0
 
 
@@ -830,7 +866,7 @@ def cmd_sql(db: Path, args) -> int:
     from edgetui.store.holder_socket import check_read_only
 
     check_read_only(args.query)  # the same answer whether the file is free or held by the app
-    emit(query_read_only(db, args.query, args.snapshot), args.format, durations=False)
+    emit(query_read_only(db, args.query, args.snapshot, timeout_s=args.timeout), args.format, durations=False)
     return 0
 
 

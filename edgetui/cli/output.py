@@ -28,7 +28,14 @@ def for_terminal(text: str, stream=None) -> str:
     return visible_lines(text.replace("\r\n", "\n")) if tty else text  # (CSV's CRLF line ends: plain ones)
 
 
-def query_read_only(db: Path, sql: str, snapshot: bool = False, params=None, memory_limit: Optional[str] = None):
+def query_read_only(
+    db: Path,
+    sql: str,
+    snapshot: bool = False,
+    params=None,
+    memory_limit: Optional[str] = None,
+    timeout_s: Optional[float] = None,
+):
     """Run read-only SQL: own read-only connection, else through the holder, else a snapshot copy.
     ``memory_limit`` (e.g. ``"32MB"``) bounds DuckDB's buffer pool on its own connection: a listing
     that reads a little of many blocks (the runs' transcript flags) then keeps none of them; a query
@@ -45,7 +52,7 @@ def query_read_only(db: Path, sql: str, snapshot: bool = False, params=None, mem
         conn = open_db(db, read_only=True)
     except DatabaseBusy as busy:
         try:
-            return ask_holder(db, sql, params)
+            return ask_holder(db, sql, params, query_timeout=timeout_s)
         except HolderEnded as gone:
             if not snapshot:
                 raise RuntimeError(str(gone)) from None
@@ -58,12 +65,12 @@ def query_read_only(db: Path, sql: str, snapshot: bool = False, params=None, mem
         if memory_limit:
             conn.execute(f"SET memory_limit = '{memory_limit}'")
         try:
-            res = run_query(conn, sql, params)
+            res = run_query(conn, sql, params, timeout_s)
         except duckdb.OutOfMemoryException:
             if not memory_limit:
                 raise
             conn.execute("RESET memory_limit")
-            res = run_query(conn, sql, params)
+            res = run_query(conn, sql, params, timeout_s)
     finally:
         conn.close()
     from edgetui.store.query_cells import from_wire, to_wire

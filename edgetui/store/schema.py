@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import duckdb
 
+from edgetui.store.column_meanings import column_comment_statements
 from edgetui.store.ready_views import view_statements
 from edgetui.store.repeated_records import recount_transcript_runs
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 _V1 = [
     """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
@@ -187,6 +188,9 @@ MIGRATIONS: dict[int, list[str]] = {
     #: idle gaps, spend over time, alarms, moments' why, the test matrix, a run id's tasks. A change to a
     #: view is a new version that runs view_statements() again (CREATE OR REPLACE)
     12: view_statements(),
+    #: 13: every column of every table and ready-made view has its meaning as a DuckDB comment
+    #: (edgetui/store/column_meanings.py; the statements depend on the columns there: see migrate())
+    13: [],
 }
 
 
@@ -238,6 +242,9 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> int:
         try:
             for stmt in MIGRATIONS.get(v, []):
                 conn.execute(stmt)
+            if v == 13:
+                for stmt in column_comment_statements(conn):
+                    conn.execute(stmt)
             if v == 7 and found >= 1:  # transcript runs recorded before: their keys and totals now
                 recount_transcript_runs(conn)
             if v == 5 and found >= 1:

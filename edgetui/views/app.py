@@ -144,8 +144,12 @@ class EdgeTUIApp(App):
         live: Optional[LiveConfig] = None,
         start_at: Optional[float] = None,
         compare: Optional[dict] = None,
+        sql_timeout: Optional[float] = None,
     ) -> None:
         super().__init__()
+        #: seconds a query of the SQL screen may run (``--sql-timeout``; None: no limit of the app's own,
+        #: the holder's 30 s when another process holds the file)
+        self.sql_timeout = sql_timeout
         self.start_at = start_at
         self.compare = compare  # {"run_keys": [...]} or {"groups": [...]}: open the compare screen
         self.live = live
@@ -427,7 +431,12 @@ class EdgeTUIApp(App):
 
     def open_sql(self, run_key: Optional[str] = None) -> None:
         """``F6``: the SQL screen (scoped to ``run_key`` when opened from its replay)."""
-        self.push_screen(SqlScreen(run_key))
+        self.push_screen(SqlScreen(run_key, timeout_s=self.sql_timeout, held_elsewhere=self.held_elsewhere()))
+
+    def held_elsewhere(self) -> Optional[Path]:
+        """The database file when another process holds it (this app reads a snapshot copy, and the
+        SQL screen asks that process over its socket), else ``None``."""
+        return self.db_path if self.snapshot else None
 
     def open_replay_at(self, run_key: str, t: Optional[float]) -> None:
         """The replay of ``run_key`` at the event of time ``t`` (a row of the SQL screen)."""
