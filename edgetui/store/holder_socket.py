@@ -32,6 +32,7 @@ Guarantees (each tested with real processes and sockets):
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -175,11 +176,20 @@ def run_query(conn: duckdb.DuckDBPyConnection, sql: str, params: Optional[list] 
 
 
 def answer(
-    conn: duckdb.DuckDBPyConnection, sql: str, params: Optional[list] = None, timeout_s: float = QUERY_TIMEOUT_S
+    conn: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: Optional[list | dict] = None,
+    timeout_s: float = QUERY_TIMEOUT_S,
+    arrow: bool = False,
 ) -> dict[str, Any]:
     """The reply to one request: read-only check (:func:`check_read_only`, with this database's
     catalog for qualified table names), then the statements in a transaction that is rolled back,
-    interrupted after ``timeout_s``. Python objects are not scanned as tables. Never raises."""
+    interrupted after ``timeout_s``. Python objects are not scanned as tables. Never raises.
+
+    ``params``: a list (``?``) or a dict (``$name``) for the last statement. ``arrow``: the result
+    as one Arrow IPC stream, base64 (``{"arrow": …}``), so a client reading through the holder
+    (:mod:`edgetui.store.holder_connection`) gets DuckDB's own types back (DECIMALs, timestamps,
+    structs), not their JSON text."""
     cur = conn.cursor()
     try:
         check_read_only(sql, cur)
@@ -199,7 +209,12 @@ def answer(
         stmts = duckdb.extract_statements(sql)
         rel = None
         for i, st in enumerate(stmts):
-            rel = cur.execute(st, params or []) if i == len(stmts) - 1 else cur.execute(st)
+            if i < len(stmts) - 1:
+                cur.execute(st)
+            elif arrow:  # a relation streams Arrow batches without a copy of the rows
+                return _arrow_reply(cur.sql(st.query, params=params or None))
+            else:
+                rel = cur.execute(st, params or [])
         if rel is None or rel.description is None:
             return {"columns": [], "rows": []}
         cols = [d[0] for d in rel.description]
@@ -235,6 +250,23 @@ def answer(
         except duckdb.Error:
             note_swallowed("ending a query's transaction that may have ended already")
         cur.close()
+
+
+def _arrow_reply(rel: Optional[duckdb.DuckDBPyRelation]) -> dict[str, Any]:
+    """A statement's rows as ``{"arrow": base64 of an Arrow IPC stream}``, bounded by
+    :data:`MAX_REPLY_BYTES` batch by batch."""
+    import pyarrow as pa  # lazy: only a reader through the holder asks for Arrow (a browser tab)
+
+    if rel is None:  # a statement without a result (none passes the check today)
+        return {"columns": [], "rows": []}
+    reader = rel.to_arrow_reader(8192)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, reader.schema) as w:
+        for batch in reader:
+            w.write_batch(batch)
+            if sink.tell() > MAX_REPLY_BYTES:
+                return {"error": f"reply over {MAX_REPLY_BYTES >> 20} MiB: narrow the query (LIMIT, fewer columns)"}
+    return {"arrow": base64.b64encode(sink.getvalue().to_pybytes()).decode("ascii")}
 
 
 # ---------------------------------------------------------------------------- server
@@ -431,7 +463,7 @@ class HolderServer:
                 if "op" in req:  # a typed write (forget, tag…): carried out by the holder itself
                     reply = self.on_request(req)
                 else:
-                    reply = answer(self.conn, req["sql"], req.get("params"))
+                    reply = answer(self.conn, req["sql"], req.get("params"), arrow=req.get("format") == "arrow")
             except (ValueError, KeyError, TypeError) as e:
                 reply = {"error": f"bad request: {' '.join(str(e).split())}"}
             except Exception as e:  # noqa: BLE001 - never lose a worker
@@ -536,6 +568,12 @@ def _ask(db_path: Path | str, req: dict, timeout: float) -> dict:
         ) from None
 
 
+def ask_holder_request(db_path: Path | str, req: dict, timeout: float = 60.0) -> dict:
+    """Send one typed request to the holder; its whole reply (``{"ok": …}`` or ``{"error": …}``).
+    Raises ``ConnectionError`` when no holder answers."""
+    return _ask(db_path, req, timeout)
+
+
 def ask_holder_op(db_path: Path | str, req: dict, timeout: float = 60.0) -> Any:
     """Send one typed request (:data:`edgetui.record.forget_and_tag.OPS`) to the holder; returns its ``ok`` value.
     Raises ``ConnectionError`` when no holder answers and ``RuntimeError`` with its one-line error."""
@@ -543,6 +581,19 @@ def ask_holder_op(db_path: Path | str, req: dict, timeout: float = 60.0) -> Any:
     if "error" in reply:
         raise RuntimeError(reply["error"])
     return reply.get("ok")
+
+
+def ask_holder_arrow(db_path: Path | str, sql: str, params: Optional[list | dict] = None, timeout: float = 60.0):
+    """Run read-only ``sql`` in the process holding ``db_path``; its result as a ``pyarrow.Table``.
+    Raises as :func:`ask_holder`."""
+    import pyarrow as pa  # lazy: only a reader through the holder asks for Arrow (a browser tab)
+
+    reply = _ask(db_path, {"sql": sql, "params": params or [], "format": "arrow"}, timeout)
+    if "error" in reply:
+        raise RuntimeError(reply["error"])
+    if "arrow" not in reply:  # a statement without a result (none is accepted today): no columns, no rows
+        return pa.table({})
+    return pa.ipc.open_stream(base64.b64decode(reply["arrow"])).read_all()
 
 
 def ask_holder(db_path: Path | str, sql: str, params: Optional[list] = None, timeout: float = 60.0) -> QueryResult:

@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, cast
 
 import duckdb
 from textual import work
@@ -41,6 +41,7 @@ from edgetui.store.database import (
     snapshot_copy,
 )
 from edgetui.errors import UserError
+from edgetui.store.holder_connection import HolderConnection
 from edgetui.error_log import EXIT_INTERNAL, report_internal_error
 from edgetui.live.model import LiveRun
 from edgetui.views.screens.picker import PickerScreen
@@ -139,8 +140,12 @@ class EdgeTUIApp(App):
         live: Optional[LiveConfig] = None,
         start_at: Optional[float] = None,
         compare: Optional[dict] = None,
+        through_holder: bool = False,
     ) -> None:
         super().__init__()
+        #: read through the socket of the process holding the file, never opening it (a browser tab
+        #: of ``edgetui serve``: :mod:`edgetui.store.holder_connection`); writes go as typed requests
+        self.through_holder = through_holder
         self.start_at = start_at
         self.compare = compare  # {"run_keys": [...]} or {"groups": [...]}: open the compare screen
         self.live = live
@@ -215,6 +220,17 @@ class EdgeTUIApp(App):
     # ------------------------------------------------------------------ database
 
     def _open(self) -> duckdb.DuckDBPyConnection:
+        if self.through_holder:
+            held = HolderConnection(self.db_path)
+            try:
+                held.execute("SELECT count(*) FROM runs").fetchall()  # the holder answers, or one line why not
+            except (ConnectionError, RuntimeError) as e:
+                held.close()
+                raise RuntimeError(f"cannot read {self.db_path} through its holder: {e}") from None
+            self.read_only = True
+            # (the read side takes it where it takes a DuckDB connection: the calls it makes are there)
+            return cast(duckdb.DuckDBPyConnection, held)
+
         def note(text: str) -> None:  # a database recovered from its WAL, or read as is
             self.notify(text, title="database", severity="warning", timeout=10, markup=False)
 
@@ -398,7 +414,10 @@ class EdgeTUIApp(App):
     def on_unmount(self) -> None:
         self._stop_live()
         self._stop_serving()
-        close_when_idle(self.conn)  # a view's worker may still be reading
+        if isinstance(self.conn, HolderConnection):
+            self.conn.close()
+        else:
+            close_when_idle(self.conn)  # a view's worker may still be reading
         self.conn = None
 
     # ------------------------------------------------------------------ navigation
@@ -453,8 +472,8 @@ class EdgeTUIApp(App):
 
     def handle_empty(self) -> None:
         """Run the ``on_empty`` hook once (in a thread), then reload the picker."""
-        if self._empty_done or (self.live is not None and self.live.home):
-            return  # `edgetui watch` records what it watches, not the samples
+        if self._empty_done or (self.live is not None and self.live.home) or self.through_holder:
+            return  # `edgetui watch` records what it watches, not the samples; a tab writes nothing
         self._empty_done = True
         self._run_on_empty()
 
@@ -542,13 +561,14 @@ def terminal_problem() -> Optional[str]:
     return None
 
 
-def run_app(db_path: Path | str, run_key: Optional[str] = None, **kwargs: Any) -> None:
+def run_app(db_path: Path | str, run_key: Optional[str] = None, *, web: bool = False, **kwargs: Any) -> None:
     """Run the app in the terminal: the picker, or the replay of ``run_key`` when given
     (``start_at``: elapsed seconds to open at). Raises ``RuntimeError`` (one line; the CLI prints
     it and exits 2) when stdout or stdin is not a terminal or ``TERM=dumb``, when the database's
     directory does not exist, and when the database cannot be opened (a damaged file, another
-    application's database, no permission); ``NO_COLOR`` is honoured (Textual)."""
-    why = terminal_problem()
+    application's database, no permission); ``NO_COLOR`` is honoured (Textual). ``web``: a browser
+    tab of ``edgetui serve`` (Textual's web driver speaks over pipes: no terminal is asked for)."""
+    why = None if web else terminal_problem()
     if why:
         raise RuntimeError(why)
     parent = Path(db_path).expanduser().parent
