@@ -931,9 +931,11 @@ class ReplayScreen(Screen):
 
 
 def report_name(run_key: str) -> str:
-    """A file name for a run's report: the run key's last part, letters, digits, ``.-_`` only."""
-    tail = run_key.rstrip("/").rsplit("/", 1)[-1] or "run"
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", tail).strip("._") or "run"
+    """A file name for a run's report: the run key without its host (run id, task), letters, digits
+    and ``.-_`` only."""
+    parts = [p for p in run_key.split("/") if p]
+    tail = "-".join(parts[1:] if len(parts) > 1 else parts) or "run"
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", tail).strip("._-") or "run"
 
 
 def replay_commands(screen: ReplayScreen) -> list[tuple[str, str, Callable[[], Any]]]:
