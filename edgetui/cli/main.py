@@ -1041,6 +1041,8 @@ def cmd_replay(db: Path, args) -> int:
 def cmd_serve(db: Path, args) -> int:
     from edgetui.cli.serve import serve
 
+    if args.run and Path(args.run).exists():  # a run folder or transcript: recorded first, as `replay` does
+        _progress_ingest(db, [Path(args.run)], tasks_dir=None, host="local", quiet=True)
     return serve(db, args)
 
 

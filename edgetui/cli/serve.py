@@ -259,10 +259,6 @@ def serve(db: Path, args: Any, say=print) -> int:
         token = read_token_file(args.token_file)
     elif args.bind not in LOOPBACK:
         token = new_token()
-    if args.run and Path(args.run).exists():  # a run folder or transcript: recorded first, as `replay` does
-        from edgetui.cli.main import _progress_ingest
-
-        _progress_ingest(db, [Path(args.run)], tasks_dir=None, host="local", quiet=True)
     held = HeldDatabase(Path(db).expanduser())
     try:
         if held.conn is not None and not args.run and not held.rows("SELECT count(*) FROM runs")[0][0]:

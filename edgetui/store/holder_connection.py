@@ -7,8 +7,9 @@ timeline pages, the reports) takes where it takes a ``duckdb.DuckDBPyConnection`
 ``execute(sql, params)`` then ``fetchall`` / ``fetchone`` / ``fetchmany`` / ``fetchnumpy`` /
 ``description`` / ``to_arrow_table``, and ``sql(sql, params=…)`` giving a relation.
 
-Each statement is one request to the holder (:func:`edgetui.store.holder_socket.ask_holder_arrow`),
-checked there as every request is (reads of the database only) and answered as an Arrow stream.
+Each statement is one request to the holder (:mod:`edgetui.store.holder_socket`),
+checked there as every request is (reads of the database only) and answered as an Arrow stream
+(:mod:`edgetui.store.arrow_wire`).
 The rows are then read from a private in-memory DuckDB of this process, so the values are the
 Python values DuckDB gives (DECIMALs, timestamps, lists, structs), exactly as a read of the file
 would. Writes go as typed requests (:meth:`HolderConnection.request`: annotations, tags), which
@@ -23,7 +24,8 @@ from typing import Any, Optional
 
 import duckdb
 
-from edgetui.store.holder_socket import ask_holder_arrow, ask_holder_request
+from edgetui.store.arrow_wire import decode_rows
+from edgetui.store.holder_socket import ask_holder_request
 
 __all__ = ["HolderConnection", "HolderCursor"]
 
@@ -43,7 +45,12 @@ class HolderConnection:
         """One statement's result from the holder, as a ``pyarrow.Table``."""
         if self.closed:
             raise RuntimeError("no database open")
-        return ask_holder_arrow(self.db_path, sql, _plain(params), timeout=self.timeout)
+        reply = ask_holder_request(
+            self.db_path, {"sql": sql, "params": _plain(params), "format": "arrow"}, self.timeout
+        )
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return decode_rows(reply)
 
     def local_cursor(self) -> duckdb.DuckDBPyConnection:
         with self._lock:

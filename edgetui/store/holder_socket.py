@@ -32,7 +32,6 @@ Guarantees (each tested with real processes and sockets):
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import os
@@ -180,16 +179,15 @@ def answer(
     sql: str,
     params: Optional[list | dict] = None,
     timeout_s: float = QUERY_TIMEOUT_S,
-    arrow: bool = False,
+    encode: Optional[Callable[[Optional[duckdb.DuckDBPyRelation], int], dict[str, Any]]] = None,
 ) -> dict[str, Any]:
     """The reply to one request: read-only check (:func:`check_read_only`, with this database's
     catalog for qualified table names), then the statements in a transaction that is rolled back,
     interrupted after ``timeout_s``. Python objects are not scanned as tables. Never raises.
 
-    ``params``: a list (``?``) or a dict (``$name``) for the last statement. ``arrow``: the result
-    as one Arrow IPC stream, base64 (``{"arrow": …}``), so a client reading through the holder
-    (:mod:`edgetui.store.holder_connection`) gets DuckDB's own types back (DECIMALs, timestamps,
-    structs), not their JSON text."""
+    ``params``: a list (``?``) or a dict (``$name``) for the last statement. ``encode``: the reply
+    made of the last statement's relation (and :data:`MAX_REPLY_BYTES`) instead of JSON rows: Arrow
+    for a reader through the holder (:func:`edgetui.store.arrow_wire.encode_rows`)."""
     cur = conn.cursor()
     try:
         check_read_only(sql, cur)
@@ -211,8 +209,8 @@ def answer(
         for i, st in enumerate(stmts):
             if i < len(stmts) - 1:
                 cur.execute(st)
-            elif arrow:  # a relation streams Arrow batches without a copy of the rows
-                return _arrow_reply(cur.sql(st.query, params=params or None))
+            elif encode is not None:  # a relation streams its batches without a copy of the rows
+                return encode(cur.sql(st.query, params=params or None), MAX_REPLY_BYTES)
             else:
                 rel = cur.execute(st, params or [])
         if rel is None or rel.description is None:
@@ -252,23 +250,6 @@ def answer(
         cur.close()
 
 
-def _arrow_reply(rel: Optional[duckdb.DuckDBPyRelation]) -> dict[str, Any]:
-    """A statement's rows as ``{"arrow": base64 of an Arrow IPC stream}``, bounded by
-    :data:`MAX_REPLY_BYTES` batch by batch."""
-    import pyarrow as pa  # lazy: only a reader through the holder asks for Arrow (a browser tab)
-
-    if rel is None:  # a statement without a result (none passes the check today)
-        return {"columns": [], "rows": []}
-    reader = rel.to_arrow_reader(8192)
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, reader.schema) as w:
-        for batch in reader:
-            w.write_batch(batch)
-            if sink.tell() > MAX_REPLY_BYTES:
-                return {"error": f"reply over {MAX_REPLY_BYTES >> 20} MiB: narrow the query (LIMIT, fewer columns)"}
-    return {"arrow": base64.b64encode(sink.getvalue().to_pybytes()).decode("ascii")}
-
-
 # ---------------------------------------------------------------------------- server
 
 
@@ -280,8 +261,17 @@ class HolderServer:
     Raises :class:`SocketDirError` when no private socket directory exists.
     """
 
-    def __init__(self, conn: duckdb.DuckDBPyConnection, db_path: Path | str, on_request: Callable[[dict], dict]):
+    def __init__(
+        self,
+        conn: duckdb.DuckDBPyConnection,
+        db_path: Path | str,
+        on_request: Callable[[dict], dict],
+        encode_arrow: Optional[Callable[[Optional[duckdb.DuckDBPyRelation], int], dict[str, Any]]] = None,
+    ):
         self.conn = conn
+        #: answers the requests for Arrow rows (``"format": "arrow"``: a browser tab reading through this
+        #: holder): :func:`edgetui.store.arrow_wire.encode_rows`, passed by the holders that load pyarrow
+        self.encode_arrow = encode_arrow
         #: carries out a typed request (:func:`edgetui.record.forget_and_tag.holder_server` gives one that applies it on ``conn``);
         #: the app passes one that also tells its supervisor (a forgotten run stops being watched)
         self.on_request = on_request
@@ -463,7 +453,13 @@ class HolderServer:
                 if "op" in req:  # a typed write (forget, tag…): carried out by the holder itself
                     reply = self.on_request(req)
                 else:
-                    reply = answer(self.conn, req["sql"], req.get("params"), arrow=req.get("format") == "arrow")
+                    arrow = req.get("format") == "arrow"
+                    if arrow and self.encode_arrow is None:
+                        reply = {"error": "this edgetui process answers no Arrow rows"}
+                    else:
+                        reply = answer(
+                            self.conn, req["sql"], req.get("params"), encode=self.encode_arrow if arrow else None
+                        )
             except (ValueError, KeyError, TypeError) as e:
                 reply = {"error": f"bad request: {' '.join(str(e).split())}"}
             except Exception as e:  # noqa: BLE001 - never lose a worker
@@ -581,19 +577,6 @@ def ask_holder_op(db_path: Path | str, req: dict, timeout: float = 60.0) -> Any:
     if "error" in reply:
         raise RuntimeError(reply["error"])
     return reply.get("ok")
-
-
-def ask_holder_arrow(db_path: Path | str, sql: str, params: Optional[list | dict] = None, timeout: float = 60.0):
-    """Run read-only ``sql`` in the process holding ``db_path``; its result as a ``pyarrow.Table``.
-    Raises as :func:`ask_holder`."""
-    import pyarrow as pa  # lazy: only a reader through the holder asks for Arrow (a browser tab)
-
-    reply = _ask(db_path, {"sql": sql, "params": params or [], "format": "arrow"}, timeout)
-    if "error" in reply:
-        raise RuntimeError(reply["error"])
-    if "arrow" not in reply:  # a statement without a result (none is accepted today): no columns, no rows
-        return pa.table({})
-    return pa.ipc.open_stream(base64.b64decode(reply["arrow"])).read_all()
 
 
 def ask_holder(db_path: Path | str, sql: str, params: Optional[list] = None, timeout: float = 60.0) -> QueryResult:

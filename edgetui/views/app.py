@@ -41,7 +41,9 @@ from edgetui.store.database import (
     snapshot_copy,
 )
 from edgetui.errors import UserError
+from edgetui.store.arrow_wire import encode_rows
 from edgetui.store.holder_connection import HolderConnection
+from edgetui.store.queries import count_runs
 from edgetui.error_log import EXIT_INTERNAL, report_internal_error
 from edgetui.live.model import LiveRun
 from edgetui.views.screens.picker import PickerScreen
@@ -223,7 +225,7 @@ class EdgeTUIApp(App):
         if self.through_holder:
             held = HolderConnection(self.db_path)
             try:
-                held.execute("SELECT count(*) FROM runs").fetchall()  # the holder answers, or one line why not
+                count_runs(cast(duckdb.DuckDBPyConnection, held))  # the holder answers, or one line why not
             except (ConnectionError, RuntimeError) as e:
                 held.close()
                 raise RuntimeError(f"cannot read {self.db_path} through its holder: {e}") from None
@@ -392,7 +394,7 @@ class EdgeTUIApp(App):
         """Answer `edgetui sql` / `edgetui runs` from other terminals while this app holds the file."""
         self._stop_serving()
         try:
-            self.holder = HolderServer(conn, self.db_path, on_request=self._holder_request)
+            self.holder = HolderServer(conn, self.db_path, on_request=self._holder_request, encode_arrow=encode_rows)
         except (OSError, SocketDirError) as e:  # no socket: other processes get the PID + --snapshot message
             self.holder = None
             self.notify(f"cannot serve other edgetui commands: {e}", severity="warning", timeout=6)
