@@ -19,6 +19,7 @@ from edgetui.record.forget_and_tag import holder_server
 from edgetui.store import queries
 from edgetui.store.database import open_db
 from edgetui.store.holder_connection import HolderConnection
+from edgetui.store.sql_results import export_bytes
 from edgetui.store.timeline_pages import first_page, load_index
 
 
@@ -87,3 +88,15 @@ def test_writes_are_refused_and_typed_requests_are_carried_out_by_the_holder(hel
     assert "ok" in reply, reply
     assert conn.execute("SELECT count(*) FROM annotations WHERE label = 'reframe'").fetchone()[0] == 1
     assert "error" in reader.request({"op": "no-such-op", "run_key": key})
+
+
+def test_the_sql_screens_export_of_a_tab_is_bytes_for_the_browser(held):
+    _, conn, reader = held
+    n, data = export_bytes(reader, "SELECT run_key, best_score FROM runs ORDER BY run_key", "/etc/cron.d/x.csv", "csv")
+    keys = [r[0] for r in conn.execute("SELECT run_key FROM runs ORDER BY run_key").fetchall()]
+    assert n == len(keys) > 0
+    lines = data.decode().splitlines()
+    assert lines[0].replace('"', "") == "run_key,best_score" and len(lines) == n + 1
+    assert keys[0] in lines[1]
+    with pytest.raises(ValueError):  # the read-only rule, as for every export
+        export_bytes(reader, "SELECT * FROM read_text('/etc/passwd')", "x.csv", "csv")

@@ -10,6 +10,9 @@ terminal). Opened with F6 from the picker, and from the replay scoped to its run
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
+
 from typing import Any, Optional
 
 from rich.text import Text
@@ -29,6 +32,7 @@ from edgetui.store.sql_results import (
     QueryHistory,
     completion_words,
     event_time,
+    export_bytes,
     export_result,
     schema_entries,
 )
@@ -569,6 +573,14 @@ class SqlScreen(Screen):
     @work(thread=True, group="sql-export", exit_on_error=False)
     def _export(self, sql: str, path: str, fmt: str) -> None:
         try:
+            if self.app.is_web:  # a browser tab (edgetui serve): the browser downloads it, no file is left here
+                name = Path(path).name or "edgetui-result.csv"
+                n, data = export_bytes(app_connection(self.app), sql, name, fmt)
+                self.app.call_from_thread(
+                    self.app.deliver_binary, io.BytesIO(data), save_filename=name, open_method="download"
+                )
+                self.post_message(Said(f"{n:,} rows: the browser downloads {name} ({fmt})"))
+                return
             n = export_result(app_connection(self.app), sql, path, fmt)
             self.post_message(Said(f"{n:,} rows written to {path} ({fmt})"))
         except Exception as e:  # noqa: BLE001 - said on the screen
