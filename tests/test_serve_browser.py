@@ -87,13 +87,14 @@ class Served:
         self.base = url.split("/?", 1)[0]
         self.token = url.split("token=", 1)[1]
         self.origin = self.base
+        self.said = ""
 
 
-@pytest.fixture
-def served(samples_template, tmp_path) -> Iterator[Served]:
-    db = copy_samples_db(samples_template, tmp_path / "served.duckdb")
+def start_server(db: Path, *extra: str) -> Iterator[Served]:
+    """``edgetui serve`` of ``db`` in a child process, until the caller is done (then ctrl+c, and no
+    tab process may be left)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "edgetui.cli.main", "--db", str(db), "serve", RUN_ID]
+        [sys.executable, "-m", "edgetui.cli.main", "--db", str(db), "serve", *extra]
         + ["--bind", "127.0.0.2", "--port", "0", "--max-tabs", "2"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -105,14 +106,16 @@ def served(samples_template, tmp_path) -> Iterator[Served]:
         assert proc.stdout is not None
         for line in proc.stdout:
             lines.append(line)
-            if line.startswith("edgetui serve: open "):
+            if line.startswith("  each tab opens"):
                 break
-        m = re.match(r"edgetui serve: open (http://127\.0\.0\.2:\d+/\?token=\S+)", lines[-1] if lines else "")
+        m = re.search(r"edgetui serve: open (http://127\.0\.0\.2:\d+/\?token=\S+)", "".join(lines))
         assert m, f"the server said: {''.join(lines)!r}"
         # the rest of what it says (the tabs' errors), read so that its pipe never fills
         drain = threading.Thread(target=lambda: lines.extend(proc.stdout or ()), daemon=True)
         drain.start()
-        yield Served(db, proc, m.group(1))
+        served = Served(db, proc, m.group(1))
+        served.said = "".join(lines)
+        yield served
     finally:
         proc.send_signal(signal.SIGINT)
         try:
@@ -123,6 +126,11 @@ def served(samples_template, tmp_path) -> Iterator[Served]:
             raise AssertionError("edgetui serve did not end on ctrl+c") from None
     assert proc.returncode == 0, "".join(lines)
     assert tab_processes(db) == [], "a tab's app process outlived the server"
+
+
+@pytest.fixture
+def served(samples_template, tmp_path) -> Iterator[Served]:
+    yield from start_server(copy_samples_db(samples_template, tmp_path / "served.duckdb"), RUN_ID)
 
 
 def holder_rows(db: Path, sql: str) -> list[tuple]:
@@ -173,6 +181,36 @@ def test_tabs_are_capped_and_a_closed_tab_ends_its_process(served: Served):
         await asyncio.to_thread(wait_for, "every tab's process ended", lambda: tab_processes(served.db) == [])
 
     asyncio.run(go())
+
+
+def test_a_database_another_process_holds_is_served_through_that_process(samples_template, tmp_path):
+    """The app (here: a holder in this process) holds the file: ``edgetui serve`` does not open it,
+    says whose it is, and its tabs read through that holder."""
+    from edgetui.record.forget_and_tag import holder_server
+    from edgetui.store.database import open_db
+
+    db = copy_samples_db(samples_template, tmp_path / "held.duckdb")
+    conn = open_db(db)
+    holder = holder_server(conn, db)
+    try:
+        for served in start_server(db, RUN_ID):
+            assert f"(PID {os.getpid()}), which holds it" in served.said, served.said
+            assert "held by this process" not in served.said
+
+            async def go(served: Served) -> None:
+                async with aiohttp.ClientSession() as s:
+                    ws = await s.ws_connect(f"{served.base}/ws?token={served.token}", origin=served.origin)
+                    drawn = b""
+                    while RUN_ID.encode() not in drawn:  # the replay's header, read through the holder
+                        msg = await ws.receive(timeout=WAIT_S)
+                        assert msg.type == aiohttp.WSMsgType.BINARY, (msg, drawn[-2000:])
+                        drawn += msg.data
+                    await ws.close()
+
+            asyncio.run(go(served))
+    finally:
+        holder.close()
+        conn.close()
 
 
 # ---------------------------------------------------------------------------- in the browser

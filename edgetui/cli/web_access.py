@@ -55,7 +55,10 @@ def read_token_file(path: Path) -> str:
     """The token in ``path`` (its first line, spaces around it dropped). Raises ``ValueError`` (one
     line, naming the file) when it is empty, shorter than :data:`MIN_TOKEN_CHARS` or not printable
     ASCII (it travels in URLs and cookies)."""
-    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise ValueError(f"--token-file {path}: {e.strerror or e}") from None
     lines = text.splitlines()
     token = lines[0].strip() if lines else ""
     if len(token) < MIN_TOKEN_CHARS:
