@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, cast
 
 import duckdb
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -218,6 +218,19 @@ class EdgeTUIApp(App):
         super().notify(
             visible_lines(str(message)), title=visible(str(title)), severity=severity, timeout=timeout, markup=False
         )
+
+    # ------------------------------------------------------------------ files delivered
+
+    def on_delivery_complete(self, event: events.DeliveryComplete) -> None:
+        """A report (``R``) or an export saved in a terminal: where; in a browser: downloaded."""
+        if event.name and event.name.startswith("the "):
+            where = f"saved: {event.path}" if event.path is not None else "downloaded by the browser"
+            self.notify(f"{event.name[4:]} {where}", timeout=8)
+
+    def on_delivery_failed(self, event: events.DeliveryFailed) -> None:
+        if event.name and event.name.startswith("the "):
+            why = " ".join(str(event.exception).split()) or type(event.exception).__name__
+            self.notify(f"{event.name[4:]} not delivered: {why}", severity="error", timeout=8)
 
     # ------------------------------------------------------------------ database
 

@@ -20,9 +20,11 @@ import io
 import re
 import threading
 import time
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 import duckdb
+from platformdirs import user_downloads_path
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -858,22 +860,33 @@ class ReplayScreen(Screen):
     @work(thread=True, exclusive=True, group="replay-report", exit_on_error=False)
     def _build_report(self) -> None:
         try:
-            rep = build_report(app_connection(self.app), self.run_key)
-            data = to_html(rep).encode("utf-8")
+            with app_connection(self.app).cursor() as cur:  # (a cursor of its own: other workers read meanwhile)
+                rep = build_report(cur, self.run_key)
+            html = to_html(rep)
         except Exception as e:  # noqa: BLE001 - a report that cannot be built is a toast, not a crash
             self.app.call_from_thread(
                 self.notify, f"no report: {' '.join(str(e).split())[:200]}", severity="error", timeout=6
             )
             return
         name = f"{report_name(self.run_key)}.report.html"
-        self.app.call_from_thread(self._deliver_report, data, name)
+        self.app.call_from_thread(self._deliver_report, html, name)
 
-    def _deliver_report(self, data: bytes, name: str) -> None:
-        self.app.deliver_binary(io.BytesIO(data), save_filename=name, mime_type="text/html", open_method="download")
+    def _deliver_report(self, html: str, name: str) -> None:
+        """Textual delivers it: the browser downloads it, or it is saved in the downloads folder
+        (the app says where once saved: :meth:`edgetui.views.app.EdgeTUIApp.on_delivery_complete`)."""
+        # (as text: Textual 8.2.8's terminal driver opens the file in text mode for any in-memory
+        # binary stream, so deliver_binary fails there; the web driver sends either the same way)
+        self.app.deliver_text(
+            io.StringIO(html),
+            save_directory=None if self.app.is_web else download_folder(),
+            save_filename=name,
+            mime_type="text/html",
+            encoding="utf-8",
+            open_method="download",
+            name="the report",
+        )
         if self.app.is_web:
             self.notify(f"report {name}: the browser downloads it", timeout=4)
-        else:
-            self.notify(f"report saved: {name} in the downloads folder", timeout=6)
 
     def action_back(self) -> None:
         if self.maximized is not None:
@@ -928,6 +941,13 @@ class ReplayScreen(Screen):
         c = self.cursor
         if c is not None:
             self.do(lambda: c.select(msg.index))
+
+
+def download_folder() -> Path:
+    """Where ``R`` saves a report in a terminal: the user's downloads folder when it exists, else
+    the current directory (no folder is made for it)."""
+    d = user_downloads_path()
+    return d if d.is_dir() else Path.cwd()
 
 
 def report_name(run_key: str) -> str:

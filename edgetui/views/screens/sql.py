@@ -577,7 +577,11 @@ class SqlScreen(Screen):
                 name = Path(path).name or "edgetui-result.csv"
                 n, data = export_bytes(app_connection(self.app), sql, name, fmt)
                 self.app.call_from_thread(
-                    self.app.deliver_binary, io.BytesIO(data), save_filename=name, open_method="download"
+                    self.app.deliver_binary,
+                    io.BytesIO(data),
+                    save_filename=name,
+                    open_method="download",
+                    name="the export",
                 )
                 self.post_message(Said(f"{n:,} rows: the browser downloads {name} ({fmt})"))
                 return
