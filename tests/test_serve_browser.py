@@ -178,7 +178,15 @@ def test_tabs_are_capped_and_a_closed_tab_ends_its_process(served: Served):
             again = await s.ws_connect(ws_url, origin=served.origin)  # a place is free again
             await again.close()
             await tabs[1].close()
-        await asyncio.to_thread(wait_for, "every tab's process ended", lambda: tab_processes(served.db) == [])
+            await asyncio.to_thread(wait_for, "every tab's process ended", lambda: tab_processes(served.db) == [])
+            # the server stopped while a tab is open: the tab is closed and its process ends with it
+            last = await s.ws_connect(ws_url, origin=served.origin)
+            assert (await last.receive(timeout=WAIT_S)).type == aiohttp.WSMsgType.BINARY
+            served.proc.send_signal(signal.SIGINT)
+            while (await last.receive(timeout=WAIT_S)).type == aiohttp.WSMsgType.BINARY:
+                pass  # (the app's last frames, then the close)
+            assert await asyncio.to_thread(served.proc.wait, 30) == 0
+        assert tab_processes(served.db) == []
 
     asyncio.run(go())
 
