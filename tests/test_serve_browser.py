@@ -159,6 +159,7 @@ def test_the_real_server_refuses_requests_without_the_token_and_foreign_origins(
     asyncio.run(go())
 
 
+@pytest.mark.slow
 def test_tabs_are_capped_and_a_closed_tab_ends_its_process(served: Served):
     async def go() -> None:
         ws_url = f"{served.base}/ws?token={served.token}&width=100&height=30"
