@@ -258,6 +258,8 @@ def test_a_browser_replays_a_run_annotates_it_and_downloads_its_report(served: S
             downloads: list = []
             ctx.on("page", lambda p: p.on("download", lambda d: downloads.append(d)))  # (the report opens in a new tab)
             page = ctx.new_page()
+            requested: list[str] = []
+            page.on("request", lambda r: requested.append(r.url))
 
             assert page.goto(served.base + "/").status == 401  # no token: no page
             assert page.goto(served.url).status == 200
@@ -294,6 +296,9 @@ def test_a_browser_replays_a_run_annotates_it_and_downloads_its_report(served: S
             report = Path(downloads[0].path()).read_text(encoding="utf-8")
             assert report.startswith("<!DOCTYPE html>") and RUN_ID in report
             assert downloads[0].suggested_filename == f"{RUN_ID}-gw_signal_search.report.html"
+
+            # the page asked no other host for anything (textual-serve's Google Fonts link is left out)
+            assert requested and [u for u in requested if not u.startswith(served.base + "/")] == []
 
             # a page of another site cannot open a tab, even knowing the token: its Origin is refused
             ws_url = served.base.replace("http:", "ws:") + f"/ws?token={served.token}"

@@ -88,6 +88,8 @@ async def test_the_token_in_the_url_sets_a_strict_cookie_that_then_suffices(serv
     async with aiohttp.ClientSession(cookie_jar=jar) as s:
         async with s.get(base + "/?token=" + TOKEN) as r:
             assert r.status == 200 and await r.text() == "the page"
+            assert r.headers["X-Frame-Options"] == "DENY" and r.headers["Referrer-Policy"] == "no-referrer"
+            assert r.headers["Content-Security-Policy"] == "frame-ancestors 'none'"
             cookie = r.cookies[COOKIE]
             assert cookie.value == TOKEN
             assert cookie["httponly"] and cookie["samesite"] == "Strict" and cookie["path"] == "/"

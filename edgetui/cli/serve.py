@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import shlex
 import socket
 import sys
@@ -37,6 +38,8 @@ DEFAULT_MAX_TABS = 4
 QUIT_WAIT_S = 5.0
 
 log = logging.getLogger("edgetui.serve")
+#: textual-serve's page links a stylesheet of Google Fonts: left out (see :meth:`TabServer.handle_index`)
+OUTSIDE_FONT = re.compile(r"<link\b[^>]*\bhref=\"https://fonts\.googleapis\.com/[^\"]*\"[^>]*>", re.S)
 
 
 def tab_command(db: Path, run_key: Optional[str]) -> str:
@@ -118,9 +121,14 @@ class TabServer(Server):
         await asyncio.gather(*(t.end() for t in list(self.tabs)), return_exceptions=True)
 
     async def handle_index(self, request: web.Request) -> Any:
+        """textual-serve's page, without its one outside reference (a Google Fonts stylesheet: the
+        page asks no other host for anything; the font is the browser's monospace)."""
         if len(self.tabs) >= self.max_tabs:
             return web.Response(status=503, text=self._full_text(), content_type="text/plain")
-        return await super().handle_index(request)
+        response = await super().handle_index(request)
+        if isinstance(response, web.Response) and response.text:
+            response.text = OUTSIDE_FONT.sub("", response.text)
+        return response
 
     def _full_text(self) -> str:
         return (

@@ -13,6 +13,9 @@ every request, before any handler runs (docs/browser.md says what they protect a
 * **Origin** of a websocket handshake: the page's own origin only (scheme, host, port), so
   a page of another site cannot drive a tab (cross-site websocket hijacking); no Origin, or
   another one, gets 403.
+
+Every response also says it may not be framed by another page (``X-Frame-Options``, CSP
+``frame-ancestors``) and sends no ``Referer`` (the token may be in the page's URL).
 """
 
 from __future__ import annotations
@@ -135,6 +138,11 @@ def access_middleware(token: Optional[str], origins: set[str], secure: bool = Fa
             if request.headers.get(hdrs.ORIGIN) is None or _origin(request.headers[hdrs.ORIGIN]) not in origins:
                 return web.Response(status=403, text="edgetui serve: a websocket from another origin is refused\n")
         response = await handler(request)
+        if not response.prepared:  # (a websocket's response is sent already)
+            # never framed by another page (keys typed into a hidden tab), no Referer with the token
+            response.headers["X-Frame-Options"] = "DENY"
+            response.headers["Content-Security-Policy"] = "frame-ancestors 'none'"
+            response.headers["Referrer-Policy"] = "no-referrer"
         if token is not None and from_url and not response.prepared:
             response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/", secure=secure)
         return response
