@@ -273,6 +273,7 @@ def serve(db: Path, args: Any, say=print) -> int:
             held.close()  # an empty database: the bundled sample runs, as the app records them
             from edgetui.record.ingest import ingest_samples
 
+            say("edgetui serve: an empty database: recording the bundled sample runs first (as the app does)")
             ingest_samples(Path(db).expanduser())
             held = HeldDatabase(Path(db).expanduser())
         key = resolve_run(RowsConn(held.rows), args.run) if args.run else None
