@@ -154,6 +154,9 @@ def test_the_real_server_refuses_requests_without_the_token_and_foreign_origins(
             assert e.value.status == 403
             async with s.get(served.url) as r:
                 assert r.status == 200 and "data-session-websocket-url" in await r.text()
+                port = served.base.rsplit(":", 1)[1]
+                assert r.cookies[f"edgetui_token_{port}"].value == served.token  # (one per server of a host)
+                assert "fonts.googleapis.com" not in await r.text()
         assert tab_processes(served.db) == []  # nothing started for any refused request
 
     asyncio.run(go())

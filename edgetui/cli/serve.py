@@ -28,7 +28,7 @@ from aiohttp import web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
-from edgetui.cli.web_access import LOOPBACK, access_middleware, allowed_origins
+from edgetui.cli.web_access import LOOPBACK, access_middleware, allowed_origins, cookie_name
 
 __all__ = ["TabServer", "tab_command", "DEFAULT_PORT", "DEFAULT_MAX_TABS"]
 
@@ -111,7 +111,7 @@ class TabServer(Server):
         app = await super()._make_app()
         origins = allowed_origins(self.host, self.port, self.given_public_url)
         secure = bool(self.given_public_url and self.given_public_url.startswith("https:"))
-        app.middlewares.append(access_middleware(self.token, origins, secure=secure))
+        app.middlewares.append(access_middleware(self.token, origins, secure=secure, cookie=cookie_name(self.port)))
         return app
 
     async def on_startup(self, app: web.Application) -> None:
@@ -147,19 +147,18 @@ class TabServer(Server):
 
         width = _int(request.query.get("width"), 80)
         height = _int(request.query.get("height"), 24)
-        tab: Optional[_Tab] = None
+        service = AppService(  # (nothing started yet: the tab's place is taken before any await)
+            self.command,
+            write_bytes=websocket.send_bytes,
+            write_str=websocket.send_str,
+            close=close,
+            download_manager=self.download_manager,
+            debug=self.debug,
+        )
+        tab = _Tab(service)
+        self.tabs.add(tab)
         try:
             await websocket.prepare(request)
-            service = AppService(
-                self.command,
-                write_bytes=websocket.send_bytes,
-                write_str=websocket.send_str,
-                close=close,
-                download_manager=self.download_manager,
-                debug=self.debug,
-            )
-            tab = _Tab(service)
-            self.tabs.add(tab)
             await service.start(width, height)
             await self._process_messages(websocket, service)
         except asyncio.CancelledError:  # the server ends: the tab's process ends below
@@ -167,9 +166,8 @@ class TabServer(Server):
         except Exception:  # one tab's failure (logged) ends that tab, never the server
             log.exception("a tab failed")
         finally:
-            if tab is not None:
-                self.tabs.discard(tab)
-                await tab.end()
+            self.tabs.discard(tab)
+            await tab.end()
         return websocket
 
     # -- running

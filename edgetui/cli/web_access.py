@@ -5,7 +5,7 @@ every request, before any handler runs (docs/browser.md says what they protect a
 
 * **Token** (when one is set: any address but 127.0.0.1 / ::1 / localhost, or ``--token-file``):
   the page, the websocket, the downloads and the static files each present it, as ``?token=…``,
-  as the ``edgetui_token`` cookie the page sets (HttpOnly, SameSite=Strict), or as
+  as the ``edgetui_token_<port>`` cookie the page sets (HttpOnly, SameSite=Strict), or as
   ``Authorization: Bearer …``. Compared with :func:`hmac.compare_digest` (constant time).
   A request without it gets 401 and a line saying where the token is.
 * **Host**: the ``Host`` header names the address served (or the ``--public-url``): a page
@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 #: the cookie the page sets once its URL's token was right (sent back by the browser with the
-#: websocket, the static files and the downloads)
+#: websocket, the static files and the downloads); the server's port is added to it (:func:`cookie_name`)
 COOKIE = "edgetui_token"
 #: the addresses served without a token (the default is the first)
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
@@ -78,7 +78,7 @@ def token_matches(given: Optional[str], token: str) -> bool:
     return hmac.compare_digest(given.encode("utf-8", "replace"), token.encode("utf-8"))
 
 
-def _presented(request: web.Request) -> tuple[Optional[str], bool]:
+def _presented(request: web.Request, cookie: str) -> tuple[Optional[str], bool]:
     """The token a request presents, and whether it came in the URL (the page then sets the cookie)."""
     q = request.query.get("token")
     if q is not None:
@@ -86,7 +86,7 @@ def _presented(request: web.Request) -> tuple[Optional[str], bool]:
     auth = request.headers.get(hdrs.AUTHORIZATION, "")
     if auth.startswith("Bearer "):
         return auth[len("Bearer ") :].strip(), False
-    return request.cookies.get(COOKIE), False
+    return request.cookies.get(cookie), False
 
 
 def _origin(url: str) -> str:
@@ -117,9 +117,16 @@ def _host_ok(request: web.Request, origins: Iterable[str]) -> bool:
     return bool(host) and any(o.split("://", 1)[1] == host for o in origins)
 
 
-def access_middleware(token: Optional[str], origins: set[str], secure: bool = False) -> Callable:
+def cookie_name(port: int) -> str:
+    """The token's cookie for the server on ``port``: browsers share a host's cookies across its
+    ports, so two servers of one machine would overwrite each other's under one name."""
+    return f"{COOKIE}_{port}"
+
+
+def access_middleware(token: Optional[str], origins: set[str], secure: bool = False, cookie: str = COOKIE) -> Callable:
     """The aiohttp middleware of the checks above (``token`` None: no token asked, as on 127.0.0.1;
-    ``secure``: the public URL is https, so the cookie is sent over https only)."""
+    ``secure``: the public URL is https, so the cookie is sent over https only; ``cookie``: its name,
+    :func:`cookie_name`)."""
 
     @web.middleware
     async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -127,7 +134,7 @@ def access_middleware(token: Optional[str], origins: set[str], secure: bool = Fa
             return web.Response(status=421, text="edgetui serve: this server is not reached under that name\n")
         from_url = False
         if token is not None:
-            given, from_url = _presented(request)
+            given, from_url = _presented(request, cookie)
             if not token_matches(given, token):
                 return web.Response(
                     status=401,
@@ -144,7 +151,7 @@ def access_middleware(token: Optional[str], origins: set[str], secure: bool = Fa
             response.headers["Content-Security-Policy"] = "frame-ancestors 'none'"
             response.headers["Referrer-Policy"] = "no-referrer"
         if token is not None and from_url and not response.prepared:
-            response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/", secure=secure)
+            response.set_cookie(cookie, token, httponly=True, samesite="Strict", path="/", secure=secure)
         return response
 
     return check
