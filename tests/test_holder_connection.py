@@ -100,3 +100,37 @@ def test_the_sql_screens_export_of_a_tab_is_bytes_for_the_browser(held):
     assert keys[0] in lines[1]
     with pytest.raises(ValueError):  # the read-only rule, as for every export
         export_bytes(reader, "SELECT * FROM read_text('/etc/passwd')", "x.csv", "csv")
+
+
+def test_a_full_holder_queue_is_waited_out_not_shown_as_an_error(samples_template, tmp_path, monkeypatch):
+    """Tabs and commands reading at once can fill the holder's queue: a tab's read asks again."""
+    import threading
+
+    from edgetui.store import holder_socket
+
+    monkeypatch.setattr(holder_socket, "MAX_QUEUED", 1)  # (read when the holder starts)
+    db = copy_samples_db(samples_template, tmp_path / "busy.duckdb")
+    conn = open_db(db)
+    server = holder_server(conn, db)
+    readers = [HolderConnection(db) for _ in range(8)]
+    results: list = []
+    try:
+        sql = "SELECT count(*) FROM range(20000000) t(i) WHERE i % 7 = 3"
+
+        def read(r: HolderConnection) -> None:
+            try:
+                results.append(r.execute(sql).fetchone()[0])
+            except RuntimeError as e:
+                results.append(str(e))
+
+        threads = [threading.Thread(target=read, args=(r,)) for r in readers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert results == [2857143] * 8
+    finally:
+        for r in readers:
+            r.close()
+        server.close()
+        conn.close()

@@ -19,13 +19,14 @@ the holder carries out itself; any other write is refused by the holder in one l
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any, Optional
 
 import duckdb
 
 from edgetui.store.arrow_wire import decode_rows
-from edgetui.store.holder_socket import ask_holder_request
+from edgetui.store.holder_socket import BUSY, ask_holder_request
 
 __all__ = ["HolderConnection", "HolderCursor"]
 
@@ -45,12 +46,19 @@ class HolderConnection:
         """One statement's result from the holder, as a ``pyarrow.Table``."""
         if self.closed:
             raise RuntimeError("no database open")
-        reply = ask_holder_request(
-            self.db_path, {"sql": sql, "params": _plain(params), "format": "arrow"}, self.timeout
-        )
-        if "error" in reply:
-            raise RuntimeError(reply["error"])
-        return decode_rows(reply)
+        req = {"sql": sql, "params": _plain(params), "format": "arrow"}
+        wait = 0.02
+        deadline = time.monotonic() + self.timeout
+        while True:
+            reply = ask_holder_request(self.db_path, req, self.timeout)
+            # the holder's queue is full (other tabs and commands reading at once): asked again shortly
+            if str(reply.get("error", "")).startswith(BUSY) and time.monotonic() + wait < deadline:
+                time.sleep(wait)
+                wait = min(wait * 2, 0.5)
+                continue
+            if "error" in reply:
+                raise RuntimeError(reply["error"])
+            return decode_rows(reply)
 
     def local_cursor(self) -> duckdb.DuckDBPyConnection:
         with self._lock:

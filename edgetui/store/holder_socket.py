@@ -64,6 +64,8 @@ SEND_STALL_S = 10.0
 #: before, each blocked on one reply); beyond, the reply whose reader took nothing for longest is dropped
 MAX_SENDING = 64
 MAX_SENDING_BYTES = 128 << 20
+#: the start of the reply to a request refused because :data:`MAX_QUEUED` wait already
+BUSY = "the holder is busy with other queries"
 #: sun_path holds 108 bytes with the terminating NUL
 MAX_SOCKET_PATH = 107
 
@@ -439,7 +441,7 @@ class HolderServer:
         try:
             self._jobs.put_nowait((s, line))
         except queue.Full:
-            self._reply_now(s, {"error": "the holder is busy with other queries; try again"})
+            self._reply_now(s, {"error": BUSY + "; try again"})
 
     # -- the workers: run queries; a reply the socket does not take at once goes to the selector thread
     def _work(self) -> None:
