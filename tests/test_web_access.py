@@ -179,3 +179,48 @@ def test_the_origins_allowed_are_the_served_address_and_the_public_url():
         "http://10.0.0.5:8000",
         "https://runs.example.org",
     }
+
+
+@pytest.mark.asyncio
+async def test_on_every_address_any_host_name_is_taken_and_the_origin_must_be_its_own():
+    """``--bind 0.0.0.0``: the names the server is reached by are not known (always with a token)."""
+    holder: dict = {}
+    server = await _server(TOKEN, holder)
+    holder["mw"] = access_middleware(TOKEN, set(), any_host=True)
+    base = f"http://127.0.0.1:{server.port}"
+    try:
+        async with aiohttp.ClientSession() as s:
+            name = f"colleague-box.example:{server.port}"
+            async with s.get(f"{base}/?token={TOKEN}", headers={"Host": name}) as r:
+                assert r.status == 200
+            async with s.get(f"{base}/", headers={"Host": name}) as r:
+                assert r.status == 401  # the token still
+            async with s.get(f"{base}/?token={TOKEN}", headers={"Host": 'x"><script>'}) as r:
+                assert r.status in (400, 421)  # not a host name: never reflected into the page
+            ws = await s.ws_connect(f"{base}/ws?token={TOKEN}", origin=f"http://{name}", headers={"Host": name})
+            await ws.close()
+            with pytest.raises(aiohttp.WSServerHandshakeError) as e:
+                await s.ws_connect(f"{base}/ws?token={TOKEN}", origin="http://evil.example", headers={"Host": name})
+            assert e.value.status == 403
+    finally:
+        await server.close()
+
+
+@pytest.mark.asyncio
+async def test_on_every_address_the_page_names_the_host_it_was_reached_by():
+    from edgetui.cli.serve import TabServer
+
+    tabs = TabServer("true", host="127.0.0.1", port=0, token=TOKEN)
+    tabs.any_host = True  # (as for --bind 0.0.0.0; the test binds loopback only)
+    await tabs.start()
+    try:
+        name = f"colleague-box.example:{tabs.port}"
+        async with aiohttp.ClientSession() as s:
+            async with s.get(f"http://127.0.0.1:{tabs.port}/?token={TOKEN}", headers={"Host": name}) as r:
+                page = await r.text()
+        assert r.status == 200
+        assert f'data-session-websocket-url="ws://{name}/ws"' in page
+        assert f"http://{name}/static/" in page and "127.0.0.1" not in page
+        assert "fonts.googleapis.com" not in page
+    finally:
+        await tabs.stop()

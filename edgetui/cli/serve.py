@@ -33,6 +33,8 @@ from edgetui.cli.web_access import LOOPBACK, access_middleware, allowed_origins,
 __all__ = ["TabServer", "tab_command", "DEFAULT_PORT", "DEFAULT_MAX_TABS"]
 
 DEFAULT_PORT = 8000
+#: the addresses that mean every address of this machine
+WILDCARD = ("0.0.0.0", "::", "")
 DEFAULT_MAX_TABS = 4
 #: seconds a tab's app process has to quit once asked, then to end once terminated
 QUIT_WAIT_S = 5.0
@@ -101,6 +103,8 @@ class TabServer(Server):
         self.max_tabs = max_tabs
         self.given_public_url = public_url
         self.say = say
+        #: served on every address with no public URL: the page's URLs follow the name it is reached by
+        self.any_host = host in WILDCARD and public_url is None
         self.tabs: set[_Tab] = set()
         #: set once the server listens (the port then is the one bound)
         self.started = asyncio.Event()
@@ -111,7 +115,9 @@ class TabServer(Server):
         app = await super()._make_app()
         origins = allowed_origins(self.host, self.port, self.given_public_url)
         secure = bool(self.given_public_url and self.given_public_url.startswith("https:"))
-        app.middlewares.append(access_middleware(self.token, origins, secure=secure, cookie=cookie_name(self.port)))
+        app.middlewares.append(
+            access_middleware(self.token, origins, secure=secure, cookie=cookie_name(self.port), any_host=self.any_host)
+        )
         return app
 
     async def on_startup(self, app: web.Application) -> None:
@@ -127,7 +133,12 @@ class TabServer(Server):
             return web.Response(status=503, text=self._full_text(), content_type="text/plain")
         response = await super().handle_index(request)
         if isinstance(response, web.Response) and response.text:
-            response.text = OUTSIDE_FONT.sub("", response.text)
+            text = OUTSIDE_FONT.sub("", response.text)
+            if self.any_host:  # the page's own URLs under the name it was reached by (checked well-formed)
+                text = text.replace(self.public_url, f"http://{request.host}").replace(
+                    "ws:" + self.public_url.split(":", 1)[1], f"ws://{request.host}"
+                )
+            response.text = text
         return response
 
     def _full_text(self) -> str:
@@ -189,7 +200,8 @@ class TabServer(Server):
         await self._runner.setup()
         await web.SockSite(self._runner, sock).start()
         self.started.set()
-        return self.public_url + (f"/?token={self.token}" if self.token else "")
+        base = f"http://{socket.gethostname()}:{self.port}" if self.any_host else self.public_url
+        return base + (f"/?token={self.token}" if self.token else "")
 
     async def stop(self) -> None:
         if self._runner is not None:

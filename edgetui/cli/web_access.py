@@ -21,6 +21,7 @@ Every response also says it may not be framed by another page (``X-Frame-Options
 from __future__ import annotations
 
 import hmac
+import re
 import secrets
 from pathlib import Path
 from typing import Awaitable, Callable, Iterable, Optional
@@ -123,14 +124,23 @@ def cookie_name(port: int) -> str:
     return f"{COOKIE}_{port}"
 
 
-def access_middleware(token: Optional[str], origins: set[str], secure: bool = False, cookie: str = COOKIE) -> Callable:
+#: a Host header as a browser sends it: a name or an address, and a port
+HOST_HEADER = re.compile(r"^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$")
+
+
+def access_middleware(
+    token: Optional[str], origins: set[str], secure: bool = False, cookie: str = COOKIE, any_host: bool = False
+) -> Callable:
     """The aiohttp middleware of the checks above (``token`` None: no token asked, as on 127.0.0.1;
     ``secure``: the public URL is https, so the cookie is sent over https only; ``cookie``: its name,
-    :func:`cookie_name`)."""
+    :func:`cookie_name`). ``any_host``: served on every address (``--bind 0.0.0.0``, always with a
+    token), so the names it is reached under are not known: any well-formed ``Host`` is taken, and
+    the websocket's Origin must be the page's own, ``http://<Host>``."""
 
     @web.middleware
     async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if not _host_ok(request, origins):
+        host = request.headers.get(hdrs.HOST, "")
+        if not (HOST_HEADER.match(host) if any_host else _host_ok(request, origins)):
             return web.Response(status=421, text="edgetui serve: this server is not reached under that name\n")
         from_url = False
         if token is not None:
@@ -142,7 +152,8 @@ def access_middleware(token: Optional[str], origins: set[str], secure: bool = Fa
                     "(open the URL it printed, with ?token=…)\n",
                 )
         if request.headers.get(hdrs.UPGRADE, "").lower() == "websocket" or request.path == "/ws":
-            if request.headers.get(hdrs.ORIGIN) is None or _origin(request.headers[hdrs.ORIGIN]) not in origins:
+            own = origins | ({_origin(f"http://{host}")} if any_host else set())
+            if request.headers.get(hdrs.ORIGIN) is None or _origin(request.headers[hdrs.ORIGIN]) not in own:
                 return web.Response(status=403, text="edgetui serve: a websocket from another origin is refused\n")
         response = await handler(request)
         if not response.prepared:  # (a websocket's response is sent already)
