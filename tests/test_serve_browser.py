@@ -228,16 +228,19 @@ def test_a_database_another_process_holds_is_served_through_that_process(samples
 # ---------------------------------------------------------------------------- in the browser
 
 
-def settled(page, timeout: float = WAIT_S) -> bytes:
-    """A screenshot once the page stops changing (two in a row the same, half a second apart)."""
+def settled(page, timeout: float = WAIT_S, still_s: float = 2.0) -> bytes:
+    """A screenshot once the page stops changing: the same for ``still_s`` seconds (a replay loads in
+    steps: the header, the events, the chart, its moments; a loaded machine pauses between them)."""
     prev = page.screenshot()
-    deadline = time.monotonic() + timeout
+    same_since = time.monotonic()
+    deadline = same_since + timeout
     while time.monotonic() < deadline:
-        page.wait_for_timeout(500)
+        page.wait_for_timeout(250)
         shot = page.screenshot()
-        if shot == prev:
+        if shot != prev:
+            prev, same_since = shot, time.monotonic()
+        elif time.monotonic() - same_since >= still_s:
             return shot
-        prev = shot
     raise AssertionError(f"the page kept changing for {timeout:.0f} s")
 
 
@@ -279,6 +282,10 @@ def test_a_browser_replays_a_run_annotates_it_and_downloads_its_report(served: S
             assert stepped != opened, "the screen did not change with the steps"
 
             page.keyboard.press("L")
+            # the prompt opens (keys typed before it has the focus go to the replay; its cursor blinks,
+            # so the page never settles): drawn, then a moment for the focus
+            wait_for("the annotation prompt", lambda: page.screenshot() != stepped, page=page)
+            page.wait_for_timeout(1000)
             page.keyboard.type("reframe: seen in the browser")
             page.keyboard.press("Enter")
             rows = wait_for(
