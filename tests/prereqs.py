@@ -130,7 +130,7 @@ TOOLS: dict[str, Tool] = {
         Tool(
             "chromium-headless-shell",
             "chromium-headless-shell",
-            "the HTML report's browser test (tests/test_report_browser.py)",
+            "the browser tests (tests/test_report_browser.py, tests/test_serve_browser.py)",
             _which("chromium-headless-shell"),
         ),
     )

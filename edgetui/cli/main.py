@@ -423,6 +423,35 @@ def build_parser() -> argparse.ArgumentParser:
         "--tasks-dir", type=Path, default=None, metavar="DIR", help="SForge task JSONs for a run directory recorded now"
     )
 
+    p = _cmd(
+        sub,
+        "serve",
+        "the app in a browser: one app per tab, reading through this process",
+        "edgetui serve opus48-edge        # then open the URL it prints",
+        "Serves the app with textual-serve on 127.0.0.1 (no token: this machine only). --bind ADDR "
+        "serves another address, and then every request needs the token printed at start (or read "
+        "from --token-file). No TLS: beyond one machine, put an HTTPS proxy in front (--public-url). "
+        "See docs/browser.md.",
+    )
+    _add_db(p)
+    p.add_argument("run", metavar="RUN", nargs="?", default=None, help="open every tab on this run's replay")
+    p.add_argument("--bind", default="127.0.0.1", metavar="ADDR", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free one)")
+    p.add_argument(
+        "--token-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="read the token from this file's first line (also asks for it on 127.0.0.1)",
+    )
+    p.add_argument("--max-tabs", type=int, default=4, metavar="N", help="tabs open at once (default 4)")
+    p.add_argument(
+        "--public-url",
+        default=None,
+        metavar="URL",
+        help="the URL browsers use when a proxy is in front (its origin is the one accepted)",
+    )
+
     from edgetui.cli.analysis_commands import add_commands
 
     add_commands(sub, _cmd, _add_db)
@@ -1083,6 +1112,14 @@ def cmd_replay(db: Path, args) -> int:
         conn.close()
     run_app(db, key, start_at=at)
     return 0
+
+
+def cmd_serve(db: Path, args) -> int:
+    from edgetui.cli.serve import serve
+
+    if args.run and Path(args.run).exists():  # a run folder or transcript: recorded first, as `replay` does
+        _progress_ingest(db, [Path(args.run)], tasks_dir=None, host="local", quiet=True)
+    return serve(db, args)
 
 
 def run() -> None:

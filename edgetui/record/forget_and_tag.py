@@ -28,6 +28,7 @@ from typing import Any, Optional, cast
 import duckdb
 
 from edgetui.store import repeated_records as repeats
+from edgetui.store.arrow_wire import encode_rows
 from edgetui.store.holder_socket import HolderServer
 
 from edgetui.record import annotations as an
@@ -223,4 +224,4 @@ def apply_request(conn: duckdb.DuckDBPyConnection, req: dict) -> dict:
 def holder_server(conn: duckdb.DuckDBPyConnection, db_path) -> HolderServer:
     """The holder socket of a process holding ``db_path`` through ``conn``, carrying out the typed
     requests of other edgetui processes on ``conn`` (:func:`apply_request`)."""
-    return HolderServer(conn, db_path, on_request=lambda req: apply_request(conn, req))
+    return HolderServer(conn, db_path, on_request=lambda req: apply_request(conn, req), encode_arrow=encode_rows)

@@ -66,6 +66,8 @@ SEND_STALL_S = 10.0
 #: before, each blocked on one reply); beyond, the reply whose reader took nothing for longest is dropped
 MAX_SENDING = 64
 MAX_SENDING_BYTES = 128 << 20
+#: the start of the reply to a request refused because :data:`MAX_QUEUED` wait already
+BUSY = "the holder is busy with other queries"
 #: sun_path holds 108 bytes with the terminating NUL
 MAX_SOCKET_PATH = 107
 
@@ -220,11 +222,19 @@ def _stopped(timeout_s: float) -> str:
 
 
 def answer(
-    conn: duckdb.DuckDBPyConnection, sql: str, params: Optional[list] = None, timeout_s: float = QUERY_TIMEOUT_S
+    conn: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: Optional[list | dict] = None,
+    timeout_s: float = QUERY_TIMEOUT_S,
+    encode: Optional[Callable[[Optional[duckdb.DuckDBPyRelation], int], dict[str, Any]]] = None,
 ) -> dict[str, Any]:
     """The reply to one request: read-only check (:func:`check_read_only`, with this database's
     catalog for qualified table names), then the statements in a transaction that is rolled back,
-    interrupted after ``timeout_s``. Python objects are not scanned as tables. Never raises."""
+    interrupted after ``timeout_s``. Python objects are not scanned as tables. Never raises.
+
+    ``params``: a list (``?``) or a dict (``$name``) for the last statement. ``encode``: the reply
+    made of the last statement's relation (and :data:`MAX_REPLY_BYTES`) instead of JSON rows: Arrow
+    for a reader through the holder (:func:`edgetui.store.arrow_wire.encode_rows`)."""
     cur = conn.cursor()
     try:
         check_read_only(sql, cur)
@@ -244,7 +254,12 @@ def answer(
         stmts = duckdb.extract_statements(sql)
         rel = None
         for i, st in enumerate(stmts):
-            rel = cur.execute(st, params or []) if i == len(stmts) - 1 else cur.execute(st)
+            if i < len(stmts) - 1:
+                cur.execute(st)
+            elif encode is not None:  # a relation streams its batches without a copy of the rows
+                return encode(cur.sql(st.query, params=params or None), MAX_REPLY_BYTES)
+            else:
+                rel = cur.execute(st, params or [])
         if rel is None or rel.description is None:
             return {"columns": [], "rows": []}
         cols = [d[0] for d in rel.description]
@@ -290,8 +305,17 @@ class HolderServer:
     Raises :class:`SocketDirError` when no private socket directory exists.
     """
 
-    def __init__(self, conn: duckdb.DuckDBPyConnection, db_path: Path | str, on_request: Callable[[dict], dict]):
+    def __init__(
+        self,
+        conn: duckdb.DuckDBPyConnection,
+        db_path: Path | str,
+        on_request: Callable[[dict], dict],
+        encode_arrow: Optional[Callable[[Optional[duckdb.DuckDBPyRelation], int], dict[str, Any]]] = None,
+    ):
         self.conn = conn
+        #: answers the requests for Arrow rows (``"format": "arrow"``: a browser tab reading through this
+        #: holder): :func:`edgetui.store.arrow_wire.encode_rows`, passed by the holders that load pyarrow
+        self.encode_arrow = encode_arrow
         #: carries out a typed request (:func:`edgetui.record.forget_and_tag.holder_server` gives one that applies it on ``conn``);
         #: the app passes one that also tells its supervisor (a forgotten run stops being watched)
         self.on_request = on_request
@@ -536,7 +560,7 @@ class HolderServer:
             if sess is not None:
                 with self._lock:
                     sess.busy = False
-            self._reply_now(s, {"error": "the holder is busy with other queries; try again"})
+            self._reply_now(s, {"error": BUSY + "; try again"})
 
     def _cancel(self, line: bytes) -> Optional[dict]:
         """``{"cursor": "cancel", "token": T}``: interrupt the cursor query opened with ``T``
@@ -578,7 +602,17 @@ class HolderServer:
                     limit = QUERY_TIMEOUT_S
                     if req.get("timeout") is not None:
                         limit = min(limit, float(req["timeout"]))
-                    reply = answer(self.conn, req["sql"], req.get("params"), limit)
+                    arrow = req.get("format") == "arrow"
+                    if arrow and self.encode_arrow is None:
+                        reply = {"error": "this edgetui process answers no Arrow rows"}
+                    else:
+                        reply = answer(
+                            self.conn,
+                            req["sql"],
+                            req.get("params"),
+                            limit,
+                            encode=self.encode_arrow if arrow else None,
+                        )
             except (ValueError, KeyError, TypeError) as e:
                 reply = {"error": f"bad request: {' '.join(str(e).split())}"}
             except Exception as e:  # noqa: BLE001 - never lose a worker
@@ -777,6 +811,12 @@ def ask_holder_raw(db_path: Path | str, req: dict, timeout: float) -> dict:
             "the edgetui process holding the database ended before answering; run the command "
             "again (with the file free it is opened directly; --snapshot reads a copy)"
         ) from None
+
+
+def ask_holder_request(db_path: Path | str, req: dict, timeout: float = 60.0) -> dict:
+    """Send one typed request to the holder; its whole reply (``{"ok": …}`` or ``{"error": …}``).
+    Raises ``ConnectionError`` when no holder answers."""
+    return _ask(db_path, req, timeout)
 
 
 def ask_holder_op(db_path: Path | str, req: dict, timeout: float = 60.0) -> Any:

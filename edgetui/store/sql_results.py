@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -337,3 +338,13 @@ class QueryBuffer:
         tmp = self.path.with_name(self.path.name + ".part")
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, self.path)
+
+
+def export_bytes(conn: Any, sql: str, name: str, fmt: str) -> tuple[int, bytes]:
+    """:func:`export_result` into a private temporary directory, returned as (rows, the file's bytes)
+    with nothing left on disk: the export of a browser tab (``edgetui serve``), which the browser
+    downloads; no path typed in a tab is written on the serving machine."""
+    with tempfile.TemporaryDirectory(prefix="edgetui-export-") as tmp:
+        out = Path(tmp) / (Path(name).name or "edgetui-result.csv")
+        n = export_result(conn, sql, str(out), fmt)
+        return n, out.read_bytes()

@@ -31,6 +31,7 @@ from edgetui.views.screens.confirm import ConfirmScreen
 
 from edgetui.record.annotations import moment_queue
 from edgetui.record.moments_table import rebuild_moments
+from edgetui.store.holder_connection import HolderConnection
 
 __all__ = [
     "MomentsScreen",
@@ -510,6 +511,9 @@ class QueueScreen(Screen):
             for key in todo:
                 if key not in built:
                     built.add(key)
+                    if isinstance(conn, HolderConnection):  # a browser tab: the holder builds them
+                        conn.request({"op": "moments", "run_key": key})
+                        continue
                     try:
                         rebuild_moments(conn, key)
                     except Exception as e:  # noqa: BLE001  (a read-only database: the stored ones only)

@@ -10,6 +10,7 @@ terminal). Opened with F6 from the picker, and from the replay scoped to its run
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -31,6 +32,7 @@ from edgetui.store.sql_results import (
     QueryHistory,
     completion_words,
     event_time,
+    export_bytes,
     export_result,
     ready_the_rule,
     schema_entries,
@@ -630,6 +632,18 @@ class SqlScreen(Screen):
     @work(thread=True, group="sql-export", exit_on_error=False)
     def _export(self, sql: str, path: str, fmt: str) -> None:
         try:
+            if self.app.is_web:  # a browser tab (edgetui serve): the browser downloads it, no file is left here
+                name = Path(path).name or "edgetui-result.csv"
+                n, data = export_bytes(app_connection(self.app), sql, name, fmt)
+                self.app.call_from_thread(
+                    self.app.deliver_binary,
+                    io.BytesIO(data),
+                    save_filename=name,
+                    open_method="download",
+                    name="the export",
+                )
+                self.post_message(Said(f"{n:,} rows: the browser downloads {name} ({fmt})"))
+                return
             n = export_result(app_connection(self.app), sql, path, fmt)
             # (held elsewhere: run on the app's snapshot copy, not through the holder; said so)
             copy = " from the snapshot copy taken when the app opened" if self.held_elsewhere is not None else ""
