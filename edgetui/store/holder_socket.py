@@ -816,7 +816,7 @@ def ask_holder_raw(db_path: Path | str, req: dict, timeout: float) -> dict:
 def ask_holder_request(db_path: Path | str, req: dict, timeout: float = 60.0) -> dict:
     """Send one typed request to the holder; its whole reply (``{"ok": …}`` or ``{"error": …}``).
     Raises ``ConnectionError`` when no holder answers."""
-    return _ask(db_path, req, timeout)
+    return ask_holder_raw(db_path, req, timeout)
 
 
 def ask_holder_op(db_path: Path | str, req: dict, timeout: float = 60.0) -> Any:
