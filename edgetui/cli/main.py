@@ -387,6 +387,9 @@ def build_parser() -> argparse.ArgumentParser:
     from edgetui.cli.analysis_commands import add_commands
 
     add_commands(sub, _cmd, _add_db)
+    from edgetui.cli.team_commands import add_commands as add_team_commands
+
+    add_team_commands(sub, _cmd, _add_db)
     return ap
 
 
@@ -428,6 +431,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
         if hasattr(cli_notes, name):
             return getattr(cli_notes, name)(db, args)
+        if name == "cmd_sync":
+            from edgetui.cli.team_commands import cmd_sync
+
+            return cmd_sync(db, args)
         from edgetui.cli import analysis_commands as cli_analysis
 
         return getattr(cli_analysis, name)(db, args)

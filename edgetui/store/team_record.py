@@ -1,0 +1,756 @@
+"""A team's shared record: every member's runs in one PostgreSQL schema, each local DuckDB a cache of it.
+
+``edgetui sync --init`` creates the schema ``edgetui_team`` (a table per synced table of the local
+database, the same columns, plus who recorded each run) and its schema version. ``edgetui sync``
+pushes what this machine recorded, then pulls what the others recorded; ``edgetui sync --rebuild``
+makes the local database again from the team record. How rows travel (ADBC, Arrow) is
+:mod:`edgetui.store.team_transport`'s business; this module says which rows, keyed how.
+
+**Identity.** A run key's host part is ``local`` on every machine; in the team record a local run's
+host is ``local@<machine>`` (:func:`team_host`), so two machines never collide. Rows are keyed by
+what identifies them already (run key; event id, which is derived from run key, source, generation,
+byte offset and sub-index; round; test index...), and written with ``INSERT ... ON CONFLICT``: a
+push repeated, interrupted or raced by another machine adds nothing twice.
+
+**Batches and resuming.** A push goes run by run in batches, each batch one server transaction (its
+runs' rows of every table, then the runs rows themselves). A run's signature (its runs row, which the
+recorder rewrites after every ingest, and its moments) is kept locally once its batch committed
+(``team_sync.pushed``): a push killed anywhere resumes with the first batch not committed, and a run
+unchanged since its last push costs nothing.
+
+**Pulling in commit order.** Each pushed run gets a number from a server sequence (``push_seq``),
+taken under a transaction-level advisory lock held until commit, so numbers become visible in commit
+order: a member who pulled up to N has seen every run numbered up to N (``meta.team_pulled_seq``).
+
+**Annotations** are the team's: a version per annotation from a server sequence (the commit order,
+never a machine's clock); a push replaces the team's row, the replaced one going to
+``annotation_history``; a pull takes every annotation whose version is newer than the one known
+here. Tags are the team's too (a union: a tag removed on one machine is not removed elsewhere).
+
+**What leaves the machine.** Event text, data and raw lines, submissions' and test results' messages
+and annotations pass through :mod:`edgetui.redact` again before they are sent; raw files (transcripts,
+submission archives) never leave: a run's rows name its host, path and sizes only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import time
+import getpass
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+import duckdb
+import platformdirs
+import pyarrow as pa
+import tomllib
+
+from edgetui.redact import items_that_may_hold, redact_bytes, redact_text
+from edgetui.store.migrate_rescrub import _scrub_json_text
+from edgetui.store.schema import SCHEMA_VERSION
+from edgetui.store.team_transport import TeamError, TeamTransport, TeamUnreachable
+
+__all__ = [
+    "TEAM_SCHEMA",
+    "TEAM_VERSION",
+    "TeamConfig",
+    "SyncReport",
+    "load_config",
+    "init_team",
+    "sync",
+    "team_host",
+]
+
+TEAM_SCHEMA = "edgetui_team"
+#: version of the team record's own layout (tables beyond the local ones: history, sequences); the
+#: local database's schema version is recorded beside it: both must match this edgetui's to sync
+TEAM_VERSION = 1
+
+#: per-run tables and the columns that identify a row (a run's rows of all of them move together)
+PER_RUN: dict[str, tuple[str, ...]] = {
+    "events": ("run_key", "event_id"),
+    "submissions": ("run_key", "round"),
+    "test_results": ("run_key", "round", "idx"),
+    "source_cursors": ("run_key", "source"),
+    "record_keys": ("run_key", "rkey", "event_id"),
+    "moments": ("run_key", "detector", "version", "round"),
+}
+#: the team's tables shared whole (small): key columns
+SHARED: dict[str, tuple[str, ...]] = {
+    "tasks": ("task_id",),
+    "fits": ("fit_id",),
+    "run_tags": ("run_key", "tag"),
+}
+#: text columns redacted again before they leave the machine: (table, column) -> kind
+REDACT: dict[tuple[str, str], str] = {
+    ("events", "summary"): "text",
+    ("events", "data"): "json",
+    ("events", "raw"): "bytes",
+    ("submissions", "summary"): "text",
+    ("submissions", "error"): "text",
+    ("test_results", "message"): "text",
+    ("annotations", "text"): "text",
+    ("runs", "config"): "json",
+    ("runs", "final"): "json",
+}
+#: columns holding run keys (mapped between ``local/...`` and ``local@machine/...``)
+KEY_COLS = {"run_key", "repeated_from"}
+
+_PG_TYPES = {
+    "VARCHAR": "text",
+    "DOUBLE": "double precision",
+    "BIGINT": "bigint",
+    "INTEGER": "integer",
+    "BOOLEAN": "boolean",
+    "JSON": "text",
+    "BLOB": "bytea",
+}
+#: runs' extra columns in the team record: who recorded the run, and its place in commit order
+RUN_EXTRA = ("recorded_by", "person", "push_seq", "pushed_at")
+_LOCK = 4141  # the advisory lock of push_seq / annotation versions (held to commit: numbers in commit order)
+BATCH_RUNS = 200
+BATCH_EVENTS = 100_000
+
+
+# ---------------------------------------------------------------------------- configuration
+
+
+@dataclass
+class TeamConfig:
+    url: str
+    machine: str
+    person: str
+
+    @property
+    def host(self) -> str:
+        return team_host(self.machine)
+
+
+def config_path() -> Path:
+    return Path(platformdirs.user_config_dir("edgetui")) / "team.toml"
+
+
+_MACHINE_OK = re.compile(r"[^A-Za-z0-9_.:-]+")
+
+
+def team_host(machine: str) -> str:
+    """The host part of this machine's local runs in the team record: ``local@<machine>``."""
+    return "local@" + (_MACHINE_OK.sub("-", machine).strip("-") or "unnamed")
+
+
+def load_config(path: Optional[Path] = None) -> TeamConfig:
+    """The team record's connection string (``EDGETUI_TEAM_URL``, else ``url`` of the config file
+    ``team.toml``), this machine's name (``EDGETUI_MACHINE`` / ``machine``, else the host name) and
+    the member's (``EDGETUI_PERSON`` / ``person``, else the login name)."""
+    path = path or config_path()
+    conf: dict = {}
+    if path.is_file():
+        try:
+            conf = tomllib.loads(path.read_text())
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise TeamError(f"{path}: not a readable TOML file ({' '.join(str(e).split())})") from None
+        unknown = sorted(set(conf) - {"url", "machine", "person"})
+        if unknown:
+            raise TeamError(f"{path}: unknown key {unknown[0]!r} (known: url, machine, person)")
+    url = os.environ.get("EDGETUI_TEAM_URL") or conf.get("url")
+    if not url or not isinstance(url, str):
+        raise TeamError(
+            f"no team record configured: set EDGETUI_TEAM_URL or url = '...' in {path} "
+            "(a libpq connection string, e.g. postgresql://db.example.org/edgetui)"
+        )
+    machine = os.environ.get("EDGETUI_MACHINE") or conf.get("machine") or socket.gethostname()
+    try:
+        login = getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a container): the uid stands for it
+        login = f"uid{os.getuid()}"
+    person = os.environ.get("EDGETUI_PERSON") or conf.get("person") or login
+    return TeamConfig(url=url, machine=str(machine), person=str(person))
+
+
+# ---------------------------------------------------------------------------- schema
+
+
+def _local_columns(duck: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
+    return [
+        (str(n), str(t))
+        for n, t in duck.execute(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? "
+            "AND table_schema = 'main' AND table_catalog = current_database() ORDER BY ordinal_position",
+            [table],
+        ).fetchall()
+    ]
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _ddl(duck: duckdb.DuckDBPyConnection) -> list[str]:
+    s = TEAM_SCHEMA
+    out = [f"CREATE SCHEMA IF NOT EXISTS {s}"]
+    out.append(f"CREATE TABLE IF NOT EXISTS {s}.schema_version (part text PRIMARY KEY, version integer NOT NULL)")
+    out.append(f"CREATE SEQUENCE IF NOT EXISTS {s}.push_seq")
+    out.append(f"CREATE SEQUENCE IF NOT EXISTS {s}.annotation_version")
+
+    def cols(table: str) -> str:
+        return ", ".join(f"{_q(c)} {_PG_TYPES.get(t, 'text')}" for c, t in _local_columns(duck, table))
+
+    out.append(
+        f"CREATE TABLE IF NOT EXISTS {s}.runs ({cols('runs')}, recorded_by text, person text, "
+        "push_seq bigint, pushed_at double precision, PRIMARY KEY (run_key))"
+    )
+    out.append(f"CREATE INDEX IF NOT EXISTS runs_push_seq ON {s}.runs (push_seq)")
+    for table, key in {**PER_RUN, **SHARED}.items():
+        keys = ", ".join(_q(k) for k in key)
+        out.append(f"CREATE TABLE IF NOT EXISTS {s}.{table} ({cols(table)}, UNIQUE NULLS NOT DISTINCT ({keys}))")
+        if table in PER_RUN:
+            out.append(f"CREATE INDEX IF NOT EXISTS {table}_run ON {s}.{table} (run_key)")
+    out.append(
+        f"CREATE TABLE IF NOT EXISTS {s}.annotations ({cols('annotations')}, version bigint NOT NULL, "
+        "recorded_by text, person text, PRIMARY KEY (annotation_id))"
+    )
+    out.append(
+        f"CREATE TABLE IF NOT EXISTS {s}.annotation_history ({cols('annotations')}, version bigint NOT NULL, "
+        "recorded_by text, person text, replaced_at double precision)"
+    )
+    return out
+
+
+def init_team(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig) -> str:
+    """Create the team record's schema (idempotent); one line saying what was done."""
+    pg = TeamTransport(cfg.url)
+    try:
+        found = _team_versions(pg)
+        if found:
+            _check_versions(found)
+            return (
+                f"the team record exists (schema {TEAM_SCHEMA}, version {TEAM_VERSION}/{SCHEMA_VERSION}): nothing to do"
+            )
+        for stmt in _ddl(duck):
+            pg.execute(stmt)
+        pg.execute(
+            f"INSERT INTO {TEAM_SCHEMA}.schema_version VALUES ('team', $1), ('database', $2) ON CONFLICT DO NOTHING",
+            [TEAM_VERSION, SCHEMA_VERSION],
+        )
+        pg.commit()
+        return f"created the team record: schema {TEAM_SCHEMA}, version {TEAM_VERSION}/{SCHEMA_VERSION}"
+    except BaseException:
+        pg.rollback()
+        raise
+    finally:
+        pg.close()
+
+
+def _team_versions(pg: TeamTransport) -> dict[str, int]:
+    has = pg.execute("SELECT to_regclass($1) IS NOT NULL", [f"{TEAM_SCHEMA}.schema_version"])
+    if not has or not has[0][0]:
+        return {}
+    return {str(p): int(v) for p, v in pg.execute(f"SELECT part, version FROM {TEAM_SCHEMA}.schema_version")}
+
+
+def _check_versions(found: dict[str, int]) -> None:
+    mine = {"team": TEAM_VERSION, "database": SCHEMA_VERSION}
+    if not found:
+        raise TeamError(f"no team record at this server (schema {TEAM_SCHEMA}): create it with `edgetui sync --init`")
+    for part in ("team", "database"):
+        theirs = found.get(part)
+        if theirs != mine[part]:
+            older = theirs is not None and theirs > mine[part]
+            raise TeamError(
+                f"the team record's {part} schema is version {theirs}, this edgetui's is {mine[part]}: "
+                + ("upgrade edgetui to sync" if older else "the team record was made by an older edgetui; ")
+                + ("" if older else "upgrade it with the team's newest edgetui")
+            )
+
+
+# ---------------------------------------------------------------------------- key mapping
+
+
+def _to_team(col: str, host: str) -> str:
+    """SQL (DuckDB) giving column ``col`` with ``local/`` run keys as ``<host>/``."""
+    if col == "repeated_from":
+        return f"regexp_replace({_q(col)}, '(^| )local/', '\\1{host}/', 'g') AS {_q(col)}"
+    if col == "host":
+        return f"CASE WHEN host = 'local' THEN '{host}' ELSE host END AS host"
+    return f"CASE WHEN {_q(col)} LIKE 'local/%' THEN '{host}' || substr({_q(col)}, 6) ELSE {_q(col)} END AS {_q(col)}"
+
+
+def _from_team(col: str, host: str) -> str:
+    n = len(host) + 2
+    if col == "repeated_from":
+        return f"regexp_replace({_q(col)}, '(^| ){re.escape(host)}/', '\\1local/', 'g') AS {_q(col)}"
+    if col == "host":
+        return f"CASE WHEN host = '{host}' THEN 'local' ELSE host END AS host"
+    return (
+        f"CASE WHEN starts_with({_q(col)}, '{host}/') THEN 'local/' || substr({_q(col)}, {n}) "
+        f"ELSE {_q(col)} END AS {_q(col)}"
+    )
+
+
+def _select_to_team(table: str, cols: list[str], host: str) -> str:
+    parts = [_to_team(c, host) if c in KEY_COLS or (table == "runs" and c == "host") else _q(c) for c in cols]
+    return ", ".join(parts)
+
+
+def _redact(table: str, rows: pa.Table) -> pa.Table:
+    """``rows`` with the text columns of :data:`REDACT` run through edgetui.redact (only the values the
+    prefilter flags are touched)."""
+    for (t, col), kind in REDACT.items():
+        if t != table or col not in rows.column_names:
+            continue
+        values = rows.column(col).to_pylist()
+        if kind == "bytes":
+            hits = items_that_may_hold(values, "bytes")
+        else:
+            hits = items_that_may_hold(values, "text")
+        if not hits:
+            continue
+        for i in hits:
+            v = values[i]
+            values[i] = (
+                redact_bytes(v) if kind == "bytes" else (_scrub_json_text(v) if kind == "json" else redact_text(v))
+            )
+        idx = rows.column_names.index(col)
+        rows = rows.set_column(idx, rows.schema.field(idx), pa.array(values, type=rows.schema.field(idx).type))
+    return rows
+
+
+# ---------------------------------------------------------------------------- push
+
+
+@dataclass
+class SyncReport:
+    pushed_runs: int = 0
+    pushed_rows: int = 0
+    unchanged_runs: int = 0
+    pulled_runs: int = 0
+    pulled_rows: int = 0
+    annotations_pushed: int = 0
+    annotations_pulled: int = 0
+    skipped_events: int = 0
+    push_refused: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        out = (
+            f"pushed {self.pushed_runs} run(s) ({self.pushed_rows} rows; {self.unchanged_runs} unchanged), "
+            f"pulled {self.pulled_runs} run(s) ({self.pulled_rows} rows), annotations "
+            f"{self.annotations_pushed} pushed / {self.annotations_pulled} pulled"
+        )
+        if self.skipped_events:
+            out += f"; {self.skipped_events} pulled event(s) share an id with a local run's and were left out"
+        return out
+
+
+def _signatures(duck: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    rows = duck.execute(
+        "SELECT r.run_key, md5(CAST(r AS VARCHAR)) || ':' || coalesce(m.n, '') FROM runs r "
+        "LEFT JOIN (SELECT run_key, count(*) || '/' || coalesce(max(built_at), 0) AS n FROM moments GROUP BY ALL) m "
+        "USING (run_key)"
+    ).fetchall()
+    return {str(k): str(s) for k, s in rows}
+
+
+def _ensure_local(duck: duckdb.DuckDBPyConnection) -> None:
+    # the local bookkeeping of sync (also created by schema version 13: here for a database opened
+    # read-write by an edgetui of this version before it migrated)
+    duck.execute(
+        "CREATE TABLE IF NOT EXISTS team_sync (run_key VARCHAR PRIMARY KEY, machine VARCHAR, person VARCHAR, "
+        "pushed VARCHAR, seq BIGINT)"
+    )
+    duck.execute(
+        "CREATE TABLE IF NOT EXISTS team_annotations (annotation_id VARCHAR PRIMARY KEY, version BIGINT, synced VARCHAR)"
+    )
+
+
+def _writable(pg: TeamTransport) -> Optional[str]:
+    row = pg.execute(f"SELECT current_user, has_table_privilege('{TEAM_SCHEMA}.runs', 'INSERT')")
+    if row and not row[0][1]:
+        return (
+            f"push refused: role {row[0][0]!r} may read the team record but not write it "
+            "(pulled only; ask the team's admin for a role with INSERT and UPDATE on schema edgetui_team)"
+        )
+    return None
+
+
+def _upsert_sql(table: str, stage: str, cols: list[str], key: tuple[str, ...], extra: str = "") -> str:
+    s = TEAM_SCHEMA
+    col_list = ", ".join(_q(c) for c in cols)
+    keys = ", ".join(_q(k) for k in key)
+    sets = ", ".join(f"{_q(c)} = EXCLUDED.{_q(c)}" for c in cols if c not in key)
+    cmp_cols = [c for c in cols if c not in key]
+    if not cmp_cols:
+        return f"INSERT INTO {s}.{table} ({col_list}) SELECT {col_list} FROM {stage} ORDER BY {keys} ON CONFLICT DO NOTHING"
+    changed = (
+        "("
+        + ", ".join(f"{table}.{_q(c)}" for c in cmp_cols)
+        + ") IS DISTINCT FROM ("
+        + ", ".join(f"EXCLUDED.{_q(c)}" for c in cmp_cols)
+        + ")"
+    )
+    return (
+        f"INSERT INTO {s}.{table} AS {table} ({col_list}) SELECT {col_list} FROM {stage} ORDER BY {keys} "
+        f"ON CONFLICT ({keys}) DO UPDATE SET {sets} WHERE {changed}"
+    )
+
+
+def _push_batch(duck: duckdb.DuckDBPyConnection, pg: TeamTransport, cfg: TeamConfig, keys: list[str]) -> int:
+    """One server transaction: every table's rows of the runs ``keys`` (local keys), then their runs rows."""
+    host = cfg.host
+    team_keys = [host + k[5:] if k.startswith("local/") else k for k in keys]
+    duck.execute("CREATE OR REPLACE TEMP TABLE _team_batch (run_key VARCHAR)")
+    duck.executemany("INSERT INTO _team_batch VALUES (?)", [[k] for k in keys])
+    n = 0
+    for table, key in PER_RUN.items():
+        cols = [c for c, _ in _local_columns(duck, table)]
+        rows = duck.sql(
+            f"SELECT {_select_to_team(table, cols, host)} FROM {table} WHERE run_key IN (SELECT run_key FROM _team_batch)"
+        ).to_arrow_table()
+        if table == "record_keys":  # no key locally: the same row twice is one row
+            duck.register("_team_keys", rows)
+            rows = duck.sql("SELECT DISTINCT * FROM _team_keys").to_arrow_table()
+            duck.unregister("_team_keys")
+        rows = _redact(table, rows)
+        stage = pg.stage(rows)
+        match = " AND ".join(f"s.{_q(k)} IS NOT DISTINCT FROM t.{_q(k)}" for k in key)
+        pg.execute(
+            f"DELETE FROM {TEAM_SCHEMA}.{table} t WHERE t.run_key = ANY($1) "
+            f"AND NOT EXISTS (SELECT 1 FROM {stage} s WHERE {match})",
+            [team_keys],
+        )
+        pg.execute(_upsert_sql(table, stage, cols, key))
+        pg.execute(f"DROP TABLE {stage}")
+        n += rows.num_rows
+    cols = [c for c, _ in _local_columns(duck, "runs")]
+    rows = duck.sql(
+        f"SELECT {_select_to_team('runs', cols, host)} FROM runs WHERE run_key IN (SELECT run_key FROM _team_batch)"
+    ).to_arrow_table()
+    rows = _redact("runs", rows)
+    stage = pg.stage(rows)
+    # the sequence under the lock, held to commit: push numbers become visible in commit order
+    pg.execute("SELECT pg_advisory_xact_lock($1)", [_LOCK])
+    col_list = ", ".join(_q(c) for c in cols)
+    sets = ", ".join(f"{_q(c)} = EXCLUDED.{_q(c)}" for c in [*cols[1:], *RUN_EXTRA])
+    pg.execute(
+        f"INSERT INTO {TEAM_SCHEMA}.runs ({col_list}, recorded_by, person, push_seq, pushed_at) "
+        f"SELECT {col_list}, $1, $2, nextval('{TEAM_SCHEMA}.push_seq'), extract(epoch from now()) "
+        f"FROM (SELECT * FROM {stage} ORDER BY run_key) s ON CONFLICT (run_key) DO UPDATE SET {sets}",
+        [cfg.machine, cfg.person],
+    )
+    pg.execute(f"DROP TABLE {stage}")
+    return n + rows.num_rows
+
+
+def _batches(duck: duckdb.DuckDBPyConnection, keys: list[str]) -> list[list[str]]:
+    counts = dict(
+        duck.execute(
+            "SELECT run_key, count(*) FROM events WHERE run_key IN (SELECT unnest(?)) GROUP BY ALL", [keys]
+        ).fetchall()
+    )
+    out: list[list[str]] = []
+    cur: list[str] = []
+    size = 0
+    for k in keys:
+        c = int(counts.get(k, 0))
+        if cur and (len(cur) >= BATCH_RUNS or size + c > BATCH_EVENTS):
+            out.append(cur)
+            cur, size = [], 0
+        cur.append(k)
+        size += c
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _retrying(cfg: TeamConfig, pg_box: list, fn: Callable[[TeamTransport], object], wait_s: float = 60.0):
+    """``fn(transport)`` in one server transaction, committed; on a lost connection (the server restarted)
+    or a deadlock, rolled back and tried again on a new connection until ``wait_s`` has passed."""
+    deadline = time.monotonic() + wait_s
+    delay = 0.2
+    while True:
+        pg: TeamTransport = pg_box[0]
+        try:
+            out = fn(pg)
+            pg.commit()
+            return out
+        except TeamError as e:
+            pg.rollback()
+            transient = isinstance(e, TeamUnreachable) or "40P01" in str(e) or "deadlock" in str(e)
+            if not transient or time.monotonic() > deadline:
+                raise
+            pg.close()
+            while True:
+                time.sleep(delay)
+                delay = min(delay * 2, 2.0)
+                try:
+                    pg_box[0] = TeamTransport(cfg.url)
+                    break
+                except TeamUnreachable:
+                    if time.monotonic() > deadline:
+                        raise
+
+
+def push(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list, report: SyncReport) -> None:
+    _ensure_local(duck)
+    sigs = _signatures(duck)
+    pushed = dict(duck.execute("SELECT run_key, pushed FROM team_sync").fetchall())
+    # this machine's own runs and the hosts' runs it recorded (not runs pulled from others, unless changed here)
+    todo = sorted(k for k, s in sigs.items() if pushed.get(k) != s)
+    report.unchanged_runs = len(sigs) - len(todo)
+    for batch in _batches(duck, todo):
+        n = _retrying(cfg, pg_box, lambda pg: _push_batch(duck, pg, cfg, batch))
+        duck.execute("BEGIN TRANSACTION")
+        duck.executemany(
+            "INSERT INTO team_sync (run_key, machine, person, pushed) VALUES (?, ?, ?, ?) ON CONFLICT (run_key) "
+            "DO UPDATE SET machine = EXCLUDED.machine, person = EXCLUDED.person, pushed = EXCLUDED.pushed",
+            [[k, cfg.machine, cfg.person, sigs[k]] for k in batch],
+        )
+        duck.execute("COMMIT")
+        report.pushed_runs += len(batch)
+        report.pushed_rows += int(n)  # type: ignore[call-overload]
+    _push_shared(duck, cfg, pg_box)
+    report.annotations_pushed = _push_annotations(duck, cfg, pg_box)
+
+
+def _push_shared(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list) -> None:
+    def run(pg: TeamTransport) -> None:
+        for table, key in SHARED.items():
+            cols = [c for c, _ in _local_columns(duck, table)]
+            rows = duck.sql(f"SELECT {_select_to_team(table, cols, cfg.host)} FROM {table}").to_arrow_table()
+            if rows.num_rows == 0:
+                continue
+            stage = pg.stage(rows)
+            if table == "run_tags":  # a union: the first tagging's time stays
+                keys = ", ".join(_q(k) for k in key)
+                pg.execute(
+                    f"INSERT INTO {TEAM_SCHEMA}.run_tags ({', '.join(map(_q, cols))}) SELECT {', '.join(map(_q, cols))} "
+                    f"FROM {stage} ORDER BY {keys} ON CONFLICT DO NOTHING"
+                )
+            else:
+                pg.execute(_upsert_sql(table, stage, cols, key))
+            pg.execute(f"DROP TABLE {stage}")
+
+    _retrying(cfg, pg_box, run)
+
+
+def _annotation_sigs(duck: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    return {
+        str(k): str(s)
+        for k, s in duck.execute("SELECT annotation_id, md5(CAST(a AS VARCHAR)) FROM annotations a").fetchall()
+    }
+
+
+def _push_annotations(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list) -> int:
+    sigs = _annotation_sigs(duck)
+    synced = dict(duck.execute("SELECT annotation_id, synced FROM team_annotations").fetchall())
+    todo = sorted(a for a, s in sigs.items() if synced.get(a) != s)
+    if not todo:
+        return 0
+    cols = [c for c, _ in _local_columns(duck, "annotations")]
+    duck.execute("CREATE OR REPLACE TEMP TABLE _team_ann (annotation_id VARCHAR)")
+    duck.executemany("INSERT INTO _team_ann VALUES (?)", [[a] for a in todo])
+    rows = duck.sql(
+        f"SELECT {_select_to_team('annotations', cols, cfg.host)} FROM annotations "
+        "WHERE annotation_id IN (SELECT annotation_id FROM _team_ann)"
+    ).to_arrow_table()
+    rows = _redact("annotations", rows)
+    s = TEAM_SCHEMA
+    col_list = ", ".join(_q(c) for c in cols)
+
+    def run(pg: TeamTransport) -> list[tuple]:
+        stage = pg.stage(rows)
+        pg.execute("SELECT pg_advisory_xact_lock($1)", [_LOCK])
+        # the row replaced goes to the history (the loser of two edits is kept there)
+        pg.execute(
+            f"INSERT INTO {s}.annotation_history SELECT a.*, extract(epoch from now()) FROM {s}.annotations a "
+            f"WHERE a.annotation_id IN (SELECT annotation_id FROM {stage})"
+        )
+        sets = ", ".join(f"{_q(c)} = EXCLUDED.{_q(c)}" for c in [*cols[1:], "version", "recorded_by", "person"])
+        got = pg.execute(
+            f"INSERT INTO {s}.annotations ({col_list}, version, recorded_by, person) "
+            f"SELECT {col_list}, nextval('{s}.annotation_version'), $1, $2 FROM (SELECT * FROM {stage} ORDER BY annotation_id) x "
+            f"ON CONFLICT (annotation_id) DO UPDATE SET {sets} RETURNING annotation_id, version",
+            [cfg.machine, cfg.person],
+        )
+        pg.execute(f"DROP TABLE {stage}")
+        return got
+
+    got = _retrying(cfg, pg_box, run)
+    duck.execute("BEGIN TRANSACTION")
+    duck.executemany(
+        "INSERT OR REPLACE INTO team_annotations VALUES (?, ?, ?)",
+        [[a, v, sigs[a]] for a, v in got],  # type: ignore[union-attr]
+    )
+    duck.execute("COMMIT")
+    return len(todo)
+
+
+# ---------------------------------------------------------------------------- pull
+
+
+def _meta_int(duck: duckdb.DuckDBPyConnection, key: str) -> int:
+    row = duck.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchall()
+    try:
+        return int(row[0][0]) if row else 0
+    except (TypeError, ValueError):  # a hand-edited value: pull everything again (idempotent)
+        return 0
+
+
+def _insert_local(duck: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, host: str, ignore: bool) -> int:
+    """Insert ``rows`` (team keys) into the local ``table``, keys mapped back; the rows inserted."""
+    cols = [c for c, _ in _local_columns(duck, table)]
+    sel = ", ".join(_from_team(c, host) if c in KEY_COLS or (table == "runs" and c == "host") else _q(c) for c in cols)
+    duck.register("_team_rows", rows)
+    try:
+        before = duck.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+        verb = "INSERT OR IGNORE" if ignore else "INSERT OR REPLACE" if table in ("tasks", "fits") else "INSERT"
+        duck.execute(f"{verb} INTO {table} ({', '.join(map(_q, cols))}) SELECT {sel} FROM _team_rows")
+        after = duck.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+    finally:
+        duck.unregister("_team_rows")
+    return int(after - before)
+
+
+def _pull_runs(
+    duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list, report: SyncReport, everything: bool
+) -> None:
+    s = TEAM_SCHEMA
+    host = cfg.host
+    since = 0 if everything else _meta_int(duck, "team_pulled_seq")
+
+    def listing(pg: TeamTransport) -> list[tuple]:
+        return pg.execute(
+            f"SELECT run_key, recorded_by, person, push_seq FROM {s}.runs WHERE push_seq > $1 ORDER BY push_seq",
+            [since],
+        )
+
+    runs = _retrying(cfg, pg_box, listing)
+    top = max([since, *(int(r[3]) for r in runs)])  # type: ignore[union-attr]
+    # not our own pushes (they are here already), unless the local database is being made again
+    wanted = [r for r in runs if everything or r[1] != cfg.machine]  # type: ignore[union-attr]
+    for i in range(0, len(wanted), BATCH_RUNS):
+        batch = wanted[i : i + BATCH_RUNS]
+        team_keys = [str(r[0]) for r in batch]
+
+        def fetch(pg: TeamTransport) -> dict[str, pa.Table]:
+            out = {}
+            for table in ("runs", *PER_RUN):
+                cols = [c for c, _ in _local_columns(duck, table)]
+                out[table] = pg.fetch_arrow(
+                    f"SELECT {', '.join(map(_q, cols))} FROM {s}.{table} WHERE run_key = ANY($1)", [team_keys]
+                )
+            return out
+
+        got = _retrying(cfg, pg_box, fetch)
+        local_keys = ["local/" + k[len(host) + 1 :] if k.startswith(host + "/") else k for k in team_keys]
+        duck.execute("BEGIN TRANSACTION")
+        try:
+            duck.execute("CREATE OR REPLACE TEMP TABLE _team_batch (run_key VARCHAR)")
+            duck.executemany("INSERT INTO _team_batch VALUES (?)", [[k] for k in local_keys])
+            for table in ("runs", *PER_RUN):
+                duck.execute(f"DELETE FROM {table} WHERE run_key IN (SELECT run_key FROM _team_batch)")
+                rows = got[table]  # type: ignore[index]
+                n = _insert_local(duck, table, rows, host, ignore=table == "events")
+                if table == "events":
+                    report.skipped_events += rows.num_rows - n
+                report.pulled_rows += n
+            sigs = _signatures(duck)
+            duck.executemany(
+                "INSERT OR REPLACE INTO team_sync VALUES (?, ?, ?, ?, ?)",
+                [[lk, r[1], r[2], sigs.get(lk), r[3]] for lk, r in zip(local_keys, batch)],
+            )
+            duck.execute("COMMIT")
+        except BaseException:
+            duck.execute("ROLLBACK")
+            raise
+        report.pulled_runs += len(batch)
+    duck.execute("INSERT OR REPLACE INTO meta VALUES ('team_pulled_seq', ?)", [str(top)])
+
+
+def _pull_shared(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list, report: SyncReport) -> None:
+    s = TEAM_SCHEMA
+
+    def fetch(pg: TeamTransport) -> dict[str, pa.Table]:
+        out = {}
+        for table in (*SHARED, "annotations"):
+            cols = [c for c, _ in _local_columns(duck, table)]
+            extra = ", version" if table == "annotations" else ""
+            out[table] = pg.fetch_arrow(f"SELECT {', '.join(map(_q, cols))}{extra} FROM {s}.{table}")
+        return out
+
+    got = _retrying(cfg, pg_box, fetch)
+    duck.execute("BEGIN TRANSACTION")
+    try:
+        for table in SHARED:
+            _insert_local(duck, table, got[table], cfg.host, ignore=table == "run_tags")  # type: ignore[index]
+        ann: pa.Table = got["annotations"]  # type: ignore[index]
+        known = dict(duck.execute("SELECT annotation_id, version FROM team_annotations").fetchall())
+        versions = dict(zip(ann.column("annotation_id").to_pylist(), ann.column("version").to_pylist()))
+        newer = [a for a, v in versions.items() if known.get(a) is None or int(v) > int(known[a])]
+        if newer:
+            keep = pa.array([a in set(newer) for a in ann.column("annotation_id").to_pylist()])
+            rows = ann.filter(keep).drop_columns(["version"])
+            duck.execute("CREATE OR REPLACE TEMP TABLE _team_ann (annotation_id VARCHAR)")
+            duck.executemany("INSERT INTO _team_ann VALUES (?)", [[a] for a in newer])
+            duck.execute("DELETE FROM annotations WHERE annotation_id IN (SELECT annotation_id FROM _team_ann)")
+            _insert_local(duck, "annotations", rows, cfg.host, ignore=False)
+            sigs = _annotation_sigs(duck)
+            duck.executemany(
+                "INSERT OR REPLACE INTO team_annotations VALUES (?, ?, ?)",
+                [[a, versions[a], sigs.get(a)] for a in newer],
+            )
+        report.annotations_pulled = len(newer)
+        duck.execute("COMMIT")
+    except BaseException:
+        duck.execute("ROLLBACK")
+        raise
+
+
+# ---------------------------------------------------------------------------- the commands
+
+
+def _connect_checked(cfg: TeamConfig) -> list:
+    pg = TeamTransport(cfg.url)
+    try:
+        _check_versions(_team_versions(pg))
+        pg.rollback()
+    except BaseException:
+        pg.close()
+        raise
+    return [pg]
+
+
+def sync(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pull_only: bool = False) -> SyncReport:
+    """Push this machine's new or changed runs, tags, fits and annotations, then pull the others'."""
+    _ensure_local(duck)
+    report = SyncReport()
+    pg_box = _connect_checked(cfg)
+    try:
+        refused = _writable(pg_box[0])
+        pg_box[0].rollback()
+        if refused:
+            report.push_refused = refused
+        elif not pull_only:
+            push(duck, cfg, pg_box, report)
+        _pull_runs(duck, cfg, pg_box, report, everything=False)
+        _pull_shared(duck, cfg, pg_box, report)
+    finally:
+        pg_box[0].close()
+    return report
+
+
+def rebuild(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig) -> SyncReport:
+    """Fill the (new, empty) database ``duck`` from the team record: every member's runs, this machine's
+    under ``local`` again."""
+    _ensure_local(duck)
+    report = SyncReport()
+    pg_box = _connect_checked(cfg)
+    try:
+        _pull_runs(duck, cfg, pg_box, report, everything=True)
+        _pull_shared(duck, cfg, pg_box, report)
+    finally:
+        pg_box[0].close()
+    return report
