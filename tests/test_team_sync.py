@@ -111,3 +111,250 @@ def test_push_then_rebuild_equals_the_original(samples_template, tmp_path, team_
     run_cli(["--db", str(a), "sync", "--rebuild"], team_url, "alpha")
     assert differences(copy, a) == {}
     assert count(a, "SELECT count(*) FROM events") == count(copy, "SELECT count(*) FROM events")
+
+
+def machine_b(tmp_path: Path, n: int = 3, prefix: str = "beta") -> Path:
+    """A second machine's database: ``n`` small runs of its own (tests/runs_factory.py), recorded."""
+    from runs_factory import ingest, write_run, write_task
+
+    root = tmp_path / prefix / "runs"
+    tasks = tmp_path / prefix / "tasks"
+    write_task(tasks, "sum_task")
+    for i in range(n):
+        write_run(
+            root,
+            f"{prefix}-run-{i}",
+            "sum_task",
+            model="model-x",
+            start=1_780_000_000 + 3600 * i,
+            subs=[(600, 0.2, 1.0), (1800, 0.5, 2.0 + i)],
+            duration_s=3600,
+        )
+    db = tmp_path / prefix / "edgetui.duckdb"
+    ingest(db, [root], tasks)
+    return db
+
+
+def team_view(db: Path, machine: str, sql: str) -> set:
+    """Rows of ``sql`` (over ``v_events`` / ``v_runs`` / ``v_ann``: the tables with this machine's run keys
+    as the team writes them) as a set: what two machines compare."""
+    c = duckdb.connect(str(db), read_only=True)
+    try:
+
+        def key(col: str) -> str:
+            return f"CASE WHEN {col} LIKE 'local/%' THEN 'local@{machine}/' || substr({col}, 7) ELSE {col} END"
+
+        c.execute(f"CREATE TEMP VIEW v_runs AS SELECT * REPLACE ({key('run_key')} AS run_key) FROM runs")
+        c.execute(f"CREATE TEMP VIEW v_events AS SELECT * REPLACE ({key('run_key')} AS run_key) FROM events")
+        c.execute(f"CREATE TEMP VIEW v_ann AS SELECT * REPLACE ({key('run_key')} AS run_key) FROM annotations")
+        c.execute(f"CREATE TEMP VIEW v_tags AS SELECT * REPLACE ({key('run_key')} AS run_key) FROM run_tags")
+        return set(c.execute(sql).fetchall())
+    finally:
+        c.close()
+
+
+def some_round(db: Path) -> tuple[str, str]:
+    return count(
+        db,
+        "SELECT s.run_key, s.round FROM submissions s JOIN events e ON e.run_key = s.run_key "
+        "AND e.kind = 'judge_result' AND e.round = s.round WHERE s.run_key LIKE 'local/%' ORDER BY 1, 2 LIMIT 1",
+    )[0]
+
+
+def test_two_machines_converge_and_the_later_annotation_wins(samples_template, tmp_path, team_url, pg_server, team_db):
+    from edgetui.record.annotations import annotate, edit_annotation
+    from edgetui.store.database import open_db
+
+    a = copy_samples_db(samples_template, tmp_path / "alpha" / "edgetui.duckdb")
+    b = machine_b(tmp_path)
+    rk, rnd = some_round(a)
+    with open_db(a) as c:
+        aid = annotate(c, rk, round=rnd, label="reframe", text="first note")
+        c.execute("INSERT INTO run_tags VALUES (?, 'baseline', 1.0)", [rk])
+    run_cli(["--db", str(a), "sync", "--init"], team_url, "alpha")
+    run_cli(["--db", str(b), "sync"], team_url, "beta")
+    run_cli(["--db", str(a), "sync"], team_url, "alpha")
+
+    def runs_of(db, m):
+        return team_view(db, m, "SELECT run_key, n_events, best_score, status FROM v_runs")
+
+    def events_of(db, m):
+        return team_view(db, m, "SELECT run_key, event_id, kind, summary, md5(raw) FROM v_events")
+
+    assert runs_of(a, "alpha") == runs_of(b, "beta")
+    assert events_of(a, "alpha") == events_of(b, "beta")
+    assert len(runs_of(a, "alpha")) == count(a, "SELECT count(*) FROM runs")[0][0]
+    # the run recorded on alpha is on beta under alpha's name, with its tag and annotation
+    on_b = "local@alpha/" + rk[len("local/") :]
+    assert count(b, f"SELECT tag FROM run_tags WHERE run_key = '{on_b}'") == [("baseline",)]
+    assert count(b, f"SELECT text FROM annotations WHERE annotation_id = '{aid}'") == [("first note",)]
+    # and beta's runs are on alpha, recorded by beta
+    assert count(a, "SELECT count(*) FROM team_sync WHERE machine = 'beta'")[0][0] == 3
+
+    # both edit the annotation; beta pushes first, alpha later: alpha's text wins, beta's is in the history
+    with open_db(b) as c:
+        edit_annotation(c, aid, text="beta's view")
+    with open_db(a) as c:
+        edit_annotation(c, aid, text="alpha's view")
+    run_cli(["--db", str(b), "sync"], team_url, "beta")
+    run_cli(["--db", str(a), "sync"], team_url, "alpha")
+    run_cli(["--db", str(b), "sync"], team_url, "beta")
+    for db in (a, b):
+        assert count(db, f"SELECT text FROM annotations WHERE annotation_id = '{aid}'") == [("alpha's view",)]
+    history = pg_server.sql("SELECT text, recorded_by FROM edgetui_team.annotation_history ORDER BY version", team_db)
+    assert ("beta's view", "beta") in history
+    assert pg_server.sql(
+        f"SELECT text, recorded_by FROM edgetui_team.annotations WHERE annotation_id = '{aid}'", team_db
+    ) == [("alpha's view", "alpha")]
+    # one more round changes nothing: converged
+    ra = run_cli(["--db", str(a), "sync"], team_url, "alpha")
+    rb = run_cli(["--db", str(b), "sync"], team_url, "beta")
+    for r in (ra, rb):
+        assert "pushed 0 run(s)" in r.stdout and "pulled 0 run(s)" in r.stdout and "0 pushed / 0 pulled" in r.stdout
+    assert events_of(a, "alpha") == events_of(b, "beta")
+
+
+def test_a_read_only_role_pulls_but_is_refused_a_push_in_one_line(
+    samples_template, tmp_path, team_url, pg_server, team_db
+):
+    a = copy_samples_db(samples_template, tmp_path / "alpha" / "edgetui.duckdb")
+    run_cli(["--db", str(a), "sync", "--init"], team_url, "alpha")
+    role = "reader_" + team_db
+    pg_server.sql(f"CREATE ROLE {role} LOGIN")
+    pg_server.sql(f"GRANT USAGE ON SCHEMA edgetui_team TO {role}", team_db)
+    pg_server.sql(f"GRANT SELECT ON ALL TABLES IN SCHEMA edgetui_team TO {role}", team_db)
+    before = pg_server.sql("SELECT count(*) FROM edgetui_team.runs", team_db)
+    b = machine_b(tmp_path)
+    r = run_cli(["--db", str(b), "sync"], pg_server.url(team_db, user=role), "beta", check=False)
+    assert r.returncode == 1
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"push refused: role '{role}' may read the team record")
+    assert pg_server.sql("SELECT count(*) FROM edgetui_team.runs", team_db) == before  # nothing of beta's
+    assert count(b, "SELECT count(*) FROM runs WHERE run_key LIKE 'local@alpha/%'")[0][0] > 0  # alpha's pulled
+
+
+def test_another_schema_version_is_refused_and_the_url_never_printed(
+    samples_template, tmp_path, team_url, pg_server, team_db
+):
+    a = copy_samples_db(samples_template, tmp_path / "alpha" / "edgetui.duckdb")
+    run_cli(["--db", str(a), "sync", "--init"], team_url, "alpha")
+    pg_server.sql("UPDATE edgetui_team.schema_version SET version = version + 1 WHERE part = 'database'", team_db)
+    r = run_cli(["--db", str(a), "sync"], team_url, "alpha", check=False)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "upgrade edgetui to sync" in r.stderr
+    assert team_url not in r.stderr + r.stdout
+    secret = "postgresql://alice:hunter2secret@localhost/edgetui?host=/nonexistent-" + team_db
+    r = run_cli(["--db", str(a), "sync"], secret, "alpha", check=False)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert "cannot connect to the team record" in r.stderr
+    assert "hunter2secret" not in r.stderr + r.stdout
+
+
+def _events_by_run(pg_server, db) -> dict[str, int]:
+    return dict(pg_server.sql("SELECT run_key, count(*) FROM edgetui_team.events GROUP BY 1", db))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_several_processes_push_the_same_and_different_runs_at_once(
+    samples_template, tmp_path, team_url, pg_server, team_db
+):
+    a1 = copy_samples_db(samples_template, tmp_path / "alpha1" / "edgetui.duckdb")
+    a2 = copy_samples_db(samples_template, tmp_path / "alpha2" / "edgetui.duckdb")  # the same runs, same machine
+    b = machine_b(tmp_path, prefix="beta")
+    g = machine_b(tmp_path, prefix="gamma")
+    run_cli(["--db", str(a1), "sync", "--init", "--pull"], team_url, "alpha")
+    env_batch = {"EDGETUI_TEAM_BATCH_RUNS": "2"}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "edgetui.cli.main", "--db", str(db), "sync"],
+            env={**_env(team_url, m), **env_batch},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for db, m in ((a1, "alpha"), (a2, "alpha"), (b, "beta"), (g, "gamma"))
+    ]
+    for p in procs:
+        out, err = p.communicate(timeout=240)
+        assert p.returncode == 0, err
+    team = _events_by_run(pg_server, team_db)
+    expected = {}
+    for db, m in ((a1, "alpha"), (b, "beta"), (g, "gamma")):
+        for k, n in count(db, "SELECT run_key, count(*) FROM events WHERE run_key NOT LIKE 'local@%' GROUP BY 1"):
+            expected[f"local@{m}/" + k[6:] if k.startswith("local/") else k] = n
+    assert team == expected
+    # nothing twice anywhere (the keys are unique constraints; the totals say it too)
+    assert pg_server.sql("SELECT count(*), count(DISTINCT (run_key, event_id)) FROM edgetui_team.events", team_db)[
+        0
+    ] == (
+        sum(expected.values()),
+        sum(expected.values()),
+    )
+
+
+def _rebuild_equals(db: Path, tmp_path: Path, url: str, machine: str) -> None:
+    import shutil
+
+    copy = tmp_path / f"copy-{db.parent.name}.duckdb"
+    shutil.copyfile(db, copy)
+    run_cli(["--db", str(copy), "sync", "--rebuild"], url, machine)
+    assert differences(db, copy) == {}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_push_killed_at_random_points_resumes(samples_template, tmp_path, team_url, pg_server, team_db):
+    a = copy_samples_db(samples_template, tmp_path / "alpha" / "edgetui.duckdb")
+    run_cli(["--db", str(a), "sync", "--init", "--pull"], team_url, "alpha")
+    rnd = random.Random(41)
+    killed = 0
+    for _ in range(4):
+        p = subprocess.Popen(
+            [sys.executable, "-m", "edgetui.cli.main", "--db", str(a), "sync"],
+            env={**_env(team_url, "alpha"), "EDGETUI_TEAM_BATCH_RUNS": "1"},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(rnd.uniform(0.8, 2.5))
+        if p.poll() is None:
+            p.send_signal(signal.SIGKILL)
+            killed += 1
+        p.wait(60)
+    pushed_before = count(a, "SELECT count(*) FROM team_sync")[0][0]
+    r = run_cli(["--db", str(a), "sync"], team_url, "alpha")
+    n_runs = count(a, "SELECT count(*) FROM runs")[0][0]
+    assert killed >= 1
+    # the last push did only what the killed ones had not committed
+    assert f"pushed {n_runs - pushed_before} run(s)" in r.stdout
+    _rebuild_equals(a, tmp_path, team_url, "alpha")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_the_server_stopped_and_started_again_mid_push(samples_template, tmp_path):
+    server = PgServer(prereqs.need("postgres").parent)
+    try:
+        server.start()
+        url = server.url(server.new_database())
+        a = copy_samples_db(samples_template, tmp_path / "alpha" / "edgetui.duckdb")
+        run_cli(["--db", str(a), "sync", "--init", "--pull"], url, "alpha")
+        p = subprocess.Popen(
+            [sys.executable, "-m", "edgetui.cli.main", "--db", str(a), "sync"],
+            env={**_env(url, "alpha"), "EDGETUI_TEAM_BATCH_RUNS": "1"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(1.2)
+        assert p.poll() is None, "the push ended before the server was stopped: nothing tested"
+        server.stop()  # fast shutdown: every session cut off mid-transaction
+        time.sleep(1.0)
+        server.start()
+        out, err = p.communicate(timeout=200)
+        assert p.returncode == 0, err  # the push waited for the server and went on
+        n_runs = count(a, "SELECT count(*) FROM runs")[0][0]
+        assert f"pushed {n_runs} run(s)" in out
+        _rebuild_equals(a, tmp_path, url, "alpha")
+    finally:
+        server.close()

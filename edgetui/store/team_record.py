@@ -111,6 +111,8 @@ _PG_TYPES = {
 #: runs' extra columns in the team record: who recorded the run, and its place in commit order
 RUN_EXTRA = ("recorded_by", "person", "push_seq", "pushed_at")
 _LOCK = 4141  # the advisory lock of push_seq / annotation versions (held to commit: numbers in commit order)
+#: runs per push batch (one server transaction); EDGETUI_TEAM_BATCH_RUNS changes it (smaller: a push
+#: interrupted loses less; the tests use 1 to have many transactions to interrupt)
 BATCH_RUNS = 200
 BATCH_EVENTS = 100_000
 
@@ -453,9 +455,10 @@ def _batches(duck: duckdb.DuckDBPyConnection, keys: list[str]) -> list[list[str]
     out: list[list[str]] = []
     cur: list[str] = []
     size = 0
+    per_batch = max(1, int(os.environ.get("EDGETUI_TEAM_BATCH_RUNS") or BATCH_RUNS))
     for k in keys:
         c = int(counts.get(k, 0))
-        if cur and (len(cur) >= BATCH_RUNS or size + c > BATCH_EVENTS):
+        if cur and (len(cur) >= per_batch or size + c > BATCH_EVENTS):
             out.append(cur)
             cur, size = [], 0
         cur.append(k)
