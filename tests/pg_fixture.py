@@ -110,7 +110,7 @@ class PgServer:
                 with pg_dbapi.connect(self.url("postgres")) as c:
                     c.cursor().execute("SELECT 1")
                 return
-            except Exception:  # not accepting connections yet: try again until the deadline
+            except pg_dbapi.Error:  # not accepting connections yet: try again until the deadline
                 time.sleep(0.1)
         raise RuntimeError(f"postgres did not start in 60 s: {self.log.read_text()[-2000:]}")
 
@@ -136,7 +136,7 @@ class PgServer:
             cur.execute(statement)
             try:
                 return list(cur.fetchall())
-            except Exception:  # a statement without a result set
+            except pg_dbapi.Error:  # a statement without a result set
                 return []
 
     def new_database(self) -> str:

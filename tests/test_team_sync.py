@@ -21,7 +21,6 @@ import prereqs
 from conftest import copy_samples_db
 from pg_fixture import PgServer
 
-from edgetui.cli.main import main
 
 pytestmark = pytest.mark.postgres
 
@@ -103,7 +102,7 @@ def test_push_then_rebuild_equals_the_original(samples_template, tmp_path, team_
     assert {m for _, m in team_runs} == {"alpha"}
     # a second sync pushes nothing
     again = run_cli(["--db", str(a), "sync"], team_url, "alpha")
-    assert f"pushed 0 run(s)" in again.stdout and f"{n_runs} unchanged" in again.stdout
+    assert "pushed 0 run(s)" in again.stdout and f"{n_runs} unchanged" in again.stdout
     copy = tmp_path / "copy.duckdb"
     import shutil
 
@@ -336,7 +335,8 @@ def test_the_server_stopped_and_started_again_mid_push(samples_template, tmp_pat
     server = PgServer(prereqs.need("postgres").parent)
     try:
         server.start()
-        url = server.url(server.new_database())
+        db = server.new_database()
+        url = server.url(db)
         a = copy_samples_db(samples_template, tmp_path / "alpha" / "edgetui.duckdb")
         run_cli(["--db", str(a), "sync", "--init", "--pull"], url, "alpha")
         p = subprocess.Popen(
@@ -346,7 +346,10 @@ def test_the_server_stopped_and_started_again_mid_push(samples_template, tmp_pat
             stderr=subprocess.PIPE,
             text=True,
         )
-        time.sleep(1.2)
+        for _ in range(600):  # until the push's first batch is in
+            if p.poll() is not None or server.sql("SELECT count(*) FROM edgetui_team.runs", db)[0][0] > 0:
+                break
+            time.sleep(0.05)
         assert p.poll() is None, "the push ended before the server was stopped: nothing tested"
         server.stop()  # fast shutdown: every session cut off mid-transaction
         time.sleep(1.0)

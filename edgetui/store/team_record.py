@@ -34,6 +34,7 @@ submission archives) never leave: a run's rows name its host, path and sizes onl
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import socket
@@ -41,7 +42,7 @@ import time
 import getpass
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Optional, TypeVar
 
 import duckdb
 import platformdirs
@@ -49,9 +50,11 @@ import pyarrow as pa
 import tomllib
 
 from edgetui.redact import items_that_may_hold, redact_bytes, redact_text
-from edgetui.store.migrate_rescrub import _scrub_json_text
+from edgetui.store.migrate_rescrub import scrub_json_text
 from edgetui.store.schema import SCHEMA_VERSION
 from edgetui.store.team_transport import TeamError, TeamTransport, TeamUnreachable
+
+T = TypeVar("T")
 
 __all__ = [
     "TEAM_SCHEMA",
@@ -313,7 +316,7 @@ def _redact(table: str, rows: pa.Table) -> pa.Table:
         for i in hits:
             v = values[i]
             values[i] = (
-                redact_bytes(v) if kind == "bytes" else (_scrub_json_text(v) if kind == "json" else redact_text(v))
+                redact_bytes(v) if kind == "bytes" else (scrub_json_text(v) if kind == "json" else redact_text(v))
             )
         idx = rows.column_names.index(col)
         rows = rows.set_column(idx, rows.schema.field(idx), pa.array(values, type=rows.schema.field(idx).type))
@@ -468,11 +471,11 @@ def _batches(duck: duckdb.DuckDBPyConnection, keys: list[str]) -> list[list[str]
     return out
 
 
-def _retrying(cfg: TeamConfig, pg_box: list, fn: Callable[[TeamTransport], object], wait_s: float = 60.0):
+def _retrying(cfg: TeamConfig, pg_box: list, fn: Callable[[TeamTransport], T], wait_s: float = 60.0) -> T:
     """``fn(transport)`` in one server transaction, committed; on a lost connection (the server restarted)
     or a deadlock, rolled back and tried again on a new connection until ``wait_s`` has passed."""
     deadline = time.monotonic() + wait_s
-    delay = 0.2
+    delay = 0.5
     while True:
         pg: TeamTransport = pg_box[0]
         try:
@@ -485,15 +488,22 @@ def _retrying(cfg: TeamConfig, pg_box: list, fn: Callable[[TeamTransport], objec
             if not transient or time.monotonic() > deadline:
                 raise
             pg.close()
-            while True:
-                time.sleep(delay)
-                delay = min(delay * 2, 2.0)
-                try:
-                    pg_box[0] = TeamTransport(cfg.url)
-                    break
-                except TeamUnreachable:
-                    if time.monotonic() > deadline:
-                        raise
+            time.sleep(delay)
+            pg_box[0] = _connect(cfg, max(0.0, deadline - time.monotonic()))
+
+
+def _connect(cfg: TeamConfig, wait_s: float = 60.0) -> TeamTransport:
+    """A connection to the team record, tried again while the server is unreachable (restarting), up to ``wait_s``."""
+    deadline = time.monotonic() + wait_s
+    delay = 0.2
+    while True:
+        try:
+            return TeamTransport(cfg.url)
+        except TeamUnreachable:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
 
 
 def push(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list, report: SyncReport) -> None:
@@ -504,7 +514,7 @@ def push(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list, report:
     todo = sorted(k for k, s in sigs.items() if pushed.get(k) != s)
     report.unchanged_runs = len(sigs) - len(todo)
     for batch in _batches(duck, todo):
-        n = _retrying(cfg, pg_box, lambda pg: _push_batch(duck, pg, cfg, batch))
+        n = _retrying(cfg, pg_box, functools.partial(_push_batch, duck, cfg=cfg, keys=batch))
         duck.execute("BEGIN TRANSACTION")
         duck.executemany(
             "INSERT INTO team_sync (run_key, machine, person, pushed) VALUES (?, ?, ?, ?) ON CONFLICT (run_key) "
@@ -513,7 +523,7 @@ def push(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list, report:
         )
         duck.execute("COMMIT")
         report.pushed_runs += len(batch)
-        report.pushed_rows += int(n)  # type: ignore[call-overload]
+        report.pushed_rows += n
     _push_shared(duck, cfg, pg_box)
     report.annotations_pushed = _push_annotations(duck, cfg, pg_box)
 
@@ -585,7 +595,7 @@ def _push_annotations(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: 
     duck.execute("BEGIN TRANSACTION")
     duck.executemany(
         "INSERT OR REPLACE INTO team_annotations VALUES (?, ?, ?)",
-        [[a, v, sigs[a]] for a, v in got],  # type: ignore[union-attr]
+        [[a, v, sigs[a]] for a, v in got],
     )
     duck.execute("COMMIT")
     return len(todo)
@@ -631,14 +641,14 @@ def _pull_runs(
         )
 
     runs = _retrying(cfg, pg_box, listing)
-    top = max([since, *(int(r[3]) for r in runs)])  # type: ignore[union-attr]
+    top = max([since, *(int(r[3]) for r in runs)])
     # not our own pushes (they are here already), unless the local database is being made again
-    wanted = [r for r in runs if everything or r[1] != cfg.machine]  # type: ignore[union-attr]
+    wanted = [r for r in runs if everything or r[1] != cfg.machine]
     for i in range(0, len(wanted), BATCH_RUNS):
         batch = wanted[i : i + BATCH_RUNS]
         team_keys = [str(r[0]) for r in batch]
 
-        def fetch(pg: TeamTransport) -> dict[str, pa.Table]:
+        def fetch(pg: TeamTransport, team_keys: list[str] = team_keys) -> dict[str, pa.Table]:
             out = {}
             for table in ("runs", *PER_RUN):
                 cols = [c for c, _ in _local_columns(duck, table)]
@@ -655,7 +665,7 @@ def _pull_runs(
             duck.executemany("INSERT INTO _team_batch VALUES (?)", [[k] for k in local_keys])
             for table in ("runs", *PER_RUN):
                 duck.execute(f"DELETE FROM {table} WHERE run_key IN (SELECT run_key FROM _team_batch)")
-                rows = got[table]  # type: ignore[index]
+                rows = got[table]
                 n = _insert_local(duck, table, rows, host, ignore=table == "events")
                 if table == "events":
                     report.skipped_events += rows.num_rows - n
@@ -688,8 +698,8 @@ def _pull_shared(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list,
     duck.execute("BEGIN TRANSACTION")
     try:
         for table in SHARED:
-            _insert_local(duck, table, got[table], cfg.host, ignore=table == "run_tags")  # type: ignore[index]
-        ann: pa.Table = got["annotations"]  # type: ignore[index]
+            _insert_local(duck, table, got[table], cfg.host, ignore=table == "run_tags")
+        ann: pa.Table = got["annotations"]
         known = dict(duck.execute("SELECT annotation_id, version FROM team_annotations").fetchall())
         versions = dict(zip(ann.column("annotation_id").to_pylist(), ann.column("version").to_pylist()))
         newer = [a for a, v in versions.items() if known.get(a) is None or int(v) > int(known[a])]
@@ -716,14 +726,17 @@ def _pull_shared(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list,
 
 
 def _connect_checked(cfg: TeamConfig) -> list:
-    pg = TeamTransport(cfg.url)
-    try:
+    pg_box = [_connect(cfg, 0.0)]  # a first connection refused is said at once (a wrong address, no server)
+
+    def check(pg: TeamTransport) -> None:
         _check_versions(_team_versions(pg))
-        pg.rollback()
+
+    try:
+        _retrying(cfg, pg_box, check)
     except BaseException:
-        pg.close()
+        pg_box[0].close()
         raise
-    return [pg]
+    return pg_box
 
 
 def sync(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pull_only: bool = False) -> SyncReport:
@@ -732,8 +745,7 @@ def sync(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pull_only: bool = Fal
     report = SyncReport()
     pg_box = _connect_checked(cfg)
     try:
-        refused = _writable(pg_box[0])
-        pg_box[0].rollback()
+        refused = _retrying(cfg, pg_box, _writable)
         if refused:
             report.push_refused = refused
         elif not pull_only:

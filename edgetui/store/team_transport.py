@@ -17,6 +17,8 @@ import re
 from typing import Any, Optional, Sequence
 
 import pyarrow as pa
+import adbc_driver_postgresql.dbapi as pg_dbapi
+from adbc_driver_manager import Error as DriverError  # the DB-API errors of every ADBC driver
 
 from edgetui.errors import UserError
 
@@ -67,11 +69,9 @@ class TeamTransport:
         self.connect()
 
     def connect(self) -> None:
-        import adbc_driver_postgresql.dbapi as pg_dbapi  # lazy: only `edgetui sync` and --team load it
-
         try:
             self._conn = pg_dbapi.connect(self._url, autocommit=False)
-        except Exception as e:  # any driver error: one line, the url left out (raised as TeamError)
+        except DriverError as e:  # any driver error: one line, the url left out (raised as TeamError)
             raise self._error("cannot connect to the team record", e) from None
 
     def _error(self, what: str, e: BaseException) -> TeamError:
@@ -92,7 +92,7 @@ class TeamTransport:
                 cur.close()
         except TeamError:
             raise
-        except Exception as e:  # any driver error: one line, the url left out (raised as TeamError)
+        except DriverError as e:  # any driver error: one line, the url left out (raised as TeamError)
             raise self._error("team record", e) from None
 
     def fetch_arrow(self, sql: str, params: Optional[Sequence[Any]] = None) -> pa.Table:
@@ -103,7 +103,7 @@ class TeamTransport:
                 return cur.fetch_arrow_table()
             finally:
                 cur.close()
-        except Exception as e:  # any driver error: one line, the url left out (raised as TeamError)
+        except DriverError as e:  # any driver error: one line, the url left out (raised as TeamError)
             raise self._error("team record", e) from None
 
     def stage(self, rows: pa.Table) -> str:
@@ -117,26 +117,26 @@ class TeamTransport:
                 cur.adbc_ingest(name, rows, mode="create", temporary=True)
             finally:
                 cur.close()
-        except Exception as e:  # any driver error: one line, the url left out (raised as TeamError)
+        except DriverError as e:  # any driver error: one line, the url left out (raised as TeamError)
             raise self._error("team record (staging rows)", e) from None
         return name
 
     def commit(self) -> None:
         try:
             self._conn.commit()
-        except Exception as e:  # any driver error: one line, the url left out (raised as TeamError)
+        except DriverError as e:  # any driver error: one line, the url left out (raised as TeamError)
             raise self._error("team record (commit)", e) from None
 
     def rollback(self) -> None:
         try:
             self._conn.rollback()
-        except Exception:  # the connection is gone already: nothing of the transaction was kept
+        except DriverError:  # the connection is gone already: nothing of the transaction was kept
             pass
 
     def close(self) -> None:
         try:
             if self._conn is not None:
                 self._conn.close()
-        except Exception:  # closing a broken connection: nothing left to release
+        except DriverError:  # closing a broken connection: nothing left to release
             pass
         self._conn = None
