@@ -361,3 +361,30 @@ def test_the_server_stopped_and_started_again_mid_push(samples_template, tmp_pat
         _rebuild_equals(a, tmp_path, url, "alpha")
     finally:
         server.close()
+
+
+def test_team_views_read_every_members_runs_and_say_who_recorded_them(tmp_path, team_url):
+    import csv
+    import io
+
+    a = machine_b(tmp_path, n=2, prefix="alpha")
+    b = machine_b(tmp_path, n=3, prefix="beta")
+    run_cli(["--db", str(a), "sync", "--init"], team_url, "alpha", person="alice")
+    run_cli(["--db", str(b), "sync"], team_url, "beta", person="bob")
+    run_cli(["--db", str(a), "sync"], team_url, "alpha", person="alice")
+
+    def n_runs(extra: list[str]) -> int:
+        out = run_cli(
+            ["--db", str(a), "leaderboard", "--format", "csv", "--hours", "1", *extra], team_url, "alpha"
+        ).stdout
+        rows = [r for r in csv.DictReader(io.StringIO(out)) if r["category"] == "overall"]
+        return sum(int(r["n_runs"]) for r in rows)
+
+    assert n_runs([]) == 2  # this machine's own runs only
+    assert n_runs(["--team"]) == 5  # every member's
+    out = run_cli(["--db", str(a), "compare", "alpha-run-0", "beta-run-1", "--team"], team_url, "alpha").stdout
+    assert "local/alpha-run-0/sum_task: recorded by alpha (alice)" in out
+    assert "local@beta/beta-run-1/sum_task: recorded by beta (bob)" in out
+    fit = run_cli(["--db", str(a), "fit", "--by", "run", "--team"], team_url, "alpha", check=False)
+    assert fit.returncode == 0, fit.stderr
+    assert "beta (bob)" in fit.stdout
