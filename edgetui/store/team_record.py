@@ -34,6 +34,7 @@ submission archives) never leave: a run's rows name its host, path and sizes onl
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import os
 import re
@@ -402,23 +403,42 @@ def _upsert_sql(table: str, stage: str, cols: list[str], key: tuple[str, ...], e
     )
 
 
-def _push_batch(duck: duckdb.DuckDBPyConnection, pg: TeamTransport, cfg: TeamConfig, keys: list[str]) -> int:
-    """One server transaction: every table's rows of the runs ``keys`` (local keys), then their runs rows."""
+def _read_batch(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, keys: list[str]) -> dict[str, pa.Table]:
+    """The rows of the runs ``keys`` (local keys) of every per-run table and ``runs``, as the team writes
+    them (keys mapped, text redacted). ``duck`` is a cursor of its own: this runs in a worker thread
+    while the previous batch is sent."""
     host = cfg.host
-    team_keys = [host + k[5:] if k.startswith("local/") else k for k in keys]
     duck.execute("CREATE OR REPLACE TEMP TABLE _team_batch (run_key VARCHAR)")
     duck.executemany("INSERT INTO _team_batch VALUES (?)", [[k] for k in keys])
-    n = 0
-    for table, key in PER_RUN.items():
+    out: dict[str, pa.Table] = {}
+    for table in (*PER_RUN, "runs"):
         cols = [c for c, _ in _local_columns(duck, table)]
+        distinct = "DISTINCT " if table == "record_keys" else ""  # no key locally: the same row twice is one row
         rows = duck.sql(
-            f"SELECT {_select_to_team(table, cols, host)} FROM {table} WHERE run_key IN (SELECT run_key FROM _team_batch)"
+            f"SELECT {distinct}{_select_to_team(table, cols, host)} FROM {table} "
+            "WHERE run_key IN (SELECT run_key FROM _team_batch)"
         ).to_arrow_table()
-        if table == "record_keys":  # no key locally: the same row twice is one row
-            duck.register("_team_keys", rows)
-            rows = duck.sql("SELECT DISTINCT * FROM _team_keys").to_arrow_table()
-            duck.unregister("_team_keys")
-        rows = _redact(table, rows)
+        out[table] = _redact(table, rows)
+    return out
+
+
+def _send_batch(pg: TeamTransport, cfg: TeamConfig, keys: list[str], tables: dict[str, pa.Table]) -> int:
+    """One server transaction: every table's rows of the runs ``keys``, then their runs rows."""
+    host = cfg.host
+    team_keys = [host + k[5:] if k.startswith("local/") else k for k in keys]
+    n = 0
+    # runs the team record has no rows of yet (a first push): their rows copied straight in; a push
+    # racing this one with the same runs fails one of them with a unique violation, tried again below
+    known = pg.execute(f"SELECT count(*) FROM {TEAM_SCHEMA}.runs WHERE run_key = ANY($1)", [team_keys])
+    fresh = not known or not known[0][0]
+    for table, key in PER_RUN.items():
+        rows = tables[table]
+        cols = rows.column_names
+        if fresh:
+            if rows.num_rows:
+                pg.append(TEAM_SCHEMA, table, rows)
+            n += rows.num_rows
+            continue
         stage = pg.stage(rows)
         match = " AND ".join(f"s.{_q(k)} IS NOT DISTINCT FROM t.{_q(k)}" for k in key)
         pg.execute(
@@ -429,11 +449,8 @@ def _push_batch(duck: duckdb.DuckDBPyConnection, pg: TeamTransport, cfg: TeamCon
         pg.execute(_upsert_sql(table, stage, cols, key))
         pg.execute(f"DROP TABLE {stage}")
         n += rows.num_rows
-    cols = [c for c, _ in _local_columns(duck, "runs")]
-    rows = duck.sql(
-        f"SELECT {_select_to_team('runs', cols, host)} FROM runs WHERE run_key IN (SELECT run_key FROM _team_batch)"
-    ).to_arrow_table()
-    rows = _redact("runs", rows)
+    rows = tables["runs"]
+    cols = rows.column_names
     stage = pg.stage(rows)
     # the sequence under the lock, held to commit: push numbers become visible in commit order
     pg.execute("SELECT pg_advisory_xact_lock($1)", [_LOCK])
@@ -484,7 +501,12 @@ def _retrying(cfg: TeamConfig, pg_box: list, fn: Callable[[TeamTransport], T], w
             return out
         except TeamError as e:
             pg.rollback()
-            transient = isinstance(e, TeamUnreachable) or "40P01" in str(e) or "deadlock" in str(e)
+            text = str(e)
+            # a lost connection, a deadlock, or a unique violation of a first push raced by another
+            # (the next try sees the rows and upserts): tried again
+            transient = isinstance(e, TeamUnreachable) or any(
+                w in text for w in ("40P01", "deadlock", "23505", "duplicate key")
+            )
             if not transient or time.monotonic() > deadline:
                 raise
             pg.close()
@@ -513,19 +535,33 @@ def push(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list, report:
     # this machine's own runs and the hosts' runs it recorded (not runs pulled from others, unless changed here)
     todo = sorted(k for k, s in sigs.items() if pushed.get(k) != s)
     report.unchanged_runs = len(sigs) - len(todo)
-    for batch in _batches(duck, todo):
-        n = _retrying(cfg, pg_box, functools.partial(_push_batch, duck, cfg=cfg, keys=batch))
-        duck.execute("BEGIN TRANSACTION")
-        duck.executemany(
-            "INSERT INTO team_sync (run_key, machine, person, pushed) VALUES (?, ?, ?, ?) ON CONFLICT (run_key) "
-            "DO UPDATE SET machine = EXCLUDED.machine, person = EXCLUDED.person, pushed = EXCLUDED.pushed",
-            [[k, cfg.machine, cfg.person, sigs[k]] for k in batch],
-        )
-        duck.execute("COMMIT")
-        report.pushed_runs += len(batch)
-        report.pushed_rows += n
+    batches = _batches(duck, todo)
+    # batch i+1 read and redacted (DuckDB, this process) while batch i is written (the server): a pipeline
+    reader = duck.cursor()
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        ahead = pool.submit(_read_batch, reader, cfg, batches[0]) if batches else None
+        for i, batch in enumerate(batches):
+            assert ahead is not None
+            tables = ahead.result()
+            ahead = pool.submit(_read_batch, reader, cfg, batches[i + 1]) if i + 1 < len(batches) else None
+            n = _retrying(cfg, pg_box, functools.partial(_send_batch, cfg=cfg, keys=batch, tables=tables))
+            _mark_pushed(duck, cfg, batch, sigs)
+            report.pushed_runs += len(batch)
+            report.pushed_rows += n
+    reader.close()
     _push_shared(duck, cfg, pg_box)
     report.annotations_pushed = _push_annotations(duck, cfg, pg_box)
+
+
+def _mark_pushed(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, batch: list[str], sigs: dict[str, str]) -> None:
+    """The runs of ``batch`` recorded as pushed with their signatures (after their batch committed)."""
+    duck.execute("BEGIN TRANSACTION")
+    duck.executemany(
+        "INSERT INTO team_sync (run_key, machine, person, pushed) VALUES (?, ?, ?, ?) ON CONFLICT (run_key) "
+        "DO UPDATE SET machine = EXCLUDED.machine, person = EXCLUDED.person, pushed = EXCLUDED.pushed",
+        [[k, cfg.machine, cfg.person, sigs[k]] for k in batch],
+    )
+    duck.execute("COMMIT")
 
 
 def _push_shared(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list) -> None:
@@ -644,43 +680,77 @@ def _pull_runs(
     top = max([since, *(int(r[3]) for r in runs)])
     # not our own pushes (they are here already), unless the local database is being made again
     wanted = [r for r in runs if everything or r[1] != cfg.machine]
-    for i in range(0, len(wanted), BATCH_RUNS):
-        batch = wanted[i : i + BATCH_RUNS]
-        team_keys = [str(r[0]) for r in batch]
+    cols = {table: [c for c, _ in _local_columns(duck, table)] for table in ("runs", *PER_RUN)}
 
-        def fetch(pg: TeamTransport, team_keys: list[str] = team_keys) -> dict[str, pa.Table]:
-            out = {}
-            for table in ("runs", *PER_RUN):
-                cols = [c for c, _ in _local_columns(duck, table)]
-                out[table] = pg.fetch_arrow(
-                    f"SELECT {', '.join(map(_q, cols))} FROM {s}.{table} WHERE run_key = ANY($1)", [team_keys]
+    def fetch(team_keys: list[str]) -> dict[str, pa.Table]:
+        def run(pg: TeamTransport) -> dict[str, pa.Table]:
+            return {
+                table: pg.fetch_arrow(
+                    f"SELECT {', '.join(map(_q, cs))} FROM {s}.{table} WHERE run_key = ANY($1)", [team_keys]
                 )
-            return out
+                for table, cs in cols.items()
+            }
 
-        got = _retrying(cfg, pg_box, fetch)
+        return _retrying(cfg, pg_box, run)
+
+    batches = [wanted[i : i + BATCH_RUNS] for i in range(0, len(wanted), BATCH_RUNS)]
+    # batch i+1 read from the server (in a worker thread) while batch i is written here: a pipeline
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    ahead = pool.submit(fetch, [str(r[0]) for r in batches[0]]) if batches else None
+    for i, batch in enumerate(batches):
+        team_keys = [str(r[0]) for r in batch]
+        assert ahead is not None
+        got = ahead.result()
+        ahead = pool.submit(fetch, [str(r[0]) for r in batches[i + 1]]) if i + 1 < len(batches) else None
         local_keys = ["local/" + k[len(host) + 1 :] if k.startswith(host + "/") else k for k in team_keys]
-        duck.execute("BEGIN TRANSACTION")
         try:
-            duck.execute("CREATE OR REPLACE TEMP TABLE _team_batch (run_key VARCHAR)")
-            duck.executemany("INSERT INTO _team_batch VALUES (?)", [[k] for k in local_keys])
-            for table in ("runs", *PER_RUN):
-                duck.execute(f"DELETE FROM {table} WHERE run_key IN (SELECT run_key FROM _team_batch)")
-                rows = got[table]
-                n = _insert_local(duck, table, rows, host, ignore=table == "events")
-                if table == "events":
-                    report.skipped_events += rows.num_rows - n
-                report.pulled_rows += n
-            sigs = _signatures(duck)
-            duck.executemany(
-                "INSERT OR REPLACE INTO team_sync VALUES (?, ?, ?, ?, ?)",
-                [[lk, r[1], r[2], sigs.get(lk), r[3]] for lk, r in zip(local_keys, batch)],
-            )
-            duck.execute("COMMIT")
+            _write_pulled(duck, host, batch, local_keys, got, everything, report, ignore=False)
+        except duckdb.ConstraintException:  # an event id of another run here: the batch again, such rows left out
+            _write_pulled(duck, host, batch, local_keys, got, everything, report, ignore=True)
         except BaseException:
-            duck.execute("ROLLBACK")
+            pool.shutdown(wait=True, cancel_futures=True)
             raise
         report.pulled_runs += len(batch)
+    pool.shutdown(wait=True)
     duck.execute("INSERT OR REPLACE INTO meta VALUES ('team_pulled_seq', ?)", [str(top)])
+
+
+def _write_pulled(
+    duck: duckdb.DuckDBPyConnection,
+    host: str,
+    batch: list,
+    local_keys: list[str],
+    got: dict[str, pa.Table],
+    everything: bool,
+    report: SyncReport,
+    ignore: bool,
+) -> None:
+    """One DuckDB transaction: the pulled rows of a batch of runs in place of what was here of them."""
+    pulled = 0
+    skipped = 0
+    duck.execute("BEGIN TRANSACTION")
+    try:
+        duck.execute("CREATE OR REPLACE TEMP TABLE _team_batch (run_key VARCHAR)")
+        duck.executemany("INSERT INTO _team_batch VALUES (?)", [[k] for k in local_keys])
+        for table in ("runs", *PER_RUN):
+            if not everything:  # (a rebuild fills a new, empty database)
+                duck.execute(f"DELETE FROM {table} WHERE run_key IN (SELECT run_key FROM _team_batch)")
+            rows = got[table]
+            n = _insert_local(duck, table, rows, host, ignore=ignore and table == "events")
+            if table == "events":
+                skipped += rows.num_rows - n
+            pulled += n
+        sigs = _signatures(duck)
+        duck.executemany(
+            "INSERT OR REPLACE INTO team_sync VALUES (?, ?, ?, ?, ?)",
+            [[lk, r[1], r[2], sigs.get(lk), r[3]] for lk, r in zip(local_keys, batch)],
+        )
+        duck.execute("COMMIT")
+    except BaseException:
+        duck.execute("ROLLBACK")
+        raise
+    report.pulled_rows += pulled
+    report.skipped_events += skipped
 
 
 def _pull_shared(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list, report: SyncReport) -> None:

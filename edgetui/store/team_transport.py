@@ -121,6 +121,19 @@ class TeamTransport:
             raise self._error("team record (staging rows)", e) from None
         return name
 
+    def append(self, schema: str, table: str, rows: pa.Table) -> None:
+        """Copy ``rows`` straight into the existing table ``schema.table`` (PostgreSQL's binary COPY, the
+        columns by name): the fast path for rows the table cannot hold yet (a key already there fails
+        the transaction with a unique violation, 23505)."""
+        try:
+            cur = self._conn.cursor()
+            try:
+                cur.adbc_ingest(table, rows, mode="append", db_schema_name=schema)
+            finally:
+                cur.close()
+        except DriverError as e:
+            raise self._error(f"team record (copying rows into {table})", e) from None
+
     def commit(self) -> None:
         try:
             self._conn.commit()
