@@ -54,7 +54,7 @@ def timed(fn, *args) -> float:
 
 def push(db: Path, cfg, n_runs: int) -> None:
     """Machine A's first sync: the team schema made, every run pushed."""
-    from edgetui.store import team_record
+    from edgetui.record import team_record
     from edgetui.store.database import open_db
 
     conn = open_db(db)
@@ -68,7 +68,7 @@ def push(db: Path, cfg, n_runs: int) -> None:
 
 def pull(db: Path, cfg, n_runs: int) -> None:
     """Machine B (an empty database) made from the team record."""
-    from edgetui.store import team_record
+    from edgetui.record import team_record
     from edgetui.store.database import open_db
 
     conn = open_db(db)
@@ -139,7 +139,7 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, default=None, help="work in this directory and keep it")
     args = ap.parse_args()
 
-    from edgetui.store import team_record
+    from edgetui.record import team_record
     from edgetui.store.database import open_db
     from edgetui.record.ingest import ingest_paths
 

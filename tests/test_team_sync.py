@@ -1,4 +1,4 @@
-"""The team's shared record (edgetui sync, edgetui/store/team_record.py) against a real PostgreSQL.
+"""The team's shared record (edgetui sync, edgetui/record/team_record.py) against a real PostgreSQL.
 
 "Machines" are folders here: each has its own DuckDB file and its own machine name
 (``EDGETUI_MACHINE``), and they meet only through the server (tests/pg_fixture.py).
@@ -388,3 +388,29 @@ def test_team_views_read_every_members_runs_and_say_who_recorded_them(tmp_path, 
     fit = run_cli(["--db", str(a), "fit", "--by", "run", "--team"], team_url, "alpha", check=False)
     assert fit.returncode == 0, fit.stderr
     assert "beta (bob)" in fit.stdout
+
+
+def test_forget_with_team_takes_a_run_out_of_every_members_record(
+    samples_template, tmp_path, team_url, pg_server, team_db
+):
+    a = machine_b(tmp_path, n=2, prefix="alpha")
+    b = machine_b(tmp_path, n=1, prefix="beta")
+    run_cli(["--db", str(a), "sync", "--init"], team_url, "alpha")
+    run_cli(["--db", str(b), "sync"], team_url, "beta")
+    assert count(b, "SELECT count(*) FROM runs WHERE run_key = 'local@alpha/alpha-run-0/sum_task'") == [(1,)]
+    # forgotten without --team: this machine only
+    run_cli(["--db", str(b), "forget", "alpha-run-1/sum_task", "--host", "local@alpha", "--yes"], team_url, "beta")
+    assert pg_server.sql("SELECT count(*) FROM edgetui_team.runs WHERE run_key LIKE '%alpha-run-1%'", team_db) == [(1,)]
+    # with --team: out of the team record, and out of every member's database at their next sync
+    r = run_cli(["--db", str(a), "forget", "alpha-run-0/sum_task", "--yes", "--team"], team_url, "alpha")
+    assert "took it out of the team record" in r.stdout
+    for t in ("runs", "events", "submissions"):
+        assert pg_server.sql(f"SELECT count(*) FROM edgetui_team.{t} WHERE run_key LIKE '%alpha-run-0%'", team_db) == [
+            (0,)
+        ]
+    r = run_cli(["--db", str(b), "sync"], team_url, "beta")
+    assert "1 run(s) forgotten by the team" in r.stdout
+    assert count(b, "SELECT count(*) FROM runs WHERE run_key LIKE '%alpha-run-0%'") == [(0,)]
+    assert count(b, "SELECT count(*) FROM events WHERE run_key LIKE '%alpha-run-0%'") == [(0,)]
+    # the other run of alpha's stays where it is
+    assert count(a, "SELECT count(*) FROM runs WHERE run_key = 'local/alpha-run-1/sum_task'") == [(1,)]

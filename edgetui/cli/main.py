@@ -254,6 +254,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", metavar="RUN", help="run dir, RUN_ID[/TASK_ID], or a unique prefix")
     p.add_argument("--host", default=None, help="only runs of this host")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask (needed when stdin is not a terminal)")
+    p.add_argument(
+        "--team",
+        action="store_true",
+        help="also take it out of the team's record: every member's next `edgetui sync` forgets it (docs/team.md)",
+    )
 
     p = _cmd(
         sub,
@@ -970,6 +975,11 @@ def cmd_forget(db: Path, args) -> int:
         print("nothing forgotten")
         return 1
     print(f"forgot {visible(key)} ({n} events); its files are untouched")
+    if args.team:
+        from edgetui.record import team_record
+
+        rows = team_record.forget_in_team(team_record.load_config(), key)
+        print(f"took it out of the team record ({rows} rows); the members' next sync forgets it")
     return 0
 
 

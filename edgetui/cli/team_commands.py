@@ -1,4 +1,4 @@
-"""``edgetui sync``: the team's shared record in PostgreSQL (edgetui/store/team_record.py, docs/team.md)."""
+"""``edgetui sync``: the team's shared record in PostgreSQL (edgetui/record/team_record.py, docs/team.md)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def add_commands(sub, cmd, add_db) -> None:
 
 
 def cmd_sync(db: Path, args) -> int:
-    from edgetui.store import team_record
+    from edgetui.record import team_record
     from edgetui.store.database import open_db
 
     cfg = team_record.load_config()
@@ -52,7 +52,7 @@ def cmd_sync(db: Path, args) -> int:
 
 
 def _rebuild(db: Path, cfg) -> int:
-    from edgetui.store import team_record
+    from edgetui.record import team_record
     from edgetui.store.database import open_db
 
     if db.exists():  # refused early when another process holds it; its local-only tables are carried over

@@ -1,6 +1,6 @@
 """The one way edgetui talks to a team record's server: PostgreSQL through ADBC (Arrow in, Arrow out).
 
-Kept small on purpose: :mod:`edgetui.store.team_record` says *what* moves (which rows, keyed how);
+Kept small on purpose: :mod:`edgetui.record.team_record` says *what* moves (which rows, keyed how);
 this module only says *how* they move (a connection, SQL, a table of Arrow rows staged on the
 server, Arrow read back). A DuckLake catalog on the same server could replace it later without the
 sync logic changing. No DuckDB extension is involved: DuckDB hands Arrow tables to the ADBC driver

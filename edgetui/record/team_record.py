@@ -50,6 +50,7 @@ import platformdirs
 import pyarrow as pa
 import tomllib
 
+from edgetui.record.forget_and_tag import forget_run
 from edgetui.redact import items_that_may_hold, redact_bytes, redact_text
 from edgetui.store.migrate_rescrub import scrub_json_text
 from edgetui.store.schema import SCHEMA_VERSION
@@ -215,6 +216,10 @@ def _ddl(duck: duckdb.DuckDBPyConnection) -> list[str]:
         if table in PER_RUN:
             out.append(f"CREATE INDEX IF NOT EXISTS {table}_run ON {s}.{table} (run_key)")
     out.append(
+        f"CREATE TABLE IF NOT EXISTS {s}.forgotten (run_key text PRIMARY KEY, forgotten_at double precision, "
+        "recorded_by text, person text, push_seq bigint)"
+    )
+    out.append(
         f"CREATE TABLE IF NOT EXISTS {s}.annotations ({cols('annotations')}, version bigint NOT NULL, "
         "recorded_by text, person text, PRIMARY KEY (annotation_id))"
     )
@@ -337,6 +342,7 @@ class SyncReport:
     annotations_pushed: int = 0
     annotations_pulled: int = 0
     skipped_events: int = 0
+    forgotten_runs: int = 0
     push_refused: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -346,6 +352,8 @@ class SyncReport:
             f"pulled {self.pulled_runs} run(s) ({self.pulled_rows} rows), annotations "
             f"{self.annotations_pushed} pushed / {self.annotations_pulled} pulled"
         )
+        if self.forgotten_runs:
+            out += f"; {self.forgotten_runs} run(s) forgotten by the team"
         if self.skipped_events:
             out += f"; {self.skipped_events} pulled event(s) share an id with a local run's and were left out"
         return out
@@ -429,6 +437,7 @@ def _send_batch(pg: TeamTransport, cfg: TeamConfig, keys: list[str], tables: dic
     n = 0
     # runs the team record has no rows of yet (a first push): their rows copied straight in; a push
     # racing this one with the same runs fails one of them with a unique violation, tried again below
+    pg.execute(f"DELETE FROM {TEAM_SCHEMA}.forgotten WHERE run_key = ANY($1)", [team_keys])  # recorded again
     known = pg.execute(f"SELECT count(*) FROM {TEAM_SCHEMA}.runs WHERE run_key = ANY($1)", [team_keys])
     fresh = not known or not known[0][0]
     for table, key in PER_RUN.items():
@@ -676,8 +685,19 @@ def _pull_runs(
             [since],
         )
 
+    def forgotten(pg: TeamTransport) -> list[tuple]:
+        return pg.execute(f"SELECT run_key, push_seq FROM {s}.forgotten WHERE push_seq > $1", [since])
+
+    gone = _retrying(cfg, pg_box, forgotten)
+    if gone and not everything:
+        for k, _ in gone:
+            lk = "local/" + str(k)[len(host) + 1 :] if str(k).startswith(host + "/") else str(k)
+            if duck.execute("SELECT count(*) FROM runs WHERE run_key = ?", [lk]).fetchall()[0][0]:
+                forget_run(duck, lk)
+                report.forgotten_runs += 1
+            duck.execute("DELETE FROM team_sync WHERE run_key = ?", [lk])
     runs = _retrying(cfg, pg_box, listing)
-    top = max([since, *(int(r[3]) for r in runs)])
+    top = max([since, *(int(r[3]) for r in runs), *(int(g[1]) for g in gone)])
     # not our own pushes (they are here already), unless the local database is being made again
     wanted = [r for r in runs if everything or r[1] != cfg.machine]
     cols = {table: [c for c, _ in _local_columns(duck, table)] for table in ("runs", *PER_RUN)}
@@ -825,6 +845,38 @@ def sync(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pull_only: bool = Fal
     finally:
         pg_box[0].close()
     return report
+
+
+def forget_in_team(cfg: TeamConfig, run_key: str) -> int:
+    """Take the run ``run_key`` (a local key) out of the team record; the members' next sync forgets
+    it too. Returns the rows removed. Refused in one line for a read-only role."""
+    pg_box = _connect_checked(cfg)
+    team_key = cfg.host + run_key[5:] if run_key.startswith("local/") else run_key
+    s = TEAM_SCHEMA
+
+    def run(pg: TeamTransport) -> int:
+        refused = _writable(pg)
+        if refused:
+            raise TeamError(refused.replace("push refused", "forget --team refused").split(" (pulled only")[0])
+        n = 0
+        for table in (*PER_RUN, "run_tags", "annotations", "runs"):
+            got = pg.execute(
+                f"WITH d AS (DELETE FROM {s}.{table} WHERE run_key = $1 RETURNING 1) SELECT count(*) FROM d", [team_key]
+            )
+            n += int(got[0][0]) if got else 0
+        pg.execute("SELECT pg_advisory_xact_lock($1)", [_LOCK])
+        pg.execute(
+            f"INSERT INTO {s}.forgotten VALUES ($1, extract(epoch from now()), $2, $3, nextval('{s}.push_seq')) "
+            "ON CONFLICT (run_key) DO UPDATE SET forgotten_at = EXCLUDED.forgotten_at, recorded_by = EXCLUDED.recorded_by, "
+            "person = EXCLUDED.person, push_seq = EXCLUDED.push_seq",
+            [team_key, cfg.machine, cfg.person],
+        )
+        return n
+
+    try:
+        return _retrying(cfg, pg_box, run)
+    finally:
+        pg_box[0].close()
 
 
 def rebuild(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig) -> SyncReport:
