@@ -176,6 +176,8 @@ def main() -> None:
             team = server.new_database()
             cfg = team_record.TeamConfig(url=server.url(team), machine="alpha", person="bench")
             a = work / f"a-{r}.duckdb"
+            for p in (a, Path(str(a) + ".wal"), work / f"b-{r}.duckdb", work / f"b-{r}.duckdb.wal"):
+                p.unlink(missing_ok=True)  # (a stale log of an interrupted bench would be replayed into the copy)
             shutil.copyfile(db_a, a)
 
             push_t.append(timed(push, a, cfg, n_runs))

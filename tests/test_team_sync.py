@@ -414,3 +414,23 @@ def test_forget_with_team_takes_a_run_out_of_every_members_record(
     assert count(b, "SELECT count(*) FROM events WHERE run_key LIKE '%alpha-run-0%'") == [(0,)]
     # the other run of alpha's stays where it is
     assert count(a, "SELECT count(*) FROM runs WHERE run_key = 'local/alpha-run-1/sum_task'") == [(1,)]
+
+
+def test_secrets_are_redacted_before_they_leave_the_machine(tmp_path, team_url, pg_server, team_db):
+    a = machine_b(tmp_path, n=1, prefix="alpha")
+    token = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789AB"
+    with duckdb.connect(str(a)) as c:  # as a database written before a rule existed would hold them
+        eid = c.execute("SELECT event_id FROM events LIMIT 1").fetchone()[0]
+        c.execute(
+            "UPDATE events SET summary = ?, raw = ?, data = ? WHERE event_id = ?",
+            [f"pushed {token} by mistake", f"AWS_SECRET_ACCESS_KEY={token}".encode(), f'{{"t": "{token}"}}', eid],
+        )
+        c.execute("UPDATE submissions SET error = ?", [f"token {token}"])
+    run_cli(["--db", str(a), "sync", "--init"], team_url, "alpha")
+    summary, raw, data = pg_server.sql(
+        f"SELECT summary, encode(raw, 'escape'), data FROM edgetui_team.events WHERE event_id = '{eid}'", team_db
+    )[0]
+    for v in (summary, raw, data):
+        assert token not in v and "<redacted>" in v
+    errors = pg_server.sql("SELECT error FROM edgetui_team.submissions", team_db)
+    assert errors and all(token not in e and "<redacted>" in e for (e,) in errors)

@@ -50,6 +50,7 @@ import platformdirs
 import pyarrow as pa
 import tomllib
 
+from edgetui.parsers.arrow_batches import Scrubber, scrub_table
 from edgetui.record.forget_and_tag import forget_run
 from edgetui.redact import items_that_may_hold, redact_bytes, redact_text
 from edgetui.store.migrate_rescrub import scrub_json_text
@@ -308,7 +309,10 @@ def _select_to_team(table: str, cols: list[str], host: str) -> str:
 
 def _redact(table: str, rows: pa.Table) -> pa.Table:
     """``rows`` with the text columns of :data:`REDACT` run through edgetui.redact (only the values the
-    prefilter flags are touched)."""
+    prefilter flags are touched). Events go through the ingest's own scrubbing of Arrow tables (one RE2
+    scan of each column's value buffer, no Python strings unless a row matches)."""
+    if table == "events":
+        return scrub_table(rows, Scrubber())
     for (t, col), kind in REDACT.items():
         if t != table or col not in rows.column_names:
             continue
