@@ -434,3 +434,43 @@ def test_secrets_are_redacted_before_they_leave_the_machine(tmp_path, team_url, 
         assert token not in v and "<redacted>" in v
     errors = pg_server.sql("SELECT error FROM edgetui_team.submissions", team_db)
     assert errors and all(token not in e and "<redacted>" in e for (e,) in errors)
+
+
+def test_an_ssh_hosts_runs_are_named_by_its_address_in_the_team_record(tmp_path, team_url, pg_server, team_db):
+    from runs_factory import write_run, write_task
+
+    from edgetui.record.ingest import ingest_paths
+    from edgetui.store.database import open_db
+
+    root, tasks = tmp_path / "copied" / "runs", tmp_path / "copied" / "tasks"
+    write_task(tasks, "sum_task")
+    write_run(root, "gpu-run", "sum_task", model="m", start=1_780_000_000, subs=[(600, 0.5, 1.0)], duration_s=3600)
+    a = tmp_path / "alpha" / "edgetui.duckdb"
+    a.parent.mkdir()
+    with open_db(a) as c:  # the runs of the host this member calls gpu-1 (a copy of its root)
+        ingest_paths(c, [root], tasks_dir=tasks, host="gpu-1")
+    b = machine_b(tmp_path, n=1, prefix="beta")
+    (tmp_path / "alpha" / "hosts.toml").write_text('[hosts.gpu-1]\nssh = "me@10.1.2.3:2222"\nroots = ["/srv/runs"]\n')
+    (tmp_path / "beta" / "hosts.toml").write_text('[hosts.lab]\nssh = "me@10.1.2.3:2222"\nroots = ["/srv/runs"]\n')
+
+    def sync(db: Path, machine: str) -> None:
+        p = subprocess.run(
+            [sys.executable, "-m", "edgetui.cli.main", "--db", str(db), "sync", "--init"],
+            env={**_env(team_url, machine), "EDGETUI_HOSTS_FILE": str(db.parent / "hosts.toml")},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert p.returncode == 0, p.stderr
+
+    sync(a, "alpha")
+    sync(b, "beta")
+    assert pg_server.sql("SELECT run_key, host FROM edgetui_team.runs WHERE run_key LIKE '%gpu-run%'", team_db) == [
+        ("me@10.1.2.3:2222/gpu-run/sum_task", "me@10.1.2.3:2222")
+    ]
+    # beta calls the same machine "lab": the run is lab's there
+    assert count(b, "SELECT run_key, host FROM runs WHERE run_key LIKE '%gpu-run%'") == [
+        ("lab/gpu-run/sum_task", "lab")
+    ]
+    n = count(a, "SELECT count(*) FROM events WHERE run_key = 'gpu-1/gpu-run/sum_task'")[0][0]
+    assert n > 0 and count(b, "SELECT count(*) FROM events WHERE run_key = 'lab/gpu-run/sum_task'") == [(n,)]

@@ -50,6 +50,7 @@ import platformdirs
 import pyarrow as pa
 import tomllib
 
+from edgetui.hosts.config import load_hosts
 from edgetui.parsers.arrow_batches import Scrubber, scrub_table
 from edgetui.record.forget_and_tag import forget_run
 from edgetui.redact import items_that_may_hold, redact_bytes, redact_text
@@ -128,13 +129,31 @@ BATCH_EVENTS = 100_000
 
 @dataclass
 class TeamConfig:
+    """Where the team record is, who pushes, and ``hosts``: the hosts file's names (this member's
+    aliases, the host part of their run keys) -> the team's name of each, ``user@address:port``."""
+
     url: str
     machine: str
     person: str
+    hosts: dict[str, str] = field(default_factory=dict)
 
     @property
     def host(self) -> str:
         return team_host(self.machine)
+
+    @property
+    def names(self) -> dict[str, str]:
+        """Host part here -> host part in the team record (``local`` and each SSH host's alias)."""
+        return {**self.hosts, "local": self.host}
+
+    def to_team(self, key: str) -> str:
+        h, sep, rest = key.partition("/")
+        return self.names.get(h, h) + sep + rest if sep else key
+
+    def to_local(self, key: str) -> str:
+        h, sep, rest = key.partition("/")
+        back = {t: l for l, t in self.names.items()}
+        return back.get(h, h) + sep + rest if sep else key
 
 
 def config_path() -> Path:
@@ -175,7 +194,25 @@ def load_config(path: Optional[Path] = None) -> TeamConfig:
     except (KeyError, OSError):  # no name for this uid (a container): the uid stands for it
         login = f"uid{os.getuid()}"
     person = os.environ.get("EDGETUI_PERSON") or conf.get("person") or login
-    return TeamConfig(url=url, machine=str(machine), person=str(person))
+    return TeamConfig(url=url, machine=str(machine), person=str(person), hosts=ssh_host_names())
+
+
+def ssh_host_names() -> dict[str, str]:
+    """The hosts file's host names -> ``user@address:port`` (the team's name of a host: two members'
+    aliases of one machine are one host there). A host given by an ssh_config alias without a user
+    keeps its alias's address; a hosts file that does not load: no names mapped (sync says nothing
+    of it: ``edgetui watch`` and ``ingest --host`` report its problems)."""
+    env = os.environ.get("EDGETUI_HOSTS_FILE")  # (as the host commands read it)
+    try:
+        hosts = load_hosts(Path(env) if env else None)
+    except (ValueError, OSError):  # a broken hosts file is the host commands' to report; sync maps no names
+        return {}
+    out = {}
+    for h in hosts:
+        t = h.target
+        addr = f"[{t.host}]" if ":" in t.host else t.host
+        out[h.name] = (f"{t.user}@" if t.user else "") + f"{addr}:{t.port or 22}"
+    return out
 
 
 # ---------------------------------------------------------------------------- schema
@@ -281,29 +318,35 @@ def _check_versions(found: dict[str, int]) -> None:
 # ---------------------------------------------------------------------------- key mapping
 
 
-def _to_team(col: str, host: str) -> str:
-    """SQL (DuckDB) giving column ``col`` with ``local/`` run keys as ``<host>/``."""
-    if col == "repeated_from":
-        return f"regexp_replace({_q(col)}, '(^| )local/', '\\1{host}/', 'g') AS {_q(col)}"
-    if col == "host":
-        return f"CASE WHEN host = 'local' THEN '{host}' ELSE host END AS host"
-    return f"CASE WHEN {_q(col)} LIKE 'local/%' THEN '{host}' || substr({_q(col)}, 6) ELSE {_q(col)} END AS {_q(col)}"
+def _lit(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
-def _from_team(col: str, host: str) -> str:
-    n = len(host) + 2
-    if col == "repeated_from":
-        return f"regexp_replace({_q(col)}, '(^| ){re.escape(host)}/', '\\1local/', 'g') AS {_q(col)}"
+def _to_team(col: str, names: dict[str, str], reverse: bool = False) -> str:
+    """SQL (DuckDB) giving column ``col`` with its run keys' host parts as the team names them
+    (``names``: here -> team; ``reverse``: the other way)."""
+    pairs = [(t, lo) for lo, t in names.items()] if reverse else list(names.items())
+    c = _q(col)
+    if col == "repeated_from":  # run keys separated by spaces
+        expr = c
+        for a, b in pairs:
+            expr = f"regexp_replace({expr}, {_lit('(^| )' + re.escape(a) + '/')}, {_lit(chr(92) + '1' + b + '/')}, 'g')"
+        return f"{expr} AS {c}"
     if col == "host":
-        return f"CASE WHEN host = '{host}' THEN 'local' ELSE host END AS host"
-    return (
-        f"CASE WHEN starts_with({_q(col)}, '{host}/') THEN 'local/' || substr({_q(col)}, {n}) "
-        f"ELSE {_q(col)} END AS {_q(col)}"
+        whens = " ".join(f"WHEN host = {_lit(a)} THEN {_lit(b)}" for a, b in pairs)
+        return f"CASE {whens} ELSE host END AS host"
+    whens = " ".join(
+        f"WHEN starts_with({c}, {_lit(a + '/')}) THEN {_lit(b + '/')} || substr({c}, {len(a) + 2})" for a, b in pairs
     )
+    return f"CASE {whens} ELSE {c} END AS {c}"
 
 
-def _select_to_team(table: str, cols: list[str], host: str) -> str:
-    parts = [_to_team(c, host) if c in KEY_COLS or (table == "runs" and c == "host") else _q(c) for c in cols]
+def _from_team(col: str, names: dict[str, str]) -> str:
+    return _to_team(col, names, reverse=True)
+
+
+def _select_to_team(table: str, cols: list[str], names: dict[str, str]) -> str:
+    parts = [_to_team(c, names) if c in KEY_COLS or (table == "runs" and c == "host") else _q(c) for c in cols]
     return ", ".join(parts)
 
 
@@ -419,7 +462,6 @@ def _read_batch(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, keys: list[str
     """The rows of the runs ``keys`` (local keys) of every per-run table and ``runs``, as the team writes
     them (keys mapped, text redacted). ``duck`` is a cursor of its own: this runs in a worker thread
     while the previous batch is sent."""
-    host = cfg.host
     duck.execute("CREATE OR REPLACE TEMP TABLE _team_batch (run_key VARCHAR)")
     duck.executemany("INSERT INTO _team_batch VALUES (?)", [[k] for k in keys])
     out: dict[str, pa.Table] = {}
@@ -427,7 +469,7 @@ def _read_batch(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, keys: list[str
         cols = [c for c, _ in _local_columns(duck, table)]
         distinct = "DISTINCT " if table == "record_keys" else ""  # no key locally: the same row twice is one row
         rows = duck.sql(
-            f"SELECT {distinct}{_select_to_team(table, cols, host)} FROM {table} "
+            f"SELECT {distinct}{_select_to_team(table, cols, cfg.names)} FROM {table} "
             "WHERE run_key IN (SELECT run_key FROM _team_batch)"
         ).to_arrow_table()
         out[table] = _redact(table, rows)
@@ -436,8 +478,7 @@ def _read_batch(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, keys: list[str
 
 def _send_batch(pg: TeamTransport, cfg: TeamConfig, keys: list[str], tables: dict[str, pa.Table]) -> int:
     """One server transaction: every table's rows of the runs ``keys``, then their runs rows."""
-    host = cfg.host
-    team_keys = [host + k[5:] if k.startswith("local/") else k for k in keys]
+    team_keys = [cfg.to_team(k) for k in keys]
     n = 0
     # runs the team record has no rows of yet (a first push): their rows copied straight in; a push
     # racing this one with the same runs fails one of them with a unique violation, tried again below
@@ -581,7 +622,7 @@ def _push_shared(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list)
     def run(pg: TeamTransport) -> None:
         for table, key in SHARED.items():
             cols = [c for c, _ in _local_columns(duck, table)]
-            rows = duck.sql(f"SELECT {_select_to_team(table, cols, cfg.host)} FROM {table}").to_arrow_table()
+            rows = duck.sql(f"SELECT {_select_to_team(table, cols, cfg.names)} FROM {table}").to_arrow_table()
             if rows.num_rows == 0:
                 continue
             stage = pg.stage(rows)
@@ -615,7 +656,7 @@ def _push_annotations(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: 
     duck.execute("CREATE OR REPLACE TEMP TABLE _team_ann (annotation_id VARCHAR)")
     duck.executemany("INSERT INTO _team_ann VALUES (?)", [[a] for a in todo])
     rows = duck.sql(
-        f"SELECT {_select_to_team('annotations', cols, cfg.host)} FROM annotations "
+        f"SELECT {_select_to_team('annotations', cols, cfg.names)} FROM annotations "
         "WHERE annotation_id IN (SELECT annotation_id FROM _team_ann)"
     ).to_arrow_table()
     rows = _redact("annotations", rows)
@@ -661,10 +702,12 @@ def _meta_int(duck: duckdb.DuckDBPyConnection, key: str) -> int:
         return 0
 
 
-def _insert_local(duck: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, host: str, ignore: bool) -> int:
+def _insert_local(
+    duck: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, names: dict[str, str], ignore: bool
+) -> int:
     """Insert ``rows`` (team keys) into the local ``table``, keys mapped back; the rows inserted."""
     cols = [c for c, _ in _local_columns(duck, table)]
-    sel = ", ".join(_from_team(c, host) if c in KEY_COLS or (table == "runs" and c == "host") else _q(c) for c in cols)
+    sel = ", ".join(_from_team(c, names) if c in KEY_COLS or (table == "runs" and c == "host") else _q(c) for c in cols)
     duck.register("_team_rows", rows)
     try:
         before = duck.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
@@ -680,7 +723,6 @@ def _pull_runs(
     duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list, report: SyncReport, everything: bool
 ) -> None:
     s = TEAM_SCHEMA
-    host = cfg.host
     since = 0 if everything else _meta_int(duck, "team_pulled_seq")
 
     def listing(pg: TeamTransport) -> list[tuple]:
@@ -695,7 +737,7 @@ def _pull_runs(
     gone = _retrying(cfg, pg_box, forgotten)
     if gone and not everything:
         for k, _ in gone:
-            lk = "local/" + str(k)[len(host) + 1 :] if str(k).startswith(host + "/") else str(k)
+            lk = cfg.to_local(str(k))
             if duck.execute("SELECT count(*) FROM runs WHERE run_key = ?", [lk]).fetchall()[0][0]:
                 forget_run(duck, lk)
                 report.forgotten_runs += 1
@@ -726,11 +768,11 @@ def _pull_runs(
         assert ahead is not None
         got = ahead.result()
         ahead = pool.submit(fetch, [str(r[0]) for r in batches[i + 1]]) if i + 1 < len(batches) else None
-        local_keys = ["local/" + k[len(host) + 1 :] if k.startswith(host + "/") else k for k in team_keys]
+        local_keys = [cfg.to_local(k) for k in team_keys]
         try:
-            _write_pulled(duck, host, batch, local_keys, got, everything, report, ignore=False)
+            _write_pulled(duck, cfg.names, batch, local_keys, got, everything, report, ignore=False)
         except duckdb.ConstraintException:  # an event id of another run here: the batch again, such rows left out
-            _write_pulled(duck, host, batch, local_keys, got, everything, report, ignore=True)
+            _write_pulled(duck, cfg.names, batch, local_keys, got, everything, report, ignore=True)
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)
             raise
@@ -741,7 +783,7 @@ def _pull_runs(
 
 def _write_pulled(
     duck: duckdb.DuckDBPyConnection,
-    host: str,
+    names: dict[str, str],
     batch: list,
     local_keys: list[str],
     got: dict[str, pa.Table],
@@ -760,7 +802,7 @@ def _write_pulled(
             if not everything:  # (a rebuild fills a new, empty database)
                 duck.execute(f"DELETE FROM {table} WHERE run_key IN (SELECT run_key FROM _team_batch)")
             rows = got[table]
-            n = _insert_local(duck, table, rows, host, ignore=ignore and table == "events")
+            n = _insert_local(duck, table, rows, names, ignore=ignore and table == "events")
             if table == "events":
                 skipped += rows.num_rows - n
             pulled += n
@@ -792,7 +834,7 @@ def _pull_shared(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list,
     duck.execute("BEGIN TRANSACTION")
     try:
         for table in SHARED:
-            _insert_local(duck, table, got[table], cfg.host, ignore=table == "run_tags")
+            _insert_local(duck, table, got[table], cfg.names, ignore=table == "run_tags")
         ann: pa.Table = got["annotations"]
         known = dict(duck.execute("SELECT annotation_id, version FROM team_annotations").fetchall())
         versions = dict(zip(ann.column("annotation_id").to_pylist(), ann.column("version").to_pylist()))
@@ -803,7 +845,7 @@ def _pull_shared(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list,
             duck.execute("CREATE OR REPLACE TEMP TABLE _team_ann (annotation_id VARCHAR)")
             duck.executemany("INSERT INTO _team_ann VALUES (?)", [[a] for a in newer])
             duck.execute("DELETE FROM annotations WHERE annotation_id IN (SELECT annotation_id FROM _team_ann)")
-            _insert_local(duck, "annotations", rows, cfg.host, ignore=False)
+            _insert_local(duck, "annotations", rows, cfg.names, ignore=False)
             sigs = _annotation_sigs(duck)
             duck.executemany(
                 "INSERT OR REPLACE INTO team_annotations VALUES (?, ?, ?)",
@@ -855,7 +897,7 @@ def forget_in_team(cfg: TeamConfig, run_key: str) -> int:
     """Take the run ``run_key`` (a local key) out of the team record; the members' next sync forgets
     it too. Returns the rows removed. Refused in one line for a read-only role."""
     pg_box = _connect_checked(cfg)
-    team_key = cfg.host + run_key[5:] if run_key.startswith("local/") else run_key
+    team_key = cfg.to_team(run_key)
     s = TEAM_SCHEMA
 
     def run(pg: TeamTransport) -> int:
