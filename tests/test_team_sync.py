@@ -474,3 +474,22 @@ def test_an_ssh_hosts_runs_are_named_by_its_address_in_the_team_record(tmp_path,
     ]
     n = count(a, "SELECT count(*) FROM events WHERE run_key = 'gpu-1/gpu-run/sum_task'")[0][0]
     assert n > 0 and count(b, "SELECT count(*) FROM events WHERE run_key = 'lab/gpu-run/sum_task'") == [(n,)]
+
+
+def test_without_a_team_record_configured_sync_says_so_in_one_line(tmp_path):
+    a = machine_b(tmp_path, n=1, prefix="alpha")
+    env = {k: v for k, v in os.environ.items() if k != "EDGETUI_TEAM_URL"}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")  # no team.toml there
+    p = subprocess.run(
+        [sys.executable, "-m", "edgetui.cli.main", "--db", str(a), "sync"], env=env, capture_output=True, text=True
+    )
+    assert p.returncode == 2
+    assert p.stderr.count("\n") == 1 and "no team record configured: set EDGETUI_TEAM_URL" in p.stderr
+    # a team.toml with a key edgetui does not know is named, with the file
+    conf = tmp_path / "config" / "edgetui" / "team.toml"
+    conf.parent.mkdir(parents=True)
+    conf.write_text('url = "postgresql:///x"\nmachnie = "typo"\n')
+    p = subprocess.run(
+        [sys.executable, "-m", "edgetui.cli.main", "--db", str(a), "sync"], env=env, capture_output=True, text=True
+    )
+    assert p.returncode == 2 and f"{conf}: unknown key 'machnie'" in p.stderr
