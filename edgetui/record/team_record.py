@@ -415,18 +415,6 @@ def _signatures(duck: duckdb.DuckDBPyConnection) -> dict[str, str]:
     return {str(k): str(s) for k, s in rows}
 
 
-def _ensure_local(duck: duckdb.DuckDBPyConnection) -> None:
-    # the local bookkeeping of sync (also created by schema version 13: here for a database opened
-    # read-write by an edgetui of this version before it migrated)
-    duck.execute(
-        "CREATE TABLE IF NOT EXISTS team_sync (run_key VARCHAR PRIMARY KEY, machine VARCHAR, person VARCHAR, "
-        "pushed VARCHAR, seq BIGINT)"
-    )
-    duck.execute(
-        "CREATE TABLE IF NOT EXISTS team_annotations (annotation_id VARCHAR PRIMARY KEY, version BIGINT, synced VARCHAR)"
-    )
-
-
 def _writable(pg: TeamTransport) -> Optional[str]:
     row = pg.execute(f"SELECT current_user, has_table_privilege('{TEAM_SCHEMA}.runs', 'INSERT')")
     if row and not row[0][1]:
@@ -583,7 +571,6 @@ def _connect(cfg: TeamConfig, wait_s: float = 60.0) -> TeamTransport:
 
 
 def push(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list, report: SyncReport) -> None:
-    _ensure_local(duck)
     sigs = _signatures(duck)
     pushed = dict(duck.execute("SELECT run_key, pushed FROM team_sync").fetchall())
     # this machine's own runs and the hosts' runs it recorded (not runs pulled from others, unless changed here)
@@ -877,7 +864,6 @@ def _connect_checked(cfg: TeamConfig) -> list:
 
 def sync(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pull_only: bool = False) -> SyncReport:
     """Push this machine's new or changed runs, tags, fits and annotations, then pull the others'."""
-    _ensure_local(duck)
     report = SyncReport()
     pg_box = _connect_checked(cfg)
     try:
@@ -928,7 +914,6 @@ def forget_in_team(cfg: TeamConfig, run_key: str) -> int:
 def rebuild(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig) -> SyncReport:
     """Fill the (new, empty) database ``duck`` from the team record: every member's runs, this machine's
     under ``local`` again."""
-    _ensure_local(duck)
     report = SyncReport()
     pg_box = _connect_checked(cfg)
     try:
