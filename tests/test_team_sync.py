@@ -493,3 +493,34 @@ def test_without_a_team_record_configured_sync_says_so_in_one_line(tmp_path):
         [sys.executable, "-m", "edgetui.cli.main", "--db", str(a), "sync"], env=env, capture_output=True, text=True
     )
     assert p.returncode == 2 and f"{conf}: unknown key 'machnie'" in p.stderr
+
+
+def test_an_annotation_deleted_on_one_machine_goes_everywhere_and_stays_in_the_history(
+    tmp_path, team_url, pg_server, team_db
+):
+    from edgetui.record.annotations import annotate, delete_annotation
+    from edgetui.store.database import open_db
+
+    a = machine_b(tmp_path, n=1, prefix="alpha")
+    b = machine_b(tmp_path, n=1, prefix="beta")
+    rk, rnd = some_round(a)
+    with open_db(a) as c:
+        aid = annotate(c, rk, round=rnd, label="noise", text="to be deleted")
+        keep = annotate(c, rk, round=rnd, label="tuning", text="stays")
+    run_cli(["--db", str(a), "sync", "--init"], team_url, "alpha")
+    run_cli(["--db", str(b), "sync"], team_url, "beta")
+    assert count(b, "SELECT count(*) FROM annotations") == [(2,)]
+    with open_db(b) as c:
+        assert delete_annotation(c, aid)
+    r = run_cli(["--db", str(b), "sync"], team_url, "beta")
+    assert "annotations 1 pushed" in r.stdout
+    r = run_cli(["--db", str(a), "sync"], team_url, "alpha")
+    assert "0 pushed / 1 pulled" in r.stdout
+    for db in (a, b):
+        assert count(db, "SELECT annotation_id FROM annotations") == [(keep,)]
+    assert pg_server.sql(
+        f"SELECT text FROM edgetui_team.annotation_history WHERE annotation_id = '{aid}'", team_db
+    ) == [("to be deleted",)]
+    # settled: nothing moves on either side any more
+    for db, m in ((a, "alpha"), (b, "beta")):
+        assert "0 pushed / 0 pulled" in run_cli(["--db", str(db), "sync"], team_url, m).stdout

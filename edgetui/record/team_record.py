@@ -259,11 +259,11 @@ def _ddl(duck: duckdb.DuckDBPyConnection) -> list[str]:
     )
     out.append(
         f"CREATE TABLE IF NOT EXISTS {s}.annotations ({cols('annotations')}, version bigint NOT NULL, "
-        "recorded_by text, person text, PRIMARY KEY (annotation_id))"
+        "recorded_by text, person text, deleted boolean NOT NULL DEFAULT false, PRIMARY KEY (annotation_id))"
     )
     out.append(
         f"CREATE TABLE IF NOT EXISTS {s}.annotation_history ({cols('annotations')}, version bigint NOT NULL, "
-        "recorded_by text, person text, replaced_at double precision)"
+        "recorded_by text, person text, deleted boolean, replaced_at double precision)"
     )
     return out
 
@@ -637,8 +637,12 @@ def _push_annotations(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: 
     sigs = _annotation_sigs(duck)
     synced = dict(duck.execute("SELECT annotation_id, synced FROM team_annotations").fetchall())
     todo = sorted(a for a, s in sigs.items() if synced.get(a) != s)
+    # synced once and gone here since: deleted on this machine (DELETED: a deletion already known)
+    gone = sorted(a for a, s in synced.items() if a not in sigs and s != DELETED)
+    if gone:
+        _push_deletions(cfg, pg_box, duck, gone)
     if not todo:
-        return 0
+        return len(gone)
     cols = [c for c, _ in _local_columns(duck, "annotations")]
     duck.execute("CREATE OR REPLACE TEMP TABLE _team_ann (annotation_id VARCHAR)")
     duck.executemany("INSERT INTO _team_ann VALUES (?)", [[a] for a in todo])
@@ -658,7 +662,9 @@ def _push_annotations(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: 
             f"INSERT INTO {s}.annotation_history SELECT a.*, extract(epoch from now()) FROM {s}.annotations a "
             f"WHERE a.annotation_id IN (SELECT annotation_id FROM {stage})"
         )
-        sets = ", ".join(f"{_q(c)} = EXCLUDED.{_q(c)}" for c in [*cols[1:], "version", "recorded_by", "person"])
+        sets = ", ".join(
+            f"{_q(c)} = EXCLUDED.{_q(c)}" for c in [*cols[1:], "version", "recorded_by", "person", "deleted"]
+        )
         got = pg.execute(
             f"INSERT INTO {s}.annotations ({col_list}, version, recorded_by, person) "
             f"SELECT {col_list}, nextval('{s}.annotation_version'), $1, $2 FROM (SELECT * FROM {stage} ORDER BY annotation_id) x "
@@ -675,7 +681,35 @@ def _push_annotations(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: 
         [[a, v, sigs[a]] for a, v in got],
     )
     duck.execute("COMMIT")
-    return len(todo)
+    return len(todo) + len(gone)
+
+
+#: ``team_annotations.synced`` of an annotation deleted (here, or by the team and pulled)
+DELETED = "deleted"
+
+
+def _push_deletions(cfg: TeamConfig, pg_box: list, duck: duckdb.DuckDBPyConnection, ids: list[str]) -> None:
+    """Annotations deleted on this machine: deleted in the team record too (a new version, so a later
+    edit elsewhere wins over it, and an earlier one loses; the row as it was goes to the history)."""
+    s = TEAM_SCHEMA
+
+    def run(pg: TeamTransport) -> list[tuple]:
+        pg.execute("SELECT pg_advisory_xact_lock($1)", [_LOCK])
+        pg.execute(
+            f"INSERT INTO {s}.annotation_history SELECT a.*, extract(epoch from now()) FROM {s}.annotations a "
+            "WHERE a.annotation_id = ANY($1) AND NOT a.deleted",
+            [ids],
+        )
+        return pg.execute(
+            f"UPDATE {s}.annotations SET deleted = true, version = nextval('{s}.annotation_version'), "
+            "recorded_by = $2, person = $3 WHERE annotation_id = ANY($1) AND NOT deleted RETURNING annotation_id, version",
+            [ids, cfg.machine, cfg.person],
+        )
+
+    got = dict(_retrying(cfg, pg_box, run))
+    duck.executemany(
+        "INSERT OR REPLACE INTO team_annotations VALUES (?, ?, ?)", [[a, got.get(a), DELETED] for a in ids]
+    )
 
 
 # ---------------------------------------------------------------------------- pull
@@ -813,7 +847,7 @@ def _pull_shared(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list,
         out = {}
         for table in (*SHARED, "annotations"):
             cols = [c for c, _ in _local_columns(duck, table)]
-            extra = ", version" if table == "annotations" else ""
+            extra = ", version, deleted" if table == "annotations" else ""
             out[table] = pg.fetch_arrow(f"SELECT {', '.join(map(_q, cols))}{extra} FROM {s}.{table}")
         return out
 
@@ -827,8 +861,12 @@ def _pull_shared(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list,
         versions = dict(zip(ann.column("annotation_id").to_pylist(), ann.column("version").to_pylist()))
         newer = [a for a, v in versions.items() if known.get(a) is None or int(v) > int(known[a])]
         if newer:
-            keep = pa.array([a in set(newer) for a in ann.column("annotation_id").to_pylist()])
-            rows = ann.filter(keep).drop_columns(["version"])
+            deleted = {
+                a for a, d in zip(ann.column("annotation_id").to_pylist(), ann.column("deleted").to_pylist()) if d
+            }
+            wanted = set(newer) - deleted
+            keep = pa.array([a in wanted for a in ann.column("annotation_id").to_pylist()])
+            rows = ann.filter(keep).drop_columns(["version", "deleted"])
             duck.execute("CREATE OR REPLACE TEMP TABLE _team_ann (annotation_id VARCHAR)")
             duck.executemany("INSERT INTO _team_ann VALUES (?)", [[a] for a in newer])
             duck.execute("DELETE FROM annotations WHERE annotation_id IN (SELECT annotation_id FROM _team_ann)")
@@ -836,7 +874,7 @@ def _pull_shared(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list,
             sigs = _annotation_sigs(duck)
             duck.executemany(
                 "INSERT OR REPLACE INTO team_annotations VALUES (?, ?, ?)",
-                [[a, versions[a], sigs.get(a)] for a in newer],
+                [[a, versions[a], DELETED if a in deleted else sigs.get(a)] for a in newer],
             )
         report.annotations_pulled = len(newer)
         duck.execute("COMMIT")
