@@ -160,6 +160,7 @@ def some_round(db: Path) -> tuple[str, str]:
     )[0]
 
 
+@pytest.mark.slow
 def test_two_machines_converge_and_the_later_annotation_wins(samples_template, tmp_path, team_url, pg_server, team_db):
     from edgetui.record.annotations import annotate, edit_annotation
     from edgetui.store.database import open_db
@@ -307,25 +308,32 @@ def test_a_push_killed_at_random_points_resumes(samples_template, tmp_path, team
     a = copy_samples_db(samples_template, tmp_path / "alpha" / "edgetui.duckdb")
     run_cli(["--db", str(a), "sync", "--init", "--pull"], team_url, "alpha")
     rnd = random.Random(41)
+    n_runs = count(a, "SELECT count(*) FROM runs")[0][0]
     killed = 0
-    for _ in range(4):
+
+    def on_server_now() -> int:
+        return pg_server.sql("SELECT count(*) FROM edgetui_team.runs", team_db)[0][0]
+
+    for _ in range(3):
+        # killed once the server has a random number of runs more (one batch a run): mid-push
+        target = min(on_server_now() + rnd.randint(1, 2), n_runs - 3)
         p = subprocess.Popen(
             [sys.executable, "-m", "edgetui.cli.main", "--db", str(a), "sync"],
             env={**_env(team_url, "alpha"), "EDGETUI_TEAM_BATCH_RUNS": "1"},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        time.sleep(rnd.uniform(0.8, 2.5))
+        while p.poll() is None and on_server_now() < target:
+            time.sleep(rnd.uniform(0.0, 0.05))
         if p.poll() is None:
             p.send_signal(signal.SIGKILL)
             killed += 1
         p.wait(60)
-    pushed_before = count(a, "SELECT count(*) FROM team_sync")[0][0]
+    on_server = pg_server.sql("SELECT count(*) FROM edgetui_team.runs", team_db)[0][0]
     r = run_cli(["--db", str(a), "sync"], team_url, "alpha")
-    n_runs = count(a, "SELECT count(*) FROM runs")[0][0]
-    assert killed >= 1
+    assert killed == 3 and 0 < on_server < n_runs
     # the last push did only what the killed ones had not committed
-    assert f"pushed {n_runs - pushed_before} run(s)" in r.stdout
+    assert f"pushed {n_runs - on_server} run(s)" in r.stdout
     _rebuild_equals(a, tmp_path, team_url, "alpha")
 
 
@@ -363,6 +371,7 @@ def test_the_server_stopped_and_started_again_mid_push(samples_template, tmp_pat
         server.close()
 
 
+@pytest.mark.slow
 def test_team_views_read_every_members_runs_and_say_who_recorded_them(tmp_path, team_url):
     import csv
     import io
@@ -495,6 +504,7 @@ def test_without_a_team_record_configured_sync_says_so_in_one_line(tmp_path):
     assert p.returncode == 2 and f"{conf}: unknown key 'machnie'" in p.stderr
 
 
+@pytest.mark.slow
 def test_an_annotation_deleted_on_one_machine_goes_everywhere_and_stays_in_the_history(
     tmp_path, team_url, pg_server, team_db
 ):
@@ -524,3 +534,29 @@ def test_an_annotation_deleted_on_one_machine_goes_everywhere_and_stays_in_the_h
     # settled: nothing moves on either side any more
     for db, m in ((a, "alpha"), (b, "beta")):
         assert "0 pushed / 0 pulled" in run_cli(["--db", str(db), "sync"], team_url, m).stdout
+
+
+def test_a_database_the_app_holds_is_pushed_from_a_copy(tmp_path, team_url, pg_server, team_db):
+    a = machine_b(tmp_path, n=2, prefix="alpha")
+    run_cli(["--db", str(a), "sync", "--init", "--pull"], team_url, "alpha")
+    holder = subprocess.Popen(  # another process holding the file, as the app does
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, sys, time; c = duckdb.connect({str(a)!r}); print('held', flush=True); time.sleep(120)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        r = run_cli(["--db", str(a), "sync"], team_url, "alpha")
+        assert "pushed 2 run(s)" in r.stdout
+        assert "held by another process (the app): pushed from a copy of it" in r.stderr
+        assert pg_server.sql("SELECT count(*) FROM edgetui_team.runs", team_db) == [(2,)]
+    finally:
+        holder.kill()
+        holder.wait(10)
+    # free again: the next sync finds them on the server as they are here, and sends nothing
+    r = run_cli(["--db", str(a), "sync"], team_url, "alpha")
+    assert "pushed 0 run(s)" in r.stdout and "2 unchanged" in r.stdout

@@ -37,14 +37,30 @@ def cmd_sync(db: Path, args) -> int:
     db = Path(db).expanduser()
     if args.rebuild:
         return _rebuild(db, cfg)
-    conn = open_db(db)
+    from edgetui.errors import DatabaseBusy
+    from edgetui.store.database import snapshot_copy
+
+    from_copy = False
+    try:
+        conn = open_db(db)
+    except DatabaseBusy:
+        if args.pull or args.init:
+            raise
+        conn = snapshot_copy(db)  # the app holds it: push from a copy of it, pull another time
+        from_copy = True
     try:
         if args.init:
             print(team_record.init_team(conn, cfg))
-        report = team_record.sync(conn, cfg, pull_only=args.pull)
+        report = team_record.sync(conn, cfg, pull_only=args.pull, from_copy=from_copy)
     finally:
         conn.close()
     print(report.line())
+    if from_copy:
+        print(
+            f"{db} is held by another process (the app): pushed from a copy of it; "
+            "nothing pulled (sync again when it is free)",
+            file=sys.stderr,
+        )
     if report.push_refused:
         print(report.push_refused, file=sys.stderr)
         return 1

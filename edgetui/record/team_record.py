@@ -245,7 +245,7 @@ def _ddl(duck: duckdb.DuckDBPyConnection) -> list[str]:
 
     out.append(
         f"CREATE TABLE IF NOT EXISTS {s}.runs ({cols('runs')}, recorded_by text, person text, "
-        "push_seq bigint, pushed_at double precision, PRIMARY KEY (run_key))"
+        "push_seq bigint, pushed_at double precision, signature text, PRIMARY KEY (run_key))"
     )
     out.append(f"CREATE INDEX IF NOT EXISTS runs_push_seq ON {s}.runs (push_seq)")
     for table, key in {**PER_RUN, **SHARED}.items():
@@ -464,7 +464,9 @@ def _read_batch(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, keys: list[str
     return out
 
 
-def _send_batch(pg: TeamTransport, cfg: TeamConfig, keys: list[str], tables: dict[str, pa.Table]) -> int:
+def _send_batch(
+    pg: TeamTransport, cfg: TeamConfig, keys: list[str], tables: dict[str, pa.Table], sigs: dict[str, str]
+) -> int:
     """One server transaction: every table's rows of the runs ``keys``, then their runs rows."""
     team_keys = [cfg.to_team(k) for k in keys]
     n = 0
@@ -503,6 +505,11 @@ def _send_batch(pg: TeamTransport, cfg: TeamConfig, keys: list[str], tables: dic
         f"SELECT {col_list}, $1, $2, nextval('{TEAM_SCHEMA}.push_seq'), extract(epoch from now()) "
         f"FROM (SELECT * FROM {stage} ORDER BY run_key) s ON CONFLICT (run_key) DO UPDATE SET {sets}",
         [cfg.machine, cfg.person],
+    )
+    pg.execute(
+        f"UPDATE {TEAM_SCHEMA}.runs r SET signature = x.sig FROM unnest($1::text[], $2::text[]) AS x(k, sig) "
+        "WHERE r.run_key = x.k",
+        [team_keys, [sigs[k] for k in keys]],
     )
     pg.execute(f"DROP TABLE {stage}")
     return n + rows.num_rows
@@ -570,11 +577,31 @@ def _connect(cfg: TeamConfig, wait_s: float = 60.0) -> TeamTransport:
             delay = min(delay * 2, 2.0)
 
 
-def push(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list, report: SyncReport) -> None:
+def push(
+    duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list, report: SyncReport, read_only: bool = False
+) -> None:
+    """Push the runs changed since they were pushed (and tags, fits, tasks, annotations). ``read_only``:
+    ``duck`` is a copy of a database another process holds (the app): runs are pushed, what was
+    pushed is not recorded here (the server's signatures say it next time), annotations wait."""
     sigs = _signatures(duck)
     pushed = dict(duck.execute("SELECT run_key, pushed FROM team_sync").fetchall())
     # this machine's own runs and the hosts' runs it recorded (not runs pulled from others, unless changed here)
-    todo = sorted(k for k, s in sigs.items() if pushed.get(k) != s)
+    maybe = sorted(k for k, s in sigs.items() if pushed.get(k) != s)
+    # ... less those the server has as they are here (a push killed after its commit, a push from a copy)
+    there: dict[str, str] = {}
+    if maybe:
+        team_keys = [cfg.to_team(k) for k in maybe]
+        got = _retrying(
+            cfg,
+            pg_box,
+            lambda pg: pg.execute(
+                f"SELECT run_key, signature FROM {TEAM_SCHEMA}.runs WHERE run_key = ANY($1)", [team_keys]
+            ),
+        )
+        there = {str(k): str(v) for k, v in got}
+    todo = [k for k in maybe if there.get(cfg.to_team(k)) != sigs[k]]
+    if not read_only and len(todo) < len(maybe):
+        _mark_pushed(duck, cfg, [k for k in maybe if there.get(cfg.to_team(k)) == sigs[k]], sigs)
     report.unchanged_runs = len(sigs) - len(todo)
     batches = _batches(duck, todo)
     # batch i+1 read and redacted (DuckDB, this process) while batch i is written (the server): a pipeline
@@ -585,13 +612,15 @@ def push(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list, report:
             assert ahead is not None
             tables = ahead.result()
             ahead = pool.submit(_read_batch, reader, cfg, batches[i + 1]) if i + 1 < len(batches) else None
-            n = _retrying(cfg, pg_box, functools.partial(_send_batch, cfg=cfg, keys=batch, tables=tables))
-            _mark_pushed(duck, cfg, batch, sigs)
+            n = _retrying(cfg, pg_box, functools.partial(_send_batch, cfg=cfg, keys=batch, tables=tables, sigs=sigs))
+            if not read_only:
+                _mark_pushed(duck, cfg, batch, sigs)
             report.pushed_runs += len(batch)
             report.pushed_rows += n
     reader.close()
     _push_shared(duck, cfg, pg_box)
-    report.annotations_pushed = _push_annotations(duck, cfg, pg_box)
+    if not read_only:  # (an annotation pushed without its version recorded would be pushed again, and win)
+        report.annotations_pushed = _push_annotations(duck, cfg, pg_box)
 
 
 def _mark_pushed(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, batch: list[str], sigs: dict[str, str]) -> None:
@@ -900,8 +929,11 @@ def _connect_checked(cfg: TeamConfig) -> list:
     return pg_box
 
 
-def sync(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pull_only: bool = False) -> SyncReport:
-    """Push this machine's new or changed runs, tags, fits and annotations, then pull the others'."""
+def sync(
+    duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pull_only: bool = False, from_copy: bool = False
+) -> SyncReport:
+    """Push this machine's new or changed runs, tags, fits and annotations, then pull the others'.
+    ``from_copy``: ``duck`` is a read-only copy of a database another process holds: push runs only."""
     report = SyncReport()
     pg_box = _connect_checked(cfg)
     try:
@@ -909,9 +941,10 @@ def sync(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pull_only: bool = Fal
         if refused:
             report.push_refused = refused
         elif not pull_only:
-            push(duck, cfg, pg_box, report)
-        _pull_runs(duck, cfg, pg_box, report, everything=False)
-        _pull_shared(duck, cfg, pg_box, report)
+            push(duck, cfg, pg_box, report, read_only=from_copy)
+        if not from_copy:
+            _pull_runs(duck, cfg, pg_box, report, everything=False)
+            _pull_shared(duck, cfg, pg_box, report)
     finally:
         pg_box[0].close()
     return report
