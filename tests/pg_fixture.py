@@ -12,8 +12,10 @@ cut, and a server killed with SIGKILL still recovers from its WAL.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import pwd
+import signal
 import shutil
 import subprocess
 import tempfile
@@ -25,6 +27,13 @@ from typing import Optional
 import adbc_driver_postgresql.dbapi as pg_dbapi
 
 PORT = 5432  # only the socket file's name (.s.PGSQL.5432): the socket folder is unique per server
+
+
+def _die_with_parent() -> None:
+    """In the server's process before it starts (after its user is set, which would clear it): SIGQUIT,
+    PostgreSQL's immediate shutdown, when the process that started it ends, whatever ended it (a
+    test run killed, an interrupted bench): no server outlives its tests."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGQUIT)  # 1: PR_SET_PDEATHSIG
 
 
 class _ExitedEarly(RuntimeError):
@@ -100,6 +109,7 @@ class PgServer:
             stdout=logf,
             stderr=logf,
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
         logf.close()
         deadline = time.monotonic() + 60
