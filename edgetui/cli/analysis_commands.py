@@ -63,6 +63,11 @@ def _add_selection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--include-infra", action="store_true", help="count infra-error runs (left out by default)")
     p.add_argument("--include-samples", action="store_true", help="count sample runs (left out by default)")
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
+    p.add_argument(
+        "--team",
+        action="store_true",
+        help="every member's runs pulled by `edgetui sync` (default: this machine's), each with who recorded it",
+    )
 
 
 def add_commands(sub, cmd, add_db) -> None:
@@ -182,6 +187,11 @@ def add_commands(sub, cmd, add_db) -> None:
     p.add_argument("--include-infra", action="store_true", help="count infra-error runs (left out by default)")
     p.add_argument("--include-samples", action="store_true", help="count sample runs (left out by default)")
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
+    p.add_argument(
+        "--team",
+        action="store_true",
+        help="every member's runs pulled by `edgetui sync` (default: this machine's), each with who recorded it",
+    )
 
     p = cmd(
         sub,
@@ -234,6 +244,11 @@ def add_commands(sub, cmd, add_db) -> None:
     )
     p.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
+    p.add_argument(
+        "--team",
+        action="store_true",
+        help="every member's runs pulled by `edgetui sync` (default: this machine's), each with who recorded it",
+    )
 
     p = cmd(
         sub,
@@ -301,7 +316,8 @@ def recorded_task_values(db: Path, args, hours: Sequence[float]):
 
     from edgetui.analysis.recorded_curves import load_curves
 
-    curves = load_curves(_fetch(db, args.snapshot))
+    curves = load_curves(_fetch(db, args.snapshot), team=getattr(args, "team", False))
+    args.team_runs = [c.run_key for c in curves]
     args.left_out = left_out_note(
         left_out(
             curves,
@@ -321,6 +337,32 @@ def recorded_task_values(db: Path, args, hours: Sequence[float]):
     return [args.by], vals
 
 
+def _say_who_recorded(fn):
+    """``fn`` (a command), then with ``--team`` and a table: who recorded the runs it read (docs/team.md)."""
+
+    def run(db: Path, args) -> int:
+        rc = fn(db, args)
+        keys = getattr(args, "team_runs", None)
+        if getattr(args, "team", False) and getattr(args, "format", "table") == "table" and keys:
+            from collections import Counter
+
+            from edgetui.analysis.recorded_curves import recorded_by
+
+            who = recorded_by(_fetch(db, args.snapshot), keys)
+            if len(keys) <= 12:
+                for k in keys:
+                    print(visible(f"{k}: recorded by {who[k]}"))
+            else:
+                counts = Counter(who.values())
+                print("recorded by: " + ", ".join(visible(f"{w} {n} run(s)") for w, n in sorted(counts.items())))
+        return rc
+
+    run.__name__ = fn.__name__
+    run.__doc__ = fn.__doc__
+    return run
+
+
+@_say_who_recorded
 def cmd_leaderboard(db: Path, args) -> int:
     from edgetui.replay.analysis.leaderboard import OVERALL, aggregate, read_task_table
 
@@ -391,7 +433,7 @@ def _fit_curves(db: Path, args):
     from edgetui.analysis.recorded_curves import load_curves
 
     keys = [_resolve(db, r, args.snapshot) for r in args.runs] if args.runs else None
-    curves = load_curves(_fetch(db, args.snapshot), keys, time_basis=args.time_basis)
+    curves = load_curves(_fetch(db, args.snapshot), keys, time_basis=args.time_basis, team=getattr(args, "team", False))
     if keys is None:
         from edgetui.replay.analysis.leaderboard import left_out, left_out_note
 
@@ -415,6 +457,7 @@ def _fit_curves(db: Path, args):
             "no runs to fit"
             + ("" if keys else f" ({getattr(args, 'left_out', '') or 'no recorded run'}; or name runs)")
         )
+    args.team_runs = [c.run_key for c in curves]
     hours = args.hours
     if hours is None:
         ends = [c.end_elapsed_s if c.end_elapsed_s is not None else (c.now_elapsed_s or 0.0) for c in curves]
@@ -550,6 +593,7 @@ def cmd_backtest(args) -> int:
     return 0
 
 
+@_say_who_recorded
 def cmd_fit(db: Path, args) -> int:
     if args.bootstrap < 0:
         raise ValueError("--bootstrap must be 0 or more")
@@ -983,6 +1027,7 @@ def compare_view_spec(names: list[str], groups: bool) -> dict:
     return {"groups" if groups else "run_keys": names, "direct": True}
 
 
+@_say_who_recorded
 def cmd_compare(db: Path, args) -> int:
     from edgetui.replay.analysis.compare import group_series, parting_point, series_of_run, values_at
     from edgetui.replay.analysis.fit import fit_curve
@@ -1001,7 +1046,7 @@ def cmd_compare(db: Path, args) -> int:
         run_app(db, compare=spec)
         return 0
     if args.groups:
-        curves = load_curves(fetch)
+        curves = load_curves(fetch, team=args.team)
         series = []
         for g in args.runs:
             members = [c for c in curves if run_group_key(c.run_id) == g]
@@ -1017,6 +1062,7 @@ def cmd_compare(db: Path, args) -> int:
     compared = (
         [c for c in curves for g in args.runs if run_group_key(c.run_id) == g] if args.groups else list(by.values())
     )
+    args.team_runs = [c.run_key for c in compared]
     mixed = mixed_tasks((c.task_id, c.variant) for c in compared)
     part = parting_point(series)
     recs: list[dict[str, Any]] = []

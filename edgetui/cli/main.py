@@ -293,6 +293,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", metavar="RUN", help="run dir, RUN_ID[/TASK_ID], or a unique prefix")
     p.add_argument("--host", default=None, help="only runs of this host")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask (needed when stdin is not a terminal)")
+    p.add_argument(
+        "--team",
+        action="store_true",
+        help="also take it out of the team's record: every member's next `edgetui sync` forgets it (docs/team.md)",
+    )
 
     p = _cmd(
         sub,
@@ -455,6 +460,9 @@ def build_parser() -> argparse.ArgumentParser:
     from edgetui.cli.analysis_commands import add_commands
 
     add_commands(sub, _cmd, _add_db)
+    from edgetui.cli.team_commands import add_commands as add_team_commands
+
+    add_team_commands(sub, _cmd, _add_db)
     return ap
 
 
@@ -496,6 +504,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
         if hasattr(cli_notes, name):
             return getattr(cli_notes, name)(db, args)
+        if name == "cmd_sync":
+            from edgetui.cli.team_commands import cmd_sync
+
+            return cmd_sync(db, args)
         from edgetui.cli import analysis_commands as cli_analysis
 
         return getattr(cli_analysis, name)(db, args)
@@ -1068,6 +1080,11 @@ def cmd_forget(db: Path, args) -> int:
         print("nothing forgotten")
         return 1
     print(f"forgot {visible(key)} ({n} events); its files are untouched; {how[0]} brings it back")
+    if args.team:
+        from edgetui.record import team_record
+
+        rows = team_record.forget_in_team(team_record.load_config(), key)
+        print(f"took it out of the team record ({rows} rows); the members' next sync forgets it")
     return 0
 
 

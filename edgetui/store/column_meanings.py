@@ -86,6 +86,13 @@ SHARED: dict[str, str] = {
 
 #: (table or view, column) -> meaning, where the table gives the name a meaning of its own
 BY_TABLE: dict[tuple[str, str], str] = {
+    # the team record's local bookkeeping (edgetui/record/team_record.py, docs/team.md)
+    ("team_sync", "machine"): "the machine that recorded the run (the team record's host part for a local run)",
+    ("team_sync", "person"): "who recorded the run (the member's name in the team record)",
+    ("team_sync", "pushed"): "the run's signature when it was last pushed (unchanged: not pushed again)",
+    ("team_sync", "seq"): "the team record's push number this run was last pulled at",
+    ("team_annotations", "version"): "the annotation's version in the team record (the server's commit order)",
+    ("team_annotations", "synced"): "what was last synced of the annotation (its content's digest, or deleted)",
     # meta
     ("meta", "key"): "a setting's name (schema_version, ...)",
     ("meta", "value"): "its value, as text",
