@@ -737,6 +737,16 @@ class HolderServer:
                 self._jobs.put(None, timeout=1.0)
             except queue.Full:
                 note_swallowed("a worker busy past the wait is not told to end (a daemon: it ends with the process)")
+        with self._lock:
+            running = list(self._running.values())
+        for c in running:  # a cursor's query under way: stopped, so its worker takes its end now
+            c.cur.interrupt()
+        for w in self.workers:
+            # each worker out of DuckDB before the connection is closed and the process may end: a
+            # daemon thread still inside a query when the interpreter finalizes is unwound through
+            # DuckDB's C++ frames and aborts the process ("FATAL: exception not rethrown", status -6,
+            # seen on ctrl+c of `edgetui serve` while a tab's read ran)
+            w.join(5.0)
         for s in list(self._pending) + list(self._sending) + list(self._sessions):
             self._drop(s)
         while True:
