@@ -91,6 +91,7 @@ BY_TABLE: dict[tuple[str, str], str] = {
     ("team_sync", "person"): "who recorded the run (the member's name in the team record)",
     ("team_sync", "pushed"): "the run's signature when it was last pushed (unchanged: not pushed again)",
     ("team_sync", "seq"): "the team record's push number this run was last pulled at",
+    ("team_annotations", "annotation_id"): "the annotation (annotations.annotation_id)",
     ("team_annotations", "version"): "the annotation's version in the team record (the server's commit order)",
     ("team_annotations", "synced"): "what was last synced of the annotation (its content's digest, or deleted)",
     # meta

@@ -62,6 +62,8 @@ TABLE_MEANINGS: dict[str, str] = {
     "fits": "fitted curves stored by `edgetui fit --store`",
     "moments": "detected moments (new bests, change points, reframing moments)",
     "meta": "the schema version and markers",
+    "team_sync": "the team record: who recorded each run, what `edgetui sync` last pushed and pulled of it",
+    "team_annotations": "the team record: each annotation's team version and what was last synced of it",
 }
 
 
