@@ -20,6 +20,7 @@ __all__ = [
     "fmt_subs",
     "fmt_usd",
     "fmt_utc",
+    "lower_is_better",
     "plural",
 ]
 
@@ -119,6 +120,13 @@ def fmt_hours(h: Any) -> str:
         return f"{sign}{hours:g}h"
     hh, rem = divmod(s, 3600)
     return f"{sign}{hh}h{round(rem / 60):02d}"
+
+
+def lower_is_better(run: Any) -> bool:
+    """Whether a run's task minimises its raw score (a route's length, a cost): ``score_direction``
+    of the run (a dict such as a run header or a runs row), else of its task."""
+    get = run.get if isinstance(run, dict) else lambda k: getattr(run, k, None)
+    return str(get("score_direction") or get("task_score_direction") or "").lower() == "minimize"
 
 
 def plural(n: int, word: str, words: Optional[str] = None) -> str:

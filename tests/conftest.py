@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, settings
 import prereqs
 from docker_images import build_busybox_image, remove_containers, remove_image
 from sshd_fixture import Sshd
+from pg_fixture import PgServer
 
 from edgetui.cli.main import main
 
@@ -125,6 +126,24 @@ def start_sshd(tmp_path, monkeypatch):
 def sshd(start_sshd) -> Sshd:
     """One started sshd (a module needing other options overrides this with ``start_sshd(...)``)."""
     return start_sshd()
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A real PostgreSQL of this worker (tests/pg_fixture.py: Debian's server on a Unix socket of its own
+    folder, so xdist workers never share one); each test takes its own database of it (``team_url``)."""
+    server = PgServer(prereqs.need("postgres").parent)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def team_db(pg_server) -> str:
+    """A fresh, empty database of the worker's PostgreSQL: its name (``pg_server.url(name)`` connects)."""
+    return pg_server.new_database()
 
 
 @pytest.fixture(scope="session")

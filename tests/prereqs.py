@@ -2,7 +2,7 @@
 
 The README's test command (``pytest -q`` after ``pip install -e '.[dev]'``) is the
 whole set-up: Python packages come from ``pyproject.toml``, and the few system tools
-the tests need (below: busybox-static, tmux, sshd, inotifywait, chromium-headless-shell) are found here, or installed through Debian's ``apt-get`` when
+the tests need (below: busybox-static, tmux, sshd, inotifywait, postgresql, chromium-headless-shell) are found here, or installed through Debian's ``apt-get`` when
 the tests run as root (or with password-less ``sudo``). Without either, the exact
 install line is printed once and the tests that need a missing tool skip with that
 line as their reason; under ``CI=true`` they fail instead (a CI run that silently
@@ -74,6 +74,16 @@ def find_busybox() -> Optional[Path]:
     return None
 
 
+def find_postgres() -> Optional[Path]:
+    """Debian's PostgreSQL server (``initdb`` and ``postgres`` in /usr/lib/postgresql/<major>/bin, not on PATH)."""
+    base = Path("/usr/lib/postgresql")
+    if base.is_dir():
+        for d in sorted(base.iterdir(), key=lambda p: (len(p.name), p.name), reverse=True):
+            if (d / "bin" / "initdb").exists() and (d / "bin" / "postgres").exists():
+                return d / "bin" / "postgres"
+    return None
+
+
 def find_sshd() -> Optional[Path]:
     """OpenSSH's server (Debian's ``openssh-server`` puts it in /usr/sbin, often not on a user's PATH)."""
     for c in (shutil.which("sshd"), "/usr/sbin/sshd", "/usr/local/sbin/sshd"):
@@ -122,9 +132,21 @@ TOOLS: dict[str, Tool] = {
             _which("inotifywait"),
         ),
         Tool(
+            "kubectl",
+            "kubectl",  # (Kubernetes' own apt repository, pkgs.k8s.io, names it so)
+            "the pod shell test (kubectl exec against the fake API server, tests/test_pod_watch.py)",
+            _which("kubectl"),
+        ),
+        Tool(
+            "postgres",
+            "postgresql",
+            "the team record's tests (tests/test_team_sync.py: a real PostgreSQL on a Unix socket)",
+            find_postgres,
+        ),
+        Tool(
             "chromium-headless-shell",
             "chromium-headless-shell",
-            "the HTML report's browser test (tests/test_report_browser.py)",
+            "the browser tests (tests/test_report_browser.py, tests/test_serve_browser.py)",
             _which("chromium-headless-shell"),
         ),
     )

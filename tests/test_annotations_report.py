@@ -94,11 +94,34 @@ def test_annotating_works_while_another_process_holds_the_database(gw_db, capsys
         assert p.stdout.readline().strip() == "ready"
         assert main(["--db", str(db), "annotate", "opus48", "--round", "agent-167", "--label", "reward hack?"]) == 0
         aid = capsys.readouterr().out.split("annotation ")[1].split()[0]
+        # the same annotation again, through the holder: stored once, said
+        assert main(["--db", str(db), "annotate", "opus48", "--round", "agent-167", "--label", "reward hack?"]) == 0
+        out = capsys.readouterr().out
+        assert f"annotation {aid} on agent-167 (already)" in out
         assert main(["--db", str(db), "annotate", "--edit", aid, "--text", "check the scorer"]) == 0
     finally:
         p.kill()
         p.wait()
     assert _q(db, "SELECT round, label, text FROM annotations") == [("agent-167", "reward hack?", "check the scorer")]
+
+
+def test_the_same_annotation_twice_is_stored_once(gw_db, capsys):
+    db, _ = gw_db
+    add = ["--db", str(db), "annotate", "opus48", "--round", "agent-85", "--label", "reframe", "--text", "coherent"]
+    assert main(add) == 0
+    first = capsys.readouterr().out
+    aid = first.split("annotation ")[1].split()[0]
+    assert "(already)" not in first
+    assert main(add) == 0
+    assert capsys.readouterr().out.strip().endswith(f"annotation {aid} on agent-85 (already)")
+    assert main([*add[:-1], " coherent "]) == 0  # (spaces at the ends aside: the same note)
+    assert "(already)" in capsys.readouterr().out
+    assert _q(db, "SELECT count(*) FROM annotations")[0][0] == 1
+    # another text, or another label, on the same event is another annotation
+    assert main([*add[:-1], "coherent network statistic"]) == 0
+    assert main([*add[:-3], "tuning", "--text", "coherent"]) == 0
+    assert "(already)" not in capsys.readouterr().out
+    assert _q(db, "SELECT count(*) FROM annotations")[0][0] == 3
 
 
 class _Refs(HTMLParser):

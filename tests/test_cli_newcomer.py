@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,13 @@ from conftest import copy_samples_db
 @pytest.fixture
 def samples_db(tmp_path, samples_template) -> Path:
     return copy_samples_db(samples_template, tmp_path / "s.duckdb")
+
+
+@pytest.fixture(autouse=True)
+def output_is_a_pipe(monkeypatch):
+    """The commands print as into a pipe (never cut): no ``COLUMNS`` in the environment, which an
+    xdist worker that ran a Textual test before has (80), so its tables were fitted to 80 columns."""
+    monkeypatch.delenv("COLUMNS", raising=False)
 
 
 def test_report_format_follows_the_output_files_extension(samples_db, tmp_path, capsys):
@@ -182,3 +190,72 @@ def test_the_pdf_line_counts_in_words_and_the_pdf_comes_from_the_extension(sampl
     assert out.read_bytes().startswith(b"%PDF")
     line = capsys.readouterr().out
     assert line.startswith(f"wrote {out} (") and line.endswith(", 1 annotation)\n"), line
+
+
+def _table(out: str) -> tuple[list[str], list[list[str]]]:
+    """A plain table's header words and its rows' words (up to the row-count line)."""
+    lines = [ln for ln in out.splitlines() if ln and not ln.startswith("(")]
+    return lines[0].split(), [ln.split() for ln in lines[1:]]
+
+
+def test_elapsed_time_reads_h_mm_ss_in_every_table(samples_db, capsys):
+    """`runs` said elapsed_h 3.25, `moments` elapsed_h 2.67, `annotations --queue` elapsed_s 9618.48
+    where the screens say 3:15:12 and 2:40:18: one presentation wherever a person reads it;
+    csv and json keep numbers with the unit in the field's name."""
+    from edgetui.replay.cursor import format_elapsed
+    from edgetui.store.database import open_db
+    from edgetui.store.queries import run_header
+
+    conn = open_db(samples_db, read_only=True)
+    try:
+        ran = format_elapsed(run_header(conn, "local/7c1e94d2a0b3/gitlet_vcs")["duration_s"])
+    finally:
+        conn.close()
+    assert main(["--db", str(samples_db), "runs"]) == 0
+    head, rows = _table(capsys.readouterr().out)
+    assert "elapsed" in head and "budget" in head and "elapsed_h" not in head and "budget_h" not in head
+    row = next(r for r in rows if r[0] == "7c1e94d2a0b3")
+    assert ran == "3:15:12" and ran in row and "3:00:00" in row  # the header's ran, the budget
+    assert main(["--db", str(samples_db), "moments", "opus48-edge-3"]) == 0
+    head, rows = _table(capsys.readouterr().out)
+    at = head.index("elapsed")
+    assert "elapsed_h" not in head and rows and all(re.fullmatch(r"\d+:\d\d:\d\d", r[at]) for r in rows)
+    assert main(["--db", str(samples_db), "moments", "opus48-edge-3", "--format", "json"]) == 0
+    moments = json.loads(capsys.readouterr().out)["moments"]
+    assert format_elapsed(moments[0]["elapsed_s"]) == rows[0][at]
+    assert main(["--db", str(samples_db), "annotations", "--queue"]) == 0
+    head, rows = _table(capsys.readouterr().out)
+    at = head.index("elapsed")
+    assert "elapsed_s" not in head and rows and all(re.fullmatch(r"\d+:\d\d:\d\d", r[at]) for r in rows)
+    # machine formats: numbers, the unit in the name
+    assert main(["--db", str(samples_db), "runs", "--format", "csv"]) == 0
+    header = capsys.readouterr().out.splitlines()[0].split(",")
+    assert {"elapsed_h", "sforge_runtime_h", "budget_h"} <= set(header)
+    assert main(["--db", str(samples_db), "moments", "opus48-edge-3", "--format", "csv"]) == 0
+    first = capsys.readouterr().out.splitlines()
+    assert "elapsed_h" in first[0].split(",") and float(first[1].split(",")[2]) == pytest.approx(2.67, abs=0.01)
+    # `sql` prints a query's columns as written
+    assert main(["--db", str(samples_db), "sql", "SELECT elapsed_s FROM moments LIMIT 1"]) == 0
+    out = capsys.readouterr().out
+    assert out.split()[0] == "elapsed_s" and ":" not in out.splitlines()[1]
+
+
+def test_leaderboard_and_fit_say_how_many_runs_they_left_out_and_why(samples_db, capsys):
+    """Infra-error runs left out of the leaderboard and the fits without a word: one line under the
+    table says how many and why, naming the option that counts them."""
+    db = ["--db", str(samples_db)]
+    assert main([*db, "leaderboard", "--include-samples"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    note = "left out: 3 infra-error runs (--include-infra)"
+    assert note in out and out.index(note) == next(i for i, ln in enumerate(out) if ln.startswith("(")) + 1
+    assert main([*db, "leaderboard", "--include-samples", "--include-infra"]) == 0
+    assert "left out" not in capsys.readouterr().out
+    # a machine format keeps stdout clean: the line goes to stderr
+    assert main([*db, "leaderboard", "--include-samples", "--format", "json"]) == 0
+    cap = capsys.readouterr()
+    assert json.loads(cap.out) and note in cap.err
+    assert main([*db, "fit", "--include-samples", "--bootstrap", "0"]) == 0
+    assert note in capsys.readouterr().out.splitlines()
+    # nothing left to rank: the error says what was left out
+    assert main([*db, "leaderboard"]) == 2
+    assert "no runs to rank (left out: 11 sample runs (--include-samples))" in capsys.readouterr().err

@@ -108,7 +108,7 @@ def test_fit_json_of_a_recorded_run_records_basis_and_aggregation(samples_db, ca
 
 def test_fit_by_model_leaves_out_samples_unless_asked(samples_db, capsys):
     assert main(["--db", str(samples_db), "fit", "--by", "model"]) == 2
-    assert "sample runs are left out" in capsys.readouterr().err
+    assert "left out: 11 sample runs (--include-samples)" in capsys.readouterr().err
     assert (
         main(
             [

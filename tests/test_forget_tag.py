@@ -43,7 +43,10 @@ def test_forget_needs_yes_without_a_terminal_then_leaves_a_tombstone(tmp_path, c
     assert _q(db, "SELECT count(*) FROM runs")[0][0] == 1
     capsys.readouterr()
     assert main(["--db", str(db), "forget", "judge-demo", "--yes"]) == 0
-    assert "forgot local/judge-demo-001/judge_demo_sum" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "forgot local/judge-demo-001/judge_demo_sum" in out
+    # the line says how to bring it back: ingest --unforget with the run's own directory
+    assert f"`edgetui ingest --unforget {root / RUN.name / 'judge_demo_sum'}` brings it back" in out
     for t in ("runs", "events", "submissions", "test_results", "source_cursors"):
         assert _q(db, f"SELECT count(*) FROM {t}")[0][0] == 0, t
     assert sorted(p.name for p in (root / RUN.name).rglob("*")) == before  # the files are untouched
@@ -53,6 +56,23 @@ def test_forget_needs_yes_without_a_terminal_then_leaves_a_tombstone(tmp_path, c
     assert _q(db, "SELECT count(*) FROM runs")[0][0] == 0
     assert main(["--db", str(db), "ingest", "-q", "--unforget", str(root)]) == 0
     assert _q(db, "SELECT count(*) FROM runs")[0][0] == 1 and _q(db, "SELECT count(*) FROM tombstones")[0][0] == 0
+
+
+def test_forgetting_a_sample_run_says_samples_unforget_brings_it_back(tmp_path, capsys, monkeypatch, samples_template):
+    """A sample run comes back by `edgetui samples --unforget`, not `ingest --unforget PATH`: the
+    prompt (and the line after) say that command."""
+    db = copy_samples_db(samples_template, tmp_path / "s.duckdb")
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", lambda prompt="": "y")
+    assert main(["--db", str(db), "forget", "legacy"]) == 0
+    out = capsys.readouterr().out
+    prompt, done = out.splitlines()[:2]
+    assert prompt.startswith("forget local/legacy-evolve-0115/gitlet_vcs (189 events)?")
+    assert "`edgetui samples --unforget` brings it back" in prompt and "ingest" not in prompt
+    assert done.startswith("forgot ") and "`edgetui samples --unforget` brings it back" in done
+    assert _q(db, "SELECT count(*) FROM runs WHERE run_id = 'legacy-evolve-0115'")[0][0] == 0
+    assert main(["--db", str(db), "samples", "-q", "--unforget"]) == 0  # the command said works
+    assert _q(db, "SELECT count(*) FROM runs WHERE run_id = 'legacy-evolve-0115'")[0][0] == 1
 
 
 def test_a_watched_root_does_not_bring_a_forgotten_run_back(tmp_path):

@@ -2,6 +2,7 @@
 fewer_collections scope no longer unfreezes a heap the live supervisor or a replay screen froze."""
 
 import gc
+import time
 
 import pytest
 
@@ -42,3 +43,30 @@ def test_scopes_and_holders_unfreeze_only_with_the_last(collector):
     assert gc.get_freeze_count() > 0 and collector.frozen()
     collector.release(screen)
     assert gc.get_freeze_count() == 0 and not collector.frozen()
+
+
+def test_a_stopped_supervisor_gives_its_frozen_heap_back(tmp_path):
+    """The live supervisor freezes the heap once caught up, for its lifetime: stopped, it releases
+    it (a replay opened later in the same process froze nothing while a stopped watcher's hold
+    stayed, and a closed watcher's garbage stayed out of the collector)."""
+    from edgetui.garbage_collector import COLLECTOR
+    from edgetui.live.supervisor import Supervisor
+    from edgetui.store.database import open_db
+
+    root = tmp_path / "runs"
+    root.mkdir()
+    conn = open_db(tmp_path / "live.duckdb")
+    sup = Supervisor(conn, [root], docker_client=None)
+    try:
+        th, stop = sup.start(interval=0.05, poll=True)
+        deadline = time.monotonic() + 60
+        while not COLLECTOR.frozen() and time.monotonic() < deadline:
+            stop.wait(0.02)
+        assert COLLECTOR.frozen()  # caught up (nothing to read): frozen for as long as it runs
+        stop.set()
+        th.join(30)
+        assert not th.is_alive()
+        assert not COLLECTOR.frozen() and gc.get_freeze_count() == 0
+    finally:
+        sup.close()
+        conn.close()

@@ -37,6 +37,7 @@ async def test_leaderboard_screen_counts_samples_only_when_asked(samples_db, siz
 
         await pilot_wait_for(pilot, lambda: "loading" not in title(), 20, "the leaderboard loaded", describe=title)
         assert screen.query_one(DataTable).row_count == 0 and "no runs count here" in title()
+        assert "left out: 11 sample runs (a: all)" in title()  # how many, and why
         await pilot.press("a")
         await pilot_wait_for(pilot, lambda: screen.query_one(DataTable).row_count > 0, 20, "rows in the leaderboard")
         t = screen.query_one(DataTable)
@@ -46,5 +47,6 @@ async def test_leaderboard_screen_counts_samples_only_when_asked(samples_db, siz
         assert rows[i + 1][0].startswith("  Scientific Co")  # its categories follow, indented
         # gw_signal_search (71.25 rescaled at 12 h) and gitlet_vcs (95.3 % pass rate): (71.25 + 95.3125) / 2
         assert opus[-1] == ("83.3 ²" if size[0] < 120 else "83.3 (2)")
+        assert "all runs" in title() and "left out" not in title()
         await pilot.press("q")
         assert not isinstance(app.screen, LeaderboardScreen)

@@ -61,3 +61,30 @@ def test_bad_release_date_names_file_and_line(tmp_path, capsys):
     p.write_text("model,release_month,learning_speed\nA,2025-01,3\nB,May 2025,4\n")
     assert main(["learning-speed", "--csv", str(p)]) == 2
     assert f"{p}: line 3: release date 'May 2025'" in capsys.readouterr().err
+
+
+def test_recorded_runs_without_release_dates_say_what_the_file_holds(tmp_path, capsys):
+    """The release-dates file was nowhere explained: the error says its lines and names the models of
+    the recorded runs that need a date; the README and docs/analysis.md say the same."""
+    from pathlib import Path
+
+    tasks, runs, db = tmp_path / "tasks", tmp_path / "runs", tmp_path / "a.duckdb"
+    write_task(tasks, "ta", selection="pass_rate_first", parser="pytest")
+    for model in ("model-a", "model-b"):
+        write_run(
+            runs,
+            f"{model}-ta",
+            "ta",
+            model=model,
+            start=NOW - 30 * HOUR,
+            duration_s=3 * HOUR,
+            subs=[(0.5 * HOUR, 0.5, None)],
+        )
+    ingest(db, [runs], tasks)
+    assert main(["--db", str(db), "learning-speed"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--release-dates FILE: a CSV of model,release_date (YYYY-MM)" in err
+    assert "of your runs (model-a, model-b)" in err and "e.g. 'model-a,2026-06'" in err
+    root = Path(__file__).resolve().parents[1]
+    assert "--release-dates" in (root / "README.md").read_text()
+    assert "### Learning speed" in (root / "docs" / "analysis.md").read_text()

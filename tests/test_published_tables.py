@@ -71,7 +71,11 @@ def test_readme_tables_come_back_as_the_csv_files_the_commands_read(tmp_path, ca
     out = tmp_path / "tables"
     out.mkdir()
     assert main(["edgebench-csv", str(readme), "-o", str(out)]) == 0
-    assert "(1530 rows)" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "(1530 rows)" in said
+    # the learning-speed table is not in the README: said, with how to get learning speed instead
+    assert "no edgebench_learning_speed.csv" in said and "--release-dates FILE" in said
+    assert not (out / "edgebench_learning_speed.csv").exists()
     for name in FILES:
         assert (out / name).read_bytes() == (SHARED_DATA / name).read_bytes(), name
     # and the commands read them: the leaderboard of the per-task table

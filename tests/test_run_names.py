@@ -124,13 +124,17 @@ def test_runs_by_run_id_folds_tasks(tmp_path):
     db = tmp_path / "suite.duckdb"
     assert main(["--db", str(db), "ingest", "-q", "--tasks-dir", str(SAMPLES / "tasks"), str(tmp_path / "runs")]) == 0
     (g,) = json.loads(run_cli(db, "runs", "--by-run-id", "--format", "json"))
-    assert (g["run_id"], g["tasks"], g["finished"]) == ("suite-20261201", 2, 2)
+    assert (g["run_id"], g["tasks"], g["done"]) == ("suite-20261201", 2, 2)
     per_task = json.loads(run_cli(db, "runs", "--format", "json"))
     scores = [100 * r["best"] if r["best_of"] == "pass_rate" else None for r in per_task]
-    assert g["mean_score"] is not None and sorted(g["task_ids"].split()) == ["gitlet_vcs", "judge_demo_sum"]
+    assert g["mean_0_100"] is not None and sorted(g["task_ids"].split()) == ["gitlet_vcs", "judge_demo_sum"]
     assert any(s is not None for s in scores)
     table = run_cli(db, "runs", "--by-run-id")
-    assert "suite-20261201" in table and "tasks" in table.splitlines()[0]
+    head = table.splitlines()[0].split()
+    assert "suite-20261201" in table and "tasks" in head
+    # one word with the picker and the runs screen ("done"), and the mean says what it is
+    assert "done" in head and "finished" not in head and "mean_0_100" in head
+    assert "mean_0_100: the tasks' best on EdgeBench's 0–100 scale" in table
 
 
 # ---------------------------------------------------------------------------- the screens
@@ -159,11 +163,14 @@ async def test_picker_tells_run_ids_apart_and_folds_them(tmp_path, size):
         ids = {t.get_row_at(i)[0].plain for i in range(t.row_count)}
         assert len(ids) == 6  # six run ids, each told apart (a middle cut showed them alike at 80)
         assert t.virtual_size.width <= t.size.width
+        assert "score (↓: lower is better) or pass rate (%)" in str(t.border_subtitle)  # the best column's units
         await pilot.press("ctrl+g")
         await pilot.pause()
         assert t.row_count == 6
         labels = [str(c.label) for c in t.columns.values()]
-        assert labels[:4] == ["run id", "tasks", "done", "mean score"]
+        assert labels[:4] == ["run id", "tasks", "done", "mean 0–100"]
+        # the mean is named: each task's best on the 0–100 scale, not a raw score
+        assert "0–100" in str(app.screen.query_one(DataTable).border_subtitle)
         assert {t.get_row_at(i)[1].plain for i in range(t.row_count)} == {"2 tasks"}
         # ended tasks (finished or aborted) say "done", as the runs screen's "2 tasks, 2 done"
         assert all(t.get_row_at(i)[2].plain.endswith(" done") for i in range(t.row_count))

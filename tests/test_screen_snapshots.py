@@ -15,6 +15,7 @@ When a screen changes on purpose, write the new snapshots and LOOK AT EACH ONE b
 from __future__ import annotations
 
 import io
+import time
 import os
 from pathlib import Path
 
@@ -69,6 +70,25 @@ def check(name: str, text: str) -> None:
     assert text == want, f"{name} differs from {path}:\n{text}"
 
 
+async def check_settled(pilot, app, name: str, within: float = 15.0) -> None:
+    """:func:`check` of the screen once it is drawn as the snapshot, re-read every 0.1 s for up to
+    ``within`` seconds: a fixed pause left a footer or a row not yet painted under load (two xdist
+    workers at load 10), and the test failed on a screen still being drawn. A screen that never
+    matches still fails, with the last text."""
+    if UPDATE:
+        await pilot.pause(0.5)
+        check(name, screen_text(app))
+        return
+    path = SNAPSHOTS / f"{name}.txt"
+    want = path.read_text(encoding="utf-8") if path.exists() else None
+    deadline = time.monotonic() + within
+    text = screen_text(app)
+    while text != want and time.monotonic() < deadline:
+        await pilot.pause(0.1)
+        text = screen_text(app)
+    check(name, text)
+
+
 @pytest.mark.asyncio
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 async def test_the_run_picker(samples_db, size, monkeypatch):
@@ -81,8 +101,7 @@ async def test_the_run_picker(samples_db, size, monkeypatch):
             30,
             "the picker with the 11 sample runs",
         )
-        await pilot.pause(0.2)
-        check(f"picker-{size[0]}x{size[1]}", screen_text(app))
+        await check_settled(pilot, app, f"picker-{size[0]}x{size[1]}")
 
 
 @pytest.mark.asyncio
@@ -101,8 +120,7 @@ async def test_the_replay_of_the_12_hour_run(samples_db, size, monkeypatch):
         # the reframing moments are detected after the first paint: the chart marks them (✦) then
         await wait_for(pilot, lambda: app.screen.moments_part.read, 60, "the moments read")
         await wait_for(pilot, lambda: "✦ reframe" in screen_text(app), 30, "the moments on the chart")
-        await pilot.pause(0.2)
-        check(f"replay-{size[0]}x{size[1]}", screen_text(app))
+        await check_settled(pilot, app, f"replay-{size[0]}x{size[1]}")
         await pilot.press("]")  # the next submission, its report in the detail pane
         if size[0] < 120:
             await pilot.press("d")  # (a narrow terminal shows the detail pane on demand)
@@ -113,12 +131,10 @@ async def test_the_replay_of_the_12_hour_run(samples_db, size, monkeypatch):
             "the submission's report shown",
             describe=lambda: screen_text(app),
         )
-        await pilot.pause(0.2)
-        check(f"replay-submission-{size[0]}x{size[1]}", screen_text(app))
+        await check_settled(pilot, app, f"replay-submission-{size[0]}x{size[1]}")
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), 30, "the help screen")
-        await pilot.pause(0.2)
-        check(f"help-{size[0]}x{size[1]}", screen_text(app))
+        await check_settled(pilot, app, f"help-{size[0]}x{size[1]}")
 
 
 @pytest.mark.asyncio
@@ -140,5 +156,46 @@ async def test_the_sql_screen(samples_db, size, monkeypatch, tmp_path):
         )
         await pilot.press("f5")
         await wait_for(pilot, lambda: screen.result is not None and screen.rows and screen.result.done)
-        await pilot.pause(0.2)
-        check(f"sql-{size[0]}x{size[1]}", screen_text(app))
+        await check_settled(pilot, app, f"sql-{size[0]}x{size[1]}")
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_sql_screens_schema_with_column_meanings(samples_db, size, monkeypatch, tmp_path):
+    """The schema tree with a table opened: each column with its type and its meaning (schema 13)."""
+    from textual.widgets import Tree
+
+    from edgetui.views.screens.sql import SqlScreen
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.chdir(samples_db.parent)
+    app = EdgeTUIApp(Path(samples_db.name))
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen) and len(app.screen.rows) >= 11)
+        await pilot.press("f6")
+        await wait_for(pilot, lambda: isinstance(app.screen, SqlScreen) and app.screen.words)
+        screen = app.screen
+        tree = screen.query_one(Tree)
+        await wait_for(pilot, lambda: len(tree.root.children) == 2, what="the schema read")
+        if size[0] < 120:
+            await pilot.press("ctrl+t")
+        views, tables = tree.root.children
+        views.collapse()
+        node = next(n for n in tables.children if str(n.label) == "submissions")
+        node.expand()
+        await pilot.pause(0.1)
+        tree.focus()
+        tree.move_cursor(node)
+        tree.scroll_to_node(node, animate=False)
+        # the line cut at the tree's width, whole under it for the highlighted column
+        pass_rate = next(n for n in node.children if str(n.label).startswith("pass_rate "))
+        tree.move_cursor(pass_rate)
+        await wait_for(
+            pilot,
+            lambda: "submissions.pass_rate double" in screen_text(app) and "pass_rate double t" in screen_text(app),
+            what="the column's meaning whole under the tree",
+        )
+        await pilot.pause(0.3)
+        text = screen_text(app)
+        assert "submissions.pass_rate double" in text and "tests passed ÷ tests, 0–1" in text
+        check(f"sql-schema-{size[0]}x{size[1]}", text)

@@ -196,3 +196,75 @@ async def test_the_open_query_is_saved_and_offered_back_after_a_crash(samples_db
         screen = await open_sql(app, pilot)
         await wait_for(pilot, lambda: screen.query_one(SqlEditor).text == typed, what="the buffer restored")
         assert "left open last time" in status(screen)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_held_elsewhere_the_screen_pages_through_the_holders_cursor(samples_db, size):
+    """Another process (a real one) holds the file: the app reads a snapshot copy, and the SQL screen
+    asks the holder, a page at a time: it sees a tag the holder wrote after the copy was taken."""
+    from edgetui.store.holder_socket import ask_holder_op
+    from edgetui.store.sql_results import HolderPagedResult
+    from test_holder import _holder_process
+
+    holder = _holder_process(samples_db)
+    try:
+        app = EdgeTUIApp(samples_db)
+        async with app.run_test(size=size) as pilot:
+            screen = await open_sql(app, pilot)
+            assert app.snapshot and screen.held_elsewhere == samples_db
+            ask_holder_op(samples_db, {"op": "tag", "run_key": GW, "tag": "after-the-copy"})
+            await run(pilot, screen, "SELECT run_key, tag FROM run_tags")
+            assert isinstance(screen.result, HolderPagedResult)
+            assert (GW, "after-the-copy") in screen.rows
+            assert "from the holding process" in status(screen)
+            # lazily: a page and the one ahead of the cursor, not the whole result
+            await run(pilot, screen, "SELECT i, 'r' || i AS s FROM range(100000) t(i)")
+            await wait_for(pilot, lambda: len(screen.rows) >= 2 * PAGE_ROWS, what="two pages")
+            await pilot.pause(0.2)
+            assert len(screen.rows) == 2 * PAGE_ROWS and not screen.result.done
+            await pilot.press("ctrl+r")
+            while screen.query_one("#sql-results").cursor_row < PAGE_ROWS:
+                await pilot.press("pagedown")
+            await wait_for(pilot, lambda: len(screen.rows) > 2 * PAGE_ROWS, what="the next page")
+            assert [r[0] for r in screen.rows] == list(range(len(screen.rows)))  # in order, none twice
+            # an export reads the snapshot copy, and says so
+            out = samples_db.parent / f"held-{size[0]}.csv"
+            await pilot.press("f4")
+            await wait_for(pilot, lambda: isinstance(app.screen, ExportScreen))
+            app.screen.query_one("#export-path").value = str(out)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: "rows written" in status(screen), what="the export")
+            assert "from the snapshot copy" in status(screen) and len(out.read_text().splitlines()) == 100_001
+            # refused there as here
+            screen.query_one(SqlEditor).text = "DELETE FROM runs"
+            await pilot.press("f5")
+            await wait_for(pilot, lambda: "refused" in status(screen), what="the refusal")
+            # F8 stops a query running in the holder
+            screen.query_one(SqlEditor).text = "SELECT count(*) FROM range(1000000000000) a(i) WHERE hash(i) = 42"
+            screen.query_one(SqlEditor).focus()
+            await pilot.press("f5")
+            await wait_for(pilot, lambda: screen.running is not None, what="the query running")
+            await pilot.pause(0.3)
+            await pilot.press("f8")
+            await wait_for(pilot, lambda: screen.running is None, what="the query stopped", timeout=20)
+            assert "cancelled" in status(screen)
+            # the holder gone: the snapshot copy answers, and the status line says so
+            holder.kill()
+            holder.wait()
+            await run(pilot, screen, "SELECT count(*) AS n FROM run_tags")
+            assert screen.rows == [(0,)] and "from the snapshot copy" in status(screen)
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@pytest.mark.asyncio
+async def test_a_query_past_the_sql_timeout_is_stopped_in_one_line(samples_db):
+    app = EdgeTUIApp(samples_db, sql_timeout=0.5)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sql(app, pilot)
+        await run(pilot, screen, "SELECT count(*) FROM range(1000000000000) a(i) WHERE hash(i) = 42")
+        assert status(screen).strip() == "stopped after 0.5 s (--sql-timeout)"
+        await run(pilot, screen, "SELECT 1 AS one")  # a quick one runs as before
+        assert screen.rows == [(1,)]

@@ -18,7 +18,7 @@ from edgetui.replay.analysis.score_at import run_curve
 from edgetui.replay.analysis.timebasis import COOLDOWN_SQL
 from edgetui.replay.analysis.timebasis import ActiveClock, wait_intervals
 
-__all__ = ["RUNS_SQL", "SUBS_SQL", "load_curves", "fetch_from", "store_fits"]
+__all__ = ["RUNS_SQL", "SUBS_SQL", "load_curves", "fetch_from", "store_fits", "recorded_by"]
 
 RUNS_SQL = """
 SELECT r.run_key, r.run_id, r.task_id, r.host, r.model, r.status, r.started_at, r.ended_at, r.last_event_at,
@@ -52,6 +52,7 @@ def load_curves(
     *,
     now: Optional[float] = None,
     time_basis: str = "wall_clock",
+    team: bool = False,
 ) -> list:
     """Every recorded run's :class:`~edgetui.replay.analysis.score_at.RunCurve` (``run_keys``: only those),
     in run-key order. ``now`` (epoch UTC): how far runs going on have got (default: their last
@@ -64,6 +65,8 @@ def load_curves(
             return []
         where = "WHERE r.run_key IN (" + ", ".join("?" for _ in run_keys) + ")"
         params = list(run_keys)
+    elif not team and _has_team_sync(fetch):  # this machine's runs only: not those pulled from the team
+        where = "WHERE r.run_key NOT IN (SELECT run_key FROM team_sync WHERE seq IS NOT NULL)"
     runs = _dicts(fetch(RUNS_SQL.format(where=where), params))
     sub_where = "" if run_keys is None else "WHERE run_key IN (" + ", ".join("?" for _ in run_keys) + ")"
     subs: dict[str, list[dict[str, Any]]] = {}
@@ -91,6 +94,22 @@ def load_curves(
         out.append(
             run_curve(r, subs.get(r["run_key"], []), spec if isinstance(spec, dict) else None, now=now, clock=clock)
         )
+    return out
+
+
+def _has_team_sync(fetch: Callable[..., Any]) -> bool:
+    res = fetch("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'team_sync' AND schema_name = 'main'")
+    return bool(res.rows and res.rows[0][0])
+
+
+def recorded_by(fetch: Callable[..., Any], run_keys: Sequence[str]) -> dict[str, str]:
+    """Who recorded each of ``run_keys``, as ``machine (person)``: the team record's word for runs
+    pushed or pulled by ``edgetui sync`` (docs/team.md), ``this machine`` for the others."""
+    out = {k: "this machine" for k in run_keys}
+    if run_keys and _has_team_sync(fetch):
+        for k, machine, person in fetch("SELECT run_key, machine, person FROM team_sync").rows:
+            if k in out:
+                out[k] = f"{machine} ({person})" if person else str(machine)
     return out
 
 

@@ -63,6 +63,11 @@ def _add_selection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--include-infra", action="store_true", help="count infra-error runs (left out by default)")
     p.add_argument("--include-samples", action="store_true", help="count sample runs (left out by default)")
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
+    p.add_argument(
+        "--team",
+        action="store_true",
+        help="every member's runs pulled by `edgetui sync` (default: this machine's), each with who recorded it",
+    )
 
 
 def add_commands(sub, cmd, add_db) -> None:
@@ -182,6 +187,11 @@ def add_commands(sub, cmd, add_db) -> None:
     p.add_argument("--include-infra", action="store_true", help="count infra-error runs (left out by default)")
     p.add_argument("--include-samples", action="store_true", help="count sample runs (left out by default)")
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
+    p.add_argument(
+        "--team",
+        action="store_true",
+        help="every member's runs pulled by `edgetui sync` (default: this machine's), each with who recorded it",
+    )
 
     p = cmd(
         sub,
@@ -234,6 +244,11 @@ def add_commands(sub, cmd, add_db) -> None:
     )
     p.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
+    p.add_argument(
+        "--team",
+        action="store_true",
+        help="every member's runs pulled by `edgetui sync` (default: this machine's), each with who recorded it",
+    )
 
     p = cmd(
         sub,
@@ -295,12 +310,22 @@ def _fetch(db: Path, snapshot: bool):
 
 
 def recorded_task_values(db: Path, args, hours: Sequence[float]):
-    """(grouping column names, per-task values) of the recorded runs under ``args``' selection."""
-    from edgetui.replay.analysis.leaderboard import recorded_values
+    """(grouping column names, per-task values) of the recorded runs under ``args``' selection;
+    ``args.left_out`` is set to the line saying how many runs it left out and why."""
+    from edgetui.replay.analysis.leaderboard import left_out, left_out_note, recorded_values
 
     from edgetui.analysis.recorded_curves import load_curves
 
-    curves = load_curves(_fetch(db, args.snapshot))
+    curves = load_curves(_fetch(db, args.snapshot), team=getattr(args, "team", False))
+    args.team_runs = [c.run_key for c in curves]
+    args.left_out = left_out_note(
+        left_out(
+            curves,
+            include_retry=args.include_retry,
+            include_infra=args.include_infra,
+            include_samples=args.include_samples,
+        )
+    )
     vals = recorded_values(
         curves,
         hours,
@@ -312,6 +337,32 @@ def recorded_task_values(db: Path, args, hours: Sequence[float]):
     return [args.by], vals
 
 
+def _say_who_recorded(fn):
+    """``fn`` (a command), then with ``--team`` and a table: who recorded the runs it read (docs/team.md)."""
+
+    def run(db: Path, args) -> int:
+        rc = fn(db, args)
+        keys = getattr(args, "team_runs", None)
+        if getattr(args, "team", False) and getattr(args, "format", "table") == "table" and keys:
+            from collections import Counter
+
+            from edgetui.analysis.recorded_curves import recorded_by
+
+            who = recorded_by(_fetch(db, args.snapshot), keys)
+            if len(keys) <= 12:
+                for k in keys:
+                    print(visible(f"{k}: recorded by {who[k]}"))
+            else:
+                counts = Counter(who.values())
+                print("recorded by: " + ", ".join(visible(f"{w} {n} run(s)") for w, n in sorted(counts.items())))
+        return rc
+
+    run.__name__ = fn.__name__
+    run.__doc__ = fn.__doc__
+    return run
+
+
+@_say_who_recorded
 def cmd_leaderboard(db: Path, args) -> int:
     from edgetui.replay.analysis.leaderboard import OVERALL, aggregate, read_task_table
 
@@ -325,13 +376,7 @@ def cmd_leaderboard(db: Path, args) -> int:
     cells = aggregate(vals, categories=not args.no_categories)
     if not cells:
         raise LookupError(
-            "no runs to rank"
-            + (
-                ""
-                if args.csv
-                else " (-retry, infra-error and sample runs are left out: --include-retry, --include-infra, "
-                "--include-samples)"
-            )
+            "no runs to rank" + ("" if args.csv else f" ({getattr(args, 'left_out', '') or 'no recorded run'})")
         )
     from edgetui.cli.output import emit
     from edgetui.store.holder_socket import QueryResult
@@ -343,6 +388,8 @@ def cmd_leaderboard(db: Path, args) -> int:
             for c in cells
         ]
         emit(QueryResult(cols, rows), args.format)
+        if getattr(args, "left_out", ""):  # (said on stderr: stdout stays the machine format)
+            print(f"edgetui leaderboard: {args.left_out}", file=sys.stderr)
         return 0
     table: dict[tuple, dict[float, LeaderCell]] = {}
     for c in cells:
@@ -359,6 +406,8 @@ def cmd_leaderboard(db: Path, args) -> int:
             row.append("–" if cell is None or cell.score is None else f"{cell.score:.1f} ({cell.n_tasks}){mark}")
         rows.append(tuple(row))
     emit(QueryResult(cols, rows), "table")
+    if getattr(args, "left_out", ""):  # runs the selection left out, and why (the options that count them)
+        print(args.left_out)
     print(
         "(N) = tasks with a value at that hour; mean over them, repeats averaged first; "
         "--format csv|json for unrounded values"
@@ -384,8 +433,18 @@ def _fit_curves(db: Path, args):
     from edgetui.analysis.recorded_curves import load_curves
 
     keys = [_resolve(db, r, args.snapshot) for r in args.runs] if args.runs else None
-    curves = load_curves(_fetch(db, args.snapshot), keys, time_basis=args.time_basis)
+    curves = load_curves(_fetch(db, args.snapshot), keys, time_basis=args.time_basis, team=getattr(args, "team", False))
     if keys is None:
+        from edgetui.replay.analysis.leaderboard import left_out, left_out_note
+
+        args.left_out = left_out_note(
+            left_out(
+                curves,
+                include_retry=args.include_retry,
+                include_infra=args.include_infra,
+                include_samples=args.include_samples,
+            )
+        )
         curves = [
             c
             for c in curves
@@ -396,13 +455,9 @@ def _fit_curves(db: Path, args):
     if not curves:
         raise LookupError(
             "no runs to fit"
-            + (
-                ""
-                if keys
-                else " (-retry, infra-error and sample runs are left out: "
-                "--include-retry, --include-infra, --include-samples, or name runs)"
-            )
+            + ("" if keys else f" ({getattr(args, 'left_out', '') or 'no recorded run'}; or name runs)")
         )
+    args.team_runs = [c.run_key for c in curves]
     hours = args.hours
     if hours is None:
         ends = [c.end_elapsed_s if c.end_elapsed_s is not None else (c.now_elapsed_s or 0.0) for c in curves]
@@ -538,6 +593,7 @@ def cmd_backtest(args) -> int:
     return 0
 
 
+@_say_who_recorded
 def cmd_fit(db: Path, args) -> int:
     if args.bootstrap < 0:
         raise ValueError("--bootstrap must be 0 or more")
@@ -557,6 +613,8 @@ def cmd_fit(db: Path, args) -> int:
         print(f"stored {n} fit(s) in the fits table of {db}", file=sys.stderr)
     if args.format == "json":
         print(_dumps(recs))
+        if getattr(args, "left_out", ""):  # (said on stderr: stdout stays JSON)
+            print(f"edgetui fit: {args.left_out}", file=sys.stderr)
         return 0
     from edgetui.cli.output import emit
     from edgetui.store.holder_socket import QueryResult
@@ -564,6 +622,8 @@ def cmd_fit(db: Path, args) -> int:
     gcols = list(curves[0].group) if curves else []
     h0 = args.horizons[0]
     emit(QueryResult(gcols + fit_columns(h0), fit_rows(recs, gcols, args.form, h0)), "table")
+    if getattr(args, "left_out", ""):  # runs the selection left out, and why
+        print(args.left_out)
     withheld = any("error" not in r and not r["fit"]["findings"] for r in recs)
     print(
         "* the reported form; the other forms' rows are for comparison (heldout_RMSE: leave one hour out). "
@@ -792,6 +852,27 @@ def _frontier(points):
     return out
 
 
+def _release_dates_needed(db: Path, args) -> str:
+    """The error of ``learning-speed`` on recorded runs without ``--release-dates``: what the file
+    holds, with the models of the recorded runs it needs dates for (as many as fit one line)."""
+    models: list[str] = []
+    if db.exists():
+        from edgetui.analysis.recorded_curves import load_curves
+
+        try:
+            models = sorted({c.model for c in load_curves(_fetch(db, args.snapshot)) if c.model})
+        except Exception:  # noqa: BLE001 - the models only help the message: it is said without them
+            models = []
+    first = models[0] if models else "claude-opus-4-8"
+    named = ", ".join(models[:6]) + (f" and {len(models) - 6} more" if len(models) > 6 else "")
+    return (
+        "recorded runs need --release-dates FILE: a CSV of model,release_date (YYYY-MM), one line per model"
+        + (f" of your runs ({named})" if models else "")
+        + f", e.g. '{first},2026-06'; or --csv FILE of model,release_month,learning_speed "
+        "(docs/analysis.md#learning-speed)"
+    )
+
+
 def cmd_learning_speed(db: Path, args) -> int:
     from edgetui.replay.analysis.learning import doubling_trend, read_release_dates, read_speed_table, recorded_speeds
 
@@ -808,7 +889,7 @@ def cmd_learning_speed(db: Path, args) -> int:
         source = f"{args.csv.name}: one value per model"
     else:
         if args.release_dates is None:
-            raise ValueError("recorded runs need --release-dates FILE (model,release_date per line); or give --csv")
+            raise ValueError(_release_dates_needed(db, args))
         if not args.release_dates.is_file():
             raise FileNotFoundError(f"--release-dates {args.release_dates}: no such file")
         dates = read_release_dates(args.release_dates)
@@ -946,6 +1027,7 @@ def compare_view_spec(names: list[str], groups: bool) -> dict:
     return {"groups" if groups else "run_keys": names, "direct": True}
 
 
+@_say_who_recorded
 def cmd_compare(db: Path, args) -> int:
     from edgetui.replay.analysis.compare import group_series, parting_point, series_of_run, values_at
     from edgetui.replay.analysis.fit import fit_curve
@@ -964,7 +1046,7 @@ def cmd_compare(db: Path, args) -> int:
         run_app(db, compare=spec)
         return 0
     if args.groups:
-        curves = load_curves(fetch)
+        curves = load_curves(fetch, team=args.team)
         series = []
         for g in args.runs:
             members = [c for c in curves if run_group_key(c.run_id) == g]
@@ -980,6 +1062,7 @@ def cmd_compare(db: Path, args) -> int:
     compared = (
         [c for c in curves for g in args.runs if run_group_key(c.run_id) == g] if args.groups else list(by.values())
     )
+    args.team_runs = [c.run_key for c in compared]
     mixed = mixed_tasks((c.task_id, c.variant) for c in compared)
     part = parting_point(series)
     recs: list[dict[str, Any]] = []
@@ -1165,4 +1248,14 @@ def cmd_edgebench_csv(db: Path, args) -> int:
             for r in rows:  # hours as 2, 4 …; scores as the README writes them (39.0, 16.7)
                 w.writerow(["" if v is None else f"{v:g}" if c == "hours" else str(v) for c, v in zip(head, r)])
         print(f"wrote {visible(str(args.output / name))} ({len(rows)} rows)")
+    print(LEARNING_SPEED_NOTE)
     return 0
+
+
+#: what ``edgebench-csv`` says of the learning-speed table it cannot write (not in EdgeBench's README)
+LEARNING_SPEED_NOTE = (
+    "no edgebench_learning_speed.csv: EdgeBench's README has no learning-speed table (its figures are a "
+    "chart of the announcement). `edgetui learning-speed --release-dates FILE` measures it on your recorded "
+    "runs (FILE: model,release_date lines); --csv FILE reads your own model,release_month,learning_speed "
+    "table (docs/analysis.md#learning-speed)"
+)

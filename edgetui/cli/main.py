@@ -62,6 +62,13 @@ def _add_live(p: argparse.ArgumentParser, top: bool = True) -> None:
         help="do not watch the local Docker engine",
     )
     p.add_argument(
+        "--k8s",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="watch SForge's pods on Kubernetes (SFORGE_K8S_KUBECONFIG / SFORGE_K8S_NAMESPACE; also "
+        "when SFORGE_BACKEND=k8s; the hosts file's [clusters] add more)",
+    )
+    p.add_argument(
         "--tasks-dir",
         type=Path,
         default=d,
@@ -127,6 +134,28 @@ def _cmd(sub, name: str, summary: str, example: str, extra: str = "") -> argpars
     )
 
 
+def _seconds(text: str) -> float:
+    """A positive number of seconds (argparse type)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of seconds above 0")
+    return v
+
+
+def _add_sql_timeout(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--sql-timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="the SQL screen (F6) stops a query after this many seconds (default: no limit; F8 cancels; "
+        "while another process holds the database: its 30 s limit, or this if shorter)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(
         prog="edgetui",
@@ -141,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=f"edgetui {__version__}")
     _add_db(ap, top=True)
     _add_live(ap)
+    _add_sql_timeout(ap)
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
     ap.set_defaults(commands=sub.choices)
 
@@ -152,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_db(p)
     _add_live(p, top=False)
+    _add_sql_timeout(p)
 
     p = _cmd(
         sub,
@@ -230,6 +261,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", metavar="QUERY", help="the SQL (DuckDB dialect; quote it for the shell)")
     p.add_argument("--format", choices=["table", "csv", "json"], default="table", help=FORMAT_HELP)
     p.add_argument("--snapshot", action="store_true", help="read a copy when another process holds the database")
+    p.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="stop the query after this many seconds (default: no limit; through the process holding "
+        "the database: its 30 s limit, or this if shorter)",
+    )
 
     p = _cmd(sub, "export", "export every table as Parquet into a directory", "edgetui export ./edgetui-export")
     _add_db(p)
@@ -254,6 +293,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", metavar="RUN", help="run dir, RUN_ID[/TASK_ID], or a unique prefix")
     p.add_argument("--host", default=None, help="only runs of this host")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask (needed when stdin is not a terminal)")
+    p.add_argument(
+        "--team",
+        action="store_true",
+        help="also take it out of the team's record: every member's next `edgetui sync` forgets it (docs/team.md)",
+    )
 
     p = _cmd(
         sub,
@@ -384,9 +428,41 @@ def build_parser() -> argparse.ArgumentParser:
         "--tasks-dir", type=Path, default=None, metavar="DIR", help="SForge task JSONs for a run directory recorded now"
     )
 
+    p = _cmd(
+        sub,
+        "serve",
+        "the app in a browser: one app per tab, reading through this process",
+        "edgetui serve opus48-edge        # then open the URL it prints",
+        "Serves the app with textual-serve on 127.0.0.1 (no token: this machine only). --bind ADDR "
+        "serves another address, and then every request needs the token printed at start (or read "
+        "from --token-file). No TLS: beyond one machine, put an HTTPS proxy in front (--public-url). "
+        "See docs/browser.md.",
+    )
+    _add_db(p)
+    p.add_argument("run", metavar="RUN", nargs="?", default=None, help="open every tab on this run's replay")
+    p.add_argument("--bind", default="127.0.0.1", metavar="ADDR", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free one)")
+    p.add_argument(
+        "--token-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="read the token from this file's first line (also asks for it on 127.0.0.1)",
+    )
+    p.add_argument("--max-tabs", type=int, default=4, metavar="N", help="tabs open at once (default 4)")
+    p.add_argument(
+        "--public-url",
+        default=None,
+        metavar="URL",
+        help="the URL browsers use when a proxy is in front (its origin is the one accepted)",
+    )
+
     from edgetui.cli.analysis_commands import add_commands
 
     add_commands(sub, _cmd, _add_db)
+    from edgetui.cli.team_commands import add_commands as add_team_commands
+
+    add_team_commands(sub, _cmd, _add_db)
     return ap
 
 
@@ -428,6 +504,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
         if hasattr(cli_notes, name):
             return getattr(cli_notes, name)(db, args)
+        if name == "cmd_sync":
+            from edgetui.cli.team_commands import cmd_sync
+
+            return cmd_sync(db, args)
         from edgetui.cli import analysis_commands as cli_analysis
 
         return getattr(cli_analysis, name)(db, args)
@@ -489,6 +569,19 @@ def _live_config(args, home: bool):
     hosts = [parse_host_arg(v, from_file) for v in (getattr(args, "host", None) or [])]
     named = {h.name for h in hosts}
     hosts += [h for h in from_file if h.name not in named]
+    from edgetui.hosts.cluster_config import sforge_cluster
+    from edgetui.hosts.config import load_clusters
+
+    clusters = load_clusters(_hosts_file())
+    if getattr(args, "k8s", False) or os.environ.get("SFORGE_BACKEND") == "k8s":
+        clusters.insert(0, sforge_cluster())
+    pods = None
+    if clusters:
+        from edgetui.hosts.pod_watch import PodEngine
+
+        def pods(wake, ssh_hosts):
+            return PodEngine(clusters, on_change=wake, hosts=ssh_hosts)
+
     if not dirs and not hosts and not home:
         return None
     return LiveConfig(
@@ -500,6 +593,7 @@ def _live_config(args, home: bool):
         docker=not args.no_docker,
         tasks_dir=getattr(args, "tasks_dir", None),
         hosts=hosts,
+        pods=pods,
     )
 
 
@@ -525,14 +619,18 @@ def _hosts_file():
 def cmd_app(db: Path, args=None) -> int:
     from edgetui.views.app import run_app
 
-    run_app(db, live=_live_config(args, home=False) if args is not None else None)
+    run_app(
+        db,
+        live=_live_config(args, home=False) if args is not None else None,
+        sql_timeout=getattr(args, "sql_timeout", None),
+    )
     return 0
 
 
 def cmd_watch(db: Path, args) -> int:
     from edgetui.views.app import run_app
 
-    run_app(db, live=_live_config(args, home=True))
+    run_app(db, live=_live_config(args, home=True), sql_timeout=args.sql_timeout)
     return 0
 
 
@@ -809,7 +907,7 @@ def cmd_sql(db: Path, args) -> int:
     from edgetui.store.holder_socket import check_read_only
 
     check_read_only(args.query)  # the same answer whether the file is free or held by the app
-    emit(query_read_only(db, args.query, args.snapshot), args.format)
+    emit(query_read_only(db, args.query, args.snapshot, timeout_s=args.timeout), args.format, durations=False)
     return 0
 
 
@@ -840,10 +938,10 @@ SELECT run_id, task_id, status, format,
                  {transcript_flags},
                  CASE WHEN status IN ('running', 'grading') AND timeout_s > 0 AND started_at IS NOT NULL
                       AND epoch(current_timestamp) - started_at > timeout_s THEN 'over-budget' END) AS flags,
-       round((coalesce(ended_at, last_event_at, started_at) - started_at) / 3600.0, 2) AS elapsed_h,
-       round(nullif(greatest(coalesce(TRY_CAST(final->>'$.runtime_seconds' AS DOUBLE), 0), 0), 0) / 3600.0, 2)
+       round((coalesce(ended_at, last_event_at, started_at) - started_at) / 3600.0, {digits}) AS elapsed_h,
+       round(nullif(greatest(coalesce(TRY_CAST(final->>'$.runtime_seconds' AS DOUBLE), 0), 0), 0) / 3600.0, {digits})
          AS sforge_runtime_h,
-       round(timeout_s / 3600.0, 2) AS budget_h,
+       round(timeout_s / 3600.0, {digits}) AS budget_h,
        agent_submissions AS agent_subs, auto_submissions AS auto_subs,
        coalesce(model, '') AS model, coalesce(agent, '') AS agent, host, best_round, n_events AS events,
        coalesce(input_tokens, 0) + coalesce(output_tokens, 0) + coalesce(cache_read_tokens, 0)
@@ -876,6 +974,8 @@ def cmd_runs(db: Path, args) -> int:
         best=best,
         transcript_flags=TRANSCRIPT_FLAGS_SUBQUERY.format(run_key="runs.run_key"),
         detail=RUNS_TABLE_ONLY if args.format == "table" else RUNS_DETAIL,
+        # hours to 2 places in csv / json; the table shows h:mm:ss (edgetui.cli.output.DURATION_COLUMNS)
+        digits=9 if args.format == "table" else 2,
     )
     # (a bounded buffer pool: the transcript flags read a little of many blocks; 107 against 237 MB
     # at the peak on bench_runs_cli.py's 750 runs, and faster)
@@ -905,7 +1005,9 @@ def runs_by_run_id(db: Path, args, where: str, params: list) -> int:
     res = query_read_only(db, RUN_ID_GROUP_SQL.format(where=where), args.snapshot, params=params or None)
     groups = group_by_run_id(dict(zip(res.columns, r)) for r in res.rows)
     table = args.format == "table"
-    cols = ["run_id", "host", "tasks", "finished", "running", "mean_score", "models", "started_at"]
+    # ("done": the ended tasks, finished or aborted, the word the picker and the runs screen use;
+    # the mean is of each task's best on EdgeBench's 0–100 scale, not a raw score: its name says so)
+    cols = ["run_id", "host", "tasks", "done", "running", "mean_0_100", "models", "started_at"]
     if not table:
         cols.append("task_ids")
     rows = []
@@ -918,6 +1020,8 @@ def runs_by_run_id(db: Path, args, where: str, params: list) -> int:
             row.append(" ".join(g.tasks))
         rows.append(tuple(row))
     emit(QueryResult(cols, rows), args.format)
+    if table and rows:
+        print("(mean_0_100: the tasks' best on EdgeBench's 0–100 scale: scores normalised, pass rates × 100)")
     return 0
 
 
@@ -940,19 +1044,32 @@ def runs_table_cells(res):
     return res
 
 
+def bring_back(conn, key: str) -> str:
+    """The command that records forgotten run ``key`` again: a sample run's ``edgetui samples
+    --unforget``; another's ``edgetui ingest --unforget`` with its directory (when recorded) or PATH."""
+    row = conn.execute("SELECT coalesce(is_sample, FALSE), run_dir, host FROM runs WHERE run_key = ?", [key]).fetchone()
+    if row and row[0]:
+        return "`edgetui samples --unforget`"
+    path = row[1] if row and row[1] and (row[2] or "local") == "local" else "PATH"
+    return f"`edgetui ingest --unforget {visible(str(path))}`"
+
+
 def cmd_forget(db: Path, args) -> int:
     """``edgetui forget RUN``: asks first (``--yes`` skips it; needed without a terminal)."""
     if not db.exists():
         raise FileNotFoundError(f"no database at {db}")
 
+    how: list[str] = []  # (the command that brings it back, read before it is forgotten)
+
     def confirm(conn, key: str) -> None:
+        how.append(bring_back(conn, key))
         if args.yes:
             return
         if not sys.stdin.isatty():
             raise RuntimeError(f"forgetting {key} needs --yes when stdin is not a terminal")
         row = conn.execute("SELECT count(*) FROM events WHERE run_key = ?", [key]).fetchone()
         n = row[0] if row else 0
-        print(f"forget {visible(key)} ({n} events)? Its files stay; `edgetui ingest --unforget PATH` brings it back.")
+        print(f"forget {visible(key)} ({n} events)? Its files stay; {how[0]} brings it back.")
         answer = input("[y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             raise KeyboardInterrupt
@@ -962,7 +1079,12 @@ def cmd_forget(db: Path, args) -> int:
     except KeyboardInterrupt:
         print("nothing forgotten")
         return 1
-    print(f"forgot {visible(key)} ({n} events); its files are untouched")
+    print(f"forgot {visible(key)} ({n} events); its files are untouched; {how[0]} brings it back")
+    if args.team:
+        from edgetui.record import team_record
+
+        rows = team_record.forget_in_team(team_record.load_config(), key)
+        print(f"took it out of the team record ({rows} rows); the members' next sync forgets it")
     return 0
 
 
@@ -1009,11 +1131,27 @@ def cmd_replay(db: Path, args) -> int:
     return 0
 
 
+def cmd_serve(db: Path, args) -> int:
+    from edgetui.cli.serve import serve
+
+    if args.run and Path(args.run).exists():  # a run folder or transcript: recorded first, as `replay` does
+        _progress_ingest(db, [Path(args.run)], tasks_dir=None, host="local", quiet=True)
+    return serve(db, args)
+
+
 def run() -> None:
     """The ``edgetui`` program (the console script and ``python -m edgetui.cli.main``): :func:`main`,
     then SIGINT ignored: the work is done and its exit status known, and a ctrl+c now (the
     interpreter's shutdown, where Python's handler is gone) would end the process by the signal,
-    status -2 and no message. A ctrl+c before :func:`main` takes over (its imports) says one line too."""
+    status -2 and no message. A ctrl+c before :func:`main` takes over (its imports) says one line too.
+
+    An interrupted command (status 130) ends by :func:`os._exit` once its streams and log are
+    flushed: in CPython 3.11 a ``KeyboardInterrupt`` that passes through ``exec`` of a string (as
+    :mod:`dataclasses` builds a class's methods, so a ctrl+c during an import) sets the interpreter's
+    "unhandled KeyboardInterrupt" flag for good, even when caught; under ``python -m`` the
+    interpreter's exit then kills the process with SIGINT (status -2) whatever ``sys.exit`` said
+    (3 of 80 interrupted ingests here). By then the command has stopped its helper processes and
+    closed or committed what it wrote."""
     import signal
 
     rc = None
@@ -1025,6 +1163,14 @@ def run() -> None:
         if rc is None:
             print(_interrupted_line[0], file=sys.stderr)
             rc = EXIT_INTERRUPTED
+    if rc == EXIT_INTERRUPTED:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a reader gone or a stream closed: nothing more can be said
+                pass
+        logging.shutdown()
+        os._exit(rc)
     sys.exit(rc)
 
 

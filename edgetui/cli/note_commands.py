@@ -39,7 +39,8 @@ def _moment_row(m: dict, fmt: str) -> tuple:
     return (
         m["detector"],
         m["round"],
-        r(m["elapsed_s"] / 3600.0 if m.get("elapsed_s") is not None else None, 2),
+        # (a table shows it as h:mm:ss, edgetui.cli.output.DURATION_COLUMNS: to the second there)
+        r(m["elapsed_s"] / 3600.0 if m.get("elapsed_s") is not None else None, 2 if fmt != "table" else 9),
         r(m["score_before"]),
         r(m["score_after"]),
         r(m["gain"]),
@@ -119,7 +120,8 @@ def cmd_annotate(db: Path, args) -> int:
             "text": args.text or "",
         },
     )
-    print(visible(f"{key}: annotation {aid} on {args.round or args.event}"))
+    already = " (already)" if aid["already"] else ""  # (the same label and text there: stored once)
+    print(visible(f"{key}: annotation {aid['annotation_id']} on {args.round or args.event}{already}"))
     return 0
 
 

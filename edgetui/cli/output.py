@@ -28,7 +28,14 @@ def for_terminal(text: str, stream=None) -> str:
     return visible_lines(text.replace("\r\n", "\n")) if tty else text  # (CSV's CRLF line ends: plain ones)
 
 
-def query_read_only(db: Path, sql: str, snapshot: bool = False, params=None, memory_limit: Optional[str] = None):
+def query_read_only(
+    db: Path,
+    sql: str,
+    snapshot: bool = False,
+    params=None,
+    memory_limit: Optional[str] = None,
+    timeout_s: Optional[float] = None,
+):
     """Run read-only SQL: own read-only connection, else through the holder, else a snapshot copy.
     ``memory_limit`` (e.g. ``"32MB"``) bounds DuckDB's buffer pool on its own connection: a listing
     that reads a little of many blocks (the runs' transcript flags) then keeps none of them; a query
@@ -45,7 +52,7 @@ def query_read_only(db: Path, sql: str, snapshot: bool = False, params=None, mem
         conn = open_db(db, read_only=True)
     except DatabaseBusy as busy:
         try:
-            return ask_holder(db, sql, params)
+            return ask_holder(db, sql, params, query_timeout=timeout_s)
         except HolderEnded as gone:
             if not snapshot:
                 raise RuntimeError(str(gone)) from None
@@ -58,12 +65,12 @@ def query_read_only(db: Path, sql: str, snapshot: bool = False, params=None, mem
         if memory_limit:
             conn.execute(f"SET memory_limit = '{memory_limit}'")
         try:
-            res = run_query(conn, sql, params)
+            res = run_query(conn, sql, params, timeout_s)
         except duckdb.OutOfMemoryException:
             if not memory_limit:
                 raise
             conn.execute("RESET memory_limit")
-            res = run_query(conn, sql, params)
+            res = run_query(conn, sql, params, timeout_s)
     finally:
         conn.close()
     from edgetui.store.query_cells import from_wire, to_wire
@@ -74,7 +81,9 @@ def query_read_only(db: Path, sql: str, snapshot: bool = False, params=None, mem
     return res
 
 
-def emit(res, fmt: str) -> None:
+def emit(res, fmt: str, durations: bool = True) -> None:
+    """``res`` as ``fmt`` (table, csv or json). ``durations``: a table shows the duration columns
+    (:data:`DURATION_COLUMNS`) as ``h:mm:ss`` (``edgetui sql`` keeps a query's columns as written)."""
     from edgetui.store.query_cells import csv_cell, json_cell
 
     if fmt == "json":  # numbers as numbers, BLOBs as base64 (edgetui.store.query_cells)
@@ -88,7 +97,7 @@ def emit(res, fmt: str) -> None:
             w.writerow([csv_cell(v) for v in r])
         sys.stdout.write(for_terminal(buf.getvalue()))
     else:
-        print_table(res)
+        print_table(res, durations)
 
 
 #: colours of a run's status in tables (left out under NO_COLOR or TERM=dumb, by Rich)
@@ -98,6 +107,20 @@ _STATUS_COLOUR = {"running": "green", "grading": "cyan", "finished": "blue", "ab
 #: columns of names (runs, tasks, models, hosts): given their width before the numbers' columns, and
 #: cut to the part that tells each apart from the others of its column (edgetui.names), never blind
 NAME_COLUMNS = {"run_id", "run_key", "task_id", "model", "host", "annotation_id", "event_id"}
+
+
+#: duration columns (their unit in the name, numbers in csv / json): a table shows them as the
+#: screens do, ``h:mm:ss``, under the name without its unit (``elapsed_h`` -> ``elapsed``)
+DURATION_COLUMNS = {"elapsed_h": 3600.0, "elapsed_s": 1.0, "sforge_runtime_h": 3600.0, "budget_h": 3600.0}
+
+
+def _duration(v, seconds_per_unit: float) -> str:
+    """A duration column's number as ``h:mm:ss`` (:func:`edgetui.replay.cursor.format_elapsed`)."""
+    from edgetui.replay.cursor import format_elapsed
+
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v:
+        return format_elapsed(float(v) * seconds_per_unit)
+    return _short(v)
 
 
 def _utc(v) -> str:
@@ -159,6 +182,12 @@ def fit_table(cols: list[str], cells: list[list[str]], width: Optional[int], gap
         shown.remove(j)
     while total() > width and len(shown) > 1:
         shown.pop()
+    # names cut by a cell or two while the rightmost number fits: it gives way when that makes every
+    # name whole (a run's task read `judge_…mo_sum` beside its stated dollars)
+    cut_by = sum(longest[j] - widths[j] for j in shown if j in names)
+    last = next((j for j in reversed(shown) if j not in names), None)
+    if 0 < cut_by <= 4 and last is not None and len(shown) > 1 and width - total() + widths[last] + gap >= cut_by:
+        shown.remove(last)
     for j in shown:  # what leaving columns out freed goes back to the cut columns, left to right
         if widths[j] < longest[j] and total() < width:
             widths[j] = min(longest[j], widths[j] + width - total())
@@ -180,7 +209,7 @@ def fit_table(cols: list[str], cells: list[list[str]], width: Optional[int], gap
     return [cols[j] for j in shown], [widths[j] for j in shown], out, cut, left_out
 
 
-def print_table(res) -> None:
+def print_table(res, durations: bool = True) -> None:
     """The table: cell text literal (no markup), control characters shown escaped. On a terminal
     fitted to its width (:func:`fit_table`) with the status coloured; to a file or a pipe never cut
     (unless ``COLUMNS`` says a width), written as plain text without loading Rich. A last line
@@ -188,12 +217,24 @@ def print_table(res) -> None:
     width = table_width()
     tty = sys.stdout.isatty()
     times = [j for j, c in enumerate(res.columns) if str(c) == "t" or str(c).endswith("_at")]
+    spans = {j: DURATION_COLUMNS[str(c)] for j, c in enumerate(res.columns) if durations and str(c) in DURATION_COLUMNS}
     whole = width is None
     cells = [
-        [visible("" if v is None else _utc(v) if j in times else _short(v, whole)) for j, v in enumerate(r)]
+        [
+            visible(
+                ""
+                if v is None
+                else _utc(v)
+                if j in times
+                else _duration(v, spans[j])
+                if j in spans
+                else _short(v, whole)
+            )
+            for j, v in enumerate(r)
+        ]
         for r in res.rows
     ]
-    cols = [visible(str(c)) for c in res.columns]
+    cols = [visible(str(c).rsplit("_", 1)[0] if j in spans else str(c)) for j, c in enumerate(res.columns)]
     empty: list[str] = []
     if cells:  # a column empty in every row says nothing here (csv/json keep every column)
         keep = [j for j in range(len(cols)) if any(row[j] for row in cells)]

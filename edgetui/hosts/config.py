@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
+from edgetui.hosts.cluster_config import ClusterConfig, clusters_of
 from edgetui.hosts.ssh import SshTarget
 
 from edgetui.hosts.ssh import SshHost
@@ -131,6 +132,14 @@ def normal_root(root: str) -> str:
     return "/" + n.lstrip("/") if n.startswith("/") else n
 
 
+def load_clusters(path: Optional[Path] = None) -> list[ClusterConfig]:
+    """The ``[clusters.NAME]`` of the hosts file (:mod:`edgetui.hosts.cluster_config`); [] when
+    there is no file. Raises ``ValueError`` with one line naming the file."""
+    p = Path(path) if path else hosts_file()
+    doc = _read_hosts_doc(p)
+    return [] if doc is None else clusters_of(doc, str(p))
+
+
 def load_hosts(path: Optional[Path] = None, notes: Optional[list[str]] = None) -> list[HostConfig]:
     """The hosts of the hosts file (``path``, default :func:`hosts_file`); [] when it does not
     exist. Raises ``ValueError`` with one line naming the file (and line, for TOML errors; the
@@ -139,10 +148,21 @@ def load_hosts(path: Optional[Path] = None, notes: Optional[list[str]] = None) -
     ``notes`` (when given) gets one line saying so."""
 
     p = Path(path) if path else hosts_file()
+    doc = _read_hosts_doc(p)
+    if doc is None:
+        return []
+    hosts = doc.get("hosts", {})
+    if not isinstance(hosts, dict):
+        raise ValueError(f"{p}: [hosts] must be a table of hosts ([hosts.NAME])")
+    return _hosts_of(hosts, p, notes)
+
+
+def _read_hosts_doc(p: Path) -> Optional[dict]:
+    """The parsed hosts file, None when it does not exist (see :func:`load_hosts` for the refusals)."""
     try:
         st = p.stat()
     except FileNotFoundError:  # no hosts file: no hosts
-        return []
+        return None
     except OSError as e:
         raise ValueError(f"{p}: cannot read ({e.strerror or e})") from None
     what = non_regular_kind(st.st_mode)
@@ -154,7 +174,7 @@ def load_hosts(path: Optional[Path] = None, notes: Optional[list[str]] = None) -
         with open_regular(p) as fp:  # (non-blocking open: made a FIFO since the stat, it is refused too)
             raw = fp.read(MAX_HOSTS_FILE_BYTES + 1)
     except FileNotFoundError:  # removed since the stat: no hosts
-        return []
+        return None
     except NotRegularFile:
         raise ValueError(f"{p}: the hosts file is not a regular file (a TOML file is read)") from None
     except OSError as e:
@@ -163,9 +183,10 @@ def load_hosts(path: Optional[Path] = None, notes: Optional[list[str]] = None) -
         doc = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ValueError(f"{p}: {e}") from None
-    hosts = doc.get("hosts", {})
-    if not isinstance(hosts, dict):
-        raise ValueError(f"{p}: [hosts] must be a table of hosts ([hosts.NAME])")
+    return doc
+
+
+def _hosts_of(hosts: dict, p: Path, notes: Optional[list[str]]) -> list[HostConfig]:
     out = []
     for name, t in hosts.items():
         where = f"{p}: [hosts.{name}]"

@@ -29,3 +29,19 @@ class ContainerInfo(BaseModel):
     #: the container's image by digest (``sha256:…``, the engine's image id; None when the engine
     #: does not say): the run's task variant (docs/sforge-formats.md, "Task variants")
     image_id: Optional[str] = None
+    # ---- pods (edgetui.hosts.pod_watch): None / empty for a Docker container
+    #: the pod's phase (Pending, Running, Succeeded, Failed, Unknown)
+    phase: Optional[str] = None
+    #: the node it was scheduled on
+    node: Optional[str] = None
+    #: why it waits or ended, in the cluster's words (ImagePullBackOff, OOMKilled, Evicted...)
+    reason: Optional[str] = None
+    #: its alarm events and status in the cluster's words ("FailedScheduling: 0/3 nodes are available...")
+    problems: list[str] = []
+    created_at: Optional[float] = None
+    #: the image as the pod spec names it
+    image: Optional[str] = None
+    #: SFORGE_TOKEN from the pod spec's environment
+    token: Optional[str] = None
+    #: joined to its run by an inference (a cut name, a time window), not an exact name
+    inferred: bool = False

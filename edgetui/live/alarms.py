@@ -47,6 +47,11 @@ eval_timeout        an evaluation ran out of the task's ``eval_timeout``: the
                     a newer judge's history); said instead of
                     ``grading_failed`` (SForge 1.1.0's history only says "0
                     tests, no summary"), for agent and auto rounds alike
+pod_event           a pod of the run (its work pod, its judge pods) has a
+                    problem the cluster reports: an event FailedScheduling,
+                    ErrImagePull, ImagePullBackOff, Evicted, FailedMount or
+                    BackOff, or a status reason such as Evicted; the message
+                    is the cluster's own words (one alarm per pod and reason)
 judge_saturated     the judge refused submissions with HTTP 503 (its queue was
                     full: newer SForge, docs/sforge-judge.md) at least
                     ``judge_saturated_count`` times within
@@ -93,6 +98,7 @@ RULES = (
     "grading_failed",
     "eval_timeout",
     "judge_saturated",
+    "pod_event",
 )
 CRITICAL_RULES = {"oom", "container_exit", "container_gone", "infra_error"}
 
@@ -140,6 +146,8 @@ class RunFacts:
     judge_full_times: list[float] = field(default_factory=list)  # submissions refused with HTTP 503
     ended_t: Optional[float] = None  # final_result.json written (epoch UTC; finished runs)
     harness_error: Optional[str] = None  # the harness ended before the agent started: its words
+    #: (pod name, "Reason: the cluster's message") of the run's pods (Kubernetes)
+    pod_problems: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -264,6 +272,23 @@ def evaluate(f: RunFacts, s: AlarmSettings, now: float) -> list[Condition]:
         )
     ending_grace = f.ending_since is not None and now - f.ending_since < s.finish_grace_s
     cid = (f.container_id or "")[:12]
+    # ---- pods: what the cluster says, in its words
+    seen_pod_keys: set[str] = set()
+    for pod, line in f.pod_problems:
+        reason = line.partition(":")[0]
+        key = f"pod_event:{pod}:{reason}"
+        if key in seen_pod_keys:
+            continue
+        seen_pod_keys.add(key)
+        out.append(
+            Condition(
+                "pod_event",
+                key,
+                one_line(f"pod {pod}: {line}", 240),
+                "critical" if reason in ("Evicted", "FailedScheduling") else "warning",
+                {"pod": pod, "reason": reason},
+            )
+        )
     # ---- work container
     if f.container_oom:
         out.append(

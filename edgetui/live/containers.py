@@ -5,6 +5,9 @@ resource samples, the judge pollers, the gradings in flight and the operator's s
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 from edgetui.events import Kind
@@ -13,6 +16,13 @@ from edgetui.hosts.container_info import ContainerInfo
 from edgetui.live.judge import JudgePoller
 from edgetui.live.run_state import RoundState, RunState
 from edgetui.live.watch_context import WatchContext
+
+
+#: the name under which a pod-backed run's work pod log is offered (``o``: opened in the pager)
+POD_LOG = "pod.log"
+
+#: the key of the cluster's engine among :attr:`ContainerJoin.engines` (no host has this name)
+CLUSTER_KEY = "\x00k8s"
 
 
 def grading_judges(rs: RunState) -> list[ContainerInfo]:
@@ -55,6 +65,46 @@ class ContainerJoin:
         self.operator: dict[str, str] = {}  # container id/name -> "stop" | "kill" asked, not yet seen
         self.judges_on: set[str] = set()  # hosts of the engines that listed a judge container of a watched run
         self.unattributed: list[ContainerInfo] = []  # judge/game containers not joined to a run
+        #: SForge's pods on Kubernetes (edgetui.hosts.pod_watch.PodEngine; add_cluster), or None
+        self.cluster: Any = None
+        self._log_dir: Optional[Path] = None  # pod logs read for the pager
+
+    def add_cluster(self, engine) -> None:
+        """Join the pods of ``engine`` (a :class:`~edgetui.hosts.pod_watch.PodEngine`) to the runs
+        whose backend is ``k8s`` or whose work pod it lists, wherever their files are (this machine
+        or an SSH host): only the containers moved to the cluster."""
+        self.cluster = engine
+        self.engines[CLUSTER_KEY] = engine
+
+    def pod_log_file(self, run_key: str) -> Optional[Path]:
+        """The work pod's log of ``run_key`` read now into a file of ours (the pager's), or None:
+        no pod-backed run, or its namespace not up (never a wait on a cluster that is down)."""
+        rs = self.ctx.runs.get(run_key)
+        cl = self.cluster
+        c = rs.container if rs is not None else None
+        if cl is None or c is None or c.phase is None or c.state == "gone" or cl.state_of(c.host) != "up":
+            return None
+        try:
+            text = cl.pod_log(c.name)
+        except RuntimeError as e:  # said in the notes; the file is offered as not there
+            self.ctx.note(str(e))
+            return None
+        if self._log_dir is None:
+            self._log_dir = Path(tempfile.mkdtemp(prefix="edgetui-pod-logs-"))
+        p = self._log_dir / f"{c.name}.log"
+        p.write_text(text, encoding="utf-8", errors="replace")
+        return p
+
+    def close(self) -> None:
+        if self._log_dir is not None:
+            shutil.rmtree(self._log_dir, ignore_errors=True)
+            self._log_dir = None
+
+    def _on_cluster(self, rs: RunState) -> bool:
+        cl = self.cluster
+        return cl is not None and (
+            rs.info.backend == "k8s" or cl.work_container(rs.info.task_id, rs.info.run_id) is not None
+        )
 
     # ---- engines: the local one and one per remote host (edgetui.hosts.remote_engine)
     def add_engine(self, host_name: str, engine) -> None:
@@ -65,6 +115,8 @@ class ContainerJoin:
 
     def engine_of(self, rs: RunState):
         """The engine whose containers belong to ``rs``: its host's remote engine, else the local one."""
+        if self.cluster is not None and self._on_cluster(rs):
+            return self.cluster
         if self.engines:
             eng = self.engines.get(self.ctx.root_host.get(rs.key, ""))
             if eng is not None:
@@ -209,15 +261,34 @@ class ContainerJoin:
     def _join_engine(self, dw, runs: list, now: float) -> list:
         by_name = dw.by_name
         local = dw is self.docker
+        # pods: the engine finds a run's work pod (SForge cuts task ids in pod names: two tasks
+        # sharing their first 15 characters under one run id share a name; a pod whose image does
+        # not tell them apart, claimed by two runs, is joined to neither)
+        finder = getattr(dw, "work_container", None)
+        pods: dict[str, Optional[ContainerInfo]] = {}
+        if finder is not None:
+            claims: dict[str, int] = {}
+            for rs in runs:
+                p = finder(rs.info.task_id, rs.info.run_id)
+                pods[rs.key] = p
+                if p is not None:
+                    claims[p.id] = claims.get(p.id, 0) + 1
+            for key, p in pods.items():
+                if p is not None and p.inferred and claims[p.id] > 1:
+                    pods[key] = None
+                    self.ctx.note(f"pod {p.name}: its name fits {claims[p.id]} runs and its image none: not joined")
         # work containers, by the names each run's container would have
         for rs in runs:
             if rs.info.backend == "e2b":
                 continue  # managed sandboxes: no container of this run on any engine (never "gone")
             c = None
-            for n in work_names(rs.info.task_id, rs.info.run_id):
-                c = by_name.get(n)
-                if c is not None:
-                    break
+            if finder is not None:
+                c = pods.get(rs.key)
+            else:
+                for n in work_names(rs.info.task_id, rs.info.run_id):
+                    c = by_name.get(n)
+                    if c is not None:
+                        break
             if (
                 c is not None
                 and local
@@ -264,11 +335,14 @@ class ContainerJoin:
             elif rs.container_seen_id is not None and rs.container_state != "gone":
                 gone = rs.container or ContainerInfo(
                     id=rs.container_seen_id,
-                    name=work_names(rs.info.task_id, rs.info.run_id)[0],
+                    name=dw.work_name(rs.info.task_id, rs.info.run_id)
+                    if finder is not None
+                    else work_names(rs.info.task_id, rs.info.run_id)[0],
                     role="work",
                     host=self.ctx.host,
                 )
                 gone = gone.model_copy(update={"state": "gone", "cpu_percent": None, "mem_bytes": None})
+                self._operator_seen(rs, gone, now)  # a pod the operator deleted is never listed again
                 rs.container = gone
                 rs.container_state = "gone"
                 rs.container_ended_t = now
@@ -287,7 +361,18 @@ class ContainerJoin:
         judges: dict[str, list[ContainerInfo]] = {}
         games: dict[str, list[ContainerInfo]] = {}
         unattributed: list[ContainerInfo] = []
-        for c in dw.containers.values():
+        judge_owner = getattr(dw, "judge_owner", None)
+        windows: list[tuple] = []
+        if judge_owner is not None:  # pods: a submission by its sanitised, maybe cut, name and its time
+            for rs in runs:
+                limit = float(rs.task.eval_timeout or 600) + 900.0
+                sids = {rd.sid: rd.first_seen for rd in rs.rounds.values() if rd.sid}
+                for sid, rnd in rs.tick_sids.items():  # (auto rounds: the tick log's ids, before any report)
+                    rd0 = rs.rounds.get(rnd) if rnd else None
+                    sids.setdefault(sid, rd0.first_seen if rd0 is not None else rs.first_seen)
+                for sid, t0 in sids.items():
+                    windows.append((rs, rs.info.task_id, sid, t0 - 900.0, t0 + limit))
+        for c in list(dw.containers.values()):
             if c.role == "judge":
                 hit = by_cid.get(c.id[:12])
                 owner = hit[0] if hit else None
@@ -295,6 +380,13 @@ class ContainerJoin:
                     cand = by_sid[c.submission_id][0]
                     if cand.info.task_id == c.task_id:
                         owner = cand
+                if owner is None and judge_owner is not None and c.submission_id is None:
+                    m = judge_owner(c, windows)
+                    if m is not None:
+                        owner = m[0]
+                        c = c.model_copy(
+                            update={"submission_id": m[1], "task_id": owner.info.task_id, "inferred": m[2]}
+                        )
                 if owner is None:
                     unattributed.append(c)
                 else:
@@ -428,7 +520,13 @@ class ContainerJoin:
                 if rd.has_report:
                     rd.failed = None
                 continue
-            judge_up = any(cid[:12] in live_ids or cid[:12] in all_ids for cid in rd.container_ids)
+            judge_up = any(cid[:12] in live_ids or cid[:12] in all_ids for cid in rd.container_ids) or (
+                rd.sid is not None  # a judge pod: joined by its submission (no Docker id in run_instance.log)
+                and any(
+                    j.phase is not None and j.submission_id == rd.sid and j.state in ("running", "created")
+                    for j in rs.judges
+                )
+            )
             failed = None
             if judge_up:
                 rd.judge_gone_since = None

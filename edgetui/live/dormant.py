@@ -102,6 +102,7 @@ class DormantRuns:
         self.full_pos = 0
         self.last_full_tick: Optional[float] = None
         self.docker_seen = -1  # DockerWatch.listings last checked for asleep runs' containers
+        self.pods_seen: Optional[tuple] = None  # PodEngine.generations() last checked for asleep runs' pods
         self.changes = 0  # falls asleep + wakes (a new snapshot is due)
         self.woken = 0
         self.slept = 0
@@ -374,6 +375,21 @@ class DormantRuns:
                 key = self.names.get(c.name)
                 if key is not None and self.dormant[key].loc.host == self.ctx.host:
                     self.wake_run(key, now)
+
+    def wake_by_pods(self, now: float) -> None:
+        """A work pod of a run asleep is running (SForge's pods on Kubernetes): wake it. Looked at
+        when the pods changed only."""
+        cl = self.containers.cluster
+        if cl is None or not self.dormant:
+            return
+        gen = cl.generations()
+        if gen == self.pods_seen:
+            return
+        self.pods_seen = gen
+        for key, rs in list(self.dormant.items()):
+            c = cl.work_container(rs.info.task_id, rs.info.run_id)
+            if c is not None and c.state in _ACTIVE_STATES and key in self.dormant:
+                self.wake_run(key, now)
 
     def snapshot(self) -> list[LiveRun]:
         """The LiveRuns of the runs asleep (a remote image's run gets its host's state of now)."""

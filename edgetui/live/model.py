@@ -109,6 +109,8 @@ class LiveRun(BaseModel):
     operator_action: Optional[str] = None  # "stop" / "kill" when the operator ended the work container
     judge_says: Optional[str] = None  # one line of the judge's own view (--judge-url: /history)
     host_state: Optional[str] = None  # a remote host's connection state (edgetui.hosts.ssh.HostState.kind)
+    #: ``context/namespace`` of a pod-backed run (its work pod's; edgetui.hosts.pod_watch), else None
+    cluster: Optional[str] = None
     host_rtt_s: Optional[float] = None  # its last round trip (seconds), while up or degraded
     #: SForge's own duration of a finished run (final_result.json's runtime_seconds: the agent's
     #: segments only), beside ``elapsed_s`` (start to the run's end, with the harness's drain and cleanup)

@@ -43,6 +43,20 @@ class HostRow(NamedTuple):
     engine: str
 
 
+def cluster_rows(cluster: Any, runs: list) -> list[HostRow]:
+    """One row per ``context/namespace`` of the pods' engine (:class:`edgetui.hosts.pod_watch.PodEngine`):
+    up, connecting, down (an unreachable API server, retried as a host is) or forbidden (403: the
+    user may not list pods there); ``runs``: the runs whose work pod is there."""
+    counts: dict[str, int] = {}
+    for r in runs:
+        if getattr(r, "cluster", None):
+            counts[r.cluster] = counts.get(r.cluster, 0) + 1
+    return [
+        HostRow(key, state, None, since, retry, message, counts.get(key, 0), f"k8s: {n} pods")
+        for key, state, since, retry, message, n in cluster.host_rows()
+    ]
+
+
 class HostLinks:
     """The remote hosts of one supervisor (see the module). ``feeds``: one
     :class:`~edgetui.hosts.feed.RemoteFeed` per host; ``engine_options``: keyword arguments of
@@ -178,6 +192,9 @@ class HostLinks:
             dw = sup.docker
             eng = "none" if dw is None else ("up" if dw.available else (dw.error or "connecting"))
             out.append(HostRow(sup.host, "local", None, None, None, "this machine", local_runs, eng))
+        cluster = getattr(sup, "cluster", None)
+        if cluster is not None:
+            out += cluster_rows(cluster, list(getattr(sup, "last_runs", None) or []))
         for f in self.feeds:
             st = f.host.state
             eng = self.engines.get(f.name)

@@ -361,6 +361,7 @@ class RunRows:
             container_name=c.name if c else None,
             container_state=(c.state if c else None)
             if (self.containers.docker is not None and self.containers.docker.available)
+            or (c is not None and c.phase is not None and bool(getattr(self.containers.cluster, "available", False)))
             else (rs.container_state if rs.container_state == "gone" else None),
             container_exit_code=c.exit_code if c else None,
             container_oom=bool(c and c.oom_killed),
@@ -374,6 +375,7 @@ class RunRows:
             last_tick_error=rs.last_tick_error,
             judge_full_times=rs.judge_full_times,
             ended_t=mtime(rs.task_dir / "final_result.json") if rs.finished else None,
+            pod_problems=[(p.name, line) for p in [c, *rs.judges] if p is not None for line in p.problems],
             harness_error=rs.info.harness_error
             if self.harness_ended(rs, now) or (c is not None and c.state == "running" and rs.info.harness_error)
             else None,
@@ -523,7 +525,10 @@ class RunRows:
                         f"{row.get('selection')}/{row.get('score_direction')}" if rs.task.assumed else None
                     ),
                 ),
-                host_state=(hs := self.host_state(rs.loc.run_key)) and hs[0],
+                cluster=c.host if c is not None and c.phase is not None else None,
+                host_state=(hs := self.host_state(rs.loc.run_key))
+                and hs[0]
+                or (self.containers.cluster.state_of(c.host) if c is not None and c.phase is not None else None),
                 host_rtt_s=hs[1] if hs else None,
                 sforge_runtime_s=sforge_runtime_s(info.final),
             )

@@ -83,7 +83,7 @@ from edgetui.live.run_state import (
     RUN_LOG,
     TICKS,
 )
-from edgetui.live.containers import ContainerJoin
+from edgetui.live.containers import POD_LOG, ContainerJoin
 from edgetui.live.dormant import DormantRuns
 from edgetui.live.register import RunRegistry
 from edgetui.live.run_files import RunFiles
@@ -310,6 +310,17 @@ class Supervisor:
         (:meth:`edgetui.live.containers.ContainerJoin.add_engine`)."""
         self.containers.add_engine(host_name, engine)
 
+    def add_cluster(self, engine: Any) -> None:
+        """Join SForge's pods watched by ``engine`` (:class:`edgetui.hosts.pod_watch.PodEngine`)
+        to the pod-backed runs (:meth:`edgetui.live.containers.ContainerJoin.add_cluster`); closed
+        with the supervisor."""
+        self.containers.add_cluster(engine)
+
+    @property
+    def cluster(self) -> Any:
+        """The pods' engine (:meth:`add_cluster`), or None."""
+        return self.containers.cluster
+
     def add_judge(self, host_name: str, poller: JudgePoller) -> None:
         """Poll the runs of ``host_name``'s roots with ``poller``
         (:meth:`edgetui.live.containers.ContainerJoin.add_judge`)."""
@@ -406,6 +417,9 @@ class Supervisor:
             stop.set()
             self._wake.set()
             watcher.join(timeout=5)
+            if self._gc_frozen:  # stopped: what it froze for its lifetime goes back to the collector
+                COLLECTOR.release(self)
+                self._gc_frozen = False
 
     def start(
         self, interval: float = 2.0, on_update: Optional[Callable[[list[LiveRun]], None]] = None, *, poll: bool = False
@@ -430,6 +444,9 @@ class Supervisor:
         self._closed = True
         if self.docker is not None:
             self.docker.close()
+        if self.containers.cluster is not None:
+            self.containers.cluster.close()
+        self.containers.close()
         for p in [self.judge, *self.judges.values()]:
             if p is not None:
                 p.close()
@@ -479,6 +496,8 @@ class Supervisor:
     def run_file_path(self, run_key: str, name: str) -> Optional[Path]:
         """Path of a file of a run's task dir (``agent_output.txt``, ``submissions/agent-3/report.json``...),
         or None for an unknown run or a name leaving the task dir."""
+        if name == POD_LOG:
+            return self.containers.pod_log_file(run_key)
         rs = self.runs.get(run_key)
         if rs is None:
             cur = self.conn.cursor()  # callable from a view thread while a refresh runs
@@ -565,6 +584,9 @@ class Supervisor:
             if docker_ok and self.dormant:
                 self.sleepers.wake_by_containers(now)
         engines_ok = self.containers.engines_ok(docker_ok)
+        cluster = self.containers.cluster
+        if cluster is not None and self.dormant and engines_ok.get(id(cluster)):
+            self.sleepers.wake_by_pods(now)
         # files of each run (cheap stats), then all tails in one transaction
         sources: list[TailSource] = []
         for rs in self.runs.values():

@@ -19,6 +19,7 @@ from edgetui.replay.moments import DETECTOR_VERSION
 __all__ = [
     "LABELS",
     "annotate",
+    "add_annotation",
     "edit_annotation",
     "delete_annotation",
     "list_annotations",
@@ -76,12 +77,48 @@ def annotate(
 ) -> str:
     """Add an annotation to an event (``event_id``) or to a moment / graded round (``round``: its
     judge result). Returns its id (16 hex, from run, event, label, text and time: a given
-    annotation keeps its id through export and import). Raises ``LookupError`` for an unknown
-    run, event or round, ``ValueError`` for a bad label or neither label nor text."""
+    annotation keeps its id through export and import), or the id of the same annotation (label
+    and text) already on that event: the same note twice is stored once (:func:`add_annotation`
+    says which). Raises ``LookupError`` for an unknown run, event or round, ``ValueError`` for a
+    bad label or neither label nor text."""
+    return add_annotation(
+        conn,
+        run_key,
+        event_id=event_id,
+        round=round,
+        label=label,
+        text=text,
+        now=now,
+        annotation_id=annotation_id,
+    )[0]
+
+
+def add_annotation(
+    conn: Any,
+    run_key: str,
+    *,
+    event_id: Optional[str] = None,
+    round: Optional[str] = None,
+    label: Optional[str] = None,
+    text: str = "",
+    now: Optional[float] = None,
+    annotation_id: Optional[str] = None,
+) -> tuple[str, bool]:
+    """:func:`annotate`, and whether the annotation was already there: an annotation with the same
+    label and text (spaces at the ends aside) on the same event is not stored again; its id is
+    returned with ``True``. (An import gives ``annotation_id``: its own id decides, as before.)"""
     label = _check_label(label)
     if not label and not (text or "").strip():
         raise ValueError("an annotation needs a label or a text")
     eid, rnd, t = _event_of(conn, run_key, event_id, round)
+    if annotation_id is None:
+        same = conn.execute(
+            """SELECT annotation_id FROM annotations WHERE run_key = ? AND event_id = ?
+               AND coalesce(label, '') = ? AND trim(coalesce(text, '')) = ? ORDER BY created_at LIMIT 1""",
+            [run_key, eid, label or "", (text or "").strip()],
+        ).fetchall()
+        if same:
+            return same[0][0], True
     created = time.time() if now is None else now
     aid = (
         annotation_id
@@ -91,7 +128,7 @@ def annotate(
         f"INSERT OR IGNORE INTO annotations ({', '.join(_COLS)}) VALUES ({', '.join('?' * len(_COLS))})",
         [aid, run_key, eid, rnd, t, label, text or "", None, created, created],
     )
-    return aid
+    return aid, False
 
 
 def edit_annotation(

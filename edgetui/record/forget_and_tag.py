@@ -11,7 +11,8 @@
   replies with its rows of the ``moments`` table.
 * ``annotate`` (``run_key``, ``event_id`` or ``round``, ``label``, ``text``), ``annotation_edit`` /
   ``annotation_delete`` (``annotation_id``) and ``annotations_import`` (``annotations``: a JSON
-  report's list) write annotations (:mod:`edgetui.record.annotations`).
+  report's list) write annotations (:mod:`edgetui.record.annotations`); ``annotate`` replies
+  ``{"annotation_id": …, "already": bool}`` (the same annotation already on the event: not stored again).
 
 While another process holds the database, these travel over the holder socket as typed
 requests (``{"op": "forget", "run_key": …}``; :func:`apply_request`) that the holder carries
@@ -27,6 +28,7 @@ from typing import Any, Optional, cast
 import duckdb
 
 from edgetui.store import repeated_records as repeats
+from edgetui.store.arrow_wire import encode_rows
 from edgetui.store.holder_socket import HolderServer
 
 from edgetui.record import annotations as an
@@ -168,8 +170,8 @@ def _annotation_op(conn: duckdb.DuckDBPyConnection, op: str, req: dict) -> Any:
             raise ValueError(f"{name} must be text")
         return v
 
-    if op == "annotate":
-        return an.annotate(
+    if op == "annotate":  # the id, and whether the same annotation was already on the event
+        aid, already = an.add_annotation(
             conn,
             req["run_key"],
             event_id=opt("event_id"),
@@ -177,6 +179,7 @@ def _annotation_op(conn: duckdb.DuckDBPyConnection, op: str, req: dict) -> Any:
             label=opt("label"),
             text=opt("text") or "",
         )
+        return {"annotation_id": aid, "already": already}
     if op == "annotation_edit":
         return an.edit_annotation(conn, str(req.get("annotation_id")), label=opt("label"), text=opt("text"))
     if op == "annotation_delete":
@@ -221,4 +224,4 @@ def apply_request(conn: duckdb.DuckDBPyConnection, req: dict) -> dict:
 def holder_server(conn: duckdb.DuckDBPyConnection, db_path) -> HolderServer:
     """The holder socket of a process holding ``db_path`` through ``conn``, carrying out the typed
     requests of other edgetui processes on ``conn`` (:func:`apply_request`)."""
-    return HolderServer(conn, db_path, on_request=lambda req: apply_request(conn, req))
+    return HolderServer(conn, db_path, on_request=lambda req: apply_request(conn, req), encode_arrow=encode_rows)

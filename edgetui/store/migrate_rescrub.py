@@ -30,7 +30,7 @@ from edgetui.redact import has_keyword, redact_bytes, redact_obj, redact_text
 _BATCH = 20_000
 
 
-def _scrub_json_text(s: Any) -> Any:
+def scrub_json_text(s: Any) -> Any:
     if s is None or not isinstance(s, str) or not has_keyword(s.encode("utf-8", "surrogatepass")):
         return s
     try:
@@ -63,7 +63,7 @@ def rescrub_database(conn: duckdb.DuckDBPyConnection) -> int:
                 redact_text(tname),
                 redact_text(model),
                 redact_text(rnd),
-                _scrub_json_text(data),
+                scrub_json_text(data),
                 redact_bytes(raw) if raw else raw,
             )
             if new != (summ, tname, model, rnd, data, raw):
@@ -101,7 +101,7 @@ def rescrub_database(conn: duckdb.DuckDBPyConnection) -> int:
         sel = ", ".join(key + [f"CAST({c} AS VARCHAR)" if c in json_cols else c for c in row_cols])
         for rec in conn.execute(f"SELECT {sel} FROM {table}").fetchall():
             rec_key, rec_vals = rec[: len(key)], rec[len(key) :]
-            cleaned = [redact_text(v) if c in text_cols else _scrub_json_text(v) for c, v in zip(row_cols, rec_vals)]
+            cleaned = [redact_text(v) if c in text_cols else scrub_json_text(v) for c, v in zip(row_cols, rec_vals)]
             if list(rec_vals) != cleaned:
                 sets = ", ".join(f"{c} = ?" for c in row_cols)
                 where = " AND ".join(f"{c} = ?" for c in key)

@@ -100,6 +100,7 @@ RUN_LIST_COLUMNS = (
     "last_event_at",
     "timeout_s",
     "score_task",
+    "score_direction",
     "best_round",
     "best_score",
     "best_pass_rate",

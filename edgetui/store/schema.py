@@ -22,6 +22,7 @@ units unless named ``*_0_100``):
   of each run's transcript events, to count records repeated across runs once (:mod:`edgetui.store.repeated_records`).
 * ``fits`` — fitted curves stored by ``edgetui fit --store`` (derived, rebuildable: method,
   version, unrounded parameters, optimiser status, flags, intervals, the points fitted).
+* ``team_sync`` / ``team_annotations`` — what ``edgetui sync`` pushed and pulled (docs/team.md).
 * ``moments`` — detected moments (:mod:`edgetui.record.moments_table`, :mod:`edgetui.replay.moments`): derived, rebuilt on
   demand, keyed by (run, detector, version, round of the new best); ``score_before`` /
   ``score_after`` / ``gain`` / ``noise`` / ``headroom`` in the chart's units (task units, or the
@@ -33,10 +34,11 @@ from __future__ import annotations
 
 import duckdb
 
+from edgetui.store.column_meanings import column_comment_statements
 from edgetui.store.ready_views import view_statements
 from edgetui.store.repeated_records import recount_transcript_runs
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 14
 
 _V1 = [
     """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
@@ -187,6 +189,18 @@ MIGRATIONS: dict[int, list[str]] = {
     #: idle gaps, spend over time, alarms, moments' why, the test matrix, a run id's tasks. A change to a
     #: view is a new version that runs view_statements() again (CREATE OR REPLACE)
     12: view_statements(),
+    #: 13: every column of every table and ready-made view has its meaning as a DuckDB comment
+    #: (edgetui/store/column_meanings.py; the statements depend on the columns there: see migrate())
+    13: [],
+    #: 14: the team record's local bookkeeping (edgetui/record/team_record.py, docs/team.md): who recorded
+    #: each run (machine, person), the signature last pushed, the push number pulled; each annotation's
+    #: team version and what was last synced of it
+    14: [
+        """CREATE TABLE IF NOT EXISTS team_sync (run_key VARCHAR PRIMARY KEY, machine VARCHAR, person VARCHAR,
+           pushed VARCHAR, seq BIGINT)""",
+        """CREATE TABLE IF NOT EXISTS team_annotations (annotation_id VARCHAR PRIMARY KEY, version BIGINT,
+           synced VARCHAR)""",
+    ],
 }
 
 
@@ -238,6 +252,9 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> int:
         try:
             for stmt in MIGRATIONS.get(v, []):
                 conn.execute(stmt)
+            if v >= 13 and v == SCHEMA_VERSION:  # every column's meaning, once its table exists (the last step)
+                for stmt in column_comment_statements(conn):
+                    conn.execute(stmt)
             if v == 7 and found >= 1:  # transcript runs recorded before: their keys and totals now
                 recount_transcript_runs(conn)
             if v == 5 and found >= 1:

@@ -12,24 +12,30 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
+import threading
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import duckdb
 import platformdirs
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
+from edgetui.store.column_meanings import meaning_of
+from edgetui.store.holder_socket import HolderCursor
 from edgetui.store.read_only_sql import check_read_only
 from edgetui.store.ready_views import READY_VIEWS
 
 __all__ = [
     "PAGE_ROWS",
     "PagedResult",
+    "HolderPagedResult",
     "run_paged",
     "export_result",
     "schema_entries",
+    "ready_the_rule",
     "completion_words",
     "event_time",
     "QueryHistory",
@@ -56,28 +62,51 @@ TABLE_MEANINGS: dict[str, str] = {
     "fits": "fitted curves stored by `edgetui fit --store`",
     "moments": "detected moments (new bests, change points, reframing moments)",
     "meta": "the schema version and markers",
+    "team_sync": "the team record: who recorded each run, what `edgetui sync` last pushed and pulled of it",
+    "team_annotations": "the team record: each annotation's team version and what was last synced of it",
 }
 
 
 class PagedResult:
     """One query on its own cursor of ``conn``: :meth:`run`, then ``columns`` and :meth:`next_page`
-    until ``done``. :meth:`interrupt` (from another thread) stops a :meth:`run` or a fetch."""
+    until ``done``. :meth:`interrupt` (from another thread) stops a :meth:`run` or a fetch; with
+    ``timeout_s``, a run or a fetch is interrupted after that many seconds (``timed_out`` is then set)."""
 
-    def __init__(self, conn: duckdb.DuckDBPyConnection, page_rows: int = PAGE_ROWS) -> None:
+    def __init__(
+        self, conn: duckdb.DuckDBPyConnection, page_rows: int = PAGE_ROWS, timeout_s: Optional[float] = None
+    ) -> None:
         self.cursor = conn.cursor()
         self.conn = conn
         self.page_rows = page_rows
+        self.timeout_s = timeout_s
+        self.timed_out = False
         self.columns: list[str] = []
         self.types: list[str] = []
         self.done = True
         self.fetched = 0
+
+    def _timed(self, fn: Callable[[], Any]) -> Any:
+        if not self.timeout_s:
+            return fn()
+
+        def stop() -> None:
+            self.timed_out = True
+            self.cursor.interrupt()
+
+        timer = threading.Timer(self.timeout_s, stop)
+        timer.daemon = True
+        timer.start()
+        try:
+            return fn()
+        finally:
+            timer.cancel()
 
     def run(self, sql: str) -> "PagedResult":
         """Check ``sql`` (the read-only rule, with the catalog) and run it; no row is fetched yet.
         Raises ``ValueError`` (refused, or does not parse) or ``duckdb.Error`` (``InterruptException``
         when interrupted)."""
         check_read_only(sql, self.conn)
-        self.cursor.execute(sql)
+        self._timed(lambda: self.cursor.execute(sql))
         desc = self.cursor.description or []
         self.columns = [d[0] for d in desc]
         self.types = [str(d[1]) for d in desc]
@@ -88,7 +117,7 @@ class PagedResult:
         """The next ``page_rows`` rows (fewer, and ``done``, at the end)."""
         if self.done:
             return []
-        rows = self.cursor.fetchmany(self.page_rows)
+        rows = self._timed(lambda: self.cursor.fetchmany(self.page_rows))
         self.fetched += len(rows)
         if len(rows) < self.page_rows:
             self.done = True
@@ -106,9 +135,54 @@ class PagedResult:
             pass
 
 
-def run_paged(conn: duckdb.DuckDBPyConnection, sql: str, page_rows: int = PAGE_ROWS) -> PagedResult:
+class HolderPagedResult:
+    """:class:`PagedResult`'s reading when another process holds the file: the query runs in that
+    process, its rows fetched a page at a time over its socket (:mod:`edgetui.store.holder_cursors`).
+    Raises ``ConnectionError`` when no holder answers, ``RuntimeError`` with its one-line error."""
+
+    def __init__(self, db_path: Path | str, page_rows: int = PAGE_ROWS, timeout_s: Optional[float] = None) -> None:
+        self.db_path = db_path
+        self.page_rows = page_rows
+        self.timeout_s = timeout_s
+        self.cursor: Optional[HolderCursor] = None
+        self.columns: list[str] = []
+        self.types: list[str] = []
+        self.done = True
+        self.fetched = 0
+
+    def run(self, sql: str) -> "HolderPagedResult":
+        check_read_only(sql)  # (the holder checks it again, with its catalog)
+        self.cursor = HolderCursor(self.db_path)
+        self.cursor.open(sql, query_timeout=self.timeout_s)
+        self.columns, self.types = self.cursor.columns, self.cursor.types
+        self.done = self.cursor.done
+        return self
+
+    def next_page(self) -> list[tuple]:
+        if self.done or self.cursor is None:
+            return []
+        rows = self.cursor.fetch(self.page_rows)
+        self.fetched += len(rows)
+        self.done = self.cursor.done
+        return rows
+
+    def interrupt(self) -> None:
+        """Ask the holder to stop the query, from a thread of its own (a connection to the holder may
+        take a while; the caller is the screen's)."""
+        if self.cursor is not None:
+            threading.Thread(target=self.cursor.cancel, name="edgetui-sql-cancel", daemon=True).start()
+
+    def close(self) -> None:
+        self.done = True
+        if self.cursor is not None:
+            self.cursor.close()
+
+
+def run_paged(
+    conn: duckdb.DuckDBPyConnection, sql: str, page_rows: int = PAGE_ROWS, timeout_s: Optional[float] = None
+) -> PagedResult:
     """``sql`` run (read-only rule) on a new cursor of ``conn``, unfetched."""
-    res = PagedResult(conn, page_rows)
+    res = PagedResult(conn, page_rows, timeout_s)
     try:
         return res.run(sql)
     except BaseException:
@@ -147,6 +221,12 @@ def export_result(conn: duckdb.DuckDBPyConnection, sql: str, path: Path | str, f
     return n
 
 
+def ready_the_rule() -> None:
+    """Set up the read-only rule's parser now (a private in-memory DuckDB and the list of built-in
+    functions: ~0.1 s once per process), so that the screen's first query does not wait for it."""
+    check_read_only("SELECT 1")
+
+
 def schema_entries(conn: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     """Tables, then views: ``{name, kind, meaning, columns: [(name, type, meaning)]}``. A meaning is
     DuckDB's own comment when the schema has one, else :data:`TABLE_MEANINGS`."""
@@ -161,8 +241,8 @@ def schema_entries(conn: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
             "WHERE database_name = current_database() ORDER BY table_name, column_index"
         ).fetchall()
     by_table: dict[str, list[tuple[str, str, str]]] = {}
-    for t, c, ty, comment in cols:
-        by_table.setdefault(t, []).append((c, ty, comment or ""))
+    for t, c, ty, comment in cols:  # (a snapshot of an older file may lack the comments: the store's own then)
+        by_table.setdefault(t, []).append((c, ty, comment or meaning_of(t, c) or ""))
     out = []
     for name, kind, comment in tables:
         meaning = comment or TABLE_MEANINGS.get(name) or (READY_VIEWS[name][0] if name in READY_VIEWS else "")
@@ -260,3 +340,13 @@ class QueryBuffer:
         tmp = self.path.with_name(self.path.name + ".part")
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, self.path)
+
+
+def export_bytes(conn: Any, sql: str, name: str, fmt: str) -> tuple[int, bytes]:
+    """:func:`export_result` into a private temporary directory, returned as (rows, the file's bytes)
+    with nothing left on disk: the export of a browser tab (``edgetui serve``), which the browser
+    downloads; no path typed in a tab is written on the serving machine."""
+    with tempfile.TemporaryDirectory(prefix="edgetui-export-") as tmp:
+        out = Path(tmp) / (Path(name).name or "edgetui-result.csv")
+        n = export_result(conn, sql, str(out), fmt)
+        return n, out.read_bytes()

@@ -20,10 +20,10 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, cast
 
 import duckdb
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -41,6 +41,9 @@ from edgetui.store.database import (
     snapshot_copy,
 )
 from edgetui.errors import UserError
+from edgetui.store.arrow_wire import encode_rows
+from edgetui.store.holder_connection import HolderConnection
+from edgetui.store.queries import count_runs
 from edgetui.error_log import EXIT_INTERNAL, report_internal_error
 from edgetui.live.model import LiveRun
 from edgetui.views.screens.picker import PickerScreen
@@ -103,8 +106,13 @@ class LiveConfig:
         host: str = "local",
         hosts: Optional[list] = None,
         feed_options: Optional[dict] = None,
+        pods: Optional[Callable[[Callable[[], None], dict[str, Any]], Any]] = None,
     ) -> None:
         self.runs_dirs = runs_dirs
+        #: makes the engine of SForge's pods on Kubernetes (edgetui.hosts.pod_watch.PodEngine), given
+        #: the supervisor's wake callback and the SSH hosts by name (a cluster may be reached via one);
+        #: None: no cluster watched
+        self.pods = pods
         self.hosts = list(hosts or [])
         self.feed_options = dict(feed_options or {})
         self.home = home
@@ -139,8 +147,16 @@ class EdgeTUIApp(App):
         live: Optional[LiveConfig] = None,
         start_at: Optional[float] = None,
         compare: Optional[dict] = None,
+        sql_timeout: Optional[float] = None,
+        through_holder: bool = False,
     ) -> None:
         super().__init__()
+        #: seconds a query of the SQL screen may run (``--sql-timeout``; None: no limit of the app's own,
+        #: the holder's 30 s when another process holds the file)
+        self.sql_timeout = sql_timeout
+        #: read through the socket of the process holding the file, never opening it (a browser tab
+        #: of ``edgetui serve``: :mod:`edgetui.store.holder_connection`); writes go as typed requests
+        self.through_holder = through_holder
         self.start_at = start_at
         self.compare = compare  # {"run_keys": [...]} or {"groups": [...]}: open the compare screen
         self.live = live
@@ -212,9 +228,33 @@ class EdgeTUIApp(App):
             visible_lines(str(message)), title=visible(str(title)), severity=severity, timeout=timeout, markup=False
         )
 
+    # ------------------------------------------------------------------ files delivered
+
+    def on_delivery_complete(self, event: events.DeliveryComplete) -> None:
+        """A report (``R``) or an export saved in a terminal: where; in a browser: downloaded."""
+        if event.name and event.name.startswith("the "):
+            where = f"saved: {event.path}" if event.path is not None else "downloaded by the browser"
+            self.notify(f"{event.name[4:]} {where}", timeout=8)
+
+    def on_delivery_failed(self, event: events.DeliveryFailed) -> None:
+        if event.name and event.name.startswith("the "):
+            why = " ".join(str(event.exception).split()) or type(event.exception).__name__
+            self.notify(f"{event.name[4:]} not delivered: {why}", severity="error", timeout=8)
+
     # ------------------------------------------------------------------ database
 
     def _open(self) -> duckdb.DuckDBPyConnection:
+        if self.through_holder:
+            held = HolderConnection(self.db_path)
+            try:
+                count_runs(cast(duckdb.DuckDBPyConnection, held))  # the holder answers, or one line why not
+            except (ConnectionError, RuntimeError) as e:
+                held.close()
+                raise RuntimeError(f"cannot read {self.db_path} through its holder: {e}") from None
+            self.read_only = True
+            # (the read side takes it where it takes a DuckDB connection: the calls it makes are there)
+            return cast(duckdb.DuckDBPyConnection, held)
+
         def note(text: str) -> None:  # a database recovered from its WAL, or read as is
             self.notify(text, title="database", severity="warning", timeout=10, markup=False)
 
@@ -331,6 +371,9 @@ class EdgeTUIApp(App):
         # lazy: the live supervisor loads only when runs are watched, not for a replay
         from edgetui.live.remote_hosts import HostLinks
 
+        if cfg.pods is not None:
+            sup.add_cluster(cfg.pods(sup.wake, {f.name: f.host for f in self._feeds}).start())
+
         # always: the hosts view lists this machine first, remote hosts (if any) after it
         self.host_links = HostLinks(self._feeds, docker=cfg.docker).attach(sup).start()
 
@@ -376,7 +419,7 @@ class EdgeTUIApp(App):
         """Answer `edgetui sql` / `edgetui runs` from other terminals while this app holds the file."""
         self._stop_serving()
         try:
-            self.holder = HolderServer(conn, self.db_path, on_request=self._holder_request)
+            self.holder = HolderServer(conn, self.db_path, on_request=self._holder_request, encode_arrow=encode_rows)
         except (OSError, SocketDirError) as e:  # no socket: other processes get the PID + --snapshot message
             self.holder = None
             self.notify(f"cannot serve other edgetui commands: {e}", severity="warning", timeout=6)
@@ -398,7 +441,10 @@ class EdgeTUIApp(App):
     def on_unmount(self) -> None:
         self._stop_live()
         self._stop_serving()
-        close_when_idle(self.conn)  # a view's worker may still be reading
+        if isinstance(self.conn, HolderConnection):
+            self.conn.close()
+        else:
+            close_when_idle(self.conn)  # a view's worker may still be reading
         self.conn = None
 
     # ------------------------------------------------------------------ navigation
@@ -419,7 +465,12 @@ class EdgeTUIApp(App):
 
     def open_sql(self, run_key: Optional[str] = None) -> None:
         """``F6``: the SQL screen (scoped to ``run_key`` when opened from its replay)."""
-        self.push_screen(SqlScreen(run_key))
+        self.push_screen(SqlScreen(run_key, timeout_s=self.sql_timeout, held_elsewhere=self.held_elsewhere()))
+
+    def held_elsewhere(self) -> Optional[Path]:
+        """The database file when another process holds it (this app reads a snapshot copy, and the
+        SQL screen asks that process over its socket), else ``None``."""
+        return self.db_path if self.snapshot else None
 
     def open_replay_at(self, run_key: str, t: Optional[float]) -> None:
         """The replay of ``run_key`` at the event of time ``t`` (a row of the SQL screen)."""
@@ -453,8 +504,8 @@ class EdgeTUIApp(App):
 
     def handle_empty(self) -> None:
         """Run the ``on_empty`` hook once (in a thread), then reload the picker."""
-        if self._empty_done or (self.live is not None and self.live.home):
-            return  # `edgetui watch` records what it watches, not the samples
+        if self._empty_done or (self.live is not None and self.live.home) or self.through_holder:
+            return  # `edgetui watch` records what it watches, not the samples; a tab writes nothing
         self._empty_done = True
         self._run_on_empty()
 
@@ -542,13 +593,14 @@ def terminal_problem() -> Optional[str]:
     return None
 
 
-def run_app(db_path: Path | str, run_key: Optional[str] = None, **kwargs: Any) -> None:
+def run_app(db_path: Path | str, run_key: Optional[str] = None, *, web: bool = False, **kwargs: Any) -> None:
     """Run the app in the terminal: the picker, or the replay of ``run_key`` when given
     (``start_at``: elapsed seconds to open at). Raises ``RuntimeError`` (one line; the CLI prints
     it and exits 2) when stdout or stdin is not a terminal or ``TERM=dumb``, when the database's
     directory does not exist, and when the database cannot be opened (a damaged file, another
-    application's database, no permission); ``NO_COLOR`` is honoured (Textual)."""
-    why = terminal_problem()
+    application's database, no permission); ``NO_COLOR`` is honoured (Textual). ``web``: a browser
+    tab of ``edgetui serve`` (Textual's web driver speaks over pipes: no terminal is asked for)."""
+    why = None if web else terminal_problem()
     if why:
         raise RuntimeError(why)
     parent = Path(db_path).expanduser().parent

@@ -26,7 +26,17 @@ from typing import Iterable, Optional, Sequence
 from edgetui.replay.analysis.score_at import run_group_key
 from edgetui.replay.analysis.task_variants import mixed_tasks
 
-__all__ = ["TaskValue", "LeaderCell", "aggregate", "read_task_table", "recorded_values", "DEFAULT_HOURS", "OVERALL"]
+__all__ = [
+    "TaskValue",
+    "LeaderCell",
+    "aggregate",
+    "read_task_table",
+    "recorded_values",
+    "left_out",
+    "left_out_note",
+    "DEFAULT_HOURS",
+    "OVERALL",
+]
 
 #: The hours of EdgeBench's leaderboard.
 DEFAULT_HOURS: tuple[float, ...] = (2, 4, 6, 8, 10, 12)
@@ -180,3 +190,40 @@ def recorded_values(
             cell = c.cell(h, include_infra=include_infra)
             out.append(TaskValue(g, c.task_id, c.category, float(h), cell.value, c.run_key, c.variant))
     return out
+
+
+#: why a recorded run is left out, in the order a run with several reasons is counted under, with
+#: the option that counts it
+LEFT_OUT_REASONS = (
+    ("is_sample", "sample", "--include-samples"),
+    ("infra_error", "infra-error", "--include-infra"),
+    ("retry", "-retry", "--include-retry"),
+)
+
+
+def left_out(
+    curves, *, include_retry: bool = False, include_infra: bool = False, include_samples: bool = False
+) -> dict[str, int]:
+    """How many of ``curves`` (recorded runs) the selection leaves out, by reason (``sample``,
+    ``infra-error``, ``-retry``; a run counted once, under its first reason of
+    :data:`LEFT_OUT_REASONS`); reasons with none are absent."""
+    asked = {"is_sample": include_samples, "infra_error": include_infra, "retry": include_retry}
+    out: dict[str, int] = {}
+    for c in curves:
+        for attr, word, _ in LEFT_OUT_REASONS:
+            if getattr(c, attr, False) and not asked[attr]:
+                out[word] = out.get(word, 0) + 1
+                break
+    return out
+
+
+def left_out_note(counts: dict[str, int], options: bool = True) -> str:
+    """One line saying how many runs were left out and why: ``left out: 3 infra-error runs
+    (--include-infra), 8 sample runs (--include-samples)``; empty when none were (``options``:
+    name the option that counts each)."""
+    parts = []
+    for _, word, option in LEFT_OUT_REASONS:
+        n = counts.get(word, 0)
+        if n:
+            parts.append(f"{n} {word} run{'s' if n != 1 else ''}" + (f" ({option})" if options else ""))
+    return ("left out: " + ", ".join(parts)) if parts else ""

@@ -27,6 +27,7 @@ _MARKS = {
     "down": ("✗", "red"),
     "auth failed": ("✗", "red"),
     "host key refused": ("✗", "red"),
+    "forbidden": ("✗", "red"),
     "closed": ("-", "dim"),
 }
 
@@ -49,7 +50,7 @@ def host_cells(row: Any, now: float) -> tuple[str, str, str, str, str, str, str]
     if row.since is not None:
         since = time.strftime("%H:%M:%S", time.gmtime(row.since)) + f" ({_span(now - row.since)})"
     retry = ""
-    if row.next_retry is not None and row.kind in ("down", "auth failed", "host key refused"):
+    if row.next_retry is not None and row.kind in ("down", "auth failed", "host key refused", "forbidden"):
         retry = f"in {_span(row.next_retry - now)}"
     return (row.name, f"{mark} {row.kind}", rtt, since, retry, str(row.runs), row.engine)
 

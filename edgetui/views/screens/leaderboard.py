@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from edgetui.control_chars import visible
 
-from edgetui.replay.analysis.leaderboard import aggregate, recorded_values
+from edgetui.replay.analysis.leaderboard import aggregate, left_out, left_out_note, recorded_values
 from edgetui.analysis.recorded_curves import fetch_from, load_curves
 from edgetui.replay.analysis.task_variants import mixed_note
 
@@ -32,10 +32,11 @@ _SUP = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 class LeaderboardLoaded(Message):
-    def __init__(self, cells: list, error: str = "") -> None:
+    def __init__(self, cells: list, error: str = "", left: str = "") -> None:
         super().__init__()
         self.cells = cells
         self.error = error
+        self.left = left  # how many runs were left out and why (left_out_note), or ""
 
 
 class LeaderboardScreen(Screen):
@@ -57,6 +58,7 @@ class LeaderboardScreen(Screen):
         self.include_all = False
         self.by = "model"
         self.cells: list = []
+        self.left = ""  # the runs the last load left out, said in the title
 
     def compose(self) -> ComposeResult:
         yield Static(id="lb-title")
@@ -70,9 +72,8 @@ class LeaderboardScreen(Screen):
     def _title(self, note: str) -> None:
         t = Text("leaderboard", style="bold")
         t.append(f" · by {self.by.replace('_', ' ')} · ", style="dim")
-        t.append(
-            "all runs" if self.include_all else "samples, infra-error and -retry runs left out (a: all)", style="dim"
-        )
+        left = self.left or "samples, infra-error and -retry runs left out"
+        t.append("all runs" if self.include_all else f"{left} (a: all)", style="dim")
         t.append("\n(N) or ᴺ = tasks with a value at that hour; mean over them, repeats averaged first", style="dim")
         if note:
             t.append("\n" + visible(str(note)), style="italic yellow")
@@ -86,13 +87,16 @@ class LeaderboardScreen(Screen):
             vals = recorded_values(
                 curves, HOURS, by, include_retry=include_all, include_infra=include_all, include_samples=include_all
             )
-            self.post_message(LeaderboardLoaded(aggregate(vals)))
+            counts = left_out(curves, include_retry=include_all, include_infra=include_all, include_samples=include_all)
+            left = left_out_note(counts, options=False) or "no run left out"
+            self.post_message(LeaderboardLoaded(aggregate(vals), left=left))
         except Exception as e:  # noqa: BLE001 - shown on the screen, never a crash
             self.post_message(LeaderboardLoaded([], f"{type(e).__name__}: {e}"))
 
     @on(LeaderboardLoaded)
     def _on_loaded(self, msg: LeaderboardLoaded) -> None:
         self.cells = msg.cells
+        self.left = msg.left
         table = self.query_one(DataTable)
         table.clear(columns=True)
         # one first column (the group's overall row, then its categories indented) sized to what the

@@ -56,6 +56,7 @@ RUN_FILES: tuple[tuple[str, str], ...] = (
     ("run_config.json", "run configuration (secrets redacted)"),
     ("install_output.txt", "agent install output"),
     ("started_at", "start time"),
+    ("pod.log", "the work pod's log (Kubernetes: read from its API server)"),
 )
 
 # ---------------------------------------------------------------------------- injected effects
@@ -135,6 +136,10 @@ class LiveSupervisor(Protocol):
 
     def acknowledge_alarms(self, run_key: Optional[str] = None) -> int: ...
 
+    def add_cluster(self, engine: Any) -> None: ...
+
+    def wake(self) -> None: ...
+
 
 class SupervisorActions:
     """:class:`LiveActions` over the live core's supervisor (:class:`LiveSupervisor`: its public
@@ -202,12 +207,19 @@ def confirm_container_action(
         screen.notify("Container actions are not available here (no live supervisor).", severity="warning", timeout=4)
         return
     c = live.container if live else None
-    if live is not None and (c is None or c.state not in _LIVE_STATES):
+    pod = c is not None and c.phase is not None  # a Kubernetes pod (a pending one may be deleted too)
+    if live is not None and (c is None or c.state not in (_LIVE_STATES + ("created",) if pod else _LIVE_STATES)):
         screen.notify(f"{run_key}: no running work container to {kind}.", severity="warning", timeout=4)
         return
     target = _container_label(live)
     msg = Text()
-    if kind == "kill":
+    if pod:
+        msg.append("Delete pod ", style="bold red" if kind == "kill" else "bold yellow")
+        msg.append(target, style="bold")
+        msg.append(f" ({c.host})" if c is not None else "")
+        msg.append(" now, with no grace period?\n\n" if kind == "kill" else "?\n\n", style="bold")
+        msg.append("As SForge removes its pods (grace period 15 s). " if kind != "kill" else "")
+    elif kind == "kill":
         msg.append("Kill ", style="bold red")
         msg.append(target, style="bold")
         msg.append(" now (SIGKILL)?\n\n", style="bold red")

@@ -148,6 +148,12 @@ def live_status_text(live: Optional[LiveRun], now: float, width: int) -> Text:
             ct.append(" OOM", style="bold red")
         if c.restart_count:
             ct.append(f" restarts {c.restart_count}", style="yellow")
+        if c.phase is not None:  # a pod (Kubernetes): its phase, why it waits or ended, node, where
+            ct.append(f" {c.phase}" + (f" {c.reason}" if c.reason and not c.oom_killed else ""), style="dim")
+            if c.node and not compact:
+                ct.append(f" on {c.node}", style="dim")
+            if not compact:
+                ct.append(f" ({c.host})", style="dim")
         fields.append(ct)
     if live.cpu_percent is not None or live.mem_bytes is not None:
         r = Text()

@@ -115,7 +115,7 @@ LIVE_KEYS: list[tuple[str, str]] = [
     ("r f5", "read the whole run again now (new events also arrive by themselves)"),
     ("x", "stop the work container (asks first)"),
     ("K", "kill the work container (asks first)"),
-    ("e", "shell in the work container (docker exec -it … sh), app suspended"),
+    ("e", "shell in the work container (docker exec -it … sh; kubectl exec for a pod), app suspended"),
     ("o", "open a run file in $PAGER, app suspended"),
     ("ctrl+p", "command palette"),
     ("? / F1", "this help"),

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual import work
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
@@ -31,6 +31,7 @@ from edgetui.views.screens.confirm import ConfirmScreen
 
 from edgetui.record.annotations import moment_queue
 from edgetui.record.moments_table import rebuild_moments
+from edgetui.store.holder_connection import HolderConnection
 
 __all__ = [
     "MomentsScreen",
@@ -62,6 +63,11 @@ def delete_annotation_question(anns: list[dict]) -> ConfirmScreen:
         confirm_label="Delete",
         danger=False,
     )
+
+
+#: the moments list's column headings, over :func:`moment_line`'s columns (round, elapsed, best
+#: before → after (+gain), then lead time, confidence and the sub-scores that moved, each named)
+MOMENTS_HEAD = f"{'round':<10} {'elapsed':>8}  best before → after (+gain)  lead  conf  sub-scores"
 
 
 def moment_line(m: dict, width: Optional[int] = None) -> Text:
@@ -111,8 +117,11 @@ class MomentsScreen(ModalScreen[Optional[int]]):
     BINDINGS = [Binding("escape,q,M", "dismiss_none", "close")]
     DEFAULT_CSS = """
     MomentsScreen { align: center middle; }
-    MomentsScreen > OptionList { width: auto; min-width: 60; max-width: 100%; height: auto; max-height: 100%;
+    MomentsScreen > #moments-box { width: auto; min-width: 60; max-width: 100%; height: auto; max-height: 100%;
         border: round $accent; background: $panel; }
+    MomentsScreen #moments-head { width: auto; padding: 0 1; color: $text-muted; text-style: bold; }
+    MomentsScreen OptionList, MomentsScreen OptionList:focus { width: auto; height: auto; max-height: 100%;
+        border: none; background: $panel; }
     """
 
     def __init__(self, moments: list[dict], current: Optional[int] = None) -> None:
@@ -124,9 +133,11 @@ class MomentsScreen(ModalScreen[Optional[int]]):
         # the list's room: the screen less its border (2) and each option's padding (2)
         room = max(40, (self.app.size.width or 80) - 4)
         ol = OptionList(*[Option(moment_line(m, room), id=str(i)) for i, m in enumerate(self.moments)])
-        ol.border_title = f"reframing moments ({len(self.moments)})"
-        ol.border_subtitle = "enter: go · esc: close"
-        yield ol
+        with Vertical(id="moments-box") as box:
+            box.border_title = f"reframing moments ({len(self.moments)})"
+            box.border_subtitle = "enter: go · esc: close"
+            yield Static(MOMENTS_HEAD, id="moments-head")  # what each column of a line is
+            yield ol
 
     def on_mount(self) -> None:
         ol = self.query_one(OptionList)
@@ -500,6 +511,9 @@ class QueueScreen(Screen):
             for key in todo:
                 if key not in built:
                     built.add(key)
+                    if isinstance(conn, HolderConnection):  # a browser tab: the holder builds them
+                        conn.request({"op": "moments", "run_key": key})
+                        continue
                     try:
                         rebuild_moments(conn, key)
                     except Exception as e:  # noqa: BLE001  (a read-only database: the stored ones only)

@@ -31,6 +31,7 @@ from edgetui.views.widgets.fmt import (
     plural,
 )
 from edgetui.control_chars import visible
+from edgetui.quantities import lower_is_better
 
 __all__ = ["PickerScreen"]
 
@@ -45,6 +46,11 @@ PICKER_COLUMNS = ("run id", "task", "best", "pass", "status", "model", "subs", "
 #: the columns left out first when the terminal is too narrow for all of them (the rest stay)
 _DROP_ORDER = ("started (UTC)", "events", "cost", "subs", "model")
 _CELL_PAD = 2  # DataTable's cell padding, both sides together
+#: what the best column's two quantities are (said under the table: the header stays narrow)
+BEST_NOTE = "best: a score task's score (↓: lower is better) or pass rate (%)"
+#: the folded rows' mean: not a raw score but each task's best on EdgeBench's 0–100 scale
+GROUP_MEAN_LABEL = "mean 0–100"
+GROUP_MEAN_NOTE = "mean 0–100: the tasks' best, scores normalised, pass rates × 100"
 
 
 def fit_columns(widths: dict[str, int], avail: int, min_id: int = 14) -> tuple[list[str], int]:
@@ -192,6 +198,8 @@ class PickerScreen(Screen):
             st = r.get("status") or "?"
             # a task's best in its own quantity (a pass-rate task's pass rate), as `edgetui runs` and the runs screen
             best = fmt_best(r.get("best_score"), r.get("best_pass_rate"), r.get("score_task"))
+            if r.get("score_task") and lower_is_better(r) and best != "–":
+                best = "↓" + best  # a minimised score (a route's length): lower is better
             subs = fmt_subs(r.get("agent_submissions"), r.get("auto_submissions"), r.get("game_sessions"))
             cost = r.get("cost_usd") if r.get("cost_usd") is not None else r.get("stated_cost_usd")
             rows.append(
@@ -237,6 +245,7 @@ class PickerScreen(Screen):
                 if key == keep:
                     t.move_cursor(row=i, animate=False)
                     break
+        t.border_subtitle = BEST_NOTE
         t.border_title = f"runs {len(self.shown):,}" + (
             f" of {len(self.rows):,}" if len(self.shown) != len(self.rows) else ""
         )
@@ -261,7 +270,7 @@ class PickerScreen(Screen):
                     Text(fmt_utc(g.started_at)),
                 ]
             )
-        labels = ("run id", "tasks", "done", "mean score", "models", "started (UTC)")
+        labels = ("run id", "tasks", "done", GROUP_MEAN_LABEL, "models", "started (UTC)")
         widths = {lb: max([len(lb)] + [r[i].cell_len for r in rows]) for i, lb in enumerate(labels)}
         avail = (t.size.width or self.size.width or 160) - 2
         fixed = sum(widths[lb] + _CELL_PAD for lb in labels[1:4]) + widths["run id"] + _CELL_PAD
@@ -288,6 +297,7 @@ class PickerScreen(Screen):
                 t.move_cursor(row=i, animate=False)
                 break
         t.border_title = f"{plural(len(self.groups), 'run id')} · {plural(len(self.shown), 'task')} · ^g unfolds"
+        t.border_subtitle = GROUP_MEAN_NOTE
 
     def _selected_group(self) -> Optional[str]:
         t = self.query_one(DataTable)

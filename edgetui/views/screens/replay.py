@@ -16,11 +16,15 @@ meanwhile, and asks); search runs in DuckDB.
 
 from __future__ import annotations
 
+import io
+import re
 import threading
 import time
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 import duckdb
+from platformdirs import user_downloads_path
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -30,6 +34,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
+from edgetui.analysis.report import build_report, to_html
 from edgetui.store import queries as store
 from edgetui.store.database import pool_retry
 from edgetui.store.timeline_pages import PAGE, PAGE_COLUMNS, PagedTimeline, first_page, load_index
@@ -125,6 +130,7 @@ REPLAY_KEYS: list[tuple[str, str]] = [
     ("c", "show / hide the chart (left out when the terminal is under 20 rows or nothing is graded)"),
     ("v", "chart: score / pass rate / rescaled 0–100 (those the run has); ▾▴ mark scores off the scale"),
     ("F6", "SQL screen, its query scoped to this run (WHERE run_key = …)"),
+    ("R", "the run's HTML report: downloaded by the browser (edgetui serve), else saved in the downloads folder"),
     ("ctrl+p", "command palette"),
     (
         "header: traj",
@@ -173,6 +179,7 @@ class ReplayScreen(Screen):
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "back", "back"),
         Binding("f6", "sql", "SQL", show=False),
+        Binding("R", "report", "report", show=False),
     ]
 
     def __init__(
@@ -813,6 +820,8 @@ class ReplayScreen(Screen):
         head = self.header or {}
         assumed = ", policy assumed" if head.get("policy_assumed") or head.get("task_assumed") else ""
         title = f"{data.y_label} · best-so-far" + (f" ({data.policy}{assumed})" if data.policy else "")
+        if data.lower_better:  # (a minimised score: its best line falls, its new bests are drops)
+            title += " · ↓ lower is better"
         if self._chart_texts != (legend.plain, title):  # (a live reload redraws the same often)
             self._chart_texts = (legend.plain, title)
             chart.border_subtitle = legend
@@ -842,6 +851,44 @@ class ReplayScreen(Screen):
     def action_sql(self) -> None:
         """``F6``: the SQL screen over this run."""
         self.app.open_sql(self.run_key)  # type: ignore[attr-defined]
+
+    def action_report(self) -> None:
+        """``R``: the run's HTML report (:func:`edgetui.analysis.report.to_html`), built in a worker and
+        delivered by Textual: a download in the browser (``edgetui serve``), else a file in the
+        user's downloads folder."""
+        self.notify("building the report…", timeout=3)
+        self._build_report()
+
+    @work(thread=True, exclusive=True, group="replay-report", exit_on_error=False)
+    def _build_report(self) -> None:
+        try:
+            with app_connection(self.app).cursor() as cur:  # (a cursor of its own: other workers read meanwhile)
+                rep = build_report(cur, self.run_key)
+            html = to_html(rep)
+        except Exception as e:  # noqa: BLE001 - a report that cannot be built is a toast, not a crash
+            self.app.call_from_thread(
+                self.notify, f"no report: {' '.join(str(e).split())[:200]}", severity="error", timeout=6
+            )
+            return
+        name = f"{report_name(self.run_key)}.report.html"
+        self.app.call_from_thread(self._deliver_report, html, name)
+
+    def _deliver_report(self, html: str, name: str) -> None:
+        """Textual delivers it: the browser downloads it, or it is saved in the downloads folder
+        (the app says where once saved: :meth:`edgetui.views.app.EdgeTUIApp.on_delivery_complete`)."""
+        # (as text: Textual 8.2.8's terminal driver opens the file in text mode for any in-memory
+        # binary stream, so deliver_binary fails there; the web driver sends either the same way)
+        self.app.deliver_text(
+            io.StringIO(html),
+            save_directory=None if self.app.is_web else download_folder(),
+            save_filename=name,
+            mime_type="text/html",
+            encoding="utf-8",
+            open_method="download",
+            name="the report",
+        )
+        if self.app.is_web:
+            self.notify(f"report {name}: the browser downloads it", timeout=4)
 
     def action_back(self) -> None:
         if self.maximized is not None:
@@ -898,6 +945,21 @@ class ReplayScreen(Screen):
             self.do(lambda: c.select(msg.index))
 
 
+def download_folder() -> Path:
+    """Where ``R`` saves a report in a terminal: the user's downloads folder when it exists, else
+    the current directory (no folder is made for it)."""
+    d = user_downloads_path()
+    return d if d.is_dir() else Path.cwd()
+
+
+def report_name(run_key: str) -> str:
+    """A file name for a run's report: the run key without its host (run id, task), letters, digits
+    and ``.-_`` only."""
+    parts = [p for p in run_key.split("/") if p]
+    tail = "-".join(parts[1:] if len(parts) > 1 else parts) or "run"
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", tail).strip("._-") or "run"
+
+
 def replay_commands(screen: ReplayScreen) -> list[tuple[str, str, Callable[[], Any]]]:
     """(title, help, callback) of the replay actions for the command palette."""
     return [
@@ -923,5 +985,6 @@ def replay_commands(screen: ReplayScreen) -> list[tuple[str, str, Callable[[], A
         ("Replay: toggle detail", "d", screen.action_toggle_detail),
         ("Replay: toggle chart", "c", screen.action_toggle_chart),
         ("Replay: fold / show metadata rows", "permission-mode, progress… (z)", screen.action_toggle_fold),
+        ("Replay: report", "download the run's HTML report (R)", screen.action_report),
         ("Replay: keys", "help (?)", screen.action_help),
     ]

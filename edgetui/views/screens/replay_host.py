@@ -17,9 +17,11 @@ from textual.message import Message
 from textual.notifications import SeverityLevel
 from textual.worker import Worker
 
+from edgetui.record.forget_and_tag import apply_request
 from edgetui.replay.cursor import ReplayCursor
+from edgetui.store.holder_connection import HolderConnection
 
-__all__ = ["DatabaseApp", "ReplayHost", "app_connection"]
+__all__ = ["DatabaseApp", "ReplayHost", "app_connection", "apply_write"]
 
 
 @runtime_checkable
@@ -37,6 +39,16 @@ def app_connection(app: object) -> duckdb.DuckDBPyConnection:
     if conn is None:
         raise RuntimeError("no database open")
     return conn
+
+
+def apply_write(app: object, req: dict) -> dict:
+    """A typed write (:data:`edgetui.record.forget_and_tag.OPS`: annotate, tag…) on the app's
+    database: carried out on its connection, or sent to the holder when the app reads through it (a
+    browser tab of ``edgetui serve``). The reply: ``{"ok": …}`` or ``{"error": one line}``."""
+    conn: object = app_connection(app)
+    if isinstance(conn, HolderConnection):
+        return conn.request(req)
+    return apply_request(app_connection(app), req)
 
 
 class ReplayHost(Protocol):

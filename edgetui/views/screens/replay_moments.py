@@ -12,7 +12,6 @@ from typing import Iterable, Optional
 from edgetui.analysis.why_new_best import why_diff, why_of
 from edgetui.error_log import note_swallowed
 from edgetui.record.annotations import list_annotations
-from edgetui.record.forget_and_tag import apply_request
 from edgetui.store.database import lift_pool_on
 
 from edgetui.views.screens.moments import (
@@ -24,7 +23,7 @@ from edgetui.views.screens.moments import (
     WhyScreen,
     delete_annotation_question,
 )
-from edgetui.views.screens.replay_host import DatabaseApp, ReplayHost, app_connection
+from edgetui.views.screens.replay_host import DatabaseApp, ReplayHost, app_connection, apply_write
 
 __all__ = ["ReplayMoments"]
 
@@ -301,7 +300,7 @@ class ReplayMoments:
         a worker, then the run's annotations read again."""
 
         def write() -> None:
-            reply = apply_request(app_connection(self.host.app), dict(req, run_key=self.host.run_key))
+            reply = apply_write(self.host.app, dict(req, run_key=self.host.run_key))
             self.host.post_message(Annotated(where, reply))
             self.read_annotations_now()
 
@@ -329,7 +328,9 @@ class ReplayMoments:
         elif msg.reply["ok"] is False:
             self.host.notify("that annotation is gone (deleted elsewhere)", severity="warning", timeout=4)
         else:
-            self.host.notify(
-                f"annotated: {msg.where}" + (f" ({msg.reply['ok']})" if isinstance(msg.reply["ok"], str) else ""),
-                timeout=3,
-            )
+            ok = msg.reply["ok"]
+            if isinstance(ok, dict):  # a new annotation: its id, or the same one already there
+                said = f"already there: {msg.where} ({ok['annotation_id']})" if ok.get("already") else None
+                self.host.notify(said or f"annotated: {msg.where} ({ok['annotation_id']})", timeout=3)
+            else:
+                self.host.notify(f"annotated: {msg.where}" + (f" ({ok})" if isinstance(ok, str) else ""), timeout=3)

@@ -144,7 +144,10 @@ RUNS_KEYS: list[tuple[str, str]] = [
     ("e", "shell in the selected run's work container (app suspended)"),
     ("o", "open a run file in $PAGER (app suspended; a remote run's file from its local image)"),
     ("H", "hosts: each host's connection, round trip, since when, next retry, runs, engine"),
-    ("g", "fold the tasks under their SForge run id (n tasks, n finished, mean score); enter shows its tasks"),
+    (
+        "g",
+        "fold the tasks under their SForge run id (n tasks, n done, best: their mean on the 0–100 scale); enter shows its tasks",
+    ),
     ("ctrl+p", "command palette"),
     ("? / F1", "this help"),
     ("q", "back to the recorded runs when they are below (edgetui watch), else quit"),
@@ -588,6 +591,16 @@ class RunsScreen(Screen):
         if c is not None:
             ct = Text(f"{c.name} ", style="dim")
             ct.append(c.state or "?", style="green" if c.state == "running" else "red")
+            if c.phase is not None:  # a pod: its phase, why it waits or ended, restarts, node (the cluster's words)
+                ct.append(f" ({c.phase}" + (f", {c.reason}" if c.reason else ""), style="dim")
+                ct.append(
+                    (f", {c.restart_count} restarts" if c.restart_count else "")
+                    + (f", node {c.node}" if c.node else "")
+                    + ")",
+                    style="dim",
+                )
+                if c.inferred:
+                    ct.append(" inferred join", style="dim italic")
             fields.append(ct)
         if r.current_alarms:
             a = max(r.current_alarms, key=lambda x: x.t)

@@ -10,7 +10,9 @@ terminal). Opened with F6 from the picker, and from the replay scoped to its run
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import io
+from pathlib import Path
+from typing import Any, Optional, Union
 
 from rich.text import Text
 from textual import on, work
@@ -19,25 +21,27 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Footer, Input, OptionList, Static, TextArea, Tree
+from textual.widgets import Footer, Input, OptionList, Static, TextArea, Tree
 from textual_textarea import TextEditor
 
 from edgetui.control_chars import visible, visible_lines
 from edgetui.store.sql_results import (
+    HolderPagedResult,
     PagedResult,
     QueryBuffer,
     QueryHistory,
     completion_words,
     event_time,
+    export_bytes,
     export_result,
+    ready_the_rule,
     schema_entries,
 )
 from edgetui.views.screens.replay_host import app_connection
+from edgetui.views.widgets.results_grid import CELL_WIDTH, ResultsGrid, cell_text
 
 __all__ = ["SqlScreen", "CellScreen", "HistoryScreen", "ExportScreen", "scoped_query", "CELL_WIDTH"]
 
-#: the widest a cell is drawn in the results table (the whole of it: `v`)
-CELL_WIDTH = 40
 #: rows from the end of what is loaded at which the next page is asked for: a page ahead, so a page
 #: down (a screenful) lands on rows already there (bench/bench_sql_screen.py)
 PREFETCH_ROWS = 200
@@ -49,6 +53,10 @@ BUFFER_SAVE_S = 60.0
 _EDITOR_LEFT_OUT = {"save", "load", "quit"}
 
 
+#: a result being paged: on the app's own connection, or through the socket of the process holding the file
+Paged = Union[PagedResult, HolderPagedResult]
+
+
 def scoped_query(run_key: Optional[str]) -> str:
     """The query the screen opens with: one run's events when opened from its replay."""
     if not run_key:
@@ -58,15 +66,6 @@ def scoped_query(run_key: Optional[str]) -> str:
         )
     rk = run_key.replace("'", "''")
     return f"SELECT t, kind, summary, run_key, event_id\nFROM events\nWHERE run_key = '{rk}'\nORDER BY t"
-
-
-def cell_text(v: Any) -> str:
-    """A value as the table and the cell view show it: NULL as ∅, bytes by their size."""
-    if v is None:
-        return "∅"
-    if isinstance(v, (bytes, bytearray, memoryview)):
-        return f"<{len(bytes(v))} bytes>"
-    return str(v)
 
 
 class SqlEditor(TextEditor):
@@ -86,7 +85,7 @@ class SqlEditor(TextEditor):
 
 
 class SqlStarted(Message):
-    def __init__(self, result: PagedResult) -> None:
+    def __init__(self, result: Paged) -> None:
         super().__init__()
         self.result = result
 
@@ -94,7 +93,7 @@ class SqlStarted(Message):
 class SqlPage(Message):
     """A page of rows of ``result`` (``first``: the query's first page)."""
 
-    def __init__(self, result: PagedResult, rows: list[tuple], first: bool, error: str = "") -> None:
+    def __init__(self, result: Optional[Paged], rows: list[tuple], first: bool, error: str = "") -> None:
         super().__init__()
         self.result = result
         self.rows = rows
@@ -265,6 +264,8 @@ class SqlScreen(Screen):
 
     DEFAULT_CSS = """
     SqlScreen #sql-schema { width: 34; border: round $primary 40%; }
+    SqlScreen #sql-schema Tree { height: 1fr; }
+    SqlScreen #sql-schema-note { height: auto; max-height: 7; padding: 0 1; border-top: solid $primary 40%; }
     SqlScreen #sql-main { width: 1fr; }
     SqlScreen SqlEditor { height: 8; }
     SqlScreen #sql-status { height: 1; padding: 0 1; background: $panel; }
@@ -276,15 +277,24 @@ class SqlScreen(Screen):
         run_key: Optional[str] = None,
         history: Optional[QueryHistory] = None,
         buffer: Optional[QueryBuffer] = None,
+        timeout_s: Optional[float] = None,
+        held_elsewhere: Optional[Path] = None,
     ) -> None:
         super().__init__()
         self.run_key = run_key
+        #: seconds a query may run (``--sql-timeout``), None: until F8
+        self.timeout_s = timeout_s
+        #: the database file when another process holds it: queries go to that process's socket, a
+        #: page at a time from a cursor there (the app's own connection is a snapshot copy)
+        self.held_elsewhere = held_elsewhere
         self.history = history or QueryHistory()
         self.buffer = buffer or QueryBuffer()
         self.saved_text = ""
-        self.result: Optional[PagedResult] = None
-        self.running: Optional[PagedResult] = None
+        self.result: Optional[Paged] = None
+        self.running: Optional[Paged] = None
         self.rows: list[tuple] = []
+        #: a page is being fetched (the next is asked for when it is in)
+        self.fetching = False
         self.sql = ""
         self.words: list[str] = []
         self.show_schema: Optional[bool] = None  # None: automatic (shown at 120 columns and more)
@@ -293,11 +303,13 @@ class SqlScreen(Screen):
 
     def compose(self) -> ComposeResult:
         with Horizontal():
-            yield Tree("schema", id="sql-schema")
+            with Vertical(id="sql-schema"):
+                yield Tree("schema", id="sql-tree")
+                yield Static(id="sql-schema-note")
             with Vertical(id="sql-main"):
                 yield SqlEditor(language="sql", text=scoped_query(self.run_key), word_completer=self._complete)
                 yield Static(id="sql-status")
-                yield DataTable(id="sql-results", cursor_type="cell", zebra_stripes=True)
+                yield ResultsGrid(id="sql-results")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -327,6 +339,7 @@ class SqlScreen(Screen):
         try:
             conn = app_connection(self.app)
             self.post_message(SchemaLoaded(schema_entries(conn), completion_words(conn)))
+            ready_the_rule()
         except Exception as e:  # noqa: BLE001 - shown on the screen, never a crash
             self.post_message(SchemaLoaded([], [], f"{type(e).__name__}: {e}"))
 
@@ -343,15 +356,35 @@ class SqlScreen(Screen):
             branch = tree.root.add(Text("ready-made views" if kind == "view" else "tables", style="bold"), expand=True)
             for e in (e for e in msg.entries if e["kind"] == kind):
                 label = Text(e["name"], style="cyan")
-                node = branch.add(label, data=e["meaning"])
+                about = self._note(e["name"], kind, e["meaning"])
+                node = branch.add(label, data=about)
                 if e["meaning"]:
-                    node.add_leaf(Text(e["meaning"], style="dim italic"))
+                    node.add_leaf(Text(e["meaning"], style="dim italic"), data=about)
                 for col, ty, meaning in e["columns"]:
                     t = Text(col)
                     t.append(f" {ty.lower()}", style="dim")
                     if meaning:
                         t.append(f" {meaning}", style="dim italic")
-                    node.add_leaf(t)
+                    node.add_leaf(t, data=self._note(f"{e['name']}.{col}", ty.lower(), meaning))
+        self._show_note(self._note("schema", "", "tables and ready-made views: ^t (or a click), ↑↓, enter opens"))
+
+    @staticmethod
+    def _note(name: str, what: str, meaning: str) -> Text:
+        """The whole of a schema entry, under the tree (the tree's lines are cut at its width)."""
+        t = Text(name, style="bold")
+        if what:
+            t.append(f" {what}", style="dim")
+        if meaning:
+            t.append(f"\n{meaning}", style="italic")
+        return t
+
+    def _show_note(self, note: Text) -> None:
+        self.query_one("#sql-schema-note", Static).update(note)
+
+    @on(Tree.NodeHighlighted, "#sql-tree")
+    def _schema_highlighted(self, ev: Tree.NodeHighlighted) -> None:
+        if isinstance(ev.node.data, Text):
+            self._show_note(ev.node.data)
 
     def _complete(self, prefix: str) -> list[tuple[str, str]]:
         """The editor's word completer: names starting with ``prefix`` (case-insensitive)."""
@@ -423,17 +456,41 @@ class SqlScreen(Screen):
 
     @work(thread=True, exclusive=True, group="sql-run", exit_on_error=False)
     def _run(self, sql: str) -> None:
-        res: Optional[PagedResult] = None
+        res: Optional[Paged] = None
         try:
-            res = PagedResult(app_connection(self.app))
+            if self.held_elsewhere is not None:
+                res = HolderPagedResult(self.held_elsewhere, timeout_s=self.timeout_s)
+            else:
+                res = PagedResult(app_connection(self.app), timeout_s=self.timeout_s)
             self.post_message(SqlStarted(res))
-            res.run(sql)
+            try:
+                res.run(sql)
+            except ConnectionError:
+                if not isinstance(res, HolderPagedResult):
+                    raise
+                # the holder is gone (or does not answer): the app's snapshot copy answers, said so
+                res.close()
+                res = PagedResult(app_connection(self.app), timeout_s=self.timeout_s)
+                self.post_message(SqlStarted(res))
+                res.run(sql)
             self.post_message(SqlPage(res, res.next_page(), True))
         except Exception as e:  # noqa: BLE001 - a refused or failing query is said on the screen
             if res is not None:
                 res.close()
-            name = "cancelled" if "interrupt" in type(e).__name__.lower() else type(e).__name__
-            self.post_message(SqlPage(res or PagedResult.__new__(PagedResult), [], True, f"{name}: {e}"))
+            self.post_message(SqlPage(res, [], True, self._why(res, e)))
+
+    def _why(self, res: Optional[Paged], e: Exception) -> str:
+        """A failed query's line: stopped by --sql-timeout, cancelled, refused or failing; through
+        the holder, its own line."""
+        if isinstance(res, PagedResult) and res.timed_out:
+            return f"stopped after {self.timeout_s:g} s (--sql-timeout)"
+        if "interrupt" in type(e).__name__.lower():
+            return f"cancelled: {e}"
+        if isinstance(e, ConnectionError) and self.held_elsewhere is not None:
+            return f"the process holding the database does not answer: {e}"
+        if isinstance(e, RuntimeError) and isinstance(res, HolderPagedResult):
+            return str(e)  # the holder's line
+        return f"{type(e).__name__}: {e}"
 
     @on(SqlStarted)
     def _started(self, msg: SqlStarted) -> None:
@@ -447,60 +504,66 @@ class SqlScreen(Screen):
 
     @on(SqlPage)
     def _page(self, msg: SqlPage) -> None:
-        table = self.query_one("#sql-results", DataTable)
+        table = self.query_one("#sql-results", ResultsGrid)
         if msg.first:
             self.running = None
             if msg.error:
                 self._say(msg.error.splitlines()[0] if msg.error else "", error=True)
                 return
+            if msg.result is None:
+                return
             self.result = msg.result
             self.rows = []
+            self.fetching = False
             table.clear(columns=True)
-            for c in msg.result.columns:
-                table.add_column(Text(visible(c)))
+            table.add_columns(msg.result.columns)
         elif msg.result is not self.result:
             return  # a page of a result since replaced
+        else:
+            self.fetching = False
         if msg.error:
             self._say(msg.error.splitlines()[0], error=True)
             return
         self.rows.extend(msg.rows)
-        table.add_rows([[self._cell(v) for v in row] for row in msg.rows])
+        table.add_rows(msg.rows)
         self._status()
-        if msg.first:
-            table.move_cursor(row=0, column=0)
-
-    def _cell(self, v: Any) -> Text:
-        s = visible(cell_text(v))
-        if len(s) > CELL_WIDTH:
-            s = s[: CELL_WIDTH - 1] + "…"
-        style = "dim" if v is None else ""
-        right = isinstance(v, (int, float)) and not isinstance(v, bool)
-        return Text(s, style=style, justify="right" if right else "left")
+        self._fetch_ahead(table.cursor_row)
 
     def _status(self) -> None:
         res = self.result
         if res is None:
             return
         more = " so far (more as you scroll)" if not res.done else ""
-        self._say(f"{len(self.rows):,} rows{more} · {len(res.columns)} columns · F4 export · v cell · enter replay")
+        via = " · from the holding process" if isinstance(res, HolderPagedResult) else ""
+        if self.held_elsewhere is not None and isinstance(res, PagedResult):
+            via = " · from the snapshot copy (the holding process does not answer)"
+        self._say(
+            f"{len(self.rows):,} rows{more} · {len(res.columns)} columns{via} · F4 export · v cell · enter replay"
+        )
 
-    @on(DataTable.CellHighlighted, "#sql-results")
-    def _highlighted(self, ev: DataTable.CellHighlighted) -> None:
+    @on(ResultsGrid.CellHighlighted, "#sql-results")
+    def _highlighted(self, ev: ResultsGrid.CellHighlighted) -> None:
+        self._fetch_ahead(ev.coordinate.row)
+
+    def _fetch_ahead(self, row: int) -> None:
+        """The next page, when the cursor at ``row`` is within :data:`PREFETCH_ROWS` of the end."""
         res = self.result
-        if res is not None and not res.done and ev.coordinate.row >= len(self.rows) - PREFETCH_ROWS:
+        if res is not None and not res.done and not self.fetching and row >= len(self.rows) - PREFETCH_ROWS:
+            self.fetching = True  # one fetch at a time: pages come in order
             self.fetch_more(res)
 
     @work(thread=True, exclusive=True, group="sql-page", exit_on_error=False)
-    def fetch_more(self, res: PagedResult) -> None:
+    def fetch_more(self, res: Paged) -> None:
         try:
             self.post_message(SqlPage(res, res.next_page(), False))
         except Exception as e:  # noqa: BLE001 - a failing fetch is said on the screen
-            self.post_message(SqlPage(res, [], False, f"{type(e).__name__}: {e}"))
+            res.done = True  # (not asked again at each cursor move: the rows so far stay)
+            self.post_message(SqlPage(res, [], False, self._why(res, e)))
 
     # ------------------------------------------------------------------ a row, a cell
 
     def _current(self) -> Optional[tuple[int, int]]:
-        table = self.query_one("#sql-results", DataTable)
+        table = self.query_one("#sql-results", ResultsGrid)
         if self.result is None or not self.rows:
             return None
         c = table.cursor_coordinate
@@ -513,8 +576,8 @@ class SqlScreen(Screen):
         r, c = at
         self.app.push_screen(CellScreen(self.result.columns[c], self.rows[r][c]))
 
-    @on(DataTable.CellSelected, "#sql-results")
-    def _selected(self, ev: DataTable.CellSelected) -> None:
+    @on(ResultsGrid.CellSelected, "#sql-results")
+    def _selected(self, ev: ResultsGrid.CellSelected) -> None:
         """Enter: the replay at the row's event when it names a run and an event, else the cell whole."""
         res = self.result
         at = self._current()
@@ -569,16 +632,35 @@ class SqlScreen(Screen):
     @work(thread=True, group="sql-export", exit_on_error=False)
     def _export(self, sql: str, path: str, fmt: str) -> None:
         try:
+            if self.app.is_web:  # a browser tab (edgetui serve): the browser downloads it, no file is left here
+                name = Path(path).name or "edgetui-result.csv"
+                n, data = export_bytes(app_connection(self.app), sql, name, fmt)
+                self.app.call_from_thread(
+                    self.app.deliver_binary,
+                    io.BytesIO(data),
+                    save_filename=name,
+                    open_method="download",
+                    name="the export",
+                )
+                self.post_message(Said(f"{n:,} rows: the browser downloads {name} ({fmt})"))
+                return
             n = export_result(app_connection(self.app), sql, path, fmt)
-            self.post_message(Said(f"{n:,} rows written to {path} ({fmt})"))
+            # (held elsewhere: run on the app's snapshot copy, not through the holder; said so)
+            copy = " from the snapshot copy taken when the app opened" if self.held_elsewhere is not None else ""
+            self.post_message(Said(f"{n:,} rows written to {path} ({fmt}){copy}"))
         except Exception as e:  # noqa: BLE001 - said on the screen
             self.post_message(Said(f"export failed: {type(e).__name__}: {e}", error=True))
 
     # ------------------------------------------------------------------ focus, back
 
     def action_toggle_schema(self) -> None:
+        """Show the schema and move into it, or hide it and go back to the editor."""
         self.show_schema = not self.query_one("#sql-schema").display
         self._apply_layout()
+        if self.show_schema:
+            self.query_one(Tree).focus()
+        else:
+            self.query_one(SqlEditor).focus()
 
     def action_focus_results(self) -> None:
         self.query_one("#sql-results").focus()

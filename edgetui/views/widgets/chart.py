@@ -18,6 +18,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
+from edgetui.quantities import lower_is_better
+
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -150,6 +152,8 @@ class ChartData:
     modes: tuple[str, ...] = ()  # the modes this run has data for
     outliers: int = 0  # raw scores off the fitted y range (fitted_range): drawn as ▼ / ▲ at its edge
     moments: list[tuple[float, float]] = field(default_factory=list)  # reframing moments: (x, new best)
+    #: the y quantity is a raw score the task minimises (a route's length, a cost): the best line falls
+    lower_better: bool = False
 
     @property
     def empty(self) -> bool:
@@ -226,6 +230,8 @@ def chart_data(
 
     d = ChartData(y_label=MODE_LABELS[mode], mode=mode, modes=modes)
     d.policy = str(head.get("selection") or head.get("task_selection") or "")
+    # (pass rates and SForge's rescaled 0-100 score rise whatever the task: only the raw score falls)
+    d.lower_better = mode == "score" and lower_is_better(head)
     prev: Optional[float] = None
     last_x = 0.0
     for s in subs:
@@ -324,24 +330,46 @@ def fitted_range(best: Sequence[float], raw: Sequence[float], whole: bool = Fals
     return lo - pad, hi + pad
 
 
+#: tick steps' mantissas, and those read as round (1, 2, 2.5, 5 x 10^k: no penalty)
+_STEP_MANTISSAS = (1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
+_ROUND_MANTISSAS = (1.0, 2.0, 2.5, 5.0)
+
+
 def _y_ticks(lo: float, hi: float, rows: int) -> tuple[float, float, float]:
-    """(lo, hi, step): ``lo`` on a whole tick step, ticks every ``step`` landing exactly every r canvas
-    rows (r whole: evenly spaced, never two on one row), at most six of them, ``hi`` where the top
-    row falls (just above the data)."""
+    """(lo, hi, step): ticks from ``lo`` every ``step``, landing exactly every r canvas rows (r
+    whole: evenly spaced, never two on one row), at most six of them, ``hi`` where the top row falls
+    (just above the data). Of the steps and bottom ticks that cover the data, the one whose range
+    the data fills most (a 40-70 climb on 6 rows: 40, 46 … 70, not 40 … 90 with two rows empty),
+    round steps (1 / 2 / 2.5 / 5 x 10^k) and a bottom tick on the step's own grid preferred."""
     span = max(hi - lo, 1e-9)
-    for _ in range(40):
-        step = _nice_step_at_least(max(span / max(1, rows - 1), span / 5))
-        a, b = math.floor(lo / step + 1e-9) * step, math.ceil(hi / step - 1e-9) * step
-        if b <= a:
-            b = a + step
-        n = round((b - a) / step)
-        if n <= rows - 1:
-            # ticks one every r rows (r whole): the range ends where (rows - 1) / r steps take it
-            r = (rows - 1) // n
-            b = a + step * (rows - 1) / r
-            return a, b, step
-        span = b - a
-    return lo, hi, span
+    lines = max(1, rows - 1)
+    k0 = math.floor(math.log10(span / min(lines, 5)))
+    best: Optional[tuple[tuple, float, float, float]] = None
+    for k in range(k0 - 1, k0 + 3):
+        for m in _STEP_MANTISSAS:
+            step = m * 10.0**k
+            if step * min(lines, 5) < span * (1 - 1e-9):
+                continue  # (six ticks at most: five steps must cover the data)
+            unit = 10.0 ** math.floor(math.log10(step) + 1e-9)
+            # the bottom tick on the step's grid; a step that is not round may start on a round number
+            # (40, 46 … 70), a round one never off its grid (not 38, 43 …)
+            round_step = m in _ROUND_MANTISSAS
+            grids = [step] + ([5.0 * unit] if not round_step and 5.0 * unit < step * (1 - 1e-9) else [])
+            for g in grids:
+                a = math.floor(lo / g + 1e-9) * g
+                n = max(1, math.ceil((hi - a) / step - 1e-9))
+                if n > min(lines, 5) or n < min(3, lines):  # (four to six ticks where the rows allow)
+                    continue
+                r = lines // n
+                b = a + step * lines / r
+                on_grid = g == step
+                score = span / (b - a) - (0.0 if round_step else 0.12) - (0.0 if on_grid else 0.08)
+                key = (round(score, 3), round_step, on_grid)
+                if best is None or key > best[0]:
+                    best = (key, a, b, step)
+    if best is None:
+        return lo, hi, span
+    return best[1], best[2], best[3]
 
 
 def _nice_step_at_least(x: float) -> float:
@@ -620,8 +648,7 @@ class ScoreChart(Widget):
         lo, hi, step = _y_ticks(lo, hi, rows)
         f.ruler("x").lim(0.0, d.x_max)
         f.ruler("y").lim(lo, hi)
-        first = math.ceil(lo / step - 1e-9) * step
-        yt = [first + k * step for k in range(int((hi - first) / step + 1e-9) + 1)]
+        yt = [lo + k * step for k in range(int((hi - lo) / step + 1e-9) + 1)]  # (from lo: on the rows)
         if d.mode != "score":  # a pass rate / rescaled score has no tick past 100 (the range may go on)
             yt = [v for v in yt if 0.0 <= v <= 100.0 + 1e-9]
         f.ruler("y").ticks(yt, [_fmt_tick(v, step) for v in yt])

@@ -14,6 +14,7 @@ from textual.widget import Widget
 
 from edgetui.views.widgets.fmt import STATUS_STYLE, fmt_count, fmt_hours, fmt_pct, fmt_score, fmt_usd, prior_note
 from edgetui.control_chars import visible
+from edgetui.quantities import lower_is_better
 from edgetui.replay.cursor import format_elapsed
 
 SEP = "  "
@@ -56,6 +57,8 @@ def _fields(head: dict[str, Any], compact: bool, narrow: bool = False) -> tuple[
     score_task = head.get("score_task")
     if score_task or (score_task is None and head.get("best_score") is not None):
         best.append(fmt_score(head.get("best_score")), style="bold green")
+        if lower_is_better(head):  # a minimised score (a route's length): said beside it
+            best.append(" (↓ lower is better)", style="yellow")
         if head.get("best_pass_rate") is not None:
             best.append(f" pass {fmt_pct(head.get('best_pass_rate'))}", style="green")
     else:  # a pass-rate task: SForge stores the pass rate as best_score when the task has no score
@@ -168,19 +171,49 @@ def trajectory_text(tm: Optional[dict[str, Any]], compact: bool) -> Optional[Tex
 
 
 def header_text(head: Optional[dict[str, Any]], width: int) -> Text:
-    """The header as Text lines for a given width (fields wrap as whole units)."""
+    """The header as Text lines for a given width (fields wrap as whole units). The duration never
+    takes a line of its own: beside the status (or the trajectory), else at the end of the figures'
+    line; wide, in its short form (``ran 12:01:51``) when the long one fits neither, and last first
+    on the figures' line."""
     if not head:
         return Text("loading run…", style="dim")
     compact = width < 110
+    ident, figs = _fields(head, compact, narrow=width < 60)
+    out = _layout((ident, figs), width, compact)
+    if not compact and _duration_alone(out):
+        long, short = duration_text(head, False), duration_text(head, True)
+        if long is not None and short is not None:
+            rest = [f for f in ident if f.plain != long.plain]
+            for alt in (  # the short form where the long one went; else first on the figures' line
+                _layout(([short if f.plain == long.plain else f for f in ident], figs), width, compact),
+                _layout((rest, [short, *figs]), width, compact),
+            ):
+                if not _duration_alone(alt):
+                    return alt
+    return out
+
+
+def _duration_alone(text: Text) -> bool:
+    """Whether a line of ``text`` holds the duration and nothing else (fields are joined by SEP)."""
+    return any(ln.startswith(("ran ", "runtime ")) and SEP not in ln for ln in text.plain.split("\n"))
+
+
+def _layout(groups: tuple[list[Text], list[Text]], width: int, compact: bool) -> Text:
+    """The fields of each group on lines of ``width``, a group starting a new line."""
     out = Text()
-    carried: list[Text] = []  # (narrow: a duration with no room beside the status tries the figures' line)
-    for group in _fields(head, compact, narrow=width < 60):
+    # a duration with no room beside the status (or the trajectory) tries the figures' line: never a
+    # line of its own (wide too: at 110-158 columns `ran …` wrapped alone under the identity)
+    carried: list[Text] = []
+    for group in groups:
         line_len = 0
         for k, f in enumerate(group + carried):
             w = f.cell_len
-            if compact and f.plain.startswith(("traj ", "ran ", "runtime ")) and k and line_len + len(SEP) + w > width:
-                if f.plain.startswith(("ran ", "runtime ")) and f not in carried:
-                    carried.append(f)
+            duration = f.plain.startswith(("ran ", "runtime "))
+            fits = not k or line_len + len(SEP) + w <= width
+            if not fits and duration and f not in carried:
+                carried.append(f)
+                continue
+            if not fits and compact and (duration or f.plain.startswith("traj ")):
                 continue  # (narrow: trajectory and duration only where they fit, never a line of their own)
             if k and line_len + len(SEP) + w > width:
                 out.append("\n")

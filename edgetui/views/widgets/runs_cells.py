@@ -259,12 +259,13 @@ HOST_MARKS = {
     "down": ("✗", "bold red"),
     "auth failed": ("✗", "bold red"),
     "host key refused": ("✗", "bold red"),
+    "forbidden": ("✗", "bold red"),
 }
 
 
 def has_remote(runs: Iterable[LiveRun]) -> bool:
     """Does any run live on another host than this machine (the host column is shown then)?"""
-    return any(r.host not in ("", "local", None) for r in runs)
+    return any(r.host not in ("", "local", None) or r.cluster for r in runs)
 
 
 def _natural(s: Optional[str]) -> tuple:
@@ -410,7 +411,8 @@ def row_cells(
     (:data:`HOST_MARKS`)."""
     compact = tier == "n"
     cells: dict[str, Text] = {}
-    host = Text(visible(run.host or "local"), style="dim" if run.host in ("", "local", None) else "")
+    where = run.cluster or run.host or "local"  # a pod-backed run: context/namespace
+    host = Text(visible(where), style="dim" if where in ("", "local") else "")
     if run.host_state in HOST_MARKS:  # the mark first: a narrow column cuts the name, not the state
         mark, style = HOST_MARKS[run.host_state]
         host = Text.assemble((mark, style), " ", host)
