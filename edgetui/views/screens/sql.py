@@ -257,6 +257,9 @@ class ExportScreen(ModalScreen[Optional[str]]):
 class SqlScreen(Screen):
     """Editor above, results below, the schema on the left (wide terminals, or ctrl+t)."""
 
+    #: the title of its key list (F1): "SQL keys"
+    HELP_NAME = "SQL"
+
     BINDINGS = [
         Binding("f5,ctrl+j", "run_query", "run", key_display="F5", priority=True),
         Binding("f8", "cancel_query", "cancel", key_display="F8", priority=True),
