@@ -194,7 +194,10 @@ async def test_replay_at_a_time_and_past_the_end(samples_db):
             pos = cur.position()
             if expect_note:
                 assert cur.index == cur.n - 1
-                assert any("past the run's end" in n.message for n in app._notifications)
+                assert any(
+                    "past the run's end: the run ended at 12:01:51; at its last event" in n.message
+                    for n in app._notifications
+                ), [n.message for n in app._notifications]
             else:
                 assert pos <= at and (cur.index + 1 == cur.n or cur.position(cur.index + 1) > at)
                 assert at - pos < 1800

@@ -295,6 +295,24 @@ def test_a_bad_kubeconfig_is_one_line_in_the_hosts_view(tmp_path):
     assert str(bad) in eng.host_rows()[0][4]
 
 
+def test_a_missing_kubeconfig_says_what_to_set_naming_the_path_once(tmp_path, monkeypatch):
+    """Issue 37 trial: `watch --k8s` without a kubeconfig said `k8s sforge: PATH: Configuration file
+    PATH not found`, cut at 80 columns, and not what to do."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    eng = PodEngine([sforge_cluster({})])
+    want = "no kubeconfig at ~/.kube/config: set SFORGE_K8S_KUBECONFIG or a [clusters] section, see docs/kubernetes.md"
+    assert eng.host_rows()[0][4] == want  # the hosts view: all of it
+    # the status line (76 cells at 80 columns): what to set, the rest in the hosts view
+    assert eng.error == "k8s sforge: no ~/.kube/config: set SFORGE_K8S_KUBECONFIG or [clusters]"
+    assert len(eng.error) <= 76
+    missing = tmp_path / "gone.yaml"  # one named in a [clusters] table
+    eng = PodEngine([ClusterConfig("gpu", str(missing), None, ("sforge",), "hosts.toml")])
+    assert (
+        eng.error == "k8s gpu: no kubeconfig at ~/gone.yaml: check kubeconfig in [clusters.gpu], see docs/kubernetes.md"
+    )
+
+
 def test_pod_events_actions_and_logs(api, tmp_path):
     api.put(sforge_pod("run-gitlet-r0"))
     api.events["sforge"] = [

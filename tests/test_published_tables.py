@@ -94,6 +94,16 @@ def test_a_bad_cell_is_one_line_naming_the_line(tmp_path, capsys):
     assert "no EdgeBench table found" in capsys.readouterr().err
 
 
+def test_a_missing_readme_is_one_line_saying_what_to_do(tmp_path, capsys):
+    """Issue 37 trial: a missing file printed Python's `[Errno 2] No such file or directory: 'FILE'`."""
+    readme = tmp_path / "edgebench-README.md"
+    assert main(["edgebench-csv", str(readme), "-o", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Errno" not in err, err
+    assert f"{readme}: no such file: save EdgeBench's README.md as {readme} first" in err
+    assert "docs/analysis.md" in err
+
+
 @pytest.mark.parametrize("cell", ["1.0/2.0", "1/2/3/4/5/6/7"])
 def test_a_per_task_cell_of_another_length_is_refused(tmp_path, capsys, cell):
     readme = tmp_path / "README.md"

@@ -102,3 +102,35 @@ async def test_f1_and_question_mark_on_the_compare_screen(samples_db, size):
         for key in ("question_mark", "f1"):
             text = await opens_and_closes(pilot, app, key, "Compare keys")
             assert "where they part" in text and "next change" in text
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_sql_screens_key_list_is_titled_sql_and_written_lower_case(samples_db, size, tmp_path, monkeypatch):
+    """Issue 37 trial: the SQL screen's key list read "Sql keys", and Textual's ctrl+q "Quit" was the
+    one entry written with a capital."""
+    from edgetui.views.screens.sql import SqlScreen
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    app = EdgeTUIApp(samples_db)
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen) and app.screen.rows, 30, "the picker")
+        await pilot.press("f6")
+        await wait_for(pilot, lambda: isinstance(app.screen, SqlScreen), 30, "the SQL screen")
+        await opens_and_closes(pilot, app, "f1", "SQL keys")
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), 10, "the key list")
+        rows = app.screen.keys
+        assert ("^q", "quit") in rows, rows
+        capitalised = [what for _, what in rows if what[:1].isupper() and not what[1:2].isupper()]
+        assert not capitalised, capitalised
+
+
+def test_the_watch_key_list_names_each_column_once():
+    """Issue 37 trial: the watch screen's key list explained "status" and "subs" twice."""
+    from edgetui.views.screens.runs import RUNS_KEYS
+
+    named = [k for k, _ in RUNS_KEYS if k]
+    assert len(named) == len(set(named)), named
+    words = [w for k in named for w in k.replace("·", " ").split() if w in ("status", "subs", "last")]
+    assert sorted(words) == ["last", "status", "subs"], words

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from waits import pilot_wait_for as wait_for
 
+from edgetui.replay.cursor import format_elapsed
 from edgetui.views.app import EdgeTUIApp
 from edgetui.views.screens.replay import ReplayScreen
 from edgetui.views.widgets import ScoreChart
@@ -134,6 +135,25 @@ async def test_the_moments_list_has_column_headings(samples_db, size):
         box = app.screen.query_one("#moments-box")
         assert box.region.right <= size[0] and head.region.x >= box.region.x
         assert ol.option_count == len(screen.moments_part.moments) == 3  # the heading is no option
+        # the rows carry values only (no `lead 0:05:58  conf 0.64`), each ending under its heading
+        m = screen.moments_part.moments[0]
+        assert "lead " not in first and "conf " not in first, first
+        conf = f"{m['confidence']:.2f}"
+        assert first.index(conf) + len(conf) == heading.index("conf") + len("conf"), (heading, first)
+        lead = format_elapsed(m["lead_time_s"])
+        assert first.index(lead) + len(lead) == heading.index("lead") + len("lead"), (heading, first)
+        # F1 and ? list the list's keys and columns (a modal screen: the app's F1 did not reach it)
+        from edgetui.views.screens.replay_parts import HelpScreen
+
+        moments = app.screen
+        for key in ("f1", "question_mark"):
+            await pilot.press(key)
+            await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), 10, f"{key}: the key list")
+            assert app.screen.title_text == "Moments keys"
+            text = "\n".join(f"{k}  {w}" for k, w in app.screen.keys)
+            assert "enter  go to the moment" in text and "conf  " in text, text
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is moments, 10, "back on the moments list")
 
 
 def test_the_headers_duration_never_takes_a_line_of_its_own(samples_db):

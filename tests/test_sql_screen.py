@@ -268,3 +268,62 @@ async def test_a_query_past_the_sql_timeout_is_stopped_in_one_line(samples_db):
         assert status(screen).strip() == "stopped after 0.5 s (--sql-timeout)"
         await run(pilot, screen, "SELECT 1 AS one")  # a quick one runs as before
         assert screen.rows == [(1,)]
+
+
+def footer_keys(screen) -> dict[str, tuple[int, int]]:
+    """The footer's keys: key -> (its left, right) as laid out."""
+    from textual.widgets import Footer
+
+    return {k.key: (k.region.x, k.region.right) for k in screen.query_one(Footer).query("FooterKey")}
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_esc_leaves_from_the_editor_and_f5_closes_the_completions(samples_db, size):
+    """Issue 37 trial: Esc did nothing in the editor (where the screen opens), the completion list
+    stayed over the editor after F5, and at 80 columns the footer never reached F10 back and the
+    hint under the editor was cut."""
+    app = EdgeTUIApp(samples_db)
+    async with app.run_test(size=size) as pilot:
+        screen = await open_sql(app, pilot)
+        editor = screen.query_one(SqlEditor)
+        await pilot.pause(0.2)
+        # the footer names the back key, and the hint fits its line, at 80 columns too
+        keys = footer_keys(screen)
+        assert "f10" in keys and keys["f10"][1] > keys["f10"][0], keys
+        assert max(right for _, right in keys.values()) <= size[0], keys
+        hint = status(screen)
+        assert "enter" in hint and len(hint) <= screen.query_one("#sql-status").size.width - 2, hint
+        # typing a word's start opens the completion list; Esc closes it and stays
+        editor.text = ""
+        editor.focus()
+        await pilot.press("s", "e", "l")
+        await wait_for(pilot, lambda: editor.completion_list.is_open, what="the completion list")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen and not editor.completion_list.is_open
+        # open again; F5 runs the query and closes it
+        await pilot.press("e")
+        await wait_for(pilot, lambda: editor.completion_list.is_open, what="the completion list again")
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: screen.running is None and screen.sql == "sele", what="the query run")
+        assert not editor.completion_list.is_open
+        # with no list open, Esc in the editor leaves the screen
+        assert isinstance(app.focused, type(editor.text_input))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen), what="back on the picker")
+
+
+@pytest.mark.asyncio
+async def test_esc_in_the_editors_find_input_closes_it_not_the_screen(samples_db):
+    app = EdgeTUIApp(samples_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sql(app, pilot)
+        await pilot.press("ctrl+f")
+        editor = screen.query_one(SqlEditor)
+        await wait_for(
+            pilot, lambda: app.focused is not None and app.focused is not editor.text_input, what="the find input"
+        )
+        await pilot.press("escape")
+        await pilot.pause(0.2)
+        assert app.screen is screen and app.focused is editor.text_input

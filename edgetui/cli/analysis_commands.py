@@ -1227,6 +1227,11 @@ def cmd_edgebench_csv(db: Path, args) -> int:
 
     try:
         text = args.readme.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(
+            f"{args.readme}: no such file: save EdgeBench's README.md as {args.readme} first "
+            "(docs/analysis.md#edgebenchs-published-tables)"
+        ) from None
     except UnicodeDecodeError as e:
         raise ValueError(f"{args.readme}: not UTF-8 text (byte {e.start})") from None
     t = read_published_tables(text, str(args.readme))

@@ -37,6 +37,7 @@ import shutil
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 import httpx2
@@ -46,7 +47,7 @@ from lightkube.resources.core_v1 import Event, Pod
 
 from edgetui.error_log import note_swallowed
 from edgetui.events import one_line
-from edgetui.hosts.cluster_config import ClusterConfig, kubeconfig_path
+from edgetui.hosts.cluster_config import ClusterConfig, kubeconfig_path, sforge_cluster
 from edgetui.hosts.container_info import ContainerInfo
 from edgetui.hosts.forward import forward_url
 from edgetui.hosts.remote_engine import ssh_argv
@@ -481,6 +482,24 @@ def pod_info(pod: dict[str, Any], host: str, events: Optional[list[dict[str, Any
     )
 
 
+def missing_kubeconfig(c: ClusterConfig, short: bool = False) -> str:
+    """What to do when ``c``'s kubeconfig file is not there (one line, the path once, ``~`` for home;
+    ``short``: for the status line, which holds 76 cells at 80 columns: the hosts view says the rest)."""
+    path = kubeconfig_path(c)
+    try:
+        shown = "~/" + str(path.relative_to(Path.home()))
+    except ValueError:  # not under the home directory: the whole path
+        shown = str(path)
+    sforge = c.source == sforge_cluster({}).source  # SForge's own (watch --k8s), from its variables
+    if sforge:
+        fix = "check SFORGE_K8S_KUBECONFIG" if c.kubeconfig else "set SFORGE_K8S_KUBECONFIG or a [clusters] section"
+        if short and not c.kubeconfig:
+            return f"no {shown}: set SFORGE_K8S_KUBECONFIG or [clusters]"
+    else:
+        fix = f"check kubeconfig in [clusters.{c.name}]" if c.kubeconfig else f"set kubeconfig in [clusters.{c.name}]"
+    return f"no kubeconfig at {shown}: {fix}, see docs/kubernetes.md"
+
+
 # ---------------------------------------------------------------------------- the engine
 
 
@@ -516,6 +535,7 @@ class PodEngine:
         self.namespaces: list[NamespacePods] = []
         self._ns_cluster: dict[str, ClusterConfig] = {}
         self.config_errors: list[tuple[str, str]] = []  # (cluster name, why its kubeconfig is not usable)
+        self._short_errors: dict[str, str] = {}  # cluster name -> its config error for the status line
         self._configs: dict[str, Any] = {}
         for c in self.clusters:
             if c.via is not None:  # its kubeconfig is on that host: read once the host is up
@@ -528,6 +548,10 @@ class PodEngine:
                     self.namespaces.append(ns)
                     self._ns_cluster[ns.key] = c
                 self._via.append((c, nss))
+                continue
+            if not kubeconfig_path(c).exists():  # (lightkube's error repeats the path, cut at 80 columns)
+                self.config_errors.append((c.name, missing_kubeconfig(c)))
+                self._short_errors[c.name] = missing_kubeconfig(c, short=True)
                 continue
             try:
                 single = self._load(c)
@@ -760,7 +784,8 @@ class PodEngine:
                 f" (+{len(bad) - 1} more)" if len(bad) > 1 else ""
             )
         if self.config_errors:
-            return f"k8s {self.config_errors[0][0]}: {self.config_errors[0][1]}"
+            name, why = self.config_errors[0]
+            return f"k8s {name}: {self._short_errors.get(name, why)}"
         return None
 
     def state_of(self, key: str) -> Optional[str]:

@@ -27,6 +27,8 @@ from edgetui.replay.cursor import format_elapsed
 from edgetui.control_chars import visible
 from edgetui.views.widgets.fmt import visible_text
 from edgetui.views.screens.confirm import ConfirmScreen
+from edgetui.views.screens.replay_parts import HelpScreen
+from edgetui.views.screens.screen_keys import HELP_KEYS
 
 
 from edgetui.record.annotations import moment_queue
@@ -67,10 +69,26 @@ def delete_annotation_question(anns: list[dict]) -> ConfirmScreen:
 
 #: the moments list's column headings, over :func:`moment_line`'s columns (round, elapsed, best
 #: before → after (+gain), then lead time, confidence and the sub-scores that moved, each named)
-MOMENTS_HEAD = f"{'round':<10} {'elapsed':>8}  best before → after (+gain)  lead  conf  sub-scores"
+SCORE_HEAD = "best before → after (+gain)"
 
 
-def moment_line(m: dict, width: Optional[int] = None) -> Text:
+def moments_head(score_w: int = len(SCORE_HEAD)) -> str:
+    """The heading line over :func:`moment_line`'s columns, its score column ``score_w`` cells wide."""
+    return f"{'round':<10} {'elapsed':>8}  {SCORE_HEAD:<{score_w}}  {'lead':>7}  conf  sub-scores"
+
+
+MOMENTS_HEAD = moments_head()
+
+
+def score_text(m: dict) -> str:
+    """A moment's best before → after (+gain), as the moments list shows it."""
+    b, a, g = m.get("score_before"), m.get("score_after"), m.get("gain")
+    if b is None or a is None:
+        return ""
+    return f"{b:g} → {a:g}" + (f" (+{g:.3g})" if g is not None else "")
+
+
+def moment_line(m: dict, width: Optional[int] = None, score_w: int = len(SCORE_HEAD)) -> Text:
     """A moment in the moments list: round, elapsed, best before → after (+gain), lead time,
     confidence and every sub-score that moved, most first. ``width`` (cells, the list's): what does
     not fit goes on under the elapsed time (a hanging indent), the sub-scores wrapped between
@@ -83,9 +101,11 @@ def moment_line(m: dict, width: Optional[int] = None) -> Text:
         t.append(f"{b:g} → {a:g}")
         if g is not None:
             t.append(f" (+{g:.3g})", style="green")
-    if m.get("lead_time_s") is not None:
-        t.append(f"  lead {format_elapsed(m['lead_time_s'])}", style="dim")
-    t.append(f"  conf {m.get('confidence') or 0:.2f}", style="dim")
+    t.append(" " * max(0, score_w - len(score_text(m))))  # (the lead and conf columns line up)
+    # the values only, under the heading's ``lead`` and ``conf`` (a moment without a lead time: blank)
+    lead = format_elapsed(m["lead_time_s"]) if m.get("lead_time_s") is not None else ""
+    t.append(f"  {lead:>7}", style="dim")
+    t.append(f"  {m.get('confidence') or 0:.2f}", style="dim")
     tail: list[tuple[str, str]] = [
         (f"{visible(str(k))} {x:g}→{y:g}", "cyan") for k, (x, y) in (m.get("components") or {}).items()
     ]
@@ -114,7 +134,7 @@ def moment_line(m: dict, width: Optional[int] = None) -> Text:
 class MomentsScreen(ModalScreen[Optional[int]]):
     """The run's reframing moments; enter dismisses with the chosen one's position, esc with None."""
 
-    BINDINGS = [Binding("escape,q,M", "dismiss_none", "close")]
+    BINDINGS = [Binding("escape,q,M", "dismiss_none", "close"), Binding(HELP_KEYS, "help", "keys", show=False)]
     DEFAULT_CSS = """
     MomentsScreen { align: center middle; }
     MomentsScreen > #moments-box { width: auto; min-width: 60; max-width: 100%; height: auto; max-height: 100%;
@@ -132,11 +152,12 @@ class MomentsScreen(ModalScreen[Optional[int]]):
     def compose(self) -> ComposeResult:
         # the list's room: the screen less its border (2) and each option's padding (2)
         room = max(40, (self.app.size.width or 80) - 4)
-        ol = OptionList(*[Option(moment_line(m, room), id=str(i)) for i, m in enumerate(self.moments)])
+        score_w = max([len(SCORE_HEAD)] + [len(score_text(m)) for m in self.moments])
+        ol = OptionList(*[Option(moment_line(m, room, score_w), id=str(i)) for i, m in enumerate(self.moments)])
         with Vertical(id="moments-box") as box:
             box.border_title = f"reframing moments ({len(self.moments)})"
-            box.border_subtitle = "enter: go · esc: close"
-            yield Static(MOMENTS_HEAD, id="moments-head")  # what each column of a line is
+            box.border_subtitle = "enter: go · esc: close · ? keys"
+            yield Static(moments_head(score_w), id="moments-head")  # what each column of a line is
             yield ol
 
     def on_mount(self) -> None:
@@ -151,6 +172,26 @@ class MomentsScreen(ModalScreen[Optional[int]]):
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
+
+    def action_help(self) -> None:
+        """``F1`` / ``?``: this list's keys (a modal screen: the app's own F1 does not reach it)."""
+        self.app.push_screen(HelpScreen(MOMENTS_KEYS, title="Moments keys"))
+
+
+#: the moments list's keys and columns (``F1`` / ``?`` on it)
+MOMENTS_KEYS = [
+    ("↑ ↓", "move between the run's reframing moments"),
+    ("enter", "go to the moment in the replay"),
+    ("esc / q / M", "close the list"),
+    ("F1 / ?", "these keys"),
+    ("", ""),
+    ("round", "the graded round that raised the best score"),
+    ("elapsed", "when in the run it was graded"),
+    ("before → after", "the best score before it and after it (+gain)"),
+    ("lead", "from the behaviour change's start to the new best's submission"),
+    ("conf", "how sure the detection is that this was a reframing (0-1)"),
+    ("sub-scores", "the sub-scores that moved, most first"),
+]
 
 
 #: the longest action sample shown when the view's width is not known (cells; cut at a word with …);

@@ -444,7 +444,9 @@ class ReplayScreen(Screen):
             msg.cursor.jump_to(min(at, end))
             if at > end:
                 self.notify(
-                    f"{format_elapsed(at)} is past the run's end ({format_elapsed(end)}): at its last event", timeout=6
+                    f"--at {format_elapsed(at)} is past the run's end: the run ended at {format_elapsed(end)}; "
+                    "at its last event",
+                    timeout=10,
                 )
         if self.start_t is not None:  # a row of the SQL screen: its event's time
             at_t, self.start_t = self.start_t, None

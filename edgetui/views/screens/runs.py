@@ -151,18 +151,14 @@ RUNS_KEYS: list[tuple[str, str]] = [
     ("ctrl+p", "command palette"),
     ("? / F1", "this help"),
     ("q", "back to the recorded runs when they are below (edgetui watch), else quit"),
-    ("status column", "⚠N alarms · ✓N acknowledged ones still holding · ⚑ infra error · OOM · N queued (qN) rounds"),
+    ("", ""),
+    ("status column", "● running · grading · finished · aborted · gone; N queued (qN): rounds in the judge's queue"),
+    ("", "⚠N alarms · ✓N acknowledged ones still holding · ⚑ infra error · OOM"),
     ("", "over (o) past the budget · deleted (d) run directory · exit:N / exited (e) container · gone (g)"),
     ("", "stopped (s) / killed (k) by you — the letters where the column is narrow (80 columns)"),
-    ("subs", "agent / automatic submissions (225/23), or a game task's sessions (6 games)"),
+    ("subs", "agent / auto-eval submissions (225/23), or a game task's sessions (6 games)"),
+    ("last", "age of the run's last event"),
     ("$", 'dollars from the tokens at list prices; "stated $" is what the agent CLI itself reported'),
-    ("", ""),
-    (
-        "status",
-        "● running · grading · finished · aborted · gone; N queued (rounds waiting in the judge's queue), "
-        "⚠N alarms, ✓N acknowledged, ⚑ infra error, OOM, stopped/killed (by you), over (budget)",
-    ),
-    ("subs · last", "agent / auto-eval submissions · age of the run's last event"),
 ]
 
 

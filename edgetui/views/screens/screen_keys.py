@@ -2,7 +2,8 @@
 
 A screen with its own key list (``action_help``: the replay, the live run, the runs screen, the
 picker) shows it; any other screen (compare, leaderboard, why, moments, hosts, a confirmation) gets
-one made from its active bindings, so no screen is without help."""
+one made from its active bindings, so no screen is without help (titled by the screen's
+``HELP_NAME``, else its class's name)."""
 
 from __future__ import annotations
 
@@ -37,12 +38,18 @@ def binding_keys(screen: Screen) -> list[tuple[str, str]]:
         if not b.description or b.system or b.action in _LEFT_OUT:
             continue
         shown = app.get_key_display(b)
-        keys = by_what.setdefault(b.description, [])
+        keys = by_what.setdefault(_lower_first(b.description), [])
         if shown not in keys:
             keys.append(shown)
     rows = [(" / ".join(keys), what) for what, keys in by_what.items()]
     rows.append(("F1 / ?", "these keys (? only where no text input has the focus)"))
     return rows
+
+
+def _lower_first(what: str) -> str:
+    """A description as the key lists write them: lower case first (Textual's own say "Quit"),
+    an acronym (``SQL``) kept."""
+    return what if what[1:2].isupper() else what[:1].lower() + what[1:]
 
 
 def show_keys(app: Any) -> None:
@@ -56,5 +63,5 @@ def show_keys(app: Any) -> None:
     if callable(own):
         own()
         return
-    name = type(screen).__name__.removesuffix("Screen") or "Screen"
+    name = getattr(screen, "HELP_NAME", None) or type(screen).__name__.removesuffix("Screen") or "Screen"
     app.push_screen(HelpScreen(binding_keys(screen), title=f"{name} keys"))

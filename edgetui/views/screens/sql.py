@@ -16,6 +16,7 @@ from typing import Any, Optional, Union
 
 from rich.text import Text
 from textual import on, work
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -49,6 +50,13 @@ PREFETCH_ROWS = 200
 MAX_COMPLETIONS = 30
 #: seconds between two saves of the editor's text (QueryBuffer)
 BUFFER_SAVE_S = 60.0
+#: the keys' hints under the editor, the first that fits shown (the last for a narrow line (at 80 columns, the schema shown:
+#: 44 cells; the footer names F5, F8, F7, F4, F10)
+SQL_HINTS = (
+    "F5 runs the query · F7 history · F4 export · F8 cancels · v a cell whole · enter: replay · esc back",
+    "v a cell whole · enter: its replay · esc back · F1 every key",
+    "results: v a cell whole · enter its replay",
+)
 #: TextEditor's actions that read or write files, or quit: the app does its own I/O and quitting
 _EDITOR_LEFT_OUT = {"save", "load", "quit"}
 
@@ -249,17 +257,22 @@ class ExportScreen(ModalScreen[Optional[str]]):
 class SqlScreen(Screen):
     """Editor above, results below, the schema on the left (wide terminals, or ctrl+t)."""
 
+    #: the title of its key list (F1): "SQL keys"
+    HELP_NAME = "SQL"
+
     BINDINGS = [
         Binding("f5,ctrl+j", "run_query", "run", key_display="F5", priority=True),
         Binding("f8", "cancel_query", "cancel", key_display="F8", priority=True),
         Binding("f7", "history", "history", key_display="F7", priority=True),
         Binding("f4", "export", "export", key_display="F4", priority=True),
         Binding("ctrl+t", "toggle_schema", "schema", key_display="^t", priority=True),
-        Binding("ctrl+r", "focus_results", "results", key_display="^r", priority=True),
-        Binding("ctrl+e", "focus_editor", "editor", key_display="^e", priority=True),
+        # (^r and ^e out of the footer: at 80 columns it ran out before F10 back; F1 lists them)
+        Binding("ctrl+r", "focus_results", "results", key_display="^r", priority=True, show=False),
+        Binding("ctrl+e", "focus_editor", "editor", key_display="^e", priority=True, show=False),
         Binding("v", "open_cell", "cell", show=False),
         Binding("f10", "back", "back", key_display="F10"),
-        Binding("escape", "back_unless_editing", "back", show=False),
+        # priority: the editor's text area stops every Esc it gets (it closes its completion list)
+        Binding("escape", "back_unless_editing", "back", show=False, priority=True),
     ]
 
     DEFAULT_CSS = """
@@ -298,6 +311,8 @@ class SqlScreen(Screen):
         self.sql = ""
         self.words: list[str] = []
         self.show_schema: Optional[bool] = None  # None: automatic (shown at 120 columns and more)
+        #: the status line shows the keys' hint (redrawn for the new width on a resize)
+        self.hint_shown = False
 
     # ------------------------------------------------------------------ layout
 
@@ -313,7 +328,7 @@ class SqlScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self._say("F5 runs the query · F7 history · F4 export · F8 cancels · v a cell whole · enter: replay")
+        self._say_hint()
         self._apply_layout()
         self._load_schema()
         if not self.run_key:  # the query left open last time (a crash, a closed terminal)
@@ -324,12 +339,26 @@ class SqlScreen(Screen):
     def on_resize(self) -> None:
         self._apply_layout()
 
+    def _say_hint(self) -> None:
+        """The keys under the editor: all of them where the line holds them, else the results' own
+        (the footer has the rest)."""
+        room = (self.query_one("#sql-status", Static).size.width or self.size.width or 80) - 2
+        self._say(next((h for h in SQL_HINTS if len(h) <= room), SQL_HINTS[-1]))
+        self.hint_shown = True
+
     def _apply_layout(self) -> None:
         show = self.show_schema if self.show_schema is not None else (self.size.width or 80) >= 120
         self.query_one("#sql-schema").display = show
         self.query_one(SqlEditor).styles.height = 8 if (self.size.height or 24) >= 30 else 5
+        if self.hint_shown:  # the hint for the status line's new width (unless replaced since)
+            self.call_after_refresh(self._resay_hint)
+
+    def _resay_hint(self) -> None:
+        if self.hint_shown:
+            self._say_hint()
 
     def _say(self, text: str, error: bool = False) -> None:
+        self.hint_shown = False
         self.query_one("#sql-status", Static).update(Text(visible(text), style="bold red" if error else "dim"))
 
     # ------------------------------------------------------------------ schema and completion
@@ -406,6 +435,7 @@ class SqlScreen(Screen):
         if self.result is not None:
             self.result.close()
             self.result = None
+        self._close_completions()  # (it stayed over the editor)
         self.sql = sql
         self.history_add(sql)
         self._say("running… (F8 cancels)")
@@ -669,9 +699,24 @@ class SqlScreen(Screen):
         self.query_one(SqlEditor).focus()
 
     def action_back_unless_editing(self) -> None:
-        """Esc leaves the screen, except in the editor (where it closes the completion list)."""
-        if not isinstance(self.focused, TextArea):
-            self.action_back()
+        """Esc leaves the screen, from the editor too, except where it closes something first: the
+        editor's completion list, or its find / go-to line (those get the key)."""
+        editor = self.query_one(SqlEditor)
+        focused = self.focused
+        if focused is not None and focused is not editor.text_input and editor in focused.ancestors:
+            raise SkipAction()  # the editor's find or go-to input: its Esc cancels it
+        if isinstance(focused, TextArea) and editor.completion_list.is_open:
+            self._close_completions()
+            return
+        self.action_back()
+
+    def _close_completions(self) -> None:
+        """Close the editor's completion list (a priority key like F5 never reaches the editor, which
+        closes it on any other key)."""
+        editor = self.query_one(SqlEditor)
+        editor.completion_list.is_open = False
+        if editor.text_input is not None:
+            editor.text_input.completer_active = None
 
     def action_back(self) -> None:
         if self.running is not None:
