@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import queue
 import statistics
 import sys
 import tempfile
@@ -108,7 +109,7 @@ async def measure(db: Path, run_key: str, size: tuple[int, int]) -> dict[str, fl
                 if t > t0 and state is not None and ok(state):
                     return t - t0
             if time.perf_counter() - t0 > timeout:
-                raise TimeoutError("no such frame")
+                raise TimeoutError(f"no such frame; the last: {frames[-1] if frames else None}, focused {app.focused}")
             await asyncio.sleep(0)
 
     async def key(k: str, ok) -> float:
@@ -177,7 +178,10 @@ async def measure(db: Path, run_key: str, size: tuple[int, int]) -> dict[str, fl
             ("band-pass", "search summaries and tool names"),
             ("needle", "search falling back to tool output"),
         ):
-            await pilot.press("slash", *q)
+            await pilot.press("slash")
+            await pilot.pause(0.2)  # (the search prompt focused before the query is typed)
+            await pilot.press("ctrl+u")  # (the prompt opens on the search shown: a new one replaces it)
+            await pilot.press(*q)
             t = time.perf_counter()
             app.simulate_key("enter")
             took = await frame_where(t, lambda s, q=q: s[2] == q)
@@ -274,7 +278,15 @@ def main() -> int:
                 child = ctx.Process(target=_measure_in_child, args=(str(db), rk, (w, h), q))
                 load = _load()
                 child.start()
-                res, peak = q.get()
+                while True:  # (a child that failed says so here, rather than this waiting for good)
+                    try:
+                        res, peak = q.get(timeout=5)
+                        break
+                    except queue.Empty:
+                        if not child.is_alive():
+                            raise SystemExit(
+                                f"the measuring process ended ({child.exitcode}) without a result"
+                            ) from None
                 child.join()
                 loads.append(load)
                 res_of[n_events].append(res)
