@@ -70,3 +70,37 @@ async def test_the_runs_screen_names_a_host_that_is_down_and_has_no_runs(tmp_pat
         await pilot_wait_for(pilot, lambda: "gpu16" in title(), what="the down host named", describe=title)
         assert "✗ gpu16 down since 13:46:40 UTC" in title(), title()
         assert "lab" not in title() and "busy" not in title(), title()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_f1_and_question_mark_list_the_keys_of_the_hosts_view_and_the_alarm_list(size):
+    """The hosts view and the alarm list are modal screens, which the app's own F1 / ? never
+    reached (a README trial): each lists its own keys, and the key again closes the list."""
+    import time
+
+    from edgetui.live.model import Alarm
+    from edgetui.views.screens.live_common import AlarmsScreen
+    from edgetui.views.screens.replay_parts import HelpScreen
+
+    row = HostRow("gpu16", "down", None, 1_000_000.0 - 5, 1_000_000.0 + 30, "connection refused", 6, "none")
+    alarm = Alarm(run_key="h/r/t", rule="stall", t=time.time() - 600, message="no growth for 15 min")
+    for view in (HostsScreen([row]), AlarmsScreen([alarm], time.time(), states={})):
+        app = _Host(view)
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            for key in ("f1", "question_mark"):
+                await pilot.press(key)
+                for _ in range(50):
+                    if isinstance(app.screen, HelpScreen):
+                        break
+                    await pilot.pause(0.05)
+                assert isinstance(app.screen, HelpScreen), (type(view).__name__, key)
+                listed = dict((w, k) for k, w in app.screen.keys)
+                assert listed.get("close", "").startswith("esc"), (type(view).__name__, app.screen.keys)
+                await pilot.press(key)
+                for _ in range(50):
+                    if app.screen is view:
+                        break
+                    await pilot.pause(0.05)
+                assert app.screen is view, (type(view).__name__, key)

@@ -17,6 +17,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from edgetui.control_chars import visible
+from edgetui.views.screens.replay_parts import HelpScreen
+from edgetui.views.screens.screen_keys import HELP_KEYS, binding_keys
 
 #: state → (mark, style) as the runs screen's host column shows them
 _MARKS = {
@@ -83,7 +85,7 @@ def hosts_table(rows: Sequence[Any], now: float) -> Any:
 class HostsScreen(ModalScreen[None]):
     """The hosts view over the runs screen; :meth:`update_hosts` takes new rows (each snapshot)."""
 
-    BINDINGS = [Binding("escape,q,H", "dismiss", "close")]
+    BINDINGS = [Binding("escape,q,H", "dismiss", "close"), Binding(HELP_KEYS, "help", "keys", show=False)]
     DEFAULT_CSS = """
     HostsScreen { align: center middle; background: $background 60%; }
     HostsScreen > Vertical { width: 96%; max-width: 160; height: auto; max-height: 90%;
@@ -116,6 +118,10 @@ class HostsScreen(ModalScreen[None]):
         if self.is_mounted:
             self._repaint()
             self.query_one(Vertical).border_title = f"Hosts ({len(self.rows)})"
+
+    def action_help(self) -> None:
+        """``F1`` / ``?``: this view's keys (a modal screen: the app's own F1 does not reach it)."""
+        self.app.push_screen(HelpScreen(binding_keys(self), title="Hosts keys"))
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)

@@ -36,6 +36,8 @@ from edgetui.views.widgets.runs_table import fmt_age
 from edgetui.views.screens.confirm import ChoiceScreen, ConfirmScreen, shown_as_typed
 from edgetui.views.screens.replay_host import ReplayHost, app_connection
 from edgetui.views.screens.replay_moments import ReplayMoments
+from edgetui.views.screens.replay_parts import HelpScreen
+from edgetui.views.screens.screen_keys import HELP_KEYS, binding_keys
 
 import time
 
@@ -420,7 +422,7 @@ def wrap_units(fields: Sequence[Text], width: int, sep: str = "  ") -> Text:
 
 
 class _ListModal(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,a,m", "dismiss", "close")]
+    BINDINGS = [Binding("escape,q,a,m", "dismiss", "close"), Binding(HELP_KEYS, "help", "keys", show=False)]
     DEFAULT_CSS = """
     _ListModal { align: center middle; background: $background 60%; }
     _ListModal > Vertical { width: 90%; max-width: 140; height: auto; max-height: 90%;
@@ -440,6 +442,10 @@ class _ListModal(ModalScreen[None]):
             v.border_subtitle = "esc closes"
             with VerticalScroll():
                 yield Static(shown_as_typed(self.body) if isinstance(self.body, (str, Text)) else self.body)
+
+    def action_help(self) -> None:
+        """``F1`` / ``?``: this list's keys (a modal screen: the app's own F1 does not reach it)."""
+        self.app.push_screen(HelpScreen(binding_keys(self), title="List keys"))
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)
