@@ -560,3 +560,38 @@ def test_a_database_the_app_holds_is_pushed_from_a_copy(tmp_path, team_url, pg_s
     # free again: the next sync finds them on the server as they are here, and sends nothing
     r = run_cli(["--db", str(a), "sync"], team_url, "alpha")
     assert "pushed 0 run(s)" in r.stdout and "2 unchanged" in r.stdout
+
+
+def test_a_tag_removed_on_one_machine_is_removed_everywhere_and_a_later_tagging_stays(
+    tmp_path, team_url, pg_server, team_db
+):
+    a = machine_b(tmp_path, n=1, prefix="alpha")
+    b = machine_b(tmp_path, n=1, prefix="beta")
+    rk = count(a, "SELECT run_key FROM runs")[0][0]
+    on_b = "local@alpha/" + rk[len("local/") :]
+    run = rk[len("local/") :]
+    run_cli(["--db", str(a), "tag", run, "old", "--host", "local"], team_url, "alpha")
+    run_cli(["--db", str(a), "tag", run, "kept", "--host", "local"], team_url, "alpha")
+    run_cli(["--db", str(a), "sync", "--init"], team_url, "alpha")
+    run_cli(["--db", str(b), "sync"], team_url, "beta")
+    assert count(b, f"SELECT tag FROM run_tags WHERE run_key = '{on_b}' ORDER BY tag") == [("kept",), ("old",)]
+
+    run_cli(["--db", str(a), "tag", run, "old", "--host", "local", "--remove"], team_url, "alpha")
+    run_cli(["--db", str(a), "sync"], team_url, "alpha")
+    team_tags = "SELECT tag FROM edgetui_team.run_tags ORDER BY tag"
+    assert pg_server.sql(team_tags, team_db) == [("kept",)]
+    # beta still had it: its push does not bring it back, its pull takes it away
+    run_cli(["--db", str(b), "sync"], team_url, "beta")
+    assert pg_server.sql(team_tags, team_db) == [("kept",)]
+    assert count(b, f"SELECT tag FROM run_tags WHERE run_key = '{on_b}'") == [("kept",)]
+    # given again later on beta: that tagging is newer than the removal and reaches alpha
+    from edgetui.record.forget_and_tag import tag_run
+    from edgetui.store.database import open_db
+
+    with open_db(b) as c:
+        assert tag_run(c, on_b, "old")
+    run_cli(["--db", str(b), "sync"], team_url, "beta")
+    run_cli(["--db", str(a), "sync"], team_url, "alpha")
+    assert count(a, f"SELECT tag FROM run_tags WHERE run_key = '{rk}' ORDER BY tag") == [("kept",), ("old",)]
+    # the removal, pushed, is no longer kept here to push
+    assert count(a, "SELECT count(*) FROM meta WHERE starts_with(key, 'team_untag')") == [(0,)]

@@ -120,9 +120,18 @@ def tag_run(conn: duckdb.DuckDBPyConnection, run_key: str, tag: str, now: Option
         if cur.execute("SELECT 1 FROM run_tags WHERE run_key = ? AND tag = ?", [run_key, tag]).fetchall():
             return False
         cur.execute("INSERT INTO run_tags VALUES (?, ?, ?)", [run_key, tag, now or time.time()])
+        cur.execute("DELETE FROM meta WHERE key = ?", [untag_key(run_key, tag)])  # (a later tagging wins)
         return True
 
     return _tx(conn, go)
+
+
+#: ``meta`` keys of tags removed here and not yet pushed to a team record: prefix, run key, tag
+UNTAG_PREFIX = "team_untag\t"
+
+
+def untag_key(run_key: str, tag: str) -> str:
+    return f"{UNTAG_PREFIX}{run_key}\t{tag}"
 
 
 def untag_run(conn: duckdb.DuckDBPyConnection, run_key: str, tag: str) -> bool:
@@ -131,6 +140,8 @@ def untag_run(conn: duckdb.DuckDBPyConnection, run_key: str, tag: str) -> bool:
     def go(cur) -> bool:
         n = cur.execute("SELECT count(*) FROM run_tags WHERE run_key = ? AND tag = ?", [run_key, tag]).fetchone()[0]
         cur.execute("DELETE FROM run_tags WHERE run_key = ? AND tag = ?", [run_key, tag])
+        if n:  # the removal, for the team record's next push (edgetui/record/team_record.py)
+            cur.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [untag_key(run_key, tag), repr(time.time())])
         return bool(n)
 
     return _tx(conn, go)

@@ -25,7 +25,8 @@ order: a member who pulled up to N has seen every run numbered up to N (``meta.t
 **Annotations** are the team's: a version per annotation from a server sequence (the commit order,
 never a machine's clock); a push replaces the team's row, the replaced one going to
 ``annotation_history``; a pull takes every annotation whose version is newer than the one known
-here. Tags are the team's too (a union: a tag removed on one machine is not removed elsewhere).
+here. Tags are the team's too: a union, less the tags removed (``run_tag_removals``, a tombstone with
+the removal's time: a tag given before it is removed everywhere, one given after it stays).
 
 **What leaves the machine.** Event text, data and raw lines, submissions' and test results' messages
 and annotations pass through :mod:`edgetui.redact` again before they are sent; raw files (transcripts,
@@ -52,7 +53,7 @@ import tomllib
 
 from edgetui.hosts.config import load_hosts
 from edgetui.parsers.arrow_batches import Scrubber, scrub_table
-from edgetui.record.forget_and_tag import forget_run
+from edgetui.record.forget_and_tag import UNTAG_PREFIX, forget_run
 from edgetui.redact import items_that_may_hold, redact_bytes, redact_text
 from edgetui.store.migrate_rescrub import scrub_json_text
 from edgetui.store.schema import SCHEMA_VERSION
@@ -257,6 +258,7 @@ def _ddl(duck: duckdb.DuckDBPyConnection) -> list[str]:
         f"CREATE TABLE IF NOT EXISTS {s}.forgotten (run_key text PRIMARY KEY, forgotten_at double precision, "
         "recorded_by text, person text, push_seq bigint)"
     )
+    out.append(_TAG_REMOVALS_DDL)
     out.append(
         f"CREATE TABLE IF NOT EXISTS {s}.annotations ({cols('annotations')}, version bigint NOT NULL, "
         "recorded_by text, person text, deleted boolean NOT NULL DEFAULT false, PRIMARY KEY (annotation_id))"
@@ -266,6 +268,14 @@ def _ddl(duck: duckdb.DuckDBPyConnection) -> list[str]:
         "recorded_by text, person text, deleted boolean, replaced_at double precision)"
     )
     return out
+
+
+#: tags removed (tombstones): a tag given before its removal is gone everywhere, one given after stays.
+#: Made by a push too when missing (a team record from before it: same version, one table more)
+_TAG_REMOVALS_DDL = (
+    f"CREATE TABLE IF NOT EXISTS {TEAM_SCHEMA}.run_tag_removals (run_key text NOT NULL, tag text NOT NULL, "
+    "removed_at double precision, recorded_by text, person text, PRIMARY KEY (run_key, tag))"
+)
 
 
 def init_team(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig) -> str:
@@ -618,7 +628,7 @@ def push(
             report.pushed_runs += len(batch)
             report.pushed_rows += n
     reader.close()
-    _push_shared(duck, cfg, pg_box)
+    _push_shared(duck, cfg, pg_box, read_only)
     if not read_only:  # (an annotation pushed without its version recorded would be pushed again, and win)
         report.annotations_pushed = _push_annotations(duck, cfg, pg_box)
 
@@ -634,25 +644,60 @@ def _mark_pushed(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, batch: list[s
     duck.execute("COMMIT")
 
 
-def _push_shared(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list) -> None:
+def _push_shared(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list, read_only: bool = False) -> None:
+    found = _local_removals(duck, cfg)
+    removals = [(key, tag, at) for key, tag, at, _, _ in found]
+    pushed = [(k, v) for _, _, _, k, v in found]
+
     def run(pg: TeamTransport) -> None:
+        if not pg.execute("SELECT to_regclass($1) IS NOT NULL", [f"{TEAM_SCHEMA}.run_tag_removals"])[0][0]:
+            pg.execute(_TAG_REMOVALS_DDL)
+        if removals:
+            s = TEAM_SCHEMA
+            for run_key, tag, at in removals:
+                pg.execute(
+                    f"INSERT INTO {s}.run_tag_removals VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_key, tag) DO UPDATE "
+                    "SET removed_at = EXCLUDED.removed_at, recorded_by = EXCLUDED.recorded_by, person = EXCLUDED.person "
+                    f"WHERE {s}.run_tag_removals.removed_at < EXCLUDED.removed_at",
+                    [run_key, tag, at, cfg.machine, cfg.person],
+                )
+                pg.execute(
+                    f"DELETE FROM {s}.run_tags WHERE run_key = $1 AND tag = $2 AND coalesce(created_at, 0) <= $3",
+                    [run_key, tag, at],
+                )
         for table, key in SHARED.items():
             cols = [c for c, _ in _local_columns(duck, table)]
             rows = duck.sql(f"SELECT {_select_to_team(table, cols, cfg.names)} FROM {table}").to_arrow_table()
             if rows.num_rows == 0:
                 continue
             stage = pg.stage(rows)
-            if table == "run_tags":  # a union: the first tagging's time stays
+            if table == "run_tags":  # a union (the first tagging's time stays), less the tags removed since
                 keys = ", ".join(_q(k) for k in key)
                 pg.execute(
                     f"INSERT INTO {TEAM_SCHEMA}.run_tags ({', '.join(map(_q, cols))}) SELECT {', '.join(map(_q, cols))} "
-                    f"FROM {stage} ORDER BY {keys} ON CONFLICT DO NOTHING"
+                    f"FROM {stage} t WHERE NOT EXISTS (SELECT 1 FROM {TEAM_SCHEMA}.run_tag_removals r "
+                    "WHERE r.run_key = t.run_key AND r.tag = t.tag AND r.removed_at >= t.created_at) "
+                    f"ORDER BY {keys} ON CONFLICT DO NOTHING"
                 )
             else:
                 pg.execute(_upsert_sql(table, stage, cols, key))
             pg.execute(f"DROP TABLE {stage}")
 
     _retrying(cfg, pg_box, run)
+    if removals and not read_only:  # pushed: the team record has them now (a removal made since stays)
+        duck.executemany("DELETE FROM meta WHERE key = ? AND value = ?", [[k, v] for k, v in pushed])
+
+
+def _local_removals(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig) -> list[tuple[str, str, float, str, str]]:
+    """Tags removed here since the last push (``edgetui tag --remove``): (team run key, tag, when, meta key, value)."""
+    out = []
+    for k, v in duck.execute("SELECT key, value FROM meta WHERE starts_with(key, ?)", [UNTAG_PREFIX]).fetchall():
+        _, key, tag = str(k).split("\t", 2)
+        try:
+            out.append((cfg.to_team(key), tag, float(v), str(k), str(v)))
+        except (TypeError, ValueError):  # a hand-edited value: that removal is not pushed
+            continue
+    return out
 
 
 def _annotation_sigs(duck: duckdb.DuckDBPyConnection) -> dict[str, str]:
@@ -878,6 +923,14 @@ def _pull_shared(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list,
             cols = [c for c, _ in _local_columns(duck, table)]
             extra = ", version, deleted" if table == "annotations" else ""
             out[table] = pg.fetch_arrow(f"SELECT {', '.join(map(_q, cols))}{extra} FROM {s}.{table}")
+        has = pg.execute("SELECT to_regclass($1) IS NOT NULL", [f"{s}.run_tag_removals"])[0][0]
+        out["removals"] = pa.Table.from_pylist(
+            [
+                {"run_key": str(k), "tag": str(t), "removed_at": float(a)}
+                for k, t, a in (pg.execute(f"SELECT run_key, tag, removed_at FROM {s}.run_tag_removals") if has else [])
+            ],
+            schema=pa.schema([("run_key", pa.string()), ("tag", pa.string()), ("removed_at", pa.float64())]),
+        )
         return out
 
     got = _retrying(cfg, pg_box, fetch)
@@ -885,6 +938,16 @@ def _pull_shared(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list,
     try:
         for table in SHARED:
             _insert_local(duck, table, got[table], cfg.names, ignore=table == "run_tags")
+        # tags removed by a member: gone here too, unless given here again since
+        duck.register("_team_removals", got["removals"])
+        try:
+            duck.execute(
+                f"DELETE FROM run_tags t USING (SELECT {_from_team('run_key', cfg.names)}, tag, removed_at "
+                "FROM _team_removals) r WHERE t.run_key = r.run_key AND t.tag = r.tag "
+                "AND coalesce(t.created_at, 0) <= r.removed_at"
+            )
+        finally:
+            duck.unregister("_team_removals")
         ann: pa.Table = got["annotations"]
         known = dict(duck.execute("SELECT annotation_id, version FROM team_annotations").fetchall())
         versions = dict(zip(ann.column("annotation_id").to_pylist(), ann.column("version").to_pylist()))
