@@ -575,6 +575,9 @@ def test_a_tag_removed_on_one_machine_is_removed_everywhere_and_a_later_tagging_
     run_cli(["--db", str(a), "sync", "--init"], team_url, "alpha")
     run_cli(["--db", str(b), "sync"], team_url, "beta")
     assert count(b, f"SELECT tag FROM run_tags WHERE run_key = '{on_b}' ORDER BY tag") == [("kept",), ("old",)]
+    # a team record made before the removals' table: the first push of a removal makes it
+    pg_server.sql("DROP TABLE edgetui_team.run_tag_removals", team_db)
+    run_cli(["--db", str(b), "sync"], team_url, "beta")
 
     run_cli(["--db", str(a), "tag", run, "old", "--host", "local", "--remove"], team_url, "alpha")
     run_cli(["--db", str(a), "sync"], team_url, "alpha")

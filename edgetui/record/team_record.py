@@ -650,8 +650,10 @@ def _push_shared(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list,
     pushed = [(k, v) for _, _, _, k, v in found]
 
     def run(pg: TeamTransport) -> None:
-        if not pg.execute("SELECT to_regclass($1) IS NOT NULL", [f"{TEAM_SCHEMA}.run_tag_removals"])[0][0]:
+        has = pg.execute("SELECT to_regclass($1) IS NOT NULL", [f"{TEAM_SCHEMA}.run_tag_removals"])[0][0]
+        if removals and not has:  # (a team record from before the table; nothing to make while no tag is removed)
             pg.execute(_TAG_REMOVALS_DDL)
+            has = True
         if removals:
             s = TEAM_SCHEMA
             for run_key, tag, at in removals:
@@ -675,9 +677,14 @@ def _push_shared(duck: duckdb.DuckDBPyConnection, cfg: TeamConfig, pg_box: list,
                 keys = ", ".join(_q(k) for k in key)
                 pg.execute(
                     f"INSERT INTO {TEAM_SCHEMA}.run_tags ({', '.join(map(_q, cols))}) SELECT {', '.join(map(_q, cols))} "
-                    f"FROM {stage} t WHERE NOT EXISTS (SELECT 1 FROM {TEAM_SCHEMA}.run_tag_removals r "
-                    "WHERE r.run_key = t.run_key AND r.tag = t.tag AND r.removed_at >= t.created_at) "
-                    f"ORDER BY {keys} ON CONFLICT DO NOTHING"
+                    f"FROM {stage} t "
+                    + (
+                        f"WHERE NOT EXISTS (SELECT 1 FROM {TEAM_SCHEMA}.run_tag_removals r WHERE r.run_key = t.run_key "
+                        "AND r.tag = t.tag AND r.removed_at >= coalesce(t.created_at, 0)) "
+                        if has
+                        else ""
+                    )
+                    + f"ORDER BY {keys} ON CONFLICT DO NOTHING"
                 )
             else:
                 pg.execute(_upsert_sql(table, stage, cols, key))
