@@ -598,3 +598,70 @@ def test_a_tag_removed_on_one_machine_is_removed_everywhere_and_a_later_tagging_
     assert count(a, f"SELECT tag FROM run_tags WHERE run_key = '{rk}' ORDER BY tag") == [("kept",), ("old",)]
     # the removal, pushed, is no longer kept here to push
     assert count(a, "SELECT count(*) FROM meta WHERE starts_with(key, 'team_untag')") == [(0,)]
+
+
+def test_the_live_watcher_syncs_by_itself_and_stops_on_close(tmp_path, team_url, pg_server, team_db):
+    import threading
+
+    from runs_factory import write_run, write_task
+
+    from edgetui.live.supervisor import Supervisor
+    from edgetui.record.team_record import TeamConfig
+    from edgetui.store.database import open_db
+
+    b = machine_b(tmp_path, n=1, prefix="beta")  # another member, its run in the team record
+    run_cli(["--db", str(b), "sync", "--init"], team_url, "beta")
+    root, tasks = tmp_path / "alpha" / "runs", tmp_path / "alpha" / "tasks"
+    write_task(tasks, "sum_task")
+    write_run(
+        root, "alpha-live", "sum_task", model="model-x", start=1_780_000_000, subs=[(600, 0.3, 1.0)], duration_s=3600
+    )
+    conn = open_db(tmp_path / "alpha" / "edgetui.duckdb")
+    sup = Supervisor(conn, [root], docker_client=None, tasks_dir=tasks)
+    try:
+        push = sup.start_team_push(TeamConfig(url=team_url, machine="alpha", person="tester"), interval_s=0.1)
+        for _ in range(20):  # the watcher records the run (as its refreshes do)
+            sup.poll_once()
+            if conn.execute("SELECT count(*) FROM runs WHERE n_events > 0").fetchone()[0]:
+                break
+        key = conn.execute("SELECT run_key FROM runs WHERE host = 'local'").fetchall()
+        assert len(key) == 1
+        done = push.syncs
+        assert push.wait_syncs(done + 2, 90)  # (the second began after the run was recorded)
+        assert push.error is None
+        team = pg_server.sql("SELECT run_key, recorded_by FROM edgetui_team.runs ORDER BY 1", team_db)
+        assert ("local@alpha/" + key[0][0][len("local/") :], "alpha") in team and len(team) == 2
+        # ... and pulled the other member's run into the database it holds
+        assert conn.execute("SELECT count(*) FROM runs WHERE host = 'local@beta'").fetchone()[0] == 1
+    finally:
+        sup.close()
+    assert not [t for t in threading.enumerate() if t.name == "edgetui-team-push"]
+    conn.close()
+    # a second database pulls what the watcher pushed
+    run_cli(["--db", str(b), "sync"], team_url, "beta")
+    assert count(b, "SELECT count(*) FROM runs WHERE host = 'local@alpha'") == [(1,)]
+
+
+def test_the_live_watchers_sync_failing_is_said_once_and_retried(tmp_path):
+    import socket
+
+    from edgetui.live.supervisor import Supervisor
+    from edgetui.record.team_record import TeamConfig
+    from edgetui.store.database import open_db
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    conn = open_db(tmp_path / "w.duckdb")
+    sup = Supervisor(conn, [tmp_path / "runs"], docker_client=None)
+    try:
+        cfg = TeamConfig(url=f"postgresql://127.0.0.1:{port}/team", machine="alpha", person="tester")
+        push = sup.start_team_push(cfg, interval_s=0.02)
+        assert push.wait_failures(4, 60)
+        said = [m for _, m in sup.notes if "team record" in m]
+        assert len(said) == 1 and said[0].startswith("team record: sync failed, retrying")
+        assert push.error is not None and push.error in sup._state_messages()
+        assert push.syncs == 0
+    finally:
+        sup.close()
+    conn.close()

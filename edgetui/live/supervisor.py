@@ -57,7 +57,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from edgetui.error_log import note_swallowed
 from edgetui.events import Event, one_line
@@ -94,6 +94,10 @@ from edgetui.live.watching import FileWatch
 from edgetui.record.forget_and_tag import forgotten
 from edgetui.record.forget_and_tag import apply_request
 from edgetui.live.judge_queue import PendingCount, refused_by_full_judge
+
+if TYPE_CHECKING:  # (the team sync's stack, pyarrow and ADBC, loads only when a team record is configured)
+    from edgetui.live.team_push import TeamPush
+    from edgetui.record.team_record import TeamConfig
 
 
 #: this many runs registered in one refresh are shown before any of their lines is read
@@ -245,6 +249,8 @@ class Supervisor:
         self._snap_sig: Optional[tuple] = None
         self._behind_since: Optional[float] = None  # when the current catch-up began
         self._snap_asleep: Optional[tuple] = None  # (dormant_changes, runs awake) at the last snapshot
+        #: the continuous sync with the team record, when one is configured (:meth:`start_team_push`)
+        self.team_push: Optional[TeamPush] = None
 
     # ================================================================== the parts' state, by its old names
     @property
@@ -436,12 +442,23 @@ class Supervisor:
         th.start()
         return th, stop
 
+    def start_team_push(self, cfg: TeamConfig, interval_s: Optional[float] = None) -> TeamPush:
+        """Sync with the team record ``cfg`` every ``interval_s`` seconds (default: the config's) in a
+        thread of its own (:mod:`edgetui.live.team_push`), until :meth:`close`."""
+        from edgetui.live.team_push import TeamPush  # lazy: see the imports
+
+        if self.team_push is None:
+            self.team_push = TeamPush(self.conn, cfg, self._note, interval_s).start()
+        return self.team_push
+
     def close(self) -> None:
-        """Stop background helpers (stats sampler, judge pool) and close our cursor; the connection
+        """Stop background helpers (team sync, stats sampler, judge pool) and close our cursor; the connection
         given to the constructor stays open (it is the caller's). Idempotent."""
         if self._closed:
             return
         self._closed = True
+        if self.team_push is not None:  # joined: no thread of ours left inside DuckDB
+            self.team_push.close()
         if self.docker is not None:
             self.docker.close()
         if self.containers.cluster is not None:
@@ -551,6 +568,8 @@ class Supervisor:
                 out.append(eng.error)
         if self.behind:
             out.append("catching up with existing files…")
+        if self.team_push is not None and self.team_push.error:
+            out.append(self.team_push.error)
         if self.host_lines is not None:
             try:
                 out.extend(line for line in self.host_lines() if line)

@@ -137,6 +137,8 @@ class TeamConfig:
     machine: str
     person: str
     hosts: dict[str, str] = field(default_factory=dict)
+    #: seconds between the live watcher's syncs (``push_interval_s``, ``EDGETUI_TEAM_PUSH_S``)
+    push_interval_s: float = 60.0
 
     @property
     def host(self) -> str:
@@ -180,9 +182,9 @@ def load_config(path: Optional[Path] = None) -> TeamConfig:
             conf = tomllib.loads(path.read_text())
         except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
             raise TeamError(f"{path}: not a readable TOML file ({' '.join(str(e).split())})") from None
-        unknown = sorted(set(conf) - {"url", "machine", "person"})
+        unknown = sorted(set(conf) - {"url", "machine", "person", "push_interval_s"})
         if unknown:
-            raise TeamError(f"{path}: unknown key {unknown[0]!r} (known: url, machine, person)")
+            raise TeamError(f"{path}: unknown key {unknown[0]!r} (known: url, machine, person, push_interval_s)")
     url = os.environ.get("EDGETUI_TEAM_URL") or conf.get("url")
     if not url or not isinstance(url, str):
         raise TeamError(
@@ -195,7 +197,21 @@ def load_config(path: Optional[Path] = None) -> TeamConfig:
     except (KeyError, OSError):  # no name for this uid (a container): the uid stands for it
         login = f"uid{os.getuid()}"
     person = os.environ.get("EDGETUI_PERSON") or conf.get("person") or login
-    return TeamConfig(url=url, machine=str(machine), person=str(person), hosts=ssh_host_names())
+    every = os.environ.get("EDGETUI_TEAM_PUSH_S") or conf.get("push_interval_s", 60.0)
+    try:
+        interval = float(every)
+    except (TypeError, ValueError):
+        interval = -1.0
+    if not interval > 0:
+        raise TeamError(f"push_interval_s (EDGETUI_TEAM_PUSH_S or {path}): {every!r} is not a positive number of seconds")
+    return TeamConfig(
+        url=url, machine=str(machine), person=str(person), hosts=ssh_host_names(), push_interval_s=interval
+    )
+
+
+def configured(path: Optional[Path] = None) -> bool:
+    """Whether a team record is configured at all (``EDGETUI_TEAM_URL``, or a ``team.toml``)."""
+    return bool(os.environ.get("EDGETUI_TEAM_URL")) or (path or config_path()).is_file()
 
 
 def ssh_host_names() -> dict[str, str]:

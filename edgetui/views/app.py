@@ -338,7 +338,7 @@ class EdgeTUIApp(App):
         # (a feed's roots are (image directory, host name) pairs, which the Supervisor takes beside
         # plain paths though its annotation says paths only: i35-sup's coordinator types both)
         runs_dirs: list[Any] = [*cfg.runs_dirs, *(r for f in self._feeds for r in f.roots())]
-        sup: LiveSupervisor = Supervisor(
+        real = Supervisor(
             self.conn,
             runs_dirs,
             docker_client="auto" if cfg.docker else None,
@@ -348,6 +348,7 @@ class EdgeTUIApp(App):
             host=cfg.host,
             settings=settings,
         )
+        sup: LiveSupervisor = real
         self.supervisor = sup
         for n in notes:
             self.notify(n, title="alarm settings", severity="warning", timeout=10)
@@ -377,7 +378,20 @@ class EdgeTUIApp(App):
         # always: the hosts view lists this machine first, remote hosts (if any) after it
         self.host_links = HostLinks(self._feeds, docker=cfg.docker).attach(sup).start()
 
+        self._start_team_push(real)
         self._live_thread, self._live_stop = sup.start(interval=cfg.interval, on_update=on_update, poll=cfg.poll)
+
+    def _start_team_push(self, sup: Any) -> None:
+        """With a team record configured (docs/team.md): the supervisor syncs with it continuously."""
+        # lazy: the team sync's stack loads only when a team record is configured
+        from edgetui.record import team_record
+
+        if not team_record.configured():
+            return
+        try:
+            sup.start_team_push(team_record.load_config())
+        except team_record.TeamError as e:  # a bad team.toml: said, and the watcher goes on without it
+            self.notify(str(e), title="team record", severity="warning", timeout=10)
 
     def _show_runs_screen(self) -> None:
 
