@@ -606,6 +606,7 @@ def test_the_live_watcher_syncs_by_itself_and_stops_on_close(tmp_path, team_url,
     from runs_factory import write_run, write_task
 
     from edgetui.live.supervisor import Supervisor
+    from edgetui.live.team_push import TeamPush
     from edgetui.record.team_record import TeamConfig
     from edgetui.store.database import open_db
 
@@ -619,7 +620,8 @@ def test_the_live_watcher_syncs_by_itself_and_stops_on_close(tmp_path, team_url,
     conn = open_db(tmp_path / "alpha" / "edgetui.duckdb")
     sup = Supervisor(conn, [root], docker_client=None, tasks_dir=tasks)
     try:
-        push = sup.start_team_push(TeamConfig(url=team_url, machine="alpha", person="tester"), interval_s=0.1)
+        cfg = TeamConfig(url=team_url, machine="alpha", person="tester")
+        push = sup.start_team_push(TeamPush(sup.conn, cfg, sup.note, interval_s=0.1))
         for _ in range(20):  # the watcher records the run (as its refreshes do)
             sup.poll_once()
             if conn.execute("SELECT count(*) FROM runs WHERE n_events > 0").fetchone()[0]:
@@ -646,6 +648,7 @@ def test_the_live_watchers_sync_failing_is_said_once_and_retried(tmp_path):
     import socket
 
     from edgetui.live.supervisor import Supervisor
+    from edgetui.live.team_push import TeamPush
     from edgetui.record.team_record import TeamConfig
     from edgetui.store.database import open_db
 
@@ -656,7 +659,7 @@ def test_the_live_watchers_sync_failing_is_said_once_and_retried(tmp_path):
     sup = Supervisor(conn, [tmp_path / "runs"], docker_client=None)
     try:
         cfg = TeamConfig(url=f"postgresql://127.0.0.1:{port}/team", machine="alpha", person="tester")
-        push = sup.start_team_push(cfg, interval_s=0.02)
+        push = sup.start_team_push(TeamPush(sup.conn, cfg, sup.note, interval_s=0.02))
         assert push.wait_failures(4, 60)
         said = [m for _, m in sup.notes if "team record" in m]
         assert len(said) == 1 and said[0].startswith("team record: sync failed, retrying")

@@ -95,9 +95,8 @@ from edgetui.record.forget_and_tag import forgotten
 from edgetui.record.forget_and_tag import apply_request
 from edgetui.live.judge_queue import PendingCount, refused_by_full_judge
 
-if TYPE_CHECKING:  # (the team sync's stack, pyarrow and ADBC, loads only when a team record is configured)
+if TYPE_CHECKING:  # (the team sync's stack, ADBC, loads only when a team record is configured)
     from edgetui.live.team_push import TeamPush
-    from edgetui.record.team_record import TeamConfig
 
 
 #: this many runs registered in one refresh are shown before any of their lines is read
@@ -442,13 +441,12 @@ class Supervisor:
         th.start()
         return th, stop
 
-    def start_team_push(self, cfg: TeamConfig, interval_s: Optional[float] = None) -> TeamPush:
-        """Sync with the team record ``cfg`` every ``interval_s`` seconds (default: the config's) in a
-        thread of its own (:mod:`edgetui.live.team_push`), until :meth:`close`."""
-        from edgetui.live.team_push import TeamPush  # lazy: see the imports
-
+    def start_team_push(self, push: TeamPush) -> TeamPush:
+        """Start ``push`` (:mod:`edgetui.live.team_push`: the continuous sync with the team record, made
+        with :attr:`conn` and :meth:`note`); it says its failures among the state lines, and stops
+        with :meth:`close`."""
         if self.team_push is None:
-            self.team_push = TeamPush(self.conn, cfg, self._note, interval_s).start()
+            self.team_push = push.start()
         return self.team_push
 
     def close(self) -> None:

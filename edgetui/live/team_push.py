@@ -17,9 +17,15 @@ import duckdb
 
 from edgetui.events import one_line
 from edgetui.record import team_record
-from edgetui.record.team_record import TeamConfig
+from edgetui.record.team_record import TeamConfig, TeamError
 
-__all__ = ["TeamPush"]
+__all__ = ["TeamPush", "TeamError", "configured_team"]
+
+
+def configured_team() -> Optional[TeamConfig]:
+    """The team record's configuration when one is configured (``EDGETUI_TEAM_URL`` or ``team.toml``),
+    else None; ``TeamError`` for a configuration that does not load (one line)."""
+    return team_record.load_config() if team_record.configured() else None
 
 
 class TeamPush:

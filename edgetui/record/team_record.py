@@ -203,7 +203,9 @@ def load_config(path: Optional[Path] = None) -> TeamConfig:
     except (TypeError, ValueError):
         interval = -1.0
     if not interval > 0:
-        raise TeamError(f"push_interval_s (EDGETUI_TEAM_PUSH_S or {path}): {every!r} is not a positive number of seconds")
+        raise TeamError(
+            f"push_interval_s (EDGETUI_TEAM_PUSH_S or {path}): {every!r} is not a positive number of seconds"
+        )
     return TeamConfig(
         url=url, machine=str(machine), person=str(person), hosts=ssh_host_names(), push_interval_s=interval
     )

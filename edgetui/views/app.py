@@ -320,11 +320,8 @@ class EdgeTUIApp(App):
     # ------------------------------------------------------------------ live supervision
 
     def _start_live(self) -> None:
-        # lazy: the live supervisor loads only when runs are watched, not for a replay
-        from edgetui.live.supervisor import Supervisor
-
-        # lazy: the live supervisor loads only when runs are watched, not for a replay
-        from edgetui.live.alarms import load_settings
+        # lazy: the live supervisor and its alarm settings load only when runs are watched, not for a replay
+        from edgetui.live import alarms, supervisor
 
         # lazy: the SSH stack loads only when a host is watched, not for a replay
         from edgetui.hosts.feed import RemoteFeed
@@ -333,12 +330,12 @@ class EdgeTUIApp(App):
         if cfg is None:
             return
         notes: list[str] = []
-        settings = load_settings(messages=notes)  # <user config dir>/edgetui/alarms.toml or .json
+        settings = alarms.load_settings(messages=notes)  # <user config dir>/edgetui/alarms.toml or .json
         self._feeds = [RemoteFeed(h, **cfg.feed_options) for h in cfg.hosts]
         # (a feed's roots are (image directory, host name) pairs, which the Supervisor takes beside
         # plain paths though its annotation says paths only: i35-sup's coordinator types both)
         runs_dirs: list[Any] = [*cfg.runs_dirs, *(r for f in self._feeds for r in f.roots())]
-        real = Supervisor(
+        real = supervisor.Supervisor(
             self.conn,
             runs_dirs,
             docker_client="auto" if cfg.docker else None,
@@ -383,15 +380,16 @@ class EdgeTUIApp(App):
 
     def _start_team_push(self, sup: Any) -> None:
         """With a team record configured (docs/team.md): the supervisor syncs with it continuously."""
-        # lazy: the team sync's stack loads only when a team record is configured
-        from edgetui.record import team_record
+        # lazy: the team sync's stack (ADBC) loads only when a team record is configured
+        from edgetui.live import team_push
 
-        if not team_record.configured():
-            return
         try:
-            sup.start_team_push(team_record.load_config())
-        except team_record.TeamError as e:  # a bad team.toml: said, and the watcher goes on without it
+            cfg = team_push.configured_team()
+        except team_push.TeamError as e:  # a bad team.toml: said, and the watcher goes on without it
             self.notify(str(e), title="team record", severity="warning", timeout=10)
+            return
+        if cfg is not None:
+            sup.start_team_push(team_push.TeamPush(sup.conn, cfg, sup.note))
 
     def _show_runs_screen(self) -> None:
 
