@@ -668,3 +668,31 @@ def test_the_live_watchers_sync_failing_is_said_once_and_retried(tmp_path):
     finally:
         sup.close()
     conn.close()
+
+
+@pytest.mark.asyncio
+async def test_the_app_watching_runs_starts_the_team_sync_when_configured(tmp_path, monkeypatch, team_url):
+    import threading
+
+    from test_live_app_docker import _until
+
+    from edgetui.views.app import EdgeTUIApp, LiveConfig
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("EDGETUI_TEAM_URL", raising=False)
+    (tmp_path / "runs").mkdir()
+    live = LiveConfig([tmp_path / "runs"], home=True, interval=0.5, docker=False)
+    app = EdgeTUIApp(tmp_path / "none.duckdb", live=live, on_empty=lambda p: None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _until(pilot, lambda: app.supervisor is not None, what="supervisor")
+        assert app.supervisor.team_push is None  # no team record configured: none
+    # configured (no team record made at that server yet): started, its failure a state line
+    monkeypatch.setenv("EDGETUI_TEAM_URL", team_url)
+    monkeypatch.setenv("EDGETUI_TEAM_PUSH_S", "0.05")
+    app = EdgeTUIApp(tmp_path / "with.duckdb", live=live, on_empty=lambda p: None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _until(pilot, lambda: getattr(app.supervisor, "team_push", None) is not None, what="team sync")
+        push = app.supervisor.team_push
+        await _until(pilot, lambda: push.failures > 0, what="a failed sync")
+        assert "sync --init" in push.error and push.interval_s == 0.05
+    assert not [t for t in threading.enumerate() if t.name == "edgetui-team-push"]
