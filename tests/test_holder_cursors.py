@@ -18,6 +18,18 @@ from test_holder import _holder_process
 LONG = "SELECT count(*) FROM range(1000000000000) a(i) WHERE hash(i) = 42"
 
 
+def a_cursor_opens(holder) -> bool:
+    """Does a new connection get a cursor from the holder now (its places not all taken)?"""
+    c = HolderCursor(holder)
+    try:
+        c.open("SELECT 7 AS x")
+        return c.fetch(1) == [(7,)]
+    except RuntimeError:
+        return False
+    finally:
+        c.close()
+
+
 @pytest.fixture
 def holder(tmp_path):
     db = tmp_path / "h.duckdb"
@@ -105,17 +117,7 @@ def test_a_dropped_connection_gives_back_its_place(holder):
     # the holder sees each drop when it next reads the socket: asked again until it has
     from waits import wait_for
 
-    def opens() -> bool:
-        c = HolderCursor(holder)
-        try:
-            c.open("SELECT 7 AS x")
-            return c.fetch(1) == [(7,)]
-        except RuntimeError:
-            return False
-        finally:
-            c.close()
-
-    wait_for(opens, what="a cursor after the others dropped")
+    wait_for(lambda: a_cursor_opens(holder), what="a cursor after the others dropped")
     # plain requests were answered all along
     assert ask_holder(holder, "SELECT count(*) FROM probe").rows == [(3,)]
 
@@ -217,17 +219,7 @@ def test_a_connection_dropped_while_its_query_runs_gives_back_its_place(holder):
             late.open("SELECT 1")  # the dropped session still counts while its query runs
         late.close()
 
-        def opens() -> bool:
-            x = HolderCursor(holder)
-            try:
-                x.open("SELECT 7 AS x")
-                return x.fetch(1) == [(7,)]
-            except RuntimeError:
-                return False
-            finally:
-                x.close()
-
-        wait_for(opens, timeout=30, what="the dropped session's place given back")
+        wait_for(lambda: a_cursor_opens(holder), timeout=30, what="the dropped session's place given back")
     finally:
         for h in held:
             h.close()
@@ -251,17 +243,7 @@ def test_a_session_that_stops_reading_is_dropped_with_its_cursors(holder):
         assert c.sock is not None
         c.sock.sendall(json.dumps({"cursor": "fetch", "id": c.id, "n": 10000}).encode() + b"\n")  # ~20 MB, unread
 
-        def opens() -> bool:
-            x = HolderCursor(holder)
-            try:
-                x.open("SELECT 7 AS x")
-                return x.fetch(1) == [(7,)]
-            except RuntimeError:
-                return False
-            finally:
-                x.close()
-
-        wait_for(opens, timeout=30, what="the stalled session's place given back")
+        wait_for(lambda: a_cursor_opens(holder), timeout=30, what="the stalled session's place given back")
         c.close()
     finally:
         for h in held:
