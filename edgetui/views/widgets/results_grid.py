@@ -94,27 +94,22 @@ class ResultsGrid(ScrollView, can_focus=True):
         Binding("ctrl+end", "last_column", "last column", show=False),
     ]
 
-    class CellHighlighted(Message):
+    class CellMessage(Message):
+        """A message about the cell at ``coordinate`` of ``grid`` (no handler takes this base)."""
+
+        def __init__(self, grid: "ResultsGrid", coordinate: Coordinate) -> None:
+            super().__init__()
+            self.grid, self.coordinate = grid, coordinate
+
+        @property
+        def control(self) -> "ResultsGrid":
+            return self.grid
+
+    class CellHighlighted(CellMessage):
         """The cursor moved to ``coordinate``."""
 
-        def __init__(self, grid: "ResultsGrid", coordinate: Coordinate) -> None:
-            super().__init__()
-            self.grid, self.coordinate = grid, coordinate
-
-        @property
-        def control(self) -> "ResultsGrid":
-            return self.grid
-
-    class CellSelected(Message):
+    class CellSelected(CellMessage):
         """Enter (or a click on the cursor's cell) on ``coordinate``."""
-
-        def __init__(self, grid: "ResultsGrid", coordinate: Coordinate) -> None:
-            super().__init__()
-            self.grid, self.coordinate = grid, coordinate
-
-        @property
-        def control(self) -> "ResultsGrid":
-            return self.grid
 
     #: blank cells on each side of a cell
     cell_padding = 1
